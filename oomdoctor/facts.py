@@ -1,0 +1,311 @@
+"""Plain data passed between the pipeline's stages.
+
+inputs (crash log, config files, model shape, GPU) -> facts -> estimate -> plan -> views.
+Every stage takes and returns these frozen dataclasses; no stage reads another stage's files.
+Sizes are GiB (2**30 bytes) floats unless a name says otherwise.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+GIB = float(1 << 30)
+
+# ---------------------------------------------------------------- provenance
+
+@dataclass(frozen=True)
+class Source:
+    """Where one value of the setup came from: a file position, or a framework default."""
+
+    file: str | None = None      # path as the user gave it (or as resolved relative to the config)
+    key: str | None = None       # dotted key path inside that file, e.g. "zero_optimization.stage"
+    line: int | None = None      # 1-based line of the value, when known
+    default: str | None = None   # "default of LLaMA-Factory 0.9.4", "derived from deepspeed auto", ...
+
+    def describe(self) -> str:
+        if self.file:
+            where = self.file + (f":{self.line}" if self.line else "")
+            return f"{where} ({self.key})" if self.key else where
+        return self.default or "unknown"
+
+
+# ---------------------------------------------------------------- training setup
+
+@dataclass(frozen=True)
+class TrainingSetup:
+    """One training run, normalised across frameworks.
+
+    Fields hold what the user *asked for*; the dtypes tensors really live in are derived from
+    these by the memory model's regime rules (framework + version + flags), not stored here.
+    `sources` maps a field name to where its value came from; fields absent from `sources`
+    are framework defaults described by `defaults_of`.
+    """
+
+    framework: str = "llamafactory"     # llamafactory | hf | trl | axolotl | torchtune
+    framework_version: str = ""         # version assumed for defaults, e.g. "0.9.4"
+    config_file: str | None = None      # the main config file
+    deepspeed_file: str | None = None   # DeepSpeed JSON, when one is used
+    model: str = ""                     # hub id or local path as written in the config
+    stage: str = "sft"                  # pt | sft | rm | dpo | kto | ppo
+    method: str = "full"                # full | freeze | lora | qlora
+    lora_rank: int = 8
+    lora_alpha: int | None = None
+    lora_targets: tuple[str, ...] = ("all",)   # module names, or ("all",) for every linear but lm_head
+    use_dora: bool = False
+    freeze_trainable_layers: int = 2    # freeze method: this many last (>0) or first (<0) layers train
+    quant_bits: int | None = None       # 4 (bnb NF4) or 8 (bnb int8) for QLoRA, None otherwise
+    micro_batch: int = 1                # per-device train batch size
+    grad_accum: int = 1
+    seq_len: int = 2048                 # cutoff_len / sequence_len / max_length
+    packing: bool = False
+    precision: str = "bf16"             # bf16 | fp16 | fp32 : mixed-precision compute dtype asked for
+    pure_bf16: bool = False             # LLaMA-Factory pure_bf16 (no fp32 upcast of trainables)
+    load_dtype: str | None = None       # explicit model load dtype (axolotl/torchtune dtype, TRL dtype); None = framework rule
+    optimizer: str = "adamw_torch"      # HF optim names: adamw_torch, adamw_torch_fused, adamw_8bit, paged_adamw_8bit, adafactor, sgd, lion_32bit, ...
+    grad_ckpt: bool = True
+    attention: str = "sdpa"             # eager | sdpa | fa2
+    fused_ce: bool = False              # Liger fused linear cross-entropy or chunked CE: no full fp32 logits
+    zero_stage: int = 0                 # DeepSpeed ZeRO stage, 0 = none
+    offload_optimizer: bool = False     # DeepSpeed/FSDP optimizer offload to CPU
+    offload_params: bool = False        # DeepSpeed ZeRO-3/FSDP parameter offload to CPU
+    fsdp: str | None = None             # full_shard | shard_grad_op | hybrid_shard | None
+    n_gpus: int = 1                     # GPUs taking part (world size)
+    do_eval: bool = False
+    eval_batch: int = 8                 # per_device_eval_batch_size
+    eval_accum: int | None = None       # eval_accumulation_steps
+    galore: bool = False
+    badam: bool = False
+    apollo: bool = False
+    use_unsloth: bool = False
+    extras: Mapping[str, Any] = field(default_factory=dict)     # framework keys kept for later stages (bucket sizes, ...)
+    sources: Mapping[str, Source] = field(default_factory=dict)
+    defaults_of: str = ""               # "LLaMA-Factory 0.9.4": whose defaults filled the unset fields
+
+    @property
+    def effective_batch(self) -> int:
+        return self.micro_batch * self.grad_accum * max(1, self.n_gpus)
+
+    def source_of(self, name: str) -> Source:
+        return self.sources.get(name) or Source(default=f"default of {self.defaults_of}" if self.defaults_of else None)
+
+    def with_changes(self, **values: Any) -> "TrainingSetup":
+        return replace(self, **values)
+
+
+# ---------------------------------------------------------------- model shape
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The architecture numbers the memory model needs (HF config.json names)."""
+
+    name: str
+    model_type: str = "llama"
+    hidden_size: int = 4096
+    intermediate_size: int = 11008
+    num_layers: int = 32
+    num_heads: int = 32
+    num_kv_heads: int = 32
+    head_dim: int | None = None           # None = hidden_size // num_heads
+    vocab_size: int = 32000
+    tie_word_embeddings: bool = False
+    attention_bias: bool = False          # q/k/v biases (Qwen2 has them)
+    mlp_bias: bool = False
+    gated_mlp: bool = True                # SwiGLU/GeGLU: gate, up, down
+    torch_dtype: str = "bf16"             # checkpoint dtype from config.json
+    num_experts: int = 0                  # MoE: routed experts per MoE layer (0 = dense)
+    experts_per_token: int = 0
+    moe_intermediate_size: int | None = None
+    shared_experts: int = 0
+    shared_expert_intermediate_size: int | None = None
+    first_dense_layers: int = 0           # MoE models whose first layers are dense (DeepSeek)
+    params_total: int | None = None       # authoritative count when known (official / log); else computed
+    source: str = "catalog"               # catalog | config.json path | hf-cache path | log
+
+    @property
+    def head_dim_(self) -> int:
+        return self.head_dim or self.hidden_size // self.num_heads
+
+
+# ---------------------------------------------------------------- hardware
+
+@dataclass(frozen=True)
+class Hardware:
+    gpu: str = "unknown"
+    gpu_gib: float = 0.0            # total capacity of one GPU
+    n_gpus: int = 1                 # GPUs per node available to the run
+    source: str = "flag"            # log | nvml | flag
+    bf16: bool = True               # card supports bf16
+    flash_attn2: bool = True        # card supports FlashAttention-2
+    other_procs_gib: float = 0.0    # memory held by other processes on the card
+    host_ram_gib: float | None = None
+
+    @property
+    def usable_gib(self) -> float:
+        return max(0.0, self.gpu_gib - self.other_procs_gib)
+
+
+# ---------------------------------------------------------------- crash log
+
+@dataclass(frozen=True)
+class CrashEvent:
+    kind: str                                   # cuda_oom | host_oom | nccl_oom | cublas_alloc | cudnn_alloc | mps_oom | hip_oom | xla_oom | vllm_cache | bnb_alloc | ...
+    line: int                                   # 1-based line in the log
+    tried_gib: float | None = None
+    capacity_gib: float | None = None
+    free_gib: float | None = None
+    allocated_gib: float | None = None          # allocated by PyTorch
+    reserved_unallocated_gib: float | None = None
+    reserved_gib: float | None = None           # reserved in total by PyTorch (1.x form)
+    process_gib: float | None = None            # "this process has X memory in use"
+    other_processes_gib: float | None = None    # sum of other processes named in the message
+    device: int | None = None
+    rank: int | None = None
+    phase: str | None = None                    # load | forward | loss | backward | optimizer | zero_init | eval | save | generate
+    message: str = ""                           # the message line, trimmed
+
+
+@dataclass(frozen=True)
+class MemorySample:
+    """A memory reading the log printed before the crash (HF callback, DeepSpeed see_memory_usage, nvidia-smi)."""
+
+    line: int
+    allocated_gib: float | None = None
+    reserved_gib: float | None = None
+    max_allocated_gib: float | None = None
+    max_reserved_gib: float | None = None
+    label: str = ""
+    step: int | None = None
+
+
+@dataclass(frozen=True)
+class CrashReport:
+    file: str
+    events: tuple[CrashEvent, ...] = ()
+    versions: Mapping[str, str] = field(default_factory=dict)     # torch, transformers, deepspeed, llamafactory, ...
+    gpu_name: str | None = None
+    world_size: int | None = None
+    params_trainable: int | None = None
+    params_total: int | None = None
+    train_args: Mapping[str, str] = field(default_factory=dict)   # training arguments the trainer printed / command line flags
+    step: int | None = None                                 # last training step seen before the crash
+    total_steps: int | None = None
+    seq_len_failing: int | None = None
+    failed_ranks: tuple[int, ...] = ()
+    memory_samples: tuple[MemorySample, ...] = ()
+    diagnoses: tuple[str, ...] = ()                         # fragmentation | other_process | eval | save | long_samples | host_ram | ...
+    lines_total: int | None = None
+
+    @property
+    def primary(self) -> CrashEvent | None:
+        """The event that explains the crash best: the first GPU OOM with numbers, else the first event."""
+        with_numbers = [e for e in self.events if e.capacity_gib is not None]
+        if with_numbers:
+            return with_numbers[0]
+        return self.events[0] if self.events else None
+
+
+# ---------------------------------------------------------------- estimate
+
+COMPONENTS = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
+
+
+@dataclass(frozen=True)
+class Estimate:
+    components: Mapping[str, float]        # GiB per COMPONENTS name, per GPU
+    allocated_gib: float                   # like torch.cuda.max_memory_allocated()
+    peak_gib: float                        # what the device must hold: tensors + context + allocator reserve
+    capacity_gib: float                    # usable capacity of one GPU (after other processes)
+    headroom: float = 0.10                 # fraction of capacity kept free when judging fit
+    phase: str = "train"                   # the phase that sets the peak: train | eval | ...
+    details: Mapping[str, float] = field(default_factory=dict)   # finer terms (GiB), for the curious
+    notes: tuple[str, ...] = ()            # plain sentences: regime, caveats
+    host_ram_gib: float = 0.0              # host memory the run needs (offload)
+
+    @property
+    def fits(self) -> bool:
+        return self.peak_gib <= self.capacity_gib * (1.0 - self.headroom)
+
+    @property
+    def headroom_gib(self) -> float:
+        return self.capacity_gib - self.peak_gib
+
+
+# ---------------------------------------------------------------- plan
+
+@dataclass(frozen=True)
+class Change:
+    """One change to a setup field, as the rule engine decided it."""
+
+    field: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
+class Step:
+    rule: str                       # rule id
+    slug: str
+    title: str
+    changes: tuple[Change, ...]
+    setup: TrainingSetup            # setup after this step
+    estimate: Estimate              # estimate after this step
+    saved_gib: float
+    costs: tuple[str, ...] = ()     # throughput | quality | none
+    applicability: str = "safe"     # safe | needs-consent
+    why: str = ""
+    env: Mapping[str, str] = field(default_factory=dict)    # environment variables to export
+    notes: tuple[str, ...] = ()     # launch-command advice
+
+
+@dataclass(frozen=True)
+class Skipped:
+    rule: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    steps: tuple[Step, ...] = ()
+    skipped: tuple[Skipped, ...] = ()
+    fits: bool = False
+    advice: tuple[str, ...] = ()    # what would fit when nothing does (more GPUs, another card)
+
+    def final_setup(self, start: TrainingSetup) -> TrainingSetup:
+        return self.steps[-1].setup if self.steps else start
+
+    def final_estimate(self, start: Estimate) -> Estimate:
+        return self.steps[-1].estimate if self.steps else start
+
+
+# ---------------------------------------------------------------- patch
+
+@dataclass(frozen=True)
+class KeyEdit:
+    """Set one key of one file to a value. The patch writer splices it into the original text."""
+
+    file: str                       # path of the file to edit (or to create)
+    key_path: tuple[str, ...]       # ("per_device_train_batch_size",) or ("zero_optimization", "stage")
+    value: Any
+    after_key: str | None = None    # when the key is absent: insert it next to this related key
+    create: bool = False            # the file does not exist yet: create it with this content (value is the whole text)
+
+
+# ---------------------------------------------------------------- the one result every view renders
+
+@dataclass(frozen=True)
+class Report:
+    """Everything oomdoctor concluded about one run. Plain report, JSON, diff and TUI only render it."""
+
+    inputs: tuple[str, ...] = ()
+    setup: TrainingSetup | None = None
+    shape: ModelShape | None = None
+    hardware: Hardware | None = None
+    crash: CrashReport | None = None
+    estimate: Estimate | None = None
+    plan: Plan = Plan()
+    least_cost: Plan | None = None
+    edits: tuple[KeyEdit, ...] = ()
+    patch: str = ""                                  # unified diff of the plan's config changes
+    env: Mapping[str, str] = field(default_factory=dict)   # environment variables the plan sets
+    notes: tuple[str, ...] = ()                      # launch-command advice and other plain sentences
+    warnings: tuple[str, ...] = ()                   # things the user should know (assumptions, unreadable parts)
