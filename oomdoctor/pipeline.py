@@ -1,0 +1,215 @@
+"""The one pure pipeline: inputs -> facts -> estimate -> plan -> Report.
+
+The CLI builds a Report here once; the plain report, the JSON, the diff and the TUI only render it.
+Each stage lives in its own package and is imported lazily so that the plain path stays fast.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from typing import Sequence
+
+from oomdoctor.errors import InputError
+from oomdoctor.facts import (
+    Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Plan, Report, Step, TrainingSetup,
+)
+
+
+@dataclass(frozen=True)
+class Options:
+    """What the user asked for on the command line (or in the TUI)."""
+
+    files: tuple[str, ...] = ()
+    gpu: str | None = None              # --gpu: a card name or a size
+    gpus: int | None = None             # --gpus: GPUs per node
+    model: str | None = None            # --model: hub id, catalog name or a directory with config.json
+    headroom: float = 0.10
+    rules_dirs: tuple[str, ...] = ()
+    skip: tuple[str, ...] = ()          # rule ids or slugs the user switched off
+    framework_version: str | None = None
+    cwd: str | None = None              # diff paths are relative to this
+
+
+@dataclass(frozen=True)
+class Inputs:
+    config: str | None
+    log: str | None
+
+
+def sort_inputs(files: Sequence[str]) -> Inputs:
+    """Positional files in any order: a training config is a mapping with training keys, anything else a log."""
+    from oomdoctor.configs import classify
+
+    config = log = None
+    for path in files:
+        if path != "-":
+            if os.path.isdir(path):
+                raise InputError("is a directory, not a log or a training config", path)
+            if not os.path.exists(path):
+                raise InputError("no such file", path)
+        kind = "log" if path == "-" else classify(path)
+        if kind == "config":
+            if config is not None:
+                raise InputError(f"two training configs given ({config} and {path}); pass one", path)
+            config = path
+        else:
+            if log is not None:
+                raise InputError(f"two logs given ({log} and {path}); pass one", path)
+            log = path
+    return Inputs(config=config, log=log)
+
+
+def read_crash(log: str | None) -> CrashReport | None:
+    if log is None:
+        return None
+    from oomdoctor.crashlog import parse_log
+
+    return parse_log(log)
+
+
+def read_setup(config: str | None, crash: CrashReport | None, opts: Options) -> TrainingSetup | None:
+    from oomdoctor import configs
+
+    if config is not None:
+        setup = configs.load_config(config, framework_version=opts.framework_version)
+    elif crash is not None:
+        setup = configs.setup_from_log(crash)
+    else:
+        setup = None
+    if setup is not None and opts.model:
+        setup = replace(setup, model=opts.model)
+    return setup
+
+
+def read_hardware(crash: CrashReport | None, setup: TrainingSetup | None, opts: Options) -> Hardware | None:
+    """GPU capacity: --gpu first (the user knows best), else the crash log, else NVML on this machine."""
+    from oomdoctor import gpus
+
+    n = opts.gpus or (setup.n_gpus if setup else None) or (crash.world_size if crash and crash.world_size else None) or 1
+    if opts.gpu:
+        return gpus.hardware_from_flag(opts.gpu, n)
+    if crash is not None:
+        hw = gpus.hardware_from_log(crash, n)
+        if hw is not None:
+            return hw
+    hw = gpus.detect_nvml()
+    if hw is not None:
+        return replace(hw, n_gpus=opts.gpus or hw.n_gpus)
+    return None
+
+
+def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape:
+    from oomdoctor.models import resolve_model
+
+    hint = crash.params_total if crash else None
+    return resolve_model(setup.model, params_hint=hint)
+
+
+def plan_edits(setup: TrainingSetup, steps: Sequence[Step]) -> tuple[KeyEdit, ...]:
+    """Config edits that take `setup` to the state after `steps` (net changes only)."""
+    from oomdoctor.configs import edits_for
+
+    final = steps[-1].setup if steps else setup
+    net = [Change(name, getattr(setup, name), getattr(final, name))
+           for name in _changed_fields(steps)
+           if getattr(setup, name) != getattr(final, name)]
+    return tuple(edits_for(setup, net)) if net else ()
+
+
+def _changed_fields(steps: Sequence[Step]) -> list[str]:
+    seen: list[str] = []
+    for step in steps:
+        for change in step.changes:
+            if change.field not in seen:
+                seen.append(change.field)
+    return seen
+
+
+def render_patch(edits: Sequence[KeyEdit], cwd: str | None) -> str:
+    if not edits:
+        return ""
+    from oomdoctor.patch import build_patch
+
+    return build_patch(edits, cwd=cwd).diff
+
+
+def collect_env(steps: Sequence[Step]) -> tuple[dict[str, str], tuple[str, ...]]:
+    env: dict[str, str] = {}
+    notes: list[str] = []
+    for step in steps:
+        env.update(step.env)
+        notes.extend(n for n in step.notes if n not in notes)
+    return env, tuple(notes)
+
+
+def build_report(opts: Options) -> Report:
+    inputs = sort_inputs(opts.files)
+    crash = read_crash(inputs.log)
+    setup = read_setup(inputs.config, crash, opts)
+    warnings: list[str] = []
+    if opts.gpus and setup is not None and opts.gpus != setup.n_gpus:
+        setup = replace(setup, n_gpus=opts.gpus)
+    hw = read_hardware(crash, setup, opts)
+    if setup is None:
+        if crash is None:
+            raise InputError("give a crash log, a training config, or both (try: oomdoctor --demo)")
+        warnings.append("no training config given and the log does not say which model was trained: "
+                        "only the crash itself is diagnosed; pass the config for an estimate and a plan")
+        return Report(inputs=tuple(opts.files), crash=crash, hardware=hw, warnings=tuple(warnings))
+    if hw is None:
+        where = inputs.log or inputs.config
+        raise InputError("cannot tell the GPU's memory: the log names no capacity and no GPU was detected; "
+                         "pass --gpu (e.g. --gpu A100-80GB or --gpu 24GiB)", where)
+    shape = resolve_shape(setup, crash)
+    return plan_report(Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw,
+                              crash=crash, warnings=tuple(warnings)), opts)
+
+
+def plan_report(report: Report, opts: Options) -> Report:
+    """Estimate the setup of `report`, plan, and render the patch: the part the TUI re-runs live."""
+    from oomdoctor.memory import estimate
+    from oomdoctor.planner import least_cost_plan, load_rules, make_plan
+
+    setup, shape, hw, crash = report.setup, report.shape, report.hardware, report.crash
+    assert setup is not None and shape is not None and hw is not None
+    est = estimate(setup, shape, hw, crash=crash, headroom=opts.headroom)
+    rules = load_rules(opts.rules_dirs)
+    kw = dict(crash=crash, rules=rules, headroom=opts.headroom, skip=opts.skip)
+    plan = make_plan(setup, shape, hw, **kw) if not est.fits else Plan(fits=True)
+    cheapest = least_cost_plan(setup, shape, hw, **kw) if not est.fits else None
+    edits = plan_edits(setup, plan.steps)
+    env, notes = collect_env(plan.steps)
+    return replace(report, estimate=est, plan=plan, least_cost=cheapest, edits=edits,
+                   patch=render_patch(edits, opts.cwd), env=env, notes=notes)
+
+
+@dataclass(frozen=True)
+class Selection:
+    """The state after applying only some of a plan's steps (the TUI's checkboxes)."""
+
+    setup: TrainingSetup
+    estimate: Estimate
+    edits: tuple[KeyEdit, ...]
+    patch: str
+    env: dict[str, str]
+    notes: tuple[str, ...]
+
+
+def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | None = None) -> Selection:
+    """Apply the changes of the plan's steps at indexes `keep` (in plan order) and re-estimate."""
+    from oomdoctor.memory import estimate
+
+    assert report.setup is not None and report.shape is not None and report.hardware is not None
+    setup = report.setup
+    kept = [plan.steps[i] for i in sorted(set(keep)) if 0 <= i < len(plan.steps)]
+    for step in kept:
+        setup = replace(setup, **{c.field: c.after for c in step.changes})
+    headroom = report.estimate.headroom if report.estimate else 0.10
+    est = estimate(setup, report.shape, report.hardware, crash=report.crash, headroom=headroom)
+    from oomdoctor.configs import edits_for
+
+    net = [Change(f, getattr(report.setup, f), getattr(setup, f)) for f in _changed_fields(kept)
+           if getattr(report.setup, f) != getattr(setup, f)]
+    edits = tuple(edits_for(report.setup, net)) if net else ()
+    env, notes = collect_env(kept)
+    return Selection(setup=setup, estimate=est, edits=edits, patch=render_patch(edits, cwd), env=env, notes=notes)

@@ -1,0 +1,1 @@
+"""Views of a Report: plain text (rich), JSON. The TUI lives in oomdoctor/tui/."""

@@ -1,0 +1,257 @@
+"""The plain report: what a person reads in a terminal with no TUI, or in a pipe.
+
+rich handles colour, NO_COLOR and width; with no terminal it prints plain text.
+"""
+from __future__ import annotations
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, Step, TrainingSetup
+
+# One colour and one fill character per component, so the bar reads with and without colour.
+BAR_STYLE = {
+    "weights": ("blue", "█"), "gradients": ("magenta", "▓"), "optimizer": ("yellow", "▒"),
+    "activations": ("green", "░"), "logits": ("cyan", "≡"), "overhead": ("white", "·"),
+}
+
+PHASE_WORDS = {
+    "load": "while loading the model", "forward": "in the forward pass", "loss": "computing the loss (logits)",
+    "backward": "in the backward pass", "optimizer": "at the optimizer step", "zero_init": "while DeepSpeed ZeRO set up",
+    "eval": "during evaluation", "save": "while saving a checkpoint", "generate": "while generating",
+}
+
+KIND_WORDS = {
+    "cuda_oom": "CUDA out of memory", "host_oom": "the host ran out of RAM (process killed)",
+    "nccl_oom": "NCCL could not allocate GPU memory", "cublas_alloc": "cuBLAS could not allocate its workspace",
+    "cudnn_alloc": "cuDNN could not allocate memory", "mps_oom": "MPS (Apple GPU) out of memory",
+    "hip_oom": "HIP (ROCm) out of memory", "xla_oom": "XLA/TPU resources exhausted",
+    "vllm_cache": "vLLM found no memory for its KV cache", "bnb_alloc": "bitsandbytes could not allocate memory",
+}
+
+
+def gib(x: float | None) -> str:
+    return "?" if x is None else f"{x:.2f} GiB"
+
+
+def describe_event(e: CrashEvent) -> str:
+    what = KIND_WORDS.get(e.kind, e.kind.replace("_", " "))
+    where = PHASE_WORDS.get(e.phase or "", "")
+    who = []
+    if e.rank is not None:
+        who.append(f"rank {e.rank}")
+    if e.device is not None:
+        who.append(f"GPU {e.device}")
+    parts = [what]
+    if where:
+        parts.append(where)
+    if who:
+        parts.append("(" + ", ".join(who) + ")")
+    return " ".join(parts)
+
+
+def crash_numbers(e: CrashEvent) -> str:
+    bits = []
+    if e.tried_gib is not None:
+        bits.append(f"the run asked for {gib(e.tried_gib)} more")
+    if e.free_gib is not None:
+        bits.append(f"while {gib(e.free_gib)} was free")
+    if e.capacity_gib is not None:
+        bits.append(f"on a {gib(e.capacity_gib)} GPU")
+    text = " ".join(bits)
+    held = []
+    if e.allocated_gib is not None:
+        held.append(f"PyTorch held {gib(e.allocated_gib)} in tensors")
+    if e.reserved_unallocated_gib is not None:
+        held.append(f"{gib(e.reserved_unallocated_gib)} reserved but unused")
+    if e.other_processes_gib:
+        held.append(f"other processes held {gib(e.other_processes_gib)}")
+    if held:
+        text = (text + "; " if text else "") + ", ".join(held)
+    return text
+
+
+DIAGNOSIS_WORDS = {
+    "fragmentation": "much memory was reserved but unused: the allocator is fragmented",
+    "other_process": "another process holds memory on the same GPU",
+    "eval": "it died during evaluation, not training",
+    "save": "it died while saving a checkpoint",
+    "long_samples": "it died after many good steps: a long batch (or evaluation) pushed it over",
+    "host_ram": "this is host RAM, not GPU memory",
+}
+
+
+def setup_line(s: TrainingSetup) -> str:
+    method = {"full": "full fine-tune", "lora": f"LoRA r={s.lora_rank}", "qlora": f"QLoRA {s.quant_bits or 4}-bit r={s.lora_rank}",
+              "freeze": f"freeze ({s.freeze_trainable_layers} layers trainable)"}.get(s.method, s.method)
+    prec = "pure bf16" if s.pure_bf16 else s.precision
+    zero = f", ZeRO-{s.zero_stage}" if s.zero_stage else ""
+    if s.offload_optimizer or s.offload_params:
+        zero += " + CPU offload"
+    fsdp = f", FSDP {s.fsdp}" if s.fsdp else ""
+    ckpt = "grad ckpt on" if s.grad_ckpt else "grad ckpt off"
+    return (f"{method}, micro-batch {s.micro_batch} × accum {s.grad_accum} × {s.n_gpus} GPU, seq {s.seq_len}, "
+            f"{prec}, {s.optimizer}, {ckpt}, {s.attention}{zero}{fsdp}")
+
+
+def bar(est: Estimate, width: int) -> Text:
+    """A stacked bar of the components, scaled so the capacity line sits at a fixed column."""
+    scale_gib = max(est.peak_gib, est.capacity_gib) or 1.0
+    text = Text()
+    cap_col = round(width * est.capacity_gib / scale_gib)
+    used = 0
+    for name in COMPONENTS:
+        cells = round(width * est.components.get(name, 0.0) / scale_gib)
+        style, ch = BAR_STYLE[name]
+        text.append(ch * cells, style=style)
+        used += cells
+    if used < width:
+        text.append(" " * (width - used))
+    # Mark the capacity line at its column.
+    if 0 < cap_col <= width:
+        text = text[:cap_col] + Text("|", style="bold red") + text[cap_col:]
+    return text
+
+
+def memory_table(est: Estimate, title: str) -> Table:
+    table = Table(title=title, title_justify="left", show_header=True, box=None, pad_edge=False)
+    table.add_column("component")
+    table.add_column("GiB", justify="right")
+    table.add_column("share", justify="right")
+    total = sum(est.components.values()) or 1.0
+    for name in COMPONENTS:
+        v = est.components.get(name, 0.0)
+        style, ch = BAR_STYLE[name]
+        table.add_row(Text(f"{ch} {name}", style=style), f"{v:.2f}", f"{100 * v / total:.0f}%")
+    table.add_row("allocated (torch max)", f"{est.allocated_gib:.2f}", "")
+    table.add_row(Text("peak on device", style="bold"), Text(f"{est.peak_gib:.2f}", style="bold"), "")
+    return table
+
+
+def verdict(est: Estimate) -> Text:
+    pct = 100 * est.headroom
+    if est.fits:
+        return Text(f"fits: {est.peak_gib:.2f} of {est.capacity_gib:.2f} GiB ({est.headroom_gib:.2f} GiB free)", style="bold green")
+    if est.peak_gib <= est.capacity_gib:
+        return Text(f"too tight: {est.peak_gib:.2f} of {est.capacity_gib:.2f} GiB leaves less than {pct:.0f}% headroom",
+                    style="bold yellow")
+    return Text(f"does not fit: {est.peak_gib:.2f} GiB needed, {est.capacity_gib:.2f} GiB available", style="bold red")
+
+
+def plan_table(plan: Plan, start: Estimate, title: str) -> Table:
+    table = Table(title=title, title_justify="left", box=None, pad_edge=False)
+    table.add_column("#", justify="right")
+    table.add_column("step")
+    table.add_column("peak GiB", justify="right")
+    table.add_column("saves", justify="right")
+    table.add_column("costs")
+    for i, step in enumerate(plan.steps, 1):
+        title_text = Text(step.title)
+        if step.applicability == "needs-consent":
+            title_text.append(" (needs your consent)", style="yellow")
+        changes = ", ".join(f"{c.field} {fmt(c.before)}→{fmt(c.after)}" for c in step.changes)
+        if changes:
+            title_text.append(f"\n   {changes}", style="dim")
+        table.add_row(str(i), title_text, f"{step.estimate.peak_gib:.2f}", f"−{step.saved_gib:.2f}",
+                      ", ".join(step.costs) or "none")
+    return table
+
+
+def fmt(value: object) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if value is None:
+        return "none"
+    return str(value)
+
+
+def _same_steps(a: Plan, b: Plan) -> bool:
+    return [(s.rule, s.changes) for s in a.steps] == [(s.rule, s.changes) for s in b.steps]
+
+
+def render(report: Report, console: Console, *, show_patch: bool = True) -> None:
+    from oomdoctor import __version__
+
+    s, est, crash, hw = report.setup, report.estimate, report.crash, report.hardware
+    head = Text(f"oomdoctor {__version__}", style="bold")
+    if s is not None:
+        head.append(f" — {s.model} ({s.framework} {s.framework_version})".rstrip())
+    console.print(head)
+    if crash is not None:
+        render_crash(crash, console)
+    if hw is not None:
+        others = f", {hw.other_procs_gib:.2f} GiB held by other processes" if hw.other_procs_gib else ""
+        console.print(f"[bold]GPU[/]    {hw.gpu}: {hw.gpu_gib:.2f} GiB × {hw.n_gpus} (from {hw.source}){others}")
+    if s is not None:
+        console.print(f"[bold]Setup[/]  {setup_line(s)}")
+    for w in report.warnings:
+        console.print(Text(f"note: {w}", style="yellow"))
+    if est is None:
+        return
+    console.print()
+    console.print(memory_table(est, "Memory per GPU (estimate)"))
+    width = max(20, min(60, console.width - 20))
+    console.print(Text("  ") + bar(est, width) + Text(f"  | = {est.capacity_gib:.1f} GiB"))
+    console.print(verdict(est))
+    for note in est.notes:
+        console.print(Text(f"  · {note}", style="dim"))
+    if est.fits:
+        return
+    plan = report.plan
+    console.print()
+    if plan.steps:
+        console.print(plan_table(plan, est, "Plan (the ladder, in order)"))
+        final = plan.steps[-1].estimate
+        console.print(Text("  ") + bar(final, width))
+        console.print(verdict(final))
+    if report.least_cost is not None and report.least_cost.steps and not _same_steps(report.least_cost, plan):
+        console.print()
+        console.print(plan_table(report.least_cost, est, "Least-cost plan (fewest quality costs)"))
+        console.print(verdict(report.least_cost.steps[-1].estimate))
+    if not plan.fits:
+        console.print(Text("No plan on the ladder fits this GPU.", style="bold red"))
+    for advice in plan.advice:
+        console.print(Text(f"  → {advice}", style="yellow"))
+    if plan.skipped:
+        console.print(Text("Skipped: " + "; ".join(f"{k.rule} ({k.reason})" for k in plan.skipped[:8]), style="dim"))
+    if report.env or report.notes:
+        console.print()
+        for name, value in report.env.items():
+            console.print(f"export {name}={value}")
+        for note in report.notes:
+            console.print(f"# {note}")
+    if show_patch and report.patch:
+        console.print()
+        console.print(Text("Patch (save with --export plan.diff, then: git apply plan.diff)", style="bold"))
+        console.print(Text(report.patch), highlight=False, markup=False)
+
+
+def render_crash(crash: CrashReport, console: Console) -> None:
+    e = crash.primary
+    if e is None:
+        console.print(f"[bold]Log[/]    no out-of-memory error found in {crash.file}")
+        return
+    console.print(Text.assemble(("Crash", "bold"), f"  {crash.file}:{e.line}  ", (describe_event(e), "bold red")))
+    numbers = crash_numbers(e)
+    if numbers:
+        console.print(f"       {numbers}")
+    ranks = sorted({ev.rank for ev in crash.events if ev.rank is not None})
+    if len(ranks) > 1:
+        console.print(f"       {len(crash.events)} events on ranks {', '.join(map(str, ranks))}")
+    for d in crash.diagnoses:
+        console.print(Text(f"       · {DIAGNOSIS_WORDS.get(d, d)}", style="yellow"))
+
+
+def render_to_string(report: Report, width: int = 100, show_patch: bool = True) -> str:
+    console = Console(width=width, record=True, force_terminal=False, color_system=None, file=_Null())
+    render(report, console, show_patch=show_patch)
+    return console.export_text()
+
+
+class _Null:
+    def write(self, _s: str) -> int:
+        return 0
+
+    def flush(self) -> None:
+        pass
