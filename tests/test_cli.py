@@ -1,0 +1,195 @@
+"""The whole path through the command line: inputs in any order, views, exit codes, bad input."""
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from oomdoctor.cli import DEMO_DIR, main
+
+DEMO_YAML = DEMO_DIR / "train.yaml"
+DEMO_LOG = DEMO_DIR / "train.log"
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def run_json(capsys, *argv: str) -> tuple[int, dict]:
+    code, out, err = run(capsys, *argv, "--json")
+    assert code != 2, err
+    return code, json.loads(out)
+
+
+def test_demo_plain_report_proposes_a_plan_that_fits(capsys):
+    code, out, err = run(capsys, "--demo", "--plain")
+    assert code == 1, err
+    assert "does not fit" in out
+    assert "Plan" in out and "fits:" in out
+    assert "per_device_train_batch_size" in out  # the patch is shown
+
+
+def test_json_contract_has_the_promised_fields(capsys):
+    code, doc = run_json(capsys, str(DEMO_LOG), str(DEMO_YAML))
+    assert code == 1
+    assert set(doc) >= {"version", "setup", "hardware", "crash", "estimate", "plan", "patch"}
+    assert set(doc["setup"]) >= {"model", "params_total", "params_trainable", "method", "micro_batch", "grad_accum",
+                                 "seq_len", "precision", "optimizer", "grad_ckpt", "attention", "zero_stage",
+                                 "offload", "n_gpus"}
+    assert set(doc["hardware"]) >= {"gpu", "gpu_gib", "n_gpus", "source"}
+    event = doc["crash"]["events"][0]
+    assert set(event) >= {"kind", "tried_gib", "capacity_gib", "free_gib", "allocated_gib",
+                          "reserved_unallocated_gib", "device", "rank", "phase", "line"}
+    assert set(doc["estimate"]) >= {"peak_gib", "allocated_gib", "fits", "headroom_gib", "components"}
+    assert set(doc["estimate"]["components"]) == {"weights", "gradients", "optimizer", "activations", "logits",
+                                                  "overhead"}
+    step = doc["plan"]["steps"][0]
+    assert set(step) >= {"rule", "title", "peak_gib", "fits", "changes"}
+    assert set(step["changes"][0]) >= {"file", "key", "from", "to"}
+
+
+def test_files_are_recognised_in_any_order(capsys):
+    _, a = run_json(capsys, str(DEMO_LOG), str(DEMO_YAML))
+    _, b = run_json(capsys, str(DEMO_YAML), str(DEMO_LOG))
+    assert a["estimate"] == b["estimate"] and a["plan"]["steps"] == b["plan"]["steps"]
+
+
+def test_llama2_7b_full_bf16_batch4_on_80gb_does_not_fit_and_the_ladder_fixes_it(capsys):
+    code, doc = run_json(capsys, str(DEMO_YAML), "--gpu", "A100-80GB")
+    assert doc["setup"]["method"] == "full" and doc["setup"]["micro_batch"] == 4
+    assert doc["setup"]["seq_len"] == 2048
+    assert doc["estimate"]["fits"] is False
+    assert doc["plan"]["fits"] is True and doc["plan"]["steps"][-1]["fits"] is True
+    assert code == 1
+    # Steps come in ladder order: the rule engine's order of the rule book.
+    from oomdoctor.planner import load_rules
+
+    order = [r.id for r in load_rules()]
+    taken = [order.index(s["rule"]) for s in doc["plan"]["steps"]]
+    assert taken == sorted(taken)
+
+
+def test_config_alone_is_a_preflight_check(capsys):
+    code, doc = run_json(capsys, str(DEMO_YAML), "--gpu", "H200")
+    assert doc["crash"] is None
+    assert doc["hardware"]["source"] == "flag"
+    assert code in (0, 1)
+
+
+def test_log_alone_is_diagnosed(capsys):
+    code, out, err = run(capsys, str(DEMO_LOG), "--plain")
+    assert code in (0, 1), err
+    assert "out of memory" in out.lower()
+
+
+def test_log_from_stdin(monkeypatch, capsys):
+    import io
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(DEMO_LOG.read_bytes())))
+    code, doc = run_json(capsys, "-", str(DEMO_YAML))
+    assert doc["crash"]["events"]
+
+
+def test_exported_diff_applies_with_git_and_changes_only_values(tmp_path, capsys, monkeypatch):
+    work = tmp_path / "repo"
+    work.mkdir()
+    shutil.copy(DEMO_YAML, work / "train.yaml")
+    shutil.copy(DEMO_LOG, work / "train.log")
+    original = (work / "train.yaml").read_text()
+    monkeypatch.chdir(work)
+    code, out, err = run(capsys, "train.log", "train.yaml", "--export", "plan.diff", "--plain")
+    assert code == 1, err
+    diff = (work / "plan.diff").read_text()
+    assert diff.startswith("--- a/train.yaml") or "--- a/train.yaml" in diff
+    subprocess.run(["git", "init", "-q"], cwd=work, check=True)
+    subprocess.run(["git", "apply", "plan.diff"], cwd=work, check=True)
+    patched = (work / "train.yaml").read_text()
+    assert patched != original
+    old_lines, new_lines = original.splitlines(), patched.splitlines()
+    import yaml
+
+    old_doc, new_doc = yaml.safe_load(original), yaml.safe_load(patched)
+    changed_keys = {k for k in set(old_doc) | set(new_doc) if old_doc.get(k) != new_doc.get(k)}
+    # Every line that does not hold a changed key is byte-identical and in the same order.
+    kept_old = [l for l in old_lines if l.split(":")[0].strip() not in changed_keys]
+    kept_new = [l for l in new_lines if l.split(":")[0].strip() not in changed_keys]
+    assert kept_old == kept_new
+    assert sum(1 for l in original.splitlines() if l.lstrip().startswith("#")) == \
+        sum(1 for l in patched.splitlines() if l.lstrip().startswith("#"))
+
+
+def test_nothing_is_written_unless_asked(tmp_path, capsys, monkeypatch):
+    shutil.copy(DEMO_YAML, tmp_path / "train.yaml")
+    shutil.copy(DEMO_LOG, tmp_path / "train.log")
+    monkeypatch.chdir(tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    run(capsys, "train.log", "train.yaml", "--plain")
+    run(capsys, "train.log", "train.yaml", "--json")
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def _one_line_error(capsys, *argv: str) -> str:
+    code, out, err = run(capsys, *argv)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_missing_file_is_one_line_naming_it(capsys, tmp_path):
+    missing = tmp_path / "nope.yaml"
+    assert str(missing) in _one_line_error(capsys, str(missing), "--plain")
+
+
+def test_empty_file_is_one_line_naming_it(capsys, tmp_path):
+    empty = tmp_path / "empty.log"
+    empty.write_bytes(b"")
+    assert str(empty) in _one_line_error(capsys, str(empty), "--plain")
+
+
+def test_binary_file_is_one_line_naming_it(capsys, tmp_path):
+    blob = tmp_path / "model.bin"
+    blob.write_bytes(bytes(range(256)) * 64)
+    assert str(blob) in _one_line_error(capsys, str(blob), "--plain")
+
+
+def test_yaml_syntax_error_names_file_and_line(capsys, tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\nfinetuning_type: [full\n"
+                   "per_device_train_batch_size: 4\n")
+    line = _one_line_error(capsys, str(bad), "--gpu", "A100-80GB", "--plain")
+    assert f"{bad}:" in line and any(f":{n}" in line for n in (3, 4, 5))
+
+
+def test_unknown_model_is_one_line(capsys, tmp_path):
+    cfg = tmp_path / "train.yaml"
+    cfg.write_text(DEMO_YAML.read_text().replace("meta-llama/Llama-2-7b-hf", "nobody/NoSuchModel-7b"))
+    line = _one_line_error(capsys, str(cfg), "--gpu", "A100-80GB", "--plain")
+    assert "NoSuchModel" in line
+
+
+def test_config_without_gpu_information_asks_for_gpu(capsys, monkeypatch):
+    import oomdoctor.gpus as gpus
+
+    monkeypatch.setattr(gpus, "detect_nvml", lambda: None)
+    assert "--gpu" in _one_line_error(capsys, str(DEMO_YAML), "--plain")
+
+
+def test_bad_flag_is_one_line_exit_2(capsys):
+    assert "--no-such-flag" in _one_line_error(capsys, "--no-such-flag")
+
+
+def test_python_dash_m_runs_the_demo():
+    env = dict(os.environ, TERM="dumb")
+    proc = subprocess.run([sys.executable, "-m", "oomdoctor", "--demo"], capture_output=True, text=True, env=env,
+                          timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    assert "Plan" in proc.stdout
