@@ -1,0 +1,181 @@
+"""Turn KeyEdits into patched texts and one unified diff that `git apply` and `patch -p1` accept."""
+from __future__ import annotations
+
+import difflib
+import hashlib
+import os
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
+
+from ..errors import InputError
+from ..facts import KeyEdit
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """What the file looked like when it was read; apply_in_place refuses to write if this changed."""
+
+    mtime_ns: int
+    size: int
+    sha256: str
+
+    @classmethod
+    def of_bytes(cls, data: bytes, st: os.stat_result) -> "FileStat":
+        return cls(st.st_mtime_ns, len(data), hashlib.sha256(data).hexdigest())
+
+
+@dataclass(frozen=True)
+class FilePatch:
+    path: str                    # as given in the KeyEdit
+    rel_path: str                # relative to the diff's cwd, "/"-separated
+    old_text: str
+    new_text: str
+    old_stat: FileStat | None    # None for a created file
+    created: bool = False
+    abs_path: str = ""           # where it is read and written (path resolved against the cwd)
+
+    @property
+    def diff(self) -> str:
+        return unified_diff(self.old_text, self.new_text, self.rel_path, created=self.created)
+
+
+@dataclass(frozen=True)
+class PatchSet:
+    files: tuple[FilePatch, ...] = ()
+    cwd: str = ""                # directory the rel_paths are relative to
+
+    @property
+    def diff(self) -> str:
+        return "".join(f.diff for f in self.files)
+
+    def __bool__(self) -> bool:
+        return bool(self.files)
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split on "\\n" only (str.splitlines also splits on \\x85, \\u2028, ...)."""
+    parts = text.split("\n")
+    lines = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
+
+
+def unified_diff(old: str, new: str, rel_path: str, *, created: bool = False, context: int = 3) -> str:
+    if old == new:
+        return ""
+    from_name = "/dev/null" if created else "a/" + rel_path
+    out: list[str] = []
+    for line in difflib.unified_diff(split_lines(old), split_lines(new), from_name, "b/" + rel_path, n=context):
+        out.append(line)
+        if not line.endswith("\n"):
+            out.append("\n\\ No newline at end of file\n")
+    return "".join(out)
+
+
+def _format_of(path: str, text: str) -> str:
+    lower = path.lower()
+    if lower.endswith(".json"):
+        return "json"
+    if lower.endswith((".yaml", ".yml")):
+        return "yaml"
+    return "json" if text.lstrip("\ufeff \t\r\n").startswith("{") else "yaml"
+
+
+def _rel(abs_path: str, cwd: str) -> str:
+    return os.path.relpath(abs_path, cwd).replace(os.sep, "/")
+
+
+def read_text(path: str) -> tuple[str, FileStat]:
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read()
+            st = os.fstat(fh.fileno())
+    except FileNotFoundError:
+        raise InputError("no such file", path) from None
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror}", path) from None
+    try:
+        text = data.decode("utf-8")      # not utf-8-sig: a BOM stays in the text and is written back
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise InputError("not UTF-8 text", path, line) from None
+    return text, FileStat.of_bytes(data, st)
+
+
+def _leaf_edits(key_path: tuple[str, ...], value: Any):
+    """A mapping value becomes one edit per leaf, so nested keys merge into what the file has."""
+    if isinstance(value, Mapping) and value:
+        for key, sub in value.items():
+            yield from _leaf_edits(key_path + (str(key),), sub)
+    else:
+        yield key_path, value
+
+
+def _setter(fmt: str):
+    from .json_edit import set_json_key
+    from .yaml_edit import set_yaml_key
+
+    return set_json_key if fmt == "json" else set_yaml_key
+
+
+@dataclass
+class _Draft:
+    path: str
+    abs_path: str
+    old_text: str | None
+    old_stat: FileStat | None
+    text: str | None
+
+
+def build_patch(edits: Sequence[KeyEdit], *, cwd: str | None = None) -> PatchSet:
+    """Apply `edits` to the files' texts in memory; files whose text does not change are left out.
+
+    Relative paths are taken relative to `cwd` (default: the current directory), as are the diff headers.
+    """
+    base = os.path.abspath(cwd if cwd is not None else os.getcwd())
+    # One step per (file, key): a later edit of the same key overrides an earlier one, so a value
+    # that ends where it started leaves the file's own spelling of it alone.
+    steps: dict[tuple, tuple[KeyEdit, tuple[str, ...], Any]] = {}
+    for n, edit in enumerate(edits):
+        abs_path = os.path.normpath(os.path.join(base, os.fspath(edit.file)))
+        if edit.create:
+            if not isinstance(edit.value, str):
+                raise TypeError(f"KeyEdit(create=True) for {edit.file} needs the whole text as a str")
+            steps[(abs_path, "create", n)] = (edit, (), edit.value)
+            continue
+        if not edit.key_path:
+            raise ValueError(f"KeyEdit for {edit.file} has an empty key_path")
+        for key_path, value in _leaf_edits(tuple(str(k) for k in edit.key_path), edit.value):
+            key = (abs_path, "set", key_path)
+            steps.pop(key, None)        # re-insert: the last edit of a key runs after the edits before it
+            steps[key] = (edit, key_path, {} if isinstance(value, Mapping) else value)
+
+    drafts: dict[str, _Draft] = {}
+    for (abs_path, kind, _), (edit, key_path, value) in steps.items():
+        draft = drafts.get(abs_path)
+        if draft is None:
+            if os.path.exists(abs_path):
+                text, stat = read_text(abs_path)
+                draft = _Draft(os.fspath(edit.file), abs_path, text, stat, text)
+            else:
+                draft = _Draft(os.fspath(edit.file), abs_path, None, None, None)
+            drafts[abs_path] = draft
+        if kind == "create":
+            # An existing file with other content is replaced wholesale; the diff shows exactly that.
+            draft.text = value
+            continue
+        if draft.text is None:
+            raise InputError("no such file (and the edit does not create it)", draft.path)
+        setter = _setter(_format_of(abs_path, draft.text))
+        draft.text = setter(draft.text, key_path, value, after_key=edit.after_key, path=draft.path)
+
+    files = []
+    for draft in drafts.values():
+        old = draft.old_text if draft.old_text is not None else ""
+        new = draft.text if draft.text is not None else ""
+        if draft.old_text is not None and new == old:
+            continue
+        files.append(FilePatch(draft.path, _rel(draft.abs_path, base), old, new, draft.old_stat,
+                               created=draft.old_text is None, abs_path=draft.abs_path))
+    return PatchSet(tuple(files), base)

@@ -1,0 +1,224 @@
+"""Set one key of a YAML text by splicing at the spans `yaml.compose` reports.
+
+Every byte outside the replaced value (comments, quoting, key order, blank lines, CRLF) stays.
+The pure-Python loader is used on purpose: its marks are character offsets into the str we
+splice, and config files are small.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from ..errors import InputError
+from .scalars import same_value, yaml_scalar
+
+_ALIAS_AFTER_KEY = re.compile(r"[ \t]*:[ \t]*(\*[^\s,\[\]{}]+)")
+
+
+def _yaml():
+    import yaml
+
+    return yaml
+
+
+def line_ending(text: str) -> str:
+    return "\r\n" if "\r\n" in text else "\n"
+
+
+def compose(text: str, path: str | None):
+    yaml = _yaml()
+    try:
+        return yaml.compose(text, Loader=yaml.SafeLoader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err)
+        raise InputError(f"not valid YAML: {problem}", path, mark.line + 1 if mark else None) from None
+
+
+def _construct(node) -> Any:
+    yaml = _yaml()
+    return yaml.SafeLoader("").construct_document(node)
+
+
+def _find_pair(mapping, key: str):
+    found = None
+    for key_node, value_node in mapping.value:
+        if isinstance(key_node, _yaml().ScalarNode) and key_node.value == key:
+            found = (key_node, value_node)     # duplicate keys: the last one wins, as in every loader
+    return found
+
+
+def _content_end(node, text: str) -> int:
+    """Offset just past the last character that belongs to `node` (block scalars lose their trailing breaks)."""
+    yaml = _yaml()
+    if isinstance(node, yaml.ScalarNode) or node.flow_style:
+        end = node.end_mark.index
+        if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
+            while end > node.start_mark.index and text[end - 1] in "\r\n":
+                end -= 1
+        return end
+    ends = [node.start_mark.index]
+    for child in node.value:
+        if isinstance(child, tuple):
+            ends.extend(_content_end(c, text) for c in child)
+        else:
+            ends.append(_content_end(child, text))
+    return max(ends)
+
+
+def _line_end(text: str, pos: int) -> int:
+    """Offset of the line break (or end of text) of the line holding `pos`."""
+    nl = text.find("\n", pos)
+    if nl < 0:
+        return len(text)
+    return nl - 1 if nl > 0 and text[nl - 1] == "\r" else nl
+
+
+def _indent_step(root) -> int:
+    """The file's indentation step: the column difference between a key and its nested keys."""
+    yaml = _yaml()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode) and not node.flow_style:
+            for key_node, value_node in node.value:
+                if isinstance(value_node, yaml.MappingNode) and not value_node.flow_style and value_node.value:
+                    step = value_node.value[0][0].start_mark.column - key_node.start_mark.column
+                    if step > 0:
+                        return step
+                stack.append(value_node)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return 2
+
+
+def _key_text(key: str) -> str:
+    return yaml_scalar(str(key))
+
+
+def _block_lines(keys: Sequence[str], value: Any, column: int, step: int) -> list[str]:
+    lines = []
+    for depth, key in enumerate(keys[:-1]):
+        lines.append(" " * (column + depth * step) + _key_text(key) + ":")
+    lines.append(" " * (column + (len(keys) - 1) * step) + _key_text(keys[-1]) + ": " + yaml_scalar(value))
+    return lines
+
+
+def _flow_entry(keys: Sequence[str], value: Any) -> str:
+    text = yaml_scalar(value)
+    for key in reversed(keys[1:]):
+        text = "{" + _key_text(key) + ": " + text + "}"
+    return _key_text(keys[0]) + ": " + text
+
+
+def _splice(text: str, start: int, end: int, new: str) -> str:
+    return text[:start] + new + text[end:]
+
+
+def _skip_properties(text: str, start: int, end: int) -> int:
+    """Step over an anchor (&a) or tag (!!str) that the node's start mark includes."""
+    while start < end and text[start] in "&!":
+        m = re.compile(r"[^\s]+[ \t]*").match(text, start)
+        start = m.end() if m else end
+    return start
+
+
+def set_yaml_key(text: str, key_path: Sequence[str], value: Any, *,
+                 after_key: str | None = None, path: str | None = None) -> str:
+    """Return `text` with `key_path` set to `value`; unchanged when it already holds that value."""
+    yaml = _yaml()
+    keys = [str(k) for k in key_path]
+    if not keys:
+        raise ValueError("empty key path")
+    root = compose(text, path)
+    step = _indent_step(root)
+    eol = line_ending(text)
+    if root is None:
+        # Empty document (or only comments): append the keys as top-level lines.
+        block = eol.join(_block_lines(keys, value, 0, step))
+        sep = "" if not text or text.endswith("\n") else eol
+        return text + sep + block + eol
+
+    node = root
+    for depth, key in enumerate(keys):
+        where = ".".join(keys[:depth]) or "the top level"
+        if not isinstance(node, yaml.MappingNode):
+            raise InputError(f"cannot set {'.'.join(keys)}: {where} is not a mapping", path, node.start_mark.line + 1)
+        pair = _find_pair(node, key)
+        if pair is None:
+            return _insert(text, node, keys[depth:], value, after_key, step, eol)
+        key_node, value_node = pair
+        if depth == len(keys) - 1:
+            return _replace(text, key_node, value_node, value, node.flow_style, path)
+        if isinstance(value_node, yaml.MappingNode):
+            node = value_node
+            continue
+        if isinstance(value_node, yaml.ScalarNode) and _construct(value_node) in (None, ""):
+            return _fill_null(text, node, key_node, value_node, keys[depth + 1:], value, step, eol)
+        raise InputError(f"cannot set {'.'.join(keys)}: {'.'.join(keys[:depth + 1])} is not a mapping",
+                         path, value_node.start_mark.line + 1)
+    raise AssertionError("unreachable")
+
+
+def _replace(text: str, key_node, value_node, value: Any, in_flow: bool, path: str | None) -> str:
+    yaml = _yaml()
+    start, end = value_node.start_mark.index, value_node.end_mark.index
+    if start < key_node.end_mark.index:
+        # An alias (*name): its node's marks point at the anchor. Replace the alias text itself.
+        m = _ALIAS_AFTER_KEY.match(text, key_node.end_mark.index)
+        if m is None:
+            raise InputError(f"cannot edit {key_node.value}: its value is an alias", path, key_node.start_mark.line + 1)
+        if isinstance(value_node, yaml.ScalarNode) and same_value(_construct(value_node), value):
+            return text
+        return _splice(text, m.start(1), m.end(1), yaml_scalar(value))
+    if isinstance(value_node, yaml.ScalarNode):
+        if same_value(_construct(value_node), value):
+            return text
+        start = _skip_properties(text, start, end)
+        end = _content_end(value_node, text)
+        new = yaml_scalar(value, value_node.style if isinstance(value, str) else None, text[start:end])
+        if start == end and text[start - 1:start] == ":":
+            new = " " + new                      # "key:" with an empty value
+        return _splice(text, start, end, new)
+    if isinstance(value, (list, tuple)) and same_value(_construct(value_node), list(value)):
+        return text
+    new = yaml_scalar(value)
+    if value_node.flow_style:
+        return _splice(text, start, end, new)
+    # A block collection replaced by a scalar: from the key's end to the collection's last character.
+    return _splice(text, key_node.end_mark.index, _content_end(value_node, text), ": " + new)
+
+
+def _insert(text: str, mapping, keys: list[str], value: Any, after_key: str | None, step: int, eol: str) -> str:
+    anchor = None
+    if after_key:
+        anchor = _find_pair(mapping, after_key.split(".")[-1])
+    if anchor is None and mapping.value:
+        anchor = mapping.value[-1]
+    if mapping.flow_style:
+        entry = _flow_entry(keys, value)
+        if anchor is None:
+            pos = mapping.start_mark.index + 1
+            return _splice(text, pos, pos, entry)
+        pos = _content_end(anchor[1], text)
+        return _splice(text, pos, pos, ", " + entry)
+    if anchor is None:
+        # An empty block mapping has no keys to copy the column from; it only arises as a document root.
+        column = mapping.start_mark.column
+        pos = mapping.start_mark.index
+        return _splice(text, pos, pos, eol.join(_block_lines(keys, value, column, step)) + eol)
+    column = mapping.value[0][0].start_mark.column
+    pos = _line_end(text, _content_end(anchor[1], text))
+    return _splice(text, pos, pos, eol + eol.join(_block_lines(keys, value, column, step)))
+
+
+def _fill_null(text: str, mapping, key_node, value_node, keys: list[str], value: Any, step: int, eol: str) -> str:
+    """`parent:` (null or empty) gains its first nested key."""
+    start, end = key_node.end_mark.index, _content_end(value_node, text)
+    if mapping.flow_style:
+        text_new = ": " + "{" + _flow_entry(keys, value) + "}"
+        return _splice(text, start, end, text_new)
+    text = _splice(text, start, end, ":")
+    pos = _line_end(text, start)
+    lines = _block_lines(keys, value, key_node.start_mark.column + step, step)
+    return _splice(text, pos, pos, eol + eol.join(lines))
