@@ -1,0 +1,167 @@
+"""The app's own widgets: the memory bars and the checkbox list of plan steps."""
+from __future__ import annotations
+
+from typing import Sequence
+
+from rich.text import Text
+from textual.binding import Binding
+from textual.message import Message
+from textual.widget import Widget
+from textual.widgets import OptionList
+
+from oomdoctor.facts import Estimate, Step
+from oomdoctor.tui.words import COLOURS, GLYPHS, SHORT_NAMES, bar_cells, gib, segments, step_costs
+
+LABEL_CELLS = 7
+NUMBER_CELLS = 12   # " 94.2 GiB ✗"
+
+
+class MemoryBars(Widget):
+    """One horizontal stacked bar per estimate, all on one scale, with the GPU's capacity drawn across.
+
+    Every component has its own glyph as well as its own colour, so the picture reads with NO_COLOR.
+    """
+
+    DEFAULT_CSS = """
+    MemoryBars { height: auto; }
+    """
+
+    def __init__(self, *, legend: bool = True, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.legend = legend
+        self.rows: list[tuple[str, Estimate]] = []
+
+    def show(self, rows: Sequence[tuple[str, Estimate | None]]) -> None:
+        self.rows = [(label, est) for label, est in rows if est is not None]
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        width = max(30, self.size.width or 80)
+        if not self.rows:
+            return Text("No estimate: give the training config to see where the memory goes.")
+        capacity = self.rows[0][1].capacity_gib
+        headroom = self.rows[0][1].headroom
+        # Past twice the capacity the exact length tells nothing more; the plan's bar stays readable.
+        scale = min(max([capacity] + [est.peak_gib for _, est in self.rows]), 2.0 * capacity) * 1.03
+        bar_w = width - LABEL_CELLS - NUMBER_CELLS
+        cap_cell = min(bar_w - 1, round(capacity / scale * bar_w))
+        limit_cell = min(bar_w - 1, round(capacity * (1.0 - headroom) / scale * bar_w))
+        text = Text()
+        for n, (label, est) in enumerate(self.rows):
+            if n:
+                text.append("\n")
+            text.append(f"{label[:LABEL_CELLS - 1]:<{LABEL_CELLS}}", style="bold")
+            cells: list[tuple[str, str]] = []
+            for name, count in bar_cells(segments(est), scale, bar_w):
+                cells.extend([(GLYPHS[name], COLOURS[name])] * count)
+            cells.extend([(" ", "")] * (bar_w - len(cells)))
+            if est.peak_gib > scale:
+                cells[-1] = ("»", "bold red")
+            cells[limit_cell] = ("╎", "bold")
+            cells[cap_cell] = ("┃", "bold red")
+            for glyph, style in cells:
+                text.append(glyph, style=style)
+            text.append(f" {est.peak_gib:5.1f} GiB ", style="bold")
+            text.append("✓" if est.fits else "✗", style="bold green" if est.fits else "bold red")
+        if self.legend:
+            text.append_text(self._legend(width, capacity, headroom))
+        return text
+
+    def _legend(self, width: int, capacity: float, headroom: float) -> Text:
+        present = {name for _, est in self.rows for name, value in segments(est) if value > 0}
+        items = [Text.assemble((GLYPHS[name] * 2, COLOURS[name]), f" {SHORT_NAMES[name]}")
+                 for name in GLYPHS if name in present]
+        items.append(Text.assemble(("┃", "bold red"), f" {capacity:.0f} GiB"))
+        items.append(Text.assemble(("╎", "bold"), f" fit limit ({headroom:.0%} free)"))
+        # Wrap by whole items, continuation lines under the bars, not under the labels.
+        out = Text("\n" + " " * LABEL_CELLS)
+        used = LABEL_CELLS
+        for i, item in enumerate(items):
+            if i and used + 2 + len(item) > width:
+                out.append("\n" + " " * LABEL_CELLS)
+                used = LABEL_CELLS
+            elif i:
+                out.append("  ")
+                used += 2
+            out.append_text(item)
+            used += len(item)
+        return out
+
+    def on_resize(self) -> None:
+        # The bar's cells depend on the width: redraw (and re-measure the wrapped legend).
+        self.refresh(layout=True)
+
+
+class StepList(OptionList):
+    """The plan's steps as checkboxes. Space or enter toggles the highlighted step."""
+
+    BINDINGS = [
+        Binding("space", "toggle", "toggle"),
+    ]
+
+    class Changed(Message):
+        """The set of kept steps changed."""
+
+        def __init__(self, keep: tuple[int, ...]) -> None:
+            super().__init__()
+            self.keep = keep
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.steps: tuple[Step, ...] = ()
+        self.keep: set[int] = set()
+
+    def set_steps(self, steps: Sequence[Step], keep: Sequence[int]) -> None:
+        self.steps = tuple(steps)
+        self.keep = set(keep)
+        highlighted = self.highlighted
+        self.set_options([self._prompt(i) for i in range(len(self.steps))])
+        if self.steps:
+            self.highlighted = min(highlighted or 0, len(self.steps) - 1)
+
+    def set_keep(self, keep: Sequence[int]) -> None:
+        self.keep = set(keep)
+        for i in range(len(self.steps)):
+            self.replace_option_prompt_at_index(i, self._prompt(i))
+        self.post_message(self.Changed(tuple(sorted(self.keep))))
+
+    def _prompt(self, i: int) -> Text:
+        step = self.steps[i]
+        box = "[x]" if i in self.keep else "[ ]"
+        costs_w = max(len(step_costs(s)) for s in self.steps)
+        title_w = max(16, (self.size.width or 80) - 4 - 4 - 12 - costs_w - 1)
+        title = step.title if len(step.title) <= title_w else step.title[: title_w - 1] + "…"
+        text = Text(no_wrap=True, overflow="ellipsis")
+        text.append(f"{box} ", style="bold")
+        text.append(f"{i + 1}. {title:<{title_w}}")
+        text.append(f" {-step.saved_gib:+6.1f} GiB ", style="bold")
+        text.append(step_costs(step), style="dim")
+        return text
+
+    def action_toggle(self) -> None:
+        i = self.highlighted
+        if i is None or not self.steps:
+            return
+        self.set_keep(sorted(self.keep ^ {i}))
+
+    def _on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.action_toggle()
+
+    def on_resize(self) -> None:
+        if self.steps:
+            for i in range(len(self.steps)):
+                self.replace_option_prompt_at_index(i, self._prompt(i))
+
+
+def step_detail(step: Step, index: int) -> Text:
+    from oomdoctor.tui.words import change_words
+
+    text = Text()
+    text.append(f"Step {index + 1}: ", style="bold")
+    text.append(change_words(step) or step.title)
+    text.append("\n")
+    text.append(f"saves {gib(step.saved_gib)} · {step_costs(step)} · rule {step.rule} ({step.slug})", style="dim")
+    if step.why:
+        text.append("\n" + step.why)
+    return text
