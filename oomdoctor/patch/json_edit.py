@@ -181,7 +181,8 @@ def set_json_key(text: str, key_path: Sequence[str], value: Any, *,
                              text.count("\n", 0, node.start) + 1)
         pair = node.find(key)
         if pair is None:
-            return _insert(text, node, keys[depth:], value, after_key, step, eol)
+            pretty = node is root or "\n" in text[root.start:root.end]
+            return _insert(text, node, keys[depth:], value, after_key, step, eol, pretty)
         _, key_pos, child = pair
         if depth == len(keys) - 1:
             if same_value(child.python(), value if not isinstance(value, tuple) else list(value)):
@@ -200,7 +201,10 @@ def set_json_key(text: str, key_path: Sequence[str], value: Any, *,
     raise AssertionError("unreachable")
 
 
-def _insert(text: str, obj: JNode, keys: list[str], value: Any, after_key: str | None, step: str, eol: str) -> str:
+def _insert(text: str, obj: JNode, keys: list[str], value: Any, after_key: str | None, step: str, eol: str,
+            pretty: bool) -> str:
+    if not obj.pairs and not pretty:
+        return text[:obj.start + 1] + _render(keys, value, "", step, eol, False) + text[obj.end - 1:]
     if not obj.pairs:
         outer = _leading(text, obj.start)
         inner = outer + step
