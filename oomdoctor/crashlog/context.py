@@ -1,0 +1,298 @@
+"""Facts a log states around the crash: versions, GPU, world size, parameters, arguments, step, memory.
+
+Read line by line over a few regions of the file (the head, the stretch before the crash, the tail),
+with a cheap substring test before every regex so that megabytes of loss lines cost little.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from oomdoctor.crashlog.formats import clean, size_gib
+from oomdoctor.facts import MemorySample
+
+_VERSION_NAMES = {
+    "torch": "torch", "pytorch": "torch", "transformers": "transformers", "deepspeed": "deepspeed",
+    "llamafactory": "llamafactory", "llama-factory": "llamafactory", "llama factory": "llamafactory",
+    "accelerate": "accelerate", "peft": "peft", "trl": "trl", "bitsandbytes": "bitsandbytes", "vllm": "vllm",
+    "flash-attn": "flash_attn", "flash_attn": "flash_attn", "axolotl": "axolotl", "torchtune": "torchtune",
+    "unsloth": "unsloth", "datasets": "datasets", "python": "python", "liger-kernel": "liger_kernel",
+    "liger_kernel": "liger_kernel", "triton": "triton", "cuda": "cuda",
+}
+_VER = r"v?(\d+\.\d+(?:\.\d+)?(?:[.+\-]?(?:dev|post|rc|a|b|cu|rocm)[\w.]*|\+\w+)?)"
+_VERSION_RES = (
+    # `llamafactory-cli env` / `transformers-cli env`: "- PyTorch version (GPU?): 2.1.0+cu121 (True)"
+    re.compile(r"^-\s*`?([A-Za-z][\w -]*?)`?\s+version(?:\s*\([^)]*\))?:\s*" + _VER, re.I),
+    re.compile(r"\b(torch|transformers|deepspeed|llamafactory|accelerate|peft|trl|bitsandbytes|vllm|flash[-_]attn|axolotl|torchtune|unsloth|datasets|liger[-_]kernel|triton)==" + _VER, re.I),
+    re.compile(r"Welcome to (LLaMA[ -]?Factory), version " + _VER, re.I),
+    re.compile(r"\b(DeepSpeed) info: version=" + _VER),
+    re.compile(r"\b(torch|pytorch|transformers|deepspeed|vllm|unsloth|axolotl|torchtune|llamafactory)(?:\.__version__)?\s+(?:version\s*)?(?:[:=]\s*|is\s+)" + _VER, re.I),
+    re.compile(r"\b(Torch|Transformers|Triton|Unsloth|vLLM|TRL|Bitsandbytes)\s*[:=]\s*" + _VER),   # unsloth / vLLM banners
+    re.compile(r"\b(vLLM|Unsloth|Axolotl|torchtune|LLaMA[ -]?Factory)\s+" + _VER + r"(?=[:\s,)]|$)"),
+)
+_GPU_NAME = re.compile(
+    r"\b((?:NVIDIA|Tesla|Quadro|AMD Instinct|Radeon)\s+(?:GeForce\s+|RTX\s+|Tesla\s+)?[A-Z0-9][\w-]*(?:\s(?:PCIe|SXM\d?|NVL|Ti|SUPER|Ada|Generation|\d+GB|[A-Z]\d+[\w-]*))*)"
+    r"|\b((?:A100|H100|H200|H800|A800|L40S?|A10G?|A6000|V100|T4|L4|B200|MI\d{3}X?)(?:[-\s](?:SXM\d?|PCIe|NVL)[\w-]*)?(?:[-\s]\d+GB)?)\b")
+_GPU_LINE_CUES = ("GPU type", "GPU:", "GPU =", "NVIDIA", "Tesla", "device name", "Device name", "AMD Instinct", "gpu_name", "GPU name")
+_WORLD = (
+    re.compile(r"world[ _]size(?:\s*[:=]\s*|\s+)(\d+)", re.I),
+    re.compile(r"\bWORLD_SIZE=(\d+)"),
+    re.compile(r"\bNum processes:\s*(\d+)"),
+    re.compile(r"\bnum_processes\s*[:=]\s*(\d+)"),
+    re.compile(r"n_gpu: (\d+), distributed training: False"),      # LLaMA-Factory, single process
+)
+_NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](\d+)")
+_NNODES = re.compile(r"--nnodes[= ](\d+)")
+_PARAMS = re.compile(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+)")
+_HF_NPARAMS = re.compile(r"Number of trainable parameters\s*=\s*([\d,]+)")
+_HF_SUMMARY = (
+    (re.compile(r"Instantaneous batch size per device\s*=\s*(\d+)"), "per_device_train_batch_size"),
+    (re.compile(r"Gradient Accumulation steps\s*=\s*(\d+)"), "gradient_accumulation_steps"),
+    (re.compile(r"Num Epochs\s*=\s*([\d.]+)"), "num_train_epochs"),
+    (re.compile(r"Total train batch size \([^)]*\)\s*=\s*(\d+)"), "total_train_batch_size"),
+    (re.compile(r"Num examples\s*=\s*([\d,]+)"), "num_examples"),
+)
+_TOTAL_STEPS = re.compile(r"Total optimization steps\s*=\s*([\d,]+)|Total steps\s*=\s*([\d,]+)")
+_ARGS_BLOCK = re.compile(r"\b(?:Seq2Seq|SFT|DPO|ORPO|KTO|GRPO|PPO|Reward|CPO)?(?:Training|Config)?Arguments\($|\b\w*(?:Training|Finetuning|Model|Data)Arguments\($")
+_ARG_LINE = re.compile(r"^(\w+)=(.*?),?$")
+_FLAG = re.compile(r"(?:^|\s)--([a-z][a-z0-9_]*[a-z0-9])(?:[= ]+(?!--)([^\s\\]+))?")
+_KNOWN_KEYS = frozenset("""
+per_device_train_batch_size per_device_eval_batch_size gradient_accumulation_steps cutoff_len max_seq_length
+sequence_len max_length max_source_length max_target_length bf16 fp16 pure_bf16 gradient_checkpointing deepspeed
+finetuning_type lora_rank lora_alpha lora_target quantization_bit model_name_or_path learning_rate num_train_epochs
+max_steps optim logging_steps eval_steps save_steps packing flash_attn template stage do_train do_eval eval_strategy
+evaluation_strategy micro_batch_size batch_size output_dir fsdp fsdp_config use_unsloth enable_liger_kernel
+eval_accumulation_steps torch_compile tf32 dataset val_size save_strategy
+""".split())
+_YAML_KEY = re.compile(r"^\s*([a-z_][a-z0-9_]*):\s+([^\s#][^#]*?)\s*$")
+_TQDM = re.compile(r"(?:^|[|\s])(\d+)/(\d+) \[\d+:\d+(?::\d+)?<[^\]]*?(?:s/it|it/s)")
+_TQDM_DESC_BAD = re.compile(r"(?:Map|Loading|Converting|Running tokenizer|Filter|Generating|Downloading|Fetching|shards|examples|Evaluat|Predict|eval)", re.I)
+_LOSS = re.compile(r"\{'loss': ")
+_STEP_WORD = re.compile(r"\b(?:[Ss]tep|global_step)[\s:=]+(\d+)(?:\s*/\s*(\d+))?")
+_SEQLEN = (
+    re.compile(r"(?:seq(?:uence)?[_ ]?len(?:gth)?|num_tokens|input_len(?:gth)?)\s*[=:]\s*(\d{2,7})\b", re.I),
+    re.compile(r"input_ids(?:\.shape| shape)?\s*[=:]?\s*(?:torch\.Size\()?\[(\d+),\s*(\d+)\]"),
+    re.compile(r"sequence length is longer than the specified maximum sequence length for this model \((\d+) > \d+\)"),
+)
+_DS_MEM = re.compile(r"MA ([\d.]+) GB\s+Max_MA ([\d.]+) GB\s+CA ([\d.]+) GB\s+Max_CA ([\d.]+) GB")
+_SMI_ROW = re.compile(r"\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|")
+_SMI_GPU = re.compile(r"^\|?\s*(\d+)\s+((?:NVIDIA|Tesla|Quadro)[^|]*?)\s+(?:On|Off)\s*\|")
+_KV_MEM = re.compile(
+    r"['\"]?(max_memory_allocated|memory_allocated|max_memory_reserved|memory_reserved|peak_memory_alloc|peak_memory_reserved|"
+    r"peak_memory_active|memory/max_mem_allocated\(gib\)|memory/max_mem_active\(gib\)|memory/device_mem_reserved\(gib\)|"
+    r"memory/max_allocated|memory/max_active|memory/max_reserved|gpu_mem(?:ory)?(?:_allocated|_reserved)?)['\"]?\s*[:=]\s*([\d.]+)\s*(GiB|GB|MiB|MB)?")
+_AXOLOTL_MEM = re.compile(r"GPU memory usage[^:]*:\s*([\d.]+)\s*GB(?:\s*\(\+([\d.]+)\s*GB cache)?")
+_TORCHTUNE_MEM = re.compile(r"GPU peak memory (allocation|reserved|active):\s*([\d.]+)\s*GiB")
+
+
+@dataclass
+class Context:
+    versions: dict = field(default_factory=dict)
+    gpu_name: str | None = None
+    world_size: int | None = None
+    params_trainable: int | None = None
+    params_total: int | None = None
+    train_args: dict = field(default_factory=dict)
+    step: int | None = None
+    total_steps: int | None = None
+    seq_len: int | None = None
+    loss_lines: int = 0
+    samples: list = field(default_factory=list)
+    max_rank: int | None = None
+    _in_args: bool = False
+    _last_label: str = ""
+    _bars: dict = field(default_factory=dict)       # total -> last step seen
+    _tt: dict = field(default_factory=dict)
+
+    # -------------------------------------------------------------- one line
+    def feed(self, raw: str, line_no: int, before_crash: bool) -> None:
+        if not raw or raw.isspace():
+            return
+        if "\r" in raw.rstrip("\r"):
+            for seg in raw.split("\r"):
+                if seg.strip():
+                    self._feed_clean(clean(seg), line_no, before_crash)
+            return
+        self._feed_clean(clean(raw), line_no, before_crash)
+
+    def _feed_clean(self, cl, line_no: int, before_crash: bool) -> None:
+        text = cl.text
+        if cl.rank is not None and (self.max_rank is None or cl.rank > self.max_rank):
+            self.max_rank = cl.rank
+        if not text:
+            return
+        # training-argument dumps come first: they are many short lines
+        if self._in_args:
+            m = _ARG_LINE.match(text.strip())
+            if m:
+                self.train_args.setdefault(m.group(1), m.group(2).strip())
+                return
+            if text.strip().startswith(")"):
+                self._in_args = False
+                return
+            self._in_args = False
+        if text.endswith("Arguments(") and _ARGS_BLOCK.search(text):
+            self._in_args = True
+            return
+        if before_crash:
+            self._progress(text, line_no)
+            self._memory(text, line_no)
+        if "version" in text or "==" in text or "Version" in text or ":" in text:
+            self._versions(text)
+        if self.gpu_name is None and any(c in text for c in _GPU_LINE_CUES):
+            self._gpu(text)
+        low = None
+        if "world" in text or "WORLD" in text or "processes" in text or "--nproc" in text:
+            low = text
+            for rx in _WORLD:
+                m = rx.search(low)
+                if m:
+                    self.world_size = max(self.world_size or 0, int(m.group(1)))
+            m = _NPROC.search(low)
+            if m:
+                nn = _NNODES.search(low)
+                self.world_size = max(self.world_size or 0, int(m.group(1)) * (int(nn.group(1)) if nn else 1))
+        if "params" in text or "parameters" in text:
+            m = _PARAMS.search(text)
+            if m:
+                self.params_trainable = int(m.group(1).replace(",", ""))
+                self.params_total = int(m.group(2).replace(",", ""))
+            elif self.params_trainable is None:
+                m = _HF_NPARAMS.search(text)
+                if m:
+                    self.params_trainable = int(m.group(1).replace(",", ""))
+        if " = " in text:
+            for rx, key in _HF_SUMMARY:
+                m = rx.search(text)
+                if m:
+                    self.train_args.setdefault(key, m.group(1).replace(",", ""))
+            m = _TOTAL_STEPS.search(text)
+            if m:
+                self.total_steps = int((m.group(1) or m.group(2)).replace(",", ""))
+        if "--" in text:
+            flags = _FLAG.findall(text)
+            if len(flags) >= 2 or any(k in _KNOWN_KEYS for k, _ in flags):
+                for key, value in flags:
+                    if "_" in key or key in _KNOWN_KEYS:
+                        self.train_args.setdefault(key, value if value else "True")
+        elif ": " in text and not text.startswith((" ", "\t")) or text.startswith("  ") and ": " in text:
+            m = _YAML_KEY.match(text)
+            if m and m.group(1) in _KNOWN_KEYS:
+                self.train_args.setdefault(m.group(1), m.group(2).strip().strip("'\""))
+        if before_crash:
+            if "len" in text or "input_ids" in text or "sequence" in text or "tokens" in text:
+                for rx in _SEQLEN:
+                    m = rx.search(text)
+                    if m:
+                        self.seq_len = int(m.group(m.lastindex or 1))
+
+    def _versions(self, text: str) -> None:
+        for rx in _VERSION_RES:
+            for m in rx.finditer(text.strip()):
+                name = re.sub(r"\s+", " ", m.group(1).strip().lower())
+                name = {"llama-factory": "llamafactory", "llama factory": "llamafactory", "pytorch": "torch"}.get(name, name)
+                canon = _VERSION_NAMES.get(name) or _VERSION_NAMES.get(name.replace(" ", "-"))
+                if canon:
+                    self.versions.setdefault(canon, m.group(2))
+
+    def _gpu(self, text: str) -> None:
+        m = _SMI_GPU.search(text)
+        if m:
+            self.gpu_name = m.group(2).strip()
+            return
+        if "GPU type" in text or "GPU name" in text or "device name" in text.lower() or "GPU:" in text or "GPU =" in text or "NVIDIA" in text or "Tesla" in text:
+            m = _GPU_NAME.search(text)
+            if m and "driver" not in text.lower()[: m.start()] and "NVIDIA-SMI" not in text:
+                name = (m.group(1) or m.group(2)).strip().rstrip(".")
+                if name not in ("NVIDIA Corporation", "NVIDIA"):
+                    self.gpu_name = name
+
+    def _progress(self, text: str, line_no: int) -> None:
+        if "/" in text and ("it/s" in text or "s/it" in text):
+            for m in _TQDM.finditer(text):
+                desc = text[: m.start()]
+                if _TQDM_DESC_BAD.search(desc):
+                    continue
+                self._bars[int(m.group(2))] = int(m.group(1))
+        if "{'loss'" in text:
+            self.loss_lines += 1
+        if ("Step" in text or "step" in text) and "|" in text or "global_step" in text:
+            m = _STEP_WORD.search(text)
+            if m:
+                self._bars.setdefault(-1, 0)
+                self._bars[-1] = int(m.group(1))
+                if m.group(2):
+                    self._bars[int(m.group(2))] = int(m.group(1))
+
+    def _memory(self, text: str, line_no: int) -> None:
+        if "GB" in text and "MA " in text:
+            m = _DS_MEM.search(text)
+            if m:
+                self.samples.append(MemorySample(line=line_no, allocated_gib=float(m.group(1)), max_allocated_gib=float(m.group(2)),
+                                                 reserved_gib=float(m.group(3)), max_reserved_gib=float(m.group(4)),
+                                                 label=self._last_label or "see_memory_usage", step=self._current_step()))
+                return
+        if "MiB" in text and "|" in text:
+            m = _SMI_ROW.search(text)
+            if m:
+                self.samples.append(MemorySample(line=line_no, reserved_gib=int(m.group(1)) / 1024, label="nvidia-smi",
+                                                 step=self._current_step()))
+                return
+            g = _SMI_GPU.search(text)
+            if g and self.gpu_name is None:
+                self.gpu_name = g.group(2).strip()
+        if "mem" in text:
+            pairs = _KV_MEM.findall(text)
+            if pairs:
+                vals: dict[str, float] = {}
+                for key, num, unit in pairs:
+                    gib = float(num) / 1024 if unit in ("MiB", "MB") else float(num)
+                    if "reserved" in key:
+                        vals.setdefault("max_reserved_gib" if ("max" in key or "peak" in key) else "reserved_gib", gib)
+                    elif "active" in key:
+                        vals.setdefault("max_allocated_gib", gib)
+                    else:
+                        vals.setdefault("max_allocated_gib" if ("max" in key or "peak" in key) else "allocated_gib", gib)
+                self.samples.append(MemorySample(line=line_no, label="logged", step=self._current_step(), **vals))
+                return
+            m = _AXOLOTL_MEM.search(text)
+            if m:
+                alloc = float(m.group(1))
+                cache = float(m.group(2)) if m.group(2) else None
+                self.samples.append(MemorySample(line=line_no, allocated_gib=alloc,
+                                                 reserved_gib=alloc + cache if cache is not None else None,
+                                                 label=text.split(":")[0].strip()[-60:], step=self._current_step()))
+                return
+            m = _TORCHTUNE_MEM.search(text)
+            if m:
+                key = {"allocation": "max_allocated_gib", "reserved": "max_reserved_gib", "active": "max_allocated_gib"}[m.group(1)]
+                self._tt.setdefault(key, float(m.group(2)))
+                if len(self._tt) == 2:
+                    self.samples.append(MemorySample(line=line_no, label="torchtune memory stats", step=self._current_step(), **self._tt))
+                    self._tt = {}
+                return
+        if "see_memory_usage" in text or text.rstrip().endswith(("optimizer", "Before", "After")) and len(text) < 200:
+            self._last_label = text.split("]")[-1].strip()[:80]
+
+    def _current_step(self) -> int | None:
+        step = self.final_step()
+        return step
+
+    def final_step(self) -> int | None:
+        if not self._bars:
+            return None
+        if self.total_steps and self.total_steps in self._bars:
+            return self._bars[self.total_steps]
+        if -1 in self._bars and len(self._bars) == 1:
+            return self._bars[-1]
+        real = {t: s for t, s in self._bars.items() if t > 0}
+        if not real:
+            return self._bars.get(-1)
+        total = max(real)
+        return real[total]
+
+    def final_total(self) -> int | None:
+        if self.total_steps:
+            return self.total_steps
+        real = [t for t in self._bars if t > 0]
+        return max(real) if real else None

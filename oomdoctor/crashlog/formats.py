@@ -1,0 +1,339 @@
+"""What OOM messages (and their look-alikes) look like, and how to read numbers out of them.
+
+Shapes follow ../shared/reference/oom-log-formats.md (F01..F28 messages, P01..P09 line prefixes).
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from oomdoctor.facts import GIB
+
+SIZE = r"\d+(?:\.\d+)? ?(?:[KMGTPE]i?B|bytes|B)"
+_SIZE_RE = re.compile(r"(\d+(?:\.\d+)?) ?([KMGTPE]i?B|bytes|B)")
+# PyTorch's allocator, MPS, DeepSpeed and vLLM all divide by 1024 even where they print "GB",
+# so decimal-looking labels are read as binary units.
+_UNIT_GIB = {"B": 1 / GIB, "bytes": 1 / GIB, "K": 1 / (1 << 20), "M": 1 / 1024, "G": 1.0, "T": 1024.0,
+             "P": 1024.0 ** 2, "E": 1024.0 ** 3}
+
+
+def size_gib(text: str | None) -> float | None:
+    """'356.88 MiB' -> 0.3485 (GiB). None when the text is not a size."""
+    if not text:
+        return None
+    m = _SIZE_RE.search(text)
+    if not m:
+        return None
+    unit = m.group(2)
+    factor = _UNIT_GIB.get(unit) if unit in ("B", "bytes") else _UNIT_GIB.get(unit[0])
+    if factor is None:
+        return None
+    return float(m.group(1)) * factor
+
+
+# ------------------------------------------------------------------ line clean-up
+
+_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[(?:\d{1,3};)*\d{1,3}m")
+_PREFIX = re.compile(
+    r"""^(?:
+      \[rank(?P<rank>\d+)\]:[ ]?                                              # P01 torch>=2.4
+    | \[default(?P<drank>\d+)\]:[ ]?                                          # torchrun --tee / elastic
+    | (?P<task>\d{1,4}):[ ](?=\S)                                             # P02 srun --label
+    | (?:\d{1,3}\.){3}\d{1,3}:[ ]                                             # P03 pdsh IP
+    | [a-z][a-z0-9-]*-(?:worker|node|gpu|host)[a-z0-9-]*:[ ]                  # P03 pdsh host
+    | \((?:raylet|[A-Za-z_][\w.]*[ ]pid=\d+(?:,[ ]ip=[\d.]+)?)\)[ ]           # P04 Ray
+    | \((?:EngineCore_DP\d+|VllmWorker[ ]rank=(?P<vrank>\d+)|APIServer)[ ]pid=\d+\)[ ]   # P05 vLLM V1
+    | [a-z][\w.-]*\s+\|[ ]                                                    # P06 docker compose
+    | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d\.\d+[ ]\|[ ][A-Z]+\s*\|[ ](?:[\w.:<>-]+[ ]-[ ])?   # loguru
+    | ERROR:[\w.]+:                                                           # stdlib logging
+    | \[\d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d,\d+\][ ]\[(?:INFO|WARNING|ERROR)\][ ](?:\[[\w.]+:\d+:\w+\][ ])?   # DeepSpeed logger
+    | [IWEF]\d{4}[ ]\d\d:\d\d:\d\d\.\d+[ ]+\d+[ ](?:[\w/.-]+:\d+\][ ])?       # glog
+    | \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d+Z[ ]                                 # GitHub Actions
+    | [│┃║|][ ]?                                                              # P08 rich box / table edge
+    )""",
+    re.X,
+)
+_BOX_RIGHT = re.compile(r"\s*[│┃║]\s*$")
+
+
+@dataclass
+class CleanLine:
+    text: str
+    rank: int | None = None
+    had_prefix: bool = False
+
+
+def clean(raw: str) -> CleanLine:
+    """Drop ANSI colour, CR, and any stack of line prefixes; remember the rank a prefix named."""
+    text = raw.rstrip("\r")
+    if "\r" in text:               # tqdm redraws: the last visible segment is what the terminal showed
+        segs = [seg for seg in text.split("\r") if seg.strip()]
+        text = segs[-1] if segs else ""
+    if "\x1b" in text or "m" in text[:12]:
+        text = _ANSI.sub("", text)
+    rank = None
+    had = False
+    for _ in range(4):
+        m = _PREFIX.match(text)
+        if not m or m.end() == 0:
+            break
+        had = True
+        for key in ("rank", "drank", "vrank", "task"):
+            if m.group(key) is not None and (rank is None or key in ("rank", "drank", "vrank")):
+                rank = int(m.group(key))
+        text = text[m.end():]
+    if had and _BOX_RIGHT.search(text):
+        text = _BOX_RIGHT.sub("", text)
+    return CleanLine(text.rstrip(), rank, had)
+
+
+def clean_segment(raw: str, needle: str) -> CleanLine:
+    """Like clean(), but for a line with carriage returns keep the segment holding `needle`."""
+    if "\r" in raw.rstrip("\r"):
+        segs = [s for s in raw.split("\r") if needle in s]
+        if segs:
+            lead = clean(raw.split("\r", 1)[0])      # the prefix lives on the first segment
+            inner = clean(segs[-1])
+            return CleanLine(inner.text, inner.rank if inner.rank is not None else lead.rank, lead.had_prefix or inner.had_prefix)
+    return clean(raw)
+
+
+# ------------------------------------------------------------------ message regexes
+
+F01 = re.compile(
+    rf"(?P<backend>CUDA|HIP|XPU) out of memory\. ?Tried to allocate (?P<req>{SIZE})\.? ?(?:GPU|Device) ?(?P<dev>\d*) has a total capac(?:i)?ty of (?P<total>{SIZE}) of which (?P<free>{SIZE}) is free\."
+)
+F01_HEAD = re.compile(rf"(?P<backend>CUDA|HIP|XPU) out of memory\. ?Tried to allocate (?P<req>{SIZE})\.?(?: ?(?:GPU|Device) ?(?P<dev>\d*))?")
+F01_TOTAL = re.compile(rf"has a total capac(?:i)?ty of (?P<total>{SIZE})")
+F01A = re.compile(rf"is free\. ?(?P<allowed>{SIZE}) allowed;")
+F01B = re.compile(rf"Process (?P<pid>\d+) has (?P<used>{SIZE}) memory in use")
+F01C = re.compile(rf"Including non-PyTorch memory, this process has (?:\*\*)?(?P<self>{SIZE})(?:\*\*)? memory in use")
+F01D = re.compile(
+    rf"Of the allocated memory (?P<alloc>{SIZE}) is allocated by PyTorch, (?:with (?P<priv>{SIZE}) allocated in private pools \(e\.g\., (?:CUDA|HIP) Graphs\), )?and (?P<unalloc>{SIZE}) is reserved by PyTorch but unallocated"
+)
+F02 = re.compile(
+    rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
+)
+F02_HEAD = re.compile(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);")
+F03 = re.compile(rf"(?P<backend>CUDA|HIP|NPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
+F04 = re.compile(r"(?:CUDA|HIP) (?:driver )?error: out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory")
+F05 = re.compile(
+    rf"MPS backend out of memory \(MPS allocated: (?P<alloc>{SIZE}), other allocations: (?P<other>{SIZE}), max allowed: (?P<max>{SIZE})\)\. Tried to allocate (?P<req>{SIZE})"
+)
+F05_HEAD = re.compile(r"MPS backend out of memory")
+F06 = re.compile(r"CUBLAS_STATUS_ALLOC_FAILED")
+F07_ALLOC = re.compile(r"CUDNN_STATUS_ALLOC_FAILED")
+F08 = re.compile(r"NCCL WARN (?:.*?)(?:Cuda failure '?out of memory'?|Failed to CUDA calloc (?P<bytes>\d+) bytes)|Failed to CUDA calloc (?P<bytes2>\d+) bytes|ncclUnhandledCudaError.*out of memory|NCCL error.*out of memory")
+F09 = re.compile(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes")
+F09B = re.compile(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
+F10 = re.compile(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB")
+F11 = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
+F11B = re.compile(r"exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)|Signal (?P<sig>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID (?P<spid>\d+)")
+F12 = re.compile(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits with return code = (?P<rc2>-9)\b")
+F13 = re.compile(r"(?:^|[\s\]|])Killed(?:[ \t]*$|[ \t]{2,}\S)")
+F14 = re.compile(r"Out of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?")
+F15 = re.compile(r"exited with code 137|exit code:? 137\b|OOMKilled|Exit code 137")
+F16 = re.compile(r"killed due to memory pressure \(OOM\)|ray\.exceptions\.OutOfMemoryError|node running low on memory")
+F16_GPU = re.compile(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)")
+F17 = re.compile(r"RESOURCE_EXHAUSTED: (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes)")
+F17B = re.compile(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.")
+F18 = re.compile(r"Allocator \((?P<alloc>GPU_\d+_bfc)\) ran out of memory trying to allocate (?P<req>\S+?) \(rounded to (?P<bytes>\d+)\)")
+F19 = re.compile(r"(?:ResourceExhaustedError|Resource exhausted):? (?:\(see above for traceback\): )?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\] and type (?P<dtype>\w+)(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?")
+F20 = re.compile(r"No available memory for the cache blocks")
+F21 = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)")
+F21C = re.compile(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
+F22 = re.compile(r"No executable batch size found, reached zero")
+F25 = re.compile(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.")
+F26 = re.compile(r"\[METAL\] Command buffer execution failed: Insufficient Memory")
+F28 = re.compile(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)")
+F28_GARBLED = re.compile(r"OutOfMemoryError\s*OutOfMemoryError|OutOfMemoryError:\s+(?!.*out of memory)")
+# Look-alikes: never events.
+LOOKALIKE = re.compile(r"OutOfResources|out of resource: shared memory|CUDNN_STATUS_(?:INTERNAL_ERROR|EXECUTION_FAILED|MAPPING_ERROR|NOT_INITIALIZED)|\[METAL\] Command buffer execution failed: Internal Error")
+CUDNN_NOT_SUPPORTED = re.compile(r"CUDNN_STATUS_NOT_SUPPORTED")
+CODE_LINE = re.compile(r"^\s*(?:except\b|raise\b|if\b|elif\b|return\b|isinstance\(|from\b|import\b|#|>>>|\.\.\.)|should_reduce_batch_size|_is_oom|is_oom")
+
+
+@dataclass
+class Parsed:
+    kind: str
+    tried_gib: float | None = None
+    capacity_gib: float | None = None
+    free_gib: float | None = None
+    allocated_gib: float | None = None
+    reserved_unallocated_gib: float | None = None
+    reserved_gib: float | None = None
+    process_gib: float | None = None
+    other_processes_gib: float | None = None
+    device: int | None = None
+    fields: int = 0                     # how many numbers were read: picks the best line joining
+    extra: dict = field(default_factory=dict)
+
+
+def _count(p: Parsed) -> Parsed:
+    p.fields = sum(v is not None for v in (p.tried_gib, p.capacity_gib, p.free_gib, p.allocated_gib,
+                                            p.reserved_unallocated_gib, p.reserved_gib, p.process_gib,
+                                            p.other_processes_gib))
+    return p
+
+
+def _backend_kind(backend: str) -> str:
+    return {"CUDA": "cuda_oom", "HIP": "hip_oom", "NPU": "npu_oom", "XPU": "xpu_oom"}.get(backend, "cuda_oom")
+
+
+def _dev(text: str | None) -> int | None:
+    return int(text) if text else None
+
+
+def parse_torch(text: str) -> Parsed | None:
+    """The PyTorch allocator messages (F01, F02 and their cut forms, F03, F04)."""
+    m = F02.search(text)
+    if m:
+        reserved = size_gib(m.group("reserved") or m.group("cached"))
+        alloc = size_gib(m.group("alloc"))
+        p = Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")),
+                   capacity_gib=size_gib(m.group("total")), free_gib=size_gib(m.group("free")),
+                   allocated_gib=alloc, reserved_gib=reserved, device=_dev(m.group("dev")))
+        if reserved is not None and alloc is not None:
+            p.reserved_unallocated_gib = max(0.0, reserved - alloc)
+        return _count(p)
+    m = F02_HEAD.search(text)
+    if m:
+        return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev"))))
+    m = F01.search(text) or F01_HEAD.search(text)
+    if m:
+        p = Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev")))
+        if "total" in m.re.groupindex:
+            p.capacity_gib = size_gib(m.group("total"))
+            p.free_gib = size_gib(m.group("free"))
+        else:
+            t = F01_TOTAL.search(text, m.end())
+            if t:
+                p.capacity_gib = size_gib(t.group("total"))
+        tail = text[m.start():]
+        a = F01A.search(tail)
+        if a:
+            p.extra["allowed_gib"] = size_gib(a.group("allowed"))
+        procs = [size_gib(x.group("used")) or 0.0 for x in F01B.finditer(tail)]
+        c = F01C.search(tail)
+        if c:
+            p.process_gib = size_gib(c.group("self"))
+            if procs:
+                p.other_processes_gib = sum(procs)
+            elif p.capacity_gib is not None:
+                p.other_processes_gib = 0.0
+        elif procs:
+            # No self clause: in containers the current process appears under a foreign PID,
+            # so the biggest entry is taken as this process and the rest as others.
+            p.process_gib = max(procs)
+            p.other_processes_gib = sum(procs) - max(procs)
+        cap = p.capacity_gib
+        if p.process_gib is not None and (p.process_gib <= 0.0 or (cap and p.process_gib > cap * 1.5)):
+            p.process_gib = None          # '0 bytes' or the unsigned-underflow 17179869184 GiB
+        d = F01D.search(tail)
+        if d:
+            p.allocated_gib = size_gib(d.group("alloc"))
+            p.reserved_unallocated_gib = size_gib(d.group("unalloc"))
+            if p.allocated_gib is not None and p.reserved_unallocated_gib is not None:
+                p.reserved_gib = p.allocated_gib + p.reserved_unallocated_gib
+        return _count(p)
+    m = F03.search(text)
+    if m:
+        return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req"))))
+    if F04.search(text):
+        return _count(Parsed("hip_oom" if "HIP" in text or "hipError" in text else "cuda_oom"))
+    return None
+
+
+def parse_message(text: str) -> Parsed | None:
+    """Classify one logical message line; None when it is not a memory failure."""
+    if F05_HEAD.search(text):
+        m = F05.search(text)
+        p = Parsed("mps_oom")
+        if m:
+            p.tried_gib = size_gib(m.group("req"))
+            p.allocated_gib = size_gib(m.group("alloc"))
+            p.capacity_gib = size_gib(m.group("max"))
+            p.other_processes_gib = size_gib(m.group("other"))
+        return _count(p)
+    m = F14.search(text)
+    if m:
+        p = Parsed("host_oom")
+        if m.group("rss"):
+            p.process_gib = int(m.group("rss")) / (1 << 20)     # kB -> GiB
+        return _count(p)
+    m = F17B.search(text)
+    if m:
+        return _count(Parsed("xla_oom", capacity_gib=size_gib(m.group("cap").replace("G", " GiB").replace("M", " MiB")) if m.group("cap")[-1] in "GM" else size_gib(m.group("cap"))))
+    m = F17.search(text)
+    if m:
+        b = m.group("bytes") or m.group("bytes3")
+        return _count(Parsed("xla_oom", tried_gib=int(b) / GIB if b else None))
+    m = F18.search(text)
+    if m:
+        return _count(Parsed("xla_oom", tried_gib=int(m.group("bytes")) / GIB))
+    m = F08.search(text)
+    if m:
+        b = m.group("bytes") or m.group("bytes2")
+        return _count(Parsed("nccl_oom", tried_gib=int(b) / GIB if b else None))
+    if F16_GPU.search(text):
+        return _count(Parsed("cuda_oom"))
+    if F16.search(text):
+        return _count(Parsed("host_oom"))
+    p = parse_torch(text)
+    if p is not None:
+        return p
+    m = F09.search(text)
+    if m:
+        return _count(Parsed("host_oom", tried_gib=int(m.group("bytes")) / GIB))
+    m = F10.search(text)
+    if m:
+        return _count(Parsed("hpu_oom", tried_gib=int(m.group("bytes")) / GIB))
+    if F06.search(text):
+        return _count(Parsed("cublas_alloc"))
+    if F07_ALLOC.search(text):
+        return _count(Parsed("cudnn_alloc"))
+    m = F19.search(text)
+    if m:
+        return _count(Parsed("tf_oom", extra={"shape": m.group("shape")}))
+    m = F21.search(text)
+    if m:
+        return _count(Parsed("vllm_cache", capacity_gib=float(m.group("total")), free_gib=float(m.group("free")),
+                             tried_gib=float(m.group("want"))))
+    if F20.search(text):
+        return _count(Parsed("vllm_cache"))
+    if F22.search(text):
+        return _count(Parsed("batch_size_exhausted"))
+    m = F25.search(text)
+    if m:
+        return _count(Parsed("save_clone_oom", extra={"rank": m.group("rank")}))
+    if F26.search(text):
+        return _count(Parsed("mlx_oom"))
+    m = F11.search(text)
+    if m:
+        return _count(Parsed("host_oom", extra={"local_rank": int(m.group("local_rank"))})) if m.group("code") == "-9" else None
+    m = F11B.search(text)
+    if m:
+        if m.group("code") == "-9" or m.group("sig") == "9":
+            return _count(Parsed("host_oom"))
+        return None
+    m = F12.search(text)
+    if m and (m.group("rc") or m.group("rc2")) == "-9":
+        return _count(Parsed("host_oom"))
+    if F15.search(text):
+        return _count(Parsed("host_oom"))
+    if F13.search(text):
+        return _count(Parsed("host_oom"))
+    if F09B.search(text) and "Cannot allocate memory" in text or "std::bad_alloc" in text:
+        return _count(Parsed("host_oom"))
+    return None
+
+
+def parse_class_only(text: str) -> Parsed | None:
+    """F28: only the exception class survived (message cut, garbled by two ranks, IPython header)."""
+    if CODE_LINE.search(text):
+        return None
+    if "ray.exceptions.OutOfMemoryError" in text:
+        return _count(Parsed("host_oom"))
+    if F28.search(text) or F28_GARBLED.search(text):
+        return _count(Parsed("cuda_oom"))
+    return None

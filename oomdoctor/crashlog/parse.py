@@ -1,0 +1,396 @@
+"""Scan a crash log for memory failures and the facts around them.
+
+The file is mapped once; a few marker strings are found with byte searches, and only the lines
+around each hit (plus the head, the stretch before the crash and the tail, for context) are decoded.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oomdoctor.crashlog import formats as F
+from oomdoctor.crashlog.context import Context
+from oomdoctor.crashlog.phase import TRACEBACK_HEAD, is_frame, phase_from_log_lines, phase_of
+from oomdoctor.crashlog.source import LogSource, open_log
+from oomdoctor.facts import CrashEvent, CrashReport
+
+# Searched over the whole file whatever its size: between them they catch every GPU OOM shape.
+PRIMARY_MARKERS = (b"ut of mem", b"OutOfMemory", b"_ALLOC_FAILED")
+# Rarer failures; searched everywhere in logs up to FULL_SCAN_BYTES, else in the head, the tail
+# and around primary hits (host kills and launcher teardown sit at the end of a run).
+SECONDARY_MARKERS = (
+    b"CUDA calloc", b"DefaultCPUAllocator", b"PT_DEVMEM", b"exitcode", b"Signal 9", b"Killed",
+    b"return code = -9", b"code 137", b"code: 137", b"RESOURCE_EXHAUSTED", b"OOM when allocating",
+    b"cache blocks", b"Free memory on device", b"No executable batch size", b"Failed to clone() tensor",
+    b"Insufficient Memory", b"memory pressure", b"Cannot allocate memory", b"bad_alloc", b"low on memory",
+    b"cudaErrorMemoryAllocation", b"Resource exhausted",
+)
+FULL_SCAN_BYTES = 256 << 20
+HEAD_BYTES = 8 << 20
+TAIL_BYTES = 32 << 20
+AROUND_HIT_BYTES = 1 << 20
+MAX_HITS = 20_000                  # a log that repeats an OOM a million times still parses quickly
+JOIN_LINES = 6                     # a wrapped message spans at most this many physical lines
+TRACEBACK_LINES = 400
+CONTEXT_WHOLE_BYTES = 48 << 20
+CONTEXT_HEAD_BYTES = 4 << 20
+CONTEXT_BEFORE_BYTES = 4 << 20
+CONTEXT_TAIL_BYTES = 1 << 20
+
+GPU_KINDS = frozenset({"cuda_oom", "hip_oom", "npu_oom", "xpu_oom", "mps_oom", "cublas_alloc", "cudnn_alloc",
+                       "nccl_oom", "xla_oom", "tf_oom", "hpu_oom", "vllm_cache", "bnb_alloc", "batch_size_exhausted",
+                       "save_clone_oom", "mlx_oom"})
+
+
+@dataclass
+class _Hit:
+    start: int                 # byte offset of the message's first line
+    end: int                   # end of its last line
+    parsed: F.Parsed
+    rank: int | None
+    message: str
+    line: int = 0
+    phase: str | None = None
+
+
+def parse_log(path: str) -> CrashReport:
+    """Read a crash log ("-" = stdin, .gz accepted) and return every memory failure and its context.
+
+    Raises InputError for a missing, unreadable, empty or binary file. A log without any memory
+    failure returns a CrashReport whose `events` is empty.
+    """
+    with open_log(path) as src:
+        return _parse(src)
+
+
+def _parse(src: LogSource) -> CrashReport:
+    offsets = _marker_offsets(src)
+    hits = _read_hits(src, offsets)
+    _number_lines(src, hits)
+    for h in hits:
+        h.phase = _phase(src, h)
+    hits = _merge(hits)
+    ctx = _context(src, hits)
+    events = tuple(CrashEvent(kind=h.parsed.kind, line=h.line, tried_gib=_r(h.parsed.tried_gib),
+                              capacity_gib=_r(h.parsed.capacity_gib), free_gib=_r(h.parsed.free_gib),
+                              allocated_gib=_r(h.parsed.allocated_gib),
+                              reserved_unallocated_gib=_r(h.parsed.reserved_unallocated_gib),
+                              reserved_gib=_r(h.parsed.reserved_gib), process_gib=_r(h.parsed.process_gib),
+                              other_processes_gib=_r(h.parsed.other_processes_gib), device=h.parsed.device,
+                              rank=h.rank, phase=h.phase, message=h.message[:500]) for h in hits)
+    failed = sorted({h.rank for h in hits if h.rank is not None}
+                    | {h.parsed.extra["local_rank"] for h in hits if "local_rank" in h.parsed.extra})
+    world = ctx.world_size
+    if world is None and ctx.max_rank is not None:
+        world = ctx.max_rank + 1
+    report = CrashReport(
+        file=src.display, events=events, versions=dict(ctx.versions), gpu_name=ctx.gpu_name, world_size=world,
+        params_trainable=ctx.params_trainable, params_total=ctx.params_total, train_args=dict(ctx.train_args),
+        step=ctx.final_step(), total_steps=ctx.final_total(), seq_len_failing=ctx.seq_len,
+        failed_ranks=tuple(failed), memory_samples=tuple(ctx.samples), lines_total=_lines_total(src, hits),
+    )
+    from dataclasses import replace
+    return replace(report, diagnoses=diagnose(report))
+
+
+def _r(x: float | None) -> float | None:
+    return None if x is None else round(x, 6)
+
+
+# ------------------------------------------------------------------ finding hits
+
+def _marker_offsets(src: LogSource) -> list[int]:
+    found: list[int] = []
+    for marker in PRIMARY_MARKERS:
+        found.extend(src.find_all(marker, limit=MAX_HITS))
+    if src.size <= FULL_SCAN_BYTES:
+        windows = [(0, src.size)]
+    else:
+        windows = [(0, HEAD_BYTES), (max(0, src.size - TAIL_BYTES), src.size)]
+        windows += [(max(0, p - AROUND_HIT_BYTES), p + AROUND_HIT_BYTES) for p in found[:200]]
+        windows = _merge_windows(windows)
+    for lo, hi in windows:
+        for marker in SECONDARY_MARKERS:
+            found.extend(src.find_all(marker, lo, hi, limit=MAX_HITS))
+    return sorted(set(found))[: MAX_HITS * 2]
+
+
+def _merge_windows(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for lo, hi in sorted(windows):
+        if out and lo <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], hi))
+        else:
+            out.append((lo, hi))
+    return out
+
+
+def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
+    hits: list[_Hit] = []
+    consumed_until = -1
+    last_start = -1
+    for pos in offsets:
+        if pos <= consumed_until:
+            continue
+        start, end = src.line_span(pos)
+        if start == last_start:
+            continue
+        last_start = start
+        raw = src.text(start, end)
+        needle = src.text(pos, min(end, pos + 8)) or "\n"
+        cl = F.clean_segment(raw, needle[:4])
+        text = cl.text
+        if F.LOOKALIKE.search(text) and not ("out of memory" in text and "OutOfResources" not in text):
+            continue
+        parsed = F.parse_message(text)
+        msg_end = end
+        if parsed is None:
+            parsed = F.parse_class_only(text)
+            if parsed is not None and parsed.kind == "cuda_oom":
+                # the full message may follow on the next lines (IPython header, garbled ranks)
+                nxt = _join_following(src, end, cl.rank, text)
+                better = F.parse_message(nxt[0]) if nxt else None
+                if better is not None and better.kind != "host_oom":
+                    parsed, text, msg_end = better, nxt[0], nxt[1]
+        elif parsed.kind in ("cuda_oom", "hip_oom", "npu_oom", "xpu_oom") and _incomplete(text):
+            best = (parsed, text, end)
+            for joiner in (" ", ""):
+                nxt = _join_following(src, end, cl.rank, text, joiner)
+                if nxt:
+                    p2 = F.parse_message(nxt[0])
+                    if p2 is not None and p2.fields > best[0].fields:
+                        best = (p2, nxt[0], nxt[1])
+            parsed, text, msg_end = best
+        if parsed is None:
+            continue
+        rank = cl.rank
+        if rank is None and parsed.extra.get("rank"):
+            rank = int(parsed.extra["rank"])
+        hits.append(_Hit(start, msg_end, parsed, rank, text.strip()))
+        consumed_until = msg_end
+    return hits
+
+
+def _incomplete(text: str) -> bool:
+    """A torch message whose clauses stop early (wrapped or cut)."""
+    if "out of memory" not in text:
+        return False
+    if F.F02_HEAD.search(text):
+        return not F.F02.search(text)
+    if "Tried to allocate" not in text:
+        return text.rstrip().endswith(("memory", "memory."))   # bare 'CUDA out of memory.' may wrap
+    return not ("reserved by PyTorch but unallocated" in text or "See documentation" in text
+                or "PYTORCH_" in text or "max_split_size_mb" in text)
+
+
+_NEW_RECORD = ("Traceback", "File \"", "During handling", "The above exception", "[rank", "[default", "  File")
+
+
+def _join_following(src: LogSource, end: int, rank: int | None, text: str, joiner: str = " ") -> tuple[str, int] | None:
+    parts = [text.rstrip()]
+    last_end = end
+    for s, e, raw in src.lines_after(end, JOIN_LINES * 2):
+        cl = F.clean(raw)
+        if rank is not None and cl.rank is not None and cl.rank != rank:
+            continue                   # another rank's line interleaved in the middle
+        t = cl.text.strip()
+        if not t:
+            continue                   # double-spaced paste
+        if t.startswith(_NEW_RECORD) or is_frame(t) or TRACEBACK_HEAD.search(t):
+            break
+        parts.append(t)
+        last_end = e
+        if len(parts) > JOIN_LINES:
+            break
+        joined = joiner.join(parts)
+        if not _incomplete(joined):
+            return joined, last_end
+    if len(parts) == 1:
+        return None
+    return joiner.join(parts), last_end
+
+
+# ------------------------------------------------------------------ line numbers
+
+def _number_lines(src: LogSource, hits: list[_Hit]) -> None:
+    line = 1
+    pos = 0
+    for h in sorted(hits, key=lambda h: h.start):
+        line += src.count_newlines(pos, h.start)
+        pos = h.start
+        h.line = line
+
+
+def _lines_total(src: LogSource, hits: list[_Hit]) -> int | None:
+    if src.size > FULL_SCAN_BYTES and not hits:
+        return None
+    n = src.count_newlines(0, src.size) if src.size <= FULL_SCAN_BYTES else None
+    if n is None:
+        return None
+    return n + (0 if src.mm[src.size - 1:src.size] == b"\n" else 1)
+
+
+# ------------------------------------------------------------------ phase
+
+def _phase(src: LogSource, h: _Hit) -> str | None:
+    if h.parsed.kind == "save_clone_oom":
+        return "save"
+    frames: list[str] = []
+    plain: list[str] = []
+    saw_head = False
+    for _s, _e, raw in src.lines_before(h.start, TRACEBACK_LINES):
+        cl = F.clean(raw)
+        if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
+            continue
+        t = cl.text
+        if TRACEBACK_HEAD.search(t):
+            saw_head = True
+            break
+        if len(plain) < 40:
+            plain.append(t)
+        frames.append(t)
+        if not frames[-1].strip() and len(frames) > 200 and not any(is_frame(x) for x in frames[-50:]):
+            break
+    if saw_head or any(is_frame(x) for x in frames[:TRACEBACK_LINES]):
+        frames.reverse()
+        if not saw_head:
+            frames = _trim_to_frames(frames)
+        phase = phase_of(frames)
+        if phase:
+            return phase
+    if h.parsed.kind in ("vllm_cache",):
+        return "load"
+    return phase_from_log_lines(plain)
+
+
+def _trim_to_frames(lines: list[str]) -> list[str]:
+    """Without a 'Traceback' header keep only the contiguous frame block nearest the message."""
+    idx = [i for i, t in enumerate(lines) if is_frame(t)]
+    if not idx:
+        return []
+    first = idx[0]
+    for i in range(len(idx) - 1, 0, -1):
+        if idx[i] - idx[i - 1] > 4:
+            first = idx[i]
+            break
+    return lines[first:]
+
+
+# ------------------------------------------------------------------ merging repeats
+
+def _merge(hits: list[_Hit]) -> list[_Hit]:
+    out: list[_Hit] = []
+    seen: set[tuple] = set()
+    last_kill: _Hit | None = None
+    for h in sorted(hits, key=lambda h: h.start):
+        key = (h.parsed.kind, h.rank, h.message)
+        if key in seen:
+            continue                # the same rank's message printed again (elastic error summary)
+        if h.parsed.kind == "host_oom" and last_kill is not None and h.line - last_kill.line <= 60:
+            if "local_rank" in h.parsed.extra:
+                last_kill.parsed.extra.setdefault("local_rank", h.parsed.extra["local_rank"])
+            continue                # one kill reported by several launcher lines
+        seen.add(key)
+        if h.parsed.kind == "host_oom":
+            last_kill = h
+        # a class-only line right before a full message of the same rank is the same failure
+        if out and out[-1].parsed.fields == 0 and out[-1].rank == h.rank and h.parsed.kind == out[-1].parsed.kind \
+                and h.line - out[-1].line <= TRACEBACK_LINES and h.parsed.fields > 0:
+            out[-1] = h if h.phase else _with_phase(h, out[-1].phase)
+            continue
+        out.append(h)
+    return out
+
+
+def _with_phase(h: _Hit, phase: str | None) -> _Hit:
+    h.phase = phase
+    return h
+
+
+# ------------------------------------------------------------------ context
+
+def _context(src: LogSource, hits: list[_Hit]) -> Context:
+    ctx = Context()
+    crash_at = min((h.start for h in hits), default=src.size)
+    primary = _primary_hit(hits)
+    if primary is not None:
+        crash_at = primary.start
+    if src.size <= CONTEXT_WHOLE_BYTES:
+        regions = [(0, src.size)]
+    else:
+        regions = _merge_windows([(0, CONTEXT_HEAD_BYTES), (max(0, crash_at - CONTEXT_BEFORE_BYTES), crash_at + 4096),
+                                  (max(0, src.size - CONTEXT_TAIL_BYTES), src.size)])
+    line_base = 1
+    counted_to = 0
+    for lo, hi in regions:
+        if lo > 0:
+            lo = src.mm.rfind(b"\n", 0, lo) + 1
+        line_base += src.count_newlines(counted_to, lo)
+        counted_to = lo
+        _feed_region(src, ctx, lo, hi, line_base, crash_at)
+    return ctx
+
+
+def _feed_region(src: LogSource, ctx: Context, lo: int, hi: int, line_no: int, crash_at: int) -> None:
+    chunk = 4 << 20
+    pos = lo
+    while pos < hi:
+        stop = min(hi, pos + chunk)
+        if stop < src.size:
+            nl = src.mm.rfind(b"\n", pos, stop)
+            stop = nl + 1 if nl > pos else min(src.size, stop)
+        block = src.mm[pos:stop]
+        text = F_decode(block)
+        offset = pos
+        for line in text.split("\n"):
+            if len(line) > 16384:
+                line = line[:16384]
+            ctx.feed(line, line_no, offset < crash_at)
+            line_no += 1
+            offset += len(line) + 1          # approximate for non-ASCII; only compared with crash_at
+        pos = stop
+
+
+def F_decode(block: bytes) -> str:
+    from oomdoctor.crashlog.source import decode
+    return decode(block)
+
+
+def _primary_hit(hits: list[_Hit]) -> _Hit | None:
+    with_numbers = [h for h in hits if h.parsed.capacity_gib is not None]
+    if with_numbers:
+        return with_numbers[0]
+    return hits[0] if hits else None
+
+
+# ------------------------------------------------------------------ diagnoses
+
+FRAGMENTATION_SHARE = 0.20
+FRAGMENTATION_GIB = 2.0
+OTHER_PROCESS_GIB = 0.5
+LONG_RUN_STEPS = 10
+
+
+def diagnose(report: CrashReport) -> tuple[str, ...]:
+    """Plain labels for what the facts point to; order: most specific first."""
+    out: list[str] = []
+    ev = report.primary
+    gpu_events = [e for e in report.events if e.kind in GPU_KINDS]
+    if any(e.kind == "host_oom" for e in report.events):
+        out.append("host_ram")
+    if ev is not None:
+        unalloc = ev.reserved_unallocated_gib
+        reserved = ev.reserved_gib
+        if unalloc is not None and (unalloc >= FRAGMENTATION_GIB or (reserved and unalloc >= FRAGMENTATION_SHARE * reserved)):
+            out.append("fragmentation")
+        if any((e.other_processes_gib or 0.0) >= OTHER_PROCESS_GIB for e in report.events):
+            out.append("other_process")
+    phases = [e.phase for e in (gpu_events or report.events)]
+    if "eval" in phases:
+        out.append("eval")
+    if "save" in phases:
+        out.append("save")
+    if gpu_events and report.step is not None and report.step >= LONG_RUN_STEPS and not {"eval", "save"} & set(phases):
+        out.append("long_samples")
+    if ev is not None and ev.tried_gib and ev.capacity_gib and ev.tried_gib > ev.capacity_gib:
+        out.append("request_exceeds_gpu")
+    return tuple(out)
