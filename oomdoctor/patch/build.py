@@ -86,20 +86,22 @@ def _rel(abs_path: str, cwd: str) -> str:
     return os.path.relpath(abs_path, cwd).replace(os.sep, "/")
 
 
-def read_text(path: str) -> tuple[str, FileStat]:
+def read_text(path: str, shown_as: str | None = None) -> tuple[str, FileStat]:
+    """The file's text (UTF-8, BOM kept) and its stat; errors name it as `shown_as` (the user's spelling)."""
+    shown = shown_as or path
     try:
         with open(path, "rb") as fh:
             data = fh.read()
             st = os.fstat(fh.fileno())
     except FileNotFoundError:
-        raise InputError("no such file", path) from None
+        raise InputError("no such file", shown) from None
     except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", path) from None
+        raise InputError(f"cannot read: {err.strerror}", shown) from None
     try:
         text = data.decode("utf-8")      # not utf-8-sig: a BOM stays in the text and is written back
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise InputError("not UTF-8 text", path, line) from None
+        raise InputError("not UTF-8 text", shown, line) from None
     return text, FileStat.of_bytes(data, st)
 
 
@@ -156,7 +158,7 @@ def build_patch(edits: Sequence[KeyEdit], *, cwd: str | None = None) -> PatchSet
         draft = drafts.get(abs_path)
         if draft is None:
             if os.path.exists(abs_path):
-                text, stat = read_text(abs_path)
+                text, stat = read_text(abs_path, os.fspath(edit.file))
                 draft = _Draft(os.fspath(edit.file), abs_path, text, stat, text)
             else:
                 draft = _Draft(os.fspath(edit.file), abs_path, None, None, None)
