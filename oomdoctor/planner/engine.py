@@ -1,0 +1,528 @@
+"""The planner: walk the remedy ladder, and search for the least-cost set of remedies.
+
+Ladder: rules in book order; a rule is skipped when its condition is false, when it would change
+nothing, or when the re-estimated peak does not drop; a rule with ``repeat`` fires again while it
+helps; the walk stops as soon as the estimate fits with headroom.
+"""
+from __future__ import annotations
+
+import heapq
+import math
+import time
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Mapping, Sequence
+
+from oomdoctor.errors import InputError
+from oomdoctor.facts import Change, CrashReport, Estimate, Hardware, ModelShape, Plan, Skipped, Step, TrainingSetup
+from oomdoctor.planner import registry
+from oomdoctor.planner.rules import PLACEHOLDER_RE, AllOf, AnyOf, Condition, Leaf, NotOf, Rule, RuleBook
+
+Estimator = Callable[..., Estimate]
+
+SAVING_EPS_GIB = 1e-3            # a rung must save more than this to count as helping
+# Cost weights: a quality change outweighs any pile of throughput costs, so the least-cost plan
+# changes the experiment only when nothing else fits ("quality-changing steps last").
+COST_WEIGHTS = {
+    ("none", "small"): 0.05, ("none", "medium"): 0.05, ("none", "large"): 0.05,
+    ("throughput", "small"): 1.0, ("throughput", "medium"): 3.0, ("throughput", "large"): 8.0,
+    ("quality", "small"): 100.0, ("quality", "medium"): 200.0, ("quality", "large"): 400.0,
+}
+SEARCH_BUDGET_S = 0.15           # least-cost search stops here and keeps the best plan found
+SEARCH_MAX_EVALS = 2000
+ZERO3_GPU_COUNTS = (2, 4, 8, 16, 32, 64)
+
+
+def _default_estimator() -> Estimator:
+    from oomdoctor.memory import estimate
+    return estimate
+
+
+# ---------------------------------------------------------------- conditions
+
+def holds(cond: Condition | None, facts: Mapping[str, Any]) -> bool:
+    if cond is None:
+        return True
+    if isinstance(cond, AllOf):
+        return all(holds(c, facts) for c in cond.items)
+    if isinstance(cond, AnyOf):
+        return any(holds(c, facts) for c in cond.items)
+    if isinstance(cond, NotOf):
+        return not holds(cond.item, facts)
+    return _leaf_holds(cond, facts)
+
+
+def _leaf_holds(leaf: Leaf, facts: Mapping[str, Any]) -> bool:
+    if leaf.fact not in facts:
+        # An unknown fact fails every comparison; only "missing" and "ne" hold.
+        return leaf.op in ("missing", "ne")
+    value, want = facts[leaf.fact], leaf.value
+    op = leaf.op
+    if op == "exists":
+        return True
+    if op == "missing":
+        return False
+    if isinstance(value, tuple):                 # list facts: in = shares an element
+        hit = bool(set(value) & set(want))
+        return hit if op == "in" else not hit
+    if op == "eq":
+        return value == want
+    if op == "ne":
+        return value != want
+    if op == "in":
+        return value in want
+    if op == "not_in":
+        return value not in want
+    return {"lt": value < want, "le": value <= want, "gt": value > want, "ge": value >= want}[op]
+
+
+_OP_WORDS = {"eq": "to be", "ne": "not to be", "lt": "below", "le": "at most", "gt": "above", "ge": "at least",
+             "in": "one of", "not_in": "none of"}
+
+
+def _fmt(fact: str, value: Any) -> str:
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, float):
+        if fact.endswith("_share") or fact.endswith("fragmentation"):
+            return f"{value:.0%}"
+        return f"{value:.1f}" if abs(value) >= 1 or value == 0 else f"{value:.2f}"
+    if isinstance(value, tuple):
+        return ", ".join(_fmt(fact, v) for v in value) or "none"
+    return str(value)
+
+
+def _describe(leaf: Leaf, facts: Mapping[str, Any]) -> str:
+    label = registry.FACTS[leaf.fact].label
+    if leaf.fact not in facts:
+        if leaf.fact.startswith("crash.") and not facts.get("crash.present"):
+            return "no crash log shows it"
+        return f"{label} is unknown"
+    return f"{label} is {_fmt(leaf.fact, facts[leaf.fact])}"
+
+
+def unmet(cond: Condition, facts: Mapping[str, Any]) -> str:
+    """Why a condition is false, in words a person understands."""
+    if isinstance(cond, AllOf):
+        return next(unmet(c, facts) for c in cond.items if not holds(c, facts))
+    if isinstance(cond, AnyOf):
+        return " and ".join(dict.fromkeys(unmet(c, facts) for c in cond.items))
+    if isinstance(cond, NotOf):
+        inner = cond.item
+        if isinstance(inner, Leaf):
+            return _describe(inner, facts)
+        return "an excluding condition holds"
+    leaf = cond
+    if leaf.op == "exists":
+        return f"{registry.FACTS[leaf.fact].label} is unknown"
+    if leaf.op == "missing":
+        return f"{_describe(leaf, facts)}, the rule is for when it is unknown"
+    if leaf.fact not in facts:
+        return _describe(leaf, facts)
+    if registry.FACTS[leaf.fact].kind == registry.BOOL and leaf.op in ("eq", "ne"):
+        return f"{_describe(leaf, facts)}, the rule is for when it is {_fmt(leaf.fact, leaf.value == (leaf.op == 'eq'))}"
+    return f"{_describe(leaf, facts)}, the rule needs it {_OP_WORDS[leaf.op]} {_fmt(leaf.fact, leaf.value)}"
+
+
+# ---------------------------------------------------------------- actions
+
+@dataclass(frozen=True)
+class Firing:
+    """What one application of a rule would do to a setup."""
+
+    setup: TrainingSetup
+    changes: tuple[Change, ...]
+    env: Mapping[str, str]
+    notes: tuple[str, ...]
+    notes_zh: tuple[str, ...] = ()
+
+
+def _round(value: float, mode: str) -> float:
+    if mode == "floor":
+        return math.floor(value + 1e-9)
+    if mode == "ceil":
+        return math.ceil(value - 1e-9)
+    if mode == "nearest":
+        return math.floor(value + 0.5)
+    if mode in ("pow2_floor", "pow2_ceil"):
+        if value < 1:
+            return 1
+        exp = math.log2(value)
+        return 2 ** (math.floor(exp + 1e-9) if mode == "pow2_floor" else math.ceil(exp - 1e-9))
+    return value
+
+
+def render(text: str, facts: Mapping[str, Any]) -> str:
+    """Fill ``${fact}`` placeholders (names were checked at load); nothing else is interpreted."""
+    return PLACEHOLDER_RE.sub(lambda m: _fmt(m.group(1), facts[m.group(1)]) if m.group(1) in facts else "?", text)
+
+
+def fire(rule: Rule, setup: TrainingSetup, facts: Mapping[str, Any], *,
+         shape: ModelShape | None = None, hw: Hardware | None = None,
+         crash: CrashReport | None = None, est: Estimate | None = None) -> Firing:
+    """Apply a rule's actions to a setup (its condition is the caller's business)."""
+    values: dict[str, Any] = {}
+    touched: list[str] = []
+    env: dict[str, str] = {}
+    note_texts = []
+
+    def get(name: str) -> Any:
+        return values[name] if name in values else getattr(setup, name)
+
+    def put(name: str, value: Any) -> None:
+        if name not in touched:
+            touched.append(name)
+        values[name] = value
+
+    for action in rule.actions:
+        p = action.params
+        if action.kind == "set":
+            if "from" in p:
+                if p["from"] not in facts:
+                    continue
+                value = facts[p["from"]]
+                if registry.SETUP_FIELDS[p["field"]] == registry.INT:
+                    value = int(round(value))
+            else:
+                value = p["value"]
+            put(p["field"], value)
+        elif action.kind in ("enable", "disable"):
+            put(p["field"], action.kind == "enable")
+        elif action.kind == "scale":
+            current = get(p["field"])
+            if current is None:
+                continue
+            new = _round(current * p["factor"], p["rounding"])
+            if "min" in p:
+                new = max(new, p["min"])
+            if "max" in p:
+                new = min(new, p["max"])
+            put(p["field"], int(new) if registry.SETUP_FIELDS[p["field"]] == registry.INT else float(new))
+        elif action.kind == "keep":
+            # The effective batch (samples per optimizer step) is what the experiment is about;
+            # accumulation absorbs whatever micro-batch and GPU count changed.
+            target = setup.effective_batch
+            per_pass = get("micro_batch") * max(1, get("n_gpus"))
+            put("grad_accum", max(1, int(round(target / per_pass))))
+        elif action.kind == "env":
+            env[p["name"]] = p["value"]
+        elif action.kind == "note":
+            note_texts.append(p["text"])
+    new_setup = setup.with_changes(**values) if values else setup
+    changes = tuple(Change(n, getattr(setup, n), getattr(new_setup, n)) for n in touched
+                    if getattr(setup, n) != getattr(new_setup, n))
+    notes, notes_zh = (), ()
+    if note_texts:
+        after = registry.gather(new_setup, shape, hw, crash, est) if shape is not None and hw is not None else facts
+        notes = tuple(render(t.get("en"), after) for t in note_texts)
+        notes_zh = tuple(render(t.get("zh"), after) for t in note_texts)
+    return Firing(new_setup if changes else setup, changes, env, notes, notes_zh)
+
+
+def changes_setup(rule: Rule) -> bool:
+    return any(a.kind in ("set", "scale", "enable", "disable", "keep") for a in rule.actions)
+
+
+def is_evidence_rule(rule: Rule) -> bool:
+    """Rules the estimate cannot judge (environment, launch advice, eval-time fixes): their condition
+    is the evidence, so they apply whenever it holds."""
+    return not rule.check_saving or not changes_setup(rule)
+
+
+# ---------------------------------------------------------------- the walk
+
+def _skip_requested(rule: Rule, skip: Sequence[str]) -> bool:
+    names = {rule.id.lower(), rule.slug, rule.category, rule.applicability, *rule.cost_kinds}
+    return any(s.lower() in names or s == rule.id for s in skip)
+
+
+@dataclass
+class _Walk:
+    steps: list
+    skipped: list
+    setup: TrainingSetup
+    estimate: Estimate
+
+
+class _Planner:
+    def __init__(self, setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None,
+                 headroom: float, estimator: Estimator | None) -> None:
+        self.setup, self.shape, self.hw, self.crash, self.headroom = setup, shape, hw, crash, headroom
+        self.estimator = estimator or _default_estimator()
+        self._cache: dict[tuple, Estimate | InputError] = {}
+        self.start = self.estimate(setup)
+        if isinstance(self.start, InputError):
+            raise self.start
+
+    def estimate(self, setup: TrainingSetup, hw: Hardware | None = None) -> Estimate | InputError:
+        # Rules only touch the scalar fields, so those (and the card) identify an estimate.
+        key = (tuple(getattr(setup, f) for f in registry.SETUP_FIELDS), setup.lora_targets, hw)
+        if key in self._cache:
+            return self._cache[key]
+        try:
+            result: Estimate | InputError = self.estimator(setup, self.shape, hw or self.hw, crash=self.crash,
+                                                           headroom=self.headroom)
+        except InputError as exc:    # the estimator refuses this combination; the rung is skipped
+            result = exc
+        self._cache[key] = result
+        return result
+
+    def facts(self, setup: TrainingSetup, est: Estimate) -> dict[str, Any]:
+        return registry.gather(setup, self.shape, self.hw, self.crash, est)
+
+    def walk(self, rules: Sequence[Rule], skip: Sequence[str] = (), *, evidence_only: bool = False) -> _Walk:
+        cur_setup, cur_est = self.setup, self.start
+        steps: list[Step] = []
+        skipped: list[Skipped] = []
+        facts = self.facts(cur_setup, cur_est)
+        for rule in rules:
+            if cur_est.fits and not evidence_only:
+                break
+            if evidence_only and not is_evidence_rule(rule):
+                continue
+            if _skip_requested(rule, skip):
+                skipped.append(Skipped(rule.id, "left out on request"))
+                continue
+            fired = 0
+            while fired < rule.repeat:
+                if not holds(rule.when, facts):
+                    if fired == 0:
+                        reason = unmet(rule.when, facts)
+                        if rule.skip_why:
+                            reason += ". " + rule.skip_why.en
+                        skipped.append(Skipped(rule.id, _sentence(reason)))
+                    break
+                firing = fire(rule, cur_setup, facts, shape=self.shape, hw=self.hw, crash=self.crash, est=cur_est)
+                if not firing.changes and not firing.env and not firing.notes:
+                    if fired == 0:
+                        skipped.append(Skipped(rule.id, "It would change nothing in this setup."))
+                    break
+                new_est = self.estimate(firing.setup) if firing.changes else cur_est
+                if isinstance(new_est, InputError):
+                    if fired == 0:
+                        skipped.append(Skipped(rule.id, _sentence(f"The estimate cannot follow it: {new_est.message}")))
+                    break
+                saved = cur_est.peak_gib - new_est.peak_gib
+                if firing.changes and rule.check_saving and saved <= SAVING_EPS_GIB:
+                    if fired == 0:
+                        skipped.append(Skipped(rule.id, (
+                            f"It would not lower the estimate (peak {cur_est.peak_gib:.1f} GiB before, "
+                            f"{new_est.peak_gib:.1f} GiB after).")))
+                    break
+                steps.append(Step(rule=rule.id, slug=rule.slug, title=rule.title.en, changes=firing.changes,
+                                  setup=firing.setup, estimate=new_est, saved_gib=saved, costs=rule.cost_kinds,
+                                  applicability=rule.applicability, why=rule.why.en, env=dict(firing.env),
+                                  notes=firing.notes))
+                fired += 1
+                if firing.changes:
+                    cur_setup, cur_est = firing.setup, new_est
+                    facts = self.facts(cur_setup, cur_est)
+                else:
+                    break                    # advice and environment are given once
+                if cur_est.fits and not evidence_only:
+                    break
+        return _Walk(steps, skipped, cur_setup, cur_est)
+
+
+def _sentence(text: str) -> str:
+    text = text.strip()
+    text = text[0].upper() + text[1:] if text else text
+    return text if text.endswith((".", "。")) else text + "."
+
+
+def _crashed(crash: CrashReport | None) -> bool:
+    return crash is not None and bool(crash.events)
+
+
+def load_default_book(rules: RuleBook | None) -> RuleBook:
+    if rules is not None:
+        return rules
+    from oomdoctor.planner import load_rules
+    return load_rules()
+
+
+def make_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: CrashReport | None = None,
+              rules: RuleBook | None = None, headroom: float = 0.10, skip: Sequence[str] = (),
+              estimator: Estimator | None = None) -> Plan:
+    """Walk the ladder in book order until the estimate fits with headroom."""
+    book = load_default_book(rules)
+    planner = _Planner(setup, shape, hw, crash, headroom, estimator)
+    return _ladder(planner, book, skip)
+
+
+def _ladder(planner: _Planner, book: RuleBook, skip: Sequence[str]) -> Plan:
+    if planner.start.fits:
+        if not _crashed(planner.crash):
+            return Plan(fits=True)
+        # The estimate fits yet the run crashed: apply only what the log itself is evidence for.
+        walk = planner.walk(book.rules, skip, evidence_only=True)
+        return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=True)
+    walk = planner.walk(book.rules, skip)
+    fits = walk.estimate.fits
+    advice = () if fits else advise(planner, walk.setup, walk.estimate)
+    return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=fits, advice=advice)
+
+
+# ---------------------------------------------------------------- cost and the least-cost plan
+
+def rule_cost(rule: Rule) -> float:
+    return sum(COST_WEIGHTS[(c.kind, c.size)] for c in rule.costs)
+
+
+def plan_cost(plan: Plan, rules: RuleBook | None = None) -> float:
+    """The weighted cost of a plan's steps (a repeated rung counts each time it fires)."""
+    book = load_default_book(rules)
+    total = 0.0
+    for step in plan.steps:
+        rule = book.get(step.rule)
+        total += rule_cost(rule) if rule is not None else sum(
+            COST_WEIGHTS[(k, "medium")] for k in step.costs)
+    return total
+
+
+@dataclass
+class _Trial:
+    walk: _Walk
+    fired: frozenset
+    cost: float
+
+    @property
+    def fits(self) -> bool:
+        return self.walk.estimate.fits
+
+
+def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: CrashReport | None = None,
+                    rules: RuleBook | None = None, headroom: float = 0.10, skip: Sequence[str] = (),
+                    estimator: Estimator | None = None) -> Plan:
+    """The set of rungs that fits at the least weighted cost.
+
+    Uniform-cost search over sets of rules: a set is applied throughput-first, quality-changing rules
+    last, each group in ladder order; sets grow one rule at a time from the cheapest unexplored one.
+    Bounded by SEARCH_BUDGET_S / SEARCH_MAX_EVALS; the ladder plan is always a candidate, so the
+    result never costs more than the ladder.
+    """
+    book = load_default_book(rules)
+    planner = _Planner(setup, shape, hw, crash, headroom, estimator)
+    ladder = _ladder(planner, book, skip)
+    if planner.start.fits:
+        return ladder
+    by_id = {r.id: r for r in book}
+    usable = [r for r in book if not _skip_requested(r, skip)]
+    canonical = sorted(usable, key=lambda r: (r.changes_quality, r.position))
+    evidence = frozenset(r.id for r in usable if is_evidence_rule(r))
+    cache: dict[frozenset, _Trial] = {}
+    deadline = time.perf_counter() + SEARCH_BUDGET_S
+
+    def trial(chosen: frozenset) -> _Trial:
+        if chosen not in cache:
+            walk = planner.walk([r for r in canonical if r.id in chosen])
+            fired = frozenset(s.rule for s in walk.steps)
+            cache[chosen] = _Trial(walk, fired, sum(rule_cost(by_id[s.rule]) for s in walk.steps))
+        return cache[chosen]
+
+    first = trial(evidence)
+    heap: list[tuple[float, int, frozenset]] = [(first.cost, 0, evidence)]
+    seen = {first.fired}
+    counter = 1
+    best: _Trial | None = None
+    while heap and len(cache) < SEARCH_MAX_EVALS and time.perf_counter() < deadline:
+        _, _, chosen = heapq.heappop(heap)
+        current = cache[chosen]
+        if current.fits:
+            best = current
+            break
+        facts = planner.facts(current.walk.setup, current.walk.estimate)
+        for rule in canonical:
+            if rule.id in chosen or not holds(rule.when, facts):
+                continue
+            grown = chosen | {rule.id}
+            if grown in cache:
+                continue
+            result = trial(grown)
+            if rule.id not in result.fired or result.fired in seen:
+                continue
+            seen.add(result.fired)
+            heapq.heappush(heap, (result.cost, counter, grown))
+            counter += 1
+    ladder_cost = plan_cost(ladder, book)
+    if best is None or (ladder.fits and ladder_cost <= best.cost):
+        return ladder
+    walk = best.walk
+    return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=True)
+
+
+# ---------------------------------------------------------------- advice when nothing fits
+
+def _catalog_cards() -> list[Hardware]:
+    """Cards from the GPU catalog (oomdoctor.gpus) when it is there, as Hardware; else none."""
+    try:
+        from oomdoctor import gpus  # type: ignore[attr-defined]
+    except ImportError:
+        return []
+    found: Any = None
+    for name in ("catalog", "all_gpus", "cards", "CATALOG", "CARDS", "GPUS"):
+        found = getattr(gpus, name, None)
+        if found is not None:
+            break
+    try:
+        entries = found() if callable(found) else found
+        if isinstance(entries, Mapping):
+            entries = [v if not isinstance(v, (int, float)) else {"name": k, "gib": v} for k, v in entries.items()]
+        cards = []
+        for entry in entries or ():
+            if isinstance(entry, Hardware):
+                cards.append(entry)
+                continue
+            get = entry.get if isinstance(entry, Mapping) else (lambda k, d=None, e=entry: getattr(e, k, d))
+            gib = next((get(k) for k in ("usable_gib", "gpu_gib", "gib", "memory_gib") if get(k)), None)
+            name = get("name") or get("gpu")
+            if gib and name:
+                cards.append(Hardware(gpu=str(name), gpu_gib=float(gib), bf16=bool(get("bf16", True)),
+                                      flash_attn2=bool(get("flash_attn2", True)), source="flag"))
+        return cards
+    except (TypeError, AttributeError, ValueError):
+        return []
+
+
+def _with_zero3(setup: TrainingSetup, n: int) -> TrainingSetup:
+    per_pass = setup.micro_batch * n
+    accum = max(1, int(round(setup.effective_batch / per_pass)))
+    return setup.with_changes(zero_stage=3, n_gpus=n, grad_accum=accum)
+
+
+def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate) -> tuple[str, ...]:
+    """What would fit when the plan does not: more GPUs with ZeRO-3, or a bigger card."""
+    hw, headroom = planner.hw, planner.headroom
+    budget = final_est.capacity_gib * (1 - headroom)
+    out = [f"After every rung the run still needs {final_est.peak_gib:.1f} GiB per GPU; "
+           f"{hw.gpu} offers {budget:.1f} GiB once {headroom:.0%} headroom is kept."]
+
+    def gpus_needed(setup: TrainingSetup) -> tuple[int, float] | None:
+        for n in ZERO3_GPU_COUNTS:
+            est = planner.estimate(_with_zero3(setup, n), replace(hw, n_gpus=max(n, hw.n_gpus)))
+            if isinstance(est, Estimate) and est.fits:
+                return n, est.peak_gib
+        return None
+
+    original = gpus_needed(planner.setup)
+    if original:
+        out.append(f"Without changing the experiment, ZeRO-3 across {original[0]} GPUs like this one would fit "
+                   f"({original[1]:.1f} GiB per GPU).")
+    if final_setup != planner.setup:
+        planned = gpus_needed(final_setup)
+        if planned and (not original or planned[0] < original[0]):
+            out.append(f"With the planned steps, ZeRO-3 across {planned[0]} GPUs would fit "
+                       f"({planned[1]:.1f} GiB per GPU).")
+    need_gib = final_est.peak_gib / (1 - headroom) + hw.other_procs_gib
+    fitting = []
+    for card in _catalog_cards():
+        if card.gpu_gib <= hw.gpu_gib:
+            continue
+        est = planner.estimate(final_setup, replace(card, n_gpus=hw.n_gpus))
+        if isinstance(est, Estimate) and est.fits:
+            fitting.append((card.gpu_gib, card.gpu, est.peak_gib))
+    if fitting:
+        gib, name, peak = min(fitting)
+        out.append(f"A {name} ({gib:.0f} GiB) would fit the planned setup ({peak:.1f} GiB).")
+    else:
+        out.append(f"A card with at least {math.ceil(need_gib)} GiB would fit the planned setup.")
+    return tuple(out)
