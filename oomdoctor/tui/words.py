@@ -87,7 +87,8 @@ def crash_numbers(event: CrashEvent, hw: Hardware | None) -> str:
     elif event.tried_gib is not None:
         text = f"The run asked for {gib(event.tried_gib)} more and {card} could not give it."
     else:
-        text = KINDS.get(event.kind, event.kind.replace("_", " ")).capitalize() + "."
+        what = KINDS.get(event.kind, event.kind.replace("_", " "))
+        text = what[0].upper() + what[1:] + "."
     held = []
     if event.allocated_gib is not None:
         held.append(f"{gib(event.allocated_gib)} in live tensors")

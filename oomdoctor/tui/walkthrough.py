@@ -1,0 +1,316 @@
+"""The guided walkthrough as a Textual screen: one page at a time, keyboard only, fits 80×24.
+
+The pages come from oomdoctor.walkthrough (pure content); this module only draws them and turns the
+question widgets into Answers, re-planning in a thread worker so typing never waits on the planner.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from rich.text import Text
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widget import Widget
+from textual.widgets import Footer, Label, RadioButton, RadioSet, Static, Switch
+from textual.worker import get_current_worker
+
+from oomdoctor.facts import Report
+from oomdoctor.i18n import t
+from oomdoctor.walkthrough import (
+    GLYPHS, Answers, Bar, Page, Question, apply_answers, bar_cells, default_answers, pages, questions,
+)
+
+# The 16 ANSI colours only: every segment stays distinct on a 16-colour terminal over SSH.
+COLOURS = {"weights": "blue", "gradients": "magenta", "optimizer": "yellow",
+           "activations": "green", "logits": "cyan", "overhead": "bright_black"}
+LABEL_CELLS = 14
+NUMBER_CELLS = 12
+
+
+class WalkBars(Widget):
+    """The page's memory bars, one line each on one scale, and one legend line under them."""
+
+    DEFAULT_CSS = """
+    WalkBars { height: auto; margin: 0 0 1 0; }
+    """
+
+    def __init__(self, *, id: str | None = None) -> None:
+        super().__init__(id=id)
+        self.bars: tuple[Bar, ...] = ()
+
+    def show(self, bars: tuple[Bar, ...]) -> None:
+        self.bars = bars
+        self.display = bool(bars)
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        if not self.bars:
+            return Text("")
+        width = max(40, self.size.width or 78)
+        bar_w = width - LABEL_CELLS - NUMBER_CELLS
+        scale_gib = max(max(b.peak_gib for b in self.bars), self.bars[0].capacity_gib)
+        text = Text()
+        for n, bar in enumerate(self.bars):
+            if n:
+                text.append("\n")
+            text.append(_fit_cells(bar.label, LABEL_CELLS - 1).ljust(LABEL_CELLS - _extra_cells(bar.label, LABEL_CELLS - 1)),
+                         style="bold")
+            scaled = replace(bar, peak_gib=scale_gib, capacity_gib=scale_gib)
+            cells: list[tuple[str, str]] = []
+            for comp, count in bar_cells(scaled, bar_w):
+                glyph = " " if comp == "free" else GLYPHS.get(comp, "#")
+                cells.extend([(glyph, COLOURS.get(comp, ""))] * count)
+            cells.extend([(" ", "")] * (bar_w - len(cells)))
+            cap_cell = min(bar_w - 1, max(0, round(bar.capacity_gib / scale_gib * bar_w) - 1))
+            cells[cap_cell] = ("┃", "bold red")
+            for glyph, style in cells:
+                text.append(glyph, style=style)
+            text.append(f" {bar.peak_gib:5.1f} GiB ", style="bold")
+            text.append("✓" if bar.fits else "✗", style="bold green" if bar.fits else "bold red")
+        legend = Text(" " * LABEL_CELLS)
+        for comp, name, gib in self.bars[-1].segments:
+            legend.append(GLYPHS.get(comp, "#"), style=COLOURS.get(comp, ""))
+            legend.append(f" {name} ")
+        legend.append("┃", style="bold red")
+        legend.append(f" {self.bars[0].capacity_gib:.0f} GiB")
+        text.append("\n")
+        text.append_text(legend)
+        return text
+
+    def on_resize(self) -> None:
+        self.refresh(layout=True)
+
+
+def _cell(ch: str) -> int:
+    return 2 if ord(ch) >= 0x2E80 else 1
+
+
+def _fit_cells(text: str, cells: int) -> str:
+    out, used = "", 0
+    for ch in text:
+        if used + _cell(ch) > cells:
+            break
+        out += ch
+        used += _cell(ch)
+    return out
+
+
+def _extra_cells(text: str, cells: int) -> int:
+    """Wide characters take two cells: pad by cells, not by characters."""
+    fitted = _fit_cells(text, cells)
+    return sum(_cell(ch) for ch in fitted) - len(fitted)
+
+
+class WalkthroughScreen(Screen[None]):
+    """Pushed by the main app on `g` (and first with --walkthrough). Escape goes back."""
+
+    DEFAULT_CSS = """
+    WalkthroughScreen { layout: vertical; }
+    WalkthroughScreen #wt-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
+    WalkthroughScreen #wt-body { height: 1fr; padding: 0 1; }
+    WalkthroughScreen #wt-text { height: auto; }
+    WalkthroughScreen #wt-code { height: auto; margin: 1 0 0 2; color: $text-muted; }
+    WalkthroughScreen #wt-questions { height: auto; }
+    WalkthroughScreen .wt-prompt { text-style: bold; margin: 1 0 0 0; }
+    WalkthroughScreen .wt-help { color: $text-muted; }
+    WalkthroughScreen .wt-row { height: auto; }
+    WalkthroughScreen RadioSet { layout: horizontal; height: auto; width: auto; border: none; padding: 0; }
+    WalkthroughScreen RadioSet > RadioButton { width: auto; margin: 0 1 0 0; }
+    WalkthroughScreen Switch { border: none; height: 1; padding: 0; margin: 0 1 0 0; }
+    WalkthroughScreen .wt-switch-label { margin: 0 0 0 1; }
+    WalkthroughScreen #wt-status { height: 1; padding: 0 1; background: $panel; }
+    """
+
+    BINDINGS = [
+        Binding("right,n,pagedown", "next", "next", key_display="→/n"),
+        Binding("left,b,pageup", "back", "back", key_display="←/b"),
+        Binding("escape", "close", "close", key_display="esc"),
+    ]
+
+    def __init__(self, report: Report, opts: Any, lang: str = "en", *, answers: Answers | None = None) -> None:
+        super().__init__()
+        self.lang = "zh" if lang == "zh" else "en"
+        self.base = report
+        self.opts = opts
+        self.report = report
+        self.answers = answers or default_answers(report)
+        self.questions: list[Question] = questions(report, self.lang)
+        self.page_index = 0
+        self.replanning = False
+        self._pages: list[Page] = pages(report, self.answers, self.lang)
+        self._localize_bindings()
+
+    # ------------------------------------------------------------------ layout
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="wt-title")
+        with VerticalScroll(id="wt-body"):
+            yield WalkBars(id="wt-bars")
+            yield Static(id="wt-text")
+            with Vertical(id="wt-questions"):
+                for q in self.questions:
+                    yield from self._question_widgets(q)
+            yield Static(id="wt-code")
+        yield Static(id="wt-status")
+        yield Footer(compact=True)
+
+    def _question_widgets(self, q: Question) -> ComposeResult:
+        value = getattr(self.answers, q.key)
+        if q.key == "n_gpus" and value is None:
+            value = q.default
+        if q.kind == "bool":
+            with Horizontal(classes="wt-row"):
+                yield Switch(value=bool(value), id=f"q-{q.key}")
+                yield Label(q.prompt, classes="wt-prompt wt-switch-label")
+        else:
+            yield Label(q.prompt, classes="wt-prompt")
+            with RadioSet(id=f"q-{q.key}"):
+                for choice, label in q.choices:
+                    yield RadioButton(label, value=choice == value)
+        yield Static(q.help, classes="wt-help")
+
+    def on_mount(self) -> None:
+        self._show_page()
+        self._replan()
+
+    # ------------------------------------------------------------------ pages
+
+    @property
+    def current_page(self) -> Page:
+        return self._pages[self.page_index]
+
+    @property
+    def page_keys(self) -> list[str]:
+        return [p.key for p in self._pages]
+
+    def _show_page(self) -> None:
+        page = self.current_page
+        title = Text()
+        title.append(f"{t('walkthrough', self.lang)} · {t('page_of', self.lang, n=self.page_index + 1, total=len(self._pages))} · ",
+                     style="dim")
+        title.append(page.title, style="bold")
+        self.query_one("#wt-title", Static).update(title)
+        self.query_one("#wt-bars", WalkBars).show(page.bars)
+        on_questions = page.key == "questions"
+        paragraphs = page.paragraphs[:1] if on_questions else page.paragraphs
+        self.query_one("#wt-text", Static).update(_paragraphs(paragraphs))
+        self.query_one("#wt-questions").display = on_questions
+        code = self.query_one("#wt-code", Static)
+        code.update(Text(page.code) if page.code else "")
+        code.display = bool(page.code)
+        self.query_one("#wt-body", VerticalScroll).scroll_home(animate=False)
+        self._show_status()
+
+    def _show_status(self) -> None:
+        self.query_one("#wt-status", Static).update(self.status_text())
+
+    def status_text(self) -> str:
+        if self.replanning:
+            return t("replanning", self.lang)
+        est = self.report.estimate
+        if est is None:
+            return ""
+        if est.fits:
+            return t("fits_as_is", self.lang, peak=f"{est.peak_gib:.1f}", cap=f"{est.capacity_gib:.1f}")
+        plan = self.report.plan
+        final = plan.final_estimate(est)
+        key = "plan_fits" if plan.fits else "plan_no_fit"
+        return t(key, self.lang, steps=len(plan.steps), peak=f"{final.peak_gib:.1f}", cap=f"{final.capacity_gib:.1f}")
+
+    def action_next(self) -> None:
+        if self.page_index < len(self._pages) - 1:
+            self.page_index += 1
+            self._show_page()
+
+    def action_back(self) -> None:
+        if self.page_index > 0:
+            self.page_index -= 1
+            self._show_page()
+
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def go_to(self, key: str) -> None:
+        self.page_index = self.page_keys.index(key)
+        self._show_page()
+
+    # ------------------------------------------------------------------ answers -> live plan
+
+    @on(Switch.Changed)
+    def _switch_changed(self, event: Switch.Changed) -> None:
+        key = (event.switch.id or "").removeprefix("q-")
+        if key in ("keep_effective_batch", "allow_method_change"):
+            self.set_answers(replace(self.answers, **{key: bool(event.value)}))
+
+    @on(RadioSet.Changed)
+    def _radio_changed(self, event: RadioSet.Changed) -> None:
+        key = (event.radio_set.id or "").removeprefix("q-")
+        q = next((q for q in self.questions if q.key == key), None)
+        if q is None or event.index < 0:
+            return
+        self.set_answers(replace(self.answers, **{key: q.choices[event.index][0]}))
+
+    def set_answers(self, answers: Answers) -> None:
+        if answers == self.answers:
+            return
+        self.answers = answers
+        self._replan()
+
+    def _replan(self) -> None:
+        if self.base.setup is None or self.base.estimate is None:
+            return
+        self.replanning = True
+        self._show_status()
+        self._replan_worker(self.answers)
+
+    @work(thread=True, exclusive=True, group="walkthrough-replan")
+    def _replan_worker(self, answers: Answers) -> None:
+        worker = get_current_worker()
+        try:
+            report = apply_answers(self.base, self.opts, answers)
+        except Exception as err:  # noqa: BLE001 - a planner failure must not take the screen down
+            if not worker.is_cancelled:
+                self.app.call_from_thread(self._replan_failed, str(err))
+            return
+        if not worker.is_cancelled:
+            self.app.call_from_thread(self._replanned, report, answers)
+
+    def _replan_failed(self, message: str) -> None:
+        self.replanning = False
+        self._show_status()
+        self.notify(message, severity="error")
+
+    def _replanned(self, report: Report, answers: Answers) -> None:
+        if answers != self.answers:
+            return      # a newer answer is already being planned
+        self.report = report
+        self.replanning = False
+        key = self.current_page.key
+        self._pages = pages(report, answers, self.lang)
+        keys = self.page_keys
+        self.page_index = keys.index(key) if key in keys else min(self.page_index, len(keys) - 1)
+        self._show_page()
+
+    # ------------------------------------------------------------------ footer in the user's language
+
+    def _localize_bindings(self) -> None:
+        words = {"next": t("next", self.lang), "back": t("back", self.lang), "close": t("close", self.lang)}
+        bindings = self._bindings.key_to_bindings
+        for key, items in bindings.items():
+            bindings[key] = [replace(b, description=words.get(b.action, b.description),
+                                     show=b.show and key in ("right", "left", "escape"))
+                             for b in items]
+
+
+def _paragraphs(paragraphs: tuple[str, ...]) -> Text:
+    text = Text()
+    for n, para in enumerate(paragraphs):
+        if n:
+            text.append("\n" if para.startswith(("• ", "  ")) else "\n\n")
+        style = "dim" if para.startswith("  ") else ""
+        text.append(para, style=style)
+    return text
