@@ -79,7 +79,12 @@ def yaml_plain_ok(text: str) -> bool:
         return False
     if text[0] in _PLAIN_BAD_FIRST or text.endswith(":"):
         return False
-    return not any(bad in text for bad in _PLAIN_BAD_ANYWHERE)
+    if any(bad in text for bad in _PLAIN_BAD_ANYWHERE):
+        return False
+    # Last word to PyYAML's own resolver: dates, "=", "<<" and whatever else it would not read as str.
+    import yaml
+
+    return yaml.resolver.Resolver().resolve(yaml.ScalarNode, text, (True, False)) == "tag:yaml.org,2002:str"
 
 
 def yaml_double_quoted(text: str) -> str:

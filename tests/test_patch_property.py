@@ -1,0 +1,86 @@
+"""Property: any scalar spliced into a YAML (or JSON) file re-parses to exactly that value; nothing else moves."""
+from __future__ import annotations
+
+import json
+import math
+
+import yaml
+from hypothesis import given, settings, strategies as st
+
+from oomdoctor.patch.json_edit import set_json_key
+from oomdoctor.patch.yaml_edit import set_yaml_key
+
+TEMPLATE = """# header comment
+name: 'quoted'   # keep me
+plain: value
+dq: "double"
+empty:
+nested:
+  inner: 1  # inner comment
+  deeper:
+    leaf: true
+flow: {a: 1, b: two}
+seq:
+  - x
+"""
+BASE = yaml.safe_load(TEMPLATE)
+PATHS = [("name",), ("plain",), ("dq",), ("empty",), ("nested", "inner"), ("nested", "deeper", "leaf"),
+         ("flow", "a"), ("flow", "b"), ("absent",), ("nested", "absent"), ("new", "branch", "leaf"),
+         ("flow", "absent")]
+
+text_values = st.text(st.characters(blacklist_categories=("Cs",)), max_size=30)
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2 ** 70), max_value=2 ** 70),
+    st.floats(allow_nan=False),
+    text_values,
+    st.sampled_from(["yes", "no", "on", "off", "1e-4", "0o17", "2024-01-01", "null", "~", "=", "<<", "a: b",
+                     "- x", "#c", "x #c", "'", '"', "@x", "%x", "1:30", ".5", "0x1F", "True"]),
+)
+
+
+def _set(data: dict, path: tuple[str, ...], value) -> None:
+    for key in path[:-1]:
+        data = data.setdefault(key, {})
+    data[path[-1]] = value
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float):
+        return a == b or (math.isnan(a) and math.isnan(b))
+    return type(a) is type(b) and a == b
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(PATHS), scalars), min_size=1, max_size=4))
+def test_spliced_yaml_values_reparse_exactly(assignments):
+    text = TEMPLATE
+    expected = yaml.safe_load(TEMPLATE)
+    for path, value in assignments:
+        text = set_yaml_key(text, path, value, path="t.yaml")
+        _set(expected, path, value)
+    loaded = yaml.safe_load(text)
+    assert loaded == expected
+    for path, value in dict(assignments).items():
+        got = loaded
+        for key in path:
+            got = got[key]
+        final = [v for p, v in assignments if p == path][-1]
+        assert _same(got, final), (path, got, final)
+    assert text.startswith("# header comment\n")
+    assert "# inner comment" in text and "seq:\n  - x\n" in text
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from([("a",), ("o", "x"), ("o", "n", "m"), ("z",), ("o", "y")]),
+                          st.one_of(st.none(), st.booleans(), st.integers(), st.floats(allow_nan=False,
+                                    allow_infinity=False), text_values)), min_size=1, max_size=4))
+def test_spliced_json_values_reparse_exactly(assignments):
+    text = '{\n  "a": 1,\n  "o": {\n    "x": "auto"\n  }\n}\n'
+    expected = json.loads(text)
+    for path, value in assignments:
+        text = set_json_key(text, path, value, path="t.json")
+        _set(expected, path, value)
+    assert json.loads(text) == expected
+    assert text.startswith('{\n  "a": ') and text.endswith("\n}\n")
