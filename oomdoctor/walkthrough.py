@@ -89,7 +89,7 @@ def questions(report: Report, lang: str) -> list[Question]:
 
 # Why a rule is left out because of an answer; pages() recognises these and says it in the user's language.
 ANSWER_SKIP_REASONS: Mapping[str, str] = {
-    "method": "left out: you asked to keep the training method (walkthrough answer)",
+    "method": "left out: it changes the experiment, which you asked to keep (walkthrough answer)",
     "batch": "left out: it changes the effective batch, which you asked to keep (walkthrough answer)",
     "speed": "left out: it slows training and you prefer speed; the plan fits without it (walkthrough answer)",
 }
@@ -235,7 +235,11 @@ def default_rules_dir() -> str:
 
 
 def _cost_text(costs: Any) -> Any:
-    """The rule files' `costs` may be {en, zh}, {text: {en, zh}, ...} or a list of kinds with a text."""
+    """The rule files' `costs` may be {en, zh}, {text: {en, zh}, ...} or a list of those (joined per language)."""
+    if isinstance(costs, (list, tuple)):
+        parts = [_as_langs(_cost_text(c)) for c in costs]
+        langs = {lang for part in parts for lang in part}
+        return {lang: " ".join(part[lang] for part in parts if lang in part) for lang in sorted(langs)} or None
     if isinstance(costs, Mapping):
         if "en" in costs or "zh" in costs:
             return costs
@@ -528,10 +532,10 @@ _T: dict[str, dict[str, str]] = {
     "q_batch": {"en": "Must the effective batch size stay {eb}?", "zh": "有效批大小必须保持为 {eb} 吗？"},
     "q_batch_help": {"en": "Effective batch = micro-batch {mb} × gradient accumulation {ga} × GPUs {n} = {eb}. Keeping it means the learning rate you tuned still fits.",
                      "zh": "有效批大小 = 微批 {mb} × 梯度累积 {ga} × GPU 数 {n} = {eb}。保持不变，你调好的学习率就依然适用。"},
-    "q_method": {"en": "May the plan change the method ({method} → LoRA/QLoRA)?",
-                 "zh": "可以改变训练方法吗（{method} → LoRA/QLoRA）？"},
-    "q_method_help": {"en": "LoRA and QLoRA save the most memory, but they train a different set of weights than {method}: it is a different experiment.",
-                      "zh": "LoRA 和 QLoRA 最省显存，但训练的参数与{method}不同：这相当于换了一个实验。"},
+    "q_method": {"en": "May the plan change the experiment ({method} → LoRA/QLoRA, shorter samples)?",
+                 "zh": "可以改变实验本身吗（{method} → LoRA/QLoRA、截短样本）？"},
+    "q_method_help": {"en": "LoRA and QLoRA save the most memory, but they train a different set of weights than {method}; a shorter cutoff drops the ends of long samples. Either makes it a different experiment.",
+                      "zh": "LoRA 和 QLoRA 最省显存，但训练的参数与{method}不同；截短 cutoff_len 会丢掉长样本的结尾。两者都相当于换了一个实验。"},
     "q_prefer": {"en": "When both work, do you prefer less memory or more speed?",
                  "zh": "当几种办法都可行时，你更看重省显存还是训练速度？"},
     "q_prefer_help": {"en": "Some fixes (gradient checkpointing, offloading, smaller micro-batches) cost speed. Preferring speed leaves them out wherever the plan still fits without them.",
@@ -611,7 +615,8 @@ _T: dict[str, dict[str, str]] = {
     "plan_line": {"en": "• {title}: saves {saved} → {peak}", "zh": "• {title}：省下 {saved} → {peak}"},
     "plan_skipped_head": {"en": "Left out of the plan:", "zh": "没有放进方案的办法："},
     "plan_skipped": {"en": "• {title}: {reason}", "zh": "• {title}：{reason}"},
-    "skip_method": {"en": "you asked to keep the training method", "zh": "你要求保持训练方法不变"},
+    "skip_method": {"en": "it changes the experiment (method or data), which you asked to keep",
+                    "zh": "它会改变实验本身（训练方法或数据），而你要求保持不变"},
     "skip_batch": {"en": "it changes the effective batch, which you asked to keep", "zh": "它会改变有效批大小，而你要求保持不变"},
     "skip_speed": {"en": "it slows training and the plan fits without it", "zh": "它会拖慢训练，而不用它也能放下"},
     "plan_advice_head": {"en": "What would fit instead:", "zh": "可以放下的其他选择："},

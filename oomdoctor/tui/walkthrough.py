@@ -12,16 +12,17 @@ from rich.text import Text
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widget import Widget
-from textual.widgets import Footer, Label, RadioButton, RadioSet, Static, Switch
+from textual.widgets import Checkbox, Footer, Label, RadioButton, RadioSet, Static
 from textual.worker import get_current_worker
 
 from oomdoctor.facts import Report
 from oomdoctor.i18n import t
 from oomdoctor.walkthrough import (
-    GLYPHS, Answers, Bar, Page, Question, apply_answers, bar_cells, default_answers, pages, questions,
+    GLYPHS, Answers, Bar, Page, Question, apply_answers, bar_cells, cell_width, default_answers, pages, questions,
+    wrap_cells,
 )
 
 # The 16 ANSI colours only: every segment stays distinct on a 16-colour terminal over SSH.
@@ -71,14 +72,22 @@ class WalkBars(Widget):
                 text.append(glyph, style=style)
             text.append(f" {bar.peak_gib:5.1f} GiB ", style="bold")
             text.append("✓" if bar.fits else "✗", style="bold green" if bar.fits else "bold red")
-        legend = Text(" " * LABEL_CELLS)
-        for comp, name, gib in self.bars[-1].segments:
-            legend.append(GLYPHS.get(comp, "#"), style=COLOURS.get(comp, ""))
-            legend.append(f" {name} ")
-        legend.append("┃", style="bold red")
-        legend.append(f" {self.bars[0].capacity_gib:.0f} GiB")
-        text.append("\n")
-        text.append_text(legend)
+        items = [Text.assemble((GLYPHS.get(comp, "#"), COLOURS.get(comp, "")), f" {name}")
+                 for comp, name, _gib in self.bars[-1].segments]
+        items.append(Text.assemble(("┃", "bold red"), f" {self.bars[0].capacity_gib:.0f} GiB"))
+        # Wrap by whole items; continuation lines start under the bars, not under the labels.
+        text.append("\n" + " " * LABEL_CELLS)
+        used = LABEL_CELLS
+        for i, item in enumerate(items):
+            item_cells = cell_width(item.plain)
+            if i and used + 2 + item_cells > width:
+                text.append("\n" + " " * LABEL_CELLS)
+                used = LABEL_CELLS
+            elif i:
+                text.append("  ")
+                used += 2
+            text.append_text(item)
+            used += item_cells
         return text
 
     def on_resize(self) -> None:
@@ -105,6 +114,36 @@ def _extra_cells(text: str, cells: int) -> int:
     return sum(_cell(ch) for ch in fitted) - len(fitted)
 
 
+class Prose(Widget):
+    """Paragraphs wrapped by terminal cells: Chinese breaks between characters, English at spaces."""
+
+    DEFAULT_CSS = """
+    Prose { height: auto; }
+    """
+
+    def __init__(self, paragraphs: tuple[str, ...] = (), *, classes: str | None = None, id: str | None = None) -> None:
+        super().__init__(classes=classes, id=id)
+        self.paragraphs = paragraphs
+
+    def show(self, paragraphs: tuple[str, ...]) -> None:
+        self.paragraphs = paragraphs
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        width = max(20, self.size.width or 78)
+        text = Text(no_wrap=True, overflow="crop")
+        for n, para in enumerate(self.paragraphs):
+            bullet = para.startswith(("• ", "  "))
+            if n:
+                text.append("\n" if bullet else "\n\n")
+            lines = wrap_cells(para, width, "  " if bullet else "")
+            text.append("\n".join(lines), style="dim" if para.startswith("  ") else "")
+        return text
+
+    def on_resize(self) -> None:
+        self.refresh(layout=True)
+
+
 class WalkthroughScreen(Screen[None]):
     """Pushed by the main app on `g` (and first with --walkthrough). Escape goes back."""
 
@@ -116,18 +155,17 @@ class WalkthroughScreen(Screen[None]):
     WalkthroughScreen #wt-code { height: auto; margin: 1 0 0 2; color: $text-muted; }
     WalkthroughScreen #wt-questions { height: auto; }
     WalkthroughScreen .wt-prompt { text-style: bold; margin: 1 0 0 0; }
-    WalkthroughScreen .wt-help { color: $text-muted; }
-    WalkthroughScreen .wt-row { height: auto; }
+    WalkthroughScreen .wt-help { color: $text-muted; margin: 0 0 0 2; }
     WalkthroughScreen RadioSet { layout: horizontal; height: auto; width: auto; border: none; padding: 0; }
     WalkthroughScreen RadioSet > RadioButton { width: auto; margin: 0 1 0 0; }
-    WalkthroughScreen Switch { border: none; height: 1; padding: 0; margin: 0 1 0 0; }
-    WalkthroughScreen .wt-switch-label { margin: 0 0 0 1; }
+    WalkthroughScreen Checkbox { border: none; padding: 0; margin: 1 0 0 0; width: 100%; text-style: bold; }
     WalkthroughScreen #wt-status { height: 1; padding: 0 1; background: $panel; }
     """
 
+    # Priority: the scrolling body would otherwise take left/right; the radio sets still move with up/down.
     BINDINGS = [
-        Binding("right,n,pagedown", "next", "next", key_display="→/n"),
-        Binding("left,b,pageup", "back", "back", key_display="←/b"),
+        Binding("right,n", "next", "next", key_display="→/n", priority=True),
+        Binding("left,b", "back", "back", key_display="←/b", priority=True),
         Binding("escape", "close", "close", key_display="esc"),
     ]
 
@@ -150,7 +188,7 @@ class WalkthroughScreen(Screen[None]):
         yield Static(id="wt-title")
         with VerticalScroll(id="wt-body"):
             yield WalkBars(id="wt-bars")
-            yield Static(id="wt-text")
+            yield Prose(id="wt-text")
             with Vertical(id="wt-questions"):
                 for q in self.questions:
                     yield from self._question_widgets(q)
@@ -163,15 +201,13 @@ class WalkthroughScreen(Screen[None]):
         if q.key == "n_gpus" and value is None:
             value = q.default
         if q.kind == "bool":
-            with Horizontal(classes="wt-row"):
-                yield Switch(value=bool(value), id=f"q-{q.key}")
-                yield Label(q.prompt, classes="wt-prompt wt-switch-label")
+            yield Checkbox(q.prompt, value=bool(value), id=f"q-{q.key}")
         else:
             yield Label(q.prompt, classes="wt-prompt")
             with RadioSet(id=f"q-{q.key}"):
                 for choice, label in q.choices:
                     yield RadioButton(label, value=choice == value)
-        yield Static(q.help, classes="wt-help")
+        yield Prose((q.help,), classes="wt-help")
 
     def on_mount(self) -> None:
         self._show_page()
@@ -197,7 +233,7 @@ class WalkthroughScreen(Screen[None]):
         self.query_one("#wt-bars", WalkBars).show(page.bars)
         on_questions = page.key == "questions"
         paragraphs = page.paragraphs[:1] if on_questions else page.paragraphs
-        self.query_one("#wt-text", Static).update(_paragraphs(paragraphs))
+        self.query_one("#wt-text", Prose).show(paragraphs)
         self.query_one("#wt-questions").display = on_questions
         code = self.query_one("#wt-code", Static)
         code.update(Text(page.code) if page.code else "")
@@ -240,9 +276,9 @@ class WalkthroughScreen(Screen[None]):
 
     # ------------------------------------------------------------------ answers -> live plan
 
-    @on(Switch.Changed)
-    def _switch_changed(self, event: Switch.Changed) -> None:
-        key = (event.switch.id or "").removeprefix("q-")
+    @on(Checkbox.Changed)
+    def _checkbox_changed(self, event: Checkbox.Changed) -> None:
+        key = (event.checkbox.id or "").removeprefix("q-")
         if key in ("keep_effective_batch", "allow_method_change"):
             self.set_answers(replace(self.answers, **{key: bool(event.value)}))
 
@@ -305,12 +341,3 @@ class WalkthroughScreen(Screen[None]):
                                      show=b.show and key in ("right", "left", "escape"))
                              for b in items]
 
-
-def _paragraphs(paragraphs: tuple[str, ...]) -> Text:
-    text = Text()
-    for n, para in enumerate(paragraphs):
-        if n:
-            text.append("\n" if para.startswith(("• ", "  ")) else "\n\n")
-        style = "dim" if para.startswith("  ") else ""
-        text.append(para, style=style)
-    return text
