@@ -91,6 +91,12 @@ def test_crlf_files_round_trip_through_git_apply(tmp_path: Path):
     (clone / "w.yaml").write_bytes(original)
     _git_apply(clone, patch.diff)
     assert (clone / "w.yaml").read_bytes() == b"# win\r\nlr: 0.1\r\nbatch: 2\r\naccum: 4\r\n"
+    if shutil.which("patch"):
+        other = tmp_path / "other"
+        other.mkdir()
+        (other / "w.yaml").write_bytes(original)
+        subprocess.run(["patch", "-p1", "-s", "-i", str(tmp_path / "plan.diff")], cwd=other, check=True)
+        assert (other / "w.yaml").read_bytes() == (clone / "w.yaml").read_bytes()
 
 
 def test_paths_are_resolved_against_cwd_and_a_file_outside_gets_a_dotdot_path(tmp_path: Path):
@@ -257,3 +263,20 @@ def test_shell_snippet_quotes_values_and_keeps_notes_as_comments(tmp_path: Path)
 def test_shell_snippet_rejects_a_bad_variable_name():
     with pytest.raises(ValueError):
         shell_snippet({"BAD-NAME": "1"}, [])
+
+
+@pytest.mark.parametrize("name", ["my dir/x.yaml", 'odd"name.yaml', "tab\there.yaml", "réglage.yaml"])
+def test_file_names_with_spaces_and_odd_characters_survive_git_apply_and_patch(tmp_path: Path, name: str):
+    src = tmp_path / "src"
+    (src / name).parent.mkdir(parents=True, exist_ok=True)
+    (src / name).write_text("a: 1\n")
+    patch = build_patch([KeyEdit(name, ("a",), 2)], cwd=str(src))
+    clone = tmp_path / "clone"
+    shutil.copytree(src, clone)
+    _git_apply(clone, patch.diff)
+    assert (clone / name).read_text() == "a: 2\n"
+    if shutil.which("patch"):
+        other = tmp_path / "other"
+        shutil.copytree(src, other)
+        subprocess.run(["patch", "-p1", "-s", "-i", str(tmp_path / "plan.diff")], cwd=other, check=True)
+        assert (other / name).read_text() == "a: 2\n"

@@ -1,7 +1,6 @@
 """Turn KeyEdits into patched texts and one unified diff that `git apply` and `patch -p1` accept."""
 from __future__ import annotations
 
-import difflib
 import hashlib
 import os
 from dataclasses import dataclass
@@ -61,12 +60,27 @@ def split_lines(text: str) -> list[str]:
     return lines
 
 
+def _header_name(name: str) -> str:
+    """A file name for a ---/+++ line that git apply and GNU patch both read back whole."""
+    if any(c in name for c in '"\\\t\n\r') or not name.isprintable():
+        # C-style quoting, as git writes such names; both tools unquote it.
+        body = name.encode("utf-8").decode("latin-1")
+        escaped = "".join({"\"": '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}.get(c)
+                          or (c if " " <= c < "\x7f" else f"\\{ord(c):03o}") for c in body)
+        return '"' + escaped + '"'
+    # A trailing tab ends the name for GNU patch, which would otherwise stop at the first space.
+    return name + "\t" if " " in name else name
+
+
 def unified_diff(old: str, new: str, rel_path: str, *, created: bool = False, context: int = 3) -> str:
+    import difflib
+
     if old == new:
         return ""
-    from_name = "/dev/null" if created else "a/" + rel_path
+    from_name = "/dev/null" if created else _header_name("a/" + rel_path)
     out: list[str] = []
-    for line in difflib.unified_diff(split_lines(old), split_lines(new), from_name, "b/" + rel_path, n=context):
+    for line in difflib.unified_diff(split_lines(old), split_lines(new), from_name, _header_name("b/" + rel_path),
+                                     n=context, lineterm="\n"):
         out.append(line)
         if not line.endswith("\n"):
             out.append("\n\\ No newline at end of file\n")
