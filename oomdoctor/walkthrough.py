@@ -378,9 +378,13 @@ def wrap_cells(text: str, width: int, indent: str = "") -> list[str]:
     cur, cur_w = "", 0
     for tok in tokens:
         w = cell_width(tok)
-        if cur_w + w > width and cur.strip() and not tok.isspace() and tok not in _NO_LINE_START:
+        if cur_w + w > width and cur.strip() and not tok.isspace():
+            carry = ""
+            if tok in _NO_LINE_START and len(cur) > len(indent) + 1 and _wide(cur[-1]):
+                # punctuation may not start a line: take the character before it along
+                carry, cur = cur[-1], cur[:-1]
             lines.append(cur.rstrip())
-            cur, cur_w = indent, len(indent)
+            cur, cur_w = indent + carry, len(indent) + cell_width(carry)
         if tok.isspace() and cur_w == len(indent) and lines:
             continue
         cur += tok
@@ -417,8 +421,15 @@ def text_bar(bar: Bar, width: int = 78) -> list[str]:
     body = "".join(GLYPHS.get(comp, "#") * n if comp != "free" else " " * n for comp, n in bar_cells(bar, cells))
     cap_at = min(cells - 1, int(round(bar.capacity_gib / scale * cells)) - 1) if bar.capacity_gib else cells - 1
     body = body[:cap_at] + "|" + body[cap_at + 1:] if bar.peak_gib > bar.capacity_gib else body
-    legend = "  ".join(f"{GLYPHS.get(c, '#')} {name} {gib:.1f}" for c, name, gib in bar.segments if gib >= 0.05)
-    return [bar.label, "[" + body + "]", legend]
+    items = [f"{GLYPHS.get(c, '#')} {name} {gib:.1f}" for c, name, gib in bar.segments if gib >= 0.05]
+    legend = [""]
+    for item in items:
+        joined = f"{legend[-1]}  {item}" if legend[-1] else item
+        if cell_width(joined) > width and legend[-1]:
+            legend.append(item)
+        else:
+            legend[-1] = joined
+    return [bar.label, "[" + body + "]", *legend]
 
 
 # ================================================================ the texts

@@ -169,7 +169,9 @@ class WalkthroughScreen(Screen[None]):
         Binding("escape", "close", "close", key_display="esc"),
     ]
 
-    def __init__(self, report: Report, opts: Any, lang: str = "en", *, answers: Answers | None = None) -> None:
+    def __init__(self, report: Report, opts: Any, lang: str = "en", *, answers: Answers | None = None,
+                 planned: bool = False) -> None:
+        """`planned`: the report was already planned with `answers`, so there is nothing to re-plan at start."""
         super().__init__()
         self.lang = "zh" if lang == "zh" else "en"
         self.base = report
@@ -179,6 +181,7 @@ class WalkthroughScreen(Screen[None]):
         self.questions: list[Question] = questions(report, self.lang)
         self.page_index = 0
         self.replanning = False
+        self.planned = planned
         self._pages: list[Page] = pages(report, self.answers, self.lang)
         self._localize_bindings()
 
@@ -211,7 +214,8 @@ class WalkthroughScreen(Screen[None]):
 
     def on_mount(self) -> None:
         self._show_page()
-        self._replan()
+        if not self.planned:
+            self._replan()
 
     # ------------------------------------------------------------------ pages
 
