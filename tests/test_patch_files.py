@@ -280,3 +280,21 @@ def test_file_names_with_spaces_and_odd_characters_survive_git_apply_and_patch(t
         shutil.copytree(src, other)
         subprocess.run(["patch", "-p1", "-s", "-i", str(tmp_path / "plan.diff")], cwd=other, check=True)
         assert (other / name).read_text() == "a: 2\n"
+
+
+def test_applying_the_same_patch_set_twice_is_harmless(project: Path):
+    patch = build_patch(_plan(), cwd=str(project))
+    assert len(apply_in_place(patch)) == 3
+    assert apply_in_place(patch) == []
+    assert not (project / "train.yaml.orig.1").exists()
+
+
+def test_a_symlinked_config_keeps_its_link_and_the_target_is_patched(tmp_path: Path):
+    real = tmp_path / "configs" / "real.yaml"
+    real.parent.mkdir()
+    real.write_text("a: 1\n")
+    link = tmp_path / "train.yaml"
+    link.symlink_to(real)
+    apply_in_place(build_patch([KeyEdit("train.yaml", ("a",), 2)], cwd=str(tmp_path)))
+    assert link.is_symlink() and real.read_text() == "a: 2\n"
+    assert (tmp_path / "train.yaml.orig").read_text() == "a: 1\n"

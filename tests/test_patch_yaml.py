@@ -192,3 +192,18 @@ def test_the_messy_fixture_changes_only_the_planned_bytes():
 def test_lists_are_written_in_flow_style():
     assert yaml_scalar(["q_proj", "v_proj"]) == "[q_proj, v_proj]"
     assert _set("t: all\n", "t", value=["q_proj", "on"]) == 't: [q_proj, "on"]\n'
+
+
+def test_a_document_with_only_a_start_marker_gains_the_key():
+    assert _set("---\n", "a", value=1) == "---\na: 1\n"
+
+
+def test_a_null_parent_in_a_flow_mapping_becomes_a_flow_mapping():
+    assert _set("x: {a: null, b: 1}\n", "x", "a", "c", value=2) == "x: {a: {c: 2}, b: 1}\n"
+
+
+def test_a_yaml_list_of_documents_or_a_sequence_root_is_refused():
+    with pytest.raises(InputError):
+        _set("- a\n- b\n", "a", value=1)
+    with pytest.raises(InputError):
+        _set("a: 1\n---\nb: 2\n", "a", value=2)

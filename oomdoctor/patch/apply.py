@@ -60,9 +60,16 @@ def write_copies(patch: PatchSet, out_dir: str | os.PathLike) -> list[Path]:
     return written
 
 
+def _already_applied(fp: FilePatch, path: Path) -> bool:
+    try:
+        return path.is_file() and path.read_bytes() == fp.new_text.encode("utf-8")
+    except OSError:
+        return False
+
+
 def _check_unchanged(fp: FilePatch, path: Path) -> None:
     if fp.created:
-        if path.exists():
+        if path.exists() or path.is_symlink():
             raise InputError("was created by someone else since the plan was made; not overwritten", str(fp.path))
         return
     try:
@@ -89,27 +96,34 @@ def _backup_path(path: Path, suffix: str) -> Path | None:
 
 
 def apply_in_place(patch: PatchSet, *, backup_suffix: str = ".orig") -> list[Path]:
-    """Write the patched texts over the originals. Returns the patched paths.
+    """Write the patched texts over the originals. Returns the paths it wrote.
 
     Every file is checked before any is written, so a refusal leaves all of them untouched.
+    A file that already holds its patched text is skipped, so applying a PatchSet twice is harmless.
     Each original is first copied to <file><backup_suffix> (never clobbering an older backup).
+    A symlinked config keeps its link: the file it points to is the one replaced.
     """
-    targets = [(fp, _target(fp)) for fp in patch.files]
-    for fp, path in targets:
+    todo = []
+    for fp in patch.files:
+        path = _target(fp)
+        if _already_applied(fp, path):
+            continue
         _check_unchanged(fp, path)
+        todo.append((fp, path))
     written = []
-    for fp, path in targets:
+    for fp, path in todo:
         try:
+            real = Path(os.path.realpath(path))
             mode = None
             if not fp.created:
-                mode = stat_mod.S_IMODE(path.stat().st_mode)
+                mode = stat_mod.S_IMODE(real.stat().st_mode)
                 if backup_suffix:
                     backup = _backup_path(path, backup_suffix)
                     if backup is not None:
-                        _atomic_write(backup, path.read_bytes(), mode)
+                        _atomic_write(backup, real.read_bytes(), mode)
             else:
-                path.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(path, fp.new_text.encode("utf-8"), mode)
+                real.parent.mkdir(parents=True, exist_ok=True)
+            _atomic_write(real, fp.new_text.encode("utf-8"), mode)
         except OSError as err:
             raise InputError(f"cannot write: {err.strerror}", str(fp.path)) from None
         written.append(path)

@@ -133,6 +133,8 @@ def set_yaml_key(text: str, key_path: Sequence[str], value: Any, *,
     root = compose(text, path)
     step = _indent_step(root)
     eol = line_ending(text)
+    if isinstance(root, yaml.ScalarNode) and root.value in ("", "~", "null") and root.style is None:
+        root = None                              # "---" alone, or an explicit null document: nothing to keep
     if root is None:
         # Empty document (or only comments): append the keys as top-level lines.
         block = eol.join(_block_lines(keys, value, 0, step))
