@@ -23,7 +23,8 @@ _SHAPE_FIELDS = set(ModelShape.__dataclass_fields__)
 _DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
            "fp16": "fp16", "bf16": "bf16", "fp32": "fp32"}
 # Name tails that do not change the architecture: chat/instruct tunes, hub format tags, release dates.
-_SUFFIXES = ("instruct", "chat", "it", "hf", "base", "pt", "fp16", "bf16", "2507", "1m")
+_SUFFIXES = ("instruct", "chat", "it", "hf", "base", "pt", "fp16", "bf16", "2507", "1m",
+             "awq", "gptq", "int4", "int8", "4bit", "8bit", "bnb")
 
 
 def _norm(name: str) -> str:

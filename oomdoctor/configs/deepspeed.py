@@ -24,7 +24,7 @@ SHIPPED = {
     "ds_z2_autotp_config.json": (2, False, False, "auto"),
     "ds_z3_config.json": (3, False, False, "auto"),
     "ds_z3_offload_config.json": (3, True, True, "auto"),
-    "ds_z3_fp8_config.json": (3, False, False, "auto"),
+    "ds_z3_fp8_config.json": (3, True, False, "auto"),
     "zero1.json": (1, False, False, "auto"),
     "zero2.json": (2, True, False, "auto"),         # axolotl's zero2 offloads the optimizer
     "zero3.json": (3, False, False, "auto"),
@@ -106,7 +106,8 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
             if not hf.get("bf16") and not hf.get("fp16"):
                 b.set("precision", dtype, doc.src(f"{dtype}.enabled"))
     # Batch keys: "auto" = TrainingArguments; a number that disagrees is an HF error at launch.
-    ds = {"file": doc.path}
+    ds: dict[str, Any] = {"file": doc.path, "_blocks": tuple(
+        k for k in ("offload_optimizer", "offload_param") if isinstance(doc.get("zero_optimization." + k), dict))}
     for key, hf_key in (("train_micro_batch_size_per_gpu", "micro_batch"), ("gradient_accumulation_steps", "grad_accum")):
         raw = doc.get(key)
         if raw is None or str(raw).lower() == "auto":
