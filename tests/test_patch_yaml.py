@@ -207,3 +207,18 @@ def test_a_yaml_list_of_documents_or_a_sequence_root_is_refused():
         _set("- a\n- b\n", "a", value=1)
     with pytest.raises(InputError):
         _set("a: 1\n---\nb: 2\n", "a", value=2)
+
+
+def test_the_pure_python_loader_gives_the_same_edits_as_libyaml(monkeypatch):
+    text = (DATA / "messy.yaml").read_text(encoding="utf-8")
+    edits = [(("training", "lr"), 3e-5), (("flow", "c"), "x y"), (("training", "new"), 1), (("quoted",), "q")]
+
+    def run() -> str:
+        out = text
+        for keys, value in edits:
+            out = _set(out, *keys, value=value)
+        return out
+
+    with_libyaml = run()
+    monkeypatch.setattr(yaml, "CSafeLoader", None, raising=False)
+    assert run() == with_libyaml

@@ -1,8 +1,8 @@
 """Set one key of a YAML text by splicing at the spans `yaml.compose` reports.
 
 Every byte outside the replaced value (comments, quoting, key order, blank lines, CRLF) stays.
-The pure-Python loader is used on purpose: its marks are character offsets into the str we
-splice, and config files are small.
+Marks must be character offsets into the str we splice: libyaml's are (and it is ~10x faster),
+except after a BOM, so its spans are checked and the pure-Python loader is the fallback.
 """
 from __future__ import annotations
 
@@ -27,12 +27,36 @@ def line_ending(text: str) -> str:
 
 def compose(text: str, path: str | None):
     yaml = _yaml()
-    try:
-        return yaml.compose(text, Loader=yaml.SafeLoader)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err)
-        raise InputError(f"not valid YAML: {problem}", path, mark.line + 1 if mark else None) from None
+    loaders = [yaml.SafeLoader]
+    if getattr(yaml, "CSafeLoader", None) is not None and not text.startswith("\ufeff"):
+        loaders.insert(0, yaml.CSafeLoader)
+    for loader in loaders:
+        try:
+            root = yaml.compose(text, Loader=loader)
+        except yaml.YAMLError as err:
+            mark = getattr(err, "problem_mark", None)
+            problem = getattr(err, "problem", None) or str(err)
+            raise InputError(f"not valid YAML: {problem}", path, mark.line + 1 if mark else None) from None
+        if loader is yaml.SafeLoader or _spans_match(root, text):
+            return root
+    raise AssertionError("unreachable")
+
+
+def _spans_match(root, text: str) -> bool:
+    """True when every plain key's span reads back as the key: the marks are offsets into `text`."""
+    yaml = _yaml()
+    stack = [root] if root is not None else []
+    while stack:
+        node = stack.pop()
+        if isinstance(node, yaml.MappingNode):
+            for key_node, value_node in node.value:
+                if isinstance(key_node, yaml.ScalarNode) and not key_node.style and key_node.value \
+                        and text[key_node.start_mark.index:key_node.end_mark.index] != key_node.value:
+                    return False
+                stack.append(value_node)
+        elif isinstance(node, yaml.SequenceNode):
+            stack.extend(node.value)
+    return True
 
 
 def _construct(node) -> Any:
@@ -133,7 +157,7 @@ def set_yaml_key(text: str, key_path: Sequence[str], value: Any, *,
     root = compose(text, path)
     step = _indent_step(root)
     eol = line_ending(text)
-    if isinstance(root, yaml.ScalarNode) and root.value in ("", "~", "null") and root.style is None:
+    if isinstance(root, yaml.ScalarNode) and root.value in ("", "~", "null") and not root.style:
         root = None                              # "---" alone, or an explicit null document: nothing to keep
     if root is None:
         # Empty document (or only comments): append the keys as top-level lines.
