@@ -31,7 +31,7 @@ _VERSION_RES = (
     re.compile(r"\b(vLLM|Unsloth|Axolotl|torchtune|LLaMA[ -]?Factory)\s+" + _VER + r"(?=[:\s,)]|$)"),
 )
 _GPU_NAME = re.compile(
-    r"\b((?:NVIDIA|Tesla|Quadro|AMD Instinct|Radeon)\s+(?:GeForce\s+|RTX\s+|Tesla\s+)?[A-Z0-9][\w-]*(?:\s(?:PCIe|SXM\d?|NVL|Ti|SUPER|Ada|Generation|\d+GB|[A-Z]\d+[\w-]*))*)"
+    r"\b((?:NVIDIA|Tesla|Quadro|AMD Instinct|Radeon)\s+(?:GeForce\s+|RTX\s+|Tesla\s+)?[A-Z0-9][\w-]*(?:\s(?:PCIe|SXM\d?|NVL|Ti|SUPER|Ada|Generation|\d+GB|HBM\d\w*|[A-Z]\d+[\w-]*))*)"
     r"|\b((?:A100|H100|H200|H800|A800|L40S?|A10G?|A6000|V100|T4|L4|B200|MI\d{3}X?)(?:[-\s](?:SXM\d?|PCIe|NVL)[\w-]*)?(?:[-\s]\d+GB)?)\b")
 _GPU_LINE_CUES = ("GPU type", "GPU:", "GPU =", "NVIDIA", "Tesla", "device name", "Device name", "AMD Instinct", "gpu_name", "GPU name")
 _WORLD = (
@@ -105,9 +105,27 @@ class Context:
     _tt: dict = field(default_factory=dict)
 
     # -------------------------------------------------------------- one line
+    def feed_progress(self, block: str) -> None:
+        """Training progress of a whole block before the crash: tqdm bars, loss dicts, step counters."""
+        self.loss_lines += block.count("{'loss'")
+        for m in _TQDM.finditer(block):
+            line_start = block.rfind("\n", 0, m.start()) + 1
+            seg_start = max(line_start, block.rfind("\r", 0, m.start()) + 1)
+            if _TQDM_DESC_BAD.search(block, seg_start, m.start()):
+                continue
+            self._bars[int(m.group(2))] = int(m.group(1))
+        if "tep" in block:
+            for m in _STEP_WORD.finditer(block):
+                line_start = block.rfind("\n", 0, m.start()) + 1
+                line_end = block.find("\n", m.end())
+                if "|" in block[line_start:line_end if line_end >= 0 else len(block)] or "global_step" in m.group(0):
+                    self._bars[-1] = int(m.group(1))
+                    if m.group(2):
+                        self._bars[int(m.group(2))] = int(m.group(1))
+
     def feed(self, raw: str, line_no: int, before_crash: bool) -> None:
-        if not raw or raw.isspace():
-            return
+        if len(raw) < 4 or "{'loss'" in raw or ("it/s]" in raw or "s/it]" in raw) and "GPU" not in raw:
+            return                 # progress lines are read block-wise by feed_progress
         if "\r" in raw.rstrip("\r"):
             for seg in raw.split("\r"):
                 if seg.strip():
@@ -135,14 +153,14 @@ class Context:
             self._in_args = True
             return
         if before_crash:
-            self._progress(text, line_no)
             self._memory(text, line_no)
-        if "version" in text or "==" in text or "Version" in text or ":" in text:
+        if "ersion" in text or "==" in text or "Torch" in text or "Transformers" in text or "Unsloth" in text \
+                or "vLLM" in text or "Welcome" in text:
             self._versions(text)
         if self.gpu_name is None and any(c in text for c in _GPU_LINE_CUES):
             self._gpu(text)
         low = None
-        if "world" in text or "WORLD" in text or "processes" in text or "--nproc" in text:
+        if "world" in text or "WORLD" in text or "processes" in text or "--nproc" in text or "distributed training" in text:
             low = text
             for rx in _WORLD:
                 m = rx.search(low)

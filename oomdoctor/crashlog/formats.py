@@ -143,7 +143,7 @@ F20 = re.compile(r"No available memory for the cache blocks")
 F21 = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)")
 F21C = re.compile(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
 F22 = re.compile(r"No executable batch size found, reached zero")
-F25 = re.compile(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.")
+F25 = re.compile(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)")
 F26 = re.compile(r"\[METAL\] Command buffer execution failed: Insufficient Memory")
 F28 = re.compile(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)")
 F28_GARBLED = re.compile(r"OutOfMemoryError\s*OutOfMemoryError|OutOfMemoryError:\s+(?!.*out of memory)")
@@ -275,6 +275,12 @@ def parse_message(text: str) -> Parsed | None:
     if m:
         b = m.group("bytes") or m.group("bytes2")
         return _count(Parsed("nccl_oom", tried_gib=int(b) / GIB if b else None))
+    m = F25.search(text)
+    if m:
+        # FSDP swallowed the OOM into a warning while gathering the state dict: a save-time GPU OOM
+        p = parse_torch(text) or Parsed("cuda_oom")
+        p.extra.update(save_clone=True, rank=m.group("rank"))
+        return _count(p)
     if F16_GPU.search(text):
         return _count(Parsed("cuda_oom"))
     if F16.search(text):
@@ -303,9 +309,6 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("vllm_cache"))
     if F22.search(text):
         return _count(Parsed("batch_size_exhausted"))
-    m = F25.search(text)
-    if m:
-        return _count(Parsed("save_clone_oom", extra={"rank": m.group("rank")}))
     if F26.search(text):
         return _count(Parsed("mlx_oom"))
     m = F11.search(text)

@@ -31,7 +31,7 @@ AROUND_HIT_BYTES = 1 << 20
 MAX_HITS = 20_000                  # a log that repeats an OOM a million times still parses quickly
 JOIN_LINES = 6                     # a wrapped message spans at most this many physical lines
 TRACEBACK_LINES = 400
-CONTEXT_WHOLE_BYTES = 48 << 20
+CONTEXT_WHOLE_BYTES = 8 << 20
 CONTEXT_HEAD_BYTES = 4 << 20
 CONTEXT_BEFORE_BYTES = 4 << 20
 CONTEXT_TAIL_BYTES = 1 << 20
@@ -68,6 +68,8 @@ def _parse(src: LogSource) -> CrashReport:
     _number_lines(src, hits)
     for h in hits:
         h.phase = _phase(src, h)
+        if h.parsed.kind == "cuda_oom" and "bitsandbytes" in _innermost_file(src, h):
+            h.parsed.kind = "bnb_alloc"
     hits = _merge(hits)
     ctx = _context(src, hits)
     events = tuple(CrashEvent(kind=h.parsed.kind, line=h.line, tried_gib=_r(h.parsed.tried_gib),
@@ -93,7 +95,7 @@ def _parse(src: LogSource) -> CrashReport:
 
 
 def _r(x: float | None) -> float | None:
-    return None if x is None else round(x, 6)
+    return x
 
 
 # ------------------------------------------------------------------ finding hits
@@ -232,8 +234,10 @@ def _lines_total(src: LogSource, hits: list[_Hit]) -> int | None:
 # ------------------------------------------------------------------ phase
 
 def _phase(src: LogSource, h: _Hit) -> str | None:
-    if h.parsed.kind == "save_clone_oom":
+    if h.parsed.extra.get("save_clone"):
         return "save"
+    if h.parsed.fields == 0 and "Traceback" in h.message:
+        return _phase_forward(src, h)       # IPython header: the frames follow the class name
     frames: list[str] = []
     plain: list[str] = []
     saw_head = False
@@ -260,6 +264,26 @@ def _phase(src: LogSource, h: _Hit) -> str | None:
     if h.parsed.kind in ("vllm_cache",):
         return "load"
     return phase_from_log_lines(plain)
+
+
+def _phase_forward(src: LogSource, h: _Hit) -> str | None:
+    frames: list[str] = []
+    for _s, _e, raw in src.lines_after(h.end, TRACEBACK_LINES):
+        cl = F.clean(raw)
+        if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
+            continue
+        if "out of memory" in cl.text or F.F28.search(cl.text):
+            break
+        frames.append(cl.text)
+    return phase_of(frames)
+
+
+def _innermost_file(src: LogSource, h: _Hit) -> str:
+    for _s, _e, raw in src.lines_before(h.start, 6):
+        t = F.clean(raw).text
+        if 'File "' in t or ".py" in t:
+            return t
+    return ""
 
 
 def _trim_to_frames(lines: list[str]) -> list[str]:
@@ -289,6 +313,10 @@ def _merge(hits: list[_Hit]) -> list[_Hit]:
             if "local_rank" in h.parsed.extra:
                 last_kill.parsed.extra.setdefault("local_rank", h.parsed.extra["local_rank"])
             continue                # one kill reported by several launcher lines
+        prev = out[-1] if out else None
+        if prev is not None and h.parsed.fields == 0 and prev.parsed.kind == h.parsed.kind and prev.rank == h.rank \
+                and h.line - prev.line <= 30:
+            continue                # NCCL and similar print one failure on several lines
         seen.add(key)
         if h.parsed.kind == "host_oom":
             last_kill = h
@@ -340,6 +368,8 @@ def _feed_region(src: LogSource, ctx: Context, lo: int, hi: int, line_no: int, c
             stop = nl + 1 if nl > pos else min(src.size, stop)
         block = src.mm[pos:stop]
         text = F_decode(block)
+        if pos < crash_at:
+            ctx.feed_progress(text if stop <= crash_at else F_decode(src.mm[pos:crash_at]))
         offset = pos
         for line in text.split("\n"):
             if len(line) > 16384:

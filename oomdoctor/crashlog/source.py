@@ -180,5 +180,5 @@ def _check_text(src: LogSource) -> None:
     # Logs may hold a few NUL runs (a crash while the file system was flushing), but text never
     # has mostly control bytes.
     control = sum(head.count(bytes([c])) for c in range(0, 32) if c not in (9, 10, 12, 13, 27))
-    if len(head) >= 64 and control > len(head) * 0.30:
+    if len(head) >= 64 and (control > len(head) * 0.10 or head.count(b"\x00") > len(head) * 0.01):
         raise InputError("is a binary file, not a text log", src.display)
