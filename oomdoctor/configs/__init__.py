@@ -180,16 +180,25 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
         args["model_name_or_path"] = args.get("model") or args.get("base_model")
     doc = Doc(crash.file, dict(args), {}, "cli")
     version = (crash.versions or {}).get("llamafactory")
+    def load(d: Doc) -> TrainingSetup:
+        if any(k in LF_ONLY_KEYS for k in d.data) or version:
+            return load_llamafactory(d, version)
+        return load_hf(d, (crash.versions or {}).get("trl"))
+
     try:
-        if any(k in LF_ONLY_KEYS for k in args) or version:
-            setup = load_llamafactory(doc, version)
-        else:
-            setup = load_hf(doc, (crash.versions or {}).get("trl"))
+        setup = load(doc)
     except InputError:
-        return None
+        if "deepspeed" not in args:
+            return None
+        # The DeepSpeed JSON the log names is on another machine: judge without it.
+        args.pop("deepspeed")
+        try:
+            setup = load(Doc(crash.file, args, {}, "cli"))
+        except InputError:
+            return None
     from dataclasses import replace
 
-    if crash.world_size and "n_gpus" not in setup.sources:
+    if crash.world_size and setup.source_of("n_gpus").file is None:
         from oomdoctor.facts import Source
 
         setup = replace(setup, n_gpus=crash.world_size,

@@ -19,8 +19,8 @@ LF_VERSION = "0.9.4"
 LF_ONLY_KEYS = frozenset("""
 stage finetuning_type cutoff_len template dataset dataset_dir lora_rank lora_target quantization_bit
 quantization_method flash_attn disable_gradient_checkpointing val_size pure_bf16 enable_liger_kernel use_unsloth
-freeze_trainable_layers use_galore use_badam use_apollo additional_target use_dora packing neat_packing
-max_samples upcast_layernorm use_unsloth_gc preprocessing_num_workers plot_loss
+freeze_trainable_layers use_galore use_badam use_apollo additional_target use_dora neat_packing
+max_samples upcast_layernorm use_unsloth_gc plot_loss
 """.split())
 
 _FLASH = {"auto": "sdpa", "sdpa": "sdpa", "disabled": "eager", "eager": "eager", "fa2": "fa2", "fa3": "fa2"}
@@ -61,7 +61,8 @@ def load_llamafactory(doc: Doc, framework_version: str | None) -> TrainingSetup:
     if ftype == "oft":
         b.extras["finetuning_type"] = "oft"    # orthogonal adapters: memory close to LoRA
     method = "lora" if ftype in (None, "oft") else ftype
-    b.from_doc("method", doc, "finetuning_type", method) or b.default("method", "lora", "finetuning_type")
+    b.from_doc("method", doc, "finetuning_type", method if ftype else None) or \
+        b.default("method", "lora", "finetuning_type")
     qbits = doc.int_("quantization_bit")
     if qbits is not None:
         if qbits not in (2, 3, 4, 5, 6, 8):
