@@ -298,3 +298,18 @@ def test_a_symlinked_config_keeps_its_link_and_the_target_is_patched(tmp_path: P
     apply_in_place(build_patch([KeyEdit("train.yaml", ("a",), 2)], cwd=str(tmp_path)))
     assert link.is_symlink() and real.read_text() == "a: 2\n"
     assert (tmp_path / "train.yaml.orig").read_text() == "a: 1\n"
+
+
+def test_a_mapping_value_merges_leaf_by_leaf_into_what_the_file_has(tmp_path: Path):
+    (tmp_path / "t.yaml").write_text("fsdp_config:\n  a: 1\n  b: 2\n")
+    patch = build_patch([KeyEdit("t.yaml", ("fsdp_config",), {"b": 3, "c": {"d": True}, "e": {}})],
+                        cwd=str(tmp_path))
+    assert patch.files[0].new_text == "fsdp_config:\n  a: 1\n  b: 3\n  c:\n    d: true\n  e: {}\n"
+
+
+def test_a_later_edit_of_a_key_wins_and_keys_placed_after_it_still_find_it(tmp_path: Path):
+    (tmp_path / "t.yaml").write_text("a: 1\nz: 0\n")
+    patch = build_patch([KeyEdit("t.yaml", ("b",), 1, after_key="a"),
+                         KeyEdit("t.yaml", ("c",), 1, after_key="b"),
+                         KeyEdit("t.yaml", ("b",), 2, after_key="a")], cwd=str(tmp_path))
+    assert patch.files[0].new_text == "a: 1\nb: 2\nc: 1\nz: 0\n"

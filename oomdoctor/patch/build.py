@@ -163,9 +163,9 @@ def build_patch(edits: Sequence[KeyEdit], *, cwd: str | None = None) -> PatchSet
         if not edit.key_path:
             raise ValueError(f"KeyEdit for {edit.file} has an empty key_path")
         for key_path, value in _leaf_edits(tuple(str(k) for k in edit.key_path), edit.value):
-            key = (abs_path, "set", key_path)
-            steps.pop(key, None)        # re-insert: the last edit of a key runs after the edits before it
-            steps[key] = (edit, key_path, {} if isinstance(value, Mapping) else value)
+            # The first edit of a key fixes its place in the order (later keys may name it as after_key);
+            # the last one fixes its value.
+            steps[(abs_path, "set", key_path)] = (edit, key_path, {} if isinstance(value, Mapping) else value)
 
     drafts: dict[str, _Draft] = {}
     for (abs_path, kind, _), (edit, key_path, value) in steps.items():

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any
+from typing import Any, Mapping
 
 # Strings a YAML 1.1 or 1.2 reader resolves to bool/null; quoting them keeps them strings.
 _YAML_WORDS = frozenset(
@@ -134,6 +134,8 @@ def yaml_scalar(value: Any, style: str | None = None, old_text: str | None = Non
         return yaml_double_quoted(value)
     if isinstance(value, (list, tuple)):
         return "[" + ", ".join(yaml_scalar(v) for v in value) + "]"
+    if isinstance(value, Mapping) and not value:
+        return "{}"
     raise TypeError(f"cannot write a {type(value).__name__} as a YAML scalar: {value!r}")
 
 
@@ -154,6 +156,8 @@ def json_value(value: Any, old_text: str | None = None) -> str:
         return f"{mantissa}e{'-' if exp.startswith('-') else ''}{exp.lstrip('+-').lstrip('0') or '0'}"
     if value is None or isinstance(value, (bool, int, float, str)):
         return json.dumps(value, ensure_ascii=False)
+    if isinstance(value, Mapping) and not value:
+        return "{}"
     raise TypeError(f"cannot write a {type(value).__name__} as a JSON value: {value!r}")
 
 
