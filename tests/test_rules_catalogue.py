@@ -132,3 +132,9 @@ def test_explain_names_the_condition_the_actions_and_the_costs():
     assert "micro_batch x 0.5" in text
     assert "throughput" in text
     assert explain("halve-micro-batch", "zh").startswith("OOM001 halve-micro-batch: 微批量减半")
+
+
+def test_qlora_never_looks_cheaper_than_lora():
+    from oomdoctor.planner import rule_cost
+    assert rule_cost(BOOK.get("switch-to-qlora")) > rule_cost(BOOK.get("switch-to-lora"))
+    assert rule_cost(BOOK.get("switch-to-lora")) > sum(rule_cost(r) for r in BOOK if not r.changes_quality)
