@@ -1,0 +1,62 @@
+"""--simulate: an exact dry run of the user's own model code on fake tensors.
+
+Builds the model from its config on the `meta` device, moves it to fake tensors, applies the method the way
+the framework does and runs real training steps while counting live tensor bytes. torch, transformers and
+peft are optional (`pip install 'oomdoctor[simulate]'`) and imported only when a simulation runs.
+
+Public API:
+    available() -> str | None
+    trace_step(setup, shape, *, steps=2, progress=None, hf_config=None) -> TraceResult
+    format_result(result, estimate=None) -> str
+"""
+from __future__ import annotations
+
+from typing import Callable
+
+from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.simulate.errors import SimulateError, SimulationInterrupted
+from oomdoctor.simulate.result import CATEGORIES, PhasePeak, TraceResult, format_result
+
+INSTALL_HINT = "pip install 'oomdoctor[simulate]'"
+_PACKAGES = ("torch", "transformers", "peft")
+
+
+def available() -> str | None:
+    """None when torch, transformers and peft import; else one line saying what to install."""
+    import importlib
+
+    missing = []
+    for name in _PACKAGES:
+        try:
+            importlib.import_module(name)
+        except Exception:   # a broken install (ABI mismatch, missing libs) counts as missing too
+            missing.append(name)
+    if not missing:
+        return None
+    return f"--simulate needs torch, transformers and peft ({', '.join(missing)} missing): {INSTALL_HINT}"
+
+
+def trace_step(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
+               progress: Callable[[str], None] | None = None, hf_config: dict | None = None) -> TraceResult:
+    """Run `steps` training steps of the model on fake tensors and return the live-bytes peaks.
+
+    Raises SimulateError (one line) when the packages are missing or the model code cannot run on fake
+    tensors, and SimulationInterrupted on Ctrl-C.
+    """
+    if steps < 1:
+        raise SimulateError("steps must be at least 1")
+    try:
+        problem = available()
+        if problem:
+            raise SimulateError(problem)
+        if progress is not None:
+            progress("loading torch, transformers and peft")
+        from oomdoctor.simulate import tracer
+
+        return tracer.run(setup, shape, steps=steps, progress=progress, hf_config=hf_config)
+    except KeyboardInterrupt:
+        raise SimulationInterrupted("simulation stopped by Ctrl-C before it finished; nothing was written") from None
+
+
+__all__ = ["available", "trace_step", "format_result", "TraceResult", "PhasePeak", "CATEGORIES",
+           "SimulateError", "SimulationInterrupted", "INSTALL_HINT"]

@@ -1,0 +1,100 @@
+"""What one simulated training step found, and its plain-text table. No torch here."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping
+
+from oomdoctor.facts import COMPONENTS, GIB, Estimate
+
+# Traced categories use the estimate's component names so the two line up; the trace has no "overhead".
+CATEGORIES = ("weights", "gradients", "optimizer", "activations", "logits")
+
+
+@dataclass(frozen=True)
+class PhasePeak:
+    step: int                      # 1-based training step
+    phase: str                     # forward | loss | backward | optimizer
+    peak_bytes: int                # most live tensor bytes at any moment of the phase (after sharding scale)
+    categories: Mapping[str, int]  # CATEGORIES -> bytes at that moment
+
+    @property
+    def name(self) -> str:
+        return f"step {self.step} {self.phase}"
+
+
+@dataclass(frozen=True)
+class TraceResult:
+    peak_bytes: int                        # most live tensor bytes at any moment, per GPU (sharding scaled)
+    phases: tuple[PhasePeak, ...]          # in the order they ran
+    categories: Mapping[str, int]          # CATEGORIES -> bytes at the overall peak
+    peak_phase: str                        # "step 2 loss": where the peak happened
+    traced_peak_bytes: int                 # the peak as traced on one process, before any sharding scale
+    params_total: int
+    params_trainable: int
+    versions: Mapping[str, str]            # torch, transformers, peft
+    attention: str                         # attention implementation that ran (eager | sdpa)
+    dtypes: Mapping[str, str]              # load, trainable, autocast
+    optimizer: str                         # what ran, in words
+    micro_batch: int
+    seq_len: int
+    steps: int
+    seconds: float
+    limits: tuple[str, ...]                # what the trace cannot see, in plain words
+    notes: tuple[str, ...] = ()            # choices made on the user's behalf (fa2 -> sdpa, ...)
+    quantized_weights_bytes: int | None = None   # QLoRA: what the bnb-quantised linear weights would take
+    peak_bytes_quantized: int | None = None      # QLoRA: the peak with those weights in place of bf16 copies
+    phase_categories_traced: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # unscaled, per phase name
+
+    @property
+    def peak_gib(self) -> float:
+        return self.peak_bytes / GIB
+
+    @property
+    def phase_peaks(self) -> dict[str, int]:
+        return {p.name: p.peak_bytes for p in self.phases}
+
+    @property
+    def reported_peak_bytes(self) -> int:
+        """The figure to compare with a GPU: the QLoRA-adjusted peak when there is one."""
+        return self.peak_bytes_quantized if self.peak_bytes_quantized is not None else self.peak_bytes
+
+
+def _gib(n_bytes: float | None) -> str:
+    return "-" if n_bytes is None else f"{n_bytes / GIB:8.2f} GiB"
+
+
+def format_result(result: TraceResult, estimate: Estimate | None = None) -> str:
+    """Traced peak per phase and per category, next to the analytic estimate's components."""
+    versions = ", ".join(f"{k} {v}" for k, v in result.versions.items())
+    lines = [
+        f"Simulated {result.steps} training step(s) on fake tensors ({versions})",
+        f"  micro-batch {result.micro_batch} x {result.seq_len} tokens, {result.attention} attention, "
+        f"weights {result.dtypes.get('load', '?')}, trainables {result.dtypes.get('trainable', '?')}, "
+        f"autocast {result.dtypes.get('autocast') or 'off'}, optimizer {result.optimizer}",
+        f"  {result.params_total:,} parameters, {result.params_trainable:,} trainable; ran in {result.seconds:.1f} s",
+        "",
+        f"{'phase':<22}{'traced peak':>14}",
+    ]
+    for p in result.phases:
+        mark = "  <- peak" if p.name == result.peak_phase else ""
+        lines.append(f"{p.name:<22}{_gib(p.peak_bytes):>14}{mark}")
+    lines += ["", f"{'component':<22}{'traced at peak':>16}{'estimate':>14}"]
+    est = estimate.components if estimate else {}
+    for name in COMPONENTS:
+        traced = result.categories.get(name) if name in CATEGORIES else None
+        est_gib = est.get(name)
+        est_txt = "-" if est_gib is None else f"{est_gib:8.2f} GiB"
+        traced_txt = _gib(traced) if name in CATEGORIES else "not traced"
+        lines.append(f"{name:<22}{traced_txt:>16}{est_txt:>14}")
+    total_est = f"{estimate.allocated_gib:8.2f} GiB" if estimate else "-"
+    lines.append(f"{'total (allocated)':<22}{_gib(result.peak_bytes):>16}{total_est:>14}")
+    if estimate and result.peak_bytes:
+        gap = (estimate.allocated_gib * GIB - result.peak_bytes) / result.peak_bytes
+        lines.append(f"{'':<22}estimate is {gap:+.1%} of the traced peak")
+    if result.peak_bytes_quantized is not None:
+        lines.append(f"{'with 4/8-bit weights':<22}{_gib(result.peak_bytes_quantized):>16}"
+                     f"   (quantised linear weights {_gib(result.quantized_weights_bytes).strip()})")
+    if result.notes:
+        lines += ["", "Choices made:"] + [f"  - {n}" for n in result.notes]
+    lines += ["", "What the simulation cannot see:"] + [f"  - {m}" for m in result.limits]
+    return "\n".join(lines)

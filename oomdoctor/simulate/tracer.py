@@ -1,0 +1,511 @@
+"""Run real training steps of the user's model code on fake tensors and count live storage bytes.
+
+Recipe (../shared/reference/fake-tensor-tracing.md): build on `meta`, `to_empty(device="cpu")` inside
+`FakeTensorMode(allow_non_fake_inputs=True)`, count every new storage once in a TorchDispatchMode and
+subtract it when the storage dies. CPU fake storages have the bytes a CUDA run allocates (the CUDA caching
+allocator's 512-byte rounding aside). Imports torch, transformers and peft: load it only for --simulate.
+"""
+from __future__ import annotations
+
+import math
+import re
+import time
+import weakref
+from collections import defaultdict
+from typing import Any, Callable
+
+import torch
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.weak import WeakIdKeyDictionary
+
+from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.simulate.errors import SimulateError
+from oomdoctor.simulate.regime import Regime, regime
+from oomdoctor.simulate.result import CATEGORIES, PhasePeak, TraceResult
+
+_TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+_PRIM_DEVICE = torch.ops.prim.device.default
+
+LIMITS = (
+    "no CUDA context, cuBLAS/NCCL workspaces or caching-allocator reserve: add a few hundred MiB to 1 GiB+",
+    "no allocator fragmentation or 512-byte block rounding: the trace is what max_memory_allocated() "
+    "would report at best",
+    "autocast ran with PyTorch's CPU op lists, which differ slightly from the CUDA ones",
+)
+
+
+# ---------------------------------------------------------------- counting live bytes
+
+
+class LiveBytes(TorchDispatchMode):
+    """Live tensor bytes by category, with the peak of each phase, counted as ops run."""
+
+    def __init__(self, vocab_size: int) -> None:
+        super().__init__()
+        self._entries: WeakIdKeyDictionary = WeakIdKeyDictionary()   # storage -> [category, nbytes]
+        self.by_cat = dict.fromkeys(CATEGORIES, 0)
+        self.live = 0
+        self.vocab_size = vocab_size
+        self.phase_peaks: dict[tuple[int, str], list[Any]] = {}      # (step, phase) -> [bytes, by_cat]
+        self._current: list[Any] | None = None
+
+    def count(self, t: torch.Tensor, category: str | None = None) -> None:
+        """Count t's storage once; with a category, (re)label it."""
+        storage = t.untyped_storage()
+        entry = self._entries.get(storage)
+        if entry is None:
+            if category is None:
+                # logits and their gradient: [..., vocab] tensors that are not parameters
+                category = "logits" if t.dim() >= 2 and t.shape[-1] == self.vocab_size else "activations"
+            n_bytes = storage.nbytes()
+            entry = [category, n_bytes]
+            self._entries[storage] = entry
+            self.live += n_bytes
+            self.by_cat[category] += n_bytes
+            weakref.finalize(storage, self._free, entry).atexit = False
+        elif category is not None and entry[0] != category:
+            self.by_cat[entry[0]] -= entry[1]
+            self.by_cat[category] += entry[1]
+            entry[0] = category
+
+    def _free(self, entry: list[Any]) -> None:
+        self.live -= entry[1]
+        self.by_cat[entry[0]] -= entry[1]
+
+    def enter(self, step: int, phase: str) -> None:
+        self._current = self.phase_peaks.setdefault((step, phase), [0, dict(self.by_cat)])
+        self._note()
+
+    def _note(self) -> None:
+        current = self._current
+        if current is not None and self.live > current[0]:
+            current[0] = self.live
+            current[1] = dict(self.by_cat)
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        if func is _PRIM_DEVICE:   # most calls are `.device` queries: nothing allocated
+            return out
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor):
+                self.count(t)
+        self._note()
+        return out
+
+
+# ---------------------------------------------------------------- the model
+
+
+def _config(shape: ModelShape, hf_config: dict | None, notes: list[str]):
+    import transformers
+
+    if hf_config is not None:
+        values = {k: v for k, v in hf_config.items()
+                  if k not in ("quantization_config", "auto_map", "architectures", "transformers_version")}
+        model_type = values.pop("model_type", None)
+        if not model_type:
+            raise SimulateError("config.json has no model_type: cannot tell which model code to run")
+    else:
+        model_type = shape.model_type or "llama"
+        values = dict(hidden_size=shape.hidden_size, intermediate_size=shape.intermediate_size,
+                      num_hidden_layers=shape.num_layers, num_attention_heads=shape.num_heads,
+                      num_key_value_heads=shape.num_kv_heads, head_dim=shape.head_dim_,
+                      vocab_size=shape.vocab_size, tie_word_embeddings=shape.tie_word_embeddings,
+                      attention_bias=shape.attention_bias, mlp_bias=shape.mlp_bias)
+        if shape.num_experts:
+            values.update(num_local_experts=shape.num_experts, num_experts=shape.num_experts,
+                          num_experts_per_tok=shape.experts_per_token)
+            if shape.moe_intermediate_size:
+                values["moe_intermediate_size"] = shape.moe_intermediate_size
+    values["use_cache"] = False   # training runs without a KV cache
+    try:
+        return transformers.AutoConfig.for_model(model_type, **values)
+    except ValueError:
+        if hf_config is not None:
+            raise SimulateError(f"transformers {transformers.__version__} does not know model_type "
+                                f"'{model_type}' (it may need the model's remote code)") from None
+        notes.append(f"model_type '{model_type}' is unknown to transformers: traced as a Llama-shaped model")
+        return transformers.AutoConfig.for_model("llama", **values)
+
+
+def _build_meta(cfg, load: torch.dtype, attention: str, notes: list[str]):
+    import transformers
+
+    with torch.device("meta"):
+        try:
+            return transformers.AutoModelForCausalLM.from_config(cfg, dtype=load, attn_implementation=attention), attention
+        except (ValueError, ImportError) as err:
+            if attention == "eager":
+                raise SimulateError(f"transformers cannot build {cfg.model_type}: {str(err).splitlines()[0]}") from None
+            notes.append(f"{cfg.model_type} refuses {attention} attention in this transformers; ran eager "
+                         "(full seq x seq scores)")
+            return transformers.AutoModelForCausalLM.from_config(cfg, dtype=load, attn_implementation="eager"), "eager"
+
+
+def _layer_list(model, n_layers: int) -> tuple[str, torch.nn.ModuleList]:
+    for name, module in model.named_modules():
+        if isinstance(module, torch.nn.ModuleList) and len(module) == n_layers:
+            return name, module
+    raise SimulateError("could not find the model's list of decoder layers")
+
+
+def _lora_targets(setup: TrainingSetup, model) -> Any:
+    if not setup.lora_targets or "all" in setup.lora_targets:
+        return "all-linear"   # peft: every Linear except the output layer, like LLaMA-Factory's "all"
+    names = {n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
+    missing = [t for t in setup.lora_targets if t not in names]
+    if missing:
+        raise SimulateError(f"LoRA target(s) {', '.join(missing)} do not exist in this model "
+                            f"(its linear layers: {', '.join(sorted(names))})")
+    return list(setup.lora_targets)
+
+
+def _apply_method(model, setup: TrainingSetup, cfg, rg: Regime):
+    """Mark trainables the way the framework does; returns the model to train (peft-wrapped for LoRA)."""
+    if setup.method in ("lora", "qlora"):
+        import peft
+
+        lora = peft.LoraConfig(r=setup.lora_rank, lora_alpha=setup.lora_alpha or 2 * setup.lora_rank,
+                               target_modules=_lora_targets(setup, model), use_dora=setup.use_dora,
+                               lora_dropout=float(setup.extras.get("lora_dropout", 0.0) or 0.0),
+                               task_type="CAUSAL_LM")
+        model = peft.get_peft_model(model, lora)
+    elif setup.method == "freeze":
+        prefix, layers = _layer_list(model, cfg.num_hidden_layers)
+        n = setup.freeze_trainable_layers
+        ids = range(len(layers) - n, len(layers)) if n > 0 else range(0, -n)
+        keep = tuple(f"{prefix}.{i}." for i in ids)
+        for name, p in model.named_parameters():
+            p.requires_grad_(name.startswith(keep))
+    else:
+        for p in model.parameters():
+            p.requires_grad_(True)
+    want = _TORCH_DTYPES[rg.trainable_dtype]
+    for p in model.parameters():
+        if p.requires_grad and p.dtype != want:
+            p.data = p.data.to(want)   # still on meta: no memory moves
+    return model
+
+
+# ---------------------------------------------------------------- optimizers
+
+
+class _Bnb8bitShapes(torch.optim.Optimizer):
+    """bitsandbytes 8-bit Adam/Lion state shapes; the update itself is a plain in-place step.
+
+    bnb keeps 1-byte states with one fp32 absmax per 256 elements, and 32-bit states for tensors under
+    4096 elements (bitsandbytes optim/optimizer.py: min_8bit_size, blockwise 256).
+    """
+
+    def __init__(self, params, n_states: int, lr: float = 1e-5) -> None:
+        super().__init__(params, {"lr": lr})
+        self.n_states = n_states
+
+    @torch.no_grad()
+    def step(self, closure=None):
+        for group in self.param_groups:
+            for p in group["params"]:
+                if p.grad is None:
+                    continue
+                state = self.state[p]
+                if not state:
+                    for k in range(self.n_states):
+                        if p.numel() >= 4096:
+                            state[f"state{k}"] = torch.zeros(p.shape, dtype=torch.uint8, device=p.device)
+                            state[f"absmax{k}"] = torch.zeros(math.ceil(p.numel() / 256), dtype=torch.float32,
+                                                              device=p.device)
+                        else:
+                            state[f"state{k}"] = torch.zeros(p.shape, dtype=torch.float32, device=p.device)
+                p.add_(p.grad, alpha=-group["lr"])
+
+
+class _MasterWeights:
+    """DeepSpeed bf16/fp16: half-precision weights and grads, fp32 master copy + states in the optimizer."""
+
+    def __init__(self, params: list, make_inner: Callable[[list], torch.optim.Optimizer]) -> None:
+        self.params = params
+        self.make_inner = make_inner
+        self.inner: torch.optim.Optimizer | None = None
+        self.state: dict = {}
+        self.masters: list = []
+
+    @torch.no_grad()
+    def step(self) -> None:
+        if self.inner is None:
+            self.masters = [p.detach().float() for p in self.params]
+            self.state["master"] = self.masters     # tagged as optimizer memory by the tracker
+            self.inner = self.make_inner(self.masters)
+        for m, p in zip(self.masters, self.params):
+            m.grad = None if p.grad is None else p.grad.float()
+        self.inner.step()
+        for m, p in zip(self.masters, self.params):
+            m.grad = None
+            p.copy_(m)
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        for p in self.params:
+            p.grad = None
+
+
+def _optimizer(setup: TrainingSetup, params: list, notes: list[str], limits: list[str],
+               master: bool) -> tuple[Any, str]:
+    name = (setup.optimizer or "adamw_torch").lower()
+    lr = 1e-5
+    wd = float(setup.extras.get("weight_decay", 0.0) or 0.0)
+
+    def adamw(ps, **kw):
+        return torch.optim.AdamW(ps, lr=lr, weight_decay=wd, **kw)
+
+    if setup.galore or setup.apollo or setup.badam:
+        limits.append("GaLore/APOLLO/BAdam optimizers are not simulated: traced with AdamW over the trainables")
+    if "8bit" in name:
+        n_states = 1 if "lion" in name else 2
+        words = f"{'Lion' if n_states == 1 else 'AdamW'} 8-bit state shapes (bnb kernels not run)"
+        limits.append("the 8-bit optimizer's kernel is not simulated: its state shapes are allocated "
+                      "(1 byte per element + fp32 scales) and the update is a plain in-place step"
+                      + ("; paged states can move to host memory under pressure" if "paged" in name else ""))
+        make = lambda ps: _Bnb8bitShapes(ps, n_states, lr)   # noqa: E731
+    elif name == "sgd":
+        make, words = (lambda ps: torch.optim.SGD(ps, lr=lr)), "SGD (no state)"
+    elif name.startswith("adafactor"):
+        from transformers.optimization import Adafactor
+
+        make = lambda ps: Adafactor(ps, lr=lr, scale_parameter=False, relative_step=False)  # noqa: E731
+        words = "Adafactor (transformers)"
+    elif "lion" in name:
+        make, words = (lambda ps: _Bnb8bitShapes(ps, 1, lr)), "Lion state shapes"
+        limits.append("Lion's kernel is not simulated: one state per parameter, plain in-place update")
+    elif "fused" in name:
+        make, words = (lambda ps: adamw(ps, fused=True)), "AdamW fused"
+    elif name.startswith("adamw") or name.startswith("adam"):
+        # torch picks foreach on CUDA when foreach=None (optim/optimizer.py _default_to_fused_or_foreach)
+        make, words = (lambda ps: adamw(ps, foreach=True)), "AdamW foreach (torch's CUDA default)"
+    else:
+        notes.append(f"optimizer '{setup.optimizer}' is not simulated as such: traced with AdamW foreach")
+        make, words = (lambda ps: adamw(ps, foreach=True)), "AdamW foreach"
+    if master:
+        return _MasterWeights(params, make), words + " on an fp32 master copy (DeepSpeed)"
+    return make(params), words
+
+
+def _tag_optimizer_state(opt: Any, tracker: LiveBytes) -> None:
+    """Label every tensor the optimizer stores in its state as optimizer memory, the moment it is stored."""
+
+    def tag(value: Any) -> None:
+        for t in tree_flatten(value)[0]:
+            if isinstance(t, torch.Tensor):
+                tracker.count(t, "optimizer")
+
+    class TaggedState(dict):
+        def __setitem__(self, key, value):
+            tag(value)
+            super().__setitem__(key, value)
+
+    if isinstance(opt, _MasterWeights):
+        opt.state = TaggedState()
+        make = opt.make_inner
+
+        def make_tagged(ps):
+            inner = make(ps)
+            _tag_optimizer_state(inner, tracker)
+            return inner
+
+        opt.make_inner = make_tagged
+    else:
+        opt.state = defaultdict(TaggedState)
+
+
+# ---------------------------------------------------------------- QLoRA and sharding
+
+
+def _quantized_bytes(model, setup: TrainingSetup, output_layer) -> tuple[int, int, int]:
+    """(quantised bytes, their dequantised bytes, largest dequantised weight) of the base linear layers."""
+    bits = setup.quant_bits or 4
+    double_quant = bool(setup.extras.get("double_quantization", True))
+    quant = dequant = largest = 0
+    for name, m in model.named_modules():
+        if not isinstance(m, torch.nn.Linear) or m is output_layer or "lora_" in name:
+            continue
+        w = m.weight
+        n = w.numel()
+        if bits == 4:
+            # NF4: 4 bits/element + absmax per 64; double quant stores absmax in 8 bits + fp32 per 256 blocks
+            scales = n / 64 * (1 + 4 / 256) if double_quant else n / 64 * 4
+            quant += int(n / 2 + scales)
+        else:
+            quant += n + w.shape[0] * 4   # LLM.int8: int8 weights + one fp32 scale per output row
+        dequant += n * w.element_size()
+        largest = max(largest, n * w.element_size())
+    return quant, dequant, largest
+
+
+def _shard_factors(setup: TrainingSetup, limits: list[str]) -> dict[str, float]:
+    n = max(1, setup.n_gpus)
+    factors = dict.fromkeys(CATEGORIES, 1.0)
+    sharded: tuple[str, ...] = ()
+    if setup.fsdp:
+        sharded = ("gradients", "optimizer") if setup.fsdp == "shard_grad_op" else ("weights", "gradients", "optimizer")
+    elif setup.zero_stage >= 1:
+        sharded = ("optimizer", "gradients", "weights")[: min(3, setup.zero_stage)]
+    if sharded and n > 1:
+        for cat in sharded:
+            factors[cat] = 1.0 / n
+        limits.append(f"{'FSDP' if setup.fsdp else 'ZeRO-' + str(setup.zero_stage)} sharding is simulated by "
+                      f"dividing {', '.join(sharded)} by {n} GPUs, not run (no buckets, no gathered layers)")
+    if setup.offload_optimizer:
+        factors["optimizer"] = 0.0
+        limits.append("optimizer offload: optimizer states counted in host memory, not on the GPU")
+    if setup.offload_params and (setup.zero_stage >= 3 or setup.fsdp):
+        factors["weights"] = 0.0
+        limits.append("parameter offload: weights counted in host memory (the layer being computed is not)")
+    return factors
+
+
+# ---------------------------------------------------------------- the run
+
+
+def _say(progress: Callable[[str], None] | None, message: str) -> None:
+    if progress is not None:
+        progress(message)
+
+
+def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
+        progress: Callable[[str], None] | None = None, hf_config: dict | None = None) -> TraceResult:
+    import peft
+    import transformers
+
+    started = time.perf_counter()
+    notes: list[str] = []
+    limits = list(LIMITS)
+    cfg = _config(shape, hf_config, notes)
+    ckpt_dtype = None
+    if hf_config is not None:
+        ckpt_dtype = hf_config.get("torch_dtype") or hf_config.get("dtype")
+    rg = regime(setup, shape, ckpt_dtype)
+    notes += rg.notes
+
+    attention = {"fa2": "sdpa", "flash_attention_2": "sdpa", "eager": "eager"}.get(setup.attention, "sdpa")
+    if setup.attention in ("fa2", "flash_attention_2"):
+        notes.append("FlashAttention-2 has no CPU/fake kernel: ran SDPA, which also keeps no seq x seq scores")
+    deepspeed_master = setup.zero_stage >= 1 and rg.autocast_dtype is not None and setup.method in ("full", "freeze")
+    load = rg.load_dtype
+    if deepspeed_master:
+        # the DeepSpeed engine casts the module to bf16/fp16 and keeps fp32 masters in the optimizer
+        load = rg.autocast_dtype or load
+        rg = Regime(load, load, None, rg.reentrant_ckpt, rg.notes)
+        notes.append(f"DeepSpeed {rg.load_dtype}: weights and gradients in {rg.load_dtype}, "
+                     "fp32 master copy and states in the optimizer")
+    if setup.method == "qlora" or setup.quant_bits:
+        limits.append(f"bitsandbytes {setup.quant_bits or 4}-bit kernels have no fake implementation: "
+                      f"the frozen linear weights were traced as dequantised {load} copies")
+    if setup.fused_ce:
+        limits.append("fused/chunked cross-entropy is not simulated: the trace keeps HF's full fp32 logits")
+    if setup.stage in ("dpo", "kto", "ppo", "rm"):
+        limits.append(f"{setup.stage.upper()} is traced as one plain language-model step "
+                      "(no reference model, no chosen+rejected pair)")
+
+    _say(progress, f"building {cfg.model_type} on the meta device ({load}, {attention} attention)")
+    hf_model, attention = _build_meta(cfg, _TORCH_DTYPES[load], attention, notes)
+    output_layer = hf_model.get_output_embeddings()
+    model = _apply_method(hf_model, setup, cfg, rg)
+    if setup.grad_ckpt:
+        kwargs = None if rg.reentrant_ckpt is None else {"use_reentrant": rg.reentrant_ckpt}
+        hf_model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+        if any(not p.requires_grad for p in hf_model.parameters()):
+            hf_model.enable_input_require_grads()   # else a frozen base recomputes nothing
+    model.train()
+
+    vocab = int(cfg.get_text_config().vocab_size if hasattr(cfg, "get_text_config") else cfg.vocab_size)
+    tracker = LiveBytes(vocab)
+    fake = FakeTensorMode(allow_non_fake_inputs=True)
+    with fake:
+        _say(progress, "moving the model to fake tensors")
+        model.to_empty(device="cpu")
+        params = list(model.parameters())
+        trainable = [p for p in params if p.requires_grad]
+        if not trainable:
+            raise SimulateError("no parameter is trainable with this method and these targets")
+        for t in params + list(model.buffers()):
+            tracker.count(t, "weights")
+        for p in trainable:
+            p.register_post_accumulate_grad_hook(lambda p: tracker.count(p.grad, "gradients"))
+        opt, opt_words = _optimizer(setup, trainable, notes, limits, deepspeed_master)
+        _tag_optimizer_state(opt, tracker)
+        ids = torch.randint(0, vocab, (setup.micro_batch, setup.seq_len))
+        step_ref = [1]
+
+        def to_loss(module, inputs, output):
+            tracker.enter(step_ref[0], "loss")
+        hook = output_layer.register_forward_hook(to_loss)
+        try:
+            with tracker:
+                for step in range(1, steps + 1):
+                    step_ref[0] = step
+                    _say(progress, f"step {step}/{steps}: forward")
+                    tracker.enter(step, "forward")
+                    if rg.autocast_dtype:
+                        with torch.autocast("cpu", dtype=_TORCH_DTYPES[rg.autocast_dtype]):
+                            out = model(input_ids=ids, labels=ids)
+                        # accelerate's convert_outputs_to_fp32 wraps the forward under mixed precision
+                        logits32 = out.logits.float() if out.logits.dtype != torch.float32 else None
+                        del logits32
+                    else:
+                        out = model(input_ids=ids, labels=ids)
+                    loss = out.loss
+                    del out
+                    _say(progress, f"step {step}/{steps}: backward")
+                    tracker.enter(step, "backward")
+                    loss.backward()
+                    del loss
+                    _say(progress, f"step {step}/{steps}: optimizer step")
+                    tracker.enter(step, "optimizer")
+                    opt.step()
+                    opt.zero_grad(set_to_none=True)
+        except SimulateError:
+            raise
+        except (RuntimeError, ValueError, TypeError, NotImplementedError, AssertionError) as err:
+            first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+            raise SimulateError(f"the model code could not run on fake tensors: {first[:300]}") from None
+        finally:
+            hook.remove()
+
+        quant = None
+        if setup.method == "qlora" or setup.quant_bits:
+            quant = _quantized_bytes(hf_model, setup, output_layer)
+
+    factors = _shard_factors(setup, limits)
+    phases = []
+    traced_cats = {}
+    for (step, phase), (_, cats) in tracker.phase_peaks.items():
+        scaled = {c: int(b * factors[c]) for c, b in cats.items()}
+        phases.append(PhasePeak(step, phase, sum(scaled.values()), scaled))
+        traced_cats[f"step {step} {phase}"] = dict(cats)
+    top = max(phases, key=lambda p: p.peak_bytes)
+    traced_peak = max(v[0] for v in tracker.phase_peaks.values())
+
+    quant_bytes = peak_quant = None
+    if quant is not None:
+        quant_bytes, dequant_bytes, largest = quant
+        # one dequantised weight exists at a time while bnb computes a matmul
+        peak_quant = top.peak_bytes - int((dequant_bytes - quant_bytes) * factors["weights"]) + largest
+        limits.append("the 4/8-bit peak swaps the dequantised copies for the quantised weights and adds one "
+                      "dequantised weight for the matmul being computed")
+
+    return TraceResult(
+        peak_bytes=top.peak_bytes, phases=tuple(phases), categories=dict(top.categories), peak_phase=top.name,
+        traced_peak_bytes=traced_peak,
+        params_total=sum(p.numel() for p in params), params_trainable=sum(p.numel() for p in trainable),
+        versions={"torch": torch.__version__.split("+")[0], "transformers": transformers.__version__,
+                  "peft": peft.__version__},
+        attention=attention,
+        dtypes={"load": rg.load_dtype, "trainable": rg.trainable_dtype, "autocast": rg.autocast_dtype or ""},
+        optimizer=opt_words, micro_batch=setup.micro_batch, seq_len=setup.seq_len, steps=steps,
+        seconds=time.perf_counter() - started, limits=tuple(limits), notes=tuple(notes),
+        quantized_weights_bytes=quant_bytes, peak_bytes_quantized=peak_quant,
+        phase_categories_traced=traced_cats,
+    )
+
+
+__all__ = ["LiveBytes", "run"]
