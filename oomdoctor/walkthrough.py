@@ -300,6 +300,7 @@ class Bar:
     peak_gib: float
     capacity_gib: float
     fits: bool
+    short: str = ""                                # a label of a few cells, for narrow screens
 
 
 @dataclass(frozen=True)
@@ -380,9 +381,18 @@ def wrap_cells(text: str, width: int, indent: str = "") -> list[str]:
         w = cell_width(tok)
         if cur_w + w > width and cur.strip() and not tok.isspace():
             carry = ""
-            if tok in _NO_LINE_START and len(cur) > len(indent) + 1 and _wide(cur[-1]):
-                # punctuation may not start a line: take the character before it along
-                carry, cur = cur[-1], cur[:-1]
+            if tok in _NO_LINE_START:
+                # punctuation may not start a line: take the character (or the English word) before it along
+                rest = cur
+                while rest and (not carry or carry[0] in _NO_LINE_START):
+                    tail = re.search(r"[^\s\u2e80-\uffff]+$", rest)
+                    piece = rest[-1] if _wide(rest[-1]) else (tail.group() if tail else "")
+                    if not piece:
+                        break
+                    carry, rest = piece + carry, rest[:-len(piece)]
+                if len(rest) <= len(indent) or not rest.strip():
+                    carry, rest = "", cur
+                cur = rest
             lines.append(cur.rstrip())
             cur, cur_w = indent + carry, len(indent) + cell_width(carry)
         if tok.isspace() and cur_w == len(indent) and lines:
@@ -611,6 +621,10 @@ _T: dict[str, dict[str, str]] = {
     "bar_after": {"en": "After this step", "zh": "这一步之后"},
     "bar_before": {"en": "Before this step", "zh": "这一步之前"},
     "bar_final": {"en": "After the whole plan", "zh": "整个方案执行后"},
+    "bar_now_short": {"en": "now", "zh": "当前"},
+    "bar_before_short": {"en": "before", "zh": "之前"},
+    "bar_after_short": {"en": "after", "zh": "之后"},
+    "bar_final_short": {"en": "planned", "zh": "方案后"},
     # questions page
     "qp_lead": {"en": "oomdoctor read everything it could from your files. These answers are yours to give; each one changes the plan at once.",
                 "zh": "oomdoctor 已经从你的文件里读出了能读的一切。下面这些只能由你来回答；每个回答都会立刻改变方案。"},
@@ -842,9 +856,9 @@ class _Writer:
 
     # ---------------------------------------------------------------- 2. the memory
 
-    def bar(self, est: Estimate, label: str) -> Bar:
+    def bar(self, est: Estimate, which: str) -> Bar:
         segs = tuple((c, pick(_COMPONENT_NAMES[c], self.lang), float(est.components.get(c, 0.0))) for c in COMPONENTS)
-        return Bar(label, segs, est.peak_gib, est.capacity_gib, est.fits)
+        return Bar(self.tr(which), segs, est.peak_gib, est.capacity_gib, est.fits, short=self.tr(which + "_short"))
 
     def params_total(self) -> int | None:
         shape = self.r.shape
@@ -911,7 +925,7 @@ class _Writer:
         if ev is not None and ev.allocated_gib is not None and ev.tried_gib is not None:
             paras.append(self.tr("mem_crash_check", alloc=_g(ev.allocated_gib), tried=_g(ev.tried_gib),
                                  sum=_g(ev.allocated_gib + ev.tried_gib)))
-        return Page("memory", self.tr("t_memory"), tuple(paras), (self.bar(est, self.tr("bar_now")),))
+        return Page("memory", self.tr("t_memory"), tuple(paras), (self.bar(est, "bar_now"),))
 
     # ---------------------------------------------------------------- 3. questions
 
@@ -936,7 +950,7 @@ class _Writer:
         est, plan, lang = self.est, self.r.plan, self.lang
         assert est is not None
         paras: list[str] = []
-        bars = [self.bar(est, self.tr("bar_now"))]
+        bars = [self.bar(est, "bar_now")]
         if est.fits:
             paras.append(self.tr("plan_fits_as_is", peak=_g(est.peak_gib), cap=_g(est.capacity_gib)))
         elif plan.steps:
@@ -947,7 +961,7 @@ class _Writer:
                 title = rule_texts(st, lang)[0]
                 paras.append(self.tr("plan_line", title=title, saved=_g(st.saved_gib), peak=_g(st.estimate.peak_gib)))
             paras.append(self.tr("plan_fits", free=_g(final.headroom_gib)) if plan.fits else self.tr("plan_nofit"))
-            bars.append(self.bar(final, self.tr("bar_final")))
+            bars.append(self.bar(final, "bar_final"))
         else:
             paras.append(self.tr("plan_nofit"))
         if plan.skipped:
@@ -1020,7 +1034,7 @@ class _Writer:
             paras.append(self.tr("st_consent", flag=f"--skip {step.rule}"))
         for note in step.notes:
             paras.append(self.tr("st_notes", note=note))
-        bars = (self.bar(prev_est, self.tr("bar_before")), self.bar(step.estimate, self.tr("bar_after")))
+        bars = (self.bar(prev_est, "bar_before"), self.bar(step.estimate, "bar_after"))
         return Page(f"step-{i + 1}", self.tr("t_step", i=i + 1, n=len(steps), title=title), tuple(paras), bars)
 
     def _file_of(self, step: Step) -> str:
@@ -1146,7 +1160,7 @@ class _Writer:
         if final_est.host_ram_gib > 0:
             paras.append(self.tr("wa_host", host=_g(final_est.host_ram_gib)))
         paras.append(self.tr("wa_again"))
-        bars = (self.bar(final_est, self.tr("bar_final" if plan.steps else "bar_now")),)
+        bars = (self.bar(final_est, "bar_final" if plan.steps else "bar_now"),)
         return Page("watch", self.tr("t_watch"), tuple(paras), bars)
 
     def no_config_page(self) -> Page:

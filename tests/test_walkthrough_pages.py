@@ -217,3 +217,12 @@ def test_rule_engine_gives_chinese_texts_that_differ_from_english():
             zh, en = rule.text(fld, "zh"), rule.text(fld, "en")
             assert zh and en and zh != en, f"{rule.id}.{fld}"
             assert any(ord(ch) >= 0x4E00 for ch in zh), f"{rule.id}.{fld} zh has no Chinese"
+
+
+def test_wrap_cells_never_starts_a_line_with_chinese_punctuation():
+    text = "在你的训练上：每张卡省下 7.1 GiB，峰值 116.0 GiB → 108.9 GiB（可用 79.1 GiB），还不够。"
+    for width in range(20, 80):
+        lines = wrap_cells(text, width)
+        assert all(cell_width(ln) <= width for ln in lines)
+        assert not any(ln[0] in "，。；：）" for ln in lines[1:]), (width, lines)
+        assert "".join(lines).replace(" ", "") == text.replace(" ", "")

@@ -28,7 +28,7 @@ from oomdoctor.walkthrough import (
 # The 16 ANSI colours only: every segment stays distinct on a 16-colour terminal over SSH.
 COLOURS = {"weights": "blue", "gradients": "magenta", "optimizer": "yellow",
            "activations": "green", "logits": "cyan", "overhead": "bright_black"}
-LABEL_CELLS = 14
+LABEL_CELLS = 9
 NUMBER_CELLS = 12
 
 
@@ -58,8 +58,9 @@ class WalkBars(Widget):
         for n, bar in enumerate(self.bars):
             if n:
                 text.append("\n")
-            text.append(_fit_cells(bar.label, LABEL_CELLS - 1).ljust(LABEL_CELLS - _extra_cells(bar.label, LABEL_CELLS - 1)),
-                         style="bold")
+            label = bar.short or bar.label
+            text.append(_fit_cells(label, LABEL_CELLS - 1).ljust(LABEL_CELLS - _extra_cells(label, LABEL_CELLS - 1)),
+                        style="bold")
             scaled = replace(bar, peak_gib=scale_gib, capacity_gib=scale_gib)
             cells: list[tuple[str, str]] = []
             for comp, count in bar_cells(scaled, bar_w):
@@ -150,7 +151,7 @@ class WalkthroughScreen(Screen[None]):
     DEFAULT_CSS = """
     WalkthroughScreen { layout: vertical; }
     WalkthroughScreen #wt-title { height: 1; padding: 0 1; background: $panel; text-style: bold; }
-    WalkthroughScreen #wt-body { height: 1fr; padding: 0 1; }
+    WalkthroughScreen #wt-body { height: 1fr; padding: 0 0 0 1; scrollbar-gutter: stable; scrollbar-size-vertical: 1; }
     WalkthroughScreen #wt-text { height: auto; }
     WalkthroughScreen #wt-code { height: auto; margin: 1 0 0 2; color: $text-muted; }
     WalkthroughScreen #wt-questions { height: auto; }
@@ -229,11 +230,7 @@ class WalkthroughScreen(Screen[None]):
 
     def _show_page(self) -> None:
         page = self.current_page
-        title = Text()
-        title.append(f"{t('walkthrough', self.lang)} · {t('page_of', self.lang, n=self.page_index + 1, total=len(self._pages))} · ",
-                     style="dim")
-        title.append(page.title, style="bold")
-        self.query_one("#wt-title", Static).update(title)
+        self.query_one("#wt-title", Static).update(Text(page.title, style="bold"))
         self.query_one("#wt-bars", WalkBars).show(page.bars)
         on_questions = page.key == "questions"
         paragraphs = page.paragraphs[:1] if on_questions else page.paragraphs
@@ -246,7 +243,9 @@ class WalkthroughScreen(Screen[None]):
         self._show_status()
 
     def _show_status(self) -> None:
-        self.query_one("#wt-status", Static).update(self.status_text())
+        where = t("page_of", self.lang, n=self.page_index + 1, total=len(self._pages))
+        status = Text.assemble((where, "bold"), "  ", self.status_text())
+        self.query_one("#wt-status", Static).update(status)
 
     def status_text(self) -> str:
         if self.replanning:
