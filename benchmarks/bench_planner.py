@@ -27,7 +27,7 @@ SCENARIOS = {
         ModelShape("Qwen/Qwen2.5-7B", hidden_size=3584, intermediate_size=18944, num_layers=28, num_heads=28,
                    num_kv_heads=4, vocab_size=152064, attention_bias=True, params_total=7615616512),
         Hardware(gpu="RTX4090", gpu_gib=23.99)),
-    "llama2-70b full, 1x24GB (nothing fits)": (
+    "llama2-70b full, 1x24GB (needs offload)": (
         TrainingSetup(method="full", micro_batch=2, seq_len=4096),
         ModelShape("meta-llama/Llama-2-70b-hf", hidden_size=8192, intermediate_size=28672, num_layers=80,
                    num_heads=64, num_kv_heads=8, params_total=68976648192),

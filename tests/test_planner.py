@@ -117,7 +117,8 @@ def test_a_rung_that_would_not_lower_the_estimate_is_skipped():
     setup = TrainingSetup(method="full", micro_batch=8, seq_len=1024)
     plan = make_plan(setup, SMALL, Hardware(gpu_gib=16.0), estimator=flat)
     reasons = {s.rule: s.reason for s in plan.skipped}
-    assert reasons["OOM001"].startswith("It would not lower the estimate (peak 19.0 GiB before, 19.0 GiB after)")
+    assert reasons["OOM001"] == ("It would not lower the estimate (peak 19.0 GiB before, 19.0 GiB after). "
+                                 "The peak is mostly the optimizer states (8.0 GiB).")
     assert "OOM001" not in [s.rule for s in plan.steps]
 
 
@@ -285,3 +286,21 @@ def test_acceptance_llama_ladder_keeps_the_effective_batch_while_it_halves():
     for step in plan.steps:
         if step.rule in ("OOM001", "OOM002"):
             assert step.setup.effective_batch == setup.effective_batch
+
+
+def test_an_offload_rung_that_needs_more_host_memory_than_the_machine_has_is_skipped():
+    def with_host(setup, shape, hw, *, crash=None, headroom=0.10):
+        est = fake_estimate(setup, shape, hw, crash=crash, headroom=headroom)
+        host = shape.params_total / 1e9 * 12 if setup.offload_optimizer else 0.0
+        return Estimate(est.components, est.allocated_gib, est.peak_gib, est.capacity_gib, est.headroom,
+                        host_ram_gib=host)
+
+    setup = TrainingSetup(method="full", micro_batch=1, seq_len=512, optimizer="adamw_torch")
+    big = ModelShape("big-13b", params_total=13_000_000_000)
+    hw = Hardware(gpu_gib=80.0, host_ram_gib=64.0)
+    plan = make_plan(setup, big, hw, estimator=with_host, skip=["needs-consent", "paged-8bit-optimizer"])
+    reasons = {s.rule: s.reason for s in plan.skipped}
+    assert reasons["OOM015"] == "It would need 156 GiB of host memory; this machine has 64 GiB."
+    roomy = make_plan(setup, big, Hardware(gpu_gib=80.0, host_ram_gib=512.0), estimator=with_host,
+                      skip=["needs-consent", "paged-8bit-optimizer"])
+    assert "OOM015" in [s.rule for s in roomy.steps]

@@ -306,7 +306,14 @@ class _Planner:
                     if fired == 0:
                         skipped.append(Skipped(rule.id, (
                             f"It would not lower the estimate (peak {cur_est.peak_gib:.1f} GiB before, "
-                            f"{new_est.peak_gib:.1f} GiB after).")))
+                            f"{new_est.peak_gib:.1f} GiB after). {_dominant(cur_est)}")))
+                    break
+                host_gib = self.hw.host_ram_gib
+                if host_gib is not None and new_est.host_ram_gib > host_gib > cur_est.host_ram_gib:
+                    if fired == 0:
+                        skipped.append(Skipped(rule.id, (
+                            f"It would need {new_est.host_ram_gib:.0f} GiB of host memory; "
+                            f"this machine has {host_gib:.0f} GiB.")))
                     break
                 steps.append(Step(rule=rule.id, slug=rule.slug, title=rule.title.en, changes=firing.changes,
                                   setup=firing.setup, estimate=new_est, saved_gib=saved, costs=rule.cost_kinds,
@@ -321,6 +328,19 @@ class _Planner:
                 if cur_est.fits and not evidence_only:
                     break
         return _Walk(steps, skipped, cur_setup, cur_est)
+
+
+_COMPONENT_WORDS = {"weights": "the weights", "gradients": "the gradients", "optimizer": "the optimizer states",
+                    "activations": "the activations", "logits": "the logits", "overhead": "runtime overhead"}
+
+
+def _dominant(est: Estimate) -> str:
+    """Which part of the memory sets the peak, so a skipped rung makes sense to a novice."""
+    if not est.components:
+        return ""
+    name, gib = max(est.components.items(), key=lambda kv: kv[1])
+    phase = f" at the {est.phase} phase" if est.phase and est.phase != "train" else ""
+    return f"The peak{phase} is mostly {_COMPONENT_WORDS.get(name, name)} ({gib:.1f} GiB)."
 
 
 def _sentence(text: str) -> str:

@@ -108,7 +108,7 @@ def _build_registry() -> dict[str, FactSpec]:
     add("gpu.usable_gib", FLOAT, "the usable GPU memory (GiB)")
     add("gpu.bf16", BOOL, "bf16 support on the card")
     add("gpu.flash_attn2", BOOL, "FlashAttention-2 support on the card")
-    add("gpu.n_gpus", INT, "the GPUs available")
+    add("gpu.n_gpus", INT, "the number of GPUs available")
     add("gpu.host_ram_gib", FLOAT, "the host memory (GiB)")
 
     add("estimate.peak_gib", FLOAT, "the estimated peak (GiB)")
@@ -117,6 +117,7 @@ def _build_registry() -> dict[str, FactSpec]:
     add("estimate.over_gib", FLOAT, "how far the estimate is over budget (GiB)")
     add("estimate.fits", BOOL, "the estimate fitting")
     add("estimate.phase", STR, "the phase that sets the peak")
+    add("estimate.host_ram_gib", FLOAT, "the host memory the run needs (GiB)")
     for comp in COMPONENTS:
         add(f"estimate.{comp}_gib", FLOAT, f"the {comp} memory (GiB)")
         add(f"estimate.{comp}_share", FLOAT, f"the {comp} share of the peak")
@@ -218,6 +219,7 @@ def gather(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashRe
         facts["estimate.over_gib"] = peak - est.capacity_gib * (1.0 - est.headroom)
         facts["estimate.fits"] = est.fits
         facts["estimate.phase"] = est.phase
+        facts["estimate.host_ram_gib"] = est.host_ram_gib
         for comp in COMPONENTS:
             gib = float(est.components.get(comp, 0.0))
             facts[f"estimate.{comp}_gib"] = gib
