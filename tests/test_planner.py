@@ -304,3 +304,15 @@ def test_an_offload_rung_that_needs_more_host_memory_than_the_machine_has_is_ski
     roomy = make_plan(setup, big, Hardware(gpu_gib=80.0, host_ram_gib=512.0), estimator=with_host,
                       skip=["needs-consent", "paged-8bit-optimizer"])
     assert "OOM015" in [s.rule for s in roomy.steps]
+
+
+def test_advice_names_the_smallest_catalog_card_that_fits():
+    gpus = pytest.importorskip("oomdoctor.gpus")
+    shape = ModelShape("toy-5b", params_total=5_000_000_000)
+    setup = TrainingSetup(method="full", micro_batch=1, seq_len=1024)
+    everything = [r.id for r in BOOK]
+    plan = make_plan(setup, shape, Hardware(gpu="RTX4090", gpu_gib=23.99), estimator=fake_estimate, skip=everything)
+    peak = fake_estimate(setup, shape, Hardware(gpu_gib=1.0)).peak_gib
+    bigger = sorted((c.usable_gib, c.name) for c in gpus.catalog() if c.usable_gib * 0.9 >= peak)
+    line = next(a for a in plan.advice if a.startswith("One "))
+    assert line.startswith(f"One {bigger[0][1]} ")

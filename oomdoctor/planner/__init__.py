@@ -27,9 +27,10 @@ _DEFAULT_BOOK: RuleBook | None = None
 
 def default_rules_dir() -> Path:
     """The repo's rules/ in a source checkout, else the copy shipped inside the wheel."""
-    checkout = Path(__file__).resolve().parents[2] / "rules"
-    if checkout.is_dir():
-        return checkout
+    root = Path(__file__).resolve().parents[2]
+    # A pyproject.toml beside it tells a source checkout from some unrelated rules/ above site-packages.
+    if (root / "rules").is_dir() and (root / "pyproject.toml").is_file():
+        return root / "rules"
     from importlib import resources
     return Path(str(resources.files("oomdoctor") / "rules"))
 

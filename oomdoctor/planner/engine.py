@@ -542,7 +542,7 @@ def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate) -
             fitting.append((card.gpu_gib, card.gpu, est.peak_gib))
     if fitting:
         gib, name, peak = min(fitting)
-        out.append(f"A {name} ({gib:.0f} GiB) would fit the planned setup ({peak:.1f} GiB).")
+        out.append(f"One {name} ({gib:.0f} GiB) would fit the planned setup ({peak:.1f} GiB per GPU).")
     else:
         out.append(f"A card with at least {math.ceil(need_gib)} GiB would fit the planned setup.")
     return tuple(out)
