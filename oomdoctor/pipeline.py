@@ -34,13 +34,15 @@ class Options:
 class Inputs:
     config: str | None
     log: str | None
+    launcher: str | None = None     # an accelerate / DeepSpeed file laid over the training config
 
 
 def sort_inputs(files: Sequence[str]) -> Inputs:
     """Positional files in any order: a training config is a mapping with training keys, anything else a log."""
     from oomdoctor.configs import classify
 
-    config = log = None
+    configs: list[str] = []
+    log = None
     for path in files:
         if path != "-":
             if os.path.isdir(path):
@@ -49,14 +51,15 @@ def sort_inputs(files: Sequence[str]) -> Inputs:
                 raise InputError("no such file", path)
         kind = "log" if path == "-" else classify(path)
         if kind == "config":
-            if config is not None:
-                raise InputError(f"two training configs given ({config} and {path}); pass one", path)
-            config = path
+            if len(configs) == 2:
+                raise InputError(f"too many configs given ({', '.join(configs)} and {path})", path)
+            configs.append(path)
         else:
             if log is not None:
                 raise InputError(f"two logs given ({log} and {path}); pass one", path)
             log = path
-    return Inputs(config=config, log=log)
+    config = configs[0] if configs else None
+    return Inputs(config=config, log=log, launcher=configs[1] if len(configs) == 2 else None)
 
 
 def read_crash(log: str | None) -> CrashReport | None:
@@ -67,11 +70,16 @@ def read_crash(log: str | None) -> CrashReport | None:
     return parse_log(log)
 
 
-def read_setup(config: str | None, crash: CrashReport | None, opts: Options) -> TrainingSetup | None:
+def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> TrainingSetup | None:
     from oomdoctor import configs
 
-    if config is not None:
-        setup = configs.load_config(config, framework_version=opts.framework_version)
+    if inputs.config is not None:
+        setup = configs.load_config(inputs.config, framework_version=opts.framework_version)
+        if inputs.launcher is not None:
+            other = configs.load_config(inputs.launcher, framework_version=opts.framework_version)
+            # The one that names a model is the training config; the other decides GPUs and sharding.
+            main, launcher = (setup, other) if setup.model or not other.model else (other, setup)
+            setup = configs.combine(main, launcher)
     elif crash is not None:
         setup = configs.setup_from_log(crash)
     else:
@@ -145,8 +153,8 @@ def collect_env(steps: Sequence[Step]) -> tuple[dict[str, str], tuple[str, ...]]
 def build_report(opts: Options) -> Report:
     inputs = sort_inputs(opts.files)
     crash = read_crash(inputs.log)
-    setup = read_setup(inputs.config, crash, opts)
-    warnings: list[str] = []
+    setup = read_setup(inputs, crash, opts)
+    warnings: list[str] = list(setup.extras.get("warnings", ())) if setup is not None else []
     if opts.gpus and setup is not None and opts.gpus != setup.n_gpus:
         setup = replace(setup, n_gpus=opts.gpus)
     hw = read_hardware(crash, setup, opts)

@@ -93,6 +93,8 @@ def _format_of(path: str, text: str) -> str:
         return "json"
     if lower.endswith((".yaml", ".yml")):
         return "yaml"
+    if lower.endswith((".sh", ".bash")) or text.startswith("#!"):
+        return "shell"
     return "json" if text.lstrip("\ufeff \t\r\n").startswith("{") else "yaml"
 
 
@@ -130,9 +132,10 @@ def _leaf_edits(key_path: tuple[str, ...], value: Any):
 
 def _setter(fmt: str):
     from .json_edit import set_json_key
+    from .shell_edit import set_shell_flag
     from .yaml_edit import set_yaml_key
 
-    return set_json_key if fmt == "json" else set_yaml_key
+    return {"json": set_json_key, "shell": set_shell_flag}.get(fmt, set_yaml_key)
 
 
 @dataclass
