@@ -138,3 +138,14 @@ def test_qlora_never_looks_cheaper_than_lora():
     from oomdoctor.planner import rule_cost
     assert rule_cost(BOOK.get("switch-to-qlora")) > rule_cost(BOOK.get("switch-to-lora"))
     assert rule_cost(BOOK.get("switch-to-lora")) > sum(rule_cost(r) for r in BOOK if not r.changes_quality)
+
+
+def test_explain_looks_a_rule_up_in_a_book_by_id_or_slug():
+    assert explain(BOOK, "OOM007", lang="zh") == explain(BOOK.get("gradient-checkpointing"), "zh")
+    assert explain(BOOK, "gradient-checkpointing").startswith("OOM007 gradient-checkpointing: Turn on")
+
+
+def test_explain_of_an_unknown_rule_is_an_input_error():
+    from oomdoctor.errors import InputError
+    with pytest.raises(InputError, match="no rule named 'OOM999'"):
+        explain(BOOK, "OOM999")

@@ -83,15 +83,31 @@ def action_text(rule: Rule, lang: str = "en") -> list[str]:
     return out
 
 
-def explain(rule: Rule | str, lang: str = "en") -> str:
-    """Everything about one rule, for ``--explain RULE``."""
-    if isinstance(rule, str):
+def explain(rule: Rule | RuleBook | str, name_or_lang: str | None = None, lang: str = "en") -> str:
+    """Everything about one rule, for ``--explain RULE``.
+
+    ``explain(rule, "zh")``; or ``explain(book, "OOM007", lang="zh")`` / ``explain("OOM007")`` to look the
+    rule up by id or slug (in the default book when none is given); an unknown name is an InputError.
+    """
+    name = None
+    if isinstance(rule, RuleBook):
+        book, name = rule, name_or_lang
+    else:
+        book = None
+        if name_or_lang is not None:
+            lang = name_or_lang
+        if isinstance(rule, str):
+            name = rule
+    if name is not None:
         from oomdoctor.errors import InputError
-        from oomdoctor.planner import load_rules
-        found = load_rules().get(rule)
+        if book is None:
+            from oomdoctor.planner import load_rules
+            book = load_rules()
+        found = book.get(str(name))
         if found is None:
-            raise InputError(f"no rule named '{rule}' (see --list-rules)")
+            raise InputError(f"no rule named '{name}' (see --list-rules)")
         rule = found
+    assert isinstance(rule, Rule)
     w = _words(lang)
     zh = lang == "zh"
     category = _CATEGORY_ZH[rule.category] if zh else rule.category
@@ -101,8 +117,8 @@ def explain(rule: Rule | str, lang: str = "en") -> str:
              f"  {w['why']}: {rule.text('why', lang)}",
              f"  {w['costs']}:"]
     for cost in rule.costs:
-        lines.append(f"    - {_COST_WORDS[lang if lang in _COST_WORDS else 'en'][cost.kind]}"
-                     f" ({_SIZE_ZH[cost.size] if zh else cost.size}): {cost.text.get(lang)}")
+        size = "" if cost.kind == "none" else f" ({_SIZE_ZH[cost.size] if zh else cost.size})"
+        lines.append(f"    - {_COST_WORDS[lang if lang in _COST_WORDS else 'en'][cost.kind]}{size}: {cost.text.get(lang)}")
     lines.append(f"  {w['when']}: {condition_text(rule.when) if rule.when else w['always']}")
     if rule.skip_why:
         lines.append(f"  {w['skip_why']}: {rule.skip_why.get(lang)}")
