@@ -1,0 +1,144 @@
+"""Which dtype weights, gradients, master copies and optimizer states really live in, per framework.
+
+Rules from /work/shared/reference/config-formats.md §0, §1.6, §6 (each line names the framework file).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oomdoctor.facts import ModelShape, TrainingSetup
+
+DTYPE_BYTES = {"fp32": 4, "float32": 4, "float": 4, "32": 4, "tf32": 4, "bf16": 2, "bfloat16": 2,
+               "fp16": 2, "float16": 2, "half": 2, "16": 2, "fp8": 1, "auto": 2}
+
+# Frameworks that keep every tensor in one dtype (no autocast, no fp32 master copy).
+_PURE_FRAMEWORKS = ("torchtune", "litgpt", "pytorch", "fsdp_qlora")
+# Frameworks whose LoRA adapters come from PEFT, which upcasts adapters to fp32 (autocast_adapter_dtype=True).
+_PEFT_FRAMEWORKS = ("llamafactory", "hf", "trl", "axolotl", "swift", "peft")
+
+
+def dtype_bytes(name: str | None, default: int = 2) -> int:
+    if not name:
+        return default
+    return DTYPE_BYTES.get(str(name).lower().replace("torch.", ""), default)
+
+
+def _version(text: str) -> tuple[int, ...]:
+    parts = []
+    for piece in (text or "").split("."):
+        digits = "".join(ch for ch in piece if ch.isdigit())
+        if not digits:
+            break
+        parts.append(int(digits))
+    return tuple(parts)
+
+
+@dataclass(frozen=True)
+class Regime:
+    compute_bytes: int          # activations (autocast / pure dtype)
+    residual_bytes: int         # residual stream between layers (fp32 when fp32 embeddings feed it)
+    frozen_bytes: float         # per frozen parameter (quantized: NF4 / int8 incl. constants)
+    train_bytes: int            # per trainable parameter held by the module
+    grad_bytes: int             # per trainable parameter (module .grad)
+    master_bytes: int           # fp32 master copy held by the optimizer (DeepSpeed mixed precision)
+    state_dtype_bytes: int      # dtype of optimizer states
+    deepspeed: bool
+    autocast: bool              # AMP: compute dtype differs from the trainable weights' dtype
+    adapter_cast_copy: bool     # no autocast and adapters in fp32 over a half base: PEFT casts inputs to fp32
+    embed_fp32: bool            # axolotl keeps embed_tokens / lm_head in fp32 for full fine-tunes
+    notes: tuple[str, ...]
+
+
+def _quant_bytes(bits: int | None, method: str) -> float:
+    if not bits:
+        return 0.0
+    if bits == 4:
+        # NF4: 0.5 B/param + one absmax per 64 values; double quant stores it as 8-bit with an fp32
+        # constant per 256 blocks (bitsandbytes functional.quantize_4bit): 0.5 + 1/64 + 4/(64*256).
+        return 0.5 + 1 / 64 + 4 / (64 * 256) if method != "gptq" else 0.5 + 2 / 128 + 0.5 / 128
+    if bits == 8:
+        # LLM.int8: 1 B/param + one fp32 scale per output row (negligible); GPTQ int8 similar.
+        return 1.0 + 0.01
+    return bits / 8
+
+
+def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
+    fw = (setup.framework or "").lower()
+    notes: list[str] = []
+    compute = 4 if setup.precision in ("fp32", "no", "float32") else 2
+    ds = setup.zero_stage >= 1
+    quant = setup.quant_bits if setup.method == "qlora" or setup.quant_bits else None
+    adapters = setup.method in ("lora", "qlora")
+
+    # ---- the dtype the checkpoint is loaded in
+    if setup.load_dtype:
+        load = dtype_bytes(setup.load_dtype)
+    elif fw == "llamafactory":
+        if _version(setup.framework_version) and _version(setup.framework_version) < (0, 9, 4):
+            load = compute   # <= 0.9.3 loads in compute_dtype (v0.9.3 model/patcher.py:142-148)
+        else:
+            load = dtype_bytes(shape.torch_dtype)   # >= 0.9.4 torch_dtype="auto" (loader.py:151-154)
+            if load == 4:
+                notes.append("LLaMA-Factory >= 0.9.4 loads the checkpoint's own dtype (float32 here): "
+                             "frozen weights take 4 bytes per parameter.")
+    elif fw == "trl":
+        load = 4             # trl/trainer/utils.py: dtype defaults to float32 for a model given by name
+        notes.append("TRL loads a model given by name in float32 unless model_init_kwargs sets dtype.")
+    elif fw == "hf":
+        major = _version(setup.framework_version)[:1]
+        load = dtype_bytes(shape.torch_dtype) if major and major[0] >= 5 else 4
+    elif fw == "axolotl":
+        load = compute       # axolotl config/__init__.py: torch_dtype follows bf16/fp16
+    else:
+        load = compute
+
+    pure = fw in _PURE_FRAMEWORKS or setup.pure_bf16   # pure_bf16: no autocast, no fp32 upcast
+    frozen = _quant_bytes(quant, str(setup.extras.get("quant_method", "bnb"))) if quant else float(load)
+
+    # ---- trainable parameters
+    if adapters:
+        train = 2 if (fw in _PURE_FRAMEWORKS or setup.extras.get("adapter_dtype") in ("bf16", "fp16")) else 4
+        if fw == "llamafactory" and train == 4:
+            notes.append("LLaMA-Factory upcasts the LoRA adapters to fp32.")
+    elif fw == "llamafactory":
+        upcast = not (setup.pure_bf16 or setup.badam or (setup.zero_stage == 3 and not quant))
+        train = 4 if upcast else load
+        if upcast:
+            notes.append("LLaMA-Factory upcasts trainable parameters to fp32: 16 bytes per parameter "
+                         "(weights 4 + gradients 4 + AdamW states 8).")
+    else:
+        train = load
+    embed_fp32 = (fw == "axolotl" and not adapters and not setup.fsdp and not ds
+                  and setup.attention in ("eager", "sdpa", "") and load != 4)
+    if embed_fp32:
+        notes.append("axolotl keeps embed_tokens and lm_head in fp32 (eager/SDPA attention, no FSDP).")
+
+    grad = train
+    master = 0
+    state = train
+    if ds and compute == 2:
+        # DeepSpeed bf16/fp16: module in half, fp32 master weights and fp32 optimizer states
+        # (deepspeed/runtime/zero/stage_1_and_2.py estimator: 2P + 18P/N).
+        train = grad = 2
+        frozen = frozen if quant else 2.0
+        master = 4
+        state = 4
+        notes.append("DeepSpeed mixed precision: half weights and gradients, fp32 master weights, "
+                     "fp32 gradient partition and fp32 optimizer states.")
+    elif not adapters and train == 2 and not pure and fw in ("hf", "axolotl", "trl", "swift"):
+        notes.append("The model was loaded in half precision: the HF Trainer keeps bf16 weights, "
+                     "gradients and AdamW states (8 bytes per parameter, no fp32 master copy).")
+    if pure and not adapters and train == 2:
+        notes.append("Pure half precision: weights, gradients and optimizer states all in 2 bytes.")
+
+    autocast = not pure and compute == 2 and (train == 4 or load == 4) and not ds
+    residual = 4 if (load == 4 and not ds and not quant) or (embed_fp32) or \
+        (not adapters and train == 4 and not ds) else compute
+    if pure:
+        compute = load if not quant else 2
+        residual = compute
+    adapter_cast_copy = adapters and not autocast and train == 4 and compute == 2
+    return Regime(compute_bytes=compute, residual_bytes=residual, frozen_bytes=frozen, train_bytes=train,
+                  grad_bytes=grad, master_bytes=master, state_dtype_bytes=state, deepspeed=ds,
+                  autocast=autocast, adapter_cast_copy=adapter_cast_copy, embed_fp32=embed_fp32,
+                  notes=tuple(notes))
