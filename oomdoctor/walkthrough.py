@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, replace
 from functools import lru_cache
-from typing import Any, Literal, Mapping
+from typing import Any, Callable, Literal, Mapping
 
 from oomdoctor.facts import COMPONENTS, GIB, Change, Estimate, Report, Skipped, Step, TrainingSetup
 from oomdoctor.i18n import pick
@@ -135,17 +135,24 @@ def apply_answers(report: Report, opts: Any, answers: Answers) -> Report:
         out = run(skip)
 
     if answers.prefer == "speed" and _fits(out):
-        slow = [st.rule for st in out.plan.steps if "throughput" in st.costs]
+        # Accept a trial only when it is slower in nothing: less throughput cost and no more quality cost
+        # (a repeated small rung may well be cheaper than one medium one, so weigh, do not count).
+        cost = _cost_meter(opts)
+
+        def faster(trial: Report, than: Report) -> bool:
+            (tq, tt), (cq, ct) = cost(trial), cost(than)
+            return _fits(trial) and tq <= cq and tt < ct
+
+        slow = list(dict.fromkeys(st.rule for st in out.plan.steps if "throughput" in st.costs))
         if slow:
             trial = run({**skip, **{r: "speed" for r in slow}})
-            if _fits(trial):
+            if faster(trial, out):
                 skip.update({r: "speed" for r in slow})
                 out = trial
             else:
-                # one at a time, the last rungs first: keep a slow rung only where the plan needs it
-                for rule in reversed(slow):
+                for rule in reversed(slow):     # one at a time, the last rungs first
                     trial = run({**skip, rule: "speed"})
-                    if _fits(trial):
+                    if faster(trial, out):
                         skip[rule] = "speed"
                         out = trial
 
@@ -156,6 +163,34 @@ def apply_answers(report: Report, opts: Any, answers: Answers) -> Report:
         skipped += [Skipped(r, ANSWER_SKIP_REASONS[why]) for r, why in skip.items() if r not in listed and _rule_known(r)]
         out = replace(out, plan=replace(out.plan, skipped=tuple(skipped)))
     return out
+
+
+def _cost_meter(opts: Any) -> Callable[[Report], tuple[float, float]]:
+    """(quality, throughput) cost of a report's plan, weighed like the rule engine weighs its rungs."""
+    weights: Mapping[tuple[str, str], float] = {}
+    book: Any = None
+    try:
+        from oomdoctor.planner import load_rules
+        from oomdoctor.planner.engine import COST_WEIGHTS
+
+        weights, book = COST_WEIGHTS, load_rules(tuple(getattr(opts, "rules_dirs", ()) or ()))
+    except Exception:  # noqa: BLE001 - without the engine's weights, every slow rung counts one
+        pass
+
+    def meter(report: Report) -> tuple[float, float]:
+        quality = throughput = 0.0
+        for step in report.plan.steps:
+            rule = book.get(step.rule) if book is not None else None
+            kinds = [(c.kind, c.size) for c in rule.costs] if rule is not None else [(k, "medium") for k in step.costs]
+            for kind, size in kinds:
+                w = weights.get((kind, size), 1.0)
+                if kind == "quality":
+                    quality += w
+                elif kind == "throughput":
+                    throughput += w
+        return quality, throughput
+
+    return meter
 
 
 def _fits(report: Report) -> bool:

@@ -226,3 +226,13 @@ def test_wrap_cells_never_starts_a_line_with_chinese_punctuation():
         assert all(cell_width(ln) <= width for ln in lines)
         assert not any(ln[0] in "，。；：）" for ln in lines[1:]), (width, lines)
         assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+
+
+def test_the_walkthrough_content_never_imports_textual():
+    import subprocess
+    import sys
+
+    code = "import sys, oomdoctor.walkthrough, oomdoctor.i18n; print('textual' in sys.modules, 'rich' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(__file__)))
+    assert out.stdout.split() == ["False", "False"], out.stderr

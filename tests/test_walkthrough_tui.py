@@ -132,3 +132,59 @@ def test_snapshot_questions_page(snap_compare, lang):
 def test_snapshot_first_plan_step(snap_compare, lang):
     app = Host(hand_report(), Options(), lang, planned=True)
     assert snap_compare(app, terminal_size=(80, 24), run_before=lambda pilot: _to_page(pilot, "step-1"))
+
+
+# ---------------------------------------------------------------- the whole walkthrough on the demo
+
+DEMO = ("oomdoctor/data/demo/train.yaml", "oomdoctor/data/demo/train.log")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+async def test_walk_the_demo_answering_questions_changes_the_plan(lang):
+    from dataclasses import replace
+
+    from oomdoctor.pipeline import build_report
+
+    # without the 8-bit optimizer rung, the GPU count and the method answer decide the plan
+    opts = Options(files=DEMO, skip=("OOM011",))
+    app = Host(build_report(opts), opts, lang)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        screen = app.screen
+        assert screen.current_page.key == "error"
+        assert f"{screen.report.crash.primary.tried_gib:.1f} GiB" in " ".join(screen.current_page.paragraphs)
+        while screen.current_page.key != "questions":
+            await pilot.press("n")
+        method_fields = lambda: {c.field for st in screen.report.plan.steps for c in st.changes}  # noqa: E731
+        assert "method" not in method_fields()          # default: the experiment stays as it is
+
+        screen.query_one("#q-allow_method_change", Checkbox).focus()
+        await pilot.press("space")
+        await settle(pilot)
+        assert screen.answers.allow_method_change and "method" in method_fields()
+
+        await pilot.press("space")                      # and back: LoRA leaves the plan again
+        await settle(pilot)
+        assert "method" not in method_fields()
+
+        single_gpu_rules = [st.rule for st in screen.report.plan.steps]
+        screen.query_one("#q-n_gpus", RadioSet).focus()
+        await pilot.press("down", "enter")              # 1 GPU -> 2 GPUs
+        await settle(pilot)
+        assert screen.answers.n_gpus == 2 and screen.report.setup.n_gpus == 2
+        assert [st.rule for st in screen.report.plan.steps] != single_gpu_rules
+        assert any(c.field == "zero_stage" and c.after == 3 for st in screen.report.plan.steps for c in st.changes)
+
+        seen = [screen.current_page.key]
+        while screen.page_index < len(screen._pages) - 1:
+            await pilot.press("n")
+            seen.append(screen.current_page.key)
+        assert seen[0] == "questions" and seen[1] == "plan" and seen[-2:] == ["apply", "watch"]
+        assert any(k.startswith("step-") for k in seen)
+        apply = next(p for p in screen._pages if p.key == "apply")
+        assert "--gpus 2" in apply.code and "--export plan.diff" in apply.code
+        status = str(screen.query_one("#wt-status", Static).render())
+        assert ("fits" if lang == "en" else "放得下") in status
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, WalkthroughScreen)

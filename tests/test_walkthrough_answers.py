@@ -1,0 +1,115 @@
+"""Answers re-plan the demo run (Llama-2-7B full fine-tune, micro-batch 4, cutoff_len 2048, one A100 80GB)."""
+from dataclasses import replace
+
+import pytest
+
+from oomdoctor.pipeline import Options, build_report
+from oomdoctor.walkthrough import ANSWER_SKIP_REASONS, Answers, apply_answers, default_answers, pages, render_plain
+
+DEMO = ("oomdoctor/data/demo/train.yaml", "oomdoctor/data/demo/train.log")
+
+
+@pytest.fixture(scope="module")
+def demo():
+    opts = Options(files=DEMO)
+    return build_report(opts), opts
+
+
+def _rules(report):
+    return [st.rule for st in report.plan.steps]
+
+
+def _changed(report):
+    return {c.field for st in report.plan.steps for c in st.changes}
+
+
+def test_demo_does_not_fit_as_configured(demo):
+    report, _ = demo
+    assert not report.estimate.fits and report.crash.primary.phase == "optimizer"
+
+
+def test_allowing_a_method_change_brings_in_lora_and_refusing_removes_it(demo):
+    report, opts = demo
+    allowed = apply_answers(report, opts, Answers(allow_method_change=True))
+    refused = apply_answers(report, opts, Answers(allow_method_change=False))
+    assert "method" in _changed(allowed)
+    assert "method" not in _changed(refused) and "quant_bits" not in _changed(refused)
+    assert all(st.applicability != "needs-consent" for st in refused.plan.steps)
+    reasons = {sk.rule: sk.reason for sk in refused.plan.skipped}
+    assert reasons["OOM004"] == ANSWER_SKIP_REASONS["method"]
+    assert refused.plan.fits       # the 8-bit optimizer still gets it under 80 GB
+
+
+def test_more_gpus_let_zero3_split_the_model_states(demo):
+    report, opts = demo
+    opts = replace(opts, skip=("OOM011",))    # without the 8-bit optimizer, the GPU count decides
+    one = apply_answers(report, opts, Answers(n_gpus=1))
+    two = apply_answers(report, opts, Answers(n_gpus=2))
+    assert one.setup.n_gpus == 1 and two.setup.n_gpus == 2 and two.hardware.n_gpus == 2
+    assert _rules(one) != _rules(two)
+    zero3 = [st for st in two.plan.steps if any(c.field == "zero_stage" and c.after == 3 for c in st.changes)]
+    assert zero3 and two.plan.fits
+    four = apply_answers(report, opts, Answers(n_gpus=4))
+    assert four.plan.steps[-1].estimate.peak_gib < two.plan.steps[-1].estimate.peak_gib
+
+
+def test_keeping_the_effective_batch_keeps_it_in_every_step(demo):
+    report, opts = demo
+    out = apply_answers(report, opts, Answers(keep_effective_batch=True, allow_method_change=True))
+    for st in out.plan.steps:
+        assert st.setup.effective_batch == report.setup.effective_batch
+
+
+def _slow(report):
+    return sum("throughput" in st.costs for st in report.plan.steps)
+
+
+def test_preferring_speed_never_adds_slow_rungs_and_still_fits(demo):
+    report, opts = demo
+    for n in (1, 2, 4):
+        memory = apply_answers(report, opts, Answers(n_gpus=n, prefer="memory", allow_method_change=True))
+        speed = apply_answers(report, opts, Answers(n_gpus=n, prefer="speed", allow_method_change=True))
+        assert _slow(speed) <= _slow(memory)
+        assert speed.plan.fits == memory.plan.fits
+
+
+def test_preferring_speed_drops_a_slow_rung_the_plan_fits_without(demo):
+    report, opts = demo
+    # the 8-bit optimizer (slow) is what the ladder picks; with 4 GPUs and consent, LoRA alone would also fit,
+    # but LoRA costs quality, so preferring speed must not trade one for the other
+    memory = apply_answers(report, opts, Answers(n_gpus=1, prefer="memory"))
+    speed = apply_answers(report, opts, Answers(n_gpus=1, prefer="speed"))
+    assert [st.rule for st in speed.plan.steps] == [st.rule for st in memory.plan.steps]
+    assert all(st.applicability == "safe" for st in speed.plan.steps)
+    # a long-context LoRA run: halving the micro-batch is a slow rung that a fitting plan can do without
+    setup = replace(report.setup, method="lora", seq_len=16384, micro_batch=8, grad_accum=1)
+    long_ctx = replace(report, setup=setup)
+    memory = apply_answers(long_ctx, opts, Answers(prefer="memory"))
+    speed = apply_answers(long_ctx, opts, Answers(prefer="speed"))
+    assert memory.plan.fits and speed.plan.fits
+    assert _slow(speed) <= _slow(memory)
+    for sk in speed.plan.skipped:
+        if sk.reason == ANSWER_SKIP_REASONS["speed"]:
+            assert sk.rule in [st.rule for st in memory.plan.steps]
+
+
+def test_default_answers_take_the_gpu_count_from_the_report(demo):
+    report, _ = demo
+    assert default_answers(report) == Answers(n_gpus=report.setup.n_gpus)
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_plain_walkthrough_of_the_demo_quotes_its_numbers(demo, lang):
+    report, opts = demo
+    planned = apply_answers(report, opts, Answers(allow_method_change=True))
+    doc = render_plain(planned, Answers(allow_method_change=True), lang)
+    ev = planned.crash.primary
+    for value in (ev.tried_gib, ev.free_gib, ev.allocated_gib, planned.estimate.peak_gib,
+                  planned.plan.steps[-1].estimate.peak_gib):
+        assert f"{value:.1f} GiB" in doc
+    assert str(planned.setup.seq_len) in doc and str(planned.setup.micro_batch * planned.setup.seq_len) in doc
+    assert "git apply plan.diff" in doc
+    if lang == "zh":
+        assert "显存不足" in doc and "激活值" in doc and "优化器状态" in doc
+        title = next(p.title for p in pages(planned, Answers(), "zh") if p.key == "step-1")
+        assert "LoRA" in title and "全参数微调" in title
