@@ -58,8 +58,10 @@ class OomDoctorApp(App[int]):
     TITLE = "oomdoctor"
     ENABLE_COMMAND_PALETTE = False
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
+    # Tab keys are priority bindings: a focused list would otherwise swallow the digits.
     BINDINGS = [
-        Binding(bkey, action, label or "", show=label is not None, key_display=key if label else None)
+        Binding(bkey, action, label or "", show=label is not None, key_display=key if label else None,
+                priority=action.startswith("tab("))
         for key, bkey, action, label, _ in KEYS if bkey
     ]
 
@@ -176,7 +178,7 @@ class OomDoctorApp(App[int]):
         plan = self.current_plan()
         keep = self.keep[self.plan_kind]
         name = "ladder" if self.plan_kind == "ladder" else "least-cost plan"
-        return f"{name}, {len(keep)} of {len(plan.steps)} steps"
+        return f"{name}, {len(keep)} of {len(plan.steps)} step{'s' if len(plan.steps) != 1 else ''}"
 
     def _render_selection(self) -> None:
         self._render_title()
@@ -221,7 +223,7 @@ class OomDoctorApp(App[int]):
         elif self.selection is not None:
             sel = self.selection.estimate
             text.append(f"With {self._plan_label()}: ", style="bold")
-            text.append(f"{gib(sel.peak_gib)} of {gib(sel.capacity_gib, 0)} — ")
+            text.append(f"{gib(sel.peak_gib)} of {gib(sel.capacity_gib)} — ")
             text.append(verdict(sel), style="bold green" if sel.fits else "bold red")
         self.query_one("#plan-verdict", Static).update(text)
 
@@ -231,7 +233,8 @@ class OomDoctorApp(App[int]):
         heading = Text()
         if plan.steps:
             heading.append("Ladder" if self.plan_kind == "ladder" else "Least-cost plan", style="bold")
-            heading.append(f" ({len(plan.steps)} steps, {'fits' if plan.fits else 'does not fit'})")
+            n = len(plan.steps)
+            heading.append(f" ({n} step{'s' if n != 1 else ''}, {'fits' if plan.fits else 'does not fit'})")
             if self.report.least_cost is not None:
                 heading.append(f" · l: {other}", style="dim")
         elif self.report.estimate is not None and self.report.estimate.fits:
@@ -365,12 +368,13 @@ class OomDoctorApp(App[int]):
 
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
-        if name == "plan":
-            self.query_one(StepList).focus()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        # Focus follows the tab, so arrows and page keys act on what is shown.
         if event.pane.id == "plan":
             self.query_one(StepList).focus()
+        else:
+            event.pane.query(VerticalScroll).first().focus()
 
     def action_toggle_step(self) -> None:
         self.query_one(StepList).action_toggle()

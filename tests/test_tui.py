@@ -1,0 +1,307 @@
+"""Behaviour of the terminal app, driven with Pilot at 80×24 on copies of the demo inputs."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from oomdoctor.facts import Estimate, Hardware, Plan, Report, TrainingSetup
+from oomdoctor.pipeline import Options, build_report, select_steps
+from oomdoctor.tui.app import KEYS, OomDoctorApp
+from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog
+from oomdoctor.tui.widgets import MemoryBars, StepList
+
+DEMO = Path(__file__).resolve().parents[1] / "oomdoctor" / "data" / "demo"
+SIZE = (80, 24)
+
+
+@pytest.fixture
+def demo(tmp_path, monkeypatch):
+    """The demo config and log copied into a scratch folder, and the report the CLI would build there."""
+    for name in ("train.yaml", "train.log"):
+        shutil.copy(DEMO / name, tmp_path / name)
+    monkeypatch.chdir(tmp_path)
+    opts = Options(files=("train.yaml", "train.log"), cwd=str(tmp_path))
+    report = build_report(opts)
+    assert report.plan.steps, "the demo must need a plan"
+    return report, opts, tmp_path
+
+
+def screen_text(app) -> str:
+    """What the terminal shows right now, as plain text."""
+    import io
+
+    from rich.console import Console
+
+    width, height = app.size
+    console = Console(width=width, height=height, file=io.StringIO(), record=True, legacy_windows=False)
+    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
+    return console.export_text()
+
+
+async def _settle(pilot) -> None:
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_first_screen_says_what_died_in_plain_words(demo):
+    report, opts, _ = demo
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "asked for" in text and "was free" in text
+        assert "backward" in text or "forward" in text or "optimizer" in text
+
+
+async def test_toggling_a_step_reestimates_and_changes_the_diff(demo):
+    report, opts, _ = demo
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        before_peak = app.selection.estimate.peak_gib
+        before_patch = app.selection.patch
+        assert before_patch == report.patch
+        await pilot.press("space")          # drops step 1, the highlighted one
+        await _settle(pilot)
+        keep = tuple(range(1, len(report.plan.steps)))
+        assert app.query_one(StepList).keep == set(keep)
+        expected = select_steps(report, report.plan, keep, cwd=opts.cwd)
+        assert app.selection.estimate.peak_gib == pytest.approx(expected.estimate.peak_gib)
+        assert app.selection.estimate.peak_gib != pytest.approx(before_peak)
+        assert app.selection.patch == expected.patch
+        bars = app.query_one("#plan-bars", MemoryBars)
+        assert bars.rows[1][1].peak_gib == pytest.approx(expected.estimate.peak_gib)
+        assert f"{expected.estimate.peak_gib:.1f} GiB" in screen_text(app)
+        await pilot.press("space")          # and back: the report's own plan again
+        await _settle(pilot)
+        assert app.selection.patch == before_patch
+        assert app.selection.estimate.peak_gib == pytest.approx(before_peak)
+
+
+async def test_dropping_every_step_leaves_no_diff_and_the_original_estimate(demo):
+    report, opts, _ = demo
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3", "minus")
+        await _settle(pilot)
+        assert app.selection.patch == ""
+        assert app.selection.estimate.peak_gib == pytest.approx(report.estimate.peak_gib)
+        await pilot.press("4")
+        await pilot.pause()
+        assert "No file changes" in screen_text(app)
+
+
+async def test_export_writes_the_same_diff_as_the_cli_export(demo, capsys):
+    report, opts, folder = demo
+    from oomdoctor.cli import main
+
+    main(["--plain", "train.yaml", "train.log", "--export", "cli.diff"])
+    capsys.readouterr()
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e")
+        assert isinstance(app.screen, PathDialog)
+        await pilot.press("enter")          # the default name, oomdoctor.diff
+        await pilot.pause()
+    written = (folder / "oomdoctor.diff").read_text(encoding="utf-8")
+    assert written == report.patch
+    assert written == (folder / "cli.diff").read_text(encoding="utf-8")
+
+
+async def _export_as(pilot, name: str) -> None:
+    from textual.widgets import Input
+
+    await pilot.press("e")
+    assert isinstance(pilot.app.screen, PathDialog)
+    pilot.app.screen.query_one(Input).value = name
+    await pilot.press("enter")
+    await pilot.pause()
+
+
+async def test_export_writes_the_diff_of_the_shown_selection(demo):
+    report, opts, folder = demo
+    assert report.least_cost is not None and report.least_cost.steps
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3", "l")                 # the least-cost plan, all of it
+        await _settle(pilot)
+        await _export_as(pilot, "cheapest.diff")
+        if len(report.plan.steps) > 1:
+            await pilot.press("l", "end", "space")  # the ladder without its last step
+            await _settle(pilot)
+            await _export_as(pilot, "picked.diff")
+    cheapest = select_steps(report, report.least_cost, range(len(report.least_cost.steps)), cwd=opts.cwd).patch
+    assert cheapest
+    assert (folder / "cheapest.diff").read_text(encoding="utf-8") == cheapest
+    if len(report.plan.steps) > 1:
+        keep = range(len(report.plan.steps) - 1)
+        picked = select_steps(report, report.plan, keep, cwd=opts.cwd).patch
+        assert (folder / "picked.diff").read_text(encoding="utf-8") == picked
+
+
+async def test_escape_in_the_export_dialog_writes_nothing(demo):
+    report, opts, folder = demo
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("e", "escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, PathDialog)
+    assert not (folder / "oomdoctor.diff").exists()
+
+
+async def test_apply_asks_first_and_cancel_leaves_the_config_untouched(demo):
+    report, opts, folder = demo
+    original = (folder / "train.yaml").read_bytes()
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a")
+        assert isinstance(app.screen, ConfirmApply)
+        assert app.screen.diff == report.patch
+        await pilot.press("n")
+        await pilot.pause()
+        assert not isinstance(app.screen, ConfirmApply)
+    assert (folder / "train.yaml").read_bytes() == original
+    assert not (folder / "train.yaml.orig").exists()
+
+
+async def test_apply_confirmed_writes_the_config_and_keeps_an_orig(demo):
+    report, opts, folder = demo
+    from oomdoctor.patch import build_patch
+
+    original = (folder / "train.yaml").read_text(encoding="utf-8")
+    expected = {Path(f.path).name: f.new_text for f in build_patch(report.edits, cwd=opts.cwd).files}
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", "y")
+        await pilot.pause()
+    assert (folder / "train.yaml").read_text(encoding="utf-8") == expected["train.yaml"]
+    assert (folder / "train.yaml").read_text(encoding="utf-8") != original
+    assert (folder / "train.yaml.orig").read_text(encoding="utf-8") == original
+
+
+async def test_write_copies_leaves_the_originals_alone(demo):
+    report, opts, folder = demo
+    original = (folder / "train.yaml").read_bytes()
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("w")
+        assert isinstance(app.screen, PathDialog)
+        await pilot.press("enter")
+        await pilot.pause()
+    copies = [p for p in (folder / "oomdoctor-patched").rglob("*") if p.is_file()]
+    assert [p.name for p in copies] == ["train.yaml"]
+    assert copies[0].read_bytes() != original
+    assert (folder / "train.yaml").read_bytes() == original
+
+
+async def test_l_switches_to_the_least_cost_plan_and_back(demo):
+    report, opts, _ = demo
+    if report.least_cost is None or not report.least_cost.steps:
+        pytest.skip("the demo has no least-cost plan")
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3", "l")
+        await _settle(pilot)
+        assert app.plan_kind == "least"
+        assert app.query_one(StepList).steps == report.least_cost.steps
+        expected = select_steps(report, report.least_cost, range(len(report.least_cost.steps)), cwd=opts.cwd)
+        assert app.selection.patch == expected.patch
+        assert "Least-cost plan" in screen_text(app)
+        await pilot.press("l")
+        await _settle(pilot)
+        assert app.plan_kind == "ladder"
+        assert app.selection.patch == report.patch
+
+
+async def test_help_lists_every_key(demo):
+    report, opts, _ = demo
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        shown = [key for key, _ in app.screen.keys]
+        for key in ("space", "l", "e", "w", "a", "g", "?", "q", "1-4"):
+            assert key in shown
+        await pilot.press("escape")
+        assert not isinstance(app.screen, HelpScreen)
+
+
+def test_every_footer_binding_has_a_help_line():
+    for key, binding_key, action, label, what in KEYS:
+        if label is not None:
+            assert key and what, binding_key
+
+
+async def test_q_quits(demo):
+    report, opts, _ = demo
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_code == 0 or app.return_code is None
+
+
+def _fitting_report() -> Report:
+    from oomdoctor.memory import estimate
+    from oomdoctor.models import resolve_model
+
+    setup = TrainingSetup(model="meta-llama/Llama-2-7b-hf", method="lora", micro_batch=1, seq_len=512)
+    shape = resolve_model(setup.model)
+    hw = Hardware(gpu="A100-SXM4-80GB", gpu_gib=80.0)
+    est = estimate(setup, shape, hw)
+    assert est.fits
+    return Report(setup=setup, shape=shape, hardware=hw, estimate=est, plan=Plan(fits=True))
+
+
+async def test_a_run_that_fits_says_so_and_has_nothing_to_export():
+    app = OomDoctorApp(_fitting_report(), Options())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await pilot.pause()
+        assert "fits as configured" in screen_text(app)
+        await pilot.press("e")
+        await pilot.pause()
+        assert not isinstance(app.screen, PathDialog)
+
+
+async def test_crash_only_report_renders_without_an_estimate(tmp_path):
+    from oomdoctor.facts import CrashEvent, CrashReport
+
+    crash = CrashReport(file="run.log", events=(CrashEvent(kind="cuda_oom", line=9, tried_gib=1.0, free_gib=0.2,
+                                                           capacity_gib=23.6),))
+    app = OomDoctorApp(Report(crash=crash, warnings=("no training config given",)), Options())
+    async with app.run_test(size=SIZE) as pilot:
+        text = screen_text(app)
+        assert "asked for 1.0 GiB more" in text and "no training config given" in text
+        await pilot.press("2")
+        await pilot.pause()
+        assert "No estimate" in screen_text(app)
+
+
+async def test_the_bars_read_without_colour(demo, monkeypatch):
+    report, opts, _ = demo
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")
+        plain = app.query_one("#memory-bars", MemoryBars).render().plain
+        assert "┃" in plain and "█" in plain and "weights" in plain
+        assert app.no_color
+
+
+async def test_g_opens_the_walkthrough_or_says_it_is_missing(demo):
+    import importlib.util
+
+    report, opts, _ = demo
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("g")
+        await pilot.pause()
+        if importlib.util.find_spec("oomdoctor.tui.walkthrough") is None:
+            assert any("walkthrough" in n.message for n in app._notifications)
+        else:
+            from oomdoctor.tui.walkthrough import WalkthroughScreen
+
+            assert isinstance(app.screen, WalkthroughScreen)
