@@ -110,7 +110,7 @@ class Context:
         self.loss_lines += block.count("{'loss'")
         for m in _TQDM.finditer(block):
             line_start = block.rfind("\n", 0, m.start()) + 1
-            seg_start = max(line_start, block.rfind("\r", 0, m.start()) + 1)
+            seg_start = max(line_start, block.rfind("\r", line_start, m.start()) + 1)
             if _TQDM_DESC_BAD.search(block, seg_start, m.start()):
                 continue
             self._bars[int(m.group(2))] = int(m.group(1))

@@ -35,6 +35,7 @@ CONTEXT_WHOLE_BYTES = 8 << 20
 CONTEXT_HEAD_BYTES = 4 << 20
 CONTEXT_BEFORE_BYTES = 4 << 20
 CONTEXT_TAIL_BYTES = 1 << 20
+PROGRESS_BYTES = 2 << 20
 
 GPU_KINDS = frozenset({"cuda_oom", "hip_oom", "npu_oom", "xpu_oom", "mps_oom", "cublas_alloc", "cudnn_alloc",
                        "nccl_oom", "xla_oom", "tf_oom", "hpu_oom", "vllm_cache", "bnb_alloc", "batch_size_exhausted",
@@ -101,12 +102,10 @@ def _r(x: float | None) -> float | None:
 # ------------------------------------------------------------------ finding hits
 
 def _marker_offsets(src: LogSource) -> list[int]:
-    found: list[int] = []
-    for marker in PRIMARY_MARKERS:
-        found.extend(src.find_all(marker, limit=MAX_HITS))
     if src.size <= FULL_SCAN_BYTES:
-        windows = [(0, src.size)]
-    else:
+        return sorted(set(src.scan(PRIMARY_MARKERS + SECONDARY_MARKERS, MAX_HITS * 2)))
+    found = src.scan(PRIMARY_MARKERS, MAX_HITS)
+    if True:
         windows = [(0, HEAD_BYTES), (max(0, src.size - TAIL_BYTES), src.size)]
         windows += [(max(0, p - AROUND_HIT_BYTES), p + AROUND_HIT_BYTES) for p in found[:200]]
         windows = _merge_windows(windows)
@@ -214,20 +213,12 @@ def _join_following(src: LogSource, end: int, rank: int | None, text: str, joine
 # ------------------------------------------------------------------ line numbers
 
 def _number_lines(src: LogSource, hits: list[_Hit]) -> None:
-    line = 1
-    pos = 0
     for h in sorted(hits, key=lambda h: h.start):
-        line += src.count_newlines(pos, h.start)
-        pos = h.start
-        h.line = line
+        h.line = src.line_number(h.start)
 
 
 def _lines_total(src: LogSource, hits: list[_Hit]) -> int | None:
-    if src.size > FULL_SCAN_BYTES and not hits:
-        return None
-    n = src.count_newlines(0, src.size) if src.size <= FULL_SCAN_BYTES else None
-    if n is None:
-        return None
+    n = src.line_number(src.size) - 1
     return n + (0 if src.mm[src.size - 1:src.size] == b"\n" else 1)
 
 
@@ -347,14 +338,13 @@ def _context(src: LogSource, hits: list[_Hit]) -> Context:
     else:
         regions = _merge_windows([(0, CONTEXT_HEAD_BYTES), (max(0, crash_at - CONTEXT_BEFORE_BYTES), crash_at + 4096),
                                   (max(0, src.size - CONTEXT_TAIL_BYTES), src.size)])
-    line_base = 1
-    counted_to = 0
     for lo, hi in regions:
         if lo > 0:
             lo = src.mm.rfind(b"\n", 0, lo) + 1
-        line_base += src.count_newlines(counted_to, lo)
-        counted_to = lo
-        _feed_region(src, ctx, lo, hi, line_base, crash_at)
+        _feed_region(src, ctx, lo, hi, src.line_number(lo), crash_at)
+    # only the latest progress matters: the last stretch before the crash
+    tail_lo = max(0, crash_at - PROGRESS_BYTES)
+    ctx.feed_progress(F_decode(src.mm[tail_lo:crash_at]))
     return ctx
 
 
@@ -368,8 +358,6 @@ def _feed_region(src: LogSource, ctx: Context, lo: int, hi: int, line_no: int, c
             stop = nl + 1 if nl > pos else min(src.size, stop)
         block = src.mm[pos:stop]
         text = F_decode(block)
-        if pos < crash_at:
-            ctx.feed_progress(text if stop <= crash_at else F_decode(src.mm[pos:crash_at]))
         offset = pos
         for line in text.split("\n"):
             if len(line) > 16384:

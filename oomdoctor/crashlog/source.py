@@ -17,6 +17,7 @@ from oomdoctor.errors import InputError
 
 LINE_CAP_BYTES = 16 * 1024          # longer lines (a whole tqdm run glued by \r) are cut to this
 COPY_CHUNK_BYTES = 1 << 20
+SCAN_WINDOW_BYTES = 64 << 20       # byte searches walk the map in windows of this size
 COUNT_CHUNK_BYTES = 16 << 20        # newline counting copies this much at a time (bounded RSS)
 
 # Magic numbers of files people attach by mistake instead of the text log.
@@ -33,6 +34,7 @@ class LogSource:
         self._temp = temp
         self._fh = open(path, "rb")
         self.size = os.fstat(self._fh.fileno()).st_size
+        self._newlines_at: dict[int, int] = {0: 0}     # byte offset -> newlines before it
         self.mm: mmap.mmap | bytes
         if self.size:
             self.mm = mmap.mmap(self._fh.fileno(), 0, access=mmap.ACCESS_READ)
@@ -58,13 +60,33 @@ class LogSource:
 
     # -------------------------------------------------------------- searching
     def find_all(self, needle: bytes, start: int = 0, end: int | None = None, limit: int = 100_000) -> list[int]:
+        """Offsets of `needle` in [start, end), searched window by window so mapped pages can be dropped."""
         end = self.size if end is None else min(end, self.size)
         out: list[int] = []
-        pos = self.mm.find(needle, start, end)
-        while pos >= 0 and len(out) < limit:
-            out.append(pos)
-            pos = self.mm.find(needle, pos + len(needle), end)
+        lo = start
+        while lo < end and len(out) < limit:
+            hi = min(end, lo + SCAN_WINDOW_BYTES)
+            stop = min(end, hi + len(needle) - 1)        # a match may straddle the window edge
+            pos = self.mm.find(needle, lo, stop)
+            while pos >= 0 and len(out) < limit:
+                out.append(pos)
+                pos = self.mm.find(needle, pos + len(needle), stop)
+            self.release(lo, hi)
+            lo = hi
         return out
+
+    def release(self, lo: int, hi: int) -> None:
+        """Tell the kernel we are done with these mapped pages, so RSS stays bounded on huge logs."""
+        if self.size < SCAN_WINDOW_BYTES or not isinstance(self.mm, mmap.mmap) or not hasattr(self.mm, "madvise"):
+            return
+        page = mmap.PAGESIZE
+        lo = (lo // page) * page
+        length = min(hi, self.size) - lo
+        if length > 0:
+            try:
+                self.mm.madvise(mmap.MADV_DONTNEED, lo, length)
+            except (OSError, ValueError, AttributeError):
+                pass
 
     def line_span(self, pos: int) -> tuple[int, int]:
         """Start and end (exclusive, without the newline) of the line holding byte `pos`."""
@@ -104,12 +126,49 @@ class LogSource:
             yield s, end, self.text(s, end)
             end = s - 1
 
+    def scan(self, markers: tuple[bytes, ...], limit: int) -> list[int]:
+        """One pass over the file: offsets of every marker, plus newline checkpoints for line numbers.
+
+        The file is read window by window into one reused buffer (a single copy from the page cache,
+        no page faults on the map); each window is searched for all markers and counted while hot.
+        """
+        out: list[int] = []
+        overlap = max(len(m) for m in markers) - 1
+        buf = bytearray(min(self.size, SCAN_WINDOW_BYTES) + overlap)
+        view = memoryview(buf)
+        lo = 0
+        with open(self._path, "rb", buffering=0) as fh:
+            while lo < self.size:
+                fh.seek(lo)
+                n = fh.readinto(view)
+                if not n:
+                    break
+                hi = min(self.size, lo + SCAN_WINDOW_BYTES)
+                body = min(n, hi - lo)          # bytes that belong to this window; the rest is overlap
+                for needle in markers:
+                    pos = buf.find(needle, 0, n)
+                    while 0 <= pos < body and len(out) < limit:
+                        out.append(lo + pos)
+                        pos = buf.find(needle, pos + len(needle), n)
+                self._newlines_at[hi] = self._newlines_at[lo] + buf.count(b"\n", 0, body)
+                lo = hi
+        view.release()
+        return out
+
+    def line_number(self, offset: int) -> int:
+        """1-based line of byte `offset`, counted from the nearest known checkpoint below it."""
+        base = max((k for k in self._newlines_at if k <= offset), default=0)
+        n = self._newlines_at.get(base, 0) + self.count_newlines(base, offset)
+        self._newlines_at[offset] = n
+        return n + 1
+
     def count_newlines(self, start: int, end: int) -> int:
         total = 0
         pos = start
         while pos < end:
             stop = min(end, pos + COUNT_CHUNK_BYTES)
             total += self.mm[pos:stop].count(b"\n")
+            self.release(pos, stop)
             pos = stop
         return total
 
