@@ -642,6 +642,8 @@ _T: dict[str, dict[str, str]] = {
                  "zh": "激活值 — {gib}：前向传播时保存、供反向传播使用的中间结果。它随每个微批的 token 数（{mb} × {seq} = {tokens} 个）和 {layers} 层增长。梯度检查点{ckpt}。"},
     "mem_logits": {"en": "Logits — {gib}: a score for each of the {vocab} vocabulary words at each of the {tokens} tokens, in fp32 for the loss. It grows with micro-batch × sequence length.",
                    "zh": "logits — {gib}：在 {tokens} 个 token 的每个位置上为词表中 {vocab} 个词各打一个分，为计算损失以 fp32 保存。它随微批 × 序列长度增长。"},
+    "mem_acts_freed": {"en": "Here activations and logits count 0 GiB: the peak comes at the optimizer step, after the backward pass has freed them. That is why a smaller batch or a shorter cutoff cannot fix this crash.",
+                       "zh": "这里激活值和 logits 记为 0 GiB\uff1a峰值出现在优化器更新时\uff0c反向传播已经把它们释放了。所以减小批大小或截短 cutoff_len 都解决不了这次崩溃。"},
     "mem_overhead": {"en": "Overhead — {gib}: the CUDA context, library workspaces and the allocator's reserve. No setting shrinks it.",
                      "zh": "固定开销 — {gib}：CUDA 上下文、库的工作区和分配器预留。任何设置都无法减小它。"},
     "ckpt_on": {"en": "on: only each layer's input is kept and the rest is recomputed", "zh": "已开启：每层只保留输入，其余在反向时重算"},
@@ -946,6 +948,8 @@ class _Writer:
         layers = self.r.shape.num_layers if self.r.shape else "?"
         paras.append(self.tr("mem_acts", gib=_g(comp.get("activations", 0.0)), mb=s.micro_batch, seq=s.seq_len,
                              tokens=tokens, layers=layers, ckpt=self.tr("ckpt_on" if s.grad_ckpt else "ckpt_off")))
+        if comp.get("activations", 0.0) < 0.05 and comp.get("logits", 0.0) < 0.05:
+            paras.append(self.tr("mem_acts_freed"))
         vocab = self.r.shape.vocab_size if self.r.shape else "?"
         paras.append(self.tr("mem_logits", gib=_g(comp.get("logits", 0.0)), vocab=vocab, tokens=tokens))
         paras.append(self.tr("mem_overhead", gib=_g(comp.get("overhead", 0.0))))
