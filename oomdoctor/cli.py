@@ -122,10 +122,13 @@ def _main(argv: list[str]) -> int:
         return _advise(report, args, opts)
     code = exit_code(report)
     if args.walkthrough and (not use_tui(args)):
-        from oomdoctor.walkthrough import Answers, render_plain
+        from oomdoctor.walkthrough import apply_answers, default_answers, render_plain
 
-        sys.stdout.write(render_plain(report, Answers(), lang))
-        return code
+        answers = default_answers(report)
+        if report.estimate is not None:
+            report = apply_answers(report, opts, answers)
+        sys.stdout.write(render_plain(report, answers, lang))
+        return exit_code(report)
     if use_tui(args) and not (args.export or args.write or args.apply):
         from oomdoctor.tui import run as run_tui  # the only place textual gets imported
 

@@ -33,7 +33,7 @@ def test_demo_plain_report_proposes_a_plan_that_fits(capsys):
     assert code == 1, err
     assert "does not fit" in out
     assert "Plan" in out and "fits:" in out
-    assert "per_device_train_batch_size" in out  # the patch is shown
+    assert "--- a/" in out and "+++ b/" in out  # the patch is shown
 
 
 def test_json_contract_has_the_promised_fields(capsys):
