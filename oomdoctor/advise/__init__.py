@@ -1,0 +1,104 @@
+"""Which GPUs, how many, which strategy: strategy rows, the fit matrix, run time and cost.
+
+Public API::
+
+    build(report, prices=None, tokens=None, *, cards=MATRIX_CARDS, counts=MATRIX_COUNTS) -> Matrix
+    to_json(matrix) -> str
+    render_plain(matrix) -> str
+    build_strategies(setup, shape, hw, *, n_gpus=None, estimator=None, headroom=0.10, spec=None,
+                     tokens=None, price_per_card_hour=None) -> tuple[StrategyRow, ...]
+    naive_model_parallel(single_estimate, n_gpus) -> Estimate
+    build_cells(setup, shape, *, estimator, cards, counts, rules=None, headroom=0.10, skip=(), tokens=None,
+                prices=None) -> tuple[Cell, ...]
+    load_prices(path) -> Prices
+"""
+from __future__ import annotations
+
+import time
+from typing import Sequence
+
+from oomdoctor.advise.cards import MATRIX_CARDS, MATRIX_COUNTS, adapt_to_card, spec_of
+from oomdoctor.advise.matrix import build_cells, fit_cell
+from oomdoctor.advise.model import Cell, Matrix, PlanStep, StrategyRow
+from oomdoctor.advise.prices import Prices, load_prices
+from oomdoctor.advise.render import render_plain, to_json
+from oomdoctor.advise.strategies import build_strategies, naive_model_parallel
+from oomdoctor.errors import InputError
+from oomdoctor.facts import Report
+
+__all__ = ["MATRIX_CARDS", "MATRIX_COUNTS", "Cell", "Matrix", "PlanStep", "Prices", "StrategyRow", "build",
+           "build_cells", "build_strategies", "fit_cell", "load_prices", "naive_model_parallel", "render_plain",
+           "to_json"]
+
+
+def build(report: Report, prices: str | Prices | None = None, tokens: float | None = None, *,
+          cards: Sequence[str] = MATRIX_CARDS, counts: Sequence[int] = MATRIX_COUNTS) -> Matrix:
+    """The advisor's answer for the run in `report` (which needs a setup, a model shape and hardware)."""
+    from oomdoctor import calibrate
+    from oomdoctor.advise import timing
+    from oomdoctor.memory import estimate
+
+    started = time.perf_counter()
+    setup, shape, hw = report.setup, report.shape, report.hardware
+    if setup is None or shape is None:
+        raise InputError("--advise needs a training config")
+    if hw is None:
+        raise InputError("--advise needs the GPU: pass --gpu (e.g. --gpu A100-80GB)")
+    if tokens is not None and not tokens > 0:
+        raise InputError(f"--tokens must be a positive number of tokens, not {tokens:g}")
+    price_book = load_prices(prices) if isinstance(prices, str) else prices
+    headroom = report.estimate.headroom if report.estimate is not None else 0.10
+
+    # Learn from the log: the last measured step peak raises every estimate below.
+    base = report.estimate or estimate(setup, shape, hw, crash=report.crash, headroom=headroom)
+    corr = calibrate.correction(base, report.crash)
+    estimator = calibrate.corrected_estimator(estimate, corr)
+
+    total, tokens_source = timing.total_tokens(setup, tokens)
+    user_spec = spec_of(hw.gpu) if hw.gpu else None
+    n_user = max(1, hw.n_gpus or setup.n_gpus or 1)
+    user_setup, user_assumed = adapt_to_card(setup, hw)
+    user_price = price_book.of(user_spec.name) if (price_book is not None and user_spec is not None) else None
+    rows = build_strategies(user_setup, shape, hw, n_gpus=n_user, estimator=estimator, headroom=headroom,
+                            spec=user_spec, tokens=total, price_per_card_hour=user_price)
+
+    card_list = list(cards)
+    if user_spec is not None and user_spec.name not in {s.name for s in map(spec_of, card_list) if s}:
+        card_list.append(user_spec.name)      # the user's own card gets a row too
+    cells = build_cells(setup, shape, estimator=estimator, cards=card_list, counts=counts, headroom=headroom,
+                        tokens=total, prices=price_book)
+
+    assumptions = [
+        "Run times are estimates: work per token (6 x matmul parameters for full fine-tuning, 4 x frozen + "
+        "6 x adapter parameters for LoRA, one more forward with gradient checkpointing, causal attention at "
+        f"the configured length) over the card's dense bf16 peak at {timing.MFU:.0%} utilisation (MFU).",
+        f"Tokens: {tokens_source}.",
+        "More GPUs keep the per-device batch and accumulation as written (the effective batch grows with the "
+        "cards); the plan for a cell may change that.",
+        f"Data parallel scales at {timing.DP_EFFICIENCY['nvlink'][0]:.0%} (DDP, ZeRO-1/2) and "
+        f"{timing.DP_EFFICIENCY['nvlink'][1]:.0%} (ZeRO-3, FSDP) with NVLink, "
+        f"{timing.DP_EFFICIENCY['pcie'][0]:.0%} and {timing.DP_EFFICIENCY['pcie'][1]:.0%} on PCIe-only cards; "
+        "one node of up to 8 cards.",
+        f"Offload: host transfers at 25 GB/s (PCIe 4) or 50 GB/s (PCIe 5), not hidden behind compute; "
+        f"CPU Adam at {timing.CPU_ADAM_PARAMS_PER_S / 1e9:g}B parameters/s per node.",
+        "Cards without bf16 train in fp16; cards without FlashAttention-2 use SDPA.",
+    ]
+    st = timing.step_time(user_setup, shape, user_spec, 1) if user_spec is not None else None
+    if st is not None and st.recompute_frac:
+        assumptions.append(f"Gradient checkpointing runs the forward once more: +{st.recompute_frac:.0%} work "
+                           "in every row.")
+    assumptions += [a for a in user_assumed if a not in assumptions]
+    if corr is not None and corr.applied:
+        assumptions.append(f"Every row and cell carries the {corr.delta_gib:.2f} GiB the log measured above the "
+                           "estimate (the same extra on every card and strategy).")
+    if user_spec is None:
+        assumptions.append(f"{hw.gpu} is not in the GPU catalog: its speed is unknown, so the strategy rows "
+                           "have no time; pass --gpu with a card name.")
+    return Matrix(model=setup.model or shape.name, setup=setup, hardware=hw.gpu, n_gpus=n_user,
+                  strategies=rows, cards=tuple(dict.fromkeys(c.card for c in cells)), counts=tuple(counts),
+                  cells=cells, tokens=total, tokens_source=tokens_source, mfu=timing.MFU,
+                  currency=price_book.currency if price_book else "", priced=price_book is not None,
+                  assumptions=tuple(assumptions), calibration=corr.sentence if corr else None,
+                  calibration_gib=corr.delta_gib if corr else 0.0,
+                  measured=tuple(calibrate.measured_curve(report.crash)), headroom=headroom,
+                  elapsed_s=time.perf_counter() - started)

@@ -1,0 +1,70 @@
+"""The cards of the fit matrix, their Hardware, and how a setup changes on a card that lacks a feature."""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from oomdoctor.facts import Hardware, TrainingSetup
+
+# The cards people rent by the hour (issue 11); names as oomdoctor.gpus.lookup_gpu reads them.
+MATRIX_CARDS = ("RTX 3090", "RTX 4090", "RTX 5090", "L4", "L40S", "A10G", "A100 40GB SXM", "A100 80GB SXM",
+                "A800", "H100", "H800", "H20", "H200")
+MATRIX_COUNTS = (1, 2, 4, 8)
+
+# Cards sold without NVLink/NVSwitch: gradients and parameter shards cross PCIe between cards, so data
+# parallel and ZeRO-3 scale worse. The catalog has no interconnect field yet; this set stands in for it.
+PCIE_ONLY = frozenset({"RTX 3090", "RTX 4090", "RTX 5090", "L4", "L40S", "A10G", "A10", "Tesla T4", "RTX A6000",
+                       "A100 40GB PCIe", "A100 80GB PCIe", "H100 PCIe"})
+
+# Host <-> GPU bandwidth a transfer really gets (bytes/s): about 25 GB/s on PCIe 4.0 x16, 50 on 5.0.
+_PCIE_GEN5_ARCHS = ("hopper", "blackwell")
+PCIE4_BYTES_PER_S = 25e9
+PCIE5_BYTES_PER_S = 50e9
+
+
+def spec_of(name: str):
+    """The catalog GpuSpec for a card name, or None when the catalog does not know it."""
+    from oomdoctor import gpus
+    from oomdoctor.errors import InputError
+
+    try:
+        return gpus.lookup_gpu(name)
+    except InputError:
+        return None
+
+
+def card_hardware(spec, n_gpus: int, host_ram_gib: float | None = None) -> Hardware:
+    return Hardware(gpu=spec.name, gpu_gib=spec.usable_gib, n_gpus=n_gpus, source="flag", bf16=spec.bf16,
+                    flash_attn2=spec.flash_attn2, host_ram_gib=host_ram_gib)
+
+
+def pcie_bytes_per_s(spec) -> float:
+    return PCIE5_BYTES_PER_S if spec is not None and spec.arch in _PCIE_GEN5_ARCHS else PCIE4_BYTES_PER_S
+
+
+def nvlink(spec) -> bool:
+    return spec is not None and spec.name not in PCIE_ONLY
+
+
+def adapt_to_card(setup: TrainingSetup, hw: Hardware) -> tuple[TrainingSetup, tuple[str, ...]]:
+    """What the framework would run on this card, and the sentences that say what was assumed.
+
+    The HF Trainer (and LLaMA-Factory, axolotl on top of it) refuses bf16=True on a card without bf16
+    (training_args.py checks is_torch_bf16_gpu_available), so users switch to fp16: the same 2 bytes.
+    FlashAttention-2 does not run before Ampere; PyTorch SDPA's memory-efficient kernel does.
+    """
+    changes: dict[str, object] = {}
+    said: list[str] = []
+    if not hw.bf16:
+        if setup.precision == "bf16":
+            changes["precision"] = "fp16"
+            said.append(f"{hw.gpu} has no bf16: fp16 mixed precision assumed (same memory).")
+        if setup.pure_bf16:
+            changes["pure_bf16"] = False
+            changes["precision"] = "fp16"
+            said.append(f"{hw.gpu} has no bf16: pure_bf16 becomes fp16 mixed precision with fp32 weights.")
+        if setup.load_dtype and str(setup.load_dtype).lower() in ("bf16", "bfloat16"):
+            changes["load_dtype"] = "fp16"
+    if not hw.flash_attn2 and setup.attention == "fa2":
+        changes["attention"] = "sdpa"
+        said.append(f"{hw.gpu} cannot run FlashAttention-2: PyTorch SDPA assumed.")
+    return (replace(setup, **changes) if changes else setup), tuple(said)

@@ -1,0 +1,122 @@
+"""Learn from the run itself: memory the log printed before the crash corrects the estimate.
+
+Trainers often print memory while they train (HF/LLaMA-Factory callbacks, DeepSpeed see_memory_usage,
+torchtune memory stats, nvidia-smi pasted in); the crash-log parser keeps them as MemorySamples.
+The last peak measured after a completed training step is a floor for what this run needs; when it is
+above the estimate's allocated peak, the gap is memory the model does not know about, and every
+re-estimate of this run (the planner's too) carries it.
+
+Public API::
+
+    correction(estimate, crash) -> Correction | None
+    corrected_estimator(base_estimator, correction) -> estimator (same signature as memory.estimate)
+    measured_curve(crash) -> list[tuple[int, float]]
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Callable
+
+from oomdoctor.facts import CrashReport, Estimate, MemorySample
+
+Estimator = Callable[..., Estimate]
+
+# Below this the estimate and the measurement agree within the allocator's rounding; no correction.
+MIN_CORRECTION_GIB = 0.05
+
+
+@dataclass(frozen=True)
+class Correction:
+    """How much the measured run says the estimate is short, and where the measurement is."""
+
+    delta_gib: float            # added to allocated_gib and peak_gib (0.0: the measurement is below the estimate)
+    measured_gib: float         # the measured max allocated
+    estimated_gib: float        # the estimate's allocated peak it was compared with
+    line: int                   # line of the measurement in the log
+    step: int | None            # training step the measurement followed
+    label: str                  # what printed it (see_memory_usage, torchtune memory stats, logged, ...)
+    sentence: str               # plain words for the report
+
+    @property
+    def applied(self) -> bool:
+        return self.delta_gib > 0.0
+
+
+def _after_training_began(sample: MemorySample) -> bool:
+    # A sample without a step, or at step 0, may be from model loading or ZeRO init: not a training peak.
+    return sample.max_allocated_gib is not None and sample.step is not None and sample.step >= 1
+
+
+def last_step_peak(crash: CrashReport | None) -> MemorySample | None:
+    """The last sample that measured a max-allocated peak after at least one training step."""
+    if crash is None:
+        return None
+    usable = [s for s in crash.memory_samples if _after_training_began(s)]
+    return max(usable, key=lambda s: s.line) if usable else None
+
+
+def correction(estimate: Estimate, crash: CrashReport | None) -> Correction | None:
+    """Compare the last measured step peak with the estimate; None when the log measured no step peak."""
+    sample = last_step_peak(crash)
+    if sample is None:
+        return None
+    assert sample.max_allocated_gib is not None
+    measured = sample.max_allocated_gib
+    gap = measured - estimate.allocated_gib
+    where = f"line {sample.line}, after step {sample.step}"
+    if gap >= MIN_CORRECTION_GIB:
+        sentence = (f"The log measured a peak of {measured:.2f} GiB allocated ({where}); the estimate said "
+                    f"{estimate.allocated_gib:.2f} GiB, so every estimate for this run is raised by "
+                    f"{gap:.2f} GiB (memory the model does not account for).")
+        delta = gap
+    else:
+        # Only the measurement's floor is certain (later steps may need more), so a lower reading
+        # does not lower the estimate.
+        sentence = (f"The log measured a peak of {measured:.2f} GiB allocated ({where}), not above the "
+                    f"estimate's {estimate.allocated_gib:.2f} GiB; the estimate is kept.")
+        delta = 0.0
+    return Correction(delta_gib=delta, measured_gib=measured, estimated_gib=estimate.allocated_gib,
+                      line=sample.line, step=sample.step, label=sample.label, sentence=sentence)
+
+
+def apply(estimate: Estimate, corr: Correction | None) -> Estimate:
+    """`estimate` raised by the correction (unchanged when there is nothing to add)."""
+    if corr is None or not corr.applied:
+        return estimate
+    comps = dict(estimate.components)
+    # Where the gap lives is unknown; it is shown as overhead so the components still add up to the peak.
+    comps["overhead"] = comps.get("overhead", 0.0) + corr.delta_gib
+    details = dict(estimate.details)
+    details["measured_correction_gib"] = corr.delta_gib
+    return replace(estimate, components=comps, allocated_gib=estimate.allocated_gib + corr.delta_gib,
+                   peak_gib=estimate.peak_gib + corr.delta_gib, details=details,
+                   notes=estimate.notes + (corr.sentence,))
+
+
+def corrected_estimator(base_estimator: Estimator, corr: Correction | None) -> Estimator:
+    """An estimator like `base_estimator` whose every estimate carries the correction."""
+    if corr is None or not corr.applied:
+        return base_estimator
+
+    def estimate(setup, shape, hw, *, crash=None, headroom=0.10):
+        return apply(base_estimator(setup, shape, hw, crash=crash, headroom=headroom), corr)
+
+    estimate.correction = corr  # type: ignore[attr-defined]   # views can tell a corrected estimator
+    return estimate
+
+
+def _sample_gib(sample: MemorySample) -> float | None:
+    for value in (sample.max_allocated_gib, sample.allocated_gib, sample.max_reserved_gib, sample.reserved_gib):
+        if value is not None:
+            return value
+    return None
+
+
+def measured_curve(crash: CrashReport | None) -> list[tuple[int, float]]:
+    """(x, GiB) for every sample in log order: x is the training step when every sample knows it, else the
+    log line. GiB is the best figure the sample has: max allocated, allocated, max reserved, reserved."""
+    if crash is None:
+        return []
+    samples = sorted((s for s in crash.memory_samples if _sample_gib(s) is not None), key=lambda s: s.line)
+    by_step = bool(samples) and all(s.step is not None for s in samples)
+    return [(int(s.step if by_step else s.line), float(_sample_gib(s))) for s in samples]  # type: ignore[arg-type]
