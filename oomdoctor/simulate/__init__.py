@@ -51,9 +51,14 @@ def trace_step(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
             raise SimulateError(problem)
         if progress is not None:
             progress("loading torch, transformers and peft")
+        import warnings
+
         from oomdoctor.simulate import tracer
 
-        return tracer.run(setup, shape, steps=steps, progress=progress, hf_config=hf_config)
+        with warnings.catch_warnings():
+            # transformers/peft deprecation chatter would bury the progress lines
+            warnings.simplefilter("ignore")
+            return tracer.run(setup, shape, steps=steps, progress=progress, hf_config=hf_config)
     except KeyboardInterrupt:
         raise SimulationInterrupted("simulation stopped by Ctrl-C before it finished; nothing was written") from None
 

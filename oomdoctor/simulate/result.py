@@ -31,6 +31,7 @@ class TraceResult:
     traced_peak_bytes: int                 # the peak as traced on one process, before any sharding scale
     params_total: int
     params_trainable: int
+    buffer_bytes: int                      # non-parameter tensors of the model (rotary tables, ...), in weights
     versions: Mapping[str, str]            # torch, transformers, peft
     attention: str                         # attention implementation that ran (eager | sdpa)
     dtypes: Mapping[str, str]              # load, trainable, autocast

@@ -189,6 +189,20 @@ def _apply_method(model, setup: TrainingSetup, cfg, rg: Regime):
     return model
 
 
+def _to_empty_keeping_ties(model) -> None:
+    """to_empty() gives each module its own new Parameter, untying shared ones (tied embeddings): re-share them."""
+    holders: dict[int, list[tuple[torch.nn.Module, str]]] = {}
+    for module in model.modules():
+        for name, p in module._parameters.items():
+            if p is not None:
+                holders.setdefault(id(p), []).append((module, name))
+    model.to_empty(device="cpu")
+    for group in holders.values():
+        first_module, first_name = group[0]
+        for module, name in group[1:]:
+            module._parameters[name] = first_module._parameters[first_name]
+
+
 # ---------------------------------------------------------------- optimizers
 
 
@@ -228,17 +242,20 @@ class _MasterWeights:
         self.params = params
         self.make_inner = make_inner
         self.inner: torch.optim.Optimizer | None = None
-        self.state: dict = {}
         self.masters: list = []
+        self.tag: Callable[[torch.Tensor, str], None] = lambda t, category: None
 
     @torch.no_grad()
     def step(self) -> None:
         if self.inner is None:
-            self.masters = [p.detach().float() for p in self.params]
-            self.state["master"] = self.masters     # tagged as optimizer memory by the tracker
+            for p in self.params:
+                self.masters.append(p.detach().float())
+                self.tag(self.masters[-1], "optimizer")
             self.inner = self.make_inner(self.masters)
         for m, p in zip(self.masters, self.params):
-            m.grad = None if p.grad is None else p.grad.float()
+            m.grad = None if p.grad is None else p.grad.float()   # DeepSpeed's fp32 gradient partition
+            if m.grad is not None:
+                self.tag(m.grad, "gradients")
         self.inner.step()
         for m, p in zip(self.masters, self.params):
             m.grad = None
@@ -304,7 +321,7 @@ def _tag_optimizer_state(opt: Any, tracker: LiveBytes) -> None:
             super().__setitem__(key, value)
 
     if isinstance(opt, _MasterWeights):
-        opt.state = TaggedState()
+        opt.tag = tracker.count
         make = opt.make_inner
 
         def make_tagged(ps):
@@ -412,7 +429,10 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
     model = _apply_method(hf_model, setup, cfg, rg)
     if setup.grad_ckpt:
         kwargs = None if rg.reentrant_ckpt is None else {"use_reentrant": rg.reentrant_ckpt}
-        hf_model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+        if hasattr(hf_model, "activation_checkpointing_enable"):   # transformers >= 5 name
+            hf_model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+        else:
+            hf_model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
         if any(not p.requires_grad for p in hf_model.parameters()):
             hf_model.enable_input_require_grads()   # else a frozen base recomputes nothing
     model.train()
@@ -422,12 +442,13 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     with fake:
         _say(progress, "moving the model to fake tensors")
-        model.to_empty(device="cpu")
+        _to_empty_keeping_ties(model)
         params = list(model.parameters())
         trainable = [p for p in params if p.requires_grad]
         if not trainable:
             raise SimulateError("no parameter is trainable with this method and these targets")
-        for t in params + list(model.buffers()):
+        buffers = list(model.buffers())
+        for t in params + buffers:
             tracker.count(t, "weights")
         for p in trainable:
             p.register_post_accumulate_grad_hook(lambda p: tracker.count(p.grad, "gradients"))
@@ -497,6 +518,7 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
         peak_bytes=top.peak_bytes, phases=tuple(phases), categories=dict(top.categories), peak_phase=top.name,
         traced_peak_bytes=traced_peak,
         params_total=sum(p.numel() for p in params), params_trainable=sum(p.numel() for p in trainable),
+        buffer_bytes=sum(b.numel() * b.element_size() for b in buffers),
         versions={"torch": torch.__version__.split("+")[0], "transformers": transformers.__version__,
                   "peft": peft.__version__},
         attention=attention,
