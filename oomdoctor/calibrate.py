@@ -23,6 +23,10 @@ Estimator = Callable[..., Estimate]
 
 # Below this the estimate and the measurement agree within the allocator's rounding; no correction.
 MIN_CORRECTION_GIB = 0.05
+# A sample without a step number counts as taken during training when its max allocated is this much
+# above what is allocated at that moment: only a forward/backward leaves such a gap (activations freed).
+# Loading and ZeRO init print max ~= allocated (DeepSpeed "After initializing ZeRO optimizer": 31.25 vs 30.5).
+STEPLESS_TRANSIENT_RATIO = 1.25
 
 
 @dataclass(frozen=True)
@@ -42,16 +46,24 @@ class Correction:
         return self.delta_gib > 0.0
 
 
-def _after_training_began(sample: MemorySample) -> bool:
-    # A sample without a step, or at step 0, may be from model loading or ZeRO init: not a training peak.
-    return sample.max_allocated_gib is not None and sample.step is not None and sample.step >= 1
+def _after_training_began(sample: MemorySample, crash: CrashReport) -> bool:
+    """Whether the sample's max allocated is the peak of at least one completed training step."""
+    if sample.max_allocated_gib is None:
+        return False
+    if sample.step is not None:
+        return sample.step >= 1          # step 0: loading or ZeRO init, not a training peak
+    # No step number on the sample: trust it only when the log shows training progress and the sample
+    # itself shows a step's transients (max well above what is allocated between steps).
+    trained = crash.step is not None and crash.step >= 1
+    return (trained and sample.allocated_gib is not None and sample.allocated_gib > 0
+            and sample.max_allocated_gib >= STEPLESS_TRANSIENT_RATIO * sample.allocated_gib)
 
 
 def last_step_peak(crash: CrashReport | None) -> MemorySample | None:
     """The last sample that measured a max-allocated peak after at least one training step."""
     if crash is None:
         return None
-    usable = [s for s in crash.memory_samples if _after_training_began(s)]
+    usable = [s for s in crash.memory_samples if _after_training_began(s, crash)]
     return max(usable, key=lambda s: s.line) if usable else None
 
 
@@ -63,7 +75,7 @@ def correction(estimate: Estimate, crash: CrashReport | None) -> Correction | No
     assert sample.max_allocated_gib is not None
     measured = sample.max_allocated_gib
     gap = measured - estimate.allocated_gib
-    where = f"line {sample.line}, after step {sample.step}"
+    where = f"line {sample.line}" + (f", after step {sample.step}" if sample.step is not None else ", during training")
     if gap >= MIN_CORRECTION_GIB:
         sentence = (f"The log measured a peak of {measured:.2f} GiB allocated ({where}); the estimate said "
                     f"{estimate.allocated_gib:.2f} GiB, so every estimate for this run is raised by "

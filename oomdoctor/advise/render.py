@@ -36,7 +36,7 @@ def _row_json(row: StrategyRow, base: TrainingSetup) -> dict[str, Any]:
             "allocated_gib": _r(row.allocated_gib), "fits": row.fits, "host_ram_gib": _r(row.host_ram_gib),
             "components": {k: _r(v) for k, v in row.components.items()},
             "speed_vs_one_card": _r(row.speed), "speed_why": row.speed_why, "step_s": _r(row.step_s),
-            "hours": _r(row.hours), "cost": _r(row.cost), "setup_changes": setup_changes(base, row.setup)}
+            "hours": _r(row.hours, 4), "cost": _r(row.cost), "setup_changes": setup_changes(base, row.setup)}
 
 
 def _cell_json(cell: Cell, base: TrainingSetup) -> dict[str, Any]:
@@ -47,7 +47,7 @@ def _cell_json(cell: Cell, base: TrainingSetup) -> dict[str, Any]:
             "plan": [{"rule": s.rule, "slug": s.slug, "title": s.title, "costs": list(s.costs)} for s in cell.steps],
             "quality_steps": cell.quality_steps, "search": cell.search,
             "setup_changes": setup_changes(start, cell.final_setup), "host_ram_gib": _r(cell.host_ram_gib),
-            "step_s": _r(cell.step_s), "hours": _r(cell.hours), "cost": _r(cell.cost), "cheapest": cell.cheapest,
+            "step_s": _r(cell.step_s), "hours": _r(cell.hours, 4), "cost": _r(cell.cost), "cheapest": cell.cheapest,
             "assumed": list(cell.assumed)}
 
 

@@ -88,7 +88,7 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
     }
     moment = max(moments, key=moments.get)
     allocated = moments[moment] + cublas + measured
-    reserve = reserve_frac * (allocated - measured)
+    reserve = reserve_frac * (allocated - measured - cublas)     # as memory.estimate: before the workspace
     peak = allocated + reserve + context + paged / n
     comps = {
         "weights": weights / n,
