@@ -193,9 +193,21 @@ def convert(case: dict, ref: dict):
     attention = "eager" if attn_text.startswith("eager") else ("fa2" if "flash" in attn_text else "sdpa")
     if "activation offl" in offload:
         extras["activation_offload"] = True
+    if method == "lora" and "qwen finetune" in fw_text.lower() and "chat" not in model.lower():
+        extras["modules_to_save"] = ("embed_tokens", "lm_head")   # finetune.py trains wte/lm_head on base models
+    version = ""
+    drop = re.search(r"dropout\s*([0-9.]+)", str(case.get("lora_targets") or ""))
+    if drop:
+        extras["lora_dropout"] = float(drop.group(1))
+    elif framework == "litgpt" and method in ("lora", "qlora"):
+        extras["lora_dropout"] = 0.05      # LitGPT's default lora_dropout
+    if framework in ("hf", "trl") and "swift v1" in fw_text.lower():
+        version = "4.36"     # early-2024 runs: loss with a shifted fp32 logits copy
+    if "swift v1" in fw_text.lower() or "qwen finetune" in fw_text.lower():
+        extras["adapter_dtype"] = "bf16"   # PEFT < 0.12 kept adapters/modules_to_save in the base dtype
     n = int(case.get("n_gpus") or 1)
     setup = TrainingSetup(
-        framework=framework, method=method, lora_rank=int(case.get("lora_rank") or 8), lora_targets=targets,
+        framework=framework, framework_version=version, method=method, lora_rank=int(case.get("lora_rank") or 8), lora_targets=targets,
         quant_bits=int(quant) if quant else None, micro_batch=int(case.get("micro_batch") or 1), seq_len=seq,
         precision=precision, pure_bf16=pure and framework not in ("litgpt", "torchtune"), load_dtype=load,
         optimizer=optimizer, grad_ckpt=bool(case.get("grad_ckpt")), attention=attention, zero_stage=zero,
@@ -207,7 +219,7 @@ def convert(case: dict, ref: dict):
 
 
 def _gpu_gib(text: str) -> float:
-    m = re.search(r"(\d+)\s*G", text)
+    m = re.search(r"(\d+)\s*GB", text)
     size = int(m.group(1)) if m else 80
     return size * 1e9 / GIB if size in (24, 40, 80, 48) else float(size)
 

@@ -71,6 +71,10 @@ def _layer_saved_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq:
             return 1.0
         return 1.0 if name in targets else 0.0
 
+    if adapters and float(_flag(setup, "lora_dropout", 0) or 0) > 0:
+        # LoRA dropout saves a bool mask and its own output per targeted linear input
+        lora_in = max(lora_in, a) + 1
+
     cast = a if r != a else 0                     # autocast copy of an fp32 norm output for the linear
     total = 0.0
     # two RMSNorms: HF upcasts to fp32 and saves the fp32 input; the normalised tensor is saved when the
@@ -186,7 +190,8 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         grads /= shard_n
         if "full" in fsdp or "hybrid" in fsdp:
             weights /= shard_n
-            gather = 2 * counts.largest_layer * rg.compute_bytes   # unit being used + the prefetched one
+            unit_bytes = rg.frozen_bytes if quant else rg.compute_bytes
+            gather = 2 * counts.largest_layer * unit_bytes   # unit being used + the prefetched one
         if setup.offload_params:
             host += (weights + grads + states) * _local(hw, n)
             weights = grads = states = temp = 0.0
@@ -222,6 +227,14 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     # activations component = what is alive beyond states at the peak moment
     moments = {"loss": m_loss_alloc, "backward": m_bwd_alloc, "optimizer step": m_step_alloc}
     peak_moment = max(moments, key=moments.get)
+
+    if setup.framework == "litgpt" and fsdp and n > 1:
+        # LitGPT loads the full checkpoint on every rank before FSDP shards it
+        load_peak = P * rg.frozen_bytes if not quant else P * 2.0
+        if load_peak > train_alloc:
+            notes.append("Loading sets the peak: every rank holds the full checkpoint before sharding.")
+            train_alloc = load_peak
+            train_peak = max(train_peak, load_peak)
 
     eval_alloc = 0.0
     if setup.do_eval:
@@ -409,6 +422,12 @@ def _logits(setup: TrainingSetup, shape: ModelShape, rg: Regime, tokens: int) ->
         return tokens * V * a * 1.0, tokens * V * a * 1.0
     fwd = tokens * V * (a + (LOSS_FWD_FP32_BYTES if a != 4 else 4))
     bwd = tokens * V * LOSS_BWD_BYTES
+    from oomdoctor.memory.regime import _version
+    ver = _version(setup.framework_version)
+    if setup.framework in ("hf", "trl") and ver and ver < (4, 46):
+        # transformers < 4.46 shifted the fp32 logits with .contiguous(): one more fp32 copy and its gradient
+        fwd += tokens * V * 4
+        bwd += tokens * V * 4
     return fwd, bwd
 
 

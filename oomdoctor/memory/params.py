@@ -173,11 +173,27 @@ def _freeze_trainable(setup: TrainingSetup, shape: ModelShape) -> int:
     return int(layers * per_layer + layers * (counts.norms / max(1, 2 * shape.num_layers + 1)) * 2)
 
 
+def modules_to_save_params(setup: TrainingSetup, shape: ModelShape) -> int:
+    """PEFT modules_to_save / LLaMA-Factory additional_target: full trainable copies of whole modules."""
+    names = (setup.extras.get("modules_to_save") or setup.extras.get("additional_target") or ()) if setup.extras else ()
+    if isinstance(names, str):
+        names = tuple(x.strip() for x in names.split(","))
+    counts = _count(shape)
+    total = 0
+    for name in names:
+        low = name.lower()
+        if low in ("embed_tokens", "wte", "word_embeddings", "tok_embeddings"):
+            total += counts.embeddings
+        elif low in ("lm_head", "output", "embed_out"):
+            total += counts.lm_head or counts.embeddings
+    return total
+
+
 def trainable_params(setup: TrainingSetup, shape: ModelShape) -> int:
     """Parameters the optimizer updates for this setup's method."""
     counts = _count(shape)
     if setup.method in ("lora", "qlora"):
-        return lora_params(setup, shape)
+        return lora_params(setup, shape) + modules_to_save_params(setup, shape)
     if setup.method == "freeze":
         return _freeze_trainable(setup, shape)
     return counts.total

@@ -1,0 +1,107 @@
+"""Behaviour of the analytic memory model."""
+from oomdoctor.facts import CrashEvent, CrashReport, Hardware, ModelShape, TrainingSetup
+from oomdoctor.memory import count_params, estimate, reconcile, trainable_params
+
+LLAMA2_7B = ModelShape("meta-llama/Llama-2-7b-hf", torch_dtype="fp16")
+HW = Hardware(gpu="A100", gpu_gib=80.0)
+
+
+def test_llama2_7b_params_match_official_count():
+    assert count_params(LLAMA2_7B).total == 6_738_415_616
+
+
+def test_lora_rank8_all_linears_llama2_7b_is_19988480():
+    assert trainable_params(TrainingSetup(method="lora", lora_rank=8, lora_targets=("all",)), LLAMA2_7B) == 19_988_480
+
+
+def test_dora_adds_one_magnitude_per_output():
+    plain = trainable_params(TrainingSetup(method="lora", lora_targets=("q_proj",)), LLAMA2_7B)
+    dora = trainable_params(TrainingSetup(method="lora", lora_targets=("q_proj",), use_dora=True), LLAMA2_7B)
+    assert dora - plain == 32 * 4096
+
+
+def _per_param(setup):
+    e = estimate(setup, LLAMA2_7B, HW)
+    return e.details["bytes_per_trainable_param"]
+
+
+def test_llamafactory_full_upcasts_to_16_bytes_per_param():
+    assert _per_param(TrainingSetup(framework="llamafactory", method="full", optimizer="adamw_torch_fused")) == 16
+
+
+def test_llamafactory_pure_bf16_is_8_bytes_per_param():
+    assert _per_param(TrainingSetup(framework="llamafactory", method="full", pure_bf16=True,
+                                    optimizer="adamw_torch_fused")) == 8
+
+
+def test_hf_trainer_bf16_loaded_model_keeps_8_bytes_per_param():
+    assert _per_param(TrainingSetup(framework="hf", load_dtype="bf16", method="full",
+                                    optimizer="adamw_torch_fused")) == 8
+
+
+def test_trl_loads_fp32_by_default():
+    assert _per_param(TrainingSetup(framework="trl", method="full", optimizer="adamw_torch_fused")) == 16
+
+
+def test_deepspeed_bf16_keeps_fp32_master_and_states():
+    assert _per_param(TrainingSetup(framework="hf", method="full", zero_stage=1, n_gpus=1,
+                                    optimizer="adamw_torch_fused")) == 2 + 2 + 16
+
+
+def test_zero3_divides_weights_but_ddp_does_not():
+    one = estimate(TrainingSetup(method="full", zero_stage=3, n_gpus=1), LLAMA2_7B, HW)
+    eight = estimate(TrainingSetup(method="full", zero_stage=3, n_gpus=8), LLAMA2_7B, HW)
+    ddp = estimate(TrainingSetup(method="full", n_gpus=8), LLAMA2_7B, HW)
+    ddp1 = estimate(TrainingSetup(method="full", n_gpus=1), LLAMA2_7B, HW)
+    assert eight.allocated_gib < one.allocated_gib / 3
+    assert ddp.allocated_gib == ddp1.allocated_gib
+    assert any("more GPUs do not" in n for n in ddp.notes)
+
+
+def test_zero2_shards_gradients_more_than_zero1():
+    z1 = estimate(TrainingSetup(method="full", zero_stage=1, n_gpus=8), LLAMA2_7B, HW)
+    z2 = estimate(TrainingSetup(method="full", zero_stage=2, n_gpus=8), LLAMA2_7B, HW)
+    assert z2.details["grads_full_gib"] * 8 == z1.details["grads_full_gib"]
+
+
+def test_checkpointing_lowers_activations():
+    on = estimate(TrainingSetup(method="lora", grad_ckpt=True, seq_len=4096), LLAMA2_7B, HW)
+    off = estimate(TrainingSetup(method="lora", grad_ckpt=False, seq_len=4096), LLAMA2_7B, HW)
+    assert on.details["activations_gib"] < off.details["activations_gib"] / 4
+
+
+def test_fused_ce_lowers_logits():
+    qwen = ModelShape("q", vocab_size=151936, num_layers=28, hidden_size=3584, intermediate_size=18944,
+                      num_heads=28, num_kv_heads=4)
+    plain = estimate(TrainingSetup(method="lora", seq_len=4096), qwen, HW)
+    fused = estimate(TrainingSetup(method="lora", seq_len=4096, fused_ce=True), qwen, HW)
+    assert fused.details["logits_backward_gib"] < plain.details["logits_backward_gib"] / 5
+    assert fused.allocated_gib < plain.allocated_gib
+
+
+def test_eval_with_batch_8_can_set_the_peak():
+    e = estimate(TrainingSetup(method="lora", micro_batch=1, do_eval=True, eval_batch=32, seq_len=4096),
+                 LLAMA2_7B, HW)
+    assert e.phase == "eval"
+
+
+def test_qlora_weights_about_a_quarter_of_bf16():
+    lora = estimate(TrainingSetup(method="lora"), LLAMA2_7B, HW)
+    qlora = estimate(TrainingSetup(method="qlora", quant_bits=4), LLAMA2_7B, HW)
+    assert 0.25 < qlora.details["frozen_weights_gib"] / lora.details["frozen_weights_gib"] < 0.35
+
+
+def test_components_have_exact_keys_and_peak_above_allocated():
+    e = estimate(TrainingSetup(), LLAMA2_7B, HW)
+    assert set(e.components) == {"weights", "gradients", "optimizer", "activations", "logits", "overhead"}
+    assert e.peak_gib > e.allocated_gib
+
+
+def test_reconcile_flags_fragmentation_and_other_processes():
+    crash = CrashReport(file="x.log", events=(CrashEvent(kind="cuda_oom", line=3, tried_gib=2.0, capacity_gib=79.3,
+                                                         allocated_gib=70.0, reserved_unallocated_gib=6.0,
+                                                         other_processes_gib=1.5),))
+    e = estimate(TrainingSetup(), LLAMA2_7B, Hardware(gpu_gib=79.3, other_procs_gib=1.5), crash=crash)
+    text = " ".join(reconcile(e, crash))
+    assert "expandable_segments" in text and "Other processes" in text
+    assert any("expandable_segments" in n for n in e.notes)
