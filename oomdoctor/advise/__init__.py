@@ -50,7 +50,8 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
     headroom = report.estimate.headroom if report.estimate is not None else 0.10
 
     # Learn from the log: the last measured step peak raises every estimate below.
-    base = report.estimate or estimate(setup, shape, hw, crash=report.crash, headroom=headroom)
+    # re-estimated rather than report.estimate, which may already carry the correction (pipeline)
+    base = estimate(setup, shape, hw, crash=report.crash, headroom=headroom)
     corr = calibrate.correction(base, report.crash)
     estimator = calibrate.corrected_estimator(estimate, corr)
 
