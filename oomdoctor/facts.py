@@ -194,6 +194,7 @@ class CrashReport:
     memory_samples: tuple[MemorySample, ...] = ()
     diagnoses: tuple[str, ...] = ()                         # fragmentation | other_process | eval | save | long_samples | host_ram | ...
     lines_total: int | None = None
+    notes: tuple[str, ...] = ()                             # plain sentences on how the log was read (hits left out, ...)
 
     @property
     def primary(self) -> CrashEvent | None:

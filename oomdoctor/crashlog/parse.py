@@ -10,13 +10,13 @@ from dataclasses import dataclass
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
 from oomdoctor.crashlog.phase import TRACEBACK_HEAD, is_frame, phase_from_log_lines, phase_of
-from oomdoctor.crashlog.source import LogSource, open_log
+from oomdoctor.crashlog.source import LogSource, MarkerScan, open_log
 from oomdoctor.facts import CrashEvent, CrashReport
 
-# Searched over the whole file whatever its size: between them they catch every GPU OOM shape.
+# Every marker is searched over the whole file, whatever its size: between them they catch every
+# memory failure shape of oom-log-formats.md. The first three find GPU OOMs; the rest rarer failures
+# and host kills (a bare `Killed` can sit anywhere in a nohup.out).
 PRIMARY_MARKERS = (b"ut of mem", b"OutOfMemory", b"_ALLOC_FAILED")
-# Rarer failures; searched everywhere in logs up to FULL_SCAN_BYTES, else in the head, the tail
-# and around primary hits (host kills and launcher teardown sit at the end of a run).
 SECONDARY_MARKERS = (
     b"CUDA calloc", b"DefaultCPUAllocator", b"PT_DEVMEM", b"exitcode", b"Signal 9", b"Killed",
     b"return code = -9", b"code 137", b"code: 137", b"RESOURCE_EXHAUSTED", b"OOM when allocating",
@@ -24,11 +24,8 @@ SECONDARY_MARKERS = (
     b"Insufficient Memory", b"memory pressure", b"Cannot allocate memory", b"bad_alloc", b"low on memory",
     b"cudaErrorMemoryAllocation", b"Resource exhausted",
 )
-FULL_SCAN_BYTES = 256 << 20
-HEAD_BYTES = 8 << 20
-TAIL_BYTES = 32 << 20
-AROUND_HIT_BYTES = 1 << 20
-MAX_HITS = 20_000                  # a log that repeats an OOM a million times still parses quickly
+MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
+KEEP_PER_MARKER = 1000             # first and last hits kept per marker: a million `Killed` lines still parse fast
 JOIN_LINES = 6                     # a wrapped message spans at most this many physical lines
 TRACEBACK_LINES = 400
 CONTEXT_WHOLE_BYTES = 8 << 20
@@ -51,6 +48,7 @@ class _Hit:
     message: str
     line: int = 0
     phase: str | None = None
+    phase_known: bool = False
 
 
 def parse_log(path: str) -> CrashReport:
@@ -64,14 +62,17 @@ def parse_log(path: str) -> CrashReport:
 
 
 def _parse(src: LogSource) -> CrashReport:
-    offsets = _marker_offsets(src)
-    hits = _read_hits(src, offsets)
+    scan = src.scan_markers(MARKERS, KEEP_PER_MARKER)
+    hits = _read_hits(src, scan.offsets)
     _number_lines(src, hits)
     for h in hits:
-        h.phase = _phase(src, h)
         if h.parsed.kind == "cuda_oom" and "bitsandbytes" in _innermost_file(src, h):
             h.parsed.kind = "bnb_alloc"
-    hits = _merge(hits)
+    # Phases read up to TRACEBACK_LINES lines each: only for hits that survive merging (and the
+    # few merging itself asks about), so thousands of repeats cost no traceback walks.
+    hits = _merge(hits, lambda h: _known_phase(src, h))
+    for h in hits:
+        _known_phase(src, h)
     ctx = _context(src, hits)
     events = tuple(CrashEvent(kind=h.parsed.kind, line=h.line, tried_gib=_r(h.parsed.tried_gib),
                               capacity_gib=_r(h.parsed.capacity_gib), free_gib=_r(h.parsed.free_gib),
@@ -90,6 +91,7 @@ def _parse(src: LogSource) -> CrashReport:
         params_trainable=ctx.params_trainable, params_total=ctx.params_total, train_args=dict(ctx.train_args),
         step=ctx.final_step(), total_steps=ctx.final_total(), seq_len_failing=ctx.seq_len,
         failed_ranks=tuple(failed), memory_samples=tuple(ctx.samples), lines_total=_lines_total(src, hits),
+        notes=_scan_notes(scan),
     )
     from dataclasses import replace
     return replace(report, diagnoses=diagnose(report))
@@ -101,18 +103,9 @@ def _r(x: float | None) -> float | None:
 
 # ------------------------------------------------------------------ finding hits
 
-def _marker_offsets(src: LogSource) -> list[int]:
-    if src.size <= FULL_SCAN_BYTES:
-        return sorted(set(src.scan(PRIMARY_MARKERS + SECONDARY_MARKERS, MAX_HITS * 2)))
-    found = src.scan(PRIMARY_MARKERS, MAX_HITS)
-    if True:
-        windows = [(0, HEAD_BYTES), (max(0, src.size - TAIL_BYTES), src.size)]
-        windows += [(max(0, p - AROUND_HIT_BYTES), p + AROUND_HIT_BYTES) for p in found[:200]]
-        windows = _merge_windows(windows)
-    for lo, hi in windows:
-        for marker in SECONDARY_MARKERS:
-            found.extend(src.find_all(marker, lo, hi, limit=MAX_HITS))
-    return sorted(set(found))[: MAX_HITS * 2]
+def _scan_notes(scan: MarkerScan) -> tuple[str, ...]:
+    return tuple(f"the log repeats {m.decode()!r} {scan.dropped[m] + 2 * scan.kept_each_end} times: only the first "
+                 f"and the last {scan.kept_each_end} were read" for m in sorted(scan.dropped))
 
 
 def _merge_windows(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -292,7 +285,14 @@ def _trim_to_frames(lines: list[str]) -> list[str]:
 
 # ------------------------------------------------------------------ merging repeats
 
-def _merge(hits: list[_Hit]) -> list[_Hit]:
+def _known_phase(src: LogSource, h: _Hit) -> str | None:
+    if not h.phase_known:
+        h.phase = _phase(src, h)
+        h.phase_known = True
+    return h.phase
+
+
+def _merge(hits: list[_Hit], phase) -> list[_Hit]:
     out: list[_Hit] = []
     seen: set[tuple] = set()
     last_kill: _Hit | None = None
@@ -314,7 +314,7 @@ def _merge(hits: list[_Hit]) -> list[_Hit]:
         # a class-only line right before a full message of the same rank is the same failure
         if out and out[-1].parsed.fields == 0 and out[-1].rank == h.rank and h.parsed.kind == out[-1].parsed.kind \
                 and h.line - out[-1].line <= TRACEBACK_LINES and h.parsed.fields > 0:
-            out[-1] = h if h.phase else _with_phase(h, out[-1].phase)
+            out[-1] = h if phase(h) else _with_phase(h, phase(out[-1]))
             continue
         out.append(h)
     return out
@@ -322,6 +322,7 @@ def _merge(hits: list[_Hit]) -> list[_Hit]:
 
 def _with_phase(h: _Hit, phase: str | None) -> _Hit:
     h.phase = phase
+    h.phase_known = True
     return h
 
 
