@@ -41,6 +41,7 @@ def screen_text(app) -> str:
 
 
 async def _settle(pilot) -> None:
+    await pilot.pause()                         # the toggle's message starts the worker
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
 

@@ -13,11 +13,11 @@ from rich.padding import Padding
 from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
-from textual import work
+from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Footer, Static, TabbedContent, TabPane
+from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
 from oomdoctor.errors import InputError
@@ -85,7 +85,7 @@ class OomDoctorApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
-        with TabbedContent(initial="diagnosis"):
+        with TabbedContent(initial="diagnosis", id="tabs"):
             with TabPane("1 Diagnosis", id="diagnosis"):
                 with VerticalScroll():
                     yield Static(id="diag-text")
@@ -136,7 +136,8 @@ class OomDoctorApp(App[int]):
     def _fill_steps(self) -> None:
         self.query_one(StepList).set_steps(self.current_plan().steps, self.keep[self.plan_kind])
 
-    def on_step_list_changed(self, message: StepList.Changed) -> None:
+    @on(StepList.Changed, "#steps")
+    def _steps_changed(self, message: StepList.Changed) -> None:
         self.keep[self.plan_kind] = message.keep
         self._reselect()
 
@@ -256,7 +257,8 @@ class OomDoctorApp(App[int]):
             text.append(" ".join(plan.advice))
         self.query_one("#step-detail", Static).update(text)
 
-    def on_option_list_option_highlighted(self, _message) -> None:
+    @on(OptionList.OptionHighlighted, "#steps")
+    def _step_highlighted(self) -> None:
         self._render_detail()
 
     def _diff_renderable(self):
@@ -354,7 +356,7 @@ class OomDoctorApp(App[int]):
             if r.plan.steps:
                 final = r.plan.final_estimate(est)
                 grid.add_row("with the plan", Text.assemble(
-                    f"{gib(final.peak_gib)} after {len(r.plan.steps)} steps — ",
+                    f"{gib(final.peak_gib)} after {len(r.plan.steps)} step{'s' if len(r.plan.steps) != 1 else ''} — ",
                     (verdict(final), "green" if final.fits else "red")))
             parts.append(Padding(grid, (0, 0, 0, 2)))
             if r.plan.steps:
@@ -369,7 +371,8 @@ class OomDoctorApp(App[int]):
     def action_tab(self, name: str) -> None:
         self.query_one(TabbedContent).active = name
 
-    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+    @on(TabbedContent.TabActivated, "#tabs")
+    def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
         # Focus follows the tab, so arrows and page keys act on what is shown.
         if event.pane.id == "plan":
             self.query_one(StepList).focus()

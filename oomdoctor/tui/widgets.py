@@ -71,7 +71,7 @@ class MemoryBars(Widget):
         present = {name for _, est in self.rows for name, value in segments(est) if value > 0}
         items = [Text.assemble((GLYPHS[name] * 2, COLOURS[name]), f" {SHORT_NAMES[name]}")
                  for name in GLYPHS if name in present]
-        items.append(Text.assemble(("┃", "bold red"), f" {capacity:.0f} GiB"))
+        items.append(Text.assemble(("┃", "bold red"), f" {capacity:.1f} GiB"))
         items.append(Text.assemble(("╎", "bold"), f" fit limit ({headroom:.0%} free)"))
         # Wrap by whole items, continuation lines under the bars, not under the labels.
         out = Text("\n" + " " * LABEL_CELLS)
@@ -102,9 +102,14 @@ class StepList(OptionList):
     class Changed(Message):
         """The set of kept steps changed."""
 
-        def __init__(self, keep: tuple[int, ...]) -> None:
+        def __init__(self, step_list: "StepList", keep: tuple[int, ...]) -> None:
             super().__init__()
+            self.step_list = step_list
             self.keep = keep
+
+        @property
+        def control(self) -> "StepList":
+            return self.step_list
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__(id=id)
@@ -123,7 +128,7 @@ class StepList(OptionList):
         self.keep = set(keep)
         for i in range(len(self.steps)):
             self.replace_option_prompt_at_index(i, self._prompt(i))
-        self.post_message(self.Changed(tuple(sorted(self.keep))))
+        self.post_message(self.Changed(self, tuple(sorted(self.keep))))
 
     def _prompt(self, i: int) -> Text:
         step = self.steps[i]

@@ -1,0 +1,67 @@
+"""How the app looks on the demo inputs, at 80×24 (SSH) and 120×40 (a wide terminal).
+
+Review a changed snapshot by eye (pytest --snapshot-report) before accepting it with --snapshot-update.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+DEMO = Path(__file__).resolve().parents[1] / "oomdoctor" / "data" / "demo"
+SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+
+
+@pytest.fixture
+def demo_app(monkeypatch):
+    """The app on the demo, with relative paths so the pictures do not depend on where the repo lives."""
+    from oomdoctor.pipeline import Options, build_report
+    from oomdoctor.tui.app import OomDoctorApp
+
+    monkeypatch.chdir(DEMO)
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    opts = Options(files=("train.yaml", "train.log"), cwd=str(DEMO))
+    return OomDoctorApp(build_report(opts), opts)
+
+
+def _keys(*keys: str):
+    async def run_before(pilot) -> None:
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()                 # the toggle's message starts the worker
+            await pilot.app.workers.wait_for_complete()
+            await pilot.pause()
+    return run_before
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_diagnosis_tab(snap_compare, demo_app, size):
+    assert snap_compare(demo_app, terminal_size=size, run_before=_keys())
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_memory_tab(snap_compare, demo_app, size):
+    assert snap_compare(demo_app, terminal_size=size, run_before=_keys("2"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_plan_tab(snap_compare, demo_app, size):
+    assert snap_compare(demo_app, terminal_size=size, run_before=_keys("3"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_plan_tab_with_the_first_step_dropped(snap_compare, demo_app, size):
+    assert snap_compare(demo_app, terminal_size=size, run_before=_keys("3", "space"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_patch_tab(snap_compare, demo_app, size):
+    assert snap_compare(demo_app, terminal_size=size, run_before=_keys("4"))
+
+
+def test_help_screen(snap_compare, demo_app):
+    assert snap_compare(demo_app, terminal_size=(80, 24), run_before=_keys("question_mark"))
+
+
+def test_apply_confirmation(snap_compare, demo_app):
+    assert snap_compare(demo_app, terminal_size=(80, 24), run_before=_keys("a"))
