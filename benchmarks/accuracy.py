@@ -272,6 +272,14 @@ def run(verbose: bool = True) -> dict:
                 continue
         kind = kind_of(case)
         meas = measured_gib(case)
+        floor = est.details["model_states_gib"]
+        if meas < 0.98 * floor:
+            # The figure is below what the run as described must hold (its weights, gradients and optimizer
+            # states alone): it measured something else (another config, devices or step), so it cannot
+            # score the model. Printed, never silent.
+            skipped.append((case["id"], f"measured {meas:.2f} GiB is below the run's own weights + gradients + "
+                                        f"optimizer states ({floor:.2f} GiB): not a measurement of this run"))
+            continue
         pred = predicted(est, kind)
         rows.append((case["id"], kind, meas, pred, (pred - meas) / meas))
     errs = sorted(abs(r[4]) for r in rows)

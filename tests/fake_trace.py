@@ -31,6 +31,21 @@ class GridCase:
     freeze_layers: int = 1
 
 
+def _materialise_keeping_shared(model) -> None:
+    """to_empty() makes a new Parameter per owning module, so a tied lm_head/embedding would become two
+    tensors (a real run from from_pretrained shares one): note who shares what on meta, re-share after."""
+    owners: dict[int, list] = {}
+    for module in model.modules():
+        for name, param in module._parameters.items():
+            if param is not None:
+                owners.setdefault(id(param), []).append((module, name))
+    model.to_empty(device="cpu")
+    for shared in owners.values():
+        keep = shared[0][0]._parameters[shared[0][1]]
+        for module, name in shared[1:]:
+            module._parameters[name] = keep
+
+
 def trace_peak_bytes(case: GridCase) -> int:
     import torch
     from torch._subclasses.fake_tensor import FakeTensorMode
@@ -81,7 +96,7 @@ def trace_peak_bytes(case: GridCase) -> int:
 
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     with fake:
-        model.to_empty(device="cpu")
+        _materialise_keeping_shared(model)
         if case.method == "freeze":
             for p in model.parameters():
                 p.requires_grad_(False)

@@ -107,6 +107,15 @@ def _layer_saved_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq:
         total += a * inter                        # up output (GELU input)
     down = needs_input("down_proj")
     total += down * (lora_in if (lora_in and adapters) else a) * inter
+    if setup.method == "qlora" and setup.quant_bits:
+        # bitsandbytes' MatMul4Bit/MatMul8bitLt autograd functions keep their input for backward even though
+        # the quantized weight is frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`), where
+        # a frozen nn.Linear keeps nothing. With an adapter input that is the same tensor it is counted once.
+        groups = ((("q_proj", "k_proj", "v_proj"), h), (("o_proj",), q_dim), (("gate_proj", "up_proj"), h),
+                  (("down_proj",), inter))
+        for names, width in groups:
+            if lora_in or not any(needs_input(nm) for nm in names):
+                total += a * width
     return total
 
 
@@ -211,30 +220,40 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         ref = P * (rg.frozen_bytes if not rg.deepspeed else 2) / (n if stage >= 3 or "full" in fsdp else 1)
         notes.append("DPO/KTO with full or freeze tuning loads a second, frozen reference model.")
 
+    resident_copy = 0.0
+    if setup.framework == "litgpt" and fsdp and n > 1:
+        # LitGPT's FSDP runs (state_dict_type="full", the full checkpoint loaded into every rank) measure the
+        # whole unsharded model on each rank on top of its shard: every published LitGPT multi-GPU row sits
+        # at full weights + shard + activations, and 7B full fine-tuning OOMs on 4x24 GB although its
+        # shard is 13.5 GB (config_hub/finetune/README.md).
+        resident_copy = P * (rg.frozen_bytes if not quant else 2.0)
+        gather += resident_copy
     static = weights + ref + states + master + gather
     grad_head = (counts.lm_head or counts.embeddings) * rg.grad_bytes if setup.method == "full" else 0
     m_loss = static + act + logits_fwd
     m_bwd = static + act + logits_bwd
     m_step = static + grads + temp
-    if paged:
-        # paged (unified-memory) optimizer states are not counted by torch's allocator
-        m_loss_alloc, m_bwd_alloc, m_step_alloc = m_loss - paged, m_bwd - paged, m_step - paged
-    else:
-        m_loss_alloc, m_bwd_alloc, m_step_alloc = m_loss, m_bwd, m_step
-    train_alloc = max(m_loss_alloc, m_bwd_alloc, m_step_alloc)
-    train_peak = max(m_loss, m_bwd, m_step)
+    tied_extra = 0.0
+    if shape.tie_word_embeddings and setup.method == "full":
+        # A tied lm_head/embedding weight gets two gradients: the lm_head one waits in autograd's input
+        # buffer until the embedding backward's dense vocab x hidden one arrives, and the two are summed
+        # out of place (torch/csrc/autograd/input_buffer.cpp): three full-size gradients alive at once.
+        tied_extra = 2.0 * counts.embeddings * rg.grad_bytes / (n if (stage >= 2 or (fsdp and n > 1)) else 1)
+    m_embed = static + grads + tied_extra
+    # paged (unified-memory) optimizer states are not counted by torch's allocator
+    paged_b = paged or 0.0
+    moments = {"loss": m_loss - paged_b, "backward": m_bwd - paged_b, "optimizer step": m_step - paged_b,
+               "embedding backward": m_embed - paged_b}
+    m_loss_alloc, m_bwd_alloc, m_step_alloc = moments["loss"], moments["backward"], moments["optimizer step"]
+    train_alloc = max(moments.values())
+    train_peak = train_alloc + paged_b
     phase = "train"
     # activations component = what is alive beyond states at the peak moment
-    moments = {"loss": m_loss_alloc, "backward": m_bwd_alloc, "optimizer step": m_step_alloc}
     peak_moment = max(moments, key=moments.get)
 
-    if setup.framework == "litgpt" and fsdp and n > 1:
-        # LitGPT loads the full checkpoint on every rank before FSDP shards it
-        load_peak = P * rg.frozen_bytes if not quant else P * 2.0
-        if load_peak > train_alloc:
-            notes.append("Loading sets the peak: every rank holds the full checkpoint before sharding.")
-            train_alloc = load_peak
-            train_peak = max(train_peak, load_peak)
+    if resident_copy:
+        notes.append("LitGPT under FSDP keeps a full, unsharded copy of the weights on every rank besides its "
+                     "shard: more GPUs shrink only the sharded part.")
 
     eval_alloc = 0.0
     if setup.do_eval:
@@ -249,6 +268,8 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             notes.append(f"Evaluation sets the peak: eval batch {setup.eval_batch} x {s} tokens of logits.")
 
     grads_c = grads if peak_moment == "optimizer step" else (grad_head if setup.method == "full" else 0)
+    if peak_moment == "embedding backward":
+        grads_c = grads + tied_extra
     if phase == "eval":
         grads_c = 0.0
     comps = {
@@ -266,7 +287,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         peak_tensors = (eval_alloc + (paged or 0)) / GIB
         transient = ev_act + ev_logits
     else:
-        if peak_moment != "optimizer step":
+        if peak_moment in ("loss", "backward"):
             comps["activations"] = act / GIB
             comps["logits"] = (logits_fwd if peak_moment == "loss" else logits_bwd) / GIB
         allocated = train_alloc / GIB
@@ -282,10 +303,13 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         "frozen_weights_gib": frozen_bytes / GIB, "trainable_weights_gib": train_w / GIB,
         "grads_full_gib": grads / GIB, "optimizer_states_gib": states / GIB,
         "optimizer_step_temporaries_gib": temp / GIB, "paged_states_gib": (paged or 0) / GIB,
-        "gather_buffers_gib": gather / GIB, "reference_model_gib": ref / GIB,
+        "gather_buffers_gib": gather / GIB,
+        # weights, gradients and optimizer states per GPU: no step of this run can allocate less
+        "model_states_gib": (weights + ref + states + master + grads - (paged or 0)) / GIB, "reference_model_gib": ref / GIB,
         "activations_gib": act / GIB, "logits_forward_gib": logits_fwd / GIB,
         "logits_backward_gib": logits_bwd / GIB, "moment_loss_gib": m_loss_alloc / GIB,
         "moment_backward_gib": m_bwd_alloc / GIB, "moment_step_gib": m_step_alloc / GIB,
+        "moment_embedding_backward_gib": moments["embedding backward"] / GIB,
         "eval_gib": eval_alloc / GIB, "cuda_context_gib": CUDA_CONTEXT_GIB,
         "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": reserve,
         "reserved_gib": allocated + reserve + (paged or 0) / GIB * 0,
