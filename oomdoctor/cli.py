@@ -157,7 +157,9 @@ def _plain(report, *, show_patch: bool) -> None:
 
     from oomdoctor.views.plain import render
 
-    render(report, Console(highlight=False), show_patch=show_patch)
+    # In a pipe rich would wrap at 80 columns; a report read in a file or a CI log reads better wider.
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 100
+    render(report, Console(highlight=False, width=width), show_patch=show_patch)
 
 
 def _export(report, args: argparse.Namespace, opts) -> None:

@@ -173,16 +173,30 @@ def build_report(opts: Options) -> Report:
                               crash=crash, warnings=tuple(warnings)), opts)
 
 
+def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
+    """The memory model, corrected upward by what the log measured before the crash (if it did).
+
+    The correction is fixed once from the configured setup, so every re-estimate of the plan carries it.
+    """
+    from oomdoctor import calibrate
+    from oomdoctor.memory import estimate
+
+    if crash is None or not crash.memory_samples:
+        return estimate
+    corr = calibrate.correction(estimate(setup, shape, hw, crash=crash), crash)
+    return calibrate.corrected_estimator(estimate, corr) if corr is not None else estimate
+
+
 def plan_report(report: Report, opts: Options) -> Report:
     """Estimate the setup of `report`, plan, and render the patch: the part the TUI re-runs live."""
-    from oomdoctor.memory import estimate
     from oomdoctor.planner import least_cost_plan, load_rules, make_plan
 
     setup, shape, hw, crash = report.setup, report.shape, report.hardware, report.crash
     assert setup is not None and shape is not None and hw is not None
-    est = estimate(setup, shape, hw, crash=crash, headroom=opts.headroom)
+    estimator = measured_estimator(setup, shape, hw, crash)
+    est = estimator(setup, shape, hw, crash=crash, headroom=opts.headroom)
     rules = load_rules(opts.rules_dirs)
-    kw = dict(crash=crash, rules=rules, headroom=opts.headroom, skip=opts.skip)
+    kw = dict(crash=crash, rules=rules, headroom=opts.headroom, skip=opts.skip, estimator=estimator)
     plan = make_plan(setup, shape, hw, **kw) if not est.fits else Plan(fits=True)
     cheapest = least_cost_plan(setup, shape, hw, **kw) if not est.fits else None
     edits = plan_edits(setup, plan.steps)
@@ -205,7 +219,6 @@ class Selection:
 
 def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | None = None) -> Selection:
     """Apply the changes of the plan's steps at indexes `keep` (in plan order) and re-estimate."""
-    from oomdoctor.memory import estimate
 
     assert report.setup is not None and report.shape is not None and report.hardware is not None
     setup = report.setup
@@ -213,7 +226,8 @@ def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | Non
     for step in kept:
         setup = replace(setup, **{c.field: c.after for c in step.changes})
     headroom = report.estimate.headroom if report.estimate else 0.10
-    est = estimate(setup, report.shape, report.hardware, crash=report.crash, headroom=headroom)
+    estimator = measured_estimator(report.setup, report.shape, report.hardware, report.crash)
+    est = estimator(setup, report.shape, report.hardware, crash=report.crash, headroom=headroom)
     from oomdoctor.configs import edits_for
 
     net = [Change(f, getattr(report.setup, f), getattr(setup, f)) for f in _changed_fields(kept)

@@ -368,19 +368,10 @@ def test_bad_prices_file_on_the_command_line_is_one_line_with_file_and_line(caps
     assert code == 2 and f"{path}:3:" in err and len(err.strip().splitlines()) == 1
 
 
-def test_matrix_stays_within_its_time_budget_by_falling_back_to_the_ladder():
+def test_the_matrix_is_the_same_every_time():
+    # Bounded by a count of trial plans, not the clock: machine load never changes the advice.
     setup, shape = full_finetune("meta-llama/Llama-2-7b-hf")
-    cells = advise.build_cells(setup, shape, estimator=estimate, cards=("RTX 4090", "L4"), counts=(1, 2),
-                               budget_s=0.0, hard_budget_s=0.0)
-    assert {c.search for c in cells} <= {"ladder", "none", "borrowed"}
-    assert any(c.search == "ladder" for c in cells)
-
-
-def test_a_cell_past_the_budget_borrows_a_plan_that_re_estimates_under_its_capacity():
-    setup, shape = full_finetune("meta-llama/Llama-2-7b-hf")
-    cells = advise.build_cells(setup, shape, estimator=estimate, cards=("H200", "A100 80GB SXM", "H100"),
-                               counts=(1,), budget_s=0.0, hard_budget_s=0.0)
-    for cell in cells:
-        if cell.fits and cell.steps:
-            est = estimate(cell.final_setup, shape, card_hardware(lookup_gpu(cell.card), 1))
-            assert est.fits and est.peak_gib == pytest.approx(cell.final_peak_gib)
+    runs = [advise.build_cells(setup, shape, estimator=estimate, cards=("RTX 4090", "L4"), counts=(1, 2))
+            for _ in range(2)]
+    assert [(c.card, c.n_gpus, c.steps, c.final_peak_gib) for c in runs[0]] == \
+        [(c.card, c.n_gpus, c.steps, c.final_peak_gib) for c in runs[1]]

@@ -129,10 +129,22 @@ def test_the_log_fixture_has_memory_lines_before_the_crash(from_log):
     assert [round(s.max_allocated_gib, 2) for s in crash.memory_samples] == [13.05, 31.88, 33.61]
 
 
+def _uncorrected(report):
+    return estimate(report.setup, report.shape, report.hardware, crash=report.crash)
+
+
+def test_the_pipeline_estimate_carries_the_measured_correction(from_log):
+    raw = _uncorrected(from_log)
+    assert from_log.estimate.allocated_gib == pytest.approx(33.61)
+    assert from_log.estimate.peak_gib > raw.peak_gib
+    assert any("raised by" in note for note in from_log.estimate.notes)
+
+
 def test_the_last_measured_step_peak_of_the_log_corrects_the_estimate(from_log):
-    corr = calibrate.correction(from_log.estimate, from_log.crash)
+    raw = _uncorrected(from_log)
+    corr = calibrate.correction(raw, from_log.crash)
     assert corr.applied and corr.line == 32 and corr.measured_gib == 33.61
-    assert corr.delta_gib == pytest.approx(33.61 - from_log.estimate.allocated_gib)
+    assert corr.delta_gib == pytest.approx(33.61 - raw.allocated_gib)
     # the measurement taken before training (line 17) plays no part
     assert "line 32" in corr.sentence
 
@@ -140,11 +152,13 @@ def test_the_last_measured_step_peak_of_the_log_corrects_the_estimate(from_log):
 def test_a_log_with_memory_lines_changes_the_advised_estimate_and_says_so(from_log):
     plain = advise.build(replace(from_log, crash=replace(from_log.crash, memory_samples=())))
     learned = advise.build(from_log)
-    delta = 33.61 - from_log.estimate.allocated_gib
+    raw = _uncorrected(from_log)
+    delta = 33.61 - raw.allocated_gib
     single_plain = next(r for r in plain.strategies if r.key == "single")
     single_learned = next(r for r in learned.strategies if r.key == "single")
     assert single_learned.peak_gib == pytest.approx(single_plain.peak_gib + delta)
-    assert single_learned.peak_gib == pytest.approx(from_log.estimate.peak_gib + delta)
+    assert single_learned.peak_gib == pytest.approx(raw.peak_gib + delta)
+    assert single_learned.peak_gib == pytest.approx(from_log.estimate.peak_gib)
     assert plain.calibration is None and "raised by" in learned.calibration
     text = advise.render_plain(learned)
     assert "Measured:" in text and f"{delta:.2f} GiB" in text

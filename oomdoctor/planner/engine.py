@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import heapq
 import math
-import time
 from dataclasses import dataclass, replace
 from typing import Any, Callable, Mapping, Sequence
 
@@ -27,8 +26,9 @@ COST_WEIGHTS = {
     ("throughput", "small"): 1.0, ("throughput", "medium"): 3.0, ("throughput", "large"): 8.0,
     ("quality", "small"): 100.0, ("quality", "medium"): 200.0, ("quality", "large"): 400.0,
 }
-SEARCH_BUDGET_S = 0.15           # least-cost search stops here and keeps the best plan found
-SEARCH_MAX_EVALS = 2000
+# The least-cost search stops after this many trial plans (each a walk of ~1 ms) and keeps the ladder
+# if it found nothing cheaper: a work bound rather than a clock, so a plan never depends on machine load.
+SEARCH_MAX_EVALS = 400
 ZERO3_GPU_COUNTS = (2, 4, 8, 16, 32, 64)
 
 
@@ -249,13 +249,18 @@ class _Planner:
         self.setup, self.shape, self.hw, self.crash, self.headroom = setup, shape, hw, crash, headroom
         self.estimator = estimator or _default_estimator()
         self._cache: dict[tuple, Estimate | InputError] = {}
+        self._facts: dict[tuple, dict[str, Any]] = {}
         self.start = self.estimate(setup)
         if isinstance(self.start, InputError):
             raise self.start
 
-    def estimate(self, setup: TrainingSetup, hw: Hardware | None = None) -> Estimate | InputError:
+    @staticmethod
+    def _key(setup: TrainingSetup, hw: Hardware | None = None) -> tuple:
         # Rules only touch the scalar fields, so those (and the card) identify an estimate.
-        key = (tuple(getattr(setup, f) for f in registry.SETUP_FIELDS), setup.lora_targets, hw)
+        return (tuple(getattr(setup, f) for f in registry.SETUP_FIELDS), setup.lora_targets, hw)
+
+    def estimate(self, setup: TrainingSetup, hw: Hardware | None = None) -> Estimate | InputError:
+        key = self._key(setup, hw)
         if key in self._cache:
             return self._cache[key]
         try:
@@ -267,7 +272,13 @@ class _Planner:
         return result
 
     def facts(self, setup: TrainingSetup, est: Estimate) -> dict[str, Any]:
-        return registry.gather(setup, self.shape, self.hw, self.crash, est)
+        # The least-cost search walks the same prefixes many times: the facts of a setup (and its
+        # estimate, which the setup determines) are gathered once. Callers never mutate them.
+        key = (self._key(setup), id(est))
+        found = self._facts.get(key)
+        if found is None:
+            found = self._facts[key] = registry.gather(setup, self.shape, self.hw, self.crash, est)
+        return found
 
     def walk(self, rules: Sequence[Rule], skip: Sequence[str] = (), *, evidence_only: bool = False) -> _Walk:
         cur_setup, cur_est = self.setup, self.start
@@ -412,12 +423,12 @@ class _Trial:
 
 def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: CrashReport | None = None,
                     rules: RuleBook | None = None, headroom: float = 0.10, skip: Sequence[str] = (),
-                    estimator: Estimator | None = None) -> Plan:
+                    estimator: Estimator | None = None, max_evals: int = SEARCH_MAX_EVALS) -> Plan:
     """The set of rungs that fits at the least weighted cost.
 
     Uniform-cost search over sets of rules: a set is applied throughput-first, quality-changing rules
     last, each group in ladder order; sets grow one rule at a time from the cheapest unexplored one.
-    Bounded by SEARCH_BUDGET_S / SEARCH_MAX_EVALS; the ladder plan is always a candidate, so the
+    Bounded by `max_evals` trial plans; the ladder plan is always a candidate, so the
     result never costs more than the ladder.
     """
     book = load_default_book(rules)
@@ -430,7 +441,6 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
     canonical = sorted(usable, key=lambda r: (r.changes_quality, r.position))
     evidence = frozenset(r.id for r in usable if is_evidence_rule(r))
     cache: dict[frozenset, _Trial] = {}
-    deadline = time.perf_counter() + SEARCH_BUDGET_S
 
     def trial(chosen: frozenset) -> _Trial:
         if chosen not in cache:
@@ -444,7 +454,7 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
     seen = {first.fired}
     counter = 1
     best: _Trial | None = None
-    while heap and len(cache) < SEARCH_MAX_EVALS and time.perf_counter() < deadline:
+    while heap and len(cache) < max_evals:
         _, _, chosen = heapq.heappop(heap)
         current = cache[chosen]
         if current.fits:

@@ -194,6 +194,13 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
     width = max(20, min(60, console.width - 20))
     console.print(Text("  ") + bar(est, width) + Text(f"  | = {est.capacity_gib:.1f} GiB"))
     console.print(verdict(est))
+    if crash is not None and crash.memory_samples:
+        from oomdoctor.calibrate import measured_curve
+
+        curve = measured_curve(crash)
+        if curve:
+            shown = ", ".join(f"{x}: {g:.1f}" for x, g in curve[-6:])
+            console.print(Text(f"  measured by the run before the crash (step or line: GiB): {shown}", style="cyan"))
     for note in est.notes:
         console.print(Text(f"  · {note}", style="dim"))
     if est.fits:
