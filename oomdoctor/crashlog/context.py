@@ -85,6 +85,9 @@ _AXOLOTL_MEM = re.compile(r"GPU memory usage[^:]*:\s*([\d.]+)\s*GB(?:\s*\(\+([\d
 _TORCHTUNE_MEM = re.compile(r"GPU peak memory (allocation|reserved|active):\s*([\d.]+)\s*GiB")
 
 
+DESC_LOOKBACK_CHARS = 16384
+
+
 @dataclass
 class Context:
     versions: dict = field(default_factory=dict)
@@ -109,8 +112,10 @@ class Context:
         """Training progress of a whole block before the crash: tqdm bars, loss dicts, step counters."""
         self.loss_lines += block.count("{'loss'")
         for m in _TQDM.finditer(block):
-            line_start = block.rfind("\n", 0, m.start()) + 1
-            seg_start = max(line_start, block.rfind("\r", line_start, m.start()) + 1)
+            # A bar's description is the text since the last newline or carriage return; looking back
+            # at most DESC_LOOKBACK_CHARS keeps a megabyte-long line of redraws linear, not quadratic.
+            lo = max(0, m.start() - DESC_LOOKBACK_CHARS)
+            seg_start = max(block.rfind("\n", lo, m.start()), block.rfind("\r", lo, m.start()), lo - 1) + 1
             if _TQDM_DESC_BAD.search(block, seg_start, m.start()):
                 continue
             self._bars[int(m.group(2))] = int(m.group(1))
