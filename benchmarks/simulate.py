@@ -31,6 +31,7 @@ def main() -> int:
     args = ap.parse_args()
 
     started = time.perf_counter()
+    cpu_started = time.process_time()
     from oomdoctor import simulate
     from oomdoctor.memory import estimate
 
@@ -45,11 +46,12 @@ def main() -> int:
                                  progress=lambda m: print(f"  {time.perf_counter() - started:5.1f}s {m}",
                                                           file=sys.stderr))
     done = time.perf_counter()
+    cpu_s = time.process_time() - cpu_started
     est = estimate(setup, LLAMA2_7B, Hardware(gpu="A100-80GB", gpu_gib=80.0))
     print(simulate.format_result(result, est))
     print()
     print(f"cpu cores: {os.cpu_count()}; import {imported - started:.1f} s; trace {done - imported:.1f} s; "
-          f"total {done - started:.1f} s")
+          f"total {done - started:.1f} s wall, {cpu_s:.1f} s CPU (wall exceeds CPU when the machine is busy)")
     print(f"Llama-2-7B {args.method} seq {args.seq} x batch {args.batch}: traced peak "
           f"{result.peak_bytes / GIB:.2f} GiB in {done - started:.1f} s")
     return 0

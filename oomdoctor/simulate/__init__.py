@@ -51,16 +51,29 @@ def trace_step(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
             raise SimulateError(problem)
         if progress is not None:
             progress("loading torch, transformers and peft")
+        import logging
         import warnings
 
         from oomdoctor.simulate import tracer
 
-        with warnings.catch_warnings():
-            # transformers/peft deprecation chatter would bury the progress lines
-            warnings.simplefilter("ignore")
-            return tracer.run(setup, shape, steps=steps, progress=progress, hf_config=hf_config)
+        # transformers/peft deprecation chatter and torch's own tracebacks of failed fake kernels would bury
+        # the progress lines; failures reach the user as one SimulateError line instead
+        fake_log = logging.getLogger("torch._subclasses.fake_tensor")
+        level = fake_log.level
+        fake_log.setLevel(logging.CRITICAL)
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                return tracer.run(setup, shape, steps=steps, progress=progress, hf_config=hf_config)
+        finally:
+            fake_log.setLevel(level)
+    except SimulateError:
+        raise
     except KeyboardInterrupt:
         raise SimulationInterrupted("simulation stopped by Ctrl-C before it finished; nothing was written") from None
+    except (RuntimeError, ValueError, TypeError, NotImplementedError, AttributeError, KeyError, ImportError) as err:
+        first = (str(err).strip().splitlines() or [type(err).__name__])[0]
+        raise SimulateError(f"the simulation failed ({type(err).__name__}): {first[:300]}") from None
 
 
 __all__ = ["available", "trace_step", "format_result", "TraceResult", "PhasePeak", "CATEGORIES",
