@@ -113,7 +113,8 @@ def _main(argv: list[str]) -> int:
 
     opts = Options(files=tuple(files), gpu=args.gpu, gpus=args.gpus, model=args.model, headroom=args.headroom,
                    rules_dirs=tuple(args.rules), skip=tuple(args.skip), framework_version=args.framework_version,
-                   cwd=os.getcwd())
+                   # The demo's diff names its files as they sit beside each other: a/train.yaml.
+                   cwd=str(DEMO_DIR) if args.demo and not args.files else os.getcwd())
     report = build_report(opts)
 
     if args.simulate:
