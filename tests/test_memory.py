@@ -105,3 +105,38 @@ def test_reconcile_flags_fragmentation_and_other_processes():
     text = " ".join(reconcile(e, crash))
     assert "expandable_segments" in text and "Other processes" in text
     assert any("expandable_segments" in n for n in e.notes)
+
+
+def test_tied_embedding_full_tuning_holds_three_vocab_gradients_when_they_are_summed():
+    tied = ModelShape("tied", hidden_size=512, intermediate_size=1376, num_layers=3, num_heads=8, num_kv_heads=2,
+                      vocab_size=64000, tie_word_embeddings=True)
+    e = estimate(TrainingSetup(framework="hf", method="full", load_dtype="fp32", precision="fp32", optimizer="sgd",
+                               grad_ckpt=True, seq_len=128), tied, HW)
+    extra = e.details["moment_embedding_backward_gib"] - e.details["moment_step_gib"]
+    assert abs(extra - 2 * 64000 * 512 * 4 / 2**30) < 1e-6
+
+
+def test_qlora_keeps_the_inputs_of_quantized_linears_that_plain_lora_does_not():
+    common = dict(lora_targets=("q_proj",), grad_ckpt=False, seq_len=1024, framework="hf", load_dtype="bf16")
+    lora = estimate(TrainingSetup(method="lora", **common), LLAMA2_7B, HW)
+    qlora = estimate(TrainingSetup(method="qlora", quant_bits=4, **common), LLAMA2_7B, HW)
+    per_layer_tokens = 1024 * 32
+    extra_per_hidden = (qlora.details["activations_gib"] - lora.details["activations_gib"]) * 2**30 \
+        / per_layer_tokens / 4096
+    assert 8 < extra_per_hidden < 14     # inputs of o_proj, gate/up, down (+ shared q/k/v) in bf16
+
+
+def test_litgpt_fsdp_keeps_a_full_copy_of_the_weights_on_every_rank():
+    setup = TrainingSetup(framework="litgpt", method="lora", fsdp="full_shard", n_gpus=4, load_dtype="bf16",
+                          lora_targets=("q_proj", "v_proj"), seq_len=512)
+    e = estimate(setup, LLAMA2_7B, HW)
+    full_bf16_gib = 6_738_415_616 * 2 / 2**30
+    assert e.allocated_gib > full_bf16_gib * (1 + 1 / 4)
+    assert any("unsharded copy" in n for n in e.notes)
+
+
+def test_allocator_reserve_grows_with_transients_not_with_weights():
+    short = estimate(TrainingSetup(method="lora", seq_len=512), LLAMA2_7B, HW)
+    long = estimate(TrainingSetup(method="lora", seq_len=8192), LLAMA2_7B, HW)
+    assert short.details["allocator_reserve_gib"] < 0.1 * short.details["frozen_weights_gib"]
+    assert long.details["allocator_reserve_gib"] > 4 * short.details["allocator_reserve_gib"]
