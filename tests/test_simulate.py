@@ -223,3 +223,21 @@ def test_live_bytes_counts_each_storage_once_and_frees_it():
         del b, logits
     assert tracker.live == 0
     assert tracker.phase_peaks[(1, "forward")][0] == 4096 + 2048   # a was freed before logits came
+
+
+def test_deepspeed_bf16_keeps_fp32_master_and_states_in_the_optimizer():
+    r = trace(SMALL, method="full", zero_stage=2, n_gpus=1)
+    assert r.dtypes["trainable"] == "bf16"
+    states = _phase(r, "step 2 forward").categories["optimizer"]
+    # fp32 master copy (4 B) + exp_avg and exp_avg_sq (8 B) per trainable parameter, plus step counters
+    assert r.params_trainable * 12 <= states <= r.params_trainable * 12 + 4 * 64
+
+
+def test_moe_lora_runs_the_expert_code():
+    moe = ModelShape(name="small-mixtral", model_type="mixtral", hidden_size=256, intermediate_size=512,
+                     num_layers=2, num_heads=4, num_kv_heads=2, vocab_size=32000, num_experts=4,
+                     experts_per_token=2)
+    r = trace(moe, seq_len=128)
+    dense = trace(dataclasses.replace(moe, num_experts=0, model_type="llama"), seq_len=128)
+    # every expert is resident: the MoE model holds more weights than its dense twin
+    assert r.categories["weights"] > dense.categories["weights"]

@@ -136,15 +136,21 @@ def _config(shape: ModelShape, hf_config: dict | None, notes: list[str]):
 def _build_meta(cfg, load: torch.dtype, attention: str, notes: list[str]):
     import transformers
 
-    with torch.device("meta"):
-        try:
-            return transformers.AutoModelForCausalLM.from_config(cfg, dtype=load, attn_implementation=attention), attention
-        except (ValueError, ImportError) as err:
-            if attention == "eager":
-                raise SimulateError(f"transformers cannot build {cfg.model_type}: {str(err).splitlines()[0]}") from None
-            notes.append(f"{cfg.model_type} refuses {attention} attention in this transformers; ran eager "
-                         "(full seq x seq scores)")
-            return transformers.AutoModelForCausalLM.from_config(cfg, dtype=load, attn_implementation="eager"), "eager"
+    def build(impl: str):
+        with torch.device("meta"):
+            return transformers.AutoModelForCausalLM.from_config(cfg, dtype=load, attn_implementation=impl)
+
+    try:
+        return build(attention), attention
+    except (ValueError, ImportError) as err:
+        message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        refuses_attention = attention != "eager" and re.search(r"attn|attention|sdpa", message, re.I)
+        if not refuses_attention:
+            raise SimulateError(f"transformers cannot build a causal LM from this {cfg.model_type} config: "
+                                f"{message[:300]}") from None
+    notes.append(f"{cfg.model_type} refuses {attention} attention in this transformers; ran eager "
+                 "(full seq x seq scores)")
+    return build("eager"), "eager"
 
 
 def _layer_list(model, n_layers: int) -> tuple[str, torch.nn.ModuleList]:
