@@ -34,6 +34,7 @@ _GPU_NAME = re.compile(
     r"\b((?:NVIDIA|Tesla|Quadro|AMD Instinct|Radeon)\s+(?:GeForce\s+|RTX\s+|Tesla\s+)?[A-Z0-9][\w-]*(?:\s(?:PCIe|SXM\d?|NVL|Ti|SUPER|Ada|Generation|\d+GB|HBM\d\w*|[A-Z]\d+[\w-]*))*)"
     r"|\b((?:A100|H100|H200|H800|A800|L40S?|A10G?|A6000|V100|T4|L4|B200|MI\d{3}X?)(?:[-\s](?:SXM\d?|PCIe|NVL)[\w-]*)?(?:[-\s]\d+GB)?)\b")
 _GPU_LINE_CUES = ("GPU type", "GPU:", "GPU =", "NVIDIA", "Tesla", "device name", "Device name", "AMD Instinct", "gpu_name", "GPU name")
+_GPU_LINE_CUE = re.compile("|".join(re.escape(c) for c in _GPU_LINE_CUES))    # one search, not ten `in` tests a line
 _WORLD = (
     re.compile(r"world[ _]size(?:\s*[:=]\s*|\s+)(\d+)", re.I),
     re.compile(r"\bWORLD_SIZE=(\d+)"),
@@ -162,7 +163,7 @@ class Context:
         if "ersion" in text or "==" in text or "Torch" in text or "Transformers" in text or "Unsloth" in text \
                 or "vLLM" in text or "Welcome" in text:
             self._versions(text)
-        if self.gpu_name is None and any(c in text for c in _GPU_LINE_CUES):
+        if self.gpu_name is None and _GPU_LINE_CUE.search(text):
             self._gpu(text)
         low = None
         if "world" in text or "WORLD" in text or "processes" in text or "--nproc" in text or "distributed training" in text:
