@@ -78,7 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(list(sys.argv[1:] if argv is None else argv))
     except InputError as err:
         print(f"oomdoctor: {err}", file=sys.stderr)
-        return ExitCode.BAD_INPUT
+        return 130 if type(err).__name__ == "SimulationInterrupted" else ExitCode.BAD_INPUT
     except KeyboardInterrupt:
         print("oomdoctor: interrupted", file=sys.stderr)
         return 130
