@@ -1,7 +1,7 @@
 """Proof 2: analytic allocated_gib vs a traced training step of the real transformers/peft code on fake tensors.
 
 oomdoctor.simulate was not available when this was written, so tests/fake_trace.py holds a minimal tracer
-(TorchDispatchMode counting live storages). Skipped when torch/transformers/peft are absent.
+(TorchDispatchMode counting live storages; tied weights stay tied, as after from_pretrained). Skipped when torch/transformers/peft are absent.
 """
 import itertools
 import os
@@ -46,6 +46,9 @@ def _grid():
     cases += [GridCase(layers=3, hidden=384, inter=1024, heads=6, kv_heads=2, vocab=32000, method=m, dtype="bf16",
                        amp=amp, seq=1024, batch=1, grad_ckpt=True, optimizer="adamw_fused")
               for m in ("full", "lora", "freeze") for amp in (True, False)]
+    # tied embeddings without autocast: the summed lm_head + embedding gradient sets the peak
+    cases += [GridCase(layers=2, hidden=512, inter=1376, heads=8, kv_heads=2, vocab=64000, tied=True, method="full",
+                       dtype=d, amp=False, seq=256, batch=2, optimizer="sgd") for d in ("fp32", "bf16")]
     return cases
 
 
