@@ -4,6 +4,7 @@ The step is modelled as a few moments whose maximum is the peak (states exist fr
   loss      weights + states + saved activations + logits/loss at the end of forward
   backward  weights + states + saved activations + loss gradients + lm_head gradient
   step      weights + states + all gradients + optimizer temporaries
+  embedding weights + states + all gradients + two more vocab x hidden gradients (tied embeddings, full tuning)
 Activation terms are what HF Llama-style blocks save for backward, checked against a traced step on fake
 tensors (tests/test_fake_grid.py); overheads are a few global constants, each with its reason.
 """
