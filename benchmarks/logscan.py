@@ -1,10 +1,12 @@
-"""Time oomdoctor's crash-log scan against `grep -c 'out of memory'` on the same 1 GiB log.
+"""Time oomdoctor's crash-log scan, both engines, against `grep -c 'out of memory'` on the same 1 GiB log.
 
-    python benchmarks/logscan.py [--gib 1.0] [--keep]
+    python benchmarks/logscan.py [--gib 1.0] [--keep] [--log FILE] [--engines grep,python]
 
 Writes a synthetic multi-rank training log (loss dicts, tqdm bars, INFO noise, NCCL chatter) with one
-CUDA OOM traceback in the middle and one rank's OOM plus a torchrun summary near the end, then runs
-grep and parse_log (in a child process, so its peak RSS is measured alone) on the warm file.
+CUDA OOM traceback in the middle and one rank's OOM plus a torchrun summary near the end, warms the
+page cache, then runs grep and parse_log once per scan engine, each in a fresh interpreter so its peak
+RSS is its own. Wall and CPU of parse_log exclude interpreter start and imports (printed apart); CPU
+includes the grep / wc processes it starts. The engines must agree, else the exit status is 1.
 """
 from __future__ import annotations
 
@@ -79,17 +81,47 @@ def write_log(path: str, target_bytes: int) -> int:
     return written
 
 
+CHILD = """
+import json, resource, sys, time
+t0 = time.perf_counter()
+import oomdoctor.crashlog.source as S
+from oomdoctor.crashlog import parse_log
+imported = time.perf_counter() - t0
+S.SCAN_ENGINE = sys.argv[2]
+c0, t1 = time.process_time(), time.perf_counter()
+r = parse_log(sys.argv[1])
+wall = time.perf_counter() - t1
+kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(json.dumps(dict(wall=wall, cpu=time.process_time() - c0, kids_cpu=kids.ru_utime + kids.ru_stime,
+                      rss_mib=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, kids_rss_mib=kids.ru_maxrss / 1024,
+                      import_s=imported, events=[(e.kind, e.line, e.rank, e.phase) for e in r.events],
+                      lines=r.lines_total, notes=list(r.notes))))
+"""
+
+
+def run_parse(path: str, engine: str) -> dict:
+    """parse_log in a fresh interpreter: its own peak RSS, and the CPU of the grep/wc it starts."""
+    import json
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    out = subprocess.run([sys.executable, "-c", CHILD, path, engine], capture_output=True, text=True, check=True, cwd=root)
+    return json.loads(out.stdout)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--gib", type=float, default=1.0)
     ap.add_argument("--keep", action="store_true", help="leave the generated log in place")
+    ap.add_argument("--log", help="time this existing log instead of writing one")
+    ap.add_argument("--engines", default="grep,python", help="oomdoctor scan engines to time (grep, python, auto)")
     args = ap.parse_args()
     grep = shutil.which("grep")
     tmp = tempfile.mkdtemp(prefix="oomdoctor-bench-")
-    path = os.path.join(tmp, "train.log")
+    path = args.log or os.path.join(tmp, "train.log")
     try:
-        size = write_log(path, int(args.gib * (1 << 30)))
-        subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=False)     # warm the page cache for both
+        size = os.path.getsize(path) if args.log else write_log(path, int(args.gib * (1 << 30)))
+        subprocess.run(["cat", path], stdout=subprocess.DEVNULL, check=False)     # warm the page cache for all
+        print(f"log: {path}, {size / (1 << 30):.2f} GiB; CPU = user + system, children included")
         grep_s = grep_cpu = None
         if grep:
             r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -98,23 +130,20 @@ def main() -> int:
             grep_s = time.perf_counter() - t
             r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
             grep_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
-        code = ("import sys, time; from oomdoctor.crashlog import parse_log; t = time.perf_counter(); "
-                "r = parse_log(sys.argv[1]); d = time.perf_counter() - t; "
-                "print(d, len(r.events), [(e.line, e.rank, e.phase) for e in r.events])")
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        out = subprocess.run([sys.executable, "-c", code, path], capture_output=True, text=True, check=True,
-                             cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__)))).stdout.split(" ", 2)
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        rss_mib = r1.ru_maxrss / 1024
-        scan_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
-        scan_s = float(out[0])
-        print(f"log: {size / (1 << 30):.2f} GiB, {out[1]} events found: {out[2].strip()}")
-        if grep_s is not None:
-            print(f"grep -c 'out of memory': {grep_s:.2f} s wall, {grep_cpu:.2f} s CPU ({count} lines)")
-        print(f"oomdoctor parse_log:     {scan_s:.2f} s wall, {scan_cpu:.2f} s CPU (incl. interpreter start), "
-              f"peak RSS {rss_mib:.0f} MiB")
-        if grep_s:
-            print(f"ratio parse_log / grep:  {scan_s / grep_s:.1f}x wall, {scan_cpu / max(grep_cpu, 1e-3):.1f}x CPU")
+            print(f"{'grep -c out of memory':24s} {grep_s:6.2f} s wall {grep_cpu:6.2f} s CPU  ({count} lines)")
+        reports = {}
+        for engine in args.engines.split(","):
+            r = run_parse(path, engine)
+            reports[engine] = (r["events"], r["lines"], r["notes"])
+            cpu = r["cpu"] + r["kids_cpu"]
+            ratio = f"  = {r['wall'] / grep_s:4.1f}x / {cpu / max(grep_cpu, 1e-3):4.1f}x grep" if grep_s else ""
+            print(f"{'parse_log engine=' + engine:24s} {r['wall']:6.2f} s wall {cpu:6.2f} s CPU{ratio}  "
+                  f"peak RSS {r['rss_mib']:.0f} MiB (grep/wc child {r['kids_rss_mib']:.0f} MiB), import {r['import_s']:.2f} s")
+        first = next(iter(reports.values()))
+        print(f"events: {first[0]}; lines: {first[1]}; notes: {first[2]}")
+        if any(v != first for v in reports.values()):
+            print("ENGINES DISAGREE:", reports)
+            return 1
     finally:
         if not args.keep:
             shutil.rmtree(tmp, ignore_errors=True)

@@ -1,7 +1,10 @@
 """Scan a crash log for memory failures and the facts around them.
 
-The file is mapped once; a few marker strings are found with byte searches, and only the lines
-around each hit (plus the head, the stretch before the crash and the tail, for context) are decoded.
+Every marker string (MARKERS) is searched over the whole file, whatever its size: by the system grep
+in one pass for logs of GREP_MIN_BYTES or more (source.py), else in-process. Only the lines around
+each hit are decoded and parsed; context (versions, arguments, memory samples, progress) is read from
+windows: the head, the stretch before the crash and the tail. A marker repeated more than
+2 * KEEP_PER_MARKER times keeps its first and last hits and the report says so in `notes`.
 """
 from __future__ import annotations
 
