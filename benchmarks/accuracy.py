@@ -205,6 +205,9 @@ def convert(case: dict, ref: dict):
         version = "4.36"     # early-2024 runs: loss with a shifted fp32 logits copy
     if "swift v1" in fw_text.lower() or "qwen finetune" in fw_text.lower():
         extras["adapter_dtype"] = "bf16"   # PEFT < 0.12 kept adapters/modules_to_save in the base dtype
+    packed_text = str(case.get("packed")).lower()
+    if "fixed length" in packed_text or "padded to model_max_length" in packed_text:
+        extras["fixed_length"] = True      # every batch has the same length: cached blocks are reused exactly
     n = int(case.get("n_gpus") or 1)
     setup = TrainingSetup(
         framework=framework, framework_version=version, method=method, lora_rank=int(case.get("lora_rank") or 8), lora_targets=targets,
@@ -213,7 +216,7 @@ def convert(case: dict, ref: dict):
         optimizer=optimizer, grad_ckpt=bool(case.get("grad_ckpt")), attention=attention, zero_stage=zero,
         offload_optimizer="cpu" in offload and zero > 0 or "fsdp cpu offload" in offload,
         offload_params=("param" in offload) or "fsdp cpu offload" in offload,
-        fsdp=fsdp, n_gpus=n, extras=extras)
+        fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), extras=extras)
     gpu_gib = _gpu_gib(str(case.get("gpu") or ""))
     return setup, shape, Hardware(gpu=str(case.get("gpu")), gpu_gib=gpu_gib, n_gpus=n)
 

@@ -140,3 +140,27 @@ def test_allocator_reserve_grows_with_transients_not_with_weights():
     long = estimate(TrainingSetup(method="lora", seq_len=8192), LLAMA2_7B, HW)
     assert short.details["allocator_reserve_gib"] < 0.1 * short.details["frozen_weights_gib"]
     assert long.details["allocator_reserve_gib"] > 4 * short.details["allocator_reserve_gib"]
+
+
+def test_unpacked_varying_lengths_reserve_the_previous_batchs_fp32_logits_and_packing_does_not():
+    base = TrainingSetup(framework="hf", method="lora", load_dtype="bf16", seq_len=2048, micro_batch=1)
+    varying = estimate(base, LLAMA2_7B, HW)
+    packed = estimate(base.with_changes(packing=True), LLAMA2_7B, HW)
+    expected_gib = 8 * 2048 * LLAMA2_7B.vocab_size / 2**30
+    assert varying.allocated_gib == packed.allocated_gib
+    assert abs((varying.peak_gib - packed.peak_gib) - expected_gib) < 1e-6
+    assert varying.details["varlen_cached_logits_gib"] == expected_gib
+
+
+def test_chunked_loss_and_expandable_segments_leave_no_cached_logits_blocks():
+    base = TrainingSetup(framework="hf", method="lora", load_dtype="bf16", seq_len=2048)
+    for setup in (base.with_changes(extras={"loss": "chunked"}), base.with_changes(fused_ce=True),
+                  base.with_changes(extras={"expandable_segments": True})):
+        assert estimate(setup, LLAMA2_7B, HW).details["varlen_cached_logits_gib"] == 0.0
+
+
+def test_cached_logits_blocks_never_push_a_run_past_the_fit_line():
+    setup = TrainingSetup(framework="hf", method="lora", load_dtype="bf16", seq_len=4096, micro_batch=4)
+    small = Hardware(gpu="L4", gpu_gib=24.0)
+    est = estimate(setup, LLAMA2_7B, small)
+    assert est.details["varlen_cached_logits_gib"] == 0.0

@@ -34,6 +34,12 @@ BACKWARD_LAYER_FACTOR = 1.0
 # log_softmax output + its fp32 gradient + the fp32 gradient of the logits.
 LOSS_FWD_FP32_BYTES = 8
 LOSS_BWD_BYTES = 12
+# Unpacked batches of varying length: the caching allocator gives each logits-sized fp32 tensor (the fp32
+# logits and the log-softmax output, 2 x 4 bytes per batch x seq x vocab element) its own cudaMalloc'd segment,
+# since no cached block is as large; a later, longer batch cannot fit its own into them (best fit needs a block
+# at least as large, and segments never merge: c10/cuda/CUDACachingAllocator.cpp get_free_block/alloc_block),
+# so the previous longest batch's pair stays reserved beside them until an OOM retry or empty_cache frees it.
+VARLEN_CACHED_FP32_BYTES = 8
 
 _MLP = ("gate_proj", "up_proj", "down_proj")
 
@@ -301,6 +307,15 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     # (activations, logits, gradients, step temporaries), so the reserve scales with that churn only.
     persistent = (weights + ref + states + master + gather - (paged or 0)) / GIB
     reserve = ALLOCATOR_RESERVE_FRAC * max(0.0, allocated - persistent)
+    varlen = 0.0
+    loss_kind = str(_flag(setup, "loss", "") or "").lower()
+    if not setup.packing and not _flag(setup, "fixed_length", False) and not setup.fused_ce \
+            and loss_kind != "chunked" and not _flag(setup, "expandable_segments", False):
+        varlen = VARLEN_CACHED_FP32_BYTES * tokens * shape.vocab_size / GIB
+        # those idle segments are released on the allocator's OOM retry: they never push a run past the fit line
+        room = hw.usable_gib * (1.0 - headroom) - (peak_tensors + CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve)
+        varlen = max(0.0, min(varlen, room)) if hw.usable_gib else varlen
+        reserve += varlen
     overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve
     comps["overhead"] = overhead
     allocated += CUBLAS_WORKSPACE_GIB
@@ -318,7 +333,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         "moment_backward_gib": m_bwd_alloc / GIB, "moment_step_gib": m_step_alloc / GIB,
         "moment_embedding_backward_gib": moments["embedding backward"] / GIB,
         "eval_gib": eval_alloc / GIB, "cuda_context_gib": CUDA_CONTEXT_GIB,
-        "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": reserve,
+        "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": reserve, "varlen_cached_logits_gib": varlen,
         "reserved_gib": allocated + reserve + (paged or 0) / GIB * 0,
         "bytes_per_trainable_param": (rg.train_bytes + rg.grad_bytes + (states + master) / max(1, T) * (n if stage >= 1 else 1)),
         **{k: v / GIB for k, v in act_detail.items()},
