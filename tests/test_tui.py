@@ -239,9 +239,35 @@ async def test_q_quits(demo):
     report, opts, _ = demo
     app = OomDoctorApp(report, opts)
     async with app.run_test(size=SIZE) as pilot:
+        assert app.is_running
         await pilot.press("q")
         await pilot.pause()
-    assert app.return_code == 0 or app.return_code is None
+        assert not app.is_running
+
+
+def test_run_returns_the_exit_code_of_the_plain_path(demo, monkeypatch):
+    from oomdoctor.cli import exit_code
+    from oomdoctor.tui import run
+
+    report, opts, _ = demo
+    shown = []
+    monkeypatch.setattr(OomDoctorApp, "run", lambda self, *a, **k: shown.append(self))
+    assert run(report, opts) == exit_code(report) == 1     # the demo needs a plan, and one fits
+    assert shown and shown[0].report is report
+
+
+async def test_walkthrough_flag_opens_the_guide_first(demo):
+    import importlib.util
+
+    if importlib.util.find_spec("oomdoctor.tui.walkthrough") is None:
+        pytest.skip("the walkthrough screen is not in this tree")
+    from oomdoctor.tui.walkthrough import WalkthroughScreen
+
+    report, opts, _ = demo
+    app = OomDoctorApp(report, opts, walkthrough=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert isinstance(app.screen, WalkthroughScreen)
 
 
 def _fitting_report() -> Report:

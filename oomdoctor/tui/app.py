@@ -54,7 +54,7 @@ TABS = ("diagnosis", "memory", "plan", "patch")
 
 
 class OomDoctorApp(App[int]):
-    CSS_PATH = "app.tcss"
+    CSS_PATH = str(Path(__file__).with_name("app.tcss"))   # absolute: subclasses elsewhere find it too
     TITLE = "oomdoctor"
     ENABLE_COMMAND_PALETTE = False
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
