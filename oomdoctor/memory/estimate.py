@@ -232,10 +232,12 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
 
     resident_copy = 0.0
     if setup.framework == "litgpt" and fsdp and n > 1:
-        # LitGPT's FSDP runs (state_dict_type="full", the full checkpoint loaded into every rank) measure the
-        # whole unsharded model on each rank on top of its shard: every published LitGPT multi-GPU row sits
-        # at full weights + shard + activations, and 7B full fine-tuning OOMs on 4x24 GB although its
-        # shard is 13.5 GB (config_hub/finetune/README.md).
+        # Inferred from the measurements, not found in code: every published LitGPT multi-GPU row sits at full
+        # weights + shard + activations, and 7B full fine-tuning OOMs on 4x24 GB although its shard is 13.5 GB
+        # (config_hub/finetune/README.md). The code paths checked do not hold such a copy: Fabric builds the
+        # model on meta/CPU and shards unit by unit in setup, and load_raw under FULL_STATE_DICT unshards one
+        # FSDP unit at a time (lightning/fabric/strategies/fsdp.py _load_raw_module_state; lit-gpt
+        # finetune/lora.py). Kept as the data's term until the mechanism is found.
         resident_copy = P * (rg.frozen_bytes if not quant else 2.0)
         gather += resident_copy
     static = weights + ref + states + master + gather
