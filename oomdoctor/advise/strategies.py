@@ -88,7 +88,10 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
     }
     moment = max(moments, key=moments.get)
     allocated = moments[moment] + cublas + measured
-    reserve = reserve_frac * (allocated - measured - cublas)     # as memory.estimate: before the workspace
+    # As memory.estimate: the cache fragments on what comes and goes within a step, not on the weights and
+    # states a card holds all along; the idle blocks varying batch lengths leave are the last card's (logits).
+    reserve = reserve_frac * max(0.0, allocated - measured - cublas - static_card)
+    reserve += d.get("varlen_cached_logits_gib", 0.0)
     peak = allocated + reserve + context + paged / n
     comps = {
         "weights": weights / n,
