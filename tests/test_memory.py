@@ -164,3 +164,18 @@ def test_cached_logits_blocks_never_push_a_run_past_the_fit_line():
     small = Hardware(gpu="L4", gpu_gib=24.0)
     est = estimate(setup, LLAMA2_7B, small)
     assert est.details["varlen_cached_logits_gib"] == 0.0
+
+
+def test_a_crash_near_capacity_is_read_as_a_floor_of_the_peak_not_a_measurement():
+    from oomdoctor.facts import CrashEvent, CrashReport, Estimate
+    from oomdoctor.memory import reconcile
+
+    est = Estimate(components={}, allocated_gib=125.0, peak_gib=138.0, capacity_gib=79.15)
+    died = CrashReport(file="x.log", events=(CrashEvent(kind="cuda_oom", line=1, tried_gib=2.0, capacity_gib=79.15,
+                                                        allocated_gib=75.8, phase="optimizer"),))
+    notes = reconcile(est, died)
+    assert any("lower bound" in n and "optimizer" in n for n in notes)
+    # Far from the card's capacity the gap is a real disagreement and is not explained away.
+    small = CrashReport(file="x.log", events=(CrashEvent(kind="cuda_oom", line=1, tried_gib=2.0, capacity_gib=79.15,
+                                                         allocated_gib=20.0, phase="optimizer"),))
+    assert not any("lower bound" in n for n in reconcile(est, small))

@@ -492,6 +492,14 @@ def reconcile(estimate: Estimate, crash: CrashReport) -> tuple[str, ...]:
         out.append(f"At the crash PyTorch held {ev.allocated_gib:.2f} GiB and asked for {ev.tried_gib:.2f} GiB more "
                    f"({demanded:.2f} GiB); the estimate's allocated peak is {estimate.allocated_gib:.2f} GiB "
                    f"({rel:+.0%}).")
+        if rel > 0.05 and estimate.capacity_gib and demanded >= 0.85 * estimate.capacity_gib:
+            # A run dies at the first allocation that does not fit, part-way up to its peak: the log's
+            # figure is then a floor of what the step needs, not a measurement of its peak.
+            where = {"optimizer": " while the optimizer was creating its states",
+                     "backward": " part-way through the backward pass",
+                     "forward": " part-way through the forward pass"}.get(ev.phase or "", "")
+            out.append(f"The run died{where}, before reaching its peak: the log's figure is a lower bound, "
+                       "so an estimate above it is expected.")
     elif ev.allocated_gib is not None:
         out.append(f"At the crash PyTorch held {ev.allocated_gib:.2f} GiB; the estimate's allocated peak is "
                    f"{estimate.allocated_gib:.2f} GiB.")

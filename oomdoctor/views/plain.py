@@ -221,7 +221,12 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
     for advice in plan.advice:
         console.print(Text(f"  → {advice}", style="yellow"))
     if plan.skipped:
-        console.print(Text("Skipped: " + "; ".join(f"{k.rule} ({k.reason})" for k in plan.skipped[:8]), style="dim"))
+        # Rungs skipped for the same reason are named together, so the reason is read once.
+        by_reason: dict[str, list[str]] = {}
+        for k in plan.skipped:
+            by_reason.setdefault(k.reason, []).append(k.rule)
+        for reason, rules in list(by_reason.items())[:8]:
+            console.print(Text(f"skipped {', '.join(rules)}: {reason}", style="dim"))
     if report.env or report.notes:
         console.print()
         for name, value in report.env.items():
