@@ -4,14 +4,17 @@
 
 Each run is a new interpreter (the current one, sys.executable) running the installed `oomdoctor` console
 script beside it, or `-m oomdoctor` when there is none, with stdout thrown away. Prints the median, min and
-max wall time per command line, and the same for `python -c pass` so the interpreter's own start is visible
-apart from oomdoctor's imports and work. The brief's target: the plain report in well under half a second.
-Run it in a clean virtual environment: a site-packages full of .pth files slows every start alike.
+max wall time per command line, the median CPU time (user + system: steadier than wall on a busy machine),
+and the same for `python -c pass` so the interpreter's own start is visible apart from oomdoctor's imports
+and work. The brief's target: the plain report in well under half a second.
+Two warm-up runs write the .pyc files first (PYTHONDONTWRITEBYTECODE is dropped for them), as an installed
+package has them. Run it in a clean virtual environment: a site-packages full of .pth files slows every start.
 """
 from __future__ import annotations
 
 import argparse
 import os
+import resource
 import shlex
 import statistics
 import subprocess
@@ -28,16 +31,25 @@ def oomdoctor_command() -> list[str]:
     return [sys.executable, "-m", "oomdoctor"]
 
 
-def time_runs(cmd: list[str], n: int) -> list[float]:
+def _children_cpu_s() -> float:
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
+
+
+def time_runs(cmd: list[str], n: int, write_pyc: bool = False) -> tuple[list[float], list[float]]:
+    """Wall and CPU seconds of `n` runs of `cmd`."""
     env = dict(os.environ, COLUMNS="")  # the width rule of a pipe, as in a CI log
-    walls_s = []
+    if write_pyc:
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+    walls_s, cpus_s = [], []
     for _ in range(n):
-        t0 = time.perf_counter()
+        cpu0, t0 = _children_cpu_s(), time.perf_counter()
         done = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
         walls_s.append(time.perf_counter() - t0)
+        cpus_s.append(_children_cpu_s() - cpu0)
         if done.returncode not in (0, 1, 3):  # 1 and 3 are answers (a plan, no fit), not failures
             sys.exit(f"{shlex.join(cmd)} exited {done.returncode}: {done.stderr.decode(errors='replace').strip()}")
-    return walls_s
+    return walls_s, cpus_s
 
 
 def main() -> int:
@@ -49,11 +61,13 @@ def main() -> int:
     base = oomdoctor_command()
     cases = [("python -c pass", [sys.executable, "-c", "pass"])]
     cases += [(f"oomdoctor {a}", base + shlex.split(a)) for a in (opts.args or DEFAULT_ARGS)]
-    time_runs(base + ["--demo", "--plain"], 2)  # warm the page cache and the .pyc files
-    print(f"{sys.executable}  ({opts.n} runs each, wall seconds)")
+    for a in opts.args or DEFAULT_ARGS:  # warm the page cache and write the .pyc files
+        time_runs(base + shlex.split(a), 2, write_pyc=True)
+    print(f"{sys.executable}  ({opts.n} runs each, seconds)")
     for label, cmd in cases:
-        walls_s = time_runs(cmd, opts.n)
-        print(f"  {label:<28} median {statistics.median(walls_s):.3f}  min {min(walls_s):.3f}  max {max(walls_s):.3f}")
+        walls_s, cpus_s = time_runs(cmd, opts.n)
+        print(f"  {label:<28} wall median {statistics.median(walls_s):.3f}  min {min(walls_s):.3f}  "
+              f"max {max(walls_s):.3f}   cpu median {statistics.median(cpus_s):.3f}")
     return 0
 
 

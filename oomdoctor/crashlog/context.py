@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from oomdoctor.crashlog.formats import clean, size_gib
 from oomdoctor.facts import MemorySample
+from oomdoctor.lazyre import lazy_re
 
 _VERSION_NAMES = {
     "torch": "torch", "pytorch": "torch", "transformers": "transformers", "deepspeed": "deepspeed",
@@ -22,41 +23,41 @@ _VERSION_NAMES = {
 _VER = r"v?(\d+\.\d+(?:\.\d+)?(?:[.+\-]?(?:dev|post|rc|a|b|cu|rocm)[\w.]*|\+\w+)?)"
 _VERSION_RES = (
     # `llamafactory-cli env` / `transformers-cli env`: "- PyTorch version (GPU?): 2.1.0+cu121 (True)"
-    re.compile(r"^-\s*`?([A-Za-z][\w -]*?)`?\s+version(?:\s*\([^)]*\))?:\s*" + _VER, re.I),
-    re.compile(r"\b(torch|transformers|deepspeed|llamafactory|accelerate|peft|trl|bitsandbytes|vllm|flash[-_]attn|axolotl|torchtune|unsloth|datasets|liger[-_]kernel|triton)==" + _VER, re.I),
-    re.compile(r"Welcome to (LLaMA[ -]?Factory), version " + _VER, re.I),
-    re.compile(r"\b(DeepSpeed) info: version=" + _VER),
-    re.compile(r"\b(torch|pytorch|transformers|deepspeed|vllm|unsloth|axolotl|torchtune|llamafactory)(?:\.__version__)?\s+(?:version\s*)?(?:[:=]\s*|is\s+)" + _VER, re.I),
-    re.compile(r"\b(Torch|Transformers|Triton|Unsloth|vLLM|TRL|Bitsandbytes)\s*[:=]\s*" + _VER),   # unsloth / vLLM banners
-    re.compile(r"\b(vLLM|Unsloth|Axolotl|torchtune|LLaMA[ -]?Factory)\s+" + _VER + r"(?=[:\s,)]|$)"),
+    lazy_re(r"^-\s*`?([A-Za-z][\w -]*?)`?\s+version(?:\s*\([^)]*\))?:\s*" + _VER, re.I),
+    lazy_re(r"\b(torch|transformers|deepspeed|llamafactory|accelerate|peft|trl|bitsandbytes|vllm|flash[-_]attn|axolotl|torchtune|unsloth|datasets|liger[-_]kernel|triton)==" + _VER, re.I),
+    lazy_re(r"Welcome to (LLaMA[ -]?Factory), version " + _VER, re.I),
+    lazy_re(r"\b(DeepSpeed) info: version=" + _VER),
+    lazy_re(r"\b(torch|pytorch|transformers|deepspeed|vllm|unsloth|axolotl|torchtune|llamafactory)(?:\.__version__)?\s+(?:version\s*)?(?:[:=]\s*|is\s+)" + _VER, re.I),
+    lazy_re(r"\b(Torch|Transformers|Triton|Unsloth|vLLM|TRL|Bitsandbytes)\s*[:=]\s*" + _VER),   # unsloth / vLLM banners
+    lazy_re(r"\b(vLLM|Unsloth|Axolotl|torchtune|LLaMA[ -]?Factory)\s+" + _VER + r"(?=[:\s,)]|$)"),
 )
-_GPU_NAME = re.compile(
+_GPU_NAME = lazy_re(
     r"\b((?:NVIDIA|Tesla|Quadro|AMD Instinct|Radeon)\s+(?:GeForce\s+|RTX\s+|Tesla\s+)?[A-Z0-9][\w-]*(?:\s(?:PCIe|SXM\d?|NVL|Ti|SUPER|Ada|Generation|\d+GB|HBM\d\w*|[A-Z]\d+[\w-]*))*)"
     r"|\b((?:A100|H100|H200|H800|A800|L40S?|A10G?|A6000|V100|T4|L4|B200|MI\d{3}X?)(?:[-\s](?:SXM\d?|PCIe|NVL)[\w-]*)?(?:[-\s]\d+GB)?)\b")
 _GPU_LINE_CUES = ("GPU type", "GPU:", "GPU =", "NVIDIA", "Tesla", "device name", "Device name", "AMD Instinct", "gpu_name", "GPU name")
-_GPU_LINE_CUE = re.compile("|".join(re.escape(c) for c in _GPU_LINE_CUES))    # one search, not ten `in` tests a line
+_GPU_LINE_CUE = lazy_re("|".join(re.escape(c) for c in _GPU_LINE_CUES))    # one search, not ten `in` tests a line
 _WORLD = (
-    re.compile(r"world[ _]size(?:\s*[:=]\s*|\s+)(\d+)", re.I),
-    re.compile(r"\bWORLD_SIZE=(\d+)"),
-    re.compile(r"\bNum processes:\s*(\d+)"),
-    re.compile(r"\bnum_processes\s*[:=]\s*(\d+)"),
-    re.compile(r"n_gpu: (\d+), distributed training: False"),      # LLaMA-Factory, single process
+    lazy_re(r"world[ _]size(?:\s*[:=]\s*|\s+)(\d+)", re.I),
+    lazy_re(r"\bWORLD_SIZE=(\d+)"),
+    lazy_re(r"\bNum processes:\s*(\d+)"),
+    lazy_re(r"\bnum_processes\s*[:=]\s*(\d+)"),
+    lazy_re(r"n_gpu: (\d+), distributed training: False"),      # LLaMA-Factory, single process
 )
-_NPROC = re.compile(r"--nproc[_-]per[_-]node[= ](\d+)")
-_NNODES = re.compile(r"--nnodes[= ](\d+)")
-_PARAMS = re.compile(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+)")
-_HF_NPARAMS = re.compile(r"Number of trainable parameters\s*=\s*([\d,]+)")
+_NPROC = lazy_re(r"--nproc[_-]per[_-]node[= ](\d+)")
+_NNODES = lazy_re(r"--nnodes[= ](\d+)")
+_PARAMS = lazy_re(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+)")
+_HF_NPARAMS = lazy_re(r"Number of trainable parameters\s*=\s*([\d,]+)")
 _HF_SUMMARY = (
-    (re.compile(r"Instantaneous batch size per device\s*=\s*(\d+)"), "per_device_train_batch_size"),
-    (re.compile(r"Gradient Accumulation steps\s*=\s*(\d+)"), "gradient_accumulation_steps"),
-    (re.compile(r"Num Epochs\s*=\s*([\d.]+)"), "num_train_epochs"),
-    (re.compile(r"Total train batch size \([^)]*\)\s*=\s*(\d+)"), "total_train_batch_size"),
-    (re.compile(r"Num examples\s*=\s*([\d,]+)"), "num_examples"),
+    (lazy_re(r"Instantaneous batch size per device\s*=\s*(\d+)"), "per_device_train_batch_size"),
+    (lazy_re(r"Gradient Accumulation steps\s*=\s*(\d+)"), "gradient_accumulation_steps"),
+    (lazy_re(r"Num Epochs\s*=\s*([\d.]+)"), "num_train_epochs"),
+    (lazy_re(r"Total train batch size \([^)]*\)\s*=\s*(\d+)"), "total_train_batch_size"),
+    (lazy_re(r"Num examples\s*=\s*([\d,]+)"), "num_examples"),
 )
-_TOTAL_STEPS = re.compile(r"Total optimization steps\s*=\s*([\d,]+)|Total steps\s*=\s*([\d,]+)")
-_ARGS_BLOCK = re.compile(r"\b(?:Seq2Seq|SFT|DPO|ORPO|KTO|GRPO|PPO|Reward|CPO)?(?:Training|Config)?Arguments\($|\b\w*(?:Training|Finetuning|Model|Data)Arguments\($")
-_ARG_LINE = re.compile(r"^(\w+)=(.*?),?$")
-_FLAG = re.compile(r"(?:^|\s)--([a-z][a-z0-9_]*[a-z0-9])(?:[= ]+(?!--)([^\s\\]+))?")
+_TOTAL_STEPS = lazy_re(r"Total optimization steps\s*=\s*([\d,]+)|Total steps\s*=\s*([\d,]+)")
+_ARGS_BLOCK = lazy_re(r"\b(?:Seq2Seq|SFT|DPO|ORPO|KTO|GRPO|PPO|Reward|CPO)?(?:Training|Config)?Arguments\($|\b\w*(?:Training|Finetuning|Model|Data)Arguments\($")
+_ARG_LINE = lazy_re(r"^(\w+)=(.*?),?$")
+_FLAG = lazy_re(r"(?:^|\s)--([a-z][a-z0-9_]*[a-z0-9])(?:[= ]+(?!--)([^\s\\]+))?")
 _KNOWN_KEYS = frozenset("""
 per_device_train_batch_size per_device_eval_batch_size gradient_accumulation_steps cutoff_len max_seq_length
 sequence_len max_length max_source_length max_target_length bf16 fp16 pure_bf16 gradient_checkpointing deepspeed
@@ -65,25 +66,25 @@ max_steps optim logging_steps eval_steps save_steps packing flash_attn template 
 evaluation_strategy micro_batch_size batch_size output_dir fsdp fsdp_config use_unsloth enable_liger_kernel
 eval_accumulation_steps torch_compile tf32 dataset val_size save_strategy
 """.split())
-_YAML_KEY = re.compile(r"^\s*([a-z_][a-z0-9_]*):\s+([^\s#][^#]*?)\s*$")
-_TQDM = re.compile(r"(?:^|[|\s])(\d+)/(\d+) \[\d+:\d+(?::\d+)?<[^\]]*?(?:s/it|it/s)")
-_TQDM_DESC_BAD = re.compile(r"(?:Map|Loading|Converting|Running tokenizer|Filter|Generating|Downloading|Fetching|shards|examples|Evaluat|Predict|eval)", re.I)
-_LOSS = re.compile(r"\{'loss': ")
-_STEP_WORD = re.compile(r"\b(?:[Ss]tep|global_step)[\s:=]+(\d+)(?:\s*/\s*(\d+))?")
+_YAML_KEY = lazy_re(r"^\s*([a-z_][a-z0-9_]*):\s+([^\s#][^#]*?)\s*$")
+_TQDM = lazy_re(r"(?:^|[|\s])(\d+)/(\d+) \[\d+:\d+(?::\d+)?<[^\]]*?(?:s/it|it/s)")
+_TQDM_DESC_BAD = lazy_re(r"(?:Map|Loading|Converting|Running tokenizer|Filter|Generating|Downloading|Fetching|shards|examples|Evaluat|Predict|eval)", re.I)
+_LOSS = lazy_re(r"\{'loss': ")
+_STEP_WORD = lazy_re(r"\b(?:[Ss]tep|global_step)[\s:=]+(\d+)(?:\s*/\s*(\d+))?")
 _SEQLEN = (
-    re.compile(r"(?:seq(?:uence)?[_ ]?len(?:gth)?|num_tokens|input_len(?:gth)?)\s*[=:]\s*(\d{2,7})\b", re.I),
-    re.compile(r"input_ids(?:\.shape| shape)?\s*[=:]?\s*(?:torch\.Size\()?\[(\d+),\s*(\d+)\]"),
-    re.compile(r"sequence length is longer than the specified maximum sequence length for this model \((\d+) > \d+\)"),
+    lazy_re(r"(?:seq(?:uence)?[_ ]?len(?:gth)?|num_tokens|input_len(?:gth)?)\s*[=:]\s*(\d{2,7})\b", re.I),
+    lazy_re(r"input_ids(?:\.shape| shape)?\s*[=:]?\s*(?:torch\.Size\()?\[(\d+),\s*(\d+)\]"),
+    lazy_re(r"sequence length is longer than the specified maximum sequence length for this model \((\d+) > \d+\)"),
 )
-_DS_MEM = re.compile(r"MA ([\d.]+) GB\s+Max_MA ([\d.]+) GB\s+CA ([\d.]+) GB\s+Max_CA ([\d.]+) GB")
-_SMI_ROW = re.compile(r"\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|")
-_SMI_GPU = re.compile(r"^\|?\s*(\d+)\s+((?:NVIDIA|Tesla|Quadro)[^|]*?)\s+(?:On|Off)\s*\|")
-_KV_MEM = re.compile(
+_DS_MEM = lazy_re(r"MA ([\d.]+) GB\s+Max_MA ([\d.]+) GB\s+CA ([\d.]+) GB\s+Max_CA ([\d.]+) GB")
+_SMI_ROW = lazy_re(r"\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|")
+_SMI_GPU = lazy_re(r"^\|?\s*(\d+)\s+((?:NVIDIA|Tesla|Quadro)[^|]*?)\s+(?:On|Off)\s*\|")
+_KV_MEM = lazy_re(
     r"['\"]?(max_memory_allocated|memory_allocated|max_memory_reserved|memory_reserved|peak_memory_alloc|peak_memory_reserved|"
     r"peak_memory_active|memory/max_mem_allocated\(gib\)|memory/max_mem_active\(gib\)|memory/device_mem_reserved\(gib\)|"
     r"memory/max_allocated|memory/max_active|memory/max_reserved|gpu_mem(?:ory)?(?:_allocated|_reserved)?)['\"]?\s*[:=]\s*([\d.]+)\s*(GiB|GB|MiB|MB)?")
-_AXOLOTL_MEM = re.compile(r"GPU memory usage[^:]*:\s*([\d.]+)\s*GB(?:\s*\(\+([\d.]+)\s*GB cache)?")
-_TORCHTUNE_MEM = re.compile(r"GPU peak memory (allocation|reserved|active):\s*([\d.]+)\s*GiB")
+_AXOLOTL_MEM = lazy_re(r"GPU memory usage[^:]*:\s*([\d.]+)\s*GB(?:\s*\(\+([\d.]+)\s*GB cache)?")
+_TORCHTUNE_MEM = lazy_re(r"GPU peak memory (allocation|reserved|active):\s*([\d.]+)\s*GiB")
 
 
 DESC_LOOKBACK_CHARS = 16384

@@ -8,9 +8,10 @@ import re
 from dataclasses import dataclass, field
 
 from oomdoctor.facts import GIB
+from oomdoctor.lazyre import lazy_re
 
 SIZE = r"\d+(?:\.\d+)? ?(?:[KMGTPE]i?B|bytes|B)"
-_SIZE_RE = re.compile(r"(\d+(?:\.\d+)?) ?([KMGTPE]i?B|bytes|B)")
+_SIZE_RE = lazy_re(r"(\d+(?:\.\d+)?) ?([KMGTPE]i?B|bytes|B)")
 # PyTorch's allocator, MPS, DeepSpeed and vLLM all divide by 1024 even where they print "GB",
 # so decimal-looking labels are read as binary units.
 _UNIT_GIB = {"B": 1 / GIB, "bytes": 1 / GIB, "K": 1 / (1 << 20), "M": 1 / 1024, "G": 1.0, "T": 1024.0,
@@ -33,8 +34,8 @@ def size_gib(text: str | None) -> float | None:
 
 # ------------------------------------------------------------------ line clean-up
 
-_ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[(?:\d{1,3};)*\d{1,3}m")
-_PREFIX = re.compile(
+_ANSI = lazy_re(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b\][^\x07]*\x07|(?<![\w\]])\[(?:\d{1,3};)*\d{1,3}m")
+_PREFIX = lazy_re(
     r"""^(?:
       \[rank(?P<rank>\d+)\]:[ ]?                                              # P01 torch>=2.4
     | \[default(?P<drank>\d+)\]:[ ]?                                          # torchrun --tee / elastic
@@ -53,7 +54,7 @@ _PREFIX = re.compile(
     )""",
     re.X,
 )
-_BOX_RIGHT = re.compile(r"\s*[│┃║]\s*$")
+_BOX_RIGHT = lazy_re(r"\s*[│┃║]\s*$")
 
 
 @dataclass
@@ -100,57 +101,57 @@ def clean_segment(raw: str, needle: str) -> CleanLine:
 
 # ------------------------------------------------------------------ message regexes
 
-F01 = re.compile(
+F01 = lazy_re(
     rf"(?P<backend>CUDA|HIP|XPU) out of memory\. ?Tried to allocate (?P<req>{SIZE})\.? ?(?:GPU|Device) ?(?P<dev>\d*) has a total capac(?:i)?ty of (?P<total>{SIZE}) of which (?P<free>{SIZE}) is free\."
 )
-F01_HEAD = re.compile(rf"(?P<backend>CUDA|HIP|XPU) out of memory\. ?Tried to allocate (?P<req>{SIZE})\.?(?: ?(?:GPU|Device) ?(?P<dev>\d*))?")
-F01_TOTAL = re.compile(rf"has a total capac(?:i)?ty of (?P<total>{SIZE})")
-F01A = re.compile(rf"is free\. ?(?P<allowed>{SIZE}) allowed;")
-F01B = re.compile(rf"Process (?P<pid>\d+) has (?P<used>{SIZE}) memory in use")
-F01C = re.compile(rf"Including non-PyTorch memory, this process has (?:\*\*)?(?P<self>{SIZE})(?:\*\*)? memory in use")
-F01D = re.compile(
+F01_HEAD = lazy_re(rf"(?P<backend>CUDA|HIP|XPU) out of memory\. ?Tried to allocate (?P<req>{SIZE})\.?(?: ?(?:GPU|Device) ?(?P<dev>\d*))?")
+F01_TOTAL = lazy_re(rf"has a total capac(?:i)?ty of (?P<total>{SIZE})")
+F01A = lazy_re(rf"is free\. ?(?P<allowed>{SIZE}) allowed;")
+F01B = lazy_re(rf"Process (?P<pid>\d+) has (?P<used>{SIZE}) memory in use")
+F01C = lazy_re(rf"Including non-PyTorch memory, this process has (?:\*\*)?(?P<self>{SIZE})(?:\*\*)? memory in use")
+F01D = lazy_re(
     rf"Of the allocated memory (?P<alloc>{SIZE}) is allocated by PyTorch, (?:with (?P<priv>{SIZE}) allocated in private pools \(e\.g\., (?:CUDA|HIP) Graphs\), )?and (?P<unalloc>{SIZE}) is reserved by PyTorch but unallocated"
 )
-F02 = re.compile(
+F02 = lazy_re(
     rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
 )
-F02_HEAD = re.compile(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);")
-F03 = re.compile(rf"(?P<backend>CUDA|HIP|NPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
-F04 = re.compile(r"(?:CUDA|HIP) (?:driver )?error: out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory")
-F05 = re.compile(
+F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);")
+F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
+F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?error: out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory")
+F05 = lazy_re(
     rf"MPS backend out of memory \(MPS allocated: (?P<alloc>{SIZE}), other allocations: (?P<other>{SIZE}), max allowed: (?P<max>{SIZE})\)\. Tried to allocate (?P<req>{SIZE})"
 )
-F05_HEAD = re.compile(r"MPS backend out of memory")
-F06 = re.compile(r"CUBLAS_STATUS_ALLOC_FAILED")
-F07_ALLOC = re.compile(r"CUDNN_STATUS_ALLOC_FAILED")
-F08 = re.compile(r"NCCL WARN (?:.*?)(?:Cuda failure '?out of memory'?|Failed to CUDA calloc (?P<bytes>\d+) bytes)|Failed to CUDA calloc (?P<bytes2>\d+) bytes|ncclUnhandledCudaError.*out of memory|NCCL error.*out of memory")
-F09 = re.compile(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes")
-F09B = re.compile(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
-F10 = re.compile(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB")
-F11 = re.compile(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
-F11B = re.compile(r"exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)|Signal (?P<sig>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID (?P<spid>\d+)")
-F12 = re.compile(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits with return code = (?P<rc2>-9)\b")
-F13 = re.compile(r"(?:^|[\s\]|])Killed(?:[ \t]*$|[ \t]{2,}\S)")
-F14 = re.compile(r"Out of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?")
-F15 = re.compile(r"exited with code 137|exit code:? 137\b|OOMKilled|Exit code 137")
-F16 = re.compile(r"killed due to memory pressure \(OOM\)|ray\.exceptions\.OutOfMemoryError|node running low on memory")
-F16_GPU = re.compile(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)")
-F17 = re.compile(r"RESOURCE_EXHAUSTED: (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes)")
-F17B = re.compile(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.")
-F18 = re.compile(r"Allocator \((?P<alloc>GPU_\d+_bfc)\) ran out of memory trying to allocate (?P<req>\S+?) \(rounded to (?P<bytes>\d+)\)")
-F19 = re.compile(r"(?:ResourceExhaustedError|Resource exhausted):? (?:\(see above for traceback\): )?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\] and type (?P<dtype>\w+)(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?")
-F20 = re.compile(r"No available memory for the cache blocks")
-F21 = re.compile(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)")
-F21C = re.compile(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
-F22 = re.compile(r"No executable batch size found, reached zero")
-F25 = re.compile(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)")
-F26 = re.compile(r"\[METAL\] Command buffer execution failed: Insufficient Memory")
-F28 = re.compile(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)")
-F28_GARBLED = re.compile(r"OutOfMemoryError\s*OutOfMemoryError|OutOfMemoryError:\s+(?!.*out of memory)")
+F05_HEAD = lazy_re(r"MPS backend out of memory")
+F06 = lazy_re(r"CUBLAS_STATUS_ALLOC_FAILED")
+F07_ALLOC = lazy_re(r"CUDNN_STATUS_ALLOC_FAILED")
+F08 = lazy_re(r"NCCL WARN (?:.*?)(?:Cuda failure '?out of memory'?|Failed to CUDA calloc (?P<bytes>\d+) bytes)|Failed to CUDA calloc (?P<bytes2>\d+) bytes|ncclUnhandledCudaError.*out of memory|NCCL error.*out of memory")
+F09 = lazy_re(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes")
+F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
+F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB")
+F11 = lazy_re(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)")
+F11B = lazy_re(r"exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)|Signal (?P<sig>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID (?P<spid>\d+)")
+F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits with return code = (?P<rc2>-9)\b")
+F13 = lazy_re(r"(?:^|[\s\]|])Killed(?:[ \t]*$|[ \t]{2,}\S)")
+F14 = lazy_re(r"Out of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?")
+F15 = lazy_re(r"exited with code 137|exit code:? 137\b|OOMKilled|Exit code 137")
+F16 = lazy_re(r"killed due to memory pressure \(OOM\)|ray\.exceptions\.OutOfMemoryError|node running low on memory")
+F16_GPU = lazy_re(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)")
+F17 = lazy_re(r"RESOURCE_EXHAUSTED: (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes)")
+F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.")
+F18 = lazy_re(r"Allocator \((?P<alloc>GPU_\d+_bfc)\) ran out of memory trying to allocate (?P<req>\S+?) \(rounded to (?P<bytes>\d+)\)")
+F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):? (?:\(see above for traceback\): )?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\] and type (?P<dtype>\w+)(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?")
+F20 = lazy_re(r"No available memory for the cache blocks")
+F21 = lazy_re(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)")
+F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
+F22 = lazy_re(r"No executable batch size found, reached zero")
+F25 = lazy_re(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)")
+F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory")
+F28 = lazy_re(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)")
+F28_GARBLED = lazy_re(r"OutOfMemoryError\s*OutOfMemoryError|OutOfMemoryError:\s+(?!.*out of memory)")
 # Look-alikes: never events.
-LOOKALIKE = re.compile(r"OutOfResources|out of resource: shared memory|CUDNN_STATUS_(?:INTERNAL_ERROR|EXECUTION_FAILED|MAPPING_ERROR|NOT_INITIALIZED)|\[METAL\] Command buffer execution failed: Internal Error")
-CUDNN_NOT_SUPPORTED = re.compile(r"CUDNN_STATUS_NOT_SUPPORTED")
-CODE_LINE = re.compile(r"^\s*(?:except\b|raise\b|if\b|elif\b|return\b|isinstance\(|from\b|import\b|#|>>>|\.\.\.)|should_reduce_batch_size|_is_oom|is_oom")
+LOOKALIKE = lazy_re(r"OutOfResources|out of resource: shared memory|CUDNN_STATUS_(?:INTERNAL_ERROR|EXECUTION_FAILED|MAPPING_ERROR|NOT_INITIALIZED)|\[METAL\] Command buffer execution failed: Internal Error")
+CUDNN_NOT_SUPPORTED = lazy_re(r"CUDNN_STATUS_NOT_SUPPORTED")
+CODE_LINE = lazy_re(r"^\s*(?:except\b|raise\b|if\b|elif\b|return\b|isinstance\(|from\b|import\b|#|>>>|\.\.\.)|should_reduce_batch_size|_is_oom|is_oom")
 
 
 @dataclass
