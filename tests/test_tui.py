@@ -223,7 +223,7 @@ async def test_help_lists_every_key(demo):
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
         shown = [key for key, _ in app.screen.keys]
-        for key in ("space", "l", "e", "w", "a", "g", "?", "q", "1-4"):
+        for key in ("space", "l", "e", "w", "a", "s", "m", "g", "?", "q", "1-4"):
             assert key in shown
         await pilot.press("escape")
         assert not isinstance(app.screen, HelpScreen)

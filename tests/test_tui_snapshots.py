@@ -15,13 +15,22 @@ SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40"
 @pytest.fixture
 def demo_app(monkeypatch):
     """The app on the demo, with relative paths so the pictures do not depend on where the repo lives."""
+    return _demo(monkeypatch, "en")
+
+
+@pytest.fixture
+def demo_app_zh(monkeypatch):
+    return _demo(monkeypatch, "zh")
+
+
+def _demo(monkeypatch, lang: str):
     from oomdoctor.pipeline import Options, build_report
     from oomdoctor.tui.app import OomDoctorApp
 
     monkeypatch.chdir(DEMO)
     monkeypatch.delenv("NO_COLOR", raising=False)
     opts = Options(files=("train.yaml", "train.log"), cwd=str(DEMO))
-    return OomDoctorApp(build_report(opts), opts)
+    return OomDoctorApp(build_report(opts), opts, lang=lang)
 
 
 def _keys(*keys: str):
@@ -31,7 +40,20 @@ def _keys(*keys: str):
             await pilot.pause()                 # the toggle's message starts the worker
             await pilot.app.workers.wait_for_complete()
             await pilot.pause()
+        await _footer_drawn(pilot)
     return run_before
+
+
+async def _footer_drawn(pilot) -> None:
+    """The footer redraws its keys a frame after the focus or the screen changes: wait for it."""
+    from textual.widgets import Footer
+
+    for _ in range(50):
+        await pilot.pause(0.05)
+        footers = pilot.app.screen.query(Footer)
+        if not footers or (footers.first().children and not footers.first()._recompose_required):
+            break
+    await pilot.pause()
 
 
 @pytest.mark.parametrize("size", SIZES)
@@ -65,3 +87,16 @@ def test_help_screen(snap_compare, demo_app):
 
 def test_apply_confirmation(snap_compare, demo_app):
     assert snap_compare(demo_app, terminal_size=(80, 24), run_before=_keys("a"))
+
+
+@pytest.mark.parametrize("size", SIZES)
+def test_advise_screen(snap_compare, demo_app, size):
+    assert snap_compare(demo_app, terminal_size=size, run_before=_keys("m"))
+
+
+def test_plan_tab_in_chinese(snap_compare, demo_app_zh):
+    assert snap_compare(demo_app_zh, terminal_size=(80, 24), run_before=_keys("3"))
+
+
+def test_diagnosis_tab_in_chinese(snap_compare, demo_app_zh):
+    assert snap_compare(demo_app_zh, terminal_size=(80, 24), run_before=_keys())

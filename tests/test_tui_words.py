@@ -86,3 +86,52 @@ def test_step_words_show_changes_and_costs():
                 applicability="needs-consent")
     assert change_words(step) == "grad_ckpt off → on; micro_batch 8 → 4"
     assert step_costs(step) == "slower, asks consent"
+
+
+def test_every_label_has_chinese_with_the_same_fields():
+    import string
+
+    from oomdoctor.tui.words import LABELS
+
+    for key, (en, zh) in LABELS.items():
+        assert en and zh, key
+        fields = lambda text: {name for _, name, _, _ in string.Formatter().parse(text) if name}  # noqa: E731
+        # Chinese has no plural ending: only the "s" field may be missing there
+        assert fields(zh) <= fields(en) and fields(en) - fields(zh) <= {"s"}, key
+
+
+def test_say_falls_back_to_english_for_other_languages():
+    from oomdoctor.tui.words import say
+
+    assert say("over_by", "zh", over="1.0 GiB") == "超出 1.0 GiB"
+    assert say("over_by", "fr", over="1.0 GiB") == "over by 1.0 GiB"
+
+
+def test_matrix_cell_says_fits_plan_steps_or_nothing():
+    from oomdoctor.tui.words import matrix_cell
+
+    assert matrix_cell(True, True, 0, 71.2) == "✓ 71G"
+    assert matrix_cell(True, False, 2, 33.4) == "2 steps 33G"
+    assert matrix_cell(True, False, 1, 9.46) == "1 step 9.5G"
+    assert matrix_cell(False, False, 0, 138.6) == "✗ 139G"
+    assert matrix_cell(True, False, 2, 33.4, "zh") == "2 步 33G"
+
+
+def test_chinese_verdict_and_costs():
+    from oomdoctor.tui.words import step_costs
+
+    est = _est(50.0, 80.0)
+    assert verdict(est, "zh") == "放得下，还余 22.0 GiB"
+    step = Step(rule="OOM004", slug="switch-to-lora", title="t", changes=(), setup=TrainingSetup(), estimate=est,
+                saved_gib=1.0, costs=("quality",), applicability="needs-consent")
+    assert step_costs(step) == "quality, asks consent"
+    assert step_costs(step, "zh") == "影响效果，需要你同意"
+
+
+def test_chinese_crash_sentence_keeps_the_numbers():
+    event = CrashEvent(kind="cuda_oom", line=7, tried_gib=2.0, free_gib=1.2, capacity_gib=79.15, phase="backward")
+    crash = CrashReport(file="train.log", events=(event,), step=12)
+    text = crash_numbers(event, Hardware(gpu="A100-SXM4-80GB", gpu_gib=80.0), "zh")
+    assert "2.0 GiB" in text and "1.2 GiB" in text and "A100-SXM4-80GB" in text
+    where = crash_where(event, crash, "zh")
+    assert "反向传播" in where and "第 12 步" in where and "train.log 第 7 行" in where

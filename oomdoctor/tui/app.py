@@ -6,6 +6,7 @@ in a thread worker so keys keep working while it runs.
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Group
@@ -24,33 +25,38 @@ from oomdoctor.errors import InputError
 from oomdoctor.facts import COMPONENTS, Estimate, Plan, Report
 from oomdoctor.pipeline import Options, Selection, select_steps
 from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog
-from oomdoctor.tui.widgets import MemoryBars, StepList, step_detail
+from oomdoctor.tui.widgets import MemoryBars, Prose, StepList, step_detail
 from oomdoctor.tui.words import (
-    SHORT_NAMES, crash_numbers, crash_where, diagnosis_lines, gib, segments, setup_lines, verdict,
+    crash_numbers, crash_where, diagnosis_lines, gib, plural, say, segments, setup_lines, short_name, verdict,
 )
 
 # (key, binding key, action, footer label or None when hidden, help text): the one table for
-# the bindings, the footer and the help screen.
+# the bindings, the footer and the help screen. Labels and help texts are keys of words.LABELS.
 KEYS: tuple[tuple[str, str, str, str | None, str], ...] = (
-    ("space", "space", "toggle_step", "toggle", "keep or drop the highlighted plan step (enter too)"),
-    ("l", "l", "switch_plan", "plan", "switch between the ladder and the least-cost plan"),
-    ("e", "e", "export", "export", "export the diff of the selected steps to a file"),
-    ("w", "w", "write_copies", "copies", "write patched copies of the configs into a folder"),
-    ("a", "a", "apply", "apply", "apply the diff to the configs in place, after a confirmation"),
-    ("g", "g", "guide", "guide", "open the guided walkthrough"),
-    ("?", "question_mark", "help", "help", "show this list of keys"),
-    ("q", "q", "quit", "quit", "quit"),
-    ("1-4", "1", "tab('diagnosis')", None, "show the Diagnosis, Memory, Plan or Patch tab"),
+    ("space", "space", "toggle_step", "key_toggle", "help_toggle"),
+    ("l", "l", "switch_plan", "key_plan", "help_plan"),
+    ("e", "e", "export", "key_export", "help_export"),
+    ("w", "w", "write_copies", None, "help_copies"),      # off the footer: 80 columns hold ten keys
+    ("a", "a", "apply", "key_apply", "help_apply"),
+    ("s", "s", "simulate", "key_simulate", "help_simulate"),
+    ("m", "m", "matrix", "key_matrix", "help_matrix"),
+    ("g", "g", "guide", "key_guide", "help_guide"),
+    ("?", "question_mark", "help", "key_help", "help_help"),
+    ("q", "q", "quit", "key_quit", "help_quit"),
+    ("1-4", "1", "tab('diagnosis')", None, "help_tabs"),
     ("", "2", "tab('memory')", None, ""),
     ("", "3", "tab('plan')", None, ""),
     ("", "4", "tab('patch')", None, ""),
-    ("+", "plus", "keep_all", None, "keep every step of the plan"),
-    ("-", "minus", "keep_none", None, "drop every step of the plan"),
-    ("↑ ↓", "", "", None, "move in the step list; pgup/pgdn scroll the diff"),
-    ("tab", "", "", None, "move the focus"),
+    ("+", "plus", "keep_all", None, "help_keep_all"),
+    ("-", "minus", "keep_none", None, "help_keep_none"),
+    ("↑ ↓", "", "", None, "help_arrows"),
+    ("tab", "", "", None, "help_tab"),
 )
 
 TABS = ("diagnosis", "memory", "plan", "patch")
+# Actions that act on the main screen's plan: off (and out of the footer) while another screen is on top.
+MAIN_ONLY = frozenset(action.split("(")[0] for _, bkey, action, _, _ in KEYS
+                      if bkey and action not in ("quit", "help"))
 
 
 class OomDoctorApp(App[int]):
@@ -60,8 +66,8 @@ class OomDoctorApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     # Tab keys are priority bindings: a focused list would otherwise swallow the digits.
     BINDINGS = [
-        Binding(bkey, action, label or "", show=label is not None, key_display=key if label else None,
-                priority=action.startswith("tab("))
+        Binding(bkey, action, say(label) if label else "", show=label is not None,
+                key_display=key if label else None, priority=action.startswith("tab("))
         for key, bkey, action, label, _ in KEYS if bkey
     ]
 
@@ -80,31 +86,50 @@ class OomDoctorApp(App[int]):
         self.selection: Selection | None = self._report_selection()
         self.estimating = False
         self.applied = False
+        self.matrix = None          # the advisor's Matrix, built once on the first `m`
+        self._rules = None
+        if lang != "en":
+            self._localize_bindings()
+
+    def _localize_bindings(self) -> None:
+        labels = {action: label for _, _, action, label, _ in KEYS if label}
+        bindings = self._bindings.key_to_bindings
+        for key, items in bindings.items():
+            bindings[key] = [replace(b, description=say(labels[b.action], self.lang)) if b.action in labels else b
+                             for b in items]
+
+    def say(self, key: str, **values) -> str:
+        return say(key, self.lang, **values)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action in MAIN_ONLY and len(self.screen_stack) > 1:
+            return False
+        return True
 
     # ------------------------------------------------------------------ layout
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
         with TabbedContent(initial="diagnosis", id="tabs"):
-            with TabPane("1 Diagnosis", id="diagnosis"):
+            with TabPane(self.say("tab_diagnosis"), id="diagnosis"):
                 with VerticalScroll():
                     yield Static(id="diag-text")
-            with TabPane("2 Memory", id="memory"):
+            with TabPane(self.say("tab_memory"), id="memory"):
                 with VerticalScroll():
-                    yield MemoryBars(id="memory-bars")
+                    yield MemoryBars(lang=self.lang, id="memory-bars")
                     yield Static(id="memory-table")
-            with TabPane("3 Plan", id="plan"):
-                yield MemoryBars(legend=False, id="plan-bars")
+            with TabPane(self.say("tab_plan"), id="plan"):
+                yield MemoryBars(legend=False, lang=self.lang, id="plan-bars")
                 yield Static(id="plan-verdict")
                 with Horizontal(id="plan-body"):
                     with Vertical(id="plan-left"):
                         yield Static(id="plan-heading")
-                        yield StepList(id="steps")
+                        yield StepList(lang=self.lang, id="steps")
                         with VerticalScroll(id="step-detail-box"):
                             yield Static(id="step-detail")
                     with VerticalScroll(id="plan-diff"):
                         yield Static(id="plan-diff-text")
-            with TabPane("4 Patch", id="patch"):
+            with TabPane(self.say("tab_patch"), id="patch"):
                 yield Static(id="patch-heading")
                 with VerticalScroll(id="patch-scroll"):
                     yield Static(id="patch-text")
@@ -134,7 +159,27 @@ class OomDoctorApp(App[int]):
                          edits=r.edits, patch=r.patch, env=dict(r.env), notes=r.notes)
 
     def _fill_steps(self) -> None:
-        self.query_one(StepList).set_steps(self.current_plan().steps, self.keep[self.plan_kind])
+        steps = self.current_plan().steps
+        self.query_one(StepList).set_steps(steps, self.keep[self.plan_kind],
+                                           titles=[self.rule_text(s, "title") for s in steps])
+
+    def rule_text(self, step, field: str) -> str:
+        """The step's rule text (title, why, costs) in the app's language; the plan's English otherwise."""
+        english = {"title": step.title, "why": step.why, "costs": ""}[field]
+        if self.lang == "en" and english:
+            return english
+        return self._rule_text(step.rule, field, english)
+
+    def _rule_text(self, rule_id: str, field: str, english: str) -> str:
+        if self._rules is None:
+            from oomdoctor.planner import load_rules
+
+            try:
+                self._rules = load_rules(self.opts.rules_dirs)
+            except InputError:
+                self._rules = False         # a broken extra rules dir: the plan's own English texts
+        rule = self._rules.get(rule_id) if self._rules else None
+        return (rule.text(field, self.lang) if rule is not None else "") or english
 
     @on(StepList.Changed, "#steps")
     def _steps_changed(self, message: StepList.Changed) -> None:
@@ -178,15 +223,15 @@ class OomDoctorApp(App[int]):
     def _plan_label(self) -> str:
         plan = self.current_plan()
         keep = self.keep[self.plan_kind]
-        name = "ladder" if self.plan_kind == "ladder" else "least-cost plan"
-        return f"{name}, {len(keep)} of {len(plan.steps)} step{'s' if len(plan.steps) != 1 else ''}"
+        name = self.say("ladder" if self.plan_kind == "ladder" else "least_plan")
+        return self.say("plan_label", name=name, k=len(keep), n=len(plan.steps), s=plural(len(plan.steps), self.lang))
 
     def _render_selection(self) -> None:
         self._render_title()
         self._render_verdict()
         est_now = self.report.estimate
         est_plan = self.selection.estimate if self.selection else None
-        rows = [("now", est_now)] + ([("plan", est_plan)] if self.current_plan().steps else [])
+        rows = [(self.say("now"), est_now)] + ([(self.say("plan"), est_plan)] if self.current_plan().steps else [])
         self.query_one("#memory-bars", MemoryBars).show(rows)
         self.query_one("#plan-bars", MemoryBars).show(rows)
         self.query_one("#memory-table", Static).update(self._memory_table(est_now, est_plan))
@@ -215,33 +260,34 @@ class OomDoctorApp(App[int]):
         est = self.report.estimate
         text = Text()
         if est is None:
-            text.append("No estimate without a training config.")
+            text.append(self.say("no_config"))
         elif not self.current_plan().steps:
-            text.append("The run fits as configured: " if est.fits else "No step applies: ", style="bold")
-            text.append(verdict(est))
+            text.append(self.say("fits_as_configured" if est.fits else "no_step"), style="bold")
+            text.append(verdict(est, self.lang))
         elif self.estimating:
-            text.append("re-estimating…", style="italic")
+            text.append(self.say("reestimating"), style="italic")
         elif self.selection is not None:
             sel = self.selection.estimate
-            text.append(f"With {self._plan_label()}: ", style="bold")
-            text.append(f"{gib(sel.peak_gib)} of {gib(sel.capacity_gib)} — ")
-            text.append(verdict(sel), style="bold green" if sel.fits else "bold red")
+            text.append(self.say("with_plan", label=self._plan_label()), style="bold")
+            text.append(self.say("peak_of", peak=gib(sel.peak_gib), cap=gib(sel.capacity_gib)))
+            text.append(verdict(sel, self.lang), style="bold green" if sel.fits else "bold red")
         self.query_one("#plan-verdict", Static).update(text)
 
     def _render_plan_text(self) -> None:
         plan = self.current_plan()
-        other = "least-cost plan" if self.plan_kind == "ladder" else "ladder"
+        other = self.say("least_plan" if self.plan_kind == "ladder" else "ladder")
         heading = Text()
         if plan.steps:
-            heading.append("Ladder" if self.plan_kind == "ladder" else "Least-cost plan", style="bold")
+            heading.append(self.say("Ladder" if self.plan_kind == "ladder" else "Least_plan"), style="bold")
             n = len(plan.steps)
-            heading.append(f" ({n} step{'s' if n != 1 else ''}, {'fits' if plan.fits else 'does not fit'})")
+            heading.append(self.say("plan_heading", n=n, s=plural(n, self.lang),
+                                    fit=self.say("fits_word" if plan.fits else "no_fit_word")))
             if self.report.least_cost is not None:
-                heading.append(f" · l: {other}", style="dim")
+                heading.append(self.say("other_plan", other=other), style="dim")
         elif self.report.estimate is not None and self.report.estimate.fits:
-            heading.append("Nothing to change.", style="bold")
+            heading.append(self.say("nothing_to_change"), style="bold")
         else:
-            heading.append("No step of the ladder applies.", style="bold")
+            heading.append(self.say("no_step_applies"), style="bold")
         self.query_one("#plan-heading", Static).update(heading)
         self._render_detail()
 
@@ -249,22 +295,26 @@ class OomDoctorApp(App[int]):
         plan = self.current_plan()
         steps = self.query_one(StepList)
         i = steps.highlighted
-        text = step_detail(plan.steps[i], i) if plan.steps and i is not None and i < len(plan.steps) else Text()
+        parts: list = []
+        if plan.steps and i is not None and i < len(plan.steps):
+            step = plan.steps[i]
+            parts.append(step_detail(step, i, self.lang, why=self.rule_text(step, "why"),
+                                     cost_text=self.rule_text(step, "costs")))
         if not plan.fits and plan.advice:
-            if text.plain:
-                text.append("\n")
-            text.append("Even the whole plan does not fit. ", style="bold red")
-            text.append(" ".join(plan.advice))
-        self.query_one("#step-detail", Static).update(text)
+            text = Text(self.say("whole_plan_no_fit"), style="bold red")
+            text.append(" ".join(plan.advice), style="")
+            parts.append(text)
+        self.query_one("#step-detail", Static).update(Group(*parts))
 
     @on(OptionList.OptionHighlighted, "#steps")
     def _step_highlighted(self) -> None:
-        self._render_detail()
+        if self.query(StepList):      # the message can arrive after an early quit took the widgets away
+            self._render_detail()
 
     def _diff_renderable(self):
         patch = self.selection.patch if self.selection else ""
         if not patch:
-            return Text("No file changes for this selection.", style="dim")
+            return Text(self.say("no_changes"), style="dim")
         return Syntax(patch, "diff", theme="ansi_dark", background_color="default")
 
     def _render_patch(self) -> None:
@@ -275,15 +325,15 @@ class OomDoctorApp(App[int]):
         heading = Text()
         files = sorted({e.file for e in sel.edits}) if sel else []
         if files:
-            heading.append(f"{len(sel.edits)} edit{'s' if len(sel.edits) != 1 else ''} to ", style="bold")
+            heading.append(self.say("edits_to", n=len(sel.edits), s=plural(len(sel.edits), self.lang)), style="bold")
             heading.append(", ".join(_rel(f, self.opts.cwd) for f in files), style="bold")
-            heading.append(" · e export · w copies · a apply", style="dim")
+            heading.append(self.say("patch_keys"), style="dim")
         else:
-            heading.append("Patch", style="bold")
+            heading.append(self.say("patch"), style="bold")
         self.query_one("#patch-heading", Static).update(heading)
         env_text = Text()
         if sel and (sel.env or sel.notes):
-            env_text.append("\nBefore you launch:\n", style="bold")
+            env_text.append(self.say("before_launch"), style="bold")
             for name, value in sel.env.items():
                 env_text.append(f"  export {name}={value}\n")
             for note in sel.notes:
@@ -292,14 +342,14 @@ class OomDoctorApp(App[int]):
 
     def _memory_table(self, now: Estimate | None, plan: Estimate | None) -> Group | Text:
         if now is None:
-            return Text("No estimate: give the training config to see where the memory goes.")
+            return Text(self.say("no_estimate"))
         show_plan = plan is not None and bool(self.current_plan().steps)
         table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
-        table.add_column("per GPU", style="bold")
-        table.add_column("as configured", justify="right")
+        table.add_column(self.say("per_gpu"), style="bold")
+        table.add_column(self.say("as_configured"), justify="right")
         if show_plan:
-            table.add_column("with plan", justify="right")
-            table.add_column("change", justify="right")
+            table.add_column(self.say("with_the_plan"), justify="right")
+            table.add_column(self.say("change"), justify="right")
         names = [n for n, _ in segments(now)] + [n for n, _ in segments(plan) if show_plan and n not in COMPONENTS]
         seen: list[str] = []
         for name in names:
@@ -307,18 +357,18 @@ class OomDoctorApp(App[int]):
                 continue
             seen.append(name)
             a = dict(segments(now)).get(name, 0.0)
-            row = [SHORT_NAMES.get(name, name), f"{a:.1f}"]
+            row = [short_name(name, self.lang), f"{a:.1f}"]
             if show_plan:
                 b = dict(segments(plan)).get(name, 0.0)
                 row += [f"{b:.1f}", f"{b - a:+.1f}"]
             table.add_row(*row)
-        total = ["peak", f"{now.peak_gib:.1f}"] + ([f"{plan.peak_gib:.1f}", f"{plan.peak_gib - now.peak_gib:+.1f}"]
+        total = [self.say("peak"), f"{now.peak_gib:.1f}"] + ([f"{plan.peak_gib:.1f}", f"{plan.peak_gib - now.peak_gib:+.1f}"]
                                                    if show_plan else [])
         table.add_row(*total, style="bold")
-        verdicts = ["verdict", verdict(now)] + ([verdict(plan), ""] if show_plan else [])
+        verdicts = [self.say("verdict"), verdict(now, self.lang)] + ([verdict(plan, self.lang), ""] if show_plan else [])
         table.add_row(*verdicts)
-        return Group(table, Text(f"\nGiB per GPU; usable capacity {now.capacity_gib:.1f} GiB, "
-                                 f"{now.headroom:.0%} kept free for fragmentation and spikes.", style="dim"),
+        return Group(table, Text("\n" + self.say("memory_foot", cap=now.capacity_gib, free=f"{now.headroom:.0%}"),
+                                 style="dim"),
                      _bullets(now.notes, style="dim"))
 
     def _diagnosis_text(self) -> Group:
@@ -326,43 +376,46 @@ class OomDoctorApp(App[int]):
         parts: list = []
         crash = r.crash
         event = crash.primary if crash else None
-        parts.append(_heading("What died", first=True))
+        lang = self.lang
+        parts.append(_heading(self.say("what_died"), first=True))
         if crash is None:
-            parts.append(_indented("No crash log given: this is an estimate of the config alone."))
+            parts.append(_indented(self.say("no_log")))
         elif event is None:
-            parts.append(_indented(f"{crash.file} holds no out-of-memory error oomdoctor knows."))
+            parts.append(_indented(self.say("no_oom", file=crash.file)))
         else:
-            parts.append(_indented(crash_where(event, crash)))
-            parts.append(_indented(Text(crash_numbers(event, r.hardware), style="bold")))
+            parts.append(_indented(Prose(crash_where(event, crash, lang), lang=lang)))
+            parts.append(_indented(Prose(crash_numbers(event, r.hardware, lang), style="bold", lang=lang)))
         if crash and crash.diagnoses:
-            parts.append(_heading("What it points to"))
-            parts.append(_bullets(diagnosis_lines(crash.diagnoses)))
+            parts.append(_heading(self.say("points_to")))
+            parts.append(_bullets(diagnosis_lines(crash.diagnoses, lang), lang=lang))
         if r.setup is not None:
-            parts.append(_heading("The run"))
+            parts.append(_heading(self.say("the_run")))
             grid = Table.grid(padding=(0, 1))
             grid.add_column(style="bold", no_wrap=True)
             grid.add_column()
-            for label, value in setup_lines(r.setup):
+            for label, value in setup_lines(r.setup, lang):
                 grid.add_row(label, value)
             parts.append(Padding(grid, (0, 0, 0, 2)))
         if r.estimate is not None:
             est = r.estimate
-            parts.append(_heading("Estimate per GPU"))
+            parts.append(_heading(self.say("estimate_per_gpu")))
             grid = Table.grid(padding=(0, 1))
             grid.add_column(style="bold", no_wrap=True)
             grid.add_column()
-            grid.add_row("as configured", Text.assemble(f"{gib(est.peak_gib)} of {gib(est.capacity_gib)} usable — ",
-                                                        (verdict(est), "green" if est.fits else "red")))
+            grid.add_row(self.say("as_configured"), Text.assemble(
+                self.say("of_usable", peak=gib(est.peak_gib), cap=gib(est.capacity_gib)),
+                (verdict(est, lang), "green" if est.fits else "red")))
             if r.plan.steps:
                 final = r.plan.final_estimate(est)
-                grid.add_row("with the plan", Text.assemble(
-                    f"{gib(final.peak_gib)} after {len(r.plan.steps)} step{'s' if len(r.plan.steps) != 1 else ''} — ",
-                    (verdict(final), "green" if final.fits else "red")))
+                n = len(r.plan.steps)
+                grid.add_row(self.say("with_the_plan"), Text.assemble(
+                    self.say("after_steps", peak=gib(final.peak_gib), n=n, s=plural(n, lang)),
+                    (verdict(final, lang), "green" if final.fits else "red")))
             parts.append(Padding(grid, (0, 0, 0, 2)))
             if r.plan.steps:
-                parts.append(_indented(Text("3: the plan's steps · 4: the diff", style="dim")))
+                parts.append(_indented(Text(self.say("diag_hint"), style="dim")))
         if r.warnings:
-            parts.append(_heading("Good to know"))
+            parts.append(_heading(self.say("good_to_know")))
             parts.append(_bullets(r.warnings, bullet="!"))
         return Group(*parts)
 
@@ -402,10 +455,10 @@ class OomDoctorApp(App[int]):
 
     def _patch_or_say(self) -> str | None:
         if self.estimating:
-            self.notify("Still re-estimating; try again in a moment.")
+            self.notify(self.say("still_estimating"))
             return None
         if self.selection is None or not self.selection.patch:
-            self.notify("Nothing to write: the selected steps change no file.", severity="warning")
+            self.notify(self.say("nothing_to_write"), severity="warning")
             return None
         return self.selection.patch
 
@@ -492,8 +545,29 @@ class OomDoctorApp(App[int]):
             return
         self.push_screen(WalkthroughScreen(self.report, self.opts, self.lang))
 
+    def action_simulate(self) -> None:
+        """Trace the configured setup, and the selected steps' setup when it differs, on fake tensors."""
+        from oomdoctor.tui.screens import SimulateScreen
+
+        r = self.report
+        targets = []
+        if r.setup is not None and r.shape is not None and r.estimate is not None:
+            targets.append((self.say("sim_target_configured"), r.setup, r.estimate))
+            sel = self.selection
+            if sel is not None and sel.setup != r.setup and not self.estimating:
+                targets.append((self.say("sim_target_selection"), sel.setup, sel.estimate))
+        self.push_screen(SimulateScreen(r.shape, targets, self.lang))
+
+    def action_matrix(self) -> None:
+        from oomdoctor.tui.screens import AdviseScreen
+
+        title = (lambda rule, english: english) if self.lang == "en" else (
+            lambda rule, english: self._rule_text(rule, "title", english))
+        self.push_screen(AdviseScreen(self.report, self.lang, matrix=self.matrix, rule_title=title))
+
     def action_help(self) -> None:
-        self.push_screen(HelpScreen([(key, what) for key, _, _, _, what in KEYS if key]))
+        self.push_screen(HelpScreen([(key, self.say(what)) for key, _, _, _, what in KEYS if key],
+                                    title=self.say("help_title"), hint=self.say("help_close")))
 
 
 def _peak_mark(est: Estimate) -> Text:
@@ -508,13 +582,13 @@ def _indented(text: str | Text) -> Padding:
     return Padding(text, (0, 0, 0, 2))
 
 
-def _bullets(lines, bullet: str = "•", style: str = "") -> Padding:
+def _bullets(lines, bullet: str = "•", style: str = "", lang: str = "en") -> Padding:
     """Bulleted lines whose wrapped continuation lines stay under the text, not under the bullet."""
     grid = Table.grid(padding=(0, 1))
     grid.add_column(no_wrap=True)
-    grid.add_column()
+    grid.add_column(ratio=1)
     for line in lines:
-        grid.add_row(bullet, Text(line, style=style))
+        grid.add_row(bullet, Prose(line, style=style, lang=lang))
     return Padding(grid, (0, 0, 0, 2))
 
 

@@ -73,9 +73,11 @@ class HelpScreen(ModalScreen[None]):
         Binding("q", "close", "close", show=False),
     ]
 
-    def __init__(self, keys: Sequence[tuple[str, str]]) -> None:
+    def __init__(self, keys: Sequence[tuple[str, str]], *, title: str = "Keys", hint: str = "esc or ?: close") -> None:
         super().__init__()
         self.keys = tuple(keys)
+        self.title_text = title
+        self.hint = hint
 
     def compose(self) -> ComposeResult:
         table = Table.grid(padding=(0, 2))
@@ -84,10 +86,10 @@ class HelpScreen(ModalScreen[None]):
         for key, what in self.keys:
             table.add_row(key, what)
         with Vertical(classes="dialog wide-dialog"):
-            yield Static("Keys", classes="dialog-title")
+            yield Static(self.title_text, classes="dialog-title")
             with VerticalScroll(classes="dialog-diff"):
                 yield Static(table)
-            yield Static("esc or ?: close", classes="dialog-hint")
+            yield Static(self.hint, classes="dialog-hint")
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from rich.cells import cell_len, set_cell_size
+from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 from textual.binding import Binding
 from textual.message import Message
@@ -10,10 +12,32 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 
 from oomdoctor.facts import Estimate, Step
-from oomdoctor.tui.words import COLOURS, GLYPHS, SHORT_NAMES, bar_cells, gib, segments, step_costs
+from oomdoctor.tui.words import COLOURS, GLYPHS, bar_cells, gib, say, segments, short_name, step_costs
 
 LABEL_CELLS = 7
 NUMBER_CELLS = 12   # " 94.2 GiB ✗"
+
+
+class Prose:
+    """A paragraph that wraps by terminal cells in Chinese (between any two characters), like Rich in English.
+
+    Rich breaks only at spaces, so "LoRA 冻结……" would leave "LoRA" alone on a line before the Chinese run.
+    """
+
+    def __init__(self, text: str, style: str = "", lang: str = "en") -> None:
+        self.text = text
+        self.style = style
+        self.lang = lang
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if self.lang != "zh":
+            yield Text(self.text, style=self.style)
+            return
+        from oomdoctor.walkthrough import wrap_cells
+
+        for paragraph in self.text.split("\n"):
+            for line in wrap_cells(paragraph, max(8, options.max_width)) or [""]:
+                yield Text(line, style=self.style, no_wrap=True, overflow="fold")
 
 
 class MemoryBars(Widget):
@@ -26,9 +50,10 @@ class MemoryBars(Widget):
     MemoryBars { height: auto; }
     """
 
-    def __init__(self, *, legend: bool = True, id: str | None = None) -> None:
+    def __init__(self, *, legend: bool = True, lang: str = "en", id: str | None = None) -> None:
         super().__init__(id=id)
         self.legend = legend
+        self.lang = lang
         self.rows: list[tuple[str, Estimate]] = []
 
     def show(self, rows: Sequence[tuple[str, Estimate | None]]) -> None:
@@ -38,7 +63,7 @@ class MemoryBars(Widget):
     def render(self) -> Text:
         width = max(30, self.size.width or 80)
         if not self.rows:
-            return Text("No estimate: give the training config to see where the memory goes.")
+            return Text(say("no_estimate", self.lang))
         capacity = self.rows[0][1].capacity_gib
         headroom = self.rows[0][1].headroom
         # Past twice the capacity the exact length tells nothing more; the plan's bar stays readable.
@@ -50,7 +75,8 @@ class MemoryBars(Widget):
         for n, (label, est) in enumerate(self.rows):
             if n:
                 text.append("\n")
-            text.append(f"{label[:LABEL_CELLS - 1]:<{LABEL_CELLS}}", style="bold")
+            # Padded by terminal cells: a Chinese label is two cells a character.
+            text.append(set_cell_size(set_cell_size(label, LABEL_CELLS - 1), LABEL_CELLS), style="bold")
             cells: list[tuple[str, str]] = []
             for name, count in bar_cells(segments(est), scale, bar_w):
                 cells.extend([(GLYPHS[name], COLOURS[name])] * count)
@@ -69,22 +95,22 @@ class MemoryBars(Widget):
 
     def _legend(self, width: int, capacity: float, headroom: float) -> Text:
         present = {name for _, est in self.rows for name, value in segments(est) if value > 0}
-        items = [Text.assemble((GLYPHS[name] * 2, COLOURS[name]), f" {SHORT_NAMES[name]}")
+        items = [Text.assemble((GLYPHS[name] * 2, COLOURS[name]), f" {short_name(name, self.lang)}")
                  for name in GLYPHS if name in present]
         items.append(Text.assemble(("┃", "bold red"), f" {capacity:.1f} GiB"))
-        items.append(Text.assemble(("╎", "bold"), f" fit limit ({headroom:.0%} free)"))
+        items.append(Text.assemble(("╎", "bold"), " " + say("fit_limit", self.lang, free=f"{headroom:.0%}")))
         # Wrap by whole items, continuation lines under the bars, not under the labels.
         out = Text("\n" + " " * LABEL_CELLS)
         used = LABEL_CELLS
         for i, item in enumerate(items):
-            if i and used + 2 + len(item) > width:
+            if i and used + 2 + item.cell_len > width:
                 out.append("\n" + " " * LABEL_CELLS)
                 used = LABEL_CELLS
             elif i:
                 out.append("  ")
                 used += 2
             out.append_text(item)
-            used += len(item)
+            used += item.cell_len
         return out
 
     def on_resize(self) -> None:
@@ -111,13 +137,22 @@ class StepList(OptionList):
         def control(self) -> "StepList":
             return self.step_list
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, *, lang: str = "en", id: str | None = None) -> None:
         super().__init__(id=id)
+        self.lang = lang
+        if lang != "en":
+            from dataclasses import replace
+
+            keys = self._bindings.key_to_bindings
+            keys["space"] = [replace(b, description=say("key_toggle", lang)) for b in keys.get("space", [])]
         self.steps: tuple[Step, ...] = ()
+        self.titles: tuple[str, ...] = ()
         self.keep: set[int] = set()
 
-    def set_steps(self, steps: Sequence[Step], keep: Sequence[int]) -> None:
+    def set_steps(self, steps: Sequence[Step], keep: Sequence[int], titles: Sequence[str] | None = None) -> None:
+        """`titles`: the steps' titles as shown (translated); the steps' own titles by default."""
         self.steps = tuple(steps)
+        self.titles = tuple(titles) if titles is not None else tuple(s.title for s in self.steps)
         self.keep = set(keep)
         highlighted = self.highlighted
         self.set_options([self._prompt(i) for i in range(len(self.steps))])
@@ -133,14 +168,16 @@ class StepList(OptionList):
     def _prompt(self, i: int) -> Text:
         step = self.steps[i]
         box = "[x]" if i in self.keep else "[ ]"
-        costs_w = max(len(step_costs(s)) for s in self.steps)
+        costs_w = max(cell_len(step_costs(s, self.lang)) for s in self.steps)
         title_w = max(16, (self.size.width or 80) - 4 - 4 - 12 - costs_w - 1)
-        title = step.title if len(step.title) <= title_w else step.title[: title_w - 1] + "…"
+        title = self.titles[i] if i < len(self.titles) else step.title
+        if cell_len(title) > title_w:
+            title = set_cell_size(title, title_w - 1) + "…"
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{box} ", style="bold")
-        text.append(f"{i + 1}. {title:<{title_w}}")
+        text.append(f"{i + 1}. " + set_cell_size(title, title_w))
         text.append(f" {-step.saved_gib:+6.1f} GiB ", style="bold")
-        text.append(step_costs(step), style="dim")
+        text.append(step_costs(step, self.lang), style="dim")
         return text
 
     def action_toggle(self) -> None:
@@ -159,14 +196,20 @@ class StepList(OptionList):
                 self.replace_option_prompt_at_index(i, self._prompt(i))
 
 
-def step_detail(step: Step, index: int) -> Text:
+def step_detail(step: Step, index: int, lang: str = "en", *, why: str | None = None, cost_text: str = "") -> Group:
+    """What the step changes, what it saves and costs, and why it helps; `why`/`cost_text` in the app's language."""
     from oomdoctor.tui.words import change_words
 
     text = Text()
-    text.append(f"Step {index + 1}: ", style="bold")
+    text.append(say("step_n", lang, n=index + 1), style="bold")
     text.append(change_words(step) or step.title)
     text.append("\n")
-    text.append(f"saves {gib(step.saved_gib)} · {step_costs(step)} · rule {step.rule} ({step.slug})", style="dim")
-    if step.why:
-        text.append("\n" + step.why)
-    return text
+    text.append(say("step_saves", lang, saved=gib(step.saved_gib), costs=step_costs(step, lang), rule=step.rule,
+                    slug=step.slug), style="dim")
+    parts: list = [text]
+    why = step.why if why is None else why
+    if why:
+        parts.append(Prose(why, lang=lang))
+    if cost_text:
+        parts.append(Prose(cost_text, style="dim", lang=lang))
+    return Group(*parts)
