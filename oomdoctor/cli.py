@@ -154,13 +154,9 @@ def exit_code(report) -> int:
 
 
 def _plain(report, *, show_patch: bool) -> None:
-    from rich.console import Console
+    from oomdoctor.views.plain import print_report
 
-    from oomdoctor.views.plain import render
-
-    # In a pipe rich would wrap at 80 columns; a report read in a file or a CI log reads better wider.
-    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 100
-    render(report, Console(highlight=False, width=width), show_patch=show_patch)
+    print_report(report, show_patch=show_patch)
 
 
 def _export(report, args: argparse.Namespace, opts) -> None:

@@ -1,14 +1,19 @@
 """The plain report: what a person reads in a terminal with no TUI, or in a pipe.
 
-rich handles colour, NO_COLOR and width; with no terminal it prints plain text.
+rich handles colour, NO_COLOR and width in a terminal. With no terminal rich would print plain text,
+and print_report writes those same characters through views/plaintext.py without importing rich
+(about 60 ms sooner); the helpers below build rich or plain look-alike objects from one `kit`.
 """
 from __future__ import annotations
 
-from rich.console import Console
-from rich.table import Table
-from rich.text import Text
+import os
+import sys
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, Step, TrainingSetup
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 # One colour and one fill character per component, so the bar reads with and without colour.
 BAR_STYLE = {
@@ -29,6 +34,25 @@ KIND_WORDS = {
     "hip_oom": "HIP (ROCm) out of memory", "xla_oom": "XLA/TPU resources exhausted",
     "vllm_cache": "vLLM found no memory for its KV cache", "bnb_alloc": "bitsandbytes could not allocate memory",
 }
+
+
+class Kit(NamedTuple):
+    """The Text and Table classes a report is built from: rich's, or views/plaintext.py's look-alikes."""
+
+    Text: Any
+    Table: Any
+
+
+def rich_kit() -> Kit:
+    from rich.table import Table
+    from rich.text import Text
+
+    return Kit(Text, Table)
+
+
+def _kit_of(console: Any) -> Kit:
+    kit = getattr(console, "kit", None)
+    return Kit(*kit) if kit is not None else rich_kit()
 
 
 def gib(x: float | None) -> str:
@@ -95,8 +119,9 @@ def setup_line(s: TrainingSetup) -> str:
             f"{prec}, {s.optimizer}, {ckpt}, {s.attention}{zero}{fsdp}")
 
 
-def bar(est: Estimate, width: int) -> Text:
+def bar(est: Estimate, width: int, kit: Kit | None = None):
     """A stacked bar of the components, scaled so the capacity line sits at a fixed column."""
+    Text = (kit or rich_kit()).Text
     scale_gib = max(est.peak_gib, est.capacity_gib) or 1.0
     text = Text()
     cap_col = round(width * est.capacity_gib / scale_gib)
@@ -114,7 +139,8 @@ def bar(est: Estimate, width: int) -> Text:
     return text
 
 
-def memory_table(est: Estimate, title: str) -> Table:
+def memory_table(est: Estimate, title: str, kit: Kit | None = None):
+    Text, Table = kit or rich_kit()
     table = Table(title=title, title_justify="left", show_header=True, box=None, pad_edge=False)
     table.add_column("component")
     table.add_column("GiB", justify="right")
@@ -129,7 +155,8 @@ def memory_table(est: Estimate, title: str) -> Table:
     return table
 
 
-def verdict(est: Estimate) -> Text:
+def verdict(est: Estimate, kit: Kit | None = None):
+    Text = (kit or rich_kit()).Text
     pct = 100 * est.headroom
     if est.fits:
         return Text(f"fits: {est.peak_gib:.2f} of {est.capacity_gib:.2f} GiB ({est.headroom_gib:.2f} GiB free)", style="bold green")
@@ -139,7 +166,8 @@ def verdict(est: Estimate) -> Text:
     return Text(f"does not fit: {est.peak_gib:.2f} GiB needed, {est.capacity_gib:.2f} GiB available", style="bold red")
 
 
-def plan_table(plan: Plan, start: Estimate, title: str) -> Table:
+def plan_table(plan: Plan, start: Estimate, title: str, kit: Kit | None = None):
+    Text, Table = kit or rich_kit()
     table = Table(title=title, title_justify="left", box=None, pad_edge=False)
     table.add_column("#", justify="right")
     table.add_column("step")
@@ -171,8 +199,11 @@ def _same_steps(a: Plan, b: Plan) -> bool:
 
 
 def render(report: Report, console: Console, *, show_patch: bool = True) -> None:
+    """Print the report on `console`: a rich Console, or a views.plaintext.PlainConsole."""
     from oomdoctor import __version__
 
+    kit = _kit_of(console)
+    Text = kit.Text
     s, est, crash, hw = report.setup, report.estimate, report.crash, report.hardware
     head = Text(f"oomdoctor {__version__}", style="bold")
     if s is not None:
@@ -190,10 +221,10 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
     if est is None:
         return
     console.print()
-    console.print(memory_table(est, "Memory per GPU (estimate)"))
+    console.print(memory_table(est, "Memory per GPU (estimate)", kit))
     width = max(20, min(60, console.width - 20))
-    console.print(Text("  ") + bar(est, width) + Text(f"  | = {est.capacity_gib:.1f} GiB"))
-    console.print(verdict(est))
+    console.print(Text("  ") + bar(est, width, kit) + Text(f"  | = {est.capacity_gib:.1f} GiB"))
+    console.print(verdict(est, kit))
     if crash is not None and crash.memory_samples:
         from oomdoctor.calibrate import measured_curve
 
@@ -208,14 +239,14 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
     plan = report.plan
     console.print()
     if plan.steps:
-        console.print(plan_table(plan, est, "Plan (the ladder, in order)"))
+        console.print(plan_table(plan, est, "Plan (the ladder, in order)", kit))
         final = plan.steps[-1].estimate
-        console.print(Text("  ") + bar(final, width))
-        console.print(verdict(final))
+        console.print(Text("  ") + bar(final, width, kit))
+        console.print(verdict(final, kit))
     if report.least_cost is not None and report.least_cost.steps and not _same_steps(report.least_cost, plan):
         console.print()
-        console.print(plan_table(report.least_cost, est, "Least-cost plan (fewest quality costs)"))
-        console.print(verdict(report.least_cost.steps[-1].estimate))
+        console.print(plan_table(report.least_cost, est, "Least-cost plan (fewest quality costs)", kit))
+        console.print(verdict(report.least_cost.steps[-1].estimate, kit))
     if not plan.fits:
         console.print(Text("No plan on the ladder fits this GPU.", style="bold red"))
     for advice in plan.advice:
@@ -240,6 +271,7 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
 
 
 def render_crash(crash: CrashReport, console: Console) -> None:
+    Text = _kit_of(console).Text
     e = crash.primary
     if e is None:
         console.print(f"[bold]Log[/]    no out-of-memory error found in {crash.file}")
@@ -255,7 +287,40 @@ def render_crash(crash: CrashReport, console: Console) -> None:
         console.print(Text(f"       · {DIAGNOSIS_WORDS.get(d, d)}", style="yellow"))
 
 
+def print_report(report: Report, *, show_patch: bool = True) -> None:
+    """The plain report on stdout: rich in a terminal, the same characters without rich in a pipe or file."""
+    # In a pipe rich would wrap at 80 columns; a report read in a file or a CI log reads better wider.
+    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 100
+    if width is not None and _rich_writes_plain_text():
+        from oomdoctor.views.plaintext import NeedsRich, PlainConsole
+
+        plain = PlainConsole(width)
+        try:
+            render(report, plain, show_patch=show_patch)
+        except NeedsRich:
+            pass        # something rich lays out its own way: let rich write it all
+        else:
+            sys.stdout.write(plain.text())
+            return
+    from rich.console import Console
+
+    render(report, Console(highlight=False, width=width), show_patch=show_patch)
+
+
+def _rich_writes_plain_text() -> bool:
+    """True when rich.console.Console would see no terminal and write no escape codes (rich 15 rules)."""
+    env = os.environ
+    if env.get("TTY_COMPATIBLE") == "1" or env.get("FORCE_COLOR"):
+        return False
+    if getattr(sys.stdin, "__module__", "").startswith("idlelib"):
+        return False
+    # rich reports a UnicodeEncodeError its own way; only UTF-8 streams take the plain path.
+    return (getattr(sys.stdout, "encoding", "") or "").lower().replace("-", "").replace("_", "") == "utf8"
+
+
 def render_to_string(report: Report, width: int = 100, show_patch: bool = True) -> str:
+    from rich.console import Console
+
     console = Console(width=width, record=True, force_terminal=False, color_system=None, file=_Null())
     render(report, console, show_patch=show_patch)
     return console.export_text()
