@@ -13,13 +13,10 @@ benchmarks/logscan.py.
 from __future__ import annotations
 
 import bisect
-import gzip
 import mmap
 import os
 import shutil
-import subprocess
 import sys
-import tempfile
 import zlib
 from collections import deque
 from dataclasses import dataclass
@@ -139,6 +136,8 @@ class LogSource:
         env["LC_ALL"] = "C"             # bytes, not characters: no UTF-8 decoding cost, no encoding errors
         kept = {m: _Kept(keep) for m in markers}
         bad = False
+        import subprocess  # here, not at the top: only logs of GREP_MIN_BYTES or more start a process
+
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                                     env=env, preexec_fn=_limit_grep_memory if os.name == "posix" else None)
@@ -311,6 +310,8 @@ def _wc_lines(path: str, start: int) -> int | None:
     wc = shutil.which("wc")
     if wc is None:
         return None
+    import subprocess
+
     try:
         with open(path, "rb") as fh:
             fh.seek(start)
@@ -333,6 +334,9 @@ def decode(raw: bytes) -> str:
 
 def _spool(stream, display: str) -> str:
     """Copy a stream to a temp file in chunks; return its path."""
+    import gzip
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix="oomdoctor-log-", suffix=".log")
     try:
         with os.fdopen(fd, "wb") as out:
@@ -362,6 +366,8 @@ def open_log(path: str) -> LogSource:
         except OSError as err:
             raise InputError(f"cannot read the log: {err.strerror or err}", path) from None
         if head == b"\x1f\x8b":
+            import gzip
+
             try:
                 with gzip.open(path, "rb") as gz:
                     src = LogSource(path, _spool(gz, path), temp=True)

@@ -5,9 +5,24 @@ disk; shell_snippet carries what is not a config value (environment, launch comm
 """
 from __future__ import annotations
 
-from .apply import apply_in_place, backup_of, write_copies
+from typing import TYPE_CHECKING
+
 from .build import FilePatch, FileStat, PatchSet, build_patch, unified_diff
 from .shell import shell_snippet
+
+if TYPE_CHECKING:
+    from .apply import apply_in_place, backup_of, write_copies
+
+_WRITERS = ("apply_in_place", "backup_of", "write_copies")
+
+
+def __getattr__(name: str):
+    # apply.py (tempfile, hashlib) loads when something is written, not for the diff the report shows.
+    if name in _WRITERS:
+        from . import apply
+
+        return getattr(apply, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 __all__ = [
     "FilePatch",
