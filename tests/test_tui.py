@@ -332,3 +332,20 @@ async def test_g_opens_the_walkthrough_or_says_it_is_missing(demo):
             from oomdoctor.tui.walkthrough import WalkthroughScreen
 
             assert isinstance(app.screen, WalkthroughScreen)
+
+
+async def test_quick_tab_keys_settle_on_the_last_tab(demo):
+    from textual.widgets import TabbedContent
+
+    report, opts, _ = demo
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("2")                  # before the first tab's focus has landed
+        tabs = app.query_one(TabbedContent)
+        seen = set()
+        for _ in range(25):                     # a stale focus used to switch the tab back, again and again
+            await pilot.pause(0.02)
+            seen.add((tabs.active, app.focused))
+        assert len(seen) == 1
+        active, focused = seen.pop()
+        assert active == "memory" and focused in tabs.query_one("#memory").query("*")

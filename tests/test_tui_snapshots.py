@@ -40,20 +40,8 @@ def _keys(*keys: str):
             await pilot.pause()                 # the toggle's message starts the worker
             await pilot.app.workers.wait_for_complete()
             await pilot.pause()
-        await _footer_drawn(pilot)
     return run_before
 
-
-async def _footer_drawn(pilot) -> None:
-    """The footer redraws its keys a frame after the focus or the screen changes: wait for it."""
-    from textual.widgets import Footer
-
-    for _ in range(50):
-        await pilot.pause(0.05)
-        footers = pilot.app.screen.query(Footer)
-        if not footers or (footers.first().children and not footers.first()._recompose_required):
-            break
-    await pilot.pause()
 
 
 @pytest.mark.parametrize("size", SIZES)

@@ -54,6 +54,19 @@ KEYS: tuple[tuple[str, str, str, str | None, str], ...] = (
 )
 
 TABS = ("diagnosis", "memory", "plan", "patch")
+
+
+class Tabs(TabbedContent):
+    """TabbedContent whose tab changes by keys only, never by where the focus lands.
+
+    Textual switches to a pane when a widget in it gets focus, but that message arrives later: a quick
+    tab key meanwhile was undone, and two late focuses switched tabs back and forth for ever. Here the
+    focus follows the tab (`_tab_activated`), never the other way round.
+    """
+
+    def _on_tab_pane_focused(self, event: TabPane.Focused) -> None:
+        event.stop()
+        event.prevent_default()     # Textual runs the base class's handler too unless told not to
 # Actions that act on the main screen's plan: off (and out of the footer) while another screen is on top.
 MAIN_ONLY = frozenset(action.split("(")[0] for _, bkey, action, _, _ in KEYS
                       if bkey and action not in ("quit", "help"))
@@ -110,7 +123,7 @@ class OomDoctorApp(App[int]):
 
     def compose(self) -> ComposeResult:
         yield Static(id="title")
-        with TabbedContent(initial="diagnosis", id="tabs"):
+        with Tabs(initial="diagnosis", id="tabs"):
             with TabPane(self.say("tab_diagnosis"), id="diagnosis"):
                 with VerticalScroll():
                     yield Static(id="diag-text")
@@ -426,11 +439,14 @@ class OomDoctorApp(App[int]):
 
     @on(TabbedContent.TabActivated, "#tabs")
     def _tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        # Focus follows the tab, so arrows and page keys act on what is shown.
-        if event.pane.id == "plan":
-            self.query_one(StepList).focus()
-        else:
-            event.pane.query(VerticalScroll).first().focus()
+        # Focus follows the tab, so arrows and page keys act on what is shown. Set at once, not with the
+        # deferred widget.focus(): a deferred focus landing after the next tab key switched the tab back,
+        # and two of them ping-ponged between tabs for ever.
+        if event.pane.id != self.query_one(TabbedContent).active:
+            return      # stale: another tab is active already
+        target = self.query_one(StepList) if event.pane.id == "plan" else event.pane.query(VerticalScroll).first()
+        if self.focused is not target:
+            self.screen.set_focus(target)
 
     def action_toggle_step(self) -> None:
         self.query_one(StepList).action_toggle()
