@@ -1,7 +1,10 @@
 """Regexes compiled on first use, so that importing a module of many patterns costs nothing.
 
 The crash-log readers hold ~160 patterns and one log needs a third of them; compiling them all at
-import took ~50 ms of a run that must finish in well under half a second.
+import took ~50 ms of a run that must finish in well under half a second. A pattern may also name
+the literal strings one of which every match contains (`needs`): a text holding none of them is
+answered without compiling or running the regex (tests/test_startup.py proves each `needs` from the
+parsed pattern).
 """
 from __future__ import annotations
 
@@ -10,6 +13,9 @@ import re
 # What a caller may ask of a pattern; each is copied from the compiled pattern on first use.
 _DELEGATED = ("search", "match", "fullmatch", "finditer", "findall", "sub", "subn", "split",
               "groupindex", "groups", "flags", "scanner")
+# Calls that `needs` answers alone when no literal is in the text, with what they return then.
+_GUARDED = {"search": lambda: None, "match": lambda: None, "fullmatch": lambda: None,
+            "finditer": lambda: iter(()), "findall": list}
 
 
 class LazyPattern:
@@ -19,16 +25,35 @@ class LazyPattern:
     call on a compiled pattern costs. `.pattern` is there from the start, for building bigger patterns.
     """
 
-    def __init__(self, pattern: str, flags: int = 0) -> None:
+    def __init__(self, pattern: str, flags: int = 0, needs: tuple[str, ...] = ()) -> None:
         self.pattern = pattern
         self._flags = flags
+        self.needs = needs
+        if needs:
+            if flags & re.IGNORECASE:
+                raise ValueError("needs= is a case-sensitive test; it cannot guard an IGNORECASE pattern")
+            for name, empty in _GUARDED.items():
+                setattr(self, name, self._guard(name, empty))
+
+    def _guard(self, name: str, empty):
+        needs = self.needs
+
+        def call(string: str, *args, **kwargs):
+            for literal in needs:
+                if literal in string:
+                    return getattr(self.compiled(), name)(string, *args, **kwargs)
+            return empty()
+
+        call.__name__ = name
+        return call
 
     def compiled(self) -> re.Pattern[str]:
         pat = self.__dict__.get("_compiled")
         if pat is None:
             pat = self._compiled = re.compile(self.pattern, self._flags)
             for name in _DELEGATED:
-                setattr(self, name, getattr(pat, name))
+                if not (self.needs and name in _GUARDED):
+                    setattr(self, name, getattr(pat, name))
         return pat
 
     def __getattr__(self, name: str):
@@ -42,5 +67,5 @@ class LazyPattern:
         return f"lazy_re({self.pattern!r})"
 
 
-def lazy_re(pattern: str, flags: int = 0) -> LazyPattern:
-    return LazyPattern(pattern, flags)
+def lazy_re(pattern: str, flags: int = 0, *, needs: tuple[str, ...] = ()) -> LazyPattern:
+    return LazyPattern(pattern, flags, needs)

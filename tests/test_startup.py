@@ -198,3 +198,112 @@ def test_plain_table_matches_rich_table_or_defers_to_it(rows, justify, title, wi
     except plaintext.NeedsRich:
         return
     assert console.text() == out.getvalue()
+
+
+# ---------------------------------------------------------------- needs= guards, proved from the parsed pattern
+
+from itertools import product  # noqa: E402
+
+from oomdoctor.lazyre import LazyPattern  # noqa: E402
+
+
+def _literal_choices(items) -> set[str] | None:
+    """The strings a parsed (sub)pattern can match when it is literal only (small alternations and
+    one-character classes allowed), else None."""
+    from re import _constants as C
+
+    out = {""}
+    for op, av in items:
+        if op is C.LITERAL:
+            opts = {chr(av)}
+        elif op is C.IN and all(o is C.LITERAL for o, _ in av):
+            opts = {chr(v) for _, v in av}
+        elif op is C.SUBPATTERN and not av[1] & C.SRE_FLAG_IGNORECASE:
+            opts = _literal_choices(av[3])
+        elif op is C.BRANCH:
+            alts = [_literal_choices(alt) for alt in av[1]]
+            opts = None if any(a is None for a in alts) else set().union(*alts)
+        else:
+            return None
+        if opts is None or len(out) * len(opts) > 256:
+            return None
+        out = {a + b for a, b in product(out, opts)}
+    return out
+
+
+def _proves(items, needs: tuple[str, ...], before: frozenset[str] = frozenset({""})) -> bool:
+    """True when every match of the parsed sequence contains one of `needs`: some run of literals
+    (small alternations expanded) whose every spelling holds one, or a part every match must go
+    through (a group, a repeat of at least one, a branch whose every alternative proves it). `before`
+    holds the spellings of the literals just before the sequence (the parser factors a common prefix
+    out of a branch)."""
+    from re import _constants as C
+
+    run = set(before)
+
+    def run_proves() -> bool:
+        return run != {""} and all(any(n in s for n in needs) for s in run)
+
+    for op, av in items:
+        lit = _literal_choices([(op, av)])
+        if lit is not None and len(run) * len(lit) <= 256:
+            run = {a + b for a, b in product(run, lit)}
+            continue
+        if run_proves():
+            return True
+        lead, run = frozenset(run), {""}
+        if op is C.SUBPATTERN and not av[1] & C.SRE_FLAG_IGNORECASE and _proves(av[3], needs, lead):
+            return True
+        if op is C.BRANCH and all(_proves(alt, needs, lead) for alt in av[1]):
+            return True
+        if op in (C.MAX_REPEAT, C.MIN_REPEAT) and av[0] >= 1 and _proves(av[2], needs):
+            return True
+    return run_proves()
+
+
+def _guarded_patterns() -> list[tuple[str, LazyPattern]]:
+    from oomdoctor.crashlog import context, formats, phase
+
+    found = []
+    for mod in (formats, context, phase):
+        for name, value in vars(mod).items():
+            values = value if isinstance(value, tuple) else (value,)
+            for i, v in enumerate(values):
+                v = v[0] if isinstance(v, tuple) and v and isinstance(v[0], LazyPattern) else v
+                if isinstance(v, LazyPattern) and v.needs:
+                    found.append((f"{mod.__name__}.{name}[{i}]", v))
+    return found
+
+
+def test_every_needs_literal_is_in_every_match_of_its_pattern():
+    from re import _parser
+
+    guarded = _guarded_patterns()
+    assert len(guarded) > 40
+    for name, pat in guarded:
+        parsed = _parser.parse(pat.pattern, pat._flags)
+        assert not parsed.state.flags & re.IGNORECASE, name
+        assert _proves(parsed, pat.needs), \
+            f"{name}: a match need not contain any of {pat.needs}"
+
+
+def test_the_needs_proof_rejects_a_literal_a_match_may_lack():
+    from re import _parser
+
+    for pattern, needs in [(r"a\s+b", ("a b",)), (r"(?:x|y)z", ("xz",)), (r"q(?:abc)?r", ("abc",)),
+                           (r"abc|d", ("abc",)), (r"[Aa]b", ("Ab",)), (r"x*yz", ("xyz",))]:
+        assert not _proves(_parser.parse(pattern), needs), pattern
+    assert not _proves(_parser.parse(r"(?i:abc)"), ("abc",))
+    assert _proves(_parser.parse(r"(?:GPU|NPU) \d+|(?:S|s)tep"), ("GPU ", "NPU ", "tep"))
+
+
+def test_a_guarded_pattern_answers_like_the_regex_on_every_test_log_line():
+    import glob
+
+    lines = [line for path in sorted(glob.glob("tests/data/logs/*.log")) + ["oomdoctor/data/demo/train.log"]
+             for line in open(path, encoding="utf-8", errors="replace").read().splitlines()]
+    for name, pat in _guarded_patterns():
+        real = re.compile(pat.pattern, pat._flags)
+        for line in lines:
+            assert (pat.search(line) is None) == (real.search(line) is None), (name, line)
+            assert pat.findall(line) == real.findall(line), (name, line)

@@ -26,10 +26,10 @@ _VERSION_RES = (
     lazy_re(r"^-\s*`?([A-Za-z][\w -]*?)`?\s+version(?:\s*\([^)]*\))?:\s*" + _VER, re.I),
     lazy_re(r"\b(torch|transformers|deepspeed|llamafactory|accelerate|peft|trl|bitsandbytes|vllm|flash[-_]attn|axolotl|torchtune|unsloth|datasets|liger[-_]kernel|triton)==" + _VER, re.I),
     lazy_re(r"Welcome to (LLaMA[ -]?Factory), version " + _VER, re.I),
-    lazy_re(r"\b(DeepSpeed) info: version=" + _VER),
+    lazy_re(r"\b(DeepSpeed) info: version=" + _VER, needs=("DeepSpeed info: version=",)),
     lazy_re(r"\b(torch|pytorch|transformers|deepspeed|vllm|unsloth|axolotl|torchtune|llamafactory)(?:\.__version__)?\s+(?:version\s*)?(?:[:=]\s*|is\s+)" + _VER, re.I),
-    lazy_re(r"\b(Torch|Transformers|Triton|Unsloth|vLLM|TRL|Bitsandbytes)\s*[:=]\s*" + _VER),   # unsloth / vLLM banners
-    lazy_re(r"\b(vLLM|Unsloth|Axolotl|torchtune|LLaMA[ -]?Factory)\s+" + _VER + r"(?=[:\s,)]|$)"),
+    lazy_re(r"\b(Torch|Transformers|Triton|Unsloth|vLLM|TRL|Bitsandbytes)\s*[:=]\s*" + _VER, needs=("Torch", "Transformers", "Triton", "Unsloth", "vLLM", "TRL", "Bitsandbytes")),   # unsloth / vLLM banners
+    lazy_re(r"\b(vLLM|Unsloth|Axolotl|torchtune|LLaMA[ -]?Factory)\s+" + _VER + r"(?=[:\s,)]|$)", needs=("vLLM", "Unsloth", "Axolotl", "torchtune", "LLaMA")),
 )
 _GPU_NAME = lazy_re(
     r"\b((?:NVIDIA|Tesla|Quadro|AMD Instinct|Radeon)\s+(?:GeForce\s+|RTX\s+|Tesla\s+)?[A-Z0-9][\w-]*(?:\s(?:PCIe|SXM\d?|NVL|Ti|SUPER|Ada|Generation|\d+GB|HBM\d\w*|[A-Z]\d+[\w-]*))*)"
@@ -38,23 +38,23 @@ _GPU_LINE_CUES = ("GPU type", "GPU:", "GPU =", "NVIDIA", "Tesla", "device name",
 _GPU_LINE_CUE = lazy_re("|".join(re.escape(c) for c in _GPU_LINE_CUES))    # one search, not ten `in` tests a line
 _WORLD = (
     lazy_re(r"world[ _]size(?:\s*[:=]\s*|\s+)(\d+)", re.I),
-    lazy_re(r"\bWORLD_SIZE=(\d+)"),
-    lazy_re(r"\bNum processes:\s*(\d+)"),
-    lazy_re(r"\bnum_processes\s*[:=]\s*(\d+)"),
-    lazy_re(r"n_gpu: (\d+), distributed training: False"),      # LLaMA-Factory, single process
+    lazy_re(r"\bWORLD_SIZE=(\d+)", needs=("WORLD_SIZE=",)),
+    lazy_re(r"\bNum processes:\s*(\d+)", needs=("Num processes:",)),
+    lazy_re(r"\bnum_processes\s*[:=]\s*(\d+)", needs=("num_processes",)),
+    lazy_re(r"n_gpu: (\d+), distributed training: False", needs=("n_gpu: ",)),      # LLaMA-Factory, single process
 )
-_NPROC = lazy_re(r"--nproc[_-]per[_-]node[= ](\d+)")
-_NNODES = lazy_re(r"--nnodes[= ](\d+)")
-_PARAMS = lazy_re(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+)")
-_HF_NPARAMS = lazy_re(r"Number of trainable parameters\s*=\s*([\d,]+)")
+_NPROC = lazy_re(r"--nproc[_-]per[_-]node[= ](\d+)", needs=("--nproc",))
+_NNODES = lazy_re(r"--nnodes[= ](\d+)", needs=("--nnodes",))
+_PARAMS = lazy_re(r"trainable params:\s*([\d,]+)\s*\|\|\s*all params:\s*([\d,]+)", needs=("all params:",))
+_HF_NPARAMS = lazy_re(r"Number of trainable parameters\s*=\s*([\d,]+)", needs=("Number of trainable parameters",))
 _HF_SUMMARY = (
-    (lazy_re(r"Instantaneous batch size per device\s*=\s*(\d+)"), "per_device_train_batch_size"),
-    (lazy_re(r"Gradient Accumulation steps\s*=\s*(\d+)"), "gradient_accumulation_steps"),
-    (lazy_re(r"Num Epochs\s*=\s*([\d.]+)"), "num_train_epochs"),
-    (lazy_re(r"Total train batch size \([^)]*\)\s*=\s*(\d+)"), "total_train_batch_size"),
-    (lazy_re(r"Num examples\s*=\s*([\d,]+)"), "num_examples"),
+    (lazy_re(r"Instantaneous batch size per device\s*=\s*(\d+)", needs=("Instantaneous batch size per device",)), "per_device_train_batch_size"),
+    (lazy_re(r"Gradient Accumulation steps\s*=\s*(\d+)", needs=("Gradient Accumulation steps",)), "gradient_accumulation_steps"),
+    (lazy_re(r"Num Epochs\s*=\s*([\d.]+)", needs=("Num Epochs",)), "num_train_epochs"),
+    (lazy_re(r"Total train batch size \([^)]*\)\s*=\s*(\d+)", needs=("Total train batch size (",)), "total_train_batch_size"),
+    (lazy_re(r"Num examples\s*=\s*([\d,]+)", needs=("Num examples",)), "num_examples"),
 )
-_TOTAL_STEPS = lazy_re(r"Total optimization steps\s*=\s*([\d,]+)|Total steps\s*=\s*([\d,]+)")
+_TOTAL_STEPS = lazy_re(r"Total optimization steps\s*=\s*([\d,]+)|Total steps\s*=\s*([\d,]+)", needs=("Total optimization steps", "Total steps"))
 _ARGS_BLOCK = lazy_re(r"\b(?:Seq2Seq|SFT|DPO|ORPO|KTO|GRPO|PPO|Reward|CPO)?(?:Training|Config)?Arguments\($|\b\w*(?:Training|Finetuning|Model|Data)Arguments\($")
 _ARG_LINE = lazy_re(r"^(\w+)=(.*?),?$")
 _FLAG = lazy_re(r"(?:^|\s)--([a-z][a-z0-9_]*[a-z0-9])(?:[= ]+(?!--)([^\s\\]+))?")
@@ -67,24 +67,24 @@ evaluation_strategy micro_batch_size batch_size output_dir fsdp fsdp_config use_
 eval_accumulation_steps torch_compile tf32 dataset val_size save_strategy
 """.split())
 _YAML_KEY = lazy_re(r"^\s*([a-z_][a-z0-9_]*):\s+([^\s#][^#]*?)\s*$")
-_TQDM = lazy_re(r"(?:^|[|\s])(\d+)/(\d+) \[\d+:\d+(?::\d+)?<[^\]]*?(?:s/it|it/s)")
+_TQDM = lazy_re(r"(?:^|[|\s])(\d+)/(\d+) \[\d+:\d+(?::\d+)?<[^\]]*?(?:s/it|it/s)", needs=("s/it", "it/s"))
 _TQDM_DESC_BAD = lazy_re(r"(?:Map|Loading|Converting|Running tokenizer|Filter|Generating|Downloading|Fetching|shards|examples|Evaluat|Predict|eval)", re.I)
 _LOSS = lazy_re(r"\{'loss': ")
-_STEP_WORD = lazy_re(r"\b(?:[Ss]tep|global_step)[\s:=]+(\d+)(?:\s*/\s*(\d+))?")
+_STEP_WORD = lazy_re(r"\b(?:[Ss]tep|global_step)[\s:=]+(\d+)(?:\s*/\s*(\d+))?", needs=("Step", "step"))
 _SEQLEN = (
     lazy_re(r"(?:seq(?:uence)?[_ ]?len(?:gth)?|num_tokens|input_len(?:gth)?)\s*[=:]\s*(\d{2,7})\b", re.I),
-    lazy_re(r"input_ids(?:\.shape| shape)?\s*[=:]?\s*(?:torch\.Size\()?\[(\d+),\s*(\d+)\]"),
-    lazy_re(r"sequence length is longer than the specified maximum sequence length for this model \((\d+) > \d+\)"),
+    lazy_re(r"input_ids(?:\.shape| shape)?\s*[=:]?\s*(?:torch\.Size\()?\[(\d+),\s*(\d+)\]", needs=("input_ids",)),
+    lazy_re(r"sequence length is longer than the specified maximum sequence length for this model \((\d+) > \d+\)", needs=("sequence length is longer than the specified maximum sequence length for this model (",)),
 )
-_DS_MEM = lazy_re(r"MA ([\d.]+) GB\s+Max_MA ([\d.]+) GB\s+CA ([\d.]+) GB\s+Max_CA ([\d.]+) GB")
-_SMI_ROW = lazy_re(r"\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|")
-_SMI_GPU = lazy_re(r"^\|?\s*(\d+)\s+((?:NVIDIA|Tesla|Quadro)[^|]*?)\s+(?:On|Off)\s*\|")
+_DS_MEM = lazy_re(r"MA ([\d.]+) GB\s+Max_MA ([\d.]+) GB\s+CA ([\d.]+) GB\s+Max_CA ([\d.]+) GB", needs=("Max_MA ",))
+_SMI_ROW = lazy_re(r"\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|", needs=("MiB",))
+_SMI_GPU = lazy_re(r"^\|?\s*(\d+)\s+((?:NVIDIA|Tesla|Quadro)[^|]*?)\s+(?:On|Off)\s*\|", needs=("NVIDIA", "Tesla", "Quadro"))
 _KV_MEM = lazy_re(
     r"['\"]?(max_memory_allocated|memory_allocated|max_memory_reserved|memory_reserved|peak_memory_alloc|peak_memory_reserved|"
     r"peak_memory_active|memory/max_mem_allocated\(gib\)|memory/max_mem_active\(gib\)|memory/device_mem_reserved\(gib\)|"
     r"memory/max_allocated|memory/max_active|memory/max_reserved|gpu_mem(?:ory)?(?:_allocated|_reserved)?)['\"]?\s*[:=]\s*([\d.]+)\s*(GiB|GB|MiB|MB)?")
-_AXOLOTL_MEM = lazy_re(r"GPU memory usage[^:]*:\s*([\d.]+)\s*GB(?:\s*\(\+([\d.]+)\s*GB cache)?")
-_TORCHTUNE_MEM = lazy_re(r"GPU peak memory (allocation|reserved|active):\s*([\d.]+)\s*GiB")
+_AXOLOTL_MEM = lazy_re(r"GPU memory usage[^:]*:\s*([\d.]+)\s*GB(?:\s*\(\+([\d.]+)\s*GB cache)?", needs=("GPU memory usage",))
+_TORCHTUNE_MEM = lazy_re(r"GPU peak memory (allocation|reserved|active):\s*([\d.]+)\s*GiB", needs=("GPU peak memory ",))
 
 
 DESC_LOOKBACK_CHARS = 16384

@@ -46,8 +46,8 @@ _STEP_CUES: tuple[tuple[str, LazyPattern], ...] = (
                            r"_inner_training_loop|train)\b")),
 )
 _FRAME = lazy_re(r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<func>[\w<>.]+)|^\s*(?P<rfile>\S+\.py):\d+ in (?P<rfunc>[\w<>.]+)|'
-                    r'^\s*(?P<ifile>\S+\.py)(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)')
-TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|Traceback \(most recent call last\):|─+ Traceback")
+                    r'^\s*(?P<ifile>\S+\.py)(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)', needs=('File "", ".py'))
+TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|Traceback \(most recent call last\):|─+ Traceback", needs=("Traceback",))
 
 
 def phase_of(frames: list[str]) -> str | None:
