@@ -14,10 +14,11 @@ Public API::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Callable
 
 from oomdoctor.facts import CrashReport, Estimate, MemorySample
+from oomdoctor.records import record
 
 Estimator = Callable[..., Estimate]
 
@@ -29,7 +30,7 @@ MIN_CORRECTION_GIB = 0.05
 STEPLESS_TRANSIENT_RATIO = 1.25
 
 
-@dataclass(frozen=True)
+@record
 class Correction:
     """How much the measured run says the estimate is short, and where the measurement is."""
 

@@ -6,14 +6,16 @@ Sizes are GiB (2**30 bytes) floats unless a name says otherwise.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from typing import Any, Mapping
+
+from oomdoctor.records import record
 
 GIB = float(1 << 30)
 
 # ---------------------------------------------------------------- provenance
 
-@dataclass(frozen=True)
+@record
 class Source:
     """Where one value of the setup came from: a file position, or a framework default."""
 
@@ -31,7 +33,7 @@ class Source:
 
 # ---------------------------------------------------------------- training setup
 
-@dataclass(frozen=True)
+@record
 class TrainingSetup:
     """One training run, normalised across frameworks.
 
@@ -94,7 +96,7 @@ class TrainingSetup:
 
 # ---------------------------------------------------------------- model shape
 
-@dataclass(frozen=True)
+@record
 class ModelShape:
     """The architecture numbers the memory model needs (HF config.json names)."""
 
@@ -128,7 +130,7 @@ class ModelShape:
 
 # ---------------------------------------------------------------- hardware
 
-@dataclass(frozen=True)
+@record
 class Hardware:
     gpu: str = "unknown"
     gpu_gib: float = 0.0            # total capacity of one GPU
@@ -146,7 +148,7 @@ class Hardware:
 
 # ---------------------------------------------------------------- crash log
 
-@dataclass(frozen=True)
+@record
 class CrashEvent:
     kind: str                                   # cuda_oom | host_oom | nccl_oom | cublas_alloc | cudnn_alloc | mps_oom | hip_oom | xla_oom | vllm_cache | bnb_alloc | ...
     line: int                                   # 1-based line in the log
@@ -164,7 +166,7 @@ class CrashEvent:
     message: str = ""                           # the message line, trimmed
 
 
-@dataclass(frozen=True)
+@record
 class MemorySample:
     """A memory reading the log printed before the crash (HF callback, DeepSpeed see_memory_usage, nvidia-smi)."""
 
@@ -177,7 +179,7 @@ class MemorySample:
     step: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class CrashReport:
     file: str
     events: tuple[CrashEvent, ...] = ()
@@ -210,7 +212,7 @@ class CrashReport:
 COMPONENTS = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
 
 
-@dataclass(frozen=True)
+@record
 class Estimate:
     components: Mapping[str, float]        # GiB per COMPONENTS name, per GPU
     allocated_gib: float                   # like torch.cuda.max_memory_allocated()
@@ -233,7 +235,7 @@ class Estimate:
 
 # ---------------------------------------------------------------- plan
 
-@dataclass(frozen=True)
+@record
 class Change:
     """One change to a setup field, as the rule engine decided it."""
 
@@ -242,7 +244,7 @@ class Change:
     after: Any
 
 
-@dataclass(frozen=True)
+@record
 class Step:
     rule: str                       # rule id
     slug: str
@@ -258,13 +260,13 @@ class Step:
     notes: tuple[str, ...] = ()     # launch-command advice
 
 
-@dataclass(frozen=True)
+@record
 class Skipped:
     rule: str
     reason: str
 
 
-@dataclass(frozen=True)
+@record
 class Plan:
     steps: tuple[Step, ...] = ()
     skipped: tuple[Skipped, ...] = ()
@@ -280,7 +282,7 @@ class Plan:
 
 # ---------------------------------------------------------------- patch
 
-@dataclass(frozen=True)
+@record
 class KeyEdit:
     """Set one key of one file to a value. The patch writer splices it into the original text."""
 
@@ -293,7 +295,7 @@ class KeyEdit:
 
 # ---------------------------------------------------------------- the one result every view renders
 
-@dataclass(frozen=True)
+@record
 class Report:
     """Everything oomdoctor concluded about one run. Plain report, JSON, diff and TUI only render it."""
 

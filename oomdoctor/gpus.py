@@ -6,19 +6,19 @@ from a log, a flag naming a card, and NVML all agree. This is the only module th
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import CrashReport, Hardware
+from oomdoctor.records import record
 
 CATALOG_PATH = Path(__file__).with_name("data") / "gpus.yaml"
 _MIB = 1 << 20
 _GIB = float(1 << 30)
 
 
-@dataclass(frozen=True)
+@record
 class GpuSpec:
     name: str
     total_gib: float            # as the driver reports it

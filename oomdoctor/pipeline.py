@@ -6,16 +6,17 @@ Each stage lives in its own package and is imported lazily so that the plain pat
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import (
     Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Plan, Report, Step, TrainingSetup,
 )
+from oomdoctor.records import record
 
 
-@dataclass(frozen=True)
+@record
 class Options:
     """What the user asked for on the command line (or in the TUI)."""
 
@@ -30,7 +31,7 @@ class Options:
     cwd: str | None = None              # diff paths are relative to this
 
 
-@dataclass(frozen=True)
+@record
 class Inputs:
     config: str | None
     log: str | None
@@ -205,7 +206,7 @@ def plan_report(report: Report, opts: Options) -> Report:
                    patch=render_patch(edits, opts.cwd), env=env, notes=notes)
 
 
-@dataclass(frozen=True)
+@record
 class Selection:
     """The state after applying only some of a plan's steps (the TUI's checkboxes)."""
 

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, Iterable
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Source, TrainingSetup
+from oomdoctor.records import record
 
 MISSING = object()
 
@@ -18,7 +19,7 @@ def _yaml():
     return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 
-@dataclass
+@record(frozen=False)
 class Doc:
     """One parsed mapping file: values, and the 1-based line of each dotted key path."""
 
@@ -240,7 +241,7 @@ batch_size enable_activation_checkpointing max_steps_per_epoch gradient_checkpoi
 """.split())
 
 
-@dataclass
+@record(frozen=False)
 class Builder:
     """Collects canonical fields with their provenance, then builds the TrainingSetup."""
 

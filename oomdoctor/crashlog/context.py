@@ -6,11 +6,12 @@ with a cheap substring test before every regex so that megabytes of loss lines c
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from oomdoctor.crashlog.formats import clean, size_gib
 from oomdoctor.facts import MemorySample
 from oomdoctor.lazyre import lazy_re
+from oomdoctor.records import record
 
 _VERSION_NAMES = {
     "torch": "torch", "pytorch": "torch", "transformers": "transformers", "deepspeed": "deepspeed",
@@ -90,7 +91,7 @@ _TORCHTUNE_MEM = lazy_re(r"GPU peak memory (allocation|reserved|active):\s*([\d.
 DESC_LOOKBACK_CHARS = 16384
 
 
-@dataclass
+@record(frozen=False)
 class Context:
     versions: dict = field(default_factory=dict)
     gpu_name: str | None = None

@@ -5,10 +5,11 @@ Shapes follow ../shared/reference/oom-log-formats.md (F01..F28 messages, P01..P0
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from oomdoctor.facts import GIB
 from oomdoctor.lazyre import lazy_re
+from oomdoctor.records import record
 
 SIZE = r"\d+(?:\.\d+)? ?(?:[KMGTPE]i?B|bytes|B)"
 _SIZE_RE = lazy_re(r"(\d+(?:\.\d+)?) ?([KMGTPE]i?B|bytes|B)")
@@ -57,7 +58,7 @@ _PREFIX = lazy_re(
 _BOX_RIGHT = lazy_re(r"\s*[│┃║]\s*$")
 
 
-@dataclass
+@record(frozen=False)
 class CleanLine:
     text: str
     rank: int | None = None
@@ -154,7 +155,7 @@ CUDNN_NOT_SUPPORTED = lazy_re(r"CUDNN_STATUS_NOT_SUPPORTED")
 CODE_LINE = lazy_re(r"^\s*(?:except\b|raise\b|if\b|elif\b|return\b|isinstance\(|from\b|import\b|#|>>>|\.\.\.)|should_reduce_batch_size|_is_oom|is_oom")
 
 
-@dataclass
+@record(frozen=False)
 class Parsed:
     kind: str
     tried_gib: float | None = None

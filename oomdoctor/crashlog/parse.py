@@ -8,13 +8,12 @@ windows: the head, the stretch before the crash and the tail. A marker repeated 
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
 from oomdoctor.crashlog.phase import TRACEBACK_HEAD, is_frame, phase_from_log_lines, phase_of
 from oomdoctor.crashlog.source import LogSource, MarkerScan, open_log
 from oomdoctor.facts import CrashEvent, CrashReport
+from oomdoctor.records import record
 
 # Every marker is searched over the whole file, whatever its size: between them they catch every
 # memory failure shape of oom-log-formats.md. The first three find GPU OOMs; the rest rarer failures
@@ -42,7 +41,7 @@ GPU_KINDS = frozenset({"cuda_oom", "hip_oom", "npu_oom", "xpu_oom", "mps_oom", "
                        "save_clone_oom", "mlx_oom"})
 
 
-@dataclass
+@record(frozen=False)
 class _Hit:
     start: int                 # byte offset of the message's first line
     end: int                   # end of its last line

@@ -19,9 +19,9 @@ import shutil
 import sys
 import zlib
 from collections import deque
-from dataclasses import dataclass
 
 from oomdoctor.errors import InputError
+from oomdoctor.records import record
 
 LINE_CAP_BYTES = 16 * 1024          # longer lines (a whole tqdm run glued by \r) are cut to this
 COPY_CHUNK_BYTES = 1 << 20
@@ -276,7 +276,7 @@ class _Kept:
         return self.total - len(self.first) - len(self.last)
 
 
-@dataclass
+@record(frozen=False)
 class MarkerScan:
     offsets: list[int]                  # sorted byte offsets of kept marker hits
     dropped: dict[bytes, int]           # marker -> hits left out (beyond the first and last `keep`)

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
 from ..facts import KeyEdit
+from ..records import record
 
 
-@dataclass(frozen=True)
+@record
 class FileStat:
     """What the file looked like when it was read; apply_in_place refuses to write if this changed."""
 
@@ -35,7 +35,7 @@ def _sha256_hex(data: bytes) -> str:
     return sha256(data).hexdigest()
 
 
-@dataclass(frozen=True)
+@record
 class FilePatch:
     path: str                    # as given in the KeyEdit
     rel_path: str                # relative to the diff's cwd, "/"-separated
@@ -50,7 +50,7 @@ class FilePatch:
         return unified_diff(self.old_text, self.new_text, self.rel_path, created=self.created)
 
 
-@dataclass(frozen=True)
+@record
 class PatchSet:
     files: tuple[FilePatch, ...] = ()
     cwd: str = ""                # directory the rel_paths are relative to
@@ -157,7 +157,7 @@ def _setter(fmt: str):
     return set_yaml_key
 
 
-@dataclass
+@record(frozen=False)
 class _Draft:
     path: str
     abs_path: str

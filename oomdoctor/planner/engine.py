@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Change, CrashReport, Estimate, Hardware, ModelShape, Plan, Skipped, Step, TrainingSetup
 from oomdoctor.planner import registry
 from oomdoctor.planner.rules import PLACEHOLDER_RE, AllOf, AnyOf, Condition, Leaf, NotOf, Rule, RuleBook
+from oomdoctor.records import record
 
 Estimator = Callable[..., Estimate]
 
@@ -125,7 +126,7 @@ def unmet(cond: Condition, facts: Mapping[str, Any]) -> str:
 
 # ---------------------------------------------------------------- actions
 
-@dataclass(frozen=True)
+@record
 class Firing:
     """What one application of a rule would do to a setup."""
 
@@ -235,7 +236,7 @@ def _skip_requested(rule: Rule, skip: Sequence[str]) -> bool:
     return any(s.lower() in names or s == rule.id for s in skip)
 
 
-@dataclass
+@record(frozen=False)
 class _Walk:
     steps: list
     skipped: list
@@ -410,7 +411,7 @@ def plan_cost(plan: Plan, rules: RuleBook | None = None) -> float:
     return total
 
 
-@dataclass
+@record(frozen=False)
 class _Trial:
     walk: _Walk
     fired: frozenset

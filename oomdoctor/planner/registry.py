@@ -10,16 +10,16 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from dataclasses import dataclass
 from typing import Any, Mapping
 
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup
+from oomdoctor.records import record
 
 # Value kinds a fact (or an action's field) may hold.
 INT, FLOAT, BOOL, STR, LIST = "int", "float", "bool", "str", "list"
 
 
-@dataclass(frozen=True)
+@record
 class FactSpec:
     name: str
     kind: str           # int | float | bool | str | list (a list of strings)

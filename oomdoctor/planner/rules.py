@@ -13,12 +13,13 @@ a closed table of typed functions, and note texts only substitute ``${fact}`` na
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import field, replace
 from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.planner.registry import BOOL, FACTS, FIELD_CHOICES, FLOAT, INT, LIST, SETUP_FIELDS, STR
+from oomdoctor.records import record
 
 SCHEMA_VERSION = 1
 LANGS = ("en", "zh")
@@ -46,7 +47,7 @@ _NULLABLE = {"lora_alpha", "quant_bits", "load_dtype", "fsdp", "eval_accum"}
 
 # ---------------------------------------------------------------- data model
 
-@dataclass(frozen=True)
+@record
 class Text:
     """A text in English and Simplified Chinese; a missing language falls back to English."""
 
@@ -57,14 +58,14 @@ class Text:
         return (self.zh if lang == "zh" else None) or self.en
 
 
-@dataclass(frozen=True)
+@record
 class Cost:
     kind: str                 # throughput | quality | none
     size: str                 # small | medium | large
     text: Text
 
 
-@dataclass(frozen=True)
+@record
 class Leaf:
     fact: str
     op: str
@@ -72,17 +73,17 @@ class Leaf:
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class AllOf:
     items: tuple["Condition", ...]
 
 
-@dataclass(frozen=True)
+@record
 class AnyOf:
     items: tuple["Condition", ...]
 
 
-@dataclass(frozen=True)
+@record
 class NotOf:
     item: "Condition"
 
@@ -90,14 +91,14 @@ class NotOf:
 Condition = Leaf | AllOf | AnyOf | NotOf
 
 
-@dataclass(frozen=True)
+@record
 class Action:
     kind: str                         # one of ACTIONS
     params: Mapping[str, Any]
     line: int | None = None
 
 
-@dataclass(frozen=True)
+@record
 class Rule:
     id: str
     slug: str
@@ -138,7 +139,7 @@ class Rule:
         return f"{self.file}:{self.line}" if self.line else self.file
 
 
-@dataclass(frozen=True)
+@record
 class RuleBook:
     """The rules in ladder order."""
 
@@ -442,7 +443,7 @@ def _action(ctx: _Ctx, value: Any, line: int) -> Action:
 
 # ---------------------------------------------------------------- rules
 
-@dataclass
+@record(frozen=False)
 class _Entry:
     """One rule entry as read, before the ladder is put in order."""
 
