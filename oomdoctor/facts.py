@@ -132,6 +132,8 @@ class ModelShape:
 
 @record
 class Hardware:
+    """The card the run trains on, as the log, --gpu or NVML tells it."""
+
     gpu: str = "unknown"
     gpu_gib: float = 0.0            # total capacity of one GPU
     n_gpus: int = 1                 # GPUs per node available to the run
@@ -150,6 +152,8 @@ class Hardware:
 
 @record
 class CrashEvent:
+    """One memory failure the log shows, with the numbers its message printed."""
+
     kind: str                                   # cuda_oom | host_oom | nccl_oom | cublas_alloc | cudnn_alloc | mps_oom | hip_oom | xla_oom | vllm_cache | bnb_alloc | ...
     line: int                                   # 1-based line in the log
     tried_gib: float | None = None
@@ -181,6 +185,8 @@ class MemorySample:
 
 @record
 class CrashReport:
+    """What one crash log says: its failures, and the facts printed around them."""
+
     file: str
     events: tuple[CrashEvent, ...] = ()
     versions: Mapping[str, str] = field(default_factory=dict)     # torch, transformers, deepspeed, llamafactory, ...
@@ -214,6 +220,8 @@ COMPONENTS = ("weights", "gradients", "optimizer", "activations", "logits", "ove
 
 @record
 class Estimate:
+    """Predicted memory per GPU for one setup, by component, judged against the card."""
+
     components: Mapping[str, float]        # GiB per COMPONENTS name, per GPU
     allocated_gib: float                   # like torch.cuda.max_memory_allocated()
     peak_gib: float                        # what the device must hold: tensors + context + allocator reserve
@@ -246,6 +254,8 @@ class Change:
 
 @record
 class Step:
+    """One rung of a plan: the rule applied, what it changed, and the estimate after it."""
+
     rule: str                       # rule id
     slug: str
     title: str
@@ -262,12 +272,16 @@ class Step:
 
 @record
 class Skipped:
+    """A rule the planner passed over, and why."""
+
     rule: str
     reason: str
 
 
 @record
 class Plan:
+    """The steps that make a setup fit (in order), the rules skipped, and whether it fits."""
+
     steps: tuple[Step, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     fits: bool = False

@@ -20,6 +20,8 @@ _GIB = float(1 << 30)
 
 @record
 class GpuSpec:
+    """One card of the catalog (data/gpus.yaml)."""
+
     name: str
     total_gib: float            # as the driver reports it
     usable_gib: float           # as PyTorch sees it (OOM message "total capacity")

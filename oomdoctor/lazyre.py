@@ -30,6 +30,8 @@ class LazyPattern:
         self._flags = flags
         self.needs = needs
         if needs:
+            if isinstance(needs, str) or not all(isinstance(n, str) and n for n in needs):
+                raise TypeError("needs= is a tuple of non-empty literal strings")
             if flags & re.IGNORECASE:
                 raise ValueError("needs= is a case-sensitive test; it cannot guard an IGNORECASE pattern")
             for name, empty in _GUARDED.items():

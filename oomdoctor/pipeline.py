@@ -33,6 +33,8 @@ class Options:
 
 @record
 class Inputs:
+    """The positional files, sorted into a training config, a log and a launcher config."""
+
     config: str | None
     log: str | None
     launcher: str | None = None     # an accelerate / DeepSpeed file laid over the training config

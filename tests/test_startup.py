@@ -269,9 +269,9 @@ def _guarded_patterns() -> list[tuple[str, LazyPattern]]:
         for name, value in vars(mod).items():
             values = value if isinstance(value, tuple) else (value,)
             for i, v in enumerate(values):
-                v = v[0] if isinstance(v, tuple) and v and isinstance(v[0], LazyPattern) else v
-                if isinstance(v, LazyPattern) and v.needs:
-                    found.append((f"{mod.__name__}.{name}[{i}]", v))
+                for p in (v if isinstance(v, tuple) else (v,)):     # (pattern, key) and (phase, pattern) pairs
+                    if isinstance(p, LazyPattern) and p.needs:
+                        found.append((f"{mod.__name__}.{name}[{i}]", p))
     return found
 
 
@@ -281,10 +281,17 @@ def test_every_needs_literal_is_in_every_match_of_its_pattern():
     guarded = _guarded_patterns()
     assert len(guarded) > 40
     for name, pat in guarded:
+        assert isinstance(pat.needs, tuple), name
         parsed = _parser.parse(pat.pattern, pat._flags)
         assert not parsed.state.flags & re.IGNORECASE, name
         assert _proves(parsed, pat.needs), \
             f"{name}: a match need not contain any of {pat.needs}"
+
+
+def test_needs_must_be_a_tuple_of_literals():
+    for bad in ("abc", ("",), (1,)):
+        with pytest.raises(TypeError):
+            lazy_re("abc", needs=bad)
 
 
 def test_the_needs_proof_rejects_a_literal_a_match_may_lack():

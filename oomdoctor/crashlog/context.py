@@ -93,6 +93,8 @@ DESC_LOOKBACK_CHARS = 16384
 
 @record(frozen=False)
 class Context:
+    """Facts gathered line by line around the crash; parse.py turns them into a CrashReport."""
+
     versions: dict = field(default_factory=dict)
     gpu_name: str | None = None
     world_size: int | None = None

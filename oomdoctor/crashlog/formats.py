@@ -60,6 +60,8 @@ _BOX_RIGHT = lazy_re(r"\s*[│┃║]\s*$")
 
 @record(frozen=False)
 class CleanLine:
+    """A log line without colour codes and line prefixes, and the rank a prefix named."""
+
     text: str
     rank: int | None = None
     had_prefix: bool = False
@@ -157,6 +159,8 @@ CODE_LINE = lazy_re(r"^\s*(?:except\b|raise\b|if\b|elif\b|return\b|isinstance\(|
 
 @record(frozen=False)
 class Parsed:
+    """The numbers read out of one memory-failure message."""
+
     kind: str
     tried_gib: float | None = None
     capacity_gib: float | None = None

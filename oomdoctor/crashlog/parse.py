@@ -43,6 +43,8 @@ GPU_KINDS = frozenset({"cuda_oom", "hip_oom", "npu_oom", "xpu_oom", "mps_oom", "
 
 @record(frozen=False)
 class _Hit:
+    """A memory-failure message found in the log, where it sits and what it says."""
+
     start: int                 # byte offset of the message's first line
     end: int                   # end of its last line
     parsed: F.Parsed

@@ -11,42 +11,50 @@ import re
 
 from oomdoctor.lazyre import LazyPattern, lazy_re
 
+
+def _cue(pattern: str, *also: str) -> LazyPattern:
+    r"""A cue `\b(?:word|word...)\b...`: frames that hold none of its words (nor `also`, the literals of
+    what follows the words) skip compiling and running it."""
+    words = pattern[len(r"\b(?:"):pattern.index(r")\b")].replace("\\", "").split("|")
+    return lazy_re(pattern, needs=(*words, *also))
+
+
 # (phase, pattern over frame function names and source lines), outermost first.
 _CUES: tuple[tuple[str, LazyPattern], ...] = (
-    ("save", lazy_re(r"\b(?:save_model|_save_checkpoint|save_pretrained|_save|save_checkpoint|_save_to_state_dict|"
+    ("save", _cue(r"\b(?:save_model|_save_checkpoint|save_pretrained|_save|save_checkpoint|_save_to_state_dict|"
                         r"save_state|_save_optimizer_and_scheduler|full_state_dict|_full_post_state_dict_hook|"
                         r"get_state_dict|_get_state_dict|consolidated_16bit_state_dict|_zero3_consolidated_16bit_state_dict|"
-                        r"undo_layout|safe_save_file|save_file)\b|torch\.save\(|state_dict\(\)")),
-    ("eval", lazy_re(r"\b(?:evaluate|_evaluate|evaluation_loop|prediction_step|prediction_loop|predict|eval_step|"
+                        r"undo_layout|safe_save_file|save_file)\b|torch\.save\(|state_dict\(\)", "torch.save(", "state_dict()")),
+    ("eval", _cue(r"\b(?:evaluate|_evaluate|evaluation_loop|prediction_step|prediction_loop|predict|eval_step|"
                         r"run_evaluation|do_eval|validation_step|_run_validation|validate)\b")),
-    ("generate", lazy_re(r"\b(?:generate|_sample|greedy_search|beam_search|_generate|generate_completions|"
-                            r"_generate_and_score_completions|rollout|llm\.generate)\b|\bin sample\b")),
-    ("zero_init", lazy_re(r"\b(?:_configure_zero_optimizer|_configure_optimizer|DeepSpeedZeroOptimizer|"
+    ("generate", _cue(r"\b(?:generate|_sample|greedy_search|beam_search|_generate|generate_completions|"
+                            r"_generate_and_score_completions|rollout|llm\.generate)\b|\bin sample\b", "in sample")),
+    ("zero_init", _cue(r"\b(?:_configure_zero_optimizer|_configure_optimizer|DeepSpeedZeroOptimizer|"
                              r"DeepSpeedZeroOptimizer_Stage3|initialize_optimizer_states|_create_fp16_partitions_with_defragmentation|"
                              r"_partition_param|_convert_to_zero_parameters|_post_init_method|_setup_for_real_optimizer|"
                              r"deepspeed\.initialize|_prepare_deepspeed|initializing optimizer states)\b")),
-    ("load", lazy_re(r"\b(?:from_pretrained|_load_pretrained_model|load_checkpoint_and_dispatch|"
+    ("load", _cue(r"\b(?:from_pretrained|_load_pretrained_model|load_checkpoint_and_dispatch|"
                         r"_load_state_dict_into_meta_model|set_module_tensor_to_device|load_state_dict|load_model|"
                         r"load_checkpoint|torch\.load|_apply|Params4bit|_quantize|init_device_mesh|determine_num_available_blocks|"
                         r"profile_run|_init_cache|initialize_cache|_initialize_kv_caches|load_weights|"
-                        r"Loading checkpoint shards|to_empty|cuda\(\))\b|\.to\((?:device|'cuda|\"cuda|self\.device|torch\.device)")),
+                        r"Loading checkpoint shards|to_empty|cuda\(\))\b|\.to\((?:device|'cuda|\"cuda|self\.device|torch\.device)", ".to(")),
 )
 _STEP_CUES: tuple[tuple[str, LazyPattern], ...] = (
-    ("optimizer", lazy_re(r"\b(?:optimizer\.step|_multi_tensor_adamw|_single_tensor_adamw|_fused_adamw|adamw|"
+    ("optimizer", _cue(r"\b(?:optimizer\.step|_multi_tensor_adamw|_single_tensor_adamw|_fused_adamw|adamw|"
                              r"exp_avg_sq|exp_avg|_init_group|_optimizer_step|_take_model_step|step_with_closure|"
-                             r"clip_grad_norm_|optimizer_step|_update_scale)\b|optim/\w+\.py|\bstep\(\)")),
-    ("backward", lazy_re(r"\b(?:backward|_engine_run_backward|run_backward|_execution_engine|"
+                             r"clip_grad_norm_|optimizer_step|_update_scale)\b|optim/\w+\.py|\bstep\(\)", "optim/", "step()")),
+    ("backward", _cue(r"\b(?:backward|_engine_run_backward|run_backward|_execution_engine|"
                             r"accelerator\.backward|scaler\.scale\(loss\)|allreduce_gradients|reduce_ready_partitions_and_remove_grads|"
                             r"reduce_partition_and_remove_grads|average_tensor|gradients/)\b")),
-    ("loss", lazy_re(r"\b(?:cross_entropy|nll_loss|log_softmax|ForCausalLMLoss|fixed_cross_entropy|loss_function|"
+    ("loss", _cue(r"\b(?:cross_entropy|nll_loss|log_softmax|ForCausalLMLoss|fixed_cross_entropy|loss_function|"
                         r"_convert_to_fp32|compute_loss_func|chunked_cross_entropy|LigerFusedLinearCrossEntropy)\b|"
-                        r"logits\.float\(\)|logits = logits\.float")),
-    ("forward", lazy_re(r"\b(?:forward|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
+                        r"logits\.float\(\)|logits = logits\.float", "logits.float()", "logits = logits.float")),
+    ("forward", _cue(r"\b(?:forward|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
                            r"flash_attn_func|_flash_attention_forward|model\(\*\*inputs\)|compute_loss|inner_training_loop|"
                            r"_inner_training_loop|train)\b")),
 )
 _FRAME = lazy_re(r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<func>[\w<>.]+)|^\s*(?P<rfile>\S+\.py):\d+ in (?P<rfunc>[\w<>.]+)|'
-                    r'^\s*(?P<ifile>\S+\.py)(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)', needs=('File "", ".py'))
+                    r'^\s*(?P<ifile>\S+\.py)(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)', needs=('File "', ".py"))
 TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|Traceback \(most recent call last\):|─+ Traceback", needs=("Traceback",))
 
 

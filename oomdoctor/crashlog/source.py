@@ -278,6 +278,8 @@ class _Kept:
 
 @record(frozen=False)
 class MarkerScan:
+    """Where the marker strings occur in the log, and how they were searched."""
+
     offsets: list[int]                  # sorted byte offsets of kept marker hits
     dropped: dict[bytes, int]           # marker -> hits left out (beyond the first and last `keep`)
     kept_each_end: int

@@ -37,6 +37,8 @@ def _sha256_hex(data: bytes) -> str:
 
 @record
 class FilePatch:
+    """One file's text before and after the edits."""
+
     path: str                    # as given in the KeyEdit
     rel_path: str                # relative to the diff's cwd, "/"-separated
     old_text: str
@@ -52,6 +54,8 @@ class FilePatch:
 
 @record
 class PatchSet:
+    """Every file a plan changes; `diff` is one unified diff of them all."""
+
     files: tuple[FilePatch, ...] = ()
     cwd: str = ""                # directory the rel_paths are relative to
 
@@ -159,6 +163,8 @@ def _setter(fmt: str):
 
 @record(frozen=False)
 class _Draft:
+    """A file's text while the edits are applied to it."""
+
     path: str
     abs_path: str
     old_text: str | None

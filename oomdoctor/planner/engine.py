@@ -238,6 +238,8 @@ def _skip_requested(rule: Rule, skip: Sequence[str]) -> bool:
 
 @record(frozen=False)
 class _Walk:
+    """The state of one walk down the ladder: steps taken, rules skipped, where the setup stands."""
+
     steps: list
     skipped: list
     setup: TrainingSetup
@@ -413,6 +415,8 @@ def plan_cost(plan: Plan, rules: RuleBook | None = None) -> float:
 
 @record(frozen=False)
 class _Trial:
+    """One candidate set of fired rules in the least-cost search, with its walk and cost."""
+
     walk: _Walk
     fired: frozenset
     cost: float

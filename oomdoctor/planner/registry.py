@@ -21,6 +21,8 @@ INT, FLOAT, BOOL, STR, LIST = "int", "float", "bool", "str", "list"
 
 @record
 class FactSpec:
+    """A fact a rule condition may read: its name, kind and words for people."""
+
     name: str
     kind: str           # int | float | bool | str | list (a list of strings)
     label: str          # how a person would say it, for skip reasons

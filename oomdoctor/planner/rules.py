@@ -60,6 +60,8 @@ class Text:
 
 @record
 class Cost:
+    """What a rule costs: throughput or quality, and how much."""
+
     kind: str                 # throughput | quality | none
     size: str                 # small | medium | large
     text: Text
@@ -67,6 +69,8 @@ class Cost:
 
 @record
 class Leaf:
+    """A condition on one fact: `{fact, op, value}`."""
+
     fact: str
     op: str
     value: Any = None
@@ -75,16 +79,22 @@ class Leaf:
 
 @record
 class AllOf:
+    """A condition that holds when every item holds."""
+
     items: tuple["Condition", ...]
 
 
 @record
 class AnyOf:
+    """A condition that holds when some item holds."""
+
     items: tuple["Condition", ...]
 
 
 @record
 class NotOf:
+    """A condition that holds when its item does not."""
+
     item: "Condition"
 
 
@@ -93,6 +103,8 @@ Condition = Leaf | AllOf | AnyOf | NotOf
 
 @record
 class Action:
+    """One typed change a rule makes (set, scale, enable, ...)."""
+
     kind: str                         # one of ACTIONS
     params: Mapping[str, Any]
     line: int | None = None
@@ -100,6 +112,8 @@ class Action:
 
 @record
 class Rule:
+    """One validated rung of the ladder, as a rule file describes it."""
+
     id: str
     slug: str
     title: Text
