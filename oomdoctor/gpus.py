@@ -98,6 +98,10 @@ _SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb|m)?\s*$", re.I)
 def hardware_from_flag(text: str, n_gpus: int = 1) -> Hardware:
     """`--gpu`: a card name, or a size ("24GiB", "80GB", "24G"). GB is read as GiB, as cards are sold."""
     m = _SIZE_RE.match(text or "")
+    # A bare number is a card ("4090", "3090") when the catalog knows one by it; a size needs no unit
+    # only when it is plausibly one ("24", "80").
+    if m and not m.group(2) and float(m.group(1)) > 256:
+        m = None
     if m:
         value = float(m.group(1))
         unit = (m.group(2) or "g").lower()

@@ -128,3 +128,11 @@ def test_only_gpus_module_imports_pynvml():
     root = pathlib.Path(__file__).parents[1] / "oomdoctor"
     users = [p for p in root.rglob("*.py") if "import pynvml" in p.read_text() and p.name != "gpus.py"]
     assert users == []
+
+
+def test_a_bare_card_number_is_the_card_not_a_size():
+    from oomdoctor.gpus import hardware_from_flag
+
+    assert hardware_from_flag("4090").gpu == "RTX 4090"
+    assert hardware_from_flag("3090").gpu_gib < 25
+    assert hardware_from_flag("24").gpu_gib == pytest.approx(23.64, abs=0.5)
