@@ -1,7 +1,6 @@
 """The simulation (`s`) and advisor (`m`) screens and the Chinese app, driven with Pilot."""
 from __future__ import annotations
 
-import shutil
 import threading
 import time
 from dataclasses import replace
@@ -16,20 +15,10 @@ from oomdoctor.tui.dialogs import HelpScreen, PathDialog
 from oomdoctor.tui.screens import AdviseScreen, SimulateScreen
 from oomdoctor.tui.widgets import StepList
 from oomdoctor.tui.words import matrix_cell
-from test_tui import screen_text
+from test_tui import demo, screen_text  # noqa: F401  (demo: the same scratch copy of the demo inputs)
 
 ROOT = Path(__file__).resolve().parents[1]
-DEMO = ROOT / "oomdoctor" / "data" / "demo"
 SIZE = (80, 24)
-
-
-@pytest.fixture
-def demo(tmp_path, monkeypatch):
-    for name in ("train.yaml", "train.log"):
-        shutil.copy(DEMO / name, tmp_path / name)
-    monkeypatch.chdir(tmp_path)
-    opts = Options(files=("train.yaml", "train.log"), cwd=str(tmp_path))
-    return build_report(opts), opts
 
 
 def _tiny_report():
@@ -53,7 +42,7 @@ async def _until(pilot, done, seconds: float) -> None:
 async def test_simulate_without_torch_says_what_to_install(demo, monkeypatch):
     from oomdoctor import simulate
 
-    report, opts = demo
+    report, opts, _ = demo
     message = "--simulate needs torch, transformers and peft (torch missing): pip install 'oomdoctor[simulate]'"
     monkeypatch.setattr(simulate, "available", lambda: message)
     app = OomDoctorApp(report, opts)
@@ -71,7 +60,7 @@ async def test_simulate_without_torch_says_what_to_install(demo, monkeypatch):
 async def test_simulate_traces_the_configured_run_and_the_selected_steps(demo, monkeypatch):
     from oomdoctor import simulate
 
-    report, opts = demo
+    report, opts, _ = demo
     monkeypatch.setattr(simulate, "available", lambda: "not here")
     app = OomDoctorApp(report, opts)
     async with app.run_test(size=SIZE) as pilot:
@@ -104,7 +93,7 @@ async def test_simulate_shows_the_traced_peak_of_a_tiny_model():
 async def test_escape_stops_a_running_simulation_and_q_still_quits(demo, monkeypatch):
     from oomdoctor import simulate
 
-    report, opts = demo
+    report, opts, _ = demo
     stopped = threading.Event()
 
     def slow_trace(setup, shape, *, progress=None, **kw):
@@ -146,7 +135,7 @@ async def test_matrix_key_shows_the_fit_matrix_and_the_users_card(demo):
     from oomdoctor import advise
     from oomdoctor.advise.cards import spec_of
 
-    report, opts = demo
+    report, opts, _ = demo
     matrix = advise.build(report)
     mine = spec_of(report.hardware.gpu).name
     app = OomDoctorApp(report, opts)
@@ -176,7 +165,7 @@ async def test_matrix_key_shows_the_fit_matrix_and_the_users_card(demo):
 
 
 async def test_plan_keys_are_off_while_the_matrix_is_shown(demo):
-    report, opts = demo
+    report, opts, _ = demo
     app = OomDoctorApp(report, opts)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("m")
@@ -204,10 +193,11 @@ async def test_a_crash_only_report_says_the_matrix_needs_a_config():
 # ---------------------------------------------------------------- keys and language
 
 async def test_help_and_footer_list_simulate_and_matrix(demo):
-    report, opts = demo
+    report, opts, _ = demo
     app = OomDoctorApp(report, opts)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        # The footer paints after the first frame; on a loaded machine that can take a few pauses.
+        await _until(pilot, lambda: "q quit" in screen_text(app).splitlines()[-1], 5.0)
         footer = screen_text(app).splitlines()[-1]
         assert "s simulate" in footer and "m matrix" in footer and "q quit" in footer
         await pilot.press("question_mark")
@@ -219,7 +209,7 @@ async def test_help_and_footer_list_simulate_and_matrix(demo):
 async def test_chinese_app_shows_chinese_labels_and_rule_texts(demo):
     from oomdoctor.planner import load_rules
 
-    report, opts = demo
+    report, opts, _ = demo
     app = OomDoctorApp(report, opts, lang="zh")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
@@ -237,7 +227,7 @@ async def test_chinese_app_shows_chinese_labels_and_rule_texts(demo):
 
 
 async def test_chinese_matrix_screen(demo):
-    report, opts = demo
+    report, opts, _ = demo
     app = OomDoctorApp(report, opts, lang="zh")
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("m")
@@ -248,7 +238,7 @@ async def test_chinese_matrix_screen(demo):
 
 
 async def test_english_app_after_a_chinese_one_keeps_english_keys(demo):
-    report, opts = demo
+    report, opts, _ = demo
     async with OomDoctorApp(report, opts, lang="zh").run_test(size=SIZE):
         pass
     app = OomDoctorApp(report, opts)
