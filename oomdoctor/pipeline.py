@@ -112,6 +112,10 @@ def read_hardware(crash: CrashReport | None, setup: TrainingSetup | None, opts: 
 def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape:
     from oomdoctor.models import resolve_model
 
+    if not setup.model:
+        # accelerate / DeepSpeed / launcher files decide GPUs and sharding but name no model.
+        raise InputError("names no model (a launcher or DeepSpeed config?): give the training config beside it, "
+                         "or --model NAME", setup.config_file)
     hint = crash.params_total if crash else None
     return resolve_model(setup.model, params_hint=hint)
 

@@ -193,3 +193,19 @@ def test_python_dash_m_runs_the_demo():
                           timeout=60)
     assert proc.returncode == 1, proc.stderr
     assert "Plan" in proc.stdout
+
+
+LAUNCHER = Path(__file__).parent / "data" / "configs" / "accelerate_fsdp.yaml"
+
+
+def test_a_launcher_config_alone_asks_for_the_training_config(capsys):
+    line = _one_line_error(capsys, str(LAUNCHER), "--gpu", "A100-80GB", "--plain")
+    assert str(LAUNCHER) in line and "--model" in line
+
+
+def test_a_launcher_config_is_laid_over_the_training_config(capsys):
+    _, alone = run_json(capsys, str(DEMO_YAML), "--gpu", "A100-80GB")
+    _, both = run_json(capsys, str(LAUNCHER), str(DEMO_YAML), "--gpu", "A100-80GB")
+    assert both["setup"]["model"] == alone["setup"]["model"]
+    assert both["setup"]["n_gpus"] > alone["setup"]["n_gpus"]
+    assert both["estimate"]["peak_gib"] < alone["estimate"]["peak_gib"]
