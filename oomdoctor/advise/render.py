@@ -74,7 +74,8 @@ def to_json(matrix: Matrix) -> str:
 
 # ---------------------------------------------------------------- plain text
 
-def _hours(h: float | None) -> str:
+def hours_text(h: float | None) -> str:
+    """'45m', '1.6h', '38h', '12d': a run time at a glance."""
     if h is None:
         return "-"
     if h < 1:
@@ -133,7 +134,7 @@ def _strategy_lines(m: Matrix) -> list[str]:
         speed = f"{r.speed:.2f}x" if r.speed is not None else "-"
         step = f"{r.step_s:.1f}s" if r.step_s is not None else "-"
         # a run that does not fit has no run time or cost, only its speed if it had the memory
-        run = _hours(r.hours) if r.fits else "-"
+        run = hours_text(r.hours) if r.fits else "-"
         line = (f"{r.label[:33]:<34}{r.n_gpus:>5}{r.peak_gib:>9.1f}{('yes' if r.fits else 'no'):>6}{host:>10}"
                 f"{speed:>8}{step:>8}{run:>7}")
         if cost_col:
@@ -163,7 +164,7 @@ def _cell_text(c: Cell | None, letters: dict[tuple[str, ...], str], priced: bool
     mark = "ok" if c.fits_as_configured else letters.get(tuple(s.slug for s in c.steps), "?")
     parts = [mark, _gib(c.final_peak_gib)]
     if timed:
-        parts.append(_hours(c.hours))
+        parts.append(hours_text(c.hours))
     if priced:
         parts.append(_money(c.cost))
     text = " ".join(parts)
@@ -201,7 +202,7 @@ def _matrix_lines(m: Matrix) -> list[str]:
     if best is not None:
         how = "as configured" if best.fits_as_configured else f"with plan {letters.get(tuple(s.slug for s in best.steps), '?')}"
         cur = f" {m.currency}" if m.currency else ""
-        out.append(f"Cheapest that fits: {best.n_gpus} x {best.card} {how}, about {_hours(best.hours)} "
+        out.append(f"Cheapest that fits: {best.n_gpus} x {best.card} {how}, about {hours_text(best.hours)} "
                    f"and {_money(best.cost)}{cur}.")
     elif m.priced:
         out.append("No priced card fits; add prices for more cards.")

@@ -19,9 +19,10 @@ from textual.widgets import Checkbox, Footer, Label, RadioButton, RadioSet, Stat
 from textual.worker import get_current_worker
 
 from oomdoctor.facts import Report
+from oomdoctor.tui.widgets import wrap_legend
 from oomdoctor.i18n import t
 from oomdoctor.walkthrough import (
-    GLYPHS, Answers, Bar, Page, Question, apply_answers, bar_cells, cell_width, default_answers, pages, questions,
+    GLYPHS, Answers, Bar, Page, Question, apply_answers, bar_cells, default_answers, pages, questions,
     wrap_cells,
 )
 
@@ -76,19 +77,7 @@ class WalkBars(Widget):
         items = [Text.assemble((GLYPHS.get(comp, "#"), COLOURS.get(comp, "")), f" {name}")
                  for comp, name, _gib in self.bars[-1].segments]
         items.append(Text.assemble(("┃", "bold red"), f" {self.bars[0].capacity_gib:.0f} GiB"))
-        # Wrap by whole items; continuation lines start under the bars, not under the labels.
-        text.append("\n" + " " * LABEL_CELLS)
-        used = LABEL_CELLS
-        for i, item in enumerate(items):
-            item_cells = cell_width(item.plain)
-            if i and used + 2 + item_cells > width:
-                text.append("\n" + " " * LABEL_CELLS)
-                used = LABEL_CELLS
-            elif i:
-                text.append("  ")
-                used += 2
-            text.append_text(item)
-            used += item_cells
+        text.append_text(wrap_legend(items, width, LABEL_CELLS))
         return text
 
     def on_resize(self) -> None:

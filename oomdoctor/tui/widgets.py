@@ -99,19 +99,24 @@ class MemoryBars(Widget):
                  for name in GLYPHS if name in present]
         items.append(Text.assemble(("┃", "bold red"), f" {capacity:.1f} GiB"))
         items.append(Text.assemble(("╎", "bold"), " " + say("fit_limit", self.lang, free=f"{headroom:.0%}")))
-        # Wrap by whole items, continuation lines under the bars, not under the labels.
-        out = Text("\n" + " " * LABEL_CELLS)
-        used = LABEL_CELLS
-        for i, item in enumerate(items):
-            if i and used + 2 + item.cell_len > width:
-                out.append("\n" + " " * LABEL_CELLS)
-                used = LABEL_CELLS
-            elif i:
-                out.append("  ")
-                used += 2
-            out.append_text(item)
-            used += item.cell_len
-        return out
+        return wrap_legend(items, width, LABEL_CELLS)
+
+
+def wrap_legend(items: list[Text], width: int, indent: int) -> Text:
+    """Legend items on a new line, wrapped by whole items; continuation lines start `indent` cells in,
+    under the bars rather than under their labels."""
+    out = Text("\n" + " " * indent)
+    used = indent
+    for i, item in enumerate(items):
+        if i and used + 2 + item.cell_len > width:
+            out.append("\n" + " " * indent)
+            used = indent
+        elif i:
+            out.append("  ")
+            used += 2
+        out.append_text(item)
+        used += item.cell_len
+    return out
 
     def on_resize(self) -> None:
         # The bar's cells depend on the width: redraw (and re-measure the wrapped legend).

@@ -443,16 +443,10 @@ def matrix_cell(fits: bool, fits_as_configured: bool, n_steps: int, peak_gib: fl
 
 
 def hours_words(hours: float | None) -> str:
-    """'45m', '1.6h', '38h', '12d': a run time at a glance."""
-    if hours is None:
-        return "-"
-    if hours < 1:
-        return f"{hours * 60:.0f}m"
-    if hours < 10:
-        return f"{hours:.1f}h"
-    if hours < 1000:
-        return f"{hours:.0f}h"
-    return f"{hours / 24:.0f}d"
+    """'45m', '1.6h', '38h', '12d': the same run-time words as the plain advisor."""
+    from oomdoctor.advise.render import hours_text
+
+    return hours_text(hours)
 
 
 def change_words(step: Step) -> str:
