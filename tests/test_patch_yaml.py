@@ -222,3 +222,16 @@ def test_the_pure_python_loader_gives_the_same_edits_as_libyaml(monkeypatch):
     with_libyaml = run()
     monkeypatch.setattr(yaml, "CSafeLoader", None, raising=False)
     assert run() == with_libyaml
+
+
+def test_a_question_mark_is_quoted_so_a_flow_mapping_still_parses(tmp_path):
+    # Found by the property test: PyYAML ends a plain scalar at "?" inside {...}.
+    import yaml
+
+    from oomdoctor.facts import KeyEdit
+    from oomdoctor.patch import build_patch
+
+    (tmp_path / "c.yaml").write_text("flow: {a: 1}\nb: 2\n")
+    patch = build_patch([KeyEdit("c.yaml", ("flow", "absent"), "0?"), KeyEdit("c.yaml", ("b",), "x?y")],
+                        cwd=str(tmp_path))
+    assert yaml.safe_load(patch.files[0].new_text) == {"flow": {"a": 1, "absent": "0?"}, "b": "x?y"}

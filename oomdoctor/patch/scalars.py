@@ -28,7 +28,8 @@ _NUMBERISH = re.compile(
 )
 # Characters that start an indicator or break a plain scalar in block or flow context.
 _PLAIN_BAD_FIRST = set("-?:,[]{}#&*!|>'\"%@`")
-_PLAIN_BAD_ANYWHERE = (": ", " #", ",", "[", "]", "{", "}", "\t")
+# "?" ends a plain scalar in PyYAML's flow context ({a: b?c} does not parse), so it is quoted everywhere.
+_PLAIN_BAD_ANYWHERE = (": ", " #", ",", "[", "]", "{", "}", "?", "\t")
 # YAML printable set (YAML 1.1 §5.1 / PyYAML reader); everything else must be escaped.
 _NON_PRINTABLE = re.compile("[^\x09\x0A\x0D\x20-\x7E\x85\xA0-\uD7FF\uE000-\uFFFD\U00010000-\U0010FFFF]")
 _DQ_ESCAPES = {"\\": "\\\\", '"': '\\"', "\n": "\\n", "\r": "\\r", "\t": "\\t", "\0": "\\0",
