@@ -243,5 +243,5 @@ async def test_english_app_after_a_chinese_one_keeps_english_keys(demo):
         pass
     app = OomDoctorApp(report, opts)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await _until(pilot, lambda: "quit" in screen_text(app).splitlines()[-1] or "退出" in screen_text(app), 5.0)
         assert "q quit" in screen_text(app).splitlines()[-1]
