@@ -212,7 +212,7 @@ async def test_chinese_app_shows_chinese_labels_and_rule_texts(demo):
     report, opts, _ = demo
     app = OomDoctorApp(report, opts, lang="zh")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await _until(pilot, lambda: "q 退出" in screen_text(app).splitlines()[-1], 5.0)     # the footer's first paint
         text = screen_text(app)
         assert "1 诊断" in text and "出了什么问题" in text and "q 退出" in text
         await pilot.press("3")
