@@ -4,9 +4,10 @@
 
 Writes a synthetic multi-rank training log (loss dicts, tqdm bars, INFO noise, NCCL chatter) with one
 CUDA OOM traceback in the middle and one rank's OOM plus a torchrun summary near the end, warms the
-page cache, then runs grep and parse_log once per scan engine, each in a fresh interpreter so its peak
-RSS is its own. Wall and CPU of parse_log exclude interpreter start and imports (printed apart); CPU
-includes the grep / wc processes it starts. The engines must agree, else the exit status is 1.
+page cache, then runs `grep -c` (the reference), `grep -n` and parse_log once per scan engine, each
+parse in a fresh interpreter so its peak RSS is its own. Wall and CPU of parse_log exclude
+interpreter start and imports (printed apart); CPU includes the grep / wc processes it starts. The
+engines must agree, else the exit status is 1.
 """
 from __future__ import annotations
 
@@ -84,7 +85,7 @@ def write_log(path: str, target_bytes: int) -> int:
 CHILD = """
 import json, resource, sys, time
 t0 = time.perf_counter()
-import oomdoctor.crashlog.source as S
+import oomdoctor.crashlog.scan as S
 from oomdoctor.crashlog import parse_log
 imported = time.perf_counter() - t0
 S.SCAN_ENGINE = sys.argv[2]
@@ -97,6 +98,16 @@ print(json.dumps(dict(wall=wall, cpu=time.process_time() - c0, kids_cpu=kids.ru_
                       import_s=imported, events=[(e.kind, e.line, e.rank, e.phase) for e in r.events],
                       lines=r.lines_total, notes=list(r.notes))))
 """
+
+
+def time_grep(cmd: list[str]) -> tuple[float, float, str]:
+    """Wall and CPU seconds of one grep run, and its output's first line."""
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t = time.perf_counter()
+    out = subprocess.run(cmd, capture_output=True, text=True).stdout
+    wall = time.perf_counter() - t
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime), out.split("\n", 1)[0].strip()
 
 
 def run_parse(path: str, engine: str) -> dict:
@@ -124,13 +135,11 @@ def main() -> int:
         print(f"log: {path}, {size / (1 << 30):.2f} GiB; CPU = user + system, children included")
         grep_s = grep_cpu = None
         if grep:
-            r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            t = time.perf_counter()
-            count = subprocess.run([grep, "-c", "out of memory", path], capture_output=True, text=True).stdout.strip()
-            grep_s = time.perf_counter() - t
-            r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-            grep_cpu = (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime)
+            # Output to a pipe, as here: GNU grep stops at the first match when its output is /dev/null.
+            grep_s, grep_cpu, count = time_grep([grep, "-c", "out of memory", path])
             print(f"{'grep -c out of memory':24s} {grep_s:6.2f} s wall {grep_cpu:6.2f} s CPU  ({count} lines)")
+            n_s, n_cpu, _ = time_grep([grep, "-n", "out of memory", path])
+            print(f"{'grep -n out of memory':24s} {n_s:6.2f} s wall {n_cpu:6.2f} s CPU  (with line numbers, as oomdoctor)")
         reports = {}
         for engine in args.engines.split(","):
             r = run_parse(path, engine)

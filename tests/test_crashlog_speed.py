@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import oomdoctor.crashlog.parse as parse_mod
-import oomdoctor.crashlog.source as source_mod
+import oomdoctor.crashlog.scan as scan_mod
 from oomdoctor.crashlog import parse_log
 from oomdoctor.crashlog.source import open_log
 
@@ -29,7 +29,7 @@ NOISE = b"".join(b"[rank%d]: {'loss': 1.%04d, 'grad_norm': 0.5, 'epoch': 0.%d}\n
 
 
 def parse_with(engine: str, path, monkeypatch):
-    monkeypatch.setattr(source_mod, "SCAN_ENGINE", engine)
+    monkeypatch.setattr(scan_mod, "SCAN_ENGINE", engine)
     return parse_log(str(path))
 
 
@@ -49,7 +49,7 @@ def test_grep_and_in_process_scans_give_the_same_report_on_every_fixture(path, m
 @needs_grep
 def test_forced_grep_engine_really_runs_grep():
     with open_log(str(LOGS / "f01_torch25_backward.log")) as src:
-        scan = src.scan_markers(parse_mod.MARKERS, 10, engine="grep")
+        scan = scan_mod.scan(src, parse_mod.MARKERS, 10, engine="grep")
     assert scan.method == "grep" and scan.offsets
 
 
@@ -89,28 +89,99 @@ def test_bare_killed_in_the_middle_is_found_at_its_line(mixed_log, monkeypatch):
     assert report.lines_total == len(lines) - 1
 
 
-@needs_grep
-def test_bare_killed_and_exitcode_minus_9_deep_in_a_300_mib_log_are_found(tmp_path, monkeypatch):
-    # Before the grep engine, logs over 256 MiB only had the three GPU markers searched end to end.
-    p = tmp_path / "nohup.out"
-    block = NOISE * 64                                       # 12 MiB, 256000 lines
+# ------------------------------------------------------------------ big logs: anchors and windows
+
+ANCHORS = (b"emory", b"Traceback (most recent call last)")
+NO_ANCHOR = sorted(p.name for p in FIXTURES if not any(a in p.read_bytes() for a in ANCHORS))
+# found only near the end of a big log: the anchor-less ones, and a DeepSpeed launcher kill whose
+# only 'Memory' is a see_memory_usage line a few lines above it
+TAIL_ONLY = NO_ANCHOR + ["f12_deepspeed_sigkill.log"]
+
+
+def small_tiers(monkeypatch, full: int) -> None:
+    """Scan constants scaled down so a log of a few hundred KiB is 'big'."""
+    monkeypatch.setattr(scan_mod, "FULL_SCAN_BYTES", full)
+    monkeypatch.setattr(scan_mod, "HEAD_SCAN_BYTES", 16 << 10)
+    monkeypatch.setattr(scan_mod, "TAIL_SCAN_BYTES", 16 << 10)
+    monkeypatch.setattr(scan_mod, "AROUND_BYTES", 16 << 10)
+
+
+def events(report):
+    return [(e.kind, e.line, e.rank, e.phase, e.tried_gib, e.capacity_gib) for e in report.events]
+
+
+def test_the_fixtures_without_an_anchor_are_kill_lines_a_bare_tf_line_and_logs_without_failures():
+    # What the tiered scan can miss in the middle of a big log: a shell or container kill line, and a
+    # TensorFlow message cut from its traceback and allocator lines; the rest have no failure at all.
+    assert NO_ANCHOR == ["e_context_banner.log", "e_no_oom.log", "f11_sighup_not_oom.log", "f13_shell_killed.log",
+                         "f15_docker_137.log", "f19_tf.log", "f26b_metal_internal_lookalike.log"]
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.name for p in FIXTURES])
+@pytest.mark.parametrize("where", ["middle", "end"])
+def test_a_big_log_finds_what_a_full_scan_finds(path, where, tmp_path, monkeypatch):
+    """Every fixture inside a log too big for a full scan: the anchors and windows find every failure
+    the full scan finds, except a kill line without anchor in the middle (TAIL_ONLY)."""
+    p = tmp_path / "big.log"
     with open(p, "wb") as fh:
-        for _ in range(12):
+        fh.write(NOISE)
+        fh.write(path.read_bytes().rstrip(b"\n") + b"\n")
+        if where == "middle":
+            fh.write(NOISE)
+    small_tiers(monkeypatch, full=1 << 30)
+    whole = parse_with("python", p, monkeypatch)
+    assert not any(n.startswith("a big log") for n in whole.notes)
+    small_tiers(monkeypatch, full=64 << 10)
+    tiered = parse_with("python", p, monkeypatch)
+    assert any(n.startswith("a big log") for n in tiered.notes)
+    if where == "middle" and path.name in TAIL_ONLY:
+        assert set(events(tiered)) <= set(events(whole))
+    else:
+        assert events(tiered) == events(whole)
+    if HAS_GREP and where == "end":
+        assert events(parse_with("grep", p, monkeypatch)) == events(tiered)
+
+
+@pytest.mark.parametrize("engine", ["python", "grep"] if HAS_GREP else ["python"])
+def test_an_oom_among_thousands_of_memory_mentions_in_a_big_log_is_still_found(engine, tmp_path, monkeypatch):
+    monkeypatch.setattr(parse_mod, "KEEP_PER_MARKER", 50)
+    small_tiers(monkeypatch, full=64 << 10)
+    chatter = b"".join(b"step %d | loss 1.2 | peak_memory_active: 20.%d GiB\n" % (i, i % 10) for i in range(3000))
+    p = tmp_path / "torchtune.log"
+    with open(p, "wb") as fh:
+        fh.write(chatter)
+        fh.write((LOGS / "f02_legacy_runtimeerror.log").read_bytes())
+        fh.write(chatter)
+    r = parse_with(engine, p, monkeypatch)
+    assert [(e.kind, e.line) for e in r.events] == [("cuda_oom", 3000 + 18)]
+    assert any("'memory'" in n and "first and the last 50" in n for n in r.notes), r.notes
+    assert any("'ut of mem', 'OutOfMemory' searched in every byte" in n for n in r.notes), r.notes
+
+
+@needs_grep
+def test_a_40_mib_log_with_failures_in_the_middle_and_a_kill_at_the_end(tmp_path, monkeypatch):
+    p = tmp_path / "nohup.out"
+    block = NOISE * 16                                       # 3 MiB, 64000 lines
+    with open(p, "wb") as fh:
+        for _ in range(6):
+            fh.write(block)
+        fh.write(b"[rank1]: OOM at step 812, skipping the batch: CUDA out of memory. Tried to allocate 2.00 GiB. "
+                 b"GPU 1 has a total capacity of 79.15 GiB of which 1.12 GiB is free.\n")
+        for _ in range(6):
+            fh.write(block)
+        fh.write((LOGS / "f06_cublas_alloc.log").read_bytes())        # a traceback, no 'memory'
+        for _ in range(2):
             fh.write(block)
         fh.write(b"Killed\n")
-        for _ in range(1):
-            fh.write(block)
-        fh.write(b"E0501 12:00:00.000000 77 torch/distributed/elastic/multiprocessing/api.py:869] "
-                 b"failed (exitcode: -9) local_rank: 3 (pid: 4242) of binary: /usr/bin/python3\n")
-        for _ in range(12):
-            fh.write(block)
-    assert p.stat().st_size > 300 << 20
-    report = parse_with("auto", p, monkeypatch)
+    assert p.stat().st_size > scan_mod.FULL_SCAN_BYTES
     per_block = block.count(b"\n")
-    assert [(e.kind, e.line) for e in report.events] == [("host_oom", 12 * per_block + 1),
-                                                         ("host_oom", 13 * per_block + 2)]
-    assert report.failed_ranks == (3,)
-    assert report.lines_total == 25 * per_block + 2
+    by_grep = parse_with("grep", p, monkeypatch)
+    assert [(e.kind, e.line, e.rank) for e in by_grep.events] == [
+        ("cuda_oom", 6 * per_block + 1, 1), ("cublas_alloc", 12 * per_block + 1 + 18, None),
+        ("host_oom", 14 * per_block + 1 + 18 + 1, None)]
+    assert by_grep.lines_total == 14 * per_block + 1 + 18 + 1
+    assert any("searched in every byte" in n for n in by_grep.notes)
+    assert parse_with("python", p, monkeypatch) == by_grep
 
 
 # ------------------------------------------------------------------ repeats, caps, failures
@@ -137,24 +208,24 @@ def test_a_grep_whose_output_does_not_match_the_file_is_not_trusted(tmp_path, mo
     fake.write_text("#!/bin/sh\necho '1:0:Killed'\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     real = parse_with("python", LOGS / "f13_shell_killed.log", monkeypatch)
-    monkeypatch.setattr(source_mod.shutil, "which", lambda name: str(fake) if name == "grep" else shutil.which(name))
+    monkeypatch.setattr(scan_mod.shutil, "which", lambda name: str(fake) if name == "grep" else shutil.which(name))
     with open_log(str(LOGS / "f13_shell_killed.log")) as src:
-        assert src.scan_markers(parse_mod.MARKERS, 10, engine="grep").method == "python"
+        assert scan_mod.scan(src, parse_mod.MARKERS, 10, engine="grep").method == "python"
     assert parse_with("grep", LOGS / "f13_shell_killed.log", monkeypatch) == real
 
 
 @needs_grep
 @pytest.mark.skipif(os.name != "posix", reason="grep memory cap is POSIX-only")
 def test_a_line_longer_than_greps_memory_cap_falls_back_to_the_in_process_scan(tmp_path, monkeypatch):
-    monkeypatch.setattr(source_mod, "GREP_MEMORY_BYTES", 16 << 20)
+    monkeypatch.setattr(scan_mod, "GREP_MEMORY_BYTES", 16 << 20)
     with open_log(str(LOGS / "f13_shell_killed.log")) as src:      # the cap itself leaves grep working
-        assert src.scan_markers(parse_mod.MARKERS, 10, engine="grep").method == "grep"
+        assert scan_mod.scan(src, parse_mod.MARKERS, 10, engine="grep").method == "grep"
     p = tmp_path / "tqdm.log"
     with open(p, "wb") as fh:
         fh.write(b" 3/150 [00:40<33:05, 13.5s/it]\r" * 800_000)      # one 24 MiB line of redraws
         fh.write(b"\nKilled\n")
     with open_log(str(p)) as src:
-        assert src.scan_markers(parse_mod.MARKERS, 10, engine="grep").method == "python"
+        assert scan_mod.scan(src, parse_mod.MARKERS, 10, engine="grep").method == "python"
     report = parse_with("grep", p, monkeypatch)
     assert [(e.kind, e.line) for e in report.events] == [("host_oom", 2)]
 
@@ -163,7 +234,7 @@ def test_line_numbers_count_from_the_nearer_checkpoint(tmp_path):
     p = tmp_path / "lines.log"
     p.write_bytes(b"a\n" * 1000 + b"b\n" * 1000)
     with open_log(str(p)) as src:
-        src._checkpoint(4000, 2000)                          # the end: 2000 newlines before it
+        src.checkpoint(4000, 2000)                          # the end: 2000 newlines before it
         assert src.line_number(3998) == 2000                 # counted back from the end
         assert src.line_number(2) == 2                       # counted up from the start
         assert src.line_number(2000) == 1001

@@ -104,7 +104,6 @@ class Context:
     step: int | None = None
     total_steps: int | None = None
     seq_len: int | None = None
-    loss_lines: int = 0
     samples: list = field(default_factory=list)
     max_rank: int | None = None
     _in_args: bool = False
@@ -113,9 +112,9 @@ class Context:
     _tt: dict = field(default_factory=dict)
 
     # -------------------------------------------------------------- one line
-    def feed_progress(self, block: str) -> None:
-        """Training progress of a whole block before the crash: tqdm bars, loss dicts, step counters."""
-        self.loss_lines += block.count("{'loss'")
+    def feed_progress(self, block: str) -> bool:
+        """Training progress of a whole block before the crash: tqdm bars and step counters.
+        True when any was seen so far."""
         for m in _TQDM.finditer(block):
             # A bar's description is the text since the last newline or carriage return; looking back
             # at most DESC_LOOKBACK_CHARS keeps a megabyte-long line of redraws linear, not quadratic.
@@ -132,6 +131,7 @@ class Context:
                     self._bars[-1] = int(m.group(1))
                     if m.group(2):
                         self._bars[int(m.group(2))] = int(m.group(1))
+        return bool(self._bars)
 
     def feed(self, raw: str, line_no: int, before_crash: bool) -> None:
         if len(raw) < 4 or "{'loss'" in raw or ("it/s]" in raw or "s/it]" in raw) and "GPU" not in raw:
@@ -234,23 +234,6 @@ class Context:
                 name = (m.group(1) or m.group(2)).strip().rstrip(".")
                 if name not in ("NVIDIA Corporation", "NVIDIA"):
                     self.gpu_name = name
-
-    def _progress(self, text: str, line_no: int) -> None:
-        if "/" in text and ("it/s" in text or "s/it" in text):
-            for m in _TQDM.finditer(text):
-                desc = text[: m.start()]
-                if _TQDM_DESC_BAD.search(desc):
-                    continue
-                self._bars[int(m.group(2))] = int(m.group(1))
-        if "{'loss'" in text:
-            self.loss_lines += 1
-        if ("Step" in text or "step" in text) and "|" in text or "global_step" in text:
-            m = _STEP_WORD.search(text)
-            if m:
-                self._bars.setdefault(-1, 0)
-                self._bars[-1] = int(m.group(1))
-                if m.group(2):
-                    self._bars[int(m.group(2))] = int(m.group(1))
 
     def _memory(self, text: str, line_no: int) -> None:
         if "GB" in text and "MA " in text:

@@ -1,24 +1,26 @@
 """Scan a crash log for memory failures and the facts around them.
 
-Every marker string (MARKERS) is searched over the whole file, whatever its size: by the system grep
-in one pass for logs of GREP_MIN_BYTES or more (source.py), else in-process. Only the lines around
-each hit are decoded and parsed; context (versions, arguments, memory samples, progress) is read from
-windows: the head, the stretch before the crash and the tail. A marker repeated more than
-2 * KEEP_PER_MARKER times keeps its first and last hits and the report says so in `notes`.
+scan.py finds the marker strings (MARKERS; on big logs through the ANCHORS, see there); only the
+lines around each hit are decoded and parsed. Context (versions, arguments, memory samples,
+progress) is read from windows: the head, the stretch before the crash and the tail. A marker
+repeated more than 2 * KEEP_PER_MARKER times keeps its first and last hits and the report says so
+in `notes`.
 """
 from __future__ import annotations
 
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
 from oomdoctor.crashlog.phase import TRACEBACK_HEAD, is_frame, phase_from_log_lines, phase_of
-from oomdoctor.crashlog.source import LogSource, MarkerScan, open_log
+from oomdoctor.crashlog.scan import MarkerScan, merge_ranges, scan
+from oomdoctor.crashlog.source import LogSource, open_log
 from oomdoctor.facts import CrashEvent, CrashReport
 from oomdoctor.records import record
 
 # Every marker is searched over the whole file, whatever its size: between them they catch every
 # memory failure shape of oom-log-formats.md. The first three find GPU OOMs; the rest rarer failures
 # and host kills (a bare `Killed` can sit anywhere in a nohup.out).
-PRIMARY_MARKERS = (b"ut of mem", b"OutOfMemory", b"_ALLOC_FAILED")
+GPU_MARKERS = (b"ut of mem", b"OutOfMemory")    # "out of memory" in any case, the OutOfMemoryError classes
+PRIMARY_MARKERS = GPU_MARKERS + (b"_ALLOC_FAILED",)
 SECONDARY_MARKERS = (
     b"CUDA calloc", b"DefaultCPUAllocator", b"PT_DEVMEM", b"exitcode", b"Signal 9", b"Killed",
     b"return code = -9", b"code 137", b"code: 137", b"RESOURCE_EXHAUSTED", b"OOM when allocating",
@@ -27,14 +29,25 @@ SECONDARY_MARKERS = (
     b"cudaErrorMemoryAllocation", b"Resource exhausted",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
+# On logs too big for every marker to be searched everywhere, these two are: every memory-failure
+# line of a GPU, accelerator or allocator says "memory" or "Memory", and every Python exception
+# prints a traceback header; the other markers are searched around the tracebacks, in the head and
+# in the tail (scan.py).
+MEMORY_ANCHOR = b"emory"
+TRACEBACK_ANCHOR = b"Traceback (most recent call last)"
+ANCHORS = (MEMORY_ANCHOR, TRACEBACK_ANCHOR)
+_ANCHOR_WORDS = {MEMORY_ANCHOR: "memory", TRACEBACK_ANCHOR: "Traceback"}
 KEEP_PER_MARKER = 1000             # first and last hits kept per marker: a million `Killed` lines still parse fast
 JOIN_LINES = 6                     # a wrapped message spans at most this many physical lines
 TRACEBACK_LINES = 400
-CONTEXT_WHOLE_BYTES = 8 << 20
-CONTEXT_HEAD_BYTES = 4 << 20
-CONTEXT_BEFORE_BYTES = 4 << 20
-CONTEXT_TAIL_BYTES = 1 << 20
-PROGRESS_BYTES = 2 << 20
+# Context is read line by line (a few µs a line), so only from windows on logs over CONTEXT_WHOLE_BYTES:
+CONTEXT_WHOLE_BYTES = 1 << 20
+CONTEXT_HEAD_BYTES = 2 << 20       # the start-up (banners, arguments, parameter counts), cut at the first loss line
+CONTEXT_BEFORE_BYTES = 512 << 10   # memory samples and the failing batch, just before the crash
+CONTEXT_TAIL_BYTES = 256 << 10     # summaries and pasted environment reports after it
+TRAINING_STARTED = b"{'loss': "     # the HF Trainer's first logged loss: the start-up is over
+PROGRESS_BYTES = 256 << 10         # the latest training progress: this much before the crash, ...
+PROGRESS_MAX_BYTES = 4 << 20       # ... widened up to this when it holds none
 
 GPU_KINDS = frozenset({"cuda_oom", "hip_oom", "npu_oom", "xpu_oom", "mps_oom", "cublas_alloc", "cudnn_alloc",
                        "nccl_oom", "xla_oom", "tf_oom", "hpu_oom", "vllm_cache", "bnb_alloc", "batch_size_exhausted",
@@ -66,8 +79,9 @@ def parse_log(path: str) -> CrashReport:
 
 
 def _parse(src: LogSource) -> CrashReport:
-    scan = src.scan_markers(MARKERS, KEEP_PER_MARKER)
-    hits = _read_hits(src, scan.offsets)
+    found = scan(src, MARKERS, KEEP_PER_MARKER, anchors=ANCHORS, around=(TRACEBACK_ANCHOR,),
+                 narrower={MEMORY_ANCHOR: GPU_MARKERS})
+    hits = _read_hits(src, found.offsets)
     _number_lines(src, hits)
     for h in hits:
         if h.parsed.kind == "cuda_oom" and "bitsandbytes" in _innermost_file(src, h):
@@ -95,7 +109,7 @@ def _parse(src: LogSource) -> CrashReport:
         params_trainable=ctx.params_trainable, params_total=ctx.params_total, train_args=dict(ctx.train_args),
         step=ctx.final_step(), total_steps=ctx.final_total(), seq_len_failing=ctx.seq_len,
         failed_ranks=tuple(failed), memory_samples=tuple(ctx.samples), lines_total=_lines_total(src, hits),
-        notes=_scan_notes(scan),
+        notes=_scan_notes(found),
     )
     from dataclasses import replace
     return replace(report, diagnoses=diagnose(report))
@@ -107,19 +121,12 @@ def _r(x: float | None) -> float | None:
 
 # ------------------------------------------------------------------ finding hits
 
-def _scan_notes(scan: MarkerScan) -> tuple[str, ...]:
-    return tuple(f"the log repeats {m.decode()!r} {scan.dropped[m] + 2 * scan.kept_each_end} times: only the first "
-                 f"and the last {scan.kept_each_end} were read" for m in sorted(scan.dropped))
-
-
-def _merge_windows(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    out: list[tuple[int, int]] = []
-    for lo, hi in sorted(windows):
-        if out and lo <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], hi))
-        else:
-            out.append((lo, hi))
-    return out
+def _scan_notes(found: MarkerScan) -> tuple[str, ...]:
+    notes = [f"the log repeats {_ANCHOR_WORDS.get(m, m.decode())!r} {found.dropped[m] + 2 * found.kept_each_end} times: "
+             f"only the first and the last {found.kept_each_end} were read" for m in sorted(found.dropped)]
+    if found.coverage:
+        notes.append(f"a big log: {found.coverage}")
+    return tuple(notes)
 
 
 def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
@@ -341,15 +348,22 @@ def _context(src: LogSource, hits: list[_Hit]) -> Context:
     if src.size <= CONTEXT_WHOLE_BYTES:
         regions = [(0, src.size)]
     else:
-        regions = _merge_windows([(0, CONTEXT_HEAD_BYTES), (max(0, crash_at - CONTEXT_BEFORE_BYTES), crash_at + 4096),
-                                  (max(0, src.size - CONTEXT_TAIL_BYTES), src.size)])
+        head = min(src.size, CONTEXT_HEAD_BYTES)
+        started = src.mm.find(TRAINING_STARTED, 0, head)
+        regions = merge_ranges([(0, head if started < 0 else started),
+                                (max(0, crash_at - CONTEXT_BEFORE_BYTES), crash_at + 4096),
+                                (max(0, src.size - CONTEXT_TAIL_BYTES), src.size)])
     for lo, hi in regions:
         if lo > 0:
             lo = src.mm.rfind(b"\n", 0, lo) + 1
         _feed_region(src, ctx, lo, hi, src.line_number(lo), crash_at)
     # only the latest progress matters: the last stretch before the crash
-    tail_lo = max(0, crash_at - PROGRESS_BYTES)
-    ctx.feed_progress(F_decode(src.mm[tail_lo:crash_at]))
+    span = PROGRESS_BYTES
+    while True:
+        lo = max(0, crash_at - span)
+        if ctx.feed_progress(F_decode(src.mm[lo:crash_at])) or lo == 0 or span >= PROGRESS_MAX_BYTES:
+            break
+        span *= 4
     return ctx
 
 
@@ -365,9 +379,7 @@ def _feed_region(src: LogSource, ctx: Context, lo: int, hi: int, line_no: int, c
         text = F_decode(block)
         offset = pos
         for line in text.split("\n"):
-            if len(line) > 16384:
-                line = line[:16384]
-            ctx.feed(line, line_no, offset < crash_at)
+            ctx.feed(line if len(line) <= 16384 else line[:16384], line_no, offset < crash_at)
             line_no += 1
             offset += len(line) + 1          # approximate for non-ASCII; only compared with crash_at
         pos = stop

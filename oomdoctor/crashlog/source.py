@@ -1,14 +1,8 @@
-"""Open a crash log for scanning: a mapped file, with lines read on demand around byte offsets.
+"""Open a crash log: a read-only map, with lines read on demand around byte offsets and numbered
+from the nearest known checkpoint.
 
 stdin and .gz logs are streamed into a temporary file first, so every log is scanned the same way
-and memory stays bounded whatever the size.
-
-Finding the markers is the only whole-file pass. On logs of GREP_MIN_BYTES or more it is handed to
-the system grep (`grep -a -b -n -o -F -e M1 ...`, LC_ALL=C): one pass for all markers, output read
-as it streams, line numbers from grep. GNU grep's multi-string search costs about 2.5 s of CPU per
-GiB (measured on a busy 2-core machine), several times a single-string `grep -c`; the in-process
-fallback costs one bytes.find pass per marker (about 12 s/GiB). Both give the same hits; figures in
-benchmarks/logscan.py.
+and memory stays bounded whatever the size. Finding the markers is scan.py's job.
 """
 from __future__ import annotations
 
@@ -18,19 +12,14 @@ import os
 import shutil
 import sys
 import zlib
-from collections import deque
 
 from oomdoctor.errors import InputError
-from oomdoctor.records import record
 
 LINE_CAP_BYTES = 16 * 1024          # longer lines (a whole tqdm run glued by \r) are cut to this
 COPY_CHUNK_BYTES = 1 << 20
-SCAN_WINDOW_BYTES = 64 << 20       # byte searches walk the map in windows of this size
+RELEASE_MIN_BYTES = 64 << 20       # maps smaller than this are not trimmed with madvise
 COUNT_CHUNK_BYTES = 16 << 20        # newline counting copies this much at a time (bounded RSS)
-SCAN_ENGINE = "auto"                # auto | grep | python: who searches the markers (tests force each)
-GREP_MIN_BYTES = 4 << 20           # below this an in-process scan is quicker than starting grep
-GREP_MEMORY_BYTES = 256 << 20      # address-space cap of the grep child (it holds one whole line)
-WC_MIN_BYTES = 16 << 20            # counting a longer stretch up to the end of file goes to wc -l
+WC_MIN_BYTES = 16 << 20             # counting a longer stretch up to the end of file goes to wc -l
 
 # Magic numbers of files people attach by mistake instead of the text log.
 _BINARY_MAGIC = (b"\x7fELF", b"PK\x03\x04", b"\x89PNG", b"%PDF", b"\xff\xd8\xff", b"GIF8",
@@ -71,103 +60,15 @@ class LogSource:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # -------------------------------------------------------------- searching
-    def scan_markers(self, markers: tuple[bytes, ...], keep: int, engine: str | None = None) -> "MarkerScan":
-        """Offsets of every occurrence of every marker in the whole file, at most `keep` first and
-        `keep` last per marker; also leaves newline checkpoints so hit lines are numbered cheaply.
+    @property
+    def path(self) -> str:
+        """The file on disk that is mapped (a temporary copy for stdin and .gz logs)."""
+        return self._path
 
-        engine "grep" hands the search to the system grep (one pass, all markers, line numbers from
-        grep -n); "python" searches in-process; None follows SCAN_ENGINE ("auto": grep for logs of
-        GREP_MIN_BYTES or more when a working grep exists, else in-process). Both give the same hits
-        (see tests/test_crashlog_speed.py); grep failing in any way falls back to the in-process scan.
-        """
-        engine = engine or SCAN_ENGINE
-        if engine == "grep" or (engine == "auto" and self.size >= GREP_MIN_BYTES):
-            grep = shutil.which("grep")
-            if grep is not None:
-                found = self._scan_grep(grep, markers, keep)
-                if found is not None:
-                    return found
-        return self._scan_python(markers, keep)
-
-    def _scan_python(self, markers: tuple[bytes, ...], keep: int) -> "MarkerScan":
-        """Read the file window by window into one reused buffer (one copy from the page cache, no
-        page faults on the map); search each window for every marker and count its newlines while hot.
-        Costs one bytes.find pass per marker: about 25 passes, so this is the slow path on big logs."""
-        kept = {m: _Kept(keep) for m in markers}
-        overlap = max(len(m) for m in markers) - 1
-        buf = bytearray(min(self.size, SCAN_WINDOW_BYTES) + overlap)
-        view = memoryview(buf)
-        lo = 0
-        newlines = 0
-        with open(self._path, "rb", buffering=0) as fh:
-            while lo < self.size:
-                fh.seek(lo)
-                n = fh.readinto(view)
-                if not n:
-                    break
-                hi = min(self.size, lo + SCAN_WINDOW_BYTES)
-                body = min(n, hi - lo)          # bytes that belong to this window; the rest is overlap
-                for needle in markers:
-                    k = kept[needle]
-                    pos = buf.find(needle, 0, n)
-                    while 0 <= pos < body:
-                        k.add(lo + pos)
-                        pos = buf.find(needle, pos + len(needle), n)
-                newlines += buf.count(b"\n", 0, body)
-                self._checkpoint(hi, newlines)
-                lo = hi
-        view.release()
-        return MarkerScan.of(kept, "python")
-
-    def _scan_grep(self, grep: str, markers: tuple[bytes, ...], keep: int) -> "MarkerScan | None":
-        """One `grep -a -b -n -o -F -e M1 -e M2 ...` pass: each output line is `line:offset:marker`.
-
-        grep's multi-string search (Aho-Corasick, about 1 ns a byte) is the whole cost; its output is
-        read as it comes and only the kept hits are held. Every kept hit is checked against the map,
-        so a grep that prints something else (a foreign grep, a changed file) is never trusted: any
-        surprise returns None and the caller scans in-process.
-        """
-        cmd = [grep, "-a", "-b", "-n", "-o", "-F", "--color=never"]
-        for m in markers:
-            cmd += ["-e", m.decode("ascii")]
-        cmd += ["--", self._path]
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GREP_")}
-        env["LC_ALL"] = "C"             # bytes, not characters: no UTF-8 decoding cost, no encoding errors
-        kept = {m: _Kept(keep) for m in markers}
-        bad = False
-        import subprocess  # here, not at the top: only logs of GREP_MIN_BYTES or more start a process
-
-        try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                    env=env, preexec_fn=_limit_grep_memory if os.name == "posix" else None)
-        except OSError:
-            return None
-        with proc:
-            assert proc.stdout is not None
-            for row in proc.stdout:
-                try:
-                    line_s, off_s, text = row.rstrip(b"\n").split(b":", 2)
-                    k = kept[text]
-                    k.add((int(off_s), int(line_s)))
-                except (ValueError, KeyError):
-                    bad = True
-                    break
-            if bad:
-                proc.kill()
-            rc = proc.wait()
-        if bad or rc not in (0, 1):     # 2: grep's own error, e.g. a line longer than its memory limit
-            return None
-        for m, k in kept.items():
-            for off, line in k.items():
-                if self.mm[off:off + len(m)] != m:
-                    return None
-                self._checkpoint(off, line - 1)
-        return MarkerScan.of(kept, "grep")
-
+    # -------------------------------------------------------------- lines
     def release(self, lo: int, hi: int) -> None:
         """Tell the kernel we are done with these mapped pages, so RSS stays bounded on huge logs."""
-        if self.size < SCAN_WINDOW_BYTES or not isinstance(self.mm, mmap.mmap) or not hasattr(self.mm, "madvise"):
+        if self.size < RELEASE_MIN_BYTES or not isinstance(self.mm, mmap.mmap) or not hasattr(self.mm, "madvise"):
             return
         page = mmap.PAGESIZE
         lo = (lo // page) * page
@@ -216,7 +117,7 @@ class LogSource:
             yield s, end, self.text(s, end)
             end = s - 1
 
-    def _checkpoint(self, offset: int, newlines: int) -> None:
+    def checkpoint(self, offset: int, newlines: int) -> None:
         if offset not in self._newlines_at:
             bisect.insort(self._checkpoints, offset)
         self._newlines_at[offset] = newlines
@@ -228,11 +129,15 @@ class LogSource:
         above = self._checkpoints[i] if i < len(self._checkpoints) else None
         if offset == below:
             return self._newlines_at[below] + 1
+        if above is None and offset - below >= WC_MIN_BYTES and self.size - offset < offset - below:
+            # nearer the end than any checkpoint: count to the end once (wc -l), then back from there
+            self.checkpoint(self.size, self._newlines_at[below] + self.count_newlines(below, self.size))
+            above = self.size
         if above is not None and above - offset < offset - below:
             n = self._newlines_at[above] - self.count_newlines(offset, above)
         else:
             n = self._newlines_at[below] + self.count_newlines(below, offset)
-        self._checkpoint(offset, n)
+        self.checkpoint(offset, n)
         return n + 1
 
     def count_newlines(self, start: int, end: int) -> int:
@@ -250,61 +155,6 @@ class LogSource:
             self.release(pos, stop)
             pos = stop
         return total
-
-
-class _Kept:
-    """The first `keep` and the last `keep` items added, and how many were added in all."""
-
-    def __init__(self, keep: int) -> None:
-        self.keep = keep
-        self.first: list = []
-        self.last: deque = deque(maxlen=keep)
-        self.total = 0
-
-    def add(self, item) -> None:
-        self.total += 1
-        if len(self.first) < self.keep:
-            self.first.append(item)
-        else:
-            self.last.append(item)
-
-    def items(self) -> list:
-        return self.first + list(self.last)
-
-    @property
-    def dropped(self) -> int:
-        return self.total - len(self.first) - len(self.last)
-
-
-@record(frozen=False)
-class MarkerScan:
-    """Where the marker strings occur in the log, and how they were searched."""
-
-    offsets: list[int]                  # sorted byte offsets of kept marker hits
-    dropped: dict[bytes, int]           # marker -> hits left out (beyond the first and last `keep`)
-    kept_each_end: int
-    method: str                         # "grep" | "python"
-
-    @classmethod
-    def of(cls, kept: dict[bytes, _Kept], method: str) -> "MarkerScan":
-        offsets: set[int] = set()
-        for k in kept.values():
-            offsets.update(x[0] if isinstance(x, tuple) else x for x in k.items())
-        keep = next(iter(kept.values())).keep if kept else 0
-        return cls(sorted(offsets), {m: k.dropped for m, k in kept.items() if k.dropped}, keep, method)
-
-
-def _limit_grep_memory() -> None:
-    """Runs in the grep child: cap its address space so one giant line cannot take the machine's RAM
-    (grep holds a whole line); grep then fails and the in-process scan, which cuts lines, takes over."""
-    import resource
-
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = GREP_MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(GREP_MEMORY_BYTES, hard)
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ValueError, OSError):
-        pass
 
 
 def _wc_lines(path: str, start: int) -> int | None:
