@@ -136,6 +136,15 @@ def test_interleaved_ranks_give_one_event_per_rank_with_its_device():
     assert report.events[0].free_gib == pytest.approx(500 / 1024)
 
 
+def test_ranks_seen_only_on_progress_lines_count_towards_the_world_size(tmp_path):
+    p = tmp_path / "run.log"
+    lines = [f"[rank{r}]: {{'loss': 1.2, 'grad_norm': 0.4, 'epoch': 0.1}}" for r in range(8)]
+    lines += [f"[rank{r}]:  12%|█▏        | 60/500 [01:00<07:20,  1.00s/it]" for r in range(8)]
+    p.write_text("\n".join(lines) + "\n" + (LOGS / "f01_torch25_backward.log").read_text())
+    report = parse_log(str(p))
+    assert report.world_size == 8 and [e.kind for e in report.events] == ["cuda_oom"]
+
+
 def test_repeated_message_of_the_same_rank_is_reported_once():
     report = parse("p01_interleaved_ranks.log")
     assert sum(1 for e in report.events if e.rank == 0) == 1

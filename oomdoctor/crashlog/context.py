@@ -68,6 +68,7 @@ evaluation_strategy micro_batch_size batch_size output_dir fsdp fsdp_config use_
 eval_accumulation_steps torch_compile tf32 dataset val_size save_strategy
 """.split())
 _YAML_KEY = lazy_re(r"^\s*([a-z_][a-z0-9_]*):\s+([^\s#][^#]*?)\s*$")
+_RANK_HEAD = lazy_re(r"\[(?:rank|default)(\d+)\]:")      # torchrun's per-rank prefixes, at a line's start
 _TQDM = lazy_re(r"(?:^|[|\s])(\d+)/(\d+) \[\d+:\d+(?::\d+)?<[^\]]*?(?:s/it|it/s)", needs=("s/it", "it/s"))
 _TQDM_DESC_BAD = lazy_re(r"(?:Map|Loading|Converting|Running tokenizer|Filter|Generating|Downloading|Fetching|shards|examples|Evaluat|Predict|eval)", re.I)
 _LOSS = lazy_re(r"\{'loss': ")
@@ -135,7 +136,10 @@ class Context:
 
     def feed(self, raw: str, line_no: int, before_crash: bool) -> None:
         if len(raw) < 4 or "{'loss'" in raw or ("it/s]" in raw or "s/it]" in raw) and "GPU" not in raw:
-            return                 # progress lines are read block-wise by feed_progress
+            # progress lines are read block-wise by feed_progress; only their rank prefix counts here
+            if raw.startswith("[") and (m := _RANK_HEAD.match(raw)):
+                self._saw_rank(int(m.group(1)))
+            return
         if "\r" in raw.rstrip("\r"):
             for seg in raw.split("\r"):
                 if seg.strip():
@@ -145,8 +149,8 @@ class Context:
 
     def _feed_clean(self, cl, line_no: int, before_crash: bool) -> None:
         text = cl.text
-        if cl.rank is not None and (self.max_rank is None or cl.rank > self.max_rank):
-            self.max_rank = cl.rank
+        if cl.rank is not None:
+            self._saw_rank(cl.rank)
         if not text:
             return
         # training-argument dumps come first: they are many short lines
@@ -213,6 +217,10 @@ class Context:
                     m = rx.search(text)
                     if m:
                         self.seq_len = int(m.group(m.lastindex or 1))
+
+    def _saw_rank(self, rank: int) -> None:
+        if self.max_rank is None or rank > self.max_rank:
+            self.max_rank = rank
 
     def _versions(self, text: str) -> None:
         for rx in _VERSION_RES:
