@@ -83,6 +83,7 @@ def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> Trai
             # The one that names a model is the training config; the other decides GPUs and sharding.
             main, launcher = (setup, other) if setup.model or not other.model else (other, setup)
             setup = configs.combine(main, launcher)
+        setup = configs.with_log_world_size(setup, crash)
     elif crash is not None:
         setup = configs.setup_from_log(crash)
     else:

@@ -76,6 +76,17 @@ def test_llama2_7b_full_bf16_batch4_on_80gb_does_not_fit_and_the_ladder_fixes_it
     assert taken == sorted(taken)
 
 
+def test_a_config_with_a_four_rank_log_is_estimated_for_four_gpus(capsys, tmp_path):
+    log = tmp_path / "run.log"
+    one_rank_oom = Path(__file__).parent / "data" / "logs" / "f01_torch25_backward.log"
+    log.write_text("".join(f"[rank{r}]: {{'loss': 1.1, 'epoch': 0.2}}\n" for r in range(4))
+                   + one_rank_oom.read_text())
+    code, doc = run_json(capsys, str(log), str(DEMO_YAML))
+    assert doc["setup"]["n_gpus"] == 4 and doc["hardware"]["n_gpus"] == 4
+    code, alone = run_json(capsys, str(DEMO_LOG), str(DEMO_YAML))     # its log says "n_gpu: 1"
+    assert alone["setup"]["n_gpus"] == 1
+
+
 def test_config_alone_is_a_preflight_check(capsys):
     code, doc = run_json(capsys, str(DEMO_YAML), "--gpu", "H200")
     assert doc["crash"] is None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from oomdoctor.configs import classify, combine, edits_for, load_config, setup_from_log
+from oomdoctor.configs import classify, combine, edits_for, load_config, setup_from_log, with_log_world_size
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Change, CrashReport, Source
 
@@ -244,6 +244,18 @@ def test_setup_from_log_uses_printed_training_arguments():
     assert (s.framework, s.micro_batch, s.grad_accum, s.precision, s.seq_len, s.method, s.n_gpus) == \
         ("llamafactory", 4, 2, "bf16", 1024, "full", 2)
     assert s.sources["micro_batch"].file == "run.log"
+
+
+def test_the_logs_world_size_fills_in_where_no_file_named_the_gpu_count():
+    s = load_config(str(DEMO))                       # LLaMA-Factory YAML: the launcher decides the GPUs
+    assert s.source_of("n_gpus").file is None
+    crash = CrashReport(file="run.log", world_size=4)
+    t = with_log_world_size(s, crash)
+    assert t.n_gpus == 4 and t.sources["n_gpus"] == Source(file="run.log", key="world_size")
+    assert with_log_world_size(s, None) is s
+    assert with_log_world_size(s, CrashReport(file="run.log")) is s
+    named = s.with_changes(n_gpus=2, sources={**s.sources, "n_gpus": Source(file="accelerate.yaml", key="num_processes")})
+    assert with_log_world_size(named, crash).n_gpus == 2        # a launcher file said it: kept
 
 
 def test_setup_from_log_without_model_is_none():

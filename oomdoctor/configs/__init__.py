@@ -198,9 +198,18 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
             return None
     from dataclasses import replace
 
-    if crash.world_size and setup.source_of("n_gpus").file is None:
-        from oomdoctor.facts import Source
+    return replace(with_log_world_size(setup, crash), config_file=None)
 
-        setup = replace(setup, n_gpus=crash.world_size,
-                        sources={**setup.sources, "n_gpus": Source(file=crash.file, key="world_size")})
-    return replace(setup, config_file=None)
+
+def with_log_world_size(setup: TrainingSetup, crash: CrashReport | None) -> TrainingSetup:
+    """The number of GPUs the log shows (world size, or the highest rank seen + 1) where no file
+    said it: a LLaMA-Factory or HF config never does, the launcher does, and ZeRO and FSDP shard
+    by it."""
+    if crash is None or not crash.world_size or setup.source_of("n_gpus").file is not None:
+        return setup
+    from dataclasses import replace
+
+    from oomdoctor.facts import Source
+
+    return replace(setup, n_gpus=crash.world_size,
+                   sources={**setup.sources, "n_gpus": Source(file=crash.file, key="world_size")})
