@@ -11,7 +11,7 @@ from __future__ import annotations
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
 from oomdoctor.crashlog.phase import TRACEBACK_HEAD, is_frame, phase_from_log_lines, phase_of
-from oomdoctor.crashlog.scan import MarkerScan, merge_ranges, scan
+from oomdoctor.crashlog.scan import MarkerScan, coverage, merge_ranges, scan
 from oomdoctor.crashlog.source import LogSource, open_log
 from oomdoctor.facts import CrashEvent, CrashReport
 from oomdoctor.records import record
@@ -36,7 +36,7 @@ MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 MEMORY_ANCHOR = b"emory"
 TRACEBACK_ANCHOR = b"Traceback (most recent call last)"
 ANCHORS = (MEMORY_ANCHOR, TRACEBACK_ANCHOR)
-_ANCHOR_WORDS = {MEMORY_ANCHOR: "memory", TRACEBACK_ANCHOR: "Traceback"}
+_ANCHOR_WORDS = {MEMORY_ANCHOR: "memory", TRACEBACK_ANCHOR: "Traceback", b"ut of mem": "out of mem"}
 KEEP_PER_MARKER = 1000             # first and last hits kept per marker: a million `Killed` lines still parse fast
 JOIN_LINES = 6                     # a wrapped message spans at most this many physical lines
 TRACEBACK_LINES = 400
@@ -124,8 +124,8 @@ def _r(x: float | None) -> float | None:
 def _scan_notes(found: MarkerScan) -> tuple[str, ...]:
     notes = [f"the log repeats {_ANCHOR_WORDS.get(m, m.decode())!r} {found.dropped[m] + 2 * found.kept_each_end} times: "
              f"only the first and the last {found.kept_each_end} were read" for m in sorted(found.dropped)]
-    if found.coverage:
-        notes.append(f"a big log: {found.coverage}")
+    if found.everywhere:
+        notes.append(f"a big log: {coverage(found, _ANCHOR_WORDS)}")
     return tuple(notes)
 
 

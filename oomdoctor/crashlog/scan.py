@@ -9,7 +9,7 @@ Two policies, chosen by size:
   kill lines, exit codes, cuBLAS/NCCL/XLA codes, std::bad_alloc) are searched in the first
   HEAD_SCAN_BYTES, the last TAIL_SCAN_BYTES and AROUND_BYTES either side of each traceback: a kill
   ends its run, so it sits at the end of the log or next to the launcher's traceback. What this
-  leaves out is said in MarkerScan.coverage.
+  leaves out is said by coverage().
 
 Two engines do the whole-file passes: the system grep (`grep -a -b -n -o -F`, LC_ALL=C; one process
 per anchor, side by side; line numbers come with the hits) and in-process bytes.find (no grep on the
@@ -46,7 +46,7 @@ class MarkerScan:
     dropped: dict[bytes, int]           # marker -> hits left out (beyond the first and last `keep`)
     kept_each_end: int
     method: str                         # "grep" | "python": who did the whole-file passes
-    coverage: str = ""                  # "" = every marker in every byte; else what was searched where
+    everywhere: tuple[bytes, ...] = ()  # tiered: the strings searched in every byte (else: every marker)
 
 
 def scan(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tuple[bytes, ...] = (),
@@ -95,12 +95,18 @@ def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tupl
         kept[m] = _Kept(keep)
         for pos in sorted(set(found[m]) | set(_find_in(src, m, windows))):
             kept[m].add(pos)
-    names = ", ".join(repr(a.decode()) for a in anchors + whole)
-    coverage = (f"{names} searched in every byte; the other markers in the first {_size(HEAD_SCAN_BYTES)}, "
-                f"the last {_size(TAIL_SCAN_BYTES)} and {_size(AROUND_BYTES)} either side of a traceback")
-    scan_ = _collect(kept, keep, method)
-    scan_.coverage = coverage
-    return scan_
+    found_scan = _collect(kept, keep, method)
+    found_scan.everywhere = anchors + whole
+    return found_scan
+
+
+def coverage(found: MarkerScan, words: dict[bytes, str]) -> str:
+    """What a tiered scan searched where, in words ("" after a full scan); `words` names the strings."""
+    if not found.everywhere:
+        return ""
+    names = ", ".join(repr(words.get(m, m.decode())) for m in found.everywhere)
+    return (f"{names} searched in every line; the other markers in the first {_size(HEAD_SCAN_BYTES)}, "
+            f"the last {_size(TAIL_SCAN_BYTES)} and {_size(AROUND_BYTES)} either side of each traceback")
 
 
 def _start(src: LogSource, groups: tuple[tuple[bytes, ...], ...], keep: int, use_grep: bool,
