@@ -182,6 +182,9 @@ def test_a_40_mib_log_with_failures_in_the_middle_and_a_kill_at_the_end(tmp_path
     assert by_grep.lines_total == 14 * per_block + 1 + 18 + 1
     assert any(n.startswith("a big log: 'memory', 'Traceback' searched in every line") for n in by_grep.notes)
     assert parse_with("python", p, monkeypatch) == by_grep
+    from oomdoctor.views.jsonout import crash_dict
+    doc = crash_dict(by_grep)
+    assert doc["notes"] == list(by_grep.notes) and doc["lines_total"] == by_grep.lines_total
 
 
 # ------------------------------------------------------------------ repeats, caps, failures
