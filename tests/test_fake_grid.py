@@ -1,7 +1,9 @@
 """Proof 2: analytic allocated_gib vs a traced training step of the real transformers/peft code on fake tensors.
 
-oomdoctor.simulate was not available when this was written, so tests/fake_trace.py holds a minimal tracer
-(TorchDispatchMode counting live storages; tied weights stay tied, as after from_pretrained). Skipped when torch/transformers/peft are absent.
+The tracer here is tests/fake_trace.py on purpose, not the product's oomdoctor.simulate: a minimal, separate
+oracle (a TorchDispatchMode counting live storages; tied weights stay tied, as after from_pretrained), so the
+analytic model is not judged only by code that shares its assumptions. tests/test_simulate_vs_estimate.py
+checks the product's tracer against the same model. Skipped when torch/transformers/peft are absent.
 """
 import itertools
 import os
