@@ -54,8 +54,10 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--simulate", action="store_true",
                      help="trace a real training step of the model code on fake tensors (needs oomdoctor[simulate])")
     out.add_argument("--advise", action="store_true", help="which GPUs, how many, which strategy: the fit matrix")
-    out.add_argument("--prices", metavar="FILE", help="with --advise: YAML of card -> price per hour")
-    out.add_argument("--tokens", type=float, metavar="N", help="with --advise: tokens to train on")
+    out.add_argument("--prices", metavar="FILE",
+                     help="for the fit matrix (--advise, or m in the app): YAML of card -> price per hour")
+    out.add_argument("--tokens", type=float, metavar="N",
+                     help="for the fit matrix (--advise, or m in the app): tokens to train on")
     fix = p.add_argument_group("patch")
     fix.add_argument("--export", metavar="FILE", help="write the plan's unified diff to FILE ('-' for stdout)")
     fix.add_argument("--write", metavar="DIR", help="write patched copies of the touched files into DIR")
@@ -114,7 +116,14 @@ def _main(argv: list[str]) -> int:
     opts = Options(files=tuple(files), gpu=args.gpu, gpus=args.gpus, model=args.model, headroom=args.headroom,
                    rules_dirs=tuple(args.rules), skip=tuple(args.skip), framework_version=args.framework_version,
                    # The demo's diff names its files as they sit beside each other: a/train.yaml.
-                   cwd=str(DEMO_DIR) if args.demo and not args.files else os.getcwd())
+                   cwd=str(DEMO_DIR) if args.demo and not args.files else os.getcwd(),
+                   prices=args.prices, tokens=args.tokens)
+    if args.tokens is not None and not args.tokens > 0:
+        raise InputError(f"--tokens must be a positive number of tokens, not {args.tokens:g}")
+    if args.prices:
+        from oomdoctor.advise.prices import load_prices
+
+        load_prices(args.prices)        # a bad file is a one-line error now, not a message inside the app
     report = build_report(opts)
 
     if args.simulate:
@@ -241,6 +250,6 @@ def _advise(report, args: argparse.Namespace, opts) -> int:
 
     if report.setup is None or report.shape is None:
         raise InputError("--advise needs a training config")
-    matrix = advise.build(report, prices=args.prices, tokens=args.tokens)
+    matrix = advise.build(report, prices=opts.prices, tokens=opts.tokens)
     sys.stdout.write((advise.to_json(matrix) if args.json else advise.render_plain(matrix)) + "\n")
     return ExitCode.FITS

@@ -29,6 +29,8 @@ class Options:
     skip: tuple[str, ...] = ()          # rule ids or slugs the user switched off
     framework_version: str | None = None
     cwd: str | None = None              # diff paths are relative to this
+    prices: str | None = None           # --prices: YAML of card -> price per hour, for the fit matrix
+    tokens: float | None = None         # --tokens: tokens to train on, for the fit matrix's time and cost
 
 
 @record

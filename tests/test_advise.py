@@ -362,6 +362,15 @@ def test_missing_prices_file_is_bad_input_on_the_command_line(capsys, tmp_path):
     assert code == 2 and missing in err and "no such prices file" in err
 
 
+def test_a_bad_prices_file_is_refused_before_the_app_starts(capsys):
+    # --prices also feeds the app's fit matrix (key m): a bad file is one line at start, not an error inside
+    path = str(DATA / "prices_bad_number.yaml")
+    code, out, err = run_cli(capsys, str(DEMO), "--gpu", "H100", "--plain", "--prices", path)
+    assert code == 2 and f"{path}:3:" in err and not out
+    code, out, err = run_cli(capsys, str(DEMO), "--gpu", "H100", "--plain", "--tokens", "0")
+    assert code == 2 and "--tokens must be a positive number" in err
+
+
 def test_bad_prices_file_on_the_command_line_is_one_line_with_file_and_line(capsys):
     path = str(DATA / "prices_bad_number.yaml")
     code, _, err = run_cli(capsys, str(DEMO), "--gpu", "H100", "--advise", "--prices", path)

@@ -164,6 +164,26 @@ async def test_matrix_key_shows_the_fit_matrix_and_the_users_card(demo):
         assert app.screen.matrix is app.matrix
 
 
+async def test_the_matrix_screen_prices_the_run_with_prices_and_tokens_from_the_command_line(demo):
+    from dataclasses import replace
+
+    from oomdoctor import advise
+
+    report, opts, _ = demo
+    prices = str(Path(__file__).parent / "data" / "advise" / "prices.yaml")
+    opts = replace(opts, prices=prices, tokens=2e8)
+    expected = advise.build(report, prices=prices, tokens=2e8)
+    assert expected.priced and expected.cheapest is not None
+    app = OomDoctorApp(report, opts)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("m")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.screen.matrix.priced
+        text = screen_text(app)
+        assert "cost" in text and f"{expected.cheapest.cost:,.0f}*" in text
+
+
 async def test_plan_keys_are_off_while_the_matrix_is_shown(demo):
     report, opts, _ = demo
     app = OomDoctorApp(report, opts)

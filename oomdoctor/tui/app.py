@@ -579,7 +579,8 @@ class OomDoctorApp(App[int]):
 
         title = (lambda rule, english: english) if self.lang == "en" else (
             lambda rule, english: self._rule_text(rule, "title", english))
-        self.push_screen(AdviseScreen(self.report, self.lang, matrix=self.matrix, rule_title=title))
+        self.push_screen(AdviseScreen(self.report, self.lang, matrix=self.matrix, rule_title=title,
+                                      prices=self.opts.prices, tokens=self.opts.tokens))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen([(key, self.say(what)) for key, _, _, _, what in KEYS if key],

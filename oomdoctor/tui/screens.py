@@ -202,10 +202,13 @@ class AdviseScreen(Screen[None]):
             self.matrix = matrix
 
     def __init__(self, report: Report, lang: str = "en", *, matrix: Any = None,
-                 rule_title: Callable[[str, str], str] | None = None) -> None:
-        """`matrix`: one built before (kept by the app); `rule_title(rule_id, english)` translates plan steps."""
+                 rule_title: Callable[[str, str], str] | None = None, prices: str | None = None,
+                 tokens: float | None = None) -> None:
+        """`matrix`: one built before (kept by the app); `rule_title(rule_id, english)` translates plan steps;
+        `prices` and `tokens` as --prices and --tokens."""
         super().__init__()
         self.report = report
+        self.prices, self.tokens = prices, tokens
         self.lang = lang
         self.matrix = matrix
         self.error: str | None = None
@@ -235,7 +238,7 @@ class AdviseScreen(Screen[None]):
         from oomdoctor import advise
 
         try:
-            matrix: Any = advise.build(self.report)
+            matrix: Any = advise.build(self.report, prices=self.prices, tokens=self.tokens)
         except Exception as err:     # InputError for a crash-only report, or a bug: say it, keep the app
             matrix = err
         if not get_current_worker().is_cancelled:
