@@ -63,11 +63,17 @@ MESSAGES: dict[str, dict[str, str]] = {
 }
 
 
-def t(key: str, lang: str, **values: Any) -> str:
-    """The message `key` in `lang` (English when that language lacks it), formatted with `values`."""
-    entry = MESSAGES[key]
+def lookup(table: Mapping[str, Mapping[str, str]], key: str, lang: str, /, **values: Any) -> str:
+    """Entry `key` of a {key: {en: ..., zh: ...}} table in `lang` (English when that language lacks
+    it), formatted with `values`."""
+    entry = table[key]
     text = entry.get(lang) or entry["en"]
     return text.format(**values) if values else text
+
+
+def t(key: str, lang: str, /, **values: Any) -> str:
+    """The short UI message `key` (MESSAGES) in `lang`."""
+    return lookup(MESSAGES, key, lang, **values)
 
 
 def pick(texts: Mapping[str, str] | str | None, lang: str) -> str:

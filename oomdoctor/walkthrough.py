@@ -13,7 +13,9 @@ from functools import lru_cache
 from typing import Any, Callable, Literal, Mapping
 
 from oomdoctor.facts import COMPONENTS, GIB, Change, Estimate, Report, Skipped, Step, TrainingSetup
-from oomdoctor.i18n import pick
+from oomdoctor.i18n import lookup, pick
+from oomdoctor.views.bars import GLYPHS
+from oomdoctor.views.bars import bar_cells as _bar_cells
 
 # ================================================================ answers and questions
 
@@ -439,24 +441,11 @@ def wrap_cells(text: str, width: int, indent: str = "") -> list[str]:
     return lines
 
 
-GLYPHS: Mapping[str, str] = {
-    "weights": "█", "gradients": "▓", "optimizer": "▒", "activations": "░", "logits": "≡", "overhead": "·",
-}
-
-
 def bar_cells(bar: Bar, cells: int) -> list[tuple[str, int]]:
-    """Split `cells` character cells among the segments (scale: the larger of peak and capacity)."""
+    """Split `cells` character cells among the segments (scale: the larger of peak and capacity); the rest is "free"."""
     scale = max(bar.peak_gib, bar.capacity_gib, 1e-9)
-    out: list[tuple[str, int]] = []
-    used = 0
-    for comp, _name, gib in bar.segments:
-        n = int(round(gib / scale * cells))
-        if gib > 0 and n == 0 and gib / scale * cells > 0.3:
-            n = 1
-        n = min(n, cells - used)
-        out.append((comp, n))
-        used += n
-    out.append(("free", cells - used))
+    out = _bar_cells([(comp, gib) for comp, _name, gib in bar.segments], scale, cells)
+    out.append(("free", cells - sum(n for _, n in out)))
     return out
 
 
@@ -800,9 +789,7 @@ _METHODS = {
 
 
 def _tr(msg: str, lang: str, /, **values: Any) -> str:
-    entry = _T[msg]
-    text = entry.get(lang) or entry["en"]
-    return text.format(**values) if values else text
+    return lookup(_T, msg, lang, **values)
 
 
 def _method_name(method: str, lang: str) -> str:

@@ -5,8 +5,9 @@ from hypothesis import given, strategies as st
 
 from oomdoctor.facts import Change, CrashEvent, CrashReport, Estimate, Hardware, Step, TrainingSetup
 from oomdoctor.tui.words import (
-    bar_cells, card_phrase, change_words, crash_numbers, crash_where, diagnosis_lines, segments, step_costs, verdict,
+    card_phrase, change_words, crash_numbers, crash_where, diagnosis_lines, step_costs, verdict,
 )
+from oomdoctor.views.bars import bar_cells, segments
 
 
 def _est(peak: float, capacity: float = 80.0, **components: float) -> Estimate:

@@ -27,8 +27,9 @@ from oomdoctor.pipeline import Options, Selection, select_steps
 from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog
 from oomdoctor.tui.widgets import MemoryBars, Prose, StepList, step_detail
 from oomdoctor.tui.words import (
-    crash_numbers, crash_where, diagnosis_lines, gib, plural, say, segments, setup_lines, short_name, verdict,
+    crash_numbers, crash_where, diagnosis_lines, gib, plural, say, setup_lines, short_name, verdict,
 )
+from oomdoctor.views.bars import segments
 
 # (key, binding key, action, footer label or None when hidden, help text): the one table for
 # the bindings, the footer and the help screen. Labels and help texts are keys of words.LABELS.

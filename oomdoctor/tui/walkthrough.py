@@ -21,14 +21,11 @@ from textual.worker import get_current_worker
 from oomdoctor.facts import Report
 from oomdoctor.tui.widgets import wrap_legend
 from oomdoctor.i18n import t
+from oomdoctor.views.bars import COLOURS, GLYPHS
 from oomdoctor.walkthrough import (
-    GLYPHS, Answers, Bar, Page, Question, apply_answers, bar_cells, default_answers, pages, questions,
-    wrap_cells,
+    Answers, Bar, Page, Question, apply_answers, bar_cells, default_answers, pages, questions, wrap_cells,
 )
 
-# The 16 ANSI colours only: every segment stays distinct on a 16-colour terminal over SSH.
-COLOURS = {"weights": "blue", "gradients": "magenta", "optimizer": "yellow",
-           "activations": "green", "logits": "cyan", "overhead": "bright_black"}
 LABEL_CELLS = 9
 NUMBER_CELLS = 12
 

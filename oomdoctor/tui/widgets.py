@@ -12,7 +12,8 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 
 from oomdoctor.facts import Estimate, Step
-from oomdoctor.tui.words import COLOURS, GLYPHS, bar_cells, gib, say, segments, short_name, step_costs
+from oomdoctor.tui.words import gib, say, short_name, step_costs
+from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells, segments
 
 LABEL_CELLS = 7
 NUMBER_CELLS = 12   # " 94.2 GiB ✗"

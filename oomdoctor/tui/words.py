@@ -7,18 +7,8 @@ from __future__ import annotations
 
 from typing import Mapping, Sequence
 
-from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Hardware, Step, TrainingSetup
+from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Hardware, Step, TrainingSetup
 
-# One glyph per component: the bar still reads with NO_COLOR or on a monochrome terminal.
-GLYPHS: Mapping[str, str] = {
-    "weights": "█", "gradients": "▓", "optimizer": "▒",
-    "activations": "░", "logits": "≡", "overhead": "·", "reserve": ":",
-}
-# The 16 ANSI colours only, so a 16-colour terminal over SSH shows every segment distinctly.
-COLOURS: Mapping[str, str] = {
-    "weights": "blue", "gradients": "magenta", "optimizer": "yellow",
-    "activations": "green", "logits": "cyan", "overhead": "bright_black", "reserve": "white",
-}
 SHORT_NAMES: Mapping[str, str] = {
     "weights": "weights", "gradients": "grads", "optimizer": "optimizer",
     "activations": "activations", "logits": "logits", "overhead": "overhead", "reserve": "reserve",
@@ -384,34 +374,6 @@ def _setup_lines_en(setup: TrainingSetup) -> list[tuple[str, str]]:
             ["grad checkpointing " + ("on" if setup.grad_ckpt else "off"), f"attention {setup.attention}"]
             + parallel)),
     ]
-
-
-def segments(est: Estimate) -> list[tuple[str, float]]:
-    """(component, GiB) in drawing order; peak above the summed components shows as allocator reserve."""
-    parts = [(name, max(0.0, float(est.components.get(name, 0.0)))) for name in COMPONENTS]
-    rest = est.peak_gib - sum(v for _, v in parts)
-    if rest > 0.05:
-        parts.append(("reserve", rest))
-    return parts
-
-
-def bar_cells(parts: Sequence[tuple[str, float]], scale_gib: float, width: int) -> list[tuple[str, int]]:
-    """Cells per segment on a bar `width` cells wide for `scale_gib`.
-
-    Rounds the running total, not each part, so the bar's length is always round(total/scale*width)
-    and no segment drifts by more than one cell.
-    """
-    if scale_gib <= 0 or width <= 0:
-        return [(name, 0) for name, _ in parts]
-    out: list[tuple[str, int]] = []
-    running = 0.0
-    drawn = 0
-    for name, value in parts:
-        running += value
-        end = min(width, round(running / scale_gib * width))
-        out.append((name, max(0, end - drawn)))
-        drawn = max(drawn, end)
-    return out
 
 
 def verdict(est: Estimate, lang: str = "en") -> str:

@@ -11,15 +11,10 @@ import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, Step, TrainingSetup
+from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-# One colour and one fill character per component, so the bar reads with and without colour.
-BAR_STYLE = {
-    "weights": ("blue", "█"), "gradients": ("magenta", "▓"), "optimizer": ("yellow", "▒"),
-    "activations": ("green", "░"), "logits": ("cyan", "≡"), "overhead": ("white", "·"),
-}
 
 PHASE_WORDS = {
     "load": "while loading the model", "forward": "in the forward pass", "loss": "computing the loss (logits)",
@@ -126,10 +121,9 @@ def bar(est: Estimate, width: int, kit: Kit | None = None):
     text = Text()
     cap_col = round(width * est.capacity_gib / scale_gib)
     used = 0
-    for name in COMPONENTS:
-        cells = round(width * est.components.get(name, 0.0) / scale_gib)
-        style, ch = BAR_STYLE[name]
-        text.append(ch * cells, style=style)
+    parts = [(name, max(0.0, est.components.get(name, 0.0))) for name in COMPONENTS]
+    for name, cells in bar_cells(parts, scale_gib, width):
+        text.append(GLYPHS[name] * cells, style=COLOURS[name])
         used += cells
     if used < width:
         text.append(" " * (width - used))
@@ -148,8 +142,7 @@ def memory_table(est: Estimate, title: str, kit: Kit | None = None):
     total = sum(est.components.values()) or 1.0
     for name in COMPONENTS:
         v = est.components.get(name, 0.0)
-        style, ch = BAR_STYLE[name]
-        table.add_row(Text(f"{ch} {name}", style=style), f"{v:.2f}", f"{100 * v / total:.0f}%")
+        table.add_row(Text(f"{GLYPHS[name]} {name}", style=COLOURS[name]), f"{v:.2f}", f"{100 * v / total:.0f}%")
     table.add_row("allocated (torch max)", f"{est.allocated_gib:.2f}", "")
     table.add_row(Text("peak on device", style="bold"), Text(f"{est.peak_gib:.2f}", style="bold"), "")
     return table
