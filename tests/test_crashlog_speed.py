@@ -158,6 +158,19 @@ def test_an_oom_among_thousands_of_memory_mentions_in_a_big_log_is_still_found(e
     assert any("'out of mem', 'OutOfMemory' searched in every line" in n for n in r.notes), r.notes
 
 
+def test_the_big_log_note_says_when_only_the_first_and_last_tracebacks_got_windows(tmp_path, monkeypatch):
+    small_tiers(monkeypatch, full=64 << 10)
+    monkeypatch.setattr(scan_mod, "AROUND_KEEP", 2)
+    warning = (b"Traceback (most recent call last):\n  File \"x.py\", line 1, in <module>\n"
+               b"ValueError: a retried data-loader error\n")
+    p = tmp_path / "warnings.log"
+    with open(p, "wb") as fh:
+        for _ in range(6):
+            fh.write(NOISE[:40000] + warning)
+    note = next(n for n in parse_with("python", p, monkeypatch).notes if n.startswith("a big log"))
+    assert note.endswith("either side of the first and the last 2 of 6 tracebacks"), note
+
+
 @needs_grep
 def test_a_40_mib_log_with_failures_in_the_middle_and_a_kill_at_the_end(tmp_path, monkeypatch):
     p = tmp_path / "nohup.out"

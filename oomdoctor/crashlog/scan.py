@@ -47,6 +47,7 @@ class MarkerScan:
     kept_each_end: int
     method: str                         # "grep" | "python": who did the whole-file passes
     everywhere: tuple[bytes, ...] = ()  # tiered: the strings searched in every byte (else: every marker)
+    tracebacks: int = 0                 # tiered: tracebacks seen (each gets a window, up to AROUND_KEEP each end)
 
 
 def scan(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tuple[bytes, ...] = (),
@@ -84,8 +85,11 @@ def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tupl
         kept.update(more)
         method = how if how == "python" else method
     windows: list[tuple[int, int]] = []
+    seen = 0
     for a in around:                    # these hits only place windows; they are not failures
-        hits = [x[0] if isinstance(x, tuple) else x for x in kept.pop(a).items()]
+        k = kept.pop(a)
+        seen += k.total
+        hits = [x[0] if isinstance(x, tuple) else x for x in k.items()]
         for pos in hits[:AROUND_KEEP] + hits[-AROUND_KEEP:]:
             windows.append((pos - AROUND_BYTES, pos + AROUND_BYTES))
     windows = _subtract(merge_ranges(windows), edges)
@@ -97,6 +101,7 @@ def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tupl
             kept[m].add(pos)
     found_scan = _collect(kept, keep, method)
     found_scan.everywhere = anchors + whole
+    found_scan.tracebacks = seen
     return found_scan
 
 
@@ -105,8 +110,10 @@ def coverage(found: MarkerScan, words: dict[bytes, str]) -> str:
     if not found.everywhere:
         return ""
     names = ", ".join(repr(words.get(m, m.decode())) for m in found.everywhere)
+    which = ("each traceback" if found.tracebacks <= 2 * AROUND_KEEP else
+             f"the first and the last {AROUND_KEEP} of {found.tracebacks} tracebacks")
     return (f"{names} searched in every line; the other markers in the first {_size(HEAD_SCAN_BYTES)}, "
-            f"the last {_size(TAIL_SCAN_BYTES)} and {_size(AROUND_BYTES)} either side of each traceback")
+            f"the last {_size(TAIL_SCAN_BYTES)} and {_size(AROUND_BYTES)} either side of {which}")
 
 
 def _start(src: LogSource, groups: tuple[tuple[bytes, ...], ...], keep: int, use_grep: bool,
