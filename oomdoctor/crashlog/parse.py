@@ -16,9 +16,9 @@ from oomdoctor.crashlog.source import LogSource, open_log
 from oomdoctor.facts import CrashEvent, CrashReport
 from oomdoctor.records import record
 
-# Every marker is searched over the whole file, whatever its size: between them they catch every
-# memory failure shape of oom-log-formats.md. The first three find GPU OOMs; the rest rarer failures
-# and host kills (a bare `Killed` can sit anywhere in a nohup.out).
+# Between them the markers catch every memory-failure shape of oom-log-formats.md: the first three
+# GPU OOMs, the rest rarer failures and host kills. Logs up to scan.FULL_SCAN_BYTES have every marker
+# searched in every byte.
 GPU_MARKERS = (b"ut of mem", b"OutOfMemory")    # "out of memory" in any case, the OutOfMemoryError classes
 PRIMARY_MARKERS = GPU_MARKERS + (b"_ALLOC_FAILED",)
 SECONDARY_MARKERS = (

@@ -11,8 +11,8 @@ Two policies, chosen by size:
   ends its run, so it sits at the end of the log or next to the launcher's traceback. What this
   leaves out is said by coverage().
 
-Two engines do the whole-file passes: the system grep (`grep -a -b -n -o -F`, LC_ALL=C; one process
-per anchor, side by side; line numbers come with the hits) and in-process bytes.find (no grep on the
+Two engines do the whole-file passes: the system grep (`grep -a -b -o -F`, LC_ALL=C; one process
+per anchor, side by side; `-n` gives line numbers where hits are read) and in-process bytes.find (no grep on the
 system, or small logs where starting a process costs more than it saves). Both give the same hits;
 any surprise from grep (a foreign grep, a changed file, a line over its memory cap) falls back to the
 in-process pass. Timings in benchmarks/logscan.py.
@@ -190,7 +190,7 @@ def _python_pass(src: LogSource, needles: tuple[bytes, ...], keep: int) -> dict[
 # ------------------------------------------------------------------ grep
 
 class _GrepPass:
-    """One `grep -a -b -n -o -F -e M1 -e M2 ...` process; each output row is `line:offset:marker`.
+    """One `grep -a -b -o -F [-n] -e M1 -e M2 ...` process; each output row is `[line:]offset:marker`.
 
     GNU grep finds one fixed string at about page-cache speed; several at once (Aho-Corasick) cost
     several times more, so the tiered scan starts one process per anchor. The output is read by a
