@@ -11,6 +11,7 @@ import stat
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 
 import oomdoctor.crashlog.parse as parse_mod
 import oomdoctor.crashlog.scan as scan_mod
@@ -142,10 +143,12 @@ def test_a_big_log_finds_what_a_full_scan_finds(path, where, tmp_path, monkeypat
         assert events(parse_with("grep", p, monkeypatch)) == events(tiered)
 
 
-@pytest.mark.parametrize("engine", ["python", "grep"] if HAS_GREP else ["python"])
-def test_an_oom_among_thousands_of_memory_mentions_in_a_big_log_is_still_found(engine, tmp_path, monkeypatch):
+@pytest.mark.parametrize("engine,parts", [("python", 1)] + ([("grep", 1), ("grep", 3)] if HAS_GREP else []))
+def test_an_oom_among_thousands_of_memory_mentions_in_a_big_log_is_still_found(engine, parts, tmp_path, monkeypatch):
     monkeypatch.setattr(parse_mod, "KEEP_PER_MARKER", 50)
     small_tiers(monkeypatch, full=64 << 10)
+    monkeypatch.setattr(scan_mod, "SPLIT_MIN_BYTES", 0)
+    monkeypatch.setattr(scan_mod, "SPLIT_PARTS", parts)
     chatter = b"".join(b"step %d | loss 1.2 | peak_memory_active: 20.%d GiB\n" % (i, i % 10) for i in range(3000))
     p = tmp_path / "torchtune.log"
     with open(p, "wb") as fh:
@@ -195,9 +198,27 @@ def test_a_40_mib_log_with_failures_in_the_middle_and_a_kill_at_the_end(tmp_path
     assert by_grep.lines_total == 14 * per_block + 1 + 18 + 1
     assert any(n.startswith("a big log: 'memory', 'Traceback' searched in every line") for n in by_grep.notes)
     assert parse_with("python", p, monkeypatch) == by_grep
+    monkeypatch.setattr(scan_mod, "SPLIT_PARTS", 3)           # three greps per anchor, numbered by sentinels
+    monkeypatch.setattr(scan_mod, "SPLIT_MIN_BYTES", 0)
+    assert parse_with("grep", p, monkeypatch) == by_grep
     from oomdoctor.views.jsonout import crash_dict
     doc = crash_dict(by_grep)
     assert doc["notes"] == list(by_grep.notes) and doc["lines_total"] == by_grep.lines_total
+
+
+@given(st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=5), st.integers(min_value=1, max_value=6))
+def test_kept_hits_of_parts_absorbed_in_order_equal_one_pass_over_all(sizes, keep):
+    whole = scan_mod._Kept(keep)
+    merged = scan_mod._Kept(keep)
+    n = 0
+    for size in sizes:
+        part = scan_mod._Kept(keep)
+        for _ in range(size):
+            whole.add(n)
+            part.add(n)
+            n += 1
+        merged.absorb(part)
+    assert merged.items() == whole.items() and merged.total == whole.total and merged.dropped == whole.dropped
 
 
 # ------------------------------------------------------------------ repeats, caps, failures

@@ -12,7 +12,8 @@ Two policies, chosen by size:
   leaves out is said by coverage().
 
 Two engines do the whole-file passes: the system grep (`grep -a -b -o -F`, LC_ALL=C; one process
-per anchor, side by side; `-n` gives line numbers where hits are read) and in-process bytes.find (no grep on the
+per anchor, side by side, each split across cores on a big log when the machine has four or more;
+`-n` gives line numbers where hits are read) and in-process bytes.find (no grep on the
 system, or small logs where starting a process costs more than it saves). Both give the same hits;
 any surprise from grep (a foreign grep, a changed file, a line over its memory cap) falls back to the
 in-process pass. Timings in benchmarks/logscan.py.
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 from collections import deque
 
 from oomdoctor.crashlog.source import LogSource
@@ -34,6 +36,10 @@ HEAD_SCAN_BYTES = 256 << 10         # tiered: every marker is searched in the fi
 TAIL_SCAN_BYTES = 1 << 20           # ... and the last bytes of the log,
 AROUND_BYTES = 256 << 10            # and this far either side of a traceback
 AROUND_KEEP = 16                    # around the first and the last this many tracebacks
+SPLIT_MIN_BYTES = 256 << 20         # a numbered anchor pass over a log this big is split across cores ...
+SPLIT_PARTS: int | None = None      # ... into this many parts (None: half the cores, at most MAX_SPLIT_PARTS)
+MAX_SPLIT_PARTS = 8
+SENTINEL = b"\x00oomdoctor: end of part \x00"   # ends a part fed to grep; the needle follows it
 SCAN_WINDOW_BYTES = 1 << 20         # in-process searches walk the file in windows of this size (cache-sized)
 READ_CHUNK_BYTES = 1 << 20          # grep's output is read this much at a time
 
@@ -121,10 +127,32 @@ def _start(src: LogSource, groups: tuple[tuple[bytes, ...], ...], keep: int, use
     """One whole-file pass per group of needles: a grep process each when `use_grep` (all running at
     once), else left for _finish to do in-process."""
     runs = {}
+    parts = _split_parts() if src.size >= SPLIT_MIN_BYTES else 1
     for needles in groups:
         numbered = not any(n in unnumbered for n in needles)
-        runs[needles] = _GrepPass.start(src, needles, keep, numbered) if use_grep else None
+        if not use_grep:
+            runs[needles] = None
+        elif parts > 1 and len(needles) == 1:
+            runs[needles] = (_SplitPass.start(src, needles, keep, parts, numbered)
+                             or _GrepPass.start(src, needles, keep, numbered))
+        else:
+            runs[needles] = _GrepPass.start(src, needles, keep, numbered)
     return runs
+
+
+def _split_parts() -> int:
+    """How many greps share one anchor's pass: half the cores this process may use (the two anchors
+    run side by side), on Linux only (the pipes are filled with os.sendfile). Two cores: no split;
+    splitting there measured no faster (benchmarks/logscan.py)."""
+    if SPLIT_PARTS is not None:
+        return SPLIT_PARTS
+    if not sys.platform.startswith("linux") or not hasattr(os, "sendfile"):
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(1, min(MAX_SPLIT_PARTS, cores // 2))
 
 
 def _finish(src: LogSource, runs: dict, keep: int) -> tuple[dict[bytes, "_Kept"], str]:
@@ -197,40 +225,68 @@ class _GrepPass:
     thread as it comes, in chunks; only the kept rows are parsed. Every kept hit is checked against
     the map, so a grep that prints something else is never trusted: result() returns None and the
     caller searches in-process.
+
+    A pass over part of the file, [lo, hi), reads it from a pipe that a thread fills with
+    os.sendfile; offsets and line numbers then count from lo. When the part stops short of the end,
+    a sentinel line holding the needle follows it, so grep's own number for that line tells how many
+    lines the part has (see _SplitPass).
     """
 
-    def __init__(self, src: LogSource, needles: tuple[bytes, ...], keep: int, proc, numbered: bool) -> None:
+    def __init__(self, src: LogSource, needles: tuple[bytes, ...], keep: int, proc, numbered: bool,
+                 lo: int, hi: int, feeder) -> None:
         import threading
 
         self.src, self.needles, self.keep, self.proc, self.numbered = src, needles, keep, proc, numbered
+        self.lo, self.hi, self.feeder = lo, hi, feeder
         self.kept: dict[bytes, _Kept] | None = None
+        self.lines: int | None = None           # newlines in [lo, hi), from the sentinel's line number
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
     @classmethod
-    def start(cls, src: LogSource, needles: tuple[bytes, ...], keep: int, numbered: bool = True) -> "_GrepPass | None":
-        """Start grep on the whole file; `numbered`: with line numbers (grep -n costs about a third more)."""
+    def start(cls, src: LogSource, needles: tuple[bytes, ...], keep: int, numbered: bool = True,
+              lo: int = 0, hi: int | None = None) -> "_GrepPass | None":
+        """Start grep on [lo, hi) of the file (the whole file by default); `numbered`: with line
+        numbers (grep -n costs about a third more)."""
         grep = shutil.which("grep")
         if grep is None:
             return None
+        hi = src.size if hi is None else hi
+        whole = lo == 0 and hi == src.size
         cmd = [grep, "-a", "-b", "-o", "-F", "--color=never"] + (["-n"] if numbered else [])
         for m in needles:
             cmd += ["-e", m.decode("ascii")]
-        cmd += ["--", src.path]
+        cmd += ["--", src.path] if whole else []
         env = {k: v for k, v in os.environ.items() if not k.startswith("GREP_")}
         env["LC_ALL"] = "C"             # bytes, not characters: no UTF-8 decoding cost, no encoding errors
         import subprocess  # here, not at the top: only big logs start a process
 
+        read_end = write_end = None
+        if not whole:
+            read_end, write_end = os.pipe()
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                                    env=env, preexec_fn=_limit_grep_memory if os.name == "posix" else None)
+            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if whole else read_end, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, env=env,
+                                    preexec_fn=_limit_grep_memory if os.name == "posix" else None)
         except OSError:
+            if not whole:
+                os.close(read_end)
+                os.close(write_end)
             return None
-        return cls(src, needles, keep, proc, numbered)
+        feeder = None
+        if not whole:
+            import threading
+
+            os.close(read_end)
+            sentinel = SENTINEL + needles[0] + b"\n" if numbered and hi < src.size else b""
+            feeder = threading.Thread(target=_feed, args=(src.path, lo, hi, sentinel, write_end), daemon=True)
+            feeder.start()
+        return cls(src, needles, keep, proc, numbered, lo, hi, feeder)
 
     def _read(self) -> None:
         kept = {m: _Kept(self.keep) for m in self.needles}
         single = kept[self.needles[0]] if len(self.needles) == 1 else None
+        end = self.hi - self.lo                 # rows at or past this are the sentinel
         tail = b""
         ok = True
         stream = self.proc.stdout
@@ -240,13 +296,19 @@ class _GrepPass:
                 break
             rows = (tail + chunk).split(b"\n")
             tail = rows.pop()
-            if single is not None and len(single.first) >= self.keep:
-                single.add_raw(rows)            # only the last `keep` can still be kept: no parsing
-                continue
+            sentinel = self.numbered and self.hi < self.src.size
+            if single is not None and len(single.first) >= self.keep and (not sentinel or len(rows) > 1):
+                # only the last `keep` can still be kept: no parsing (the sentinel is the very last row)
+                last = rows.pop() if sentinel else None
+                single.add_raw(rows)
+                rows = [last] if last is not None else []
             for row in rows:
                 try:
                     off, line, text = _row(row, self.numbered)
-                    kept[text].add((off, line))
+                    if off >= end:
+                        self.lines = line - 1 if line is not None else None
+                        continue
+                    kept[text].add((off + self.lo, line))
                 except (ValueError, KeyError):
                     ok = False
                     break
@@ -255,28 +317,98 @@ class _GrepPass:
         if ok:
             try:
                 for k in kept.values():
-                    k.parse_raw(self.numbered)
+                    k.parse_raw(self.numbered, self.lo)
             except (ValueError, KeyError):
                 ok = False
+        if ok and self.numbered and self.hi < self.src.size and self.lines is None:
+            ok = False                          # the sentinel never came: the part's line count is unknown
         if not ok:
             self.proc.kill()
             stream.read()
         self.kept = kept if ok else None
 
-    def result(self) -> "dict[bytes, _Kept] | None":
+    def result(self, line_base: int = 0) -> "dict[bytes, _Kept] | None":
+        """The kept hits, checked against the map; line numbers shifted by `line_base` (the newlines
+        before lo) and left as checkpoints."""
         self.thread.join()
         rc = self.proc.wait()
         self.proc.stdout.close()
+        if self.feeder is not None:
+            self.feeder.join()
         kept = self.kept
         if kept is None or rc not in (0, 1):    # 2: grep's own error, e.g. a line longer than its memory cap
             return None
         for m, k in kept.items():
+            if line_base:
+                k.shift_lines(line_base)
             for off, line in k.items():
                 if self.src.mm[off:off + len(m)] != m:
                     return None
                 if line is not None:
                     self.src.checkpoint(off, line - 1)
         return kept
+
+
+class _SplitPass:
+    """One needle over the whole file as several greps side by side, each on a part ending at a line
+    end; when numbered, a part's line count comes from its sentinel, so every hit is numbered as one
+    pass would number it. Used on big logs when the machine has the cores."""
+
+    def __init__(self, passes: list[_GrepPass]) -> None:
+        self.passes = passes
+
+    @classmethod
+    def start(cls, src: LogSource, needles: tuple[bytes, ...], keep: int, parts: int,
+              numbered: bool = True) -> "_SplitPass | None":
+        cuts = [0]
+        for i in range(1, parts):
+            nl = src.mm.find(b"\n", max(cuts[-1], src.size * i // parts))
+            if nl < 0 or nl + 1 >= src.size:
+                break
+            cuts.append(nl + 1)
+        cuts.append(src.size)
+        passes = []
+        for lo, hi in zip(cuts, cuts[1:]):
+            run = _GrepPass.start(src, needles, keep, numbered, lo, hi)
+            if run is None:
+                for started in passes:
+                    started.proc.kill()
+                    started.result()
+                return None
+            passes.append(run)
+        return cls(passes)
+
+    def result(self) -> "dict[bytes, _Kept] | None":
+        merged: dict[bytes, _Kept] = {}
+        base = 0
+        failed = False
+        for run in self.passes:
+            kept = run.result(base)
+            if kept is None or failed:
+                failed = True
+                continue
+            base += run.lines or 0
+            for m, k in kept.items():
+                merged.setdefault(m, _Kept(k.keep)).absorb(k)
+        return None if failed else merged
+
+
+def _feed(path: str, lo: int, hi: int, sentinel: bytes, fd: int) -> None:
+    """Copy [lo, hi) of the file into a pipe (os.sendfile: no copy through Python), then the sentinel."""
+    try:
+        with open(path, "rb") as fh:
+            pos = lo
+            while pos < hi:
+                sent = os.sendfile(fd, fh.fileno(), pos, min(hi - pos, 1 << 30))
+                if sent <= 0:
+                    break
+                pos += sent
+        if sentinel:
+            os.write(fd, sentinel)
+    except OSError:
+        pass                                    # grep was killed, or the pipe broke: result() says so
+    finally:
+        os.close(fd)
 
 
 def _row(row: bytes, numbered: bool) -> tuple[int, int | None, bytes]:
@@ -324,10 +456,25 @@ class _Kept:
         self.total += len(rows)
         self.last.extend(rows)
 
-    def parse_raw(self, numbered: bool) -> None:
+    def parse_raw(self, numbered: bool, lo: int = 0) -> None:
         if any(isinstance(x, bytes) for x in self.last):
-            rows = (_row(x, numbered)[:2] if isinstance(x, bytes) else x for x in self.last)
+            rows = ((lambda r: (r[0] + lo, r[1]))(_row(x, numbered)) if isinstance(x, bytes) else x for x in self.last)
             self.last = deque(rows, maxlen=self.keep)
+
+    def shift_lines(self, base: int) -> None:
+        """Line numbers counted from a part's start made absolute."""
+        def shift(x):
+            return (x[0], x[1] + base) if isinstance(x, tuple) and x[1] is not None else x
+        self.first = [shift(x) for x in self.first]
+        self.last = deque((shift(x) for x in self.last), maxlen=self.keep)
+
+    def absorb(self, other: "_Kept") -> None:
+        """Add the hits of the part that follows: its first ones, its dropped middle, its last ones."""
+        for item in other.first:
+            self.add(item)
+        self.total += other.dropped
+        for item in other.last:
+            self.add(item)
 
     def items(self) -> list:
         return self.first + list(self.last)
