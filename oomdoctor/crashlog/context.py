@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import field
 
-from oomdoctor.crashlog.formats import clean, size_gib
+from oomdoctor.crashlog.formats import clean
 from oomdoctor.facts import MemorySample
 from oomdoctor.lazyre import lazy_re
 from oomdoctor.records import record

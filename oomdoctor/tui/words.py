@@ -23,6 +23,7 @@ def short_name(component: str, lang: str = "en") -> str:
     names = SHORT_NAMES_ZH if lang == "zh" else SHORT_NAMES
     return names.get(component, component)
 
+
 PHASES: Mapping[str, str] = {
     "load": "while loading the model",
     "forward": "in the forward pass",

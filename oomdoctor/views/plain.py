@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, Step, TrainingSetup
+from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, TrainingSetup
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 
 if TYPE_CHECKING:
