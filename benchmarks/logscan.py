@@ -1,6 +1,6 @@
 """Time oomdoctor's crash-log scan, both engines, against `grep -c 'out of memory'` on the same 1 GiB log.
 
-    python benchmarks/logscan.py [--gib 1.0] [--keep] [--log FILE] [--engines grep,python]
+    python benchmarks/logscan.py [--gib 1.0] [--keep] [--log FILE] [--engines grep,python] [--parts N]
 
 Writes a synthetic multi-rank training log (loss dicts, tqdm bars, INFO noise, NCCL chatter) with one
 CUDA OOM traceback in the middle and one rank's OOM plus a torchrun summary near the end, warms the
@@ -89,6 +89,8 @@ import oomdoctor.crashlog.scan as S
 from oomdoctor.crashlog import parse_log
 imported = time.perf_counter() - t0
 S.SCAN_ENGINE = sys.argv[2]
+if sys.argv[3] != 'auto':
+    S.SPLIT_PARTS = int(sys.argv[3])
 c0, t1 = time.process_time(), time.perf_counter()
 r = parse_log(sys.argv[1])
 wall = time.perf_counter() - t1
@@ -110,12 +112,12 @@ def time_grep(cmd: list[str]) -> tuple[float, float, str]:
     return wall, (r1.ru_utime + r1.ru_stime) - (r0.ru_utime + r0.ru_stime), out.split("\n", 1)[0].strip()
 
 
-def run_parse(path: str, engine: str) -> dict:
+def run_parse(path: str, engine: str, parts: str = "auto") -> dict:
     """parse_log in a fresh interpreter: its own peak RSS, and the CPU of the grep/wc it starts."""
     import json
 
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    out = subprocess.run([sys.executable, "-c", CHILD, path, engine], capture_output=True, text=True, check=True, cwd=root)
+    out = subprocess.run([sys.executable, "-c", CHILD, path, engine, parts], capture_output=True, text=True, check=True, cwd=root)
     return json.loads(out.stdout)
 
 
@@ -125,6 +127,7 @@ def main() -> int:
     ap.add_argument("--keep", action="store_true", help="leave the generated log in place")
     ap.add_argument("--log", help="time this existing log instead of writing one")
     ap.add_argument("--engines", default="grep,python", help="oomdoctor scan engines to time (grep, python, auto)")
+    ap.add_argument("--parts", default="auto", help="greps per anchor on a big log (auto: half the cores)")
     args = ap.parse_args()
     grep = shutil.which("grep")
     tmp = tempfile.mkdtemp(prefix="oomdoctor-bench-")
@@ -142,7 +145,7 @@ def main() -> int:
             print(f"{'grep -n out of memory':24s} {n_s:6.2f} s wall {n_cpu:6.2f} s CPU  (with line numbers, as oomdoctor)")
         reports = {}
         for engine in args.engines.split(","):
-            r = run_parse(path, engine)
+            r = run_parse(path, engine, args.parts)
             reports[engine] = (r["events"], r["lines"], r["notes"])
             cpu = r["cpu"] + r["kids_cpu"]
             ratio = f"  = {r['wall'] / grep_s:4.1f}x / {cpu / max(grep_cpu, 1e-3):4.1f}x grep" if grep_s else ""

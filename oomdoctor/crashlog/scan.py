@@ -39,6 +39,7 @@ AROUND_KEEP = 16                    # around the first and the last this many tr
 SPLIT_MIN_BYTES = 256 << 20         # a numbered anchor pass over a log this big is split across cores ...
 SPLIT_PARTS: int | None = None      # ... into this many parts (None: half the cores, at most MAX_SPLIT_PARTS)
 MAX_SPLIT_PARTS = 8
+PIPE_BYTES = 1 << 20               # pipe size asked for a part's feed (the Linux default maximum)
 SENTINEL = b"\x00oomdoctor: end of part \x00"   # ends a part fed to grep; the needle follows it
 SCAN_WINDOW_BYTES = 1 << 20         # in-process searches walk the file in windows of this size (cache-sized)
 READ_CHUNK_BYTES = 1 << 20          # grep's output is read this much at a time
@@ -264,6 +265,7 @@ class _GrepPass:
         read_end = write_end = None
         if not whole:
             read_end, write_end = os.pipe()
+            _widen_pipe(write_end)
         try:
             proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if whole else read_end, stdout=subprocess.PIPE,
                                     stderr=subprocess.DEVNULL, env=env,
@@ -391,6 +393,16 @@ class _SplitPass:
             for m, k in kept.items():
                 merged.setdefault(m, _Kept(k.keep)).absorb(k)
         return None if failed else merged
+
+
+def _widen_pipe(fd: int) -> None:
+    """A 1 MiB pipe instead of 64 KiB: grep then reads in big blocks, with fewer wake-ups (Linux)."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass
 
 
 def _feed(path: str, lo: int, hi: int, sentinel: bytes, fd: int) -> None:

@@ -118,6 +118,7 @@ class LogSource:
             end = s - 1
 
     def checkpoint(self, offset: int, newlines: int) -> None:
+        """Remember that `newlines` newlines come before byte `offset` (line numbers count from here)."""
         if offset not in self._newlines_at:
             bisect.insort(self._checkpoints, offset)
         self._newlines_at[offset] = newlines
