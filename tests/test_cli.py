@@ -87,6 +87,28 @@ def test_a_config_with_a_four_rank_log_is_estimated_for_four_gpus(capsys, tmp_pa
     assert alone["setup"]["n_gpus"] == 1
 
 
+def test_the_framework_version_the_log_prints_sets_the_regime_unless_the_flag_does(capsys, tmp_path):
+    # The demo log's banner says LLaMA-Factory 0.9.1: it loads weights in the compute dtype (< 0.9.4).
+    code, doc = run_json(capsys, str(DEMO_LOG), str(DEMO_YAML))
+    assert doc["setup"]["framework_version"] == "0.9.1"
+    code, doc = run_json(capsys, str(DEMO_YAML), "--gpu", "A100-80GB")
+    assert doc["setup"]["framework_version"] == "0.9.4"                  # no log: the default
+    code, doc = run_json(capsys, str(DEMO_LOG), str(DEMO_YAML), "--framework-version", "0.9.3")
+    assert doc["setup"]["framework_version"] == "0.9.3"                  # the flag wins
+    # a fp32 checkpoint: 0.9.1 loads it in bf16, 0.9.4 keeps fp32, so the log's version moves the estimate
+    cfg = tmp_path / "fp32" / "config.json"
+    cfg.parent.mkdir()
+    cfg.write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hidden_size": 1024,
+                               "intermediate_size": 2816, "num_hidden_layers": 8, "num_attention_heads": 16,
+                               "num_key_value_heads": 16, "vocab_size": 32000, "torch_dtype": "float32"}))
+    yaml_text = DEMO_YAML.read_text().replace("finetuning_type: full", "finetuning_type: lora")
+    lora = tmp_path / "lora.yaml"
+    lora.write_text(yaml_text)
+    code, with_log = run_json(capsys, str(DEMO_LOG), str(lora), "--model", str(cfg.parent))
+    code, without = run_json(capsys, str(lora), "--model", str(cfg.parent), "--gpu", "A100-80GB")
+    assert with_log["estimate"]["components"]["weights"] < without["estimate"]["components"]["weights"]
+
+
 def test_config_alone_is_a_preflight_check(capsys):
     code, doc = run_json(capsys, str(DEMO_YAML), "--gpu", "H200")
     assert doc["crash"] is None

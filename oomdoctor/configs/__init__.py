@@ -201,6 +201,20 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
     return replace(with_log_world_size(setup, crash), config_file=None)
 
 
+# The package whose version a framework's `framework_version` means (the log's banners name them).
+VERSION_PACKAGE = {"llamafactory": "llamafactory", "hf": "transformers", "trl": "trl", "axolotl": "axolotl",
+                   "torchtune": "torchtune"}
+
+
+def log_version(setup: TrainingSetup, crash: CrashReport | None) -> str | None:
+    """The version of the setup's framework that the log printed, when it differs from the one assumed."""
+    package = VERSION_PACKAGE.get(setup.framework or "")
+    found = (crash.versions or {}).get(package) if crash is not None and package else None
+    if not found or found.lstrip("v") == (setup.framework_version or "").lstrip("v"):
+        return None
+    return found
+
+
 def with_log_world_size(setup: TrainingSetup, crash: CrashReport | None) -> TrainingSetup:
     """The number of GPUs the log shows (world size, or the highest rank seen + 1) where no file
     said it: a LLaMA-Factory or HF config never does, the launcher does, and ZeRO and FSDP shard
