@@ -267,9 +267,8 @@ class _GrepPass:
             read_end, write_end = os.pipe()
             _widen_pipe(write_end)
         try:
-            proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL if whole else read_end, stdout=subprocess.PIPE,
-                                    stderr=subprocess.DEVNULL, env=env,
-                                    preexec_fn=_limit_grep_memory if os.name == "posix" else None)
+            proc = subprocess.Popen(_with_memory_cap(cmd), stdin=subprocess.DEVNULL if whole else read_end,
+                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
         except OSError:
             if not whole:
                 os.close(read_end)
@@ -432,17 +431,16 @@ def _row(row: bytes, numbered: bool) -> tuple[int, int | None, bytes]:
     return int(off_s), None, text
 
 
-def _limit_grep_memory() -> None:
-    """Runs in the grep child: cap its address space so one giant line cannot take the machine's RAM
-    (grep holds a whole line); grep then fails and the in-process scan, which cuts lines, takes over."""
-    import resource
+def _with_memory_cap(cmd: list[str]) -> list[str]:
+    """`cmd` run under an address-space cap, so one giant line cannot take the machine's RAM (grep
+    holds a whole line); grep then fails and the in-process scan, which cuts lines, takes over.
 
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    limit = GREP_MEMORY_BYTES if hard == resource.RLIM_INFINITY else min(GREP_MEMORY_BYTES, hard)
-    try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ValueError, OSError):
-        pass
+    The cap is set by `ulimit -v` in a /bin/sh that then execs grep, not by a preexec_fn: this runs
+    while reader threads are alive, and forking a threaded Python to run Python code in the child can
+    deadlock."""
+    if os.name != "posix" or not os.path.exists("/bin/sh"):
+        return cmd
+    return ["/bin/sh", "-c", 'ulimit -v "$0" 2>/dev/null; exec "$@"', str(GREP_MEMORY_BYTES // 1024)] + cmd
 
 
 # ------------------------------------------------------------------ keeping hits
