@@ -145,6 +145,21 @@ def test_ranks_seen_only_on_progress_lines_count_towards_the_world_size(tmp_path
     assert report.world_size == 8 and [e.kind for e in report.events] == ["cuda_oom"]
 
 
+def test_the_command_a_deepspeed_launcher_prints_as_a_list_gives_the_training_arguments(tmp_path):
+    p = tmp_path / "ds.log"
+    p.write_text(
+        "[2024-05-02 10:00:01,000] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 4242\n"
+        "[2024-05-02 10:00:01,020] [ERROR] [launch.py:321:sigkill_handler] ['/opt/venv/bin/python', '-u', "
+        "'src/train.py', '--local_rank=0', '--stage', 'sft', '--deepspeed', 'ds_z3.json', '--model_name_or_path', "
+        "'Qwen/Qwen2.5-7B', '--finetuning_type', 'full', '--per_device_train_batch_size', '2', '--cutoff_len', "
+        "'4096', '--bf16'] exits with return code = -9\n")
+    r = parse_log(str(p))
+    assert [e.kind for e in r.events] == ["host_oom"]
+    args = r.train_args
+    assert (args["model_name_or_path"], args["per_device_train_batch_size"], args["cutoff_len"], args["deepspeed"],
+            args["bf16"]) == ("Qwen/Qwen2.5-7B", "2", "4096", "ds_z3.json", "True")
+
+
 def test_repeated_message_of_the_same_rank_is_reported_once():
     report = parse("p01_interleaved_ranks.log")
     assert sum(1 for e in report.events if e.rank == 0) == 1

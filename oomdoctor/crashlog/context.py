@@ -59,6 +59,7 @@ _TOTAL_STEPS = lazy_re(r"Total optimization steps\s*=\s*([\d,]+)|Total steps\s*=
 _ARGS_BLOCK = lazy_re(r"\b(?:Seq2Seq|SFT|DPO|ORPO|KTO|GRPO|PPO|Reward|CPO)?(?:Training|Config)?Arguments\($|\b\w*(?:Training|Finetuning|Model|Data)Arguments\($")
 _ARG_LINE = lazy_re(r"^(\w+)=(.*?),?$")
 _FLAG = lazy_re(r"(?:^|\s)--([a-z][a-z0-9_]*[a-z0-9])(?:[= ]+(?!--)([^\s\\]+))?")
+_LIST_ITEM = lazy_re(r"'([^'\s]*)'")
 _KNOWN_KEYS = frozenset("""
 per_device_train_batch_size per_device_eval_batch_size gradient_accumulation_steps cutoff_len max_seq_length
 sequence_len max_length max_source_length max_target_length bf16 fp16 pure_bf16 gradient_checkpointing deepspeed
@@ -201,6 +202,9 @@ class Context:
             m = _TOTAL_STEPS.search(text)
             if m:
                 self.total_steps = int((m.group(1) or m.group(2)).replace(",", ""))
+        if "'--" in text and "', '" in text:
+            # a command line printed as a Python list (DeepSpeed's launcher: ['python', '-u', 'train.py', '--x', '1'])
+            text = " ".join(_LIST_ITEM.findall(text))
         if "--" in text:
             flags = _FLAG.findall(text)
             if len(flags) >= 2 or any(k in _KNOWN_KEYS for k, _ in flags):
