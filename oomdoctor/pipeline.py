@@ -210,7 +210,9 @@ def plan_report(report: Report, opts: Options) -> Report:
     est = estimator(setup, shape, hw, crash=crash, headroom=opts.headroom)
     rules = load_rules(opts.rules_dirs)
     kw = dict(crash=crash, rules=rules, headroom=opts.headroom, skip=opts.skip, estimator=estimator)
-    plan = make_plan(setup, shape, hw, **kw) if not est.fits else Plan(fits=True)
+    # Even when the estimate fits, a crash log can be evidence for some rungs (fragmentation, host RAM,
+    # evaluation): make_plan applies only those then.
+    plan = make_plan(setup, shape, hw, **kw)
     cheapest = least_cost_plan(setup, shape, hw, **kw) if not est.fits else None
     edits = plan_edits(setup, plan.steps)
     env, notes = collect_env(plan.steps)

@@ -664,6 +664,9 @@ _T: dict[str, dict[str, str]] = {
     "plan_fits_as_is": {"en": "With these answers the run fits as it is: peak {peak} of {cap}. Nothing needs to change.",
                         "zh": "按照这些回答，当前配置就能放下：峰值 {peak} / {cap}。无需修改。"},
     "plan_line": {"en": "• {title}: saves {saved} → {peak}", "zh": "• {title}：省下 {saved} → {peak}"},
+    "plan_line_more": {"en": "• {title}: uses {more} more → {peak}", "zh": "• {title}：多用 {more} → {peak}"},
+    "plan_fits_crashed": {"en": "The estimate fits (peak {peak} of {cap}), yet the run crashed; the log points to {n} step(s):",
+                          "zh": "估算放得下（峰值 {peak} / {cap}），但训练还是崩溃了；日志指向下面 {n} 个步骤："},
     "plan_skipped_head": {"en": "Left out of the plan:", "zh": "没有放进方案的办法："},
     "plan_skipped": {"en": "• {title}: {reason}", "zh": "• {title}：{reason}"},
     "skip_method": {"en": "it changes the experiment (method or data), which you asked to keep",
@@ -685,6 +688,9 @@ _T: dict[str, dict[str, str]] = {
     "st_saves": {"en": "On your run: saves {saved} per GPU, peak {before} → {after} of {cap} usable{verdict}.",
                  "zh": "在你的训练上：每张卡省下 {saved}，峰值 {before} → {after}（可用 {cap}）{verdict}。"},
     "st_verdict_fits": {"en": " — now it fits", "zh": "，现在放得下了"},
+    "st_verdict_still": {"en": " — it still fits", "zh": "，仍然放得下"},
+    "st_uses": {"en": "On your run: uses {more} more per GPU, peak {before} → {after} of {cap} usable{verdict}.",
+                "zh": "在你的训练上：每张卡多用 {more}，峰值 {before} → {after}（可用 {cap}）{verdict}。"},
     "st_verdict_not": {"en": " — not enough yet", "zh": "，还不够"},
     "st_parts": {"en": "Parts that shrink: {parts}.", "zh": "变小的部分：{parts}。"},
     "st_cost": {"en": "What it costs: {cost}", "zh": "代价：{cost}"},
@@ -977,15 +983,26 @@ class _Writer:
         assert est is not None
         paras: list[str] = []
         bars = [self.bar(est, "bar_now")]
-        if est.fits:
+        if est.fits and not plan.steps:
             paras.append(self.tr("plan_fits_as_is", peak=_g(est.peak_gib), cap=_g(est.capacity_gib)))
         elif plan.steps:
             final = plan.steps[-1].estimate
-            paras.append(self.tr("plan_lead", n=len(plan.steps), before=_g(est.peak_gib), after=_g(final.peak_gib),
-                                 cap=_g(final.capacity_gib)))
+            if est.fits:        # the estimate fits, but the log is evidence for some steps
+                paras.append(self.tr("plan_fits_crashed", n=len(plan.steps), peak=_g(est.peak_gib),
+                                     cap=_g(est.capacity_gib)))
+            else:
+                paras.append(self.tr("plan_lead", n=len(plan.steps), before=_g(est.peak_gib),
+                                     after=_g(final.peak_gib), cap=_g(final.capacity_gib)))
             for st in plan.steps:
                 title = rule_texts(st, lang)[0]
-                paras.append(self.tr("plan_line", title=title, saved=_g(st.saved_gib), peak=_g(st.estimate.peak_gib)))
+                if not st.changes:          # advice or an environment variable: no GiB to quote
+                    paras.append(f"• {title}")
+                elif st.saved_gib < -0.005:
+                    paras.append(self.tr("plan_line_more", title=title, more=_g(-st.saved_gib),
+                                         peak=_g(st.estimate.peak_gib)))
+                else:
+                    paras.append(self.tr("plan_line", title=title, saved=_g(st.saved_gib),
+                                         peak=_g(st.estimate.peak_gib)))
             paras.append(self.tr("plan_fits", free=_g(final.headroom_gib)) if plan.fits else self.tr("plan_nofit"))
             bars.append(self.bar(final, "bar_final"))
         else:
@@ -1036,9 +1053,16 @@ class _Writer:
             teach = self._teach(ch, prev_setup, step.setup)
             if teach:
                 paras.append(teach)
-        verdict = self.tr("st_verdict_fits") if step.estimate.fits else self.tr("st_verdict_not")
-        paras.append(self.tr("st_saves", saved=_g(step.saved_gib), before=_g(prev_est.peak_gib),
-                             after=_g(step.estimate.peak_gib), cap=_g(step.estimate.capacity_gib), verdict=verdict))
+        if step.estimate.fits:
+            verdict = self.tr("st_verdict_still") if prev_est.fits else self.tr("st_verdict_fits")
+        else:
+            verdict = self.tr("st_verdict_not")
+        numbers = dict(before=_g(prev_est.peak_gib), after=_g(step.estimate.peak_gib),
+                       cap=_g(step.estimate.capacity_gib), verdict=verdict)
+        if step.saved_gib < -0.005:
+            paras.append(self.tr("st_uses", more=_g(-step.saved_gib), **numbers))
+        else:
+            paras.append(self.tr("st_saves", saved=_g(step.saved_gib), **numbers))
         shrunk = []
         for c in COMPONENTS:
             a, b = prev_est.components.get(c, 0.0), step.estimate.components.get(c, 0.0)

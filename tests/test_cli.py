@@ -109,6 +109,31 @@ def test_the_framework_version_the_log_prints_sets_the_regime_unless_the_flag_do
     assert with_log["estimate"]["components"]["weights"] < without["estimate"]["components"]["weights"]
 
 
+def test_a_host_ram_kill_with_a_config_that_fits_still_gets_a_plan(capsys):
+    # The GPU estimate fits, but the log says the host ran out of RAM: the plan answers the host side.
+    log = Path(__file__).parent / "data" / "logs" / "f12_deepspeed_sigkill.log"
+    cfg = Path(__file__).parent / "data" / "configs" / "lf_lora_ds.yaml"        # ZeRO-2 + optimizer offload
+    code, doc = run_json(capsys, str(log), str(cfg), "--gpu", "A100-80GB")
+    assert doc["estimate"]["fits"] and doc["plan"]["fits"]
+    rules = [s["rule"] for s in doc["plan"]["steps"]]
+    assert "OOM021" in rules and "OOM022" in rules
+    assert doc["patch"] and '"device": "none"' in doc["patch"]
+    code, out, err = run(capsys, str(log), str(cfg), "--gpu", "A100-80GB", "--plain")
+    assert "Plan (it fits; what the crash log points to)" in out and "dmesg" in out
+
+
+@pytest.mark.parametrize("lang,lead,more", [("en", "yet the run crashed", "uses 0.1 GiB more"),
+                                            ("zh", "但训练还是崩溃了", "多用 0.1 GiB")])
+def test_the_walkthrough_of_a_host_ram_kill_says_the_estimate_fits_and_what_the_log_points_to(capsys, lang, lead,
+                                                                                             more):
+    log = Path(__file__).parent / "data" / "logs" / "f12_deepspeed_sigkill.log"
+    cfg = Path(__file__).parent / "data" / "configs" / "lf_lora_ds.yaml"
+    code, out, err = run(capsys, str(log), str(cfg), "--gpu", "A100-80GB", "--walkthrough", "--plain", "--lang", lang)
+    flat = " ".join(out.split())
+    assert lead in flat and more in flat, flat[:2000]
+    assert "Nothing needs to change" not in flat
+
+
 def test_config_alone_is_a_preflight_check(capsys):
     code, doc = run_json(capsys, str(DEMO_YAML), "--gpu", "H200")
     assert doc["crash"] is None

@@ -162,6 +162,40 @@ def test_a_crash_at_eval_applies_the_eval_rung_even_when_the_estimate_fits():
     assert {c.field: c.after for c in plan.steps[0].changes} == {"eval_batch": 4, "eval_accum": 1}
 
 
+HOST_KILL = CrashReport("run.log", events=(CrashEvent("host_oom", 40, phase="zero_init"),), diagnoses=("host_ram",))
+
+
+def test_a_host_ram_kill_gives_offloaded_states_back_to_the_gpu_while_it_fits():
+    setup = TrainingSetup(method="full", micro_batch=1, seq_len=1024, grad_ckpt=True, zero_stage=3,
+                          offload_params=True, offload_optimizer=True)
+    plan = make_plan(setup, SMALL, Hardware(gpu_gib=80.0), crash=HOST_KILL, estimator=fake_estimate)
+    assert plan.fits
+    assert [s.rule for s in plan.steps] == ["OOM020", "OOM021", "OOM022"]
+    final = plan.steps[-1].setup
+    assert not final.offload_params and not final.offload_optimizer
+    assert any("dmesg" in n for n in plan.steps[-1].notes)
+
+
+def test_a_host_ram_kill_keeps_the_offload_the_gpu_cannot_hold():
+    setup = TrainingSetup(method="full", micro_batch=1, seq_len=1024, grad_ckpt=True, zero_stage=2,
+                          offload_optimizer=True)
+    plan = make_plan(setup, SMALL, Hardware(gpu_gib=16.0), crash=HOST_KILL, estimator=fake_estimate)
+    assert [s.rule for s in plan.steps] == ["OOM022"]
+    reason = next(k.reason for k in plan.skipped if k.rule == "OOM021")
+    assert reason.startswith("The run would no longer fit on the GPU")
+
+
+def test_after_a_host_ram_kill_the_ladder_never_adds_cpu_offload():
+    setup = TrainingSetup(method="full", micro_batch=1, seq_len=1024, grad_ckpt=True)
+    keep = ("quality",)                       # no LoRA or shorter samples: the host rungs come next
+    plain = make_plan(setup, LLAMA2_7B, Hardware(gpu_gib=24.0), skip=keep, estimator=fake_estimate)
+    killed = make_plan(setup, LLAMA2_7B, Hardware(gpu_gib=24.0), crash=HOST_KILL, skip=keep, estimator=fake_estimate)
+    assert {"OOM015", "OOM016"} & {s.rule for s in plain.steps}
+    assert not {"OOM015", "OOM016"} & {s.rule for s in killed.steps}
+    reasons = {k.rule: k.reason for k in killed.skipped}
+    assert "offloading would ask the host for more" in reasons["OOM015"]
+
+
 def test_a_rung_the_estimator_refuses_is_skipped_with_its_message():
     def no_qlora(setup, shape, hw, *, crash=None, headroom=0.10):
         if setup.method == "qlora":

@@ -299,7 +299,7 @@ class _Planner:
             fired = 0
             while fired < rule.repeat:
                 if not holds(rule.when, facts):
-                    if fired == 0:
+                    if fired == 0 and not evidence_only:     # evidence walks list only rungs tried
                         reason = unmet(rule.when, facts)
                         if rule.skip_why:
                             reason += ". " + rule.skip_why.en
@@ -321,6 +321,12 @@ class _Planner:
                         skipped.append(Skipped(rule.id, (
                             f"It would not lower the estimate (peak {cur_est.peak_gib:.1f} GiB before, "
                             f"{new_est.peak_gib:.1f} GiB after). {_dominant(cur_est)}")))
+                    break
+                if evidence_only and firing.changes and cur_est.fits and not new_est.fits:
+                    if fired == 0:
+                        skipped.append(Skipped(rule.id, (
+                            f"The run would no longer fit on the GPU (peak {new_est.peak_gib:.1f} GiB, over the "
+                            f"{new_est.capacity_gib * (1 - new_est.headroom):.1f} GiB left after headroom).")))
                     break
                 host_gib = self.hw.host_ram_gib
                 if host_gib is not None and new_est.host_ram_gib > host_gib > cur_est.host_ram_gib:

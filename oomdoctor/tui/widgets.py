@@ -210,8 +210,11 @@ def step_detail(step: Step, index: int, lang: str = "en", *, why: str | None = N
     text.append(say("step_n", lang, n=index + 1), style="bold")
     text.append(change_words(step) or step.title)
     text.append("\n")
-    text.append(say("step_saves", lang, saved=gib(step.saved_gib), costs=step_costs(step, lang), rule=step.rule,
-                    slug=step.slug), style="dim")
+    common = dict(costs=step_costs(step, lang), rule=step.rule, slug=step.slug)
+    if step.saved_gib < -0.005:     # giving memory back to the host costs GPU memory
+        text.append(say("step_uses", lang, more=gib(-step.saved_gib), **common), style="dim")
+    else:
+        text.append(say("step_saves", lang, saved=gib(step.saved_gib), **common), style="dim")
     parts: list = [text]
     why = step.why if why is None else why
     if why:

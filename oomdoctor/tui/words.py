@@ -151,6 +151,8 @@ LABELS: Mapping[str, tuple[str, str]] = {
     "no_config": ("No estimate without a training config.", "没有训练配置就无法估算。"),
     "step_n": ("Step {n}: ", "第 {n} 步："),
     "step_saves": ("saves {saved} · {costs} · rule {rule} ({slug})", "节省 {saved} · {costs} · 规则 {rule}（{slug}）"),
+    "step_uses": ("uses {more} more on the GPU · {costs} · rule {rule} ({slug})",
+                  "GPU 上多用 {more} · {costs} · 规则 {rule}（{slug}）"),
     "whole_plan_no_fit": ("Even the whole plan does not fit. ", "即使采用全部步骤也放不下。"),
     "asks_consent": ("asks consent", "需要你同意"), "free": ("free", "无代价"),
     # patch

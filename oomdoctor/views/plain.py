@@ -159,6 +159,11 @@ def verdict(est: Estimate, kit: Kit | None = None):
     return Text(f"does not fit: {est.peak_gib:.2f} GiB needed, {est.capacity_gib:.2f} GiB available", style="bold red")
 
 
+def _saving(saved_gib: float) -> str:
+    """GiB a step saves, as −x; a step that costs GPU memory (giving back host RAM) shows +x."""
+    return f"+{-saved_gib:.2f}" if saved_gib < -0.005 else f"−{max(0.0, saved_gib):.2f}"
+
+
 def plan_table(plan: Plan, start: Estimate, title: str, kit: Kit | None = None):
     Text, Table = kit or rich_kit()
     table = Table(title=title, title_justify="left", box=None, pad_edge=False)
@@ -174,7 +179,7 @@ def plan_table(plan: Plan, start: Estimate, title: str, kit: Kit | None = None):
         changes = ", ".join(f"{c.field} {fmt(c.before)}→{fmt(c.after)}" for c in step.changes)
         if changes:
             title_text.append(f"\n   {changes}", style="dim")
-        table.add_row(str(i), title_text, f"{step.estimate.peak_gib:.2f}", f"−{step.saved_gib:.2f}",
+        table.add_row(str(i), title_text, f"{step.estimate.peak_gib:.2f}", _saving(step.saved_gib),
                       ", ".join(step.costs) or "none")
     return table
 
@@ -227,12 +232,13 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
             console.print(Text(f"  measured by the run before the crash (step or line: GiB): {shown}", style="cyan"))
     for note in est.notes:
         console.print(Text(f"  · {note}", style="dim"))
-    if est.fits:
-        return
     plan = report.plan
+    if est.fits and not plan.steps:
+        return
     console.print()
     if plan.steps:
-        console.print(plan_table(plan, est, "Plan (the ladder, in order)", kit))
+        title = "Plan (the ladder, in order)" if not est.fits else "Plan (it fits; what the crash log points to)"
+        console.print(plan_table(plan, est, title, kit))
         final = plan.steps[-1].estimate
         console.print(Text("  ") + bar(final, width, kit))
         console.print(verdict(final, kit))
