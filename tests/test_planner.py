@@ -196,6 +196,20 @@ def test_after_a_host_ram_kill_the_ladder_never_adds_cpu_offload():
     assert "offloading would ask the host for more" in reasons["OOM015"]
 
 
+def test_an_estimate_whose_peak_is_at_evaluation_is_not_evidence_when_it_fits():
+    # The host-RAM kill above is not about evaluation: a fitting estimate with its peak at evaluation
+    # does not make the evaluation rung evidence (a crash at evaluation does, see the test above).
+    setup = TrainingSetup(method="lora", micro_batch=1, seq_len=1024, do_eval=True, eval_batch=8)
+
+    def eval_peak(s, shape, hw, *, crash=None, headroom=0.10):
+        est = fake_estimate(s, shape, hw, crash=crash, headroom=headroom)
+        return Estimate(components=est.components, allocated_gib=est.allocated_gib, peak_gib=est.peak_gib,
+                        capacity_gib=est.capacity_gib, headroom=headroom, phase="eval")
+
+    plan = make_plan(setup, SMALL, Hardware(gpu_gib=80.0), crash=HOST_KILL, estimator=eval_peak)
+    assert "OOM012" not in [s.rule for s in plan.steps]
+
+
 def test_a_rung_the_estimator_refuses_is_skipped_with_its_message():
     def no_qlora(setup, shape, hw, *, crash=None, headroom=0.10):
         if setup.method == "qlora":
