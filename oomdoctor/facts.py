@@ -203,6 +203,8 @@ class CrashReport:
     diagnoses: tuple[str, ...] = ()                         # fragmentation | other_process | eval | save | long_samples | host_ram | ...
     lines_total: int | None = None
     notes: tuple[str, ...] = ()                             # plain sentences on how the log was read (hits left out, ...)
+    host_ram_gib: float | None = None                       # the host's memory, where the log shows it
+    host_ram_used_pct: float | None = None                  # how full it was at the last reading
 
     @property
     def primary(self) -> CrashEvent | None:

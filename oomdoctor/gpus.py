@@ -138,7 +138,7 @@ def hardware_from_log(crash: CrashReport, n_gpus: int = 1) -> Hardware | None:
                     gpu_gib=capacity if capacity is not None else spec.usable_gib,
                     n_gpus=max(1, gpus), source="log",
                     bf16=spec.bf16 if spec else True, flash_attn2=spec.flash_attn2 if spec else True,
-                    other_procs_gib=round(other, 3))
+                    other_procs_gib=round(other, 3), host_ram_gib=crash.host_ram_gib)
 
 
 def _host_ram_gib() -> float | None:

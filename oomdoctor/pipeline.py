@@ -104,7 +104,10 @@ def read_hardware(crash: CrashReport | None, setup: TrainingSetup | None, opts: 
 
     n = opts.gpus or (setup.n_gpus if setup else None) or (crash.world_size if crash and crash.world_size else None) or 1
     if opts.gpu:
-        return gpus.hardware_from_flag(opts.gpu, n)
+        hw = gpus.hardware_from_flag(opts.gpu, n)
+        if crash is not None and crash.host_ram_gib and hw.host_ram_gib is None:
+            hw = replace(hw, host_ram_gib=crash.host_ram_gib)      # the host the run had, as its log shows
+        return hw
     if crash is not None:
         hw = gpus.hardware_from_log(crash, n)
         if hw is not None:

@@ -117,6 +117,7 @@ def test_a_host_ram_kill_with_a_config_that_fits_still_gets_a_plan(capsys):
     assert doc["estimate"]["fits"] and doc["plan"]["fits"]
     rules = [s["rule"] for s in doc["plan"]["steps"]]
     assert "OOM021" in rules and "OOM022" in rules
+    assert doc["hardware"]["host_ram_gib"] == pytest.approx(251.6, abs=0.1)     # from the log's CPU reading
     assert doc["patch"] and '"device": "none"' in doc["patch"]
     code, out, err = run(capsys, str(log), str(cfg), "--gpu", "A100-80GB", "--plain")
     assert "Plan (it fits; what the crash log points to)" in out and "dmesg" in out

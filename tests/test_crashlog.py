@@ -160,6 +160,12 @@ def test_the_command_a_deepspeed_launcher_prints_as_a_list_gives_the_training_ar
             args["bf16"]) == ("Qwen/Qwen2.5-7B", "2", "4096", "ds_z3.json", "True")
 
 
+def test_deepspeeds_cpu_memory_reading_gives_the_hosts_ram():
+    r = parse("f12_deepspeed_sigkill.log")        # "CPU Virtual Memory:  used = 250.12 GB, percent = 99.4%"
+    assert r.host_ram_gib == pytest.approx(250.12 / 0.994, abs=0.1) and r.host_ram_used_pct == 99.4
+    assert parse("f01_torch25_backward.log").host_ram_gib is None
+
+
 def test_repeated_message_of_the_same_rank_is_reported_once():
     report = parse("p01_interleaved_ranks.log")
     assert sum(1 for e in report.events if e.rank == 0) == 1

@@ -80,6 +80,8 @@ _SEQLEN = (
     lazy_re(r"sequence length is longer than the specified maximum sequence length for this model \((\d+) > \d+\)", needs=("sequence length is longer than the specified maximum sequence length for this model (",)),
 )
 _DS_MEM = lazy_re(r"MA ([\d.]+) GB\s+Max_MA ([\d.]+) GB\s+CA ([\d.]+) GB\s+Max_CA ([\d.]+) GB", needs=("Max_MA ",))
+# DeepSpeed's see_memory_usage: "CPU Virtual Memory:  used = 250.12 GB, percent = 99.4%" (GB there are GiB)
+_DS_HOST = lazy_re(r"CPU Virtual Memory:\s+used = ([\d.]+) GB, percent = ([\d.]+)%", needs=("CPU Virtual Memory:",))
 _SMI_ROW = lazy_re(r"\|\s*(\d+)MiB\s*/\s*(\d+)MiB\s*\|", needs=("MiB",))
 _SMI_GPU = lazy_re(r"^\|?\s*(\d+)\s+((?:NVIDIA|Tesla|Quadro)[^|]*?)\s+(?:On|Off)\s*\|", needs=("NVIDIA", "Tesla", "Quadro"))
 _KV_MEM = lazy_re(
@@ -108,6 +110,8 @@ class Context:
     seq_len: int | None = None
     samples: list = field(default_factory=list)
     max_rank: int | None = None
+    host_ram_gib: float | None = None
+    host_ram_used_pct: float | None = None
     _in_args: bool = False
     _last_label: str = ""
     _bars: dict = field(default_factory=dict)       # total -> last step seen
@@ -248,6 +252,13 @@ class Context:
                     self.gpu_name = name
 
     def _memory(self, text: str, line_no: int) -> None:
+        if "CPU Virtual Memory:" in text:
+            m = _DS_HOST.search(text)
+            if m and float(m.group(2)) > 0:
+                used, pct = float(m.group(1)), float(m.group(2))
+                self.host_ram_gib = round(used * 100.0 / pct, 1)      # total = used / share used
+                self.host_ram_used_pct = pct
+            return
         if "GB" in text and "MA " in text:
             m = _DS_MEM.search(text)
             if m:

@@ -109,6 +109,7 @@ def _parse(src: LogSource) -> CrashReport:
         params_trainable=ctx.params_trainable, params_total=ctx.params_total, train_args=dict(ctx.train_args),
         step=ctx.final_step(), total_steps=ctx.final_total(), seq_len_failing=ctx.seq_len,
         failed_ranks=tuple(failed), memory_samples=tuple(ctx.samples), lines_total=_lines_total(src, hits),
+        host_ram_gib=ctx.host_ram_gib, host_ram_used_pct=ctx.host_ram_used_pct,
         notes=_scan_notes(found),
     )
     from dataclasses import replace

@@ -38,7 +38,8 @@ def offload_name(s: TrainingSetup) -> str:
 
 def hardware_dict(hw: Hardware) -> dict[str, Any]:
     return {"gpu": hw.gpu, "gpu_gib": _r(hw.gpu_gib), "n_gpus": hw.n_gpus, "source": hw.source,
-            "other_procs_gib": _r(hw.other_procs_gib), "bf16": hw.bf16, "flash_attn2": hw.flash_attn2}
+            "other_procs_gib": _r(hw.other_procs_gib), "bf16": hw.bf16, "flash_attn2": hw.flash_attn2,
+            "host_ram_gib": _r(hw.host_ram_gib)}
 
 
 def crash_dict(c: CrashReport) -> dict[str, Any]:
@@ -55,7 +56,7 @@ def crash_dict(c: CrashReport) -> dict[str, Any]:
         "params_trainable": c.params_trainable, "params_total": c.params_total,
         "step": c.step, "total_steps": c.total_steps, "seq_len_failing": c.seq_len_failing,
         "failed_ranks": list(c.failed_ranks), "diagnoses": list(c.diagnoses), "lines_total": c.lines_total,
-        "notes": list(c.notes),
+        "notes": list(c.notes), "host_ram_gib": c.host_ram_gib, "host_ram_used_pct": c.host_ram_used_pct,
         "memory_samples": [{"line": m.line, "allocated_gib": _r(m.allocated_gib), "reserved_gib": _r(m.reserved_gib),
                             "max_allocated_gib": _r(m.max_allocated_gib), "max_reserved_gib": _r(m.max_reserved_gib),
                             "step": m.step, "label": m.label} for m in c.memory_samples],

@@ -284,6 +284,9 @@ def render_crash(crash: CrashReport, console: Console) -> None:
         console.print(f"       {len(crash.events)} events on ranks {', '.join(map(str, ranks))}")
     for d in crash.diagnoses:
         console.print(Text(f"       · {DIAGNOSIS_WORDS.get(d, d)}", style="yellow"))
+    if crash.host_ram_gib:
+        full = f", {crash.host_ram_used_pct:.1f}% in use at its last reading" if crash.host_ram_used_pct else ""
+        console.print(f"       host RAM {crash.host_ram_gib:.1f} GiB (from the log){full}")
 
 
 def print_report(report: Report, *, show_patch: bool = True) -> None:
