@@ -152,6 +152,17 @@ def test_fragmentation_in_the_log_adds_the_allocator_setting_to_the_step_env():
     assert next(s for s in plan.steps if s.env).saved_gib == 0
 
 
+def test_evidence_rungs_below_the_first_fit_still_apply():
+    # Halving the batch fits at the first rung; the log's fragmentation still earns the allocator setting.
+    crash = CrashReport("run.log", events=(CrashEvent("cuda_oom", 12, tried_gib=1.0, capacity_gib=24.0,
+                                                      allocated_gib=16.0, reserved_unallocated_gib=4.0),))
+    setup = TrainingSetup(method="lora", micro_batch=8, seq_len=2048, grad_ckpt=True)
+    plan = make_plan(setup, SMALL, Hardware(gpu_gib=24.0), crash=crash, estimator=fake_estimate)
+    assert plan.fits and [s.rule for s in plan.steps] == ["OOM001", "OOM013"]
+    assert plan.steps[1].env == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+    assert make_plan(setup, SMALL, Hardware(gpu_gib=24.0), estimator=fake_estimate).steps[-1].rule == "OOM001"
+
+
 def test_a_crash_at_eval_applies_the_eval_rung_even_when_the_estimate_fits():
     crash = CrashReport("run.log", events=(CrashEvent("cuda_oom", 30, tried_gib=6.0, capacity_gib=80.0,
                                                       phase="eval"),))

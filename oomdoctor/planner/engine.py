@@ -283,8 +283,9 @@ class _Planner:
             found = self._facts[key] = registry.gather(setup, self.shape, self.hw, self.crash, est)
         return found
 
-    def walk(self, rules: Sequence[Rule], skip: Sequence[str] = (), *, evidence_only: bool = False) -> _Walk:
-        cur_setup, cur_est = self.setup, self.start
+    def walk(self, rules: Sequence[Rule], skip: Sequence[str] = (), *, evidence_only: bool = False,
+             start: tuple[TrainingSetup, Estimate] | None = None) -> _Walk:
+        cur_setup, cur_est = start or (self.setup, self.start)
         steps: list[Step] = []
         skipped: list[Skipped] = []
         facts = self.facts(cur_setup, cur_est)
@@ -398,6 +399,12 @@ def _ladder(planner: _Planner, book: RuleBook, skip: Sequence[str]) -> Plan:
         return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=True)
     walk = planner.walk(book.rules, skip)
     fits = walk.estimate.fits
+    if fits and _crashed(planner.crash):
+        # The walk stopped at the first fit; rungs further down that the log is evidence for still apply.
+        seen = {s.rule for s in walk.steps} | {k.rule for k in walk.skipped}
+        rest = planner.walk([r for r in book.rules if r.id not in seen], skip, evidence_only=True,
+                            start=(walk.setup, walk.estimate))
+        walk = _Walk(walk.steps + rest.steps, walk.skipped + rest.skipped, rest.setup, rest.estimate)
     advice = () if fits else advise(planner, walk.setup, walk.estimate)
     return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=fits, advice=advice)
 
