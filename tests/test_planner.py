@@ -161,6 +161,8 @@ def test_evidence_rungs_below_the_first_fit_still_apply():
     assert plan.fits and [s.rule for s in plan.steps] == ["OOM001", "OOM013"]
     assert plan.steps[1].env == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
     assert make_plan(setup, SMALL, Hardware(gpu_gib=24.0), estimator=fake_estimate).steps[-1].rule == "OOM001"
+    cheapest = least_cost_plan(setup, SMALL, Hardware(gpu_gib=24.0), crash=crash, estimator=fake_estimate)
+    assert cheapest.fits and "OOM013" in [s.rule for s in cheapest.steps]
 
 
 def test_a_crash_at_eval_applies_the_eval_rung_even_when_the_estimate_fits():

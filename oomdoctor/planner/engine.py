@@ -397,16 +397,21 @@ def _ladder(planner: _Planner, book: RuleBook, skip: Sequence[str]) -> Plan:
         # The estimate fits yet the run crashed: apply only what the log itself is evidence for.
         walk = planner.walk(book.rules, skip, evidence_only=True)
         return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=True)
-    walk = planner.walk(book.rules, skip)
+    walk = _evidence_tail(planner, book, skip, planner.walk(book.rules, skip))
     fits = walk.estimate.fits
-    if fits and _crashed(planner.crash):
-        # The walk stopped at the first fit; rungs further down that the log is evidence for still apply.
-        seen = {s.rule for s in walk.steps} | {k.rule for k in walk.skipped}
-        rest = planner.walk([r for r in book.rules if r.id not in seen], skip, evidence_only=True,
-                            start=(walk.setup, walk.estimate))
-        walk = _Walk(walk.steps + rest.steps, walk.skipped + rest.skipped, rest.setup, rest.estimate)
     advice = () if fits else advise(planner, walk.setup, walk.estimate)
     return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=fits, advice=advice)
+
+
+def _evidence_tail(planner: _Planner, book: RuleBook, skip: Sequence[str], walk: _Walk) -> _Walk:
+    """A walk stops at its first fit; the rungs it did not reach that the crash log is evidence for
+    still apply (evidence rungs only, none may break the fit)."""
+    if not walk.estimate.fits or not _crashed(planner.crash):
+        return walk
+    seen = {s.rule for s in walk.steps} | {k.rule for k in walk.skipped}
+    rest = planner.walk([r for r in book.rules if r.id not in seen], skip, evidence_only=True,
+                        start=(walk.setup, walk.estimate))
+    return _Walk(walk.steps + rest.steps, walk.skipped + rest.skipped, rest.setup, rest.estimate)
 
 
 # ---------------------------------------------------------------- cost and the least-cost plan
@@ -494,7 +499,7 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
     ladder_cost = plan_cost(ladder, book)
     if best is None or (ladder.fits and ladder_cost <= best.cost):
         return ladder
-    walk = best.walk
+    walk = _evidence_tail(planner, book, skip, best.walk)
     return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=True)
 
 
