@@ -391,12 +391,8 @@ def make_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: C
 
 
 def _ladder(planner: _Planner, book: RuleBook, skip: Sequence[str]) -> Plan:
-    if planner.start.fits:
-        if not _crashed(planner.crash):
-            return Plan(fits=True)
-        # The estimate fits yet the run crashed: apply only what the log itself is evidence for.
-        walk = planner.walk(book.rules, skip, evidence_only=True)
-        return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=True)
+    # The walk stops at its first fit (at once when the estimate fits as configured); the evidence
+    # tail then adds what the crash log itself points to.
     walk = _evidence_tail(planner, book, skip, planner.walk(book.rules, skip))
     fits = walk.estimate.fits
     advice = () if fits else advise(planner, walk.setup, walk.estimate)
