@@ -214,8 +214,8 @@ def test_kept_hits_of_parts_absorbed_in_order_equal_one_pass_over_all(sizes, kee
     for size in sizes:
         part = scan_mod._Kept(keep)
         for _ in range(size):
-            whole.add(n)
-            part.add(n)
+            whole.add((n, None))
+            part.add((n, None))
             n += 1
         merged.absorb(part)
     assert merged.items() == whole.items() and merged.total == whole.total and merged.dropped == whole.dropped

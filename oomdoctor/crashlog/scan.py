@@ -96,7 +96,7 @@ def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tupl
     for a in around:                    # these hits only place windows; they are not failures
         k = kept.pop(a)
         seen += k.total
-        hits = [x[0] if isinstance(x, tuple) else x for x in k.items()]
+        hits = [off for off, _line in k.items()]
         for pos in hits[:AROUND_KEEP] + hits[-AROUND_KEEP:]:
             windows.append((pos - AROUND_BYTES, pos + AROUND_BYTES))
     windows = _subtract(merge_ranges(windows), edges)
@@ -105,7 +105,7 @@ def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tupl
             continue
         kept[m] = _Kept(keep)
         for pos in sorted(set(found[m]) | set(_find_in(src, m, windows))):
-            kept[m].add(pos)
+            kept[m].add((pos, None))
     found_scan = _collect(kept, keep, method)
     found_scan.everywhere = anchors + whole
     found_scan.tracebacks = seen
@@ -207,7 +207,7 @@ def _python_pass(src: LogSource, needles: tuple[bytes, ...], keep: int) -> dict[
                 k = kept[needle]
                 pos = buf.find(needle, 0, n)
                 while 0 <= pos < body:
-                    k.add(lo + pos)
+                    k.add((lo + pos, None))
                     pos = buf.find(needle, pos + len(needle), n)
             newlines += buf.count(b"\n", 0, body)
             src.checkpoint(hi, newlines)
@@ -446,7 +446,8 @@ def _with_memory_cap(cmd: list[str]) -> list[str]:
 # ------------------------------------------------------------------ keeping hits
 
 class _Kept:
-    """The first `keep` and the last `keep` hits of one marker, and how many there were in all."""
+    """The first `keep` and the last `keep` hits of one marker, and how many there were in all.
+    A hit is (byte offset, line number or None when the search gave none)."""
 
     def __init__(self, keep: int) -> None:
         self.keep = keep
@@ -467,14 +468,19 @@ class _Kept:
         self.last.extend(rows)
 
     def parse_raw(self, numbered: bool, lo: int = 0) -> None:
+        """The rows add_raw held, as (offset, line) hits; offsets count from `lo`."""
+        def hit(x):
+            if not isinstance(x, bytes):
+                return x
+            off, line, _text = _row(x, numbered)
+            return off + lo, line
         if any(isinstance(x, bytes) for x in self.last):
-            rows = ((lambda r: (r[0] + lo, r[1]))(_row(x, numbered)) if isinstance(x, bytes) else x for x in self.last)
-            self.last = deque(rows, maxlen=self.keep)
+            self.last = deque(map(hit, self.last), maxlen=self.keep)
 
     def shift_lines(self, base: int) -> None:
         """Line numbers counted from a part's start made absolute."""
         def shift(x):
-            return (x[0], x[1] + base) if isinstance(x, tuple) and x[1] is not None else x
+            return (x[0], x[1] + base) if x[1] is not None else x
         self.first = [shift(x) for x in self.first]
         self.last = deque((shift(x) for x in self.last), maxlen=self.keep)
 
@@ -497,7 +503,7 @@ class _Kept:
 def _collect(kept: dict[bytes, _Kept], keep: int, method: str) -> MarkerScan:
     offsets: set[int] = set()
     for k in kept.values():
-        offsets.update(x[0] if isinstance(x, tuple) else x for x in k.items())
+        offsets.update(off for off, _line in k.items())
     return MarkerScan(sorted(offsets), {m: k.dropped for m, k in kept.items() if k.dropped}, keep, method)
 
 
