@@ -271,6 +271,11 @@ class Step:
     env: Mapping[str, str] = field(default_factory=dict)    # environment variables to export
     notes: tuple[str, ...] = ()     # launch-command advice
 
+    @property
+    def adds_gib(self) -> float:
+        """GPU memory the step adds (one that gives memory back to the host); 0.0 for a step that saves."""
+        return -self.saved_gib if self.saved_gib < -0.005 else 0.0
+
 
 @record
 class Skipped:

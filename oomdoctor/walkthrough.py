@@ -997,8 +997,8 @@ class _Writer:
                 title = rule_texts(st, lang)[0]
                 if not st.changes:          # advice or an environment variable: no GiB to quote
                     paras.append(f"• {title}")
-                elif st.saved_gib < -0.005:
-                    paras.append(self.tr("plan_line_more", title=title, more=_g(-st.saved_gib),
+                elif st.adds_gib:
+                    paras.append(self.tr("plan_line_more", title=title, more=_g(st.adds_gib),
                                          peak=_g(st.estimate.peak_gib)))
                 else:
                     paras.append(self.tr("plan_line", title=title, saved=_g(st.saved_gib),
@@ -1059,8 +1059,8 @@ class _Writer:
             verdict = self.tr("st_verdict_not")
         numbers = dict(before=_g(prev_est.peak_gib), after=_g(step.estimate.peak_gib),
                        cap=_g(step.estimate.capacity_gib), verdict=verdict)
-        if step.saved_gib < -0.005:
-            paras.append(self.tr("st_uses", more=_g(-step.saved_gib), **numbers))
+        if step.adds_gib:
+            paras.append(self.tr("st_uses", more=_g(step.adds_gib), **numbers))
         else:
             paras.append(self.tr("st_saves", saved=_g(step.saved_gib), **numbers))
         shrunk = []

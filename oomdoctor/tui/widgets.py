@@ -211,8 +211,8 @@ def step_detail(step: Step, index: int, lang: str = "en", *, why: str | None = N
     text.append(change_words(step) or step.title)
     text.append("\n")
     common = dict(costs=step_costs(step, lang), rule=step.rule, slug=step.slug)
-    if step.saved_gib < -0.005:     # giving memory back to the host costs GPU memory
-        text.append(say("step_uses", lang, more=gib(-step.saved_gib), **common), style="dim")
+    if step.adds_gib:               # giving memory back to the host costs GPU memory
+        text.append(say("step_uses", lang, more=gib(step.adds_gib), **common), style="dim")
     else:
         text.append(say("step_saves", lang, saved=gib(step.saved_gib), **common), style="dim")
     parts: list = [text]

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, TrainingSetup
+from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, Step, TrainingSetup
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 
 if TYPE_CHECKING:
@@ -159,9 +159,9 @@ def verdict(est: Estimate, kit: Kit | None = None):
     return Text(f"does not fit: {est.peak_gib:.2f} GiB needed, {est.capacity_gib:.2f} GiB available", style="bold red")
 
 
-def _saving(saved_gib: float) -> str:
+def _saving(step: Step) -> str:
     """GiB a step saves, as −x; a step that costs GPU memory (giving back host RAM) shows +x."""
-    return f"+{-saved_gib:.2f}" if saved_gib < -0.005 else f"−{max(0.0, saved_gib):.2f}"
+    return f"+{step.adds_gib:.2f}" if step.adds_gib else f"−{max(0.0, step.saved_gib):.2f}"
 
 
 def plan_table(plan: Plan, start: Estimate, title: str, kit: Kit | None = None):
@@ -179,7 +179,7 @@ def plan_table(plan: Plan, start: Estimate, title: str, kit: Kit | None = None):
         changes = ", ".join(f"{c.field} {fmt(c.before)}→{fmt(c.after)}" for c in step.changes)
         if changes:
             title_text.append(f"\n   {changes}", style="dim")
-        table.add_row(str(i), title_text, f"{step.estimate.peak_gib:.2f}", _saving(step.saved_gib),
+        table.add_row(str(i), title_text, f"{step.estimate.peak_gib:.2f}", _saving(step),
                       ", ".join(step.costs) or "none")
     return table
 
