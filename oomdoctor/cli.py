@@ -15,7 +15,6 @@ from oomdoctor import __version__
 from oomdoctor.errors import ExitCode, InputError
 
 DEMO_DIR = Path(__file__).parent / "data" / "demo"
-INTERNAL_ERROR = 4
 
 
 class _Parser(argparse.ArgumentParser):
@@ -80,10 +79,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(list(sys.argv[1:] if argv is None else argv))
     except InputError as err:
         print(f"oomdoctor: {err}", file=sys.stderr)
-        return 130 if type(err).__name__ == "SimulationInterrupted" else ExitCode.BAD_INPUT
+        return err.exit_code
     except KeyboardInterrupt:
         print("oomdoctor: interrupted", file=sys.stderr)
-        return 130
+        return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return ExitCode.FITS
     except Exception as err:  # a bug of ours: one line, the traceback on request
@@ -91,7 +90,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         print(f"oomdoctor: internal error: {type(err).__name__}: {err} "
               "(set OOMDOCTOR_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
-        return INTERNAL_ERROR
+        return ExitCode.INTERNAL
 
 
 def _main(argv: list[str]) -> int:

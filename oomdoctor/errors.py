@@ -1,28 +1,46 @@
-"""The one error type the CLI turns into a one-line message and exit code 2."""
+"""The one error type the CLI turns into a one-line message and exit code 2, and the exit codes."""
 from __future__ import annotations
+
+import enum
+
+from oomdoctor.facts import Msg
+
+
+class ExitCode(enum.IntEnum):
+    FITS = 0            # the run fits as configured
+    PLAN = 1            # a plan was proposed
+    BAD_INPUT = 2       # bad input or usage
+    NO_FIT = 3          # no plan fits
+    INTERNAL = 4        # a bug of ours
+    INTERRUPTED = 130   # Ctrl-C, SIGTERM, SIGHUP (128 + SIGINT, as shells report it)
 
 
 class InputError(Exception):
     """Bad input: a file that cannot be read or understood, or a bad flag.
 
-    str(err) is the single line shown to the user: ``path:line: message``.
+    `message` is a Msg (rendered in the user's language by oomdoctor.words) or, for messages not yet
+    moved into words/, an English string. render(lang) is the single line shown: ``path:line: message``.
     """
 
-    def __init__(self, message: str, path: str | None = None, line: int | None = None) -> None:
+    exit_code = ExitCode.BAD_INPUT
+
+    def __init__(self, message: Msg | str, path: str | None = None, line: int | None = None) -> None:
         super().__init__(message)
         self.message = message
         self.path = path
         self.line = line
 
-    def __str__(self) -> str:
+    def render(self, lang: str = "en") -> str:
+        if isinstance(self.message, Msg):
+            from oomdoctor.words import say
+
+            text = say(self.message, lang)
+        else:
+            text = self.message
         if self.path is None:
-            return self.message
+            return text
         where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        return f"{where}: {self.message}"
+        return f"{where}: {text}"
 
-
-class ExitCode:
-    FITS = 0          # the run fits as configured
-    PLAN = 1          # a plan was proposed
-    BAD_INPUT = 2     # bad input or usage
-    NO_FIT = 3        # no plan fits
+    def __str__(self) -> str:
+        return self.render("en")

@@ -13,6 +13,26 @@ from oomdoctor.records import record
 
 GIB = float(1 << 30)
 
+# ---------------------------------------------------------------- words as data
+
+@record
+class Msg:
+    """A sentence as data: a code that oomdoctor/words/ renders in the user's language, and the
+    values it quotes. Facts carry these, never finished sentences."""
+
+    code: str                                   # "crash.note.big_log": first segment names the table
+    args: tuple[tuple[str, Any], ...] = ()      # sorted (name, value) pairs; a value may be a Msg
+
+    @property
+    def values(self) -> dict[str, Any]:
+        return dict(self.args)
+
+
+def msg(code: str, **values: Any) -> Msg:
+    """`msg("crash.note.big_log", mib=1024)`: a Msg with its values in a stable order."""
+    return Msg(code, tuple(sorted(values.items())))
+
+
 # ---------------------------------------------------------------- provenance
 
 @record
@@ -72,6 +92,7 @@ class TrainingSetup:
     offload_params: bool = False        # DeepSpeed ZeRO-3/FSDP parameter offload to CPU
     fsdp: str | None = None             # full_shard | shard_grad_op | hybrid_shard | None
     n_gpus: int = 1                     # GPUs taking part (world size)
+    seq_parallel: int = 1               # GPUs one sequence is split across (sequence / context parallelism)
     do_eval: bool = False
     eval_batch: int = 8                 # per_device_eval_batch_size
     eval_accum: int | None = None       # eval_accumulation_steps

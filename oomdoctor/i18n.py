@@ -5,20 +5,9 @@ rule files. Only two languages exist: anything that is not Chinese gets English.
 """
 from __future__ import annotations
 
-import os
 from typing import Any, Mapping
 
-LANGS = ("en", "zh")
-
-# POSIX precedence for the message locale: LC_ALL overrides LC_MESSAGES, which overrides LANG.
-_LOCALE_VARS = ("LC_ALL", "LC_MESSAGES", "LANG")
-
-
-def language_from_locale(value: str | None) -> str:
-    """"zh_CN.UTF-8", "zh_TW", "zh" -> "zh"; "C", "en_US.UTF-8", "" -> "en"."""
-    if value and value.strip().lower().startswith("zh"):
-        return "zh"
-    return "en"
+from oomdoctor.words import LANGS, env_language, language_from_locale  # noqa: F401  (moving to words/)
 
 
 def choose_language(flag: str | None = None, environ: Mapping[str, str] | None = None) -> str:
@@ -30,12 +19,7 @@ def choose_language(flag: str | None = None, environ: Mapping[str, str] | None =
 
             raise InputError(f"unknown language {flag!r}: choose en or zh")
         return flag
-    env = os.environ if environ is None else environ
-    for name in _LOCALE_VARS:
-        value = env.get(name)
-        if value:
-            return language_from_locale(value)
-    return "en"
+    return env_language(environ)
 
 
 choose_lang = choose_language

@@ -13,9 +13,15 @@ from __future__ import annotations
 
 import dataclasses
 from _thread import get_ident
-from typing import Any, Callable, TypeVar, dataclass_transform, overload
+from typing import TYPE_CHECKING, Any, Callable, TypeVar, overload
 
 T = TypeVar("T")
+
+if TYPE_CHECKING:     # typing.dataclass_transform is 3.11+; type checkers read it, the runtime needs none
+    from typing_extensions import dataclass_transform
+else:
+    def dataclass_transform(**_: Any) -> Callable[[T], T]:
+        return lambda fn: fn
 
 
 def _eq(self: Any, other: Any) -> Any:

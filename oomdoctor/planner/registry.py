@@ -8,8 +8,6 @@ a given run (no crash log, an optional setting left unset) is simply absent from
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
 from typing import Any, Mapping
 
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup
@@ -50,20 +48,18 @@ _LABELS = {
 }
 
 
-def _kind_of(annotation: Any) -> str | None:
-    """Map a TrainingSetup annotation to a fact kind; None for fields rules cannot touch."""
-    base = annotation
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):      # `int | None`
-        args = [a for a in typing.get_args(annotation) if a is not type(None)]
-        base = args[0] if len(args) == 1 else None
-    return {int: INT, float: FLOAT, bool: BOOL, str: STR}.get(base)
+def _kind_of(annotation: str) -> str | None:
+    """Map a TrainingSetup annotation (a string: facts.py postpones them) to a fact kind; None for
+    fields rules cannot touch. `int | None` counts as int. Read as text, not through
+    typing.get_type_hints, which cannot evaluate `X | None` before Python 3.10."""
+    parts = [p.strip() for p in str(annotation).split("|") if p.strip() != "None"]
+    return {"int": INT, "float": FLOAT, "bool": BOOL, "str": STR}.get(parts[0]) if len(parts) == 1 else None
 
 
 def _setup_fields() -> dict[str, str]:
-    hints = typing.get_type_hints(TrainingSetup)
     out: dict[str, str] = {}
     for f in dataclasses.fields(TrainingSetup):
-        kind = _kind_of(hints[f.name])
+        kind = _kind_of(f.type)
         if kind is not None and f.name not in ("config_file", "deepspeed_file", "defaults_of", "framework_version"):
             out[f.name] = kind
     return out

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Iterator, Mapping, Sequence, Union
 
 from oomdoctor.errors import InputError
 from oomdoctor.planner.registry import BOOL, FACTS, FIELD_CHOICES, FLOAT, INT, LIST, SETUP_FIELDS, STR
@@ -98,7 +98,7 @@ class NotOf:
     item: "Condition"
 
 
-Condition = Leaf | AllOf | AnyOf | NotOf
+Condition = Union[Leaf, AllOf, AnyOf, NotOf]
 
 
 @record

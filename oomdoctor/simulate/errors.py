@@ -1,7 +1,7 @@
 """The simulation's errors: both are InputError, so the CLI prints one line and exits 2."""
 from __future__ import annotations
 
-from oomdoctor.errors import InputError
+from oomdoctor.errors import ExitCode, InputError
 
 
 class SimulateError(InputError):
@@ -10,3 +10,5 @@ class SimulateError(InputError):
 
 class SimulationInterrupted(SimulateError):
     """Ctrl-C during the simulation; nothing was written."""
+
+    exit_code = ExitCode.INTERRUPTED
