@@ -84,3 +84,10 @@ def test_spliced_json_values_reparse_exactly(assignments):
         _set(expected, path, value)
     assert json.loads(text) == expected
     assert text.startswith('{\n  "a": ') and text.endswith("\n}\n")
+
+
+def test_setting_a_float_where_the_file_holds_the_equal_int_writes_the_float():
+    # A hypothesis draw found it: [(p, 1), (p, 1.0)] kept `1`, which reads back as an int.
+    text = set_yaml_key(set_yaml_key(TEMPLATE, ("nested", "inner"), 1, path="t.yaml"),
+                        ("nested", "inner"), 1.0, path="t.yaml")
+    assert _same(yaml.safe_load(text)["nested"]["inner"], 1.0)
