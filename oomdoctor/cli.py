@@ -58,9 +58,13 @@ def build_parser() -> argparse.ArgumentParser:
     out.add_argument("--tokens", type=float, metavar="N",
                      help="for the fit matrix (--advise, or m in the app): tokens to train on")
     fix = p.add_argument_group("patch")
-    fix.add_argument("--export", metavar="FILE", help="write the plan's unified diff to FILE ('-' for stdout)")
+    fix.add_argument("--export", metavar="FILE",
+                     help="write the plan's unified diff to FILE, atomically and never over an input ('-' for "
+                          "stdout; not with --json, whose \"patch\" field holds the same diff)")
     fix.add_argument("--write", metavar="DIR", help="write patched copies of the touched files into DIR")
-    fix.add_argument("--apply", action="store_true", help="edit the files in place after showing the diff (backup .orig)")
+    fix.add_argument("--apply", action="store_true",
+                     help="edit the files in place after showing the diff: all or none, each original kept as "
+                          ".orig, mode and owner kept; read-only or hard-linked files are refused")
     fix.add_argument("--yes", action="store_true", help="with --apply: do not ask")
     p.add_argument("--version", action="version", version=f"oomdoctor {__version__}")
     return p
@@ -75,8 +79,17 @@ def use_tui(args: argparse.Namespace) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from oomdoctor import interrupts
+
+    with interrupts.handled():      # SIGTERM and SIGHUP clean up and exit 130, as Ctrl-C does
+        return _guarded(list(sys.argv[1:] if argv is None else argv))
+
+
+def _guarded(argv: list[str]) -> int:
     try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
+        code = _main(argv)
+        sys.stdout.flush()          # a full disk or a closed pipe shows here, not at interpreter exit
+        return code
     except InputError as err:
         print(f"oomdoctor: {err}", file=sys.stderr)
         return err.exit_code
@@ -84,13 +97,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         print("oomdoctor: interrupted", file=sys.stderr)
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
+        _silence_stdout()
         return ExitCode.FITS
+    except OSError as err:
+        if not _is_stdout_error(err):
+            return _internal(err)
+        _silence_stdout()
+        from oomdoctor.facts import msg
+        from oomdoctor.words import env_language, say
+
+        text = say(msg("write.stdout_failed", reason=err.strerror or str(err)), env_language())
+        print(f"oomdoctor: {text}", file=sys.stderr)
+        return ExitCode.BAD_INPUT
     except Exception as err:  # a bug of ours: one line, the traceback on request
-        if os.environ.get("OOMDOCTOR_DEBUG"):
-            raise
-        print(f"oomdoctor: internal error: {type(err).__name__}: {err} "
-              "(set OOMDOCTOR_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
-        return ExitCode.INTERNAL
+        return _internal(err)
+
+
+def _internal(err: Exception) -> int:
+    if os.environ.get("OOMDOCTOR_DEBUG"):
+        raise err
+    print(f"oomdoctor: internal error: {type(err).__name__}: {err} "
+          "(set OOMDOCTOR_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
+    return ExitCode.INTERNAL
+
+
+def _is_stdout_error(err: OSError) -> bool:
+    """An error writing the report itself (stdout on a full disk, a device that refuses): no file name,
+    and stdout cannot take a flush. Errors of our own files carry their name and become InputErrors."""
+    import errno
+
+    if err.filename is not None:
+        return False
+    return err.errno in (errno.ENOSPC, errno.EIO, errno.EPIPE, errno.EDQUOT, errno.EFBIG, errno.EBADF)
+
+
+def _silence_stdout() -> None:
+    # What is still buffered cannot be written either; without this, Python reports it again at exit.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _main(argv: list[str]) -> int:
@@ -98,6 +146,10 @@ def _main(argv: list[str]) -> int:
     from oomdoctor.i18n import choose_language
 
     lang = choose_language(args.lang)
+    if args.json and args.export == "-":
+        from oomdoctor.facts import msg
+
+        raise InputError(msg("write.json_and_stdout_diff"))
     if args.list_rules or args.explain:
         return _rules_info(args, lang)
     if not 0.0 <= args.headroom < 0.9:
@@ -149,7 +201,9 @@ def _main(argv: list[str]) -> int:
     elif args.export != "-":
         _plain(report, show_patch=not (args.export or args.write or args.apply))
     if args.export or args.write or args.apply:
-        _export(report, args, opts)
+        from oomdoctor.patch.deliver import deliver
+
+        deliver(report, opts, export=args.export, write=args.write, apply=args.apply, yes=args.yes, lang=lang)
     return code
 
 
@@ -165,47 +219,6 @@ def _plain(report, *, show_patch: bool) -> None:
     from oomdoctor.views.plain import print_report
 
     print_report(report, show_patch=show_patch)
-
-
-def _export(report, args: argparse.Namespace, opts) -> None:
-    from oomdoctor.patch import apply_in_place, build_patch, shell_snippet, write_copies
-
-    snippet = shell_snippet(report.env, report.notes)
-    if not report.edits and not snippet:
-        print("oomdoctor: nothing to export: the plan changes no file", file=sys.stderr)
-        return
-    patch = build_patch(report.edits, cwd=opts.cwd)
-    if args.export == "-":
-        sys.stdout.write(patch.diff)
-    elif args.export:
-        _write_text(args.export, patch.diff)
-        print(f"oomdoctor: wrote the diff to {args.export} (apply with: git apply {args.export})", file=sys.stderr)
-    if snippet:
-        print(snippet, file=sys.stderr)
-    if args.write:
-        written = write_copies(patch, args.write)
-        print(f"oomdoctor: wrote {len(written)} patched file(s) into {args.write}", file=sys.stderr)
-    if args.apply:
-        if not patch.diff:
-            return
-        if not args.yes:
-            sys.stderr.write(patch.diff)
-            if not sys.stdin.isatty():
-                raise InputError("--apply needs a yes: run it in a terminal, or add --yes")
-            answer = input("Apply these changes to your files? [y/N] ").strip().lower()
-            if answer not in ("y", "yes"):
-                print("oomdoctor: nothing changed", file=sys.stderr)
-                return
-        changed = apply_in_place(patch)
-        for path in changed:
-            print(f"oomdoctor: updated {path} (backup beside it)", file=sys.stderr)
-
-
-def _write_text(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise InputError(f"cannot write: {err.strerror}", path) from None
 
 
 def _rules_info(args: argparse.Namespace, lang: str) -> int:

@@ -14,6 +14,7 @@ from typing import Any, Callable, Literal, Mapping
 
 from oomdoctor.facts import COMPONENTS, GIB, Change, Estimate, Report, Skipped, Step, TrainingSetup
 from oomdoctor.i18n import lookup, pick
+from oomdoctor.shellsafe import export_line
 from oomdoctor.views.bars import GLYPHS
 from oomdoctor.views.bars import bar_cells as _bar_cells
 
@@ -683,7 +684,7 @@ _T: dict[str, dict[str, str]] = {
     "st_change_head_nofile": {"en": "What it changes:", "zh": "它修改："},
     "st_change": {"en": "• {label} ({key}): {old} → {new}", "zh": "• {label}（{key}）：{old} → {new}"},
     "st_change_nokey": {"en": "• {label}: {old} → {new}", "zh": "• {label}：{old} → {new}"},
-    "st_env": {"en": "• environment: export {name}={value}", "zh": "• 环境变量：export {name}={value}"},
+    "st_env": {"en": "• environment: {line}", "zh": "• 环境变量：{line}"},
     "st_why": {"en": "Why it saves memory: {why}", "zh": "为什么省显存：{why}"},
     "st_saves": {"en": "On your run: saves {saved} per GPU, peak {before} → {after} of {cap} usable{verdict}.",
                  "zh": "在你的训练上：每张卡省下 {saved}，峰值 {before} → {after}（可用 {cap}）{verdict}。"},
@@ -1046,7 +1047,7 @@ class _Writer:
         for ch in step.changes:
             paras.append(self._change_line(ch))
         for name, value in step.env.items():
-            paras.append(self.tr("st_env", name=name, value=value))
+            paras.append(self.tr("st_env", line=export_line(name, value)))
         if why:
             paras.append(self.tr("st_why", why=why))
         for ch in step.changes:
@@ -1172,7 +1173,7 @@ class _Writer:
             paras.append(self.tr("ap_nofile"))
         if r.env:
             paras.append(self.tr("ap_env", names=", ".join(r.env)))
-            code += [f"export {k}={v}" for k, v in r.env.items()]
+            code += [export_line(k, v) for k, v in r.env.items()]
         if r.edits or r.patch:
             paras.append(self.tr("ap_write", cmd=self.command("--write fixed/")))
         for note in r.notes:
@@ -1220,6 +1221,6 @@ class _Writer:
 
 
 def _shell_quote(text: str) -> str:
-    import shlex
+    from oomdoctor.shellsafe import quote
 
-    return shlex.quote(text)
+    return quote(text)

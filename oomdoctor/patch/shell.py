@@ -1,11 +1,9 @@
 """The changes that are not config values: environment variables and launch-command advice."""
 from __future__ import annotations
 
-import re
-import shlex
 from typing import Mapping, Sequence
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+from ..shellsafe import export_line
 
 
 def shell_snippet(env: Mapping[str, str], notes: Sequence[str]) -> str:
@@ -17,9 +15,7 @@ def shell_snippet(env: Mapping[str, str], notes: Sequence[str]) -> str:
         return ""
     lines = ["# oomdoctor: run these lines (or source this file) before launching training"]
     for name, value in env.items():
-        if not _ENV_NAME.fullmatch(name):
-            raise ValueError(f"not an environment variable name: {name!r}")
-        lines.append(f"export {name}={shlex.quote(str(value))}")
+        lines.append(export_line(name, value))
     if notes:
         lines.append("# launch command:")
         for note in notes:

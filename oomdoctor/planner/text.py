@@ -77,7 +77,9 @@ def action_text(rule: Rule, lang: str = "en") -> list[str]:
             out.append("grad_accum adjusted to keep the effective batch" if lang != "zh"
                        else "调整 grad_accum 以保持有效批量不变")
         elif action.kind == "env":
-            out.append(f"export {p['name']}={p['value']}")
+            from oomdoctor.shellsafe import export_line
+
+            out.append(export_line(p["name"], p["value"]))
         elif action.kind == "note":
             out.append(p["text"].get(lang))
     return out

@@ -348,8 +348,10 @@ class OomDoctorApp(App[int]):
         env_text = Text()
         if sel and (sel.env or sel.notes):
             env_text.append(self.say("before_launch"), style="bold")
+            from oomdoctor.shellsafe import export_line
+
             for name, value in sel.env.items():
-                env_text.append(f"  export {name}={value}\n")
+                env_text.append(f"  {export_line(name, value)}\n")
             for note in sel.notes:
                 env_text.append(f"  • {note}\n")
         self.query_one("#patch-env", Static).update(env_text)
@@ -491,10 +493,12 @@ class OomDoctorApp(App[int]):
         def done(path: str | None) -> None:
             if not path:
                 return
-            try:
-                self._path(path).write_text(patch, encoding="utf-8")
-            except OSError as err:
-                self.notify(f"cannot write {path}: {err.strerror}", severity="error")
+            from oomdoctor.patch import write_diff
+
+            try:    # atomic, and never over an input (the same writer as --export)
+                write_diff(str(self._path(path)), patch, inputs=self.opts.files)
+            except InputError as err:
+                self.notify(err.render(self.lang), severity="error")
                 return
             self.notify(f"Wrote the diff to {path} (apply with: git apply {path})")
 
@@ -517,7 +521,7 @@ class OomDoctorApp(App[int]):
             from oomdoctor.patch import write_copies
 
             try:
-                written = write_copies(self._patchset(), str(self._path(folder)))
+                written = write_copies(self._patchset(), str(self._path(folder)), inputs=self.opts.files)
             except (OSError, ValueError, InputError) as err:
                 self.notify(f"cannot write copies: {err}", severity="error")
                 return

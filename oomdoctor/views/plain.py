@@ -259,8 +259,10 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
             console.print(Text(f"skipped {', '.join(rules)}: {reason}", style="dim"))
     if report.env or report.notes:
         console.print()
+        from oomdoctor.shellsafe import export_line
+
         for name, value in report.env.items():
-            console.print(f"export {name}={value}")
+            console.print(export_line(name, value), markup=False, highlight=False)
         for note in report.notes:
             console.print(f"# {note}")
     if show_patch and report.patch:

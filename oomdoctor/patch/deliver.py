@@ -1,0 +1,108 @@
+"""--export, --write and --apply from the command line: one transaction over every file they write.
+
+Order: build the patch; check every output path against every input and against the others, and every
+file --apply would replace (read-only, hard-linked, foreign-owned, changed since read); ask for the
+yes; then write the diff, the copies and the edits together (patch/txn.py): all of them or none.
+Messages go to stderr in the user's language; only `--export -` writes to stdout (the diff).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any, Iterable
+
+from ..errors import InputError
+from ..facts import Report, msg
+from ..shellsafe import command, quote
+from .apply import apply_writes, check_outputs, copy_writes, diff_write
+from .build import build_patch
+from .shell import shell_snippet
+from .txn import check_all, write_all
+
+
+def input_paths(report: Report, opts: Any) -> list[str]:
+    """Every file this run read (or may read): no output may land on one of them."""
+    paths: list[str] = [p for p in opts.files if p != "-"]
+    setup = report.setup
+    if setup is not None:
+        paths += [p for p in (setup.config_file, setup.deepspeed_file) if p]
+        paths += [s.file for s in setup.sources.values() if s.file]
+    if report.crash is not None and getattr(report.crash, "file", None):
+        paths.append(report.crash.file)
+    if getattr(opts, "prices", None):
+        paths.append(opts.prices)
+    for where in getattr(opts, "rules_dirs", ()):
+        if os.path.isdir(where):
+            paths += [os.path.join(where, n) for n in sorted(os.listdir(where)) if n.endswith((".yaml", ".yml"))]
+        else:
+            paths.append(where)
+    return paths
+
+
+def _say(code: str, lang: str, **values: Any) -> str:
+    from ..words import say
+
+    return say(msg(code, **values), lang)
+
+
+def _apply_hint(path: str, base: str, cwd: str) -> str:
+    """The command that applies the exported diff: from the folder its names are relative to."""
+    if os.path.abspath(base) == os.path.abspath(cwd):
+        return command("git", "apply", path)
+    return f"cd {quote(base)} && {command('git', 'apply', os.path.abspath(path))}"
+
+
+def deliver(report: Report, opts: Any, *, export: str | None, write: str | None, apply: bool, yes: bool,
+            lang: str = "en", inputs: Iterable[str] | None = None) -> None:
+    snippet = shell_snippet(report.env, report.notes)
+    if not report.edits and not snippet:
+        print(f"oomdoctor: {_say('write.nothing_to_export', lang)}", file=sys.stderr)
+        return
+    cwd = opts.cwd or os.getcwd()
+    to_file = export if export and export != "-" else None
+    prefer = os.path.dirname(os.path.abspath(os.path.join(cwd, to_file))) if to_file else None
+    patch = build_patch(report.edits, cwd=cwd, prefer=prefer)
+    known = list(inputs) if inputs is not None else input_paths(report, opts)
+    known += [fp.abs_path or fp.path for fp in patch.files]
+
+    outputs, writes = [], []
+    if to_file:
+        outputs.append((to_file, msg("write.role_export")))
+        writes.append(diff_write(to_file, patch.diff))
+    if write:
+        copies = copy_writes(patch, write)
+        outputs += [(w.path, msg("write.role_copy", source=fp.path)) for w, fp in zip(copies, patch.files)]
+        writes += copies
+    check_outputs(outputs, known)
+    edits = apply_writes(patch) if apply and patch.diff else []
+    check_all(writes + edits)                 # every refusal before the question and before any write
+
+    if export == "-":
+        sys.stdout.write(patch.diff)
+    if edits and not yes:
+        sys.stderr.write(patch.diff)
+        if not sys.stdin.isatty():
+            raise InputError(msg("write.needs_yes"))
+        answer = input(_say("write.ask", lang)).strip().lower()
+        if answer not in ("y", "yes", "是"):
+            print(f"oomdoctor: {_say('write.nothing_changed', lang)}", file=sys.stderr)
+            edits = []
+    outcomes = write_all(writes + edits)
+
+    if to_file:
+        hint = _apply_hint(to_file, patch.cwd, cwd)
+        print(f"oomdoctor: {_say('write.wrote_diff', lang, path=to_file, command=hint)}", file=sys.stderr)
+    if snippet:
+        print(snippet, file=sys.stderr, end="" if snippet.endswith("\n") else "\n")
+    if write:
+        n = len(patch.files)
+        print(f"oomdoctor: {_say('write.wrote_copies', lang, n=n, folder=write)}", file=sys.stderr)
+    for outcome in outcomes[len(writes):]:
+        if outcome.created:
+            line = _say("write.updated_created", lang, path=outcome.path)
+        else:
+            from .apply import backup_of
+
+            backup = outcome.backup or backup_of(outcome.path)
+            line = _say("write.updated", lang, path=outcome.path, backup=backup)
+        print(f"oomdoctor: {line}", file=sys.stderr)

@@ -1,0 +1,48 @@
+"""Words for what oomdoctor writes: --export, --write, --apply, and the report on stdout."""
+from __future__ import annotations
+
+WORDS = {
+    # refusals before anything is written
+    "write.output_is_input": ("is also an input ({input}): refusing to write over it; choose another file",
+                              "它同时也是输入文件（{input}）：拒绝覆盖；请换一个文件"),
+    "write.output_twice": ("would be written twice (as {first} and as {second}): choose another path",
+                           "会被写入两次（作为 {first} 和 {second}）：请换一个路径"),
+    "write.role_export": ("the --export diff", "--export 的 diff"),
+    "write.role_copy": ("a patched copy of {source}", "{source} 的修改副本"),
+    "write.copy_over_original": ("refusing to write a patched copy over an original; choose another directory",
+                                 "拒绝用修改后的副本覆盖原文件；请换一个目录"),
+    "write.read_only": ("is read-only: left unchanged (make it writable, or use --write DIR for patched copies)",
+                        "文件是只读的：未做修改（请先设为可写，或用 --write DIR 生成修改后的副本）"),
+    "write.hard_linked": ("has {links} hard links: replacing it would leave the other names with the old text; "
+                          "left unchanged (use --write DIR)",
+                          "文件有 {links} 个硬链接：替换它会让其他链接仍是旧内容；未做修改（请用 --write DIR）"),
+    "write.foreign_owner": ("belongs to another user or group ({owner}): replacing it would change its owner; "
+                            "left unchanged (use --write DIR)",
+                            "文件属于其他用户或用户组（{owner}）：替换它会改变所有者；未做修改（请用 --write DIR）"),
+    "write.not_regular": ("is not a regular file: left unchanged", "不是普通文件：未做修改"),
+    "write.changed": ("changed since it was read; not overwritten (run oomdoctor again)",
+                      "读取之后文件已被修改；未覆盖（请重新运行 oomdoctor）"),
+    "write.created_meanwhile": ("was created by someone else since the plan was made; not overwritten",
+                                "制定方案之后该文件已被他人创建；未覆盖"),
+    # failures while writing
+    "write.cannot_write": ("cannot write: {reason}", "无法写入：{reason}"),
+    "write.failed_nothing_changed": ("cannot write: {reason}; no file was changed",
+                                     "无法写入：{reason}；没有任何文件被修改"),
+    "write.rollback_failed": ("cannot write: {reason}, and {other} could not be put back: {detail}",
+                              "无法写入：{reason}，并且 {other} 未能恢复：{detail}"),
+    "write.stdout_failed": ("cannot write the report to standard output: {reason}", "无法把报告写到标准输出：{reason}"),
+    # what the CLI says it did
+    "write.nothing_to_export": ("nothing to export: the plan changes no file", "没有可导出的内容：方案不修改任何文件"),
+    "write.wrote_diff": ("wrote the diff to {path} (apply with: {command})", "已把 diff 写入 {path}（应用方法：{command}）"),
+    "write.wrote_copies": ("wrote {n} patched file(s) into {folder}", "已把 {n} 个修改后的文件写入 {folder}"),
+    "write.updated": ("updated {path} (the original is kept as {backup})", "已更新 {path}（原文件保留为 {backup}）"),
+    "write.updated_created": ("created {path}", "已创建 {path}"),
+    "write.nothing_changed": ("nothing changed", "没有做任何修改"),
+    "write.needs_yes": ("--apply needs a yes: run it in a terminal, or add --yes",
+                        "--apply 需要确认：请在终端中运行，或加上 --yes"),
+    "write.ask": ("Apply these changes to your files? [y/N] ", "把这些修改应用到你的文件吗？[y/N] "),
+    "write.json_and_stdout_diff": ("--json and --export - both write to standard output: the JSON already holds "
+                                   "the diff as \"patch\"; give --export a file name",
+                                   "--json 与 --export - 都会写到标准输出：JSON 的 \"patch\" 字段已包含 diff；"
+                                   "请给 --export 指定文件名"),
+}
