@@ -262,7 +262,8 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
         from oomdoctor.shellsafe import export_line
 
         for name, value in report.env.items():
-            console.print(export_line(name, value), markup=False, highlight=False)
+            # Never wrapped: the line is for pasting into a shell whole.
+            console.print(export_line(name, value), markup=False, highlight=False, soft_wrap=True)
         for note in report.notes:
             console.print(f"# {note}")
     if show_patch and report.patch:
