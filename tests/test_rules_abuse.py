@@ -204,3 +204,10 @@ def demo_inputs(demo_setup):
     from oomdoctor.models import resolve_model
 
     return resolve_model(demo_setup.model), hardware_from_flag("A100-80GB", 1)
+
+
+def test_the_same_id_twice_in_one_file_names_both_lines(tmp_path):
+    # A fuzz find: the message's own {line} value collided with the error's line.
+    text = "rules:\n" + _rule("X001") + _rule("X001").replace("slug: x001", "slug: x001-again")
+    path, err = _load(tmp_path, text)
+    assert err is not None and str(err) == f"{path}:11: rule id X001 appears twice in this file (first at line 2)"

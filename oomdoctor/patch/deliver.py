@@ -77,12 +77,12 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
     edits = apply_writes(patch) if apply and patch.diff else []
     check_all(writes + edits)                 # every refusal before the question and before any write
 
+    if edits and not yes and not sys.stdin.isatty():
+        raise InputError(msg("write.needs_yes"))    # before anything is shown: one line, nothing written
     if export == "-":
         sys.stdout.write(patch.diff)
     if edits and not yes:
         sys.stderr.write(patch.diff)
-        if not sys.stdin.isatty():
-            raise InputError(msg("write.needs_yes"))
         answer = input(_say("write.ask", lang)).strip().lower()
         if answer not in ("y", "yes", "是"):
             print(f"oomdoctor: {_say('write.nothing_changed', lang)}", file=sys.stderr)

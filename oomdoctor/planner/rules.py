@@ -286,8 +286,8 @@ class _Ctx:
     def __init__(self, path: str) -> None:
         self.path = path
 
-    def fail(self, code: str | Msg, line: int | None, **values: Any) -> None:
-        raise InputError(code if isinstance(code, Msg) else msg(code, **values), self.path, line)
+    def fail(self, code: str | Msg, at: int | None, /, **values: Any) -> None:
+        raise InputError(code if isinstance(code, Msg) else msg(code, **values), self.path, at)
 
 
 def _shown(value: Any) -> str:
