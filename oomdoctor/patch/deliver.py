@@ -60,7 +60,7 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
         return
     cwd = opts.cwd or os.getcwd()
     to_file = export if export and export != "-" else None
-    prefer = os.path.dirname(os.path.abspath(os.path.join(cwd, to_file))) if to_file else None
+    prefer = os.path.dirname(os.path.abspath(to_file)) if to_file else None
     patch = build_patch(report.edits, cwd=cwd, prefer=prefer)
     known = list(inputs) if inputs is not None else input_paths(report, opts)
     known += [fp.abs_path or fp.path for fp in patch.files]
@@ -90,7 +90,7 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
     outcomes = write_all(writes + edits)
 
     if to_file:
-        hint = _apply_hint(to_file, patch.cwd, cwd)
+        hint = _apply_hint(to_file, patch.cwd, os.getcwd())      # run in the user's shell, from here
         print(f"oomdoctor: {_say('write.wrote_diff', lang, path=to_file, command=hint)}", file=sys.stderr)
     if snippet:
         print(snippet, file=sys.stderr, end="" if snippet.endswith("\n") else "\n")
