@@ -717,8 +717,10 @@ def where(outcome: Outcome) -> str:
     """Where in oomdoctor an outcome's problem happens: the innermost oomdoctor frame of its traceback
     (the case re-run with OOMDOCTOR_DEBUG=1), e.g. "oomdoctor/configs/_doc.py:62 int_"; "" when none."""
     again = run_case(outcome.case, debug=True)
-    frames = _FRAME.findall(again.err.decode("utf-8", "replace"))
+    text = again.err.decode("utf-8", "replace")
+    frames = _FRAME.findall(text)
     if not frames:
         return ""
-    path, line, func = frames[-1]
+    # A traceback lists the innermost frame last; faulthandler's dump of a hang lists it first.
+    path, line, func = frames[0] if "most recent call first" in text else frames[-1]
     return f"{path}:{line} {func}"

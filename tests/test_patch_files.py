@@ -40,7 +40,7 @@ def _plan() -> list[KeyEdit]:
 
 def _git_apply(repo: Path, diff: str) -> None:
     patch_file = repo.parent / "plan.diff"
-    patch_file.write_text(diff, newline="")
+    patch_file.write_bytes(diff.encode("utf-8"))
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     subprocess.run(["git", "apply", "--check", str(patch_file)], cwd=repo, check=True)
     subprocess.run(["git", "apply", str(patch_file)], cwd=repo, check=True)

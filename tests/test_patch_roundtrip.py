@@ -103,7 +103,7 @@ def test_round_trip_changes_only_the_planned_keys(config: Path, tmp_path: Path) 
     assert diff.startswith(f"--- a/{config.name}\n+++ b/{config.name}\n")
 
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    (tmp_path / "plan.diff").write_text(diff, encoding="utf-8", newline="")
+    (tmp_path / "plan.diff").write_bytes(diff.encode("utf-8"))
     if shutil.which("patch"):
         subprocess.run(["patch", "-p1", "--dry-run", "-i", str(tmp_path / "plan.diff")], cwd=repo, check=True,
                        capture_output=True)

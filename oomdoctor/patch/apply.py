@@ -58,7 +58,7 @@ def check_outputs(outputs: Sequence[tuple[str, Msg]], inputs: Iterable[str]) -> 
 # ---------------------------------------------------------------- the writes of each output
 
 def diff_write(path: str, text: str) -> Write:
-    return Write(path, text.encode("utf-8"))
+    return Write(path, text.encode("utf-8"), make_dirs=False)
 
 
 def _copy_relpath(rel_path: str) -> PurePosixPath:

@@ -38,6 +38,7 @@ class Write:
     own_file: bool = False            # the user's own file, edited in place: guarded, backed up, checked
     expect: FileStat | None = None    # own_file: the bytes it must still hold (None: it must not exist)
     backup_suffix: str = ""           # own_file: keep the original as <path><suffix>, beside the name it has
+    make_dirs: bool = True            # create missing folders above it (not for --export: a typo stays one)
 
     @property
     def name(self) -> str:
@@ -119,6 +120,7 @@ def _check(w: Write) -> _Plan:
             raise InputError(msg(code), w.name)
         if st is not None:
             _guard(w.name, real, st)
+            _same_as_read(w, real)
     direct = st is not None and not stat_mod.S_ISREG(st.st_mode)
     return _Plan(w, real, st, direct=direct)
 
@@ -136,6 +138,18 @@ def _guard(shown: str, real: str, st: os.stat_result) -> None:
         raise InputError(msg("write.foreign_owner", owner=f"{st.st_uid}:{st.st_gid}"), shown)
 
 
+def _same_as_read(w: Write, path: str) -> None:
+    """Content decides: a touched but identical file is safe to patch, an edited one is not."""
+    assert w.expect is not None
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(w.expect.size + 1)
+    except OSError as err:
+        raise InputError(msg("input.cannot_read", reason=_reason(err)), w.name) from None
+    if len(data) != w.expect.size or _sha256_hex(data) != w.expect.sha256:
+        raise InputError(msg("write.changed"), w.name)
+
+
 def _can_keep_owner(st: os.stat_result) -> bool:
     if not hasattr(os, "geteuid"):
         return True
@@ -151,7 +165,7 @@ def _prepare(plan: _Plan, made: list[str]) -> None:
     w, real = plan.write, plan.real
     folder = os.path.dirname(real) or "."
     try:
-        if plan.st is None:
+        if plan.st is None and w.make_dirs:
             plan.made_dirs = _make_dirs(folder)
         plan.temp = _temp_file(folder, os.path.basename(real), ".tmp", made)
         fd = os.open(plan.temp, os.O_WRONLY)
@@ -187,11 +201,7 @@ def _hold(plan: _Plan, made: list[str]) -> None:
         made.append(name)
     plan.holder, plan.holder_is_backup = name, backup is not None
     if w.own_file and w.expect is not None:
-        with open(name, "rb") as fh:
-            data = fh.read(w.expect.size + 1)
-        # Content decides: a touched but identical file is safe to patch, an edited one is not.
-        if len(data) != w.expect.size or _sha256_hex(data) != w.expect.sha256:
-            raise InputError(msg("write.changed"), w.name)
+        _same_as_read(w, name)          # again, through the name that now holds the inode to be replaced
 
 
 def _copy_file(src: str, dest: str, st: os.stat_result | None) -> str:
