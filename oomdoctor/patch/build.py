@@ -5,7 +5,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
-from ..facts import KeyEdit
+from ..facts import KeyEdit, msg
 from ..records import record
 
 
@@ -143,14 +143,14 @@ def read_text(path: str, shown_as: str | None = None) -> tuple[str, FileStat]:
             data = fh.read()
             st = os.fstat(fh.fileno())
     except FileNotFoundError:
-        raise InputError("no such file", shown) from None
+        raise InputError(msg("input.no_such_file"), shown) from None
     except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", shown) from None
+        raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), shown) from None
     try:
         text = data.decode("utf-8")      # not utf-8-sig: a BOM stays in the text and is written back
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise InputError("not UTF-8 text", shown, line) from None
+        raise InputError(msg("input.not_utf8"), shown, line) from None
     return text, FileStat.of_bytes(data, st)
 
 
@@ -229,7 +229,7 @@ def build_patch(edits: Sequence[KeyEdit], *, cwd: str | None = None, prefer: str
             draft.text = value
             continue
         if draft.text is None:
-            raise InputError("no such file (and the edit does not create it)", draft.path)
+            raise InputError(msg("write.no_file_to_edit"), draft.path)
         setter = _setter(_format_of(abs_path, draft.text))
         draft.text = setter(draft.text, key_path, value, after_key=edit.after_key, path=draft.path)
 

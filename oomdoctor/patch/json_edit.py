@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..errors import InputError
+from ..facts import msg
 from .scalars import json_value, same_value
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -51,7 +52,7 @@ class _Scanner:
         self.path = path
 
     def fail(self, pos: int, message: str) -> InputError:
-        return InputError(f"not valid JSON: {message}", self.path, self.text.count("\n", 0, pos) + 1)
+        return InputError(msg("input.json_syntax", problem=message), self.path, self.text.count("\n", 0, pos) + 1)
 
     def ws(self, pos: int) -> int:
         return _WS.match(self.text, pos).end()
@@ -176,8 +177,8 @@ def set_json_key(text: str, key_path: Sequence[str], value: Any, *,
     node = root
     for depth, key in enumerate(keys):
         if node.kind != "object":
-            where = ".".join(keys[:depth]) or "the top level"
-            raise InputError(f"cannot set {'.'.join(keys)}: {where} is not an object", path,
+            where = ".".join(keys[:depth]) or msg("write.top_level")
+            raise InputError(msg("write.json_not_object", key=".".join(keys), where=where), path,
                              text.count("\n", 0, node.start) + 1)
         pair = node.find(key)
         if pair is None:
@@ -196,7 +197,7 @@ def set_json_key(text: str, key_path: Sequence[str], value: Any, *,
             multiline = "\n" in text[root.start:root.end]
             rest = _render(["_"] + keys[depth + 1:], value, indent, step, eol, multiline)
             return text[:child.start] + rest[len('"_": '):] + text[child.end:]
-        raise InputError(f"cannot set {'.'.join(keys)}: {'.'.join(keys[:depth + 1])} is not an object", path,
+        raise InputError(msg("write.json_not_object", key=".".join(keys), where=".".join(keys[:depth + 1])), path,
                          text.count("\n", 0, child.start) + 1)
     raise AssertionError("unreachable")
 

@@ -193,9 +193,10 @@ def set_yaml_key(text: str, key_path: Sequence[str], value: Any, *,
 
     node = root
     for depth, key in enumerate(keys):
-        where = ".".join(keys[:depth]) or "the top level"
+        where = ".".join(keys[:depth]) or msg("write.top_level")
         if not isinstance(node, yaml.MappingNode):
-            raise InputError(f"cannot set {'.'.join(keys)}: {where} is not a mapping", path, node.start_mark.line + 1)
+            raise InputError(msg("write.yaml_not_mapping", key=".".join(keys), where=where), path,
+                             node.start_mark.line + 1)
         pair = _find_pair(node, key)
         if pair is None:
             return _insert(text, node, keys[depth:], value, after_key, step, eol)
@@ -207,7 +208,7 @@ def set_yaml_key(text: str, key_path: Sequence[str], value: Any, *,
             continue
         if isinstance(value_node, yaml.ScalarNode) and _construct(value_node) in (None, ""):
             return _fill_null(text, node, key_node, value_node, keys[depth + 1:], value, step, eol)
-        raise InputError(f"cannot set {'.'.join(keys)}: {'.'.join(keys[:depth + 1])} is not a mapping",
+        raise InputError(msg("write.yaml_not_mapping", key=".".join(keys), where=".".join(keys[:depth + 1])),
                          path, value_node.start_mark.line + 1)
     raise AssertionError("unreachable")
 
@@ -219,7 +220,7 @@ def _replace(text: str, key_node, value_node, value: Any, in_flow: bool, path: s
         # An alias (*name): its node's marks point at the anchor. Replace the alias text itself.
         m = _ALIAS_AFTER_KEY.match(text, key_node.end_mark.index)
         if m is None:
-            raise InputError(f"cannot edit {key_node.value}: its value is an alias", path, key_node.start_mark.line + 1)
+            raise InputError(msg("write.value_is_alias", key=key_node.value), path, key_node.start_mark.line + 1)
         if isinstance(value_node, yaml.ScalarNode) and \
                 same_value(_construct(value_node), value, number_types=True):
             return text

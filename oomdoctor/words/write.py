@@ -24,6 +24,15 @@ WORDS = {
                       "读取之后文件已被修改；未覆盖（请重新运行 oomdoctor）"),
     "write.created_meanwhile": ("was created by someone else since the plan was made; not overwritten",
                                 "制定方案之后该文件已被他人创建；未覆盖"),
+    # the patch: a key that cannot be set where the file is
+    "write.no_file_to_edit": ("no such file (and the edit does not create it)", "没有这个文件（而且此修改不会创建它）"),
+    "write.top_level": ("the top level", "顶层"),
+    "write.yaml_not_mapping": ("cannot set {key}: {where} is not a mapping", "无法设置 {key}：{where} 不是映射"),
+    "write.json_not_object": ("cannot set {key}: {where} is not an object", "无法设置 {key}：{where} 不是对象"),
+    "write.value_is_alias": ("cannot edit {key}: its value is an alias", "无法修改 {key}：它的值是一个别名"),
+    "write.shell_nested": ("cannot set nested key {key} in a shell command line", "无法在 shell 命令行中设置嵌套键 {key}"),
+    "write.shell_no_flags": ("no command-line flags found to add --{name} next to",
+                             "找不到可以在旁边加上 --{name} 的命令行参数"),
     # failures while writing
     "write.cannot_write": ("cannot write: {reason}", "无法写入：{reason}"),
     "write.failed_nothing_changed": ("cannot write: {reason}; no file was changed",
