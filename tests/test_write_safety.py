@@ -417,3 +417,38 @@ def test_signal_module_is_left_as_it_was_after_an_in_process_run(proj: Path, cap
     before = signal.getsignal(signal.SIGTERM)
     _run(capsys, "train.log", "train.yaml", "--plain")
     assert signal.getsignal(signal.SIGTERM) is before
+
+
+# ---------------------------------------------------------------- the transaction itself
+
+def test_a_new_file_never_lands_over_one_created_meanwhile_and_the_others_are_put_back(tmp_path: Path, monkeypatch):
+    from oomdoctor.errors import InputError
+    from oomdoctor.patch.txn import Write, write_all
+
+    old = tmp_path / "a.yaml"
+    old.write_text("a: 1\n")
+    new = tmp_path / "ds" / "new.json"
+    real_link = os.link
+
+    def someone_else_first(src, dst, *a, **k):
+        if str(dst) == str(new):
+            new.write_text("theirs\n")           # another process creates it between check and commit
+        return real_link(src, dst, *a, **k)
+
+    monkeypatch.setattr(os, "link", someone_else_first)
+    with pytest.raises(InputError) as err:
+        write_all([Write(str(old), b"a: 2\n"), Write(str(new), b"{}\n", own_file=True)])
+    assert "was created by someone else" in str(err.value)
+    assert old.read_text() == "a: 1\n" and new.read_text() == "theirs\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.yaml", "ds", "new.json"]
+
+
+def test_a_transaction_creates_missing_folders_and_removes_them_when_it_fails(tmp_path: Path, monkeypatch):
+    from oomdoctor.errors import InputError
+    from oomdoctor.patch.txn import Write, write_all
+
+    _fail_writes(monkeypatch, only="second")
+    with pytest.raises(InputError):
+        write_all([Write(str(tmp_path / "x" / "y" / "first.txt"), b"1"),
+                   Write(str(tmp_path / "z" / "second.txt"), b"2")])
+    assert list(tmp_path.iterdir()) == []
