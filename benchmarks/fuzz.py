@@ -31,7 +31,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=500, help="cases in all, shared over the classes")
     parser.add_argument("--seed", type=int, default=20, help="hypothesis seed (the same seed draws the same cases)")
-    parser.add_argument("--classes", default=",".join(fuzzkit.CLASSES), help="comma-separated input classes")
+    # Classes with few distinct cases first: when hypothesis runs out of new ones, the rest get their share.
+    order = ["writes", "prices", "flags"] + [c for c in fuzzkit.CLASSES if c not in ("writes", "prices", "flags")]
+    parser.add_argument("--classes", default=",".join(order), help="comma-separated input classes")
     parser.add_argument("--save", metavar="DIR", help="write each problem case (files and argv) into DIR")
     args = parser.parse_args()
     classes = [c for c in args.classes.split(",") if c]
@@ -39,9 +41,9 @@ def main() -> int:
 
     outcomes: list[fuzzkit.Outcome] = []
     started = time.monotonic()
-    per_class = max(1, args.runs // len(classes))
-    for name in classes:
+    for n, name in enumerate(classes):
         strategy = fuzzkit.CLASSES[name]()
+        per_class = max(1, -(-(args.runs - len(outcomes)) // (len(classes) - n)))
 
         @seed(args.seed)
         @settings(max_examples=per_class, deadline=None, database=None, phases=[Phase.generate],
@@ -99,6 +101,7 @@ def report(outcomes: list[fuzzkit.Outcome], wall_s: float, save: str | None) -> 
         folder = Path(save)
         for n, o in enumerate(mine + known):
             case_dir = folder / f"{n:04d}-{o.case.label}"
+            case_dir.mkdir(parents=True, exist_ok=True)
             for name, data in o.case.files.items():
                 (case_dir / "files" / name).parent.mkdir(parents=True, exist_ok=True)
                 (case_dir / "files" / name).write_bytes(data)
