@@ -419,7 +419,8 @@ def _from_index(shape: ModelShape, directory: str, index_name: str, weight_map: 
     tied = shape.tie_word_embeddings or not head
     width = _WIDTH.get(shape.torch_dtype)
     quantized = shape.quant_method is not None or any(_QUANT_SIDE.search(n) for n in names)
-    buffers = any(_BUFFER.search(n) or re.search(r"\.(attn|attention)\.(bias|masked_bias)$", n) for n in names)
+    # causal-mask buffers are as large as a layer; rotary inv_freq vectors are a few hundred bytes and stay
+    buffers = any(re.search(r"\.(attn|attention)\.(bias|masked_bias)$|(cos|sin)_cached$", n) for n in names)
     params = None
     if width and not quantized and not buffers and index_name.startswith("model.safetensors"):
         params = total_size // width
