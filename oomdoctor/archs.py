@@ -143,12 +143,13 @@ def _mlp(h: int, inter: int, *, prefix: str = "mlp", names: tuple[str, ...] = ("
             Linear(f"{prefix}.{names[1]}", inter, h, bias, copies, "down", peft)]
 
 
-def _common(b: _Build, *, head_dim_key: bool = True) -> None:
+def _common(b: _Build, *, head_dim_key: bool = True, gqa: bool = True) -> None:
+    """The keys every family shares; `gqa=False` for config classes that have no num_key_value_heads."""
     c = b.c
     b.hidden = c.need("hidden_size", "n_embd", "n_embed", "d_model")
     b.layers = c.need("num_hidden_layers", "num_layers", "n_layer", "n_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads", "n_head", "n_heads", "num_heads")
-    b.kv = c.int("num_key_value_heads", default=b.heads)
+    b.kv = c.int("num_key_value_heads", default=b.heads) if gqa else b.heads
     if b.kv > b.heads or b.heads % b.kv:
         raise c.fail("num_key_value_heads", msg("model.config.bad_kv_heads", kv=b.kv, heads=b.heads))
     if head_dim_key:
@@ -386,15 +387,17 @@ def _deepseek(b: _Build) -> None:
     """DeepSeek-V2/V3: multi-head latent attention, dense first layers, routed + shared experts."""
     c = b.c
     _common(b, head_dim_key=False)
-    if not c.has("kv_lora_rank"):                 # DeepSeek-MoE (v1, model_type "deepseek"): plain attention
+    if b.model_type == "deepseek":               # DeepSeek-MoE (v1 remote code): plain attention
         attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
         _deepseek_moe(b, attn)
         return
-    nope = c.need("qk_nope_head_dim")
-    rope = c.need("qk_rope_head_dim")
-    v_dim = c.need("v_head_dim")
-    kv_rank = c.need("kv_lora_rank")
-    q_rank = c.int("q_lora_rank")
+    # DeepseekV2Config / DeepseekV3Config defaults; q_lora_rank: null (V2-Lite) means a plain q_proj
+    nope = c.int("qk_nope_head_dim", default=128)
+    rope = c.int("qk_rope_head_dim", default=64)
+    v_dim = c.int("v_head_dim", default=128)
+    kv_rank = c.int("kv_lora_rank", default=512)
+    q_rank = c.int("q_lora_rank", default=1536) if "q_lora_rank" not in c.data or c.data["q_lora_rank"] is not None \
+        else None
     ab = c.flag("attention_bias", False)
     h, n = b.hidden, b.heads
     b.kv = n                                      # the latent is expanded to every head
@@ -428,9 +431,6 @@ def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
         first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
         freq = c.int("moe_layer_freq", default=1)
         _moe_layer_ids(b, lambda i: i >= first and i % freq == 0)
-        if b.model_type == "deepseek_v3":
-            # DeepseekV3TopkRouter's e_score_correction_bias: one vector of num_experts, kept as a 1 x E entry
-            b.moe.append(Linear("mlp.gate.e_score_correction_bias", 1, b.experts, role="router", peft=False))
         mtp = c.int("num_nextn_predict_layers", default=0, minimum=0)
         if mtp:
             b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
@@ -442,7 +442,7 @@ def _qwen1(b: _Build) -> None:
     """Qwen-1 (QWenLMHeadModel): fused biased c_attn; `intermediate_size` is twice the MLP width, split into
     w1 and w2 (modeling_qwen.py QWenMLP: `ff_dim_in = config.intermediate_size // 2`)."""
     c = b.c
-    _common(b, head_dim_key=False)
+    _common(b, head_dim_key=False, gqa=False)
     b.head_dim = c.int("kv_channels")
     if b.head_dim == b.hidden // b.heads:
         b.head_dim = None
@@ -461,7 +461,7 @@ def _chatglm(b: _Build) -> None:
     dense_h_to_4h of twice ffn_hidden_size, the head in transformer.output_layer."""
     c = b.c
     if c.has("inner_hidden_size"):                # ChatGLM-6B (v1): GLM block, GELU MLP, LayerNorms
-        _common(b, head_dim_key=False)
+        _common(b, head_dim_key=False, gqa=False)
         b.inter = c.need("inner_hidden_size")
         b.gated = False
         b.dense = _fused_attn(b, "attention.query_key_value", "attention.dense", qkv_bias=True, o_bias=True)
@@ -489,7 +489,7 @@ def _chatglm(b: _Build) -> None:
 
 
 def _baichuan(b: _Build) -> None:
-    _common(b, head_dim_key=False)
+    _common(b, head_dim_key=False, gqa=False)
     b.dense = _fused_attn(b, "self_attn.W_pack", "self_attn.o_proj") + _mlp(b.hidden, b.inter)
 
 
@@ -512,7 +512,7 @@ def _internlm2(b: _Build) -> None:
 def _gpt2(b: _Build) -> None:
     """GPT-2: Conv1D c_attn/c_proj/c_fc (biased), learned positions, LayerNorms with bias, tied head."""
     c = b.c
-    _common(b, head_dim_key=False)
+    _common(b, head_dim_key=False, gqa=False)
     b.gated = False
     b.inter = c.int("n_inner", default=4 * b.hidden)
     b.dense = [Linear("attn.c_attn", b.hidden, 3 * b.hidden, True, role="qkv"),
@@ -525,7 +525,7 @@ def _gpt2(b: _Build) -> None:
 
 def _gpt_bigcode(b: _Build) -> None:
     c = b.c
-    _common(b, head_dim_key=False)
+    _common(b, head_dim_key=False, gqa=False)
     b.gated = False
     mq = c.flag("multi_query", True)
     b.kv = 1 if mq else b.heads
@@ -541,7 +541,7 @@ def _gpt_bigcode(b: _Build) -> None:
 
 def _gpt_neox(b: _Build) -> None:
     c = b.c
-    _common(b, head_dim_key=False)
+    _common(b, head_dim_key=False, gqa=False)
     b.gated = False
     bias = c.flag("attention_bias", True)
     b.dense = _fused_attn(b, "attention.query_key_value", "attention.dense", qkv_bias=bias, o_bias=bias)
@@ -552,7 +552,7 @@ def _gpt_neox(b: _Build) -> None:
 
 def _gptj(b: _Build) -> None:
     c = b.c
-    _common(b, head_dim_key=False)
+    _common(b, head_dim_key=False, gqa=False)
     b.gated = False
     b.inter = c.int("n_inner", default=4 * b.hidden)
     b.dense = _attn(b, prefix="attn", names=("q_proj", "k_proj", "v_proj", "out_proj"))
@@ -565,7 +565,7 @@ def _gptj(b: _Build) -> None:
 def _bloom(b: _Build) -> None:
     """BLOOM: n_embed/n_layer, fused biased query_key_value, a plain 4h MLP, ALiBi, an embedding LayerNorm."""
     c = b.c
-    _common(b, head_dim_key=False)
+    _common(b, head_dim_key=False, gqa=False)
     b.gated = False
     b.inter = 4 * b.hidden
     b.dense = _fused_attn(b, "self_attention.query_key_value", "self_attention.dense", qkv_bias=True, o_bias=True)
@@ -579,7 +579,7 @@ def _falcon(b: _Build) -> None:
     """Falcon / RefinedWeb(Model): multi-query or grouped heads in one query_key_value, the new decoder
     architecture's two LayerNorms, parallel attention (no parameters of its own), a tied head by default."""
     c = b.c
-    _common(b, head_dim_key=False)
+    _common(b, head_dim_key=False, gqa=False)
     b.gated = False
     new_arch = c.flag("new_decoder_architecture", b.model_type == "RefinedWeb")
     if new_arch:
@@ -644,7 +644,7 @@ def _siglip_params(v: Cfg) -> int:
 # model_type -> (builder, tie_word_embeddings default of its config class)
 _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "llama": (_llama, False), "mistral": (_llama, False), "yi": (_llama, False), "deepseek": (_deepseek, False),
-    "granite": (_llama, False), "minicpm": (_llama, False), "exaone": (_llama, False), "helium": (_llama, False),
+    "granite": (_llama, False), "minicpm": (_llama, False),
     "smollm3": (_smollm3, True),
     "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
     "qwen2_moe": (lambda b: _qwen_moe(b, qk_norm=False, shared=True), False),
