@@ -73,11 +73,20 @@ def _llama_linears(shape: ModelShape) -> tuple[tuple[Linear, ...], tuple[Linear,
     return dense, moe
 
 
+# The planner re-estimates one shape thousands of times: hashing a ModelShape (and its module lists) for
+# an lru_cache lookup costs more than the lookup saves, so the last shape is recognised by identity first.
+_last_linears: list = [None, None]
+_last_count: list = [None, None]
+
+
 def layer_linears(shape: ModelShape) -> tuple[tuple[Linear, ...], tuple[Linear, ...]]:
     """(one dense layer's, one MoE layer's) linear modules: the shape's own list, else the Llama layout."""
-    if shape.dense_linears or shape.moe_linears:
-        return shape.dense_linears, shape.moe_linears
-    return _llama_linears(shape)
+    if _last_linears[0] is shape:
+        return _last_linears[1]
+    found = (shape.dense_linears, shape.moe_linears) if (shape.dense_linears or shape.moe_linears) \
+        else _llama_linears(shape)
+    _last_linears[0], _last_linears[1] = shape, found
+    return found
 
 
 def _moe_layers(shape: ModelShape) -> int:
@@ -88,8 +97,16 @@ def _moe_layers(shape: ModelShape) -> int:
     return max(0, shape.num_layers - shape.first_dense_layers)
 
 
-@lru_cache(maxsize=512)
 def _count(shape: ModelShape) -> ParamCounts:
+    if _last_count[0] is shape:
+        return _last_count[1]
+    counts = _count_cached(shape)
+    _last_count[0], _last_count[1] = shape, counts
+    return counts
+
+
+@lru_cache(maxsize=512)
+def _count_cached(shape: ModelShape) -> ParamCounts:
     h, vocab = shape.hidden_size, shape.vocab_size
     dense, moe = layer_linears(shape)
     other = shape.layer_other_params
@@ -129,14 +146,15 @@ def _count(shape: ModelShape) -> ParamCounts:
     )
 
 
-def _target_names(targets: tuple[str, ...]) -> list[str]:
+@lru_cache(maxsize=256)
+def _target_names(targets: tuple[str, ...]) -> tuple[str, ...]:
     names = []
     for raw in targets:
         for part in str(raw).split(","):
             part = part.strip()
             if part:
                 names.append(part)
-    return names
+    return tuple(names)
 
 
 def _matches(module: str, target: str) -> bool:
@@ -179,7 +197,7 @@ def _by_role(target: str, linears: tuple[Linear, ...]) -> list[Linear]:
 def matched_linears(targets: tuple[str, ...], linears: tuple[Linear, ...]) -> list[Linear]:
     """The linear modules of one layer a LoRA target list wraps: by PEFT's rule, and for a name that
     matches nothing (another framework's module names), by the role it names."""
-    names = _target_names(targets)
+    names = _target_names(tuple(targets))
     if not names or any(n.lower() in _ALL for n in names):
         return [m for m in linears if m.peft]
     chosen: list[Linear] = []
