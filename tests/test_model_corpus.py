@@ -17,15 +17,6 @@ COUNTABLE = [e for e in ENTRIES if "cannot_count" not in e]
 REASONED = [e for e in ENTRIES if "cannot_count" in e]
 
 
-def _tolerance(entry: dict) -> float:
-    # A count published to 3 significant digits (20.9B) is itself only that exact: half a unit of its
-    # last digit is added to the 0.5% the issue allows.
-    digits = entry.get("published_digits")
-    if not digits:
-        return 0.005
-    return 0.005 + 0.5 * 10 ** (1 - digits)
-
-
 def test_corpus_has_40_configs_of_20_model_types_with_sources():
     assert len(ENTRIES) >= 40
     assert len({e["model_type"] for e in ENTRIES}) >= 20
@@ -40,7 +31,7 @@ def test_config_json_is_counted_within_half_a_percent(entry):
     shape = read_config_json(str(path), entry["model"])
     counted = count_params(shape).total
     error = (counted - entry["trusted_params"]) / entry["trusted_params"]
-    assert abs(error) <= _tolerance(entry), f"{entry['dir']}: {counted:,} vs {entry['trusted_params']:,} ({error:+.3%})"
+    assert abs(error) <= 0.005, f"{entry['dir']}: {counted:,} vs {entry['trusted_params']:,} ({error:+.3%})"
     assert not shape.llama_style_guess and shape.source_kind == "config.json" and shape.source_path == str(path)
 
 
