@@ -240,7 +240,7 @@ def test_a_bad_number_in_a_model_config_names_the_file_and_line(tmp_path, key, r
     assert err.value.path.endswith("config.json") and err.value.line == line and fragment in str(err.value)
 
 
-@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity"])
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", ".inf", ".nan", '".inf"'])
 def test_nan_and_infinity_in_a_model_config_are_refused(tmp_path, literal):
     text = (DATA / "tiny-llama" / "config.json").read_text()
     (tmp_path / "config.json").write_text(re.sub(r'("hidden_size"\s*:\s*)\d+', lambda m: m.group(1) + literal, text))
