@@ -453,10 +453,10 @@ def _generic_reader(doc: Doc) -> tuple[str, Msg | None]:
     """An unknown script whose flags are plainly LLaMA-Factory's or TRL's is read as theirs."""
     from oomdoctor.configs import registry
 
-    name, why = registry.detect({k: v for k, v in doc.data.items() if k != "__unknown_model__"} or {})
-    if name in ("llamafactory",):
-        return name, why
-    return "hf", why
+    lf = ("stage", "finetuning_type", "template", "cutoff_len", "lora_target", "quantization_bit")
+    if any(k in doc.data for k in lf) and doc.data.get("model_name_or_path"):
+        return "llamafactory", registry.module("llamafactory").detect(doc.data)
+    return "hf", None
 
 
 def _config_file(path: str, entry: Entry, doc: Doc, positional: Sequence[Word]) -> str | None:

@@ -86,9 +86,15 @@ def detect(data: dict) -> Msg | None:
     return msg("config.why.hf", keys=model_key)
 
 
-def version(doc: Doc, flag: str | None, log_versions: dict[str, str], hint: tuple[str, Msg] | None = None
-            ) -> tuple[str, Msg]:
-    if is_trl(doc):
+def uses_trl(doc: Doc, entry: Any) -> bool:
+    """TRL's defaults apply: a TRL entry point, or TRL keys in a config file. A script oomdoctor does
+    not know is never given TRL's defaults: its TRL-like flags are read as conventions."""
+    return entry.trl if entry is not None else is_trl(doc)
+
+
+def version(doc: Doc, flag: str | None, log_versions: dict[str, str], hint: tuple[str, Msg] | None = None,
+            entry: Any = None) -> tuple[str, Msg]:
+    if uses_trl(doc, entry):
         return choose_version("trl", TRL_VERSION, TRL_MARKERS, doc, flag=flag, log=log_versions.get("trl"),
                               log_name="trl", hint=hint)
     return choose_version(NAME, HF_VERSION, HF_MARKERS, doc, flag=flag, log=log_versions.get("transformers"),
@@ -99,7 +105,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     from oomdoctor.configs.trainer_args import read_conventions
 
     entry = ctx.entry
-    trl = entry.trl if entry is not None and entry.name != "script" else is_trl(doc)
+    trl = uses_trl(doc, entry)
     version = ctx.framework_version or (TRL_VERSION if trl else HF_VERSION)
     b = Builder("trl" if trl else FRAMEWORK, version, f"TRL {version}" if trl else f"transformers {version}")
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason

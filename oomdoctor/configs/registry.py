@@ -59,7 +59,7 @@ def read_doc(doc: Any, name: str, reason: Msg | None, *, framework_version: str 
     mod = module(name)
     logs = dict(log_versions or {})
     if name == "hf":
-        version, why = mod.version(doc, framework_version, logs, hint)
+        version, why = mod.version(doc, framework_version, logs, hint, entry)
     else:
         version, why = mod.version(doc, framework_version, logs.get(mod.PACKAGE), hint)
     setup = mod.read(doc, Context(framework_version=version, version_reason=why, reason=reason, entry=entry))

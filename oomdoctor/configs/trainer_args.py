@@ -297,15 +297,23 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
     if method is None and "rank" in signals and implied:
         method, src = "lora", signals["rank"][1]
     if method is None:
-        if "method" in defaults:
-            b.default("method", defaults["method"], entry.label if entry is not None else None)
-        return
+        if "method" not in defaults:
+            return
+        method = defaults["method"]
+        b.default("method", method, entry.label if entry is not None else None)
+        if method == "lora" and bits is not None:
+            method, src = "qlora", bits[1]
     if method == "lora" and bits is not None:
         method, src = "qlora", bits[1]
-    b.set("method", method, doc.src(src))
+    if src is not None:
+        b.set("method", method, doc.src(src))
     if method == "qlora":
-        qbits = bits[0] if bits is not None else defaults.get("quant_bits", 4)
-        b.set("quant_bits", qbits, doc.src(bits[1] if bits is not None else src))
+        if bits is not None:
+            b.set("quant_bits", bits[0], doc.src(bits[1]))
+        elif src is not None:
+            b.set("quant_bits", defaults.get("quant_bits", 4), doc.src(src))
+        else:
+            b.default("quant_bits", defaults.get("quant_bits", 4), entry.label if entry is not None else None)
     if method in ("lora", "qlora"):
         if "rank" in signals:
             b.set("lora_rank", signals["rank"][0], doc.src(signals["rank"][1]))
