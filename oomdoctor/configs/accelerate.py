@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
 from oomdoctor.configs._keys import LAUNCHER, Key, choose_version, table
@@ -51,8 +52,6 @@ def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] |
 
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:
-    from oomdoctor.configs import trainer_args as hf_args
-
     version = ctx.framework_version or ACCELERATE_VERSION
     b = Builder(FRAMEWORK, version, f"accelerate {version}")
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
@@ -92,7 +91,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     elif kind == "DEEPSPEED" or isinstance(doc.get("deepspeed_config"), dict):
         dc = "deepspeed_config."
         if doc.str_(dc + "deepspeed_config_file"):
-            path = hf_args.read_deepspeed_ref(b, doc, dc + "deepspeed_config_file", {}, "")
+            path = ds.read_ref(b, doc, dc + "deepspeed_config_file", {}, "")
             if path:
                 fields["deepspeed_file"] = path
         else:

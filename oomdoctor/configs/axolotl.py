@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
 from oomdoctor.configs._keys import (Key, Marker, at_most, choose_version, has_key, read_int, table, value_is)
@@ -70,8 +71,6 @@ def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] |
 
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:
-    from oomdoctor.configs import trainer_args as hf_args
-
     version = ctx.framework_version or AXOLOTL_VERSION
     b = Builder(FRAMEWORK, version, f"axolotl {version}")
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
@@ -204,7 +203,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if isinstance(doc.get("deepspeed"), str) and doc.get("deepspeed").strip():
         hf = {"micro_batch": b.values["micro_batch"], "grad_accum": b.values["grad_accum"],
               "bf16": b.values["precision"] == "bf16", "fp16": b.values["precision"] == "fp16"}
-        path = hf_args.read_deepspeed_ref(b, doc, "deepspeed", hf, model)
+        path = ds.read_ref(b, doc, "deepspeed", hf, model)
         if path:
             fields["deepspeed_file"] = path
     return b.build(doc, **fields)

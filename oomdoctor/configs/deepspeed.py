@@ -57,6 +57,31 @@ _BUCKET_KEYS = ("reduce_bucket_size", "allgather_bucket_size", "stage3_prefetch_
 _STAGE_IN_NAME = re.compile(r"(?:zero|z|stage)[_-]?([0-3])(?![0-9])", re.I)
 
 
+def read_ref(b: Builder, doc: Doc, key: str, hf: dict[str, Any], model: str, *,
+                       strict: bool = True) -> str | None:
+    """Follow the DeepSpeed JSON a config names under `key`; the path found (None when only known
+    by a shipped name or, for a script, not found at all)."""
+    ref = doc.str_(key)
+    if not ref:
+        return None
+    if ref.lstrip().startswith("{"):
+        b.note(msg("config.ds_inline", where=doc.where(key)))
+        return None
+    written = doc.inline.get(ref) or doc.inline.get(ref.lstrip("./"))
+    if written is not None and not os.path.isfile(ref):
+        # The script writes this JSON itself (`cat > ds.json <<EOF`): read what it writes.
+        from oomdoctor.configs._doc import parse_text
+
+        read_deepspeed_doc(b, parse_text(written, doc.file_of(key)), hf, model)
+        return None
+    path, shipped = find_deepspeed(ref, doc, key, strict=strict)
+    if path is None and shipped is None:
+        apply_guess(b, ref, doc.src(key))
+        return None
+    apply_deepspeed(b, path, shipped, doc.src(key), hf, model)
+    return path
+
+
 def detect(data: dict) -> Any:
     if isinstance(data.get("zero_optimization"), dict):
         return msg("config.why.deepspeed", keys="zero_optimization")

@@ -409,7 +409,8 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     config = _config_file(path, entry, doc, positional)
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
-    reason = msg("config.why.script", entry=entry.label, line=inv.command.line)
+    label = entry.label if entry is not GENERIC or inv.target is None else inv.target.text
+    reason = msg("config.why.script", entry=label, line=inv.command.line)
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file
 

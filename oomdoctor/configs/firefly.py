@@ -12,6 +12,7 @@ from typing import Any
 from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Context, Doc
 from oomdoctor.configs._edit import Out
+from oomdoctor.configs._keys import Key, table
 from oomdoctor.configs.entries import by_name
 from oomdoctor.facts import Change, Msg, TrainingSetup, msg
 
@@ -23,6 +24,16 @@ DEFAULT_VERSION = hf_args.HF_VERSION
 HALLMARK_KEYS = ("train_file", "template_name", "train_mode", "task_type")
 
 ENTRY = by_name("firefly")
+
+KEYS = {
+    **hf_args.KEYS,
+    **table(
+        Key("seq_len", "max_seq_length", after="gradient_accumulation_steps", minimum=1),
+        Key("method", "train_mode", after="model_name_or_path"),
+        Key("lora_rank", "lora_rank", after="train_mode", minimum=1),
+        Key("lora_alpha", "lora_alpha", after="lora_rank", minimum=1),
+    ),
+}
 
 
 def detect(data: dict) -> Msg | None:

@@ -14,10 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 from oomdoctor.configs import trainer_args as hf_args
+from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
-from oomdoctor.configs._keys import (Key, Marker, at_least, at_most, choose_version, has_key, read_int, table,
-                                     value_is)
+from oomdoctor.configs._keys import Key, Marker, at_least, choose_version, has_key, read_int, table
 from oomdoctor.facts import Change, Msg, TrainingSetup, msg
 
 NAME = "hf"
@@ -135,7 +135,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     elif trl and (doc.has("beta") or doc.has("max_prompt_length")):
         b.default("stage", "dpo", "DPO keys (beta / max_prompt_length) present")
     fields: dict[str, Any] = {"config_file": doc.path}
-    path = hf_args.read_deepspeed_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli")
+    path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli")
     if path:
         fields["deepspeed_file"] = path
     n = doc.int_("nproc_per_node", minimum=1)

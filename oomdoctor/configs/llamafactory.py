@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from oomdoctor.configs import trainer_args as hf_args
+from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
 from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
@@ -204,7 +205,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     b.extras["weights_dtype_rule"] = "compute" if at_most(version, "0.9.3") else "checkpoint"
 
     fields: dict[str, Any] = {"config_file": doc.path}
-    path = hf_args.read_deepspeed_ref(b, doc, "deepspeed", hf, model, strict=doc.kind != "cli")
+    path = ds.read_ref(b, doc, "deepspeed", hf, model, strict=doc.kind != "cli")
     if path:
         fields["deepspeed_file"] = path
     if b.values.get("zero_stage") == 3 and b.values.get("pure_bf16"):

@@ -8,7 +8,6 @@ the same memory).
 """
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from oomdoctor.configs._doc import Builder, Doc
@@ -109,33 +108,6 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
             if fcfg.get(key) is not None and doc.bool_(f"fsdp_config.{key}"):
                 # FSDP wraps each layer in a checkpoint itself: checkpointing whatever the trainer flag says.
                 b.set("grad_ckpt", True, doc.src(f"fsdp_config.{key}"))
-
-
-def read_deepspeed_ref(b: Builder, doc: Doc, key: str, hf: dict[str, Any], model: str, *,
-                       strict: bool = True) -> str | None:
-    """Follow the DeepSpeed JSON a config names under `key`; the path found (None when only known
-    by a shipped name or, for a script, not found at all)."""
-    from oomdoctor.configs import deepspeed as ds
-
-    ref = doc.str_(key)
-    if not ref:
-        return None
-    if ref.lstrip().startswith("{"):
-        b.note(msg("config.ds_inline", where=doc.where(key)))
-        return None
-    written = doc.inline.get(ref) or doc.inline.get(ref.lstrip("./"))
-    if written is not None and not os.path.isfile(ref):
-        # The script writes this JSON itself (`cat > ds.json <<EOF`): read what it writes.
-        from oomdoctor.configs._doc import parse_text
-
-        ds.read_deepspeed_doc(b, parse_text(written, doc.file_of(key)), hf, model)
-        return None
-    path, shipped = ds.find_deepspeed(ref, doc, key, strict=strict)
-    if path is None and shipped is None:
-        ds.apply_guess(b, ref, doc.src(key))
-        return None
-    ds.apply_deepspeed(b, path, shipped, doc.src(key), hf, model)
-    return path
 
 
 # ---------------------------------------------------------------- other projects' own argument names
