@@ -45,7 +45,7 @@ def test_llamafactory_flash_attn_values_of_each_era(tmp_path):
     bool_era = load_config(_write(tmp_path, "a.yaml", base + "flash_attn: true\n"))
     assert (bool_era.attention, bool_era.framework_version) == ("fa2", "0.6.3")
     off_era = load_config(_write(tmp_path, "b.yaml", base + "flash_attn: 'off'\n"))   # bare off is YAML's false
-    assert (off_era.attention, off_era.framework_version) == ("eager", "0.8.3")
+    assert (off_era.attention, off_era.framework_version) == ("eager", "0.8.2")
     now = load_config(_write(tmp_path, "c.yaml", base + "flash_attn: disabled\n"))
     assert (now.attention, now.framework_version) == ("eager", "0.9.4")
 

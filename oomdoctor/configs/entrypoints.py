@@ -120,7 +120,7 @@ def _invocation(cmd: Command) -> Invocation | None:
     if head.startswith(_PYTHON):
         opts, rest = _split_options(rest, python=True)
         mod = next((i for i, o in enumerate(opts) if o.text == "-m"), None)
-        launch = Launch("python", 1, words[0], "python")
+        launch = _python(words[0], env)
         if mod is not None and mod + 1 < len(opts):
             return _module_target(cmd, [opts[mod + 1]] + rest, launch)
         return _target(cmd, rest, launch)
@@ -131,6 +131,16 @@ def _invocation(cmd: Command) -> Invocation | None:
                 args = tuple(rest[len(words_) - 1:])
                 return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
     return None
+
+
+def _python(head: Word, env: Mapping[str, Word]) -> Launch:
+    """One process. The HF Trainer in one process spreads a batch over every visible GPU
+    (DataParallel: each holds the whole model), so several visible GPUs count."""
+    visible = _visible(env)
+    if visible is not None and visible[0] > 1:
+        return Launch("python", visible[0], visible[1], "CUDA_VISIBLE_DEVICES",
+                      note=msg("config.script.data_parallel", n=visible[0]))
+    return Launch("python", 1, head, "python")
 
 
 def _cli_launch(entry: Entry, head: Word, args: tuple[Word, ...], env: Mapping[str, Word]
@@ -160,12 +170,28 @@ def _target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | 
     args = tuple(rest[1:])
     flags = {w.text[2:].split("=")[0] for w in args if w.text.startswith("--")}
     path = target.text.replace("\\", "/")
+    configs = [w for w in _positional(args) if w.text.lower().endswith((".yaml", ".yml", ".json"))]
     for entry in ENTRIES:
         if any(path == s or path.endswith("/" + s) for s in entry.scripts):
-            if entry.needs_flags and not flags & set(entry.needs_flags):
+            # A common name (train.py) is this entry's only with its flags, or the config file it takes.
+            if entry.needs_flags and not flags & set(entry.needs_flags) and not (entry.config_positional and configs):
                 continue
             return Invocation(cmd, entry, target, args, launch)
     return Invocation(cmd, GENERIC, target, args, launch)
+
+
+def _positional(args: Sequence[Word]) -> list[Word]:
+    """Words that are neither flags nor a flag's value."""
+    out = []
+    after_flag = False
+    for w in args:
+        if w.text.startswith("-"):
+            after_flag = "=" not in w.text
+            continue
+        if not after_flag:
+            out.append(w)
+        after_flag = False
+    return out
 
 
 def _module_target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | None:
@@ -328,6 +354,10 @@ def _accelerate(opts: Sequence[Word], env: Mapping[str, Word]) -> Launch:
         n = _int_word(num)
         if n is not None:
             return Launch("accelerate", n, num, "--num_processes", accelerate_config=config)
+        visible = _visible(env)
+        if visible is not None:
+            # `--num_processes $(… | wc -w)` counting CUDA_VISIBLE_DEVICES: the visible GPUs are the answer.
+            return Launch("accelerate", visible[0], visible[1], "CUDA_VISIBLE_DEVICES", accelerate_config=config)
         return Launch("accelerate", None, num, "--num_processes", accelerate_config=config,
                       note=msg("config.script.gpus_unknown", word=num.text, why=num.unknown or num.text))
     ids = _opt(opts, "--gpu_ids", "--gpu-ids")
@@ -512,6 +542,8 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
         values["n_gpus"] = launch.n_gpus
         line = launch.source.line if launch.source is not None else inv.command.line
         sources["n_gpus"] = Source(file=path, key=launch.key or launch.name, line=line)
+        if launch.note is not None:
+            notes.append(msg("config.script.gpus_said", where=f"{path}:{line}", why=launch.note))
     elif launch.note is not None and sources.get("n_gpus", Source()).file is None:
         notes.append(msg("config.script.gpus_note", where=f"{path}:{inv.command.line}", why=launch.note))
     extras = {**setup.extras, "launcher_cmd": launch.name}

@@ -5,7 +5,7 @@ Defaults are those of LLaMA-Factory 0.9.4 unless another release is chosen (refe
 older releases read from the tags of hiyouga/LLaMA-Factory, hparams/*.py):
 - cutoff_len 1024 up to 0.9.0, 2048 from 0.9.1;
 - freeze layers `num_layer_trainable` (default 3 in 0.5, 2 from 0.6) until 0.7.0, `freeze_trainable_layers` from 0.7.1;
-- flash_attn a bool up to 0.6.3, auto/off/sdpa/fa2 in 0.7–0.8, auto/disabled/sdpa/fa2(/fa3) from 0.9.0;
+- flash_attn a bool up to 0.6.3, auto/off/sdpa/fa2 in 0.7.0–0.8.2, auto/disabled/sdpa/fa2(/fa3) from 0.8.3;
 - lora_target required in 0.5 (no default), "all" from 0.6;
 - quantization_method "bitsandbytes" up to 0.9.1 ("bnb" after);
 - weights load in the checkpoint's dtype from 0.9.4 (the compute dtype before, loader.py / patcher.py).
@@ -67,10 +67,11 @@ LF_ONLY_KEYS = frozenset(HALLMARK_KEYS + ("lora_rank", "dataset", "max_samples",
 MARKERS = (
     Marker(has_key("num_layer_trainable", "name_module_trainable"), "<=", "0.7.0"),
     Marker(value_is("flash_attn", r"^(true|false)$"), "<=", "0.6.3"),
-    Marker(value_is("flash_attn", r"^off$"), "<=", "0.8.3"),
+    Marker(value_is("flash_attn", r"^off$"), "<=", "0.8.2"),
     Marker(value_is("stage", r"^kto$"), ">=", "0.8.0"),
-    Marker(has_key("neat_packing", "enable_liger_kernel", "quantization_method"), ">=", "0.9.0"),
-    Marker(value_is("flash_attn", r"^disabled$"), ">=", "0.9.0"),
+    Marker(has_key("neat_packing", "quantization_method"), ">=", "0.8.3"),
+    Marker(value_is("flash_attn", r"^disabled$"), ">=", "0.8.3"),
+    Marker(has_key("enable_liger_kernel"), ">=", "0.9.0"),
 )
 
 _STAGES = ("pt", "sft", "rm", "ppo", "dpo", "kto", "orpo")
@@ -257,5 +258,5 @@ def _flash_value(attention: str, version: str | None) -> Any:
     if version and at_most(version, "0.6.3"):
         return attention == "fa2"
     if attention == "eager":
-        return "off" if version and at_most(version, "0.8.3") else "disabled"
+        return "off" if version and at_most(version, "0.8.2") else "disabled"
     return {"sdpa": "sdpa", "fa2": "fa2"}.get(attention, attention)

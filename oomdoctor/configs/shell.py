@@ -345,7 +345,16 @@ class _Expander:
             return self.param(payload)
         if kind == "arith":
             return self.arith(payload)
-        return _Val("", f"$({payload.strip()[:60]})")
+        return self.command(payload)
+
+    def command(self, text: str) -> _Val:
+        """`$(expr 32 / $N)` is arithmetic and is done; any other command substitution stays unknown."""
+        words = text.split()
+        if len(words) >= 4 and words[0] == "expr":
+            got = self.arith(" ".join(w.replace("\\*", "*") for w in words[1:]))
+            if not got.unknown:
+                return got
+        return _Val("", f"$({text.strip()[:60]})")
 
     def var(self, name: str) -> _Val:
         if name == "0":

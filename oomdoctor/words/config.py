@@ -101,6 +101,9 @@ WORDS = {
     "config.script.gpus_unknown": ("the GPU count {word} is only known when the script runs ({why})",
                                    "GPU 数量 {word} 要到脚本运行时才能确定（{why}）"),
     "config.script.gpus_note": ("{where}: {why}; one GPU assumed, pass --gpus N", "{where}：{why}；按单卡估算，请用 --gpus N 指定"),
+    "config.script.data_parallel": ("one process over {n} visible GPUs: the HF Trainer replicates the model on "
+                                    "each (DataParallel)", "单进程使用 {n} 张可见 GPU：HF Trainer 会在每张卡上复制一份模型（DataParallel）"),
+    "config.script.gpus_said": ("{where}: {why}", "{where}：{why}"),
     "config.script.loop": ("{where}: the loop over {name} runs {count} trainings; the first one is read",
                            "{where}：对 {name} 的循环会跑 {count} 次训练；这里读取第一次"),
     "config.script.config_missing": ("{entry} trains with {config}, which is not here: give that file instead",
