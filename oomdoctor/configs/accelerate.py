@@ -108,9 +108,15 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
                                                       default="DeepSpeed ignores offload_param below ZeRO-3"))
                 b.note(msg("config.ds_offload_param_ignored", where=src.describe(), stage=stage or 0))
         b.keep(doc, ("deepspeed_config",))
-    cp = next((k for k in KEYS["seq_parallel"].names() if doc.get(k) is not None), None)
-    if cp:
-        b.from_doc("seq_parallel", doc, cp, doc.int_(cp, minimum=1))
+    # Context parallelism and DeepSpeed's Ulysses sequence parallelism both split each sequence.
+    split, src = 1, None
+    for key in KEYS["seq_parallel"].names() + ("parallelism_config.parallelism_config_sp_size",):
+        size = doc.int_(key, minimum=1) if doc.get(key) is not None else None
+        if size:
+            split *= size
+            src = src or key
+    if src:
+        b.set("seq_parallel", split, doc.src(src))
     b.keep(doc, ("distributed_type", "num_machines", "mixed_precision"))
     b.note(msg("config.accelerate_alone", where=doc.path))
     return b.build(doc, **fields)

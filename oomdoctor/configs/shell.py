@@ -484,6 +484,7 @@ def read_script(text: str, path: str) -> Script:
     loops: list[tuple[str, int, int]] = []
     i = 0
     n = len(toks)
+    skip = 0            # inside `case … esac` or a function body: runs only on some arguments, or when called
     while i < n:
         # one simple command: words and redirections up to an operator or a newline
         words: list[_Tok] = []
@@ -503,6 +504,16 @@ def read_script(text: str, path: str) -> Script:
             i += 1
         i += 1
         if not words:
+            continue
+        head = _plain(words[0])
+        if head == "case" or _is_function(words):
+            skip += 1
+            continue
+        if skip:
+            if head in ("esac", "}") or (len(words) == 1 and words[0].raw in ("esac", "}")):
+                skip -= 1
+            elif any(_plain(w) in ("case",) for w in words):
+                skip += 1
             continue
         for body in bodies:
             for op, target in redirs:
@@ -592,6 +603,15 @@ def _for_loop(words: list[_Tok], ex: _Expander, variables: dict[str, _Val],
             loops.append((name, len(values), words[0].line))
     else:
         variables[name] = _Val("", f"${name}")
+
+
+def _is_function(words: list[_Tok]) -> bool:
+    """`name() {`, `function name {`, `function name() {` open a body that runs only when called."""
+    raws = [w.raw for w in words]
+    if raws and raws[0] == "function":
+        return True
+    return len(raws) >= 2 and raws[-1] == "{" and raws[-2].endswith("()") or \
+        (len(raws) == 1 and raws[0].endswith("()"))
 
 
 def _plain(tok: _Tok) -> str:

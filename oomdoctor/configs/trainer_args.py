@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from oomdoctor.configs._doc import Builder, Doc
-from oomdoctor.configs._keys import Key, read_int, table
+from oomdoctor.configs._keys import Key, found, read_int, table
 from oomdoctor.facts import msg
 from oomdoctor.records import record
 
@@ -28,7 +28,7 @@ KEYS = table(
     Key("precision", "bf16", after="learning_rate"),
     Key("grad_ckpt", "gradient_checkpointing", after="per_device_train_batch_size",
         aliases=("activation_checkpointing",)),     # transformers 5 renamed it
-    Key("fused_ce", "use_liger_kernel", after="bf16"),
+    Key("fused_ce", "use_liger_kernel", after="bf16", aliases=("use_liger",)),
     Key("zero_stage", "deepspeed", after="output_dir"),
     Key("fsdp", "fsdp", after="output_dir"),
 )
@@ -70,7 +70,9 @@ def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
     gc_key = next((n for n in ("gradient_checkpointing", "activation_checkpointing") if doc.has(n)), None)
     if gc_key:
         b.from_doc("grad_ckpt", doc, gc_key, doc.bool_(gc_key))
-    b.from_doc("fused_ce", doc, "use_liger_kernel", doc.bool_("use_liger_kernel"))
+    liger = found(doc, KEYS["fused_ce"])
+    if liger:
+        b.from_doc("fused_ce", doc, liger, doc.bool_(liger))
     if doc.bool_("do_eval") is not None:
         b.set("do_eval", bool(doc.bool_("do_eval")), doc.src("do_eval"))
     skey = next((n for n in ("eval_strategy", "evaluation_strategy") if doc.has(n)), None)
