@@ -11,6 +11,9 @@ dataclasses, read from its repository:
 - Chinese-LLaMA-Alpaca(-2) run_clm_*_with_peft.py: LoRA unless --full_finetuning, lora_rank 8,
   lora_alpha 32, max_seq_length 1024 (block_size for pretraining), --load_in_kbits 4/8 quantises;
 - HF examples run_clm*.py: --block_size, None = min(1024, the tokenizer's maximum);
+- Alpaca-LoRA finetune.py (tloen/alpaca-lora, fire flags): the base always loads in 8-bit under LoRA
+  (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
+  --batch_size is the total batch: accumulation = batch_size // micro_batch_size // world size;
 - ms-swift `swift sft`: train_type (sft_type in 2.x) lora, lora_rank 8, lora_alpha 32, max_length 2048,
   per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x);
 - LLaMA-Factory, TRL (`trl sft`, alignment-handbook, open-r1), axolotl, torchtune: their own readers.
@@ -26,10 +29,12 @@ _FASTCHAT = {"model_max_length": "seq", "lora_r": "rank", "lora_alpha": "alpha",
 _CLA = {"max_seq_length": "seq", "block_size": "seq", "lora_rank": "rank", "lora_alpha": "alpha",
         "trainable": "targets", "load_in_kbits": "bits", "load_in_8bit": "load8", "full_finetuning": "full",
         "torch_dtype": "dtype", "use_flash_attention_2": "flash"}
-_SWIFT = {"max_length": "seq", "train_type": "train_type", "sft_type": "train_type", "tuner_type": "train_type",
+_SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type", "sft_type": "train_type", "tuner_type": "train_type",
           "lora_rank": "rank", "lora_alpha": "alpha", "quant_bits": "bits", "quantization_bit": "bits",
           "torch_dtype": "dtype", "dtype": "dtype", "target_modules": "targets", "lora_target_modules": "targets",
           "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro"}
+_ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
+                "micro_batch_size": "micro", "batch_size": "total"}
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
 
 ENTRIES: tuple[Entry, ...] = (
@@ -60,6 +65,11 @@ ENTRIES: tuple[Entry, ...] = (
           scripts=("run_clm_sft_with_peft.py", "run_clm_pt_with_peft.py"), flags=_CLA,
           defaults=(("method", "lora"), ("seq_len", 1024), ("lora_rank", 8), ("lora_alpha", 32)),
           seq_flag="max_seq_length"),
+    Entry("alpaca_lora", "Alpaca-LoRA finetune.py", scripts=("finetune.py",), flags=_ALPACA_LORA,
+          needs_flags=("base_model", "micro_batch_size", "cutoff_len", "lora_r"),
+          defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 256), ("lora_rank", 8), ("lora_alpha", 16),
+                    ("micro_batch", 4), ("total_batch", 128), ("precision", "fp16"), ("grad_ckpt", True)),
+          seq_flag="cutoff_len"),
     Entry("hf_examples", "HF examples run_clm.py",
           scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
           flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),
@@ -78,7 +88,7 @@ ENTRIES: tuple[Entry, ...] = (
           scripts=("open_r1/sft.py", "open_r1/grpo.py"), modules=("open_r1.sft", "open_r1.grpo"), config_flag="config"),
     Entry("swift", "ms-swift swift sft", flags=_SWIFT,
           commands=(("swift", "sft"), ("swift", "pt"), ("swift", "rlhf")), modules=("swift.cli.sft",),
-          scripts=("swift/cli/sft.py",),
+          scripts=("swift/cli/sft.py", "llm_sft.py"),
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
                     ("grad_ckpt", True), ("quant_bits", 4)),
           seq_flag="max_length"),

@@ -151,7 +151,7 @@ def _cli_launch(entry: Entry, head: Word, args: tuple[Word, ...], env: Mapping[s
         return tuple(rest[1:]), replace(launch, name="tune run")
     n = _env_int(env, "NPROC_PER_NODE")
     if n is not None:
-        nodes = _env_int(env, "NNODES") or 1
+        nodes = (_env_int(env, "NNODES") or (1, None))[0]
         return args, Launch(head.text, n[0] * nodes, n[1], "NPROC_PER_NODE")
     if entry.name == "swift":
         return args, Launch(head.text, 1, head, head.text)
@@ -305,6 +305,10 @@ def _torchrun(opts: Sequence[Word], env: Mapping[str, Word], default: int = 1) -
     if per is None:
         return Launch("torchrun", default * nodes, None, None)
     if not per.known:
+        visible = _visible(env)
+        if visible is not None:
+            # A count computed at run time from the GPU list the script exports: that list's length.
+            return Launch("torchrun", visible[0] * nodes, visible[1], "CUDA_VISIBLE_DEVICES")
         return Launch("torchrun", None, per, "--nproc_per_node",
                       note=msg("config.script.gpus_unknown", word=per.text, why=per.unknown))
     n = _int_word(per)
@@ -546,6 +550,11 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
             notes.append(msg("config.script.gpus_said", where=f"{path}:{line}", why=launch.note))
     elif launch.note is not None and sources.get("n_gpus", Source()).file is None:
         notes.append(msg("config.script.gpus_note", where=f"{path}:{inv.command.line}", why=launch.note))
+    total = setup.extras.get("total_batch")
+    n = values.get("n_gpus", setup.n_gpus)
+    if total and n > 1 and setup.micro_batch:
+        # A total batch is split over the processes as well (Alpaca-LoRA divides accumulation by the world size).
+        values["grad_accum"] = max(1, total // setup.micro_batch // n)
     extras = {**setup.extras, "launcher_cmd": launch.name}
     if notes:
         extras["warnings"] = tuple(dict.fromkeys(notes))

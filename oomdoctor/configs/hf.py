@@ -146,7 +146,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         for field_name, value in entry.defaults:
             # The script's own dataclass defaults replace TrainingArguments' where the command line is silent.
             src = b.sources.get(field_name)
-            if field_name in ("micro_batch", "grad_ckpt", "attention") and (src is None or src.file is None):
+            if field_name in ("grad_ckpt", "attention", "precision") and (src is None or src.file is None):
                 b.default(field_name, value, entry.label)
     return b.build(doc, **fields)
 

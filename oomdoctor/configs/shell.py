@@ -229,8 +229,9 @@ class _Lexer:
             self.i += 1
         m = re.match(r"""(['"]?)([^\s'";&|<>()]+)\1""", s[self.i:])
         delim = m.group(2) if m else ""
+        quoted = bool(m and m.group(1))         # <<'EOF': the body is literal; <<EOF: it is expanded
         self.i += m.end() if m else 0
-        self.toks.append(_Tok("heredoc", self.line, text=delim))
+        self.toks.append(_Tok("heredoc", self.line, text=delim, raw="'" if quoted else ""))
         self.pending.append((delim, strip, len(self.toks) - 1))
 
     def _heredocs(self) -> None:
@@ -248,7 +249,7 @@ class _Lexer:
                     break
                 body.append(row)
             tok = self.toks[index]
-            self.toks[index] = _Tok("heredoc", tok.line, text="\n".join(body) + "\n")
+            self.toks[index] = _Tok("heredoc", tok.line, text="\n".join(body) + "\n", raw=tok.raw)
         self.pending = []
 
 
@@ -498,7 +499,7 @@ def read_script(text: str, path: str) -> Script:
                 i += 2 if target is not None else 1
                 continue
             if t.kind == "heredoc":
-                bodies.append(t.text)
+                bodies.append(t.text if t.raw else _expand_body(t.text, ex))
             else:
                 words.append(t)
             i += 1
@@ -603,6 +604,22 @@ def _for_loop(words: list[_Tok], ex: _Expander, variables: dict[str, _Val],
             loops.append((name, len(values), words[0].line))
     else:
         variables[name] = _Val("", f"${name}")
+
+
+_BODY_EXPANSION = re.compile(r"\$\(\((.*?)\)\)|\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _expand_body(text: str, ex: _Expander) -> str:
+    """An unquoted here-document's text with its expansions done; an unknown one is left as written."""
+    def sub(m: re.Match) -> str:
+        if m.group(1) is not None:
+            val = ex.arith(m.group(1))
+        elif m.group(2) is not None:
+            val = ex.param(m.group(2))
+        else:
+            val = ex.var(m.group(3))
+        return m.group(0) if val.unknown else val.text
+    return _BODY_EXPANSION.sub(sub, text)
 
 
 def _is_function(words: list[_Tok]) -> bool:

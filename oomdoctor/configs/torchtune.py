@@ -100,7 +100,9 @@ def model_from_builder(builder: str) -> str:
         short = fam[0] + "".join("." + t for t in fam[1:]) + "-" + sz + tail
         found = _catalog_id(short, loose=True)
         if found:
-            return found
+            # The catalog keys base models; keep the variant the builder names (…_instruct -> -Instruct).
+            variant = "".join("-" + t.capitalize() for t in suffix)
+            return found if not variant or found.lower().endswith(variant.lower()) else found + variant
     fam, sz = readings[-1]
     return fam[0] + "".join("." + t for t in fam[1:]) + "-" + sz + tail
 

@@ -197,8 +197,21 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         if assumed and name not in NAMES:
             b.note(msg("config.flag_assumed", where=doc.where(name), flag=name, field=msg(f"config.kind.{kind}")))
     defaults = dict(entry.defaults) if entry is not None else {}
+    if "model" in signals and "model" not in b.values and signals["model"][0]:
+        b.set("model", signals["model"][0], doc.src(signals["model"][1]))
     if "micro" in signals:
         b.set("micro_batch", signals["micro"][0], doc.src(signals["micro"][1]))
+    elif "micro_batch" in defaults and not (b.sources.get("micro_batch") and b.sources["micro_batch"].file):
+        b.default("micro_batch", defaults["micro_batch"], entry.label if entry is not None else None)
+    total = signals.get("total") or ((defaults["total_batch"], None) if "total_batch" in defaults else None)
+    if total is not None and not (b.sources.get("grad_accum") and b.sources["grad_accum"].file):
+        # A total batch flag: accumulation = total // micro-batch (the launcher's GPUs divide it later).
+        accum = max(1, total[0] // b.values.get("micro_batch", 1))
+        if total[1] is not None:
+            b.set("grad_accum", accum, doc.src(total[1]))
+        else:
+            b.default("grad_accum", accum, entry.label if entry is not None else None)
+        b.extras["total_batch"] = total[0]
     if "seq" in signals:
         b.set("seq_len", signals["seq"][0], doc.src(signals["seq"][1]))
     elif "seq_len" in defaults:
@@ -217,8 +230,10 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
 
 
 def _conv_value(doc: Doc, name: str, kind: str) -> Any:
-    if kind in ("seq", "rank", "micro"):
+    if kind in ("seq", "rank", "micro", "total"):
         return doc.int_(name, minimum=1)
+    if kind == "model":
+        return doc.str_(name)
     if kind == "alpha":
         value = doc.float_(name, minimum=0)
         return None if value is None else (int(value) if value == int(value) else value)
