@@ -250,3 +250,8 @@ def test_a_known_scripts_own_flag_is_patched_and_an_unknown_one_is_never_added()
     edits = {e.key_path: e.value for e in edits_for(custom, [Change("seq_len", 2048, 1024),
                                                              Change("attention", "sdpa", "fa2")])}
     assert edits == {("block_size",): 1024}        # no --flash_attn / --attn_implementation added to a foreign script
+    from oomdoctor.configs import key_for
+
+    assert key_for(custom, "attention") == (None, None)
+    assert key_for(custom, "grad_ckpt") == (str(SCRIPTS / "custom_qlora.sh"), "gradient_checkpointing")
+    assert key_for(qwen, "seq_len") == (str(SCRIPTS / "qwen_finetune_lora_ds.sh"), "model_max_length")

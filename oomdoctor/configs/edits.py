@@ -35,11 +35,15 @@ def key_for(setup: TrainingSetup, field: str) -> tuple[str | None, str | None]:
         return src.file, src.key
     reader = registry.reader_of(setup)
     entry = by_name(setup.extras.get("entry"))
-    if entry is not None and not entry.trl and entry.flags is not None:
-        kind = {"seq_len": "seq", "lora_rank": "rank", "lora_alpha": "alpha", "micro_batch": "micro"}.get(field)
-        flag = entry.flag_for(kind) if kind else None
+    if entry is not None and not entry.trl and setup.extras.get("reader") in ("hf", "firefly"):
+        from oomdoctor.configs.trainer_args import KEYS as TRAINER_KEYS
+
+        kind = {"seq_len": "seq", "lora_rank": "rank", "lora_alpha": "alpha"}.get(field)
+        flag = entry.flag_for(kind) if kind and entry.flags is not None else None
         if flag:
             return setup.config_file, flag
+        if field not in TRAINER_KEYS:
+            return None, None       # a flag this script's parser may not take is never written
     key = getattr(registry.module(reader), "KEYS", {}).get(field)
     if key is None:
         return None, None
