@@ -97,6 +97,10 @@ def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] |
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:
     version = (ctx.framework_version or LF_VERSION).lstrip("v")
+    # Key names come from the table the patch side writes with.
+    K_METHOD, K_QBITS, K_TARGET = KEYS["method"].name, KEYS["quant_bits"].name, KEYS["lora_targets"].name
+    K_FLASH, K_NOGC, K_PURE = KEYS["attention"].name, KEYS["grad_ckpt"].name, KEYS["pure_bf16"].name
+    K_LIGER, K_PACK, K_DS = KEYS["fused_ce"].name, KEYS["packing"].name, KEYS["zero_stage"].name
     b = Builder(FRAMEWORK, version, f"LLaMA-Factory {version}")
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     model = doc.str_("model_name_or_path")
@@ -109,20 +113,20 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     stage = b.values["stage"]
 
     # ---- method
-    ftype = doc.choice("finetuning_type", _FTYPES)
+    ftype = doc.choice(K_METHOD, _FTYPES)
     if ftype == "oft":
         b.extras["finetuning_type"] = "oft"    # orthogonal adapters: memory close to LoRA
     method = "lora" if ftype in (None, "oft") else ftype
-    b.from_doc("method", doc, "finetuning_type", method if ftype else None) or \
-        b.default("method", "lora", "finetuning_type")
-    qbits = doc.int_("quantization_bit")
+    b.from_doc("method", doc, K_METHOD, method if ftype else None) or \
+        b.default("method", "lora", K_METHOD)
+    qbits = doc.int_(K_QBITS)
     if qbits is not None:
         if qbits not in (2, 3, 4, 5, 6, 8):
-            raise doc.fail("quantization_bit", msg("config.not_a_choice", key="quantization_bit", value=str(qbits),
+            raise doc.fail(K_QBITS, msg("config.not_a_choice", key=K_QBITS, value=str(qbits),
                                                    choices="4, 8"))
-        b.set("quant_bits", qbits, doc.src("quantization_bit"))
+        b.set("quant_bits", qbits, doc.src(K_QBITS))
         if method == "lora":
-            b.set("method", "qlora", doc.src("quantization_bit"))
+            b.set("method", "qlora", doc.src(K_QBITS))
     elif method == "lora" and _PREQUANT.search(model):
         # GPTQ/AWQ/bnb checkpoints carry their own quantization; LoRA on top is QLoRA-like.
         b.set("method", "qlora", doc.src("model_name_or_path"))
@@ -136,11 +140,11 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
 
     read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8)
     read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 2 * b.values["lora_rank"], "2 × lora_rank")
-    target = doc.get("lora_target")
+    target = doc.get(K_TARGET)
     if target is not None:
         items = target if isinstance(target, list) else str(target).split(",")
         items = tuple(str(t).strip() for t in items if str(t).strip())
-        b.set("lora_targets", ("all",) if items in (("all",), ()) else items, doc.src("lora_target"))
+        b.set("lora_targets", ("all",) if items in (("all",), ()) else items, doc.src(K_TARGET))
     else:
         b.default("lora_targets", ("all",), "lora_target: all")
         if at_most(version, "0.5.3") and b.values["method"] in ("lora", "qlora"):
@@ -152,9 +156,9 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
 
     # ---- batch, precision, optimizer (inherited TrainingArguments)
     hf = hf_args.read_trainer_args(b, doc)
-    if doc.bool_("pure_bf16"):
-        b.set("pure_bf16", True, doc.src("pure_bf16"))
-        b.set("precision", "bf16", doc.src("pure_bf16"))
+    if doc.bool_(K_PURE):
+        b.set("pure_bf16", True, doc.src(K_PURE))
+        b.set("precision", "bf16", doc.src(K_PURE))
     if "precision" not in b.values:
         b.default("precision", "fp32", "no bf16/fp16: no autocast; weights load in the GPU's best half dtype")
     for flag, field in (("use_galore", "galore"), ("use_badam", "badam"), ("use_apollo", "apollo"),
@@ -164,30 +168,30 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     # ---- sequence, packing
     read_int(b, doc, KEYS["seq_len"]) or \
         b.default("seq_len", 1024 if at_most(version, "0.9.0") else 2048, "cutoff_len")
-    packing = doc.bool_("packing")
+    packing = doc.bool_(K_PACK)
     if doc.bool_("neat_packing"):
         b.set("packing", True, doc.src("neat_packing"))
     elif packing is not None:
-        b.set("packing", packing, doc.src("packing"))
+        b.set("packing", packing, doc.src(K_PACK))
     else:
         b.default("packing", stage == "pt", "packing is on for stage pt only")
 
     # ---- memory switches LLaMA-Factory owns
-    disable_gc = doc.bool_("disable_gradient_checkpointing")
+    disable_gc = doc.bool_(K_NOGC)
     if disable_gc is not None:
-        b.set("grad_ckpt", not disable_gc, doc.src("disable_gradient_checkpointing"))
+        b.set("grad_ckpt", not disable_gc, doc.src(K_NOGC))
     elif "grad_ckpt" not in b.values or b.values["grad_ckpt"] is False:
         # LLaMA-Factory enables checkpointing itself whatever gradient_checkpointing says.
         b.default("grad_ckpt", True, "disable_gradient_checkpointing: false")
-    flash = doc.choice("flash_attn", tuple(_FLASH))
+    flash = doc.choice(K_FLASH, tuple(_FLASH))
     if flash is not None:
-        b.set("attention", _FLASH[flash], doc.src("flash_attn"))
+        b.set("attention", _FLASH[flash], doc.src(K_FLASH))
     else:
         b.default("attention", "sdpa", "flash_attn: auto keeps transformers' sdpa")
-    liger = doc.bool_("enable_liger_kernel")
+    liger = doc.bool_(K_LIGER)
     if liger is not None:
         # Liger's fused linear cross-entropy is patched in for pt/sft only (model_utils/liger_kernel.py).
-        b.set("fused_ce", bool(liger) and stage in ("pt", "sft"), doc.src("enable_liger_kernel"))
+        b.set("fused_ce", bool(liger) and stage in ("pt", "sft"), doc.src(K_LIGER))
 
     # ---- eval
     val_size = doc.float_("val_size", minimum=0)
@@ -206,7 +210,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     b.extras["weights_dtype_rule"] = "compute" if at_most(version, "0.9.3") else "checkpoint"
 
     fields: dict[str, Any] = {"config_file": doc.path}
-    path = ds.read_ref(b, doc, "deepspeed", hf, model, strict=doc.kind != "cli")
+    path = ds.read_ref(b, doc, K_DS, hf, model, strict=doc.kind != "cli")
     if path:
         fields["deepspeed_file"] = path
     if b.values.get("zero_stage") == 3 and b.values.get("pure_bf16"):
