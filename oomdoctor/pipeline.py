@@ -125,7 +125,15 @@ def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape
         raise InputError("names no model (a launcher or DeepSpeed config?): give the training config beside it, "
                          "or --model NAME", setup.config_file)
     hint = crash.params_total if crash else None
-    return resolve_model(setup.model, params_hint=hint)
+    shape = resolve_model(setup.model, params_hint=hint)
+    if setup.method in ("lora", "qlora"):
+        from oomdoctor.facts import msg
+        from oomdoctor.memory.params import unmatched_targets
+
+        missing = unmatched_targets(setup, shape)
+        if missing:
+            shape = replace(shape, notes=shape.notes + (msg("model.note.lora_unmatched", targets=", ".join(missing)),))
+    return shape
 
 
 def plan_edits(setup: TrainingSetup, steps: Sequence[Step]) -> tuple[KeyEdit, ...]:

@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, Step, TrainingSetup
+from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, ModelShape, Plan, Report, Step, TrainingSetup
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 
 if TYPE_CHECKING:
@@ -135,6 +135,18 @@ def setup_line(s: TrainingSetup) -> str:
             f"{prec}, {s.optimizer}, {ckpt}, {s.attention}{zero}{fsdp}")
 
 
+def model_lines(shape: ModelShape, lang: str = "en") -> tuple[str, list[str]]:
+    """The model's headline (name, size, where the shape came from) and its notes (Llama-style guess, ...)."""
+    from oomdoctor.memory import count_params
+    from oomdoctor.models import shape_notes, source_msg
+    from oomdoctor.words import say
+
+    summary = say("model.summary", lang, params_b=count_params(shape).total / 1e9, layers=shape.num_layers,
+                  hidden=shape.hidden_size, vocab=shape.vocab_size)
+    head = f"{shape.name}: {summary} ({say(source_msg(shape), lang)})"
+    return head, [say(n, lang) for n in shape_notes(shape)]
+
+
 def bar(est: Estimate, width: int, kit: Kit | None = None):
     """A stacked bar of the components, scaled so the capacity line sits at a fixed column."""
     Text = (kit or rich_kit()).Text
@@ -238,6 +250,11 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
         read_as = read_as_line(s)
         if read_as:
             console.print(Text("Read as  ", style="bold") + Text(read_as))
+    if report.shape is not None:
+        head, notes = model_lines(report.shape)
+        console.print(Text("Model  ", style="bold") + Text(head))
+        for note in notes:
+            console.print(Text(f"       · {note}", style="yellow"))
     for w in report.warnings:
         console.print(Text(f"note: {said(w)}", style="yellow"))
     if est is None:
