@@ -103,6 +103,8 @@ class TrainingSetup:
     extras: Mapping[str, Any] = field(default_factory=dict)     # framework keys kept for later stages (bucket sizes, ...)
     sources: Mapping[str, Source] = field(default_factory=dict)
     defaults_of: str = ""               # "LLaMA-Factory 0.9.4": whose defaults filled the unset fields
+    framework_reason: Msg | None = None # why the config was read as this framework (its keys, its entry point)
+    version_reason: Msg | None = None   # why this framework version was assumed (flag, log banner, file, default)
 
     @property
     def effective_batch(self) -> int:

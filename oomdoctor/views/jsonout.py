@@ -23,7 +23,16 @@ def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int
         "lora_rank": s.lora_rank if s.method in ("lora", "qlora") else None,
         "quant_bits": s.quant_bits, "fused_ce": s.fused_ce, "packing": s.packing,
         "sources": {name: src.describe() for name, src in s.sources.items()},
+        "framework_reason": _said(s.framework_reason) if s.framework_reason is not None else None,
+        "version_reason": _said(s.version_reason) if s.version_reason is not None else None,
+        "seq_parallel": s.seq_parallel,
     }
+
+
+def _said(text: Any) -> str:
+    from oomdoctor.views.plain import said
+
+    return said(text)
 
 
 def model_dict(shape: ModelShape) -> dict[str, Any]:
@@ -129,7 +138,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "patch": report.patch,
         "env": dict(report.env),
         "notes": list(report.notes),
-        "warnings": list(report.warnings),
+        "warnings": [_said(w) for w in report.warnings],
     }
 
 
