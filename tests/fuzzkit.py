@@ -673,26 +673,6 @@ def _input_bytes(o: Outcome) -> bytes:
 
 
 KNOWN: list[tuple[str, Any]] = [
-    ("configs (#20 item 3): nested {a: *k, b: *k} maps in a config are walked without a budget in "
-     "configs/_doc._walk_lines (a hang)",
-     lambda o: o.case.label == "config" and o.hung and b"&k0 {a: 1" in _input_bytes(o)),
-    ("configs (#20 item 3): an alias bomb in a config exhausts memory (MemoryError, exit 4) in configs/_doc",
-     lambda o: o.case.label == "config" and o.code == 4 and "MemoryError" in _err(o)
-     and (b"&zz0" in _input_bytes(o) or b"&k0" in _input_bytes(o))),
-    ("configs (#20 items 6, 14): a YAML reader error (a control or non-printable byte) is two lines; a "
-     "config nested past Python's recursion limit is exit 4 (configs/_doc._parse_json, configs/torchtune.sub)",
-     lambda o: o.case.label == "config" and ('in "<unicode string>"' in _err(o) or "RecursionError" in _err(o))),
-    ("configs (#20 item 6): .inf, .nan or 1e400 in an integer key of a config, or `!!float abc`, is exit 4 "
-     "(configs/_doc.int_, configs/_doc.parse_text)",
-     lambda o: o.case.label == "config" and o.code == 4
-     and any(t in _err(o) for t in ("OverflowError", "cannot convert float NaN", "could not convert string"))),
-    ("configs (#20 item 6): a 400-digit number in the training arguments a log prints is read by "
-     "configs/_doc.int_ (setup_from_log): exit 4",
-     lambda o: o.case.label.startswith("log") and o.code == 4 and "OverflowError" in _err(o)),
-    ("shapes (#20 item 6): a model config.json nested past Python's recursion limit, or with .inf/1e400 in a "
-     "shape key, is exit 4 (models._read_config_json, models._int)",
-     lambda o: o.case.label == "model" and o.code == 4
-     and any(t in _err(o) for t in ("RecursionError", "OverflowError", "cannot convert float NaN"))),
     ("shapes (#15/#20): a model name longer than the file system allows (--model, or model_name_or_path in a "
      "config) is exit 4: Path.is_file raises ENAMETOOLONG before Python 3.12, in models.resolve_model",
      lambda o: o.code == 4 and "File name too long" in _err(o)),
