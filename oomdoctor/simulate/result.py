@@ -8,12 +8,15 @@ from oomdoctor.facts import COMPONENTS, GIB, Estimate
 
 # Traced categories use the estimate's component names so the two line up; the trace has no "overhead".
 CATEGORIES = ("weights", "gradients", "optimizer", "activations", "logits")
+# The moments of a step, in the order they run: the decoder stack's forward, the logits and loss, the logits'
+# backward (loss, output layer), the layers' backward (with their recompute under checkpointing), the step.
+PHASES = ("forward", "loss", "logits backward", "layers backward", "optimizer")
 
 
 @dataclass(frozen=True)
 class PhasePeak:
     step: int                      # 1-based training step
-    phase: str                     # forward | loss | backward | optimizer
+    phase: str                     # one of PHASES
     peak_bytes: int                # most live tensor bytes at any moment of the phase (after sharding scale)
     categories: Mapping[str, int]  # CATEGORIES -> bytes at that moment
 
