@@ -254,6 +254,8 @@ class Estimate:
     details: Mapping[str, float] = field(default_factory=dict)   # finer terms (GiB), for the curious
     notes: tuple[str, ...] = ()            # plain sentences: regime, caveats
     host_ram_gib: float = 0.0              # host memory the run needs (offload)
+    moments: Mapping[str, float] = field(default_factory=dict)   # GiB allocated at each moment of the step (max = allocated_gib)
+    peak_moment: str = ""                  # the moment that sets allocated_gib (a key of moments, or "eval")
 
     @property
     def fits(self) -> bool:
