@@ -241,3 +241,25 @@ def test_moe_lora_runs_the_expert_code():
     dense = trace(dataclasses.replace(moe, num_experts=0, model_type="llama"), seq_len=128)
     # every expert is resident: the MoE model holds more weights than its dense twin
     assert r.categories["weights"] > dense.categories["weights"]
+
+
+def test_simulate_json_prints_the_traced_phases_beside_the_estimates_moments(capsys):
+    import json
+    from pathlib import Path
+
+    from oomdoctor.cli import main
+
+    config = Path(__file__).parent / "data" / "configs" / "lf_sim_lora.yaml"
+    model = Path(__file__).parent / "data" / "models" / "sim-llama-2l"
+    code = main([str(config), "--model", str(model), "--gpu", "24GiB", "--simulate", "--json"])
+    out, err = capsys.readouterr()
+    doc = json.loads(out)
+    assert code in (0, 1)
+    run = doc["simulations"][0]
+    assert run["label"] == "as configured"
+    phases = {(p["step"], p["phase"]) for p in run["traced"]["phases"]}
+    assert {(2, name) for name in ("forward", "loss", "logits backward", "layers backward", "optimizer")} <= phases
+    assert set(run["estimate"]["moments"]) >= {"forward", "loss", "logits backward", "layers backward", "optimizer"}
+    assert set(run["traced"]["components"]) == {"weights", "gradients", "optimizer", "activations", "logits"}
+    assert abs(run["gap"]["relative"]) < 0.05
+    assert "loading torch" in err         # progress goes to stderr, JSON alone to stdout

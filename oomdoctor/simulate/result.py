@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Mapping
+from typing import Any, Mapping
 
 from oomdoctor.facts import COMPONENTS, GIB, Estimate
 
@@ -102,3 +102,39 @@ def format_result(result: TraceResult, estimate: Estimate | None = None) -> str:
         lines += ["", "Choices made:"] + [f"  - {n}" for n in result.notes]
     lines += ["", "What the simulation cannot see:"] + [f"  - {m}" for m in result.limits]
     return "\n".join(lines)
+
+
+def _g(n_bytes: float | None) -> float | None:
+    return None if n_bytes is None else round(n_bytes / GIB, 4)
+
+
+def to_dict(result: TraceResult, estimate: Estimate | None = None) -> dict[str, Any]:
+    """--simulate --json: the traced peak per phase and per component, beside the estimate's moments."""
+    traced = {
+        "peak_gib": _g(result.peak_bytes), "peak_phase": result.peak_phase,
+        "components": {c: _g(result.categories.get(c, 0)) for c in CATEGORIES},
+        "phases": [{"step": p.step, "phase": p.phase, "peak_gib": _g(p.peak_bytes),
+                    "components": {c: _g(p.categories.get(c, 0)) for c in CATEGORIES}} for p in result.phases],
+        "params_total": result.params_total, "params_trainable": result.params_trainable,
+        "buffers_gib": _g(result.buffer_bytes), "versions": dict(result.versions), "attention": result.attention,
+        "dtypes": dict(result.dtypes), "optimizer": result.optimizer, "micro_batch": result.micro_batch,
+        "seq_len": result.seq_len, "steps": result.steps, "seconds": round(result.seconds, 2),
+        "quantized_weights_gib": _g(result.quantized_weights_bytes),
+        "peak_quantized_gib": _g(result.peak_bytes_quantized),
+        "limits": list(result.limits), "notes": list(result.notes),
+    }
+    out: dict[str, Any] = {"traced": traced}
+    if estimate is not None:
+        out["estimate"] = {
+            "allocated_gib": round(estimate.allocated_gib, 4), "peak_gib": round(estimate.peak_gib, 4),
+            "peak_moment": estimate.peak_moment,
+            "moments": {k: round(v, 4) for k, v in estimate.moments.items()},
+            "components": {k: round(float(estimate.components.get(k, 0.0)), 4) for k in COMPONENTS},
+        }
+        if result.peak_bytes:
+            # tensors against tensors: the trace cannot see the cuBLAS workspace the estimate carries
+            workspace = float(estimate.details.get("cublas_workspace_gib", 0.0)) if estimate.details else 0.0
+            gap = estimate.allocated_gib - workspace - result.peak_bytes / GIB
+            out["gap"] = {"allocated_minus_traced_gib": round(gap, 4),
+                          "relative": round(gap / (result.peak_bytes / GIB), 4)}
+    return out
