@@ -191,3 +191,13 @@ def test_a_crash_near_capacity_is_read_as_a_floor_of_the_peak_not_a_measurement(
     small = CrashReport(file="x.log", events=(CrashEvent(kind="cuda_oom", line=1, tried_gib=2.0, capacity_gib=79.15,
                                                          allocated_gib=20.0, phase="optimizer"),))
     assert not any("lower bound" in n for n in reconcile(est, small))
+
+
+def test_sequence_parallelism_splits_activations_and_logits_but_not_the_model_states():
+    base = TrainingSetup(framework="hf", method="lora", load_dtype="bf16", seq_len=16384, n_gpus=4)
+    one = estimate(base, LLAMA2_7B, HW)
+    split = estimate(base.with_changes(seq_parallel=4), LLAMA2_7B, HW)
+    assert split.details["tokens_per_gpu"] == one.details["tokens_per_gpu"] / 4
+    assert split.components["weights"] == one.components["weights"]
+    assert split.details["logits_backward_gib"] == pytest.approx(one.details["logits_backward_gib"] / 4)
+    assert split.allocated_gib < one.allocated_gib

@@ -26,8 +26,9 @@ LABELS = {
     "zero3_offload_opt": "ZeRO-3 + optimizer offload",
     "zero3_offload_all": "ZeRO-3 + optimizer+param offload",
     "fsdp": "FSDP full_shard",
+    "zero3_sp": "ZeRO-3 + sequence parallel",
 }
-MULTI_ONLY = ("ddp", "naive_mp", "zero1", "zero2", "zero3", "fsdp")
+MULTI_ONLY = ("ddp", "naive_mp", "zero1", "zero2", "zero3", "fsdp", "zero3_sp")
 
 def _base(setup: TrainingSetup) -> TrainingSetup:
     return replace(setup, zero_stage=0, offload_optimizer=False, offload_params=False, fsdp=None)
@@ -47,6 +48,9 @@ def strategy_setups(setup: TrainingSetup, n_gpus: int) -> dict[str, TrainingSetu
     rows["zero3_offload_all"] = replace(base, zero_stage=3, offload_optimizer=True, offload_params=True, n_gpus=n)
     if n > 1:
         rows["fsdp"] = replace(base, fsdp="full_shard", n_gpus=n)
+        # long context: every sequence split over all the cards (DeepSpeed Ulysses, ring attention, context
+        # parallel), so each holds the activations and logits of 1/n of the tokens
+        rows["zero3_sp"] = replace(base, zero_stage=3, n_gpus=n, seq_parallel=n)
     return rows
 
 
@@ -116,7 +120,8 @@ def build_strategies(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, n
     rows: list[StrategyRow] = []
     setups = strategy_setups(setup, n)
     single_tps: float | None = None
-    order = ["single", "ddp", "naive_mp", "zero1", "zero2", "zero3", "zero3_offload_opt", "zero3_offload_all", "fsdp"]
+    order = ["single", "ddp", "naive_mp", "zero1", "zero2", "zero3", "zero3_offload_opt", "zero3_offload_all", "fsdp",
+             "zero3_sp"]
     ests: dict[str, Estimate] = {}
     for key in order:
         if key == "naive_mp":
@@ -138,6 +143,9 @@ def build_strategies(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, n
             single_tps = tps
         speed = tps / single_tps if (tps and single_tps) else None
         why = "; ".join(st.reasons) if st and st.reasons else ("one card" if key == "single" else "")
+        if key == "zero3_sp":
+            # the cards share each sequence's compute; the all-to-all of the attention inputs is not timed
+            why = "; ".join(x for x in (why, f"each sequence split over {cards} cards") if x)
         if key == "single" and st:
             why = "one card does all the work" + (f"; {why}" if why and why != "one card" else "")
         hours = timing.run_hours(tokens, st)
