@@ -1,8 +1,9 @@
 """Behaviour of the analytic memory model."""
 import pytest
 
-from oomdoctor.facts import CrashEvent, CrashReport, Hardware, ModelShape, TrainingSetup
+from oomdoctor.facts import CrashEvent, CrashReport, Hardware, ModelShape, TrainingSetup, msg
 from oomdoctor.memory import count_params, estimate, reconcile, trainable_params
+from oomdoctor.words import say
 
 LLAMA2_7B = ModelShape("meta-llama/Llama-2-7b-hf", torch_dtype="fp16")
 HW = Hardware(gpu="A100", gpu_gib=80.0)
@@ -57,7 +58,8 @@ def test_zero3_divides_weights_but_ddp_does_not():
     ddp1 = estimate(TrainingSetup(method="full", n_gpus=1), LLAMA2_7B, HW)
     assert eight.allocated_gib < one.allocated_gib / 3
     assert ddp.allocated_gib == ddp1.allocated_gib
-    assert any("more GPUs do not" in n for n in ddp.notes)
+    assert msg("memory.note.ddp_full_copy") in ddp.notes
+    assert any("more GPUs do not" in say(n) for n in ddp.notes)
 
 
 def test_zero2_shards_gradients_more_than_zero1():
@@ -104,9 +106,9 @@ def test_reconcile_flags_fragmentation_and_other_processes():
                                                          allocated_gib=70.0, reserved_unallocated_gib=6.0,
                                                          other_processes_gib=1.5),))
     e = estimate(TrainingSetup(), LLAMA2_7B, Hardware(gpu_gib=79.3, other_procs_gib=1.5), crash=crash)
-    text = " ".join(reconcile(e, crash))
+    text = " ".join(say(n) for n in reconcile(e, crash))
     assert "expandable_segments" in text and "Other processes" in text
-    assert any("expandable_segments" in n for n in e.notes)
+    assert any("expandable_segments" in say(n) for n in e.notes)
 
 
 def test_tied_embedding_full_tuning_holds_three_vocab_gradients_when_they_are_summed():
@@ -140,7 +142,7 @@ def test_litgpt_fsdp_keeps_a_full_copy_of_the_weights_on_every_rank():
     e = estimate(setup, LLAMA2_7B, HW)
     full_bf16_gib = 6_738_415_616 * 2 / 2**30
     assert e.allocated_gib > full_bf16_gib * (1 + 1 / 4)
-    assert any("unsharded copy" in n for n in e.notes)
+    assert msg("memory.note.litgpt_resident_copy") in e.notes
 
 
 def test_allocator_reserve_grows_with_transients_not_with_weights():
@@ -186,11 +188,12 @@ def test_a_crash_near_capacity_is_read_as_a_floor_of_the_peak_not_a_measurement(
     died = CrashReport(file="x.log", events=(CrashEvent(kind="cuda_oom", line=1, tried_gib=2.0, capacity_gib=79.15,
                                                         allocated_gib=75.8, phase="optimizer"),))
     notes = reconcile(est, died)
-    assert any("lower bound" in n and "optimizer" in n for n in notes)
+    assert any("lower bound" in say(n) and "optimizer" in say(n) for n in notes)
+    assert any("下限" in say(n, "zh") for n in notes)
     # Far from the card's capacity the gap is a real disagreement and is not explained away.
     small = CrashReport(file="x.log", events=(CrashEvent(kind="cuda_oom", line=1, tried_gib=2.0, capacity_gib=79.15,
                                                          allocated_gib=20.0, phase="optimizer"),))
-    assert not any("lower bound" in n for n in reconcile(est, small))
+    assert not any("lower bound" in say(n) for n in reconcile(est, small))
 
 
 def test_sequence_parallelism_splits_activations_and_logits_but_not_the_model_states():

@@ -86,11 +86,13 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
     moment = max(cards, key=lambda m: sum(cards[m].values()))
     parts = cards[moment]
     allocated = sum(parts.values()) + cublas + measured
-    static_card = parts["weights"] + parts["optimizer"] - (d.get("optimizer_step_temporaries_gib", 0.0) / n
-                                                           if moment == "optimizer" else 0.0)
-    # As memory.estimate: the cache fragments on what comes and goes within a step, not on the weights and
-    # states a card holds all along; the idle blocks varying batch lengths leave are the last card's (logits).
-    reserve = max(RESERVE_MIN_GIB, ALLOCATOR_RESERVE_FRAC * max(0.0, allocated - measured - cublas - static_card))
+    static_card = parts["weights"] + parts["optimizer"]
+    # As memory.estimate: the cache fragments on the token-shaped tensors (activations, logits) a card churns
+    # through, not on its weights, states and gradients; the idle blocks varying batch lengths leave are the
+    # last card's (logits).
+    reserved_at = max(sum(p.values()) + ALLOCATOR_RESERVE_FRAC * (p["activations"] + p["logits"])
+                      for p in cards.values())
+    reserve = max(RESERVE_MIN_GIB, reserved_at - (allocated - cublas - measured))
     reserve += d.get("varlen_cached_logits_gib", 0.0)
     peak = allocated + reserve + context + paged / n
     comps = dict(parts)

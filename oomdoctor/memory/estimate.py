@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup
+from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.memory.activations import LayerBytes, layer_bytes
 from oomdoctor.memory.loss import LossBytes, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, trainable_params
@@ -121,8 +121,8 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             host += weights * _local(hw, n)
             weights = 0.0
         if stage <= 2 and n > 1:
-            notes.append(f"ZeRO-{stage} keeps full weights on every GPU: more GPUs lower only the sharded "
-                         "optimizer" + (" and gradient" if stage == 2 else "") + " part.")
+            parts = msg("memory.note.zero_parts_optimizer_gradients" if stage == 2 else "memory.note.zero_parts_optimizer")
+            notes.append(msg("memory.note.zero_full_weights", stage=stage, parts=parts))
     elif fsdp and fsdp != "no_shard" and n > 1:
         shard_n = n if "hybrid" not in fsdp else min(n, max(1, hw.n_gpus))
         states /= shard_n
@@ -136,8 +136,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             host += (weights + grads + states) * _local(hw, n)
             weights = grads = states = temp = 0.0
     elif n > 1:
-        notes.append("DDP keeps full weights, gradients and optimizer states on every GPU: more GPUs do not "
-                     "lower per-GPU memory.")
+        notes.append(msg("memory.note.ddp_full_copy"))
 
     # ---------------------------------------------------------------- the moments of the step
     seq_mult = 2 if setup.stage in ("dpo", "kto", "orpo", "simpo") else 1   # chosen + rejected
@@ -149,7 +148,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     ref = 0.0
     if setup.stage in ("dpo", "kto") and not adapters and not _flag(setup, "precompute_ref_log_probs", False):
         ref = P * (rg.frozen_bytes if not rg.deepspeed else 2) / (n if stage >= 3 or "full" in fsdp else 1)
-        notes.append("DPO/KTO with full or freeze tuning loads a second, frozen reference model.")
+        notes.append(msg("memory.note.reference_model"))
     resident_copy = 0.0
     if setup.framework == "litgpt" and fsdp and n > 1:
         # Inferred from the measurements, not found in code: every published LitGPT multi-GPU row sits at full
@@ -160,8 +159,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # finetune/lora.py). Kept as the data's term until the mechanism is found.
         resident_copy = P * (rg.frozen_bytes if not quant else 2.0)
         gather += resident_copy
-        notes.append("LitGPT under FSDP keeps a full, unsharded copy of the weights on every rank besides its "
-                     "shard: more GPUs shrink only the sharded part.")
+        notes.append(msg("memory.note.litgpt_resident_copy"))
     grad_shard = n if (stage >= 2 or (fsdp and fsdp != "no_shard" and n > 1)) else 1
     paged_b = paged or 0.0
     always = {"weights": weights + ref + gather, "optimizer": states + master - paged_b}
@@ -188,7 +186,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         eval_alloc = always["weights"] + always["optimizer"] + ev_act + ev_logits
         if eval_alloc > train_alloc:
             phase = "eval"
-            notes.append(f"Evaluation sets the peak: eval batch {setup.eval_batch} x {s} tokens of logits.")
+            notes.append(msg("memory.note.eval_peak", batch=setup.eval_batch, seq=s))
 
     if phase == "eval":
         comps = {"weights": always["weights"] / GIB, "gradients": 0.0, "optimizer": always["optimizer"] / GIB,
@@ -203,8 +201,16 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     peak_tensors = allocated + paged_b / GIB
     # Weights and optimizer states are allocated once and stay; the cache fragments on what comes and goes
     # (activations, logits, gradients, step temporaries), so the reserve scales with that churn only.
-    persistent = (always["weights"] + always["optimizer"]) / GIB
-    reserve = max(RESERVE_MIN_GIB, ALLOCATOR_RESERVE_FRAC * max(0.0, allocated - persistent))
+    # The cache fragments on the token-shaped tensors (activations, logits) a moment churns through; parameter-
+    # shaped ones (gradients, the optimizer's temporaries) come back in the same sizes every step and reuse
+    # their blocks, or split the larger freed ones. max_memory_reserved is the largest of the moments'
+    # allocated bytes plus their idle blocks.
+    reserved_at = [sum(parts.values()) + ALLOCATOR_RESERVE_FRAC * (parts.get("activations", 0.0)
+                                                                   + parts.get("logits", 0.0))
+                   for parts in moments.values()]
+    if phase == "eval":
+        reserved_at.append(eval_alloc + ALLOCATOR_RESERVE_FRAC * (ev_act + ev_logits))
+    reserve = max(RESERVE_MIN_GIB, max(reserved_at) / GIB - allocated)
     varlen = 0.0
     loss_kind = steps.loss.regime
     if not setup.packing and not _flag(setup, "fixed_length", False) and loss_kind not in ("fused", "cce", "chunked") \
@@ -241,15 +247,15 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         "tokens_per_gpu": float(tokens),
         **{k: v / GIB for k, v in steps.detail.items()},
     }
-    notes.append("Activations follow HF Llama-style blocks; other architectures and fused/compiled kernels "
-                 "are approximate.")
+    notes.append(msg("memory.note.llama_style"))
     if paged_b:
-        notes.append("Paged optimizer states live in CUDA unified memory: torch.cuda.max_memory_allocated "
-                     "does not count them, the card does.")
+        notes.append(msg("memory.note.paged_states"))
     if rg.casts_trainable and setup.method == "full":
-        notes.append("Autocast keeps a bf16 copy of every fp32 weight during forward (2 more bytes per parameter).")
+        notes.append(msg("memory.note.autocast_copies"))
+    if setup.grad_accum > 1 and not rg.deepspeed and grads / grad_shard >= 0.05 * GIB:
+        notes.append(msg("memory.note.grad_accum_carry", gib=grads / grad_shard / GIB))
     if host:
-        notes.append(f"CPU offload needs about {host / GIB:.1f} GiB of host RAM per node.")
+        notes.append(msg("memory.note.offload_host_ram", gib=host / GIB))
     est = Estimate(components=comps, allocated_gib=allocated, peak_gib=peak, capacity_gib=hw.usable_gib,
                    headroom=headroom, phase=phase if phase == "eval" else "train",
                    details=details, notes=tuple(notes), host_ram_gib=host / GIB,
@@ -418,7 +424,7 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
     w = rg.state_dtype_bytes
     paged = 0.0
     temp = 0.0
-    note = ""
+    note = None
     if "8bit" in opt or "bnb" in opt:
         per = 1.0 if "lion" in opt else 2.0       # bitsandbytes: one byte per state (+ tiny blockwise scales)
         states = T * per
@@ -448,7 +454,7 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
     if "paged" in opt:
         paged = states
     if "adamw" in opt and w == 2 and not rg.deepspeed:
-        note = "AdamW states are kept in the parameters' half dtype."
+        note = msg("memory.regime.adamw_half_states")
     return states, note, paged, temp
 
 
@@ -462,43 +468,36 @@ def _eval_activations(shape: ModelShape, rg: Regime, tokens: int, seq: int, atte
     return tokens * per_tok
 
 
-def reconcile(estimate: Estimate, crash: CrashReport) -> tuple[str, ...]:
-    """Plain sentences comparing the estimate with the numbers the crash printed (also appended to notes)."""
+def reconcile(estimate: Estimate, crash: CrashReport) -> tuple[Msg, ...]:
+    """What the crash's own numbers say against the estimate (also appended to the estimate's notes)."""
     ev = crash.primary
     if ev is None:
         return ()
-    out: list[str] = []
+    out: list[Msg] = []
     if ev.allocated_gib is not None and ev.tried_gib is not None:
         demanded = ev.allocated_gib + ev.tried_gib
         gap = estimate.allocated_gib - demanded
         rel = gap / demanded if demanded else 0.0
-        out.append(f"At the crash PyTorch held {ev.allocated_gib:.2f} GiB and asked for {ev.tried_gib:.2f} GiB more "
-                   f"({demanded:.2f} GiB); the estimate's allocated peak is {estimate.allocated_gib:.2f} GiB "
-                   f"({rel:+.0%}).")
+        out.append(msg("memory.crash.held_and_asked", held=ev.allocated_gib, tried=ev.tried_gib, demanded=demanded,
+                       estimate=estimate.allocated_gib, rel=rel))
         if rel > 0.05 and estimate.capacity_gib and demanded >= 0.85 * estimate.capacity_gib:
             # A run dies at the first allocation that does not fit, part-way up to its peak: the log's
             # figure is then a floor of what the step needs, not a measurement of its peak.
-            where = {"optimizer": " while the optimizer was creating its states",
-                     "backward": " part-way through the backward pass",
-                     "forward": " part-way through the forward pass"}.get(ev.phase or "", "")
-            out.append(f"The run died{where}, before reaching its peak: the log's figure is a lower bound, "
-                       "so an estimate above it is expected.")
+            where = {"optimizer": "memory.crash.where_optimizer", "backward": "memory.crash.where_backward",
+                     "forward": "memory.crash.where_forward"}.get(ev.phase or "")
+            out.append(msg("memory.crash.floor_at", where=msg(where)) if where else msg("memory.crash.floor"))
     elif ev.allocated_gib is not None:
-        out.append(f"At the crash PyTorch held {ev.allocated_gib:.2f} GiB; the estimate's allocated peak is "
-                   f"{estimate.allocated_gib:.2f} GiB.")
+        out.append(msg("memory.crash.held", held=ev.allocated_gib, estimate=estimate.allocated_gib))
     ru = ev.reserved_unallocated_gib
     if ru is None and ev.reserved_gib is not None and ev.allocated_gib is not None:
         ru = ev.reserved_gib - ev.allocated_gib
     if ru is not None and ru > 0:
         cap = ev.capacity_gib or estimate.capacity_gib or 1.0
         if ru >= max(0.5, 0.05 * cap) or (ev.tried_gib and ru >= ev.tried_gib):
-            out.append(f"{ru:.2f} GiB was reserved by PyTorch but unallocated: the cache is fragmented; "
-                       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets it reuse that memory.")
+            out.append(msg("memory.crash.fragmented", gib=ru))
     if ev.other_processes_gib:
-        out.append(f"Other processes held {ev.other_processes_gib:.2f} GiB on the card; usable capacity is "
-                   f"{estimate.capacity_gib:.2f} GiB.")
+        out.append(msg("memory.crash.other_processes", gib=ev.other_processes_gib, usable=estimate.capacity_gib))
     if ev.capacity_gib and estimate.capacity_gib and abs(ev.capacity_gib - estimate.capacity_gib) > 0.5 \
             and not ev.other_processes_gib:
-        out.append(f"The log reports a capacity of {ev.capacity_gib:.2f} GiB; the estimate used "
-                   f"{estimate.capacity_gib:.2f} GiB.")
+        out.append(msg("memory.crash.capacity_differs", logged=ev.capacity_gib, used=estimate.capacity_gib))
     return tuple(out)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
 
 DTYPE_BYTES = {"fp32": 4, "float32": 4, "float": 4, "32": 4, "tf32": 4, "bf16": 2, "bfloat16": 2,
                "fp16": 2, "float16": 2, "half": 2, "16": 2, "fp8": 1, "auto": 2}
@@ -46,7 +46,7 @@ class Regime:
     autocast: bool              # torch.autocast wraps the forward (accelerate native AMP)
     adapter_cast_copy: bool     # no autocast and adapters in fp32 over a half base: PEFT casts inputs to fp32
     embed_fp32: bool            # axolotl keeps embed_tokens / lm_head in fp32 for full fine-tunes
-    notes: tuple[str, ...]
+    notes: tuple[Msg, ...]
     compute_dtype: str = "bf16"   # names (bf16 | fp16 | fp32): same bytes is not the same dtype
     load_dtype: str = "bf16"
     train_dtype: str = "bf16"
@@ -82,7 +82,7 @@ def dtype_name(value: str | None, default: str = "bf16") -> str:
 
 def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     fw = (setup.framework or "").lower()
-    notes: list[str] = []
+    notes: list[Msg] = []
     fp32_run = setup.precision in ("fp32", "no", "float32")
     compute_name = "fp32" if fp32_run else ("fp16" if dtype_name(setup.precision) == "fp16" else "bf16")
     compute = _NAME_BYTES[compute_name]
@@ -99,11 +99,10 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
         else:
             load_name = dtype_name(shape.torch_dtype)   # >= 0.9.4 torch_dtype="auto" (loader.py:151-154)
             if load_name == "fp32":
-                notes.append("LLaMA-Factory >= 0.9.4 loads the checkpoint's own dtype (float32 here): "
-                             "frozen weights take 4 bytes per parameter.")
+                notes.append(msg("memory.regime.lf_loads_fp32_checkpoint"))
     elif fw == "trl":
         load_name = "fp32"   # trl/trainer/utils.py: dtype defaults to float32 for a model given by name
-        notes.append("TRL loads a model given by name in float32 unless model_init_kwargs sets dtype.")
+        notes.append(msg("memory.regime.trl_loads_fp32"))
     elif fw == "hf":
         major = _version(setup.framework_version)[:1]
         # from_pretrained loads fp32 unless told otherwise; transformers 5 defaults to dtype="auto"
@@ -122,20 +121,19 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
         half_adapters = fw in _PURE_FRAMEWORKS or setup.extras.get("adapter_dtype") in ("bf16", "fp16")
         train_name = load_name if half_adapters else "fp32"
         if fw == "llamafactory" and train_name == "fp32":
-            notes.append("LLaMA-Factory upcasts the LoRA adapters to fp32.")
+            notes.append(msg("memory.regime.lf_upcasts_adapters"))
     elif fw == "llamafactory":
         upcast = not (setup.pure_bf16 or setup.badam or (setup.zero_stage == 3 and not quant))
         train_name = "fp32" if upcast else load_name
         if upcast:
-            notes.append("LLaMA-Factory upcasts trainable parameters to fp32: 16 bytes per parameter "
-                         "(weights 4 + gradients 4 + AdamW states 8).")
+            notes.append(msg("memory.regime.lf_upcasts_trainables"))
     else:
         train_name = load_name
     train = _NAME_BYTES.get(train_name, 2)
     embed_fp32 = (fw == "axolotl" and not adapters and not setup.fsdp and not ds
                   and setup.attention in ("eager", "sdpa", "") and load != 4)
     if embed_fp32:
-        notes.append("axolotl keeps embed_tokens and lm_head in fp32 (eager/SDPA attention, no FSDP).")
+        notes.append(msg("memory.regime.axolotl_fp32_embeddings"))
 
     grad = train
     master = 0
@@ -148,13 +146,11 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
         frozen = frozen if quant else 2.0
         master = 4
         state = 4
-        notes.append("DeepSpeed mixed precision: half weights and gradients, fp32 master weights, "
-                     "fp32 gradient partition and fp32 optimizer states.")
+        notes.append(msg("memory.regime.deepspeed_mixed"))
     elif not adapters and train == 2 and not pure and fw in ("hf", "axolotl", "trl", "swift"):
-        notes.append("The model was loaded in half precision: the HF Trainer keeps bf16 weights, "
-                     "gradients and AdamW states (8 bytes per parameter, no fp32 master copy).")
+        notes.append(msg("memory.regime.half_loaded_trainer"))
     if pure and not adapters and train == 2:
-        notes.append("Pure half precision: weights, gradients and optimizer states all in 2 bytes.")
+        notes.append(msg("memory.regime.pure_half"))
 
     # accelerate wraps the forward in torch.autocast for bf16/fp16 runs, except under DeepSpeed (which casts
     # the module instead) and pure half precision (accelerator.py native_amp)

@@ -22,6 +22,7 @@ class PhasePeak:
 
     @property
     def name(self) -> str:
+        """'step 2 logits backward': the phase's identifier (phase_label() words it in a language)."""
         return f"step {self.step} {self.phase}"
 
 
@@ -67,40 +68,61 @@ def _gib(n_bytes: float | None) -> str:
     return "-" if n_bytes is None else f"{n_bytes / GIB:8.2f} GiB"
 
 
-def format_result(result: TraceResult, estimate: Estimate | None = None) -> str:
-    """Traced peak per phase and per category, next to the analytic estimate's components."""
+def phase_label(step: int, phase: str, lang: str = "en") -> str:
+    """'step 2 logits backward' (or 第 2 步 logits 反向传播) for a phase of PHASES."""
+    from oomdoctor.words import say
+
+    return say("simulate.step_phase", lang, step=step, phase=say(f"memory.moment.{phase.replace(' ', '_')}", lang))
+
+
+def format_result(result: TraceResult, estimate: Estimate | None = None, lang: str = "en") -> str:
+    """Traced peak per phase and per category, next to the analytic estimate's moments and components."""
+    from oomdoctor.words import say
+
     versions = ", ".join(f"{k} {v}" for k, v in result.versions.items())
+    autocast = result.dtypes.get("autocast") or say("simulate.autocast_off", lang)
     lines = [
-        f"Simulated {result.steps} training step(s) on fake tensors ({versions})",
-        f"  micro-batch {result.micro_batch} x {result.seq_len} tokens, {result.attention} attention, "
-        f"weights {result.dtypes.get('load', '?')}, trainables {result.dtypes.get('trainable', '?')}, "
-        f"autocast {result.dtypes.get('autocast') or 'off'}, optimizer {result.optimizer}",
-        f"  {result.params_total:,} parameters, {result.params_trainable:,} trainable; ran in {result.seconds:.1f} s",
+        say("simulate.heading", lang, steps=result.steps, versions=versions),
+        "  " + say("simulate.setup_line", lang, batch=result.micro_batch, seq=result.seq_len,
+                   attention=result.attention, load=result.dtypes.get("load", "?"),
+                   trainable=result.dtypes.get("trainable", "?"), autocast=autocast, optimizer=result.optimizer),
+        "  " + say("simulate.params_line", lang, total=result.params_total, trainable=result.params_trainable,
+                   seconds=result.seconds),
         "",
-        f"{'phase':<22}{'traced peak':>14}",
+        f"{say('simulate.col_phase', lang):<26}{say('simulate.col_traced_peak', lang):>14}"
+        + (f"{say('simulate.col_estimate', lang):>14}" if estimate else ""),
     ]
+    moments = estimate.moments if estimate else {}
+    workspace = float(estimate.details.get("cublas_workspace_gib", 0.0)) if estimate and estimate.details else 0.0
+    last = max((p.step for p in result.phases), default=0)
     for p in result.phases:
-        mark = "  <- peak" if p.name == result.peak_phase else ""
-        lines.append(f"{p.name:<22}{_gib(p.peak_bytes):>14}{mark}")
-    lines += ["", f"{'component':<22}{'traced at peak':>16}{'estimate':>14}"]
+        mark = "  " + say("simulate.peak_marker", lang) if p.name == result.peak_phase else ""
+        # the estimate models the steady step (states allocated): beside the last traced step, tensors only
+        est_txt = ""
+        if estimate:
+            est_gib = moments.get(p.phase) if p.step == last else None
+            est_txt = f"{'-':>14}" if est_gib is None else f"{_gib((est_gib - workspace) * GIB):>14}"
+        lines.append(f"{phase_label(p.step, p.phase, lang):<26}{_gib(p.peak_bytes):>14}{est_txt}{mark}")
+    lines += ["", f"{say('simulate.col_component', lang):<22}{say('simulate.col_traced_at_peak', lang):>16}"
+                  f"{say('simulate.col_estimate', lang):>14}"]
     est = estimate.components if estimate else {}
     for name in COMPONENTS:
         traced = result.categories.get(name) if name in CATEGORIES else None
         est_gib = est.get(name)
         est_txt = "-" if est_gib is None else f"{est_gib:8.2f} GiB"
-        traced_txt = _gib(traced) if name in CATEGORIES else "not traced"
-        lines.append(f"{name:<22}{traced_txt:>16}{est_txt:>14}")
+        traced_txt = _gib(traced) if name in CATEGORIES else say("simulate.not_traced", lang)
+        lines.append(f"{say('memory.component.' + name, lang):<22}{traced_txt:>16}{est_txt:>14}")
     total_est = f"{estimate.allocated_gib:8.2f} GiB" if estimate else "-"
-    lines.append(f"{'total (allocated)':<22}{_gib(result.peak_bytes):>16}{total_est:>14}")
+    lines.append(f"{say('simulate.total_allocated', lang):<22}{_gib(result.peak_bytes):>16}{total_est:>14}")
     if estimate and result.peak_bytes:
         gap = (estimate.allocated_gib * GIB - result.peak_bytes) / result.peak_bytes
-        lines.append(f"{'':<22}estimate is {gap:+.1%} of the traced peak")
+        lines.append(f"{'':<22}" + say("simulate.gap", lang, gap=gap))
     if result.peak_bytes_quantized is not None:
-        lines.append(f"{'with 4/8-bit weights':<22}{_gib(result.peak_bytes_quantized):>16}"
-                     f"   (quantised linear weights {_gib(result.quantized_weights_bytes).strip()})")
+        lines.append(f"{say('simulate.quantized', lang):<22}{_gib(result.peak_bytes_quantized):>16}   "
+                     + say("simulate.quantized_weights", lang, gib=_gib(result.quantized_weights_bytes).strip()))
     if result.notes:
-        lines += ["", "Choices made:"] + [f"  - {n}" for n in result.notes]
-    lines += ["", "What the simulation cannot see:"] + [f"  - {m}" for m in result.limits]
+        lines += ["", say("simulate.choices", lang)] + [f"  - {say(n, lang)}" for n in result.notes]
+    lines += ["", say("simulate.limits", lang)] + [f"  - {say(m, lang)}" for m in result.limits]
     return "\n".join(lines)
 
 
