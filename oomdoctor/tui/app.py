@@ -431,7 +431,9 @@ class OomDoctorApp(App[int]):
                 parts.append(_indented(Text(self.say("diag_hint"), style="dim")))
         if r.warnings:
             parts.append(_heading(self.say("good_to_know")))
-            parts.append(_bullets(r.warnings, bullet="!"))
+            from oomdoctor.views.plain import said
+
+            parts.append(_bullets([said(w, self.lang) for w in r.warnings], bullet="!"))
         return Group(*parts)
 
     # ------------------------------------------------------------------ actions

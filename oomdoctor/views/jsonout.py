@@ -5,8 +5,8 @@ import json
 from typing import Any
 
 from oomdoctor import __version__
+from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Plan, Report, Step, TrainingSetup
 from oomdoctor.words import say
-from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, Plan, Report, Step, TrainingSetup
 
 
 def _r(x: float | None, nd: int = 3) -> float | None:
@@ -24,7 +24,32 @@ def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int
         "lora_rank": s.lora_rank if s.method in ("lora", "qlora") else None,
         "quant_bits": s.quant_bits, "fused_ce": s.fused_ce, "packing": s.packing,
         "sources": {name: src.describe() for name, src in s.sources.items()},
+        "framework_reason": _said(s.framework_reason) if s.framework_reason is not None else None,
+        "version_reason": _said(s.version_reason) if s.version_reason is not None else None,
+        "seq_parallel": s.seq_parallel,
     }
+
+
+def _said(text: Any) -> str:
+    from oomdoctor.views.plain import said
+
+    return said(text)
+
+
+def model_dict(shape: ModelShape) -> dict[str, Any]:
+    """The model's shape and where it came from (source: checkpoint | config.json | catalog | log)."""
+    from oomdoctor.memory import count_params
+    from oomdoctor.models import shape_notes, source_msg
+    from oomdoctor.words import say
+
+    return {"name": shape.name, "model_type": shape.model_type, "source": shape.source_kind,
+            "path": shape.source_path, "source_text": say(source_msg(shape)),
+            "counted_as_llama": shape.llama_style_guess, "params_total": count_params(shape).total,
+            "layers": shape.num_layers, "hidden_size": shape.hidden_size, "vocab_size": shape.vocab_size,
+            "tie_word_embeddings": shape.tie_word_embeddings, "torch_dtype": shape.torch_dtype,
+            "stored_dtype": shape.stored_dtype, "quant_method": shape.quant_method, "quant_bits": shape.quant_bits,
+            "num_experts": shape.num_experts,
+            "notes": [{"code": n.code, "text": say(n)} for n in shape_notes(shape)]}
 
 
 def offload_name(s: TrainingSetup) -> str:
@@ -107,6 +132,7 @@ def to_dict(report: Report) -> dict[str, Any]:
     return {
         "version": __version__,
         "setup": setup_dict(report.setup, params_total, params_trainable) if report.setup else None,
+        "model": model_dict(report.shape) if report.shape else None,
         "hardware": hardware_dict(report.hardware) if report.hardware else None,
         "crash": crash_dict(report.crash) if report.crash else None,
         "estimate": estimate_dict(report.estimate) if report.estimate else None,
@@ -114,7 +140,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "patch": report.patch,
         "env": dict(report.env),
         "notes": list(report.notes),
-        "warnings": list(report.warnings),
+        "warnings": [_said(w) for w in report.warnings],
     }
 
 

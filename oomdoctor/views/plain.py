@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, Step, TrainingSetup
+from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, ModelShape, Plan, Report, Step, TrainingSetup
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 
 if TYPE_CHECKING:
@@ -101,6 +101,27 @@ DIAGNOSIS_WORDS = {
 }
 
 
+def said(text: Any, lang: str = "en") -> str:
+    """A warning or note: a words code (Msg) rendered, a plain sentence as it is."""
+    from oomdoctor.facts import Msg
+
+    if isinstance(text, Msg):
+        from oomdoctor.words import say
+
+        return say(text, lang)
+    return str(text)
+
+
+def read_as_line(s: TrainingSetup, lang: str = "en") -> str:
+    """Which framework the config was read as and why, and whose release's defaults filled the rest."""
+    parts = []
+    if s.framework_reason is not None:
+        parts.append(f"{s.defaults_of or s.framework}: {said(s.framework_reason, lang)}")
+    if s.version_reason is not None:
+        parts.append(f"release {said(s.version_reason, lang)}")
+    return "; ".join(parts)
+
+
 def setup_line(s: TrainingSetup) -> str:
     method = {"full": "full fine-tune", "lora": f"LoRA r={s.lora_rank}", "qlora": f"QLoRA {s.quant_bits or 4}-bit r={s.lora_rank}",
               "freeze": f"freeze ({s.freeze_trainable_layers} layers trainable)"}.get(s.method, s.method)
@@ -112,6 +133,18 @@ def setup_line(s: TrainingSetup) -> str:
     ckpt = "grad ckpt on" if s.grad_ckpt else "grad ckpt off"
     return (f"{method}, micro-batch {s.micro_batch} × accum {s.grad_accum} × {s.n_gpus} GPU, seq {s.seq_len}, "
             f"{prec}, {s.optimizer}, {ckpt}, {s.attention}{zero}{fsdp}")
+
+
+def model_lines(shape: ModelShape, lang: str = "en") -> tuple[str, list[str]]:
+    """The model's headline (name, size, where the shape came from) and its notes (Llama-style guess, ...)."""
+    from oomdoctor.memory import count_params
+    from oomdoctor.models import shape_notes, source_msg
+    from oomdoctor.words import say
+
+    summary = say("model.summary", lang, params_b=count_params(shape).total / 1e9, layers=shape.num_layers,
+                  hidden=shape.hidden_size, vocab=shape.vocab_size)
+    head = f"{shape.name}: {summary} ({say(source_msg(shape), lang)})"
+    return head, [say(n, lang) for n in shape_notes(shape)]
 
 
 def bar(est: Estimate, width: int, kit: Kit | None = None):
@@ -214,8 +247,16 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
         console.print(f"[bold]GPU[/]    {hw.gpu}: {hw.gpu_gib:.2f} GiB × {hw.n_gpus} (from {hw.source}){others}")
     if s is not None:
         console.print(f"[bold]Setup[/]  {setup_line(s)}")
+        read_as = read_as_line(s)
+        if read_as:
+            console.print(Text("Read as  ", style="bold") + Text(read_as))
+    if report.shape is not None:
+        head, notes = model_lines(report.shape)
+        console.print(Text("Model  ", style="bold") + Text(head))
+        for note in notes:
+            console.print(Text(f"       · {note}", style="yellow"))
     for w in report.warnings:
-        console.print(Text(f"note: {w}", style="yellow"))
+        console.print(Text(f"note: {said(w)}", style="yellow"))
     if est is None:
         return
     console.print()
