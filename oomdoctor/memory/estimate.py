@@ -206,8 +206,9 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     # their blocks, or split the larger freed ones. max_memory_reserved is the largest of the moments'
     # allocated bytes plus their idle blocks.
     reserved_at = [sum(parts.values()) + ALLOCATOR_RESERVE_FRAC * (parts.get("activations", 0.0)
+                                                                   - steps.casts.get(name, 0.0)
                                                                    + parts.get("logits", 0.0))
-                   for parts in moments.values()]
+                   for name, parts in moments.items()]
     if phase == "eval":
         reserved_at.append(eval_alloc + ALLOCATOR_RESERVE_FRAC * (ev_act + ev_logits))
     reserve = max(RESERVE_MIN_GIB, max(reserved_at) / GIB - allocated)
@@ -275,6 +276,7 @@ class StepMoments:
     moments: dict             # moment -> {component: bytes} of what comes and goes (weights and states excluded)
     loss: LossBytes
     detail: dict              # finer terms (bytes) for Estimate.details
+    casts: dict               # moment -> bytes of its activations that are autocast's weight copies
 
 
 def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, T: int,
@@ -355,35 +357,35 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         logits_bwd = lossb.backward * T_ * V + lossb.tokens_term * T_
 
     fwd_casts = cache_all + (casts_frozen * recorded if not ckpt else 0.0)
+    # casts[moment]: of its activations, the autocast weight copies (parameter-shaped, not token-shaped)
     moments = {
         "forward": {"activations": stack + shared + in_flight + fwd_casts},
         "loss": {"activations": stack + shared + head_saved + fwd_casts + head_cast, "logits": logits_fwd},
         "logits backward": {"activations": stack + shared + head_saved + saved_casts_all + head_cast,
                             "logits": logits_bwd},
     }
-    top_act = (stack + (lb.saved * T_ if ckpt else 0.0) + shared + hidden_grad + lb.backward_extra * T_
-               + (saved_casts_all if not ckpt else cast_layer))
-    bottom_act = (lb.saved * T_ + (lb.checkpoint_input * T_ if ckpt else 0.0) + shared + hidden_grad
-                  + lb.backward_extra * T_ + cast_layer)
-    # the final norm's backward, first after the logits': every layer's tensors, the norm's fp32 temporaries
-    head_bwd = {"activations": stack + shared + head_saved + lb.head_backward * T_
-                + (saved_casts_all if not ckpt else 0.0), "gradients": g_head}
-    top = {"activations": top_act, "gradients": g_head + g_layer}
-    if sum(head_bwd.values()) > sum(top.values()):
-        top = head_bwd
-    bottom = {"activations": bottom_act, "gradients": g_head + g_layers}
-    if sum(bottom.values()) > sum(top.values()):
-        top = bottom
+    casts = {"forward": fwd_casts, "loss": fwd_casts + head_cast, "logits backward": saved_casts_all + head_cast,
+             "optimizer": 0.0}
+    layer_casts = saved_casts_all if not ckpt else cast_layer
+    candidates = [
+        # the last layer's backward: everything still saved (its recompute under checkpointing)
+        ({"activations": stack + (lb.saved * T_ if ckpt else 0.0) + shared + hidden_grad
+          + lb.backward_extra * T_ + layer_casts, "gradients": g_head + g_layer}, layer_casts),
+        # the final norm's backward, first after the logits': every layer's tensors, the norm's fp32 temporaries
+        ({"activations": stack + shared + head_saved + lb.head_backward * T_
+          + (saved_casts_all if not ckpt else 0.0), "gradients": g_head}, saved_casts_all if not ckpt else 0.0),
+        # the first layer's backward: every layer's gradient already made
+        ({"activations": lb.saved * T_ + (lb.checkpoint_input * T_ if ckpt else 0.0) + shared + hidden_grad
+          + lb.backward_extra * T_ + cast_layer, "gradients": g_head + g_layers}, cast_layer),
+    ]
     if full:
         # the embedding's backward: every gradient made, the dense vocab x hidden one last. A tied lm_head/
         # embedding weight gets two: the lm_head one waits in autograd's input buffer until the embedding
         # backward's arrives and the two are summed out of place (torch/csrc/autograd/input_buffer.cpp),
         # three full-size gradients at once
         tied_extra = 2.0 * counts.embeddings * gb if shape.tie_word_embeddings else 0.0
-        embed = {"activations": hidden_grad, "gradients": grads / grad_shard + tied_extra}
-        if sum(embed.values()) > sum(top.values()):
-            top = embed
-    moments["layers backward"] = top
+        candidates.append(({"activations": hidden_grad, "gradients": grads / grad_shard + tied_extra}, 0.0))
+    moments["layers backward"], casts["layers backward"] = max(candidates, key=lambda c: sum(c[0].values()))
     moments["optimizer"] = {"gradients": grads / grad_shard, "optimizer": temp}
     if setup.grad_accum > 1 and not rg.deepspeed:
         # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
@@ -395,7 +397,7 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
             parts["gradients"] = max(parts.get("gradients", 0.0), carried)
     detail = {"layer_saved_gib": lb.saved * T_, "checkpoint_inputs_gib": recorded * lb.checkpoint_input * T_ if ckpt else 0.0,
               "autocast_weight_copies_gib": cache_all + head_cast, "loss_bytes_per_logit": lossb.forward * GIB}
-    return StepMoments(moments, lossb, detail)
+    return StepMoments(moments, lossb, detail, casts)
 
 
 def _reentrant(setup: TrainingSetup) -> bool:
