@@ -10,6 +10,7 @@ ratios 1-8, LoRA targets, ranks and dropout, AdamW (foreach and fused), SGD and 
 traced for two real training steps on fake tensors and compared with `estimate(...).allocated_gib`
 minus the cuBLAS workspace (a constant the trace cannot see).
 
+LoRA dropout is traced with CUDA's one-byte mask (the tracer recounts CPU dropout's input-dtype mask).
 A case is within bounds when |estimate - traced| <= 5% of the traced peak or 64 MiB; the summary prints
 the distribution of |error| (errors under 64 MiB count as 0), the cases above 5% and 10%, and the worst
 cases with the moment each side puts the peak at. tests/test_grid.py runs a fixed-seed subset in CI.

@@ -13,6 +13,7 @@ from typing import Callable
 
 from oomdoctor.facts import Estimate, Hardware, ModelShape, TrainingSetup
 from oomdoctor.advise.model import StrategyRow
+from oomdoctor.words import say   # the advisor's rows carry English text; the words engineer renders them later
 
 Estimator = Callable[..., Estimate]
 
@@ -26,7 +27,7 @@ LABELS = {
     "zero3_offload_opt": "ZeRO-3 + optimizer offload",
     "zero3_offload_all": "ZeRO-3 + optimizer+param offload",
     "fsdp": "FSDP full_shard",
-    "zero3_sp": "ZeRO-3 + sequence parallel",
+    "zero3_sp": say("memory.strategy.zero3_sp"),
 }
 MULTI_ONLY = ("ddp", "naive_mp", "zero1", "zero2", "zero3", "fsdp", "zero3_sp")
 
@@ -70,6 +71,7 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
     measured = d.get("measured_correction_gib", 0.0)
     one_layer = d.get("layer_saved_gib", 0.0)
     cards: dict[str, dict[str, float]] = {}
+    casts: dict[str, float] = {}
     for name in single.moments:
         key = name.replace(" ", "_")
         parts = {comp: d.get(f"moment_{key}_{comp}_gib", 0.0)
@@ -80,6 +82,7 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
                  for comp, value in parts.items()}
         parts["activations"] = (act - layer) / n + layer
         cards[name] = parts
+        casts[name] = d.get(f"moment_{key}_casts_gib", 0.0) / n      # autocast's weight copies follow the layers
     if not cards:     # an estimate without moments (built by hand): only its components are known
         cards["train"] = {k: c.get(k, 0.0) / (n if k in ("weights", "gradients", "optimizer") else 1)
                           for k in ("weights", "gradients", "optimizer", "activations", "logits")}
@@ -90,8 +93,9 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
     # As memory.estimate: the cache fragments on the token-shaped tensors (activations, logits) a card churns
     # through, not on its weights, states and gradients; the idle blocks varying batch lengths leave are the
     # last card's (logits).
-    reserved_at = max(sum(p.values()) + ALLOCATOR_RESERVE_FRAC * (p["activations"] + p["logits"])
-                      for p in cards.values())
+    reserved_at = max(sum(p.values()) + ALLOCATOR_RESERVE_FRAC * max(0.0, p["activations"] - casts.get(m, 0.0)
+                                                                      + p["logits"])
+                      for m, p in cards.items())
     reserve = max(RESERVE_MIN_GIB, reserved_at - (allocated - cublas - measured))
     reserve += d.get("varlen_cached_logits_gib", 0.0)
     peak = allocated + reserve + context + paged / n
@@ -147,7 +151,7 @@ def build_strategies(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, n
         why = "; ".join(st.reasons) if st and st.reasons else ("one card" if key == "single" else "")
         if key == "zero3_sp":
             # the cards share each sequence's compute; the all-to-all of the attention inputs is not timed
-            why = "; ".join(x for x in (why, f"each sequence split over {cards} cards") if x)
+            why = "; ".join(x for x in (why, say("memory.strategy.sequence_split", cards=cards)) if x)
         if key == "single" and st:
             why = "one card does all the work" + (f"; {why}" if why and why != "one card" else "")
         hours = timing.run_hours(tokens, st)

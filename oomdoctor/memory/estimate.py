@@ -241,6 +241,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         **{f"moment_{name.replace(' ', '_')}_gib": total / GIB for name, total in totals.items()},
         **{f"moment_{name.replace(' ', '_')}_{comp}_gib": value / GIB
            for name, parts in moments.items() for comp, value in parts.items()},
+        **{f"moment_{name.replace(' ', '_')}_casts_gib": value / GIB for name, value in steps.casts.items()},
         "eval_gib": eval_alloc / GIB, "cuda_context_gib": CUDA_CONTEXT_GIB,
         "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": reserve, "varlen_cached_logits_gib": varlen,
         "reserved_gib": allocated + reserve,
