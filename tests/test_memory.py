@@ -204,3 +204,43 @@ def test_sequence_parallelism_splits_activations_and_logits_but_not_the_model_st
     assert split.components["weights"] == one.components["weights"]
     assert split.details["logits_backward_gib"] == pytest.approx(one.details["logits_backward_gib"] / 4)
     assert split.allocated_gib < one.allocated_gib
+
+
+def _loss_bytes(setup: TrainingSetup, shape: ModelShape) -> float:
+    return estimate(setup, shape, HW).details["loss_bytes_per_logit"]
+
+
+def test_the_loss_follows_the_transformers_version_that_computes_it():
+    shape = ModelShape("llama", torch_dtype="bf16")
+    base = TrainingSetup(framework="hf", method="lora", load_dtype="bf16")
+    # >= 4.49: bf16 logits, one fp32 upcast, the fp32 log-softmax
+    assert _loss_bytes(base.with_changes(framework_version="4.57"), shape) == 10
+    # 4.46-4.48: the fp32 logits shifted by a contiguous copy too
+    assert _loss_bytes(base.with_changes(framework_version="4.47"), shape) == 14
+    # <= 4.45: the model's forward keeps fp32 logits, the shifted copy and the log-softmax
+    assert _loss_bytes(base.with_changes(framework_version="4.44"), shape) == 12
+
+
+def test_remote_code_that_keeps_the_compute_dtype_halves_the_loss_without_autocast():
+    qwen1 = ModelShape("Qwen/Qwen-7B", model_type="qwen", vocab_size=151936, torch_dtype="bf16")
+    llama = ModelShape("llama-like", model_type="llama", vocab_size=151936, torch_dtype="bf16")
+    deepspeed = TrainingSetup(framework="hf", method="full", zero_stage=2, load_dtype="bf16")
+    # no autocast under DeepSpeed: Qwen-1's CrossEntropyLoss runs on bf16 logits and their bf16 shifted copy
+    assert _loss_bytes(deepspeed, qwen1) == 6
+    assert _loss_bytes(deepspeed, llama) == 10
+    # under CUDA autocast log_softmax runs in fp32: no saving over the HF path
+    amp = TrainingSetup(framework="hf", method="lora", load_dtype="bf16")
+    assert _loss_bytes(amp, qwen1) == 12
+
+
+def test_fused_and_chunked_losses_keep_less_than_the_full_fp32_logits():
+    shape = ModelShape("llama", torch_dtype="bf16", vocab_size=128256)
+    hf = TrainingSetup(framework="hf", method="lora", load_dtype="bf16", seq_len=4096)
+    full = estimate(hf, shape, HW).details["logits_backward_gib"]
+    liger = estimate(hf.with_changes(fused_ce=True), shape, HW).details["logits_backward_gib"]
+    tune = TrainingSetup(framework="torchtune", method="lora", load_dtype="bf16", seq_len=4096,
+                         extras={"loss": "chunked"})
+    chunked = estimate(tune, shape, HW).details["logits_backward_gib"]
+    compiled = estimate(tune.with_changes(extras={"loss": "chunked", "compile": True}), shape, HW)
+    assert liger < 0.1 * full
+    assert compiled.details["logits_backward_gib"] < chunked < full

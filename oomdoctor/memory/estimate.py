@@ -246,7 +246,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": reserve, "varlen_cached_logits_gib": varlen,
         "reserved_gib": allocated + reserve,
         "bytes_per_trainable_param": (rg.train_bytes + rg.grad_bytes + (states + master) / max(1, T) * (n if stage >= 1 else 1)),
-        "tokens_per_gpu": float(tokens),
+        "tokens_per_gpu": float(tokens), "loss_bytes_per_logit": float(steps.loss.forward),
         **{k: v / GIB for k, v in steps.detail.items()},
     }
     notes.append(msg("memory.note.llama_style"))
@@ -397,7 +397,7 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
             parts = moments[name]
             parts["gradients"] = max(parts.get("gradients", 0.0), carried)
     detail = {"layer_saved_gib": lb.saved * T_, "checkpoint_inputs_gib": recorded * lb.checkpoint_input * T_ if ckpt else 0.0,
-              "autocast_weight_copies_gib": cache_all + head_cast, "loss_bytes_per_logit": lossb.forward * GIB}
+              "autocast_weight_copies_gib": cache_all + head_cast}
     return StepMoments(moments, lossb, detail, casts)
 
 
