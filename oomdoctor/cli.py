@@ -178,7 +178,7 @@ def _main(argv: list[str]) -> int:
     report = build_report(opts)
 
     if args.simulate:
-        return _simulate(report)
+        return _simulate(report, as_json=args.json)
     if args.advise:
         return _advise(report, args, opts)
     code = exit_code(report)
@@ -232,7 +232,7 @@ def _rules_info(args: argparse.Namespace, lang: str) -> int:
     return ExitCode.FITS
 
 
-def _simulate(report) -> int:
+def _simulate(report, as_json: bool = False) -> int:
     from oomdoctor import simulate
 
     missing = simulate.available()
@@ -247,13 +247,24 @@ def _simulate(report) -> int:
     setups = [("as configured", report.setup)]
     if report.plan.steps:
         setups.append(("after the plan", report.plan.steps[-1].setup))
+    runs = []
     for label, setup in setups:
         from oomdoctor.memory import estimate
 
         est = estimate(setup, report.shape, report.hardware, crash=report.crash)
         result = simulate.trace_step(setup, report.shape, progress=progress)
-        print(f"== {label}")
-        print(simulate.format_result(result, est))
+        if as_json:
+            runs.append({"label": label, **simulate.to_dict(result, est)})
+        else:
+            print(f"== {label}")
+            print(simulate.format_result(result, est))
+    if as_json:
+        import json
+
+        from oomdoctor import __version__
+
+        sys.stdout.write(json.dumps({"tool": "oomdoctor", "version": __version__, "simulations": runs},
+                                    ensure_ascii=False, indent=2) + "\n")
     return exit_code(report)
 
 

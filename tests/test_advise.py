@@ -49,7 +49,16 @@ def rows(request):
 def test_every_strategy_has_a_row_on_several_gpus(rows):
     by_key, *_ = rows
     assert list(by_key) == ["single", "ddp", "naive_mp", "zero1", "zero2", "zero3", "zero3_offload_opt",
-                            "zero3_offload_all", "fsdp"]
+                            "zero3_offload_all", "fsdp", "zero3_sp"]
+
+
+def test_sequence_parallel_row_splits_activations_and_logits_over_the_cards(rows):
+    r, *_ = rows
+    sp, z3 = r["zero3_sp"], r["zero3"]
+    assert sp.setup.seq_parallel == sp.n_gpus == z3.n_gpus > 1
+    assert sp.components["weights"] == pytest.approx(z3.components["weights"])
+    assert sp.peak_gib < z3.peak_gib
+    assert "each sequence split" in sp.speed_why
 
 
 def test_ddp_holds_at_least_zero2_which_holds_at_least_zero3_which_holds_at_least_zero3_offload(rows):

@@ -9,7 +9,7 @@ from oomdoctor.facts import TrainingSetup
 
 @dataclass(frozen=True)
 class StrategyRow:
-    key: str                        # single | ddp | naive_mp | zero1 | zero2 | zero3 | zero3_offload_opt | zero3_offload_all | fsdp
+    key: str                        # single | ddp | naive_mp | zero1 | zero2 | zero3 | zero3_offload_opt | zero3_offload_all | fsdp | zero3_sp
     label: str
     n_gpus: int
     setup: TrainingSetup            # the setup the row was estimated with

@@ -21,6 +21,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
+from oomdoctor import words
 from oomdoctor.errors import InputError
 from oomdoctor.facts import COMPONENTS, Estimate, Plan, Report
 from oomdoctor.pipeline import Options, Selection, select_steps
@@ -385,7 +386,7 @@ class OomDoctorApp(App[int]):
         table.add_row(*verdicts)
         return Group(table, Text("\n" + self.say("memory_foot", cap=now.capacity_gib, free=f"{now.headroom:.0%}"),
                                  style="dim"),
-                     _bullets(now.notes, style="dim"))
+                     _bullets([words.say(n, self.lang) for n in now.notes], style="dim"))
 
     def _diagnosis_text(self) -> Group:
         r = self.report

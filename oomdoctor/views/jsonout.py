@@ -6,6 +6,7 @@ from typing import Any
 
 from oomdoctor import __version__
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Plan, Report, Step, TrainingSetup
+from oomdoctor.words import say
 
 
 def _r(x: float | None, nd: int = 3) -> float | None:
@@ -93,7 +94,8 @@ def estimate_dict(e: Estimate) -> dict[str, Any]:
             "headroom_gib": _r(e.headroom_gib), "capacity_gib": _r(e.capacity_gib), "phase": e.phase,
             "host_ram_gib": _r(e.host_ram_gib),
             "components": {k: _r(e.components.get(k, 0.0)) for k in COMPONENTS},
-            "details": {k: _r(v) for k, v in e.details.items()}, "notes": list(e.notes)}
+            "details": {k: _r(v) for k, v in e.details.items()}, "notes": [say(n) for n in e.notes],
+            "peak_moment": e.peak_moment, "moments": {k: _r(v) for k, v in e.moments.items()}}
 
 
 def step_dict(step: Step, report: Report) -> dict[str, Any]:

@@ -271,8 +271,10 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
         if curve:
             shown = ", ".join(f"{x}: {g:.1f}" for x, g in curve[-6:])
             console.print(Text(f"  measured by the run before the crash (step or line: GiB): {shown}", style="cyan"))
+    from oomdoctor.words import say
+
     for note in est.notes:
-        console.print(Text(f"  · {note}", style="dim"))
+        console.print(Text(f"  · {say(note)}", style="dim"))
     plan = report.plan
     if est.fits and not plan.steps:
         return
