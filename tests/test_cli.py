@@ -145,7 +145,7 @@ def test_config_alone_is_a_preflight_check(capsys):
 def test_log_alone_is_diagnosed(capsys):
     code, out, err = run(capsys, str(DEMO_LOG), "--plain")
     assert code in (0, 1), err
-    assert "out of memory" in out.lower()
+    assert "ran out of gpu memory" in out.lower()
 
 
 def test_log_from_stdin(monkeypatch, capsys):
