@@ -8,9 +8,9 @@ from oomdoctor.facts import msg
 from oomdoctor.planner.rules import AllOf, AnyOf, Condition, Leaf, NotOf, Rule, RuleBook
 from oomdoctor.words import say
 
-# Conditions are shown as the rule file writes them: fact names and operators are the file's syntax.
-_OPS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "in": "in", "not_in": "not in",
-        "exists": "is known", "missing": "is unknown"}
+# Conditions are shown in the rule file's own terms (fact names, operators), the same in every language.
+_OPS = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "in": "in", "not_in": "not_in",
+        "exists": "exists", "missing": "missing"}
 
 
 def _value(value: Any) -> str:
@@ -24,22 +24,17 @@ def _value(value: Any) -> str:
 def condition_text(cond: Condition | None) -> str:
     """The condition in the rule file's own terms (fact names, operators), the same in every language."""
     if cond is None:
-        return "always"
+        return "-"
     if isinstance(cond, AllOf):
-        return " and ".join(_wrap(c) for c in cond.items)
+        return "all(" + ", ".join(condition_text(c) for c in cond.items) + ")"
     if isinstance(cond, AnyOf):
-        return " or ".join(_wrap(c) for c in cond.items)
+        return "any(" + ", ".join(condition_text(c) for c in cond.items) + ")"
     if isinstance(cond, NotOf):
-        return "not " + _wrap(cond.item)
+        return "not(" + condition_text(cond.item) + ")"
     assert isinstance(cond, Leaf)
     if cond.op in ("exists", "missing"):
         return f"{cond.fact} {_OPS[cond.op]}"
     return f"{cond.fact} {_OPS[cond.op]} {_value(cond.value)}"
-
-
-def _wrap(cond: Condition) -> str:
-    text = condition_text(cond)
-    return f"({text})" if isinstance(cond, (AllOf, AnyOf)) else text
 
 
 def action_text(rule: Rule, lang: str = "en") -> list[str]:
