@@ -27,6 +27,43 @@ def write_exact(path: Path, text: str) -> Path:
     return path
 
 
+# ---------------------------------------------------------------- runs on the demo and the fixtures
+
+# Inputs as a user gives them on the command line: files, and --gpu where no log names the card.
+FIXTURE_INPUTS = [
+    ("oomdoctor/data/demo/train.log", "oomdoctor/data/demo/train.yaml"),
+    ("tests/data/advise/lora_a100_40g.log", "tests/data/advise/lora_a100_40g.yaml"),
+    ("tests/data/advise/fa2_t4.yaml", "--gpu", "T4"),
+    ("tests/data/configs/hf_args.json", "--gpu", "16GiB"),
+    ("tests/data/configs/train_hf.sh", "--gpu", "24GiB"),
+    ("tests/data/configs/trl_sft.yaml", "--gpu", "80GiB"),
+    ("tests/data/configs/axolotl_qlora.yml", "--gpu", "8GiB"),
+    ("tests/data/logs/f12_deepspeed_sigkill.log",),
+    ("tests/data/logs/p01_interleaved_ranks.log", "tests/data/advise/lora_a100_40g.yaml"),
+    ("tests/data/logs/f01_five_other_processes.log", "tests/data/configs/trl_sft.yaml"),
+    ("tests/data/logs/e_no_oom.log",),
+]
+
+
+def options_of(args: tuple[str, ...]):
+    """pipeline.Options for FIXTURE_INPUTS-style arguments (paths relative to the repository)."""
+    from oomdoctor.pipeline import Options
+
+    gpu = args[args.index("--gpu") + 1] if "--gpu" in args else None
+    files = tuple(str(ROOT / a) for a in args if a not in ("--gpu", gpu))
+    return Options(files=files, gpu=gpu, cwd=str(ROOT))
+
+
+def session_of(args: tuple[str, ...], lang: str = "en"):
+    from oomdoctor.session import open_session
+
+    return open_session(options_of(args), lang)
+
+
+def report_of(args: tuple[str, ...]):
+    return session_of(args).report
+
+
 # ---------------------------------------------------------------- the CLI
 
 def run_cli(capsys, *argv: str) -> tuple[int, str, str]:

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from helpers import DATA, DEMO_DIR, ROOT, run_cli, screen_text, settle
+from helpers import DATA, DEMO_DIR, FIXTURE_INPUTS, run_cli, screen_text, session_of, settle
 from oomdoctor.facts import Report
 
 ENGLISH = re.compile(r"[A-Za-z][a-z']+,?(?: [a-z][a-z']*,?){3,}")
@@ -25,21 +25,6 @@ PENDING_FIELDS = {
     "warnings": "configs (#17): the config readers' warnings",
     "calibration": "moments (#15): calibrate's correction sentence",
 }
-
-INPUTS = [
-    (str(DEMO_DIR / "train.log"), str(DEMO_DIR / "train.yaml")),
-    (f"{DATA}/advise/lora_a100_40g.log", f"{DATA}/advise/lora_a100_40g.yaml"),
-    (f"{DATA}/advise/fa2_t4.yaml", "--gpu", "T4"),
-    (f"{DATA}/configs/hf_args.json", "--gpu", "16GiB"),
-    (f"{DATA}/configs/train_hf.sh", "--gpu", "24GiB"),
-    (f"{DATA}/configs/trl_sft.yaml", "--gpu", "80GiB"),
-    (f"{DATA}/configs/axolotl_qlora.yml", "--gpu", "8GiB"),
-    (f"{DATA}/logs/f12_deepspeed_sigkill.log",),
-    (f"{DATA}/logs/p01_interleaved_ranks.log", f"{DATA}/advise/lora_a100_40g.yaml"),
-    (f"{DATA}/logs/f01_five_other_processes.log", f"{DATA}/configs/trl_sft.yaml"),
-    (f"{DATA}/logs/e_no_oom.log",),
-]
-
 
 def english_sentences(text: str, leftovers: set[str] = frozenset()) -> list[str]:
     """English sentences in `text`, line by line, after taking out verbatim lines and the pending fields'
@@ -69,13 +54,8 @@ def _pending(report: Report) -> set[str]:
     return {t for t in out if t}
 
 
-def _session(args: tuple[str, ...], lang: str = "zh"):
-    from oomdoctor.pipeline import Options
-    from oomdoctor.session import open_session
-
-    files = tuple(a for a in args if not a.startswith("--") and a not in ("T4", "16GiB", "24GiB", "80GiB", "8GiB"))
-    gpu = args[args.index("--gpu") + 1] if "--gpu" in args else None
-    return open_session(Options(files=files, gpu=gpu, cwd=str(ROOT)), lang)
+def _session(args: tuple[str, ...]):
+    return session_of(args, "zh")
 
 
 def _json_strings(doc) -> list[str]:
@@ -88,7 +68,7 @@ def _json_strings(doc) -> list[str]:
     return [doc] if isinstance(doc, str) else []
 
 
-@pytest.mark.parametrize("args", INPUTS, ids=[" ".join(a).replace(str(DATA) + "/", "") for a in INPUTS])
+@pytest.mark.parametrize("args", FIXTURE_INPUTS, ids=[" ".join(a) for a in FIXTURE_INPUTS])
 def test_plain_json_and_guide_are_chinese(args):
     from oomdoctor.guide import default_answers, plan_with_answers, render_plain
     from oomdoctor.views import jsonout
@@ -105,7 +85,7 @@ def test_plain_json_and_guide_are_chinese(args):
     assert english_sentences(render_plain(guided, answers, "zh", rules=session.rules), leftovers | _pending(guided)) == []
 
 
-@pytest.mark.parametrize("args", [a for a in INPUTS if not a[0].endswith(".log") or len(a) > 1][:4])
+@pytest.mark.parametrize("args", [a for a in FIXTURE_INPUTS if not a[0].endswith(".log") or len(a) > 1][:4])
 def test_advisor_is_chinese(args):
     from oomdoctor import advise
 

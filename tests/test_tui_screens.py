@@ -192,7 +192,7 @@ async def test_plan_keys_are_off_while_the_matrix_is_shown(demo):
         await pilot.press("e", "s")
         await pilot.pause()
         assert isinstance(app.screen, AdviseScreen)
-        assert not any(isinstance(s, PathDialog | SimulateScreen) for s in app.screen_stack)
+        assert not any(isinstance(s, (PathDialog, SimulateScreen)) for s in app.screen_stack)
         footer = screen_text(app).splitlines()[-1]
         assert "export" not in footer and "quit" in footer
 
