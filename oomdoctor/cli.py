@@ -87,7 +87,11 @@ class _Parser(argparse.ArgumentParser):
 
     def format_help(self) -> str:
         with argparse_speaks(self.lang):
-            return super().format_help()
+            text = super().format_help()
+        if self.lang == "zh":           # before 3.13 argparse writes a section's colon itself: make it full-width
+            for group in self._action_groups:
+                text = text.replace(f"\n{group.title}:\n", f"\n{group.title}：\n")
+        return text
 
     def format_usage(self) -> str:
         with argparse_speaks(self.lang):
