@@ -79,10 +79,9 @@ def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> Trai
     from oomdoctor import configs
 
     if inputs.config is not None:
-        setup = configs.load_config(inputs.config, framework_version=opts.framework_version)
-        version = None if opts.framework_version else configs.log_version(setup, crash)
-        if version:             # the version the run really used sets the defaults and dtypes
-            setup = configs.load_config(inputs.config, framework_version=version)
+        # The version the run really used (the log's banner) sets the defaults and dtypes.
+        log_versions = dict(crash.versions or {}) if crash is not None else None
+        setup = configs.load_config(inputs.config, framework_version=opts.framework_version, log_versions=log_versions)
         if inputs.launcher is not None:
             other = configs.load_config(inputs.launcher, framework_version=opts.framework_version)
             # The one that names a model is the training config; the other decides GPUs and sharding.
@@ -125,7 +124,14 @@ def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape
         # accelerate / DeepSpeed / launcher files decide GPUs and sharding but name no model.
         raise InputError(msg("run.no_model"), setup.config_file)
     hint = crash.params_total if crash else None
-    return resolve_model(setup.model, params_hint=hint)
+    shape = resolve_model(setup.model, params_hint=hint)
+    if setup.method in ("lora", "qlora"):
+        from oomdoctor.memory.params import unmatched_targets
+
+        missing = unmatched_targets(setup, shape)
+        if missing:
+            shape = replace(shape, notes=shape.notes + (msg("model.note.lora_unmatched", targets=", ".join(missing)),))
+    return shape
 
 
 def plan_edits(setup: TrainingSetup, steps: Sequence[Step]) -> tuple[KeyEdit, ...]:

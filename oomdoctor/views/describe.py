@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Hardware, Msg, Step, TrainingSetup, msg
+from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Hardware, ModelShape, Msg, Step, TrainingSetup, msg
 from oomdoctor.words import gib, has, join, say, show
 
 
@@ -182,6 +182,28 @@ def setup_rows(setup: TrainingSetup, lang: str = "en") -> list[tuple[str, str]]:
         ("memory", ", ".join(show(m, lang) for m in memory)),
     ]
     return [(say(f"report.row.{label}", lang), value) for label, value in rows]
+
+
+def read_as_line(s: TrainingSetup, lang: str = "en") -> str:
+    """Which framework the config was read as and why, and whose release's defaults filled the rest."""
+    parts = []
+    if s.framework_reason is not None:
+        parts.append(say("report.read_as", lang, framework=s.defaults_of or s.framework,
+                         why=show(s.framework_reason, lang)))
+    if s.version_reason is not None:
+        parts.append(say("report.release", lang, why=show(s.version_reason, lang)))
+    return say("report.change_sep", lang).join(parts)
+
+
+def model_lines(shape: ModelShape, lang: str = "en") -> tuple[str, list[str]]:
+    """The model's headline (name, size, where the shape came from) and its notes (Llama-style guess, ...)."""
+    from oomdoctor.memory import count_params
+    from oomdoctor.models import shape_notes, source_msg
+
+    summary = say("model.summary", lang, params_b=count_params(shape).total / 1e9, layers=shape.num_layers,
+                  hidden=shape.hidden_size, vocab=shape.vocab_size)
+    return say("report.model_head", lang, name=shape.name, summary=summary, source=source_msg(shape)), [
+        show(n, lang) for n in shape_notes(shape)]
 
 
 # ---------------------------------------------------------------- estimates and steps

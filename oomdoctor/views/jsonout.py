@@ -10,7 +10,9 @@ import json
 from typing import Any
 
 from oomdoctor import __version__
-from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, Msg, Plan, Report, Step, Text, TrainingSetup
+from oomdoctor.facts import (
+    COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Report, Step, Text, TrainingSetup,
+)
 from oomdoctor.words import show
 
 
@@ -45,7 +47,8 @@ def _codes(items: Any) -> list[Any]:
     return [_code(item) for item in items]
 
 
-def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int | None) -> dict[str, Any]:
+def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int | None,
+               lang: str = "en") -> dict[str, Any]:
     return {
         "model": s.model, "framework": s.framework, "framework_version": s.framework_version,
         "params_total": params_total, "params_trainable": params_trainable,
@@ -56,7 +59,28 @@ def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int
         "lora_rank": s.lora_rank if s.method in ("lora", "qlora") else None,
         "quant_bits": s.quant_bits, "fused_ce": s.fused_ce, "packing": s.packing,
         "sources": {name: src.describe() for name, src in s.sources.items()},
+        "framework_reason": show(s.framework_reason, lang) if s.framework_reason is not None else None,
+        "framework_reason_code": _code(s.framework_reason),
+        "version_reason": show(s.version_reason, lang) if s.version_reason is not None else None,
+        "version_reason_code": _code(s.version_reason),
+        "seq_parallel": s.seq_parallel,
     }
+
+
+def model_dict(shape: ModelShape, lang: str = "en") -> dict[str, Any]:
+    """The model's shape and where it came from (source: checkpoint | config.json | catalog | log)."""
+    from oomdoctor.memory import count_params
+    from oomdoctor.models import shape_notes, source_msg
+    from oomdoctor.words import say
+
+    return {"name": shape.name, "model_type": shape.model_type, "source": shape.source_kind,
+            "path": shape.source_path, "source_text": say(source_msg(shape), lang),
+            "counted_as_llama": shape.llama_style_guess, "params_total": count_params(shape).total,
+            "layers": shape.num_layers, "hidden_size": shape.hidden_size, "vocab_size": shape.vocab_size,
+            "tie_word_embeddings": shape.tie_word_embeddings, "torch_dtype": shape.torch_dtype,
+            "stored_dtype": shape.stored_dtype, "quant_method": shape.quant_method, "quant_bits": shape.quant_bits,
+            "num_experts": shape.num_experts,
+            "notes": [{"code": n.code, "text": say(n, lang)} for n in shape_notes(shape)]}
 
 
 def offload_name(s: TrainingSetup) -> str:
@@ -140,7 +164,8 @@ def to_dict(report: Report, lang: str = "en") -> dict[str, Any]:
         plan["least_cost"] = plan_dict(report.least_cost, report, lang)
     return {
         "version": __version__,
-        "setup": setup_dict(report.setup, params_total, params_trainable) if report.setup else None,
+        "setup": setup_dict(report.setup, params_total, params_trainable, lang) if report.setup else None,
+        "model": model_dict(report.shape, lang) if report.shape else None,
         "hardware": hardware_dict(report.hardware) if report.hardware else None,
         "lang": lang,
         "crash": crash_dict(report.crash, lang) if report.crash else None,

@@ -12,8 +12,10 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Plan, Report, Step
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
-from oomdoctor.views.describe import component_name, diagnosis_lines, event_line, event_numbers, setup_line
-from oomdoctor.words import pad_cells, say, show
+from oomdoctor.views.describe import (
+    component_name, diagnosis_lines, event_line, event_numbers, model_lines, read_as_line, setup_line,
+)
+from oomdoctor.words import cell_width, pad_cells, say, show
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,8 +40,9 @@ def _kit_of(console: Any) -> Kit:
 
 
 def _label(text: str) -> str:
-    """A head-line label padded to the report's 7-cell column ("Crash  ", "崩溃   ")."""
-    return pad_cells(text, 6) + " "
+    """A head-line label padded to the report's 7-cell column ("Crash  ", "崩溃   "), or two cells past a
+    longer one ("Read as  ")."""
+    return pad_cells(text, max(6, cell_width(text) + 1)) + " "
 
 
 def bar(est: Estimate, width: int, kit: Kit | None = None):
@@ -146,6 +149,14 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
                                         source=source) + others))
     if s is not None:
         console.print(Text.assemble((_label(say("report.label.setup", lang)), "bold"), setup_line(s, lang)))
+        read_as = read_as_line(s, lang)
+        if read_as:
+            console.print(Text.assemble((_label(say("report.label.read_as", lang)), "bold"), read_as))
+    if report.shape is not None:
+        head, notes = model_lines(report.shape, lang)
+        console.print(Text.assemble((_label(say("report.label.model", lang)), "bold"), head))
+        for note in notes:
+            console.print(Text(f"       · {note}", style="yellow"))
     for w in report.warnings:
         console.print(Text(say("report.note", lang, note=show(w, lang)), style="yellow"))
     if est is None:

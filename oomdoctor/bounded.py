@@ -1,0 +1,179 @@
+"""Reading small input files (configs, rules, prices, model config.json) so that no file can hang or
+exhaust the machine: sizes capped, non-regular files read once and never waited on, YAML aliases
+expanded within a budget, nesting depth bounded, JSON's NaN/Infinity refused.
+
+Every check fails as an InputError naming the file (and line): exit 2, never a hang or exit 4.
+"""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from typing import Any
+
+from oomdoctor.errors import InputError
+from oomdoctor.facts import msg
+
+# A training config, a rule file or a model's config.json is a few KiB; 16 MiB leaves room for
+# generated files while keeping a stray multi-GB file (or /dev/zero) from being read whole.
+MAX_FILE_BYTES = 16 << 20
+# Nodes visited when every alias is expanded. Real configs have a few thousand at most; a
+# "billion laughs" file of 600 bytes expands to 10**9.
+MAX_NODES = 1_000_000
+MAX_DEPTH = 200
+
+
+def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of `path`, at most `limit` of them (an InputError over it).
+
+    A FIFO is opened without waiting for a writer (no writer means it is empty); a character
+    device such as /dev/zero stops at the cap; a directory is refused before it is opened.
+    """
+    try:
+        st = os.stat(path)
+    except OSError as err:
+        raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), path) from None
+    if stat.S_ISDIR(st.st_mode):
+        raise InputError(msg("input.is_directory"), path)
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) * (not stat.S_ISREG(st.st_mode))
+    try:
+        fd = os.open(path, flags)
+    except OSError as err:
+        raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), path) from None
+    try:
+        if not stat.S_ISREG(st.st_mode) and hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)       # opened without waiting for a writer; now read what comes
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = os.read(fd, min(1 << 20, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    except OSError as err:
+        raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), path) from None
+    finally:
+        os.close(fd)
+    if size > limit:
+        raise InputError(msg("input.too_big", limit_mib=limit >> 20), path)
+    return b"".join(chunks)
+
+
+def compose_yaml(text: str, path: str, *, loader: Any = None) -> Any:
+    """`yaml.compose` (libyaml when present), then checked: aliases within budget, no alias cycle,
+    nesting within MAX_DEPTH. Returns the root node (None for an empty document)."""
+    import yaml
+
+    if loader is None:
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    try:
+        root = yaml.compose(text, Loader=loader)
+    except yaml.MarkedYAMLError as err:
+        mark = err.problem_mark or err.context_mark
+        problem = err.problem or err.context or "syntax error"
+        raise InputError(msg("input.yaml_syntax", problem=problem), path, mark.line + 1 if mark else None) from None
+    except yaml.YAMLError as err:
+        raise InputError(msg("input.yaml_syntax", problem=str(err).splitlines()[0] if str(err) else "?"),
+                         path) from None
+    except RecursionError:
+        raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
+    # Without an anchor (`&name`) there is no alias to expand, and libyaml bounds flow nesting itself;
+    # the walk costs ~20% of a compose, so files without anchors are spared it.
+    if root is not None and "&" in text:
+        check_nodes(root, path)
+    return root
+
+
+def check_nodes(root: Any, path: str) -> None:
+    """Walk the node graph as a constructor would (every alias expanded), within MAX_NODES visits
+    and MAX_DEPTH levels, refusing an alias that contains itself."""
+    import yaml
+
+    visits = 0
+    # (node, depth, ancestors-on-path) with an explicit exit marker so the path set stays exact.
+    on_path: set[int] = set()
+    stack: list[tuple[Any, int, bool]] = [(root, 1, False)]
+    while stack:
+        node, depth, leaving = stack.pop()
+        if leaving:
+            on_path.discard(id(node))
+            continue
+        visits += 1
+        if visits > MAX_NODES:
+            raise InputError(msg("input.too_many_aliases", nodes=MAX_NODES), path, node.start_mark.line + 1)
+        if depth > MAX_DEPTH:
+            raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path, node.start_mark.line + 1)
+        if isinstance(node, yaml.ScalarNode):
+            continue
+        if id(node) in on_path:
+            raise InputError(msg("input.alias_cycle"), path, node.start_mark.line + 1)
+        on_path.add(id(node))
+        stack.append((node, depth, True))
+        if isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append((key, depth + 1, False))
+                stack.append((value, depth + 1, False))
+        else:
+            stack.extend((child, depth + 1, False) for child in node.value)
+
+
+def load_yaml(text: str, path: str) -> Any:
+    """The data of a YAML text, after compose_yaml's checks."""
+    import yaml
+
+    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    root = compose_yaml(text, path, loader=loader)
+    if root is None:
+        return None
+    try:
+        return loader(text).construct_document(root)
+    except yaml.YAMLError as err:         # a bad tag value: `stage: !!int sft`
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise InputError(msg("input.yaml_syntax", problem=problem), path, mark.line + 1 if mark else None) from None
+    except (ValueError, TypeError) as err:   # `stage: !!int sft`: a tag its value cannot be
+        raise InputError(msg("input.yaml_syntax", problem=str(err).splitlines()[0] if str(err) else "?"),
+                         path, _failing_scalar_line(root)) from None
+    except RecursionError:
+        raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
+
+
+def _failing_scalar_line(root: Any) -> int | None:
+    """The line of the first scalar the safe constructor cannot build on its own (error path only)."""
+    import yaml
+
+    stack = [root]
+    seen: set[int] = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.ScalarNode):
+            try:
+                yaml.constructor.SafeConstructor().construct_object(node)
+            except (ValueError, TypeError, yaml.YAMLError):
+                return node.start_mark.line + 1
+        elif isinstance(node, yaml.MappingNode):
+            stack.extend(child for pair in reversed(node.value) for child in reversed(pair))
+        else:
+            stack.extend(reversed(node.value))
+    return None
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(name)
+
+
+def load_json(text: str, path: str) -> Any:
+    """json.loads with NaN/Infinity refused; nesting past Python's recursion limit (a 3,000-deep
+    file) is an error naming the file, not a RecursionError."""
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as err:
+        raise InputError(msg("input.json_syntax", problem=err.msg), path, err.lineno) from None
+    except RecursionError:
+        raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
+    except ValueError as err:
+        raise InputError(msg("input.json_constant", name=str(err)), path) from None
