@@ -317,11 +317,11 @@ async def test_quick_tab_keys_settle_on_the_last_tab(demo):
 def test_a_step_that_gives_memory_back_to_the_host_says_it_uses_more_gpu_memory():
     from rich.console import Console
 
-    from oomdoctor.facts import Estimate, Step, TrainingSetup
+    from oomdoctor.facts import Estimate, Step, Text, TrainingSetup
     from oomdoctor.tui.widgets import step_detail
 
     est = Estimate(components={}, allocated_gib=20.0, peak_gib=21.0, capacity_gib=79.0)
-    step = Step(rule="OOM021", slug="host-ram-optimizer-back-on-gpu", title="Keep the optimizer states on the GPU",
+    step = Step(rule="OOM021", slug="host-ram-optimizer-back-on-gpu", title=Text("Keep the optimizer states on the GPU"),
                 changes=(), setup=TrainingSetup(), estimate=est, saved_gib=-7.5, costs=(), applicability="safe")
     for lang, words in (("en", "uses 7.5 GiB more on the GPU"), ("zh", "GPU 上多用 7.5 GiB")):
         console = Console(width=120, record=True, file=open(os.devnull, "w"))
