@@ -38,8 +38,6 @@ PENDING = {
     "oomdoctor/crashlog/phase.py": "crash (#16)",
     "oomdoctor/crashlog/scan.py": "crash (#16)",
     "oomdoctor/crashlog/source.py": "crash (#16)",
-    "oomdoctor/memory/estimate.py": "moments (#15): the estimate's notes",
-    "oomdoctor/memory/regime.py": "moments (#15): the regime's notes",
     "oomdoctor/patch/__init__.py": "robust (#20)",
     "oomdoctor/patch/apply.py": "robust (#20)",
     "oomdoctor/patch/build.py": "robust (#20)",
@@ -51,7 +49,6 @@ PENDING = {
     "oomdoctor/planner/rules.py": "robust (#20): the rule files' errors",
     "oomdoctor/simulate/__init__.py": "moments (#15)",
     "oomdoctor/simulate/regime.py": "moments (#15)",
-    "oomdoctor/simulate/result.py": "moments (#15)",
     "oomdoctor/simulate/tracer.py": "moments (#15)",
 }
 
