@@ -18,7 +18,7 @@ def quote(word: object) -> str:
 def export_line(name: str, value: object) -> str:
     """`export NAME='value'`; ValueError for a name no shell would take (rules only let valid ones in)."""
     if not _ENV_NAME.fullmatch(name):
-        raise ValueError(f"not an environment variable name: {name!r}")
+        raise ValueError(name)
     return f"export {name}={quote(value)}"
 
 

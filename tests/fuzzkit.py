@@ -382,7 +382,7 @@ class Outcome:
             found.append("traceback on stderr")
         if self.code == 2 and not self.hung:
             lines = [line for line in text.splitlines() if line.strip()]
-            if len(lines) != 1 or not lines[0].startswith("oomdoctor: "):
+            if len(lines) != 1 or not lines[0].startswith(("oomdoctor: ", "oomdoctor：")):
                 found.append(f"exit 2 with {len(lines)} lines on stderr")
         if self.wants_json and self.code in (0, 1, 3) and not self.hung:
             try:      # strict: NaN and Infinity are not JSON, whatever Python's json module accepts
@@ -553,7 +553,7 @@ def preload() -> None:
     import oomdoctor.pipeline  # noqa: F401
     import oomdoctor.views.jsonout  # noqa: F401
     import oomdoctor.views.plain  # noqa: F401
-    import oomdoctor.walkthrough  # noqa: F401
+    import oomdoctor.guide  # noqa: F401
     from oomdoctor.planner import load_rules
 
     load_rules()

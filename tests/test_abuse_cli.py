@@ -89,12 +89,13 @@ def test_the_export_snippet_of_export_is_quoted(sneaky, capsys):
 
 
 async def test_the_apps_export_lines_paste_as_the_literal_value(sneaky):
-    from oomdoctor.pipeline import Options, build_report
+    from oomdoctor.pipeline import Options
+    from oomdoctor.session import open_session
     from oomdoctor.tui.app import OomDoctorApp
 
     folder, marker = sneaky
     opts = Options(files=("train.log", "train.yaml"), rules_dirs=("rules",), cwd=str(folder))
-    app = OomDoctorApp(build_report(opts), opts)
+    app = OomDoctorApp(open_session(opts))
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.pause()
         await pilot.app.workers.wait_for_complete()

@@ -80,12 +80,12 @@ def test_the_judge_catches_an_internal_error_a_hang_and_a_stray_write(tmp_path, 
     monkeypatch.setattr(fuzzkit, "TIME_LIMIT_S", 2.0)
     from oomdoctor import cli
 
-    def crash(argv):
+    def crash(*args):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(cli, "_main", crash)
     assert "exit 4" in fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems
-    monkeypatch.setattr(cli, "_main", lambda argv: __import__("time").sleep(30))
+    monkeypatch.setattr(cli, "_main", lambda *args: __import__("time").sleep(30))
     assert any(p.startswith("hang") for p in fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems)
-    monkeypatch.setattr(cli, "_main", lambda argv: open("stray.txt", "w").write("x") and 0)
+    monkeypatch.setattr(cli, "_main", lambda *args: open("stray.txt", "w").write("x") and 0)
     assert any(p.startswith("unexpected writes") for p in fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems)

@@ -45,6 +45,13 @@ def _say(code: str, lang: str, **values: Any) -> str:
     return say(msg(code, **values), lang)
 
 
+def _tell(code: str, lang: str, **values: Any) -> None:
+    """One line on stderr, `oomdoctor: ...` in the user's language."""
+    from ..words import say
+
+    print(say("cli.error", lang, message=_say(code, lang, **values)), file=sys.stderr)
+
+
 def _apply_hint(path: str, base: str, cwd: str) -> str:
     """The command that applies the exported diff: from the folder its names are relative to."""
     if os.path.abspath(base) == os.path.abspath(cwd):
@@ -54,9 +61,11 @@ def _apply_hint(path: str, base: str, cwd: str) -> str:
 
 def deliver(report: Report, opts: Any, *, export: str | None, write: str | None, apply: bool, yes: bool,
             lang: str = "en", inputs: Iterable[str] | None = None) -> None:
-    snippet = shell_snippet(report.env, report.notes)
+    from ..words import show
+
+    snippet = shell_snippet(report.env, [show(note, lang) for note in report.notes], lang)
     if not report.edits and not snippet:
-        print(f"oomdoctor: {_say('write.nothing_to_export', lang)}", file=sys.stderr)
+        _tell("write.nothing_to_export", lang)
         return
     cwd = opts.cwd or os.getcwd()
     to_file = export if export and export != "-" else None
@@ -85,24 +94,22 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
         sys.stderr.write(patch.diff)
         answer = input(_say("write.ask", lang)).strip().lower()
         if answer not in ("y", "yes", "是"):
-            print(f"oomdoctor: {_say('write.nothing_changed', lang)}", file=sys.stderr)
+            _tell("write.nothing_changed", lang)
             edits = []
     outcomes = write_all(writes + edits)
 
     if to_file:
         hint = _apply_hint(to_file, patch.cwd, os.getcwd())      # run in the user's shell, from here
-        print(f"oomdoctor: {_say('write.wrote_diff', lang, path=to_file, command=hint)}", file=sys.stderr)
+        _tell("write.wrote_diff", lang, path=to_file, command=hint)
     if snippet:
         print(snippet, file=sys.stderr, end="" if snippet.endswith("\n") else "\n")
     if write:
         n = len(patch.files)
-        print(f"oomdoctor: {_say('write.wrote_copies', lang, n=n, folder=write)}", file=sys.stderr)
+        _tell("write.wrote_copies", lang, n=n, folder=write)
     for outcome in outcomes[len(writes):]:
         if outcome.created:
-            line = _say("write.updated_created", lang, path=outcome.path)
+            _tell("write.updated_created", lang, path=outcome.path)
         else:
             from .apply import backup_of
 
-            backup = outcome.backup or backup_of(outcome.path)
-            line = _say("write.updated", lang, path=outcome.path, backup=backup)
-        print(f"oomdoctor: {line}", file=sys.stderr)
+            _tell("write.updated", lang, path=outcome.path, backup=outcome.backup or backup_of(outcome.path))

@@ -191,5 +191,7 @@ def same_value(old: Any, new: Any, *, number_types: bool = False) -> bool:
     if a[0] == "number":
         if number_types and isinstance(a[1], float) != isinstance(b[1], float):
             return False
+        if isinstance(a[1], int) and isinstance(b[1], int):
+            return a[1] == b[1]         # exact: two integers past 2**53 can share one float
         return float(a[1]) == float(b[1])
     return a == b

@@ -354,7 +354,7 @@ def _roll_back(order: list[_Plan], failed: _Plan, err: BaseException) -> None:
     if problems:
         plan, undo_err = problems[0]
         raise InputError(msg("write.rollback_failed", reason=reason, other=plan.write.name,
-                             detail=f"{_reason(undo_err)}; the original is {plan.holder}"), failed.write.name)
+                             detail=_reason(undo_err), original=plan.holder), failed.write.name)
     raise InputError(msg("write.failed_nothing_changed", reason=reason), failed.write.name)
 
 

@@ -182,7 +182,9 @@ class PlainConsole:
         if len(objects) > 1:
             raise NeedsRich("several objects")
         obj = objects[0] if objects else ""
-        if soft_wrap and isinstance(obj, str):      # rich's soft_wrap: the line as it is, never folded
+        if soft_wrap and isinstance(obj, PlainText):    # rich's soft_wrap: the line as it is, never folded
+            lines = obj.plain.split("\n")
+        elif soft_wrap and isinstance(obj, str):
             lines = (_from_markup(obj) if markup else obj).split("\n")
         elif isinstance(obj, PlainTable):
             lines = obj.lines(self.width)

@@ -95,8 +95,6 @@ WORDS = {
         "backward ({gib:.1f} GiB).",
         "梯度累积期间，前面微批的梯度会一直保留到后续每次前向和反向传播（{gib:.1f} GiB）。"),
     # the advisor's long-context row
-    "memory.strategy.zero3_sp": ("ZeRO-3 + sequence parallel", "ZeRO-3 + 序列并行"),
-    "memory.strategy.sequence_split": ("each sequence split over {cards} cards", "每条序列切分到 {cards} 张卡上"),
     # the crash reconciled with the estimate
     "memory.crash.held_and_asked": (
         "At the crash PyTorch held {held:.2f} GiB and asked for {tried:.2f} GiB more ({demanded:.2f} GiB); the "

@@ -41,8 +41,8 @@ WORDS = {
                          "{what} 必须是字符串，或映射 {{en: ..., zh: ...}}"),
     "rules.unknown_placeholder": ("unknown fact '${{{name}}}' in note text", "说明文本中有未知的事实 '${{{name}}}'"),
     # conditions
-    "rules.condition_shape": ("a condition is one of all / any / not, or a {{fact, op, value}} leaf",
-                              "条件应是 all / any / not 之一，或一个 {{fact, op, value}} 叶子条件"),
+    "rules.condition_shape": ("a condition is one of all / any / not, or a {fact, op, value} leaf",
+                              "条件应是 all / any / not 之一，或一个 {fact, op, value} 叶子条件"),
     "rules.condition_needs_list": ("'{key}' needs a non-empty list of conditions", "'{key}' 需要一个非空的条件列表"),
     "rules.condition_needs": ("condition needs '{key}'", "条件缺少 '{key}'"),
     "rules.unknown_fact": ("unknown fact '{fact}'", "未知的事实 '{fact}'"),
