@@ -11,7 +11,7 @@ from typing import Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import (
-    Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Plan, Report, Step, TrainingSetup,
+    Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Plan, Report, Step, TrainingSetup, msg,
 )
 from oomdoctor.records import record
 
@@ -133,6 +133,8 @@ def plan_edits(setup: TrainingSetup, steps: Sequence[Step]) -> tuple[KeyEdit, ..
     """Config edits that take `setup` to the state after `steps` (net changes only)."""
     from oomdoctor.configs import edits_for
 
+    if setup.config_file is None:
+        return ()       # a setup read from a log's command line: no file of the user's to patch
     final = steps[-1].setup if steps else setup
     net = [Change(name, getattr(setup, name), getattr(final, name))
            for name in _changed_fields(steps)
@@ -170,7 +172,7 @@ def build_report(opts: Options) -> Report:
     inputs = sort_inputs(opts.files)
     crash = read_crash(inputs.log)
     setup = read_setup(inputs, crash, opts)
-    warnings: list[str] = list(setup.extras.get("warnings", ())) if setup is not None else []
+    warnings: list = list(setup.extras.get("warnings", ())) if setup is not None else []
     if opts.gpus and setup is not None and opts.gpus != setup.n_gpus:
         setup = replace(setup, n_gpus=opts.gpus)
     hw = read_hardware(crash, setup, opts)
@@ -180,13 +182,37 @@ def build_report(opts: Options) -> Report:
         warnings.append("no training config given and the log does not say which model was trained: "
                         "only the crash itself is diagnosed; pass the config for an estimate and a plan")
         return Report(inputs=tuple(opts.files), crash=crash, hardware=hw, warnings=tuple(warnings))
+    # A setup read from the log's own command line names paths of another machine: they are hints,
+    # so what cannot be used there is a note and the crash is still diagnosed (never exit 2).
+    from_log = inputs.config is None
     if hw is None:
+        if from_log:
+            warnings.append(msg("crash.setup.no_gpu"))
+            return Report(inputs=tuple(opts.files), crash=crash, warnings=tuple(warnings))
         where = inputs.log or inputs.config
         raise InputError("cannot tell the GPU's memory: the log names no capacity and no GPU was detected; "
                          "pass --gpu (e.g. --gpu A100-80GB or --gpu 24GiB)", where)
-    shape = resolve_shape(setup, crash)
-    return plan_report(Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw,
-                              crash=crash, warnings=tuple(warnings)), opts)
+    if opts.model:
+        shape = resolve_shape(setup, crash)     # the user's own --model: its errors are theirs
+    try:
+        if not opts.model:
+            shape = resolve_shape(setup, crash)
+        report = Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw, crash=crash,
+                        warnings=tuple(warnings + ([msg("crash.setup.from_log")] if from_log else [])))
+        return plan_report(report, opts)
+    except InputError as err:
+        if not from_log or _users_own(err, opts):
+            raise
+        warnings.append(msg("crash.setup.unusable", reason=err.render("en")))
+        return Report(inputs=tuple(opts.files), crash=crash, hardware=hw, warnings=tuple(warnings))
+
+
+def _users_own(err: InputError, opts: Options) -> bool:
+    """An error about what the user typed (--model, --rules, --prices), not about what a log named."""
+    if err.path is None:
+        return False
+    mine = [p for p in (opts.model, opts.prices, *opts.rules_dirs) if p]
+    return any(err.path == p or str(err.path).startswith(str(p).rstrip("/") + "/") for p in mine)
 
 
 def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
@@ -250,6 +276,6 @@ def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | Non
 
     net = [Change(f, getattr(report.setup, f), getattr(setup, f)) for f in _changed_fields(kept)
            if getattr(report.setup, f) != getattr(setup, f)]
-    edits = tuple(edits_for(report.setup, net)) if net else ()
+    edits = tuple(edits_for(report.setup, net)) if net and report.setup.config_file is not None else ()
     env, notes = collect_env(kept)
     return Selection(setup=setup, estimate=est, edits=edits, patch=render_patch(edits, cwd), env=env, notes=notes)

@@ -178,6 +178,8 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
         return None
     if "model_name_or_path" not in args:
         args["model_name_or_path"] = args.get("model") or args.get("base_model")
+    from dataclasses import replace
+
     doc = Doc(crash.file, dict(args), {}, "cli")
     version = (crash.versions or {}).get("llamafactory")
     def load(d: Doc) -> TrainingSetup:
@@ -191,13 +193,15 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
         if "deepspeed" not in args:
             return None
         # The DeepSpeed JSON the log names is on another machine: judge without it.
-        args.pop("deepspeed")
+        missing = args.pop("deepspeed")
         try:
             setup = load(Doc(crash.file, args, {}, "cli"))
         except InputError:
             return None
-    from dataclasses import replace
+        from oomdoctor.facts import msg
 
+        note = msg("crash.setup.path_missing", path=str(missing), key="--deepspeed")
+        setup = replace(setup, extras={**setup.extras, "warnings": (*setup.extras.get("warnings", ()), note)})
     return replace(with_log_world_size(setup, crash), config_file=None)
 
 

@@ -8,6 +8,15 @@ from oomdoctor import __version__
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, Plan, Report, Step, TrainingSetup
 
 
+def _text(what: Any) -> str:
+    """A sentence that is already text, or a words Msg rendered in English."""
+    if isinstance(what, str):
+        return what
+    from oomdoctor.words import say
+
+    return say(what, "en")
+
+
 def _r(x: float | None, nd: int = 3) -> float | None:
     return None if x is None else round(float(x), nd)
 
@@ -112,7 +121,7 @@ def to_dict(report: Report) -> dict[str, Any]:
         "patch": report.patch,
         "env": dict(report.env),
         "notes": list(report.notes),
-        "warnings": list(report.warnings),
+        "warnings": [_text(w) for w in report.warnings],
     }
 
 

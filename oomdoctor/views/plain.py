@@ -50,6 +50,15 @@ def _kit_of(console: Any) -> Kit:
     return Kit(*kit) if kit is not None else rich_kit()
 
 
+def _text(what: Any) -> str:
+    """A sentence that is already text, or a words Msg rendered in English (views move to codes in #18)."""
+    if isinstance(what, str):
+        return what
+    from oomdoctor.words import say
+
+    return say(what, "en")
+
+
 def gib(x: float | None) -> str:
     return "?" if x is None else f"{x:.2f} GiB"
 
@@ -215,7 +224,7 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
     if s is not None:
         console.print(f"[bold]Setup[/]  {setup_line(s)}")
     for w in report.warnings:
-        console.print(Text(f"note: {w}", style="yellow"))
+        console.print(Text(f"note: {_text(w)}", style="yellow"))
     if est is None:
         return
     console.print()

@@ -55,4 +55,15 @@ WORDS = {
         '有一条很长的样本到了 GPU：峰值取决于最长的序列，而不是平均长度。'),
     "crash.diagnosis.host_ram": ("Host RAM ran out: offloading and data loading live in the machine's memory, not the GPU's.",
         '主机内存耗尽：offload 和数据加载用的是机器内存，不是显存。'),
+    # a setup read from the log's own command line
+    "crash.setup.from_log": ("the setup was read from the training arguments the log printed; no file of yours is patched",
+        '训练设置取自日志里打印的训练参数；不会修改你的任何文件'),
+    "crash.setup.no_gpu": ("the log's command line gives a setup, but neither the log nor this machine tells the GPU's "
+                           "memory: only the crash itself is diagnosed; pass --gpu (e.g. --gpu A100-80GB) for an estimate",
+        '日志里的命令行给出了训练设置，但日志和本机都看不出 GPU 的显存大小：只诊断崩溃本身；加上 --gpu（例如 --gpu A100-80GB）即可估算显存'),
+    "crash.setup.unusable": ("the setup the log's command line gives cannot be used here ({reason}): only the crash itself "
+                             "is diagnosed; pass the training config (or --model) for an estimate and a plan",
+        '日志命令行给出的训练设置在这台机器上用不了（{reason}）：只诊断崩溃本身；给出训练配置（或 --model）才能估算显存并给出方案'),
+    "crash.setup.path_missing": ("{path}, named by the log's {key}, is not on this machine: judged without it",
+        '日志中 {key} 指向的 {path} 不在这台机器上：按没有它来判断'),
 }
