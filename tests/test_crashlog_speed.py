@@ -17,6 +17,7 @@ import oomdoctor.crashlog.parse as parse_mod
 import oomdoctor.crashlog.scan as scan_mod
 from oomdoctor.crashlog import parse_log
 from oomdoctor.crashlog.source import open_log
+from oomdoctor.words import say
 
 LOGS = Path(__file__).parent / "data" / "logs"
 DEMO = Path(__file__).parent.parent / "oomdoctor" / "data" / "demo" / "train.log"
@@ -32,6 +33,11 @@ NOISE = b"".join(b"[rank%d]: {'loss': 1.%04d, 'grad_norm': 0.5, 'epoch': 0.%d}\n
 def parse_with(engine: str, path, monkeypatch):
     monkeypatch.setattr(scan_mod, "SCAN_ENGINE", engine)
     return parse_log(str(path))
+
+
+def said(report) -> list[str]:
+    """The report's notes on how the log was read, in English."""
+    return [say(n, "en") for n in report.notes]
 
 
 def write_noise(fh, blocks: int) -> None:
@@ -131,10 +137,10 @@ def test_a_big_log_finds_what_a_full_scan_finds(path, where, tmp_path, monkeypat
             fh.write(NOISE)
     small_tiers(monkeypatch, full=1 << 30)
     whole = parse_with("python", p, monkeypatch)
-    assert not any(n.startswith("a big log") for n in whole.notes)
+    assert not any(n.startswith("a big log") for n in said(whole))
     small_tiers(monkeypatch, full=64 << 10)
     tiered = parse_with("python", p, monkeypatch)
-    assert any(n.startswith("a big log") for n in tiered.notes)
+    assert any(n.startswith("a big log") for n in said(tiered))
     if where == "middle" and path.name in TAIL_ONLY:
         assert set(events(tiered)) <= set(events(whole))
     else:
@@ -157,8 +163,8 @@ def test_an_oom_among_thousands_of_memory_mentions_in_a_big_log_is_still_found(e
         fh.write(chatter)
     r = parse_with(engine, p, monkeypatch)
     assert [(e.kind, e.line) for e in r.events] == [("cuda_oom", 3000 + 18)]
-    assert any("'memory'" in n and "first and the last 50" in n for n in r.notes), r.notes
-    assert any("'out of mem', 'OutOfMemory' searched in every line" in n for n in r.notes), r.notes
+    assert any("'memory'" in n and "first and the last 50" in n for n in said(r)), r.notes
+    assert any("'out of mem', 'OutOfMemory' searched in every line" in n for n in said(r)), r.notes
 
 
 def test_the_big_log_note_says_when_only_the_first_and_last_tracebacks_got_windows(tmp_path, monkeypatch):
@@ -170,7 +176,7 @@ def test_the_big_log_note_says_when_only_the_first_and_last_tracebacks_got_windo
     with open(p, "wb") as fh:
         for _ in range(6):
             fh.write(NOISE[:40000] + warning)
-    note = next(n for n in parse_with("python", p, monkeypatch).notes if n.startswith("a big log"))
+    note = next(n for n in said(parse_with("python", p, monkeypatch)) if n.startswith("a big log"))
     assert note.endswith("either side of the first and the last 2 of 6 tracebacks"), note
 
 
@@ -196,14 +202,14 @@ def test_a_40_mib_log_with_failures_in_the_middle_and_a_kill_at_the_end(tmp_path
         ("cuda_oom", 6 * per_block + 1, 1), ("cublas_alloc", 12 * per_block + 1 + 18, None),
         ("host_oom", 14 * per_block + 1 + 18 + 1, None)]
     assert by_grep.lines_total == 14 * per_block + 1 + 18 + 1
-    assert any(n.startswith("a big log: 'memory', 'Traceback' searched in every line") for n in by_grep.notes)
+    assert any(n.startswith("a big log: 'memory', 'Traceback' searched in every line") for n in said(by_grep))
     assert parse_with("python", p, monkeypatch) == by_grep
     monkeypatch.setattr(scan_mod, "SPLIT_PARTS", 3)           # three greps per anchor, numbered by sentinels
     monkeypatch.setattr(scan_mod, "SPLIT_MIN_BYTES", 0)
     assert parse_with("grep", p, monkeypatch) == by_grep
     from oomdoctor.views.jsonout import crash_dict
     doc = crash_dict(by_grep)
-    assert doc["notes"] == list(by_grep.notes) and doc["lines_total"] == by_grep.lines_total
+    assert doc["notes"] == said(by_grep) and doc["lines_total"] == by_grep.lines_total
 
 
 @given(st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=5), st.integers(min_value=1, max_value=6))
@@ -236,7 +242,7 @@ def test_a_log_that_repeats_killed_thousands_of_times_keeps_first_and_last_hits_
     r = reports[0]
     assert {e.kind for e in r.events} == {"host_oom", "cuda_oom"}
     assert [e.line for e in r.events if e.kind == "cuda_oom"] == [20000 + 18]
-    assert any("'Killed' 40000 times" in n and "first and the last 50" in n for n in r.notes), r.notes
+    assert any("'Killed' 40000 times" in n and "first and the last 50" in n for n in said(r)), r.notes
 
 
 @needs_grep

@@ -112,15 +112,17 @@ def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tupl
     return found_scan
 
 
-def coverage(found: MarkerScan, words: dict[bytes, str]) -> str:
-    """What a tiered scan searched where, in words ("" after a full scan); `words` names the strings."""
+def coverage(found: MarkerScan, words: dict[bytes, str]):
+    """What a tiered scan searched where, as a words Msg (None after a full scan); `words` names the strings."""
     if not found.everywhere:
-        return ""
+        return None
+    from oomdoctor.facts import msg
+
     names = ", ".join(repr(words.get(m, m.decode())) for m in found.everywhere)
-    which = ("each traceback" if found.tracebacks <= 2 * AROUND_KEEP else
-             f"the first and the last {AROUND_KEEP} of {found.tracebacks} tracebacks")
-    return (f"{names} searched in every line; the other markers in the first {_size(HEAD_SCAN_BYTES)}, "
-            f"the last {_size(TAIL_SCAN_BYTES)} and {_size(AROUND_BYTES)} either side of {which}")
+    which = (msg("crash.note.each_traceback") if found.tracebacks <= 2 * AROUND_KEEP else
+             msg("crash.note.some_tracebacks", keep=AROUND_KEEP, total=found.tracebacks))
+    return msg("crash.note.big_log", names=names, head=_size(HEAD_SCAN_BYTES), tail=_size(TAIL_SCAN_BYTES),
+               around=_size(AROUND_BYTES), which=which)
 
 
 def _start(src: LogSource, groups: tuple[tuple[bytes, ...], ...], keep: int, use_grep: bool,

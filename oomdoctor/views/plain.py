@@ -10,7 +10,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, Step, TrainingSetup
+from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Plan, Report, Step, TrainingSetup, msg
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 
 if TYPE_CHECKING:
@@ -20,6 +20,7 @@ PHASE_WORDS = {
     "load": "while loading the model", "forward": "in the forward pass", "loss": "computing the loss (logits)",
     "backward": "in the backward pass", "optimizer": "at the optimizer step", "zero_init": "while DeepSpeed ZeRO set up",
     "eval": "during evaluation", "save": "while saving a checkpoint", "generate": "while generating",
+    "data": "while preparing the dataset", "train": "during a training step",
 }
 
 KIND_WORDS = {
@@ -57,6 +58,10 @@ def _text(what: Any) -> str:
     from oomdoctor.words import say
 
     return say(what, "en")
+
+
+def _short(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def gib(x: float | None) -> str:
@@ -291,8 +296,16 @@ def render_crash(crash: CrashReport, console: Console) -> None:
     ranks = sorted({ev.rank for ev in crash.events if ev.rank is not None})
     if len(ranks) > 1:
         console.print(f"       {len(crash.events)} events on ranks {', '.join(map(str, ranks))}")
+    if e.phase_evidence is not None:
+        ev = e.phase_evidence
+        console.print(Text(f"       {_text(msg('crash.evidence.line', line=ev.line, text=_short(ev.text, 70)))}",
+                           style="dim"))
+    if e.confidence != "certain":
+        console.print(Text(f"       {_text(msg('crash.confidence.' + e.confidence))}", style="yellow"))
     for d in crash.diagnoses:
         console.print(Text(f"       · {DIAGNOSIS_WORDS.get(d, d)}", style="yellow"))
+    for check in crash.checks:
+        console.print(Text(f"       · {_text(check)}", style="yellow"))
     if crash.host_ram_gib:
         full = f", {crash.host_ram_used_pct:.1f}% in use at its last reading" if crash.host_ram_used_pct else ""
         console.print(f"       host RAM {crash.host_ram_gib:.1f} GiB (from the log){full}")

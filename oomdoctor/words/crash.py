@@ -23,6 +23,18 @@ WORDS = {
         'vLLM 放不下 KV 缓存'),
     "crash.kind.bnb_alloc": ('bitsandbytes could not allocate GPU memory',
         'bitsandbytes 无法分配显存'),
+    "crash.kind.npu_oom": ('the Ascend NPU ran out of memory',
+        '昇腾 NPU 内存不足'),
+    "crash.kind.xpu_oom": ('the Intel GPU (XPU) ran out of memory',
+        'Intel GPU（XPU）显存不足'),
+    "crash.kind.tf_oom": ('TensorFlow ran out of device memory',
+        'TensorFlow 设备内存不足'),
+    "crash.kind.hpu_oom": ('the Gaudi HPU ran out of device memory',
+        'Gaudi HPU 设备内存不足'),
+    "crash.kind.mlx_oom": ('Metal (MLX) ran out of memory',
+        'Metal（MLX）内存不足'),
+    "crash.kind.batch_size_exhausted": ('accelerate found no batch size small enough to fit',
+        'accelerate 找不到能放得下的批大小'),
     # phase
     "crash.phase.load": ('while loading the model',
         '加载模型时'),
@@ -42,6 +54,10 @@ WORDS = {
         '保存检查点时'),
     "crash.phase.generate": ('while generating',
         '生成时'),
+    "crash.phase.data": ('while preparing the dataset',
+        '处理数据集时'),
+    "crash.phase.train": ('during a training step (which part, the log does not say)',
+        '训练步中（日志没有说明是哪一部分）'),
     # diagnosis
     "crash.diagnosis.fragmentation": ('Fragmentation: PyTorch had reserved memory it could not use for this request. PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True usually gives it back.',
         '碎片：PyTorch 已预留但无法用于这次请求的显存。设置 PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True 通常能把它要回来。'),
@@ -66,4 +82,27 @@ WORDS = {
         '日志命令行给出的训练设置在这台机器上用不了（{reason}）：只诊断崩溃本身；给出训练配置（或 --model）才能估算显存并给出方案'),
     "crash.setup.path_missing": ("{path}, named by the log's {key}, is not on this machine: judged without it",
         '日志中 {key} 指向的 {path} 不在这台机器上：按没有它来判断'),
+    # how the log was read
+    "crash.note.repeats": ("the log repeats {marker!r} {count} times: only the first and the last {keep} were read",
+        '日志里 {marker!r} 出现了 {count} 次：只读取了最前和最后各 {keep} 处'),
+    "crash.note.big_log": ("a big log: {names} searched in every line; the other markers in the first {head}, the last "
+                           "{tail} and {around} either side of {which}",
+        '大日志：{names} 在每一行里都搜索了；其余标记只在开头 {head}、结尾 {tail} 以及{which}前后各 {around} 范围内搜索'),
+    "crash.note.each_traceback": ("each traceback", '每个 traceback'),
+    "crash.note.some_tracebacks": ("the first and the last {keep} of {total} tracebacks",
+        '{total} 个 traceback 中最前和最后各 {keep} 个'),
+    # what to check outside the log
+    "crash.check.host_kill": ("The log shows the process was killed, not why: the usual cause is the kernel's OOM killer "
+                              "when host RAM runs out. Check `dmesg -T | grep -i -E 'killed process|out of memory'` "
+                              "(or `journalctl -k`), and watch `free -g` while the run starts.",
+        '日志只显示进程被杀掉了，没有说明原因：最常见的原因是主机内存耗尽后内核的 OOM killer 出手。'
+        "用 `dmesg -T | grep -i -E 'killed process|out of memory'`（或 `journalctl -k`）确认，并在训练启动时用 `free -g` 观察内存。"),
+    # how sure a verdict is
+    "crash.confidence.certain": ("the log states it", '日志明确写出'),
+    "crash.confidence.likely": ("likely: the log shows a kill, not its cause", '很可能：日志只显示进程被杀，没有写明原因'),
+    # where a phase was read from
+    "crash.evidence.frame": ("from a traceback line", '依据 traceback 中的一行'),
+    "crash.evidence.progress": ("from what the run printed before the crash", '依据崩溃前打印的内容'),
+    "crash.evidence.message": ("from the error message", '依据错误信息本身'),
+    "crash.evidence.line": ("phase from line {line}: {text}", '阶段依据第 {line} 行：{text}'),
 }
