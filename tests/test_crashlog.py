@@ -70,7 +70,7 @@ FORMATS = [
     ("f17b_tpu_hbm.log", "xla_oom", None, dict(capacity_gib=15.48)),
     ("f18_jax_bfc.log", "xla_oom", None, dict(tried_gib=8.0)),
     ("f19_tf.log", "tf_oom", None, {}),
-    ("f20_vllm_cache.log", "vllm_cache", "load", dict(line=8)),
+    ("f20_vllm_cache.log", "vllm_cache", "load", dict(line=9)),
     ("f21_vllm_free_memory.log", "vllm_cache", "load", dict(capacity_gib=79.19, free_gib=14.2, tried_gib=71.27)),
     ("f22_no_executable_batch.log", "batch_size_exhausted", "forward", {}),
     ("f24_deepspeed_zero_init.log", "cuda_oom", "zero_init", dict(tried_gib=12.55, capacity_gib=39.38)),

@@ -45,6 +45,7 @@ _PREFIX = lazy_re(
     | [a-z][a-z0-9-]*-(?:worker|node|gpu|host)[a-z0-9-]*:[ ]                  # P03 pdsh host
     | \((?:raylet|[A-Za-z_][\w.]*[ ]pid=\d+(?:,[ ]ip=[\d.]+)?)\)[ ]           # P04 Ray
     | \((?:EngineCore_DP\d+|VllmWorker[ ]rank=(?P<vrank>\d+)|APIServer)[ ]pid=\d+\)[ ]   # P05 vLLM V1
+    | (?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ]\d\d-\d\d[ ]\d\d:\d\d:\d\d(?:\.\d+)?[ ]\[?[\w.]+:\d+\][ ]   # vLLM's logger
     | [a-z][\w.-]*\s+\|[ ]                                                    # P06 docker compose
     | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d\.\d+[ ]\|[ ][A-Z]+\s*\|[ ](?:[\w.:<>-]+[ ]-[ ])?   # loguru
     | ERROR:[\w.]+:                                                           # stdlib logging
@@ -160,7 +161,7 @@ F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile pe
 F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.", needs=("Ran out of memory in memory space hbm. Used ",))
 F18 = lazy_re(r"Allocator \((?P<alloc>GPU_\d+_bfc)\) ran out of memory trying to allocate (?P<req>\S+?) \(rounded to (?P<bytes>\d+)\)", needs=("Allocator (",))
 F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("ResourceExhaustedError: failed to allocate memory",))
-F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):? (?:\(see above for traceback\): )?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\] and type (?P<dtype>\w+)(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
+F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):? (?:\(see above for traceback\): )?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\](?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
 F20 = lazy_re(r"No available memory for the cache blocks")
 F21 = lazy_re(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)", needs=("Free memory on device (",))
 F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)

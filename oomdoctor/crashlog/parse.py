@@ -193,8 +193,15 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
         text = cl.text
         if F.LOOKALIKE.search(text) and not ("out of memory" in text and "OutOfResources" not in text):
             continue
+        if _RAISE.search(text):
+            continue                   # source code quoting the message it raises (vLLM's `raise ValueError("No available memory ...`)
         parsed = F.parse_message(text)
         msg_end = end
+        if parsed is None and _CUT.search(text):
+            nxt = _join_following(src, end, cl.rank, text)   # "Resource exhausted: Out" / "of memory while trying ..."
+            better = F.parse_message(nxt[0]) if nxt else None
+            if better is not None:
+                parsed, text, msg_end = better, nxt[0], nxt[1]
         if parsed is None:
             parsed = F.parse_class_only(text)
             if parsed is not None and parsed.kind == "cuda_oom":
@@ -220,6 +227,11 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
         hits.append(_Hit(start, msg_end, parsed, rank, text.strip(), at=pos))
         consumed_until = msg_end
     return hits
+
+
+_RAISE = lazy_re(r"^\s*(?:-+>\s*\d+\s+)?raise [\w.]+\(", needs=("raise ",))
+# A line that stops in the middle of a failure message (a hard wrap, a narrow terminal).
+_CUT = lazy_re(r"(?:\b[Oo]ut|\bof|\b[Mm]emory|exhausted:?|allocate|Tried to|Out of)\s*$")
 
 
 def _incomplete(text: str) -> bool:
@@ -276,6 +288,7 @@ def _lines_total(src: LogSource, hits: list[_Hit]) -> int | None:
 # ------------------------------------------------------------------ phase
 
 LINE_CUE_LINES = 40                # log lines read back from a traceback (or a message) for a progress cue
+_FRAME_SPLIT = lazy_re(r'(?= File ")', needs=(' File "',))
 
 
 def _phase(src: LogSource, h: _Hit) -> tuple | None:
@@ -288,6 +301,13 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         found = _phase_forward(src, h)       # IPython header: the frames follow the class name
         if found:
             return found
+    own = F.clean(src.text(h.start, h.at)).text if h.at > h.start else ""
+    head_here = TRACEBACK_HEAD.search(own)
+    if head_here:                            # a traceback that lost its newlines, on the message's own line
+        pieces = [p for p in _FRAME_SPLIT.split(own[head_here.end():]) if p.strip()]
+        found = frame_phase(pieces)
+        if found:
+            return found[0], h.start, pieces[found[1]], "frame"
     walked: list[tuple[int, str]] = []       # nearest first
     head: tuple[int, str] | None = None
     for s, _e, raw in src.lines_before(h.start, TRACEBACK_LINES):
@@ -363,20 +383,24 @@ def _phase_forward(src: LogSource, h: _Hit) -> tuple | None:
 
 
 # A source line of a traceback fragment: a call, a return or an assignment (not a YAML or table line).
+_BOX_BORDER = lazy_re(r"^[\s╭╮╰╯─│]+$")
+# A piece of a rich traceback box: its source arrow, a `path.py:123` header, or a header wrapped to `0 in func`.
+_RICH_PIECE = lazy_re(r"❱|\S\.py:\d+\b|^\s*\d* ?in [\w<>.]+\s*$")
 _SOURCE_SHAPE = lazy_re(r"[\w\])]\s*\(|\breturn\b|\w\s*=\s*\S|^\s*\^+\s*$")
 
 
 def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """The source lines pasted right above a message without their frame headers, outermost first."""
+    """The source lines pasted right above a message without their frame headers (or inside a rich
+    box whose header was cut), outermost first."""
     block: list[tuple[int, str]] = []
     blanks = 0
     for s, t in walked:
-        if not t.strip():
-            blanks += 1
+        if not t.strip() or _BOX_BORDER.search(t):
+            blanks += not t.strip()
             if blanks > 1:
                 break
             continue
-        if not (looks_like_code(t) and (is_frame(t) or _SOURCE_SHAPE.search(t))):
+        if not (_RICH_PIECE.search(t) or looks_like_code(t) and (is_frame(t) or _SOURCE_SHAPE.search(t))):
             break
         blanks = 0
         block.append((s, t))

@@ -40,6 +40,13 @@ def _literal(word: str) -> str:
     runs, run, i = [], "", 0
     while i < len(word):
         ch = word[i]
+        if ch == "[":                           # a character class: ends the run, with its quantifier
+            i = word.index("]", i + 1) + 1
+            if i < len(word) and word[i] in "*+?":
+                i += 1
+            runs.append(run)
+            run = ""
+            continue
         if ch == "\\" and i + 1 < len(word):
             nxt = word[i + 1]
             i += 2
@@ -111,8 +118,8 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                  r"logits\.float\(\)|logits = logits\.float|loss_utils\.py|cross_entropy\w*\.py",
                  "logits.float()", "logits = logits.float", "loss_utils.py", "cross_entropy"),
     "forward": _cue(r"\b(?:forward|_forward\w*|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
-                    r"flash_attn_\w+|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
-                    r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|softmax|silu|gelu|apply_rotary_pos_emb|"
+                    r"flash_attn_\w+|\w+_forward|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
+                    r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|conv[123]d|softmax|silu|gelu|apply_rotary_pos_emb|"
                     r"_unsloth_training_step|fast_forward\w*|model)\b|torch\._C\._nn\.|activations\.py|modeling_\w+\.py|"
                     r"\bmodel\(", "torch._C._nn.", "activations.py", "modeling_", "model("),
 }
@@ -124,7 +131,7 @@ _FRAME = lazy_re(
     r'|^\s*(?P<ifile>\S+\.py)(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)'          # IPython <= 7
     r'|^\s*File\s+(?P<pfile>[^\s",]+\.py):\d+,?\s+in\s+(?P<pfunc>[\w<>.]+)'   # IPython 8
     r'|^\s*(?P<tfile>\S+\.py):\d+:\s+in\s+(?P<tfunc>[\w<>.]+)'                # pytest
-    r'|^\s*(?:\S*\.py"?,\s*)?line \d+, in [\w<>.]+\s*$',                      # a fragment pasted from mid-line
+    r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$',                       # a fragment pasted from mid-line
     needs=(".py", "line "))
 TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|─+ Traceback", needs=("Traceback",))
 _CODE_LINE = lazy_re(r"^\s{2,}\S|^\s*-+>\s*\d+|^\s*[❱│]|^\s*\[Previous line repeated")
@@ -212,12 +219,12 @@ _EVENTS: tuple[tuple[str, LazyPattern], ...] = (
                      r"Preprocessing dataset|Tokenizing|Map \(num_proc=\d+\)|Loading datasets", re.I)),
     ("train", lazy_re(r"\{'loss': |'train_loss'|\bIter \d+: (?:Train|Val) loss|Starting training|^Training\s*$|"
                       r"\*{3,} Running training \*{3,}|\bglobal_step\b|^\s*Epoch[: ]+\[?\d+|\bstep \d+/\d+|"
-                      r"\bEPOCH: \d+ ITER", re.I)),
+                      r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+", re.I)),
 )
 # Lines that say a phase is over: its earlier cue lines no longer count.
 _CLOSERS: tuple[tuple[str, LazyPattern], ...] = (
-    ("save", lazy_re(r"Done saving|Model weights saved in|Saved model|\bsaved (?:in|to)\b|\[Torch\] Saved|"
-                     r"Configuration saved in|tokenizer config file saved", re.I)),
+    ("save", lazy_re(r"Done saving|Model weights saved in|Saved model|\[Torch\] Saved|Special tokens file saved|"
+                     r"Model saved (?:in|to)", re.I)),
     ("eval", lazy_re(r"\*{3,} eval metrics \*{3,}|'eval_loss'|eval_loss\s*=|\bVal took\b", re.I)),
     ("zero_init", lazy_re(r"After initializing ZeRO optimizer|DeepSpeed Final Optimizer|DeepSpeed using configured LR scheduler|"
                           r"optimizer state initialized")),
@@ -244,8 +251,18 @@ def line_phase(lines: list[str]) -> tuple[str, int] | None:
         text = raw.strip()
         if not text or _LAUNCHER.search(text):
             continue
-        found = _bar_phase(text, nearest)
-        if found is None and looks_like_code(raw):
+        bar = _bar_phase(text)
+        found = None
+        if bar is not None:
+            found, finished = bar
+            if finished:
+                # a finished bar ends its phase; only a finished checkpoint load printed last still
+                # counts (the weights are then being moved or wrapped, which is still loading)
+                if not (found == "load" and nearest):
+                    closed.add(found)
+                    nearest = False
+                    continue
+        elif looks_like_code(raw):
             continue
         if found is None:
             for phase, pat in _CLOSERS:
@@ -261,20 +278,17 @@ def line_phase(lines: list[str]) -> tuple[str, int] | None:
     return None
 
 
-def _bar_phase(text: str, nearest: bool) -> str | None:
-    """The phase a progress bar shows; None for a finished bar that is not the last line printed."""
+def _bar_phase(text: str) -> tuple[str, bool] | None:
+    """(the phase a progress bar shows, whether it is finished), or None for a line without one."""
     bars = list(_BAR.finditer(text))
     if not bars:
         return None
     m = bars[-1]                                   # tqdm redraws on one line: the last one shows
     start = max(text.rfind("\r", 0, m.start()), text.rfind("]", 0, m.start() - 1) if len(bars) > 1 else -1) + 1
     desc = text[start:m.start()]
-    if int(m.group("n")) >= int(m.group("total")) > 0 and not nearest:
-        return None
-    for phase, pat in _BAR_DESC:
-        if pat.search(desc):
-            return phase
-    return "train"
+    phase = next((p for p, pat in _BAR_DESC if pat.search(desc)), "train")
+    finished = int(m.group("n")) >= int(m.group("total")) > 0
+    return phase, finished
 
 
 # ------------------------------------------------------------------ the message itself
