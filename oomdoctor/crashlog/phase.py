@@ -79,8 +79,8 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                  r"safe_save_file|save_file|unsloth_\w*save\w*|save_lora\w*|merge_and_unload)\b|torch\.save\(|"
                  r"\.state_dict\(\)", "torch.save(", ".state_dict()"),
     "eval": _cue(r"\b(?:evaluate\w*|_evaluate|evaluation_loop|prediction_step|prediction_loop|predict|eval_step|"
-                 r"run_evaluation|do_eval|validation_step|_run_validation|validate|eval_loop|run_eval|_eval_\w*|"
-                 r"val_step|test_step)\b"),
+                 r"run_evaluation|do_eval|validation_step|_run_validation|validate|eval_loop|run_eval|_?eval_\w+|"
+                 r"val_step|test_step|validation_epoch\w*)\b"),
     "generate": _cue(r"\b(?:generate\w*|_sample|greedy_search|beam_search|_generate\w*|rollout\w*|sample_sequence)\b|"
                      r"\bin sample\b", "in sample"),
     "zero_init": _cue(r"\b(?:_configure_zero_optimizer|_configure_optimizer|DeepSpeedZeroOptimizer\w*|"
@@ -105,7 +105,7 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                       r"optimizer_step|_update_scale|_maybe_opt_step|unscale_and_clip_grads|_foreach_\w+|"
                       r"optimizer_update_\w+|multi_tensor_applier)\b|optim/\w+\.py|\.step\(|, in step$",
                       "optim/", ".step(", ", in step"),
-    "backward": _cue(r"\b(?:backward|_engine_run_backward|run_backward|_execution_engine|allreduce_gradients|"
+    "backward": _cue(r"\b(?:\w*backward\w*|_engine_run_backward|run_backward|_execution_engine|allreduce_gradients|"
                      r"reduce_ready_partitions_and_remove_grads|reduce_partition_and_remove_grads|average_tensor|"
                      r"reduce_independent_p_g_buckets_and_remove_grads|_reduce_and_partition_ipg_grads|allreduce_bucket|"
                      r"backward_step)\b|accelerator\.backward|scaler\.scale\(loss\)|gradients/|"
@@ -115,10 +115,10 @@ _FRAME_CUES: dict[str, LazyPattern] = {
     "loss": _cue(r"\b(?:cross_entropy|cross_entropy_loss|nll_loss|log_softmax|ForCausalLMLoss|fixed_cross_entropy|"
                  r"loss_function|_convert_to_fp32|compute_loss_func|chunked_cross_entropy|LigerFusedLinearCrossEntropy\w*|"
                  r"CrossEntropyLoss|loss_fct|selective_log_softmax|get_batch_logps|_get_batch_logps|dpo_loss|kl_div)\b|"
-                 r"logits\.float\(\)|logits = logits\.float|loss_utils\.py|cross_entropy\w*\.py",
-                 "logits.float()", "logits = logits.float", "loss_utils.py", "cross_entropy"),
-    "forward": _cue(r"\b(?:forward|_forward\w*|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
-                    r"flash_attn_\w+|\w+_forward|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
+                 r"logits\.float\(\)|logits = logits\.float|loss_utils\.py|cross_entropy\w*\.py|\bcriterion\(|\bloss_fn\(",
+                 "logits.float()", "logits = logits.float", "loss_utils.py", "cross_entropy", "criterion(", "loss_fn("),
+    "forward": _cue(r"\b(?:\w*forward\w*|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
+                    r"flash_attn_\w+|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
                     r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|conv[123]d|softmax|silu|gelu|apply_rotary_pos_emb|"
                     r"_unsloth_training_step|fast_forward\w*|model)\b|torch\._C\._nn\.|activations\.py|modeling_\w+\.py|"
                     r"\bmodel\(", "torch._C._nn.", "activations.py", "modeling_", "model("),
@@ -219,7 +219,7 @@ _EVENTS: tuple[tuple[str, LazyPattern], ...] = (
                      r"Preprocessing dataset|Tokenizing|Map \(num_proc=\d+\)|Loading datasets", re.I)),
     ("train", lazy_re(r"\{'loss': |'train_loss'|\bIter \d+: (?:Train|Val) loss|Starting training|^Training\s*$|"
                       r"\*{3,} Running training \*{3,}|\bglobal_step\b|^\s*Epoch[: ]+\[?\d+|\bstep \d+/\d+|"
-                      r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+", re.I)),
+                      r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+|Starting trainer", re.I)),
 )
 # Lines that say a phase is over: its earlier cue lines no longer count.
 _CLOSERS: tuple[tuple[str, LazyPattern], ...] = (
