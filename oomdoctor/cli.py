@@ -75,6 +75,9 @@ def use_tui(args: argparse.Namespace) -> bool:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from oomdoctor import interrupts
+
+    interrupts.install()        # SIGTERM and SIGHUP clean up like Ctrl-C
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     except InputError as err:

@@ -43,7 +43,11 @@ class Inputs:
 
 
 def sort_inputs(files: Sequence[str]) -> Inputs:
-    """Positional files in any order: a training config is a mapping with training keys, anything else a log."""
+    """Positional files in any order: a training config is a mapping with training keys, anything else a log.
+
+    A stream (a FIFO, `<(cat run.log)`) is read here, once and bounded: sorting must not consume what
+    the reader then needs, so its bytes are handed on (crashlog.source.adopt for a log,
+    bounded.preload for a config)."""
     from oomdoctor.configs import classify
 
     configs: list[str] = []
@@ -54,7 +58,12 @@ def sort_inputs(files: Sequence[str]) -> Inputs:
                 raise InputError("is a directory, not a log or a training config", path)
             if not os.path.exists(path):
                 raise InputError("no such file", path)
-        kind = "log" if path == "-" else classify(path)
+        if path == "-":
+            kind = "log"
+        else:
+            from oomdoctor.crashlog.source import is_stream
+
+            kind = _sort_stream(path) if is_stream(path) else classify(path)
         if kind == "config":
             if len(configs) == 2:
                 raise InputError(f"too many configs given ({', '.join(configs)} and {path})", path)
@@ -65,6 +74,42 @@ def sort_inputs(files: Sequence[str]) -> Inputs:
             log = path
     config = configs[0] if configs else None
     return Inputs(config=config, log=log, launcher=configs[1] if len(configs) == 2 else None)
+
+
+STREAM_HEAD_BYTES = 64 << 10    # what classify() looks at
+
+
+def _sort_stream(path: str) -> str:
+    """Read a stream given as an input once: "config" (its bytes preloaded for the config reader) or
+    "log" (spooled for the log reader). Never waits for a writer that is not there."""
+    import tempfile
+
+    from oomdoctor import bounded
+    from oomdoctor.configs import classify
+    from oomdoctor.crashlog.source import adopt, open_stream, spool
+
+    with os.fdopen(open_stream(path), "rb", buffering=0) as fh:
+        head = b""
+        while len(head) < STREAM_HEAD_BYTES:
+            chunk = fh.read(STREAM_HEAD_BYTES - len(head))
+            if not chunk:
+                break
+            head += chunk
+        fd, probe = tempfile.mkstemp(prefix="oomdoctor-input-", suffix="-" + os.path.basename(path))
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(head)
+            kind = classify(probe)
+        finally:
+            os.unlink(probe)
+        if kind == "config":
+            data = head + fh.read(bounded.MAX_FILE_BYTES + 1 - len(head))
+            if len(data) > bounded.MAX_FILE_BYTES:
+                raise InputError(msg("input.too_big", limit_mib=bounded.MAX_FILE_BYTES >> 20), path)
+            bounded.preload(path, data)
+        else:
+            adopt(path, spool(fh.read, path, first=head))
+    return kind
 
 
 def read_crash(log: str | None) -> CrashReport | None:

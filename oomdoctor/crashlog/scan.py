@@ -71,10 +71,27 @@ def scan(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tuple[b
     """
     engine = engine or SCAN_ENGINE
     use_grep = engine == "grep" or (engine == "auto" and src.size >= GREP_MIN_BYTES)
-    if not anchors or src.size <= FULL_SCAN_BYTES:
-        kept, method = _finish(src, _start(src, (markers,), keep, use_grep), keep)
-        return _collect(kept, keep, method)
-    return _tiered(src, markers, keep, anchors, around, narrower or {}, use_grep)
+    try:
+        if not anchors or src.size <= FULL_SCAN_BYTES:
+            kept, method = _finish(src, _start(src, (markers,), keep, use_grep), keep)
+            return _collect(kept, keep, method)
+        return _tiered(src, markers, keep, anchors, around, narrower or {}, use_grep)
+    except BaseException:
+        _kill_children()            # Ctrl-C, SIGTERM, SIGHUP: no grep left reading the log
+        raise
+
+
+_CHILDREN: set = set()              # grep processes started and not yet waited for
+
+
+def _kill_children() -> None:
+    for proc in list(_CHILDREN):
+        try:
+            proc.kill()
+            proc.wait(timeout=5)
+        except Exception:           # already gone, or not ours to wait for
+            pass
+        _CHILDREN.discard(proc)
 
 
 def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tuple[bytes, ...],
@@ -271,6 +288,7 @@ class _GrepPass:
         try:
             proc = subprocess.Popen(_with_memory_cap(cmd), stdin=subprocess.DEVNULL if whole else read_end,
                                     stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            _CHILDREN.add(proc)
         except OSError:
             if not whole:
                 os.close(read_end)
@@ -335,6 +353,7 @@ class _GrepPass:
         before lo) and left as checkpoints."""
         self.thread.join()
         rc = self.proc.wait()
+        _CHILDREN.discard(self.proc)
         self.proc.stdout.close()
         if self.feeder is not None:
             self.feeder.join()

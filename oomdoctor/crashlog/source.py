@@ -1,25 +1,37 @@
 """Open a crash log: a read-only map, with lines read on demand around byte offsets and numbered
 from the nearest known checkpoint.
 
-stdin and .gz logs are streamed into a temporary file first, so every log is scanned the same way
-and memory stays bounded whatever the size. Finding the markers is scan.py's job.
+A regular file (also one redirected to stdin) is mapped in place, whatever its size. A stream (a pipe
+on stdin, a FIFO, `<(cat run.log)`, a .gz log) is copied once into a temporary file, within a cap
+(SPOOL_MAX_BYTES, and the free space of the temporary folder): NUL bytes are dropped on the way
+(crash-time NUL runs carry no text, and a gzip bomb of zeros then costs no disk), and a stream that
+starts binary is refused after its first 64 KiB. The copy is removed when the log is closed, on
+Ctrl-C, SIGTERM or SIGHUP (oomdoctor/interrupts.py), and at exit. Finding the markers is scan.py's job.
 """
 from __future__ import annotations
 
+import atexit
 import bisect
 import mmap
 import os
 import shutil
+import stat
 import sys
 import zlib
 
 from oomdoctor.errors import InputError
+from oomdoctor.facts import msg
 
 LINE_CAP_BYTES = 16 * 1024          # longer lines (a whole tqdm run glued by \r) are cut to this
 COPY_CHUNK_BYTES = 1 << 20
 RELEASE_MIN_BYTES = 64 << 20       # maps smaller than this are not trimmed with madvise
 COUNT_CHUNK_BYTES = 16 << 20        # newline counting copies this much at a time (bounded RSS)
 WC_MIN_BYTES = 16 << 20             # counting a longer stretch up to the end of file goes to wc -l
+SPOOL_MAX_BYTES = 2 << 30           # a piped or compressed log is copied to a temporary file up to this size ...
+SPOOL_FREE_RESERVE = 512 << 20      # ... leaving at least this much free in the temporary folder
+SPOOL_READ_FACTOR = 8               # bytes read (NUL runs included) may be this many times the cap
+TEXT_SAMPLE_BYTES = 64 << 10        # whether a log is text is judged on this much of its non-NUL bytes ...
+TEXT_LOOK_BYTES = 16 << 20          # ... looked for in this much of its start
 
 # Magic numbers of files people attach by mistake instead of the text log.
 _BINARY_MAGIC = (b"\x7fELF", b"PK\x03\x04", b"\x89PNG", b"%PDF", b"\xff\xd8\xff", b"GIF8",
@@ -185,52 +197,160 @@ def decode(raw: bytes) -> str:
         return raw.decode("utf-8", errors="replace")
 
 
-def _spool(stream, display: str) -> str:
-    """Copy a stream to a temp file in chunks; return its path."""
-    import gzip
+# ------------------------------------------------------------------ streams
+
+_ADOPTED: dict[str, str] = {}       # a stream given as an input (FIFO, `<(...)`) -> the spool of it sort_inputs made
+_TEMPS: set[str] = set()            # spool files not yet removed
+
+
+def _remove_temps() -> None:
+    for tmp in list(_TEMPS):
+        _unlink(tmp)
+
+
+atexit.register(_remove_temps)
+
+
+def _unlink(tmp: str) -> None:
+    _TEMPS.discard(tmp)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def open_stream(path: str) -> int:
+    """A read descriptor on a FIFO or device that never waits for a writer: a FIFO nobody writes to
+    reads as empty instead of hanging."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), path) from None
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return fd
+
+
+def is_stream(path: str) -> bool:
+    """True for an input that can be read only once (a pipe, a FIFO, a device), not a regular file."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path)
+    except OSError:
+        return False
+
+
+def adopt(path: str, spool: str) -> None:
+    """Hand the spool sort_inputs made of the stream `path` to open_log(path)."""
+    _ADOPTED[path] = spool
+
+
+def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
+    """Copy a stream to a temporary file and return its path. `read(n)` returns up to n bytes ("" at
+    the end); `first` is what was already read of it. Bounded by SPOOL_MAX_BYTES and the free space
+    of the temporary folder (an InputError naming the cap past it); NUL bytes are dropped; a stream
+    whose first 64 KiB of text look binary is refused there."""
     import tempfile
 
+    folder = tempfile.gettempdir()
+    cap = _spool_cap(folder)
     fd, tmp = tempfile.mkstemp(prefix="oomdoctor-log-", suffix=".log")
+    _TEMPS.add(tmp)
+    kept = read_total = 0
+    sample = bytearray()
     try:
         with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(stream, out, COPY_CHUNK_BYTES)
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as err:
-        os.unlink(tmp)
-        raise InputError(f"cannot read the log: {err}", display) from None
+            chunk = first
+            while True:
+                if not chunk:
+                    chunk = read(COPY_CHUNK_BYTES)
+                    if not chunk:
+                        break
+                read_total += len(chunk)
+                if b"\x00" in chunk:
+                    chunk = chunk.replace(b"\x00", b"")
+                kept += len(chunk)
+                if kept > cap or read_total > cap * SPOOL_READ_FACTOR:
+                    code = "crash.input.gzip_too_big" if what == "gzip" else "crash.input.stream_too_big"
+                    raise InputError(msg(code, cap=_size(cap), folder=folder), display)
+                if len(sample) < TEXT_SAMPLE_BYTES:
+                    sample += chunk[:TEXT_SAMPLE_BYTES - len(sample)]
+                    if len(sample) >= TEXT_SAMPLE_BYTES and _looks_binary(bytes(sample)):
+                        raise InputError(msg("crash.input.binary"), display)
+                out.write(chunk)
+                chunk = b""
+    except (OSError, EOFError, zlib.error) as err:
+        _unlink(tmp)
+        raise InputError(msg("crash.input.cannot_read", reason=str(err)), display) from None
     except BaseException:
-        os.unlink(tmp)
+        _unlink(tmp)
         raise
     return tmp
 
 
+def _spool_cap(folder: str) -> int:
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return SPOOL_MAX_BYTES
+    return max(0, min(SPOOL_MAX_BYTES, free - SPOOL_FREE_RESERVE))
+
+
+def _size(n: int) -> str:
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.3g} GiB"
+    return f"{n / (1 << 20):.3g} MiB"
+
+
+def _stdin_in_place() -> str | None:
+    """A path other processes (grep) can open for a regular file redirected to stdin (`< run.log`), so it
+    is mapped in place rather than copied; None for a pipe or where /proc is missing."""
+    try:
+        if not stat.S_ISREG(os.fstat(0).st_mode) or not sys.platform.startswith("linux"):
+            return None
+        path = f"/proc/{os.getpid()}/fd/0"
+        return path if os.path.exists(path) else None
+    except OSError:
+        return None
+
+
 def open_log(path: str) -> LogSource:
-    """Open `path` ("-" = stdin, *.gz = gzip stream) as a LogSource, or raise InputError."""
+    """Open `path` ("-" = stdin, *.gz = gzip stream, a FIFO or `<(...)`) as a LogSource, or raise InputError."""
     if path == "-":
-        stream = getattr(sys.stdin, "buffer", sys.stdin)
-        src = LogSource("<stdin>", _spool(stream, "<stdin>"), temp=True)
+        here = _stdin_in_place()
+        if here is not None:
+            src = LogSource("<stdin>", here, temp=False)
+        else:
+            stream = getattr(sys.stdin, "buffer", sys.stdin)
+            src = LogSource("<stdin>", spool(stream.read, "<stdin>"), temp=True)
+    elif path in _ADOPTED:
+        src = LogSource(path, _ADOPTED.pop(path), temp=True)
     else:
         if not os.path.exists(path):
-            raise InputError("no such file", path)
+            raise InputError(msg("crash.input.missing"), path)
         if os.path.isdir(path):
-            raise InputError("is a directory, not a log file", path)
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(2)
-        except OSError as err:
-            raise InputError(f"cannot read the log: {err.strerror or err}", path) from None
-        if head == b"\x1f\x8b":
-            import gzip
-
-            try:
-                with gzip.open(path, "rb") as gz:
-                    src = LogSource(path, _spool(gz, path), temp=True)
-            except OSError as err:
-                raise InputError(f"cannot read the gzip log: {err}", path) from None
+            raise InputError(msg("crash.input.directory"), path)
+        if is_stream(path):
+            with os.fdopen(open_stream(path), "rb", buffering=0) as fh:
+                src = LogSource(path, spool(fh.read, path), temp=True)
         else:
             try:
-                src = LogSource(path, path, temp=False)
+                with open(path, "rb") as fh:
+                    head = fh.read(2)
             except OSError as err:
-                raise InputError(f"cannot read the log: {err.strerror or err}", path) from None
+                raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), path) from None
+            if head == b"\x1f\x8b":
+                import gzip
+
+                try:
+                    with gzip.open(path, "rb") as gz:
+                        src = LogSource(path, spool(gz.read, path, what="gzip"), temp=True)
+                except (OSError, EOFError, zlib.error) as err:
+                    raise InputError(msg("crash.input.gzip_broken", reason=str(err)), path) from None
+            else:
+                try:
+                    src = LogSource(path, path, temp=False)
+                except OSError as err:
+                    raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), path) from None
     try:
         _check_text(src)
     except InputError:
@@ -240,13 +360,33 @@ def open_log(path: str) -> LogSource:
 
 
 def _check_text(src: LogSource) -> None:
-    head = bytes(src.mm[: 1 << 16])
-    if src.size == 0 or (src.size <= len(head) and not head.strip(b" \t\r\n\x00")):
-        raise InputError("the log is empty", src.display)
+    """Refuse an empty log and a binary file given by mistake. Runs of NUL bytes (a crash while the file
+    system flushed) are tolerated: text-ness is judged on the bytes around them."""
+    head = bytes(src.mm[:16])
     if head.startswith(_BINARY_MAGIC):
-        raise InputError("is a binary file, not a text log", src.display)
-    # Logs may hold a few NUL runs (a crash while the file system was flushing), but text never
-    # has mostly control bytes.
-    control = sum(head.count(bytes([c])) for c in range(0, 32) if c not in (9, 10, 12, 13, 27))
-    if len(head) >= 64 and (control > len(head) * 0.10 or head.count(b"\x00") > len(head) * 0.01):
-        raise InputError("is a binary file, not a text log", src.display)
+        raise InputError(msg("crash.input.binary"), src.display)
+    sample = _text_sample(src)
+    if not sample.strip(b" \t\r\n"):
+        raise InputError(msg("crash.input.empty"), src.display)
+    if _looks_binary(sample):
+        raise InputError(msg("crash.input.binary"), src.display)
+
+
+def _text_sample(src: LogSource) -> bytes:
+    """The first TEXT_SAMPLE_BYTES of the log's non-NUL bytes, looked for in its first TEXT_LOOK_BYTES."""
+    out = bytearray()
+    pos = 0
+    end = min(src.size, TEXT_LOOK_BYTES)
+    while pos < end and len(out) < TEXT_SAMPLE_BYTES:
+        block = bytes(src.mm[pos:min(end, pos + TEXT_SAMPLE_BYTES)])
+        out += block.replace(b"\x00", b"") if b"\x00" in block else block
+        pos += len(block)
+    return bytes(out[:TEXT_SAMPLE_BYTES])
+
+
+def _looks_binary(sample: bytes) -> bool:
+    """Text never has mostly control bytes (tab, newlines, form feed and ESC aside)."""
+    if sample.startswith(_BINARY_MAGIC):
+        return True
+    control = sum(sample.count(bytes([c])) for c in range(1, 32) if c not in (9, 10, 12, 13, 27))
+    return len(sample) >= 64 and control > len(sample) * 0.10

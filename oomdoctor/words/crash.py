@@ -105,4 +105,17 @@ WORDS = {
     "crash.evidence.progress": ("from what the run printed before the crash", '依据崩溃前打印的内容'),
     "crash.evidence.message": ("from the error message", '依据错误信息本身'),
     "crash.evidence.line": ("phase from line {line}: {text}", '阶段依据第 {line} 行：{text}'),
+    # reading the log
+    "crash.input.missing": ("no such file", '文件不存在'),
+    "crash.input.directory": ("is a directory, not a log file", '这是一个目录，不是日志文件'),
+    "crash.input.cannot_read": ("cannot read the log: {reason}", '无法读取日志：{reason}'),
+    "crash.input.gzip_broken": ("cannot read the gzip log: {reason}", '无法读取 gzip 压缩的日志：{reason}'),
+    "crash.input.empty": ("the log is empty", '日志是空的'),
+    "crash.input.binary": ("is a binary file, not a text log", '这是二进制文件，不是文本日志'),
+    "crash.input.stream_too_big": ("more than {cap} came through the pipe: oomdoctor keeps at most {cap} of a piped log "
+                                   "in {folder}; save the log to a file and pass its path (a file of any size is read in place)",
+        '管道里传来的内容超过了 {cap}：oomdoctor 最多在 {folder} 里暂存 {cap} 的管道日志；请把日志存成文件再传入路径（文件多大都可以直接读取）'),
+    "crash.input.gzip_too_big": ("decompresses to more than {cap}: oomdoctor keeps at most {cap} of a compressed log in "
+                                 "{folder}; decompress it and pass the file (a file of any size is read in place)",
+        '解压后超过了 {cap}：oomdoctor 最多在 {folder} 里暂存 {cap} 的压缩日志；请先解压，再传入解压后的文件（文件多大都可以直接读取）'),
 }
