@@ -77,7 +77,7 @@ def use_tui(args: argparse.Namespace) -> bool:
 def main(argv: Sequence[str] | None = None) -> int:
     from oomdoctor import interrupts
 
-    interrupts.install()        # SIGTERM and SIGHUP clean up like Ctrl-C
+    handlers = interrupts.install()         # SIGTERM and SIGHUP clean up like Ctrl-C
     try:
         return _main(list(sys.argv[1:] if argv is None else argv))
     except InputError as err:
@@ -94,6 +94,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"oomdoctor: internal error: {type(err).__name__}: {err} "
               "(set OOMDOCTOR_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
         return ExitCode.INTERNAL
+    finally:
+        interrupts.restore(handlers)
 
 
 def _main(argv: list[str]) -> int:

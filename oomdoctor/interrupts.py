@@ -17,14 +17,26 @@ def _raise(signum, frame) -> None:
     raise KeyboardInterrupt(signal.Signals(signum).name)
 
 
-def install() -> None:
-    """Route SIGTERM and SIGHUP to KeyboardInterrupt (main thread only; where the platform has them)."""
+def install() -> dict:
+    """Route SIGTERM and SIGHUP to KeyboardInterrupt (main thread only; where the platform has them).
+    Returns the handlers it replaced, for restore()."""
+    previous: dict = {}
     if threading.current_thread() is not threading.main_thread():
-        return
+        return previous
     for name in SIGNALS:
         sig = getattr(signal, name, None)
         if sig is not None:
             try:
-                signal.signal(sig, _raise)
+                previous[sig] = signal.signal(sig, _raise)
             except (OSError, ValueError):
                 pass
+    return previous
+
+
+def restore(previous: dict) -> None:
+    """Put back what install() replaced (a caller that runs oomdoctor in-process keeps its own handlers)."""
+    for sig, handler in previous.items():
+        try:
+            signal.signal(sig, handler)
+        except (OSError, ValueError, TypeError):
+            pass

@@ -133,3 +133,17 @@ def test_the_phase_evidence_names_a_line_of_the_fixture_that_holds_its_text(case
     lines = (REAL / case["log"]).read_text(encoding="utf-8").split("\n")
     shown = ev.phase_evidence.text.rstrip("…")[:40]
     assert " ".join(shown.split()) in " ".join(lines[ev.phase_evidence.line - 1].split())
+
+
+@pytest.mark.parametrize("log", ["k03_ds_kill_with_nothing_before.log", "k10_ds_resume_optimizer_states_killed.log",
+                                 "k13_ray_worker_died_unexpected_system_error.log", "k16_slurm_oom_kill_srun_task.log",
+                                 "k20_shell_killed_after_shard_bar.log"])
+def test_a_launcher_only_kill_brings_the_host_ram_rules_into_the_plan(log):
+    from oomdoctor.pipeline import Options, build_report
+    from oomdoctor.words import say
+
+    config = Path(__file__).parent.parent / "oomdoctor" / "data" / "demo" / "train.yaml"
+    report = build_report(Options(files=(str(REAL / log), str(config)), gpu="A100-80GB"))
+    assert report.crash.diagnoses[:1] == ("host_ram",) and report.crash.primary.confidence == "likely"
+    assert "OOM022" in [s.rule for s in report.plan.steps]
+    assert any("dmesg" in say(c) and "free -g" in say(c) for c in report.crash.checks)

@@ -136,6 +136,9 @@ def _r(x: float | None) -> float | None:
 def _scan_notes(found: MarkerScan) -> tuple[Msg, ...]:
     notes = [msg("crash.note.repeats", marker=_ANCHOR_WORDS.get(m, m.decode()),
                  count=found.dropped[m] + 2 * found.kept_each_end, keep=found.kept_each_end)
+             if found.dropped[m] is not None else
+             msg("crash.note.repeats_many", marker=_ANCHOR_WORDS.get(m, m.decode()), more=2 * found.kept_each_end,
+                 keep=found.kept_each_end)
              for m in sorted(found.dropped)]
     if found.everywhere:
         notes.append(coverage(found, _ANCHOR_WORDS))
@@ -276,6 +279,7 @@ def _join_following(src: LogSource, end: int, rank: int | None, text: str, joine
 # ------------------------------------------------------------------ line numbers
 
 def _number_lines(src: LogSource, hits: list[_Hit]) -> None:
+    src.prefetch(h.start for h in hits)         # every stretch counted once, long ones by wc side by side
     for h in sorted(hits, key=lambda h: h.start):
         h.line = src.line_number(h.start)
 

@@ -219,7 +219,7 @@ _EVENTS: tuple[tuple[str, LazyPattern], ...] = (
                      r"Preprocessing dataset|Tokenizing|Map \(num_proc=\d+\)|Loading datasets", re.I)),
     ("train", lazy_re(r"\{'loss': |'train_loss'|\bIter \d+: (?:Train|Val) loss|Starting training|^Training\s*$|"
                       r"\*{3,} Running training \*{3,}|\bglobal_step\b|^\s*Epoch[: ]+\[?\d+|\bstep \d+/\d+|"
-                      r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+|Starting trainer", re.I)),
+                      r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+|Starting trainer|\bloss['\"]?\s*[:=]?\s*-?\d", re.I)),
 )
 # Lines that say a phase is over: its earlier cue lines no longer count.
 _CLOSERS: tuple[tuple[str, LazyPattern], ...] = (

@@ -26,12 +26,14 @@ LINE_CAP_BYTES = 16 * 1024          # longer lines (a whole tqdm run glued by \r
 COPY_CHUNK_BYTES = 1 << 20
 RELEASE_MIN_BYTES = 64 << 20       # maps smaller than this are not trimmed with madvise
 COUNT_CHUNK_BYTES = 16 << 20        # newline counting copies this much at a time (bounded RSS)
-WC_MIN_BYTES = 16 << 20             # counting a longer stretch up to the end of file goes to wc -l
+WC_MIN_BYTES = 16 << 20             # a longer stretch of newlines is counted by wc -l ...
+WC_JOBS = 4                         # ... this many at a time
 SPOOL_MAX_BYTES = 2 << 30           # a piped or compressed log is copied to a temporary file up to this size ...
 SPOOL_FREE_RESERVE = 512 << 20      # ... leaving at least this much free in the temporary folder
 SPOOL_READ_FACTOR = 8               # bytes read (NUL runs included) may be this many times the cap
 TEXT_SAMPLE_BYTES = 64 << 10        # whether a log is text is judged on this much of its non-NUL bytes ...
 TEXT_LOOK_BYTES = 16 << 20          # ... looked for in this much of its start
+FIFO_WAIT_S = 5.0                   # how long a FIFO given as an input may take to get its writer
 
 # Magic numbers of files people attach by mistake instead of the text log.
 _BINARY_MAGIC = (b"\x7fELF", b"PK\x03\x04", b"\x89PNG", b"%PDF", b"\xff\xd8\xff", b"GIF8",
@@ -48,6 +50,7 @@ class LogSource:
         self._fh = open(path, "rb")
         self.size = os.fstat(self._fh.fileno()).st_size
         self._newlines_at: dict[int, int] = {0: 0}     # byte offset -> newlines before it
+        self._total_job: _WcJob | None = None           # the whole file's newline count, under way
         self._checkpoints: list[int] = [0]              # the keys of _newlines_at, sorted
         self.mm: mmap.mmap | bytes
         if self.size:
@@ -154,12 +157,16 @@ class LogSource:
         return n + 1
 
     def count_newlines(self, start: int, end: int) -> int:
-        """Newlines in [start, end). A long stretch that runs to the end of the file goes to `wc -l`
-        (memchr speed, own process) when it exists; anything else is counted here in chunks."""
-        if end >= self.size and end - start >= WC_MIN_BYTES:
-            n = _wc_lines(self._path, start)
+        """Newlines in [start, end). A long stretch goes to `wc -l` (memchr speed, about 4x bytes.count,
+        its own process); anything shorter, or where wc is missing, is counted here in chunks."""
+        if end - start >= WC_MIN_BYTES:
+            job = _WcJob.start(self._path, start, end, self.size)
+            n = job.result() if job is not None else None
             if n is not None:
                 return n
+        return self._count_here(start, end)
+
+    def _count_here(self, start: int, end: int) -> int:
         total = 0
         pos = start
         while pos < end:
@@ -169,24 +176,116 @@ class LogSource:
             pos = stop
         return total
 
+    def count_all_in_background(self) -> None:
+        """Start counting the file's newlines (`wc -l`, reading the file itself) for the end-of-file
+        checkpoint; prefetch() collects it."""
+        if self._total_job is None and self.size not in self._newlines_at:
+            self._total_job = _WcJob.start(self._path, 0, self.size, self.size)
 
-def _wc_lines(path: str, start: int) -> int | None:
-    """Newlines from byte `start` to the end of `path`, by `wc -l` reading a file already seeked there."""
-    wc = shutil.which("wc")
-    if wc is None:
-        return None
-    import subprocess
+    def prefetch(self, offsets) -> None:
+        """Leave line-number checkpoints at `offsets` and at the end of the file, counting every stretch
+        between checkpoints once: long stretches by `wc -l` processes side by side (a few at a time),
+        short ones here. The scan gives byte offsets only; this numbers the few lines reported."""
+        if self._total_job is not None:
+            total = self._total_job.result()
+            self._total_job = None
+            if total is not None:
+                self.checkpoint(self.size, total)
+        wanted = sorted({o for o in offsets if 0 < o <= self.size} | {self.size})
+        wanted = [o for o in wanted if o not in self._newlines_at]
+        pieces: list[tuple[int, int]] = []
+        back: list[int] = []                    # counted back from the end-of-file checkpoint instead
+        for o in wanted:
+            i = bisect.bisect_right(self._checkpoints, o)
+            below = self._checkpoints[i - 1]
+            lo = max(below, pieces[-1][1] if pieces else 0)
+            above = self._checkpoints[i] if i < len(self._checkpoints) else None
+            if above is not None and above - o < o - lo and above - o < WC_MIN_BYTES:
+                back.append(o)
+            else:
+                pieces.append((lo, o))
+        counts: dict[tuple[int, int], int] = {}
+        far = [p for p in pieces if p[1] - p[0] >= WC_MIN_BYTES]
+        for i in range(0, len(far), WC_JOBS):
+            jobs = [(p, _WcJob.start(self._path, p[0], p[1], self.size)) for p in far[i:i + WC_JOBS]]
+            for p, job in jobs:
+                n = job.result() if job is not None else None
+                if n is not None:
+                    counts[p] = n
+        for lo, hi in pieces:                   # ascending: each stretch starts at a known checkpoint
+            n = counts.get((lo, hi))
+            self.checkpoint(hi, self._newlines_at[lo] + (n if n is not None else self._count_here(lo, hi)))
+        for o in back:
+            self.line_number(o)
 
+
+class _WcJob:
+    """`wc -l` counting [start, end) of a file: from a descriptor seeked to `start` when the stretch runs
+    to the end, else from a pipe that os.sendfile fills (Linux)."""
+
+    def __init__(self, proc, feeder) -> None:
+        self.proc, self.feeder = proc, feeder
+
+    @classmethod
+    def start(cls, path: str, start: int, end: int, size: int) -> "_WcJob | None":
+        wc = shutil.which("wc")
+        to_end = end >= size
+        if wc is None or not to_end and not (hasattr(os, "sendfile") and sys.platform.startswith("linux")):
+            return None
+        import subprocess
+        import threading
+
+        env = dict(os.environ, LC_ALL="C")
+        try:
+            if to_end:
+                with open(path, "rb") as fh:
+                    fh.seek(start)
+                    proc = subprocess.Popen([wc, "-l"], stdin=fh, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, env=env)
+                return cls(proc, None)
+            read_end, write_end = os.pipe()
+            try:
+                proc = subprocess.Popen([wc, "-l"], stdin=read_end, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=env)
+            except OSError:
+                os.close(write_end)
+                raise
+            finally:
+                os.close(read_end)
+        except OSError:
+            return None
+        feeder = threading.Thread(target=_send, args=(path, start, end, write_end), daemon=True)
+        feeder.start()
+        return cls(proc, feeder)
+
+    def result(self) -> int | None:
+        try:
+            out, _err = self.proc.communicate()
+        except BaseException:
+            self.proc.kill()
+            raise
+        if self.feeder is not None:
+            self.feeder.join()
+        try:
+            return int(out.split()[0]) if self.proc.returncode == 0 else None
+        except (ValueError, IndexError):
+            return None
+
+
+def _send(path: str, start: int, end: int, fd: int) -> None:
+    """Copy [start, end) of the file into a pipe (os.sendfile: no copy through Python)."""
     try:
         with open(path, "rb") as fh:
-            fh.seek(start)
-            out = subprocess.run([wc, "-l"], stdin=fh, capture_output=True, env=dict(os.environ, LC_ALL="C"),
-                                 check=False)
-        if out.returncode != 0:
-            return None
-        return int(out.stdout.split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
+            pos = start
+            while pos < end:
+                sent = os.sendfile(fd, fh.fileno(), pos, min(end - pos, 1 << 30))
+                if sent <= 0:
+                    break
+                pos += sent
+    except OSError:
+        pass                                    # wc was killed: result() says so
+    finally:
+        os.close(fd)
 
 
 def decode(raw: bytes) -> str:
@@ -220,12 +319,23 @@ def _unlink(tmp: str) -> None:
 
 
 def open_stream(path: str) -> int:
-    """A read descriptor on a FIFO or device that never waits for a writer: a FIFO nobody writes to
-    reads as empty instead of hanging."""
+    """A read descriptor on a FIFO or device that never hangs: a FIFO is given FIFO_WAIT_S for its
+    writer to arrive (`mkfifo p; producer > p & oomdoctor p` races), then reads as empty."""
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as err:
         raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), path) from None
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            import select
+
+            if hasattr(select, "poll"):
+                # Linux: with no writer yet, poll waits (no hang-up is reported until a writer has come and gone)
+                waiter = select.poll()
+                waiter.register(fd, select.POLLIN | select.POLLHUP)
+                waiter.poll(int(FIFO_WAIT_S * 1000))
+    except OSError:
+        pass
     if hasattr(os, "set_blocking"):
         os.set_blocking(fd, True)
     return fd

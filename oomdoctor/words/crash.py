@@ -88,7 +88,12 @@ WORDS = {
     "crash.note.big_log": ("a big log: {names} searched in every line; the other markers in the first {head}, the last "
                            "{tail} and {around} either side of {which}",
         '大日志：{names} 在每一行里都搜索了；其余标记只在开头 {head}、结尾 {tail} 以及{which}前后各 {around} 范围内搜索'),
+    "crash.note.repeats_many": ("the log repeats {marker!r} more than {more} times: only the first and the last {keep} "
+                                "were read (the rest were not counted)",
+        '日志里 {marker!r} 出现了超过 {more} 次：只读取了最前和最后各 {keep} 处（其余没有计数）'),
     "crash.note.each_traceback": ("each traceback", '每个 traceback'),
+    "crash.note.many_tracebacks": ("the first and the last {keep} of more than {total} tracebacks",
+        '超过 {total} 个 traceback 中最前和最后各 {keep} 个'),
     "crash.note.some_tracebacks": ("the first and the last {keep} of {total} tracebacks",
         '{total} 个 traceback 中最前和最后各 {keep} 个'),
     # what to check outside the log
