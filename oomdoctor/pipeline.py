@@ -55,9 +55,9 @@ def sort_inputs(files: Sequence[str]) -> Inputs:
     for path in files:
         if path != "-":
             if os.path.isdir(path):
-                raise InputError("is a directory, not a log or a training config", path)
+                raise InputError(msg("crash.input.sort_directory"), path)
             if not os.path.exists(path):
-                raise InputError("no such file", path)
+                raise InputError(msg("crash.input.missing"), path)
         if path == "-":
             kind = "log"
         else:
@@ -66,11 +66,11 @@ def sort_inputs(files: Sequence[str]) -> Inputs:
             kind = _sort_stream(path) if is_stream(path) else classify(path)
         if kind == "config":
             if len(configs) == 2:
-                raise InputError(f"too many configs given ({', '.join(configs)} and {path})", path)
+                raise InputError(msg("crash.input.sort_three_configs", first=configs[0], second=configs[1]), path)
             configs.append(path)
         else:
             if log is not None:
-                raise InputError(f"two logs given ({log} and {path}); pass one", path)
+                raise InputError(msg("crash.input.sort_two_logs", first=log), path)
             log = path
     config = configs[0] if configs else None
     return Inputs(config=config, log=log, launcher=configs[1] if len(configs) == 2 else None)

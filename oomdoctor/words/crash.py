@@ -123,4 +123,10 @@ WORDS = {
     "crash.input.gzip_too_big": ("decompresses to more than {cap}: oomdoctor keeps at most {cap} of a compressed log in "
                                  "{folder}; decompress it and pass the file (a file of any size is read in place)",
         '解压后超过了 {cap}：oomdoctor 最多在 {folder} 里暂存 {cap} 的压缩日志；请先解压，再传入解压后的文件（文件多大都可以直接读取）'),
+    # sorting the positional files
+    "crash.input.sort_directory": ("is a directory, not a log or a training config", '这是一个目录，不是日志或训练配置'),
+    "crash.input.sort_three_configs": ("a third config: {first} and {second} were already given (a training config and "
+                                       "at most one launcher config)",
+        '又多了一个配置：已经给了 {first} 和 {second}（最多一个训练配置加一个启动器配置）'),
+    "crash.input.sort_two_logs": ("a second log ({first} was already given): pass one", '又多了一份日志（已经给了 {first}）：只传一份'),
 }
