@@ -125,6 +125,8 @@ def _framework(fw: str) -> tuple[str, dict]:
     if "torchtune" in low:
         if "chunked_ce=false" not in low.replace(" ", "").lower():
             extras["loss"] = "chunked"
+        if "compile=true" in low.replace(" ", ""):
+            extras["compile"] = True
         return "torchtune", extras
     if "fsdp_qlora" in low:
         return "fsdp_qlora", extras
@@ -135,6 +137,18 @@ def _framework(fw: str) -> tuple[str, dict]:
     if "peft" in low:
         return "hf", extras
     return "hf", extras
+
+
+def _grad_accum(case: dict, framework: str) -> int:
+    """Gradient accumulation steps the source states; LitGPT's finetune scripts accumulate by default
+    (lit-gpt finetune/lora.py batch_size 128 over micro_batch_size; litgpt TrainArgs global_batch_size)."""
+    text = " ".join(str(case.get(k) or "") for k in ("quote", "notes", "framework", "measure_kind")).lower()
+    if "without gradient accumulation" in text:
+        return 1
+    m = re.search(r"gradient[_ ]accumulation(?:[_ ]steps|[_ ]iters)?(?: of)?[\s:=]*(\d+)", text)
+    if m:
+        return max(1, int(m.group(1)))
+    return 2 if framework == "litgpt" else 1
 
 
 def convert(case: dict, ref: dict):
@@ -211,6 +225,7 @@ def convert(case: dict, ref: dict):
     n = int(case.get("n_gpus") or 1)
     setup = TrainingSetup(
         framework=framework, framework_version=version, method=method, lora_rank=int(case.get("lora_rank") or 8), lora_targets=targets,
+        grad_accum=_grad_accum(case, framework),
         quant_bits=int(quant) if quant else None, micro_batch=int(case.get("micro_batch") or 1), seq_len=seq,
         precision=precision, pure_bf16=pure and framework not in ("litgpt", "torchtune"), load_dtype=load,
         optimizer=optimizer, grad_ckpt=bool(case.get("grad_ckpt")), attention=attention, zero_stage=zero,

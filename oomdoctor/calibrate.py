@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from oomdoctor.facts import CrashReport, Estimate, MemorySample
+from oomdoctor.facts import CrashReport, Estimate, MemorySample, Msg, msg
 from oomdoctor.records import record
 
 Estimator = Callable[..., Estimate]
@@ -40,11 +40,18 @@ class Correction:
     line: int                   # line of the measurement in the log
     step: int | None            # training step the measurement followed
     label: str                  # what printed it (see_memory_usage, torchtune memory stats, logged, ...)
-    sentence: str               # plain words for the report
+    message: Msg                # what the report says about it
 
     @property
     def applied(self) -> bool:
         return self.delta_gib > 0.0
+
+    @property
+    def sentence(self) -> str:
+        """The message in English (callers that want a plain string)."""
+        from oomdoctor.words import say
+
+        return say(self.message, "en")
 
 
 def _after_training_began(sample: MemorySample, crash: CrashReport) -> bool:
@@ -76,20 +83,19 @@ def correction(estimate: Estimate, crash: CrashReport | None) -> Correction | No
     assert sample.max_allocated_gib is not None
     measured = sample.max_allocated_gib
     gap = measured - estimate.allocated_gib
-    where = f"line {sample.line}" + (f", after step {sample.step}" if sample.step is not None else ", during training")
+    where = (msg("memory.calibrate.where_step", line=sample.line, step=sample.step) if sample.step is not None
+             else msg("memory.calibrate.where_training", line=sample.line))
     if gap >= MIN_CORRECTION_GIB:
-        sentence = (f"The log measured a peak of {measured:.2f} GiB allocated ({where}); the estimate said "
-                    f"{estimate.allocated_gib:.2f} GiB, so every estimate for this run is raised by "
-                    f"{gap:.2f} GiB (memory the model does not account for).")
+        message = msg("memory.calibrate.raised", measured=measured, where=where, estimate=estimate.allocated_gib,
+                      gap=gap)
         delta = gap
     else:
         # Only the measurement's floor is certain (later steps may need more), so a lower reading
         # does not lower the estimate.
-        sentence = (f"The log measured a peak of {measured:.2f} GiB allocated ({where}), not above the "
-                    f"estimate's {estimate.allocated_gib:.2f} GiB; the estimate is kept.")
+        message = msg("memory.calibrate.kept", measured=measured, where=where, estimate=estimate.allocated_gib)
         delta = 0.0
     return Correction(delta_gib=delta, measured_gib=measured, estimated_gib=estimate.allocated_gib,
-                      line=sample.line, step=sample.step, label=sample.label, sentence=sentence)
+                      line=sample.line, step=sample.step, label=sample.label, message=message)
 
 
 def apply(estimate: Estimate, corr: Correction | None) -> Estimate:
@@ -103,7 +109,7 @@ def apply(estimate: Estimate, corr: Correction | None) -> Estimate:
     details["measured_correction_gib"] = corr.delta_gib
     return replace(estimate, components=comps, allocated_gib=estimate.allocated_gib + corr.delta_gib,
                    peak_gib=estimate.peak_gib + corr.delta_gib, details=details,
-                   notes=estimate.notes + (corr.sentence,))
+                   notes=estimate.notes + (corr.message,))
 
 
 def corrected_estimator(base_estimator: Estimator, corr: Correction | None) -> Estimator:

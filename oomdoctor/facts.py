@@ -33,6 +33,18 @@ def msg(code: str, **values: Any) -> Msg:
     return Msg(code, tuple(sorted(values.items())))
 
 
+@record
+class Text:
+    """A text a data file gives in both languages (a rule's title, why, costs, notes); words.say renders it
+    like a Msg. Facts built from oomdoctor's own words carry a Msg instead."""
+
+    en: str
+    zh: str | None = None       # None: the file gave English only, shown in both languages
+
+    def get(self, lang: str = "en") -> str:
+        return (self.zh if lang == "zh" else None) or self.en
+
+
 # ---------------------------------------------------------------- provenance
 
 @record
@@ -103,6 +115,8 @@ class TrainingSetup:
     extras: Mapping[str, Any] = field(default_factory=dict)     # framework keys kept for later stages (bucket sizes, ...)
     sources: Mapping[str, Source] = field(default_factory=dict)
     defaults_of: str = ""               # "LLaMA-Factory 0.9.4": whose defaults filled the unset fields
+    framework_reason: Msg | None = None # why the config was read as this framework (its keys, its entry point)
+    version_reason: Msg | None = None   # why this framework version was assumed (flag, log banner, file, default)
 
     @property
     def effective_batch(self) -> int:
@@ -116,6 +130,23 @@ class TrainingSetup:
 
 
 # ---------------------------------------------------------------- model shape
+
+@record
+class Linear:
+    """One linear module of a decoder layer, as PEFT sees it (in_features -> out_features)."""
+
+    name: str                   # path inside the layer: "self_attn.q_proj", "mlp.experts.*.w1" (* = expert index)
+    in_features: int
+    out_features: int
+    bias: bool = False
+    copies: int = 1             # routed experts: one module per expert
+    role: str = ""              # q | k | v | qkv | o | gate | up | gate_up | down | router | other
+    peft: bool = True           # an nn.Linear or Conv1D a LoRA target can wrap (False: fused 3-D expert weights)
+
+    @property
+    def params(self) -> int:
+        return self.copies * (self.in_features * self.out_features + (self.out_features if self.bias else 0))
+
 
 @record
 class ModelShape:
@@ -141,8 +172,22 @@ class ModelShape:
     shared_experts: int = 0
     shared_expert_intermediate_size: int | None = None
     first_dense_layers: int = 0           # MoE models whose first layers are dense (DeepSeek)
-    params_total: int | None = None       # authoritative count when known (official / log); else computed
+    params_total: int | None = None       # authoritative count when known (checkpoint / official / log); else computed
     source: str = "catalog"               # catalog | config.json path | hf-cache path | log
+    # Added for exact shapes (issue #15). Empty/None keeps the Llama-style derivation from the numbers above.
+    dense_linears: tuple[Linear, ...] = ()   # one dense decoder layer's linear modules, with their real names
+    moe_linears: tuple[Linear, ...] = ()     # one MoE layer's: attention, router, routed experts (copies), shared experts
+    layer_other_params: int | None = None    # norms, attention sinks, ... in one decoder layer: all but the linears (None: 2 x hidden_size)
+    final_norm_params: int | None = None     # the final norm (None: hidden_size; 0 for OLMo's non-parametric norm)
+    extra_params: int = 0                 # outside layers, embeddings and head: learned positions, embedding norm, head bias, vision tower
+    moe_layer_count: int | None = None    # MoE layers (None: num_layers - first_dense_layers when num_experts)
+    stored_dtype: str | None = None       # the dtype most parameters are stored in (from a checkpoint's tensors)
+    quant_method: str | None = None       # gptq | awq | bitsandbytes | fp8 | mxfp4 | ... (stored quantized)
+    quant_bits: int | None = None         # bits per quantized weight (4, 8)
+    llama_style_guess: bool = False       # model_type not known: counted as Llama-style decoder layers
+    source_kind: str = "catalog"          # checkpoint | config.json | catalog | log
+    source_path: str | None = None        # the file or directory the shape was read from
+    notes: tuple[Msg, ...] = ()           # how the shape was read (words/model.py codes)
 
     @property
     def head_dim_(self) -> int:
@@ -264,8 +309,10 @@ class Estimate:
     headroom: float = 0.10                 # fraction of capacity kept free when judging fit
     phase: str = "train"                   # the phase that sets the peak: train | eval | ...
     details: Mapping[str, float] = field(default_factory=dict)   # finer terms (GiB), for the curious
-    notes: tuple[str, ...] = ()            # plain sentences: regime, caveats
+    notes: tuple[Msg | str, ...] = ()      # regime, caveats: Msg (rendered by oomdoctor.words), or a sentence
     host_ram_gib: float = 0.0              # host memory the run needs (offload)
+    moments: Mapping[str, float] = field(default_factory=dict)   # GiB allocated at each moment of the step (max = allocated_gib)
+    peak_moment: str = ""                  # the moment that sets allocated_gib (a key of moments, or "eval")
 
     @property
     def fits(self) -> bool:
@@ -293,16 +340,16 @@ class Step:
 
     rule: str                       # rule id
     slug: str
-    title: str
+    title: Text                     # the rule's texts, as its file gives them
     changes: tuple[Change, ...]
     setup: TrainingSetup            # setup after this step
     estimate: Estimate              # estimate after this step
     saved_gib: float
     costs: tuple[str, ...] = ()     # throughput | quality | none
     applicability: str = "safe"     # safe | needs-consent
-    why: str = ""
+    why: Text = Text("")
     env: Mapping[str, str] = field(default_factory=dict)    # environment variables to export
-    notes: tuple[str, ...] = ()     # launch-command advice
+    notes: tuple[Text, ...] = ()    # launch-command advice, its ${facts} filled
 
     @property
     def adds_gib(self) -> float:
@@ -315,7 +362,7 @@ class Skipped:
     """A rule the planner passed over, and why."""
 
     rule: str
-    reason: str
+    reason: Msg                     # a words code ("plan.skip.*", "guide.skip.*") and its values
 
 
 @record
@@ -325,7 +372,7 @@ class Plan:
     steps: tuple[Step, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     fits: bool = False
-    advice: tuple[str, ...] = ()    # what would fit when nothing does (more GPUs, another card)
+    advice: tuple[Msg, ...] = ()    # what would fit when nothing does (more GPUs, another card)
 
     def final_setup(self, start: TrainingSetup) -> TrainingSetup:
         return self.steps[-1].setup if self.steps else start
@@ -364,5 +411,5 @@ class Report:
     edits: tuple[KeyEdit, ...] = ()
     patch: str = ""                                  # unified diff of the plan's config changes
     env: Mapping[str, str] = field(default_factory=dict)   # environment variables the plan sets
-    notes: tuple[str, ...] = ()                      # launch-command advice and other plain sentences
-    warnings: tuple[str, ...] = ()                   # things the user should know (assumptions, unreadable parts)
+    notes: tuple[Text, ...] = ()                     # launch-command advice of the plan's steps
+    warnings: tuple[Msg | str, ...] = ()             # things the user should know (assumptions, unreadable parts)

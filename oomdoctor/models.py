@@ -1,12 +1,14 @@
-"""Model shapes: the bundled catalog, a local config.json, the Hugging Face cache, or a log's parameter count.
+"""Model shapes: a local checkpoint, a local config.json, the Hugging Face cache, the bundled catalog, or a
+log's parameter count.
 
-`resolve_model` tries, in order: a local directory (or config.json file), the catalog by exact hub id,
-the local HF cache, the catalog by short name, and finally `params_hint` (scale the nearest shape).
+`resolve_model` tries, in order: a local directory or config.json (its checkpoint headers when the weights
+are there), the local Hugging Face / ModelScope cache, the catalog by exact hub id, the catalog by short
+name, by family and size, and finally `params_hint` (scale the nearest shape). What is local wins: a
+variant with a resized vocabulary is counted as it is stored, not as the catalog's base model.
 """
 from __future__ import annotations
 
-import glob
-import json
+import math
 import os
 import re
 from dataclasses import replace
@@ -15,25 +17,29 @@ from pathlib import Path
 from typing import Any
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import ModelShape
+from oomdoctor.facts import ModelShape, Msg, msg
 
 CATALOG_PATH = Path(__file__).with_name("data") / "models.yaml"
 
-_SHAPE_FIELDS = set(ModelShape.__dataclass_fields__)
-_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
-           "fp16": "fp16", "bf16": "bf16", "fp32": "fp32"}
-# Name tails that do not change the architecture: chat/instruct tunes, hub format tags, release dates.
-_SUFFIXES = ("instruct", "chat", "it", "hf", "base", "pt", "fp16", "bf16", "2507", "1m",
-             "awq", "gptq", "int4", "int8", "4bit", "8bit", "bnb")
+# Name tails that do not change the architecture: chat/instruct tunes, hub format tags, quantized exports,
+# release dates, code/math continued pre-training of the same shape.
+_SUFFIXES = ("instruct", "chat", "it", "hf", "base", "pt", "fp16", "bf16", "fp8", "2507", "2407", "0414", "1m",
+             "awq", "gptq", "int4", "int8", "4bit", "8bit", "bnb", "thinking", "sft", "dpo", "coder", "math")
+_SIZE = re.compile(r"^(?:\d+x)?\d+(?:\.\d+)?[bm]$")
+
+
+def _tokens(name: str) -> list[str]:
+    base = name.strip().rstrip("/").split("/")[-1].lower()
+    base = re.sub(r"(\d)_(\d)", r"\1.\2", base)         # Qwen-1_8B, internlm2_5: "_" between digits is a point
+    base = base.replace("_", "-").replace(" ", "-")
+    if base.startswith("meta-"):
+        base = base[len("meta-"):]
+    return [t for t in base.split("-") if t]
 
 
 def _norm(name: str) -> str:
     """Comparable form of a model name: no org, no case, no separators, no -Instruct/-hf style tails."""
-    base = name.strip().rstrip("/").split("/")[-1].lower()
-    base = base.replace("_", "-").replace(" ", "-")
-    if base.startswith("meta-"):
-        base = base[len("meta-"):]
-    parts = base.split("-")
+    parts = _tokens(name)
     # Context-length tags (4k, 128k) name the same architecture too.
     return "".join(parts[:1] + [p for p in parts[1:] if p not in _SUFFIXES and not re.fullmatch(r"\d+k", p)])
 
@@ -41,30 +47,6 @@ def _norm(name: str) -> str:
 def _strip_version(key: str) -> str:
     # "mistral7bv0.2" -> "mistral7b": last-resort match for point releases of the same shape.
     return re.sub(r"v\d+(\.\d+)?$", "", key)
-
-
-@lru_cache(maxsize=1)
-def _catalog() -> tuple[dict[str, "_Entry"], dict[str, str], dict[str, str]]:
-    """(entries by lower-case id, short-name key -> id, version-less key -> id). Indexed once per process.
-
-    Only ids, families and aliases are read up front (by regex, one entry per "- {" item); an entry's
-    YAML is parsed when it is asked for, so the report does not pay ~25 ms for 76 entries it never uses.
-    """
-    text = CATALOG_PATH.read_text(encoding="utf-8")
-    by_id: dict[str, _Entry] = {}
-    by_key: dict[str, str] = {}
-    by_loose: dict[str, str] = {}
-    for chunk in re.split(r"\n- (?=\{)", text.split("\nmodels:", 1)[1])[1:]:
-        mid = re.search(r"\bid: ([^,}\s]+)", chunk).group(1)
-        family = re.search(r"\bfamily: ([^,}\s]+)", chunk).group(1)
-        aliases = re.search(r"\baliases: \[([^\]]*)\]", chunk)
-        by_id[mid.lower()] = _Entry(mid, family, chunk)
-        keys = [_norm(mid), _norm(family + "-" + mid.split("-")[-1])]
-        keys += [_norm(a) for a in (aliases.group(1).split(",") if aliases else ())]
-        for key in keys:
-            by_key.setdefault(key, mid)
-            by_loose.setdefault(_strip_version(key), mid)
-    return by_id, by_key, by_loose
 
 
 class _Entry:
@@ -83,175 +65,256 @@ class _Entry:
         return self._data
 
 
+@lru_cache(maxsize=1)
+def _catalog() -> tuple[dict[str, _Entry], dict[str, str], dict[str, str], dict[tuple[str, str], str]]:
+    """(entries by lower-case id, short-name key -> id, version-less key -> id, (family, size) -> id).
+
+    Only ids, families and aliases are read up front (by regex, one entry per "- {" item); an entry's
+    YAML is parsed when it is asked for, so the report does not pay for ~100 entries it never uses.
+    """
+    text = CATALOG_PATH.read_text(encoding="utf-8")
+    by_id: dict[str, _Entry] = {}
+    by_key: dict[str, str] = {}
+    by_loose: dict[str, str] = {}
+    by_size: dict[tuple[str, str], str] = {}
+    for chunk in re.split(r"\n- (?=\{)", text.split("\nmodels:", 1)[1])[1:]:
+        mid = re.search(r"\bid: ([^,}\s]+)", chunk).group(1)
+        family = re.search(r"\bfamily: ([^,}\s]+)", chunk).group(1)
+        aliases = re.search(r"\baliases: \[([^\]]*)\]", chunk)
+        by_id[mid.lower()] = _Entry(mid, family, chunk)
+        keys = [_norm(mid), _norm(family + "-" + mid.split("-")[-1])]
+        keys += [_norm(a) for a in (aliases.group(1).split(",") if aliases else ())]
+        for key in keys:
+            by_key.setdefault(key, mid)
+            by_loose.setdefault(_strip_version(key), mid)
+        sizes = [t for t in _tokens(mid) if _SIZE.match(t)]
+        if sizes:
+            by_size.setdefault((family.replace("-", ""), sizes[0]), mid)
+    return by_id, by_key, by_loose, by_size
+
+
 def catalog_names() -> list[str]:
     """Hub ids of every bundled model, in catalog order."""
     return [e.id for e in _catalog()[0].values()]
 
 
-def _from_catalog(mid: str, source: str = "catalog") -> ModelShape:
+def _from_catalog(mid: str, asked: str | None = None) -> ModelShape:
+    from oomdoctor.archs import shape_from_config
+
     entry = _catalog()[0][mid.lower()]
-    values = {k: v for k, v in entry.data.items() if k in _SHAPE_FIELDS and k != "name"}
-    return ModelShape(name=entry.id, source=source, **values)
+    data = entry.data
+    shape = shape_from_config(dict(data["config"]), entry.id, None, source_kind="catalog")
+    source = "catalog" if asked is None else f"catalog ({entry.id} for {asked})"
+    return replace(shape, params_total=data.get("params_total"), source=source, source_kind="catalog",
+                   source_path=None)
 
 
 def _catalog_id(name: str, *, loose: bool) -> str | None:
-    by_id, by_key, by_loose = _catalog()
+    by_id, by_key, by_loose, by_size = _catalog()
     if name.lower() in by_id:
         return by_id[name.lower()].id
     if not loose:
         return None
     key = _norm(name)
-    return by_key.get(key) or by_loose.get(_strip_version(key))
+    found = by_key.get(key) or by_loose.get(_strip_version(key))
+    if found:
+        return found
+    # Family and size: "Qwen2.5-7B-Instruct-abliterated" is a Qwen2.5 7B. The longest family named wins
+    # ("deepseek-r1-distill" over "qwen"), so a distill is not taken for its base family.
+    tokens = _tokens(name)
+    sizes = [t for t in tokens if _SIZE.match(t)]
+    if not sizes:
+        return None
+    joined = "".join(t for t in tokens if not _SIZE.match(t)).replace(".", "")
+    best: tuple[int, str] | None = None
+    for (family, size), mid in by_size.items():
+        if size in sizes and family.replace(".", "") in joined:
+            if best is None or len(family) > best[0]:
+                best = (len(family), mid)
+    return best[1] if best else None
 
 
-# ---------------------------------------------------------------- config.json
+# ---------------------------------------------------------------- local files
 
-def _int(cfg: dict, *names: str, default: int | None = None) -> int | None:
-    for n in names:
-        v = cfg.get(n)
-        if isinstance(v, (int, float)) and not isinstance(v, bool):
-            return int(v)
-    return default
+def read_config_json(path: str, name: str) -> ModelShape:
+    """The shape a config.json file describes (bad JSON or values: an InputError naming the file and line)."""
+    from oomdoctor.archs import shape_from_config
+    from oomdoctor.bounded import load_json, read_bytes
 
-
-def shape_from_config(cfg: dict[str, Any], name: str, source: str) -> ModelShape:
-    """Map an HF config.json mapping (Llama-style, ChatGLM, Falcon, MoE, multimodal text_config) to a ModelShape."""
-    top = cfg
-    if isinstance(cfg.get("text_config"), dict) and "hidden_size" in cfg["text_config"]:
-        cfg = {**cfg["text_config"], **{k: v for k, v in cfg.items() if k in ("torch_dtype", "dtype")}}
-    hidden = _int(cfg, "hidden_size", "n_embd", "d_model")
-    layers = _int(cfg, "num_hidden_layers", "num_layers", "n_layer", "n_layers")
-    heads = _int(cfg, "num_attention_heads", "n_head", "num_heads")
-    vocab = _int(cfg, "vocab_size", "padded_vocab_size")
-    if not (hidden and layers and heads and vocab):
-        raise InputError("config.json lacks hidden_size / num_hidden_layers / num_attention_heads / vocab_size", source)
-    model_type = str(cfg.get("model_type") or top.get("model_type") or "llama")
-    kv = _int(cfg, "num_key_value_heads", "multi_query_group_num", "num_kv_heads")
-    if kv is None:
-        if cfg.get("multi_query") is True:
-            kv = 1
-        elif cfg.get("new_decoder_architecture"):
-            kv = _int(cfg, "num_kv_heads", default=heads)
-        else:
-            kv = heads
-    gated = model_type not in ("falcon", "gpt2", "gpt_neox", "gptj", "opt", "bloom", "phi", "starcoder2")
-    inter = _int(cfg, "intermediate_size", "ffn_hidden_size", "n_inner")
-    if inter is None:
-        inter = 4 * hidden
-    head_dim = _int(cfg, "head_dim", "kv_channels")
-    if head_dim == hidden // heads:
-        head_dim = None if "head_dim" not in cfg and "kv_channels" not in cfg else head_dim
-    dtype = _DTYPES.get(str(cfg.get("torch_dtype") or cfg.get("dtype") or "float32").replace("torch.", ""), "fp32")
-    experts = _int(cfg, "num_experts", "num_local_experts", "n_routed_experts", default=0) or 0
-    moe_inter = _int(cfg, "moe_intermediate_size", "expert_intermediate_size") if experts else None
-    if experts and moe_inter is None:
-        moe_inter = inter     # Mixtral: every expert is a full-size MLP
-    shared = _int(cfg, "n_shared_experts", default=0) or 0
-    shared_inter = moe_inter if shared else None
-    if experts and not shared and (_int(cfg, "shared_expert_intermediate_size", default=0) or 0) > 0:
-        shared, shared_inter = 1, _int(cfg, "shared_expert_intermediate_size")
-    return ModelShape(
-        name=name, model_type=model_type, hidden_size=hidden, intermediate_size=inter, num_layers=layers,
-        num_heads=heads, num_kv_heads=kv, head_dim=head_dim, vocab_size=vocab,
-        tie_word_embeddings=bool(cfg.get("tie_word_embeddings", top.get("tie_word_embeddings", False))),
-        attention_bias=bool(cfg.get("attention_bias") or cfg.get("add_qkv_bias") or model_type in ("qwen2", "qwen2_moe")),
-        mlp_bias=bool(cfg.get("mlp_bias", False)), gated_mlp=gated, torch_dtype=dtype,
-        num_experts=experts, experts_per_token=_int(cfg, "num_experts_per_tok", default=0) if experts else 0,
-        moe_intermediate_size=moe_inter, shared_experts=shared, shared_expert_intermediate_size=shared_inter,
-        first_dense_layers=_int(cfg, "first_k_dense_replace", default=0) if experts else 0,
-        source=source)
-
-
-def _read_config_json(path: Path, name: str, source: str) -> ModelShape:
+    raw = read_bytes(path)
     try:
-        cfg = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read model config: {err}", str(path)) from None
-    except json.JSONDecodeError as err:
-        raise InputError(f"model config.json is not valid JSON: {err.msg}", str(path), err.lineno) from None
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "replace")
+    cfg = load_json(text, path)
     if not isinstance(cfg, dict):
-        raise InputError("model config.json is not a JSON object", str(path))
-    return shape_from_config(cfg, name, source)
+        raise InputError(msg("model.config.not_object"), path)
+    return shape_from_config(cfg, name, path, text=text)
 
 
-def _hf_cache_dirs() -> list[Path]:
+def read_model_dir(directory: str, name: str) -> ModelShape:
+    """A local model directory: config.json, corrected by its checkpoint's tensor headers when present."""
+    from oomdoctor.checkpoint import read_directory
+
+    shape = read_config_json(os.path.join(directory, "config.json"), name)
+    return read_directory(directory, shape)
+
+
+def _cache_roots() -> list[tuple[Path, str]]:
+    """(cache root, layout) in the order huggingface_hub and ModelScope look them up."""
+    env = os.environ
+    roots: list[tuple[Path, str]] = []
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if env.get(var):
+            roots.append((Path(os.path.expanduser(env[var])), "hf"))
+    if env.get("HF_HOME"):
+        roots.append((Path(os.path.expanduser(env["HF_HOME"])) / "hub", "hf"))
+    if env.get("TRANSFORMERS_CACHE"):
+        roots.append((Path(os.path.expanduser(env["TRANSFORMERS_CACHE"])), "hf"))
+    xdg = Path(os.path.expanduser(env.get("XDG_CACHE_HOME") or "~/.cache"))
+    roots.append((xdg / "huggingface" / "hub", "hf"))
+    if env.get("MODELSCOPE_CACHE"):
+        roots.append((Path(os.path.expanduser(env["MODELSCOPE_CACHE"])) / "hub", "ms"))
+    roots.append((xdg / "modelscope" / "hub", "ms"))
+    seen: set[str] = set()
+    unique = []
+    for root, kind in roots:
+        if str(root) not in seen:
+            seen.add(str(root))
+            unique.append((root, kind))
+    return unique
+
+
+def _snapshot_dirs(root: Path, kind: str, hub_id: str) -> list[Path]:
+    org, _, model = hub_id.partition("/")
+    if kind == "ms":
+        return [root / org / model, root / "models" / org / model]
+    repo = root / f"models--{org}--{model}"
     dirs = []
-    if os.environ.get("HF_HUB_CACHE"):
-        dirs.append(Path(os.environ["HF_HUB_CACHE"]))
-    if os.environ.get("HF_HOME"):
-        dirs.append(Path(os.environ["HF_HOME"]) / "hub")
-    if os.environ.get("TRANSFORMERS_CACHE"):
-        dirs.append(Path(os.environ["TRANSFORMERS_CACHE"]))
-    dirs.append(Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "huggingface" / "hub")
+    ref = repo / "refs" / "main"
+    if ref.is_file():
+        rev = ref.read_text(encoding="utf-8", errors="replace").strip()
+        if re.fullmatch(r"[0-9a-fA-F]{6,64}", rev):       # a ref is a commit hash; never a path to follow
+            dirs.append(repo / "snapshots" / rev)
+    snaps = repo / "snapshots"
+    if snaps.is_dir():
+        dirs += sorted(p for p in snaps.iterdir() if p.is_dir())
     return dirs
 
 
-def _from_hf_cache(hub_id: str) -> ModelShape | None:
-    if hub_id.count("/") != 1:
-        return None
-    folder = "models--" + hub_id.replace("/", "--")
-    for cache in _hf_cache_dirs():
-        repo = cache / folder
-        if not repo.is_dir():
-            continue
-        # Prefer the snapshot refs/main points at; any snapshot has the same architecture otherwise.
-        ref = repo / "refs" / "main"
-        candidates = []
-        if ref.is_file():
-            candidates.append(repo / "snapshots" / ref.read_text().strip() / "config.json")
-        candidates += [Path(p) for p in sorted(glob.glob(str(repo / "snapshots" / "*" / "config.json")))]
-        for cfg in candidates:
-            if cfg.is_file():
-                return _read_config_json(cfg, hub_id, f"hf-cache {cfg}")
-    return None
+def _from_cache(hub_id: str) -> tuple[ModelShape | None, list[Msg]]:
+    """The model's snapshot in a local cache, if one has a config.json; unreadable caches are notes."""
+    notes: list[Msg] = []
+    if hub_id.count("/") != 1 or ".." in hub_id:
+        return None, notes
+    for root, kind in _cache_roots():
+        try:
+            if not root.is_dir():
+                continue
+            for snap in _snapshot_dirs(root, kind, hub_id):
+                if (snap / "config.json").is_file():
+                    shape = read_model_dir(str(snap), hub_id)
+                    where = "hf-cache" if kind == "hf" else "modelscope-cache"
+                    return replace(shape, source=f"{where} {shape.source_path}", notes=tuple(notes) + shape.notes), notes
+        except PermissionError as err:
+            notes.append(msg("model.note.cache_unreadable", path=str(root), reason=err.strerror or "permission denied"))
+        except OSError as err:
+            notes.append(msg("model.note.cache_unreadable", path=str(root), reason=err.strerror or str(err)))
+    return None, notes
 
 
 def _scaled_from_params(name: str, params: int) -> ModelShape:
     """The dense catalog shape nearest in size, with its layer count scaled to match `params`."""
-    import math
+    from oomdoctor.memory.params import count_params
 
     by_id = _catalog()[0]
     hint_key = _norm(name) if name else ""
-    dense = [e.data for e in by_id.values() if "moe" not in e.family and not e.data.get("num_experts")]
+    dense = [e for e in by_id.values() if "moe" not in e.family and e.data.get("params_total")
+             and not any(k in e.data["config"] for k in ("num_experts", "num_local_experts", "n_routed_experts"))]
     # Same family first (a name like "my-llama3-8b-sft" still says llama3), then anything.
-    family = [e for e in dense if e["family"].replace(".", "").replace("-", "") in hint_key.replace(".", "")]
+    family = [e for e in dense if e.family.replace(".", "").replace("-", "") in hint_key.replace(".", "")]
     pool = family or dense
-    best = min(pool, key=lambda e: abs(math.log(e["params_total"] / params)))
-    base = _from_catalog(best["id"])
-    h, v = base.hidden_size, base.vocab_size
-    embed = v * h * (1 if base.tie_word_embeddings else 2)
-    per_layer = max(1, (best["params_total"] - embed) // base.num_layers)
-    layers = max(1, round((params - embed) / per_layer))
-    return replace(base, name=name or best["id"], num_layers=layers, params_total=params,
-                   source=f"log: {params:,} params; shape of {best['id']} scaled to {layers} layers")
+    best = min(pool, key=lambda e: abs(math.log(e.data["params_total"] / params)))
+    base = _from_catalog(best.id)
+    counts = count_params(replace(base, params_total=None))
+    outside = counts.embeddings + counts.lm_head
+    per_layer = max(1, (counts.total - outside) // base.num_layers)
+    layers = max(1, round((params - outside) / per_layer))
+    source = f"log: {params:,} params; shape of {best.id} scaled to {layers} layers"
+    return replace(base, name=name or best.id, num_layers=layers, params_total=params, source=source,
+                   source_kind="log", source_path=None, moe_layer_count=None,
+                   notes=base.notes + (msg("model.source.log", params=params, id=best.id, layers=layers),))
 
 
 def resolve_model(name_or_path: str, *, params_hint: int | None = None) -> ModelShape:
     """Find the shape of a model given as hub id, short name, local directory or config.json path."""
     name = (name_or_path or "").strip()
-    tried: list[str] = []
+    tried: list[Msg] = []
+    notes: list[Msg] = []
     if name:
         p = Path(os.path.expanduser(name))
         if p.is_file() and p.name.endswith(".json"):
-            return _read_config_json(p, name, str(p))
+            return read_config_json(str(p), name)
         if p.is_dir():
             if (p / "config.json").is_file():
-                return _read_config_json(p / "config.json", name, str(p / "config.json"))
-            tried.append(f"directory {name} (no config.json in it)")
+                return read_model_dir(str(p), name)
+            tried.append(msg("model.tried.directory", path=name))
+        cached, notes = _from_cache(name)
+        if cached is not None:
+            return _with_catalog_check(cached, name)
         mid = _catalog_id(name, loose=False)
         if mid:
-            return _from_catalog(mid)
-        tried.append("the bundled catalog")
-        cached = _from_hf_cache(name)
-        if cached:
-            return cached
+            return _add_notes(_from_catalog(mid), notes)
+        tried.append(msg("model.tried.catalog"))
         if name.count("/") == 1:
-            tried.append("the Hugging Face cache (" + ", ".join(str(d) for d in _hf_cache_dirs()) + ")")
+            tried.append(msg("model.tried.hf_cache", dirs=", ".join(str(r) for r, k in _cache_roots() if k == "hf")))
         mid = _catalog_id(name, loose=True)
         if mid:
-            return _from_catalog(mid, source=f"catalog ({mid} for {name})")
+            return _add_notes(_from_catalog(mid, asked=name), notes)
     if params_hint:
-        return _scaled_from_params(name, int(params_hint))
-    what = f"unknown model {name!r}" if name else "no model named"
-    raise InputError(f"{what}: tried {', '.join(tried) or 'nothing'}; pass --model PATH to a directory "
-                     "or config.json with the model's architecture")
+        return _add_notes(_scaled_from_params(name, int(params_hint)), notes)
+    from oomdoctor.words import say
+
+    listed = "; ".join(say(t) for t in tried) or say("model.tried.nothing")
+    if name:
+        raise InputError(msg("model.unknown", name=name, tried=listed))
+    raise InputError(msg("model.none_named", tried=listed))
+
+
+def _add_notes(shape: ModelShape, notes: list[Msg]) -> ModelShape:
+    return replace(shape, notes=tuple(notes) + shape.notes) if notes else shape
+
+
+def _with_catalog_check(shape: ModelShape, name: str) -> ModelShape:
+    """A cached snapshot wins over the catalog; say so when its vocabulary differs from the catalog's."""
+    mid = _catalog_id(name, loose=True)
+    if not mid:
+        return shape
+    entry = _catalog()[0][mid.lower()].data["config"]
+    catalog_vocab = (entry.get("text_config") or entry).get("vocab_size") or entry.get("padded_vocab_size")
+    if isinstance(catalog_vocab, int) and catalog_vocab != shape.vocab_size:
+        return _add_notes(shape, [msg("model.note.vocab_differs", local=shape.vocab_size, id=mid, catalog=catalog_vocab)])
+    return shape
+
+
+def source_msg(shape: ModelShape) -> Msg:
+    """Where the shape came from, as words: checkpoint / config.json (with the path), catalog, or log."""
+    if shape.source_kind == "checkpoint":
+        path = shape.source_path or shape.source
+        code = "model.source.index" if path.endswith(".index.json") else "model.source.checkpoint"
+        return msg(code, path=path)
+    if shape.source_kind == "config.json":
+        return msg("model.source.config", path=shape.source_path or shape.source)
+    if shape.source_kind == "log":
+        found = [n for n in shape.notes if n.code == "model.source.log"]
+        if found:
+            return found[0]
+    asked = re.match(r"catalog \((.+) for (.+)\)$", shape.source)
+    if asked:
+        return msg("model.source.catalog_for", id=asked.group(1), name=asked.group(2))
+    return msg("model.source.catalog", id=shape.name)
+
+
+def shape_notes(shape: ModelShape) -> tuple[Msg, ...]:
+    """The notes a report shows under the model line (the source itself is shown on the line)."""
+    return tuple(n for n in shape.notes if n.code != "model.source.log")

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import (
-    Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Plan, Report, Step, TrainingSetup, msg,
+    Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Msg, Plan, Report, Step, Text, TrainingSetup, msg,
 )
 from oomdoctor.records import record
 
@@ -124,10 +124,9 @@ def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> Trai
     from oomdoctor import configs
 
     if inputs.config is not None:
-        setup = configs.load_config(inputs.config, framework_version=opts.framework_version)
-        version = None if opts.framework_version else configs.log_version(setup, crash)
-        if version:             # the version the run really used sets the defaults and dtypes
-            setup = configs.load_config(inputs.config, framework_version=version)
+        # The version the run really used (the log's banner) sets the defaults and dtypes.
+        log_versions = dict(crash.versions or {}) if crash is not None else None
+        setup = configs.load_config(inputs.config, framework_version=opts.framework_version, log_versions=log_versions)
         if inputs.launcher is not None:
             other = configs.load_config(inputs.launcher, framework_version=opts.framework_version)
             # The one that names a model is the training config; the other decides GPUs and sharding.
@@ -168,10 +167,16 @@ def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape
 
     if not setup.model:
         # accelerate / DeepSpeed / launcher files decide GPUs and sharding but name no model.
-        raise InputError("names no model (a launcher or DeepSpeed config?): give the training config beside it, "
-                         "or --model NAME", setup.config_file)
+        raise InputError(msg("run.no_model"), setup.config_file)
     hint = crash.params_total if crash else None
-    return resolve_model(setup.model, params_hint=hint)
+    shape = resolve_model(setup.model, params_hint=hint)
+    if setup.method in ("lora", "qlora"):
+        from oomdoctor.memory.params import unmatched_targets
+
+        missing = unmatched_targets(setup, shape)
+        if missing:
+            shape = replace(shape, notes=shape.notes + (msg("model.note.lora_unmatched", targets=", ".join(missing)),))
+    return shape
 
 
 def plan_edits(setup: TrainingSetup, steps: Sequence[Step]) -> tuple[KeyEdit, ...]:
@@ -204,9 +209,9 @@ def render_patch(edits: Sequence[KeyEdit], cwd: str | None) -> str:
     return build_patch(edits, cwd=cwd).diff
 
 
-def collect_env(steps: Sequence[Step]) -> tuple[dict[str, str], tuple[str, ...]]:
+def collect_env(steps: Sequence[Step]) -> tuple[dict[str, str], tuple[Text, ...]]:
     env: dict[str, str] = {}
-    notes: list[str] = []
+    notes: list[Text] = []
     for step in steps:
         env.update(step.env)
         notes.extend(n for n in step.notes if n not in notes)
@@ -214,18 +219,33 @@ def collect_env(steps: Sequence[Step]) -> tuple[dict[str, str], tuple[str, ...]]
 
 
 def build_report(opts: Options) -> Report:
+    """The whole pipeline in one call: read the inputs, estimate, plan (session.open_session keeps the
+    rules and the calibrated estimator it builds for the app, the guide and the advisor)."""
+    report = read_report(opts)
+    if report.setup is None:
+        return report
+    try:
+        return plan_report(report, opts)
+    except InputError as err:
+        # a setup read from a log's command line (it has no config file): what the log named is a hint
+        if report.setup.config_file is not None or _users_own(err, opts):
+            raise
+        return _crash_only(opts, report.crash, report.hardware, list(report.warnings), err)
+
+
+def read_report(opts: Options) -> Report:
+    """Inputs to facts: the crash, the setup, the card and the model shape; no estimate and no plan yet."""
     inputs = sort_inputs(opts.files)
     crash = read_crash(inputs.log)
     setup = read_setup(inputs, crash, opts)
-    warnings: list = list(setup.extras.get("warnings", ())) if setup is not None else []
+    warnings: list[Msg | str] = list(setup.extras.get("warnings", ())) if setup is not None else []
     if opts.gpus and setup is not None and opts.gpus != setup.n_gpus:
         setup = replace(setup, n_gpus=opts.gpus)
     hw = read_hardware(crash, setup, opts)
     if setup is None:
         if crash is None:
-            raise InputError("give a crash log, a training config, or both (try: oomdoctor --demo)")
-        warnings.append("no training config given and the log does not say which model was trained: "
-                        "only the crash itself is diagnosed; pass the config for an estimate and a plan")
+            raise InputError(msg("run.no_inputs"))
+        warnings.append(msg("run.log_only"))
         return Report(inputs=tuple(opts.files), crash=crash, hardware=hw, warnings=tuple(warnings))
     # A setup read from the log's own command line names paths of another machine: they are hints,
     # so what cannot be used there is a note and the crash is still diagnosed (never exit 2).
@@ -235,21 +255,26 @@ def build_report(opts: Options) -> Report:
             warnings.append(msg("crash.setup.no_gpu"))
             return Report(inputs=tuple(opts.files), crash=crash, warnings=tuple(warnings))
         where = inputs.log or inputs.config
-        raise InputError("cannot tell the GPU's memory: the log names no capacity and no GPU was detected; "
-                         "pass --gpu (e.g. --gpu A100-80GB or --gpu 24GiB)", where)
-    if opts.model:
-        shape = resolve_shape(setup, crash)     # the user's own --model: its errors are theirs
-    try:
-        if not opts.model:
+        raise InputError(msg("run.no_gpu"), where)
+    if from_log:
+        warnings.append(msg("crash.setup.from_log"))
+    if from_log and not opts.model:
+        try:
             shape = resolve_shape(setup, crash)
-        report = Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw, crash=crash,
-                        warnings=tuple(warnings + ([msg("crash.setup.from_log")] if from_log else [])))
-        return plan_report(report, opts)
-    except InputError as err:
-        if not from_log or _users_own(err, opts):
-            raise
-        warnings.append(msg("crash.setup.unusable", reason=err.render("en")))
-        return Report(inputs=tuple(opts.files), crash=crash, hardware=hw, warnings=tuple(warnings))
+        except InputError as err:
+            if _users_own(err, opts):
+                raise
+            return _crash_only(opts, crash, hw, warnings, err)
+    else:
+        shape = resolve_shape(setup, crash)     # the user's own --model, or a config: its errors are theirs
+    return Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw, crash=crash,
+                  warnings=tuple(warnings))
+
+
+def _crash_only(opts: Options, crash: CrashReport | None, hw: Hardware | None, warnings: list, err: InputError) -> Report:
+    """The crash report alone, with why the setup a log's command line gave could not be used."""
+    warnings.append(msg("crash.setup.unusable", reason=err.message))
+    return Report(inputs=tuple(opts.files), crash=crash, hardware=hw, warnings=tuple(warnings))
 
 
 def _users_own(err: InputError, opts: Options) -> bool:
@@ -260,8 +285,9 @@ def _users_own(err: InputError, opts: Options) -> bool:
     return any(err.path == p or str(err.path).startswith(str(p).rstrip("/") + "/") for p in mine)
 
 
-def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
-    """The memory model, corrected upward by what the log measured before the crash (if it did).
+def calibration(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
+    """(estimator, correction): the memory model corrected upward by what the log measured before the
+    crash (if it did), and that correction (None when the log measured nothing).
 
     The correction is fixed once from the configured setup, so every re-estimate of the plan carries it.
     """
@@ -269,20 +295,28 @@ def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, cr
     from oomdoctor.memory import estimate
 
     if crash is None or not crash.memory_samples:
-        return estimate
+        return estimate, None
     corr = calibrate.correction(estimate(setup, shape, hw, crash=crash), crash)
-    return calibrate.corrected_estimator(estimate, corr) if corr is not None else estimate
+    return (calibrate.corrected_estimator(estimate, corr) if corr is not None else estimate), corr
 
 
-def plan_report(report: Report, opts: Options) -> Report:
-    """Estimate the setup of `report`, plan, and render the patch: the part the TUI re-runs live."""
+def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
+    """The memory model, corrected upward by what the log measured before the crash (if it did)."""
+    return calibration(setup, shape, hw, crash)[0]
+
+
+def plan_report(report: Report, opts: Options, *, rules=None, estimator=None) -> Report:
+    """Estimate the setup of `report`, plan, and render the patch. `rules` and `estimator` are the
+    session's (loaded and calibrated once per run); built here when not given."""
     from oomdoctor.planner import least_cost_plan, load_rules, make_plan
 
     setup, shape, hw, crash = report.setup, report.shape, report.hardware, report.crash
     assert setup is not None and shape is not None and hw is not None
-    estimator = measured_estimator(setup, shape, hw, crash)
+    if estimator is None:
+        estimator = measured_estimator(setup, shape, hw, crash)
     est = estimator(setup, shape, hw, crash=crash, headroom=opts.headroom)
-    rules = load_rules(opts.rules_dirs)
+    if rules is None:
+        rules = load_rules(opts.rules_dirs)
     kw = dict(crash=crash, rules=rules, headroom=opts.headroom, skip=opts.skip, estimator=estimator)
     # Even when the estimate fits, a crash log can be evidence for some rungs (fragmentation, host RAM,
     # evaluation): make_plan applies only those then.
@@ -303,11 +337,13 @@ class Selection:
     edits: tuple[KeyEdit, ...]
     patch: str
     env: dict[str, str]
-    notes: tuple[str, ...]
+    notes: tuple[Text, ...]
 
 
-def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | None = None) -> Selection:
-    """Apply the changes of the plan's steps at indexes `keep` (in plan order) and re-estimate."""
+def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | None = None, *,
+                 estimator=None) -> Selection:
+    """Apply the changes of the plan's steps at indexes `keep` (in plan order) and re-estimate
+    (with the session's calibrated `estimator` when given)."""
 
     assert report.setup is not None and report.shape is not None and report.hardware is not None
     setup = report.setup
@@ -315,7 +351,8 @@ def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | Non
     for step in kept:
         setup = replace(setup, **{c.field: c.after for c in step.changes})
     headroom = report.estimate.headroom if report.estimate else 0.10
-    estimator = measured_estimator(report.setup, report.shape, report.hardware, report.crash)
+    if estimator is None:
+        estimator = measured_estimator(report.setup, report.shape, report.hardware, report.crash)
     est = estimator(setup, report.shape, report.hardware, crash=report.crash, headroom=headroom)
     from oomdoctor.configs import edits_for
 

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from oomdoctor.words import say
 from oomdoctor import advise, calibrate
 from oomdoctor.facts import CrashEvent, CrashReport, MemorySample
 from oomdoctor.memory import estimate
@@ -101,7 +102,7 @@ def test_the_corrected_estimator_adds_the_gap_to_allocated_and_peak(lora):
     assert raised.allocated_gib == pytest.approx(base.allocated_gib + 4.0)
     assert raised.peak_gib == pytest.approx(base.peak_gib + 4.0)
     assert sum(raised.components.values()) == pytest.approx(sum(base.components.values()) + 4.0)
-    assert corr.sentence in raised.notes
+    assert corr.message in raised.notes
 
 
 def test_the_planner_re_estimates_carry_the_correction(lora):
@@ -137,7 +138,7 @@ def test_the_pipeline_estimate_carries_the_measured_correction(from_log):
     raw = _uncorrected(from_log)
     assert from_log.estimate.allocated_gib == pytest.approx(33.61)
     assert from_log.estimate.peak_gib > raw.peak_gib
-    assert any("raised by" in note for note in from_log.estimate.notes)
+    assert any("raised by" in say(note) for note in from_log.estimate.notes)
 
 
 def test_the_last_measured_step_peak_of_the_log_corrects_the_estimate(from_log):

@@ -11,26 +11,15 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from oomdoctor.facts import Estimate, Hardware, ModelShape, TrainingSetup
 from oomdoctor.advise.model import StrategyRow
+from oomdoctor.facts import Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 
 Estimator = Callable[..., Estimate]
 
-LABELS = {
-    "single": "single GPU",
-    "ddp": "DDP (full copy on every card)",
-    "naive_mp": "naive model parallel",
-    "zero1": "ZeRO-1",
-    "zero2": "ZeRO-2",
-    "zero3": "ZeRO-3",
-    "zero3_offload_opt": "ZeRO-3 + optimizer offload",
-    "zero3_offload_all": "ZeRO-3 + optimizer+param offload",
-    "fsdp": "FSDP full_shard",
-}
-MULTI_ONLY = ("ddp", "naive_mp", "zero1", "zero2", "zero3", "fsdp")
-
-# memory.estimate's constants, read when present so the naive row stays in step with the model
-_DEFAULT_RESERVE_FRAC = 0.10
+# Row order; each key's name is words code advise.strategy.<key>.
+STRATEGIES = ("single", "ddp", "naive_mp", "zero1", "zero2", "zero3", "zero3_offload_opt", "zero3_offload_all", "fsdp",
+              "zero3_sp")
+MULTI_ONLY = ("ddp", "naive_mp", "zero1", "zero2", "zero3", "fsdp", "zero3_sp")
 
 
 def _base(setup: TrainingSetup) -> TrainingSetup:
@@ -51,64 +40,66 @@ def strategy_setups(setup: TrainingSetup, n_gpus: int) -> dict[str, TrainingSetu
     rows["zero3_offload_all"] = replace(base, zero_stage=3, offload_optimizer=True, offload_params=True, n_gpus=n)
     if n > 1:
         rows["fsdp"] = replace(base, fsdp="full_shard", n_gpus=n)
+        # long context: every sequence split over all the cards (DeepSpeed Ulysses, ring attention, context
+        # parallel), so each holds the activations and logits of 1/n of the tokens
+        rows["zero3_sp"] = replace(base, zero_stage=3, n_gpus=n, seq_parallel=n)
     return rows
 
 
 def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
-    """The fullest card (the last: it holds the logits) when the layers are split evenly over `n_gpus`."""
-    try:
-        from oomdoctor.memory.estimate import ALLOCATOR_RESERVE_FRAC as reserve_frac
-    except ImportError:
-        reserve_frac = _DEFAULT_RESERVE_FRAC
+    """The fullest card (the last: it holds the logits) when the layers are split evenly over `n_gpus`.
+
+    Every moment of the single-GPU estimate is re-cut: weights, gradients and optimizer states by the cards,
+    the activations of the layers by the cards except the layer being computed, the logits on the last card.
+    """
+    from oomdoctor.memory.estimate import ALLOCATOR_RESERVE_FRAC, RESERVE_MIN_GIB
+
     n = max(1, n_gpus)
     d, c = single.details, single.components
-    act = d.get("activations_gib", c.get("activations", 0.0))
-    logits_fwd = d.get("logits_forward_gib", 0.0)
-    logits_bwd = d.get("logits_backward_gib", 0.0)
-    grads = d.get("grads_full_gib", c.get("gradients", 0.0))
-    temps = d.get("optimizer_step_temporaries_gib", 0.0)
     paged = d.get("paged_states_gib", 0.0)
     cublas = d.get("cublas_workspace_gib", 0.0)
     context = d.get("cuda_context_gib", 0.0)
     measured = d.get("measured_correction_gib", 0.0)
-    weights = c.get("weights", 0.0)
-    # everything alive all step long (weights, states, master copies), as allocated
-    if "moment_loss_gib" in d:
-        static = d["moment_loss_gib"] - act - logits_fwd
-    else:
-        static = weights + c.get("optimizer", 0.0) - paged
-    # one layer's transient (the recomputed or back-propagated layer) lives on the card doing backward
-    one_layer = d.get("recomputed_layer_gib") or d.get("per_layer_gib") or 0.0
-    act_card = (act - one_layer) / n + one_layer
-    static_card = static / n
-    moments = {
-        "loss": static_card + act_card + logits_fwd,
-        "backward": static_card + act_card + logits_bwd,
-        "optimizer step": static_card + (grads + temps) / n,
-    }
-    moment = max(moments, key=moments.get)
-    allocated = moments[moment] + cublas + measured
-    # As memory.estimate: the cache fragments on what comes and goes within a step, not on the weights and
-    # states a card holds all along; the idle blocks varying batch lengths leave are the last card's (logits).
-    reserve = reserve_frac * max(0.0, allocated - measured - cublas - static_card)
+    one_layer = d.get("layer_saved_gib", 0.0)
+    cards: dict[str, dict[str, float]] = {}
+    casts: dict[str, float] = {}
+    for name in single.moments:
+        key = name.replace(" ", "_")
+        parts = {comp: d.get(f"moment_{key}_{comp}_gib", 0.0)
+                 for comp in ("weights", "gradients", "optimizer", "activations", "logits")}
+        act = parts["activations"]
+        layer = min(one_layer, act)
+        parts = {comp: (value / n if comp in ("weights", "gradients", "optimizer") else value)
+                 for comp, value in parts.items()}
+        parts["activations"] = (act - layer) / n + layer
+        cards[name] = parts
+        casts[name] = d.get(f"moment_{key}_casts_gib", 0.0) / n      # autocast's weight copies follow the layers
+    if not cards:     # an estimate without moments (built by hand): only its components are known
+        cards["train"] = {k: c.get(k, 0.0) / (n if k in ("weights", "gradients", "optimizer") else 1)
+                          for k in ("weights", "gradients", "optimizer", "activations", "logits")}
+    moment = max(cards, key=lambda m: sum(cards[m].values()))
+    parts = cards[moment]
+    allocated = sum(parts.values()) + cublas + measured
+    static_card = parts["weights"] + parts["optimizer"]
+    # As memory.estimate: the cache fragments on the token-shaped tensors (activations, logits) a card churns
+    # through, not on its weights, states and gradients; the idle blocks varying batch lengths leave are the
+    # last card's (logits).
+    reserved_at = max(sum(p.values()) + ALLOCATOR_RESERVE_FRAC * max(0.0, p["activations"] - casts.get(m, 0.0)
+                                                                      + p["logits"])
+                      for m, p in cards.items())
+    reserve = max(RESERVE_MIN_GIB, reserved_at - (allocated - cublas - measured))
     reserve += d.get("varlen_cached_logits_gib", 0.0)
     peak = allocated + reserve + context + paged / n
-    comps = {
-        "weights": weights / n,
-        "gradients": grads / n if moment == "optimizer step" else 0.0,
-        "optimizer": (static - weights + paged) / n + (temps / n if moment == "optimizer step" else 0.0),
-        "activations": act_card if moment != "optimizer step" else 0.0,
-        "logits": (logits_fwd if moment == "loss" else logits_bwd) if moment != "optimizer step" else 0.0,
-        "overhead": context + cublas + reserve + measured,
-    }
+    comps = dict(parts)
+    comps["optimizer"] += paged / n
+    comps["overhead"] = context + cublas + reserve + measured
     details = dict(d)
     details.update({"naive_mp_cards": float(n), "naive_mp_static_per_card_gib": static_card,
-                    "naive_mp_activations_per_card_gib": act_card})
-    note = (f"Naive model parallel: the layers are split over {n} cards in one process; each card holds 1/{n} "
-            "of the weights, gradients and optimizer states and the activations of its layers, the last "
-            "card also the logits, and the cards work one at a time.")
+                    "naive_mp_activations_per_card_gib": parts["activations"]})
+    note = msg("advise.naive_mp_note", n=n)
     return replace(single, components=comps, allocated_gib=allocated, peak_gib=peak, details=details,
-                   notes=single.notes + (note,))
+                   notes=single.notes + (note,), peak_moment=moment,
+                   moments={m: sum(p.values()) + cublas for m, p in cards.items()})
 
 
 def build_strategies(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, n_gpus: int | None = None,
@@ -124,9 +115,8 @@ def build_strategies(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, n
     rows: list[StrategyRow] = []
     setups = strategy_setups(setup, n)
     single_tps: float | None = None
-    order = ["single", "ddp", "naive_mp", "zero1", "zero2", "zero3", "zero3_offload_opt", "zero3_offload_all", "fsdp"]
     ests: dict[str, Estimate] = {}
-    for key in order:
+    for key in STRATEGIES:
         if key == "naive_mp":
             if n < 2:
                 continue
@@ -145,12 +135,17 @@ def build_strategies(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, n
         if key == "single":
             single_tps = tps
         speed = tps / single_tps if (tps and single_tps) else None
-        why = "; ".join(st.reasons) if st and st.reasons else ("one card" if key == "single" else "")
+        why: tuple[Msg, ...] = st.reasons if st else ()
+        if key == "zero3_sp":
+            # the cards share each sequence's compute; the all-to-all of the attention inputs is not timed
+            why = why + (msg("advise.why.sequence_split", cards=cards),)
         if key == "single" and st:
-            why = "one card does all the work" + (f"; {why}" if why and why != "one card" else "")
+            why = (msg("advise.why.one_card_does_all"),) + why
+        elif key == "single":
+            why = (msg("advise.why.one_card"),)
         hours = timing.run_hours(tokens, st)
         cost = hours * price_per_card_hour * cards if (hours is not None and price_per_card_hour is not None) else None
-        rows.append(StrategyRow(key=key, label=LABELS[key], n_gpus=cards, setup=row_setup, peak_gib=est.peak_gib,
+        rows.append(StrategyRow(key=key, label=msg(f"advise.strategy.{key}"), n_gpus=cards, setup=row_setup, peak_gib=est.peak_gib,
                                 allocated_gib=est.allocated_gib, components=dict(est.components),
                                 fits=est.fits, host_ram_gib=est.host_ram_gib, speed=speed, speed_why=why,
                                 step_s=st.step_s if st else None, hours=hours, cost=cost))

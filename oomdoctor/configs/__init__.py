@@ -1,18 +1,20 @@
 """Training configs of every supported framework, normalised into one TrainingSetup with provenance.
 
-Public API: classify, load_config, edits_for, setup_from_log, combine.
-Frameworks: LLaMA-Factory, HF TrainingArguments / TRL (YAML, JSON, command line in a shell script),
-axolotl, torchtune recipes, accelerate (FSDP / DeepSpeed plugin) configs and bare DeepSpeed JSONs.
+Public API: classify, load_config, edits_for, key_for, setup_from_log, combine, with_log_world_size.
+Frameworks live in one registry (configs/registry.py), one module each, each owning the key table it
+reads and patches with: LLaMA-Factory, HF TrainingArguments / TRL, Firefly-style argument files, axolotl,
+torchtune recipes, accelerate (FSDP / DeepSpeed plugin) configs and bare DeepSpeed JSONs. Shell scripts
+are read by configs/shell.py and their training command by configs/entrypoints.py.
 """
 from __future__ import annotations
 
-import os
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Change, CrashReport, KeyEdit, TrainingSetup
+from oomdoctor.facts import Change, CrashReport, KeyEdit, TrainingSetup, msg
 
-__all__ = ["classify", "load_config", "edits_for", "setup_from_log", "combine"]
+__all__ = ["classify", "load_config", "edits_for", "key_for", "setup_from_log", "combine", "with_log_world_size",
+           "detect_framework", "log_version"]
 
 _CONFIG_EXT = (".yaml", ".yml", ".json")
 _LOG_EXT = (".log", ".txt", ".out", ".err", ".jsonl", ".gz")
@@ -29,10 +31,16 @@ def _head(path: str) -> bytes:
         return b""
 
 
+def is_script(path: str, text: str) -> bool:
+    low = path.lower()
+    return low.endswith(_SCRIPT_EXT) or (text.startswith("#!") and not low.endswith(_CONFIG_EXT))
+
+
 def classify(path: str) -> str:
-    """"config" for a training config (YAML/JSON mapping with training keys, or a shell script holding a
-    training command line), else "log". Reads at most the first 64 KiB."""
-    from oomdoctor.configs._doc import TRAINING_KEYS, parse_command_line, parse_text
+    """"config" for a training config (a mapping a framework of the registry claims, or a shell script
+    that runs a training command), else "log". Reads at most the first 64 KiB."""
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import parse_text
 
     low = path.lower()
     if path == "-" or low.endswith(_LOG_EXT):
@@ -41,15 +49,17 @@ def classify(path: str) -> str:
     if b"\0" in head[:8192]:
         return "log"
     text = head.decode("utf-8", "replace")
-    if low.endswith(_SCRIPT_EXT) or text.startswith("#!"):
-        doc = parse_command_line(text, path)
-        return "config" if doc is not None else "log"
+    if is_script(path, text):
+        from oomdoctor.configs.entrypoints import find_training
+        from oomdoctor.configs.shell import read_script
+
+        return "config" if find_training(read_script(text, path)) is not None else "log"
     truncated = len(head) >= _HEAD_BYTES
     if low.endswith(_CONFIG_EXT):
         if truncated:
             return "log" if any(m in head for m in _LOG_MARKERS) else "config"
         try:
-            doc = parse_text(text, path)
+            parse_text(text, path)
         except InputError:
             # A broken YAML is still a config the user meant: load_config reports the line.
             return "log" if any(m in head for m in _LOG_MARKERS) else "config"
@@ -60,104 +70,57 @@ def classify(path: str) -> str:
         doc = parse_text(text, path)
     except InputError:
         return "log"
-    if any(k in TRAINING_KEYS for k in doc.data) or _is_torchtune(doc.data):
-        return "config"
-    return "log"
-
-
-def _is_torchtune(data: dict) -> bool:
-    model = data.get("model")
-    return isinstance(model, dict) and "_component_" in model
+    name, _ = registry.detect(doc.data)
+    return "config" if name is not None else "log"
 
 
 def detect_framework(data: dict) -> str:
-    """llamafactory | hf | axolotl | torchtune | accelerate | deepspeed | llamafactory_v1 | unknown."""
-    from oomdoctor.configs.llamafactory import LF_ONLY_KEYS
+    """The registry name of the framework a parsed mapping belongs to; "llamafactory_v1" or "unknown"."""
+    from oomdoctor.configs import registry
 
-    if "base_model" in data:
-        return "axolotl"
-    if _is_torchtune(data):
-        return "torchtune"
-    if "distributed_type" in data or "compute_environment" in data or (
-            isinstance(data.get("fsdp_config"), dict) and "num_processes" in data):
-        return "accelerate"
-    if isinstance(data.get("zero_optimization"), dict) or (
-            "train_micro_batch_size_per_gpu" in data and "model_name_or_path" not in data):
-        return "deepspeed"
-    if "model_name_or_path" in data or "model_id" in data:
-        if any(k in LF_ONLY_KEYS for k in data):
-            return "llamafactory"
-        return "hf"
-    if isinstance(data.get("model"), dict) and ("peft_config" in data or "dist_config" in data):
+    if registry.is_llamafactory_v1(data):
         return "llamafactory_v1"
-    if isinstance(data.get("model"), str) and any(k in data for k in ("per_device_train_batch_size", "output_dir")):
-        return "hf"
-    return "unknown"
+    name, _ = registry.detect(data)
+    return name or "unknown"
 
 
-def load_config(path: str, *, framework_version: str | None = None) -> TrainingSetup:
-    """Read one training config into a TrainingSetup; every field's origin is in `setup.sources`."""
-    from oomdoctor.configs._doc import parse_command_line, parse_text, read_text
+def load_config(path: str, *, framework_version: str | None = None,
+                log_versions: Mapping[str, str] | None = None) -> TrainingSetup:
+    """Read one training config into a TrainingSetup; every field's origin is in `setup.sources`, the
+    framework and the release assumed (and why) in `framework_reason` and `version_reason`.
+
+    `log_versions` are the package versions a crash log's banner printed; `--framework-version` wins
+    over them, and both over what the file implies. The file is parsed once per run."""
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import parse_file, read_text
 
     text = read_text(path)
-    low = path.lower()
-    if low.endswith(_SCRIPT_EXT) or (text.startswith("#!") and not low.endswith(_CONFIG_EXT)):
-        doc = parse_command_line(text, path)
-        if doc is None:
-            raise InputError("no training command with --model_name_or_path / --per_device_train_batch_size "
-                             "flags found in this script", path)
-        from oomdoctor.configs.hf import load_cli
+    if is_script(path, text):
+        from oomdoctor.configs.entrypoints import read_script_setup
 
-        return load_cli(doc, framework_version)
+        return read_script_setup(path, text, framework_version=framework_version, log_versions=log_versions)
     if not text.strip():
-        raise InputError("the file is empty", path)
-    doc = parse_text(text, path)
-    kind = detect_framework(doc.data)
-    if kind == "llamafactory":
-        from oomdoctor.configs.llamafactory import load_llamafactory
-
-        return load_llamafactory(doc, framework_version)
-    if kind == "hf":
-        from oomdoctor.configs.hf import load_hf
-
-        return load_hf(doc, framework_version)
-    if kind == "axolotl":
-        from oomdoctor.configs.axolotl import load_axolotl
-
-        return load_axolotl(doc, framework_version)
-    if kind == "torchtune":
-        from oomdoctor.configs.torchtune import load_torchtune
-
-        return load_torchtune(doc, framework_version)
-    if kind == "accelerate":
-        from oomdoctor.configs.accelerate import load_accelerate
-
-        return load_accelerate(doc, framework_version)
-    if kind == "deepspeed":
-        from oomdoctor.configs.deepspeed import load_bare
-
-        return load_bare(doc)
-    if kind == "llamafactory_v1":
-        raise InputError("LLaMA-Factory v1 configs (model: / peft_config: / dist_config:) are not supported yet; "
-                         "use the classic flat YAML with model_name_or_path", path)
-    raise InputError("not a training config oomdoctor knows: expected LLaMA-Factory (model_name_or_path + "
-                     "stage/finetuning_type), HF/TRL TrainingArguments, axolotl (base_model), a torchtune "
-                     "recipe, an accelerate config or a DeepSpeed JSON", path)
+        raise InputError(msg("config.empty"), path)
+    doc = parse_file(path, text)
+    if registry.is_llamafactory_v1(doc.data):
+        raise InputError(msg("config.lf_v1"), path)
+    name, reason = registry.detect(doc.data)
+    if name is None:
+        raise registry.unknown_config(path)
+    return registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions)
 
 
 def combine(main: TrainingSetup, launcher: TrainingSetup) -> TrainingSetup:
     """Overlay what a launcher config (accelerate YAML, DeepSpeed JSON) decides onto the training config."""
-    from dataclasses import replace
+    from oomdoctor.configs.merge import combine as _combine
 
-    take = ("n_gpus", "fsdp", "zero_stage", "offload_optimizer", "offload_params")
-    values = {k: getattr(launcher, k) for k in take if k in launcher.sources}
-    if "precision" in launcher.sources and "precision" not in main.sources:
-        values["precision"] = launcher.precision
-    if launcher.deepspeed_file and not main.deepspeed_file:
-        values["deepspeed_file"] = launcher.deepspeed_file
-    sources = {**main.sources, **{k: launcher.sources[k] for k in values if k in launcher.sources}}
-    extras = {**main.extras, **{k: v for k, v in launcher.extras.items() if k not in main.extras}}
-    return replace(main, **values, sources=sources, extras=extras)
+    return _combine(main, launcher)
+
+
+def with_log_world_size(setup: TrainingSetup, crash: CrashReport | None) -> TrainingSetup:
+    from oomdoctor.configs.merge import with_log_world_size as _with
+
+    return _with(setup, crash)
 
 
 def edits_for(setup: TrainingSetup, changes: Sequence[Change]) -> list[KeyEdit]:
@@ -167,39 +130,45 @@ def edits_for(setup: TrainingSetup, changes: Sequence[Change]) -> list[KeyEdit]:
     return _edits(setup, changes)
 
 
+def key_for(setup: TrainingSetup, field: str) -> tuple[str | None, str | None]:
+    """(file, key) of this setup's framework and release that holds setup field `field`: where the
+    config says it, else where a patch would write it; (None, None) when no config file can hold it.
+    The guide and the patch writer ask this one table."""
+    from oomdoctor.configs.edits import key_for as _key_for
+
+    return _key_for(setup, field)
+
+
 def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
     """A setup from the training arguments / command line a log printed; None without a model name."""
+    from dataclasses import replace
+
+    from oomdoctor.configs import registry
     from oomdoctor.configs._doc import Doc
-    from oomdoctor.configs.hf import load_hf
-    from oomdoctor.configs.llamafactory import LF_ONLY_KEYS, load_llamafactory
+    from oomdoctor.configs.llamafactory import LF_ONLY_KEYS
 
     args = {str(k).lstrip("-"): v for k, v in (crash.train_args or {}).items()}
     if not any(args.get(k) for k in ("model_name_or_path", "model", "base_model")):
         return None
     if "model_name_or_path" not in args:
         args["model_name_or_path"] = args.get("model") or args.get("base_model")
-    from dataclasses import replace
+    versions = dict(crash.versions or {})
 
-    doc = Doc(crash.file, dict(args), {}, "cli")
-    version = (crash.versions or {}).get("llamafactory")
     def load(d: Doc) -> TrainingSetup:
-        if any(k in LF_ONLY_KEYS for k in d.data) or version:
-            return load_llamafactory(d, version)
-        return load_hf(d, (crash.versions or {}).get("trl"))
+        name = "llamafactory" if any(k in LF_ONLY_KEYS for k in d.data) or versions.get("llamafactory") else "hf"
+        return registry.read_doc(d, name, msg("config.why.log", log=crash.file), log_versions=versions)
 
     try:
-        setup = load(doc)
+        setup = load(Doc(crash.file, dict(args), {}, "cli", tolerant=True))
     except InputError:
         if "deepspeed" not in args:
             return None
         # The DeepSpeed JSON the log names is on another machine: judge without it.
         missing = args.pop("deepspeed")
         try:
-            setup = load(Doc(crash.file, args, {}, "cli"))
+            setup = load(Doc(crash.file, args, {}, "cli", tolerant=True))
         except InputError:
             return None
-        from oomdoctor.facts import msg
-
         note = msg("crash.setup.path_missing", path=str(missing), key="--deepspeed")
         setup = replace(setup, extras={**setup.extras, "warnings": (*setup.extras.get("warnings", ()), note)})
     return replace(with_log_world_size(setup, crash), config_file=None)
@@ -219,15 +188,3 @@ def log_version(setup: TrainingSetup, crash: CrashReport | None) -> str | None:
     return found
 
 
-def with_log_world_size(setup: TrainingSetup, crash: CrashReport | None) -> TrainingSetup:
-    """The number of GPUs the log shows (world size, or the highest rank seen + 1) where no file
-    said it: a LLaMA-Factory or HF config never does, the launcher does, and ZeRO and FSDP shard
-    by it."""
-    if crash is None or not crash.world_size or setup.source_of("n_gpus").file is not None:
-        return setup
-    from dataclasses import replace
-
-    from oomdoctor.facts import Source
-
-    return replace(setup, n_gpus=crash.world_size,
-                   sources={**setup.sources, "n_gpus": Source(file=crash.file, key="world_size")})

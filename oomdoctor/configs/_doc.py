@@ -1,16 +1,31 @@
-"""Reading config files with the line of every value, and typed access that fails as `file:line: message`."""
+"""Reading config files once, with the line of every value, and typed access that fails as `file:line: message`.
+
+Every file goes through `oomdoctor.bounded` (size cap, alias budget, depth bound, no NaN in JSON) and is
+parsed once per run: `parse_file` keeps the parsed Doc for the file as it is on disk, so classifying a
+file, reading it, and reading it again under the version a crash log names cost one parse.
+Numbers go through `oomdoctor.values`: finite, integral where they must be, and in range.
+"""
 from __future__ import annotations
 
-import json
+import os
 import re
 from dataclasses import field
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Source, TrainingSetup
+from oomdoctor.facts import Msg, Source, TrainingSetup, msg
 from oomdoctor.records import record
+from oomdoctor.values import BadValue, as_float, as_int
 
 MISSING = object()
+
+# Errors a foreign script's flag may cause without stopping the run: its own parser may well take a
+# word ours does not (`--flash_attn False` is FastChat's bool, not LLaMA-Factory's choice). A number
+# that is infinite, absurd or out of range is never tolerated: it would reach the memory model.
+_SOFT = frozenset({"input.not_a_number", "input.not_an_integer", "config.not_a_bool", "config.not_a_choice",
+                   "config.not_a_scalar"})
+_TRUE = ("true", "yes", "1", "on", "y")
+_FALSE = ("false", "no", "0", "off", "none", "n")
 
 
 def _yaml():
@@ -21,58 +36,74 @@ def _yaml():
 
 @record(frozen=False)
 class Doc:
-    """One parsed mapping file: values, and the 1-based line of each dotted key path."""
+    """One parsed mapping: values, and the 1-based line of each dotted key path.
+
+    `tolerant` marks the flags of a script that is not ours: a value of the wrong kind becomes a note
+    in `notes` and the key reads as absent."""
 
     path: str
     data: dict[str, Any]
     lines: dict[str, int] = field(default_factory=dict)
     kind: str = "yaml"          # yaml | json | cli
+    tolerant: bool = False
+    notes: list[Msg] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)    # keys set from another file (script overrides)
+    inline: dict[str, str] = field(default_factory=dict)   # files a script writes itself (here-documents)
 
     def has(self, key: str) -> bool:
         return self.get(key, MISSING) is not MISSING
 
     def get(self, key: str, default: Any = None) -> Any:
         node: Any = self.data
+        if key in node:                     # flat keys may hold dots (`fsdp_config.x` on a command line)
+            return node[key]
         for part in key.split("."):
             if not isinstance(node, dict) or part not in node:
                 return default
             node = node[part]
         return node
 
+    def line(self, key: str) -> int | None:
+        return self.lines.get(key)
+
+    def file_of(self, key: str) -> str:
+        return self.files.get(key, self.path)
+
     def src(self, key: str) -> Source:
-        return Source(file=self.path, key=key, line=self.lines.get(key))
+        return Source(file=self.file_of(key), key=key, line=self.lines.get(key))
 
-    def fail(self, key: str, message: str) -> InputError:
-        return InputError(message, self.path, self.lines.get(key))
+    def fail(self, key: str, message: Msg | str) -> InputError:
+        return InputError(message, self.file_of(key), self.lines.get(key))
 
-    # ---- typed getters: None when absent or null; InputError with file:line when the type is wrong
+    def where(self, key: str) -> str:
+        line = self.lines.get(key)
+        return f"{self.file_of(key)}:{line}" if line else self.file_of(key)
 
-    def int_(self, key: str) -> int | None:
+    def _bad(self, key: str, message: Msg) -> None:
+        if self.tolerant and message.code in _SOFT:
+            self.notes.append(msg("config.foreign_value", where=self.where(key), key=key, why=message))
+            return None
+        raise InputError(message, self.file_of(key), self.lines.get(key))
+
+    # ---- typed getters: None when absent or null; file:line errors (or notes, when tolerant) otherwise
+
+    def int_(self, key: str, *, minimum: int | None = None, maximum: int | None = None) -> int | None:
         v = self.get(key)
         if v is None or v == "":
             return None
-        if isinstance(v, bool):
-            raise self.fail(key, f"{key} must be an integer, got {v!r}")
-        if isinstance(v, int):
-            return v
         try:
-            f = float(str(v).strip())
-        except ValueError:
-            raise self.fail(key, f"{key} must be an integer, got {v!r}") from None
-        if f != int(f):
-            raise self.fail(key, f"{key} must be an integer, got {v!r}")
-        return int(f)
+            return as_int(v, key, minimum=minimum, maximum=maximum)
+        except BadValue as err:
+            return self._bad(key, err.message)
 
-    def float_(self, key: str) -> float | None:
+    def float_(self, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float | None:
         v = self.get(key)
         if v is None or v == "":
             return None
-        if isinstance(v, bool):
-            raise self.fail(key, f"{key} must be a number, got {v!r}")
         try:
-            return float(str(v).strip()) if not isinstance(v, (int, float)) else float(v)
-        except ValueError:
-            raise self.fail(key, f"{key} must be a number, got {v!r}") from None
+            return as_float(v, key, minimum=minimum, maximum=maximum)
+        except BadValue as err:
+            return self._bad(key, err.message)
 
     def bool_(self, key: str) -> bool | None:
         v = self.get(key)
@@ -81,164 +112,196 @@ class Doc:
         if isinstance(v, bool):
             return v
         s = str(v).strip().lower()
-        if s in ("true", "yes", "1", "on"):
+        if s in _TRUE:
             return True
-        if s in ("false", "no", "0", "off", "none"):
+        if s in _FALSE:
             return False
-        raise self.fail(key, f"{key} must be true or false, got {v!r}")
+        return self._bad(key, msg("config.not_a_bool", key=key, value=_shown(v)))
 
     def str_(self, key: str) -> str | None:
         v = self.get(key)
         if v is None:
             return None
         if isinstance(v, (dict, list)):
-            raise self.fail(key, f"{key} must be a single value, got a {type(v).__name__}")
+            return self._bad(key, msg("config.not_a_scalar", key=key, kind=type(v).__name__))
         return str(v).strip()
 
+    def choice(self, key: str, choices: Iterable[str]) -> str | None:
+        """The value lower-cased when it is one of `choices`; None when absent."""
+        v = self.str_(key)
+        if v is None:
+            return None
+        options = tuple(choices)
+        if v.lower() in options:
+            return v.lower()
+        return self._bad(key, msg("config.not_a_choice", key=key, value=_shown(v), choices=", ".join(options)))
 
-def _walk_lines(node: Any, prefix: str, out: dict[str, int]) -> None:
-    yaml, _ = _yaml()
-    if not isinstance(node, yaml.MappingNode):
-        return
-    for knode, vnode in node.value:
-        if not isinstance(knode, yaml.ScalarNode):
-            continue
-        key = f"{prefix}{knode.value}"
-        scalar = isinstance(vnode, yaml.ScalarNode)
-        out.setdefault(key, (vnode if scalar else knode).start_mark.line + 1)
-        _walk_lines(vnode, key + ".", out)
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+# ---------------------------------------------------------------- reading and parsing
+
+# What YAML 1.1 refuses in a stream (C0 controls but tab/LF/CR, DEL, C1 but NEL, the non-characters);
+# found here first so the error names the line, not libyaml's "position 110".
+_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uffff\ud800-\udfff]")
+_NUL_SNIFF_BYTES = 8192
+
+
+def read_text(path: str) -> str:
+    """A config's text: bounded in size, UTF-8, and free of the control characters YAML refuses."""
+    from oomdoctor.bounded import read_bytes
+
+    if not os.path.exists(path) and not os.path.islink(path):
+        raise InputError(msg("config.no_such_file"), path)
+    raw = read_bytes(path)
+    if b"\0" in raw[:_NUL_SNIFF_BYTES]:
+        raise InputError(msg("config.binary"), path)
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as err:
+        line = raw.count(b"\n", 0, err.start) + 1
+        raise InputError(msg("config.not_utf8", offset=err.start), path, line) from None
+    bad = _FORBIDDEN.search(text)
+    if bad:
+        line = text.count("\n", 0, bad.start()) + 1
+        raise InputError(msg("config.control_char", char=f"0x{ord(bad.group()):02X}"), path, line)
+    return text
+
+
+def looks_like_json(text: str, path: str) -> bool:
+    return path.lower().endswith(".json") or text.lstrip().startswith("{")
 
 
 def parse_text(text: str, path: str) -> Doc:
-    """Parse YAML or JSON text into a Doc; syntax errors become InputError with the line."""
+    """Parse YAML or JSON text into a Doc; every failure is an InputError naming the file and line."""
+    from oomdoctor import bounded
+
     yaml, loader = _yaml()
-    is_json = path.lower().endswith(".json") or text.lstrip().startswith("{")
-    try:
-        node = yaml.compose(text, Loader=loader)
-        data = loader(text).construct_document(node) if node is not None else None
-    except yaml.MarkedYAMLError as err:
-        if is_json:
-            return _parse_json(text, path)
-        mark = err.problem_mark or err.context_mark
-        problem = err.problem or err.context or "syntax error"
-        raise InputError(f"YAML syntax error: {problem}", path, mark.line + 1 if mark else None) from None
-    except yaml.YAMLError as err:
-        raise InputError(f"cannot parse: {err}", path) from None
-    if is_json:
-        # JSON numbers such as 1e9 are floats to JSON but strings to YAML 1.1: take values from json.
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise InputError(f"JSON syntax error: {err.msg}", path, err.lineno) from None
     lines: dict[str, int] = {}
-    if node is not None:
-        _walk_lines(node, "", lines)
+    if looks_like_json(text, path):
+        _check_json_depth(text, path)
+        data = bounded.load_json(text, path)
+        try:
+            root = bounded.compose_yaml(text, path, loader=loader)
+        except InputError:
+            root = None             # valid JSON that YAML 1.1 reads otherwise: leaf-name lines below
+        if root is not None:
+            _walk_lines(root, lines)
+        else:
+            for m in re.finditer(r'"([^"\\]+)"\s*:', text):
+                lines.setdefault(m.group(1), text.count("\n", 0, m.start()) + 1)
+        kind = "json"
+    else:
+        root = bounded.compose_yaml(text, path, loader=loader)
+        data = None
+        if root is not None:
+            data = _construct(root, text, path)
+            _walk_lines(root, lines)
+        kind = "yaml"
     if data is None:
-        raise InputError("the file is empty", path)
+        raise InputError(msg("config.empty"), path)
     if not isinstance(data, dict):
-        raise InputError(f"expected a mapping of training keys, found a {type(data).__name__}", path)
-    return Doc(path, data, lines, "json" if is_json else "yaml")
+        raise InputError(msg("config.not_a_mapping", kind=type(data).__name__), path)
+    return Doc(path, data, lines, kind)
 
 
-def _parse_json(text: str, path: str) -> Doc:
+_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+
+
+def _check_json_depth(text: str, path: str) -> None:
+    """Refuse JSON nested deeper than bounded.MAX_DEPTH, naming the line where it gets too deep (the
+    json module would only raise RecursionError, with no line)."""
+    from oomdoctor.bounded import MAX_DEPTH
+
+    if text.count("[") + text.count("{") <= MAX_DEPTH:
+        return
+    depth = 0
+    for m in _JSON_TOKENS.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path, text.count("\n", 0, m.start()) + 1)
+        elif c in "]}":
+            depth -= 1
+
+
+def _construct(root: Any, text: str, path: str) -> Any:
+    from oomdoctor import bounded
+
+    yaml, loader = _yaml()
     try:
-        data = json.loads(text)
-    except json.JSONDecodeError as err:
-        raise InputError(f"JSON syntax error: {err.msg}", path, err.lineno) from None
-    if not isinstance(data, dict):
-        raise InputError(f"expected a JSON object, found a {type(data).__name__}", path)
-    lines: dict[str, int] = {}
-    for m in re.finditer(r'"([^"\\]+)"\s*:', text):
-        lines.setdefault(m.group(1), text.count("\n", 0, m.start()) + 1)
-    return Doc(path, data, lines, "json")
+        return loader(text).construct_document(root)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise InputError(msg("input.yaml_syntax", problem=problem), path, mark.line + 1 if mark else None) from None
+    except (ValueError, TypeError, OverflowError) as err:     # `stage: !!int sft`, `!!float 1e400`
+        problem = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise InputError(msg("input.yaml_syntax", problem=problem), path,
+                         bounded._failing_scalar_line(root)) from None
+    except RecursionError:
+        raise InputError(msg("input.too_deep", depth=bounded.MAX_DEPTH), path) from None
 
 
-def read_text(path: str, limit: int = 4 << 20) -> str:
-    """A config's text; refuses binary files and files too large to be a config."""
-    try:
-        with open(path, "rb") as fh:
-            raw = fh.read(limit + 1)
-    except FileNotFoundError:
-        raise InputError("no such file", path) from None
-    except IsADirectoryError:
-        raise InputError("is a directory, expected a config file", path) from None
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", path) from None
-    if len(raw) > limit:
-        raise InputError("too large to be a training config", path)
-    if b"\0" in raw[:8192]:
-        raise InputError("binary file, expected a YAML/JSON config", path)
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        raise InputError(f"not UTF-8 text (byte {err.start})", path) from None
-
-
-# ---------------------------------------------------------------- command lines (shell scripts, logs)
-
-_FLAG_RE = re.compile(r"(?<![\w-])--([A-Za-z_][\w.-]*)")
-
-
-def parse_command_line(text: str, path: str) -> Doc | None:
-    """Flags of the training command in a shell script: `--key value`, `--key=value`, bare `--flag` = true."""
-    import shlex
-
-    logical: list[tuple[int, str]] = []      # (first line, joined text) per command
-    buf, start = "", 0
-    for no, line in enumerate(text.splitlines(), 1):
-        stripped = line.split(" #")[0] if not line.lstrip().startswith("#") else ""
-        if not buf:
-            start = no
-        if stripped.rstrip().endswith("\\"):
-            buf += stripped.rstrip()[:-1] + " "
+def _walk_lines(root: Any, out: dict[str, int]) -> None:
+    """The line of every dotted key path. Each node is walked once: an alias repeats a node, and
+    walking it again per use is what made nested `{a: *k, b: *k}` maps exponential."""
+    yaml, _ = _yaml()
+    seen: set[int] = set()
+    stack: list[tuple[Any, str]] = [(root, "")]
+    while stack:
+        node, prefix = stack.pop()
+        if not isinstance(node, yaml.MappingNode) or id(node) in seen:
             continue
-        buf += stripped
-        if buf.strip():
-            logical.append((start, buf))
-        buf = ""
-    if buf.strip():
-        logical.append((start, buf))
-    best: tuple[int, dict[str, Any], str] | None = None
-    for _line, cmd in logical:
-        try:
-            tokens = shlex.split(cmd, posix=True)
-        except ValueError:
-            tokens = cmd.split()
-        flags: dict[str, Any] = {}
-        i = 0
-        while i < len(tokens):
-            tok = tokens[i]
-            if tok.startswith("--") and len(tok) > 2:
-                key, eq, val = tok[2:].partition("=")
-                if eq:
-                    flags[key] = val
-                elif i + 1 < len(tokens) and not tokens[i + 1].startswith("--"):
-                    flags[key] = tokens[i + 1]
-                    i += 1
-                else:
-                    flags[key] = "true"
-            i += 1
-        score = sum(k in TRAINING_KEYS for k in flags)
-        if score and (best is None or score > best[0]):
-            best = (score, flags, cmd)
-    if best is None:
+        seen.add(id(node))
+        for knode, vnode in reversed(node.value):
+            if not isinstance(knode, yaml.ScalarNode):
+                continue
+            key = f"{prefix}{knode.value}"
+            scalar = isinstance(vnode, yaml.ScalarNode)
+            out[key] = (vnode if scalar else knode).start_mark.line + 1
+            stack.append((vnode, key + "."))
+
+
+# One parse per file per run: keyed by the file as it is on disk, so an edited file is read again.
+_PARSED: dict[tuple, Doc] = {}
+_PARSED_MAX = 16
+PARSE_COUNT = [0]           # parses done in this process (benchmarks/configparse.py reads it)
+
+
+def _identity(path: str) -> tuple | None:
+    try:
+        st = os.stat(path)
+    except OSError:
         return None
-    lines = {}
-    for m in _FLAG_RE.finditer(text):
-        lines.setdefault(m.group(1), text.count("\n", 0, m.start()) + 1)
-    flags = best[1]
-    # torchrun --nproc_per_node N: the world size of the run.
-    return Doc(path, flags, {k: v for k, v in lines.items() if k in flags}, "cli")
+    if not os.path.isfile(path):
+        return None         # a FIFO or device is read once, never cached by name
+    return (os.path.realpath(path), st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-# Keys that say "this mapping configures a training run" (any framework).
-TRAINING_KEYS = frozenset("""
-model_name_or_path base_model per_device_train_batch_size gradient_accumulation_steps learning_rate
-finetuning_type cutoff_len stage lora_rank lora_target deepspeed micro_batch_size sequence_len adapter
-num_train_epochs output_dir bf16 fp16 optim zero_optimization train_micro_batch_size_per_gpu train_batch_size
-distributed_type fsdp_config deepspeed_config max_seq_length max_length dataset_name num_epochs
-batch_size enable_activation_checkpointing max_steps_per_epoch gradient_checkpointing
-""".split())
+def parse_file(path: str, text: str | None = None) -> Doc:
+    """The parsed Doc of `path` (from cache when the file is unchanged). The Doc's data is shared:
+    readers must not change it."""
+    ident = _identity(path)
+    cached = _PARSED.get(ident) if ident is not None else None
+    if cached is None:
+        if text is None:
+            text = read_text(path)
+        cached = parse_text(text, path)
+        PARSE_COUNT[0] += 1
+        if ident is not None:
+            if len(_PARSED) >= _PARSED_MAX:
+                _PARSED.pop(next(iter(_PARSED)))
+            _PARSED[ident] = cached
+    # A fresh Doc per caller (its own path spelling, notes and tolerance); the data is shared.
+    return Doc(path, cached.data, cached.lines, cached.kind)
+
+
+# ---------------------------------------------------------------- building a TrainingSetup
 
 
 @record(frozen=False)
@@ -251,14 +314,16 @@ class Builder:
     values: dict[str, Any] = field(default_factory=dict)
     sources: dict[str, Source] = field(default_factory=dict)
     extras: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
+    warnings: list[Msg] = field(default_factory=list)
+    framework_reason: Msg | None = None
+    version_reason: Msg | None = None
 
     def set(self, name: str, value: Any, source: Source) -> None:
         self.values[name] = value
         self.sources[name] = source
 
     def default(self, name: str, value: Any, note: str | None = None) -> None:
-        """A value the framework fills in; its Source says whose default (and why, when it is derived)."""
+        """A value the framework fills in; its Source says whose default (and which key, or why)."""
         self.values[name] = value
         text = f"default of {self.defaults_of}" + (f" ({note})" if note else "")
         self.sources[name] = Source(default=text)
@@ -276,19 +341,62 @@ class Builder:
             if v is not None:
                 self.extras[k] = v
 
-    def build(self, **fixed: Any) -> TrainingSetup:
+    def note(self, message: Msg) -> None:
+        if message not in self.warnings:
+            self.warnings.append(message)
+
+    def build(self, *docs: Doc, **fixed: Any) -> TrainingSetup:
         values = {**self.values, **fixed}
         extras = dict(self.extras)
         sources = dict(self.sources)
         for name in _CANONICAL:
             if name not in sources and name not in fixed:
                 sources[name] = Source(default=f"default of {self.defaults_of}")
+        for doc in docs:
+            for n in doc.notes:
+                self.note(n)
         if self.warnings:
             extras["warnings"] = tuple(self.warnings)
         return TrainingSetup(framework=self.framework, framework_version=self.version, extras=extras,
-                             sources=sources, defaults_of=self.defaults_of, **values)
+                             sources=sources, defaults_of=self.defaults_of, framework_reason=self.framework_reason,
+                             version_reason=self.version_reason, **values)
 
 
 _CANONICAL = tuple(n for n in TrainingSetup.__dataclass_fields__
                    if n not in ("framework", "framework_version", "config_file", "deepspeed_file", "extras",
-                                "sources", "defaults_of", "model"))
+                                "sources", "defaults_of", "model", "framework_reason", "version_reason"))
+
+
+def overlay(doc: Doc, values: Mapping[str, Any], lines: Mapping[str, int], path: str) -> Doc:
+    """`doc` with some keys set from another file (`key=value` overrides on a command line, at
+    `lines` of `path`): their Sources name that file."""
+    data = _deep_set(doc.data, values)
+    files = {**doc.files, **{k: path for k in values}}
+    return Doc(doc.path, data, {**doc.lines, **dict(lines)}, doc.kind, doc.tolerant, list(doc.notes), files,
+               dict(doc.inline))
+
+
+def _deep_set(data: dict[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:
+    out = dict(data)
+    for key, value in values.items():
+        parts = key.split(".")
+        node = out
+        for part in parts[:-1]:
+            child = node.get(part)
+            child = dict(child) if isinstance(child, dict) else {}
+            node[part] = child
+            node = child
+        node[parts[-1]] = value
+    return out
+
+
+@record
+class Context:
+    """How one file is to be read: the framework release chosen for its defaults and why, and why the
+    file was taken for this framework. Scripts add what their entry point says."""
+
+    framework_version: str = ""
+    version_reason: Msg | None = None
+    reason: Msg | None = None
+    entry: Any = None               # the script entry point (configs.entrypoints.Entry) whose flags these are
+    launcher: Any = None            # what the script's launcher says (GPU count, ...)

@@ -1,24 +1,62 @@
 """accelerate launcher configs (`accelerate launch --config_file x.yaml`): world size, FSDP or the DeepSpeed
-plugin, mixed precision. They name no model: combine() overlays them on the training config."""
+plugin, mixed precision, context parallelism. They name no model: combine() overlays them on the training
+config. One key table reads them and patches them.
+
+Context parallelism (accelerate >= 1.10, parallelism_config.py): `parallelism_config:` with
+`parallelism_config_cp_size: N` splits each sequence across N GPUs.
+"""
 from __future__ import annotations
 
-from oomdoctor.configs._doc import Builder, Doc
-from oomdoctor.facts import Source, TrainingSetup
+from typing import Any
 
+from oomdoctor.configs import deepspeed as ds
+from oomdoctor.configs._doc import Builder, Context, Doc
+from oomdoctor.configs._edit import Out
+from oomdoctor.configs._keys import LAUNCHER, Key, choose_version, table
+from oomdoctor.facts import Change, Msg, Source, TrainingSetup, msg
+
+NAME = "accelerate"
+FRAMEWORK = "hf"
+LABEL = "accelerate"
+PACKAGE = "accelerate"
 ACCELERATE_VERSION = "1.7"
+DEFAULT_VERSION = ACCELERATE_VERSION
+
+KEYS = table(
+    Key("n_gpus", "num_processes", file=LAUNCHER, minimum=1),
+    Key("precision", "mixed_precision", file=LAUNCHER),
+    Key("zero_stage", "deepspeed_config.zero_stage", file=LAUNCHER, minimum=0, maximum=3),
+    Key("offload_optimizer", "deepspeed_config.offload_optimizer_device", file=LAUNCHER),
+    Key("offload_params", "deepspeed_config.offload_param_device", file=LAUNCHER),
+    Key("grad_ckpt", "fsdp_config.fsdp_activation_checkpointing", file=LAUNCHER),
+    Key("seq_parallel", "parallelism_config.parallelism_config_cp_size", file=LAUNCHER, minimum=1,
+        aliases=("parallelism_config.cp_size",)),
+)
 
 _SHARDING = {"full_shard": "full_shard", "1": "full_shard", "shard_grad_op": "shard_grad_op", "2": "shard_grad_op",
              "no_shard": None, "3": None, "hybrid_shard": "hybrid_shard", "4": "hybrid_shard",
              "hybrid_shard_zero2": "hybrid_shard", "5": "hybrid_shard"}
 
 
-def load_accelerate(doc: Doc, framework_version: str | None) -> TrainingSetup:
-    from oomdoctor.configs import deepspeed as ds
+def detect(data: dict) -> Msg | None:
+    for key in ("distributed_type", "compute_environment"):
+        if key in data:
+            return msg("config.why.accelerate", keys=key)
+    if isinstance(data.get("fsdp_config"), dict) and "num_processes" in data:
+        return msg("config.why.accelerate", keys="fsdp_config, num_processes")
+    return None
 
-    version = framework_version or ACCELERATE_VERSION
-    b = Builder("hf", version, f"accelerate {version}")
+
+def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
+    return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+
+
+def read(doc: Doc, ctx: Context) -> TrainingSetup:
+    version = ctx.framework_version or ACCELERATE_VERSION
+    b = Builder(FRAMEWORK, version, f"accelerate {version}")
+    b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     b.extras["launcher"] = "accelerate"
-    n = doc.int_("num_processes")
+    n = doc.int_("num_processes", minimum=1)
     if n:
         b.set("n_gpus", n, doc.src("num_processes"))
     mp = (doc.str_("mixed_precision") or "").lower()
@@ -27,11 +65,11 @@ def load_accelerate(doc: Doc, framework_version: str | None) -> TrainingSetup:
     elif mp in ("no", "fp8"):
         b.set("precision", "fp32" if mp == "no" else "bf16", doc.src("mixed_precision"))
     kind = (doc.str_("distributed_type") or "").upper()
-    fields = {"config_file": doc.path}
+    fields: dict[str, Any] = {"config_file": doc.path}
     if kind == "FSDP" or isinstance(doc.get("fsdp_config"), dict):
         fc = "fsdp_config."
         strategy = (doc.str_(fc + "fsdp_sharding_strategy") or "").lower()
-        if doc.int_(fc + "fsdp_version") == 2 or not strategy:
+        if doc.int_(fc + "fsdp_version", minimum=1) == 2 or not strategy:
             reshard = doc.bool_(fc + "fsdp_reshard_after_forward")
             mode = "shard_grad_op" if reshard is False else "full_shard"
             key = fc + ("fsdp_reshard_after_forward" if reshard is not None else "fsdp_version")
@@ -52,20 +90,57 @@ def load_accelerate(doc: Doc, framework_version: str | None) -> TrainingSetup:
         b.keep(doc, ("fsdp_config",))
     elif kind == "DEEPSPEED" or isinstance(doc.get("deepspeed_config"), dict):
         dc = "deepspeed_config."
-        ref = doc.str_(dc + "deepspeed_config_file")
-        if ref:
-            path, shipped = ds.find_deepspeed(ref, doc, dc + "deepspeed_config_file")
-            ds.apply_deepspeed(b, path, shipped, doc.src(dc + "deepspeed_config_file"), {}, "")
-            fields["deepspeed_file"] = path
+        if doc.str_(dc + "deepspeed_config_file"):
+            path = ds.read_ref(b, doc, dc + "deepspeed_config_file", {}, "")
+            if path:
+                fields["deepspeed_file"] = path
         else:
-            stage = doc.int_(dc + "zero_stage")
+            stage = doc.int_(dc + "zero_stage", minimum=0, maximum=3)
             if stage is not None:
                 b.set("zero_stage", stage, doc.src(dc + "zero_stage"))
             for field, key in (("offload_optimizer", "offload_optimizer_device"), ("offload_params", "offload_param_device")):
                 dev = doc.str_(dc + key)
                 if dev is not None:
                     b.set(field, dev.lower() in ("cpu", "nvme"), doc.src(dc + key))
+            if b.values.get("offload_params") and (stage or 0) < 3:
+                src = b.sources["offload_params"]
+                b.set("offload_params", False, Source(file=src.file, key=src.key, line=src.line,
+                                                      default="DeepSpeed ignores offload_param below ZeRO-3"))
+                b.note(msg("config.ds_offload_param_ignored", where=src.describe(), stage=stage or 0))
         b.keep(doc, ("deepspeed_config",))
+    # Context parallelism and DeepSpeed's Ulysses sequence parallelism both split each sequence.
+    split, src = 1, None
+    for key in KEYS["seq_parallel"].names() + ("parallelism_config.parallelism_config_sp_size",):
+        size = doc.int_(key, minimum=1) if doc.get(key) is not None else None
+        if size:
+            split *= size
+            src = src or key
+    if src:
+        b.set("seq_parallel", split, doc.src(src))
     b.keep(doc, ("distributed_type", "num_machines", "mixed_precision"))
-    b.warnings.append(f"{doc.path}: an accelerate config names no model; give the training config too")
-    return b.build(**fields)
+    b.note(msg("config.accelerate_alone", where=doc.path))
+    return b.build(doc, **fields)
+
+
+def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
+    v, f = c.after, c.field
+    if f == "precision":
+        out.put("mixed_precision", "no" if v == "fp32" else v)
+    elif f == "zero_stage":
+        out.put("deepspeed_config.zero_stage", int(v))
+    elif f == "offload_optimizer":
+        if out.setup.fsdp:
+            out.put("fsdp_config.fsdp_offload_params", bool(v))
+        else:
+            out.put("deepspeed_config.offload_optimizer_device", "cpu" if v else "none")
+    elif f == "offload_params":
+        if out.setup.fsdp:
+            out.put("fsdp_config.fsdp_offload_params", bool(v))
+        else:
+            out.put("deepspeed_config.offload_param_device", "cpu" if v else "none")
+    elif f == "n_gpus":
+        out.put("num_processes", int(v))
+    elif f == "grad_ckpt" and out.setup.fsdp:
+        out.put("fsdp_config.fsdp_activation_checkpointing", bool(v))
+    elif f == "seq_parallel":
+        out.put(KEYS["seq_parallel"].name, int(v))

@@ -1,27 +1,86 @@
-"""axolotl YAML. Defaults of axolotl 0.18 (schemas/config.py, peft.py, training.py; reference config-formats.md §2):
-micro_batch_size 1, sequence_len 512, gradient_checkpointing off, optimizer adamw_torch_fused, bf16 auto."""
+"""axolotl YAML. One key table reads it and patches it.
+
+Defaults of axolotl 0.18 (schemas/config.py, peft.py, training.py; reference config-formats.md §2), and of
+older releases from the tags of axolotl-ai-cloud/axolotl:
+- micro_batch_size 1, gradient_checkpointing off, bf16 auto; eval_batch_size = micro_batch_size;
+- sequence_len 512 from 0.5 (the pydantic schema); before it the key had no default (examples set it);
+- optimizer adamw_hf up to 0.7, adamw_torch_fused from 0.8 (the same memory);
+- `batch_size` without gradient_accumulation_steps: accumulation = batch_size // micro_batch_size (utils/config);
+- sequence_parallel_degree from 0.8, renamed context_parallel_size in 0.12 (the old name still read);
+- the Cut Cross-Entropy plugin turns `cut_cross_entropy` on by default (integrations/cut_cross_entropy/args.py).
+"""
 from __future__ import annotations
 
-from oomdoctor.configs._doc import Builder, Doc
-from oomdoctor.facts import TrainingSetup
+from typing import Any
 
+from oomdoctor.configs import deepspeed as ds
+from oomdoctor.configs._doc import Builder, Context, Doc
+from oomdoctor.configs._edit import Out, precision, zero
+from oomdoctor.configs._keys import (Key, Marker, at_most, choose_version, has_key, read_int, table, value_is)
+from oomdoctor.facts import Change, Msg, TrainingSetup, msg
+
+NAME = "axolotl"
+FRAMEWORK = "axolotl"
+LABEL = "axolotl"
+PACKAGE = "axolotl"
 AXOLOTL_VERSION = "0.18"
+DEFAULT_VERSION = AXOLOTL_VERSION
+
+KEYS = table(
+    Key("micro_batch", "micro_batch_size", after="gradient_accumulation_steps", minimum=1),
+    Key("grad_accum", "gradient_accumulation_steps", after="micro_batch_size", minimum=1),
+    Key("eval_batch", "eval_batch_size", after="micro_batch_size", minimum=1),
+    Key("eval_accum", "eval_accumulation_steps", after="eval_batch_size", minimum=1),
+    Key("seq_len", "sequence_len", after="output_dir", minimum=1),
+    Key("method", "adapter", after="base_model"),
+    Key("lora_rank", "lora_r", after="adapter", minimum=1),
+    Key("lora_alpha", "lora_alpha", after="lora_r", minimum=1),
+    Key("quant_bits", "load_in_4bit", after="adapter"),
+    Key("precision", "bf16", after="gradient_checkpointing"),
+    Key("grad_ckpt", "gradient_checkpointing", after="micro_batch_size"),
+    Key("attention", "attn_implementation", after="gradient_checkpointing", aliases=("flash_attention",)),
+    Key("fused_ce", "chunked_cross_entropy", after="gradient_checkpointing"),
+    Key("optimizer", "optimizer", after="learning_rate"),
+    Key("zero_stage", "deepspeed", after="gradient_checkpointing"),
+    Key("packing", "sample_packing", after="sequence_len"),
+    Key("seq_parallel", "context_parallel_size", after="sequence_len", minimum=1,
+        until=(("0.11", "sequence_parallel_degree"),)),
+)
+
+MARKERS = (
+    Marker(value_is("gradient_checkpointing", r"^unsloth$"), "<=", "0.9.1"),
+    Marker(has_key("sequence_parallel_degree"), ">=", "0.8"),
+    Marker(has_key("context_parallel_size", "attn_implementation"), ">=", "0.12"),
+)
 
 _ATTN = {"eager": "eager", "sdpa": "sdpa", "flash_attention_2": "fa2", "flash_attention_3": "fa2",
          "flex_attention": "sdpa", "xformers": "sdpa", "sage": "sdpa", "fp8": "fa2"}
+_HF_ATTN = {"eager": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2"}
+_CCE_PLUGIN = "cut_cross_entropy"
+_LIGER_PLUGIN = "liger"
 
 
-def load_axolotl(doc: Doc, framework_version: str | None) -> TrainingSetup:
-    from oomdoctor.configs import deepspeed as ds
+def detect(data: dict) -> Msg | None:
+    if "base_model" in data:
+        return msg("config.why.axolotl", keys="base_model")
+    return None
 
-    version = framework_version or AXOLOTL_VERSION
-    b = Builder("axolotl", version, f"axolotl {version}")
+
+def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
+    return choose_version(NAME, DEFAULT_VERSION, MARKERS, doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+
+
+def read(doc: Doc, ctx: Context) -> TrainingSetup:
+    version = ctx.framework_version or AXOLOTL_VERSION
+    b = Builder(FRAMEWORK, version, f"axolotl {version}")
+    b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     model = doc.str_("base_model")
     if not model:
-        raise doc.fail("base_model", "base_model is empty")
+        raise doc.fail("base_model", msg("config.no_model", key="base_model"))
     b.set("model", model, doc.src("base_model"))
-    if doc.str_("rl"):
-        b.set("stage", doc.str_("rl").lower(), doc.src("rl"))
+    rl = doc.str_("rl")
+    if rl:
+        b.set("stage", rl.lower(), doc.src("rl"))
     else:
         b.default("stage", "sft")
 
@@ -45,28 +104,38 @@ def load_axolotl(doc: Doc, framework_version: str | None) -> TrainingSetup:
     else:
         b.default("method", "full", "no adapter")
     if adapter:
-        b.from_doc("lora_rank", doc, "lora_r", doc.int_("lora_r")) or \
-            b.default("lora_rank", 8, "lora_r has no default in axolotl; assumed 8")
-        b.from_doc("lora_alpha", doc, "lora_alpha", doc.int_("lora_alpha"))
+        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, "lora_r has no default in axolotl; assumed 8")
+        read_int(b, doc, KEYS["lora_alpha"])
         if doc.bool_("lora_target_linear"):
             b.set("lora_targets", ("all",), doc.src("lora_target_linear"))
         elif isinstance(doc.get("lora_target_modules"), list):
             b.set("lora_targets", tuple(str(t) for t in doc.get("lora_target_modules")), doc.src("lora_target_modules"))
         b.from_doc("use_dora", doc, "peft_use_dora", doc.bool_("peft_use_dora"))
 
-    b.from_doc("micro_batch", doc, "micro_batch_size", doc.int_("micro_batch_size")) or b.default("micro_batch", 1)
-    b.from_doc("grad_accum", doc, "gradient_accumulation_steps", doc.int_("gradient_accumulation_steps")) or \
-        b.default("grad_accum", 1)
-    if not b.from_doc("eval_batch", doc, "eval_batch_size", doc.int_("eval_batch_size")):
+    read_int(b, doc, KEYS["micro_batch"]) or b.default("micro_batch", 1)
+    if not read_int(b, doc, KEYS["grad_accum"]):
+        total = doc.int_("batch_size", minimum=1)
+        if total is not None:
+            # Old configs give the total batch: accumulation = batch_size // micro_batch_size (utils/config).
+            b.set("grad_accum", max(1, total // b.values["micro_batch"]), doc.src("batch_size"))
+        else:
+            b.default("grad_accum", 1)
+    if not read_int(b, doc, KEYS["eval_batch"]):
         b.set("eval_batch", b.values["micro_batch"], b.sources["micro_batch"])
-    b.from_doc("eval_accum", doc, "eval_accumulation_steps", doc.int_("eval_accumulation_steps"))
-    b.from_doc("seq_len", doc, "sequence_len", doc.int_("sequence_len")) or b.default("seq_len", 512, "sequence_len")
+    read_int(b, doc, KEYS["eval_accum"])
+    if not read_int(b, doc, KEYS["seq_len"]):
+        if at_most(version, "0.4.0"):
+            b.default("seq_len", 2048, "sequence_len had no default before 0.5; assumed 2048")
+        else:
+            b.default("seq_len", 512, "sequence_len")
     b.from_doc("packing", doc, "sample_packing", doc.bool_("sample_packing")) or b.default("packing", False)
+    cp = KEYS["seq_parallel"]
+    read_int(b, doc, cp, version)
 
     # Precision: bf16 auto -> bf16 when the GPU supports it (config/__init__.py); load dtype follows it.
     bf16_raw = doc.get("bf16")
     fp16 = doc.bool_("fp16")
-    if isinstance(bf16_raw, str) and bf16_raw.lower() == "auto":
+    if isinstance(bf16_raw, str) and bf16_raw.strip().lower() == "auto":
         b.set("precision", "bf16", doc.src("bf16"))
         b.extras["bf16_auto"] = True
     elif doc.bool_("bf16"):
@@ -86,14 +155,21 @@ def load_axolotl(doc: Doc, framework_version: str | None) -> TrainingSetup:
 
     gc = doc.get("gradient_checkpointing")
     if gc is not None and gc != "":
-        on = gc is True or str(gc).lower() in ("true", "offload", "offload_disk")
-        if not on and str(gc).lower() not in ("false",):
-            raise doc.fail("gradient_checkpointing", f"gradient_checkpointing must be true, false, offload or "
-                           f"offload_disk, got {gc!r}")
-        b.set("grad_ckpt", on, doc.src("gradient_checkpointing"))
-        if str(gc).lower().startswith("offload"):
-            b.extras["gradient_checkpointing"] = str(gc).lower()
-    else:
+        word = str(gc).strip().lower()
+        if gc is not True and gc is not False and word not in ("true", "false", "offload", "offload_disk", "unsloth"):
+            doc._bad("gradient_checkpointing", msg("config.not_a_choice", key="gradient_checkpointing",
+                                                    value=str(gc), choices="true, false, offload, offload_disk"))
+        else:
+            on = gc is True or word in ("true", "offload", "offload_disk", "unsloth")
+            b.set("grad_ckpt", on, doc.src("gradient_checkpointing"))
+            if word in ("offload", "offload_disk", "unsloth"):
+                b.extras["gradient_checkpointing"] = word
+    fcfg = doc.get("fsdp_config") if isinstance(doc.get("fsdp_config"), dict) else {}
+    for key in ("activation_checkpointing", "fsdp_activation_checkpointing"):
+        if fcfg.get(key) is not None and doc.bool_(f"fsdp_config.{key}"):
+            # FSDP checkpoints every wrapped layer itself (axolotl validation.py refuses both at once).
+            b.set("grad_ckpt", True, doc.src(f"fsdp_config.{key}"))
+    if "grad_ckpt" not in b.values:
         b.default("grad_ckpt", False, "gradient_checkpointing")
 
     attn = doc.str_("attn_implementation")
@@ -107,22 +183,49 @@ def load_axolotl(doc: Doc, framework_version: str | None) -> TrainingSetup:
     else:
         b.default("attention", "sdpa", "transformers' default attention")
 
-    if doc.bool_("chunked_cross_entropy"):
-        b.set("fused_ce", True, doc.src("chunked_cross_entropy"))
-    elif doc.bool_("liger_fused_linear_cross_entropy") or doc.bool_("cut_cross_entropy"):
-        key = "liger_fused_linear_cross_entropy" if doc.bool_("liger_fused_linear_cross_entropy") else "cut_cross_entropy"
-        b.set("fused_ce", True, doc.src(key))
+    _fused_loss(b, doc)
 
     opt = doc.str_("optimizer")
     b.from_doc("optimizer", doc, "optimizer", opt.lower() if opt else None) or \
-        b.default("optimizer", "adamw_torch_fused", "optimizer")
+        b.default("optimizer", "adamw_hf" if at_most(version, "0.7.1") else "adamw_torch_fused", "optimizer")
 
-    val = doc.float_("val_set_size")
+    val = doc.float_("val_set_size", minimum=0)
     if val:
         b.set("do_eval", True, doc.src("val_set_size"))
-    # FSDP: the legacy list (`fsdp: [full_shard, auto_wrap]`) or fsdp_config with fsdp_version.
+    _fsdp(b, doc, fcfg)
+
+    b.keep(doc, ("num_epochs", "max_steps", "val_set_size", "lora_dropout", "lora_modules_to_save",
+                 "activation_offloading", "layer_offloading", "lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel",
+                 "tiled_mlp", "tensor_parallel_size", "expert_parallel_size",
+                 "pad_to_sequence_len", "torch_compile", "unfrozen_parameters", "fsdp_version", "plugins",
+                 "gradient_checkpointing_kwargs", "peft_autocast_adapter_dtype"))
+    fields: dict[str, Any] = {"config_file": doc.path}
+    if isinstance(doc.get("deepspeed"), str) and doc.get("deepspeed").strip():
+        hf = {"micro_batch": b.values["micro_batch"], "grad_accum": b.values["grad_accum"],
+              "bf16": b.values["precision"] == "bf16", "fp16": b.values["precision"] == "fp16"}
+        path = ds.read_ref(b, doc, "deepspeed", hf, model)
+        if path:
+            fields["deepspeed_file"] = path
+    return b.build(doc, **fields)
+
+
+def _fused_loss(b: Builder, doc: Doc) -> None:
+    """Chunked cross-entropy, or a plugin that fuses the loss into the last projection (Cut
+    Cross-Entropy, Liger's fused linear cross-entropy): no full fp32 logits either way."""
+    plugins = doc.get("plugins")
+    names = [str(p).lower() for p in plugins] if isinstance(plugins, list) else []
+    if doc.bool_("chunked_cross_entropy"):
+        b.set("fused_ce", True, doc.src("chunked_cross_entropy"))
+    elif any(_CCE_PLUGIN in p for p in names) and doc.bool_("cut_cross_entropy") is not False:
+        key = "cut_cross_entropy" if doc.has("cut_cross_entropy") else "plugins"
+        b.set("fused_ce", True, doc.src(key))
+    elif doc.bool_("liger_fused_linear_cross_entropy"):
+        b.set("fused_ce", True, doc.src("liger_fused_linear_cross_entropy"))
+
+
+def _fsdp(b: Builder, doc: Doc, fcfg: dict) -> None:
+    """The legacy list (`fsdp: [full_shard, auto_wrap]`) or fsdp_config with fsdp_version."""
     fsdp = doc.get("fsdp")
-    fcfg = doc.get("fsdp_config") if isinstance(doc.get("fsdp_config"), dict) else {}
     if isinstance(fsdp, list) and fsdp:
         words = [str(w).lower() for w in fsdp]
         mode = next((w for w in words if w in ("full_shard", "shard_grad_op", "hybrid_shard")), "full_shard")
@@ -130,29 +233,56 @@ def load_axolotl(doc: Doc, framework_version: str | None) -> TrainingSetup:
         if "offload" in words:
             b.set("offload_params", True, doc.src("fsdp"))
             b.set("offload_optimizer", True, doc.src("fsdp"))
-    elif fcfg and (doc.get("fsdp_version") is not None or any(k.startswith("fsdp_") for k in fcfg) or fcfg):
+    elif fcfg:
         strategy = str(fcfg.get("fsdp_sharding_strategy") or fcfg.get("sharding_strategy") or "")
         reshard = fcfg.get("reshard_after_forward", fcfg.get("fsdp_reshard_after_forward", True))
         mode = strategy.lower() if strategy.lower() in ("full_shard", "shard_grad_op", "hybrid_shard") else (
             "full_shard" if reshard not in (False, "false") else "shard_grad_op")
         b.set("fsdp", mode, doc.src("fsdp_config"))
-    for key in ("fsdp_offload_params", "offload_params"):
+    for key in ("fsdp_offload_params", "offload_params", "cpu_offload"):
         if key in fcfg and doc.bool_(f"fsdp_config.{key}") is not None:
             on = bool(doc.bool_(f"fsdp_config.{key}"))
             b.set("offload_params", on, doc.src(f"fsdp_config.{key}"))
             b.set("offload_optimizer", on, doc.src(f"fsdp_config.{key}"))
 
-    b.keep(doc, ("num_epochs", "max_steps", "val_set_size", "lora_dropout", "lora_modules_to_save",
-                 "activation_offloading", "layer_offloading", "lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel",
-                 "tiled_mlp", "context_parallel_size", "tensor_parallel_size", "expert_parallel_size",
-                 "pad_to_sequence_len", "torch_compile", "unfrozen_parameters", "fsdp_version", "plugins",
-                 "gradient_checkpointing_kwargs", "peft_autocast_adapter_dtype"))
-    fields = {"config_file": doc.path}
-    ref = doc.get("deepspeed")
-    if isinstance(ref, str) and ref.strip():
-        path, shipped = ds.find_deepspeed(ref.strip(), doc, "deepspeed")
-        hf = {"micro_batch": b.values["micro_batch"], "grad_accum": b.values["grad_accum"],
-              "bf16": b.values["precision"] == "bf16", "fp16": b.values["precision"] == "fp16"}
-        ds.apply_deepspeed(b, path, shipped, doc.src("deepspeed"), hf, model)
-        fields["deepspeed_file"] = path
-    return b.build(**fields)
+
+def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
+    v, f = c.after, c.field
+    if f in ("micro_batch", "grad_accum", "seq_len", "lora_rank", "eval_batch", "seq_parallel"):
+        out.put_key(KEYS[f], int(v))
+    elif f == "method":
+        if v in ("lora", "qlora"):
+            out.put("adapter", v, after="base_model")
+            bits = final.get("quant_bits") or 4
+            if v == "qlora":
+                out.put("load_in_4bit" if bits == 4 else "load_in_8bit", True, after="adapter")
+            if not out.has_key("lora_r") and out.setup.sources.get("lora_rank", None) is not None \
+                    and not out.setup.sources["lora_rank"].file:
+                out.put("lora_r", 8, after="adapter")
+                out.put("lora_alpha", 16, after="lora_r")
+            if not out.has_key("lora_target_linear") and not out.has_key("lora_target_modules"):
+                out.put("lora_target_linear", True, after="adapter")
+        else:
+            out.put("adapter", None, after="base_model")
+    elif f == "quant_bits":
+        out.put("load_in_4bit", v == 4, after="adapter")
+        if v == 8 or out.has_key("load_in_8bit"):
+            out.put("load_in_8bit", v == 8, after="adapter")
+    elif f == "precision":
+        precision(out, v, after="gradient_checkpointing")
+    elif f in ("grad_ckpt", "packing"):
+        out.put_key(KEYS[f], bool(v))
+    elif f == "attention":
+        _, key = out.field_key("attention")
+        if key == "flash_attention" or (v == "fa2" and key in (None, "flash_attention")):
+            if v == "fa2":
+                out.put("flash_attention", True, after="gradient_checkpointing")
+                return
+            out.put("flash_attention", False)
+        out.put("attn_implementation", _HF_ATTN.get(v, v), after="gradient_checkpointing")
+    elif f == "fused_ce":
+        out.put_key(KEYS["fused_ce"], bool(v))
+    elif f == "optimizer":
+        out.put_key(KEYS["optimizer"], v)
+    elif f in ("zero_stage", "offload_optimizer", "offload_params"):
+        zero(out, c, final, "deepspeed", "gradient_checkpointing")

@@ -1,18 +1,27 @@
-"""DeepSpeed JSON: ZeRO stage, offload, precision blocks, buckets; "auto" filled as the HF integration fills it.
+"""DeepSpeed JSON: ZeRO stage, offload, precision blocks, batch keys, buckets; "auto" filled as the HF
+integration fills it.
 
 HF resolution (transformers integrations/deepspeed.py, HfTrainerDeepSpeedConfig): micro batch, accumulation,
 bf16/fp16 come from TrainingArguments; reduce_bucket_size = hidden², stage3_prefetch_bucket_size = 0.9·hidden²,
 stage3_param_persistence_threshold = 10·hidden (see reference config-formats.md §4.2).
+DeepSpeed's own batch rule (runtime/config.py _configure_train_batch_size): train_batch_size =
+micro batch × accumulation × world size; given two of the three, it derives the third.
 """
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
-from oomdoctor.configs._doc import Builder, Doc, parse_text, read_text
+from oomdoctor.configs._doc import Builder, Doc, parse_file
+from oomdoctor.configs._keys import DEEPSPEED, Key, table
+from oomdoctor.configs.trainer_args import HF_VERSION
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Source
+from oomdoctor.facts import Source, TrainingSetup, msg
+
+NAME = "deepspeed"
+FRAMEWORK = "hf"
 
 # What the frameworks' own example DeepSpeed files hold (LLaMA-Factory examples/deepspeed/, axolotl
 # deepspeed_configs/). Configs name them relative to the framework's repo root; when that checkout is not
@@ -33,16 +42,63 @@ SHIPPED = {
     "zero3_bf16_cpuoffload_all.json": (3, True, True, True),
 }
 
+KEYS = table(
+    Key("zero_stage", "zero_optimization.stage", file=DEEPSPEED, minimum=0, maximum=3),
+    Key("offload_optimizer", "zero_optimization.offload_optimizer.device", file=DEEPSPEED, after="stage"),
+    Key("offload_params", "zero_optimization.offload_param.device", file=DEEPSPEED, after="stage"),
+    Key("micro_batch", "train_micro_batch_size_per_gpu", file=DEEPSPEED, minimum=1),
+    Key("grad_accum", "gradient_accumulation_steps", file=DEEPSPEED, minimum=1),
+)
+
 _BUCKET_KEYS = ("reduce_bucket_size", "allgather_bucket_size", "stage3_prefetch_bucket_size", "prefetch_bucket_size",
                 "stage3_param_persistence_threshold", "param_persistence_threshold", "stage3_max_live_parameters",
                 "max_live_parameters", "stage3_max_reuse_distance", "max_reuse_distance", "sub_group_size",
                 "overlap_comm", "contiguous_gradients", "round_robin_gradients")
+_STAGE_IN_NAME = re.compile(r"(?:zero|z|stage)[_-]?([0-3])(?![0-9])", re.I)
 
 
-def find_deepspeed(ref: str, config: Doc, key: str) -> tuple[str | None, str | None]:
-    """(path of an existing file, or None; shipped-file name when only known by name). Error when neither."""
+def read_ref(b: Builder, doc: Doc, key: str, hf: dict[str, Any], model: str, *,
+                       strict: bool = True) -> str | None:
+    """Follow the DeepSpeed JSON a config names under `key`; the path found (None when only known
+    by a shipped name or, for a script, not found at all)."""
+    ref = doc.str_(key)
+    if not ref:
+        return None
+    if ref.lstrip().startswith("{"):
+        b.note(msg("config.ds_inline", where=doc.where(key)))
+        return None
+    written = doc.inline.get(ref) or doc.inline.get(ref.lstrip("./"))
+    if written is not None and not os.path.isfile(ref):
+        # The script writes this JSON itself (`cat > ds.json <<EOF`): read what it writes.
+        from oomdoctor.configs._doc import parse_text
+
+        read_deepspeed_doc(b, parse_text(written, doc.file_of(key)), hf, model)
+        return None
+    path, shipped = find_deepspeed(ref, doc, key, strict=strict)
+    if path is None and shipped is None:
+        apply_guess(b, ref, doc.src(key))
+        return None
+    apply_deepspeed(b, path, shipped, doc.src(key), hf, model)
+    return path
+
+
+def detect(data: dict) -> Any:
+    if isinstance(data.get("zero_optimization"), dict):
+        return msg("config.why.deepspeed", keys="zero_optimization")
+    if "train_micro_batch_size_per_gpu" in data and "model_name_or_path" not in data:
+        return msg("config.why.deepspeed", keys="train_micro_batch_size_per_gpu")
+    if "train_batch_size" in data and not any(k in data for k in ("model_name_or_path", "base_model", "model")):
+        return msg("config.why.deepspeed", keys="train_batch_size")
+    return None
+
+
+def find_deepspeed(ref: str, config: Doc, key: str, *, strict: bool = True) -> tuple[str | None, str | None]:
+    """(path of an existing file, or None; shipped-file name when only known by name).
+
+    Not found: an error naming the config's line, or with `strict=False` (a script, copied without its
+    repository) (None, None)."""
     ref = os.path.expanduser(ref)
-    base = Path(config.path).resolve().parent
+    base = Path(config.file_of(key)).resolve().parent
     candidates = [Path(ref)] if os.path.isabs(ref) else [base / ref, Path.cwd() / ref]
     if not os.path.isabs(ref):
         # "examples/deepspeed/x.json" is written relative to the framework's repo root, a parent of the YAML.
@@ -54,8 +110,26 @@ def find_deepspeed(ref: str, config: Doc, key: str) -> tuple[str | None, str | N
     name = Path(ref).name
     if name in SHIPPED:
         return None, name
-    raise config.fail(key, f"DeepSpeed config {ref!r} not found (looked beside {config.path} and in the "
-                      "current directory)")
+    if not strict:
+        return None, None
+    raise config.fail(key, msg("config.ds_not_found", ref=ref, config=config.file_of(key)))
+
+
+def apply_guess(b: Builder, ref: str, ref_src: Source) -> None:
+    """A DeepSpeed JSON a script names that is not here: the ZeRO stage its name says (ds_zero2.json,
+    zero3_offload.json), said to be a guess."""
+    name = Path(ref).name
+    m = _STAGE_IN_NAME.search(name)
+    if m is None:
+        b.note(msg("config.ds_missing_unknown", where=ref_src.describe(), ref=ref))
+        return
+    stage = int(m.group(1))
+    offload = "offload" in name.lower()
+    src = Source(file=ref_src.file, key=ref_src.key, line=ref_src.line)
+    b.set("zero_stage", stage, src)
+    b.set("offload_optimizer", offload, src)
+    b.set("offload_params", offload and stage == 3, src)
+    b.note(msg("config.ds_missing_guess", where=ref_src.describe(), ref=ref, stage=stage))
 
 
 def apply_deepspeed(b: Builder, ds_path: str | None, shipped: str | None, ref_src: Source,
@@ -67,7 +141,7 @@ def apply_deepspeed(b: Builder, ds_path: str | None, shipped: str | None, ref_sr
     if ds_path is None:
         stage, off_opt, off_par, bf16 = SHIPPED[shipped]
         note = f"{shipped} as the framework ships it (file not found here)"
-        b.warnings.append(f"{ref_src.describe()}: {shipped} not found; used the framework's shipped {shipped}")
+        b.note(msg("config.ds_shipped", where=ref_src.describe(), name=shipped))
         src = Source(file=None, key="zero_optimization.stage", default=note)
         b.set("zero_stage", stage, src)
         b.set("offload_optimizer", off_opt, Source(default=note))
@@ -76,16 +150,14 @@ def apply_deepspeed(b: Builder, ds_path: str | None, shipped: str | None, ref_sr
             b.set("precision", "bf16", Source(default=note))
         b.extras["deepspeed"] = {"shipped": shipped}
         return
-    doc = parse_text(read_text(ds_path), ds_path)
+    doc = parse_file(ds_path)
     read_deepspeed_doc(b, doc, hf, model)
 
 
 def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> None:
-    stage = doc.int_("zero_optimization.stage")
+    stage = doc.int_(KEYS["zero_stage"].name, minimum=0, maximum=3)
     if stage is not None:
-        if stage not in (0, 1, 2, 3):
-            raise doc.fail("zero_optimization.stage", f"ZeRO stage must be 0-3, got {stage}")
-        b.set("zero_stage", stage, doc.src("zero_optimization.stage"))
+        b.set("zero_stage", stage, doc.src(KEYS["zero_stage"].name))
     else:
         b.set("zero_stage", 0, Source(default="DeepSpeed default (no zero_optimization.stage)"))
     for field, key in (("offload_optimizer", "zero_optimization.offload_optimizer"),
@@ -98,7 +170,11 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
         else:
             b.set(field, False, Source(default=f"DeepSpeed default (no {key})"))
     if b.values.get("offload_params") and (stage or 0) < 3:
-        b.warnings.append(f"{doc.path}: offload_param only works with ZeRO stage 3; DeepSpeed ignores it here")
+        # DeepSpeed only partitions (and so only offloads) parameters at stage 3 (zero/config.py).
+        line = b.sources["offload_params"]
+        b.set("offload_params", False, Source(file=line.file, key=line.key, line=line.line,
+                                              default="DeepSpeed ignores offload_param below ZeRO-3"))
+        b.note(msg("config.ds_offload_param_ignored", where=line.describe(), stage=stage or 0))
     # Precision blocks: explicit true decides; "auto" takes TrainingArguments (HF integration).
     for dtype in ("bf16", "fp16"):
         enabled = doc.get(f"{dtype}.enabled")
@@ -108,15 +184,14 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
     # Batch keys: "auto" = TrainingArguments; a number that disagrees is an HF error at launch.
     ds: dict[str, Any] = {"file": doc.path, "_blocks": tuple(
         k for k in ("offload_optimizer", "offload_param") if isinstance(doc.get("zero_optimization." + k), dict))}
-    for key, hf_key in (("train_micro_batch_size_per_gpu", "micro_batch"), ("gradient_accumulation_steps", "grad_accum")):
-        raw = doc.get(key)
-        if raw is None or str(raw).lower() == "auto":
+    for key, hf_key in (("train_micro_batch_size_per_gpu", "micro_batch"), ("gradient_accumulation_steps", "grad_accum"),
+                        ("train_batch_size", None)):
+        val = _batch_value(doc, key)
+        if val is None:
             continue
-        val = doc.int_(key)
         ds[key] = val
-        if hf.get(hf_key) is not None and val != hf[hf_key]:
-            b.warnings.append(f"{doc.path}:{doc.lines.get(key, '?')}: {key} {val} disagrees with the training "
-                              f"config's {hf[hf_key]}; the HF Trainer refuses to start on such a mismatch")
+        if hf_key and hf.get(hf_key) is not None and val != hf[hf_key]:
+            b.note(msg("config.ds_mismatch", where=doc.where(key), key=key, value=val, other=hf[hf_key]))
     hidden = _hidden_size(model) if any(str(doc.get("zero_optimization." + k)).lower() == "auto" for k in _BUCKET_KEYS) else None
     for k in _BUCKET_KEYS:
         raw = doc.get("zero_optimization." + k)
@@ -127,15 +202,21 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
         elif isinstance(raw, bool):
             ds[k] = raw
         else:
-            ds[k] = doc.float_("zero_optimization." + k)
-            if ds[k] is not None and ds[k] == int(ds[k]):
-                ds[k] = int(ds[k])
+            value = doc.float_("zero_optimization." + k, minimum=0)
+            ds[k] = int(value) if value is not None and value == int(value) else value
     for k in ("gradient_clipping", "zero_allow_untested_optimizer"):
         if doc.get(k) is not None:
             ds[k] = doc.get(k)
     if isinstance(doc.get("optimizer"), dict):
         ds["optimizer"] = str(doc.get("optimizer.type"))
     b.extras["deepspeed"] = ds
+
+
+def _batch_value(doc: Doc, key: str) -> int | None:
+    raw = doc.get(key)
+    if raw is None or str(raw).lower() == "auto":
+        return None
+    return doc.int_(key, minimum=1)
 
 
 def _hidden_size(model: str) -> int | None:
@@ -161,19 +242,74 @@ def _auto_bucket(key: str, hidden: int | None) -> int | str:
     return "auto"
 
 
-def load_bare(doc: Doc) -> "TrainingSetup":  # noqa: F821
-    """A DeepSpeed JSON given alone: the ZeRO facts; everything else stays the HF Trainer default."""
-    from oomdoctor.configs.hf import HF_VERSION
-
-    b = Builder("hf", HF_VERSION, f"transformers {HF_VERSION}")
+def read(doc: Doc, ctx: Any) -> TrainingSetup:
+    """A DeepSpeed JSON given alone: the ZeRO facts and its own batch keys; the rest stays the HF
+    Trainer's default. With train_batch_size, DeepSpeed's rule gives what is missing."""
+    version = ctx.framework_version or HF_VERSION
+    b = Builder(FRAMEWORK, version, f"transformers {version}")
+    b.framework_reason = ctx.reason
+    b.version_reason = ctx.version_reason
     read_deepspeed_doc(b, doc, {}, "")
-    for key, name in (("train_micro_batch_size_per_gpu", "micro_batch"), ("gradient_accumulation_steps", "grad_accum")):
-        raw = doc.get(key)
-        if raw is not None and str(raw).lower() != "auto":
-            b.set(name, doc.int_(key), doc.src(key))
+    micro, accum, total = (_batch_value(doc, k) for k in
+                           ("train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "train_batch_size"))
+    if micro is not None:
+        b.set("micro_batch", micro, doc.src("train_micro_batch_size_per_gpu"))
+    if accum is not None:
+        b.set("grad_accum", accum, doc.src("gradient_accumulation_steps"))
+    if total is not None:
+        _derive_from_total(b, doc, total, micro, accum)
     if "micro_batch" not in b.values:
         b.default("micro_batch", 8, "per_device_train_batch_size")
+    if "grad_accum" not in b.values:
+        b.default("grad_accum", 1)
     if "precision" not in b.values:
         b.default("precision", "bf16", "bf16.enabled is auto: assumed the run sets bf16")
-    b.warnings.append(f"{doc.path}: a DeepSpeed JSON alone names no model; pass the training config or --model")
-    return b.build(config_file=doc.path, deepspeed_file=doc.path)
+    b.note(msg("config.ds_alone", where=doc.path))
+    return b.build(doc, config_file=doc.path, deepspeed_file=doc.path)
+
+
+def _derive_from_total(b: Builder, doc: Doc, total: int, micro: int | None, accum: int | None) -> None:
+    src = doc.src("train_batch_size")
+    if micro is not None and accum is not None:
+        world, rest = divmod(total, micro * accum)
+        if rest or world < 1:
+            raise doc.fail("train_batch_size", msg("config.ds_batch_mismatch", total=total, micro=micro, accum=accum))
+        b.set("n_gpus", world, src)
+    elif micro is not None:
+        # One GPU unless a launcher says more: accumulation = total / micro.
+        accum_steps, rest = divmod(total, micro)
+        if rest or accum_steps < 1:
+            raise doc.fail("train_batch_size", msg("config.ds_batch_mismatch", total=total, micro=micro, accum=1))
+        b.set("grad_accum", accum_steps, src)
+        b.note(msg("config.ds_accum_derived", where=doc.where("train_batch_size"), total=total, micro=micro,
+                   accum=accum_steps))
+    elif accum is not None:
+        micro_size, rest = divmod(total, accum)
+        if rest or micro_size < 1:
+            raise doc.fail("train_batch_size", msg("config.ds_batch_mismatch", total=total, micro=1, accum=accum))
+        b.set("micro_batch", micro_size, src)
+    else:
+        b.set("micro_batch", total, src)
+
+
+LABEL = "DeepSpeed"
+PACKAGE = "transformers"        # a DeepSpeed JSON alone is read with the HF Trainer's defaults
+DEFAULT_VERSION = HF_VERSION
+
+
+def version(doc: Doc, flag: str | None, log: str | None, hint: Any = None) -> Any:
+    from oomdoctor.configs._keys import choose_version
+
+    return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+
+
+def edit(out: Any, c: Any, final: dict[str, Any]) -> None:
+    from oomdoctor.configs._edit import zero
+
+    f, v = c.field, c.after
+    if f in ("zero_stage", "offload_optimizer", "offload_params"):
+        zero(out, c, final, "deepspeed", "output_dir")
+    elif f in ("micro_batch", "grad_accum"):
+        key = KEYS[f]
+        if (out.setup.extras.get("deepspeed") or {}).get(key.name) is not None:
+            out.put(key.name, int(v), file=out.setup.deepspeed_file)

@@ -1,158 +1,179 @@
-"""HF TrainingArguments and TRL SFTConfig/DPOConfig (+ TRL ModelConfig) as YAML, JSON or a command line.
+"""HF TrainingArguments and TRL SFTConfig/DPOConfig (+ TRL ModelConfig) as YAML, JSON or the flags of a
+script, and the argument files other HF-based projects write (a model, TrainingArguments and a few keys of
+their own). One key table reads them and patches them.
 
-Defaults from transformers 4.57 training_args.py and TRL 0.23 base_config.py / sft_config.py
-(reference config-formats.md §3): batch 8, no GC and no AMP in plain HF; TRL turns GC and bf16 on,
-truncates at max_length 1024 and loads a model given by name in float32.
+Defaults from transformers 4.57 training_args.py and TRL's sft_config.py / base_config.py by release
+(reference config-formats.md §3; the tags of huggingface/trl):
+- TRL <= 0.14: max_seq_length None = min(tokenizer max, 1024); 0.15-0.17: max_seq_length 1024;
+  from 0.18 max_length 1024 (max_seq_length an alias until 0.19, removed in 0.20);
+- TRL bf16 = not fp16 from 0.19 (no AMP before unless set); gradient_checkpointing on from 0.22;
+- a model given by name loads in float32 (trl/trainer/utils.py) unless model_init_kwargs sets a dtype.
 """
 from __future__ import annotations
 
 from typing import Any
 
-from oomdoctor.configs._doc import Builder, Doc
-from oomdoctor.facts import Source, TrainingSetup
+from oomdoctor.configs import trainer_args as hf_args
+from oomdoctor.configs import deepspeed as ds
+from oomdoctor.configs._doc import Builder, Context, Doc
+from oomdoctor.configs._edit import Out, precision, zero
+from oomdoctor.configs._keys import Key, Marker, at_least, choose_version, has_key, read_int, table
+from oomdoctor.facts import Change, Msg, TrainingSetup, msg
 
-HF_VERSION = "4.57"
+NAME = "hf"
+FRAMEWORK = "hf"
+LABEL = "HF Trainer / TRL"
+PACKAGE = "transformers"
+HF_VERSION = hf_args.HF_VERSION
 TRL_VERSION = "0.23"
+DEFAULT_VERSION = HF_VERSION
 
 # Keys only TRL configs (SFT/DPO/ModelConfig/ScriptArguments) have.
 TRL_KEYS = frozenset("""
 dataset_name dataset_text_field max_length max_seq_length packing packing_strategy padding_free use_peft
 lora_r lora_alpha lora_target_modules load_in_4bit load_in_8bit model_init_kwargs completion_only_loss
 assistant_only_loss loss_type beta max_prompt_length activation_offloading dataset_config dataset_train_split
-torch_dtype attn_implementation use_bnb_nested_quant
+torch_dtype attn_implementation use_bnb_nested_quant dataset_mixture
 """.split())
 
-_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
-           "float32": "fp32", "fp32": "fp32", "float": "fp32", "auto": None}
-_ATTN = {"eager": "eager", "sdpa": "sdpa", "flash_attention_2": "fa2", "flash_attention_3": "fa2",
-         "kernels-community/flash-attn": "fa2", "kernels-community/vllm-flash-attn3": "fa2", "flex_attention": "sdpa"}
+KEYS = {
+    **hf_args.KEYS,
+    **table(
+        Key("seq_len", "max_length", after="per_device_train_batch_size", minimum=1,
+            until=(("0.17", "max_seq_length"),)),
+        Key("method", "use_peft", after="model_name_or_path"),
+        Key("lora_rank", "lora_r", after="use_peft", minimum=1),
+        Key("lora_alpha", "lora_alpha", after="lora_r", minimum=1),
+        Key("lora_targets", "lora_target_modules", after="lora_r"),
+        Key("quant_bits", "load_in_4bit", after="use_peft"),
+        Key("attention", "attn_implementation", after="model_name_or_path"),
+        Key("packing", "packing", after="max_length"),
+        Key("load_dtype", "dtype", after="model_name_or_path", aliases=("torch_dtype",)),
+    ),
+}
 
+TRL_MARKERS = (
+    Marker(has_key("max_seq_length"), "<=", "0.19"),
+    Marker(has_key("packing_strategy"), ">=", "0.19"),
+    Marker(has_key("completion_only_loss", "assistant_only_loss"), ">=", "0.20"),
+)
+HF_MARKERS = (
+    Marker(has_key("evaluation_strategy"), "<=", "4.45"),
+    Marker(has_key("activation_checkpointing"), ">=", "5.0"),
+)
 
-def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
-    """The TrainingArguments every HF-based framework inherits. Returns the values DeepSpeed "auto" takes."""
-    b.from_doc("micro_batch", doc, "per_device_train_batch_size", doc.int_("per_device_train_batch_size")) or \
-        b.default("micro_batch", 8, "per_device_train_batch_size")
-    b.from_doc("grad_accum", doc, "gradient_accumulation_steps", doc.int_("gradient_accumulation_steps")) or \
-        b.default("grad_accum", 1)
-    b.from_doc("eval_batch", doc, "per_device_eval_batch_size", doc.int_("per_device_eval_batch_size")) or \
-        b.default("eval_batch", 8, "per_device_eval_batch_size")
-    b.from_doc("eval_accum", doc, "eval_accumulation_steps", doc.int_("eval_accumulation_steps"))
-    for name, value in (("micro_batch", b.values["micro_batch"]), ("grad_accum", b.values["grad_accum"]),
-                        ("eval_batch", b.values["eval_batch"])):
-        if value < 1:
-            key = b.sources[name].key or name
-            raise doc.fail(key, f"{key} must be at least 1, got {value}")
-    optim = doc.str_("optim")
-    if optim:
-        b.set("optimizer", optim.lower(), doc.src("optim"))
-    elif doc.bool_("adafactor"):
-        b.set("optimizer", "adafactor", doc.src("adafactor"))
-    else:
-        b.default("optimizer", "adamw_torch", "adamw_torch_fused when torch >= 2.8; same memory")
-    bf16, fp16 = doc.bool_("bf16"), doc.bool_("fp16")
-    if bf16:
-        b.set("precision", "bf16", doc.src("bf16"))
-    elif fp16:
-        b.set("precision", "fp16", doc.src("fp16"))
-    gc_key = "gradient_checkpointing" if doc.has("gradient_checkpointing") else "activation_checkpointing"
-    b.from_doc("grad_ckpt", doc, gc_key, doc.bool_(gc_key))
-    b.from_doc("fused_ce", doc, "use_liger_kernel", doc.bool_("use_liger_kernel"))
-    strategy = doc.str_("eval_strategy") or doc.str_("evaluation_strategy")
-    skey = "eval_strategy" if doc.has("eval_strategy") else "evaluation_strategy"
-    if doc.bool_("do_eval") is not None:
-        b.set("do_eval", bool(doc.bool_("do_eval")), doc.src("do_eval"))
-    if strategy and strategy.lower() != "no":
-        b.set("do_eval", True, doc.src(skey))
-    fsdp = doc.get("fsdp")
-    if fsdp:
-        words = fsdp if isinstance(fsdp, list) else str(fsdp).split()
-        words = [str(w).lower() for w in words]
-        mode = next((w for w in words if w in ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero2")), None)
-        if mode or str(fsdp).lower() == "true":
-            b.set("fsdp", (mode or "full_shard").replace("hybrid_shard_zero2", "hybrid_shard"), doc.src("fsdp"))
-        if "offload" in words:
-            b.set("offload_params", True, doc.src("fsdp"))
-            b.set("offload_optimizer", True, doc.src("fsdp"))
-    fcfg = doc.get("fsdp_config")
-    if isinstance(fcfg, dict):
-        for key in ("offload_params", "fsdp_offload_params", "cpu_offload"):
-            if fcfg.get(key) is not None and doc.bool_(f"fsdp_config.{key}") is not None:
-                b.set("offload_params", bool(doc.bool_(f"fsdp_config.{key}")), doc.src(f"fsdp_config.{key}"))
-                b.set("offload_optimizer", bool(doc.bool_(f"fsdp_config.{key}")), doc.src(f"fsdp_config.{key}"))
-    b.keep(doc, ("num_train_epochs", "max_steps", "eval_strategy", "evaluation_strategy", "eval_steps", "save_steps",
-                 "torch_compile", "auto_find_batch_size", "gradient_checkpointing_kwargs", "output_dir",
-                 "bf16_full_eval", "fp16_full_eval", "torch_empty_cache_steps", "group_by_length", "fsdp_config"))
-    return {"micro_batch": b.values["micro_batch"], "grad_accum": b.values["grad_accum"], "bf16": bool(bf16),
-            "fp16": bool(fp16)}
+DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
+          "float32": "fp32", "fp32": "fp32", "float": "fp32", "auto": None}
+ATTN = {"eager": "eager", "sdpa": "sdpa", "flash_attention_2": "fa2", "flash_attention_3": "fa2",
+        "kernels-community/flash-attn": "fa2", "kernels-community/vllm-flash-attn3": "fa2", "flex_attention": "sdpa"}
+_HF_ATTN = {"eager": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2"}
 
 
 def is_trl(doc: Doc) -> bool:
     return any(k in TRL_KEYS for k in doc.data)
 
 
-def load_hf(doc: Doc, framework_version: str | None) -> TrainingSetup:
-    from oomdoctor.configs import deepspeed as ds
-
-    trl = is_trl(doc)
-    version = framework_version or (TRL_VERSION if trl else HF_VERSION)
-    b = Builder("trl" if trl else "hf", version, f"TRL {version}" if trl else f"transformers {version}")
-    model_key = next((k for k in ("model_name_or_path", "model", "model_id") if doc.str_(k)), None)
+def detect(data: dict) -> Msg | None:
+    model_key = next((k for k in ("model_name_or_path", "model_id") if data.get(k)), None)
+    if model_key is None and isinstance(data.get("model"), str) and any(
+            k in data for k in ("per_device_train_batch_size", "output_dir")):
+        model_key = "model"
     if model_key is None:
-        raise doc.fail("", "no model_name_or_path in this training config")
-    b.set("model", doc.str_(model_key), doc.src(model_key))
-    hf = read_trainer_args(b, doc)
+        return None
+    trl = [k for k in data if k in TRL_KEYS][:2]
+    if trl:
+        return msg("config.why.trl", keys=", ".join([model_key] + trl))
+    return msg("config.why.hf", keys=model_key)
+
+
+def uses_trl(doc: Doc, entry: Any) -> bool:
+    """TRL's defaults apply: a TRL entry point, or TRL keys in a config file. A script oomdoctor does
+    not know is never given TRL's defaults: its TRL-like flags are read as conventions."""
+    return entry.trl if entry is not None else is_trl(doc)
+
+
+def version(doc: Doc, flag: str | None, log_versions: dict[str, str], hint: tuple[str, Msg] | None = None,
+            entry: Any = None) -> tuple[str, Msg]:
+    if uses_trl(doc, entry):
+        return choose_version("trl", TRL_VERSION, TRL_MARKERS, doc, flag=flag, log=log_versions.get("trl"),
+                              log_name="trl", hint=hint)
+    return choose_version(NAME, HF_VERSION, HF_MARKERS, doc, flag=flag, log=log_versions.get("transformers"),
+                          log_name="transformers", hint=hint)
+
+
+def read(doc: Doc, ctx: Context) -> TrainingSetup:
+    from oomdoctor.configs.trainer_args import read_conventions
+
+    entry = ctx.entry
+    trl = uses_trl(doc, entry)
+    version = ctx.framework_version or (TRL_VERSION if trl else HF_VERSION)
+    b = Builder("trl" if trl else FRAMEWORK, version, f"TRL {version}" if trl else f"transformers {version}")
+    b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
+    model_key = next((k for k in ("model_name_or_path", "model", "model_id") if doc.get(k) is not None), None)
+    model = doc.str_(model_key) if model_key else None
+    if model:
+        b.set("model", model, doc.src(model_key))
+    elif entry is None:
+        raise doc.fail(model_key or "", msg("config.no_model", key="model_name_or_path"))
+    hf = hf_args.read_trainer_args(b, doc)
     if trl:
         _read_trl(b, doc, version)
     else:
-        for key in ("max_seq_length", "max_length", "model_max_length", "block_size"):
-            if b.from_doc("seq_len", doc, key, doc.int_(key)):
-                break
-        else:
+        # Another project's argument file or script: its own names for length, LoRA, quantisation.
+        read_conventions(b, doc, ctx)
+        if "seq_len" not in b.values:
             b.default("seq_len", 2048, "no sequence length in TrainingArguments: the script decides; assumed 2048")
         if "grad_ckpt" not in b.values:
             b.default("grad_ckpt", False)
         if "precision" not in b.values:
             b.default("precision", "fp32", "no bf16/fp16: no autocast")
-        b.default("method", "full")
-        attn = doc.str_("attn_implementation")
-        if attn:
-            b.set("attention", _ATTN.get(attn.lower(), "sdpa"), doc.src("attn_implementation"))
-    if doc.has("stage") and doc.str_("stage") in ("sft", "dpo", "kto", "ppo", "rm", "pt"):
-        b.set("stage", doc.str_("stage"), doc.src("stage"))
+        if "method" not in b.values:
+            b.default("method", "full")
+    stage = doc.str_("stage")
+    if stage in ("sft", "dpo", "kto", "ppo", "rm", "pt"):
+        b.set("stage", stage, doc.src("stage"))
     elif trl and (doc.has("beta") or doc.has("max_prompt_length")):
         b.default("stage", "dpo", "DPO keys (beta / max_prompt_length) present")
-    fields = {"config_file": doc.path}
-    ref = doc.str_("deepspeed")
-    if ref:
-        path, shipped = ds.find_deepspeed(ref, doc, "deepspeed")
-        ds.apply_deepspeed(b, path, shipped, doc.src("deepspeed"), hf, b.values["model"])
+    fields: dict[str, Any] = {"config_file": doc.path}
+    path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli")
+    if path:
         fields["deepspeed_file"] = path
-    n = doc.int_("nproc_per_node")
+    n = doc.int_("nproc_per_node", minimum=1)
     if n:
         b.set("n_gpus", n, doc.src("nproc_per_node"))
-    return b.build(**fields)
+    if entry is not None:
+        b.extras["entry"] = entry.name
+        for field_name, value in entry.defaults:
+            # The script's own dataclass defaults replace TrainingArguments' where the command line is silent.
+            src = b.sources.get(field_name)
+            if field_name in ("grad_ckpt", "attention", "precision") and (src is None or src.file is None):
+                b.default(field_name, value, entry.label)
+    return b.build(doc, **fields)
 
 
 def _read_trl(b: Builder, doc: Doc, version: str) -> None:
-    for key in ("max_length", "max_seq_length"):
-        if b.from_doc("seq_len", doc, key, doc.int_(key)):
-            break
-    else:
-        b.default("seq_len", 1024, "max_length")
+    seq = KEYS["seq_len"]
+    if not read_int(b, doc, seq, version):
+        b.default("seq_len", 1024, seq.name_for(version))
     b.from_doc("packing", doc, "packing", doc.bool_("packing"))
     if "grad_ckpt" not in b.values:
-        b.default("grad_ckpt", True, "gradient_checkpointing is on since TRL 0.22")
+        if at_least(version, "0.22"):
+            b.default("grad_ckpt", True, "gradient_checkpointing is on since TRL 0.22")
+        else:
+            b.default("grad_ckpt", False, "gradient_checkpointing")
     if "precision" not in b.values:
         if doc.bool_("fp16"):
             b.set("precision", "fp16", doc.src("fp16"))
-        else:
+        elif at_least(version, "0.19"):
             b.default("precision", "bf16", "bf16 = not fp16")
+        else:
+            b.default("precision", "fp32", "no bf16/fp16: no autocast")
     # ModelConfig: LoRA / QLoRA, load dtype and attention.
     peft = doc.bool_("use_peft")
     if peft:
         b.set("method", "lora", doc.src("use_peft"))
-        b.from_doc("lora_rank", doc, "lora_r", doc.int_("lora_r")) or b.default("lora_rank", 16, "lora_r")
-        b.from_doc("lora_alpha", doc, "lora_alpha", doc.int_("lora_alpha")) or b.default("lora_alpha", 32, "lora_alpha")
+        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 16, "lora_r")
+        read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 32, "lora_alpha")
         targets = doc.get("lora_target_modules")
         if targets:
             tl = (targets,) if isinstance(targets, str) else tuple(str(t) for t in targets)
@@ -165,14 +186,15 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
     else:
         b.default("method", "full", "use_peft false")
     dkey = next((k for k in ("dtype", "torch_dtype", "model_init_kwargs.dtype", "model_init_kwargs.torch_dtype")
-                 if doc.str_(k)), None)
-    if dkey and _DTYPES.get(doc.str_(dkey).lower()):
-        b.set("load_dtype", _DTYPES[doc.str_(dkey).lower()], doc.src(dkey))
+                 if doc.get(k) is not None), None)
+    dtype = doc.str_(dkey) if dkey else None
+    if dtype and DTYPES.get(dtype.lower()):
+        b.set("load_dtype", DTYPES[dtype.lower()], doc.src(dkey))
     elif dkey is None:
         b.default("load_dtype", "fp32", "a model given by name loads in float32")
-    akey = next((k for k in ("attn_implementation", "model_init_kwargs.attn_implementation") if doc.str_(k)), None)
-    if akey:
-        b.set("attention", _ATTN.get(doc.str_(akey).lower(), "sdpa"), doc.src(akey))
+    akey = next((k for k in ("attn_implementation", "model_init_kwargs.attn_implementation") if doc.get(k)), None)
+    if akey and doc.str_(akey):
+        b.set("attention", ATTN.get(doc.str_(akey).lower(), "sdpa"), doc.src(akey))
     loss = (doc.str_("loss_type") or "").lower()
     if loss == "chunked_nll":
         b.set("fused_ce", True, doc.src("loss_type"))
@@ -182,12 +204,96 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
         b.extras["activation_offloading"] = True
 
 
-def load_cli(doc: Doc, framework_version: str | None) -> TrainingSetup:
-    """A command line: LLaMA-Factory flags go to that reader, the rest to HF/TRL."""
-    from oomdoctor.configs.llamafactory import LF_ONLY_KEYS, load_llamafactory
+def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
+    from oomdoctor.configs.entries import by_name
 
-    if any(k in LF_ONLY_KEYS for k in doc.data):
-        return load_llamafactory(doc, framework_version)
-    setup = load_hf(doc, framework_version)
-    return setup
+    entry = by_name(out.setup.extras.get("entry"))
+    if entry is not None and not entry.trl and c.field not in _TRAINER_FIELDS:
+        return _edit_entry(out, entry, c, final)
+    v, f = c.after, c.field
+    if f in ("micro_batch", "grad_accum", "eval_batch", "lora_rank"):
+        out.put_key(KEYS[f], int(v))
+    elif f == "seq_len":
+        _, key = out.field_key("seq_len")
+        out.put(key or KEYS["seq_len"].name_for(out.version), int(v), after=KEYS["seq_len"].after)
+    elif f == "method":
+        if v in ("lora", "qlora"):
+            out.put("use_peft", True, after="model_name_or_path")
+            if not out.has_key("lora_r") and "lora_rank" not in final:
+                out.put("lora_r", 16, after="use_peft")
+            if v == "qlora":
+                out.put("load_in_4bit" if (final.get("quant_bits") or 4) == 4 else "load_in_8bit", True, after="use_peft")
+        else:
+            out.put("use_peft", False, after="model_name_or_path")
+    elif f == "quant_bits":
+        out.put("load_in_4bit" if v == 4 else "load_in_8bit", bool(v), after="use_peft")
+    elif f == "precision":
+        precision(out, v, after="learning_rate")
+    elif f in ("grad_ckpt", "fused_ce", "packing"):
+        _, key = out.field_key(f)
+        out.put(key if key in KEYS[f].names() else KEYS[f].name, bool(v), after=KEYS[f].after)
+    elif f == "attention":
+        out.put_key(KEYS["attention"], _HF_ATTN.get(v, v))
+    elif f == "optimizer":
+        out.put_key(KEYS["optimizer"], v)
+    elif f in ("zero_stage", "offload_optimizer", "offload_params"):
+        zero(out, c, final, "deepspeed", "output_dir")
+    elif f == "eval_accum":
+        out.put_key(KEYS["eval_accum"], int(v) if v else None)
+    elif f == "load_dtype":
+        out.put_key(KEYS["load_dtype"], {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}.get(v, v))
 
+
+# Fields whose keys are TrainingArguments names: every HF-based script takes them.
+_TRAINER_FIELDS = ("micro_batch", "grad_accum", "eval_batch", "eval_accum", "precision", "grad_ckpt", "optimizer",
+                   "zero_stage", "offload_optimizer", "offload_params", "fused_ce")
+
+
+def _edit_entry(out: Out, entry: Any, c: Change, final: dict[str, Any]) -> None:
+    """A script's own flags: the one it has, or one its parser is known to take. A flag the script may
+    not take is never added (HfArgumentParser refuses unknown flags): that change stays advice."""
+    v, f = c.after, c.field
+    known = entry.flags is not None
+
+    def put(kind: str, value: Any, field_name: str | None = None) -> None:
+        file, key = out.field_key(field_name) if field_name else (None, None)
+        flag = key if key and file == out.setup.config_file else (entry.flag_for(kind) if known else None)
+        if flag:
+            out.put(flag, value, after=_after(out))
+
+    if f == "seq_len":
+        put("seq", int(v), "seq_len")
+    elif f == "lora_rank":
+        put("rank", int(v), "lora_rank")
+    elif f == "method":
+        flags = entry.flags or {}
+        if "train_type" in flags.values():
+            put("train_type", v, "method")
+        elif v in ("lora", "qlora") and "use_lora" in flags.values():
+            put("use_lora", True)
+            if v == "qlora":
+                put("q_lora", True)
+        elif v in ("lora", "qlora") and "full" in flags.values():
+            put("full", False)
+            if v == "qlora":
+                put("bits", int(final.get("quant_bits") or 4))
+        elif v == "qlora" and "q_lora" in flags.values():
+            put("q_lora", True)
+        elif v == "full" and "use_lora" in flags.values():
+            put("use_lora", False)
+    elif f == "quant_bits":
+        flags = entry.flags or {}
+        if "bits" in flags.values():
+            put("bits", int(v) if v else 16)
+        elif "q_lora" in flags.values():
+            put("q_lora", bool(v))
+    elif f == "attention" and v == "fa2":
+        put("flash", True)
+
+
+def _after(out: Out) -> str | None:
+    """Add a new flag after the script's last TrainingArguments flag it already has."""
+    for name in ("gradient_checkpointing", "per_device_train_batch_size", "model_name_or_path"):
+        if out.has_key(name):
+            return name
+    return None

@@ -1,75 +1,132 @@
-"""LLaMA-Factory YAML/JSON (`llamafactory-cli train x.yaml`): one flat mapping of HfArgumentParser keys.
+"""LLaMA-Factory YAML/JSON (`llamafactory-cli train x.yaml`, or the flags of `src/train_bash.py` and
+`src/train.py`): one flat mapping of HfArgumentParser keys. One key table reads it and patches it.
 
-Defaults are those of LLaMA-Factory 0.9.4 unless told otherwise (reference config-formats.md §1, read from
-hparams/model_args.py, finetuning_args.py, data_args.py and the inherited Seq2SeqTrainingArguments).
-Version-dependent defaults: cutoff_len 1024 up to 0.9.0 (2048 from 0.9.1); quantization_method
-"bitsandbytes" up to 0.9.1 ("bnb" after); weights load in the checkpoint's dtype from 0.9.4
-(in the compute dtype before, loader.py / patcher.py).
+Defaults are those of LLaMA-Factory 0.9.4 unless another release is chosen (reference config-formats.md §1;
+older releases read from the tags of hiyouga/LLaMA-Factory, hparams/*.py):
+- cutoff_len 1024 up to 0.9.0, 2048 from 0.9.1;
+- freeze layers `num_layer_trainable` (default 3 in 0.5, 2 from 0.6) until 0.7.0, `freeze_trainable_layers` from 0.7.1;
+- flash_attn a bool up to 0.6.3, auto/off/sdpa/fa2 in 0.7.0–0.8.2, auto/disabled/sdpa/fa2(/fa3) from 0.8.3;
+- lora_target required in 0.5 (no default), "all" from 0.6;
+- quantization_method "bitsandbytes" up to 0.9.1 ("bnb" after);
+- weights load in the checkpoint's dtype from 0.9.4 (the compute dtype before, loader.py / patcher.py).
 """
 from __future__ import annotations
 
 import re
+from typing import Any
 
-from oomdoctor.configs._doc import Builder, Doc
-from oomdoctor.facts import TrainingSetup
+from oomdoctor.configs import trainer_args as hf_args
+from oomdoctor.configs import deepspeed as ds
+from oomdoctor.configs._doc import Builder, Context, Doc
+from oomdoctor.configs._edit import Out, precision, zero
+from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
+from oomdoctor.facts import Change, Msg, TrainingSetup, msg
 
+NAME = "llamafactory"
+FRAMEWORK = "llamafactory"
+LABEL = "LLaMA-Factory"
+PACKAGE = "llamafactory"            # the name its banner prints in a crash log
 LF_VERSION = "0.9.4"
+DEFAULT_VERSION = LF_VERSION
 
-# Keys only LLaMA-Factory has (TrainingArguments keys are shared with plain HF configs).
-LF_ONLY_KEYS = frozenset("""
-stage finetuning_type cutoff_len template dataset dataset_dir lora_rank lora_target quantization_bit
-quantization_method flash_attn disable_gradient_checkpointing val_size pure_bf16 enable_liger_kernel use_unsloth
-freeze_trainable_layers use_galore use_badam use_apollo additional_target use_dora neat_packing
-max_samples upcast_layernorm use_unsloth_gc plot_loss
-""".split())
+KEYS = {
+    **hf_args.KEYS,
+    **table(
+        Key("seq_len", "cutoff_len", after="template", minimum=1),
+        Key("method", "finetuning_type", after="stage"),
+        Key("lora_rank", "lora_rank", after="finetuning_type", minimum=1),
+        Key("lora_alpha", "lora_alpha", after="lora_rank", minimum=1),
+        Key("lora_targets", "lora_target", after="lora_rank"),
+        Key("quant_bits", "quantization_bit", after="model_name_or_path"),
+        Key("pure_bf16", "pure_bf16", after="bf16"),
+        Key("grad_ckpt", "disable_gradient_checkpointing", after="finetuning_type"),
+        Key("attention", "flash_attn", after="model_name_or_path"),
+        Key("fused_ce", "enable_liger_kernel", after="model_name_or_path"),
+        Key("packing", "packing", after="cutoff_len"),
+        Key("use_dora", "use_dora", after="lora_rank"),
+        Key("galore", "use_galore", after="finetuning_type"),
+        Key("badam", "use_badam", after="finetuning_type"),
+        Key("apollo", "use_apollo", after="finetuning_type"),
+        Key("use_unsloth", "use_unsloth", after="model_name_or_path"),
+        Key("freeze_trainable_layers", "freeze_trainable_layers", after="finetuning_type",
+            until=(("0.7.0", "num_layer_trainable"),)),
+        Key("zero_stage", "deepspeed", after="finetuning_type"),
+        Key("eval_batch", "per_device_eval_batch_size", after="val_size", minimum=1),
+    ),
+}
 
-_FLASH = {"auto": "sdpa", "sdpa": "sdpa", "disabled": "eager", "eager": "eager", "fa2": "fa2", "fa3": "fa2"}
-_STAGES = ("pt", "sft", "rm", "ppo", "dpo", "kto")
+# Keys that only LLaMA-Factory files have: any one of them makes a file LLaMA-Factory's.
+HALLMARK_KEYS = ("stage", "finetuning_type", "cutoff_len", "template", "quantization_bit", "lora_target",
+                 "flash_attn", "disable_gradient_checkpointing", "val_size", "pure_bf16", "enable_liger_kernel",
+                 "use_unsloth", "freeze_trainable_layers", "num_layer_trainable", "name_module_trainable",
+                 "neat_packing", "use_galore", "use_badam", "use_apollo", "dataset_dir")
+# Keys LLaMA-Factory shares with other projects' argument files (Firefly, HF scripts).
+LF_ONLY_KEYS = frozenset(HALLMARK_KEYS + ("lora_rank", "dataset", "max_samples", "use_dora", "upcast_layernorm",
+                                          "use_unsloth_gc", "plot_loss", "additional_target", "quantization_method"))
+
+MARKERS = (
+    Marker(has_key("num_layer_trainable", "name_module_trainable"), "<=", "0.7.0"),
+    Marker(value_is("flash_attn", r"^(true|false)$"), "<=", "0.6.3"),
+    Marker(value_is("flash_attn", r"^off$"), "<=", "0.8.2"),
+    Marker(value_is("stage", r"^kto$"), ">=", "0.8.0"),
+    Marker(has_key("neat_packing", "quantization_method"), ">=", "0.8.3"),
+    Marker(value_is("flash_attn", r"^disabled$"), ">=", "0.8.3"),
+    Marker(has_key("enable_liger_kernel"), ">=", "0.9.0"),
+)
+
+_STAGES = ("pt", "sft", "rm", "ppo", "dpo", "kto", "orpo")
+_FTYPES = ("lora", "oft", "freeze", "full")
+# flash_attn across releases: a bool (<= 0.6.3), then auto/off/sdpa/fa2, then auto/disabled/sdpa/fa2/fa3.
+_FLASH = {"auto": "sdpa", "sdpa": "sdpa", "disabled": "eager", "off": "eager", "eager": "eager", "fa2": "fa2",
+          "fa3": "fa2", "true": "fa2", "false": "sdpa"}
 _PREQUANT = re.compile(r"(gptq|awq|aqlm|bnb-4bit|4bit|int4)", re.I)
 
 
-def _vt(version: str) -> tuple[int, ...]:
-    return tuple(int(x) for x in re.findall(r"\d+", version)[:3]) or (0, 9, 4)
+def detect(data: dict) -> Msg | None:
+    if not any(data.get(k) for k in ("model_name_or_path",)):
+        return None
+    keys = [k for k in HALLMARK_KEYS if k in data][:3]
+    if keys:
+        return msg("config.why.llamafactory", keys=", ".join(keys))
+    return None
 
 
-def is_llamafactory(doc: Doc) -> bool:
-    return bool(doc.get("model_name_or_path")) and any(k in LF_ONLY_KEYS for k in doc.data)
+def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
+    return choose_version(NAME, DEFAULT_VERSION, MARKERS, doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
 
 
-def load_llamafactory(doc: Doc, framework_version: str | None) -> TrainingSetup:
-    from oomdoctor.configs import deepspeed as ds
-    from oomdoctor.configs.hf import read_trainer_args
-
-    version = (framework_version or LF_VERSION).lstrip("v")
-    vt = _vt(version)
-    b = Builder("llamafactory", version, f"LLaMA-Factory {version}")
+def read(doc: Doc, ctx: Context) -> TrainingSetup:
+    version = (ctx.framework_version or LF_VERSION).lstrip("v")
+    # Key names come from the table the patch side writes with.
+    K_METHOD, K_QBITS, K_TARGET = KEYS["method"].name, KEYS["quant_bits"].name, KEYS["lora_targets"].name
+    K_FLASH, K_NOGC, K_PURE = KEYS["attention"].name, KEYS["grad_ckpt"].name, KEYS["pure_bf16"].name
+    K_LIGER, K_PACK, K_DS = KEYS["fused_ce"].name, KEYS["packing"].name, KEYS["zero_stage"].name
+    b = Builder(FRAMEWORK, version, f"LLaMA-Factory {version}")
+    b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     model = doc.str_("model_name_or_path")
     if not model:
-        raise doc.fail("model_name_or_path", "no model_name_or_path in this LLaMA-Factory config")
+        raise doc.fail("model_name_or_path", msg("config.no_model", key="model_name_or_path"))
     b.set("model", model, doc.src("model_name_or_path"))
 
-    stage = doc.str_("stage")
-    if stage is not None and stage not in _STAGES:
-        raise doc.fail("stage", f"stage must be one of {', '.join(_STAGES)}, got {stage!r}")
+    stage = doc.choice("stage", _STAGES)
     b.from_doc("stage", doc, "stage", stage) or b.default("stage", "sft")
     stage = b.values["stage"]
 
     # ---- method
-    ftype = doc.str_("finetuning_type")
-    if ftype is not None and ftype not in ("lora", "oft", "freeze", "full"):
-        raise doc.fail("finetuning_type", f"finetuning_type must be lora, oft, freeze or full, got {ftype!r}")
+    ftype = doc.choice(K_METHOD, _FTYPES)
     if ftype == "oft":
         b.extras["finetuning_type"] = "oft"    # orthogonal adapters: memory close to LoRA
     method = "lora" if ftype in (None, "oft") else ftype
-    b.from_doc("method", doc, "finetuning_type", method if ftype else None) or \
-        b.default("method", "lora", "finetuning_type")
-    qbits = doc.int_("quantization_bit")
+    b.from_doc("method", doc, K_METHOD, method if ftype else None) or \
+        b.default("method", "lora", K_METHOD)
+    qbits = doc.int_(K_QBITS)
     if qbits is not None:
         if qbits not in (2, 3, 4, 5, 6, 8):
-            raise doc.fail("quantization_bit", f"quantization_bit must be 4 or 8, got {qbits}")
-        b.set("quant_bits", qbits, doc.src("quantization_bit"))
+            raise doc.fail(K_QBITS, msg("config.not_a_choice", key=K_QBITS, value=str(qbits),
+                                                   choices="4, 8"))
+        b.set("quant_bits", qbits, doc.src(K_QBITS))
         if method == "lora":
-            b.set("method", "qlora", doc.src("quantization_bit"))
+            b.set("method", "qlora", doc.src(K_QBITS))
     elif method == "lora" and _PREQUANT.search(model):
         # GPTQ/AWQ/bnb checkpoints carry their own quantization; LoRA on top is QLoRA-like.
         b.set("method", "qlora", doc.src("model_name_or_path"))
@@ -79,29 +136,29 @@ def load_llamafactory(doc: Doc, framework_version: str | None) -> TrainingSetup:
     if qmethod:
         b.extras["quantization_method"] = qmethod
     elif qbits is not None:
-        b.extras["quantization_method"] = "bitsandbytes" if vt <= (0, 9, 1) else "bnb"
+        b.extras["quantization_method"] = "bitsandbytes" if at_most(version, "0.9.1") else "bnb"
 
-    rank = doc.int_("lora_rank")
-    b.from_doc("lora_rank", doc, "lora_rank", rank) or b.default("lora_rank", 8)
-    alpha = doc.int_("lora_alpha")
-    b.from_doc("lora_alpha", doc, "lora_alpha", alpha) or \
-        b.default("lora_alpha", 2 * b.values["lora_rank"], "2 × lora_rank")
-    target = doc.get("lora_target")
+    read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8)
+    read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 2 * b.values["lora_rank"], "2 × lora_rank")
+    target = doc.get(K_TARGET)
     if target is not None:
         items = target if isinstance(target, list) else str(target).split(",")
         items = tuple(str(t).strip() for t in items if str(t).strip())
-        b.set("lora_targets", ("all",) if items in (("all",), ()) else items, doc.src("lora_target"))
+        b.set("lora_targets", ("all",) if items in (("all",), ()) else items, doc.src(K_TARGET))
     else:
         b.default("lora_targets", ("all",), "lora_target: all")
+        if at_most(version, "0.5.3") and b.values["method"] in ("lora", "qlora"):
+            b.note(msg("config.lf_lora_target_required", where=doc.path, version=version))
     b.from_doc("use_dora", doc, "use_dora", doc.bool_("use_dora"))
-    b.from_doc("freeze_trainable_layers", doc, "freeze_trainable_layers", doc.int_("freeze_trainable_layers")) or \
-        b.default("freeze_trainable_layers", 2)
+    freeze = KEYS["freeze_trainable_layers"]
+    if not read_int(b, doc, freeze, version):
+        b.default("freeze_trainable_layers", 3 if at_most(version, "0.5.3") else 2, freeze.name_for(version))
 
     # ---- batch, precision, optimizer (inherited TrainingArguments)
-    hf = read_trainer_args(b, doc)
-    if doc.bool_("pure_bf16"):
-        b.set("pure_bf16", True, doc.src("pure_bf16"))
-        b.set("precision", "bf16", doc.src("pure_bf16"))
+    hf = hf_args.read_trainer_args(b, doc)
+    if doc.bool_(K_PURE):
+        b.set("pure_bf16", True, doc.src(K_PURE))
+        b.set("precision", "bf16", doc.src(K_PURE))
     if "precision" not in b.values:
         b.default("precision", "fp32", "no bf16/fp16: no autocast; weights load in the GPU's best half dtype")
     for flag, field in (("use_galore", "galore"), ("use_badam", "badam"), ("use_apollo", "apollo"),
@@ -109,38 +166,35 @@ def load_llamafactory(doc: Doc, framework_version: str | None) -> TrainingSetup:
         b.from_doc(field, doc, flag, doc.bool_(flag))
 
     # ---- sequence, packing
-    cutoff = doc.int_("cutoff_len")
-    b.from_doc("seq_len", doc, "cutoff_len", cutoff) or \
-        b.default("seq_len", 1024 if vt <= (0, 9, 0) else 2048, "cutoff_len")
-    packing = doc.bool_("packing")
+    read_int(b, doc, KEYS["seq_len"]) or \
+        b.default("seq_len", 1024 if at_most(version, "0.9.0") else 2048, "cutoff_len")
+    packing = doc.bool_(K_PACK)
     if doc.bool_("neat_packing"):
         b.set("packing", True, doc.src("neat_packing"))
     elif packing is not None:
-        b.set("packing", packing, doc.src("packing"))
+        b.set("packing", packing, doc.src(K_PACK))
     else:
         b.default("packing", stage == "pt", "packing is on for stage pt only")
 
     # ---- memory switches LLaMA-Factory owns
-    disable_gc = doc.bool_("disable_gradient_checkpointing")
+    disable_gc = doc.bool_(K_NOGC)
     if disable_gc is not None:
-        b.set("grad_ckpt", not disable_gc, doc.src("disable_gradient_checkpointing"))
+        b.set("grad_ckpt", not disable_gc, doc.src(K_NOGC))
     elif "grad_ckpt" not in b.values or b.values["grad_ckpt"] is False:
         # LLaMA-Factory enables checkpointing itself whatever gradient_checkpointing says.
         b.default("grad_ckpt", True, "disable_gradient_checkpointing: false")
-    flash = doc.str_("flash_attn")
+    flash = doc.choice(K_FLASH, tuple(_FLASH))
     if flash is not None:
-        if flash.lower() not in _FLASH:
-            raise doc.fail("flash_attn", f"flash_attn must be auto, disabled, sdpa, fa2 or fa3, got {flash!r}")
-        b.set("attention", _FLASH[flash.lower()], doc.src("flash_attn"))
+        b.set("attention", _FLASH[flash], doc.src(K_FLASH))
     else:
         b.default("attention", "sdpa", "flash_attn: auto keeps transformers' sdpa")
-    liger = doc.bool_("enable_liger_kernel")
+    liger = doc.bool_(K_LIGER)
     if liger is not None:
         # Liger's fused linear cross-entropy is patched in for pt/sft only (model_utils/liger_kernel.py).
-        b.set("fused_ce", bool(liger) and stage in ("pt", "sft"), doc.src("enable_liger_kernel"))
+        b.set("fused_ce", bool(liger) and stage in ("pt", "sft"), doc.src(K_LIGER))
 
     # ---- eval
-    val_size = doc.float_("val_size")
+    val_size = doc.float_("val_size", minimum=0)
     if val_size and "do_eval" not in b.values and (doc.str_("eval_strategy") or "no") != "no":
         b.set("do_eval", True, doc.src("val_size"))
 
@@ -153,14 +207,60 @@ def load_llamafactory(doc: Doc, framework_version: str | None) -> TrainingSetup:
                  "train_from_scratch", "use_rslora", "pissa_init"))
     # Which dtype the weights load in: the checkpoint's from 0.9.4 (loader.py torch_dtype="auto"),
     # the compute dtype before (patcher.py).
-    b.extras["weights_dtype_rule"] = "checkpoint" if vt >= (0, 9, 4) else "compute"
+    b.extras["weights_dtype_rule"] = "compute" if at_most(version, "0.9.3") else "checkpoint"
 
-    fields = {"config_file": doc.path}
-    ref = doc.str_("deepspeed")
-    if ref:
-        path, shipped = ds.find_deepspeed(ref, doc, "deepspeed")
-        ds.apply_deepspeed(b, path, shipped, doc.src("deepspeed"), hf, model)
+    fields: dict[str, Any] = {"config_file": doc.path}
+    path = ds.read_ref(b, doc, K_DS, hf, model, strict=doc.kind != "cli")
+    if path:
         fields["deepspeed_file"] = path
-        if b.values.get("zero_stage") == 3 and b.values.get("pure_bf16"):
-            b.warnings.append(f"{doc.path}: pure_bf16 is refused by LLaMA-Factory under ZeRO-3")
-    return b.build(**fields)
+    if b.values.get("zero_stage") == 3 and b.values.get("pure_bf16"):
+        b.note(msg("config.lf_pure_bf16_zero3", where=doc.path))
+    return b.build(doc, **fields)
+
+
+def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
+    v, f = c.after, c.field
+    version = out.version
+    if f in ("micro_batch", "grad_accum", "seq_len", "lora_rank", "eval_batch", "freeze_trainable_layers"):
+        out.put_key(KEYS[f], int(v))
+    elif f == "method":
+        ftype = "lora" if v in ("lora", "qlora") else v
+        out.put_key(KEYS["method"], ftype)
+        if ftype == "lora":
+            if "lora_rank" not in final and not out.has_key("lora_rank"):
+                out.put("lora_rank", out.setup.lora_rank, after="finetuning_type")
+            if not out.has_key("lora_target"):
+                out.put("lora_target", "all", after="lora_rank")
+        if v == "qlora":
+            out.put_key(KEYS["quant_bits"], int(final.get("quant_bits") or 4))
+        elif out.setup.quant_bits and "quant_bits" not in final:
+            out.put_key(KEYS["quant_bits"], None)
+    elif f == "lora_targets":
+        out.put_key(KEYS["lora_targets"], ",".join(v) if isinstance(v, (tuple, list)) else str(v))
+    elif f == "quant_bits":
+        out.put_key(KEYS["quant_bits"], int(v) if v else None)
+    elif f == "precision":
+        precision(out, v, after="learning_rate")
+        if v != "bf16" and out.setup.pure_bf16:
+            out.put("pure_bf16", False)
+    elif f in ("pure_bf16", "fused_ce", "packing", "use_dora", "galore", "badam", "apollo", "use_unsloth"):
+        out.put_key(KEYS[f], bool(v))
+    elif f == "grad_ckpt":
+        out.put_key(KEYS["grad_ckpt"], not v)
+    elif f == "attention":
+        out.put_key(KEYS["attention"], _flash_value(v, version))
+    elif f == "optimizer":
+        out.put_key(KEYS["optimizer"], v)
+    elif f in ("zero_stage", "offload_optimizer", "offload_params"):
+        zero(out, c, final, "deepspeed", "finetuning_type")
+    elif f == "eval_accum":
+        out.put_key(KEYS["eval_accum"], int(v) if v else None)
+
+
+def _flash_value(attention: str, version: str | None) -> Any:
+    """The flash_attn value that means `attention` in this release."""
+    if version and at_most(version, "0.6.3"):
+        return attention == "fa2"
+    if attention == "eager":
+        return "off" if version and at_most(version, "0.8.2") else "disabled"
+    return {"sdpa": "sdpa", "fa2": "fa2"}.get(attention, attention)

@@ -1,14 +1,56 @@
 """torchtune recipe YAML (OmegaConf, `_component_` builders). Keys read with `cfg.get(k, d)` default to d,
 keys read as `cfg.k` are required (torchtune bd2a0fc recipes; reference config-formats.md §5).
-The whole model and optimizer state live in `dtype` (no AMP, no fp32 master copy)."""
+The whole model and optimizer state live in `dtype` (no AMP, no fp32 master copy). One key table reads
+it and patches it.
+
+Releases (tags of pytorch/torchtune): up to 0.2 the dataset builder truncated (`dataset.max_seq_len`,
+512 by default in the alpaca-style builders) and checkpointers and loggers lived in `torchtune.utils`;
+from 0.3 the tokenizer truncates (`tokenizer.max_seq_len`, null = no truncation) and they moved to
+`torchtune.training`. The distributed recipe splits sequences with `context_parallel_dim`.
+"""
 from __future__ import annotations
 
+import os
 import re
+from typing import Any
 
-from oomdoctor.configs._doc import Builder, Doc
-from oomdoctor.facts import Source, TrainingSetup
+from oomdoctor.configs._doc import Builder, Context, Doc
+from oomdoctor.configs._edit import Out
+from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
+from oomdoctor.facts import Change, Msg, Source, TrainingSetup, msg
 
+NAME = "torchtune"
+FRAMEWORK = "torchtune"
+LABEL = "torchtune"
+PACKAGE = "torchtune"
 TORCHTUNE_VERSION = "0.6"
+DEFAULT_VERSION = TORCHTUNE_VERSION
+
+KEYS = table(
+    Key("micro_batch", "batch_size", after="shuffle", minimum=1),
+    Key("grad_accum", "gradient_accumulation_steps", after="epochs", minimum=1),
+    Key("eval_batch", "batch_size_val", after="dataset_val", minimum=1),
+    Key("seq_len", "tokenizer.max_seq_len", after="path", minimum=1, until=(("0.2.1", "dataset.max_seq_len"),)),
+    Key("method", "model._component_"),
+    Key("lora_rank", "model.lora_rank", after="_component_", minimum=1),
+    Key("lora_alpha", "model.lora_alpha", after="lora_rank", minimum=1),
+    Key("precision", "dtype", after="device"),
+    Key("grad_ckpt", "enable_activation_checkpointing", after="device"),
+    Key("optimizer", "optimizer._component_"),
+    Key("fused_ce", "loss._component_"),
+    Key("packing", "dataset.packed", after="_component_"),
+    Key("offload_params", "fsdp_cpu_offload", after="enable_activation_offloading"),
+    Key("seq_parallel", "context_parallel_dim", after="tensor_parallel_dim", minimum=1,
+        aliases=("context_parallel_size",)),
+)
+
+MARKERS = (
+    Marker(value_is("checkpointer._component_", r"^torchtune\.utils\."), "<=", "0.2.1"),
+    Marker(value_is("metric_logger._component_", r"^torchtune\.utils\."), "<=", "0.2.1"),
+    Marker(has_key("dataset.max_seq_len"), "<=", "0.2.1"),
+    Marker(has_key("tokenizer.max_seq_len"), ">=", "0.3.0"),
+    Marker(has_key("context_parallel_dim"), ">=", "0.6.0"),
+)
 
 _DTYPES = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "fp32": "fp32", "float32": "fp32"}
 _OPTIM = {"adamw": "adamw_torch", "adam": "adamw_torch", "pagedadamw8bit": "paged_adamw_8bit",
@@ -17,8 +59,9 @@ _OPTIM = {"adamw": "adamw_torch", "adam": "adamw_torch", "pagedadamw8bit": "page
 _CHUNKED_LOSSES = ("LinearCrossEntropyLoss", "CEWithChunkedOutputLoss", "ChunkedCrossEntropyLoss")
 
 
-def _interpolate(doc: Doc) -> None:
-    """Resolve `${key}` references to top-level scalars, as OmegaConf would."""
+def _interpolate(doc: Doc) -> Doc:
+    """Resolve `${key}` references to top-level scalars, as OmegaConf would (a new Doc: the parsed
+    data is shared with the parse cache)."""
     def sub(value):
         if isinstance(value, str):
             m = re.fullmatch(r"\$\{([\w.]+)\}", value.strip())
@@ -29,7 +72,8 @@ def _interpolate(doc: Doc) -> None:
         if isinstance(value, list):
             return [sub(v) for v in value]
         return value
-    doc.data = {k: sub(v) for k, v in doc.data.items()}
+    return Doc(doc.path, {k: sub(v) for k, v in doc.data.items()}, doc.lines, doc.kind, doc.tolerant, doc.notes,
+               doc.files, doc.inline)
 
 
 def model_from_builder(builder: str) -> str:
@@ -56,19 +100,33 @@ def model_from_builder(builder: str) -> str:
         short = fam[0] + "".join("." + t for t in fam[1:]) + "-" + sz + tail
         found = _catalog_id(short, loose=True)
         if found:
-            return found
+            # The catalog keys base models; keep the variant the builder names (…_instruct -> -Instruct).
+            variant = "".join("-" + t.capitalize() for t in suffix)
+            return found if not variant or found.lower().endswith(variant.lower()) else found + variant
     fam, sz = readings[-1]
     return fam[0] + "".join("." + t for t in fam[1:]) + "-" + sz + tail
 
 
-def load_torchtune(doc: Doc, framework_version: str | None) -> TrainingSetup:
-    version = framework_version or TORCHTUNE_VERSION
-    b = Builder("torchtune", version, f"torchtune {version}")
-    _interpolate(doc)
-    builder = doc.str_("model._component_")
-    ckpt_dir = doc.str_("checkpointer.checkpoint_dir")
-    import os
+def detect(data: dict) -> Msg | None:
+    model = data.get("model")
+    if isinstance(model, dict) and "_component_" in model:
+        return msg("config.why.torchtune", keys="model._component_")
+    return None
 
+
+def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
+    return choose_version(NAME, DEFAULT_VERSION, MARKERS, doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+
+
+def read(doc: Doc, ctx: Context) -> TrainingSetup:
+    version = ctx.framework_version or TORCHTUNE_VERSION
+    b = Builder(FRAMEWORK, version, f"torchtune {version}")
+    b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
+    doc = _interpolate(doc)
+    builder = doc.str_("model._component_")
+    if not builder:
+        raise doc.fail("model._component_", msg("config.no_model", key="model._component_"))
+    ckpt_dir = doc.str_("checkpointer.checkpoint_dir")
     if ckpt_dir and os.path.isfile(os.path.join(os.path.expanduser(ckpt_dir), "config.json")):
         b.set("model", ckpt_dir, doc.src("checkpointer.checkpoint_dir"))
     else:
@@ -86,9 +144,9 @@ def load_torchtune(doc: Doc, framework_version: str | None) -> TrainingSetup:
     if short.startswith(("dora_", "qdora_")) or doc.bool_("model.use_dora"):
         b.set("use_dora", True, doc.src("model._component_"))
     if b.values["method"] != "full":
-        b.from_doc("lora_rank", doc, "model.lora_rank", doc.int_("model.lora_rank")) or \
-            b.default("lora_rank", 8, "builder lora_rank")
-        b.from_doc("lora_alpha", doc, "model.lora_alpha", doc.int_("model.lora_alpha")) or \
+        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, "builder lora_rank")
+        alpha = doc.float_("model.lora_alpha", minimum=0)
+        b.from_doc("lora_alpha", doc, "model.lora_alpha", None if alpha is None else int(alpha)) or \
             b.default("lora_alpha", 16, "builder lora_alpha")
         attn = doc.get("model.lora_attn_modules")
         if isinstance(attn, list):
@@ -99,26 +157,22 @@ def load_torchtune(doc: Doc, framework_version: str | None) -> TrainingSetup:
                 targets.append("output")
             b.set("lora_targets", tuple(targets), doc.src("model.lora_attn_modules"))
 
-    for key, name in (("batch_size", "micro_batch"), ("gradient_accumulation_steps", "grad_accum")):
-        value = doc.int_(key)
-        if value is None:
-            if key == "batch_size":
-                raise doc.fail("", "batch_size is required in a torchtune recipe config")
-            b.default(name, 1, f"{key} missing (the recipe requires it)")
+    if not read_int(b, doc, KEYS["micro_batch"]):
+        raise doc.fail("", msg("config.torchtune_batch_required"))
+    read_int(b, doc, KEYS["grad_accum"]) or b.default("grad_accum", 1, "gradient_accumulation_steps missing")
+    seq = KEYS["seq_len"]
+    if not read_int(b, doc, seq, version):
+        if at_most(version, "0.2.1"):
+            b.default("seq_len", 512, "dataset.max_seq_len: 512 in the alpaca-style builders up to 0.2")
         else:
-            if value < 1:
-                raise doc.fail(key, f"{key} must be at least 1, got {value}")
-            b.set(name, value, doc.src(key))
-    seq = doc.int_("tokenizer.max_seq_len")
-    b.from_doc("seq_len", doc, "tokenizer.max_seq_len", seq) or \
-        b.default("seq_len", 2048, "tokenizer.max_seq_len null: no truncation, the longest sample decides; assumed 2048")
+            b.default("seq_len", 2048, "tokenizer.max_seq_len null: no truncation, the longest sample decides; "
+                      "assumed 2048")
+    read_int(b, doc, KEYS["seq_parallel"])
     b.from_doc("packing", doc, "dataset.packed", doc.bool_("dataset.packed")) or b.default("packing", False)
 
-    dtype = doc.str_("dtype")
+    dtype = doc.choice("dtype", tuple(_DTYPES))
     if dtype:
-        if dtype.lower() not in _DTYPES:
-            raise doc.fail("dtype", f"dtype must be bf16, fp16 or fp32, got {dtype!r}")
-        prec = _DTYPES[dtype.lower()]
+        prec = _DTYPES[dtype]
         b.set("precision", prec, doc.src("dtype"))
         b.set("load_dtype", prec, doc.src("dtype"))
         b.set("pure_bf16", prec == "bf16", doc.src("dtype"))
@@ -164,8 +218,47 @@ def load_torchtune(doc: Doc, framework_version: str | None) -> TrainingSetup:
         b.set("offload_optimizer", True, doc.src("fsdp_cpu_offload"))
     if doc.get("run_val_every_n_steps") not in (None, ""):
         b.set("do_eval", True, doc.src("run_val_every_n_steps"))
-        b.from_doc("eval_batch", doc, "batch_size_val", doc.int_("batch_size_val"))
+        read_int(b, doc, KEYS["eval_batch"])
     if "eval_batch" not in b.values:
         b.set("eval_batch", b.values["micro_batch"], Source(default="batch_size_val = batch_size"))
-    b.keep(doc, ("epochs", "max_steps_per_epoch", "compile", "custom_sharded_layers", "clip_grad_norm"))
-    return b.build(config_file=doc.path)
+    b.keep(doc, ("epochs", "max_steps_per_epoch", "compile", "custom_sharded_layers", "clip_grad_norm",
+                 "tensor_parallel_dim"))
+    return b.build(doc, config_file=doc.path)
+
+
+_TT_OPTIM = {"adamw_torch": "torch.optim.AdamW", "adamw_torch_fused": "torch.optim.AdamW",
+             "paged_adamw_8bit": "bitsandbytes.optim.PagedAdamW8bit", "adamw_8bit": "bitsandbytes.optim.AdamW8bit",
+             "adamw_bnb_8bit": "bitsandbytes.optim.AdamW8bit", "sgd": "torch.optim.SGD"}
+
+
+def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
+    v, f = c.after, c.field
+    s = out.setup
+    if f in ("micro_batch", "grad_accum", "seq_len", "lora_rank", "eval_batch", "seq_parallel"):
+        out.put_key(KEYS[f], int(v))
+    elif f == "method":
+        builder = str(s.extras.get("model_builder") or "")
+        module, _, name = builder.rpartition(".")
+        for prefix in ("qlora_", "lora_", "qdora_", "dora_"):
+            if name.startswith(prefix):
+                name = name[len(prefix):]
+                break
+        new = {"full": name, "lora": "lora_" + name, "qlora": "qlora_" + name}.get(v, name)
+        out.put("model._component_", f"{module}.{new}" if module else new)
+        if v in ("lora", "qlora") and "model.lora_rank" not in {src.key for src in s.sources.values()}:
+            out.put("model.lora_attn_modules", ["q_proj", "v_proj", "output_proj"], after="_component_")
+            out.put("model.apply_lora_to_mlp", True, after="lora_attn_modules")
+            out.put("model.lora_rank", s.lora_rank, after="apply_lora_to_mlp")
+            out.put("model.lora_alpha", s.lora_alpha or 2 * s.lora_rank, after="lora_rank")
+    elif f in ("precision", "load_dtype"):
+        out.put_key(KEYS["precision"], v)
+    elif f == "pure_bf16" and v:
+        out.put_key(KEYS["precision"], "bf16")
+    elif f in ("grad_ckpt", "packing"):
+        out.put_key(KEYS[f], bool(v))
+    elif f == "fused_ce" and v:
+        out.put("loss._component_", "torchtune.modules.loss.LinearCrossEntropyLoss")
+    elif f == "optimizer":
+        out.put("optimizer._component_", _TT_OPTIM.get(v, v))
+    elif f in ("offload_params", "offload_optimizer") and s.fsdp:
+        out.put_key(KEYS["offload_params"], bool(v))

@@ -2,7 +2,7 @@
 
 Public API:
   estimate(setup, shape, hw, *, crash=None, headroom=0.10) -> Estimate   (crash gaps folded into notes)
-  reconcile(estimate, crash) -> tuple[str, ...]
+  reconcile(estimate, crash) -> tuple[Msg, ...]   (rendered by oomdoctor.words)
   count_params(shape, setup=None) -> ParamCounts
   trainable_params(setup, shape) -> int
 """

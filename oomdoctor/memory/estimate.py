@@ -10,9 +10,13 @@ tensors (tests/test_fake_grid.py); overheads are a few global constants, each wi
 """
 from __future__ import annotations
 
-from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup
-from oomdoctor.memory.params import _canonical_targets, _count, trainable_params
-from oomdoctor.memory.regime import Regime, regime_of
+from dataclasses import dataclass
+
+from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
+from oomdoctor.memory.activations import LayerBytes, layer_bytes
+from oomdoctor.memory.loss import LossBytes, fused_chunk_tokens, loss_bytes
+from oomdoctor.memory.params import ParamCounts, _count, lora_params, trainable_params
+from oomdoctor.memory.regime import Regime, _version, regime_of
 
 # ---------------------------------------------------------------- global constants (the only tuned numbers)
 # CUDA context + kernels loaded by torch/NCCL: 0.3-2 GiB on real cards (estimator-survey §0.9); 0.5 GiB is
@@ -20,20 +24,18 @@ from oomdoctor.memory.regime import Regime, regime_of
 CUDA_CONTEXT_GIB = 0.5
 # cuBLAS workspace: torch allocates it through the caching allocator (":4096:8" = 8 x 4 MiB per handle/stream).
 CUBLAS_WORKSPACE_GIB = 32 / 1024
-# Caching-allocator reserve (max_memory_reserved - max_memory_allocated), as a fraction of the memory that
-# comes and goes within a step (activations, logits, gradients, step temporaries): weights and optimizer states
-# are allocated once and pack tightly, while freed transient blocks of many sizes stay cached and split.
-# One global value, chosen on the whole published calibration set (benchmarks/accuracy.py; 0.2-0.3 move its
-# p90 by about two points), never per case or per framework.
-ALLOCATOR_RESERVE_FRAC = 0.25
-# Backward transients inside one recomputed/backpropagated layer, in units of that layer's saved bytes:
-# gradients of the saved tensors are created while the saved ones are still alive.
-BACKWARD_LAYER_FACTOR = 1.0
-# HF loss: bytes per logits element (batch x seq x vocab). Forward: compute-dtype logits + fp32 copy
-# (loss_utils.py `logits.float()`) + fp32 log_softmax output saved by cross_entropy. Backward: the saved
-# log_softmax output + its fp32 gradient + the fp32 gradient of the logits.
+# Caching-allocator reserve (max_memory_reserved - max_memory_allocated). Weights and optimizer states are
+# allocated once and pack tightly; what comes and goes within a step (activations, logits, gradients, step
+# temporaries) leaves freed blocks of other sizes cached and split, which the peak's tensors cannot reuse (at
+# the logits' backward, the compute-dtype logits' block is too small for the fp32 gradients). Published pairs
+# of both figures (README "Reserved versus allocated", benchmarks/reserve.py): 0.2-0.7 GiB on small runs (PEFT
+# issue #1469), 11% of allocated for Answer.AI's FSDP QLoRA, 27-35% of active for llama-recipes' FSDP LoRA
+# (PR #41), and 0.4-1.0x the transient bytes for the calibration set's reserved rows: half the transient
+# bytes, never less than a quarter GiB. Two global values, never per case or per framework.
+ALLOCATOR_RESERVE_FRAC = 0.5
+RESERVE_MIN_GIB = 0.25
+# HF loss at evaluation: bytes per logits element besides the compute-dtype logits (fp32 copy + log-softmax)
 LOSS_FWD_FP32_BYTES = 8
-LOSS_BWD_BYTES = 12
 # Unpacked batches of varying length: the caching allocator gives each logits-sized fp32 tensor (the fp32
 # logits and the log-softmax output, 2 x 4 bytes per batch x seq x vocab element) its own cudaMalloc'd segment,
 # since no cached block is as large; a later, longer batch cannot fit its own into them (best fit needs a block
@@ -41,92 +43,11 @@ LOSS_BWD_BYTES = 12
 # so the previous longest batch's pair stays reserved beside them until an OOM retry or empty_cache frees it.
 VARLEN_CACHED_FP32_BYTES = 8
 
-_MLP = ("gate_proj", "up_proj", "down_proj")
+MOMENTS = ("forward", "loss", "logits backward", "layers backward", "optimizer")
 
 
 def _flag(setup: TrainingSetup, key: str, default=None):
     return setup.extras.get(key, default) if setup.extras else default
-
-
-def _layer_saved_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int) -> float:
-    """Bytes per token one decoder layer keeps for backward (no checkpointing)."""
-    h = shape.hidden_size
-    d = shape.head_dim_
-    q_dim = shape.num_heads * d
-    kv_dim = shape.num_kv_heads * d
-    inter = shape.intermediate_size
-    if shape.num_experts:
-        inter = (shape.moe_intermediate_size or inter) * max(1, shape.experts_per_token) + \
-            (shape.shared_expert_intermediate_size or 0) * (1 if shape.shared_experts else 0)
-    a = rg.compute_bytes
-    r = rg.residual_bytes
-    full = setup.method in ("full", "freeze")
-    adapters = setup.method in ("lora", "qlora")
-    targets = set(_canonical_targets(tuple(setup.lora_targets), shape)) if adapters else set()
-    if "qkv_fused" in targets:
-        targets |= {"q_proj", "k_proj", "v_proj"}
-    if "gate_up_fused" in targets:
-        targets |= {"gate_proj", "up_proj"}
-    # LoRA input copies, one per targeted linear: PEFT casts the input to the fp32 adapter dtype; under
-    # autocast that copy is cast back to the compute dtype and saved; with equal dtypes the input is shared.
-    if rg.adapter_cast_copy:
-        lora_in = 4
-    elif adapters and rg.autocast and rg.train_bytes == 4:
-        lora_in = a
-    else:
-        lora_in = 0
-
-    def needs_input(name: str) -> float:
-        if full:
-            return 1.0
-        return 1.0 if name in targets else 0.0
-
-    if adapters and float(_flag(setup, "lora_dropout", 0) or 0) > 0:
-        # LoRA dropout saves a bool mask and its own output per targeted linear input
-        lora_in = max(lora_in, a) + 1
-
-    cast = a if r != a else 0                     # autocast copy of an fp32 norm output for the linear
-    total = 0.0
-    # two RMSNorms: HF upcasts to fp32 and saves the fp32 input; the normalised tensor is saved when the
-    # norm weight trains
-    total += 2 * (4 * h + (r * h if full else 0))
-    qkv = max(needs_input(n) for n in ("q_proj", "k_proj", "v_proj"))
-    if lora_in and adapters:
-        total += lora_in * h * sum(needs_input(n) for n in ("q_proj", "k_proj", "v_proj"))
-    else:
-        total += qkv * (r * h + cast * h)
-    # q, k, v after RoPE, kept by attention (GQA: the repeated k/v the kernel sees are q-sized)
-    kv_seen = q_dim if setup.attention in ("eager", "sdpa") else kv_dim
-    total += a * (q_dim + 2 * kv_seen)
-    if setup.attention == "eager":
-        # fp32 softmax output + its compute-dtype copy, num_heads x seq per token
-        total += shape.num_heads * seq * (4 + (a if a != 4 else 0))
-        total += a * q_dim                        # attention output feeding o_proj
-    else:
-        total += a * q_dim + 4 * shape.num_heads  # kernel output + fp32 logsumexp
-    o_in = needs_input("o_proj")
-    total += o_in * (lora_in if (lora_in and adapters) else a) * q_dim
-    up = max(needs_input("gate_proj"), needs_input("up_proj"))
-    if lora_in and adapters:
-        total += lora_in * h * (needs_input("gate_proj") + needs_input("up_proj"))
-    else:
-        total += up * (r * h + cast * h)
-    if shape.gated_mlp:
-        total += 3 * a * inter                    # gate output (SiLU input), SiLU output, up output
-    else:
-        total += a * inter                        # up output (GELU input)
-    down = needs_input("down_proj")
-    total += down * (lora_in if (lora_in and adapters) else a) * inter
-    if setup.method == "qlora" and setup.quant_bits:
-        # bitsandbytes' MatMul4Bit/MatMul8bitLt autograd functions keep their input for backward even though
-        # the quantized weight is frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`), where
-        # a frozen nn.Linear keeps nothing. With an adapter input that is the same tensor it is counted once.
-        groups = ((("q_proj", "k_proj", "v_proj"), h), (("o_proj",), q_dim), (("gate_proj", "up_proj"), h),
-                  (("down_proj",), inter))
-        for names, width in groups:
-            if lora_in or not any(needs_input(nm) for nm in names):
-                total += a * width
-    return total
 
 
 def _freeze_layers(setup: TrainingSetup, shape: ModelShape) -> int:
@@ -200,8 +121,8 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             host += weights * _local(hw, n)
             weights = 0.0
         if stage <= 2 and n > 1:
-            notes.append(f"ZeRO-{stage} keeps full weights on every GPU: more GPUs lower only the sharded "
-                         "optimizer" + (" and gradient" if stage == 2 else "") + " part.")
+            parts = msg("memory.note.zero_parts_optimizer_gradients" if stage == 2 else "memory.note.zero_parts_optimizer")
+            notes.append(msg("memory.note.zero_full_weights", stage=stage, parts=parts))
     elif fsdp and fsdp != "no_shard" and n > 1:
         shard_n = n if "hybrid" not in fsdp else min(n, max(1, hw.n_gpus))
         states /= shard_n
@@ -215,21 +136,19 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             host += (weights + grads + states) * _local(hw, n)
             weights = grads = states = temp = 0.0
     elif n > 1:
-        notes.append("DDP keeps full weights, gradients and optimizer states on every GPU: more GPUs do not "
-                     "lower per-GPU memory.")
+        notes.append(msg("memory.note.ddp_full_copy"))
 
-    # ---------------------------------------------------------------- activations and logits
+    # ---------------------------------------------------------------- the moments of the step
     seq_mult = 2 if setup.stage in ("dpo", "kto", "orpo", "simpo") else 1   # chosen + rejected
-    b = setup.micro_batch * seq_mult
+    sp = max(1, int(setup.seq_parallel or 1))
     s = setup.seq_len
-    tokens = b * s
-    act, act_detail = _activations(setup, shape, rg, counts, tokens, s, T)
-    logits_fwd, logits_bwd = _logits(setup, shape, rg, tokens)
+    # sequence parallelism (Ulysses, ring attention, context parallel) splits every sequence over `sp` GPUs:
+    # each keeps the activations and logits of its shard of tokens
+    tokens = setup.micro_batch * seq_mult * s / sp
     ref = 0.0
     if setup.stage in ("dpo", "kto") and not adapters and not _flag(setup, "precompute_ref_log_probs", False):
         ref = P * (rg.frozen_bytes if not rg.deepspeed else 2) / (n if stage >= 3 or "full" in fsdp else 1)
-        notes.append("DPO/KTO with full or freeze tuning loads a second, frozen reference model.")
-
+        notes.append(msg("memory.note.reference_model"))
     resident_copy = 0.0
     if setup.framework == "litgpt" and fsdp and n > 1:
         # Inferred from the measurements, not found in code: every published LitGPT multi-GPU row sits at full
@@ -240,79 +159,63 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # finetune/lora.py). Kept as the data's term until the mechanism is found.
         resident_copy = P * (rg.frozen_bytes if not quant else 2.0)
         gather += resident_copy
-    static = weights + ref + states + master + gather
-    grad_head = (counts.lm_head or counts.embeddings) * rg.grad_bytes if setup.method == "full" else 0
-    m_loss = static + act + logits_fwd
-    m_bwd = static + act + logits_bwd
-    m_step = static + grads + temp
-    tied_extra = 0.0
-    if shape.tie_word_embeddings and setup.method == "full":
-        # A tied lm_head/embedding weight gets two gradients: the lm_head one waits in autograd's input
-        # buffer until the embedding backward's dense vocab x hidden one arrives, and the two are summed
-        # out of place (torch/csrc/autograd/input_buffer.cpp): three full-size gradients alive at once.
-        tied_extra = 2.0 * counts.embeddings * rg.grad_bytes / (n if (stage >= 2 or (fsdp and n > 1)) else 1)
-    m_embed = static + grads + tied_extra
-    # paged (unified-memory) optimizer states are not counted by torch's allocator
+        notes.append(msg("memory.note.litgpt_resident_copy"))
+    grad_shard = n if (stage >= 2 or (fsdp and fsdp != "no_shard" and n > 1)) else 1
     paged_b = paged or 0.0
-    moments = {"loss": m_loss - paged_b, "backward": m_bwd - paged_b, "optimizer step": m_step - paged_b,
-               "embedding backward": m_embed - paged_b}
-    m_loss_alloc, m_bwd_alloc, m_step_alloc = moments["loss"], moments["backward"], moments["optimizer step"]
-    train_alloc = max(moments.values())
-    train_peak = train_alloc + paged_b
+    always = {"weights": weights + ref + gather, "optimizer": states + master - paged_b}
+    steps = _step_moments(setup, shape, rg, counts, T, tokens, s, grads, temp, grad_shard)
+    moments = {}
+    for name, parts in steps.moments.items():
+        merged = dict(always)
+        for key, value in parts.items():
+            merged[key] = merged.get(key, 0.0) + value
+        moments[name] = merged
+    totals = {name: sum(parts.values()) for name, parts in moments.items()}
+    peak_moment = max(totals, key=totals.get)
+    train_alloc = totals[peak_moment]
     phase = "train"
-    # activations component = what is alive beyond states at the peak moment
-    peak_moment = max(moments, key=moments.get)
-
-    if resident_copy:
-        notes.append("LitGPT under FSDP keeps a full, unsharded copy of the weights on every rank besides its "
-                     "shard: more GPUs shrink only the sharded part.")
 
     eval_alloc = 0.0
+    ev_act = ev_logits = 0.0
     if setup.do_eval:
         eb = setup.eval_batch * seq_mult
-        ev_tokens = eb * s
+        ev_tokens = eb * s / sp
         ev_act = _eval_activations(shape, rg, ev_tokens, s, setup.attention)
         ev_logits = ev_tokens * shape.vocab_size * (rg.compute_bytes + LOSS_FWD_FP32_BYTES) \
             if not setup.fused_ce else ev_tokens * shape.hidden_size * 8
-        eval_alloc = static - (paged or 0) + ev_act + ev_logits
+        eval_alloc = always["weights"] + always["optimizer"] + ev_act + ev_logits
         if eval_alloc > train_alloc:
             phase = "eval"
-            notes.append(f"Evaluation sets the peak: eval batch {setup.eval_batch} x {s} tokens of logits.")
+            notes.append(msg("memory.note.eval_peak", batch=setup.eval_batch, seq=s))
 
-    grads_c = grads if peak_moment == "optimizer step" else (grad_head if setup.method == "full" else 0)
-    if peak_moment == "embedding backward":
-        grads_c = grads + tied_extra
     if phase == "eval":
-        grads_c = 0.0
-    comps = {
-        "weights": (weights + ref + gather) / GIB,
-        "gradients": grads_c / GIB if phase != "eval" else 0.0,
-        "optimizer": (states + master + (temp if peak_moment == "optimizer step" else 0)) / GIB,
-        "activations": 0.0,
-        "logits": 0.0,
-        "overhead": 0.0,
-    }
-    if phase == "eval":
-        comps["activations"] = ev_act / GIB
-        comps["logits"] = ev_logits / GIB
+        comps = {"weights": always["weights"] / GIB, "gradients": 0.0, "optimizer": always["optimizer"] / GIB,
+                 "activations": ev_act / GIB, "logits": ev_logits / GIB}
         allocated = eval_alloc / GIB
-        peak_tensors = (eval_alloc + (paged or 0)) / GIB
-        transient = ev_act + ev_logits
     else:
-        if peak_moment in ("loss", "backward"):
-            comps["activations"] = act / GIB
-            comps["logits"] = (logits_fwd if peak_moment == "loss" else logits_bwd) / GIB
+        comps = {k: moments[peak_moment].get(k, 0.0) / GIB
+                 for k in ("weights", "gradients", "optimizer", "activations", "logits")}
         allocated = train_alloc / GIB
-        peak_tensors = train_peak / GIB
-        transient = act + max(logits_fwd, logits_bwd)
+    # paged (unified-memory) optimizer states are not counted by torch's allocator, but the card holds them
+    comps["optimizer"] += paged_b / GIB
+    peak_tensors = allocated + paged_b / GIB
     # Weights and optimizer states are allocated once and stay; the cache fragments on what comes and goes
     # (activations, logits, gradients, step temporaries), so the reserve scales with that churn only.
-    persistent = (weights + ref + states + master + gather - (paged or 0)) / GIB
-    reserve = ALLOCATOR_RESERVE_FRAC * max(0.0, allocated - persistent)
+    # The cache fragments on the token-shaped tensors (activations, logits) a moment churns through; parameter-
+    # shaped ones (gradients, the optimizer's temporaries) come back in the same sizes every step and reuse
+    # their blocks, or split the larger freed ones. max_memory_reserved is the largest of the moments'
+    # allocated bytes plus their idle blocks.
+    reserved_at = [sum(parts.values()) + ALLOCATOR_RESERVE_FRAC * (parts.get("activations", 0.0)
+                                                                   - steps.casts.get(name, 0.0)
+                                                                   + parts.get("logits", 0.0))
+                   for name, parts in moments.items()]
+    if phase == "eval":
+        reserved_at.append(eval_alloc + ALLOCATOR_RESERVE_FRAC * (ev_act + ev_logits))
+    reserve = max(RESERVE_MIN_GIB, max(reserved_at) / GIB - allocated)
     varlen = 0.0
-    loss_kind = str(_flag(setup, "loss", "") or "").lower()
-    if not setup.packing and not _flag(setup, "fixed_length", False) and not setup.fused_ce \
-            and loss_kind != "chunked" and not _flag(setup, "expandable_segments", False):
+    loss_kind = steps.loss.regime
+    if not setup.packing and not _flag(setup, "fixed_length", False) and loss_kind not in ("fused", "cce", "chunked") \
+            and not _flag(setup, "expandable_segments", False):
         varlen = VARLEN_CACHED_FP32_BYTES * tokens * shape.vocab_size / GIB
         # those idle segments are released on the allocator's OOM retry: they never push a run past the fit line
         room = hw.usable_gib * (1.0 - headroom) - (peak_tensors + CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve)
@@ -322,42 +225,196 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     comps["overhead"] = overhead
     allocated += CUBLAS_WORKSPACE_GIB
     peak = peak_tensors + overhead
+    loss_moment = totals["loss"]
+    act_loss = moments["loss"].get("activations", 0.0)
     details = {
         "params_total": float(P), "params_trainable": float(T),
         "frozen_weights_gib": frozen_bytes / GIB, "trainable_weights_gib": train_w / GIB,
         "grads_full_gib": grads / GIB, "optimizer_states_gib": states / GIB,
-        "optimizer_step_temporaries_gib": temp / GIB, "paged_states_gib": (paged or 0) / GIB,
+        "optimizer_step_temporaries_gib": temp / GIB, "paged_states_gib": paged_b / GIB,
         "gather_buffers_gib": gather / GIB,
         # weights, gradients and optimizer states per GPU: no step of this run can allocate less
-        "model_states_gib": (weights + ref + states + master + grads - (paged or 0)) / GIB, "reference_model_gib": ref / GIB,
-        "activations_gib": act / GIB, "logits_forward_gib": logits_fwd / GIB,
-        "logits_backward_gib": logits_bwd / GIB, "moment_loss_gib": m_loss_alloc / GIB,
-        "moment_backward_gib": m_bwd_alloc / GIB, "moment_step_gib": m_step_alloc / GIB,
-        "moment_embedding_backward_gib": moments["embedding backward"] / GIB,
+        "model_states_gib": (weights + ref + states + master + grads - paged_b) / GIB, "reference_model_gib": ref / GIB,
+        "activations_gib": act_loss / GIB, "logits_forward_gib": moments["loss"].get("logits", 0.0) / GIB,
+        "logits_backward_gib": moments["logits backward"].get("logits", 0.0) / GIB,
+        "moment_loss_gib": loss_moment / GIB,
+        **{f"moment_{name.replace(' ', '_')}_gib": total / GIB for name, total in totals.items()},
+        **{f"moment_{name.replace(' ', '_')}_{comp}_gib": value / GIB
+           for name, parts in moments.items() for comp, value in parts.items()},
+        **{f"moment_{name.replace(' ', '_')}_casts_gib": value / GIB for name, value in steps.casts.items()},
         "eval_gib": eval_alloc / GIB, "cuda_context_gib": CUDA_CONTEXT_GIB,
         "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": reserve, "varlen_cached_logits_gib": varlen,
-        "reserved_gib": allocated + reserve + (paged or 0) / GIB * 0,
+        "reserved_gib": allocated + reserve,
         "bytes_per_trainable_param": (rg.train_bytes + rg.grad_bytes + (states + master) / max(1, T) * (n if stage >= 1 else 1)),
-        **{k: v / GIB for k, v in act_detail.items()},
+        "tokens_per_gpu": float(tokens), "loss_bytes_per_logit": float(steps.loss.forward),
+        **{k: v / GIB for k, v in steps.detail.items()},
     }
-    notes.append("Activations follow HF Llama-style blocks; other architectures and fused/compiled kernels "
-                 "are approximate.")
-    if paged:
-        notes.append("Paged optimizer states live in CUDA unified memory: torch.cuda.max_memory_allocated "
-                     "does not count them, the card does.")
-    if rg.autocast and setup.method == "full":
-        notes.append("Autocast keeps a bf16 copy of every fp32 weight during forward (2 more bytes per parameter).")
+    notes.append(msg("memory.note.llama_style"))
+    if paged_b:
+        notes.append(msg("memory.note.paged_states"))
+    if rg.casts_trainable and setup.method == "full":
+        notes.append(msg("memory.note.autocast_copies"))
+    if setup.grad_accum > 1 and not rg.deepspeed and grads / grad_shard >= 0.05 * GIB:
+        notes.append(msg("memory.note.grad_accum_carry", gib=grads / grad_shard / GIB))
     if host:
-        notes.append(f"CPU offload needs about {host / GIB:.1f} GiB of host RAM per node.")
+        notes.append(msg("memory.note.offload_host_ram", gib=host / GIB))
     est = Estimate(components=comps, allocated_gib=allocated, peak_gib=peak, capacity_gib=hw.usable_gib,
                    headroom=headroom, phase=phase if phase == "eval" else "train",
-                   details=details, notes=tuple(notes), host_ram_gib=host / GIB)
+                   details=details, notes=tuple(notes), host_ram_gib=host / GIB,
+                   moments={**{name: total / GIB + CUBLAS_WORKSPACE_GIB for name, total in totals.items()},
+                            **({"eval": eval_alloc / GIB + CUBLAS_WORKSPACE_GIB} if setup.do_eval else {})},
+                   peak_moment="eval" if phase == "eval" else peak_moment)
     if crash is not None:
         extra_notes = reconcile(est, crash)
         if extra_notes:
             from dataclasses import replace
             est = replace(est, notes=est.notes + extra_notes)
     return est
+
+
+@dataclass(frozen=True)
+class StepMoments:
+    moments: dict             # moment -> {component: bytes} of what comes and goes (weights and states excluded)
+    loss: LossBytes
+    detail: dict              # finer terms (bytes) for Estimate.details
+    casts: dict               # moment -> bytes of its activations that are autocast's weight copies
+
+
+def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, T: int,
+                  tokens: float, seq: int, grads: float, temp: float, grad_shard: int) -> StepMoments:
+    """Gradients, activations and logits alive at each moment of one training step (per GPU).
+
+    forward          the decoder stack has run: what its layers keep (or, checkpointed, their inputs) and the
+                     autocast cache of weight copies
+    loss             + the final norm's saved tensors and the logits with what the cross-entropy keeps
+    logits backward  the log-softmax gradient, before the output layer's backward
+    layers backward  the worse end of the layers' backward: the last layer (everything still saved, its
+                     recompute under checkpointing) or the first (every layer's gradient already made)
+    optimizer        all gradients and the optimizer's step temporaries
+    """
+    L = shape.num_layers
+    full = setup.method == "full"
+    adapters = setup.method in ("lora", "qlora")
+    trains_layers = setup.method in ("full", "freeze")
+    lb = layer_bytes(setup, shape, rg, seq, trains_weights=trains_layers, reentrant=_reentrant(setup))
+    lossb = loss_bytes(setup, shape, rg)
+    ckpt = setup.grad_ckpt
+    offload = bool(_flag(setup, "activation_offload", False))
+    # layers whose forward autograd records: all of them, or only the trained last ones under freeze
+    recorded = min(abs(setup.freeze_trainable_layers), L) if setup.method == "freeze" else L
+    V, h = shape.vocab_size, shape.hidden_size
+    r = rg.residual_bytes
+    a = rg.compute_bytes
+
+    # ---- gradients (per GPU): the output layer's first, each layer's as its backward runs, the embedding's last
+    gb = rg.grad_bytes / grad_shard
+    g_head = (counts.lm_head or counts.embeddings) * gb if full else 0.0
+    g_embed = counts.embeddings * gb if full and counts.lm_head else 0.0
+    g_layers = max(0.0, grads / grad_shard - g_head - g_embed) if trains_layers or adapters else 0.0
+    g_layer = g_layers / max(1, recorded)
+
+    # ---- autocast's weight copies (compute dtype): fp32 weights the matmuls see under autocast
+    casts_trained = casts_frozen = head_cast = 0.0
+    per_layer_linear = (counts.linear_total - V * h) / max(1, L)
+    if rg.casts_trainable:
+        if full:
+            casts_trained = per_layer_linear * a
+            head_cast = V * h * a
+        elif setup.method == "freeze":
+            casts_trained = per_layer_linear * a
+        elif adapters:
+            casts_trained = lora_params(setup, shape) / max(1, L) * a
+    if rg.casts_frozen and not full:
+        # frozen weights in another dtype are cast at each use; the copy is kept when a gradient flows through
+        casts_frozen = per_layer_linear * a if adapters else 0.0
+        head_cast = V * h * a
+    cast_layer = casts_trained + casts_frozen
+    cache_all = casts_trained * recorded        # autocast's cache holds a trainable weight's cast all forward
+    saved_casts_all = cast_layer * recorded if not ckpt else 0.0
+
+    # ---- activations (bytes, this GPU's tokens)
+    T_ = tokens
+    shared = (lb.shared + (lb.mask if ckpt else 0.0)) * T_
+    head_saved = lb.head_saved * T_
+    if ckpt:
+        stack = recorded * lb.checkpoint_input * T_
+    elif offload:
+        stack = 2 * lb.saved * T_               # activation offload keeps about two layers on the GPU
+    else:
+        # the lowest recorded layer's input needs no gradient (no checkpointing, so no enable_input_require_grads;
+        # freeze's first trained layer): its modules before the first trained one keep nothing
+        stack = (recorded * lb.saved - (lb.first_unrecorded if not full else 0.0)) * T_
+    # the decoder stack's last moment: the mask is alive, and a checkpointed layer holds its tensors while it runs
+    in_flight = (lb.forward_flight * T_ if ckpt else 0.0) + (0.0 if ckpt else lb.mask * T_)
+    hidden_grad = r * h * T_
+
+    # ---- logits
+    if lossb.regime == "fused":
+        chunk = fused_chunk_tokens(T_, shape)
+        logits_fwd = chunk * V * 8.0 + lossb.tokens_term * T_
+        logits_bwd = logits_fwd
+    else:
+        logits_fwd = lossb.forward * T_ * V + lossb.tokens_term * T_
+        logits_bwd = lossb.backward * T_ * V + lossb.tokens_term * T_
+
+    fwd_casts = cache_all + (casts_frozen * recorded if not ckpt else 0.0)
+    # casts[moment]: of its activations, the autocast weight copies (parameter-shaped, not token-shaped)
+    moments = {
+        "forward": {"activations": stack + shared + in_flight + fwd_casts},
+        "loss": {"activations": stack + shared + head_saved + fwd_casts + head_cast, "logits": logits_fwd},
+        "logits backward": {"activations": stack + shared + head_saved + saved_casts_all + head_cast,
+                            "logits": logits_bwd},
+    }
+    casts = {"forward": fwd_casts, "loss": fwd_casts + head_cast, "logits backward": saved_casts_all + head_cast,
+             "optimizer": 0.0}
+    layer_casts = saved_casts_all if not ckpt else cast_layer
+    candidates = [
+        # the last layer's backward: everything still saved (its recompute under checkpointing)
+        ({"activations": stack + (lb.saved * T_ if ckpt else 0.0) + shared + hidden_grad
+          + lb.backward_extra * T_ + layer_casts, "gradients": g_head + g_layer}, layer_casts),
+        # the final norm's backward, first after the logits': every layer's tensors, the norm's fp32 temporaries
+        ({"activations": stack + shared + head_saved + lb.head_backward * T_
+          + (saved_casts_all if not ckpt else 0.0), "gradients": g_head}, saved_casts_all if not ckpt else 0.0),
+        # the first layer's backward: every layer's gradient already made
+        ({"activations": lb.saved * T_ + (lb.checkpoint_input * T_ if ckpt else 0.0) + shared + hidden_grad
+          + lb.backward_extra * T_ + cast_layer, "gradients": g_head + g_layers}, cast_layer),
+    ]
+    if full:
+        # the embedding's backward: every gradient made, the dense vocab x hidden one last. A tied lm_head/
+        # embedding weight gets two: the lm_head one waits in autograd's input buffer until the embedding
+        # backward's arrives and the two are summed out of place (torch/csrc/autograd/input_buffer.cpp),
+        # three full-size gradients at once
+        tied_extra = 2.0 * counts.embeddings * gb if shape.tie_word_embeddings else 0.0
+        candidates.append(({"activations": hidden_grad, "gradients": grads / grad_shard + tied_extra}, 0.0))
+    moments["layers backward"], casts["layers backward"] = max(candidates, key=lambda c: sum(c[0].values()))
+    moments["optimizer"] = {"gradients": grads / grad_shard, "optimizer": temp}
+    if setup.grad_accum > 1 and not rg.deepspeed:
+        # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
+        # the optimizer step) through every later micro-batch's forward and backward; new ones are added in
+        # place. DeepSpeed accumulates into its fp32 partition, already counted with the optimizer states.
+        carried = grads / grad_shard
+        for name in ("forward", "loss", "logits backward", "layers backward"):
+            parts = moments[name]
+            parts["gradients"] = max(parts.get("gradients", 0.0), carried)
+    detail = {"layer_saved_gib": lb.saved * T_, "checkpoint_inputs_gib": recorded * lb.checkpoint_input * T_ if ckpt else 0.0,
+              "autocast_weight_copies_gib": cache_all + head_cast}
+    return StepMoments(moments, lossb, detail, casts)
+
+
+def _reentrant(setup: TrainingSetup) -> bool:
+    """Whether gradient checkpointing runs torch's reentrant variant (the framework's default, or the config's)."""
+    kwargs = _flag(setup, "gradient_checkpointing_kwargs")
+    if isinstance(kwargs, dict) and "use_reentrant" in kwargs:
+        return bool(kwargs["use_reentrant"])
+    if setup.framework == "llamafactory":
+        return bool(_flag(setup, "use_reentrant_gc", True))   # LLaMA-Factory model_args.py use_reentrant_gc
+    if setup.framework == "axolotl":
+        return True                                           # axolotl fills {"use_reentrant": True}
+    if setup.framework in ("hf", "trl", "swift"):
+        ver = _version(setup.framework_version) if setup.framework_version else ()
+        # transformers >= 5 defaults to use_reentrant=False (modeling_utils gradient_checkpointing_enable)
+        return bool(ver) and ver < (5,)
+    return False
 
 
 def _local(hw: Hardware, n: int) -> int:
@@ -370,7 +427,7 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
     w = rg.state_dtype_bytes
     paged = 0.0
     temp = 0.0
-    note = ""
+    note = None
     if "8bit" in opt or "bnb" in opt:
         per = 1.0 if "lion" in opt else 2.0       # bitsandbytes: one byte per state (+ tiny blockwise scales)
         states = T * per
@@ -400,50 +457,8 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
     if "paged" in opt:
         paged = states
     if "adamw" in opt and w == 2 and not rg.deepspeed:
-        note = "AdamW states are kept in the parameters' half dtype."
+        note = msg("memory.regime.adamw_half_states")
     return states, note, paged, temp
-
-
-def _activations(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts, tokens: int, seq: int, T: int):
-    """Activation bytes alive at the end of forward (training), and details."""
-    h = shape.hidden_size
-    b = tokens / max(1, seq)
-    layer = _layer_saved_bytes(setup, shape, rg, seq) * tokens
-    L = shape.num_layers
-    trained_layers = L
-    if setup.method == "freeze":
-        # only the last N layers need saved activations (earlier ones run without grad)
-        trained_layers = _freeze_layers(setup, shape)
-    offload = bool(_flag(setup, "activation_offload", False))
-    detail: dict[str, float] = {}
-    if setup.grad_ckpt:
-        stored = trained_layers * tokens * rg.residual_bytes * h
-        recompute = layer
-        act = (0 if offload else stored) + recompute
-        detail["checkpoint_inputs_gib"] = stored
-        detail["recomputed_layer_gib"] = recompute
-    else:
-        act = (trained_layers * layer if not offload else 2 * layer) + layer * BACKWARD_LAYER_FACTOR
-        detail["per_layer_gib"] = layer
-    # autocast keeps a compute-dtype copy of every fp32 matmul weight it casts (cache lives for forward)
-    if rg.autocast:
-        cast_params = 0.0
-        if setup.method == "full":
-            cast_params = counts.linear_total
-        elif setup.method == "freeze":
-            cast_params = T
-        elif rg.train_bytes == 4:
-            cast_params = T
-        if rg.frozen_bytes == 4:
-            # frozen fp32 weights are cast per use; without checkpointing linear saves the copy for backward
-            per_layer_frozen = (counts.linear_total - h * shape.vocab_size) / max(1, L)
-            cast_params += per_layer_frozen * (1 if setup.grad_ckpt else L) if setup.method != "full" else 0
-        act += cast_params * rg.compute_bytes
-        detail["autocast_weight_copies_gib"] = cast_params * rg.compute_bytes
-    # embedding output + final norm (fp32 input and normalised output) before lm_head
-    act += tokens * h * (rg.residual_bytes + 4 + rg.residual_bytes)
-    _ = b
-    return act, detail
 
 
 def _eval_activations(shape: ModelShape, rg: Regime, tokens: int, seq: int, attention: str) -> float:
@@ -456,66 +471,36 @@ def _eval_activations(shape: ModelShape, rg: Regime, tokens: int, seq: int, atte
     return tokens * per_tok
 
 
-def _logits(setup: TrainingSetup, shape: ModelShape, rg: Regime, tokens: int) -> tuple[float, float]:
-    """Bytes alive around the loss in forward and at the start of backward."""
-    V = shape.vocab_size
-    a = rg.compute_bytes
-    loss = str(_flag(setup, "loss", "") or "").lower()
-    if setup.fused_ce:
-        # fused linear cross-entropy: logits only for one chunk of tokens at a time, fp32
-        chunk = min(tokens, max(1, 2 ** max(0, (tokens * shape.hidden_size // max(1, V)).bit_length())))
-        return chunk * V * 8.0 + tokens * shape.hidden_size * 4, chunk * V * 8.0 + tokens * shape.hidden_size * 4
-    if loss == "chunked":
-        # compute-dtype logits materialised; fp32 upcast only per chunk (LitGPT/torchtune chunked CE)
-        return tokens * V * a * 1.0, tokens * V * a * 1.0
-    fwd = tokens * V * (a + (LOSS_FWD_FP32_BYTES if a != 4 else 4))
-    bwd = tokens * V * LOSS_BWD_BYTES
-    from oomdoctor.memory.regime import _version
-    ver = _version(setup.framework_version)
-    if setup.framework in ("hf", "trl") and ver and ver < (4, 46):
-        # transformers < 4.46 shifted the fp32 logits with .contiguous(): one more fp32 copy and its gradient
-        fwd += tokens * V * 4
-        bwd += tokens * V * 4
-    return fwd, bwd
-
-
-def reconcile(estimate: Estimate, crash: CrashReport) -> tuple[str, ...]:
-    """Plain sentences comparing the estimate with the numbers the crash printed (also appended to notes)."""
+def reconcile(estimate: Estimate, crash: CrashReport) -> tuple[Msg, ...]:
+    """What the crash's own numbers say against the estimate (also appended to the estimate's notes)."""
     ev = crash.primary
     if ev is None:
         return ()
-    out: list[str] = []
+    out: list[Msg] = []
     if ev.allocated_gib is not None and ev.tried_gib is not None:
         demanded = ev.allocated_gib + ev.tried_gib
         gap = estimate.allocated_gib - demanded
         rel = gap / demanded if demanded else 0.0
-        out.append(f"At the crash PyTorch held {ev.allocated_gib:.2f} GiB and asked for {ev.tried_gib:.2f} GiB more "
-                   f"({demanded:.2f} GiB); the estimate's allocated peak is {estimate.allocated_gib:.2f} GiB "
-                   f"({rel:+.0%}).")
+        out.append(msg("memory.crash.held_and_asked", held=ev.allocated_gib, tried=ev.tried_gib, demanded=demanded,
+                       estimate=estimate.allocated_gib, rel=rel))
         if rel > 0.05 and estimate.capacity_gib and demanded >= 0.85 * estimate.capacity_gib:
             # A run dies at the first allocation that does not fit, part-way up to its peak: the log's
             # figure is then a floor of what the step needs, not a measurement of its peak.
-            where = {"optimizer": " while the optimizer was creating its states",
-                     "backward": " part-way through the backward pass",
-                     "forward": " part-way through the forward pass"}.get(ev.phase or "", "")
-            out.append(f"The run died{where}, before reaching its peak: the log's figure is a lower bound, "
-                       "so an estimate above it is expected.")
+            where = {"optimizer": "memory.crash.where_optimizer", "backward": "memory.crash.where_backward",
+                     "forward": "memory.crash.where_forward"}.get(ev.phase or "")
+            out.append(msg("memory.crash.floor_at", where=msg(where)) if where else msg("memory.crash.floor"))
     elif ev.allocated_gib is not None:
-        out.append(f"At the crash PyTorch held {ev.allocated_gib:.2f} GiB; the estimate's allocated peak is "
-                   f"{estimate.allocated_gib:.2f} GiB.")
+        out.append(msg("memory.crash.held", held=ev.allocated_gib, estimate=estimate.allocated_gib))
     ru = ev.reserved_unallocated_gib
     if ru is None and ev.reserved_gib is not None and ev.allocated_gib is not None:
         ru = ev.reserved_gib - ev.allocated_gib
     if ru is not None and ru > 0:
         cap = ev.capacity_gib or estimate.capacity_gib or 1.0
         if ru >= max(0.5, 0.05 * cap) or (ev.tried_gib and ru >= ev.tried_gib):
-            out.append(f"{ru:.2f} GiB was reserved by PyTorch but unallocated: the cache is fragmented; "
-                       "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets it reuse that memory.")
+            out.append(msg("memory.crash.fragmented", gib=ru))
     if ev.other_processes_gib:
-        out.append(f"Other processes held {ev.other_processes_gib:.2f} GiB on the card; usable capacity is "
-                   f"{estimate.capacity_gib:.2f} GiB.")
+        out.append(msg("memory.crash.other_processes", gib=ev.other_processes_gib, usable=estimate.capacity_gib))
     if ev.capacity_gib and estimate.capacity_gib and abs(ev.capacity_gib - estimate.capacity_gib) > 0.5 \
             and not ev.other_processes_gib:
-        out.append(f"The log reports a capacity of {ev.capacity_gib:.2f} GiB; the estimate used "
-                   f"{estimate.capacity_gib:.2f} GiB.")
+        out.append(msg("memory.crash.capacity_differs", logged=ev.capacity_gib, used=estimate.capacity_gib))
     return tuple(out)

@@ -1,30 +1,26 @@
-"""Parameter counts from a ModelShape: totals, and the linear layers LoRA can target.
+"""Parameter counts from a ModelShape: totals, per module, and the linear layers a LoRA target list matches.
 
-Llama-style decoder: per layer q/k/v/o projections (GQA: k and v have num_kv_heads heads), a gated
-(SwiGLU: gate, up, down) or plain (up, down) MLP, two norms; embeddings, final norm, lm_head unless tied.
-MoE layers hold every routed expert (all resident on the GPU), a router and optional shared experts.
+A shape read from config.json or a checkpoint lists one decoder layer's linear modules under their real
+names (`dense_linears`, `moe_linears`); a shape built from bare numbers gets the Llama layout: q/k/v/o
+projections (GQA: k and v have num_kv_heads heads), a gated (gate, up, down) or plain (up, down) MLP, two
+norms. MoE layers hold every routed expert (all resident on the GPU), a router and any shared experts.
+
+LoRA targets match the way PEFT matches them (peft/tuners/tuners_utils.py `check_target_module_exists`):
+a module matches a name when its full path equals it or ends with "." + name; "all" (LLaMA-Factory) and
+"all-linear" (PEFT) take every linear module PEFT can wrap, the output layer excepted.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Mapping
 
-from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.facts import Linear, ModelShape, TrainingSetup
 
-# LoRA target names used by other model families / frameworks -> the canonical HF Llama names they cover.
-# A fused projection ("c_attn", "query_key_value", "W_pack", "qkv_proj") is one linear h -> (q+k+v) dims.
-_FUSED_QKV = ("c_attn", "query_key_value", "w_pack", "qkv_proj", "wqkv")
-_ALIASES = {
-    "query": "q_proj", "key": "k_proj", "value": "v_proj", "q": "q_proj", "k": "k_proj", "v": "v_proj",
-    "wq": "q_proj", "wk": "k_proj", "wv": "v_proj", "wo": "o_proj", "dense": "o_proj", "out_proj": "o_proj",
-    "output_proj": "o_proj", "projection": "o_proj", "proj": "o_proj", "self_attn.o_proj": "o_proj",
-    "w1": "gate_proj", "w3": "up_proj", "w2": "down_proj", "fc1": "up_proj", "fc2": "down_proj",
-    "c_fc": "up_proj", "c_proj": "o_proj", "dense_h_to_4h": "up_proj", "dense_4h_to_h": "down_proj",
-    "gate_up_proj": "gate_up_proj", "mlp": "mlp",
-}
-_ATTN = ("q_proj", "k_proj", "v_proj", "o_proj")
-_MLP = ("gate_proj", "up_proj", "down_proj")
+_ALL = ("all", "all-linear", "all_linear")
+# role -> the Llama name the memory model uses for activations (what a fused module stands for)
+_CANONICAL = {"q": "q_proj", "k": "k_proj", "v": "v_proj", "o": "o_proj", "gate": "gate_proj", "up": "up_proj",
+              "down": "down_proj", "qkv": "qkv_fused", "gate_up": "gate_up_fused", "kv": "kv_fused"}
 
 
 @dataclass(frozen=True)
@@ -36,7 +32,7 @@ class ParamCounts:
     lm_head: int                                 # 0 when tied to the embeddings
     per_layer: int                               # one decoder layer (dense layers; MoE layers in moe_layer)
     layers: int
-    norms: int                                   # all norm weights (and biases)
+    norms: int                                   # norm weights/biases and other non-linear layer parameters, all layers + final norm
     linear_shapes: Mapping[str, tuple[int, int]]  # module name -> (in_features, out_features) of one dense layer
     router: int = 0                              # all layers together
     experts: int = 0                             # all routed + shared expert weights, all layers together
@@ -45,122 +41,222 @@ class ParamCounts:
     linear_total: int = 0                        # parameters in matmul weights (what autocast casts), incl. lm_head
     largest_layer: int = 0                       # largest decoder layer (ZeRO-3 gathers one at a time)
     extra: Mapping[str, int] = field(default_factory=dict)
+    modules: Mapping[str, int] = field(default_factory=dict)   # module path inside a layer -> params, all layers
 
 
-def _dims(shape: ModelShape) -> tuple[int, int, int, int, int]:
+def _llama_linears(shape: ModelShape) -> tuple[tuple[Linear, ...], tuple[Linear, ...]]:
+    """The Llama layout from the shape's numbers: (dense layer, MoE layer) linear modules."""
     h = shape.hidden_size
     d = shape.head_dim_
-    return h, shape.num_heads * d, shape.num_kv_heads * d, shape.intermediate_size, shape.vocab_size
+    q_dim, kv_dim, inter = shape.num_heads * d, shape.num_kv_heads * d, shape.intermediate_size
+    ab, mb = shape.attention_bias, shape.mlp_bias
+    attn = (Linear("self_attn.q_proj", h, q_dim, ab, role="q"), Linear("self_attn.k_proj", h, kv_dim, ab, role="k"),
+            Linear("self_attn.v_proj", h, kv_dim, ab, role="v"), Linear("self_attn.o_proj", q_dim, h, mb, role="o"))
+
+    def mlp(prefix: str, width: int, copies: int = 1) -> tuple[Linear, ...]:
+        if shape.gated_mlp:
+            return (Linear(f"{prefix}.gate_proj", h, width, mb, copies, "gate"),
+                    Linear(f"{prefix}.up_proj", h, width, mb, copies, "up"),
+                    Linear(f"{prefix}.down_proj", width, h, mb, copies, "down"))
+        return (Linear(f"{prefix}.up_proj", h, width, mb, copies, "up"),
+                Linear(f"{prefix}.down_proj", width, h, mb, copies, "down"))
+
+    dense = attn + mlp("mlp", inter)
+    if not shape.num_experts:
+        return dense, ()
+    e_inter = shape.moe_intermediate_size or inter
+    moe = attn + (Linear("mlp.gate", h, shape.num_experts, role="router"),) + mlp("mlp.experts.*", e_inter, shape.num_experts)
+    if shape.shared_experts:
+        moe += mlp("mlp.shared_expert", (shape.shared_expert_intermediate_size or e_inter) * shape.shared_experts)
+        if shape.shared_expert_intermediate_size:
+            moe += (Linear("mlp.shared_expert_gate", h, 1, role="router"),)   # Qwen-MoE's sigmoid gate
+    return dense, moe
+
+
+# The planner re-estimates one shape thousands of times: hashing a ModelShape (and its module lists) for
+# an lru_cache lookup costs more than the lookup saves, so the last shape is recognised by identity first.
+_last_linears: list = [None, None]
+_last_count: list = [None, None]
+
+
+def layer_linears(shape: ModelShape) -> tuple[tuple[Linear, ...], tuple[Linear, ...]]:
+    """(one dense layer's, one MoE layer's) linear modules: the shape's own list, else the Llama layout."""
+    if _last_linears[0] is shape:
+        return _last_linears[1]
+    found = (shape.dense_linears, shape.moe_linears) if (shape.dense_linears or shape.moe_linears) \
+        else _llama_linears(shape)
+    _last_linears[0], _last_linears[1] = shape, found
+    return found
+
+
+def _moe_layers(shape: ModelShape) -> int:
+    if not shape.num_experts:
+        return 0
+    if shape.moe_layer_count is not None:
+        return min(shape.moe_layer_count, shape.num_layers)
+    return max(0, shape.num_layers - shape.first_dense_layers)
+
+
+def _count(shape: ModelShape) -> ParamCounts:
+    if _last_count[0] is shape:
+        return _last_count[1]
+    counts = _count_cached(shape)
+    _last_count[0], _last_count[1] = shape, counts
+    return counts
 
 
 @lru_cache(maxsize=512)
-def _count(shape: ModelShape) -> ParamCounts:
-    h, q_dim, kv_dim, inter, vocab = _dims(shape)
-    ab = 1 if shape.attention_bias else 0
-    mb = 1 if shape.mlp_bias else 0
-    shapes = {"q_proj": (h, q_dim), "k_proj": (h, kv_dim), "v_proj": (h, kv_dim), "o_proj": (q_dim, h)}
-    attn = sum(i * o for i, o in shapes.values()) + ab * (q_dim + 2 * kv_dim) + mb * h
-    if shape.gated_mlp:
-        shapes.update(gate_proj=(h, inter), up_proj=(h, inter), down_proj=(inter, h))
-        mlp = 3 * h * inter + mb * (2 * inter + h)
-    else:
-        shapes.update(up_proj=(h, inter), down_proj=(inter, h))
-        mlp = 2 * h * inter + mb * (inter + h)
-    norm_w = h * (2 if shape.mlp_bias else 1)     # models with linear biases use LayerNorm (weight + bias)
-    dense_layer = attn + mlp + 2 * norm_w
+def _count_cached(shape: ModelShape) -> ParamCounts:
+    h, vocab = shape.hidden_size, shape.vocab_size
+    dense, moe = layer_linears(shape)
+    other = shape.layer_other_params
+    if other is None:
+        other = h * (4 if shape.mlp_bias else 2)    # two norms; models with linear biases use LayerNorm (weight + bias)
+    final_norm = shape.final_norm_params if shape.final_norm_params is not None else h * (2 if shape.mlp_bias else 1)
 
-    router = experts = moe_layer = 0
-    n_moe = 0
-    if shape.num_experts:
-        n_moe = max(0, shape.num_layers - shape.first_dense_layers)
-        e_inter = shape.moe_intermediate_size or inter
-        per_expert = (3 if shape.gated_mlp else 2) * h * e_inter
-        s_inter = shape.shared_expert_intermediate_size or e_inter
-        shared = shape.shared_experts * (3 if shape.gated_mlp else 2) * h * s_inter
-        if shape.shared_experts and shape.shared_expert_intermediate_size:
-            shared += h                          # Qwen-MoE's sigmoid gate on the shared expert
-        router_l = h * shape.num_experts
-        moe_layer = attn + 2 * norm_w + router_l + shape.num_experts * per_expert + shared
-        router = router_l * n_moe
-        experts = (shape.num_experts * per_expert + shared) * n_moe
+    n_moe = _moe_layers(shape)
     n_dense = shape.num_layers - n_moe
+    dense_layer = sum(m.params for m in dense) + other
+    moe_layer = (sum(m.params for m in moe) + other) if n_moe else 0
+    router = sum(m.params for m in moe if m.role == "router") * n_moe
+    experts = sum(m.params for m in moe if m.copies > 1 or ".shared" in m.name) * n_moe
     embeddings = vocab * h
     lm_head = 0 if shape.tie_word_embeddings else vocab * h
-    norms = shape.num_layers * 2 * norm_w + norm_w
-    total = embeddings + lm_head + n_dense * dense_layer + n_moe * moe_layer + norm_w
-    linear = n_dense * sum(i * o for i, o in shapes.values()) + vocab * h
-    if n_moe:
-        linear += n_moe * (moe_layer - 2 * norm_w)
-    computed = total
-    if shape.params_total and abs(shape.params_total - total) > 0.002 * total:
-        # An authoritative count (vendor/log) wins; the difference is layers this formula does not know
-        # (vision towers, MLA projections, ...), kept as "other" so sums stay honest.
+    norms = shape.num_layers * other + final_norm
+    computed = embeddings + lm_head + n_dense * dense_layer + n_moe * moe_layer + final_norm + shape.extra_params
+    linear = n_dense * sum(m.params for m in dense) + n_moe * sum(m.params for m in moe) + vocab * h
+    modules: dict[str, int] = {}
+    for count, mods in ((n_dense, dense), (n_moe, moe)):
+        for m in mods:
+            if count:
+                modules[m.name] = modules.get(m.name, 0) + count * m.params
+    total = computed
+    if shape.params_total and abs(shape.params_total - computed) > 0.002 * computed:
+        # An authoritative count (checkpoint/vendor/log) wins; the difference is parameters this layout does
+        # not know (a vision tower, ...), kept as "other" so sums stay honest.
         total = shape.params_total
+    elif shape.params_total:
+        total = shape.params_total
+    shapes = {m.name: (m.in_features, m.out_features) for m in (dense or moe) if m.copies == 1}
     return ParamCounts(
-        total=total, embeddings=embeddings, lm_head=lm_head, per_layer=dense_layer, layers=shape.num_layers,
-        norms=norms, linear_shapes=shapes, router=router, experts=experts, moe_layer=moe_layer,
-        trainable=total, linear_total=linear, largest_layer=max(dense_layer, moe_layer),
-        extra={"other": total - computed, "moe_layers": n_moe},
+        total=total, embeddings=embeddings, lm_head=lm_head, per_layer=dense_layer if n_dense else moe_layer,
+        layers=shape.num_layers, norms=norms, linear_shapes=shapes, router=router, experts=experts,
+        moe_layer=moe_layer, trainable=total, linear_total=linear, largest_layer=max(dense_layer if n_dense else 0, moe_layer),
+        extra={"other": total - computed, "moe_layers": n_moe, "computed": computed}, modules=modules,
     )
 
 
-def _canonical_targets(targets: tuple[str, ...], shape: ModelShape) -> dict[str, tuple[int, int]]:
-    """LoRA target names -> (in, out) of one dense layer's targeted linears."""
-    counts = _count(shape)
-    linears = counts.linear_shapes
-    if not targets or any(t.lower() in ("all", "all-linear", "all_linear") for t in targets):
-        return dict(linears)
-    h, q_dim, kv_dim, inter, _ = _dims(shape)
-    chosen: dict[str, tuple[int, int]] = {}
+@lru_cache(maxsize=256)
+def _target_names(targets: tuple[str, ...]) -> tuple[str, ...]:
+    names = []
     for raw in targets:
-        name = raw.strip().lower().rsplit(".", 1)[-1]
-        if not name:
-            continue
-        if name in _FUSED_QKV:
-            chosen["qkv_fused"] = (h, q_dim + 2 * kv_dim)
-            continue
-        if name == "gate_up_proj":
-            chosen["gate_up_fused"] = (h, 2 * inter)
-            continue
-        if name in ("mlp",):
-            chosen.update({k: linears[k] for k in _MLP if k in linears})
-            continue
-        if name in ("attn", "attention", "self_attn"):
-            chosen.update({k: linears[k] for k in _ATTN})
-            continue
-        canon = _ALIASES.get(name, name)
-        if canon == "gate_proj" and "gate_proj" not in linears:
-            canon = "up_proj"
-        if canon in linears:
-            chosen[canon] = linears[canon]
+        for part in str(raw).split(","):
+            part = part.strip()
+            if part:
+                names.append(part)
+    return tuple(names)
+
+
+def _matches(module: str, target: str) -> bool:
+    """PEFT's rule: the module's full path is the target or ends with "." + target (the layer prefix
+    "model.layers.N." stands before `module`; an expert index stands for the "*")."""
+    path = "model.layers.0." + module.replace("*", "0")
+    return path == target or path.endswith("." + target)
+
+
+# Names from frameworks with their own model code (litgpt's query/value, torchtune's output_proj and w1/w2/w3,
+# Meta's wq/wk/wv/wo) -> the roles they stand for. Used only for a name that matches no module by PEFT's
+# rule, so the estimate still counts the adapters that framework would build.
+_ROLE_ALIASES = {
+    "q_proj": ("q",), "query": ("q",), "q": ("q",), "wq": ("q",), "k_proj": ("k",), "key": ("k",), "k": ("k",),
+    "wk": ("k",), "v_proj": ("v",), "value": ("v",), "v": ("v",), "wv": ("v",), "o_proj": ("o",),
+    "output_proj": ("o",), "out_proj": ("o",), "wo": ("o",), "dense": ("o",), "proj": ("o",), "projection": ("o",),
+    "gate_proj": ("gate",), "w1": ("gate",), "up_proj": ("up",), "w3": ("up",), "fc1": ("up",), "c_fc": ("up",),
+    "fc_in": ("up",), "down_proj": ("down",), "w2": ("down",), "fc2": ("down",), "fc_out": ("down",),
+    "qkv_proj": ("q", "k", "v"), "c_attn": ("q", "k", "v"), "query_key_value": ("q", "k", "v"),
+    "w_pack": ("q", "k", "v"), "wqkv": ("q", "k", "v"), "gate_up_proj": ("gate", "up"),
+    "mlp": ("gate", "up", "down"), "attn": ("q", "k", "v", "o"), "attention": ("q", "k", "v", "o"),
+    "self_attn": ("q", "k", "v", "o"),
+}
+_FUSED_ROLE = {"q": "qkv", "k": "qkv", "v": "qkv", "gate": "gate_up", "up": "gate_up"}
+
+
+def _by_role(target: str, linears: tuple[Linear, ...]) -> list[Linear]:
+    roles = _ROLE_ALIASES.get(target.rsplit(".", 1)[-1].lower(), ())
+    found: list[Linear] = []
+    for role in roles:
+        hits = [m for m in linears if m.peft and m.role == role]
+        if not hits and role in _FUSED_ROLE:
+            hits = [m for m in linears if m.peft and m.role == _FUSED_ROLE[role]]
+        if not hits and role == "up":            # a plain MLP has no gate: its first linear is the up role
+            hits = [m for m in linears if m.peft and m.role == "gate_up"]
+        found += [m for m in hits if m not in found]
+    return found
+
+
+def matched_linears(targets: tuple[str, ...], linears: tuple[Linear, ...]) -> list[Linear]:
+    """The linear modules of one layer a LoRA target list wraps: by PEFT's rule, and for a name that
+    matches nothing (another framework's module names), by the role it names."""
+    names = _target_names(tuple(targets))
+    if not names or any(n.lower() in _ALL for n in names):
+        return [m for m in linears if m.peft]
+    chosen: list[Linear] = []
+    for t in names:
+        hits = [m for m in linears if m.peft and _matches(m.name, t)] or _by_role(t, linears)
+        chosen += [m for m in hits if m not in chosen]
+    return chosen
+
+
+_PEFT_FRAMEWORKS = ("llamafactory", "hf", "trl", "axolotl")
+
+
+def unmatched_targets(setup: TrainingSetup, shape: ModelShape) -> tuple[str, ...]:
+    """Target names that match no linear module of the model by PEFT's rule (PEFT would refuse them), for
+    frameworks that hand the names to PEFT over a transformers model."""
+    if setup.framework not in _PEFT_FRAMEWORKS:
+        return ()
+    names = _target_names(tuple(setup.lora_targets))
+    if not names or any(n.lower() in _ALL for n in names):
+        return ()
+    dense, moe = layer_linears(shape)
+    everything = tuple(dense) + tuple(moe)
+    return tuple(t for t in names if not any(m.peft and _matches(m.name, t) for m in everything)
+                 and t not in _OUTSIDE_LAYERS)
+
+
+# modules outside the decoder layers that LoRA / modules_to_save may name (counted elsewhere, not missing)
+_OUTSIDE_LAYERS = ("lm_head", "embed_tokens", "wte", "word_embeddings", "tok_embeddings", "output", "embed_out",
+                   "output_layer")
+
+
+def _canonical_targets(targets: tuple[str, ...], shape: ModelShape) -> dict[str, tuple[int, int]]:
+    """LoRA target names -> {Llama role name: (in, out)} of the targeted linears of one layer (what the
+    memory model needs to know which layer inputs the adapters keep)."""
+    dense, moe = layer_linears(shape)
+    layer = dense or moe
+    chosen: dict[str, tuple[int, int]] = {}
+    for m in matched_linears(targets, tuple(layer)):
+        name = _CANONICAL.get(m.role)
+        if name and name not in chosen:
+            chosen[name] = (m.in_features, m.out_features)
     return chosen
 
 
 def lora_params(setup: TrainingSetup, shape: ModelShape) -> int:
-    """LoRA (and DoRA) adapter parameters: rank*(in+out) per targeted linear, DoRA adds one magnitude per output.
-
-    MoE experts are counted when the MLP names are targeted (PEFT wraps each expert's linears).
-    """
+    """LoRA (and DoRA) adapter parameters: r*(in+out) per wrapped linear (each expert's its own), DoRA adds
+    one magnitude per output feature (peft/tuners/lora/layer.py: lora_A r x in, lora_B out x r,
+    lora_magnitude_vector out)."""
     r = max(1, int(setup.lora_rank))
-    per_layer = 0
-    for fin, fout in _canonical_targets(tuple(setup.lora_targets), shape).values():
-        per_layer += r * (fin + fout) + (fout if setup.use_dora else 0)
-    counts = _count(shape)
-    n_moe = counts.extra.get("moe_layers", 0)
-    total = per_layer * (shape.num_layers - n_moe)
-    if n_moe:
-        e_inter = shape.moe_intermediate_size or shape.intermediate_size
-        per_moe = 0
-        for name, (fin, fout) in _canonical_targets(tuple(setup.lora_targets), shape).items():
-            if name in _MLP or name == "gate_up_fused":
-                # every routed expert's linear gets its own adapter: r*(h + expert width)
-                width = e_inter * (2 if name == "gate_up_fused" else 1)
-                per_moe += shape.num_experts * (r * (shape.hidden_size + width)
-                                                + ((shape.hidden_size if name == "down_proj" else width)
-                                                   if setup.use_dora else 0))
-            else:
-                per_moe += r * (fin + fout) + (fout if setup.use_dora else 0)
-        total += n_moe * per_moe
+    dense, moe = layer_linears(shape)
+    n_moe = _moe_layers(shape)
+    n_dense = shape.num_layers - n_moe
+    total = 0
+    for count, mods in ((n_dense, dense), (n_moe, moe)):
+        if not count:
+            continue
+        per_layer = sum(m.copies * (r * (m.in_features + m.out_features) + (m.out_features if setup.use_dora else 0))
+                        for m in matched_linears(tuple(setup.lora_targets), tuple(mods)))
+        total += count * per_layer
     return total
 
 
@@ -182,9 +278,9 @@ def modules_to_save_params(setup: TrainingSetup, shape: ModelShape) -> int:
     total = 0
     for name in names:
         low = name.lower()
-        if low in ("embed_tokens", "wte", "word_embeddings", "tok_embeddings"):
+        if low in ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in"):
             total += counts.embeddings
-        elif low in ("lm_head", "output", "embed_out"):
+        elif low in ("lm_head", "output", "embed_out", "output_layer"):
             total += counts.lm_head or counts.embeddings
     return total
 
@@ -204,5 +300,4 @@ def count_params(shape: ModelShape, setup: TrainingSetup | None = None) -> Param
     counts = _count(shape)
     if setup is None:
         return counts
-    from dataclasses import replace
     return replace(counts, trainable=trainable_params(setup, shape))

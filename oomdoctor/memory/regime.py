@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
 
 DTYPE_BYTES = {"fp32": 4, "float32": 4, "float": 4, "32": 4, "tf32": 4, "bf16": 2, "bfloat16": 2,
                "fp16": 2, "float16": 2, "half": 2, "16": 2, "fp8": 1, "auto": 2}
@@ -43,10 +43,15 @@ class Regime:
     master_bytes: int           # fp32 master copy held by the optimizer (DeepSpeed mixed precision)
     state_dtype_bytes: int      # dtype of optimizer states
     deepspeed: bool
-    autocast: bool              # AMP: compute dtype differs from the trainable weights' dtype
+    autocast: bool              # torch.autocast wraps the forward (accelerate native AMP)
     adapter_cast_copy: bool     # no autocast and adapters in fp32 over a half base: PEFT casts inputs to fp32
     embed_fp32: bool            # axolotl keeps embed_tokens / lm_head in fp32 for full fine-tunes
-    notes: tuple[str, ...]
+    notes: tuple[Msg, ...]
+    compute_dtype: str = "bf16"   # names (bf16 | fp16 | fp32): same bytes is not the same dtype
+    load_dtype: str = "bf16"
+    train_dtype: str = "bf16"
+    casts_trainable: bool = False  # autocast copies the trainable weights for every matmul (cached all forward)
+    casts_frozen: bool = False     # autocast copies the frozen weights at each use
 
 
 def _quant_bytes(bits: int | None, method: str) -> float:
@@ -62,56 +67,73 @@ def _quant_bytes(bits: int | None, method: str) -> float:
     return bits / 8
 
 
+_NAMES = {"fp32": "fp32", "float32": "fp32", "float": "fp32", "32": "fp32", "tf32": "fp32",
+          "bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "half": "fp16", "16": "fp16",
+          "fp8": "fp8", "auto": "bf16"}
+_NAME_BYTES = {"fp32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
+
+
+def dtype_name(value: str | None, default: str = "bf16") -> str:
+    """bf16 | fp16 | fp32 | fp8 for any spelling a config uses (torch.bfloat16, float16, half, ...)."""
+    if not value:
+        return default
+    return _NAMES.get(str(value).lower().replace("torch.", ""), default)
+
+
 def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     fw = (setup.framework or "").lower()
-    notes: list[str] = []
-    compute = 4 if setup.precision in ("fp32", "no", "float32") else 2
+    notes: list[Msg] = []
+    fp32_run = setup.precision in ("fp32", "no", "float32")
+    compute_name = "fp32" if fp32_run else ("fp16" if dtype_name(setup.precision) == "fp16" else "bf16")
+    compute = _NAME_BYTES[compute_name]
     ds = setup.zero_stage >= 1
     quant = setup.quant_bits if setup.method == "qlora" or setup.quant_bits else None
     adapters = setup.method in ("lora", "qlora")
 
     # ---- the dtype the checkpoint is loaded in
     if setup.load_dtype:
-        load = dtype_bytes(setup.load_dtype)
+        load_name = dtype_name(setup.load_dtype, compute_name)
     elif fw == "llamafactory":
         if _version(setup.framework_version) and _version(setup.framework_version) < (0, 9, 4):
-            load = compute   # <= 0.9.3 loads in compute_dtype (v0.9.3 model/patcher.py:142-148)
+            load_name = compute_name   # <= 0.9.3 loads in compute_dtype (v0.9.3 model/patcher.py:142-148)
         else:
-            load = dtype_bytes(shape.torch_dtype)   # >= 0.9.4 torch_dtype="auto" (loader.py:151-154)
-            if load == 4:
-                notes.append("LLaMA-Factory >= 0.9.4 loads the checkpoint's own dtype (float32 here): "
-                             "frozen weights take 4 bytes per parameter.")
+            load_name = dtype_name(shape.torch_dtype)   # >= 0.9.4 torch_dtype="auto" (loader.py:151-154)
+            if load_name == "fp32":
+                notes.append(msg("memory.regime.lf_loads_fp32_checkpoint"))
     elif fw == "trl":
-        load = 4             # trl/trainer/utils.py: dtype defaults to float32 for a model given by name
-        notes.append("TRL loads a model given by name in float32 unless model_init_kwargs sets dtype.")
+        load_name = "fp32"   # trl/trainer/utils.py: dtype defaults to float32 for a model given by name
+        notes.append(msg("memory.regime.trl_loads_fp32"))
     elif fw == "hf":
         major = _version(setup.framework_version)[:1]
-        load = dtype_bytes(shape.torch_dtype) if major and major[0] >= 5 else 4
-    elif fw == "axolotl":
-        load = compute       # axolotl config/__init__.py: torch_dtype follows bf16/fp16
+        # from_pretrained loads fp32 unless told otherwise; transformers 5 defaults to dtype="auto"
+        load_name = dtype_name(shape.torch_dtype) if major and major[0] >= 5 else "fp32"
     else:
-        load = compute
+        load_name = compute_name   # axolotl config/__init__.py: torch_dtype follows bf16/fp16
+    if quant:
+        load_name = compute_name if compute_name != "fp32" else "bf16"   # bnb_4bit_compute_dtype
+    load = _NAME_BYTES.get(load_name, 2)
 
     pure = fw in _PURE_FRAMEWORKS or setup.pure_bf16   # pure_bf16: no autocast, no fp32 upcast
     frozen = _quant_bytes(quant, str(setup.extras.get("quant_method", "bnb"))) if quant else float(load)
 
     # ---- trainable parameters
     if adapters:
-        train = 2 if (fw in _PURE_FRAMEWORKS or setup.extras.get("adapter_dtype") in ("bf16", "fp16")) else 4
-        if fw == "llamafactory" and train == 4:
-            notes.append("LLaMA-Factory upcasts the LoRA adapters to fp32.")
+        half_adapters = fw in _PURE_FRAMEWORKS or setup.extras.get("adapter_dtype") in ("bf16", "fp16")
+        train_name = load_name if half_adapters else "fp32"
+        if fw == "llamafactory" and train_name == "fp32":
+            notes.append(msg("memory.regime.lf_upcasts_adapters"))
     elif fw == "llamafactory":
         upcast = not (setup.pure_bf16 or setup.badam or (setup.zero_stage == 3 and not quant))
-        train = 4 if upcast else load
+        train_name = "fp32" if upcast else load_name
         if upcast:
-            notes.append("LLaMA-Factory upcasts trainable parameters to fp32: 16 bytes per parameter "
-                         "(weights 4 + gradients 4 + AdamW states 8).")
+            notes.append(msg("memory.regime.lf_upcasts_trainables"))
     else:
-        train = load
+        train_name = load_name
+    train = _NAME_BYTES.get(train_name, 2)
     embed_fp32 = (fw == "axolotl" and not adapters and not setup.fsdp and not ds
                   and setup.attention in ("eager", "sdpa", "") and load != 4)
     if embed_fp32:
-        notes.append("axolotl keeps embed_tokens and lm_head in fp32 (eager/SDPA attention, no FSDP).")
+        notes.append(msg("memory.regime.axolotl_fp32_embeddings"))
 
     grad = train
     master = 0
@@ -120,25 +142,37 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
         # DeepSpeed bf16/fp16: module in half, fp32 master weights and fp32 optimizer states
         # (deepspeed/runtime/zero/stage_1_and_2.py estimator: 2P + 18P/N).
         train = grad = 2
+        train_name = load_name = compute_name
         frozen = frozen if quant else 2.0
         master = 4
         state = 4
-        notes.append("DeepSpeed mixed precision: half weights and gradients, fp32 master weights, "
-                     "fp32 gradient partition and fp32 optimizer states.")
+        notes.append(msg("memory.regime.deepspeed_mixed"))
     elif not adapters and train == 2 and not pure and fw in ("hf", "axolotl", "trl", "swift"):
-        notes.append("The model was loaded in half precision: the HF Trainer keeps bf16 weights, "
-                     "gradients and AdamW states (8 bytes per parameter, no fp32 master copy).")
+        notes.append(msg("memory.regime.half_loaded_trainer"))
     if pure and not adapters and train == 2:
-        notes.append("Pure half precision: weights, gradients and optimizer states all in 2 bytes.")
+        notes.append(msg("memory.regime.pure_half"))
 
-    autocast = not pure and compute == 2 and (train == 4 or load == 4) and not ds
-    residual = 4 if (load == 4 and not ds and not quant) or (embed_fp32) or \
-        (not adapters and train == 4 and not ds) else compute
+    # accelerate wraps the forward in torch.autocast for bf16/fp16 runs, except under DeepSpeed (which casts
+    # the module instead) and pure half precision (accelerator.py native_amp)
+    autocast = not pure and compute_name != "fp32" and not ds
     if pure:
         compute = load if not quant else 2
+        compute_name = load_name if not quant else "bf16"
+    # the residual stream starts as the embedding's output; a layer's compute-dtype output added to it promotes
+    # it to fp32 when the two dtypes differ (fp32 embeddings, or an fp16 checkpoint under bf16 autocast)
+    embed_name = "fp32" if embed_fp32 else (train_name if setup.method == "full" else load_name)
+    if quant:
+        embed_name = compute_name
+    if autocast and embed_name != compute_name:
+        residual = 4
+    elif autocast:
         residual = compute
+    else:
+        residual = _NAME_BYTES.get(embed_name, compute) if not ds else compute
     adapter_cast_copy = adapters and not autocast and train == 4 and compute == 2
     return Regime(compute_bytes=compute, residual_bytes=residual, frozen_bytes=frozen, train_bytes=train,
                   grad_bytes=grad, master_bytes=master, state_dtype_bytes=state, deepspeed=ds,
                   autocast=autocast, adapter_cast_copy=adapter_cast_copy, embed_fp32=embed_fp32,
-                  notes=tuple(notes))
+                  notes=tuple(notes), compute_dtype=compute_name, load_dtype=load_name, train_dtype=train_name,
+                  casts_trainable=autocast and train_name != compute_name,
+                  casts_frozen=autocast and load_name != compute_name and not quant)

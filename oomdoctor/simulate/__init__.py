@@ -8,6 +8,7 @@ Public API:
     available() -> str | None
     trace_step(setup, shape, *, steps=2, progress=None, hf_config=None) -> TraceResult
     format_result(result, estimate=None) -> str
+    to_dict(result, estimate=None) -> dict      (--simulate --json)
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import Callable
 
 from oomdoctor.facts import ModelShape, TrainingSetup
 from oomdoctor.simulate.errors import SimulateError, SimulationInterrupted
-from oomdoctor.simulate.result import CATEGORIES, PhasePeak, TraceResult, format_result
+from oomdoctor.simulate.result import CATEGORIES, PHASES, PhasePeak, TraceResult, format_result, to_dict
 
 INSTALL_HINT = "pip install 'oomdoctor[simulate]'"
 _PACKAGES = ("torch", "transformers", "peft")
@@ -76,5 +77,5 @@ def trace_step(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
         raise SimulateError(f"the simulation failed ({type(err).__name__}): {first[:300]}") from None
 
 
-__all__ = ["available", "trace_step", "format_result", "TraceResult", "PhasePeak", "CATEGORIES",
+__all__ = ["available", "trace_step", "format_result", "to_dict", "TraceResult", "PhasePeak", "CATEGORIES", "PHASES",
            "SimulateError", "SimulationInterrupted", "INSTALL_HINT"]

@@ -69,12 +69,15 @@ def regime(setup: TrainingSetup, shape: ModelShape, checkpoint_dtype: str | None
         load = compute
 
     lora = setup.method in ("lora", "qlora")
-    if fw == "llamafactory":
+    adapter_dtype = setup.extras.get("adapter_dtype")
+    if lora:
+        # peft get_peft_model(autocast_adapter_dtype=True) upcasts the adapters of a half-precision base to fp32,
+        # whatever LLaMA-Factory's pure_bf16 says (adapter.py calls it with the default)
+        trainable = dtype_name(adapter_dtype) if adapter_dtype else "fp32"
+    elif fw == "llamafactory":
         # adapter.py:337-349: trainables to fp32 unless pure_bf16, BAdam, or ZeRO-3 without quantization
         keep = setup.pure_bf16 or setup.badam or (setup.zero_stage >= 3 and not quantized)
         trainable = load if keep else "fp32"
-    elif lora:
-        trainable = "fp32"  # peft autocast_adapter_dtype=True upcasts adapters of a half-precision base
     else:
         trainable = load    # HF Trainer / axolotl / torchtune do not upcast
 

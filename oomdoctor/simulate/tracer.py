@@ -27,6 +27,7 @@ from oomdoctor.simulate.result import CATEGORIES, PhasePeak, TraceResult
 
 _TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 _PRIM_DEVICE = torch.ops.prim.device.default
+_BERNOULLI = torch.ops.aten.bernoulli_.float
 
 LIMITS = (
     "no CUDA context, cuBLAS/NCCL workspaces or caching-allocator reserve: add a few hundred MiB to 1 GiB+",
@@ -94,8 +95,22 @@ class LiveBytes(TorchDispatchMode):
         for t in tree_flatten(out)[0]:
             if isinstance(t, torch.Tensor):
                 self.count(t)
+        if func is _BERNOULLI and isinstance(args[0], torch.Tensor):
+            self._as_bool_mask(args[0])
         self._note()
         return out
+
+    def _as_bool_mask(self, noise: torch.Tensor) -> None:
+        """CPU dropout fills a mask in the input's dtype (ATen Dropout.cpp _dropout_impl); CUDA's native_dropout
+        keeps a bool mask, one byte per element. Count the mask as the GPU would hold it."""
+        entry = self._entries.get(noise.untyped_storage())
+        if entry is None:
+            return
+        target = noise.numel()
+        if target < entry[1]:
+            self.live -= entry[1] - target
+            self.by_cat[entry[0]] -= entry[1] - target
+            entry[1] = target
 
 
 # ---------------------------------------------------------------- the model
@@ -466,9 +481,14 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
         ids = torch.randint(0, vocab, (setup.micro_batch, setup.seq_len))
         step_ref = [1]
 
-        def to_loss(module, inputs, output):
+        def to_loss(module, inputs):
+            # the output layer is about to make the logits: the decoder stack's forward is done
             tracker.enter(step_ref[0], "loss")
-        hook = output_layer.register_forward_hook(to_loss)
+            hidden = inputs[0] if inputs else None
+            if isinstance(hidden, torch.Tensor) and hidden.requires_grad:
+                # its gradient arrives once the logits' backward (loss, lm_head) has finished and freed them
+                hidden.register_hook(lambda grad: tracker.enter(step_ref[0], "layers backward"))
+        hook = output_layer.register_forward_pre_hook(to_loss)
         try:
             with tracker:
                 for step in range(1, steps + 1):
@@ -486,7 +506,7 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
                     loss = out.loss
                     del out
                     _say(progress, f"step {step}/{steps}: backward")
-                    tracker.enter(step, "backward")
+                    tracker.enter(step, "logits backward")
                     loss.backward()
                     del loss
                     _say(progress, f"step {step}/{steps}: optimizer step")

@@ -1,4 +1,4 @@
-"""Words for the memory model: components, regimes, caveats."""
+"""Words for the memory model: components, moments, regimes, caveats, the crash reconciled with the estimate."""
 from __future__ import annotations
 
 WORDS = {
@@ -17,4 +17,125 @@ WORDS = {
     "memory.component_long.logits": ('logits and loss', 'logits 与损失'),
     "memory.component_long.overhead": ('runtime overhead', '运行时开销'),
     "memory.component_long.reserve": ('allocator reserve', '分配器预留'),
+    # the moments of one training step (estimate and trace share them)
+    "memory.moment.forward": ("forward", "前向传播"),
+    "memory.moment.loss": ("loss", "计算损失"),
+    "memory.moment.logits_backward": ("logits backward", "logits 反向传播"),
+    "memory.moment.layers_backward": ("layers backward", "各层反向传播"),
+    "memory.moment.optimizer": ("optimizer step", "优化器更新"),
+    "memory.moment.eval": ("evaluation", "评估"),
+    # regimes: which dtype each tensor lives in
+    "memory.regime.lf_loads_fp32_checkpoint": (
+        "LLaMA-Factory >= 0.9.4 loads the checkpoint's own dtype (float32 here): frozen weights take 4 bytes "
+        "per parameter.",
+        "LLaMA-Factory >= 0.9.4 按检查点自身的 dtype 加载（这里是 float32）：冻结的权重每个参数占 4 字节。"),
+    "memory.regime.trl_loads_fp32": (
+        "TRL loads a model given by name in float32 unless model_init_kwargs sets dtype.",
+        "按名称指定的模型，TRL 默认以 float32 加载，除非 model_init_kwargs 设置了 dtype。"),
+    "memory.regime.lf_upcasts_adapters": (
+        "LLaMA-Factory upcasts the LoRA adapters to fp32.",
+        "LLaMA-Factory 会把 LoRA 适配器升为 fp32。"),
+    "memory.regime.lf_upcasts_trainables": (
+        "LLaMA-Factory upcasts trainable parameters to fp32: 16 bytes per parameter (weights 4 + gradients 4 + "
+        "AdamW states 8).",
+        "LLaMA-Factory 把可训练参数升为 fp32：每个参数 16 字节（权重 4 + 梯度 4 + AdamW 优化器状态 8）。"),
+    "memory.regime.axolotl_fp32_embeddings": (
+        "axolotl keeps embed_tokens and lm_head in fp32 (eager/SDPA attention, no FSDP).",
+        "axolotl 把 embed_tokens 和 lm_head 保持为 fp32（eager/SDPA 注意力，未用 FSDP）。"),
+    "memory.regime.deepspeed_mixed": (
+        "DeepSpeed mixed precision: half weights and gradients, fp32 master weights, fp32 gradient partition "
+        "and fp32 optimizer states.",
+        "DeepSpeed 混合精度：半精度的权重和梯度，fp32 主权重、fp32 梯度分片和 fp32 优化器状态。"),
+    "memory.regime.half_loaded_trainer": (
+        "The model was loaded in half precision: the HF Trainer keeps bf16 weights, gradients and AdamW states "
+        "(8 bytes per parameter, no fp32 master copy).",
+        "模型以半精度加载：HF Trainer 保持 bf16 的权重、梯度和 AdamW 优化器状态（每个参数 8 字节，没有 fp32 主副本）。"),
+    "memory.regime.pure_half": (
+        "Pure half precision: weights, gradients and optimizer states all in 2 bytes.",
+        "纯半精度：权重、梯度和优化器状态都是 2 字节。"),
+    "memory.regime.adamw_half_states": (
+        "AdamW states are kept in the parameters' half dtype.",
+        "AdamW 优化器状态保持为参数的半精度 dtype。"),
+    # sharding and what the estimate assumes
+    "memory.note.zero_full_weights": (
+        "ZeRO-{stage} keeps full weights on every GPU: more GPUs lower only the sharded {parts} part.",
+        "ZeRO-{stage} 在每张 GPU 上都保留完整权重：增加 GPU 只会降低被切分的{parts}部分。"),
+    "memory.note.zero_parts_optimizer": ("optimizer", "优化器状态"),
+    "memory.note.zero_parts_optimizer_gradients": ("optimizer and gradient", "优化器状态和梯度"),
+    "memory.note.ddp_full_copy": (
+        "DDP keeps full weights, gradients and optimizer states on every GPU: more GPUs do not lower per-GPU "
+        "memory.",
+        "DDP 在每张 GPU 上都保留完整的权重、梯度和优化器状态：增加 GPU 不会降低每卡显存。"),
+    "memory.note.reference_model": (
+        "DPO/KTO with full or freeze tuning loads a second, frozen reference model.",
+        "全参数或冻结微调的 DPO/KTO 会再加载一个冻结的参考模型。"),
+    "memory.note.litgpt_resident_copy": (
+        "LitGPT under FSDP keeps a full, unsharded copy of the weights on every rank besides its shard: more "
+        "GPUs shrink only the sharded part.",
+        "LitGPT 在 FSDP 下，每个进程除了自己的分片，还保留一份完整未切分的权重：增加 GPU 只会缩小分片部分。"),
+    "memory.note.eval_peak": (
+        "Evaluation sets the peak: eval batch {batch} x {seq} tokens of logits.",
+        "峰值出现在评估时：评估批次 {batch} x {seq} 个 token 的 logits。"),
+    "memory.note.llama_style": (
+        "Activations follow HF Llama-style blocks; other architectures and fused/compiled kernels are "
+        "approximate.",
+        "激活值按 HF 的 Llama 式结构计算；其他结构以及融合或编译过的算子只是近似。"),
+    "memory.note.paged_states": (
+        "Paged optimizer states live in CUDA unified memory: torch.cuda.max_memory_allocated does not count "
+        "them, the card does.",
+        "分页优化器状态位于 CUDA 统一内存中：torch.cuda.max_memory_allocated 不计入它们，但显卡要承担。"),
+    "memory.note.autocast_copies": (
+        "Autocast keeps a bf16 copy of every fp32 weight during forward (2 more bytes per parameter).",
+        "前向传播期间 autocast 为每个 fp32 权重保留一份 bf16 副本（每个参数多 2 字节）。"),
+    "memory.note.offload_host_ram": (
+        "CPU offload needs about {gib:.1f} GiB of host RAM per node.",
+        "CPU 卸载每个节点大约需要 {gib:.1f} GiB 主机内存。"),
+    "memory.note.grad_accum_carry": (
+        "Gradient accumulation keeps the gradients of earlier micro-batches through every later forward and "
+        "backward ({gib:.1f} GiB).",
+        "梯度累积期间，前面微批的梯度会一直保留到后续每次前向和反向传播（{gib:.1f} GiB）。"),
+    # the advisor's long-context row
+    # the crash reconciled with the estimate
+    "memory.crash.held_and_asked": (
+        "At the crash PyTorch held {held:.2f} GiB and asked for {tried:.2f} GiB more ({demanded:.2f} GiB); the "
+        "estimate's allocated peak is {estimate:.2f} GiB ({rel:+.0%}).",
+        "崩溃时 PyTorch 已占用 {held:.2f} GiB，又申请 {tried:.2f} GiB（共 {demanded:.2f} GiB）；估算的分配峰值为 "
+        "{estimate:.2f} GiB（{rel:+.0%}）。"),
+    "memory.crash.floor": (
+        "The run died before reaching its peak: the log's figure is a lower bound, so an estimate above it is "
+        "expected.",
+        "训练还没到峰值就崩溃了：日志里的数字只是下限，估算比它高是正常的。"),
+    "memory.crash.floor_at": (
+        "The run died {where}, before reaching its peak: the log's figure is a lower bound, so an estimate "
+        "above it is expected.",
+        "训练{where}就崩溃了，还没到峰值：日志里的数字只是下限，估算比它高是正常的。"),
+    "memory.crash.where_optimizer": ("while the optimizer was creating its states", "在优化器创建优化器状态时"),
+    "memory.crash.where_backward": ("part-way through the backward pass", "在反向传播途中"),
+    "memory.crash.where_forward": ("part-way through the forward pass", "在前向传播途中"),
+    "memory.crash.held": (
+        "At the crash PyTorch held {held:.2f} GiB; the estimate's allocated peak is {estimate:.2f} GiB.",
+        "崩溃时 PyTorch 已占用 {held:.2f} GiB；估算的分配峰值为 {estimate:.2f} GiB。"),
+    "memory.crash.fragmented": (
+        "{gib:.2f} GiB was reserved by PyTorch but unallocated: the cache is fragmented; "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True lets it reuse that memory.",
+        "有 {gib:.2f} GiB 被 PyTorch 预留却未分配：缓存出现了碎片；设置 "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True 可以让它重新利用这部分显存。"),
+    "memory.crash.other_processes": (
+        "Other processes held {gib:.2f} GiB on the card; usable capacity is {usable:.2f} GiB.",
+        "其他进程在这张卡上占用了 {gib:.2f} GiB；可用容量为 {usable:.2f} GiB。"),
+    "memory.crash.capacity_differs": (
+        "The log reports a capacity of {logged:.2f} GiB; the estimate used {used:.2f} GiB.",
+        "日志显示的容量是 {logged:.2f} GiB；估算使用的是 {used:.2f} GiB。"),
+    # a measured peak from the log corrects the estimate
+    "memory.calibrate.raised": (
+        "The log measured a peak of {measured:.2f} GiB allocated ({where}); the estimate said {estimate:.2f} GiB, "
+        "so every estimate for this run is raised by {gap:.2f} GiB (memory the model does not account for).",
+        "日志测得的分配峰值为 {measured:.2f} GiB（{where}）；估算是 {estimate:.2f} GiB，因此本次训练的所有估算都提高 "
+        "{gap:.2f} GiB（模型没有算到的显存）。"),
+    "memory.calibrate.kept": (
+        "The log measured a peak of {measured:.2f} GiB allocated ({where}), not above the estimate's "
+        "{estimate:.2f} GiB; the estimate is kept.",
+        "日志测得的分配峰值为 {measured:.2f} GiB（{where}），没有超过估算的 {estimate:.2f} GiB；估算保持不变。"),
+    "memory.calibrate.where_step": ("line {line}, after step {step}", "第 {line} 行，第 {step} 步之后"),
+    "memory.calibrate.where_training": ("line {line}, during training", "第 {line} 行，训练期间"),
 }

@@ -1,0 +1,770 @@
+"""config.json -> ModelShape, per model_type: what each architecture's keys mean and which modules it builds.
+
+Each builder reads the keys its config class reads (names, defaults and `tie_word_embeddings` default as in
+transformers' configuration_<type>.py, or the model's own remote code for qwen, chatglm, baichuan, internlm,
+internlm2), and lists one decoder layer's linear modules under the names the model code gives them, so LoRA
+targets match the way PEFT matches them. A model_type not listed here is counted as a Llama-style decoder and
+the shape says so (`llama_style_guess`, a note).
+
+Every number passes through oomdoctor/values.py: a bad value is an InputError naming the file and line.
+"""
+from __future__ import annotations
+
+import re
+from typing import Any, Callable
+
+from oomdoctor.errors import InputError
+from oomdoctor.facts import Linear, ModelShape, Msg, msg
+from oomdoctor.values import BadValue, as_float, as_int
+
+_DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
+           "fp16": "fp16", "bf16": "bf16", "fp32": "fp32"}
+# Larger than any real dimension or vocabulary (1M-token vocabularies exist); a layer count of a few
+# thousand would already be absurd. Bounds keep a typo from turning into petabytes.
+_MAX_DIM = 1 << 24
+_MAX_LAYERS = 10_000
+
+
+class Cfg:
+    """A config.json mapping with typed, validated reads that name the file and line on a bad value."""
+
+    def __init__(self, data: dict[str, Any], path: str | None, text: str | None = None,
+                 parent: "Cfg | None" = None) -> None:
+        self.data, self.path, self.text, self.parent = data, path, text, parent
+
+    def has(self, *keys: str) -> bool:
+        return any(self.data.get(k) is not None for k in keys)
+
+    def raw(self, *keys: str, default: Any = None) -> Any:
+        for k in keys:
+            if self.data.get(k) is not None:
+                return self.data[k]
+        return default
+
+    def _line(self, key: str) -> int | None:
+        text = self.text if self.text is not None else (self.parent.text if self.parent else None)
+        if not text:
+            return None
+        found = re.search(r'"%s"\s*:' % re.escape(key), text)
+        return text.count("\n", 0, found.start()) + 1 if found else None
+
+    def fail(self, key: str, message: Msg) -> InputError:
+        return InputError(message, self.path, self._line(key))
+
+    def int(self, *keys: str, default: int | None = None, minimum: int = 1, maximum: int = _MAX_DIM) -> int | None:
+        for k in keys:
+            value = self.data.get(k)
+            if value is None:
+                continue
+            try:
+                return as_int(value, k, minimum=minimum, maximum=maximum)
+            except BadValue as err:
+                raise self.fail(k, err.message) from None
+        return default
+
+    def need(self, *keys: str, minimum: int = 1, maximum: int = _MAX_DIM) -> int:
+        value = self.int(*keys, minimum=minimum, maximum=maximum)
+        if value is None:
+            raise InputError(msg("model.config.missing_key", keys=" / ".join(keys)), self.path)
+        return value
+
+    def float(self, key: str, default: float, minimum: float = 0.0, maximum: float = 1e6) -> float:
+        value = self.data.get(key)
+        if value is None:
+            return default
+        try:
+            return as_float(value, key, minimum=minimum, maximum=maximum)
+        except BadValue as err:
+            raise self.fail(key, err.message) from None
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self.data.get(key)
+        return default if value is None else bool(value)
+
+    def sub(self, key: str) -> "Cfg | None":
+        value = self.data.get(key)
+        return Cfg(value, self.path, None, self) if isinstance(value, dict) else None
+
+
+class _Build:
+    """What a builder decides; turned into a ModelShape by `finish`."""
+
+    def __init__(self, c: Cfg, model_type: str, tie_default: bool) -> None:
+        self.c = c
+        self.model_type = model_type
+        self.hidden = 0
+        self.layers = 0
+        self.heads = 0
+        self.kv = 0
+        self.head_dim: int | None = None
+        self.vocab = 0
+        self.inter = 0                      # the MLP width activations see (a dense layer's)
+        self.gated = True
+        self.tied = c.flag("tie_word_embeddings", tie_default)
+        self.dense: list[Linear] = []
+        self.moe: list[Linear] = []
+        self.layer_other: int | None = None
+        self.final_norm: int | None = None
+        self.extra = 0
+        self.experts = 0
+        self.experts_per_token = 0
+        self.moe_inter: int | None = None
+        self.shared = 0
+        self.shared_inter: int | None = None
+        self.first_dense = 0
+        self.moe_layers: int | None = None
+        self.notes: list[Msg] = []
+        self.guess = False
+
+
+def _attn(b: _Build, *, prefix: str = "self_attn", names: tuple[str, str, str, str] = ("q_proj", "k_proj", "v_proj", "o_proj"),
+          qkv_bias: bool = False, o_bias: bool = False) -> list[Linear]:
+    d = b.head_dim or b.hidden // b.heads
+    q, kv = b.heads * d, b.kv * d
+    return [Linear(f"{prefix}.{names[0]}", b.hidden, q, qkv_bias, role="q"),
+            Linear(f"{prefix}.{names[1]}", b.hidden, kv, qkv_bias, role="k"),
+            Linear(f"{prefix}.{names[2]}", b.hidden, kv, qkv_bias, role="v"),
+            Linear(f"{prefix}.{names[3]}", q, b.hidden, o_bias, role="o")]
+
+
+def _fused_attn(b: _Build, qkv: str, o: str, *, qkv_bias: bool = False, o_bias: bool = False) -> list[Linear]:
+    d = b.head_dim or b.hidden // b.heads
+    return [Linear(qkv, b.hidden, (b.heads + 2 * b.kv) * d, qkv_bias, role="qkv"),
+            Linear(o, b.heads * d, b.hidden, o_bias, role="o")]
+
+
+def _mlp(h: int, inter: int, *, prefix: str = "mlp", names: tuple[str, ...] = ("gate_proj", "up_proj", "down_proj"),
+         bias: bool = False, copies: int = 1, peft: bool = True) -> list[Linear]:
+    if len(names) == 3:
+        return [Linear(f"{prefix}.{names[0]}", h, inter, bias, copies, "gate", peft),
+                Linear(f"{prefix}.{names[1]}", h, inter, bias, copies, "up", peft),
+                Linear(f"{prefix}.{names[2]}", inter, h, bias, copies, "down", peft)]
+    return [Linear(f"{prefix}.{names[0]}", h, inter, bias, copies, "up", peft),
+            Linear(f"{prefix}.{names[1]}", inter, h, bias, copies, "down", peft)]
+
+
+def _common(b: _Build, *, head_dim_key: bool = True, gqa: bool = True) -> None:
+    """The keys every family shares; `gqa=False` for config classes that have no num_key_value_heads."""
+    c = b.c
+    b.hidden = c.need("hidden_size", "n_embd", "n_embed", "d_model")
+    b.layers = c.need("num_hidden_layers", "num_layers", "n_layer", "n_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("num_attention_heads", "n_head", "n_heads", "num_heads")
+    b.kv = c.int("num_key_value_heads", default=b.heads) if gqa else b.heads
+    if b.kv > b.heads or b.heads % b.kv:
+        raise c.fail("num_key_value_heads", msg("model.config.bad_kv_heads", kv=b.kv, heads=b.heads))
+    if head_dim_key:
+        b.head_dim = c.int("head_dim")
+    if b.head_dim is None and b.hidden % b.heads:
+        raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=b.hidden, heads=b.heads))
+    b.vocab = c.need("vocab_size", "padded_vocab_size")
+    b.inter = c.int("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * b.hidden)
+
+
+# ---------------------------------------------------------------- Llama-style families
+
+def _llama(b: _Build, *, qkv_bias: bool | None = None, o_bias: bool | None = None) -> None:
+    """LlamaAttention: q/k/v/o all biased by `attention_bias`; LlamaMLP: `mlp_bias`; two RMSNorms."""
+    _common(b)
+    ab = b.c.flag("attention_bias", False)
+    mb = b.c.flag("mlp_bias", False)
+    b.dense = _attn(b, qkv_bias=ab if qkv_bias is None else qkv_bias, o_bias=ab if o_bias is None else o_bias)
+    b.dense += _mlp(b.hidden, b.inter, bias=mb)
+
+
+def _qwen2(b: _Build) -> None:
+    # Qwen2Attention: q/k/v always biased, o never (transformers models/qwen2/modeling_qwen2.py)
+    _llama(b, qkv_bias=True, o_bias=False)
+
+
+def _qk_norm(b: _Build) -> int:
+    return 2 * (b.head_dim or b.hidden // b.heads)
+
+
+def _qwen3(b: _Build) -> None:
+    _llama(b)
+    b.layer_other = 2 * b.hidden + _qk_norm(b)           # q_norm and k_norm over head_dim
+
+
+def _moe_layer_ids(b: _Build, is_moe: Callable[[int], bool]) -> None:
+    ids = [i for i in range(b.layers) if is_moe(i)]
+    b.moe_layers = len(ids)
+    b.first_dense = 0
+    for i in range(b.layers):
+        if i in ids:
+            break
+        b.first_dense += 1
+
+
+def _qwen_moe(b: _Build, *, qk_norm: bool, shared: bool) -> None:
+    c = b.c
+    _common(b)
+    b.experts = c.need("num_experts")
+    b.experts_per_token = c.int("num_experts_per_tok", default=1)
+    b.moe_inter = c.need("moe_intermediate_size")
+    qkv_bias = True if not qk_norm else c.flag("attention_bias", False)
+    attn = _attn(b, qkv_bias=qkv_bias, o_bias=False if not qk_norm else c.flag("attention_bias", False))
+    b.dense = attn + _mlp(b.hidden, b.inter)
+    b.moe = attn + [Linear("mlp.gate", b.hidden, b.experts, role="router")]
+    b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", copies=b.experts)
+    if shared:
+        b.shared_inter = c.int("shared_expert_intermediate_size")
+        if b.shared_inter:
+            b.shared = 1
+            b.moe += _mlp(b.hidden, b.shared_inter, prefix="mlp.shared_expert")
+            b.moe.append(Linear("mlp.shared_expert_gate", b.hidden, 1, role="router"))
+    if qk_norm:
+        b.layer_other = 2 * b.hidden + _qk_norm(b)
+    step = c.int("decoder_sparse_step", default=1)
+    listed = c.raw("mlp_only_layers", default=[])
+    only_mlp = {i for i in listed if isinstance(i, int) and not isinstance(i, bool)} if isinstance(listed, list) else set()
+    _moe_layer_ids(b, lambda i: i not in only_mlp and (i + 1) % step == 0)
+
+
+def _mixtral(b: _Build) -> None:
+    c = b.c
+    _common(b)
+    b.experts = c.need("num_local_experts")
+    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.moe_inter = b.inter
+    # transformers 4.x MixtralSparseMoeBlock: gate and every expert's w1/w3/w2 are nn.Linear
+    b.moe = _attn(b) + [Linear("block_sparse_moe.gate", b.hidden, b.experts, role="router")]
+    b.moe += _mlp(b.hidden, b.inter, prefix="block_sparse_moe.experts.*", names=("w1", "w3", "w2"), copies=b.experts)
+    b.moe_layers = b.layers
+
+
+def _gemma(b: _Build, *, norms: int, qk_norm: bool) -> None:
+    c = b.c
+    _common(b)
+    ab = c.flag("attention_bias", False)
+    b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + _mlp(b.hidden, b.inter)
+    b.layer_other = norms * b.hidden + (_qk_norm(b) if qk_norm else 0)
+
+
+def _cohere(b: _Build) -> None:
+    """One LayerNorm (weight only) before parallel attention and MLP; optional per-head q/k LayerNorm."""
+    c = b.c
+    _common(b)
+    ab = c.flag("attention_bias", False)
+    b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + _mlp(b.hidden, b.inter)
+    d = b.head_dim or b.hidden // b.heads
+    b.layer_other = b.hidden + ((b.heads + b.kv) * d if c.flag("use_qk_norm", False) else 0)
+
+
+def _starcoder2(b: _Build) -> None:
+    c = b.c
+    _common(b)
+    bias = c.flag("use_bias", True)
+    b.gated = False
+    b.dense = _attn(b, qkv_bias=bias, o_bias=bias) + _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=bias)
+    b.layer_other = 4 * b.hidden                  # two LayerNorms with bias
+    b.final_norm = 2 * b.hidden
+
+
+def _olmo(b: _Build) -> None:
+    _llama(b)
+    b.layer_other = 0                             # OlmoLayerNorm has no parameters
+    b.final_norm = 0
+
+
+def _olmo2(b: _Build) -> None:
+    _llama(b)
+    d = b.head_dim or b.hidden // b.heads
+    # q_norm over all query heads, k_norm over all key heads, plus the two post-norms
+    b.layer_other = 2 * b.hidden + (b.heads + b.kv) * d
+
+
+def _stablelm(b: _Build) -> None:
+    c = b.c
+    _common(b, head_dim_key=False)
+    b.dense = _attn(b, qkv_bias=c.flag("use_qkv_bias", False)) + _mlp(b.hidden, b.inter)
+    norms = 1 if c.flag("use_parallel_residual", False) else 2
+    d = b.hidden // b.heads
+    b.layer_other = norms * 2 * b.hidden + ((b.heads + b.kv) * d if c.flag("qk_layernorm", False) else 0)
+    b.final_norm = 2 * b.hidden
+
+
+def _phi(b: _Build) -> None:
+    """Phi-1/1.5/2: biased q/k/v/dense and fc1/fc2, one LayerNorm per layer, lm_head with a bias."""
+    c = b.c
+    _common(b, head_dim_key=False)
+    b.gated = False
+    if b.model_type in ("phi-msft", "mixformer-sequential"):
+        # the pre-transformers remote code: fused Wqkv, out_proj; the head is a Linear with a LayerNorm
+        b.kv = c.int("n_head_kv", default=b.heads)
+        b.dense = _fused_attn(b, "mixer.Wqkv", "mixer.out_proj", qkv_bias=True, o_bias=True)
+    else:
+        b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "dense"), qkv_bias=True, o_bias=True)
+    b.dense += _mlp(b.hidden, b.inter, names=("fc1", "fc2"), bias=True)
+    d = b.hidden // b.heads
+    b.layer_other = 2 * b.hidden + (4 * d if c.flag("qk_layernorm", False) else 0)
+    b.final_norm = 2 * b.hidden
+    b.extra = 0 if b.tied else b.vocab            # lm_head bias
+
+
+def _phi3(b: _Build) -> None:
+    _common(b)
+    b.dense = _fused_attn(b, "self_attn.qkv_proj", "self_attn.o_proj")
+    b.dense += [Linear("mlp.gate_up_proj", b.hidden, 2 * b.inter, role="gate_up"),
+                Linear("mlp.down_proj", b.inter, b.hidden, role="down")]
+
+
+def _glm(b: _Build, *, post_norms: bool) -> None:
+    """HF-native GLM-4 (`glm`, `glm4`): biased q/k/v, fused gate_up_proj; glm4 adds two post-norms."""
+    c = b.c
+    _common(b)
+    b.dense = _attn(b, qkv_bias=c.flag("attention_bias", True))
+    b.dense += [Linear("mlp.gate_up_proj", b.hidden, 2 * b.inter, role="gate_up"),
+                Linear("mlp.down_proj", b.inter, b.hidden, role="down")]
+    b.layer_other = (4 if post_norms else 2) * b.hidden
+
+
+def _smollm3(b: _Build) -> None:
+    _llama(b)
+
+
+def _granitemoe(b: _Build, *, shared: bool) -> None:
+    c = b.c
+    _common(b)
+    b.experts = c.need("num_local_experts")
+    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.moe_inter = b.inter
+    ab = c.flag("attention_bias", False)
+    # GraniteMoeParallelExperts keep all experts in one 3-D weight: not an nn.Linear PEFT can wrap
+    b.moe = _attn(b, qkv_bias=ab, o_bias=ab) + [
+        Linear("block_sparse_moe.router.layer", b.hidden, b.experts, role="router"),
+        Linear("block_sparse_moe.input_linear", b.hidden, 2 * b.inter, copies=b.experts, role="gate_up", peft=False),
+        Linear("block_sparse_moe.output_linear", b.inter, b.hidden, copies=b.experts, role="down", peft=False)]
+    if shared:
+        b.shared_inter = c.int("shared_intermediate_size")
+        if b.shared_inter:
+            b.shared = 1
+            b.moe += [Linear("shared_mlp.input_linear", b.hidden, 2 * b.shared_inter, role="gate_up"),
+                      Linear("shared_mlp.output_linear", b.shared_inter, b.hidden, role="down")]
+    b.moe_layers = b.layers
+
+
+def _gpt_oss(b: _Build) -> None:
+    c = b.c
+    _common(b)
+    b.experts = c.need("num_local_experts")
+    b.experts_per_token = c.int("num_experts_per_tok", "experts_per_token", default=4)
+    b.moe_inter = b.inter
+    b.moe = _attn(b, qkv_bias=c.flag("attention_bias", True), o_bias=c.flag("attention_bias", True))
+    b.moe += [Linear("mlp.router", b.hidden, b.experts, True, role="router"),
+              # GptOssExperts: gate_up_proj [E, h, 2i] and down_proj [E, i, h] with biases, 3-D parameters
+              Linear("mlp.experts.gate_up_proj", b.hidden, 2 * b.inter, True, b.experts, "gate_up", False),
+              Linear("mlp.experts.down_proj", b.inter, b.hidden, True, b.experts, "down", False)]
+    b.layer_other = 2 * b.hidden + b.heads        # two norms + one attention sink per head
+    b.moe_layers = b.layers
+
+
+def _llama4(b: _Build) -> None:
+    c = b.c
+    _common(b)
+    b.experts = c.need("num_local_experts")
+    b.experts_per_token = c.int("num_experts_per_tok", default=1)
+    b.moe_inter = b.inter                         # intermediate_size is the expert width
+    dense_inter = c.int("intermediate_size_mlp", default=b.inter)
+    attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
+    b.dense = attn + _mlp(b.hidden, dense_inter, prefix="feed_forward")
+    b.moe = attn + [Linear("feed_forward.router", b.hidden, b.experts, role="router"),
+                    Linear("feed_forward.experts.gate_up_proj", b.hidden, 2 * b.inter, copies=b.experts,
+                           role="gate_up", peft=False),
+                    Linear("feed_forward.experts.down_proj", b.inter, b.hidden, copies=b.experts, role="down", peft=False)]
+    b.moe += _mlp(b.hidden, b.inter, prefix="feed_forward.shared_expert")
+    b.shared, b.shared_inter = 1, b.inter
+    b.inter = dense_inter
+    listed = c.raw("moe_layers")
+    if isinstance(listed, list) and listed:
+        ids = {int(i) for i in listed if isinstance(i, int) and not isinstance(i, bool)}
+        _moe_layer_ids(b, lambda i: i in ids)
+    else:
+        step = c.int("interleave_moe_layer_step", default=1)
+        _moe_layer_ids(b, lambda i: (i + 1) % step == 0)
+
+
+def _deepseek(b: _Build) -> None:
+    """DeepSeek-V2/V3: multi-head latent attention, dense first layers, routed + shared experts."""
+    c = b.c
+    _common(b, head_dim_key=False)
+    if b.model_type == "deepseek":               # DeepSeek-MoE (v1 remote code): plain attention
+        attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
+        _deepseek_moe(b, attn)
+        return
+    # DeepseekV2Config / DeepseekV3Config defaults; q_lora_rank: null (V2-Lite) means a plain q_proj
+    nope = c.int("qk_nope_head_dim", default=128)
+    rope = c.int("qk_rope_head_dim", default=64)
+    v_dim = c.int("v_head_dim", default=128)
+    kv_rank = c.int("kv_lora_rank", default=512)
+    q_rank = c.int("q_lora_rank", default=1536) if "q_lora_rank" not in c.data or c.data["q_lora_rank"] is not None \
+        else None
+    ab = c.flag("attention_bias", False)
+    h, n = b.hidden, b.heads
+    b.kv = n                                      # the latent is expanded to every head
+    b.head_dim = nope + rope
+    if q_rank:
+        attn = [Linear("self_attn.q_a_proj", h, q_rank, ab, role="q"),
+                Linear("self_attn.q_b_proj", q_rank, n * (nope + rope), role="q")]
+    else:
+        attn = [Linear("self_attn.q_proj", h, n * (nope + rope), role="q")]
+    attn += [Linear("self_attn.kv_a_proj_with_mqa", h, kv_rank + rope, ab, role="kv"),
+             Linear("self_attn.kv_b_proj", kv_rank, n * (nope + v_dim), role="kv"),
+             Linear("self_attn.o_proj", n * v_dim, h, ab, role="o")]
+    b.layer_other = 2 * h + (q_rank or 0) + kv_rank
+    _deepseek_moe(b, attn)
+
+
+def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
+    c, h = b.c, b.hidden
+    b.dense = attn + _mlp(h, b.inter)
+    b.experts = c.int("n_routed_experts", default=0) or 0
+    if b.experts:
+        b.experts_per_token = c.int("num_experts_per_tok", default=1)
+        b.moe_inter = c.need("moe_intermediate_size")
+        b.shared = c.int("n_shared_experts", default=0, minimum=0) or 0
+        # the router is a bare weight Parameter (DeepseekV2MoEGate / DeepseekV3TopkRouter), not an nn.Linear
+        b.moe = attn + [Linear("mlp.gate", h, b.experts, role="router", peft=False)]
+        b.moe += _mlp(h, b.moe_inter, prefix="mlp.experts.*", copies=b.experts)
+        if b.shared:
+            b.shared_inter = b.shared * b.moe_inter
+            b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_experts")
+        first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
+        freq = c.int("moe_layer_freq", default=1)
+        _moe_layer_ids(b, lambda i: i >= first and i % freq == 0)
+        mtp = c.int("num_nextn_predict_layers", default=0, minimum=0)
+        if mtp:
+            b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
+
+
+# ---------------------------------------------------------------- remote-code families (trust_remote_code)
+
+def _qwen1(b: _Build) -> None:
+    """Qwen-1 (QWenLMHeadModel): fused biased c_attn; `intermediate_size` is twice the MLP width, split into
+    w1 and w2 (modeling_qwen.py QWenMLP: `ff_dim_in = config.intermediate_size // 2`)."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.head_dim = c.int("kv_channels")
+    if b.head_dim == b.hidden // b.heads:
+        b.head_dim = None
+    full = c.need("intermediate_size")
+    b.inter = full // 2
+    b.dense = [Linear("attn.c_attn", b.hidden, 3 * b.heads * (b.head_dim or b.hidden // b.heads), True, role="qkv"),
+               Linear("attn.c_proj", b.heads * (b.head_dim or b.hidden // b.heads), b.hidden,
+                      not c.flag("no_bias", True), role="o"),
+               Linear("mlp.w2", b.hidden, b.inter, role="gate"),
+               Linear("mlp.w1", b.hidden, b.inter, role="up"),
+               Linear("mlp.c_proj", b.inter, b.hidden, role="down")]
+
+
+def _chatglm(b: _Build) -> None:
+    """ChatGLM2/3 and GLM-4 (modeling_chatglm.py): fused query_key_value with multi-query groups, a SwiGLU
+    dense_h_to_4h of twice ffn_hidden_size, the head in transformer.output_layer."""
+    c = b.c
+    if c.has("inner_hidden_size"):                # ChatGLM-6B (v1): GLM block, GELU MLP, LayerNorms
+        _common(b, head_dim_key=False, gqa=False)
+        b.inter = c.need("inner_hidden_size")
+        b.gated = False
+        b.dense = _fused_attn(b, "attention.query_key_value", "attention.dense", qkv_bias=True, o_bias=True)
+        b.dense += _mlp(b.hidden, b.inter, names=("dense_h_to_4h", "dense_4h_to_h"), bias=True)
+        b.layer_other = 4 * b.hidden
+        b.final_norm = 2 * b.hidden
+        return
+    b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("num_attention_heads")
+    b.head_dim = c.int("kv_channels", default=b.hidden // b.heads)
+    if b.head_dim == b.hidden // b.heads:
+        b.head_dim = None
+    b.kv = c.int("multi_query_group_num", default=b.heads) if c.flag("multi_query_attention", False) else b.heads
+    b.vocab = c.need("padded_vocab_size", "vocab_size")
+    b.inter = c.need("ffn_hidden_size")
+    linear_bias = c.flag("add_bias_linear", False)
+    b.dense = _fused_attn(b, "self_attention.query_key_value", "self_attention.dense",
+                          qkv_bias=linear_bias or c.flag("add_qkv_bias", False), o_bias=linear_bias)
+    b.dense += [Linear("mlp.dense_h_to_4h", b.hidden, 2 * b.inter, linear_bias, role="gate_up"),
+                Linear("mlp.dense_4h_to_h", b.inter, b.hidden, linear_bias, role="down")]
+    per_norm = b.hidden * (1 if c.flag("rmsnorm", True) else 2)
+    b.layer_other = 2 * per_norm
+    b.final_norm = per_norm if c.flag("post_layer_norm", True) else 0
+
+
+def _baichuan(b: _Build) -> None:
+    _common(b, head_dim_key=False, gqa=False)
+    b.dense = _fused_attn(b, "self_attn.W_pack", "self_attn.o_proj") + _mlp(b.hidden, b.inter)
+
+
+def _internlm(b: _Build) -> None:
+    # InternLMAttention: q/k/v/o biased by `bias` (default True in configuration_internlm.py)
+    bias = b.c.flag("bias", True)
+    _llama(b, qkv_bias=bias, o_bias=bias)
+
+
+def _internlm2(b: _Build) -> None:
+    c = b.c
+    _common(b, head_dim_key=False)
+    bias = c.flag("bias", True)
+    b.dense = _fused_attn(b, "attention.wqkv", "attention.wo", qkv_bias=bias, o_bias=bias)
+    b.dense += _mlp(b.hidden, b.inter, prefix="feed_forward", names=("w1", "w3", "w2"))
+
+
+# ---------------------------------------------------------------- GPT-style families
+
+def _gpt2(b: _Build) -> None:
+    """GPT-2: Conv1D c_attn/c_proj/c_fc (biased), learned positions, LayerNorms with bias, tied head."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = c.int("n_inner", default=4 * b.hidden)
+    b.dense = [Linear("attn.c_attn", b.hidden, 3 * b.hidden, True, role="qkv"),
+               Linear("attn.c_proj", b.hidden, b.hidden, True, role="o")]
+    b.dense += _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = c.need("n_positions", "max_position_embeddings") * b.hidden
+
+
+def _gpt_bigcode(b: _Build) -> None:
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    mq = c.flag("multi_query", True)
+    b.kv = 1 if mq else b.heads
+    d = b.hidden // b.heads
+    b.inter = c.int("n_inner", default=4 * b.hidden)
+    b.dense = [Linear("attn.c_attn", b.hidden, b.hidden + 2 * b.kv * d, True, role="qkv"),
+               Linear("attn.c_proj", b.hidden, b.hidden, True, role="o")]
+    b.dense += _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = c.need("n_positions", "max_position_embeddings") * b.hidden
+
+
+def _gpt_neox(b: _Build) -> None:
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    bias = c.flag("attention_bias", True)
+    b.dense = _fused_attn(b, "attention.query_key_value", "attention.dense", qkv_bias=bias, o_bias=bias)
+    b.dense += _mlp(b.hidden, b.inter, names=("dense_h_to_4h", "dense_4h_to_h"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+
+
+def _gptj(b: _Build) -> None:
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = c.int("n_inner", default=4 * b.hidden)
+    b.dense = _attn(b, prefix="attn", names=("q_proj", "k_proj", "v_proj", "out_proj"))
+    b.dense += _mlp(b.hidden, b.inter, names=("fc_in", "fc_out"), bias=True)
+    b.layer_other = 2 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = 0 if b.tied else b.vocab            # lm_head bias
+
+
+def _bloom(b: _Build) -> None:
+    """BLOOM: n_embed/n_layer, fused biased query_key_value, a plain 4h MLP, ALiBi, an embedding LayerNorm."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = 4 * b.hidden
+    b.dense = _fused_attn(b, "self_attention.query_key_value", "self_attention.dense", qkv_bias=True, o_bias=True)
+    b.dense += _mlp(b.hidden, b.inter, names=("dense_h_to_4h", "dense_4h_to_h"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = 2 * b.hidden                        # word_embeddings_layernorm
+
+
+def _falcon(b: _Build) -> None:
+    """Falcon / RefinedWeb(Model): multi-query or grouped heads in one query_key_value, the new decoder
+    architecture's two LayerNorms, parallel attention (no parameters of its own), a tied head by default."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    new_arch = c.flag("new_decoder_architecture", b.model_type == "RefinedWeb")
+    if new_arch:
+        b.kv = c.int("num_kv_heads", "n_head_kv", default=b.heads)
+    elif c.flag("multi_query", True):
+        b.kv = 1
+    else:
+        b.kv = b.heads
+    bias = c.flag("bias", False)
+    b.inter = c.int("ffn_hidden_size", default=4 * b.hidden)
+    b.dense = _fused_attn(b, "self_attention.query_key_value", "self_attention.dense", qkv_bias=bias, o_bias=bias)
+    b.dense += _mlp(b.hidden, b.inter, names=("dense_h_to_4h", "dense_4h_to_h"), bias=bias)
+    if new_arch:
+        norms = c.int("num_ln_in_parallel_attn", default=2)
+    else:
+        norms = 1 if c.flag("parallel_attn", True) else 2
+    b.layer_other = norms * 2 * b.hidden
+    b.final_norm = 2 * b.hidden
+
+
+def _mpt(b: _Build) -> None:
+    c = b.c
+    attn_cfg = c.sub("attn_config") or Cfg({}, c.path, None, c)
+    b.hidden = c.need("d_model")
+    b.layers = c.need("n_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("n_heads")
+    b.kv = attn_cfg.int("kv_n_heads", default=b.heads)
+    b.vocab = c.need("vocab_size")
+    ffn = c.sub("ffn_config")
+    ffn_width = ffn.int("ffn_hidden_size") if ffn else None
+    ratio = c.float("expansion_ratio", 4.0, minimum=0.01, maximum=1024)
+    b.inter = ffn_width or int(ratio * b.hidden)
+    b.gated = False
+    bias = not c.flag("no_bias", True)
+    b.dense = _fused_attn(b, "attn.Wqkv", "attn.out_proj", qkv_bias=bias, o_bias=bias)
+    b.dense += _mlp(b.hidden, b.inter, prefix="ffn", names=("up_proj", "down_proj"), bias=bias)
+    norm = b.hidden * (2 if bias else 1)
+    b.layer_other = 2 * norm
+    b.final_norm = norm
+    if c.flag("learned_pos_emb", True) and not attn_cfg.flag("alibi", False):
+        b.extra = c.need("max_seq_len") * b.hidden
+
+
+# ---------------------------------------------------------------- vision towers (multimodal configs)
+
+def _siglip_params(v: Cfg) -> int:
+    """A SigLIP/ViT encoder (models/siglip/modeling_siglip.py): patch conv, learned positions, biased
+    q/k/v/out and fc1/fc2, two LayerNorms per layer, a post LayerNorm."""
+    h = v.need("hidden_size")
+    inter = v.need("intermediate_size")
+    layers = v.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    patch = v.need("patch_size")
+    image = v.need("image_size")
+    channels = v.int("num_channels", default=3)
+    patches = (image // patch) ** 2
+    per_layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 4 * h
+    return channels * patch * patch * h + h + patches * h + layers * per_layer + 2 * h
+
+
+# ---------------------------------------------------------------- dispatch
+
+# model_type -> (builder, tie_word_embeddings default of its config class)
+_FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
+    "llama": (_llama, False), "mistral": (_llama, False), "yi": (_llama, False), "deepseek": (_deepseek, False),
+    "granite": (_llama, False), "minicpm": (_llama, False),
+    "smollm3": (_smollm3, True),
+    "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
+    "qwen2_moe": (lambda b: _qwen_moe(b, qk_norm=False, shared=True), False),
+    "qwen3_moe": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
+    "mixtral": (_mixtral, False),
+    "gemma": (lambda b: _gemma(b, norms=2, qk_norm=False), True),
+    "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
+    "gemma3_text": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
+    "gemma3": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
+    "cohere": (_cohere, True), "cohere2": (_cohere, True),
+    "starcoder2": (_starcoder2, True),
+    "olmo": (_olmo, False), "olmo2": (_olmo2, False),
+    "stablelm": (_stablelm, False),
+    "phi": (_phi, False), "phi-msft": (_phi, False), "mixformer-sequential": (_phi, False),
+    "phi3": (_phi3, False),
+    "glm": (lambda b: _glm(b, post_norms=False), False), "glm4": (lambda b: _glm(b, post_norms=True), False),
+    "granitemoe": (lambda b: _granitemoe(b, shared=False), False),
+    "granitemoeshared": (lambda b: _granitemoe(b, shared=True), False),
+    "gpt_oss": (_gpt_oss, False),
+    "llama4_text": (_llama4, False), "llama4": (_llama4, False),
+    "deepseek_v2": (_deepseek, False), "deepseek_v3": (_deepseek, False),
+    "qwen": (_qwen1, False),
+    # ChatGLM's config class leaves the base default (True), but its model defines no output embeddings to
+    # tie: transformer.output_layer is always its own weight.
+    "chatglm": (_chatglm, False),
+    "baichuan": (_baichuan, False),
+    "internlm": (_internlm, False), "internlm2": (_internlm2, False),
+    "gpt2": (_gpt2, True), "gpt_bigcode": (_gpt_bigcode, True),
+    "gpt_neox": (_gpt_neox, False), "gptj": (_gptj, False),
+    "bloom": (_bloom, True),
+    "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
+    "mpt": (_mpt, True),
+}
+
+
+def known_model_types() -> tuple[str, ...]:
+    return tuple(sorted(_FAMILIES))
+
+
+def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
+    """(the language model's config, the vision tower's config or None) of a possibly multimodal config."""
+    text = cfg.get("text_config")
+    vision = cfg.get("vision_config") if isinstance(cfg.get("vision_config"), dict) else None
+    if isinstance(text, dict) and any(k in text for k in ("hidden_size", "num_hidden_layers", "model_type")):
+        merged = dict(text)
+        for key in ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"):
+            if key in cfg and key not in merged:
+                merged[key] = cfg[key]
+        return merged, vision
+    return cfg, vision
+
+
+def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text: str | None = None,
+                      source_kind: str = "config.json") -> ModelShape:
+    """The shape of the model a config.json describes (a multimodal config: its language model, plus the
+    vision tower where its kind is known)."""
+    top = Cfg(cfg, path, text)
+    text_cfg, vision = _text_part(cfg)
+    c = Cfg(text_cfg, path, None, top) if text_cfg is not cfg else top
+    model_type = str(text_cfg.get("model_type") or cfg.get("model_type") or "")
+    top_type = str(cfg.get("model_type") or model_type)
+    family = _FAMILIES.get(model_type) or _FAMILIES.get(top_type)
+    notes: list[Msg] = []
+    if family is None:
+        builder, tie_default = _llama, True       # PretrainedConfig's own default
+        guess = True
+        notes.append(msg("model.note.llama_style_guess", model_type=model_type or "?"))
+    else:
+        builder, tie_default = family
+        guess = False
+    b = _Build(c, model_type or top_type, tie_default)
+    builder(b)
+    if vision is not None:
+        if top_type == "gemma3":
+            v = Cfg(vision, path, None, top)
+            tower = _siglip_params(v)
+            # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
+            b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
+        else:
+            notes.append(msg("model.note.vision_not_counted", model_type=top_type))
+    dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")
+                        .replace("torch.", ""), "fp32")
+    quant = cfg.get("quantization_config") if isinstance(cfg.get("quantization_config"), dict) else None
+    qmethod, qbits = quantization_of(quant, top)
+    d = b.head_dim
+    if d is not None and d == b.hidden // b.heads and "head_dim" not in text_cfg:
+        d = None
+    dense_attn_bias = any(l.bias for l in (b.dense or b.moe) if l.role in ("q", "k", "v", "qkv"))
+    mlp_bias = any(l.bias for l in (b.dense or b.moe) if l.role in ("gate", "up", "down", "gate_up"))
+    return ModelShape(
+        name=name, model_type=model_type or top_type, hidden_size=b.hidden, intermediate_size=b.inter,
+        num_layers=b.layers, num_heads=b.heads, num_kv_heads=b.kv, head_dim=d, vocab_size=b.vocab,
+        tie_word_embeddings=b.tied, attention_bias=dense_attn_bias, mlp_bias=mlp_bias, gated_mlp=b.gated,
+        torch_dtype=dtype, num_experts=b.experts, experts_per_token=b.experts_per_token if b.experts else 0,
+        moe_intermediate_size=b.moe_inter if b.experts else None, shared_experts=b.shared,
+        shared_expert_intermediate_size=b.shared_inter if b.shared else None,
+        first_dense_layers=b.first_dense if b.experts else 0,
+        source=path or name, dense_linears=tuple(b.dense),
+        moe_linears=tuple(b.moe) if b.experts else (),
+        layer_other_params=2 * b.hidden if b.layer_other is None else b.layer_other,     # two RMSNorm weights
+        final_norm_params=b.hidden if b.final_norm is None else b.final_norm, extra_params=b.extra,
+        moe_layer_count=b.moe_layers if b.experts else None, quant_method=qmethod, quant_bits=qbits,
+        llama_style_guess=guess, source_kind=source_kind, source_path=path, notes=tuple(notes + b.notes))
+
+
+def quantization_of(quant: dict[str, Any] | None, c: Cfg) -> tuple[str | None, int | None]:
+    """(method, bits) of a config.json quantization_config, as transformers' quantizers name them."""
+    if not quant:
+        return None, None
+    method = str(quant.get("quant_method") or ("bitsandbytes" if ("load_in_4bit" in quant or "load_in_8bit" in quant)
+                                                else "unknown"))
+    bits: int | None = None
+    if method == "bitsandbytes":
+        bits = 4 if quant.get("load_in_4bit") else 8 if quant.get("load_in_8bit") else None
+    elif method in ("fp8", "fbgemm_fp8"):
+        bits = 8
+    elif method == "mxfp4":
+        bits = 4
+    elif quant.get("bits") is not None or quant.get("w_bit") is not None:
+        key = "bits" if quant.get("bits") is not None else "w_bit"
+        q = Cfg(quant, c.path, None, c)
+        bits = q.int(key, minimum=1, maximum=32)
+    return method, bits

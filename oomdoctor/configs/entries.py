@@ -1,0 +1,108 @@
+"""The training entry points oomdoctor knows, each with the flag table of its own argument parser.
+
+A script's command line is read through the table of its entry point (read and patch alike); a script
+oomdoctor does not know is read through HF TrainingArguments names and the conventions of
+trainer_args.CONVENTIONS, each guess said in a note. Defaults are those of each project's own
+dataclasses, read from its repository:
+- Qwen finetune.py (QwenLM/Qwen, Qwen2 examples/sft): model_max_length 8192, LoRA only with --use_lora,
+  lora_r 64, lora_alpha 16, --q_lora a 4-bit (GPTQ / bnb) base;
+- FastChat (lm-sys/FastChat fastchat/train): model_max_length 512; train_lora.py lora_r 8, lora_alpha 16,
+  --q_lora bnb NF4, --flash_attn its own bool; train_mem.py patches in FlashAttention;
+- Chinese-LLaMA-Alpaca(-2) run_clm_*_with_peft.py: LoRA unless --full_finetuning, lora_rank 8,
+  lora_alpha 32, max_seq_length 1024 (block_size for pretraining), --load_in_kbits 4/8 quantises;
+- HF examples run_clm*.py: --block_size, None = min(1024, the tokenizer's maximum);
+- Alpaca-LoRA finetune.py (tloen/alpaca-lora, fire flags): the base always loads in 8-bit under LoRA
+  (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
+  --batch_size is the total batch: accumulation = batch_size // micro_batch_size // world size;
+- ms-swift `swift sft`: train_type (sft_type in 2.x) lora, lora_rank 8, lora_alpha 32, max_length 2048,
+  per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x);
+- LLaMA-Factory, TRL (`trl sft`, alignment-handbook, open-r1), axolotl, torchtune: their own readers.
+"""
+from __future__ import annotations
+
+from oomdoctor.configs.trainer_args import Entry
+
+_QWEN = {"model_max_length": "seq", "use_lora": "use_lora", "q_lora": "q_lora", "lora_r": "rank",
+         "lora_alpha": "alpha", "lora_target_modules": "targets"}
+_FASTCHAT = {"model_max_length": "seq", "lora_r": "rank", "lora_alpha": "alpha", "q_lora": "q_lora",
+             "flash_attn": "flash", "lora_target_modules": "targets"}
+_CLA = {"max_seq_length": "seq", "block_size": "seq", "lora_rank": "rank", "lora_alpha": "alpha",
+        "trainable": "targets", "load_in_kbits": "bits", "load_in_8bit": "load8", "full_finetuning": "full",
+        "torch_dtype": "dtype", "use_flash_attention_2": "flash"}
+_SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type", "sft_type": "train_type", "tuner_type": "train_type",
+          "lora_rank": "rank", "lora_alpha": "alpha", "quant_bits": "bits", "quantization_bit": "bits",
+          "torch_dtype": "dtype", "dtype": "dtype", "target_modules": "targets", "lora_target_modules": "targets",
+          "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro"}
+_ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
+                "micro_batch_size": "micro", "batch_size": "total"}
+_HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
+
+ENTRIES: tuple[Entry, ...] = (
+    Entry("llamafactory", "llamafactory-cli train", reader="llamafactory",
+          commands=(("llamafactory-cli", "train"), ("lmf", "train")), modules=("llamafactory.cli",),
+          config_positional=True, overrides=True),
+    Entry("llamafactory_bash", "LLaMA-Factory src/train_bash.py", reader="llamafactory",
+          scripts=("train_bash.py",), modules=("llmtuner",), config_positional=True,
+          version_hint=("0.7.1", "train_bash.py")),
+    Entry("llamafactory_train", "LLaMA-Factory src/train.py", reader="llamafactory", scripts=("src/train.py", "train.py"),
+          needs_flags=("stage", "finetuning_type", "template"), config_positional=True),
+    Entry("qwen", "Qwen finetune.py", scripts=("finetune.py",), flags=_QWEN,
+          needs_flags=("use_lora", "q_lora", "model_max_length", "lazy_preprocess"),
+          defaults=(("method", "full"), ("seq_len", 8192), ("lora_rank", 64), ("lora_alpha", 16), ("quant_bits", 4)),
+          seq_flag="model_max_length"),
+    Entry("fastchat_lora", "FastChat train_lora.py", scripts=("train_lora.py", "train_lora_t5.py"),
+          modules=("fastchat.train.train_lora",), flags=_FASTCHAT,
+          defaults=(("method", "lora"), ("seq_len", 512), ("lora_rank", 8), ("lora_alpha", 16), ("quant_bits", 4)),
+          seq_flag="model_max_length"),
+    Entry("fastchat_mem", "FastChat train_mem.py", scripts=("train_mem.py",), modules=("fastchat.train.train_mem",),
+          flags=_FASTCHAT, defaults=(("method", "full"), ("seq_len", 512)), attention="fa2",
+          seq_flag="model_max_length"),
+    Entry("fastchat", "FastChat train.py", scripts=("fastchat/train/train.py", "train_xformers.py",
+                                                     "fastchat/train/train_with_template.py"),
+          modules=("fastchat.train.train", "fastchat.train.train_xformers"), flags=_FASTCHAT,
+          defaults=(("method", "full"), ("seq_len", 512)), seq_flag="model_max_length"),
+    Entry("chinese_llama_alpaca", "Chinese-LLaMA-Alpaca run_clm_sft_with_peft.py",
+          scripts=("run_clm_sft_with_peft.py", "run_clm_pt_with_peft.py"), flags=_CLA,
+          defaults=(("method", "lora"), ("seq_len", 1024), ("lora_rank", 8), ("lora_alpha", 32)),
+          seq_flag="max_seq_length"),
+    Entry("alpaca_lora", "Alpaca-LoRA finetune.py", scripts=("finetune.py",), flags=_ALPACA_LORA,
+          needs_flags=("base_model", "micro_batch_size", "cutoff_len", "lora_r"),
+          defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 256), ("lora_rank", 8), ("lora_alpha", 16),
+                    ("micro_batch", 4), ("total_batch", 128), ("precision", "fp16"), ("grad_ckpt", True)),
+          seq_flag="cutoff_len"),
+    Entry("hf_examples", "HF examples run_clm.py",
+          scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
+          flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),
+    Entry("firefly", "Firefly train.py", reader="firefly", scripts=("train.py", "train_qlora.py"),
+          needs_flags=("train_args_file",), config_flag="train_args_file",
+          flags={"max_seq_length": "seq", "train_mode": "train_type", "lora_rank": "rank", "lora_alpha": "alpha"},
+          defaults=(("method", "qlora"), ("lora_rank", 64), ("lora_alpha", 16), ("quant_bits", 4), ("seq_len", 1024)),
+          seq_flag="max_seq_length"),
+    Entry("trl", "TRL command line", trl=True, commands=(("trl", "sft"), ("trl", "dpo"), ("trl", "kto"), ("trl", "grpo")),
+          modules=("trl.scripts.sft", "trl.scripts.dpo", "trl.commands.cli"), config_flag="config",
+          scripts=("examples/scripts/sft.py", "examples/scripts/dpo.py", "trl/scripts/sft.py", "trl/scripts/dpo.py")),
+    Entry("alignment_handbook", "alignment-handbook run_sft.py", trl=True,
+          scripts=("scripts/run_sft.py", "scripts/run_dpo.py", "scripts/run_orpo.py", "scripts/run_cpt.py", "run_sft.py",
+                   "run_dpo.py"), config_positional=True),
+    Entry("open_r1", "open-r1 sft.py", trl=True,
+          scripts=("open_r1/sft.py", "open_r1/grpo.py"), modules=("open_r1.sft", "open_r1.grpo"), config_flag="config"),
+    Entry("swift", "ms-swift swift sft", flags=_SWIFT,
+          commands=(("swift", "sft"), ("swift", "pt"), ("swift", "rlhf")), modules=("swift.cli.sft",),
+          scripts=("swift/cli/sft.py", "llm_sft.py"),
+          defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
+                    ("grad_ckpt", True), ("quant_bits", 4)),
+          seq_flag="max_length"),
+    Entry("axolotl", "axolotl train", reader="axolotl", commands=(("axolotl", "train"),),
+          modules=("axolotl.cli.train",), config_positional=True),
+    Entry("torchtune", "tune run", reader="torchtune", commands=(("tune", "run"),), config_flag="config",
+          overrides=True),
+)
+
+# A script oomdoctor does not know: TrainingArguments names and the conventions, each guess a note.
+GENERIC = Entry("script", "a training script", rank_implies_lora=True)
+
+_BY_NAME = {e.name: e for e in ENTRIES + (GENERIC,)}
+
+
+def by_name(name: str | None) -> Entry | None:
+    return _BY_NAME.get(name or "")

@@ -1,0 +1,576 @@
+"""From a shell script to a TrainingSetup: find the training command, its launcher's GPU count, and read
+its flags through the table of its entry point (configs/entries.py) — or, for a script oomdoctor does not
+know, through TrainingArguments names and the common conventions only, where a value of the wrong kind
+is a note and never an error.
+
+Launchers: `torchrun`/`python -m torch.distributed.run|launch` (--nproc_per_node × --nnodes),
+`deepspeed` (--num_gpus × --num_nodes, --include host:ids, else CUDA_VISIBLE_DEVICES), `accelerate launch`
+(--num_processes, its --config_file, --gpu_ids), `llamafactory-cli` and `swift` (NPROC_PER_NODE × NNODES,
+else CUDA_VISIBLE_DEVICES), `tune run` (--nproc_per_node), `python script.py` (one process).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from typing import Any, Mapping, Sequence
+
+from oomdoctor.configs._doc import Doc, overlay
+from oomdoctor.configs.entries import ENTRIES, GENERIC
+from oomdoctor.configs.shell import Command, Script, Word, read_script
+from oomdoctor.configs.trainer_args import CONVENTIONS, MODEL_FLAGS, NAMES, Entry
+from oomdoctor.errors import InputError
+from oomdoctor.facts import Msg, Source, TrainingSetup, msg
+from oomdoctor.records import record
+
+_PYTHON = ("python", "python3", "python2", "pypy3")
+_WRAPPERS = ("nohup", "exec", "time", "stdbuf", "nice", "ionice", "command", "builtin", "xargs")
+# Launcher options that take no value (everything else written `--opt value` takes the next word).
+_BOOL_OPTS = frozenset({"--standalone", "--no_python", "--no-python", "--run_path", "--run-path", "--multi_gpu",
+                        "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--quiet", "-q", "--debug", "--cpu",
+                        "--tpu", "--no_local_rank", "--force_multi", "--bind_cores_to_rank", "--same_network",
+                        "--module", "--fp16", "--bf16", "--no-lora", "-u", "-B", "-O", "-OO", "-s", "-S", "-E",
+                        "--enable_each_rank_log", "--elastic_training", "--autotuning", "--no_ssh_check"})
+_TORCHRUN_MODULES = ("torch.distributed.run", "torch.distributed.launch")
+
+
+@record
+class Launch:
+    """What the launcher says about the run's processes."""
+
+    name: str                                   # torchrun | deepspeed | accelerate | python | llamafactory-cli | ...
+    n_gpus: int | None = None
+    source: Word | None = None                  # the word that said it
+    key: str | None = None                      # the flag (or variable) that said it
+    note: Msg | None = None                     # why the count is not known, when it is not
+    accelerate_config: Word | None = None
+
+
+@record
+class Invocation:
+    """The training command of a script: which entry point runs, with which words."""
+
+    command: Command
+    entry: Entry
+    target: Word | None                         # the script or module the launcher runs
+    args: tuple[Word, ...]                      # the entry point's own words
+    launch: Launch
+
+
+# ---------------------------------------------------------------- finding the training command
+
+def find_training(script: Script) -> Invocation | None:
+    """The command that trains: a known entry point first, else the launched script with the most
+    TrainingArguments flags. None when the script runs no training command."""
+    best: tuple[int, int, Invocation] | None = None
+    for order, cmd in enumerate(script.commands):
+        inv = _invocation(cmd)
+        if inv is None:
+            continue
+        flags = {w.text[2:].split("=")[0] for w in inv.args if w.text.startswith("--")}
+        score = len(flags & NAMES) + len(flags & set(CONVENTIONS)) + len(flags & set(MODEL_FLAGS))
+        if inv.entry is not GENERIC:
+            score += 100
+        elif score == 0 or not (flags & (NAMES | set(MODEL_FLAGS))):
+            continue        # a helper (`python merge.py`, `python -c …`): not a training command
+        if best is None or score > best[0]:
+            best = (score, -order, inv)
+    return best[2] if best else None
+
+
+def _invocation(cmd: Command) -> Invocation | None:
+    words = list(cmd.words)
+    env = dict(cmd.env)
+    # Wrappers and `env VAR=x` before the real command.
+    while words:
+        head = os.path.basename(words[0].text)
+        if head in _WRAPPERS:
+            words = words[1:]
+            while words and words[0].text.startswith("-"):
+                words = words[1:]
+        elif head == "env":
+            words = words[1:]
+            while words and ("=" in words[0].text and not words[0].text.startswith("-")):
+                name, _, value = words[0].text.partition("=")
+                env[name] = Word(value, words[0].line, words[0].unknown)
+                words = words[1:]
+        elif head in ("srun", "mpirun", "sudo"):
+            words = _skip_options(words[1:])
+        else:
+            break
+    if not words or not words[0].known:
+        return None
+    head = os.path.basename(words[0].text)
+    rest = words[1:]
+    if head in ("torchrun",) or (head.startswith(_PYTHON) and _module_of(rest) in _TORCHRUN_MODULES):
+        if head != "torchrun":
+            rest = rest[_module_index(rest) + 2:]
+        opts, rest = _split_options(rest)
+        launch = _torchrun(opts, env)
+        return _target(cmd, rest, launch)
+    if head == "deepspeed":
+        opts, rest = _split_options(rest)
+        launch = _deepspeed(opts, env)
+        if any(o.text == "--module" for o in opts):
+            return _module_target(cmd, rest, launch)
+        return _target(cmd, rest, launch)
+    if head == "accelerate" and rest and rest[0].text == "launch":
+        opts, rest = _split_options(rest[1:])
+        launch = _accelerate(opts, env)
+        return _target(cmd, rest, launch)
+    if head.startswith(_PYTHON):
+        opts, rest = _split_options(rest, python=True)
+        mod = next((i for i, o in enumerate(opts) if o.text == "-m"), None)
+        launch = _python(words[0], env)
+        if mod is not None and mod + 1 < len(opts):
+            return _module_target(cmd, [opts[mod + 1]] + rest, launch)
+        return _target(cmd, rest, launch)
+    for entry in ENTRIES:
+        for words_ in entry.commands:
+            if head == words_[0] and len(rest) >= len(words_) - 1 and \
+                    all(rest[i].text == w for i, w in enumerate(words_[1:])):
+                args = tuple(rest[len(words_) - 1:])
+                return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
+    return None
+
+
+def _python(head: Word, env: Mapping[str, Word]) -> Launch:
+    """One process. The HF Trainer in one process spreads a batch over every visible GPU
+    (DataParallel: each holds the whole model), so several visible GPUs count."""
+    visible = _visible(env)
+    if visible is not None and visible[0] > 1:
+        return Launch("python", visible[0], visible[1], "CUDA_VISIBLE_DEVICES",
+                      note=msg("config.script.data_parallel", n=visible[0]))
+    return Launch("python", 1, head, "python")
+
+
+def _cli_launch(entry: Entry, head: Word, args: tuple[Word, ...], env: Mapping[str, Word]
+                ) -> tuple[tuple[Word, ...], Launch]:
+    if entry.name == "torchtune":
+        opts, rest = _split_options(list(args))
+        launch = _torchrun(opts, env, default=1)
+        return tuple(rest[1:]), replace(launch, name="tune run")
+    n = _env_int(env, "NPROC_PER_NODE")
+    if n is not None:
+        nodes = (_env_int(env, "NNODES") or (1, None))[0]
+        return args, Launch(head.text, n[0] * nodes, n[1], "NPROC_PER_NODE")
+    if entry.name == "swift":
+        return args, Launch(head.text, 1, head, head.text)
+    visible = _visible(env)
+    if visible is not None:
+        return args, Launch(head.text, visible[0], visible[1], "CUDA_VISIBLE_DEVICES")
+    return args, Launch(head.text, None, head, note=msg("config.script.gpus_all", launcher=head.text))
+
+
+def _target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | None:
+    if not rest:
+        return None
+    target = rest[0]
+    if target.text == "-m" and len(rest) > 1:
+        return _module_target(cmd, list(rest[1:]), launch)
+    args = tuple(rest[1:])
+    flags = {w.text[2:].split("=")[0] for w in args if w.text.startswith("--")}
+    path = target.text.replace("\\", "/")
+    configs = [w for w in _positional(args) if w.text.lower().endswith((".yaml", ".yml", ".json"))]
+    for entry in ENTRIES:
+        if any(path == s or path.endswith("/" + s) for s in entry.scripts):
+            # A common name (train.py) is this entry's only with its flags, or the config file it takes.
+            if entry.needs_flags and not flags & set(entry.needs_flags) and not (entry.config_positional and configs):
+                continue
+            return Invocation(cmd, entry, target, args, launch)
+    return Invocation(cmd, GENERIC, target, args, launch)
+
+
+def _positional(args: Sequence[Word]) -> list[Word]:
+    """Words that are neither flags nor a flag's value."""
+    out = []
+    after_flag = False
+    for w in args:
+        if w.text.startswith("-"):
+            after_flag = "=" not in w.text
+            continue
+        if not after_flag:
+            out.append(w)
+        after_flag = False
+    return out
+
+
+def _module_target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | None:
+    if not rest:
+        return None
+    module = rest[0].text
+    args = tuple(rest[1:])
+    for entry in ENTRIES:
+        if any(module == m or module.startswith(m + ".") for m in entry.modules):
+            if entry.commands and args and args[0].text == entry.commands[0][-1]:
+                args = args[1:]       # `python -m llamafactory.cli train x.yaml`
+            return Invocation(cmd, entry, rest[0], args, launch)
+    return Invocation(cmd, GENERIC, rest[0], args, launch)
+
+
+def _module_of(words: Sequence[Word]) -> str | None:
+    i = _module_index(words)
+    return words[i + 1].text if i is not None and i + 1 < len(words) else None
+
+
+def _module_index(words: Sequence[Word]) -> int | None:
+    for i, w in enumerate(words):
+        if w.text == "-m":
+            return i
+        if not w.text.startswith("-"):
+            return None
+    return None
+
+
+def _split_options(words: Sequence[Word], python: bool = False) -> tuple[list[Word], list[Word]]:
+    """(launcher options with their values, the rest from the script on)."""
+    opts: list[Word] = []
+    i = 0
+    while i < len(words):
+        w = words[i]
+        if not w.text.startswith("-") or w.text == "-":
+            break
+        opts.append(w)
+        if python:
+            if w.text == "-m":
+                opts.append(words[i + 1]) if i + 1 < len(words) else None
+                return opts, list(words[i + 2:])
+            if w.text in ("-W", "-X", "-c"):
+                if i + 1 < len(words):
+                    opts.append(words[i + 1])
+                i += 2
+                continue
+            i += 1
+            continue
+        if w.text == "-m":
+            return opts[:-1], list(words[i:])
+        if "=" not in w.text and w.text not in _BOOL_OPTS and i + 1 < len(words) and \
+                not words[i + 1].text.startswith("-"):
+            opts.append(words[i + 1])
+            i += 2
+            continue
+        i += 1
+    return opts, list(words[i:])
+
+
+def _skip_options(words: Sequence[Word]) -> list[Word]:
+    opts, rest = _split_options(words)
+    return rest
+
+
+def _opt(opts: Sequence[Word], *names: str) -> Word | None:
+    """The value word of a launcher option written `--name value` or `--name=value`."""
+    for i, w in enumerate(opts):
+        for name in names:
+            if w.text == name and i + 1 < len(opts):
+                return opts[i + 1]
+            if w.text.startswith(name + "="):
+                return Word(w.text.split("=", 1)[1], w.line, w.unknown)
+    return None
+
+
+def _int_word(w: Word | None) -> int | None:
+    if w is None or not w.known:
+        return None
+    text = w.text.strip()
+    return int(text) if text.isdigit() and 0 < int(text) < 1 << 20 else None
+
+
+def _env_int(env: Mapping[str, Word], name: str) -> tuple[int, Word] | None:
+    w = env.get(name)
+    n = _int_word(w)
+    return (n, w) if n is not None and w is not None else None
+
+
+def _visible(env: Mapping[str, Word]) -> tuple[int, Word] | None:
+    """GPUs CUDA_VISIBLE_DEVICES (or ASCEND_RT_VISIBLE_DEVICES) leaves visible."""
+    for name in ("CUDA_VISIBLE_DEVICES", "ASCEND_RT_VISIBLE_DEVICES", "HIP_VISIBLE_DEVICES"):
+        w = env.get(name)
+        if w is not None and w.known:
+            ids = [x for x in w.text.split(",") if x.strip()]
+            if ids:
+                return len(ids), w
+    return None
+
+
+def _torchrun(opts: Sequence[Word], env: Mapping[str, Word], default: int = 1) -> Launch:
+    per = _opt(opts, "--nproc_per_node", "--nproc-per-node")
+    nodes_w = _opt(opts, "--nnodes")
+    nodes = 1
+    if nodes_w is not None and nodes_w.known:
+        text = nodes_w.text.split(":")[-1]          # elastic "1:2": the most nodes it may run on
+        nodes = int(text) if text.isdigit() and int(text) > 0 else 1
+    elif nodes_w is not None:
+        return Launch("torchrun", None, nodes_w, "--nnodes",
+                      note=msg("config.script.gpus_unknown", word=nodes_w.text, why=nodes_w.unknown))
+    if per is None:
+        return Launch("torchrun", default * nodes, None, None)
+    if not per.known:
+        visible = _visible(env)
+        if visible is not None:
+            # A count computed at run time from the GPU list the script exports: that list's length.
+            return Launch("torchrun", visible[0] * nodes, visible[1], "CUDA_VISIBLE_DEVICES")
+        return Launch("torchrun", None, per, "--nproc_per_node",
+                      note=msg("config.script.gpus_unknown", word=per.text, why=per.unknown))
+    n = _int_word(per)
+    if n is None and per.text in ("gpu", "auto"):
+        visible = _visible(env)
+        if visible is not None:
+            return Launch("torchrun", visible[0] * nodes, visible[1], "CUDA_VISIBLE_DEVICES")
+        return Launch("torchrun", None, per, "--nproc_per_node", note=msg("config.script.gpus_all", launcher="torchrun"))
+    if n is None:
+        return Launch("torchrun", None, per, "--nproc_per_node",
+                      note=msg("config.script.gpus_unknown", word=per.text, why=per.text))
+    return Launch("torchrun", n * nodes, per, "--nproc_per_node")
+
+
+def _deepspeed(opts: Sequence[Word], env: Mapping[str, Word]) -> Launch:
+    nodes = _int_word(_opt(opts, "--num_nodes")) or 1
+    include = _opt(opts, "--include", "-i")
+    if include is not None:
+        if not include.known:
+            return Launch("deepspeed", None, include, "--include",
+                          note=msg("config.script.gpus_unknown", word=include.text, why=include.unknown))
+        # "localhost:1,0" or "worker-0:0,1@worker-1:0,1": GPUs per host listed after the colon.
+        count = 0
+        for host in include.text.split("@"):
+            _, _, ids = host.partition(":")
+            count += len([x for x in ids.split(",") if x.strip()]) if ids else 0
+        if count:
+            return Launch("deepspeed", count, include, "--include")
+    num = _opt(opts, "--num_gpus", "--num-gpus")
+    if num is not None:
+        n = _int_word(num)
+        if n is None:
+            return Launch("deepspeed", None, num, "--num_gpus",
+                          note=msg("config.script.gpus_unknown", word=num.text, why=num.unknown or num.text))
+        return Launch("deepspeed", n * nodes, num, "--num_gpus")
+    visible = _visible(env)
+    if visible is not None:
+        # DeepSpeed's runner turns CUDA_VISIBLE_DEVICES into --include localhost:ids when no flag says otherwise.
+        return Launch("deepspeed", visible[0] * nodes, visible[1], "CUDA_VISIBLE_DEVICES")
+    return Launch("deepspeed", None, None, note=msg("config.script.gpus_all", launcher="deepspeed"))
+
+
+def _accelerate(opts: Sequence[Word], env: Mapping[str, Word]) -> Launch:
+    config = _opt(opts, "--config_file", "--config-file")
+    num = _opt(opts, "--num_processes", "--num-processes")
+    if num is not None:
+        n = _int_word(num)
+        if n is not None:
+            return Launch("accelerate", n, num, "--num_processes", accelerate_config=config)
+        visible = _visible(env)
+        if visible is not None:
+            # `--num_processes $(… | wc -w)` counting CUDA_VISIBLE_DEVICES: the visible GPUs are the answer.
+            return Launch("accelerate", visible[0], visible[1], "CUDA_VISIBLE_DEVICES", accelerate_config=config)
+        return Launch("accelerate", None, num, "--num_processes", accelerate_config=config,
+                      note=msg("config.script.gpus_unknown", word=num.text, why=num.unknown or num.text))
+    ids = _opt(opts, "--gpu_ids", "--gpu-ids")
+    if ids is not None and ids.known and ids.text != "all":
+        return Launch("accelerate", len([x for x in ids.text.split(",") if x.strip()]), ids, "--gpu_ids",
+                      accelerate_config=config)
+    if config is not None:
+        return Launch("accelerate", None, None, None, accelerate_config=config)
+    visible = _visible(env)
+    if visible is not None:
+        return Launch("accelerate", visible[0], visible[1], "CUDA_VISIBLE_DEVICES")
+    return Launch("accelerate", None, None, note=msg("config.script.gpus_all", launcher="accelerate launch"))
+
+
+# ---------------------------------------------------------------- reading the entry point's flags
+
+def flags_doc(path: str, args: Sequence[Word], tolerant: bool) -> tuple[Doc, list[Word], dict[str, tuple[Word, Word]]]:
+    """The `--key value` flags as a Doc (unknown values left out, each a note), the positional words,
+    and `key=value` words (overrides) by key."""
+    data: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    positional: list[Word] = []
+    overrides: dict[str, tuple[Word, Word]] = {}
+    notes: list[Msg] = []
+    i = 0
+    while i < len(args):
+        w = args[i]
+        text = w.text
+        if text.startswith("--") and len(text) > 2 and w.known:
+            key, eq, value = text[2:].partition("=")
+            key = key.replace("-", "_") if "_" in key or "-" in key else key
+            values: list[Word] = []
+            if eq:
+                values = [Word(value, w.line)]
+            else:
+                j = i + 1
+                while j < len(args) and not args[j].text.startswith("--"):
+                    if "=" in args[j].text and not args[j].text.startswith(("-", "/", ".")) and \
+                            args[j].text.split("=")[0].replace(".", "").replace("_", "").isalnum() and values:
+                        break
+                    values.append(args[j])
+                    j += 1
+                i = j - 1
+            lines[key] = w.line
+            unknown = next((v for v in values if not v.known), None)
+            if unknown is not None:
+                notes.append(msg("config.script.unresolved", where=f"{path}:{unknown.line}", flag=key,
+                                 word=unknown.text, why=unknown.unknown))
+                if key in MODEL_FLAGS:
+                    data.setdefault("__unknown_model__", key)
+            elif not values:
+                data[key] = "true"
+            elif len(values) == 1:
+                data[key] = values[0].text
+            else:
+                data[key] = [v.text for v in values]
+        elif "=" in text and not text.startswith("-") and w.known:
+            key, _, value = text.partition("=")
+            overrides[key] = (w, Word(value, w.line))
+        else:
+            positional.append(w)
+        i += 1
+    doc = Doc(path, data, lines, "cli", tolerant=tolerant, notes=notes)
+    return doc, positional, overrides
+
+
+def read_script_setup(path: str, text: str, *, framework_version: str | None = None,
+                      log_versions: Mapping[str, str] | None = None) -> TrainingSetup:
+    """A shell script's training run as a TrainingSetup (its flags, or the config file it trains with)."""
+    script = read_script(text, path)
+    inv = find_training(script)
+    if inv is None:
+        raise InputError(msg("config.script.no_command"), path)
+    entry = inv.entry
+    doc, positional, overrides = flags_doc(path, inv.args, tolerant=True)
+    doc.inline.update(script.heredocs)
+    for name, count, line in script.loops:
+        doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
+    config = _config_file(path, entry, doc, positional)
+    hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
+                                       entry=entry.version_hint[1])) if entry.version_hint else None
+    label = entry.label if entry is not GENERIC or inv.target is None else inv.target.text
+    reason = msg("config.why.script", entry=label, line=inv.command.line)
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import parse_file
+
+    if config is not None:
+        cdoc = parse_file(config)
+        name, why = registry.detect(cdoc.data)
+        if name is None:
+            raise registry.unknown_config(config)
+        extra = {k: v for k, v in doc.data.items() if not k.startswith("__") and k != entry.config_flag}
+        values = dict(extra)
+        lines = {k: doc.lines[k] for k in extra if k in doc.lines}
+        for key, (word, value) in overrides.items():
+            if entry.overrides:
+                values[key] = value.text
+                lines[key] = word.line
+        if values:
+            cdoc = overlay(cdoc, values, lines, path)
+        cdoc.notes.extend(doc.notes)
+        cdoc.inline.update(script.heredocs)
+        reason = msg("config.why.script_config", entry=entry.label, line=inv.command.line, config=config, why=why)
+        setup = registry.read_doc(cdoc, name, reason, framework_version=framework_version, log_versions=log_versions,
+                                  entry=entry if name in ("hf", "firefly") else None, hint=hint)
+    else:
+        if "__unknown_model__" in doc.data:
+            key = doc.data.pop("__unknown_model__")
+            doc.notes.append(msg("config.script.model_unknown", where=f"{path}:{doc.lines.get(key, inv.command.line)}",
+                                 flag=key))
+        name = entry.reader
+        if entry is GENERIC:
+            name, _ = _generic_reader(doc)
+            doc.tolerant = True
+        if name not in registry.FRAMEWORKS:
+            raise InputError(msg("config.script.no_command"), path)
+        setup = registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions,
+                                  entry=entry if name in ("hf", "firefly") else None, hint=hint)
+        setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
+    return _with_launch(setup, inv, path)
+
+
+def _generic_reader(doc: Doc) -> tuple[str, Msg | None]:
+    """An unknown script whose flags are plainly LLaMA-Factory's or TRL's is read as theirs."""
+    from oomdoctor.configs import registry
+
+    lf = ("stage", "finetuning_type", "template", "cutoff_len", "lora_target", "quantization_bit")
+    if any(k in doc.data for k in lf) and doc.data.get("model_name_or_path"):
+        return "llamafactory", registry.module("llamafactory").detect(doc.data)
+    return "hf", None
+
+
+def _config_file(path: str, entry: Entry, doc: Doc, positional: Sequence[Word]) -> str | None:
+    """The config file the entry point trains with, resolved beside the script, the current directory
+    or their parents; an error naming the script's line when it is not here."""
+    ref: Word | None = None
+    if entry.config_flag and entry.config_flag in doc.data:
+        ref = Word(str(doc.data[entry.config_flag]), doc.lines.get(entry.config_flag, 0))
+    elif entry.config_positional:
+        ref = next((w for w in positional if w.text.lower().endswith((".yaml", ".yml", ".json"))), None)
+    if ref is None:
+        return None
+    if not ref.known:
+        raise InputError(msg("config.script.config_unknown", word=ref.text, why=ref.unknown), path, ref.line)
+    base = os.path.dirname(os.path.abspath(path))
+    candidates = [ref.text] if os.path.isabs(ref.text) else \
+        [os.path.join(base, ref.text), ref.text] + [os.path.join(p, ref.text) for p in _parents(base)]
+    for c in candidates:
+        if os.path.isfile(c):
+            rel = os.path.relpath(c)
+            return rel if not rel.startswith("../../..") else os.path.abspath(c)
+    raise InputError(msg("config.script.config_missing", config=ref.text, entry=entry.label), path, ref.line)
+
+
+def _parents(base: str) -> list[str]:
+    out = []
+    cur = base
+    for _ in range(4):
+        parent = os.path.dirname(cur)
+        if parent == cur:
+            break
+        out.append(parent)
+        cur = parent
+    return out
+
+
+def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
+    """The launcher's GPU count (and an accelerate config it names) laid over what the files said."""
+    launch = inv.launch
+    notes = list(setup.extras.get("warnings", ()))
+    sources = dict(setup.sources)
+    values: dict[str, Any] = {}
+    if launch.accelerate_config is not None and launch.accelerate_config.known:
+        acc = _accelerate_setup(path, launch.accelerate_config)
+        if acc is not None:
+            from oomdoctor.configs.merge import combine
+
+            setup = combine(setup, acc)
+            sources = dict(setup.sources)
+            notes = list(setup.extras.get("warnings", ()))
+    if launch.n_gpus is not None:
+        values["n_gpus"] = launch.n_gpus
+        line = launch.source.line if launch.source is not None else inv.command.line
+        sources["n_gpus"] = Source(file=path, key=launch.key or launch.name, line=line)
+        if launch.note is not None:
+            notes.append(msg("config.script.gpus_said", where=f"{path}:{line}", why=launch.note))
+    elif launch.note is not None and sources.get("n_gpus", Source()).file is None:
+        notes.append(msg("config.script.gpus_note", where=f"{path}:{inv.command.line}", why=launch.note))
+    total = setup.extras.get("total_batch")
+    n = values.get("n_gpus", setup.n_gpus)
+    if total and n > 1 and setup.micro_batch:
+        # A total batch is split over the processes as well (Alpaca-LoRA divides accumulation by the world size).
+        values["grad_accum"] = max(1, total // setup.micro_batch // n)
+    extras = {**setup.extras, "launcher_cmd": launch.name}
+    if notes:
+        extras["warnings"] = tuple(dict.fromkeys(notes))
+    return replace(setup, sources=sources, extras=extras, **values)
+
+
+def _accelerate_setup(path: str, word: Word) -> TrainingSetup | None:
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import parse_file
+
+    base = os.path.dirname(os.path.abspath(path))
+    for c in (os.path.join(base, word.text), word.text) + tuple(os.path.join(p, word.text) for p in _parents(base)):
+        if os.path.isfile(c):
+            doc = parse_file(os.path.relpath(c))
+            name, why = registry.detect(doc.data)
+            if name == "accelerate":
+                return registry.read_doc(doc, name, why)
+            return None
+    return None

@@ -1,0 +1,76 @@
+"""Firefly's argument JSON (`torchrun train.py --train_args_file train_args/sft/qlora/x.json`): HF
+TrainingArguments plus Firefly's own keys (component/argument.py, yangjianxin1/Firefly): `max_seq_length`,
+`train_mode` (full / lora / qlora, default qlora), `task_type` (pretrain / sft / dpo), `lora_rank` 64,
+`lora_alpha` 16, `template_name`, `train_file`. Files from before `train_mode` existed were QLoRA files
+when they held LoRA keys (train_qlora.py) and full fine-tunes otherwise (train.py). QLoRA is bnb NF4.
+Read through the shared HF-arguments reader with this table; patched through the same table.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from oomdoctor.configs import trainer_args as hf_args
+from oomdoctor.configs._doc import Context, Doc
+from oomdoctor.configs._edit import Out
+from oomdoctor.configs._keys import Key, table
+from oomdoctor.configs.entries import by_name
+from oomdoctor.facts import Change, Msg, TrainingSetup, msg
+
+NAME = "firefly"
+FRAMEWORK = "hf"
+LABEL = "Firefly"
+PACKAGE = "transformers"
+DEFAULT_VERSION = hf_args.HF_VERSION
+HALLMARK_KEYS = ("train_file", "template_name", "train_mode", "task_type")
+
+ENTRY = by_name("firefly")
+
+KEYS = {
+    **hf_args.KEYS,
+    **table(
+        Key("seq_len", "max_seq_length", after="gradient_accumulation_steps", minimum=1),
+        Key("method", "train_mode", after="model_name_or_path"),
+        Key("lora_rank", "lora_rank", after="train_mode", minimum=1),
+        Key("lora_alpha", "lora_alpha", after="lora_rank", minimum=1),
+    ),
+}
+
+
+def detect(data: dict) -> Msg | None:
+    from oomdoctor.configs.llamafactory import HALLMARK_KEYS as LF_KEYS
+
+    if not data.get("model_name_or_path") or any(k in data for k in LF_KEYS):
+        return None
+    keys = [k for k in HALLMARK_KEYS if k in data][:2]
+    if keys and ("max_seq_length" in data or "train_mode" in data):
+        return msg("config.why.firefly", keys=", ".join(keys + ["max_seq_length"] * ("max_seq_length" in data)))
+    return None
+
+
+def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
+    from oomdoctor.configs._keys import choose_version
+
+    return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+
+
+def read(doc: Doc, ctx: Context) -> TrainingSetup:
+    from dataclasses import replace
+
+    from oomdoctor.configs import hf
+
+    entry = ENTRY
+    if doc.get("train_mode") is None and not any(doc.has(k) for k in ("lora_rank", "lora_alpha")):
+        # Before train_mode, a file without LoRA keys was a full fine-tune run by train.py.
+        entry = replace(ENTRY, defaults=tuple((k, "full" if k == "method" else v) for k, v in ENTRY.defaults))
+    setup = hf.read(doc, replace(ctx, entry=entry))
+    task = (doc.str_("task_type") or "").lower()
+    if task in ("pretrain", "dpo"):
+        stage = {"pretrain": "pt", "dpo": "dpo"}[task]
+        setup = replace(setup, stage=stage, sources={**setup.sources, "stage": doc.src("task_type")})
+    return setup
+
+
+def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
+    from oomdoctor.configs import hf
+
+    hf.edit(out, c, final)

@@ -1,0 +1,82 @@
+"""The frameworks oomdoctor reads, in one mapping: name -> the module that owns its key table.
+
+Every framework module has the same parts: NAME, FRAMEWORK (the regime name the memory model knows),
+LABEL, PACKAGE (the name its crash-log banner prints), DEFAULT_VERSION, KEYS (field -> Key: the table
+that reads and patches), detect(data) -> why this file is this framework's (a Msg) or None,
+version(doc, flag, log, hint) -> (release, why), read(doc, ctx) -> TrainingSetup, edit(out, change, final).
+
+Modules are imported by name when first used, so the registry imports none of them: no framework module
+can import another through it, and configs/ keeps an import graph without cycles
+(tests/test_configs_registry.py checks the graph).
+"""
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import Any, Mapping
+
+from oomdoctor.facts import Msg, TrainingSetup, msg
+
+# Detection order matters: the first module whose detect() answers owns the file. axolotl, torchtune,
+# accelerate and DeepSpeed files have unmistakable keys; Firefly's argument files before LLaMA-Factory
+# (they share lora_rank); HF/TRL last (any mapping with a model and TrainingArguments).
+FRAMEWORKS: Mapping[str, str] = {
+    "axolotl": "oomdoctor.configs.axolotl",
+    "torchtune": "oomdoctor.configs.torchtune",
+    "accelerate": "oomdoctor.configs.accelerate",
+    "deepspeed": "oomdoctor.configs.deepspeed",
+    "firefly": "oomdoctor.configs.firefly",
+    "llamafactory": "oomdoctor.configs.llamafactory",
+    "hf": "oomdoctor.configs.hf",
+}
+
+
+def module(name: str) -> ModuleType:
+    return importlib.import_module(FRAMEWORKS[name])
+
+
+def detect(data: dict) -> tuple[str | None, Msg | None]:
+    """(registry name, why) of the framework a parsed mapping belongs to; (None, None) when none."""
+    for name in FRAMEWORKS:
+        reason = module(name).detect(data)
+        if reason is not None:
+            return name, reason
+    return None, None
+
+
+def is_llamafactory_v1(data: dict) -> bool:
+    return isinstance(data.get("model"), dict) and ("peft_config" in data or "dist_config" in data)
+
+
+def read_doc(doc: Any, name: str, reason: Msg | None, *, framework_version: str | None = None,
+             log_versions: Mapping[str, str] | None = None, entry: Any = None,
+             hint: tuple[str, Msg] | None = None) -> TrainingSetup:
+    """Read a parsed file with the named framework's reader, at the release chosen for it."""
+    from dataclasses import replace
+
+    from oomdoctor.configs._doc import Context
+
+    mod = module(name)
+    logs = dict(log_versions or {})
+    if name == "hf":
+        version, why = mod.version(doc, framework_version, logs, hint, entry)
+    else:
+        version, why = mod.version(doc, framework_version, logs.get(mod.PACKAGE), hint)
+    setup = mod.read(doc, Context(framework_version=version, version_reason=why, reason=reason, entry=entry))
+    return replace(setup, extras={**setup.extras, "reader": name})
+
+
+def reader_of(setup: TrainingSetup) -> str:
+    """The registry name whose key table patches this setup's files."""
+    name = setup.extras.get("reader")
+    if name in FRAMEWORKS:
+        return name
+    if setup.extras.get("launcher") == "accelerate":
+        return "accelerate"
+    return {"llamafactory": "llamafactory", "axolotl": "axolotl", "torchtune": "torchtune"}.get(setup.framework, "hf")
+
+
+def unknown_config(path: str) -> Any:
+    from oomdoctor.errors import InputError
+
+    return InputError(msg("config.unknown_kind"), path)

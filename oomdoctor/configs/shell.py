@@ -1,0 +1,635 @@
+"""A reader for the shell scripts people launch training with: not a shell, but enough of one to know
+what the training command's words are.
+
+It follows assignments (`X=…`, `export X=…`, `declare -x`), expansions (`$X`, `${X}`, `${X:-default}`,
+`${X:=default}`, `${X:+alt}`, word splitting of unquoted expansions), quoting, line continuations,
+comments, here-documents (their text is kept by the file they write), `for X in …` loops (the first
+value), and simple integer arithmetic `$((A * B))`. What it cannot know without running something
+(`$(nvidia-smi …)`, `$1`, `$RANDOM`, a variable never set) stays unknown: such a word carries the reason.
+Nothing is ever executed.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import field
+from typing import Any, Mapping
+
+from oomdoctor.records import record
+
+_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?=)")
+_OPS = ("&&", "||", ";;", ";", "&", "|", "(", ")")
+_KEYWORDS = frozenset({"for", "select", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "case", "esac", "{", "}",
+                       "!", "time", "function", "in"})
+_MAX_EXPANSION = 1 << 16        # a value longer than this is not a training flag; keeps `X=$X$X` loops small
+
+
+@record
+class Word:
+    """One word of a command after expansion. `unknown` says why its value is not known (then `text`
+    is the word as written)."""
+
+    text: str
+    line: int
+    unknown: str | None = None
+
+    @property
+    def known(self) -> bool:
+        return self.unknown is None
+
+
+@record
+class Command:
+    words: tuple[Word, ...]
+    env: Mapping[str, Word]         # exported variables and this command's own `X=… cmd` prefixes
+    line: int
+
+
+@record
+class Script:
+    path: str
+    commands: tuple[Command, ...]
+    variables: Mapping[str, Word] = field(default_factory=dict)     # every variable at the end
+    heredocs: Mapping[str, str] = field(default_factory=dict)       # file written -> its text
+    loops: tuple[tuple[str, int, int], ...] = ()                    # (variable, values, line) of multi-value loops
+
+
+# ---------------------------------------------------------------- lexing
+
+@record
+class _Tok:
+    kind: str                   # word | op | nl | redir | heredoc
+    line: int
+    parts: tuple = ()           # word: ((kind, payload, quoted), ...)
+    text: str = ""              # op / redir text, heredoc body
+    raw: str = ""               # the word as written
+
+
+class _Lexer:
+    def __init__(self, text: str) -> None:
+        self.s = text
+        self.i = 0
+        self.line = 1
+        self.toks: list[_Tok] = []
+        self.pending: list[tuple[str, bool, int]] = []     # heredoc delimiters waiting for the next newline
+
+    def run(self) -> list[_Tok]:
+        s = self.s
+        n = len(s)
+        while self.i < n:
+            c = s[self.i]
+            if c == "\\" and s.startswith("\n", self.i + 1):
+                self.i += 2
+                self.line += 1
+            elif c in " \t\r":
+                self.i += 1
+            elif c == "\n":
+                self.toks.append(_Tok("nl", self.line))
+                self.i += 1
+                self.line += 1
+                if self.pending:
+                    self._heredocs()
+            elif c == "#":
+                end = s.find("\n", self.i)
+                self.i = n if end < 0 else end
+            elif s.startswith("<<", self.i) and not s.startswith("<<<", self.i):
+                self._heredoc_op()
+            elif c in "<>" or (c.isdigit() and re.match(r"\d+[<>]", s[self.i:self.i + 3])):
+                m = re.match(r"\d*(>>|>&|<&|&>|>\||<>|>|<)-?", s[self.i:])
+                self.toks.append(_Tok("redir", self.line, text=m.group()))
+                self.i += m.end()
+            elif c == "&" and s.startswith("&>", self.i):
+                self.toks.append(_Tok("redir", self.line, text="&>"))
+                self.i += 2
+            elif c in ";&|()":
+                op = next(o for o in _OPS if s.startswith(o, self.i))
+                self.toks.append(_Tok("op", self.line, text=op))
+                self.i += len(op)
+            else:
+                self._word()
+        return self.toks
+
+    def _word(self) -> None:
+        s, start, line = self.s, self.i, self.line
+        parts: list[tuple[str, Any, bool]] = []
+        lit: list[str] = []
+
+        def flush(quoted: bool = False) -> None:
+            if lit:
+                parts.append(("lit", "".join(lit), quoted))
+                lit.clear()
+
+        n = len(s)
+        while self.i < n:
+            c = s[self.i]
+            if c in " \t\r\n;&|()<>":
+                break
+            if c == "\\":
+                if s.startswith("\n", self.i + 1):
+                    self.i += 2
+                    self.line += 1
+                    continue
+                lit.append(s[self.i + 1:self.i + 2])
+                self.i += 2
+            elif c == "'":
+                end = s.find("'", self.i + 1)
+                end = n if end < 0 else end
+                flush()
+                parts.append(("lit", s[self.i + 1:end], True))
+                self.line += s.count("\n", self.i, end)
+                self.i = end + 1
+            elif c == '"':
+                flush()
+                self.i += 1
+                parts.extend(self._double())
+            elif c == "$":
+                flush()
+                parts.append(self._dollar(quoted=False))
+            elif c == "`":
+                end = s.find("`", self.i + 1)
+                end = n if end < 0 else end
+                flush()
+                parts.append(("cmd", s[self.i + 1:end], False))
+                self.line += s.count("\n", self.i, end)
+                self.i = end + 1
+            else:
+                lit.append(c)
+                self.i += 1
+        flush()
+        self.toks.append(_Tok("word", line, parts=tuple(parts), raw=s[start:self.i]))
+
+    def _double(self) -> list[tuple[str, Any, bool]]:
+        s, n = self.s, len(self.s)
+        parts: list[tuple[str, Any, bool]] = []
+        lit: list[str] = []
+        while self.i < n and s[self.i] != '"':
+            c = s[self.i]
+            if c == "\\" and self.i + 1 < n and s[self.i + 1] in '$`"\\\n':
+                if s[self.i + 1] == "\n":
+                    self.line += 1
+                else:
+                    lit.append(s[self.i + 1])
+                self.i += 2
+            elif c == "$":
+                if lit:
+                    parts.append(("lit", "".join(lit), True))
+                    lit.clear()
+                parts.append(self._dollar(quoted=True))
+            elif c == "`":
+                end = s.find("`", self.i + 1)
+                end = n if end < 0 else end
+                if lit:
+                    parts.append(("lit", "".join(lit), True))
+                    lit.clear()
+                parts.append(("cmd", s[self.i + 1:end], True))
+                self.i = end + 1
+            else:
+                if c == "\n":
+                    self.line += 1
+                lit.append(c)
+                self.i += 1
+        self.i += 1
+        if lit or not parts:
+            parts.append(("lit", "".join(lit), True))
+        return parts
+
+    def _dollar(self, quoted: bool) -> tuple[str, Any, bool]:
+        s = self.s
+        i = self.i
+        if s.startswith("$((", i):
+            end = _matching(s, i + 1, "(", ")")
+            self.i = end + 1
+            return ("arith", s[i + 3:end - 1], quoted)
+        if s.startswith("$(", i):
+            end = _matching(s, i + 1, "(", ")")
+            self.line += s.count("\n", i, end)
+            self.i = end + 1
+            return ("cmd", s[i + 2:end], quoted)
+        if s.startswith("${", i):
+            end = _matching(s, i + 1, "{", "}")
+            self.i = end + 1
+            return ("param", s[i + 2:end], quoted)
+        m = _NAME.match(s, i + 1)
+        if m:
+            self.i = m.end()
+            return ("var", m.group(), quoted)
+        if i + 1 < len(s) and (s[i + 1].isdigit() or s[i + 1] in "@*#?$!-"):
+            self.i = i + 2
+            return ("var", s[i + 1], quoted)
+        self.i = i + 1
+        return ("lit", "$", quoted)
+
+    def _heredoc_op(self) -> None:
+        s = self.s
+        self.i += 2
+        strip = s.startswith("-", self.i)
+        if strip:
+            self.i += 1
+        while self.i < len(s) and s[self.i] in " \t":
+            self.i += 1
+        m = re.match(r"""(['"]?)([^\s'";&|<>()]+)\1""", s[self.i:])
+        delim = m.group(2) if m else ""
+        quoted = bool(m and m.group(1))         # <<'EOF': the body is literal; <<EOF: it is expanded
+        self.i += m.end() if m else 0
+        self.toks.append(_Tok("heredoc", self.line, text=delim, raw="'" if quoted else ""))
+        self.pending.append((delim, strip, len(self.toks) - 1))
+
+    def _heredocs(self) -> None:
+        """Read the bodies of the here-documents opened on the line just ended."""
+        s = self.s
+        for delim, strip, index in self.pending:
+            body: list[str] = []
+            while self.i < len(s):
+                end = s.find("\n", self.i)
+                end = len(s) if end < 0 else end
+                row = s[self.i:end]
+                self.i = end + 1
+                self.line += 1
+                if (row.lstrip("\t") if strip else row).rstrip("\r") == delim:
+                    break
+                body.append(row)
+            tok = self.toks[index]
+            self.toks[index] = _Tok("heredoc", tok.line, text="\n".join(body) + "\n", raw=tok.raw)
+        self.pending = []
+
+
+def _matching(s: str, i: int, open_: str, close: str) -> int:
+    """Index of the `close` that ends the group opened at s[i] (quotes skipped); len(s) when unclosed."""
+    depth = 0
+    quote = None
+    j = i
+    while j < len(s):
+        c = s[j]
+        if quote:
+            if c == quote:
+                quote = None
+            elif c == "\\" and quote == '"':
+                j += 1
+        elif c in "'\"":
+            quote = c
+        elif c == "\\":
+            j += 1
+        elif c == open_:
+            depth += 1
+        elif c == close:
+            depth -= 1
+            if depth == 0:
+                return j
+        j += 1
+    return len(s)
+
+
+# ---------------------------------------------------------------- expansion
+
+@record
+class _Val:
+    text: str
+    unknown: str | None = None
+
+
+class _Expander:
+    def __init__(self, variables: dict[str, _Val], script_path: str) -> None:
+        self.vars = variables
+        self.script = script_path
+
+    def fields(self, parts: tuple, raw: str) -> list[_Val]:
+        """The fields a word expands to (unquoted expansions split on blanks). A word with an unknown
+        part is one unknown field, shown as written."""
+        values = [(kind, quoted, self.part(kind, payload)) for kind, payload, quoted in parts]
+        unknown = next((v.unknown for _, _, v in values if v.unknown), None)
+        if unknown:
+            return [_Val(raw, unknown)]
+        fields: list[str] = []
+        cur: list[str] | None = None
+        for kind, quoted, val in values:
+            if kind == "lit" or quoted:
+                cur = (cur or []) + [val.text]
+                continue
+            text = val.text
+            pieces = text.split()
+            if not pieces:
+                if text and cur is not None:
+                    fields.append("".join(cur))
+                    cur = None
+                continue
+            if text[0].isspace() and cur is not None:
+                fields.append("".join(cur))
+                cur = None
+            cur = (cur or []) + [pieces[0]]
+            for piece in pieces[1:]:
+                fields.append("".join(cur))
+                cur = [piece]
+            if text[-1].isspace():
+                fields.append("".join(cur))
+                cur = None
+        if cur is not None:
+            fields.append("".join(cur))
+        return [_Val(f) for f in fields]
+
+    def text(self, parts: tuple, raw: str) -> _Val:
+        """A word expanded without splitting (an assignment's value)."""
+        texts: list[str] = []
+        for kind, payload, _quoted in parts:
+            val = self.part(kind, payload)
+            if val.unknown:
+                return _Val(raw, val.unknown)
+            texts.append(val.text)
+        value = "".join(texts)
+        return _Val(value[:_MAX_EXPANSION])
+
+    def part(self, kind: str, payload: Any) -> _Val:
+        if kind == "lit":
+            return _Val(payload)
+        if kind == "var":
+            return self.var(payload)
+        if kind == "param":
+            return self.param(payload)
+        if kind == "arith":
+            return self.arith(payload)
+        return self.command(payload)
+
+    def command(self, text: str) -> _Val:
+        """`$(expr 32 / $N)` is arithmetic and is done; any other command substitution stays unknown."""
+        words = text.split()
+        if len(words) >= 4 and words[0] == "expr":
+            got = self.arith(" ".join(w.replace("\\*", "*") for w in words[1:]))
+            if not got.unknown:
+                return got
+        return _Val("", f"$({text.strip()[:60]})")
+
+    def var(self, name: str) -> _Val:
+        if name == "0":
+            return _Val(self.script)
+        got = self.vars.get(name)
+        if got is not None:
+            return got
+        if name.isdigit() or name in "@*#":
+            return _Val("", f"${name}")
+        return _Val("", f"${name}")
+
+    def param(self, body: str) -> _Val:
+        m = re.match(r"(#?)([A-Za-z_][A-Za-z0-9_]*|\d+|[@*#?$!])(.*)$", body, re.S)
+        if not m:
+            return _Val("", "${" + body + "}")
+        length, name, rest = m.groups()
+        cur = self.vars.get(name)
+        if length:
+            if cur is None or cur.unknown:
+                return _Val("", "${" + body + "}")
+            return _Val(str(len(cur.text)))
+        if not rest:
+            return self.var(name)
+        op = re.match(r"(:-|-|:=|=|:\+|\+|:\?|\?)", rest)
+        if not op:
+            return _Val("", "${" + body + "}")       # substrings, pattern removal: not followed
+        word = _word_parts(rest[op.end():])
+        unset = cur is None
+        empty = unset or (not cur.unknown and cur.text == "")
+        test = empty if op.group().startswith(":") else unset
+        o = op.group().lstrip(":")
+        if o in ("-", "="):
+            if test:
+                value = self.text(word, rest[op.end():])
+                if o == "=":
+                    self.vars[name] = value
+                return value
+            return cur
+        if o == "+":
+            return _Val("") if test else self.text(word, rest[op.end():])
+        return cur if not test else _Val("", "${" + body + "}")
+
+    def arith(self, expr: str) -> _Val:
+        def sub(m: re.Match) -> str:
+            name = m.group(1) or m.group(2)
+            val = self.vars.get(name)
+            if val is None or val.unknown or not re.fullmatch(r"\s*-?\d+\s*", val.text):
+                raise ValueError(name)
+            return val.text.strip()
+        try:
+            text = re.sub(r"\$\{?([A-Za-z_]\w*)\}?|\b([A-Za-z_]\w*)\b", sub, expr)
+            return _Val(str(_calc(text)))
+        except (ValueError, ZeroDivisionError, IndexError):
+            return _Val("", f"$(({expr.strip()}))")
+
+
+def _word_parts(text: str) -> tuple:
+    """The parts of a word inside `${X:-word}` (its quotes and expansions)."""
+    lexer = _Lexer(text)
+    lexer._word()
+    return lexer.toks[0].parts if lexer.toks else ()
+
+
+def _calc(text: str) -> int:
+    """Integer + - * / % with parentheses (shell arithmetic on known numbers); ValueError otherwise."""
+    tokens = re.findall(r"\d+|[-+*/%()]", text)
+    if "".join(tokens) != re.sub(r"\s+", "", text):
+        raise ValueError(text)
+    pos = 0
+
+    def expr() -> int:
+        nonlocal pos
+        value = term()
+        while pos < len(tokens) and tokens[pos] in "+-":
+            op = tokens[pos]
+            pos += 1
+            value = value + term() if op == "+" else value - term()
+        return value
+
+    def term() -> int:
+        nonlocal pos
+        value = unary()
+        while pos < len(tokens) and tokens[pos] in "*/%":
+            op = tokens[pos]
+            pos += 1
+            rhs = unary()
+            value = value * rhs if op == "*" else (int(value / rhs) if op == "/" else value % rhs)
+            if abs(value) > 1 << 62:
+                raise ValueError(text)
+        return value
+
+    def unary() -> int:
+        nonlocal pos
+        if tokens[pos] == "-":
+            pos += 1
+            return -unary()
+        if tokens[pos] == "+":
+            pos += 1
+            return unary()
+        if tokens[pos] == "(":
+            pos += 1
+            value = expr()
+            if tokens[pos] != ")":
+                raise ValueError(text)
+            pos += 1
+            return value
+        value = int(tokens[pos])
+        pos += 1
+        return value
+
+    result = expr()
+    if pos != len(tokens):
+        raise ValueError(text)
+    return result
+
+
+# ---------------------------------------------------------------- statements
+
+def read_script(text: str, path: str) -> Script:
+    """The commands a script runs, in order, with their words expanded as far as can be known."""
+    toks = _Lexer(text).run()
+    variables: dict[str, _Val] = {}
+    exported: set[str] = set()
+    ex = _Expander(variables, path)
+    commands: list[Command] = []
+    heredocs: dict[str, str] = {}
+    loops: list[tuple[str, int, int]] = []
+    i = 0
+    n = len(toks)
+    skip = 0            # inside `case … esac` or a function body: runs only on some arguments, or when called
+    while i < n:
+        # one simple command: words and redirections up to an operator or a newline
+        words: list[_Tok] = []
+        redirs: list[tuple[str, _Tok | None]] = []
+        bodies: list[str] = []
+        while i < n and toks[i].kind not in ("op", "nl"):
+            t = toks[i]
+            if t.kind == "redir":
+                target = toks[i + 1] if i + 1 < n and toks[i + 1].kind == "word" else None
+                redirs.append((t.text, target))
+                i += 2 if target is not None else 1
+                continue
+            if t.kind == "heredoc":
+                bodies.append(t.text if t.raw else _expand_body(t.text, ex))
+            else:
+                words.append(t)
+            i += 1
+        i += 1
+        if not words:
+            continue
+        head = _plain(words[0])
+        if head == "case" or _is_function(words):
+            skip += 1
+            continue
+        if skip:
+            if head in ("esac", "}") or (len(words) == 1 and words[0].raw in ("esac", "}")):
+                skip -= 1
+            elif any(_plain(w) in ("case",) for w in words):
+                skip += 1
+            continue
+        for body in bodies:
+            for op, target in redirs:
+                if ">" in op and target is not None:
+                    name = ex.text(target.parts, target.raw)
+                    if not name.unknown:
+                        heredocs[name.text] = body
+        _statement(words, ex, variables, exported, commands, loops)
+    env_end = {k: Word(v.text, 0, v.unknown) for k, v in variables.items()}
+    return Script(path, tuple(commands), env_end, heredocs, tuple(loops))
+
+
+def _statement(words: list[_Tok], ex: _Expander, variables: dict[str, _Val], exported: set[str],
+               commands: list[Command], loops: list[tuple[str, int, int]]) -> None:
+    # Keywords that open or close compound commands: what follows them is the command.
+    while words and _plain(words[0]) in _KEYWORDS and _plain(words[0]) != "in":
+        if _plain(words[0]) == "for":
+            _for_loop(words, ex, variables, loops)
+            return
+        words = words[1:]
+    if not words:
+        return
+    first = _plain(words[0])
+    if first in ("export", "declare", "typeset", "local", "readonly"):
+        for w in words[1:]:
+            if w.raw.startswith("-"):
+                continue
+            m = _ASSIGN.match(w.raw)
+            if m:
+                variables[m.group(1)] = _assigned(w, m, ex, variables)
+                if first in ("export", "declare", "typeset"):
+                    exported.add(m.group(1))
+            elif _NAME.fullmatch(w.raw):
+                exported.add(w.raw)
+        return
+    if first in ("unset",):
+        for w in words[1:]:
+            variables.pop(w.raw, None)
+        return
+    prefix: dict[str, _Val] = {}
+    k = 0
+    while k < len(words):
+        m = _ASSIGN.match(words[k].raw)
+        if not m:
+            break
+        prefix[m.group(1)] = _assigned(words[k], m, ex, variables)
+        k += 1
+    if k == len(words):
+        variables.update(prefix)        # plain assignments: shell variables from here on
+        return
+    expanded: list[Word] = []
+    for w in words[k:]:
+        for f in ex.fields(w.parts, w.raw):
+            expanded.append(Word(f.text, w.line, f.unknown))
+    env = {name: Word(variables[name].text, 0, variables[name].unknown) for name in exported if name in variables}
+    env.update({name: Word(v.text, words[0].line, v.unknown) for name, v in prefix.items()})
+    if expanded:
+        commands.append(Command(tuple(expanded), env, words[0].line))
+
+
+def _assigned(w: _Tok, m: re.Match, ex: _Expander, variables: dict[str, _Val]) -> _Val:
+    """The value of `NAME=value` (or `NAME+=value`): the word's parts after the `=`."""
+    cut = len(m.group(0))
+    parts = _word_parts(w.raw[cut:]) if w.raw[cut:] else ()
+    value = ex.text(parts, w.raw[cut:]) if parts else _Val("")
+    if m.group(2) == "+=" and m.group(1) in variables:
+        old = variables[m.group(1)]
+        if old.unknown or value.unknown:
+            return _Val(old.text + value.text, old.unknown or value.unknown)
+        return _Val((old.text + value.text)[:_MAX_EXPANSION])
+    return value
+
+
+def _for_loop(words: list[_Tok], ex: _Expander, variables: dict[str, _Val],
+              loops: list[tuple[str, int, int]]) -> None:
+    """`for X in a b c`: the loop body is read once, with X the first value."""
+    if len(words) < 2:
+        return
+    name = words[1].raw
+    values: list[_Val] = []
+    if len(words) > 2 and _plain(words[2]) == "in":
+        for w in words[3:]:
+            values.extend(ex.fields(w.parts, w.raw))
+    if values:
+        variables[name] = values[0]
+        if len(values) > 1:
+            loops.append((name, len(values), words[0].line))
+    else:
+        variables[name] = _Val("", f"${name}")
+
+
+_BODY_EXPANSION = re.compile(r"\$\(\((.*?)\)\)|\$\{([^}]*)\}|\$([A-Za-z_][A-Za-z0-9_]*)")
+
+
+def _expand_body(text: str, ex: _Expander) -> str:
+    """An unquoted here-document's text with its expansions done; an unknown one is left as written."""
+    def sub(m: re.Match) -> str:
+        if m.group(1) is not None:
+            val = ex.arith(m.group(1))
+        elif m.group(2) is not None:
+            val = ex.param(m.group(2))
+        else:
+            val = ex.var(m.group(3))
+        return m.group(0) if val.unknown else val.text
+    return _BODY_EXPANSION.sub(sub, text)
+
+
+def _is_function(words: list[_Tok]) -> bool:
+    """`name() {`, `function name {`, `function name() {` open a body that runs only when called."""
+    raws = [w.raw for w in words]
+    if raws and raws[0] == "function":
+        return True
+    return len(raws) >= 2 and raws[-1] == "{" and raws[-2].endswith("()") or \
+        (len(raws) == 1 and raws[0].endswith("()"))
+
+
+def _plain(tok: _Tok) -> str:
+    return tok.raw if all(kind == "lit" for kind, _, _ in tok.parts) else ""

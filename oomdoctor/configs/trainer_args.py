@@ -1,0 +1,318 @@
+"""The HF `TrainingArguments` every HF-based framework inherits (LLaMA-Factory, TRL, plain HF scripts,
+Firefly, Qwen, FastChat, ...): one reader and one key table they all share. It imports no framework
+module, so LLaMA-Factory and HF read through it without importing each other.
+
+Defaults of transformers 4.57 training_args.py (reference config-formats.md §3): batch 8 for train and
+eval, no gradient checkpointing, no AMP, optimizer adamw_torch (adamw_torch_fused with torch >= 2.8:
+the same memory).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from oomdoctor.configs._doc import Builder, Doc
+from oomdoctor.configs._keys import Key, found, read_int, table
+from oomdoctor.facts import msg
+from oomdoctor.records import record
+
+HF_VERSION = "4.57"
+
+KEYS = table(
+    Key("micro_batch", "per_device_train_batch_size", after="gradient_accumulation_steps", minimum=1,
+        aliases=("per_gpu_train_batch_size",)),
+    Key("grad_accum", "gradient_accumulation_steps", after="per_device_train_batch_size", minimum=1),
+    Key("eval_batch", "per_device_eval_batch_size", after="per_device_train_batch_size", minimum=1,
+        aliases=("per_gpu_eval_batch_size",)),
+    Key("eval_accum", "eval_accumulation_steps", after="per_device_eval_batch_size", minimum=1),
+    Key("optimizer", "optim", after="learning_rate"),
+    Key("precision", "bf16", after="learning_rate"),
+    Key("grad_ckpt", "gradient_checkpointing", after="per_device_train_batch_size",
+        aliases=("activation_checkpointing",)),     # transformers 5 renamed it
+    Key("fused_ce", "use_liger_kernel", after="bf16", aliases=("use_liger",)),
+    Key("zero_stage", "deepspeed", after="output_dir"),
+    Key("fsdp", "fsdp", after="output_dir"),
+)
+
+# TrainingArguments names (transformers 4.x/5.x) that bear on memory or say "this is a training run".
+# A script oomdoctor does not know is read only through these names: its other flags are its own.
+NAMES = frozenset("""
+per_device_train_batch_size per_device_eval_batch_size per_gpu_train_batch_size per_gpu_eval_batch_size
+gradient_accumulation_steps eval_accumulation_steps bf16 fp16 tf32 bf16_full_eval fp16_full_eval optim adafactor
+gradient_checkpointing gradient_checkpointing_kwargs activation_checkpointing deepspeed fsdp fsdp_config
+use_liger_kernel torch_compile do_train do_eval eval_strategy evaluation_strategy eval_steps max_steps
+num_train_epochs output_dir auto_find_batch_size group_by_length torch_empty_cache_steps learning_rate
+save_steps save_strategy logging_steps lr_scheduler_type warmup_ratio warmup_steps weight_decay seed
+report_to dataloader_num_workers remove_unused_columns ddp_find_unused_parameters overwrite_output_dir
+""".split())
+
+_FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero2")
+
+
+def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
+    """Batch, precision, optimizer, checkpointing, evaluation and FSDP from TrainingArguments keys.
+    Returns the values DeepSpeed "auto" entries take (micro_batch, grad_accum, bf16, fp16)."""
+    read_int(b, doc, KEYS["micro_batch"]) or b.default("micro_batch", 8, "per_device_train_batch_size")
+    read_int(b, doc, KEYS["grad_accum"]) or b.default("grad_accum", 1)
+    read_int(b, doc, KEYS["eval_batch"]) or b.default("eval_batch", 8, "per_device_eval_batch_size")
+    read_int(b, doc, KEYS["eval_accum"])
+    optim = doc.str_("optim")
+    if optim:
+        b.set("optimizer", optim.lower(), doc.src("optim"))
+    elif doc.bool_("adafactor"):
+        b.set("optimizer", "adafactor", doc.src("adafactor"))
+    else:
+        b.default("optimizer", "adamw_torch", "adamw_torch_fused when torch >= 2.8; same memory")
+    bf16, fp16 = doc.bool_("bf16"), doc.bool_("fp16")
+    if bf16:
+        b.set("precision", "bf16", doc.src("bf16"))
+    elif fp16:
+        b.set("precision", "fp16", doc.src("fp16"))
+    gc_key = next((n for n in ("gradient_checkpointing", "activation_checkpointing") if doc.has(n)), None)
+    if gc_key:
+        b.from_doc("grad_ckpt", doc, gc_key, doc.bool_(gc_key))
+    liger = found(doc, KEYS["fused_ce"])
+    if liger:
+        b.from_doc("fused_ce", doc, liger, doc.bool_(liger))
+    if doc.bool_("do_eval") is not None:
+        b.set("do_eval", bool(doc.bool_("do_eval")), doc.src("do_eval"))
+    skey = next((n for n in ("eval_strategy", "evaluation_strategy") if doc.has(n)), None)
+    strategy = doc.str_(skey) if skey else None
+    if strategy and strategy.lower() != "no":
+        b.set("do_eval", True, doc.src(skey))
+    _read_fsdp(b, doc)
+    b.keep(doc, ("num_train_epochs", "max_steps", "eval_strategy", "evaluation_strategy", "eval_steps", "save_steps",
+                 "torch_compile", "auto_find_batch_size", "gradient_checkpointing_kwargs", "output_dir",
+                 "bf16_full_eval", "fp16_full_eval", "torch_empty_cache_steps", "group_by_length", "fsdp_config"))
+    return {"micro_batch": b.values["micro_batch"], "grad_accum": b.values["grad_accum"], "bf16": bool(bf16),
+            "fp16": bool(fp16)}
+
+
+def _read_fsdp(b: Builder, doc: Doc) -> None:
+    fsdp = doc.get("fsdp")
+    if fsdp and fsdp is not False:
+        words = fsdp if isinstance(fsdp, list) else str(fsdp).replace(",", " ").split()
+        words = [str(w).lower() for w in words]
+        mode = next((w for w in words if w in _FSDP_MODES), None)
+        if mode or words in (["true"], ["1"]):
+            b.set("fsdp", (mode or "full_shard").replace("hybrid_shard_zero2", "hybrid_shard"), doc.src("fsdp"))
+        if "offload" in words:
+            b.set("offload_params", True, doc.src("fsdp"))
+            b.set("offload_optimizer", True, doc.src("fsdp"))
+    fcfg = doc.get("fsdp_config")
+    if isinstance(fcfg, dict):
+        for key in ("offload_params", "fsdp_offload_params", "cpu_offload"):
+            if fcfg.get(key) is not None:
+                on = doc.bool_(f"fsdp_config.{key}")
+                if on is not None:
+                    b.set("offload_params", on, doc.src(f"fsdp_config.{key}"))
+                    b.set("offload_optimizer", on, doc.src(f"fsdp_config.{key}"))
+        for key in ("activation_checkpointing", "fsdp_activation_checkpointing"):
+            if fcfg.get(key) is not None and doc.bool_(f"fsdp_config.{key}"):
+                # FSDP wraps each layer in a checkpoint itself: checkpointing whatever the trainer flag says.
+                b.set("grad_ckpt", True, doc.src(f"fsdp_config.{key}"))
+
+
+# ---------------------------------------------------------------- other projects' own argument names
+
+# How a flag of a script's own dataclasses maps onto the setup. Kinds:
+#   seq (an int length), rank, alpha, targets, use_lora (bool: LoRA), q_lora (bool: 4-bit QLoRA),
+#   full (bool: full fine-tune), bits (4/8 quantised, 16/32 not), load4/load8 (bool), train_type (a word:
+#   full/lora/qlora/...), dtype (load dtype), flash (bool: FlashAttention-2), attn (attn_implementation).
+
+
+@record
+class Entry:
+    """A training entry point oomdoctor knows: how to find it in a command line, which reader reads its
+    flags, its own flag table (read and patch), and the defaults of its own dataclasses."""
+
+    name: str                                   # "qwen", "fastchat", ...
+    label: str                                  # "Qwen finetune.py": said in reasons and provenance
+    reader: str = "hf"                          # registry name of the reader its flags go through
+    scripts: tuple[str, ...] = ()               # script paths it is run as (matched on their ends)
+    modules: tuple[str, ...] = ()               # `python -m` modules
+    commands: tuple[tuple[str, ...], ...] = ()  # CLI words: ("llamafactory-cli", "train")
+    flags: dict[str, str] | None = None         # its own flags -> kinds (None: the conventions)
+    defaults: tuple[tuple[str, Any], ...] = ()  # its dataclasses' defaults, by setup field
+    rank_implies_lora: bool = False             # a LoRA rank flag alone means LoRA (no separate switch)
+    attention: str | None = None                # the attention it patches in (FastChat's train_mem.py)
+    trl: bool = False                           # TRL's trainers: their defaults
+    config_flag: str | None = None              # a flag naming a config file it reads (--train_args_file)
+    config_positional: bool = False             # a lone positional YAML/JSON is its config
+    overrides: bool = False                     # `key=value` words after the config override it
+    version_hint: tuple[str, str] | None = None # (release, why): the entry point only exists up to it
+    seq_flag: str | None = None                 # the flag its sequence length is written as
+    needs_flags: tuple[str, ...] = ()           # a common script name (train.py) is this one only with one of these
+
+    def flag_for(self, kind: str) -> str | None:
+        """The flag of this kind to write when the script does not have one yet."""
+        table_ = self.flags if self.flags is not None else CONVENTIONS
+        if kind == "seq" and self.seq_flag:
+            return self.seq_flag
+        return next((name for name, k in table_.items() if k == kind), None)
+
+# Names the HF-based scripts of many projects share (HF examples, QLoRA, Alpaca-LoRA descendants,
+# Firefly, Chinese-LLaMA-Alpaca, Qwen, FastChat). A script oomdoctor does not know is read through
+# TrainingArguments names and these, each one read this way said in a note.
+CONVENTIONS = {
+    "max_seq_length": "seq", "model_max_length": "seq", "max_length": "seq", "block_size": "seq",
+    "cutoff_len": "seq", "max_seq_len": "seq", "seq_length": "seq", "max_len": "seq",
+    "lora_r": "rank", "lora_rank": "rank", "lora_dim": "rank", "lora_alpha": "alpha",
+    "lora_target_modules": "targets", "use_lora": "use_lora", "use_peft": "use_lora", "q_lora": "q_lora",
+    "qlora": "q_lora", "full_finetune": "full", "full_finetuning": "full", "bits": "bits", "load_in_bits": "bits",
+    "load_in_kbits": "bits", "quantization_bit": "bits", "quant_bits": "bits", "load_in_4bit": "load4",
+    "load_in_8bit": "load8", "train_mode": "train_type", "train_type": "train_type", "sft_type": "train_type",
+    "finetuning_type": "train_type", "tuner_type": "train_type", "torch_dtype": "dtype",
+    "use_flash_attn": "flash", "flash_attn": "flash", "use_flash_attention_2": "flash",
+    "attn_implementation": "attn",
+}
+MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_path", "pretrained_model_name_or_path",
+               "model_id_or_path", "model_name")
+_TRAIN_TYPES = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "lora", "freeze": "freeze",
+                "longlora": "lora", "adalora": "lora", "lora_llm": "lora", "qalora": "qlora", "loraplus": "lora",
+                "vera": "lora", "pissa": "lora", "olora": "lora", "rslora": "lora", "llamapro": "freeze"}
+_DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
+           "float32": "fp32", "fp32": "fp32", "float": "fp32"}
+
+
+def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
+    """A script's (or an argument file's) own flags for length, LoRA, quantisation, dtype and attention:
+    its entry point's table when oomdoctor knows the script, else the conventions above."""
+    entry = ctx.entry if ctx is not None else None
+    flags = entry.flags if entry is not None and entry.flags is not None else CONVENTIONS
+    assumed = entry is None or entry.flags is None
+    if entry is not None and entry.name == "script":
+        entry = None            # the generic entry: conventions, no defaults of its own
+    if "model" not in b.values:
+        key = next((k for k in MODEL_FLAGS if doc.get(k) is not None and k in doc.data), None)
+        if key and doc.str_(key):
+            b.set("model", doc.str_(key), doc.src(key))
+    signals: dict[str, tuple[Any, str]] = {}
+    for name, kind in flags.items():
+        if name not in doc.data or doc.get(name) is None:
+            continue
+        value = _conv_value(doc, name, kind)
+        if value is None:
+            continue
+        signals.setdefault(kind, (value, name))
+        if assumed and name not in NAMES:
+            b.note(msg("config.flag_assumed", where=doc.where(name), flag=name, field=msg(f"config.kind.{kind}")))
+    defaults = dict(entry.defaults) if entry is not None else {}
+    if "model" in signals and "model" not in b.values and signals["model"][0]:
+        b.set("model", signals["model"][0], doc.src(signals["model"][1]))
+    if "micro" in signals:
+        b.set("micro_batch", signals["micro"][0], doc.src(signals["micro"][1]))
+    elif "micro_batch" in defaults and not (b.sources.get("micro_batch") and b.sources["micro_batch"].file):
+        b.default("micro_batch", defaults["micro_batch"], entry.label if entry is not None else None)
+    total = signals.get("total") or ((defaults["total_batch"], None) if "total_batch" in defaults else None)
+    if total is not None and not (b.sources.get("grad_accum") and b.sources["grad_accum"].file):
+        # A total batch flag: accumulation = total // micro-batch (the launcher's GPUs divide it later).
+        accum = max(1, total[0] // b.values.get("micro_batch", 1))
+        if total[1] is not None:
+            b.set("grad_accum", accum, doc.src(total[1]))
+        else:
+            b.default("grad_accum", accum, entry.label if entry is not None else None)
+        b.extras["total_batch"] = total[0]
+    if "seq" in signals:
+        b.set("seq_len", signals["seq"][0], doc.src(signals["seq"][1]))
+    elif "seq_len" in defaults:
+        b.default("seq_len", defaults["seq_len"], entry.seq_flag if entry is not None else None)
+    _method(b, doc, signals, defaults, entry)
+    if "dtype" in signals and signals["dtype"][0]:
+        b.set("load_dtype", signals["dtype"][0], doc.src(signals["dtype"][1]))
+    if "flash" in signals and signals["flash"][0]:
+        b.set("attention", "fa2", doc.src(signals["flash"][1]))
+    elif "attn" in signals:
+        word = str(signals["attn"][0]).lower()
+        b.set("attention", "fa2" if "flash" in word else ("eager" if word == "eager" else "sdpa"),
+              doc.src(signals["attn"][1]))
+    elif entry is not None and entry.attention:
+        b.default("attention", entry.attention, entry.label)
+
+
+def _conv_value(doc: Doc, name: str, kind: str) -> Any:
+    if kind in ("seq", "rank", "micro", "total"):
+        return doc.int_(name, minimum=1)
+    if kind == "model":
+        return doc.str_(name)
+    if kind == "alpha":
+        value = doc.float_(name, minimum=0)
+        return None if value is None else (int(value) if value == int(value) else value)
+    if kind == "bits":
+        return doc.int_(name, minimum=1, maximum=64)
+    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash"):
+        return doc.bool_(name)
+    if kind == "train_type":
+        word = (doc.str_(name) or "").lower()
+        if word in _TRAIN_TYPES:
+            return _TRAIN_TYPES[word]
+        return doc._bad(name, msg("config.not_a_choice", key=name, value=word, choices=", ".join(_TRAIN_TYPES)))
+    if kind == "dtype":
+        return _DTYPES.get((doc.str_(name) or "").lower())
+    if kind == "targets":
+        v = doc.get(name)
+        items = v if isinstance(v, list) else str(v).replace(",", " ").split()
+        return tuple(str(t) for t in items) or None
+    if kind == "attn":
+        return doc.str_(name)
+    return None
+
+
+def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults: dict[str, Any], entry: Any) -> None:
+    """Full, LoRA or QLoRA, and the rank, from the strongest signal: an explicit mode word, then
+    LoRA/full switches, then a quantised load or a LoRA rank (a script does not take a rank it does
+    not use), then what the script does by default."""
+    method = None
+    src = None
+    if "train_type" in signals:
+        method, src = signals["train_type"][0], signals["train_type"][1]
+    elif "full" in signals and signals["full"][0]:
+        method, src = "full", signals["full"][1]
+    elif "q_lora" in signals and signals["q_lora"][0]:
+        method, src = "qlora", signals["q_lora"][1]
+    elif "use_lora" in signals:
+        method, src = ("lora" if signals["use_lora"][0] else "full"), signals["use_lora"][1]
+    elif "full" in signals:
+        method, src = "lora", signals["full"][1]          # full_finetuning False: the script's LoRA
+    bits = None
+    if "bits" in signals and signals["bits"][0] in (2, 3, 4, 8):
+        bits = signals["bits"]
+    elif "load4" in signals and signals["load4"][0]:
+        bits = (4, signals["load4"][1])
+    elif "load8" in signals and signals["load8"][0]:
+        bits = (8, signals["load8"][1])
+    implied = entry is None or entry.rank_implies_lora
+    if method is None and bits is not None:
+        method, src = "qlora", bits[1]
+    if method is None and "rank" in signals and implied:
+        method, src = "lora", signals["rank"][1]
+    if method is None:
+        if "method" not in defaults:
+            return
+        method = defaults["method"]
+        b.default("method", method, entry.label if entry is not None else None)
+        if method == "lora" and bits is not None:
+            method, src = "qlora", bits[1]
+    if method == "lora" and bits is not None:
+        method, src = "qlora", bits[1]
+    if src is not None:
+        b.set("method", method, doc.src(src))
+    if method == "qlora":
+        if bits is not None:
+            b.set("quant_bits", bits[0], doc.src(bits[1]))
+        elif src is not None:
+            b.set("quant_bits", defaults.get("quant_bits", 4), doc.src(src))
+        else:
+            b.default("quant_bits", defaults.get("quant_bits", 4), entry.label if entry is not None else None)
+    if method in ("lora", "qlora"):
+        if "rank" in signals:
+            b.set("lora_rank", signals["rank"][0], doc.src(signals["rank"][1]))
+        elif "lora_rank" in defaults:
+            b.default("lora_rank", defaults["lora_rank"], entry.label if entry is not None else None)
+        if "alpha" in signals:
+            b.set("lora_alpha", signals["alpha"][0], doc.src(signals["alpha"][1]))
+        elif "lora_alpha" in defaults:
+            b.default("lora_alpha", defaults["lora_alpha"], entry.label if entry is not None else None)
+        if "targets" in signals:
+            t = signals["targets"][0]
+            b.set("lora_targets", ("all",) if t in (("all",), ("all-linear",), ("all_linear",)) else t,
+                  doc.src(signals["targets"][1]))

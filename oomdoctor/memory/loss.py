@@ -1,0 +1,127 @@
+"""The loss: how many bytes per logit (micro-batch x sequence x vocabulary) the model's own loss code holds.
+
+Who computes the cross-entropy, and in which dtype, depends on the model code and the library version:
+
+  hf            transformers >= 4.49 (loss/loss_utils.py ForCausalLMLoss): logits.float(), labels padded and
+                shifted instead of the logits; cross_entropy saves its fp32 log-softmax output
+  hf_shift      transformers 4.46-4.48: the same loss function, with the fp32 logits shifted by a .contiguous()
+                copy (removed by transformers PR #35646)
+  legacy        transformers <= 4.45, whose model forward calls logits.float() and shifts a contiguous fp32
+                copy; remote code written the same way (InternLM2 modeling_internlm2.py; ChatGLM2/3 and GLM-4
+                modeling_chatglm.py, which also casts the fp32 logits back for the output)
+  compute       remote code that shifts the compute-dtype logits and calls CrossEntropyLoss on them (Qwen-1
+                modeling_qwen.py, Baichuan/Baichuan2 modeling_baichuan.py, InternLM modeling_internlm.py): under
+                CUDA autocast log_softmax runs with dtype=float32 (autocast's fp32_set_opt_dtype list), which
+                converts its input and keeps an fp32 output; without autocast (DeepSpeed bf16, pure bf16)
+                everything stays in the compute dtype
+  fused         Liger's fused linear cross-entropy: logits for one chunk of tokens at a time
+  cce           Apple's Cut Cross-Entropy: no logits tensor at all, only the gradient of the hidden states
+  chunked       torchtune's CEWithChunkedOutputLoss (compute-dtype logits in 8 chunks, each upcast for its
+                loss; compiled, only the chunk's log-sum-exp is kept) and LitGPT's chunked_cross_entropy
+                (128-token chunks, cross-entropy in the compute dtype)
+  plain         torchtune and LitGPT without chunking: cross-entropy on the compute-dtype logits
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.memory.regime import Regime, _version
+
+# model_type (config.json) -> the loss its own modelling code computes
+_REMOTE_LOSS = {"qwen": "compute", "baichuan": "compute", "internlm": "compute",
+                "internlm2": "legacy", "chatglm": "legacy", "glm": "legacy"}
+# torchtune splits the output projection into this many chunks (modules/transformer.py num_output_chunks)
+TORCHTUNE_CHUNKS = 8
+
+
+@dataclass(frozen=True)
+class LossBytes:
+    """Bytes of the loss per logit element, at the moments they are alive."""
+
+    regime: str
+    forward: float      # at the loss (the logits and what the cross-entropy keeps)
+    backward: float     # at the start of backward (the log-softmax gradient)
+    tokens_term: float  # bytes per token instead of per logit (fused kernels: the hidden-state gradient)
+
+
+def _transformers_version(setup: TrainingSetup) -> tuple[int, ...]:
+    extra = setup.extras.get("transformers_version") if setup.extras else None
+    if extra:
+        return _version(str(extra))
+    if setup.framework in ("hf", "trl", "swift") and setup.framework_version:
+        return _version(setup.framework_version)
+    if setup.framework == "llamafactory" and setup.framework_version:
+        ver = _version(setup.framework_version)
+        if ver and ver < (0, 9, 1):
+            return (4, 45)       # LLaMA-Factory <= 0.9.0 pins transformers <= 4.45 (setup.py requirements)
+    return ()
+
+
+def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
+    loss = str(setup.extras.get("loss", "") or "").lower() if setup.extras else ""
+    if loss in ("cce", "cut_cross_entropy"):
+        return "cce"
+    if setup.fused_ce or loss in ("fused", "liger"):
+        return "fused"
+    if loss == "chunked":
+        return "chunked"
+    if setup.framework in ("torchtune", "litgpt"):
+        return "plain"
+    remote = _REMOTE_LOSS.get((shape.model_type or "").lower())
+    if remote:
+        return remote
+    ver = _transformers_version(setup)
+    if ver and ver < (4, 46):
+        return "legacy"
+    if ver and ver < (4, 49):
+        return "hf_shift"
+    return "hf"
+
+
+def loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes:
+    a = rg.compute_bytes
+    up = 4 if a != 4 else 0                    # an fp32 copy, when the logits are not fp32 already
+    regime = loss_regime(setup, shape)
+    h = shape.hidden_size
+    if regime == "hf":
+        return LossBytes(regime, a + up + 4, 12, 0)
+    if regime == "hf_shift":
+        return LossBytes(regime, a + up + 4 + 4, 12, 0)
+    if regime == "legacy":
+        # fp32 logits + shifted copy + log-softmax; ChatGLM casts the fp32 logits back for its output
+        back = a if (shape.model_type or "").lower() in ("chatglm", "glm") and a != 4 else 0
+        return LossBytes(regime, 12 + back, 12, 0)
+    if regime == "compute":
+        if rg.autocast and a != 4:
+            # logits + shifted copy + log_softmax's fp32 input copy and fp32 output
+            return LossBytes(regime, 2 * a + 8, 12, 0)
+        return LossBytes(regime, 3 * a, 3 * a, 0)
+    if regime == "chunked":
+        if setup.framework == "torchtune":
+            compiled = bool(setup.extras.get("compile")) if setup.extras else False
+            if compiled:
+                # the compiled per-chunk cross-entropy keeps only the chunk's logits and its log-sum-exp
+                return LossBytes(regime, a + 8.0 / TORCHTUNE_CHUNKS, a + 12.0 / TORCHTUNE_CHUNKS, 0)
+            # each chunk is upcast and its fp32 log-softmax saved: after the last chunk all of them are
+            # alive (4 bytes per logit) beside the compute-dtype chunks
+            return LossBytes(regime, a + 4 + 8.0 / TORCHTUNE_CHUNKS, 4 + 12.0 / TORCHTUNE_CHUNKS, 0)
+        # LitGPT chunked_cross_entropy: the compute-dtype logits of every 128-token chunk, and each chunk's
+        # log-softmax in the same dtype (no upcast); the training loop holds the logits through backward
+        return LossBytes(regime, 2 * a, 2 * a, 0)
+    if regime == "plain":
+        # the framework's own loss on the compute-dtype logits, without an fp32 upcast
+        return LossBytes(regime, 2 * a, 3 * a, 0)
+    if regime == "cce":
+        return LossBytes(regime, 0, 0, 4 * h)
+    # fused linear cross-entropy (Liger): per chunk of tokens fp32 logits and their gradient; the gradient of
+    # the hidden states for all tokens (liger_kernel/ops/fused_linear_cross_entropy.py, chunk size
+    # next_power_of_2(tokens / ceil(vocab / hidden)))
+    return LossBytes(regime, 0, 0, 4 * h)
+
+
+def fused_chunk_tokens(tokens: float, shape: ModelShape) -> float:
+    """Tokens in one chunk of Liger's fused linear cross-entropy."""
+    inc = max(1, -(-shape.vocab_size // max(1, shape.hidden_size)))
+    chunk = max(1.0, tokens / inc)
+    return min(tokens, float(1 << (int(chunk) - 1).bit_length()))

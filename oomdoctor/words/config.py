@@ -1,0 +1,135 @@
+"""Words for reading training configs and launch scripts: errors, notes, and why a file was read as it was."""
+from __future__ import annotations
+
+WORDS = {
+    # ---- files that cannot be read
+    "config.no_such_file": ("no such file", "文件不存在"),
+    "config.binary": ("binary file, expected a YAML/JSON config or a shell script",
+                      "这是二进制文件，应为 YAML/JSON 配置或 shell 脚本"),
+    "config.not_utf8": ("not UTF-8 text (byte {offset})", "不是 UTF-8 文本（第 {offset} 字节）"),
+    "config.control_char": ("control character {char} is not allowed in a config file",
+                            "配置文件中不允许出现控制字符 {char}"),
+    "config.empty": ("the file is empty", "文件为空"),
+    "config.not_a_mapping": ("expected a mapping of training keys, found a {kind}",
+                             "应为训练参数的键值映射，实际是 {kind}"),
+    "config.unknown_kind": (
+        "not a training config oomdoctor knows: expected LLaMA-Factory (model_name_or_path + stage/finetuning_type), "
+        "HF/TRL TrainingArguments, axolotl (base_model), a torchtune recipe, an accelerate config, a DeepSpeed JSON "
+        "or a launch script",
+        "不是 oomdoctor 认识的训练配置：应为 LLaMA-Factory（model_name_or_path + stage/finetuning_type）、"
+        "HF/TRL TrainingArguments、axolotl（base_model）、torchtune recipe、accelerate 配置、DeepSpeed JSON 或启动脚本"),
+    "config.lf_v1": ("LLaMA-Factory v1 configs (model: / peft_config: / dist_config:) are not supported yet; "
+                     "use the classic flat YAML with model_name_or_path",
+                     "暂不支持 LLaMA-Factory v1 格式（model: / peft_config: / dist_config:）；"
+                     "请使用带 model_name_or_path 的经典平铺 YAML"),
+    "config.no_model": ("no {key} in this training config", "训练配置中没有 {key}"),
+    "config.torchtune_batch_required": ("batch_size is required in a torchtune recipe config",
+                                        "torchtune recipe 配置必须设置 batch_size"),
+    # ---- values of the wrong kind
+    "config.not_a_bool": ("{key} must be true or false, got {value}", "{key} 必须是 true 或 false，实际是 {value}"),
+    "config.not_a_scalar": ("{key} must be a single value, got a {kind}", "{key} 必须是单个值，实际是 {kind}"),
+    "config.not_a_choice": ("{key} must be one of {choices}, got {value}", "{key} 必须是 {choices} 之一，实际是 {value}"),
+    "config.foreign_value": ("{where}: {why}; this script's own parser may take it, so {key} keeps its default",
+                             "{where}：{why}；该脚本自己的参数解析器可能接受这个值，因此 {key} 保持默认值"),
+    "config.flag_assumed": ("{where}: read --{flag} as {field}, as HF-based training scripts commonly use it",
+                            "{where}：按 HF 系训练脚本的常见用法，把 --{flag} 读作{field}"),
+    "config.kind.seq": ("the sequence length", "样本截断长度"),
+    "config.kind.rank": ("the LoRA rank", "LoRA 秩"),
+    "config.kind.alpha": ("the LoRA alpha", "LoRA alpha"),
+    "config.kind.targets": ("the LoRA target modules", "LoRA 目标模块"),
+    "config.kind.use_lora": ("the LoRA switch", "LoRA 开关"),
+    "config.kind.q_lora": ("the QLoRA switch", "QLoRA 开关"),
+    "config.kind.full": ("the full fine-tuning switch", "全参数微调开关"),
+    "config.kind.bits": ("the quantisation bits", "量化位数"),
+    "config.kind.load4": ("4-bit loading", "4 位加载"),
+    "config.kind.load8": ("8-bit loading", "8 位加载"),
+    "config.kind.train_type": ("the fine-tuning method", "微调方式"),
+    "config.kind.dtype": ("the load dtype", "加载精度"),
+    "config.kind.flash": ("the FlashAttention switch", "FlashAttention 开关"),
+    "config.kind.attn": ("the attention implementation", "注意力实现"),
+    "config.kind.micro": ("the micro-batch size", "微批大小"),
+    # ---- DeepSpeed
+    "config.ds_not_found": ("DeepSpeed config {ref} not found (looked beside {config} and in the current directory)",
+                            "找不到 DeepSpeed 配置 {ref}（已在 {config} 同目录和当前目录查找）"),
+    "config.ds_shipped": ("{where}: {name} not found; used the framework's shipped {name}",
+                          "{where}：找不到 {name}，按框架自带的 {name} 处理"),
+    "config.ds_missing_guess": ("{where}: {ref} is not here; ZeRO stage {stage} assumed from its name",
+                                "{where}：{ref} 不在此处，按文件名推断为 ZeRO-{stage}"),
+    "config.ds_missing_unknown": ("{where}: {ref} is not here and its name does not say the ZeRO stage; "
+                                  "estimated without ZeRO (pass the JSON too)",
+                                  "{where}：{ref} 不在此处，文件名也看不出 ZeRO 阶段；按不使用 ZeRO 估算（请一并提供该 JSON）"),
+    "config.ds_inline": ("{where}: an inline DeepSpeed JSON on the command line is not read; "
+                         "estimated without ZeRO", "{where}：命令行中内联的 DeepSpeed JSON 不会被读取，按不使用 ZeRO 估算"),
+    "config.ds_offload_param_ignored": (
+        "{where}: offload_param only works with ZeRO stage 3, so DeepSpeed ignores it at stage {stage}: "
+        "parameters stay on the GPU",
+        "{where}：offload_param 只在 ZeRO-3 下生效，ZeRO-{stage} 时 DeepSpeed 会忽略它：参数仍留在 GPU 上"),
+    "config.ds_mismatch": ("{where}: {key} {value} disagrees with the training config's {other}; "
+                           "the HF Trainer refuses to start on such a mismatch",
+                           "{where}：{key} 为 {value}，与训练配置中的 {other} 不一致；HF Trainer 遇到这种不一致会拒绝启动"),
+    "config.ds_alone": ("{where}: a DeepSpeed JSON alone names no model; pass the training config or --model",
+                        "{where}：单独的 DeepSpeed JSON 不含模型名；请同时提供训练配置或 --model"),
+    "config.ds_accum_derived": (
+        "{where}: train_batch_size {total} with micro-batch {micro} means gradient accumulation {accum} on one GPU "
+        "(DeepSpeed derives it); with more GPUs pass --gpus",
+        "{where}：train_batch_size {total}、微批大小 {micro}，在单卡上意味着梯度累积 {accum}（由 DeepSpeed 推算）；"
+        "多卡时请加 --gpus"),
+    "config.ds_batch_mismatch": (
+        "train_batch_size {total} is not a multiple of micro-batch {micro} × accumulation {accum}; "
+        "DeepSpeed refuses to start", "train_batch_size {total} 不是微批大小 {micro} × 梯度累积 {accum} 的整数倍，DeepSpeed 会拒绝启动"),
+    # ---- accelerate
+    "config.accelerate_alone": ("{where}: an accelerate config names no model; give the training config too",
+                                "{where}：accelerate 配置不含模型名；请同时提供训练配置"),
+    # ---- LLaMA-Factory
+    "config.lf_pure_bf16_zero3": ("{where}: pure_bf16 is refused by LLaMA-Factory under ZeRO-3",
+                                  "{where}：LLaMA-Factory 不允许在 ZeRO-3 下使用 pure_bf16"),
+    "config.lf_lora_target_required": (
+        "{where}: LLaMA-Factory {version} requires lora_target for LoRA (no default yet); all linear layers assumed",
+        "{where}：LLaMA-Factory {version} 做 LoRA 时必须设置 lora_target（当时没有默认值）；按全部线性层估算"),
+    # ---- launch scripts
+    "config.script.no_command": (
+        "no training command found in this script (looked for llamafactory-cli, torchrun, deepspeed, accelerate "
+        "launch, python with training flags, tune run, axolotl, trl, swift)",
+        "脚本中没有找到训练命令（查找了 llamafactory-cli、torchrun、deepspeed、accelerate launch、带训练参数的 python、"
+        "tune run、axolotl、trl、swift）"),
+    "config.script.unresolved": ("{where}: --{flag} is {word}, which the script only knows when it runs ({why}); "
+                                 "its default is used",
+                                 "{where}：--{flag} 的值是 {word}，脚本运行时才能确定（{why}）；按默认值处理"),
+    "config.script.model_unknown": ("{where}: the model (--{flag}) is only known when the script runs; pass --model",
+                                    "{where}：模型（--{flag}）要到脚本运行时才能确定；请用 --model 指定"),
+    "config.script.gpus_all": ("{launcher} uses every GPU of the machine it runs on", "{launcher} 会使用所在机器上的全部 GPU"),
+    "config.script.gpus_unknown": ("the GPU count {word} is only known when the script runs ({why})",
+                                   "GPU 数量 {word} 要到脚本运行时才能确定（{why}）"),
+    "config.script.gpus_note": ("{where}: {why}; one GPU assumed, pass --gpus N", "{where}：{why}；按单卡估算，请用 --gpus N 指定"),
+    "config.script.data_parallel": ("one process over {n} visible GPUs: the HF Trainer replicates the model on "
+                                    "each (DataParallel)", "单进程使用 {n} 张可见 GPU：HF Trainer 会在每张卡上复制一份模型（DataParallel）"),
+    "config.script.gpus_said": ("{where}: {why}", "{where}：{why}"),
+    "config.script.loop": ("{where}: the loop over {name} runs {count} trainings; the first one is read",
+                           "{where}：对 {name} 的循环会跑 {count} 次训练；这里读取第一次"),
+    "config.script.config_missing": ("{entry} trains with {config}, which is not here: give that file instead",
+                                     "{entry} 使用的配置 {config} 不在此处：请改为提供该文件"),
+    "config.script.config_unknown": ("the config file {word} is only known when the script runs ({why}): give that "
+                                     "file instead", "配置文件 {word} 要到脚本运行时才能确定（{why}）：请改为提供该文件"),
+    # ---- why a file was read as a framework's
+    "config.why.llamafactory": ("LLaMA-Factory keys ({keys})", "LLaMA-Factory 特有的键（{keys}）"),
+    "config.why.hf": ("HF TrainingArguments with {keys}", "含 {keys} 的 HF TrainingArguments"),
+    "config.why.trl": ("TRL keys ({keys})", "TRL 特有的键（{keys}）"),
+    "config.why.firefly": ("Firefly argument keys ({keys})", "Firefly 参数文件的键（{keys}）"),
+    "config.why.axolotl": ("axolotl's {keys}", "axolotl 的 {keys}"),
+    "config.why.torchtune": ("a torchtune {keys} builder", "torchtune 的 {keys} 构建器"),
+    "config.why.accelerate": ("accelerate launcher keys ({keys})", "accelerate 启动配置的键（{keys}）"),
+    "config.why.deepspeed": ("DeepSpeed's {keys}", "DeepSpeed 的 {keys}"),
+    "config.why.script": ("line {line} runs {entry}", "第 {line} 行运行 {entry}"),
+    "config.why.script_config": ("line {line} runs {entry} with {config}: {why}", "第 {line} 行用 {config} 运行 {entry}：{why}"),
+    "config.why.log": ("the training arguments printed in {log}", "{log} 中打印的训练参数"),
+    # ---- which release's defaults, and why
+    "config.version.flag": ("{version} from --framework-version", "{version}，来自 --framework-version"),
+    "config.version.log": ("{version}, the {package} version the log's banner prints", "{version}，日志开头打印的 {package} 版本"),
+    "config.version.implied_old": ("{version}: the file has {evidence}, which only releases up to {version} take",
+                                   "{version}：文件中有 {evidence}，只有 {version} 及更早的版本才接受"),
+    "config.version.implied_new": ("{version}: the file has {evidence}, which first appeared in {version}",
+                                   "{version}：文件中有 {evidence}，该写法从 {version} 才出现"),
+    "config.version.entry": ("{version}: {entry} only exists up to {version}", "{version}：{entry} 只存在于 {version} 及更早的版本"),
+    "config.version.default": ("{version}, the newest release oomdoctor knows (--framework-version changes it)",
+                               "{version}，oomdoctor 已知的最新版本（可用 --framework-version 修改）"),
+}

@@ -1,0 +1,64 @@
+"""Words for model shapes: where a shape came from, what was assumed, and bad model files."""
+from __future__ import annotations
+
+WORDS = {
+    # where the shape came from
+    "model.source.checkpoint": ("checkpoint {path}", "检查点 {path}"),
+    "model.source.index": ("checkpoint index {path}", "检查点索引 {path}"),
+    "model.source.config": ("config.json {path}", "config.json {path}"),
+    "model.source.catalog": ("bundled catalog ({id})", "内置模型目录（{id}）"),
+    "model.source.catalog_for": ("bundled catalog ({id}, for {name})", "内置模型目录（{id}，对应 {name}）"),
+    "model.source.log": ("the log's parameter count ({params:,}), shaped like {id} with {layers} layers",
+                         "日志中的参数量（{params:,}），按 {id} 的结构缩放为 {layers} 层"),
+    "model.summary": ("{params_b:.2f}B parameters, {layers} layers, hidden {hidden}, vocabulary {vocab}",
+                      "{params_b:.2f}B 参数，{layers} 层，隐藏维度 {hidden}，词表 {vocab}"),
+    # notes on how the shape was read
+    "model.note.llama_style_guess": (
+        "model_type {model_type!r} is not one oomdoctor knows: counted as a Llama-style decoder "
+        "(q/k/v/o attention, gated MLP, two norms per layer)",
+        "oomdoctor 不认识 model_type {model_type!r}：按 Llama 式解码器估算（q/k/v/o 注意力、门控 MLP、每层两个归一化层）"),
+    "model.note.vision_not_counted": (
+        "the vision tower of this {model_type} model is not counted; only its language model is",
+        "未计入该 {model_type} 模型的视觉编码器，只计算了语言模型部分"),
+    "model.note.mtp_not_loaded": (
+        "the checkpoint's {layers} multi-token-prediction layer(s) are not counted: transformers does not load them",
+        "未计入检查点中的 {layers} 个多 token 预测（MTP）层：transformers 不加载它们"),
+    "model.note.tied_head_stored": (
+        "the checkpoint stores lm_head separately, but the config ties it to the embeddings: counted once",
+        "检查点单独保存了 lm_head，但配置将其与词嵌入绑定：只计一次"),
+    "model.note.quantized": ("weights stored {method} {bits}-bit", "权重以 {method} {bits} 位量化存储"),
+    "model.note.quantized_nobits": ("weights stored quantized ({method})", "权重以量化形式存储（{method}）"),
+    "model.note.shards_missing": (
+        "{missing} of {total} shard(s) listed in the index are not here: shapes from config.json, total from the index",
+        "索引中列出的 {total} 个分片有 {missing} 个不在本地：结构取自 config.json，总量取自索引"),
+    "model.note.shard_unreadable": ("{file} is not a readable safetensors file ({reason}): skipped",
+                                    "{file} 不是可读的 safetensors 文件（{reason}）：已跳过"),
+    "model.note.cache_unreadable": ("Hugging Face cache {path} cannot be read ({reason}): skipped",
+                                    "无法读取 Hugging Face 缓存 {path}（{reason}）：已跳过"),
+    "model.note.vocab_differs": (
+        "the local vocabulary ({local}) differs from the catalog's {id} ({catalog}): the local config wins",
+        "本地词表大小（{local}）与内置目录中 {id} 的（{catalog}）不同：以本地配置为准"),
+    "model.note.lora_unmatched": ("LoRA target(s) {targets} match no linear module of this model",
+                                  "LoRA 目标 {targets} 在该模型中找不到对应的线性层"),
+    # bad model files
+    "model.config.missing_key": ("config.json lacks {keys}", "config.json 缺少 {keys}"),
+    "model.config.bad_kv_heads": ("num_key_value_heads ({kv}) must divide num_attention_heads ({heads})",
+                                  "num_key_value_heads（{kv}）必须整除 num_attention_heads（{heads}）"),
+    "model.config.bad_heads": ("hidden_size ({hidden}) is not a multiple of num_attention_heads ({heads})",
+                               "hidden_size（{hidden}）不是 num_attention_heads（{heads}）的整数倍"),
+    "model.config.not_object": ("model config.json is not a JSON object", "模型的 config.json 不是 JSON 对象"),
+    "model.checkpoint.header_too_big": ("safetensors header of {size:,} bytes is larger than the {limit:,} accepted",
+                                        "safetensors 文件头有 {size:,} 字节，超过允许的 {limit:,} 字节"),
+    "model.checkpoint.bad_header": ("not a safetensors header: {reason}", "不是有效的 safetensors 文件头：{reason}"),
+    "model.checkpoint.bad_index": ("checkpoint index is not valid: {reason}", "检查点索引无效：{reason}"),
+    "model.unknown": ("unknown model {name!r}: tried {tried}; pass --model PATH to a directory or config.json "
+                      "with the model's architecture",
+                      "未知模型 {name!r}：已尝试 {tried}；请用 --model PATH 指定含模型结构的目录或 config.json"),
+    "model.none_named": ("no model named: tried {tried}; pass --model PATH to a directory or config.json "
+                         "with the model's architecture",
+                         "未指定模型：已尝试 {tried}；请用 --model PATH 指定含模型结构的目录或 config.json"),
+    "model.tried.directory": ("directory {path} (no config.json in it)", "目录 {path}（其中没有 config.json）"),
+    "model.tried.catalog": ("the bundled catalog", "内置模型目录"),
+    "model.tried.hf_cache": ("the Hugging Face cache ({dirs})", "Hugging Face 缓存（{dirs}）"),
+    "model.tried.nothing": ("nothing", "无"),
+}

@@ -1,0 +1,17 @@
+#!/bin/bash
+# Shape of hiyouga/LLaMA-Factory v0.7.1 examples/lora_multi_gpu/ds_zero3.sh: launcher settings in variables,
+# torchrun --nproc_per_node $NPROC_PER_NODE, src/train.py with the YAML as its only argument.
+
+NPROC_PER_NODE=4
+NNODES=1
+RANK=0
+MASTER_ADDR=127.0.0.1
+MASTER_PORT=29500
+
+CUDA_VISIBLE_DEVICES=0,1,2,3 torchrun \
+    --nproc_per_node $NPROC_PER_NODE \
+    --nnodes $NNODES \
+    --node_rank $RANK \
+    --master_addr $MASTER_ADDR \
+    --master_port $MASTER_PORT \
+    src/train.py examples/lora_multi_gpu/lora_sft_ds.yaml

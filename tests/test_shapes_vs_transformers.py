@@ -1,0 +1,116 @@
+"""The real model code as a second oracle: small models of every native model_type are built with
+transformers on the meta device (no memory), and their parameter count must equal the count
+oomdoctor reads from the same config; real corpus configs are checked the same way with fewer layers."""
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch")
+pytest.importorskip("transformers")
+
+import torch  # noqa: E402
+from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
+
+from oomdoctor.archs import shape_from_config  # noqa: E402
+from oomdoctor.memory import count_params  # noqa: E402
+
+pytestmark = pytest.mark.simulate
+
+H = 256
+BASE = dict(hidden_size=H, intermediate_size=512, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
+            vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+SMALL = dict(vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+CASES = {
+    "llama": dict(BASE, attention_bias=True, mlp_bias=True),
+    "mistral": dict(BASE, head_dim=96),
+    "qwen2": dict(BASE),
+    "qwen3": dict(BASE, head_dim=80),
+    "qwen2_moe": dict(BASE, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=128,
+                      shared_expert_intermediate_size=384, decoder_sparse_step=2, mlp_only_layers=[0]),
+    "qwen3_moe": dict(BASE, num_experts=4, num_experts_per_tok=2, moe_intermediate_size=128, mlp_only_layers=[2]),
+    "mixtral": dict(BASE, num_local_experts=4, num_experts_per_tok=2),
+    "gemma": dict(BASE, head_dim=128),
+    "gemma2": dict(BASE, head_dim=128),
+    "gemma3_text": dict(BASE, head_dim=128),
+    "cohere": dict(BASE, use_qk_norm=True),
+    "cohere2": dict(BASE),
+    "starcoder2": dict(BASE),
+    "olmo": dict(BASE),
+    "olmo2": dict(BASE),
+    "stablelm": dict(BASE, use_qkv_bias=True, qk_layernorm=True),
+    "phi": dict(BASE, qk_layernorm=True),
+    "phi3": dict(BASE),
+    "glm": dict(BASE, head_dim=64),
+    "glm4": dict(BASE, head_dim=64),
+    "granite": dict(BASE, attention_bias=True, mlp_bias=True),
+    "granitemoe": dict(BASE, num_local_experts=4, num_experts_per_tok=2),
+    "granitemoeshared": dict(BASE, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=384),
+    "gpt_oss": dict(BASE, num_local_experts=4, num_experts_per_tok=2, head_dim=64,
+                    layer_types=["full_attention"] * 3),
+    "llama4_text": dict(BASE, num_local_experts=4, num_experts_per_tok=1, intermediate_size_mlp=640,
+                        interleave_moe_layer_step=2, head_dim=64),
+    "smollm3": dict(BASE),
+    "deepseek_v2": dict(BASE, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=128, n_shared_experts=2,
+                        first_k_dense_replace=1, kv_lora_rank=64, q_lora_rank=None, qk_nope_head_dim=32,
+                        qk_rope_head_dim=16, v_head_dim=32),
+    "deepseek_v3": dict(BASE, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=128,
+                        n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=64, q_lora_rank=96,
+                        qk_nope_head_dim=32, qk_rope_head_dim=16, v_head_dim=32, n_group=1, topk_group=1),
+    "gpt2": dict(SMALL, n_embd=H, n_layer=3, n_head=4, n_positions=128),
+    "gpt_bigcode": dict(SMALL, n_embd=H, n_layer=3, n_head=4, n_positions=128, multi_query=True),
+    "gpt_neox": dict(BASE),
+    "gptj": dict(SMALL, n_embd=H, n_layer=3, n_head=4, n_positions=128, rotary_dim=16),
+    "bloom": dict(SMALL, hidden_size=H, n_layer=3, n_head=4),
+    "falcon": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4),
+    "falcon/new-decoder": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, num_kv_heads=2,
+                               new_decoder_architecture=True, ffn_hidden_size=640),
+    "falcon/rw": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, multi_query=False,
+                      parallel_attn=False, bias=True),
+    "mpt": dict(SMALL, d_model=H, n_layers=3, n_heads=4, max_seq_len=128, attn_config={"alibi": True}),
+}
+
+
+def _transformers_count(model_type: str, kw: dict) -> int:
+    cfg = AutoConfig.for_model(model_type, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(cfg)
+    return sum(p.numel() for p in model.parameters())     # tied weights are one Parameter, counted once
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_config_count_equals_the_model_codes_own_count(case):
+    model_type = case.split("/")[0]
+    kw = CASES[case]
+    ours = count_params(shape_from_config(dict(kw, model_type=model_type), case, None)).total
+    assert ours == _transformers_count(model_type, kw)
+
+
+CORPUS = Path(__file__).parent / "data" / "corpus"
+NATIVE = ["gemma-2b", "gemma-2-2b-ft", "wizardlm-2-8x22b", "redpajama-incite-7b", "granite-3b-code-instruct",
+          "llama-3.2-3b", "devstral-small-2507", "phi-3-mini-merge", "qwen2.5-3b-ft", "smollm3-3b",
+          "granite-3.1-1b-a400m", "gpt-oss-20b", "stablelm-3b-4e1t", "gpt-j-6b", "qwen1.5-moe-a2.7b",
+          "deepseek-v2-lite", "bloom-176b", "falcon-180b-chat", "medgemma-27b-it"]
+
+
+@pytest.mark.parametrize("name", NATIVE)
+def test_real_configs_with_two_layers_count_as_the_model_code_does(name):
+    cfg = json.loads((CORPUS / name / "config.json").read_text())
+    cfg.pop("quantization_config", None)
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+    for key in ("num_hidden_layers", "n_layer", "n_layers"):
+        if key in text:
+            text[key] = 2
+    if "layer_types" in text:
+        text["layer_types"] = text["layer_types"][:2]
+    if "vision_config" in cfg:
+        cfg["vision_config"]["num_hidden_layers"] = 2
+    model_type = cfg["model_type"]
+    kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "auto_map", "transformers_version")}
+    ours = count_params(shape_from_config(cfg, name, None)).total
+    assert ours == _transformers_count(model_type, kw)
