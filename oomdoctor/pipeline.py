@@ -183,13 +183,19 @@ def plan_edits(setup: TrainingSetup, steps: Sequence[Step]) -> tuple[KeyEdit, ..
     """Config edits that take `setup` to the state after `steps` (net changes only)."""
     from oomdoctor.configs import edits_for
 
-    if setup.config_file is None:
-        return ()       # a setup read from a log's command line: no file of the user's to patch
+    if not _patchable(setup):
+        return ()
     final = steps[-1].setup if steps else setup
     net = [Change(name, getattr(setup, name), getattr(final, name))
            for name in _changed_fields(steps)
            if getattr(setup, name) != getattr(final, name)]
     return tuple(edits_for(setup, net)) if net else ()
+
+
+def _patchable(setup: TrainingSetup) -> bool:
+    """A setup read from a log's command line, or from a config that came through a pipe or a FIFO,
+    has no file of the user's to patch (and a FIFO opened again would wait for a writer forever)."""
+    return setup.config_file is not None and os.path.isfile(setup.config_file)
 
 
 def _changed_fields(steps: Sequence[Step]) -> list[str]:
@@ -258,6 +264,8 @@ def read_report(opts: Options) -> Report:
         raise InputError(msg("run.no_gpu"), where)
     if from_log:
         warnings.append(msg("crash.setup.from_log"))
+    elif inputs.config is not None and not os.path.isfile(inputs.config):
+        warnings.append(msg("crash.input.config_stream", path=inputs.config))
     if from_log and not opts.model:
         try:
             shape = resolve_shape(setup, crash)
@@ -358,6 +366,6 @@ def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | Non
 
     net = [Change(f, getattr(report.setup, f), getattr(setup, f)) for f in _changed_fields(kept)
            if getattr(report.setup, f) != getattr(setup, f)]
-    edits = tuple(edits_for(report.setup, net)) if net and report.setup.config_file is not None else ()
+    edits = tuple(edits_for(report.setup, net)) if net and _patchable(report.setup) else ()
     env, notes = collect_env(kept)
     return Selection(setup=setup, estimate=est, edits=edits, patch=render_patch(edits, cwd), env=env, notes=notes)

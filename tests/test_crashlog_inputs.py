@@ -281,3 +281,42 @@ def test_sigterm_during_the_scan_kills_the_grep_children(tmp_path):
         return False
 
     assert wait_for(gone, 10), "a grep child outlived oomdoctor"
+
+
+@posix_only
+def test_a_config_through_a_fifo_gives_a_plan_and_patches_nothing(tmp_path, capsys):
+    """The FIFO is read once, while the inputs are sorted; the config reader gets its bytes, and the
+    patch writer is not sent to open it again (a FIFO with no writer left would wait forever)."""
+    import json
+
+    from oomdoctor.cli import main
+
+    demo = ROOT / "oomdoctor" / "data" / "demo"
+    fifo = tmp_path / "train.yaml"
+    os.mkfifo(fifo)
+
+    def write():
+        time.sleep(0.3)
+        fifo.write_bytes((demo / "train.yaml").read_bytes())
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    code = main([str(demo / "train.log"), str(fifo), "--json"])
+    writer.join(10)
+    doc = json.loads(capsys.readouterr().out)
+    assert code in (1, 3) and doc["setup"]["model"] == "meta-llama/Llama-2-7b-hf" and doc["plan"]["steps"]
+    assert doc["patch"] == "" and "crash.input.config_stream" in [w["code"] for w in doc["warnings_codes"]]
+
+
+@posix_only
+def test_process_substitution_of_a_config_beside_a_log(tmp_path):
+    if shutil.which("bash") is None:
+        pytest.skip("no bash")
+    demo = ROOT / "oomdoctor" / "data" / "demo"
+    cmd = f'"{sys.executable}" -m oomdoctor "{demo / "train.log"}" <(cat "{demo / "train.yaml"}") --json'
+    out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60, cwd=ROOT)
+    assert out.returncode in (1, 3), out.stderr
+    import json
+
+    doc = json.loads(out.stdout)
+    assert doc["setup"]["model"] == "meta-llama/Llama-2-7b-hf" and doc["patch"] == ""

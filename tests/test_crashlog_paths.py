@@ -34,11 +34,15 @@ def odd_places(tmp_path_factory) -> list[str]:
     (broken / "config.json").write_text("{not json", encoding="utf-8")
     nested = root / "dir-config"
     (nested / "config.json").mkdir(parents=True)
+    numbers = root / "numbers-model"
+    numbers.mkdir()
+    (numbers / "config.json").write_text('{"model_type": "llama", "hidden_size": -4096, "num_hidden_layers": 0, '
+                                         '"vocab_size": 1e400}', encoding="utf-8")
     bad_ds = root / "ds.json"
     bad_ds.write_text('{"zero_optimization": {"stage": "three"}, "train_micro_batch_size_per_gpu": -1}',
                       encoding="utf-8")
     return [".", "..", "/", os.getcwd(), str(root), str(binary), str(broken), str(nested), str(bad_ds),
-            str(nested / "config.json"), "/dev/null", "/dev/zero", "/root/models/Llama-2-13b-hf",
+            str(numbers), str(nested / "config.json"), "/dev/null", "/dev/zero", "/root/models/Llama-2-13b-hf",
             "path_to_rm_checkpoint", "~/missing/ds_z3.json", "C:\\Users\\me\\model", "", "-", "--"]
 
 

@@ -123,6 +123,9 @@ WORDS = {
     "crash.input.gzip_too_big": ("decompresses to more than {cap}: oomdoctor keeps at most {cap} of a compressed log in "
                                  "{folder}; decompress it and pass the file (a file of any size is read in place)",
         '解压后超过了 {cap}：oomdoctor 最多在 {folder} 里暂存 {cap} 的压缩日志；请先解压，再传入解压后的文件（文件多大都可以直接读取）'),
+    "crash.input.config_stream": ("{path} came through a pipe, not from a file: the plan is shown, but there is no "
+                                  "file to patch",
+        '{path} 来自管道而不是文件：方案照常给出，但没有可以修改的文件'),
     # sorting the positional files
     "crash.input.sort_directory": ("is a directory, not a log or a training config", '这是一个目录，不是日志或训练配置'),
     "crash.input.sort_three_configs": ("a third config: {first} and {second} were already given (a training config and "
