@@ -346,12 +346,14 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
             continue
         before.append((s, cl.text))
     found = line_phase([t for _, t in before])
-    if found:
+    said = message_phase(h.message)
+    if found and not (found[0] == "train" and said):
+        # a message that names its phase ("Error while evaluating ...") is more precise than the loss
+        # lines that precede any evaluation or save
         phase, i = found
         return phase, before[i][0], before[i][1], "progress"
-    phase = message_phase(h.message)
-    if phase:
-        return phase, h.start, h.message, "message"
+    if said:
+        return said, h.start, h.message, "message"
     return None
 
 
