@@ -23,12 +23,27 @@ MAX_NODES = 1_000_000
 MAX_DEPTH = 200
 
 
+# A stream given on the command line (a FIFO, `<(cat train.yaml)`) can be read only once: the
+# pipeline reads it while sorting the inputs and leaves its bytes here for the reader that wants them.
+_PRELOADED: dict[str, bytes] = {}
+
+
+def preload(path: str, data: bytes) -> None:
+    """What read_bytes(path) returns from now on (the bytes of a stream already read)."""
+    _PRELOADED[path] = data
+
+
 def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of `path`, at most `limit` of them (an InputError over it).
 
     A FIFO is opened without waiting for a writer (no writer means it is empty); a character
     device such as /dev/zero stops at the cap; a directory is refused before it is opened.
     """
+    if path in _PRELOADED:
+        data = _PRELOADED[path]
+        if len(data) > limit:
+            raise InputError(msg("input.too_big", limit_mib=limit >> 20), path)
+        return data
     try:
         st = os.stat(path)
     except OSError as err:

@@ -162,6 +162,9 @@ def _say_err(text: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from oomdoctor import interrupts
+
+    handlers = interrupts.install()         # SIGTERM and SIGHUP clean up like Ctrl-C
     args = list(sys.argv[1:] if argv is None else argv)
     lang = language(args)
     try:
@@ -179,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _say_err(say("cli.internal_error", lang, error=f"{type(err).__name__}: {err}"))
         return ExitCode.INTERNAL
+    finally:
+        interrupts.restore(handlers)
 
 
 def _numbers(args: argparse.Namespace) -> None:
