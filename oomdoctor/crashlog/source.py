@@ -319,26 +319,10 @@ def _unlink(tmp: str) -> None:
 
 
 def open_stream(path: str) -> int:
-    """A read descriptor on a FIFO or device that never hangs: a FIFO is given FIFO_WAIT_S for its
-    writer to arrive (`mkfifo p; producer > p & oomdoctor p` races), then reads as empty."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    except OSError as err:
-        raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), path) from None
-    try:
-        if stat.S_ISFIFO(os.fstat(fd).st_mode):
-            import select
+    """A read descriptor on a FIFO or device that never hangs (see bounded.open_stream)."""
+    from oomdoctor import bounded
 
-            if hasattr(select, "poll"):
-                # Linux: with no writer yet, poll waits (no hang-up is reported until a writer has come and gone)
-                waiter = select.poll()
-                waiter.register(fd, select.POLLIN | select.POLLHUP)
-                waiter.poll(int(FIFO_WAIT_S * 1000))
-    except OSError:
-        pass
-    if hasattr(os, "set_blocking"):
-        os.set_blocking(fd, True)
-    return fd
+    return bounded.open_stream(path, FIFO_WAIT_S)
 
 
 def is_stream(path: str) -> bool:
