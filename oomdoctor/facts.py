@@ -217,6 +217,15 @@ class Hardware:
 # ---------------------------------------------------------------- crash log
 
 @record
+class Evidence:
+    """The log line a conclusion was read from."""
+
+    line: int                                   # 1-based line in the log
+    text: str                                   # the line, cleaned of prefixes and colour, trimmed
+    source: str = "frame"                       # frame (a traceback frame or source line) | progress (a log or progress line before the crash) | message (the failure message itself)
+
+
+@record
 class CrashEvent:
     """One memory failure the log shows, with the numbers its message printed."""
 
@@ -232,8 +241,10 @@ class CrashEvent:
     other_processes_gib: float | None = None    # sum of other processes named in the message
     device: int | None = None
     rank: int | None = None
-    phase: str | None = None                    # load | forward | loss | backward | optimizer | zero_init | eval | save | generate
+    phase: str | None = None                    # data | load | zero_init | forward | loss | backward | optimizer | train | eval | save | generate
     message: str = ""                           # the message line, trimmed
+    phase_evidence: Evidence | None = None      # the line the phase was read from (None when phase is None)
+    confidence: str = "certain"                 # certain: the log states the failure | likely: a kill whose cause the log does not state
 
 
 @record
@@ -268,7 +279,8 @@ class CrashReport:
     memory_samples: tuple[MemorySample, ...] = ()
     diagnoses: tuple[str, ...] = ()                         # fragmentation | other_process | eval | save | long_samples | host_ram | ...
     lines_total: int | None = None
-    notes: tuple[Msg | str, ...] = ()                       # how the log was read (hits left out, ...)
+    notes: tuple[Msg, ...] = ()                             # how the log was read (hits left out, what a big log's scan covered)
+    checks: tuple[Msg, ...] = ()                            # what to look at that the log cannot show (dmesg after a kill, ...)
     host_ram_gib: float | None = None                       # the host's memory, where the log shows it
     host_ram_used_pct: float | None = None                  # how full it was at the last reading
 

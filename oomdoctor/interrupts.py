@@ -1,10 +1,15 @@
-"""SIGTERM and SIGHUP behave like Ctrl-C: each raises KeyboardInterrupt in the main thread, so every
-`finally` and `except BaseException` that cleans up (temporary files, a half-made patch) runs for them
-too, and the CLI exits 130 with one line.
+"""SIGTERM and SIGHUP handled like Ctrl-C: the main thread gets a KeyboardInterrupt, so what a run
+started is undone on the way out (`with` blocks close the log and remove its temporary copy, the
+scan kills the grep processes it started, a patch's temporaries and backups are removed) and the CLI
+exits 130 with one line.
+
+Without this a `kill` or a closed SSH session would end the process at once, leaving a spooled log
+of up to SPOOL_MAX_BYTES in the temporary folder, grep children reading a multi-GB file, or half of a
+patch's files written.
 
 `deferred()` holds a signal back while a few steps must happen together (renaming a patch's files into
 place, creating a temporary and noting its name): the interrupt is raised when the block ends.
-Nothing here is needed by the library API; the CLI runs inside `handled()`.
+The CLI runs inside `handled()`; library callers keep their own handlers.
 """
 from __future__ import annotations
 
@@ -13,40 +18,55 @@ import signal
 import threading
 from typing import Any, Iterator
 
+SIGNALS = ("SIGTERM", "SIGHUP")
+
 _pending: list[int] = []
 _depth = 0
-_installed = False
 
 
-def _handler(signum: int, frame: Any) -> None:
-    if _depth:
+def _raise(signum: int, frame: Any) -> None:
+    if _depth:                          # inside deferred(): raised when the block ends
         _pending.append(signum)
         return
-    raise KeyboardInterrupt
+    raise KeyboardInterrupt(signal.Signals(signum).name)
+
+
+def install() -> dict:
+    """Route SIGTERM and SIGHUP (and Ctrl-C, so it can be deferred too) to KeyboardInterrupt, main
+    thread only, where the platform has them. Returns the handlers it replaced, for restore()."""
+    previous: dict = {}
+    if threading.current_thread() is not threading.main_thread():
+        return previous
+    for name in ("SIGINT",) + SIGNALS:
+        sig = getattr(signal, name, None)
+        # A signal the parent set to be ignored (nohup's SIGHUP) stays ignored.
+        if sig is None or signal.getsignal(sig) is signal.SIG_IGN:
+            continue
+        try:
+            previous[sig] = signal.signal(sig, _raise)
+        except (OSError, ValueError):
+            pass
+    return previous
+
+
+def restore(previous: dict) -> None:
+    """Put back what install() replaced (a caller that runs oomdoctor in-process keeps its own handlers)."""
+    for sig, handler in previous.items():
+        try:
+            signal.signal(sig, handler)
+        except (OSError, ValueError, TypeError):
+            pass
+    _pending.clear()
 
 
 @contextlib.contextmanager
 def handled() -> Iterator[None]:
-    """Within the block, SIGINT, SIGTERM and SIGHUP go through one handler (main thread only;
-    elsewhere a no-op); the previous handlers come back after it (tests call the CLI in-process)."""
-    global _installed
-    if _installed or threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {}
-    for name in ("SIGINT", "SIGTERM", "SIGHUP"):
-        sig = getattr(signal, name, None)
-        # A signal the parent set to be ignored (nohup's SIGHUP) stays ignored.
-        if sig is not None and signal.getsignal(sig) is not signal.SIG_IGN:
-            previous[sig] = signal.signal(sig, _handler)
-    _installed = True
+    """install() for the length of the block, restore() after it."""
+    previous = install()
     try:
         yield
     finally:
-        for sig, old in previous.items():
-            signal.signal(sig, old)
-        _installed = False
-        _pending.clear()
+        restore(previous)
 
 
 @contextlib.contextmanager
@@ -60,5 +80,6 @@ def deferred() -> Iterator[None]:
     finally:
         _depth -= 1
         if not _depth and _pending:
+            name = signal.Signals(_pending[0]).name
             _pending.clear()
-            raise KeyboardInterrupt
+            raise KeyboardInterrupt(name)

@@ -50,6 +50,8 @@ def _pending(report: Report) -> set[str]:
     if report.crash is not None:
         out.update(n for n in report.crash.notes if isinstance(n, str))
         out.update(e.message for e in report.crash.events if e.message)
+        # the log line a phase was read from, quoted as the log printed it
+        out.update(e.phase_evidence.text.rstrip("…") for e in report.crash.events if e.phase_evidence)
     out.update(w for w in report.warnings if isinstance(w, str))
     return {t for t in out if t}
 
