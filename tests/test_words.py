@@ -1,6 +1,7 @@
 """Every table in oomdoctor/words/ is complete in both languages and keeps to the glossary."""
 from __future__ import annotations
 
+import ast
 import string
 from pathlib import Path
 
@@ -36,6 +37,28 @@ def test_chinese_texts_use_the_glossary_term(term: dict) -> None:
     # An avoided word may be part of the right term ("序列长" in "序列长度"): look at what is left without it.
     offenders = [code for _, code, (_, zh) in ENTRIES for bad in term["avoid"] if bad in zh.replace(term["zh"], "")]
     assert not offenders, f"use {term['zh']!r} for {term['en']!r} in: {offenders}"
+
+
+def _coded_calls():
+    """Every `msg("code", ...)` and `say("code", lang, ...)` of the package with a literal code."""
+    package = Path(words.__file__).parents[1]
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("msg", "say") \
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                yield f"{path.relative_to(package.parent)}:{node.lineno}", node.args[0].value, node.keywords
+
+
+def test_every_code_the_package_names_exists_and_gets_exactly_its_fields() -> None:
+    wrong = []
+    for where, code, keywords in _coded_calls():
+        if not words.has(code):
+            wrong.append(f"{where}: no entry {code!r}")
+        elif all(k.arg is not None for k in keywords):     # **values: not knowable here
+            given, needed = {k.arg for k in keywords}, _fields(words.table(code.partition(".")[0])[code][0])
+            if given != needed:
+                wrong.append(f"{where}: {code} takes {sorted(needed)}, given {sorted(given)}")
+    assert not wrong, "\n".join(wrong)
 
 
 def test_say_fills_fields_renders_nested_messages_and_falls_back_on_unknown_codes() -> None:
