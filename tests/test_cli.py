@@ -300,7 +300,7 @@ def test_list_rules_and_explain_print_json_when_asked(capsys):
     code, out, _ = run(capsys, "--list-rules", "--json", "--lang", "zh")
     rules = json.loads(out)
     assert code == 0 and rules[0]["id"] == "OOM001" and rules[0]["position"] == 1
-    assert rules[0]["title"] == "微批量减半，梯度累积翻倍" and rules[0]["costs"][0]["kind"] == "throughput"
+    assert rules[0]["title"] == "微批大小减半，梯度累积翻倍" and rules[0]["costs"][0]["kind"] == "throughput"
     code, out, _ = run(capsys, "--explain", "switch-to-lora", "--json")
     rule = json.loads(out)
     assert rule["id"] == "OOM004" and rule["applicability"] == "needs-consent" and rule["when"] is not None

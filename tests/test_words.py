@@ -15,6 +15,30 @@ GLOSSARY = yaml.safe_load((Path(words.__file__).parent / "glossary.yaml").read_t
 ENTRIES = [(domain, code, entry) for domain in words.domains() for code, entry in words.table(domain).items()]
 
 
+def _zh_texts(node, where: str):
+    """(where, text) of every `zh:` text in a rule file's data: titles, whys, costs, notes, skip reasons."""
+    if isinstance(node, dict):
+        if isinstance(node.get("zh"), str):
+            yield where, node["zh"]
+        here = f"{where} {node['id']}" if isinstance(node.get("id"), str) else where
+        for key, value in node.items():
+            yield from _zh_texts(value, f"{here}.{key}" if key != "rules" else here)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _zh_texts(item, where)
+
+
+def _rule_texts() -> list[tuple[str, str]]:
+    from oomdoctor.planner.book import default_rules_dir
+
+    return [found for path in sorted(default_rules_dir().glob("*.yaml"))
+            for found in _zh_texts(yaml.safe_load(path.read_text(encoding="utf-8")), path.name)]
+
+
+# Every Chinese text a user reads: the words tables and the shipped rule files.
+ZH_TEXTS = [(code, zh) for _, code, (_, zh) in ENTRIES] + _rule_texts()
+
+
 def _fields(text: str) -> set[str]:
     return {name.split(".")[0].split("[")[0] for _, name, _, _ in string.Formatter().parse(text) if name}
 
@@ -35,7 +59,7 @@ def test_entry_has_both_languages_with_the_same_fields(domain: str, code: str, e
 @pytest.mark.parametrize("term", GLOSSARY, ids=[t["en"] for t in GLOSSARY])
 def test_chinese_texts_use_the_glossary_term(term: dict) -> None:
     # An avoided word may be part of the right term ("序列长" in "序列长度"): look at what is left without it.
-    offenders = [code for _, code, (_, zh) in ENTRIES for bad in term["avoid"] if bad in zh.replace(term["zh"], "")]
+    offenders = [where for where, zh in ZH_TEXTS for bad in term["avoid"] if bad in zh.replace(term["zh"], "")]
     assert not offenders, f"use {term['zh']!r} for {term['en']!r} in: {offenders}"
 
 
@@ -59,6 +83,13 @@ def test_every_code_the_package_names_exists_and_gets_exactly_its_fields() -> No
             if given != needed:
                 wrong.append(f"{where}: {code} takes {sorted(needed)}, given {sorted(given)}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_glossary_check_reads_the_rule_files_chinese() -> None:
+    rule_texts = dict(_rule_texts())
+    assert len(rule_texts) >= 60
+    assert rule_texts["10-ladder.yaml OOM001.title"].startswith("微批大小减半")
+    assert any(where.endswith(".skip_why") for where in rule_texts)
 
 
 def test_say_fills_fields_renders_nested_messages_and_falls_back_on_unknown_codes() -> None:
