@@ -43,7 +43,7 @@ def detect(data: dict) -> Msg | None:
         if key in data:
             return msg("config.why.accelerate", keys=key)
     if isinstance(data.get("fsdp_config"), dict) and "num_processes" in data:
-        return msg("config.why.accelerate", keys="fsdp_config, num_processes")
+        return msg("config.why.accelerate", keys=("fsdp_config", "num_processes"))
     return None
 
 

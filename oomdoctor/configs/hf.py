@@ -82,7 +82,7 @@ def detect(data: dict) -> Msg | None:
         return None
     trl = [k for k in data if k in TRL_KEYS][:2]
     if trl:
-        return msg("config.why.trl", keys=", ".join([model_key] + trl))
+        return msg("config.why.trl", keys=tuple([model_key] + trl))
     return msg("config.why.hf", keys=model_key)
 
 

@@ -87,7 +87,7 @@ def detect(data: dict) -> Msg | None:
         return None
     keys = [k for k in HALLMARK_KEYS if k in data][:3]
     if keys:
-        return msg("config.why.llamafactory", keys=", ".join(keys))
+        return msg("config.why.llamafactory", keys=tuple(keys))
     return None
 
 
