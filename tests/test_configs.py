@@ -328,3 +328,36 @@ def test_edits_for_other_frameworks_use_their_key_names():
     assert sh[("train_hf.sh", ("per_device_train_batch_size",))].value == 4
     acc = _by_key(edits_for(load_config(cfg("accelerate_fsdp.yaml")), [Change("n_gpus", 4, 8)]))
     assert acc[("accelerate_fsdp.yaml", ("num_processes",))].value == 8
+
+
+# ---------------------------------------------------------------- words, not sentences
+
+def _unknown_codes(value) -> list[str]:
+    """Codes of `value` (a Msg, or a tuple of them, nested in values too) that words/ has no entry for."""
+    from oomdoctor.facts import Msg
+    from oomdoctor.words import has
+
+    if isinstance(value, Msg):
+        return ([] if has(value.code) else [value.code]) + [c for _, v in value.args for c in _unknown_codes(v)]
+    if isinstance(value, tuple):
+        return [c for v in value for c in _unknown_codes(v)]
+    return []
+
+
+_READABLE = sorted(str(p) for pattern in ("configs/*.*", "scripts/*.sh", "real-configs/*/*.*")
+                   for p in (DATA.parent).glob(pattern) if p.name != "MANIFEST.yaml")
+
+
+@pytest.mark.parametrize("path", _READABLE, ids=[Path(p).relative_to(DATA.parent).as_posix() for p in _READABLE])
+def test_every_warning_reason_and_provenance_is_a_words_code(path):
+    from oomdoctor.facts import Msg
+
+    try:
+        s = load_config(path)
+    except InputError as err:
+        assert isinstance(err.message, Msg) and not _unknown_codes(err.message), err.message
+        return
+    said = [src.describe() for src in s.sources.values()] + list(s.extras.get("warnings", ()))
+    said += [m for m in (s.framework_reason, s.version_reason) if m is not None]
+    assert all(isinstance(m, Msg) for m in said)
+    assert not [c for m in said for c in _unknown_codes(m)]
