@@ -16,7 +16,7 @@ from typing import Any, Iterator, Sequence
 
 from oomdoctor import __version__
 from oomdoctor.errors import ExitCode, InputError, exit_code
-from oomdoctor.facts import msg
+from oomdoctor.facts import Msg, msg
 from oomdoctor.words import LANGS, env_language, say, show, wrap_cells
 
 DEMO_DIR = Path(__file__).parent / "data" / "demo"
@@ -329,7 +329,7 @@ def _simulate(session: Any, as_json: bool = False) -> int:
     if report.setup is None or report.shape is None:
         raise InputError(msg("cli.needs_config", flag="--simulate"))
 
-    def progress(message: str) -> None:
+    def progress(message: Msg) -> None:
         _say_err(say("cli.progress", lang, message=message))
 
     from oomdoctor.memory import estimate
@@ -343,7 +343,7 @@ def _simulate(session: Any, as_json: bool = False) -> int:
         est = estimate(setup, report.shape, report.hardware, crash=report.crash)
         result = simulate.trace_step(setup, report.shape, progress=progress)
         if as_json:
-            runs.append({"label": say(label, lang), "label_code": label.code, **simulate.to_dict(result, est)})
+            runs.append({"label": say(label, lang), "label_code": label.code, **simulate.to_dict(result, est, lang)})
         else:
             print(say("cli.simulate_label", lang, label=label))
             print(simulate.format_result(result, est, lang))

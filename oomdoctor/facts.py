@@ -54,13 +54,17 @@ class Source:
     file: str | None = None      # path as the user gave it (or as resolved relative to the config)
     key: str | None = None       # dotted key path inside that file, e.g. "zero_optimization.stage"
     line: int | None = None      # 1-based line of the value, when known
-    default: str | None = None   # "default of LLaMA-Factory 0.9.4", "derived from deepspeed auto", ...
+    default: Msg | None = None   # whose default it is, or why the file's value was not taken (words/config.py
+                                 # "config.default.*": "default of LLaMA-Factory 0.9.4", ...)
 
-    def describe(self) -> str:
+    def describe(self) -> Msg:
+        """Where the value came from, as words: "train.yaml:12 (cutoff_len)", "default of axolotl 0.18"."""
         if self.file:
             where = self.file + (f":{self.line}" if self.line else "")
-            return f"{where} ({self.key})" if self.key else where
-        return self.default or "unknown"
+            at = msg("config.source.key", where=where, key=self.key) if self.key else msg("config.source.file",
+                                                                                        where=where)
+            return msg("config.source.why", where=at, why=self.default) if self.default is not None else at
+        return self.default or msg("common.unknown")
 
 
 # ---------------------------------------------------------------- training setup
@@ -123,7 +127,8 @@ class TrainingSetup:
         return self.micro_batch * self.grad_accum * max(1, self.n_gpus)
 
     def source_of(self, name: str) -> Source:
-        return self.sources.get(name) or Source(default=f"default of {self.defaults_of}" if self.defaults_of else None)
+        return self.sources.get(name) or Source(default=msg("config.default.of", framework=self.defaults_of)
+                                                if self.defaults_of else None)
 
     def with_changes(self, **values: Any) -> "TrainingSetup":
         return replace(self, **values)
@@ -412,4 +417,4 @@ class Report:
     patch: str = ""                                  # unified diff of the plan's config changes
     env: Mapping[str, str] = field(default_factory=dict)   # environment variables the plan sets
     notes: tuple[Text, ...] = ()                     # launch-command advice of the plan's steps
-    warnings: tuple[Msg | str, ...] = ()             # things the user should know (assumptions, unreadable parts)
+    warnings: tuple[Msg, ...] = ()                   # things the user should know (assumptions, unreadable parts)

@@ -244,7 +244,7 @@ def read_report(opts: Options) -> Report:
     inputs = sort_inputs(opts.files)
     crash = read_crash(inputs.log)
     setup = read_setup(inputs, crash, opts)
-    warnings: list[Msg | str] = list(setup.extras.get("warnings", ())) if setup is not None else []
+    warnings: list[Msg] = list(setup.extras.get("warnings", ())) if setup is not None else []
     if opts.gpus and setup is not None and opts.gpus != setup.n_gpus:
         setup = replace(setup, n_gpus=opts.gpus)
     hw = read_hardware(crash, setup, opts)

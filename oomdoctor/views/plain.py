@@ -158,7 +158,7 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         for note in notes:
             console.print(Text(f"       · {note}", style="yellow"))
     for w in report.warnings:
-        console.print(Text(say("report.note", lang, note=show(w, lang)), style="yellow"))
+        console.print(Text(say("report.note", lang, note=w), style="yellow"))
     if est is None:
         return
     console.print()
