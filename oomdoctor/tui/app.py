@@ -239,7 +239,8 @@ class OomDoctorApp(App[int]):
             parts.append(Text(f"{_short_model(r.setup.model)} {r.setup.method}"))
         if r.hardware is not None:
             gpus = f" ×{r.hardware.n_gpus}" if r.hardware.n_gpus > 1 else ""
-            parts.append(Text(f"{r.hardware.gpu}{gpus}"))
+            name = r.hardware.gpu if r.hardware.gpu not in ("", "unknown") else gib(r.hardware.gpu_gib)
+            parts.append(Text(f"{name}{gpus}"))
         if r.estimate is not None:
             line = _peak_mark(r.estimate)
             if self.selection and self.current_plan().steps:
