@@ -243,11 +243,11 @@ def _main(argv: list[str], lang: str) -> int:
         return _advise(session, args)
     code = exit_code(report)
     if args.walkthrough and (not use_tui(args)):
-        from oomdoctor.guide import default_answers, plan_with_answers, render_plain
+        from oomdoctor.guide import default_answers, options_with_answers, render_plain
 
-        answers = default_answers(report)
-        report = plan_with_answers(session, answers)
-        sys.stdout.write(render_plain(report, answers, lang, rules=session.rules))
+        answers = default_answers(report, session.options)
+        choices, report = options_with_answers(session, answers)
+        sys.stdout.write(render_plain(report, answers, lang, rules=session.rules, options=choices))
         return exit_code(report)
     if use_tui(args) and not (args.export or args.write or args.apply):
         from oomdoctor.tui import run as run_tui  # the only place textual gets imported

@@ -250,8 +250,18 @@ def _fastest(session: Any, out: Report, skip: dict[str, str], run: Any) -> tuple
 
 
 def reproduce_flags(options: Any, read_gpus: int | None = None) -> list[str]:
-    """The command-line flags that give the same plan: --gpus, --skip, --accept, in that order."""
+    """The command-line flags that give the same plan: what the run was read with (--gpu, --model,
+    --framework-version, --headroom, --rules), then the choices: --gpus, --skip, --accept."""
+    import shlex
+
     flags = []
+    for flag, value in (("--gpu", options.gpu), ("--model", options.model),
+                        ("--framework-version", options.framework_version)):
+        if value:
+            flags.append(f"{flag} {shlex.quote(str(value))}")
+    if abs(options.headroom - 0.10) > 1e-9:
+        flags.append(f"--headroom {options.headroom:g}")
+    flags += [f"--rules {shlex.quote(d)}" for d in options.rules_dirs]
     if options.gpus and options.gpus != read_gpus:
         flags.append(f"--gpus {options.gpus}")
     flags += [f"--skip {r}" for r in dict.fromkeys(options.skip)]

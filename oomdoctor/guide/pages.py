@@ -67,13 +67,15 @@ class Page:
         return self.bars[0] if self.bars else None
 
 
-def pages(report: Report, answers: Answers, lang: str, rules: Any = None, options: Any = None) -> list[Page]:
+def pages(report: Report, answers: Answers, lang: str, rules: Any = None, options: Any = None, *,
+          interactive: bool = True) -> list[Page]:
     """The walkthrough, page by page, for `report` (already re-planned with `answers` when it should be).
     `rules`: the run's rule book, for the titles of skipped rungs and the rules' own cost texts; `options`:
     the choices that plan comes from (--gpus, --skip, --accept), for the command line that reproduces it.
     The last page is the plan itself: its diff, what to install, and how to get it without the guide."""
     lang = "zh" if lang == "zh" else "en"
     w = _Writer(report, answers, lang, rules, options)
+    w.interactive = interactive
     out = [w.error_page()]
     if report.estimate is None or report.setup is None:
         out.append(w.no_config_page())
@@ -100,6 +102,7 @@ class _Writer:
         self.lang = lang
         self.rules = rules
         self.options = options
+        self.interactive = True     # the app's screen: its keys can be named
         self.s = report.setup
         self.est = report.estimate
         self.cap = report.estimate.capacity_gib if report.estimate else (report.hardware.gpu_gib if report.hardware else 0.0)
@@ -471,9 +474,12 @@ class _Writer:
         final = r.plan.final_setup(start) if start is not None else None
         installs = install_commands(start, final) if start is not None and final is not None else []
         if installs:
-            paras.append(self.tr("ap_install"))
+            # first and in full: without the package the patched run stops at its start
+            paras.append(self.tr("ap_install", cmds=" ; ".join(installs)))
             code += [*installs, ""]
         if r.edits or r.patch:
+            if self.interactive:
+                paras.append(self.tr("ap_keys"))
             paras.append(self.tr("ap_export"))
             code += [self.command("--export plan.diff"), "git apply plan.diff"]
         else:
@@ -483,7 +489,6 @@ class _Writer:
             code += [f"export {k}={v}" for k, v in r.env.items()]
         if r.edits or r.patch:
             paras.append(self.tr("ap_write", cmd=self.command("--write fixed/")))
-            paras.append(self.tr("ap_keys"))
         for note in r.notes:
             paras.append(self.tr("ap_notes", note=say(note, self.lang)))
         if r.patch:

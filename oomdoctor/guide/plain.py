@@ -15,7 +15,7 @@ def render_plain(report: Report, answers: Answers, lang: str, width: int = 78, r
                  options: Any = None) -> str:
     """Every page, one after the other: heading, paragraphs, bars, commands."""
     lines: list[str] = []
-    all_pages = pages(report, answers, lang, rules, options)
+    all_pages = pages(report, answers, lang, rules, options, interactive=False)
     for n, page in enumerate(all_pages, 1):
         head = f"{n}/{len(all_pages)}  {page.title}"
         lines += [head, "=" * min(width, cell_width(head)), ""]
