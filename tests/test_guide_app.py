@@ -109,7 +109,8 @@ def test_declining_to_change_the_experiment_keeps_cutoff_len_out_of_the_guides_a
             await pilot.press("n")
             await settle(pilot)
         box = screen.query_one("#q-allow_method_change", Checkbox)
-        assert "cutoff_len" in str(box.label)          # the question names what would change
+        help_text = " ".join(q.help for q in screen.questions if q.key == "allow_method_change")
+        assert "cutoff_len" in help_text                # the question says what would change
         box.focus()
         await pilot.press("space")                     # yes: the ladder cuts cutoff_len
         await settle(pilot)

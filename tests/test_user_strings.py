@@ -67,8 +67,9 @@ ALLOWED = {
     # why the plain console hands a report to rich; never printed
     "oomdoctor/views/plaintext.py": {"markup or an emoji code", "a header of several lines",
                                      "table wider than the console"},
-    # the name of a card the log does not name: issue #19 replaces this placeholder with a real value
-    "oomdoctor/gpus.py": {"GPU from log"},
+    # commands the user copies: what a planned setting needs installed
+    "oomdoctor/views/describe.py": {"pip install liger-kernel", "pip install bitsandbytes", "pip install deepspeed",
+                                    "pip install flash-attn --no-build-isolation"},
     # crash (#16) owns pipeline.sort_inputs: its errors move with that work
     "oomdoctor/pipeline.py": {"is a directory, not a log or a training config", "no such file",
                               "too many configs given ({} and {})", "two logs given ({} and {}); pass one"},

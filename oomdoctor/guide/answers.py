@@ -107,8 +107,8 @@ def questions(report: Report, lang: str, rules: Any = None) -> list[Question]:
     gpus_help = say("guide.q_gpus_help_named" if _named(report) else "guide.q_gpus_help", lang, n=ran,
                     mb=s.micro_batch, ga=s.grad_accum)
     what = consent_titles(report, rules, lang)
-    method_q = (Question("allow_method_change", "bool", say("guide.q_method", lang, what=what),
-                         say("guide.q_method_help", lang, method=method_name(s.method, lang)), False)
+    method_q = (Question("allow_method_change", "bool", say("guide.q_method", lang),
+                         say("guide.q_method_help", lang, what=what, method=method_name(s.method, lang)), False)
                 if what else
                 Question("allow_method_change", "bool", say("guide.q_method_none", lang),
                          say("guide.q_method_none_help", lang), False))

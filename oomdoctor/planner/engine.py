@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import replace
+from dataclasses import field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from oomdoctor.errors import InputError
@@ -267,12 +267,8 @@ class _Walk:
     skipped: list
     setup: TrainingSetup
     estimate: Estimate
-    proposed: list = None       # type: ignore[assignment]  # Steps a rung without consent would take
-    dropped: list = None        # type: ignore[assignment]  # (Step, Msg): steps the minimal plan left out
-
-    def __post_init__(self) -> None:
-        self.proposed = list(self.proposed or ())
-        self.dropped = list(self.dropped or ())
+    proposed: list = field(default_factory=list)     # Steps a rung without consent would take
+    dropped: list = field(default_factory=list)      # (Step, Msg): steps the minimal plan left out
 
 
 class _Planner:

@@ -34,7 +34,7 @@ from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog, localize
 from oomdoctor.tui.widgets import MemoryBars, Prose, Row, StepList, plan_rows, step_detail
 from oomdoctor.views.bars import segments
 from oomdoctor.views.describe import (
-    component_name, crash_numbers, crash_where, diagnosis_lines, fit_verdict, setup_rows,
+    component_name, crash_numbers, crash_where, diagnosis_lines, fit_verdict, install_commands, setup_rows,
 )
 from oomdoctor.words import gib, say, show
 
@@ -375,8 +375,11 @@ class OomDoctorApp(App[int]):
             heading.append(self.say("patch"), style="bold")
         self.query_one("#patch-heading", Static).update(heading)
         env_text = Text()
-        if sel and (sel.env or sel.notes):
+        installs = install_commands(self.report.setup, sel.setup) if sel and self.report.setup is not None else []
+        if sel and (sel.env or sel.notes or installs):
             env_text.append(self.say("before_launch"), style="bold")
+            for line in installs:
+                env_text.append(f"  {line}\n", style="bold")
             for name, value in sel.env.items():
                 env_text.append(f"  export {name}={value}\n")
             for note in sel.notes:

@@ -238,7 +238,8 @@ class AdviseScreen(Screen[None]):
         s = self.session
         try:
             matrix: Any = advise.build(s.report, prices=s.options.prices, tokens=s.options.tokens,
-                                       estimator=s.estimator, correction=s.correction, rules=s.rules)
+                                       estimator=s.estimator, correction=s.correction, rules=s.rules,
+                                       host_ram_gib=s.options.host_ram, accept=s.options.accept, skip=s.options.skip)
         except Exception as err:     # InputError for a crash-only report, or a bug: say it, keep the app
             matrix = err
         if not get_current_worker().is_cancelled:

@@ -250,7 +250,9 @@ def step_detail(step: Step, index: int, lang: str = "en", *, cost_text: str = ""
     text.append(change_words(step, lang) or say(step.title, lang))
     text.append("\n")
     common = dict(costs=step_costs(step, lang), rule=step.rule, slug=step.slug)
-    if step.adds_gib:               # giving memory back to the host costs GPU memory
+    if state == "proposed":
+        text.append(say("app.step_would_save", lang, saved=gib(step.saved_gib), **common), style="dim")
+    elif step.adds_gib:             # giving memory back to the host costs GPU memory
         text.append(say("app.step_uses", lang, more=gib(step.adds_gib), **common), style="dim")
     else:
         text.append(say("app.step_saves", lang, saved=gib(step.saved_gib), **common), style="dim")

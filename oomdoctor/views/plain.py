@@ -16,7 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Plan, Report, Step
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 from oomdoctor.views.describe import (
-    component_name, diagnosis_lines, event_line, event_numbers, model_lines, read_as_line, setup_line,
+    component_name, diagnosis_lines, event_line, event_numbers, install_commands, model_lines, read_as_line,
+    setup_line,
 )
 from oomdoctor.words import cell_width, pad_cells, say, show, wrap_cells
 
@@ -220,6 +221,10 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         final = plan.steps[-1].estimate
         console.print(Text("  ") + bar(final, width, kit))
         console.print(verdict(final, kit, lang))
+        installs = install_commands(s, plan.steps[-1].setup) if s is not None else []
+        if installs:
+            # without the package the patched run stops at its start: said where the plan is, not in a cost
+            print_hanging(console, [(say("report.install", lang, cmds=" ; ".join(installs)), "bold")], 2)
         dropped = plan.rungs_in("dropped")
         if dropped:
             titles = say("common.list_sep", lang).join(say(r.steps[0].title, lang) for r in dropped if r.steps)

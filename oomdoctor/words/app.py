@@ -84,6 +84,8 @@ WORDS = {
     'app.no_config': ('No estimate without a training config.', '没有训练配置就无法估算。'),
     'app.step_n': ('Step {n}: ', '第 {n} 步：'),
     'app.step_saves': ('saves {saved} · {costs} · rule {rule} ({slug})', '节省 {saved} · {costs} · 规则 {rule}（{slug}）'),
+    'app.step_would_save': ('would save {saved} · {costs} · rule {rule} ({slug})',
+                            '可省 {saved} · {costs} · 规则 {rule}（{slug}）'),
     'app.step_uses': ('uses {more} more on the GPU · {costs} · rule {rule} ({slug})', 'GPU 上多用 {more} · {costs} · 规则 {rule}（{slug}）'),
     'app.whole_plan_no_fit': ('Even the whole plan does not fit. ', '即使采用全部步骤也放不下。'),
     'app.no_changes': ('No file changes for this selection.', '这组选择不改动任何文件。'),

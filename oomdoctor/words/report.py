@@ -81,6 +81,8 @@ WORDS = {
     "report.dropped": ("The plan fits without {n} step{n:plural::s} it took on the way, so {n:plural:it was:they were} "
                        "left out: {titles}.",
                        "方案在途中采用过的 {n} 步后来已不再需要，所以去掉了：{titles}。"),
+    "report.install": ("Install first, or the patched run stops at its start: {cmds}",
+                       "先安装，否则改过的训练一启动就会报错：{cmds}"),
     "report.rungs_title": ("Every rung, in ladder order, as the walk met it", "阶梯上的每一步（按顺序，以走到它时的状态为准）"),
     "report.rung_head": ("{rules} {state}: ", "{rules} {state}："),
     "report.rung_applied": ("{title} (step {n} of the plan{times}).", "{title}（方案第 {n} 步{times}）。"),
