@@ -313,12 +313,21 @@ def render_crash(crash: CrashReport, console: Console, lang: str = "en") -> None
     numbers = event_numbers(e, lang)
     if numbers:
         print_hanging(console, [indent + numbers], 7)
+    if e.phase_evidence is not None:
+        text = e.phase_evidence.text
+        shown = text if len(text) <= 70 else text[:69] + "…"
+        print_hanging(console, [indent + say("crash.evidence.line", lang, line=e.phase_evidence.line, text=shown)], 7,
+                      style="dim")
+    if e.confidence != "certain":
+        print_hanging(console, [indent + say(f"crash.confidence.{e.confidence}", lang)], 7, style="yellow")
     ranks = sorted({ev.rank for ev in crash.events if ev.rank is not None})
     if len(ranks) > 1:
         print_hanging(console, [indent + say("report.ranks", lang, n=len(crash.events),
                                              ranks=", ".join(map(str, ranks)))], 7)
     for line in diagnosis_lines(crash.diagnoses, lang):
         print_hanging(console, [f"{indent}· {line}"], 9, style="yellow")
+    for check in crash.checks:
+        print_hanging(console, [f"{indent}· {say(check, lang)}"], 9, style="yellow")
     if crash.host_ram_gib:
         if crash.host_ram_used_pct:
             line = say("report.host_ram_used", lang, gib=crash.host_ram_gib, pct=crash.host_ram_used_pct)
