@@ -59,8 +59,9 @@ ALLOWED = {
     # why the plain console hands a report to rich; never printed
     "oomdoctor/views/plaintext.py": {"markup or an emoji code", "a header of several lines",
                                      "table wider than the console"},
-    # the name of a card the log does not name: issue #19 replaces this placeholder with a real value
-    "oomdoctor/gpus.py": {"GPU from log"},
+    # commands the user copies: what a planned setting needs installed
+    "oomdoctor/views/describe.py": {"pip install liger-kernel", "pip install bitsandbytes", "pip install deepspeed",
+                                    "pip install flash-attn --no-build-isolation"},
 }
 
 
