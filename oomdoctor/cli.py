@@ -65,7 +65,16 @@ class _Formatter(argparse.HelpFormatter):
         return wrap_cells(" ".join(text.split()), width)
 
     def _fill_text(self, text: str, width: int, indent: str) -> str:
-        return "\n".join(indent + line for line in wrap_cells(" ".join(text.split()), width - len(indent)))
+        # Line by line, so the epilog's examples and the prices file keep their shape; a wrapped line
+        # hangs under its own text.
+        out: list[str] = []
+        for line in text.split("\n"):
+            lead = line[:len(line) - len(line.lstrip())]
+            body = line.strip()
+            hang = lead + "    " if lead else "  "
+            out += [indent + ln for ln in wrap_cells(body, width - len(indent), indent=hang, initial=lead)] if body \
+                else [""]
+        return "\n".join(out)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,6 +125,7 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     plan.add_argument("--headroom", default="0.10", metavar="FRACTION", help=h("headroom"))
     plan.add_argument("--rules", action="append", default=[], metavar="DIR", help=h("rules"))
     plan.add_argument("--skip", action="append", default=[], metavar="RULE", help=h("skip"))
+    plan.add_argument("--accept", action="append", default=[], metavar="RULES", help=h("accept"))
     plan.add_argument("--list-rules", action="store_true", help=h("list_rules"))
     plan.add_argument("--explain", metavar="RULE", help=h("explain"))
     out = p.add_argument_group(say("cli.group.output", lang))
@@ -127,6 +137,7 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     out.add_argument("--advise", action="store_true", help=h("advise"))
     out.add_argument("--prices", metavar="FILE", help=h("prices"))
     out.add_argument("--tokens", metavar="N", help=h("tokens"))
+    out.add_argument("--host-ram", metavar="GIB", help=h("host_ram"))
     fix = p.add_argument_group(say("cli.group.patch", lang))
     fix.add_argument("--export", metavar="FILE", help=h("export"))
     fix.add_argument("--write", metavar="DIR", help=h("write"))
@@ -232,6 +243,8 @@ def _numbers(args: argparse.Namespace) -> None:
             args.gpus = as_int(args.gpus, "--gpus", minimum=1, maximum=4096)
         if args.tokens is not None:
             args.tokens = as_float(args.tokens, "--tokens", minimum=1.0)
+        if args.host_ram is not None:
+            args.host_ram = as_float(args.host_ram, "--host-ram", minimum=1.0, maximum=1 << 20)
     except BadValue as err:
         raise InputError(err.message) from None
     if args.headroom >= 0.9:
@@ -258,7 +271,8 @@ def _main(argv: list[str], lang: str) -> int:
                    rules_dirs=tuple(args.rules), skip=tuple(args.skip), framework_version=args.framework_version,
                    # The demo's diff names its files as they sit beside each other: a/train.yaml.
                    cwd=str(DEMO_DIR) if args.demo and not args.files else os.getcwd(),
-                   prices=args.prices, tokens=args.tokens)
+                   prices=args.prices, tokens=args.tokens, accept=_accepted(args.accept, args.rules),
+                   host_ram=args.host_ram, need_gpu=not args.advise)
     if args.prices:
         from oomdoctor.advise.prices import load_prices
 
@@ -272,11 +286,11 @@ def _main(argv: list[str], lang: str) -> int:
         return _advise(session, args)
     code = exit_code(report)
     if args.walkthrough and (not use_tui(args)):
-        from oomdoctor.guide import default_answers, plan_with_answers, render_plain
+        from oomdoctor.guide import default_answers, options_with_answers, render_plain
 
-        answers = default_answers(report)
-        report = plan_with_answers(session, answers)
-        sys.stdout.write(render_plain(report, answers, lang, rules=session.rules))
+        answers = default_answers(report, session.options)
+        choices, report = options_with_answers(session, answers)
+        sys.stdout.write(render_plain(report, answers, lang, rules=session.rules, options=choices))
         return exit_code(report)
     if use_tui(args) and not (args.export or args.write or args.apply):
         from oomdoctor.tui import run as run_tui  # the only place textual gets imported
@@ -293,6 +307,21 @@ def _main(argv: list[str], lang: str) -> int:
     if args.export or args.write or args.apply:
         _export(session, args)
     return code
+
+
+def _accepted(values: Sequence[str], rules_dirs: Sequence[str]) -> tuple[str, ...]:
+    """--accept OOM003,OOM004 (repeatable): rule ids or slugs of the rung book, `quality` or `all`."""
+    names = tuple(v.strip() for value in values for v in value.split(",") if v.strip())
+    if not names:
+        return ()
+    from oomdoctor.planner import load_rules
+    from oomdoctor.planner.engine import ACCEPT_ALL
+
+    known = {n.lower() for r in load_rules(tuple(rules_dirs)) for n in (r.id, r.slug)} | set(ACCEPT_ALL)
+    for name in names:
+        if name.lower() not in known:
+            raise InputError(msg("cli.accept_unknown", name=name))
+    return names
 
 
 def _export(session: Any, args: argparse.Namespace) -> None:
@@ -364,6 +393,8 @@ def _advise(session: Any, args: argparse.Namespace) -> int:
     if report.setup is None or report.shape is None:
         raise InputError(msg("cli.needs_config", flag="--advise"))
     matrix = advise.build(report, prices=session.options.prices, tokens=session.options.tokens,
-                          estimator=session.estimator, correction=session.correction)
+                          estimator=session.estimator, correction=session.correction, rules=session.rules,
+                          host_ram_gib=session.options.host_ram, accept=session.options.accept,
+                          skip=session.options.skip)
     sys.stdout.write((advise.to_json(matrix, lang) if args.json else advise.render_plain(matrix, lang)) + "\n")
     return ExitCode.FITS

@@ -370,6 +370,24 @@ class Skipped:
     reason: Msg                     # a words code ("plan.skip.*", "guide.skip.*") and its values
 
 
+RUNG_STATES = ("applied", "proposed", "dropped", "skipped", "not_reached")
+
+
+@record
+class Rung:
+    """One rung of the ladder and what the walk did with it, so a view can show every rung in ladder order.
+
+    applied: its steps are in the plan. proposed: it changes the experiment and had no consent; `steps`
+    holds what it would do at that point of the walk (its saving), and the walk went on below it.
+    dropped: it was applied, then left out because the plan fits without it. skipped: not applicable, or
+    no saving (`reason` says which). not_reached: the plan fit before the walk came to it."""
+
+    rule: str
+    state: str                          # one of RUNG_STATES
+    steps: tuple[Step, ...] = ()
+    reason: Msg | None = None
+
+
 @record
 class Plan:
     """The steps that make a setup fit (in order), the rules skipped, and whether it fits."""
@@ -378,6 +396,15 @@ class Plan:
     skipped: tuple[Skipped, ...] = ()
     fits: bool = False
     advice: tuple[Msg, ...] = ()    # what would fit when nothing does (more GPUs, another card)
+    rungs: tuple[Rung, ...] = ()    # every rung of the book in ladder order, with its state
+
+    def rungs_in(self, state: str) -> tuple[Rung, ...]:
+        return tuple(r for r in self.rungs if r.state == state)
+
+    @property
+    def proposed(self) -> tuple[Step, ...]:
+        """What the steps that need the user's yes would do (one per rung, none of them in `steps`)."""
+        return tuple(r.steps[0] for r in self.rungs if r.state == "proposed" and r.steps)
 
     def final_setup(self, start: TrainingSetup) -> TrainingSetup:
         return self.steps[-1].setup if self.steps else start

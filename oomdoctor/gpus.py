@@ -29,6 +29,7 @@ class GpuSpec:
     flash_attn2: bool
     bf16_tflops: float          # dense, datasheet
     arch: str = ""
+    mem_gbs: float = 0.0        # memory bandwidth, datasheet GB/s
     aliases: tuple[str, ...] = ()
 
 
@@ -48,12 +49,14 @@ def catalog() -> tuple[GpuSpec, ...]:
     return tuple(GpuSpec(name=r["name"], total_gib=float(r["total_gib"]), usable_gib=float(r["usable_gib"]),
                          bf16=bool(r["bf16"]), flash_attn2=bool(r["flash_attn2"]),
                          bf16_tflops=float(r["bf16_tflops"]), arch=r.get("arch", ""),
+                         mem_gbs=float(r.get("mem_gbs", 0.0)),
                          aliases=tuple(str(a) for a in r.get("aliases", ()))) for r in rows)
 
 
 # Model tokens, longest first so "a100" is not read as "a10" and "l40s" not as "l4".
 _MODEL_TOKENS = ("mi300x", "mi250x", "mi300", "mi250", "a6000", "l40s", "a100", "a800", "a10g", "h100", "h800",
-                 "h200", "h20", "b200", "v100", "l40", "a10", "l4", "t4", "3090", "4090", "5090")
+                 "h200", "h20", "b200", "v100", "l40", "l20", "a40", "a10", "l4", "t4", "3090", "4090d", "4090",
+                 "5090")
 
 
 def lookup_gpu(text: str) -> GpuSpec:
@@ -134,7 +137,8 @@ def hardware_from_log(crash: CrashReport, n_gpus: int = 1) -> Hardware | None:
     if other < 0.05:
         other = 0.0
     gpus = n_gpus if n_gpus > 1 else (crash.world_size or 1)
-    return Hardware(gpu=spec.name if spec else (crash.gpu_name or "GPU from log"),
+    # No name in the log: the card is its size; views say "a 79.2 GiB GPU", never a placeholder.
+    return Hardware(gpu=spec.name if spec else (crash.gpu_name or ""),
                     gpu_gib=capacity if capacity is not None else spec.usable_gib,
                     n_gpus=max(1, gpus), source="log",
                     bf16=spec.bf16 if spec else True, flash_attn2=spec.flash_attn2 if spec else True,

@@ -27,10 +27,13 @@ class Options:
     headroom: float = 0.10
     rules_dirs: tuple[str, ...] = ()
     skip: tuple[str, ...] = ()          # rule ids or slugs the user switched off
+    accept: tuple[str, ...] = ()        # --accept: rungs that change the experiment the user agreed to (ids, slugs, quality)
     framework_version: str | None = None
     cwd: str | None = None              # diff paths are relative to this
     prices: str | None = None           # --prices: YAML of card -> price per hour, for the fit matrix
     tokens: float | None = None         # --tokens: tokens to train on, for the fit matrix's time and cost
+    host_ram: float | None = None       # --host-ram: GiB of host RAM, for the fit matrix (None: per GPU rented)
+    need_gpu: bool = True               # False for --advise: a renter has no card yet, the matrix needs none
 
 
 @record
@@ -162,6 +165,19 @@ def read_hardware(crash: CrashReport | None, setup: TrainingSetup | None, opts: 
     return None
 
 
+def with_gpus(setup: TrainingSetup, hw: Hardware, n: int | None) -> tuple[TrainingSetup, Hardware]:
+    """`--gpus N` (and the guide's GPU answer): N GPUs per node for this run.
+
+    When the inputs name how many GPUs the run used (a launcher, the log's ranks) and N is more, the run
+    keeps its count and the N GPUs are what it may use: the plan spreads it over them (ZeRO-3) with the
+    effective batch kept. Otherwise the run is taken to use N, as launching its files on N GPUs would."""
+    if not n:
+        return setup, hw
+    if "n_gpus" in setup.sources and n > setup.n_gpus:
+        return setup, replace(hw, n_gpus=n)
+    return replace(setup, n_gpus=n), replace(hw, n_gpus=n)
+
+
 def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape:
     from oomdoctor.models import resolve_model
 
@@ -245,9 +261,11 @@ def read_report(opts: Options) -> Report:
     crash = read_crash(inputs.log)
     setup = read_setup(inputs, crash, opts)
     warnings: list[Msg] = list(setup.extras.get("warnings", ())) if setup is not None else []
-    if opts.gpus and setup is not None and opts.gpus != setup.n_gpus:
-        setup = replace(setup, n_gpus=opts.gpus)
-    hw = read_hardware(crash, setup, opts)
+    hw = read_hardware(crash, setup, replace(opts, gpus=None))
+    if setup is not None and hw is not None:
+        setup, hw = with_gpus(setup, hw, opts.gpus)
+    elif hw is not None and opts.gpus:
+        hw = replace(hw, n_gpus=opts.gpus)
     if setup is None:
         if crash is None:
             raise InputError(msg("run.no_inputs"))
@@ -260,8 +278,9 @@ def read_report(opts: Options) -> Report:
         if from_log:
             warnings.append(msg("crash.setup.no_gpu"))
             return Report(inputs=tuple(opts.files), crash=crash, warnings=tuple(warnings))
-        where = inputs.log or inputs.config
-        raise InputError(msg("run.no_gpu"), where)
+        if opts.need_gpu:       # --advise needs no card: a renter has none yet
+            where = inputs.log or inputs.config
+            raise InputError(msg("run.no_gpu"), where)
     if from_log:
         warnings.append(msg("crash.setup.from_log"))
     elif inputs.config is not None and not os.path.isfile(inputs.config):
@@ -325,7 +344,8 @@ def plan_report(report: Report, opts: Options, *, rules=None, estimator=None) ->
     est = estimator(setup, shape, hw, crash=crash, headroom=opts.headroom)
     if rules is None:
         rules = load_rules(opts.rules_dirs)
-    kw = dict(crash=crash, rules=rules, headroom=opts.headroom, skip=opts.skip, estimator=estimator)
+    kw = dict(crash=crash, rules=rules, headroom=opts.headroom, skip=opts.skip, estimator=estimator,
+              accept=opts.accept)
     # Even when the estimate fits, a crash log can be evidence for some rungs (fragmentation, host RAM,
     # evaluation): make_plan applies only those then.
     plan = make_plan(setup, shape, hw, **kw)

@@ -396,3 +396,72 @@ def test_the_matrix_is_the_same_every_time():
             for _ in range(2)]
     assert [(c.card, c.n_gpus, c.steps, c.final_peak_gib) for c in runs[0]] == \
         [(c.card, c.n_gpus, c.steps, c.final_peak_gib) for c in runs[1]]
+
+
+# ---------------------------------------------------------------- renters: no card yet, host RAM, units (issue #19)
+
+def test_advise_without_any_gpu_answers_with_host_ram_per_strategy(capsys, monkeypatch):
+    import oomdoctor.gpus as gpus
+
+    monkeypatch.setattr(gpus, "detect_nvml", lambda: None)        # no card on this machine either
+    code, out, err = run_cli(capsys, str(DEMO), "--advise", "--plain")
+    assert code in (0, 1), err
+    lines = out.splitlines()
+    head = next(i for i, ln in enumerate(lines) if ln.startswith("Strategies on"))
+    assert "no card given" in lines[head] and "host RAM" in lines[head + 1]
+    rows = lines[head + 2:head + 5]
+    assert rows[0].startswith("single GPU") and " GiB" in rows[0]
+    offload = next(ln for ln in rows if ln.startswith("ZeRO-3 + optimizer offload"))
+    assert "GiB!" in offload                      # more than the 64 GiB a rented one-GPU machine has
+    assert "64 GiB of host RAM per GPU, a typical rental host" in " ".join(out.split())
+    code, out, _ = run_cli(capsys, str(DEMO), "--advise", "--json")
+    doc = json.loads(out)
+    assert code == 0 and doc["hardware"] == ""
+    for row in doc["strategies"]:
+        assert row["fits"] is None and row["host_ram_gib"] is not None
+    assert any(row["host_ram_over"] for row in doc["strategies"])
+    assert doc["host_ram_per_gpu_gib"] == 64.0
+
+
+def test_host_ram_flag_moves_the_line_between_flagged_and_not(capsys, monkeypatch):
+    import oomdoctor.gpus as gpus
+
+    monkeypatch.setattr(gpus, "detect_nvml", lambda: None)
+    _, small, _ = run_cli(capsys, str(DEMO), "--advise", "--json", "--host-ram", "32")
+    _, large, _ = run_cli(capsys, str(DEMO), "--advise", "--json", "--host-ram", "1024")
+    small, large = json.loads(small), json.loads(large)
+    over = [(c["card"], c["n_gpus"]) for c in small["cells"] if c["host_ram_over"]]
+    assert over and not any(c["host_ram_over"] for c in large["cells"])
+    for cell in small["cells"]:
+        if cell["host_ram_over"]:
+            assert cell["host_ram_gib"] > 32 and cell["host_budget_gib"] == 32
+
+
+def test_the_matrix_has_l20_v100_a40_a6000_and_4090d_as_their_own_cards(capsys):
+    from oomdoctor.gpus import lookup_gpu
+
+    code, out, _ = run_cli(capsys, str(DEMO), "--gpu", "A100-80GB", "--advise", "--json")
+    doc = json.loads(out)
+    for card in ("L20", "V100 32GB", "A40", "RTX A6000", "RTX 4090D", "RTX 4090"):
+        assert card in doc["cards"]
+    specs = {s["card"]: s for s in doc["card_specs"]}
+    assert specs["L20"]["mem_gbs"] == 864 and specs["A40"]["mem_gbs"] == 696 and specs["RTX A6000"]["mem_gbs"] == 768
+    assert specs["RTX 4090D"]["bf16_tflops"] < specs["RTX 4090"]["bf16_tflops"]
+    assert lookup_gpu("NVIDIA GeForce RTX 4090 D").name == "RTX 4090D" != lookup_gpu("RTX 4090").name
+    assert lookup_gpu("L20").usable_gib > 40 and lookup_gpu("V100-SXM2-32GB").name == "V100 32GB"
+
+
+def test_every_matrix_cell_carries_its_unit_and_costs_their_currency(capsys):
+    import re
+
+    code, out, _ = run_cli(capsys, str(DEMO), "--gpu", "A100-80GB", "--advise", "--plain",
+                           "--prices", str(DATA / "prices.yaml"))
+    lines = out.splitlines()
+    start = next(i for i, ln in enumerate(lines) if ln.startswith("card "))
+    for line in lines[start + 1:start + 1 + len(MATRIX_CARDS)]:
+        cells = re.findall(r"(?:ok|x|[A-Z]) \d+(?:\.\d)? GiB", line)
+        assert len(cells) == len(MATRIX_COUNTS), line
+        assert not re.search(r" \d+G\b", line[16:])           # never the old "19G"
+    cost = lines.index(next(ln for ln in lines if ln.startswith("Cost of the run (USD")))
+    priced = [ln[16:] for ln in lines[cost + 2:cost + 2 + len(MATRIX_CARDS)] if re.search(r"\d", ln[16:])]
+    assert priced and all(re.fullmatch(r"(?:(?:[\d,.]+ USD\*?|-)\s*)+", cells.strip()) for cells in priced)

@@ -34,7 +34,9 @@ def english_sentences(text: str, leftovers: set[str] = frozenset()) -> list[str]
             text = re.sub(r"\s+".join(re.escape(w) for w in words), " ", text)
     found = []
     for line in text.splitlines():
-        verbatim = line.startswith(("--- ", "+++ ", "@@", "+", "-", "export ", "# ", "    ")) or "$ " in line
+        # a diff's context line starts with one space
+        context = line.startswith(" ") and not line.startswith("  ")
+        verbatim = line.startswith(("--- ", "+++ ", "@@", "+", "-", "export ", "# ", "    ")) or "$ " in line or context
         if verbatim and not re.search(r"[\u4e00-\u9fff]", line):
             continue            # the diff, shell lines and commands are verbatim
         found += ENGLISH.findall(line)

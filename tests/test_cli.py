@@ -145,7 +145,7 @@ def test_config_alone_is_a_preflight_check(capsys):
 def test_log_alone_is_diagnosed(capsys):
     code, out, err = run(capsys, str(DEMO_LOG), "--plain")
     assert code in (0, 1), err
-    assert "ran out of gpu memory" in out.lower()
+    assert "ran out of gpu memory" in " ".join(out.lower().split())
 
 
 def test_log_from_stdin(monkeypatch, capsys):
@@ -304,3 +304,31 @@ def test_list_rules_and_explain_print_json_when_asked(capsys):
     code, out, _ = run(capsys, "--explain", "switch-to-lora", "--json")
     rule = json.loads(out)
     assert rule["id"] == "OOM004" and rule["applicability"] == "needs-consent" and rule["when"] is not None
+
+
+@pytest.mark.parametrize("lang,words", [
+    ("en", ("examples:", "first OOM?", "exit codes:", "prices file (--prices, YAML)", "--accept quality")),
+    ("zh", ("示例：", "第一次遇到 OOM？", "退出码：", "价格文件（--prices，YAML）", "--accept quality")),
+])
+def test_help_has_examples_the_walkthrough_for_a_first_oom_every_exit_code_and_the_prices_format(capsys, lang,
+                                                                                                  words):
+    with pytest.raises(SystemExit):
+        main(["--help", "--lang", lang])
+    out = capsys.readouterr().out
+    for word in words:
+        assert word in out, word
+    assert "oomdoctor --walkthrough run.log config.yaml" in out
+    codes = out[out.index("exit codes:" if lang == "en" else "退出码："):]
+    for code in ("0 ", "1 ", "2 ", "3 ", "4 ", "130 "):
+        assert code in codes
+    prices = out[out.index(words[3]):]
+    assert "currency:" in prices and "A100-80GB:" in prices and "H100:" in prices
+
+
+def test_gpus_beyond_what_the_log_names_are_gpus_the_plan_may_spread_over_keeping_the_batch(capsys):
+    code, doc = run_json(capsys, str(DEMO_LOG), str(DEMO_YAML), "--gpus", "2")
+    assert doc["setup"]["n_gpus"] == 1 and doc["hardware"]["n_gpus"] == 2
+    zero3 = [st for st in doc["plan"]["steps"] if any(c["key"] == "n_gpus" for c in st["changes"])]
+    assert zero3
+    changes = {c["key"]: c["to"] for st in doc["plan"]["steps"] for c in st["changes"]}
+    assert changes["n_gpus"] == 2 and changes["grad_accum"] == 1         # 4 × 1 × 2: the effective batch stays 8

@@ -92,12 +92,11 @@ def test_step_words_show_changes_and_costs():
     assert step_costs(step) == "slower, asks consent"
 
 
-def test_matrix_cell_says_fits_plan_steps_or_nothing():
-    assert matrix_cell(True, True, 0, 71.2) == "✓ 71G"
-    assert matrix_cell(True, False, 2, 33.4) == "2 steps 33G"
-    assert matrix_cell(True, False, 1, 9.46) == "1 step 9.5G"
-    assert matrix_cell(False, False, 0, 138.6) == "✗ 139G"
-    assert matrix_cell(True, False, 2, 33.4, "zh") == "2 步 33G"
+def test_matrix_cell_says_fits_which_plan_or_nothing_with_the_unit():
+    assert matrix_cell(True, True, "", 71.2) == "✓ 71 GiB"
+    assert matrix_cell(True, False, "B", 33.4) == "B 33 GiB"
+    assert matrix_cell(True, False, "A", 9.46) == "A 9.5 GiB"
+    assert matrix_cell(False, False, "", 138.6) == "✗ 139 GiB"
 
 
 def test_chinese_verdict_and_costs():

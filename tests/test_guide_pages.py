@@ -114,9 +114,9 @@ def test_watch_page_expects_the_final_peak(lang):
     assert "21.4 GiB" in text and "nvidia-smi" in text
 
 
-def test_pages_follow_the_story_error_memory_questions_plan_steps_apply_watch():
+def test_pages_follow_the_story_and_end_on_the_plan_itself():
     keys = [p.key for p in pages(hand_report(), Answers(), "en")]
-    assert keys == ["error", "memory", "questions", "plan", "step-1", "step-2", "apply", "watch"]
+    assert keys == ["error", "memory", "questions", "plan", "step-1", "step-2", "watch", "apply"]
 
 
 def test_without_a_crash_log_the_first_page_is_a_preflight_check():
@@ -208,3 +208,67 @@ def test_the_guide_never_imports_textual_or_rich():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          cwd=os.path.dirname(os.path.dirname(__file__)))
     assert out.stdout.split() == ["False", "False"], out.stderr
+
+
+# ---------------------------------------------------------------- issue #19: promises the words make
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_card_the_log_does_not_name_is_its_size_never_a_placeholder(lang):
+    from helpers import session_of
+    from oomdoctor.guide import default_answers, questions
+    from oomdoctor.views.plain import render_to_string
+
+    session = session_of(("tests/data/logs/f01_torch25_backward.log", "tests/data/advise/lora_a100_40g.yaml"), lang)
+    report = session.report
+    assert report.hardware.gpu == ""                    # the log names no card
+    prompt = questions(report, lang, session.rules)[0].prompt
+    assert "23.6 GiB" in prompt and "from log" not in prompt
+    text = render_plain(report, default_answers(report), lang, rules=session.rules)
+    plain = render_to_string(report, lang=lang)
+    for words in (text, plain):
+        assert "GPU from log" not in words and "unknown" not in words
+    assert ("card not named" if lang == "en" else "型号未知") in plain
+
+
+def test_the_overhead_sentence_says_what_shrinks_it_as_the_steps_then_show():
+    from helpers import session_of
+    from oomdoctor.guide import default_answers
+
+    # a long-context run: the fused cross-entropy takes the logits away, and the allocator's reserve with them
+    session = session_of(("tests/data/guide/qwen1_5b_long_a100.yaml", "--gpu", "A100-40GB"))
+    report = session.report
+    d, overhead = report.estimate.details, report.estimate.components["overhead"]
+    all_pages = pages(report, default_answers(report), "en", session.rules)
+    memory = _text(next(p for p in all_pages if p.key == "memory"))
+    line = next(ln for ln in memory.splitlines() if ln.startswith("Overhead"))
+    fixed = d["cuda_context_gib"] + d["cublas_workspace_gib"]
+    assert f"{overhead:.1f} GiB" in line and f"{fixed:.1f} GiB" in line and f"{overhead - fixed:.1f} GiB" in line
+    assert "no setting shrinks it" not in line.lower() and "shrinks the reserve too" in line
+    final = report.plan.final_estimate(report.estimate).components["overhead"]
+    assert final < overhead - 1.0                        # and the plan's step does shrink it, as its page shows
+    step = _text(next(p for p in all_pages if p.key == "step-1"))
+    assert f"overhead {overhead:.1f} → {final:.1f} GiB" in step
+
+
+def test_the_last_page_names_what_to_install_and_the_command_line_that_gives_the_same_plan():
+    from helpers import session_of
+    from oomdoctor.guide import default_answers, options_with_answers
+
+    session = session_of(("tests/data/guide/qwen1_5b_long_a100.yaml", "--gpu", "A100-40GB"))
+    answers = default_answers(session.report)
+    choices, report = options_with_answers(session, answers)
+    last = pages(report, answers, "en", session.rules, choices)[-1]
+    assert last.key == "apply"
+    assert "pip install liger-kernel" in last.paragraphs[1]          # said first, not in a costs line
+    command = next(ln for ln in last.code.splitlines() if "--export plan.diff" in ln)
+    assert "--gpu A100-40GB" in command and command.startswith("oomdoctor ")
+    assert report.patch.splitlines()[0] in last.code
+
+
+def test_a_lora_run_is_not_asked_about_switching_to_lora():
+    from helpers import session_of
+
+    session = session_of(("tests/data/guide/qwen14b_lora_4090.log", "tests/data/guide/qwen14b_lora_4090.yaml"))
+    method = next(q for q in questions(session.report, "en", session.rules) if q.key == "allow_method_change")
+    assert "LoRA/QLoRA" not in method.prompt + method.help and "LoRA → " not in method.help
+    assert "Cut cutoff_len to 512 tokens" in method.help

@@ -73,7 +73,7 @@ async def test_footer_shows_the_page_keys_in_chinese():
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         shown = {b.binding.description for b in app.screen.active_bindings.values() if b.binding.show}
-        assert {"下一页", "上一页", "关闭"} <= shown
+        assert {"帮助", "退出", "下一页", "导出", "回到主界面"} <= shown
 
 
 async def test_question_widgets_show_only_on_the_questions_page():
@@ -165,15 +165,17 @@ async def test_walk_the_demo_answering_questions_changes_the_plan(lang):
         screen.query_one("#q-n_gpus", RadioSet).focus()
         await pilot.press("down", "enter")              # 1 GPU -> 2 GPUs
         await settle(pilot)
-        assert screen.answers.n_gpus == 2 and screen.report.setup.n_gpus == 2
+        assert screen.answers.n_gpus == 2 and screen.report.hardware.n_gpus == 2
         assert [st.rule for st in screen.report.plan.steps] != single_gpu_rules
         assert any(c.field == "zero_stage" and c.after == 3 for st in screen.report.plan.steps for c in st.changes)
+        final = screen.report.plan.final_setup(screen.report.setup)
+        assert final.n_gpus == 2 and final.effective_batch == screen.report.setup.effective_batch
 
         seen = [screen.current_page.key]
         while screen.page_index < len(screen._pages) - 1:
             await pilot.press("n")
             seen.append(screen.current_page.key)
-        assert seen[0] == "questions" and seen[1] == "plan" and seen[-2:] == ["apply", "watch"]
+        assert seen[0] == "questions" and seen[1] == "plan" and seen[-2:] == ["watch", "apply"]
         assert any(k.startswith("step-") for k in seen)
         apply = next(p for p in screen._pages if p.key == "apply")
         assert "--gpus 2" in apply.code and "--export plan.diff" in apply.code

@@ -87,7 +87,7 @@ def test_every_step_is_re_estimated_and_saved_gib_is_the_drop_in_peak():
 
 def test_steps_come_in_ladder_order():
     setup = TrainingSetup(method="full", micro_batch=8, seq_len=4096, grad_ckpt=False, precision="fp32")
-    plan = make_plan(setup, SMALL, Hardware(gpu_gib=12.0), estimator=fake_estimate)
+    plan = make_plan(setup, SMALL, Hardware(gpu_gib=12.0), estimator=fake_estimate, accept=("quality",))
     positions = [POS[s.rule] for s in plan.steps]
     assert positions == sorted(positions)
     assert plan.fits
@@ -275,8 +275,8 @@ def test_least_cost_prefers_throughput_costs_over_changing_the_experiment():
     # The ladder cuts cutoff_len (quality) before it reaches checkpointing; the cheapest plan does not.
     setup = TrainingSetup(method="full", micro_batch=1, seq_len=4096, grad_ckpt=False)
     hw = Hardware(gpu_gib=40.0)
-    ladder = make_plan(setup, SMALL, hw, estimator=fake_estimate)
-    cheap = least_cost_plan(setup, SMALL, hw, estimator=fake_estimate)
+    ladder = make_plan(setup, SMALL, hw, estimator=fake_estimate, accept=("quality",))
+    cheap = least_cost_plan(setup, SMALL, hw, estimator=fake_estimate, accept=("quality",))
     assert "OOM003" in [s.rule for s in ladder.steps]
     assert cheap.fits
     assert all("quality" not in s.costs for s in cheap.steps)
@@ -286,7 +286,7 @@ def test_least_cost_prefers_throughput_costs_over_changing_the_experiment():
 def test_least_cost_puts_quality_changing_steps_last():
     setup = TrainingSetup(method="full", micro_batch=4, seq_len=4096, grad_ckpt=False)
     cheap = least_cost_plan(setup, ModelShape("13b", params_total=13_000_000_000), Hardware(gpu_gib=40.0),
-                            estimator=fake_estimate)
+                            estimator=fake_estimate, accept=("quality",))
     kinds = ["quality" in s.costs for s in cheap.steps]
     assert cheap.fits and any(kinds)
     assert kinds == sorted(kinds)
@@ -379,3 +379,81 @@ def test_advice_names_the_smallest_catalog_card_that_fits():
     bigger = sorted((c.usable_gib, c.name) for c in gpus.catalog() if c.usable_gib * 0.9 >= peak)
     line = say(next(a for a in plan.advice if a.code == "plan.advice.card"))
     assert line.startswith(f"One {bigger[0][1]} ")
+
+
+# ---------------------------------------------------------------- consent, and minimal plans (issue #19)
+
+def test_a_rung_that_changes_the_experiment_is_only_proposed_without_consent_and_the_ladder_goes_on():
+    # full fine-tune, long context: cutoff_len (OOM003) and LoRA (OOM004) come before checkpointing (OOM007)
+    setup = TrainingSetup(method="full", micro_batch=1, seq_len=4096, grad_ckpt=False)
+    hw = Hardware(gpu_gib=40.0)
+    plan = make_plan(setup, SMALL, hw, estimator=fake_estimate)
+    assert all(st.applicability == "safe" for st in plan.steps)
+    assert "OOM007" in [st.rule for st in plan.steps] and plan.fits
+    proposed = {st.rule: st for st in plan.proposed}
+    assert {"OOM003", "OOM004"} <= set(proposed)
+    cut = proposed["OOM003"]
+    assert cut.changes[0].field == "seq_len" and cut.changes[0].after == 512
+    assert cut.saved_gib == pytest.approx(_peak(setup, gib=40.0) - cut.estimate.peak_gib)
+    states = {r.rule: r.state for r in plan.rungs}
+    assert states["OOM003"] == states["OOM004"] == "proposed" and states["OOM007"] == "applied"
+    assert [r.rule for r in plan.rungs] == [r.id for r in BOOK.rules]          # every rung, in ladder order
+
+
+@pytest.mark.parametrize("accept", [("quality",), ("OOM003",), ("cut-cutoff-len",), ("all",)])
+def test_consent_by_id_slug_or_quality_takes_the_rung_into_the_plan(accept):
+    setup = TrainingSetup(method="full", micro_batch=1, seq_len=4096, grad_ckpt=False)
+    plan = make_plan(setup, SMALL, Hardware(gpu_gib=40.0), estimator=fake_estimate, accept=accept)
+    assert "OOM003" in [st.rule for st in plan.steps]
+    assert "OOM003" not in [st.rule for st in plan.proposed]
+
+
+def test_the_least_cost_plan_never_takes_a_rung_without_consent():
+    setup = TrainingSetup(method="full", micro_batch=4, seq_len=4096, grad_ckpt=False)
+    shape = ModelShape("13b", params_total=13_000_000_000)
+    cheap = least_cost_plan(setup, shape, Hardware(gpu_gib=40.0), estimator=fake_estimate)
+    assert all(st.applicability == "safe" for st in cheap.steps)
+
+
+def test_a_plan_drops_the_steps_it_fits_without_latest_first():
+    # halving the micro-batch helps a little; the 8-bit optimizer alone then makes it fit with room to spare:
+    # once it fits, the plan no longer needs the halvings
+    setup = TrainingSetup(method="full", micro_batch=2, seq_len=2048, fused_ce=True, optimizer="adamw_torch")
+    shape = ModelShape("3b", params_total=3_000_000_000, vocab_size=32000)
+    hw = Hardware(gpu_gib=50.0)
+    plan = make_plan(setup, shape, hw, estimator=fake_estimate)
+    assert plan.fits
+    dropped = plan.rungs_in("dropped")
+    for i, step in enumerate(plan.steps):
+        keep = [st for j, st in enumerate(plan.steps) if j != i]
+        trial = setup
+        for st in keep:
+            trial = trial.with_changes(**{c.field: c.after for c in st.changes})
+        assert not fake_estimate(trial, shape, hw).fits, f"{step.rule} could go"
+    assert dropped and all(r.reason.code == "plan.rung.dropped" for r in dropped)
+
+
+def test_a_rung_that_leads_the_ladder_into_a_dead_end_is_walked_around():
+    # The demo: the 8-bit optimizer (OOM011) leaves 85.8 GiB with the optimizer states at 15% of it, under the
+    # offload rung's threshold; taken first, nothing below fits. Without it, offloading the optimizer does.
+    from oomdoctor.pipeline import Options
+    from oomdoctor.session import open_session
+
+    session = open_session(Options(files=("oomdoctor/data/demo/train.log", "oomdoctor/data/demo/train.yaml")))
+    plan = session.report.plan
+    assert plan.fits
+    assert [st.rule for st in plan.steps] == ["OOM015"]
+    assert {sk.rule: sk.reason.code for sk in plan.skipped}["OOM011"] == "plan.skip.dead_end"
+
+
+def test_when_nothing_fits_without_consent_the_advice_names_the_yes_that_would():
+    setup = TrainingSetup(method="full", micro_batch=1, seq_len=512, optimizer="adamw_8bit", zero_stage=3,
+                          offload_optimizer=True, offload_params=True)
+    shape = ModelShape("70b", params_total=70_000_000_000, vocab_size=32000)
+    plan = make_plan(setup, shape, Hardware(gpu_gib=24.0), estimator=fake_estimate)
+    if not plan.fits and plan.proposed:
+        codes = [a.code for a in plan.advice]
+        yes = [a for a in plan.advice if a.code == "plan.advice.with_yes"]
+        assert "plan.advice.still_needs" in codes
+        for a in yes:
+            assert all(r in {st.rule for st in plan.proposed} for r in a.values["rules"].split(","))

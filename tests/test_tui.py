@@ -28,42 +28,53 @@ async def test_first_screen_says_what_died_in_plain_words(demo):
         assert "backward" in text or "forward" in text or "optimizer" in text
 
 
-async def test_toggling_a_step_reestimates_and_changes_the_diff(demo):
+def _row_index(app, rule):
+    return [r.rule for r in app.query_one(StepList).rows].index(rule)
+
+
+async def test_unticking_a_step_plans_again_without_it_and_ticking_brings_it_back(demo):
+    from dataclasses import replace
+
     report, opts, _ = demo
-    app = OomDoctorApp(session_for(report, opts))
+    session = session_for(report, opts)
+    app = OomDoctorApp(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
         before_peak = app.selection.estimate.peak_gib
         before_patch = app.selection.patch
         assert before_patch == report.patch
-        await pilot.press("space")          # drops step 1, the highlighted one
+        first = report.plan.steps[0].rule
+        app.query_one(StepList).highlighted = _row_index(app, first)
+        await pilot.press("space")          # the step leaves the plan: the ladder is walked without it
         await _settle(pilot)
-        keep = tuple(range(1, len(report.plan.steps)))
-        assert app.query_one(StepList).keep == set(keep)
-        expected = select_steps(report, report.plan, keep, cwd=opts.cwd)
-        assert app.selection.estimate.peak_gib == pytest.approx(expected.estimate.peak_gib)
-        assert app.selection.estimate.peak_gib != pytest.approx(before_peak)
+        assert app.opts.skip == (first,)
+        expected = session.replan(replace(opts, skip=(first,)))
+        assert app.report.plan == expected.plan
+        assert first not in [st.rule for st in app.report.plan.steps]
         assert app.selection.patch == expected.patch
-        bars = app.query_one("#plan-bars", MemoryBars)
-        assert bars.rows[1][1].peak_gib == pytest.approx(expected.estimate.peak_gib)
-        assert f"{expected.estimate.peak_gib:.1f} GiB" in screen_text(app)
+        assert app.selection.estimate.peak_gib == pytest.approx(expected.plan.final_estimate(expected.estimate).peak_gib)
+        row = app.query_one(StepList).rows[_row_index(app, first)]
+        assert row.state == "off"
         await pilot.press("space")          # and back: the report's own plan again
         await _settle(pilot)
+        assert app.opts.skip == ()
         assert app.selection.patch == before_patch
         assert app.selection.estimate.peak_gib == pytest.approx(before_peak)
 
 
-async def test_dropping_every_step_leaves_no_diff_and_the_original_estimate(demo):
+async def test_minus_switches_off_every_step_of_the_plan(demo):
     report, opts, _ = demo
     app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3", "minus")
         await _settle(pilot)
-        assert app.selection.patch == ""
-        assert app.selection.estimate.peak_gib == pytest.approx(report.estimate.peak_gib)
-        await pilot.press("4")
-        await pilot.pause()
-        assert "No file changes" in screen_text(app)
+        taken = {st.rule for st in report.plan.steps}
+        assert taken <= set(app.opts.skip)
+        assert not taken & {st.rule for st in app.report.plan.steps}
+        await pilot.press("plus")           # every proposed step gets its yes, every step comes back
+        await _settle(pilot)
+        assert not taken & set(app.opts.skip)
+        assert {st.rule for st in report.plan.proposed} <= set(app.opts.accept)
 
 
 async def test_export_writes_the_same_diff_as_the_cli_export(demo, capsys):
@@ -76,9 +87,9 @@ async def test_export_writes_the_same_diff_as_the_cli_export(demo, capsys):
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("e")
         assert isinstance(app.screen, PathDialog)
-        await pilot.press("enter")          # the default name, oomdoctor.diff
+        await pilot.press("enter")          # the default name, plan.diff in the current directory
         await pilot.pause()
-    written = (folder / "oomdoctor.diff").read_text(encoding="utf-8")
+    written = (folder / "plan.diff").read_text(encoding="utf-8")
     assert written == report.patch
     assert written == (folder / "cli.diff").read_text(encoding="utf-8")
 
@@ -93,25 +104,28 @@ async def _export_as(pilot, name: str) -> None:
     await pilot.pause()
 
 
-async def test_export_writes_the_diff_of_the_shown_selection(demo):
+async def test_export_writes_the_diff_of_the_shown_plan(demo):
+    from dataclasses import replace
+
     report, opts, folder = demo
     assert report.least_cost is not None and report.least_cost.steps
-    app = OomDoctorApp(session_for(report, opts))
+    session = session_for(report, opts)
+    app = OomDoctorApp(session)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3", "l")                 # the least-cost plan, all of it
         await _settle(pilot)
         await _export_as(pilot, "cheapest.diff")
-        if len(report.plan.steps) > 1:
-            await pilot.press("l", "end", "space")  # the ladder without its last step
-            await _settle(pilot)
-            await _export_as(pilot, "picked.diff")
+        await pilot.press("l")                      # the ladder, without its first step
+        await _settle(pilot)
+        app.query_one(StepList).highlighted = _row_index(app, report.plan.steps[0].rule)
+        await pilot.press("space")
+        await _settle(pilot)
+        await _export_as(pilot, "picked.diff")
     cheapest = select_steps(report, report.least_cost, range(len(report.least_cost.steps)), cwd=opts.cwd).patch
     assert cheapest
     assert (folder / "cheapest.diff").read_text(encoding="utf-8") == cheapest
-    if len(report.plan.steps) > 1:
-        keep = range(len(report.plan.steps) - 1)
-        picked = select_steps(report, report.plan, keep, cwd=opts.cwd).patch
-        assert (folder / "picked.diff").read_text(encoding="utf-8") == picked
+    picked = session.replan(replace(opts, skip=(report.plan.steps[0].rule,))).patch
+    assert (folder / "picked.diff").read_text(encoding="utf-8") == picked
 
 
 async def test_escape_in_the_export_dialog_writes_nothing(demo):
@@ -121,7 +135,7 @@ async def test_escape_in_the_export_dialog_writes_nothing(demo):
         await pilot.press("e", "escape")
         await pilot.pause()
         assert not isinstance(app.screen, PathDialog)
-    assert not (folder / "oomdoctor.diff").exists()
+    assert not (folder / "plan.diff").exists()
 
 
 async def test_apply_asks_first_and_cancel_leaves_the_config_untouched(demo):
@@ -164,8 +178,9 @@ async def test_write_copies_leaves_the_originals_alone(demo):
         await pilot.press("enter")
         await pilot.pause()
     copies = [p for p in (folder / "oomdoctor-patched").rglob("*") if p.is_file()]
-    assert [p.name for p in copies] == ["train.yaml"]
-    assert copies[0].read_bytes() != original
+    assert sorted(p.name for p in copies) == sorted(Path(e.file).name for e in report.edits)
+    copy = next(p for p in copies if p.name == "train.yaml")
+    assert copy.read_bytes() != original
     assert (folder / "train.yaml").read_bytes() == original
 
 

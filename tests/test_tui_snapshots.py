@@ -1,4 +1,6 @@
-"""How the app looks on the demo inputs, at 80×24 (SSH) and 120×40 (a wide terminal).
+"""How the app looks on the demo inputs, at 60×20 (the least it is laid out for), 80×24 (SSH) and 120×40 (a wide
+terminal). At every size the title keeps the verdict and the footer keeps `?` and `q`
+(tests/test_guide_app.py checks that in words too).
 
 Review a changed snapshot by eye (pytest --snapshot-report) before accepting it with --snapshot-update.
 """
@@ -9,7 +11,8 @@ from pathlib import Path
 import pytest
 
 DEMO = Path(__file__).resolve().parents[1] / "oomdoctor" / "data" / "demo"
-SIZES = [pytest.param((80, 24), id="80x24"), pytest.param((120, 40), id="120x40")]
+SIZES = [pytest.param((60, 20), id="60x20"), pytest.param((80, 24), id="80x24"),
+         pytest.param((120, 40), id="120x40")]
 
 
 @pytest.fixture
@@ -61,7 +64,8 @@ def test_plan_tab(snap_compare, demo_app, size):
 
 
 @pytest.mark.parametrize("size", SIZES)
-def test_plan_tab_with_the_first_step_dropped(snap_compare, demo_app, size):
+def test_plan_tab_after_a_yes_to_the_proposed_step(snap_compare, demo_app, size):
+    # the first row is LoRA, proposed: space gives the yes and the ladder is walked again with it
     assert snap_compare(demo_app, terminal_size=size, run_before=_keys("3", "space"))
 
 
@@ -89,3 +93,22 @@ def test_plan_tab_in_chinese(snap_compare, demo_app_zh):
 
 def test_diagnosis_tab_in_chinese(snap_compare, demo_app_zh):
     assert snap_compare(demo_app_zh, terminal_size=(80, 24), run_before=_keys())
+
+
+@pytest.mark.parametrize("size", [pytest.param((60, 20), id="60x20"), pytest.param((80, 24), id="80x24")])
+def test_guide_last_page(snap_compare, monkeypatch, size):
+    from oomdoctor.pipeline import Options
+    from oomdoctor.session import open_session
+    from oomdoctor.tui.app import OomDoctorApp
+
+    monkeypatch.chdir(DEMO)
+    app = OomDoctorApp(open_session(Options(files=("train.yaml", "train.log"), cwd=str(DEMO)), "en"), walkthrough=True)
+
+    async def run_before(pilot) -> None:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        screen = pilot.app.screen
+        while screen.page_index < len(screen._pages) - 1:
+            await pilot.press("n")
+            await pilot.pause()
+    assert snap_compare(app, terminal_size=size, run_before=run_before)

@@ -49,8 +49,6 @@ ALLOWED = {
     # why the plain console hands a report to rich; never printed
     "oomdoctor/views/plaintext.py": {"markup or an emoji code", "a header of several lines",
                                      "table wider than the console"},
-    # the name of a card the log does not name: issue #19 replaces this placeholder with a real value
-    "oomdoctor/gpus.py": {"GPU from log"},
     # errors for programmers who call the patch and rule APIs wrongly; never shown
     "oomdoctor/patch/__init__.py": {"module {} has no attribute {}"},
     "oomdoctor/patch/build.py": {"KeyEdit(create=True) for {} needs the whole text as a str",
@@ -60,6 +58,9 @@ ALLOWED = {
     "oomdoctor/patch/scalars.py": {"cannot write a {} as a YAML scalar: {}", "JSON has no {}",
                                    "cannot write a {} as a JSON value: {}"},
     "oomdoctor/planner/rules.py": {"rule {} has no text field {}"},
+    # commands the user copies: what a planned setting needs installed
+    "oomdoctor/views/describe.py": {"pip install liger-kernel", "pip install bitsandbytes", "pip install deepspeed",
+                                    "pip install flash-attn --no-build-isolation"},
 }
 
 

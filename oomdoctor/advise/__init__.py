@@ -18,14 +18,14 @@ from __future__ import annotations
 import time
 from typing import Sequence
 
-from oomdoctor.advise.cards import MATRIX_CARDS, MATRIX_COUNTS, adapt_to_card, spec_of
+from oomdoctor.advise.cards import HOST_RAM_PER_GPU_GIB, MATRIX_CARDS, MATRIX_COUNTS, adapt_to_card, spec_of
 from oomdoctor.advise.matrix import build_cells, fit_cell
 from oomdoctor.advise.model import Cell, Matrix, PlanStep, StrategyRow
 from oomdoctor.advise.prices import Prices, load_prices
 from oomdoctor.advise.render import render_plain, to_json
 from oomdoctor.advise.strategies import build_strategies, naive_model_parallel
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Msg, Report, msg
+from oomdoctor.facts import Hardware, Msg, Report, msg
 
 __all__ = ["MATRIX_CARDS", "MATRIX_COUNTS", "Cell", "Matrix", "PlanStep", "Prices", "StrategyRow", "build",
            "build_cells", "build_strategies", "fit_cell", "load_prices", "naive_model_parallel", "render_plain",
@@ -34,8 +34,10 @@ __all__ = ["MATRIX_CARDS", "MATRIX_COUNTS", "Cell", "Matrix", "PlanStep", "Price
 
 def build(report: Report, prices: str | Prices | None = None, tokens: float | None = None, *,
           cards: Sequence[str] = MATRIX_CARDS, counts: Sequence[int] = MATRIX_COUNTS, estimator=None,
-          correction=None, rules=None) -> Matrix:
-    """The advisor's answer for the run in `report` (which needs a setup, a model shape and hardware).
+          correction=None, rules=None, host_ram_gib: float | None = None, accept: Sequence[str] = (),
+          skip: Sequence[str] = ()) -> Matrix:
+    """The advisor's answer for the run in `report` (which needs a setup and a model shape; without a GPU,
+    a renter's case, the strategies have no card to fit and the matrix is the whole answer).
 
     `estimator` and `correction` are the session's (calibrated once from the crash log), `rules` its
     rule book; without them they are built here. `tokens` was checked where it was read (the CLI)."""
@@ -47,8 +49,10 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
     setup, shape, hw = report.setup, report.shape, report.hardware
     if setup is None or shape is None:
         raise InputError(msg("cli.needs_config", flag="--advise"))
+    no_card = hw is None
     if hw is None:
-        raise InputError(msg("cli.advise_needs_gpu"))
+        # No card yet: the strategy rows say per-GPU peak and host RAM; whether they fit is the matrix's job.
+        hw = Hardware(gpu="", gpu_gib=0.0, n_gpus=max(1, setup.n_gpus), source="none")
     price_book = load_prices(prices) if isinstance(prices, str) else prices
     headroom = report.estimate.headroom if report.estimate is not None else 0.10
 
@@ -61,7 +65,7 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
         estimator = calibrate.corrected_estimator(estimate, corr)
 
     total, tokens_source = timing.total_tokens(setup, tokens)
-    user_spec = spec_of(hw.gpu) if hw.gpu else None
+    user_spec = spec_of(hw.gpu) if hw.gpu and not no_card else None
     n_user = max(1, hw.n_gpus or setup.n_gpus or 1)
     user_setup, user_assumed = adapt_to_card(setup, hw)
     user_price = price_book.of(user_spec.name) if (price_book is not None and user_spec is not None) else None
@@ -72,7 +76,8 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
     if user_spec is not None and user_spec.name not in {s.name for s in map(spec_of, card_list) if s}:
         card_list.append(user_spec.name)      # the user's own card gets a row too
     cells = build_cells(setup, shape, estimator=estimator, cards=card_list, counts=counts, headroom=headroom,
-                        tokens=total, prices=price_book, rules=rules)
+                        tokens=total, prices=price_book, rules=rules, host_ram_gib=host_ram_gib, accept=accept,
+                        skip=skip)
 
     dp = timing.DP_EFFICIENCY
     assumptions: list[Msg | str] = [
@@ -90,8 +95,14 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
     assumptions += [a for a in user_assumed if a not in assumptions]
     if corr is not None and corr.applied:
         assumptions.append(msg("advise.assume.measured", gib=corr.delta_gib))
-    if user_spec is None:
+    if no_card:
+        assumptions.append(msg("advise.assume.no_card"))
+    elif user_spec is None:
         assumptions.append(msg("advise.assume.unknown_card", gpu=hw.gpu))
+    assumptions.append(msg("advise.assume.host_ram_flag", gib=host_ram_gib) if host_ram_gib else
+                       msg("advise.assume.host_ram", gib=HOST_RAM_PER_GPU_GIB))
+    if not accept:
+        assumptions.append(msg("advise.assume.consent"))
     return Matrix(model=setup.model or shape.name, setup=setup, hardware=hw.gpu, n_gpus=n_user,
                   strategies=rows, cards=tuple(dict.fromkeys(c.card for c in cells)), counts=tuple(counts),
                   cells=cells, tokens=total, tokens_source=tokens_source, mfu=timing.MFU,
@@ -99,4 +110,5 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
                   assumptions=tuple(assumptions), calibration=corr.sentence if corr else None,
                   calibration_gib=corr.delta_gib if corr else 0.0,
                   measured=tuple(calibrate.measured_curve(report.crash)), headroom=headroom,
-                  elapsed_s=time.perf_counter() - started)
+                  elapsed_s=time.perf_counter() - started, host_ram_gib=host_ram_gib,
+                  specs=tuple(s for s in (spec_of(c) for c in dict.fromkeys(c.card for c in cells)) if s))

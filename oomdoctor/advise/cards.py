@@ -5,15 +5,20 @@ from dataclasses import replace
 
 from oomdoctor.facts import Hardware, Msg, TrainingSetup, msg
 
-# The cards people rent by the hour (issue 11); names as oomdoctor.gpus.lookup_gpu reads them.
-MATRIX_CARDS = ("RTX 3090", "RTX 4090", "RTX 5090", "L4", "L40S", "A10G", "A100 40GB SXM", "A100 80GB SXM",
-                "A800", "H100", "H800", "H20", "H200")
+# The cards people rent by the hour (issue 11; V100, RTX 4090D, RTX A6000, A40 and L20 are common on Chinese
+# and community clouds, issue 19); names as oomdoctor.gpus.lookup_gpu reads them.
+MATRIX_CARDS = ("V100 32GB", "RTX 3090", "RTX 4090D", "RTX 4090", "RTX 5090", "L4", "A10G", "RTX A6000", "A40",
+                "L20", "L40S", "A100 40GB SXM", "A100 80GB SXM", "A800", "H100", "H800", "H20", "H200")
+# Host RAM a rented machine gives per GPU when --host-ram does not say: community and Chinese clouds rent
+# a 24-48 GB card with 32-120 GB of RAM and 8-card nodes with 512 GB-1 TB, so 64 GiB per card is typical.
+HOST_RAM_PER_GPU_GIB = 64.0
 MATRIX_COUNTS = (1, 2, 4, 8)
 
 # Cards sold without NVLink/NVSwitch: gradients and parameter shards cross PCIe between cards, so data
 # parallel and ZeRO-3 scale worse. The catalog has no interconnect field yet; this set stands in for it.
-PCIE_ONLY = frozenset({"RTX 3090", "RTX 4090", "RTX 5090", "L4", "L40S", "A10G", "A10", "Tesla T4", "RTX A6000",
-                       "A100 40GB PCIe", "A100 80GB PCIe", "H100 PCIe"})
+# The A40 and the RTX A6000 take an NVLink bridge between two cards only: across 4 or 8 they talk over PCIe.
+PCIE_ONLY = frozenset({"RTX 3090", "RTX 4090", "RTX 4090D", "RTX 5090", "L4", "L20", "L40S", "A10G", "A10", "A40",
+                       "Tesla T4", "RTX A6000", "A100 40GB PCIe", "A100 80GB PCIe", "H100 PCIe"})
 
 # Host <-> GPU bandwidth a transfer really gets (bytes/s): about 25 GB/s on PCIe 4.0 x16, 50 on 5.0.
 _PCIE_GEN5_ARCHS = ("hopper", "blackwell")

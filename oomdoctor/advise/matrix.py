@@ -12,7 +12,9 @@ from dataclasses import replace
 from typing import Callable, Sequence
 
 from oomdoctor.advise import timing
-from oomdoctor.advise.cards import MATRIX_CARDS, MATRIX_COUNTS, adapt_to_card, card_hardware, spec_of
+from oomdoctor.advise.cards import (
+    HOST_RAM_PER_GPU_GIB, MATRIX_CARDS, MATRIX_COUNTS, adapt_to_card, card_hardware, spec_of,
+)
 from oomdoctor.advise.model import Cell, PlanStep
 from oomdoctor.facts import Estimate, ModelShape, TrainingSetup, msg
 
@@ -27,19 +29,22 @@ def _quality(costs: Sequence[str]) -> bool:
 def fit_cell(setup: TrainingSetup, shape: ModelShape, spec, n: int, *, estimator: Estimator, rules=None,
              headroom: float = 0.10, skip: Sequence[str] = (), ladder_only: bool = False,
              tokens: float | None = None, price: float | None = None,
-             host_ram_gib: float | None = None) -> Cell:
+             host_ram_gib: float | None = None, accept: Sequence[str] = ()) -> Cell:
     from oomdoctor.planner import least_cost_plan, make_plan
 
-    hw = card_hardware(spec, n, host_ram_gib)
+    # Planned without a host limit, then flagged against the host's RAM: a renter can pick a bigger host.
+    hw = card_hardware(spec, n, None)
     run, assumed = adapt_to_card(replace(setup, n_gpus=n), hw)
     est = estimator(run, shape, hw, headroom=headroom)
     steps: tuple[PlanStep, ...] = ()
     final_setup, final_est, search = run, est, "none"
     if not est.fits:
         if ladder_only:
-            plan = make_plan(run, shape, hw, rules=rules, headroom=headroom, skip=skip, estimator=estimator)
+            plan = make_plan(run, shape, hw, rules=rules, headroom=headroom, skip=skip, estimator=estimator,
+                             accept=accept)
         else:
-            plan = least_cost_plan(run, shape, hw, rules=rules, headroom=headroom, skip=skip, estimator=estimator)
+            plan = least_cost_plan(run, shape, hw, rules=rules, headroom=headroom, skip=skip, estimator=estimator,
+                                   accept=accept)
         search = "ladder" if ladder_only else "least-cost"
         if plan.fits:
             steps = tuple(PlanStep(rule=s.rule, slug=s.slug, title=s.title, costs=tuple(s.costs))
@@ -55,12 +60,14 @@ def fit_cell(setup: TrainingSetup, shape: ModelShape, spec, n: int, *, estimator
                 final_setup=final_setup if fits else None,
                 quality_steps=sum(1 for s in steps if _quality(s.costs)),
                 host_ram_gib=final_est.host_ram_gib, step_s=st.step_s if st else None, hours=hours, cost=cost,
-                assumed=assumed, search=search)
+                assumed=assumed, search=search,
+                host_budget_gib=host_ram_gib if host_ram_gib else HOST_RAM_PER_GPU_GIB * n)
 
 
 def build_cells(setup: TrainingSetup, shape: ModelShape, *, estimator: Estimator, cards: Sequence[str] = MATRIX_CARDS,
                 counts: Sequence[int] = MATRIX_COUNTS, rules=None, headroom: float = 0.10,
-                skip: Sequence[str] = (), tokens: float | None = None, prices=None) -> tuple[Cell, ...]:
+                skip: Sequence[str] = (), tokens: float | None = None, prices=None,
+                host_ram_gib: float | None = None, accept: Sequence[str] = ()) -> tuple[Cell, ...]:
     """Every (card, count) cell, the cheapest fitting one marked when prices are given."""
     from oomdoctor.planner import load_rules
 
@@ -79,7 +86,7 @@ def build_cells(setup: TrainingSetup, shape: ModelShape, *, estimator: Estimator
                 found[(spec.name, n)] = _retime(twin, spec, shape, tokens, price)
                 continue
             cell = fit_cell(setup, shape, spec, n, estimator=estimator, rules=book, headroom=headroom, skip=skip,
-                            tokens=tokens, price=price)
+                            tokens=tokens, price=price, host_ram_gib=host_ram_gib, accept=accept)
             plans[key] = cell
             found[(spec.name, n)] = cell
     return _mark_cheapest([found[(spec.name, n)] for spec in specs for n in counts])
@@ -95,8 +102,9 @@ def _retime(twin: Cell, spec, shape: ModelShape, tokens: float | None, price: fl
 
 
 def _mark_cheapest(cells: list[Cell]) -> tuple[Cell, ...]:
-    """The cheapest cell that fits without changing the experiment; else the cheapest that fits at all."""
-    priced = [c for c in cells if c.fits and c.cost is not None]
+    """The cheapest cell that fits without changing the experiment; else the cheapest that fits at all.
+    A cell whose host would run out of RAM is no candidate."""
+    priced = [c for c in cells if c.fits and c.cost is not None and not c.host_ram_over]
     keep = [c for c in priced if c.quality_steps == 0] or priced
     if not keep:
         return tuple(cells)

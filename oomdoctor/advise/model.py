@@ -53,6 +53,12 @@ class Cell:
     cheapest: bool = False
     assumed: tuple[Msg, ...] = ()   # what this card made us assume (fp16 for bf16, SDPA for FA2)
     search: str = "least-cost"      # least-cost | ladder (the time budget ran out) | none
+    host_budget_gib: float = 0.0    # host RAM the machine of this cell has (--host-ram, else per GPU rented)
+
+    @property
+    def host_ram_over(self) -> bool:
+        """The plan needs more host RAM (offload) than the machine has."""
+        return bool(self.fits and self.host_budget_gib and self.host_ram_gib > self.host_budget_gib)
 
 
 @dataclass(frozen=True)
@@ -77,6 +83,8 @@ class Matrix:
     headroom: float = 0.10
     elapsed_s: float = 0.0
     extra: Mapping[str, object] = field(default_factory=dict)
+    host_ram_gib: float | None = None   # --host-ram; None: HOST_RAM_PER_GPU_GIB per GPU of the cell
+    specs: tuple = ()                   # the catalog's GpuSpec of every card of the matrix (memory, bandwidth, speed)
 
     def cell(self, card: str, n_gpus: int) -> Cell | None:
         return next((c for c in self.cells if c.card == card and c.n_gpus == n_gpus), None)

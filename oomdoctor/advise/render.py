@@ -31,9 +31,11 @@ def setup_changes(before: TrainingSetup, after: TrainingSetup | None) -> dict[st
     return out
 
 
-def _row_json(row: StrategyRow, base: TrainingSetup, lang: str) -> dict[str, Any]:
+def _row_json(row: StrategyRow, base: TrainingSetup, lang: str, m: Matrix) -> dict[str, Any]:
     return {"strategy": row.key, "label": say(row.label, lang), "n_gpus": row.n_gpus, "peak_gib": _r(row.peak_gib),
-            "allocated_gib": _r(row.allocated_gib), "fits": row.fits, "host_ram_gib": _r(row.host_ram_gib),
+            "allocated_gib": _r(row.allocated_gib), "fits": row.fits if m.hardware else None,
+            "host_ram_gib": _r(row.host_ram_gib),
+            "host_ram_over": row.host_ram_gib >= 0.5 and row.host_ram_gib > host_budget(m, row.n_gpus),
             "components": {k: _r(v) for k, v in row.components.items()},
             "speed_vs_one_card": _r(row.speed), "speed_why": _why(row, lang), "step_s": _r(row.step_s),
             "hours": _r(row.hours, 4), "cost": _r(row.cost), "setup_changes": setup_changes(base, row.setup)}
@@ -49,6 +51,7 @@ def _cell_json(cell: Cell, base: TrainingSetup, lang: str) -> dict[str, Any]:
             "quality_steps": cell.quality_steps, "search": cell.search,
             "setup_changes": setup_changes(start, cell.final_setup), "host_ram_gib": _r(cell.host_ram_gib),
             "step_s": _r(cell.step_s), "hours": _r(cell.hours, 4), "cost": _r(cell.cost), "cheapest": cell.cheapest,
+            "host_budget_gib": _r(cell.host_budget_gib), "host_ram_over": cell.host_ram_over,
             "assumed": [say(a, lang) for a in cell.assumed]}
 
 
@@ -64,7 +67,7 @@ def to_json(matrix: Matrix, lang: str = "en") -> str:
         "estimate_note": say("advise.estimate_note", lang), "lang": lang,
         "tokens": m.tokens, "tokens_source": say(m.tokens_source, lang), "mfu": m.mfu,
         "currency": m.currency, "priced": m.priced,
-        "strategies": [_row_json(r, m.setup, lang) for r in m.strategies],
+        "strategies": [_row_json(r, m.setup, lang, m) for r in m.strategies],
         "cards": list(m.cards), "counts": list(m.counts),
         "cells": [_cell_json(c, m.setup, lang) for c in m.cells],
         "cheapest": None if cheapest is None else {"card": cheapest.card, "n_gpus": cheapest.n_gpus,
@@ -73,6 +76,9 @@ def to_json(matrix: Matrix, lang: str = "en") -> str:
                                                            "delta_gib": _r(m.calibration_gib)},
         "measured": [[x, _r(g)] for x, g in m.measured],
         "assumptions": [show(a, lang) for a in m.assumptions], "elapsed_s": _r(m.elapsed_s, 3),
+        "host_ram_gib": m.host_ram_gib, "host_ram_per_gpu_gib": None if m.host_ram_gib else host_budget(m, 1),
+        "card_specs": [{"card": s.name, "usable_gib": s.usable_gib, "mem_gbs": s.mem_gbs,
+                        "bf16_tflops": s.bf16_tflops, "arch": s.arch} for s in m.specs],
     }
     return json.dumps(doc, indent=2, ensure_ascii=False)
 
@@ -82,12 +88,6 @@ def to_json(matrix: Matrix, lang: str = "en") -> str:
 def hours_text(h: float | None) -> str:
     """'45m', '1.6h', '38h', '12d': a run time at a glance."""
     return hours(h)
-
-
-def _money(c: float | None) -> str:
-    if c is None:
-        return "-"
-    return f"{c:.2f}" if c < 100 else f"{c:,.0f}"
 
 
 def _wrap(text: str, indent: str = "  ", first: str = "") -> list[str]:
@@ -108,10 +108,24 @@ def _setup_line(s: TrainingSetup, lang: str) -> str:
     return say("common.list_sep", lang).join(show(p, lang) for p in parts)
 
 
+def host_budget(m: Matrix, n_gpus: int) -> float:
+    """Host RAM the machine of `n_gpus` cards has: --host-ram, else a typical rental host's per card."""
+    from oomdoctor.advise.cards import HOST_RAM_PER_GPU_GIB
+
+    return m.host_ram_gib if m.host_ram_gib else HOST_RAM_PER_GPU_GIB * max(1, n_gpus)
+
+
+def _gib(value: float, nd: int = 1) -> str:
+    return f"{value:.{nd}f} GiB"
+
+
 def _strategy_lines(m: Matrix, lang: str) -> list[str]:
     if not m.strategies:
         return []
-    out = [say("advise.strategies_on", lang, n=m.n_gpus, card=m.hardware)]
+    if m.hardware:
+        out = [say("advise.strategies_on", lang, n=m.n_gpus, card=m.hardware)]
+    else:
+        out = [say("advise.strategies_any", lang, n=m.n_gpus)]
     budget = None
     cells = [c for c in m.cells if c.card == m.hardware]
     if cells:
@@ -123,27 +137,41 @@ def _strategy_lines(m: Matrix, lang: str) -> list[str]:
     def col(key: str, cells: int) -> str:
         return pad_cells(say(f"advise.col.{key}", lang), cells, "right")
 
-    head = (pad_cells(say("advise.col.strategy", lang), 34) + col("gpus", 5) + col("peak", 9) + col("fits", 6)
-            + col("host", 10) + col("speed", 8) + col("step", 8) + col("run", 7))
+    head = (pad_cells(say("advise.col.strategy", lang), 33) + col("gpus", 5) + col("peak", 11) + col("fits", 6)
+            + col("host", 11) + col("speed", 7) + col("step", 7) + col("run", 7))
     if cost_col:
-        head += col("cost", 10)
+        head += col("cost", 12)
     out.append(head)
+    flagged = False
     for r in m.strategies:
-        host = f"{r.host_ram_gib:.0f} GiB" if r.host_ram_gib >= 0.5 else "-"
+        host = _gib(r.host_ram_gib, 0) if r.host_ram_gib >= 0.5 else "-"
+        if r.host_ram_gib >= 0.5 and r.host_ram_gib > host_budget(m, r.n_gpus):
+            host += "!"
+            flagged = True
         speed = f"{r.speed:.2f}x" if r.speed is not None else "-"
         step = f"{r.step_s:.1f}s" if r.step_s is not None else "-"
         # a run that does not fit has no run time or cost, only its speed if it had the memory
         run = hours_text(r.hours) if r.fits else "-"
-        fits = pad_cells(say("common.yes" if r.fits else "common.no", lang), 6, "right")
-        line = (f"{pad_cells(fit_cells(say(r.label, lang), 33), 34)}{r.n_gpus:>5}{r.peak_gib:>9.1f}{fits}{host:>10}"
-                f"{speed:>8}{step:>8}{run:>7}")
+        fits = "-" if not m.hardware else say("common.yes" if r.fits else "common.no", lang)
+        line = (f"{pad_cells(fit_cells(say(r.label, lang), 32), 33)}{r.n_gpus:>5}{_gib(r.peak_gib):>11}"
+                f"{pad_cells(fits, 6, 'right')}{host:>11}{speed:>7}{step:>7}{run:>7}")
         if cost_col:
-            line += f"{_money(r.cost if r.fits else None):>10}"
+            line += f"{_money(r.cost if r.fits else None, m.currency):>12}"
         out.append(line)
         if r.speed_why and r.key != "single":
             out.extend(_wrap(_why(r, lang), indent="      ", first="    "))
     out.append("  " + say("advise.speed_note", lang))
+    if flagged:
+        out.extend(_wrap(say("advise.host_flag_rows", lang, budget=_host_words(m, lang)), indent="    ", first="  "))
     return out
+
+
+def _host_words(m: Matrix, lang: str) -> str:
+    from oomdoctor.advise.cards import HOST_RAM_PER_GPU_GIB
+
+    if m.host_ram_gib:
+        return say("advise.host_given", lang, gib=m.host_ram_gib)
+    return say("advise.host_default", lang, gib=HOST_RAM_PER_GPU_GIB)
 
 
 def _plan_letters(m: Matrix) -> dict[tuple[str, ...], str]:
@@ -156,7 +184,9 @@ def _plan_letters(m: Matrix) -> dict[tuple[str, ...], str]:
     return letters
 
 
-def _cell_text(c: Cell | None, letters: dict[tuple[str, ...], str], priced: bool, timed: bool) -> str:
+def _cell_text(c: Cell | None, letters: dict[tuple[str, ...], str], timed: bool) -> str:
+    """One cell: how it fits (ok, a plan's letter, x), the peak per GPU and the run time, each with its unit;
+    ! when the host runs out of RAM, * on the cheapest."""
     if c is None:
         return ""
     if not c.fits:
@@ -165,10 +195,15 @@ def _cell_text(c: Cell | None, letters: dict[tuple[str, ...], str], priced: bool
     parts = [mark, gib_short(c.final_peak_gib)]
     if timed:
         parts.append(hours_text(c.hours))
-    if priced:
-        parts.append(_money(c.cost))
     text = " ".join(parts)
-    return text + ("*" if c.cheapest else "")
+    return text + ("!" if c.host_ram_over else "") + ("*" if c.cheapest else "")
+
+
+def _money(c: float | None, currency: str = "") -> str:
+    if c is None:
+        return "-"
+    amount = f"{c:.2f}" if c < 100 else f"{c:,.0f}"
+    return f"{amount} {currency}".strip()
 
 
 def _matrix_lines(m: Matrix, lang: str) -> list[str]:
@@ -176,18 +211,20 @@ def _matrix_lines(m: Matrix, lang: str) -> list[str]:
     timed = any(c.hours is not None for c in m.cells)
     card_w = 16
     col_w = max(12, min(21, (WIDTH - card_w) // max(1, len(m.counts))))
-    what = say("advise.matrix_what", lang) + (say("advise.matrix_time", lang) if timed else "") + (
-        say("advise.matrix_cost", lang) + (f" {m.currency}" if m.currency else "") if m.priced else "")
-    out = [say("advise.matrix_title", lang, what=what), "  " + say("advise.legend", lang)]
+    what = say("advise.matrix_what", lang) + (say("advise.matrix_time", lang) if timed else "")
+    out = [say("advise.matrix_title", lang, what=what), *_wrap(say("advise.legend", lang), indent="    ", first="  ")]
+    flagged = [c for c in m.cells if c.host_ram_over]
+    if flagged:
+        out.extend(_wrap(say("advise.legend_host", lang, budget=_host_words(m, lang)), indent="    ", first="  "))
     if m.priced:
-        out.append("  " + say("advise.legend_price", lang))
+        out.extend(_wrap(say("advise.legend_price", lang), indent="    ", first="  "))
     head = pad_cells(say("advise.col.card", lang), card_w) + "".join(
         pad_cells(say("advise.gpus_head", lang, n=n), col_w) for n in m.counts)
     out.append(head.rstrip())
     for card in m.cards:
         row = f"{card[:card_w - 1]:<{card_w}}"
         for n in m.counts:
-            row += f"{_cell_text(m.cell(card, n), letters, m.priced, timed)[:col_w - 1]:<{col_w}}"
+            row += f"{_cell_text(m.cell(card, n), letters, timed)[:col_w - 1]:<{col_w}}"
         out.append(row.rstrip())
     if letters:
         out.append(say("advise.plans", lang))
@@ -197,17 +234,55 @@ def _matrix_lines(m: Matrix, lang: str) -> list[str]:
                 say(s.title, lang) + (say("advise.changes_experiment", lang) if "quality" in s.costs else "")
                 for s in by_key[key])
             out.extend(_wrap(titles, indent="     ", first=f"  {letter}: "))
+    if flagged:
+        out.append(say("advise.host_needed", lang))
+        for card in m.cards:
+            over = [c for c in flagged if c.card == card]
+            if over:
+                each = say("common.list_sep", lang).join(
+                    say("advise.host_cell", lang, n=c.n_gpus, need=c.host_ram_gib, has=c.host_budget_gib)
+                    for c in over)
+                out.extend(_wrap(f"{card}: {each}", indent="      ", first="  "))
+    if m.priced:
+        out.append("")
+        out.append(say("advise.cost_title", lang, currency=m.currency or say("advise.no_currency", lang)))
+        out.append(head.rstrip())
+        for card in m.cards:
+            row = f"{card[:card_w - 1]:<{card_w}}"
+            for n in m.counts:
+                c = m.cell(card, n)
+                text = "" if c is None else (_money(c.cost, m.currency) if c.fits else "-") + (
+                    "*" if c is not None and c.cheapest else "")
+                row += f"{text[:col_w - 1]:<{col_w}}"
+            out.append(row.rstrip())
     if any(c.search == "ladder" for c in m.cells):
         out.append("  " + say("advise.ladder_cells", lang))
     best = m.cheapest
     if best is not None:
         how = (say("advise.as_configured", lang) if best.fits_as_configured else
                say("advise.with_plan", lang, letter=letters.get(tuple(s.slug for s in best.steps), "?")))
-        cur = f" {m.currency}" if m.currency else ""
         out.append(say("advise.cheapest", lang, n=best.n_gpus, card=best.card, how=how, hours=hours_text(best.hours),
-                       cost=_money(best.cost) + cur))
+                       cost=_money(best.cost, m.currency)))
     elif m.priced:
         out.append(say("advise.no_priced_fit", lang))
+    return out
+
+
+def _card_lines(m: Matrix, lang: str) -> list[str]:
+    """The cards of the matrix as the catalog has them: what PyTorch sees, bandwidth, speed, link."""
+    from oomdoctor.advise.cards import nvlink
+
+    if not m.specs:
+        return []
+    out = [say("advise.cards_title", lang),
+           pad_cells(say("advise.col.card", lang), 16) + pad_cells(say("advise.col.memory", lang), 12, "right")
+           + pad_cells(say("advise.col.bandwidth", lang), 13, "right") + pad_cells(say("advise.col.tflops", lang), 12,
+                                                                                 "right")
+           + "  " + say("advise.col.link", lang)]
+    for spec in m.specs:
+        bw = f"{spec.mem_gbs:,.0f} GB/s" if spec.mem_gbs else "-"
+        link = say("advise.link.nvlink" if nvlink(spec) else "advise.link.pcie_short", lang)
+        out.append(f"{spec.name[:15]:<16}{spec.usable_gib:>8.1f} GiB{bw:>13}{spec.bf16_tflops:>7.0f} TFLOPS  {link}")
     return out
 
 
@@ -225,6 +300,10 @@ def render_plain(matrix: Matrix, lang: str = "en") -> str:
     out.append("")
     out.extend(_matrix_lines(m, lang))
     out.append("")
+    cards = _card_lines(m, lang)
+    if cards:
+        out.extend(cards)
+        out.append("")
     out.append(say("advise.assumptions", lang))
     for a in m.assumptions:
         out.extend(_wrap(show(a, lang), indent="    ", first="  - "))

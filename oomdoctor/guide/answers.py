@@ -1,16 +1,18 @@
 """What only the user knows (the questions and their answers), and the plan those answers ask for.
 
-Re-planning goes through the session (the run's rule book and calibrated estimator) and the planner's
-public API: rules the answers exclude are left out with --skip, and the plan's own steps are checked,
-since a custom rule may change the method or the batch without saying so.
+The answers are choices of the same kind as the command line's: `--gpus`, `--accept` and `--skip`. They are
+turned into pipeline Options and planned through the session (the run's rule book and calibrated estimator),
+so the guide's plan is the one `oomdoctor ... --gpus N --accept ... --skip ... --export plan.diff` writes,
+and the one the app keeps when the guide closes. Where the rules' metadata cannot say what a step does (a
+custom rule that changes the method or the batch), the plan's own steps are checked too.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Mapping
+from typing import Any, Literal, Mapping, Sequence
 
 from oomdoctor.facts import Msg, Report, Skipped, Step, msg
-from oomdoctor.words import say
+from oomdoctor.words import join, say
 
 # Why a rule is left out because of an answer: the Skipped reason the guide (and every view) shows.
 SKIP_REASONS: Mapping[str, Msg] = {
@@ -19,6 +21,8 @@ SKIP_REASONS: Mapping[str, Msg] = {
     "speed": msg("guide.skip_speed"),
 }
 _METHOD_FIELDS = ("method", "quant_bits", "use_dora")
+# --accept words that give consent to every rung that changes the experiment (planner.engine.ACCEPT_ALL)
+_ACCEPT_ALL = ("quality", "all")
 
 
 @dataclass(frozen=True)
@@ -27,7 +31,7 @@ class Answers:
 
     n_gpus: int | None = None
     keep_effective_batch: bool = True
-    allow_method_change: bool = False
+    allow_method_change: bool = False     # "may the plan change the experiment": --accept quality
     prefer: Literal["memory", "speed"] = "memory"
 
 
@@ -41,12 +45,17 @@ class Question:
     choices: tuple[tuple[Any, str], ...] = ()  # (value, label) for "choice"
 
 
-def default_answers(report: Report) -> Answers:
-    """The answers the walkthrough starts from: the GPU count the report knows, everything else conservative."""
-    return Answers(n_gpus=n_gpus_of(report))
+def default_answers(report: Report, options: Any = None) -> Answers:
+    """The answers the walkthrough starts from: the GPU count and the consent the choices so far carry
+    (`options`, the app's or the command line's), everything else conservative."""
+    accept = tuple(getattr(options, "accept", ()) or ())
+    return Answers(n_gpus=n_gpus_of(report), allow_method_change=any(a.lower() in _ACCEPT_ALL for a in accept))
 
 
 def n_gpus_of(report: Report) -> int:
+    """The GPUs this run can use: what the card count says (--gpus), else the run's own."""
+    if report.hardware is not None and report.setup is not None:
+        return max(1, report.hardware.n_gpus, report.setup.n_gpus)
     if report.setup is not None and report.setup.n_gpus:
         return max(1, report.setup.n_gpus)
     if report.hardware is not None:
@@ -59,24 +68,56 @@ def method_name(method: str, lang: str) -> str:
     return say(code, lang) if method in ("full", "lora", "qlora", "freeze") else method
 
 
-def questions(report: Report, lang: str) -> list[Question]:
+def _named(report: Report) -> bool:
+    """The inputs say how many GPUs the run used (a launcher, the log's ranks)."""
+    return report.setup is not None and "n_gpus" in report.setup.sources
+
+
+def consent_titles(report: Report, rules: Any, lang: str) -> str:
+    """The rungs that would change this experiment, as their rule titles: what the consent question is about.
+    The plan's proposed rungs first; else the rule book's consent rungs whose condition this run meets."""
+    steps = list(report.plan.proposed) + [st for st in report.plan.steps if st.applicability == "needs-consent"]
+    titles = list(dict.fromkeys(say(st.title, lang) for st in steps))
+    if not titles and rules is not None and report.setup is not None and report.shape is not None \
+            and report.hardware is not None and report.estimate is not None:
+        from oomdoctor.planner import holds
+        from oomdoctor.planner.registry import gather
+
+        facts = gather(report.setup, report.shape, report.hardware, report.crash, report.estimate)
+        titles = [say(r.title, lang) for r in rules if r.applicability == "needs-consent" and holds(r.when, facts)]
+    return join(titles, lang)
+
+
+def questions(report: Report, lang: str, rules: Any = None) -> list[Question]:
     """Only what the tool cannot know from the config and the log, each with a default from the report."""
     s = report.setup
     if s is None:
         return []
     n = n_gpus_of(report)
-    gpu = report.hardware.gpu if report.hardware else "GPU"
-    counts = sorted({1, 2, 4, 8, n})
+    hw = report.hardware
+    named = hw is not None and hw.gpu not in ("", "unknown")
+    ran = max(1, s.n_gpus)
+    # When the inputs name the run's GPU count, fewer would change the effective batch: only as many or more.
+    counts = sorted({c for c in (1, 2, 4, 8, n, ran) if not _named(report) or c >= ran})
     eb = s.effective_batch
-    method = method_name(s.method, lang)
+    if named:
+        prompt = say("guide.q_gpus", lang, gpu=hw.gpu)
+    else:
+        prompt = say("guide.q_gpus_unnamed", lang, cap=f"{hw.gpu_gib:.1f} GiB" if hw else "?")
+    gpus_help = say("guide.q_gpus_help_named" if _named(report) else "guide.q_gpus_help", lang, n=ran,
+                    mb=s.micro_batch, ga=s.grad_accum)
+    what = consent_titles(report, rules, lang)
+    method_q = (Question("allow_method_change", "bool", say("guide.q_method", lang),
+                         say("guide.q_method_help", lang, what=what, method=method_name(s.method, lang)), False)
+                if what else
+                Question("allow_method_change", "bool", say("guide.q_method_none", lang),
+                         say("guide.q_method_none_help", lang), False))
     return [
-        Question("n_gpus", "choice", say("guide.q_gpus", lang, gpu=gpu), say("guide.q_gpus_help", lang, n=n),
-                 n, tuple((c, say("guide.n_gpus_label", lang, n=c)) for c in counts)),
+        Question("n_gpus", "choice", prompt, gpus_help, n,
+                 tuple((c, say("guide.n_gpus_label", lang, n=c)) for c in counts)),
         Question("keep_effective_batch", "bool", say("guide.q_batch", lang, eb=eb),
-                 say("guide.q_batch_help", lang, eb=eb, mb=s.micro_batch, ga=s.grad_accum, n=max(1, s.n_gpus)),
-                 True),
-        Question("allow_method_change", "bool", say("guide.q_method", lang, method=method),
-                 say("guide.q_method_help", lang, method=method), False),
+                 say("guide.q_batch_help", lang, eb=eb, mb=s.micro_batch, ga=s.grad_accum, n=ran), True),
+        method_q,
         Question("prefer", "choice", say("guide.q_prefer", lang), say("guide.q_prefer_help", lang),
                  "memory", (("memory", say("guide.prefer_memory", lang)), ("speed", say("guide.prefer_speed", lang)))),
     ]
@@ -95,25 +136,43 @@ def _fits(report: Report) -> bool:
     return bool(report.plan.fits or (report.estimate is not None and report.estimate.fits))
 
 
-def plan_with_answers(session: Any, answers: Answers) -> Report:
+def plan_with_answers(session: Any, answers: Answers, base: Any = None) -> Report:
     """The session's report re-planned as the answers ask (the session: oomdoctor.session.Session)."""
-    from oomdoctor.planner import cost_by_kind
+    return options_with_answers(session, answers, base)[1]
 
+
+def options_with_answers(session: Any, answers: Answers, base: Any = None) -> tuple[Any, Report]:
+    """(the choices, the plan) the answers ask for, starting from `base` (the choices so far: the app's or the
+    command line's; the session's own when None). The choices are pipeline Options: --gpus, --accept, --skip."""
     report, book = session.report, session.rules
+    base = base if base is not None else session.options
     if report.setup is None or report.shape is None or report.hardware is None or report.estimate is None:
-        return report
-    n = max(1, answers.n_gpus or n_gpus_of(report))
+        return base, report
+    read = session.read or report
+    accept = tuple(a for a in base.accept if a.lower() not in _ACCEPT_ALL)
+    if answers.allow_method_change:
+        accept += ("quality",)
+    else:
+        # "keep the experiment": no consent carried over from before either
+        consent = {r.id.lower() for r in book if r.applicability == "needs-consent"} | {
+            r.slug.lower() for r in book if r.applicability == "needs-consent"}
+        accept = tuple(a for a in accept if a.lower() not in consent)
+    n = answers.n_gpus
+    read_n = n_gpus_of(read)
+    gpus = None if n is None or (n == read_n and not base.gpus) else n
     skip: dict[str, str] = {}     # rule id -> why (a key of SKIP_REASONS)
-    if not answers.allow_method_change:
-        skip.update({rule.id: "method" for rule in book if rule.applicability == "needs-consent"})
+    own_skip = tuple(s for s in base.skip)
+
+    def options(extra: Mapping[str, str]) -> Any:
+        return replace(base, accept=accept, gpus=gpus, skip=own_skip + tuple(r for r in extra if r not in own_skip))
 
     def run(extra: Mapping[str, str]) -> Report:
-        return session.replan(skip=tuple(extra), n_gpus=n)
+        return session.replan(options(extra))
 
     out = run(skip)
     # The rules' metadata cannot say everything (a custom rule may change the method or the batch):
     # look at what the plan really did and leave out the offending rungs until none is left.
-    start = replace(report.setup, n_gpus=n)
+    start = out.setup
     for _ in range(8):
         found: dict[str, str] = {}
         before = start
@@ -129,24 +188,7 @@ def plan_with_answers(session: Any, answers: Answers) -> Report:
         out = run(skip)
 
     if answers.prefer == "speed" and _fits(out):
-        # Accept a trial only when it is slower in nothing: less throughput cost and no more quality cost
-        # (a repeated small rung may well be cheaper than one medium one, so weigh, do not count).
-        def faster(trial: Report, than: Report) -> bool:
-            t, c = cost_by_kind(trial.plan, book), cost_by_kind(than.plan, book)
-            return _fits(trial) and t["quality"] <= c["quality"] and t["throughput"] < c["throughput"]
-
-        slow = list(dict.fromkeys(st.rule for st in out.plan.steps if "throughput" in st.costs))
-        if slow:
-            trial = run({**skip, **{r: "speed" for r in slow}})
-            if faster(trial, out):
-                skip.update({r: "speed" for r in slow})
-                out = trial
-            else:
-                for rule in reversed(slow):     # one at a time, the last rungs first
-                    trial = run({**skip, rule: "speed"})
-                    if faster(trial, out):
-                        skip[rule] = "speed"
-                        out = trial
+        skip, out = _fastest(session, out, skip, run)
 
     if skip:
         skipped = [Skipped(sk.rule, SKIP_REASONS[skip[sk.rule]]) if sk.rule in skip else sk
@@ -154,5 +196,75 @@ def plan_with_answers(session: Any, answers: Answers) -> Report:
         listed = {sk.rule for sk in skipped}
         skipped += [Skipped(r, SKIP_REASONS[why]) for r, why in skip.items()
                     if r not in listed and book.get(r) is not None]
-        out = replace(out, plan=replace(out.plan, skipped=tuple(skipped)))
-    return out
+        rungs = tuple(replace(r, reason=SKIP_REASONS[skip[r.rule]]) if r.rule in skip and r.state == "skipped"
+                      else r for r in out.plan.rungs)
+        out = replace(out, plan=replace(out.plan, skipped=tuple(skipped), rungs=rungs))
+    return options(skip), out
+
+
+def step_seconds(report: Report) -> float | None:
+    """Seconds per optimizer step of the report's planned setup on its card (advise.timing), None when the
+    card's speed is not in the catalog."""
+    from oomdoctor.advise.cards import spec_of
+    from oomdoctor.advise.timing import step_time
+
+    if report.setup is None or report.shape is None or report.hardware is None:
+        return None
+    spec = spec_of(report.hardware.gpu) if report.hardware.gpu else None
+    final = report.plan.final_setup(report.setup)
+    st = step_time(final, report.shape, spec, max(1, final.n_gpus))
+    return st.step_s if st is not None else None
+
+
+def _fastest(session: Any, out: Report, skip: dict[str, str], run: Any) -> tuple[dict[str, str], Report]:
+    """"Prefer speed": of the plans that fit without more quality cost, the one whose step is fastest on this
+    card (advise.timing: work per token over the card's speed, offload traffic on top). Candidates leave out
+    the slow rungs of the plan: all of them, each one, and the last ones first."""
+    from oomdoctor.planner import cost_by_kind
+
+    book = session.rules
+    slow = list(dict.fromkeys(st.rule for st in out.plan.steps if "throughput" in st.costs))
+    if not slow:
+        return skip, out
+    quality = cost_by_kind(out.plan, book)["quality"]
+    trials: list[Sequence[str]] = [slow] + [[r] for r in slow] + [slow[i:] for i in range(1, len(slow))]
+    best_skip, best, best_s = skip, out, step_seconds(out)
+    seen: set[tuple[str, ...]] = set()
+    for leave_out in trials:
+        key = tuple(sorted(leave_out))
+        if key in seen:
+            continue
+        seen.add(key)
+        extra = {**skip, **{r: "speed" for r in leave_out}}
+        trial = run(extra)
+        if not _fits(trial) or cost_by_kind(trial.plan, book)["quality"] > quality:
+            continue
+        secs = step_seconds(trial)
+        if secs is not None and best_s is not None:
+            better = secs < best_s - 1e-9
+        else:       # no speed for this card: fewer throughput costs is faster
+            better = cost_by_kind(trial.plan, book)["throughput"] < cost_by_kind(best.plan, book)["throughput"]
+        if better:
+            best_skip, best, best_s = extra, trial, secs
+    return best_skip, best
+
+
+def reproduce_flags(options: Any, read_gpus: int | None = None) -> list[str]:
+    """The command-line flags that give the same plan: what the run was read with (--gpu, --model,
+    --framework-version, --headroom, --rules), then the choices: --gpus, --skip, --accept."""
+    import shlex
+
+    flags = []
+    for flag, value in (("--gpu", options.gpu), ("--model", options.model),
+                        ("--framework-version", options.framework_version)):
+        if value:
+            flags.append(f"{flag} {shlex.quote(str(value))}")
+    if abs(options.headroom - 0.10) > 1e-9:
+        flags.append(f"--headroom {options.headroom:g}")
+    flags += [f"--rules {shlex.quote(d)}" for d in options.rules_dirs]
+    if options.gpus and options.gpus != read_gpus:
+        flags.append(f"--gpus {options.gpus}")
+    flags += [f"--skip {r}" for r in dict.fromkeys(options.skip)]
+    if options.accept:
+        flags.append("--accept " + ",".join(dict.fromkeys(options.accept)))
+    return flags

@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from oomdoctor.facts import COMPONENTS, GIB, Change, Estimate, Report, Skipped, Step, TrainingSetup
-from oomdoctor.guide.answers import Answers, is_answer_skip, method_name, questions
+from oomdoctor.guide.answers import Answers, is_answer_skip, method_name, questions, reproduce_flags
 from oomdoctor.shellsafe import export_line
-from oomdoctor.views.describe import phase_words
+from oomdoctor.views.describe import install_commands, phase_words
 from oomdoctor.words import count_words, has, say
 
 # LLaMA-Factory key of each field, used when the config did not name it (the value was a default).
@@ -68,11 +68,15 @@ class Page:
         return self.bars[0] if self.bars else None
 
 
-def pages(report: Report, answers: Answers, lang: str, rules: Any = None) -> list[Page]:
+def pages(report: Report, answers: Answers, lang: str, rules: Any = None, options: Any = None, *,
+          interactive: bool = True) -> list[Page]:
     """The walkthrough, page by page, for `report` (already re-planned with `answers` when it should be).
-    `rules`: the run's rule book, for the titles of skipped rungs and the rules' own cost texts."""
+    `rules`: the run's rule book, for the titles of skipped rungs and the rules' own cost texts; `options`:
+    the choices that plan comes from (--gpus, --skip, --accept), for the command line that reproduces it.
+    The last page is the plan itself: its diff, what to install, and how to get it without the guide."""
     lang = "zh" if lang == "zh" else "en"
-    w = _Writer(report, answers, lang, rules)
+    w = _Writer(report, answers, lang, rules, options)
+    w.interactive = interactive
     out = [w.error_page()]
     if report.estimate is None or report.setup is None:
         out.append(w.no_config_page())
@@ -83,9 +87,9 @@ def pages(report: Report, answers: Answers, lang: str, rules: Any = None) -> lis
     steps = report.plan.steps
     for i, step in enumerate(steps):
         out.append(w.step_page(i, step))
+    out.append(w.watch_page())
     if steps:
         out.append(w.apply_page())
-    out.append(w.watch_page())
     return out
 
 
@@ -93,15 +97,22 @@ def pages(report: Report, answers: Answers, lang: str, rules: Any = None) -> lis
 class _Writer:
     """Builds the pages for one report in one language."""
 
-    def __init__(self, report: Report, answers: Answers, lang: str, rules: Any = None) -> None:
+    def __init__(self, report: Report, answers: Answers, lang: str, rules: Any = None, options: Any = None) -> None:
         self.r = report
         self.a = answers
         self.lang = lang
         self.rules = rules
+        self.options = options
+        self.interactive = True     # the app's screen: its keys can be named
         self.s = report.setup
         self.est = report.estimate
         self.cap = report.estimate.capacity_gib if report.estimate else (report.hardware.gpu_gib if report.hardware else 0.0)
-        self.gpu = report.hardware.gpu if report.hardware else "GPU"
+        hw = report.hardware
+        # A card the log does not name is its size, never a placeholder in a sentence.
+        if hw is not None and hw.gpu not in ("", "unknown"):
+            self.gpu = hw.gpu
+        else:
+            self.gpu = say("report.card_size_bare", lang, gib=hw.gpu_gib if hw else self.cap)
 
     def tr(self, msg: str, /, **values: Any) -> str:
         return say(f"guide.{msg}", self.lang, **values)
@@ -138,7 +149,8 @@ class _Writer:
             paras.append(self.tr("err_kind", kind=ev.kind, line=ev.line, log=log))
         dev = ev.device if ev.device is not None else 0
         cap = ev.capacity_gib or (self.r.hardware.gpu_gib if self.r.hardware else None)
-        cap_text = self.tr("card_cap", cap=_g(cap), gpu=self.gpu) if self.gpu and self.gpu != "unknown" else _g(cap)
+        named = self.r.hardware is not None and self.r.hardware.gpu not in ("", "unknown")
+        cap_text = self.tr("card_cap", cap=_g(cap), gpu=self.gpu) if named else _g(cap)
         if ev.tried_gib is not None:
             if ev.free_gib is not None:
                 paras.append(self.tr("err_numbers", dev=dev, tried=_g(ev.tried_gib), cap=cap_text, free=_g(ev.free_gib)))
@@ -222,7 +234,10 @@ class _Writer:
             paras.append(self.tr("mem_acts_freed"))
         vocab = self.r.shape.vocab_size if self.r.shape else "?"
         paras.append(self.tr("mem_logits", gib=_g(comp.get("logits", 0.0)), vocab=vocab, tokens=tokens))
-        paras.append(self.tr("mem_overhead", gib=_g(comp.get("overhead", 0.0))))
+        d = est.details
+        fixed = d.get("cuda_context_gib", 0.0) + d.get("cublas_workspace_gib", 0.0)
+        reserve = max(0.0, comp.get("overhead", 0.0) - fixed - d.get("measured_correction_gib", 0.0))
+        paras.append(self.tr("mem_overhead", gib=_g(comp.get("overhead", 0.0)), fixed=_g(fixed), reserve=_g(reserve)))
         if est.fits:
             paras.append(self.tr("mem_total_fits", peak=_g(est.peak_gib), cap=_g(est.capacity_gib),
                                  free=_g(est.headroom_gib)))
@@ -241,7 +256,7 @@ class _Writer:
     def questions_page(self) -> Page:
         paras = [self.tr("qp_lead")]
         yes, no = say("common.yes", self.lang), say("common.no", self.lang)
-        for q in questions(self.r, self.lang):
+        for q in questions(self.r, self.lang, self.rules):
             value = getattr(self.a, q.key)
             if q.key == "n_gpus" and value is None:
                 value = q.default
@@ -284,6 +299,14 @@ class _Writer:
             bars.append(self.bar(final, "bar_final"))
         else:
             paras.append(self.tr("plan_nofit"))
+        proposed = plan.proposed
+        if proposed:
+            paras.append(self.tr("plan_proposed_head"))
+            paras.extend(self.tr("plan_proposed", title=say(st.title, lang), saved=_g(st.saved_gib),
+                                 peak=_g(st.estimate.peak_gib)) for st in proposed)
+        dropped = plan.rungs_in("dropped")
+        if dropped:
+            paras.append(self.tr("plan_dropped", titles=tuple(say(r.steps[0].title, lang) for r in dropped if r.steps)))
         if plan.skipped:
             lines = [self.skipped_line(sk) for sk in plan.skipped]
             lines = [ln for ln in lines if ln]
@@ -292,8 +315,8 @@ class _Writer:
                 paras.extend(lines)
         if not est.fits and not plan.fits:
             paras.append(self.tr("plan_advice_head"))
-            paras.extend(f"• {a}" for a in plan.advice)
-            if not self.a.allow_method_change:
+            paras.extend(f"• {say(a, lang)}" for a in plan.advice)
+            if not self.a.allow_method_change and proposed:
                 paras.append(self.tr("plan_try_method"))
             paras.append(self.tr("plan_try_gpus"))
         return Page("plan", self.tr("t_plan"), tuple(paras), tuple(bars))
@@ -340,6 +363,9 @@ class _Writer:
                 shrunk.append(f"{say(f'memory.component_long.{c}', lang)} {a:.1f} → {b:.1f} GiB")
         if shrunk:
             paras.append(self.tr("st_parts", parts=tuple(shrunk)))
+        installs = install_commands(prev_setup, step.setup)
+        if installs:
+            paras.append(self.tr("st_install", cmds=" ; ".join(installs)))
         cost_text = self.cost_text(step)
         if cost_text:
             paras.append(self.tr("st_cost", cost=cost_text))
@@ -421,21 +447,40 @@ class _Writer:
     # ---------------------------------------------------------------- 6. apply, 7. watch
 
     def command(self, extra: str) -> str:
-        files = " ".join(_shell_quote(f) for f in self.r.inputs) or "run.log config.yaml"
-        flags = []
-        n = self.a.n_gpus
-        if n is not None and (n > 1 or (self.s is not None and self.s.n_gpus != n)):
-            flags.append(f"--gpus {n}")
-        for sk in self.r.plan.skipped:
-            if is_answer_skip(sk):
-                flags.append(f"--skip {sk.rule}")
+        """The command line that gives this plan without the guide: the same inputs, the answers as flags."""
+        from oomdoctor.demo import DEMO_DIR
+
+        inputs = list(self.r.inputs)
+        demo = inputs and all(os.path.dirname(os.path.abspath(f)) == str(DEMO_DIR) for f in inputs)
+        files = "--demo" if demo else (" ".join(_shell_quote(f) for f in inputs) or "run.log config.yaml")
+        if self.options is not None:
+            read_gpus = self.s.n_gpus if self.s is not None else None
+            flags = reproduce_flags(self.options, read_gpus)
+        else:       # no choices given: the answers as the guide read them
+            flags = []
+            n = self.a.n_gpus
+            if n is not None and (n > 1 or (self.s is not None and self.s.n_gpus != n)):
+                flags.append(f"--gpus {n}")
+            flags += [f"--skip {sk.rule}" for sk in self.r.plan.skipped if is_answer_skip(sk)]
+            if self.a.allow_method_change:
+                flags.append("--accept quality")
         return " ".join(["oomdoctor", files, *flags, extra])
 
     def apply_page(self) -> Page:
+        """The plan the guide built: what to install first, the command that writes it, and its diff."""
         r = self.r
         paras = [self.tr("ap_lead")]
         code: list[str] = []
+        start = r.setup
+        final = r.plan.final_setup(start) if start is not None else None
+        installs = install_commands(start, final) if start is not None and final is not None else []
+        if installs:
+            # first and in full: without the package the patched run stops at its start
+            paras.append(self.tr("ap_install", cmds=" ; ".join(installs)))
+            code += [*installs, ""]
         if r.edits or r.patch:
+            if self.interactive:
+                paras.append(self.tr("ap_keys"))
             paras.append(self.tr("ap_export"))
             code += [self.command("--export plan.diff"), "git apply plan.diff"]
         else:

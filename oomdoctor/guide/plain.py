@@ -11,10 +11,11 @@ from oomdoctor.views.bars import bar_cells as _bar_cells
 from oomdoctor.words import cell_width, wrap_cells
 
 
-def render_plain(report: Report, answers: Answers, lang: str, width: int = 78, rules: Any = None) -> str:
+def render_plain(report: Report, answers: Answers, lang: str, width: int = 78, rules: Any = None,
+                 options: Any = None) -> str:
     """Every page, one after the other: heading, paragraphs, bars, commands."""
     lines: list[str] = []
-    all_pages = pages(report, answers, lang, rules)
+    all_pages = pages(report, answers, lang, rules, options, interactive=False)
     for n, page in enumerate(all_pages, 1):
         head = f"{n}/{len(all_pages)}  {page.title}"
         lines += [head, "=" * min(width, cell_width(head)), ""]

@@ -15,7 +15,7 @@ from ..errors import InputError
 from ..facts import Report, msg
 from ..shellsafe import command, quote
 from .apply import apply_writes, check_outputs, copy_writes, diff_write
-from .build import build_patch
+from .build import PatchSet, build_patch
 from .shell import shell_snippet
 from .txn import check_all, write_all
 
@@ -59,6 +59,20 @@ def _apply_hint(path: str, base: str, cwd: str) -> str:
     return f"cd {quote(base)} && {command('git', 'apply', os.path.abspath(path))}"
 
 
+def _writable(report: Report, patch: PatchSet, lang: str) -> PatchSet:
+    """The patch --apply writes: on the bundled demo, to a copy of it in ./oomdoctor-demo/, never to the
+    installed package (oomdoctor/demo.py)."""
+    from .. import demo
+
+    if not demo.is_installed_demo(report.edits):
+        return patch
+    folder = demo.copy_demo(os.getcwd())
+    from ..words import say
+
+    print(say("cli.demo_copy", lang, folder=str(folder)), file=sys.stderr)
+    return build_patch(demo.relocate(report.edits, folder), cwd=str(folder))
+
+
 def deliver(report: Report, opts: Any, *, export: str | None, write: str | None, apply: bool, yes: bool,
             lang: str = "en", inputs: Iterable[str] | None = None) -> None:
     from ..words import show
@@ -83,7 +97,10 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
         outputs += [(w.path, msg("write.role_copy", source=fp.path)) for w, fp in zip(copies, patch.files)]
         writes += copies
     check_outputs(outputs, known)
-    edits = apply_writes(patch) if apply and patch.diff else []
+    edits, applied = [], patch
+    if apply and patch.diff:
+        applied = _writable(report, patch, lang)
+        edits = apply_writes(applied)
     check_all(writes + edits)                 # every refusal before the question and before any write
 
     if edits and not yes and not sys.stdin.isatty():
@@ -91,7 +108,7 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
     if export == "-":
         sys.stdout.write(patch.diff)
     if edits and not yes:
-        sys.stderr.write(patch.diff)
+        sys.stderr.write(applied.diff)
         answer = input(_say("write.ask", lang)).strip().lower()
         if answer not in ("y", "yes", "是"):
             _tell("write.nothing_changed", lang)

@@ -2,18 +2,21 @@
 
 Ladder: rules in book order; a rule is skipped when its condition is false, when it would change
 nothing, or when the re-estimated peak does not drop; a rule with ``repeat`` fires again while it
-helps; the walk stops as soon as the estimate fits with headroom.
+helps; the walk stops as soon as the estimate fits with headroom. A rung that changes the experiment
+(applicability needs-consent) is taken only with the user's yes (`accept`); without it the walk
+records what the rung would save (proposed) and goes on to the rungs below. Once the walk fits, every
+step the plan still fits without is dropped, the latest first (a minimal plan).
 """
 from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import replace
+from dataclasses import field, replace
 from typing import Any, Callable, Mapping, Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import (
-    Change, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Skipped, Step, Text, TrainingSetup, msg,
+    Change, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Rung, Skipped, Step, Text, TrainingSetup, msg,
 )
 from oomdoctor.planner import registry
 from oomdoctor.planner.rules import PLACEHOLDER_RE, AllOf, AnyOf, Condition, Leaf, NotOf, Rule, RuleBook, clamp_field
@@ -244,6 +247,18 @@ def _skip_requested(rule: Rule, skip: Sequence[str]) -> bool:
     return any(s.lower() in names or s == rule.id for s in skip)
 
 
+# Words of --accept that give consent to every rung that changes the experiment.
+ACCEPT_ALL = ("quality", "all")
+
+
+def needs_yes(rule: Rule, accept: Sequence[str]) -> bool:
+    """The rung changes the experiment and the user did not agree to it (by id, slug, `quality` or `all`)."""
+    if rule.applicability != "needs-consent":
+        return False
+    names = {rule.id.lower(), rule.slug.lower(), *ACCEPT_ALL}
+    return not any(a.strip().lower() in names for a in accept)
+
+
 @record(frozen=False)
 class _Walk:
     """The state of one walk down the ladder: steps taken, rules skipped, where the setup stands."""
@@ -252,6 +267,8 @@ class _Walk:
     skipped: list
     setup: TrainingSetup
     estimate: Estimate
+    proposed: list = field(default_factory=list)     # Steps a rung without consent would take
+    dropped: list = field(default_factory=list)      # (Step, Msg): steps the minimal plan left out
 
 
 class _Planner:
@@ -292,10 +309,11 @@ class _Planner:
         return found
 
     def walk(self, rules: Sequence[Rule], skip: Sequence[str] = (), *, evidence_only: bool = False,
-             start: tuple[TrainingSetup, Estimate] | None = None) -> _Walk:
+             start: tuple[TrainingSetup, Estimate] | None = None, accept: Sequence[str] = ()) -> _Walk:
         cur_setup, cur_est = start or (self.setup, self.start)
         steps: list[Step] = []
         skipped: list[Skipped] = []
+        proposed: list[Step] = []
         facts = self.facts(cur_setup, cur_est)
         for rule in rules:
             if cur_est.fits and not evidence_only:
@@ -341,10 +359,15 @@ class _Planner:
                         skipped.append(Skipped(rule.id, msg("plan.skip.host_ram", need=new_est.host_ram_gib,
                                                             have=host_gib)))
                     break
-                steps.append(Step(rule=rule.id, slug=rule.slug, title=rule.title, changes=firing.changes,
-                                  setup=firing.setup, estimate=new_est, saved_gib=saved, costs=rule.cost_kinds,
-                                  applicability=rule.applicability, why=rule.why, env=dict(firing.env),
-                                  notes=firing.notes))
+                step = Step(rule=rule.id, slug=rule.slug, title=rule.title, changes=firing.changes,
+                            setup=firing.setup, estimate=new_est, saved_gib=saved, costs=rule.cost_kinds,
+                            applicability=rule.applicability, why=rule.why, env=dict(firing.env),
+                            notes=firing.notes)
+                if needs_yes(rule, accept):
+                    # Consent means consent: say what it would do, and walk on below it from where we stand.
+                    proposed.append(step)
+                    break
+                steps.append(step)
                 fired += 1
                 if firing.changes:
                     cur_setup, cur_est = firing.setup, new_est
@@ -353,7 +376,61 @@ class _Planner:
                     break                    # advice and environment are given once
                 if cur_est.fits and not evidence_only:
                     break
-        return _Walk(steps, skipped, cur_setup, cur_est)
+        return _Walk(steps, skipped, cur_setup, cur_est, proposed)
+
+    def replay(self, rules: Sequence[Rule]) -> _Walk | None:
+        """Fire `rules` in this order from the start, one firing each (a rule twice fires twice), re-estimating
+        after each; None when one of them no longer applies or changes nothing, or the estimate refuses."""
+        cur_setup, cur_est = self.setup, self.start
+        steps: list[Step] = []
+        for rule in rules:
+            facts = self.facts(cur_setup, cur_est)
+            if not holds(rule.when, facts):
+                return None
+            firing = fire(rule, cur_setup, facts, shape=self.shape, hw=self.hw, crash=self.crash, est=cur_est)
+            if not firing.changes and not firing.env and not firing.notes:
+                return None
+            new_est = self.estimate(firing.setup) if firing.changes else cur_est
+            if isinstance(new_est, InputError):
+                return None
+            host_gib = self.hw.host_ram_gib
+            if host_gib is not None and new_est.host_ram_gib > host_gib > cur_est.host_ram_gib:
+                return None
+            steps.append(Step(rule=rule.id, slug=rule.slug, title=rule.title, changes=firing.changes,
+                              setup=firing.setup, estimate=new_est, saved_gib=cur_est.peak_gib - new_est.peak_gib,
+                              costs=rule.cost_kinds, applicability=rule.applicability, why=rule.why,
+                              env=dict(firing.env), notes=firing.notes))
+            if firing.changes:
+                cur_setup, cur_est = firing.setup, new_est
+        return _Walk(steps, [], cur_setup, cur_est)
+
+    def minimize(self, walk: _Walk, book: RuleBook) -> _Walk:
+        """Once a walk fits, drop every step the plan still fits without, the latest first: a rung the walk
+        took early may be made unnecessary by one it took later (cutoff_len cut, then everything offloaded).
+        Steps the crash log is evidence for stay: the estimate cannot judge them."""
+        if not walk.estimate.fits or len(walk.steps) < 2:
+            return walk
+        by_id = {r.id: r for r in book}
+        kept = list(walk.steps)
+        current = walk
+        dropped: list[tuple[Step, Msg]] = []
+        for i in range(len(kept) - 1, -1, -1):
+            step = kept[i]
+            rule = by_id.get(step.rule)
+            if rule is None or is_evidence_rule(rule) or not step.changes:
+                continue
+            trial_steps = kept[:i] + kept[i + 1:]
+            trial = self.replay([by_id[s.rule] for s in trial_steps if s.rule in by_id])
+            if trial is None or not trial.estimate.fits:
+                continue
+            dropped.append((step, msg("plan.rung.dropped", peak=trial.estimate.peak_gib,
+                                      budget=trial.estimate.capacity_gib * (1 - trial.estimate.headroom))))
+            kept = list(trial.steps)
+            current = trial
+        if not dropped:
+            return walk
+        return _Walk(list(current.steps), walk.skipped, current.setup, current.estimate, walk.proposed,
+                     list(reversed(dropped)))
 
 
 def _dominant(est: Estimate) -> Msg | str:
@@ -380,20 +457,69 @@ def load_default_book(rules: RuleBook | None) -> RuleBook:
 
 def make_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: CrashReport | None = None,
               rules: RuleBook | None = None, headroom: float = 0.10, skip: Sequence[str] = (),
-              estimator: Estimator | None = None) -> Plan:
-    """Walk the ladder in book order until the estimate fits with headroom."""
+              estimator: Estimator | None = None, accept: Sequence[str] = ()) -> Plan:
+    """Walk the ladder in book order until the estimate fits with headroom; `accept` names the rungs that
+    change the experiment the user agreed to (ids, slugs, or `quality` for all of them)."""
     book = load_default_book(rules)
     planner = _Planner(setup, shape, hw, crash, headroom, estimator)
-    return _ladder(planner, book, skip)
+    return _ladder(planner, book, skip, accept)
 
 
-def _ladder(planner: _Planner, book: RuleBook, skip: Sequence[str]) -> Plan:
-    # The walk stops at its first fit (at once when the estimate fits as configured); the evidence
-    # tail then adds what the crash log itself points to.
-    walk = _evidence_tail(planner, book, skip, planner.walk(book.rules, skip))
+def _ladder(planner: _Planner, book: RuleBook, skip: Sequence[str], accept: Sequence[str] = ()) -> Plan:
+    # The walk stops at its first fit (at once when the estimate fits as configured); the minimal plan
+    # drops what the fit no longer needs; the evidence tail then adds what the crash log points to.
+    walk = planner.minimize(_unstuck(planner, book, skip, accept, planner.walk(book.rules, skip, accept=accept)), book)
+    walk = _evidence_tail(planner, book, skip, walk)
     fits = walk.estimate.fits
-    advice = () if fits else advise(planner, walk.setup, walk.estimate)
-    return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=fits, advice=advice)
+    advice = () if fits else advise(planner, walk.setup, walk.estimate, book=book, skip=skip, accept=accept,
+                                    proposed=walk.proposed)
+    return _plan_of(walk, book, fits, advice)
+
+
+def _unstuck(planner: _Planner, book: RuleBook, skip: Sequence[str], accept: Sequence[str], walk: _Walk) -> _Walk:
+    """A walk that ends without a fit may have taken a rung that closed off the ones below (the 8-bit
+    optimizer leaves too little of the peak in optimizer states for offloading them to qualify): walk again
+    without each rung it took, the latest first, and keep the first walk that fits."""
+    if walk.estimate.fits:
+        return walk
+    by_id = {r.id: r for r in book}
+    taken = [rid for rid in dict.fromkeys(s.rule for s in walk.steps if s.changes)
+             if rid in by_id and not is_evidence_rule(by_id[rid])]
+    for rid in reversed(taken):
+        trial = planner.walk(book.rules, tuple(skip) + (rid,), accept=accept)
+        if trial.estimate.fits:
+            trial.skipped = [Skipped(rid, msg("plan.skip.dead_end", fits=trial.estimate.peak_gib))
+                             if k.rule == rid else k for k in trial.skipped]
+            return trial
+    return walk
+
+
+def _plan_of(walk: _Walk, book: RuleBook, fits: bool, advice: tuple[Msg, ...] = ()) -> Plan:
+    """The plan of a walk, with every rung of the book in ladder order and its state."""
+    applied: dict[str, list[Step]] = {}
+    for step in walk.steps:
+        applied.setdefault(step.rule, []).append(step)
+    proposed = {s.rule: s for s in walk.proposed}
+    dropped: dict[str, list[tuple[Step, Msg]]] = {}
+    for step, why in walk.dropped:
+        dropped.setdefault(step.rule, []).append((step, why))
+    skipped: dict[str, Msg] = {}
+    for sk in walk.skipped:
+        skipped.setdefault(sk.rule, sk.reason)
+    rungs = []
+    for rule in book.rules:
+        rid = rule.id
+        if rid in applied:
+            rungs.append(Rung(rid, "applied", tuple(applied[rid])))
+        elif rid in proposed:
+            rungs.append(Rung(rid, "proposed", (proposed[rid],), msg("plan.rung.needs_yes", rule=rid)))
+        elif rid in dropped:
+            rungs.append(Rung(rid, "dropped", tuple(s for s, _ in dropped[rid]), dropped[rid][-1][1]))
+        elif rid in skipped:
+            rungs.append(Rung(rid, "skipped", (), skipped[rid]))
+        else:
+            rungs.append(Rung(rid, "not_reached", (), msg("plan.rung.not_reached")))
+    return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=fits, advice=advice, rungs=tuple(rungs))
 
 
 def _evidence_tail(planner: _Planner, book: RuleBook, skip: Sequence[str], walk: _Walk) -> _Walk:
@@ -401,10 +527,12 @@ def _evidence_tail(planner: _Planner, book: RuleBook, skip: Sequence[str], walk:
     still apply (evidence rungs only, none may break the fit)."""
     if not walk.estimate.fits or not _crashed(planner.crash):
         return walk
-    seen = {s.rule for s in walk.steps} | {k.rule for k in walk.skipped}
+    seen = ({s.rule for s in walk.steps} | {k.rule for k in walk.skipped} | {s.rule for s in walk.proposed}
+            | {s.rule for s, _ in walk.dropped})
     rest = planner.walk([r for r in book.rules if r.id not in seen], skip, evidence_only=True,
                         start=(walk.setup, walk.estimate))
-    return _Walk(walk.steps + rest.steps, walk.skipped + rest.skipped, rest.setup, rest.estimate)
+    return _Walk(walk.steps + rest.steps, walk.skipped + rest.skipped, rest.setup, rest.estimate, walk.proposed,
+                 walk.dropped)
 
 
 # ---------------------------------------------------------------- cost and the least-cost plan
@@ -451,7 +579,8 @@ class _Trial:
 
 def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: CrashReport | None = None,
                     rules: RuleBook | None = None, headroom: float = 0.10, skip: Sequence[str] = (),
-                    estimator: Estimator | None = None, max_evals: int = SEARCH_MAX_EVALS) -> Plan:
+                    estimator: Estimator | None = None, max_evals: int = SEARCH_MAX_EVALS,
+                    accept: Sequence[str] = ()) -> Plan:
     """The set of rungs that fits at the least weighted cost.
 
     Uniform-cost search over sets of rules: a set is applied throughput-first, quality-changing rules
@@ -461,11 +590,12 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
     """
     book = load_default_book(rules)
     planner = _Planner(setup, shape, hw, crash, headroom, estimator)
-    ladder = _ladder(planner, book, skip)
+    ladder = _ladder(planner, book, skip, accept)
     if planner.start.fits:
         return ladder
     by_id = {r.id: r for r in book}
-    usable = [r for r in book if not _skip_requested(r, skip)]
+    # A rung that changes the experiment without the user's yes is never part of a plan, cheap or not.
+    usable = [r for r in book if not _skip_requested(r, skip) and not needs_yes(r, accept)]
     canonical = sorted(usable, key=lambda r: (r.changes_quality, r.position))
     evidence = frozenset(r.id for r in usable if is_evidence_rule(r))
     cache: dict[frozenset, _Trial] = {}
@@ -504,8 +634,8 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
     ladder_cost = plan_cost(ladder, book)
     if best is None or (ladder.fits and ladder_cost <= best.cost):
         return ladder
-    walk = _evidence_tail(planner, book, skip, best.walk)
-    return Plan(steps=tuple(walk.steps), skipped=tuple(walk.skipped), fits=True)
+    walk = _evidence_tail(planner, book, skip, planner.minimize(best.walk, book))
+    return _plan_of(walk, book, True)
 
 
 # ---------------------------------------------------------------- advice when nothing fits
@@ -524,11 +654,23 @@ def _with_zero3(setup: TrainingSetup, n: int) -> TrainingSetup:
     return setup.with_changes(zero_stage=3, n_gpus=n, grad_accum=accum)
 
 
-def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate) -> tuple[Msg, ...]:
-    """What would fit when the plan does not: more GPUs with ZeRO-3, or a bigger card."""
+def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate, *, book: RuleBook | None = None,
+           skip: Sequence[str] = (), accept: Sequence[str] = (), proposed: Sequence[Step] = ()) -> tuple[Msg, ...]:
+    """What would fit when the plan does not: the user's yes to the proposed rungs, more GPUs with ZeRO-3,
+    or a bigger card."""
     hw, headroom = planner.hw, planner.headroom
     budget = final_est.capacity_gib * (1 - headroom)
-    out = [msg("plan.advice.still_needs", peak=final_est.peak_gib, gpu=hw.gpu, budget=budget, headroom=headroom)]
+    card: Msg | str = hw.gpu if hw.gpu not in ("", "unknown") else msg("report.card_size_bare", gib=hw.gpu_gib)
+    out = [msg("plan.advice.still_needs", peak=final_est.peak_gib, gpu=card, budget=budget, headroom=headroom)]
+    if book is not None and proposed:
+        # With a yes to what was proposed: the same walk, those rungs allowed, made minimal.
+        ids = tuple(dict.fromkeys(s.rule for s in proposed))
+        walk = planner.minimize(planner.walk(book.rules, skip, accept=tuple(accept) + ids), book)
+        if walk.estimate.fits:
+            taken = tuple(dict.fromkeys(s.rule for s in walk.steps if s.rule in ids))
+            if taken:
+                out.append(msg("plan.advice.with_yes", rules=",".join(taken), peak=walk.estimate.peak_gib,
+                               titles=tuple(s.title for s in proposed if s.rule in taken)))
 
     def gpus_needed(setup: TrainingSetup) -> tuple[int, float] | None:
         for n in ZERO3_GPU_COUNTS:

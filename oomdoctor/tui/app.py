@@ -1,12 +1,17 @@
-"""The terminal app: diagnosis, memory picture, plan checkboxes and patch, for 80×24 over SSH.
+"""The terminal app: diagnosis, memory picture, plan checkboxes and patch, for 80×24 (60×20 at the least)
+over SSH.
 
-Renders one Report. Toggling steps re-runs only `pipeline.select_steps` (estimate + edits + diff),
-in a thread worker so keys keep working while it runs.
+Renders one Report: the plan of the user's choices. The choices are the command line's (--skip, --accept,
+--gpus): ticking a proposed step gives its yes, unticking a step switches it off, the guide's answers set
+them too, and each change plans again through the session (in a thread worker, so keys keep working), so
+the app's plan, the guide's and `oomdoctor ... --skip ... --accept ... --export` are one plan.
 """
 from __future__ import annotations
 
 import os
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from rich.console import Group
 from rich.padding import Padding
@@ -26,26 +31,27 @@ from oomdoctor.facts import COMPONENTS, Estimate, Plan, Report
 from oomdoctor.pipeline import Options, Selection
 from oomdoctor.session import Session
 from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog, localize_bindings
-from oomdoctor.tui.widgets import MemoryBars, Prose, StepList, step_detail
+from oomdoctor.tui.widgets import MemoryBars, Prose, Row, StepList, plan_rows, step_detail
 from oomdoctor.views.bars import segments
 from oomdoctor.views.describe import (
-    component_name, crash_numbers, crash_where, diagnosis_lines, fit_verdict, setup_rows,
+    component_name, crash_numbers, crash_where, diagnosis_lines, fit_verdict, install_commands, setup_rows,
 )
 from oomdoctor.words import gib, say, show
 
 # (key, binding key, action, footer label or None when hidden, help text): the one table for
 # the bindings, the footer and the help screen. Labels and help texts are codes of words/app.py.
+# The footer shows them in this order and cuts the last ones on a narrow screen: ? and q come first.
 KEYS: tuple[tuple[str, str, str, str | None, str], ...] = (
-    ("space", "space", "toggle_step", "app.key_toggle", "app.help_toggle"),
-    ("l", "l", "switch_plan", "app.key_plan", "app.help_plan"),
-    ("e", "e", "export", "app.key_export", "app.help_export"),
-    ("w", "w", "write_copies", None, "app.help_copies"),      # off the footer: 80 columns hold ten keys
-    ("a", "a", "apply", "app.key_apply", "app.help_apply"),
-    ("s", "s", "simulate", "app.key_simulate", "app.help_simulate"),
-    ("m", "m", "matrix", "app.key_matrix", "app.help_matrix"),
-    ("g", "g", "guide", "app.key_guide", "app.help_guide"),
     ("?", "question_mark", "help", "app.key_help", "app.help_help"),
     ("q", "q", "quit", "app.key_quit", "app.help_quit"),
+    ("space", "space", "toggle_step", "app.key_toggle", "app.help_toggle"),
+    ("e", "e", "export", "app.key_export", "app.help_export"),
+    ("a", "a", "apply", "app.key_apply", "app.help_apply"),
+    ("g", "g", "guide", "app.key_guide", "app.help_guide"),
+    ("m", "m", "matrix", "app.key_matrix", "app.help_matrix"),
+    ("l", "l", "switch_plan", "app.key_plan", "app.help_plan"),
+    ("s", "s", "simulate", "app.key_simulate", "app.help_simulate"),
+    ("w", "w", "write_copies", None, "app.help_copies"),      # off the footer: 80 columns hold ten keys
     ("1-4", "1", "tab('diagnosis')", None, "app.help_tabs"),
     ("", "2", "tab('memory')", None, ""),
     ("", "3", "tab('plan')", None, ""),
@@ -96,12 +102,9 @@ class OomDoctorApp(App[int]):
         report = self.report
         self.open_walkthrough = walkthrough
         self.plan_kind = "ladder"
-        self.keep: dict[str, tuple[int, ...]] = {
-            "ladder": tuple(range(len(report.plan.steps))),
-            "least": tuple(range(len(report.least_cost.steps))) if report.least_cost else (),
-        }
         self.selection: Selection | None = self._report_selection()
         self.estimating = False
+        self.guide_answers = None   # (answers, the choices they applied to, the choices they made): the guide's, kept
         self.applied = False
         self.matrix = None          # the advisor's Matrix, built once on the first `m`
         localize_bindings(self, self.lang)
@@ -167,22 +170,64 @@ class OomDoctorApp(App[int]):
                          edits=r.edits, patch=r.patch, env=dict(r.env), notes=r.notes)
 
     def _fill_steps(self) -> None:
-        steps = self.current_plan().steps
-        self.query_one(StepList).set_steps(steps, self.keep[self.plan_kind])
+        self.query_one(StepList).set_rows(plan_rows(self.current_plan(), self.session.rules))
 
     def cost_text(self, step) -> str:
         """The rule file's own words on what the step costs, in the app's language."""
         rule = self.session.rules.get(step.rule)
         return " ".join(say(c.text, self.lang) for c in rule.costs) if rule is not None else ""
 
-    @on(StepList.Changed, "#steps")
-    def _steps_changed(self, message: StepList.Changed) -> None:
-        self.keep[self.plan_kind] = message.keep
+    # ------------------------------------------------------------------ the user's choices -> the plan
+
+    @on(StepList.Toggled, "#steps")
+    def _row_toggled(self, message: StepList.Toggled) -> None:
+        self.choose(choices_after_toggle(self.opts, message.row, self.session.rules))
+
+    def choose(self, opts: Options, report: Report | None = None) -> None:
+        """Take other choices: their plan is `report` when the caller already has it (the guide), else it is
+        planned here in a worker."""
+        if opts == self.opts and report is None:
+            return
+        self.opts = opts
+        if report is not None:
+            self._replanned(opts, report)
+            return
+        if self.report.setup is None:
+            return
+        self.estimating = True
+        self._render_verdict()
+        self._replan_worker(opts)
+
+    @work(thread=True, exclusive=True, group="select", exit_on_error=False)
+    def _replan_worker(self, opts: Options) -> None:
+        try:
+            result: Report | Exception = self.session.replan(opts)
+        except Exception as err:  # bad edit or estimate: say so, keep the app alive
+            result = err
+        if not get_current_worker().is_cancelled:
+            self.call_from_thread(self._replan_done, opts, result)
+
+    def _replan_done(self, opts: Options, result: Report | Exception) -> None:
+        if opts != self.opts:
+            return  # the user chose again meanwhile; the newer worker will answer
+        self.estimating = False
+        if isinstance(result, Exception):
+            self.notify(self.say("cannot_reestimate", error=_error_text(result, self.lang)), severity="error")
+            self._render_selection()
+            return
+        self._replanned(opts, result)
+
+    def _replanned(self, opts: Options, report: Report) -> None:
+        self.session = self.session.with_choices(opts, report)
+        self.report = report
+        self.estimating = False
+        if self.plan_kind == "least" and (report.least_cost is None or not report.least_cost.steps):
+            self.plan_kind = "ladder"
+        self._fill_steps()
         self._reselect()
 
     def _reselect(self) -> None:
-        keep = self.keep[self.plan_kind]
-        if self.plan_kind == "ladder" and keep == tuple(range(len(self.report.plan.steps))):
+        if self.plan_kind == "ladder":
             self.selection = self._report_selection()
             self._render_selection()
             return
@@ -190,21 +235,21 @@ class OomDoctorApp(App[int]):
             return
         self.estimating = True
         self._render_verdict()
-        self._select_worker(self.plan_kind, keep)
+        self._select_worker(self.plan_kind)
 
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)
-    def _select_worker(self, kind: str, keep: tuple[int, ...]) -> None:
+    def _select_worker(self, kind: str) -> None:
         plan = self.report.least_cost if kind == "least" and self.report.least_cost else self.report.plan
         try:
-            result: Selection | Exception = self.session.select(plan, keep)
+            result: Selection | Exception = self.session.select(plan, range(len(plan.steps)))
         except Exception as err:  # bad edit or estimate: say so, keep the app alive
             result = err
         if not get_current_worker().is_cancelled:
-            self.call_from_thread(self._selected, kind, keep, result)
+            self.call_from_thread(self._selected, kind, result)
 
-    def _selected(self, kind: str, keep: tuple[int, ...], result: Selection | Exception) -> None:
-        if kind != self.plan_kind or keep != self.keep[kind]:
-            return  # the user toggled again meanwhile; the newer worker will answer
+    def _selected(self, kind: str, result: Selection | Exception) -> None:
+        if kind != self.plan_kind:
+            return  # the user switched again meanwhile; the newer worker will answer
         self.estimating = False
         if isinstance(result, Exception):
             self.notify(self.say("cannot_reestimate", error=_error_text(result, self.lang)), severity="error")
@@ -216,9 +261,8 @@ class OomDoctorApp(App[int]):
 
     def _plan_label(self) -> str:
         plan = self.current_plan()
-        keep = self.keep[self.plan_kind]
         name = self.say("ladder" if self.plan_kind == "ladder" else "least_plan")
-        return self.say("plan_label", name=name, k=len(keep), n=len(plan.steps))
+        return self.say("plan_label", name=name, n=len(plan.steps))
 
     def _render_selection(self) -> None:
         self._render_title()
@@ -233,19 +277,21 @@ class OomDoctorApp(App[int]):
         self._render_patch()
 
     def _render_title(self) -> None:
+        # The verdict comes first after the name: a narrow terminal cuts the title from the right.
         r = self.report
         parts = [Text("oomdoctor", style="bold")]
-        if r.setup is not None:
-            parts.append(Text(f"{_short_model(r.setup.model)} {r.setup.method}"))
-        if r.hardware is not None:
-            gpus = f" ×{r.hardware.n_gpus}" if r.hardware.n_gpus > 1 else ""
-            parts.append(Text(f"{r.hardware.gpu}{gpus}"))
         if r.estimate is not None:
             line = _peak_mark(r.estimate)
             if self.selection and self.current_plan().steps:
                 line.append(" → ")
                 line.append_text(_peak_mark(self.selection.estimate))
             parts.append(line)
+        if r.setup is not None:
+            parts.append(Text(f"{_short_model(r.setup.model)} {r.setup.method}"))
+        if r.hardware is not None:
+            gpus = f" ×{r.hardware.n_gpus}" if r.hardware.n_gpus > 1 else ""
+            name = r.hardware.gpu if r.hardware.gpu not in ("", "unknown") else gib(r.hardware.gpu_gib)
+            parts.append(Text(f"{name}{gpus}"))
         title = Text(" │ ").join(parts)
         title.no_wrap, title.overflow = True, "ellipsis"
         self.query_one("#title", Static).update(title)
@@ -289,9 +335,14 @@ class OomDoctorApp(App[int]):
         steps = self.query_one(StepList)
         i = steps.highlighted
         parts: list = []
-        if plan.steps and i is not None and i < len(plan.steps):
-            step = plan.steps[i]
-            parts.append(step_detail(step, i, self.lang, cost_text=self.cost_text(step)))
+        if steps.rows and i is not None and i < len(steps.rows):
+            row = steps.rows[i]
+            if row.steps:
+                number = sum(1 for r in steps.rows[:i] if r.state == "applied")
+                parts.append(step_detail(row.steps[-1], number, self.lang, cost_text=self.cost_text(row.steps[-1]),
+                                         state=row.state))
+            else:
+                parts.append(Text(self.say("row_off_detail", title=say(row.title, self.lang), rule=row.rule)))
         if not plan.fits and plan.advice:
             text = Text(self.say("whole_plan_no_fit"), style="bold red")
             text.append(" ".join(say(a, self.lang) for a in plan.advice), style="")
@@ -324,8 +375,11 @@ class OomDoctorApp(App[int]):
             heading.append(self.say("patch"), style="bold")
         self.query_one("#patch-heading", Static).update(heading)
         env_text = Text()
-        if sel and (sel.env or sel.notes):
+        installs = install_commands(self.report.setup, sel.setup) if sel and self.report.setup is not None else []
+        if sel and (sel.env or sel.notes or installs):
             env_text.append(self.say("before_launch"), style="bold")
+            for line in installs:
+                env_text.append(f"  {line}\n", style="bold")
             from oomdoctor.shellsafe import export_line
 
             for name, value in sel.env.items():
@@ -425,18 +479,31 @@ class OomDoctorApp(App[int]):
         # and two of them ping-ponged between tabs for ever.
         if event.pane.id != self.query_one(TabbedContent).active:
             return      # stale: another tab is active already
+        main = event.pane.screen
+        if self.screen is not main:
+            return      # the guide (or another screen) is on top: its focus is its own
         target = self.query_one(StepList) if event.pane.id == "plan" else event.pane.query(VerticalScroll).first()
-        if self.focused is not target:
-            self.screen.set_focus(target)
+        if main.focused is not target:
+            main.set_focus(target)
 
     def action_toggle_step(self) -> None:
         self.query_one(StepList).action_toggle()
 
     def action_keep_all(self) -> None:
-        self.query_one(StepList).set_keep(range(len(self.current_plan().steps)))
+        """Every proposed step gets its yes, every step switched off comes back."""
+        opts = self.opts
+        for row in self.query_one(StepList).rows:
+            if row.state != "applied":
+                opts = choices_after_toggle(opts, row, self.session.rules)
+        self.choose(opts)
 
     def action_keep_none(self) -> None:
-        self.query_one(StepList).set_keep(())
+        """Every step of the plan switched off."""
+        opts = self.opts
+        for row in self.query_one(StepList).rows:
+            if row.state == "applied":
+                opts = choices_after_toggle(opts, row, self.session.rules)
+        self.choose(opts)
 
     def action_switch_plan(self) -> None:
         if self.report.least_cost is None or not self.report.least_cost.steps:
@@ -459,8 +526,10 @@ class OomDoctorApp(App[int]):
         return self.selection.patch
 
     def _path(self, path: str) -> Path:
+        # Relative to where oomdoctor was started: the demo's diff names its files from the package's demo
+        # folder (opts.cwd), but nothing is ever written there.
         p = Path(os.path.expanduser(path))
-        return p if p.is_absolute() else Path(self.opts.cwd or os.getcwd()) / p
+        return p if p.is_absolute() else Path(os.getcwd()) / p
 
     def action_export(self) -> None:
         patch = self._patch_or_say()
@@ -479,14 +548,25 @@ class OomDoctorApp(App[int]):
                 return
             self.notify(self.say("wrote_diff", path=path))
 
-        self.push_screen(PathDialog(self.say("export_title"), "oomdoctor.diff", self.say("export_hint"),
+        self.push_screen(PathDialog(self.say("export_title"), "plan.diff", self.say("export_hint"),
                                     lang=self.lang), done)
 
-    def _patchset(self):
+    def _patchset(self, edits=None):
         from oomdoctor.patch import build_patch
 
         assert self.selection is not None
-        return build_patch(self.selection.edits, cwd=self.opts.cwd)
+        return build_patch(self.selection.edits if edits is None else edits, cwd=self.opts.cwd)
+
+    def writable_patchset(self, edits) -> tuple[Any, str | None]:
+        """The patch to apply, and the folder of the demo's copy when the edits were of the bundled demo
+        (the installed demo is never written: a copy in ./oomdoctor-demo/ is)."""
+        from oomdoctor import demo
+        from oomdoctor.patch import build_patch
+
+        if not demo.is_installed_demo(edits):
+            return build_patch(edits, cwd=self.opts.cwd), None
+        folder = demo.copy_demo(os.getcwd())
+        return build_patch(demo.relocate(edits, folder), cwd=str(folder)), str(folder)
 
     def action_write_copies(self) -> None:
         if self._patch_or_say() is None:
@@ -517,6 +597,10 @@ class OomDoctorApp(App[int]):
         assert self.selection is not None
         files = sorted({_rel(e.file, self.opts.cwd) for e in self.selection.edits})
 
+        self.apply_edits(self.selection.edits, patch, files)
+
+    def apply_edits(self, edits, patch: str, files: list[str]) -> None:
+        """Ask, then apply `edits` in place (a copy for the bundled demo), keeping each file as .orig."""
         def done(yes: bool | None) -> None:
             if not yes:
                 self.notify(self.say("nothing_changed"))
@@ -524,19 +608,34 @@ class OomDoctorApp(App[int]):
             from oomdoctor.patch import apply_in_place
 
             try:
-                changed = apply_in_place(self._patchset())
+                patchset, copy = self.writable_patchset(edits)
+                changed = apply_in_place(patchset)
             except (OSError, ValueError, InputError) as err:
                 self.notify(self.say("cannot_apply", error=_error_text(err, self.lang)), severity="error")
                 return
             self.applied = True
+            if copy is not None:
+                self.notify(self.say("demo_copy", folder=copy))
             self.notify(self.say("updated", files=", ".join(str(c) for c in changed)))
 
         self.push_screen(ConfirmApply(patch, files, lang=self.lang), done)
 
     def action_guide(self) -> None:
+        """The guide starts from the app's choices and its plan; when it closes, its plan is the app's."""
         from oomdoctor.tui.walkthrough import WalkthroughScreen
 
-        self.push_screen(WalkthroughScreen(self.session))
+        answers, base = None, None
+        if self.guide_answers is not None and self.guide_answers[2] == self.opts:
+            answers, base, _ = self.guide_answers      # nothing changed since: the guide goes on where it was
+
+        def back(result: Any) -> None:
+            if result is None:
+                return
+            answers, opts, report = result
+            self.guide_answers = (answers, base if base is not None else self.opts, opts)
+            self.choose(opts, report)
+
+        self.push_screen(WalkthroughScreen(self.session, answers=answers, planned=True, base=base), back)
 
     def action_simulate(self) -> None:
         """Trace the configured setup, and the selected steps' setup when it differs, on fake tensors."""
@@ -559,6 +658,19 @@ class OomDoctorApp(App[int]):
     def action_help(self) -> None:
         self.push_screen(HelpScreen([(key, say(what, self.lang)) for key, _, _, _, what in KEYS if key],
                                     title=self.say("help_title"), hint=self.say("help_close"), lang=self.lang))
+
+
+def choices_after_toggle(opts: Options, row: Row, rules: Any) -> Options:
+    """The choices after the user ticks or unticks `row`: a step is switched off (--skip), a proposed step gets
+    the user's yes (--accept), a step switched off comes back."""
+    rule = rules.get(row.rule) if rules is not None else None
+    names = {row.rule.lower()} | ({rule.slug.lower()} if rule is not None else set())
+    if row.state == "applied":
+        accept = tuple(a for a in opts.accept if a.lower() not in names)
+        return replace(opts, skip=tuple(opts.skip) + (row.rule,), accept=accept)
+    if row.state == "proposed":
+        return replace(opts, accept=tuple(opts.accept) + (row.rule,))
+    return replace(opts, skip=tuple(s for s in opts.skip if s.lower() not in names))
 
 
 def _error_text(err: BaseException, lang: str) -> str:

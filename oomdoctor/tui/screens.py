@@ -29,14 +29,15 @@ PROGRESS_LINES = 6      # the last few progress messages stay on screen while a 
 WIDE_CELLS = 110        # from here on the advisor shows run times and the step time
 
 
-def matrix_cell(fits: bool, fits_as_configured: bool, n_steps: int, peak_gib: float, lang: str = "en") -> str:
-    """One fit-matrix cell: '✓ 71G' as configured, '2 steps 33G' after a plan, '✗ 139G' when nothing fits."""
+def matrix_cell(fits: bool, fits_as_configured: bool, plan: str, peak_gib: float, lang: str = "en") -> str:
+    """One fit-matrix cell, narrow enough for 60 columns: '✓ 71 GiB' as configured, 'A 33 GiB' after the plan
+    the letter names (listed under the matrix), '✗ 139 GiB' when nothing fits."""
     size = gib_short(peak_gib)
     if not fits:
         return f"✗ {size}"
     if fits_as_configured:
         return f"✓ {size}"
-    return f"{say('app.adv_steps', lang, n=n_steps)} {size}"
+    return f"{plan} {size}"
 
 
 class _Stopped(Exception):
@@ -237,7 +238,8 @@ class AdviseScreen(Screen[None]):
         s = self.session
         try:
             matrix: Any = advise.build(s.report, prices=s.options.prices, tokens=s.options.tokens,
-                                       estimator=s.estimator, correction=s.correction, rules=s.rules)
+                                       estimator=s.estimator, correction=s.correction, rules=s.rules,
+                                       host_ram_gib=s.options.host_ram, accept=s.options.accept, skip=s.options.skip)
         except Exception as err:     # InputError for a crash-only report, or a bug: say it, keep the app
             matrix = err
         if not get_current_worker().is_cancelled:
@@ -271,11 +273,15 @@ class AdviseScreen(Screen[None]):
         return spec.name if spec is not None and spec.name in m.cards else None
 
     def _matrix_view(self, m: Any, width: int) -> Group:
+        from oomdoctor.advise.render import _plan_letters
+
         lang = self.lang
         wide = width >= WIDE_CELLS
         timed = wide and any(c.hours is not None for c in m.cells)
         user_card = self._user_card(m)
-        parts: list = [Text(f"{m.model} · {m.n_gpus} × {m.hardware}", style="bold")]
+        self.letters = _plan_letters(m)
+        head = f"{m.model} · {m.n_gpus} × {m.hardware}" if m.hardware else m.model
+        parts: list = [Text(head, style="bold")]
         if m.calibration:
             parts.append(Text(show(m.calibration, lang), style="dim"))
 
@@ -283,16 +289,26 @@ class AdviseScreen(Screen[None]):
         parts.append(Text("\n" + say("app.adv_matrix", lang, extra=extra), style="bold underline"))
         parts.append(Text(say("app.adv_legend", lang), style="dim"))
         table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
-        table.add_column(say("app.adv_card", lang), no_wrap=True)
+        table.add_column(say("app.adv_card", lang), no_wrap=True, overflow="crop")
         for n in m.counts:
             table.add_column(say("app.adv_gpus_head", lang, n=n), no_wrap=True)
         for card in m.cards:
             mine = card == user_card
             row: list[Text] = [Text(("▶ " if mine else "  ") + card, style="bold" if mine else "")]
             for n in m.counts:
-                row.append(self._cell(m.cell(card, n), timed, m.priced, mine and n == m.n_gpus))
+                row.append(self._cell(m.cell(card, n), timed, m.priced, mine and n == m.n_gpus, m.currency))
             table.add_row(*row)
         parts.append(table)
+        if self.letters:
+            by_key = {tuple(s.slug for s in c.steps): c.steps for c in m.cells if c.steps and c.fits}
+            for key, letter in self.letters.items():
+                titles = say("advise.why.sep", lang).join(say(step.title, lang) for step in by_key[key])
+                parts.append(Padding(Text(f"{letter}: {titles}", style="dim"), (0, 0, 0, 2)))
+        over = [c for c in m.cells if c.host_ram_over]
+        if over:
+            from oomdoctor.advise.render import _host_words
+
+            parts.append(Text(say("advise.legend_host", lang, budget=_host_words(m, lang)), style="yellow"))
         if user_card is None:
             parts.append(Text(say("app.adv_not_in_catalog", lang), style="dim"))
         else:
@@ -310,15 +326,18 @@ class AdviseScreen(Screen[None]):
             parts.append(_bullets([show(a, lang) for a in m.assumptions], style="dim"))
         return Group(*parts)
 
-    def _cell(self, cell: Any, timed: bool, priced: bool, mine: bool) -> Text:
+    def _cell(self, cell: Any, timed: bool, priced: bool, mine: bool, currency: str = "") -> Text:
         if cell is None:
             return Text("")
-        words = matrix_cell(cell.fits, cell.fits_as_configured, len(cell.steps),
+        letter = getattr(self, "letters", {}).get(tuple(s.slug for s in cell.steps), "?")
+        words = matrix_cell(cell.fits, cell.fits_as_configured, letter,
                             cell.final_peak_gib if cell.fits else cell.peak_gib, self.lang)
+        if cell.host_ram_over:
+            words += "!"
         if timed and cell.fits:
             words += " " + hours(cell.hours)
         if priced and cell.fits and cell.cost is not None:
-            words += f" {cell.cost:,.0f}" + ("*" if cell.cheapest else "")
+            words += f" {cell.cost:,.0f} {currency}".rstrip() + ("*" if cell.cheapest else "")
         colour = "red" if not cell.fits else ("green" if cell.fits_as_configured else "yellow")
         return Text(words, style=colour + (" bold reverse" if mine else ""))
 
@@ -345,9 +364,16 @@ class AdviseScreen(Screen[None]):
         return Padding(grid, (0, 0, 0, 1))
 
     def _strategies(self, m: Any, wide: bool) -> Group:
+        from oomdoctor.advise.render import host_budget
+
         lang = self.lang
         budget = next((c.capacity_gib * (1 - m.headroom) for c in m.cells if c.card == self._user_card(m)), None)
-        title = say("app.adv_strategies", lang, n=m.n_gpus, card=m.hardware, budget=gib(budget) if budget else "?")
+        if not m.hardware:
+            title = say("advise.strategies_any", lang, n=m.n_gpus)
+        elif budget:
+            title = say("app.adv_strategies", lang, n=m.n_gpus, card=m.hardware, budget=gib(budget))
+        else:
+            title = say("app.adv_strategies_on", lang, n=m.n_gpus, card=m.hardware)
         table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
         table.add_column(say("app.adv_strategy", lang), ratio=1)
         table.add_column(say("app.adv_gpus", lang), justify="right", no_wrap=True)
@@ -365,9 +391,11 @@ class AdviseScreen(Screen[None]):
             if r.speed_why and r.key != "single":
                 why = say("advise.why.sep", lang).join(say(w, lang) for w in r.speed_why)
                 label = Group(label, Padding(Text(why, style="dim"), (0, 0, 0, 2)))
-            row = [label, str(r.n_gpus), f"{r.peak_gib:.1f}",
-                   Text("✓", style="green") if r.fits else Text("✗", style="red"),
-                   f"{r.host_ram_gib:.0f} GiB" if r.host_ram_gib >= 0.5 else "-",
+            host = f"{r.host_ram_gib:.0f} GiB" if r.host_ram_gib >= 0.5 else "-"
+            if r.host_ram_gib >= 0.5 and r.host_ram_gib > host_budget(m, r.n_gpus):
+                host += "!"
+            fits = (Text("✓", style="green") if r.fits else Text("✗", style="red")) if m.hardware else "-"
+            row = [label, str(r.n_gpus), gib(r.peak_gib), fits, host,
                    f"{r.speed:.2f}x" if r.speed is not None else "-"]
             if wide:
                 row.append(f"{r.step_s:.1f}s" if r.step_s is not None else "-")

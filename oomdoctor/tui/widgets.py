@@ -1,7 +1,8 @@
 """The app's own widgets: the memory bars and the checkbox list of plan steps."""
 from __future__ import annotations
 
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Any, Sequence
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
@@ -10,7 +11,8 @@ from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import OptionList
 
-from oomdoctor.facts import Estimate, Step
+from oomdoctor.facts import Estimate, Plan, Step
+from oomdoctor.facts import Text as FText
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells, segments
 from oomdoctor.views.describe import change_words, component_name, step_costs
 from oomdoctor.words import cell_width, gib, pad_cells, say, wrap_cells
@@ -122,20 +124,53 @@ def wrap_legend(items: list[Text], width: int, indent: int) -> Text:
         self.refresh(layout=True)
 
 
+@dataclass(frozen=True)
+class Row:
+    """One line of the plan's checklist: a rung that is in the plan (ticked), proposed and waiting for the
+    user's yes, or switched off by the user (both unticked)."""
+
+    rule: str
+    state: str                      # applied | proposed | off
+    title: FText                    # the rule's title, as its file gives it
+    steps: tuple[Step, ...] = ()    # applied: its steps; proposed: what it would do; off: none
+
+    @property
+    def saved_gib(self) -> float | None:
+        return sum(st.saved_gib for st in self.steps) if self.steps else None
+
+
+def plan_rows(plan: Plan, rules: Any) -> list[Row]:
+    """The checklist of a plan, in ladder order: its steps, the rungs waiting for a yes, the rungs switched off."""
+    rows: list[Row] = []
+    for rung in plan.rungs:
+        if rung.state == "applied" and rung.steps:
+            rows.append(Row(rung.rule, "applied", rung.steps[0].title, rung.steps))
+        elif rung.state == "proposed" and rung.steps:
+            rows.append(Row(rung.rule, "proposed", rung.steps[0].title, rung.steps))
+        elif rung.state == "skipped" and rung.reason is not None and (
+                rung.reason.code == "plan.skip.on_request" or rung.reason.code.startswith("guide.skip_")):
+            rule = rules.get(rung.rule) if rules is not None else None
+            rows.append(Row(rung.rule, "off", rule.title if rule is not None else FText(rung.rule)))
+    if not plan.rungs:          # a plan built by hand, without rungs: its steps
+        rows = [Row(st.rule, "applied", st.title, (st,)) for st in plan.steps]
+    return rows
+
+
 class StepList(OptionList):
-    """The plan's steps as checkboxes. Space or enter toggles the highlighted step."""
+    """The plan's rungs as checkboxes. Space or enter toggles the highlighted one: a step leaves the plan
+    (the ladder is walked again without it), a proposed rung gets the user's yes and comes in."""
 
     BINDINGS = [
         Binding("space", "toggle", "app.key_toggle"),
     ]
 
-    class Changed(Message):
-        """The set of kept steps changed."""
+    class Toggled(Message):
+        """The user ticked or unticked a row."""
 
-        def __init__(self, step_list: "StepList", keep: tuple[int, ...]) -> None:
+        def __init__(self, step_list: "StepList", row: Row) -> None:
             super().__init__()
             self.step_list = step_list
-            self.keep = keep
+            self.row = row
 
         @property
         def control(self) -> "StepList":
@@ -147,64 +182,77 @@ class StepList(OptionList):
         from oomdoctor.tui.dialogs import localize_bindings
 
         localize_bindings(self, lang)
-        self.steps: tuple[Step, ...] = ()
-        self.titles: tuple[str, ...] = ()
-        self.keep: set[int] = set()
+        self.rows: tuple[Row, ...] = ()
 
-    def set_steps(self, steps: Sequence[Step], keep: Sequence[int]) -> None:
-        self.steps = tuple(steps)
-        self.titles = tuple(say(s.title, self.lang) for s in self.steps)
-        self.keep = set(keep)
-        highlighted = self.highlighted
-        self.set_options([self._prompt(i) for i in range(len(self.steps))])
-        if self.steps:
-            self.highlighted = min(highlighted or 0, len(self.steps) - 1)
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return tuple(st for row in self.rows if row.state == "applied" for st in row.steps)
 
-    def set_keep(self, keep: Sequence[int]) -> None:
-        self.keep = set(keep)
-        for i in range(len(self.steps)):
-            self.replace_option_prompt_at_index(i, self._prompt(i))
-        self.post_message(self.Changed(self, tuple(sorted(self.keep))))
+    def set_rows(self, rows: Sequence[Row]) -> None:
+        highlighted_rule = self.rows[self.highlighted].rule if self.rows and self.highlighted is not None \
+            and self.highlighted < len(self.rows) else None
+        self.rows = tuple(rows)
+        self.set_options([self._prompt(i) for i in range(len(self.rows))])
+        if self.rows:
+            rules = [r.rule for r in self.rows]
+            self.highlighted = rules.index(highlighted_rule) if highlighted_rule in rules else 0
+
+    def _mark(self, row: Row) -> str:
+        if row.state == "applied":
+            return step_costs_words(row, self.lang)
+        return say("app.row_needs_yes" if row.state == "proposed" else "app.row_off", self.lang)
 
     def _prompt(self, i: int) -> Text:
-        step = self.steps[i]
-        box = "[x]" if i in self.keep else "[ ]"
-        costs_w = max(cell_width(step_costs(s, self.lang)) for s in self.steps)
-        title_w = max(16, (self.size.width or 80) - 4 - 4 - 12 - costs_w - 1)
-        title = self.titles[i]
+        row = self.rows[i]
+        box = "[x]" if row.state == "applied" else "[ ]"
+        marks_w = max(cell_width(self._mark(r)) for r in self.rows)
+        title_w = max(12, (self.size.width or 80) - 4 - 4 - 12 - marks_w - 1)
+        title = say(row.title, self.lang)
         if cell_width(title) > title_w:
             title = pad_cells(title, title_w - 1) + "…"
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{box} ", style="bold")
-        text.append(f"{i + 1}. " + pad_cells(title, title_w))
-        text.append(f" {-step.saved_gib:+6.1f} GiB ", style="bold")
-        text.append(step_costs(step, self.lang), style="dim")
+        number = f"{sum(1 for r in self.rows[:i + 1] if r.state == 'applied')}." if row.state == "applied" else "  "
+        text.append(f"{number:<3}" + pad_cells(title, title_w), style="" if row.state == "applied" else "dim")
+        saved = row.saved_gib
+        text.append(f" {-saved:+6.1f} GiB " if saved is not None else " " * 12, style="bold")
+        text.append(self._mark(row), style="yellow" if row.state == "proposed" else "dim")
         return text
 
     def action_toggle(self) -> None:
         i = self.highlighted
-        if i is None or not self.steps:
+        if i is None or not self.rows:
             return
-        self.set_keep(sorted(self.keep ^ {i}))
+        self.post_message(self.Toggled(self, self.rows[i]))
 
     def _on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
         self.action_toggle()
 
     def on_resize(self) -> None:
-        if self.steps:
-            for i in range(len(self.steps)):
+        if self.rows:
+            for i in range(len(self.rows)):
                 self.replace_option_prompt_at_index(i, self._prompt(i))
 
 
-def step_detail(step: Step, index: int, lang: str = "en", *, cost_text: str = "") -> Group:
-    """What the step changes, what it saves and costs, and why it helps; `cost_text`: the rule's own words."""
+def step_costs_words(row: Row, lang: str) -> str:
+    return step_costs(row.steps[0], lang) if row.steps else ""
+
+
+def step_detail(step: Step, index: int, lang: str = "en", *, cost_text: str = "", state: str = "applied") -> Group:
+    """What the step changes, what it saves and costs, and why it helps; `cost_text`: the rule's own words.
+    A proposed step (state) says it waits for the user's yes."""
     text = Text()
-    text.append(say("app.step_n", lang, n=index + 1), style="bold")
+    if state == "proposed":
+        text.append(say("app.proposed_head", lang), style="bold yellow")
+    else:
+        text.append(say("app.step_n", lang, n=index + 1), style="bold")
     text.append(change_words(step, lang) or say(step.title, lang))
     text.append("\n")
     common = dict(costs=step_costs(step, lang), rule=step.rule, slug=step.slug)
-    if step.adds_gib:               # giving memory back to the host costs GPU memory
+    if state == "proposed":
+        text.append(say("app.step_would_save", lang, saved=gib(step.saved_gib), **common), style="dim")
+    elif step.adds_gib:             # giving memory back to the host costs GPU memory
         text.append(say("app.step_uses", lang, more=gib(step.adds_gib), **common), style="dim")
     else:
         text.append(say("app.step_saves", lang, saved=gib(step.saved_gib), **common), style="dim")

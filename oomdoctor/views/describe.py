@@ -240,3 +240,24 @@ def change_words(step: Step, lang: str = "en") -> str:
     return say("report.change_sep", lang).join(
         say("report.change", lang, field=c.field, before=value_words(c.before, lang), after=value_words(c.after, lang))
         for c in step.changes)
+
+
+# Packages a planned setting needs that a plain HF/LLaMA-Factory install lacks: without them the patched run
+# stops at start (LLaMA-Factory checks liger-kernel when enable_liger_kernel is on, the Trainer bitsandbytes
+# for 8-bit optimizers, accelerate DeepSpeed for a deepspeed config).
+def install_commands(before: TrainingSetup, after: TrainingSetup) -> list[str]:
+    """`pip install ...` lines for what the change from `before` to `after` needs, in a stable order."""
+    out: list[str] = []
+    if after.fused_ce and not before.fused_ce:
+        out.append("pip install liger-kernel")
+    eight_bit = ("8bit" in after.optimizer and "8bit" not in before.optimizer)
+    quantised = after.method == "qlora" and before.method != "qlora"
+    if eight_bit or quantised:
+        out.append("pip install bitsandbytes")
+    sharded = (after.zero_stage and not before.zero_stage) or (after.offload_optimizer and not before.offload_optimizer) \
+        or (after.offload_params and not before.offload_params)
+    if sharded and not after.fsdp:
+        out.append("pip install deepspeed")
+    if after.attention == "fa2" and before.attention != "fa2":
+        out.append("pip install flash-attn --no-build-isolation")
+    return out

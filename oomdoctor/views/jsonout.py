@@ -11,7 +11,7 @@ from typing import Any
 
 from oomdoctor import __version__
 from oomdoctor.facts import (
-    COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Report, Step, Text, TrainingSetup,
+    COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Report, Rung, Step, Text, TrainingSetup,
 )
 from oomdoctor.words import say, show
 
@@ -150,10 +150,25 @@ def step_dict(step: Step, report: Report, lang: str = "en") -> dict[str, Any]:
             "why": show(step.why, lang), "changes": changes, "env": dict(step.env), "notes": _texts(step.notes, lang)}
 
 
+def rung_dict(rung: Rung, plan: Plan, report: Report, lang: str = "en") -> dict[str, Any]:
+    """One rung in ladder order: its state (applied, proposed, dropped, skipped, not_reached), why, and for
+    a proposed or dropped rung what it would do (or did)."""
+    out: dict[str, Any] = {"rule": rung.rule, "state": rung.state,
+                           "reason": show(rung.reason, lang) if rung.reason is not None else None,
+                           "reason_code": _code(rung.reason)}
+    if rung.state == "applied":
+        out["steps"] = [plan.steps.index(s) + 1 for s in rung.steps if s in plan.steps]
+    elif rung.steps:
+        out["step"] = step_dict(rung.steps[0], report, lang)
+    return out
+
+
 def plan_dict(plan: Plan, report: Report, lang: str = "en") -> dict[str, Any]:
     return {"fits": plan.fits, "steps": [step_dict(s, report, lang) for s in plan.steps],
             "skipped": [{"rule": s.rule, "reason": show(s.reason, lang), "reason_code": _code(s.reason)}
                         for s in plan.skipped],
+            "proposed": [step_dict(s, report, lang) for s in plan.proposed],
+            "rungs": [rung_dict(r, plan, report, lang) for r in plan.rungs],
             "advice": _texts(plan.advice, lang), "advice_codes": _codes(plan.advice)}
 
 

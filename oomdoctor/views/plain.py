@@ -3,6 +3,9 @@
 rich handles colour, NO_COLOR and width in a terminal. With no terminal rich would print plain text,
 and print_report writes those same characters through views/plaintext.py without importing rich
 (about 60 ms sooner); the helpers below build rich or plain look-alike objects from one `kit`.
+Sentences that can run past the width are wrapped here, by terminal cells, with a hanging indent (a
+label's column, a bullet's text), so a wrapped line never starts under the label, in English or Chinese;
+into a pipe or a file the width is $COLUMNS, else 80, and no line ends in spaces.
 """
 from __future__ import annotations
 
@@ -13,9 +16,12 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Plan, Report, Step
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 from oomdoctor.views.describe import (
-    component_name, diagnosis_lines, event_line, event_numbers, model_lines, read_as_line, setup_line,
+    component_name, diagnosis_lines, event_line, event_numbers, install_commands, model_lines, read_as_line,
+    setup_line,
 )
-from oomdoctor.words import cell_width, pad_cells, say, show
+from oomdoctor.words import cell_width, pad_cells, say, show, wrap_cells
+
+PIPE_WIDTH = 80     # into a pipe or a file without $COLUMNS: what `less` and most terminals show
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -43,6 +49,34 @@ def _label(text: str) -> str:
     """A head-line label padded to the report's 7-cell column ("Crash  ", "崩溃   "), or two cells past a
     longer one ("Read as  ")."""
     return pad_cells(text, max(6, cell_width(text) + 1)) + " "
+
+
+def hang(parts: list, width: int, indent: int, kit: Kit | None = None, initial: str = "") -> list:
+    """Styled lines of `parts` ((text, style) pairs or plain strings) wrapped to `width` cells by words, every
+    line after the first `indent` cells in (or starting with `initial` when given: "# " for a shell comment)."""
+    Text = (kit or rich_kit()).Text
+    pieces = [(p, "") if isinstance(p, str) else p for p in parts]
+    whole = Text.assemble(*pieces)
+    plain = "".join(t for t, _ in pieces)
+    prefix = initial or " " * indent
+    out, cursor = [], 0
+    for n, line in enumerate(wrap_cells(plain, max(indent + 8, width), indent=prefix)):
+        content = line[len(prefix):] if n else line
+        at = plain.find(content, cursor) if content else cursor
+        if at < 0:                       # not found as it was (cannot happen with wrap_cells): show it plain
+            piece = Text(content)
+        else:
+            piece = whole[at:at + len(content)]
+            cursor = at + len(content)
+        out.append(Text(prefix) + piece if n else piece)
+    return out
+
+
+def print_hanging(console: Any, parts: list, indent: int, style: str = "", initial: str = "") -> None:
+    kit = _kit_of(console)
+    styled = [(p, style) if isinstance(p, str) else p for p in parts]
+    for line in hang(styled, console.width, indent, kit, initial):
+        console.print(line)
 
 
 def bar(est: Estimate, width: int, kit: Kit | None = None):
@@ -144,21 +178,22 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
     if hw is not None:
         others = say("report.gpu_others", lang, gib=hw.other_procs_gib) if hw.other_procs_gib else ""
         source = say(f"report.source.{hw.source}", lang) if hw.source in ("log", "flag", "nvml") else hw.source
-        console.print(Text.assemble((_label(say("report.label.gpu", lang)), "bold"),
-                                    say("report.gpu_line", lang, gpu=hw.gpu, gib=hw.gpu_gib, n=hw.n_gpus,
-                                        source=source) + others))
+        gpu = hw.gpu if hw.gpu not in ("", "unknown") else say("report.card_unnamed", lang)
+        _head_line(console, say("report.label.gpu", lang),
+                   say("report.gpu_line", lang, gpu=gpu, gib=hw.gpu_gib, n=hw.n_gpus, source=source) + others)
     if s is not None:
-        console.print(Text.assemble((_label(say("report.label.setup", lang)), "bold"), setup_line(s, lang)))
+        _head_line(console, say("report.label.setup", lang), setup_line(s, lang))
         read_as = read_as_line(s, lang)
         if read_as:
-            console.print(Text.assemble((_label(say("report.label.read_as", lang)), "bold"), read_as))
+            _head_line(console, say("report.label.read_as", lang), read_as)
     if report.shape is not None:
         head, notes = model_lines(report.shape, lang)
-        console.print(Text.assemble((_label(say("report.label.model", lang)), "bold"), head))
+        _head_line(console, say("report.label.model", lang), head)
         for note in notes:
-            console.print(Text(f"       · {note}", style="yellow"))
+            print_hanging(console, [f"       · {note}"], 9, style="yellow")
     for w in report.warnings:
-        console.print(Text(say("report.note", lang, note=w), style="yellow"))
+        note = say("report.note", lang, note=show(w, lang))
+        print_hanging(console, [note], cell_width(say("report.note", lang, note="")), style="yellow")
     if est is None:
         return
     console.print()
@@ -175,9 +210,9 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
             shown = ", ".join(f"{x}: {g:.1f}" for x, g in curve[-6:])
             console.print(Text("  " + say("report.measured", lang, points=shown), style="cyan"))
     for note in est.notes:
-        console.print(Text(f"  · {show(note, lang)}", style="dim"))
+        print_hanging(console, [f"  · {show(note, lang)}"], 4, style="dim")
     plan = report.plan
-    if est.fits and not plan.steps:
+    if est.fits and not plan.steps and not plan.proposed:
         return
     console.print()
     if plan.steps:
@@ -186,21 +221,32 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         final = plan.steps[-1].estimate
         console.print(Text("  ") + bar(final, width, kit))
         console.print(verdict(final, kit, lang))
+        installs = install_commands(s, plan.steps[-1].setup) if s is not None else []
+        if installs:
+            # without the package the patched run stops at its start: said where the plan is, not in a cost
+            print_hanging(console, [(say("report.install", lang, cmds=" ; ".join(installs)), "bold")], 2)
+        dropped = plan.rungs_in("dropped")
+        if dropped:
+            titles = say("common.list_sep", lang).join(say(r.steps[0].title, lang) for r in dropped if r.steps)
+            print_hanging(console, [say("report.dropped", lang, n=len(dropped), titles=titles)], 2, style="dim")
     if report.least_cost is not None and report.least_cost.steps and not _same_steps(report.least_cost, plan):
         console.print()
         console.print(plan_table(report.least_cost, est, say("report.least_title", lang), kit, lang))
         console.print(verdict(report.least_cost.steps[-1].estimate, kit, lang))
-    if not plan.fits:
+    if not plan.fits and not est.fits:
         console.print(Text(say("report.no_plan_fits", lang), style="bold red"))
     for advice in plan.advice:
-        console.print(Text(f"  → {say(advice, lang)}", style="yellow"))
-    if plan.skipped:
+        print_hanging(console, [f"  → {say(advice, lang)}"], 4, style="yellow")
+    if plan.rungs:
+        render_rungs(plan, console, lang)
+    elif plan.skipped:
         # Rungs skipped for the same reason are named together, so the reason is read once.
         by_reason: dict[str, list[str]] = {}
         for k in plan.skipped:
             by_reason.setdefault(say(k.reason, lang), []).append(k.rule)
         for reason, rules in list(by_reason.items())[:8]:
-            console.print(Text(say("report.skipped", lang, rules=", ".join(rules), reason=reason), style="dim"))
+            print_hanging(console, [say("report.skipped", lang, rules=", ".join(rules), reason=reason)], 2,
+                          style="dim")
     if report.env or report.notes:
         console.print()
         from oomdoctor.shellsafe import export_line
@@ -209,52 +255,105 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
             # Never wrapped: the line is for pasting into a shell whole.
             console.print(Text(export_line(name, value)), soft_wrap=True)
         for note in report.notes:
-            console.print(Text(f"# {say(note, lang)}"))
+            # each wrapped line stays a comment, so the block can be pasted into a shell
+            print_hanging(console, [f"# {say(note, lang)}"], 2, initial="# ")
     if show_patch and report.patch:
         console.print()
         console.print(Text(say("report.patch_title", lang), style="bold"))
         console.print(Text(report.patch), highlight=False, markup=False)
 
 
-def render_crash(crash: CrashReport, console: Console, lang: str = "en") -> None:
+def _head_line(console: Any, label: str, *parts: Any) -> None:
+    """A head line: its label in a column of its own, wrapped lines under the text, not under the label."""
+    lead = _label(label)
+    print_hanging(console, [(lead, "bold"), *parts], cell_width(lead))
+
+
+STATE_STYLE = {"applied": "green", "proposed": "yellow", "dropped": "dim", "skipped": "dim", "not_reached": "dim"}
+
+
+def render_rungs(plan: Plan, console: Any, lang: str = "en") -> None:
+    """Every rung of the ladder in its order, with what the plan did with it; neighbours in the same state
+    for the same reason share a line, so a reason is read once."""
     Text = _kit_of(console).Text
+    console.print()
+    console.print(Text(say("report.rungs_title", lang), style="bold"))
+    groups: list[tuple[str, str, list[str]]] = []
+    for rung in plan.rungs:
+        text = _rung_text(rung, plan, lang)
+        if groups and groups[-1][0] == rung.state and groups[-1][1] == text and rung.state != "applied":
+            groups[-1][2].append(rung.rule)
+        else:
+            groups.append((rung.state, text, [rung.rule]))
+    for state, text, rules in groups:
+        named = f"{rules[0]}–{rules[-1]}" if len(rules) > 2 else ", ".join(rules)
+        head = say("report.rung_head", lang, rules=named, state=say(f"plan.state.{state}", lang))
+        style = STATE_STYLE.get(state, "")
+        print_hanging(console, [("  " + head, f"bold {style}".strip()), (text, style)], 4)
+
+
+def _rung_text(rung: Any, plan: Plan, lang: str) -> str:
+    if rung.state == "applied":
+        first = plan.steps.index(rung.steps[0]) + 1 if rung.steps and rung.steps[0] in plan.steps else 0
+        times = say("report.rung_times", lang, n=len(rung.steps)) if len(rung.steps) > 1 else ""
+        return say("report.rung_applied", lang, title=say(rung.steps[0].title, lang), n=first, times=times)
+    if rung.state == "proposed" and rung.steps:
+        step = rung.steps[0]
+        return say("report.rung_proposed", lang, title=say(step.title, lang), saved=step.saved_gib,
+                   peak=step.estimate.peak_gib, rule=rung.rule)
+    if rung.state == "dropped" and rung.steps:
+        return say("report.rung_dropped", lang, title=say(rung.steps[0].title, lang), why=show(rung.reason, lang))
+    return show(rung.reason, lang) if rung.reason is not None else ""
+
+
+def render_crash(crash: CrashReport, console: Console, lang: str = "en") -> None:
     indent = " " * 7
     e = crash.primary
     if e is None:
-        console.print(Text.assemble((_label(say("report.label.log", lang)), "bold"),
-                                    say("report.no_oom_in", lang, file=crash.file)))
+        _head_line(console, say("report.label.log", lang), say("report.no_oom_in", lang, file=crash.file))
         return
-    console.print(Text.assemble((_label(say("report.label.crash", lang)), "bold"), f"{crash.file}:{e.line}  ",
-                                (event_line(e, lang), "bold red")))
+    _head_line(console, say("report.label.crash", lang), f"{crash.file}:{e.line}  ", (event_line(e, lang), "bold red"))
     numbers = event_numbers(e, lang)
     if numbers:
-        console.print(Text(indent + numbers))
+        print_hanging(console, [indent + numbers], 7)
     if e.phase_evidence is not None:
         text = e.phase_evidence.text
         shown = text if len(text) <= 70 else text[:69] + "…"
-        console.print(Text(indent + say("crash.evidence.line", lang, line=e.phase_evidence.line, text=shown), style="dim"))
+        print_hanging(console, [indent + say("crash.evidence.line", lang, line=e.phase_evidence.line, text=shown)], 7,
+                      style="dim")
     if e.confidence != "certain":
-        console.print(Text(indent + say(f"crash.confidence.{e.confidence}", lang), style="yellow"))
+        print_hanging(console, [indent + say(f"crash.confidence.{e.confidence}", lang)], 7, style="yellow")
     ranks = sorted({ev.rank for ev in crash.events if ev.rank is not None})
     if len(ranks) > 1:
-        console.print(Text(indent + say("report.ranks", lang, n=len(crash.events), ranks=", ".join(map(str, ranks)))))
+        print_hanging(console, [indent + say("report.ranks", lang, n=len(crash.events),
+                                             ranks=", ".join(map(str, ranks)))], 7)
     for line in diagnosis_lines(crash.diagnoses, lang):
-        console.print(Text(f"{indent}· {line}", style="yellow"))
+        print_hanging(console, [f"{indent}· {line}"], 9, style="yellow")
     for check in crash.checks:
-        console.print(Text(f"{indent}· {say(check, lang)}", style="yellow"))
+        print_hanging(console, [f"{indent}· {say(check, lang)}"], 9, style="yellow")
     if crash.host_ram_gib:
         if crash.host_ram_used_pct:
             line = say("report.host_ram_used", lang, gib=crash.host_ram_gib, pct=crash.host_ram_used_pct)
         else:
             line = say("report.host_ram", lang, gib=crash.host_ram_gib)
-        console.print(Text(indent + line))
+        print_hanging(console, [indent + line], 7)
+
+
+def pipe_width(environ: Any = None) -> int:
+    """Columns for a pipe or a file: $COLUMNS when it is a sane number, else PIPE_WIDTH."""
+    text = (os.environ if environ is None else environ).get("COLUMNS", "")
+    return int(text) if text.strip().isdigit() and 20 <= int(text) <= 1000 else PIPE_WIDTH
 
 
 def print_report(report: Report, *, show_patch: bool = True, lang: str = "en") -> None:
     """The plain report on stdout: rich in a terminal, the same characters without rich in a pipe or file."""
-    # In a pipe rich would wrap at 80 columns; a report read in a file or a CI log reads better wider.
-    width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 100
-    if width is not None and _rich_writes_plain_text():
+    if sys.stdout.isatty():
+        from rich.console import Console
+
+        render(report, Console(highlight=False), show_patch=show_patch, lang=lang)
+        return
+    width = pipe_width()
+    if _rich_writes_plain_text():
         from oomdoctor.views.plaintext import NeedsRich, PlainConsole
 
         plain = PlainConsole(width)
@@ -263,11 +362,20 @@ def print_report(report: Report, *, show_patch: bool = True, lang: str = "en") -
         except NeedsRich:
             pass        # something rich lays out its own way: let rich write it all
         else:
-            sys.stdout.write(plain.text())
+            sys.stdout.write(_no_trailing_spaces(plain.text()))
             return
+    import io
+
     from rich.console import Console
 
-    render(report, Console(highlight=False, width=width), show_patch=show_patch, lang=lang)
+    out = io.StringIO()
+    render(report, Console(highlight=False, width=width, file=out), show_patch=show_patch, lang=lang)
+    sys.stdout.write(_no_trailing_spaces(out.getvalue()))
+
+
+def _no_trailing_spaces(text: str) -> str:
+    """Tables pad their cells to the column: a file or a pipe gets the lines without the padding at the end."""
+    return "\n".join(line.rstrip() for line in text.split("\n"))
 
 
 def _rich_writes_plain_text() -> bool:

@@ -15,6 +15,8 @@ _TOKENS = lazy_re(rf"\s+|[{_WIDE_CLASS}]|[^\s{_WIDE_CLASS}]+")
 _NARROW_TAIL = lazy_re(r"[^\s\u2e80-\uffff]+$")
 # Chinese typesetting: these never start a line (the character before them comes along).
 _NO_LINE_START = frozenset("，。、；：？！）》」』,.;:?!)")
+# ... and these never end one (they go down to the next line with what they open).
+_NO_LINE_END = frozenset("（《「『")
 
 
 def is_wide(ch: str) -> bool:
@@ -70,6 +72,10 @@ def wrap_cells(text: str, width: int, indent: str = "", initial: str = "") -> li
                 if len(rest) <= len(prefix) or not rest[len(prefix):].strip():
                     carry, rest = "", cur
                 cur = rest
+            while not carry and cur.rstrip() and cur.rstrip()[-1] in _NO_LINE_END \
+                    and cur.rstrip()[len(prefix):-1].strip():
+                stripped = cur.rstrip()
+                carry, cur = stripped[-1], stripped[:-1]
             lines.append(cur.rstrip())
             prefix = indent
             cur, cur_w = indent + carry, cell_width(indent) + cell_width(carry)

@@ -13,8 +13,8 @@ def signed_gib(value: float, digits: int = 1) -> str:
 
 
 def gib_short(value: float) -> str:
-    """'71G' / '7.1G': a size in a narrow table cell."""
-    return f"{value:.0f}G" if value >= 10 else f"{value:.1f}G"
+    """'71 GiB' / '7.1 GiB': a size in a narrow table cell, with its unit (no tenths from 10 up)."""
+    return f"{value:.0f} GiB" if value >= 10 else f"{value:.1f} GiB"
 
 
 def hours(value: float | None) -> str:

@@ -91,6 +91,40 @@ WORDS = {
     "advise.assume.unknown_card": ("{gpu} is not in the GPU catalog: its speed is unknown, so the strategy rows have "
                                    "no time; pass --gpu with a card name.",
                                    "{gpu} 不在 GPU 目录里：不知道它的速度，所以策略对比里没有时长；请用 --gpu 指定型号。"),
+    "advise.assume.no_card": ("No GPU was given: the strategy rows say the peak per GPU and the host RAM each needs; "
+                              "which cards hold that is the fit matrix.",
+                              "没有指定 GPU：策略对比只列出每张卡的峰值和所需主机内存；哪些卡放得下见适配矩阵。"),
+    "advise.assume.host_ram": ("Host RAM: a rented machine is taken to have {gib:.0f} GiB per GPU (a typical rental "
+                               "host; --host-ram GIB says what yours has); ! marks what needs more.",
+                               "主机内存：租用的机器按每张 GPU 配 {gib:.0f} GiB 计（常见租用主机的配置；用 --host-ram GIB "
+                               "指定你的机器）；! 表示需要的更多。"),
+    "advise.assume.host_ram_flag": ("Host RAM: {gib:.0f} GiB (--host-ram); ! marks what needs more.",
+                                    "主机内存：{gib:.0f} GiB（--host-ram）；! 表示需要的更多。"),
+    "advise.assume.consent": ("Plans in the matrix never change the experiment (no shorter cutoff_len, LoRA/QLoRA or "
+                              "lower rank): add --accept quality to allow that.",
+                              "矩阵里的方案不会改变实验本身（不截短 cutoff_len、不改用 LoRA/QLoRA、不降低秩）；"
+                              "加上 --accept quality 才允许。"),
+    "advise.strategies_any": ("Strategies on {n} GPU{n:plural::s} (no card given: the peak per GPU and the host RAM "
+                              "each needs)",
+                              "{n} 张 GPU 上的策略（未指定显卡：每张卡的峰值和所需主机内存）"),
+    "advise.host_given": ("{gib:.0f} GiB of host RAM (--host-ram)", "主机内存 {gib:.0f} GiB（--host-ram）"),
+    "advise.host_default": ("{gib:.0f} GiB of host RAM per GPU, a typical rental host; --host-ram to change",
+                            "每张 GPU 配 {gib:.0f} GiB 主机内存，常见租用主机的配置；可用 --host-ram 修改"),
+    "advise.host_flag_rows": ("! = needs more host RAM than the machine has ({budget}).",
+                              "! = 需要的主机内存超过机器所有（{budget}）。"),
+    "advise.legend_host": ("! = the plan offloads more to host RAM than the machine has ({budget}); see below",
+                           "! = 方案卸载到主机内存的量超过机器所有（{budget}）；见下方"),
+    "advise.host_needed": ("Host RAM the offloading plans need (!):", "卸载方案需要的主机内存（!）："),
+    "advise.host_cell": ("{n} GPU{n:plural::s} need{n:plural:s:} {need:.0f} GiB (the host has {has:.0f} GiB)",
+                         "{n} 张卡需要 {need:.0f} GiB（主机只有 {has:.0f} GiB）"),
+    "advise.cost_title": ("Cost of the run ({currency}, * = cheapest that fits)", "整次训练的费用（{currency}，* = 放得下且最便宜）"),
+    "advise.no_currency": ("currency as in the prices file", "币种同价格文件"),
+    "advise.cards_title": ("Cards (as the catalog has them):", "显卡（目录中的参数）："),
+    "advise.col.memory": ("memory", "显存"),
+    "advise.col.bandwidth": ("bandwidth", "显存带宽"),
+    "advise.col.tflops": ("bf16 dense", "bf16 稠密"),
+    "advise.col.link": ("between cards", "卡间互连"),
+    "advise.link.pcie_short": ("PCIe", "PCIe"),
     "advise.estimate_note": ("all memory, time and cost figures are estimates; see assumptions",
                              "所有显存、时间和费用都是估算；见假设"),
     # ------------------------------------------------------------ the plain view
@@ -127,7 +161,8 @@ WORDS = {
     "advise.matrix_time": (", run time", "、训练时长"),
     "advise.matrix_cost": (", cost", "、费用"),
     "advise.legend": ("ok = fits as configured, A-Z = fits with that plan (below), x = nothing fits (peak as "
-                      "configured)", "ok = 按当前配置放得下，A-Z = 按下面对应的方案放得下，x = 怎么改都放不下（显示当前配置的峰值）"),
+                      "configured); GiB per GPU, then the run time", "ok = 按当前配置放得下，A-Z = 按下面对应的方案放得下，"
+                      "x = 怎么改都放不下（显示当前配置的峰值）；先是每张卡的 GiB，然后是训练时长"),
     "advise.legend_price": ("* = the cheapest that fits without changing the experiment; - = no price for that card",
                             "* = 不改变实验就能放下的最便宜选择；- = 这张卡没有价格"),
     "advise.gpus_head": ("{n} GPU{n:plural::s}", "{n} 张"),

@@ -123,10 +123,29 @@ WORDS = {
                              "那样训练就放不下了（峰值 {peak:.1f} GiB，超过留出余量后的 {budget:.1f} GiB）。"),
     "plan.skip.host_ram": ("It would need {need:.0f} GiB of host memory; this machine has {have:.0f} GiB.",
                            "它需要 {need:.0f} GiB 主机内存，而这台机器只有 {have:.0f} GiB。"),
+    "plan.skip.dead_end": ("Taken first, it left the rungs below nothing they could fix; without it the ladder "
+                           "fits ({fits:.1f} GiB).",
+                           "先采用它的话，后面的步骤就都用不上了；不用它，阶梯方案能放下（{fits:.1f} GiB）。"),
     "plan.dominant": ("The peak is mostly {component} ({gib:.1f} GiB).", "峰值主要来自{component}（{gib:.1f} GiB）。"),
     "plan.dominant_at": ("The peak at the {phase} phase is mostly {component} ({gib:.1f} GiB).",
                          "{phase} 阶段的峰值主要来自{component}（{gib:.1f} GiB）。"),
+    # ------------------------------------------------------------ every rung, in ladder order
+    "plan.state.applied": ("applied", "已采用"),
+    "plan.state.proposed": ("proposed", "建议"),
+    "plan.state.dropped": ("dropped", "已去掉"),
+    "plan.state.skipped": ("skipped", "跳过"),
+    "plan.state.not_reached": ("not needed", "无需"),
+    "plan.rung.needs_yes": ("It changes the experiment, so it waits for your yes (--accept {rule}); the ladder went on "
+                            "below it.",
+                            "它会改变实验本身，所以要等你同意（--accept {rule}）；阶梯方案跳过它继续往下走。"),
+    "plan.rung.would_save": ("would save {saved:.2f} GiB (peak {peak:.2f} GiB)", "可省 {saved:.2f} GiB（峰值 {peak:.2f} GiB）"),
+    "plan.rung.dropped": ("The plan fits without it (peak {peak:.1f} GiB, within {budget:.1f} GiB), so it was left "
+                          "out.",
+                          "不用它方案也放得下（峰值 {peak:.1f} GiB，在 {budget:.1f} GiB 以内），所以去掉了。"),
+    "plan.rung.not_reached": ("The plan fit before the ladder came to it.", "阶梯方案在走到这一步之前就已经放得下。"),
     # ------------------------------------------------------------ what would fit when nothing does
+    "plan.advice.with_yes": ("With your yes to {titles} (--accept {rules}) it would fit: {peak:.1f} GiB per GPU.",
+                             "如果你同意{titles}（--accept {rules}），就能放下：每张卡 {peak:.1f} GiB。"),
     "plan.advice.still_needs": ("After every rung the run still needs {peak:.1f} GiB per GPU; {gpu} offers "
                                 "{budget:.1f} GiB once {headroom:.0%} headroom is kept.",
                                 "走完所有步骤后，每张卡仍需 {peak:.1f} GiB；{gpu} 留出 {headroom:.0%} 余量后只有 "
