@@ -3,6 +3,7 @@ import pytest
 
 from oomdoctor.facts import CrashEvent, CrashReport, Hardware, ModelShape, TrainingSetup, msg
 from oomdoctor.memory import count_params, estimate, reconcile, trainable_params
+from oomdoctor.memory.estimate import VARLEN_CACHED_FP32_BYTES
 from oomdoctor.words import say
 
 LLAMA2_7B = ModelShape("meta-llama/Llama-2-7b-hf", torch_dtype="fp16")
@@ -157,7 +158,7 @@ def test_unpacked_varying_lengths_reserve_the_previous_batchs_fp32_logits_and_fi
     varying = estimate(base, LLAMA2_7B, HW)
     fixed = estimate(base.with_changes(extras={"fixed_length": True}), LLAMA2_7B, HW)
     packed = estimate(base.with_changes(packing=True), LLAMA2_7B, HW)
-    expected_gib = 8 * 2048 * LLAMA2_7B.vocab_size / 2**30
+    expected_gib = VARLEN_CACHED_FP32_BYTES * 2048 * LLAMA2_7B.vocab_size / 2**30
     assert varying.allocated_gib == fixed.allocated_gib
     assert abs((varying.peak_gib - fixed.peak_gib) - expected_gib) < 1e-6
     assert varying.details["varlen_cached_logits_gib"] == expected_gib

@@ -48,6 +48,14 @@ def _flag(setup: TrainingSetup, key: str, default=None):
     return setup.extras.get(key, default) if setup.extras else default
 
 
+def compiled_layers(setup: TrainingSetup) -> bool:
+    """torchtune's compile=True: every decoder layer goes through torch.compile (training/_compile.py)."""
+    value = _flag(setup, "compile", False)
+    if isinstance(value, str):
+        value = value.strip().lower() in ("true", "1", "yes", "on")
+    return setup.framework == "torchtune" and bool(value)
+
+
 def masked(setup: TrainingSetup) -> bool:
     """Whether the attention gets a materialised mask: padded (unpacked) batches under SDPA or eager.
 
@@ -115,8 +123,16 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
             saved[f"{name}:lora_b_in"] = (a if autocast else adapter_bytes) * rank
 
     # input_layernorm / post_attention_layernorm: fp32 input (the input itself when already fp32), rsqrt,
-    # and the normalised tensor when the norm weight trains
+    # and the normalised tensor when the norm weight trains. Compiled (torchtune compile=True compiles each
+    # layer), AOTAutograd's min-cut partitioner saves the norm's input in its own dtype and the rsqrt, and
+    # recomputes the fp32 copy and the normalised tensor in backward (torch/_functorch/partitioners.py
+    # min_cut_rematerialization_partition); torchtune's README table: compile takes 41 KB per token and layer
+    # off Llama 3.2 3B's full fine-tune, which these and silu's output below account for
+    compiled = compiled_layers(setup)
     for norm in ("norm1", "norm2"):
+        if compiled:
+            saved[f"{norm}:fp32"] = r * h + 4.0
+            continue
         saved[f"{norm}:fp32"] = 4 * h + 4.0 / 1      # + (b, s, 1) fp32 rsqrt, 4 bytes per token
         if trains_weights:
             saved[f"{norm}:normed"] = r * h
@@ -149,7 +165,8 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
         linear(name, "norm2:out", r, h)
     if shape.gated_mlp:
         saved["mlp:gate"] = a * inter                # silu's input
-        saved["mlp:act"] = a * inter                 # silu output, kept by the product
+        if not compiled:
+            saved["mlp:act"] = a * inter             # silu output, kept by the product (compiled: recomputed)
         saved["mlp:up"] = a * inter
     else:
         saved["mlp:up"] = a * inter                  # GELU's input
