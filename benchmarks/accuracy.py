@@ -237,6 +237,10 @@ def convert(case: dict, ref: dict):
         extras["lora_dropout"] = float(drop.group(1))
     elif framework == "litgpt" and method in ("lora", "qlora"):
         extras["lora_dropout"] = 0.05      # LitGPT's default lora_dropout
+    elif framework == "fsdp_qlora" and method in ("lora", "qlora"):
+        extras["lora_dropout"] = 0.1       # fsdp_qlora train.py main(lora_dropout=0.1)
+    if re.search(r"--reentrant_checkpointing\s+true", str(case.get("quote") or "").lower()):
+        extras["gradient_checkpointing_kwargs"] = {"use_reentrant": True}
     if framework in ("hf", "trl") and "swift v1" in fw_text.lower():
         version = "4.36"     # early-2024 runs: loss with a shifted fp32 logits copy
     if "swift v1" in fw_text.lower() or "qwen finetune" in fw_text.lower():

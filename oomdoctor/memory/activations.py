@@ -174,11 +174,12 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
 
     if setup.method == "qlora" and setup.quant_bits:
         # bitsandbytes' MatMul4Bit/MatMul8bitLt keep their input for backward although the quantized weight is
-        # frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`); with an adapter on the same
-        # input it is the same tensor
+        # frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`); an adapter on the same input keeps
+        # the same tensor only when it sees x itself: dropout, or PEFT's cast to another adapter dtype, hand the
+        # adapter a new tensor and the base layer's x is kept besides
         for names, x, x_bytes, width in ((_ATTN_IN, "norm1:out", r, h), (("o_proj",), out_name, a, q_dim),
                                          (_UP_IN, "norm2:out", r, h), (("down_proj",), "mlp:act_up", a, inter)):
-            if not any(n in targets for n in names):
+            if not any(n in targets for n in names) or dropout or adapter_bytes != x_bytes:
                 saved.setdefault(x, x_bytes * width)
 
     per_layer = sum(saved.values())
