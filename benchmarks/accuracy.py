@@ -8,6 +8,8 @@ converter below, and compares allocated_gib with cases that measured torch alloc
 reserved-memory figure (allocated + allocator reserve) with reserved cases; nvidia-smi / unstated tools are
 compared with peak_gib. Prints the table, the median and 90th-percentile absolute error.
 Cases the inputs cannot express (encoder-decoder models, naive pipeline splits) are listed and skipped.
+Where a row is read otherwise than its first sight (the quantity or unit its tool really reports), the
+reason is printed under the table; nothing is excluded for being off.
 """
 from __future__ import annotations
 
