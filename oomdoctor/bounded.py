@@ -78,9 +78,10 @@ def compose_yaml(text: str, path: str, *, loader: Any = None) -> Any:
                          path) from None
     except RecursionError:
         raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
-    # Without an anchor (`&name`) there is no alias to expand, and libyaml bounds flow nesting itself;
-    # the walk costs ~20% of a compose, so files without anchors are spared it.
-    if root is not None and "&" in text:
+    # Without an anchor (`&name`) there is no alias to expand, and without more brackets than MAX_DEPTH no
+    # flow nesting that deep (libyaml's own bound depends on the Python and PyYAML build: 3.9's lets 3,000
+    # levels through); the walk costs ~20% of a compose, so most files are spared it.
+    if root is not None and ("&" in text or text.count("[") + text.count("{") > MAX_DEPTH):
         check_nodes(root, path)
     return root
 
@@ -170,10 +171,26 @@ def load_json(text: str, path: str) -> Any:
     """json.loads with NaN/Infinity refused; nesting past Python's recursion limit (a 3,000-deep
     file) is an error naming the file, not a RecursionError."""
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=_no_constant)
     except json.JSONDecodeError as err:
         raise InputError(msg("input.json_syntax", problem=err.msg), path, err.lineno) from None
     except RecursionError:
         raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
     except ValueError as err:
         raise InputError(msg("input.json_constant", name=str(err)), path) from None
+    # Python 3.13 decodes nesting far past MAX_DEPTH without a RecursionError: measure it then.
+    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(data) > MAX_DEPTH:
+        raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path)
+    return data
+
+
+def _depth(data: Any) -> int:
+    """How deep lists and dicts nest in `data` (iteratively: the data may be deeper than the stack)."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, depth)
+            if depth <= MAX_DEPTH:
+                stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return deepest

@@ -1,69 +1,152 @@
 """Command line: `oomdoctor [run.log] [config.yaml] [options]`.
 
 Decides plain / JSON / TUI *before* importing Textual; stdout carries data, stderr diagnostics.
-Exit codes: 0 fits as is, 1 a plan was proposed, 2 bad input or usage, 3 nothing fits, 4 internal error.
+Every word it prints is in the chosen language (`--lang`, else LC_ALL / LC_MESSAGES / LANG), argparse's
+own words included. Exit codes (errors.ExitCode): 0 fits as is, 1 a plan was proposed, 2 bad input or
+usage, 3 nothing fits, 4 internal error, 130 interrupted.
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Iterator, Sequence
 
 from oomdoctor import __version__
-from oomdoctor.errors import ExitCode, InputError
+from oomdoctor.errors import ExitCode, InputError, exit_code
+from oomdoctor.facts import msg
+from oomdoctor.words import LANGS, env_language, say, show, wrap_cells
 
 DEMO_DIR = Path(__file__).parent / "data" / "demo"
 
+# argparse's own words (its gettext msgids, Python 3.9-3.13) -> words/cli.py codes.
+_ARGPARSE_WORDS = {
+    "usage: ": "cli.argparse.usage",
+    "positional arguments": "cli.argparse.positionals",
+    "options": "cli.argparse.options",
+    "optional arguments": "cli.argparse.options",
+    "show this help message and exit": "cli.argparse.help",
+    "%(heading)s:": "cli.argparse.heading",
+    "%(prog)s: error: %(message)s\n": "cli.argparse.error",
+    "expected one argument": "cli.argparse.expected_one",
+    "expected at most one argument": "cli.argparse.expected_at_most_one",
+    "expected at least one argument": "cli.argparse.expected_at_least_one",
+    "ambiguous option: %(option)s could match %(matches)s": "cli.argparse.ambiguous",
+    "invalid %(type)s value: %(value)r": "cli.argparse.invalid_value",
+    "invalid choice: %(value)r (choose from %(choices)s)": "cli.argparse.invalid_choice",
+    "not allowed with argument %s": "cli.argparse.not_allowed",
+    "the following arguments are required: %s": "cli.argparse.required",
+    "unrecognized arguments: %s": "cli.argparse.unrecognized",
+    "ignored explicit argument %r": "cli.argparse.ignored",
+    "argument %(argument_name)s: %(message)s": "cli.argparse.argument",
+}
+
+
+@contextlib.contextmanager
+def argparse_speaks(lang: str) -> Iterator[None]:
+    """argparse looks its words up through gettext at the moment it prints them: answer in `lang`."""
+    if lang == "en":
+        yield
+        return
+    saved = argparse._  # type: ignore[attr-defined]
+    argparse._ = lambda text: say(_ARGPARSE_WORDS[text], lang) if text in _ARGPARSE_WORDS else text  # type: ignore
+    try:
+        yield
+    finally:
+        argparse._ = saved  # type: ignore[attr-defined]
+
+
+class _Formatter(argparse.HelpFormatter):
+    """argparse's layout, wrapped by terminal cells so Chinese help lines keep to the width."""
+
+    def _split_lines(self, text: str, width: int) -> list[str]:
+        return wrap_cells(" ".join(text.split()), width)
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        return "\n".join(indent + line for line in wrap_cells(" ".join(text.split()), width - len(indent)))
+
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error is one line and exit 2."""
+    """argparse in the user's language; a usage error is one line and exit 2."""
+
+    def __init__(self, *args: Any, lang: str = "en", **kwargs: Any) -> None:
+        self.lang = lang
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise InputError(f"{message} (see oomdoctor --help)")
+        if self.lang == "zh" and message.startswith("argument "):     # 3.9-3.11 print this word untranslated
+            name, _, rest = message[len("argument "):].partition(": ")
+            message = say("cli.argparse.argument", "zh") % {"argument_name": name, "message": rest}
+        raise InputError(msg("cli.usage_error", message=message))
+
+    def parse_args(self, args: Any = None, namespace: Any = None) -> Any:  # type: ignore[override]
+        with argparse_speaks(self.lang):
+            return super().parse_args(args, namespace)
+
+    def format_help(self) -> str:
+        with argparse_speaks(self.lang):
+            text = super().format_help()
+        if self.lang == "zh":           # before 3.13 argparse writes a section's colon itself: make it full-width
+            for group in self._action_groups:
+                text = text.replace(f"\n{group.title}:\n", f"\n{group.title}：\n")
+        return text
+
+    def format_usage(self) -> str:
+        with argparse_speaks(self.lang):
+            return super().format_usage()
 
 
-def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(
-        prog="oomdoctor",
-        description="Explain a CUDA out-of-memory crash of an LLM fine-tuning run and plan the fix that fits.",
-        epilog="Exit codes: 0 fits as is, 1 a plan was proposed, 2 bad input, 3 nothing fits.",
-    )
-    p.add_argument("files", nargs="*", metavar="FILE",
-                   help="crash log and/or training config, in any order; '-' reads a log from stdin")
-    p.add_argument("--demo", action="store_true", help="run on the bundled LLaMA-Factory config and crash log")
-    hw = p.add_argument_group("hardware and model")
-    hw.add_argument("--gpu", help="GPU name or size when the log does not say (A100-80GB, H100, RTX4090, 24GiB)")
-    hw.add_argument("--gpus", type=int, metavar="N", help="GPUs per node taking part in the run")
-    hw.add_argument("--model", help="model hub id, catalog name, or a directory holding config.json")
-    hw.add_argument("--framework-version", metavar="V", help="framework version whose defaults apply (e.g. 0.9.3)")
-    plan = p.add_argument_group("plan")
-    plan.add_argument("--headroom", type=float, default=0.10, metavar="FRACTION",
-                      help="fraction of GPU memory kept free when judging fit (default 0.10)")
-    plan.add_argument("--rules", action="append", default=[], metavar="DIR", help="add or override rules from DIR")
-    plan.add_argument("--skip", action="append", default=[], metavar="RULE", help="leave this rule out of the plan")
-    plan.add_argument("--list-rules", action="store_true", help="print the rules in ladder order and exit")
-    plan.add_argument("--explain", metavar="RULE", help="print one rule in full and exit")
-    out = p.add_argument_group("output")
-    out.add_argument("--plain", action="store_true", help="plain text report, no interactive app")
-    out.add_argument("--json", action="store_true", help="machine-readable report on stdout")
-    out.add_argument("--lang", choices=("en", "zh"), help="language of the report (default: from LANG)")
-    out.add_argument("--walkthrough", action="store_true", help="a guided, step-by-step explanation for newcomers")
-    out.add_argument("--simulate", action="store_true",
-                     help="trace a real training step of the model code on fake tensors (needs oomdoctor[simulate])")
-    out.add_argument("--advise", action="store_true", help="which GPUs, how many, which strategy: the fit matrix")
-    out.add_argument("--prices", metavar="FILE",
-                     help="for the fit matrix (--advise, or m in the app): YAML of card -> price per hour")
-    out.add_argument("--tokens", type=float, metavar="N",
-                     help="for the fit matrix (--advise, or m in the app): tokens to train on")
-    fix = p.add_argument_group("patch")
-    fix.add_argument("--export", metavar="FILE", help="write the plan's unified diff to FILE ('-' for stdout)")
-    fix.add_argument("--write", metavar="DIR", help="write patched copies of the touched files into DIR")
-    fix.add_argument("--apply", action="store_true", help="edit the files in place after showing the diff (backup .orig)")
-    fix.add_argument("--yes", action="store_true", help="with --apply: do not ask")
-    p.add_argument("--version", action="version", version=f"oomdoctor {__version__}")
+def build_parser(lang: str = "en") -> argparse.ArgumentParser:
+    def h(key: str) -> str:
+        return say(f"cli.help.{key}", lang)
+
+    with argparse_speaks(lang):     # the group titles and -h's help are looked up when the parser is built
+        p = _Parser(prog="oomdoctor", description=say("cli.description", lang), epilog=say("cli.epilog", lang),
+                    formatter_class=_Formatter, lang=lang)
+    p.add_argument("files", nargs="*", metavar="FILE", help=h("files"))
+    p.add_argument("--demo", action="store_true", help=h("demo"))
+    hw = p.add_argument_group(say("cli.group.hardware", lang))
+    hw.add_argument("--gpu", help=h("gpu"))
+    hw.add_argument("--gpus", metavar="N", help=h("gpus"))
+    hw.add_argument("--model", help=h("model"))
+    hw.add_argument("--framework-version", metavar="V", help=h("framework_version"))
+    plan = p.add_argument_group(say("cli.group.plan", lang))
+    plan.add_argument("--headroom", default="0.10", metavar="FRACTION", help=h("headroom"))
+    plan.add_argument("--rules", action="append", default=[], metavar="DIR", help=h("rules"))
+    plan.add_argument("--skip", action="append", default=[], metavar="RULE", help=h("skip"))
+    plan.add_argument("--list-rules", action="store_true", help=h("list_rules"))
+    plan.add_argument("--explain", metavar="RULE", help=h("explain"))
+    out = p.add_argument_group(say("cli.group.output", lang))
+    out.add_argument("--plain", action="store_true", help=h("plain"))
+    out.add_argument("--json", action="store_true", help=h("json"))
+    out.add_argument("--lang", choices=LANGS, help=h("lang"))
+    out.add_argument("--walkthrough", action="store_true", help=h("walkthrough"))
+    out.add_argument("--simulate", action="store_true", help=h("simulate"))
+    out.add_argument("--advise", action="store_true", help=h("advise"))
+    out.add_argument("--prices", metavar="FILE", help=h("prices"))
+    out.add_argument("--tokens", metavar="N", help=h("tokens"))
+    fix = p.add_argument_group(say("cli.group.patch", lang))
+    fix.add_argument("--export", metavar="FILE", help=h("export"))
+    fix.add_argument("--write", metavar="DIR", help=h("write"))
+    fix.add_argument("--apply", action="store_true", help=h("apply"))
+    fix.add_argument("--yes", action="store_true", help=h("yes"))
+    p.add_argument("--version", action="version", version=f"oomdoctor {__version__}", help=h("version"))
     return p
+
+
+def language(argv: Sequence[str], environ: Any = None) -> str:
+    """The language asked for: `--lang X` (read before argparse, so --help and usage errors speak it),
+    else the locale. A value argparse will refuse counts as not given."""
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        value = arg[len("--lang="):] if arg.startswith("--lang=") else (
+            argv[i + 1] if arg == "--lang" and i + 1 < len(argv) else None)
+        if value is not None and value.strip().lower() in LANGS:
+            return value.strip().lower()
+    return env_language(environ)
 
 
 def use_tui(args: argparse.Namespace) -> bool:
@@ -74,192 +157,205 @@ def use_tui(args: argparse.Namespace) -> bool:
     return sys.stdin.isatty() and sys.stdout.isatty()
 
 
+def _say_err(text: str) -> None:
+    print(text, file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    lang = language(args)
     try:
-        return _main(list(sys.argv[1:] if argv is None else argv))
+        return _main(args, lang)
     except InputError as err:
-        print(f"oomdoctor: {err}", file=sys.stderr)
+        _say_err(say("cli.error", lang, message=err.render(lang)))
         return err.exit_code
     except KeyboardInterrupt:
-        print("oomdoctor: interrupted", file=sys.stderr)
+        _say_err(say("cli.interrupted", lang))
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
         return ExitCode.FITS
     except Exception as err:  # a bug of ours: one line, the traceback on request
         if os.environ.get("OOMDOCTOR_DEBUG"):
             raise
-        print(f"oomdoctor: internal error: {type(err).__name__}: {err} "
-              "(set OOMDOCTOR_DEBUG=1 for the traceback, and please report it)", file=sys.stderr)
+        _say_err(say("cli.internal_error", lang, error=f"{type(err).__name__}: {err}"))
         return ExitCode.INTERNAL
 
 
-def _main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
-    from oomdoctor.i18n import choose_language
+def _numbers(args: argparse.Namespace) -> None:
+    """--headroom, --gpus and --tokens as numbers, checked once here (values.py ranges)."""
+    from oomdoctor.values import BadValue, as_float, as_int
 
-    lang = choose_language(args.lang)
+    try:
+        args.headroom = as_float(args.headroom, "--headroom", minimum=0.0, maximum=0.9)
+        if args.gpus is not None:
+            args.gpus = as_int(args.gpus, "--gpus", minimum=1, maximum=4096)
+        if args.tokens is not None:
+            args.tokens = as_float(args.tokens, "--tokens", minimum=1.0)
+    except BadValue as err:
+        raise InputError(err.message) from None
+    if args.headroom >= 0.9:
+        raise InputError(msg("cli.headroom_range", value=args.headroom))
+
+
+def _main(argv: list[str], lang: str) -> int:
+    args = build_parser(lang).parse_args(argv)
     if args.list_rules or args.explain:
         return _rules_info(args, lang)
-    if not 0.0 <= args.headroom < 0.9:
-        raise InputError(f"--headroom must be a fraction between 0 and 0.9, not {args.headroom}")
-    if args.gpus is not None and args.gpus < 1:
-        raise InputError(f"--gpus must be at least 1, not {args.gpus}")
+    _numbers(args)
     files = list(args.files)
     if args.demo:
         files = [str(DEMO_DIR / "train.log"), str(DEMO_DIR / "train.yaml")] + files
     if not files:
-        raise InputError("give a crash log, a training config, or both (try: oomdoctor --demo)")
+        raise InputError(msg("run.no_inputs"))
 
-    from oomdoctor.pipeline import Options, build_report
+    from oomdoctor.pipeline import Options
+    from oomdoctor.session import open_session
 
     opts = Options(files=tuple(files), gpu=args.gpu, gpus=args.gpus, model=args.model, headroom=args.headroom,
                    rules_dirs=tuple(args.rules), skip=tuple(args.skip), framework_version=args.framework_version,
                    # The demo's diff names its files as they sit beside each other: a/train.yaml.
                    cwd=str(DEMO_DIR) if args.demo and not args.files else os.getcwd(),
                    prices=args.prices, tokens=args.tokens)
-    if args.tokens is not None and not args.tokens > 0:
-        raise InputError(f"--tokens must be a positive number of tokens, not {args.tokens:g}")
     if args.prices:
         from oomdoctor.advise.prices import load_prices
 
         load_prices(args.prices)        # a bad file is a one-line error now, not a message inside the app
-    report = build_report(opts)
+    session = open_session(opts, lang)
+    report = session.report
 
     if args.simulate:
-        return _simulate(report, as_json=args.json)
+        return _simulate(session, as_json=args.json)
     if args.advise:
-        return _advise(report, args, opts)
+        return _advise(session, args)
     code = exit_code(report)
     if args.walkthrough and (not use_tui(args)):
-        from oomdoctor.walkthrough import apply_answers, default_answers, render_plain
+        from oomdoctor.guide import default_answers, plan_with_answers, render_plain
 
         answers = default_answers(report)
-        if report.estimate is not None:
-            report = apply_answers(report, opts, answers)
-        sys.stdout.write(render_plain(report, answers, lang))
+        report = plan_with_answers(session, answers)
+        sys.stdout.write(render_plain(report, answers, lang, rules=session.rules))
         return exit_code(report)
     if use_tui(args) and not (args.export or args.write or args.apply):
         from oomdoctor.tui import run as run_tui  # the only place textual gets imported
 
-        return run_tui(report, opts, lang=lang, walkthrough=args.walkthrough)
+        return run_tui(session, walkthrough=args.walkthrough)
     if args.json:
         from oomdoctor.views import jsonout
 
-        sys.stdout.write(jsonout.render(report) + "\n")
+        sys.stdout.write(jsonout.render(report, lang) + "\n")
     elif args.export != "-":
-        _plain(report, show_patch=not (args.export or args.write or args.apply))
+        from oomdoctor.views.plain import print_report
+
+        print_report(report, show_patch=not (args.export or args.write or args.apply), lang=lang)
     if args.export or args.write or args.apply:
-        _export(report, args, opts)
+        _export(session, args)
     return code
 
 
-def exit_code(report) -> int:
-    if report.estimate is None:
-        return ExitCode.PLAN if report.crash is not None and report.crash.events else ExitCode.FITS
-    if report.estimate.fits:
-        return ExitCode.FITS
-    return ExitCode.PLAN if report.plan.fits else ExitCode.NO_FIT
-
-
-def _plain(report, *, show_patch: bool) -> None:
-    from oomdoctor.views.plain import print_report
-
-    print_report(report, show_patch=show_patch)
-
-
-def _export(report, args: argparse.Namespace, opts) -> None:
+def _export(session: Any, args: argparse.Namespace) -> None:
     from oomdoctor.patch import apply_in_place, build_patch, shell_snippet, write_copies
 
-    snippet = shell_snippet(report.env, report.notes)
+    report, lang = session.report, session.lang
+    snippet = shell_snippet(report.env, [show(note, lang) for note in report.notes])
     if not report.edits and not snippet:
-        print("oomdoctor: nothing to export: the plan changes no file", file=sys.stderr)
+        _say_err(say("cli.nothing_to_export", lang))
         return
-    patch = build_patch(report.edits, cwd=opts.cwd)
+    patch = build_patch(report.edits, cwd=session.options.cwd)
     if args.export == "-":
         sys.stdout.write(patch.diff)
     elif args.export:
         _write_text(args.export, patch.diff)
-        print(f"oomdoctor: wrote the diff to {args.export} (apply with: git apply {args.export})", file=sys.stderr)
+        _say_err(say("cli.wrote_diff", lang, path=args.export))
     if snippet:
-        print(snippet, file=sys.stderr)
+        _say_err(snippet)
     if args.write:
         written = write_copies(patch, args.write)
-        print(f"oomdoctor: wrote {len(written)} patched file(s) into {args.write}", file=sys.stderr)
+        _say_err(say("cli.wrote_copies", lang, n=len(written), folder=args.write))
     if args.apply:
         if not patch.diff:
             return
         if not args.yes:
             sys.stderr.write(patch.diff)
             if not sys.stdin.isatty():
-                raise InputError("--apply needs a yes: run it in a terminal, or add --yes")
-            answer = input("Apply these changes to your files? [y/N] ").strip().lower()
-            if answer not in ("y", "yes"):
-                print("oomdoctor: nothing changed", file=sys.stderr)
+                raise InputError(msg("cli.apply_needs_yes"))
+            answer = input(say("cli.apply_question", lang)).strip().lower()
+            if answer not in ("y", "yes", "是"):
+                _say_err(say("cli.nothing_changed", lang))
                 return
         changed = apply_in_place(patch)
         for path in changed:
-            print(f"oomdoctor: updated {path} (backup beside it)", file=sys.stderr)
+            _say_err(say("cli.updated", lang, path=path))
 
 
 def _write_text(path: str, text: str) -> None:
     try:
         Path(path).write_text(text, encoding="utf-8")
     except OSError as err:
-        raise InputError(f"cannot write: {err.strerror}", path) from None
+        raise InputError(msg("cli.cannot_write", reason=err.strerror), path) from None
 
 
 def _rules_info(args: argparse.Namespace, lang: str) -> int:
-    from oomdoctor.planner import explain, list_rules, load_rules
+    from oomdoctor.planner import explain, list_rules, load_rules, rules_json
+    from oomdoctor.planner.text import find_rule, rule_json
 
     book = load_rules(tuple(args.rules))
-    if args.explain:
-        sys.stdout.write(explain(book, args.explain, lang=lang) + "\n")
+    if args.json:
+        import json
+
+        doc: Any = rule_json(find_rule(book, args.explain), lang) if args.explain else rules_json(book, lang)
+        sys.stdout.write(json.dumps(doc, indent=2, ensure_ascii=False) + "\n")
+    elif args.explain:
+        sys.stdout.write(explain(book, args.explain, lang) + "\n")
     else:
-        sys.stdout.write(list_rules(book, lang=lang) + "\n")
+        sys.stdout.write(list_rules(book, lang) + "\n")
     return ExitCode.FITS
 
 
-def _simulate(report, as_json: bool = False) -> int:
+def _simulate(session: Any, as_json: bool = False) -> int:
     from oomdoctor import simulate
 
+    report, lang = session.report, session.lang
     missing = simulate.available()
     if missing:
         raise InputError(missing)
     if report.setup is None or report.shape is None:
-        raise InputError("--simulate needs a training config")
+        raise InputError(msg("cli.needs_config", flag="--simulate"))
 
-    def progress(msg: str) -> None:
-        print(f"oomdoctor: {msg}", file=sys.stderr)
+    def progress(message: str) -> None:
+        _say_err(say("cli.progress", lang, message=message))
 
-    setups = [("as configured", report.setup)]
+    from oomdoctor.memory import estimate
+
+    setups = [(msg("cli.simulate_configured"), report.setup)]
     if report.plan.steps:
-        setups.append(("after the plan", report.plan.steps[-1].setup))
+        setups.append((msg("cli.simulate_planned"), report.plan.steps[-1].setup))
     runs = []
     for label, setup in setups:
-        from oomdoctor.memory import estimate
-
+        # the model's own figure, without the log's correction: the trace is compared with the model
         est = estimate(setup, report.shape, report.hardware, crash=report.crash)
         result = simulate.trace_step(setup, report.shape, progress=progress)
         if as_json:
-            runs.append({"label": label, **simulate.to_dict(result, est)})
+            runs.append({"label": say(label, lang), "label_code": label.code, **simulate.to_dict(result, est)})
         else:
-            print(f"== {label}")
-            print(simulate.format_result(result, est))
+            print(say("cli.simulate_label", lang, label=label))
+            print(simulate.format_result(result, est, lang))
     if as_json:
         import json
 
         from oomdoctor import __version__
 
-        sys.stdout.write(json.dumps({"tool": "oomdoctor", "version": __version__, "simulations": runs},
+        sys.stdout.write(json.dumps({"tool": "oomdoctor", "version": __version__, "lang": lang, "simulations": runs},
                                     ensure_ascii=False, indent=2) + "\n")
     return exit_code(report)
 
 
-def _advise(report, args: argparse.Namespace, opts) -> int:
+def _advise(session: Any, args: argparse.Namespace) -> int:
     from oomdoctor import advise
 
+    report, lang = session.report, session.lang
     if report.setup is None or report.shape is None:
-        raise InputError("--advise needs a training config")
-    matrix = advise.build(report, prices=opts.prices, tokens=opts.tokens)
-    sys.stdout.write((advise.to_json(matrix) if args.json else advise.render_plain(matrix)) + "\n")
+        raise InputError(msg("cli.needs_config", flag="--advise"))
+    matrix = advise.build(report, prices=session.options.prices, tokens=session.options.tokens,
+                          estimator=session.estimator, correction=session.correction)
+    sys.stdout.write((advise.to_json(matrix, lang) if args.json else advise.render_plain(matrix, lang)) + "\n")
     return ExitCode.FITS

@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING
 
 from oomdoctor.facts import Msg
+
+if TYPE_CHECKING:
+    from oomdoctor.facts import Report
 
 
 class ExitCode(enum.IntEnum):
@@ -44,3 +48,12 @@ class InputError(Exception):
 
     def __str__(self) -> str:
         return self.render("en")
+
+
+def exit_code(report: Report) -> ExitCode:
+    """What a finished run answers: it fits, a plan was proposed (or a crash diagnosed), or nothing fits."""
+    if report.estimate is None:
+        return ExitCode.PLAN if report.crash is not None and report.crash.events else ExitCode.FITS
+    if report.estimate.fits:
+        return ExitCode.FITS
+    return ExitCode.PLAN if report.plan.fits else ExitCode.NO_FIT

@@ -33,6 +33,18 @@ def msg(code: str, **values: Any) -> Msg:
     return Msg(code, tuple(sorted(values.items())))
 
 
+@record
+class Text:
+    """A text a data file gives in both languages (a rule's title, why, costs, notes); words.say renders it
+    like a Msg. Facts built from oomdoctor's own words carry a Msg instead."""
+
+    en: str
+    zh: str | None = None       # None: the file gave English only, shown in both languages
+
+    def get(self, lang: str = "en") -> str:
+        return (self.zh if lang == "zh" else None) or self.en
+
+
 # ---------------------------------------------------------------- provenance
 
 @record
@@ -256,7 +268,7 @@ class CrashReport:
     memory_samples: tuple[MemorySample, ...] = ()
     diagnoses: tuple[str, ...] = ()                         # fragmentation | other_process | eval | save | long_samples | host_ram | ...
     lines_total: int | None = None
-    notes: tuple[str, ...] = ()                             # plain sentences on how the log was read (hits left out, ...)
+    notes: tuple[Msg | str, ...] = ()                       # how the log was read (hits left out, ...)
     host_ram_gib: float | None = None                       # the host's memory, where the log shows it
     host_ram_used_pct: float | None = None                  # how full it was at the last reading
 
@@ -316,16 +328,16 @@ class Step:
 
     rule: str                       # rule id
     slug: str
-    title: str
+    title: Text                     # the rule's texts, as its file gives them
     changes: tuple[Change, ...]
     setup: TrainingSetup            # setup after this step
     estimate: Estimate              # estimate after this step
     saved_gib: float
     costs: tuple[str, ...] = ()     # throughput | quality | none
     applicability: str = "safe"     # safe | needs-consent
-    why: str = ""
+    why: Text = Text("")
     env: Mapping[str, str] = field(default_factory=dict)    # environment variables to export
-    notes: tuple[str, ...] = ()     # launch-command advice
+    notes: tuple[Text, ...] = ()    # launch-command advice, its ${facts} filled
 
     @property
     def adds_gib(self) -> float:
@@ -338,7 +350,7 @@ class Skipped:
     """A rule the planner passed over, and why."""
 
     rule: str
-    reason: str
+    reason: Msg                     # a words code ("plan.skip.*", "guide.skip.*") and its values
 
 
 @record
@@ -348,7 +360,7 @@ class Plan:
     steps: tuple[Step, ...] = ()
     skipped: tuple[Skipped, ...] = ()
     fits: bool = False
-    advice: tuple[str, ...] = ()    # what would fit when nothing does (more GPUs, another card)
+    advice: tuple[Msg, ...] = ()    # what would fit when nothing does (more GPUs, another card)
 
     def final_setup(self, start: TrainingSetup) -> TrainingSetup:
         return self.steps[-1].setup if self.steps else start
@@ -387,5 +399,5 @@ class Report:
     edits: tuple[KeyEdit, ...] = ()
     patch: str = ""                                  # unified diff of the plan's config changes
     env: Mapping[str, str] = field(default_factory=dict)   # environment variables the plan sets
-    notes: tuple[str, ...] = ()                      # launch-command advice and other plain sentences
-    warnings: tuple[str, ...] = ()                   # things the user should know (assumptions, unreadable parts)
+    notes: tuple[Text, ...] = ()                     # launch-command advice of the plan's steps
+    warnings: tuple[Msg | str, ...] = ()             # things the user should know (assumptions, unreadable parts)

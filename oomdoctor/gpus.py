@@ -10,7 +10,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import CrashReport, Hardware
+from oomdoctor.facts import CrashReport, Hardware, msg
 from oomdoctor.records import record
 
 CATALOG_PATH = Path(__file__).with_name("data") / "gpus.yaml"
@@ -61,7 +61,7 @@ def lookup_gpu(text: str) -> GpuSpec:
     spec = _find_gpu(text)
     if spec is None:
         names = ", ".join(g.name for g in catalog())
-        raise InputError(f"unknown GPU {text!r}; known: {names}; or give a size such as --gpu 24GiB")
+        raise InputError(msg("hardware.unknown_gpu", name=repr(text), known=names))
     return spec
 
 
@@ -107,7 +107,7 @@ def hardware_from_flag(text: str, n_gpus: int = 1) -> Hardware:
         unit = (m.group(2) or "g").lower()
         gib = value / 1024 if unit.startswith("m") else value
         if gib <= 0:
-            raise InputError(f"--gpu {text}: the size must be positive")
+            raise InputError(msg("hardware.size_not_positive", text=text))
         # A size that is a known card's marketing size gets that card's PyTorch-visible capacity.
         near = [g for g in catalog() if abs(g.total_gib - gib) <= 0.03 * gib]
         usable = min((g.usable_gib for g in near), default=gib)

@@ -11,7 +11,7 @@ from typing import Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import (
-    Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Plan, Report, Step, TrainingSetup,
+    Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Msg, Plan, Report, Step, Text, TrainingSetup, msg,
 )
 from oomdoctor.records import record
 
@@ -122,12 +122,10 @@ def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape
 
     if not setup.model:
         # accelerate / DeepSpeed / launcher files decide GPUs and sharding but name no model.
-        raise InputError("names no model (a launcher or DeepSpeed config?): give the training config beside it, "
-                         "or --model NAME", setup.config_file)
+        raise InputError(msg("run.no_model"), setup.config_file)
     hint = crash.params_total if crash else None
     shape = resolve_model(setup.model, params_hint=hint)
     if setup.method in ("lora", "qlora"):
-        from oomdoctor.facts import msg
         from oomdoctor.memory.params import unmatched_targets
 
         missing = unmatched_targets(setup, shape)
@@ -164,9 +162,9 @@ def render_patch(edits: Sequence[KeyEdit], cwd: str | None) -> str:
     return build_patch(edits, cwd=cwd).diff
 
 
-def collect_env(steps: Sequence[Step]) -> tuple[dict[str, str], tuple[str, ...]]:
+def collect_env(steps: Sequence[Step]) -> tuple[dict[str, str], tuple[Text, ...]]:
     env: dict[str, str] = {}
-    notes: list[str] = []
+    notes: list[Text] = []
     for step in steps:
         env.update(step.env)
         notes.extend(n for n in step.notes if n not in notes)
@@ -174,30 +172,39 @@ def collect_env(steps: Sequence[Step]) -> tuple[dict[str, str], tuple[str, ...]]
 
 
 def build_report(opts: Options) -> Report:
+    """The whole pipeline in one call: read the inputs, estimate, plan (session.open_session keeps the
+    rules and the calibrated estimator it builds for the app, the guide and the advisor)."""
+    report = read_report(opts)
+    if report.setup is None:
+        return report
+    return plan_report(report, opts)
+
+
+def read_report(opts: Options) -> Report:
+    """Inputs to facts: the crash, the setup, the card and the model shape; no estimate and no plan yet."""
     inputs = sort_inputs(opts.files)
     crash = read_crash(inputs.log)
     setup = read_setup(inputs, crash, opts)
-    warnings: list[str] = list(setup.extras.get("warnings", ())) if setup is not None else []
+    warnings: list[Msg | str] = list(setup.extras.get("warnings", ())) if setup is not None else []
     if opts.gpus and setup is not None and opts.gpus != setup.n_gpus:
         setup = replace(setup, n_gpus=opts.gpus)
     hw = read_hardware(crash, setup, opts)
     if setup is None:
         if crash is None:
-            raise InputError("give a crash log, a training config, or both (try: oomdoctor --demo)")
-        warnings.append("no training config given and the log does not say which model was trained: "
-                        "only the crash itself is diagnosed; pass the config for an estimate and a plan")
+            raise InputError(msg("run.no_inputs"))
+        warnings.append(msg("run.log_only"))
         return Report(inputs=tuple(opts.files), crash=crash, hardware=hw, warnings=tuple(warnings))
     if hw is None:
         where = inputs.log or inputs.config
-        raise InputError("cannot tell the GPU's memory: the log names no capacity and no GPU was detected; "
-                         "pass --gpu (e.g. --gpu A100-80GB or --gpu 24GiB)", where)
+        raise InputError(msg("run.no_gpu"), where)
     shape = resolve_shape(setup, crash)
-    return plan_report(Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw,
-                              crash=crash, warnings=tuple(warnings)), opts)
+    return Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw, crash=crash,
+                  warnings=tuple(warnings))
 
 
-def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
-    """The memory model, corrected upward by what the log measured before the crash (if it did).
+def calibration(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
+    """(estimator, correction): the memory model corrected upward by what the log measured before the
+    crash (if it did), and that correction (None when the log measured nothing).
 
     The correction is fixed once from the configured setup, so every re-estimate of the plan carries it.
     """
@@ -205,20 +212,28 @@ def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, cr
     from oomdoctor.memory import estimate
 
     if crash is None or not crash.memory_samples:
-        return estimate
+        return estimate, None
     corr = calibrate.correction(estimate(setup, shape, hw, crash=crash), crash)
-    return calibrate.corrected_estimator(estimate, corr) if corr is not None else estimate
+    return (calibrate.corrected_estimator(estimate, corr) if corr is not None else estimate), corr
 
 
-def plan_report(report: Report, opts: Options) -> Report:
-    """Estimate the setup of `report`, plan, and render the patch: the part the TUI re-runs live."""
+def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
+    """The memory model, corrected upward by what the log measured before the crash (if it did)."""
+    return calibration(setup, shape, hw, crash)[0]
+
+
+def plan_report(report: Report, opts: Options, *, rules=None, estimator=None) -> Report:
+    """Estimate the setup of `report`, plan, and render the patch. `rules` and `estimator` are the
+    session's (loaded and calibrated once per run); built here when not given."""
     from oomdoctor.planner import least_cost_plan, load_rules, make_plan
 
     setup, shape, hw, crash = report.setup, report.shape, report.hardware, report.crash
     assert setup is not None and shape is not None and hw is not None
-    estimator = measured_estimator(setup, shape, hw, crash)
+    if estimator is None:
+        estimator = measured_estimator(setup, shape, hw, crash)
     est = estimator(setup, shape, hw, crash=crash, headroom=opts.headroom)
-    rules = load_rules(opts.rules_dirs)
+    if rules is None:
+        rules = load_rules(opts.rules_dirs)
     kw = dict(crash=crash, rules=rules, headroom=opts.headroom, skip=opts.skip, estimator=estimator)
     # Even when the estimate fits, a crash log can be evidence for some rungs (fragmentation, host RAM,
     # evaluation): make_plan applies only those then.
@@ -239,11 +254,13 @@ class Selection:
     edits: tuple[KeyEdit, ...]
     patch: str
     env: dict[str, str]
-    notes: tuple[str, ...]
+    notes: tuple[Text, ...]
 
 
-def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | None = None) -> Selection:
-    """Apply the changes of the plan's steps at indexes `keep` (in plan order) and re-estimate."""
+def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | None = None, *,
+                 estimator=None) -> Selection:
+    """Apply the changes of the plan's steps at indexes `keep` (in plan order) and re-estimate
+    (with the session's calibrated `estimator` when given)."""
 
     assert report.setup is not None and report.shape is not None and report.hardware is not None
     setup = report.setup
@@ -251,7 +268,8 @@ def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | Non
     for step in kept:
         setup = replace(setup, **{c.field: c.after for c in step.changes})
     headroom = report.estimate.headroom if report.estimate else 0.10
-    estimator = measured_estimator(report.setup, report.shape, report.hardware, report.crash)
+    if estimator is None:
+        estimator = measured_estimator(report.setup, report.shape, report.hardware, report.crash)
     est = estimator(setup, report.shape, report.hardware, crash=report.crash, headroom=headroom)
     from oomdoctor.configs import edits_for
 

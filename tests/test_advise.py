@@ -17,6 +17,7 @@ from oomdoctor.errors import InputError
 from oomdoctor.gpus import hardware_from_flag, lookup_gpu
 from oomdoctor.memory import estimate
 from oomdoctor.models import resolve_model
+from oomdoctor.words import say
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO = ROOT / "oomdoctor" / "data" / "demo" / "train.yaml"
@@ -58,7 +59,7 @@ def test_sequence_parallel_row_splits_activations_and_logits_over_the_cards(rows
     assert sp.setup.seq_parallel == sp.n_gpus == z3.n_gpus > 1
     assert sp.components["weights"] == pytest.approx(z3.components["weights"])
     assert sp.peak_gib < z3.peak_gib
-    assert "each sequence split" in sp.speed_why
+    assert "advise.why.sequence_split" in [m.code for m in sp.speed_why]
 
 
 def test_ddp_holds_at_least_zero2_which_holds_at_least_zero3_which_holds_at_least_zero3_offload(rows):
@@ -98,13 +99,15 @@ def test_offload_rows_need_host_ram_and_are_slower_than_zero3(rows):
     assert r["zero3_offload_opt"].host_ram_gib > 0
     assert r["zero3_offload_all"].host_ram_gib > r["zero3_offload_opt"].host_ram_gib
     assert r["zero3_offload_all"].speed < r["zero3_offload_opt"].speed < r["zero3"].speed
-    assert "PCIe" in r["zero3_offload_opt"].speed_why and "CPU Adam" in r["zero3_offload_opt"].speed_why
+    why = " ".join(say(m) for m in r["zero3_offload_opt"].speed_why)
+    assert "PCIe" in why and "CPU Adam" in why
 
 
 def test_naive_model_parallel_is_no_faster_than_one_card_and_says_why(rows):
     r, *_ = rows
     assert r["naive_mp"].speed <= 1.0 < r["ddp"].speed
-    assert "one at a time" in r["naive_mp"].speed_why
+    assert [m.code for m in r["naive_mp"].speed_why] == ["advise.why.naive_mp"]
+    assert "one at a time" in say(r["naive_mp"].speed_why[0])
 
 
 def test_zero3_is_slower_than_ddp_per_card_because_it_gathers_parameters(rows):
@@ -180,19 +183,19 @@ def test_tokens_come_from_samples_epochs_and_cutoff():
     setup = load_config(str(DEMO))
     total, said = timing.total_tokens(setup)
     assert total == 1000 * 3.0 * 2048
-    assert "1,000 samples" in said and "upper bound" in said
+    assert "1,000 samples" in say(said) and "upper bound" in say(said)
 
 
 def test_tokens_flag_overrides_the_config():
     total, said = timing.total_tokens(load_config(str(DEMO)), 5e9)
-    assert total == 5e9 and "--tokens" in said
+    assert total == 5e9 and said.code == "advise.tokens.flag"
 
 
 def test_without_a_sample_count_the_run_time_is_unknown():
     setup = load_config(str(DEMO))
     setup = replace(setup, extras={k: v for k, v in setup.extras.items() if k != "max_samples"})
     total, said = timing.total_tokens(setup)
-    assert total is None and "--tokens" in said
+    assert total is None and said.code == "advise.tokens.unknown" and "--tokens" in say(said)
 
 
 # ---------------------------------------------------------------- cards that lack a feature
@@ -202,7 +205,7 @@ def test_card_without_bf16_trains_in_fp16_and_without_fa2_uses_sdpa():
     t4 = card_hardware(lookup_gpu("T4"), 1)
     run, said = adapt_to_card(setup, t4)
     assert (run.precision, run.attention) == ("fp16", "sdpa")
-    assert any("fp16" in s for s in said) and any("SDPA" in s for s in said)
+    assert [m.code for m in said] == ["advise.assumed.fp16", "advise.assumed.sdpa"]
 
 
 def test_card_with_bf16_keeps_the_setup():
@@ -216,7 +219,7 @@ def test_matrix_cell_on_a_card_without_bf16_is_estimated_in_fp16():
     shape = resolve_model(setup.model)
     cell = advise.fit_cell(setup, shape, lookup_gpu("T4"), 1, estimator=estimate)
     assert cell.fits and cell.final_setup.precision == "fp16" and cell.final_setup.attention == "sdpa"
-    assert any("no bf16" in a for a in cell.assumed)
+    assert [a.code for a in cell.assumed] == ["advise.assumed.fp16", "advise.assumed.sdpa"]
 
 
 # ---------------------------------------------------------------- the fit matrix through the CLI
@@ -377,7 +380,7 @@ def test_a_bad_prices_file_is_refused_before_the_app_starts(capsys):
     code, out, err = run_cli(capsys, str(DEMO), "--gpu", "H100", "--plain", "--prices", path)
     assert code == 2 and f"{path}:3:" in err and not out
     code, out, err = run_cli(capsys, str(DEMO), "--gpu", "H100", "--plain", "--tokens", "0")
-    assert code == 2 and "--tokens must be a positive number" in err
+    assert code == 2 and "--tokens must be at least 1" in err
 
 
 def test_bad_prices_file_on_the_command_line_is_one_line_with_file_and_line(capsys):

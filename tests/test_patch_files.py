@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from helpers import write_exact
 from oomdoctor.errors import InputError
 from oomdoctor.facts import KeyEdit
 from oomdoctor.patch import PatchSet, apply_in_place, backup_of, build_patch, shell_snippet, write_copies
@@ -40,7 +41,7 @@ def _plan() -> list[KeyEdit]:
 
 def _git_apply(repo: Path, diff: str) -> None:
     patch_file = repo.parent / "plan.diff"
-    patch_file.write_text(diff, newline="")
+    write_exact(patch_file, diff)
     subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
     subprocess.run(["git", "apply", "--check", str(patch_file)], cwd=repo, check=True)
     subprocess.run(["git", "apply", str(patch_file)], cwd=repo, check=True)

@@ -7,9 +7,10 @@ from pathlib import Path
 import pytest
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup
+from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup, msg
 from oomdoctor.planner import least_cost_plan, load_rules, make_plan, plan_cost
 from oomdoctor.planner import engine
+from oomdoctor.words import say
 
 DATA = Path(__file__).parent / "data" / "rules"
 BOOK = load_rules()
@@ -105,9 +106,9 @@ def test_a_false_condition_is_skipped_with_a_reason_a_person_understands():
     setup = TrainingSetup(method="full", micro_batch=1, seq_len=512)
     plan = make_plan(setup, SMALL, Hardware(gpu_gib=16.0), estimator=fake_estimate)
     reasons = {s.rule: s.reason for s in plan.skipped}
-    assert reasons["OOM001"] == "The micro-batch is 1, the rule needs it above 1."
-    assert "saves no memory once the micro-batch is 1" in reasons["OOM002"]
-    assert reasons["OOM003"] == "The sequence length is 512, the rule needs it above 512."
+    assert say(reasons["OOM001"]) == "The micro-batch is 1, the rule needs it above 1."
+    assert "saves no memory once the micro-batch is 1" in say(reasons["OOM002"])
+    assert say(reasons["OOM003"]) == "The sequence length is 512, the rule needs it above 512."
 
 
 def test_a_rung_that_would_not_lower_the_estimate_is_skipped():
@@ -117,8 +118,9 @@ def test_a_rung_that_would_not_lower_the_estimate_is_skipped():
     setup = TrainingSetup(method="full", micro_batch=8, seq_len=1024)
     plan = make_plan(setup, SMALL, Hardware(gpu_gib=16.0), estimator=flat)
     reasons = {s.rule: s.reason for s in plan.skipped}
-    assert reasons["OOM001"] == ("It would not lower the estimate (peak 19.0 GiB before, 19.0 GiB after). "
-                                 "The peak is mostly the optimizer states (8.0 GiB).")
+    assert say(reasons["OOM001"]) == ("It would not lower the estimate (peak 19.0 GiB before, 19.0 GiB after). "
+                                 "The peak is mostly optimizer states (8.0 GiB).")
+    assert "峰值主要来自优化器状态（8.0 GiB）" in say(reasons["OOM001"], "zh")
     assert "OOM001" not in [s.rule for s in plan.steps]
 
 
@@ -127,7 +129,7 @@ def test_skip_leaves_out_rules_by_id_slug_or_cost_kind():
     hw = Hardware(gpu_gib=16.0)
     plan = make_plan(setup, SMALL, hw, estimator=fake_estimate, skip=["switch-to-lora", "OOM003"])
     assert not {"OOM003", "OOM004"} & {s.rule for s in plan.steps}
-    assert {s.rule: s.reason for s in plan.skipped}["OOM004"] == "left out on request"
+    assert {s.rule: s.reason for s in plan.skipped}["OOM004"] == msg("plan.skip.on_request")
     no_quality = make_plan(setup, SMALL, hw, estimator=fake_estimate, skip=["quality"])
     assert all("quality" not in s.costs for s in no_quality.steps)
 
@@ -139,7 +141,7 @@ def test_zero3_rung_uses_all_gpus_keeps_the_batch_and_says_how_to_launch():
     step = next(s for s in plan.steps if s.rule == "OOM014")
     assert (step.setup.zero_stage, step.setup.n_gpus, step.setup.grad_accum) == (3, 4, 2)
     assert step.setup.effective_batch == setup.effective_batch
-    assert any("--nproc_per_node 4" in note for note in step.notes)
+    assert any("--nproc_per_node 4" in note.en for note in step.notes)
 
 
 def test_fragmentation_in_the_log_adds_the_allocator_setting_to_the_step_env():
@@ -186,7 +188,7 @@ def test_a_host_ram_kill_gives_offloaded_states_back_to_the_gpu_while_it_fits():
     assert [s.rule for s in plan.steps] == ["OOM020", "OOM021", "OOM022"]
     final = plan.steps[-1].setup
     assert not final.offload_params and not final.offload_optimizer
-    assert any("dmesg" in n for n in plan.steps[-1].notes)
+    assert any("dmesg" in n.en for n in plan.steps[-1].notes)
 
 
 def test_a_host_ram_kill_keeps_the_offload_the_gpu_cannot_hold():
@@ -195,7 +197,7 @@ def test_a_host_ram_kill_keeps_the_offload_the_gpu_cannot_hold():
     plan = make_plan(setup, SMALL, Hardware(gpu_gib=16.0), crash=HOST_KILL, estimator=fake_estimate)
     assert [s.rule for s in plan.steps] == ["OOM022"]
     reason = next(k.reason for k in plan.skipped if k.rule == "OOM021")
-    assert reason.startswith("The run would no longer fit on the GPU")
+    assert reason.code == "plan.skip.breaks_fit" and say(reason).startswith("The run would no longer fit on the GPU")
 
 
 def test_after_a_host_ram_kill_the_ladder_never_adds_cpu_offload():
@@ -206,7 +208,7 @@ def test_after_a_host_ram_kill_the_ladder_never_adds_cpu_offload():
     assert {"OOM015", "OOM016"} & {s.rule for s in plain.steps}
     assert not {"OOM015", "OOM016"} & {s.rule for s in killed.steps}
     reasons = {k.rule: k.reason for k in killed.skipped}
-    assert "offloading would ask the host for more" in reasons["OOM015"]
+    assert "offloading would ask the host for more" in say(reasons["OOM015"])
 
 
 def test_an_estimate_whose_peak_is_at_evaluation_is_not_evidence_when_it_fits():
@@ -232,7 +234,7 @@ def test_a_rung_the_estimator_refuses_is_skipped_with_its_message():
     setup = TrainingSetup(method="lora", micro_batch=1, seq_len=512)
     plan = make_plan(setup, ModelShape("big", params_total=20_000_000_000), Hardware(gpu_gib=40.0),
                      estimator=no_qlora)
-    assert {s.rule: s.reason for s in plan.skipped}["OOM017"] == (
+    assert say({s.rule: s.reason for s in plan.skipped}["OOM017"]) == (
         "The estimate cannot follow it: QLoRA is not modelled for this model.")
 
 
@@ -241,7 +243,7 @@ def test_when_nothing_fits_the_advice_names_a_gpu_count_and_a_card_size():
     setup = TrainingSetup(method="full", micro_batch=1, seq_len=512)
     plan = make_plan(setup, big, Hardware(gpu="RTX4090", gpu_gib=24.0, n_gpus=1), estimator=fake_estimate)
     assert not plan.fits
-    text = " ".join(plan.advice)
+    text = " ".join(say(a) for a in plan.advice)
     assert "ZeRO-3 across" in text
     assert "GiB would fit" in text or "would fit the planned setup" in text
 
@@ -251,7 +253,7 @@ def test_advice_gpu_count_really_fits():
     setup = TrainingSetup(method="full", micro_batch=1, seq_len=512)
     hw = Hardware(gpu="RTX4090", gpu_gib=24.0)
     plan = make_plan(setup, big, hw, estimator=fake_estimate, skip=["needs-consent"])
-    line = next(a for a in plan.advice if a.startswith("Without changing the experiment"))
+    line = say(next(a for a in plan.advice if a.code == "plan.advice.zero3_as_is"))
     n = int(line.split("across ")[1].split(" ")[0])
     ok = fake_estimate(engine._with_zero3(setup, n), big, hw)
     worse = fake_estimate(engine._with_zero3(setup, n // 2), big, hw)
@@ -361,7 +363,7 @@ def test_an_offload_rung_that_needs_more_host_memory_than_the_machine_has_is_ski
     hw = Hardware(gpu_gib=80.0, host_ram_gib=64.0)
     plan = make_plan(setup, big, hw, estimator=with_host, skip=["needs-consent", "paged-8bit-optimizer"])
     reasons = {s.rule: s.reason for s in plan.skipped}
-    assert reasons["OOM015"] == "It would need 156 GiB of host memory; this machine has 64 GiB."
+    assert say(reasons["OOM015"]) == "It would need 156 GiB of host memory; this machine has 64 GiB."
     roomy = make_plan(setup, big, Hardware(gpu_gib=80.0, host_ram_gib=512.0), estimator=with_host,
                       skip=["needs-consent", "paged-8bit-optimizer"])
     assert "OOM015" in [s.rule for s in roomy.steps]
@@ -375,5 +377,5 @@ def test_advice_names_the_smallest_catalog_card_that_fits():
     plan = make_plan(setup, shape, Hardware(gpu="RTX4090", gpu_gib=23.99), estimator=fake_estimate, skip=everything)
     peak = fake_estimate(setup, shape, Hardware(gpu_gib=1.0)).peak_gib
     bigger = sorted((c.usable_gib, c.name) for c in gpus.catalog() if c.usable_gib * 0.9 >= peak)
-    line = next(a for a in plan.advice if a.startswith("One "))
+    line = say(next(a for a in plan.advice if a.code == "plan.advice.card"))
     assert line.startswith(f"One {bigger[0][1]} ")

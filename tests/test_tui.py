@@ -2,54 +2,25 @@
 from __future__ import annotations
 
 import os
-import shutil
 from pathlib import Path
 
 import pytest
 
+from helpers import screen_text
+from helpers import settle as _settle
 from oomdoctor.facts import Estimate, Hardware, Plan, Report, TrainingSetup
-from oomdoctor.pipeline import Options, build_report, select_steps
+from oomdoctor.pipeline import Options, select_steps
+from oomdoctor.session import session_for
 from oomdoctor.tui.app import KEYS, OomDoctorApp
 from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog
 from oomdoctor.tui.widgets import MemoryBars, StepList
 
-DEMO = Path(__file__).resolve().parents[1] / "oomdoctor" / "data" / "demo"
 SIZE = (80, 24)
-
-
-@pytest.fixture
-def demo(tmp_path, monkeypatch):
-    """The demo config and log copied into a scratch folder, and the report the CLI would build there."""
-    for name in ("train.yaml", "train.log"):
-        shutil.copy(DEMO / name, tmp_path / name)
-    monkeypatch.chdir(tmp_path)
-    opts = Options(files=("train.yaml", "train.log"), cwd=str(tmp_path))
-    report = build_report(opts)
-    assert report.plan.steps, "the demo must need a plan"
-    return report, opts, tmp_path
-
-
-def screen_text(app) -> str:
-    """What the terminal shows right now, as plain text."""
-    import io
-
-    from rich.console import Console
-
-    width, height = app.size
-    console = Console(width=width, height=height, file=io.StringIO(), record=True, legacy_windows=False)
-    console.print(app.screen._compositor.render_update(full=True, screen_stack=app._background_screens))
-    return console.export_text()
-
-
-async def _settle(pilot) -> None:
-    await pilot.pause()                         # the toggle's message starts the worker
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_first_screen_says_what_died_in_plain_words(demo):
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         text = screen_text(app)
@@ -59,7 +30,7 @@ async def test_first_screen_says_what_died_in_plain_words(demo):
 
 async def test_toggling_a_step_reestimates_and_changes_the_diff(demo):
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
         before_peak = app.selection.estimate.peak_gib
@@ -84,7 +55,7 @@ async def test_toggling_a_step_reestimates_and_changes_the_diff(demo):
 
 async def test_dropping_every_step_leaves_no_diff_and_the_original_estimate(demo):
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3", "minus")
         await _settle(pilot)
@@ -101,7 +72,7 @@ async def test_export_writes_the_same_diff_as_the_cli_export(demo, capsys):
 
     main(["--plain", "train.yaml", "train.log", "--export", "cli.diff"])
     capsys.readouterr()
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("e")
         assert isinstance(app.screen, PathDialog)
@@ -125,7 +96,7 @@ async def _export_as(pilot, name: str) -> None:
 async def test_export_writes_the_diff_of_the_shown_selection(demo):
     report, opts, folder = demo
     assert report.least_cost is not None and report.least_cost.steps
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3", "l")                 # the least-cost plan, all of it
         await _settle(pilot)
@@ -145,7 +116,7 @@ async def test_export_writes_the_diff_of_the_shown_selection(demo):
 
 async def test_escape_in_the_export_dialog_writes_nothing(demo):
     report, opts, folder = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("e", "escape")
         await pilot.pause()
@@ -156,7 +127,7 @@ async def test_escape_in_the_export_dialog_writes_nothing(demo):
 async def test_apply_asks_first_and_cancel_leaves_the_config_untouched(demo):
     report, opts, folder = demo
     original = (folder / "train.yaml").read_bytes()
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("a")
         assert isinstance(app.screen, ConfirmApply)
@@ -174,7 +145,7 @@ async def test_apply_confirmed_writes_the_config_and_keeps_an_orig(demo):
 
     original = (folder / "train.yaml").read_text(encoding="utf-8")
     expected = {Path(f.path).name: f.new_text for f in build_patch(report.edits, cwd=opts.cwd).files}
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("a", "y")
         await pilot.pause()
@@ -186,7 +157,7 @@ async def test_apply_confirmed_writes_the_config_and_keeps_an_orig(demo):
 async def test_write_copies_leaves_the_originals_alone(demo):
     report, opts, folder = demo
     original = (folder / "train.yaml").read_bytes()
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("w")
         assert isinstance(app.screen, PathDialog)
@@ -202,7 +173,7 @@ async def test_l_switches_to_the_least_cost_plan_and_back(demo):
     report, opts, _ = demo
     if report.least_cost is None or not report.least_cost.steps:
         pytest.skip("the demo has no least-cost plan")
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3", "l")
         await _settle(pilot)
@@ -219,7 +190,7 @@ async def test_l_switches_to_the_least_cost_plan_and_back(demo):
 
 async def test_help_lists_every_key(demo):
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("question_mark")
         assert isinstance(app.screen, HelpScreen)
@@ -238,7 +209,7 @@ def test_every_footer_binding_has_a_help_line():
 
 async def test_q_quits(demo):
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         assert app.is_running
         await pilot.press("q")
@@ -247,25 +218,21 @@ async def test_q_quits(demo):
 
 
 def test_run_returns_the_exit_code_of_the_plain_path(demo, monkeypatch):
-    from oomdoctor.cli import exit_code
+    from oomdoctor.errors import exit_code
     from oomdoctor.tui import run
 
     report, opts, _ = demo
     shown = []
     monkeypatch.setattr(OomDoctorApp, "run", lambda self, *a, **k: shown.append(self))
-    assert run(report, opts) == exit_code(report) == 1     # the demo needs a plan, and one fits
+    assert run(session_for(report, opts)) == exit_code(report) == 1     # the demo needs a plan, and one fits
     assert shown and shown[0].report is report
 
 
 async def test_walkthrough_flag_opens_the_guide_first(demo):
-    import importlib.util
-
-    if importlib.util.find_spec("oomdoctor.tui.walkthrough") is None:
-        pytest.skip("the walkthrough screen is not in this tree")
     from oomdoctor.tui.walkthrough import WalkthroughScreen
 
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts, walkthrough=True)
+    app = OomDoctorApp(session_for(report, opts), walkthrough=True)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         assert isinstance(app.screen, WalkthroughScreen)
@@ -284,7 +251,7 @@ def _fitting_report() -> Report:
 
 
 async def test_a_run_that_fits_says_so_and_has_nothing_to_export():
-    app = OomDoctorApp(_fitting_report(), Options())
+    app = OomDoctorApp(session_for(_fitting_report(), Options()))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3")
         await pilot.pause()
@@ -299,7 +266,7 @@ async def test_crash_only_report_renders_without_an_estimate(tmp_path):
 
     crash = CrashReport(file="run.log", events=(CrashEvent(kind="cuda_oom", line=9, tried_gib=1.0, free_gib=0.2,
                                                            capacity_gib=23.6),))
-    app = OomDoctorApp(Report(crash=crash, warnings=("no training config given",)), Options())
+    app = OomDoctorApp(session_for(Report(crash=crash, warnings=("no training config given",)), Options()))
     async with app.run_test(size=SIZE) as pilot:
         text = screen_text(app)
         assert "asked for 1.0 GiB more" in text and "no training config given" in text
@@ -311,7 +278,7 @@ async def test_crash_only_report_renders_without_an_estimate(tmp_path):
 async def test_the_bars_read_without_colour(demo, monkeypatch):
     report, opts, _ = demo
     monkeypatch.setenv("NO_COLOR", "1")
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")
         plain = app.query_one("#memory-bars", MemoryBars).render().plain
@@ -319,27 +286,22 @@ async def test_the_bars_read_without_colour(demo, monkeypatch):
         assert app.no_color
 
 
-async def test_g_opens_the_walkthrough_or_says_it_is_missing(demo):
-    import importlib.util
+async def test_g_opens_the_walkthrough(demo):
+    from oomdoctor.tui.walkthrough import WalkthroughScreen
 
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("g")
         await pilot.pause()
-        if importlib.util.find_spec("oomdoctor.tui.walkthrough") is None:
-            assert any("walkthrough" in n.message for n in app._notifications)
-        else:
-            from oomdoctor.tui.walkthrough import WalkthroughScreen
-
-            assert isinstance(app.screen, WalkthroughScreen)
+        assert isinstance(app.screen, WalkthroughScreen)
 
 
 async def test_quick_tab_keys_settle_on_the_last_tab(demo):
     from textual.widgets import TabbedContent
 
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("2")                  # before the first tab's focus has landed
         tabs = app.query_one(TabbedContent)
@@ -355,11 +317,11 @@ async def test_quick_tab_keys_settle_on_the_last_tab(demo):
 def test_a_step_that_gives_memory_back_to_the_host_says_it_uses_more_gpu_memory():
     from rich.console import Console
 
-    from oomdoctor.facts import Estimate, Step, TrainingSetup
+    from oomdoctor.facts import Estimate, Step, Text, TrainingSetup
     from oomdoctor.tui.widgets import step_detail
 
     est = Estimate(components={}, allocated_gib=20.0, peak_gib=21.0, capacity_gib=79.0)
-    step = Step(rule="OOM021", slug="host-ram-optimizer-back-on-gpu", title="Keep the optimizer states on the GPU",
+    step = Step(rule="OOM021", slug="host-ram-optimizer-back-on-gpu", title=Text("Keep the optimizer states on the GPU"),
                 changes=(), setup=TrainingSetup(), estimate=est, saved_gib=-7.5, costs=(), applicability="safe")
     for lang, words in (("en", "uses 7.5 GiB more on the GPU"), ("zh", "GPU 上多用 7.5 GiB")):
         console = Console(width=120, record=True, file=open(os.devnull, "w"))

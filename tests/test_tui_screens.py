@@ -8,16 +8,15 @@ from pathlib import Path
 
 import pytest
 
+from helpers import ROOT, screen_text
 from oomdoctor.facts import ModelShape
 from oomdoctor.pipeline import Options, build_report, plan_report
+from oomdoctor.session import session_for
 from oomdoctor.tui.app import OomDoctorApp
 from oomdoctor.tui.dialogs import HelpScreen, PathDialog
-from oomdoctor.tui.screens import AdviseScreen, SimulateScreen
+from oomdoctor.tui.screens import AdviseScreen, SimulateScreen, matrix_cell
 from oomdoctor.tui.widgets import StepList
-from oomdoctor.tui.words import matrix_cell
-from test_tui import demo, screen_text  # noqa: F401  (demo: the same scratch copy of the demo inputs)
 
-ROOT = Path(__file__).resolve().parents[1]
 SIZE = (80, 24)
 
 
@@ -45,7 +44,7 @@ async def test_simulate_without_torch_says_what_to_install(demo, monkeypatch):
     report, opts, _ = demo
     message = "--simulate needs torch, transformers and peft (torch missing): pip install 'oomdoctor[simulate]'"
     monkeypatch.setattr(simulate, "available", lambda: message)
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
         assert isinstance(app.screen, SimulateScreen)
@@ -62,7 +61,7 @@ async def test_simulate_traces_the_configured_run_and_the_selected_steps(demo, m
 
     report, opts, _ = demo
     monkeypatch.setattr(simulate, "available", lambda: "not here")
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
         targets = app.screen.targets
@@ -75,7 +74,7 @@ async def test_simulate_shows_the_traced_peak_of_a_tiny_model():
     pytest.importorskip("transformers")
     pytest.importorskip("peft")
     report, opts = _tiny_report()
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=(100, 40)) as pilot:
         await pilot.press("s")
         screen = app.screen
@@ -108,7 +107,7 @@ async def test_escape_stops_a_running_simulation_and_q_still_quits(demo, monkeyp
 
     monkeypatch.setattr(simulate, "available", lambda: None)
     monkeypatch.setattr(simulate, "trace_step", slow_trace)
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("s")
         screen = app.screen
@@ -138,7 +137,7 @@ async def test_matrix_key_shows_the_fit_matrix_and_the_users_card(demo):
     report, opts, _ = demo
     matrix = advise.build(report)
     mine = spec_of(report.hardware.gpu).name
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("m")
         assert isinstance(app.screen, AdviseScreen)
@@ -174,7 +173,7 @@ async def test_the_matrix_screen_prices_the_run_with_prices_and_tokens_from_the_
     opts = replace(opts, prices=prices, tokens=2e8)
     expected = advise.build(report, prices=prices, tokens=2e8)
     assert expected.priced and expected.cheapest is not None
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.press("m")
         await app.workers.wait_for_complete()
@@ -186,14 +185,14 @@ async def test_the_matrix_screen_prices_the_run_with_prices_and_tokens_from_the_
 
 async def test_plan_keys_are_off_while_the_matrix_is_shown(demo):
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("m")
         await app.workers.wait_for_complete()
         await pilot.press("e", "s")
         await pilot.pause()
         assert isinstance(app.screen, AdviseScreen)
-        assert not any(isinstance(s, PathDialog | SimulateScreen) for s in app.screen_stack)
+        assert not any(isinstance(s, (PathDialog, SimulateScreen)) for s in app.screen_stack)
         footer = screen_text(app).splitlines()[-1]
         assert "export" not in footer and "quit" in footer
 
@@ -202,7 +201,7 @@ async def test_a_crash_only_report_says_the_matrix_needs_a_config():
     from oomdoctor.facts import CrashEvent, CrashReport, Report
 
     crash = CrashReport(file="run.log", events=(CrashEvent(kind="cuda_oom", line=9, capacity_gib=23.6),))
-    app = OomDoctorApp(Report(crash=crash), Options())
+    app = OomDoctorApp(session_for(Report(crash=crash), Options()))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("m")
         await app.workers.wait_for_complete()
@@ -214,7 +213,7 @@ async def test_a_crash_only_report_says_the_matrix_needs_a_config():
 
 async def test_help_and_footer_list_simulate_and_matrix(demo):
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         # The footer paints after the first frame; on a loaded machine that can take a few pauses.
         await _until(pilot, lambda: "q quit" in screen_text(app).splitlines()[-1], 5.0)
@@ -230,7 +229,7 @@ async def test_chinese_app_shows_chinese_labels_and_rule_texts(demo):
     from oomdoctor.planner import load_rules
 
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts, lang="zh")
+    app = OomDoctorApp(session_for(report, opts, "zh"))
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: "q 退出" in screen_text(app).splitlines()[-1], 5.0)     # the footer's first paint
         text = screen_text(app)
@@ -248,7 +247,7 @@ async def test_chinese_app_shows_chinese_labels_and_rule_texts(demo):
 
 async def test_chinese_matrix_screen(demo):
     report, opts, _ = demo
-    app = OomDoctorApp(report, opts, lang="zh")
+    app = OomDoctorApp(session_for(report, opts, "zh"))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("m")
         await app.workers.wait_for_complete()
@@ -259,9 +258,9 @@ async def test_chinese_matrix_screen(demo):
 
 async def test_english_app_after_a_chinese_one_keeps_english_keys(demo):
     report, opts, _ = demo
-    async with OomDoctorApp(report, opts, lang="zh").run_test(size=SIZE):
+    async with OomDoctorApp(session_for(report, opts, "zh")).run_test(size=SIZE):
         pass
-    app = OomDoctorApp(report, opts)
+    app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await _until(pilot, lambda: "quit" in screen_text(app).splitlines()[-1] or "退出" in screen_text(app), 5.0)
         assert "q quit" in screen_text(app).splitlines()[-1]

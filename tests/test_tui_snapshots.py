@@ -24,13 +24,14 @@ def demo_app_zh(monkeypatch):
 
 
 def _demo(monkeypatch, lang: str):
-    from oomdoctor.pipeline import Options, build_report
+    from oomdoctor.pipeline import Options
+    from oomdoctor.session import open_session
     from oomdoctor.tui.app import OomDoctorApp
 
     monkeypatch.chdir(DEMO)
     monkeypatch.delenv("NO_COLOR", raising=False)
     opts = Options(files=("train.yaml", "train.log"), cwd=str(DEMO))
-    return OomDoctorApp(build_report(opts), opts, lang=lang)
+    return OomDoctorApp(open_session(opts, lang))
 
 
 def _keys(*keys: str):

@@ -2,9 +2,10 @@
 
 Public API::
 
-    build(report, prices=None, tokens=None, *, cards=MATRIX_CARDS, counts=MATRIX_COUNTS) -> Matrix
-    to_json(matrix) -> str
-    render_plain(matrix) -> str
+    build(report, prices=None, tokens=None, *, cards=MATRIX_CARDS, counts=MATRIX_COUNTS, estimator=None,
+          correction=None, rules=None) -> Matrix
+    to_json(matrix, lang="en") -> str
+    render_plain(matrix, lang="en") -> str
     build_strategies(setup, shape, hw, *, n_gpus=None, estimator=None, headroom=0.10, spec=None,
                      tokens=None, price_per_card_hour=None) -> tuple[StrategyRow, ...]
     naive_model_parallel(single_estimate, n_gpus) -> Estimate
@@ -24,7 +25,7 @@ from oomdoctor.advise.prices import Prices, load_prices
 from oomdoctor.advise.render import render_plain, to_json
 from oomdoctor.advise.strategies import build_strategies, naive_model_parallel
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Report
+from oomdoctor.facts import Msg, Report, msg
 
 __all__ = ["MATRIX_CARDS", "MATRIX_COUNTS", "Cell", "Matrix", "PlanStep", "Prices", "StrategyRow", "build",
            "build_cells", "build_strategies", "fit_cell", "load_prices", "naive_model_parallel", "render_plain",
@@ -32,8 +33,12 @@ __all__ = ["MATRIX_CARDS", "MATRIX_COUNTS", "Cell", "Matrix", "PlanStep", "Price
 
 
 def build(report: Report, prices: str | Prices | None = None, tokens: float | None = None, *,
-          cards: Sequence[str] = MATRIX_CARDS, counts: Sequence[int] = MATRIX_COUNTS) -> Matrix:
-    """The advisor's answer for the run in `report` (which needs a setup, a model shape and hardware)."""
+          cards: Sequence[str] = MATRIX_CARDS, counts: Sequence[int] = MATRIX_COUNTS, estimator=None,
+          correction=None, rules=None) -> Matrix:
+    """The advisor's answer for the run in `report` (which needs a setup, a model shape and hardware).
+
+    `estimator` and `correction` are the session's (calibrated once from the crash log), `rules` its
+    rule book; without them they are built here. `tokens` was checked where it was read (the CLI)."""
     from oomdoctor import calibrate
     from oomdoctor.advise import timing
     from oomdoctor.memory import estimate
@@ -41,19 +46,19 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
     started = time.perf_counter()
     setup, shape, hw = report.setup, report.shape, report.hardware
     if setup is None or shape is None:
-        raise InputError("--advise needs a training config")
+        raise InputError(msg("cli.needs_config", flag="--advise"))
     if hw is None:
-        raise InputError("--advise needs the GPU: pass --gpu (e.g. --gpu A100-80GB)")
-    if tokens is not None and not tokens > 0:
-        raise InputError(f"--tokens must be a positive number of tokens, not {tokens:g}")
+        raise InputError(msg("cli.advise_needs_gpu"))
     price_book = load_prices(prices) if isinstance(prices, str) else prices
     headroom = report.estimate.headroom if report.estimate is not None else 0.10
 
     # Learn from the log: the last measured step peak raises every estimate below.
-    # re-estimated rather than report.estimate, which may already carry the correction (pipeline)
-    base = estimate(setup, shape, hw, crash=report.crash, headroom=headroom)
-    corr = calibrate.correction(base, report.crash)
-    estimator = calibrate.corrected_estimator(estimate, corr)
+    corr = correction
+    if estimator is None:
+        # re-estimated rather than report.estimate, which may already carry the correction (pipeline)
+        base = estimate(setup, shape, hw, crash=report.crash, headroom=headroom)
+        corr = calibrate.correction(base, report.crash)
+        estimator = calibrate.corrected_estimator(estimate, corr)
 
     total, tokens_source = timing.total_tokens(setup, tokens)
     user_spec = spec_of(hw.gpu) if hw.gpu else None
@@ -67,34 +72,26 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
     if user_spec is not None and user_spec.name not in {s.name for s in map(spec_of, card_list) if s}:
         card_list.append(user_spec.name)      # the user's own card gets a row too
     cells = build_cells(setup, shape, estimator=estimator, cards=card_list, counts=counts, headroom=headroom,
-                        tokens=total, prices=price_book)
+                        tokens=total, prices=price_book, rules=rules)
 
-    assumptions = [
-        "Run times are estimates: work per token (6 x matmul parameters for full fine-tuning, 4 x frozen + "
-        "6 x adapter parameters for LoRA, one more forward with gradient checkpointing, causal attention at "
-        f"the configured length) over the card's dense bf16 peak at {timing.MFU:.0%} utilisation (MFU).",
-        f"Tokens: {tokens_source}.",
-        "More GPUs keep the per-device batch and accumulation as written (the effective batch grows with the "
-        "cards); the plan for a cell may change that.",
-        f"Data parallel scales at {timing.DP_EFFICIENCY['nvlink'][0]:.0%} (DDP, ZeRO-1/2) and "
-        f"{timing.DP_EFFICIENCY['nvlink'][1]:.0%} (ZeRO-3, FSDP) with NVLink, "
-        f"{timing.DP_EFFICIENCY['pcie'][0]:.0%} and {timing.DP_EFFICIENCY['pcie'][1]:.0%} on PCIe-only cards; "
-        "one node of up to 8 cards.",
-        f"Offload: host transfers at 25 GB/s (PCIe 4) or 50 GB/s (PCIe 5), not hidden behind compute; "
-        f"CPU Adam at {timing.CPU_ADAM_PARAMS_PER_S / 1e9:g}B parameters/s per node.",
-        "Cards without bf16 train in fp16; cards without FlashAttention-2 use SDPA.",
+    dp = timing.DP_EFFICIENCY
+    assumptions: list[Msg | str] = [
+        msg("advise.assume.work", mfu=timing.MFU),
+        msg("advise.assume.tokens", source=tokens_source),
+        msg("advise.assume.batch"),
+        msg("advise.assume.scaling", ddp_nv=dp["nvlink"][0], z3_nv=dp["nvlink"][1], ddp_pcie=dp["pcie"][0],
+            z3_pcie=dp["pcie"][1]),
+        msg("advise.assume.offload", rate=timing.CPU_ADAM_PARAMS_PER_S / 1e9),
+        msg("advise.assume.no_bf16"),
     ]
     st = timing.step_time(user_setup, shape, user_spec, 1) if user_spec is not None else None
     if st is not None and st.recompute_frac:
-        assumptions.append(f"Gradient checkpointing runs the forward once more: +{st.recompute_frac:.0%} work "
-                           "in every row.")
+        assumptions.append(msg("advise.assume.recompute", frac=st.recompute_frac))
     assumptions += [a for a in user_assumed if a not in assumptions]
     if corr is not None and corr.applied:
-        assumptions.append(f"Every row and cell carries the {corr.delta_gib:.2f} GiB the log measured above the "
-                           "estimate (the same extra on every card and strategy).")
+        assumptions.append(msg("advise.assume.measured", gib=corr.delta_gib))
     if user_spec is None:
-        assumptions.append(f"{hw.gpu} is not in the GPU catalog: its speed is unknown, so the strategy rows "
-                           "have no time; pass --gpu with a card name.")
+        assumptions.append(msg("advise.assume.unknown_card", gpu=hw.gpu))
     return Matrix(model=setup.model or shape.name, setup=setup, hardware=hw.gpu, n_gpus=n_user,
                   strategies=rows, cards=tuple(dict.fromkeys(c.card for c in cells)), counts=tuple(counts),
                   cells=cells, tokens=total, tokens_source=tokens_source, mfu=timing.MFU,

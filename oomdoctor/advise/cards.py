@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from oomdoctor.facts import Hardware, TrainingSetup
+from oomdoctor.facts import Hardware, Msg, TrainingSetup, msg
 
 # The cards people rent by the hour (issue 11); names as oomdoctor.gpus.lookup_gpu reads them.
 MATRIX_CARDS = ("RTX 3090", "RTX 4090", "RTX 5090", "L4", "L40S", "A10G", "A100 40GB SXM", "A100 80GB SXM",
@@ -45,7 +45,7 @@ def nvlink(spec) -> bool:
     return spec is not None and spec.name not in PCIE_ONLY
 
 
-def adapt_to_card(setup: TrainingSetup, hw: Hardware) -> tuple[TrainingSetup, tuple[str, ...]]:
+def adapt_to_card(setup: TrainingSetup, hw: Hardware) -> tuple[TrainingSetup, tuple[Msg, ...]]:
     """What the framework would run on this card, and the sentences that say what was assumed.
 
     The HF Trainer (and LLaMA-Factory, axolotl on top of it) refuses bf16=True on a card without bf16
@@ -53,18 +53,18 @@ def adapt_to_card(setup: TrainingSetup, hw: Hardware) -> tuple[TrainingSetup, tu
     FlashAttention-2 does not run before Ampere; PyTorch SDPA's memory-efficient kernel does.
     """
     changes: dict[str, object] = {}
-    said: list[str] = []
+    said: list[Msg] = []
     if not hw.bf16:
         if setup.precision == "bf16":
             changes["precision"] = "fp16"
-            said.append(f"{hw.gpu} has no bf16: fp16 mixed precision assumed (same memory).")
+            said.append(msg("advise.assumed.fp16", gpu=hw.gpu))
         if setup.pure_bf16:
             changes["pure_bf16"] = False
             changes["precision"] = "fp16"
-            said.append(f"{hw.gpu} has no bf16: pure_bf16 becomes fp16 mixed precision with fp32 weights.")
+            said.append(msg("advise.assumed.pure_fp16", gpu=hw.gpu))
         if setup.load_dtype and str(setup.load_dtype).lower() in ("bf16", "bfloat16"):
             changes["load_dtype"] = "fp16"
     if not hw.flash_attn2 and setup.attention == "fa2":
         changes["attention"] = "sdpa"
-        said.append(f"{hw.gpu} cannot run FlashAttention-2: PyTorch SDPA assumed.")
+        said.append(msg("advise.assumed.sdpa", gpu=hw.gpu))
     return (replace(setup, **changes) if changes else setup), tuple(said)

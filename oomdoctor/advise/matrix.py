@@ -14,7 +14,7 @@ from typing import Callable, Sequence
 from oomdoctor.advise import timing
 from oomdoctor.advise.cards import MATRIX_CARDS, MATRIX_COUNTS, adapt_to_card, card_hardware, spec_of
 from oomdoctor.advise.model import Cell, PlanStep
-from oomdoctor.facts import Estimate, ModelShape, TrainingSetup
+from oomdoctor.facts import Estimate, ModelShape, TrainingSetup, msg
 
 Estimator = Callable[..., Estimate]
 
@@ -89,7 +89,7 @@ def _retime(twin: Cell, spec, shape: ModelShape, tokens: float | None, price: fl
     st = timing.step_time(twin.final_setup, shape, spec, twin.n_gpus) if twin.final_setup is not None else None
     hours = timing.run_hours(tokens, st)
     cost = hours * price * twin.n_gpus if (hours is not None and price is not None) else None
-    assumed = tuple(a.replace(twin.card, spec.name) for a in twin.assumed)
+    assumed = tuple(msg(a.code, **{**a.values, "gpu": spec.name}) for a in twin.assumed)
     return replace(twin, card=spec.name, step_s=st.step_s if st else None, hours=hours, cost=cost,
                    assumed=assumed, cheapest=False)
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Mapping
 
-from oomdoctor.facts import TrainingSetup
+from oomdoctor.facts import Msg, Text, TrainingSetup
 
 
 @dataclass(frozen=True)
 class StrategyRow:
     key: str                        # single | ddp | naive_mp | zero1 | zero2 | zero3 | zero3_offload_opt | zero3_offload_all | fsdp | zero3_sp
-    label: str
+    label: Msg                      # advise.strategy.<key>
     n_gpus: int
     setup: TrainingSetup            # the setup the row was estimated with
     peak_gib: float                 # per GPU (naive model parallel: the fullest card)
@@ -19,18 +19,18 @@ class StrategyRow:
     fits: bool
     host_ram_gib: float
     speed: float | None             # throughput in units of one card running the whole model alone
-    speed_why: str                  # why it is that fast or slow
+    speed_why: tuple[Msg, ...]      # why it is that fast or slow
     step_s: float | None = None
     hours: float | None = None
     cost: float | None = None
-    notes: tuple[str, ...] = ()
+    notes: tuple[Msg, ...] = ()
 
 
 @dataclass(frozen=True)
 class PlanStep:
     rule: str
     slug: str
-    title: str
+    title: Text
     costs: tuple[str, ...]
 
 
@@ -51,7 +51,7 @@ class Cell:
     hours: float | None = None
     cost: float | None = None
     cheapest: bool = False
-    assumed: tuple[str, ...] = ()   # what this card made us assume (fp16 for bf16, SDPA for FA2)
+    assumed: tuple[Msg, ...] = ()   # what this card made us assume (fp16 for bf16, SDPA for FA2)
     search: str = "least-cost"      # least-cost | ladder (the time budget ran out) | none
 
 
@@ -66,12 +66,12 @@ class Matrix:
     counts: tuple[int, ...]
     cells: tuple[Cell, ...]
     tokens: float | None
-    tokens_source: str
+    tokens_source: Msg
     mfu: float
     currency: str = ""
     priced: bool = False
-    assumptions: tuple[str, ...] = ()
-    calibration: str | None = None  # the correction's sentence when the log measured a step peak
+    assumptions: tuple[Msg | str, ...] = ()
+    calibration: Msg | str | None = None    # the correction's sentence when the log measured a step peak
     calibration_gib: float = 0.0
     measured: tuple[tuple[int, float], ...] = ()
     headroom: float = 0.10

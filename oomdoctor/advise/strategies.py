@@ -11,25 +11,16 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from oomdoctor.facts import Estimate, Hardware, ModelShape, TrainingSetup
 from oomdoctor.advise.model import StrategyRow
-from oomdoctor.words import say   # the advisor's rows carry English text; the words engineer renders them later
+from oomdoctor.facts import Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 
 Estimator = Callable[..., Estimate]
 
-LABELS = {
-    "single": "single GPU",
-    "ddp": "DDP (full copy on every card)",
-    "naive_mp": "naive model parallel",
-    "zero1": "ZeRO-1",
-    "zero2": "ZeRO-2",
-    "zero3": "ZeRO-3",
-    "zero3_offload_opt": "ZeRO-3 + optimizer offload",
-    "zero3_offload_all": "ZeRO-3 + optimizer+param offload",
-    "fsdp": "FSDP full_shard",
-    "zero3_sp": say("memory.strategy.zero3_sp"),
-}
+# Row order; each key's name is words code advise.strategy.<key>.
+STRATEGIES = ("single", "ddp", "naive_mp", "zero1", "zero2", "zero3", "zero3_offload_opt", "zero3_offload_all", "fsdp",
+              "zero3_sp")
 MULTI_ONLY = ("ddp", "naive_mp", "zero1", "zero2", "zero3", "fsdp", "zero3_sp")
+
 
 def _base(setup: TrainingSetup) -> TrainingSetup:
     return replace(setup, zero_stage=0, offload_optimizer=False, offload_params=False, fsdp=None)
@@ -105,9 +96,7 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
     details = dict(d)
     details.update({"naive_mp_cards": float(n), "naive_mp_static_per_card_gib": static_card,
                     "naive_mp_activations_per_card_gib": parts["activations"]})
-    note = (f"Naive model parallel: the layers are split over {n} cards in one process; each card holds 1/{n} "
-            "of the weights, gradients and optimizer states and the activations of its layers, the last "
-            "card also the logits, and the cards work one at a time.")
+    note = msg("advise.naive_mp_note", n=n)
     return replace(single, components=comps, allocated_gib=allocated, peak_gib=peak, details=details,
                    notes=single.notes + (note,), peak_moment=moment,
                    moments={m: sum(p.values()) + cublas for m, p in cards.items()})
@@ -126,10 +115,8 @@ def build_strategies(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, n
     rows: list[StrategyRow] = []
     setups = strategy_setups(setup, n)
     single_tps: float | None = None
-    order = ["single", "ddp", "naive_mp", "zero1", "zero2", "zero3", "zero3_offload_opt", "zero3_offload_all", "fsdp",
-             "zero3_sp"]
     ests: dict[str, Estimate] = {}
-    for key in order:
+    for key in STRATEGIES:
         if key == "naive_mp":
             if n < 2:
                 continue
@@ -148,15 +135,17 @@ def build_strategies(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, n
         if key == "single":
             single_tps = tps
         speed = tps / single_tps if (tps and single_tps) else None
-        why = "; ".join(st.reasons) if st and st.reasons else ("one card" if key == "single" else "")
+        why: tuple[Msg, ...] = st.reasons if st else ()
         if key == "zero3_sp":
             # the cards share each sequence's compute; the all-to-all of the attention inputs is not timed
-            why = "; ".join(x for x in (why, say("memory.strategy.sequence_split", cards=cards)) if x)
+            why = why + (msg("advise.why.sequence_split", cards=cards),)
         if key == "single" and st:
-            why = "one card does all the work" + (f"; {why}" if why and why != "one card" else "")
+            why = (msg("advise.why.one_card_does_all"),) + why
+        elif key == "single":
+            why = (msg("advise.why.one_card"),)
         hours = timing.run_hours(tokens, st)
         cost = hours * price_per_card_hour * cards if (hours is not None and price_per_card_hour is not None) else None
-        rows.append(StrategyRow(key=key, label=LABELS[key], n_gpus=cards, setup=row_setup, peak_gib=est.peak_gib,
+        rows.append(StrategyRow(key=key, label=msg(f"advise.strategy.{key}"), n_gpus=cards, setup=row_setup, peak_gib=est.peak_gib,
                                 allocated_gib=est.allocated_gib, components=dict(est.components),
                                 fits=est.fits, host_ram_gib=est.host_ram_gib, speed=speed, speed_why=why,
                                 step_s=st.step_s if st else None, hours=hours, cost=cost))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
 
 # Model FLOPs utilisation assumed for a fine-tune with HF-style kernels: 35-45% is what well-tuned
 # LLaMA-Factory / DeepSpeed runs report on A100/H100; smaller batches and consumer cards do worse.
@@ -102,26 +102,25 @@ def _int(extras, *keys: str) -> int | None:
     return None
 
 
-def total_tokens(setup: TrainingSetup, tokens: float | None = None) -> tuple[float | None, str]:
-    """Tokens the run trains on, and a sentence saying where the number comes from."""
+def total_tokens(setup: TrainingSetup, tokens: float | None = None) -> tuple[float | None, Msg]:
+    """Tokens the run trains on, and a sentence (words code) saying where the number comes from."""
     if tokens is not None:
-        return float(tokens), f"{tokens:,.0f} tokens (--tokens)"
+        return float(tokens), msg("advise.tokens.flag", n=float(tokens))
     extras = setup.extras or {}
     seq = setup.seq_len
     max_steps = _int(extras, "max_steps")
     if max_steps and max_steps > 0:
         n = max_steps * setup.effective_batch * seq
-        return float(n), (f"{n:,.0f} tokens: max_steps {max_steps} x effective batch {setup.effective_batch} x "
-                          f"{seq} tokens")
+        return float(n), msg("advise.tokens.max_steps", n=float(n), steps=max_steps, eb=setup.effective_batch,
+                             seq=seq)
     samples = _int(extras, "max_samples", "num_examples")
     epochs = _epochs(extras)
     if samples:
         epochs = epochs if epochs is not None else 3.0
         n = samples * epochs * seq
-        fill = "packed into" if setup.packing else "each filling"
-        return float(n), (f"{n:,.0f} tokens: {samples:,} samples x {epochs:g} epochs, {fill} {seq}-token "
-                          "sequences (an upper bound: shorter samples train faster)")
-    return None, "the config does not say how many samples it trains on: pass --tokens N for run time and cost"
+        code = "advise.tokens.samples_packed" if setup.packing else "advise.tokens.samples"
+        return float(n), msg(code, n=float(n), samples=samples, epochs=epochs, seq=seq)
+    return None, msg("advise.tokens.unknown")
 
 
 @dataclass(frozen=True)
@@ -130,7 +129,7 @@ class StepTime:
     tokens_per_step: float          # tokens all cards train on in one optimizer step
     compute_s: float
     offload_s: float                # PCIe traffic and CPU Adam not hidden behind compute
-    reasons: tuple[str, ...]
+    reasons: tuple[Msg, ...]
     recompute_frac: float = 0.0     # extra work of gradient checkpointing, over forward + backward
 
     @property
@@ -146,11 +145,11 @@ def step_time(setup: TrainingSetup, shape: ModelShape, spec, n_gpus: int, *, nai
 
     if spec is None or not getattr(spec, "bf16_tflops", 0):
         return None
-    reasons: list[str] = []
+    reasons: list[Msg] = []
     flops_per_s = spec.bf16_tflops * 1e12 * mfu
     if setup.precision in ("fp32", "no", "float32"):
         flops_per_s *= FP32_SPEED_FRACTION
-        reasons.append(f"fp32 matmuls run at about 1/{round(1 / FP32_SPEED_FRACTION)} of the bf16 rate")
+        reasons.append(msg("advise.why.fp32", n=round(1 / FP32_SPEED_FRACTION)))
     n = max(1, n_gpus)
     pair = 2 if setup.stage in ("dpo", "kto", "orpo", "simpo") else 1
     micro_tokens = setup.micro_batch * setup.seq_len            # per card per micro-batch
@@ -159,15 +158,15 @@ def step_time(setup: TrainingSetup, shape: ModelShape, spec, n_gpus: int, *, nai
     data_cards = 1 if naive_mp else n
     if naive_mp and n > 1:
         compute_s /= NAIVE_MP_TRANSFER_FACTOR
-        reasons.append(f"layers split over {n} cards that work one at a time: the speed of one card")
+        reasons.append(msg("advise.why.naive_mp", n=n))
     elif n > 1:
         sharded = setup.zero_stage >= 3 or (setup.fsdp or "").lower() in ("full_shard", "hybrid_shard")
         ddp_eff, z3_eff = DP_EFFICIENCY["nvlink" if nvlink(spec) else "pcie"]
         eff = z3_eff if sharded else ddp_eff
         compute_s /= eff
-        link = "NVLink" if nvlink(spec) else "PCIe between cards"
-        what = "parameters gathered in forward and backward" if sharded else "gradients all-reduced"
-        reasons.append(f"{n} cards at ~{eff:.0%} scaling ({what}, {link})")
+        link = msg("advise.link.nvlink" if nvlink(spec) else "advise.link.pcie")
+        reasons.append(msg("advise.why.scaling_gather" if sharded else "advise.why.scaling_reduce", n=n, eff=eff,
+                           link=link))
     offload_s = 0.0
     pcie = pcie_bytes_per_s(spec)
     if setup.offload_optimizer and setup.zero_stage >= 1 or (setup.offload_params and setup.fsdp):
@@ -176,15 +175,13 @@ def step_time(setup: TrainingSetup, shape: ModelShape, spec, n_gpus: int, *, nai
         moved = 4.0 * T / n
         cpu_s = T / CPU_ADAM_PARAMS_PER_S
         offload_s += moved / pcie + cpu_s
-        reasons.append(f"optimizer offload: {moved / 1e9:.1f} GB over PCIe and CPU Adam on {T / 1e9:.2f}B "
-                       f"parameters add {moved / pcie + cpu_s:.1f} s per step")
+        reasons.append(msg("advise.why.offload_optimizer", gb=moved / 1e9, bparams=T / 1e9, s=moved / pcie + cpu_s))
     if setup.offload_params and (setup.zero_stage >= 3 or setup.fsdp):
         P = float(count_params(shape).total)
         passes = 2 + (1 if setup.grad_ckpt else 0)          # forward, backward (+ recompute)
         moved = 2.0 * P / n * passes * setup.grad_accum
         offload_s += moved / pcie
-        reasons.append(f"parameter offload: weights stream from host memory {passes}x per micro-batch, "
-                       f"{moved / 1e9:.0f} GB over PCIe adds {moved / pcie:.1f} s per step")
+        reasons.append(msg("advise.why.offload_params", passes=passes, gb=moved / 1e9, s=moved / pcie))
     step_s = compute_s + offload_s
     tokens_per_step = float(micro_tokens * setup.grad_accum * data_cards)
     return StepTime(step_s=step_s, tokens_per_step=tokens_per_step, compute_s=compute_s, offload_s=offload_s,

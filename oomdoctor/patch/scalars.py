@@ -186,5 +186,7 @@ def same_value(old: Any, new: Any) -> bool:
     if a[0] != b[0]:
         return False
     if a[0] == "number":
+        if isinstance(a[1], int) and isinstance(b[1], int):
+            return a[1] == b[1]         # exact: two integers past 2**53 can share one float
         return float(a[1]) == float(b[1])
     return a == b

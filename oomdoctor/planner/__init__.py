@@ -7,40 +7,20 @@ Public API::
     make_plan(setup, shape, hw, *, crash=None, rules=None, headroom=0.10, skip=(), estimator=None) -> Plan
     least_cost_plan(...same...) -> Plan
     plan_cost(plan, rules=None) -> float
-    explain(rule, lang="en") -> str
+    cost_by_kind(plan, rules=None) -> dict[str, float]     # weighted cost per kind: quality, throughput, none
+    explain(book, name, lang="en") -> str
     list_rules(book, lang="en") -> str
+    rules_json(book, lang="en") -> list[dict]
 """
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Sequence
-
-from oomdoctor.planner.engine import fire, holds, least_cost_plan, make_plan, plan_cost, rule_cost
+from oomdoctor.planner.book import default_rules_dir, load_rules
+from oomdoctor.planner.engine import (
+    COST_WEIGHTS, cost_by_kind, fire, holds, least_cost_plan, make_plan, plan_cost, rule_cost,
+)
 from oomdoctor.planner.rules import Rule, RuleBook, Text, build_book
-from oomdoctor.planner.text import explain, list_rules
+from oomdoctor.planner.text import explain, list_rules, rules_json
 
-__all__ = ["Rule", "RuleBook", "Text", "default_rules_dir", "explain", "fire", "holds", "least_cost_plan",
-           "list_rules", "load_rules", "make_plan", "plan_cost", "rule_cost"]
-
-_DEFAULT_BOOK: RuleBook | None = None
-
-
-def default_rules_dir() -> Path:
-    """The repo's rules/ in a source checkout, else the copy shipped inside the wheel."""
-    root = Path(__file__).resolve().parents[2]
-    # A pyproject.toml beside it tells a source checkout from some unrelated rules/ above site-packages.
-    if (root / "rules").is_dir() and (root / "pyproject.toml").is_file():
-        return root / "rules"
-    from importlib import resources
-    return Path(str(resources.files("oomdoctor") / "rules"))
-
-
-def load_rules(extra_dirs: Sequence[str] = ()) -> RuleBook:
-    """The default ladder, with the rules of each extra directory (or file) added or overriding by id."""
-    global _DEFAULT_BOOK
-    if not extra_dirs:
-        # The default files do not change while the program runs; read and validate them once.
-        if _DEFAULT_BOOK is None:
-            _DEFAULT_BOOK = build_book([default_rules_dir()])
-        return _DEFAULT_BOOK
-    return build_book([default_rules_dir(), *(Path(d) for d in extra_dirs)])
+__all__ = ["COST_WEIGHTS", "Rule", "RuleBook", "Text", "build_book", "cost_by_kind", "default_rules_dir",
+           "explain", "fire", "holds", "least_cost_plan", "list_rules", "load_rules", "make_plan", "plan_cost",
+           "rule_cost", "rules_json"]

@@ -12,7 +12,9 @@ from dataclasses import replace
 from typing import Any, Callable, Mapping, Sequence
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Change, CrashReport, Estimate, Hardware, ModelShape, Plan, Skipped, Step, TrainingSetup
+from oomdoctor.facts import (
+    Change, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Skipped, Step, Text, TrainingSetup, msg,
+)
 from oomdoctor.planner import registry
 from oomdoctor.planner.rules import PLACEHOLDER_RE, AllOf, AnyOf, Condition, Leaf, NotOf, Rule, RuleBook
 from oomdoctor.records import record
@@ -76,52 +78,56 @@ def _leaf_holds(leaf: Leaf, facts: Mapping[str, Any]) -> bool:
     return {"lt": value < want, "le": value <= want, "gt": value > want, "ge": value >= want}[op]
 
 
-_OP_WORDS = {"eq": "to be", "ne": "not to be", "lt": "below", "le": "at most", "gt": "above", "ge": "at least",
-             "in": "one of", "not_in": "none of"}
-
-
-def _fmt(fact: str, value: Any) -> str:
+def _fmt(fact: str, value: Any) -> str | Msg:
+    """A fact's value as a person reads it: on/off (a words code), 40%, 12.5, "full"."""
     if isinstance(value, bool):
-        return "on" if value else "off"
+        return msg("common.on" if value else "common.off")
     if isinstance(value, float):
         if fact.endswith("_share") or fact.endswith("fragmentation"):
             return f"{value:.0%}"
         return f"{value:.1f}" if abs(value) >= 1 or value == 0 else f"{value:.2f}"
     if isinstance(value, tuple):
-        return ", ".join(_fmt(fact, v) for v in value) or "none"
+        shown = [_fmt(fact, v) for v in value]
+        return msg("plan.value_list", items=tuple(shown)) if shown else msg("common.none")
     return str(value)
 
 
-def _describe(leaf: Leaf, facts: Mapping[str, Any]) -> str:
+def _describe(leaf: Leaf, facts: Mapping[str, Any]) -> Msg:
     label = registry.FACTS[leaf.fact].label
     if leaf.fact not in facts:
         if leaf.fact.startswith("crash.") and not facts.get("crash.present"):
-            return "no crash log shows it"
-        return f"{label} is unknown"
-    return f"{label} is {_fmt(leaf.fact, facts[leaf.fact])}"
+            return msg("plan.cond.no_crash_log")
+        return msg("plan.cond.unknown", fact=label)
+    return msg("plan.cond.is", fact=label, value=_fmt(leaf.fact, facts[leaf.fact]))
 
 
-def unmet(cond: Condition, facts: Mapping[str, Any]) -> str:
-    """Why a condition is false, in words a person understands."""
+def unmet(cond: Condition, facts: Mapping[str, Any]) -> Msg:
+    """Why a condition is false, in words a person understands (a words code with its values)."""
     if isinstance(cond, AllOf):
         return next(unmet(c, facts) for c in cond.items if not holds(c, facts))
     if isinstance(cond, AnyOf):
-        return " and ".join(dict.fromkeys(unmet(c, facts) for c in cond.items))
+        reasons = list(dict.fromkeys(unmet(c, facts) for c in cond.items))
+        out = reasons[-1]
+        for reason in reversed(reasons[:-1]):
+            out = msg("plan.cond.both", first=reason, second=out)
+        return out
     if isinstance(cond, NotOf):
         inner = cond.item
         if isinstance(inner, Leaf):
             return _describe(inner, facts)
-        return "an excluding condition holds"
+        return msg("plan.cond.excluded")
     leaf = cond
     if leaf.op == "exists":
-        return f"{registry.FACTS[leaf.fact].label} is unknown"
+        return msg("plan.cond.unknown", fact=registry.FACTS[leaf.fact].label)
     if leaf.op == "missing":
-        return f"{_describe(leaf, facts)}, the rule is for when it is unknown"
+        return msg("plan.cond.for_unknown", found=_describe(leaf, facts))
     if leaf.fact not in facts:
         return _describe(leaf, facts)
     if registry.FACTS[leaf.fact].kind == registry.BOOL and leaf.op in ("eq", "ne"):
-        return f"{_describe(leaf, facts)}, the rule is for when it is {_fmt(leaf.fact, leaf.value == (leaf.op == 'eq'))}"
-    return f"{_describe(leaf, facts)}, the rule needs it {_OP_WORDS[leaf.op]} {_fmt(leaf.fact, leaf.value)}"
+        return msg("plan.cond.for_state", found=_describe(leaf, facts),
+                   state=_fmt(leaf.fact, leaf.value == (leaf.op == "eq")))
+    return msg("plan.cond.needs", found=_describe(leaf, facts), op=msg(f"plan.op.{leaf.op}"),
+               value=_fmt(leaf.fact, leaf.value))
 
 
 # ---------------------------------------------------------------- actions
@@ -133,8 +139,7 @@ class Firing:
     setup: TrainingSetup
     changes: tuple[Change, ...]
     env: Mapping[str, str]
-    notes: tuple[str, ...]
-    notes_zh: tuple[str, ...] = ()
+    notes: tuple[Text, ...]         # the rule's notes, ${facts} filled in each language
 
 
 def _round(value: float, mode: str) -> float:
@@ -152,9 +157,12 @@ def _round(value: float, mode: str) -> float:
     return value
 
 
-def render(text: str, facts: Mapping[str, Any]) -> str:
+def render(text: str, facts: Mapping[str, Any], lang: str = "en") -> str:
     """Fill ``${fact}`` placeholders (names were checked at load); nothing else is interpreted."""
-    return PLACEHOLDER_RE.sub(lambda m: _fmt(m.group(1), facts[m.group(1)]) if m.group(1) in facts else "?", text)
+    from oomdoctor.words import show
+
+    return PLACEHOLDER_RE.sub(
+        lambda m: show(_fmt(m.group(1), facts[m.group(1)]), lang) if m.group(1) in facts else "?", text)
 
 
 def fire(rule: Rule, setup: TrainingSetup, facts: Mapping[str, Any], *,
@@ -211,12 +219,12 @@ def fire(rule: Rule, setup: TrainingSetup, facts: Mapping[str, Any], *,
     new_setup = setup.with_changes(**values) if values else setup
     changes = tuple(Change(n, getattr(setup, n), getattr(new_setup, n)) for n in touched
                     if getattr(setup, n) != getattr(new_setup, n))
-    notes, notes_zh = (), ()
+    notes: tuple[Text, ...] = ()
     if note_texts:
         after = registry.gather(new_setup, shape, hw, crash, est) if shape is not None and hw is not None else facts
-        notes = tuple(render(t.get("en"), after) for t in note_texts)
-        notes_zh = tuple(render(t.get("zh"), after) for t in note_texts)
-    return Firing(new_setup if changes else setup, changes, env, notes, notes_zh)
+        notes = tuple(Text(render(t.en, after, "en"), render(t.zh, after, "zh") if t.zh else None)
+                      for t in note_texts)
+    return Firing(new_setup if changes else setup, changes, env, notes)
 
 
 def changes_setup(rule: Rule) -> bool:
@@ -295,50 +303,47 @@ class _Planner:
             if evidence_only and not is_evidence_rule(rule):
                 continue
             if _skip_requested(rule, skip):
-                skipped.append(Skipped(rule.id, "left out on request"))
+                skipped.append(Skipped(rule.id, msg("plan.skip.on_request")))
                 continue
             fired = 0
             while fired < rule.repeat:
                 if not holds(rule.when, facts):
                     if fired == 0 and not evidence_only:     # evidence walks list only rungs tried
-                        reason = unmet(rule.when, facts)
-                        if rule.skip_why:
-                            reason += ". " + rule.skip_why.en
-                        skipped.append(Skipped(rule.id, _sentence(reason)))
+                        why = unmet(rule.when, facts)
+                        skipped.append(Skipped(rule.id, msg("plan.skip.unmet_because", why=why, because=rule.skip_why)
+                                               if rule.skip_why else msg("plan.skip.unmet", why=why)))
                     break
                 firing = fire(rule, cur_setup, facts, shape=self.shape, hw=self.hw, crash=self.crash, est=cur_est)
                 if not firing.changes and not firing.env and not firing.notes:
                     if fired == 0:
-                        skipped.append(Skipped(rule.id, "It would change nothing in this setup."))
+                        skipped.append(Skipped(rule.id, msg("plan.skip.no_change")))
                     break
                 new_est = self.estimate(firing.setup) if firing.changes else cur_est
                 if isinstance(new_est, InputError):
                     if fired == 0:
-                        skipped.append(Skipped(rule.id, _sentence(f"The estimate cannot follow it: {new_est.message}")))
+                        skipped.append(Skipped(rule.id, msg("plan.skip.estimate_refuses", error=new_est.message)))
                     break
                 saved = cur_est.peak_gib - new_est.peak_gib
                 if firing.changes and rule.check_saving and saved <= SAVING_EPS_GIB:
                     if fired == 0:
-                        skipped.append(Skipped(rule.id, (
-                            f"It would not lower the estimate (peak {cur_est.peak_gib:.1f} GiB before, "
-                            f"{new_est.peak_gib:.1f} GiB after). {_dominant(cur_est)}")))
+                        skipped.append(Skipped(rule.id, msg("plan.skip.no_saving", before=cur_est.peak_gib,
+                                                            after=new_est.peak_gib, dominant=_dominant(cur_est))))
                     break
                 if evidence_only and firing.changes and cur_est.fits and not new_est.fits:
                     if fired == 0:
-                        skipped.append(Skipped(rule.id, (
-                            f"The run would no longer fit on the GPU (peak {new_est.peak_gib:.1f} GiB, over the "
-                            f"{new_est.capacity_gib * (1 - new_est.headroom):.1f} GiB left after headroom).")))
+                        skipped.append(Skipped(rule.id, msg(
+                            "plan.skip.breaks_fit", peak=new_est.peak_gib,
+                            budget=new_est.capacity_gib * (1 - new_est.headroom))))
                     break
                 host_gib = self.hw.host_ram_gib
                 if host_gib is not None and new_est.host_ram_gib > host_gib > cur_est.host_ram_gib:
                     if fired == 0:
-                        skipped.append(Skipped(rule.id, (
-                            f"It would need {new_est.host_ram_gib:.0f} GiB of host memory; "
-                            f"this machine has {host_gib:.0f} GiB.")))
+                        skipped.append(Skipped(rule.id, msg("plan.skip.host_ram", need=new_est.host_ram_gib,
+                                                            have=host_gib)))
                     break
-                steps.append(Step(rule=rule.id, slug=rule.slug, title=rule.title.en, changes=firing.changes,
+                steps.append(Step(rule=rule.id, slug=rule.slug, title=rule.title, changes=firing.changes,
                                   setup=firing.setup, estimate=new_est, saved_gib=saved, costs=rule.cost_kinds,
-                                  applicability=rule.applicability, why=rule.why.en, env=dict(firing.env),
+                                  applicability=rule.applicability, why=rule.why, env=dict(firing.env),
                                   notes=firing.notes))
                 fired += 1
                 if firing.changes:
@@ -351,23 +356,15 @@ class _Planner:
         return _Walk(steps, skipped, cur_setup, cur_est)
 
 
-_COMPONENT_WORDS = {"weights": "the weights", "gradients": "the gradients", "optimizer": "the optimizer states",
-                    "activations": "the activations", "logits": "the logits", "overhead": "runtime overhead"}
-
-
-def _dominant(est: Estimate) -> str:
+def _dominant(est: Estimate) -> Msg | str:
     """Which part of the memory sets the peak, so a skipped rung makes sense to a novice."""
     if not est.components:
         return ""
     name, gib = max(est.components.items(), key=lambda kv: kv[1])
-    phase = f" at the {est.phase} phase" if est.phase and est.phase != "train" else ""
-    return f"The peak{phase} is mostly {_COMPONENT_WORDS.get(name, name)} ({gib:.1f} GiB)."
-
-
-def _sentence(text: str) -> str:
-    text = text.strip()
-    text = text[0].upper() + text[1:] if text else text
-    return text if text.endswith((".", "。")) else text + "."
+    component = msg(f"memory.component_long.{name}")
+    if est.phase and est.phase != "train":
+        return msg("plan.dominant_at", phase=est.phase, component=component, gib=gib)
+    return msg("plan.dominant", component=component, gib=gib)
 
 
 def _crashed(crash: CrashReport | None) -> bool:
@@ -377,7 +374,7 @@ def _crashed(crash: CrashReport | None) -> bool:
 def load_default_book(rules: RuleBook | None) -> RuleBook:
     if rules is not None:
         return rules
-    from oomdoctor.planner import load_rules
+    from oomdoctor.planner.book import load_rules
     return load_rules()
 
 
@@ -425,6 +422,18 @@ def plan_cost(plan: Plan, rules: RuleBook | None = None) -> float:
         total += rule_cost(rule) if rule is not None else sum(
             COST_WEIGHTS[(k, "medium")] for k in step.costs)
     return total
+
+
+def cost_by_kind(plan: Plan, rules: RuleBook | None = None) -> dict[str, float]:
+    """The plan's weighted cost split by kind (quality, throughput, none), weighed as plan_cost weighs it."""
+    book = load_default_book(rules)
+    out = {kind: 0.0 for kind in ("quality", "throughput", "none")}
+    for step in plan.steps:
+        rule = book.get(step.rule)
+        kinds = [(c.kind, c.size) for c in rule.costs] if rule is not None else [(k, "medium") for k in step.costs]
+        for kind, size in kinds:
+            out[kind] = out.get(kind, 0.0) + COST_WEIGHTS[(kind, size)]
+    return out
 
 
 @record(frozen=False)
@@ -502,34 +511,11 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
 # ---------------------------------------------------------------- advice when nothing fits
 
 def _catalog_cards() -> list[Hardware]:
-    """Cards from the GPU catalog (oomdoctor.gpus) when it is there, as Hardware; else none."""
-    try:
-        from oomdoctor import gpus  # type: ignore[attr-defined]
-    except ImportError:
-        return []
-    found: Any = None
-    for name in ("catalog", "all_gpus", "cards", "CATALOG", "CARDS", "GPUS"):
-        found = getattr(gpus, name, None)
-        if found is not None:
-            break
-    try:
-        entries = found() if callable(found) else found
-        if isinstance(entries, Mapping):
-            entries = [v if not isinstance(v, (int, float)) else {"name": k, "gib": v} for k, v in entries.items()]
-        cards = []
-        for entry in entries or ():
-            if isinstance(entry, Hardware):
-                cards.append(entry)
-                continue
-            get = entry.get if isinstance(entry, Mapping) else (lambda k, d=None, e=entry: getattr(e, k, d))
-            gib = next((get(k) for k in ("usable_gib", "gpu_gib", "gib", "memory_gib") if get(k)), None)
-            name = get("name") or get("gpu")
-            if gib and name:
-                cards.append(Hardware(gpu=str(name), gpu_gib=float(gib), bf16=bool(get("bf16", True)),
-                                      flash_attn2=bool(get("flash_attn2", True)), source="flag"))
-        return cards
-    except (TypeError, AttributeError, ValueError):
-        return []
+    """Every card of the GPU catalog, as Hardware."""
+    from oomdoctor import gpus
+
+    return [Hardware(gpu=spec.name, gpu_gib=spec.usable_gib, bf16=spec.bf16, flash_attn2=spec.flash_attn2,
+                     source="flag") for spec in gpus.catalog()]
 
 
 def _with_zero3(setup: TrainingSetup, n: int) -> TrainingSetup:
@@ -538,12 +524,11 @@ def _with_zero3(setup: TrainingSetup, n: int) -> TrainingSetup:
     return setup.with_changes(zero_stage=3, n_gpus=n, grad_accum=accum)
 
 
-def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate) -> tuple[str, ...]:
+def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate) -> tuple[Msg, ...]:
     """What would fit when the plan does not: more GPUs with ZeRO-3, or a bigger card."""
     hw, headroom = planner.hw, planner.headroom
     budget = final_est.capacity_gib * (1 - headroom)
-    out = [f"After every rung the run still needs {final_est.peak_gib:.1f} GiB per GPU; "
-           f"{hw.gpu} offers {budget:.1f} GiB once {headroom:.0%} headroom is kept."]
+    out = [msg("plan.advice.still_needs", peak=final_est.peak_gib, gpu=hw.gpu, budget=budget, headroom=headroom)]
 
     def gpus_needed(setup: TrainingSetup) -> tuple[int, float] | None:
         for n in ZERO3_GPU_COUNTS:
@@ -554,13 +539,11 @@ def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate) -
 
     original = gpus_needed(planner.setup)
     if original:
-        out.append(f"Without changing the experiment, ZeRO-3 across {original[0]} GPUs like this one would fit "
-                   f"({original[1]:.1f} GiB per GPU).")
+        out.append(msg("plan.advice.zero3_as_is", n=original[0], peak=original[1]))
     if final_setup != planner.setup:
         planned = gpus_needed(final_setup)
         if planned and (not original or planned[0] < original[0]):
-            out.append(f"With the planned steps, ZeRO-3 across {planned[0]} GPUs would fit "
-                       f"({planned[1]:.1f} GiB per GPU).")
+            out.append(msg("plan.advice.zero3_planned", n=planned[0], peak=planned[1]))
     need_gib = final_est.peak_gib / (1 - headroom) + hw.other_procs_gib
     fitting = []
     for card in _catalog_cards():
@@ -571,7 +554,7 @@ def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate) -
             fitting.append((card.gpu_gib, card.gpu, est.peak_gib))
     if fitting:
         gib, name, peak = min(fitting)
-        out.append(f"One {name} ({gib:.0f} GiB) would fit the planned setup ({peak:.1f} GiB per GPU).")
+        out.append(msg("plan.advice.card", card=name, gib=gib, peak=peak))
     else:
-        out.append(f"A card with at least {math.ceil(need_gib)} GiB would fit the planned setup.")
+        out.append(msg("plan.advice.card_size", gib=math.ceil(need_gib)))
     return tuple(out)

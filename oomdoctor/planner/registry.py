@@ -10,7 +10,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any, Mapping
 
-from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup
+from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.records import record
 
 # Value kinds a fact (or an action's field) may hold.
@@ -19,12 +19,16 @@ INT, FLOAT, BOOL, STR, LIST = "int", "float", "bool", "str", "list"
 
 @record
 class FactSpec:
-    """A fact a rule condition may read: its name, kind and words for people."""
+    """A fact a rule condition may read: its name and kind; words/plan.py names it for people."""
 
     name: str
     kind: str           # int | float | bool | str | list (a list of strings)
-    label: str          # how a person would say it, for skip reasons
     choices: tuple[str, ...] = ()   # known values of a str fact (validated in rule files)
+
+    @property
+    def label(self) -> Msg:
+        """How a person would say it, for skip reasons: words code plan.fact.<name>."""
+        return msg(f"plan.fact.{self.name}")
 
 
 # Known values of the enumerated setup fields; a rule that sets or compares one of them to another
@@ -37,16 +41,6 @@ FIELD_CHOICES: Mapping[str, tuple[str, ...]] = {
     "framework": ("llamafactory", "hf", "trl", "axolotl", "torchtune"),
     "fsdp": ("full_shard", "shard_grad_op", "hybrid_shard"),
 }
-
-_LABELS = {
-    "micro_batch": "the micro-batch", "grad_accum": "gradient accumulation", "seq_len": "the sequence length",
-    "method": "the fine-tuning method", "precision": "the precision", "attention": "the attention kernel",
-    "grad_ckpt": "gradient checkpointing", "fused_ce": "fused cross-entropy", "optimizer": "the optimizer",
-    "zero_stage": "the ZeRO stage", "n_gpus": "the number of GPUs", "lora_rank": "the LoRA rank",
-    "packing": "packing", "eval_batch": "the evaluation batch", "eval_accum": "eval_accumulation_steps",
-    "offload_optimizer": "optimizer offload", "offload_params": "parameter offload", "quant_bits": "quantisation bits",
-}
-
 
 def _kind_of(annotation: str) -> str | None:
     """Map a TrainingSetup annotation (a string: facts.py postpones them) to a fact kind; None for
@@ -72,55 +66,55 @@ SETUP_FIELDS: Mapping[str, str] = _setup_fields()
 def _build_registry() -> dict[str, FactSpec]:
     reg: dict[str, FactSpec] = {}
 
-    def add(name: str, kind: str, label: str, choices: tuple[str, ...] = ()) -> None:
-        reg[name] = FactSpec(name, kind, label, choices)
+    def add(name: str, kind: str, choices: tuple[str, ...] = ()) -> None:
+        reg[name] = FactSpec(name, kind, choices)
 
     for fname, kind in SETUP_FIELDS.items():
-        add(f"setup.{fname}", kind, _LABELS.get(fname, fname.replace("_", " ")), FIELD_CHOICES.get(fname, ()))
-    add("setup.effective_batch", INT, "the effective batch (micro-batch x accumulation x GPUs)")
-    add("setup.trainable_params", INT, "the trainable parameter count")
-    add("setup.tokens_per_micro_batch", INT, "the tokens per micro-batch")
-    add("setup.is_adapter", BOOL, "adapter training (LoRA/QLoRA)")
+        add(f"setup.{fname}", kind, FIELD_CHOICES.get(fname, ()))
+    add("setup.effective_batch", INT)
+    add("setup.trainable_params", INT)
+    add("setup.tokens_per_micro_batch", INT)
+    add("setup.is_adapter", BOOL)
 
-    add("model.params_total", INT, "the model's parameter count")
-    add("model.vocab_size", INT, "the vocabulary size")
-    add("model.hidden_size", INT, "the hidden size")
-    add("model.num_layers", INT, "the number of layers")
-    add("model.is_moe", BOOL, "a mixture-of-experts model")
+    add("model.params_total", INT)
+    add("model.vocab_size", INT)
+    add("model.hidden_size", INT)
+    add("model.num_layers", INT)
+    add("model.is_moe", BOOL)
 
-    add("crash.present", BOOL, "a crash log")
-    add("crash.kind", STR, "the crash kind")
-    add("crash.phase", STR, "the phase of the crash")
-    add("crash.tried_gib", FLOAT, "the failed allocation (GiB)")
-    add("crash.capacity_gib", FLOAT, "the capacity the log reports (GiB)")
-    add("crash.free_gib", FLOAT, "the free memory the log reports (GiB)")
-    add("crash.allocated_gib", FLOAT, "the memory allocated by PyTorch (GiB)")
-    add("crash.reserved_unallocated_gib", FLOAT, "the reserved-but-unallocated memory (GiB)")
-    add("crash.fragmentation", FLOAT, "the share of reserved memory that is not allocated (fragmentation)")
-    add("crash.diagnoses", LIST, "the log's diagnoses")
-    add("crash.at_eval", BOOL, "a crash during evaluation")
-    add("crash.other_processes_gib", FLOAT, "memory held by other processes (GiB)")
+    add("crash.present", BOOL)
+    add("crash.kind", STR)
+    add("crash.phase", STR)
+    add("crash.tried_gib", FLOAT)
+    add("crash.capacity_gib", FLOAT)
+    add("crash.free_gib", FLOAT)
+    add("crash.allocated_gib", FLOAT)
+    add("crash.reserved_unallocated_gib", FLOAT)
+    add("crash.fragmentation", FLOAT)
+    add("crash.diagnoses", LIST)
+    add("crash.at_eval", BOOL)
+    add("crash.other_processes_gib", FLOAT)
 
-    add("gpu.name", STR, "the GPU")
-    add("gpu.gib", FLOAT, "the GPU memory (GiB)")
-    add("gpu.usable_gib", FLOAT, "the usable GPU memory (GiB)")
-    add("gpu.bf16", BOOL, "bf16 support on the card")
-    add("gpu.flash_attn2", BOOL, "FlashAttention-2 support on the card")
-    add("gpu.n_gpus", INT, "the number of GPUs available")
-    add("gpu.host_ram_gib", FLOAT, "the host memory (GiB)")
+    add("gpu.name", STR)
+    add("gpu.gib", FLOAT)
+    add("gpu.usable_gib", FLOAT)
+    add("gpu.bf16", BOOL)
+    add("gpu.flash_attn2", BOOL)
+    add("gpu.n_gpus", INT)
+    add("gpu.host_ram_gib", FLOAT)
 
-    add("estimate.peak_gib", FLOAT, "the estimated peak (GiB)")
-    add("estimate.allocated_gib", FLOAT, "the estimated allocated memory (GiB)")
-    add("estimate.capacity_gib", FLOAT, "the usable capacity (GiB)")
-    add("estimate.over_gib", FLOAT, "how far the estimate is over budget (GiB)")
-    add("estimate.fits", BOOL, "the estimate fitting")
-    add("estimate.phase", STR, "the phase that sets the peak")
-    add("estimate.host_ram_gib", FLOAT, "the host memory the run needs (GiB)")
+    add("estimate.peak_gib", FLOAT)
+    add("estimate.allocated_gib", FLOAT)
+    add("estimate.capacity_gib", FLOAT)
+    add("estimate.over_gib", FLOAT)
+    add("estimate.fits", BOOL)
+    add("estimate.phase", STR)
+    add("estimate.host_ram_gib", FLOAT)
     for comp in COMPONENTS:
-        add(f"estimate.{comp}_gib", FLOAT, f"the {comp} memory (GiB)")
-        add(f"estimate.{comp}_share", FLOAT, f"the {comp} share of the peak")
-    add("estimate.model_states_gib", FLOAT, "weights + gradients + optimizer states (GiB)")
-    add("estimate.model_states_share", FLOAT, "the share of weights, gradients and optimizer states")
+        add(f"estimate.{comp}_gib", FLOAT)
+        add(f"estimate.{comp}_share", FLOAT)
+    add("estimate.model_states_gib", FLOAT)
+    add("estimate.model_states_share", FLOAT)
     return reg
 
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence, Union
 
 from oomdoctor.errors import InputError
+from oomdoctor.facts import Text
 from oomdoctor.planner.registry import BOOL, FACTS, FIELD_CHOICES, FLOAT, INT, LIST, SETUP_FIELDS, STR
 from oomdoctor.records import record
 
@@ -46,17 +47,6 @@ _NULLABLE = {"lora_alpha", "quant_bits", "load_dtype", "fsdp", "eval_accum"}
 
 
 # ---------------------------------------------------------------- data model
-
-@record
-class Text:
-    """A text in English and Simplified Chinese; a missing language falls back to English."""
-
-    en: str
-    zh: str | None = None
-
-    def get(self, lang: str = "en") -> str:
-        return (self.zh if lang == "zh" else None) or self.en
-
 
 @record
 class Cost:

@@ -6,7 +6,6 @@ in a thread worker so keys keep working while it runs.
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from rich.console import Group
@@ -24,35 +23,37 @@ from textual.worker import get_current_worker
 from oomdoctor import words
 from oomdoctor.errors import InputError
 from oomdoctor.facts import COMPONENTS, Estimate, Plan, Report
-from oomdoctor.pipeline import Options, Selection, select_steps
-from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog
+from oomdoctor.pipeline import Options, Selection
+from oomdoctor.session import Session
+from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog, localize_bindings
 from oomdoctor.tui.widgets import MemoryBars, Prose, StepList, step_detail
-from oomdoctor.tui.words import (
-    crash_numbers, crash_where, diagnosis_lines, gib, plural, say, setup_lines, short_name, verdict,
-)
 from oomdoctor.views.bars import segments
+from oomdoctor.views.describe import (
+    component_name, crash_numbers, crash_where, diagnosis_lines, fit_verdict, setup_rows,
+)
+from oomdoctor.words import gib, say, show
 
 # (key, binding key, action, footer label or None when hidden, help text): the one table for
-# the bindings, the footer and the help screen. Labels and help texts are keys of words.LABELS.
+# the bindings, the footer and the help screen. Labels and help texts are codes of words/app.py.
 KEYS: tuple[tuple[str, str, str, str | None, str], ...] = (
-    ("space", "space", "toggle_step", "key_toggle", "help_toggle"),
-    ("l", "l", "switch_plan", "key_plan", "help_plan"),
-    ("e", "e", "export", "key_export", "help_export"),
-    ("w", "w", "write_copies", None, "help_copies"),      # off the footer: 80 columns hold ten keys
-    ("a", "a", "apply", "key_apply", "help_apply"),
-    ("s", "s", "simulate", "key_simulate", "help_simulate"),
-    ("m", "m", "matrix", "key_matrix", "help_matrix"),
-    ("g", "g", "guide", "key_guide", "help_guide"),
-    ("?", "question_mark", "help", "key_help", "help_help"),
-    ("q", "q", "quit", "key_quit", "help_quit"),
-    ("1-4", "1", "tab('diagnosis')", None, "help_tabs"),
+    ("space", "space", "toggle_step", "app.key_toggle", "app.help_toggle"),
+    ("l", "l", "switch_plan", "app.key_plan", "app.help_plan"),
+    ("e", "e", "export", "app.key_export", "app.help_export"),
+    ("w", "w", "write_copies", None, "app.help_copies"),      # off the footer: 80 columns hold ten keys
+    ("a", "a", "apply", "app.key_apply", "app.help_apply"),
+    ("s", "s", "simulate", "app.key_simulate", "app.help_simulate"),
+    ("m", "m", "matrix", "app.key_matrix", "app.help_matrix"),
+    ("g", "g", "guide", "app.key_guide", "app.help_guide"),
+    ("?", "question_mark", "help", "app.key_help", "app.help_help"),
+    ("q", "q", "quit", "app.key_quit", "app.help_quit"),
+    ("1-4", "1", "tab('diagnosis')", None, "app.help_tabs"),
     ("", "2", "tab('memory')", None, ""),
     ("", "3", "tab('plan')", None, ""),
     ("", "4", "tab('patch')", None, ""),
-    ("+", "plus", "keep_all", None, "help_keep_all"),
-    ("-", "minus", "keep_none", None, "help_keep_none"),
-    ("↑ ↓", "", "", None, "help_arrows"),
-    ("tab", "", "", None, "help_tab"),
+    ("+", "plus", "keep_all", None, "app.help_keep_all"),
+    ("-", "minus", "keep_none", None, "app.help_keep_none"),
+    ("↑ ↓", "", "", None, "app.help_arrows"),
+    ("tab", "", "", None, "app.help_tab"),
 )
 
 TABS = ("diagnosis", "memory", "plan", "patch")
@@ -81,17 +82,18 @@ class OomDoctorApp(App[int]):
     HORIZONTAL_BREAKPOINTS = [(0, "-narrow"), (110, "-wide")]
     # Tab keys are priority bindings: a focused list would otherwise swallow the digits.
     BINDINGS = [
-        Binding(bkey, action, say(label) if label else "", show=label is not None,
+        Binding(bkey, action, label or "", show=label is not None,
                 key_display=key if label else None, priority=action.startswith("tab("))
         for key, bkey, action, label, _ in KEYS if bkey
     ]
 
-    def __init__(self, report: Report, opts: Options | None = None, *, lang: str = "en",
-                 walkthrough: bool = False) -> None:
+    def __init__(self, session: Session, *, walkthrough: bool = False) -> None:
         super().__init__()
-        self.report = report
-        self.opts = opts or Options()
-        self.lang = lang
+        self.session = session
+        self.report: Report = session.report
+        self.opts: Options = session.options
+        self.lang = session.lang
+        report = self.report
         self.open_walkthrough = walkthrough
         self.plan_kind = "ladder"
         self.keep: dict[str, tuple[int, ...]] = {
@@ -102,19 +104,10 @@ class OomDoctorApp(App[int]):
         self.estimating = False
         self.applied = False
         self.matrix = None          # the advisor's Matrix, built once on the first `m`
-        self._rules = None
-        if lang != "en":
-            self._localize_bindings()
-
-    def _localize_bindings(self) -> None:
-        labels = {action: label for _, _, action, label, _ in KEYS if label}
-        bindings = self._bindings.key_to_bindings
-        for key, items in bindings.items():
-            bindings[key] = [replace(b, description=say(labels[b.action], self.lang)) if b.action in labels else b
-                             for b in items]
+        localize_bindings(self, self.lang)
 
     def say(self, key: str, **values) -> str:
-        return say(key, self.lang, **values)
+        return say(f"app.{key}", self.lang, **values)
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         if action in MAIN_ONLY and len(self.screen_stack) > 1:
@@ -175,26 +168,12 @@ class OomDoctorApp(App[int]):
 
     def _fill_steps(self) -> None:
         steps = self.current_plan().steps
-        self.query_one(StepList).set_steps(steps, self.keep[self.plan_kind],
-                                           titles=[self.rule_text(s, "title") for s in steps])
+        self.query_one(StepList).set_steps(steps, self.keep[self.plan_kind])
 
-    def rule_text(self, step, field: str) -> str:
-        """The step's rule text (title, why, costs) in the app's language; the plan's English otherwise."""
-        english = {"title": step.title, "why": step.why, "costs": ""}[field]
-        if self.lang == "en" and english:
-            return english
-        return self._rule_text(step.rule, field, english)
-
-    def _rule_text(self, rule_id: str, field: str, english: str) -> str:
-        if self._rules is None:
-            from oomdoctor.planner import load_rules
-
-            try:
-                self._rules = load_rules(self.opts.rules_dirs)
-            except InputError:
-                self._rules = False         # a broken extra rules dir: the plan's own English texts
-        rule = self._rules.get(rule_id) if self._rules else None
-        return (rule.text(field, self.lang) if rule is not None else "") or english
+    def cost_text(self, step) -> str:
+        """The rule file's own words on what the step costs, in the app's language."""
+        rule = self.session.rules.get(step.rule)
+        return " ".join(say(c.text, self.lang) for c in rule.costs) if rule is not None else ""
 
     @on(StepList.Changed, "#steps")
     def _steps_changed(self, message: StepList.Changed) -> None:
@@ -217,7 +196,7 @@ class OomDoctorApp(App[int]):
     def _select_worker(self, kind: str, keep: tuple[int, ...]) -> None:
         plan = self.report.least_cost if kind == "least" and self.report.least_cost else self.report.plan
         try:
-            result: Selection | Exception = select_steps(self.report, plan, keep, cwd=self.opts.cwd)
+            result: Selection | Exception = self.session.select(plan, keep)
         except Exception as err:  # bad edit or estimate: say so, keep the app alive
             result = err
         if not get_current_worker().is_cancelled:
@@ -228,7 +207,7 @@ class OomDoctorApp(App[int]):
             return  # the user toggled again meanwhile; the newer worker will answer
         self.estimating = False
         if isinstance(result, Exception):
-            self.notify(f"cannot re-estimate: {result}", severity="error")
+            self.notify(self.say("cannot_reestimate", error=_error_text(result, self.lang)), severity="error")
         else:
             self.selection = result
         self._render_selection()
@@ -239,7 +218,7 @@ class OomDoctorApp(App[int]):
         plan = self.current_plan()
         keep = self.keep[self.plan_kind]
         name = self.say("ladder" if self.plan_kind == "ladder" else "least_plan")
-        return self.say("plan_label", name=name, k=len(keep), n=len(plan.steps), s=plural(len(plan.steps), self.lang))
+        return self.say("plan_label", name=name, k=len(keep), n=len(plan.steps))
 
     def _render_selection(self) -> None:
         self._render_title()
@@ -278,14 +257,14 @@ class OomDoctorApp(App[int]):
             text.append(self.say("no_config"))
         elif not self.current_plan().steps:
             text.append(self.say("fits_as_configured" if est.fits else "no_step"), style="bold")
-            text.append(verdict(est, self.lang))
+            text.append(fit_verdict(est, self.lang))
         elif self.estimating:
             text.append(self.say("reestimating"), style="italic")
         elif self.selection is not None:
             sel = self.selection.estimate
             text.append(self.say("with_plan", label=self._plan_label()), style="bold")
             text.append(self.say("peak_of", peak=gib(sel.peak_gib), cap=gib(sel.capacity_gib)))
-            text.append(verdict(sel, self.lang), style="bold green" if sel.fits else "bold red")
+            text.append(fit_verdict(sel, self.lang), style="bold green" if sel.fits else "bold red")
         self.query_one("#plan-verdict", Static).update(text)
 
     def _render_plan_text(self) -> None:
@@ -293,9 +272,8 @@ class OomDoctorApp(App[int]):
         other = self.say("least_plan" if self.plan_kind == "ladder" else "ladder")
         heading = Text()
         if plan.steps:
-            heading.append(self.say("Ladder" if self.plan_kind == "ladder" else "Least_plan"), style="bold")
-            n = len(plan.steps)
-            heading.append(self.say("plan_heading", n=n, s=plural(n, self.lang),
+            heading.append(self.say("ladder_title" if self.plan_kind == "ladder" else "least_title"), style="bold")
+            heading.append(self.say("plan_heading", n=len(plan.steps),
                                     fit=self.say("fits_word" if plan.fits else "no_fit_word")))
             if self.report.least_cost is not None:
                 heading.append(self.say("other_plan", other=other), style="dim")
@@ -313,11 +291,10 @@ class OomDoctorApp(App[int]):
         parts: list = []
         if plan.steps and i is not None and i < len(plan.steps):
             step = plan.steps[i]
-            parts.append(step_detail(step, i, self.lang, why=self.rule_text(step, "why"),
-                                     cost_text=self.rule_text(step, "costs")))
+            parts.append(step_detail(step, i, self.lang, cost_text=self.cost_text(step)))
         if not plan.fits and plan.advice:
             text = Text(self.say("whole_plan_no_fit"), style="bold red")
-            text.append(" ".join(plan.advice), style="")
+            text.append(" ".join(say(a, self.lang) for a in plan.advice), style="")
             parts.append(text)
         self.query_one("#step-detail", Static).update(Group(*parts))
 
@@ -340,7 +317,7 @@ class OomDoctorApp(App[int]):
         heading = Text()
         files = sorted({e.file for e in sel.edits}) if sel else []
         if files:
-            heading.append(self.say("edits_to", n=len(sel.edits), s=plural(len(sel.edits), self.lang)), style="bold")
+            heading.append(self.say("edits_to", n=len(sel.edits)), style="bold")
             heading.append(", ".join(_rel(f, self.opts.cwd) for f in files), style="bold")
             heading.append(self.say("patch_keys"), style="dim")
         else:
@@ -352,7 +329,7 @@ class OomDoctorApp(App[int]):
             for name, value in sel.env.items():
                 env_text.append(f"  export {name}={value}\n")
             for note in sel.notes:
-                env_text.append(f"  • {note}\n")
+                env_text.append(f"  • {say(note, self.lang)}\n")
         self.query_one("#patch-env", Static).update(env_text)
 
     def _memory_table(self, now: Estimate | None, plan: Estimate | None) -> Group | Text:
@@ -372,7 +349,7 @@ class OomDoctorApp(App[int]):
                 continue
             seen.append(name)
             a = dict(segments(now)).get(name, 0.0)
-            row = [short_name(name, self.lang), f"{a:.1f}"]
+            row = [component_name(name, self.lang), f"{a:.1f}"]
             if show_plan:
                 b = dict(segments(plan)).get(name, 0.0)
                 row += [f"{b:.1f}", f"{b - a:+.1f}"]
@@ -380,11 +357,11 @@ class OomDoctorApp(App[int]):
         total = [self.say("peak"), f"{now.peak_gib:.1f}"] + ([f"{plan.peak_gib:.1f}", f"{plan.peak_gib - now.peak_gib:+.1f}"]
                                                    if show_plan else [])
         table.add_row(*total, style="bold")
-        verdicts = [self.say("verdict"), verdict(now, self.lang)] + ([verdict(plan, self.lang), ""] if show_plan else [])
+        verdicts = [self.say("verdict"), fit_verdict(now, self.lang)] + ([fit_verdict(plan, self.lang), ""] if show_plan else [])
         table.add_row(*verdicts)
         return Group(table, Text("\n" + self.say("memory_foot", cap=now.capacity_gib, free=f"{now.headroom:.0%}"),
                                  style="dim"),
-                     _bullets([words.say(n, self.lang) for n in now.notes], style="dim"))
+                     _bullets([show(n, self.lang) for n in now.notes], style="dim"))
 
     def _diagnosis_text(self) -> Group:
         r = self.report
@@ -408,7 +385,7 @@ class OomDoctorApp(App[int]):
             grid = Table.grid(padding=(0, 1))
             grid.add_column(style="bold", no_wrap=True)
             grid.add_column()
-            for label, value in setup_lines(r.setup, lang):
+            for label, value in setup_rows(r.setup, lang):
                 grid.add_row(label, value)
             parts.append(Padding(grid, (0, 0, 0, 2)))
         if r.estimate is not None:
@@ -419,21 +396,19 @@ class OomDoctorApp(App[int]):
             grid.add_column()
             grid.add_row(self.say("as_configured"), Text.assemble(
                 self.say("of_usable", peak=gib(est.peak_gib), cap=gib(est.capacity_gib)),
-                (verdict(est, lang), "green" if est.fits else "red")))
+                (fit_verdict(est, lang), "green" if est.fits else "red")))
             if r.plan.steps:
                 final = r.plan.final_estimate(est)
                 n = len(r.plan.steps)
                 grid.add_row(self.say("with_the_plan"), Text.assemble(
-                    self.say("after_steps", peak=gib(final.peak_gib), n=n, s=plural(n, lang)),
-                    (verdict(final, lang), "green" if final.fits else "red")))
+                    self.say("after_steps", peak=gib(final.peak_gib), n=n),
+                    (fit_verdict(final, lang), "green" if final.fits else "red")))
             parts.append(Padding(grid, (0, 0, 0, 2)))
             if r.plan.steps:
                 parts.append(_indented(Text(self.say("diag_hint"), style="dim")))
         if r.warnings:
             parts.append(_heading(self.say("good_to_know")))
-            from oomdoctor.views.plain import said
-
-            parts.append(_bullets([said(w, self.lang) for w in r.warnings], bullet="!"))
+            parts.append(_bullets([show(w, lang) for w in r.warnings], bullet="!", lang=lang))
         return Group(*parts)
 
     # ------------------------------------------------------------------ actions
@@ -463,15 +438,14 @@ class OomDoctorApp(App[int]):
 
     def action_switch_plan(self) -> None:
         if self.report.least_cost is None or not self.report.least_cost.steps:
-            self.notify("There is no least-cost plan: " +
-                        ("the run fits as it is." if self.report.estimate and self.report.estimate.fits
-                         else "no cheaper set of steps fits."))
+            fits = self.report.estimate is not None and self.report.estimate.fits
+            self.notify(self.say("no_least_plan_fits" if fits else "no_least_plan"))
             return
         self.plan_kind = "least" if self.plan_kind == "ladder" else "ladder"
         self._fill_steps()
         self._render_plan_text()
         self._reselect()
-        self.notify(f"Showing the {'least-cost plan' if self.plan_kind == 'least' else 'ladder'}.")
+        self.notify(self.say("showing_least" if self.plan_kind == "least" else "showing_ladder"))
 
     def _patch_or_say(self) -> str | None:
         if self.estimating:
@@ -497,12 +471,12 @@ class OomDoctorApp(App[int]):
             try:
                 self._path(path).write_text(patch, encoding="utf-8")
             except OSError as err:
-                self.notify(f"cannot write {path}: {err.strerror}", severity="error")
+                self.notify(self.say("cannot_write", path=path, reason=err.strerror), severity="error")
                 return
-            self.notify(f"Wrote the diff to {path} (apply with: git apply {path})")
+            self.notify(self.say("wrote_diff", path=path))
 
-        self.push_screen(PathDialog("Export the diff to", "oomdoctor.diff",
-                                    "the same diff as oomdoctor --export"), done)
+        self.push_screen(PathDialog(self.say("export_title"), "oomdoctor.diff", self.say("export_hint"),
+                                    lang=self.lang), done)
 
     def _patchset(self):
         from oomdoctor.patch import build_patch
@@ -522,48 +496,43 @@ class OomDoctorApp(App[int]):
             try:
                 written = write_copies(self._patchset(), str(self._path(folder)))
             except (OSError, ValueError, InputError) as err:
-                self.notify(f"cannot write copies: {err}", severity="error")
+                self.notify(self.say("cannot_copy", error=_error_text(err, self.lang)), severity="error")
                 return
-            self.notify(f"Wrote {len(written)} patched file{'s' if len(written) != 1 else ''} into {folder}")
+            self.notify(self.say("wrote_copies", n=len(written), folder=folder))
 
-        self.push_screen(PathDialog("Write patched copies into the folder", "oomdoctor-patched/",
-                                    "your own files stay as they are"), done)
+        self.push_screen(PathDialog(self.say("copies_title"), "oomdoctor-patched/", self.say("copies_hint"),
+                                    lang=self.lang), done)
 
     def action_apply(self) -> None:
         patch = self._patch_or_say()
         if patch is None:
             return
         if self.applied:
-            self.notify("Already applied. Run oomdoctor again to check the new config.", severity="warning")
+            self.notify(self.say("already_applied"), severity="warning")
             return
         assert self.selection is not None
         files = sorted({_rel(e.file, self.opts.cwd) for e in self.selection.edits})
 
         def done(yes: bool | None) -> None:
             if not yes:
-                self.notify("Nothing changed.")
+                self.notify(self.say("nothing_changed"))
                 return
             from oomdoctor.patch import apply_in_place
 
             try:
                 changed = apply_in_place(self._patchset())
             except (OSError, ValueError, InputError) as err:
-                self.notify(f"cannot apply: {err}", severity="error")
+                self.notify(self.say("cannot_apply", error=_error_text(err, self.lang)), severity="error")
                 return
             self.applied = True
-            self.notify(f"Updated {', '.join(str(c) for c in changed)} (each kept as .orig)")
+            self.notify(self.say("updated", files=", ".join(str(c) for c in changed)))
 
-        self.push_screen(ConfirmApply(patch, files), done)
+        self.push_screen(ConfirmApply(patch, files, lang=self.lang), done)
 
     def action_guide(self) -> None:
-        try:
-            from oomdoctor.tui.walkthrough import WalkthroughScreen
-        except ModuleNotFoundError as err:
-            if err.name != "oomdoctor.tui.walkthrough":
-                raise
-            self.notify("The guided walkthrough is not part of this build yet.", severity="warning")
-            return
-        self.push_screen(WalkthroughScreen(self.report, self.opts, self.lang))
+        from oomdoctor.tui.walkthrough import WalkthroughScreen
+
+        self.push_screen(WalkthroughScreen(self.session))
 
     def action_simulate(self) -> None:
         """Trace the configured setup, and the selected steps' setup when it differs, on fake tensors."""
@@ -581,14 +550,16 @@ class OomDoctorApp(App[int]):
     def action_matrix(self) -> None:
         from oomdoctor.tui.screens import AdviseScreen
 
-        title = (lambda rule, english: english) if self.lang == "en" else (
-            lambda rule, english: self._rule_text(rule, "title", english))
-        self.push_screen(AdviseScreen(self.report, self.lang, matrix=self.matrix, rule_title=title,
-                                      prices=self.opts.prices, tokens=self.opts.tokens))
+        self.push_screen(AdviseScreen(self.session, matrix=self.matrix))
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen([(key, self.say(what)) for key, _, _, _, what in KEYS if key],
-                                    title=self.say("help_title"), hint=self.say("help_close")))
+        self.push_screen(HelpScreen([(key, say(what, self.lang)) for key, _, _, _, what in KEYS if key],
+                                    title=self.say("help_title"), hint=self.say("help_close"), lang=self.lang))
+
+
+def _error_text(err: BaseException, lang: str) -> str:
+    """An exception in one line: an InputError in the user's language, anything else as Python says it."""
+    return err.render(lang) if isinstance(err, InputError) else str(err)
 
 
 def _peak_mark(est: Estimate) -> Text:

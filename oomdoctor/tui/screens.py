@@ -6,8 +6,7 @@ after the key is pressed, so the app's start never pays for them.
 from __future__ import annotations
 
 import threading
-from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any, Sequence
 
 from rich.console import Group
 from rich.padding import Padding
@@ -22,20 +21,22 @@ from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
-from oomdoctor.facts import GIB, Estimate, ModelShape, Report, TrainingSetup
-from oomdoctor.tui.words import gib, hours_words, matrix_cell, plural, say
+from oomdoctor.facts import GIB, Estimate, ModelShape, TrainingSetup
+from oomdoctor.tui.dialogs import localize_bindings
+from oomdoctor.words import gib, gib_short, hours, say, show
 
 PROGRESS_LINES = 6      # the last few progress messages stay on screen while a trace runs
 WIDE_CELLS = 110        # from here on the advisor shows run times and the step time
 
 
-def _localize(screen: Screen, lang: str) -> None:
-    """Footer words in the app's language (bindings are class-level; each screen holds a copy)."""
-    if lang == "en":
-        return
-    bindings = screen._bindings.key_to_bindings
-    for key, items in bindings.items():
-        bindings[key] = [replace(b, description=say("key_back", lang)) if b.action == "close" else b for b in items]
+def matrix_cell(fits: bool, fits_as_configured: bool, n_steps: int, peak_gib: float, lang: str = "en") -> str:
+    """One fit-matrix cell: '✓ 71G' as configured, '2 steps 33G' after a plan, '✗ 139G' when nothing fits."""
+    size = gib_short(peak_gib)
+    if not fits:
+        return f"✗ {size}"
+    if fits_as_configured:
+        return f"✓ {size}"
+    return f"{say('app.adv_steps', lang, n=n_steps)} {size}"
 
 
 class _Stopped(Exception):
@@ -50,7 +51,7 @@ class SimulateScreen(Screen[None]):
     ends the trace, and a result that still arrives is dropped.
     """
 
-    BINDINGS = [Binding("escape", "close", "back", key_display="esc")]
+    BINDINGS = [Binding("escape", "close", "app.key_back", key_display="esc")]
 
     class Update(Message):
         """One event from the tracing thread: progress | unavailable | failed | result | done."""
@@ -73,10 +74,10 @@ class SimulateScreen(Screen[None]):
         self.problem: tuple[str, str] | None = None     # (heading, one line) when it cannot run or failed
         self.finished = False
         self.thread: threading.Thread | None = None
-        _localize(self, lang)
+        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(say("sim_title", self.lang), style="bold"), id="sim-title", classes="screen-title")
+        yield Static(Text(say("app.sim_title", self.lang), style="bold"), id="sim-title", classes="screen-title")
         with VerticalScroll(id="sim-scroll"):
             yield Static(id="sim-status")
             yield Static(id="sim-body")
@@ -85,7 +86,7 @@ class SimulateScreen(Screen[None]):
     def on_mount(self) -> None:
         self.query_one("#sim-scroll").focus()
         if not self.targets or self.shape is None:
-            self.problem = (say("sim_unavailable", self.lang), say("sim_no_config", self.lang))
+            self.problem = (say("app.sim_unavailable", self.lang), say("app.sim_no_config", self.lang))
             self.finished = True
         else:
             self.thread = threading.Thread(target=self._run, name="oomdoctor-simulate", daemon=True)
@@ -98,7 +99,7 @@ class SimulateScreen(Screen[None]):
     def action_close(self) -> None:
         self.stop.set()
         if not self.finished:
-            self.app.notify(say("sim_stopped", self.lang))
+            self.app.notify(say("app.sim_stopped", self.lang))
         self.dismiss(None)
 
     # ------------------------------------------------------------------ the tracing thread
@@ -122,7 +123,7 @@ class SimulateScreen(Screen[None]):
     def _trace_all(self) -> None:
         from oomdoctor import simulate
 
-        self._post("progress", "checking for torch, transformers and peft")
+        self._post("progress", say("app.sim_checking", self.lang))
         problem = simulate.available()
         if problem:
             self._post("unavailable", problem)
@@ -149,10 +150,10 @@ class SimulateScreen(Screen[None]):
         if kind == "progress":
             self.progress.append(payload)
         elif kind == "unavailable":
-            self.problem = (say("sim_unavailable", self.lang), payload)
+            self.problem = (say("app.sim_unavailable", self.lang), payload)
             self.finished = True
         elif kind == "failed":
-            self.problem = (say("sim_failed", self.lang), payload)
+            self.problem = (say("app.sim_failed", self.lang), payload)
             self.finished = True
         elif kind == "result":
             self.results.append(payload)
@@ -165,13 +166,13 @@ class SimulateScreen(Screen[None]):
         if not self.finished:
             for line in self.progress[-PROGRESS_LINES:]:
                 status.append(f"  {line}\n", style="dim")
-            status.append(say("sim_running", self.lang), style="italic")
+            status.append(say("app.sim_running", self.lang), style="italic")
         elif self.problem is None:
-            status.append(say("sim_done", self.lang), style="bold green")
+            status.append(say("app.sim_done", self.lang), style="bold green")
         if self.problem is not None:
             if status.plain:
                 status.append("\n")
-            status.append(self.problem[0] + ": ", style="bold red")
+            status.append(say("app.problem", self.lang, what=self.problem[0]), style="bold red")
             status.append(self.problem[1])
         self.query_one("#sim-status", Static).update(status)
         self.query_one("#sim-body", Static).update(Group(*[part for label, result, est in self.results
@@ -181,42 +182,38 @@ class SimulateScreen(Screen[None]):
         from oomdoctor.simulate import format_result
 
         peak = gib(result.reported_peak_bytes / GIB, 2)
-        head = Text("\n" + label + ": ", style="bold underline")
+        head = Text("\n" + say("app.sim_label", self.lang, label=label), style="bold underline")
         if est is not None and result.peak_bytes:
             gap = (est.allocated_gib * GIB - result.peak_bytes) / result.peak_bytes
-            head.append(say("sim_peak", self.lang, peak=peak, where=result.peak_phase,
+            head.append(say("app.sim_peak", self.lang, peak=peak, where=result.peak_phase,
                             est=gib(est.allocated_gib, 2), gap=gap), style="bold")
         else:
-            head.append(say("sim_peak_only", self.lang, peak=peak, where=result.peak_phase), style="bold")
+            head.append(say("app.sim_peak_only", self.lang, peak=peak, where=result.peak_phase), style="bold")
         return [head, Text(format_result(result, est))]
 
 
 class AdviseScreen(Screen[None]):
     """Which GPUs, how many, which strategy: the fit matrix first, then the user's card, then the strategies."""
 
-    BINDINGS = [Binding("escape", "close", "back", key_display="esc")]
+    BINDINGS = [Binding("escape", "close", "app.key_back", key_display="esc")]
 
     class Built(Message):
         def __init__(self, matrix: Any) -> None:
             super().__init__()
             self.matrix = matrix
 
-    def __init__(self, report: Report, lang: str = "en", *, matrix: Any = None,
-                 rule_title: Callable[[str, str], str] | None = None, prices: str | None = None,
-                 tokens: float | None = None) -> None:
-        """`matrix`: one built before (kept by the app); `rule_title(rule_id, english)` translates plan steps;
-        `prices` and `tokens` as --prices and --tokens."""
+    def __init__(self, session: Any, *, matrix: Any = None) -> None:
+        """`session`: the run's (its report, --prices, --tokens, rules and calibrated estimator);
+        `matrix`: one built before (kept by the app)."""
         super().__init__()
-        self.report = report
-        self.prices, self.tokens = prices, tokens
-        self.lang = lang
+        self.session = session
+        self.lang = session.lang
         self.matrix = matrix
         self.error: str | None = None
-        self.rule_title = rule_title or (lambda rule, english: english)
-        _localize(self, lang)
+        localize_bindings(self, self.lang)
 
     def compose(self) -> ComposeResult:
-        yield Static(Text(say("adv_title", self.lang), style="bold"), id="adv-title", classes="screen-title")
+        yield Static(Text(say("app.adv_title", self.lang), style="bold"), id="adv-title", classes="screen-title")
         with VerticalScroll(id="adv-scroll"):
             yield Static(id="adv-body")
         yield Footer(compact=True)
@@ -237,8 +234,10 @@ class AdviseScreen(Screen[None]):
     def _build(self) -> None:
         from oomdoctor import advise
 
+        s = self.session
         try:
-            matrix: Any = advise.build(self.report, prices=self.prices, tokens=self.tokens)
+            matrix: Any = advise.build(s.report, prices=s.options.prices, tokens=s.options.tokens,
+                                       estimator=s.estimator, correction=s.correction, rules=s.rules)
         except Exception as err:     # InputError for a crash-only report, or a bug: say it, keep the app
             matrix = err
         if not get_current_worker().is_cancelled:
@@ -246,7 +245,8 @@ class AdviseScreen(Screen[None]):
 
     def on_advise_screen_built(self, message: "AdviseScreen.Built") -> None:
         if isinstance(message.matrix, Exception):
-            self.error = str(message.matrix)
+            err = message.matrix
+            self.error = err.render(self.lang) if hasattr(err, "render") else str(err)
         else:
             self.matrix = message.matrix
             if hasattr(self.app, "matrix"):
@@ -258,9 +258,9 @@ class AdviseScreen(Screen[None]):
     def _draw(self) -> None:
         body = self.query_one("#adv-body", Static)
         if self.error is not None:
-            body.update(Text(say("adv_failed", self.lang, err=self.error), style="bold red"))
+            body.update(Text(say("app.adv_failed", self.lang, err=self.error), style="bold red"))
         elif self.matrix is None:
-            body.update(Text(say("adv_building", self.lang), style="italic"))
+            body.update(Text(say("app.adv_building", self.lang), style="italic"))
         else:
             body.update(self._matrix_view(self.matrix, max(60, self.size.width or 80)))
 
@@ -277,15 +277,15 @@ class AdviseScreen(Screen[None]):
         user_card = self._user_card(m)
         parts: list = [Text(f"{m.model} · {m.n_gpus} × {m.hardware}", style="bold")]
         if m.calibration:
-            parts.append(Text(m.calibration, style="dim"))
+            parts.append(Text(show(m.calibration, lang), style="dim"))
 
-        extra = (", " + say("adv_runtime", lang) if timed else "") + (f", {say('adv_cost', lang)}" if m.priced else "")
-        parts.append(Text("\n" + say("adv_matrix", lang, extra=extra), style="bold underline"))
-        parts.append(Text(say("adv_legend", lang), style="dim"))
+        extra = (", " + say("app.adv_runtime", lang) if timed else "") + (f", {say('app.adv_cost', lang)}" if m.priced else "")
+        parts.append(Text("\n" + say("app.adv_matrix", lang, extra=extra), style="bold underline"))
+        parts.append(Text(say("app.adv_legend", lang), style="dim"))
         table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
-        table.add_column(say("adv_card", lang), no_wrap=True)
+        table.add_column(say("app.adv_card", lang), no_wrap=True)
         for n in m.counts:
-            table.add_column(f"{n} GPU{plural(n, 'en')}" if lang == "en" else f"{n} 张", no_wrap=True)
+            table.add_column(say("app.adv_gpus_head", lang, n=n), no_wrap=True)
         for card in m.cards:
             mine = card == user_card
             row: list[Text] = [Text(("▶ " if mine else "  ") + card, style="bold" if mine else "")]
@@ -294,20 +294,20 @@ class AdviseScreen(Screen[None]):
             table.add_row(*row)
         parts.append(table)
         if user_card is None:
-            parts.append(Text(say("adv_not_in_catalog", lang), style="dim"))
+            parts.append(Text(say("app.adv_not_in_catalog", lang), style="dim"))
         else:
-            parts.append(Text("\n" + say("adv_your_card", lang, card=user_card), style="bold underline"))
+            parts.append(Text("\n" + say("app.adv_your_card", lang, card=user_card), style="bold underline"))
             parts.append(self._card_plans(m, user_card))
         best = m.cheapest
         if best is not None:
-            parts.append(Text("\n" + say("adv_cheapest", lang, n=best.n_gpus, card=best.card,
-                                         hours=hours_words(best.hours),
+            parts.append(Text("\n" + say("app.adv_cheapest", lang, n=best.n_gpus, card=best.card,
+                                         hours=hours(best.hours),
                                          cost=f"{best.cost:,.2f} {m.currency}".strip()), style="bold"))
         if m.strategies:
             parts.append(self._strategies(m, wide))
         if m.assumptions:
-            parts.append(Text("\n" + say("adv_assumptions", lang), style="bold underline"))
-            parts.append(_bullets(m.assumptions, style="dim"))
+            parts.append(Text("\n" + say("app.adv_assumptions", lang), style="bold underline"))
+            parts.append(_bullets([show(a, lang) for a in m.assumptions], style="dim"))
         return Group(*parts)
 
     def _cell(self, cell: Any, timed: bool, priced: bool, mine: bool) -> Text:
@@ -316,7 +316,7 @@ class AdviseScreen(Screen[None]):
         words = matrix_cell(cell.fits, cell.fits_as_configured, len(cell.steps),
                             cell.final_peak_gib if cell.fits else cell.peak_gib, self.lang)
         if timed and cell.fits:
-            words += " " + hours_words(cell.hours)
+            words += " " + hours(cell.hours)
         if priced and cell.fits and cell.cost is not None:
             words += f" {cell.cost:,.0f}" + ("*" if cell.cheapest else "")
         colour = "red" if not cell.fits else ("green" if cell.fits_as_configured else "yellow")
@@ -327,20 +327,19 @@ class AdviseScreen(Screen[None]):
         grid = Table.grid(padding=(0, 1))
         grid.add_column(no_wrap=True)
         grid.add_column()
-        sep = "；" if lang == "zh" else "; "
+        sep = say("advise.why.sep", lang)
         for n in m.counts:
             cell = m.cell(card, n)
             if cell is None:
                 continue
             mark = "▶" if n == m.n_gpus else " "
-            s = plural(n, lang)
             if not cell.fits:
-                line = Text(say("adv_cell_none", lang, n=n, s=s, peak=gib(cell.peak_gib)), style="red")
+                line = Text(say("app.adv_cell_none", lang, n=n, peak=gib(cell.peak_gib)), style="red")
             elif cell.fits_as_configured:
-                line = Text(say("adv_cell_fits", lang, n=n, s=s, peak=gib(cell.peak_gib)), style="green")
+                line = Text(say("app.adv_cell_fits", lang, n=n, peak=gib(cell.peak_gib)), style="green")
             else:
-                titles = sep.join(self.rule_title(step.rule, step.title) for step in cell.steps)
-                line = Text(say("adv_cell_plan", lang, n=n, s=s, steps=titles)
+                titles = sep.join(say(step.title, lang) for step in cell.steps)
+                line = Text(say("app.adv_cell_plan", lang, n=n, steps=titles)
                             + f" → {gib(cell.final_peak_gib)}")
             grid.add_row(mark, line)
         return Padding(grid, (0, 0, 0, 1))
@@ -348,35 +347,36 @@ class AdviseScreen(Screen[None]):
     def _strategies(self, m: Any, wide: bool) -> Group:
         lang = self.lang
         budget = next((c.capacity_gib * (1 - m.headroom) for c in m.cells if c.card == self._user_card(m)), None)
-        title = say("adv_strategies", lang, n=m.n_gpus, card=m.hardware, budget=gib(budget) if budget else "?")
+        title = say("app.adv_strategies", lang, n=m.n_gpus, card=m.hardware, budget=gib(budget) if budget else "?")
         table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
-        table.add_column(say("adv_strategy", lang), ratio=1)
-        table.add_column(say("adv_gpus", lang), justify="right", no_wrap=True)
-        table.add_column(say("adv_peak", lang), justify="right", no_wrap=True)
-        table.add_column(say("adv_fits", lang), justify="center", no_wrap=True)
-        table.add_column(say("adv_host", lang), justify="right", no_wrap=True)
-        table.add_column(say("adv_speed", lang), justify="right", no_wrap=True)
+        table.add_column(say("app.adv_strategy", lang), ratio=1)
+        table.add_column(say("app.adv_gpus", lang), justify="right", no_wrap=True)
+        table.add_column(say("app.adv_peak", lang), justify="right", no_wrap=True)
+        table.add_column(say("app.adv_fits", lang), justify="center", no_wrap=True)
+        table.add_column(say("app.adv_host", lang), justify="right", no_wrap=True)
+        table.add_column(say("app.adv_speed", lang), justify="right", no_wrap=True)
         if wide:
-            table.add_column(say("adv_step", lang), justify="right", no_wrap=True)
-        table.add_column(say("adv_run", lang), justify="right", no_wrap=True)
+            table.add_column(say("app.adv_step", lang), justify="right", no_wrap=True)
+        table.add_column(say("app.adv_run", lang), justify="right", no_wrap=True)
         if m.priced:
-            table.add_column(say("adv_cost", lang), justify="right", no_wrap=True)
+            table.add_column(say("app.adv_cost", lang), justify="right", no_wrap=True)
         for r in m.strategies:
-            label: Any = Text(r.label, style="bold")
+            label: Any = Text(say(r.label, lang), style="bold")
             if r.speed_why and r.key != "single":
-                label = Group(label, Padding(Text(r.speed_why, style="dim"), (0, 0, 0, 2)))
+                why = say("advise.why.sep", lang).join(say(w, lang) for w in r.speed_why)
+                label = Group(label, Padding(Text(why, style="dim"), (0, 0, 0, 2)))
             row = [label, str(r.n_gpus), f"{r.peak_gib:.1f}",
                    Text("✓", style="green") if r.fits else Text("✗", style="red"),
                    f"{r.host_ram_gib:.0f} GiB" if r.host_ram_gib >= 0.5 else "-",
                    f"{r.speed:.2f}x" if r.speed is not None else "-"]
             if wide:
                 row.append(f"{r.step_s:.1f}s" if r.step_s is not None else "-")
-            row.append(hours_words(r.hours) if r.fits else "-")
+            row.append(hours(r.hours) if r.fits else "-")
             if m.priced:
                 row.append(f"{r.cost:,.2f}" if r.fits and r.cost is not None else "-")
             table.add_row(*row)
         return Group(Text("\n" + title, style="bold underline"), table,
-                     Text(say("adv_speed_note", lang), style="dim"))
+                     Text(say("app.adv_speed_note", lang), style="dim"))
 
 
 def _bullets(lines: Sequence[str], style: str = "") -> Padding:

@@ -13,14 +13,15 @@ DEMO_DIR = Path(__file__).resolve().parents[1] / "data" / "demo"
 
 
 async def _shoot(out: Path, tab: str, size: tuple[int, int]) -> None:
-    from oomdoctor.pipeline import Options, build_report
+    from oomdoctor.pipeline import Options
+    from oomdoctor.session import open_session
     from oomdoctor.tui.app import OomDoctorApp
 
     here = os.getcwd()
     os.chdir(DEMO_DIR)
     try:
         opts = Options(files=("train.yaml", "train.log"), cwd=str(DEMO_DIR))
-        app = OomDoctorApp(build_report(opts), opts)
+        app = OomDoctorApp(open_session(opts))
         async with app.run_test(size=size) as pilot:
             await pilot.press({"diagnosis": "1", "memory": "2", "plan": "3", "patch": "4"}[tab])
             await app.workers.wait_for_complete()

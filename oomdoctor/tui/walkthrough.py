@@ -1,7 +1,7 @@
 """The guided walkthrough as a Textual screen: one page at a time, keyboard only, fits 80×24.
 
-The pages come from oomdoctor.walkthrough (pure content); this module only draws them and turns the
-question widgets into Answers, re-planning in a thread worker so typing never waits on the planner.
+The pages come from oomdoctor.guide (pure content); this module only draws them and turns the question
+widgets into Answers, re-planning through the session in a thread worker so typing never waits on the planner.
 """
 from __future__ import annotations
 
@@ -19,12 +19,13 @@ from textual.widgets import Checkbox, Footer, Label, RadioButton, RadioSet, Stat
 from textual.worker import get_current_worker
 
 from oomdoctor.facts import Report
-from oomdoctor.tui.widgets import wrap_legend
-from oomdoctor.i18n import t
-from oomdoctor.views.bars import COLOURS, GLYPHS
-from oomdoctor.walkthrough import (
-    Answers, Bar, Page, Question, apply_answers, bar_cells, default_answers, pages, questions, wrap_cells,
+from oomdoctor.guide import (
+    Answers, Bar, Page, Question, bar_cells, default_answers, pages, plan_with_answers, questions,
 )
+from oomdoctor.tui.dialogs import localize_bindings
+from oomdoctor.tui.widgets import wrap_legend
+from oomdoctor.views.bars import COLOURS, GLYPHS
+from oomdoctor.words import pad_cells, say, wrap_cells
 
 LABEL_CELLS = 9
 NUMBER_CELLS = 12
@@ -57,8 +58,7 @@ class WalkBars(Widget):
             if n:
                 text.append("\n")
             label = bar.short or bar.label
-            text.append(_fit_cells(label, LABEL_CELLS - 1).ljust(LABEL_CELLS - _extra_cells(label, LABEL_CELLS - 1)),
-                        style="bold")
+            text.append(pad_cells(label, LABEL_CELLS - 1) + " ", style="bold")
             scaled = replace(bar, peak_gib=scale_gib, capacity_gib=scale_gib)
             cells: list[tuple[str, str]] = []
             for comp, count in bar_cells(scaled, bar_w):
@@ -79,26 +79,6 @@ class WalkBars(Widget):
 
     def on_resize(self) -> None:
         self.refresh(layout=True)
-
-
-def _cell(ch: str) -> int:
-    return 2 if ord(ch) >= 0x2E80 else 1
-
-
-def _fit_cells(text: str, cells: int) -> str:
-    out, used = "", 0
-    for ch in text:
-        if used + _cell(ch) > cells:
-            break
-        out += ch
-        used += _cell(ch)
-    return out
-
-
-def _extra_cells(text: str, cells: int) -> int:
-    """Wide characters take two cells: pad by cells, not by characters."""
-    fitted = _fit_cells(text, cells)
-    return sum(_cell(ch) for ch in fitted) - len(fitted)
 
 
 class Prose(Widget):
@@ -151,25 +131,26 @@ class WalkthroughScreen(Screen[None]):
 
     # Priority: the scrolling body would otherwise take left/right; the radio sets still move with up/down.
     BINDINGS = [
-        Binding("right,n", "next", "next", key_display="→/n", priority=True),
-        Binding("left,b", "back", "back", key_display="←/b", priority=True),
-        Binding("escape", "close", "close", key_display="esc"),
+        Binding("right,n", "next", "app.key_next", key_display="→/n", priority=True),
+        Binding("left,b", "back", "app.key_previous", key_display="←/b", priority=True),
+        Binding("escape", "close", "app.key_leave", key_display="esc"),
     ]
 
-    def __init__(self, report: Report, opts: Any, lang: str = "en", *, answers: Answers | None = None,
-                 planned: bool = False) -> None:
-        """`planned`: the report was already planned with `answers`, so there is nothing to re-plan at start."""
+    def __init__(self, session: Any, *, answers: Answers | None = None, planned: bool = False) -> None:
+        """`session`: the run's (oomdoctor.session.Session); `planned`: its report was already planned with
+        `answers`, so there is nothing to re-plan at start."""
         super().__init__()
-        self.lang = "zh" if lang == "zh" else "en"
+        self.session = session
+        self.lang = "zh" if session.lang == "zh" else "en"
+        report = session.report
         self.base = report
-        self.opts = opts
         self.report = report
         self.answers = answers or default_answers(report)
         self.questions: list[Question] = questions(report, self.lang)
         self.page_index = 0
         self.replanning = False
         self.planned = planned
-        self._pages: list[Page] = pages(report, self.answers, self.lang)
+        self._pages: list[Page] = pages(report, self.answers, self.lang, session.rules)
         self._localize_bindings()
 
     # ------------------------------------------------------------------ layout
@@ -229,22 +210,22 @@ class WalkthroughScreen(Screen[None]):
         self._show_status()
 
     def _show_status(self) -> None:
-        where = t("page_of", self.lang, n=self.page_index + 1, total=len(self._pages))
+        where = say("app.page_of", self.lang, n=self.page_index + 1, total=len(self._pages))
         status = Text.assemble((where, "bold"), "  ", self.status_text())
         self.query_one("#wt-status", Static).update(status)
 
     def status_text(self) -> str:
         if self.replanning:
-            return t("replanning", self.lang)
+            return say("app.replanning", self.lang)
         est = self.report.estimate
         if est is None:
             return ""
         if est.fits:
-            return t("fits_as_is", self.lang, peak=f"{est.peak_gib:.1f}", cap=f"{est.capacity_gib:.1f}")
+            return say("app.guide_fits_as_is", self.lang, peak=est.peak_gib, cap=est.capacity_gib)
         plan = self.report.plan
         final = plan.final_estimate(est)
-        key = "plan_fits" if plan.fits else "plan_no_fit"
-        return t(key, self.lang, steps=len(plan.steps), peak=f"{final.peak_gib:.1f}", cap=f"{final.capacity_gib:.1f}")
+        code = "app.guide_plan_fits" if plan.fits else "app.guide_plan_no_fit"
+        return say(code, self.lang, steps=len(plan.steps), peak=final.peak_gib, cap=final.capacity_gib)
 
     def action_next(self) -> None:
         if self.page_index < len(self._pages) - 1:
@@ -296,10 +277,11 @@ class WalkthroughScreen(Screen[None]):
     def _replan_worker(self, answers: Answers) -> None:
         worker = get_current_worker()
         try:
-            report = apply_answers(self.base, self.opts, answers)
+            report = plan_with_answers(self.session, answers)
         except Exception as err:  # noqa: BLE001 - a planner failure must not take the screen down
             if not worker.is_cancelled:
-                self.app.call_from_thread(self._replan_failed, str(err))
+                text = err.render(self.lang) if hasattr(err, "render") else str(err)
+                self.app.call_from_thread(self._replan_failed, say("app.cannot_replan", self.lang, error=text))
             return
         if not worker.is_cancelled:
             self.app.call_from_thread(self._replanned, report, answers)
@@ -315,7 +297,7 @@ class WalkthroughScreen(Screen[None]):
         self.report = report
         self.replanning = False
         key = self.current_page.key
-        self._pages = pages(report, answers, self.lang)
+        self._pages = pages(report, answers, self.lang, self.session.rules)
         keys = self.page_keys
         self.page_index = keys.index(key) if key in keys else min(self.page_index, len(keys) - 1)
         self._show_page()
@@ -323,10 +305,8 @@ class WalkthroughScreen(Screen[None]):
     # ------------------------------------------------------------------ footer in the user's language
 
     def _localize_bindings(self) -> None:
-        words = {"next": t("next", self.lang), "back": t("back", self.lang), "close": t("close", self.lang)}
+        localize_bindings(self, self.lang)
         bindings = self._bindings.key_to_bindings
         for key, items in bindings.items():
-            bindings[key] = [replace(b, description=words.get(b.action, b.description),
-                                     show=b.show and key in ("right", "left", "escape"))
-                             for b in items]
+            bindings[key] = [replace(b, show=b.show and key in ("right", "left", "escape")) for b in items]
 

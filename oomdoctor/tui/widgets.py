@@ -3,7 +3,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from rich.cells import cell_len, set_cell_size
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
 from textual.binding import Binding
@@ -12,8 +11,9 @@ from textual.widget import Widget
 from textual.widgets import OptionList
 
 from oomdoctor.facts import Estimate, Step
-from oomdoctor.tui.words import gib, say, short_name, step_costs
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells, segments
+from oomdoctor.views.describe import change_words, component_name, step_costs
+from oomdoctor.words import cell_width, gib, pad_cells, say, wrap_cells
 
 LABEL_CELLS = 7
 NUMBER_CELLS = 12   # " 94.2 GiB ✗"
@@ -34,8 +34,6 @@ class Prose:
         if self.lang != "zh":
             yield Text(self.text, style=self.style)
             return
-        from oomdoctor.walkthrough import wrap_cells
-
         for paragraph in self.text.split("\n"):
             for line in wrap_cells(paragraph, max(8, options.max_width)) or [""]:
                 yield Text(line, style=self.style, no_wrap=True, overflow="fold")
@@ -64,7 +62,7 @@ class MemoryBars(Widget):
     def render(self) -> Text:
         width = max(30, self.size.width or 80)
         if not self.rows:
-            return Text(say("no_estimate", self.lang))
+            return Text(say("app.no_estimate", self.lang))
         capacity = self.rows[0][1].capacity_gib
         headroom = self.rows[0][1].headroom
         # Past twice the capacity the exact length tells nothing more; the plan's bar stays readable.
@@ -77,7 +75,7 @@ class MemoryBars(Widget):
             if n:
                 text.append("\n")
             # Padded by terminal cells: a Chinese label is two cells a character.
-            text.append(set_cell_size(set_cell_size(label, LABEL_CELLS - 1), LABEL_CELLS), style="bold")
+            text.append(pad_cells(pad_cells(label, LABEL_CELLS - 1), LABEL_CELLS), style="bold")
             cells: list[tuple[str, str]] = []
             for name, count in bar_cells(segments(est), scale, bar_w):
                 cells.extend([(GLYPHS[name], COLOURS[name])] * count)
@@ -96,10 +94,10 @@ class MemoryBars(Widget):
 
     def _legend(self, width: int, capacity: float, headroom: float) -> Text:
         present = {name for _, est in self.rows for name, value in segments(est) if value > 0}
-        items = [Text.assemble((GLYPHS[name] * 2, COLOURS[name]), f" {short_name(name, self.lang)}")
+        items = [Text.assemble((GLYPHS[name] * 2, COLOURS[name]), f" {component_name(name, self.lang)}")
                  for name in GLYPHS if name in present]
         items.append(Text.assemble(("┃", "bold red"), f" {capacity:.1f} GiB"))
-        items.append(Text.assemble(("╎", "bold"), " " + say("fit_limit", self.lang, free=f"{headroom:.0%}")))
+        items.append(Text.assemble(("╎", "bold"), " " + say("app.fit_limit", self.lang, free=f"{headroom:.0%}")))
         return wrap_legend(items, width, LABEL_CELLS)
 
 
@@ -128,7 +126,7 @@ class StepList(OptionList):
     """The plan's steps as checkboxes. Space or enter toggles the highlighted step."""
 
     BINDINGS = [
-        Binding("space", "toggle", "toggle"),
+        Binding("space", "toggle", "app.key_toggle"),
     ]
 
     class Changed(Message):
@@ -146,19 +144,16 @@ class StepList(OptionList):
     def __init__(self, *, lang: str = "en", id: str | None = None) -> None:
         super().__init__(id=id)
         self.lang = lang
-        if lang != "en":
-            from dataclasses import replace
+        from oomdoctor.tui.dialogs import localize_bindings
 
-            keys = self._bindings.key_to_bindings
-            keys["space"] = [replace(b, description=say("key_toggle", lang)) for b in keys.get("space", [])]
+        localize_bindings(self, lang)
         self.steps: tuple[Step, ...] = ()
         self.titles: tuple[str, ...] = ()
         self.keep: set[int] = set()
 
-    def set_steps(self, steps: Sequence[Step], keep: Sequence[int], titles: Sequence[str] | None = None) -> None:
-        """`titles`: the steps' titles as shown (translated); the steps' own titles by default."""
+    def set_steps(self, steps: Sequence[Step], keep: Sequence[int]) -> None:
         self.steps = tuple(steps)
-        self.titles = tuple(titles) if titles is not None else tuple(s.title for s in self.steps)
+        self.titles = tuple(say(s.title, self.lang) for s in self.steps)
         self.keep = set(keep)
         highlighted = self.highlighted
         self.set_options([self._prompt(i) for i in range(len(self.steps))])
@@ -174,14 +169,14 @@ class StepList(OptionList):
     def _prompt(self, i: int) -> Text:
         step = self.steps[i]
         box = "[x]" if i in self.keep else "[ ]"
-        costs_w = max(cell_len(step_costs(s, self.lang)) for s in self.steps)
+        costs_w = max(cell_width(step_costs(s, self.lang)) for s in self.steps)
         title_w = max(16, (self.size.width or 80) - 4 - 4 - 12 - costs_w - 1)
-        title = self.titles[i] if i < len(self.titles) else step.title
-        if cell_len(title) > title_w:
-            title = set_cell_size(title, title_w - 1) + "…"
+        title = self.titles[i]
+        if cell_width(title) > title_w:
+            title = pad_cells(title, title_w - 1) + "…"
         text = Text(no_wrap=True, overflow="ellipsis")
         text.append(f"{box} ", style="bold")
-        text.append(f"{i + 1}. " + set_cell_size(title, title_w))
+        text.append(f"{i + 1}. " + pad_cells(title, title_w))
         text.append(f" {-step.saved_gib:+6.1f} GiB ", style="bold")
         text.append(step_costs(step, self.lang), style="dim")
         return text
@@ -202,21 +197,19 @@ class StepList(OptionList):
                 self.replace_option_prompt_at_index(i, self._prompt(i))
 
 
-def step_detail(step: Step, index: int, lang: str = "en", *, why: str | None = None, cost_text: str = "") -> Group:
-    """What the step changes, what it saves and costs, and why it helps; `why`/`cost_text` in the app's language."""
-    from oomdoctor.tui.words import change_words
-
+def step_detail(step: Step, index: int, lang: str = "en", *, cost_text: str = "") -> Group:
+    """What the step changes, what it saves and costs, and why it helps; `cost_text`: the rule's own words."""
     text = Text()
-    text.append(say("step_n", lang, n=index + 1), style="bold")
-    text.append(change_words(step) or step.title)
+    text.append(say("app.step_n", lang, n=index + 1), style="bold")
+    text.append(change_words(step, lang) or say(step.title, lang))
     text.append("\n")
     common = dict(costs=step_costs(step, lang), rule=step.rule, slug=step.slug)
     if step.adds_gib:               # giving memory back to the host costs GPU memory
-        text.append(say("step_uses", lang, more=gib(step.adds_gib), **common), style="dim")
+        text.append(say("app.step_uses", lang, more=gib(step.adds_gib), **common), style="dim")
     else:
-        text.append(say("step_saves", lang, saved=gib(step.saved_gib), **common), style="dim")
+        text.append(say("app.step_saves", lang, saved=gib(step.saved_gib), **common), style="dim")
     parts: list = [text]
-    why = step.why if why is None else why
+    why = say(step.why, lang)
     if why:
         parts.append(Prose(why, lang=lang))
     if cost_text:

@@ -1,19 +1,54 @@
-"""The --json view: the stable contract of issue 2 (later fields are added, names stay)."""
+"""The --json view: the stable contract of issue 2 (later fields are added, names stay).
+
+Texts (notes, titles, skip reasons, advice) are in the report's language; beside each list of them a
+`*_codes` list gives the words code and values of each item (null for a sentence not yet moved into
+oomdoctor/words/), so a program can match on codes whatever the language.
+"""
 from __future__ import annotations
 
 import json
 from typing import Any
 
 from oomdoctor import __version__
-from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Plan, Report, Step, TrainingSetup
-from oomdoctor.words import say
+from oomdoctor.facts import (
+    COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Report, Step, Text, TrainingSetup,
+)
+from oomdoctor.words import show
 
 
 def _r(x: float | None, nd: int = 3) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
-def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int | None) -> dict[str, Any]:
+def _code(item: Any) -> Any:
+    """A Msg as {"code", "values"} (values that are words themselves nested the same way); None otherwise."""
+    if isinstance(item, Msg):
+        return {"code": item.code, "values": {k: _value(v) for k, v in item.args}}
+    return None
+
+
+def _value(value: Any) -> Any:
+    if isinstance(value, Msg):
+        return _code(value)
+    if isinstance(value, Text):
+        return {"en": value.en, "zh": value.zh}
+    if isinstance(value, tuple):
+        return [_value(v) for v in value]
+    if isinstance(value, float):
+        return round(value, 3)
+    return value if value is None or isinstance(value, (bool, int, str)) else str(value)
+
+
+def _texts(items: Any, lang: str) -> list[str]:
+    return [show(item, lang) for item in items]
+
+
+def _codes(items: Any) -> list[Any]:
+    return [_code(item) for item in items]
+
+
+def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int | None,
+               lang: str = "en") -> dict[str, Any]:
     return {
         "model": s.model, "framework": s.framework, "framework_version": s.framework_version,
         "params_total": params_total, "params_trainable": params_trainable,
@@ -24,32 +59,28 @@ def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int
         "lora_rank": s.lora_rank if s.method in ("lora", "qlora") else None,
         "quant_bits": s.quant_bits, "fused_ce": s.fused_ce, "packing": s.packing,
         "sources": {name: src.describe() for name, src in s.sources.items()},
-        "framework_reason": _said(s.framework_reason) if s.framework_reason is not None else None,
-        "version_reason": _said(s.version_reason) if s.version_reason is not None else None,
+        "framework_reason": show(s.framework_reason, lang) if s.framework_reason is not None else None,
+        "framework_reason_code": _code(s.framework_reason),
+        "version_reason": show(s.version_reason, lang) if s.version_reason is not None else None,
+        "version_reason_code": _code(s.version_reason),
         "seq_parallel": s.seq_parallel,
     }
 
 
-def _said(text: Any) -> str:
-    from oomdoctor.views.plain import said
-
-    return said(text)
-
-
-def model_dict(shape: ModelShape) -> dict[str, Any]:
+def model_dict(shape: ModelShape, lang: str = "en") -> dict[str, Any]:
     """The model's shape and where it came from (source: checkpoint | config.json | catalog | log)."""
     from oomdoctor.memory import count_params
     from oomdoctor.models import shape_notes, source_msg
     from oomdoctor.words import say
 
     return {"name": shape.name, "model_type": shape.model_type, "source": shape.source_kind,
-            "path": shape.source_path, "source_text": say(source_msg(shape)),
+            "path": shape.source_path, "source_text": say(source_msg(shape), lang),
             "counted_as_llama": shape.llama_style_guess, "params_total": count_params(shape).total,
             "layers": shape.num_layers, "hidden_size": shape.hidden_size, "vocab_size": shape.vocab_size,
             "tie_word_embeddings": shape.tie_word_embeddings, "torch_dtype": shape.torch_dtype,
             "stored_dtype": shape.stored_dtype, "quant_method": shape.quant_method, "quant_bits": shape.quant_bits,
             "num_experts": shape.num_experts,
-            "notes": [{"code": n.code, "text": say(n)} for n in shape_notes(shape)]}
+            "notes": [{"code": n.code, "text": say(n, lang)} for n in shape_notes(shape)]}
 
 
 def offload_name(s: TrainingSetup) -> str:
@@ -68,7 +99,7 @@ def hardware_dict(hw: Hardware) -> dict[str, Any]:
             "host_ram_gib": _r(hw.host_ram_gib)}
 
 
-def crash_dict(c: CrashReport) -> dict[str, Any]:
+def crash_dict(c: CrashReport, lang: str = "en") -> dict[str, Any]:
     return {
         "file": c.file,
         "events": [{
@@ -82,23 +113,24 @@ def crash_dict(c: CrashReport) -> dict[str, Any]:
         "params_trainable": c.params_trainable, "params_total": c.params_total,
         "step": c.step, "total_steps": c.total_steps, "seq_len_failing": c.seq_len_failing,
         "failed_ranks": list(c.failed_ranks), "diagnoses": list(c.diagnoses), "lines_total": c.lines_total,
-        "notes": list(c.notes), "host_ram_gib": c.host_ram_gib, "host_ram_used_pct": c.host_ram_used_pct,
+        "notes": _texts(c.notes, lang), "notes_codes": _codes(c.notes), "host_ram_gib": c.host_ram_gib, "host_ram_used_pct": c.host_ram_used_pct,
         "memory_samples": [{"line": m.line, "allocated_gib": _r(m.allocated_gib), "reserved_gib": _r(m.reserved_gib),
                             "max_allocated_gib": _r(m.max_allocated_gib), "max_reserved_gib": _r(m.max_reserved_gib),
                             "step": m.step, "label": m.label} for m in c.memory_samples],
     }
 
 
-def estimate_dict(e: Estimate) -> dict[str, Any]:
+def estimate_dict(e: Estimate, lang: str = "en") -> dict[str, Any]:
     return {"peak_gib": _r(e.peak_gib), "allocated_gib": _r(e.allocated_gib), "fits": e.fits,
             "headroom_gib": _r(e.headroom_gib), "capacity_gib": _r(e.capacity_gib), "phase": e.phase,
             "host_ram_gib": _r(e.host_ram_gib),
             "components": {k: _r(e.components.get(k, 0.0)) for k in COMPONENTS},
-            "details": {k: _r(v) for k, v in e.details.items()}, "notes": [say(n) for n in e.notes],
+            "details": {k: _r(v) for k, v in e.details.items()}, "notes": _texts(e.notes, lang),
+            "notes_codes": _codes(e.notes),
             "peak_moment": e.peak_moment, "moments": {k: _r(v) for k, v in e.moments.items()}}
 
 
-def step_dict(step: Step, report: Report) -> dict[str, Any]:
+def step_dict(step: Step, report: Report, lang: str = "en") -> dict[str, Any]:
     from oomdoctor.configs import edits_for
     from oomdoctor.facts import Change
 
@@ -107,42 +139,46 @@ def step_dict(step: Step, report: Report) -> dict[str, Any]:
         base = report.setup
         files = {edit.file for edit in edits_for(base, [Change(c.field, c.before, c.after)])} if base else set()
         changes.append({"file": sorted(files)[0] if files else None, "key": c.field, "from": c.before, "to": c.after})
-    return {"rule": step.rule, "slug": step.slug, "title": step.title, "peak_gib": _r(step.estimate.peak_gib),
+    return {"rule": step.rule, "slug": step.slug, "title": show(step.title, lang),
+            "peak_gib": _r(step.estimate.peak_gib),
             "allocated_gib": _r(step.estimate.allocated_gib), "saved_gib": _r(step.saved_gib),
             "fits": step.estimate.fits, "costs": list(step.costs), "applicability": step.applicability,
-            "why": step.why, "changes": changes, "env": dict(step.env), "notes": list(step.notes)}
+            "why": show(step.why, lang), "changes": changes, "env": dict(step.env), "notes": _texts(step.notes, lang)}
 
 
-def plan_dict(plan: Plan, report: Report) -> dict[str, Any]:
-    return {"fits": plan.fits, "steps": [step_dict(s, report) for s in plan.steps],
-            "skipped": [{"rule": s.rule, "reason": s.reason} for s in plan.skipped],
-            "advice": list(plan.advice)}
+def plan_dict(plan: Plan, report: Report, lang: str = "en") -> dict[str, Any]:
+    return {"fits": plan.fits, "steps": [step_dict(s, report, lang) for s in plan.steps],
+            "skipped": [{"rule": s.rule, "reason": show(s.reason, lang), "reason_code": _code(s.reason)}
+                        for s in plan.skipped],
+            "advice": _texts(plan.advice, lang), "advice_codes": _codes(plan.advice)}
 
 
-def to_dict(report: Report) -> dict[str, Any]:
+def to_dict(report: Report, lang: str = "en") -> dict[str, Any]:
     params_total = params_trainable = None
     if report.setup is not None and report.shape is not None:
         from oomdoctor.memory import count_params, trainable_params
 
         params_total = count_params(report.shape).total
         params_trainable = trainable_params(report.setup, report.shape)
-    plan = plan_dict(report.plan, report) if report.setup is not None else {"fits": False, "steps": []}
+    plan = plan_dict(report.plan, report, lang) if report.setup is not None else {"fits": False, "steps": []}
     if report.least_cost is not None and report.setup is not None:
-        plan["least_cost"] = plan_dict(report.least_cost, report)
+        plan["least_cost"] = plan_dict(report.least_cost, report, lang)
     return {
         "version": __version__,
-        "setup": setup_dict(report.setup, params_total, params_trainable) if report.setup else None,
-        "model": model_dict(report.shape) if report.shape else None,
+        "setup": setup_dict(report.setup, params_total, params_trainable, lang) if report.setup else None,
+        "model": model_dict(report.shape, lang) if report.shape else None,
         "hardware": hardware_dict(report.hardware) if report.hardware else None,
-        "crash": crash_dict(report.crash) if report.crash else None,
-        "estimate": estimate_dict(report.estimate) if report.estimate else None,
+        "lang": lang,
+        "crash": crash_dict(report.crash, lang) if report.crash else None,
+        "estimate": estimate_dict(report.estimate, lang) if report.estimate else None,
         "plan": plan,
         "patch": report.patch,
         "env": dict(report.env),
-        "notes": list(report.notes),
-        "warnings": [_said(w) for w in report.warnings],
+        "notes": _texts(report.notes, lang),
+        "warnings": _texts(report.warnings, lang),
+        "warnings_codes": _codes(report.warnings),
     }
 
 
-def render(report: Report) -> str:
-    return json.dumps(to_dict(report), indent=2, ensure_ascii=False, default=str)
+def render(report: Report, lang: str = "en") -> str:
+    return json.dumps(to_dict(report, lang), indent=2, ensure_ascii=False, default=str)

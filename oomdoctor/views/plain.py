@@ -10,26 +10,15 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, ModelShape, Plan, Report, Step, TrainingSetup
+from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Plan, Report, Step
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
+from oomdoctor.views.describe import (
+    component_name, diagnosis_lines, event_line, event_numbers, model_lines, read_as_line, setup_line,
+)
+from oomdoctor.words import cell_width, pad_cells, say, show
 
 if TYPE_CHECKING:
     from rich.console import Console
-
-PHASE_WORDS = {
-    "load": "while loading the model", "forward": "in the forward pass", "loss": "computing the loss (logits)",
-    "backward": "in the backward pass", "optimizer": "at the optimizer step", "zero_init": "while DeepSpeed ZeRO set up",
-    "eval": "during evaluation", "save": "while saving a checkpoint", "generate": "while generating",
-}
-
-KIND_WORDS = {
-    "cuda_oom": "CUDA out of memory", "host_oom": "the host ran out of RAM (process killed)",
-    "nccl_oom": "NCCL could not allocate GPU memory", "cublas_alloc": "cuBLAS could not allocate its workspace",
-    "cudnn_alloc": "cuDNN could not allocate memory", "mps_oom": "MPS (Apple GPU) out of memory",
-    "hip_oom": "HIP (ROCm) out of memory", "xla_oom": "XLA/TPU resources exhausted",
-    "vllm_cache": "vLLM found no memory for its KV cache", "bnb_alloc": "bitsandbytes could not allocate memory",
-}
-
 
 class Kit(NamedTuple):
     """The Text and Table classes a report is built from: rich's, or views/plaintext.py's look-alikes."""
@@ -50,101 +39,10 @@ def _kit_of(console: Any) -> Kit:
     return Kit(*kit) if kit is not None else rich_kit()
 
 
-def gib(x: float | None) -> str:
-    return "?" if x is None else f"{x:.2f} GiB"
-
-
-def describe_event(e: CrashEvent) -> str:
-    what = KIND_WORDS.get(e.kind, e.kind.replace("_", " "))
-    where = PHASE_WORDS.get(e.phase or "", "")
-    who = []
-    if e.rank is not None:
-        who.append(f"rank {e.rank}")
-    if e.device is not None:
-        who.append(f"GPU {e.device}")
-    parts = [what]
-    if where:
-        parts.append(where)
-    if who:
-        parts.append("(" + ", ".join(who) + ")")
-    return " ".join(parts)
-
-
-def crash_numbers(e: CrashEvent) -> str:
-    bits = []
-    if e.tried_gib is not None:
-        bits.append(f"the run asked for {gib(e.tried_gib)} more")
-    if e.free_gib is not None:
-        bits.append(f"while {gib(e.free_gib)} was free")
-    if e.capacity_gib is not None:
-        bits.append(f"on a {gib(e.capacity_gib)} GPU")
-    text = " ".join(bits)
-    held = []
-    if e.allocated_gib is not None:
-        held.append(f"PyTorch held {gib(e.allocated_gib)} in tensors")
-    if e.reserved_unallocated_gib is not None:
-        held.append(f"{gib(e.reserved_unallocated_gib)} reserved but unused")
-    if e.other_processes_gib:
-        held.append(f"other processes held {gib(e.other_processes_gib)}")
-    if held:
-        text = (text + "; " if text else "") + ", ".join(held)
-    return text
-
-
-DIAGNOSIS_WORDS = {
-    "fragmentation": "much memory was reserved but unused: the allocator is fragmented",
-    "other_process": "another process holds memory on the same GPU",
-    "eval": "it died during evaluation, not training",
-    "save": "it died while saving a checkpoint",
-    "long_samples": "it died after many good steps: a long batch (or evaluation) pushed it over",
-    "host_ram": "this is host RAM, not GPU memory",
-}
-
-
-def said(text: Any, lang: str = "en") -> str:
-    """A warning or note: a words code (Msg) rendered, a plain sentence as it is."""
-    from oomdoctor.facts import Msg
-
-    if isinstance(text, Msg):
-        from oomdoctor.words import say
-
-        return say(text, lang)
-    return str(text)
-
-
-def read_as_line(s: TrainingSetup, lang: str = "en") -> str:
-    """Which framework the config was read as and why, and whose release's defaults filled the rest."""
-    parts = []
-    if s.framework_reason is not None:
-        parts.append(f"{s.defaults_of or s.framework}: {said(s.framework_reason, lang)}")
-    if s.version_reason is not None:
-        parts.append(f"release {said(s.version_reason, lang)}")
-    return "; ".join(parts)
-
-
-def setup_line(s: TrainingSetup) -> str:
-    method = {"full": "full fine-tune", "lora": f"LoRA r={s.lora_rank}", "qlora": f"QLoRA {s.quant_bits or 4}-bit r={s.lora_rank}",
-              "freeze": f"freeze ({s.freeze_trainable_layers} layers trainable)"}.get(s.method, s.method)
-    prec = "pure bf16" if s.pure_bf16 else s.precision
-    zero = f", ZeRO-{s.zero_stage}" if s.zero_stage else ""
-    if s.offload_optimizer or s.offload_params:
-        zero += " + CPU offload"
-    fsdp = f", FSDP {s.fsdp}" if s.fsdp else ""
-    ckpt = "grad ckpt on" if s.grad_ckpt else "grad ckpt off"
-    return (f"{method}, micro-batch {s.micro_batch} × accum {s.grad_accum} × {s.n_gpus} GPU, seq {s.seq_len}, "
-            f"{prec}, {s.optimizer}, {ckpt}, {s.attention}{zero}{fsdp}")
-
-
-def model_lines(shape: ModelShape, lang: str = "en") -> tuple[str, list[str]]:
-    """The model's headline (name, size, where the shape came from) and its notes (Llama-style guess, ...)."""
-    from oomdoctor.memory import count_params
-    from oomdoctor.models import shape_notes, source_msg
-    from oomdoctor.words import say
-
-    summary = say("model.summary", lang, params_b=count_params(shape).total / 1e9, layers=shape.num_layers,
-                  hidden=shape.hidden_size, vocab=shape.vocab_size)
-    head = f"{shape.name}: {summary} ({say(source_msg(shape), lang)})"
-    return head, [say(n, lang) for n in shape_notes(shape)]
+def _label(text: str) -> str:
+    """A head-line label padded to the report's 7-cell column ("Crash  ", "崩溃   "), or two cells past a
+    longer one ("Read as  ")."""
+    return pad_cells(text, max(6, cell_width(text) + 1)) + " "
 
 
 def bar(est: Estimate, width: int, kit: Kit | None = None):
@@ -166,30 +64,30 @@ def bar(est: Estimate, width: int, kit: Kit | None = None):
     return text
 
 
-def memory_table(est: Estimate, title: str, kit: Kit | None = None):
+def memory_table(est: Estimate, title: str, kit: Kit | None = None, lang: str = "en"):
     Text, Table = kit or rich_kit()
     table = Table(title=title, title_justify="left", show_header=True, box=None, pad_edge=False)
-    table.add_column("component")
-    table.add_column("GiB", justify="right")
-    table.add_column("share", justify="right")
+    table.add_column(say("report.col.component", lang))
+    table.add_column(say("report.col.gib", lang), justify="right")
+    table.add_column(say("report.col.share", lang), justify="right")
     total = sum(est.components.values()) or 1.0
     for name in COMPONENTS:
         v = est.components.get(name, 0.0)
-        table.add_row(Text(f"{GLYPHS[name]} {name}", style=COLOURS[name]), f"{v:.2f}", f"{100 * v / total:.0f}%")
-    table.add_row("allocated (torch max)", f"{est.allocated_gib:.2f}", "")
-    table.add_row(Text("peak on device", style="bold"), Text(f"{est.peak_gib:.2f}", style="bold"), "")
+        table.add_row(Text(f"{GLYPHS[name]} {component_name(name, lang)}", style=COLOURS[name]), f"{v:.2f}",
+                      f"{100 * v / total:.0f}%")
+    table.add_row(Text(say("report.allocated", lang)), f"{est.allocated_gib:.2f}", "")
+    table.add_row(Text(say("report.peak", lang), style="bold"), Text(f"{est.peak_gib:.2f}", style="bold"), "")
     return table
 
 
-def verdict(est: Estimate, kit: Kit | None = None):
+def verdict(est: Estimate, kit: Kit | None = None, lang: str = "en"):
     Text = (kit or rich_kit()).Text
-    pct = 100 * est.headroom
+    numbers = dict(peak=est.peak_gib, cap=est.capacity_gib)
     if est.fits:
-        return Text(f"fits: {est.peak_gib:.2f} of {est.capacity_gib:.2f} GiB ({est.headroom_gib:.2f} GiB free)", style="bold green")
+        return Text(say("report.fits", lang, free=est.headroom_gib, **numbers), style="bold green")
     if est.peak_gib <= est.capacity_gib:
-        return Text(f"too tight: {est.peak_gib:.2f} of {est.capacity_gib:.2f} GiB leaves less than {pct:.0f}% headroom",
-                    style="bold yellow")
-    return Text(f"does not fit: {est.peak_gib:.2f} GiB needed, {est.capacity_gib:.2f} GiB available", style="bold red")
+        return Text(say("report.too_tight", lang, pct=100 * est.headroom, **numbers), style="bold yellow")
+    return Text(say("report.no_fit", lang, **numbers), style="bold red")
 
 
 def _saving(step: Step) -> str:
@@ -197,31 +95,32 @@ def _saving(step: Step) -> str:
     return f"+{step.adds_gib:.2f}" if step.adds_gib else f"−{max(0.0, step.saved_gib):.2f}"
 
 
-def plan_table(plan: Plan, start: Estimate, title: str, kit: Kit | None = None):
+def plan_table(plan: Plan, start: Estimate, title: str, kit: Kit | None = None, lang: str = "en"):
     Text, Table = kit or rich_kit()
     table = Table(title=title, title_justify="left", box=None, pad_edge=False)
     table.add_column("#", justify="right")
-    table.add_column("step")
-    table.add_column("peak GiB", justify="right")
-    table.add_column("saves", justify="right")
-    table.add_column("costs")
+    table.add_column(say("report.col.step", lang))
+    table.add_column(say("report.col.peak", lang), justify="right")
+    table.add_column(say("report.col.saves", lang), justify="right")
+    table.add_column(say("report.col.costs", lang))
     for i, step in enumerate(plan.steps, 1):
-        title_text = Text(step.title)
+        title_text = Text(say(step.title, lang))
         if step.applicability == "needs-consent":
-            title_text.append(" (needs your consent)", style="yellow")
-        changes = ", ".join(f"{c.field} {fmt(c.before)}→{fmt(c.after)}" for c in step.changes)
+            title_text.append(say("report.needs_consent", lang), style="yellow")
+        changes = ", ".join(f"{c.field} {fmt(c.before, lang)}→{fmt(c.after, lang)}" for c in step.changes)
         if changes:
             title_text.append(f"\n   {changes}", style="dim")
+        costs = say("common.list_sep", lang).join(say(f"plan.cost.{c}", lang) for c in step.costs)
         table.add_row(str(i), title_text, f"{step.estimate.peak_gib:.2f}", _saving(step),
-                      ", ".join(step.costs) or "none")
+                      costs or say("plan.cost.none", lang))
     return table
 
 
-def fmt(value: object) -> str:
+def fmt(value: object, lang: str = "en") -> str:
     if isinstance(value, bool):
-        return "on" if value else "off"
+        return say("common.on" if value else "common.off", lang)
     if value is None:
-        return "none"
+        return say("common.none", lang)
     return str(value)
 
 
@@ -229,7 +128,7 @@ def _same_steps(a: Plan, b: Plan) -> bool:
     return [(s.rule, s.changes) for s in a.steps] == [(s.rule, s.changes) for s in b.steps]
 
 
-def render(report: Report, console: Console, *, show_patch: bool = True) -> None:
+def render(report: Report, console: Console, *, show_patch: bool = True, lang: str = "en") -> None:
     """Print the report on `console`: a rich Console, or a views.plaintext.PlainConsole."""
     from oomdoctor import __version__
 
@@ -241,98 +140,106 @@ def render(report: Report, console: Console, *, show_patch: bool = True) -> None
         head.append(f" — {s.model} ({s.framework} {s.framework_version})".rstrip())
     console.print(head)
     if crash is not None:
-        render_crash(crash, console)
+        render_crash(crash, console, lang)
     if hw is not None:
-        others = f", {hw.other_procs_gib:.2f} GiB held by other processes" if hw.other_procs_gib else ""
-        console.print(f"[bold]GPU[/]    {hw.gpu}: {hw.gpu_gib:.2f} GiB × {hw.n_gpus} (from {hw.source}){others}")
+        others = say("report.gpu_others", lang, gib=hw.other_procs_gib) if hw.other_procs_gib else ""
+        source = say(f"report.source.{hw.source}", lang) if hw.source in ("log", "flag", "nvml") else hw.source
+        console.print(Text.assemble((_label(say("report.label.gpu", lang)), "bold"),
+                                    say("report.gpu_line", lang, gpu=hw.gpu, gib=hw.gpu_gib, n=hw.n_gpus,
+                                        source=source) + others))
     if s is not None:
-        console.print(f"[bold]Setup[/]  {setup_line(s)}")
-        read_as = read_as_line(s)
+        console.print(Text.assemble((_label(say("report.label.setup", lang)), "bold"), setup_line(s, lang)))
+        read_as = read_as_line(s, lang)
         if read_as:
-            console.print(Text("Read as  ", style="bold") + Text(read_as))
+            console.print(Text.assemble((_label(say("report.label.read_as", lang)), "bold"), read_as))
     if report.shape is not None:
-        head, notes = model_lines(report.shape)
-        console.print(Text("Model  ", style="bold") + Text(head))
+        head, notes = model_lines(report.shape, lang)
+        console.print(Text.assemble((_label(say("report.label.model", lang)), "bold"), head))
         for note in notes:
             console.print(Text(f"       · {note}", style="yellow"))
     for w in report.warnings:
-        console.print(Text(f"note: {said(w)}", style="yellow"))
+        console.print(Text(say("report.note", lang, note=show(w, lang)), style="yellow"))
     if est is None:
         return
     console.print()
-    console.print(memory_table(est, "Memory per GPU (estimate)", kit))
+    console.print(memory_table(est, say("report.memory_title", lang), kit, lang))
     width = max(20, min(60, console.width - 20))
-    console.print(Text("  ") + bar(est, width, kit) + Text(f"  | = {est.capacity_gib:.1f} GiB"))
-    console.print(verdict(est, kit))
+    console.print(Text("  ") + bar(est, width, kit) + Text("  " + say("report.capacity_mark", lang,
+                                                                         gib=est.capacity_gib)))
+    console.print(verdict(est, kit, lang))
     if crash is not None and crash.memory_samples:
         from oomdoctor.calibrate import measured_curve
 
         curve = measured_curve(crash)
         if curve:
             shown = ", ".join(f"{x}: {g:.1f}" for x, g in curve[-6:])
-            console.print(Text(f"  measured by the run before the crash (step or line: GiB): {shown}", style="cyan"))
-    from oomdoctor.words import say
-
+            console.print(Text("  " + say("report.measured", lang, points=shown), style="cyan"))
     for note in est.notes:
-        console.print(Text(f"  · {say(note)}", style="dim"))
+        console.print(Text(f"  · {show(note, lang)}", style="dim"))
     plan = report.plan
     if est.fits and not plan.steps:
         return
     console.print()
     if plan.steps:
-        title = "Plan (the ladder, in order)" if not est.fits else "Plan (it fits; what the crash log points to)"
-        console.print(plan_table(plan, est, title, kit))
+        title = say("report.plan_title" if not est.fits else "report.plan_title_fits", lang)
+        console.print(plan_table(plan, est, title, kit, lang))
         final = plan.steps[-1].estimate
         console.print(Text("  ") + bar(final, width, kit))
-        console.print(verdict(final, kit))
+        console.print(verdict(final, kit, lang))
     if report.least_cost is not None and report.least_cost.steps and not _same_steps(report.least_cost, plan):
         console.print()
-        console.print(plan_table(report.least_cost, est, "Least-cost plan (fewest quality costs)", kit))
-        console.print(verdict(report.least_cost.steps[-1].estimate, kit))
+        console.print(plan_table(report.least_cost, est, say("report.least_title", lang), kit, lang))
+        console.print(verdict(report.least_cost.steps[-1].estimate, kit, lang))
     if not plan.fits:
-        console.print(Text("No plan on the ladder fits this GPU.", style="bold red"))
+        console.print(Text(say("report.no_plan_fits", lang), style="bold red"))
     for advice in plan.advice:
-        console.print(Text(f"  → {advice}", style="yellow"))
+        console.print(Text(f"  → {say(advice, lang)}", style="yellow"))
     if plan.skipped:
         # Rungs skipped for the same reason are named together, so the reason is read once.
         by_reason: dict[str, list[str]] = {}
         for k in plan.skipped:
-            by_reason.setdefault(k.reason, []).append(k.rule)
+            by_reason.setdefault(say(k.reason, lang), []).append(k.rule)
         for reason, rules in list(by_reason.items())[:8]:
-            console.print(Text(f"skipped {', '.join(rules)}: {reason}", style="dim"))
+            console.print(Text(say("report.skipped", lang, rules=", ".join(rules), reason=reason), style="dim"))
     if report.env or report.notes:
         console.print()
         for name, value in report.env.items():
-            console.print(f"export {name}={value}")
+            console.print(Text(f"export {name}={value}"))
         for note in report.notes:
-            console.print(f"# {note}")
+            console.print(Text(f"# {say(note, lang)}"))
     if show_patch and report.patch:
         console.print()
-        console.print(Text("Patch (save with --export plan.diff, then: git apply plan.diff)", style="bold"))
+        console.print(Text(say("report.patch_title", lang), style="bold"))
         console.print(Text(report.patch), highlight=False, markup=False)
 
 
-def render_crash(crash: CrashReport, console: Console) -> None:
+def render_crash(crash: CrashReport, console: Console, lang: str = "en") -> None:
     Text = _kit_of(console).Text
+    indent = " " * 7
     e = crash.primary
     if e is None:
-        console.print(f"[bold]Log[/]    no out-of-memory error found in {crash.file}")
+        console.print(Text.assemble((_label(say("report.label.log", lang)), "bold"),
+                                    say("report.no_oom_in", lang, file=crash.file)))
         return
-    console.print(Text.assemble(("Crash", "bold"), f"  {crash.file}:{e.line}  ", (describe_event(e), "bold red")))
-    numbers = crash_numbers(e)
+    console.print(Text.assemble((_label(say("report.label.crash", lang)), "bold"), f"{crash.file}:{e.line}  ",
+                                (event_line(e, lang), "bold red")))
+    numbers = event_numbers(e, lang)
     if numbers:
-        console.print(f"       {numbers}")
+        console.print(Text(indent + numbers))
     ranks = sorted({ev.rank for ev in crash.events if ev.rank is not None})
     if len(ranks) > 1:
-        console.print(f"       {len(crash.events)} events on ranks {', '.join(map(str, ranks))}")
-    for d in crash.diagnoses:
-        console.print(Text(f"       · {DIAGNOSIS_WORDS.get(d, d)}", style="yellow"))
+        console.print(Text(indent + say("report.ranks", lang, n=len(crash.events), ranks=", ".join(map(str, ranks)))))
+    for line in diagnosis_lines(crash.diagnoses, lang):
+        console.print(Text(f"{indent}· {line}", style="yellow"))
     if crash.host_ram_gib:
-        full = f", {crash.host_ram_used_pct:.1f}% in use at its last reading" if crash.host_ram_used_pct else ""
-        console.print(f"       host RAM {crash.host_ram_gib:.1f} GiB (from the log){full}")
+        if crash.host_ram_used_pct:
+            line = say("report.host_ram_used", lang, gib=crash.host_ram_gib, pct=crash.host_ram_used_pct)
+        else:
+            line = say("report.host_ram", lang, gib=crash.host_ram_gib)
+        console.print(Text(indent + line))
 
 
-def print_report(report: Report, *, show_patch: bool = True) -> None:
+def print_report(report: Report, *, show_patch: bool = True, lang: str = "en") -> None:
     """The plain report on stdout: rich in a terminal, the same characters without rich in a pipe or file."""
     # In a pipe rich would wrap at 80 columns; a report read in a file or a CI log reads better wider.
     width = None if sys.stdout.isatty() or os.environ.get("COLUMNS") else 100
@@ -341,7 +248,7 @@ def print_report(report: Report, *, show_patch: bool = True) -> None:
 
         plain = PlainConsole(width)
         try:
-            render(report, plain, show_patch=show_patch)
+            render(report, plain, show_patch=show_patch, lang=lang)
         except NeedsRich:
             pass        # something rich lays out its own way: let rich write it all
         else:
@@ -349,7 +256,7 @@ def print_report(report: Report, *, show_patch: bool = True) -> None:
             return
     from rich.console import Console
 
-    render(report, Console(highlight=False, width=width), show_patch=show_patch)
+    render(report, Console(highlight=False, width=width), show_patch=show_patch, lang=lang)
 
 
 def _rich_writes_plain_text() -> bool:
@@ -363,11 +270,11 @@ def _rich_writes_plain_text() -> bool:
     return (getattr(sys.stdout, "encoding", "") or "").lower().replace("-", "").replace("_", "") == "utf8"
 
 
-def render_to_string(report: Report, width: int = 100, show_patch: bool = True) -> str:
+def render_to_string(report: Report, width: int = 100, show_patch: bool = True, lang: str = "en") -> str:
     from rich.console import Console
 
     console = Console(width=width, record=True, force_terminal=False, color_system=None, file=_Null())
-    render(report, console, show_patch=show_patch)
+    render(report, console, show_patch=show_patch, lang=lang)
     return console.export_text()
 
 

@@ -6,4 +6,8 @@ WORDS = {
     "common.no": ("no", "否"),
     "common.gib": ("{value:.1f} GiB", "{value:.1f} GiB"),
     "common.unknown": ("unknown", "未知"),
+    "common.list_sep": (", ", "、"),
+    "common.on": ("on", "开"),
+    "common.off": ("off", "关"),
+    "common.none": ("none", "无"),
 }

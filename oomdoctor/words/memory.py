@@ -107,8 +107,6 @@ WORDS = {
         "Activation offloading moves saved activations to host RAM; about two layers' worth stay on the GPU.",
         "激活值卸载会把保存的激活值移到主机内存，只有大约两层的激活值留在 GPU 上。"),
     # the advisor's long-context row
-    "memory.strategy.zero3_sp": ("ZeRO-3 + sequence parallel", "ZeRO-3 + 序列并行"),
-    "memory.strategy.sequence_split": ("each sequence split over {cards} cards", "每条序列切分到 {cards} 张卡上"),
     # the crash reconciled with the estimate
     "memory.crash.held_and_asked": (
         "At the crash PyTorch held {held:.2f} GiB and asked for {tried:.2f} GiB more ({demanded:.2f} GiB); the "

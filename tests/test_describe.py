@@ -1,13 +1,16 @@
-"""The app's wording and bar arithmetic, without Textual."""
+"""The report's facts in sentences (views/describe.py) and the bar arithmetic, without rich or Textual."""
 from __future__ import annotations
 
 from hypothesis import given, strategies as st
 
-from oomdoctor.facts import Change, CrashEvent, CrashReport, Estimate, Hardware, Step, TrainingSetup
-from oomdoctor.tui.words import (
-    card_phrase, change_words, crash_numbers, crash_where, diagnosis_lines, step_costs, verdict,
-)
+from oomdoctor.facts import Change, CrashEvent, CrashReport, Estimate, Hardware, Step, Text, TrainingSetup
+from oomdoctor.tui.screens import matrix_cell
 from oomdoctor.views.bars import bar_cells, segments
+from oomdoctor.views.describe import (
+    card_phrase, change_words, crash_numbers, crash_where, diagnosis_lines, event_line, event_numbers, setup_line,
+    step_costs,
+)
+from oomdoctor.views.describe import fit_verdict as verdict
 
 
 def _est(peak: float, capacity: float = 80.0, **components: float) -> Estimate:
@@ -81,7 +84,7 @@ def test_card_phrase_prefers_the_gpu_name():
 
 def test_step_words_show_changes_and_costs():
     setup = TrainingSetup()
-    step = Step(rule="R1", slug="ckpt", title="t", changes=(Change("grad_ckpt", False, True),
+    step = Step(rule="R1", slug="ckpt", title=Text("t"), changes=(Change("grad_ckpt", False, True),
                                                              Change("micro_batch", 8, 4)),
                 setup=setup, estimate=_est(1.0), saved_gib=1.0, costs=("throughput",),
                 applicability="needs-consent")
@@ -89,28 +92,7 @@ def test_step_words_show_changes_and_costs():
     assert step_costs(step) == "slower, asks consent"
 
 
-def test_every_label_has_chinese_with_the_same_fields():
-    import string
-
-    from oomdoctor.tui.words import LABELS
-
-    for key, (en, zh) in LABELS.items():
-        assert en and zh, key
-        fields = lambda text: {name for _, name, _, _ in string.Formatter().parse(text) if name}  # noqa: E731
-        # Chinese has no plural ending: only the "s" field may be missing there
-        assert fields(zh) <= fields(en) and fields(en) - fields(zh) <= {"s"}, key
-
-
-def test_say_falls_back_to_english_for_other_languages():
-    from oomdoctor.tui.words import say
-
-    assert say("over_by", "zh", over="1.0 GiB") == "超出 1.0 GiB"
-    assert say("over_by", "fr", over="1.0 GiB") == "over by 1.0 GiB"
-
-
 def test_matrix_cell_says_fits_plan_steps_or_nothing():
-    from oomdoctor.tui.words import matrix_cell
-
     assert matrix_cell(True, True, 0, 71.2) == "✓ 71G"
     assert matrix_cell(True, False, 2, 33.4) == "2 steps 33G"
     assert matrix_cell(True, False, 1, 9.46) == "1 step 9.5G"
@@ -119,14 +101,12 @@ def test_matrix_cell_says_fits_plan_steps_or_nothing():
 
 
 def test_chinese_verdict_and_costs():
-    from oomdoctor.tui.words import step_costs
-
     est = _est(50.0, 80.0)
     assert verdict(est, "zh") == "放得下，还余 22.0 GiB"
-    step = Step(rule="OOM004", slug="switch-to-lora", title="t", changes=(), setup=TrainingSetup(), estimate=est,
+    step = Step(rule="OOM004", slug="switch-to-lora", title=Text("t"), changes=(), setup=TrainingSetup(), estimate=est,
                 saved_gib=1.0, costs=("quality",), applicability="needs-consent")
     assert step_costs(step) == "quality, asks consent"
-    assert step_costs(step, "zh") == "影响效果，需要你同意"
+    assert step_costs(step, "zh") == "影响效果、需要你同意"
 
 
 def test_chinese_crash_sentence_keeps_the_numbers():
@@ -136,3 +116,26 @@ def test_chinese_crash_sentence_keeps_the_numbers():
     assert "2.0 GiB" in text and "1.2 GiB" in text and "A100-SXM4-80GB" in text
     where = crash_where(event, crash, "zh")
     assert "反向传播" in where and "第 12 步" in where and "train.log 第 7 行" in where
+
+
+def test_the_plain_reports_crash_line_names_kind_phase_and_device():
+    event = CrashEvent(kind="cuda_oom", line=65, tried_gib=2.0, free_gib=1.2, capacity_gib=79.15,
+                       allocated_gib=75.8, reserved_unallocated_gib=1.62, device=0, phase="optimizer")
+    assert event_line(event) == "CUDA ran out of GPU memory in the optimizer step (GPU 0)"
+    assert event_line(event, "zh") == "优化器更新时，CUDA 显存不足（GPU 0）"
+    assert event_numbers(event) == ("the run asked for 2.00 GiB more while 1.20 GiB was free on a 79.15 GiB GPU; "
+                                    "PyTorch held 75.80 GiB in tensors, 1.62 GiB reserved but unused")
+    assert event_numbers(event, "zh").startswith("训练还要再申请 2.00 GiB，当时只剩 1.20 GiB 空闲")
+
+
+def test_the_numbers_line_starts_cleanly_when_the_request_is_unknown():
+    event = CrashEvent(kind="cuda_oom", line=1, free_gib=0.5, capacity_gib=23.6)
+    assert event_numbers(event) == "while 0.50 GiB was free on a 23.60 GiB GPU"
+    assert event_numbers(event, "zh") == "当时只剩 0.50 GiB 空闲，整卡 23.60 GiB"
+
+
+def test_setup_line_in_both_languages():
+    setup = TrainingSetup(method="lora", lora_rank=16, micro_batch=2, grad_accum=8, seq_len=4096, zero_stage=3)
+    assert setup_line(setup) == ("LoRA r=16, micro-batch 2 × accum 8 × 1 GPU, seq 4096, bf16, adamw_torch, "
+                                 "grad ckpt on, sdpa, ZeRO-3")
+    assert setup_line(setup, "zh").startswith("LoRA r=16，微批大小 2 × 梯度累积 8 × 1 张 GPU，序列长度 4096")

@@ -1,32 +1,28 @@
-"""The walkthrough screen, driven with the keyboard through a tiny host app (Pilot and snapshots)."""
+"""The guide screen, driven with the keyboard through a tiny host app (Pilot and snapshots)."""
 import pytest
 from textual.app import App, ComposeResult
 from textual.widgets import Checkbox, RadioSet, Static
 
+from helpers import hand_report, settle
+from oomdoctor.guide import Answers, pages
 from oomdoctor.pipeline import Options
+from oomdoctor.session import open_session, session_for
 from oomdoctor.tui.walkthrough import WalkthroughScreen
-from oomdoctor.walkthrough import Answers, pages
-from test_walkthrough_fixtures import hand_report
 
 
 class Host(App):
-    """Stands in for the main app: one screen underneath, the walkthrough pushed on top."""
+    """Stands in for the main app: one screen underneath, the guide pushed on top."""
 
     def __init__(self, report, opts, lang, **kw):
         super().__init__()
-        self.report, self.opts, self.lang, self.kw = report, opts, lang, kw
+        self.session = session_for(report, opts, lang) if report is not None else open_session(opts, lang)
+        self.kw = kw
 
     def compose(self) -> ComposeResult:
         yield Static("main app", id="main")
 
     def on_mount(self) -> None:
-        self.push_screen(WalkthroughScreen(self.report, self.opts, self.lang, **self.kw))
-
-
-async def settle(pilot):
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+        self.push_screen(WalkthroughScreen(self.session, **self.kw))
 
 
 async def press_n(pilot, key, n):
@@ -143,11 +139,9 @@ DEMO = ("oomdoctor/data/demo/train.yaml", "oomdoctor/data/demo/train.log")
 async def test_walk_the_demo_answering_questions_changes_the_plan(lang):
     from dataclasses import replace
 
-    from oomdoctor.pipeline import build_report
-
     # without the 8-bit optimizer rung, the GPU count and the method answer decide the plan
     opts = Options(files=DEMO, skip=("OOM011",))
-    app = Host(build_report(opts), opts, lang)
+    app = Host(None, opts, lang)
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
         screen = app.screen

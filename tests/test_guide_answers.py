@@ -1,18 +1,26 @@
-"""Answers re-plan the demo run (Llama-2-7B full fine-tune, micro-batch 4, cutoff_len 2048, one A100 80GB)."""
+"""The guide's answers re-plan the demo run (Llama-2-7B full fine-tune, micro-batch 4, cutoff_len 2048, one A100 80GB)."""
 from dataclasses import replace
 
 import pytest
 
-from oomdoctor.pipeline import Options, build_report
-from oomdoctor.walkthrough import ANSWER_SKIP_REASONS, Answers, apply_answers, default_answers, pages, render_plain
+from oomdoctor.guide import SKIP_REASONS, Answers, default_answers, pages, plan_with_answers, render_plain
+from oomdoctor.pipeline import Options
+from oomdoctor.session import open_session, session_for
 
 DEMO = ("oomdoctor/data/demo/train.yaml", "oomdoctor/data/demo/train.log")
 
 
 @pytest.fixture(scope="module")
 def demo():
-    opts = Options(files=DEMO)
-    return build_report(opts), opts
+    session = open_session(Options(files=DEMO))
+    return session.report, session
+
+
+def apply_answers(report, session, answers):
+    """The guide's plan for `answers`, for a report that may differ from the session's own."""
+    if report is not session.report:
+        session = session_for(report, session.options)
+    return plan_with_answers(session, answers)
 
 
 def _rules(report):
@@ -36,7 +44,7 @@ def test_allowing_a_method_change_brings_in_lora_and_refusing_removes_it(demo):
     assert "method" not in _changed(refused) and "quant_bits" not in _changed(refused)
     assert all(st.applicability != "needs-consent" for st in refused.plan.steps)
     reasons = {sk.rule: sk.reason for sk in refused.plan.skipped}
-    assert reasons["OOM004"] == ANSWER_SKIP_REASONS["method"]
+    assert reasons["OOM004"] == SKIP_REASONS["method"]
     # without a method change the 8-bit optimizer is still tried; with the earlier micro-batch's fp32 gradients
     # kept through accumulation it does not reach 80 GB, and the report says what would fit instead
     assert any(st.rule == "OOM011" for st in refused.plan.steps)
@@ -45,7 +53,7 @@ def test_allowing_a_method_change_brings_in_lora_and_refusing_removes_it(demo):
 
 def test_more_gpus_let_zero3_split_the_model_states(demo):
     report, opts = demo
-    opts = replace(opts, skip=("OOM011",))    # without the 8-bit optimizer, the GPU count decides
+    opts = open_session(replace(opts.options, skip=("OOM011",)))    # without the 8-bit optimizer, the GPU count decides
     one = apply_answers(report, opts, Answers(n_gpus=1))
     two = apply_answers(report, opts, Answers(n_gpus=2))
     assert one.setup.n_gpus == 1 and two.setup.n_gpus == 2 and two.hardware.n_gpus == 2
@@ -92,7 +100,7 @@ def test_preferring_speed_drops_a_slow_rung_the_plan_fits_without(demo):
     assert memory.plan.fits and speed.plan.fits
     assert _slow(speed) <= _slow(memory)
     for sk in speed.plan.skipped:
-        if sk.reason == ANSWER_SKIP_REASONS["speed"]:
+        if sk.reason == SKIP_REASONS["speed"]:
             assert sk.rule in [st.rule for st in memory.plan.steps]
 
 
@@ -105,7 +113,7 @@ def test_default_answers_take_the_gpu_count_from_the_report(demo):
 def test_plain_walkthrough_of_the_demo_quotes_its_numbers(demo, lang):
     report, opts = demo
     planned = apply_answers(report, opts, Answers(allow_method_change=True))
-    doc = render_plain(planned, Answers(allow_method_change=True), lang)
+    doc = render_plain(planned, Answers(allow_method_change=True), lang, rules=opts.rules)
     ev = planned.crash.primary
     for value in (ev.tried_gib, ev.free_gib, ev.allocated_gib, planned.estimate.peak_gib,
                   planned.plan.steps[-1].estimate.peak_gib):

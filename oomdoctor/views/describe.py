@@ -1,0 +1,242 @@
+"""The report's facts as sentences in the user's language, for every view: the plain report, the app, the guide.
+
+No rich and no textual: each function returns plain strings built from the codes of words/report.py (and the
+crash, memory and plan tables), so a fact is worded once whatever draws it.
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Hardware, ModelShape, Msg, Step, TrainingSetup, msg
+from oomdoctor.words import gib, has, join, say, show
+
+
+def _code_or(code: str, fallback: str) -> Msg | str:
+    return msg(code) if has(code) else fallback
+
+
+def kind_words(kind: str) -> Msg | str:
+    """'CUDA ran out of GPU memory' for "cuda_oom"; an unknown kind as its name."""
+    return _code_or(f"crash.kind.{kind}", kind.replace("_", " "))
+
+
+def phase_words(phase: str) -> Msg:
+    """'in the backward pass' for "backward"; an unknown phase as 'during <phase>'."""
+    return msg(f"crash.phase.{phase}") if has(f"crash.phase.{phase}") else msg("report.phase_unknown", phase=phase)
+
+
+def component_name(component: str, lang: str = "en") -> str:
+    """A memory component's short name (bars, tables): 'grads', '权重'."""
+    return say(f"memory.component.{component}", lang) if has(f"memory.component.{component}") else component
+
+
+# ---------------------------------------------------------------- the crash
+
+def event_line(e: CrashEvent, lang: str = "en") -> str:
+    """The crash in one line: 'CUDA ran out of GPU memory in the optimizer step (GPU 0)'."""
+    where = []
+    if e.rank is not None:
+        where.append(msg("report.where.rank", rank=e.rank))
+    if e.device is not None:
+        where.append(msg("report.where.device", device=e.device))
+    kind = kind_words(e.kind)
+    if e.phase and where:
+        return say("report.event", lang, kind=kind, phase=phase_words(e.phase), where=tuple(where))
+    if e.phase:
+        return say("report.event_phase", lang, kind=kind, phase=phase_words(e.phase))
+    if where:
+        return say("report.event_where", lang, kind=kind, where=tuple(where))
+    return show(kind, lang)
+
+
+def event_numbers(e: CrashEvent, lang: str = "en") -> str:
+    """What the crash message measured, compact: asked, free, capacity; what PyTorch and others held."""
+    asked = ""
+    if e.tried_gib is not None:
+        asked += say("report.numbers.asked", lang, gib=e.tried_gib)
+    if e.free_gib is not None:
+        asked += say("report.numbers.free", lang, gib=e.free_gib)
+    if e.capacity_gib is not None:
+        asked += say("report.numbers.capacity", lang, gib=e.capacity_gib)
+    asked = asked.lstrip(" ，")
+    held = []
+    if e.allocated_gib is not None:
+        held.append(msg("report.numbers.held", gib=e.allocated_gib))
+    if e.reserved_unallocated_gib is not None:
+        held.append(msg("report.numbers.reserved", gib=e.reserved_unallocated_gib))
+    if e.other_processes_gib:
+        held.append(msg("report.numbers.others", gib=e.other_processes_gib))
+    if not held:
+        return asked
+    held_text = join(held, lang)
+    return say("report.numbers.then", lang, first=asked, second=held_text) if asked else held_text
+
+
+def card_phrase(capacity_gib: float | None, hw: Hardware | None, lang: str = "en") -> str:
+    """'the A100-SXM4-80GB (79.2 GiB)' / 'a 24.0 GiB GPU'."""
+    cap = capacity_gib if capacity_gib is not None else (hw.gpu_gib if hw and hw.gpu_gib else None)
+    named = hw is not None and hw.gpu not in ("", "unknown")
+    if named and cap is not None:
+        return say("report.card_named", lang, gpu=hw.gpu, gib=cap)
+    if named:
+        return say("report.card_name", lang, gpu=hw.gpu)
+    if cap is not None:
+        return say("report.card_size_an" if f"{cap:.0f}".startswith("8") else "report.card_size", lang, gib=cap)
+    return say("report.card_unknown", lang)
+
+
+def crash_numbers(event: CrashEvent, hw: Hardware | None, lang: str = "en") -> str:
+    """The crash's numbers in plain sentences."""
+    card = card_phrase(event.capacity_gib, hw, lang)
+    if event.tried_gib is not None and event.free_gib is not None:
+        text = say("report.asked_free", lang, tried=gib(event.tried_gib), free=gib(event.free_gib), card=card)
+    elif event.tried_gib is not None:
+        text = say("report.asked", lang, tried=gib(event.tried_gib), card=card)
+    else:
+        text = say("report.kind_sentence", lang, kind=kind_words(event.kind))
+    held = []
+    if event.allocated_gib is not None:
+        held.append(msg("report.held_live", gib=gib(event.allocated_gib)))
+    if event.reserved_unallocated_gib is not None:
+        held.append(msg("report.held_reserved", gib=gib(event.reserved_unallocated_gib)))
+    if held:
+        parts = held[0] if len(held) == 1 else msg("report.held_and", first=held[0], second=held[1])
+        text += say("report.held", lang, parts=parts)
+    if event.other_processes_gib:
+        text += say("report.others_held", lang, gib=gib(event.other_processes_gib))
+    return text
+
+
+def crash_where(event: CrashEvent, crash: CrashReport, lang: str = "en") -> str:
+    """'CUDA ran out of GPU memory in the backward pass on rank 0 (cuda:0) at step 12 of 500; train.log line 1234.'"""
+    phase = say("report.where_phase", lang, phase=phase_words(event.phase)) if event.phase else ""
+    rank = f"rank {event.rank}" if event.rank is not None else None
+    device = f"cuda:{event.device}" if event.device is not None else None
+    if rank and device:
+        place = say("report.where_place2", lang, rank=rank, device=device)
+    elif rank or device:
+        place = say("report.where_place", lang, place=rank or device)
+    else:
+        place = ""
+    if crash.step is None:
+        step = ""
+    elif crash.total_steps:
+        step = say("report.where_step_of", lang, step=crash.step, total=crash.total_steps)
+    else:
+        step = say("report.where_step", lang, step=crash.step)
+    code = "report.where_died" if phase or place or step else "report.where_died_bare"
+    text = say(code, lang, what=kind_words(event.kind), phase=phase, place=place, step=step, file=crash.file,
+               line=event.line)
+    others = [r for r in crash.failed_ranks if r != event.rank]
+    if others:
+        text += say("report.ranks_too", lang, ranks=tuple(str(r) for r in others))
+    return text
+
+
+def diagnosis_lines(codes: Sequence[str], lang: str = "en") -> list[str]:
+    """The log's diagnoses as sentences; an unknown one as its name."""
+    return [say(f"crash.diagnosis.{code}", lang) if has(f"crash.diagnosis.{code}")
+            else code.replace("_", " ").capitalize() + "." for code in codes]
+
+
+# ---------------------------------------------------------------- the setup
+
+def setup_line(s: TrainingSetup, lang: str = "en") -> str:
+    """The setup in one line, for the plain report."""
+    method = {"full": msg("report.method.full"), "lora": msg("report.method.lora", rank=s.lora_rank),
+              "qlora": msg("report.method.qlora", bits=s.quant_bits or 4, rank=s.lora_rank),
+              "freeze": msg("report.method.freeze", n=s.freeze_trainable_layers)}.get(s.method, s.method)
+    parallel = say("report.zero", lang, stage=s.zero_stage) if s.zero_stage else ""
+    if s.offload_optimizer or s.offload_params:
+        parallel += say("report.offload", lang)
+    if s.fsdp:
+        parallel += say("report.fsdp", lang, mode=s.fsdp)
+    return say("report.setup_line", lang, method=method, mb=s.micro_batch, ga=s.grad_accum, n=s.n_gpus,
+               seq=s.seq_len, precision=msg("report.pure_bf16") if s.pure_bf16 else s.precision,
+               optimizer=s.optimizer, ckpt=msg("report.ckpt_on" if s.grad_ckpt else "report.ckpt_off"),
+               attention=s.attention, parallel=parallel)
+
+
+def setup_rows(setup: TrainingSetup, lang: str = "en") -> list[tuple[str, str]]:
+    """(label, value) pairs that say what the run is, in the order a person reads a config."""
+    method = setup.method + (say("report.rank_of", lang, rank=setup.lora_rank)
+                             if setup.method in ("lora", "qlora") else "")
+    memory: list[Msg | str] = [msg("report.grad_ckpt_on" if setup.grad_ckpt else "report.grad_ckpt_off"),
+                               msg("report.attention_is", kernel=setup.attention)]
+    if setup.zero_stage:
+        memory.append(f"ZeRO-{setup.zero_stage}")
+    if setup.fsdp:
+        memory.append(f"FSDP {setup.fsdp}")
+    if setup.offload_optimizer:
+        memory.append(msg("report.optimizer_offload"))
+    if setup.offload_params:
+        memory.append(msg("report.parameter_offload"))
+    rows = [
+        ("model", setup.model or "?"),
+        ("method", f"{setup.stage} · {method}"),
+        ("batch", say("report.batch", lang, mb=setup.micro_batch, ga=setup.grad_accum, n=setup.n_gpus,
+                      eb=setup.effective_batch)),
+        ("sequence", say("report.tokens", lang, n=setup.seq_len) + (say("report.packed", lang) if setup.packing else "")),
+        ("precision", setup.precision + (say("report.pure", lang) if setup.pure_bf16 else "")),
+        ("optimizer", setup.optimizer),
+        ("memory", ", ".join(show(m, lang) for m in memory)),
+    ]
+    return [(say(f"report.row.{label}", lang), value) for label, value in rows]
+
+
+def read_as_line(s: TrainingSetup, lang: str = "en") -> str:
+    """Which framework the config was read as and why, and whose release's defaults filled the rest."""
+    parts = []
+    if s.framework_reason is not None:
+        parts.append(say("report.read_as", lang, framework=s.defaults_of or s.framework,
+                         why=show(s.framework_reason, lang)))
+    if s.version_reason is not None:
+        parts.append(say("report.release", lang, why=show(s.version_reason, lang)))
+    return say("report.change_sep", lang).join(parts)
+
+
+def model_lines(shape: ModelShape, lang: str = "en") -> tuple[str, list[str]]:
+    """The model's headline (name, size, where the shape came from) and its notes (Llama-style guess, ...)."""
+    from oomdoctor.memory import count_params
+    from oomdoctor.models import shape_notes, source_msg
+
+    summary = say("model.summary", lang, params_b=count_params(shape).total / 1e9, layers=shape.num_layers,
+                  hidden=shape.hidden_size, vocab=shape.vocab_size)
+    return say("report.model_head", lang, name=shape.name, summary=summary, source=source_msg(shape)), [
+        show(n, lang) for n in shape_notes(shape)]
+
+
+# ---------------------------------------------------------------- estimates and steps
+
+def fit_verdict(est: Estimate, lang: str = "en") -> str:
+    """'fits, 8.8 GiB spare' / 'over by 14.2 GiB' against capacity less headroom."""
+    limit = est.capacity_gib * (1.0 - est.headroom)
+    if est.fits:
+        return say("report.fits_spare", lang, spare=gib(limit - est.peak_gib))
+    return say("report.over_by", lang, over=gib(est.peak_gib - limit))
+
+
+def step_costs(step: Step, lang: str = "en") -> str:
+    """'slower, asks consent' / 'free'."""
+    words: list[Msg] = [msg(f"report.cost.{c}") for c in step.costs if c != "none" and has(f"report.cost.{c}")]
+    if not words:
+        words.append(msg("report.cost.none"))
+    if step.applicability != "safe":
+        words.append(msg("report.asks_consent"))
+    return join(words, lang)
+
+
+def value_words(value: object, lang: str = "en") -> str:
+    """A setup value as a person reads it: on/off, none, 8."""
+    if value is None:
+        return say("common.none", lang)
+    if isinstance(value, bool):
+        return say("common.on" if value else "common.off", lang)
+    return str(value)
+
+
+def change_words(step: Step, lang: str = "en") -> str:
+    """'micro_batch 4 → 2; grad_accum 2 → 4'."""
+    return say("report.change_sep", lang).join(
+        say("report.change", lang, field=c.field, before=value_words(c.before, lang), after=value_words(c.after, lang))
+        for c in step.changes)

@@ -1,0 +1,146 @@
+"""No sentence shown to users lives outside oomdoctor/words/.
+
+Every string literal of the package (f-strings as a whole; docstrings and assert messages aside) that reads
+as prose, three words or more, is a finding, unless it is allowed below:
+
+- ALLOWED: literals that are not words for people (commands, argparse's msgids that words/cli.py
+  translates, messages for programmers), per file, each with its reason;
+- PENDING: whole files whose sentences belong to another issue, with the owner. When that work lands,
+  delete the file's line here and the test shows what is left to move.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = ROOT / "oomdoctor"
+
+PROSE = re.compile(r"[A-Za-z]{2,}[,;:]?(?: +[A-Za-z][A-Za-z'’-]*[,;:.!?)]?){2,}")
+
+PENDING = {
+    "oomdoctor/advise/prices.py": "robust (#20): the prices file's errors",
+    "oomdoctor/checkpoint.py": "shapes (#15): checkpoint reading",
+    "oomdoctor/configs/entries.py": "configs (#17)",
+    "oomdoctor/configs/trainer_args.py": "configs (#17)",
+    "oomdoctor/configs/accelerate.py": "configs (#17)",
+    "oomdoctor/configs/axolotl.py": "configs (#17)",
+    "oomdoctor/configs/deepspeed.py": "configs (#17)",
+    "oomdoctor/configs/hf.py": "configs (#17)",
+    "oomdoctor/configs/llamafactory.py": "configs (#17)",
+    "oomdoctor/configs/torchtune.py": "configs (#17)",
+    "oomdoctor/crashlog/context.py": "crash (#16)",
+    "oomdoctor/crashlog/formats.py": "crash (#16): also the log's own words the patterns match",
+    "oomdoctor/crashlog/parse.py": "crash (#16)",
+    "oomdoctor/crashlog/phase.py": "crash (#16)",
+    "oomdoctor/crashlog/scan.py": "crash (#16)",
+    "oomdoctor/crashlog/source.py": "crash (#16)",
+    "oomdoctor/patch/__init__.py": "robust (#20)",
+    "oomdoctor/patch/apply.py": "robust (#20)",
+    "oomdoctor/patch/build.py": "robust (#20)",
+    "oomdoctor/patch/json_edit.py": "robust (#20)",
+    "oomdoctor/patch/scalars.py": "robust (#20)",
+    "oomdoctor/patch/shell.py": "robust (#20)",
+    "oomdoctor/patch/shell_edit.py": "robust (#20)",
+    "oomdoctor/patch/yaml_edit.py": "robust (#20)",
+    "oomdoctor/planner/rules.py": "robust (#20): the rule files' errors",
+    "oomdoctor/simulate/__init__.py": "moments (#15)",
+    "oomdoctor/simulate/regime.py": "moments (#15)",
+    "oomdoctor/simulate/tracer.py": "moments (#15)",
+}
+
+ALLOWED = {
+    # argparse's gettext msgids: the keys words/cli.py translates them by
+    "oomdoctor/cli.py": {
+        "show this help message and exit", "expected one argument", "expected at most one argument",
+        "expected at least one argument", "not allowed with argument %s",
+        "the following arguments are required: %s", "ignored explicit argument %r",
+    },
+    # a command the user copies
+    "oomdoctor/guide/pages.py": {"git apply plan.diff"},
+    # ValueErrors for programmers who pass a bad pattern; never reach a user
+    "oomdoctor/lazyre.py": {"needs= is a tuple of non-empty literal strings",
+                            "needs= is a case-sensitive test; it cannot guard an IGNORECASE pattern"},
+    # why the plain console hands a report to rich; never printed
+    "oomdoctor/views/plaintext.py": {"markup or an emoji code", "a header of several lines",
+                                     "table wider than the console"},
+    # the name of a card the log does not name: issue #19 replaces this placeholder with a real value
+    "oomdoctor/gpus.py": {"GPU from log"},
+    # crash (#16) owns pipeline.sort_inputs: its errors move with that work
+    "oomdoctor/pipeline.py": {"is a directory, not a log or a training config", "no such file",
+                              "too many configs given ({} and {})", "two logs given ({} and {}); pass one"},
+}
+
+
+def _text(node: ast.AST) -> str | None:
+    """A literal's text; an f-string's with {} where its values go."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) else "{}" for v in node.values)
+    return None
+
+
+def _skipped(tree: ast.AST) -> set[int]:
+    """Docstrings, assert messages and the pieces of f-strings (judged whole)."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and _text(body[0].value) is not None:
+                out.add(id(body[0].value))
+        elif isinstance(node, ast.Assert) and node.msg is not None:
+            out.update(id(n) for n in ast.walk(node.msg))
+        elif isinstance(node, ast.JoinedStr):
+            out.update(id(n) for n in ast.walk(node) if n is not node)
+    return out
+
+
+def _css(text: str) -> bool:
+    return "{" in text and "}" in text and ";" in text and ":" in text
+
+
+def prose_literals(path: Path) -> list[tuple[int, str]]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    skipped = _skipped(tree)
+    found = []
+    for node in ast.walk(tree):
+        text = _text(node)
+        if text is None or id(node) in skipped or _css(text) or "\\" in text or "(?" in text:
+            continue
+        if PROSE.search(text):
+            found.append((node.lineno, text))
+    return sorted(found)
+
+
+FILES = sorted(str(p.relative_to(ROOT)) for p in PACKAGE.rglob("*.py") if "words" not in p.relative_to(PACKAGE).parts)
+
+
+@pytest.mark.parametrize("path", [f for f in FILES if f not in PENDING])
+def test_no_sentence_for_users_outside_words(path):
+    allowed = ALLOWED.get(path, set())
+    found = [f"{path}:{line}: {text!r}" for line, text in prose_literals(ROOT / path) if text not in allowed]
+    assert not found, "move these into oomdoctor/words/ (or allow them in tests/test_user_strings.py):\n" + \
+        "\n".join(found)
+
+
+def test_every_allowed_literal_and_pending_file_is_still_there():
+    for path, literals in ALLOWED.items():
+        present = {text for _, text in prose_literals(ROOT / path)}
+        assert literals <= present, f"{path}: no longer has {sorted(literals - present)}: drop them from ALLOWED"
+    for path in PENDING:
+        assert (ROOT / path).is_file(), f"{path} is gone: drop it from PENDING"
+        assert prose_literals(ROOT / path), f"{path} has no sentence left to move: drop it from PENDING"
+
+
+def test_the_scan_finds_plain_and_formatted_sentences(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text('"""A docstring is not shown."""\n'
+                      'x = "the run did not fit"\n'
+                      'y = f"cannot write {path} to the folder"\n'
+                      'z = "bold red"\n'
+                      'assert x, "a message for a developer"\n', encoding="utf-8")
+    assert prose_literals(sample) == [(2, "the run did not fit"), (3, "cannot write {} to the folder")]
