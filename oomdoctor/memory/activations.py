@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.memory.loss import _truthy
 from oomdoctor.memory.params import _canonical_targets
 from oomdoctor.memory.regime import Regime
 
@@ -50,10 +51,7 @@ def _flag(setup: TrainingSetup, key: str, default=None):
 
 def compiled_layers(setup: TrainingSetup) -> bool:
     """torchtune's compile=True: every decoder layer goes through torch.compile (training/_compile.py)."""
-    value = _flag(setup, "compile", False)
-    if isinstance(value, str):
-        value = value.strip().lower() in ("true", "1", "yes", "on")
-    return setup.framework == "torchtune" and bool(value)
+    return setup.framework == "torchtune" and _truthy(_flag(setup, "compile", False))
 
 
 def masked(setup: TrainingSetup) -> bool:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.memory.activations import LayerBytes, layer_bytes
-from oomdoctor.memory.loss import LossBytes, fused_chunk_tokens, loss_bytes
+from oomdoctor.memory.loss import LossBytes, _truthy, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
 
@@ -89,7 +89,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     # ModulesToSaveWrapper; autocast_adapter_dtype casts LoRA layers only); LLaMA-Factory then casts every trainable
     # parameter to fp32 (model/adapter.py, cast_trainable_params_to_fp32)
     mts = modules_to_save_params(setup, shape) if adapters else 0
-    mts_bytes = rg.train_bytes if (rg.deepspeed or setup.framework == "llamafactory") else rg.load_bytes
+    mts_bytes = _modules_to_save_bytes(setup, rg)
     lora_T = T - mts
     train_w = lora_T * rg.train_bytes + mts * mts_bytes
     grads = lora_T * rg.grad_bytes + mts * (rg.grad_bytes if rg.deepspeed else mts_bytes)
@@ -345,7 +345,7 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         g_embed = counts.embeddings * gb if counts.lm_head else 0.0
     else:
         # trainable copies of the output layer / embedding (modules_to_save), in their own dtype
-        mb = (grads / grad_shard) / max(1.0, float(trainable_params(setup, shape))) if adapters else 0.0
+        mb = (rg.grad_bytes if rg.deepspeed else _modules_to_save_bytes(setup, rg)) / grad_shard
         g_head, g_embed = mts_head * mb, mts_embed * mb
     g_layers = max(0.0, grads / grad_shard - g_head - g_embed) if trains_layers or adapters else 0.0
     g_layer = g_layers / max(1, recorded)
@@ -461,7 +461,7 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     return StepMoments(moments, lossb, detail, casts)
 
 
-_untied_cache: list = [None, None, None]
+_untied_cache: list = [None, None]
 
 
 def _as_built(setup: TrainingSetup, shape: ModelShape) -> ModelShape:
@@ -480,10 +480,10 @@ def _as_built(setup: TrainingSetup, shape: ModelShape) -> ModelShape:
     return built
 
 
-def _truthy(value) -> bool:
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes", "on")
-    return bool(value)
+def _modules_to_save_bytes(setup: TrainingSetup, rg: Regime) -> int:
+    """Bytes per parameter of a modules_to_save copy: PEFT copies the module in its loaded dtype; LLaMA-Factory
+    and DeepSpeed's half module hold it like every other trainable parameter."""
+    return rg.train_bytes if (rg.deepspeed or setup.framework == "llamafactory") else rg.load_bytes
 
 
 def activation_offload(setup: TrainingSetup) -> bool:
