@@ -171,7 +171,9 @@ def main(argv: list[str] | None = None) -> int:
 
     problem = simulate.available()
     if problem:
-        print(problem, file=sys.stderr)
+        from oomdoctor.words import say
+
+        print(say(problem), file=sys.stderr)
         return 2
     started = time.perf_counter()
     rows = []

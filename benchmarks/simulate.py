@@ -16,6 +16,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from oomdoctor.facts import GIB, Hardware, ModelShape, TrainingSetup  # noqa: E402
+from oomdoctor.words import say  # noqa: E402
 
 LLAMA2_7B = ModelShape(name="meta-llama/Llama-2-7b-hf", model_type="llama", hidden_size=4096,
                        intermediate_size=11008, num_layers=32, num_heads=32, num_kv_heads=32,
@@ -37,13 +38,13 @@ def main() -> int:
 
     problem = simulate.available()
     if problem:
-        print(problem, file=sys.stderr)
+        print(say(problem), file=sys.stderr)
         return 2
     imported = time.perf_counter()
     setup = TrainingSetup(framework="llamafactory", method=args.method, micro_batch=args.batch,
                           seq_len=args.seq, quant_bits=4 if args.method == "qlora" else None)
     result = simulate.trace_step(setup, LLAMA2_7B, steps=args.steps,
-                                 progress=lambda m: print(f"  {time.perf_counter() - started:5.1f}s {m}",
+                                 progress=lambda m: print(f"  {time.perf_counter() - started:5.1f}s {say(m)}",
                                                           file=sys.stderr))
     done = time.perf_counter()
     cpu_s = time.process_time() - cpu_started

@@ -23,26 +23,69 @@ MAX_NODES = 1_000_000
 MAX_DEPTH = 200
 
 
+# A stream given on the command line (a FIFO, `<(cat train.yaml)`) can be read only once: the
+# pipeline reads it while sorting the inputs and leaves its bytes here for the reader that wants them.
+_PRELOADED: dict[str, bytes] = {}
+
+
+def preload(path: str, data: bytes) -> None:
+    """What read_bytes(path) returns from now on (the bytes of a stream already read)."""
+    _PRELOADED[path] = data
+
+
+FIFO_WAIT_S = 5.0      # how long a FIFO given as an input may take to get its writer
+
+
+def open_stream(path: str, wait_s: float | None = None) -> int:
+    """A read descriptor on a FIFO or device that never hangs: a FIFO is given `wait_s` for its
+    writer to arrive (default FIFO_WAIT_S; `mkfifo p; producer > p & oomdoctor p` races), then reads
+    as empty."""
+    wait_s = FIFO_WAIT_S if wait_s is None else wait_s
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as err:
+        raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), path) from None
+    try:
+        if stat.S_ISFIFO(os.fstat(fd).st_mode):
+            import select
+
+            if hasattr(select, "poll"):
+                # Linux: with no writer yet, poll waits (no hang-up is reported until a writer has come and gone)
+                waiter = select.poll()
+                waiter.register(fd, select.POLLIN | select.POLLHUP)
+                waiter.poll(int(wait_s * 1000))
+    except OSError:
+        pass
+    if hasattr(os, "set_blocking"):
+        os.set_blocking(fd, True)
+    return fd
+
+
 def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of `path`, at most `limit` of them (an InputError over it).
 
-    A FIFO is opened without waiting for a writer (no writer means it is empty); a character
-    device such as /dev/zero stops at the cap; a directory is refused before it is opened.
+    A FIFO waits at most FIFO_WAIT_S for a writer (none means it is empty); a character device
+    such as /dev/zero stops at the cap; a directory is refused before it is opened.
     """
+    if path in _PRELOADED:
+        data = _PRELOADED[path]
+        if len(data) > limit:
+            raise InputError(msg("input.too_big", limit_mib=limit >> 20), path)
+        return data
     try:
         st = os.stat(path)
     except OSError as err:
         raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), path) from None
     if stat.S_ISDIR(st.st_mode):
         raise InputError(msg("input.is_directory"), path)
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) * (not stat.S_ISREG(st.st_mode))
+    if stat.S_ISREG(st.st_mode):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError as err:
+            raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), path) from None
+    else:
+        fd = open_stream(path)
     try:
-        fd = os.open(path, flags)
-    except OSError as err:
-        raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), path) from None
-    try:
-        if not stat.S_ISREG(st.st_mode) and hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)       # opened without waiting for a writer; now read what comes
         chunks: list[bytes] = []
         size = 0
         while size <= limit:

@@ -67,9 +67,13 @@ class Inventory:
 
 
 class _Unreadable(Exception):
-    def __init__(self, reason: str) -> None:
+    def __init__(self, reason: Msg | str) -> None:      # str: the system's own words (OSError.strerror)
         super().__init__(reason)
         self.reason = reason
+
+
+def _bad_header(path: str, reason: str, **values: Any) -> InputError:
+    return InputError(msg("model.checkpoint.bad_header", reason=msg(f"model.checkpoint.reason.{reason}", **values)), path)
 
 
 def read_header(path: str) -> dict[str, tuple[str, tuple[int, ...]]]:
@@ -78,9 +82,9 @@ def read_header(path: str) -> dict[str, tuple[str, tuple[int, ...]]]:
         with open(path, "rb") as f:
             head = f.read(8)
             if head.startswith(b"version "):
-                raise _Unreadable("a Git LFS pointer, not the file")
+                raise _Unreadable(msg("model.checkpoint.reason.lfs_pointer"))
             if len(head) < 8:
-                raise InputError(msg("model.checkpoint.bad_header", reason="shorter than 8 bytes"), path)
+                raise _bad_header(path, "short")
             size = int.from_bytes(head, "little")
             if size > MAX_HEADER_BYTES:
                 raise InputError(msg("model.checkpoint.header_too_big", size=size, limit=MAX_HEADER_BYTES), path)
@@ -88,29 +92,28 @@ def read_header(path: str) -> dict[str, tuple[str, tuple[int, ...]]]:
     except OSError as err:
         raise _Unreadable(err.strerror or str(err)) from None
     if len(raw) < size:
-        raise InputError(msg("model.checkpoint.bad_header", reason=f"header cut at {len(raw)} of {size} bytes"), path)
+        raise _bad_header(path, "cut", got=len(raw), size=size)
     from oomdoctor.bounded import load_json
 
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError(msg("model.checkpoint.bad_header", reason="header is not UTF-8"), path) from None
+        raise _bad_header(path, "not_utf8") from None
     data = load_json(text, path)
     if not isinstance(data, dict):
-        raise InputError(msg("model.checkpoint.bad_header", reason="header is not a JSON object"), path)
+        raise _bad_header(path, "not_object")
     out: dict[str, tuple[str, tuple[int, ...]]] = {}
     for name, info in data.items():
         if name == "__metadata__":
             continue
         if not isinstance(info, dict) or not isinstance(info.get("shape"), list) or not isinstance(info.get("dtype"), str):
-            raise InputError(msg("model.checkpoint.bad_header", reason=f"entry {name[:60]!r} has no dtype and shape"), path)
+            raise _bad_header(path, "no_shape", name=name[:60])
         dims = info["shape"]
         if len(dims) > _MAX_DIMS or not all(isinstance(d, int) and not isinstance(d, bool) and 0 <= d <= _MAX_DIM
                                             for d in dims):
-            raise InputError(msg("model.checkpoint.bad_header", reason=f"entry {name[:60]!r} has a bad shape"), path)
+            raise _bad_header(path, "bad_shape", name=name[:60])
         if info["dtype"] not in _KNOWN_DTYPES:
-            raise InputError(msg("model.checkpoint.bad_header", reason=f"entry {name[:60]!r} has dtype {info['dtype'][:20]!r}"),
-                             path)
+            raise _bad_header(path, "bad_dtype", name=name[:60], dtype=info["dtype"][:20])
         out[name] = (info["dtype"], tuple(dims))
     return out
 
@@ -122,7 +125,7 @@ def read_index(path: str) -> tuple[dict[str, str], int | None]:
     data = load_json(read_bytes(path).decode("utf-8", "replace"), path)
     weight_map = data.get("weight_map") if isinstance(data, dict) else None
     if not isinstance(weight_map, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in weight_map.items()):
-        raise InputError(msg("model.checkpoint.bad_index", reason="no weight_map of names to files"), path)
+        raise InputError(msg("model.checkpoint.bad_index", reason=msg("model.checkpoint.reason.no_weight_map")), path)
     meta = data.get("metadata") if isinstance(data.get("metadata"), dict) else {}
     total = meta.get("total_size")
     if total is not None:

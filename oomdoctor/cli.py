@@ -16,7 +16,7 @@ from typing import Any, Iterator, Sequence
 
 from oomdoctor import __version__
 from oomdoctor.errors import ExitCode, InputError, exit_code
-from oomdoctor.facts import msg
+from oomdoctor.facts import Msg, msg
 from oomdoctor.words import LANGS, env_language, say, show, wrap_cells
 
 DEMO_DIR = Path(__file__).parent / "data" / "demo"
@@ -162,6 +162,9 @@ def _say_err(text: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from oomdoctor import interrupts
+
+    handlers = interrupts.install()         # SIGTERM and SIGHUP clean up like Ctrl-C
     args = list(sys.argv[1:] if argv is None else argv)
     lang = language(args)
     try:
@@ -179,6 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         _say_err(say("cli.internal_error", lang, error=f"{type(err).__name__}: {err}"))
         return ExitCode.INTERNAL
+    finally:
+        interrupts.restore(handlers)
 
 
 def _numbers(args: argparse.Namespace) -> None:
@@ -321,7 +326,7 @@ def _simulate(session: Any, as_json: bool = False) -> int:
     if report.setup is None or report.shape is None:
         raise InputError(msg("cli.needs_config", flag="--simulate"))
 
-    def progress(message: str) -> None:
+    def progress(message: Msg) -> None:
         _say_err(say("cli.progress", lang, message=message))
 
     from oomdoctor.memory import estimate
@@ -335,7 +340,7 @@ def _simulate(session: Any, as_json: bool = False) -> int:
         est = estimate(setup, report.shape, report.hardware, crash=report.crash)
         result = simulate.trace_step(setup, report.shape, progress=progress)
         if as_json:
-            runs.append({"label": say(label, lang), "label_code": label.code, **simulate.to_dict(result, est)})
+            runs.append({"label": say(label, lang), "label_code": label.code, **simulate.to_dict(result, est, lang)})
         else:
             print(say("cli.simulate_label", lang, label=label))
             print(simulate.format_result(result, est, lang))

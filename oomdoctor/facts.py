@@ -54,13 +54,17 @@ class Source:
     file: str | None = None      # path as the user gave it (or as resolved relative to the config)
     key: str | None = None       # dotted key path inside that file, e.g. "zero_optimization.stage"
     line: int | None = None      # 1-based line of the value, when known
-    default: str | None = None   # "default of LLaMA-Factory 0.9.4", "derived from deepspeed auto", ...
+    default: Msg | None = None   # whose default it is, or why the file's value was not taken (words/config.py
+                                 # "config.default.*": "default of LLaMA-Factory 0.9.4", ...)
 
-    def describe(self) -> str:
+    def describe(self) -> Msg:
+        """Where the value came from, as words: "train.yaml:12 (cutoff_len)", "default of axolotl 0.18"."""
         if self.file:
             where = self.file + (f":{self.line}" if self.line else "")
-            return f"{where} ({self.key})" if self.key else where
-        return self.default or "unknown"
+            at = msg("config.source.key", where=where, key=self.key) if self.key else msg("config.source.file",
+                                                                                        where=where)
+            return msg("config.source.why", where=at, why=self.default) if self.default is not None else at
+        return self.default or msg("common.unknown")
 
 
 # ---------------------------------------------------------------- training setup
@@ -123,7 +127,8 @@ class TrainingSetup:
         return self.micro_batch * self.grad_accum * max(1, self.n_gpus)
 
     def source_of(self, name: str) -> Source:
-        return self.sources.get(name) or Source(default=f"default of {self.defaults_of}" if self.defaults_of else None)
+        return self.sources.get(name) or Source(default=msg("config.default.of", framework=self.defaults_of)
+                                                if self.defaults_of else None)
 
     def with_changes(self, **values: Any) -> "TrainingSetup":
         return replace(self, **values)
@@ -217,6 +222,15 @@ class Hardware:
 # ---------------------------------------------------------------- crash log
 
 @record
+class Evidence:
+    """The log line a conclusion was read from."""
+
+    line: int                                   # 1-based line in the log
+    text: str                                   # the line, cleaned of prefixes and colour, trimmed
+    source: str = "frame"                       # frame (a traceback frame or source line) | progress (a log or progress line before the crash) | message (the failure message itself)
+
+
+@record
 class CrashEvent:
     """One memory failure the log shows, with the numbers its message printed."""
 
@@ -232,8 +246,10 @@ class CrashEvent:
     other_processes_gib: float | None = None    # sum of other processes named in the message
     device: int | None = None
     rank: int | None = None
-    phase: str | None = None                    # load | forward | loss | backward | optimizer | zero_init | eval | save | generate
+    phase: str | None = None                    # data | load | zero_init | forward | loss | backward | optimizer | train | eval | save | generate
     message: str = ""                           # the message line, trimmed
+    phase_evidence: Evidence | None = None      # the line the phase was read from (None when phase is None)
+    confidence: str = "certain"                 # certain: the log states the failure | likely: a kill whose cause the log does not state
 
 
 @record
@@ -268,7 +284,8 @@ class CrashReport:
     memory_samples: tuple[MemorySample, ...] = ()
     diagnoses: tuple[str, ...] = ()                         # fragmentation | other_process | eval | save | long_samples | host_ram | ...
     lines_total: int | None = None
-    notes: tuple[Msg | str, ...] = ()                       # how the log was read (hits left out, ...)
+    notes: tuple[Msg, ...] = ()                             # how the log was read (hits left out, what a big log's scan covered)
+    checks: tuple[Msg, ...] = ()                            # what to look at that the log cannot show (dmesg after a kill, ...)
     host_ram_gib: float | None = None                       # the host's memory, where the log shows it
     host_ram_used_pct: float | None = None                  # how full it was at the last reading
 
@@ -400,4 +417,4 @@ class Report:
     patch: str = ""                                  # unified diff of the plan's config changes
     env: Mapping[str, str] = field(default_factory=dict)   # environment variables the plan sets
     notes: tuple[Text, ...] = ()                     # launch-command advice of the plan's steps
-    warnings: tuple[Msg | str, ...] = ()             # things the user should know (assumptions, unreadable parts)
+    warnings: tuple[Msg, ...] = ()                   # things the user should know (assumptions, unreadable parts)

@@ -43,7 +43,11 @@ class Inputs:
 
 
 def sort_inputs(files: Sequence[str]) -> Inputs:
-    """Positional files in any order: a training config is a mapping with training keys, anything else a log."""
+    """Positional files in any order: a training config is a mapping with training keys, anything else a log.
+
+    A stream (a FIFO, `<(cat run.log)`) is read here, once and bounded: sorting must not consume what
+    the reader then needs, so its bytes are handed on (crashlog.source.adopt for a log,
+    bounded.preload for a config)."""
     from oomdoctor.configs import classify
 
     configs: list[str] = []
@@ -51,20 +55,61 @@ def sort_inputs(files: Sequence[str]) -> Inputs:
     for path in files:
         if path != "-":
             if os.path.isdir(path):
-                raise InputError("is a directory, not a log or a training config", path)
+                raise InputError(msg("crash.input.sort_directory"), path)
             if not os.path.exists(path):
-                raise InputError("no such file", path)
-        kind = "log" if path == "-" else classify(path)
+                raise InputError(msg("crash.input.missing"), path)
+        if path == "-":
+            kind = "log"
+        else:
+            from oomdoctor.crashlog.source import is_stream
+
+            kind = _sort_stream(path) if is_stream(path) else classify(path)
         if kind == "config":
             if len(configs) == 2:
-                raise InputError(f"too many configs given ({', '.join(configs)} and {path})", path)
+                raise InputError(msg("crash.input.sort_three_configs", first=configs[0], second=configs[1]), path)
             configs.append(path)
         else:
             if log is not None:
-                raise InputError(f"two logs given ({log} and {path}); pass one", path)
+                raise InputError(msg("crash.input.sort_two_logs", first=log), path)
             log = path
     config = configs[0] if configs else None
     return Inputs(config=config, log=log, launcher=configs[1] if len(configs) == 2 else None)
+
+
+STREAM_HEAD_BYTES = 64 << 10    # what classify() looks at
+
+
+def _sort_stream(path: str) -> str:
+    """Read a stream given as an input once: "config" (its bytes preloaded for the config reader) or
+    "log" (spooled for the log reader). Never waits for a writer that is not there."""
+    import tempfile
+
+    from oomdoctor import bounded
+    from oomdoctor.configs import classify
+    from oomdoctor.crashlog.source import adopt, open_stream, spool
+
+    with os.fdopen(open_stream(path), "rb", buffering=0) as fh:
+        head = b""
+        while len(head) < STREAM_HEAD_BYTES:
+            chunk = fh.read(STREAM_HEAD_BYTES - len(head))
+            if not chunk:
+                break
+            head += chunk
+        fd, probe = tempfile.mkstemp(prefix="oomdoctor-input-", suffix="-" + os.path.basename(path))
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(head)
+            kind = classify(probe)
+        finally:
+            os.unlink(probe)
+        if kind == "config":
+            data = head + fh.read(bounded.MAX_FILE_BYTES + 1 - len(head))
+            if len(data) > bounded.MAX_FILE_BYTES:
+                raise InputError(msg("input.too_big", limit_mib=bounded.MAX_FILE_BYTES >> 20), path)
+            bounded.preload(path, data)
+        else:
+            adopt(path, spool(fh.read, path, first=head))
+    return kind
 
 
 def read_crash(log: str | None) -> CrashReport | None:
@@ -138,11 +183,19 @@ def plan_edits(setup: TrainingSetup, steps: Sequence[Step]) -> tuple[KeyEdit, ..
     """Config edits that take `setup` to the state after `steps` (net changes only)."""
     from oomdoctor.configs import edits_for
 
+    if not _patchable(setup):
+        return ()
     final = steps[-1].setup if steps else setup
     net = [Change(name, getattr(setup, name), getattr(final, name))
            for name in _changed_fields(steps)
            if getattr(setup, name) != getattr(final, name)]
     return tuple(edits_for(setup, net)) if net else ()
+
+
+def _patchable(setup: TrainingSetup) -> bool:
+    """A setup read from a log's command line, or from a config that came through a pipe or a FIFO,
+    has no file of the user's to patch (and a FIFO opened again would wait for a writer forever)."""
+    return setup.config_file is not None and os.path.isfile(setup.config_file)
 
 
 def _changed_fields(steps: Sequence[Step]) -> list[str]:
@@ -177,7 +230,13 @@ def build_report(opts: Options) -> Report:
     report = read_report(opts)
     if report.setup is None:
         return report
-    return plan_report(report, opts)
+    try:
+        return plan_report(report, opts)
+    except InputError as err:
+        # a setup read from a log's command line (it has no config file): what the log named is a hint
+        if report.setup.config_file is not None or _users_own(err, opts):
+            raise
+        return _crash_only(opts, report.crash, report.hardware, list(report.warnings), err)
 
 
 def read_report(opts: Options) -> Report:
@@ -185,7 +244,7 @@ def read_report(opts: Options) -> Report:
     inputs = sort_inputs(opts.files)
     crash = read_crash(inputs.log)
     setup = read_setup(inputs, crash, opts)
-    warnings: list[Msg | str] = list(setup.extras.get("warnings", ())) if setup is not None else []
+    warnings: list[Msg] = list(setup.extras.get("warnings", ())) if setup is not None else []
     if opts.gpus and setup is not None and opts.gpus != setup.n_gpus:
         setup = replace(setup, n_gpus=opts.gpus)
     hw = read_hardware(crash, setup, opts)
@@ -194,12 +253,44 @@ def read_report(opts: Options) -> Report:
             raise InputError(msg("run.no_inputs"))
         warnings.append(msg("run.log_only"))
         return Report(inputs=tuple(opts.files), crash=crash, hardware=hw, warnings=tuple(warnings))
+    # A setup read from the log's own command line names paths of another machine: they are hints,
+    # so what cannot be used there is a note and the crash is still diagnosed (never exit 2).
+    from_log = inputs.config is None
     if hw is None:
+        if from_log:
+            warnings.append(msg("crash.setup.no_gpu"))
+            return Report(inputs=tuple(opts.files), crash=crash, warnings=tuple(warnings))
         where = inputs.log or inputs.config
         raise InputError(msg("run.no_gpu"), where)
-    shape = resolve_shape(setup, crash)
+    if from_log:
+        warnings.append(msg("crash.setup.from_log"))
+    elif inputs.config is not None and not os.path.isfile(inputs.config):
+        warnings.append(msg("crash.input.config_stream", path=inputs.config))
+    if from_log and not opts.model:
+        try:
+            shape = resolve_shape(setup, crash)
+        except InputError as err:
+            if _users_own(err, opts):
+                raise
+            return _crash_only(opts, crash, hw, warnings, err)
+    else:
+        shape = resolve_shape(setup, crash)     # the user's own --model, or a config: its errors are theirs
     return Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw, crash=crash,
                   warnings=tuple(warnings))
+
+
+def _crash_only(opts: Options, crash: CrashReport | None, hw: Hardware | None, warnings: list, err: InputError) -> Report:
+    """The crash report alone, with why the setup a log's command line gave could not be used."""
+    warnings.append(msg("crash.setup.unusable", reason=err.message))
+    return Report(inputs=tuple(opts.files), crash=crash, hardware=hw, warnings=tuple(warnings))
+
+
+def _users_own(err: InputError, opts: Options) -> bool:
+    """An error about what the user typed (--model, --rules, --prices), not about what a log named."""
+    if err.path is None:
+        return False
+    mine = [p for p in (opts.model, opts.prices, *opts.rules_dirs) if p]
+    return any(err.path == p or str(err.path).startswith(str(p).rstrip("/") + "/") for p in mine)
 
 
 def calibration(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
@@ -275,6 +366,6 @@ def select_steps(report: Report, plan: Plan, keep: Sequence[int], cwd: str | Non
 
     net = [Change(f, getattr(report.setup, f), getattr(setup, f)) for f in _changed_fields(kept)
            if getattr(report.setup, f) != getattr(setup, f)]
-    edits = tuple(edits_for(report.setup, net)) if net else ()
+    edits = tuple(edits_for(report.setup, net)) if net and _patchable(report.setup) else ()
     env, notes = collect_env(kept)
     return Selection(setup=setup, estimate=est, edits=edits, patch=render_patch(edits, cwd), env=env, notes=notes)

@@ -6,6 +6,7 @@ import threading
 
 import pytest
 
+from oomdoctor import bounded
 from oomdoctor.bounded import MAX_NODES, load_json, load_yaml, read_bytes
 from oomdoctor.errors import InputError
 
@@ -62,7 +63,8 @@ def test_a_file_over_the_cap_is_refused_and_dev_zero_stops_at_it() -> None:
     assert _code(err) == "input.too_big"
 
 
-def test_a_fifo_without_a_writer_reads_as_empty_instead_of_hanging(tmp_path) -> None:
+def test_a_fifo_without_a_writer_reads_as_empty_instead_of_hanging(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(bounded, "FIFO_WAIT_S", 0.2)
     fifo = tmp_path / "cfg.yaml"
     os.mkfifo(fifo)
     assert read_bytes(str(fifo)) == b""
@@ -76,16 +78,10 @@ def test_a_fifo_with_a_writer_is_read_whole(tmp_path) -> None:
         with open(fifo, "wb") as fh:
             fh.write(b"model_name_or_path: x\n" * 1000)
 
-    writer = threading.Thread(target=write)
+    writer = threading.Thread(target=write, daemon=True)    # a stuck writer must not hold pytest at exit
     writer.start()
-    try:
-        # the writer's open() blocks until a reader opens; give it the moment it needs
-        import time
-
-        time.sleep(0.2)
-        data = read_bytes(str(fifo))
-    finally:
-        writer.join(5)
+    data = read_bytes(str(fifo))          # waits up to FIFO_WAIT_S for the writer's open()
+    writer.join(5)
     assert data == b"model_name_or_path: x\n" * 1000
 
 

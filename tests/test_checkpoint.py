@@ -132,21 +132,22 @@ def _write_header(path: Path, header: bytes, declared: int | None = None) -> Non
     path.write_bytes(struct.pack("<Q", len(header) if declared is None else declared) + header)
 
 
-@pytest.mark.parametrize("header,declared,fragment", [
-    (b"{}", MAX_HEADER_BYTES + 1, "larger than"),
-    (b'{"a": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}', 4096, "cut at"),
-    (b"[1, 2, 3]", None, "not a JSON object"),
-    (b'{"a": {"dtype": "BF16", "shape": [-1], "data_offsets": [0, 0]}}', None, "bad shape"),
-    (b'{"a": {"dtype": "Q7", "shape": [2], "data_offsets": [0, 0]}}', None, "dtype"),
-    (b'{"a": {"dtype": "BF16"}}', None, "no dtype and shape"),
-    (b"\xff\xfe{}", None, "not UTF-8"),
+@pytest.mark.parametrize("header,declared,fragment,zh", [
+    (b"{}", MAX_HEADER_BYTES + 1, "larger than", "超过允许的"),
+    (b'{"a": {"dtype": "BF16", "shape": [2, 2], "data_offsets": [0, 8]}}', 4096, "cut at", "safetensors 文件头：只有 65 字节，应有 4,096 字节"),
+    (b"[1, 2, 3]", None, "not a JSON object", "safetensors 文件头：不是 JSON 对象"),
+    (b'{"a": {"dtype": "BF16", "shape": [-1], "data_offsets": [0, 0]}}', None, "bad shape", "条目 'a' 的 shape 无效"),
+    (b'{"a": {"dtype": "Q7", "shape": [2], "data_offsets": [0, 0]}}', None, "dtype", "条目 'a' 的 dtype 是 'Q7'"),
+    (b'{"a": {"dtype": "BF16"}}', None, "no dtype and shape", "条目 'a' 缺少 dtype 和 shape"),
+    (b"\xff\xfe{}", None, "not UTF-8", "safetensors 文件头：不是 UTF-8 文本"),
 ])
-def test_a_bad_safetensors_header_is_an_input_error_naming_the_file(tmp_path, header, declared, fragment):
+def test_a_bad_safetensors_header_is_an_input_error_naming_the_file(tmp_path, header, declared, fragment, zh):
     shutil.copy(FIXTURES / "llama-tied" / "config.json", tmp_path / "config.json")
     _write_header(tmp_path / "model.safetensors", header, declared)
     with pytest.raises(InputError) as err:
         resolve_model(str(tmp_path))
     assert err.value.path == str(tmp_path / "model.safetensors") and fragment in str(err.value)
+    assert zh in err.value.render("zh")
 
 
 def test_the_header_reader_reads_no_tensor_data(tmp_path, monkeypatch):

@@ -22,7 +22,6 @@ ENGLISH = re.compile(r"[A-Za-z][a-z']+,?(?: [a-z][a-z']*,?){3,}")
 PENDING_FIELDS = {
     "estimate.notes": "moments (#15)",
     "crash.notes": "crash (#16)",
-    "warnings": "configs (#17): the config readers' warnings",
     "calibration": "moments (#15): calibrate's correction sentence",
 }
 
@@ -50,7 +49,8 @@ def _pending(report: Report) -> set[str]:
     if report.crash is not None:
         out.update(n for n in report.crash.notes if isinstance(n, str))
         out.update(e.message for e in report.crash.events if e.message)
-    out.update(w for w in report.warnings if isinstance(w, str))
+        # the log line a phase was read from, quoted as the log printed it
+        out.update(e.phase_evidence.text.rstrip("…") for e in report.crash.events if e.phase_evidence)
     return {t for t in out if t}
 
 
@@ -61,7 +61,7 @@ def _session(args: tuple[str, ...]):
 def _json_strings(doc) -> list[str]:
     if isinstance(doc, dict):
         return [s for k, v in doc.items()
-                if k not in ("message", "sources", "file", "model", "patch") and not k.endswith(("_code", "_codes"))
+                if k not in ("message", "file", "model", "patch") and not k.endswith(("_code", "_codes"))
                 for s in _json_strings(v)]
     if isinstance(doc, list):
         return [s for v in doc for s in _json_strings(v)]

@@ -281,11 +281,26 @@ def test_json_texts_follow_the_language_and_carry_stable_codes(capsys):
     assert json.loads(out)["lang"] == "en"
 
 
+def test_json_sources_say_where_each_value_came_from_in_the_language_with_codes(capsys):
+    _, out, _ = run(capsys, "--demo", "--json", "--lang", "zh")
+    setup = json.loads(out)["setup"]
+    assert setup["sources"]["micro_batch"].endswith("train.yaml:26（per_device_train_batch_size）")
+    assert setup["sources"]["grad_ckpt"] == "LLaMA-Factory 0.9.1 的默认值（disable_gradient_checkpointing: false）"
+    assert setup["sources_codes"]["grad_ckpt"] == {
+        "code": "config.default.of_note",
+        "values": {"framework": "LLaMA-Factory 0.9.1", "note": "disable_gradient_checkpointing: false"}}
+    _, out, _ = run(capsys, "--demo", "--json")
+    setup = json.loads(out)["setup"]
+    assert setup["sources"]["micro_batch"].endswith("train.yaml:26 (per_device_train_batch_size)")
+    assert setup["sources"]["packing"] == "default of LLaMA-Factory 0.9.1 (packing is on for stage pt only)"
+    assert setup["sources_codes"]["packing"]["values"]["note"] == {"code": "config.default.lf_packing", "values": {}}
+
+
 def test_list_rules_and_explain_print_json_when_asked(capsys):
     code, out, _ = run(capsys, "--list-rules", "--json", "--lang", "zh")
     rules = json.loads(out)
     assert code == 0 and rules[0]["id"] == "OOM001" and rules[0]["position"] == 1
-    assert rules[0]["title"] == "微批量减半，梯度累积翻倍" and rules[0]["costs"][0]["kind"] == "throughput"
+    assert rules[0]["title"] == "微批大小减半，梯度累积翻倍" and rules[0]["costs"][0]["kind"] == "throughput"
     code, out, _ = run(capsys, "--explain", "switch-to-lora", "--json")
     rule = json.loads(out)
     assert rule["id"] == "OOM004" and rule["applicability"] == "needs-consent" and rule["when"] is not None

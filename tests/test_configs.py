@@ -36,9 +36,11 @@ def test_llamafactory_defaults_fill_unset_fields_and_say_whose():
     s = load_config(str(DEMO))
     # LLaMA-Factory turns gradient checkpointing on itself; HF's eval batch 8 is inherited.
     assert s.grad_ckpt is True and s.eval_batch == 8 and s.attention == "sdpa"
-    assert s.source_of("grad_ckpt").default.startswith("default of LLaMA-Factory 0.9.4")
+    assert say(s.source_of("grad_ckpt").describe()) == \
+        "default of LLaMA-Factory 0.9.4 (disable_gradient_checkpointing: false)"
     assert s.defaults_of == "LLaMA-Factory 0.9.4"
-    assert s.sources["zero_stage"].default == "default of LLaMA-Factory 0.9.4"
+    assert say(s.sources["zero_stage"].describe()) == "default of LLaMA-Factory 0.9.4"
+    assert say(s.sources["zero_stage"].describe(), "zh") == "LLaMA-Factory 0.9.4 的默认值"
     assert s.extras["num_train_epochs"] == 3.0 and s.extras["max_samples"] == 1000
 
 
@@ -59,7 +61,7 @@ def test_llamafactory_finetuning_type_defaults_to_lora(tmp_path):
     shutil.copy(DATA / "ds_z2_offload.json", tmp_path)
     (tmp_path / "x.yaml").write_text(text)
     s = load_config(str(tmp_path / "x.yaml"))
-    assert s.method == "lora" and s.sources["method"].default.startswith("default of LLaMA-Factory")
+    assert s.method == "lora" and say(s.sources["method"].describe()).startswith("default of LLaMA-Factory")
 
 
 def test_framework_version_changes_cutoff_default(tmp_path):
@@ -67,7 +69,7 @@ def test_framework_version_changes_cutoff_default(tmp_path):
     p.write_text("model_name_or_path: meta-llama/Llama-2-7b-hf\nstage: sft\nfinetuning_type: full\n")
     assert load_config(str(p)).seq_len == 2048
     old = load_config(str(p), framework_version="0.9.0")
-    assert old.seq_len == 1024 and "0.9.0" in old.sources["seq_len"].default
+    assert old.seq_len == 1024 and say(old.sources["seq_len"].describe()) == "default of LLaMA-Factory 0.9.0 (cutoff_len)"
     assert old.extras["weights_dtype_rule"] == "compute"
     assert load_config(str(p)).extras["weights_dtype_rule"] == "checkpoint"
 
@@ -131,7 +133,8 @@ def test_trl_sft_config_with_peft_and_4bit():
     assert (s.framework, s.method, s.quant_bits, s.lora_rank, s.seq_len, s.packing) == ("trl", "qlora", 4, 32, 2048, True)
     # TRL's own defaults: GC on, bf16 on, and a model given by name loads in float32.
     assert (s.grad_ckpt, s.precision, s.load_dtype) == (True, "bf16", "fp32")
-    assert "TRL" in s.sources["load_dtype"].default
+    assert say(s.sources["load_dtype"].describe()).endswith("(a model given by name loads in float32)")
+    assert say(s.sources["load_dtype"].describe(), "zh").endswith("的默认值（按名称给出的模型以 float32 加载）")
     assert s.sources["seq_len"].key == "max_length" and s.sources["seq_len"].line == 8
 
 
@@ -165,7 +168,7 @@ def test_axolotl_unset_keys_take_axolotl_defaults(tmp_path):
     p.write_text("base_model: NousResearch/Llama-2-7b-hf\n")
     s = load_config(str(p))
     assert (s.method, s.micro_batch, s.seq_len, s.grad_ckpt, s.optimizer) == ("full", 1, 512, False, "adamw_torch_fused")
-    assert s.sources["seq_len"].default == "default of axolotl 0.18 (sequence_len)"
+    assert say(s.sources["seq_len"].describe()) == "default of axolotl 0.18 (sequence_len)"
 
 
 def test_torchtune_lora_recipe():
@@ -325,3 +328,36 @@ def test_edits_for_other_frameworks_use_their_key_names():
     assert sh[("train_hf.sh", ("per_device_train_batch_size",))].value == 4
     acc = _by_key(edits_for(load_config(cfg("accelerate_fsdp.yaml")), [Change("n_gpus", 4, 8)]))
     assert acc[("accelerate_fsdp.yaml", ("num_processes",))].value == 8
+
+
+# ---------------------------------------------------------------- words, not sentences
+
+def _unknown_codes(value) -> list[str]:
+    """Codes of `value` (a Msg, or a tuple of them, nested in values too) that words/ has no entry for."""
+    from oomdoctor.facts import Msg
+    from oomdoctor.words import has
+
+    if isinstance(value, Msg):
+        return ([] if has(value.code) else [value.code]) + [c for _, v in value.args for c in _unknown_codes(v)]
+    if isinstance(value, tuple):
+        return [c for v in value for c in _unknown_codes(v)]
+    return []
+
+
+_READABLE = sorted(str(p) for pattern in ("configs/*.*", "scripts/*.sh", "real-configs/*/*.*")
+                   for p in (DATA.parent).glob(pattern) if p.name != "MANIFEST.yaml")
+
+
+@pytest.mark.parametrize("path", _READABLE, ids=[Path(p).relative_to(DATA.parent).as_posix() for p in _READABLE])
+def test_every_warning_reason_and_provenance_is_a_words_code(path):
+    from oomdoctor.facts import Msg
+
+    try:
+        s = load_config(path)
+    except InputError as err:
+        assert isinstance(err.message, Msg) and not _unknown_codes(err.message), err.message
+        return
+    said = [src.describe() for src in s.sources.values()] + list(s.extras.get("warnings", ()))
+    said += [m for m in (s.framework_reason, s.version_reason) if m is not None]
+    assert all(isinstance(m, Msg) for m in said)
+    assert not [c for m in said for c in _unknown_codes(m)]

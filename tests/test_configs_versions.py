@@ -112,7 +112,7 @@ def test_trl_releases(tmp_path):
     older = load_config(_write(tmp_path, "sft2.yaml", "model_name_or_path: m\ndataset_name: d\n"),
                         framework_version="0.15")
     assert (older.precision, older.grad_ckpt, older.seq_len) == ("fp32", False, 1024)
-    assert older.sources["seq_len"].default.endswith("(max_seq_length)")
+    assert say(older.sources["seq_len"].describe()).endswith("(max_seq_length)")
     newest = load_config(_write(tmp_path, "sft3.yaml", "model_name_or_path: m\ndataset_name: d\n"))
     assert (newest.framework_version, newest.precision, newest.grad_ckpt) == ("0.23", "bf16", True)
 

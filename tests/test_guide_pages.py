@@ -77,7 +77,7 @@ def test_step_titles_and_why_come_from_the_step_and_costs_from_the_rule_book_in_
     page = _page(hand_report(), "step-1", "zh", BOOK)
     assert "微批大小减半，梯度累积加倍" in page.title
     assert "激活值与微批大小成正比。" in _text(page)
-    assert "更小的批量让 GPU 利用率下降" in _text(page)         # the cost text of rules/10-ladder.yaml OOM001
+    assert "微批更小时 GPU 利用率下降" in _text(page)         # the cost text of rules/10-ladder.yaml OOM001
 
 
 def test_without_the_rule_book_a_step_costs_are_told_by_kind():

@@ -20,7 +20,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "oomdoctor"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("facts", ("oomdoctor", "oomdoctor.records", "oomdoctor.facts", "oomdoctor.lazyre")),
     ("words", ("oomdoctor.words",)),
-    ("errors", ("oomdoctor.errors", "oomdoctor.values")),
+    ("errors", ("oomdoctor.errors", "oomdoctor.values", "oomdoctor.interrupts")),
     ("domain", ("oomdoctor.crashlog", "oomdoctor.configs", "oomdoctor.models", "oomdoctor.archs",
                 "oomdoctor.checkpoint", "oomdoctor.bounded", "oomdoctor.gpus",
                 "oomdoctor.memory", "oomdoctor.calibrate", "oomdoctor.planner", "oomdoctor.patch",

@@ -126,7 +126,7 @@ def _guarded_patterns() -> list[tuple[str, LazyPattern]]:
     found = []
     for mod in (formats, context, phase):
         for name, value in vars(mod).items():
-            values = value if isinstance(value, tuple) else (value,)
+            values = tuple(value.values()) if isinstance(value, dict) else value if isinstance(value, tuple) else (value,)
             for i, v in enumerate(values):
                 for p in (v if isinstance(v, tuple) else (v,)):     # (pattern, key) and (phase, pattern) pairs
                     if isinstance(p, LazyPattern) and p.needs:

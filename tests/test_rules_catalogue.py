@@ -131,7 +131,7 @@ def test_explain_names_the_condition_the_actions_and_the_costs():
     assert "setup.micro_batch > 1" in text
     assert "micro_batch x 0.5" in text
     assert "throughput" in text
-    assert explain(BOOK, "halve-micro-batch", "zh").startswith("OOM001 halve-micro-batch: 微批量减半")
+    assert explain(BOOK, "halve-micro-batch", "zh").startswith("OOM001 halve-micro-batch: 微批大小减半")
 
 
 def test_qlora_never_looks_cheaper_than_lora():

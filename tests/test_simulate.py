@@ -10,9 +10,10 @@ pytest.importorskip("torch")
 pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
-from oomdoctor.facts import Estimate, ModelShape, TrainingSetup  # noqa: E402
+from oomdoctor.facts import Estimate, ModelShape, TrainingSetup, msg  # noqa: E402
 from oomdoctor.simulate import (SimulateError, SimulationInterrupted, format_result,  # noqa: E402
                                 trace_step)
+from oomdoctor.words import say  # noqa: E402
 
 pytestmark = pytest.mark.simulate
 
@@ -129,7 +130,8 @@ def test_eager_attention_keeps_scores_that_sdpa_does_not():
 def test_flash_attention_runs_sdpa_and_says_so():
     r = trace(SMALL, attention="fa2")
     assert r.attention == "sdpa"
-    assert any("FlashAttention-2" in n for n in r.notes)
+    assert msg("simulate.note.fa2") in r.notes
+    assert "FlashAttention-2 没有 CPU/假张量内核" in say(msg("simulate.note.fa2"), "zh")
 
 
 def test_sgd_keeps_no_optimizer_state():
@@ -141,7 +143,7 @@ def test_8bit_adam_states_take_about_two_bytes_per_parameter():
     r = trace(SMALL, method="full", optimizer="adamw_8bit")
     states = _phase(r, "step 2 forward").categories["optimizer"]
     assert 2.0 <= states / r.params_trainable <= 2.2
-    assert any("8-bit" in m for m in r.limits)
+    assert msg("simulate.limit.bnb8bit") in r.limits
 
 
 def test_zero3_divides_sharded_memory_by_gpus_and_says_so():
@@ -149,8 +151,11 @@ def test_zero3_divides_sharded_memory_by_gpus_and_says_so():
     one = trace(SMALL, method="full", zero_stage=3, n_gpus=1)
     assert r.peak_bytes < r.traced_peak_bytes
     assert r.categories["weights"] * 4 == pytest.approx(one.categories["weights"], abs=4)
-    assert any("ZeRO-3" in m and "4 GPUs" in m for m in r.limits)
-    assert "master" in r.optimizer
+    sharding = next(m for m in r.limits if m.code == "simulate.limit.sharding")
+    assert say(sharding) == ("ZeRO-3 sharding is simulated by dividing optimizer states, gradients, weights by 4 GPUs, "
+                             "not run (no buckets, no gathered layers)")
+    assert say(sharding, "zh").startswith("ZeRO-3 分片没有实际运行，只是把优化器状态、梯度、权重除以 4 张 GPU")
+    assert say(r.optimizer) == "AdamW foreach (torch's CUDA default) on an fp32 master copy (DeepSpeed)"
 
 
 def test_qlora_reports_quantized_weights_and_a_lower_peak():
@@ -159,7 +164,7 @@ def test_qlora_reports_quantized_weights_and_a_lower_peak():
     linear = 2 * (4 * 256 * 256 + 3 * 256 * 688)
     assert r.quantized_weights_bytes == pytest.approx(linear * 0.516, rel=0.01)   # NF4 + double-quant scales
     assert r.peak_bytes_quantized < r.peak_bytes
-    assert any("dequantised" in m for m in r.limits)
+    assert msg("simulate.limit.bnb_kernels", bits=4, dtype="bf16") in r.limits
 
 
 def test_hf_config_dict_builds_that_model():
@@ -176,19 +181,21 @@ def test_missing_lora_target_is_a_one_line_error():
     with pytest.raises(SimulateError) as err:
         trace_step(_setup(lora_targets=("query_key_value",)), SMALL)
     assert "query_key_value" in str(err.value) and "\n" not in str(err.value)
+    assert err.value.render("zh").startswith("该模型中没有 LoRA 目标 query_key_value（它的线性层有：")
 
 
 def test_progress_is_reported_and_ctrl_c_stops_cleanly():
     seen = []
 
-    def progress(message: str) -> None:
-        seen.append(message)
-        if "backward" in message:
+    def progress(message) -> None:
+        seen.append(message.code)
+        if message.code == "simulate.progress.backward":
             raise KeyboardInterrupt
 
-    with pytest.raises(SimulationInterrupted):
+    with pytest.raises(SimulationInterrupted) as stopped:
         trace_step(_setup(), SMALL, progress=progress)
-    assert any("forward" in m for m in seen)
+    assert seen[0] == "simulate.progress.loading" and "simulate.progress.forward" in seen
+    assert stopped.value.render("zh") == "模拟在完成前被 Ctrl-C 中止；没有写入任何文件"
 
 
 def test_format_result_lists_phases_components_and_versions():
@@ -264,3 +271,21 @@ def test_simulate_json_prints_the_traced_phases_beside_the_estimates_moments(cap
     assert set(run["traced"]["components"]) == {"weights", "gradients", "optimizer", "activations", "logits"}
     assert abs(run["gap"]["relative"]) < 0.05
     assert "loading torch" in err         # progress goes to stderr, JSON alone to stdout
+    assert run["traced"]["limits_codes"][0] == {"code": "simulate.limit.no_cuda", "values": {}}
+    assert run["traced"]["limits"][0].startswith("no CUDA context")
+
+
+def test_simulate_speaks_chinese_on_stderr_and_in_its_json(capsys):
+    import json
+    from pathlib import Path
+
+    from oomdoctor.cli import main
+
+    config = Path(__file__).parent / "data" / "configs" / "lf_sim_lora.yaml"
+    model = Path(__file__).parent / "data" / "models" / "sim-llama-2l"
+    main([str(config), "--model", str(model), "--gpu", "24GiB", "--simulate", "--json", "--lang", "zh"])
+    out, err = capsys.readouterr()
+    traced = json.loads(out)["simulations"][0]["traced"]
+    assert "oomdoctor：正在加载 torch、transformers 和 peft" in err and "第 2/2 步：反向传播" in err
+    assert traced["limits"][0].startswith("不含 CUDA 上下文")
+    assert traced["optimizer"] == "AdamW foreach（torch 在 CUDA 上的默认实现）"

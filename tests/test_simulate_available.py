@@ -19,12 +19,17 @@ def test_available_names_the_install_command_when_torch_is_missing():
         import sys
         sys.modules["torch"] = None          # makes `import torch` raise ImportError
         from oomdoctor.simulate import available
-        print(available())
+        from oomdoctor.words import say
+        print(say(available()))
+        print(say(available(), "zh"))
     """)
     assert out.returncode == 0, out.stderr
-    line = out.stdout.strip()
-    assert "pip install 'oomdoctor[simulate]'" in line
-    assert "torch" in line and "\\n" not in line
+    line, zh = out.stdout.strip().split("\n")
+    # peft (and, in some releases, transformers) cannot import without torch either
+    assert line.startswith("--simulate needs torch, transformers and peft (torch")
+    assert line.endswith(" missing): pip install 'oomdoctor[simulate]'")
+    assert zh.startswith("--simulate 需要 torch、transformers 和 peft（缺少 torch") and ", " not in zh
+    assert zh.endswith("）：pip install 'oomdoctor[simulate]'")
 
 
 def test_trace_step_without_torch_raises_a_one_line_input_error():

@@ -56,6 +56,21 @@ async def test_simulate_without_torch_says_what_to_install(demo, monkeypatch):
         assert not isinstance(app.screen, SimulateScreen)
 
 
+async def test_simulate_says_what_to_install_in_the_apps_language(demo, monkeypatch):
+    from oomdoctor import simulate
+    from oomdoctor.facts import msg
+
+    report, opts, _ = demo
+    missing = msg("simulate.missing", missing=("torch", "peft"), hint=simulate.INSTALL_HINT)
+    monkeypatch.setattr(simulate, "available", lambda: missing)
+    app = OomDoctorApp(session_for(report, opts, "zh"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("s")
+        await _until(pilot, lambda: app.screen.finished, 10)
+        text = " ".join(screen_text(app).split())
+        assert "--simulate 需要 torch、transformers 和 peft（缺少 torch、peft）" in text
+
+
 async def test_simulate_traces_the_configured_run_and_the_selected_steps(demo, monkeypatch):
     from oomdoctor import simulate
 

@@ -1,6 +1,7 @@
 """Every table in oomdoctor/words/ is complete in both languages and keeps to the glossary."""
 from __future__ import annotations
 
+import ast
 import string
 from pathlib import Path
 
@@ -12,6 +13,30 @@ from oomdoctor.facts import msg
 
 GLOSSARY = yaml.safe_load((Path(words.__file__).parent / "glossary.yaml").read_text(encoding="utf-8"))
 ENTRIES = [(domain, code, entry) for domain in words.domains() for code, entry in words.table(domain).items()]
+
+
+def _zh_texts(node, where: str):
+    """(where, text) of every `zh:` text in a rule file's data: titles, whys, costs, notes, skip reasons."""
+    if isinstance(node, dict):
+        if isinstance(node.get("zh"), str):
+            yield where, node["zh"]
+        here = f"{where} {node['id']}" if isinstance(node.get("id"), str) else where
+        for key, value in node.items():
+            yield from _zh_texts(value, f"{here}.{key}" if key != "rules" else here)
+    elif isinstance(node, list):
+        for item in node:
+            yield from _zh_texts(item, where)
+
+
+def _rule_texts() -> list[tuple[str, str]]:
+    from oomdoctor.planner.book import default_rules_dir
+
+    return [found for path in sorted(default_rules_dir().glob("*.yaml"))
+            for found in _zh_texts(yaml.safe_load(path.read_text(encoding="utf-8")), path.name)]
+
+
+# Every Chinese text a user reads: the words tables and the shipped rule files.
+ZH_TEXTS = [(code, zh) for _, code, (_, zh) in ENTRIES] + _rule_texts()
 
 
 def _fields(text: str) -> set[str]:
@@ -34,8 +59,37 @@ def test_entry_has_both_languages_with_the_same_fields(domain: str, code: str, e
 @pytest.mark.parametrize("term", GLOSSARY, ids=[t["en"] for t in GLOSSARY])
 def test_chinese_texts_use_the_glossary_term(term: dict) -> None:
     # An avoided word may be part of the right term ("序列长" in "序列长度"): look at what is left without it.
-    offenders = [code for _, code, (_, zh) in ENTRIES for bad in term["avoid"] if bad in zh.replace(term["zh"], "")]
+    offenders = [where for where, zh in ZH_TEXTS for bad in term["avoid"] if bad in zh.replace(term["zh"], "")]
     assert not offenders, f"use {term['zh']!r} for {term['en']!r} in: {offenders}"
+
+
+def _coded_calls():
+    """Every `msg("code", ...)` and `say("code", lang, ...)` of the package with a literal code."""
+    package = Path(words.__file__).parents[1]
+    for path in sorted(package.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("msg", "say") \
+                    and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
+                yield f"{path.relative_to(package.parent)}:{node.lineno}", node.args[0].value, node.keywords
+
+
+def test_every_code_the_package_names_exists_and_gets_exactly_its_fields() -> None:
+    wrong = []
+    for where, code, keywords in _coded_calls():
+        if not words.has(code):
+            wrong.append(f"{where}: no entry {code!r}")
+        elif all(k.arg is not None for k in keywords):     # **values: not knowable here
+            given, needed = {k.arg for k in keywords}, _fields(words.table(code.partition(".")[0])[code][0])
+            if given != needed:
+                wrong.append(f"{where}: {code} takes {sorted(needed)}, given {sorted(given)}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_glossary_check_reads_the_rule_files_chinese() -> None:
+    rule_texts = dict(_rule_texts())
+    assert len(rule_texts) >= 60
+    assert rule_texts["10-ladder.yaml OOM001.title"].startswith("微批大小减半")
+    assert any(where.endswith(".skip_why") for where in rule_texts)
 
 
 def test_say_fills_fields_renders_nested_messages_and_falls_back_on_unknown_codes() -> None:

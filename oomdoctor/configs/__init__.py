@@ -164,11 +164,13 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
         if "deepspeed" not in args:
             return None
         # The DeepSpeed JSON the log names is on another machine: judge without it.
-        args.pop("deepspeed")
+        missing = args.pop("deepspeed")
         try:
             setup = load(Doc(crash.file, args, {}, "cli", tolerant=True))
         except InputError:
             return None
+        note = msg("crash.setup.path_missing", path=str(missing), key="--deepspeed")
+        setup = replace(setup, extras={**setup.extras, "warnings": (*setup.extras.get("warnings", ()), note)})
     return replace(with_log_world_size(setup, crash), config_file=None)
 
 

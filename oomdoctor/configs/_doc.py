@@ -134,7 +134,7 @@ class Doc:
         options = tuple(choices)
         if v.lower() in options:
             return v.lower()
-        return self._bad(key, msg("config.not_a_choice", key=key, value=_shown(v), choices=", ".join(options)))
+        return self._bad(key, msg("config.not_a_choice", key=key, value=_shown(v), choices=options))
 
 
 def _shown(value: Any) -> str:
@@ -322,11 +322,16 @@ class Builder:
         self.values[name] = value
         self.sources[name] = source
 
-    def default(self, name: str, value: Any, note: str | None = None) -> None:
-        """A value the framework fills in; its Source says whose default (and which key, or why)."""
+    def default(self, name: str, value: Any, note: Msg | str | None = None) -> None:
+        """A value the framework fills in; its Source says whose default and, in `note`, why: a Msg, or the
+        key or expression that holds the default, shown as written ("cutoff_len", "2 × lora_rank")."""
         self.values[name] = value
-        text = f"default of {self.defaults_of}" + (f" ({note})" if note else "")
-        self.sources[name] = Source(default=text)
+        self.sources[name] = Source(default=self.default_of(note))
+
+    def default_of(self, note: Msg | str | None = None) -> Msg:
+        if note is None or note == "":
+            return msg("config.default.of", framework=self.defaults_of)
+        return msg("config.default.of_note", framework=self.defaults_of, note=note)
 
     def from_doc(self, name: str, doc: Doc, key: str, value: Any) -> bool:
         """Set `name` from `doc[key]` when the value is present (not None); True when it was set."""
@@ -351,7 +356,7 @@ class Builder:
         sources = dict(self.sources)
         for name in _CANONICAL:
             if name not in sources and name not in fixed:
-                sources[name] = Source(default=f"default of {self.defaults_of}")
+                sources[name] = Source(default=self.default_of())
         for doc in docs:
             for n in doc.notes:
                 self.note(n)

@@ -43,7 +43,7 @@ def detect(data: dict) -> Msg | None:
         if key in data:
             return msg("config.why.accelerate", keys=key)
     if isinstance(data.get("fsdp_config"), dict) and "num_processes" in data:
-        return msg("config.why.accelerate", keys="fsdp_config, num_processes")
+        return msg("config.why.accelerate", keys=("fsdp_config", "num_processes"))
     return None
 
 
@@ -105,7 +105,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             if b.values.get("offload_params") and (stage or 0) < 3:
                 src = b.sources["offload_params"]
                 b.set("offload_params", False, Source(file=src.file, key=src.key, line=src.line,
-                                                      default="DeepSpeed ignores offload_param below ZeRO-3"))
+                                                      default=msg("config.default.ds_offload_param_ignored")))
                 b.note(msg("config.ds_offload_param_ignored", where=src.describe(), stage=stage or 0))
         b.keep(doc, ("deepspeed_config",))
     # Context parallelism and DeepSpeed's Ulysses sequence parallelism both split each sequence.

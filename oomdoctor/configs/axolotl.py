@@ -102,9 +102,9 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     elif doc.get("unfrozen_parameters"):
         b.set("method", "freeze", doc.src("unfrozen_parameters"))
     else:
-        b.default("method", "full", "no adapter")
+        b.default("method", "full", msg("config.default.no_adapter"))
     if adapter:
-        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, "lora_r has no default in axolotl; assumed 8")
+        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, msg("config.default.axolotl_lora_r", rank=8))
         read_int(b, doc, KEYS["lora_alpha"])
         if doc.bool_("lora_target_linear"):
             b.set("lora_targets", ("all",), doc.src("lora_target_linear"))
@@ -125,7 +125,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     read_int(b, doc, KEYS["eval_accum"])
     if not read_int(b, doc, KEYS["seq_len"]):
         if at_most(version, "0.4.0"):
-            b.default("seq_len", 2048, "sequence_len had no default before 0.5; assumed 2048")
+            b.default("seq_len", 2048, msg("config.default.axolotl_seq_old", tokens=2048))
         else:
             b.default("seq_len", 512, "sequence_len")
     b.from_doc("packing", doc, "sample_packing", doc.bool_("sample_packing")) or b.default("packing", False)
@@ -158,7 +158,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         word = str(gc).strip().lower()
         if gc is not True and gc is not False and word not in ("true", "false", "offload", "offload_disk", "unsloth"):
             doc._bad("gradient_checkpointing", msg("config.not_a_choice", key="gradient_checkpointing",
-                                                    value=str(gc), choices="true, false, offload, offload_disk"))
+                                                    value=str(gc), choices=("true", "false", "offload", "offload_disk")))
         else:
             on = gc is True or word in ("true", "offload", "offload_disk", "unsloth")
             b.set("grad_ckpt", on, doc.src("gradient_checkpointing"))
@@ -181,7 +181,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         key = next(k for k in ("sdp_attention", "xformers_attention", "flex_attention") if doc.bool_(k))
         b.set("attention", "sdpa", doc.src(key))
     else:
-        b.default("attention", "sdpa", "transformers' default attention")
+        b.default("attention", "sdpa", msg("config.default.transformers_attention"))
 
     _fused_loss(b, doc)
 

@@ -140,7 +140,7 @@ def apply_deepspeed(b: Builder, ds_path: str | None, shipped: str | None, ref_sr
     """
     if ds_path is None:
         stage, off_opt, off_par, bf16 = SHIPPED[shipped]
-        note = f"{shipped} as the framework ships it (file not found here)"
+        note = msg("config.default.ds_shipped", name=shipped)
         b.note(msg("config.ds_shipped", where=ref_src.describe(), name=shipped))
         src = Source(file=None, key="zero_optimization.stage", default=note)
         b.set("zero_stage", stage, src)
@@ -159,7 +159,7 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
     if stage is not None:
         b.set("zero_stage", stage, doc.src(KEYS["zero_stage"].name))
     else:
-        b.set("zero_stage", 0, Source(default="DeepSpeed default (no zero_optimization.stage)"))
+        b.set("zero_stage", 0, Source(default=msg("config.default.ds_unset", key="zero_optimization.stage")))
     for field, key in (("offload_optimizer", "zero_optimization.offload_optimizer"),
                        ("offload_params", "zero_optimization.offload_param")):
         dev = doc.get(key + ".device")
@@ -168,12 +168,12 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
         if dev is not None:
             b.set(field, str(dev).lower() in ("cpu", "nvme"), doc.src(key + ".device" if doc.has(key + ".device") else key))
         else:
-            b.set(field, False, Source(default=f"DeepSpeed default (no {key})"))
+            b.set(field, False, Source(default=msg("config.default.ds_unset", key=key)))
     if b.values.get("offload_params") and (stage or 0) < 3:
         # DeepSpeed only partitions (and so only offloads) parameters at stage 3 (zero/config.py).
         line = b.sources["offload_params"]
         b.set("offload_params", False, Source(file=line.file, key=line.key, line=line.line,
-                                              default="DeepSpeed ignores offload_param below ZeRO-3"))
+                                              default=msg("config.default.ds_offload_param_ignored")))
         b.note(msg("config.ds_offload_param_ignored", where=line.describe(), stage=stage or 0))
     # Precision blocks: explicit true decides; "auto" takes TrainingArguments (HF integration).
     for dtype in ("bf16", "fp16"):
@@ -263,7 +263,7 @@ def read(doc: Doc, ctx: Any) -> TrainingSetup:
     if "grad_accum" not in b.values:
         b.default("grad_accum", 1)
     if "precision" not in b.values:
-        b.default("precision", "bf16", "bf16.enabled is auto: assumed the run sets bf16")
+        b.default("precision", "bf16", msg("config.default.ds_bf16_auto"))
     b.note(msg("config.ds_alone", where=doc.path))
     return b.build(doc, config_file=doc.path, deepspeed_file=doc.path)
 

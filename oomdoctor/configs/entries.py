@@ -21,6 +21,7 @@ dataclasses, read from its repository:
 from __future__ import annotations
 
 from oomdoctor.configs.trainer_args import Entry
+from oomdoctor.facts import msg
 
 _QWEN = {"model_max_length": "seq", "use_lora": "use_lora", "q_lora": "q_lora", "lora_r": "rank",
          "lora_alpha": "alpha", "lora_target_modules": "targets"}
@@ -70,7 +71,7 @@ ENTRIES: tuple[Entry, ...] = (
           defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 256), ("lora_rank", 8), ("lora_alpha", 16),
                     ("micro_batch", 4), ("total_batch", 128), ("precision", "fp16"), ("grad_ckpt", True)),
           seq_flag="cutoff_len"),
-    Entry("hf_examples", "HF examples run_clm.py",
+    Entry("hf_examples", msg("config.entry.hf_examples"),
           scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
           flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),
     Entry("firefly", "Firefly train.py", reader="firefly", scripts=("train.py", "train_qlora.py"),
@@ -78,7 +79,7 @@ ENTRIES: tuple[Entry, ...] = (
           flags={"max_seq_length": "seq", "train_mode": "train_type", "lora_rank": "rank", "lora_alpha": "alpha"},
           defaults=(("method", "qlora"), ("lora_rank", 64), ("lora_alpha", 16), ("quant_bits", 4), ("seq_len", 1024)),
           seq_flag="max_seq_length"),
-    Entry("trl", "TRL command line", trl=True, commands=(("trl", "sft"), ("trl", "dpo"), ("trl", "kto"), ("trl", "grpo")),
+    Entry("trl", msg("config.entry.trl"), trl=True, commands=(("trl", "sft"), ("trl", "dpo"), ("trl", "kto"), ("trl", "grpo")),
           modules=("trl.scripts.sft", "trl.scripts.dpo", "trl.commands.cli"), config_flag="config",
           scripts=("examples/scripts/sft.py", "examples/scripts/dpo.py", "trl/scripts/sft.py", "trl/scripts/dpo.py")),
     Entry("alignment_handbook", "alignment-handbook run_sft.py", trl=True,
@@ -99,7 +100,7 @@ ENTRIES: tuple[Entry, ...] = (
 )
 
 # A script oomdoctor does not know: TrainingArguments names and the conventions, each guess a note.
-GENERIC = Entry("script", "a training script", rank_implies_lora=True)
+GENERIC = Entry("script", msg("config.entry.script"), rank_implies_lora=True)
 
 _BY_NAME = {e.name: e for e in ENTRIES + (GENERIC,)}
 

@@ -43,7 +43,7 @@ def detect(data: dict) -> Msg | None:
         return None
     keys = [k for k in HALLMARK_KEYS if k in data][:2]
     if keys and ("max_seq_length" in data or "train_mode" in data):
-        return msg("config.why.firefly", keys=", ".join(keys + ["max_seq_length"] * ("max_seq_length" in data)))
+        return msg("config.why.firefly", keys=tuple(keys + ["max_seq_length"] * ("max_seq_length" in data)))
     return None
 
 

@@ -82,7 +82,7 @@ def detect(data: dict) -> Msg | None:
         return None
     trl = [k for k in data if k in TRL_KEYS][:2]
     if trl:
-        return msg("config.why.trl", keys=", ".join([model_key] + trl))
+        return msg("config.why.trl", keys=tuple([model_key] + trl))
     return msg("config.why.hf", keys=model_key)
 
 
@@ -122,18 +122,18 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         # Another project's argument file or script: its own names for length, LoRA, quantisation.
         read_conventions(b, doc, ctx)
         if "seq_len" not in b.values:
-            b.default("seq_len", 2048, "no sequence length in TrainingArguments: the script decides; assumed 2048")
+            b.default("seq_len", 2048, msg("config.default.hf_no_seq", tokens=2048))
         if "grad_ckpt" not in b.values:
             b.default("grad_ckpt", False)
         if "precision" not in b.values:
-            b.default("precision", "fp32", "no bf16/fp16: no autocast")
+            b.default("precision", "fp32", msg("config.default.no_autocast"))
         if "method" not in b.values:
             b.default("method", "full")
     stage = doc.str_("stage")
     if stage in ("sft", "dpo", "kto", "ppo", "rm", "pt"):
         b.set("stage", stage, doc.src("stage"))
     elif trl and (doc.has("beta") or doc.has("max_prompt_length")):
-        b.default("stage", "dpo", "DPO keys (beta / max_prompt_length) present")
+        b.default("stage", "dpo", msg("config.default.dpo_keys", keys="beta / max_prompt_length"))
     fields: dict[str, Any] = {"config_file": doc.path}
     path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli")
     if path:
@@ -158,7 +158,7 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
     b.from_doc("packing", doc, "packing", doc.bool_("packing"))
     if "grad_ckpt" not in b.values:
         if at_least(version, "0.22"):
-            b.default("grad_ckpt", True, "gradient_checkpointing is on since TRL 0.22")
+            b.default("grad_ckpt", True, msg("config.default.trl_grad_ckpt", version="0.22"))
         else:
             b.default("grad_ckpt", False, "gradient_checkpointing")
     if "precision" not in b.values:
@@ -167,7 +167,7 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
         elif at_least(version, "0.19"):
             b.default("precision", "bf16", "bf16 = not fp16")
         else:
-            b.default("precision", "fp32", "no bf16/fp16: no autocast")
+            b.default("precision", "fp32", msg("config.default.no_autocast"))
     # ModelConfig: LoRA / QLoRA, load dtype and attention.
     peft = doc.bool_("use_peft")
     if peft:
@@ -191,7 +191,7 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
     if dtype and DTYPES.get(dtype.lower()):
         b.set("load_dtype", DTYPES[dtype.lower()], doc.src(dkey))
     elif dkey is None:
-        b.default("load_dtype", "fp32", "a model given by name loads in float32")
+        b.default("load_dtype", "fp32", msg("config.default.trl_fp32_load"))
     akey = next((k for k in ("attn_implementation", "model_init_kwargs.attn_implementation") if doc.get(k)), None)
     if akey and doc.str_(akey):
         b.set("attention", ATTN.get(doc.str_(akey).lower(), "sdpa"), doc.src(akey))

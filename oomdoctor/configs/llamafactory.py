@@ -87,7 +87,7 @@ def detect(data: dict) -> Msg | None:
         return None
     keys = [k for k in HALLMARK_KEYS if k in data][:3]
     if keys:
-        return msg("config.why.llamafactory", keys=", ".join(keys))
+        return msg("config.why.llamafactory", keys=tuple(keys))
     return None
 
 
@@ -123,7 +123,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if qbits is not None:
         if qbits not in (2, 3, 4, 5, 6, 8):
             raise doc.fail(K_QBITS, msg("config.not_a_choice", key=K_QBITS, value=str(qbits),
-                                                   choices="4, 8"))
+                                                   choices=("4", "8")))
         b.set("quant_bits", qbits, doc.src(K_QBITS))
         if method == "lora":
             b.set("method", "qlora", doc.src(K_QBITS))
@@ -160,7 +160,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.set("pure_bf16", True, doc.src(K_PURE))
         b.set("precision", "bf16", doc.src(K_PURE))
     if "precision" not in b.values:
-        b.default("precision", "fp32", "no bf16/fp16: no autocast; weights load in the GPU's best half dtype")
+        b.default("precision", "fp32", msg("config.default.lf_no_autocast"))
     for flag, field in (("use_galore", "galore"), ("use_badam", "badam"), ("use_apollo", "apollo"),
                         ("use_unsloth", "use_unsloth")):
         b.from_doc(field, doc, flag, doc.bool_(flag))
@@ -174,7 +174,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     elif packing is not None:
         b.set("packing", packing, doc.src(K_PACK))
     else:
-        b.default("packing", stage == "pt", "packing is on for stage pt only")
+        b.default("packing", stage == "pt", msg("config.default.lf_packing"))
 
     # ---- memory switches LLaMA-Factory owns
     disable_gc = doc.bool_(K_NOGC)
@@ -187,7 +187,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if flash is not None:
         b.set("attention", _FLASH[flash], doc.src(K_FLASH))
     else:
-        b.default("attention", "sdpa", "flash_attn: auto keeps transformers' sdpa")
+        b.default("attention", "sdpa", msg("config.default.lf_flash_auto"))
     liger = doc.bool_(K_LIGER)
     if liger is not None:
         # Liger's fused linear cross-entropy is patched in for pt/sft only (model_utils/liger_kernel.py).

@@ -17,7 +17,7 @@ from typing import Any
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
 from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
-from oomdoctor.facts import Change, Msg, Source, TrainingSetup, msg
+from oomdoctor.facts import Change, Msg, TrainingSetup, msg
 
 NAME = "torchtune"
 FRAMEWORK = "torchtune"
@@ -144,10 +144,10 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if short.startswith(("dora_", "qdora_")) or doc.bool_("model.use_dora"):
         b.set("use_dora", True, doc.src("model._component_"))
     if b.values["method"] != "full":
-        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, "builder lora_rank")
+        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, msg("config.default.builder", key="lora_rank"))
         alpha = doc.float_("model.lora_alpha", minimum=0)
         b.from_doc("lora_alpha", doc, "model.lora_alpha", None if alpha is None else int(alpha)) or \
-            b.default("lora_alpha", 16, "builder lora_alpha")
+            b.default("lora_alpha", 16, msg("config.default.builder", key="lora_alpha"))
         attn = doc.get("model.lora_attn_modules")
         if isinstance(attn, list):
             targets = [str(t) for t in attn]
@@ -159,14 +159,14 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
 
     if not read_int(b, doc, KEYS["micro_batch"]):
         raise doc.fail("", msg("config.torchtune_batch_required"))
-    read_int(b, doc, KEYS["grad_accum"]) or b.default("grad_accum", 1, "gradient_accumulation_steps missing")
+    read_int(b, doc, KEYS["grad_accum"]) or b.default("grad_accum", 1,
+                                                      msg("config.default.missing", key="gradient_accumulation_steps"))
     seq = KEYS["seq_len"]
     if not read_int(b, doc, seq, version):
         if at_most(version, "0.2.1"):
-            b.default("seq_len", 512, "dataset.max_seq_len: 512 in the alpaca-style builders up to 0.2")
+            b.default("seq_len", 512, msg("config.default.tt_seq_old", tokens=512))
         else:
-            b.default("seq_len", 2048, "tokenizer.max_seq_len null: no truncation, the longest sample decides; "
-                      "assumed 2048")
+            b.default("seq_len", 2048, msg("config.default.tt_no_truncation", tokens=2048))
     read_int(b, doc, KEYS["seq_parallel"])
     b.from_doc("packing", doc, "dataset.packed", doc.bool_("dataset.packed")) or b.default("packing", False)
 
@@ -177,14 +177,14 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.set("load_dtype", prec, doc.src("dtype"))
         b.set("pure_bf16", prec == "bf16", doc.src("dtype"))
     else:
-        b.default("precision", "fp32", "dtype unset: fp32 (training.get_dtype)")
-        b.default("load_dtype", "fp32", "dtype unset")
+        b.default("precision", "fp32", msg("config.default.tt_dtype"))
+        b.default("load_dtype", "fp32", msg("config.default.missing", key="dtype"))
 
     b.from_doc("grad_ckpt", doc, "enable_activation_checkpointing", doc.bool_("enable_activation_checkpointing")) or \
         b.default("grad_ckpt", False, "enable_activation_checkpointing")
     if doc.bool_("enable_activation_offloading"):
         b.extras["activation_offloading"] = True
-    b.default("attention", "sdpa", "torchtune attention uses scaled_dot_product_attention")
+    b.default("attention", "sdpa", msg("config.default.tt_sdpa"))
 
     opt = doc.str_("optimizer._component_")
     if opt:
@@ -222,7 +222,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.set("do_eval", True, doc.src("run_val_every_n_steps"))
         read_int(b, doc, KEYS["eval_batch"])
     if "eval_batch" not in b.values:
-        b.set("eval_batch", b.values["micro_batch"], Source(default="batch_size_val = batch_size"))
+        b.default("eval_batch", b.values["micro_batch"], "batch_size_val = batch_size")
     b.keep(doc, ("epochs", "max_steps_per_epoch", "compile", "custom_sharded_layers", "clip_grad_norm",
                  "tensor_parallel_dim"))
     return b.build(doc, config_file=doc.path)

@@ -12,7 +12,7 @@ from typing import Any
 
 from oomdoctor.configs._doc import Builder, Doc
 from oomdoctor.configs._keys import Key, found, read_int, table
-from oomdoctor.facts import msg
+from oomdoctor.facts import Msg, msg
 from oomdoctor.records import record
 
 HF_VERSION = "4.57"
@@ -61,7 +61,7 @@ def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
     elif doc.bool_("adafactor"):
         b.set("optimizer", "adafactor", doc.src("adafactor"))
     else:
-        b.default("optimizer", "adamw_torch", "adamw_torch_fused when torch >= 2.8; same memory")
+        b.default("optimizer", "adamw_torch", msg("config.default.hf_fused_adamw"))
     bf16, fp16 = doc.bool_("bf16"), doc.bool_("fp16")
     if bf16:
         b.set("precision", "bf16", doc.src("bf16"))
@@ -126,7 +126,8 @@ class Entry:
     flags, its own flag table (read and patch), and the defaults of its own dataclasses."""
 
     name: str                                   # "qwen", "fastchat", ...
-    label: str                                  # "Qwen finetune.py": said in reasons and provenance
+    label: str | Msg                            # "Qwen finetune.py" (words when not a program's name): said in
+                                                # reasons and provenance
     reader: str = "hf"                          # registry name of the reader its flags go through
     scripts: tuple[str, ...] = ()               # script paths it is run as (matched on their ends)
     modules: tuple[str, ...] = ()               # `python -m` modules
@@ -245,7 +246,7 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         word = (doc.str_(name) or "").lower()
         if word in _TRAIN_TYPES:
             return _TRAIN_TYPES[word]
-        return doc._bad(name, msg("config.not_a_choice", key=name, value=word, choices=", ".join(_TRAIN_TYPES)))
+        return doc._bad(name, msg("config.not_a_choice", key=name, value=word, choices=tuple(_TRAIN_TYPES)))
     if kind == "dtype":
         return _DTYPES.get((doc.str_(name) or "").lower())
     if kind == "targets":

@@ -45,6 +45,7 @@ _PREFIX = lazy_re(
     | [a-z][a-z0-9-]*-(?:worker|node|gpu|host)[a-z0-9-]*:[ ]                  # P03 pdsh host
     | \((?:raylet|[A-Za-z_][\w.]*[ ]pid=\d+(?:,[ ]ip=[\d.]+)?)\)[ ]           # P04 Ray
     | \((?:EngineCore_DP\d+|VllmWorker[ ]rank=(?P<vrank>\d+)|APIServer)[ ]pid=\d+\)[ ]   # P05 vLLM V1
+    | (?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ]\d\d-\d\d[ ]\d\d:\d\d:\d\d(?:\.\d+)?[ ]\[?[\w.]+:\d+\][ ]   # vLLM's logger
     | [a-z][\w.-]*\s+\|[ ]                                                    # P06 docker compose
     | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d\.\d+[ ]\|[ ][A-Z]+\s*\|[ ](?:[\w.:<>-]+[ ]-[ ])?   # loguru
     | ERROR:[\w.]+:                                                           # stdlib logging
@@ -120,7 +121,8 @@ F02 = lazy_re(
 , needs=(" total capacity; ",))
 F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);", needs=("(GPU ", "(NPU ", "(XPU "))
 F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
-F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?error: out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory")
+F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?error: out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory|"
+              r"cuda runtime error \(2\) : out of memory|CUDA: out of memory")     # torch 0.x, MXNet
 F05 = lazy_re(
     rf"MPS backend out of memory \(MPS allocated: (?P<alloc>{SIZE}), other allocations: (?P<other>{SIZE}), max allowed: (?P<max>{SIZE})\)\. Tried to allocate (?P<req>{SIZE})"
 , needs=("MPS backend out of memory (MPS allocated: ",))
@@ -134,15 +136,32 @@ F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d
 F11 = lazy_re(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)", needs=("failed (exitcode: ",))
 F11B = lazy_re(r"exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)|Signal (?P<sig>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID (?P<spid>\d+)", needs=("exitcode", " received by PID "))
 F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits with return code = (?P<rc2>-9)\b", needs=("exits with return code = ",))
-F13 = lazy_re(r"(?:^|[\s\]|])Killed(?:[ \t]*$|[ \t]{2,}\S)")
-F14 = lazy_re(r"Out of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?", needs=("Out of memory: Killed process ",))
+# DeepSpeed's launcher kills its other children whenever one exits badly; alone (no return code, no
+# Python error before it) the line is what a host-RAM kill leaves (parse.py checks the context).
+F12_KILLING = lazy_re(r"(?:sigkill_handler\]\s*|^)Killing subprocess (?P<pid>\d+)", needs=("Killing subprocess ",))
+F13 = lazy_re(r"(?:^|[\s\]|])Killed(?:[ \t]*$|[ \t]{2,}\S)|\b(?:zsh|bash|sh): killed\b")
+F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?",
+              needs=("ut of memory: Killed process ",))
 F15 = lazy_re(r"exited with code 137|exit code:? 137\b|OOMKilled|Exit code 137", needs=("exited with code 137", "exit code", "OOMKilled", "Exit code 137"))
 F16 = lazy_re(r"killed due to memory pressure \(OOM\)|ray\.exceptions\.OutOfMemoryError|node running low on memory", needs=("killed due to memory pressure (OOM)", "ray.exceptions.OutOfMemoryError", "node running low on memory"))
+# A Ray worker that vanished: Ray names the OOM killer as the first of its possible causes.
+F16_DIED = lazy_re(r"worker died or was killed while executing a task|Worker unexpectedly exits|killed by (?:SIGKILL by )?(?:the )?OOM killer",
+                   needs=("worker died or was killed while executing a task", "Worker unexpectedly exits", "OOM killer"))
+# A child killed by SIGKILL as its parent reports it: torch.multiprocessing.spawn, subprocess (accelerate
+# launch), a DataLoader worker, an IDE's run window; and a DataLoader worker out of shared memory.
+F_SIGKILL = lazy_re(r"terminated with signal SIGKILL|died with <Signals\.SIGKILL: 9>|killed by signal: Killed|"
+                    r"interrupted by signal 9: SIGKILL|killed by signal: Bus error",
+                    needs=("terminated with signal SIGKILL", "died with <Signals.SIGKILL: 9>", "killed by signal: ",
+                           "interrupted by signal 9: SIGKILL"))
+# SLURM's cgroup OOM handler and job state.
+F_SLURM = lazy_re(r"Detected \d+ oom[-_]kill event|task \d+: Out Of Memory|\bOUT_OF_MEMORY\b",
+                  needs=("Detected ", "Out Of Memory", "OUT_OF_MEMORY"))
 F16_GPU = lazy_re(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)", needs=("RayTaskError(",))
-F17 = lazy_re(r"RESOURCE_EXHAUSTED: (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes)", needs=("RESOURCE_EXHAUSTED: ",))
+F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
 F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.", needs=("Ran out of memory in memory space hbm. Used ",))
 F18 = lazy_re(r"Allocator \((?P<alloc>GPU_\d+_bfc)\) ran out of memory trying to allocate (?P<req>\S+?) \(rounded to (?P<bytes>\d+)\)", needs=("Allocator (",))
-F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):? (?:\(see above for traceback\): )?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\] and type (?P<dtype>\w+)(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
+F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("ResourceExhaustedError: failed to allocate memory",))
+F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):? (?:\(see above for traceback\): )?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\](?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
 F20 = lazy_re(r"No available memory for the cache blocks")
 F21 = lazy_re(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)", needs=("Free memory on device (",))
 F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
@@ -307,6 +326,8 @@ def parse_message(text: str) -> Parsed | None:
     m = F19.search(text)
     if m:
         return _count(Parsed("tf_oom", extra={"shape": m.group("shape")}))
+    if F19B.search(text):
+        return _count(Parsed("tf_oom"))
     m = F21.search(text)
     if m:
         return _count(Parsed("vllm_cache", capacity_gib=float(m.group("total")), free_gib=float(m.group("free")),
@@ -319,22 +340,28 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("mlx_oom"))
     m = F11.search(text)
     if m:
-        return _count(Parsed("host_oom", extra={"local_rank": int(m.group("local_rank"))})) if m.group("code") == "-9" else None
+        return _kill(extra={"local_rank": int(m.group("local_rank"))}) if m.group("code") == "-9" else None
     m = F11B.search(text)
     if m:
         if m.group("code") == "-9" or m.group("sig") == "9":
-            return _count(Parsed("host_oom"))
+            return _kill()
         return None
     m = F12.search(text)
-    if m and (m.group("rc") or m.group("rc2")) == "-9":
-        return _count(Parsed("host_oom"))
-    if F15.search(text):
-        return _count(Parsed("host_oom"))
-    if F13.search(text):
-        return _count(Parsed("host_oom"))
+    if m:
+        return _kill() if (m.group("rc") or m.group("rc2")) == "-9" else None
+    if F12_KILLING.search(text):
+        return _kill(extra={"launcher_only": True})
+    if F15.search(text) or F13.search(text) or F16_DIED.search(text) or F_SIGKILL.search(text) or F_SLURM.search(text):
+        return _kill()
     if F09B.search(text) and "Cannot allocate memory" in text or "std::bad_alloc" in text:
         return _count(Parsed("host_oom"))
     return None
+
+
+def _kill(extra: dict | None = None) -> Parsed:
+    """A process killed from outside (launcher, shell, scheduler): host RAM is the likely cause, but
+    the line does not say so; the report marks it "likely" and says what to check."""
+    return _count(Parsed("host_oom", extra={"likely": True, **(extra or {})}))
 
 
 def parse_class_only(text: str) -> Parsed | None:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
-from oomdoctor.crashlog.phase import TRACEBACK_HEAD, is_frame, phase_from_log_lines, phase_of
+from oomdoctor.crashlog.phase import (
+    TRACEBACK_HEAD, frame_phase, is_frame, line_phase, looks_like_code, message_phase,
+)
 from oomdoctor.crashlog.scan import MarkerScan, coverage, merge_ranges, scan
 from oomdoctor.crashlog.source import LogSource, open_log
-from oomdoctor.facts import CrashEvent, CrashReport
+from oomdoctor.facts import CrashEvent, CrashReport, Evidence, Msg, msg
+from oomdoctor.lazyre import lazy_re
 from oomdoctor.records import record
 
 # Between them the markers catch every memory-failure shape of oom-log-formats.md: the first three
@@ -27,6 +30,10 @@ SECONDARY_MARKERS = (
     b"cache blocks", b"Free memory on device", b"No executable batch size", b"Failed to clone() tensor",
     b"Insufficient Memory", b"memory pressure", b"Cannot allocate memory", b"bad_alloc", b"low on memory",
     b"cudaErrorMemoryAllocation", b"Resource exhausted",
+    # kills whose cause the log does not state (tests/data/logs/real/SOURCES.md lists where each was seen)
+    b"Killing subprocess", b"died or was killed", b"OOM killer", b"unexpectedly exits", b"SIGKILL",
+    b"killed by signal", b"oom-kill", b"oom_kill", b"OUT_OF_MEMORY", b"Out Of Memory", b": killed",
+    b"ResourceExhaustedError",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -63,8 +70,10 @@ class _Hit:
     parsed: F.Parsed
     rank: int | None
     message: str
+    at: int = 0                # byte offset of the marker that found it (a kill glued to a progress bar)
     line: int = 0
     phase: str | None = None
+    cue: tuple | None = None   # (byte offset of the evidence line, its text, source) when phase is known
     phase_known: bool = False
 
 
@@ -82,6 +91,7 @@ def _parse(src: LogSource) -> CrashReport:
     found = scan(src, MARKERS, KEEP_PER_MARKER, anchors=ANCHORS, around=(TRACEBACK_ANCHOR,),
                  narrower={MEMORY_ANCHOR: GPU_MARKERS})
     hits = _read_hits(src, found.offsets)
+    hits = [h for h in hits if not h.parsed.extra.get("launcher_only") or _launcher_kill_stands(src, h)]
     _number_lines(src, hits)
     for h in hits:
         if h.parsed.kind == "cuda_oom" and "bitsandbytes" in _innermost_file(src, h):
@@ -98,7 +108,8 @@ def _parse(src: LogSource) -> CrashReport:
                               reserved_unallocated_gib=_r(h.parsed.reserved_unallocated_gib),
                               reserved_gib=_r(h.parsed.reserved_gib), process_gib=_r(h.parsed.process_gib),
                               other_processes_gib=_r(h.parsed.other_processes_gib), device=h.parsed.device,
-                              rank=h.rank, phase=h.phase, message=h.message[:500]) for h in hits)
+                              rank=h.rank, phase=h.phase, message=h.message[:500], phase_evidence=_evidence(src, h),
+                              confidence="likely" if h.parsed.extra.get("likely") else "certain") for h in hits)
     failed = sorted({h.rank for h in hits if h.rank is not None}
                     | {h.parsed.extra["local_rank"] for h in hits if "local_rank" in h.parsed.extra})
     world = ctx.world_size
@@ -110,7 +121,7 @@ def _parse(src: LogSource) -> CrashReport:
         step=ctx.final_step(), total_steps=ctx.final_total(), seq_len_failing=ctx.seq_len,
         failed_ranks=tuple(failed), memory_samples=tuple(ctx.samples), lines_total=_lines_total(src, hits),
         host_ram_gib=ctx.host_ram_gib, host_ram_used_pct=ctx.host_ram_used_pct,
-        notes=_scan_notes(found),
+        notes=_scan_notes(found), checks=_checks(events),
     )
     from dataclasses import replace
     return replace(report, diagnoses=diagnose(report))
@@ -122,12 +133,50 @@ def _r(x: float | None) -> float | None:
 
 # ------------------------------------------------------------------ finding hits
 
-def _scan_notes(found: MarkerScan) -> tuple[str, ...]:
-    notes = [f"the log repeats {_ANCHOR_WORDS.get(m, m.decode())!r} {found.dropped[m] + 2 * found.kept_each_end} times: "
-             f"only the first and the last {found.kept_each_end} were read" for m in sorted(found.dropped)]
+def _scan_notes(found: MarkerScan) -> tuple[Msg, ...]:
+    notes = [msg("crash.note.repeats", marker=_ANCHOR_WORDS.get(m, m.decode()),
+                 count=found.dropped[m] + 2 * found.kept_each_end, keep=found.kept_each_end)
+             if found.dropped[m] is not None else
+             msg("crash.note.repeats_many", marker=_ANCHOR_WORDS.get(m, m.decode()), more=2 * found.kept_each_end,
+                 keep=found.kept_each_end)
+             for m in sorted(found.dropped)]
     if found.everywhere:
-        notes.append(f"a big log: {coverage(found, _ANCHOR_WORDS)}")
+        notes.append(coverage(found, _ANCHOR_WORDS))
     return tuple(notes)
+
+
+def _checks(events: tuple[CrashEvent, ...]) -> tuple[Msg, ...]:
+    """What to look at outside the log: a kill's cause is in the kernel's log, not the run's."""
+    if any(e.kind == "host_oom" and e.confidence == "likely" for e in events):
+        return (msg("crash.check.host_kill"),)
+    return ()
+
+
+def _evidence(src: LogSource, h: _Hit) -> Evidence | None:
+    if h.cue is None or h.phase is None:
+        return None
+    offset, text, source = h.cue
+    text = " ".join(text.split())
+    return Evidence(line=src.line_number(offset), text=text[:200] + ("…" if len(text) > 200 else ""), source=source)
+
+
+# A Python exception line, bare or with a rank prefix already cleaned off: "RuntimeError: ...".
+_PY_ERROR = lazy_re(r"^\s*(?:[A-Za-z_][\w.]*\.)?[A-Za-z_]\w*(?:Error|Exception)\b(?::|\s*$)")
+KILL_LOOKAHEAD_LINES = 30
+KILL_LOOKBACK_LINES = 80
+
+
+def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
+    """DeepSpeed's `Killing subprocess` alone is a host-RAM kill only when no return code follows
+    (that line decides) and no Python error came before (the launcher was cleaning up after it)."""
+    for _s, _e, raw in src.lines_after(h.end, KILL_LOOKAHEAD_LINES):
+        if "exits with return code" in raw:
+            return False
+    for _s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
+        t = F.clean(raw).text
+        if TRACEBACK_HEAD.search(t) or _PY_ERROR.search(t):
+            return False
+    return True
 
 
 def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
@@ -147,8 +196,15 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
         text = cl.text
         if F.LOOKALIKE.search(text) and not ("out of memory" in text and "OutOfResources" not in text):
             continue
+        if _RAISE.search(text):
+            continue                   # source code quoting the message it raises (vLLM's `raise ValueError("No available memory ...`)
         parsed = F.parse_message(text)
         msg_end = end
+        if parsed is None and _CUT.search(text):
+            nxt = _join_following(src, end, cl.rank, text)   # "Resource exhausted: Out" / "of memory while trying ..."
+            better = F.parse_message(nxt[0]) if nxt else None
+            if better is not None:
+                parsed, text, msg_end = better, nxt[0], nxt[1]
         if parsed is None:
             parsed = F.parse_class_only(text)
             if parsed is not None and parsed.kind == "cuda_oom":
@@ -171,9 +227,14 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
         rank = cl.rank
         if rank is None and parsed.extra.get("rank"):
             rank = int(parsed.extra["rank"])
-        hits.append(_Hit(start, msg_end, parsed, rank, text.strip()))
+        hits.append(_Hit(start, msg_end, parsed, rank, text.strip(), at=pos))
         consumed_until = msg_end
     return hits
+
+
+_RAISE = lazy_re(r"^\s*(?:-+>\s*\d+\s+)?raise [\w.]+\(", needs=("raise ",))
+# A line that stops in the middle of a failure message (a hard wrap, a narrow terminal).
+_CUT = lazy_re(r"(?:\b[Oo]ut|\bof|\b[Mm]emory|exhausted:?|allocate|Tried to|Out of)\s*$")
 
 
 def _incomplete(text: str) -> bool:
@@ -218,6 +279,7 @@ def _join_following(src: LogSource, end: int, rank: int | None, text: str, joine
 # ------------------------------------------------------------------ line numbers
 
 def _number_lines(src: LogSource, hits: list[_Hit]) -> None:
+    src.prefetch(h.start for h in hits)         # every stretch counted once, long ones by wc side by side
     for h in sorted(hits, key=lambda h: h.start):
         h.line = src.line_number(h.start)
 
@@ -229,49 +291,126 @@ def _lines_total(src: LogSource, hits: list[_Hit]) -> int | None:
 
 # ------------------------------------------------------------------ phase
 
-def _phase(src: LogSource, h: _Hit) -> str | None:
+LINE_CUE_LINES = 40                # log lines read back from a traceback (or a message) for a progress cue
+_FRAME_SPLIT = lazy_re(r'(?= File ")', needs=(' File "',))
+
+
+def _phase(src: LogSource, h: _Hit) -> tuple | None:
+    """(phase, byte offset of the evidence line, its text, source) or None; sources in phase.py's order."""
     if h.parsed.extra.get("save_clone"):
-        return "save"
+        return "save", h.start, h.message, "message"
+    if h.parsed.extra.get("likely"):
+        return _kill_phase(src, h)
     if h.parsed.fields == 0 and "Traceback" in h.message:
-        return _phase_forward(src, h)       # IPython header: the frames follow the class name
-    frames: list[str] = []
-    plain: list[str] = []
-    saw_head = False
-    for _s, _e, raw in src.lines_before(h.start, TRACEBACK_LINES):
+        found = _phase_forward(src, h)       # IPython header: the frames follow the class name
+        if found:
+            return found
+    own = F.clean(src.text(h.start, h.at)).text if h.at > h.start else ""
+    head_here = TRACEBACK_HEAD.search(own)
+    if head_here:                            # a traceback that lost its newlines, on the message's own line
+        pieces = [p for p in _FRAME_SPLIT.split(own[head_here.end():]) if p.strip()]
+        found = frame_phase(pieces)
+        if found:
+            return found[0], h.start, pieces[found[1]], "frame"
+    walked: list[tuple[int, str]] = []       # nearest first
+    head: tuple[int, str] | None = None
+    for s, _e, raw in src.lines_before(h.start, TRACEBACK_LINES):
         cl = F.clean(raw)
         if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
             continue
         t = cl.text
-        if TRACEBACK_HEAD.search(t):
-            saw_head = True
+        m = TRACEBACK_HEAD.search(t)
+        if m:
+            head = (s, t[:m.start()])
+            rest = t[m.end():].lstrip(":").strip()
+            if rest:                         # a traceback pasted onto one line
+                walked.append((s, rest))
             break
-        if len(plain) < 40:
-            plain.append(t)
-        frames.append(t)
-        if not frames[-1].strip() and len(frames) > 200 and not any(is_frame(x) for x in frames[-50:]):
+        walked.append((s, t))
+        if not t.strip() and len(walked) > 200 and not any(is_frame(x) for _, x in walked[-50:]):
             break
-    if saw_head or any(is_frame(x) for x in frames[:TRACEBACK_LINES]):
-        frames.reverse()
-        if not saw_head:
-            frames = _trim_to_frames(frames)
-        phase = phase_of(frames)
-        if phase:
-            return phase
-    if h.parsed.kind in ("vllm_cache",):
-        return "load"
-    return phase_from_log_lines(plain)
+    block = walked[::-1] if head is not None else _trim_to_frames(walked[::-1]) or _fragment(walked)
+    found = frame_phase([t for _, t in block]) if block else None
+    if found:
+        phase, i = found
+        return phase, block[i][0], block[i][1], "frame"
+    if h.parsed.kind == "vllm_cache":
+        return "load", h.start, h.message, "message"
+    before: list[tuple[int, str]] = []
+    if head is not None and head[1].strip():
+        before.append(head)                  # "...0/30 [00:00<?, ?it/s]Traceback" glued to a bar
+    start = head[0] if head is not None else (block[0][0] if block else h.start)
+    for s, _e, raw in src.lines_before(start, LINE_CUE_LINES):
+        cl = F.clean(raw)
+        if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
+            continue
+        before.append((s, cl.text))
+    found = line_phase([t for _, t in before])
+    said = message_phase(h.message)
+    if found and not (found[0] == "train" and said):
+        # a message that names its phase ("Error while evaluating ...") is more precise than the loss
+        # lines that precede any evaluation or save
+        phase, i = found
+        return phase, before[i][0], before[i][1], "progress"
+    if said:
+        return said, h.start, h.message, "message"
+    return None
 
 
-def _phase_forward(src: LogSource, h: _Hit) -> str | None:
-    frames: list[str] = []
-    for _s, _e, raw in src.lines_after(h.end, TRACEBACK_LINES):
+def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
+    """A kill prints no traceback of the run: the phase is what the run printed last before it (a bar
+    the kill is glued to, `Loading checkpoint from ...optim_states.pt`, DeepSpeed's ZeRO set-up)."""
+    before: list[tuple[int, str]] = []
+    if h.at > h.start:
+        before.append((h.start, src.text(h.start, h.at)))
+    for s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
+        before.append((s, F.clean(raw).text))
+    found = line_phase([t for _, t in before])
+    if found:
+        phase, i = found
+        return phase, before[i][0], before[i][1], "progress"
+    return None
+
+
+def _phase_forward(src: LogSource, h: _Hit) -> tuple | None:
+    block: list[tuple[int, str]] = []
+    for s, _e, raw in src.lines_after(h.end, TRACEBACK_LINES):
         cl = F.clean(raw)
         if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
             continue
         if "out of memory" in cl.text or F.F28.search(cl.text):
             break
-        frames.append(cl.text)
-    return phase_of(frames)
+        block.append((s, cl.text))
+    found = frame_phase([t for _, t in block])
+    if found:
+        phase, i = found
+        return phase, block[i][0], block[i][1], "frame"
+    return None
+
+
+# A source line of a traceback fragment: a call, a return or an assignment (not a YAML or table line).
+_BOX_BORDER = lazy_re(r"^[\s╭╮╰╯─│]+$")
+# A piece of a rich traceback box: its source arrow, a `path.py:123` header, or a header wrapped to `0 in func`.
+_RICH_PIECE = lazy_re(r"❱|\S\.py:\d+\b|^\s*\d* ?in [\w<>.]+\s*$")
+_SOURCE_SHAPE = lazy_re(r"[\w\])]\s*\(|\breturn\b|\w\s*=\s*\S|^\s*\^+\s*$")
+
+
+def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The source lines pasted right above a message without their frame headers (or inside a rich
+    box whose header was cut), outermost first."""
+    block: list[tuple[int, str]] = []
+    blanks = 0
+    for s, t in walked:
+        if not t.strip() or _BOX_BORDER.search(t):
+            blanks += not t.strip()
+            if blanks > 1:
+                break
+            continue
+        if not (_RICH_PIECE.search(t) or looks_like_code(t) and (is_frame(t) or _SOURCE_SHAPE.search(t))):
+            break
+        blanks = 0
+        block.append((s, t))
+    return block[::-1]
 
 
 def _innermost_file(src: LogSource, h: _Hit) -> str:
@@ -282,9 +421,9 @@ def _innermost_file(src: LogSource, h: _Hit) -> str:
     return ""
 
 
-def _trim_to_frames(lines: list[str]) -> list[str]:
+def _trim_to_frames(lines: list[tuple[int, str]]) -> list[tuple[int, str]]:
     """Without a 'Traceback' header keep only the contiguous frame block nearest the message."""
-    idx = [i for i, t in enumerate(lines) if is_frame(t)]
+    idx = [i for i, (_, t) in enumerate(lines) if is_frame(t)]
     if not idx:
         return []
     first = idx[0]
@@ -299,7 +438,8 @@ def _trim_to_frames(lines: list[str]) -> list[str]:
 
 def _known_phase(src: LogSource, h: _Hit) -> str | None:
     if not h.phase_known:
-        h.phase = _phase(src, h)
+        found = _phase(src, h)
+        h.phase, h.cue = (found[0], found[1:]) if found else (None, None)
         h.phase_known = True
     return h.phase
 
@@ -315,6 +455,8 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         if h.parsed.kind == "host_oom" and last_kill is not None and h.line - last_kill.line <= 60:
             if "local_rank" in h.parsed.extra:
                 last_kill.parsed.extra.setdefault("local_rank", h.parsed.extra["local_rank"])
+            if not h.parsed.extra.get("likely"):
+                last_kill.parsed.extra.pop("likely", None)     # the kernel's own line states the cause
             continue                # one kill reported by several launcher lines
         prev = out[-1] if out else None
         if prev is not None and h.parsed.fields == 0 and prev.parsed.kind == h.parsed.kind and prev.rank == h.rank \
@@ -326,14 +468,14 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         # a class-only line right before a full message of the same rank is the same failure
         if out and out[-1].parsed.fields == 0 and out[-1].rank == h.rank and h.parsed.kind == out[-1].parsed.kind \
                 and h.line - out[-1].line <= TRACEBACK_LINES and h.parsed.fields > 0:
-            out[-1] = h if phase(h) else _with_phase(h, phase(out[-1]))
+            out[-1] = h if phase(h) else _with_phase(h, out[-1])
             continue
         out.append(h)
     return out
 
 
-def _with_phase(h: _Hit, phase: str | None) -> _Hit:
-    h.phase = phase
+def _with_phase(h: _Hit, donor: _Hit) -> _Hit:
+    h.phase, h.cue = donor.phase, donor.cue
     h.phase_known = True
     return h
 

@@ -1,9 +1,20 @@
-"""Which part of training was running when memory ran out, read from traceback frames.
+"""Which part of a run was going on when memory ran out, and the line that says so.
 
-Cues follow the "Phase cues" list of ../shared/reference/oom-log-formats.md. Outer phases
-(save, eval, generate, ZeRO init, load) win over inner ones, because an evaluation or a
-checkpoint save also runs forward passes; among the training-step phases the deepest wins
-(backward recomputation runs forward frames, the optimizer runs after backward).
+Three kinds of cue, in order of strength (parse.py asks them in this order):
+
+1. frames: traceback frame headers and source lines, whole or a pasted fragment of them. Outer
+   phases (data, save, eval, generate, ZeRO init, load) win over the training-step ones, because an
+   evaluation or a checkpoint save also runs forward passes; among the step phases the later one
+   wins (backward recomputation runs forward frames, the optimizer runs after backward). The
+   evidence is the innermost line of the winning phase.
+2. lines: what the run printed just before the crash, nearest first: progress bars, trainer and
+   launcher events (`Loading checkpoint shards`, `Saving model checkpoint to`, `***** Running
+   Evaluation *****`, DeepSpeed's ZeRO set-up, MLX's `Iter 50: Train loss`). A finished bar or a
+   "done" line ends its phase.
+3. message: a prefix of the failure message itself (`Error saving model: CUDA out of memory`).
+
+No cue, no phase: `unknown` stays unknown. Cues follow the "Phase cues" list of
+../shared/reference/oom-log-formats.md and the excerpts listed in tests/data/logs/real/SOURCES.md.
 """
 from __future__ import annotations
 
@@ -11,94 +22,289 @@ import re
 
 from oomdoctor.lazyre import LazyPattern, lazy_re
 
+# Outer phases first (their frames enclose forward passes), then the steps of one training step.
+OUTER = ("data", "save", "eval", "generate", "zero_init", "load")
+STEP = ("optimizer", "backward", "loss", "forward")
+
 
 def _cue(pattern: str, *also: str) -> LazyPattern:
-    r"""A cue `\b(?:word|word...)\b...`: frames that hold none of its words (nor `also`, the literals of
-    what follows the words) skip compiling and running it."""
-    words = pattern[len(r"\b(?:"):pattern.index(r")\b")].replace("\\", "").split("|")
-    return lazy_re(pattern, needs=(*words, *also))
+    r"""A cue `\b(?:word|word...)\b...`: text that holds none of its words' literal parts (nor `also`,
+    the literals of the alternatives after the word group) skips compiling and running it."""
+    words = pattern[len(r"\b(?:"):pattern.index(r")\b")].split("|")
+    return lazy_re(pattern, needs=tuple(dict.fromkeys(w for w in (*map(_literal, words), *also) if w)))
 
 
-# (phase, pattern over frame function names and source lines), outermost first.
-_CUES: tuple[tuple[str, LazyPattern], ...] = (
-    ("save", _cue(r"\b(?:save_model|_save_checkpoint|save_pretrained|_save|save_checkpoint|_save_to_state_dict|"
-                        r"save_state|_save_optimizer_and_scheduler|full_state_dict|_full_post_state_dict_hook|"
-                        r"get_state_dict|_get_state_dict|consolidated_16bit_state_dict|_zero3_consolidated_16bit_state_dict|"
-                        r"undo_layout|safe_save_file|save_file)\b|torch\.save\(|state_dict\(\)", "torch.save(", "state_dict()")),
-    ("eval", _cue(r"\b(?:evaluate|_evaluate|evaluation_loop|prediction_step|prediction_loop|predict|eval_step|"
-                        r"run_evaluation|do_eval|validation_step|_run_validation|validate)\b")),
-    ("generate", _cue(r"\b(?:generate|_sample|greedy_search|beam_search|_generate|generate_completions|"
-                            r"_generate_and_score_completions|rollout|llm\.generate)\b|\bin sample\b", "in sample")),
-    ("zero_init", _cue(r"\b(?:_configure_zero_optimizer|_configure_optimizer|DeepSpeedZeroOptimizer|"
-                             r"DeepSpeedZeroOptimizer_Stage3|initialize_optimizer_states|_create_fp16_partitions_with_defragmentation|"
-                             r"_partition_param|_convert_to_zero_parameters|_post_init_method|_setup_for_real_optimizer|"
-                             r"deepspeed\.initialize|_prepare_deepspeed|initializing optimizer states)\b")),
-    ("load", _cue(r"\b(?:from_pretrained|_load_pretrained_model|load_checkpoint_and_dispatch|"
-                        r"_load_state_dict_into_meta_model|set_module_tensor_to_device|load_state_dict|load_model|"
-                        r"load_checkpoint|torch\.load|_apply|Params4bit|_quantize|init_device_mesh|determine_num_available_blocks|"
-                        r"profile_run|_init_cache|initialize_cache|_initialize_kv_caches|load_weights|"
-                        r"Loading checkpoint shards|to_empty|cuda\(\))\b|\.to\((?:device|'cuda|\"cuda|self\.device|torch\.device)", ".to(")),
-)
-_STEP_CUES: tuple[tuple[str, LazyPattern], ...] = (
-    ("optimizer", _cue(r"\b(?:optimizer\.step|_multi_tensor_adamw|_single_tensor_adamw|_fused_adamw|adamw|"
-                             r"exp_avg_sq|exp_avg|_init_group|_optimizer_step|_take_model_step|step_with_closure|"
-                             r"clip_grad_norm_|optimizer_step|_update_scale)\b|optim/\w+\.py|\bstep\(\)", "optim/", "step()")),
-    ("backward", _cue(r"\b(?:backward|_engine_run_backward|run_backward|_execution_engine|"
-                            r"accelerator\.backward|scaler\.scale\(loss\)|allreduce_gradients|reduce_ready_partitions_and_remove_grads|"
-                            r"reduce_partition_and_remove_grads|average_tensor|gradients/)\b")),
-    ("loss", _cue(r"\b(?:cross_entropy|nll_loss|log_softmax|ForCausalLMLoss|fixed_cross_entropy|loss_function|"
-                        r"_convert_to_fp32|compute_loss_func|chunked_cross_entropy|LigerFusedLinearCrossEntropy)\b|"
-                        r"logits\.float\(\)|logits = logits\.float", "logits.float()", "logits = logits.float")),
-    ("forward", _cue(r"\b(?:forward|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
-                           r"flash_attn_func|_flash_attention_forward|model\(\*\*inputs\)|compute_loss|inner_training_loop|"
-                           r"_inner_training_loop|train)\b")),
-)
-_FRAME = lazy_re(r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<func>[\w<>.]+)|^\s*(?P<rfile>\S+\.py):\d+ in (?P<rfunc>[\w<>.]+)|'
-                    r'^\s*(?P<ifile>\S+\.py)(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)', needs=('File "', ".py"))
-TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|Traceback \(most recent call last\):|─+ Traceback", needs=("Traceback",))
-
-
-def phase_of(frames: list[str]) -> str | None:
-    """Phase from traceback lines (frame headers and source lines), outermost first, or None."""
-    if not frames:
-        return None
-    text = "\n".join(frames)
-    for phase, pat in _CUES:
-        if pat.search(text):
-            if phase == "generate" and _only_sampling_word(text):
+def _literal(word: str) -> str:
+    r"""The longest run of plain characters every match of `word` holds: `_multi_tensor_adamw?` ->
+    `_multi_tensor_adam`, `\w*DistributedDataParallel` -> `DistributedDataParallel`."""
+    runs, run, i = [], "", 0
+    while i < len(word):
+        ch = word[i]
+        if ch == "[":                           # a character class: ends the run, with its quantifier
+            i = word.index("]", i + 1) + 1
+            if i < len(word) and word[i] in "*+?":
+                i += 1
+            runs.append(run)
+            run = ""
+            continue
+        if ch == "\\" and i + 1 < len(word):
+            nxt = word[i + 1]
+            i += 2
+            if nxt.isalnum():                   # a class (\w, \d, \s): ends the run, with its quantifier
+                if i < len(word) and word[i] in "*+?":
+                    i += 1
+                runs.append(run)
+                run = ""
                 continue
-            return phase
-    for phase, pat in _STEP_CUES:
-        if pat.search(text):
-            return phase
-    return None
+            ch = nxt
+        else:
+            i += 1
+        if i < len(word) and word[i] in "*?":   # optional: not in every match
+            runs.append(run)
+            run = ""
+            i += 1
+            continue
+        run += ch
+    runs.append(run)
+    return max(runs, key=len)
 
 
-def _only_sampling_word(text: str) -> bool:
-    """'sample' alone in a data loader frame is not generation."""
-    return not re.search(r"\b(?:generate|_sample|greedy_search|beam_search|_generate|rollout)\b", text) and bool(
-        re.search(r"dataloader|__getitem__|sampler", text))
+# Frame function names and source-line shapes, per phase.
+_FRAME_CUES: dict[str, LazyPattern] = {
+    "data": _cue(r"\b(?:__getitem__|_next_data|_get_data|fetch|collate_fn|default_collate|preprocess_\w*|"
+                 r"_map_single|tokenize_function|map)\b", "__getitem__"),
+    "save": _cue(r"\b(?:save_model|_save_checkpoint|save_pretrained\w*|_save|save_checkpoint|_save_to_state_dict|"
+                 r"save_state|_save_optimizer_and_scheduler|full_state_dict|_full_post_state_dict_hook|get_state_dict|"
+                 r"_get_state_dict|consolidated_16bit_state_dict|_zero3_consolidated_16bit_state_dict|undo_layout|"
+                 r"safe_save_file|save_file|unsloth_\w*save\w*|save_lora\w*|merge_and_unload)\b|torch\.save\(|"
+                 r"\.state_dict\(\)", "torch.save(", ".state_dict()"),
+    "eval": _cue(r"\b(?:evaluate\w*|_evaluate|evaluation_loop|prediction_step|prediction_loop|predict|eval_step|"
+                 r"run_evaluation|do_eval|validation_step|_run_validation|validate|eval_loop|run_eval|_?eval_\w+|"
+                 r"val_step|test_step|validation_epoch\w*)\b"),
+    "generate": _cue(r"\b(?:generate\w*|_sample|greedy_search|beam_search|_generate\w*|rollout\w*|sample_sequence)\b|"
+                     r"\bin sample\b", "in sample"),
+    "zero_init": _cue(r"\b(?:_configure_zero_optimizer|_configure_optimizer|DeepSpeedZeroOptimizer\w*|"
+                      r"initialize_optimizer_states|_create_fp16_partitions_with_defragmentation|_partition_param\w*|"
+                      r"_convert_to_zero_parameters|_post_init_method|_setup_for_real_optimizer|_create_fp32_partitions|"
+                      r"_prepare_deepspeed|_configure_distributed_model|DeepSpeedEngine)\b|deepspeed\.initialize|"
+                      r"deepspeed/__init__\.py\"?, line \d+, in initialize", "deepspeed.initialize",
+                      "deepspeed/__init__.py"),
+    "load": _cue(r"\b(?:from_pretrained|_load_pretrained_model|load_checkpoint_and_dispatch|_load_state_dict_into_meta_model|"
+                 r"set_module_tensor_to_device|load_state_dict|load_model|load_checkpoint|_load_checkpoint|"
+                 r"load_pretrained\w*|_apply|Params4bit|_quantize|init_device_mesh|determine_num_available_blocks|"
+                 r"profile_run|_init_cache|initialize_cache|_initialize_kv_caches|load_weights|to_empty|"
+                 r"_sync_module_states|_sync_params_and_buffers|_verify_param_shape_across_processes|"
+                 r"_verify_params_across_processes|prepare_model|init_process_group|load_adapter|"
+                 r"_load_optimizer_and_scheduler|_load_from_checkpoint|_load_zero_checkpoint|get_peft_model|"
+                 r"prepare_model_for_kbit_training|\w*DistributedDataParallel)\b|torch\.load\(|\.cuda\(\)|"
+                 r"\.to\((?:device|'cuda|\"cuda|self\.device|torch\.device|local_rank|rank|dev\b)|"
+                 r"parallel/distributed\.py\"?, line \d+, in __init__|Loading checkpoint shards",
+                 "torch.load(", ".cuda()", ".to(", "parallel/distributed.py", "Loading checkpoint shards"),
+    "optimizer": _cue(r"\b(?:optimizer\.step|_multi_tensor_adamw?|_single_tensor_adamw?|_fused_adamw?|adamw?|"
+                      r"exp_avg_sq|exp_avg|_init_group|_optimizer_step|_take_model_step|step_with_closure|clip_grad_norm_|"
+                      r"optimizer_step|_update_scale|_maybe_opt_step|unscale_and_clip_grads|_foreach_\w+|"
+                      r"optimizer_update_\w+|multi_tensor_applier)\b|optim/\w+\.py|\.step\(|, in step$",
+                      "optim/", ".step(", ", in step"),
+    "backward": _cue(r"\b(?:\w*backward\w*|_engine_run_backward|run_backward|_execution_engine|allreduce_gradients|"
+                     r"reduce_ready_partitions_and_remove_grads|reduce_partition_and_remove_grads|average_tensor|"
+                     r"reduce_independent_p_g_buckets_and_remove_grads|_reduce_and_partition_ipg_grads|allreduce_bucket|"
+                     r"backward_step)\b|accelerator\.backward|scaler\.scale\(loss\)|gradients/|"
+                     r"C\+\+ engine to run the backward pass|autograd/__init__\.py|autograd\.grad\(",
+                     "accelerator.backward", "scaler.scale(loss)", "gradients/", "C++ engine to run the backward pass",
+                     "autograd/__init__.py", "autograd.grad("),
+    "loss": _cue(r"\b(?:cross_entropy|cross_entropy_loss|nll_loss|log_softmax|ForCausalLMLoss|fixed_cross_entropy|"
+                 r"loss_function|_convert_to_fp32|compute_loss_func|chunked_cross_entropy|LigerFusedLinearCrossEntropy\w*|"
+                 r"CrossEntropyLoss|loss_fct|selective_log_softmax|get_batch_logps|_get_batch_logps|dpo_loss|kl_div)\b|"
+                 r"logits\.float\(\)|logits = logits\.float|loss_utils\.py|cross_entropy\w*\.py|\bcriterion\(|\bloss_fn\(",
+                 "logits.float()", "logits = logits.float", "loss_utils.py", "cross_entropy", "criterion(", "loss_fn("),
+    "forward": _cue(r"\b(?:\w*forward\w*|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
+                    r"flash_attn_\w+|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
+                    r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|conv[123]d|softmax|silu|gelu|apply_rotary_pos_emb|"
+                    r"_unsloth_training_step|fast_forward\w*|model)\b|torch\._C\._nn\.|activations\.py|modeling_\w+\.py|"
+                    r"\bmodel\(", "torch._C._nn.", "activations.py", "modeling_", "model("),
+}
+_SAMPLING_ONLY = lazy_re(r"\b(?:generate|_sample|greedy_search|beam_search|_generate|rollout)\b")
 
-
-# Log lines (not frames) that say what the run was doing, for kills without a traceback.
-_LINE_CUES: tuple[tuple[str, LazyPattern], ...] = (
-    ("save", lazy_re(r"Saving model checkpoint to|Saving checkpoint|\[Torch\] Checkpoint|save_checkpoint|Saving the model")),
-    ("eval", lazy_re(r"\*{3,} Running Evaluation \*{3,}|Running Evaluation|Evaluating:|\*\*\*\*\* eval metrics")),
-    ("zero_init", lazy_re(r"initializing optimizer states|Creating ZeRO Offload|DeepSpeedZeRoOffload|Creating fp16 ZeRO stage")),
-    ("load", lazy_re(r"Loading checkpoint shards|loading weights file|Loading model weights|Loading safetensors")),
-)
-
-
-def phase_from_log_lines(lines: list[str]) -> str | None:
-    """Phase from the last lines printed before a kill (nearest first)."""
-    for line in lines:
-        if re.search(r"\d+/\d+ \[\d+:\d+|\{'loss'|'loss':", line):
-            return None            # training steps were running; no finer phase without a traceback
-        for phase, pat in _LINE_CUES:
-            if pat.search(line):
-                return phase
-    return None
+_FRAME = lazy_re(
+    r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<func>[\w<>.]+)'           # CPython
+    r'|^\s*(?P<rfile>\S+\.py):\d+ in (?P<rfunc>[\w<>.]+)'                     # rich
+    r'|^\s*(?P<ifile>\S+\.py)(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)'          # IPython <= 7
+    r'|^\s*File\s+(?P<pfile>[^\s",]+\.py):\d+,?\s+in\s+(?P<pfunc>[\w<>.]+)'   # IPython 8
+    r'|^\s*(?P<tfile>\S+\.py):\d+:\s+in\s+(?P<tfunc>[\w<>.]+)'                # pytest
+    r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$',                       # a fragment pasted from mid-line
+    needs=(".py", "line "))
+TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|─+ Traceback", needs=("Traceback",))
+_CODE_LINE = lazy_re(r"^\s{2,}\S|^\s*-+>\s*\d+|^\s*[❱│]|^\s*\[Previous line repeated")
 
 
 def is_frame(text: str) -> bool:
     return bool(_FRAME.search(text))
+
+
+def looks_like_code(text: str) -> bool:
+    """A traceback's frame header or source line (indented, IPython's arrow, rich's box)."""
+    return bool(_FRAME.search(text) or _CODE_LINE.search(text))
+
+
+def frame_phase(lines: list[str]) -> tuple[str, int] | None:
+    """(phase, index of its evidence line) from traceback lines given outermost first, or None."""
+    if not lines:
+        return None
+    text = "\n".join(lines)
+    for phase in OUTER + STEP:
+        last = None
+        for m in _FRAME_CUES[phase].finditer(text):
+            last = m
+        if last is None:
+            continue
+        if phase == "generate" and _only_sampling_word(text):
+            continue
+        if phase == "data" and not _DATA_FRAMES.search(text):
+            continue
+        return phase, text.count("\n", 0, last.start())
+    return None
+
+
+def phase_of(frames: list[str]) -> str | None:
+    """Phase from traceback lines, outermost first, or None."""
+    found = frame_phase(frames)
+    return found[0] if found else None
+
+
+def _only_sampling_word(text: str) -> bool:
+    """'sample' alone in a data loader frame is not generation."""
+    return not _SAMPLING_ONLY.search(text) and bool(re.search(r"dataloader|__getitem__|sampler", text))
+
+
+# Data cues only count inside a data loader or a dataset map: `map` and `fetch` alone are everywhere.
+_DATA_FRAMES = lazy_re(r"utils/data/|dataloader|datasets/arrow_dataset|__getitem__|_map_single|tokenize_function",
+                       needs=("utils/data/", "dataloader", "datasets/arrow_dataset", "__getitem__", "_map_single",
+                              "tokenize_function"))
+
+
+# ------------------------------------------------------------------ lines printed before the crash
+
+# A progress bar: "desc:  12%|███  | 60/500 [01:00<07:20,  1.00s/it]" (tqdm), its description before it.
+_BAR = lazy_re(r"(?P<n>\d+)/(?P<total>\d+) \[\d+:\d+(?::\d+)?<[^\]]*?(?:s/it|it/s|s/ex|ex/s|examples/s|ba/s|s/ba)",
+               needs=("s/it", "it/s", "s/ex", "ex/s", "examples/s", "ba/s", "s/ba"))
+_BAR_DESC = (
+    ("load", lazy_re(r"Loading checkpoint shards|Loading safetensors|Loading weights|Fetching \d+ files", re.I)),
+    ("data", lazy_re(r"\bMap\b|Filter|Running tokenizer|Tokeniz|Converting format|Generating \w+ split|Packing|"
+                     r"Preprocess|Flattening the indices|Grouping texts|Applying chat template|examples/s", re.I)),
+    ("eval", lazy_re(r"\b(?:Val(?:idation|idating)?|Eval(?:uat\w*)?|Predict\w*|Testing|Test)\b", re.I)),
+    ("generate", lazy_re(r"\b(?:Generat\w*|Rollout|Sampling)\b", re.I)),
+    ("save", lazy_re(r"\bSaving\b|Merging|Unsloth: Saving", re.I)),
+)
+# Lines that say what the run is doing (nearest first wins).
+_EVENTS: tuple[tuple[str, LazyPattern], ...] = (
+    ("save", lazy_re(r"Saving model checkpoint to|Saving checkpoint|Saving the model|Saving model\b|Saving model to|"
+                     r"Saving LoRA|Saving the (?:final )?(?:adapter|merged)|\[Torch\] Checkpoint \S+ is about to be saved|"
+                     r"save_checkpoint|Unsloth: Merging|Unsloth: Saving|Saving \S+ to disk|^Saving\b", re.I)),
+    ("eval", lazy_re(r"\*{3,} Running Evaluation \*{3,}|Running Evaluation|Evaluating\b|\bEVALUATING\b|Running validation|"
+                     r"Start(?:ing)? evaluation|Running prediction|\*{3,} Running Prediction", re.I)),
+    ("generate", lazy_re(r"Generating (?:responses|completions|rollouts|samples)|Start(?:ing)? generation|Rollout", re.I)),
+    ("zero_init", lazy_re(r"initializing optimizer states|Creating ZeRO Offload|DeepSpeedZeRoOffload initialize|"
+                          r"Creating (?:fp16|bf16|torch\.\w+) ZeRO stage|Before creating fp(?:16|32) partitions|"
+                          r"After creating fp(?:16|32) partitions|Stage 3 initialize beginning|Time to load (?:cpu|fused)_adam op|"
+                          r"Loading extension module (?:cpu|fused)_adam|(?:Reduce|Allgather|Prefetch) bucket size|"
+                          r"DeepSpeed Basic Optimizer|Using client Optimizer|Checking ZeRO support|DeepSpeed info: version=|"
+                          r"Parameter Offload: Total persistent parameters|Removing param_group")),
+    ("load", lazy_re(r"Loading checkpoint shards|loading weights file|Loading model weights|Loading safetensors|"
+                     r"Loading pretrained model|Loading (?:the )?(?:base )?model|Attempting to resume from|Resuming from checkpoint|"
+                     r"Continuing training from checkpoint|Loading checkpoint from|successfully read \d+ ZeRO state_dicts|"
+                     r"Loading model from|loading configuration file|Instantiating \w+ model|Model loading took|"
+                     r"Memory profiling takes|# (?:cuda|GPU) blocks:|KV Cache is|the current vLLM instance can use|"
+                     r"finished initializing model|Fetching \d+ files|Loading (?:adapter|LoRA)", re.I)),
+    ("data", lazy_re(r"Running tokenizer on dataset|Converting format of dataset|Generating \w+ split|Loading dataset|"
+                     r"Preprocessing dataset|Tokenizing|Map \(num_proc=\d+\)|Loading datasets", re.I)),
+    ("train", lazy_re(r"\{'loss': |'train_loss'|\bIter \d+: (?:Train|Val) loss|Starting training|^Training\s*$|"
+                      r"\*{3,} Running training \*{3,}|\bglobal_step\b|^\s*Epoch[: ]+\[?\d+|\bstep \d+/\d+|"
+                      r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+|Starting trainer|\bloss['\"]?\s*[:=]?\s*-?\d", re.I)),
+)
+# Lines that say a phase is over: its earlier cue lines no longer count.
+_CLOSERS: tuple[tuple[str, LazyPattern], ...] = (
+    ("save", lazy_re(r"Done saving|Model weights saved in|Saved model|\[Torch\] Saved|Special tokens file saved|"
+                     r"Model saved (?:in|to)", re.I)),
+    ("eval", lazy_re(r"\*{3,} eval metrics \*{3,}|'eval_loss'|eval_loss\s*=|\bVal took\b", re.I)),
+    ("zero_init", lazy_re(r"After initializing ZeRO optimizer|DeepSpeed Final Optimizer|DeepSpeed using configured LR scheduler|"
+                          r"optimizer state initialized")),
+    ("load", lazy_re(r"trainable params:|Running training|Model loading took|Loading model weights took", re.I)),
+)
+# Launcher, scheduler and shell lines around a kill: never the run's own last words.
+_LAUNCHER = lazy_re(
+    r"sigkill_handler|Killing subprocess|exits with return code|torch\.distributed\.elastic|torch/distributed/|"
+    r"failed \(exitcode|closing signal|ChildFailedError|Root Cause|^\s*(?:rank|exitcode|error_file|traceback|time|host)\s+:|"
+    r"^[=\-]{5,}|Failures:|<NO_OTHER_FAILURES>|To enable traceback|srun: |slurmstepd|^\s*Killed\s*$|: killed\b|"
+    r"^\s*\[?\d*\]?\s*\d*\s*abort\b|libc\+\+abi|CPU Virtual Memory|^\s*MA [\d.]+ GB|Max_MA|exited with code|"
+    r"Sending process|Unable to shutdown|WARNING:torch\.distributed|FAILED$|^\s*\^+\s*$|^\s*~+\s*$",
+)
+
+
+def line_phase(lines: list[str]) -> tuple[str, int] | None:
+    """(phase, index) from log lines printed before the crash, nearest first, or None.
+
+    Launcher and code lines are skipped. A finished progress bar counts only when it is the last
+    thing printed; a closing line ("Done saving", "eval metrics") ends the phase it closes."""
+    closed: set[str] = set()
+    nearest = True
+    for i, raw in enumerate(lines):
+        text = raw.strip()
+        if not text or _LAUNCHER.search(text):
+            continue
+        bar = _bar_phase(text)
+        found = None
+        if bar is not None:
+            found, finished = bar
+            if finished:
+                # a finished bar ends its phase; only a finished checkpoint load printed last still
+                # counts (the weights are then being moved or wrapped, which is still loading)
+                if not (found == "load" and nearest):
+                    closed.add(found)
+                    nearest = False
+                    continue
+        elif looks_like_code(raw):
+            continue
+        if found is None:
+            for phase, pat in _CLOSERS:
+                if pat.search(text):
+                    closed.add(phase)
+            for phase, pat in _EVENTS:
+                if phase not in closed and pat.search(text):
+                    found = phase
+                    break
+        nearest = False
+        if found is not None and found not in closed:
+            return found, i
+    return None
+
+
+def _bar_phase(text: str) -> tuple[str, bool] | None:
+    """(the phase a progress bar shows, whether it is finished), or None for a line without one."""
+    bars = list(_BAR.finditer(text))
+    if not bars:
+        return None
+    m = bars[-1]                                   # tqdm redraws on one line: the last one shows
+    start = max(text.rfind("\r", 0, m.start()), text.rfind("]", 0, m.start() - 1) if len(bars) > 1 else -1) + 1
+    desc = text[start:m.start()]
+    phase = next((p for p, pat in _BAR_DESC if pat.search(desc)), "train")
+    finished = int(m.group("n")) >= int(m.group("total")) > 0
+    return phase, finished
+
+
+# ------------------------------------------------------------------ the message itself
+
+_MESSAGE_CUES: tuple[tuple[str, LazyPattern], ...] = (
+    ("save", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during )?sav(?:e|ing)|while saving|during sav(?:e|ing)")),
+    ("eval", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during )?(?:evaluat|validat)\w*|during (?:evaluation|validation)|"
+                     r"while evaluating")),
+    ("generate", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during )?generat\w*|during generation|while generating")),
+    ("load", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during |to )?load\w*|while loading|during loading")),
+)
+
+
+def message_phase(text: str) -> str | None:
+    """The phase a failure message names in its own words, or None."""
+    for phase, pat in _MESSAGE_CUES:
+        if pat.search(text):
+            return phase
+    return None

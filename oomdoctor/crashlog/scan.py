@@ -11,18 +11,24 @@ Two policies, chosen by size:
   ends its run, so it sits at the end of the log or next to the launcher's traceback. What this
   leaves out is said by coverage().
 
+Hits are capped before they are collected: of each marker only the first and the last `keep` are
+kept, and a marker on every line costs no more than a rare one. A tiered anchor is searched by
+`grep -m keep` (which stops at the keep-th matching line) and, when it stopped early, backwards from
+the end of the file in-process until the last `keep` are found; its total is then "more than
+2 * keep", not counted. Hits carry byte offsets (`grep -b`); only the traceback pass numbers its lines
+(`-n`), and the few lines reported are numbered from the nearest of those (source.py: each stretch
+counted once, long ones by `wc -l`).
+
 Two engines do the whole-file passes: the system grep (`grep -a -b -o -F`, LC_ALL=C; one process
-per anchor, side by side, each split across cores on a big log when the machine has four or more;
-`-n` gives line numbers where hits are read) and in-process bytes.find (no grep on the
-system, or small logs where starting a process costs more than it saves). Both give the same hits;
-any surprise from grep (a foreign grep, a changed file, a line over its memory cap) falls back to the
-in-process pass. Timings in benchmarks/logscan.py.
+per anchor, side by side) and in-process bytes.find / bytes.count (no grep on the system, or small
+logs where starting a process costs more than it saves). Both give the same hits; any surprise from
+grep (a foreign grep, a changed file, a line over its memory cap) falls back to the in-process pass.
+Timings in benchmarks/logscan.py.
 """
 from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections import deque
 
 from oomdoctor.crashlog.source import LogSource
@@ -36,13 +42,10 @@ HEAD_SCAN_BYTES = 256 << 10         # tiered: every marker is searched in the fi
 TAIL_SCAN_BYTES = 1 << 20           # ... and the last bytes of the log,
 AROUND_BYTES = 256 << 10            # and this far either side of a traceback
 AROUND_KEEP = 16                    # around the first and the last this many tracebacks
-SPLIT_MIN_BYTES = 256 << 20         # a numbered anchor pass over a log this big is split across cores ...
-SPLIT_PARTS: int | None = None      # ... into this many parts (None: half the cores, at most MAX_SPLIT_PARTS)
-MAX_SPLIT_PARTS = 8
-PIPE_BYTES = 1 << 20               # pipe size asked for a part's feed (the Linux default maximum)
-SENTINEL = b"\x00oomdoctor: end of part \x00"   # ends a part fed to grep; the needle follows it
 SCAN_WINDOW_BYTES = 1 << 20         # in-process searches walk the file in windows of this size (cache-sized)
 READ_CHUNK_BYTES = 1 << 20          # grep's output is read this much at a time
+BACKWARD_BLOCK_BYTES = 4 << 20      # the backward search for the last hits reads this much at a time
+RESTART_WITHIN_S = 0.1              # a dense anchor found this soon restarts the traceback pass unnumbered
 
 
 @record(frozen=False)
@@ -50,11 +53,11 @@ class MarkerScan:
     """Where the marker strings occur in the log, and how they were searched."""
 
     offsets: list[int]                  # sorted byte offsets of kept marker hits
-    dropped: dict[bytes, int]           # marker -> hits left out (beyond the first and last `keep`)
+    dropped: dict                       # marker -> hits left out (beyond the first and last `keep`); None: not counted
     kept_each_end: int
     method: str                         # "grep" | "python": who did the whole-file passes
     everywhere: tuple[bytes, ...] = ()  # tiered: the strings searched in every byte (else: every marker)
-    tracebacks: int = 0                 # tiered: tracebacks seen (each gets a window, up to AROUND_KEEP each end)
+    tracebacks: int | None = 0          # tiered: tracebacks seen (None: more than 2 * AROUND_KEEP, not counted)
 
 
 def scan(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tuple[bytes, ...] = (),
@@ -70,32 +73,79 @@ def scan(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tuple[b
     checkpoints in `src` as it goes.
     """
     engine = engine or SCAN_ENGINE
-    use_grep = engine == "grep" or (engine == "auto" and src.size >= GREP_MIN_BYTES)
-    if not anchors or src.size <= FULL_SCAN_BYTES:
-        kept, method = _finish(src, _start(src, (markers,), keep, use_grep), keep)
-        return _collect(kept, keep, method)
-    return _tiered(src, markers, keep, anchors, around, narrower or {}, use_grep)
+    use_grep = engine == "grep" or (engine == "auto" and src.size >= GREP_MIN_BYTES and not _long_lines(src))
+    try:
+        if not anchors or src.size <= FULL_SCAN_BYTES:
+            kept, method = _finish(src, {markers: _GrepPass.start(src, markers, keep) if use_grep else None}, keep)
+            return _collect(kept, keep, method)
+        return _tiered(src, markers, keep, anchors, around, narrower or {}, use_grep)
+    except BaseException:
+        _kill_children()            # Ctrl-C, SIGTERM, SIGHUP: no grep or wc left reading the log
+        raise
+
+
+LINE_SAMPLE_BYTES = 1 << 20         # the start, middle and end of a log are sampled for line length ...
+LONG_LINE_BYTES = 256 << 10         # ... and fewer newlines than one per this many bytes means giant lines
+
+
+def _long_lines(src: LogSource) -> bool:
+    """A log of giant lines (tqdm redraws glued by carriage returns, a JSON dump on one line): grep must
+    hold each line whole and finds nothing faster than the in-process search, which cuts lines."""
+    for lo in (0, src.size // 2, max(0, src.size - LINE_SAMPLE_BYTES)):
+        block = src.mm[lo:lo + LINE_SAMPLE_BYTES]
+        if len(block) >= LONG_LINE_BYTES and block.count(b"\n") * LONG_LINE_BYTES < len(block):
+            return True
+    return False
 
 
 def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tuple[bytes, ...],
             around: tuple[bytes, ...], narrower: dict[bytes, tuple[bytes, ...]], use_grep: bool) -> MarkerScan:
     rest = tuple(m for m in markers if not any(a in m for a in anchors))
-    # One grep per anchor, side by side; line numbers only for the anchors whose hits are read.
-    runs = _start(src, tuple((a,) for a in anchors), keep, use_grep, unnumbered=around)
-    # While grep reads the file, search the head and the tail here.
+    # One capped grep per anchor, side by side (several needles in one grep cost several times more).
+    # The traceback pass, the cheaper one (a long needle), numbers its lines (-n): every failure of a
+    # Python program sits a few lines after its traceback, so its line is counted from there, and the
+    # memory pass, the critical path, stays unnumbered (measured: 10-15% less wall time than numbering it).
+    import time
+
+    started = time.monotonic()
+    runs = {(a,): _GrepPass.start(src, (a,), keep, cap=keep, numbered=a in around) if use_grep else None
+            for a in anchors}
+    # While they read the file, search the head and the tail here.
     edges = merge_ranges([(0, HEAD_SCAN_BYTES), (src.size - TAIL_SCAN_BYTES, src.size)])
     found = {m: _find_in(src, m, edges) for m in rest}
-    kept, method = _finish(src, runs, keep)
-    whole = tuple(m for a in anchors if kept[a].dropped for m in narrower.get(a, ()))
+    plain = {n: r for n, r in runs.items() if n[0] not in around}
+    kept, method = _finish(src, plain, keep)
+    dense = any(kept[a].dropped != 0 for (a,) in plain)
+    if dense and use_grep and time.monotonic() - started < RESTART_WITHIN_S:
+        # A marker on every line, seen at once: its narrower passes come next, and numbering the
+        # traceback pass would only add to them; the newline count numbers what is found instead.
+        for needles in runs.keys() - plain.keys():
+            if runs[needles] is not None:
+                runs[needles].stop()
+                runs[needles] = _GrepPass.start(src, needles, keep, cap=keep)
+    more, how = _finish(src, {n: r for n, r in runs.items() if n not in plain}, keep)
+    kept.update(more)
+    method = how if how == "python" else method
+    whole = tuple(m for a in anchors if kept[a].dropped != 0 for m in narrower.get(a, ()))
+    if whole and use_grep:
+        # a dense anchor: its last hits came from the backward search, unnumbered; the file's newline
+        # count (read beside the narrower pass) numbers them back from the end
+        src.count_all_in_background()
     if whole:
-        more, how = _finish(src, _start(src, tuple((m,) for m in whole), keep, use_grep), keep)
+        # One grep for the narrower markers together: they are rare (the failures themselves), so a
+        # second process would only add a pass. Should they be dense too, each gets its capped grep.
+        both = _GrepPass.start(src, whole, keep, cap=keep) if use_grep and len(whole) > 1 else None
+        more = both.result() if both is not None else None
+        if more is None:
+            more, how = _finish(src, {(m,): _GrepPass.start(src, (m,), keep, cap=keep) if use_grep else None
+                                      for m in whole}, keep)
+            method = how if how == "python" else method
         kept.update(more)
-        method = how if how == "python" else method
     windows: list[tuple[int, int]] = []
-    seen = 0
+    seen: int | None = 0
     for a in around:                    # these hits only place windows; they are not failures
         k = kept.pop(a)
-        seen += k.total
+        seen = None if seen is None or k.total is None else seen + k.total
         hits = [off for off, _line in k.items()]
         for pos in hits[:AROUND_KEEP] + hits[-AROUND_KEEP:]:
             windows.append((pos - AROUND_BYTES, pos + AROUND_BYTES))
@@ -112,52 +162,25 @@ def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tupl
     return found_scan
 
 
-def coverage(found: MarkerScan, words: dict[bytes, str]) -> str:
-    """What a tiered scan searched where, in words ("" after a full scan); `words` names the strings."""
+def coverage(found: MarkerScan, words: dict[bytes, str]):
+    """What a tiered scan searched where, as a words Msg (None after a full scan); `words` names the strings."""
     if not found.everywhere:
-        return ""
+        return None
+    from oomdoctor.facts import msg
+
     names = ", ".join(repr(words.get(m, m.decode())) for m in found.everywhere)
-    which = ("each traceback" if found.tracebacks <= 2 * AROUND_KEEP else
-             f"the first and the last {AROUND_KEEP} of {found.tracebacks} tracebacks")
-    return (f"{names} searched in every line; the other markers in the first {_size(HEAD_SCAN_BYTES)}, "
-            f"the last {_size(TAIL_SCAN_BYTES)} and {_size(AROUND_BYTES)} either side of {which}")
-
-
-def _start(src: LogSource, groups: tuple[tuple[bytes, ...], ...], keep: int, use_grep: bool,
-           unnumbered: tuple[bytes, ...] = ()) -> dict:
-    """One whole-file pass per group of needles: a grep process each when `use_grep` (all running at
-    once), else left for _finish to do in-process."""
-    runs = {}
-    parts = _split_parts() if src.size >= SPLIT_MIN_BYTES else 1
-    for needles in groups:
-        numbered = not any(n in unnumbered for n in needles)
-        if not use_grep:
-            runs[needles] = None
-        elif parts > 1 and len(needles) == 1:
-            runs[needles] = (_SplitPass.start(src, needles, keep, parts, numbered)
-                             or _GrepPass.start(src, needles, keep, numbered))
-        else:
-            runs[needles] = _GrepPass.start(src, needles, keep, numbered)
-    return runs
-
-
-def _split_parts() -> int:
-    """How many greps share one anchor's pass: half the cores this process may use (the two anchors
-    run side by side), on Linux only (the pipes are filled with os.sendfile). Two cores: no split;
-    splitting there measured no faster (benchmarks/logscan.py)."""
-    if SPLIT_PARTS is not None:
-        return SPLIT_PARTS
-    if not sys.platform.startswith("linux") or not hasattr(os, "sendfile"):
-        return 1
-    try:
-        cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
-        cores = os.cpu_count() or 1
-    return max(1, min(MAX_SPLIT_PARTS, cores // 2))
+    if found.tracebacks is not None and found.tracebacks <= 2 * AROUND_KEEP:
+        which = msg("crash.note.each_traceback")
+    elif found.tracebacks is None:
+        which = msg("crash.note.many_tracebacks", keep=AROUND_KEEP, total=2 * AROUND_KEEP)
+    else:
+        which = msg("crash.note.some_tracebacks", keep=AROUND_KEEP, total=found.tracebacks)
+    return msg("crash.note.big_log", names=names, head=_size(HEAD_SCAN_BYTES), tail=_size(TAIL_SCAN_BYTES),
+               around=_size(AROUND_BYTES), which=which)
 
 
 def _finish(src: LogSource, runs: dict, keep: int) -> tuple[dict[bytes, "_Kept"], str]:
-    """Wait for the passes _start began; any that did not start or failed is done in-process."""
+    """Wait for the passes started; any that did not start or failed is done in-process."""
     kept: dict[bytes, _Kept] = {}
     left: list[bytes] = []
     for needles, run in runs.items():
@@ -169,6 +192,19 @@ def _finish(src: LogSource, runs: dict, keep: int) -> tuple[dict[bytes, "_Kept"]
     if left:                            # one in-process pass for all of them
         kept.update(_python_pass(src, tuple(left), keep))
     return kept, "python" if left else "grep"
+
+
+_CHILDREN: set = set()              # grep and wc processes started and not yet waited for
+
+
+def _kill_children() -> None:
+    for proc in list(_CHILDREN):
+        try:
+            proc.kill()
+            proc.wait(timeout=5)
+        except Exception:           # already gone, or not ours to wait for
+            pass
+        _CHILDREN.discard(proc)
 
 
 # ------------------------------------------------------------------ in-process
@@ -187,8 +223,10 @@ def _find_in(src: LogSource, needle: bytes, ranges: list[tuple[int, int]]) -> li
 
 def _python_pass(src: LogSource, needles: tuple[bytes, ...], keep: int) -> dict[bytes, "_Kept"]:
     """Read the file window by window into one reused buffer (one copy from the page cache, no page
-    faults on the map); search each window for every needle and count its newlines while hot, leaving
-    a line-number checkpoint at each window's end. One bytes.find pass per needle."""
+    faults on the map). Per needle a window costs one bytes.count (C speed); hits are looked up only
+    while the first `keep` are not all found, and the last `keep` are found afterwards by a backward
+    search, so a marker on every line costs what a rare one does. The window's newlines are counted
+    while hot, leaving a line-number checkpoint at each window's end."""
     kept = {m: _Kept(keep) for m in needles}
     overlap = max(len(m) for m in needles) - 1
     buf = bytearray(min(src.size, SCAN_WINDOW_BYTES) + overlap)
@@ -204,90 +242,109 @@ def _python_pass(src: LogSource, needles: tuple[bytes, ...], keep: int) -> dict[
             hi = min(src.size, lo + SCAN_WINDOW_BYTES)
             body = min(n, hi - lo)          # bytes that belong to this window; the rest is overlap
             for needle in needles:
+                # hits starting before `body` end by body + len - 1: count them, look up only the first ones
+                count = buf.count(needle, 0, min(n, body + len(needle) - 1))
+                if not count:
+                    continue
                 k = kept[needle]
-                pos = buf.find(needle, 0, n)
-                while 0 <= pos < body:
-                    k.add((lo + pos, None))
-                    pos = buf.find(needle, pos + len(needle), n)
+                if len(k.first) < keep:
+                    pos = buf.find(needle, 0, n)
+                    while 0 <= pos < body and len(k.first) < keep:
+                        k.first.append((lo + pos, None))
+                        pos = buf.find(needle, pos + len(needle), n)
+                k.total += count
             newlines += buf.count(b"\n", 0, body)
             src.checkpoint(hi, newlines)
             lo = hi
     view.release()
+    for needle, k in kept.items():
+        want = min(keep, k.total - len(k.first))
+        if want > 0:
+            last, _complete = _find_backward(src, needle, k.first[-1][0] + len(needle), want)
+            k.last = deque(((off, None) for off in last), maxlen=keep)
     return kept
+
+
+def _find_backward(src: LogSource, needle: bytes, stop: int, want: int) -> tuple[list[int], bool]:
+    """Up to `want` hits starting at or after byte `stop`, searched from the end of the file backwards,
+    in file order; and whether they are all the hits there (True) or more were left (False)."""
+    found: list[int] = []
+    hi = src.size
+    while hi > stop:
+        lo = max(stop, hi - BACKWARD_BLOCK_BYTES)
+        end = hi + len(needle) - 1 if hi < src.size else hi      # a hit starting before hi may run past it
+        pos = src.mm.rfind(needle, lo, end)
+        while pos >= 0:
+            if len(found) == want:
+                return found[::-1], False
+            found.append(pos)
+            pos = src.mm.rfind(needle, lo, pos)
+        src.release(lo, hi)
+        hi = lo
+    return found[::-1], True
 
 
 # ------------------------------------------------------------------ grep
 
 class _GrepPass:
-    """One `grep -a -b -o -F [-n] -e M1 -e M2 ...` process; each output row is `[line:]offset:marker`.
+    """One `grep -a -b -o -F [-m cap] -e M1 -e M2 ...` process; each output row is `offset:marker`.
 
     GNU grep finds one fixed string at about page-cache speed; several at once (Aho-Corasick) cost
-    several times more, so the tiered scan starts one process per anchor. The output is read by a
-    thread as it comes, in chunks; only the kept rows are parsed. Every kept hit is checked against
-    the map, so a grep that prints something else is never trusted: result() returns None and the
-    caller searches in-process.
-
-    A pass over part of the file, [lo, hi), reads it from a pipe that a thread fills with
-    os.sendfile; offsets and line numbers then count from lo. When the part stops short of the end,
-    a sentinel line holding the needle follows it, so grep's own number for that line tells how many
-    lines the part has (see _SplitPass).
+    several times more, so the tiered scan starts one process per anchor. With `cap`, grep stops at
+    the cap-th matching line and the last hits are searched backwards in-process (result()). The
+    output is read by a thread as it comes, in chunks; past the first `keep` rows of one needle the
+    rows are held unparsed, the last `keep` of them. Every kept hit is checked against the map, so a
+    grep that prints something else is never trusted: result() returns None and the caller searches
+    in-process.
     """
 
-    def __init__(self, src: LogSource, needles: tuple[bytes, ...], keep: int, proc, numbered: bool,
-                 lo: int, hi: int, feeder) -> None:
+    def __init__(self, src: LogSource, needles: tuple[bytes, ...], keep: int, proc, cap: int | None,
+                 numbered: bool) -> None:
         import threading
 
-        self.src, self.needles, self.keep, self.proc, self.numbered = src, needles, keep, proc, numbered
-        self.lo, self.hi, self.feeder = lo, hi, feeder
+        self.src, self.needles, self.keep, self.proc, self.cap = src, needles, keep, proc, cap
+        self.numbered = numbered
         self.kept: dict[bytes, _Kept] | None = None
-        self.lines: int | None = None           # newlines in [lo, hi), from the sentinel's line number
+        self.lines = 0                          # output rows (a capped grep stops at `cap` matching lines)
         self.thread = threading.Thread(target=self._read, daemon=True)
         self.thread.start()
 
     @classmethod
-    def start(cls, src: LogSource, needles: tuple[bytes, ...], keep: int, numbered: bool = True,
-              lo: int = 0, hi: int | None = None) -> "_GrepPass | None":
-        """Start grep on [lo, hi) of the file (the whole file by default); `numbered`: with line
-        numbers (grep -n costs about a third more)."""
+    def start(cls, src: LogSource, needles: tuple[bytes, ...], keep: int, cap: int | None = None,
+              numbered: bool = False) -> "_GrepPass | None":
+        """Start grep on the file; `cap`: stop after that many matching lines; `numbered`: with line
+        numbers (-n costs about half a pass more)."""
         grep = shutil.which("grep")
         if grep is None:
             return None
-        hi = src.size if hi is None else hi
-        whole = lo == 0 and hi == src.size
-        cmd = [grep, "-a", "-b", "-o", "-F", "--color=never"] + (["-n"] if numbered else [])
+        cmd = [grep, "-a", "-b", "-o", "-F", "--color=never"] + (["-m", str(cap)] if cap else []) + \
+            (["-n"] if numbered else [])
         for m in needles:
             cmd += ["-e", m.decode("ascii")]
-        cmd += ["--", src.path] if whole else []
+        cmd += ["--", src.path]
         env = {k: v for k, v in os.environ.items() if not k.startswith("GREP_")}
         env["LC_ALL"] = "C"             # bytes, not characters: no UTF-8 decoding cost, no encoding errors
         import subprocess  # here, not at the top: only big logs start a process
 
-        read_end = write_end = None
-        if not whole:
-            read_end, write_end = os.pipe()
-            _widen_pipe(write_end)
         try:
-            proc = subprocess.Popen(_with_memory_cap(cmd), stdin=subprocess.DEVNULL if whole else read_end,
-                                    stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
+            proc = subprocess.Popen(_with_memory_cap(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                    stderr=subprocess.DEVNULL, env=env)
+            _CHILDREN.add(proc)
         except OSError:
-            if not whole:
-                os.close(read_end)
-                os.close(write_end)
             return None
-        feeder = None
-        if not whole:
-            import threading
+        return cls(src, needles, keep, proc, cap, numbered)
 
-            os.close(read_end)
-            sentinel = SENTINEL + needles[0] + b"\n" if numbered and hi < src.size else b""
-            feeder = threading.Thread(target=_feed, args=(src.path, lo, hi, sentinel, write_end), daemon=True)
-            feeder.start()
-        return cls(src, needles, keep, proc, numbered, lo, hi, feeder)
+    def stop(self) -> None:
+        """Kill this grep and wait for its reader (its result is then None)."""
+        self.proc.kill()
+        self.thread.join()
+        self.proc.wait()
+        _CHILDREN.discard(self.proc)
+        self.proc.stdout.close()
 
     def _read(self) -> None:
         kept = {m: _Kept(self.keep) for m in self.needles}
         single = kept[self.needles[0]] if len(self.needles) == 1 else None
-        end = self.hi - self.lo                 # rows at or past this are the sentinel
         tail = b""
         ok = True
         stream = self.proc.stdout
@@ -297,19 +354,14 @@ class _GrepPass:
                 break
             rows = (tail + chunk).split(b"\n")
             tail = rows.pop()
-            sentinel = self.numbered and self.hi < self.src.size
-            if single is not None and len(single.first) >= self.keep and (not sentinel or len(rows) > 1):
-                # only the last `keep` can still be kept: no parsing (the sentinel is the very last row)
-                last = rows.pop() if sentinel else None
-                single.add_raw(rows)
-                rows = [last] if last is not None else []
+            self.lines += len(rows)
+            if single is not None and len(single.first) >= self.keep:
+                single.add_raw(rows)            # only the last `keep` can still be kept: no parsing
+                continue
             for row in rows:
                 try:
                     off, line, text = _row(row, self.numbered)
-                    if off >= end:
-                        self.lines = line - 1 if line is not None else None
-                        continue
-                    kept[text].add((off + self.lo, line))
+                    kept[text].add((off, line))
                 except (ValueError, KeyError):
                     ok = False
                     break
@@ -318,111 +370,46 @@ class _GrepPass:
         if ok:
             try:
                 for k in kept.values():
-                    k.parse_raw(self.numbered, self.lo)
+                    k.parse_raw(self.numbered)
             except (ValueError, KeyError):
                 ok = False
-        if ok and self.numbered and self.hi < self.src.size and self.lines is None:
-            ok = False                          # the sentinel never came: the part's line count is unknown
         if not ok:
             self.proc.kill()
             stream.read()
         self.kept = kept if ok else None
 
-    def result(self, line_base: int = 0) -> "dict[bytes, _Kept] | None":
-        """The kept hits, checked against the map; line numbers shifted by `line_base` (the newlines
-        before lo) and left as checkpoints."""
+    def result(self) -> "dict[bytes, _Kept] | None":
+        """The kept hits, checked against the map; for a capped grep that stopped early, completed by
+        the backward search for the last hits."""
         self.thread.join()
         rc = self.proc.wait()
+        _CHILDREN.discard(self.proc)
         self.proc.stdout.close()
-        if self.feeder is not None:
-            self.feeder.join()
         kept = self.kept
         if kept is None or rc not in (0, 1):    # 2: grep's own error, e.g. a line longer than its memory cap
             return None
         for m, k in kept.items():
-            if line_base:
-                k.shift_lines(line_base)
             for off, line in k.items():
                 if self.src.mm[off:off + len(m)] != m:
                     return None
                 if line is not None:
                     self.src.checkpoint(off, line - 1)
+        if self.cap and self.lines >= self.cap:
+            if len(kept) > 1:
+                return None                     # several needles, capped: the caller searches each on its own
+            # grep may have stopped at its cap: the hits after the last one it printed, from the end
+            (needle, k), = kept.items()
+            stop = max(off for off, _line in k.items()) + len(needle)
+            last, complete = _find_backward(self.src, needle, stop, self.keep)
+            if complete:
+                for off in last:
+                    k.add((off, None))
+            else:
+                k.cut((off, None) for off in last)
         return kept
 
 
-class _SplitPass:
-    """One needle over the whole file as several greps side by side, each on a part ending at a line
-    end; when numbered, a part's line count comes from its sentinel, so every hit is numbered as one
-    pass would number it. Used on big logs when the machine has the cores."""
-
-    def __init__(self, passes: list[_GrepPass]) -> None:
-        self.passes = passes
-
-    @classmethod
-    def start(cls, src: LogSource, needles: tuple[bytes, ...], keep: int, parts: int,
-              numbered: bool = True) -> "_SplitPass | None":
-        cuts = [0]
-        for i in range(1, parts):
-            nl = src.mm.find(b"\n", max(cuts[-1], src.size * i // parts))
-            if nl < 0 or nl + 1 >= src.size:
-                break
-            cuts.append(nl + 1)
-        cuts.append(src.size)
-        passes = []
-        for lo, hi in zip(cuts, cuts[1:]):
-            run = _GrepPass.start(src, needles, keep, numbered, lo, hi)
-            if run is None:
-                for started in passes:
-                    started.proc.kill()
-                    started.result()
-                return None
-            passes.append(run)
-        return cls(passes)
-
-    def result(self) -> "dict[bytes, _Kept] | None":
-        merged: dict[bytes, _Kept] = {}
-        base = 0
-        failed = False
-        for run in self.passes:
-            kept = run.result(base)
-            if kept is None or failed:
-                failed = True
-                continue
-            base += run.lines or 0
-            for m, k in kept.items():
-                merged.setdefault(m, _Kept(k.keep)).absorb(k)
-        return None if failed else merged
-
-
-def _widen_pipe(fd: int) -> None:
-    """A 1 MiB pipe instead of 64 KiB: grep then reads in big blocks, with fewer wake-ups (Linux)."""
-    try:
-        import fcntl
-
-        fcntl.fcntl(fd, fcntl.F_SETPIPE_SZ, PIPE_BYTES)
-    except (ImportError, AttributeError, OSError):
-        pass
-
-
-def _feed(path: str, lo: int, hi: int, sentinel: bytes, fd: int) -> None:
-    """Copy [lo, hi) of the file into a pipe (os.sendfile: no copy through Python), then the sentinel."""
-    try:
-        with open(path, "rb") as fh:
-            pos = lo
-            while pos < hi:
-                sent = os.sendfile(fd, fh.fileno(), pos, min(hi - pos, 1 << 30))
-                if sent <= 0:
-                    break
-                pos += sent
-        if sentinel:
-            os.write(fd, sentinel)
-    except OSError:
-        pass                                    # grep was killed, or the pipe broke: result() says so
-    finally:
-        os.close(fd)
-
-
-def _row(row: bytes, numbered: bool) -> tuple[int, int | None, bytes]:
+def _row(row: bytes, numbered: bool = False) -> tuple[int, int | None, bytes]:
     """One grep output row, `line:offset:marker` (or `offset:marker`): (offset, line or None, marker)."""
     if numbered:
         line_s, off_s, text = row.split(b":", 2)
@@ -446,14 +433,14 @@ def _with_memory_cap(cmd: list[str]) -> list[str]:
 # ------------------------------------------------------------------ keeping hits
 
 class _Kept:
-    """The first `keep` and the last `keep` hits of one marker, and how many there were in all.
-    A hit is (byte offset, line number or None when the search gave none)."""
+    """The first `keep` and the last `keep` hits of one marker, and how many there were in all (None
+    when a capped search did not count them). A hit is (byte offset, line number or None)."""
 
     def __init__(self, keep: int) -> None:
         self.keep = keep
         self.first: list = []
         self.last: deque = deque(maxlen=keep)
-        self.total = 0
+        self.total: int | None = 0
 
     def add(self, item) -> None:
         self.total += 1
@@ -467,44 +454,30 @@ class _Kept:
         self.total += len(rows)
         self.last.extend(rows)
 
-    def parse_raw(self, numbered: bool, lo: int = 0) -> None:
-        """The rows add_raw held, as (offset, line) hits; offsets count from `lo`."""
-        def hit(x):
-            if not isinstance(x, bytes):
-                return x
-            off, line, _text = _row(x, numbered)
-            return off + lo, line
+    def parse_raw(self, numbered: bool = False) -> None:
+        """The rows add_raw held, as (offset, line or None) hits."""
         if any(isinstance(x, bytes) for x in self.last):
-            self.last = deque(map(hit, self.last), maxlen=self.keep)
+            self.last = deque((_row(x, numbered)[:2] if isinstance(x, bytes) else x for x in self.last), maxlen=self.keep)
 
-    def shift_lines(self, base: int) -> None:
-        """Line numbers counted from a part's start made absolute."""
-        def shift(x):
-            return (x[0], x[1] + base) if x[1] is not None else x
-        self.first = [shift(x) for x in self.first]
-        self.last = deque((shift(x) for x in self.last), maxlen=self.keep)
-
-    def absorb(self, other: "_Kept") -> None:
-        """Add the hits of the part that follows: its first ones, its dropped middle, its last ones."""
-        for item in other.first:
-            self.add(item)
-        self.total += other.dropped
-        for item in other.last:
-            self.add(item)
+    def cut(self, last) -> None:
+        """The last hits of a search that stopped counting: between them and the first ones, an unknown number."""
+        self.last = deque(last, maxlen=self.keep)
+        self.total = None
 
     def items(self) -> list:
         return self.first + list(self.last)
 
     @property
-    def dropped(self) -> int:
-        return self.total - len(self.first) - len(self.last)
+    def dropped(self) -> int | None:
+        """Hits left out: 0 when all are kept, None when some are and nobody counted them."""
+        return None if self.total is None else self.total - len(self.first) - len(self.last)
 
 
 def _collect(kept: dict[bytes, _Kept], keep: int, method: str) -> MarkerScan:
     offsets: set[int] = set()
     for k in kept.values():
         offsets.update(off for off, _line in k.items())
-    return MarkerScan(sorted(offsets), {m: k.dropped for m, k in kept.items() if k.dropped}, keep, method)
+    return MarkerScan(sorted(offsets), {m: k.dropped for m, k in kept.items() if k.dropped != 0}, keep, method)
 
 
 # ------------------------------------------------------------------ byte ranges

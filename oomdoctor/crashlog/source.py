@@ -1,25 +1,39 @@
 """Open a crash log: a read-only map, with lines read on demand around byte offsets and numbered
 from the nearest known checkpoint.
 
-stdin and .gz logs are streamed into a temporary file first, so every log is scanned the same way
-and memory stays bounded whatever the size. Finding the markers is scan.py's job.
+A regular file (also one redirected to stdin) is mapped in place, whatever its size. A stream (a pipe
+on stdin, a FIFO, `<(cat run.log)`, a .gz log) is copied once into a temporary file, within a cap
+(SPOOL_MAX_BYTES, and the free space of the temporary folder): NUL bytes are dropped on the way
+(crash-time NUL runs carry no text, and a gzip bomb of zeros then costs no disk), and a stream that
+starts binary is refused after its first 64 KiB. The copy is removed when the log is closed, on
+Ctrl-C, SIGTERM or SIGHUP (oomdoctor/interrupts.py), and at exit. Finding the markers is scan.py's job.
 """
 from __future__ import annotations
 
+import atexit
 import bisect
 import mmap
 import os
 import shutil
+import stat
 import sys
 import zlib
 
 from oomdoctor.errors import InputError
+from oomdoctor.facts import msg
 
 LINE_CAP_BYTES = 16 * 1024          # longer lines (a whole tqdm run glued by \r) are cut to this
 COPY_CHUNK_BYTES = 1 << 20
 RELEASE_MIN_BYTES = 64 << 20       # maps smaller than this are not trimmed with madvise
 COUNT_CHUNK_BYTES = 16 << 20        # newline counting copies this much at a time (bounded RSS)
-WC_MIN_BYTES = 16 << 20             # counting a longer stretch up to the end of file goes to wc -l
+WC_MIN_BYTES = 16 << 20             # a longer stretch of newlines is counted by wc -l ...
+WC_JOBS = 4                         # ... this many at a time
+SPOOL_MAX_BYTES = 2 << 30           # a piped or compressed log is copied to a temporary file up to this size ...
+SPOOL_FREE_RESERVE = 512 << 20      # ... leaving at least this much free in the temporary folder
+SPOOL_READ_FACTOR = 8               # bytes read (NUL runs included) may be this many times the cap
+TEXT_SAMPLE_BYTES = 64 << 10        # whether a log is text is judged on this much of its non-NUL bytes ...
+TEXT_LOOK_BYTES = 16 << 20          # ... looked for in this much of its start
+FIFO_WAIT_S = 5.0                   # how long a FIFO given as an input may take to get its writer
 
 # Magic numbers of files people attach by mistake instead of the text log.
 _BINARY_MAGIC = (b"\x7fELF", b"PK\x03\x04", b"\x89PNG", b"%PDF", b"\xff\xd8\xff", b"GIF8",
@@ -36,6 +50,7 @@ class LogSource:
         self._fh = open(path, "rb")
         self.size = os.fstat(self._fh.fileno()).st_size
         self._newlines_at: dict[int, int] = {0: 0}     # byte offset -> newlines before it
+        self._total_job: _WcJob | None = None           # the whole file's newline count, under way
         self._checkpoints: list[int] = [0]              # the keys of _newlines_at, sorted
         self.mm: mmap.mmap | bytes
         if self.size:
@@ -142,12 +157,16 @@ class LogSource:
         return n + 1
 
     def count_newlines(self, start: int, end: int) -> int:
-        """Newlines in [start, end). A long stretch that runs to the end of the file goes to `wc -l`
-        (memchr speed, own process) when it exists; anything else is counted here in chunks."""
-        if end >= self.size and end - start >= WC_MIN_BYTES:
-            n = _wc_lines(self._path, start)
+        """Newlines in [start, end). A long stretch goes to `wc -l` (memchr speed, about 4x bytes.count,
+        its own process); anything shorter, or where wc is missing, is counted here in chunks."""
+        if end - start >= WC_MIN_BYTES:
+            job = _WcJob.start(self._path, start, end, self.size)
+            n = job.result() if job is not None else None
             if n is not None:
                 return n
+        return self._count_here(start, end)
+
+    def _count_here(self, start: int, end: int) -> int:
         total = 0
         pos = start
         while pos < end:
@@ -157,24 +176,116 @@ class LogSource:
             pos = stop
         return total
 
+    def count_all_in_background(self) -> None:
+        """Start counting the file's newlines (`wc -l`, reading the file itself) for the end-of-file
+        checkpoint; prefetch() collects it."""
+        if self._total_job is None and self.size not in self._newlines_at:
+            self._total_job = _WcJob.start(self._path, 0, self.size, self.size)
 
-def _wc_lines(path: str, start: int) -> int | None:
-    """Newlines from byte `start` to the end of `path`, by `wc -l` reading a file already seeked there."""
-    wc = shutil.which("wc")
-    if wc is None:
-        return None
-    import subprocess
+    def prefetch(self, offsets) -> None:
+        """Leave line-number checkpoints at `offsets` and at the end of the file, counting every stretch
+        between checkpoints once: long stretches by `wc -l` processes side by side (a few at a time),
+        short ones here. The scan gives byte offsets only; this numbers the few lines reported."""
+        if self._total_job is not None:
+            total = self._total_job.result()
+            self._total_job = None
+            if total is not None:
+                self.checkpoint(self.size, total)
+        wanted = sorted({o for o in offsets if 0 < o <= self.size} | {self.size})
+        wanted = [o for o in wanted if o not in self._newlines_at]
+        pieces: list[tuple[int, int]] = []
+        back: list[int] = []                    # counted back from the end-of-file checkpoint instead
+        for o in wanted:
+            i = bisect.bisect_right(self._checkpoints, o)
+            below = self._checkpoints[i - 1]
+            lo = max(below, pieces[-1][1] if pieces else 0)
+            above = self._checkpoints[i] if i < len(self._checkpoints) else None
+            if above is not None and above - o < o - lo and above - o < WC_MIN_BYTES:
+                back.append(o)
+            else:
+                pieces.append((lo, o))
+        counts: dict[tuple[int, int], int] = {}
+        far = [p for p in pieces if p[1] - p[0] >= WC_MIN_BYTES]
+        for i in range(0, len(far), WC_JOBS):
+            jobs = [(p, _WcJob.start(self._path, p[0], p[1], self.size)) for p in far[i:i + WC_JOBS]]
+            for p, job in jobs:
+                n = job.result() if job is not None else None
+                if n is not None:
+                    counts[p] = n
+        for lo, hi in pieces:                   # ascending: each stretch starts at a known checkpoint
+            n = counts.get((lo, hi))
+            self.checkpoint(hi, self._newlines_at[lo] + (n if n is not None else self._count_here(lo, hi)))
+        for o in back:
+            self.line_number(o)
 
+
+class _WcJob:
+    """`wc -l` counting [start, end) of a file: from a descriptor seeked to `start` when the stretch runs
+    to the end, else from a pipe that os.sendfile fills (Linux)."""
+
+    def __init__(self, proc, feeder) -> None:
+        self.proc, self.feeder = proc, feeder
+
+    @classmethod
+    def start(cls, path: str, start: int, end: int, size: int) -> "_WcJob | None":
+        wc = shutil.which("wc")
+        to_end = end >= size
+        if wc is None or not to_end and not (hasattr(os, "sendfile") and sys.platform.startswith("linux")):
+            return None
+        import subprocess
+        import threading
+
+        env = dict(os.environ, LC_ALL="C")
+        try:
+            if to_end:
+                with open(path, "rb") as fh:
+                    fh.seek(start)
+                    proc = subprocess.Popen([wc, "-l"], stdin=fh, stdout=subprocess.PIPE,
+                                            stderr=subprocess.DEVNULL, env=env)
+                return cls(proc, None)
+            read_end, write_end = os.pipe()
+            try:
+                proc = subprocess.Popen([wc, "-l"], stdin=read_end, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, env=env)
+            except OSError:
+                os.close(write_end)
+                raise
+            finally:
+                os.close(read_end)
+        except OSError:
+            return None
+        feeder = threading.Thread(target=_send, args=(path, start, end, write_end), daemon=True)
+        feeder.start()
+        return cls(proc, feeder)
+
+    def result(self) -> int | None:
+        try:
+            out, _err = self.proc.communicate()
+        except BaseException:
+            self.proc.kill()
+            raise
+        if self.feeder is not None:
+            self.feeder.join()
+        try:
+            return int(out.split()[0]) if self.proc.returncode == 0 else None
+        except (ValueError, IndexError):
+            return None
+
+
+def _send(path: str, start: int, end: int, fd: int) -> None:
+    """Copy [start, end) of the file into a pipe (os.sendfile: no copy through Python)."""
     try:
         with open(path, "rb") as fh:
-            fh.seek(start)
-            out = subprocess.run([wc, "-l"], stdin=fh, capture_output=True, env=dict(os.environ, LC_ALL="C"),
-                                 check=False)
-        if out.returncode != 0:
-            return None
-        return int(out.stdout.split()[0])
-    except (OSError, ValueError, IndexError):
-        return None
+            pos = start
+            while pos < end:
+                sent = os.sendfile(fd, fh.fileno(), pos, min(end - pos, 1 << 30))
+                if sent <= 0:
+                    break
+                pos += sent
+    except OSError:
+        pass                                    # wc was killed: result() says so
+    finally:
+        os.close(fd)
 
 
 def decode(raw: bytes) -> str:
@@ -185,52 +296,155 @@ def decode(raw: bytes) -> str:
         return raw.decode("utf-8", errors="replace")
 
 
-def _spool(stream, display: str) -> str:
-    """Copy a stream to a temp file in chunks; return its path."""
-    import gzip
+# ------------------------------------------------------------------ streams
+
+_ADOPTED: dict[str, str] = {}       # a stream given as an input (FIFO, `<(...)`) -> the spool of it sort_inputs made
+_TEMPS: set[str] = set()            # spool files not yet removed
+
+
+def _remove_temps() -> None:
+    for tmp in list(_TEMPS):
+        _unlink(tmp)
+
+
+atexit.register(_remove_temps)
+
+
+def _unlink(tmp: str) -> None:
+    _TEMPS.discard(tmp)
+    try:
+        os.unlink(tmp)
+    except OSError:
+        pass
+
+
+def open_stream(path: str) -> int:
+    """A read descriptor on a FIFO or device that never hangs (see bounded.open_stream)."""
+    from oomdoctor import bounded
+
+    return bounded.open_stream(path, FIFO_WAIT_S)
+
+
+def is_stream(path: str) -> bool:
+    """True for an input that can be read only once (a pipe, a FIFO, a device), not a regular file."""
+    try:
+        return not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path)
+    except OSError:
+        return False
+
+
+def adopt(path: str, spool: str) -> None:
+    """Hand the spool sort_inputs made of the stream `path` to open_log(path)."""
+    _ADOPTED[path] = spool
+
+
+def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
+    """Copy a stream to a temporary file and return its path. `read(n)` returns up to n bytes ("" at
+    the end); `first` is what was already read of it. Bounded by SPOOL_MAX_BYTES and the free space
+    of the temporary folder (an InputError naming the cap past it); NUL bytes are dropped; a stream
+    whose first 64 KiB of text look binary is refused there."""
     import tempfile
 
+    folder = tempfile.gettempdir()
+    cap = _spool_cap(folder)
     fd, tmp = tempfile.mkstemp(prefix="oomdoctor-log-", suffix=".log")
+    _TEMPS.add(tmp)
+    kept = read_total = 0
+    sample = bytearray()
     try:
         with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(stream, out, COPY_CHUNK_BYTES)
-    except (OSError, EOFError, zlib.error, gzip.BadGzipFile) as err:
-        os.unlink(tmp)
-        raise InputError(f"cannot read the log: {err}", display) from None
+            chunk = first
+            while True:
+                if not chunk:
+                    chunk = read(COPY_CHUNK_BYTES)
+                    if not chunk:
+                        break
+                read_total += len(chunk)
+                if b"\x00" in chunk:
+                    chunk = chunk.replace(b"\x00", b"")
+                kept += len(chunk)
+                if kept > cap or read_total > cap * SPOOL_READ_FACTOR:
+                    code = "crash.input.gzip_too_big" if what == "gzip" else "crash.input.stream_too_big"
+                    raise InputError(msg(code, cap=_size(cap), folder=folder), display)
+                if len(sample) < TEXT_SAMPLE_BYTES:
+                    sample += chunk[:TEXT_SAMPLE_BYTES - len(sample)]
+                    if len(sample) >= TEXT_SAMPLE_BYTES and _looks_binary(bytes(sample)):
+                        raise InputError(msg("crash.input.binary"), display)
+                out.write(chunk)
+                chunk = b""
+    except (OSError, EOFError, zlib.error) as err:
+        _unlink(tmp)
+        raise InputError(msg("crash.input.cannot_read", reason=str(err)), display) from None
     except BaseException:
-        os.unlink(tmp)
+        _unlink(tmp)
         raise
     return tmp
 
 
+def _spool_cap(folder: str) -> int:
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return SPOOL_MAX_BYTES
+    return max(0, min(SPOOL_MAX_BYTES, free - SPOOL_FREE_RESERVE))
+
+
+def _size(n: int) -> str:
+    if n >= 1 << 30:
+        return f"{n / (1 << 30):.3g} GiB"
+    return f"{n / (1 << 20):.3g} MiB"
+
+
+def _stdin_in_place() -> str | None:
+    """A path other processes (grep) can open for a regular file redirected to stdin (`< run.log`), so it
+    is mapped in place rather than copied; None for a pipe or where /proc is missing."""
+    try:
+        if not stat.S_ISREG(os.fstat(0).st_mode) or not sys.platform.startswith("linux"):
+            return None
+        path = f"/proc/{os.getpid()}/fd/0"
+        return path if os.path.exists(path) else None
+    except OSError:
+        return None
+
+
 def open_log(path: str) -> LogSource:
-    """Open `path` ("-" = stdin, *.gz = gzip stream) as a LogSource, or raise InputError."""
+    """Open `path` ("-" = stdin, *.gz = gzip stream, a FIFO or `<(...)`) as a LogSource, or raise InputError."""
     if path == "-":
-        stream = getattr(sys.stdin, "buffer", sys.stdin)
-        src = LogSource("<stdin>", _spool(stream, "<stdin>"), temp=True)
+        here = _stdin_in_place()
+        if here is not None:
+            src = LogSource("<stdin>", here, temp=False)
+        else:
+            stream = getattr(sys.stdin, "buffer", sys.stdin)
+            src = LogSource("<stdin>", spool(stream.read, "<stdin>"), temp=True)
+    elif path in _ADOPTED:
+        src = LogSource(path, _ADOPTED.pop(path), temp=True)
     else:
         if not os.path.exists(path):
-            raise InputError("no such file", path)
+            raise InputError(msg("crash.input.missing"), path)
         if os.path.isdir(path):
-            raise InputError("is a directory, not a log file", path)
-        try:
-            with open(path, "rb") as fh:
-                head = fh.read(2)
-        except OSError as err:
-            raise InputError(f"cannot read the log: {err.strerror or err}", path) from None
-        if head == b"\x1f\x8b":
-            import gzip
-
-            try:
-                with gzip.open(path, "rb") as gz:
-                    src = LogSource(path, _spool(gz, path), temp=True)
-            except OSError as err:
-                raise InputError(f"cannot read the gzip log: {err}", path) from None
+            raise InputError(msg("crash.input.directory"), path)
+        if is_stream(path):
+            with os.fdopen(open_stream(path), "rb", buffering=0) as fh:
+                src = LogSource(path, spool(fh.read, path), temp=True)
         else:
             try:
-                src = LogSource(path, path, temp=False)
+                with open(path, "rb") as fh:
+                    head = fh.read(2)
             except OSError as err:
-                raise InputError(f"cannot read the log: {err.strerror or err}", path) from None
+                raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), path) from None
+            if head == b"\x1f\x8b":
+                import gzip
+
+                try:
+                    with gzip.open(path, "rb") as gz:
+                        src = LogSource(path, spool(gz.read, path, what="gzip"), temp=True)
+                except (OSError, EOFError, zlib.error) as err:
+                    raise InputError(msg("crash.input.gzip_broken", reason=str(err)), path) from None
+            else:
+                try:
+                    src = LogSource(path, path, temp=False)
+                except OSError as err:
+                    raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), path) from None
     try:
         _check_text(src)
     except InputError:
@@ -240,13 +454,33 @@ def open_log(path: str) -> LogSource:
 
 
 def _check_text(src: LogSource) -> None:
-    head = bytes(src.mm[: 1 << 16])
-    if src.size == 0 or (src.size <= len(head) and not head.strip(b" \t\r\n\x00")):
-        raise InputError("the log is empty", src.display)
+    """Refuse an empty log and a binary file given by mistake. Runs of NUL bytes (a crash while the file
+    system flushed) are tolerated: text-ness is judged on the bytes around them."""
+    head = bytes(src.mm[:16])
     if head.startswith(_BINARY_MAGIC):
-        raise InputError("is a binary file, not a text log", src.display)
-    # Logs may hold a few NUL runs (a crash while the file system was flushing), but text never
-    # has mostly control bytes.
-    control = sum(head.count(bytes([c])) for c in range(0, 32) if c not in (9, 10, 12, 13, 27))
-    if len(head) >= 64 and (control > len(head) * 0.10 or head.count(b"\x00") > len(head) * 0.01):
-        raise InputError("is a binary file, not a text log", src.display)
+        raise InputError(msg("crash.input.binary"), src.display)
+    sample = _text_sample(src)
+    if not sample.strip(b" \t\r\n"):
+        raise InputError(msg("crash.input.empty"), src.display)
+    if _looks_binary(sample):
+        raise InputError(msg("crash.input.binary"), src.display)
+
+
+def _text_sample(src: LogSource) -> bytes:
+    """The first TEXT_SAMPLE_BYTES of the log's non-NUL bytes, looked for in its first TEXT_LOOK_BYTES."""
+    out = bytearray()
+    pos = 0
+    end = min(src.size, TEXT_LOOK_BYTES)
+    while pos < end and len(out) < TEXT_SAMPLE_BYTES:
+        block = bytes(src.mm[pos:min(end, pos + TEXT_SAMPLE_BYTES)])
+        out += block.replace(b"\x00", b"") if b"\x00" in block else block
+        pos += len(block)
+    return bytes(out[:TEXT_SAMPLE_BYTES])
+
+
+def _looks_binary(sample: bytes) -> bool:
+    """Text never has mostly control bytes (tab, newlines, form feed and ESC aside)."""
+    if sample.startswith(_BINARY_MAGIC):
+        return True
+    control = sum(sample.count(bytes([c])) for c in range(1, 32) if c not in (9, 10, 12, 13, 27))
+    return len(sample) >= 64 and control > len(sample) * 0.10

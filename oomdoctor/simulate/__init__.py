@@ -5,16 +5,19 @@ the framework does and runs real training steps while counting live tensor bytes
 peft are optional (`pip install 'oomdoctor[simulate]'`) and imported only when a simulation runs.
 
 Public API:
-    available() -> str | None
+    available() -> Msg | None
     trace_step(setup, shape, *, steps=2, progress=None, hf_config=None) -> TraceResult
-    format_result(result, estimate=None) -> str
-    to_dict(result, estimate=None) -> dict      (--simulate --json)
+    format_result(result, estimate=None, lang="en") -> str
+    to_dict(result, estimate=None, lang="en") -> dict      (--simulate --json)
+
+Progress lines, errors, notes and limits are words codes (words/simulate.py): whoever shows them says them
+in the user's language.
 """
 from __future__ import annotations
 
 from typing import Callable
 
-from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.simulate.errors import SimulateError, SimulationInterrupted
 from oomdoctor.simulate.result import CATEGORIES, PHASES, PhasePeak, TraceResult, format_result, to_dict
 
@@ -22,7 +25,7 @@ INSTALL_HINT = "pip install 'oomdoctor[simulate]'"
 _PACKAGES = ("torch", "transformers", "peft")
 
 
-def available() -> str | None:
+def available() -> Msg | None:
     """None when torch, transformers and peft import; else one line saying what to install."""
     import importlib
 
@@ -34,24 +37,24 @@ def available() -> str | None:
             missing.append(name)
     if not missing:
         return None
-    return f"--simulate needs torch, transformers and peft ({', '.join(missing)} missing): {INSTALL_HINT}"
+    return msg("simulate.missing", missing=tuple(missing), hint=INSTALL_HINT)
 
 
 def trace_step(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
-               progress: Callable[[str], None] | None = None, hf_config: dict | None = None) -> TraceResult:
+               progress: Callable[[Msg], None] | None = None, hf_config: dict | None = None) -> TraceResult:
     """Run `steps` training steps of the model on fake tensors and return the live-bytes peaks.
 
     Raises SimulateError (one line) when the packages are missing or the model code cannot run on fake
     tensors, and SimulationInterrupted on Ctrl-C.
     """
     if steps < 1:
-        raise SimulateError("steps must be at least 1")
+        raise ValueError("steps must be at least 1")
     try:
         problem = available()
         if problem:
             raise SimulateError(problem)
         if progress is not None:
-            progress("loading torch, transformers and peft")
+            progress(msg("simulate.progress.loading"))
         import logging
         import warnings
 
@@ -71,10 +74,10 @@ def trace_step(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
     except SimulateError:
         raise
     except KeyboardInterrupt:
-        raise SimulationInterrupted("simulation stopped by Ctrl-C before it finished; nothing was written") from None
+        raise SimulationInterrupted(msg("simulate.interrupted")) from None
     except (RuntimeError, ValueError, TypeError, NotImplementedError, AttributeError, KeyError, ImportError) as err:
         first = (str(err).strip().splitlines() or [type(err).__name__])[0]
-        raise SimulateError(f"the simulation failed ({type(err).__name__}): {first[:300]}") from None
+        raise SimulateError(msg("simulate.failed", error=type(err).__name__, first=first[:300])) from None
 
 
 __all__ = ["available", "trace_step", "format_result", "to_dict", "TraceResult", "PhasePeak", "CATEGORIES", "PHASES",

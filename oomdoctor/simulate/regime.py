@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
 
 _DTYPE_ALIASES = {
     "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
@@ -29,7 +29,7 @@ class Regime:
     trainable_dtype: str       # dtype trainable parameters (full/freeze weights, LoRA adapters) live in
     autocast_dtype: str | None  # mixed-precision compute dtype for the forward, None = no autocast
     reentrant_ckpt: bool | None  # torch.utils.checkpoint(use_reentrant=...); None = the installed transformers' default
-    notes: tuple[str, ...] = ()
+    notes: tuple[Msg, ...] = ()
 
 
 def _version_at_most(version: str, limit: tuple[int, ...]) -> bool:
@@ -46,7 +46,7 @@ def regime(setup: TrainingSetup, shape: ModelShape, checkpoint_dtype: str | None
     """The dtypes the framework of `setup` gives the weights, the trainables and the forward."""
     compute = dtype_name(setup.precision)
     ckpt = dtype_name(checkpoint_dtype or shape.torch_dtype)
-    notes: list[str] = []
+    notes: list[Msg] = []
     fw = setup.framework
     quantized = setup.method == "qlora" or bool(setup.quant_bits)
 
@@ -61,10 +61,10 @@ def regime(setup: TrainingSetup, shape: ModelShape, checkpoint_dtype: str | None
             load = compute
         else:
             load = ckpt
-            notes.append(f"LLaMA-Factory >= 0.9.4 loads the checkpoint's own dtype ({ckpt})")
+            notes.append(msg("simulate.note.lf_checkpoint_dtype", dtype=ckpt))
     elif fw == "trl":
         load = "fp32"  # trl/trainer/utils.py: dtype = kwargs.get("dtype", "float32")
-        notes.append("TRL loads a model given by name in fp32 unless model_init_kwargs sets a dtype")
+        notes.append(msg("simulate.note.trl_fp32"))
     else:
         load = compute
 

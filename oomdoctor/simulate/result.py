@@ -4,7 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from oomdoctor.facts import COMPONENTS, GIB, Estimate
+from oomdoctor.facts import COMPONENTS, GIB, Estimate, Msg
 
 # Traced categories use the estimate's component names so the two line up; the trace has no "overhead".
 CATEGORIES = ("weights", "gradients", "optimizer", "activations", "logits")
@@ -39,13 +39,13 @@ class TraceResult:
     versions: Mapping[str, str]            # torch, transformers, peft
     attention: str                         # attention implementation that ran (eager | sdpa)
     dtypes: Mapping[str, str]              # load, trainable, autocast
-    optimizer: str                         # what ran, in words
+    optimizer: Msg                         # what ran (words/simulate.py "simulate.opt.*")
     micro_batch: int
     seq_len: int
     steps: int
     seconds: float
-    limits: tuple[str, ...]                # what the trace cannot see, in plain words
-    notes: tuple[str, ...] = ()            # choices made on the user's behalf (fa2 -> sdpa, ...)
+    limits: tuple[Msg, ...]                # what the trace cannot see ("simulate.limit.*")
+    notes: tuple[Msg, ...] = ()            # choices made on the user's behalf (fa2 -> sdpa, ...: "simulate.note.*")
     quantized_weights_bytes: int | None = None   # QLoRA: what the bnb-quantised linear weights would take
     peak_bytes_quantized: int | None = None      # QLoRA: the peak with those weights in place of bf16 copies
     phase_categories_traced: Mapping[str, Mapping[str, int]] = field(default_factory=dict)  # unscaled, per phase name
@@ -126,12 +126,24 @@ def format_result(result: TraceResult, estimate: Estimate | None = None, lang: s
     return "\n".join(lines)
 
 
+def _code(value: Any) -> Any:
+    """A Msg as {"code", "values"} for --simulate --json, as views/jsonout.py gives the report's codes."""
+    if isinstance(value, Msg):
+        return {"code": value.code, "values": {k: _code(v) for k, v in value.args}}
+    if isinstance(value, tuple):
+        return [_code(v) for v in value]
+    return value
+
+
 def _g(n_bytes: float | None) -> float | None:
     return None if n_bytes is None else round(n_bytes / GIB, 4)
 
 
-def to_dict(result: TraceResult, estimate: Estimate | None = None) -> dict[str, Any]:
-    """--simulate --json: the traced peak per phase and per component, beside the estimate's moments."""
+def to_dict(result: TraceResult, estimate: Estimate | None = None, lang: str = "en") -> dict[str, Any]:
+    """--simulate --json: the traced peak per phase and per component, beside the estimate's moments. Texts are
+    in `lang`, each list beside its words codes."""
+    from oomdoctor.words import say
+
     traced = {
         "peak_gib": _g(result.peak_bytes), "peak_phase": result.peak_phase,
         "components": {c: _g(result.categories.get(c, 0)) for c in CATEGORIES},
@@ -139,11 +151,12 @@ def to_dict(result: TraceResult, estimate: Estimate | None = None) -> dict[str, 
                     "components": {c: _g(p.categories.get(c, 0)) for c in CATEGORIES}} for p in result.phases],
         "params_total": result.params_total, "params_trainable": result.params_trainable,
         "buffers_gib": _g(result.buffer_bytes), "versions": dict(result.versions), "attention": result.attention,
-        "dtypes": dict(result.dtypes), "optimizer": result.optimizer, "micro_batch": result.micro_batch,
+        "dtypes": dict(result.dtypes), "optimizer": say(result.optimizer, lang), "micro_batch": result.micro_batch,
         "seq_len": result.seq_len, "steps": result.steps, "seconds": round(result.seconds, 2),
         "quantized_weights_gib": _g(result.quantized_weights_bytes),
         "peak_quantized_gib": _g(result.peak_bytes_quantized),
-        "limits": list(result.limits), "notes": list(result.notes),
+        "limits": [say(m, lang) for m in result.limits], "limits_codes": [_code(m) for m in result.limits],
+        "notes": [say(m, lang) for m in result.notes], "notes_codes": [_code(m) for m in result.notes],
     }
     out: dict[str, Any] = {"traced": traced}
     if estimate is not None:

@@ -20,7 +20,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
 
-from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.simulate.errors import SimulateError
 from oomdoctor.simulate.regime import Regime, regime
 from oomdoctor.simulate.result import CATEGORIES, PhasePeak, TraceResult
@@ -29,12 +29,7 @@ _TORCH_DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.fl
 _PRIM_DEVICE = torch.ops.prim.device.default
 _BERNOULLI = torch.ops.aten.bernoulli_.float
 
-LIMITS = (
-    "no CUDA context, cuBLAS/NCCL workspaces or caching-allocator reserve: add a few hundred MiB to 1 GiB+",
-    "no allocator fragmentation or 512-byte block rounding: the trace is what max_memory_allocated() "
-    "would report at best",
-    "autocast ran with PyTorch's CPU op lists, which differ slightly from the CUDA ones",
-)
+LIMITS = (msg("simulate.limit.no_cuda"), msg("simulate.limit.no_fragmentation"), msg("simulate.limit.cpu_autocast"))
 
 
 # ---------------------------------------------------------------- counting live bytes
@@ -116,7 +111,7 @@ class LiveBytes(TorchDispatchMode):
 # ---------------------------------------------------------------- the model
 
 
-def _config(shape: ModelShape, hf_config: dict | None, notes: list[str]):
+def _config(shape: ModelShape, hf_config: dict | None, notes: list[Msg]):
     import transformers
 
     if hf_config is not None:
@@ -124,7 +119,7 @@ def _config(shape: ModelShape, hf_config: dict | None, notes: list[str]):
                   if k not in ("quantization_config", "auto_map", "architectures", "transformers_version")}
         model_type = values.pop("model_type", None)
         if not model_type:
-            raise SimulateError("config.json has no model_type: cannot tell which model code to run")
+            raise SimulateError(msg("simulate.no_model_type"))
     else:
         model_type = shape.model_type or "llama"
         values = dict(hidden_size=shape.hidden_size, intermediate_size=shape.intermediate_size,
@@ -142,13 +137,13 @@ def _config(shape: ModelShape, hf_config: dict | None, notes: list[str]):
         return transformers.AutoConfig.for_model(model_type, **values)
     except ValueError:
         if hf_config is not None:
-            raise SimulateError(f"transformers {transformers.__version__} does not know model_type "
-                                f"'{model_type}' (it may need the model's remote code)") from None
-        notes.append(f"model_type '{model_type}' is unknown to transformers: traced as a Llama-shaped model")
+            raise SimulateError(msg("simulate.unknown_model_type", version=transformers.__version__,
+                                    model_type=model_type)) from None
+        notes.append(msg("simulate.note.unknown_model_type", model_type=model_type))
         return transformers.AutoConfig.for_model("llama", **values)
 
 
-def _build_meta(cfg, load: torch.dtype, attention: str, notes: list[str]):
+def _build_meta(cfg, load: torch.dtype, attention: str, notes: list[Msg]):
     import transformers
 
     def build(impl: str):
@@ -161,10 +156,8 @@ def _build_meta(cfg, load: torch.dtype, attention: str, notes: list[str]):
         message = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         refuses_attention = attention != "eager" and re.search(r"attn|attention|sdpa", message, re.I)
         if not refuses_attention:
-            raise SimulateError(f"transformers cannot build a causal LM from this {cfg.model_type} config: "
-                                f"{message[:300]}") from None
-    notes.append(f"{cfg.model_type} refuses {attention} attention in this transformers; ran eager "
-                 "(full seq x seq scores)")
+            raise SimulateError(msg("simulate.cannot_build", model_type=cfg.model_type, error=message[:300])) from None
+    notes.append(msg("simulate.note.eager", model_type=cfg.model_type, attention=attention))
     return build("eager"), "eager"
 
 
@@ -172,7 +165,7 @@ def _layer_list(model, n_layers: int) -> tuple[str, torch.nn.ModuleList]:
     for name, module in model.named_modules():
         if isinstance(module, torch.nn.ModuleList) and len(module) == n_layers:
             return name, module
-    raise SimulateError("could not find the model's list of decoder layers")
+    raise SimulateError(msg("simulate.no_layers"))
 
 
 def _lora_targets(setup: TrainingSetup, model) -> Any:
@@ -181,8 +174,7 @@ def _lora_targets(setup: TrainingSetup, model) -> Any:
     names = {n.rsplit(".", 1)[-1] for n, m in model.named_modules() if isinstance(m, torch.nn.Linear)}
     missing = [t for t in setup.lora_targets if t not in names]
     if missing:
-        raise SimulateError(f"LoRA target(s) {', '.join(missing)} do not exist in this model "
-                            f"(its linear layers: {', '.join(sorted(names))})")
+        raise SimulateError(msg("simulate.lora_missing", targets=tuple(missing), linears=tuple(sorted(names))))
     return list(setup.lora_targets)
 
 
@@ -290,8 +282,8 @@ class _MasterWeights:
             p.grad = None
 
 
-def _optimizer(setup: TrainingSetup, params: list, notes: list[str], limits: list[str],
-               master: bool) -> tuple[Any, str]:
+def _optimizer(setup: TrainingSetup, params: list, notes: list[Msg], limits: list[Msg],
+               master: bool) -> tuple[Any, Msg]:
     name = (setup.optimizer or "adamw_torch").lower()
     lr = 1e-5
     wd = float(setup.extras.get("weight_decay", 0.0) or 0.0)
@@ -300,34 +292,32 @@ def _optimizer(setup: TrainingSetup, params: list, notes: list[str], limits: lis
         return torch.optim.AdamW(ps, lr=lr, weight_decay=wd, **kw)
 
     if setup.galore or setup.apollo or setup.badam:
-        limits.append("GaLore/APOLLO/BAdam optimizers are not simulated: traced with AdamW over the trainables")
+        limits.append(msg("simulate.limit.galore"))
     if "8bit" in name:
         n_states = 1 if "lion" in name else 2
-        words = f"{'Lion' if n_states == 1 else 'AdamW'} 8-bit state shapes (bnb kernels not run)"
-        limits.append("the 8-bit optimizer's kernel is not simulated: its state shapes are allocated "
-                      "(1 byte per element + fp32 scales) and the update is a plain in-place step"
-                      + ("; paged states can move to host memory under pressure" if "paged" in name else ""))
+        words = msg("simulate.opt.8bit", name="Lion" if n_states == 1 else "AdamW")
+        limits.append(msg("simulate.limit.bnb8bit_paged" if "paged" in name else "simulate.limit.bnb8bit"))
         make = lambda ps: _Bnb8bitShapes(ps, n_states, lr)   # noqa: E731
     elif name == "sgd":
-        make, words = (lambda ps: torch.optim.SGD(ps, lr=lr)), "SGD (no state)"
+        make, words = (lambda ps: torch.optim.SGD(ps, lr=lr)), msg("simulate.opt.sgd")
     elif name.startswith("adafactor"):
         from transformers.optimization import Adafactor
 
         make = lambda ps: Adafactor(ps, lr=lr, scale_parameter=False, relative_step=False)  # noqa: E731
-        words = "Adafactor (transformers)"
+        words = msg("simulate.opt.adafactor")
     elif "lion" in name:
-        make, words = (lambda ps: _Bnb8bitShapes(ps, 1, lr)), "Lion state shapes"
-        limits.append("Lion's kernel is not simulated: one state per parameter, plain in-place update")
+        make, words = (lambda ps: _Bnb8bitShapes(ps, 1, lr)), msg("simulate.opt.lion")
+        limits.append(msg("simulate.limit.lion"))
     elif "fused" in name:
-        make, words = (lambda ps: adamw(ps, fused=True)), "AdamW fused"
+        make, words = (lambda ps: adamw(ps, fused=True)), msg("simulate.opt.adamw_fused")
     elif name.startswith("adamw") or name.startswith("adam"):
         # torch picks foreach on CUDA when foreach=None (optim/optimizer.py _default_to_fused_or_foreach)
-        make, words = (lambda ps: adamw(ps, foreach=True)), "AdamW foreach (torch's CUDA default)"
+        make, words = (lambda ps: adamw(ps, foreach=True)), msg("simulate.opt.adamw_foreach_default")
     else:
-        notes.append(f"optimizer '{setup.optimizer}' is not simulated as such: traced with AdamW foreach")
-        make, words = (lambda ps: adamw(ps, foreach=True)), "AdamW foreach"
+        notes.append(msg("simulate.note.optimizer_as_adamw", optimizer=setup.optimizer))
+        make, words = (lambda ps: adamw(ps, foreach=True)), msg("simulate.opt.adamw_foreach")
     if master:
-        return _MasterWeights(params, make), words + " on an fp32 master copy (DeepSpeed)"
+        return _MasterWeights(params, make), msg("simulate.opt.master", optimizer=words)
     return make(params), words
 
 
@@ -382,7 +372,7 @@ def _quantized_bytes(model, setup: TrainingSetup, output_layer) -> tuple[int, in
     return quant, dequant, largest
 
 
-def _shard_factors(setup: TrainingSetup, limits: list[str]) -> dict[str, float]:
+def _shard_factors(setup: TrainingSetup, limits: list[Msg]) -> dict[str, float]:
     n = max(1, setup.n_gpus)
     factors = dict.fromkeys(CATEGORIES, 1.0)
     sharded: tuple[str, ...] = ()
@@ -393,32 +383,32 @@ def _shard_factors(setup: TrainingSetup, limits: list[str]) -> dict[str, float]:
     if sharded and n > 1:
         for cat in sharded:
             factors[cat] = 1.0 / n
-        limits.append(f"{'FSDP' if setup.fsdp else 'ZeRO-' + str(setup.zero_stage)} sharding is simulated by "
-                      f"dividing {', '.join(sharded)} by {n} GPUs, not run (no buckets, no gathered layers)")
+        limits.append(msg("simulate.limit.sharding", scheme="FSDP" if setup.fsdp else f"ZeRO-{setup.zero_stage}",
+                          parts=tuple(msg(f"memory.component_long.{c}") for c in sharded), n=n))
     if setup.offload_optimizer:
         factors["optimizer"] = 0.0
-        limits.append("optimizer offload: optimizer states counted in host memory, not on the GPU")
+        limits.append(msg("simulate.limit.optimizer_offload"))
     if setup.offload_params and (setup.zero_stage >= 3 or setup.fsdp):
         factors["weights"] = 0.0
-        limits.append("parameter offload: weights counted in host memory (the layer being computed is not)")
+        limits.append(msg("simulate.limit.param_offload"))
     return factors
 
 
 # ---------------------------------------------------------------- the run
 
 
-def _say(progress: Callable[[str], None] | None, message: str) -> None:
+def _say(progress: Callable[[Msg], None] | None, message: Msg) -> None:
     if progress is not None:
         progress(message)
 
 
 def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
-        progress: Callable[[str], None] | None = None, hf_config: dict | None = None) -> TraceResult:
+        progress: Callable[[Msg], None] | None = None, hf_config: dict | None = None) -> TraceResult:
     import peft
     import transformers
 
     started = time.perf_counter()
-    notes: list[str] = []
+    notes: list[Msg] = []
     limits = list(LIMITS)
     cfg = _config(shape, hf_config, notes)
     ckpt_dtype = None
@@ -429,25 +419,22 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
 
     attention = {"fa2": "sdpa", "flash_attention_2": "sdpa", "eager": "eager"}.get(setup.attention, "sdpa")
     if setup.attention in ("fa2", "flash_attention_2"):
-        notes.append("FlashAttention-2 has no CPU/fake kernel: ran SDPA, which also keeps no seq x seq scores")
+        notes.append(msg("simulate.note.fa2"))
     deepspeed_master = setup.zero_stage >= 1 and rg.autocast_dtype is not None and setup.method in ("full", "freeze")
     load = rg.load_dtype
     if deepspeed_master:
         # the DeepSpeed engine casts the module to bf16/fp16 and keeps fp32 masters in the optimizer
         load = rg.autocast_dtype or load
         rg = Regime(load, load, None, rg.reentrant_ckpt, rg.notes)
-        notes.append(f"DeepSpeed {rg.load_dtype}: weights and gradients in {rg.load_dtype}, "
-                     "fp32 master copy and states in the optimizer")
+        notes.append(msg("simulate.note.deepspeed_master", dtype=rg.load_dtype))
     if setup.method == "qlora" or setup.quant_bits:
-        limits.append(f"bitsandbytes {setup.quant_bits or 4}-bit kernels have no fake implementation: "
-                      f"the frozen linear weights were traced as dequantised {load} copies")
+        limits.append(msg("simulate.limit.bnb_kernels", bits=setup.quant_bits or 4, dtype=load))
     if setup.fused_ce:
-        limits.append("fused/chunked cross-entropy is not simulated: the trace keeps HF's full fp32 logits")
+        limits.append(msg("simulate.limit.fused_ce"))
     if setup.stage in ("dpo", "kto", "ppo", "rm"):
-        limits.append(f"{setup.stage.upper()} is traced as one plain language-model step "
-                      "(no reference model, no chosen+rejected pair)")
+        limits.append(msg("simulate.limit.preference", stage=setup.stage.upper()))
 
-    _say(progress, f"building {cfg.model_type} on the meta device ({load}, {attention} attention)")
+    _say(progress, msg("simulate.progress.building", model_type=cfg.model_type, dtype=load, attention=attention))
     hf_model, attention = _build_meta(cfg, _TORCH_DTYPES[load], attention, notes)
     output_layer = hf_model.get_output_embeddings()
     model = _apply_method(hf_model, setup, cfg, rg)
@@ -465,12 +452,12 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
     tracker = LiveBytes(vocab)
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     with fake:
-        _say(progress, "moving the model to fake tensors")
+        _say(progress, msg("simulate.progress.to_fake"))
         _to_empty_keeping_ties(model)
         params = list(model.parameters())
         trainable = [p for p in params if p.requires_grad]
         if not trainable:
-            raise SimulateError("no parameter is trainable with this method and these targets")
+            raise SimulateError(msg("simulate.nothing_trainable"))
         buffers = list(model.buffers())
         for t in params + buffers:
             tracker.count(t, "weights")
@@ -493,7 +480,7 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
             with tracker:
                 for step in range(1, steps + 1):
                     step_ref[0] = step
-                    _say(progress, f"step {step}/{steps}: forward")
+                    _say(progress, msg("simulate.progress.forward", step=step, steps=steps))
                     tracker.enter(step, "forward")
                     if rg.autocast_dtype:
                         with torch.autocast("cpu", dtype=_TORCH_DTYPES[rg.autocast_dtype]):
@@ -505,11 +492,11 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
                         out = model(input_ids=ids, labels=ids)
                     loss = out.loss
                     del out
-                    _say(progress, f"step {step}/{steps}: backward")
+                    _say(progress, msg("simulate.progress.backward", step=step, steps=steps))
                     tracker.enter(step, "logits backward")
                     loss.backward()
                     del loss
-                    _say(progress, f"step {step}/{steps}: optimizer step")
+                    _say(progress, msg("simulate.progress.optimizer", step=step, steps=steps))
                     tracker.enter(step, "optimizer")
                     opt.step()
                     opt.zero_grad(set_to_none=True)
@@ -517,7 +504,7 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
             raise
         except (RuntimeError, ValueError, TypeError, NotImplementedError, AssertionError) as err:
             first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-            raise SimulateError(f"the model code could not run on fake tensors: {first[:300]}") from None
+            raise SimulateError(msg("simulate.fake_failed", error=first[:300])) from None
         finally:
             hook.remove()
 
@@ -540,8 +527,7 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
         quant_bytes, dequant_bytes, largest = quant
         # one dequantised weight exists at a time while bnb computes a matmul
         peak_quant = top.peak_bytes - int((dequant_bytes - quant_bytes) * factors["weights"]) + largest
-        limits.append("the 4/8-bit peak swaps the dequantised copies for the quantised weights and adds one "
-                      "dequantised weight for the matmul being computed")
+        limits.append(msg("simulate.limit.quantized_peak"))
 
     return TraceResult(
         peak_bytes=top.peak_bytes, phases=tuple(phases), categories=dict(top.categories), peak_phase=top.name,

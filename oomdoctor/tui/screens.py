@@ -126,17 +126,17 @@ class SimulateScreen(Screen[None]):
         self._post("progress", say("app.sim_checking", self.lang))
         problem = simulate.available()
         if problem:
-            self._post("unavailable", problem)
+            self._post("unavailable", show(problem, self.lang))
             return
         assert self.shape is not None
         for label, setup, est in self.targets:
-            def progress(message: str, label: str = label) -> None:
-                self._post("progress", f"{label}: {message}")
+            def progress(message: Any, label: str = label) -> None:
+                self._post("progress", f"{label}: {show(message, self.lang)}")
 
             try:
                 result = simulate.trace_step(setup, self.shape, progress=progress)
             except simulate.SimulateError as err:
-                self._post("failed", f"{label}: {err}")
+                self._post("failed", f"{label}: {err.render(self.lang)}")
                 return
             self._post("result", (label, result, est))
         self._post("done")
@@ -189,7 +189,7 @@ class SimulateScreen(Screen[None]):
                             est=gib(est.allocated_gib, 2), gap=gap), style="bold")
         else:
             head.append(say("app.sim_peak_only", self.lang, peak=peak, where=result.peak_phase), style="bold")
-        return [head, Text(format_result(result, est))]
+        return [head, Text(format_result(result, est, self.lang))]
 
 
 class AdviseScreen(Screen[None]):

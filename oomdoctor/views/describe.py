@@ -189,9 +189,9 @@ def read_as_line(s: TrainingSetup, lang: str = "en") -> str:
     parts = []
     if s.framework_reason is not None:
         parts.append(say("report.read_as", lang, framework=s.defaults_of or s.framework,
-                         why=show(s.framework_reason, lang)))
+                         why=s.framework_reason))
     if s.version_reason is not None:
-        parts.append(say("report.release", lang, why=show(s.version_reason, lang)))
+        parts.append(say("report.release", lang, why=s.version_reason))
     return say("report.change_sep", lang).join(parts)
 
 
@@ -203,7 +203,7 @@ def model_lines(shape: ModelShape, lang: str = "en") -> tuple[str, list[str]]:
     summary = say("model.summary", lang, params_b=count_params(shape).total / 1e9, layers=shape.num_layers,
                   hidden=shape.hidden_size, vocab=shape.vocab_size)
     return say("report.model_head", lang, name=shape.name, summary=summary, source=source_msg(shape)), [
-        show(n, lang) for n in shape_notes(shape)]
+        say(n, lang) for n in shape_notes(shape)]
 
 
 # ---------------------------------------------------------------- estimates and steps

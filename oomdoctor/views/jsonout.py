@@ -13,7 +13,7 @@ from oomdoctor import __version__
 from oomdoctor.facts import (
     COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Report, Step, Text, TrainingSetup,
 )
-from oomdoctor.words import show
+from oomdoctor.words import say, show
 
 
 def _r(x: float | None, nd: int = 3) -> float | None:
@@ -58,7 +58,8 @@ def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int
         "offload": offload_name(s), "n_gpus": s.n_gpus,
         "lora_rank": s.lora_rank if s.method in ("lora", "qlora") else None,
         "quant_bits": s.quant_bits, "fused_ce": s.fused_ce, "packing": s.packing,
-        "sources": {name: src.describe() for name, src in s.sources.items()},
+        "sources": {name: say(src.describe(), lang) for name, src in s.sources.items()},
+        "sources_codes": {name: _code(src.describe()) for name, src in s.sources.items()},
         "framework_reason": show(s.framework_reason, lang) if s.framework_reason is not None else None,
         "framework_reason_code": _code(s.framework_reason),
         "version_reason": show(s.version_reason, lang) if s.version_reason is not None else None,
@@ -71,7 +72,6 @@ def model_dict(shape: ModelShape, lang: str = "en") -> dict[str, Any]:
     """The model's shape and where it came from (source: checkpoint | config.json | catalog | log)."""
     from oomdoctor.memory import count_params
     from oomdoctor.models import shape_notes, source_msg
-    from oomdoctor.words import say
 
     return {"name": shape.name, "model_type": shape.model_type, "source": shape.source_kind,
             "path": shape.source_path, "source_text": say(source_msg(shape), lang),
@@ -108,12 +108,16 @@ def crash_dict(c: CrashReport, lang: str = "en") -> dict[str, Any]:
             "reserved_unallocated_gib": _r(e.reserved_unallocated_gib), "reserved_gib": _r(e.reserved_gib),
             "process_gib": _r(e.process_gib), "other_processes_gib": _r(e.other_processes_gib),
             "device": e.device, "rank": e.rank, "phase": e.phase, "line": e.line, "message": e.message,
+            "phase_evidence": None if e.phase_evidence is None else {
+                "line": e.phase_evidence.line, "text": e.phase_evidence.text, "source": e.phase_evidence.source},
+            "confidence": e.confidence,
         } for e in c.events],
         "versions": dict(c.versions), "gpu_name": c.gpu_name, "world_size": c.world_size,
         "params_trainable": c.params_trainable, "params_total": c.params_total,
         "step": c.step, "total_steps": c.total_steps, "seq_len_failing": c.seq_len_failing,
         "failed_ranks": list(c.failed_ranks), "diagnoses": list(c.diagnoses), "lines_total": c.lines_total,
         "notes": _texts(c.notes, lang), "notes_codes": _codes(c.notes), "host_ram_gib": c.host_ram_gib, "host_ram_used_pct": c.host_ram_used_pct,
+        "checks": _texts(c.checks, lang), "checks_codes": _codes(c.checks),
         "memory_samples": [{"line": m.line, "allocated_gib": _r(m.allocated_gib), "reserved_gib": _r(m.reserved_gib),
                             "max_allocated_gib": _r(m.max_allocated_gib), "max_reserved_gib": _r(m.max_reserved_gib),
                             "step": m.step, "label": m.label} for m in c.memory_samples],
@@ -175,7 +179,7 @@ def to_dict(report: Report, lang: str = "en") -> dict[str, Any]:
         "patch": report.patch,
         "env": dict(report.env),
         "notes": _texts(report.notes, lang),
-        "warnings": _texts(report.warnings, lang),
+        "warnings": [say(w, lang) for w in report.warnings],
         "warnings_codes": _codes(report.warnings),
     }
 

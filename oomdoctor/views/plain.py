@@ -158,7 +158,7 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         for note in notes:
             console.print(Text(f"       · {note}", style="yellow"))
     for w in report.warnings:
-        console.print(Text(say("report.note", lang, note=show(w, lang)), style="yellow"))
+        console.print(Text(say("report.note", lang, note=w), style="yellow"))
     if est is None:
         return
     console.print()
@@ -226,11 +226,19 @@ def render_crash(crash: CrashReport, console: Console, lang: str = "en") -> None
     numbers = event_numbers(e, lang)
     if numbers:
         console.print(Text(indent + numbers))
+    if e.phase_evidence is not None:
+        text = e.phase_evidence.text
+        shown = text if len(text) <= 70 else text[:69] + "…"
+        console.print(Text(indent + say("crash.evidence.line", lang, line=e.phase_evidence.line, text=shown), style="dim"))
+    if e.confidence != "certain":
+        console.print(Text(indent + say(f"crash.confidence.{e.confidence}", lang), style="yellow"))
     ranks = sorted({ev.rank for ev in crash.events if ev.rank is not None})
     if len(ranks) > 1:
         console.print(Text(indent + say("report.ranks", lang, n=len(crash.events), ranks=", ".join(map(str, ranks)))))
     for line in diagnosis_lines(crash.diagnoses, lang):
         console.print(Text(f"{indent}· {line}", style="yellow"))
+    for check in crash.checks:
+        console.print(Text(f"{indent}· {say(check, lang)}", style="yellow"))
     if crash.host_ram_gib:
         if crash.host_ram_used_pct:
             line = say("report.host_ram_used", lang, gib=crash.host_ram_gib, pct=crash.host_ram_used_pct)
