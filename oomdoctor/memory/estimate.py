@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory.activations import LayerBytes, layer_bytes
+from oomdoctor.memory.activations import layer_bytes
 from oomdoctor.memory.loss import LossBytes, _truthy, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
