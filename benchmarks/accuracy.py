@@ -8,6 +8,8 @@ converter below, and compares allocated_gib with cases that measured torch alloc
 reserved-memory figure (allocated + allocator reserve) with reserved cases; nvidia-smi / unstated tools are
 compared with peak_gib. Prints the table, the median and 90th-percentile absolute error.
 Cases the inputs cannot express (encoder-decoder models, naive pipeline splits) are listed and skipped.
+Where a row is read otherwise than its first sight (the quantity or unit its tool really reports), the
+reason is printed under the table; nothing is excluded for being off.
 """
 from __future__ import annotations
 
@@ -49,8 +51,17 @@ EXTRA_SHAPES = {
     "Qwen/Qwen-72B": dict(model_type="qwen", hidden_size=8192, intermediate_size=24576, num_layers=80, num_heads=64,
                           num_kv_heads=64, vocab_size=152064, attention_bias=True, params_total=72_287_920_128),
 }
-# Longest sample of datasets named in the cases, tokens (LitGPT resource tables: Alpaca 1304 with Llama 2).
-DATASET_LONGEST = {"alpaca": 1304}
+# Longest sample of datasets named in the cases, tokens.
+#   alpaca      LitGPT resource tables: the longest Alpaca sample is 1304 tokens with Llama 2's tokenizer.
+#   metamathqa  PEFT's method comparison keeps samples of at most CHAR_LIMIT = 1300 characters (query + " " +
+#               response; method_comparison/MetaMathQA/data.py) in the template "Question: {query} Think step by
+#               step.\nAnswer:" (36 more). Its own runs tokenise 4,198,051 tokens for 20,000 samples (210 per sample,
+#               13 of them template, BOS and EOS; results/*.json "train total tokens"), and a MetaMathQA sample
+#               holds about 660 characters of query and response (MetaMathQA-dedup's card: 362,742,057 bytes for
+#               387,802 rows of type, query, original question and response) - 3.35 characters per token, so
+#               the longest sample is about 1336 / 3.35 + 2 = 401 tokens. Its `max_seq_length` 768 is only the
+#               truncation bound the character limit was chosen under.
+DATASET_LONGEST = {"alpaca": 1304, "metamathqa": 401}
 _DTYPE = {"float16": "fp16", "bfloat16": "bf16", "float32": "fp32"}
 
 
@@ -105,13 +116,15 @@ def _seq_len(case: dict) -> int | None:
         return int(m.group(1).replace(",", ""))
     if isinstance(case.get("seq_len"), int):
         return case["seq_len"]
+    low = text.lower()
     for ds, n in DATASET_LONGEST.items():
-        if ds in text.lower() and "max" not in text.lower().split(ds)[0]:
+        if ds in low and "max" not in low.split(ds)[0]:
             return n
     nums = [int(x) for x in re.findall(r"\d{3,5}", text)]
     if nums:
-        if any(ds in text.lower() for ds in DATASET_LONGEST):
-            return min(max(nums), max(DATASET_LONGEST.values()))
+        found = [n for ds, n in DATASET_LONGEST.items() if ds in low]
+        if found:
+            return min(max(nums), max(found))
         return max(nums)
     return None
 
@@ -129,6 +142,9 @@ def _framework(fw: str) -> tuple[str, dict]:
             extras["compile"] = True
         return "torchtune", extras
     if "fsdp_qlora" in low:
+        # train.py @7242daa (2024-03-21) ran on the transformers of its day (4.38/4.39): LlamaForCausalLM.forward
+        # still called logits.float() and shifted a contiguous copy
+        extras["transformers_version"] = "4.38"
         return "fsdp_qlora", extras
     if "trl" in low:
         return "trl", extras
@@ -195,10 +211,12 @@ def convert(case: dict, ref: dict):
     fsdp = None
     if "fsdp" in sharding and "no_shard" not in sharding and "'ddp'" not in sharding:
         fsdp = "full_shard"
+    # the optimizer the row names; a parenthesis holds the curator's guess (tt-31: the README's "8-bit AdamW"
+    # row names AdamW8bit, whose states torch's allocator counts, not the paged variant)
     opt_text = str(case.get("optimizer") or "adamw").lower()
     optimizer = "adamw_torch"
     if "8bit" in opt_text.replace("-", "").replace(" ", "") or "adamw8bit" in opt_text:
-        optimizer = "paged_adamw_8bit" if "paged" in opt_text else "adamw_8bit"
+        optimizer = "paged_adamw_8bit" if "paged" in opt_text.split("(")[0] else "adamw_8bit"
     elif "fused" in opt_text:
         optimizer = "adamw_torch_fused"
     elif "sgd" in opt_text:
@@ -206,7 +224,13 @@ def convert(case: dict, ref: dict):
     attn_text = str(case.get("attn") or "sdpa").lower()
     attention = "eager" if attn_text.startswith("eager") else ("fa2" if "flash" in attn_text else "sdpa")
     if "activation offl" in offload:
-        extras["activation_offload"] = True
+        extras["activation_offloading"] = True       # the key torchtune's and TRL's readers keep
+    if "optimizer_in_bwd=true" in str(case.get("optimizer") or "").lower().replace(" ", ""):
+        extras["optimizer_in_bwd"] = True
+    if framework == "litgpt" and quant:
+        # lit-gpt finetune/lora.py --quantize bnb.nf4 | bnb.nf4-dq (double quantization)
+        extras["quantize"] = "bnb.nf4-dq" if "nf4-dq" in (prec_text + str(case.get("notes") or "")).lower() \
+            else "bnb.nf4"
     if method == "lora" and "qwen finetune" in fw_text.lower() and "chat" not in model.lower():
         extras["modules_to_save"] = ("embed_tokens", "lm_head")   # finetune.py trains wte/lm_head on base models
     version = ""
@@ -215,6 +239,10 @@ def convert(case: dict, ref: dict):
         extras["lora_dropout"] = float(drop.group(1))
     elif framework == "litgpt" and method in ("lora", "qlora"):
         extras["lora_dropout"] = 0.05      # LitGPT's default lora_dropout
+    elif framework == "fsdp_qlora" and method in ("lora", "qlora"):
+        extras["lora_dropout"] = 0.1       # fsdp_qlora train.py main(lora_dropout=0.1)
+    if re.search(r"--reentrant_checkpointing\s+true", str(case.get("quote") or "").lower()):
+        extras["gradient_checkpointing_kwargs"] = {"use_reentrant": True}
     if framework in ("hf", "trl") and "swift v1" in fw_text.lower():
         version = "4.36"     # early-2024 runs: loss with a shifted fp32 logits copy
     if "swift v1" in fw_text.lower() or "qwen finetune" in fw_text.lower():
@@ -237,19 +265,52 @@ def convert(case: dict, ref: dict):
 
 
 def _gpu_gib(text: str) -> float:
+    """The card's capacity as PyTorch sees it, from oomdoctor's GPU catalog (an A100 80GB holds 79.15 GiB, not
+    80e9 bytes); a card the catalog does not name falls back to its size in GB, or an A100 80GB."""
+    from oomdoctor.gpus import hardware_from_flag
+    for candidate in (text, text.split("(")[-1], "A100 80GB"):
+        try:
+            return hardware_from_flag(candidate).gpu_gib
+        except Exception:
+            continue
     m = re.search(r"(\d+)\s*GB", text)
-    size = int(m.group(1)) if m else 80
-    return size * 1e9 / GIB if size in (24, 40, 80, 48) else float(size)
+    return float(m.group(1)) if m else 79.15
+
+
+def unit_reason(case: dict) -> str | None:
+    """Why a figure's printed unit is not the one its tool measured in (printed with the table)."""
+    unit = str(case.get("unit") or "GB")
+    if not unit.startswith("GiB") and "gib = 1024**3" in str(case.get("measure_kind") or "").lower():
+        return "the tool divides by 1024**3 (GiB) at this commit; the table's 'GB' is read as GiB"
+    return None
 
 
 def measured_gib(case: dict) -> float:
     value = float(case["measured_peak_gb"])
     unit = str(case.get("unit") or "GB")
-    return value if unit.startswith("GiB") or "MiB-based" in unit else value * 1e9 / GIB
+    if unit.startswith("GiB") or "MiB-based" in unit or unit_reason(case):
+        return value
+    return value * 1e9 / GIB
+
+
+# Why a row is compared with another quantity than its measure_kind names at first sight (printed).
+KIND_REASONS = {
+    "torchtune-readme": "torchtune's README tables report get_memory_stats' first figure, peak_memory_active "
+                        "(the Nov 2024 table names its column so): compared with allocated",
+}
+
+
+def kind_reason(case: dict) -> str | None:
+    mk = str(case.get("measure_kind") or "").lower()
+    if "get_memory_stats" in mk and "not stated" in mk:
+        return "torchtune-readme"
+    return None
 
 
 def kind_of(case: dict) -> str:
     mk = str(case.get("measure_kind") or "").lower()
+    if kind_reason(case):
+        return "allocated"
     if "reserved" in mk and "allocated" not in mk.split("reserved")[0][-40:]:
         return "reserved"
     if "max_memory_allocated" in mk or "active" in mk or "tracemalloc" in mk:
@@ -312,6 +373,12 @@ def run(verbose: bool = True) -> dict:
                   f"{'does not fit (ok)' if ok else 'FITS (wrong)'}")
         for cid, why in skipped:
             print(f"{cid:10} skipped   {why}")
+        for cid in (c["id"] for c in cases if unit_reason(c) and c["id"] in {r[0] for r in rows}):
+            print(f"{cid}: {unit_reason(next(c for c in cases if c['id'] == cid))}")
+        for reason, text in KIND_REASONS.items():
+            ids = [c["id"] for c in cases if kind_reason(c) == reason and c["id"] in {r[0] for r in rows}]
+            if ids:
+                print(f"{', '.join(ids)}: {text}")
         print(f"\n{len(rows)} cases: median |error| {median:.1%}, p90 |error| {p90:.1%}; "
               f"oom cases predicted not to fit: {sum(r[3] for r in oom_rows)}/{len(oom_rows)}")
     return {"rows": rows, "median": median, "p90": p90, "oom": oom_rows, "skipped": skipped}

@@ -564,7 +564,6 @@ def _gptj(b: _Build) -> None:
 
 def _bloom(b: _Build) -> None:
     """BLOOM: n_embed/n_layer, fused biased query_key_value, a plain 4h MLP, ALiBi, an embedding LayerNorm."""
-    c = b.c
     _common(b, head_dim_key=False, gqa=False)
     b.gated = False
     b.inter = 4 * b.hidden

@@ -292,3 +292,18 @@ def test_oom_deep_in_a_big_log_gets_the_right_line(tmp_path):
     r = parse_log(str(p))
     assert [e.line for e in r.events] == [300_000 + 18]
     assert r.lines_total == 301_018
+
+
+@pytest.mark.parametrize("line,name,card", [
+    ("GPU type: NVIDIA GeForce RTX 4090", "NVIDIA GeForce RTX 4090", "RTX 4090"),
+    ("GPU type: NVIDIA GeForce RTX 4090 D", "NVIDIA GeForce RTX 4090 D", "RTX 4090D"),
+    ("GPU type: NVIDIA GeForce RTX 3090 Ti", "NVIDIA GeForce RTX 3090 Ti", "RTX 3090"),   # same 24 GB; no Ti row
+])
+def test_a_geforce_name_keeps_its_number_and_suffix(tmp_path, line, name, card):
+    from oomdoctor.gpus import lookup_gpu
+
+    log = tmp_path / "run.log"
+    log.write_text(line + "\ntorch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.00 GiB.\n")
+    r = parse_log(str(log))
+    assert r.gpu_name == name
+    assert lookup_gpu(r.gpu_name).name == card

@@ -3,6 +3,7 @@ import pytest
 
 from oomdoctor.facts import CrashEvent, CrashReport, Hardware, ModelShape, TrainingSetup, msg
 from oomdoctor.memory import count_params, estimate, reconcile, trainable_params
+from oomdoctor.memory.estimate import VARLEN_CACHED_FP32_BYTES
 from oomdoctor.words import say
 
 LLAMA2_7B = ModelShape("meta-llama/Llama-2-7b-hf", torch_dtype="fp16")
@@ -131,9 +132,27 @@ def test_qlora_keeps_the_inputs_of_quantized_linears_that_plain_lora_does_not():
     per_layer_tokens = 1024 * 32
     extra_per_hidden = (qlora.details["activations_gib"] - lora.details["activations_gib"]) * 2**30 \
         / per_layer_tokens / 4096
-    # the bf16 inputs of gate/up (shared) and down_proj; o_proj's input is SDPA's own saved output and the
-    # q/k/v input is the adapter's already
-    assert extra_per_hidden == pytest.approx(2 + 2 * 11008 / 4096)
+    # the bf16 inputs of gate/up (shared) and down_proj; o_proj's input is SDPA's own saved output. PEFT casts
+    # the q/k/v input to its fp32 adapter, so the quantized q/k/v keep the bf16 input besides
+    assert extra_per_hidden == pytest.approx(2 + 2 + 2 * 11008 / 4096)
+
+
+def test_qlora_adapter_that_sees_the_input_itself_shares_it_and_dropout_does_not():
+    common = dict(lora_targets=("q_proj",), grad_ckpt=False, seq_len=1024, framework="hf", load_dtype="bf16",
+                  method="qlora", quant_bits=4)
+    per_layer_tokens = 1024 * 32
+
+    def act(**extras):
+        e = estimate(TrainingSetup(extras={"adapter_dtype": "bf16", **extras}, **common), LLAMA2_7B, HW)
+        return e.details["activations_gib"] * 2**30 / per_layer_tokens / 4096
+
+    shared, dropped = act(), act(lora_dropout=0.1)
+    plain = estimate(TrainingSetup(extras={"adapter_dtype": "bf16"}, **{**common, "method": "lora", "quant_bits": None}),
+                     LLAMA2_7B, HW).details["activations_gib"] * 2**30 / per_layer_tokens / 4096
+    # a bf16 adapter without dropout keeps the very input the quantized q/k/v keep: only the MLP's inputs add
+    assert shared - plain == pytest.approx(2 + 2 * 11008 / 4096)
+    # with dropout the adapter keeps a new tensor and its bool mask, the base layer its input
+    assert dropped - shared == pytest.approx(2 + 1)
 
 
 def test_litgpt_fsdp_keeps_a_full_copy_of_the_weights_on_every_rank():
@@ -157,7 +176,7 @@ def test_unpacked_varying_lengths_reserve_the_previous_batchs_fp32_logits_and_fi
     varying = estimate(base, LLAMA2_7B, HW)
     fixed = estimate(base.with_changes(extras={"fixed_length": True}), LLAMA2_7B, HW)
     packed = estimate(base.with_changes(packing=True), LLAMA2_7B, HW)
-    expected_gib = 8 * 2048 * LLAMA2_7B.vocab_size / 2**30
+    expected_gib = VARLEN_CACHED_FP32_BYTES * 2048 * LLAMA2_7B.vocab_size / 2**30
     assert varying.allocated_gib == fixed.allocated_gib
     assert abs((varying.peak_gib - fixed.peak_gib) - expected_gib) < 1e-6
     assert varying.details["varlen_cached_logits_gib"] == expected_gib

@@ -14,7 +14,7 @@ from oomdoctor.errors import InputError
 from oomdoctor.facts import Change, CrashReport, KeyEdit, TrainingSetup, msg
 
 __all__ = ["classify", "load_config", "edits_for", "key_for", "setup_from_log", "combine", "with_log_world_size",
-           "detect_framework", "log_version"]
+           "detect_framework"]
 
 _CONFIG_EXT = (".yaml", ".yml", ".json")
 _LOG_EXT = (".log", ".txt", ".out", ".err", ".jsonl", ".gz")
@@ -172,19 +172,5 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
         note = msg("crash.setup.path_missing", path=str(missing), key="--deepspeed")
         setup = replace(setup, extras={**setup.extras, "warnings": (*setup.extras.get("warnings", ()), note)})
     return replace(with_log_world_size(setup, crash), config_file=None)
-
-
-# The package whose version a framework's `framework_version` means (the log's banners name them).
-VERSION_PACKAGE = {"llamafactory": "llamafactory", "hf": "transformers", "trl": "trl", "axolotl": "axolotl",
-                   "torchtune": "torchtune"}
-
-
-def log_version(setup: TrainingSetup, crash: CrashReport | None) -> str | None:
-    """The version of the setup's framework that the log printed, when it differs from the one assumed."""
-    package = VERSION_PACKAGE.get(setup.framework or "")
-    found = (crash.versions or {}).get(package) if crash is not None and package else None
-    if not found or found.lstrip("v") == (setup.framework_version or "").lstrip("v"):
-        return None
-    return found
 
 

@@ -199,7 +199,7 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
     if loss == "chunked_nll":
         b.set("fused_ce", True, doc.src("loss_type"))
     b.keep(doc, ("loss_type", "padding_free", "packing_strategy", "activation_offloading", "max_prompt_length",
-                 "beta", "dataset_name", "completion_only_loss"))
+                 "beta", "dataset_name", "completion_only_loss", "use_bnb_nested_quant"))
     if doc.bool_("activation_offloading"):
         b.extras["activation_offloading"] = True
 

@@ -33,7 +33,7 @@ _VERSION_RES = (
     lazy_re(r"\b(vLLM|Unsloth|Axolotl|torchtune|LLaMA[ -]?Factory)\s+" + _VER + r"(?=[:\s,)]|$)", needs=("vLLM", "Unsloth", "Axolotl", "torchtune", "LLaMA")),
 )
 _GPU_NAME = lazy_re(
-    r"\b((?:NVIDIA|Tesla|Quadro|AMD Instinct|Radeon)\s+(?:GeForce\s+|RTX\s+|Tesla\s+)?[A-Z0-9][\w-]*(?:\s(?:PCIe|SXM\d?|NVL|Ti|SUPER|Ada|Generation|\d+GB|HBM\d\w*|[A-Z]\d+[\w-]*))*)"
+    r"\b((?:NVIDIA|Tesla|Quadro|AMD Instinct|Radeon)\s+(?:GeForce\s+)?(?:RTX\s+|Tesla\s+)?[A-Z0-9][\w-]*(?:\s(?:PCIe|SXM\d?|NVL|Ti|SUPER|Ada|Generation|D\b|\d+GB|HBM\d\w*|[A-Z]\d+[\w-]*|\d{3,4}\w*))*)"
     r"|\b((?:A100|H100|H200|H800|A800|L40S?|A10G?|A6000|V100|T4|L4|B200|MI\d{3}X?)(?:[-\s](?:SXM\d?|PCIe|NVL)[\w-]*)?(?:[-\s]\d+GB)?)\b")
 _GPU_LINE_CUES = ("GPU type", "GPU:", "GPU =", "NVIDIA", "Tesla", "device name", "Device name", "AMD Instinct", "gpu_name", "GPU name")
 _GPU_LINE_CUE = lazy_re("|".join(re.escape(c) for c in _GPU_LINE_CUES))    # one search, not ten `in` tests a line

@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
+from oomdoctor.memory.loss import _truthy
 from oomdoctor.memory.params import _canonical_targets
 from oomdoctor.memory.regime import Regime
 
@@ -46,6 +47,11 @@ class LayerBytes:
 
 def _flag(setup: TrainingSetup, key: str, default=None):
     return setup.extras.get(key, default) if setup.extras else default
+
+
+def compiled_layers(setup: TrainingSetup) -> bool:
+    """torchtune's compile=True: every decoder layer goes through torch.compile (training/_compile.py)."""
+    return setup.framework == "torchtune" and _truthy(_flag(setup, "compile", False))
 
 
 def masked(setup: TrainingSetup) -> bool:
@@ -115,8 +121,16 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
             saved[f"{name}:lora_b_in"] = (a if autocast else adapter_bytes) * rank
 
     # input_layernorm / post_attention_layernorm: fp32 input (the input itself when already fp32), rsqrt,
-    # and the normalised tensor when the norm weight trains
+    # and the normalised tensor when the norm weight trains. Compiled (torchtune compile=True compiles each
+    # layer), AOTAutograd's min-cut partitioner saves the norm's input in its own dtype and the rsqrt, and
+    # recomputes the fp32 copy and the normalised tensor in backward (torch/_functorch/partitioners.py
+    # min_cut_rematerialization_partition); torchtune's README table: compile takes 41 KB per token and layer
+    # off Llama 3.2 3B's full fine-tune, which these and silu's output below account for
+    compiled = compiled_layers(setup)
     for norm in ("norm1", "norm2"):
+        if compiled:
+            saved[f"{norm}:fp32"] = r * h + 4.0
+            continue
         saved[f"{norm}:fp32"] = 4 * h + 4.0 / 1      # + (b, s, 1) fp32 rsqrt, 4 bytes per token
         if trains_weights:
             saved[f"{norm}:normed"] = r * h
@@ -149,7 +163,8 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
         linear(name, "norm2:out", r, h)
     if shape.gated_mlp:
         saved["mlp:gate"] = a * inter                # silu's input
-        saved["mlp:act"] = a * inter                 # silu output, kept by the product
+        if not compiled:
+            saved["mlp:act"] = a * inter             # silu output, kept by the product (compiled: recomputed)
         saved["mlp:up"] = a * inter
     else:
         saved["mlp:up"] = a * inter                  # GELU's input
@@ -157,11 +172,12 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
 
     if setup.method == "qlora" and setup.quant_bits:
         # bitsandbytes' MatMul4Bit/MatMul8bitLt keep their input for backward although the quantized weight is
-        # frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`); with an adapter on the same
-        # input it is the same tensor
+        # frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`); an adapter on the same input keeps
+        # the same tensor only when it sees x itself: dropout, or PEFT's cast to another adapter dtype, hand the
+        # adapter a new tensor and the base layer's x is kept besides
         for names, x, x_bytes, width in ((_ATTN_IN, "norm1:out", r, h), (("o_proj",), out_name, a, q_dim),
                                          (_UP_IN, "norm2:out", r, h), (("down_proj",), "mlp:act_up", a, inter)):
-            if not any(n in targets for n in names):
+            if not any(n in targets for n in names) or dropout or adapter_bytes != x_bytes:
                 saved.setdefault(x, x_bytes * width)
 
     per_layer = sum(saved.values())

@@ -13,9 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory.activations import LayerBytes, layer_bytes
-from oomdoctor.memory.loss import LossBytes, fused_chunk_tokens, loss_bytes
-from oomdoctor.memory.params import ParamCounts, _count, lora_params, trainable_params
+from oomdoctor.memory.activations import layer_bytes
+from oomdoctor.memory.loss import LossBytes, _truthy, fused_chunk_tokens, loss_bytes
+from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
 
 # ---------------------------------------------------------------- global constants (the only tuned numbers)
@@ -36,12 +36,16 @@ ALLOCATOR_RESERVE_FRAC = 0.5
 RESERVE_MIN_GIB = 0.25
 # HF loss at evaluation: bytes per logits element besides the compute-dtype logits (fp32 copy + log-softmax)
 LOSS_FWD_FP32_BYTES = 8
-# Unpacked batches of varying length: the caching allocator gives each logits-sized fp32 tensor (the fp32
-# logits and the log-softmax output, 2 x 4 bytes per batch x seq x vocab element) its own cudaMalloc'd segment,
-# since no cached block is as large; a later, longer batch cannot fit its own into them (best fit needs a block
-# at least as large, and segments never merge: c10/cuda/CUDACachingAllocator.cpp get_free_block/alloc_block),
-# so the previous longest batch's pair stays reserved beside them until an OOM retry or empty_cache frees it.
-VARLEN_CACHED_FP32_BYTES = 8
+# Unpacked batches of varying length: the caching allocator gives each logits-sized fp32 tensor its own
+# cudaMalloc'd segment, since no cached block is as large. Three are alive at once in every loss that upcasts
+# (forward: the fp32 logits or their cast and the log-softmax output; backward: that output, its gradient and
+# the input gradient: 3 x 4 bytes per batch x seq x vocab element). A later, longer batch cannot fit its own
+# into them (best fit needs a block at least as large, and segments never merge: c10/cuda/
+# CUDACachingAllocator.cpp get_free_block/alloc_block), while its compute-dtype logits split the old blocks; so
+# the previous longest batch's three segments stay reserved beside the new ones until an OOM retry or
+# empty_cache frees them. ms-swift's published max_memory_reserved for unpacked Qwen-1 LoRA sits 4-6 GiB above
+# Qwen's own fixed-length runs of the same model and length (benchmarks/accuracy.py, ms-* and qw-* rows).
+VARLEN_CACHED_FP32_BYTES = 12
 
 MOMENTS = ("forward", "loss", "logits backward", "layers backward", "optimizer")
 
@@ -57,6 +61,7 @@ def _freeze_layers(setup: TrainingSetup, shape: ModelShape) -> int:
 def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
              crash: CrashReport | None = None, headroom: float = 0.10) -> Estimate:
     """Per-GPU memory of one training step (see module doc)."""
+    shape = _as_built(setup, shape)
     counts = _count(shape)
     rg = regime_of(setup, shape)
     notes = list(rg.notes)
@@ -71,19 +76,34 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
 
     # ---------------------------------------------------------------- model states (whole model)
     if quant:
-        # bnb/GPTQ quantize the decoder linears; embeddings, lm_head and norms stay in compute dtype
-        q_params = max(0, min(frozen, counts.linear_total - shape.vocab_size * shape.hidden_size))
+        # bnb/GPTQ quantize the decoder linears; embeddings, lm_head and norms stay in compute dtype. Lightning's
+        # BitsandbytesPrecision (LitGPT) replaces every nn.Linear, the output layer included
+        # (lightning/fabric/plugins/precision/bitsandbytes.py _convert_layers)
+        head_quant = setup.framework == "litgpt" and counts.lm_head
+        q_params = max(0, min(frozen, counts.linear_total - (0 if head_quant else shape.vocab_size * shape.hidden_size)))
         frozen_bytes = q_params * rg.frozen_bytes + (frozen - q_params) * rg.compute_bytes
     else:
         frozen_bytes = frozen * rg.frozen_bytes
-    train_w = T * rg.train_bytes
-    grads = T * rg.grad_bytes
+    # PEFT modules_to_save (LLaMA-Factory additional_target): whole trainable copies of the embedding or the output
+    # layer, beside the frozen originals. PEFT deep-copies the module in its dtype (tuners_utils
+    # ModulesToSaveWrapper; autocast_adapter_dtype casts LoRA layers only); LLaMA-Factory then casts every trainable
+    # parameter to fp32 (model/adapter.py, cast_trainable_params_to_fp32)
+    mts = modules_to_save_params(setup, shape) if adapters else 0
+    mts_bytes = _modules_to_save_bytes(setup, rg)
+    lora_T = T - mts
+    train_w = lora_T * rg.train_bytes + mts * mts_bytes
+    grads = lora_T * rg.grad_bytes + mts * (rg.grad_bytes if rg.deepspeed else mts_bytes)
     if rg.embed_fp32:
         extra = counts.embeddings + counts.lm_head
         train_w += extra * 2
         grads += extra * 2
     master = T * rg.master_bytes
-    states, state_note, paged, temp = _optimizer_bytes(setup, shape, rg, T)
+    states, state_note, paged, temp = _optimizer_bytes(setup, shape, rg, lora_T)
+    if mts:
+        m_states, _, m_paged, m_temp = _optimizer_bytes(setup, shape, rg, mts,
+                                                        state_bytes=rg.state_dtype_bytes if rg.deepspeed else mts_bytes)
+        states, paged, temp = states + m_states, (paged or 0.0) + (m_paged or 0.0), temp + m_temp
+        notes.append(msg("memory.note.modules_to_save", params=mts / 1e6, gib=(mts * (2 * mts_bytes) + m_states) / GIB))
     if state_note:
         notes.append(state_note)
     if setup.badam:
@@ -212,15 +232,21 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     if phase == "eval":
         reserved_at.append(eval_alloc + ALLOCATOR_RESERVE_FRAC * (ev_act + ev_logits))
     reserve = max(RESERVE_MIN_GIB, max(reserved_at) / GIB - allocated)
-    varlen = 0.0
+    varlen = varlen_all = 0.0
     loss_kind = steps.loss.regime
     if not setup.packing and not _flag(setup, "fixed_length", False) and loss_kind not in ("fused", "cce", "chunked") \
             and not _flag(setup, "expandable_segments", False):
-        varlen = VARLEN_CACHED_FP32_BYTES * tokens * shape.vocab_size / GIB
+        varlen_all = VARLEN_CACHED_FP32_BYTES * tokens * shape.vocab_size / GIB
         # those idle segments are released on the allocator's OOM retry: they never push a run past the fit line
         room = hw.usable_gib * (1.0 - headroom) - (peak_tensors + CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve)
-        varlen = max(0.0, min(varlen, room)) if hw.usable_gib else varlen
-        reserve += varlen
+        varlen = max(0.0, min(varlen_all, room)) if hw.usable_gib else varlen_all
+    # what torch.cuda.max_memory_reserved reports: the idle segments stay cached until a cudaMalloc fails, so the
+    # reserved figure grows up to the card's capacity, beyond the fit line above
+    reserved_seen = allocated + CUBLAS_WORKSPACE_GIB + reserve + varlen_all
+    if hw.usable_gib:
+        reserved_seen = min(reserved_seen, max(hw.usable_gib - CUDA_CONTEXT_GIB,
+                                               allocated + CUBLAS_WORKSPACE_GIB + reserve + varlen))
+    reserve += varlen
     overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve
     comps["overhead"] = overhead
     allocated += CUBLAS_WORKSPACE_GIB
@@ -244,12 +270,16 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         **{f"moment_{name.replace(' ', '_')}_casts_gib": value / GIB for name, value in steps.casts.items()},
         "eval_gib": eval_alloc / GIB, "cuda_context_gib": CUDA_CONTEXT_GIB,
         "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": reserve, "varlen_cached_logits_gib": varlen,
-        "reserved_gib": allocated + reserve,
+        "reserved_gib": max(reserved_seen, allocated + reserve), "varlen_cached_logits_uncapped_gib": varlen_all,
         "bytes_per_trainable_param": (rg.train_bytes + rg.grad_bytes + (states + master) / max(1, T) * (n if stage >= 1 else 1)),
         "tokens_per_gpu": float(tokens), "loss_bytes_per_logit": float(steps.loss.forward),
         **{k: v / GIB for k, v in steps.detail.items()},
     }
     notes.append(msg("memory.note.llama_style"))
+    if optimizer_in_backward(setup):
+        notes.append(msg("memory.note.optimizer_in_backward"))
+    if activation_offload(setup):
+        notes.append(msg("memory.note.activation_offload"))
     if paged_b:
         notes.append(msg("memory.note.paged_states"))
     if rg.casts_trainable and setup.method == "full":
@@ -299,17 +329,24 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     lb = layer_bytes(setup, shape, rg, seq, trains_weights=trains_layers, reentrant=_reentrant(setup))
     lossb = loss_bytes(setup, shape, rg)
     ckpt = setup.grad_ckpt
-    offload = bool(_flag(setup, "activation_offload", False))
+    offload = activation_offload(setup)
+    in_bwd = optimizer_in_backward(setup)
     # layers whose forward autograd records: all of them, or only the trained last ones under freeze
     recorded = min(abs(setup.freeze_trainable_layers), L) if setup.method == "freeze" else L
     V, h = shape.vocab_size, shape.hidden_size
     r = rg.residual_bytes
     a = rg.compute_bytes
+    mts_head, mts_embed = _modules_to_save(setup, shape, counts) if adapters else (0, 0)
 
     # ---- gradients (per GPU): the output layer's first, each layer's as its backward runs, the embedding's last
     gb = rg.grad_bytes / grad_shard
-    g_head = (counts.lm_head or counts.embeddings) * gb if full else 0.0
-    g_embed = counts.embeddings * gb if full and counts.lm_head else 0.0
+    if full:
+        g_head = (counts.lm_head or counts.embeddings) * gb
+        g_embed = counts.embeddings * gb if counts.lm_head else 0.0
+    else:
+        # trainable copies of the output layer / embedding (modules_to_save), in their own dtype
+        mb = (rg.grad_bytes if rg.deepspeed else _modules_to_save_bytes(setup, rg)) / grad_shard
+        g_head, g_embed = mts_head * mb, mts_embed * mb
     g_layers = max(0.0, grads / grad_shard - g_head - g_embed) if trains_layers or adapters else 0.0
     g_layer = g_layers / max(1, recorded)
 
@@ -328,6 +365,8 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         # frozen weights in another dtype are cast at each use; the copy is kept when a gradient flows through
         casts_frozen = per_layer_linear * a if adapters else 0.0
         head_cast = V * h * a
+    if mts_head and rg.autocast and a != 4 and setup.framework == "llamafactory" and not rg.deepspeed:
+        head_cast = V * h * a                   # the fp32 trainable output-layer copy, cast and cached by autocast
     cast_layer = casts_trained + casts_frozen
     cache_all = casts_trained * recorded        # autocast's cache holds a trainable weight's cast all forward
     saved_casts_all = cast_layer * recorded if not ckpt else 0.0
@@ -335,11 +374,16 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     # ---- activations (bytes, this GPU's tokens)
     T_ = tokens
     shared = (lb.shared + (lb.mask if ckpt else 0.0)) * T_
-    head_saved = lb.head_saved * T_
-    if ckpt:
+    # a trainable output layer (modules_to_save) keeps its input for its weight gradient
+    head_saved = (lb.head_saved + (a * h if mts_head else 0.0)) * T_
+    if offload:
+        # activation offloading (torchtune training/_activation_offloading.py OffloadActivations, ported to TRL)
+        # moves every tensor autograd saves to pinned host memory through saved_tensors_hooks, checkpointed
+        # layers' inputs included (non-reentrant checkpointing saves them through the same hooks); the copy
+        # stream keeps about two layers' worth on the GPU, and backward prefetches the next layer's
+        stack = 2 * (lb.checkpoint_input if ckpt else lb.saved) * T_
+    elif ckpt:
         stack = recorded * lb.checkpoint_input * T_
-    elif offload:
-        stack = 2 * lb.saved * T_               # activation offload keeps about two layers on the GPU
     else:
         # the lowest recorded layer's input needs no gradient (no checkpointing, so no enable_input_require_grads;
         # freeze's first trained layer): its modules before the first trained one keep nothing
@@ -379,16 +423,32 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         ({"activations": lb.saved * T_ + (lb.checkpoint_input * T_ if ckpt else 0.0) + shared + hidden_grad
           + lb.backward_extra * T_ + cast_layer, "gradients": g_head + g_layers}, cast_layer),
     ]
-    if full:
+    tied = shape.tie_word_embeddings and (full or (mts_head and mts_embed))
+    if in_bwd:
+        # optimizer in backward (torchtune training/memory.py register_optim_in_bwd_hooks): a parameter's step
+        # runs in its post-accumulate-grad hook and the gradient is freed there, so a layer's backward holds only
+        # its own gradients; a tied output/embedding weight's gradient waits for its second use, the embedding
+        candidates[0][0]["gradients"] = g_layer + (g_head if tied else 0.0)
+        candidates[1][0]["gradients"] = g_head
+        candidates[2][0]["gradients"] = g_layer + (g_head if tied else 0.0)
+    if full or mts_embed:
         # the embedding's backward: every gradient made, the dense vocab x hidden one last. A tied lm_head/
         # embedding weight gets two: the lm_head one waits in autograd's input buffer until the embedding
         # backward's arrives and the two are summed out of place (torch/csrc/autograd/input_buffer.cpp),
         # three full-size gradients at once
-        tied_extra = 2.0 * counts.embeddings * gb if shape.tie_word_embeddings else 0.0
-        candidates.append(({"activations": hidden_grad, "gradients": grads / grad_shard + tied_extra}, 0.0))
+        g_emb = counts.embeddings * (gb if full else (g_embed / max(1, mts_embed)))
+        tied_extra = 2.0 * g_emb if tied else 0.0
+        made = (g_emb if in_bwd else grads / grad_shard)
+        candidates.append(({"activations": hidden_grad, "gradients": made + tied_extra}, 0.0))
     moments["layers backward"], casts["layers backward"] = max(candidates, key=lambda c: sum(c[0].values()))
-    moments["optimizer"] = {"gradients": grads / grad_shard, "optimizer": temp}
-    if setup.grad_accum > 1 and not rg.deepspeed:
+    if in_bwd:
+        # the step of the largest parameter, inside backward: its gradient and its step temporaries
+        largest = max(counts.embeddings, counts.lm_head, max((i * o for i, o in counts.linear_shapes.values()), default=0))
+        share = largest / max(1.0, float(trainable_params(setup, shape)))
+        moments["optimizer"] = {"gradients": min(grads / grad_shard, largest * gb), "optimizer": temp * min(1.0, share)}
+    else:
+        moments["optimizer"] = {"gradients": grads / grad_shard, "optimizer": temp}
+    if setup.grad_accum > 1 and not rg.deepspeed and not in_bwd:
         # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
         # the optimizer step) through every later micro-batch's forward and backward; new ones are added in
         # place. DeepSpeed accumulates into its fp32 partition, already counted with the optimizer states.
@@ -399,6 +459,55 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     detail = {"layer_saved_gib": lb.saved * T_, "checkpoint_inputs_gib": recorded * lb.checkpoint_input * T_ if ckpt else 0.0,
               "autocast_weight_copies_gib": cache_all + head_cast}
     return StepMoments(moments, lossb, detail, casts)
+
+
+_untied_cache: list = [None, None]
+
+
+def _as_built(setup: TrainingSetup, shape: ModelShape) -> ModelShape:
+    """The model as the framework builds it. LitGPT's GPT has its own lm_head beside transformer.wte and
+    convert_hf_checkpoint copies the embedding into it when the checkpoint ties them (litgpt/scripts/
+    convert_hf_checkpoint.py): a tied model trains untied, one vocab x hidden matrix larger."""
+    if setup.framework != "litgpt" or not shape.tie_word_embeddings:
+        return shape
+    if _untied_cache[0] is shape:
+        return _untied_cache[1]
+    from dataclasses import replace
+    extra = shape.vocab_size * shape.hidden_size
+    built = replace(shape, tie_word_embeddings=False,
+                    params_total=shape.params_total + extra if shape.params_total else None)
+    _untied_cache[0], _untied_cache[1] = shape, built
+    return built
+
+
+def _modules_to_save_bytes(setup: TrainingSetup, rg: Regime) -> int:
+    """Bytes per parameter of a modules_to_save copy: PEFT copies the module in its loaded dtype; LLaMA-Factory
+    and DeepSpeed's half module hold it like every other trainable parameter."""
+    return rg.train_bytes if (rg.deepspeed or setup.framework == "llamafactory") else rg.load_bytes
+
+
+def activation_offload(setup: TrainingSetup) -> bool:
+    """Saved activations offloaded to host RAM (torchtune enable_activation_offloading, TRL/axolotl
+    activation_offloading; readers keep it as `activation_offloading`)."""
+    return _truthy(_flag(setup, "activation_offloading", False)) or _truthy(_flag(setup, "activation_offload", False))
+
+
+def optimizer_in_backward(setup: TrainingSetup) -> bool:
+    """torchtune's optimizer_in_bwd: one optimizer per parameter, stepped from a post-accumulate-grad hook."""
+    return _truthy(_flag(setup, "optimizer_in_bwd", False))
+
+
+def _modules_to_save(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts) -> tuple[int, int]:
+    """(output-layer, embedding) parameters trained as full copies under modules_to_save."""
+    names = (setup.extras.get("modules_to_save") or setup.extras.get("additional_target")
+             or setup.extras.get("lora_modules_to_save") or ()) if setup.extras else ()
+    if isinstance(names, str):
+        names = tuple(x.strip() for x in names.split(","))
+    low = {str(n).lower() for n in names}
+    head = counts.lm_head or counts.embeddings
+    h = head if low & {"lm_head", "output", "embed_out", "output_layer"} else 0
+    e = counts.embeddings if low & {"embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in"} else 0
+    return h, e
 
 
 def _reentrant(setup: TrainingSetup) -> bool:
@@ -421,10 +530,11 @@ def _local(hw: Hardware, n: int) -> int:
     return max(1, min(n, hw.n_gpus or n))
 
 
-def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int):
-    """(state bytes, note, paged bytes, step temporaries) for the trainable parameters."""
+def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int, state_bytes: int | None = None):
+    """(state bytes, note, paged bytes, step temporaries) for the trainable parameters (states in the
+    parameters' dtype, or `state_bytes`)."""
     opt = (setup.optimizer or "adamw_torch").lower()
-    w = rg.state_dtype_bytes
+    w = state_bytes or rg.state_dtype_bytes
     paged = 0.0
     temp = 0.0
     note = None

@@ -19,7 +19,9 @@ Who computes the cross-entropy, and in which dtype, depends on the model code an
   chunked       torchtune's CEWithChunkedOutputLoss (compute-dtype logits in 8 chunks, each upcast for its
                 loss; compiled, only the chunk's log-sum-exp is kept) and LitGPT's chunked_cross_entropy
                 (128-token chunks, cross-entropy in the compute dtype)
-  plain         torchtune and LitGPT without chunking: cross-entropy on the compute-dtype logits
+  tt_fp32       torchtune without chunking: TransformerDecoder returns `self.output(h).float()`
+                (torchtune/modules/transformer.py), so the loss sees fp32 logits
+  plain         LitGPT without chunking: cross-entropy on the compute-dtype logits
 """
 from __future__ import annotations
 
@@ -62,11 +64,15 @@ def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
     loss = str(setup.extras.get("loss", "") or "").lower() if setup.extras else ""
     if loss in ("cce", "cut_cross_entropy"):
         return "cce"
-    if setup.fused_ce or loss in ("fused", "liger"):
-        return "fused"
     if loss == "chunked":
+        # torchtune's CEWithChunkedOutputLoss (its reader sets fused_ce too) chunks the output projection rather
+        # than fusing it: every chunk's logits exist at once (LinearCrossEntropyLoss is the fused one)
         return "chunked"
-    if setup.framework in ("torchtune", "litgpt"):
+    if setup.fused_ce or loss in ("fused", "liger", "linear"):
+        return "fused"
+    if setup.framework == "torchtune":
+        return "tt_fp32"
+    if setup.framework == "litgpt":
         return "plain"
     remote = _REMOTE_LOSS.get((shape.model_type or "").lower())
     if remote:
@@ -99,16 +105,24 @@ def loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes
         return LossBytes(regime, 3 * a, 3 * a, 0)
     if regime == "chunked":
         if setup.framework == "torchtune":
-            compiled = bool(setup.extras.get("compile")) if setup.extras else False
+            compiled = _truthy(setup.extras.get("compile")) if setup.extras else False
             if compiled:
-                # the compiled per-chunk cross-entropy keeps only the chunk's logits and its log-sum-exp
-                return LossBytes(regime, a + 8.0 / TORCHTUNE_CHUNKS, a + 12.0 / TORCHTUNE_CHUNKS, 0)
+                # compile_loss compiles compute_cross_entropy alone: Inductor fuses the upcast into the
+                # log-sum-exp reduction, so each chunk keeps only its compute-dtype logits (and a per-token
+                # log-sum-exp); backward's fused kernel writes one chunk's gradient at a time, in the logits'
+                # dtype (torchtune training/_compile.py compile_loss, modules/loss/ce_chunked_output_loss.py)
+                return LossBytes(regime, a, a + a / TORCHTUNE_CHUNKS, 8)
             # each chunk is upcast and its fp32 log-softmax saved: after the last chunk all of them are
             # alive (4 bytes per logit) beside the compute-dtype chunks
             return LossBytes(regime, a + 4 + 8.0 / TORCHTUNE_CHUNKS, 4 + 12.0 / TORCHTUNE_CHUNKS, 0)
         # LitGPT chunked_cross_entropy: the compute-dtype logits of every 128-token chunk, and each chunk's
         # log-softmax in the same dtype (no upcast); the training loop holds the logits through backward
         return LossBytes(regime, 2 * a, 2 * a, 0)
+    if regime == "tt_fp32":
+        # the compute-dtype projection is cast and dropped; the fp32 logits stay referenced until the recipe's
+        # `del logits` after the loss, beside log_softmax's fp32 output; backward: its gradient and the input
+        # gradient beside the saved output (recipes/full_finetune_single_device.py _loss_step)
+        return LossBytes(regime, 8, 12, 0)
     if regime == "plain":
         # the framework's own loss on the compute-dtype logits, without an fp32 upcast
         return LossBytes(regime, 2 * a, 3 * a, 0)
@@ -118,6 +132,13 @@ def loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes
     # the hidden states for all tokens (liger_kernel/ops/fused_linear_cross_entropy.py, chunk size
     # next_power_of_2(tokens / ceil(vocab / hidden)))
     return LossBytes(regime, 0, 0, 4 * h)
+
+
+def _truthy(value) -> bool:
+    """A config flag as written (True, "true", "True", 1)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes", "on")
+    return bool(value)
 
 
 def fused_chunk_tokens(tokens: float, shape: ModelShape) -> float:

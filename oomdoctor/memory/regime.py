@@ -53,14 +53,42 @@ class Regime:
     casts_trainable: bool = False  # autocast copies the trainable weights for every matmul (cached all forward)
     casts_frozen: bool = False     # autocast copies the frozen weights at each use
 
+    @property
+    def load_bytes(self) -> int:
+        """Bytes per element of the dtype the checkpoint is loaded in."""
+        return _NAME_BYTES.get(self.load_dtype, 2)
 
-def _quant_bytes(bits: int | None, method: str) -> float:
+
+# Whether 4-bit bitsandbytes weights quantize their absmax constants again ("double quant"), by framework default:
+# LLaMA-Factory double_quantization=True (hparams/model_args.py), axolotl bnb_4bit_use_double_quant=True (loaders),
+# bitsandbytes' Linear4bit compress_statistics=True (fsdp_qlora builds Linear4bit directly), torchao's NF4Tensor
+# quantizes its scalers; transformers' BitsAndBytesConfig and TRL's use_bnb_nested_quant default to False, and so
+# does LitGPT's `bnb.nf4` (`bnb.nf4-dq` turns it on).
+_DOUBLE_QUANT_DEFAULT = {"llamafactory": True, "axolotl": True, "fsdp_qlora": True, "torchtune": True}
+
+
+def double_quant(setup: TrainingSetup) -> bool:
+    """Whether 4-bit weights store their absmax constants in 8 bits (see _DOUBLE_QUANT_DEFAULT)."""
+    extras = setup.extras or {}
+    for key in ("double_quantization", "bnb_4bit_use_double_quant", "use_bnb_nested_quant"):
+        value = extras.get(key)
+        if value is not None:
+            return str(value).strip().lower() in ("true", "1", "yes", "on")
+    quantize = str(extras.get("quantize") or "").lower()
+    if quantize.startswith("bnb."):
+        return quantize.endswith("-dq")
+    return _DOUBLE_QUANT_DEFAULT.get((setup.framework or "").lower(), False)
+
+
+def _quant_bytes(bits: int | None, method: str, nested: bool = True) -> float:
     if not bits:
         return 0.0
     if bits == 4:
-        # NF4: 0.5 B/param + one absmax per 64 values; double quant stores it as 8-bit with an fp32
-        # constant per 256 blocks (bitsandbytes functional.quantize_4bit): 0.5 + 1/64 + 4/(64*256).
-        return 0.5 + 1 / 64 + 4 / (64 * 256) if method != "gptq" else 0.5 + 2 / 128 + 0.5 / 128
+        # NF4: 0.5 B/param + one fp32 absmax per 64 values; double quant stores the absmax in 8 bits with an
+        # fp32 constant per 256 blocks (bitsandbytes functional.quantize_4bit): 0.5 + 1/64 + 4/(64*256).
+        if method == "gptq":
+            return 0.5 + 2 / 128 + 0.5 / 128
+        return 0.5 + 1 / 64 + 4 / (64 * 256) if nested else 0.5 + 4 / 64
     if bits == 8:
         # LLM.int8: 1 B/param + one fp32 scale per output row (negligible); GPTQ int8 similar.
         return 1.0 + 0.01
@@ -114,7 +142,7 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     load = _NAME_BYTES.get(load_name, 2)
 
     pure = fw in _PURE_FRAMEWORKS or setup.pure_bf16   # pure_bf16: no autocast, no fp32 upcast
-    frozen = _quant_bytes(quant, str(setup.extras.get("quant_method", "bnb"))) if quant else float(load)
+    frozen = _quant_bytes(quant, str(setup.extras.get("quant_method", "bnb")), double_quant(setup)) if quant else float(load)
 
     # ---- trainable parameters
     if adapters:

@@ -25,7 +25,6 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from oomdoctor import words
 from oomdoctor.errors import InputError
 from oomdoctor.facts import COMPONENTS, Estimate, Plan, Report
 from oomdoctor.pipeline import Options, Selection
@@ -99,7 +98,6 @@ class OomDoctorApp(App[int]):
         self.report: Report = session.report
         self.opts: Options = session.options
         self.lang = session.lang
-        report = self.report
         self.open_walkthrough = walkthrough
         self.plan_kind = "ladder"
         self.selection: Selection | None = self._report_selection()

@@ -94,6 +94,18 @@ WORDS = {
         "Gradient accumulation keeps the gradients of earlier micro-batches through every later forward and "
         "backward ({gib:.1f} GiB).",
         "梯度累积期间，前面微批的梯度会一直保留到后续每次前向和反向传播（{gib:.1f} GiB）。"),
+    "memory.note.modules_to_save": (
+        "modules_to_save trains full copies of {params:.0f}M parameters (embedding/output layer) beside the frozen "
+        "originals: {gib:.1f} GiB of weights, gradients and optimizer states.",
+        "modules_to_save 会在冻结原模块之外，再完整训练一份 {params:.0f}M 参数的副本（嵌入层/输出层）："
+        "权重、梯度和优化器状态共 {gib:.1f} GiB。"),
+    "memory.note.optimizer_in_backward": (
+        "The optimizer steps inside backward (optimizer_in_bwd): each gradient is freed as soon as its parameter "
+        "is updated, so the gradients never all exist at once.",
+        "优化器在反向传播中逐个参数更新（optimizer_in_bwd）：每个梯度在参数更新后立即释放，所有梯度不会同时存在。"),
+    "memory.note.activation_offload": (
+        "Activation offloading moves saved activations to host RAM; about two layers' worth stay on the GPU.",
+        "激活值卸载会把保存的激活值移到主机内存，只有大约两层的激活值留在 GPU 上。"),
     # the advisor's long-context row
     # the crash reconciled with the estimate
     "memory.crash.held_and_asked": (
