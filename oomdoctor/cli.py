@@ -175,11 +175,17 @@ def _say_err(text: str) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     from oomdoctor import interrupts
 
-    handlers = interrupts.install()         # SIGTERM and SIGHUP clean up like Ctrl-C
     args = list(sys.argv[1:] if argv is None else argv)
     lang = language(args)
+    with interrupts.handled():      # SIGTERM and SIGHUP clean up and exit 130, as Ctrl-C does
+        return _guarded(args, lang)
+
+
+def _guarded(args: list[str], lang: str) -> int:
     try:
-        return _main(args, lang)
+        code = _main(args, lang)
+        sys.stdout.flush()          # a full disk or a closed pipe shows here, not at interpreter exit
+        return code
     except InputError as err:
         _say_err(say("cli.error", lang, message=err.render(lang)))
         return err.exit_code
@@ -187,14 +193,44 @@ def main(argv: Sequence[str] | None = None) -> int:
         _say_err(say("cli.interrupted", lang))
         return ExitCode.INTERRUPTED
     except BrokenPipeError:
+        _silence_stdout()
         return ExitCode.FITS
+    except OSError as err:
+        if not _is_stdout_error(err):
+            return _internal(err, lang)
+        _silence_stdout()
+        _say_err(say("cli.error", lang, message=say(msg("write.stdout_failed", reason=err.strerror or str(err)),
+                                                    lang)))
+        return ExitCode.BAD_INPUT
     except Exception as err:  # a bug of ours: one line, the traceback on request
-        if os.environ.get("OOMDOCTOR_DEBUG"):
-            raise
-        _say_err(say("cli.internal_error", lang, error=f"{type(err).__name__}: {err}"))
-        return ExitCode.INTERNAL
-    finally:
-        interrupts.restore(handlers)
+        return _internal(err, lang)
+
+
+def _internal(err: Exception, lang: str) -> int:
+    if os.environ.get("OOMDOCTOR_DEBUG"):
+        raise err
+    _say_err(say("cli.internal_error", lang, error=f"{type(err).__name__}: {err}"))
+    return ExitCode.INTERNAL
+
+
+def _is_stdout_error(err: OSError) -> bool:
+    """An error writing the report itself (stdout on a full disk, a device that refuses): no file name,
+    and stdout cannot take a flush. Errors of our own files carry their name and become InputErrors."""
+    import errno
+
+    if err.filename is not None:
+        return False
+    return err.errno in (errno.ENOSPC, errno.EIO, errno.EPIPE, errno.EDQUOT, errno.EFBIG, errno.EBADF)
+
+
+def _silence_stdout() -> None:
+    # What is still buffered cannot be written either; without this, Python reports it again at exit.
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 def _numbers(args: argparse.Namespace) -> None:
@@ -217,6 +253,8 @@ def _numbers(args: argparse.Namespace) -> None:
 
 def _main(argv: list[str], lang: str) -> int:
     args = build_parser(lang).parse_args(argv)
+    if args.json and args.export == "-":
+        raise InputError(msg("write.json_and_stdout_diff"))
     if args.list_rules or args.explain:
         return _rules_info(args, lang)
     _numbers(args)
@@ -287,59 +325,10 @@ def _accepted(values: Sequence[str], rules_dirs: Sequence[str]) -> tuple[str, ..
 
 
 def _export(session: Any, args: argparse.Namespace) -> None:
-    from oomdoctor.patch import apply_in_place, build_patch, shell_snippet, write_copies
+    from oomdoctor.patch.deliver import deliver
 
-    report, lang = session.report, session.lang
-    snippet = shell_snippet(report.env, [show(note, lang) for note in report.notes])
-    if not report.edits and not snippet:
-        _say_err(say("cli.nothing_to_export", lang))
-        return
-    patch = build_patch(report.edits, cwd=session.options.cwd)
-    if args.export == "-":
-        sys.stdout.write(patch.diff)
-    elif args.export:
-        _write_text(args.export, patch.diff)
-        _say_err(say("cli.wrote_diff", lang, path=args.export))
-    if snippet:
-        _say_err(snippet)
-    if args.write:
-        written = write_copies(patch, args.write)
-        _say_err(say("cli.wrote_copies", lang, n=len(written), folder=args.write))
-    if args.apply:
-        if not patch.diff:
-            return
-        patch = _writable(session, patch, lang)
-        if not args.yes:
-            sys.stderr.write(patch.diff)
-            if not sys.stdin.isatty():
-                raise InputError(msg("cli.apply_needs_yes"))
-            answer = input(say("cli.apply_question", lang)).strip().lower()
-            if answer not in ("y", "yes", "是"):
-                _say_err(say("cli.nothing_changed", lang))
-                return
-        changed = apply_in_place(patch)
-        for path in changed:
-            _say_err(say("cli.updated", lang, path=path))
-
-
-def _writable(session: Any, patch: Any, lang: str) -> Any:
-    """The patch to apply: on the bundled demo, to a copy of it in ./oomdoctor-demo/, never to the package."""
-    from oomdoctor import demo
-
-    if not demo.is_installed_demo(session.report.edits):
-        return patch
-    folder = demo.copy_demo(os.getcwd())
-    _say_err(say("cli.demo_copy", lang, folder=str(folder)))
-    from oomdoctor.patch import build_patch
-
-    return build_patch(demo.relocate(session.report.edits, folder), cwd=str(folder))
-
-
-def _write_text(path: str, text: str) -> None:
-    try:
-        Path(path).write_text(text, encoding="utf-8")
-    except OSError as err:
-        raise InputError(msg("cli.cannot_write", reason=err.strerror), path) from None
+    deliver(session.report, session.options, export=args.export, write=args.write, apply=args.apply, yes=args.yes,
+            lang=session.lang)
 
 
 def _rules_info(args: argparse.Namespace, lang: str) -> int:

@@ -18,7 +18,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "oomdoctor"
 
 # Lowest first. A module belongs to the first layer with a prefix that is its name or a package above it.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("facts", ("oomdoctor", "oomdoctor.records", "oomdoctor.facts", "oomdoctor.lazyre")),
+    ("facts", ("oomdoctor", "oomdoctor.records", "oomdoctor.facts", "oomdoctor.lazyre",
+               # standard library only: shell quoting for every shown command
+               "oomdoctor.shellsafe")),
     ("words", ("oomdoctor.words",)),
     ("errors", ("oomdoctor.errors", "oomdoctor.values", "oomdoctor.interrupts")),
     ("domain", ("oomdoctor.crashlog", "oomdoctor.configs", "oomdoctor.models", "oomdoctor.archs",

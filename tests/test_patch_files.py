@@ -100,12 +100,15 @@ def test_crlf_files_round_trip_through_git_apply(tmp_path: Path):
         assert (other / "w.yaml").read_bytes() == (clone / "w.yaml").read_bytes()
 
 
-def test_paths_are_resolved_against_cwd_and_a_file_outside_gets_a_dotdot_path(tmp_path: Path):
+def test_paths_are_resolved_against_cwd_and_a_file_outside_is_named_from_the_folder_that_holds_it(tmp_path: Path):
+    # git apply refuses "a/../shared.json": a file outside the current folder is named relative to
+    # the deepest folder holding every patched file, and PatchSet.cwd says which folder that is.
     sub = tmp_path / "run"
     sub.mkdir()
     (tmp_path / "shared.json").write_text('{"a": 1}')
-    patch = build_patch([KeyEdit(str(tmp_path / "shared.json"), ("a",), 2)], cwd=str(sub))
-    assert patch.files[0].rel_path == "../shared.json"
+    patch = build_patch([KeyEdit("../shared.json", ("a",), 2)], cwd=str(sub))
+    assert patch.files[0].rel_path == "shared.json" and patch.cwd == str(tmp_path)
+    assert "\n--- a/shared.json\n" in "\n" + patch.diff
 
 
 def test_a_missing_file_is_an_input_error_naming_it(tmp_path: Path):

@@ -102,7 +102,7 @@ def test_same_value_is_no_change():
 def test_invalid_json_reports_the_line():
     with pytest.raises(InputError) as err:
         _set('{\n  "a": 1,\n  "b": tru\n}\n', "a", value=2)
-    assert str(err.value).startswith("ds.json:3: not valid JSON")
+    assert str(err.value).startswith("ds.json:3: JSON syntax error")
 
 
 def test_trailing_comma_is_invalid_json():

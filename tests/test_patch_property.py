@@ -86,6 +86,13 @@ def test_spliced_json_values_reparse_exactly(assignments):
     assert text.startswith('{\n  "a": ') and text.endswith("\n}\n")
 
 
+def test_setting_a_float_where_the_file_holds_the_equal_int_writes_the_float():
+    # A hypothesis draw found it: [(p, 1), (p, 1.0)] kept `1`, which reads back as an int.
+    text = set_yaml_key(set_yaml_key(TEMPLATE, ("nested", "inner"), 1, path="t.yaml"),
+                        ("nested", "inner"), 1.0, path="t.yaml")
+    assert _same(yaml.safe_load(text)["nested"]["inner"], 1.0)
+
+
 def test_two_large_integers_one_apart_are_two_values():
     # Found on Python 3.9 by the property above: both round to the same float.
     text = set_yaml_key(TEMPLATE, ("name",), -(2 ** 70), path="t.yaml")

@@ -76,7 +76,7 @@ def test_a_value_already_set_leaves_the_text_alone():
     assert _set(text, "bf16", value=True) == text
     assert _set(text, "name", value="abc") == text
     assert _set(text, "n", value=8) == text
-    assert _set(text, "n", value=8.0) == text
+    assert _set(text, "n", value=8.0) == text.replace("n: 8\n", "n: 8.0\n")   # YAML's !!float is not !!int
     assert _set(text, "bf16", value=1) != text                    # True is not the number 1
 
 
@@ -141,7 +141,7 @@ def test_invalid_yaml_is_an_input_error_with_a_line():
     with pytest.raises(InputError) as err:
         _set("a: 1\nb: [2\nc: 3\n", "a", value=2)
     assert str(err.value).startswith("cfg.yaml:")
-    assert "not valid YAML" in str(err.value)
+    assert "YAML syntax error" in str(err.value)
 
 
 def test_a_block_scalar_is_replaced_without_eating_the_next_line():
@@ -235,3 +235,33 @@ def test_a_question_mark_is_quoted_so_a_flow_mapping_still_parses(tmp_path):
     patch = build_patch([KeyEdit("c.yaml", ("flow", "absent"), "0?"), KeyEdit("c.yaml", ("b",), "x?y")],
                         cwd=str(tmp_path))
     assert yaml.safe_load(patch.files[0].new_text) == {"flow": {"a": 1, "absent": "0?"}, "b": "x?y"}
+
+
+def _nested_alias_list(levels: int, width: int = 10) -> str:
+    # The shape of issue #20's 600-byte config: each level lists the one above `width` times,
+    # so expanding every alias visits width**levels nodes.
+    lines = ["a0: &a0 [" + ", ".join(["x"] * width) + "]"]
+    lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels)]
+    return "\n".join(lines) + "\nper_device_train_batch_size: 4\n"
+
+
+def test_a_nested_alias_bomb_is_refused_with_its_line_not_walked():
+    from deadline import within
+
+    text = _nested_alias_list(9)
+    assert len(text) < 700
+    with within(5), pytest.raises(InputError) as err:
+        _set(text, "per_device_train_batch_size", value=2)
+    assert str(err.value).startswith("cfg.yaml:") and "alias" in str(err.value)
+
+
+def test_a_file_with_a_few_shared_aliases_is_still_edited():
+    text = _nested_alias_list(3)
+    out = _set(text, "per_device_train_batch_size", value=2)
+    assert out == text.replace("per_device_train_batch_size: 4", "per_device_train_batch_size: 2")
+
+
+def test_an_alias_inside_its_own_anchor_is_an_input_error_with_a_line():
+    with pytest.raises(InputError) as err:
+        _set("a: 1\nloop: &l [1, *l]\n", "a", value=2)
+    assert str(err.value).startswith("cfg.yaml:2:")

@@ -9,11 +9,16 @@ The cards may also sit under a `prices:` key. Card names are read like --gpu. No
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Mapping
 
 from oomdoctor.errors import InputError
+from oomdoctor.facts import msg
+
+# A prices file is a few lines; 1 MiB leaves room for comments while /dev/zero or a stray log stops here.
+MAX_PRICES_BYTES = 1 << 20
+# Dearer than any card-hour ever sold, in any currency: beyond it the number is a typo.
+MAX_PRICE = 1e9
 
 
 @dataclass(frozen=True)
@@ -27,48 +32,42 @@ class Prices:
 
 
 def _number(node, path: str) -> float:
+    from oomdoctor.values import BadValue, as_float
+
     text = str(node.value).strip()
     try:
-        value = float(text.replace("_", ""))
-    except ValueError:
-        raise InputError(f"price {text!r} is not a number (write the price per card-hour, e.g. 1.89)",
-                         path, node.start_mark.line + 1) from None
-    if not math.isfinite(value) or value < 0:
-        raise InputError(f"price {text!r} must be a finite number >= 0", path, node.start_mark.line + 1)
-    return value
+        return as_float(text, "price", minimum=0, maximum=MAX_PRICE)
+    except BadValue as bad:
+        code = "prices.not_a_number" if bad.message.code == "input.not_a_number" else "prices.out_of_range"
+        raise InputError(msg(code, value=repr(text)), path, node.start_mark.line + 1) from None
 
 
 def load_prices(path: str) -> Prices:
+    import os
+
     import yaml
 
     from oomdoctor.advise.cards import spec_of
+    from oomdoctor.bounded import compose_yaml, read_bytes
 
+    if not os.path.lexists(path):
+        raise InputError(msg("prices.no_such_file"), path)
+    data = read_bytes(path, MAX_PRICES_BYTES)        # never waits on a FIFO; /dev/zero stops at the cap
     try:
-        with open(path, encoding="utf-8") as fh:
-            text = fh.read()
-    except FileNotFoundError:
-        raise InputError("no such prices file", path) from None
-    except (OSError, UnicodeDecodeError) as err:
-        raise InputError(f"cannot read the prices file: {getattr(err, 'strerror', None) or err}", path) from None
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    try:
-        root = yaml.compose(text, Loader=loader)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        raise InputError(f"not valid YAML: {getattr(err, 'problem', None) or err}", path,
-                         mark.line + 1 if mark else None) from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(msg("input.not_utf8"), path, data.count(b"\n", 0, err.start) + 1) from None
+    root = compose_yaml(text, path)                   # alias bombs and cycles refused with the line
     if root is None:
-        raise InputError("the prices file is empty: write one line per card, e.g. 'H100: 2.99'", path)
+        raise InputError(msg("prices.empty"), path)
     if not isinstance(root, yaml.MappingNode):
-        raise InputError("the prices file must be a mapping of card -> price per hour", path,
-                         root.start_mark.line + 1)
+        raise InputError(msg("prices.not_mapping"), path, root.start_mark.line + 1)
     currency = ""
     entries = root.value
     for key, value in list(entries):
         if isinstance(key, yaml.ScalarNode) and key.value == "prices":
             if not isinstance(value, yaml.MappingNode):
-                raise InputError("'prices' must be a mapping of card -> price per hour", path,
-                                 value.start_mark.line + 1)
+                raise InputError(msg("prices.nested_not_mapping"), path, value.start_mark.line + 1)
             entries = [kv for kv in entries if kv[0] is not key] + list(value.value)
             break
     per_hour: dict[str, float] = {}
@@ -76,22 +75,24 @@ def load_prices(path: str) -> Prices:
     for key, value in entries:
         line = key.start_mark.line + 1
         if not isinstance(key, yaml.ScalarNode):
-            raise InputError("a card name must be plain text", path, line)
+            raise InputError(msg("prices.card_not_text"), path, line)
         if key.value == "currency":
-            if not isinstance(value, yaml.ScalarNode) or not str(value.value).strip():
-                raise InputError("currency must be a short text such as USD or CNY", path, line)
+            # Shown beside every cost: a short printable word, never a terminal escape.
+            if not isinstance(value, yaml.ScalarNode) or not value.value.strip() or len(value.value) > 16 \
+                    or not value.value.isprintable():
+                raise InputError(msg("prices.currency"), path, line)
             currency = str(value.value).strip()
             continue
         if not isinstance(value, yaml.ScalarNode) or value.tag.endswith(":null"):
-            raise InputError(f"{key.value}: the price must be a number per card-hour", path, line)
+            raise InputError(msg("prices.not_scalar", card=key.value), path, line)
         spec = spec_of(str(key.value))
         if spec is None:
-            raise InputError(f"unknown card {key.value!r} (names as for --gpu: A100-80GB, H100, RTX4090, ...)",
-                             path, line)
+            raise InputError(msg("prices.unknown_card", card=repr(key.value)), path, line)
         if spec.name in per_hour:
-            raise InputError(f"{key.value!r} is {spec.name}, already priced on line {where[spec.name]}", path, line)
+            raise InputError(msg("prices.duplicate", card=repr(key.value), name=spec.name, line=where[spec.name]),
+                             path, line)
         per_hour[spec.name] = _number(value, path)
         where[spec.name] = line
     if not per_hour:
-        raise InputError("the prices file names no card", path)
+        raise InputError(msg("prices.no_cards"), path)
     return Prices(per_hour=per_hour, currency=currency, file=path)

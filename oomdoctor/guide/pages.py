@@ -11,6 +11,7 @@ from typing import Any
 
 from oomdoctor.facts import COMPONENTS, GIB, Change, Estimate, Report, Skipped, Step, TrainingSetup
 from oomdoctor.guide.answers import Answers, is_answer_skip, method_name, questions, reproduce_flags
+from oomdoctor.shellsafe import export_line
 from oomdoctor.views.describe import install_commands, phase_words
 from oomdoctor.words import count_words, has, say
 
@@ -338,7 +339,7 @@ class _Writer:
         for ch in step.changes:
             paras.append(self._change_line(ch))
         for name, value in step.env.items():
-            paras.append(self.tr("st_env", name=name, value=value))
+            paras.append(self.tr("st_env", line=export_line(name, value)))
         if why:
             paras.append(self.tr("st_why", why=why))
         for ch in step.changes:
@@ -486,7 +487,7 @@ class _Writer:
             paras.append(self.tr("ap_nofile"))
         if r.env:
             paras.append(self.tr("ap_env", names=", ".join(r.env)))
-            code += [f"export {k}={v}" for k, v in r.env.items()]
+            code += [export_line(k, v) for k, v in r.env.items()]
         if r.edits or r.patch:
             paras.append(self.tr("ap_write", cmd=self.command("--write fixed/")))
         for note in r.notes:
@@ -534,6 +535,6 @@ class _Writer:
 
 
 def _shell_quote(text: str) -> str:
-    import shlex
+    from oomdoctor.shellsafe import quote
 
-    return shlex.quote(text)
+    return quote(text)

@@ -11,9 +11,9 @@ from .build import FilePatch, FileStat, PatchSet, build_patch, unified_diff
 from .shell import shell_snippet
 
 if TYPE_CHECKING:
-    from .apply import apply_in_place, backup_of, write_copies
+    from .apply import apply_in_place, backup_of, check_outputs, write_copies, write_diff
 
-_WRITERS = ("apply_in_place", "backup_of", "write_copies")
+_WRITERS = ("apply_in_place", "backup_of", "check_outputs", "write_copies", "write_diff")
 
 
 def __getattr__(name: str):
@@ -31,7 +31,9 @@ __all__ = [
     "apply_in_place",
     "backup_of",
     "build_patch",
+    "check_outputs",
     "shell_snippet",
     "unified_diff",
     "write_copies",
+    "write_diff",
 ]

@@ -1,35 +1,64 @@
-"""Write a PatchSet to disk: patched copies elsewhere, or in place with a backup and an atomic rename."""
+"""Put a PatchSet on disk: the diff (--export), patched copies elsewhere (--write), or the user's own
+files edited in place with a backup (--apply). Every write goes through patch/txn.py: all files or none.
+
+Each output path is checked against every input and against the other outputs first, so no run writes
+a diff or a copy over a config, a log or another output.
+"""
 from __future__ import annotations
 
-import hashlib
 import os
-import stat as stat_mod
-import tempfile
 from pathlib import Path, PurePosixPath
+from typing import Iterable, Sequence
 
 from ..errors import InputError
+from ..facts import Msg, msg
 from .build import FilePatch, PatchSet
+from .txn import Outcome, Write, write_all
+
+__all__ = ["apply_in_place", "apply_writes", "backup_of", "check_outputs", "copy_writes", "diff_write",
+           "write_copies", "write_diff"]
 
 
-def _target(fp: FilePatch) -> Path:
-    return Path(fp.abs_path or fp.path)
+def _target(fp: FilePatch) -> str:
+    return fp.abs_path or fp.path
 
 
-def _atomic_write(path: Path, data: bytes, mode: int | None) -> None:
-    """Temp file in the same directory + os.replace: readers see the old file or the new one, never half."""
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+# ---------------------------------------------------------------- which file is which
+
+def _keys(path: str) -> set:
+    """What identifies a path's file: its resolved name, and its inode when it exists (a hard link or a
+    /dev/fd name of the same file is the same file)."""
+    keys: set = {os.path.realpath(path)}
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
+        st = os.stat(path)
+    except OSError:
+        return keys
+    keys.add((st.st_dev, st.st_ino))
+    return keys
+
+
+def check_outputs(outputs: Sequence[tuple[str, Msg]], inputs: Iterable[str]) -> None:
+    """Refuse an output path that is an input, or that two outputs share. `outputs` pairs each path
+    with what it is (for the message); raises InputError naming the output."""
+    known: list[tuple[set, str]] = [(_keys(p), p) for p in dict.fromkeys(inputs) if p and p != "-"]
+    for path, _ in outputs:
+        mine = _keys(path)
+        for keys, source in known:
+            if mine & keys:
+                raise InputError(msg("write.output_is_input", input=source), path)
+    seen: list[tuple[set, str, Msg]] = []
+    for path, role in outputs:
+        mine = _keys(path)
+        for keys, _other, other_role in seen:
+            if mine & keys:
+                raise InputError(msg("write.output_twice", first=other_role, second=role), path)
+        seen.append((mine, path, role))
+
+
+# ---------------------------------------------------------------- the writes of each output
+
+def diff_write(path: str, text: str) -> Write:
+    return Write(path, text.encode("utf-8"), make_dirs=False)
 
 
 def _copy_relpath(rel_path: str) -> PurePosixPath:
@@ -38,96 +67,62 @@ def _copy_relpath(rel_path: str) -> PurePosixPath:
     return PurePosixPath(*parts)
 
 
-def write_copies(patch: PatchSet, out_dir: str | os.PathLike) -> list[Path]:
-    """Write each patched file to out_dir/<rel_path>; never over an original. Returns the written paths."""
+def copy_writes(patch: PatchSet, out_dir: str | os.PathLike) -> list[Write]:
+    """One write per patched file, to out_dir/<rel_path>; never over an original."""
     out = Path(out_dir)
-    originals = {os.path.realpath(_target(fp)) for fp in patch.files}
-    plan = []
+    originals = set().union(*(_keys(_target(fp)) for fp in patch.files)) if patch.files else set()
+    writes = []
     for fp in patch.files:
-        dest = out / _copy_relpath(fp.rel_path)
-        if os.path.realpath(dest) in originals:
-            raise InputError("refusing to write a patched copy over an original; choose another directory",
-                             str(dest))
-        plan.append((fp, dest))
-    written = []
-    for fp, dest in plan:
-        try:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(dest, fp.new_text.encode("utf-8"), None)
-        except OSError as err:
-            raise InputError(f"cannot write: {err.strerror}", str(dest)) from None
-        written.append(dest)
-    return written
+        dest = str(out / _copy_relpath(fp.rel_path))
+        if _keys(dest) & originals:
+            raise InputError(msg("write.copy_over_original"), dest)
+        writes.append(Write(dest, fp.new_text.encode("utf-8")))
+    return writes
 
 
-def _already_applied(fp: FilePatch, path: Path) -> bool:
+def _already_applied(fp: FilePatch, path: str) -> bool:
     try:
-        return path.is_file() and path.read_bytes() == fp.new_text.encode("utf-8")
+        with open(path, "rb") as fh:
+            return os.path.isfile(path) and fh.read() == fp.new_text.encode("utf-8")
     except OSError:
         return False
 
 
-def _check_unchanged(fp: FilePatch, path: Path) -> None:
-    if fp.created:
-        if path.exists() or path.is_symlink():
-            raise InputError("was created by someone else since the plan was made; not overwritten", str(fp.path))
-        return
-    try:
-        data = path.read_bytes()
-    except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", str(fp.path)) from None
-    # Content decides: a touched but identical file is safe to patch, an edited one is not.
-    assert fp.old_stat is not None
-    if len(data) != fp.old_stat.size or hashlib.sha256(data).hexdigest() != fp.old_stat.sha256:
-        raise InputError("changed since it was read; not overwritten (run oomdoctor again)", str(fp.path))
+def apply_writes(patch: PatchSet, backup_suffix: str = ".orig") -> list[Write]:
+    """The in-place writes of a PatchSet; a file that already holds its patched text is left out."""
+    return [Write(_target(fp), fp.new_text.encode("utf-8"), shown=fp.path, own_file=True,
+                  expect=None if fp.created else fp.old_stat, backup_suffix=backup_suffix)
+            for fp in patch.files if not _already_applied(fp, _target(fp))]
 
 
-def _backup_path(path: Path, suffix: str) -> Path | None:
-    """<file>.orig, or .orig.1, .orig.2 ... when an older backup holds other bytes; None if an identical one exists."""
-    data = path.read_bytes()
-    candidate = path.with_name(path.name + suffix)
-    n = 0
-    while candidate.exists():
-        if candidate.read_bytes() == data:
-            return None
-        n += 1
-        candidate = path.with_name(f"{path.name}{suffix}.{n}")
-    return candidate
+# ---------------------------------------------------------------- the API the CLI and the app use
+
+def write_diff(path: str, text: str, *, inputs: Iterable[str] = ()) -> Outcome:
+    """Write the diff atomically (a temporary beside it, then a rename), never over an input."""
+    check_outputs([(path, msg("write.role_export"))], inputs)
+    return write_all([diff_write(path, text)])[0]
+
+
+def write_copies(patch: PatchSet, out_dir: str | os.PathLike, *, inputs: Iterable[str] = ()) -> list[Path]:
+    """Write each patched file to out_dir/<rel_path>, all or none; never over an original or an input."""
+    writes = copy_writes(patch, out_dir)
+    check_outputs([(w.path, msg("write.role_copy", source=fp.path)) for w, fp in zip(writes, patch.files)], inputs)
+    return [Path(o.path) for o in write_all(writes)]
 
 
 def apply_in_place(patch: PatchSet, *, backup_suffix: str = ".orig") -> list[Path]:
-    """Write the patched texts over the originals. Returns the paths it wrote.
+    """Write the patched texts over the originals, all or none. Returns the paths it wrote.
 
-    Every file is checked before any is written, so a refusal leaves all of them untouched.
-    A file that already holds its patched text is skipped, so applying a PatchSet twice is harmless.
-    Each original is first copied to <file><backup_suffix> (never clobbering an older backup).
-    A symlinked config keeps its link: the file it points to is the one replaced.
+    Every file is checked before any is written: one that changed since it was read, is read-only,
+    has other hard links or belongs to someone else is refused, and then nothing is written. A file
+    that already holds its patched text is skipped, so applying twice is harmless. Each original is
+    kept as <file><backup_suffix> (.orig, or .orig.1 ... beside an older backup with other bytes),
+    with its mode and owner; the new file gets the same mode and owner. A symlinked config keeps its
+    link: the file it points to is the one replaced.
     """
-    todo = []
-    for fp in patch.files:
-        path = _target(fp)
-        if _already_applied(fp, path):
-            continue
-        _check_unchanged(fp, path)
-        todo.append((fp, path))
-    written = []
-    for fp, path in todo:
-        try:
-            real = Path(os.path.realpath(path))
-            mode = None
-            if not fp.created:
-                mode = stat_mod.S_IMODE(real.stat().st_mode)
-                if backup_suffix:
-                    backup = _backup_path(path, backup_suffix)
-                    if backup is not None:
-                        _atomic_write(backup, real.read_bytes(), mode)
-            else:
-                real.parent.mkdir(parents=True, exist_ok=True)
-            _atomic_write(real, fp.new_text.encode("utf-8"), mode)
-        except OSError as err:
-            raise InputError(f"cannot write: {err.strerror}", str(fp.path)) from None
-        written.append(path)
-    return written
+    writes = apply_writes(patch, backup_suffix)
+    write_all(writes)
+    return [Path(w.path) for w in writes]
 
 
 def backup_of(path: str | os.PathLike, backup_suffix: str = ".orig") -> Path | None:

@@ -5,7 +5,7 @@ import os
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
-from ..facts import KeyEdit
+from ..facts import KeyEdit, msg
 from ..records import record
 
 
@@ -79,8 +79,9 @@ def split_lines(text: str) -> list[str]:
 def _header_name(name: str) -> str:
     """A file name for a ---/+++ line that git apply and GNU patch both read back whole."""
     if any(c in name for c in '"\\\t\n\r') or not name.isprintable():
-        # C-style quoting, as git writes such names; both tools unquote it.
-        body = name.encode("utf-8").decode("latin-1")
+        # C-style quoting, as git writes such names; both tools unquote it. A name that is not UTF-8
+        # (its bytes came in as surrogates) is written as those bytes, as git does.
+        body = name.encode("utf-8", "surrogateescape").decode("latin-1")
         escaped = "".join({"\"": '\\"', "\\": "\\\\", "\t": "\\t", "\n": "\\n", "\r": "\\r"}.get(c)
                           or (c if " " <= c < "\x7f" else f"\\{ord(c):03o}") for c in body)
         return '"' + escaped + '"'
@@ -118,6 +119,22 @@ def _rel(abs_path: str, cwd: str) -> str:
     return os.path.relpath(abs_path, cwd).replace(os.sep, "/")
 
 
+def _under(path: str, folder: str) -> bool:
+    return os.path.commonpath([path, folder]) == folder
+
+
+def diff_base(abs_paths: Sequence[str], cwd: str, prefer: str | None = None) -> str:
+    """The folder the diff's a/ b/ names are relative to: the current folder when every file is below
+    it; else `prefer` (the folder the diff is exported to) when every file is below that; else the
+    deepest folder holding them all. `git apply` refuses a name with `..` in it, so a name never climbs.
+    """
+    if all(_under(p, cwd) for p in abs_paths):
+        return cwd
+    if prefer and all(_under(p, prefer) for p in abs_paths):
+        return prefer
+    return os.path.commonpath([os.path.dirname(p) for p in abs_paths])
+
+
 def read_text(path: str, shown_as: str | None = None) -> tuple[str, FileStat]:
     """The file's text (UTF-8, BOM kept) and its stat; errors name it as `shown_as` (the user's spelling)."""
     shown = shown_as or path
@@ -126,14 +143,14 @@ def read_text(path: str, shown_as: str | None = None) -> tuple[str, FileStat]:
             data = fh.read()
             st = os.fstat(fh.fileno())
     except FileNotFoundError:
-        raise InputError("no such file", shown) from None
+        raise InputError(msg("input.no_such_file"), shown) from None
     except OSError as err:
-        raise InputError(f"cannot read: {err.strerror}", shown) from None
+        raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), shown) from None
     try:
         text = data.decode("utf-8")      # not utf-8-sig: a BOM stays in the text and is written back
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
-        raise InputError("not UTF-8 text", shown, line) from None
+        raise InputError(msg("input.not_utf8"), shown, line) from None
     return text, FileStat.of_bytes(data, st)
 
 
@@ -172,10 +189,12 @@ class _Draft:
     text: str | None
 
 
-def build_patch(edits: Sequence[KeyEdit], *, cwd: str | None = None) -> PatchSet:
+def build_patch(edits: Sequence[KeyEdit], *, cwd: str | None = None, prefer: str | None = None) -> PatchSet:
     """Apply `edits` to the files' texts in memory; files whose text does not change are left out.
 
-    Relative paths are taken relative to `cwd` (default: the current directory), as are the diff headers.
+    Relative paths are taken relative to `cwd` (default: the current directory), and so are the diff
+    headers when every file is below it; otherwise they are relative to `prefer` (the export's folder)
+    or to the deepest folder holding every file (see diff_base): PatchSet.cwd says which.
     """
     base = os.path.abspath(cwd if cwd is not None else os.getcwd())
     # One step per (file, key): a later edit of the same key overrides an earlier one, so a value
@@ -210,16 +229,18 @@ def build_patch(edits: Sequence[KeyEdit], *, cwd: str | None = None) -> PatchSet
             draft.text = value
             continue
         if draft.text is None:
-            raise InputError("no such file (and the edit does not create it)", draft.path)
+            raise InputError(msg("write.no_file_to_edit"), draft.path)
         setter = _setter(_format_of(abs_path, draft.text))
         draft.text = setter(draft.text, key_path, value, after_key=edit.after_key, path=draft.path)
 
+    changed = [d for d in drafts.values()
+               if d.old_text is None or (d.text if d.text is not None else "") != d.old_text]
+    if changed:
+        base = diff_base([d.abs_path for d in changed], base, os.path.abspath(prefer) if prefer else None)
     files = []
-    for draft in drafts.values():
+    for draft in changed:
         old = draft.old_text if draft.old_text is not None else ""
         new = draft.text if draft.text is not None else ""
-        if draft.old_text is not None and new == old:
-            continue
         files.append(FilePatch(draft.path, _rel(draft.abs_path, base), old, new, draft.old_stat,
                                created=draft.old_text is None, abs_path=draft.abs_path))
     return PatchSet(tuple(files), base)

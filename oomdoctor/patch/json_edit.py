@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from ..errors import InputError
+from ..facts import msg
 from .scalars import json_value, same_value
 
 _WS = re.compile(r"[ \t\n\r]*")
@@ -50,8 +51,10 @@ class _Scanner:
         self.text = text
         self.path = path
 
-    def fail(self, pos: int, message: str) -> InputError:
-        return InputError(f"not valid JSON: {message}", self.path, self.text.count("\n", 0, pos) + 1)
+    def fail(self, pos: int, problem: str) -> InputError:
+        """`problem` names a write.json_problem.* code: the scanner's complaint, in the user's language."""
+        return InputError(msg("input.json_syntax", problem=msg(f"write.json_problem.{problem}")), self.path,
+                          self.text.count("\n", 0, pos) + 1)
 
     def ws(self, pos: int) -> int:
         return _WS.match(self.text, pos).end()
@@ -61,12 +64,12 @@ class _Scanner:
         node = self.value(pos)
         end = self.ws(node.end)
         if end != len(self.text):
-            raise self.fail(end, "extra text after the top-level value")
+            raise self.fail(end, "extra_text")
         return node
 
     def value(self, pos: int, depth: int = 0) -> JNode:
         if depth > 200:
-            raise self.fail(pos, "nested too deeply")
+            raise self.fail(pos, "too_deep")
         text = self.text
         ch = text[pos:pos + 1]
         if ch == "{":
@@ -78,11 +81,11 @@ class _Scanner:
             while True:
                 m = _STRING.match(text, pos)
                 if not m:
-                    raise self.fail(pos, "expected a quoted key")
+                    raise self.fail(pos, "expected_key")
                 key = json.loads(m.group())
                 pos = self.ws(m.end())
                 if text[pos:pos + 1] != ":":
-                    raise self.fail(pos, "expected ':' after a key")
+                    raise self.fail(pos, "expected_colon")
                 child = self.value(self.ws(pos + 1), depth + 1)
                 node.pairs.append((key, m.start(), child))
                 pos = self.ws(child.end)
@@ -92,7 +95,7 @@ class _Scanner:
                 if text[pos:pos + 1] == "}":
                     node.end = pos + 1
                     return node
-                raise self.fail(pos, "expected ',' or '}'")
+                raise self.fail(pos, "expected_comma_brace")
         if ch == "[":
             node = JNode("array", pos, pos)
             pos = self.ws(pos + 1)
@@ -109,11 +112,11 @@ class _Scanner:
                 if text[pos:pos + 1] == "]":
                     node.end = pos + 1
                     return node
-                raise self.fail(pos, "expected ',' or ']'")
+                raise self.fail(pos, "expected_comma_bracket")
         if ch == '"':
             m = _STRING.match(text, pos)
             if not m:
-                raise self.fail(pos, "bad string")
+                raise self.fail(pos, "bad_string")
             return JNode("scalar", pos, m.end(), json.loads(m.group()))
         for word, literal in _LITERALS:
             if text.startswith(word, pos):
@@ -123,7 +126,7 @@ class _Scanner:
             number = m.group()
             parsed = float(number) if any(c in number for c in ".eE") else int(number)
             return JNode("scalar", pos, m.end(), parsed)
-        raise self.fail(pos, "expected a value" if ch else "unexpected end of file")
+        raise self.fail(pos, "expected_value" if ch else "end_of_file")
 
 
 def scan(text: str, path: str | None = None) -> JNode:
@@ -176,8 +179,8 @@ def set_json_key(text: str, key_path: Sequence[str], value: Any, *,
     node = root
     for depth, key in enumerate(keys):
         if node.kind != "object":
-            where = ".".join(keys[:depth]) or "the top level"
-            raise InputError(f"cannot set {'.'.join(keys)}: {where} is not an object", path,
+            where = ".".join(keys[:depth]) or msg("write.top_level")
+            raise InputError(msg("write.json_not_object", key=".".join(keys), where=where), path,
                              text.count("\n", 0, node.start) + 1)
         pair = node.find(key)
         if pair is None:
@@ -196,7 +199,7 @@ def set_json_key(text: str, key_path: Sequence[str], value: Any, *,
             multiline = "\n" in text[root.start:root.end]
             rest = _render(["_"] + keys[depth + 1:], value, indent, step, eol, multiline)
             return text[:child.start] + rest[len('"_": '):] + text[child.end:]
-        raise InputError(f"cannot set {'.'.join(keys)}: {'.'.join(keys[:depth + 1])} is not an object", path,
+        raise InputError(msg("write.json_not_object", key=".".join(keys), where=".".join(keys[:depth + 1])), path,
                          text.count("\n", 0, child.start) + 1)
     raise AssertionError("unreachable")
 

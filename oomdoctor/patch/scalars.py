@@ -177,8 +177,11 @@ def _bucket(value: Any) -> tuple[str, Any]:
     return (type(value).__name__, value)
 
 
-def same_value(old: Any, new: Any) -> bool:
-    """True when the file already holds `new`: 1e-4 written as text equals 0.0001, True is not 1."""
+def same_value(old: Any, new: Any, *, number_types: bool = False) -> bool:
+    """True when the file already holds `new`: 1e-4 written as text equals 0.0001, True is not 1.
+
+    number_types: 1 is not 1.0. YAML has !!int and !!float, and a reader gets one or the other;
+    JSON has one number type, so DeepSpeed's 5e8 already holds 500000000."""
     if isinstance(old, str) and isinstance(new, (int, float)) and not isinstance(new, bool):
         if _FLOAT_TEXT.fullmatch(old.strip()):
             old = float(old.replace("_", ""))
@@ -186,6 +189,8 @@ def same_value(old: Any, new: Any) -> bool:
     if a[0] != b[0]:
         return False
     if a[0] == "number":
+        if number_types and isinstance(a[1], float) != isinstance(b[1], float):
+            return False
         if isinstance(a[1], int) and isinstance(b[1], int):
             return a[1] == b[1]         # exact: two integers past 2**53 can share one float
         return float(a[1]) == float(b[1])

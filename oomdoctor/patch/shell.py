@@ -1,27 +1,26 @@
 """The changes that are not config values: environment variables and launch-command advice."""
 from __future__ import annotations
 
-import re
-import shlex
 from typing import Mapping, Sequence
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+from ..shellsafe import export_line
 
 
-def shell_snippet(env: Mapping[str, str], notes: Sequence[str]) -> str:
+def shell_snippet(env: Mapping[str, str], notes: Sequence[str], lang: str = "en") -> str:
     """A POSIX sh snippet to source before the launch: one export per variable, advice as comments.
 
     Empty string when there is nothing to say.
     """
     if not env and not notes:
         return ""
-    lines = ["# oomdoctor: run these lines (or source this file) before launching training"]
+    from ..facts import msg
+    from ..words import say
+
+    lines = [say(msg("write.snippet_header"), lang)]
     for name, value in env.items():
-        if not _ENV_NAME.fullmatch(name):
-            raise ValueError(f"not an environment variable name: {name!r}")
-        lines.append(f"export {name}={shlex.quote(str(value))}")
+        lines.append(export_line(name, value))
     if notes:
-        lines.append("# launch command:")
+        lines.append(say(msg("write.snippet_launch"), lang))
         for note in notes:
             # Each advice line stays a comment even when the note spans several lines.
             for part in str(note).splitlines() or [""]:

@@ -9,6 +9,7 @@ import shlex
 from typing import Any
 
 from oomdoctor.errors import InputError
+from oomdoctor.facts import msg
 
 
 def _flag_re(name: str) -> re.Pattern[str]:
@@ -27,7 +28,7 @@ def _word(value: Any) -> str:
 def set_shell_flag(text: str, key_path: tuple[str, ...], value: Any, *, after_key: str | None = None,
                    path: str = "") -> str:
     if len(key_path) != 1:
-        raise InputError(f"cannot set nested key {'.'.join(key_path)} in a shell command line", path)
+        raise InputError(msg("write.shell_nested", key=".".join(key_path)), path)
     name = key_path[0]
     word = _word(value)
     found = _flag_re(name).search(text)
@@ -38,7 +39,7 @@ def set_shell_flag(text: str, key_path: tuple[str, ...], value: Any, *, after_ke
     if anchor is None:
         flags = list(re.finditer(r"--[A-Za-z_][\w-]*(?:=|[ \t]+)(?:\"[^\"]*\"|'[^']*'|[^\s\\;|&]+)", text))
         if not flags:
-            raise InputError(f"no command-line flags found to add --{name} next to", path)
+            raise InputError(msg("write.shell_no_flags", name=name), path)
         anchor = flags[-1]
     at = anchor.end()
     return text[:at] + f" --{name} {word}" + text[at:]

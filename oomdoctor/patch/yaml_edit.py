@@ -9,7 +9,9 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
+from ..bounded import MAX_DEPTH, check_nodes
 from ..errors import InputError
+from ..facts import msg
 from .scalars import same_value, yaml_scalar
 
 _ALIAS_AFTER_KEY = re.compile(r"[ \t]*:[ \t]*(\*[^\s,\[\]{}]+)")
@@ -35,8 +37,15 @@ def compose(text: str, path: str | None):
             root = yaml.compose(text, Loader=loader)
         except yaml.YAMLError as err:
             mark = getattr(err, "problem_mark", None)
-            problem = getattr(err, "problem", None) or str(err)
-            raise InputError(f"not valid YAML: {problem}", path, mark.line + 1 if mark else None) from None
+            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+            raise InputError(msg("input.yaml_syntax", problem=problem), path,
+                             mark.line + 1 if mark else None) from None
+        except RecursionError:
+            raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
+        # An alias bomb ([*a, *a, ...] nested) or an alias that contains itself is refused before
+        # anything constructs a value from the graph; without an anchor there is no alias at all.
+        if root is not None and "&" in text:
+            check_nodes(root, path or "")
         if loader is yaml.SafeLoader or _spans_match(root, text):
             return root
     raise AssertionError("unreachable")
@@ -46,8 +55,12 @@ def _spans_match(root, text: str) -> bool:
     """True when every plain key's span reads back as the key: the marks are offsets into `text`."""
     yaml = _yaml()
     stack = [root] if root is not None else []
+    seen: set[int] = set()          # an alias is the same node object: each node is checked once
     while stack:
         node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode):
             for key_node, value_node in node.value:
                 if isinstance(key_node, yaml.ScalarNode) and not key_node.style and key_node.value \
@@ -73,21 +86,30 @@ def _find_pair(mapping, key: str):
 
 
 def _content_end(node, text: str) -> int:
-    """Offset just past the last character that belongs to `node` (block scalars lose their trailing breaks)."""
+    """Offset just past the last character that belongs to `node` (block scalars lose their trailing breaks).
+
+    Iterative, each node once: a block collection nested hundreds deep, or one that repeats an
+    alias many times, costs one visit per distinct node."""
     yaml = _yaml()
-    if isinstance(node, yaml.ScalarNode) or node.flow_style:
-        end = node.end_mark.index
-        if isinstance(node, yaml.ScalarNode) and node.style in ("|", ">"):
-            while end > node.start_mark.index and text[end - 1] in "\r\n":
-                end -= 1
-        return end
-    ends = [node.start_mark.index]
-    for child in node.value:
-        if isinstance(child, tuple):
-            ends.extend(_content_end(c, text) for c in child)
-        else:
-            ends.append(_content_end(child, text))
-    return max(ends)
+    best = node.start_mark.index
+    stack = [node]
+    seen: set[int] = set()
+    while stack:
+        item = stack.pop()
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, yaml.ScalarNode) or item.flow_style:
+            end = item.end_mark.index
+            if isinstance(item, yaml.ScalarNode) and item.style in ("|", ">"):
+                while end > item.start_mark.index and text[end - 1] in "\r\n":
+                    end -= 1
+            best = max(best, end)
+            continue
+        best = max(best, item.start_mark.index)
+        for child in item.value:
+            stack.extend(child if isinstance(child, tuple) else (child,))
+    return best
 
 
 def _line_end(text: str, pos: int) -> int:
@@ -102,8 +124,12 @@ def _indent_step(root) -> int:
     """The file's indentation step: the column difference between a key and its nested keys."""
     yaml = _yaml()
     stack = [root] if root is not None else []
+    seen: set[int] = set()
     while stack:
         node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
         if isinstance(node, yaml.MappingNode) and not node.flow_style:
             for key_node, value_node in node.value:
                 if isinstance(value_node, yaml.MappingNode) and not value_node.flow_style and value_node.value:
@@ -167,9 +193,10 @@ def set_yaml_key(text: str, key_path: Sequence[str], value: Any, *,
 
     node = root
     for depth, key in enumerate(keys):
-        where = ".".join(keys[:depth]) or "the top level"
+        where = ".".join(keys[:depth]) or msg("write.top_level")
         if not isinstance(node, yaml.MappingNode):
-            raise InputError(f"cannot set {'.'.join(keys)}: {where} is not a mapping", path, node.start_mark.line + 1)
+            raise InputError(msg("write.yaml_not_mapping", key=".".join(keys), where=where), path,
+                             node.start_mark.line + 1)
         pair = _find_pair(node, key)
         if pair is None:
             return _insert(text, node, keys[depth:], value, after_key, step, eol)
@@ -181,7 +208,7 @@ def set_yaml_key(text: str, key_path: Sequence[str], value: Any, *,
             continue
         if isinstance(value_node, yaml.ScalarNode) and _construct(value_node) in (None, ""):
             return _fill_null(text, node, key_node, value_node, keys[depth + 1:], value, step, eol)
-        raise InputError(f"cannot set {'.'.join(keys)}: {'.'.join(keys[:depth + 1])} is not a mapping",
+        raise InputError(msg("write.yaml_not_mapping", key=".".join(keys), where=".".join(keys[:depth + 1])),
                          path, value_node.start_mark.line + 1)
     raise AssertionError("unreachable")
 
@@ -193,12 +220,13 @@ def _replace(text: str, key_node, value_node, value: Any, in_flow: bool, path: s
         # An alias (*name): its node's marks point at the anchor. Replace the alias text itself.
         m = _ALIAS_AFTER_KEY.match(text, key_node.end_mark.index)
         if m is None:
-            raise InputError(f"cannot edit {key_node.value}: its value is an alias", path, key_node.start_mark.line + 1)
-        if isinstance(value_node, yaml.ScalarNode) and same_value(_construct(value_node), value):
+            raise InputError(msg("write.value_is_alias", key=key_node.value), path, key_node.start_mark.line + 1)
+        if isinstance(value_node, yaml.ScalarNode) and \
+                same_value(_construct(value_node), value, number_types=True):
             return text
         return _splice(text, m.start(1), m.end(1), yaml_scalar(value))
     if isinstance(value_node, yaml.ScalarNode):
-        if same_value(_construct(value_node), value):
+        if same_value(_construct(value_node), value, number_types=True):
             return text
         start = _skip_properties(text, start, end)
         end = _content_end(value_node, text)
@@ -206,7 +234,7 @@ def _replace(text: str, key_node, value_node, value: Any, in_flow: bool, path: s
         if start == end and text[start - 1:start] == ":":
             new = " " + new                      # "key:" with an empty value
         return _splice(text, start, end, new)
-    if isinstance(value, (list, tuple)) and same_value(_construct(value_node), list(value)):
+    if isinstance(value, (list, tuple)) and same_value(_construct(value_node), list(value), number_types=True):
         return text
     new = yaml_scalar(value)
     if value_node.flow_style:

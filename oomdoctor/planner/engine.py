@@ -19,7 +19,7 @@ from oomdoctor.facts import (
     Change, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Rung, Skipped, Step, Text, TrainingSetup, msg,
 )
 from oomdoctor.planner import registry
-from oomdoctor.planner.rules import PLACEHOLDER_RE, AllOf, AnyOf, Condition, Leaf, NotOf, Rule, RuleBook
+from oomdoctor.planner.rules import PLACEHOLDER_RE, AllOf, AnyOf, Condition, Leaf, NotOf, Rule, RuleBook, clamp_field
 from oomdoctor.records import record
 
 Estimator = Callable[..., Estimate]
@@ -183,7 +183,7 @@ def fire(rule: Rule, setup: TrainingSetup, facts: Mapping[str, Any], *,
     def put(name: str, value: Any) -> None:
         if name not in touched:
             touched.append(name)
-        values[name] = value
+        values[name] = clamp_field(name, value)     # no action reaches micro-batch 0 or 10**400 steps
 
     for action in rule.actions:
         p = action.params

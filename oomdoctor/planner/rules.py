@@ -18,9 +18,10 @@ from pathlib import Path
 from typing import Any, Iterator, Mapping, Sequence, Union
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Text
+from oomdoctor.facts import Msg, Text, msg
 from oomdoctor.planner.registry import BOOL, FACTS, FIELD_CHOICES, FLOAT, INT, LIST, SETUP_FIELDS, STR
 from oomdoctor.records import record
+from oomdoctor.values import BadValue, as_float, as_int
 
 SCHEMA_VERSION = 1
 LANGS = ("en", "zh")
@@ -33,6 +34,23 @@ ROUNDINGS = ("floor", "ceil", "nearest", "pow2_floor", "pow2_ceil", "none")
 ACTIONS = ("set", "scale", "enable", "disable", "env", "note", "keep")
 KEEPABLE = ("effective_batch",)
 REPEAT_UNBOUNDED = 16          # `repeat: true` = while it helps, but never more than this
+REPEAT_MAX = 64                # an explicit `repeat: N`: each firing is one more estimate
+MAX_RULES = 1000               # the default ladder has ~25; the least-cost search grows with the count
+# Each firing of a rule is one estimate and one gathering of facts (~0.3 ms); the default ladder
+# may fire ~100 times in one walk. Bounding the sum of `repeat` bounds a plan's work, whatever the files say.
+MAX_FIRINGS = 2000
+FACTOR_MAX = 1e6               # a scale factor beyond this is a typo, and inf * anything breaks the walk
+# The values a numeric setup field can take in a real run. Rule actions are clamped into them (a
+# `scale` that would reach micro-batch 0, a `keep` that would need 10**9 accumulation steps), and a
+# `set` outside them is refused when the rule file loads, so no plan or patch holds an impossible value.
+FIELD_RANGES: Mapping[str, tuple[int, int]] = {
+    "micro_batch": (1, 1 << 16), "grad_accum": (1, 1 << 16), "eval_batch": (1, 1 << 16),
+    "eval_accum": (1, 1 << 16), "seq_len": (1, 1 << 24), "lora_rank": (1, 1 << 16), "lora_alpha": (1, 1 << 20),
+    "n_gpus": (1, 1 << 16), "seq_parallel": (1, 1 << 16), "zero_stage": (0, 3), "quant_bits": (4, 8),
+    "freeze_trainable_layers": (-(1 << 16), 1 << 16),
+}
+# Fields that take only a few numbers with gaps between them: set to one of them, never scaled.
+INT_CHOICES: Mapping[str, tuple[int, ...]] = {"quant_bits": (4, 8)}
 
 _FULL_KEYS = {"id", "slug", "title", "why", "category", "costs", "applicability", "when", "actions",
               "repeat", "order", "before", "after", "enabled", "check_saving", "skip_why", "references"}
@@ -171,6 +189,15 @@ class RuleBook:
         return tuple(r.id for r in self.rules)
 
 
+def clamp_field(name: str, value: Any) -> Any:
+    """`value` moved into the range a real run can have for the setup field `name` (None stays None)."""
+    bounds = FIELD_RANGES.get(name)
+    if bounds is None or value is None or isinstance(value, bool) or not isinstance(value, (int, float)):
+        return value
+    low, high = bounds
+    return min(max(value, low), high)
+
+
 # ---------------------------------------------------------------- YAML with line numbers
 
 class _Map(dict):
@@ -187,49 +214,59 @@ class _Seq(list):
 
 
 def _load_yaml(path: Path) -> Any:
+    """The rule file as _Map/_Seq with line numbers. Read like every small input (oomdoctor.bounded):
+    size capped, a FIFO never waited on, aliases expanded within a budget, no alias cycles."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from oomdoctor.bounded import compose_yaml, read_bytes
+
+    data = read_bytes(str(path))
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"cannot read rule file: {exc}", str(path)) from None
-    try:
-        root = yaml.compose(text, Loader=loader)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        raise InputError(f"YAML syntax error: {problem}", str(path), mark.line + 1 if mark else None) from None
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(msg("input.not_utf8"), str(path), data.count(b"\n", 0, err.start) + 1) from None
+    root = compose_yaml(text, str(path))
     if root is None:
-        raise InputError("empty rule file (expected 'rules:')", str(path), 1)
+        raise InputError(msg("rules.empty_file"), str(path), 1)
     constructor = yaml.constructor.SafeConstructor()
-    return _convert(root, str(path), constructor)
+    return _convert(root, str(path), constructor, 1)
 
 
-def _convert(node: Any, path: str, constructor: Any) -> Any:
+def _convert(node: Any, path: str, constructor: Any, depth: int) -> Any:
     import yaml
+
+    from oomdoctor.bounded import MAX_DEPTH
 
     line = node.start_mark.line + 1
+    if depth > MAX_DEPTH:               # compose_yaml bounds depth only where aliases are
+        raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path, line)
     if isinstance(node, yaml.MappingNode):
         out = _Map()
         out.line, out.key_line = line, {}
         for key_node, value_node in node.value:
             if not isinstance(key_node, yaml.ScalarNode):
-                raise InputError("a key must be a plain word", path, key_node.start_mark.line + 1)
-            key = str(constructor.construct_object(key_node))
+                raise InputError(msg("rules.key_not_plain"), path, key_node.start_mark.line + 1)
+            key = str(_scalar(key_node, path, constructor))
             if key in out:
-                raise InputError(f"duplicate key '{key}'", path, key_node.start_mark.line + 1)
-            out[key] = _convert(value_node, path, constructor)
+                raise InputError(msg("rules.duplicate_key", key=key), path, key_node.start_mark.line + 1)
+            out[key] = _convert(value_node, path, constructor, depth + 1)
             out.key_line[key] = key_node.start_mark.line + 1
         return out
     if isinstance(node, yaml.SequenceNode):
-        seq = _Seq(_convert(n, path, constructor) for n in node.value)
+        seq = _Seq(_convert(n, path, constructor, depth + 1) for n in node.value)
         seq.line, seq.item_line = line, [n.start_mark.line + 1 for n in node.value]
         return seq
+    return _scalar(node, path, constructor)
+
+
+def _scalar(node: Any, path: str, constructor: Any) -> Any:
+    import yaml
+
     try:
         return constructor.construct_object(node, deep=True)
-    except yaml.YAMLError as exc:
-        raise InputError(f"bad value: {exc}", path, line) from None
+    except (yaml.YAMLError, ValueError, TypeError, OverflowError) as exc:   # `order: !!int soon`
+        problem = getattr(exc, "problem", None) or (str(exc).splitlines() or ["?"])[0]
+        raise InputError(msg("rules.bad_value", problem=problem), path, node.start_mark.line + 1) from None
 
 
 # ---------------------------------------------------------------- validation helpers
@@ -238,73 +275,87 @@ class _Ctx:
     def __init__(self, path: str) -> None:
         self.path = path
 
-    def fail(self, message: str, line: int | None) -> None:
-        raise InputError(message, self.path, line)
+    def fail(self, code: str | Msg, at: int | None, /, **values: Any) -> None:
+        raise InputError(code if isinstance(code, Msg) else msg(code, **values), self.path, at)
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _num(value: Any) -> float | None:
-    """A number, also from a string: PyYAML reads 1e-4 as a string."""
-    if isinstance(value, bool):
+    """A finite number, also from a string (PyYAML reads 1e-4 as a string); None otherwise."""
+    try:
+        number = as_float(value, "")
+    except BadValue:
         return None
-    if isinstance(value, (int, float)):
+    if isinstance(value, int) and not isinstance(value, bool):
         return value
-    if isinstance(value, str):
-        try:
-            return float(value) if any(c in value for c in ".eE") else int(value)
-        except ValueError:
-            return None
-    return None
+    if isinstance(value, str) and not any(c in value for c in ".eE"):
+        return int(number)
+    return number
 
 
-def _typed(ctx: _Ctx, kind: str, value: Any, line: int, what: str, choices: Sequence[str] = ()) -> Any:
+def _typed(ctx: _Ctx, kind: str, value: Any, line: int, what: str | Msg, choices: Sequence[str] = ()) -> Any:
     if kind == BOOL:
         if not isinstance(value, bool):
-            ctx.fail(f"{what} must be true or false, not {value!r}", line)
+            ctx.fail("rules.not_bool", line, what=what, value=_shown(value))
         return value
     if kind in (INT, FLOAT):
-        number = _num(value)
-        if number is None:
-            ctx.fail(f"{what} must be a number, not {value!r}", line)
-        if kind == INT and isinstance(number, float) and not number.is_integer():
-            ctx.fail(f"{what} must be a whole number, not {value!r}", line)
-        return int(number) if kind == INT else float(number)
+        # Finite and below values.MAX_ABS: `.inf`, `.nan` and a 500-digit integer stop here.
+        try:
+            return as_int(value, what) if kind == INT else as_float(value, what)
+        except BadValue as bad:
+            ctx.fail(bad.message, line)
     if kind in (STR, LIST):
         if not isinstance(value, str):
-            ctx.fail(f"{what} must be a string, not {value!r}", line)
+            ctx.fail("rules.not_string", line, what=what, value=_shown(value))
         if choices and value not in choices:
-            ctx.fail(f"{what} must be one of {', '.join(choices)}; got '{value}'", line)
+            ctx.fail("rules.not_a_choice", line, what=what, choices=", ".join(choices), value=value)
         return value
-    ctx.fail(f"{what}: unsupported kind {kind}", line)
-    return None
+    raise AssertionError(f"{what}: unsupported kind {kind}")
 
 
-def _check_keys(ctx: _Ctx, mapping: _Map, allowed: set[str] | Sequence[str], what: str) -> None:
+def _ranged(ctx: _Ctx, value: Any, line: int, what: str | Msg, *, minimum: float | None = None,
+            maximum: float | None = None, integer: bool = False) -> Any:
+    """A number read through oomdoctor.values with its range; a failure names the rule file's line."""
+    try:
+        if integer:
+            return as_int(value, what, minimum=minimum, maximum=maximum)   # type: ignore[arg-type]
+        return as_float(value, what, minimum=minimum, maximum=maximum)
+    except BadValue as bad:
+        ctx.fail(bad.message, line)
+        raise AssertionError from None
+
+
+def _check_keys(ctx: _Ctx, mapping: _Map, allowed: set[str] | Sequence[str], what: str | Msg) -> None:
     for key in mapping:
         if key not in allowed:
-            ctx.fail(f"unknown key '{key}' in {what} (allowed: {', '.join(sorted(allowed))})",
-                     mapping.line_of(key))
+            ctx.fail("rules.unknown_key", mapping.line_of(key), key=key, what=what,
+                     allowed=", ".join(sorted(allowed)))
 
 
-def _need_map(ctx: _Ctx, value: Any, line: int, what: str) -> _Map:
+def _need_map(ctx: _Ctx, value: Any, line: int, what: str | Msg) -> _Map:
     if not isinstance(value, _Map):
-        ctx.fail(f"{what} must be a mapping", line)
+        ctx.fail("rules.not_mapping", line, what=what)
     return value
 
 
-def _text(ctx: _Ctx, value: Any, line: int, what: str) -> Text:
+def _text(ctx: _Ctx, value: Any, line: int, what: str | Msg) -> Text:
     if isinstance(value, str):
         if not value.strip():
-            ctx.fail(f"{what} is empty", line)
+            ctx.fail("rules.text_empty", line, what=what)
         return Text(en=value.strip())
     if isinstance(value, _Map):
         _check_keys(ctx, value, LANGS, what)
         if "en" not in value:
-            ctx.fail(f"{what} needs an 'en' text", value.line)
+            ctx.fail("rules.text_needs_en", value.line, what=what)
         for lang in value:
             if not isinstance(value[lang], str) or not value[lang].strip():
-                ctx.fail(f"{what}.{lang} must be a non-empty string", value.line_of(lang))
+                ctx.fail("rules.text_lang_empty", value.line_of(lang), what=what, lang=lang)
         return Text(en=value["en"].strip(), zh=value["zh"].strip() if "zh" in value else None)
-    ctx.fail(f"{what} must be a string or a mapping {{en: ..., zh: ...}}", line)
+    ctx.fail("rules.text_shape", line, what=what)
     raise AssertionError
 
 
@@ -312,53 +363,53 @@ def _placeholders(ctx: _Ctx, text: Text, line: int) -> None:
     for lang_text in (text.en, text.zh or ""):
         for name in PLACEHOLDER_RE.findall(lang_text):
             if name not in FACTS:
-                ctx.fail(f"unknown fact '${{{name}}}' in note text", line)
+                ctx.fail("rules.unknown_placeholder", line, name=name)
 
 
 # ---------------------------------------------------------------- conditions
 
 def _condition(ctx: _Ctx, value: Any, line: int) -> Condition:
-    node = _need_map(ctx, value, line, "a condition")
+    node = _need_map(ctx, value, line, msg("rules.what.condition"))
     combinators = [k for k in ("all", "any", "not") if k in node]
     if combinators:
         if len(node) != 1:
-            ctx.fail("a condition is one of all / any / not, or a {fact, op, value} leaf", node.line)
+            ctx.fail("rules.condition_shape", node.line)
         key = combinators[0]
         inner = node[key]
         if key == "not":
             return NotOf(_condition(ctx, inner, node.line_of(key)))
         if not isinstance(inner, _Seq) or not inner:
-            ctx.fail(f"'{key}' needs a non-empty list of conditions", node.line_of(key))
+            ctx.fail("rules.condition_needs_list", node.line_of(key), key=key)
         return (AllOf if key == "all" else AnyOf)(
             tuple(_condition(ctx, item, inner.item_line[i]) for i, item in enumerate(inner)))
-    _check_keys(ctx, node, {"fact", "op", "value"}, "a condition")
+    _check_keys(ctx, node, {"fact", "op", "value"}, msg("rules.what.condition"))
     for key in ("fact", "op"):
         if key not in node:
-            ctx.fail(f"condition needs '{key}'", node.line)
+            ctx.fail("rules.condition_needs", node.line, key=key)
     fact, op = node["fact"], node["op"]
-    if fact not in FACTS:
-        ctx.fail(f"unknown fact '{fact}'", node.line_of("fact"))
-    if op not in OPS:
-        ctx.fail(f"unknown operator '{op}' (allowed: {', '.join(OPS)})", node.line_of("op"))
+    if not isinstance(fact, str) or fact not in FACTS:
+        ctx.fail("rules.unknown_fact", node.line_of("fact"), fact=fact)
+    if not isinstance(op, str) or op not in OPS:
+        ctx.fail("rules.unknown_operator", node.line_of("op"), op=op, allowed=", ".join(OPS))
     spec = FACTS[fact]
     if op in ("exists", "missing"):
         if "value" in node:
-            ctx.fail(f"operator '{op}' takes no value", node.line_of("value"))
+            ctx.fail("rules.operator_takes_no_value", node.line_of("value"), op=op)
         return Leaf(fact, op, None, node.line)
     if "value" not in node:
-        ctx.fail(f"operator '{op}' needs a value", node.line)
+        ctx.fail("rules.operator_needs_value", node.line, op=op)
     raw, vline = node["value"], node.line_of("value")
-    what = f"value for {fact}"
+    what = msg("rules.what.value_for", name=fact)
     if op in ("in", "not_in"):
         if not isinstance(raw, _Seq) or not raw:
-            ctx.fail(f"operator '{op}' needs a non-empty list", vline)
+            ctx.fail("rules.operator_needs_list", vline, op=op)
         kind = STR if spec.kind == LIST else spec.kind
         return Leaf(fact, op, tuple(_typed(ctx, kind, v, vline, what, spec.choices) for v in raw), node.line)
     if spec.kind == LIST:
-        ctx.fail(f"fact '{fact}' is a list: use in, not_in, exists or missing", node.line_of("op"))
+        ctx.fail("rules.fact_is_list", node.line_of("op"), fact=fact)
     if op in ("lt", "le", "gt", "ge"):
         if spec.kind not in (INT, FLOAT):
-            ctx.fail(f"operator '{op}' needs a numeric fact; '{fact}' is {spec.kind}", node.line_of("op"))
+            ctx.fail("rules.operator_needs_number", node.line_of("op"), op=op, fact=fact, kind=spec.kind)
         number = _typed(ctx, FLOAT, raw, vline, what)
         return Leaf(fact, op, int(number) if isinstance(_num(raw), int) else number, node.line)
     kind = FLOAT if spec.kind == INT and isinstance(_num(raw), float) else spec.kind
@@ -368,21 +419,21 @@ def _condition(ctx: _Ctx, value: Any, line: int) -> Condition:
 # ---------------------------------------------------------------- actions
 
 def _field(ctx: _Ctx, name: Any, line: int, kinds: Sequence[str]) -> str:
-    if name not in SETUP_FIELDS:
-        ctx.fail(f"unknown setup field '{name}'", line)
+    if not isinstance(name, str) or name not in SETUP_FIELDS:
+        ctx.fail("rules.unknown_field", line, field=name)
     if SETUP_FIELDS[name] not in kinds:
-        ctx.fail(f"field '{name}' is {SETUP_FIELDS[name]}, this action needs {' or '.join(kinds)}", line)
+        ctx.fail("rules.field_kind", line, field=name, kind=SETUP_FIELDS[name], kinds=" / ".join(kinds))
     return name
 
 
 def _action(ctx: _Ctx, value: Any, line: int) -> Action:
-    node = _need_map(ctx, value, line, "an action")
+    node = _need_map(ctx, value, line, msg("rules.what.action"))
     if len(node) != 1:
-        ctx.fail(f"an action is a mapping with one key ({', '.join(ACTIONS)})", node.line)
+        ctx.fail("rules.action_shape", node.line, allowed=", ".join(ACTIONS))
     kind, params = next(iter(node.items()))
     pline = node.line_of(kind)
     if kind not in ACTIONS:
-        ctx.fail(f"unknown action '{kind}' (allowed: {', '.join(ACTIONS)})", pline)
+        ctx.fail("rules.unknown_action", pline, action=kind, allowed=", ".join(ACTIONS))
 
     if kind in ("enable", "disable"):
         if isinstance(params, _Map):
@@ -390,8 +441,8 @@ def _action(ctx: _Ctx, value: Any, line: int) -> Action:
             params = params.get("field")
         return Action(kind, {"field": _field(ctx, params, pline, (BOOL,))}, pline)
     if kind == "keep":
-        if params not in KEEPABLE:
-            ctx.fail(f"keep: can only keep {', '.join(KEEPABLE)}; got {params!r}", pline)
+        if not isinstance(params, str) or params not in KEEPABLE:
+            ctx.fail("rules.keep_what", pline, allowed=", ".join(KEEPABLE), value=_shown(params))
         return Action(kind, {"invariant": params}, pline)
     if kind == "note":
         text = _text(ctx, params, pline, "note")
@@ -402,46 +453,66 @@ def _action(ctx: _Ctx, value: Any, line: int) -> Action:
     if kind == "env":
         _check_keys(ctx, params, {"name", "value"}, "env")
         name, val = params.get("name"), params.get("value")
-        if not isinstance(name, str) or not _ENV_RE.match(name):
-            ctx.fail(f"env name must be an UPPER_CASE variable name; got {name!r}", params.line)
+        if not isinstance(name, str) or not _ENV_RE.fullmatch(name):
+            ctx.fail("rules.env_name", params.line, value=_shown(name))
+        vline = params.line_of("value") if "value" in params else params.line
         if not isinstance(val, (str, int, float)) or isinstance(val, bool):
-            ctx.fail("env value must be a string", params.line_of("value") if "value" in params else params.line)
+            ctx.fail("rules.env_value", vline)
+        # Shown as `export NAME=...` (shell-quoted), so any text is safe to paste; an escape byte or a
+        # newline would still rewrite the user's terminal or split the line, so those are refused.
+        if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in str(val)):
+            ctx.fail("rules.env_value_unsafe", vline, value=_shown(val))
         return Action(kind, {"name": name, "value": str(val)}, pline)
     if kind == "set":
         _check_keys(ctx, params, {"field", "value", "from"}, "set")
         fname = _field(ctx, params.get("field"), params.line_of("field"), (INT, FLOAT, BOOL, STR))
         fkind = SETUP_FIELDS[fname]
         if ("value" in params) == ("from" in params):
-            ctx.fail("set needs exactly one of 'value' or 'from'", params.line)
+            ctx.fail("rules.set_value_or_from", params.line)
         if "from" in params:
             src = params["from"]
-            if src not in FACTS:
-                ctx.fail(f"unknown fact '{src}'", params.line_of("from"))
+            if not isinstance(src, str) or src not in FACTS:
+                ctx.fail("rules.unknown_fact", params.line_of("from"), fact=src)
             skind = FACTS[src].kind
             if skind != fkind and not (skind in (INT, FLOAT) and fkind in (INT, FLOAT)):
-                ctx.fail(f"fact '{src}' is {skind}; field '{fname}' is {fkind}", params.line_of("from"))
+                ctx.fail("rules.from_kind", params.line_of("from"), fact=src, fact_kind=skind, field=fname,
+                         field_kind=fkind)
             return Action(kind, {"field": fname, "from": src}, pline)
         raw = params["value"]
+        vline = params.line_of("value")
         if raw is None:
             if fname not in _NULLABLE:
-                ctx.fail(f"field '{fname}' cannot be null", params.line_of("value"))
+                ctx.fail("rules.field_not_null", vline, field=fname)
             return Action(kind, {"field": fname, "value": None}, pline)
-        val = _typed(ctx, fkind, raw, params.line_of("value"), f"value for {fname}", FIELD_CHOICES.get(fname, ()))
+        what = msg("rules.what.value_for", name=fname)
+        val = _typed(ctx, fkind, raw, vline, what, FIELD_CHOICES.get(fname, ()))
+        if fname in INT_CHOICES and val not in INT_CHOICES[fname]:
+            ctx.fail("rules.not_a_choice", vline, what=what, choices=", ".join(map(str, INT_CHOICES[fname])),
+                     value=val)
+        if fname in FIELD_RANGES:          # micro-batch 0 or -4 is refused here, with the line
+            low, high = FIELD_RANGES[fname]
+            val = _ranged(ctx, val, vline, what, minimum=low, maximum=high, integer=True)
         return Action(kind, {"field": fname, "value": val}, pline)
     # scale
     _check_keys(ctx, params, {"field", "factor", "rounding", "min", "max"}, "scale")
     fname = _field(ctx, params.get("field"), params.line_of("field"), (INT, FLOAT))
+    if fname in INT_CHOICES:
+        ctx.fail("rules.scale_choices", params.line_of("field"), field=fname,
+                 choices=", ".join(map(str, INT_CHOICES[fname])))
     if "factor" not in params:
-        ctx.fail("scale needs 'factor'", params.line)
-    factor = _typed(ctx, FLOAT, params["factor"], params.line_of("factor"), "factor")
-    if factor <= 0:
-        ctx.fail("factor must be above 0", params.line_of("factor"))
+        ctx.fail("rules.scale_needs_factor", params.line)
+    # Above 0 (a factor of 0 or below is never a remedy) and finite: `factor: .inf` stops here.
+    factor = _ranged(ctx, params["factor"], params.line_of("factor"), "factor",
+                     minimum=1e-6, maximum=FACTOR_MAX)
     rounding = params.get("rounding", "floor" if SETUP_FIELDS[fname] == INT else "none")
-    if rounding not in ROUNDINGS:
-        ctx.fail(f"unknown rounding '{rounding}' (allowed: {', '.join(ROUNDINGS)})", params.line_of("rounding"))
-    bounds = {b: _typed(ctx, FLOAT, params[b], params.line_of(b), b) for b in ("min", "max") if b in params}
+    if not isinstance(rounding, str) or rounding not in ROUNDINGS:
+        ctx.fail("rules.unknown_rounding", params.line_of("rounding"), rounding=rounding,
+                 allowed=", ".join(ROUNDINGS))
+    low, high = FIELD_RANGES.get(fname, (None, None))
+    bounds = {b: _ranged(ctx, params[b], params.line_of(b), b, minimum=low, maximum=high)
+              for b in ("min", "max") if b in params}
     if "min" in bounds and "max" in bounds and bounds["min"] > bounds["max"]:
-        ctx.fail("min is above max", params.line_of("min"))
+        ctx.fail("rules.min_above_max", params.line_of("min"))
     return Action(kind, {"field": fname, "factor": factor, "rounding": rounding, **bounds}, pline)
 
 
@@ -460,73 +531,72 @@ class _Entry:
     after: str | None = None
     enabled: bool = True
     given: set = field(default_factory=set)  # which position keys the entry gave
+    where: tuple | None = None               # (file, line) of the entry that gave the position, when moved
 
 
 def _costs(ctx: _Ctx, value: Any, line: int) -> tuple[Cost, ...]:
     if not isinstance(value, _Seq) or not value:
-        ctx.fail("costs must be a non-empty list", line)
+        ctx.fail("rules.costs_list", line)
     out = []
     for i, item in enumerate(value):
-        node = _need_map(ctx, item, value.item_line[i], "a cost")
-        _check_keys(ctx, node, {"kind", "size", "text"}, "a cost")
+        node = _need_map(ctx, item, value.item_line[i], msg("rules.what.cost"))
+        _check_keys(ctx, node, {"kind", "size", "text"}, msg("rules.what.cost"))
         kind = node.get("kind")
-        if kind not in COST_KINDS:
-            ctx.fail(f"cost kind must be one of {', '.join(COST_KINDS)}; got {kind!r}", node.line_of("kind"))
+        if not isinstance(kind, str) or kind not in COST_KINDS:
+            ctx.fail("rules.cost_kind", node.line_of("kind"), allowed=", ".join(COST_KINDS), value=_shown(kind))
         size = node.get("size", "small" if kind == "none" else "medium")
-        if size not in COST_SIZES:
-            ctx.fail(f"cost size must be one of {', '.join(COST_SIZES)}; got {size!r}", node.line_of("size"))
+        if not isinstance(size, str) or size not in COST_SIZES:
+            ctx.fail("rules.cost_size", node.line_of("size"), allowed=", ".join(COST_SIZES), value=_shown(size))
         if "text" not in node:
-            ctx.fail("a cost needs a 'text' explaining it", node.line)
-        out.append(Cost(kind, size, _text(ctx, node["text"], node.line_of("text"), "cost text")))
+            ctx.fail("rules.cost_text", node.line)
+        out.append(Cost(kind, size, _text(ctx, node["text"], node.line_of("text"), msg("rules.what.cost_text"))))
     return tuple(out)
 
 
 def _entry(ctx: _Ctx, node: Any, line: int) -> _Entry:
-    node = _need_map(ctx, node, line, "a rule")
-    _check_keys(ctx, node, _FULL_KEYS, "a rule")
+    node = _need_map(ctx, node, line, msg("rules.what.rule"))
+    _check_keys(ctx, node, _FULL_KEYS, msg("rules.what.rule"))
     rid = node.get("id")
-    if not isinstance(rid, str) or not _ID_RE.match(rid):
-        ctx.fail(f"rule needs an 'id' (letters, digits, - or _); got {rid!r}", node.line_of("id"))
+    if not isinstance(rid, str) or not _ID_RE.fullmatch(rid):
+        ctx.fail("rules.needs_id", node.line_of("id"), value=_shown(rid))
     entry = _Entry(id=rid, file=ctx.path, line=node.line, given={k for k in ("order", "before", "after") if k in node})
     if "order" in node:
         entry.order = _typed(ctx, FLOAT, node["order"], node.line_of("order"), "order")
     for key in ("before", "after"):
         if key in node:
             if not isinstance(node[key], str):
-                ctx.fail(f"'{key}' must name a rule id or slug", node.line_of(key))
+                ctx.fail("rules.position_names", node.line_of(key), key=key)
             setattr(entry, key, node[key])
     if len(entry.given) > 1:
-        ctx.fail("give only one of order, before, after", node.line)
+        ctx.fail("rules.one_position", node.line)
     if "enabled" in node:
         entry.enabled = _typed(ctx, BOOL, node["enabled"], node.line_of("enabled"), "enabled")
     if set(node) <= _POSITION_KEYS:
         return entry                                  # a position entry: moves or disables a known rule
     for key in _REQUIRED_KEYS:
         if key not in node:
-            ctx.fail(f"rule {rid} needs '{key}'", node.line)
+            ctx.fail("rules.rule_needs", node.line, id=rid, key=key)
     slug = node["slug"]
-    if not isinstance(slug, str) or not _SLUG_RE.match(slug):
-        ctx.fail(f"slug must be kebab-case; got {slug!r}", node.line_of("slug"))
-    if node["category"] not in CATEGORIES:
-        ctx.fail(f"category must be one of {', '.join(CATEGORIES)}; got {node['category']!r}", node.line_of("category"))
-    if node["applicability"] not in APPLICABILITY:
-        ctx.fail(f"applicability must be safe or needs-consent; got {node['applicability']!r}",
-                 node.line_of("applicability"))
+    if not isinstance(slug, str) or not _SLUG_RE.fullmatch(slug):
+        ctx.fail("rules.slug_shape", node.line_of("slug"), value=_shown(slug))
+    if not isinstance(node["category"], str) or node["category"] not in CATEGORIES:
+        ctx.fail("rules.category", node.line_of("category"), allowed=", ".join(CATEGORIES),
+                 value=_shown(node["category"]))
+    if not isinstance(node["applicability"], str) or node["applicability"] not in APPLICABILITY:
+        ctx.fail("rules.applicability", node.line_of("applicability"), value=_shown(node["applicability"]))
     actions = node["actions"]
     if not isinstance(actions, _Seq) or not actions:
-        ctx.fail("actions must be a non-empty list", node.line_of("actions"))
+        ctx.fail("rules.actions_list", node.line_of("actions"))
     repeat = node.get("repeat", 1)
     if repeat is True:
         repeat = REPEAT_UNBOUNDED
     elif repeat is False:
         repeat = 1
     else:
-        repeat = _typed(ctx, INT, repeat, node.line_of("repeat"), "repeat")
-        if repeat < 1:
-            ctx.fail("repeat must be at least 1", node.line_of("repeat"))
+        repeat = _ranged(ctx, repeat, node.line_of("repeat"), "repeat", minimum=1, maximum=REPEAT_MAX, integer=True)
     refs = node.get("references", ())
     if not isinstance(refs, (list, tuple)) or not all(isinstance(r, str) for r in refs):
-        ctx.fail("references must be a list of strings", node.line_of("references"))
+        ctx.fail("rules.references", node.line_of("references"))
     entry.rule = Rule(
         id=rid, slug=slug,
         title=_text(ctx, node["title"], node.line_of("title"), "title"),
@@ -548,30 +618,34 @@ def read_rule_file(path: Path) -> list[_Entry]:
     ctx = _Ctx(str(path))
     doc = _load_yaml(path)
     if not isinstance(doc, _Map):
-        ctx.fail("a rule file is a mapping with 'rules:'", getattr(doc, "line", 1))
-    _check_keys(ctx, doc, {"schema_version", "rules"}, "a rule file")
+        ctx.fail("rules.not_a_rule_file", getattr(doc, "line", 1))
+    _check_keys(ctx, doc, {"schema_version", "rules"}, msg("rules.what.rule_file"))
     # The version is checked before anything else, so a newer file fails on the version, not a feature.
-    if "schema_version" in doc and doc["schema_version"] != SCHEMA_VERSION:
-        ctx.fail(f"schema_version {doc['schema_version']!r} is not supported (this oomdoctor reads {SCHEMA_VERSION})",
-                 doc.line_of("schema_version"))
+    version = doc.get("schema_version", SCHEMA_VERSION)
+    if isinstance(version, bool) or version != SCHEMA_VERSION:
+        ctx.fail("rules.schema_version", doc.line_of("schema_version"), version=_shown(version),
+                 supported=SCHEMA_VERSION)
     rules = doc.get("rules")
     if not isinstance(rules, _Seq):
-        ctx.fail("'rules' must be a list", doc.line_of("rules") if "rules" in doc else doc.line)
+        ctx.fail("rules.rules_not_list", doc.line_of("rules") if "rules" in doc else doc.line)
+    if len(rules) > MAX_RULES:
+        ctx.fail("rules.too_many", rules.item_line[MAX_RULES], limit=MAX_RULES)
     entries = [_entry(ctx, item, rules.item_line[i]) for i, item in enumerate(rules)]
     seen: dict[str, int] = {}
     for e in entries:
         if e.id in seen:
-            ctx.fail(f"rule id {e.id} appears twice in this file (first at line {seen[e.id]})", e.line)
+            ctx.fail("rules.id_twice", e.line, id=e.id, line=seen[e.id])
         seen[e.id] = e.line
     return entries
 
 
 def _rule_files(where: Path) -> list[Path]:
-    if where.is_file():
-        return [where]
-    if not where.is_dir():
-        raise InputError("rules directory not found", str(where))
-    return sorted(p for p in where.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    if where.is_dir():
+        # Only regular files: a FIFO or a device named *.yaml in the folder is never opened.
+        return sorted(p for p in where.iterdir() if p.suffix in (".yaml", ".yml") and p.is_file())
+    if not where.exists():
+        raise InputError(msg("rules.dir_not_found"), str(where))
+    return [where]      # named on its own (--rules FILE): read within the size cap, whatever it is
 
 
 def build_book(sources: Sequence[Path]) -> RuleBook:
@@ -583,8 +657,8 @@ def build_book(sources: Sequence[Path]) -> RuleBook:
                 old = slots.get(entry.id)
                 if entry.rule is None:
                     if old is None:
-                        raise InputError(f"no rule {entry.id} to move or disable; a new rule needs "
-                                         f"{', '.join(_REQUIRED_KEYS)}", entry.file, entry.line)
+                        raise InputError(msg("rules.nothing_to_move", id=entry.id, keys=", ".join(_REQUIRED_KEYS)),
+                                         entry.file, entry.line)
                     if entry.given:
                         _move(old, entry)
                     old.enabled = entry.enabled
@@ -595,6 +669,15 @@ def build_book(sources: Sequence[Path]) -> RuleBook:
                     slots.pop(entry.id)
                 slots[entry.id] = entry
     live = [e for e in slots.values() if e.enabled]
+    if len(live) > MAX_RULES:
+        extra = live[MAX_RULES]
+        raise InputError(msg("rules.too_many", limit=MAX_RULES), extra.file, extra.line)
+    firings = 0
+    for entry in live:
+        assert entry.rule is not None
+        firings += entry.rule.repeat
+        if firings > MAX_FIRINGS:
+            raise InputError(msg("rules.too_many_firings", limit=MAX_FIRINGS), entry.file, entry.line)
     ordered = _order(live)
     slugs: dict[str, str] = {}
     rules = []
@@ -602,7 +685,7 @@ def build_book(sources: Sequence[Path]) -> RuleBook:
         rule = entry.rule
         assert rule is not None
         if rule.slug in slugs:
-            raise InputError(f"slug '{rule.slug}' is used by rule {slugs[rule.slug]} too", rule.file, rule.line)
+            raise InputError(msg("rules.slug_taken", slug=rule.slug, other=slugs[rule.slug]), rule.file, rule.line)
         slugs[rule.slug] = rule.id
         rules.append(replace(rule, position=pos))
     return RuleBook(tuple(rules), tuple(str(s) for s in sources))
@@ -611,6 +694,8 @@ def build_book(sources: Sequence[Path]) -> RuleBook:
 def _move(target: _Entry, source: _Entry) -> None:
     target.order, target.before, target.after = source.order, source.before, source.after
     target.given = set(source.given)
+    # A bad before/after is reported where it was written: the user's file, not the bundled rule's.
+    target.where = source.where or (source.file, source.line)
 
 
 def _order(entries: list[_Entry]) -> list[_Entry]:
@@ -637,6 +722,6 @@ def _order(entries: list[_Entry]) -> list[_Entry]:
             bad = pending[0]
             name = bad.before or bad.after
             known = {e.id for e in entries} | {e.rule.slug for e in entries if e.rule}
-            why = "is not a loaded rule" if name not in known else "forms a cycle of before/after"
-            raise InputError(f"rule {bad.id}: '{name}' {why}", bad.file, bad.line)
+            code = "rules.anchor_unknown" if name not in known else "rules.anchor_cycle"
+            raise InputError(msg(code, id=bad.id, name=name), *(bad.where or (bad.file, bad.line)))
     return ladder

@@ -53,7 +53,9 @@ def action_text(rule: Rule, lang: str = "en") -> list[str]:
         elif action.kind == "keep":
             out.append(say("plan.rules.keep_batch", lang))
         elif action.kind == "env":
-            out.append(f"export {p['name']}={p['value']}")
+            from oomdoctor.shellsafe import export_line
+
+            out.append(export_line(p["name"], p["value"]))
         elif action.kind == "note":
             out.append(say(p["text"], lang))
     return out

@@ -378,8 +378,10 @@ class OomDoctorApp(App[int]):
             env_text.append(self.say("before_launch"), style="bold")
             for line in installs:
                 env_text.append(f"  {line}\n", style="bold")
+            from oomdoctor.shellsafe import export_line
+
             for name, value in sel.env.items():
-                env_text.append(f"  export {name}={value}\n")
+                env_text.append(f"  {export_line(name, value)}\n")
             for note in sel.notes:
                 env_text.append(f"  • {say(note, self.lang)}\n")
         self.query_one("#patch-env", Static).update(env_text)
@@ -535,10 +537,12 @@ class OomDoctorApp(App[int]):
         def done(path: str | None) -> None:
             if not path:
                 return
-            try:
-                self._path(path).write_text(patch, encoding="utf-8")
-            except OSError as err:
-                self.notify(self.say("cannot_write", path=path, reason=err.strerror), severity="error")
+            from oomdoctor.patch import write_diff
+
+            try:    # atomic, and never over an input (the same writer as --export)
+                write_diff(str(self._path(path)), patch, inputs=self.opts.files)
+            except InputError as err:
+                self.notify(err.render(self.lang), severity="error")
                 return
             self.notify(self.say("wrote_diff", path=path))
 
@@ -572,7 +576,7 @@ class OomDoctorApp(App[int]):
             from oomdoctor.patch import write_copies
 
             try:
-                written = write_copies(self._patchset(), str(self._path(folder)))
+                written = write_copies(self._patchset(), str(self._path(folder)), inputs=self.opts.files)
             except (OSError, ValueError, InputError) as err:
                 self.notify(self.say("cannot_copy", error=_error_text(err, self.lang)), severity="error")
                 return

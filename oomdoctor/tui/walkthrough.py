@@ -340,11 +340,14 @@ class WalkthroughScreen(Screen[Any]):
         def done(path: str | None) -> None:
             if not path:
                 return
+            from oomdoctor.errors import InputError
+            from oomdoctor.patch import write_diff
+
             target = self.app._path(path) if hasattr(self.app, "_path") else Path(path)
-            try:
-                target.write_text(patch, encoding="utf-8")
-            except OSError as err:
-                self.notify(say("app.cannot_write", self.lang, path=path, reason=err.strerror), severity="error")
+            try:    # atomic, and never over an input (the same writer as --export)
+                write_diff(str(target), patch, inputs=self.report.inputs)
+            except InputError as err:
+                self.notify(err.render(self.lang), severity="error")
                 return
             self.exported = True
             self.notify(say("app.wrote_diff", self.lang, path=path))

@@ -249,8 +249,11 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
                           style="dim")
     if report.env or report.notes:
         console.print()
+        from oomdoctor.shellsafe import export_line
+
         for name, value in report.env.items():
-            console.print(Text(f"export {name}={value}"))
+            # Never wrapped: the line is for pasting into a shell whole.
+            console.print(Text(export_line(name, value)), soft_wrap=True)
         for note in report.notes:
             # each wrapped line stays a comment, so the block can be pasted into a shell
             print_hanging(console, [f"# {say(note, lang)}"], 2, initial="# ")

@@ -177,11 +177,16 @@ class PlainConsole:
         self.width = width
         self._out: list[str] = []
 
-    def print(self, *objects: "str | PlainText | PlainTable", highlight: object = None, markup: bool = True) -> None:
+    def print(self, *objects: "str | PlainText | PlainTable", highlight: object = None, markup: bool = True,
+              soft_wrap: bool = False) -> None:
         if len(objects) > 1:
             raise NeedsRich("several objects")
         obj = objects[0] if objects else ""
-        if isinstance(obj, PlainTable):
+        if soft_wrap and isinstance(obj, PlainText):    # rich's soft_wrap: the line as it is, never folded
+            lines = obj.plain.split("\n")
+        elif soft_wrap and isinstance(obj, str):
+            lines = (_from_markup(obj) if markup else obj).split("\n")
+        elif isinstance(obj, PlainTable):
             lines = obj.lines(self.width)
         elif isinstance(obj, PlainText):
             lines = wrap(obj.plain, self.width)

@@ -142,7 +142,6 @@ WORDS = {
     'app.no_least_plan': ('There is no least-cost plan: no cheaper set of steps fits.', '没有代价最小的方案：没有更省的步骤组合能放下。'),
     'app.showing_least': ('Showing the least-cost plan.', '正在显示代价最小的方案。'),
     'app.showing_ladder': ('Showing the ladder.', '正在显示阶梯方案。'),
-    'app.cannot_write': ('cannot write {path}: {reason}', '无法写入 {path}：{reason}'),
     'app.wrote_diff': ('Wrote the diff to {path} (apply with: git apply {path})', '已把 diff 写入 {path}（应用：git apply {path}）'),
     'app.export_title': ('Export the diff to', '把 diff 导出到'),
     'app.export_hint': ('the same diff as oomdoctor --export', '与 oomdoctor --export 生成的 diff 相同'),

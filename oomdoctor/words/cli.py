@@ -101,10 +101,15 @@ WORDS = {
                         "用于适配矩阵（--advise，或界面中的 m）：显卡 -> 每小时价格 的 YAML 文件"),
     "cli.help.tokens": ("for the fit matrix (--advise, or m in the app): tokens to train on",
                         "用于适配矩阵（--advise，或界面中的 m）：要训练的 token 总数"),
-    "cli.help.export": ("write the plan's unified diff to FILE ('-' for stdout)", "把方案的 unified diff 写入 FILE（'-' 表示标准输出）"),
+    "cli.help.export": ("write the plan's unified diff to FILE, atomically and never over an input ('-' for "
+                        "stdout; not with --json, whose \"patch\" field holds the same diff)",
+                        "把方案的 unified diff 原子地写入 FILE，绝不覆盖输入文件（'-' 表示标准输出；"
+                        "不能与 --json 同用，JSON 的 \"patch\" 字段已包含同一份 diff）"),
     "cli.help.write": ("write patched copies of the touched files into DIR", "把修改后的文件副本写到 DIR"),
-    "cli.help.apply": ("edit the files in place after showing the diff (backup .orig)",
-                       "显示 diff 后直接修改文件（原文件备份为 .orig）"),
+    "cli.help.apply": ("edit the files in place after showing the diff: all or none, each original kept as .orig, "
+                       "mode and owner kept; read-only or hard-linked files are refused",
+                       "显示 diff 后直接修改文件：要么全部修改，要么一个都不改；原文件备份为 .orig，"
+                       "保留权限和所有者；只读或有硬链接的文件会被拒绝"),
     "cli.help.yes": ("with --apply: do not ask", "配合 --apply：不再询问"),
     "cli.help.version": ("show the version and exit", "显示版本号后退出"),
     # argparse's own words (msgids of Python 3.9-3.13 mapped in cli.py)
@@ -136,18 +141,8 @@ WORDS = {
                            "oomdoctor：内部错误：{error}（设置 OOMDOCTOR_DEBUG=1 可查看调用栈，请把它报告给我们）"),
     "cli.headroom_range": ("--headroom must be a fraction between 0 and 0.9, not {value}",
                            "--headroom 必须是 0 到 0.9 之间的比例，而不是 {value}"),
-    "cli.nothing_to_export": ("oomdoctor: nothing to export: the plan changes no file",
-                              "oomdoctor：没有可导出的内容：方案不修改任何文件"),
-    "cli.wrote_diff": ("oomdoctor: wrote the diff to {path} (apply with: git apply {path})",
-                       "oomdoctor：已把 diff 写入 {path}（应用：git apply {path}）"),
     "cli.wrote_copies": ("oomdoctor: wrote {n} patched file{n:plural::s} into {folder}",
                          "oomdoctor：已把 {n} 个修改后的文件写入 {folder}"),
-    "cli.apply_needs_yes": ("--apply needs a yes: run it in a terminal, or add --yes",
-                            "--apply 需要你确认：请在终端中运行，或加上 --yes"),
-    "cli.apply_question": ("Apply these changes to your files? [y/N] ", "把这些修改应用到你的文件吗？[y/N] "),
-    "cli.nothing_changed": ("oomdoctor: nothing changed", "oomdoctor：没有做任何修改"),
-    "cli.updated": ("oomdoctor: updated {path} (backup beside it)", "oomdoctor：已更新 {path}（备份在同一目录）"),
-    "cli.cannot_write": ("cannot write: {reason}", "无法写入：{reason}"),
     "cli.needs_config": ("{flag} needs a training config", "{flag} 需要训练配置"),
     "cli.advise_needs_gpu": ("--advise needs the GPU: pass --gpu (e.g. --gpu A100-80GB)",
                              "--advise 需要知道 GPU：请用 --gpu 指定（例如 --gpu A100-80GB）"),

@@ -11,6 +11,8 @@ WORDS = {
     "input.above_maximum": ("{key} must be at most {maximum}, got {value}",
                             "{key} 至多应为 {maximum}，实际是 {value}"),
     "input.cannot_read": ("cannot read: {reason}", "无法读取：{reason}"),
+    "input.no_such_file": ("no such file", "没有这个文件"),
+    "input.not_utf8": ("not UTF-8 text", "不是 UTF-8 文本"),
     "input.is_directory": ("is a directory, not a file", "这是一个目录，不是文件"),
     "input.too_big": ("larger than {limit_mib} MiB: too big to be this kind of file",
                       "超过 {limit_mib} MiB，不可能是这类文件"),

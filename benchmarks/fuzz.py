@@ -1,0 +1,117 @@
+"""The long fuzz run (issue #20): N hostile cases over every input class, through the real CLI, counted.
+
+    python benchmarks/fuzz.py --runs 5000            # the README's figure
+    python benchmarks/fuzz.py --runs 200 --classes rules,writes --save /tmp/fuzz-failures
+
+Each case is drawn by the strategies of tests/fuzzkit.py (the CI test draws from the same ones with a
+fixed seed) and run in a forked child with a 10 s and 1.5 GiB bound. Printed: exit codes, exit 4, hangs,
+invalid JSON, unexpected writes, leftovers, multi-line errors, time and memory, and every distinct
+problem with one example. Problems already known in other engineers' areas (KNOWN in fuzzkit) are
+counted on their own line.
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import re
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+import fuzzkit  # noqa: E402
+from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=500, help="cases in all, shared over the classes")
+    parser.add_argument("--seed", type=int, default=20, help="hypothesis seed (the same seed draws the same cases)")
+    # Classes with few distinct cases first: when hypothesis runs out of new ones, the rest get their share.
+    order = ["writes", "prices", "flags"] + [c for c in fuzzkit.CLASSES if c not in ("writes", "prices", "flags")]
+    parser.add_argument("--classes", default=",".join(order), help="comma-separated input classes")
+    parser.add_argument("--save", metavar="DIR", help="write each problem case (files and argv) into DIR")
+    args = parser.parse_args()
+    classes = [c for c in args.classes.split(",") if c]
+    fuzzkit.preload()
+
+    outcomes: list[fuzzkit.Outcome] = []
+    started = time.monotonic()
+    for n, name in enumerate(classes):
+        strategy = fuzzkit.CLASSES[name]()
+        per_class = max(1, -(-(args.runs - len(outcomes)) // (len(classes) - n)))
+
+        @seed(args.seed)
+        @settings(max_examples=per_class, deadline=None, database=None, phases=[Phase.generate],
+                  suppress_health_check=list(HealthCheck))
+        @given(case=strategy)
+        def draw(case):
+            outcomes.append(fuzzkit.run_case(case))
+
+        before = len(outcomes)
+        draw()
+        print(f"  {name:8s} {len(outcomes) - before:5d} runs  {time.monotonic() - started:7.0f} s", file=sys.stderr)
+
+    report(outcomes, time.monotonic() - started, args.save)
+    return 0
+
+
+def report(outcomes: list[fuzzkit.Outcome], wall_s: float, save: str | None) -> None:
+    codes = collections.Counter("hang" if o.hung else o.code for o in outcomes)
+    known = [o for o in outcomes if o.problems and fuzzkit.known_elsewhere(o)]
+    mine = [o for o in outcomes if o.problems and not fuzzkit.known_elsewhere(o)]
+
+    def count(pred) -> int:
+        return sum(1 for o in outcomes if pred(o))
+
+    seconds = sorted(o.seconds for o in outcomes)
+    print(f"fuzz: {len(outcomes)} runs in {wall_s:.0f} s "
+          f"({', '.join(f'{k}: {n}' for k, n in sorted(collections.Counter(o.case.label for o in outcomes).items()))})")
+    print(f"exit codes: {', '.join(f'{k}: {n}' for k, n in sorted(codes.items(), key=lambda kv: str(kv[0])))}")
+    print(f"exit 4 (internal error):        {count(lambda o: o.code == 4 and not o.hung)}")
+    print(f"other exits (killed, crashed):  {count(lambda o: not o.hung and o.code not in (0, 1, 2, 3, 4))}")
+    print(f"hangs over {fuzzkit.TIME_LIMIT_S:g} s:              {count(lambda o: o.hung)}")
+    print(f"invalid JSON with --json:       {count(lambda o: 'stdout is not valid JSON' in o.problems)}")
+    print(f"unexpected writes:              {count(lambda o: bool(o.unexpected_writes))}")
+    print(f"temporaries left behind:        {count(lambda o: bool(o.leftovers))}")
+    print(f"exit 2 not on one line:         {count(lambda o: any('lines on stderr' in p for p in o.problems))}")
+    print(f"tracebacks:                     {count(lambda o: 'traceback on stderr' in o.problems)}")
+    if seconds:
+        print(f"time per run: median {statistics.median(seconds):.2f} s, p99 {seconds[int(len(seconds) * 0.99) - 1]:.2f} s, "
+              f"max {seconds[-1]:.2f} s; peak RSS max {max(o.max_rss_mib for o in outcomes):.0f} MiB")
+    print(f"problems: {len(mine)} in this project's open areas, {len(known)} known in other areas (fuzzkit.KNOWN)")
+    for title, group in (("problems", mine), ("known elsewhere", known)):
+        kinds = collections.defaultdict(list)
+        for o in group:
+            last = o.err.decode("utf-8", "replace").strip().splitlines()
+            # One line per kind of problem: numbers, positions and paths vary from case to case.
+            said = re.sub(r"\d+", "N", (last[-1] if last else "").split(": ", 2)[-1])[:110]
+            kinds[(o.case.label, o.problems[0].split(":")[0], said)].append(o)
+        for (label, problem, err), items in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+            print(f"  [{title}] {len(items)} x {label}: {problem}: {err}")
+            at = fuzzkit.where(items[0]) if problem.startswith(("exit", "hang")) else ""
+            print(f"      e.g. {items[0].case.argv!r}{'  at ' + at if at else ''}")
+            if title == "known elsewhere":
+                print(f"      known: {fuzzkit.known_elsewhere(items[0])}")
+    if save:
+        folder = Path(save)
+        for n, o in enumerate(mine + known):
+            case_dir = folder / f"{n:04d}-{o.case.label}"
+            case_dir.mkdir(parents=True, exist_ok=True)
+            for name, data in o.case.files.items():
+                (case_dir / "files" / name).parent.mkdir(parents=True, exist_ok=True)
+                (case_dir / "files" / name).write_bytes(data)
+            (case_dir / "case.json").write_text(json.dumps({"argv": o.case.argv, "problems": o.problems,
+                                                            "exit": o.code, "stderr": o.err.decode("utf-8", "replace")},
+                                                           indent=1))
+            if o.case.stdin is not None:
+                (case_dir / "stdin").write_bytes(o.case.stdin)
+        print(f"saved {len(mine) + len(known)} problem cases into {folder}")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
