@@ -17,7 +17,7 @@ from typing import Any, Iterator, Sequence
 from oomdoctor import __version__
 from oomdoctor.errors import ExitCode, InputError, exit_code
 from oomdoctor.facts import Msg, msg
-from oomdoctor.words import LANGS, env_language, say, show, wrap_cells
+from oomdoctor.words import LANGS, env_language, say, wrap_cells
 
 DEMO_DIR = Path(__file__).parent / "data" / "demo"
 

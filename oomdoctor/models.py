@@ -192,13 +192,13 @@ def _snapshot_dirs(root: Path, kind: str, hub_id: str) -> list[Path]:
     repo = root / f"models--{org}--{model}"
     dirs = []
     ref = repo / "refs" / "main"
-    if ref.is_file():
+    if _is_file(ref):
         rev = ref.read_text(encoding="utf-8", errors="replace").strip()
         if re.fullmatch(r"[0-9a-fA-F]{6,64}", rev):       # a ref is a commit hash; never a path to follow
             dirs.append(repo / "snapshots" / rev)
     snaps = repo / "snapshots"
-    if snaps.is_dir():
-        dirs += sorted(p for p in snaps.iterdir() if p.is_dir())
+    if _is_dir(snaps):
+        dirs += sorted(p for p in snaps.iterdir() if _is_dir(p))
     return dirs
 
 
@@ -209,10 +209,10 @@ def _from_cache(hub_id: str) -> tuple[ModelShape | None, list[Msg]]:
         return None, notes
     for root, kind in _cache_roots():
         try:
-            if not root.is_dir():
+            if not _is_dir(root):
                 continue
             for snap in _snapshot_dirs(root, kind, hub_id):
-                if (snap / "config.json").is_file():
+                if _is_file(snap / "config.json"):
                     shape = read_model_dir(str(snap), hub_id)
                     where = "hf-cache" if kind == "hf" else "modelscope-cache"
                     return replace(shape, source=f"{where} {shape.source_path}", notes=tuple(notes) + shape.notes), notes
@@ -246,6 +246,21 @@ def _scaled_from_params(name: str, params: int) -> ModelShape:
                    notes=base.notes + (msg("model.source.log", params=params, id=best.id, layers=layers),))
 
 
+def _is_file(path: Path) -> bool:
+    """Path.is_file, False where the name cannot be a file here (too long, a NUL byte) instead of raising."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):
+        return False
+
+
 def resolve_model(name_or_path: str, *, params_hint: int | None = None) -> ModelShape:
     """Find the shape of a model given as hub id, short name, local directory or config.json path."""
     name = (name_or_path or "").strip()
@@ -253,10 +268,10 @@ def resolve_model(name_or_path: str, *, params_hint: int | None = None) -> Model
     notes: list[Msg] = []
     if name:
         p = Path(os.path.expanduser(name))
-        if p.is_file() and p.name.endswith(".json"):
+        if _is_file(p) and p.name.endswith(".json"):
             return read_config_json(str(p), name)
-        if p.is_dir():
-            if (p / "config.json").is_file():
+        if _is_dir(p):
+            if _is_file(p / "config.json"):
                 return read_model_dir(str(p), name)
             tried.append(msg("model.tried.directory", path=name))
         cached, notes = _from_cache(name)

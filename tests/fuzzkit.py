@@ -672,15 +672,7 @@ def _input_bytes(o: Outcome) -> bytes:
     return b"".join(o.case.files.values()) + (o.case.stdin or b"")
 
 
-KNOWN: list[tuple[str, Any]] = [
-    ("shapes (#15/#20): a model name longer than the file system allows (--model, or model_name_or_path in a "
-     "config) is exit 4: Path.is_file raises ENAMETOOLONG before Python 3.12, in models.resolve_model",
-     lambda o: o.code == 4 and "File name too long" in _err(o)),
-    ("crash (#20, log numbers): a capacity or size of 400 digits in a log becomes inf in the crash facts "
-     "(Infinity in the JSON, NaN in the plain report's bar: exit 4)",
-     lambda o: o.case.label.startswith("log") and b"9" * 300 in _input_bytes(o)
-     and ("stdout is not valid JSON" in o.problems or "NaN to integer" in _err(o))),
-]
+KNOWN: list[tuple[str, Any]] = []
 
 
 def known_elsewhere(outcome: Outcome) -> str | None:

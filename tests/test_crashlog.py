@@ -307,3 +307,15 @@ def test_a_geforce_name_keeps_its_number_and_suffix(tmp_path, line, name, card):
     r = parse_log(str(log))
     assert r.gpu_name == name
     assert lookup_gpu(r.gpu_name).name == card
+
+
+def test_a_size_no_machine_has_is_not_taken_as_a_reading(tmp_path):
+    log = tmp_path / "run.log"
+    huge = "9" * 400
+    log.write_text(f"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {huge} GiB. GPU 0 has a total "
+                   f"capacity of {huge} GiB of which 1.50 GiB is free. Of the allocated memory 20.00 GiB is "
+                   "allocated by PyTorch, and 1.00 GiB is reserved by PyTorch but unallocated.\n")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "cuda_oom"
+    assert ev.tried_gib is None and ev.capacity_gib is None
+    assert (ev.free_gib, ev.allocated_gib) == (1.5, 20.0)

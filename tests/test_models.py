@@ -110,6 +110,13 @@ def test_unknown_model_lists_what_was_tried(tmp_path, monkeypatch):
     assert "catalog" in msg and "Hugging Face cache" in msg and "--model PATH" in msg
 
 
+@pytest.mark.parametrize("name", ["x" * 300, "org/" + "y" * 300, "a\x00b"])
+def test_a_name_no_file_system_allows_is_an_unknown_model_not_a_crash(tmp_path, monkeypatch, name):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    with pytest.raises(InputError):
+        resolve_model(name)
+
+
 def test_bad_config_json_is_input_error(tmp_path):
     (tmp_path / "config.json").write_text("{not json")
     with pytest.raises(InputError) as e:

@@ -8,6 +8,9 @@ in `notes`.
 """
 from __future__ import annotations
 
+import math
+from dataclasses import replace
+
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
 from oomdoctor.crashlog.phase import (
@@ -15,7 +18,7 @@ from oomdoctor.crashlog.phase import (
 )
 from oomdoctor.crashlog.scan import MarkerScan, coverage, merge_ranges, scan
 from oomdoctor.crashlog.source import LogSource, open_log
-from oomdoctor.facts import CrashEvent, CrashReport, Evidence, Msg, msg
+from oomdoctor.facts import CrashEvent, CrashReport, Evidence, MemorySample, Msg, msg
 from oomdoctor.lazyre import lazy_re
 from oomdoctor.records import record
 
@@ -119,16 +122,28 @@ def _parse(src: LogSource) -> CrashReport:
         file=src.display, events=events, versions=dict(ctx.versions), gpu_name=ctx.gpu_name, world_size=world,
         params_trainable=ctx.params_trainable, params_total=ctx.params_total, train_args=dict(ctx.train_args),
         step=ctx.final_step(), total_steps=ctx.final_total(), seq_len_failing=ctx.seq_len,
-        failed_ranks=tuple(failed), memory_samples=tuple(ctx.samples), lines_total=_lines_total(src, hits),
-        host_ram_gib=ctx.host_ram_gib, host_ram_used_pct=ctx.host_ram_used_pct,
+        failed_ranks=tuple(failed), memory_samples=tuple(_sample(s) for s in ctx.samples),
+        lines_total=_lines_total(src, hits), host_ram_gib=_r(ctx.host_ram_gib),
+        host_ram_used_pct=ctx.host_ram_used_pct if _r(ctx.host_ram_used_pct) is not None else None,
         notes=_scan_notes(found), checks=_checks(events),
     )
-    from dataclasses import replace
     return replace(report, diagnoses=diagnose(report))
 
 
+# No device or host has a pebibyte: a size past it (a 400-digit number in a pasted log) is not a reading.
+_MAX_GIB = float(1 << 20)
+
+
 def _r(x: float | None) -> float | None:
+    """A size the log printed, or None when it cannot be one (inf, nan, absurdly large)."""
+    if x is None or not math.isfinite(x) or abs(x) > _MAX_GIB:
+        return None
     return x
+
+
+def _sample(s: MemorySample) -> MemorySample:
+    return replace(s, allocated_gib=_r(s.allocated_gib), reserved_gib=_r(s.reserved_gib),
+                   max_allocated_gib=_r(s.max_allocated_gib), max_reserved_gib=_r(s.max_reserved_gib))
 
 
 # ------------------------------------------------------------------ finding hits
