@@ -9,7 +9,7 @@ as pipeline.read_setup does):
 - how many times the file was parsed (configs._doc.PARSE_COUNT; the target is 1),
 - the median wall time of that side, and of one bare `yaml.compose` of the same text for comparison,
 - the median wall time of a whole `oomdoctor CONFIG --gpu 80GiB --plain` run in a fresh process, which also
-  includes the patch writer's own composes of the file (patch/yaml_edit.py, one per edited key).
+  includes the patch writer, which reuses the reader's compose (bounded.compose_yaml) for the values it changes.
 """
 from __future__ import annotations
 

@@ -103,13 +103,33 @@ def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     return b"".join(chunks)
 
 
-def compose_yaml(text: str, path: str, *, loader: Any = None) -> Any:
+# The roots of the last texts composed, per loader and text: the config reader and the patch writer both need
+# the nodes of the same file (values and lines; exact spans), and a big config is composed once per run.
+_COMPOSED: dict[tuple[int, str], Any] = {}
+_COMPOSED_MAX = 8
+
+
+def compose_yaml(text: str, path: str | None, *, loader: Any = None) -> Any:
     """`yaml.compose` (libyaml when present), then checked: aliases within budget, no alias cycle,
-    nesting within MAX_DEPTH. Returns the root node (None for an empty document)."""
+    nesting within MAX_DEPTH. Returns the root node (None for an empty document); the same text with
+    the same loader again returns the same nodes, which callers only read."""
     import yaml
 
     if loader is None:
         loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    key = (id(loader), text)
+    if key in _COMPOSED:
+        return _COMPOSED[key]
+    root = _compose_checked(text, path, loader)
+    if len(_COMPOSED) >= _COMPOSED_MAX:
+        _COMPOSED.pop(next(iter(_COMPOSED)))
+    _COMPOSED[key] = root
+    return root
+
+
+def _compose_checked(text: str, path: str | None, loader: Any) -> Any:
+    import yaml
+
     try:
         root = yaml.compose(text, Loader=loader)
     except yaml.MarkedYAMLError as err:

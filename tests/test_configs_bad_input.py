@@ -177,3 +177,22 @@ def test_a_big_config_reads_in_bounded_time(tmp_path):
     jpath = _write(tmp_path, "big.json", data)
     assert load_config(path).seq_len == 2048
     assert load_config(jpath).model == "m"
+
+
+def test_the_patch_writer_reuses_the_readers_compose_of_a_config(tmp_path, capsys, monkeypatch):
+    import yaml
+
+    path = _write(tmp_path, "train.yaml", LF + "per_device_train_batch_size: 64\ncutoff_len: 8192\nbf16: true\n")
+    text = open(path, encoding="utf-8").read()
+    composed: list[str] = []
+    real = yaml.compose
+
+    def counting(stream, *args, **kwargs):
+        composed.append(stream)
+        return real(stream, *args, **kwargs)
+
+    monkeypatch.setattr(yaml, "compose", counting)
+    assert main([path, "--plain", "--gpu", "24GiB", "--export", str(tmp_path / "plan.diff")]) in (1, 3)
+    capsys.readouterr()
+    assert (tmp_path / "plan.diff").read_text().count("+per_device_train_batch_size") == 1
+    assert composed.count(text) == 1        # read, planned and patched from one compose

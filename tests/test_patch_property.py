@@ -8,7 +8,7 @@ import yaml
 from hypothesis import given, settings, strategies as st
 
 from oomdoctor.patch.json_edit import set_json_key
-from oomdoctor.patch.yaml_edit import set_yaml_key
+from oomdoctor.patch.yaml_edit import set_yaml_key, set_yaml_keys
 
 TEMPLATE = """# header comment
 name: 'quoted'   # keep me
@@ -98,3 +98,14 @@ def test_two_large_integers_one_apart_are_two_values():
     text = set_yaml_key(TEMPLATE, ("name",), -(2 ** 70), path="t.yaml")
     text = set_yaml_key(text, ("name",), -(2 ** 70) - 1, path="t.yaml")
     assert yaml.safe_load(text)["name"] == -(2 ** 70) - 1
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.dictionaries(st.sampled_from(PATHS), scalars, min_size=1, max_size=6))
+def test_setting_keys_together_gives_the_text_of_setting_them_one_by_one(assignments):
+    # one compose for the values the file holds, one by one for the rest: the same bytes either way
+    one_by_one = TEMPLATE
+    for path, value in assignments.items():
+        one_by_one = set_yaml_key(one_by_one, path, value, path="t.yaml")
+    together = set_yaml_keys(TEMPLATE, [(path, value, None) for path, value in assignments.items()], path="t.yaml")
+    assert together == one_by_one

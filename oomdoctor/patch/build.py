@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import field
 from typing import Any, Mapping, Sequence
 
 from ..errors import InputError
@@ -187,6 +188,15 @@ class _Draft:
     old_text: str | None
     old_stat: FileStat | None
     text: str | None
+    yaml_edits: list = field(default_factory=list)     # (key path, value, after_key) not yet set
+
+
+def _flush_yaml(draft: _Draft) -> None:
+    if draft.yaml_edits and draft.text is not None:
+        from .yaml_edit import set_yaml_keys
+
+        draft.text = set_yaml_keys(draft.text, draft.yaml_edits, path=draft.path)
+    draft.yaml_edits = []
 
 
 def build_patch(edits: Sequence[KeyEdit], *, cwd: str | None = None, prefer: str | None = None) -> PatchSet:
@@ -226,12 +236,19 @@ def build_patch(edits: Sequence[KeyEdit], *, cwd: str | None = None, prefer: str
             drafts[abs_path] = draft
         if kind == "create":
             # An existing file with other content is replaced wholesale; the diff shows exactly that.
+            _flush_yaml(draft)
             draft.text = value
             continue
         if draft.text is None:
             raise InputError(msg("write.no_file_to_edit"), draft.path)
-        setter = _setter(_format_of(abs_path, draft.text))
-        draft.text = setter(draft.text, key_path, value, after_key=edit.after_key, path=draft.path)
+        fmt = _format_of(abs_path, draft.text)
+        if fmt == "yaml":
+            # gathered and set together: a big YAML file is composed once, not once per key
+            draft.yaml_edits.append((key_path, value, edit.after_key))
+            continue
+        draft.text = _setter(fmt)(draft.text, key_path, value, after_key=edit.after_key, path=draft.path)
+    for draft in drafts.values():
+        _flush_yaml(draft)
 
     changed = [d for d in drafts.values()
                if d.old_text is None or (d.text if d.text is not None else "") != d.old_text]

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from ..bounded import MAX_DEPTH, check_nodes
+from ..bounded import compose_yaml
 from ..errors import InputError
 from ..facts import msg
 from .scalars import same_value, yaml_scalar
@@ -33,19 +33,7 @@ def compose(text: str, path: str | None):
     if getattr(yaml, "CSafeLoader", None) is not None and not text.startswith("\ufeff"):
         loaders.insert(0, yaml.CSafeLoader)
     for loader in loaders:
-        try:
-            root = yaml.compose(text, Loader=loader)
-        except yaml.YAMLError as err:
-            mark = getattr(err, "problem_mark", None)
-            problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-            raise InputError(msg("input.yaml_syntax", problem=problem), path,
-                             mark.line + 1 if mark else None) from None
-        except RecursionError:
-            raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
-        # An alias bomb ([*a, *a, ...] nested) or an alias that contains itself is refused before
-        # anything constructs a value from the graph; without an anchor there is no alias at all.
-        if root is not None and "&" in text:
-            check_nodes(root, path or "")
+        root = compose_yaml(text, path, loader=loader)      # aliases and depth bounded there
         if loader is yaml.SafeLoader or _spans_match(root, text):
             return root
     raise AssertionError("unreachable")
@@ -213,7 +201,64 @@ def set_yaml_key(text: str, key_path: Sequence[str], value: Any, *,
     raise AssertionError("unreachable")
 
 
+def set_yaml_keys(text: str, edits: Sequence[tuple[Sequence[str], Any, str | None]], *,
+                  path: str | None = None) -> str:
+    """Set several keys: those whose values the file already holds from one compose of `text` (spliced
+    from the end, so earlier positions stay valid), the others (new keys, filled nulls) one by one.
+    A big config is composed once however many of its values a plan changes."""
+    yaml = _yaml()
+    edits = [(tuple(str(k) for k in keys), value, after) for keys, value, after in edits]
+    root = compose(text, path) if len(edits) > 1 else None
+    if not isinstance(root, yaml.MappingNode):
+        for keys, value, after in edits:
+            text = set_yaml_key(text, keys, value, after_key=after, path=path)
+        return text
+    splices: list[tuple[int, int, str]] = []
+    rest = []
+    for keys, value, after in edits:
+        found = _existing_leaf(root, keys)
+        if found is None:
+            rest.append((keys, value, after))
+            continue
+        parent, key_node, value_node = found
+        splice = _replacement(text, key_node, value_node, value, parent.flow_style, path)
+        if splice is not None:
+            splices.append(splice)
+    splices.sort()
+    if any(a[1] > b[0] for a, b in zip(splices, splices[1:])):      # overlapping spans: one at a time
+        rest = edits
+        splices = []
+    for start, end, new in reversed(splices):
+        text = _splice(text, start, end, new)
+    for keys, value, after in rest:
+        text = set_yaml_key(text, keys, value, after_key=after, path=path)
+    return text
+
+
+def _existing_leaf(root, keys: Sequence[str]):
+    """(mapping, key node, value node) of `keys` when every key on the way exists, else None."""
+    yaml = _yaml()
+    node = root
+    for depth, key in enumerate(keys):
+        if not isinstance(node, yaml.MappingNode):
+            return None
+        pair = _find_pair(node, key)
+        if pair is None:
+            return None
+        if depth == len(keys) - 1:
+            return node, pair[0], pair[1]
+        node = pair[1]
+    return None
+
+
 def _replace(text: str, key_node, value_node, value: Any, in_flow: bool, path: str | None) -> str:
+    splice = _replacement(text, key_node, value_node, value, in_flow, path)
+    return _splice(text, *splice) if splice else text
+
+
+def _replacement(text: str, key_node, value_node, value: Any, in_flow: bool,
+                 path: str | None) -> tuple[int, int, str] | None:
+    """The splice (start, end, new text) that sets an existing key's value; None when it already holds it."""
     yaml = _yaml()
     start, end = value_node.start_mark.index, value_node.end_mark.index
     if start < key_node.end_mark.index:
@@ -223,24 +268,24 @@ def _replace(text: str, key_node, value_node, value: Any, in_flow: bool, path: s
             raise InputError(msg("write.value_is_alias", key=key_node.value), path, key_node.start_mark.line + 1)
         if isinstance(value_node, yaml.ScalarNode) and \
                 same_value(_construct(value_node), value, number_types=True):
-            return text
-        return _splice(text, m.start(1), m.end(1), yaml_scalar(value))
+            return None
+        return (m.start(1), m.end(1), yaml_scalar(value))
     if isinstance(value_node, yaml.ScalarNode):
         if same_value(_construct(value_node), value, number_types=True):
-            return text
+            return None
         start = _skip_properties(text, start, end)
         end = _content_end(value_node, text)
         new = yaml_scalar(value, value_node.style if isinstance(value, str) else None, text[start:end])
         if start == end and text[start - 1:start] == ":":
             new = " " + new                      # "key:" with an empty value
-        return _splice(text, start, end, new)
+        return (start, end, new)
     if isinstance(value, (list, tuple)) and same_value(_construct(value_node), list(value), number_types=True):
-        return text
+        return None
     new = yaml_scalar(value)
     if value_node.flow_style:
-        return _splice(text, start, end, new)
+        return (start, end, new)
     # A block collection replaced by a scalar: from the key's end to the collection's last character.
-    return _splice(text, key_node.end_mark.index, _content_end(value_node, text), ": " + new)
+    return (key_node.end_mark.index, _content_end(value_node, text), ": " + new)
 
 
 def _insert(text: str, mapping, keys: list[str], value: Any, after_key: str | None, step: int, eol: str) -> str:
