@@ -12,7 +12,10 @@ from oomdoctor.configs.shell import read_script
 from oomdoctor.facts import Change
 from oomdoctor.words import say
 
-SCRIPTS = Path(__file__).parent / "data" / "scripts"
+# The issue's scripts: four reproductions from the real-config corpus, and a custom script of the kind it
+# describes (its own flags --load_in_bits, --lora_r, --block_size).
+SCRIPTS = Path(__file__).parent / "data" / "real-configs" / "scripts"
+CUSTOM = Path(__file__).parent / "data" / "scripts" / "custom_qlora.sh"
 
 
 def _write(tmp_path, name, text) -> str:
@@ -87,7 +90,7 @@ SCRIPT_FACTS = {
 
 @pytest.mark.parametrize("name", sorted(SCRIPT_FACTS))
 def test_the_scripts_of_the_issue_give_model_method_rank_quantisation_length_and_gpus(name):
-    path = str(SCRIPTS / name)
+    path = str(CUSTOM if name == CUSTOM.name else SCRIPTS / name)
     assert classify(path) == "config"
     s = load_config(path)
     assert _facts(s) == SCRIPT_FACTS[name]
@@ -105,13 +108,13 @@ def test_a_foreign_flags_own_values_are_notes_never_exit_2(capsys):
     code = main([path, "--gpu", "80GiB", "--model", "meta-llama/Llama-2-7b-hf", "--plain"])
     out, err = capsys.readouterr()
     assert code in (0, 1, 3), err
-    custom = load_config(str(SCRIPTS / "custom_qlora.sh"))
+    custom = load_config(str(CUSTOM))
     assert any("flash_attn" in n and "maybe" in n for n in _notes(custom))
     assert custom.attention == "sdpa"
 
 
 def test_an_unknown_scripts_guesses_are_said_in_notes():
-    s = load_config(str(SCRIPTS / "custom_qlora.sh"))
+    s = load_config(str(CUSTOM))
     notes = " ".join(_notes(s))
     assert "--block_size" in notes and "--lora_r" in notes and "--load_in_bits" in notes
 
@@ -246,12 +249,12 @@ def test_a_known_scripts_own_flag_is_patched_and_an_unknown_one_is_never_added()
     qwen = load_config(str(SCRIPTS / "qwen_finetune_lora_ds.sh"))
     edits = {e.key_path: e.value for e in edits_for(qwen, [Change("seq_len", 1024, 512), Change("lora_rank", 64, 16)])}
     assert edits == {("model_max_length",): 512, ("lora_r",): 16}
-    custom = load_config(str(SCRIPTS / "custom_qlora.sh"))
+    custom = load_config(str(CUSTOM))
     edits = {e.key_path: e.value for e in edits_for(custom, [Change("seq_len", 2048, 1024),
                                                              Change("attention", "sdpa", "fa2")])}
     assert edits == {("block_size",): 1024}        # no --flash_attn / --attn_implementation added to a foreign script
     from oomdoctor.configs import key_for
 
     assert key_for(custom, "attention") == (None, None)
-    assert key_for(custom, "grad_ckpt") == (str(SCRIPTS / "custom_qlora.sh"), "gradient_checkpointing")
+    assert key_for(custom, "grad_ckpt") == (str(CUSTOM), "gradient_checkpointing")
     assert key_for(qwen, "seq_len") == (str(SCRIPTS / "qwen_finetune_lora_ds.sh"), "model_max_length")

@@ -2,14 +2,12 @@
 what the file implies; the report says which release it assumed and why."""
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from oomdoctor.configs import load_config
 from oomdoctor.words import say
 
-SCRIPTS = Path(__file__).parent / "data" / "scripts"
 
 
 def _write(tmp_path, name, text) -> str:
