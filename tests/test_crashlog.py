@@ -2,8 +2,6 @@
 from __future__ import annotations
 
 import gzip
-import io
-import os
 import subprocess
 import sys
 from pathlib import Path

@@ -195,8 +195,6 @@ def test_question_mark_lists_the_guides_own_keys_and_q_asks_before_losing_answer
     monkeypatch.chdir(tmp_path)
 
     async def script(pilot):
-        from textual.widgets import Checkbox
-
         screen = pilot.app.screen
         await pilot.press("question_mark")
         await settle(pilot)

@@ -137,8 +137,6 @@ DEMO = ("oomdoctor/data/demo/train.yaml", "oomdoctor/data/demo/train.log")
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 async def test_walk_the_demo_answering_questions_changes_the_plan(lang):
-    from dataclasses import replace
-
     # without the 8-bit optimizer rung, the GPU count and the method answer decide the plan
     opts = Options(files=DEMO, skip=("OOM011",))
     app = Host(None, opts, lang)

@@ -332,7 +332,7 @@ async def test_quick_tab_keys_settle_on_the_last_tab(demo):
 def test_a_step_that_gives_memory_back_to_the_host_says_it_uses_more_gpu_memory():
     from rich.console import Console
 
-    from oomdoctor.facts import Estimate, Step, Text, TrainingSetup
+    from oomdoctor.facts import Step, Text, TrainingSetup
     from oomdoctor.tui.widgets import step_detail
 
     est = Estimate(components={}, allocated_gib=20.0, peak_gib=21.0, capacity_gib=79.0)
