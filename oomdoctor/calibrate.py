@@ -46,13 +46,6 @@ class Correction:
     def applied(self) -> bool:
         return self.delta_gib > 0.0
 
-    @property
-    def sentence(self) -> str:
-        """The message in English (callers that want a plain string)."""
-        from oomdoctor.words import say
-
-        return say(self.message, "en")
-
 
 def _after_training_began(sample: MemorySample, crash: CrashReport) -> bool:
     """Whether the sample's max allocated is the peak of at least one completed training step."""

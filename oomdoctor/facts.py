@@ -314,7 +314,7 @@ class Estimate:
     headroom: float = 0.10                 # fraction of capacity kept free when judging fit
     phase: str = "train"                   # the phase that sets the peak: train | eval | ...
     details: Mapping[str, float] = field(default_factory=dict)   # finer terms (GiB), for the curious
-    notes: tuple[Msg | str, ...] = ()      # regime, caveats: Msg (rendered by oomdoctor.words), or a sentence
+    notes: tuple[Msg, ...] = ()            # regime, caveats (words/memory.py codes)
     host_ram_gib: float = 0.0              # host memory the run needs (offload)
     moments: Mapping[str, float] = field(default_factory=dict)   # GiB allocated at each moment of the step (max = allocated_gib)
     peak_moment: str = ""                  # the moment that sets allocated_gib (a key of moments, or "eval")

@@ -38,7 +38,7 @@ def test_a_measured_step_peak_above_the_estimate_raises_it_by_the_gap(lora):
     corr = calibrate.correction(est, crash)
     assert corr.applied and corr.delta_gib == pytest.approx(4.0)
     assert corr.line == 40 and corr.step == 12
-    assert "raised by 4.00 GiB" in corr.sentence and "line 40" in corr.sentence
+    assert "raised by 4.00 GiB" in say(corr.message) and "line 40" in say(corr.message)
 
 
 def test_the_last_step_sample_wins_over_earlier_ones(lora):
@@ -66,7 +66,7 @@ def test_a_measurement_below_the_estimate_keeps_the_estimate(lora):
     est = lora[3]
     corr = calibrate.correction(est, crash_with(MemorySample(line=9, max_allocated_gib=est.allocated_gib - 3, step=4)))
     assert corr is not None and not corr.applied and corr.delta_gib == 0.0
-    assert "kept" in corr.sentence
+    assert "kept" in say(corr.message)
     assert calibrate.corrected_estimator(estimate, corr) is estimate
 
 
@@ -147,7 +147,7 @@ def test_the_last_measured_step_peak_of_the_log_corrects_the_estimate(from_log):
     assert corr.applied and corr.line == 32 and corr.measured_gib == 33.61
     assert corr.delta_gib == pytest.approx(33.61 - raw.allocated_gib)
     # the measurement taken before training (line 17) plays no part
-    assert "line 32" in corr.sentence
+    assert "line 32" in say(corr.message)
 
 
 def test_a_log_with_memory_lines_changes_the_advised_estimate_and_says_so(from_log):
@@ -160,7 +160,7 @@ def test_a_log_with_memory_lines_changes_the_advised_estimate_and_says_so(from_l
     assert single_learned.peak_gib == pytest.approx(single_plain.peak_gib + delta)
     assert single_learned.peak_gib == pytest.approx(raw.peak_gib + delta)
     assert single_learned.peak_gib == pytest.approx(from_log.estimate.peak_gib)
-    assert plain.calibration is None and "raised by" in learned.calibration
+    assert plain.calibration is None and "raised by" in say(learned.calibration)
     text = advise.render_plain(learned)
     assert "Measured:" in text and f"{delta:.2f} GiB" in text
     assert [x for x, _ in learned.measured] == [17, 29, 32]

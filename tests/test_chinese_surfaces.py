@@ -2,9 +2,8 @@
 render (plain report, JSON, advisor, guide, rule list and explanations, --help, errors, the app's screens).
 
 An English sentence is four or more English words in a row. What a user typed or a tool printed stays as it
-is (paths, model names, config keys, commands, the diff, the log's own message), and so do the sentences of
-fields other engineers still fill with English (PENDING_FIELDS, each with its owner): they are taken out of
-the text before the check, and the check sees them once those fields carry words codes.
+is (paths, model names, config keys, commands, the diff, the log's own message and the log line a phase was
+read from): they are taken out of the text before the check.
 """
 from __future__ import annotations
 
@@ -19,12 +18,6 @@ from oomdoctor.facts import Report
 ENGLISH = re.compile(r"[A-Za-z][a-z']+,?(?: [a-z][a-z']*,?){3,}")
 
 # Report fields that other issues will move into words/ (their items are plain str until then).
-PENDING_FIELDS = {
-    "estimate.notes": "moments (#15)",
-    "crash.notes": "crash (#16)",
-    "calibration": "moments (#15): calibrate's correction sentence",
-}
-
 def english_sentences(text: str, leftovers: set[str] = frozenset()) -> list[str]:
     """English sentences in `text`, line by line, after taking out verbatim lines and the pending fields'
     texts (found across line breaks too, where a view wrapped them)."""
@@ -43,13 +36,10 @@ def english_sentences(text: str, leftovers: set[str] = frozenset()) -> list[str]
     return found
 
 
-def _pending(report: Report) -> set[str]:
-    """The texts of PENDING_FIELDS that are still plain English strings, and what users typed or logs printed."""
+def _log_words(report: Report) -> set[str]:
+    """What the log printed: its messages, and the lines the phases were read from."""
     out: set[str] = set()
-    if report.estimate is not None:
-        out.update(n for n in report.estimate.notes if isinstance(n, str))
     if report.crash is not None:
-        out.update(n for n in report.crash.notes if isinstance(n, str))
         out.update(e.message for e in report.crash.events if e.message)
         # the log line a phase was read from, quoted as the log printed it
         out.update(e.phase_evidence.text.rstrip("…") for e in report.crash.events if e.phase_evidence)
@@ -78,13 +68,13 @@ def test_plain_json_and_guide_are_chinese(args):
 
     session = _session(args)
     report = session.report
-    leftovers = _pending(report)
+    leftovers = _log_words(report)
     assert english_sentences(render_to_string(report, lang="zh"), leftovers) == []
     strings = _json_strings(json.loads(jsonout.render(report, "zh")))
     assert [e for text in strings for e in english_sentences(text, leftovers)] == []
     answers = default_answers(report)
     guided = plan_with_answers(session, answers)
-    assert english_sentences(render_plain(guided, answers, "zh", rules=session.rules), leftovers | _pending(guided)) == []
+    assert english_sentences(render_plain(guided, answers, "zh", rules=session.rules), leftovers | _log_words(guided)) == []
 
 
 @pytest.mark.parametrize("args", [a for a in FIXTURE_INPUTS if not a[0].endswith(".log") or len(a) > 1][:4])
@@ -96,7 +86,7 @@ def test_advisor_is_chinese(args):
         pytest.skip("no training config")
     matrix = advise.build(session.report, estimator=session.estimator, correction=session.correction,
                           rules=session.rules)
-    leftovers = _pending(session.report) | ({matrix.calibration} if isinstance(matrix.calibration, str) else set())
+    leftovers = _log_words(session.report)
     assert english_sentences(advise.render_plain(matrix, "zh"), leftovers) == []
     strings = _json_strings(json.loads(advise.to_json(matrix, "zh")))
     assert [e for text in strings for e in english_sentences(text, leftovers)] == []
@@ -139,7 +129,7 @@ async def test_the_apps_screens_are_chinese():
     session = open_session(Options(files=(str(DEMO_DIR / "train.yaml"), str(DEMO_DIR / "train.log")),
                                    cwd=str(DEMO_DIR)), "zh")
     # the diff is the user's own file: its comments stay as they are
-    leftovers = _pending(session.report) | {line[1:] for line in session.report.patch.splitlines() if line[1:].strip()}
+    leftovers = _log_words(session.report) | {line[1:] for line in session.report.patch.splitlines() if line[1:].strip()}
     app = OomDoctorApp(session)
     async with app.run_test(size=(120, 40)) as pilot:
         for key in ("1", "2", "3", "4"):

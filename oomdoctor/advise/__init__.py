@@ -107,7 +107,7 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
                   strategies=rows, cards=tuple(dict.fromkeys(c.card for c in cells)), counts=tuple(counts),
                   cells=cells, tokens=total, tokens_source=tokens_source, mfu=timing.MFU,
                   currency=price_book.currency if price_book else "", priced=price_book is not None,
-                  assumptions=tuple(assumptions), calibration=corr.sentence if corr else None,
+                  assumptions=tuple(assumptions), calibration=corr.message if corr else None,
                   calibration_gib=corr.delta_gib if corr else 0.0,
                   measured=tuple(calibrate.measured_curve(report.crash)), headroom=headroom,
                   elapsed_s=time.perf_counter() - started, host_ram_gib=host_ram_gib,

@@ -77,7 +77,7 @@ class Matrix:
     currency: str = ""
     priced: bool = False
     assumptions: tuple[Msg | str, ...] = ()
-    calibration: Msg | str | None = None    # the correction's sentence when the log measured a step peak
+    calibration: Msg | None = None          # the correction's sentence when the log measured a step peak
     calibration_gib: float = 0.0
     measured: tuple[tuple[int, float], ...] = ()
     headroom: float = 0.10
