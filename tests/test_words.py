@@ -156,3 +156,14 @@ def test_wrap_cells_never_starts_a_line_with_chinese_punctuation() -> None:
         assert all(words.cell_width(ln) <= width for ln in lines)
         assert not any(ln[0] in "，。；：）" for ln in lines[1:]), (width, lines)
         assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+
+
+def test_wrap_cells_cuts_a_word_too_long_for_any_line_after_a_slash_and_never_runs_past_the_width() -> None:
+    path = "/tmp/venv/lib/python3.11/site-packages/oomdoctor/data/demo/train.log:65"
+    lines = words.wrap_cells(f"Crash  {path}  CUDA ran out of GPU memory", 60, indent=" " * 7)
+    assert all(words.cell_width(ln) <= 60 for ln in lines), lines
+    assert lines[0].endswith("oomdoctor/") and lines[1].lstrip().startswith("data/demo/train.log:65")
+    assert "".join(ln.strip() for ln in lines).replace(" ", "") == f"Crash{path}CUDAranoutofGPUmemory"
+    slashless = words.wrap_cells("x" * 50, 20, indent="  ")
+    assert [len(ln) for ln in slashless] == [18, 20, 16] and "".join(slashless).replace(" ", "") == "x" * 50
+    assert words.wrap_cells("a short/path fits", 30) == ["a short/path fits"]

@@ -12,6 +12,7 @@ _WIDE_RANGES = ((0x2E80, 0xA4CF), (0xAC00, 0xD7A3), (0xF900, 0xFAFF), (0xFE30, 0
                 (0xFFE0, 0xFFE6))
 _WIDE_CLASS = "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in _WIDE_RANGES)
 _TOKENS = lazy_re(rf"\s+|[{_WIDE_CLASS}]|[^\s{_WIDE_CLASS}]+")
+_AFTER_SLASH = lazy_re(r"[^/]*/|[^/]+")
 _NARROW_TAIL = lazy_re(r"[^\s\u2e80-\uffff]+$")
 # Chinese typesetting: these never start a line (the character before them comes along).
 _NO_LINE_START = frozenset("，。、；：？！）》」』,.;:?!)")
@@ -50,13 +51,30 @@ def pad_cells(text: str, cells: int, align: str = "left") -> str:
     return pad + fitted if align == "right" else fitted + pad
 
 
+def _pieces(tokens: list[str], room: int):
+    """The tokens, with a word wider than `room` (a long path) cut after its slashes, and a piece still
+    too wide cut at `room` cells, so that no wrapped line runs past the width."""
+    for tok in tokens:
+        if tok.isspace() or cell_width(tok) <= room:
+            yield tok
+            continue
+        for part in _AFTER_SLASH.findall(tok):
+            while cell_width(part) > room:
+                head = fit_cells(part, room)
+                yield head
+                part = part[len(head):]
+            if part:
+                yield part
+
+
 def wrap_cells(text: str, width: int, indent: str = "", initial: str = "") -> list[str]:
     """Lines of at most `width` cells: English breaks at spaces, Chinese between any two characters.
     The first line starts with `initial` ("  - "), the others with `indent`; both count in the width."""
     lines: list[str] = []
     prefix = initial
     cur, cur_w = initial, cell_width(initial)
-    for tok in _TOKENS.findall(text):
+    room = max(1, width - max(cell_width(initial), cell_width(indent)))
+    for tok in _pieces(_TOKENS.findall(text), room):
         w = cell_width(tok)
         if cur_w + w > width and cur[len(prefix):].strip() and not tok.isspace():
             carry = ""
