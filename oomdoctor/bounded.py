@@ -203,10 +203,9 @@ def load_yaml(text: str, path: str) -> Any:
         raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
 
 
-def _failing_scalar_line(root: Any) -> int | None:
-    """The line of the first scalar the safe constructor cannot build on its own (error path only)."""
-    import yaml
-
+def yaml_nodes(root: Any, leaf: Any = None) -> Any:
+    """Every node under `root` once, in document order: an alias repeated many times is one visit, a
+    collection nested hundreds deep no recursion. `leaf(node)` true: its children are not visited."""
     stack = [root]
     seen: set[int] = set()
     while stack:
@@ -214,15 +213,22 @@ def _failing_scalar_line(root: Any) -> int | None:
         if id(node) in seen:
             continue
         seen.add(id(node))
+        yield node
+        if isinstance(node.value, list) and not (leaf and leaf(node)):
+            stack.extend(child for item in reversed(node.value)
+                         for child in (reversed(item) if isinstance(item, tuple) else (item,)))
+
+
+def _failing_scalar_line(root: Any) -> int | None:
+    """The line of the first scalar the safe constructor cannot build on its own (error path only)."""
+    import yaml
+
+    for node in yaml_nodes(root):
         if isinstance(node, yaml.ScalarNode):
             try:
                 yaml.constructor.SafeConstructor().construct_object(node)
             except (ValueError, TypeError, yaml.YAMLError):
                 return node.start_mark.line + 1
-        elif isinstance(node, yaml.MappingNode):
-            stack.extend(child for pair in reversed(node.value) for child in reversed(pair))
-        else:
-            stack.extend(reversed(node.value))
     return None
 
 

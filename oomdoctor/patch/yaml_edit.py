@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any, Sequence
 
-from ..bounded import compose_yaml
+from ..bounded import compose_yaml, yaml_nodes
 from ..errors import InputError
 from ..facts import msg
 from .scalars import same_value, yaml_scalar
@@ -80,23 +80,15 @@ def _content_end(node, text: str) -> int:
     alias many times, costs one visit per distinct node."""
     yaml = _yaml()
     best = node.start_mark.index
-    stack = [node]
-    seen: set[int] = set()
-    while stack:
-        item = stack.pop()
-        if id(item) in seen:
-            continue
-        seen.add(id(item))
+    for item in yaml_nodes(node, leaf=lambda n: n.flow_style):
         if isinstance(item, yaml.ScalarNode) or item.flow_style:
             end = item.end_mark.index
             if isinstance(item, yaml.ScalarNode) and item.style in ("|", ">"):
                 while end > item.start_mark.index and text[end - 1] in "\r\n":
                     end -= 1
             best = max(best, end)
-            continue
-        best = max(best, item.start_mark.index)
-        for child in item.value:
-            stack.extend(child if isinstance(child, tuple) else (child,))
+        else:
+            best = max(best, item.start_mark.index)
     return best
 
 
