@@ -511,24 +511,21 @@ def _internlm2(b: _Build) -> None:
 
 def _gpt2(b: _Build) -> None:
     """GPT-2: Conv1D c_attn/c_proj/c_fc (biased), learned positions, LayerNorms with bias, tied head."""
-    c = b.c
-    _common(b, head_dim_key=False, gqa=False)
-    b.gated = False
-    b.inter = c.int("n_inner", default=4 * b.hidden)
-    b.dense = [Linear("attn.c_attn", b.hidden, 3 * b.hidden, True, role="qkv"),
-               Linear("attn.c_proj", b.hidden, b.hidden, True, role="o")]
-    b.dense += _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=True)
-    b.layer_other = 4 * b.hidden
-    b.final_norm = 2 * b.hidden
-    b.extra = c.need("n_positions", "max_position_embeddings") * b.hidden
+    _gpt2_blocks(b, multi_query=False)
 
 
 def _gpt_bigcode(b: _Build) -> None:
+    """StarCoder / SantaCoder: GPT-2's block with multi-query attention unless the config says otherwise."""
+    _gpt2_blocks(b, multi_query=b.c.flag("multi_query", True))
+
+
+def _gpt2_blocks(b: _Build, multi_query: bool) -> None:
+    """GPT-2's block: one fused c_attn (with a single key/value head under multi-query attention),
+    a biased 4h MLP, learned positions."""
     c = b.c
     _common(b, head_dim_key=False, gqa=False)
     b.gated = False
-    mq = c.flag("multi_query", True)
-    b.kv = 1 if mq else b.heads
+    b.kv = 1 if multi_query else b.heads
     d = b.hidden // b.heads
     b.inter = c.int("n_inner", default=4 * b.hidden)
     b.dense = [Linear("attn.c_attn", b.hidden, b.hidden + 2 * b.kv * d, True, role="qkv"),
