@@ -213,12 +213,18 @@ def parse_torch(text: str) -> Parsed | None:
     """The PyTorch allocator messages (F01, F02 and their cut forms, F03, F04)."""
     m = F02.search(text)
     if m:
-        reserved = size_gib(m.group("reserved") or m.group("cached"))
+        reserved = size_gib(m.group("reserved"))
         alloc = size_gib(m.group("alloc"))
         p = Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")),
                    capacity_gib=size_gib(m.group("total")), free_gib=size_gib(m.group("free")),
                    allocated_gib=alloc, reserved_gib=reserved, device=_dev(m.group("dev")))
-        if reserved is not None and alloc is not None:
+        if m.group("cached"):
+            # torch 1.0-1.3: "cached" is what the allocator holds beyond the allocated memory
+            # (pytorch/pytorch#13751), i.e. reserved but unallocated; reserved is the sum
+            p.reserved_unallocated_gib = size_gib(m.group("cached"))
+            if alloc is not None and p.reserved_unallocated_gib is not None:
+                p.reserved_gib = alloc + p.reserved_unallocated_gib
+        elif reserved is not None and alloc is not None:
             p.reserved_unallocated_gib = max(0.0, reserved - alloc)
         return _count(p)
     m = F02_HEAD.search(text)
