@@ -318,3 +318,22 @@ def test_a_size_no_machine_has_is_not_taken_as_a_reading(tmp_path):
     assert ev.kind == "cuda_oom"
     assert ev.tried_gib is None and ev.capacity_gib is None
     assert (ev.free_gib, ev.allocated_gib) == (1.5, 20.0)
+
+
+@pytest.mark.parametrize("line", [
+    "RuntimeError: CUDA Error: out of memory at /workspace/csrc/cumem_allocator.cpp:62",   # vLLM wake_up
+    'the "RuntimeError: CUDA error:out of memory" showed up',                              # typed without the space
+    'the "RuntimeError: CUDA error(2): out of memory" showed up',                          # with the runtime's code
+    "RuntimeError: HIP error: out of memory",
+])
+def test_a_cuda_runtime_error_out_of_memory_in_its_spellings_is_a_gpu_oom(tmp_path, line):
+    log = tmp_path / "run.log"
+    log.write_text(line + "\n")
+    ev = parse_log(str(log)).primary
+    assert ev is not None and ev.kind == ("hip_oom" if "HIP" in line else "cuda_oom")
+
+
+def test_a_cuda_error_that_is_not_memory_stays_clean(tmp_path):
+    log = tmp_path / "run.log"
+    log.write_text("RuntimeError: CUDA Error: invalid argument at /workspace/csrc/cumem_allocator.cpp:57\n")
+    assert parse_log(str(log)).events == ()

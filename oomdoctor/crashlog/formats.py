@@ -121,7 +121,8 @@ F02 = lazy_re(
 , needs=(" total capacity; ",))
 F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);", needs=("(GPU ", "(NPU ", "(XPU "))
 F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
-F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?error: out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory|"
+# `CUDA Error: out of memory at .../cumem_allocator.cpp:62`: vLLM's sleep-mode wake_up (RL rollouts)
+F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?[Ee]rror ?(?:\(2\) ?)?: ?out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory|"
               r"cuda runtime error \(2\) : out of memory|CUDA: out of memory")     # torch 0.x, MXNet
 F05 = lazy_re(
     rf"MPS backend out of memory \(MPS allocated: (?P<alloc>{SIZE}), other allocations: (?P<other>{SIZE}), max allowed: (?P<max>{SIZE})\)\. Tried to allocate (?P<req>{SIZE})"

@@ -81,7 +81,8 @@ _FRAME_CUES: dict[str, LazyPattern] = {
     "eval": _cue(r"\b(?:evaluate\w*|_evaluate|evaluation_loop|prediction_step|prediction_loop|predict|eval_step|"
                  r"run_evaluation|do_eval|validation_step|_run_validation|validate|eval_loop|run_eval|_?eval_\w+|"
                  r"val_step|test_step|validation_epoch\w*)\b"),
-    "generate": _cue(r"\b(?:generate\w*|_sample|greedy_search|beam_search|_generate\w*|rollout\w*|sample_sequence)\b|"
+    "generate": _cue(r"\b(?:generate\w*|_sample|greedy_search|beam_search|_generate\w*|rollout\w*|sample_sequence|"
+                     r"wake_up)\b|"
                      r"\bin sample\b", "in sample"),
     "zero_init": _cue(r"\b(?:_configure_zero_optimizer|_configure_optimizer|DeepSpeedZeroOptimizer\w*|"
                       r"initialize_optimizer_states|_create_fp16_partitions_with_defragmentation|_partition_param\w*|"
