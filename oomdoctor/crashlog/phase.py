@@ -147,10 +147,21 @@ def looks_like_code(text: str) -> bool:
     return bool(_FRAME.search(text) or _CODE_LINE.search(text))
 
 
+# IPython prints numbered source lines around each frame's arrow (`---> 30 out = net(x)`): only the
+# arrowed line ran; its neighbours (`     28 y = y.cuda()`, `    658 self.validate()`) cue nothing.
+_IPY_ARROW = lazy_re(r"^\s*-+>\s*\d+\s", needs=(">",))
+_IPY_CONTEXT = lazy_re(r"^\s*\d+\s")
+# ... and names each frame with its signature (`train_utils.py in run_epoch(model, val_loader, eval_every)`):
+# the function is the cue, its parameter names are not.
+_IPY_SIGNATURE = lazy_re(r"^(\s*(?:File\s+)?\S+\.py(?:\s*:\s*\d+,?)?\s+in\s+[\w<>.]+)\(.*$", needs=(".py",))
+
+
 def frame_phase(lines: list[str]) -> tuple[str, int] | None:
     """(phase, index of its evidence line) from traceback lines given outermost first, or None."""
     if not lines:
         return None
+    if any(_IPY_ARROW.search(line) for line in lines):
+        lines = ["" if _IPY_CONTEXT.search(line) else _IPY_SIGNATURE.sub(r"\1", line) for line in lines]
     text = "\n".join(lines)
     for phase in OUTER + STEP:
         last = None
