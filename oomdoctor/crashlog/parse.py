@@ -249,7 +249,8 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
 
 _RAISE = lazy_re(r"^\s*(?:-+>\s*\d+\s+)?raise [\w.]+\(", needs=("raise ",))
 # A line that stops in the middle of a failure message (a hard wrap, a narrow terminal).
-_CUT = lazy_re(r"(?:\b[Oo]ut|\bof|\b[Mm]emory|exhausted:?|allocate|Tried to|Out of)\s*$")
+_CUT = lazy_re(r"(?:\b[Oo]ut|\bof|\b[Mm]emory|exhausted:?|allocate|Tried to|Out of)\s*$|"
+               r"DefaultCPUAllocator: (?!.*\bbytes\b).*$")     # "... can't allocate memory: you" / "tried to allocate N bytes"
 
 
 def _incomplete(text: str) -> bool:
