@@ -337,3 +337,11 @@ def test_a_cuda_error_that_is_not_memory_stays_clean(tmp_path):
     log = tmp_path / "run.log"
     log.write_text("RuntimeError: CUDA Error: invalid argument at /workspace/csrc/cumem_allocator.cpp:57\n")
     assert parse_log(str(log)).events == ()
+
+
+@pytest.mark.parametrize("path,kind", [("/opt/bitsandbytes/csrc/pythonInterface.c", "bnb_alloc"),
+                                       ("/src/kernels/ops.cu", "cuda_oom")])
+def test_a_cuda_check_return_line_is_an_allocation_failure_of_the_library_it_names(tmp_path, path, kind):
+    log = tmp_path / "run.log"
+    log.write_text(f"Error out of memory at line 380 in file {path}\n")
+    assert parse_log(str(log)).primary.kind == kind

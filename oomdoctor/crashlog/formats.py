@@ -124,6 +124,9 @@ F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU) out of memory\.?(?: Tried to allocate
 # `CUDA Error: out of memory at .../cumem_allocator.cpp:62`: vLLM's sleep-mode wake_up (RL rollouts)
 F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?[Ee]rror ?(?:\(2\) ?)?: ?out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory|"
               r"cuda runtime error \(2\) : out of memory|CUDA: out of memory")     # torch 0.x, MXNet
+# bitsandbytes' CUDA_CHECK_RETURN (cudaMallocManaged of a paged optimizer, its kernels): "Error out of
+# memory at line 380 in file /.../bitsandbytes/csrc/pythonInterface.c"
+F04_CHECK = lazy_re(r"\bError out of memory at line \d+ in file (?P<file>\S+)", needs=("Error out of memory at line ",))
 F05 = lazy_re(
     rf"MPS backend out of memory \(MPS allocated: (?P<alloc>{SIZE}), other allocations: (?P<other>{SIZE}), max allowed: (?P<max>{SIZE})\)\. Tried to allocate (?P<req>{SIZE})"
 , needs=("MPS backend out of memory (MPS allocated: ",))
@@ -273,6 +276,9 @@ def parse_torch(text: str) -> Parsed | None:
         return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req"))))
     if F04.search(text):
         return _count(Parsed("hip_oom" if "HIP" in text or "hipError" in text else "cuda_oom"))
+    m = F04_CHECK.search(text)
+    if m:
+        return _count(Parsed("bnb_alloc" if "bitsandbytes" in m.group("file") else "cuda_oom"))
     return None
 
 
