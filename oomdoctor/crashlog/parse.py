@@ -230,7 +230,7 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
                     parsed, text, msg_end = better, nxt[0], nxt[1]
         elif parsed.kind in ("cuda_oom", "hip_oom", "npu_oom", "xpu_oom") and _incomplete(text):
             best = (parsed, text, end)
-            for joiner in (" ", ""):
+            for joiner in (" ", "", None):
                 nxt = _join_following(src, end, cl.rank, text, joiner)
                 if nxt:
                     p2 = F.parse_message(nxt[0])
@@ -268,8 +268,15 @@ def _incomplete(text: str) -> bool:
 _NEW_RECORD = ("Traceback", "File \"", "During handling", "The above exception", "[rank", "[default", "  File")
 
 
-def _join_following(src: LogSource, end: int, rank: int | None, text: str, joiner: str = " ") -> tuple[str, int] | None:
-    parts = [text.rstrip()]
+def _join_following(src: LogSource, end: int, rank: int | None, text: str, joiner: str | None = " ") -> tuple[str, int] | None:
+    """The message on the hit's line joined with the lines that continue it, and where they end.
+
+    `joiner` goes between the lines; None joins them as printed: a space where the wrap fell on one
+    (the next line starts with a blank, or the line before ends with one), none inside a word
+    (`this process has` / ` 22.10 GiB` and `1.80 GiB i` / `s reserved` in one message)."""
+    joined = text.rstrip()
+    lines = 1
+    blank_before = False
     last_end = end
     for s, e, raw in src.lines_after(end, JOIN_LINES * 2):
         cl = F.clean(raw)
@@ -280,16 +287,20 @@ def _join_following(src: LogSource, end: int, rank: int | None, text: str, joine
             continue                   # double-spaced paste
         if t.startswith(_NEW_RECORD) or is_frame(t) or TRACEBACK_HEAD.search(t):
             break
-        parts.append(t)
+        if joiner is None:
+            joined += (" " if blank_before or cl.text[:1].isspace() else "") + t
+            blank_before = raw.rstrip("\r\n")[-1:].isspace()
+        else:
+            joined += joiner + t
+        lines += 1
         last_end = e
-        if len(parts) > JOIN_LINES:
+        if lines > JOIN_LINES:
             break
-        joined = joiner.join(parts)
         if not _incomplete(joined):
             return joined, last_end
-    if len(parts) == 1:
+    if lines == 1:
         return None
-    return joiner.join(parts), last_end
+    return joined, last_end
 
 
 # ------------------------------------------------------------------ line numbers
