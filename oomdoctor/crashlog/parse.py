@@ -14,7 +14,7 @@ from dataclasses import replace
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
 from oomdoctor.crashlog.phase import (
-    TRACEBACK_HEAD, frame_phase, is_frame, line_phase, looks_like_code, message_phase,
+    TRACEBACK_HEAD, before_launcher, frame_phase, is_frame, line_phase, looks_like_code, message_phase,
 )
 from oomdoctor.crashlog.scan import MarkerScan, coverage, merge_ranges, scan
 from oomdoctor.crashlog.source import LogSource, open_log
@@ -389,7 +389,7 @@ def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
     the kill is glued to, `Loading checkpoint from ...optim_states.pt`, DeepSpeed's ZeRO set-up)."""
     before: list[tuple[int, str]] = []
     if h.at > h.start:
-        before.append((h.start, src.text(h.start, h.at)))
+        before.append((h.start, before_launcher(src.text(h.start, h.at))))
     for s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
         before.append((s, F.clean(raw).text))
     found = line_phase([t for _, t in before])

@@ -252,6 +252,13 @@ _LAUNCHER = lazy_re(
 )
 
 
+def before_launcher(text: str) -> str:
+    """What the run printed on a line before launcher words glued to it (a paste that lost its
+    newlines: `Loading checkpoint shards:   0%| | 0/2 [00:00<?, ?it/s]WARNING:torch.distributed...`)."""
+    m = _LAUNCHER.search(text)
+    return text[:m.start()] if m else text
+
+
 def line_phase(lines: list[str]) -> tuple[str, int] | None:
     """(phase, index) from log lines printed before the crash, nearest first, or None.
 
