@@ -76,7 +76,8 @@ _FRAME_CUES: dict[str, LazyPattern] = {
     "save": _cue(r"\b(?:save_model|_save_checkpoint|save_pretrained\w*|_save|save_checkpoint|_save_to_state_dict|"
                  r"save_state|_save_optimizer_and_scheduler|full_state_dict|_full_post_state_dict_hook|get_state_dict|"
                  r"_get_state_dict|consolidated_16bit_state_dict|_zero3_consolidated_16bit_state_dict|undo_layout|"
-                 r"safe_save_file|save_file|unsloth_\w*save\w*|save_lora\w*|merge_and_unload)\b|torch\.save\(|"
+                 r"safe_save_file|save_file|unsloth_\w*save\w*|save_lora\w*|merge_and_unload|push_to_hub\w*|_merge_lora)\b|"
+                 r"torch\.save\(|"
                  r"\.state_dict\(\)", "torch.save(", ".state_dict()"),
     "eval": _cue(r"\b(?:evaluate\w*|_evaluate|evaluation_loop|prediction_step|prediction_loop|predict|eval_step|"
                  r"run_evaluation|do_eval|validation_step|_run_validation|validate|eval_loop|run_eval|_?eval_\w+|"
@@ -129,7 +130,7 @@ _SAMPLING_ONLY = lazy_re(r"\b(?:generate|_sample|greedy_search|beam_search|_gene
 _FRAME = lazy_re(
     r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<func>[\w<>.]+)'           # CPython
     r'|^\s*(?P<rfile>\S+\.py):\d+ in (?P<rfunc>[\w<>.]+)'                     # rich
-    r'|^\s*(?P<ifile>\S+\.py)(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)'          # IPython <= 7
+    r'|^\s*(?P<ifile>\S+\.py)(?:\]\([^)\s]*\))?(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)'  # IPython <= 7, Colab's [path](link)
     r'|^\s*File\s+(?P<pfile>[^\s",]+\.py):\d+,?\s+in\s+(?P<pfunc>[\w<>.]+)'   # IPython 8
     r'|^\s*(?P<tfile>\S+\.py):\d+:\s+in\s+(?P<tfunc>[\w<>.]+)'                # pytest
     r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$',                       # a fragment pasted from mid-line
