@@ -321,6 +321,24 @@ def _glm(b: _Build, *, post_norms: bool) -> None:
 def _smollm3(b: _Build) -> None:
     _llama(b)
 
+def _minicpm(b: _Build) -> None:
+    """MiniCPM (remote code, modeling_minicpm.py): a Llama-style decoder. MiniCPM-MoE (`num_experts` set)
+    replaces every layer's MLP with `num_experts` MiniCPMMLP experts (gate/up/down, no bias) behind a
+    bias-free `mlp.gate` router."""
+    c = b.c
+    _llama(b)
+    experts = c.int("num_experts", default=0, minimum=0) or 0
+    if not experts:
+        return
+    b.experts = experts
+    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.moe_inter = b.inter
+    attn = [l for l in b.dense if l.role in ("q", "k", "v", "o")]
+    b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
+    b.moe += _mlp(b.hidden, b.inter, prefix="mlp.experts.*", copies=experts)
+    b.dense = []
+    b.moe_layers = b.layers
+
 
 def _granitemoe(b: _Build, *, shared: bool) -> None:
     c = b.c
@@ -640,7 +658,7 @@ def _siglip_params(v: Cfg) -> int:
 # model_type -> (builder, tie_word_embeddings default of its config class)
 _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "llama": (_llama, False), "mistral": (_llama, False), "yi": (_llama, False), "deepseek": (_deepseek, False),
-    "granite": (_llama, False), "minicpm": (_llama, False),
+    "granite": (_llama, False), "minicpm": (_minicpm, False),
     "smollm3": (_smollm3, True),
     "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
     "qwen2_moe": (lambda b: _qwen_moe(b, qk_norm=False, shared=True), False),
