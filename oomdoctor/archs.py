@@ -321,6 +321,7 @@ def _glm(b: _Build, *, post_norms: bool) -> None:
 def _smollm3(b: _Build) -> None:
     _llama(b)
 
+
 def _minicpm(b: _Build) -> None:
     """MiniCPM (remote code, modeling_minicpm.py): a Llama-style decoder. MiniCPM-MoE (`num_experts` set)
     replaces every layer's MLP with `num_experts` MiniCPMMLP experts (gate/up/down, no bias) behind a
@@ -338,6 +339,32 @@ def _minicpm(b: _Build) -> None:
     b.moe += _mlp(b.hidden, b.inter, prefix="mlp.experts.*", copies=experts)
     b.dense = []
     b.moe_layers = b.layers
+
+
+def _exaone4(b: _Build) -> None:
+    """EXAONE 4.0: Llama's projections; each layer keeps a post-attention and a post-feedforward RMSNorm
+    (no input norm) and RMS-normalises q and k over head_dim (modeling_exaone4.py)."""
+    _llama(b)
+    b.layer_other = 2 * b.hidden + _qk_norm(b)
+
+
+def _orion(b: _Build) -> None:
+    """Orion (remote code, modeling_orion.py): Llama's projections with LayerNorms (weight and bias)."""
+    _llama(b)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+
+
+def _phimoe(b: _Build) -> None:
+    """Phi-3.5-MoE / Phi-tiny-MoE (PhimoeForCausalLM): Mixtral's sparse block, q/k/v/o biased by
+    `attention_bias`, LayerNorms with bias, an lm_head with a bias when `lm_head_bias`."""
+    c = b.c
+    _mixtral(b)
+    ab = c.flag("attention_bias", False)
+    b.moe = _attn(b, qkv_bias=ab, o_bias=ab) + [l for l in b.moe if l.role not in ("q", "k", "v", "o")]
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = b.vocab if c.flag("lm_head_bias", False) else 0
 
 
 def _granitemoe(b: _Build, *, shared: bool) -> None:
@@ -653,17 +680,39 @@ def _siglip_params(v: Cfg) -> int:
     return channels * patch * patch * h + h + patches * h + layers * per_layer + 2 * h
 
 
+def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
+    """Qwen2-VL's vision tower (Qwen2VisionTransformerPretrainedModel, Qwen2VLVisionConfig defaults): a
+    bias-free Conv3d patch embedding, `depth` blocks of two LayerNorms, a biased fused qkv and proj and a
+    biased fc1/fc2 MLP of mlp_ratio x embed_dim, then the PatchMerger (a LayerNorm and two biased Linears
+    from spatial_merge_size^2 x embed_dim to the language model's hidden size)."""
+    e = v.int("embed_dim", default=1280)
+    depth = v.int("depth", default=32, maximum=_MAX_LAYERS)
+    inter = e * v.int("mlp_ratio", default=4)
+    channels = v.int("in_channels", "in_chans", default=3)
+    patch = v.int("patch_size", "spatial_patch_size", default=14)
+    temporal = v.int("temporal_patch_size", default=2)
+    merge = v.int("spatial_merge_size", default=2)
+    out = v.int("hidden_size", default=text_hidden)
+    block = 4 * e + (e * 3 * e + 3 * e) + (e * e + e) + (e * inter + inter) + (inter * e + e)
+    merged = e * merge * merge
+    merger = 2 * e + (merged * merged + merged) + (merged * out + out)
+    return channels * temporal * patch * patch * e + depth * block + merger
+
+
 # ---------------------------------------------------------------- dispatch
 
 # model_type -> (builder, tie_word_embeddings default of its config class)
 _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "llama": (_llama, False), "mistral": (_llama, False), "yi": (_llama, False), "deepseek": (_deepseek, False),
     "granite": (_llama, False), "minicpm": (_minicpm, False),
+    "exaone4": (_exaone4, False), "orion": (_orion, False),
     "smollm3": (_smollm3, True),
     "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
+    # Qwen2-VL's language model is Qwen2's decoder (its vision tower is counted from vision_config)
+    "qwen2_vl": (_qwen2, False), "qwen2_vl_text": (_qwen2, False),
     "qwen2_moe": (lambda b: _qwen_moe(b, qk_norm=False, shared=True), False),
     "qwen3_moe": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
-    "mixtral": (_mixtral, False),
+    "mixtral": (_mixtral, False), "phimoe": (_phimoe, False),
     "gemma": (lambda b: _gemma(b, norms=2, qk_norm=False), True),
     "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
     "gemma3_text": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
@@ -680,6 +729,8 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_oss": (_gpt_oss, False),
     "llama4_text": (_llama4, False), "llama4": (_llama4, False),
     "deepseek_v2": (_deepseek, False), "deepseek_v3": (_deepseek, False),
+    # Mistral Small 4's language model: DeepSeek-V3's latent attention and routed + shared experts
+    "mistral4": (_deepseek, False),
     "qwen": (_qwen1, False),
     # ChatGLM's config class leaves the base default (True), but its model defines no output embeddings to
     # tie: transformer.output_layer is always its own weight.
@@ -737,6 +788,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             tower = _siglip_params(v)
             # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
             b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
+        elif top_type == "qwen2_vl":
+            b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
         else:
             notes.append(msg("model.note.vision_not_counted", model_type=top_type))
     dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")

@@ -88,3 +88,15 @@ def test_minicpm_moe_counts_every_expert_of_every_layer():
     assert count_params(moe).total - count_params(dense).total == layers * (7 * 3 * h * i + h * 8)
     names = {m.name for m in moe.moe_linears}
     assert {"mlp.gate", "mlp.experts.*.gate_proj", "mlp.experts.*.up_proj", "mlp.experts.*.down_proj"} <= names
+
+
+def test_orion_norms_are_layernorms_with_bias():
+    # Orion-14B (remote code) is Llama's decoder with nn.LayerNorm: a bias beside every norm weight
+    from oomdoctor.archs import shape_from_config
+
+    cfg = dict(hidden_size=5120, intermediate_size=15360, num_hidden_layers=40, num_attention_heads=40,
+               num_key_value_heads=40, vocab_size=84608, tie_word_embeddings=False)
+    orion = shape_from_config(dict(cfg, model_type="orion"), "orion", None)
+    llama = shape_from_config(dict(cfg, model_type="llama"), "llama", None)
+    assert not orion.llama_style_guess
+    assert count_params(orion).total - count_params(llama).total == 40 * 2 * 5120 + 5120

@@ -54,6 +54,8 @@ CASES = {
     "llama4_text": dict(BASE, num_local_experts=4, num_experts_per_tok=1, intermediate_size_mlp=640,
                         interleave_moe_layer_step=2, head_dim=64),
     "smollm3": dict(BASE),
+    "exaone4": dict(BASE, head_dim=96, layer_types=["full_attention"] * 3),
+    "phimoe": dict(BASE, num_local_experts=4, num_experts_per_tok=2, head_dim=96, attention_bias=True, lm_head_bias=True),
     "deepseek_v2": dict(BASE, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=128, n_shared_experts=2,
                         first_k_dense_replace=1, kv_lora_rank=64, q_lora_rank=None, qk_nope_head_dim=32,
                         qk_rope_head_dim=16, v_head_dim=32),
@@ -95,7 +97,8 @@ CORPUS = Path(__file__).parent / "data" / "corpus"
 NATIVE = ["gemma-2b", "gemma-2-2b-ft", "wizardlm-2-8x22b", "redpajama-incite-7b", "granite-3b-code-instruct",
           "llama-3.2-3b", "devstral-small-2507", "phi-3-mini-merge", "qwen2.5-3b-ft", "smollm3-3b",
           "granite-3.1-1b-a400m", "gpt-oss-20b", "stablelm-3b-4e1t", "gpt-j-6b", "qwen1.5-moe-a2.7b",
-          "deepseek-v2-lite", "bloom-176b", "falcon-180b-chat", "medgemma-27b-it"]
+          "deepseek-v2-lite", "bloom-176b", "falcon-180b-chat", "medgemma-27b-it",
+          "exaone-4.0-1.2b-w4", "phi-tiny-moe"]
 
 
 @pytest.mark.parametrize("name", NATIVE)
@@ -114,3 +117,43 @@ def test_real_configs_with_two_layers_count_as_the_model_code_does(name):
     kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "auto_map", "transformers_version")}
     ours = count_params(shape_from_config(cfg, name, None)).total
     assert ours == _transformers_count(model_type, kw)
+
+
+def _two_layers(cfg: dict) -> dict:
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+    text["num_hidden_layers"] = 2
+    cfg.pop("quantization_config", None)
+    return cfg
+
+
+def test_qwen2_vl_counts_its_vision_tower_as_the_model_code_does():
+    # the real Qwen2-VL-7B config with 2 language layers and 2 vision blocks: the language model is Qwen2's
+    # decoder, and the tower (patch Conv3d, blocks, PatchMerger) is built from vision_config and its defaults
+    from transformers import AutoModelForImageTextToText
+
+    cfg = _two_layers(json.loads((CORPUS / "qwen2-vl-7b-ft" / "config.json").read_text()))
+    cfg["vision_config"]["depth"] = 2
+    ours = count_params(shape_from_config(cfg, "qwen2-vl", None)).total
+    kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
+    config = AutoConfig.for_model("qwen2_vl", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(config)
+    assert ours == sum(p.numel() for p in model.parameters())
+
+
+def test_mistral4_language_model_counts_as_the_model_code_does():
+    # Mistral Small 4's text model (latent attention, 128 routed + 1 shared expert) with 2 layers
+    from transformers.models.mistral4.modeling_mistral4 import Mistral4ForCausalLM
+
+    cfg = _two_layers(json.loads((CORPUS / "mistral-small-4-mlx" / "config.json").read_text()))
+    text = dict(cfg["text_config"])
+    text.pop("quantization_config", None)
+    ours = count_params(shape_from_config(cfg, "mistral4", None)).total
+    config = AutoConfig.for_model("mistral4", **{k: v for k, v in text.items() if k != "model_type"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = Mistral4ForCausalLM(config)
+    assert ours == sum(p.numel() for p in model.parameters())
