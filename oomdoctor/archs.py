@@ -830,6 +830,14 @@ def quantization_of(quant: dict[str, Any] | None, c: Cfg) -> tuple[str | None, i
         bits = 8
     elif method == "mxfp4":
         bits = 4
+    elif method == "compressed-tensors":
+        # llm-compressor: config_groups -> group_N -> weights -> num_bits (W4A16, W8A8, ...)
+        groups = quant.get("config_groups")
+        for group in groups.values() if isinstance(groups, dict) else ():
+            weights = group.get("weights") if isinstance(group, dict) else None
+            if isinstance(weights, dict) and weights.get("num_bits") is not None:
+                bits = Cfg(weights, c.path, None, c).int("num_bits", minimum=1, maximum=32)
+                break
     elif quant.get("bits") is not None or quant.get("w_bit") is not None:
         key = "bits" if quant.get("bits") is not None else "w_bit"
         q = Cfg(quant, c.path, None, c)

@@ -100,3 +100,8 @@ def test_orion_norms_are_layernorms_with_bias():
     llama = shape_from_config(dict(cfg, model_type="llama"), "llama", None)
     assert not orion.llama_style_guess
     assert count_params(orion).total - count_params(llama).total == 40 * 2 * 5120 + 5120
+
+
+def test_compressed_tensors_weight_bits_are_read_from_the_config_groups():
+    shape = read_config_json(str(CORPUS / "exaone-4.0-1.2b-w4" / "config.json"), "exaone4")
+    assert (shape.quant_method, shape.quant_bits) == ("compressed-tensors", 4)
