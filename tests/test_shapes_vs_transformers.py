@@ -98,7 +98,11 @@ NATIVE = ["gemma-2b", "gemma-2-2b-ft", "wizardlm-2-8x22b", "redpajama-incite-7b"
           "llama-3.2-3b", "devstral-small-2507", "phi-3-mini-merge", "qwen2.5-3b-ft", "smollm3-3b",
           "granite-3.1-1b-a400m", "gpt-oss-20b", "stablelm-3b-4e1t", "gpt-j-6b", "qwen1.5-moe-a2.7b",
           "deepseek-v2-lite", "bloom-176b", "falcon-180b-chat", "medgemma-27b-it",
-          "exaone-4.0-1.2b-w4", "phi-tiny-moe"]
+          "llama-3.1-8b-supernova-stock", "yi-1.5-6b-slerp", "qwen3-1.7b", "reflection-llama-3.1-70b",
+          "qwen3-14b-mlx-4bit", "exaone-4.0-1.2b-w4", "phi-tiny-moe", "phi-4-mini-instruct", "gemma-2-9b", "gemma-2-27b",
+          "gemma-3-1b-it", "llama-3.2-1b", "qwen2-0.5b", "qwen2-7b", "qwen3-0.6b", "starcoder2-7b", "aya-23-8b",
+          "olmo-2-7b", "olmo-2-32b", "stablelm-2-zephyr-1.6b", "mistral-7b-v0.3", "tinyllama-1.1b-chat-v1.0",
+          "smollm2-360m"]
 
 
 @pytest.mark.parametrize("name", NATIVE)
