@@ -680,6 +680,20 @@ def _siglip_params(v: Cfg) -> int:
     return channels * patch * patch * h + h + patches * h + layers * per_layer + 2 * h
 
 
+def _clip_vision_params(v: Cfg) -> int:
+    """A CLIPVisionModel (models/clip/modeling_clip.py, CLIPVisionConfig defaults): a class embedding, a
+    bias-free patch Conv2d, learned positions for the patches and the class token, pre and post LayerNorms,
+    and layers of biased q/k/v/out_proj and fc1/fc2 with two LayerNorms."""
+    h = v.int("hidden_size", default=768)
+    inter = v.int("intermediate_size", default=3072)
+    layers = v.int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    patch = v.int("patch_size", default=32)
+    image = v.int("image_size", default=224)
+    channels = v.int("num_channels", default=3)
+    per_layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 4 * h
+    return h + channels * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * per_layer
+
+
 def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     """Qwen2-VL's vision tower (Qwen2VisionTransformerPretrainedModel, Qwen2VLVisionConfig defaults): a
     bias-free Conv3d patch embedding, `depth` blocks of two LayerNorms, a biased fused qkv and proj and a
@@ -749,12 +763,24 @@ def known_model_types() -> tuple[str, ...]:
     return tuple(sorted(_FAMILIES))
 
 
+# A nested text_config is saved as its difference from its config class's defaults (to_diff_dict), so a
+# key left at the class default is missing: llava-1.5's Llama text_config has no hidden_size at all.
+_NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
+    "llama": dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                  num_attention_heads=32),
+    "mistral": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                    num_attention_heads=32, num_key_value_heads=8),
+}
+
+
 def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(the language model's config, the vision tower's config or None) of a possibly multimodal config."""
     text = cfg.get("text_config")
     vision = cfg.get("vision_config") if isinstance(cfg.get("vision_config"), dict) else None
     if isinstance(text, dict) and any(k in text for k in ("hidden_size", "num_hidden_layers", "model_type")):
         merged = dict(text)
+        for key, value in _NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {}).items():
+            merged.setdefault(key, value)
         for key in ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"):
             if key in cfg and key not in merged:
                 merged[key] = cfg[key]
@@ -788,6 +814,14 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             tower = _siglip_params(v)
             # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
             b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
+        elif top_type == "llava" and vision.get("model_type") == "clip_vision_model":
+            v = Cfg(vision, path, None, top)
+            vh = v.int("hidden_size", default=768)
+            layers = top.raw("vision_feature_layer", default=-2)
+            vin = vh * (len(layers) if isinstance(layers, list) and layers else 1)
+            bias = top.flag("multimodal_projector_bias", True)
+            # LlavaMultiModalProjector: linear_1 (vision features -> text hidden) and linear_2 (text -> text)
+            b.extra += _clip_vision_params(v) + vin * b.hidden + b.hidden * b.hidden + (2 * b.hidden if bias else 0)
         elif top_type == "qwen2_vl":
             b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
         else:

@@ -161,3 +161,20 @@ def test_mistral4_language_model_counts_as_the_model_code_does():
         with torch.device("meta"):
             model = Mistral4ForCausalLM(config)
     assert ours == sum(p.numel() for p in model.parameters())
+
+
+def test_llava_fills_its_text_config_from_llamas_defaults_and_counts_the_clip_tower():
+    # llava-1.5's text_config leaves out every key at LlamaConfig's default (hidden_size among them)
+    from transformers import AutoModelForImageTextToText
+
+    cfg = json.loads((CORPUS / "llava-1.5-7b" / "config.json").read_text())
+    cfg["text_config"]["num_hidden_layers"] = 2
+    cfg["vision_config"]["num_hidden_layers"] = 2
+    ours = count_params(shape_from_config(cfg, "llava", None)).total
+    kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
+    config = AutoConfig.for_model("llava", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(config)
+    assert ours == sum(p.numel() for p in model.parameters())
