@@ -713,6 +713,24 @@ def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     return channels * temporal * patch * patch * e + depth * block + merger
 
 
+def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
+    """Qwen2.5-VL's vision tower (Qwen2_5_VisionTransformerPretrainedModel): Qwen2-VL's patch Conv3d and
+    fused qkv/proj, but RMSNorms (weight only), a biased gate/up/down MLP of `intermediate_size`, and a
+    PatchMerger with an RMSNorm into `out_hidden_size`."""
+    e = v.int("hidden_size", default=1280)
+    inter = v.int("intermediate_size", default=3420)
+    depth = v.int("depth", default=32, maximum=_MAX_LAYERS)
+    channels = v.int("in_channels", "in_chans", default=3)
+    patch = v.int("patch_size", "spatial_patch_size", default=14)
+    temporal = v.int("temporal_patch_size", default=2)
+    merge = v.int("spatial_merge_size", default=2)
+    out = v.int("out_hidden_size", default=text_hidden)
+    block = 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + 3 * e * inter + 2 * inter + e
+    merged = e * merge * merge
+    merger = e + (merged * merged + merged) + (merged * out + out)
+    return channels * temporal * patch * patch * e + depth * block + merger
+
+
 # ---------------------------------------------------------------- dispatch
 
 # model_type -> (builder, tie_word_embeddings default of its config class)
@@ -722,8 +740,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "exaone4": (_exaone4, False), "orion": (_orion, False),
     "smollm3": (_smollm3, True),
     "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
-    # Qwen2-VL's language model is Qwen2's decoder (its vision tower is counted from vision_config)
+    # Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's decoder (the vision tower is counted from vision_config)
     "qwen2_vl": (_qwen2, False), "qwen2_vl_text": (_qwen2, False),
+    "qwen2_5_vl": (_qwen2, False), "qwen2_5_vl_text": (_qwen2, False),
     "qwen2_moe": (lambda b: _qwen_moe(b, qk_norm=False, shared=True), False),
     "qwen3_moe": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
     "mixtral": (_mixtral, False), "phimoe": (_phimoe, False),
@@ -824,6 +843,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             b.extra += _clip_vision_params(v) + vin * b.hidden + b.hidden * b.hidden + (2 * b.hidden if bias else 0)
         elif top_type == "qwen2_vl":
             b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
+        elif top_type == "qwen2_5_vl":
+            b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
         else:
             notes.append(msg("model.note.vision_not_counted", model_type=top_type))
     dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")

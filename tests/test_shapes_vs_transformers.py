@@ -178,3 +178,22 @@ def test_llava_fills_its_text_config_from_llamas_defaults_and_counts_the_clip_to
         with torch.device("meta"):
             model = AutoModelForImageTextToText.from_config(config)
     assert ours == sum(p.numel() for p in model.parameters())
+
+
+def test_qwen2_5_vl_counts_its_vision_tower_as_the_model_code_does():
+    # Qwen2.5-VL-3B's shapes (tied, text hidden 2048; tower 1280 wide with RMSNorms and a gated MLP of 3420)
+    # with 2 language layers and 2 vision blocks; the corpus has no Qwen2.5-VL config.json yet
+    from transformers import AutoModelForImageTextToText
+
+    cfg = {"model_type": "qwen2_5_vl", "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 2,
+           "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True,
+           "vision_config": {"depth": 2, "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16,
+                             "out_hidden_size": 2048, "patch_size": 14, "spatial_merge_size": 2,
+                             "temporal_patch_size": 2, "window_size": 112, "fullatt_block_indexes": [1]}}
+    ours = count_params(shape_from_config(cfg, "qwen2.5-vl", None)).total
+    config = AutoConfig.for_model("qwen2_5_vl", **{k: v for k, v in cfg.items() if k != "model_type"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(config)
+    assert ours == sum(p.numel() for p in model.parameters())
