@@ -322,6 +322,51 @@ def _smollm3(b: _Build) -> None:
     _llama(b)
 
 
+def _minicpm(b: _Build) -> None:
+    """MiniCPM (remote code, modeling_minicpm.py): a Llama-style decoder. MiniCPM-MoE (`num_experts` set)
+    replaces every layer's MLP with `num_experts` MiniCPMMLP experts (gate/up/down, no bias) behind a
+    bias-free `mlp.gate` router."""
+    c = b.c
+    _llama(b)
+    experts = c.int("num_experts", default=0, minimum=0) or 0
+    if not experts:
+        return
+    b.experts = experts
+    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.moe_inter = b.inter
+    attn = [l for l in b.dense if l.role in ("q", "k", "v", "o")]
+    b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
+    b.moe += _mlp(b.hidden, b.inter, prefix="mlp.experts.*", copies=experts)
+    b.dense = []
+    b.moe_layers = b.layers
+
+
+def _exaone4(b: _Build) -> None:
+    """EXAONE 4.0: Llama's projections; each layer keeps a post-attention and a post-feedforward RMSNorm
+    (no input norm) and RMS-normalises q and k over head_dim (modeling_exaone4.py)."""
+    _llama(b)
+    b.layer_other = 2 * b.hidden + _qk_norm(b)
+
+
+def _orion(b: _Build) -> None:
+    """Orion (remote code, modeling_orion.py): Llama's projections with LayerNorms (weight and bias)."""
+    _llama(b)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+
+
+def _phimoe(b: _Build) -> None:
+    """Phi-3.5-MoE / Phi-tiny-MoE (PhimoeForCausalLM): Mixtral's sparse block, q/k/v/o biased by
+    `attention_bias`, LayerNorms with bias, an lm_head with a bias when `lm_head_bias`."""
+    c = b.c
+    _mixtral(b)
+    ab = c.flag("attention_bias", False)
+    b.moe = _attn(b, qkv_bias=ab, o_bias=ab) + [l for l in b.moe if l.role not in ("q", "k", "v", "o")]
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = b.vocab if c.flag("lm_head_bias", False) else 0
+
+
 def _granitemoe(b: _Build, *, shared: bool) -> None:
     c = b.c
     _common(b)
@@ -635,17 +680,72 @@ def _siglip_params(v: Cfg) -> int:
     return channels * patch * patch * h + h + patches * h + layers * per_layer + 2 * h
 
 
+def _clip_vision_params(v: Cfg) -> int:
+    """A CLIPVisionModel (models/clip/modeling_clip.py, CLIPVisionConfig defaults): a class embedding, a
+    bias-free patch Conv2d, learned positions for the patches and the class token, pre and post LayerNorms,
+    and layers of biased q/k/v/out_proj and fc1/fc2 with two LayerNorms."""
+    h = v.int("hidden_size", default=768)
+    inter = v.int("intermediate_size", default=3072)
+    layers = v.int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    patch = v.int("patch_size", default=32)
+    image = v.int("image_size", default=224)
+    channels = v.int("num_channels", default=3)
+    per_layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 4 * h
+    return h + channels * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * per_layer
+
+
+def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
+    """Qwen2-VL's vision tower (Qwen2VisionTransformerPretrainedModel, Qwen2VLVisionConfig defaults): a
+    bias-free Conv3d patch embedding, `depth` blocks of two LayerNorms, a biased fused qkv and proj and a
+    biased fc1/fc2 MLP of mlp_ratio x embed_dim, then the PatchMerger (a LayerNorm and two biased Linears
+    from spatial_merge_size^2 x embed_dim to the language model's hidden size)."""
+    e = v.int("embed_dim", default=1280)
+    depth = v.int("depth", default=32, maximum=_MAX_LAYERS)
+    inter = e * v.int("mlp_ratio", default=4)
+    channels = v.int("in_channels", "in_chans", default=3)
+    patch = v.int("patch_size", "spatial_patch_size", default=14)
+    temporal = v.int("temporal_patch_size", default=2)
+    merge = v.int("spatial_merge_size", default=2)
+    out = v.int("hidden_size", default=text_hidden)
+    block = 4 * e + (e * 3 * e + 3 * e) + (e * e + e) + (e * inter + inter) + (inter * e + e)
+    merged = e * merge * merge
+    merger = 2 * e + (merged * merged + merged) + (merged * out + out)
+    return channels * temporal * patch * patch * e + depth * block + merger
+
+
+def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
+    """Qwen2.5-VL's vision tower (Qwen2_5_VisionTransformerPretrainedModel): Qwen2-VL's patch Conv3d and
+    fused qkv/proj, but RMSNorms (weight only), a biased gate/up/down MLP of `intermediate_size`, and a
+    PatchMerger with an RMSNorm into `out_hidden_size`."""
+    e = v.int("hidden_size", default=1280)
+    inter = v.int("intermediate_size", default=3420)
+    depth = v.int("depth", default=32, maximum=_MAX_LAYERS)
+    channels = v.int("in_channels", "in_chans", default=3)
+    patch = v.int("patch_size", "spatial_patch_size", default=14)
+    temporal = v.int("temporal_patch_size", default=2)
+    merge = v.int("spatial_merge_size", default=2)
+    out = v.int("out_hidden_size", default=text_hidden)
+    block = 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + 3 * e * inter + 2 * inter + e
+    merged = e * merge * merge
+    merger = e + (merged * merged + merged) + (merged * out + out)
+    return channels * temporal * patch * patch * e + depth * block + merger
+
+
 # ---------------------------------------------------------------- dispatch
 
 # model_type -> (builder, tie_word_embeddings default of its config class)
 _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "llama": (_llama, False), "mistral": (_llama, False), "yi": (_llama, False), "deepseek": (_deepseek, False),
-    "granite": (_llama, False), "minicpm": (_llama, False),
+    "granite": (_llama, False), "minicpm": (_minicpm, False),
+    "exaone4": (_exaone4, False), "orion": (_orion, False),
     "smollm3": (_smollm3, True),
     "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
+    # Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's decoder (the vision tower is counted from vision_config)
+    "qwen2_vl": (_qwen2, False), "qwen2_vl_text": (_qwen2, False),
+    "qwen2_5_vl": (_qwen2, False), "qwen2_5_vl_text": (_qwen2, False),
     "qwen2_moe": (lambda b: _qwen_moe(b, qk_norm=False, shared=True), False),
     "qwen3_moe": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
-    "mixtral": (_mixtral, False),
+    "mixtral": (_mixtral, False), "phimoe": (_phimoe, False),
     "gemma": (lambda b: _gemma(b, norms=2, qk_norm=False), True),
     "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
     "gemma3_text": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
@@ -662,6 +762,8 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_oss": (_gpt_oss, False),
     "llama4_text": (_llama4, False), "llama4": (_llama4, False),
     "deepseek_v2": (_deepseek, False), "deepseek_v3": (_deepseek, False),
+    # Mistral Small 4's language model: DeepSeek-V3's latent attention and routed + shared experts
+    "mistral4": (_deepseek, False),
     "qwen": (_qwen1, False),
     # ChatGLM's config class leaves the base default (True), but its model defines no output embeddings to
     # tie: transformer.output_layer is always its own weight.
@@ -680,12 +782,24 @@ def known_model_types() -> tuple[str, ...]:
     return tuple(sorted(_FAMILIES))
 
 
+# A nested text_config is saved as its difference from its config class's defaults (to_diff_dict), so a
+# key left at the class default is missing: llava-1.5's Llama text_config has no hidden_size at all.
+_NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
+    "llama": dict(vocab_size=32000, hidden_size=4096, intermediate_size=11008, num_hidden_layers=32,
+                  num_attention_heads=32),
+    "mistral": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
+                    num_attention_heads=32, num_key_value_heads=8),
+}
+
+
 def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(the language model's config, the vision tower's config or None) of a possibly multimodal config."""
     text = cfg.get("text_config")
     vision = cfg.get("vision_config") if isinstance(cfg.get("vision_config"), dict) else None
     if isinstance(text, dict) and any(k in text for k in ("hidden_size", "num_hidden_layers", "model_type")):
         merged = dict(text)
+        for key, value in _NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {}).items():
+            merged.setdefault(key, value)
         for key in ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"):
             if key in cfg and key not in merged:
                 merged[key] = cfg[key]
@@ -719,6 +833,18 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             tower = _siglip_params(v)
             # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
             b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
+        elif top_type == "llava" and vision.get("model_type") == "clip_vision_model":
+            v = Cfg(vision, path, None, top)
+            vh = v.int("hidden_size", default=768)
+            layers = top.raw("vision_feature_layer", default=-2)
+            vin = vh * (len(layers) if isinstance(layers, list) and layers else 1)
+            bias = top.flag("multimodal_projector_bias", True)
+            # LlavaMultiModalProjector: linear_1 (vision features -> text hidden) and linear_2 (text -> text)
+            b.extra += _clip_vision_params(v) + vin * b.hidden + b.hidden * b.hidden + (2 * b.hidden if bias else 0)
+        elif top_type == "qwen2_vl":
+            b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
+        elif top_type == "qwen2_5_vl":
+            b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
         else:
             notes.append(msg("model.note.vision_not_counted", model_type=top_type))
     dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")
@@ -759,6 +885,14 @@ def quantization_of(quant: dict[str, Any] | None, c: Cfg) -> tuple[str | None, i
         bits = 8
     elif method == "mxfp4":
         bits = 4
+    elif method == "compressed-tensors":
+        # llm-compressor: config_groups -> group_N -> weights -> num_bits (W4A16, W8A8, ...)
+        groups = quant.get("config_groups")
+        for group in groups.values() if isinstance(groups, dict) else ():
+            weights = group.get("weights") if isinstance(group, dict) else None
+            if isinstance(weights, dict) and weights.get("num_bits") is not None:
+                bits = Cfg(weights, c.path, None, c).int("num_bits", minimum=1, maximum=32)
+                break
     elif quant.get("bits") is not None or quant.get("w_bit") is not None:
         key = "bits" if quant.get("bits") is not None else "w_bit"
         q = Cfg(quant, c.path, None, c)

@@ -45,6 +45,8 @@ MODELS = {
                         first_k_dense_replace=1, kv_lora_rank=32, q_lora_rank=48, qk_nope_head_dim=16,
                         qk_rope_head_dim=8, v_head_dim=16),
     "mixtral": dict(BASE, num_local_experts=4, num_experts_per_tok=2),
+    "exaone4": dict(BASE, head_dim=48, layer_types=["full_attention"] * 2),
+    "phimoe": dict(BASE, num_local_experts=4, num_experts_per_tok=2, attention_bias=True),
 }
 # (model, targets, rank, dora): PEFT's own names for each family, "all-linear", and suffixes shared by modules
 RUNS = [
@@ -62,6 +64,8 @@ RUNS = [
     ("glm4", ["gate_up_proj", "q_proj"], 4, False), ("glm4", "all-linear", 4, False),
     ("deepseek_v2", ["q_a_proj", "q_b_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj"], 8, False),
     ("mixtral", ["q_proj", "k_proj", "v_proj", "o_proj"], 8, True),
+    ("exaone4", "all-linear", 4, False), ("exaone4", ["q_proj", "v_proj"], 8, True),
+    ("phimoe", ["q_proj", "k_proj", "v_proj", "o_proj"], 8, False),
 ]
 
 

@@ -3,6 +3,7 @@ oomdoctor's own formulas: a checkpoint index's total_size over the stored dtype'
 with the checkpoint (tests/data/corpus/MANIFEST.yaml names the source of every file and every count)."""
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -71,3 +72,36 @@ def test_every_family_the_issue_lists_has_semantics_of_its_own():
               "cohere", "starcoder2", "olmo", "olmo2", "stablelm", "deepseek_v2", "deepseek_v3", "mixtral",
               "qwen2_moe", "qwen3_moe", "granitemoe", "gpt_oss", "llama4", "llama4_text", "smollm3", "glm", "glm4")
     assert not set(listed) - set(known_model_types())
+
+
+def test_minicpm_moe_counts_every_expert_of_every_layer():
+    # MiniCPM-MoE-8x2B (remote code): each layer's MLP is 8 MiniCPMMLP experts behind a bias-free mlp.gate;
+    # the same config without num_experts is the dense MiniCPM-2B it was upcycled from
+    from oomdoctor.archs import shape_from_config
+
+    cfg = json.loads((CORPUS / "minicpm-moe-8x2b" / "config.json").read_text())
+    moe = shape_from_config(cfg, "minicpm-moe", None)
+    dense = shape_from_config({k: v for k, v in cfg.items() if k not in ("num_experts", "num_experts_per_tok")},
+                              "minicpm", None)
+    h, i, layers = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_hidden_layers"]
+    assert (moe.num_experts, moe.experts_per_token, moe.moe_layer_count) == (8, 2, layers)
+    assert count_params(moe).total - count_params(dense).total == layers * (7 * 3 * h * i + h * 8)
+    names = {m.name for m in moe.moe_linears}
+    assert {"mlp.gate", "mlp.experts.*.gate_proj", "mlp.experts.*.up_proj", "mlp.experts.*.down_proj"} <= names
+
+
+def test_orion_norms_are_layernorms_with_bias():
+    # Orion-14B (remote code) is Llama's decoder with nn.LayerNorm: a bias beside every norm weight
+    from oomdoctor.archs import shape_from_config
+
+    cfg = dict(hidden_size=5120, intermediate_size=15360, num_hidden_layers=40, num_attention_heads=40,
+               num_key_value_heads=40, vocab_size=84608, tie_word_embeddings=False)
+    orion = shape_from_config(dict(cfg, model_type="orion"), "orion", None)
+    llama = shape_from_config(dict(cfg, model_type="llama"), "llama", None)
+    assert not orion.llama_style_guess
+    assert count_params(orion).total - count_params(llama).total == 40 * 2 * 5120 + 5120
+
+
+def test_compressed_tensors_weight_bits_are_read_from_the_config_groups():
+    shape = read_config_json(str(CORPUS / "exaone-4.0-1.2b-w4" / "config.json"), "exaone4")
+    assert (shape.quant_method, shape.quant_bits) == ("compressed-tensors", 4)

@@ -54,6 +54,8 @@ CASES = {
     "llama4_text": dict(BASE, num_local_experts=4, num_experts_per_tok=1, intermediate_size_mlp=640,
                         interleave_moe_layer_step=2, head_dim=64),
     "smollm3": dict(BASE),
+    "exaone4": dict(BASE, head_dim=96, layer_types=["full_attention"] * 3),
+    "phimoe": dict(BASE, num_local_experts=4, num_experts_per_tok=2, head_dim=96, attention_bias=True, lm_head_bias=True),
     "deepseek_v2": dict(BASE, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=128, n_shared_experts=2,
                         first_k_dense_replace=1, kv_lora_rank=64, q_lora_rank=None, qk_nope_head_dim=32,
                         qk_rope_head_dim=16, v_head_dim=32),
@@ -95,7 +97,12 @@ CORPUS = Path(__file__).parent / "data" / "corpus"
 NATIVE = ["gemma-2b", "gemma-2-2b-ft", "wizardlm-2-8x22b", "redpajama-incite-7b", "granite-3b-code-instruct",
           "llama-3.2-3b", "devstral-small-2507", "phi-3-mini-merge", "qwen2.5-3b-ft", "smollm3-3b",
           "granite-3.1-1b-a400m", "gpt-oss-20b", "stablelm-3b-4e1t", "gpt-j-6b", "qwen1.5-moe-a2.7b",
-          "deepseek-v2-lite", "bloom-176b", "falcon-180b-chat", "medgemma-27b-it"]
+          "deepseek-v2-lite", "bloom-176b", "falcon-180b-chat", "medgemma-27b-it",
+          "llama-3.1-8b-supernova-stock", "yi-1.5-6b-slerp", "qwen3-1.7b", "reflection-llama-3.1-70b",
+          "qwen3-14b-mlx-4bit", "exaone-4.0-1.2b-w4", "phi-tiny-moe", "phi-4-mini-instruct", "gemma-2-9b", "gemma-2-27b",
+          "gemma-3-1b-it", "llama-3.2-1b", "qwen2-0.5b", "qwen2-7b", "qwen3-0.6b", "starcoder2-7b", "aya-23-8b",
+          "olmo-2-7b", "olmo-2-32b", "stablelm-2-zephyr-1.6b", "mistral-7b-v0.3", "tinyllama-1.1b-chat-v1.0",
+          "smollm2-360m"]
 
 
 @pytest.mark.parametrize("name", NATIVE)
@@ -114,3 +121,79 @@ def test_real_configs_with_two_layers_count_as_the_model_code_does(name):
     kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "auto_map", "transformers_version")}
     ours = count_params(shape_from_config(cfg, name, None)).total
     assert ours == _transformers_count(model_type, kw)
+
+
+def _two_layers(cfg: dict) -> dict:
+    text = cfg.get("text_config") if isinstance(cfg.get("text_config"), dict) else cfg
+    text["num_hidden_layers"] = 2
+    cfg.pop("quantization_config", None)
+    return cfg
+
+
+def test_qwen2_vl_counts_its_vision_tower_as_the_model_code_does():
+    # the real Qwen2-VL-7B config with 2 language layers and 2 vision blocks: the language model is Qwen2's
+    # decoder, and the tower (patch Conv3d, blocks, PatchMerger) is built from vision_config and its defaults
+    from transformers import AutoModelForImageTextToText
+
+    cfg = _two_layers(json.loads((CORPUS / "qwen2-vl-7b-ft" / "config.json").read_text()))
+    cfg["vision_config"]["depth"] = 2
+    ours = count_params(shape_from_config(cfg, "qwen2-vl", None)).total
+    kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
+    config = AutoConfig.for_model("qwen2_vl", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(config)
+    assert ours == sum(p.numel() for p in model.parameters())
+
+
+def test_mistral4_language_model_counts_as_the_model_code_does():
+    # Mistral Small 4's text model (latent attention, 128 routed + 1 shared expert) with 2 layers
+    from transformers.models.mistral4.modeling_mistral4 import Mistral4ForCausalLM
+
+    cfg = _two_layers(json.loads((CORPUS / "mistral-small-4-mlx" / "config.json").read_text()))
+    text = dict(cfg["text_config"])
+    text.pop("quantization_config", None)
+    ours = count_params(shape_from_config(cfg, "mistral4", None)).total
+    config = AutoConfig.for_model("mistral4", **{k: v for k, v in text.items() if k != "model_type"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = Mistral4ForCausalLM(config)
+    assert ours == sum(p.numel() for p in model.parameters())
+
+
+def test_llava_fills_its_text_config_from_llamas_defaults_and_counts_the_clip_tower():
+    # llava-1.5's text_config leaves out every key at LlamaConfig's default (hidden_size among them)
+    from transformers import AutoModelForImageTextToText
+
+    cfg = json.loads((CORPUS / "llava-1.5-7b" / "config.json").read_text())
+    cfg["text_config"]["num_hidden_layers"] = 2
+    cfg["vision_config"]["num_hidden_layers"] = 2
+    ours = count_params(shape_from_config(cfg, "llava", None)).total
+    kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
+    config = AutoConfig.for_model("llava", **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(config)
+    assert ours == sum(p.numel() for p in model.parameters())
+
+
+def test_qwen2_5_vl_counts_its_vision_tower_as_the_model_code_does():
+    # Qwen2.5-VL-3B's shapes (tied, text hidden 2048; tower 1280 wide with RMSNorms and a gated MLP of 3420)
+    # with 2 language layers and 2 vision blocks; the corpus has no Qwen2.5-VL config.json yet
+    from transformers import AutoModelForImageTextToText
+
+    cfg = {"model_type": "qwen2_5_vl", "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 2,
+           "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True,
+           "vision_config": {"depth": 2, "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16,
+                             "out_hidden_size": 2048, "patch_size": 14, "spatial_merge_size": 2,
+                             "temporal_patch_size": 2, "window_size": 112, "fullatt_block_indexes": [1]}}
+    ours = count_params(shape_from_config(cfg, "qwen2.5-vl", None)).total
+    config = AutoConfig.for_model("qwen2_5_vl", **{k: v for k, v in cfg.items() if k != "model_type"})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(config)
+    assert ours == sum(p.numel() for p in model.parameters())
