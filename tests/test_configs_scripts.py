@@ -52,6 +52,18 @@ def test_what_needs_running_stays_unknown_with_its_reason():
                        "$RANDOM": "$RANDOM", "$((X+1))": "$((X+1))"}
 
 
+def test_a_variable_of_launcher_options_with_one_unknown_value_keeps_its_known_words():
+    # QwenLM/Qwen2 examples/sft/finetune.sh: GPUS_PER_NODE=$(python -c …), DISTRIBUTED_ARGS="--nproc_per_node
+    # $GPUS_PER_NODE --nnodes …", `torchrun $DISTRIBUTED_ARGS finetune.py`: finetune.py is still the script.
+    text = ('G=$(python -c "import torch; print(torch.cuda.device_count())")\nN=${NNODES:-1}\n'
+            'ARGS="\n    --nproc_per_node $G \\\n    --nnodes $N\n"\ntorchrun $ARGS finetune.py --use_lora False\n')
+    cmd = read_script(text, "t.sh").commands[0]
+    assert [w.text for w in cmd.words][:5] == ["torchrun", "--nproc_per_node", "$(python -c \"import torch; print("
+                                               "torch.cuda.device_count())\")", "--nnodes", "1"]
+    assert [w.known for w in cmd.words] == [True, True, False, True, True, True, True, True]
+    assert read_script('A="x $1"\nrun "$A"\n', "t.sh").commands[0].words[1].unknown == "$1"
+
+
 def test_a_prefix_assignment_is_that_commands_environment_only():
     sc = read_script("CUDA_VISIBLE_DEVICES=0,1 torchrun a.py\ntorchrun b.py\n", "t.sh")
     assert sc.commands[0].env["CUDA_VISIBLE_DEVICES"].text == "0,1"
