@@ -18,6 +18,10 @@ WORDS = {
         "or a launch script",
         "不是 oomdoctor 认识的训练配置：应为 LLaMA-Factory（model_name_or_path + stage/finetuning_type）、"
         "HF/TRL TrainingArguments、axolotl（base_model）、torchtune recipe、accelerate 配置、DeepSpeed JSON 或启动脚本"),
+    "config.python": ("a Python file: Python configs (xtuner, mmengine) and training scripts are not read; give the "
+                      "YAML/JSON config or the shell script that launches the training",
+                      "这是 Python 文件：不读取 Python 配置（xtuner、mmengine）和训练脚本；请给出 YAML/JSON 配置或启动训练的 "
+                      "shell 脚本"),
     "config.lf_v1": ("LLaMA-Factory v1 configs (model: / peft_config: / dist_config:) are not supported yet; "
                      "use the classic flat YAML with model_name_or_path",
                      "暂不支持 LLaMA-Factory v1 格式（model: / peft_config: / dist_config:）；"
