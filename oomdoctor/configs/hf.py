@@ -194,7 +194,8 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
         b.default("load_dtype", "fp32", msg("config.default.trl_fp32_load"))
     akey = next((k for k in ("attn_implementation", "model_init_kwargs.attn_implementation") if doc.get(k)), None)
     if akey and doc.str_(akey):
-        b.set("attention", ATTN.get(doc.str_(akey).lower(), "sdpa"), doc.src(akey))
+        word = doc.str_(akey).lower()
+        b.set("attention", ATTN.get(word, "fa2" if "flash" in word else "sdpa"), doc.src(akey))
     loss = (doc.str_("loss_type") or "").lower()
     if loss == "chunked_nll":
         b.set("fused_ce", True, doc.src("loss_type"))
