@@ -207,6 +207,22 @@ def test_tune_run_with_a_config_and_overrides(tmp_path):
         ("torchtune", "lora", 16, 8, 8192, 2)
 
 
+def test_a_torchtune_configs_header_command_gives_recipe_and_gpus_and_a_launch_script_overrides_it(tmp_path):
+    # pytorch/torchtune recipes/configs/gemma2/9B_full.yaml: no FSDP key; the header says the recipe and GPUs.
+    header = ("# Config for multi-device full finetuning in full_finetune_distributed.py\n#\n"
+              "#   tune run --nnodes 1 --nproc_per_node 4 full_finetune_distributed --config gemma2/9B_full\n")
+    body = "model:\n  _component_: torchtune.models.gemma2.gemma2_9b\nbatch_size: 1\ndtype: bf16\n"
+    yaml_path = _write(tmp_path, "9B_full.yaml", header + body)
+    s = load_config(yaml_path)
+    assert (s.fsdp, s.n_gpus, s.sources["n_gpus"].line) == ("full_shard", 4, 3)
+    assert any("tune run full_finetune_distributed" in n for n in _notes(s))
+    s = load_config(_write(tmp_path, "run.sh", "tune run --nproc_per_node 8 full_finetune_distributed "
+                           "--config 9B_full.yaml\n"))
+    assert (s.fsdp, s.n_gpus) == ("full_shard", 8)
+    single = load_config(_write(tmp_path, "1B.yaml", "# tune run full_finetune_single_device --config x\n" + body))
+    assert (single.fsdp, single.n_gpus) == (None, 1)
+
+
 def test_accelerate_launch_with_its_config_and_a_trl_recipe(tmp_path):
     _write(tmp_path, "recipes/zero3.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
            "deepspeed_config:\n  zero_stage: 3\n  offload_optimizer_device: none\nmixed_precision: bf16\n"

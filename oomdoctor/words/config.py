@@ -22,6 +22,10 @@ WORDS = {
                       "YAML/JSON config or the shell script that launches the training",
                       "这是 Python 文件：不读取 Python 配置（xtuner、mmengine）和训练脚本；请给出 YAML/JSON 配置或启动训练的 "
                       "shell 脚本"),
+    "config.torchtune_header": ("{where}: the config's header runs it as `tune run {recipe}` on {n} GPUs; read "
+                                "that as the GPU count (--gpus changes it)",
+                                "{where}：配置文件开头的注释以 `tune run {recipe}` 在 {n} 张 GPU 上运行；按此读取 GPU 数"
+                                "（可用 --gpus 修改）"),
     "config.lf_v1": ("LLaMA-Factory v1 configs (model: / peft_config: / dist_config:) are not supported yet; "
                      "use the classic flat YAML with model_name_or_path",
                      "暂不支持 LLaMA-Factory v1 格式（model: / peft_config: / dist_config:）；"
