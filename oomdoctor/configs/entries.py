@@ -15,7 +15,8 @@ dataclasses, read from its repository:
   (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
   --batch_size is the total batch: accumulation = batch_size // micro_batch_size // world size;
 - ms-swift `swift sft`: train_type (sft_type in 2.x) lora, lora_rank 8, lora_alpha 32, max_length 2048,
-  per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x);
+  per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x), --packing; without
+  --bf16/--fp16 it autocasts in the load dtype (bf16 for bfloat16, else fp16; model_args _init_mixed_precision);
 - LLaMA-Factory, TRL (`trl sft`, alignment-handbook, open-r1), axolotl, torchtune: their own readers.
 """
 from __future__ import annotations
@@ -33,7 +34,7 @@ _CLA = {"max_seq_length": "seq", "block_size": "seq", "lora_rank": "rank", "lora
 _SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type", "sft_type": "train_type", "tuner_type": "train_type",
           "lora_rank": "rank", "lora_alpha": "alpha", "quant_bits": "bits", "quantization_bit": "bits",
           "torch_dtype": "dtype", "dtype": "dtype", "target_modules": "targets", "lora_target_modules": "targets",
-          "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro"}
+          "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
@@ -92,7 +93,7 @@ ENTRIES: tuple[Entry, ...] = (
           scripts=("swift/cli/sft.py", "llm_sft.py"),
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
                     ("grad_ckpt", True), ("quant_bits", 4)),
-          seq_flag="max_length"),
+          seq_flag="max_length", precision_from_dtype=True),
     Entry("axolotl", "axolotl train", reader="axolotl", commands=(("axolotl", "train"),),
           modules=("axolotl.cli.train",), config_positional=True),
     Entry("torchtune", "tune run", reader="torchtune", commands=(("tune", "run"),), config_flag="config",

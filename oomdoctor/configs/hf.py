@@ -148,6 +148,15 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             src = b.sources.get(field_name)
             if field_name in ("grad_ckpt", "attention", "precision") and (src is None or src.file is None):
                 b.default(field_name, value, entry.label)
+        src = b.sources.get("precision")
+        if entry.precision_from_dtype and (src is None or src.file is None):
+            dtype = b.values.get("load_dtype")
+            where = b.sources.get("load_dtype")
+            precision = "bf16" if dtype in (None, "bf16") else "fp16"
+            if where is not None and where.file:
+                b.set("precision", precision, where)
+            else:
+                b.default("precision", precision, entry.label)
     return b.build(doc, **fields)
 
 

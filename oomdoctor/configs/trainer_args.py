@@ -117,7 +117,8 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 # How a flag of a script's own dataclasses maps onto the setup. Kinds:
 #   seq (an int length), rank, alpha, targets, use_lora (bool: LoRA), q_lora (bool: 4-bit QLoRA),
 #   full (bool: full fine-tune), bits (4/8 quantised, 16/32 not), load4/load8 (bool), train_type (a word:
-#   full/lora/qlora/...), dtype (load dtype), flash (bool: FlashAttention-2), attn (attn_implementation).
+#   full/lora/qlora/...), dtype (load dtype), flash (bool: FlashAttention-2), attn (attn_implementation),
+#   packing (bool: sequences packed to the length).
 
 
 @record
@@ -142,6 +143,7 @@ class Entry:
     overrides: bool = False                     # `key=value` words after the config override it
     version_hint: tuple[str, str] | None = None # (release, why): the entry point only exists up to it
     seq_flag: str | None = None                 # the flag its sequence length is written as
+    precision_from_dtype: bool = False          # no --bf16/--fp16: autocast in the load dtype (ms-swift), bf16 unset
     needs_flags: tuple[str, ...] = ()           # a common script name (train.py) is this one only with one of these
 
     def flag_for(self, kind: str) -> str | None:
@@ -220,6 +222,10 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
     _method(b, doc, signals, defaults, entry)
     if "dtype" in signals and signals["dtype"][0]:
         b.set("load_dtype", signals["dtype"][0], doc.src(signals["dtype"][1]))
+    if "packing" in signals:
+        b.set("packing", bool(signals["packing"][0]), doc.src(signals["packing"][1]))
+    elif "packing" in defaults:
+        b.default("packing", defaults["packing"], entry.label if entry is not None else None)
     if "flash" in signals and signals["flash"][0]:
         b.set("attention", "fa2", doc.src(signals["flash"][1]))
     elif "attn" in signals:
@@ -240,7 +246,7 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return None if value is None else (int(value) if value == int(value) else value)
     if kind == "bits":
         return doc.int_(name, minimum=1, maximum=64)
-    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash"):
+    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing"):
         return doc.bool_(name)
     if kind == "train_type":
         word = (doc.str_(name) or "").lower()

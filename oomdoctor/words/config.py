@@ -56,6 +56,7 @@ WORDS = {
     "config.kind.flash": ("the FlashAttention switch", "FlashAttention 开关"),
     "config.kind.attn": ("the attention implementation", "注意力实现"),
     "config.kind.micro": ("the micro-batch size", "微批大小"),
+    "config.kind.packing": ("sequence packing", "序列打包"),
     # ---- DeepSpeed
     "config.ds_not_found": ("DeepSpeed config {ref} not found (looked beside {config} and in the current directory)",
                             "找不到 DeepSpeed 配置 {ref}（已在 {config} 同目录和当前目录查找）"),
