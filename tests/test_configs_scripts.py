@@ -286,3 +286,20 @@ def test_a_known_scripts_own_flag_is_patched_and_an_unknown_one_is_never_added()
     assert key_for(custom, "attention") == (None, None)
     assert key_for(custom, "grad_ckpt") == (str(CUSTOM), "gradient_checkpointing")
     assert key_for(qwen, "seq_len") == (str(SCRIPTS / "qwen_finetune_lora_ds.sh"), "model_max_length")
+
+
+def test_deepspeed_chat_main_py_reads_its_own_argparse_flags_and_patches_only_what_it_takes():
+    # DeepSpeed-Chat step1 main.py: --zero_stage (from $2 with an `if` default), --dtype (fp16 unset), --offload,
+    # --lora_dim alone trains every weight, a bare --deepspeed is DeepSpeed's switch and no JSON.
+    full = load_config(str(SCRIPTS / "dschat_step1_lora_dim_full.sh"))
+    assert (full.method, full.zero_stage, full.precision, full.seq_len, full.deepspeed_file) == ("full", 3, "fp16", 1024,
+                                                                                                   None)
+    assert any("--only_optimize_lora" in n for n in _notes(full)) and not any("JSON" in n for n in _notes(full))
+    lora = load_config(str(SCRIPTS / "dschat_step1_only_optimize_lora.sh"))
+    assert (lora.method, lora.lora_rank, lora.precision) == ("lora", 32, "bf16")
+    edits = {e.key_path: e.value for e in edits_for(lora, [
+        Change("zero_stage", 0, 2), Change("precision", "bf16", "fp16"), Change("micro_batch", 4, 2),
+        Change("seq_len", 768, 512), Change("grad_ckpt", False, True), Change("offload_optimizer", False, True)])}
+    # store_true switches (--gradient_checkpointing, --offload) take no value: those stay advice
+    assert edits == {("zero_stage",): 2, ("dtype",): "fp16", ("per_device_train_batch_size",): 2,
+                     ("max_seq_len",): 512}

@@ -61,6 +61,8 @@ def read_ref(b: Builder, doc: Doc, key: str, hf: dict[str, Any], model: str, *,
                        strict: bool = True) -> str | None:
     """Follow the DeepSpeed JSON a config names under `key`; the path found (None when only known
     by a shipped name or, for a script, not found at all)."""
+    if doc.get(key) is True or str(doc.get(key)).strip().lower() == "true":
+        return None     # a bare `--deepspeed`: DeepSpeed's own switch (deepspeed.add_config_arguments), no file
     ref = doc.str_(key)
     if not ref:
         return None

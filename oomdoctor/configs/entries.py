@@ -10,6 +10,9 @@ dataclasses, read from its repository:
   --q_lora bnb NF4, --flash_attn its own bool; train_mem.py patches in FlashAttention;
 - Chinese-LLaMA-Alpaca(-2) run_clm_*_with_peft.py: LoRA unless --full_finetuning, lora_rank 8,
   lora_alpha 32, max_seq_length 1024 (block_size for pretraining), --load_in_kbits 4/8 quantises;
+- DeepSpeed-Chat training/step*/main.py (deepspeedai/DeepSpeedExamples, argparse): max_seq_len 512, per-device
+  batch 16, --dtype fp16 (or bf16), --zero_stage 0, --offload (optimizer, and parameters at stage 3, to CPU);
+  --lora_dim adds LoRA layers but every weight still trains unless --only_optimize_lora;
 - HF examples run_clm*.py: --block_size, None = min(1024, the tokenizer's maximum);
 - Alpaca-LoRA finetune.py (tloen/alpaca-lora, fire flags): the base always loads in 8-bit under LoRA
   (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
@@ -37,6 +40,8 @@ _SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type"
           "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
+_DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
+           "offload": "offload", "dtype": "precision"}
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
 
 ENTRIES: tuple[Entry, ...] = (
@@ -72,6 +77,10 @@ ENTRIES: tuple[Entry, ...] = (
           defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 256), ("lora_rank", 8), ("lora_alpha", 16),
                     ("micro_batch", 4), ("total_batch", 128), ("precision", "fp16"), ("grad_ckpt", True)),
           seq_flag="cutoff_len"),
+    Entry("deepspeed_chat", "DeepSpeed-Chat main.py", scripts=("main.py",), flags=_DSCHAT,
+          needs_flags=("zero_stage", "lora_dim", "only_optimize_lora", "data_split", "max_seq_len"),
+          defaults=(("method", "full"), ("seq_len", 512), ("micro_batch", 16), ("precision", "fp16")),
+          seq_flag="max_seq_len", trainer_fields=("micro_batch", "grad_accum", "eval_batch")),
     Entry("hf_examples", msg("config.entry.hf_examples"),
           scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
           flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),

@@ -218,7 +218,8 @@ def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
     from oomdoctor.configs.entries import by_name
 
     entry = by_name(out.setup.extras.get("entry"))
-    if entry is not None and not entry.trl and c.field not in _TRAINER_FIELDS:
+    if entry is not None and not entry.trl and (c.field not in _TRAINER_FIELDS or (
+            entry.trainer_fields is not None and c.field not in entry.trainer_fields)):
         return _edit_entry(out, entry, c, final)
     v, f = c.after, c.field
     if f in ("micro_batch", "grad_accum", "eval_batch", "lora_rank"):
@@ -266,6 +267,8 @@ def _edit_entry(out: Out, entry: Any, c: Change, final: dict[str, Any]) -> None:
     known = entry.flags is not None
 
     def put(kind: str, value: Any, field_name: str | None = None) -> None:
+        if isinstance(value, bool) and entry.trainer_fields is not None:
+            return      # an argparse store_true switch takes no value: `--only_optimize_lora true` would not parse
         file, key = out.field_key(field_name) if field_name else (None, None)
         flag = key if key and file == out.setup.config_file else (entry.flag_for(kind) if known else None)
         if flag:
@@ -299,6 +302,10 @@ def _edit_entry(out: Out, entry: Any, c: Change, final: dict[str, Any]) -> None:
             put("q_lora", bool(v))
     elif f == "attention" and v == "fa2":
         put("flash", True)
+    elif f == "zero_stage" and "zero" in (entry.flags or {}).values():
+        put("zero", int(v), "zero_stage")
+    elif f == "precision" and v in ("bf16", "fp16") and "precision" in (entry.flags or {}).values():
+        put("precision", v, "precision")
 
 
 def _after(out: Out) -> str | None:

@@ -118,7 +118,8 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 #   seq (an int length), rank, alpha, targets, use_lora (bool: LoRA), q_lora (bool: 4-bit QLoRA),
 #   full (bool: full fine-tune), bits (4/8 quantised, 16/32 not), load4/load8 (bool), train_type (a word:
 #   full/lora/qlora/...), dtype (load dtype), flash (bool: FlashAttention-2), attn (attn_implementation),
-#   packing (bool: sequences packed to the length).
+#   packing (bool: sequences packed to the length), zero (DeepSpeed ZeRO stage), offload (bool: ZeRO
+#   offload of optimizer and, at stage 3, parameters to CPU), precision (the mixed-precision dtype word).
 
 
 @record
@@ -144,6 +145,8 @@ class Entry:
     version_hint: tuple[str, str] | None = None # (release, why): the entry point only exists up to it
     seq_flag: str | None = None                 # the flag its sequence length is written as
     precision_from_dtype: bool = False          # no --bf16/--fp16: autocast in the load dtype (ms-swift), bf16 unset
+    trainer_fields: tuple[str, ...] | None = None   # TrainingArguments fields its own (argparse) parser takes
+                                                # under the same names (None: all, an HfArgumentParser)
     needs_flags: tuple[str, ...] = ()           # a common script name (train.py) is this one only with one of these
 
     def flag_for(self, kind: str) -> str | None:
@@ -222,6 +225,14 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
     _method(b, doc, signals, defaults, entry)
     if "dtype" in signals and signals["dtype"][0]:
         b.set("load_dtype", signals["dtype"][0], doc.src(signals["dtype"][1]))
+    if "zero" in signals:
+        b.set("zero_stage", signals["zero"][0], doc.src(signals["zero"][1]))
+    if "offload" in signals and signals["offload"][0]:
+        b.set("offload_optimizer", True, doc.src(signals["offload"][1]))
+        if b.values.get("zero_stage") == 3:
+            b.set("offload_params", True, doc.src(signals["offload"][1]))
+    if "precision" in signals and signals["precision"][0]:
+        b.set("precision", signals["precision"][0], doc.src(signals["precision"][1]))
     if "packing" in signals:
         b.set("packing", bool(signals["packing"][0]), doc.src(signals["packing"][1]))
     elif "packing" in defaults:
@@ -239,6 +250,10 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
 def _conv_value(doc: Doc, name: str, kind: str) -> Any:
     if kind in ("seq", "rank", "micro", "total"):
         return doc.int_(name, minimum=1)
+    if kind == "zero":
+        return doc.int_(name, minimum=0, maximum=3)
+    if kind == "precision":
+        return _DTYPES.get((doc.str_(name) or "").lower())
     if kind == "model":
         return doc.str_(name)
     if kind == "alpha":
@@ -246,7 +261,7 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return None if value is None else (int(value) if value == int(value) else value)
     if kind == "bits":
         return doc.int_(name, minimum=1, maximum=64)
-    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing"):
+    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload"):
         return doc.bool_(name)
     if kind == "train_type":
         word = (doc.str_(name) or "").lower()
@@ -292,6 +307,10 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
         method, src = "qlora", bits[1]
     if method is None and "rank" in signals and implied:
         method, src = "lora", signals["rank"][1]
+    if method is None and "rank" in signals and signals["rank"][0] and entry is not None and \
+            entry.name == "deepspeed_chat" and "use_lora" in entry.flags.values():
+        # DeepSpeed-Chat adds LoRA layers for --lora_dim but trains every weight unless --only_optimize_lora.
+        b.note(msg("config.dschat_lora_full", where=doc.where(signals["rank"][1]), flag=signals["rank"][1]))
     if method is None:
         if "method" not in defaults:
             return

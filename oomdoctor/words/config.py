@@ -57,6 +57,13 @@ WORDS = {
     "config.kind.attn": ("the attention implementation", "注意力实现"),
     "config.kind.micro": ("the micro-batch size", "微批大小"),
     "config.kind.packing": ("sequence packing", "序列打包"),
+    "config.kind.zero": ("the DeepSpeed ZeRO stage", "DeepSpeed ZeRO 阶段"),
+    "config.kind.offload": ("ZeRO offload to CPU", "ZeRO 卸载到 CPU"),
+    "config.kind.precision": ("the mixed-precision dtype", "混合精度类型"),
+    "config.dschat_lora_full": ("{where}: --{flag} adds LoRA layers, but DeepSpeed-Chat still trains every weight "
+                                "unless --only_optimize_lora is given: read as a full fine-tune",
+                                "{where}：--{flag} 会加入 LoRA 层，但除非给出 --only_optimize_lora，DeepSpeed-Chat "
+                                "仍训练全部权重：按全参数微调读取"),
     # ---- DeepSpeed
     "config.ds_not_found": ("DeepSpeed config {ref} not found (looked beside {config} and in the current directory)",
                             "找不到 DeepSpeed 配置 {ref}（已在 {config} 同目录和当前目录查找）"),
