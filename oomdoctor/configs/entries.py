@@ -13,6 +13,9 @@ dataclasses, read from its repository:
 - DeepSpeed-Chat training/step*/main.py (deepspeedai/DeepSpeedExamples, argparse): max_seq_len 512, per-device
   batch 16, --dtype fp16 (or bf16), --zero_stage 0, --offload (optimizer, and parameters at stage 3, to CPU);
   --lora_dim adds LoRA layers but every weight still trains unless --only_optimize_lora;
+- MedicalGPT (shibing624/MedicalGPT training/*.py, HfArgumentParser): LoRA unless --use_peft False, lora_rank 8;
+  supervised_finetuning.py model_max_length 512; pretraining.py block_size 1024 with packing on;
+  dpo_training.py / orpo_training.py a pair as long as max_source_length 2048 + max_target_length 512;
 - HF examples run_clm*.py: --block_size, None = min(1024, the tokenizer's maximum);
 - Alpaca-LoRA finetune.py (tloen/alpaca-lora, fire flags): the base always loads in 8-bit under LoRA
   (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
@@ -42,6 +45,9 @@ _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "l
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
            "offload": "offload", "dtype": "precision"}
+_MEDICALGPT = {"model_max_length": "seq", "use_peft": "use_lora", "qlora": "q_lora", "lora_rank": "rank",
+               "lora_alpha": "alpha", "target_modules": "targets", "load_in_4bit": "load4", "load_in_8bit": "load8",
+               "torch_dtype": "dtype", "flash_attn": "flash"}
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
 
 ENTRIES: tuple[Entry, ...] = (
@@ -81,6 +87,20 @@ ENTRIES: tuple[Entry, ...] = (
           needs_flags=("zero_stage", "lora_dim", "only_optimize_lora", "data_split", "max_seq_len"),
           defaults=(("method", "full"), ("seq_len", 512), ("micro_batch", 16), ("precision", "fp16")),
           seq_flag="max_seq_len", trainer_fields=("micro_batch", "grad_accum", "eval_batch")),
+    Entry("medicalgpt_sft", "MedicalGPT supervised_finetuning.py", scripts=("supervised_finetuning.py",),
+          flags=_MEDICALGPT, needs_flags=("train_file_dir", "validation_file_dir"),
+          defaults=(("method", "lora"), ("seq_len", 512), ("lora_rank", 8), ("lora_alpha", 32)),
+          seq_flag="model_max_length"),
+    Entry("medicalgpt_pt", "MedicalGPT pretraining.py", scripts=("pretraining.py",),
+          flags={**_MEDICALGPT, "block_size": "seq", "packing": "packing"}, needs_flags=("train_file_dir", "validation_file_dir"),
+          defaults=(("method", "lora"), ("seq_len", 1024), ("lora_rank", 8), ("lora_alpha", 32), ("packing", True),
+                    ("stage", "pt")),
+          seq_flag="block_size"),
+    Entry("medicalgpt_pref", "MedicalGPT dpo_training.py", scripts=("dpo_training.py", "orpo_training.py"),
+          flags={**_MEDICALGPT, "max_source_length": "prompt", "max_target_length": "answer"},
+          needs_flags=("train_file_dir", "validation_file_dir"),
+          defaults=(("method", "lora"), ("prompt_len", 2048), ("answer_len", 512), ("lora_rank", 8), ("lora_alpha", 16),
+                    ("stage", "dpo"))),
     Entry("hf_examples", msg("config.entry.hf_examples"),
           scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
           flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),

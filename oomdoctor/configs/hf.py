@@ -148,6 +148,8 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             src = b.sources.get(field_name)
             if field_name in ("grad_ckpt", "attention", "precision") and (src is None or src.file is None):
                 b.default(field_name, value, entry.label)
+            elif field_name == "stage" and (src is None or src.file is None):
+                b.default("stage", value, entry.label)
         src = b.sources.get("precision")
         if entry.precision_from_dtype and (src is None or src.file is None):
             dtype = b.values.get("load_dtype")

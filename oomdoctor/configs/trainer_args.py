@@ -119,7 +119,8 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 #   full (bool: full fine-tune), bits (4/8 quantised, 16/32 not), load4/load8 (bool), train_type (a word:
 #   full/lora/qlora/...), dtype (load dtype), flash (bool: FlashAttention-2), attn (attn_implementation),
 #   packing (bool: sequences packed to the length), zero (DeepSpeed ZeRO stage), offload (bool: ZeRO
-#   offload of optimizer and, at stage 3, parameters to CPU), precision (the mixed-precision dtype word).
+#   offload of optimizer and, at stage 3, parameters to CPU), precision (the mixed-precision dtype word),
+#   prompt / answer (a sample is as long as the two together: MedicalGPT's source and target lengths).
 
 
 @record
@@ -220,6 +221,15 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         b.extras["total_batch"] = total[0]
     if "seq" in signals:
         b.set("seq_len", signals["seq"][0], doc.src(signals["seq"][1]))
+    elif "prompt" in signals or "answer" in signals or "prompt_len" in defaults:
+        # The prompt and the answer are truncated apart: a sample is as long as both together.
+        prompt = signals["prompt"][0] if "prompt" in signals else defaults.get("prompt_len", 0)
+        answer = signals["answer"][0] if "answer" in signals else defaults.get("answer_len", 0)
+        given = signals.get("prompt") or signals.get("answer")
+        if given is not None:
+            b.set("seq_len", prompt + answer, doc.src(given[1]))
+        else:
+            b.default("seq_len", prompt + answer, entry.label if entry is not None else None)
     elif "seq_len" in defaults:
         b.default("seq_len", defaults["seq_len"], entry.seq_flag if entry is not None else None)
     _method(b, doc, signals, defaults, entry)
@@ -248,7 +258,7 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
 
 
 def _conv_value(doc: Doc, name: str, kind: str) -> Any:
-    if kind in ("seq", "rank", "micro", "total"):
+    if kind in ("seq", "rank", "micro", "total", "prompt", "answer"):
         return doc.int_(name, minimum=1)
     if kind == "zero":
         return doc.int_(name, minimum=0, maximum=3)

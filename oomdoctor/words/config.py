@@ -60,6 +60,8 @@ WORDS = {
     "config.kind.zero": ("the DeepSpeed ZeRO stage", "DeepSpeed ZeRO 阶段"),
     "config.kind.offload": ("ZeRO offload to CPU", "ZeRO 卸载到 CPU"),
     "config.kind.precision": ("the mixed-precision dtype", "混合精度类型"),
+    "config.kind.prompt": ("the prompt length", "提示长度"),
+    "config.kind.answer": ("the answer length", "回答长度"),
     "config.dschat_lora_full": ("{where}: --{flag} adds LoRA layers, but DeepSpeed-Chat still trains every weight "
                                 "unless --only_optimize_lora is given: read as a full fine-tune",
                                 "{where}：--{flag} 会加入 LoRA 层，但除非给出 --only_optimize_lora，DeepSpeed-Chat "
