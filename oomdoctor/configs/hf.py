@@ -130,8 +130,11 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         if "method" not in b.values:
             b.default("method", "full")
     stage = doc.str_("stage")
+    grpo = trl and next((k for k in _GRPO_KEYS if doc.has(k)), None)
     if stage in ("sft", "dpo", "kto", "ppo", "rm", "pt"):
         b.set("stage", stage, doc.src("stage"))
+    elif grpo:
+        _read_grpo(b, doc, grpo)
     elif trl and (doc.has("beta") or doc.has("max_prompt_length")):
         b.default("stage", "dpo", msg("config.default.dpo_keys", keys="beta / max_prompt_length"))
     fields: dict[str, Any] = {"config_file": doc.path}
@@ -160,6 +163,27 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             else:
                 b.default("precision", precision, entry.label)
     return b.build(doc, **fields)
+
+
+# GRPOConfig's own keys: an online RL run, not a preference pair (open-r1 recipes/*/grpo/*.yaml).
+_GRPO_KEYS = ("num_generations", "max_completion_length", "reward_funcs", "use_vllm")
+
+
+def _read_grpo(b: Builder, doc: Doc, key: str) -> None:
+    """A GRPO run trains on one prompt + completion per sample (no chosen/rejected pair; the reference
+    model only with beta > 0, 0.0 by default): read as one sequence of max_prompt_length +
+    max_completion_length (512 each by default), said in a note."""
+    b.default("stage", "sft", msg("config.default.grpo_keys", keys=key))
+    if not (b.sources.get("seq_len") and b.sources["seq_len"].file and doc.has("max_length")):
+        prompt = doc.int_("max_prompt_length", minimum=1) or 512
+        completion = doc.int_("max_completion_length", minimum=1) or 512
+        where = "max_completion_length" if doc.has("max_completion_length") else (
+            "max_prompt_length" if doc.has("max_prompt_length") else None)
+        if where:
+            b.set("seq_len", prompt + completion, doc.src(where))
+        else:
+            b.default("seq_len", prompt + completion, "max_prompt_length + max_completion_length")
+    b.note(msg("config.trl_grpo", where=doc.where(key), tokens=b.values["seq_len"]))
 
 
 def _read_trl(b: Builder, doc: Doc, version: str) -> None:

@@ -172,6 +172,13 @@ WORDS = {
                                  "TrainingArguments 中没有序列长度，由脚本决定；按 {tokens} 估算"),
     "config.default.no_autocast": ("no bf16/fp16: no autocast", "未设置 bf16/fp16：不启用 autocast"),
     "config.default.dpo_keys": ("DPO keys ({keys}) present", "配置中有 DPO 特有的键：{keys}"),
+    "config.default.grpo_keys": ("GRPO keys ({keys}) present: one prompt + completion per sample",
+                                 "配置中有 GRPO 特有的键（{keys}）：每个样本一条提示 + 生成"),
+    "config.trl_grpo": ("{where}: a GRPO run, estimated as training on prompt + completion ({tokens} tokens) "
+                        "without a reference model; the memory of generating the completions (vLLM or "
+                        "model.generate) is not counted",
+                        "{where}：这是 GRPO 训练，按提示 + 生成（{tokens} 个 token）的训练、无参考模型估算；"
+                        "生成补全本身（vLLM 或 model.generate）占用的显存未计入"),
     "config.default.trl_grad_ckpt": ("gradient_checkpointing is on since TRL {version}",
                                      "TRL {version} 起 gradient_checkpointing 默认开启"),
     "config.default.trl_fp32_load": ("a model given by name loads in float32", "按名称给出的模型以 float32 加载"),
