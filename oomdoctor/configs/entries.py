@@ -16,6 +16,9 @@ dataclasses, read from its repository:
 - MedicalGPT (shibing624/MedicalGPT training/*.py, HfArgumentParser): LoRA unless --use_peft False, lora_rank 8;
   supervised_finetuning.py model_max_length 512; pretraining.py block_size 1024 with packing on;
   dpo_training.py / orpo_training.py a pair as long as max_source_length 2048 + max_target_length 512;
+- ChatGLM(2/3)-6B ptuning/main.py (THUDM): a sample is max_source_length 1024 + max_target_length 128 long;
+  --pre_seq_len is P-tuning v2 (frozen base, half precision), else a full fine-tune; --quantization_bit
+  quantises the base (ChatGLM's own kernels); gradient checkpointing always on;
 - HF examples run_clm*.py: --block_size, None = min(1024, the tokenizer's maximum);
 - Alpaca-LoRA finetune.py (tloen/alpaca-lora, fire flags): the base always loads in 8-bit under LoRA
   (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
@@ -48,6 +51,8 @@ _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_
 _MEDICALGPT = {"model_max_length": "seq", "use_peft": "use_lora", "qlora": "q_lora", "lora_rank": "rank",
                "lora_alpha": "alpha", "target_modules": "targets", "load_in_4bit": "load4", "load_in_8bit": "load8",
                "torch_dtype": "dtype", "flash_attn": "flash"}
+_CHATGLM = {"max_source_length": "prompt", "max_target_length": "answer", "quantization_bit": "bits",
+            "pre_seq_len": "prefix"}
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
 
 ENTRIES: tuple[Entry, ...] = (
@@ -101,6 +106,9 @@ ENTRIES: tuple[Entry, ...] = (
           needs_flags=("train_file_dir", "validation_file_dir"),
           defaults=(("method", "lora"), ("prompt_len", 2048), ("answer_len", 512), ("lora_rank", 8), ("lora_alpha", 16),
                     ("stage", "dpo"))),
+    Entry("chatglm_ptuning", "ChatGLM ptuning/main.py", scripts=("main.py",), flags=_CHATGLM,
+          needs_flags=("prompt_column", "response_column", "pre_seq_len", "max_source_length"),
+          defaults=(("method", "full"), ("prompt_len", 1024), ("answer_len", 128), ("grad_ckpt", True))),
     Entry("hf_examples", msg("config.entry.hf_examples"),
           scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
           flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),

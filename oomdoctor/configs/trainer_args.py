@@ -120,7 +120,8 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 #   full/lora/qlora/...), dtype (load dtype), flash (bool: FlashAttention-2), attn (attn_implementation),
 #   packing (bool: sequences packed to the length), zero (DeepSpeed ZeRO stage), offload (bool: ZeRO
 #   offload of optimizer and, at stage 3, parameters to CPU), precision (the mixed-precision dtype word),
-#   prompt / answer (a sample is as long as the two together: MedicalGPT's source and target lengths).
+#   prompt / answer (a sample is as long as the two together: MedicalGPT's source and target lengths),
+#   prefix (P-tuning v2 prefix length: a frozen base with a small trained prefix encoder).
 
 
 @record
@@ -258,7 +259,7 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
 
 
 def _conv_value(doc: Doc, name: str, kind: str) -> Any:
-    if kind in ("seq", "rank", "micro", "total", "prompt", "answer"):
+    if kind in ("seq", "rank", "micro", "total", "prompt", "answer", "prefix"):
         return doc.int_(name, minimum=1)
     if kind == "zero":
         return doc.int_(name, minimum=0, maximum=3)
@@ -299,6 +300,10 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
         method, src = signals["train_type"][0], signals["train_type"][1]
     elif "full" in signals and signals["full"][0]:
         method, src = "full", signals["full"][1]
+    elif "prefix" in signals:
+        # P-tuning v2 trains a prefix encoder only: estimated as a small adapter on the frozen base.
+        method, src = "lora", signals["prefix"][1]
+        b.note(msg("config.ptuning", where=doc.where(src), flag=src))
     elif "q_lora" in signals and signals["q_lora"][0]:
         method, src = "qlora", signals["q_lora"][1]
     elif "use_lora" in signals:
