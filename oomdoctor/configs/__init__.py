@@ -53,6 +53,8 @@ def classify(path: str) -> str:
         return "log"
     text = head.decode("utf-8", "replace")
     if is_script(path, text):
+        if low.endswith(_SCRIPT_EXT):
+            return "config"     # a .sh that trains nothing (inference, merging) is refused by name, not read as a log
         from oomdoctor.configs.entrypoints import find_training
         from oomdoctor.configs.shell import read_script
 
