@@ -26,6 +26,7 @@ dataclasses, read from its repository:
 - ms-swift `swift sft`: train_type (sft_type in 2.x) lora, lora_rank 8, lora_alpha 32, max_length 2048,
   per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x), --packing; without
   --bf16/--fp16 it autocasts in the load dtype (bf16 for bfloat16, else fp16; model_args _init_mixed_precision);
+  `swift rlhf --rlhf_type dpo|kto|orpo|cpo|simpo|rm|ppo` is that stage (grpo, gkd: one sequence per sample);
 - LLaMA-Factory, TRL (`trl sft`, alignment-handbook, open-r1), axolotl, torchtune: their own readers.
 """
 from __future__ import annotations
@@ -43,7 +44,8 @@ _CLA = {"max_seq_length": "seq", "block_size": "seq", "lora_rank": "rank", "lora
 _SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type", "sft_type": "train_type", "tuner_type": "train_type",
           "lora_rank": "rank", "lora_alpha": "alpha", "quant_bits": "bits", "quantization_bit": "bits",
           "torch_dtype": "dtype", "dtype": "dtype", "target_modules": "targets", "lora_target_modules": "targets",
-          "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing"}
+          "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing",
+          "rlhf_type": "stage"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",

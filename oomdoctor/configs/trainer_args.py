@@ -121,7 +121,8 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 #   packing (bool: sequences packed to the length), zero (DeepSpeed ZeRO stage), offload (bool: ZeRO
 #   offload of optimizer and, at stage 3, parameters to CPU), precision (the mixed-precision dtype word),
 #   prompt / answer (a sample is as long as the two together: MedicalGPT's source and target lengths),
-#   prefix (P-tuning v2 prefix length: a frozen base with a small trained prefix encoder).
+#   prefix (P-tuning v2 prefix length: a frozen base with a small trained prefix encoder), stage (the
+#   training kind as a word: dpo, kto, orpo, cpo, simpo, rm, ppo; grpo and gkd train one sequence: sft).
 
 
 @record
@@ -178,6 +179,8 @@ MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_p
 _TRAIN_TYPES = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "lora", "freeze": "freeze",
                 "longlora": "lora", "adalora": "lora", "lora_llm": "lora", "qalora": "qlora", "loraplus": "lora",
                 "vera": "lora", "pissa": "lora", "olora": "lora", "rslora": "lora", "llamapro": "freeze"}
+_STAGE_WORDS = {"dpo": "dpo", "kto": "kto", "orpo": "orpo", "cpo": "orpo", "simpo": "simpo", "rm": "rm", "ppo": "ppo",
+                "grpo": "sft", "gkd": "sft", "sft": "sft", "pt": "pt"}
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
            "float32": "fp32", "fp32": "fp32", "float": "fp32"}
 
@@ -236,6 +239,8 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
     _method(b, doc, signals, defaults, entry)
     if "dtype" in signals and signals["dtype"][0]:
         b.set("load_dtype", signals["dtype"][0], doc.src(signals["dtype"][1]))
+    if "stage" in signals:
+        b.set("stage", signals["stage"][0], doc.src(signals["stage"][1]))
     if "zero" in signals:
         b.set("zero_stage", signals["zero"][0], doc.src(signals["zero"][1]))
     if "offload" in signals and signals["offload"][0]:
@@ -287,6 +292,8 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return tuple(str(t) for t in items) or None
     if kind == "attn":
         return doc.str_(name)
+    if kind == "stage":
+        return _STAGE_WORDS.get((doc.str_(name) or "").lower())
     return None
 
 

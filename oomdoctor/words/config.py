@@ -62,6 +62,7 @@ WORDS = {
     "config.kind.precision": ("the mixed-precision dtype", "混合精度类型"),
     "config.kind.prompt": ("the prompt length", "提示长度"),
     "config.kind.prefix": ("the P-tuning prefix length", "P-tuning 前缀长度"),
+    "config.kind.stage": ("the training stage", "训练阶段"),
     "config.ptuning": ("{where}: --{flag} is P-tuning v2: only a prefix encoder trains, estimated as a small LoRA "
                        "adapter on the frozen base", "{where}：--{flag} 表示 P-tuning v2：只训练前缀编码器，"
                        "按冻结基座上的小型 LoRA 适配器估算"),
