@@ -122,7 +122,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("trl", msg("config.entry.trl"), trl=True, commands=(("trl", "sft"), ("trl", "dpo"), ("trl", "kto"), ("trl", "grpo")),
           modules=("trl.scripts.sft", "trl.scripts.dpo", "trl.commands.cli"), config_flag="config",
           scripts=("examples/scripts/sft.py", "examples/scripts/dpo.py", "trl/scripts/sft.py", "trl/scripts/dpo.py")),
-    Entry("alignment_handbook", "alignment-handbook run_sft.py", trl=True,
+    Entry("alignment_handbook", "alignment-handbook run_*.py", trl=True,
           scripts=("scripts/run_sft.py", "scripts/run_dpo.py", "scripts/run_orpo.py", "scripts/run_cpt.py", "run_sft.py",
                    "run_dpo.py"), config_positional=True),
     Entry("open_r1", "open-r1 sft.py", trl=True,
