@@ -98,6 +98,12 @@ def test_a_3000_deep_json_config_is_refused_with_a_line(tmp_path):
     ("tag.yaml", "model_name_or_path: x\nstage: !!int sft\n"),
     ("ds.json", '{"train_micro_batch_size_per_gpu": 1e400, "zero_optimization": {"stage": 2}}'),
     ("deep.json", '{"model_name_or_path": "m", "x": ' + "[" * 3000 + "]" * 3000 + "}"),
+    # InternLM/xtuner xtuner/configs/*.py: an mmengine Python config is named and refused, not read as a log
+    ("xtuner_qlora.py", "from mmengine.config import read_base\nmax_length = 2048\nbatch_size = 1  # per_device\n"
+                        "model = dict(type=SupervisedFinetune, llm=dict(load_in_4bit=True), lora=dict(r=64))\n"),
+    # modelscope/ms-swift examples/train/infer.sh: a launch script that trains nothing is named, not read as a log
+    ("infer.sh", "CUDA_VISIBLE_DEVICES=0 \\\nswift infer \\\n    --adapters output/vx-xxx/checkpoint-xxx \\\n"
+                 "    --stream true \\\n    --max_new_tokens 2048\n"),
 ])
 def test_the_cli_says_one_line_and_exits_2(tmp_path, capsys, name, text):
     path = _write(tmp_path, name, text)

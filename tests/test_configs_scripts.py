@@ -52,6 +52,18 @@ def test_what_needs_running_stays_unknown_with_its_reason():
                        "$RANDOM": "$RANDOM", "$((X+1))": "$((X+1))"}
 
 
+def test_a_variable_of_launcher_options_with_one_unknown_value_keeps_its_known_words():
+    # QwenLM/Qwen2 examples/sft/finetune.sh: GPUS_PER_NODE=$(python -c …), DISTRIBUTED_ARGS="--nproc_per_node
+    # $GPUS_PER_NODE --nnodes …", `torchrun $DISTRIBUTED_ARGS finetune.py`: finetune.py is still the script.
+    text = ('G=$(python -c "import torch; print(torch.cuda.device_count())")\nN=${NNODES:-1}\n'
+            'ARGS="\n    --nproc_per_node $G \\\n    --nnodes $N\n"\ntorchrun $ARGS finetune.py --use_lora False\n')
+    cmd = read_script(text, "t.sh").commands[0]
+    assert [w.text for w in cmd.words][:5] == ["torchrun", "--nproc_per_node", "$(python -c \"import torch; print("
+                                               "torch.cuda.device_count())\")", "--nnodes", "1"]
+    assert [w.known for w in cmd.words] == [True, True, False, True, True, True, True, True]
+    assert read_script('A="x $1"\nrun "$A"\n', "t.sh").commands[0].words[1].unknown == "$1"
+
+
 def test_a_prefix_assignment_is_that_commands_environment_only():
     sc = read_script("CUDA_VISIBLE_DEVICES=0,1 torchrun a.py\ntorchrun b.py\n", "t.sh")
     assert sc.commands[0].env["CUDA_VISIBLE_DEVICES"].text == "0,1"
@@ -195,6 +207,22 @@ def test_tune_run_with_a_config_and_overrides(tmp_path):
         ("torchtune", "lora", 16, 8, 8192, 2)
 
 
+def test_a_torchtune_configs_header_command_gives_recipe_and_gpus_and_a_launch_script_overrides_it(tmp_path):
+    # pytorch/torchtune recipes/configs/gemma2/9B_full.yaml: no FSDP key; the header says the recipe and GPUs.
+    header = ("# Config for multi-device full finetuning in full_finetune_distributed.py\n#\n"
+              "#   tune run --nnodes 1 --nproc_per_node 4 full_finetune_distributed --config gemma2/9B_full\n")
+    body = "model:\n  _component_: torchtune.models.gemma2.gemma2_9b\nbatch_size: 1\ndtype: bf16\n"
+    yaml_path = _write(tmp_path, "9B_full.yaml", header + body)
+    s = load_config(yaml_path)
+    assert (s.fsdp, s.n_gpus, s.sources["n_gpus"].line) == ("full_shard", 4, 3)
+    assert any("tune run full_finetune_distributed" in n for n in _notes(s))
+    s = load_config(_write(tmp_path, "run.sh", "tune run --nproc_per_node 8 full_finetune_distributed "
+                           "--config 9B_full.yaml\n"))
+    assert (s.fsdp, s.n_gpus) == ("full_shard", 8)
+    single = load_config(_write(tmp_path, "1B.yaml", "# tune run full_finetune_single_device --config x\n" + body))
+    assert (single.fsdp, single.n_gpus) == (None, 1)
+
+
 def test_accelerate_launch_with_its_config_and_a_trl_recipe(tmp_path):
     _write(tmp_path, "recipes/zero3.yaml", "compute_environment: LOCAL_MACHINE\ndistributed_type: DEEPSPEED\n"
            "deepspeed_config:\n  zero_stage: 3\n  offload_optimizer_device: none\nmixed_precision: bf16\n"
@@ -258,3 +286,20 @@ def test_a_known_scripts_own_flag_is_patched_and_an_unknown_one_is_never_added()
     assert key_for(custom, "attention") == (None, None)
     assert key_for(custom, "grad_ckpt") == (str(CUSTOM), "gradient_checkpointing")
     assert key_for(qwen, "seq_len") == (str(SCRIPTS / "qwen_finetune_lora_ds.sh"), "model_max_length")
+
+
+def test_deepspeed_chat_main_py_reads_its_own_argparse_flags_and_patches_only_what_it_takes():
+    # DeepSpeed-Chat step1 main.py: --zero_stage (from $2 with an `if` default), --dtype (fp16 unset), --offload,
+    # --lora_dim alone trains every weight, a bare --deepspeed is DeepSpeed's switch and no JSON.
+    full = load_config(str(SCRIPTS / "dschat_step1_lora_dim_full.sh"))
+    assert (full.method, full.zero_stage, full.precision, full.seq_len, full.deepspeed_file) == ("full", 3, "fp16", 1024,
+                                                                                                   None)
+    assert any("--only_optimize_lora" in n for n in _notes(full)) and not any("JSON" in n for n in _notes(full))
+    lora = load_config(str(SCRIPTS / "dschat_step1_only_optimize_lora.sh"))
+    assert (lora.method, lora.lora_rank, lora.precision) == ("lora", 32, "bf16")
+    edits = {e.key_path: e.value for e in edits_for(lora, [
+        Change("zero_stage", 0, 2), Change("precision", "bf16", "fp16"), Change("micro_batch", 4, 2),
+        Change("seq_len", 768, 512), Change("grad_ckpt", False, True), Change("offload_optimizer", False, True)])}
+    # store_true switches (--gradient_checkpointing, --offload) take no value: those stay advice
+    assert edits == {("zero_stage",): 2, ("dtype",): "fp16", ("per_device_train_batch_size",): 2,
+                     ("max_seq_len",): 512}

@@ -19,6 +19,7 @@ __all__ = ["classify", "load_config", "edits_for", "key_for", "setup_from_log", 
 _CONFIG_EXT = (".yaml", ".yml", ".json")
 _LOG_EXT = (".log", ".txt", ".out", ".err", ".jsonl", ".gz")
 _SCRIPT_EXT = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+_PYTHON_EXT = (".py",)          # xtuner / mmengine configs and training scripts: named, and refused
 _HEAD_BYTES = 64 * 1024
 _LOG_MARKERS = (b"Traceback (most recent call last)", b"out of memory", b"OutOfMemoryError", b"CUDA error")
 
@@ -45,11 +46,15 @@ def classify(path: str) -> str:
     low = path.lower()
     if path == "-" or low.endswith(_LOG_EXT):
         return "log"
+    if low.endswith(_PYTHON_EXT):
+        return "config"
     head = _head(path)
     if b"\0" in head[:8192]:
         return "log"
     text = head.decode("utf-8", "replace")
     if is_script(path, text):
+        if low.endswith(_SCRIPT_EXT):
+            return "config"     # a .sh that trains nothing (inference, merging) is refused by name, not read as a log
         from oomdoctor.configs.entrypoints import find_training
         from oomdoctor.configs.shell import read_script
 
@@ -95,6 +100,8 @@ def load_config(path: str, *, framework_version: str | None = None,
     from oomdoctor.configs._doc import parse_file, read_text
 
     text = read_text(path)
+    if path.lower().endswith(_PYTHON_EXT):
+        raise InputError(msg("config.python"), path)
     if is_script(path, text):
         from oomdoctor.configs.entrypoints import read_script_setup
 

@@ -174,7 +174,9 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
 
     attn = doc.str_("attn_implementation")
     if attn:
-        b.set("attention", _ATTN.get(attn.lower(), "sdpa"), doc.src("attn_implementation"))
+        # A hub kernel (kernels-community/vllm-flash-attn3, …/flash-attn3) is a FlashAttention too.
+        word = attn.lower()
+        b.set("attention", _ATTN.get(word, "fa2" if "flash" in word else "sdpa"), doc.src("attn_implementation"))
     elif doc.bool_("flash_attention"):
         b.set("attention", "fa2", doc.src("flash_attention"))
     elif doc.bool_("sdp_attention") or doc.bool_("xformers_attention") or doc.bool_("flex_attention"):
@@ -193,6 +195,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if val:
         b.set("do_eval", True, doc.src("val_set_size"))
     _fsdp(b, doc, fcfg)
+    _world(b, doc)
 
     b.keep(doc, ("num_epochs", "max_steps", "val_set_size", "lora_dropout", "lora_modules_to_save",
                  "activation_offloading", "layer_offloading", "lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel",
@@ -207,6 +210,26 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         if path:
             fields["deepspeed_file"] = path
     return b.build(doc, **fields)
+
+
+_PARALLEL = ("dp_shard_size", "dp_replicate_size", "tensor_parallel_size", "context_parallel_size",
+             "sequence_parallel_degree", "expert_parallel_size")
+
+
+def _world(b: Builder, doc: Doc) -> None:
+    """The GPUs the N-D parallel sizes take: axolotl fills the world with tensor × context × expert ×
+    FSDP-shard × replicate groups (utils/distributed.py _get_parallel_config_kwargs) and refuses a world
+    they do not fit, so their product is the least world size the config runs on (exactly it when
+    dp_shard_size is set)."""
+    sizes = {k: doc.int_(k, minimum=1) for k in _PARALLEL if doc.get(k) is not None}
+    if sizes.get("context_parallel_size") and sizes.get("sequence_parallel_degree"):
+        sizes.pop("sequence_parallel_degree")        # the old name of the same size
+    product = 1
+    for size in sizes.values():
+        product *= size or 1
+    if product > 1:
+        key = next(k for k in _PARALLEL if (sizes.get(k) or 1) > 1)
+        b.set("n_gpus", product, doc.src(key))
 
 
 def _fused_loss(b: Builder, doc: Doc) -> None:

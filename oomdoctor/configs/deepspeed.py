@@ -54,13 +54,16 @@ _BUCKET_KEYS = ("reduce_bucket_size", "allgather_bucket_size", "stage3_prefetch_
                 "stage3_param_persistence_threshold", "param_persistence_threshold", "stage3_max_live_parameters",
                 "max_live_parameters", "stage3_max_reuse_distance", "max_reuse_distance", "sub_group_size",
                 "overlap_comm", "contiguous_gradients", "round_robin_gradients")
-_STAGE_IN_NAME = re.compile(r"(?:zero|z|stage)[_-]?([0-3])(?![0-9])", re.I)
+# ds_zero2.json, zero3_offload.json, ds_z3_config.json, stage2.json; FastChat's deepspeed_config_s2.json / _s3.json
+_STAGE_IN_NAME = re.compile(r"(?:zero|z|stage|(?<![A-Za-z])s)[_-]?([0-3])(?![0-9])", re.I)
 
 
 def read_ref(b: Builder, doc: Doc, key: str, hf: dict[str, Any], model: str, *,
                        strict: bool = True) -> str | None:
     """Follow the DeepSpeed JSON a config names under `key`; the path found (None when only known
     by a shipped name or, for a script, not found at all)."""
+    if doc.get(key) is True or str(doc.get(key)).strip().lower() == "true":
+        return None     # a bare `--deepspeed`: DeepSpeed's own switch (deepspeed.add_config_arguments), no file
     ref = doc.str_(key)
     if not ref:
         return None

@@ -10,12 +10,23 @@ dataclasses, read from its repository:
   --q_lora bnb NF4, --flash_attn its own bool; train_mem.py patches in FlashAttention;
 - Chinese-LLaMA-Alpaca(-2) run_clm_*_with_peft.py: LoRA unless --full_finetuning, lora_rank 8,
   lora_alpha 32, max_seq_length 1024 (block_size for pretraining), --load_in_kbits 4/8 quantises;
+- DeepSpeed-Chat training/step*/main.py (deepspeedai/DeepSpeedExamples, argparse): max_seq_len 512, per-device
+  batch 16, --dtype fp16 (or bf16), --zero_stage 0, --offload (optimizer, and parameters at stage 3, to CPU);
+  --lora_dim adds LoRA layers but every weight still trains unless --only_optimize_lora;
+- MedicalGPT (shibing624/MedicalGPT training/*.py, HfArgumentParser): LoRA unless --use_peft False, lora_rank 8;
+  supervised_finetuning.py model_max_length 512; pretraining.py block_size 1024 with packing on;
+  dpo_training.py / orpo_training.py a pair as long as max_source_length 2048 + max_target_length 512;
+- ChatGLM(2/3)-6B ptuning/main.py (THUDM): a sample is max_source_length 1024 + max_target_length 128 long;
+  --pre_seq_len is P-tuning v2 (frozen base, half precision), else a full fine-tune; --quantization_bit
+  quantises the base (ChatGLM's own kernels); gradient checkpointing always on;
 - HF examples run_clm*.py: --block_size, None = min(1024, the tokenizer's maximum);
 - Alpaca-LoRA finetune.py (tloen/alpaca-lora, fire flags): the base always loads in 8-bit under LoRA
   (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
   --batch_size is the total batch: accumulation = batch_size // micro_batch_size // world size;
 - ms-swift `swift sft`: train_type (sft_type in 2.x) lora, lora_rank 8, lora_alpha 32, max_length 2048,
-  per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x);
+  per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x), --packing; without
+  --bf16/--fp16 it autocasts in the load dtype (bf16 for bfloat16, else fp16; model_args _init_mixed_precision);
+  `swift rlhf --rlhf_type dpo|kto|orpo|cpo|simpo|rm|ppo` is that stage (grpo, gkd: one sequence per sample);
 - LLaMA-Factory, TRL (`trl sft`, alignment-handbook, open-r1), axolotl, torchtune: their own readers.
 """
 from __future__ import annotations
@@ -33,9 +44,17 @@ _CLA = {"max_seq_length": "seq", "block_size": "seq", "lora_rank": "rank", "lora
 _SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type", "sft_type": "train_type", "tuner_type": "train_type",
           "lora_rank": "rank", "lora_alpha": "alpha", "quant_bits": "bits", "quantization_bit": "bits",
           "torch_dtype": "dtype", "dtype": "dtype", "target_modules": "targets", "lora_target_modules": "targets",
-          "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro"}
+          "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing",
+          "rlhf_type": "stage"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
+_DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
+           "offload": "offload", "dtype": "precision"}
+_MEDICALGPT = {"model_max_length": "seq", "use_peft": "use_lora", "qlora": "q_lora", "lora_rank": "rank",
+               "lora_alpha": "alpha", "target_modules": "targets", "load_in_4bit": "load4", "load_in_8bit": "load8",
+               "torch_dtype": "dtype", "flash_attn": "flash"}
+_CHATGLM = {"max_source_length": "prompt", "max_target_length": "answer", "quantization_bit": "bits",
+            "pre_seq_len": "prefix"}
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
 
 ENTRIES: tuple[Entry, ...] = (
@@ -71,6 +90,27 @@ ENTRIES: tuple[Entry, ...] = (
           defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 256), ("lora_rank", 8), ("lora_alpha", 16),
                     ("micro_batch", 4), ("total_batch", 128), ("precision", "fp16"), ("grad_ckpt", True)),
           seq_flag="cutoff_len"),
+    Entry("deepspeed_chat", "DeepSpeed-Chat main.py", scripts=("main.py",), flags=_DSCHAT,
+          needs_flags=("zero_stage", "lora_dim", "only_optimize_lora", "data_split", "max_seq_len"),
+          defaults=(("method", "full"), ("seq_len", 512), ("micro_batch", 16), ("precision", "fp16")),
+          seq_flag="max_seq_len", trainer_fields=("micro_batch", "grad_accum", "eval_batch")),
+    Entry("medicalgpt_sft", "MedicalGPT supervised_finetuning.py", scripts=("supervised_finetuning.py",),
+          flags=_MEDICALGPT, needs_flags=("train_file_dir", "validation_file_dir"),
+          defaults=(("method", "lora"), ("seq_len", 512), ("lora_rank", 8), ("lora_alpha", 32)),
+          seq_flag="model_max_length"),
+    Entry("medicalgpt_pt", "MedicalGPT pretraining.py", scripts=("pretraining.py",),
+          flags={**_MEDICALGPT, "block_size": "seq", "packing": "packing"}, needs_flags=("train_file_dir", "validation_file_dir"),
+          defaults=(("method", "lora"), ("seq_len", 1024), ("lora_rank", 8), ("lora_alpha", 32), ("packing", True),
+                    ("stage", "pt")),
+          seq_flag="block_size"),
+    Entry("medicalgpt_pref", "MedicalGPT dpo_training.py", scripts=("dpo_training.py", "orpo_training.py"),
+          flags={**_MEDICALGPT, "max_source_length": "prompt", "max_target_length": "answer"},
+          needs_flags=("train_file_dir", "validation_file_dir"),
+          defaults=(("method", "lora"), ("prompt_len", 2048), ("answer_len", 512), ("lora_rank", 8), ("lora_alpha", 16),
+                    ("stage", "dpo"))),
+    Entry("chatglm_ptuning", "ChatGLM ptuning/main.py", scripts=("main.py",), flags=_CHATGLM,
+          needs_flags=("prompt_column", "response_column", "pre_seq_len", "max_source_length"),
+          defaults=(("method", "full"), ("prompt_len", 1024), ("answer_len", 128), ("grad_ckpt", True))),
     Entry("hf_examples", msg("config.entry.hf_examples"),
           scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
           flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),
@@ -82,7 +122,7 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("trl", msg("config.entry.trl"), trl=True, commands=(("trl", "sft"), ("trl", "dpo"), ("trl", "kto"), ("trl", "grpo")),
           modules=("trl.scripts.sft", "trl.scripts.dpo", "trl.commands.cli"), config_flag="config",
           scripts=("examples/scripts/sft.py", "examples/scripts/dpo.py", "trl/scripts/sft.py", "trl/scripts/dpo.py")),
-    Entry("alignment_handbook", "alignment-handbook run_sft.py", trl=True,
+    Entry("alignment_handbook", "alignment-handbook run_*.py", trl=True,
           scripts=("scripts/run_sft.py", "scripts/run_dpo.py", "scripts/run_orpo.py", "scripts/run_cpt.py", "run_sft.py",
                    "run_dpo.py"), config_positional=True),
     Entry("open_r1", "open-r1 sft.py", trl=True,
@@ -92,7 +132,7 @@ ENTRIES: tuple[Entry, ...] = (
           scripts=("swift/cli/sft.py", "llm_sft.py"),
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
                     ("grad_ckpt", True), ("quant_bits", 4)),
-          seq_flag="max_length"),
+          seq_flag="max_length", precision_from_dtype=True),
     Entry("axolotl", "axolotl train", reader="axolotl", commands=(("axolotl", "train"),),
           modules=("axolotl.cli.train",), config_positional=True),
     Entry("torchtune", "tune run", reader="torchtune", commands=(("tune", "run"),), config_flag="config",

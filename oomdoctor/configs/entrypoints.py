@@ -467,6 +467,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         reason = msg("config.why.script_config", entry=entry.label, line=inv.command.line, config=config, why=why)
         setup = registry.read_doc(cdoc, name, reason, framework_version=framework_version, log_versions=log_versions,
                                   entry=entry if name in ("hf", "firefly") else None, hint=hint)
+        setup = _stage_of_script(setup, inv, path)
     else:
         if "__unknown_model__" in doc.data:
             key = doc.data.pop("__unknown_model__")
@@ -482,6 +483,27 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
                                   entry=entry if name in ("hf", "firefly") else None, hint=hint)
         setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
     return _with_launch(setup, inv, path)
+
+
+# TRL recipe scripts whose trainer the config file does not name (alignment-handbook scripts/run_orpo.py,
+# open-r1 grpo.py): the stage the script trains, over a guess from the config's keys.
+_SCRIPT_STAGES = (("orpo", "orpo"), ("simpo", "simpo"), ("cpo", "orpo"), ("kto", "kto"), ("dpo", "dpo"),
+                  ("grpo", "sft"), ("sft", "sft"))
+
+
+def _stage_of_script(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
+    if not inv.entry.trl or inv.target is None or not inv.target.known:
+        return setup
+    src = setup.sources.get("stage")
+    if src is not None and src.file and src.key == "stage":
+        return setup
+    name = os.path.basename(inv.target.text.replace("\\", "/")).lower()
+    stage = next((st for word, st in _SCRIPT_STAGES if word in name.removesuffix(".py").split("_")
+                  or name.removesuffix(".py") == word), None)
+    if stage is None or stage == setup.stage:
+        return setup
+    return replace(setup, stage=stage, sources={**setup.sources, "stage": Source(file=path, key=inv.target.text,
+                                                                                 line=inv.command.line)})
 
 
 def _generic_reader(doc: Doc) -> tuple[str, Msg | None]:

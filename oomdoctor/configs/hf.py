@@ -130,8 +130,11 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         if "method" not in b.values:
             b.default("method", "full")
     stage = doc.str_("stage")
+    grpo = trl and next((k for k in _GRPO_KEYS if doc.has(k)), None)
     if stage in ("sft", "dpo", "kto", "ppo", "rm", "pt"):
         b.set("stage", stage, doc.src("stage"))
+    elif grpo:
+        _read_grpo(b, doc, grpo)
     elif trl and (doc.has("beta") or doc.has("max_prompt_length")):
         b.default("stage", "dpo", msg("config.default.dpo_keys", keys="beta / max_prompt_length"))
     fields: dict[str, Any] = {"config_file": doc.path}
@@ -148,7 +151,39 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             src = b.sources.get(field_name)
             if field_name in ("grad_ckpt", "attention", "precision") and (src is None or src.file is None):
                 b.default(field_name, value, entry.label)
+            elif field_name == "stage" and (src is None or src.file is None):
+                b.default("stage", value, entry.label)
+        src = b.sources.get("precision")
+        if entry.precision_from_dtype and (src is None or src.file is None):
+            dtype = b.values.get("load_dtype")
+            where = b.sources.get("load_dtype")
+            precision = "bf16" if dtype in (None, "bf16") else "fp16"
+            if where is not None and where.file:
+                b.set("precision", precision, where)
+            else:
+                b.default("precision", precision, entry.label)
     return b.build(doc, **fields)
+
+
+# GRPOConfig's own keys: an online RL run, not a preference pair (open-r1 recipes/*/grpo/*.yaml).
+_GRPO_KEYS = ("num_generations", "max_completion_length", "reward_funcs", "use_vllm")
+
+
+def _read_grpo(b: Builder, doc: Doc, key: str) -> None:
+    """A GRPO run trains on one prompt + completion per sample (no chosen/rejected pair; the reference
+    model only with beta > 0, 0.0 by default): read as one sequence of max_prompt_length +
+    max_completion_length (512 each by default), said in a note."""
+    b.default("stage", "sft", msg("config.default.grpo_keys", keys=key))
+    if not (b.sources.get("seq_len") and b.sources["seq_len"].file and doc.has("max_length")):
+        prompt = doc.int_("max_prompt_length", minimum=1) or 512
+        completion = doc.int_("max_completion_length", minimum=1) or 512
+        where = "max_completion_length" if doc.has("max_completion_length") else (
+            "max_prompt_length" if doc.has("max_prompt_length") else None)
+        if where:
+            b.set("seq_len", prompt + completion, doc.src(where))
+        else:
+            b.default("seq_len", prompt + completion, "max_prompt_length + max_completion_length")
+    b.note(msg("config.trl_grpo", where=doc.where(key), tokens=b.values["seq_len"]))
 
 
 def _read_trl(b: Builder, doc: Doc, version: str) -> None:
@@ -194,7 +229,8 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
         b.default("load_dtype", "fp32", msg("config.default.trl_fp32_load"))
     akey = next((k for k in ("attn_implementation", "model_init_kwargs.attn_implementation") if doc.get(k)), None)
     if akey and doc.str_(akey):
-        b.set("attention", ATTN.get(doc.str_(akey).lower(), "sdpa"), doc.src(akey))
+        word = doc.str_(akey).lower()
+        b.set("attention", ATTN.get(word, "fa2" if "flash" in word else "sdpa"), doc.src(akey))
     loss = (doc.str_("loss_type") or "").lower()
     if loss == "chunked_nll":
         b.set("fused_ce", True, doc.src("loss_type"))
@@ -208,7 +244,8 @@ def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
     from oomdoctor.configs.entries import by_name
 
     entry = by_name(out.setup.extras.get("entry"))
-    if entry is not None and not entry.trl and c.field not in _TRAINER_FIELDS:
+    if entry is not None and not entry.trl and (c.field not in _TRAINER_FIELDS or (
+            entry.trainer_fields is not None and c.field not in entry.trainer_fields)):
         return _edit_entry(out, entry, c, final)
     v, f = c.after, c.field
     if f in ("micro_batch", "grad_accum", "eval_batch", "lora_rank"):
@@ -256,6 +293,8 @@ def _edit_entry(out: Out, entry: Any, c: Change, final: dict[str, Any]) -> None:
     known = entry.flags is not None
 
     def put(kind: str, value: Any, field_name: str | None = None) -> None:
+        if isinstance(value, bool) and entry.trainer_fields is not None:
+            return      # an argparse store_true switch takes no value: `--only_optimize_lora true` would not parse
         file, key = out.field_key(field_name) if field_name else (None, None)
         flag = key if key and file == out.setup.config_file else (entry.flag_for(kind) if known else None)
         if flag:
@@ -289,6 +328,10 @@ def _edit_entry(out: Out, entry: Any, c: Change, final: dict[str, Any]) -> None:
             put("q_lora", bool(v))
     elif f == "attention" and v == "fa2":
         put("flash", True)
+    elif f == "zero_stage" and "zero" in (entry.flags or {}).values():
+        put("zero", int(v), "zero_stage")
+    elif f == "precision" and v in ("bf16", "fp16") and "precision" in (entry.flags or {}).values():
+        put("precision", v, "precision")
 
 
 def _after(out: Out) -> str | None:

@@ -285,6 +285,9 @@ def _matching(s: str, i: int, open_: str, close: str) -> int:
 class _Val:
     text: str
     unknown: str | None = None
+    # A value with known and unknown parts (`A="--nproc_per_node $(nvidia-smi …) --nnodes 1"`): the
+    # (text, why unknown) pieces, so that splitting it unquoted still gives its known words.
+    pieces: tuple[tuple[str, str | None], ...] = ()
 
 
 class _Expander:
@@ -293,47 +296,70 @@ class _Expander:
         self.script = script_path
 
     def fields(self, parts: tuple, raw: str) -> list[_Val]:
-        """The fields a word expands to (unquoted expansions split on blanks). A word with an unknown
-        part is one unknown field, shown as written."""
-        values = [(kind, quoted, self.part(kind, payload)) for kind, payload, quoted in parts]
-        unknown = next((v.unknown for _, _, v in values if v.unknown), None)
-        if unknown:
-            return [_Val(raw, unknown)]
-        fields: list[str] = []
+        """The fields a word expands to (unquoted expansions split on blanks). A field with an unknown
+        part is unknown, shown as written; the known words of a partly unknown unquoted expansion
+        (a variable holding launcher options, one of them computed at run time) stay known."""
+        # (text, why unknown, split on blanks) segments, in order
+        segments: list[tuple[str, str | None, bool]] = []
+        for kind, payload, quoted in parts:
+            val = self.part(kind, payload)
+            splits = kind != "lit" and not quoted
+            if val.pieces and splits:
+                segments.extend((t, why, why is None) for t, why in val.pieces)
+            elif val.unknown:
+                segments.append((val.text or val.unknown, val.unknown, False))
+            else:
+                segments.append((val.text, None, splits))
+        if not any(why for _, why, _ in segments):
+            pass
+        elif not any(why is None and split for _, why, split in segments):
+            return [_Val(raw, next(why for _, why, _ in segments if why))]
+        fields: list[_Val] = []
         cur: list[str] | None = None
-        for kind, quoted, val in values:
-            if kind == "lit" or quoted:
-                cur = (cur or []) + [val.text]
+        why_cur: str | None = None
+
+        def close() -> None:
+            nonlocal cur, why_cur
+            if cur is not None:
+                fields.append(_Val("".join(cur), why_cur))
+            cur, why_cur = None, None
+
+        for text, why, split in segments:
+            if not split:
+                cur = (cur or []) + [text]
+                why_cur = why_cur or why
                 continue
-            text = val.text
             pieces = text.split()
             if not pieces:
                 if text and cur is not None:
-                    fields.append("".join(cur))
-                    cur = None
+                    close()
                 continue
-            if text[0].isspace() and cur is not None:
-                fields.append("".join(cur))
-                cur = None
+            if text[0].isspace():
+                close()
             cur = (cur or []) + [pieces[0]]
             for piece in pieces[1:]:
-                fields.append("".join(cur))
+                close()
                 cur = [piece]
             if text[-1].isspace():
-                fields.append("".join(cur))
-                cur = None
-        if cur is not None:
-            fields.append("".join(cur))
-        return [_Val(f) for f in fields]
+                close()
+        close()
+        return fields
 
     def text(self, parts: tuple, raw: str) -> _Val:
         """A word expanded without splitting (an assignment's value)."""
         texts: list[str] = []
+        pieces: list[tuple[str, str | None]] = []
+        unknown = None
         for kind, payload, _quoted in parts:
             val = self.part(kind, payload)
-            if val.unknown:
-                return _Val(raw, val.unknown)
+            if val.pieces:
+                pieces.extend(val.pieces)
+            else:
+                pieces.append((val.text or val.unknown or "", val.unknown) if val.unknown else (val.text, None))
+            unknown = unknown or val.unknown
             texts.append(val.text)
+        if unknown:
+            return _Val(raw, unknown, tuple(pieces) if len(raw) <= _MAX_EXPANSION else ())
         value = "".join(texts)
         return _Val(value[:_MAX_EXPANSION])
 

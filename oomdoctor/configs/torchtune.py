@@ -17,7 +17,7 @@ from typing import Any
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
 from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
-from oomdoctor.facts import Change, Msg, TrainingSetup, msg
+from oomdoctor.facts import Change, Msg, Source, TrainingSetup, msg
 
 NAME = "torchtune"
 FRAMEWORK = "torchtune"
@@ -207,13 +207,21 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
 
     # Distributed recipes shard with FSDP2 (full_finetune_distributed / lora_finetune_distributed).
     distributed = any(doc.has(k) for k in ("fsdp_cpu_offload", "custom_sharded_layers", "fsdp_reshard_after_forward"))
+    run = _run_comment(doc.path) if doc.kind == "yaml" else None
     if distributed:
         reshard = doc.bool_("fsdp_reshard_after_forward")
         b.set("fsdp", "shard_grad_op" if reshard is False else "full_shard",
               doc.src(next(k for k in ("fsdp_reshard_after_forward", "custom_sharded_layers", "fsdp_cpu_offload") if doc.has(k))))
         b.extras["recipe"] = "distributed"
+    elif run is not None and _distributed(run[1]):
+        # No FSDP key, but the config's own header says it runs with a distributed recipe (FSDP2).
+        b.set("fsdp", "full_shard", Source(file=doc.path, key="tune run", line=run[0]))
+        b.extras["recipe"] = "distributed"
     else:
         b.extras["recipe"] = "single_device"
+    if run is not None and run[2] and _distributed(run[1]):
+        b.set("n_gpus", run[2], Source(file=doc.path, key="tune run --nproc_per_node", line=run[0]))
+        b.note(msg("config.torchtune_header", where=f"{doc.path}:{run[0]}", recipe=run[1], n=run[2]))
     off = doc.bool_("fsdp_cpu_offload")
     if off:
         b.set("offload_params", True, doc.src("fsdp_cpu_offload"))
@@ -264,3 +272,64 @@ def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
         out.put("optimizer._component_", _TT_OPTIM.get(v, v))
     elif f in ("offload_params", "offload_optimizer") and s.fsdp:
         out.put_key(KEYS["offload_params"], bool(v))
+
+
+_HEAD_BYTES = 16 * 1024
+_TUNE_RUN = re.compile(r"^\s*#\s*(?:\$\s*)?tune\s+run\s+(.*)$")
+_RECIPE_IN = re.compile(r"^\s*#.*\bin\s+([A-Za-z0-9_/]+)\.py\b")       # "# Config for … in lora_finetune_distributed.py"
+_NEEDS_GPUS = re.compile(r"^\s*#.*\bneeds\s+(\d{1,3})\s+GPUs\b")         # "# This config needs 8 GPUs to run"
+
+
+def _distributed(recipe: str) -> bool:
+    """lora_finetune_distributed, full_finetune_distributed, …_distributed_multi_dataset, lora_finetune_fsdp2."""
+    return "distributed" in recipe or "fsdp" in recipe
+
+
+def _run_comment(path: str) -> tuple[int, str, int | None] | None:
+    """(line, recipe, GPUs) the config's header comment documents: its `tune run … <recipe> --config …`
+    command, else the recipe its first line names ("Config for … in <recipe>.py") and a "needs N GPUs";
+    torchtune's shipped configs say how they are run there. None when the header names no recipe."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(_HEAD_BYTES).decode("utf-8", "replace")
+    except OSError:
+        return None
+    named: tuple[int, str] | None = None
+    needs: int | None = None
+    for number, line in enumerate(head.splitlines(), 1):
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break                               # the header ends at the first key
+        m = _TUNE_RUN.match(line)
+        if m:
+            run = _tune_run(m.group(1), number)
+            if run is not None:
+                return run
+            continue
+        m = _RECIPE_IN.match(line)
+        if m and named is None:
+            named = (number, os.path.basename(m.group(1)))
+        m = _NEEDS_GPUS.match(line)
+        if m and int(m.group(1)) > 0:
+            needs = int(m.group(1))
+    return (named[0], named[1], needs) if named is not None else None
+
+
+def _tune_run(rest: str, number: int) -> tuple[int, str, int | None] | None:
+    words = rest.split()
+    options: dict[str, str] = {}
+    i = 0
+    while i < len(words) and words[i].startswith("-"):
+        name, _, value = words[i].partition("=")
+        if not value and i + 1 < len(words):
+            value = words[i + 1]
+            i += 1
+        options[name.replace("-", "_")] = value
+        i += 1
+    if i >= len(words) or not re.fullmatch(r"[A-Za-z0-9_./-]+", words[i]):
+        return None
+    per = options.get("__nproc_per_node", "")
+    nodes = options.get("__nnodes", "1").split(":")[-1]
+    gpus = int(per) * (int(nodes) if nodes.isdigit() and int(nodes) > 0 else 1) if per.isdigit() and \
+        0 < int(per) < 1 << 12 else None
+    return number, os.path.basename(words[i]).removesuffix(".py"), gpus

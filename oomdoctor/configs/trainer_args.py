@@ -117,7 +117,12 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 # How a flag of a script's own dataclasses maps onto the setup. Kinds:
 #   seq (an int length), rank, alpha, targets, use_lora (bool: LoRA), q_lora (bool: 4-bit QLoRA),
 #   full (bool: full fine-tune), bits (4/8 quantised, 16/32 not), load4/load8 (bool), train_type (a word:
-#   full/lora/qlora/...), dtype (load dtype), flash (bool: FlashAttention-2), attn (attn_implementation).
+#   full/lora/qlora/...), dtype (load dtype), flash (bool: FlashAttention-2), attn (attn_implementation),
+#   packing (bool: sequences packed to the length), zero (DeepSpeed ZeRO stage), offload (bool: ZeRO
+#   offload of optimizer and, at stage 3, parameters to CPU), precision (the mixed-precision dtype word),
+#   prompt / answer (a sample is as long as the two together: MedicalGPT's source and target lengths),
+#   prefix (P-tuning v2 prefix length: a frozen base with a small trained prefix encoder), stage (the
+#   training kind as a word: dpo, kto, orpo, cpo, simpo, rm, ppo; grpo and gkd train one sequence: sft).
 
 
 @record
@@ -142,6 +147,9 @@ class Entry:
     overrides: bool = False                     # `key=value` words after the config override it
     version_hint: tuple[str, str] | None = None # (release, why): the entry point only exists up to it
     seq_flag: str | None = None                 # the flag its sequence length is written as
+    precision_from_dtype: bool = False          # no --bf16/--fp16: autocast in the load dtype (ms-swift), bf16 unset
+    trainer_fields: tuple[str, ...] | None = None   # TrainingArguments fields its own (argparse) parser takes
+                                                # under the same names (None: all, an HfArgumentParser)
     needs_flags: tuple[str, ...] = ()           # a common script name (train.py) is this one only with one of these
 
     def flag_for(self, kind: str) -> str | None:
@@ -171,6 +179,8 @@ MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_p
 _TRAIN_TYPES = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "lora", "freeze": "freeze",
                 "longlora": "lora", "adalora": "lora", "lora_llm": "lora", "qalora": "qlora", "loraplus": "lora",
                 "vera": "lora", "pissa": "lora", "olora": "lora", "rslora": "lora", "llamapro": "freeze"}
+_STAGE_WORDS = {"dpo": "dpo", "kto": "kto", "orpo": "orpo", "cpo": "orpo", "simpo": "simpo", "rm": "rm", "ppo": "ppo",
+                "grpo": "sft", "gkd": "sft", "sft": "sft", "pt": "pt"}
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
            "float32": "fp32", "fp32": "fp32", "float": "fp32"}
 
@@ -215,11 +225,34 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         b.extras["total_batch"] = total[0]
     if "seq" in signals:
         b.set("seq_len", signals["seq"][0], doc.src(signals["seq"][1]))
+    elif "prompt" in signals or "answer" in signals or "prompt_len" in defaults:
+        # The prompt and the answer are truncated apart: a sample is as long as both together.
+        prompt = signals["prompt"][0] if "prompt" in signals else defaults.get("prompt_len", 0)
+        answer = signals["answer"][0] if "answer" in signals else defaults.get("answer_len", 0)
+        given = signals.get("prompt") or signals.get("answer")
+        if given is not None:
+            b.set("seq_len", prompt + answer, doc.src(given[1]))
+        else:
+            b.default("seq_len", prompt + answer, entry.label if entry is not None else None)
     elif "seq_len" in defaults:
         b.default("seq_len", defaults["seq_len"], entry.seq_flag if entry is not None else None)
     _method(b, doc, signals, defaults, entry)
     if "dtype" in signals and signals["dtype"][0]:
         b.set("load_dtype", signals["dtype"][0], doc.src(signals["dtype"][1]))
+    if "stage" in signals:
+        b.set("stage", signals["stage"][0], doc.src(signals["stage"][1]))
+    if "zero" in signals:
+        b.set("zero_stage", signals["zero"][0], doc.src(signals["zero"][1]))
+    if "offload" in signals and signals["offload"][0]:
+        b.set("offload_optimizer", True, doc.src(signals["offload"][1]))
+        if b.values.get("zero_stage") == 3:
+            b.set("offload_params", True, doc.src(signals["offload"][1]))
+    if "precision" in signals and signals["precision"][0]:
+        b.set("precision", signals["precision"][0], doc.src(signals["precision"][1]))
+    if "packing" in signals:
+        b.set("packing", bool(signals["packing"][0]), doc.src(signals["packing"][1]))
+    elif "packing" in defaults:
+        b.default("packing", defaults["packing"], entry.label if entry is not None else None)
     if "flash" in signals and signals["flash"][0]:
         b.set("attention", "fa2", doc.src(signals["flash"][1]))
     elif "attn" in signals:
@@ -231,8 +264,12 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
 
 
 def _conv_value(doc: Doc, name: str, kind: str) -> Any:
-    if kind in ("seq", "rank", "micro", "total"):
+    if kind in ("seq", "rank", "micro", "total", "prompt", "answer", "prefix"):
         return doc.int_(name, minimum=1)
+    if kind == "zero":
+        return doc.int_(name, minimum=0, maximum=3)
+    if kind == "precision":
+        return _DTYPES.get((doc.str_(name) or "").lower())
     if kind == "model":
         return doc.str_(name)
     if kind == "alpha":
@@ -240,7 +277,7 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return None if value is None else (int(value) if value == int(value) else value)
     if kind == "bits":
         return doc.int_(name, minimum=1, maximum=64)
-    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash"):
+    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload"):
         return doc.bool_(name)
     if kind == "train_type":
         word = (doc.str_(name) or "").lower()
@@ -255,6 +292,8 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return tuple(str(t) for t in items) or None
     if kind == "attn":
         return doc.str_(name)
+    if kind == "stage":
+        return _STAGE_WORDS.get((doc.str_(name) or "").lower())
     return None
 
 
@@ -268,6 +307,10 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
         method, src = signals["train_type"][0], signals["train_type"][1]
     elif "full" in signals and signals["full"][0]:
         method, src = "full", signals["full"][1]
+    elif "prefix" in signals:
+        # P-tuning v2 trains a prefix encoder only: estimated as a small adapter on the frozen base.
+        method, src = "lora", signals["prefix"][1]
+        b.note(msg("config.ptuning", where=doc.where(src), flag=src))
     elif "q_lora" in signals and signals["q_lora"][0]:
         method, src = "qlora", signals["q_lora"][1]
     elif "use_lora" in signals:
@@ -286,6 +329,10 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
         method, src = "qlora", bits[1]
     if method is None and "rank" in signals and implied:
         method, src = "lora", signals["rank"][1]
+    if method is None and "rank" in signals and signals["rank"][0] and entry is not None and \
+            entry.name == "deepspeed_chat" and "use_lora" in entry.flags.values():
+        # DeepSpeed-Chat adds LoRA layers for --lora_dim but trains every weight unless --only_optimize_lora.
+        b.note(msg("config.dschat_lora_full", where=doc.where(signals["rank"][1]), flag=signals["rank"][1]))
     if method is None:
         if "method" not in defaults:
             return

@@ -18,6 +18,14 @@ WORDS = {
         "or a launch script",
         "不是 oomdoctor 认识的训练配置：应为 LLaMA-Factory（model_name_or_path + stage/finetuning_type）、"
         "HF/TRL TrainingArguments、axolotl（base_model）、torchtune recipe、accelerate 配置、DeepSpeed JSON 或启动脚本"),
+    "config.python": ("a Python file: Python configs (xtuner, mmengine) and training scripts are not read; give the "
+                      "YAML/JSON config or the shell script that launches the training",
+                      "这是 Python 文件：不读取 Python 配置（xtuner、mmengine）和训练脚本；请给出 YAML/JSON 配置或启动训练的 "
+                      "shell 脚本"),
+    "config.torchtune_header": ("{where}: the config's header runs it as `tune run {recipe}` on {n} GPUs; read "
+                                "that as the GPU count (--gpus changes it)",
+                                "{where}：配置文件开头的注释以 `tune run {recipe}` 在 {n} 张 GPU 上运行；按此读取 GPU 数"
+                                "（可用 --gpus 修改）"),
     "config.lf_v1": ("LLaMA-Factory v1 configs (model: / peft_config: / dist_config:) are not supported yet; "
                      "use the classic flat YAML with model_name_or_path",
                      "暂不支持 LLaMA-Factory v1 格式（model: / peft_config: / dist_config:）；"
@@ -48,6 +56,21 @@ WORDS = {
     "config.kind.flash": ("the FlashAttention switch", "FlashAttention 开关"),
     "config.kind.attn": ("the attention implementation", "注意力实现"),
     "config.kind.micro": ("the micro-batch size", "微批大小"),
+    "config.kind.packing": ("sequence packing", "序列打包"),
+    "config.kind.zero": ("the DeepSpeed ZeRO stage", "DeepSpeed ZeRO 阶段"),
+    "config.kind.offload": ("ZeRO offload to CPU", "ZeRO 卸载到 CPU"),
+    "config.kind.precision": ("the mixed-precision dtype", "混合精度类型"),
+    "config.kind.prompt": ("the prompt length", "提示长度"),
+    "config.kind.prefix": ("the P-tuning prefix length", "P-tuning 前缀长度"),
+    "config.kind.stage": ("the training stage", "训练阶段"),
+    "config.ptuning": ("{where}: --{flag} is P-tuning v2: only a prefix encoder trains, estimated as a small LoRA "
+                       "adapter on the frozen base", "{where}：--{flag} 表示 P-tuning v2：只训练前缀编码器，"
+                       "按冻结基座上的小型 LoRA 适配器估算"),
+    "config.kind.answer": ("the answer length", "回答长度"),
+    "config.dschat_lora_full": ("{where}: --{flag} adds LoRA layers, but DeepSpeed-Chat still trains every weight "
+                                "unless --only_optimize_lora is given: read as a full fine-tune",
+                                "{where}：--{flag} 会加入 LoRA 层，但除非给出 --only_optimize_lora，DeepSpeed-Chat "
+                                "仍训练全部权重：按全参数微调读取"),
     # ---- DeepSpeed
     "config.ds_not_found": ("DeepSpeed config {ref} not found (looked beside {config} and in the current directory)",
                             "找不到 DeepSpeed 配置 {ref}（已在 {config} 同目录和当前目录查找）"),
@@ -154,6 +177,13 @@ WORDS = {
                                  "TrainingArguments 中没有序列长度，由脚本决定；按 {tokens} 估算"),
     "config.default.no_autocast": ("no bf16/fp16: no autocast", "未设置 bf16/fp16：不启用 autocast"),
     "config.default.dpo_keys": ("DPO keys ({keys}) present", "配置中有 DPO 特有的键：{keys}"),
+    "config.default.grpo_keys": ("GRPO keys ({keys}) present: one prompt + completion per sample",
+                                 "配置中有 GRPO 特有的键（{keys}）：每个样本一条提示 + 生成"),
+    "config.trl_grpo": ("{where}: a GRPO run, estimated as training on prompt + completion ({tokens} tokens) "
+                        "without a reference model; the memory of generating the completions (vLLM or "
+                        "model.generate) is not counted",
+                        "{where}：这是 GRPO 训练，按提示 + 生成（{tokens} 个 token）的训练、无参考模型估算；"
+                        "生成补全本身（vLLM 或 model.generate）占用的显存未计入"),
     "config.default.trl_grad_ckpt": ("gradient_checkpointing is on since TRL {version}",
                                      "TRL {version} 起 gradient_checkpointing 默认开启"),
     "config.default.trl_fp32_load": ("a model given by name loads in float32", "按名称给出的模型以 float32 加载"),

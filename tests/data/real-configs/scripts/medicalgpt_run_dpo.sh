@@ -1,0 +1,31 @@
+# Reproduces the shape of shibing624/MedicalGPT scripts/run_dpo.sh: `python3 training/dpo_training.py` on two
+# visible GPUs, the pair length as --max_source_length + --max_target_length, LoRA by --use_peft; values are ours.
+CUDA_VISIBLE_DEVICES=0,1 python3 training/dpo_training.py \
+    --model_name_or_path Qwen/Qwen2.5-1.5B-Instruct \
+    --train_file_dir ./data/reward \
+    --validation_file_dir ./data/reward \
+    --per_device_train_batch_size 2 \
+    --gradient_accumulation_steps 4 \
+    --per_device_eval_batch_size 1 \
+    --do_train \
+    --do_eval \
+    --use_peft True \
+    --max_train_samples 1000 \
+    --max_eval_samples 10 \
+    --max_steps 100 \
+    --eval_steps 20 \
+    --save_steps 50 \
+    --max_source_length 768 \
+    --max_target_length 256 \
+    --output_dir outputs-dpo-qwen-v1 \
+    --target_modules all \
+    --lora_rank 16 \
+    --lora_alpha 32 \
+    --lora_dropout 0.05 \
+    --torch_dtype bfloat16 \
+    --bf16 True \
+    --fp16 False \
+    --report_to tensorboard \
+    --remove_unused_columns False \
+    --gradient_checkpointing True \
+    --cache_dir ./cache
