@@ -59,7 +59,7 @@ def test_json_and_plain_show_the_proposed_step_with_what_it_would_save(capsys, l
     assert states["OOM003"] == "proposed" and states["OOM010"] == "applied"
     code, out, _ = run_cli(capsys, str(long_cfg), "--gpu", "A100-40GB", "--plain")
     flat = " ".join(out.split())
-    assert "OOM003 proposed: Cut cutoff_len to 512 tokens would save" in flat and "--accept OOM003" in flat
+    assert "OOM003 proposed: Cut the sequence length to 512 tokens would save" in flat and "--accept OOM003" in flat
     assert "pip install liger-kernel" in flat
 
 

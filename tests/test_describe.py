@@ -88,8 +88,23 @@ def test_step_words_show_changes_and_costs():
                                                              Change("micro_batch", 8, 4)),
                 setup=setup, estimate=_est(1.0), saved_gib=1.0, costs=("throughput",),
                 applicability="needs-consent")
-    assert change_words(step) == "grad_ckpt off → on; micro_batch 8 → 4"
+    # LLaMA-Factory's batch key takes the value as it is; its checkpointing key is inverted, so the field shows
+    assert change_words(step) == "grad_ckpt off → on; per_device_train_batch_size 8 → 4"
     assert step_costs(step) == "slower, asks consent"
+
+
+def test_step_words_name_each_frameworks_own_key_for_the_sequence_length():
+    from dataclasses import replace
+
+    from oomdoctor.configs import load_config
+
+    for path, key in (("tests/data/real-configs/axolotl/head_alst_context_parallel.yaml", "sequence_len"),
+                      ("oomdoctor/data/demo/train.yaml", "cutoff_len")):
+        setup = load_config(path)
+        step = Step(rule="OOM003", slug="cut", title=Text("t"), changes=(Change("seq_len", setup.seq_len, 512),),
+                    setup=replace(setup, seq_len=512), estimate=_est(1.0), saved_gib=1.0, costs=("quality",),
+                    applicability="needs-consent")
+        assert change_words(step) == f"{key} {setup.seq_len} → 512"
 
 
 def test_matrix_cell_says_fits_which_plan_or_nothing_with_the_unit():

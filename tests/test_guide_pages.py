@@ -271,4 +271,4 @@ def test_a_lora_run_is_not_asked_about_switching_to_lora():
     session = session_of(("tests/data/guide/qwen14b_lora_4090.log", "tests/data/guide/qwen14b_lora_4090.yaml"))
     method = next(q for q in questions(session.report, "en", session.rules) if q.key == "allow_method_change")
     assert "LoRA/QLoRA" not in method.prompt + method.help and "LoRA → " not in method.help
-    assert "Cut cutoff_len to 512 tokens" in method.help
+    assert "Cut the sequence length to 512 tokens" in method.help

@@ -74,10 +74,15 @@ def _named(report: Report) -> bool:
 
 
 def consent_titles(report: Report, rules: Any, lang: str) -> str:
-    """The rungs that would change this experiment, as their rule titles: what the consent question is about.
+    """The rungs that would change this experiment, as their rule titles with the settings each changes
+    ("Cut the sequence length to 512 tokens (cutoff_len 4096 → 512)"): what the consent question is about.
     The plan's proposed rungs first; else the rule book's consent rungs whose condition this run meets."""
+    from oomdoctor.views.describe import change_words
+
     steps = list(report.plan.proposed) + [st for st in report.plan.steps if st.applicability == "needs-consent"]
-    titles = list(dict.fromkeys(say(st.title, lang) for st in steps))
+    titles = list(dict.fromkeys(say("guide.step_and_changes", lang, title=say(st.title, lang),
+                                    changes=change_words(st, lang)) if st.changes else say(st.title, lang)
+                                for st in steps))
     if not titles and rules is not None and report.setup is not None and report.shape is not None \
             and report.hardware is not None and report.estimate is not None:
         from oomdoctor.planner import holds

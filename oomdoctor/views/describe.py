@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Hardware, ModelShape, Msg, Step, TrainingSetup, msg
+from oomdoctor.facts import Change, CrashEvent, CrashReport, Estimate, Hardware, ModelShape, Msg, Step, TrainingSetup, msg
 from oomdoctor.words import gib, has, join, say, show
 
 
@@ -236,10 +236,26 @@ def value_words(value: object, lang: str = "en") -> str:
 
 
 def change_words(step: Step, lang: str = "en") -> str:
-    """'micro_batch 4 → 2; grad_accum 2 → 4'."""
+    """'per_device_train_batch_size 4 → 2; gradient_accumulation_steps 2 → 4': each change under the
+    key its config file gives it (sequence_len in axolotl, max_seq_len in torchtune) where that key
+    takes the value as it is, else under the field's own name (grad_ckpt off → on, not LLaMA-Factory's
+    inverted disable_gradient_checkpointing)."""
     return say("report.change_sep", lang).join(
-        say("report.change", lang, field=c.field, before=value_words(c.before, lang), after=value_words(c.after, lang))
+        say("report.change", lang, field=setting_name(step.setup, c), before=value_words(c.before, lang),
+            after=value_words(c.after, lang))
         for c in step.changes)
+
+
+def setting_name(setup: TrainingSetup, change: Change) -> str:
+    """The one config key a patch writes `change.after` to, as it is; else the setup field's name (a
+    launcher flag, an environment variable, an inverted or derived key, several keys)."""
+    from oomdoctor.configs import edits_for
+
+    edits = edits_for(setup, [change])
+    if len(edits) == 1 and edits[0].key_path and not edits[0].create and edits[0].value == change.after \
+            and type(edits[0].value) is type(change.after):
+        return ".".join(edits[0].key_path)
+    return change.field
 
 
 # Packages a planned setting needs that a plain HF/LLaMA-Factory install lacks: without them the patched run

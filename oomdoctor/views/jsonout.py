@@ -141,8 +141,10 @@ def step_dict(step: Step, report: Report, lang: str = "en") -> dict[str, Any]:
     changes = []
     for c in step.changes:
         base = report.setup
-        files = {edit.file for edit in edits_for(base, [Change(c.field, c.before, c.after)])} if base else set()
-        changes.append({"file": sorted(files)[0] if files else None, "key": c.field, "from": c.before, "to": c.after})
+        edits = sorted(edits_for(base, [Change(c.field, c.before, c.after)]), key=lambda e: e.file) if base else []
+        changes.append({"file": edits[0].file if edits else None, "key": c.field, "from": c.before, "to": c.after,
+                        "config_key": ".".join(edits[0].key_path) or None if len(edits) == 1 else None,
+                        "config_value": edits[0].value if len(edits) == 1 and not edits[0].create else None})
     return {"rule": step.rule, "slug": step.slug, "title": show(step.title, lang),
             "peak_gib": _r(step.estimate.peak_gib),
             "allocated_gib": _r(step.estimate.allocated_gib), "saved_gib": _r(step.saved_gib),

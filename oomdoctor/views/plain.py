@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Plan, Report, Step
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 from oomdoctor.views.describe import (
-    component_name, diagnosis_lines, event_line, event_numbers, install_commands, model_lines, read_as_line,
+    change_words, component_name, diagnosis_lines, event_line, event_numbers, install_commands, model_lines, read_as_line,
     setup_line,
 )
 from oomdoctor.words import cell_width, pad_cells, say, show, wrap_cells
@@ -141,7 +141,7 @@ def plan_table(plan: Plan, start: Estimate, title: str, kit: Kit | None = None, 
         title_text = Text(say(step.title, lang))
         if step.applicability == "needs-consent":
             title_text.append(say("report.needs_consent", lang), style="yellow")
-        changes = ", ".join(f"{c.field} {fmt(c.before, lang)}→{fmt(c.after, lang)}" for c in step.changes)
+        changes = change_words(step, lang)
         if changes:
             title_text.append(f"\n   {changes}", style="dim")
         costs = say("common.list_sep", lang).join(say(f"plan.cost.{c}", lang) for c in step.costs)

@@ -163,6 +163,7 @@ WORDS = {
         '有效批大小必须保持为 {eb} 吗？'),
     'guide.q_batch_help': ('Effective batch = micro-batch {mb} × gradient accumulation {ga} × GPUs {n} = {eb}. Keeping it means the learning rate you tuned still fits.',
         '有效批大小 = 微批 {mb} × 梯度累积 {ga} × GPU 数 {n} = {eb}。保持不变，你调好的学习率就依然适用。'),
+    'guide.step_and_changes': ('{title} ({changes})', '{title}（{changes}）'),
     'guide.q_method': ('May the plan change the experiment?',
         '可以改变实验本身吗？'),
     'guide.q_method_help': ('For this run that means: {what}. Each saves memory by training something else than your {method} run as written (other weights, fewer of them, or shorter samples). Without your yes they are only proposed, never in the patch.',
