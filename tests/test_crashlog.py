@@ -345,3 +345,27 @@ def test_a_cuda_check_return_line_is_an_allocation_failure_of_the_library_it_nam
     log = tmp_path / "run.log"
     log.write_text(f"Error out of memory at line 380 in file {path}\n")
     assert parse_log(str(log)).primary.kind == kind
+
+
+@pytest.mark.parametrize("line,kind,device", [
+    ("Tried to allocate 20.00 MiB (NPU 3; 60.97 GiB total capacity; 58.10 GiB already allocated; 0 bytes free; "
+     "59.20 GiB reserved in total by PyTorch)", "npu_oom", 3),
+    ("[rank1]: Tried to allocate 1.00 GiB. GPU 1 has a total capacity of 23.53 GiB of which 512.00 MiB is free.",
+     "cuda_oom", 1),
+])
+def test_a_torch_oom_pasted_without_its_first_words_is_read_from_its_statistics(tmp_path, line, kind, device):
+    log = tmp_path / "run.log"
+    log.write_text(line + "\n")
+    ev = parse_log(str(log)).primary
+    assert ev is not None and (ev.kind, ev.device) == (kind, device) and ev.capacity_gib > 20
+
+
+@pytest.mark.parametrize("line", [
+    "we tried to allocate a bigger buffer and it worked",
+    "Tried to allocate 4 workers for the data loader",
+    "NOTE: total capacity; see the cluster docs",
+])
+def test_prose_about_allocating_is_not_a_headless_oom(tmp_path, line):
+    log = tmp_path / "run.log"
+    log.write_text(line + "\n")
+    assert parse_log(str(log)).events == ()

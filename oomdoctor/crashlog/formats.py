@@ -377,6 +377,22 @@ def _kill(extra: dict | None = None) -> Parsed:
     return _count(Parsed("host_oom", extra={"likely": True, **(extra or {})}))
 
 
+# The statistics of a torch OOM pasted without its head ("CUDA out of memory. " fell off the top of
+# the excerpt): "Tried to allocate 20.00 MiB (GPU 0; 23.65 GiB total capacity; ...)" or "Tried to
+# allocate 2.00 GiB. GPU 0 has a total capacity of ...". Only a torch OOM prints these clauses.
+_HEADLESS = lazy_re(r"\bTried to allocate [\d.]+ ?[KMGT]?i?B(?: \((?P<dev>GPU|NPU|XPU) \d+; [\d.]+ ?[KMGT]?i?B total capacity;|"
+                    r"\.? ?(?:GPU|Device) ?\d* has a total capac)", needs=("Tried to allocate ",))
+
+
+def parse_headless(text: str) -> Parsed | None:
+    """A torch OOM message whose first words are missing, read as the whole message would be."""
+    m = _HEADLESS.search(text)
+    if m is None or "out of memory" in text:
+        return None
+    backend = {"NPU": "NPU", "XPU": "XPU"}.get(m.group("dev") or "", "CUDA")
+    return parse_message(f"{backend} out of memory. {text[m.start():]}")
+
+
 def parse_class_only(text: str) -> Parsed | None:
     """F28: only the exception class survived (message cut, garbled by two ranks, IPython header)."""
     if CODE_LINE.search(text):

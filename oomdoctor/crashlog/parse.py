@@ -37,6 +37,7 @@ SECONDARY_MARKERS = (
     b"Killing subprocess", b"died or was killed", b"OOM killer", b"unexpectedly exits", b"SIGKILL",
     b"killed by signal", b"oom-kill", b"oom_kill", b"OUT_OF_MEMORY", b"Out Of Memory", b": killed",
     b"ResourceExhaustedError",
+    b"total capacity;", b"has a total capac",     # a torch OOM's statistics pasted without its first words
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -220,6 +221,8 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
             better = F.parse_message(nxt[0]) if nxt else None
             if better is not None:
                 parsed, text, msg_end = better, nxt[0], nxt[1]
+        if parsed is None:
+            parsed = F.parse_headless(text)
         if parsed is None:
             parsed = F.parse_class_only(text)
             if parsed is not None and parsed.kind == "cuda_oom":
