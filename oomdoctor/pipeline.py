@@ -183,7 +183,7 @@ def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape
 
     if not setup.model:
         # accelerate / DeepSpeed / launcher files decide GPUs and sharding but name no model.
-        raise InputError(msg("run.no_model"), setup.config_file)
+        raise InputError(setup.extras.get("no_model") or msg("run.no_model"), setup.config_file)
     hint = crash.params_total if crash else None
     shape = resolve_model(setup.model, params_hint=hint)
     if setup.method in ("lora", "qlora"):

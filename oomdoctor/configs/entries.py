@@ -19,6 +19,8 @@ dataclasses, read from its repository:
 - ChatGLM(2/3)-6B ptuning/main.py (THUDM): a sample is max_source_length 1024 + max_target_length 128 long;
   --pre_seq_len is P-tuning v2 (frozen base, half precision), else a full fine-tune; --quantization_bit
   quantises the base (ChatGLM's own kernels); gradient checkpointing always on;
+- ChatGLM3 finetune_demo/finetune_hf.py, GLM-4 finetune/finetune.py (THUDM, typer): `DATA_DIR MODEL_DIR CONFIG`,
+  the YAML read by configs/chatglm.py, the model the second positional word;
 - HF examples run_clm*.py: --block_size, None = min(1024, the tokenizer's maximum);
 - Alpaca-LoRA finetune.py (tloen/alpaca-lora, fire flags): the base always loads in 8-bit under LoRA
   (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
@@ -111,6 +113,9 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("chatglm_ptuning", "ChatGLM ptuning/main.py", scripts=("main.py",), flags=_CHATGLM,
           needs_flags=("prompt_column", "response_column", "pre_seq_len", "max_source_length"),
           defaults=(("method", "full"), ("prompt_len", 1024), ("answer_len", 128), ("grad_ckpt", True))),
+    Entry("chatglm_finetune", "ChatGLM3 finetune_hf.py / GLM-4 finetune.py", reader="chatglm",
+          scripts=("finetune_hf.py", "finetune.py"), config_positional=True, model_positional=1,
+          needs_flags=("config_file",)),       # typer arguments only: taken with its positional YAML
     Entry("hf_examples", msg("config.entry.hf_examples"),
           scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
           flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),

@@ -460,6 +460,13 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
             if entry.overrides:
                 values[key] = value.text
                 lines[key] = word.line
+        model_word = positional[entry.model_positional] if entry.model_positional is not None and \
+            len(positional) > entry.model_positional else None
+        model_key = getattr(registry.module(name), "MODEL_KEY", None)
+        if model_word is not None and model_word.known and model_key:
+            # The model is the script's argument (ChatGLM3 finetune_hf.py DATA MODEL CONFIG), not the YAML's.
+            values[model_key] = model_word.text
+            lines[model_key] = model_word.line
         if values:
             cdoc = overlay(cdoc, values, lines, path)
         cdoc.notes.extend(doc.notes)

@@ -18,13 +18,15 @@ from typing import Any, Mapping
 from oomdoctor.facts import Msg, TrainingSetup, msg
 
 # Detection order matters: the first module whose detect() answers owns the file. axolotl, torchtune,
-# accelerate and DeepSpeed files have unmistakable keys; Firefly's argument files before LLaMA-Factory
+# accelerate and DeepSpeed files have unmistakable keys; ChatGLM3 / GLM-4 finetune_demo YAMLs a nested
+# training_args; Firefly's argument files before LLaMA-Factory
 # (they share lora_rank); HF/TRL last (any mapping with a model and TrainingArguments).
 FRAMEWORKS: Mapping[str, str] = {
     "axolotl": "oomdoctor.configs.axolotl",
     "torchtune": "oomdoctor.configs.torchtune",
     "accelerate": "oomdoctor.configs.accelerate",
     "deepspeed": "oomdoctor.configs.deepspeed",
+    "chatglm": "oomdoctor.configs.chatglm",
     "firefly": "oomdoctor.configs.firefly",
     "llamafactory": "oomdoctor.configs.llamafactory",
     "hf": "oomdoctor.configs.hf",

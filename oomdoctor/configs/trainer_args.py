@@ -144,6 +144,7 @@ class Entry:
     trl: bool = False                           # TRL's trainers: their defaults
     config_flag: str | None = None              # a flag naming a config file it reads (--train_args_file)
     config_positional: bool = False             # a lone positional YAML/JSON is its config
+    model_positional: int | None = None         # the positional word (0-based) that names the model
     overrides: bool = False                     # `key=value` words after the config override it
     version_hint: tuple[str, str] | None = None # (release, why): the entry point only exists up to it
     seq_flag: str | None = None                 # the flag its sequence length is written as

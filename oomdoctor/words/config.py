@@ -66,6 +66,13 @@ WORDS = {
     "config.ptuning": ("{where}: --{flag} is P-tuning v2: only a prefix encoder trains, estimated as a small LoRA "
                        "adapter on the frozen base", "{where}：--{flag} 表示 P-tuning v2：只训练前缀编码器，"
                        "按冻结基座上的小型 LoRA 适配器估算"),
+    "config.ptuning_yaml": ("{where}: peft_type {kind} is P-tuning v2: only a prefix encoder trains, estimated as a "
+                            "small LoRA adapter on the frozen base",
+                            "{where}：peft_type {kind} 表示 P-tuning v2：只训练前缀编码器，按冻结基座上的小型 LoRA 适配器估算"),
+    "config.chatglm_no_model": ("this YAML names no model: {script} takes it on its command line (its second argument, "
+                                "e.g. THUDM/chatglm3-6b); give --model NAME, or the script that runs it",
+                                "此 YAML 不含模型名：{script} 从命令行（第二个参数，如 THUDM/chatglm3-6b）读取模型；"
+                                "请用 --model NAME 指定，或给出运行它的脚本"),
     "config.kind.answer": ("the answer length", "回答长度"),
     "config.dschat_lora_full": ("{where}: --{flag} adds LoRA layers, but DeepSpeed-Chat still trains every weight "
                                 "unless --only_optimize_lora is given: read as a full fine-tune",
@@ -137,6 +144,7 @@ WORDS = {
     "config.why.llamafactory": ("LLaMA-Factory keys ({keys})", "LLaMA-Factory 特有的键（{keys}）"),
     "config.why.hf": ("HF TrainingArguments with {keys}", "含 {keys} 的 HF TrainingArguments"),
     "config.why.trl": ("TRL keys ({keys})", "TRL 特有的键（{keys}）"),
+    "config.why.chatglm": ("ChatGLM3 / GLM-4 finetune_demo keys ({keys})", "ChatGLM3 / GLM-4 finetune_demo 配置的键（{keys}）"),
     "config.why.firefly": ("Firefly argument keys ({keys})", "Firefly 参数文件的键（{keys}）"),
     "config.why.axolotl": ("axolotl's {keys}", "axolotl 的 {keys}"),
     "config.why.torchtune": ("a torchtune {keys} builder", "torchtune 的 {keys} 构建器"),
