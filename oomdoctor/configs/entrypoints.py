@@ -434,6 +434,9 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     script = read_script(text, path)
     inv = find_training(script)
     if inv is None:
+        megatron = _megatron_command(script)
+        if megatron is not None:
+            raise InputError(msg("config.script.swift_megatron", command=megatron[0]), path, megatron[1])
         raise InputError(msg("config.script.no_command"), path)
     entry = inv.entry
     doc, positional, overrides = flags_doc(path, inv.args, tolerant=True)
@@ -511,6 +514,21 @@ def _stage_of_script(setup: TrainingSetup, inv: Invocation, path: str) -> Traini
         return setup
     return replace(setup, stage=stage, sources={**setup.sources, "stage": Source(file=path, key=inv.target.text,
                                                                                  line=inv.command.line)})
+
+
+_MEGATRON_TASKS = ("sft", "pt", "rlhf")
+
+
+def _megatron_command(script: Script) -> tuple[str, int] | None:
+    """(the words, the line) of an ms-swift Megatron run (`swift megatron sft`, `megatron sft|pt|rlhf`):
+    a training command oomdoctor does not read, said as such rather than as no command at all."""
+    for cmd in script.commands:
+        words = [w for w in cmd.words if w.known]
+        for i, w in enumerate(words[:-1]):
+            head, nxt = os.path.basename(w.text), words[i + 1].text
+            if (head == "swift" and nxt == "megatron") or (head == "megatron" and nxt in _MEGATRON_TASKS):
+                return " ".join(x.text for x in words[i:i + (3 if head == "swift" else 2)]), w.line
+    return None
 
 
 def _generic_reader(doc: Doc) -> tuple[str, Msg | None]:

@@ -136,7 +136,13 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     elif grpo:
         _read_grpo(b, doc, grpo)
     elif trl and (doc.has("beta") or doc.has("max_prompt_length")):
-        b.default("stage", "dpo", msg("config.default.dpo_keys", keys="beta / max_prompt_length"))
+        orpo = _orpo_hint(doc)
+        if orpo is not None:
+            # ORPOConfig's keys are DPOConfig's less the reference model's: only a name tells them apart.
+            b.default("stage", "orpo", msg("config.default.orpo_hint", where=orpo))
+            b.note(msg("config.trl_orpo_hint", where=orpo))
+        else:
+            b.default("stage", "dpo", msg("config.default.dpo_keys", keys="beta / max_prompt_length"))
     fields: dict[str, Any] = {"config_file": doc.path}
     path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli")
     if path:
@@ -163,6 +169,32 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             else:
                 b.default("precision", precision, entry.label)
     return b.build(doc, **fields)
+
+
+# DPOConfig keys ORPOConfig does not take (the reference model's, and DPO's loss variants).
+_DPO_ONLY = ("ref_model_init_kwargs", "precompute_ref_log_probs", "sync_ref_model", "ref_adapter_name",
+             "force_use_ref_model", "reference_free", "ref_model_mixup_alpha", "ref_model_sync_steps",
+             "rpo_alpha", "f_divergence_type", "loss_type", "label_smoothing", "use_weighting")
+_ORPO_NAMES = ("hub_model_id", "run_name", "output_dir")
+
+
+def _orpo_hint(doc: Doc) -> str | None:
+    """Where the file says it is an ORPO run, when its keys cannot (alignment-handbook recipes/*/orpo/
+    config_*.yaml: the path, or the hub id / run name / output folder): `file` or `file:line`; None when
+    nothing says so or a key only DPOConfig takes is there."""
+    import re
+
+    if any(doc.has(k) for k in _DPO_ONLY):
+        return None
+    # The file's name and the two folders above it (recipes/<model>/orpo/config_full.yaml).
+    tail = "/".join(doc.path.replace("\\", "/").lower().split("/")[-3:])
+    if "orpo" in re.split(r"[^a-z0-9]+", tail):
+        return doc.path
+    for key in _ORPO_NAMES:
+        value = doc.get(key)
+        if isinstance(value, str) and "orpo" in re.split(r"[^a-z0-9]+", value.lower()):
+            return doc.where(key)
+    return None
 
 
 # GRPOConfig's own keys: an online RL run, not a preference pair (open-r1 recipes/*/grpo/*.yaml).

@@ -16,7 +16,11 @@ def combine(main: TrainingSetup, launcher: TrainingSetup) -> TrainingSetup:
     values = {k: getattr(launcher, k) for k in take if k in launcher.sources and launcher.sources[k].file}
     if "zero_stage" in launcher.sources and "zero_stage" not in values and launcher.deepspeed_file:
         values.update({k: getattr(launcher, k) for k in ("zero_stage", "offload_optimizer", "offload_params")})
-    if "precision" in launcher.sources and launcher.sources["precision"].file and "precision" not in main.sources:
+    own = main.sources.get("precision")
+    if "precision" in launcher.sources and launcher.sources["precision"].file and (
+            own is None or (own.file is None and main.precision == "fp32")):
+        # Neither bf16 nor fp16 set: TrainingArguments keeps the ACCELERATE_MIXED_PRECISION that `accelerate
+        # launch` exports from its config (a default that turns autocast on, TRL's bf16, overrides it).
         values["precision"] = launcher.precision
     if launcher.sources.get("grad_ckpt") is not None and launcher.sources["grad_ckpt"].file and launcher.grad_ckpt:
         values["grad_ckpt"] = True          # FSDP activation checkpointing in the launcher config

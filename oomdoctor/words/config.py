@@ -117,6 +117,10 @@ WORDS = {
         "{where}: LLaMA-Factory {version} requires lora_target for LoRA (no default yet); all linear layers assumed",
         "{where}：LLaMA-Factory {version} 做 LoRA 时必须设置 lora_target（当时没有默认值）；按全部线性层估算"),
     # ---- launch scripts
+    "config.script.swift_megatron": ("`{command}` is Megatron-based ms-swift training, which oomdoctor does not support "
+                                     "(it reads `swift sft`, `swift pt` and `swift rlhf` runs)",
+                                     "`{command}` 是基于 Megatron 的 ms-swift 训练，oomdoctor 不支持"
+                                     "（支持 `swift sft`、`swift pt`、`swift rlhf`）"),
     "config.script.no_command": (
         "no training command found in this script (looked for llamafactory-cli, torchrun, deepspeed, accelerate "
         "launch, python with training flags, tune run, axolotl, trl, swift)",
@@ -184,6 +188,11 @@ WORDS = {
     "config.default.hf_no_seq": ("no sequence length in TrainingArguments: the script decides; assumed {tokens}",
                                  "TrainingArguments 中没有序列长度，由脚本决定；按 {tokens} 估算"),
     "config.default.no_autocast": ("no bf16/fp16: no autocast", "未设置 bf16/fp16：不启用 autocast"),
+    "config.default.orpo_hint": ("ORPO named at {where}", "{where} 指明为 ORPO"),
+    "config.trl_orpo_hint": ("{where}: DPO-style keys (beta, max_prompt_length) in a file named for ORPO: read as "
+                             "ORPO, a chosen/rejected pair with no reference model",
+                             "{where}：以 ORPO 命名的文件中有 DPO 式的键（beta、max_prompt_length）：按 ORPO 读取，"
+                             "即成对的 chosen/rejected 样本，没有参考模型"),
     "config.default.dpo_keys": ("DPO keys ({keys}) present", "配置中有 DPO 特有的键：{keys}"),
     "config.default.grpo_keys": ("GRPO keys ({keys}) present: one prompt + completion per sample",
                                  "配置中有 GRPO 特有的键（{keys}）：每个样本一条提示 + 生成"),
