@@ -115,6 +115,9 @@ class _Build:
         self.moe_layers: int | None = None
         self.notes: list[Msg] = []
         self.guess = False
+        self.linear_attn: list[Linear] = []     # hybrids: a linear-attention layer's token mixer
+        self.linear_attn_layers = 0
+        self.linear_attn_other: int | None = None
 
 
 def _attn(b: _Build, *, prefix: str = "self_attn", names: tuple[str, str, str, str] = ("q_proj", "k_proj", "v_proj", "o_proj"),
@@ -481,6 +484,76 @@ def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
             b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
 
 
+def _qwen_hybrid(b: _Build, *, moe: bool) -> None:
+    """Qwen3-Next and Qwen3.5 (dense and MoE; modeling_qwen3_next.py, modeling_qwen3_5[_moe].py): `layer_types`
+    (else every `full_attention_interval`-th layer full, the rest linear) mixes tokens with gated full attention
+    (q_proj twice as wide for its output gate, q_norm/k_norm over head_dim) or a Gated DeltaNet (in_proj_qkvz and
+    in_proj_ba in Qwen3-Next, in_proj_qkv/z/b/a in Qwen3.5; a depthwise conv1d over q/k/v, A_log, dt_bias, a gated
+    RMSNorm over the value head, out_proj). MoE layers: a bare router weight, every expert's gate_up/down in 3-D
+    parameters, a shared expert and its sigmoid gate. Defaults are the config classes' (a nested text_config
+    leaves them out)."""
+    c = b.c
+    b.head_dim = c.int("head_dim", default=256)
+    _common(b, head_dim_key=False)
+    h, d = b.hidden, b.head_dim
+    ab = c.flag("attention_bias", False)
+    attn = [Linear("self_attn.q_proj", h, 2 * b.heads * d, ab, role="q"),
+            Linear("self_attn.k_proj", h, b.kv * d, ab, role="k"),
+            Linear("self_attn.v_proj", h, b.kv * d, ab, role="v"),
+            Linear("self_attn.o_proj", b.heads * d, h, ab, role="o")]
+    b.layer_other = 2 * h + 2 * d
+    nk, nv = c.int("linear_num_key_heads", default=16), c.int("linear_num_value_heads", default=32)
+    dk, dv = c.int("linear_key_head_dim", default=128), c.int("linear_value_head_dim", default=128)
+    key, value = nk * dk, nv * dv
+    if b.model_type == "qwen3_next":
+        mixer = [Linear("linear_attn.in_proj_qkvz", h, 2 * key + 2 * value, role="other"),
+                 Linear("linear_attn.in_proj_ba", h, 2 * nv, role="other")]
+    else:
+        mixer = [Linear("linear_attn.in_proj_qkv", h, 2 * key + value, role="other"),
+                 Linear("linear_attn.in_proj_z", h, value, role="other"),
+                 Linear("linear_attn.in_proj_b", h, nv, role="other"),
+                 Linear("linear_attn.in_proj_a", h, nv, role="other")]
+    b.linear_attn = mixer + [Linear("linear_attn.out_proj", value, h, role="other")]
+    b.linear_attn_other = 2 * h + (2 * key + value) * c.int("linear_conv_kernel_dim", default=4) + 2 * nv + dv
+    listed = c.raw("layer_types")
+    if isinstance(listed, list) and listed:
+        kinds = [str(k) for k in listed[:b.layers]]
+    else:
+        every = c.int("full_attention_interval", default=4)
+        kinds = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(b.layers)]
+    b.linear_attn_layers = kinds.count("linear_attention")
+    if b.linear_attn_layers:
+        b.notes.append(msg("model.note.linear_attention", linear=b.linear_attn_layers, layers=b.layers))
+    b.dense = attn + _mlp(h, b.inter)
+    mtp = c.int("mtp_num_hidden_layers", default=0, minimum=0)
+    if mtp:
+        b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
+    if not moe:
+        return
+    b.experts = c.int("num_experts", default=512 if b.model_type == "qwen3_next" else 256, minimum=0) or 0
+    if not b.experts:
+        return
+    b.experts_per_token = c.int("num_experts_per_tok", default=10 if b.model_type == "qwen3_next" else 8)
+    b.moe_inter = c.int("moe_intermediate_size", default=512)
+    b.shared_inter = c.int("shared_expert_intermediate_size", default=512)
+    b.shared = 1
+    # Qwen3NextTopKRouter / Qwen3NextExperts: a weight Parameter and 3-D expert weights, not nn.Linear
+    b.moe = attn + [Linear("mlp.gate", h, b.experts, role="router", peft=False),
+                    Linear("mlp.experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up", peft=False),
+                    Linear("mlp.experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+    b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_expert")
+    b.moe.append(Linear("mlp.shared_expert_gate", h, 1, role="router"))
+    if b.model_type == "qwen3_next":
+        step = c.int("decoder_sparse_step", default=1)
+        listed = c.raw("mlp_only_layers", default=[])
+        only = {i for i in listed if isinstance(i, int) and not isinstance(i, bool)} if isinstance(listed, list) else set()
+        _moe_layer_ids(b, lambda i: i not in only and (i + 1) % step == 0)
+    else:                                        # Qwen3_5MoeDecoderLayer: every layer's MLP is the sparse block
+        b.inter = c.int("intermediate_size", default=b.moe_inter)
+        b.dense = []
+        b.moe_layers = b.layers
+
+
 # ---------------------------------------------------------------- remote-code families (trust_remote_code)
 
 def _qwen1(b: _Build) -> None:
@@ -713,6 +786,26 @@ def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     return channels * temporal * patch * patch * e + depth * block + merger
 
 
+def _qwen3_5_vision_params(v: Cfg) -> int:
+    """Qwen3.5's vision tower (Qwen3_5VisionModel, Qwen3_5VisionConfig defaults): a biased Conv3d patch
+    embedding, learned positions (num_position_embeddings), `depth` blocks of two LayerNorms, a biased fused
+    qkv and proj and a biased linear_fc1/linear_fc2 MLP, then a PatchMerger (a LayerNorm and two biased
+    Linears from spatial_merge_size^2 x hidden_size into out_hidden_size)."""
+    e = v.int("hidden_size", default=1152)
+    inter = v.int("intermediate_size", default=4304)
+    depth = v.int("depth", default=27, maximum=_MAX_LAYERS)
+    channels = v.int("in_channels", default=3)
+    patch = v.int("patch_size", default=16)
+    temporal = v.int("temporal_patch_size", default=2)
+    merge = v.int("spatial_merge_size", default=2)
+    out = v.int("out_hidden_size", default=3584)
+    positions = v.int("num_position_embeddings", default=2304)
+    block = 4 * e + (e * 3 * e + 3 * e) + (e * e + e) + (e * inter + inter) + (inter * e + e)
+    merged = e * merge * merge
+    merger = 2 * e + (merged * merged + merged) + (merged * out + out)
+    return channels * temporal * patch * patch * e + e + positions * e + depth * block + merger
+
+
 def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     """Qwen2.5-VL's vision tower (Qwen2_5_VisionTransformerPretrainedModel): Qwen2-VL's patch Conv3d and
     fused qkv/proj, but RMSNorms (weight only), a biased gate/up/down MLP of `intermediate_size`, and a
@@ -744,6 +837,11 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "qwen2_vl": (_qwen2, False), "qwen2_vl_text": (_qwen2, False),
     "qwen2_5_vl": (_qwen2, False), "qwen2_5_vl_text": (_qwen2, False),
     "qwen2_moe": (lambda b: _qwen_moe(b, qk_norm=False, shared=True), False),
+    # hybrids: Gated DeltaNet linear attention in most layers, gated full attention in the rest
+    "qwen3_next": (lambda b: _qwen_hybrid(b, moe=True), False),
+    "qwen3_5": (lambda b: _qwen_hybrid(b, moe=False), False), "qwen3_5_text": (lambda b: _qwen_hybrid(b, moe=False), False),
+    "qwen3_5_moe": (lambda b: _qwen_hybrid(b, moe=True), False),
+    "qwen3_5_moe_text": (lambda b: _qwen_hybrid(b, moe=True), False),
     "qwen3_moe": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
     "mixtral": (_mixtral, False), "phimoe": (_phimoe, False),
     "gemma": (lambda b: _gemma(b, norms=2, qk_norm=False), True),
@@ -789,6 +887,10 @@ _NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
                   num_attention_heads=32),
     "mistral": dict(vocab_size=32000, hidden_size=4096, intermediate_size=14336, num_hidden_layers=32,
                     num_attention_heads=32, num_key_value_heads=8),
+    "qwen3_5_text": dict(vocab_size=248320, hidden_size=4096, intermediate_size=12288, num_hidden_layers=32,
+                         num_attention_heads=16, num_key_value_heads=4),
+    "qwen3_5_moe_text": dict(vocab_size=248320, hidden_size=2048, num_hidden_layers=40, num_attention_heads=16,
+                             num_key_value_heads=2),
 }
 
 
@@ -845,6 +947,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
         elif top_type == "qwen2_5_vl":
             b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
+        elif top_type in ("qwen3_5", "qwen3_5_moe"):
+            b.extra += _qwen3_5_vision_params(Cfg(vision, path, None, top))
         else:
             notes.append(msg("model.note.vision_not_counted", model_type=top_type))
     dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")
@@ -869,6 +973,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         layer_other_params=2 * b.hidden if b.layer_other is None else b.layer_other,     # two RMSNorm weights
         final_norm_params=b.hidden if b.final_norm is None else b.final_norm, extra_params=b.extra,
         moe_layer_count=b.moe_layers if b.experts else None, quant_method=qmethod, quant_bits=qbits,
+        linear_attn_linears=tuple(b.linear_attn), linear_attn_layers=b.linear_attn_layers,
+        linear_attn_other=b.linear_attn_other if b.linear_attn else None,
         llama_style_guess=guess, source_kind=source_kind, source_path=path, notes=tuple(notes + b.notes))
 
 

@@ -328,14 +328,16 @@ def apply(shape: ModelShape, inv: Inventory) -> ModelShape:
                 out.append(Linear(module, fin, fout, bias, copies, _role_guess(module, by_name), peft))
             return tuple(out), other, known_all
 
+        # a hybrid's layers differ in their token mixer (linear or full attention): the config's lists stay
+        hybrid = bool(shape.linear_attn_layers)
         if dense_layers:
             dense, other, known = linears(dense_layers[0])
-            if known:
+            if known and not hybrid:
                 changes["dense_linears"] = dense
                 changes["layer_other_params"] = other
         if moe_layers:
             moe, other_moe, known = linears(moe_layers[0])
-            if known:
+            if known and not hybrid:
                 changes["moe_linears"] = moe
                 if not dense_layers:
                     changes["layer_other_params"] = other_moe

@@ -186,6 +186,12 @@ class ModelShape:
     final_norm_params: int | None = None     # the final norm (None: hidden_size; 0 for OLMo's non-parametric norm)
     extra_params: int = 0                 # outside layers, embeddings and head: learned positions, embedding norm, head bias, vision tower
     moe_layer_count: int | None = None    # MoE layers (None: num_layers - first_dense_layers when num_experts)
+    # Hybrid models (Qwen3-Next, Qwen3.5): `linear_attn_layers` of the layers mix tokens with linear attention
+    # (Gated DeltaNet): in them `linear_attn_linears` replace the attention modules (roles q/k/v/o/qkv/kv) of
+    # the layer lists above, and `linear_attn_other` replaces layer_other_params (its conv1d, A_log, dt_bias, norm).
+    linear_attn_linears: tuple[Linear, ...] = ()
+    linear_attn_layers: int = 0
+    linear_attn_other: int | None = None
     stored_dtype: str | None = None       # the dtype most parameters are stored in (from a checkpoint's tensors)
     quant_method: str | None = None       # gptq | awq | bitsandbytes | fp8 | mxfp4 | ... (stored quantized)
     quant_bits: int | None = None         # bits per quantized weight (4, 8)

@@ -243,6 +243,7 @@ def _scaled_from_params(name: str, params: int) -> ModelShape:
     source = f"log: {params:,} params; shape of {best.id} scaled to {layers} layers"
     return replace(base, name=name or best.id, num_layers=layers, params_total=params, source=source,
                    source_kind="log", source_path=None, moe_layer_count=None,
+                   linear_attn_layers=round(base.linear_attn_layers * layers / base.num_layers),
                    notes=base.notes + (msg("model.source.log", params=params, id=best.id, layers=layers),))
 
 

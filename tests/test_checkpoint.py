@@ -180,3 +180,39 @@ def test_the_header_reader_reads_no_tensor_data(tmp_path, monkeypatch):
     monkeypatch.setattr(builtins, "open", lambda p, m="r", *a, **k: Spy(real_open(p, m, *a, **k)) if p == str(big) else real_open(p, m, *a, **k))
     read_header(str(big))
     assert sum(sizes) == len(src)
+
+
+def test_a_hybrid_checkpoint_keeps_the_configs_two_kinds_of_layer(tmp_path):
+    # Qwen3.5 (text): layers 0-2 Gated DeltaNet, layer 3 gated full attention. The header's layer 0 is a
+    # linear-attention layer; the shape keeps the config's lists, so counts and LoRA stay those of both kinds
+    pytest.importorskip("torch")
+    pytest.importorskip("transformers")
+    import warnings
+
+    import torch
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = dict(hidden_size=64, intermediate_size=160, num_hidden_layers=4, num_attention_heads=4,
+               num_key_value_heads=2, head_dim=16, vocab_size=256, linear_num_key_heads=2, linear_num_value_heads=4,
+               linear_key_head_dim=8, linear_value_head_dim=12, linear_conv_kernel_dim=3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForCausalLM.from_config(AutoConfig.for_model("qwen3_5_text", **cfg))
+    header, offset = {}, 0
+    for name, p in model.named_parameters():
+        header[name] = {"dtype": "BF16", "shape": list(p.shape), "data_offsets": [offset, offset + 2 * p.numel()]}
+        offset += 2 * p.numel()
+    _write_header(tmp_path / "model.safetensors", json.dumps(header).encode())
+    (tmp_path / "config.json").write_text(json.dumps(dict(cfg, model_type="qwen3_5_text")))
+    from_config = read_config_json(str(tmp_path / "config.json"), "x")
+    shape = resolve_model(str(tmp_path))
+    assert shape.source_kind == "checkpoint" and shape.linear_attn_layers == 3
+    assert count_params(shape).total == sum(p.numel() for p in model.parameters()) == count_params(from_config).total
+    assert shape.dense_linears == from_config.dense_linears
+    every = TrainingSetup(method="lora", lora_rank=2, lora_targets=("all-linear",))
+    assert lora_params(every, shape) == lora_params(every, from_config)
+    # in_proj_qkv is a name of this model; o_proj is matched in the one full-attention layer only
+    hf = TrainingSetup(framework="llamafactory", method="lora", lora_rank=2, lora_targets=("in_proj_qkv", "o_proj"))
+    assert unmatched_targets(hf, shape) == ()
+    assert lora_params(hf, shape) == 3 * 2 * (64 + 2 * 16 + 48) + 2 * (64 + 64)

@@ -25,6 +25,8 @@ H = 128
 BASE = dict(hidden_size=H, intermediate_size=320, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
             vocab_size=512, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 SMALL = dict(vocab_size=512, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+HYBRID = dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=16, linear_value_head_dim=24,
+              linear_conv_kernel_dim=3)
 MODELS = {
     "llama": dict(BASE, attention_bias=True),
     "qwen2": dict(BASE),
@@ -47,6 +49,12 @@ MODELS = {
     "mixtral": dict(BASE, num_local_experts=4, num_experts_per_tok=2),
     "exaone4": dict(BASE, head_dim=48, layer_types=["full_attention"] * 2),
     "phimoe": dict(BASE, num_local_experts=4, num_experts_per_tok=2, attention_bias=True),
+    # hybrids: 3 Gated DeltaNet layers (linear_attn.*) and 1 gated full-attention layer (self_attn.*)
+    "qwen3_5_text": dict(BASE, num_hidden_layers=4, head_dim=32, **HYBRID),
+    "qwen3_next": dict(BASE, num_hidden_layers=4, head_dim=32, num_experts=4, num_experts_per_tok=2,
+                       moe_intermediate_size=64, shared_expert_intermediate_size=96, **HYBRID),
+    "qwen3_5_moe_text": dict(BASE, num_hidden_layers=4, head_dim=32, num_experts=4, num_experts_per_tok=2,
+                             moe_intermediate_size=64, shared_expert_intermediate_size=96, **HYBRID),
 }
 # (model, targets, rank, dora): PEFT's own names for each family, "all-linear", and suffixes shared by modules
 RUNS = [
@@ -66,6 +74,15 @@ RUNS = [
     ("mixtral", ["q_proj", "k_proj", "v_proj", "o_proj"], 8, True),
     ("exaone4", "all-linear", 4, False), ("exaone4", ["q_proj", "v_proj"], 8, True),
     ("phimoe", ["q_proj", "k_proj", "v_proj", "o_proj"], 8, False),
+    # q_proj/v_proj wrap only the full-attention layers, out_proj only the Gated DeltaNet ones
+    ("qwen3_5_text", "all-linear", 4, False), ("qwen3_5_text", ["q_proj", "v_proj"], 8, False),
+    ("qwen3_5_text", ["in_proj_qkv", "in_proj_z", "out_proj"], 8, True),
+    ("qwen3_5_text", ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"], 4, False),
+    # (not qwen3_next's "all-linear" or expert names: PEFT on transformers 5 rewrites them to target_parameters of
+    # the fused experts and router, which the counts here do not model)
+    ("qwen3_next", ["q_proj", "k_proj", "v_proj", "o_proj", "in_proj_qkvz", "in_proj_ba", "out_proj",
+                    "shared_expert_gate"], 4, False), ("qwen3_next", ["in_proj_qkvz", "in_proj_ba", "o_proj"], 8, False),
+    ("qwen3_5_moe_text", "all-linear", 4, True), ("qwen3_5_moe_text", ["out_proj", "shared_expert_gate"], 8, False),
 ]
 
 

@@ -24,6 +24,8 @@ H = 256
 BASE = dict(hidden_size=H, intermediate_size=512, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
             vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
 SMALL = dict(vocab_size=1000, pad_token_id=0, bos_token_id=1, eos_token_id=2)
+HYBRID = dict(linear_num_key_heads=2, linear_num_value_heads=4, linear_key_head_dim=32, linear_value_head_dim=48,
+              linear_conv_kernel_dim=3)
 CASES = {
     "llama": dict(BASE, attention_bias=True, mlp_bias=True),
     "mistral": dict(BASE, head_dim=96),
@@ -73,6 +75,17 @@ CASES = {
     "falcon/rw": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, multi_query=False,
                       parallel_attn=False, bias=True),
     "mpt": dict(SMALL, d_model=H, n_layers=3, n_heads=4, max_seq_len=128, attn_config={"alibi": True}),
+    # hybrids: Gated DeltaNet layers (layer_types, or every full_attention_interval-th layer full) and gated attention
+    "qwen3_5_text": dict(BASE, num_hidden_layers=4, head_dim=96, **HYBRID),
+    "qwen3_5_text/layer-types": dict(BASE, head_dim=64, attention_bias=True,
+                                     layer_types=["full_attention", "linear_attention", "full_attention"], **HYBRID),
+    "qwen3_next": dict(BASE, num_hidden_layers=4, head_dim=64, num_experts=4, num_experts_per_tok=2,
+                       moe_intermediate_size=96, shared_expert_intermediate_size=160, mlp_only_layers=[1], **HYBRID),
+    "qwen3_next/interval": dict(BASE, num_hidden_layers=6, head_dim=64, num_experts=4, num_experts_per_tok=2,
+                                moe_intermediate_size=96, shared_expert_intermediate_size=160, decoder_sparse_step=2,
+                                full_attention_interval=3, **HYBRID),
+    "qwen3_5_moe_text": dict(BASE, num_hidden_layers=4, head_dim=64, num_experts=4, num_experts_per_tok=2,
+                             moe_intermediate_size=96, shared_expert_intermediate_size=160, **HYBRID),
 }
 
 
@@ -197,3 +210,37 @@ def test_qwen2_5_vl_counts_its_vision_tower_as_the_model_code_does():
         with torch.device("meta"):
             model = AutoModelForImageTextToText.from_config(config)
     assert ours == sum(p.numel() for p in model.parameters())
+
+
+def _image_text_count(model_type: str, kw: dict) -> int:
+    from transformers import AutoModelForImageTextToText
+
+    config = AutoConfig.for_model(model_type, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with torch.device("meta"):
+            model = AutoModelForImageTextToText.from_config(config)
+    return sum(p.numel() for p in model.parameters())
+
+
+def test_qwen3_5_27b_counts_its_linear_attention_layers_and_vision_tower_as_the_model_code_does():
+    # the corpus's Qwen3.5-27B config (architectures: Qwen3_5ForConditionalGeneration) with its first 4 layers
+    # (3 Gated DeltaNet, 1 gated full attention) and 2 vision blocks; the text_config is nested
+    cfg = _two_layers(json.loads((CORPUS / "qwen3.5-27b-mlx" / "config.json").read_text()))
+    cfg["text_config"]["num_hidden_layers"] = 4
+    cfg["text_config"]["layer_types"] = cfg["text_config"]["layer_types"][:4]
+    cfg["vision_config"]["depth"] = 2
+    shape = shape_from_config(cfg, "qwen3.5", None)
+    assert (shape.linear_attn_layers, shape.num_layers) == (3, 4) and not shape.llama_style_guess
+    kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version", "quantization")}
+    assert count_params(shape).total == _image_text_count("qwen3_5", kw)
+
+
+@pytest.mark.parametrize("model_type", ["qwen3_5", "qwen3_5_moe"])
+def test_qwen3_5_nested_configs_fill_left_out_keys_from_the_config_classes_defaults(model_type):
+    # a nested text_config saved as a diff from its class: only the layer count is left, the rest is default
+    # (head_dim 256, 16/32 Gated DeltaNet key/value heads, 256 experts ...); the vision tower is all defaults
+    text = {"model_type": f"{model_type}_text", "num_hidden_layers": 2}
+    cfg = {"model_type": model_type, "text_config": text, "vision_config": {"depth": 1}}
+    ours = count_params(shape_from_config(cfg, model_type, None)).total
+    assert ours == _image_text_count(model_type, {k: v for k, v in cfg.items() if k != "model_type"})

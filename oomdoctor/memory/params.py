@@ -89,6 +89,18 @@ def layer_linears(shape: ModelShape) -> tuple[tuple[Linear, ...], tuple[Linear, 
     return found
 
 
+_ATTN_ROLES = ("q", "k", "v", "o", "qkv", "kv")
+
+
+def hybrid_linears(shape: ModelShape, linears: tuple[Linear, ...]) -> tuple[Linear, ...]:
+    """A layer list with its attention modules replaced by the linear-attention mixer (hybrid models)."""
+    return tuple(shape.linear_attn_linears) + tuple(m for m in linears if m.role not in _ATTN_ROLES)
+
+
+def _linear_attn_layers(shape: ModelShape) -> int:
+    return min(shape.linear_attn_layers, shape.num_layers) if shape.linear_attn_linears else 0
+
+
 def _moe_layers(shape: ModelShape) -> int:
     if not shape.num_experts:
         return 0
@@ -130,6 +142,21 @@ def _count_cached(shape: ModelShape) -> ParamCounts:
         for m in mods:
             if count:
                 modules[m.name] = modules.get(m.name, 0) + count * m.params
+    largest = max(dense_layer if n_dense else 0, moe_layer)
+    n_lin = _linear_attn_layers(shape)
+    if n_lin:
+        # hybrid: in n_lin layers the linear-attention mixer (and its own norms) stands for the attention modules
+        attn = [m for m in (dense or moe) if m.role in _ATTN_ROLES]
+        lin_other = other if shape.linear_attn_other is None else shape.linear_attn_other
+        delta = sum(m.params for m in shape.linear_attn_linears) - sum(m.params for m in attn)
+        computed += n_lin * (delta + lin_other - other)
+        linear += n_lin * delta
+        norms += n_lin * (lin_other - other)
+        for m in attn:
+            modules[m.name] -= n_lin * m.params
+        for m in shape.linear_attn_linears:
+            modules[m.name] = modules.get(m.name, 0) + n_lin * m.params
+        largest = max(largest, max(dense_layer if n_dense else 0, moe_layer) + delta + lin_other - other)
     total = computed
     if shape.params_total and abs(shape.params_total - computed) > 0.002 * computed:
         # An authoritative count (checkpoint/vendor/log) wins; the difference is parameters this layout does
@@ -141,7 +168,7 @@ def _count_cached(shape: ModelShape) -> ParamCounts:
     return ParamCounts(
         total=total, embeddings=embeddings, lm_head=lm_head, per_layer=dense_layer if n_dense else moe_layer,
         layers=shape.num_layers, norms=norms, linear_shapes=shapes, router=router, experts=experts,
-        moe_layer=moe_layer, trainable=total, linear_total=linear, largest_layer=max(dense_layer if n_dense else 0, moe_layer),
+        moe_layer=moe_layer, trainable=total, linear_total=linear, largest_layer=largest,
         extra={"other": total - computed, "moe_layers": n_moe, "computed": computed}, modules=modules,
     )
 
@@ -194,15 +221,19 @@ def _by_role(target: str, linears: tuple[Linear, ...]) -> list[Linear]:
     return found
 
 
-def matched_linears(targets: tuple[str, ...], linears: tuple[Linear, ...]) -> list[Linear]:
+def matched_linears(targets: tuple[str, ...], linears: tuple[Linear, ...],
+                    model: tuple[Linear, ...] | None = None) -> list[Linear]:
     """The linear modules of one layer a LoRA target list wraps: by PEFT's rule, and for a name that
-    matches nothing (another framework's module names), by the role it names."""
+    matches nothing in the model (`model`: every layer kind's modules; default this layer's) — another
+    framework's module names — by the role it names."""
     names = _target_names(tuple(targets))
     if not names or any(n.lower() in _ALL for n in names):
         return [m for m in linears if m.peft]
     chosen: list[Linear] = []
     for t in names:
-        hits = [m for m in linears if m.peft and _matches(m.name, t)] or _by_role(t, linears)
+        hits = [m for m in linears if m.peft and _matches(m.name, t)]
+        if not hits and not any(m.peft and _matches(m.name, t) for m in (model or ())):
+            hits = _by_role(t, linears)
         chosen += [m for m in hits if m not in chosen]
     return chosen
 
@@ -219,7 +250,7 @@ def unmatched_targets(setup: TrainingSetup, shape: ModelShape) -> tuple[str, ...
     if not names or any(n.lower() in _ALL for n in names):
         return ()
     dense, moe = layer_linears(shape)
-    everything = tuple(dense) + tuple(moe)
+    everything = tuple(dense) + tuple(moe) + tuple(shape.linear_attn_linears)
     return tuple(t for t in names if not any(m.peft and _matches(m.name, t) for m in everything)
                  and t not in _OUTSIDE_LAYERS)
 
@@ -250,13 +281,22 @@ def lora_params(setup: TrainingSetup, shape: ModelShape) -> int:
     dense, moe = layer_linears(shape)
     n_moe = _moe_layers(shape)
     n_dense = shape.num_layers - n_moe
+    n_lin = _linear_attn_layers(shape)
+    model = tuple(dense) + tuple(moe) + tuple(shape.linear_attn_linears) if n_lin else None
+    targets = tuple(setup.lora_targets)
+
+    def per_layer(mods: tuple[Linear, ...]) -> int:
+        return sum(m.copies * (r * (m.in_features + m.out_features) + (m.out_features if setup.use_dora else 0))
+                   for m in matched_linears(targets, mods, model))
+
     total = 0
     for count, mods in ((n_dense, dense), (n_moe, moe)):
-        if not count:
-            continue
-        per_layer = sum(m.copies * (r * (m.in_features + m.out_features) + (m.out_features if setup.use_dora else 0))
-                        for m in matched_linears(tuple(setup.lora_targets), tuple(mods)))
-        total += count * per_layer
+        if count:
+            total += count * per_layer(tuple(mods))
+    if n_lin:
+        # a hybrid's linear-attention layers: their mixer's matches in place of the attention modules'
+        layer = tuple(dense or moe)
+        total += n_lin * (per_layer(hybrid_linears(shape, layer)) - per_layer(layer))
     return total
 
 

@@ -23,6 +23,10 @@ WORDS = {
     "model.note.mtp_not_loaded": (
         "the checkpoint's {layers} multi-token-prediction layer(s) are not counted: transformers does not load them",
         "未计入检查点中的 {layers} 个多 token 预测（MTP）层：transformers 不加载它们"),
+    "model.note.linear_attention": (
+        "{linear} of {layers} layers use Gated DeltaNet linear attention: their activations are estimated like "
+        "full attention's (approximate)",
+        "{layers} 层中有 {linear} 层使用 Gated DeltaNet 线性注意力：这些层的激活值按全注意力估算（近似）"),
     "model.note.tied_head_stored": (
         "the checkpoint stores lm_head separately, but the config ties it to the embeddings: counted once",
         "检查点单独保存了 lm_head，但配置将其与词嵌入绑定：只计一次"),
