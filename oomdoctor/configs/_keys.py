@@ -91,6 +91,16 @@ def read_bool(b: Any, doc: Any, key: Key, version: str | None = None, invert: bo
     return b.from_doc(key.field, doc, name, None if value is None else (not value if invert else value))
 
 
+def read_peft_targets(b: Any, doc: Any, name: str) -> bool:
+    """Set lora_targets from a PEFT `target_modules` list (or one name) at `name`; "all-linear" is "all"."""
+    targets = doc.get(name)
+    if not targets:
+        return False
+    names = (targets,) if isinstance(targets, str) else tuple(str(t) for t in targets)
+    b.set("lora_targets", ("all",) if names in (("all-linear",), ("all",)) else names, doc.src(name))
+    return True
+
+
 # ---------------------------------------------------------------- versions
 
 @record

@@ -19,7 +19,7 @@ from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
-from oomdoctor.configs._keys import Key, Marker, choose_version, has_key, read_int, table
+from oomdoctor.configs._keys import Key, Marker, choose_version, has_key, read_int, read_peft_targets, table
 from oomdoctor.facts import Change, Msg, Source, TrainingSetup, msg
 
 NAME = "chatglm"
@@ -146,11 +146,7 @@ def _read_peft(b: Builder, doc: Doc) -> None:
     b.set("method", "lora", doc.src("peft_config.peft_type"))
     read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, "peft_config.r")
     read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 8, "peft_config.lora_alpha")
-    targets = doc.get("peft_config.target_modules")
-    if targets:
-        tl = (targets,) if isinstance(targets, str) else tuple(str(t) for t in targets)
-        b.set("lora_targets", ("all",) if tl in (("all-linear",), ("all",)) else tl,
-              doc.src("peft_config.target_modules"))
+    read_peft_targets(b, doc, "peft_config.target_modules")
 
 
 def edit(out: Out, c: Change, final: dict[str, Any]) -> None:

@@ -17,7 +17,7 @@ from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
-from oomdoctor.configs._keys import Key, Marker, at_least, choose_version, has_key, read_int, table
+from oomdoctor.configs._keys import Key, Marker, at_least, choose_version, has_key, read_int, read_peft_targets, table
 from oomdoctor.facts import Change, Msg, TrainingSetup, msg
 
 NAME = "hf"
@@ -241,10 +241,7 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
         b.set("method", "lora", doc.src("use_peft"))
         read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 16, "lora_r")
         read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 32, "lora_alpha")
-        targets = doc.get("lora_target_modules")
-        if targets:
-            tl = (targets,) if isinstance(targets, str) else tuple(str(t) for t in targets)
-            b.set("lora_targets", ("all",) if tl in (("all-linear",), ("all",)) else tl, doc.src("lora_target_modules"))
+        read_peft_targets(b, doc, "lora_target_modules")
         for bits, key in ((4, "load_in_4bit"), (8, "load_in_8bit")):
             if doc.bool_(key):
                 b.set("method", "qlora", doc.src(key))
