@@ -739,6 +739,19 @@ def _mpt(b: _Build) -> None:
 
 # ---------------------------------------------------------------- vision towers (multimodal configs)
 
+def _vit_layer(h: int, inter: int) -> int:
+    """One pre-norm ViT layer: two LayerNorms, biased q/k/v/out (or a fused qkv and proj), a biased
+    fc1/fc2 MLP of width `inter` (SigLIP, CLIP, the Qwen2-VL and Qwen3.5 towers)."""
+    return 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 4 * h
+
+
+def _patch_merger(e: int, merge: int, out: int, norm: int) -> int:
+    """Qwen-VL's PatchMerger: a norm of `norm` parameters, then two biased Linears from merge^2 x e
+    patch features into the language model's width `out`."""
+    merged = e * merge * merge
+    return norm + (merged * merged + merged) + (merged * out + out)
+
+
 def _siglip_params(v: Cfg) -> int:
     """A SigLIP/ViT encoder (models/siglip/modeling_siglip.py): patch conv, learned positions, biased
     q/k/v/out and fc1/fc2, two LayerNorms per layer, a post LayerNorm."""
@@ -749,8 +762,7 @@ def _siglip_params(v: Cfg) -> int:
     image = v.need("image_size")
     channels = v.int("num_channels", default=3)
     patches = (image // patch) ** 2
-    per_layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 4 * h
-    return channels * patch * patch * h + h + patches * h + layers * per_layer + 2 * h
+    return channels * patch * patch * h + h + patches * h + layers * _vit_layer(h, inter) + 2 * h
 
 
 def _clip_vision_params(v: Cfg) -> int:
@@ -763,8 +775,7 @@ def _clip_vision_params(v: Cfg) -> int:
     patch = v.int("patch_size", default=32)
     image = v.int("image_size", default=224)
     channels = v.int("num_channels", default=3)
-    per_layer = 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 4 * h
-    return h + channels * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * per_layer
+    return h + channels * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * _vit_layer(h, inter)
 
 
 def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
@@ -780,10 +791,7 @@ def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     temporal = v.int("temporal_patch_size", default=2)
     merge = v.int("spatial_merge_size", default=2)
     out = v.int("hidden_size", default=text_hidden)
-    block = 4 * e + (e * 3 * e + 3 * e) + (e * e + e) + (e * inter + inter) + (inter * e + e)
-    merged = e * merge * merge
-    merger = 2 * e + (merged * merged + merged) + (merged * out + out)
-    return channels * temporal * patch * patch * e + depth * block + merger
+    return channels * temporal * patch * patch * e + depth * _vit_layer(e, inter) + _patch_merger(e, merge, out, 2 * e)
 
 
 def _qwen3_5_vision_params(v: Cfg) -> int:
@@ -800,10 +808,8 @@ def _qwen3_5_vision_params(v: Cfg) -> int:
     merge = v.int("spatial_merge_size", default=2)
     out = v.int("out_hidden_size", default=3584)
     positions = v.int("num_position_embeddings", default=2304)
-    block = 4 * e + (e * 3 * e + 3 * e) + (e * e + e) + (e * inter + inter) + (inter * e + e)
-    merged = e * merge * merge
-    merger = 2 * e + (merged * merged + merged) + (merged * out + out)
-    return channels * temporal * patch * patch * e + e + positions * e + depth * block + merger
+    return (channels * temporal * patch * patch * e + e + positions * e + depth * _vit_layer(e, inter)
+            + _patch_merger(e, merge, out, 2 * e))
 
 
 def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
@@ -819,9 +825,7 @@ def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     merge = v.int("spatial_merge_size", default=2)
     out = v.int("out_hidden_size", default=text_hidden)
     block = 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + 3 * e * inter + 2 * inter + e
-    merged = e * merge * merge
-    merger = e + (merged * merged + merged) + (merged * out + out)
-    return channels * temporal * patch * patch * e + depth * block + merger
+    return channels * temporal * patch * patch * e + depth * block + _patch_merger(e, merge, out, e)
 
 
 # ---------------------------------------------------------------- dispatch
