@@ -91,6 +91,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
                                    script="finetune.py" if glm4 else "finetune_hf.py")
     inner = _args_doc(doc)
     hf = hf_args.read_trainer_args(b, inner)
+    path = ds.read_ref(b, inner, "deepspeed", hf, model or "", strict=False)
     # Sources name the nested key a patch writes to.
     for field_name, src in list(b.sources.items()):
         if src.file == doc.path and src.key in inner.data:
@@ -106,10 +107,6 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     _read_peft(b, doc)
     b.default("stage", "sft", script)
     fields: dict[str, Any] = {"config_file": doc.path}
-    path = ds.read_ref(b, inner, "deepspeed", hf, model or "", strict=False)
-    for field_name, src in list(b.sources.items()):
-        if src.file == doc.path and src.key == "deepspeed":
-            b.sources[field_name] = Source(file=src.file, key=f"{ARGS}.deepspeed", line=src.line)
     if path:
         fields["deepspeed_file"] = path
     b.keep(doc, ("max_input_length", "max_output_length"))

@@ -508,8 +508,8 @@ def _stage_of_script(setup: TrainingSetup, inv: Invocation, path: str) -> Traini
     if src is not None and src.file and src.key == "stage":
         return setup
     name = os.path.basename(inv.target.text.replace("\\", "/")).lower()
-    stage = next((st for word, st in _SCRIPT_STAGES if word in name.removesuffix(".py").split("_")
-                  or name.removesuffix(".py") == word), None)
+    words = name.removesuffix(".py").split("_")
+    stage = next((st for word, st in _SCRIPT_STAGES if word in words), None)
     if stage is None or stage == setup.stage:
         return setup
     return replace(setup, stage=stage, sources={**setup.sources, "stage": Source(file=path, key=inv.target.text,

@@ -163,11 +163,11 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         if entry.precision_from_dtype and (src is None or src.file is None):
             dtype = b.values.get("load_dtype")
             where = b.sources.get("load_dtype")
-            precision = "bf16" if dtype in (None, "bf16") else "fp16"
+            autocast = "bf16" if dtype in (None, "bf16") else "fp16"
             if where is not None and where.file:
-                b.set("precision", precision, where)
+                b.set("precision", autocast, where)
             else:
-                b.default("precision", precision, entry.label)
+                b.default("precision", autocast, entry.label)
     return b.build(doc, **fields)
 
 

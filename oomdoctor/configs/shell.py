@@ -310,10 +310,9 @@ class _Expander:
                 segments.append((val.text or val.unknown, val.unknown, False))
             else:
                 segments.append((val.text, None, splits))
-        if not any(why for _, why, _ in segments):
-            pass
-        elif not any(why is None and split for _, why, split in segments):
-            return [_Val(raw, next(why for _, why, _ in segments if why))]
+        unknown = next((why for _, why, _ in segments if why), None)
+        if unknown and not any(why is None and split for _, why, split in segments):
+            return [_Val(raw, unknown)]
         fields: list[_Val] = []
         cur: list[str] | None = None
         why_cur: str | None = None

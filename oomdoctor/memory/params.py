@@ -156,7 +156,7 @@ def _count_cached(shape: ModelShape) -> ParamCounts:
             modules[m.name] -= n_lin * m.params
         for m in shape.linear_attn_linears:
             modules[m.name] = modules.get(m.name, 0) + n_lin * m.params
-        largest = max(largest, max(dense_layer if n_dense else 0, moe_layer) + delta + lin_other - other)
+        largest = max(largest, largest + delta + lin_other - other)
     total = computed
     if shape.params_total and abs(shape.params_total - computed) > 0.002 * computed:
         # An authoritative count (checkpoint/vendor/log) wins; the difference is parameters this layout does
