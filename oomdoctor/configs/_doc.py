@@ -49,6 +49,7 @@ class Doc:
     notes: list[Msg] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)    # keys set from another file (script overrides)
     inline: dict[str, str] = field(default_factory=dict)   # files a script writes itself (here-documents)
+    header: tuple[str, ...] = ()    # a YAML file's opening comment lines, from line 1 (torchtune's `tune run …`)
 
     def has(self, key: str) -> bool:
         return self.get(key, MISSING) is not MISSING
@@ -205,7 +206,21 @@ def parse_text(text: str, path: str) -> Doc:
         raise InputError(msg("config.empty"), path)
     if not isinstance(data, dict):
         raise InputError(msg("config.not_a_mapping", kind=type(data).__name__), path)
-    return Doc(path, data, lines, kind)
+    return Doc(path, data, lines, kind, header=_header(text) if kind == "yaml" else ())
+
+
+_HEADER_BYTES = 16 * 1024
+
+
+def _header(text: str) -> tuple[str, ...]:
+    """The comment and blank lines a YAML text opens with (within its first _HEADER_BYTES)."""
+    out: list[str] = []
+    for line in text[:_HEADER_BYTES].splitlines():
+        stripped = line.strip()
+        if stripped and not stripped.startswith("#"):
+            break
+        out.append(line)
+    return tuple(out)
 
 
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
@@ -298,7 +313,7 @@ def parse_file(path: str, text: str | None = None) -> Doc:
                 _PARSED.pop(next(iter(_PARSED)))
             _PARSED[ident] = cached
     # A fresh Doc per caller (its own path spelling, notes and tolerance); the data is shared.
-    return Doc(path, cached.data, cached.lines, cached.kind)
+    return Doc(path, cached.data, cached.lines, cached.kind, header=cached.header)
 
 
 # ---------------------------------------------------------------- building a TrainingSetup
@@ -378,7 +393,7 @@ def overlay(doc: Doc, values: Mapping[str, Any], lines: Mapping[str, int], path:
     data = _deep_set(doc.data, values)
     files = {**doc.files, **{k: path for k in values}}
     return Doc(doc.path, data, {**doc.lines, **dict(lines)}, doc.kind, doc.tolerant, list(doc.notes), files,
-               dict(doc.inline))
+               dict(doc.inline), doc.header)
 
 
 def _deep_set(data: dict[str, Any], values: Mapping[str, Any]) -> dict[str, Any]:

@@ -73,7 +73,7 @@ def _interpolate(doc: Doc) -> Doc:
             return [sub(v) for v in value]
         return value
     return Doc(doc.path, {k: sub(v) for k, v in doc.data.items()}, doc.lines, doc.kind, doc.tolerant, doc.notes,
-               doc.files, doc.inline)
+               doc.files, doc.inline, doc.header)
 
 
 def model_from_builder(builder: str) -> str:
@@ -207,7 +207,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
 
     # Distributed recipes shard with FSDP2 (full_finetune_distributed / lora_finetune_distributed).
     distributed = any(doc.has(k) for k in ("fsdp_cpu_offload", "custom_sharded_layers", "fsdp_reshard_after_forward"))
-    run = _run_comment(doc.path) if doc.kind == "yaml" else None
+    run = _run_comment(doc.header)
     if distributed:
         reshard = doc.bool_("fsdp_reshard_after_forward")
         b.set("fsdp", "shard_grad_op" if reshard is False else "full_shard",
@@ -274,7 +274,6 @@ def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
         out.put_key(KEYS["offload_params"], bool(v))
 
 
-_HEAD_BYTES = 16 * 1024
 _TUNE_RUN = re.compile(r"^\s*#\s*(?:\$\s*)?tune\s+run\s+(.*)$")
 _RECIPE_IN = re.compile(r"^\s*#.*\bin\s+([A-Za-z0-9_/]+)\.py\b")       # "# Config for … in lora_finetune_distributed.py"
 _NEEDS_GPUS = re.compile(r"^\s*#.*\bneeds\s+(\d{1,3})\s+GPUs\b")         # "# This config needs 8 GPUs to run"
@@ -285,21 +284,13 @@ def _distributed(recipe: str) -> bool:
     return "distributed" in recipe or "fsdp" in recipe
 
 
-def _run_comment(path: str) -> tuple[int, str, int | None] | None:
+def _run_comment(header: tuple[str, ...]) -> tuple[int, str, int | None] | None:
     """(line, recipe, GPUs) the config's header comment documents: its `tune run … <recipe> --config …`
     command, else the recipe its first line names ("Config for … in <recipe>.py") and a "needs N GPUs";
     torchtune's shipped configs say how they are run there. None when the header names no recipe."""
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(_HEAD_BYTES).decode("utf-8", "replace")
-    except OSError:
-        return None
     named: tuple[int, str] | None = None
     needs: int | None = None
-    for number, line in enumerate(head.splitlines(), 1):
-        stripped = line.strip()
-        if stripped and not stripped.startswith("#"):
-            break                               # the header ends at the first key
+    for number, line in enumerate(header, 1):
         m = _TUNE_RUN.match(line)
         if m:
             run = _tune_run(m.group(1), number)
