@@ -89,13 +89,23 @@ CASES = {
 }
 
 
-def _transformers_count(model_type: str, kw: dict) -> int:
-    cfg = AutoConfig.for_model(model_type, **kw)
+def _meta_count(build) -> int:
+    """Parameters of the model `build()` makes on the meta device (tied weights are one Parameter, counted once)."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with torch.device("meta"):
-            model = AutoModelForCausalLM.from_config(cfg)
-    return sum(p.numel() for p in model.parameters())     # tied weights are one Parameter, counted once
+            model = build()
+    return sum(p.numel() for p in model.parameters())
+
+
+def _transformers_count(model_type: str, kw: dict) -> int:
+    return _meta_count(lambda: AutoModelForCausalLM.from_config(AutoConfig.for_model(model_type, **kw)))
+
+
+def _image_text_count(model_type: str, kw: dict) -> int:
+    from transformers import AutoModelForImageTextToText
+
+    return _meta_count(lambda: AutoModelForImageTextToText.from_config(AutoConfig.for_model(model_type, **kw)))
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
@@ -146,18 +156,11 @@ def _two_layers(cfg: dict) -> dict:
 def test_qwen2_vl_counts_its_vision_tower_as_the_model_code_does():
     # the real Qwen2-VL-7B config with 2 language layers and 2 vision blocks: the language model is Qwen2's
     # decoder, and the tower (patch Conv3d, blocks, PatchMerger) is built from vision_config and its defaults
-    from transformers import AutoModelForImageTextToText
-
     cfg = _two_layers(json.loads((CORPUS / "qwen2-vl-7b-ft" / "config.json").read_text()))
     cfg["vision_config"]["depth"] = 2
     ours = count_params(shape_from_config(cfg, "qwen2-vl", None)).total
     kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
-    config = AutoConfig.for_model("qwen2_vl", **kw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            model = AutoModelForImageTextToText.from_config(config)
-    assert ours == sum(p.numel() for p in model.parameters())
+    assert ours == _image_text_count("qwen2_vl", kw)
 
 
 def test_mistral4_language_model_counts_as_the_model_code_does():
@@ -169,58 +172,29 @@ def test_mistral4_language_model_counts_as_the_model_code_does():
     text.pop("quantization_config", None)
     ours = count_params(shape_from_config(cfg, "mistral4", None)).total
     config = AutoConfig.for_model("mistral4", **{k: v for k, v in text.items() if k != "model_type"})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            model = Mistral4ForCausalLM(config)
-    assert ours == sum(p.numel() for p in model.parameters())
+    assert ours == _meta_count(lambda: Mistral4ForCausalLM(config))
 
 
 def test_llava_fills_its_text_config_from_llamas_defaults_and_counts_the_clip_tower():
     # llava-1.5's text_config leaves out every key at LlamaConfig's default (hidden_size among them)
-    from transformers import AutoModelForImageTextToText
-
     cfg = json.loads((CORPUS / "llava-1.5-7b" / "config.json").read_text())
     cfg["text_config"]["num_hidden_layers"] = 2
     cfg["vision_config"]["num_hidden_layers"] = 2
     ours = count_params(shape_from_config(cfg, "llava", None)).total
     kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
-    config = AutoConfig.for_model("llava", **kw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            model = AutoModelForImageTextToText.from_config(config)
-    assert ours == sum(p.numel() for p in model.parameters())
+    assert ours == _image_text_count("llava", kw)
 
 
 def test_qwen2_5_vl_counts_its_vision_tower_as_the_model_code_does():
     # Qwen2.5-VL-3B's shapes (tied, text hidden 2048; tower 1280 wide with RMSNorms and a gated MLP of 3420)
     # with 2 language layers and 2 vision blocks; the corpus has no Qwen2.5-VL config.json yet
-    from transformers import AutoModelForImageTextToText
-
     cfg = {"model_type": "qwen2_5_vl", "hidden_size": 2048, "intermediate_size": 11008, "num_hidden_layers": 2,
            "num_attention_heads": 16, "num_key_value_heads": 2, "vocab_size": 151936, "tie_word_embeddings": True,
            "vision_config": {"depth": 2, "hidden_size": 1280, "intermediate_size": 3420, "num_heads": 16,
                              "out_hidden_size": 2048, "patch_size": 14, "spatial_merge_size": 2,
                              "temporal_patch_size": 2, "window_size": 112, "fullatt_block_indexes": [1]}}
     ours = count_params(shape_from_config(cfg, "qwen2.5-vl", None)).total
-    config = AutoConfig.for_model("qwen2_5_vl", **{k: v for k, v in cfg.items() if k != "model_type"})
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            model = AutoModelForImageTextToText.from_config(config)
-    assert ours == sum(p.numel() for p in model.parameters())
-
-
-def _image_text_count(model_type: str, kw: dict) -> int:
-    from transformers import AutoModelForImageTextToText
-
-    config = AutoConfig.for_model(model_type, **kw)
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with torch.device("meta"):
-            model = AutoModelForImageTextToText.from_config(config)
-    return sum(p.numel() for p in model.parameters())
+    assert ours == _image_text_count("qwen2_5_vl", {k: v for k, v in cfg.items() if k != "model_type"})
 
 
 def test_qwen3_5_27b_counts_its_linear_attention_layers_and_vision_tower_as_the_model_code_does():
