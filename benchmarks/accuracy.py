@@ -2,7 +2,7 @@
 
     python benchmarks/accuracy.py [--all]
 
-Runs every case of /work/shared/reference/measured_peaks.yaml with reliability high or medium and a measured
+Runs every case of tests/data/reference/measured_peaks.yaml with reliability high or medium and a measured
 figure (plus every `oom: true` case), converts it into a TrainingSetup + ModelShape with the small generic
 converter below, and compares allocated_gib with cases that measured torch allocated/active memory and the
 reserved-memory figure (allocated + allocator reserve) with reserved cases; nvidia-smi / unstated tools are
@@ -25,7 +25,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from oomdoctor.facts import GIB, Hardware, ModelShape, TrainingSetup  # noqa: E402
 from oomdoctor.memory import estimate  # noqa: E402
 
-REF = os.environ.get("OOMDOCTOR_REFERENCE", "/work/shared/reference")
+REF = os.environ.get("OOMDOCTOR_REFERENCE", os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "data", "reference"))
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 # Shapes of models the reference catalog lacks (public config.json values). Qwen-1 lists the MLP width

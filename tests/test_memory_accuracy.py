@@ -1,11 +1,11 @@
 """The estimate against published measured peaks (benchmarks/accuracy.py on the calibration set)."""
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
-REF = "/work/shared/reference/measured_peaks.yaml"
-pytestmark = pytest.mark.skipif(not os.path.exists(REF), reason="reference measurements not present")
+REF = str(Path(__file__).resolve().parent / "data" / "reference" / "measured_peaks.yaml")
 
 
 @pytest.fixture(scope="module")

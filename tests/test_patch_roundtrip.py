@@ -15,9 +15,7 @@ from helpers import write_exact
 from oomdoctor.facts import KeyEdit
 from oomdoctor.patch import build_patch
 
-EXAMPLES = Path(__file__).resolve().parents[2] / "shared" / "reference" / "example-configs"
-if not EXAMPLES.is_dir():
-    EXAMPLES = Path("/work/shared/reference/example-configs")
+EXAMPLES = Path(__file__).resolve().parent / "data" / "reference" / "example-configs"
 CONFIGS = sorted(p for p in EXAMPLES.glob("*") if p.suffix in (".yaml", ".yml", ".json"))
 STR_TAG = "tag:yaml.org,2002:str"
 

@@ -1,6 +1,6 @@
 """What OOM messages (and their look-alikes) look like, and how to read numbers out of them.
 
-Shapes follow ../shared/reference/oom-log-formats.md (F01..F28 messages, P01..P09 line prefixes).
+Shapes follow docs/reference/oom-log-formats.md (F01..F28 messages, P01..P09 line prefixes).
 """
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ Three kinds of cue, in order of strength (parse.py asks them in this order):
 3. message: a prefix of the failure message itself (`Error saving model: CUDA out of memory`).
 
 No cue, no phase: `unknown` stays unknown. Cues follow the "Phase cues" list of
-../shared/reference/oom-log-formats.md and the excerpts listed in tests/data/logs/real/SOURCES.md.
+docs/reference/oom-log-formats.md and the excerpts listed in tests/data/logs/real/SOURCES.md.
 """
 from __future__ import annotations
 

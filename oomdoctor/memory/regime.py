@@ -1,6 +1,6 @@
 """Which dtype weights, gradients, master copies and optimizer states really live in, per framework.
 
-Rules from /work/shared/reference/config-formats.md §0, §1.6, §6 (each line names the framework file).
+Rules from docs/reference/config-formats.md §0, §1.6, §6 (each line names the framework file).
 """
 from __future__ import annotations
 

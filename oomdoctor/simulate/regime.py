@@ -1,7 +1,7 @@
 """Which dtypes and which training recipe a framework really uses, decided from the setup alone.
 
 Pure Python (no torch): the tracer turns these names into torch dtypes. Facts and their sources are in
-../shared/reference/config-formats.md sections 0, 1.6 and 6.
+docs/reference/config-formats.md sections 0, 1.6 and 6.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Run real training steps of the user's model code on fake tensors and count live storage bytes.
 
-Recipe (../shared/reference/fake-tensor-tracing.md): build on `meta`, `to_empty(device="cpu")` inside
+Recipe (docs/reference/fake-tensor-tracing.md): build on `meta`, `to_empty(device="cpu")` inside
 `FakeTensorMode(allow_non_fake_inputs=True)`, count every new storage once in a TorchDispatchMode and
 subtract it when the storage dies. CPU fake storages have the bytes a CUDA run allocates (the CUDA caching
 allocator's 512-byte rounding aside). Imports torch, transformers and peft: load it only for --simulate.
