@@ -1,0 +1,47 @@
+"""The sessions CI runs (`.ci/run` on the project's machine, `.github/workflows/ci.yml` on GitHub):
+
+    nox -s full            # the whole suite with the [simulate] extras (torch CPU, transformers, peft)
+    nox -s tests-3.12      # the fast suite (no [simulate], no slow tier) on one CPython; tests lists 3.9-3.13
+    nox -s lint types      # ruff and mypy, as configured in pyproject.toml
+
+Each session makes its own virtual environment; `nox -s tests` runs every CPython nox finds on PATH.
+"""
+from __future__ import annotations
+
+import nox
+
+nox.options.sessions = ["lint", "types", "full", "tests"]
+nox.options.reuse_existing_virtualenvs = True
+
+PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
+# Two workers: the Pilot tests of the app wait on timers, so two processes overlap well even on two cores.
+PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
+# torch is pinned to its CPU build: an unpinned torch pulls a multi-GB CUDA build.
+TORCH = "torch==2.13.0"
+
+
+@nox.session(python=PYTHONS)
+def tests(session: nox.Session) -> None:
+    """The fast suite: everything but the [simulate] tests (they skip without torch) and the slow tier."""
+    session.install("-e", ".[test]")
+    session.run(*PYTEST, "-m", "not slow", *session.posargs)
+
+
+@nox.session
+def full(session: nox.Session) -> None:
+    """The whole suite, the slow tier and the fake-tensor tests included."""
+    session.install(TORCH)
+    session.install("-e", ".[simulate,test]")
+    session.run(*PYTEST, *session.posargs)
+
+
+@nox.session
+def lint(session: nox.Session) -> None:
+    session.install("ruff>=0.6")
+    session.run("ruff", "check", ".")
+
+
+@nox.session
+def types(session: nox.Session) -> None:
+    session.install("mypy>=1.10", "types-PyYAML", "-e", ".[test]")
+    session.run("mypy")
