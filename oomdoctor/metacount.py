@@ -68,7 +68,8 @@ class MetaCount:
     version: str = ""               # transformers' version
     cls: str = ""                   # the model class that was built
     unknown: bool = False           # transformers is there but does not know the model_type
-    error: str = ""                 # why the count failed (import, config, build, timeout)
+    error: str = ""                 # why the count failed (import, config, build, timeout): technical, not prose
+    seconds: float = 0.0            # the time limit, when it ran out
 
 
 _cache: dict[str, MetaCount] = {}
@@ -118,11 +119,11 @@ def meta_count(cfg: dict[str, Any], directory: str | None = None, timeout: float
         line = (done.stdout.strip().splitlines() or ["{}"])[-1]
         answer = json.loads(line)
     except subprocess.TimeoutExpired:
-        answer = {"error": f"timed out after {timeout:g} s"}
+        answer = {"error": "timeout", "seconds": timeout}
     except (OSError, ValueError) as err:
         answer = {"error": type(err).__name__}
     result = MetaCount(answer.get("params"), str(answer.get("version", "")), str(answer.get("class", "")),
-                       bool(answer.get("unknown")), str(answer.get("error", "")))
+                       bool(answer.get("unknown")), str(answer.get("error", "")), float(answer.get("seconds", 0.0)))
     if result.params is None and not result.unknown and not result.error:
         result = MetaCount(None, error="no answer")
     _cache[job] = result

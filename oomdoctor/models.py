@@ -189,7 +189,9 @@ def _exact_or_warned(shape: ModelShape, cfg: dict[str, Any], directory: str | No
     how = "model.warn.how_exact_remote" if count.unknown else "model.warn.how_exact"
     warns = [msg("model.warn.guessed", model_type=shape.model_type, assumed=_joined(shape.assumptions)),
              msg(how, model_type=shape.model_type)]
-    if count.error and count.error != "unavailable":
+    if count.error == "timeout":
+        warns.append(msg("model.warn.meta_timeout", seconds=count.seconds))
+    elif count.error and count.error != "unavailable":
         warns.append(msg("model.warn.meta_failed", reason=count.error))
     if shape.unread_keys:
         warns.append(msg("model.note.unread_keys", keys=", ".join(shape.unread_keys)))

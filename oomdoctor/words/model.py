@@ -41,6 +41,9 @@ WORDS = {
         "does not know {model_type!r}: with the model's own code in DIR, set OOMDOCTOR_TRUST_REMOTE_CODE=1",
         "要得到精确参数量：用 --model DIR 指定含检查点（*.safetensors 或其索引）的目录；此处的 transformers 不认识 "
         "{model_type!r}：若 DIR 中有该模型自带的代码，可设置 OOMDOCTOR_TRUST_REMOTE_CODE=1"),
+    "model.warn.meta_timeout": (
+        "transformers did not finish counting it within {seconds:g} s (OOMDOCTOR_META_TIMEOUT sets the limit)",
+        "transformers 未能在 {seconds:g} 秒内完成计数（可用 OOMDOCTOR_META_TIMEOUT 调整时限）"),
     "model.warn.meta_failed": ("transformers could not count it ({reason})", "transformers 无法计数（{reason}）"),
     "model.assume.mlp_gated": ("a gated MLP (gate/up/down, activation {act})", "门控 MLP（gate/up/down，激活函数 {act}）"),
     "model.assume.mlp_plain": ("a two-matrix MLP (up/down, activation {act})", "两矩阵 MLP（up/down，激活函数 {act}）"),
