@@ -985,9 +985,9 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
     if family is None:
         # no builder of its own: read the structure from the config's features (oomdoctor/features.py);
         # the tie default is PretrainedConfig's own, the key LFM2 spells `tie_embedding` counts too
-        from oomdoctor.features import Unplaced, read_features, unread_keys
+        from oomdoctor.features import CHECKED_TYPES, Unplaced, read_features, unread_keys
 
-        guess = True
+        guess = (model_type or top_type) not in CHECKED_TYPES
         b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
         try:
             read_features(b)
@@ -997,7 +997,7 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
             _llama(b)
             b.assumed = [msg("model.assume.unplaced", why=err.message)]
-        unread = unread_keys(b)
+        unread = unread_keys(b) if guess else []
     else:
         builder, tie_default = family
         guess = False

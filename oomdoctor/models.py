@@ -103,10 +103,13 @@ def _from_catalog(mid: str, asked: str | None = None) -> ModelShape:
 
     entry = _catalog()[0][mid.lower()]
     data = entry.data
-    shape = shape_from_config(dict(data["config"]), entry.id, None, source_kind="catalog")
+    shape = shape_from_config(dict(data["config"]), entry.id, None, source_kind="catalog", tolerate_unplaced=True)
     source = "catalog" if asked is None else f"catalog ({entry.id} for {asked})"
+    notes = shape.notes
+    if shape.shape_confidence == "guessed":       # the total is the entry's count; the layers are a guess
+        notes = (msg("model.warn.catalog_structure", model_type=shape.model_type),) + notes
     return replace(shape, params_total=data.get("params_total"), source=source, source_kind="catalog",
-                   source_path=None)
+                   source_path=None, notes=notes)
 
 
 def _catalog_id(name: str, *, loose: bool) -> str | None:

@@ -51,6 +51,8 @@ def test_without_transformers_a_new_type_is_right_refused_or_loudly_guessed(entr
         return
     shape = got
     assert shape.shape_confidence in ("derived", "guessed")
+    if shape.shape_confidence == "derived":         # a reading checked against the type's own code
+        assert abs(error) <= 0.005, f"{entry['dir']}: {error:+.3%}"
     if shape.shape_confidence == "guessed":
         codes = [n.code for n in shape_warnings(shape)]
         assert codes[:2] == ["model.warn.guessed", "model.warn.how_exact"], codes
@@ -76,7 +78,7 @@ def test_the_features_place_experts_and_mamba_layers(no_transformers):
     ernie = read_config_json(str(CORPUS / "ernie-4.5-21b-a3b" / "config.json"), "ernie")
     assert (ernie.moe_layer_count, ernie.first_dense_layers, ernie.shared_expert_intermediate_size) == (27, 1, 3072)
     nemotron = read_config_json(str(CORPUS / "minitron-4b" / "config.json"), "minitron")
-    assert not nemotron.gated_mlp and nemotron.shape_confidence == "guessed"
+    assert not nemotron.gated_mlp and nemotron.shape_confidence == "derived"
 
 
 def test_experts_that_cannot_be_placed_refuse_with_one_line(tmp_path, no_transformers, capsys):
@@ -103,22 +105,23 @@ def test_a_checkpoint_index_makes_a_refused_guess_exact(tmp_path, no_transformer
 def test_every_surface_shows_a_guess(tmp_path, no_transformers, capsys):
     from oomdoctor.cli import DEMO_DIR, main
 
-    shutil.copy(CORPUS / "olmoe-1b-7b-0924" / "config.json", tmp_path / "config.json")
+    # JetMoE: a type whose features reading is not checked (its attention is a mixture of experts too)
+    shutil.copy(CORPUS / "jetmoe-8b" / "config.json", tmp_path / "config.json")
     argv = [str(DEMO_DIR / "train.yaml"), "--model", str(tmp_path), "--gpu", "A100-80GB"]
     main(argv + ["--plain"])
     out = capsys.readouterr().out
-    assert "GUESSED SHAPE" in out and "'olmoe'" in out and "--model DIR" in out and "64 experts" in out
+    assert "GUESSED SHAPE" in out and "'jetmoe'" in out and "--model DIR" in out and "8 experts" in out
     main(argv + ["--plain", "--lang", "zh"])
     assert "结构为推测" in capsys.readouterr().out
     main(argv + ["--json"])
     model = json.loads(capsys.readouterr().out)["model"]
     assert model["shape_confidence"] == "guessed" and model["counted_as_llama"] is True
     assert [w["code"] for w in model["shape_warnings"]][:2] == ["model.warn.guessed", "model.warn.how_exact"]
-    assert abs(model["params_total"] - 6_919_161_856) / 6_919_161_856 < 0.01
+    assert model["assumptions"] and model["params_total"] > 0
 
 
 def test_the_model_line_names_the_guess_in_both_languages(tmp_path, no_transformers):
-    shutil.copy(CORPUS / "olmoe-1b-7b-0924" / "config.json", tmp_path / "config.json")
+    shutil.copy(CORPUS / "jetmoe-8b" / "config.json", tmp_path / "config.json")
     from oomdoctor.views.describe import model_lines, model_warning_lines
 
     shape = resolve_model(str(tmp_path))
@@ -130,7 +133,7 @@ def test_the_model_line_names_the_guess_in_both_languages(tmp_path, no_transform
 @pytest.mark.simulate
 def test_with_transformers_a_type_it_knows_is_counted_exactly(tmp_path):
     pytest.importorskip("transformers")
-    for name in ("lfm2-1.2b", "olmoe-1b-7b-0924"):
+    for name in ("lfm2-1.2b", "jetmoe-8b"):       # refused and guessed without transformers
         entry = next(e for e in AUDIT if e["dir"] == name)
         shape = read_config_json(str(CORPUS / name / "config.json"), name)
         assert shape.shape_confidence == "exact" and count_params(shape).total == entry["trusted_params"]

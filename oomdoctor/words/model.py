@@ -41,6 +41,12 @@ WORDS = {
         "does not know {model_type!r}: with the model's own code in DIR, set OOMDOCTOR_TRUST_REMOTE_CODE=1",
         "要得到精确参数量：用 --model DIR 指定含检查点（*.safetensors 或其索引）的目录；此处的 transformers 不认识 "
         "{model_type!r}：若 DIR 中有该模型自带的代码，可设置 OOMDOCTOR_TRUST_REMOTE_CODE=1"),
+    "model.warn.catalog_structure": (
+        "GUESSED SHAPE: the total is the catalog's count, but oomdoctor has no reading of its own for model_type "
+        "{model_type!r}: per-layer figures (activations, LoRA, ZeRO-3 gathers) rest on a Llama-style guess; pass "
+        "--model DIR with the checkpoint for an exact shape",
+        "结构为推测：总参数量取自内置目录，但 oomdoctor 没有 model_type {model_type!r} 的专门读法：逐层数值（激活、LoRA、"
+        "ZeRO-3 聚合）依据 Llama 式推测；用 --model DIR 指定含检查点的目录可得到精确结构"),
     "model.warn.meta_timeout": (
         "transformers did not finish counting it within {seconds:g} s (OOMDOCTOR_META_TIMEOUT sets the limit)",
         "transformers 未能在 {seconds:g} 秒内完成计数（可用 OOMDOCTOR_META_TIMEOUT 调整时限）"),
