@@ -443,6 +443,8 @@ def _llama4(b: _Build) -> None:
 def _deepseek(b: _Build) -> None:
     """DeepSeek-V2/V3: multi-head latent attention, dense first layers, routed + shared experts."""
     c = b.c
+    if b.model_type != "deepseek":               # latent attention: heads need not divide hidden_size
+        b.head_dim = c.int("qk_nope_head_dim", default=128) + c.int("qk_rope_head_dim", default=64)
     _common(b, head_dim_key=False)
     if b.model_type == "deepseek":               # DeepSeek-MoE (v1 remote code): plain attention
         attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
@@ -485,9 +487,13 @@ def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
         if b.shared:
             b.shared_inter = b.shared * b.moe_inter
             b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_experts")
-        first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
-        freq = c.int("moe_layer_freq", default=1)
-        _moe_layer_ids(b, lambda i: i >= first and i % freq == 0)
+        kinds = c.raw("mlp_layer_types")
+        if isinstance(kinds, list) and len(kinds) >= b.layers:     # GLM-4.7-Flash: "dense" / "sparse" per layer
+            _moe_layer_ids(b, lambda i: kinds[i] == "sparse")
+        else:
+            first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
+            freq = c.int("moe_layer_freq", default=1)
+            _moe_layer_ids(b, lambda i: i >= first and i % freq == 0)
         mtp = c.int("num_nextn_predict_layers", default=0, minimum=0)
         if mtp:
             b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
@@ -922,6 +928,8 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "deepseek_v2": (_deepseek, False), "deepseek_v3": (_deepseek, False),
     # Mistral Small 4's language model: DeepSeek-V3's latent attention and routed + shared experts
     "mistral4": (_deepseek, False),
+    # GLM-4.7-Flash (Glm4MoeLiteForCausalLM): DeepSeek-V3's latent attention and routed + shared experts
+    "glm4_moe_lite": (_deepseek, False),
     "qwen": (_qwen1, False),
     # ChatGLM's config class leaves the base default (True), but its model defines no output embeddings to
     # tie: transformer.output_layer is always its own weight.

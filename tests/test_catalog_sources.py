@@ -119,5 +119,5 @@ def test_the_catalog_gaps_users_bring_are_filled():
     for name in ("ai21labs/Jamba-v0.1", "Llama-3.2-11B-Vision-Instruct", "meta-llama/Llama-3.2-90B-Vision",
                  "openai/gpt-oss-20b", "gpt-oss-120b", "tiiuae/Falcon-H1-0.5B-Instruct", "command-r7b",
                  "ByteDance-Seed/Seed-OSS-36B-Instruct", "facebook/opt-1.3b", "facebook/opt-30b", "zai-org/GLM-4.5-Air",
-                 "GLM-4.6", "THUDM/GLM-4-32B-0414", "Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen/Qwen3.5-27B"):
+                 "GLM-4.6", "THUDM/GLM-4-32B-0414", "zai-org/GLM-4.7-Flash", "Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen/Qwen3.5-27B"):
         assert resolve_model(name).source_kind == "catalog", name

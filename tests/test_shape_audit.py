@@ -149,3 +149,66 @@ def test_with_transformers_a_type_it_does_not_know_says_how(tmp_path):
     shape = read_config_json(str(tmp_path / "config.json"), "x")
     assert shape.shape_confidence == "guessed"
     assert [n.code for n in shape_warnings(shape)][:2] == ["model.warn.guessed", "model.warn.how_exact_remote"]
+
+
+def test_a_meta_count_that_runs_out_of_time_leaves_the_guess_and_says_so(tmp_path, monkeypatch):
+    from oomdoctor import metacount
+
+    monkeypatch.setattr(metacount, "available", lambda: True)
+    monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "0.001")
+    cfg = json.loads((CORPUS / "jetmoe-8b" / "config.json").read_text())
+    cfg["vocab_size"] = 32001                     # a config no other test has counted (the counts are cached)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    shape = read_config_json(str(tmp_path / "config.json"), "jetmoe")
+    codes = [n.code for n in shape_warnings(shape)]
+    assert shape.shape_confidence == "guessed" and "model.warn.meta_timeout" in codes
+
+
+_REMOTE_CONFIG = """
+from transformers import PretrainedConfig
+
+
+class TinyRemoteConfig(PretrainedConfig):
+    model_type = "tiny_remote_oomdoctor"
+
+    def __init__(self, hidden_size=64, vocab_size=100, num_hidden_layers=2, **kwargs):
+        self.hidden_size, self.vocab_size, self.num_hidden_layers = hidden_size, vocab_size, num_hidden_layers
+        super().__init__(**kwargs)
+"""
+_REMOTE_MODEL = """
+import torch
+from transformers import PreTrainedModel
+
+from .configuration_tiny import TinyRemoteConfig
+
+
+class TinyRemoteForCausalLM(PreTrainedModel):
+    config_class = TinyRemoteConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.embed = torch.nn.Embedding(config.vocab_size, config.hidden_size)
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(config.hidden_size, 3 * config.hidden_size)
+                                          for _ in range(config.num_hidden_layers))
+        self.head = torch.nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+"""
+
+
+@pytest.mark.simulate
+def test_with_trust_remote_code_the_models_own_local_code_counts_it(tmp_path, monkeypatch):
+    pytest.importorskip("transformers")
+    cfg = {"model_type": "tiny_remote_oomdoctor", "hidden_size": 64, "vocab_size": 100, "num_hidden_layers": 2,
+           "num_attention_heads": 4, "intermediate_size": 128,
+           "auto_map": {"AutoConfig": "configuration_tiny.TinyRemoteConfig",
+                        "AutoModelForCausalLM": "modeling_tiny.TinyRemoteForCausalLM"}}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    (tmp_path / "configuration_tiny.py").write_text(_REMOTE_CONFIG)
+    (tmp_path / "modeling_tiny.py").write_text(_REMOTE_MODEL)
+    monkeypatch.delenv("OOMDOCTOR_TRUST_REMOTE_CODE", raising=False)
+    shape = resolve_model(str(tmp_path))
+    assert shape.shape_confidence == "guessed"        # not asked to run the model's code: it is not run
+    assert "model.warn.how_exact_remote" in [n.code for n in shape_warnings(shape)]
+    monkeypatch.setenv("OOMDOCTOR_TRUST_REMOTE_CODE", "1")
+    shape = resolve_model(str(tmp_path))
+    assert shape.shape_confidence == "exact"
+    assert count_params(shape).total == 100 * 64 + 2 * (64 * 192 + 192) + 64 * 100
