@@ -993,12 +993,12 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
     if family is None:
         # no builder of its own: read the structure from the config's features (oomdoctor/features.py);
         # the tie default is PretrainedConfig's own, the key LFM2 spells `tie_embedding` counts too
-        from oomdoctor.features import CHECKED_TYPES, Unplaced, read_features, unread_keys
+        from oomdoctor.features import CHECKED_TYPES, Kit, Unplaced, read_features, unread_keys
 
         guess = (model_type or top_type) not in CHECKED_TYPES
         b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
         try:
-            read_features(b)
+            read_features(b, Kit(_attn, _common, _mlp, _MAX_LAYERS))
         except Unplaced as err:
             if not tolerate_unplaced:
                 raise InputError(err.message, path) from None

@@ -20,12 +20,18 @@ from __future__ import annotations
 
 import math
 import re
-from typing import TYPE_CHECKING
+from typing import Any, Callable, NamedTuple
 
 from oomdoctor.facts import Linear, Msg, msg
 
-if TYPE_CHECKING:
-    from oomdoctor.archs import _Build
+
+class Kit(NamedTuple):
+    """The layer-building helpers of oomdoctor/archs.py, handed in so that this module does not import it back."""
+
+    attn: Callable[..., list[Linear]]
+    common: Callable[..., None]
+    mlp: Callable[..., list[Linear]]
+    max_layers: int
 
 EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts", "num_routed_experts")
 TOPK_KEYS = ("num_experts_per_tok", "moe_k", "moe_topk", "num_selected_experts", "experts_per_token")
@@ -73,7 +79,7 @@ def _ints(value: object) -> list[int] | None:
     return None
 
 
-def _kinds(b: _Build) -> tuple[list[str] | None, str | None]:
+def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
     """Per-layer mixer kinds ("attention" / "ssm" / other words as written), and the key they came from."""
     c = b.c
     for key in ("layers_block_type", "layer_types", "block_types"):
@@ -98,7 +104,7 @@ def _kinds(b: _Build) -> tuple[list[str] | None, str | None]:
     return None, None
 
 
-def _moe_ids(b: _Build) -> tuple[list[int] | None, str]:
+def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
     """The layers that hold the experts, from whichever placement keys the config states (None: unknown)."""
     c, n = b.c, b.layers
     listed = _ints(c.raw("moe_layers"))
@@ -133,7 +139,7 @@ def _moe_ids(b: _Build) -> tuple[list[int] | None, str]:
     return list(range(n)), ""
 
 
-def _mamba_mixer(b: _Build) -> tuple[list[Linear], int, str]:
+def _mamba_mixer(b: Any) -> tuple[list[Linear], int, str]:
     """One Mamba layer's token mixer: its linear modules, its other parameters, and the kind (mamba1/mamba2)."""
     c, h = b.c, b.hidden
     state = c.int("mamba_d_state", "ssm_state_size", "state_size", "d_state", default=16)
@@ -165,10 +171,9 @@ def _mamba_mixer(b: _Build) -> tuple[list[Linear], int, str]:
     return mixer, other, "mamba1"
 
 
-def read_features(b: _Build) -> None:
-    """Fill a _Build from the config's features (see the module docstring); raise Unplaced when it cannot."""
-    from oomdoctor.archs import _MAX_LAYERS, _attn, _common, _mlp
-
+def read_features(b: Any, kit: Kit) -> None:
+    """Fill an archs._Build from the config's features (see the module docstring); raise Unplaced when it cannot."""
+    _attn, _common, _mlp, _MAX_LAYERS = kit.attn, kit.common, kit.mlp, kit.max_layers
     c = b.c
     assumed: list[str] = []
     ssm_keys = [k for k in SSM_KEYS if c.data.get(k) is not None]
@@ -250,7 +255,7 @@ def read_features(b: _Build) -> None:
     b.assumed = assumed
 
 
-def unread_keys(b: _Build) -> list[str]:
+def unread_keys(b: Any) -> list[str]:
     """Keys of the config that look structural but that nothing read (listed with a guessed shape)."""
     asked = b.c.asked
     return sorted(k for k, v in b.c.data.items()
