@@ -175,7 +175,7 @@ def read_features(b: Any, kit: Kit) -> None:
     """Fill an archs._Build from the config's features (see the module docstring); raise Unplaced when it cannot."""
     _attn, _common, _mlp, _MAX_LAYERS = kit.attn, kit.common, kit.mlp, kit.max_layers
     c = b.c
-    assumed: list[str] = []
+    assumed: list[Msg] = []
     ssm_keys = [k for k in SSM_KEYS if c.data.get(k) is not None]
     b.pure_ssm = bool(ssm_keys) and not c.has("num_attention_heads", "n_head", "n_heads", "num_heads")
     if b.pure_ssm:                                  # Mamba, FalconMamba: every layer a mixer and one norm, no MLP
