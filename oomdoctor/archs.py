@@ -31,11 +31,14 @@ class Cfg:
     def __init__(self, data: dict[str, Any], path: str | None, text: str | None = None,
                  parent: "Cfg | None" = None) -> None:
         self.data, self.path, self.text, self.parent = data, path, text, parent
+        self.asked: set[str] = set()          # every key a builder looked at (unread structural keys are listed)
 
     def has(self, *keys: str) -> bool:
+        self.asked.update(keys)
         return any(self.data.get(k) is not None for k in keys)
 
     def raw(self, *keys: str, default: Any = None) -> Any:
+        self.asked.update(keys)
         for k in keys:
             if self.data.get(k) is not None:
                 return self.data[k]
@@ -52,6 +55,7 @@ class Cfg:
         return InputError(message, self.path, self._line(key))
 
     def int(self, *keys: str, default: int | None = None, minimum: int = 1, maximum: int = _MAX_DIM) -> int | None:
+        self.asked.update(keys)
         for k in keys:
             value = self.data.get(k)
             if value is None:
@@ -69,6 +73,7 @@ class Cfg:
         return value
 
     def float(self, key: str, default: float, minimum: float = 0.0, maximum: float = 1e6) -> float:
+        self.asked.add(key)
         value = self.data.get(key)
         if value is None:
             return default
@@ -78,10 +83,12 @@ class Cfg:
             raise self.fail(key, err.message) from None
 
     def flag(self, key: str, default: bool) -> bool:
+        self.asked.add(key)
         value = self.data.get(key)
         return default if value is None else bool(value)
 
     def sub(self, key: str) -> "Cfg | None":
+        self.asked.add(key)
         value = self.data.get(key)
         return Cfg(value, self.path, None, self) if isinstance(value, dict) else None
 
@@ -118,6 +125,8 @@ class _Build:
         self.linear_attn: list[Linear] = []     # hybrids: a linear-attention layer's token mixer
         self.linear_attn_layers = 0
         self.linear_attn_other: int | None = None
+        self.pure_ssm = False                   # every layer a state-space mixer (Mamba): no attention, no MLP
+        self.assumed: list[Msg] = []            # what a reading from features alone assumed
 
 
 def _attn(b: _Build, *, prefix: str = "self_attn", names: tuple[str, str, str, str] = ("q_proj", "k_proj", "v_proj", "o_proj"),
@@ -434,6 +443,8 @@ def _llama4(b: _Build) -> None:
 def _deepseek(b: _Build) -> None:
     """DeepSeek-V2/V3: multi-head latent attention, dense first layers, routed + shared experts."""
     c = b.c
+    if b.model_type != "deepseek":               # latent attention: heads need not divide hidden_size
+        b.head_dim = c.int("qk_nope_head_dim", default=128) + c.int("qk_rope_head_dim", default=64)
     _common(b, head_dim_key=False)
     if b.model_type == "deepseek":               # DeepSeek-MoE (v1 remote code): plain attention
         attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
@@ -476,9 +487,13 @@ def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
         if b.shared:
             b.shared_inter = b.shared * b.moe_inter
             b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_experts")
-        first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
-        freq = c.int("moe_layer_freq", default=1)
-        _moe_layer_ids(b, lambda i: i >= first and i % freq == 0)
+        kinds = c.raw("mlp_layer_types")
+        if isinstance(kinds, list) and len(kinds) >= b.layers:     # GLM-4.7-Flash: "dense" / "sparse" per layer
+            _moe_layer_ids(b, lambda i: kinds[i] == "sparse")
+        else:
+            first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
+            freq = c.int("moe_layer_freq", default=1)
+            _moe_layer_ids(b, lambda i: i >= first and i % freq == 0)
         mtp = c.int("num_nextn_predict_layers", default=0, minimum=0)
         if mtp:
             b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
@@ -737,6 +752,53 @@ def _mpt(b: _Build) -> None:
         b.extra = c.need("max_seq_len") * b.hidden
 
 
+def _opt(b: _Build) -> None:
+    """OPT (models/opt/modeling_opt.py): biased q/k/v/out_proj and fc1/fc2 of `ffn_dim` (ReLU, no gate), two
+    LayerNorms with bias per layer, learned positions of max_position_embeddings + 2 (OPT's offset), a final
+    LayerNorm only when do_layer_norm_before, and project_in/project_out when word_embed_proj_dim differs from
+    hidden_size (the embeddings and the tied head are then word_embed_proj_dim wide)."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    bias = c.flag("enable_bias", True)
+    b.inter = c.need("ffn_dim")
+    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"), qkv_bias=bias, o_bias=bias)
+    b.dense += [Linear("fc1", b.hidden, b.inter, bias, role="up"), Linear("fc2", b.inter, b.hidden, bias, role="down")]
+    affine = 2 if c.flag("layer_norm_elementwise_affine", True) else 0
+    b.layer_other = 2 * affine * b.hidden
+    b.final_norm = affine * b.hidden if c.flag("do_layer_norm_before", True) else 0
+    b.extra = (c.need("max_position_embeddings") + 2) * b.hidden
+    proj = c.int("word_embed_proj_dim", default=b.hidden)
+    if proj != b.hidden:
+        # the embedding table (and the head tied to it) is vocab x proj, plus the two projections
+        heads = 1 if b.tied else 2
+        b.extra += 2 * proj * b.hidden - heads * b.vocab * (b.hidden - proj)
+
+
+def _dbrx(b: _Build) -> None:
+    """DBRX (models/dbrx/modeling_dbrx.py): d_model/n_heads/n_layers, attn_config.kv_n_heads for a fused
+    bias-free Wqkv, every layer a sparse block of ffn_config.moe_num_experts experts whose w1/v1/w2 live in 3-D
+    parameters, a bias-free router, two bias-free LayerNorms per layer."""
+    c = b.c
+    attn = c.sub("attn_config") or Cfg({}, c.path, None, c)
+    ffn = c.sub("ffn_config") or Cfg({}, c.path, None, c)
+    b.hidden = c.need("d_model")
+    b.layers = c.need("n_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("n_heads")
+    b.kv = attn.int("kv_n_heads", default=1)
+    b.vocab = c.need("vocab_size")
+    b.inter = ffn.int("ffn_hidden_size", default=3584)
+    b.experts = ffn.int("moe_num_experts", default=4)
+    b.experts_per_token = ffn.int("moe_top_k", default=1)
+    b.moe_inter = b.inter
+    b.moe = _fused_attn(b, "norm_attn_norm.attn.Wqkv", "norm_attn_norm.attn.out_proj")
+    b.moe += [Linear("ffn.router.layer", b.hidden, b.experts, role="router"),
+              Linear("ffn.experts.mlp.w1", b.hidden, b.inter, copies=b.experts, role="gate", peft=False),
+              Linear("ffn.experts.mlp.v1", b.hidden, b.inter, copies=b.experts, role="up", peft=False),
+              Linear("ffn.experts.mlp.w2", b.inter, b.hidden, copies=b.experts, role="down", peft=False)]
+    b.moe_layers = b.layers
+
+
 # ---------------------------------------------------------------- vision towers (multimodal configs)
 
 def _vit_layer(h: int, inter: int) -> int:
@@ -866,6 +928,8 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "deepseek_v2": (_deepseek, False), "deepseek_v3": (_deepseek, False),
     # Mistral Small 4's language model: DeepSeek-V3's latent attention and routed + shared experts
     "mistral4": (_deepseek, False),
+    # GLM-4.7-Flash (Glm4MoeLiteForCausalLM): DeepSeek-V3's latent attention and routed + shared experts
+    "glm4_moe_lite": (_deepseek, False),
     "qwen": (_qwen1, False),
     # ChatGLM's config class leaves the base default (True), but its model defines no output embeddings to
     # tie: transformer.output_layer is always its own weight.
@@ -877,6 +941,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "bloom": (_bloom, True),
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),
+    "opt": (_opt, True), "dbrx": (_dbrx, False),
 }
 
 
@@ -914,7 +979,7 @@ def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | No
 
 
 def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text: str | None = None,
-                      source_kind: str = "config.json") -> ModelShape:
+                      source_kind: str = "config.json", tolerate_unplaced: bool = False) -> ModelShape:
     """The shape of the model a config.json describes (a multimodal config: its language model, plus the
     vision tower where its kind is known)."""
     top = Cfg(cfg, path, text)
@@ -924,15 +989,28 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
     top_type = str(cfg.get("model_type") or model_type)
     family = _FAMILIES.get(model_type) or _FAMILIES.get(top_type)
     notes: list[Msg] = []
+    unread: list[str] = []
     if family is None:
-        builder, tie_default = _llama, True       # PretrainedConfig's own default
-        guess = True
-        notes.append(msg("model.note.llama_style_guess", model_type=model_type or "?"))
+        # no builder of its own: read the structure from the config's features (oomdoctor/features.py);
+        # the tie default is PretrainedConfig's own, the key LFM2 spells `tie_embedding` counts too
+        from oomdoctor.features import CHECKED_TYPES, Kit, Unplaced, read_features, unread_keys
+
+        guess = (model_type or top_type) not in CHECKED_TYPES
+        b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
+        try:
+            read_features(b, Kit(_attn, _common, _mlp, _MAX_LAYERS))
+        except Unplaced as err:
+            if not tolerate_unplaced:
+                raise InputError(err.message, path) from None
+            b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
+            _llama(b)
+            b.assumed = [msg("model.assume.unplaced", why=err.message)]
+        unread = unread_keys(b) if guess else []
     else:
         builder, tie_default = family
         guess = False
-    b = _Build(c, model_type or top_type, tie_default)
-    builder(b)
+        b = _Build(c, model_type or top_type, tie_default)
+        builder(b)
     if vision is not None:
         if top_type == "gemma3":
             v = Cfg(vision, path, None, top)
@@ -979,7 +1057,9 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         moe_layer_count=b.moe_layers if b.experts else None, quant_method=qmethod, quant_bits=qbits,
         linear_attn_linears=tuple(b.linear_attn), linear_attn_layers=b.linear_attn_layers,
         linear_attn_other=b.linear_attn_other if b.linear_attn else None,
-        llama_style_guess=guess, source_kind=source_kind, source_path=path, notes=tuple(notes + b.notes))
+        llama_style_guess=guess, source_kind=source_kind, source_path=path, notes=tuple(notes + b.notes),
+        shape_confidence="guessed" if guess else "derived", assumptions=tuple(b.assumed) if guess else (),
+        unread_keys=tuple(unread))
 
 
 def quantization_of(quant: dict[str, Any] | None, c: Cfg) -> tuple[str | None, int | None]:

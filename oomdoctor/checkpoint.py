@@ -306,7 +306,8 @@ def apply(shape: ModelShape, inv: Inventory) -> ModelShape:
     changes: dict[str, Any] = dict(params_total=total, tie_word_embeddings=tied, stored_dtype=inv.stored_dtype,
                                    quant_method=inv.quant or shape.quant_method,
                                    quant_bits=inv.quant_bits or shape.quant_bits, source_kind="checkpoint",
-                                   source_path=inv.path, source=inv.path, notes=tuple(notes))
+                                   source_path=inv.path, source=inv.path, notes=tuple(notes),
+                                   shape_confidence="exact")
     if inv.embed is not None:
         changes["vocab_size"] = inv.embed[0]
     ids = sorted(i for i in inv.layers if i < shape.num_layers)
@@ -434,5 +435,6 @@ def _from_index(shape: ModelShape, directory: str, index_name: str, weight_map: 
             notes.append(msg("model.note.tied_head_stored"))
     path = os.path.join(directory, index_name)
     return replace(shape, tie_word_embeddings=tied, params_total=params or shape.params_total,
+                   shape_confidence="exact" if params else shape.shape_confidence,
                    source_kind="checkpoint" if params else shape.source_kind, source_path=path if params else shape.source_path,
                    source=path if params else shape.source, notes=tuple(dict.fromkeys(notes)))

@@ -195,7 +195,12 @@ class ModelShape:
     stored_dtype: str | None = None       # the dtype most parameters are stored in (from a checkpoint's tensors)
     quant_method: str | None = None       # gptq | awq | bitsandbytes | fp8 | mxfp4 | ... (stored quantized)
     quant_bits: int | None = None         # bits per quantized weight (4, 8)
-    llama_style_guess: bool = False       # model_type not known: counted as Llama-style decoder layers
+    llama_style_guess: bool = False       # model_type has no builder of its own: read from its config's features
+    # exact: a checkpoint's tensors/index or transformers' own model class counted it; derived: the model
+    # type's own reading of config.json (or the catalog); guessed: read from features alone, or scaled from a log
+    shape_confidence: str = "derived"
+    assumptions: tuple[Msg, ...] = ()     # what a guessed shape assumed (shown with its warning)
+    unread_keys: tuple[str, ...] = ()     # config keys that look structural but were not read (guessed shapes)
     source_kind: str = "catalog"          # checkpoint | config.json | catalog | log
     source_path: str | None = None        # the file or directory the shape was read from
     notes: tuple[Msg, ...] = ()           # how the shape was read (words/model.py codes)

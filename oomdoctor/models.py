@@ -103,10 +103,13 @@ def _from_catalog(mid: str, asked: str | None = None) -> ModelShape:
 
     entry = _catalog()[0][mid.lower()]
     data = entry.data
-    shape = shape_from_config(dict(data["config"]), entry.id, None, source_kind="catalog")
+    shape = shape_from_config(dict(data["config"]), entry.id, None, source_kind="catalog", tolerate_unplaced=True)
     source = "catalog" if asked is None else f"catalog ({entry.id} for {asked})"
+    notes = shape.notes
+    if shape.shape_confidence == "guessed":       # the total is the entry's count; the layers are a guess
+        notes = (msg("model.warn.catalog_structure", model_type=shape.model_type),) + notes
     return replace(shape, params_total=data.get("params_total"), source=source, source_kind="catalog",
-                   source_path=None)
+                   source_path=None, notes=notes)
 
 
 def _catalog_id(name: str, *, loose: bool) -> str | None:
@@ -136,9 +139,7 @@ def _catalog_id(name: str, *, loose: bool) -> str | None:
 
 # ---------------------------------------------------------------- local files
 
-def read_config_json(path: str, name: str) -> ModelShape:
-    """The shape a config.json file describes (bad JSON or values: an InputError naming the file and line)."""
-    from oomdoctor.archs import shape_from_config
+def _load_config(path: str) -> tuple[dict[str, Any], str]:
     from oomdoctor.bounded import load_json, read_bytes
 
     raw = read_bytes(path)
@@ -149,15 +150,82 @@ def read_config_json(path: str, name: str) -> ModelShape:
     cfg = load_json(text, path)
     if not isinstance(cfg, dict):
         raise InputError(msg("model.config.not_object"), path)
-    return shape_from_config(cfg, name, path, text=text)
+    return cfg, text
+
+
+def read_config_json(path: str, name: str, *, exact: bool = True) -> ModelShape:
+    """The shape a config.json file describes (bad JSON or values: an InputError naming the file and line).
+
+    A model_type without a reading of its own is read from its features (a guess, with its warning); where
+    transformers knows the type, its own count on the meta device makes the total exact (`exact=False`:
+    leave that to the caller, which may have a checkpoint to count instead)."""
+    from oomdoctor.archs import shape_from_config
+
+    cfg, text = _load_config(path)
+    shape = shape_from_config(cfg, name, path, text=text, tolerate_unplaced=True)
+    if shape.shape_confidence == "guessed":
+        shape = _exact_or_warned(shape, cfg, os.path.dirname(path) if exact else None, try_meta=exact)
+    return shape
+
+
+def _unplaced(shape: ModelShape) -> Msg | None:
+    for a in shape.assumptions:
+        if a.code == "model.assume.unplaced":
+            return dict(a.values)["why"]
+    return None
+
+
+def _exact_or_warned(shape: ModelShape, cfg: dict[str, Any], directory: str | None, *, try_meta: bool) -> ModelShape:
+    """A guessed shape: counted by transformers where it can, else kept with its warning lines; a guess that
+    could not place its experts or state-space layers refuses (the InputError of that one line)."""
+    from oomdoctor import metacount
+
+    if not try_meta:
+        return shape
+    count = metacount.meta_count(cfg, directory)
+    if count.params:
+        note = msg("model.note.meta_count", version=count.version, cls=count.cls)
+        return replace(shape, params_total=count.params, shape_confidence="exact", notes=(note,) + shape.notes)
+    why = _unplaced(shape)
+    if why is not None:
+        raise InputError(why, shape.source_path)
+    how = "model.warn.how_exact_remote" if count.unknown else "model.warn.how_exact"
+    warns = [msg("model.warn.guessed", model_type=shape.model_type, assumed=_joined(shape.assumptions)),
+             msg(how, model_type=shape.model_type)]
+    if count.error == "timeout":
+        warns.append(msg("model.warn.meta_timeout", seconds=count.seconds))
+    elif count.error and count.error != "unavailable":
+        warns.append(msg("model.warn.meta_failed", reason=count.error))
+    if shape.unread_keys:
+        warns.append(msg("model.note.unread_keys", keys=", ".join(shape.unread_keys)))
+    return replace(shape, notes=tuple(warns) + shape.notes)
+
+
+def _joined(items: tuple[Msg, ...]) -> Msg | str:
+    if not items:
+        return "-"
+    joined: Msg = items[-1]
+    for item in reversed(items[:-1]):
+        joined = msg("model.assume.join", a=item, b=joined)
+    return joined
 
 
 def read_model_dir(directory: str, name: str) -> ModelShape:
-    """A local model directory: config.json, corrected by its checkpoint's tensor headers when present."""
+    """A local model directory: config.json, corrected by its checkpoint's tensor headers when present; a
+    guessed shape the checkpoint cannot count is counted by transformers where it can (else warned)."""
     from oomdoctor.checkpoint import read_directory
 
-    shape = read_config_json(os.path.join(directory, "config.json"), name)
-    return read_directory(directory, shape)
+    path = os.path.join(directory, "config.json")
+    shape = read_directory(directory, read_config_json(path, name, exact=False))
+    if shape.shape_confidence == "guessed" and shape.llama_style_guess:
+        cfg, _ = _load_config(path)
+        shape = _exact_or_warned(shape, cfg, directory, try_meta=True)
+    return shape
+
+
+def shape_warnings(shape: ModelShape) -> tuple[Msg, ...]:
+    """The loud lines of a guessed shape (what was assumed, how to make it exact), for every surface."""
+    return tuple(n for n in shape.notes if n.code.startswith("model.warn.") or n.code == "model.note.unread_keys")
 
 
 def _cache_roots() -> list[tuple[Path, str]]:
@@ -242,7 +310,7 @@ def _scaled_from_params(name: str, params: int) -> ModelShape:
     layers = max(1, round((params - outside) / per_layer))
     source = f"log: {params:,} params; shape of {best.id} scaled to {layers} layers"
     return replace(base, name=name or best.id, num_layers=layers, params_total=params, source=source,
-                   source_kind="log", source_path=None, moe_layer_count=None,
+                   source_kind="log", source_path=None, moe_layer_count=None, shape_confidence="guessed",
                    linear_attn_layers=round(base.linear_attn_layers * layers / base.num_layers),
                    notes=base.notes + (msg("model.source.log", params=params, id=best.id, layers=layers),))
 
@@ -332,5 +400,11 @@ def source_msg(shape: ModelShape) -> Msg:
 
 
 def shape_notes(shape: ModelShape) -> tuple[Msg, ...]:
-    """The notes a report shows under the model line (the source itself is shown on the line)."""
-    return tuple(n for n in shape.notes if n.code != "model.source.log")
+    """The notes a report shows under the model line (the source itself is shown on the line); the warning
+    lines of a guessed shape come first."""
+    warns = shape_warnings(shape)
+    return warns + tuple(n for n in shape.notes if n.code != "model.source.log" and n not in warns)
+
+
+def confidence_msg(shape: ModelShape) -> Msg:
+    return msg(f"model.confidence.{shape.shape_confidence}")

@@ -20,14 +20,18 @@ from oomdoctor.models import CATALOG_PATH, read_config_json, resolve_model
 
 CATALOG = yaml.safe_load(CATALOG_PATH.read_text(encoding="utf-8"))["models"]
 CORPUS = Path(__file__).parent / "data" / "corpus"
-MANIFEST = {e["dir"]: e for e in yaml.safe_load((CORPUS / "MANIFEST.yaml").read_text(encoding="utf-8"))["corpus"]}
+_MANIFEST = yaml.safe_load((CORPUS / "MANIFEST.yaml").read_text(encoding="utf-8"))
+MANIFEST = {e["dir"]: e for e in _MANIFEST["corpus"] + _MANIFEST["audit"]}
 
 UNCHECKED = "unchecked:"
 TRUSTED = [e for e in CATALOG if e.get("params_total") and "cannot_count" not in e
-           and not e["params_from"].startswith(UNCHECKED)]
+           and not e["params_from"].startswith(UNCHECKED) and "guessed_structure" not in e]
+# types with no reading of their own: the entry's count is the total, the layers a guess that says so
+GUESSED = [e for e in CATALOG if "guessed_structure" in e]
 CANNOT = [e for e in CATALOG if "cannot_count" in e]
 # (catalog id, corpus dir) for every real config.json of the corpus an entry's source cites
-CITED = [(e["id"], d) for e in CATALOG for d in re.findall(r"corpus:([\w.\-]+)", e["source"])]
+CITED = [(e["id"], d) for e in CATALOG for d in re.findall(r"corpus:([\w.\-]+)", e["source"])
+         if "guessed_structure" not in e]
 # the shape fields a config.json decides, compared as oomdoctor reads them (head_dim_: explicit or hidden / heads)
 FIELDS = ("hidden_size", "num_layers", "num_heads", "num_kv_heads", "head_dim_", "intermediate_size", "vocab_size",
           "tie_word_embeddings", "num_experts", "experts_per_token", "moe_intermediate_size", "shared_experts")
@@ -38,6 +42,7 @@ def _no_local_caches(tmp_path, monkeypatch):
     # a model in the developer's own HF cache would win over the catalog entry under test
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setenv("OOMDOCTOR_NO_TRANSFORMERS", "1")      # the catalog's own reading, not transformers'
     for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "TRANSFORMERS_CACHE", "MODELSCOPE_CACHE"):
         monkeypatch.delenv(var, raising=False)
 
@@ -99,3 +104,20 @@ def test_no_rounded_figure_feeds_the_estimate_where_a_checkpoint_count_is_known(
     # the issue's finding: model-card figures (32.5B for a 32.76B checkpoint) are not good to 0.5%
     rounded = [e["id"] for e in TRUSTED if e["params_total"] % 1_000_000 == 0]
     assert rounded == []
+
+
+@pytest.mark.parametrize("entry", GUESSED, ids=[e["id"] for e in GUESSED])
+def test_an_entry_whose_layers_are_guessed_keeps_its_count_and_warns(entry):
+    from oomdoctor.models import shape_warnings
+
+    shape = resolve_model(entry["id"])
+    assert shape.shape_confidence == "guessed" and count_params(shape).total == entry["params_total"]
+    assert [n.code for n in shape_warnings(shape)] == ["model.warn.catalog_structure"]
+
+
+def test_the_catalog_gaps_users_bring_are_filled():
+    for name in ("ai21labs/Jamba-v0.1", "Llama-3.2-11B-Vision-Instruct", "meta-llama/Llama-3.2-90B-Vision",
+                 "openai/gpt-oss-20b", "gpt-oss-120b", "tiiuae/Falcon-H1-0.5B-Instruct", "command-r7b",
+                 "ByteDance-Seed/Seed-OSS-36B-Instruct", "facebook/opt-1.3b", "facebook/opt-30b", "zai-org/GLM-4.5-Air",
+                 "GLM-4.6", "THUDM/GLM-4-32B-0414", "zai-org/GLM-4.7-Flash", "Qwen/Qwen3-Next-80B-A3B-Instruct", "Qwen/Qwen3.5-27B"):
+        assert resolve_model(name).source_kind == "catalog", name

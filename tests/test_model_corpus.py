@@ -42,9 +42,9 @@ def test_a_config_that_cannot_be_counted_says_why(entry, capsys):
     counted = count_params(shape).total
     error = (counted - entry["trusted_params"]) / entry["trusted_params"]
     print(f"{entry['dir']}: {counted:,} vs {entry['trusted_params']:,} ({error:+.2%}): {entry['cannot_count']}")
-    # the reason holds: the type is unknown, counted as a Llama-style decoder, and the shape says so
-    assert shape.llama_style_guess
-    assert any(n.code == "model.note.llama_style_guess" for n in shape.notes)
+    # the reason holds: the type is unknown (to transformers too), read from its features, and the shape says so
+    assert shape.llama_style_guess and shape.shape_confidence == "guessed"
+    assert any(n.code == "model.warn.guessed" for n in shape.notes)
     assert abs(error) > 0.005
 
 

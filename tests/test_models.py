@@ -277,23 +277,24 @@ def test_negative_layers_in_a_model_config_exits_2_on_the_command_line(tmp_path,
     assert code == 2 and len(err) == 1 and "config.json:" in err[0] and "num_hidden_layers" in err[0]
 
 
-def test_an_unknown_model_type_is_counted_llama_style_and_says_so_everywhere(tmp_path, capsys):
+def test_an_unknown_model_type_is_read_from_its_features_and_says_so_everywhere(tmp_path, capsys, monkeypatch):
     from oomdoctor.cli import DEMO_DIR, main
 
     cfg = json.loads((DATA / "tiny-llama" / "config.json").read_text())
     cfg["model_type"] = "brand_new_arch"
     (tmp_path / "config.json").write_text(json.dumps(cfg))
+    monkeypatch.setenv("OOMDOCTOR_NO_TRANSFORMERS", "1")
     shape = resolve_model(str(tmp_path))
-    assert shape.llama_style_guess and shape.model_type == "brand_new_arch"
+    assert shape.llama_style_guess and shape.model_type == "brand_new_arch" and shape.shape_confidence == "guessed"
     argv = [str(DEMO_DIR / "train.yaml"), "--model", str(tmp_path), "--gpu", "A100-80GB"]
     main(argv + ["--plain"])
     out = capsys.readouterr().out
-    assert "brand_new_arch" in out and "Llama-style" in out and str(tmp_path) in out
+    assert "brand_new_arch" in out and "GUESSED SHAPE" in out and "gated MLP" in out and str(tmp_path) in out
     main(argv + ["--json"])
     model = json.loads(capsys.readouterr().out)["model"]
     assert model["counted_as_llama"] is True and model["source"] == "config.json"
-    assert model["path"] == str(tmp_path / "config.json")
-    assert [n["code"] for n in model["notes"]] == ["model.note.llama_style_guess"]
+    assert model["path"] == str(tmp_path / "config.json") and model["shape_confidence"] == "guessed"
+    assert [n["code"] for n in model["notes"]][:2] == ["model.warn.guessed", "model.warn.how_exact"]
 
 
 def test_reports_name_a_checkpoint_source_with_its_path(capsys):

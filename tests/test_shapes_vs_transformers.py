@@ -64,6 +64,9 @@ CASES = {
     "deepseek_v3": dict(BASE, n_routed_experts=4, num_experts_per_tok=2, moe_intermediate_size=128,
                         n_shared_experts=1, first_k_dense_replace=1, kv_lora_rank=64, q_lora_rank=96,
                         qk_nope_head_dim=32, qk_rope_head_dim=16, v_head_dim=32, n_group=1, topk_group=1),
+    "glm4_moe_lite": dict(BASE, num_attention_heads=5, num_key_value_heads=5, n_routed_experts=4, num_experts_per_tok=2,
+                          moe_intermediate_size=128, n_shared_experts=1, mlp_layer_types=["dense", "sparse", "sparse"],
+                          kv_lora_rank=64, q_lora_rank=96, qk_nope_head_dim=48, qk_rope_head_dim=16, v_head_dim=64),
     "gpt2": dict(SMALL, n_embd=H, n_layer=3, n_head=4, n_positions=128),
     "gpt_bigcode": dict(SMALL, n_embd=H, n_layer=3, n_head=4, n_positions=128, multi_query=True),
     "gpt_neox": dict(BASE),
@@ -75,6 +78,11 @@ CASES = {
     "falcon/rw": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, multi_query=False,
                       parallel_attn=False, bias=True),
     "mpt": dict(SMALL, d_model=H, n_layers=3, n_heads=4, max_seq_len=128, attn_config={"alibi": True}),
+    "opt": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, ffn_dim=640, max_position_embeddings=128),
+    "opt/projected": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, ffn_dim=640,
+                          max_position_embeddings=128, word_embed_proj_dim=96, do_layer_norm_before=False),
+    "dbrx": dict(SMALL, d_model=H, n_heads=4, n_layers=3, max_seq_len=128, attn_config={"kv_n_heads": 2, "rope_theta": 10000},
+                 ffn_config={"ffn_hidden_size": 384, "moe_num_experts": 4, "moe_top_k": 2}),
     # hybrids: Gated DeltaNet layers (layer_types, or every full_attention_interval-th layer full) and gated attention
     "qwen3_5_text": dict(BASE, num_hidden_layers=4, head_dim=96, **HYBRID),
     "qwen3_5_text/layer-types": dict(BASE, head_dim=64, attention_bias=True,
@@ -125,7 +133,7 @@ NATIVE = ["gemma-2b", "gemma-2-2b-ft", "wizardlm-2-8x22b", "redpajama-incite-7b"
           "qwen3-14b-mlx-4bit", "exaone-4.0-1.2b-w4", "phi-tiny-moe", "phi-4-mini-instruct", "gemma-2-9b", "gemma-2-27b",
           "gemma-3-1b-it", "llama-3.2-1b", "qwen2-0.5b", "qwen2-7b", "qwen3-0.6b", "starcoder2-7b", "aya-23-8b",
           "olmo-2-7b", "olmo-2-32b", "stablelm-2-zephyr-1.6b", "mistral-7b-v0.3", "tinyllama-1.1b-chat-v1.0",
-          "smollm2-360m"]
+          "smollm2-360m", "opt-1.3b", "opt-350m", "dbrx-instruct"]
 
 
 @pytest.mark.parametrize("name", NATIVE)

@@ -216,6 +216,13 @@ class _Writer:
         paras = [self.tr("mem_lead", config=config, model=model, params=count_words(total, lang),
                          method=method_name(s.method, lang), precision=s.precision, mb=s.micro_batch,
                          seq=s.seq_len, optim=s.optimizer, n=n, gpu=self.gpu)]
+        shape = self.r.shape
+        if shape is not None:
+            from oomdoctor.models import confidence_msg, source_msg
+            from oomdoctor.views.describe import model_warning_lines
+
+            paras.append(self.tr("mem_shape", source=source_msg(shape), confidence=confidence_msg(shape)))
+            paras += [say("report.model_warning", lang, text=w) for w in model_warning_lines(shape, lang)]
         w = comp.get("weights", 0.0)
         bpp = w * GIB / total if total else 0.0
         if s.zero_stage >= 3 or s.offload_params:

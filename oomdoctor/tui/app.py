@@ -33,7 +33,8 @@ from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog, localize
 from oomdoctor.tui.widgets import MemoryBars, Prose, Row, StepList, plan_rows, step_detail
 from oomdoctor.views.bars import segments
 from oomdoctor.views.describe import (
-    component_name, crash_numbers, crash_where, diagnosis_lines, fit_verdict, install_commands, setup_rows,
+    component_name, crash_numbers, crash_where, diagnosis_lines, fit_verdict, install_commands, model_lines,
+    model_warning_lines, setup_rows,
 )
 from oomdoctor.words import gib, say, show
 
@@ -286,6 +287,8 @@ class OomDoctorApp(App[int]):
             parts.append(line)
         if r.setup is not None:
             parts.append(Text(f"{_short_model(r.setup.model)} {r.setup.method}"))
+        if r.shape is not None and r.shape.shape_confidence == "guessed":
+            parts.append(Text(self.say("shape_guessed"), style="bold yellow"))
         if r.hardware is not None:
             gpus = f" ×{r.hardware.n_gpus}" if r.hardware.n_gpus > 1 else ""
             name = r.hardware.gpu if r.hardware.gpu not in ("", "unknown") else gib(r.hardware.gpu_gib)
@@ -434,6 +437,11 @@ class OomDoctorApp(App[int]):
         if crash and crash.diagnoses:
             parts.append(_heading(self.say("points_to")))
             parts.append(_bullets(diagnosis_lines(crash.diagnoses, lang), lang=lang))
+        warns = model_warning_lines(r.shape, lang) if r.shape is not None else []
+        if warns and r.shape is not None:       # a guessed shape: what the estimate rests on, before anything else
+            parts.append(_heading(self.say("the_model")))
+            parts.append(_indented(Prose(model_lines(r.shape, lang)[0], lang=lang)))
+            parts.append(_bullets(warns, bullet="⚠", style="yellow", lang=lang))
         if r.setup is not None:
             parts.append(_heading(self.say("the_run")))
             grid = Table.grid(padding=(0, 1))

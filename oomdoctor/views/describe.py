@@ -200,10 +200,21 @@ def model_lines(shape: ModelShape, lang: str = "en") -> tuple[str, list[str]]:
     from oomdoctor.memory import count_params
     from oomdoctor.models import shape_notes, source_msg
 
+    from oomdoctor.models import confidence_msg, shape_warnings
+
     summary = say("model.summary", lang, params_b=count_params(shape).total / 1e9, layers=shape.num_layers,
                   hidden=shape.hidden_size, vocab=shape.vocab_size)
-    return say("report.model_head", lang, name=shape.name, summary=summary, source=source_msg(shape)), [
-        say(n, lang) for n in shape_notes(shape)]
+    source = say("report.model_source", lang, source=source_msg(shape), confidence=confidence_msg(shape))
+    warns = shape_warnings(shape)
+    return say("report.model_head", lang, name=shape.name, summary=summary, source=source), [
+        say(n, lang) for n in shape_notes(shape) if n not in warns]
+
+
+def model_warning_lines(shape: ModelShape, lang: str = "en") -> list[str]:
+    """The warning lines of a guessed shape (empty for an exact or derived one)."""
+    from oomdoctor.models import shape_warnings
+
+    return [say(n, lang) for n in shape_warnings(shape)]
 
 
 # ---------------------------------------------------------------- estimates and steps

@@ -71,11 +71,15 @@ def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int
 def model_dict(shape: ModelShape, lang: str = "en") -> dict[str, Any]:
     """The model's shape and where it came from (source: checkpoint | config.json | catalog | log)."""
     from oomdoctor.memory import count_params
-    from oomdoctor.models import shape_notes, source_msg
+    from oomdoctor.models import shape_notes, shape_warnings, source_msg
 
     return {"name": shape.name, "model_type": shape.model_type, "source": shape.source_kind,
             "path": shape.source_path, "source_text": say(source_msg(shape), lang),
             "counted_as_llama": shape.llama_style_guess, "params_total": count_params(shape).total,
+            "shape_confidence": shape.shape_confidence,
+            "shape_warnings": [{"code": n.code, "text": say(n, lang)} for n in shape_warnings(shape)],
+            "assumptions": [{"code": n.code, "text": say(n, lang)} for n in shape.assumptions],
+            "unread_keys": list(shape.unread_keys),
             "layers": shape.num_layers, "hidden_size": shape.hidden_size, "vocab_size": shape.vocab_size,
             "tie_word_embeddings": shape.tie_word_embeddings, "torch_dtype": shape.torch_dtype,
             "stored_dtype": shape.stored_dtype, "quant_method": shape.quant_method, "quant_bits": shape.quant_bits,

@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Plan, Report, Step
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 from oomdoctor.views.describe import (
-    change_words, component_name, diagnosis_lines, event_line, event_numbers, install_commands, model_lines, read_as_line,
-    setup_line,
+    change_words, component_name, diagnosis_lines, event_line, event_numbers, install_commands, model_lines,
+    model_warning_lines, read_as_line, setup_line,
 )
 from oomdoctor.words import cell_width, pad_cells, say, show, wrap_cells
 
@@ -189,6 +189,8 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
     if report.shape is not None:
         head, notes = model_lines(report.shape, lang)
         _head_line(console, say("report.label.model", lang), head)
+        for warning in model_warning_lines(report.shape, lang):
+            print_hanging(console, ["       " + say("report.model_warning", lang, text=warning)], 9, style="bold yellow")
         for note in notes:
             print_hanging(console, [f"       · {note}"], 9, style="yellow")
     for w in report.warnings:

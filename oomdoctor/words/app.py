@@ -4,6 +4,8 @@ from __future__ import annotations
 
 WORDS = {
     'app.tab_diagnosis': ('1 Diagnosis', '1 诊断'),
+    'app.shape_guessed': ('⚠ shape guessed', '⚠ 模型结构为推测'),
+    'app.the_model': ('The model', '模型'),
     'app.tab_memory': ('2 Memory', '2 显存'),
     'app.tab_plan': ('3 Plan', '3 方案'),
     'app.tab_patch': ('4 Patch', '4 补丁'),

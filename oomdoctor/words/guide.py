@@ -220,6 +220,7 @@ WORDS = {
         '它在崩溃前完成了 {step} 步训练。'),
     'guide.err_step0': ('It died before the first training step finished.',
         '它在第一步训练完成前就崩溃了。'),
+    'guide.mem_shape': ('The model\'s shape comes from {source}: {confidence}.', '模型结构来自 {source}：{confidence}。'),
     'guide.mem_lead': ('oomdoctor rebuilt your run from {config}: {model} ({params} parameters), {method}, {precision}, micro-batch {mb}, sequence length {seq}, optimizer {optim}, on {n} × {gpu}.',
         'oomdoctor 根据 {config} 重建了你的训练：{model}（{params}参数），{method}，{precision}，微批 {mb}，序列长度 {seq}，优化器 {optim}，{n} 张 {gpu}。'),
     'guide.mem_weights': ('Weights — {gib}: the model itself. {params} parameters × {bpp} bytes each. Every GPU holds them unless ZeRO-3/FSDP splits them.',

@@ -17,6 +17,73 @@ WORDS = {
         "model_type {model_type!r} is not one oomdoctor knows: counted as a Llama-style decoder "
         "(q/k/v/o attention, gated MLP, two norms per layer)",
         "oomdoctor 不认识 model_type {model_type!r}：按 Llama 式解码器估算（q/k/v/o 注意力、门控 MLP、每层两个归一化层）"),
+    "model.note.state_space": (
+        "{ssm} of {layers} layers are {kind} state-space layers: their activations are estimated like "
+        "attention's (approximate)",
+        "{layers} 层中有 {ssm} 层是 {kind} 状态空间层：这些层的激活值按注意力层估算（近似）"),
+    "model.note.meta_count": (
+        "counted exactly by transformers {version}'s own model class ({cls}) on the meta device, no weights loaded",
+        "由 transformers {version} 自身的模型类（{cls}）在 meta 设备上精确计数，未加载权重"),
+    "model.note.unread_keys": ("keys that look structural but were not read: {keys}",
+                               "看似与结构有关但未读取的键：{keys}"),
+    # a shape read from features alone: the warning, what it assumed, how to make it exact
+    "model.warn.guessed": (
+        "GUESSED SHAPE: oomdoctor has no reading of its own for model_type {model_type!r}; the count rests on "
+        "the config's keys: {assumed}",
+        "结构为推测：oomdoctor 没有 model_type {model_type!r} 的专门读法，参数量依据配置中的键推得：{assumed}"),
+    "model.warn.how_exact": (
+        "for an exact count pass --model DIR with the checkpoint (*.safetensors or its index), or run where "
+        "transformers (with torch) is installed and knows {model_type!r}",
+        "要得到精确参数量：用 --model DIR 指定含检查点（*.safetensors 或其索引）的目录，或在安装了 transformers"
+        "（及 torch）且认识 {model_type!r} 的环境中运行"),
+    "model.warn.how_exact_remote": (
+        "for an exact count pass --model DIR with the checkpoint (*.safetensors or its index); transformers here "
+        "does not know {model_type!r}: with the model's own code in DIR, set OOMDOCTOR_TRUST_REMOTE_CODE=1",
+        "要得到精确参数量：用 --model DIR 指定含检查点（*.safetensors 或其索引）的目录；此处的 transformers 不认识 "
+        "{model_type!r}：若 DIR 中有该模型自带的代码，可设置 OOMDOCTOR_TRUST_REMOTE_CODE=1"),
+    "model.warn.catalog_structure": (
+        "GUESSED SHAPE: the total is the catalog's count, but oomdoctor has no reading of its own for model_type "
+        "{model_type!r}: per-layer figures (activations, LoRA, ZeRO-3 gathers) rest on a Llama-style guess; pass "
+        "--model DIR with the checkpoint for an exact shape",
+        "结构为推测：总参数量取自内置目录，但 oomdoctor 没有 model_type {model_type!r} 的专门读法：逐层数值（激活、LoRA、"
+        "ZeRO-3 聚合）依据 Llama 式推测；用 --model DIR 指定含检查点的目录可得到精确结构"),
+    "model.warn.meta_timeout": (
+        "transformers did not finish counting it within {seconds:g} s (OOMDOCTOR_META_TIMEOUT sets the limit)",
+        "transformers 未能在 {seconds:g} 秒内完成计数（可用 OOMDOCTOR_META_TIMEOUT 调整时限）"),
+    "model.warn.meta_failed": ("transformers could not count it ({reason})", "transformers 无法计数（{reason}）"),
+    "model.assume.mlp_gated": ("a gated MLP (gate/up/down, activation {act})", "门控 MLP（gate/up/down，激活函数 {act}）"),
+    "model.assume.mlp_plain": ("a two-matrix MLP (up/down, activation {act})", "两矩阵 MLP（up/down，激活函数 {act}）"),
+    "model.assume.experts": ("{experts} experts of width {width} in {layers} layers (placed by {key})",
+                             "{layers} 层中各有 {experts} 个宽度为 {width} 的专家（按 {key} 放置）"),
+    "model.assume.ssm": ("every layer a {kind} state-space mixer, no attention and no MLP",
+                         "每层都是 {kind} 状态空间混合层，没有注意力和 MLP"),
+    "model.assume.ssm_layers": ("{ssm} of {layers} layers {kind} state-space mixers (placed by {key})",
+                                "{layers} 层中有 {ssm} 层是 {kind} 状态空间混合层（按 {key} 放置）"),
+    "model.assume.unplaced": ("Llama-style layers for the structure only ({why}); the total is transformers' count",
+                              "仅层结构按 Llama 式假设（{why}）；总参数量取自 transformers 的计数"),
+    "model.assume.join": ("{a}; {b}", "{a}；{b}"),
+    # a guess that cannot place what it sees refuses
+    "model.refuse.experts": (
+        "config.json states {experts} experts but oomdoctor cannot tell which layers hold them ({key}; model_type "
+        "{model_type!r} has no reading of its own): pass --model DIR with the checkpoint, or run where transformers "
+        "knows {model_type!r}",
+        "config.json 声明了 {experts} 个专家，但 oomdoctor 无法判断它们位于哪些层（{key}；model_type {model_type!r} "
+        "没有专门读法）：请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+    "model.refuse.ssm": (
+        "config.json states state-space layers ({keys}) but oomdoctor cannot tell which layers they are (model_type "
+        "{model_type!r} has no reading of its own): pass --model DIR with the checkpoint, or run where transformers "
+        "knows {model_type!r}",
+        "config.json 声明了状态空间层（{keys}），但 oomdoctor 无法判断是哪些层（model_type {model_type!r} 没有专门读法）："
+        "请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+    "model.refuse.layer_kind": (
+        "config.json's {key} names layers of kind {kinds} that oomdoctor cannot count (model_type {model_type!r} "
+        "has no reading of its own): pass --model DIR with the checkpoint, or run where transformers knows "
+        "{model_type!r}",
+        "config.json 的 {key} 含有 oomdoctor 无法计数的层类型 {kinds}（model_type {model_type!r} 没有专门读法）："
+        "请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+    "model.confidence.exact": ("exact", "精确"),
+    "model.confidence.derived": ("derived from config.json", "由 config.json 推导"),
+    "model.confidence.guessed": ("guessed", "推测"),
     "model.note.vision_not_counted": (
         "the vision tower of this {model_type} model is not counted; only its language model is",
         "未计入该 {model_type} 模型的视觉编码器，只计算了语言模型部分"),

@@ -13,6 +13,8 @@ WORDS = {
     "report.read_as": ("{framework}: {why}", "{framework}：{why}"),
     "report.release": ("release {why}", "版本：{why}"),
     "report.model_head": ("{name}: {summary} ({source})", "{name}：{summary}（{source}）"),
+    "report.model_source": ("{source}; shape {confidence}", "{source}；结构{confidence}"),
+    "report.model_warning": ("⚠ {text}", "⚠ {text}"),
     "report.no_oom_in": ("no out-of-memory error found in {file}", "{file} 中没有找到显存不足错误"),
     "report.gpu_line": ("{gpu}: {gib:.2f} GiB × {n} (from {source})", "{gpu}：{gib:.2f} GiB × {n}（来自{source}）"),
     "report.gpu_others": (", {gib:.2f} GiB held by other processes", "，其中 {gib:.2f} GiB 被其他进程占用"),

@@ -1,0 +1,263 @@
+"""A model_type without a builder of its own, read from what its config.json states.
+
+The keys below are the names transformers' config classes give the same features (num_experts in OLMoE and
+Qwen-MoE, num_local_experts in Mixtral and Granite, n_routed_experts in DeepSeek, Dots1 and GLM-4-MoE,
+moe_num_experts in ERNIE 4.5; expert/attention layer periods in Jamba; mamba_* sizes in Jamba, Bamba, Falcon-H1
+and GraniteMoeHybrid; state_size/expand/conv_kernel in Mamba). From them the reader places:
+
+- attention: q/k/v/o of `head_dim` (else `kv_channels`, else hidden/heads), biases as the config names them,
+  a per-head q/k norm when a qk-norm key is set;
+- the MLP: gate/up/down, or up/down when the activation is one that models use without a gate (relu2,
+  squared_relu, xielu, relu) or the width is named `ffn_dim` (OPT, XGLM);
+- experts: how many, their width, shared experts, and which layers hold them;
+- state-space (Mamba) layers: which layers, and their mixer's sizes (Mamba-1: in/x/dt/out projections, Mamba-2:
+  one in_proj for z, x, B, C and dt heads).
+
+What it cannot place it does not guess: experts or state-space layers whose layers it cannot tell refuse with
+one line (`Unplaced`). Every shape read this way is a guess and says so, with what it assumed.
+"""
+from __future__ import annotations
+
+import math
+import re
+from typing import Any, Callable, NamedTuple
+
+from oomdoctor.facts import Linear, Msg, msg
+
+
+class Kit(NamedTuple):
+    """The layer-building helpers of oomdoctor/archs.py, handed in so that this module does not import it back."""
+
+    attn: Callable[..., list[Linear]]
+    common: Callable[..., None]
+    mlp: Callable[..., list[Linear]]
+    max_layers: int
+
+EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts", "num_routed_experts")
+TOPK_KEYS = ("num_experts_per_tok", "moe_k", "moe_topk", "num_selected_experts", "experts_per_token")
+EXPERT_WIDTH_KEYS = ("moe_intermediate_size", "expert_intermediate_size", "moe_ffn_hidden_size")
+SHARED_COUNT_KEYS = ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts", "num_shared_expert")
+SHARED_WIDTH_KEYS = ("shared_expert_intermediate_size", "shared_intermediate_size")
+SSM_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_expand", "mamba_d_conv", "mamba_n_heads",
+            "mamba_d_ssm", "mamba_d_head", "time_step_rank", "mamba_dt_rank", "ssm_cfg")
+# activations the models that use them apply without a gate (Nemotron and Arcee relu2, Apertus xIELU, OPT relu)
+PLAIN_ACTS = ("relu2", "squared_relu", "xielu", "relu")
+_QK_NORM_KEYS = ("use_qk_norm", "qk_norm", "qk_layernorm", "use_qk_layernorm")
+_ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local", "hybrid")
+_SSM_WORDS = ("mamba", "ssm", "m")
+# keys that never change the parameter count (training knobs, token ids, positions' scaling, norms' eps)
+_NOT_STRUCTURAL = re.compile(
+    r"(_token_id|_eps|epsilon|dropout|pdrop|initializer|init_|rope|rotary|_theta|max_position|sliding_window|"
+    r"use_cache|dtype|aux_loss|router_aux|z_loss|output_|multiplier|scaling|_scale|chunk_size|time_step_(min|max|"
+    r"floor|limit|init|scale)|transformers_version|max_window|logits_to_keep|use_.*kernel|norm_topk|capacity|"
+    r"routed_scaling|topk_group|n_group|scoring|jitter|loss|_floor|attn_implementation|pretraining_tp)")
+_LOOKS_STRUCTURAL = re.compile(
+    r"(expert|moe|mamba|ssm|conv|layer_types|block|_layers?$|layers_|num_|n_|_size$|_dim$|_dims$|heads|kv_|"
+    r"altup|laurel|per_layer|cross_attention|vision|audio|lora_rank|proj|ffn|mlp|shared|dense|pattern|period|"
+    r"offset|indices|interval|vocab|embed|tie)")
+
+
+# Model types whose reading from features is within 0.5% of transformers' own build of their real configs
+# (tests/data/corpus MANIFEST.yaml `audit:`, asserted by tests/test_shape_audit.py): their shapes are derived,
+# not guessed. A type not listed here is read the same way but warned about.
+CHECKED_TYPES = ("olmoe", "jamba", "bamba", "granitemoehybrid", "nemotron", "arcee", "apertus", "olmo3", "ernie4_5",
+                 "ernie4_5_moe", "hunyuan_v1_dense", "dots1", "glm4_moe", "seed_oss", "internlm3", "mamba",
+                 "falcon_mamba")
+
+
+class Unplaced(Exception):
+    """Experts or state-space layers the config states but whose layers cannot be told apart."""
+
+    def __init__(self, message: Msg) -> None:
+        super().__init__(message.code)
+        self.message = message
+
+
+def _ints(value: object) -> list[int] | None:
+    if isinstance(value, list) and all(isinstance(i, int) and not isinstance(i, bool) for i in value):
+        return list(value)
+    return None
+
+
+def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
+    """Per-layer mixer kinds ("attention" / "ssm" / other words as written), and the key they came from."""
+    c = b.c
+    for key in ("layers_block_type", "layer_types", "block_types"):
+        listed = c.raw(key)
+        if isinstance(listed, list) and len(listed) >= b.layers and all(isinstance(k, str) for k in listed):
+            kinds = []
+            for word in listed[:b.layers]:
+                w = word.lower()
+                kinds.append("ssm" if w in _SSM_WORDS or "mamba" in w or "ssm" in w else
+                             "attention" if w in _ATTN_WORDS or "attention" in w else w)
+            return kinds, key
+    pattern = c.raw("hybrid_override_pattern")
+    if isinstance(pattern, str) and pattern:
+        return None, "hybrid_override_pattern"
+    indices = _ints(c.raw("attn_layer_indices", "attention_layer_indices"))
+    if indices is not None:
+        return ["attention" if i in indices else "ssm" for i in range(b.layers)], "attn_layer_indices"
+    period = c.int("attn_layer_period", default=None)
+    if period:
+        offset = c.int("attn_layer_offset", default=0, minimum=0) or 0
+        return ["attention" if i % period == offset else "ssm" for i in range(b.layers)], "attn_layer_period"
+    return None, None
+
+
+def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
+    """The layers that hold the experts, from whichever placement keys the config states (None: unknown)."""
+    c, n = b.c, b.layers
+    listed = _ints(c.raw("moe_layers"))
+    if listed is not None:
+        return [i for i in range(n) if i in listed], "moe_layers"
+    if c.has("expert_layer_period"):                  # Jamba: i % period == offset
+        period = c.need("expert_layer_period")
+        offset = c.int("expert_layer_offset", default=0, minimum=0) or 0
+        return [i for i in range(n) if i % period == offset], "expert_layer_period"
+    if c.has("moe_layer_start_index", "moe_layer_interval"):   # ERNIE 4.5
+        start = c.int("moe_layer_start_index", default=0, minimum=0) or 0
+        end = c.raw("moe_layer_end_index")
+        end = end if isinstance(end, int) and not isinstance(end, bool) and end >= 0 else n - 1
+        step = c.int("moe_layer_interval", default=1)
+        return [i for i in range(n) if start <= i <= end and (i + 1) % step == 0], "moe_layer_start_index"
+    if c.has("first_k_dense_replace", "moe_layer_freq"):      # DeepSeek, Dots1, GLM-4-MoE
+        first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
+        freq = c.raw("moe_layer_freq", default=1)
+        if not isinstance(freq, int) or isinstance(freq, bool) or freq < 1:
+            return None, "moe_layer_freq"
+        return [i for i in range(n) if i >= first and i % freq == 0], "first_k_dense_replace"
+    if c.has("decoder_sparse_step", "mlp_only_layers"):       # Qwen-MoE
+        step = c.int("decoder_sparse_step", default=1)
+        only = set(_ints(c.raw("mlp_only_layers", default=[])) or [])
+        return [i for i in range(n) if i not in only and (i + 1) % step == 0], "decoder_sparse_step"
+    if c.has("interleave_moe_layer_step"):
+        step = c.int("interleave_moe_layer_step", default=1)
+        return [i for i in range(n) if (i + 1) % step == 0], "interleave_moe_layer_step"
+    stray = [k for k in c.data if re.search(r"(moe|expert).*(layer|freq|step|period|interval|pattern)", k)]
+    if stray:
+        return None, stray[0]
+    return list(range(n)), ""
+
+
+def _mamba_mixer(b: Any) -> tuple[list[Linear], int, str]:
+    """One Mamba layer's token mixer: its linear modules, its other parameters, and the kind (mamba1/mamba2)."""
+    c, h = b.c, b.hidden
+    state = c.int("mamba_d_state", "ssm_state_size", "state_size", "d_state", default=16)
+    conv = c.int("mamba_d_conv", "conv_kernel", "d_conv", default=4)
+    expand = c.int("mamba_expand", "expand", default=2)
+    proj_bias = c.flag("mamba_proj_bias", c.flag("use_bias", False))
+    conv_bias = c.flag("mamba_conv_bias", c.flag("use_conv_bias", True))
+    heads = c.int("mamba_n_heads", "ssm_num_heads", default=None)
+    if heads is not None or c.has("mamba_n_groups", "n_groups", "mamba_d_head"):
+        # Mamba-2 (Bamba, GraniteMoeHybrid, Falcon-H1, Nemotron-H): one in_proj for z, x, B, C and dt per head
+        head_dim = c.int("mamba_d_head", "ssm_head_dim", default=64)
+        heads = heads or (expand * h) // head_dim
+        inner = c.int("mamba_d_ssm", default=None) or heads * head_dim
+        groups = c.int("mamba_n_groups", "n_groups", default=1)
+        conv_dim = inner + 2 * groups * state
+        mixer = [Linear("mamba.in_proj", h, 2 * inner + 2 * groups * state + heads, proj_bias, role="other"),
+                 Linear("mamba.out_proj", inner, h, proj_bias, role="other")]
+        other = conv_dim * conv + (conv_dim if conv_bias else 0) + 3 * heads + inner    # conv1d, dt_bias, A_log, D, norm
+        return mixer, other, "mamba2"
+    inner = c.int("mamba_d_inner", default=None) or (b.inter if b.pure_ssm and b.c.has("intermediate_size")
+                                                     else expand * h)
+    rank = c.raw("mamba_dt_rank", "time_step_rank", default="auto")
+    rank = math.ceil(h / 16) if rank == "auto" else c.int("mamba_dt_rank", "time_step_rank")
+    mixer = [Linear("mamba.in_proj", h, 2 * inner, proj_bias, role="other"),
+             Linear("mamba.x_proj", inner, rank + 2 * state, role="other"),
+             Linear("mamba.dt_proj", rank, inner, True, role="other"),
+             Linear("mamba.out_proj", inner, h, proj_bias, role="other")]
+    other = inner * conv + (inner if conv_bias else 0) + inner * state + inner     # conv1d, A_log, D
+    return mixer, other, "mamba1"
+
+
+def read_features(b: Any, kit: Kit) -> None:
+    """Fill an archs._Build from the config's features (see the module docstring); raise Unplaced when it cannot."""
+    _attn, _common, _mlp, _MAX_LAYERS = kit.attn, kit.common, kit.mlp, kit.max_layers
+    c = b.c
+    assumed: list[Msg] = []
+    ssm_keys = [k for k in SSM_KEYS if c.data.get(k) is not None]
+    b.pure_ssm = bool(ssm_keys) and not c.has("num_attention_heads", "n_head", "n_heads", "num_heads")
+    if b.pure_ssm:                                  # Mamba, FalconMamba: every layer a mixer and one norm, no MLP
+        b.hidden = c.need("hidden_size", "d_model", "n_embd")
+        b.layers = c.need("num_hidden_layers", "n_layer", "n_layers", "num_layers", maximum=_MAX_LAYERS)
+        b.vocab = c.need("vocab_size")
+        b.inter = c.int("intermediate_size", default=2 * b.hidden)
+        b.heads = b.kv = 1
+        b.head_dim = b.hidden
+        mixer, other, kind = _mamba_mixer(b)
+        b.dense = mixer
+        b.layer_other = other + b.hidden
+        b.gated = False
+        b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind=kind))
+        b.assumed = [msg("model.assume.ssm", kind=kind)]
+        return
+    _common(b)
+    if b.head_dim is None and c.has("kv_channels", "attention_head_dim"):
+        b.head_dim = c.int("kv_channels", "attention_head_dim")
+    qkv_bias = c.flag("attention_bias", c.flag("qkv_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False)))))
+    o_bias = c.flag("attention_out_bias", qkv_bias if not c.has("qkv_bias") else c.flag("use_bias", c.flag("bias", False)))
+    mlp_bias = c.flag("mlp_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False))))
+    attn = _attn(b, qkv_bias=qkv_bias, o_bias=o_bias)
+    act = str(c.raw("hidden_act", "activation_function", "hidden_activation", default="silu")).lower()
+    width = c.int("ffn_dim", default=None)
+    if width:
+        b.inter = width
+    b.gated = not (act in PLAIN_ACTS or width is not None)
+    names = ("gate_proj", "up_proj", "down_proj") if b.gated else ("up_proj", "down_proj")
+    assumed.append(msg("model.assume.mlp_gated" if b.gated else "model.assume.mlp_plain", act=act))
+    qk = any(c.flag(k, False) for k in _QK_NORM_KEYS)
+    b.layer_other = (4 if mlp_bias else 2) * b.hidden + (2 * (b.head_dim or b.hidden // b.heads) if qk else 0)
+    if mlp_bias:
+        b.final_norm = 2 * b.hidden
+    b.dense = attn + _mlp(b.hidden, b.inter, names=names, bias=mlp_bias)
+
+    experts = c.int(*EXPERT_KEYS, default=0, minimum=0) or 0
+    if experts > 1:
+        ids, key = _moe_ids(b)
+        if ids is None:
+            raise Unplaced(msg("model.refuse.experts", experts=experts, key=key, model_type=b.model_type))
+        b.experts = experts
+        b.experts_per_token = c.int(*TOPK_KEYS, default=min(2, experts))
+        b.moe_inter = c.int(*EXPERT_WIDTH_KEYS, default=b.inter)
+        b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
+        b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", names=names, bias=mlp_bias, copies=experts)
+        shared_n = c.int(*SHARED_COUNT_KEYS, default=0, minimum=0) or 0
+        shared_w = c.int(*SHARED_WIDTH_KEYS, default=None)
+        if shared_w or shared_n:
+            b.shared = 1
+            b.shared_inter = shared_w or shared_n * b.moe_inter
+            b.moe += _mlp(b.hidden, b.shared_inter, prefix="mlp.shared_experts", names=names, bias=mlp_bias)
+        b.moe_layers = len(ids)
+        b.first_dense = next((i for i in range(b.layers) if i in ids), b.layers)
+        assumed.append(msg("model.assume.experts", experts=experts, layers=len(ids), key=key or "-",
+                           width=b.moe_inter))
+
+    kinds, kinds_key = _kinds(b)
+    if ssm_keys or kinds_key:
+        if kinds is None:
+            raise Unplaced(msg("model.refuse.ssm", keys=", ".join(ssm_keys or [kinds_key or "?"]),
+                               model_type=b.model_type))
+        other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm")})
+        if other_kinds:
+            raise Unplaced(msg("model.refuse.layer_kind", kinds=", ".join(other_kinds), key=kinds_key,
+                               model_type=b.model_type))
+        n_ssm = kinds.count("ssm")
+        if n_ssm and not ssm_keys:
+            raise Unplaced(msg("model.refuse.ssm", keys=kinds_key, model_type=b.model_type))
+        if n_ssm:
+            mixer, other, kind = _mamba_mixer(b)
+            b.linear_attn = mixer
+            b.linear_attn_layers = n_ssm
+            b.linear_attn_other = b.layer_other - (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) + other
+            b.notes.append(msg("model.note.state_space", ssm=n_ssm, layers=b.layers, kind=kind))
+            assumed.append(msg("model.assume.ssm_layers", ssm=n_ssm, layers=b.layers, key=kinds_key, kind=kind))
+    b.assumed = assumed
+
+
+def unread_keys(b: Any) -> list[str]:
+    """Keys of the config that look structural but that nothing read (listed with a guessed shape)."""
+    asked = b.c.asked
+    return sorted(k for k, v in b.c.data.items()
+                  if k not in asked and v is not None and v is not False and not isinstance(v, dict)
+                  and _LOOKS_STRUCTURAL.search(k) and not _NOT_STRUCTURAL.search(k))[:12]

@@ -1,0 +1,214 @@
+"""Model types oomdoctor has no reading of its own (tests/data/corpus/MANIFEST.yaml `audit:`, first sight in
+tests/data/corpus/AUDIT.md): read from their config's features they are counted within 1%, or refused with one
+line, or counted with a loud warning — never silently wrong; where transformers knows the type, its own model
+class on the meta device makes the count exact."""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+
+from oomdoctor.errors import InputError
+from oomdoctor.memory import count_params
+from oomdoctor.models import read_config_json, resolve_model, shape_warnings
+
+CORPUS = Path(__file__).parent / "data" / "corpus"
+AUDIT = yaml.safe_load((CORPUS / "MANIFEST.yaml").read_text(encoding="utf-8"))["audit"]
+
+
+@pytest.fixture
+def no_transformers(monkeypatch):
+    monkeypatch.setenv("OOMDOCTOR_NO_TRANSFORMERS", "1")
+
+
+def _score(entry):
+    path = CORPUS / entry["dir"] / "config.json"
+    try:
+        shape = read_config_json(str(path), entry["dir"])
+    except InputError as err:
+        return "refused", err, None
+    error = (count_params(shape).total - entry["trusted_params"]) / entry["trusted_params"]
+    return ("within" if abs(error) <= 0.01 else "off"), shape, error
+
+
+def test_audit_holds_20_configs_of_types_new_to_the_corpus():
+    corpus = yaml.safe_load((CORPUS / "MANIFEST.yaml").read_text(encoding="utf-8"))["corpus"]
+    known = {e["model_type"] for e in corpus}
+    types = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT}
+    assert len(AUDIT) >= 20 and not types & known
+    for e in AUDIT:
+        assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0 and e["first_sight"]
+
+
+@pytest.mark.parametrize("entry", AUDIT, ids=[e["dir"] for e in AUDIT])
+def test_without_transformers_a_new_type_is_right_refused_or_loudly_guessed(entry, no_transformers):
+    kind, got, error = _score(entry)
+    if kind == "refused":
+        assert got.message.code.startswith("model.refuse.")
+        return
+    shape = got
+    assert shape.shape_confidence in ("derived", "guessed")
+    if shape.shape_confidence == "derived":         # a reading checked against the type's own code
+        assert abs(error) <= 0.005, f"{entry['dir']}: {error:+.3%}"
+    if shape.shape_confidence == "guessed":
+        codes = [n.code for n in shape_warnings(shape)]
+        assert codes[:2] == ["model.warn.guessed", "model.warn.how_exact"], codes
+        assert shape.assumptions
+    if kind == "off":
+        assert shape.shape_confidence == "guessed", f"{entry['dir']}: {error:+.2%} without a warning"
+
+
+def test_without_transformers_at_least_20_of_23_are_within_one_percent(no_transformers):
+    scored = [_score(e) for e in AUDIT]
+    kinds = [k for k, _, _ in scored]
+    assert kinds.count("within") >= 20
+    # what is not within 1% is refused or carries the guessed warning (checked per file above)
+    assert all(shape.shape_confidence == "guessed" for k, shape, _ in scored if k == "off")
+
+
+def test_the_features_place_experts_and_mamba_layers(no_transformers):
+    jamba = read_config_json(str(CORPUS / "jamba-v0.1" / "config.json"), "jamba")
+    # attention every 8th layer from 4: 4 of 32; experts every 2nd from 1: 16 of 32
+    assert (jamba.linear_attn_layers, jamba.moe_layer_count, jamba.num_experts) == (28, 16, 16)
+    granite = read_config_json(str(CORPUS / "granite-4.0-h-tiny" / "config.json"), "granite")
+    assert (granite.linear_attn_layers, granite.moe_layer_count, granite.shared_experts) == (36, 40, 1)
+    ernie = read_config_json(str(CORPUS / "ernie-4.5-21b-a3b" / "config.json"), "ernie")
+    assert (ernie.moe_layer_count, ernie.first_dense_layers, ernie.shared_expert_intermediate_size) == (27, 1, 3072)
+    nemotron = read_config_json(str(CORPUS / "minitron-4b" / "config.json"), "minitron")
+    assert not nemotron.gated_mlp and nemotron.shape_confidence == "derived"
+
+
+def test_experts_that_cannot_be_placed_refuse_with_one_line(tmp_path, no_transformers, capsys):
+    from oomdoctor.cli import DEMO_DIR, main
+
+    cfg = json.loads((CORPUS / "olmoe-1b-7b-0924" / "config.json").read_text())
+    cfg.update(model_type="brand_new_moe", moe_layer_pattern="alternate")
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    code = main([str(DEMO_DIR / "train.yaml"), "--model", str(tmp_path), "--gpu", "A100-80GB", "--plain"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "64 experts" in err[0] and "moe_layer_pattern" in err[0]
+
+
+def test_a_checkpoint_index_makes_a_refused_guess_exact(tmp_path, no_transformers):
+    shutil.copy(CORPUS / "lfm2-1.2b" / "config.json", tmp_path / "config.json")
+    total = 1_170_340_608
+    index = {"metadata": {"total_size": 2 * total}, "weight_map": {"model.embed_tokens.weight": "a.safetensors"}}
+    (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
+    shape = resolve_model(str(tmp_path))
+    assert shape.shape_confidence == "exact" and count_params(shape).total == total
+    assert not shape_warnings(shape)
+
+
+def test_every_surface_shows_a_guess(tmp_path, no_transformers, capsys):
+    from oomdoctor.cli import DEMO_DIR, main
+
+    # JetMoE: a type whose features reading is not checked (its attention is a mixture of experts too)
+    shutil.copy(CORPUS / "jetmoe-8b" / "config.json", tmp_path / "config.json")
+    argv = [str(DEMO_DIR / "train.yaml"), "--model", str(tmp_path), "--gpu", "A100-80GB"]
+    main(argv + ["--plain"])
+    out = capsys.readouterr().out
+    assert "GUESSED SHAPE" in out and "'jetmoe'" in out and "--model DIR" in out and "8 experts" in out
+    main(argv + ["--plain", "--lang", "zh"])
+    assert "结构为推测" in capsys.readouterr().out
+    main(argv + ["--json"])
+    model = json.loads(capsys.readouterr().out)["model"]
+    assert model["shape_confidence"] == "guessed" and model["counted_as_llama"] is True
+    assert [w["code"] for w in model["shape_warnings"]][:2] == ["model.warn.guessed", "model.warn.how_exact"]
+    assert model["assumptions"] and model["params_total"] > 0
+
+
+def test_the_model_line_names_the_guess_in_both_languages(tmp_path, no_transformers):
+    shutil.copy(CORPUS / "jetmoe-8b" / "config.json", tmp_path / "config.json")
+    from oomdoctor.views.describe import model_lines, model_warning_lines
+
+    shape = resolve_model(str(tmp_path))
+    head, _ = model_lines(shape)
+    assert "shape guessed" in head and model_warning_lines(shape)
+    assert "推测" in model_lines(shape, "zh")[0]
+
+
+@pytest.mark.simulate
+def test_with_transformers_a_type_it_knows_is_counted_exactly(tmp_path):
+    pytest.importorskip("transformers")
+    for name in ("lfm2-1.2b", "jetmoe-8b"):       # refused and guessed without transformers
+        entry = next(e for e in AUDIT if e["dir"] == name)
+        shape = read_config_json(str(CORPUS / name / "config.json"), name)
+        assert shape.shape_confidence == "exact" and count_params(shape).total == entry["trusted_params"]
+        assert shape.notes[0].code == "model.note.meta_count" and not shape_warnings(shape)
+
+
+@pytest.mark.simulate
+def test_with_transformers_a_type_it_does_not_know_says_how(tmp_path):
+    pytest.importorskip("transformers")
+    cfg = json.loads((CORPUS / "olmoe-1b-7b-0924" / "config.json").read_text())
+    cfg["model_type"] = "brand_new_moe"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    shape = read_config_json(str(tmp_path / "config.json"), "x")
+    assert shape.shape_confidence == "guessed"
+    assert [n.code for n in shape_warnings(shape)][:2] == ["model.warn.guessed", "model.warn.how_exact_remote"]
+
+
+def test_a_meta_count_that_runs_out_of_time_leaves_the_guess_and_says_so(tmp_path, monkeypatch):
+    from oomdoctor import metacount
+
+    monkeypatch.setattr(metacount, "available", lambda: True)
+    monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "0.001")
+    cfg = json.loads((CORPUS / "jetmoe-8b" / "config.json").read_text())
+    cfg["vocab_size"] = 32001                     # a config no other test has counted (the counts are cached)
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    shape = read_config_json(str(tmp_path / "config.json"), "jetmoe")
+    codes = [n.code for n in shape_warnings(shape)]
+    assert shape.shape_confidence == "guessed" and "model.warn.meta_timeout" in codes
+
+
+_REMOTE_CONFIG = """
+from transformers import PretrainedConfig
+
+
+class TinyRemoteConfig(PretrainedConfig):
+    model_type = "tiny_remote_oomdoctor"
+
+    def __init__(self, hidden_size=64, vocab_size=100, num_hidden_layers=2, **kwargs):
+        self.hidden_size, self.vocab_size, self.num_hidden_layers = hidden_size, vocab_size, num_hidden_layers
+        super().__init__(**kwargs)
+"""
+_REMOTE_MODEL = """
+import torch
+from transformers import PreTrainedModel
+
+from .configuration_tiny import TinyRemoteConfig
+
+
+class TinyRemoteForCausalLM(PreTrainedModel):
+    config_class = TinyRemoteConfig
+
+    def __init__(self, config):
+        super().__init__(config)
+        self.embed = torch.nn.Embedding(config.vocab_size, config.hidden_size)
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(config.hidden_size, 3 * config.hidden_size)
+                                          for _ in range(config.num_hidden_layers))
+        self.head = torch.nn.Linear(config.hidden_size, config.vocab_size, bias=False)
+"""
+
+
+@pytest.mark.simulate
+def test_with_trust_remote_code_the_models_own_local_code_counts_it(tmp_path, monkeypatch):
+    pytest.importorskip("transformers")
+    cfg = {"model_type": "tiny_remote_oomdoctor", "hidden_size": 64, "vocab_size": 100, "num_hidden_layers": 2,
+           "num_attention_heads": 4, "intermediate_size": 128,
+           "auto_map": {"AutoConfig": "configuration_tiny.TinyRemoteConfig",
+                        "AutoModelForCausalLM": "modeling_tiny.TinyRemoteForCausalLM"}}
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    (tmp_path / "configuration_tiny.py").write_text(_REMOTE_CONFIG)
+    (tmp_path / "modeling_tiny.py").write_text(_REMOTE_MODEL)
+    monkeypatch.delenv("OOMDOCTOR_TRUST_REMOTE_CODE", raising=False)
+    shape = resolve_model(str(tmp_path))
+    assert shape.shape_confidence == "guessed"        # not asked to run the model's code: it is not run
+    assert "model.warn.how_exact_remote" in [n.code for n in shape_warnings(shape)]
+    monkeypatch.setenv("OOMDOCTOR_TRUST_REMOTE_CODE", "1")
+    shape = resolve_model(str(tmp_path))
+    assert shape.shape_confidence == "exact"
+    assert count_params(shape).total == 100 * 64 + 2 * (64 * 192 + 192) + 64 * 100
