@@ -48,9 +48,9 @@ def pairs_table() -> list[tuple[str, float, float, float, str]]:
 
 def calibration_rows() -> list[tuple[str, float, float, float]]:
     """(case, measured reserved, estimated allocated, reserve the measurement implies / token-shaped bytes)."""
+    import accuracy
     import yaml
 
-    import accuracy
     from oomdoctor.memory import estimate
 
     with open(os.path.join(accuracy.REF, "measured_peaks.yaml")) as fh:
@@ -93,9 +93,9 @@ def crash_pairs() -> list[tuple[str, float, float, float | None, str | None]]:
 
 def block_rows() -> list[tuple[str, float, float, float, float]]:
     """(case, measured reserved, allocated estimate, half-the-churn rule's reserved, largest-block reserved)."""
+    import accuracy
     import yaml
 
-    import accuracy
     from oomdoctor.memory import estimate
 
     with open(os.path.join(accuracy.REF, "measured_peaks.yaml")) as fh:
