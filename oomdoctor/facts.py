@@ -130,6 +130,12 @@ class TrainingSetup:
         return self.sources.get(name) or Source(default=msg("config.default.of", framework=self.defaults_of)
                                                 if self.defaults_of else None)
 
+    def stated(self, name: str) -> bool:
+        """The inputs state this value (a file's key, a launcher line, the log's ranks), as opposed to a
+        framework default that fills a field no input named (those are in `sources` too, as `default`)."""
+        src = self.sources.get(name)
+        return src is not None and src.default is None and bool(src.file or src.key)
+
     def with_changes(self, **values: Any) -> "TrainingSetup":
         return replace(self, **values)
 

@@ -170,10 +170,11 @@ def with_gpus(setup: TrainingSetup, hw: Hardware, n: int | None) -> tuple[Traini
 
     When the inputs name how many GPUs the run used (a launcher, the log's ranks) and N is more, the run
     keeps its count and the N GPUs are what it may use: the plan spreads it over them (ZeRO-3) with the
-    effective batch kept. Otherwise the run is taken to use N, as launching its files on N GPUs would."""
+    effective batch kept. Otherwise (a framework default filled the count) the run is taken to use N, as
+    launching its files on N GPUs would."""
     if not n:
         return setup, hw
-    if "n_gpus" in setup.sources and n > setup.n_gpus:
+    if setup.stated("n_gpus") and n > setup.n_gpus:
         return setup, replace(hw, n_gpus=n)
     return replace(setup, n_gpus=n), replace(hw, n_gpus=n)
 

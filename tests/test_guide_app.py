@@ -283,7 +283,7 @@ def test_small_screens_keep_the_verdict_and_the_help_and_quit_keys(monkeypatch, 
         await settle(pilot)
         lines = screen_text(pilot.app).rstrip("\n").splitlines()
         title, footer = lines[0], lines[-1]
-        assert "126.3 GiB ✗" in title and "GiB ✓" in title        # as configured, and with the plan
+        assert "126.5 GiB ✗" in title and "GiB ✓" in title        # as configured, and with the plan
         assert "? help" in footer and "q quit" in footer
 
     drive(monkeypatch, ["--demo"], script, size=size)

@@ -52,8 +52,6 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
     Every moment of the single-GPU estimate is re-cut: weights, gradients and optimizer states by the cards,
     the activations of the layers by the cards except the layer being computed, the logits on the last card.
     """
-    from oomdoctor.memory.estimate import ALLOCATOR_RESERVE_FRAC, RESERVE_MIN_GIB
-
     n = max(1, n_gpus)
     d, c = single.details, single.components
     paged = d.get("paged_states_gib", 0.0)
@@ -62,7 +60,6 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
     measured = d.get("measured_correction_gib", 0.0)
     one_layer = d.get("layer_saved_gib", 0.0)
     cards: dict[str, dict[str, float]] = {}
-    casts: dict[str, float] = {}
     for name in single.moments:
         key = name.replace(" ", "_")
         parts = {comp: d.get(f"moment_{key}_{comp}_gib", 0.0)
@@ -73,7 +70,6 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
                  for comp, value in parts.items()}
         parts["activations"] = (act - layer) / n + layer
         cards[name] = parts
-        casts[name] = d.get(f"moment_{key}_casts_gib", 0.0) / n      # autocast's weight copies follow the layers
     if not cards:     # an estimate without moments (built by hand): only its components are known
         cards["train"] = {k: c.get(k, 0.0) / (n if k in ("weights", "gradients", "optimizer") else 1)
                           for k in ("weights", "gradients", "optimizer", "activations", "logits")}
@@ -81,14 +77,9 @@ def naive_model_parallel(single: Estimate, n_gpus: int) -> Estimate:
     parts = cards[moment]
     allocated = sum(parts.values()) + cublas + measured
     static_card = parts["weights"] + parts["optimizer"]
-    # As memory.estimate: the cache fragments on the token-shaped tensors (activations, logits) a card churns
-    # through, not on its weights, states and gradients; the idle blocks varying batch lengths leave are the
-    # last card's (logits).
-    reserved_at = max(sum(p.values()) + ALLOCATOR_RESERVE_FRAC * max(0.0, p["activations"] - casts.get(m, 0.0)
-                                                                      + p["logits"])
-                      for m, p in cards.items())
-    reserve = max(RESERVE_MIN_GIB, reserved_at - (allocated - cublas - measured))
-    reserve += d.get("varlen_cached_logits_gib", 0.0)
+    # As memory.estimate: the allocator holds idle the block of the largest tensor the step churns through (the
+    # logits' or the widest activation's, both on the last card) and the idle blocks varying batch lengths leave
+    reserve = d.get("allocator_reserve_gib", 0.0)
     peak = allocated + reserve + context + paged / n
     comps = dict(parts)
     comps["optimizer"] += paged / n

@@ -69,8 +69,8 @@ def method_name(method: str, lang: str) -> str:
 
 
 def _named(report: Report) -> bool:
-    """The inputs say how many GPUs the run used (a launcher, the log's ranks)."""
-    return report.setup is not None and "n_gpus" in report.setup.sources
+    """The inputs say how many GPUs the run used (a launcher, the log's ranks), not a framework default."""
+    return report.setup is not None and report.setup.stated("n_gpus")
 
 
 def consent_titles(report: Report, rules: Any, lang: str) -> str:

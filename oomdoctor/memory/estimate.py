@@ -24,16 +24,17 @@ from oomdoctor.memory.regime import Regime, _version, regime_of
 CUDA_CONTEXT_GIB = 0.5
 # cuBLAS workspace: torch allocates it through the caching allocator (":4096:8" = 8 x 4 MiB per handle/stream).
 CUBLAS_WORKSPACE_GIB = 32 / 1024
-# Caching-allocator reserve (max_memory_reserved - max_memory_allocated). Weights and optimizer states are
-# allocated once and pack tightly; what comes and goes within a step (activations, logits, gradients, step
-# temporaries) leaves freed blocks of other sizes cached and split, which the peak's tensors cannot reuse (at
-# the logits' backward, the compute-dtype logits' block is too small for the fp32 gradients). Published pairs
-# of both figures (README "Reserved versus allocated", benchmarks/reserve.py): 0.2-0.7 GiB on small runs (PEFT
-# issue #1469), 11% of allocated for Answer.AI's FSDP QLoRA, 27-35% of active for llama-recipes' FSDP LoRA
-# (PR #41), and 0.4-1.0x the transient bytes for the calibration set's reserved rows: half the transient
-# bytes, never less than a quarter GiB. Two global values, never per case or per framework.
-ALLOCATOR_RESERVE_FRAC = 0.5
-RESERVE_MIN_GIB = 0.25
+# Caching-allocator reserve (max_memory_reserved - max_memory_allocated), from the allocator's mechanics
+# (pytorch c10/core/AllocatorConfig.h, c10/core/CachingDeviceAllocator.h get_round_size/get_allocation_size,
+# c10/cuda/CUDACachingAllocator.cpp get_free_block/alloc_block/release_cached_blocks; replayed by
+# oomdoctor/memory/allocator.py): sizes round to 512 B and tensors >= 10 MiB get segments rounded to 2 MiB, so
+# weights and states pack with at most 2 MiB each to spare; a freed block stays cached and is reused best fit,
+# so what a step allocates in the same sizes every step reuses last step's blocks. What a moment can hold idle
+# beside its live tensors is the block of the largest tensor the step churns through that the moment's own
+# requests cannot reuse: the fp32 logits where the loss upcasts (replayed: 16 bytes reserved per logit for
+# 12 allocated in a fixed-length HF step), the widest activation, the step's largest temporary
+# (transient_blocks). Evidence: 58 real OOM messages hold a median 2.6% of allocated idle, 0.85x the request
+# that failed; PEFT's MetaMathQA LoRA runs reserve within 1-2% of the traced allocated peak (docs/estimates.md).
 # HF loss at evaluation: bytes per logits element besides the compute-dtype logits (fp32 copy + log-softmax)
 LOSS_FWD_FP32_BYTES = 8
 # Unpacked batches of varying length: the caching allocator gives each logits-sized fp32 tensor its own
@@ -225,17 +226,17 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     # shaped ones (gradients, the optimizer's temporaries) come back in the same sizes every step and reuse
     # their blocks, or split the larger freed ones. max_memory_reserved is the largest of the moments'
     # allocated bytes plus their idle blocks.
-    reserved_at = [sum(parts.values()) + ALLOCATOR_RESERVE_FRAC * (parts.get("activations", 0.0)
-                                                                   - steps.casts.get(name, 0.0)
-                                                                   + parts.get("logits", 0.0))
-                   for name, parts in moments.items()]
+    blocks = transient_blocks(setup, shape, rg, steps.loss, tokens, temp, counts)
+    reserved_at = [sum(parts.values()) + blocks.get(name, 0.0) for name, parts in moments.items()]
     if phase == "eval":
-        reserved_at.append(eval_alloc + ALLOCATOR_RESERVE_FRAC * (ev_act + ev_logits))
-    reserve = max(RESERVE_MIN_GIB, max(reserved_at) / GIB - allocated)
+        reserved_at.append(eval_alloc + blocks.get("loss", 0.0))
+    reserve = max(0.0, max(reserved_at) / GIB - allocated)
     varlen = varlen_all = 0.0
     loss_kind = steps.loss.regime
+    # torch_empty_cache_steps (HF TrainingArguments; PEFT's method-comparison loop likewise) releases the idle
+    # segments every few steps, so a longer batch rarely finds an earlier near-record's still cached
     if not setup.packing and not _flag(setup, "fixed_length", False) and loss_kind not in ("fused", "cce", "chunked") \
-            and not _flag(setup, "expandable_segments", False):
+            and not _flag(setup, "expandable_segments", False) and not _flag(setup, "torch_empty_cache_steps"):
         varlen_all = VARLEN_CACHED_FP32_BYTES * tokens * shape.vocab_size / GIB
         # those idle segments are released on the allocator's OOM retry: they never push a run past the fit line
         room = hw.usable_gib * (1.0 - headroom) - (peak_tensors + CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve)
@@ -478,6 +479,34 @@ def _as_built(setup: TrainingSetup, shape: ModelShape) -> ModelShape:
                     params_total=shape.params_total + extra if shape.params_total else None)
     _untied_cache[0], _untied_cache[1] = shape, built
     return built
+
+
+def transient_blocks(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb: LossBytes, tokens: float,
+                     temp: float, counts: ParamCounts) -> dict:
+    """Per moment, the largest block that comes and goes within the step: what the caching allocator may hold
+    idle beside the moment's live tensors."""
+    a = rg.compute_bytes
+    V = shape.vocab_size
+    if lossb.regime in ("fused", "cce"):
+        logit_block = fused_chunk_tokens(tokens, shape) * V * 4.0
+    elif lossb.regime == "chunked":
+        logit_block = tokens / 8 * V * 4.0
+    elif lossb.regime in ("plain",) or (lossb.regime == "compute" and not rg.autocast):
+        logit_block = tokens * V * a
+    else:
+        logit_block = tokens * V * 4.0
+    inter = shape.intermediate_size
+    if shape.num_experts:
+        inter = (shape.moe_intermediate_size or inter) * max(1, shape.experts_per_token)
+    act_block = tokens * max(inter, shape.hidden_size) * a
+    if setup.attention == "eager":
+        act_block = max(act_block, tokens * shape.num_heads * setup.seq_len * 4.0)   # softmax in fp32
+    largest_param = max(counts.embeddings, counts.lm_head, max((i * o for i, o in counts.linear_shapes.values()), default=0))
+    step_block = min(temp, largest_param * rg.state_dtype_bytes)
+    if _flag(setup, "expandable_segments", False):
+        return {}
+    return {"forward": act_block, "loss": max(act_block, logit_block), "logits backward": logit_block,
+            "layers backward": act_block, "optimizer": step_block}
 
 
 def _modules_to_save_bytes(setup: TrainingSetup, rg: Regime) -> int:

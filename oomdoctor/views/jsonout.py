@@ -129,7 +129,8 @@ def crash_dict(c: CrashReport, lang: str = "en") -> dict[str, Any]:
 
 
 def estimate_dict(e: Estimate, lang: str = "en") -> dict[str, Any]:
-    return {"peak_gib": _r(e.peak_gib), "allocated_gib": _r(e.allocated_gib), "fits": e.fits,
+    return {"peak_gib": _r(e.peak_gib), "allocated_gib": _r(e.allocated_gib),
+            "reserved_gib": _r(e.details.get("reserved_gib", e.allocated_gib)), "fits": e.fits,
             "headroom_gib": _r(e.headroom_gib), "capacity_gib": _r(e.capacity_gib), "phase": e.phase,
             "host_ram_gib": _r(e.host_ram_gib),
             "components": {k: _r(e.components.get(k, 0.0)) for k in COMPONENTS},

@@ -110,6 +110,8 @@ def memory_table(est: Estimate, title: str, kit: Kit | None = None, lang: str = 
         table.add_row(Text(f"{GLYPHS[name]} {component_name(name, lang)}", style=COLOURS[name]), f"{v:.2f}",
                       f"{100 * v / total:.0f}%")
     table.add_row(Text(say("report.allocated", lang)), f"{est.allocated_gib:.2f}", "")
+    if "reserved_gib" in est.details:
+        table.add_row(Text(say("report.reserved", lang)), f"{est.details['reserved_gib']:.2f}", "")
     table.add_row(Text(say("report.peak", lang), style="bold"), Text(f"{est.peak_gib:.2f}", style="bold"), "")
     return table
 

@@ -61,6 +61,7 @@ WORDS = {
     "report.col.gib": ("GiB", "GiB"),
     "report.col.share": ("share", "占比"),
     "report.allocated": ("allocated (torch max)", "已分配（torch 最大值）"),
+    "report.reserved": ("reserved (torch max, cached blocks included)", "已保留（torch 最大值，含缓存块）"),
     "report.peak": ("peak on device", "设备上的峰值"),
     "report.capacity_mark": ("| = {gib:.1f} GiB", "| = {gib:.1f} GiB"),
     "report.fits": ("fits: {peak:.2f} of {cap:.2f} GiB ({free:.2f} GiB free)",
