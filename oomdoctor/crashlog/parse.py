@@ -38,6 +38,9 @@ SECONDARY_MARKERS = (
     b"killed by signal", b"oom-kill", b"oom_kill", b"OUT_OF_MEMORY", b"Out Of Memory", b": killed",
     b"ResourceExhaustedError",
     b"total capacity;", b"has a total capac",     # a torch OOM's statistics pasted without its first words
+    # allocators and supervisors whose words hold none of the above (fresh/SOURCES.md lists where each was seen)
+    b"Malloc failed: out of", b"memory block with size larger than", b"out of device memory", b"illed  ",
+    b"ode: 137", b"xitCode\": 137", b"bytes) from device: ", b"Cuda failure", b"systemd-oomd",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
