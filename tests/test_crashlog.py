@@ -70,7 +70,7 @@ FORMATS = [
     ("f17_xla_bytes.log", "xla_oom", None, dict(tried_gib=4.0)),
     ("f17b_tpu_hbm.log", "xla_oom", None, dict(capacity_gib=15.48)),
     ("f18_jax_bfc.log", "xla_oom", None, dict(tried_gib=8.0)),
-    ("f19_tf.log", "tf_oom", None, {}),
+    ("f19_tf.log", "tf_oom", "backward", {}),       # the node sits under gradients/: TF1's backward ops
     ("f20_vllm_cache.log", "vllm_cache", "load", dict(line=9)),
     ("f21_vllm_free_memory.log", "vllm_cache", "load", dict(capacity_gib=79.19, free_gib=14.2, tried_gib=71.27)),
     ("f22_no_executable_batch.log", "batch_size_exhausted", "forward", {}),

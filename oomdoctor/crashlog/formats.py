@@ -44,7 +44,7 @@ _PREFIX = lazy_re(
     | (?:\d{1,3}\.){3}\d{1,3}:[ ]                                             # P03 pdsh IP
     | [a-z][a-z0-9-]*-(?:worker|node|gpu|host)[a-z0-9-]*:[ ]                  # P03 pdsh host
     | \((?:raylet|[A-Za-z_][\w.]*[ ]pid=\d+(?:,[ ]ip=[\d.]+)?)\)[ ]           # P04 Ray
-    | \((?:EngineCore_DP\d+|VllmWorker[ ]rank=(?P<vrank>\d+)|APIServer)[ ]pid=\d+\)[ ]   # P05 vLLM V1
+    | \((?:EngineCore(?:_DP\d+)?|VllmWorker(?:[ ]rank=(?P<vrank>\d+)|-\d+)?|Worker(?:_[A-Z]+\d+)*|APIServer)[ ]pid=\d+\)[ ]   # P05 vLLM V1
     | (?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ]\d\d-\d\d[ ]\d\d:\d\d:\d\d(?:\.\d+)?[ ]\[?[\w.]+:\d+\][ ]   # vLLM's logger
     | [a-z][\w.-]*\s+\|[ ]                                                    # P06 docker compose
     | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d\.\d+[ ]\|[ ][A-Z]+\s*\|[ ](?:[\w.:<>-]+[ ]-[ ])?   # loguru
