@@ -41,10 +41,10 @@ _STAMPS = (
     re.compile(r"^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] "),                                                  # llama-server
 )
 # A host label: letters, digits, dots and dashes with at least one digit or dash (not a function name).
-_HOST = re.compile(r"^([A-Za-z][A-Za-z0-9.-]*[0-9-][A-Za-z0-9.-]*): (?=\S)")
+_HOST = re.compile(r"^([A-Za-z][A-Za-z0-9.-]*[0-9-][A-Za-z0-9.-]*):(?: |$)")
 _NOT_HOSTS = re.compile(r"(?:Error|Exception|Warning)$|^(?:https?|ERROR|INFO|WARNING|DEBUG)$")
 # A line that ends a box, a table, a rule or padding is whole; a line that opens a record is not a continuation.
-_WHOLE_LINE = re.compile(r"[|│┃║╮╯╰╭+=─-]\s*$|\s$|^\s*$")     # a padded line (rich pads to the width) is whole
+_WHOLE_LINE = re.compile(r"(?:[|│┃║╮╯╰╭]|[+=─-]{3,})\s*$|\s\s$|^\s*$")   # a padded line (rich pads to the width) is whole
 _NEW_LINE = re.compile(r"^\s*(?:[│┃║╭╰|+]|Traceback|File \"|\[rank\d+\]|\[default\d+\])")
 WRAP_MIN_WIDTH = 60         # a hard wrap narrower than this is not told from ordinary short lines
 SHARE = 0.6                 # a mark is the paste's when it is on this share of its non-blank lines
@@ -59,7 +59,8 @@ def normalise(text: str) -> tuple[str, list[int]] | None:
         changed = False
     lines = text.split("\n")
     origin = list(range(1, len(lines) + 1))
-    for step in (_unfence, _unquote, _ungutter, _unstamp, _unhost, _unbold, _unwrap):
+    # fences may sit inside a quote; prefixes once more after a hard wrap is undone (its second halves have none)
+    for step in (_unfence, _unquote, _unfence, _ungutter, _unprefix, _unwrap, _unprefix, _unbold):
         out = step(lines, origin)
         if out is not None:
             lines, origin = out
@@ -97,7 +98,7 @@ def _ungutter(lines, origin):
     blank (or `:`, `|`, `│`); the log's own indentation after it is kept."""
     nums = [(i, int(m.group(3)), m.end()) for i, m in ((i, _GUTTER.match(x)) for i, x in enumerate(lines)) if m]
     body = _body(lines)
-    if len(nums) < 3 or len(nums) < SHARE * len(body):
+    if len(nums) < 3 and not _short_gutter(lines, nums) or len(nums) < SHARE * len(body):
         return None
     steps = sum(1 for (i, a, _e), (j, b, _f) in zip(nums, nums[1:]) if b - a == j - i or b == a + 1)
     if steps < 0.8 * (len(nums) - 1):
@@ -108,13 +109,38 @@ def _ungutter(lines, origin):
     return out, origin
 
 
+def _short_gutter(lines, nums) -> bool:
+    """One or two numbered lines are a gutter only when every line has one, counting from 1 and set
+    off by a blank (srun's `1: ` label is not)."""
+    return bool(nums) and len(nums) == len(_body(lines)) and nums[0][1] == 1 and \
+        all(n == k + 1 and lines[i][end - 1:end] in (" ", "\t") for k, (i, n, end) in enumerate(nums))
+
+
 def _unstamp(lines, origin):
-    body = _body(lines)
-    for rx in _STAMPS:
-        hits = sum(1 for x in body if rx.search(x))
-        if hits and hits >= SHARE * len(body):
-            return [rx.sub("", x, count=1) for x in lines], origin
-    return None
+    done = False
+    for _ in range(3):                  # stamps stack: a CI runner's over a server's own
+        body = _body(lines)
+        for rx in _STAMPS:
+            hits = sum(1 for x in body if rx.search(x))
+            if hits and hits >= SHARE * len(body):
+                lines = [rx.sub("", x, count=1) for x in lines]
+                done = True
+                break
+        else:
+            break
+    return (lines, origin) if done else None
+
+
+def _unprefix(lines, origin):
+    """Stamps and host labels, in whatever order they were stacked (a collector's host over a CI stamp)."""
+    done = False
+    for _ in range(4):
+        out = _unstamp(lines, origin) or _unhost(lines, origin)
+        if out is None:
+            break
+        lines, origin = out
+        done = True
+    return (lines, origin) if done else None
 
 
 def _unhost(lines, origin):
@@ -125,8 +151,8 @@ def _unhost(lines, origin):
     label, n = labels.most_common(1)[0]
     if n < 2 or n < SHARE * len(body) or _NOT_HOSTS.search(label):
         return None
-    head = label + ": "
-    return [x[len(head):] if x.startswith(head) else x for x in lines], origin
+    head = label + ":"
+    return [x[len(head) + 1:] if x.startswith(head) else x for x in lines], origin
 
 
 def _unbold(lines, origin):
