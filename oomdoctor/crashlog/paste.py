@@ -26,7 +26,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-PASTE_MAX_BYTES = 2 << 20
+PASTE_MAX_BYTES = 256 << 10      # GitHub caps a comment at 65,536 characters; a bigger log is a run's own file
 
 _ANSI = re.compile(r"\x1b\[[0-9;?:]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>]")
 _FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})[\w+.-]*\s*$|^\s*`\s*$|^\s*</?details>\s*$|^\s*<summary>.*</summary>\s*$")
@@ -169,7 +169,8 @@ def _unwrap(lines, origin):
     if not widths:
         return None
     width, n = widths.most_common(1)[0]
-    if n < 3 or n < 0.2 * len(_body(lines)):
+    # a terminal shows no line longer than its width: the cut lines are the longest ones
+    if n < 3 or n < 0.2 * len(_body(lines)) or max(widths) != width:
         return None
     out, orig = [], []
     carry = False
