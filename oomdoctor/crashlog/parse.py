@@ -399,7 +399,7 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
     after = _after_phase(src, h)
     if found:
         phase, i = found
-        if after is not None and after[3] < len(block) - i and not after[4]:
+        if after is not None and after[3] <= len(block) - i and not after[4]:
             return after[:3] + ("progress",)    # the failure's own report after it is nearer than its caller's frame
         return phase, block[i][0], block[i][1], "frame"
     if h.parsed.kind == "vllm_cache":
@@ -414,7 +414,7 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
             continue
         before.append((s, cl.text))
     found = line_phase([t for _, t in before])
-    if after is not None and (found is None or after[3] < _distance(before, found[1], head is not None)):
+    if after is not None and (found is None or after[3] <= found[1] + 1):
         return after[:3] + ("frame" if after[4] else "progress",)
     said = message_phase(h.message)
     if found and not (found[0] == "train" and said):
@@ -428,11 +428,6 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
 
 
 AFTER_LINES = 12                   # lines read after a message for the cue printed after it
-
-
-def _distance(before: list[tuple[int, str]], i: int, headed: bool) -> int:
-    """How many lines above the failure the i-th line read before it sits (a traceback counts as one)."""
-    return i + 1
 
 
 def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
