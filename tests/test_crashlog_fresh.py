@@ -16,7 +16,7 @@ import yaml
 from oomdoctor.crashlog import parse_log
 
 DATA = Path(__file__).parent / "data" / "logs"
-SETS = ("fresh", "heldback")
+SETS = ("fresh", "heldback", "later")
 RATES = {"verdict": 0.95, "phase": 0.85, "tried": 0.98}
 GIB = float(1 << 30)
 UNIT = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "MB": 1 << 20, "GiB": 1 << 30, "GB": 1 << 30}
