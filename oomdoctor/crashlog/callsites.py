@@ -55,6 +55,8 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("load", "FSDP", "func", "fully_shard", "torch/distributed/fsdp (FSDP2 wrapping)"),
     ("load", "accelerate", "func", "fsdp2_prepare_model", "accelerate/utils/fsdp_utils.py"),
     ("load", "FSDP", "path", "fsdp/fully_sharded_data_parallel.py\", line \\d+, in __init__", "FSDP1 wrapping"),
+    ("load", "FSDP", "path", r"ly_sharded_data_parallel\.py:\d+ in __init__", "FSDP1 wrapping, as rich prints the frame"),
+    ("load", "FSDP", "func", "_auto_wrap", "torch/distributed/fsdp/_wrap_utils.py (wrapping at construction)"),
     ("load", "transformers", "func", "_load_best_model", "transformers/trainer.py"),
     ("load", "transformers", "func", "load_sharded_checkpoint", "transformers/modeling_utils.py"),
     ("load", "PEFT", "func", "inject_adapter", "peft/tuners/tuners_utils.py"),

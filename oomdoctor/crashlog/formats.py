@@ -140,6 +140,11 @@ F08 = lazy_re(r"NCCL WARN (?:.*?)(?:Cuda failure '?out of memory'?|Failed to CUD
 # "allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory" (HIP builds: hipMalloc).
 F_GGML = lazy_re(r"allocating (?P<req>[\d.]+ ?[KMG]i?B) on device (?P<dev>\d+): (?P<api>cuda|hip)Malloc failed: out of memory",
                  needs=("Malloc failed: out of memory",))
+# ... and its model loader's own words when a backend buffer cannot be had (llama-model.cpp:
+# "unable to allocate CUDA0 buffer", "unable to allocate backend buffer"); old ggml's CUDA_CHECK quoted
+# without its head: "ggml-cuda.cu:5048: out of memory".
+F_GGML_LOAD = lazy_re(r"unable to allocate (?P<dev>CUDA\d*|ROCm\d*|Vulkan\d*|SYCL\d*|backend) buffer|ggml-cuda\.cu:\d+: out of memory",
+                      needs=("unable to allocate ", "ggml-cuda.cu:"))
 # Intel XPU. IPEX's caching allocator refuses one block over 4 GB before trying (Arc/Flex without relaxed
 # allocation limits) and says how much it was asked, with the legacy statistics; IPEX's kernel submission
 # turns a Level Zero out-of-resources error into "Allocation is out of device memory on current platform."
@@ -326,8 +331,16 @@ def parse_message(text: str) -> Parsed | None:
         return _count(p)
     m = F_GGML.search(text)
     if m:
-        return _count(Parsed("hip_oom" if m.group("api") == "hip" else "cuda_oom", tried_gib=size_gib(m.group("req")),
-                             device=int(m.group("dev"))))
+        p = Parsed("hip_oom" if m.group("api") == "hip" else "cuda_oom", tried_gib=size_gib(m.group("req")),
+                   device=int(m.group("dev")))
+        p.extra["ggml"] = True
+        return _count(p)
+    m = F_GGML_LOAD.search(text)
+    if m:
+        dev = m.group("dev") or ""
+        p = Parsed("hip_oom" if dev.startswith("ROCm") else "cuda_oom")
+        p.extra["ggml"] = True
+        return _count(p)
     m = F_XPU_4GB.search(text)
     if m:
         p = Parsed("xpu_oom", tried_gib=size_gib(m.group("req")), capacity_gib=size_gib(m.group("total")),

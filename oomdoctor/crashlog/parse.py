@@ -40,7 +40,7 @@ SECONDARY_MARKERS = (
     b"ResourceExhaustedError",
     b"total capacity;", b"has a total capac",     # a torch OOM's statistics pasted without its first words
     # allocators and supervisors whose words hold none of the above (fresh/SOURCES.md lists where each was seen)
-    b"Malloc failed: out of", b"memory block with size larger than", b"out of device memory", b"illed  ",
+    b"Malloc failed: out of", b"unable to allocate", b"memory block with size larger than", b"out of device memory", b"illed  ",
     b"ode: 137", b"xitCode\": 137", b"bytes) from device: ", b"Cuda failure", b"systemd-oomd",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
@@ -132,9 +132,17 @@ def _parse(src: LogSource) -> CrashReport:
     hits = _read_hits(src, found.offsets)
     hits = [h for h in hits if not h.parsed.extra.get("launcher_only") or _launcher_kill_stands(src, h)]
     _number_lines(src, hits)
+    rocm = None
     for h in hits:
         if h.parsed.kind == "cuda_oom" and "bitsandbytes" in _innermost_file(src, h):
             h.parsed.kind = "bnb_alloc"
+        if h.parsed.kind == "cuda_oom" and h.parsed.extra.get("ggml"):
+            # ggml's HIP backend is ggml-cuda built with CUDA names mapped to HIP (vendors/hip.h): it
+            # says `cudaMalloc` on an AMD GPU; its devices and buffers are named ROCm (ROCm0, ROCm_Host)
+            if rocm is None:
+                rocm = _mentions(src, b"ROCm", h.start)
+            if rocm:
+                h.parsed.kind = "hip_oom"
     # Phases read up to TRACEBACK_LINES lines each: only for hits that survive merging (and the
     # few merging itself asks about), so thousands of repeats cost no traceback walks.
     hits = _merge(hits, lambda h: _known_phase(src, h))
@@ -446,7 +454,10 @@ def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
         if again is not None:
             if again.kind != h.parsed.kind:
                 break                         # the next failure's own lines
-            frames = []                       # the same failure raised again (TF logs the op, then raises)
+            frames = []                       # the same failure raised again (TF logs the op, then raises) ...
+            phase = taxonomy_line(t)          # ... or reported by its caller (llama_model_load: ...)
+            if phase is not None:
+                return phase, s, t, n, False
             continue
         if is_frame(t) or frames and looks_like_code(raw):
             frames.append((s, t))
@@ -521,6 +532,15 @@ def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
         blanks = 0
         block.append((s, t))
     return block[::-1]
+
+
+ROCM_LOOK_BYTES = 1 << 20
+
+
+def _mentions(src: LogSource, word: bytes, at: int) -> bool:
+    """Whether `word` is in the log within ROCM_LOOK_BYTES of byte `at` (the whole of a small log)."""
+    lo, hi = max(0, at - ROCM_LOOK_BYTES), min(src.size, at + ROCM_LOOK_BYTES)
+    return src.mm.find(word, lo, hi) >= 0
 
 
 def _innermost_file(src: LogSource, h: _Hit) -> str:
