@@ -177,7 +177,7 @@ F13 = lazy_re(r"(?:^|[\s\]|])Killed(?:[ \t]*$|[ \t]{2,}\S)|\b(?:zsh|bash|sh): ki
 F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?",
               needs=("ut of memory: Killed process ",))
 F15 = lazy_re(r"exited with code 137|[Ee]xit ?[Cc]ode\"?:?\s*137\b|OOMKilled|Exit code 137",
-              needs=("exited with code 137", "xit code", "xit Code", "xitCode", "OOMKilled"))
+              needs=("xit", "OOMKilled"))
 F16 = lazy_re(r"killed due to memory pressure \(OOM\)|ray\.exceptions\.OutOfMemoryError|node running low on memory", needs=("killed due to memory pressure (OOM)", "ray.exceptions.OutOfMemoryError", "node running low on memory"))
 # A Ray worker that vanished: Ray names the OOM killer as the first of its possible causes.
 F16_DIED = lazy_re(r"worker died or was killed while executing a task|Worker unexpectedly exits|killed by (?:SIGKILL by )?(?:the )?OOM killer",
