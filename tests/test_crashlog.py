@@ -53,7 +53,9 @@ FORMATS = [
     ("f02t_legacy_cut.log", "cuda_oom", "backward", dict(tried_gib=0.125, device=2, capacity_gib=None)),
     ("f03_bare_bnb_save.log", "bnb_alloc", "save", dict(tried_gib=None)),
     ("f04_cuda_error_load.log", "cuda_oom", "load", dict(line=9)),
-    ("f05_mps.log", "mps_oom", "forward", dict(tried_gib=64 / 1024, allocated_gib=18.13, capacity_gib=18.13)),
+    # MPS: "other allocations" are the same process's; "max allowed" is the watermark limit, not the card
+    ("f05_mps.log", "mps_oom", "forward", dict(tried_gib=64 / 1024, allocated_gib=18.13, capacity_gib=None,
+                                               other_processes_gib=None)),
     ("f06_cublas_alloc.log", "cublas_alloc", "backward", {}),
     ("f07_cudnn_alloc.log", "cudnn_alloc", "forward", {}),
     ("f09_cpu_allocator.log", "host_oom", "load", dict(tried_gib=26214400000 / 2**30)),
@@ -68,7 +70,7 @@ FORMATS = [
     ("f17_xla_bytes.log", "xla_oom", None, dict(tried_gib=4.0)),
     ("f17b_tpu_hbm.log", "xla_oom", None, dict(capacity_gib=15.48)),
     ("f18_jax_bfc.log", "xla_oom", None, dict(tried_gib=8.0)),
-    ("f19_tf.log", "tf_oom", None, {}),
+    ("f19_tf.log", "tf_oom", "backward", {}),       # the node sits under gradients/: TF1's backward ops
     ("f20_vllm_cache.log", "vllm_cache", "load", dict(line=9)),
     ("f21_vllm_free_memory.log", "vllm_cache", "load", dict(capacity_gib=79.19, free_gib=14.2, tried_gib=71.27)),
     ("f22_no_executable_batch.log", "batch_size_exhausted", "forward", {}),

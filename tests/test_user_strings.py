@@ -32,6 +32,7 @@ LOG_WORDS = {
     "oomdoctor/crashlog/formats.py": "the frameworks' out-of-memory messages the patterns match",
     "oomdoctor/crashlog/parse.py": "needles for the scan: parts of PyTorch's and launchers' messages",
     "oomdoctor/crashlog/phase.py": "progress lines and frames that mark a phase",
+    "oomdoctor/crashlog/callsites.py": "call sites and log lines of other programs, with where they come from",
 }
 
 ALLOWED = {

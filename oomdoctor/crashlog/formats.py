@@ -44,7 +44,7 @@ _PREFIX = lazy_re(
     | (?:\d{1,3}\.){3}\d{1,3}:[ ]                                             # P03 pdsh IP
     | [a-z][a-z0-9-]*-(?:worker|node|gpu|host)[a-z0-9-]*:[ ]                  # P03 pdsh host
     | \((?:raylet|[A-Za-z_][\w.]*[ ]pid=\d+(?:,[ ]ip=[\d.]+)?)\)[ ]           # P04 Ray
-    | \((?:EngineCore_DP\d+|VllmWorker[ ]rank=(?P<vrank>\d+)|APIServer)[ ]pid=\d+\)[ ]   # P05 vLLM V1
+    | \((?:EngineCore(?:_DP\d+)?|VllmWorker(?:[ ]rank=(?P<vrank>\d+)|-\d+)?|Worker(?:_[A-Z]+\d+)*|APIServer)[ ]pid=\d+\)[ ]   # P05 vLLM V1
     | (?:INFO|WARNING|ERROR|DEBUG|CRITICAL)[ ]\d\d-\d\d[ ]\d\d:\d\d:\d\d(?:\.\d+)?[ ]\[?[\w.]+:\d+\][ ]   # vLLM's logger
     | [a-z][\w.-]*\s+\|[ ]                                                    # P06 docker compose
     | \d{4}-\d\d-\d\d[ ]\d\d:\d\d:\d\d\.\d+[ ]\|[ ][A-Z]+\s*\|[ ](?:[\w.:<>-]+[ ]-[ ])?   # loguru
@@ -123,7 +123,8 @@ F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocat
 F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
 # `CUDA Error: out of memory at .../cumem_allocator.cpp:62`: vLLM's sleep-mode wake_up (RL rollouts)
 F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?[Ee]rror ?(?:\(2\) ?)?: ?out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory|"
-              r"cuda runtime error \(2\) : out of memory|CUDA: out of memory")     # torch 0.x, MXNet
+              r"cuda runtime error \(2\) : out of memory|CUDA: out of memory|"     # torch 0.x, MXNet
+              r"(?:CUDA|HIP) error 2 at \S+: out of memory")     # ggml's CUDA_CHECK: "CUDA error 2 at ggml-cuda.cu:359: out of memory"
 # bitsandbytes' CUDA_CHECK_RETURN (cudaMallocManaged of a paged optimizer, its kernels): "Error out of
 # memory at line 380 in file /.../bitsandbytes/csrc/pythonInterface.c"
 F04_CHECK = lazy_re(r"\bError out of memory at line \d+ in file (?P<file>\S+)", needs=("Error out of memory at line ",))
@@ -134,6 +135,35 @@ F05_HEAD = lazy_re(r"MPS backend out of memory")
 F06 = lazy_re(r"CUBLAS_STATUS_ALLOC_FAILED")
 F07_ALLOC = lazy_re(r"CUDNN_STATUS_ALLOC_FAILED")
 F08 = lazy_re(r"NCCL WARN (?:.*?)(?:Cuda failure '?out of memory'?|Failed to CUDA calloc (?P<bytes>\d+) bytes)|Failed to CUDA calloc (?P<bytes2>\d+) bytes|ncclUnhandledCudaError.*out of memory|NCCL error.*out of memory", needs=("NCCL WARN ", "Failed to CUDA calloc ", "ncclUnhandledCudaError", "NCCL error"))
+# ggml (llama.cpp, ollama, llamafile) asking its CUDA/HIP backend for a buffer (weights, KV cache, compute
+# graph): ggml-cuda.cu's ggml_backend_cuda_buffer_type_alloc_buffer prints
+# "allocating 144817.04 MiB on device 0: cudaMalloc failed: out of memory" (HIP builds: hipMalloc).
+F_GGML = lazy_re(r"allocating (?P<req>[\d.]+ ?[KMG]i?B) on device (?P<dev>\d+): (?P<api>cuda|hip)Malloc failed: out of memory",
+                 needs=("Malloc failed: out of memory",))
+# ... and its model loader's own words when a backend buffer cannot be had (llama-model.cpp:
+# "unable to allocate CUDA0 buffer", "unable to allocate backend buffer"); old ggml's CUDA_CHECK quoted
+# without its head: "ggml-cuda.cu:5048: out of memory".
+F_GGML_LOAD = lazy_re(r"unable to allocate (?P<dev>CUDA\d*|ROCm\d*|Vulkan\d*|SYCL\d*|backend) buffer|ggml-cuda\.cu:\d+: out of memory",
+                      needs=("unable to allocate ", "ggml-cuda.cu:"))
+# Intel XPU. IPEX's caching allocator refuses one block over 4 GB before trying (Arc/Flex without relaxed
+# allocation limits) and says how much it was asked, with the legacy statistics; IPEX's kernel submission
+# turns a Level Zero out-of-resources error into "Allocation is out of device memory on current platform."
+# (intel-extension-for-pytorch csrc, DPCPP_EXT_SUBMIT; ipex-llm's axolotl troubleshooting).
+F_XPU_4GB = lazy_re(rf"Current platform can NOT allocate memory block with size larger than 4GB! ?Tried to allocate (?P<req>{SIZE})"
+                    rf"(?: \((?:GPU|XPU) +(?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;"
+                    rf"(?: (?P<reserved>{SIZE}) reserved in total by PyTorch)?)?", needs=("allocate memory block with size larger than",))
+F_XPU_DEVICE = lazy_re(r"Allocation is out of device memory on current platform", needs=("out of device memory on current platform",))
+# TensorFlow/XLA's stream executor: "failed to allocate 890.06M (933298432 bytes) from device:
+# HIP_ERROR_OutOfMemory" (rocm_driver.cc) or "...: CUDA_ERROR_OUT_OF_MEMORY: out of memory" (cuda_driver.cc).
+F_SE_ALLOC = lazy_re(r"failed to allocate \S+ \((?P<bytes>\d+) bytes\) from device: (?P<err>HIP_ERROR_OutOfMemory|CUDA_ERROR_OUT_OF_MEMORY)",
+                     needs=("bytes) from device: ",))
+# NCCL's CUDACHECK, printed on its own line under torch's DistBackendError ("Last error:").
+F08_BARE = lazy_re(r"^\s*Cuda failure '?out of memory'?\s*$", needs=("Cuda failure",))
+# systemd-oomd names the cgroup it killed and why: memory pressure or swap (oomd-manager.c).
+F_OOMD = lazy_re(r"systemd-oomd(?:\[\d+\])?: Killed \S+ due to (?:memory pressure|swap used)", needs=("systemd-oomd",))
+# A shell's job-status report of a killed job: bash `script: line 10:    93 Killed    cmd`, zsh
+# `[1]    26478 killed     python test.py` (jobs.c / zsh's jobs.c print the pid, the status word, the command).
+F13_JOB = lazy_re(r"(?:\bline \d+:|\[\d+\]\s*[+-]?)\s+\d+\s+(?:Killed|killed)(?:\s+\S|\s*$)", needs=("illed",))
 F09 = lazy_re(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes", needs=("DefaultCPUAllocator: ",))
 F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
@@ -146,7 +176,8 @@ F12_KILLING = lazy_re(r"(?:sigkill_handler\]\s*|^)Killing subprocess (?P<pid>\d+
 F13 = lazy_re(r"(?:^|[\s\]|])Killed(?:[ \t]*$|[ \t]{2,}\S)|\b(?:zsh|bash|sh): killed\b")
 F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?",
               needs=("ut of memory: Killed process ",))
-F15 = lazy_re(r"exited with code 137|exit code:? 137\b|OOMKilled|Exit code 137", needs=("exited with code 137", "exit code", "OOMKilled", "Exit code 137"))
+F15 = lazy_re(r"exited with code 137|[Ee]xit ?[Cc]ode\"?:?\s*137\b|OOMKilled|Exit code 137",
+              needs=("xit", "OOMKilled"))
 F16 = lazy_re(r"killed due to memory pressure \(OOM\)|ray\.exceptions\.OutOfMemoryError|node running low on memory", needs=("killed due to memory pressure (OOM)", "ray.exceptions.OutOfMemoryError", "node running low on memory"))
 # A Ray worker that vanished: Ray names the OOM killer as the first of its possible causes.
 F16_DIED = lazy_re(r"worker died or was killed while executing a task|Worker unexpectedly exits|killed by (?:SIGKILL by )?(?:the )?OOM killer",
@@ -165,7 +196,7 @@ F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile pe
 F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.", needs=("Ran out of memory in memory space hbm. Used ",))
 F18 = lazy_re(r"Allocator \((?P<alloc>GPU_\d+_bfc)\) ran out of memory trying to allocate (?P<req>\S+?) \(rounded to (?P<bytes>\d+)\)", needs=("Allocator (",))
 F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("ResourceExhaustedError: failed to allocate memory",))
-F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):? (?:\(see above for traceback\): )?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\](?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
+F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):?\s+(?:\(see above for traceback\):\s+)?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\](?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
 F20 = lazy_re(r"No available memory for the cache blocks")
 F21 = lazy_re(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)", needs=("Free memory on device (",))
 F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
@@ -288,11 +319,45 @@ def parse_message(text: str) -> Parsed | None:
         m = F05.search(text)
         p = Parsed("mps_oom")
         if m:
+            # MPSAllocator.mm: "other allocations" are this process's other Metal buffers (not other
+            # processes), and "max allowed" is the high-watermark limit (a share of the recommended
+            # working set, PYTORCH_MPS_HIGH_WATERMARK_RATIO), not the size of the unified memory.
             p.tried_gib = size_gib(m.group("req"))
             p.allocated_gib = size_gib(m.group("alloc"))
-            p.capacity_gib = size_gib(m.group("max"))
-            p.other_processes_gib = size_gib(m.group("other"))
+            other = size_gib(m.group("other"))
+            if p.allocated_gib is not None and other is not None:
+                p.process_gib = p.allocated_gib + other
+            p.extra["allowed_gib"] = size_gib(m.group("max"))
         return _count(p)
+    m = F_GGML.search(text)
+    if m:
+        p = Parsed("hip_oom" if m.group("api") == "hip" else "cuda_oom", tried_gib=size_gib(m.group("req")),
+                   device=int(m.group("dev")))
+        p.extra["ggml"] = True
+        return _count(p)
+    m = F_GGML_LOAD.search(text)
+    if m:
+        dev = m.group("dev") or ""
+        p = Parsed("hip_oom" if dev.startswith("ROCm") else "cuda_oom")
+        p.extra["ggml"] = True
+        return _count(p)
+    m = F_XPU_4GB.search(text)
+    if m:
+        p = Parsed("xpu_oom", tried_gib=size_gib(m.group("req")), capacity_gib=size_gib(m.group("total")),
+                   allocated_gib=size_gib(m.group("alloc")), reserved_gib=size_gib(m.group("reserved")), device=_dev(m.group("dev")))
+        if p.reserved_gib is not None and p.allocated_gib is not None:
+            p.reserved_unallocated_gib = max(0.0, p.reserved_gib - p.allocated_gib)
+        p.extra["block_limit"] = True
+        return _count(p)
+    if F_XPU_DEVICE.search(text):
+        return _count(Parsed("xpu_oom"))
+    m = F_SE_ALLOC.search(text)
+    if m:
+        return _count(Parsed("hip_oom" if m.group("err").startswith("HIP") else "cuda_oom", tried_gib=int(m.group("bytes")) / GIB))
+    if F08_BARE.search(text):
+        return _count(Parsed("nccl_oom"))
+    if F_OOMD.search(text):
+        return _count(Parsed("host_oom"))
     m = F14.search(text)
     if m:
         p = Parsed("host_oom")
@@ -364,7 +429,7 @@ def parse_message(text: str) -> Parsed | None:
         return _kill() if (m.group("rc") or m.group("rc2")) == "-9" else None
     if F12_KILLING.search(text):
         return _kill(extra={"launcher_only": True})
-    if F15.search(text) or F13.search(text) or F16_DIED.search(text) or F_SIGKILL.search(text) or F_SLURM.search(text):
+    if F15.search(text) or F13.search(text) or F13_JOB.search(text) or F16_DIED.search(text) or F_SIGKILL.search(text) or F_SLURM.search(text):
         return _kill()
     if F09B.search(text) and "Cannot allocate memory" in text or "std::bad_alloc" in text:
         return _count(Parsed("host_oom"))

@@ -14,10 +14,11 @@ from dataclasses import replace
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
 from oomdoctor.crashlog.phase import (
-    TRACEBACK_HEAD, before_launcher, frame_phase, is_frame, line_phase, looks_like_code, message_phase,
+    TRACEBACK_HEAD, before_launcher, frame_phase, is_frame, line_phase, looks_like_code, message_phase, taxonomy_line,
 )
 from oomdoctor.crashlog.scan import MarkerScan, coverage, merge_ranges, scan
-from oomdoctor.crashlog.source import LogSource, open_log
+from oomdoctor.crashlog.paste import PASTE_MAX_BYTES, normalise
+from oomdoctor.crashlog.source import LogSource, open_log, spool
 from oomdoctor.facts import CrashEvent, CrashReport, Evidence, MemorySample, Msg, msg
 from oomdoctor.lazyre import lazy_re
 from oomdoctor.records import record
@@ -38,6 +39,9 @@ SECONDARY_MARKERS = (
     b"killed by signal", b"oom-kill", b"oom_kill", b"OUT_OF_MEMORY", b"Out Of Memory", b": killed",
     b"ResourceExhaustedError",
     b"total capacity;", b"has a total capac",     # a torch OOM's statistics pasted without its first words
+    # allocators and supervisors whose words hold none of the above (fresh/SOURCES.md lists where each was seen)
+    b"Malloc failed: out of", b"unable to allocate", b"memory block with size larger than", b"out of device memory", b"illed  ",
+    b"ode: 137", b"xitCode\": 137", b"bytes) from device: ", b"Cuda failure", b"systemd-oomd",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -88,7 +92,38 @@ def parse_log(path: str) -> CrashReport:
     failure returns a CrashReport whose `events` is empty.
     """
     with open_log(path) as src:
-        return _parse(src)
+        pasted = _unpasted(src)
+        if pasted is None:
+            return _parse(src)
+        clean_src, origin = pasted
+        with clean_src:
+            report = _parse(clean_src)
+        return _remap(report, origin, _lines_total(src, []))
+
+
+def _unpasted(src: LogSource) -> tuple[LogSource, list[int]] | None:
+    """A small log with a paste's marks (fences, quotes, a gutter, collector prefixes, colour, a hard
+    wrap; paste.py) as a cleaned copy, and the original line of each of its lines; None when it has none."""
+    if src.size > PASTE_MAX_BYTES:
+        return None
+    found = normalise(src.text(0, src.size))
+    if found is None:
+        return None
+    text, origin = found
+    import io
+
+    return LogSource(src.display, spool(io.BytesIO(text.encode("utf-8")).read, src.display), temp=True), origin
+
+
+def _remap(report: CrashReport, origin: list[int], lines_total: int | None) -> CrashReport:
+    """Line numbers of the cleaned copy back to the lines of the log the user gave."""
+    def line(n: int) -> int:
+        return origin[min(max(n, 1), len(origin)) - 1] if origin else n
+
+    events = tuple(replace(e, line=line(e.line), phase_evidence=replace(e.phase_evidence, line=line(e.phase_evidence.line))
+                           if e.phase_evidence is not None else None) for e in report.events)
+    samples = tuple(replace(s, line=line(s.line)) for s in report.memory_samples)
+    return replace(report, events=events, memory_samples=samples, lines_total=lines_total)
 
 
 def _parse(src: LogSource) -> CrashReport:
@@ -97,9 +132,17 @@ def _parse(src: LogSource) -> CrashReport:
     hits = _read_hits(src, found.offsets)
     hits = [h for h in hits if not h.parsed.extra.get("launcher_only") or _launcher_kill_stands(src, h)]
     _number_lines(src, hits)
+    rocm = None
     for h in hits:
         if h.parsed.kind == "cuda_oom" and "bitsandbytes" in _innermost_file(src, h):
             h.parsed.kind = "bnb_alloc"
+        if h.parsed.kind == "cuda_oom" and h.parsed.extra.get("ggml"):
+            # ggml's HIP backend is ggml-cuda built with CUDA names mapped to HIP (vendors/hip.h): it
+            # says `cudaMalloc` on an AMD GPU; its devices and buffers are named ROCm (ROCm0, ROCm_Host)
+            if rocm is None:
+                rocm = _mentions(src, b"ROCm", h.start)
+            if rocm:
+                h.parsed.kind = "hip_oom"
     # Phases read up to TRACEBACK_LINES lines each: only for hits that survive merging (and the
     # few merging itself asks about), so thousands of repeats cost no traceback walks.
     hits = _merge(hits, lambda h: _known_phase(src, h))
@@ -361,8 +404,11 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
             break
     block = walked[::-1] if head is not None else _trim_to_frames(walked[::-1]) or _fragment(walked)
     found = frame_phase([t for _, t in block]) if block else None
+    after = _after_phase(src, h)
     if found:
         phase, i = found
+        if after is not None and after[3] <= len(block) - i and not after[4]:
+            return after[:3] + ("progress",)    # the failure's own report after it is nearer than its caller's frame
         return phase, block[i][0], block[i][1], "frame"
     if h.parsed.kind == "vllm_cache":
         return "load", h.start, h.message, "message"
@@ -376,6 +422,8 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
             continue
         before.append((s, cl.text))
     found = line_phase([t for _, t in before])
+    if after is not None and (found is None or after[3] <= found[1] + 1):
+        return after[:3] + ("frame" if after[4] else "progress",)
     said = message_phase(h.message)
     if found and not (found[0] == "train" and said):
         # a message that names its phase ("Error while evaluating ...") is more precise than the loss
@@ -387,6 +435,49 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
     return None
 
 
+AFTER_LINES = 12                   # lines read after a message for the cue printed after it
+
+
+def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
+    """The cue printed after the message, nearest first: a library's own report of the failed call
+    (llama.cpp's `llama_model_load: error loading model`), TensorFlow's node name, or a traceback
+    printed after the message; (phase, offset, text, distance in lines, is_frame) or None."""
+    frames: list[tuple[int, str]] = []
+    for n, (s, _e, raw) in enumerate(src.lines_after(h.end, AFTER_LINES), start=1):
+        cl = F.clean(raw)
+        if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
+            continue
+        t = cl.text
+        if not t.strip():
+            continue
+        again = F.parse_message(t)
+        if again is not None:
+            if again.kind != h.parsed.kind:
+                break                         # the next failure's own lines
+            frames = []                       # the same failure raised again (TF logs the op, then raises) ...
+            phase = taxonomy_line(t)          # ... or reported by its caller (llama_model_load: ...)
+            if phase is not None:
+                return phase, s, t, n, False
+            continue
+        if is_frame(t) or frames and looks_like_code(raw):
+            frames.append((s, t))
+            continue
+        if frames:
+            break
+        if TRACEBACK_HEAD.search(t):
+            continue
+        phase = taxonomy_line(t)
+        if phase is not None:
+            return phase, s, t, n, False
+    found = frame_phase([t for _, t in frames]) if frames else None
+    if found and found[0] != "forward":
+        # forward's words (train, model, _call_impl) are in every training traceback: after the message
+        # they may be another report's (pytest's long form after its summary line), so they do not count
+        phase, i = found
+        return phase, frames[i][0], frames[i][1], len(frames), True
+    return None
+
+
 def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
     """A kill prints no traceback of the run: the phase is what the run printed last before it (a bar
     the kill is glued to, `Loading checkpoint from ...optim_states.pt`, DeepSpeed's ZeRO set-up)."""
@@ -394,7 +485,7 @@ def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
     if h.at > h.start:
         before.append((h.start, before_launcher(src.text(h.start, h.at))))
     for s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
-        before.append((s, F.clean(raw).text))
+        before.append((s, before_launcher(F.clean(raw).text)))   # a bar with the launcher's words glued after it
     found = line_phase([t for _, t in before])
     if found:
         phase, i = found
@@ -441,6 +532,15 @@ def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
         blanks = 0
         block.append((s, t))
     return block[::-1]
+
+
+ROCM_LOOK_BYTES = 1 << 20
+
+
+def _mentions(src: LogSource, word: bytes, at: int) -> bool:
+    """Whether `word` is in the log within ROCM_LOOK_BYTES of byte `at` (the whole of a small log)."""
+    lo, hi = max(0, at - ROCM_LOOK_BYTES), min(src.size, at + ROCM_LOOK_BYTES)
+    return src.mm.find(word, lo, hi) >= 0
 
 
 def _innermost_file(src: LogSource, h: _Hit) -> str:

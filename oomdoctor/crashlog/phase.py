@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 
+from oomdoctor.crashlog import callsites
 from oomdoctor.lazyre import LazyPattern, lazy_re
 
 # Outer phases first (their frames enclose forward passes), then the steps of one training step.
@@ -125,6 +126,23 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                     r"_unsloth_training_step|fast_forward\w*|model)\b|torch\._C\._nn\.|activations\.py|modeling_\w+\.py|"
                     r"\bmodel\(", "torch._C._nn.", "activations.py", "modeling_", "model("),
 }
+
+
+def _taxonomy_cues() -> dict[str, LazyPattern]:
+    """callsites.py's frame rows (functions, module paths, statements), one pattern per phase."""
+    out: dict[str, LazyPattern] = {}
+    for phase in OUTER + STEP:
+        funcs = callsites.words(phase, "func")
+        other = callsites.words(phase, "path") + callsites.words(phase, "stmt")
+        parts = ([r"\b(?:" + "|".join(map(re.escape, funcs)) + r")\b"] if funcs else []) + [f"(?:{x})" for x in other]
+        if parts:
+            out[phase] = lazy_re("|".join(parts))
+    return out
+
+
+_TAXONOMY = _taxonomy_cues()
+# A module torch.fx generated (`File "<eval_with_key>.130", line 662, in forward`) is not evaluation.
+_FX_FILE = re.compile(r"<eval_with_key>(?:\.\d+)?")
 _SAMPLING_ONLY = lazy_re(r"\b(?:generate|_sample|greedy_search|beam_search|_generate|rollout)\b")
 
 _FRAME = lazy_re(
@@ -164,10 +182,16 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
     if any(_IPY_ARROW.search(line) for line in lines):
         lines = ["" if _IPY_CONTEXT.search(line) else _IPY_SIGNATURE.sub(r"\1", line) for line in lines]
     text = "\n".join(lines)
+    if "<eval_with_key>" in text:
+        text = _FX_FILE.sub("<fx_generated>", text)
     for phase in OUTER + STEP:
         last = None
         for m in _FRAME_CUES[phase].finditer(text):
             last = m
+        if phase in _TAXONOMY:
+            for m in _TAXONOMY[phase].finditer(text):
+                if last is None or m.start() > last.start():
+                    last = m
         if last is None:
             continue
         if phase == "generate" and _only_sampling_word(text):
@@ -288,13 +312,25 @@ def line_phase(lines: list[str]) -> tuple[str, int] | None:
             for phase, pat in _CLOSERS:
                 if pat.search(text):
                     closed.add(phase)
-            for phase, pat in _EVENTS:
+            found = taxonomy_line(text)
+            for phase, pat in () if found else _EVENTS:
                 if phase not in closed and pat.search(text):
                     found = phase
                     break
         nearest = False
         if found is not None and found not in closed:
             return found, i
+    return None
+
+
+_TAXONOMY_LINES = tuple((phase, re.compile(pat)) for phase, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line")
+
+
+def taxonomy_line(text: str) -> str | None:
+    """The phase a log line names by its call site (callsites.py's `line` rows), or None."""
+    for phase, rx in _TAXONOMY_LINES:
+        if rx.search(text):
+            return phase
     return None
 
 
@@ -327,4 +363,4 @@ def message_phase(text: str) -> str | None:
     for phase, pat in _MESSAGE_CUES:
         if pat.search(text):
             return phase
-    return None
+    return taxonomy_line(text)

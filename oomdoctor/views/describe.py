@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from oomdoctor.facts import Change, CrashEvent, CrashReport, Estimate, Hardware, ModelShape, Msg, Step, TrainingSetup, msg
-from oomdoctor.words import gib, has, join, say, show
+from oomdoctor.words import gib, has, join, say, show, size
 
 
 def _code_or(code: str, fallback: str) -> Msg | str:
@@ -53,19 +53,19 @@ def event_numbers(e: CrashEvent, lang: str = "en") -> str:
     """What the crash message measured, compact: asked, free, capacity; what PyTorch and others held."""
     asked = ""
     if e.tried_gib is not None:
-        asked += say("report.numbers.asked", lang, gib=e.tried_gib)
+        asked += say("report.numbers.asked", lang, size=size(e.tried_gib))
     if e.free_gib is not None:
-        asked += say("report.numbers.free", lang, gib=e.free_gib)
+        asked += say("report.numbers.free", lang, size=size(e.free_gib))
     if e.capacity_gib is not None:
         asked += say("report.numbers.capacity", lang, gib=e.capacity_gib)
     asked = asked.lstrip(" ，")
     held = []
     if e.allocated_gib is not None:
-        held.append(msg("report.numbers.held", gib=e.allocated_gib))
+        held.append(msg("report.numbers.held", size=size(e.allocated_gib)))
     if e.reserved_unallocated_gib is not None:
-        held.append(msg("report.numbers.reserved", gib=e.reserved_unallocated_gib))
+        held.append(msg("report.numbers.reserved", size=size(e.reserved_unallocated_gib)))
     if e.other_processes_gib:
-        held.append(msg("report.numbers.others", gib=e.other_processes_gib))
+        held.append(msg("report.numbers.others", size=size(e.other_processes_gib)))
     if not held:
         return asked
     held_text = join(held, lang)

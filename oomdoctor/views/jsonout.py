@@ -20,6 +20,15 @@ def _r(x: float | None, nd: int = 3) -> float | None:
     return None if x is None else round(float(x), nd)
 
 
+def _as_read(x: float | None) -> float | None:
+    """A size read from a log, unrounded: its printed digits are all significant (256 bytes, 1024.00 KiB)."""
+    return None if x is None else float(x)
+
+
+def _bytes(gib: float | None) -> int | None:
+    return None if gib is None else int(round(gib * (1 << 30)))
+
+
 def _code(item: Any) -> Any:
     """A Msg as {"code", "values"} (values that are words themselves nested the same way); None otherwise."""
     if isinstance(item, Msg):
@@ -107,10 +116,12 @@ def crash_dict(c: CrashReport, lang: str = "en") -> dict[str, Any]:
     return {
         "file": c.file,
         "events": [{
-            "kind": e.kind, "tried_gib": _r(e.tried_gib), "capacity_gib": _r(e.capacity_gib),
-            "free_gib": _r(e.free_gib), "allocated_gib": _r(e.allocated_gib),
-            "reserved_unallocated_gib": _r(e.reserved_unallocated_gib), "reserved_gib": _r(e.reserved_gib),
-            "process_gib": _r(e.process_gib), "other_processes_gib": _r(e.other_processes_gib),
+            # sizes as the log printed them, at full precision (1024.00 KiB is 0.0009765625, not 0.001)
+            "kind": e.kind, "tried_gib": _as_read(e.tried_gib), "tried_bytes": _bytes(e.tried_gib),
+            "capacity_gib": _as_read(e.capacity_gib), "free_gib": _as_read(e.free_gib),
+            "allocated_gib": _as_read(e.allocated_gib), "reserved_unallocated_gib": _as_read(e.reserved_unallocated_gib),
+            "reserved_gib": _as_read(e.reserved_gib), "process_gib": _as_read(e.process_gib),
+            "other_processes_gib": _as_read(e.other_processes_gib),
             "device": e.device, "rank": e.rank, "phase": e.phase, "line": e.line, "message": e.message,
             "phase_evidence": None if e.phase_evidence is None else {
                 "line": e.phase_evidence.line, "text": e.phase_evidence.text, "source": e.phase_evidence.source},

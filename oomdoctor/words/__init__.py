@@ -23,10 +23,10 @@ from typing import Any, Iterable, Mapping
 
 from oomdoctor.facts import Msg, Text
 from oomdoctor.words._cells import cell_width, fit_cells, pad_cells, wrap_cells
-from oomdoctor.words._numbers import count_words, gib, gib_short, hours, signed_gib
+from oomdoctor.words._numbers import count_words, gib, gib_short, hours, signed_gib, size
 
 __all__ = ["LANGS", "cell_width", "count_words", "domains", "env_language", "fit_cells", "gib", "gib_short", "has",
-           "hours", "join", "language_from_locale", "pad_cells", "say", "show", "signed_gib", "table", "wrap_cells"]
+           "hours", "join", "language_from_locale", "pad_cells", "say", "show", "signed_gib", "size", "table", "wrap_cells"]
 
 LANGS = ("en", "zh")
 _INDEX = {"en": 0, "zh": 1}

@@ -7,6 +7,22 @@ def gib(value: float | None, digits: int = 1) -> str:
     return "?" if value is None else f"{value:.{digits}f} GiB"
 
 
+def size(value: float | None) -> str:
+    """A size a log printed (in GiB) shown with its figure kept: GiB to two decimals from 0.01 GiB up
+    ('2.00 GiB', '0.50 GiB'), below that in the unit that still shows it: '1024.00 KiB' as '1.00 MiB',
+    '256 bytes' (never '0.00 GiB')."""
+    if value is None:
+        return "?"
+    n = value * (1 << 30)
+    if abs(value) >= 0.01 or n == 0:
+        return f"{value:.2f} GiB"
+    if abs(n) >= 1 << 20:
+        return f"{n / (1 << 20):.2f} MiB"
+    if abs(n) >= 1 << 10:
+        return f"{n / (1 << 10):.2f} KiB"
+    return f"{n:.0f} bytes"
+
+
 def signed_gib(value: float, digits: int = 1) -> str:
     """'−12.3' for a saving, '+1.0' for a cost: the minus sign is U+2212, as in the reports' tables."""
     return f"{value:+.{digits}f}".replace("-", "−")

@@ -33,12 +33,12 @@ WORDS = {
     "report.where.rank": ("rank {rank}", "rank {rank}"),
     "report.where.device": ("GPU {device}", "GPU {device}"),
     # the crash's numbers; each piece after the first brings its own separator
-    "report.numbers.asked": ("the run asked for {gib:.2f} GiB more", "训练还要再申请 {gib:.2f} GiB"),
-    "report.numbers.free": (" while {gib:.2f} GiB was free", "，当时只剩 {gib:.2f} GiB 空闲"),
+    "report.numbers.asked": ("the run asked for {size} more", "训练还要再申请 {size}"),
+    "report.numbers.free": (" while {size} was free", "，当时只剩 {size} 空闲"),
     "report.numbers.capacity": (" on a {gib:.2f} GiB GPU", "，整卡 {gib:.2f} GiB"),
-    "report.numbers.held": ("PyTorch held {gib:.2f} GiB in tensors", "PyTorch 的张量占用 {gib:.2f} GiB"),
-    "report.numbers.reserved": ("{gib:.2f} GiB reserved but unused", "{gib:.2f} GiB 已预留但未使用"),
-    "report.numbers.others": ("other processes held {gib:.2f} GiB", "其他进程占用 {gib:.2f} GiB"),
+    "report.numbers.held": ("PyTorch held {size} in tensors", "PyTorch 的张量占用 {size}"),
+    "report.numbers.reserved": ("{size} reserved but unused", "{size} 已预留但未使用"),
+    "report.numbers.others": ("other processes held {size}", "其他进程占用 {size}"),
     "report.numbers.then": ("{first}; {second}", "{first}；{second}"),
     # ------------------------------------------------------------ the setup in one line
     "report.method.full": ("full fine-tune", "全参数微调"),

@@ -1,0 +1,75 @@
+"""Call sites that say which part of a run was going on, by framework: the taxonomy phase.py reads.
+
+Each row is (phase, framework, kind, pattern, where it comes from):
+
+- func: a function name in a traceback frame header (`File "...", line N, in NAME`, rich's `path:N in
+  NAME`, IPython's `in NAME(...)`); matched as a whole word anywhere in the frame lines;
+- path: a module path in a frame header (`site-packages/torch/distributed/fsdp/...`);
+- stmt: a source statement printed under a frame, or alone in a pasted fragment;
+- line: a log line the run prints around the failure: a C/C++ library's function-prefixed report
+  (`llama_model_load: error loading model`), a progress or banner line (`Starting to load model`), a
+  TensorFlow node name (`[[node gradient_tape/.../Conv2DBackpropInput]]`).
+
+phase.py adds these rows to its own cue lists (its _FRAME_CUES and _EVENTS keep the cues the earlier
+fixtures were built on); the phase rules (outer phases over step phases inside one traceback; the cue
+nearest to the failure among the lines before and after it) are phase.py's.
+"""
+from __future__ import annotations
+
+CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
+    # ---- vLLM / SGLang serving loops: the model runs for generation (vllm/v1/engine/core.py,
+    # vllm/engine/async_llm_engine.py, vllm/entrypoints/llm.py, sglang/srt/managers/tp_worker.py)
+    ("generate", "vLLM", "func", "run_busy_loop", "vllm/v1/engine/core.py EngineCoreProc.run_busy_loop"),
+    ("generate", "vLLM", "func", "_process_engine_step", "vllm/v1/engine/core.py"),
+    ("generate", "vLLM", "func", "engine_step", "vllm/engine/async_llm_engine.py AsyncLLMEngine.engine_step"),
+    ("generate", "vLLM", "func", "step_async", "vllm/engine/async_llm_engine.py _AsyncLLMEngine.step_async"),
+    ("generate", "vLLM", "func", "run_engine_loop", "vllm/engine/async_llm_engine.py"),
+    ("generate", "vLLM", "func", "_run_engine", "vllm/entrypoints/llm.py LLM._run_engine (LLM.generate's loop)"),
+    ("generate", "vLLM", "func", "execute_model_with_error_logging", "vllm/v1/engine/core.py EngineCore.step"),
+    ("generate", "SGLang", "func", "forward_batch_generation", "sglang/srt/managers/tp_worker.py"),
+    ("generate", "SGLang", "func", "event_loop_normal", "sglang/srt/managers/scheduler.py"),
+    ("generate", "SGLang", "func", "event_loop_overlap", "sglang/srt/managers/scheduler.py"),
+    ("generate", "vLLM", "line", r"Engine loop is not running|EngineCore encountered an issue", "vllm engine-dead errors"),
+    # ---- start-up of an inference engine: weights, KV cache, profiling, CUDA graphs (load)
+    ("load", "vLLM", "func", "capture_model", "vllm/v1/worker/gpu_model_runner.py GPUModelRunner.capture_model"),
+    ("load", "vLLM", "func", "_capture_cudagraphs", "vllm/v1/worker/gpu_model_runner.py"),
+    ("load", "vLLM", "func", "determine_available_memory", "vllm/v1/worker/gpu_worker.py"),
+    ("load", "vLLM", "func", "initialize_from_config", "vllm/v1/worker/gpu_worker.py"),
+    ("load", "vLLM", "func", "_dummy_run", "vllm/v1/worker/gpu_model_runner.py (profiling and capture)"),
+    ("load", "vLLM", "func", "_allocate_kv_cache", "vllm/worker/cache_engine.py"),
+    ("load", "vLLM", "line", r"Starting to load model|Loading safetensors checkpoint shards|Capturing CUDA graphs?\b|"
+                             r"Loading weights took|is assigned as DP rank", "vllm start-up log lines"),
+    ("load", "llama.cpp", "line", r"^(?:llama_model_load|llama_model_loader|load_tensors|llm_load_tensors|llama_new_context_with_model|"
+                                  r"llama_init_from_model|llama_context|llama_kv_cache_init|llama_kv_cache|graph_reserve|sched_reserve|"
+                                  r"ggml_gallocr_reserve_n\w*|alloc_tensor_range|common_init_from_params|load_model):",
+     "llama.cpp src/llama-model.cpp, src/llama-context.cpp, ggml/src/ggml-alloc.c: function-prefixed reports"),
+    ("load", "Megatron-LM / DeepSpeed", "line", r"initializing (?:tensor |pipeline )?model parallel|> initializing model parallel",
+     "megatron/core/parallel_state.py banner"),
+    # ---- moving and wrapping a model (load): .to()/.cuda() go through Module._apply -> convert
+    ("load", "torch", "func", "convert", "torch/nn/modules/module.py Module.to's inner convert"),
+    ("load", "torch", "func", "_cuda_deserialize", "torch/serialization.py (torch.load to a GPU)"),
+    ("load", "torch", "func", "default_restore_location", "torch/serialization.py"),
+    ("load", "accelerate", "func", "dispatch_model", "accelerate/big_modeling.py"),
+    ("load", "transformers", "func", "replace_with_bnb_linear", "transformers/integrations/bitsandbytes.py"),
+    ("load", "bitsandbytes", "func", "quantize_4bit", "bitsandbytes/functional.py (Params4bit.cuda)"),
+    ("load", "FSDP", "func", "fully_shard", "torch/distributed/fsdp (FSDP2 wrapping)"),
+    ("load", "accelerate", "func", "fsdp2_prepare_model", "accelerate/utils/fsdp_utils.py"),
+    ("load", "FSDP", "path", "fsdp/fully_sharded_data_parallel.py\", line \\d+, in __init__", "FSDP1 wrapping"),
+    ("load", "FSDP", "path", r"ly_sharded_data_parallel\.py:\d+ in __init__", "FSDP1 wrapping, as rich prints the frame"),
+    ("load", "FSDP", "func", "_auto_wrap", "torch/distributed/fsdp/_wrap_utils.py (wrapping at construction)"),
+    ("load", "transformers", "func", "_load_best_model", "transformers/trainer.py"),
+    ("load", "transformers", "func", "load_sharded_checkpoint", "transformers/modeling_utils.py"),
+    ("load", "PEFT", "func", "inject_adapter", "peft/tuners/tuners_utils.py"),
+    # ---- saving (save)
+    ("save", "torch DCP / FSDP", "func", "get_model_state_dict", "torch/distributed/checkpoint/state_dict.py"),
+    ("save", "torch DCP / FSDP", "func", "get_optimizer_state_dict", "torch/distributed/checkpoint/state_dict.py"),
+    ("save", "accelerate", "func", "save_fsdp_model", "accelerate/utils/fsdp_utils.py"),
+    ("save", "DeepSpeed", "func", "save_16bit_model", "deepspeed/runtime/engine.py"),
+    # ---- TensorFlow op names: TF1 puts backward ops under gradients/, TF2's GradientTape under gradient_tape/
+    ("backward", "TensorFlow", "line", r"\[\[\{?\{?[Nn]ode:? (?:\S*/)?(?:gradients|gradient_tape)/", "tensorflow python/ops/gradients_util.py, backprop.py"),
+    ("backward", "TensorFlow", "stmt", r"\b\w+Backprop(?:Input|Filter)\b|_grad/", "tensorflow op names of gradient kernels"),
+)
+
+
+def words(phase: str, kind: str) -> tuple[str, ...]:
+    return tuple(p for ph, _fw, k, p, _src in CALLSITES if ph == phase and k == kind)

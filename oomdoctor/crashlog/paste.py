@@ -1,0 +1,187 @@
+"""Undo what pasting did to a log before any parser reads it.
+
+A crash log reaches us through a terminal, a log viewer, a chat or an issue thread. Each adds its own
+marks around the lines the program printed; none of them is part of the log:
+
+- terminal colour and cursor sequences (ANSI CSI and OSC), anywhere in a line;
+- Markdown: code fences (```console, ~~~), <details>/<summary> tags, `> ` quotes (a reply quoting the
+  paste, nested up to three deep), **bold** words (`**Killed**`);
+- a viewer's line-number gutter (`  12 text`, GitHub's `L12 text`): numbers that count up by one on most
+  lines;
+- prefixes a collector puts on every line: a CI or journal timestamp (`[2025-12-13T19:54:35Z] `,
+  `Apr 16 21:08:50 host `, `2026-02-08T00:40:07+00:00 host `), llama-server's elapsed time and level
+  (`1.06.520.077 E `), and a host label repeated on most lines (pdsh/clush `gpu-q-13: `);
+- a terminal's hard wrap: lines cut at one fixed width, mid-word or mid-number, joined back.
+
+Rank prefixes (`[rank3]:`, `(VllmWorker rank=1 pid=9)`, srun's `3: `) are not removed here: they say
+which process printed the line, and formats.clean() reads them per line.
+
+normalise() works on the text of a small log (a paste: up to PASTE_MAX_BYTES) and returns the cleaned
+text with, for every line of it, the 1-based line of the original it came from, so that every line
+number reported still points into the file the user gave. Bigger logs are files written by the run
+itself: they are scanned as they are (formats.clean() still drops colour and prefixes line by line).
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+PASTE_MAX_BYTES = 256 << 10      # GitHub caps a comment at 65,536 characters; a bigger log is a run's own file
+
+_ANSI = re.compile(r"\x1b\[[0-9;?:]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>]")
+_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})[\w+.-]*\s*$|^\s*`\s*$|^\s*</?details>\s*$|^\s*<summary>.*</summary>\s*$")
+_QUOTE = re.compile(r"^ {0,3}>(?!>>)(?: |$)")
+_BOLD = re.compile(r"(?<![\w*])\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*(?![\w*])")
+_GUTTER = re.compile(r"^(\s*)(L?)(\d{1,7})(?:[ \t]|[:|│] ?|$)")
+_STAMPS = (
+    # CI runners (ISO 8601 with its T; loggers' own `[2025-03-04 11:22:21,777]` stays: clean() reads those)
+    re.compile(r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] "),
+    re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) [\w.-]+ (?=\S+(?:\[\d+\])?: )"),  # rsyslog ISO + host
+    re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ (?=\S+(?:\[\d+\])?: )"),                # journalctl short
+    re.compile(r"^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] "),                                                  # llama-server
+)
+# A host label: letters, digits, dots and dashes with at least one digit or dash (not a function name).
+_HOST = re.compile(r"^([A-Za-z][A-Za-z0-9.-]*[0-9-][A-Za-z0-9.-]*):(?: |$)")
+_NOT_HOSTS = re.compile(r"(?:Error|Exception|Warning)$|^(?:https?|ERROR|INFO|WARNING|DEBUG)$")
+# A line that ends a box, a table, a rule or padding is whole; a line that opens a record is not a continuation.
+_WHOLE_LINE = re.compile(r"(?:[|│┃║╮╯╰╭]|[+=─-]{3,})\s*$|\s\s$|^\s*$")   # a padded line (rich pads to the width) is whole
+_NEW_LINE = re.compile(r"^\s*(?:[│┃║╭╰|+]|Traceback|File \"|\[rank\d+\]|\[default\d+\])")
+WRAP_MIN_WIDTH = 60         # a hard wrap narrower than this is not told from ordinary short lines
+SHARE = 0.6                 # a mark is the paste's when it is on this share of its non-blank lines
+
+
+def normalise(text: str) -> tuple[str, list[int]] | None:
+    """(cleaned text, origin line of each of its lines) or None when the paste carries none of the marks."""
+    if "\x1b" in text:
+        text = _ANSI.sub("", text)
+        changed = True
+    else:
+        changed = False
+    lines = text.split("\n")
+    origin = list(range(1, len(lines) + 1))
+    # fences may sit inside a quote; prefixes once more after a hard wrap is undone (its second halves have none)
+    for step in (_unfence, _unquote, _unfence, _ungutter, _unprefix, _unwrap, _unprefix, _unbold):
+        out = step(lines, origin)
+        if out is not None:
+            lines, origin = out
+            changed = True
+    if not changed:
+        return None
+    return "\n".join(lines), origin
+
+
+def _body(lines: list[str]) -> list[str]:
+    return [x for x in lines if x.strip()]
+
+
+def _unfence(lines, origin):
+    keep = [i for i, x in enumerate(lines) if not _FENCE.search(x)]
+    if len(keep) == len(lines):
+        return None
+    return [lines[i] for i in keep], [origin[i] for i in keep]
+
+
+def _unquote(lines, origin):
+    done = False
+    for _ in range(3):
+        body = _body(lines)
+        quoted = sum(1 for x in body if _QUOTE.search(x))
+        if not body or quoted < SHARE * len(body):
+            break
+        lines = [_QUOTE.sub("", x, count=1) for x in lines]
+        done = True
+    return (lines, origin) if done else None
+
+
+def _ungutter(lines, origin):
+    """Numbers that count up by one on most lines are a viewer's, not the log's. The gutter ends at one
+    blank (or `:`, `|`, `│`); the log's own indentation after it is kept."""
+    nums = [(i, int(m.group(3)), m.end()) for i, m in ((i, _GUTTER.match(x)) for i, x in enumerate(lines)) if m]
+    body = _body(lines)
+    if len(nums) < 3 and not _short_gutter(lines, nums) or len(nums) < SHARE * len(body):
+        return None
+    steps = sum(1 for (i, a, _e), (j, b, _f) in zip(nums, nums[1:]) if b - a == j - i or b == a + 1)
+    if steps < 0.8 * (len(nums) - 1):
+        return None
+    out = list(lines)
+    for i, _n, end in nums:
+        out[i] = lines[i][end:]
+    return out, origin
+
+
+def _short_gutter(lines, nums) -> bool:
+    """One or two numbered lines are a gutter only when every line has one, counting from 1 and set
+    off by a blank (srun's `1: ` label is not)."""
+    return bool(nums) and len(nums) == len(_body(lines)) and nums[0][1] == 1 and \
+        all(n == k + 1 and lines[i][end - 1:end] in (" ", "\t") for k, (i, n, end) in enumerate(nums))
+
+
+def _unstamp(lines, origin):
+    done = False
+    for _ in range(3):                  # stamps stack: a CI runner's over a server's own
+        body = _body(lines)
+        for rx in _STAMPS:
+            hits = sum(1 for x in body if rx.search(x))
+            if hits and hits >= SHARE * len(body):
+                lines = [rx.sub("", x, count=1) for x in lines]
+                done = True
+                break
+        else:
+            break
+    return (lines, origin) if done else None
+
+
+def _unprefix(lines, origin):
+    """Stamps and host labels, in whatever order they were stacked (a collector's host over a CI stamp)."""
+    done = False
+    for _ in range(4):
+        out = _unstamp(lines, origin) or _unhost(lines, origin)
+        if out is None:
+            break
+        lines, origin = out
+        done = True
+    return (lines, origin) if done else None
+
+
+def _unhost(lines, origin):
+    body = _body(lines)
+    labels = Counter(m.group(1) for m in map(_HOST.search, body) if m)
+    if not labels:
+        return None
+    label, n = labels.most_common(1)[0]
+    if n < 2 or n < SHARE * len(body) or _NOT_HOSTS.search(label):
+        return None
+    head = label + ":"
+    return [x[len(head) + 1:] if x.startswith(head) else x for x in lines], origin
+
+
+def _unbold(lines, origin):
+    if not any("**" in x for x in lines):
+        return None
+    out = [_BOLD.sub(r"\1", x) if "**" in x else x for x in lines]
+    return (out, origin) if out != lines else None
+
+
+def _unwrap(lines, origin):
+    """A terminal or viewer cuts long lines at one width, mid-word and mid-number: when several lines
+    have exactly the same length (at least WRAP_MIN_WIDTH) and the next line goes on, join them back."""
+    widths = Counter(len(x) for x in lines if len(x) >= WRAP_MIN_WIDTH)
+    if not widths:
+        return None
+    width, n = widths.most_common(1)[0]
+    # a terminal shows no line longer than its width: the cut lines are the longest ones
+    if n < 3 or n < 0.2 * len(_body(lines)) or max(widths) != width:
+        return None
+    out, orig = [], []
+    carry = False
+    for x, o in zip(lines, origin):
+        if carry and x and not _NEW_LINE.search(x):
+            out[-1] += x
+            carry = len(x) == width and not _WHOLE_LINE.search(x)
+            continue
+        out.append(x)
+        orig.append(o)
+        carry = len(x) == width and not _WHOLE_LINE.search(x)
+    if len(out) == len(lines):
+        return None
+    return out, orig

@@ -1,0 +1,132 @@
+"""Every allocator's and supervisor's words for a failure, read to the byte; a GPU count never read off a
+device index; sizes kept as printed in the JSON view."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from oomdoctor.cli import main
+from oomdoctor.crashlog import parse_log
+
+FRESH = Path(__file__).parent / "data" / "logs" / "fresh"
+GIB = float(1 << 30)
+
+
+def one(tmp_path: Path, text: str):
+    p = tmp_path / "run.log"
+    p.write_text(text, encoding="utf-8")
+    return parse_log(str(p))
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes,device", [
+    ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 512.00 MiB on device 2: cudaMalloc failed: out of memory\n",
+     "cuda_oom", 512 << 20, 2),
+    ("ggml_backend_cuda_buffer_type_alloc_buffer: allocating 64.00 MiB on device 0: hipMalloc failed: out of memory\n",
+     "hip_oom", 64 << 20, 0),
+    ("RuntimeError: Current platform can NOT allocate memory block with size larger than 4GB! Tried to allocate 5.00 GiB "
+     "(GPU  0; 15.11 GiB total capacity; 1.00 GiB already allocated; 2.00 GiB reserved in total by PyTorch)\n",
+     "xpu_oom", 5 << 30, 0),
+    ("RuntimeError: Allocation is out of device memory on current platform.\n", "xpu_oom", None, None),
+    ("2023-11-01 16:19:17.812101: E tensorflow/compiler/xla/stream_executor/rocm/rocm_driver.cc:606] failed to allocate "
+     "890.06M (933298432 bytes) from device: HIP_ERROR_OutOfMemory\n", "hip_oom", 933298432, None),
+    ("E external/xla/xla/stream_executor/cuda/cuda_driver.cc:1020] failed to allocate 2.00G (2147483648 bytes) from device: "
+     "CUDA_ERROR_OUT_OF_MEMORY: out of memory\n", "cuda_oom", 2147483648, None),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256 bytes. GPU 0 has a total capacity of 79.15 GiB of "
+     "which 0 bytes is free.\n", "cuda_oom", 256, 0),
+    ("RuntimeError: Resource exhausted: Out of memory while trying to allocate 24 bytes.\n", "xla_oom", 24, None),
+    ("  (0) Resource exhausted:  OOM when allocating tensor with shape[8,4096] and type float on "
+     "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n", "tf_oom", None, None),
+    ("Last error:\nCuda failure 'out of memory'\n", "nccl_oom", None, None),
+])
+def test_each_allocator_family_gives_its_kind_and_request_to_the_byte(tmp_path, text, kind, tried_bytes, device):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    assert (None if ev.tried_gib is None else round(ev.tried_gib * GIB)) == tried_bytes
+    assert ev.device == device
+
+
+@pytest.mark.parametrize("text", [
+    "/bin/bash: line 1: 45211 Killed                  python train.py --config c.yaml\n",
+    "run.sh: line 66: 777016 Killed                  CUDA_VISIBLE_DEVICES=$gpu python train.py\n",
+    "[1]    26478 killed     python test.py\n",
+    "**Killed**\n",
+    "      Exit Code: 137\n",
+    '        "ExitCode": 137,\n',
+    "  Reason:       OOMKilled\n",
+    "Apr 16 21:08:50 box systemd-oomd[932]: Killed /user.slice/app.slice/train.scope due to memory pressure for "
+    "/user.slice being 71.40% > 50.00% for > 20s with reclaim activity\n",
+    "slurmstepd: error: Detected 1 oom_kill event in StepId=4.0. Some of the step tasks have been OOM Killed.\n",
+    "systemd[1]: user@1021.service: A process of this unit has been killed by the OOM killer.\n",
+])
+def test_each_shell_and_supervisor_kill_is_a_host_memory_kill(tmp_path, text):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == "host_oom"
+
+
+@pytest.mark.parametrize("text", [
+    "/bin/bash: line 1: 45211 Terminated              python train.py\n",
+    "      Exit Code: 1\n",
+    "systemd-oomd[932]: Considered 97 cgroups for killing, top candidates were:\n",
+    "ggml_cuda_host_malloc: failed to allocate 1900.00 MiB of pinned memory: invalid argument\n",
+])
+def test_look_alikes_of_kills_and_allocator_failures_are_not_events(tmp_path, text):
+    assert one(tmp_path, text).events == ()
+
+
+def test_mps_other_allocations_are_the_same_process_and_max_allowed_is_not_the_card(tmp_path):
+    ev = one(tmp_path, "RuntimeError: MPS backend out of memory (MPS allocated: 9.57 GiB, other allocations: 17.35 GiB, "
+                       "max allowed: 27.20 GiB). Tried to allocate 292.50 MiB on private pool.\n").primary
+    assert ev.kind == "mps_oom" and ev.tried_gib == pytest.approx(292.5 / 1024)
+    assert ev.process_gib == pytest.approx(9.57 + 17.35) and ev.other_processes_gib is None
+    assert ev.capacity_gib is None
+
+
+def test_a_gpu_count_is_never_read_off_a_device_index():
+    # ggml's KV-cache lines name CUDA0..CUDA10 and the failure is on device 4: no world size from either
+    for name in ("n03_ggml_kv_cache_many_devices_then_huge_request.log", "n02_ggml_compute_buffer_device4_then_python.log"):
+        assert parse_log(str(FRESH / name)).world_size is None
+
+
+def test_json_keeps_sizes_as_printed_and_the_request_in_bytes(tmp_path, capsys):
+    p = tmp_path / "run.log"
+    p.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256 bytes. GPU 0 has a total capacity of "
+                 "79.15 GiB of which 1024.00 KiB is free. Including non-PyTorch memory, this process has 79.14 GiB memory in "
+                 "use. Of the allocated memory 77.00 GiB is allocated by PyTorch, and 1024.00 KiB is reserved by PyTorch "
+                 "but unallocated.\n", encoding="utf-8")
+    main([str(p), "--json", "--gpu", "A100-80GB"])
+    ev = json.loads(capsys.readouterr().out)["crash"]["events"][0]
+    assert ev["tried_bytes"] == 256 and ev["tried_gib"] == 256 / GIB
+    assert ev["free_gib"] == 1 / 1024 and ev["reserved_unallocated_gib"] == 1 / 1024
+
+
+def test_the_text_view_shows_a_tiny_request_in_its_own_unit(tmp_path, capsys):
+    p = tmp_path / "run.log"
+    p.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 256 bytes. GPU 0 has a total capacity of "
+                 "79.15 GiB of which 0 bytes is free.\n", encoding="utf-8")
+    main([str(p), "--plain", "--gpu", "A100-80GB"])
+    assert "256 bytes" in capsys.readouterr().out
+
+
+def test_a_cue_printed_after_the_message_is_read_and_the_nearest_cue_wins(tmp_path):
+    # llama.cpp names the failed call after the allocator's line; TF names the node after its message
+    r = one(tmp_path, "ggml_backend_cuda_buffer_type_alloc_buffer: allocating 10.00 MiB on device 0: cudaMalloc failed: "
+                      "out of memory\nllama_model_load: error loading model: unable to allocate CUDA0 buffer\n")
+    assert r.primary.phase == "load" and r.primary.phase_evidence.line == 2
+    r = one(tmp_path, "{'loss': 1.2, 'grad_norm': 0.3, 'learning_rate': 1e-05, 'epoch': 0.1}\n"
+                      "ResourceExhaustedError: OOM when allocating tensor with shape[8,64] and type float on "
+                      "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n"
+                      "\t [[{{node gradient_tape/model/dense/MatMul/MatMul_1}}]]\n")
+    assert r.primary.phase == "backward" and r.primary.phase_evidence.line == 3
+
+
+def test_vllm_engine_loop_is_generation_and_its_start_up_is_loading(tmp_path):
+    loop = one(tmp_path, '  File "/v/vllm/v1/engine/core.py", line 1170, in run_busy_loop\n    self._process_engine_step()\n'
+                         '  File "/v/vllm/model_executor/models/llama.py", line 161, in forward\n    x = self.mlp(x)\n'
+                         "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n").primary
+    assert loop.phase == "generate"
+    fx = one(tmp_path, '  File "/v/vllm/v1/worker/gpu_worker.py", line 183, in determine_available_memory\n'
+                       '    self.model_runner.profile_run()\n  File "<eval_with_key>.130", line 662, in forward\n'
+                       "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n").primary
+    assert fx.phase == "load"

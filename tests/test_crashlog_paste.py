@@ -1,0 +1,155 @@
+"""A paste's marks change nothing the reader finds: every fixture log, wrapped in each mark a terminal,
+a viewer, a chat or an issue thread adds (and in combinations of them), gives the same events, numbers,
+phases and line numbers (counted in the file as given) as the bare log."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from oomdoctor.crashlog import parse_log
+from oomdoctor.crashlog.paste import normalise
+
+LOGS = Path(__file__).parent / "data" / "logs"
+FIXTURES = sorted(p for p in LOGS.rglob("*.log"))
+
+
+def _lines(data: bytes) -> list[bytes]:
+    return data.split(b"\n")
+
+
+def fenced(data: bytes) -> tuple[bytes, int]:
+    return b"```console\n" + data + (b"" if data.endswith(b"\n") else b"\n") + b"```\n", 1
+
+
+def quoted(data: bytes) -> tuple[bytes, int]:
+    return b"\n".join(b"> " + x if x.strip() else b">" for x in _lines(data)), 0
+
+
+def guttered(data: bytes) -> tuple[bytes, int]:
+    return b"\n".join(b"%5d " % (i + 1) + x for i, x in enumerate(_lines(data))), 0
+
+
+def github_lines(data: bytes) -> tuple[bytes, int]:
+    return b"\n".join(b"L%d\t" % (i + 1) + x for i, x in enumerate(_lines(data))), 0
+
+
+def host_label(data: bytes) -> tuple[bytes, int]:
+    return b"\n".join(b"dgx-a07: " + x for x in _lines(data)), 0
+
+
+def ci_stamp(data: bytes) -> tuple[bytes, int]:
+    return b"\n".join(b"[2025-12-13T19:54:%02dZ] " % (i % 60) + x for i, x in enumerate(_lines(data))), 0
+
+
+def server_stamp(data: bytes) -> tuple[bytes, int]:
+    return b"\n".join(b"0.%02d.520.%03d I " % (i % 60, i % 1000) + x for i, x in enumerate(_lines(data))), 0
+
+
+def coloured(data: bytes) -> tuple[bytes, int]:
+    return b"\n".join(b"\x1b[1;31m" + x + b"\x1b[0m" if x.strip() else x for x in _lines(data)), 0
+
+
+def hard_wrapped(data: bytes, width: int = 97) -> tuple[bytes, int]:
+    """A terminal `width` columns wide cuts every longer line, mid-word and mid-number. Not for logs with
+    lines of exactly that width already (a terminal would show them the same way: nothing to undo), nor
+    where a cut falls after two blanks: that piece looks like a line padded to the width (rich), and
+    paste.py keeps padded lines whole."""
+    out = []
+    for x in data.decode("utf-8").split("\n"):      # a terminal counts characters, not bytes
+        while len(x) > width:
+            out.append(x[:width])
+            x = x[width:]
+        out.append(x)
+    return "\n".join(out).encode("utf-8"), 0
+
+
+ARTIFACTS = [fenced, quoted, guttered, github_lines, host_label, ci_stamp, server_stamp, coloured]
+
+
+def events(path: Path, shift: int | None = 0) -> list[tuple]:
+    """What the reader finds; line numbers less `shift` (None: without line numbers, for a paste whose
+    lines were cut in two and so are numbered differently in the file given)."""
+    report = parse_log(str(path))
+    return [(e.kind, e.tried_gib, e.capacity_gib, e.free_gib, e.allocated_gib, e.process_gib, e.device, e.rank,
+             e.phase, e.confidence) + ((e.line - shift, e.phase_evidence.line - shift if e.phase_evidence else None)
+                                       if shift is not None else ())
+            for e in report.events]
+
+
+@pytest.fixture(scope="module")
+def bare() -> dict[Path, list[tuple]]:
+    return {p: events(p) for p in FIXTURES}
+
+
+def _same(tmp_path: Path, fixture: Path, bare: dict, *marks) -> None:
+    data = fixture.read_bytes()
+    shift = 0
+    for mark in marks:
+        data, added = mark(data)
+        shift += added
+    p = tmp_path / fixture.name
+    p.write_bytes(data)
+    assert events(p, shift) == bare[fixture], (fixture.name, [m.__name__ for m in marks])
+
+
+@pytest.mark.parametrize("mark", ARTIFACTS, ids=lambda m: m.__name__)
+def test_every_fixture_reads_the_same_under_each_mark(tmp_path, bare, mark):
+    for fixture in FIXTURES:
+        _same(tmp_path, fixture, bare, mark)
+
+
+def test_every_fixture_with_long_lines_reads_the_same_hard_wrapped(tmp_path, bare):
+    checked = 0
+    for fixture in FIXTURES:
+        try:
+            lines = fixture.read_text(encoding="utf-8").split("\n")
+        except UnicodeDecodeError:
+            continue
+        data = fixture.read_bytes()
+        cut_after_blanks = any(x[k - 2:k] == "  " for x in lines for k in range(97, len(x), 97))
+        if cut_after_blanks or any(len(x) == 97 for x in lines) or not any(len(x) > 3 * 97 for x in lines) or b"\r" in data \
+                or b"\x1b" in data:            # a terminal wraps what it shows, not the colour codes
+            continue
+        p = tmp_path / fixture.name
+        p.write_bytes(hard_wrapped(data)[0])
+        assert events(p, None) == [e[:-2] for e in bare[fixture]], fixture.name
+        checked += 1
+    assert checked >= 50
+
+
+# the marks that stack in real pastes: a reply quoting a fenced, coloured log with a collector's stamps
+COMBINABLE = [fenced, quoted, guttered, host_label, ci_stamp, coloured]
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.sampled_from(FIXTURES), st.lists(st.sampled_from(COMBINABLE), min_size=2, max_size=4, unique=True))
+def test_fixtures_read_the_same_under_stacked_marks(tmp_path, bare, fixture, marks):
+    order = sorted(marks, key=COMBINABLE.index)     # inner marks first: stamps, then colour, gutter, fence, quote
+    inner = [m for m in (ci_stamp, host_label, coloured, guttered, fenced, quoted) if m in order]
+    _same(tmp_path, fixture, bare, *inner)
+
+
+def test_a_bold_killed_under_a_shard_bar_is_the_shells_kill():
+    text = "Loading checkpoint shards:  52%|█████▏    | 17/33 [00:40<00:38,  2.41s/it]\n**Killed**\n"
+    cleaned, origin = normalise(text)
+    assert cleaned.splitlines()[1] == "Killed" and origin[:2] == [1, 2]
+
+
+def test_python_keyword_arguments_are_not_bold():
+    line = '    return self._call_impl(*args, **kwargs)'
+    assert normalise(line) is None
+
+
+def test_a_repeated_function_prefix_is_not_a_host():
+    text = "\n".join(f"llama_new_context_with_model: n_ctx = {i}" for i in range(5))
+    assert normalise(text) is None
+
+
+def test_ipython_context_numbers_are_not_a_gutter():
+    text = ("/x/xla.py in _execute_compiled(compiled, avals)\n    958           for i, x in enumerate(args)\n"
+            "    959           if x is not token))\n--> 960   out_bufs = compiled.execute(input_bufs)\n"
+            "    961   check_special(name, out_bufs)\n\nRuntimeError: RESOURCE_EXHAUSTED: Out of memory\n")
+    assert normalise(text) is None
