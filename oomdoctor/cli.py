@@ -134,6 +134,8 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     out.add_argument("--lang", choices=LANGS, help=h("lang"))
     out.add_argument("--walkthrough", action="store_true", help=h("walkthrough"))
     out.add_argument("--simulate", action="store_true", help=h("simulate"))
+    out.add_argument("--verify", action="store_true", help=h("verify"))
+    out.add_argument("--verify-seconds", metavar="S", help=h("verify_seconds"))
     out.add_argument("--advise", action="store_true", help=h("advise"))
     out.add_argument("--prices", metavar="FILE", help=h("prices"))
     out.add_argument("--tokens", metavar="N", help=h("tokens"))
@@ -243,6 +245,8 @@ def _numbers(args: argparse.Namespace) -> None:
             args.gpus = as_int(args.gpus, "--gpus", minimum=1, maximum=4096)
         if args.tokens is not None:
             args.tokens = as_float(args.tokens, "--tokens", minimum=1.0)
+        if args.verify_seconds is not None:
+            args.verify_seconds = as_float(args.verify_seconds, "--verify-seconds", minimum=1.0, maximum=86400.0)
         if args.host_ram is not None:
             args.host_ram = as_float(args.host_ram, "--host-ram", minimum=1.0, maximum=1 << 20)
     except BadValue as err:
@@ -282,6 +286,8 @@ def _main(argv: list[str], lang: str) -> int:
 
     if args.simulate:
         return _simulate(session, as_json=args.json)
+    if args.verify:
+        return _verify(session, args)
     if args.advise:
         return _advise(session, args)
     code = exit_code(report)
@@ -383,6 +389,31 @@ def _simulate(session: Any, as_json: bool = False) -> int:
 
         sys.stdout.write(json.dumps({"tool": "oomdoctor", "version": __version__, "lang": lang, "simulations": runs},
                                     ensure_ascii=False, indent=2) + "\n")
+    return exit_code(report)
+
+
+def _verify(session: Any, args: argparse.Namespace) -> int:
+    """--verify: the plan's final setup traced on fake tensors, traced versus estimated (simulate/verify.py)."""
+    from oomdoctor import simulate
+    from oomdoctor.simulate import verify as verifier
+
+    report, lang = session.report, session.lang
+    missing = simulate.available()
+    if missing:
+        raise InputError(msg("verify.missing", **dict(missing.args)))
+    if report.setup is None or report.shape is None or report.hardware is None:
+        raise InputError(msg("cli.needs_config", flag="--verify"))
+    seconds = args.verify_seconds if args.verify_seconds is not None else verifier.DEFAULT_TIME_LIMIT_S
+    result = verifier.verify(report, time_limit_s=seconds,
+                             progress=lambda message: _say_err(say("cli.progress", lang, message=message)))
+    if args.json:
+        import json
+
+        doc = {"tool": "oomdoctor", "version": __version__, "lang": lang,
+               "verify": verifier.verification_dict(result, lang)}
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(verifier.format_verification(result, lang) + "\n")
     return exit_code(report)
 
 
