@@ -255,7 +255,33 @@ def _numbers(args: argparse.Namespace) -> None:
         raise InputError(msg("cli.headroom_range", value=args.headroom))
 
 
+SUBCOMMANDS = ("run", "history")
+
+
+def subcommand(argv: Sequence[str], exists: Any = os.path.exists) -> str | None:
+    """`run` or `history` when the first argument names one. A file of that name in the current directory
+    keeps its old meaning (`oomdoctor run` analyses a log called run), unless the words say otherwise: `run`
+    with a `--` that introduces a command, `history` followed by its own options."""
+    if not argv or argv[0] not in SUBCOMMANDS:
+        return None
+    name = argv[0]
+    if not exists(name):
+        return name
+    if name == "run":
+        return name if "--" in argv[1:] else None
+    return name if len(argv) > 1 and argv[1] in ("--clear", "--json") else None
+
+
 def _main(argv: list[str], lang: str) -> int:
+    sub = subcommand(argv)
+    if sub == "run":
+        from oomdoctor.run import main as run_main
+
+        return run_main(argv[1:], lang)
+    if sub == "history":
+        from oomdoctor.run import history_main
+
+        return history_main(argv[1:], lang)
     args = build_parser(lang).parse_args(argv)
     if args.json and args.export == "-":
         raise InputError(msg("write.json_and_stdout_diff"))

@@ -1,0 +1,222 @@
+"""`oomdoctor run -- <command>`: output passed through byte for byte, logs, exit codes, signals, diagnosis.
+
+The commands are tests/data/run/fake_trainer.py (HF-Trainer-style output with \\r progress bars, ending in
+success, a CUDA OOM, a SIGKILL from the host, or a hang); NVML is tests/data/run/fakenvml/pynvml.py.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+RUN_DATA = ROOT / "tests" / "data" / "run"
+FAKE = str(RUN_DATA / "fake_trainer.py")
+FAKE_NVML = str(RUN_DATA / "fakenvml")
+CONFIGS = ROOT / "tests" / "data" / "configs"
+MODEL = ROOT / "tests" / "data" / "models" / "sim-llama-2l"
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="process groups and ptys are POSIX")
+
+
+def _env(tmp_path: Path, nvml: str = "fail", **extra: str) -> dict:
+    """nvml: "fail" (a fake NVML without a driver: no timeline), "fake" (two fake A100s)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("FAKE_NVML")}
+    env.update(PYTHONPATH=os.pathsep.join([FAKE_NVML, str(ROOT)]), XDG_STATE_HOME=str(tmp_path / "state"),
+               LANG="C", LC_ALL="C", TERM="xterm")
+    env.pop("OOMDOCTOR_DEBUG", None)
+    if nvml == "fail":
+        env["FAKE_NVML_FAIL"] = "init"
+    else:
+        env["FAKE_NVML_GPUS"] = "NVIDIA A100-SXM4-80GB:81920,NVIDIA A100-SXM4-80GB:81920"
+        env["FAKE_NVML_STATE"] = str(tmp_path / "nvml-state.json")
+    env.update(extra)
+    return env
+
+
+def _oomdoctor(tmp_path: Path, *args: str) -> list[str]:
+    return [sys.executable, "-m", "oomdoctor", "run", "--logs", str(tmp_path / "runs"), *args]
+
+
+def _run(cmd: list[str], env: dict, cwd: Path, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run(cmd, env=env, cwd=str(cwd), capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
+
+
+def _in_pty(cmd: list[str], env: dict, cwd: Path, timeout: float = 120) -> tuple[bytes, bytes, int]:
+    """Run with stdin and stdout on a fresh pseudo-terminal, stderr on a pipe: (terminal bytes, stderr, code)."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen(cmd, env=env, cwd=str(cwd), stdin=slave, stdout=slave, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    os.close(slave)
+    err: list[bytes] = []
+    reader = threading.Thread(target=lambda: err.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    out = bytearray()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        try:
+            data = os.read(master, 65536)
+        except OSError:          # EIO: every writer of the terminal is gone
+            break
+        if not data:
+            break
+        out += data
+    os.close(master)
+    code = proc.wait(timeout=30)
+    reader.join(timeout=30)
+    return bytes(out), err[0] if err else b"", code
+
+
+def _runs(tmp_path: Path) -> list[str]:
+    return sorted(os.listdir(tmp_path / "runs"))
+
+
+# ---------------------------------------------------------------- pass-through, log, exit codes
+
+
+def test_output_through_run_in_a_pipe_is_byte_identical_to_the_bare_commands(tmp_path):
+    env = _env(tmp_path)
+    bare = _run([sys.executable, FAKE, "ok", "6", "0.01"], env, tmp_path)
+    watched = _run(_oomdoctor(tmp_path, "--", sys.executable, FAKE, "ok", "6", "0.01"), env, tmp_path)
+    assert watched.returncode == bare.returncode == 0, watched.stderr
+    assert b"\r" in bare.stdout and watched.stdout == bare.stdout
+    assert bare.stderr in watched.stderr          # the command's stderr stays on stderr, unchanged
+    logs = [n for n in _runs(tmp_path) if n.endswith(".log")]
+    assert len(logs) == 1 and re.fullmatch(r"\d{8}-\d{6}-fake_trainer\.log", logs[0])
+    logged = (tmp_path / "runs" / logs[0]).read_bytes()
+    assert logged.replace(bare.stderr, b"", 1) == bare.stdout     # both streams, in the order they came
+
+
+def test_output_through_run_in_a_pseudo_terminal_is_byte_identical_to_the_bare_commands(tmp_path):
+    env = _env(tmp_path)
+    bare, bare_err, bare_code = _in_pty([sys.executable, FAKE, "ok", "6", "0.01"], env, tmp_path)
+    watched, watched_err, code = _in_pty(_oomdoctor(tmp_path, "--", sys.executable, FAKE, "ok", "6", "0.01"), env,
+                                         tmp_path)
+    assert code == bare_code == 0, watched_err
+    assert b"\r\n" in bare and b"\r " in bare      # the terminal's newline translation, tqdm's redraws
+    assert watched == bare
+    assert bare_err in watched_err
+    # the log holds what the terminal showed, and the stderr that went to a pipe
+    log = next(n for n in _runs(tmp_path) if n.endswith(".log"))
+    assert (tmp_path / "runs" / log).read_bytes().replace(bare_err, b"", 1) == bare
+
+
+@pytest.mark.parametrize("mode,expected", [("oom", 1), ("kill", 128 + signal.SIGKILL)])
+def test_the_commands_exit_code_passes_through(tmp_path, mode, expected):
+    out = _run(_oomdoctor(tmp_path, "--", sys.executable, FAKE, mode, "3", "0.01"), _env(tmp_path), tmp_path)
+    assert out.returncode == expected, out.stderr
+    code = _run(_oomdoctor(tmp_path, "--", sys.executable, "-c", "import sys; sys.exit(7)"), _env(tmp_path), tmp_path)
+    assert code.returncode == 7
+
+
+def test_a_command_that_cannot_start_is_one_line_and_exit_two(tmp_path):
+    out = _run(_oomdoctor(tmp_path, "--", str(tmp_path / "no-such-trainer")), _env(tmp_path), tmp_path)
+    assert out.returncode == 2 and out.stdout == b""
+    last = out.stderr.decode().strip().splitlines()[-1]
+    assert last.startswith("oomdoctor: cannot start ") and last.endswith("no-such-trainer: No such file or directory")
+    assert not any(n.endswith(".log") for n in _runs(tmp_path))     # no empty log of a run that never ran
+
+
+def test_run_without_a_command_is_a_usage_error(tmp_path):
+    out = _run([sys.executable, "-m", "oomdoctor", "run"], _env(tmp_path), tmp_path)
+    assert out.returncode == 2
+    assert "give the command to run after --" in out.stderr.decode()
+
+
+def test_without_nvml_the_run_says_so_once_and_writes_no_timeline(tmp_path):
+    out = _run(_oomdoctor(tmp_path, "--", sys.executable, FAKE, "ok", "2", "0.01"), _env(tmp_path), tmp_path)
+    text = out.stderr.decode()
+    assert out.returncode == 0 and text.count("no GPU memory timeline") == 1
+    assert not any(n.endswith(".timeline.jsonl") for n in _runs(tmp_path))
+
+
+def test_run_as_first_word_is_the_subcommand_unless_a_file_named_run_is_meant():
+    from oomdoctor.cli import subcommand
+
+    assert subcommand(["run", "--", "python", "train.py"], exists=lambda p: False) == "run"
+    assert subcommand(["run"], exists=lambda p: False) == "run"
+    # a file literally named run: `oomdoctor run` analyses it as before; a `--` asks for the subcommand
+    assert subcommand(["run", "train.yaml"], exists=lambda p: p == "run") is None
+    assert subcommand(["run", "--", "python", "train.py"], exists=lambda p: p == "run") == "run"
+    assert subcommand(["history"], exists=lambda p: False) == "history"
+    assert subcommand(["history"], exists=lambda p: p == "history") is None
+    assert subcommand(["history", "--clear"], exists=lambda p: True) == "history"
+    assert subcommand(["train.log", "run"], exists=lambda p: False) is None
+    assert subcommand([], exists=lambda p: False) is None
+
+
+# ---------------------------------------------------------------- signals
+
+
+def _start(tmp_path: Path, *words: str, env: dict | None = None) -> subprocess.Popen:
+    return subprocess.Popen(_oomdoctor(tmp_path, "--", sys.executable, FAKE, *words), env=env or _env(tmp_path),
+                            cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL, start_new_session=True)
+
+
+def _wait_for(proc: subprocess.Popen, needle: bytes, timeout: float = 60) -> bytes:
+    seen = b""
+    deadline = time.monotonic() + timeout
+    while needle not in seen and time.monotonic() < deadline:
+        line = proc.stdout.readline()
+        if not line:
+            break
+        seen += line
+    assert needle in seen, seen
+    return seen
+
+
+def _gone(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:       # a zombie waiting for a reaper is gone too
+        with open(f"/proc/{pid}/stat") as fh:
+            return fh.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+def _group_gone(pgid: int) -> bool:
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline:
+        try:
+            os.killpg(pgid, 0)
+        except ProcessLookupError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT, signal.SIGHUP])
+def test_a_signal_reaches_the_whole_group_and_oomdoctor_exits_128_plus_it(tmp_path, sig):
+    proc = _start(tmp_path, "spawn", "1", "0.01")
+    seen = _wait_for(proc, b"spawned")
+    grandchild, group = (int(x) for x in re.search(rb"spawned (\d+) group (\d+)", seen).groups())
+    proc.send_signal(sig)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 128 + sig
+    assert _group_gone(group) and _gone(grandchild)
+    assert not any(n.endswith((".tmp", ".part")) for n in _runs(tmp_path))
+
+
+def test_a_command_that_ignores_sigterm_is_killed_on_the_second_and_nothing_survives(tmp_path):
+    proc = _start(tmp_path, "ignore-term", "1", "0.01")
+    _wait_for(proc, b"100%")
+    time.sleep(0.3)
+    proc.send_signal(signal.SIGTERM)
+    time.sleep(0.5)
+    assert proc.poll() is None           # the command ignores it: oomdoctor waits
+    proc.send_signal(signal.SIGTERM)
+    proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGKILL
