@@ -131,6 +131,7 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     out = p.add_argument_group(say("cli.group.output", lang))
     out.add_argument("--plain", action="store_true", help=h("plain"))
     out.add_argument("--json", action="store_true", help=h("json"))
+    out.add_argument("--markdown", action="store_true", help=h("markdown"))
     out.add_argument("--lang", choices=LANGS, help=h("lang"))
     out.add_argument("--walkthrough", action="store_true", help=h("walkthrough"))
     out.add_argument("--simulate", action="store_true", help=h("simulate"))
@@ -163,7 +164,7 @@ def language(argv: Sequence[str], environ: Any = None) -> str:
 
 
 def use_tui(args: argparse.Namespace) -> bool:
-    if args.plain or args.json or args.export == "-":
+    if args.plain or args.json or args.markdown or args.export == "-":
         return False
     if os.environ.get("TERM", "") in ("dumb", "unknown", ""):
         return False
@@ -285,6 +286,8 @@ def _main(argv: list[str], lang: str) -> int:
     args = build_parser(lang).parse_args(argv)
     if args.json and args.export == "-":
         raise InputError(msg("write.json_and_stdout_diff"))
+    if args.markdown and (args.json or args.export == "-"):
+        raise InputError(msg("cli.markdown_alone"))
     if args.list_rules or args.explain:
         return _rules_info(args, lang)
     _numbers(args)
@@ -332,13 +335,30 @@ def _main(argv: list[str], lang: str) -> int:
         from oomdoctor.views import jsonout
 
         sys.stdout.write(jsonout.render(report, lang) + "\n")
+    elif args.markdown:
+        from oomdoctor.views.markdown import render as render_markdown
+
+        sys.stdout.write(render_markdown(report, lang))
     elif args.export != "-":
         from oomdoctor.views.plain import print_report
 
         print_report(report, show_patch=not (args.export or args.write or args.apply), lang=lang)
+        _measured_here(report, lang)
     if args.export or args.write or args.apply:
         _export(session, args)
     return code
+
+
+def _measured_here(report: Any, lang: str) -> None:
+    """What `oomdoctor run` measured on this machine for the same model and GPU, beside the estimate (stderr)."""
+    from oomdoctor.run import history
+
+    if report.estimate is None or not os.path.exists(history.history_path()):
+        return
+    seen = history.measured(history.model_key(report), history.gpu_key(report))
+    if seen is not None:
+        _say_err(say("cli.progress", lang, message=msg("watch.measured_here", gib=seen.last_gib, peak=seen.peak_gib,
+                                                        runs=seen.runs)))
 
 
 def _accepted(values: Sequence[str], rules_dirs: Sequence[str]) -> tuple[str, ...]:

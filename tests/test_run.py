@@ -220,3 +220,98 @@ def test_a_command_that_ignores_sigterm_is_killed_on_the_second_and_nothing_surv
     proc.send_signal(signal.SIGTERM)
     proc.communicate(timeout=60)
     assert proc.returncode == 128 + signal.SIGKILL
+
+
+# ---------------------------------------------------------------- diagnosis, timeline, history
+
+
+def _lines_with_times(proc: subprocess.Popen) -> list[tuple[float, str]]:
+    got: list[tuple[float, str]] = []
+
+    def read() -> None:
+        for raw in iter(proc.stderr.readline, b""):
+            got.append((time.monotonic(), raw.decode("utf-8", "replace")))
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    proc.stdout.read()
+    proc.wait(timeout=120)
+    reader.join(timeout=30)
+    return got
+
+
+def _config_args() -> list[str]:
+    return ["--config", str(CONFIGS / "lf_sim_lora.yaml"), "--model", str(MODEL)]
+
+
+def test_a_cuda_oom_is_diagnosed_within_one_second_of_the_commands_exit(tmp_path):
+    env = _env(tmp_path, nvml="fake")
+    proc = subprocess.Popen(_oomdoctor(tmp_path, *_config_args(), "--", sys.executable, FAKE, "oom", "4", "0.3"),
+                            env=env, cwd=str(tmp_path), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            stdin=subprocess.DEVNULL)
+    lines = _lines_with_times(proc)
+    assert proc.returncode == 1
+    text = "".join(line for _, line in lines)
+    exited = next(t for t, line in lines if line.startswith("torch.OutOfMemoryError"))
+    diagnosed = next(t for t, line in lines if "CUDA ran out of GPU" in line)
+    assert diagnosed - exited < 1.0, diagnosed - exited
+    assert "pre-flight: " in text and "2 x NVIDIA A100-SXM4-80GB" in text
+    assert "Setup  LoRA r=8" in text                  # the config joined the captured log
+    assert "GPU memory as the watcher saw it" in text and "GPU 1 NVIDIA A100-SXM4-80GB: peak" in text
+    assert re.search(r"GPU 0 NVIDIA A100-SXM4-80GB: peak (\d+\.\d+) GiB", text)
+    assert any(ch in text for ch in "▂▃▄▅▆▇█")       # the sparkline
+
+
+def test_a_host_kill_is_named_as_the_likely_oom_killer(tmp_path):
+    out = _run(_oomdoctor(tmp_path, "--", sys.executable, FAKE, "kill", "2", "0.01"), _env(tmp_path), tmp_path)
+    assert out.returncode == 137
+    assert "out-of-memory killer (host RAM, not GPU memory)" in out.stderr.decode()
+
+
+def test_the_timeline_holds_two_samples_per_second_per_gpu_and_the_runs_own_memory(tmp_path):
+    env = _env(tmp_path, nvml="fake", FAKE_NVML_OTHER="1500")
+    out = _run(_oomdoctor(tmp_path, *_config_args(), "--", sys.executable, FAKE, "ok", "10", "0.2"), env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    seconds = float(re.search(rb"finished \(exit 0\) after (\d+\.\d+) s", out.stderr).group(1))
+    timeline = next(n for n in _runs(tmp_path) if n.endswith(".timeline.jsonl"))
+    rows = [json.loads(line) for line in (tmp_path / "runs" / timeline).read_text().splitlines()]
+    last_step = {0: 2000 + 1500 * 10, 1: 1800 + 1400 * 10}      # what the fake trainer holds at its last step
+    for gpu in (0, 1):
+        mine = [r for r in rows if r["gpu"] == gpu]
+        assert len(mine) / seconds >= 2.0, (len(mine), seconds)
+        assert max(r["run_mib"] for r in mine) == last_step[gpu]
+    gpu0 = [r for r in rows if r["gpu"] == 0]
+    assert {r["other_mib"] for r in gpu0} == {1500.0}          # the other process is not the run
+    assert all(r["total_mib"] == 81920.0 for r in rows)
+
+
+def test_a_successful_run_is_recorded_shown_in_the_next_preflight_and_cleared(tmp_path):
+    env = _env(tmp_path, nvml="fake")
+    first = _run(_oomdoctor(tmp_path, *_config_args(), "--", sys.executable, FAKE, "ok", "4", "0.1"), env, tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert b"recorded in " in first.stderr
+    history_file = tmp_path / "state" / "oomdoctor" / "history.jsonl"
+    entry = json.loads(history_file.read_text().splitlines()[0])
+    # the fake trainer's last step holds 2000 + 1500 * 4 MiB on GPU 0
+    assert entry["peak_gib"] == pytest.approx((2000 + 1500 * 4) / 1024, abs=0.01)
+    assert entry["gpu"] == "NVIDIA A100-SXM4-80GB" and entry["n_gpus"] == 2 and entry["micro_batch"] == 2
+    check = _run(_oomdoctor(tmp_path, *_config_args(), "--check", "--", sys.executable, FAKE, "ok"), env, tmp_path)
+    assert check.returncode == 0
+    assert b"measured here: 7.8 GiB last time, 7.8 GiB at most, 1 run (oomdoctor history)" in check.stderr
+    # the plain report for the same model on the same GPU shows it too
+    plain = _run([sys.executable, "-m", "oomdoctor", str(CONFIGS / "lf_sim_lora.yaml"), "--model", str(MODEL),
+                  "--plain"], env, tmp_path)
+    assert b"measured here: 7.8 GiB" in plain.stderr
+    listed = _run([sys.executable, "-m", "oomdoctor", "history"], env, tmp_path)
+    assert listed.returncode == 0 and b"1 run recorded in " in listed.stdout and b"NVIDIA A100-SXM4-80GB" in listed.stdout
+    cleared = _run([sys.executable, "-m", "oomdoctor", "history", "--clear"], env, tmp_path)
+    assert cleared.returncode == 0 and b"removed 1 recorded run" in cleared.stderr and not history_file.exists()
+    empty = _run([sys.executable, "-m", "oomdoctor", "history"], env, tmp_path)
+    assert b"no run recorded yet" in empty.stdout
+
+
+def test_check_stops_before_launch_with_the_reports_exit_code(tmp_path):
+    marker = tmp_path / "ran"
+    out = _run(_oomdoctor(tmp_path, *_config_args(), "--gpu", "24GiB", "--check", "--", sys.executable, "-c",
+                          f"open({str(marker)!r}, 'w')"), _env(tmp_path), tmp_path)
+    assert out.returncode == 0 and not marker.exists()
+    assert b"pre-flight: " in out.stderr and b"fits" in out.stderr

@@ -206,6 +206,10 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
         return outcome.exit_code
     _say(lang, "watch.failed", status=outcome.exit_code, seconds=seconds)
     crash_report = _diagnose(args, log_path, report, config_files, facts, stem, lang)
+    if outcome.signal == 9:
+        _say(lang, "watch.killed")
+    if timeline is not None:
+        _say(lang, "watch.timeline_file", path=stem + ".timeline.jsonl")
     if args.retry and not retried and crash_report is not None:
         return _retry(command, args, crash_report, lang) or outcome.exit_code
     return outcome.exit_code

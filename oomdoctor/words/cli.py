@@ -152,6 +152,9 @@ WORDS = {
                       "oomdoctor：自带的演示文件保持原样；改为应用到 {folder} 中的副本"),
     "cli.demo_no_folder": ("no free name for a copy of the demo (oomdoctor-demo-N)",
                            "找不到可用的演示副本目录名（oomdoctor-demo-N）"),
+    "cli.help.markdown": ("print the report as GitHub-flavoured Markdown, ready to paste into an issue",
+                          "把报告输出为 GitHub 风格的 Markdown，可直接贴到 issue 中"),
+    "cli.markdown_alone": ("--markdown cannot be combined with --json or --export -", "--markdown 不能与 --json 或 --export - 同时使用"),
     "cli.help.verify": ("trace the plan's final setup on fake tensors and compare it with the estimate (needs "
                         "oomdoctor[simulate]; Liger's fused loss is traced when liger-kernel is installed)",
                         "用假张量追踪方案的最终配置，并与估算比较（需要 oomdoctor[simulate]；安装了 liger-kernel 时一并追踪 "

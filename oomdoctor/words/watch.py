@@ -62,6 +62,11 @@ WORDS = {
     "watch.failed": ("the run failed (exit {status}) after {seconds:.1f} s; diagnosis:",
                      "运行失败（退出码 {status}），用时 {seconds:.1f} 秒；诊断如下："),
     "watch.stopped": ("the run was stopped by {signal} (exit {status})", "运行被 {signal} 中止（退出码 {status}）"),
+    "watch.killed": ("the command was killed by SIGKILL without an error of its own: on Linux that is usually the "
+                     "kernel's out-of-memory killer (host RAM, not GPU memory); `dmesg | grep -i oom` tells",
+                     "命令被 SIGKILL 杀死，自己没有报错：在 Linux 上这通常是内核的 OOM killer（主机内存不足，而不是显存）；"
+                     "可用 `dmesg | grep -i oom` 确认"),
+    "watch.timeline_file": ("memory timeline: {path}", "显存时间线：{path}"),
     "watch.no_diagnosis": ("no diagnosis: {why}", "无法诊断：{why}"),
     "watch.history_written": ("measured peak {gib:.2f} GiB per GPU recorded in {path}",
                               "测得的每张 GPU 峰值 {gib:.2f} GiB 已记录到 {path}"),
