@@ -315,3 +315,23 @@ def test_check_stops_before_launch_with_the_reports_exit_code(tmp_path):
                           f"open({str(marker)!r}, 'w')"), _env(tmp_path), tmp_path)
     assert out.returncode == 0 and not marker.exists()
     assert b"pre-flight: " in out.stderr and b"fits" in out.stderr
+
+
+@pytest.mark.parametrize("lang,heading", [("en", "GPU memory timeline"), ("zh", "显存时间线")])
+def test_run_markdown_report_holds_the_crash_and_the_timeline_and_parses(tmp_path, lang, heading):
+    markdown_it = pytest.importorskip("markdown_it")
+    env = _env(tmp_path, nvml="fake")
+    out = _run(_oomdoctor(tmp_path, *_config_args(), "--markdown", "--lang", lang, "--", sys.executable, FAKE, "oom",
+                          "3", "0.3"), env, tmp_path)
+    assert out.returncode == 1
+    saved = next(n for n in _runs(tmp_path) if n.endswith(".md"))
+    text = (tmp_path / "runs" / saved).read_text(encoding="utf-8")
+    assert text in out.stderr.decode("utf-8")
+    tokens = markdown_it.MarkdownIt("commonmark").enable("table").parse(text)
+    headings = [tokens[i + 1].content for i, t in enumerate(tokens) if t.type == "heading_open"]
+    assert heading in headings
+    rows = [t for t in tokens if t.type == "tr_open"]
+    assert len(rows) >= 3                       # the timeline table's header and one row per GPU at least
+    fences = [t for t in tokens if t.type == "fence"]
+    assert any("torch.OutOfMemoryError" in f.content for f in fences)
+    assert any(f.content.startswith("GPU 0  ") and "GPU 1  " in f.content for f in fences)
