@@ -335,3 +335,41 @@ def test_run_markdown_report_holds_the_crash_and_the_timeline_and_parses(tmp_pat
     fences = [t for t in tokens if t.type == "fence"]
     assert any("torch.OutOfMemoryError" in f.content for f in fences)
     assert any(f.content.startswith("GPU 0  ") and "GPU 1  " in f.content for f in fences)
+
+
+def _big_config(tmp_path: Path) -> Path:
+    """lf_verify_full.yaml at batch 32 x 4096: it does not fit the fake log's 23.64 GiB card."""
+    text = (CONFIGS / "lf_verify_full.yaml").read_text()
+    text = text.replace("cutoff_len: 2048", "cutoff_len: 4096").replace("per_device_train_batch_size: 8",
+                                                                         "per_device_train_batch_size: 32")
+    text = text.replace("../models/sim-llama-2l", str(MODEL))
+    path = tmp_path / "big.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_retry_with_yes_applies_the_plan_keeps_a_backup_and_launches_once_more(tmp_path):
+    config = _big_config(tmp_path)
+    before = config.read_text()
+    out = _run(_oomdoctor(tmp_path, "--config", str(config), "--retry", "--yes", "--", sys.executable, FAKE, "oom",
+                          "2", "0.01"), _env(tmp_path), tmp_path)
+    assert out.returncode == 1                       # the second launch's code (the fake trainer fails again)
+    after = config.read_text()
+    assert after != before and "per_device_train_batch_size: 32" not in after
+    assert (tmp_path / "big.yaml.orig").read_text() == before
+    logs = [n for n in _runs(tmp_path) if n.endswith(".log")]
+    assert len(logs) == 2
+    assert b"--retry: launching again: " in out.stderr
+    # the plan's environment reaches the second launch only
+    assert out.stdout.count(b"PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") == 1
+
+
+def test_retry_without_a_terminal_or_yes_changes_nothing(tmp_path):
+    config = _big_config(tmp_path)
+    before = config.read_text()
+    out = _run(_oomdoctor(tmp_path, "--config", str(config), "--retry", "--", sys.executable, FAKE, "oom", "2",
+                          "0.01"), _env(tmp_path), tmp_path)
+    assert out.returncode == 1
+    assert b"add --yes to apply the plan and launch again" in out.stderr
+    assert config.read_text() == before and not (tmp_path / "big.yaml.orig").exists()
+    assert len([n for n in _runs(tmp_path) if n.endswith(".log")]) == 1

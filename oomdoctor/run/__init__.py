@@ -138,7 +138,8 @@ def main(argv: Sequence[str], lang: str) -> int:
     return watch(command, args, lang)
 
 
-def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: bool = False) -> int:
+def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: bool = False,
+          env: dict | None = None) -> int:
     from oomdoctor.run import history
 
     stem = _paths(args.logs, run_name(command, args.config))
@@ -175,7 +176,7 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
     try:
         with open(log_path, "wb") as log:
             try:
-                outcome = runner.run(command, log, on_start=started)
+                outcome = runner.run(command, log, on_start=started, env=env)
             except (FileNotFoundError, PermissionError) as err:
                 log.close()
                 with contextlib.suppress(OSError):
@@ -211,7 +212,8 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
     if timeline is not None:
         _say(lang, "watch.timeline_file", path=stem + ".timeline.jsonl")
     if args.retry and not retried and crash_report is not None:
-        return _retry(command, args, crash_report, lang) or outcome.exit_code
+        again = _retry(command, args, crash_report, lang)
+        return outcome.exit_code if again is None else again
     return outcome.exit_code
 
 
@@ -334,9 +336,8 @@ def _history_entry(report: Any, peak: float, facts: dict, torch_peak: float | No
 def _diagnose(args: argparse.Namespace, log_path: str, preflight: Any, config_files: Sequence[str],
               facts: dict | None, stem: str, lang: str) -> Any:
     """The usual report from the captured log and the config, then the watcher's lines; on stderr."""
-    files = [log_path] + (list(config_files) if preflight is not None and preflight.setup is not None else [])
     try:
-        session = _session(args, files, lang)
+        session = _session(args, [log_path] + list(config_files), lang)
     except InputError:
         try:
             session = _session(args, [log_path], lang)
@@ -365,20 +366,32 @@ def _diagnose(args: argparse.Namespace, log_path: str, preflight: Any, config_fi
 
 
 def _retry(command: list[str], args: argparse.Namespace, report: Any, lang: str) -> int | None:
-    """Apply the plan's patch (with consent, or --yes) and launch once more; None when there is nothing to do."""
-    if not report.edits:
+    """Apply the plan's patch and environment (after a yes, or --yes) and launch once more, keeping backups;
+    None when there is nothing to apply or the user says no."""
+    if not report.edits and not report.env:
         _say(lang, "watch.retry_nothing")
         return None
-    from oomdoctor.patch.deliver import deliver
+    if not args.yes:
+        if not sys.stdin.isatty():
+            _say(lang, "watch.retry_needs_yes")
+            return None
+        answer = input(say("cli.progress", lang, message=msg(
+            "watch.retry_ask", files=len({e.file for e in report.edits}),
+            env=" ".join(f"{k}={v}" for k, v in report.env.items()) or "-"))).strip().lower()
+        if answer not in ("y", "yes", "是"):
+            _say(lang, "watch.retry_declined")
+            return None
+    if report.edits:
+        from oomdoctor.patch.deliver import deliver
 
-    options = _options(args, report.inputs)
-    deliver(report, options, export=None, write=None, apply=True, yes=args.yes, lang=lang)
-    script = next((f for f in report.inputs if f.endswith(".command.sh")), None)
-    if script is not None and any(e.file == script for e in report.edits):
-        with open(script, encoding="utf-8") as fh:
-            command = shlex.split(fh.read())
+        deliver(report, _options(args, report.inputs), export=None, write=None, apply=True, yes=True, lang=lang)
+        script = next((f for f in report.inputs if f.endswith(".command.sh")), None)
+        if script is not None and any(os.path.abspath(e.file) == os.path.abspath(script) for e in report.edits):
+            with open(script, encoding="utf-8") as fh:       # the plan changed the command's own flags
+                command = shlex.split(fh.read())
+    env = {**os.environ, **report.env} if report.env else None
     _say(lang, "watch.retrying", command=shlex.join(command))
-    return watch(command, args, lang, retried=True)
+    return watch(command, args, lang, retried=True, env=env)
 
 
 def history_main(argv: Sequence[str], lang: str) -> int:

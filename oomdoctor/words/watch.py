@@ -71,6 +71,12 @@ WORDS = {
     "watch.history_written": ("measured peak {gib:.2f} GiB per GPU recorded in {path}",
                               "测得的每张 GPU 峰值 {gib:.2f} GiB 已记录到 {path}"),
     "watch.markdown_written": ("Markdown report saved to {path}", "Markdown 报告已保存到 {path}"),
+    "watch.retry_ask": ("--retry: apply the plan above ({files} file(s) changed, backups kept; environment: {env}) "
+                        "and launch once more? [y/N] ",
+                        "--retry：应用上面的方案（修改 {files} 个文件，保留备份；环境变量：{env}）并重新启动一次吗？[y/N] "),
+    "watch.retry_declined": ("--retry: nothing changed, not launched again", "--retry：没有做任何改动，也没有重新启动"),
+    "watch.retry_needs_yes": ("--retry: no terminal to ask for consent; add --yes to apply the plan and launch again",
+                              "--retry：没有终端可以征求同意；加上 --yes 才会应用方案并重新启动"),
     "watch.retry_nothing": ("--retry: the plan changes no file, nothing to retry", "--retry：方案不修改任何文件，无需重试"),
     "watch.retrying": ("--retry: launching again: {command}", "--retry：再次启动：{command}"),
     "watch.timeline_heading": ("GPU memory as the watcher saw it ({samples} samples, every {interval:g} s):",

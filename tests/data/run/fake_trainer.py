@@ -44,6 +44,8 @@ if mode == "ignore-term":
     signal.signal(signal.SIGHUP, signal.SIG_IGN)
 
 out = sys.stdout
+if os.environ.get("PYTORCH_CUDA_ALLOC_CONF"):
+    out.write(f"PYTORCH_CUDA_ALLOC_CONF={os.environ['PYTORCH_CUDA_ALLOC_CONF']}\n")
 out.write("[INFO|trainer.py:2314] 2024-10-01 10:00:00,000 >> ***** Running training *****\n")
 out.write("[INFO|trainer.py:2315] 2024-10-01 10:00:00,000 >>   Num examples = 1,000\n")
 out.write(f"[INFO|trainer.py:2320] 2024-10-01 10:00:00,000 >>   Total optimization steps = {steps}\n")
