@@ -112,7 +112,8 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
         return say(f"cli.help.{key}", lang)
 
     with argparse_speaks(lang):     # the group titles and -h's help are looked up when the parser is built
-        p = _Parser(prog="oomdoctor", description=say("cli.description", lang), epilog=say("cli.epilog", lang),
+        p = _Parser(prog="oomdoctor", description=say("cli.description", lang),
+                    epilog=say("cli.epilog", lang) + "\n\n" + say("cli.epilog_commands", lang),
                     formatter_class=_Formatter, lang=lang)
     p.add_argument("files", nargs="*", metavar="FILE", help=h("files"))
     p.add_argument("--demo", action="store_true", help=h("demo"))

@@ -373,3 +373,10 @@ def test_retry_without_a_terminal_or_yes_changes_nothing(tmp_path):
     assert b"add --yes to apply the plan and launch again" in out.stderr
     assert config.read_text() == before and not (tmp_path / "big.yaml.orig").exists()
     assert len([n for n in _runs(tmp_path) if n.endswith(".log")]) == 1
+
+
+def test_a_log_file_literally_named_run_is_still_analysed_as_before(tmp_path):
+    (tmp_path / "run").write_bytes((ROOT / "tests" / "data" / "logs" / "f01_torch25_backward.log").read_bytes())
+    out = _run([sys.executable, "-m", "oomdoctor", "run", "--plain"], _env(tmp_path), tmp_path)
+    assert out.returncode == 1, out.stderr
+    assert b"CUDA ran out of GPU" in out.stdout and not (tmp_path / "oomdoctor-runs").exists()

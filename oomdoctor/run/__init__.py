@@ -130,9 +130,10 @@ def _session(args: argparse.Namespace, files: Sequence[str], lang: str) -> Any:
 
 def main(argv: Sequence[str], lang: str) -> int:
     """`oomdoctor run ...` (argv without the word `run`)."""
-    opts, command = split_command(argv)
-    if opts and opts[0] in ("-h", "--help") or "-h" in opts or "--help" in opts:
+    head = list(argv[:list(argv).index("--")] if "--" in argv else argv)
+    if "-h" in head or "--help" in head:
         build_parser(lang).parse_args(["--help"])
+    opts, command = split_command(argv)
     args = build_parser(lang).parse_args(opts)
     _numbers(args)
     return watch(command, args, lang)

@@ -12,7 +12,6 @@ on without a timeline. Pure Python apart from pynvml; no torch.
 from __future__ import annotations
 
 import json
-import os
 import threading
 import time
 from collections import deque
