@@ -380,3 +380,20 @@ def test_a_log_file_literally_named_run_is_still_analysed_as_before(tmp_path):
     out = _run([sys.executable, "-m", "oomdoctor", "run", "--plain"], _env(tmp_path), tmp_path)
     assert out.returncode == 1, out.stderr
     assert b"CUDA ran out of GPU" in out.stdout and not (tmp_path / "oomdoctor-runs").exists()
+
+
+def test_a_failing_diagnosis_never_hides_the_commands_exit_code(tmp_path, monkeypatch, capfd):
+    import oomdoctor.run as watcher
+    from oomdoctor.cli import main
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("a bug in the report")
+
+    monkeypatch.setattr(watcher, "_diagnose", broken)
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    monkeypatch.delenv("OOMDOCTOR_DEBUG", raising=False)
+    monkeypatch.setitem(sys.modules, "pynvml", None)        # no NVML: no timeline
+    code = main(["run", "--logs", str(tmp_path / "runs"), "--", sys.executable, FAKE, "oom", "2", "0.01"])
+    err = capfd.readouterr().err
+    assert code == 1
+    assert "internal error in the diagnosis (RuntimeError: a bug in the report)" in err

@@ -120,3 +120,25 @@ def test_verify_without_torch_is_one_line_and_exit_two():
     lines = out.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("oomdoctor: --verify needs torch, transformers and peft (torch")
     assert "run it where the training runs" in lines[0]
+
+
+@pytest.mark.simulate
+def test_verify_agrees_with_the_estimate_within_five_percent_on_traced_grid_cases():
+    """--verify's comparison on configurations of benchmarks/grid.py (the same draw tests/test_grid.py checks),
+    each given as the final setup of a report's plan."""
+    _needs_simulate()
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import grid
+
+    from oomdoctor.facts import Plan, Report
+    from oomdoctor.simulate.verify import verify
+
+    rows = []
+    for case in grid.cases(40, grid.CI_SEED)[:4]:
+        report = Report(setup=case.setup, shape=case.shape, hardware=grid.HW, plan=Plan())
+        v = verify(report, time_limit_s=300)
+        assert v.setup == case.setup and v.fused == "none"
+        row = grid.Row(case, v.traced_bytes, v.estimated_bytes, v.trace.peak_phase, v.estimate.peak_moment, 0, 0)
+        assert v.agrees == (row.score <= grid.BOUND_P95)
+        rows.append((case.name, v.gap, v.agrees))
+    assert all(agrees for _, _, agrees in rows), rows

@@ -148,7 +148,13 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
     with open(script, "w", encoding="utf-8") as fh:
         fh.write(shlex.join(command) + "\n")
     config_files = [args.config] if args.config else [script]
-    report, problem = _preflight(args, config_files, lang)
+    try:
+        report, problem = _preflight(args, config_files, lang)
+    except Exception as err:     # a bug of ours must not stand between the user and the training run
+        if args.check or os.environ.get("OOMDOCTOR_DEBUG"):
+            raise
+        _say(lang, "watch.internal", stage=say("watch.stage.preflight", lang), error=f"{type(err).__name__}: {err}")
+        report, problem = None, None
     if args.check:
         if report is None:
             raise problem if problem is not None else InputError(msg("watch.no_config"))
@@ -200,14 +206,24 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
         if watcher is not None and report is not None and not args.no_history and facts:
             peak = max(g["peak_gib"] for g in facts["gpus"])
             torch_peak = torch_reported_peak(log_path)
-            path = history.add(_history_entry(report, peak, facts, torch_peak, command, log_path))
-            _say(lang, "watch.history_written", gib=peak, path=path)
+            try:
+                path = history.add(_history_entry(report, peak, facts, torch_peak, command, log_path))
+            except OSError as err:
+                _say(lang, "watch.history_unwritable", path=history.history_path(), reason=err.strerror or str(err))
+            else:
+                _say(lang, "watch.history_written", gib=peak, path=path)
         return outcome.exit_code
     if outcome.forwarded is not None:
         _say(lang, "watch.stopped", signal=_signame(outcome.forwarded), status=outcome.exit_code)
         return outcome.exit_code
     _say(lang, "watch.failed", status=outcome.exit_code, seconds=seconds)
-    crash_report = _diagnose(args, log_path, report, config_files, facts, stem, lang)
+    try:
+        crash_report = _diagnose(args, log_path, report, config_files, facts, stem, lang)
+    except (Exception, KeyboardInterrupt) as err:    # the command's exit code comes back whatever happens here
+        if os.environ.get("OOMDOCTOR_DEBUG"):
+            raise
+        _say(lang, "watch.internal", stage=say("watch.stage.diagnosis", lang), error=f"{type(err).__name__}: {err}")
+        crash_report = None
     if outcome.signal == 9:
         _say(lang, "watch.killed")
     if timeline is not None:

@@ -115,9 +115,9 @@ def run(argv: Sequence[str], log: BinaryIO, *, use_pty: bool | None = None, env:
     """Run argv to its end; its output goes to our stdout/stderr and to `log`. `on_start(pid)` is called once
     the child runs (the sampler starts there). Raises FileNotFoundError/PermissionError when argv[0] cannot
     be executed."""
-    out_fd = sys.stdout.fileno() if stdout_fd is None else stdout_fd
-    err_fd = sys.stderr.fileno() if stderr_fd is None else stderr_fd
-    in_fd = sys.stdin.fileno() if stdin_fd is None else stdin_fd
+    out_fd = _fileno(sys.stdout, 1) if stdout_fd is None else stdout_fd
+    err_fd = _fileno(sys.stderr, 2) if stderr_fd is None else stderr_fd
+    in_fd = _fileno(sys.stdin, -1) if stdin_fd is None else stdin_fd
     if use_pty is None:
         use_pty = os.isatty(out_fd)
     sys.stdout.flush()
@@ -233,6 +233,14 @@ def run(argv: Sequence[str], log: BinaryIO, *, use_pty: bool | None = None, env:
                    proc.pid, use_pty)
 
 
+def _fileno(stream: object, default: int) -> int:
+    """The stream's descriptor; `default` for a stream without one (an in-process caller's replacement)."""
+    try:
+        return stream.fileno()  # type: ignore[attr-defined]
+    except (AttributeError, ValueError, OSError):
+        return default
+
+
 def _isatty(fd: int) -> bool:
     try:
         return os.isatty(fd)
@@ -241,6 +249,8 @@ def _isatty(fd: int) -> bool:
 
 
 def _valid(fd: int) -> bool:
+    if fd < 0:
+        return False
     try:
         os.fstat(fd)
         return True

@@ -67,6 +67,12 @@ WORDS = {
                      "命令被 SIGKILL 杀死，自己没有报错：在 Linux 上这通常是内核的 OOM killer（主机内存不足，而不是显存）；"
                      "可用 `dmesg | grep -i oom` 确认"),
     "watch.timeline_file": ("memory timeline: {path}", "显存时间线：{path}"),
+    "watch.internal": ("internal error in the {stage} ({error}); the run itself is not affected "
+                       "(set OOMDOCTOR_DEBUG=1 and please report it)",
+                       "{stage}时出现内部错误（{error}）；运行本身不受影响（请设置 OOMDOCTOR_DEBUG=1 后报告此问题）"),
+    "watch.stage.preflight": ("pre-flight", "启动前检查"),
+    "watch.stage.diagnosis": ("diagnosis", "诊断"),
+    "watch.history_unwritable": ("could not record the run in {path} ({reason})", "无法把本次运行记录到 {path}（{reason}）"),
     "watch.no_diagnosis": ("no diagnosis: {why}", "无法诊断：{why}"),
     "watch.history_written": ("measured peak {gib:.2f} GiB per GPU recorded in {path}",
                               "测得的每张 GPU 峰值 {gib:.2f} GiB 已记录到 {path}"),
