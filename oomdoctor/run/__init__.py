@@ -177,6 +177,10 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
         if watcher is not None:
             watcher.pids = sampler.RunPids(pid)
             watcher.start()
+        # what the diagnosis needs, imported while the run runs, so the report follows its exit at once
+        import threading
+
+        threading.Thread(target=_warm_up, args=(args.markdown,), name="oomdoctor-warm-up", daemon=True).start()
 
     log_path = stem + ".log"
     _say(lang, "watch.launching", log=log_path)
@@ -232,6 +236,18 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
         again = _retry(command, args, crash_report, lang)
         return outcome.exit_code if again is None else again
     return outcome.exit_code
+
+
+def _warm_up(markdown: bool) -> None:
+    import importlib
+
+    names = ["oomdoctor.session", "oomdoctor.crashlog", "oomdoctor.views.markdown" if markdown else "rich.console",
+             "oomdoctor.views.plain"]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except Exception:       # the diagnosis will say what is wrong, in its own words
+            return
 
 
 def _signame(signum: int) -> str:
