@@ -70,6 +70,7 @@ def build_parser(lang: str) -> argparse.ArgumentParser:
     p.add_argument("--retry", action="store_true", help=h("retry"))
     p.add_argument("--yes", action="store_true", help=h("yes"))
     p.add_argument("--markdown", action="store_true", help=h("markdown"))
+    p.add_argument("--tui", action="store_true", help=h("tui"))
     p.add_argument("--no-history", action="store_true", help=h("no_history"))
     p.add_argument("--gpu", help=say("cli.help.gpu", lang))
     p.add_argument("--gpus", metavar="N", help=say("cli.help.gpus", lang))
@@ -386,6 +387,10 @@ def _diagnose(args: argparse.Namespace, log_path: str, preflight: Any, config_fi
             fh.write(text)
         _err(text)
         _say(lang, "watch.markdown_written", path=stem + ".md")
+    elif args.tui and facts and sys.stdin.isatty() and sys.stdout.isatty():
+        from oomdoctor.tui.timeline import run_with_timeline   # the only place textual gets imported
+
+        run_with_timeline(session, facts)
     else:
         from oomdoctor.views.plain import print_report
 

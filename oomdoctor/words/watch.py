@@ -95,6 +95,10 @@ WORDS = {
                           "运行后半段显存以每分钟 {rate:+.0f} MiB 的速度变化"),
     "watch.first_limit": ("GPU {index} reached 95% of its memory first, {at:.1f} s after launch",
                           "GPU {index} 最先达到显存的 95%，在启动后 {at:.1f} 秒"),
+    "watch.tab_timeline": ("5 Timeline", "5 时间线"),
+    "watch.key_timeline": ("timeline", "时间线"),
+    "watch.help.tui": ("after a crash, open the app (with a timeline tab) instead of the plain report",
+                       "崩溃后打开交互界面（带时间线标签页），而不是纯文本报告"),
     # ---- history
     "watch.history_empty": ("no run recorded yet ({path})", "还没有记录任何运行（{path}）"),
     "watch.history_heading": ("{n} run{n:plural::s} recorded in {path}:", "{path} 中记录了 {n} 次运行："),
