@@ -315,6 +315,7 @@ def test_check_stops_before_launch_with_the_reports_exit_code(tmp_path):
                           f"open({str(marker)!r}, 'w')"), _env(tmp_path), tmp_path)
     assert out.returncode == 0 and not marker.exists()
     assert b"pre-flight: " in out.stderr and b"fits" in out.stderr
+    assert not (tmp_path / "runs").exists() and not list(tmp_path.glob("oomdoctor-command-*"))
 
 
 @pytest.mark.parametrize("lang,heading", [("en", "GPU memory timeline"), ("zh", "显存时间线")])
@@ -397,3 +398,23 @@ def test_a_failing_diagnosis_never_hides_the_commands_exit_code(tmp_path, monkey
     err = capfd.readouterr().err
     assert code == 1
     assert "internal error in the diagnosis (RuntimeError: a bug in the report)" in err
+
+
+def test_a_run_that_ends_on_its_own_sigint_is_stopped_not_diagnosed(tmp_path):
+    out = _run(_oomdoctor(tmp_path, "--", sys.executable, "-c", "import os, signal; os.kill(os.getpid(), signal.SIGINT)"),
+               _env(tmp_path), tmp_path)
+    assert out.returncode == 128 + signal.SIGINT
+    text = out.stderr.decode()
+    assert "the run was stopped by SIGINT (exit 130)" in text and "diagnosis" not in text
+
+
+def test_nvml_with_the_hosts_pids_falls_back_to_what_the_device_gained(tmp_path):
+    """Inside a container NVML names the host's pids: the run's memory is the device's gain since launch."""
+    env = _env(tmp_path, nvml="fake", FAKE_NVML_PID_OFFSET="4000000")
+    out = _run(_oomdoctor(tmp_path, *_config_args(), "--", sys.executable, FAKE, "ok", "4", "0.2"), env, tmp_path)
+    assert out.returncode == 0, out.stderr
+    entry = json.loads((tmp_path / "state" / "oomdoctor" / "history.jsonl").read_text().splitlines()[0])
+    assert entry["peak_gib"] == pytest.approx((2000 + 1500 * 4) / 1024, abs=0.01)
+    timeline = next(n for n in _runs(tmp_path) if n.endswith(".timeline.jsonl"))
+    rows = [json.loads(line) for line in (tmp_path / "runs" / timeline).read_text().splitlines()]
+    assert all(r["run_mib"] is None for r in rows if r["used_mib"] > 300)     # once the run holds memory

@@ -30,6 +30,7 @@ from oomdoctor.facts import GIB, Msg, msg
 from oomdoctor.words import say
 
 DEFAULT_LOGS = "oomdoctor-runs"
+_STOP_SIGNALS = (1, 2, 15)      # SIGHUP, SIGINT, SIGTERM: how a run is stopped on purpose
 _NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 
 
@@ -144,6 +145,8 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
           env: dict | None = None) -> int:
     from oomdoctor.run import history
 
+    if args.check:
+        return _check(command, args, lang)
     stem = _paths(args.logs, run_name(command, args.config))
     script = stem + ".command.sh"
     with open(script, "w", encoding="utf-8") as fh:
@@ -152,16 +155,10 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
     try:
         report, problem = _preflight(args, config_files, lang)
     except Exception as err:     # a bug of ours must not stand between the user and the training run
-        if args.check or os.environ.get("OOMDOCTOR_DEBUG"):
+        if os.environ.get("OOMDOCTOR_DEBUG"):
             raise
         _say(lang, "watch.internal", stage=say("watch.stage.preflight", lang), error=f"{type(err).__name__}: {err}")
         report, problem = None, None
-    if args.check:
-        if report is None:
-            raise problem if problem is not None else InputError(msg("watch.no_config"))
-        from oomdoctor.errors import exit_code
-
-        return exit_code(report)
 
     from oomdoctor.run import runner, sampler
 
@@ -218,8 +215,11 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
             else:
                 _say(lang, "watch.history_written", gib=peak, path=path)
         return outcome.exit_code
-    if outcome.forwarded is not None:
-        _say(lang, "watch.stopped", signal=_signame(outcome.forwarded), status=outcome.exit_code)
+    stopped_by = outcome.forwarded if outcome.forwarded is not None else (
+        outcome.signal if outcome.signal in _STOP_SIGNALS else None)
+    if stopped_by is not None:
+        # the user stopped it (a signal to oomdoctor, or Ctrl-C typed into the run's terminal): not a crash
+        _say(lang, "watch.stopped", signal=_signame(stopped_by), status=outcome.exit_code)
         return outcome.exit_code
     _say(lang, "watch.failed", status=outcome.exit_code, seconds=seconds)
     try:
@@ -237,6 +237,29 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
         again = _retry(command, args, crash_report, lang)
         return outcome.exit_code if again is None else again
     return outcome.exit_code
+
+
+def _check(command: list[str], args: argparse.Namespace, lang: str) -> int:
+    """--check: the pre-flight line and the report's exit code; nothing launched, no runs folder made (the
+    command line is read from a temporary file, removed before returning)."""
+    import tempfile
+
+    from oomdoctor.errors import exit_code
+
+    if args.config:
+        files = [args.config]
+        report, problem = _preflight(args, files, lang)
+    else:
+        fd, script = tempfile.mkstemp(prefix="oomdoctor-command-", suffix=".sh")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(shlex.join(command) + "\n")
+            report, problem = _preflight(args, [script], lang)
+        finally:
+            os.unlink(script)
+    if report is None:
+        raise problem if problem is not None else InputError(msg("watch.no_config"))
+    return exit_code(report)
 
 
 def _warm_up(markdown: bool) -> None:

@@ -97,6 +97,11 @@ class RunPids:
                 self._judged = {self.pgid: True, pid: seen}
         return seen
 
+    def visible(self, pid: int) -> bool:
+        """Whether /proc shows this pid: NVML inside a container reports the host's pids, which it does not;
+        then NVML's per-process figures cannot be told apart."""
+        return pid in self._judged and self._judged[pid] or _stat(pid) is not None
+
     def _judge(self, pid: int) -> bool:
         cur = pid
         for _ in range(64):
@@ -199,7 +204,10 @@ class Sampler:
             used_mib = mem.used / MIB
             procs = self._procs(h)
             known = [m for _, m in procs]
-            run_mib = sum(m for p, m in procs if p in mine and m is not None) if None not in known else None
+            visible = getattr(mine, "visible", None)
+            # a pid /proc does not show (NVML in a container names the host's pids) could be the run's
+            attributable = None not in known and (visible is None or all(visible(p) for p, _ in procs))
+            run_mib = sum(m for p, m in procs if p in mine and m is not None) if attributable else None
             other_mib = sum(m for p, m in procs if p not in mine and m is not None)
             used.append(used_mib)
             run.append(run_mib)
@@ -217,7 +225,8 @@ class Sampler:
     def _account(self, g: GpuStats, t: float, used: float, run: float | None, other: float) -> None:
         if g.first_used_mib is None:
             g.first_used_mib = used
-        mine = run if run is not None else used
+        # without per-process figures: what the device gained since launch
+        mine = run if run is not None else max(0.0, used - g.first_used_mib)
         if mine > g.peak_run_mib:
             g.peak_run_mib = mine
             g.peak_at_s = t

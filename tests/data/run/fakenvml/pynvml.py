@@ -4,16 +4,17 @@ nvmlDeviceGetMemoryInfo -> .total/.free/.used in bytes, nvmlDeviceGetComputeRunn
 .usedGpuMemory], NVMLError), over a fake machine described by environment variables:
 
     FAKE_NVML_GPUS     "NVIDIA A100-SXM4-80GB:81920,NVIDIA A100-SXM4-80GB:81920" (name:MiB per GPU)
-    FAKE_NVML_OTHER    MiB held on GPU 0 by another process (pid 999999), default 0
+    FAKE_NVML_OTHER    MiB held on GPU 0 by another process (pid 1: one /proc shows, not the run's), default 0
     FAKE_NVML_STATE    file the fake trainer writes {"pid", "used_mib": [per GPU]} to
     FAKE_NVML_FAIL     "init": nvmlInit raises NVMLError (no driver)
+    FAKE_NVML_PID_OFFSET  added to the run's pid, as NVML inside a container reports the host's pids
 """
 import json
 import os
 
 NVML_SUCCESS = 0
 NVML_ERROR_DRIVER_NOT_LOADED = 9
-OTHER_PID = 999999
+OTHER_PID = 1
 
 
 class NVMLError(Exception):
@@ -99,7 +100,8 @@ def nvmlDeviceGetComputeRunningProcesses(handle):
         procs.append(c_nvmlProcessInfo_t(OTHER_PID, other << 20))
     st = _state()
     if st and index < len(st["used_mib"]):
-        procs.append(c_nvmlProcessInfo_t(st["pid"], int(st["used_mib"][index]) << 20))
+        pid = st["pid"] + int(os.environ.get("FAKE_NVML_PID_OFFSET", "0") or 0)
+        procs.append(c_nvmlProcessInfo_t(pid, int(st["used_mib"][index]) << 20))
     return procs
 
 
