@@ -279,11 +279,11 @@ def _main(argv: list[str], lang: str) -> int:
     if sub == "run":
         from oomdoctor.run import main as run_main
 
-        return run_main(argv[1:], lang)
+        return run_main(argv[1:], lang, (_Parser, _Formatter, argparse_speaks))
     if sub == "history":
         from oomdoctor.run import history_main
 
-        return history_main(argv[1:], lang)
+        return history_main(argv[1:], lang, (_Parser, _Formatter, argparse_speaks))
     args = build_parser(lang).parse_args(argv)
     if args.json and args.export == "-":
         raise InputError(msg("write.json_and_stdout_diff"))

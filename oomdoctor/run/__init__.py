@@ -55,8 +55,10 @@ def split_command(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return argv[:i], command
 
 
-def build_parser(lang: str) -> argparse.ArgumentParser:
-    from oomdoctor.cli import _Formatter, _Parser, argparse_speaks
+def build_parser(lang: str, kit: Any) -> argparse.ArgumentParser:
+    """`kit`: the CLI's (parser class, help formatter, argparse-language context) — handed down by the CLI,
+    which this package sits below (tests/test_layers.py), so both speak argparse the same way."""
+    _Parser, _Formatter, argparse_speaks = kit
 
     def h(key: str) -> str:
         return say(f"watch.help.{key}", lang)
@@ -130,13 +132,13 @@ def _session(args: argparse.Namespace, files: Sequence[str], lang: str) -> Any:
     return open_session(_options(args, files), lang)
 
 
-def main(argv: Sequence[str], lang: str) -> int:
-    """`oomdoctor run ...` (argv without the word `run`)."""
+def main(argv: Sequence[str], lang: str, kit: Any) -> int:
+    """`oomdoctor run ...` (argv without the word `run`); `kit` as for build_parser."""
     head = list(argv[:list(argv).index("--")] if "--" in argv else argv)
     if "-h" in head or "--help" in head:
-        build_parser(lang).parse_args(["--help"])
+        build_parser(lang, kit).parse_args(["--help"])
     opts, command = split_command(argv)
-    args = build_parser(lang).parse_args(opts)
+    args = build_parser(lang, kit).parse_args(opts)
     _numbers(args)
     return watch(command, args, lang)
 
@@ -335,7 +337,7 @@ def _watch_facts(watcher: Any) -> dict | None:
 
 
 def _watch_lines(facts: dict | None, lang: str) -> list[str]:
-    from oomdoctor.run.sampler import sparkline
+    from oomdoctor.views.sparkline import sparkline
 
     if not facts:
         return []
@@ -455,13 +457,13 @@ def _retry(command: list[str], args: argparse.Namespace, report: Any, lang: str)
     return watch(command, args, lang, retried=True, env=env)
 
 
-def history_main(argv: Sequence[str], lang: str) -> int:
-    """`oomdoctor history [--clear] [--json]`."""
+def history_main(argv: Sequence[str], lang: str, kit: Any) -> int:
+    """`oomdoctor history [--clear] [--json]`; `kit` as for build_parser."""
     import json
 
-    from oomdoctor.cli import _Formatter, _Parser, argparse_speaks
     from oomdoctor.run import history
 
+    _Parser, _Formatter, argparse_speaks = kit
     with argparse_speaks(lang):
         p = _Parser(prog="oomdoctor history", description=say("watch.history_description", lang),
                     formatter_class=_Formatter, lang=lang)

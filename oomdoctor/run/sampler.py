@@ -18,7 +18,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from oomdoctor.facts import Msg, msg
+from oomdoctor.facts import Msg
 
 MIB = 1 << 20
 RING_SAMPLES = 7200          # one hour at 2 Hz
@@ -47,19 +47,10 @@ class Sample:
 
 
 def load_nvml() -> tuple[Any, Msg | None]:
-    """(pynvml module initialised, None) or (None, why not)."""
-    try:
-        import pynvml  # type: ignore
-    except Exception:
-        return None, msg("watch.no_nvml_module")
-    try:
-        pynvml.nvmlInit()
-        if pynvml.nvmlDeviceGetCount() < 1:
-            pynvml.nvmlShutdown()
-            return None, msg("watch.no_gpus")
-    except Exception as err:        # NVMLError: no driver, no permission
-        return None, msg("watch.nvml_failed", error=str(err) or type(err).__name__)
-    return pynvml, None
+    """(pynvml module initialised, None) or (None, why not): through gpus.py, the one module that imports it."""
+    from oomdoctor.gpus import open_nvml
+
+    return open_nvml()
 
 
 def _text(value: Any) -> str:
@@ -252,20 +243,3 @@ def growth_mib_per_min(series: list) -> float | None:
     if var <= 0:
         return None
     return sum((t - mt) * (m - mm) for t, m in half) / var * 60.0
-
-
-SPARK = "▁▂▃▄▅▆▇█"
-
-
-def sparkline(values: list[float], width: int = 40, top: float | None = None) -> str:
-    """Values as `width` block characters (each the maximum of its slice), scaled to `top` (else the maximum)."""
-    if not values:
-        return ""
-    top = top or max(values) or 1.0
-    n = len(values)
-    cells = []
-    for i in range(min(width, n)):
-        lo, hi = i * n // min(width, n), max(i * n // min(width, n) + 1, (i + 1) * n // min(width, n))
-        v = max(values[lo:hi])
-        cells.append(SPARK[min(len(SPARK) - 1, max(0, int(v / top * (len(SPARK) - 1) + 0.5)))])
-    return "".join(cells)

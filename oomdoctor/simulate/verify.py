@@ -126,15 +126,25 @@ def format_verification(v: Verification, lang: str = "en") -> str:
     return "\n".join(lines)
 
 
+def _setup_fields(s: TrainingSetup) -> dict[str, Any]:
+    """The traced setup's fields that the plan's rules change (as the report's JSON names them)."""
+    return {"model": s.model, "framework": s.framework, "framework_version": s.framework_version,
+            "method": s.method, "micro_batch": s.micro_batch, "grad_accum": s.grad_accum, "seq_len": s.seq_len,
+            "precision": "pure_bf16" if s.pure_bf16 else s.precision, "optimizer": s.optimizer,
+            "grad_ckpt": s.grad_ckpt, "attention": s.attention, "zero_stage": s.zero_stage,
+            "fsdp": s.fsdp, "n_gpus": s.n_gpus, "lora_rank": s.lora_rank if s.method in ("lora", "qlora") else None,
+            "quant_bits": s.quant_bits, "fused_ce": s.fused_ce, "offload_optimizer": s.offload_optimizer,
+            "offload_params": s.offload_params}
+
+
 def verification_dict(v: Verification, lang: str = "en") -> dict[str, Any]:
     from oomdoctor.simulate.result import _code, to_dict
-    from oomdoctor.views.jsonout import setup_dict
     from oomdoctor.words import say
 
     fused = v.fused_msg
     return {
         "rules": list(v.rules),
-        "setup": setup_dict(v.setup, v.trace.params_total, v.trace.params_trainable, lang),
+        "setup": _setup_fields(v.setup),
         "traced_allocated_gib": round(v.traced_bytes / GIB, 4),
         "estimated_allocated_gib": round(v.estimated_bytes / GIB, 4),
         "relative": round(v.gap, 4),

@@ -47,7 +47,7 @@ def _crash_lines(report: Report) -> str:
 
 def render(report: Report, lang: str = "en", *, watch: dict | None = None) -> str:
     from oomdoctor import __version__
-    from oomdoctor.run.sampler import sparkline
+    from oomdoctor.views.sparkline import sparkline
 
     lines = [f"## {say('markdown.title', lang)}", "", say("markdown.made_by", lang, version=__version__), ""]
     # ---- environment
