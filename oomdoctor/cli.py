@@ -112,7 +112,8 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
         return say(f"cli.help.{key}", lang)
 
     with argparse_speaks(lang):     # the group titles and -h's help are looked up when the parser is built
-        p = _Parser(prog="oomdoctor", description=say("cli.description", lang), epilog=say("cli.epilog", lang),
+        p = _Parser(prog="oomdoctor", description=say("cli.description", lang),
+                    epilog=say("cli.epilog", lang) + "\n\n" + say("cli.epilog_commands", lang),
                     formatter_class=_Formatter, lang=lang)
     p.add_argument("files", nargs="*", metavar="FILE", help=h("files"))
     p.add_argument("--demo", action="store_true", help=h("demo"))
@@ -131,9 +132,12 @@ def build_parser(lang: str = "en") -> argparse.ArgumentParser:
     out = p.add_argument_group(say("cli.group.output", lang))
     out.add_argument("--plain", action="store_true", help=h("plain"))
     out.add_argument("--json", action="store_true", help=h("json"))
+    out.add_argument("--markdown", action="store_true", help=h("markdown"))
     out.add_argument("--lang", choices=LANGS, help=h("lang"))
     out.add_argument("--walkthrough", action="store_true", help=h("walkthrough"))
     out.add_argument("--simulate", action="store_true", help=h("simulate"))
+    out.add_argument("--verify", action="store_true", help=h("verify"))
+    out.add_argument("--verify-seconds", metavar="S", help=h("verify_seconds"))
     out.add_argument("--advise", action="store_true", help=h("advise"))
     out.add_argument("--prices", metavar="FILE", help=h("prices"))
     out.add_argument("--tokens", metavar="N", help=h("tokens"))
@@ -161,7 +165,7 @@ def language(argv: Sequence[str], environ: Any = None) -> str:
 
 
 def use_tui(args: argparse.Namespace) -> bool:
-    if args.plain or args.json or args.export == "-":
+    if args.plain or args.json or args.markdown or args.export == "-":
         return False
     if os.environ.get("TERM", "") in ("dumb", "unknown", ""):
         return False
@@ -243,6 +247,8 @@ def _numbers(args: argparse.Namespace) -> None:
             args.gpus = as_int(args.gpus, "--gpus", minimum=1, maximum=4096)
         if args.tokens is not None:
             args.tokens = as_float(args.tokens, "--tokens", minimum=1.0)
+        if args.verify_seconds is not None:
+            args.verify_seconds = as_float(args.verify_seconds, "--verify-seconds", minimum=1.0, maximum=86400.0)
         if args.host_ram is not None:
             args.host_ram = as_float(args.host_ram, "--host-ram", minimum=1.0, maximum=1 << 20)
     except BadValue as err:
@@ -251,10 +257,38 @@ def _numbers(args: argparse.Namespace) -> None:
         raise InputError(msg("cli.headroom_range", value=args.headroom))
 
 
+SUBCOMMANDS = ("run", "history")
+
+
+def subcommand(argv: Sequence[str], exists: Any = os.path.exists) -> str | None:
+    """`run` or `history` when the first argument names one. A file of that name in the current directory
+    keeps its old meaning (`oomdoctor run` analyses a log called run), unless the words say otherwise: `run`
+    with a `--` that introduces a command, `history` followed by its own options."""
+    if not argv or argv[0] not in SUBCOMMANDS:
+        return None
+    name = argv[0]
+    if not exists(name):
+        return name
+    if name == "run":
+        return name if "--" in argv[1:] else None
+    return name if len(argv) > 1 and argv[1] in ("--clear", "--json") else None
+
+
 def _main(argv: list[str], lang: str) -> int:
+    sub = subcommand(argv)
+    if sub == "run":
+        from oomdoctor.run import main as run_main
+
+        return run_main(argv[1:], lang, (_Parser, _Formatter, argparse_speaks))
+    if sub == "history":
+        from oomdoctor.run import history_main
+
+        return history_main(argv[1:], lang, (_Parser, _Formatter, argparse_speaks))
     args = build_parser(lang).parse_args(argv)
     if args.json and args.export == "-":
         raise InputError(msg("write.json_and_stdout_diff"))
+    if args.markdown and (args.json or args.export == "-"):
+        raise InputError(msg("cli.markdown_alone"))
     if args.list_rules or args.explain:
         return _rules_info(args, lang)
     _numbers(args)
@@ -282,6 +316,8 @@ def _main(argv: list[str], lang: str) -> int:
 
     if args.simulate:
         return _simulate(session, as_json=args.json)
+    if args.verify:
+        return _verify(session, args)
     if args.advise:
         return _advise(session, args)
     code = exit_code(report)
@@ -300,13 +336,30 @@ def _main(argv: list[str], lang: str) -> int:
         from oomdoctor.views import jsonout
 
         sys.stdout.write(jsonout.render(report, lang) + "\n")
+    elif args.markdown:
+        from oomdoctor.views.markdown import render as render_markdown
+
+        sys.stdout.write(render_markdown(report, lang))
     elif args.export != "-":
         from oomdoctor.views.plain import print_report
 
         print_report(report, show_patch=not (args.export or args.write or args.apply), lang=lang)
+        _measured_here(report, lang)
     if args.export or args.write or args.apply:
         _export(session, args)
     return code
+
+
+def _measured_here(report: Any, lang: str) -> None:
+    """What `oomdoctor run` measured on this machine for the same model and GPU, beside the estimate (stderr)."""
+    from oomdoctor.run import history
+
+    if report.estimate is None or not os.path.exists(history.history_path()):
+        return
+    seen = history.measured(history.model_key(report), history.gpu_key(report))
+    if seen is not None:
+        _say_err(say("cli.progress", lang, message=msg("watch.measured_here", gib=seen.last_gib, peak=seen.peak_gib,
+                                                        runs=seen.runs)))
 
 
 def _accepted(values: Sequence[str], rules_dirs: Sequence[str]) -> tuple[str, ...]:
@@ -383,6 +436,31 @@ def _simulate(session: Any, as_json: bool = False) -> int:
 
         sys.stdout.write(json.dumps({"tool": "oomdoctor", "version": __version__, "lang": lang, "simulations": runs},
                                     ensure_ascii=False, indent=2) + "\n")
+    return exit_code(report)
+
+
+def _verify(session: Any, args: argparse.Namespace) -> int:
+    """--verify: the plan's final setup traced on fake tensors, traced versus estimated (simulate/verify.py)."""
+    from oomdoctor import simulate
+    from oomdoctor.simulate import verify as verifier
+
+    report, lang = session.report, session.lang
+    missing = simulate.available()
+    if missing:
+        raise InputError(msg("verify.missing", **dict(missing.args)))
+    if report.setup is None or report.shape is None or report.hardware is None:
+        raise InputError(msg("cli.needs_config", flag="--verify"))
+    seconds = args.verify_seconds if args.verify_seconds is not None else verifier.DEFAULT_TIME_LIMIT_S
+    result = verifier.verify(report, time_limit_s=seconds,
+                             progress=lambda message: _say_err(say("cli.progress", lang, message=message)))
+    if args.json:
+        import json
+
+        doc = {"tool": "oomdoctor", "version": __version__, "lang": lang,
+               "verify": verifier.verification_dict(result, lang)}
+        sys.stdout.write(json.dumps(doc, ensure_ascii=False, indent=2) + "\n")
+    else:
+        sys.stdout.write(verifier.format_verification(result, lang) + "\n")
     return exit_code(report)
 
 

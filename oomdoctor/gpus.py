@@ -238,3 +238,20 @@ def _mig_slices(pynvml, handle) -> list[tuple[str, float, float]]:
         cap, other = _memory(pynvml, mig)
         out.append((f"{round(cap)}gb", cap, other))
     return out
+
+
+def open_nvml():
+    """(the initialised pynvml module, None), or (None, why not as a Msg): the one door to NVML for the run
+    watcher's sampler (oomdoctor run), which calls the module's functions itself and shuts it down."""
+    try:
+        import pynvml
+    except Exception:
+        return None, msg("watch.no_nvml_module")
+    try:
+        pynvml.nvmlInit()
+        if pynvml.nvmlDeviceGetCount() < 1:
+            pynvml.nvmlShutdown()
+            return None, msg("watch.no_gpus")
+    except Exception as err:        # NVMLError: no driver, no permission
+        return None, msg("watch.nvml_failed", error=str(err) or type(err).__name__)
+    return pynvml, None

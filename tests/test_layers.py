@@ -1,7 +1,8 @@
 """The import graph of oomdoctor keeps its layers, and has no cycle.
 
     facts (records, lazyre) <- words <- errors, values <- the domain packages (crash log, configs, models and
-    checkpoints, memory, planner, patch, advise, simulate, pipeline, session) <- views <- guide <- tui <- cli
+    checkpoints, memory, planner, patch, advise, simulate, pipeline, session) <- views <- guide <- tui <- run
+    <- cli
 
 A module may import its own layer and the layers below it, never one above (so nothing imports the CLI
 back, and only the app imports Textual). Every import counts, the ones inside functions too: a lazy
@@ -32,6 +33,8 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("views", ("oomdoctor.views",)),
     ("guide", ("oomdoctor.guide",)),
     ("tui", ("oomdoctor.tui",)),
+    # `oomdoctor run`: launches a command and reports through the views (and the app, with --tui)
+    ("run", ("oomdoctor.run",)),
     ("cli", ("oomdoctor.cli", "oomdoctor.__main__")),
 )
 

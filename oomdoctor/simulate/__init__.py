@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Callable
 
 from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.simulate.errors import SimulateError, SimulationInterrupted
+from oomdoctor.simulate.errors import SimulateError, SimulateTimeout, SimulationInterrupted
 from oomdoctor.simulate.result import CATEGORIES, PHASES, PhasePeak, TraceResult, format_result, to_dict
 
 INSTALL_HINT = "pip install 'oomdoctor[simulate]'"
@@ -28,24 +28,35 @@ _PACKAGES = ("torch", "transformers", "peft")
 def available() -> Msg | None:
     """None when torch, transformers and peft import; else one line saying what to install."""
     import importlib
+    import logging
 
     missing = []
-    for name in _PACKAGES:
-        try:
-            importlib.import_module(name)
-        except Exception:   # a broken install (ABI mismatch, missing libs) counts as missing too
-            missing.append(name)
+    # transformers without torch logs "PyTorch was not found" at import: the one line below says it instead
+    logging.disable(logging.WARNING)
+    try:
+        for name in _PACKAGES:
+            try:
+                importlib.import_module(name)
+            except Exception:   # a broken install (ABI mismatch, missing libs) counts as missing too
+                missing.append(name)
+    finally:
+        logging.disable(logging.NOTSET)
     if not missing:
         return None
     return msg("simulate.missing", missing=tuple(missing), hint=INSTALL_HINT)
 
 
 def trace_step(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
-               progress: Callable[[Msg], None] | None = None, hf_config: dict | None = None) -> TraceResult:
+               progress: Callable[[Msg], None] | None = None, hf_config: dict | None = None,
+               time_limit_s: float | None = None, fused_loss: bool = False) -> TraceResult:
     """Run `steps` training steps of the model on fake tensors and return the live-bytes peaks.
 
+    `fused_loss`: when the setup asks for a fused loss, trace Liger's fused linear cross-entropy instead of the
+    model's own loss. `time_limit_s`: stop with SimulateTimeout past that many seconds (progress says every
+    10 s that the trace is still running).
+
     Raises SimulateError (one line) when the packages are missing or the model code cannot run on fake
-    tensors, and SimulationInterrupted on Ctrl-C.
+    tensors, SimulateTimeout past the time limit, and SimulationInterrupted on Ctrl-C.
     """
     if steps < 1:
         raise ValueError("steps must be at least 1")
@@ -68,7 +79,8 @@ def trace_step(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                return tracer.run(setup, shape, steps=steps, progress=progress, hf_config=hf_config)
+                return tracer.run(setup, shape, steps=steps, progress=progress, hf_config=hf_config,
+                                  time_limit_s=time_limit_s, fused_loss=fused_loss)
         finally:
             fake_log.setLevel(level)
     except SimulateError:
@@ -81,4 +93,4 @@ def trace_step(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
 
 
 __all__ = ["available", "trace_step", "format_result", "to_dict", "TraceResult", "PhasePeak", "CATEGORIES", "PHASES",
-           "SimulateError", "SimulationInterrupted", "INSTALL_HINT"]
+           "SimulateError", "SimulateTimeout", "SimulationInterrupted", "INSTALL_HINT"]

@@ -12,3 +12,7 @@ class SimulationInterrupted(SimulateError):
     """Ctrl-C during the simulation; nothing was written."""
 
     exit_code = ExitCode.INTERRUPTED
+
+
+class SimulateTimeout(SimulateError):
+    """The trace ran past its time limit and was stopped."""

@@ -21,7 +21,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
 
 from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.simulate.errors import SimulateError
+from oomdoctor.simulate.errors import SimulateError, SimulateTimeout
 from oomdoctor.simulate.regime import Regime, regime
 from oomdoctor.simulate.result import CATEGORIES, PhasePeak, TraceResult
 
@@ -46,6 +46,8 @@ class LiveBytes(TorchDispatchMode):
         self.vocab_size = vocab_size
         self.phase_peaks: dict[tuple[int, str], list[Any]] = {}      # (step, phase) -> [bytes, by_cat]
         self._current: list[Any] | None = None
+        self.clock: Callable[[], None] | None = None   # called every 1024 ops: the time limit and heartbeat
+        self._ops = 0
 
     def count(self, t: torch.Tensor, category: str | None = None) -> None:
         """Count t's storage once; with a category, (re)label it."""
@@ -93,6 +95,9 @@ class LiveBytes(TorchDispatchMode):
         if func is _BERNOULLI and isinstance(args[0], torch.Tensor):
             self._as_bool_mask(args[0])
         self._note()
+        self._ops += 1
+        if self.clock is not None and not self._ops & 1023:
+            self.clock()
         return out
 
     def _as_bool_mask(self, noise: torch.Tensor) -> None:
@@ -402,8 +407,29 @@ def _say(progress: Callable[[Msg], None] | None, message: Msg) -> None:
         progress(message)
 
 
+def _clock(started: float, limit_s: float | None, progress: Callable[[Msg], None] | None) -> Callable[[], None]:
+    """Stop the trace past `limit_s` seconds; say it is still running every HEARTBEAT_S seconds."""
+    said = [started]
+
+    def tick() -> None:
+        now = time.perf_counter()
+        if limit_s is not None and now - started > limit_s:
+            raise SimulateTimeout(msg("simulate.timeout", seconds=limit_s))
+        if progress is not None and now - said[0] >= HEARTBEAT_S:
+            said[0] = now
+            progress(msg("simulate.progress.still", elapsed=now - started, limit=limit_s or 0.0)
+                     if limit_s else msg("simulate.progress.still_unbounded", elapsed=now - started))
+    return tick
+
+
+HEARTBEAT_S = 10.0
+
+
 def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
-        progress: Callable[[Msg], None] | None = None, hf_config: dict | None = None) -> TraceResult:
+        progress: Callable[[Msg], None] | None = None, hf_config: dict | None = None,
+        time_limit_s: float | None = None, fused_loss: bool = False) -> TraceResult:
+    """`fused_loss`: trace Liger's fused linear cross-entropy (simulate/fused_loss.py) in place of the model's
+    own loss when the setup asks for a fused loss. `time_limit_s`: raise SimulateTimeout past it."""
     import peft
     import transformers
 
@@ -429,8 +455,11 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
         notes.append(msg("simulate.note.deepspeed_master", dtype=rg.load_dtype))
     if setup.method == "qlora" or setup.quant_bits:
         limits.append(msg("simulate.limit.bnb_kernels", bits=setup.quant_bits or 4, dtype=load))
-    if setup.fused_ce:
+    fused = bool(fused_loss and setup.fused_ce)
+    if setup.fused_ce and not fused:
         limits.append(msg("simulate.limit.fused_ce"))
+    if fused:
+        notes.append(msg("simulate.note.liger_traced"))
     if setup.stage in ("dpo", "kto", "ppo", "rm"):
         limits.append(msg("simulate.limit.preference", stage=setup.stage.upper()))
 
@@ -450,6 +479,7 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
 
     vocab = int(cfg.get_text_config().vocab_size if hasattr(cfg, "get_text_config") else cfg.vocab_size)
     tracker = LiveBytes(vocab)
+    tracker.clock = _clock(started, time_limit_s, progress)
     fake = FakeTensorMode(allow_non_fake_inputs=True)
     with fake:
         _say(progress, msg("simulate.progress.to_fake"))
@@ -467,6 +497,22 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
         _tag_optimizer_state(opt, tracker)
         ids = torch.randint(0, vocab, (setup.micro_batch, setup.seq_len))
         step_ref = [1]
+        if fused:
+            from oomdoctor.simulate.fused_loss import LinearCrossEntropy
+
+            decoder = hf_model.get_decoder()
+            labels = torch.nn.functional.pad(ids, (0, 1), value=-100)[..., 1:].contiguous().view(-1)
+
+        def forward_and_loss():
+            if not fused:
+                return model(input_ids=ids, labels=ids).loss
+            # Liger's causal-LM forward: the decoder's last hidden state straight into the fused loss
+            hidden = decoder(input_ids=ids)[0]
+            tracker.enter(step_ref[0], "loss")
+            if hidden.requires_grad:
+                hidden.register_hook(lambda grad: tracker.enter(step_ref[0], "layers backward"))
+            flat = hidden.view(-1, hidden.shape[-1])
+            return LinearCrossEntropy.apply(flat, output_layer.weight, labels)
 
         def to_loss(module, inputs):
             # the output layer is about to make the logits: the decoder stack's forward is done
@@ -484,14 +530,18 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
                     tracker.enter(step, "forward")
                     if rg.autocast_dtype:
                         with torch.autocast("cpu", dtype=_TORCH_DTYPES[rg.autocast_dtype]):
-                            out = model(input_ids=ids, labels=ids)
-                        # accelerate's convert_outputs_to_fp32 wraps the forward under mixed precision
-                        logits32 = out.logits.float() if out.logits.dtype != torch.float32 else None
-                        del logits32
+                            if fused:
+                                loss = forward_and_loss()
+                            else:
+                                out = model(input_ids=ids, labels=ids)
+                        if not fused:
+                            # accelerate's convert_outputs_to_fp32 wraps the forward under mixed precision
+                            logits32 = out.logits.float() if out.logits.dtype != torch.float32 else None
+                            del logits32
+                            loss = out.loss
+                            del out
                     else:
-                        out = model(input_ids=ids, labels=ids)
-                    loss = out.loss
-                    del out
+                        loss = forward_and_loss()
                     _say(progress, msg("simulate.progress.backward", step=step, steps=steps))
                     tracker.enter(step, "logits backward")
                     loss.backward()

@@ -152,6 +152,20 @@ WORDS = {
                       "oomdoctor：自带的演示文件保持原样；改为应用到 {folder} 中的副本"),
     "cli.demo_no_folder": ("no free name for a copy of the demo (oomdoctor-demo-N)",
                            "找不到可用的演示副本目录名（oomdoctor-demo-N）"),
+    "cli.epilog_commands": ("commands:\n  oomdoctor run [options] -- <command ...>\n      launch a training run, watch its "
+                            "GPU memory, diagnose it when it crashes (oomdoctor run --help)\n  oomdoctor history "
+                            "[--clear]\n      the peaks that runs watched on this machine measured",
+                            "子命令：\n  oomdoctor run [选项] -- <命令 ...>\n      启动训练，监视显存，崩溃时立即诊断"
+                            "（oomdoctor run --help）\n  oomdoctor history [--clear]\n      本机监视过的运行所测得的显存峰值"),
+    "cli.help.markdown": ("print the report as GitHub-flavoured Markdown, ready to paste into an issue",
+                          "把报告输出为 GitHub 风格的 Markdown，可直接贴到 issue 中"),
+    "cli.markdown_alone": ("--markdown cannot be combined with --json or --export -", "--markdown 不能与 --json 或 --export - 同时使用"),
+    "cli.help.verify": ("trace the plan's final setup on fake tensors and compare it with the estimate (needs "
+                        "oomdoctor[simulate]; Liger's fused loss is traced when liger-kernel is installed)",
+                        "用假张量追踪方案的最终配置，并与估算比较（需要 oomdoctor[simulate]；安装了 liger-kernel 时一并追踪 "
+                        "Liger 的融合损失）"),
+    "cli.help.verify_seconds": ("time limit of --verify's trace in seconds (default 600)",
+                                "--verify 追踪的时间上限，单位秒（默认 600）"),
     "cli.simulate_label": ("== {label}", "== {label}"),
     "cli.simulate_configured": ("as configured", "当前配置"),
     "cli.simulate_planned": ("after the plan", "采用方案后"),

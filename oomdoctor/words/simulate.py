@@ -31,6 +31,8 @@ WORDS = {
                          "--simulate 需要 torch、transformers 和 peft（缺少 {missing}）：{hint}"),
     "simulate.interrupted": ("simulation stopped by Ctrl-C before it finished; nothing was written",
                              "模拟在完成前被 Ctrl-C 中止；没有写入任何文件"),
+    "simulate.timeout": ("the trace was stopped at its time limit of {seconds:.0f} s (raise it with --verify-seconds)",
+                         "追踪到达 {seconds:.0f} 秒的时间上限后被停止（可用 --verify-seconds 调高）"),
     "simulate.failed": ("the simulation failed ({error}): {first}", "模拟失败（{error}）：{first}"),
     "simulate.no_model_type": ("config.json has no model_type: cannot tell which model code to run",
                                "config.json 中没有 model_type，无法确定该运行哪个模型的代码"),
@@ -53,6 +55,9 @@ WORDS = {
     "simulate.progress.to_fake": ("moving the model to fake tensors", "正在把模型移到假张量上"),
     "simulate.progress.forward": ("step {step}/{steps}: forward", "第 {step}/{steps} 步：前向传播"),
     "simulate.progress.backward": ("step {step}/{steps}: backward", "第 {step}/{steps} 步：反向传播"),
+    "simulate.progress.still": ("still tracing: {elapsed:.0f} s of at most {limit:.0f} s",
+                                "仍在追踪：已用 {elapsed:.0f} 秒，最多 {limit:.0f} 秒"),
+    "simulate.progress.still_unbounded": ("still tracing: {elapsed:.0f} s", "仍在追踪：已用 {elapsed:.0f} 秒"),
     "simulate.progress.optimizer": ("step {step}/{steps}: optimizer step", "第 {step}/{steps} 步：优化器更新"),
     # ---- the optimizer that ran
     "simulate.opt.8bit": ("{name} 8-bit state shapes (bnb kernels not run)", "{name} 8 位状态的形状（未运行 bnb 内核）"),
@@ -79,6 +84,9 @@ WORDS = {
     "simulate.note.deepspeed_master": ("DeepSpeed {dtype}: weights and gradients in {dtype}, fp32 master copy and "
                                        "states in the optimizer",
                                        "DeepSpeed {dtype}：权重和梯度为 {dtype}，fp32 主副本和状态保存在优化器中"),
+    "simulate.note.liger_traced": ("the loss ran as Liger's fused linear cross-entropy: logits for one chunk of "
+                                   "tokens at a time",
+                                   "损失按 Liger 的融合线性交叉熵运行：每次只生成一个分块 token 的 logits"),
     "simulate.note.optimizer_as_adamw": ("optimizer '{optimizer}' is not simulated as such: traced with AdamW foreach",
                                          "没有按原样模拟优化器 '{optimizer}'：改用 AdamW foreach 追踪"),
     # ---- what the trace cannot see

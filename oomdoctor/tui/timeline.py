@@ -1,0 +1,44 @@
+"""The app after `oomdoctor run --tui`: the usual tabs, and a fifth with the GPU memory the watcher saw.
+
+One Sparkline per GPU (textual's own widget) over the run's memory, with its peak, when it came, other
+processes' memory and the growth line, as the plain report's watcher lines say them.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from textual.binding import Binding
+from textual.containers import VerticalScroll
+from textual.widgets import Sparkline, Static, TabbedContent, TabPane
+
+from oomdoctor.tui.app import OomDoctorApp
+from oomdoctor.words import say
+
+
+class WatchApp(OomDoctorApp):
+    # a words code: OomDoctorApp's __init__ puts the footer label in the app's language
+    BINDINGS = [Binding("5", "tab('timeline')", show=False), Binding("t", "tab('timeline')", "watch.key_timeline")]
+
+    def __init__(self, session: Any, *, watch: dict, **kwargs: Any) -> None:
+        super().__init__(session, **kwargs)
+        self.watch = watch
+
+    async def on_mount(self) -> None:
+        super().on_mount()
+        tabs = self.query_one("#tabs", TabbedContent)
+        body = [Static(say("watch.timeline_heading", self.lang, samples=self.watch["samples"],
+                           interval=self.watch["interval_s"]), id="timeline-heading")]
+        for g in self.watch["gpus"]:
+            body.append(Static(say("watch.gpu_line", self.lang, index=g["index"], name=g["name"], peak=g["peak_gib"],
+                                   at=g["peak_at_s"], total=g["total_gib"]), classes="timeline-gpu"))
+            body.append(Sparkline(g["series_gib"] or [0.0], summary_function=max, id=f"timeline-gpu-{g['index']}"))
+            if g["other_gib"] >= 0.01:
+                body.append(Static(say("watch.other_line", self.lang, gib=g["other_gib"])))
+        await tabs.add_pane(TabPane(say("watch.tab_timeline", self.lang), VerticalScroll(*body), id="timeline"))
+
+
+def run_with_timeline(session: Any, watch: dict) -> int:
+    from oomdoctor.errors import exit_code
+
+    WatchApp(session, watch=watch).run()
+    return int(exit_code(session.report))
