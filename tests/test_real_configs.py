@@ -4,6 +4,7 @@ right is printed with `pytest -s tests/test_real_configs.py`; at least 95% of th
 stated fact right, and none may be refused for a value that belongs to a script's own parser."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -22,6 +23,9 @@ def _read(entry: dict):
     if entry.get("with"):
         other = load_config(str(CORPUS / entry["with"]))
         setup = combine(setup, other)
+    model = (entry.get("flags") or {}).get("model")
+    if model:
+        setup = replace(setup, model=model)      # --model, laid over the config as the pipeline does
     return setup
 
 
