@@ -492,7 +492,32 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         setup = registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions,
                                   entry=entry if name in ("hf", "firefly") else None, hint=hint)
         setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
+        setup = _stage_of_command(setup, inv, path)
     return _with_launch(setup, inv, path)
+
+
+def _stage_of_command(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
+    """The stage a CLI's subcommand names (`swift pt`, `trl dpo`; `python -m torch.distributed.run
+    swift/cli/pt.py`), where no flag of the command line said one."""
+    from oomdoctor.configs.trainer_args import stage_word
+
+    src = setup.sources.get("stage")
+    if src is not None and src.file:
+        return setup
+    words = [w for w in inv.command.words if w.known]
+    word = None
+    if inv.target is not None and inv.target.known and inv.target.text.endswith(".py"):
+        word = os.path.basename(inv.target.text)[:-3]
+    else:
+        for i, w in enumerate(words[:-1]):
+            if any(w.text == c[0] and len(c) > 1 for c in inv.entry.commands):
+                word = words[i + 1].text
+                break
+    stage = stage_word(word or "")
+    if stage is None or stage == setup.stage or word in ("sft",):
+        return setup
+    return replace(setup, stage=stage, sources={**setup.sources, "stage": Source(file=path, key=word,
+                                                                                 line=inv.command.line)})
 
 
 # TRL recipe scripts whose trainer the config file does not name (alignment-handbook scripts/run_orpo.py,
