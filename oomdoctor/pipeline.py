@@ -244,8 +244,8 @@ def build_report(opts: Options) -> Report:
     """The whole pipeline in one call: read the inputs, estimate, plan (session.open_session keeps the
     rules and the calibrated estimator it builds for the app, the guide and the advisor)."""
     report = read_report(opts)
-    if report.setup is None:
-        return report
+    if report.setup is None or report.shape is None:
+        return report           # the crash alone, or incomplete (no model shape): nothing to estimate
     try:
         return plan_report(report, opts)
     except InputError as err:
@@ -293,9 +293,29 @@ def read_report(opts: Options) -> Report:
                 raise
             return _crash_only(opts, crash, hw, warnings, err)
     else:
-        shape = resolve_shape(setup, crash)     # the user's own --model, or a config: its errors are theirs
+        try:
+            shape = resolve_shape(setup, crash)     # the user's own --model, or a config: its errors are theirs
+        except InputError as err:
+            if not _shape_unknown(err):
+                raise
+            # Degrade, do not stop: the crash and the config's facts are still worth showing; say what the
+            # estimate needs, and the exit code says the answer is incomplete.
+            warnings.extend([_as_msg(err), msg("run.incomplete")])
+            return Report(inputs=tuple(opts.files), setup=setup, hardware=hw, crash=crash, warnings=tuple(warnings))
     return Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw, crash=crash,
                   warnings=tuple(warnings))
+
+
+_SHAPE_UNKNOWN = ("model.unknown", "model.none_named")
+
+
+def _shape_unknown(err: InputError) -> bool:
+    """The model is named but its shape is nowhere here (not a directory, not in the catalog or the cache)."""
+    return isinstance(err.message, Msg) and err.message.code in _SHAPE_UNKNOWN
+
+
+def _as_msg(err: InputError) -> Msg:
+    return err.message if isinstance(err.message, Msg) else msg("crash.setup.unusable", reason=str(err.message))
 
 
 def _crash_only(opts: Options, crash: CrashReport | None, hw: Hardware | None, warnings: list, err: InputError) -> Report:
