@@ -106,3 +106,20 @@ def test_the_report_itself_says_incomplete(inputs):
     report = build_report(Options(files=("run.log", "cfg.yaml"), cwd=str(inputs)))
     assert report.setup is not None and report.shape is None and report.crash is not None
     assert exit_code(report) == ExitCode.INCOMPLETE
+
+
+async def test_the_app_opens_on_an_incomplete_report_and_shows_the_crash_and_the_line(inputs):
+    from helpers import screen_text
+    from oomdoctor.session import open_session
+    from oomdoctor.tui.app import OomDoctorApp
+
+    session = open_session(Options(files=("run.log", "cfg.yaml"), cwd=str(inputs)), "en")
+    app = OomDoctorApp(session)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        text = screen_text(app)
+        assert "asked for" in text and "was free" in text             # the crash, in plain words
+        assert "acme/NoSuchModel-7B" in text and "2048 tokens" in text  # the config's facts
+        await pilot.press("2")
+        await pilot.pause()
+        assert "--model DIR" in " ".join(screen_text(app).split())    # what the estimate needs
