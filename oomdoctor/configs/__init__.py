@@ -110,7 +110,9 @@ def load_config(path: str, *, framework_version: str | None = None,
         raise InputError(msg("config.empty"), path)
     doc = parse_file(path, text)
     if registry.is_llamafactory_v1(doc.data):
-        raise InputError(msg("config.lf_v1"), path)
+        from oomdoctor.configs.llamafactory_v1 import read as read_v1
+
+        return read_v1(doc, framework_version=framework_version, log_versions=log_versions)
     name, reason = registry.detect(doc.data)
     if name is None:
         raise registry.unknown_config(path)
