@@ -129,7 +129,8 @@ def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> Trai
     if inputs.config is not None:
         # The version the run really used (the log's banner) sets the defaults and dtypes.
         log_versions = dict(crash.versions or {}) if crash is not None else None
-        setup = configs.load_config(inputs.config, framework_version=opts.framework_version, log_versions=log_versions)
+        setup = configs.load_config(inputs.config, framework_version=opts.framework_version, log_versions=log_versions,
+                                    model=opts.model)
         if inputs.launcher is not None:
             other = configs.load_config(inputs.launcher, framework_version=opts.framework_version)
             # The one that names a model is the training config; the other decides GPUs and sharding.
@@ -296,11 +297,13 @@ def read_report(opts: Options) -> Report:
         try:
             shape = resolve_shape(setup, crash)     # the user's own --model, or a config: its errors are theirs
         except InputError as err:
-            if not _shape_unknown(err):
+            if not _shape_unknown(err, setup):
                 raise
             # Degrade, do not stop: the crash and the config's facts are still worth showing; say what the
             # estimate needs, and the exit code says the answer is incomplete.
-            warnings.extend([_as_msg(err), msg("run.incomplete")])
+            if not setup.extras.get("model_unresolved"):
+                warnings.append(_as_msg(err))      # else the config's own note says which flag is unknown
+            warnings.append(msg("run.incomplete"))
             return Report(inputs=tuple(opts.files), setup=setup, hardware=hw, crash=crash, warnings=tuple(warnings))
     return Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw, crash=crash,
                   warnings=tuple(warnings))
@@ -309,9 +312,14 @@ def read_report(opts: Options) -> Report:
 _SHAPE_UNKNOWN = ("model.unknown", "model.none_named")
 
 
-def _shape_unknown(err: InputError) -> bool:
-    """The model is named but its shape is nowhere here (not a directory, not in the catalog or the cache)."""
-    return isinstance(err.message, Msg) and err.message.code in _SHAPE_UNKNOWN
+def _shape_unknown(err: InputError, setup: TrainingSetup) -> bool:
+    """The model's shape is nowhere here: a model named but not a directory, in the catalog or the cache, or
+    a script whose model flag only the running script knows (`--model_name_or_path $MODEL`, MODEL unset).
+    A file that names no model at all (a launcher or DeepSpeed file, a ChatGLM YAML) is still bad input."""
+    code = err.message.code if isinstance(err.message, Msg) else None
+    if code in _SHAPE_UNKNOWN:
+        return True
+    return not setup.model and bool(setup.extras.get("model_unresolved"))
 
 
 def _as_msg(err: InputError) -> Msg:

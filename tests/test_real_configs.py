@@ -19,13 +19,13 @@ FIELDS = {"version": "framework_version"}
 
 
 def _read(entry: dict):
-    setup = load_config(str(CORPUS / entry["file"]), framework_version=(entry.get("flags") or {}).get("version"))
+    flags = entry.get("flags") or {}
+    setup = load_config(str(CORPUS / entry["file"]), framework_version=flags.get("version"), model=flags.get("model"))
     if entry.get("with"):
         other = load_config(str(CORPUS / entry["with"]))
         setup = combine(setup, other)
-    model = (entry.get("flags") or {}).get("model")
-    if model:
-        setup = replace(setup, model=model)      # --model, laid over the config as the pipeline does
+    if flags.get("model"):
+        setup = replace(setup, model=flags["model"])      # --model, laid over the config as the pipeline does
     return setup
 
 
