@@ -176,7 +176,13 @@ def with_gpus(setup: TrainingSetup, hw: Hardware, n: int | None) -> tuple[Traini
         return setup, hw
     if "n_gpus" in setup.sources and n > setup.n_gpus:
         return setup, replace(hw, n_gpus=n)
-    return replace(setup, n_gpus=n), replace(hw, n_gpus=n)
+    values: dict = {"n_gpus": n}
+    total = setup.extras.get("total_batch")
+    src = setup.sources.get("grad_accum")
+    if total and setup.micro_batch and (src is None or src.key not in ("gradient_accumulation_steps",)):
+        # A global batch flag (OpenRLHF --train_batch_size, Alpaca-LoRA --batch_size) is split over the processes.
+        values["grad_accum"] = max(1, int(total) // setup.micro_batch // n)
+    return replace(setup, **values), replace(hw, n_gpus=n)
 
 
 def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape:

@@ -111,7 +111,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if own:
         # A framework of its own on transformers (ms-swift, OpenRLHF): named as itself; the transformers
         # release its defaults follow is kept for the memory model.
-        b = Builder(own, "", f"{own} (transformers {version})")
+        b = Builder(own, "", f"{str(entry.label).split()[0]} (transformers {version})")
         b.extras["transformers_version"] = version
     else:
         b = Builder("trl" if trl else FRAMEWORK, version, f"TRL {version}" if trl else f"transformers {version}")
