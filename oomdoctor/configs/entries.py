@@ -93,7 +93,9 @@ _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dt
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("llamafactory", "llamafactory-cli train", reader="llamafactory",
-          commands=(("llamafactory-cli", "train"), ("lmf", "train")), modules=("llamafactory.cli",),
+          # sft / dpo / rm: the v1 launcher's training commands (src/llamafactory/v1/launcher.py)
+          commands=(("llamafactory-cli", "train"), ("lmf", "train"), ("llamafactory-cli", "sft"),
+                    ("llamafactory-cli", "dpo"), ("llamafactory-cli", "rm")), modules=("llamafactory.cli",),
           config_positional=True, overrides=True),
     Entry("llamafactory_bash", "LLaMA-Factory src/train_bash.py", reader="llamafactory",
           scripts=("train_bash.py",), modules=("llmtuner",), config_positional=True,

@@ -462,8 +462,8 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         if registry.is_llamafactory_v1(cdoc.data):
             from oomdoctor.configs.llamafactory_v1 import read as read_v1
 
-            return _with_launch(read_v1(cdoc, framework_version=framework_version,
-                                                     log_versions=log_versions), inv, path)
+            setup = read_v1(cdoc, framework_version=framework_version, log_versions=log_versions)
+            return _with_launch(_stage_of_command(setup, inv, path), inv, path)
         name, why = registry.detect(cdoc.data)
         if name is None:
             raise registry.unknown_config(config)

@@ -115,9 +115,12 @@ def finish(setup: TrainingSetup, doc: Doc, origin: Mapping[str, str]) -> Trainin
     """The setup read from the translation, with the v1 key names in its provenance, the v1-only facts
     (context parallelism, FSDP) and a note that no patch is written into a v1 file."""
     sources = {}
+    default = Source(default=msg("config.default.of", framework="LLaMA-Factory v1"))
     for name, src in setup.sources.items():
-        if src.file == doc.path and src.key in origin:
-            src = replace(src, key=origin[src.key], line=doc.lines.get(origin[src.key], src.line))
+        if src.file == doc.path:
+            # a v1 key the file has, under its own name; a value the translation filled in is v1's default
+            src = replace(src, key=origin[src.key], line=doc.lines.get(origin[src.key], src.line)) \
+                if src.key in origin else default
         sources[name] = src
     values: dict[str, Any] = {}
     cp = doc.data.get("cp_size")
