@@ -119,8 +119,8 @@ def finish(setup: TrainingSetup, doc: Doc, origin: Mapping[str, str]) -> Trainin
     for name, src in setup.sources.items():
         if src.file == doc.path:
             # a v1 key the file has, under its own name; a value the translation filled in is v1's default
-            src = replace(src, key=origin[src.key], line=doc.lines.get(origin[src.key], src.line)) \
-                if src.key in origin else default
+            v1 = origin.get(src.key or "")
+            src = replace(src, key=v1, line=doc.lines.get(v1, src.line)) if v1 else default
         sources[name] = src
     values: dict[str, Any] = {}
     cp = doc.data.get("cp_size")
