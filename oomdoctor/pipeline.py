@@ -303,8 +303,8 @@ def read_report(opts: Options) -> Report:
         try:
             shape = resolve_shape(setup, crash)     # the user's own --model, or a config: its errors are theirs
         except InputError as err:
-            if not _shape_unknown(err, setup):
-                raise
+            if opts.model or not _shape_unknown(err, setup):
+                raise           # a --model the user typed that is not found is theirs to fix: one line, exit 2
             # Degrade, do not stop: the crash and the config's facts are still worth showing; say what the
             # estimate needs, and the exit code says the answer is incomplete.
             if not setup.extras.get("model_unresolved"):

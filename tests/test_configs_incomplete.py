@@ -123,3 +123,8 @@ async def test_the_app_opens_on_an_incomplete_report_and_shows_the_crash_and_the
         await pilot.press("2")
         await pilot.pause()
         assert "--model DIR" in " ".join(screen_text(app).split())    # what the estimate needs
+
+
+def test_a_model_flag_that_is_not_found_is_the_users_to_fix(inputs, capsys):
+    code, _, err = run_cli(capsys, "run.log", "cfg.yaml", "--model", "nobody/typo-7b", "--plain")
+    assert code == ExitCode.BAD_INPUT and len(err.strip().splitlines()) == 1 and "typo-7b" in err
