@@ -206,3 +206,19 @@ def test_the_v1_command_says_the_stage(tmp_path):
     (tmp_path / "v1.yaml").write_text((V1 / "train_lora_sft.yaml").read_text())
     s = load_config(_write(tmp_path, "run.sh", "llamafactory-cli dpo v1.yaml\n"))
     assert s.stage == "dpo" and s.sources["stage"].key == "dpo"
+
+
+def test_ms_swift_is_estimated_as_the_memory_model_knows_ms_swift():
+    # The memory model's reference rows name ms-swift "swift" with the transformers release as its version.
+    from dataclasses import replace
+
+    from oomdoctor.facts import Hardware, ModelShape
+    from oomdoctor.memory import estimate
+
+    shape = ModelShape(name="org/m", hidden_size=4096, intermediate_size=14336, num_layers=32, num_heads=32,
+                       num_kv_heads=8, vocab_size=32000)
+    hw = Hardware(gpu="H100 80GB", gpu_gib=79.1, n_gpus=1)
+    for script in ("swift_think_liger.sh", "swift_qlora_bnb_no_dtype.sh", "swift_pt_full_packing.sh"):
+        s = load_config(str(CORPUS / "scripts" / script))
+        same = replace(s, framework="swift", framework_version=s.extras["transformers_version"])
+        assert estimate(s, shape, hw).peak_gib == pytest.approx(estimate(same, shape, hw).peak_gib), script
