@@ -16,6 +16,7 @@ class ExitCode(enum.IntEnum):
     BAD_INPUT = 2       # bad input or usage
     NO_FIT = 3          # no plan fits
     INTERNAL = 4        # a bug of ours
+    INCOMPLETE = 5      # the crash and the config were read, but the model's shape is missing: no estimate, no plan
     INTERRUPTED = 130   # Ctrl-C, SIGTERM, SIGHUP (128 + SIGINT, as shells report it)
 
 
@@ -52,6 +53,8 @@ class InputError(Exception):
 
 def exit_code(report: Report) -> ExitCode:
     """What a finished run answers: it fits, a plan was proposed (or a crash diagnosed), or nothing fits."""
+    if report.setup is not None and report.shape is None:
+        return ExitCode.INCOMPLETE
     if report.estimate is None:
         return ExitCode.PLAN if report.crash is not None and report.crash.events else ExitCode.FITS
     if report.estimate.fits:

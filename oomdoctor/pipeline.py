@@ -129,7 +129,8 @@ def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> Trai
     if inputs.config is not None:
         # The version the run really used (the log's banner) sets the defaults and dtypes.
         log_versions = dict(crash.versions or {}) if crash is not None else None
-        setup = configs.load_config(inputs.config, framework_version=opts.framework_version, log_versions=log_versions)
+        setup = configs.load_config(inputs.config, framework_version=opts.framework_version, log_versions=log_versions,
+                                    model=opts.model)
         if inputs.launcher is not None:
             other = configs.load_config(inputs.launcher, framework_version=opts.framework_version)
             # The one that names a model is the training config; the other decides GPUs and sharding.
@@ -176,7 +177,13 @@ def with_gpus(setup: TrainingSetup, hw: Hardware, n: int | None) -> tuple[Traini
         return setup, hw
     if setup.stated("n_gpus") and n > setup.n_gpus:
         return setup, replace(hw, n_gpus=n)
-    return replace(setup, n_gpus=n), replace(hw, n_gpus=n)
+    values: dict = {"n_gpus": n}
+    total = setup.extras.get("total_batch")
+    src = setup.sources.get("grad_accum")
+    if total and setup.micro_batch and (src is None or src.key not in ("gradient_accumulation_steps",)):
+        # A global batch flag (OpenRLHF --train_batch_size, Alpaca-LoRA --batch_size) is split over the processes.
+        values["grad_accum"] = max(1, int(total) // setup.micro_batch // n)
+    return replace(setup, **values), replace(hw, n_gpus=n)
 
 
 def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape:
@@ -245,8 +252,8 @@ def build_report(opts: Options) -> Report:
     """The whole pipeline in one call: read the inputs, estimate, plan (session.open_session keeps the
     rules and the calibrated estimator it builds for the app, the guide and the advisor)."""
     report = read_report(opts)
-    if report.setup is None:
-        return report
+    if report.setup is None or report.shape is None:
+        return report           # the crash alone, or incomplete (no model shape): nothing to estimate
     try:
         return plan_report(report, opts)
     except InputError as err:
@@ -294,9 +301,36 @@ def read_report(opts: Options) -> Report:
                 raise
             return _crash_only(opts, crash, hw, warnings, err)
     else:
-        shape = resolve_shape(setup, crash)     # the user's own --model, or a config: its errors are theirs
+        try:
+            shape = resolve_shape(setup, crash)     # the user's own --model, or a config: its errors are theirs
+        except InputError as err:
+            if opts.model or not _shape_unknown(err, setup):
+                raise           # a --model the user typed that is not found is theirs to fix: one line, exit 2
+            # Degrade, do not stop: the crash and the config's facts are still worth showing; say what the
+            # estimate needs, and the exit code says the answer is incomplete.
+            if not setup.extras.get("model_unresolved"):
+                warnings.append(_as_msg(err))      # else the config's own note says which flag is unknown
+            warnings.append(msg("run.incomplete"))
+            return Report(inputs=tuple(opts.files), setup=setup, hardware=hw, crash=crash, warnings=tuple(warnings))
     return Report(inputs=tuple(opts.files), setup=setup, shape=shape, hardware=hw, crash=crash,
                   warnings=tuple(warnings))
+
+
+_SHAPE_UNKNOWN = ("model.unknown", "model.none_named")
+
+
+def _shape_unknown(err: InputError, setup: TrainingSetup) -> bool:
+    """The model's shape is nowhere here: a model named but not a directory, in the catalog or the cache, or
+    a script whose model flag only the running script knows (`--model_name_or_path $MODEL`, MODEL unset).
+    A file that names no model at all (a launcher or DeepSpeed file, a ChatGLM YAML) is still bad input."""
+    code = err.message.code if isinstance(err.message, Msg) else None
+    if code in _SHAPE_UNKNOWN:
+        return True
+    return not setup.model and bool(setup.extras.get("model_unresolved"))
+
+
+def _as_msg(err: InputError) -> Msg:
+    return err.message if isinstance(err.message, Msg) else msg("crash.setup.unusable", reason=str(err.message))
 
 
 def _crash_only(opts: Options, crash: CrashReport | None, hw: Hardware | None, warnings: list, err: InputError) -> Report:

@@ -228,11 +228,13 @@ def test_yaml_syntax_error_names_file_and_line(capsys, tmp_path):
     assert f"{bad}:" in line and any(f":{n}" in line for n in (3, 4, 5))
 
 
-def test_unknown_model_is_one_line(capsys, tmp_path):
+def test_unknown_model_is_incomplete_not_an_error(capsys, tmp_path):
+    # The config's facts are still shown, with what the estimate needs; exit 5 (tests/test_configs_incomplete.py).
     cfg = tmp_path / "train.yaml"
     cfg.write_text(DEMO_YAML.read_text().replace("meta-llama/Llama-2-7b-hf", "nobody/NoSuchModel-7b"))
-    line = _one_line_error(capsys, str(cfg), "--gpu", "A100-80GB", "--plain")
-    assert "NoSuchModel" in line
+    code, out, err = run(capsys, str(cfg), "--gpu", "A100-80GB", "--plain", "--lang", "en")
+    assert code == 5 and err == ""
+    assert "NoSuchModel" in out and "--model DIR" in out
 
 
 def test_config_without_gpu_information_asks_for_gpu(capsys, monkeypatch):

@@ -4,6 +4,7 @@ right is printed with `pytest -s tests/test_real_configs.py`; at least 95% of th
 stated fact right, and none may be refused for a value that belongs to a script's own parser."""
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -18,10 +19,13 @@ FIELDS = {"version": "framework_version"}
 
 
 def _read(entry: dict):
-    setup = load_config(str(CORPUS / entry["file"]), framework_version=(entry.get("flags") or {}).get("version"))
+    flags = entry.get("flags") or {}
+    setup = load_config(str(CORPUS / entry["file"]), framework_version=flags.get("version"), model=flags.get("model"))
     if entry.get("with"):
         other = load_config(str(CORPUS / entry["with"]))
         setup = combine(setup, other)
+    if flags.get("model"):
+        setup = replace(setup, model=flags["model"])      # --model, laid over the config as the pipeline does
     return setup
 
 

@@ -90,12 +90,13 @@ def detect_framework(data: dict) -> str:
 
 
 def load_config(path: str, *, framework_version: str | None = None,
-                log_versions: Mapping[str, str] | None = None) -> TrainingSetup:
+                log_versions: Mapping[str, str] | None = None, model: str | None = None) -> TrainingSetup:
     """Read one training config into a TrainingSetup; every field's origin is in `setup.sources`, the
     framework and the release assumed (and why) in `framework_reason` and `version_reason`.
 
     `log_versions` are the package versions a crash log's banner printed; `--framework-version` wins
-    over them, and both over what the file implies. The file is parsed once per run."""
+    over them, and both over what the file implies. The file is parsed once per run. `model` (the user's
+    --model) stands in for a model reference only the running script would know."""
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file, read_text
 
@@ -105,12 +106,15 @@ def load_config(path: str, *, framework_version: str | None = None,
     if is_script(path, text):
         from oomdoctor.configs.entrypoints import read_script_setup
 
-        return read_script_setup(path, text, framework_version=framework_version, log_versions=log_versions)
+        return read_script_setup(path, text, framework_version=framework_version, log_versions=log_versions,
+                                 model=model)
     if not text.strip():
         raise InputError(msg("config.empty"), path)
     doc = parse_file(path, text)
     if registry.is_llamafactory_v1(doc.data):
-        raise InputError(msg("config.lf_v1"), path)
+        from oomdoctor.configs.llamafactory_v1 import read as read_v1
+
+        return read_v1(doc, framework_version=framework_version, log_versions=log_versions)
     name, reason = registry.detect(doc.data)
     if name is None:
         raise registry.unknown_config(path)

@@ -29,6 +29,13 @@ dataclasses, read from its repository:
   per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x), --packing; without
   --bf16/--fp16 it autocasts in the load dtype (bf16 for bfloat16, else fp16; model_args _init_mixed_precision);
   `swift rlhf --rlhf_type dpo|kto|orpo|cpo|simpo|rm|ppo` is that stage (grpo, gkd: one sequence per sample);
+- OpenRLHF `openrlhf.cli.train_{sft,dpo,rm,kto,ppo,ppo_ray}` (OpenRLHF/OpenRLHF openrlhf/cli/*.py, argparse, run as
+  `deepspeed --module`): flat options up to 2026-04 (--pretrain, --micro_train_batch_size, --train_batch_size the
+  global batch, --max_len 2048, --zero_stage 2, --bf16 else fp32, --adam_offload the optimizer only,
+  --gradient_checkpointing off, --lora_rank 0 = full, --load_in_4bit, --packing_samples, --ring_attn_size), then
+  the same in dotted groups (--model.model_name_or_path, --train.micro_batch_size, --data.max_len, --ds.zero_stage,
+  --ds.param_dtype bf16 by default, --ds.lora.rank, --model.gradient_checkpointing_enable); PPO's sample is
+  --prompt_max_len + --generate_max_len;
 - LLaMA-Factory, TRL (`trl sft`, alignment-handbook, open-r1), axolotl, torchtune: their own readers.
 """
 from __future__ import annotations
@@ -47,7 +54,7 @@ _SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type"
           "lora_rank": "rank", "lora_alpha": "alpha", "quant_bits": "bits", "quantization_bit": "bits",
           "torch_dtype": "dtype", "dtype": "dtype", "target_modules": "targets", "lora_target_modules": "targets",
           "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing",
-          "rlhf_type": "stage"}
+          "rlhf_type": "stage", "sequence_parallel_size": "sp"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
@@ -57,11 +64,38 @@ _MEDICALGPT = {"model_max_length": "seq", "use_peft": "use_lora", "qlora": "q_lo
                "torch_dtype": "dtype", "flash_attn": "flash"}
 _CHATGLM = {"max_source_length": "prompt", "max_target_length": "answer", "quantization_bit": "bits",
             "pre_seq_len": "prefix"}
+_OPENRLHF_FLAT = {"pretrain": "model", "max_len": "seq", "micro_train_batch_size": "micro", "train_batch_size": "total",
+                  "zero_stage": "zero", "bf16": "bf16", "adam_offload": "adam_offload", "lora_rank": "rank",
+                  "lora_alpha": "alpha", "target_modules": "targets", "load_in_4bit": "load4",
+                  "packing_samples": "packing", "flash_attn": "flash", "attn_implementation": "attn",
+                  "gradient_checkpointing": "ckpt", "ring_attn_size": "sp", "prompt_max_len": "prompt",
+                  "generate_max_len": "answer", "use_liger_kernel": "liger"}
+# The dotted groups of OpenRLHF from 2026-04 (cli: "dotted config hierarchy"): the same options, renamed.
+_OPENRLHF = {**_OPENRLHF_FLAT, "model.model_name_or_path": "model", "data.max_len": "seq",
+             "train.micro_batch_size": "micro", "train.batch_size": "total", "ds.zero_stage": "zero",
+             "ds.param_dtype": "precision", "ds.adam_offload": "adam_offload", "ds.lora.rank": "rank",
+             "ds.lora.alpha": "alpha", "ds.lora.target_modules": "targets", "ds.load_in_4bit": "load4",
+             "ds.packing_samples": "packing", "ds.attn_implementation": "attn",
+             "model.gradient_checkpointing_enable": "ckpt", "ds.ring_attn_size": "sp",
+             "data.prompt_max_len": "prompt", "rollout.generate_max_len": "answer", "ds.use_liger_kernel": "liger"}
+_OPENRLHF_DEFAULTS = (("method", "full"), ("seq_len", 2048), ("micro_batch", 8), ("total_batch", 128),
+                      ("zero_stage", 2), ("attention", "fa2"))
+
+
+def _openrlhf(task: str, stage: str) -> Entry:
+    return Entry(f"openrlhf_{task}", f"OpenRLHF {task}", flags=_OPENRLHF, modules=(f"openrlhf.cli.{task}",),
+                 scripts=(f"openrlhf/cli/{task}.py",), rank_implies_lora=True, framework="openrlhf",
+                 defaults=_OPENRLHF_DEFAULTS + (("stage", stage),), dotted_defaults=(("precision", "bf16"),),
+                 seq_flag="max_len", trainer_fields=("grad_ckpt",))
+
+
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("llamafactory", "llamafactory-cli train", reader="llamafactory",
-          commands=(("llamafactory-cli", "train"), ("lmf", "train")), modules=("llamafactory.cli",),
+          # sft / dpo / rm: the v1 launcher's training commands (src/llamafactory/v1/launcher.py)
+          commands=(("llamafactory-cli", "train"), ("lmf", "train"), ("llamafactory-cli", "sft"),
+                    ("llamafactory-cli", "dpo"), ("llamafactory-cli", "rm")), modules=("llamafactory.cli",),
           config_positional=True, overrides=True),
     Entry("llamafactory_bash", "LLaMA-Factory src/train_bash.py", reader="llamafactory",
           scripts=("train_bash.py",), modules=("llmtuner",), config_positional=True,
@@ -132,12 +166,15 @@ ENTRIES: tuple[Entry, ...] = (
                    "run_dpo.py"), config_positional=True),
     Entry("open_r1", "open-r1 sft.py", trl=True,
           scripts=("open_r1/sft.py", "open_r1/grpo.py"), modules=("open_r1.sft", "open_r1.grpo"), config_flag="config"),
-    Entry("swift", "ms-swift swift sft", flags=_SWIFT,
-          commands=(("swift", "sft"), ("swift", "pt"), ("swift", "rlhf")), modules=("swift.cli.sft",),
-          scripts=("swift/cli/sft.py", "llm_sft.py"),
+    Entry("swift", "ms-swift swift sft", flags=_SWIFT, framework="ms-swift",
+          commands=(("swift", "sft"), ("swift", "pt"), ("swift", "rlhf")),
+          modules=("swift.cli.sft", "swift.cli.pt", "swift.cli.rlhf"),
+          scripts=("swift/cli/sft.py", "swift/cli/pt.py", "swift/cli/rlhf.py", "llm_sft.py"),
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
                     ("grad_ckpt", True), ("quant_bits", 4)),
           seq_flag="max_length", precision_from_dtype=True),
+    _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
+    _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
     Entry("axolotl", "axolotl train", reader="axolotl", commands=(("axolotl", "train"),),
           modules=("axolotl.cli.train",), config_positional=True),
     Entry("torchtune", "tune run", reader="torchtune", commands=(("tune", "run"),), config_flag="config",

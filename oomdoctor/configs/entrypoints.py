@@ -378,7 +378,8 @@ def _accelerate(opts: Sequence[Word], env: Mapping[str, Word]) -> Launch:
 
 # ---------------------------------------------------------------- reading the entry point's flags
 
-def flags_doc(path: str, args: Sequence[Word], tolerant: bool) -> tuple[Doc, list[Word], dict[str, tuple[Word, Word]]]:
+def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapping[str, str] | None = None
+              ) -> tuple[Doc, list[Word], dict[str, tuple[Word, Word]]]:
     """The `--key value` flags as a Doc (unknown values left out, each a note), the positional words,
     and `key=value` words (overrides) by key."""
     data: dict[str, Any] = {}
@@ -410,8 +411,9 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool) -> tuple[Doc, lis
             if unknown is not None:
                 notes.append(msg("config.script.unresolved", where=f"{path}:{unknown.line}", flag=key,
                                  word=unknown.text, why=unknown.unknown))
-                if key in MODEL_FLAGS:
+                if key in MODEL_FLAGS or (entry_flags or {}).get(key) == "model":
                     data.setdefault("__unknown_model__", key)
+                    data.setdefault("__unknown_model_word__", unknown.text)
             elif not values:
                 data[key] = "true"
             elif len(values) == 1:
@@ -429,8 +431,12 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool) -> tuple[Doc, lis
 
 
 def read_script_setup(path: str, text: str, *, framework_version: str | None = None,
-                      log_versions: Mapping[str, str] | None = None) -> TrainingSetup:
-    """A shell script's training run as a TrainingSetup (its flags, or the config file it trains with)."""
+                      log_versions: Mapping[str, str] | None = None, model: str | None = None) -> TrainingSetup:
+    """A shell script's training run as a TrainingSetup (its flags, or the config file it trains with).
+
+    A model flag whose value is only known when the script runs (`--model_name_or_path $MODEL`, MODEL unset)
+    takes `model` (the user's --model) when given, else stays as written: the report then says what the
+    estimate needs instead of stopping."""
     script = read_script(text, path)
     inv = find_training(script)
     if inv is None:
@@ -439,7 +445,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
             raise InputError(msg("config.script.swift_megatron", command=megatron[0]), path, megatron[1])
         raise InputError(msg("config.script.no_command"), path)
     entry = inv.entry
-    doc, positional, overrides = flags_doc(path, inv.args, tolerant=True)
+    doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags)
     doc.inline.update(script.heredocs)
     for name, count, line in script.loops:
         doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
@@ -453,6 +459,11 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
 
     if config is not None:
         cdoc = parse_file(config)
+        if registry.is_llamafactory_v1(cdoc.data):
+            from oomdoctor.configs.llamafactory_v1 import read as read_v1
+
+            setup = read_v1(cdoc, framework_version=framework_version, log_versions=log_versions)
+            return _with_launch(_stage_of_command(setup, inv, path), inv, path)
         name, why = registry.detect(cdoc.data)
         if name is None:
             raise registry.unknown_config(config)
@@ -479,10 +490,14 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
                                   entry=entry if name in ("hf", "firefly") else None, hint=hint)
         setup = _stage_of_script(setup, inv, path)
     else:
+        unresolved = None
         if "__unknown_model__" in doc.data:
             key = doc.data.pop("__unknown_model__")
+            word = doc.data.pop("__unknown_model_word__", "")
             doc.notes.append(msg("config.script.model_unknown", where=f"{path}:{doc.lines.get(key, inv.command.line)}",
                                  flag=key))
+            doc.data[key] = model or word       # read on; a word only the running script knows is blanked below
+            unresolved = None if model else word
         name = entry.reader
         if entry is GENERIC:
             name, _ = _generic_reader(doc)
@@ -492,7 +507,34 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         setup = registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions,
                                   entry=entry if name in ("hf", "firefly") else None, hint=hint)
         setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
+        if unresolved is not None:
+            setup = replace(setup, model="", extras={**setup.extras, "model_unresolved": unresolved})
+        setup = _stage_of_command(setup, inv, path)
     return _with_launch(setup, inv, path)
+
+
+def _stage_of_command(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
+    """The stage a CLI's subcommand names (`swift pt`, `trl dpo`; `python -m torch.distributed.run
+    swift/cli/pt.py`), where no flag of the command line said one."""
+    from oomdoctor.configs.trainer_args import stage_word
+
+    src = setup.sources.get("stage")
+    if src is not None and src.file:
+        return setup
+    words = [w for w in inv.command.words if w.known]
+    word = None
+    if inv.target is not None and inv.target.known and inv.target.text.endswith(".py"):
+        word = os.path.basename(inv.target.text)[:-3]
+    else:
+        for i, w in enumerate(words[:-1]):
+            if any(w.text == c[0] and len(c) > 1 for c in inv.entry.commands):
+                word = words[i + 1].text
+                break
+    stage = stage_word(word or "")
+    if stage is None or stage == setup.stage or word in ("sft",):
+        return setup
+    return replace(setup, stage=stage, sources={**setup.sources, "stage": Source(file=path, key=word,
+                                                                                 line=inv.command.line)})
 
 
 # TRL recipe scripts whose trainer the config file does not name (alignment-handbook scripts/run_orpo.py,

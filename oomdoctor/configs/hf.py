@@ -107,7 +107,14 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     entry = ctx.entry
     trl = uses_trl(doc, entry)
     version = ctx.framework_version or (TRL_VERSION if trl else HF_VERSION)
-    b = Builder("trl" if trl else FRAMEWORK, version, f"TRL {version}" if trl else f"transformers {version}")
+    own = getattr(entry, "framework", None)
+    if own:
+        # A framework of its own on transformers (ms-swift, OpenRLHF): named as itself; the transformers
+        # release its defaults follow is kept for the memory model.
+        b = Builder(own, "", f"{str(entry.label).split()[0]} (transformers {version})")
+        b.extras["transformers_version"] = version
+    else:
+        b = Builder("trl" if trl else FRAMEWORK, version, f"TRL {version}" if trl else f"transformers {version}")
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     model_key = next((k for k in ("model_name_or_path", "model", "model_id") if doc.get(k) is not None), None)
     model = doc.str_(model_key) if model_key else None
@@ -152,7 +159,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.set("n_gpus", n, doc.src("nproc_per_node"))
     if entry is not None:
         b.extras["entry"] = entry.name
-        for field_name, value in entry.defaults:
+        for field_name, value in entry.defaults_for(doc.data):
             # The script's own dataclass defaults replace TrainingArguments' where the command line is silent.
             src = b.sources.get(field_name)
             if field_name in ("grad_ckpt", "attention", "precision") and (src is None or src.file is None):

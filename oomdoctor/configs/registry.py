@@ -46,8 +46,19 @@ def detect(data: dict) -> tuple[str | None, Msg | None]:
     return None, None
 
 
+# Keys only LLaMA-Factory's v1 format has (src/llamafactory/v1/config/*.py; read by configs/llamafactory_v1.py).
+LF_V1_ONLY = ("peft_config", "quant_config", "dist_config", "kernel_config", "model_class", "init_config",
+              "optim_config", "lr_scheduler_config", "train_dataset", "micro_batch_size", "global_batch_size", "cp_size",
+              "enable_activation_checkpointing", "batching_strategy", "sample_backend")
+
+
 def is_llamafactory_v1(data: dict) -> bool:
-    return isinstance(data.get("model"), dict) and ("peft_config" in data or "dist_config" in data)
+    """A v1 file: `model:` (not v0's model_name_or_path) beside at least one key only v1 has; torchtune's
+    `model:` builder mapping (it shares enable_activation_checkpointing) is not."""
+    model = data.get("model")
+    if model is None or "model_name_or_path" in data or (isinstance(model, dict) and "_component_" in model):
+        return False
+    return any(k in data for k in LF_V1_ONLY)
 
 
 def read_doc(doc: Any, name: str, reason: Msg | None, *, framework_version: str | None = None,

@@ -294,6 +294,7 @@ class _Expander:
     def __init__(self, variables: dict[str, _Val], script_path: str) -> None:
         self.vars = variables
         self.script = script_path
+        self.arrays: dict[str, tuple[_Val, ...]] = {}
 
     def fields(self, parts: tuple, raw: str) -> list[_Val]:
         """The fields a word expands to (unquoted expansions split on blanks). A field with an unknown
@@ -302,6 +303,14 @@ class _Expander:
         # (text, why unknown, split on blanks) segments, in order
         segments: list[tuple[str, str | None, bool]] = []
         for kind, payload, quoted in parts:
+            every = self._array_fields(kind, payload)
+            if every is not None:
+                # "${NAME[@]}": one field per element, quoted or not
+                for element in every:
+                    segments.append((element.text if not element.unknown else (element.text or element.unknown),
+                                     element.unknown, False))
+                    segments.append((" ", None, True))
+                continue
             val = self.part(kind, payload)
             splits = kind != "lit" and not quoted
             if val.pieces and splits:
@@ -343,6 +352,12 @@ class _Expander:
                 close()
         close()
         return fields
+
+    def _array_fields(self, kind: str, payload: Any) -> tuple[_Val, ...] | None:
+        if kind != "param":
+            return None
+        m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)\[[@*]\]", str(payload))
+        return self.arrays.get(m.group(1)) if m else None
 
     def text(self, parts: tuple, raw: str) -> _Val:
         """A word expanded without splitting (an assignment's value)."""
@@ -532,6 +547,10 @@ def read_script(text: str, path: str) -> Script:
         if not words:
             continue
         head = _plain(words[0])
+        if not skip and len(words) == 1 and _ARRAY.fullmatch(words[0].raw) and i - 1 < n and \
+                toks[i - 1].kind == "op" and toks[i - 1].text == "(":
+            i = _array(words[0], toks, i, ex, variables)
+            continue
         if head == "case" or _is_function(words):
             skip += 1
             continue
@@ -540,6 +559,9 @@ def read_script(text: str, path: str) -> Script:
                 skip -= 1
             elif any(_plain(w) in ("case",) for w in words):
                 skip += 1
+            continue
+        if head == "read" and bodies:
+            _read_heredoc(words, bodies[0], variables)
             continue
         for body in bodies:
             for op, target in redirs:
@@ -550,6 +572,54 @@ def read_script(text: str, path: str) -> Script:
         _statement(words, ex, variables, exported, commands, loops)
     env_end = {k: Word(v.text, 0, v.unknown) for k, v in variables.items()}
     return Script(path, tuple(commands), env_end, heredocs, tuple(loops))
+
+
+_ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+_READ_OPTS_WITH_VALUE = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
+
+
+def _array(word: _Tok, toks: list[_Tok], i: int, ex: "_Expander", variables: dict[str, _Val]) -> int:
+    """`NAME=( a b "c d" )` over one or many lines (bash arrays): the elements, each expanded, kept as
+    the array's fields; `"${NAME[@]}"` gives them back one word each. Returns the index after `)`."""
+    name = word.raw.rstrip("+=")
+    elements: list[_Val] = []
+    n = len(toks)
+    while i < n and not (toks[i].kind == "op" and toks[i].text == ")"):
+        t = toks[i]
+        if t.kind == "word":
+            elements.extend(ex.fields(t.parts, t.raw))
+        i += 1
+    old = ex.arrays.get(name, ()) if word.raw.endswith("+=") else ()
+    ex.arrays[name] = tuple(old) + tuple(elements)
+    variables[name] = elements[0] if elements else _Val("")       # $NAME is the first element
+    return i + 1
+
+
+def _read_heredoc(words: list[_Tok], body: str, variables: dict[str, _Val]) -> None:
+    """`read [-r] [-d ''] NAME <<EOF … EOF`: NAME holds the here-document (OpenRLHF's example scripts build
+    their training command so, then run `deepspeed --module $NAME`). In an unquoted here-document a
+    backslash-newline joins lines (bash(1), Here Documents); without `-d` read stops at the first line."""
+    names: list[str] = []
+    delim = "\n"
+    k = 1
+    while k < len(words):
+        raw = words[k].raw
+        if raw in _READ_OPTS_WITH_VALUE:
+            if raw == "-d" and k + 1 < len(words):
+                delim = _plain(words[k + 1]).strip("'\"") or "\0"
+            k += 2
+            continue
+        if raw.startswith("-"):
+            k += 1
+            continue
+        names.append(raw)
+        k += 1
+    if not names or not _NAME.fullmatch(names[0]):
+        return
+    text = body.replace("\\\n", "")
+    if delim == "\n":
+        text = text.split("\n", 1)[0]
+    variables[names[0]] = _Val(text.strip()[:_MAX_EXPANSION])
 
 
 def _statement(words: list[_Tok], ex: _Expander, variables: dict[str, _Val], exported: set[str],

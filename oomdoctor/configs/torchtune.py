@@ -76,6 +76,36 @@ def _interpolate(doc: Doc) -> Doc:
                doc.files, doc.inline, doc.header)
 
 
+# Builders whose hub repository the catalog cannot spell from the name: torchtune's own recipes download these
+# (torchtune models/<family>/_model_builders.py and recipes/configs/<family>/*.yaml headers). The builder's own
+# version decides: llama3_3_70b is Llama 3.3, never 3.1.
+_HUB_IDS = (
+    (r"phi4_14b", "microsoft/phi-4"),
+    (r"phi3_mini", "microsoft/Phi-3-mini-4k-instruct"),
+    (r"llama3_3_70b", "meta-llama/Llama-3.3-70B-Instruct"),
+    (r"llama3_2_vision_(11|90)b", "meta-llama/Llama-3.2-{0}B-Vision-Instruct"),
+    (r"llama4_scout_17b_16e", "meta-llama/Llama-4-Scout-17B-16E-Instruct"),
+    (r"llama4_maverick_17b_128e", "meta-llama/Llama-4-Maverick-17B-128E-Instruct"),
+)
+
+
+def _downloaded(header: tuple[str, ...], ckpt_dir: str | None) -> tuple[int, str] | None:
+    """(line, repo) of the header's `tune download <repo> [--output-dir DIR]` when that download is the
+    checkpointer's directory (DIR, or /tmp/<repo name> when no DIR is given: `tune download`'s default)."""
+    if not ckpt_dir:
+        return None
+    want = os.path.normpath(ckpt_dir.rstrip("/"))
+    for number, line in enumerate(header, 1):
+        m = re.search(r"tune download\s+([\w.-]+/[\w.-]+)(.*)", line)
+        if not m:
+            continue
+        out = re.search(r"--output-dir[= ]\s*(\S+)", m.group(2))
+        where = out.group(1) if out else "/tmp/" + m.group(1).split("/")[-1]
+        if os.path.normpath(where.rstrip("/")) == want:
+            return number, m.group(1)
+    return None
+
+
 def model_from_builder(builder: str) -> str:
     """torchtune builder -> a model name the catalog resolves: qlora_llama3_1_8b -> meta-llama/Llama-3.1-8B.
 
@@ -84,6 +114,10 @@ def model_from_builder(builder: str) -> str:
 
     name = builder.rsplit(".", 1)[-1]
     name = re.sub(r"^(q?lora|q?dora)_", "", name)
+    for pattern, hub in _HUB_IDS:
+        m = re.fullmatch(pattern, name)
+        if m:
+            return hub.format(*m.groups())
     tokens = name.split("_")
     suffix: list[str] = []
     while tokens and not re.fullmatch(r"\d+b|\d+x\d+b", tokens[-1]):
@@ -127,8 +161,12 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if not builder:
         raise doc.fail("model._component_", msg("config.no_model", key="model._component_"))
     ckpt_dir = doc.str_("checkpointer.checkpoint_dir")
+    downloaded = _downloaded(doc.header, ckpt_dir)
     if ckpt_dir and os.path.isfile(os.path.join(os.path.expanduser(ckpt_dir), "config.json")):
         b.set("model", ckpt_dir, doc.src("checkpointer.checkpoint_dir"))
+    elif downloaded is not None:
+        # The header's `tune download <repo> --output-dir <dir>` fetched the checkpoint the checkpointer reads.
+        b.set("model", downloaded[1], Source(file=doc.path, key="tune download", line=downloaded[0]))
     else:
         b.set("model", model_from_builder(builder), doc.src("model._component_"))
     b.extras["model_builder"] = builder

@@ -152,6 +152,14 @@ class Entry:
     trainer_fields: tuple[str, ...] | None = None   # TrainingArguments fields its own (argparse) parser takes
                                                 # under the same names (None: all, an HfArgumentParser)
     needs_flags: tuple[str, ...] = ()           # a common script name (train.py) is this one only with one of these
+    framework: str | None = None                # the framework it is reported as (ms-swift, openrlhf); None: hf / trl
+    dotted_defaults: tuple[tuple[str, Any], ...] = ()   # defaults of its dotted-option release (`--ds.zero_stage`)
+
+    def defaults_for(self, data: Any) -> tuple[tuple[str, Any], ...]:
+        """Its defaults for these flags: a release that writes its options in dotted groups has its own."""
+        if self.dotted_defaults and any("." in str(k) and not str(k).startswith("__") for k in data):
+            return self.defaults + self.dotted_defaults
+        return self.defaults
 
     def flag_for(self, kind: str) -> str | None:
         """The flag of this kind to write when the script does not have one yet."""
@@ -186,6 +194,11 @@ _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16"
            "float32": "fp32", "fp32": "fp32", "float": "fp32"}
 
 
+def stage_word(word: str) -> str | None:
+    """The stage a subcommand or script name says (`pt`, `dpo`, …), None for any other word."""
+    return _STAGE_WORDS.get(word.lower())
+
+
 def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
     """A script's (or an argument file's) own flags for length, LoRA, quantisation, dtype and attention:
     its entry point's table when oomdoctor knows the script, else the conventions above."""
@@ -208,7 +221,7 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         signals.setdefault(kind, (value, name))
         if assumed and name not in NAMES:
             b.note(msg("config.flag_assumed", where=doc.where(name), flag=name, field=msg(f"config.kind.{kind}")))
-    defaults = dict(entry.defaults) if entry is not None else {}
+    defaults = dict(entry.defaults_for(doc.data)) if entry is not None else {}
     if "model" in signals and "model" not in b.values and signals["model"][0]:
         b.set("model", signals["model"][0], doc.src(signals["model"][1]))
     if "micro" in signals:
@@ -244,6 +257,18 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         b.set("stage", signals["stage"][0], doc.src(signals["stage"][1]))
     if "zero" in signals:
         b.set("zero_stage", signals["zero"][0], doc.src(signals["zero"][1]))
+    elif "zero_stage" in defaults:
+        b.default("zero_stage", defaults["zero_stage"], entry.label if entry is not None else None)
+    if "adam_offload" in signals and signals["adam_offload"][0]:
+        b.set("offload_optimizer", True, doc.src(signals["adam_offload"][1]))     # the optimizer only
+    if "ckpt" in signals:
+        b.set("grad_ckpt", bool(signals["ckpt"][0]), doc.src(signals["ckpt"][1]))
+    if "sp" in signals:
+        b.set("seq_parallel", signals["sp"][0], doc.src(signals["sp"][1]))
+    if "liger" in signals:
+        b.set("fused_ce", bool(signals["liger"][0]), doc.src(signals["liger"][1]))
+    if "bf16" in signals and signals["bf16"][0]:
+        b.set("precision", "bf16", doc.src(signals["bf16"][1]))
     if "offload" in signals and signals["offload"][0]:
         b.set("offload_optimizer", True, doc.src(signals["offload"][1]))
         if b.values.get("zero_stage") == 3:
@@ -265,7 +290,7 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
 
 
 def _conv_value(doc: Doc, name: str, kind: str) -> Any:
-    if kind in ("seq", "rank", "micro", "total", "prompt", "answer", "prefix"):
+    if kind in ("seq", "rank", "micro", "total", "prompt", "answer", "prefix", "sp"):
         return doc.int_(name, minimum=1)
     if kind == "zero":
         return doc.int_(name, minimum=0, maximum=3)
@@ -278,7 +303,8 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return None if value is None else (int(value) if value == int(value) else value)
     if kind == "bits":
         return doc.int_(name, minimum=1, maximum=64)
-    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload"):
+    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload", "adam_offload", "ckpt",
+                "bf16", "liger"):
         return doc.bool_(name)
     if kind == "train_type":
         word = (doc.str_(name) or "").lower()

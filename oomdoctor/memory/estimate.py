@@ -548,8 +548,10 @@ def _reentrant(setup: TrainingSetup) -> bool:
         return bool(_flag(setup, "use_reentrant_gc", True))   # LLaMA-Factory model_args.py use_reentrant_gc
     if setup.framework == "axolotl":
         return True                                           # axolotl fills {"use_reentrant": True}
-    if setup.framework in ("hf", "trl", "swift"):
-        ver = _version(setup.framework_version) if setup.framework_version else ()
+    if setup.framework in ("hf", "trl", "swift", "ms-swift"):
+        # ms-swift names itself; the transformers release its defaults follow is in extras
+        named = setup.framework_version or str((setup.extras or {}).get("transformers_version") or "")
+        ver = _version(named) if named else ()
         # transformers >= 5 defaults to use_reentrant=False (modeling_utils gradient_checkpointing_enable)
         return bool(ver) and ver < (5,)
     return False

@@ -51,7 +51,7 @@ def _transformers_version(setup: TrainingSetup) -> tuple[int, ...]:
     extra = setup.extras.get("transformers_version") if setup.extras else None
     if extra:
         return _version(str(extra))
-    if setup.framework in ("hf", "trl", "swift") and setup.framework_version:
+    if setup.framework in ("hf", "trl", "swift", "ms-swift") and setup.framework_version:
         return _version(setup.framework_version)
     if setup.framework == "llamafactory" and setup.framework_version:
         ver = _version(setup.framework_version)

@@ -238,7 +238,7 @@ def matched_linears(targets: tuple[str, ...], linears: tuple[Linear, ...],
     return chosen
 
 
-_PEFT_FRAMEWORKS = ("llamafactory", "hf", "trl", "axolotl")
+_PEFT_FRAMEWORKS = ("llamafactory", "hf", "trl", "axolotl", "ms-swift", "openrlhf")
 
 
 def unmatched_targets(setup: TrainingSetup, shape: ModelShape) -> tuple[str, ...]:

@@ -14,7 +14,7 @@ DTYPE_BYTES = {"fp32": 4, "float32": 4, "float": 4, "32": 4, "tf32": 4, "bf16": 
 # Frameworks that keep every tensor in one dtype (no autocast, no fp32 master copy).
 _PURE_FRAMEWORKS = ("torchtune", "litgpt", "pytorch", "fsdp_qlora")
 # Frameworks whose LoRA adapters come from PEFT, which upcasts adapters to fp32 (autocast_adapter_dtype=True).
-_PEFT_FRAMEWORKS = ("llamafactory", "hf", "trl", "axolotl", "swift", "peft")
+_PEFT_FRAMEWORKS = ("llamafactory", "hf", "trl", "axolotl", "swift", "ms-swift", "openrlhf", "peft")
 
 
 def dtype_bytes(name: str | None, default: int = 2) -> int:
@@ -175,7 +175,7 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
         master = 4
         state = 4
         notes.append(msg("memory.regime.deepspeed_mixed"))
-    elif not adapters and train == 2 and not pure and fw in ("hf", "axolotl", "trl", "swift"):
+    elif not adapters and train == 2 and not pure and fw in ("hf", "axolotl", "trl", "swift", "ms-swift"):
         notes.append(msg("memory.regime.half_loaded_trainer"))
     if pure and not adapters and train == 2:
         notes.append(msg("memory.regime.pure_half"))

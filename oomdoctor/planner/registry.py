@@ -38,7 +38,7 @@ FIELD_CHOICES: Mapping[str, tuple[str, ...]] = {
     "precision": ("bf16", "fp16", "fp32"),
     "attention": ("eager", "sdpa", "fa2"),
     "stage": ("pt", "sft", "rm", "dpo", "kto", "ppo"),
-    "framework": ("llamafactory", "hf", "trl", "axolotl", "torchtune"),
+    "framework": ("llamafactory", "hf", "trl", "axolotl", "torchtune", "ms-swift", "openrlhf"),
     "fsdp": ("full_shard", "shard_grad_op", "hybrid_shard"),
 }
 

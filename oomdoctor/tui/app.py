@@ -301,7 +301,7 @@ class OomDoctorApp(App[int]):
         est = self.report.estimate
         text = Text()
         if est is None:
-            text.append(self.say("no_config"))
+            text.append(self._why_no_estimate("no_config"))
         elif not self.current_plan().steps:
             text.append(self.say("fits_as_configured" if est.fits else "no_step"), style="bold")
             text.append(fit_verdict(est, self.lang))
@@ -389,9 +389,15 @@ class OomDoctorApp(App[int]):
                 env_text.append(f"  • {say(note, self.lang)}\n")
         self.query_one("#patch-env", Static).update(env_text)
 
+    def _why_no_estimate(self, key: str) -> str:
+        """Without a config: give one. With a config whose model has no shape here: what the estimate needs."""
+        if self.report.setup is not None and self.report.shape is None:
+            return say("run.incomplete", self.lang)
+        return self.say(key)
+
     def _memory_table(self, now: Estimate | None, plan: Estimate | None) -> Group | Text:
         if now is None:
-            return Text(self.say("no_estimate"))
+            return Text(self._why_no_estimate("no_estimate"))
         show_plan = plan is not None and bool(self.current_plan().steps)
         table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
         table.add_column(self.say("per_gpu"), style="bold")

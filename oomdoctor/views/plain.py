@@ -173,7 +173,7 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
     s, est, crash, hw = report.setup, report.estimate, report.crash, report.hardware
     head = Text(f"oomdoctor {__version__}", style="bold")
     if s is not None:
-        head.append(f" — {s.model} ({s.framework} {s.framework_version})".rstrip())
+        head.append(f" — {s.model} ({f'{s.framework} {s.framework_version}'.strip()})")
     console.print(head)
     if crash is not None:
         render_crash(crash, console, lang)

@@ -26,10 +26,15 @@ WORDS = {
                                 "that as the GPU count (--gpus changes it)",
                                 "{where}：配置文件开头的注释以 `tune run {recipe}` 在 {n} 张 GPU 上运行；按此读取 GPU 数"
                                 "（可用 --gpus 修改）"),
-    "config.lf_v1": ("LLaMA-Factory v1 configs (model: / peft_config: / dist_config:) are not supported yet; "
-                     "use the classic flat YAML with model_name_or_path",
-                     "暂不支持 LLaMA-Factory v1 格式（model: / peft_config: / dist_config:）；"
-                     "请使用带 model_name_or_path 的经典平铺 YAML"),
+    "config.lf_v1": ("an early LLaMA-Factory v1 draft (model: a mapping) is not supported; write model: as a hub "
+                     "id or a path, as LLaMA-Factory's examples/v1 do, or use the flat YAML with model_name_or_path",
+                     "不支持早期的 LLaMA-Factory v1 草案格式（model: 为映射）；请像 LLaMA-Factory 的 examples/v1 那样把 "
+                     "model: 写成模型 ID 或路径，或使用带 model_name_or_path 的平铺 YAML"),
+    "config.lf_v1_read": ("{where}: read as the LLaMA-Factory v1 format (model, peft_config, quant_config, "
+                          "dist_config, micro_batch_size, cutoff_len); no patch is written into a v1 file yet: set "
+                          "the plan's values by hand",
+                          "{where}：按 LLaMA-Factory v1 格式读取（model、peft_config、quant_config、dist_config、"
+                          "micro_batch_size、cutoff_len）；暂不为 v1 文件生成补丁：请按方案手动修改这些值"),
     "config.no_model": ("no {key} in this training config", "训练配置中没有 {key}"),
     "config.torchtune_batch_required": ("batch_size is required in a torchtune recipe config",
                                         "torchtune recipe 配置必须设置 batch_size"),
@@ -145,6 +150,7 @@ WORDS = {
     "config.script.config_unknown": ("the config file {word} is only known when the script runs ({why}): give that "
                                      "file instead", "配置文件 {word} 要到脚本运行时才能确定（{why}）：请改为提供该文件"),
     # ---- why a file was read as a framework's
+    "config.why.lf_v1": ("LLaMA-Factory v1 keys ({keys})", "LLaMA-Factory v1 格式的键（{keys}）"),
     "config.why.llamafactory": ("LLaMA-Factory keys ({keys})", "LLaMA-Factory 特有的键（{keys}）"),
     "config.why.hf": ("HF TrainingArguments with {keys}", "含 {keys} 的 HF TrainingArguments"),
     "config.why.trl": ("TRL keys ({keys})", "TRL 特有的键（{keys}）"),

@@ -14,4 +14,8 @@ WORDS = {
     "run.no_model": ("names no model (a launcher or DeepSpeed config?): give the training config beside it, or "
                      "--model NAME",
                      "没有写明模型（是启动器或 DeepSpeed 配置吗？）：请同时给出训练配置，或用 --model NAME 指定"),
+    "run.incomplete": ("no memory estimate and no plan: the estimate needs the model's shape; give --model DIR (a "
+                       "directory holding the model's config.json) or --model ID of a model in the Hugging Face cache",
+                       "没有显存估算，也没有方案：估算需要模型结构；请用 --model DIR 指定含有该模型 config.json 的目录，"
+                       "或用 --model ID 指定已在 Hugging Face 缓存中的模型"),
 }
