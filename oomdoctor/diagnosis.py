@@ -72,7 +72,7 @@ def find(setup: TrainingSetup | None, est: Estimate | None, fl: Floor | None, cr
     if beyond:
         if fl is not None and fl.kind == "gpu" and ratio is not None:
             message = msg("finding.beyond", observed=fl.observed_gib, estimate=fl.estimate_gib, ratio=ratio,
-                          moment=msg("memory.moment." + fl.moment.replace(" ", "_")) if fl.moment else msg("common.unknown"))
+                          moment=fl.message.values.get("moment") or msg("memory.floor.peak"))
         else:
             message = msg("finding.beyond_taken")
         return Finding(cause="beyond_config", message=message, floor=fl, clues=clues)

@@ -90,12 +90,13 @@ def floor(est: Estimate, crash: CrashReport | None) -> Floor | None:
         observed, ev, scale = best
         moment = _moment(est, ev.phase)
         figure = _phase_figure(est, moment)
+        named = bool([m for m in PHASE_MOMENTS.get(ev.phase or "", ()) if m in est.moments])
         raised = observed - figure if observed - figure >= MIN_RAISE_GIB else 0.0
         shown = observed + (max(0.0, est.peak_gib - est.allocated_gib) if scale == "in_use" else 0.0)
         held_gib = (ev.allocated_gib if scale == "allocated" else ev.process_gib) or 0.0
         code = "memory.floor.raised" if raised else "memory.floor.covered"
         message = msg(code, held=held_gib, tried=ev.tried_gib or 0.0, observed=shown, line=ev.line,
-                      moment=msg("memory.moment." + moment.replace(" ", "_")) if moment else msg("common.unknown"),
+                      moment=msg("memory.moment." + moment.replace(" ", "_")) if named else msg("memory.floor.peak"),
                       estimate=figure + (shown - observed), gap=raised)
         return Floor(kind="gpu", observed_gib=observed, estimate_gib=figure, raised_gib=raised, moment=moment,
                      line=ev.line, message=message)
@@ -136,7 +137,7 @@ def apply(est: Estimate, fl: Floor | None) -> Estimate:
     peak_moment = fl.moment if fl.moment in moments else est.peak_moment
     return replace(est, components=comps, allocated_gib=est.allocated_gib + add, peak_gib=est.peak_gib + add,
                    moments=moments, details=details, peak_moment=peak_moment,
-                   phase="eval" if peak_moment == "eval" else est.phase)
+                   phase="eval" if peak_moment == "eval" else est.phase, notes=est.notes + (fl.message,))
 
 
 def floored_estimator(base: Estimator, fl: Floor | None) -> Estimator:

@@ -151,6 +151,7 @@ WORDS = {
     "memory.calibrate.where_step": ("line {line}, after step {step}", "第 {line} 行，第 {step} 步之后"),
     "memory.calibrate.where_training": ("line {line}, during training", "第 {line} 行，训练期间"),
     # the crash as a measurement: a floor under the peak of the phase that crashed (memory/reconcile.py)
+    "memory.floor.peak": ("run's peak", "训练峰值"),
     "memory.floor.raised": (
         "The crash is a measurement: at line {line} PyTorch held {held:.2f} GiB and asked for {tried:.2f} GiB more, "
         "so the {moment} needs at least {observed:.2f} GiB per GPU; the config's estimate of it was "
