@@ -23,10 +23,19 @@ Public API::
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from oomdoctor.facts import (
-    Clue, CrashEvent, CrashReport, Estimate, Evidence, Finding, Floor, Hardware, TrainingSetup, msg,
+    Clue,
+    CrashEvent,
+    CrashReport,
+    Estimate,
+    Evidence,
+    Finding,
+    Floor,
+    Hardware,
+    TrainingSetup,
+    msg,
 )
 
 # The config's estimate is "well below" the crash when the crash shows this much more: the estimator's own error
@@ -45,9 +54,9 @@ FRAGMENTED_SHARE = 0.10
 GROWTH_SHARE = 0.10
 GROWTH_MIN_GIB = 1.0
 
-_PROCESS = re.compile(r"Process \d+ has [\d.]+ [KMGT]?i?B memory in use", re.I)
+_PROCESS = re.compile(r"Process \d+ has [\d.]+ [KMGT]?i?B memory in use", re.IGNORECASE)
 _VISIBLE = re.compile(rb"CUDA_VISIBLE_DEVICES\s*=\s*[\"']?([\d, ]*)")
-_NOT_DISTRIBUTED = re.compile(rb"distributed training: False|world[_ ]size[:=]\s*1\b|Distributed environment: NO", re.I)
+_NOT_DISTRIBUTED = re.compile(rb"distributed training: False|world[_ ]size[:=]\s*1\b|Distributed environment: NO", re.IGNORECASE)
 SCAN_BYTES = 4 << 20      # the head and the tail of a log are read for launcher lines
 
 

@@ -6,7 +6,7 @@ does is said in words/finding.py ("finding.bug.<id>").
 """
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 from oomdoctor.configs._keys import version_tuple
 from oomdoctor.facts import msg

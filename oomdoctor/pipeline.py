@@ -6,12 +6,24 @@ Each stage lives in its own package and is imported lazily so that the plain pat
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import (
-    Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Msg, Plan, Report, Step, Text, TrainingSetup, msg,
+    Change,
+    CrashReport,
+    Estimate,
+    Hardware,
+    KeyEdit,
+    ModelShape,
+    Msg,
+    Plan,
+    Report,
+    Step,
+    Text,
+    TrainingSetup,
+    msg,
 )
 from oomdoctor.records import record
 

@@ -9,9 +9,15 @@ import subprocess
 import sys
 from pathlib import Path
 
-from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Hardware, TrainingSetup, msg
-from oomdoctor.memory import crashfloor
 from oomdoctor.diagnosis import find
+from oomdoctor.facts import (
+    CrashEvent,
+    CrashReport,
+    Estimate,
+    Hardware,
+    TrainingSetup,
+)
+from oomdoctor.memory import crashfloor
 from oomdoctor.words import say
 
 ROOT = Path(__file__).resolve().parents[1]

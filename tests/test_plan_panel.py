@@ -9,7 +9,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 
-import panel  # noqa: E402
+import panel
 
 CASES = panel.load_panel()
 RESULTS: dict[str, panel.Result] = {}

@@ -11,7 +11,18 @@ from typing import Any
 
 from oomdoctor import __version__
 from oomdoctor.facts import (
-    COMPONENTS, CrashReport, Estimate, Finding, Hardware, ModelShape, Msg, Plan, Report, Rung, Step, Text,
+    COMPONENTS,
+    CrashReport,
+    Estimate,
+    Finding,
+    Hardware,
+    ModelShape,
+    Msg,
+    Plan,
+    Report,
+    Rung,
+    Step,
+    Text,
     TrainingSetup,
 )
 from oomdoctor.words import say, show

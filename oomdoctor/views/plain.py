@@ -13,10 +13,25 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Finding, Plan, Report, Step
+from oomdoctor.facts import (
+    COMPONENTS,
+    CrashReport,
+    Estimate,
+    Finding,
+    Plan,
+    Report,
+    Step,
+)
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 from oomdoctor.views.describe import (
-    change_words, component_name, diagnosis_lines, event_line, event_numbers, install_commands, model_lines, read_as_line,
+    change_words,
+    component_name,
+    diagnosis_lines,
+    event_line,
+    event_numbers,
+    install_commands,
+    model_lines,
+    read_as_line,
     setup_line,
 )
 from oomdoctor.words import cell_width, pad_cells, say, show, wrap_cells
