@@ -125,9 +125,10 @@ def _clues(setup: TrainingSetup | None, crash: CrashReport, cap: float) -> Itera
     many = [ev for ev in gpu if len(_PROCESS.findall(ev.message)) >= 2]
     if many:
         shared.append(_said(many[0]))
-    launcher = list(_launcher_lines(crash))
-    n_gpus = max(setup.n_gpus if setup is not None else 1, crash.world_size or 1)
-    if shared or (launcher and (n_gpus > 1 or len(launcher) > 1)):
+    visible, copies = _launcher_lines(crash)
+    # CUDA_VISIBLE_DEVICES alone is how every multi-GPU launcher starts its ranks: it only supports a clue
+    if shared or copies:
+        launcher = copies + visible
         device = next(iter(same)) if same else (gpu[0].device if gpu and gpu[0].device is not None else 0)
         yield Clue(kind="shared_device", message=msg("finding.clue.shared_device", device=device),
                    check=msg("finding.check.shared_device"), evidence=tuple(_dedupe(shared + launcher))[:4])
@@ -197,9 +198,9 @@ def _growth(crash: CrashReport):
     return None
 
 
-def _launcher_lines(crash: CrashReport) -> Iterable[Evidence]:
-    """Lines of the log that say how the copies were started: CUDA_VISIBLE_DEVICES, and copies that each say
-    they are not distributed (several of those: a launcher started N copies of a single-GPU run)."""
+def _launcher_lines(crash: CrashReport) -> tuple[list[Evidence], list[Evidence]]:
+    """(CUDA_VISIBLE_DEVICES lines, copies) of the log: copies are two or more lines of processes that each
+    say they are not distributed (a launcher started N copies of a single-GPU run)."""
     try:
         from oomdoctor.crashlog.source import open_log
 
@@ -220,10 +221,8 @@ def _launcher_lines(crash: CrashReport) -> Iterable[Evidence]:
                         if len(out) >= 8:
                             break
     except Exception:       # the log was read once already; a second look that fails only loses evidence
-        return
-    yield from found_visible[:2]
-    if len(alone) >= 2:
-        yield from alone[:2]
+        return [], []
+    return found_visible[:2], alone[:2] if len(alone) >= 2 else []
 
 
 def _version_bugs(crash: CrashReport) -> Iterable[Clue]:
