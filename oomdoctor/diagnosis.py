@@ -108,7 +108,7 @@ def _taken(ev: CrashEvent) -> float:
 
 
 def _said(ev: CrashEvent) -> Evidence:
-    return Evidence(line=ev.line, text=ev.message[:300], source="message")
+    return Evidence(line=ev.line, text=ev.message, source="message")
 
 
 def _clues(setup: TrainingSetup | None, crash: CrashReport, cap: float) -> Iterable[Clue]:
