@@ -58,5 +58,7 @@ def exit_code(report: Report) -> ExitCode:
     if report.estimate is None:
         return ExitCode.PLAN if report.crash is not None and report.crash.events else ExitCode.FITS
     if report.estimate.fits:
-        return ExitCode.FITS
+        # A log that shows a memory failure is never answered "fits as is": the crash is the evidence.
+        crashed = report.crash is not None and bool(report.crash.events)
+        return ExitCode.PLAN if crashed else ExitCode.FITS
     return ExitCode.PLAN if report.plan.fits else ExitCode.NO_FIT

@@ -315,6 +315,47 @@ class CrashReport:
         return self.events[0] if self.events else None
 
 
+# ---------------------------------------------------------------- the crash as a measurement
+
+@record
+class Floor:
+    """What the crash measured: a lower bound on the peak of the phase that crashed, and how far the
+    estimate of that phase was raised to meet it (memory/crashfloor.py)."""
+
+    kind: str                       # gpu (held by PyTorch + asked, per GPU) | host (the machine's RAM at a kill)
+    observed_gib: float             # the floor: what that phase needed at least
+    estimate_gib: float             # the config's own estimate of that phase, before
+    raised_gib: float               # added to that phase's figure in every estimate (0.0: the estimate covers it)
+    moment: str                     # the estimate's moment it applies to (forward, layers backward, optimizer, eval, ...)
+    line: int                       # the log line it was read from
+    message: Msg                    # both numbers, in words
+
+    @property
+    def applied(self) -> bool:
+        return self.raised_gib > 0.0
+
+
+@record
+class Clue:
+    """One thing the log shows that the training config cannot explain, with the lines it was read from."""
+
+    kind: str                       # shared_device | other_process | outside_pytorch | growth | eval | fragmentation | version_bug
+    message: Msg                    # what the log shows
+    check: Msg                      # what to check before acting on the plan
+    evidence: tuple[Evidence, ...] = ()
+
+
+@record
+class Finding:
+    """Whether the config explains the crash. beyond_config: the config's own estimate is well below what the
+    crash shows, or the log shows memory the config does not hold; `clues` say what else can."""
+
+    cause: str                      # config | beyond_config
+    message: Msg
+    floor: Floor | None = None
+    clues: tuple[Clue, ...] = ()
+
+
 # ---------------------------------------------------------------- estimate
 
 COMPONENTS = ("weights", "gradients", "optimizer", "activations", "logits", "overhead")
@@ -462,3 +503,4 @@ class Report:
     env: Mapping[str, str] = field(default_factory=dict)   # environment variables the plan sets
     notes: tuple[Text, ...] = ()                     # launch-command advice of the plan's steps
     warnings: tuple[Msg, ...] = ()                   # things the user should know (assumptions, unreadable parts)
+    finding: Finding | None = None                   # the crash measured against the estimate, and its cause

@@ -6,12 +6,24 @@ Each stage lives in its own package and is imported lazily so that the plain pat
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import (
-    Change, CrashReport, Estimate, Hardware, KeyEdit, ModelShape, Msg, Plan, Report, Step, Text, TrainingSetup, msg,
+    Change,
+    CrashReport,
+    Estimate,
+    Hardware,
+    KeyEdit,
+    ModelShape,
+    Msg,
+    Plan,
+    Report,
+    Step,
+    Text,
+    TrainingSetup,
+    msg,
 )
 from oomdoctor.records import record
 
@@ -356,10 +368,21 @@ def calibration(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: Cr
     from oomdoctor import calibrate
     from oomdoctor.memory import estimate
 
-    if crash is None or not crash.memory_samples:
+    if crash is None:
         return estimate, None
-    corr = calibrate.correction(estimate(setup, shape, hw, crash=crash), crash)
-    return (calibrate.corrected_estimator(estimate, corr) if corr is not None else estimate), corr
+    corr = calibrate.correction(estimate(setup, shape, hw, crash=crash), crash) if crash.memory_samples else None
+    corrected = calibrate.corrected_estimator(estimate, corr) if corr is not None else estimate
+    return floored(corrected, setup, shape, hw, crash), corr
+
+
+def floored(estimator, setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
+    """The estimator raised to the floor the crash sets under the phase that crashed (memory/crashfloor.py):
+    what the failure message printed is a measurement of this run, so every estimate of the plan carries it."""
+    if crash is None or not crash.events:
+        return estimator
+    from oomdoctor.memory import crashfloor
+
+    return crashfloor.floored_estimator(estimator, crashfloor.floor(estimator(setup, shape, hw, crash=crash), crash))
 
 
 def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None):
@@ -388,7 +411,17 @@ def plan_report(report: Report, opts: Options, *, rules=None, estimator=None) ->
     edits = plan_edits(setup, plan.steps)
     env, notes = collect_env(plan.steps)
     return replace(report, estimate=est, plan=plan, least_cost=cheapest, edits=edits,
-                   patch=render_patch(edits, opts.cwd), env=env, notes=notes)
+                   patch=render_patch(edits, opts.cwd), env=env, notes=notes,
+                   finding=finding(setup, hw, crash, estimator, est))
+
+
+def finding(setup: TrainingSetup, hw: Hardware, crash: CrashReport | None, estimator, est: Estimate):
+    """Whether the config explains the crash (diagnosis.py), from the floor the estimator carries."""
+    if crash is None or not crash.events:
+        return None
+    from oomdoctor.diagnosis import find
+
+    return find(setup, est, getattr(estimator, "floor", None), crash, hw)
 
 
 @record

@@ -136,9 +136,12 @@ def _uncorrected(report):
 
 def test_the_pipeline_estimate_carries_the_measured_correction(from_log):
     raw = _uncorrected(from_log)
-    assert from_log.estimate.allocated_gib == pytest.approx(33.61)
+    # the step peak the log measured (33.61) is raised further by the crash itself: in the backward pass PyTorch
+    # held 35.71 GiB and asked for 1.95 more, a floor under that phase's peak (memory/crashfloor.py)
+    assert from_log.estimate.allocated_gib == pytest.approx(35.71 + 1.95)
     assert from_log.estimate.peak_gib > raw.peak_gib
     assert any("raised by" in say(note) for note in from_log.estimate.notes)
+    assert from_log.finding.floor.applied and from_log.finding.floor.moment.endswith("backward")
 
 
 def test_the_last_measured_step_peak_of_the_log_corrects_the_estimate(from_log):
@@ -159,7 +162,8 @@ def test_a_log_with_memory_lines_changes_the_advised_estimate_and_says_so(from_l
     single_learned = next(r for r in learned.strategies if r.key == "single")
     assert single_learned.peak_gib == pytest.approx(single_plain.peak_gib + delta)
     assert single_learned.peak_gib == pytest.approx(raw.peak_gib + delta)
-    assert single_learned.peak_gib == pytest.approx(from_log.estimate.peak_gib)
+    # the report's estimate also carries the crash's own floor (held + asked in the backward pass), above this
+    assert single_learned.peak_gib <= from_log.estimate.peak_gib + 1e-6
     assert plain.calibration is None and "raised by" in say(learned.calibration)
     text = advise.render_plain(learned)
     assert "Measured:" in text and f"{delta:.2f} GiB" in text

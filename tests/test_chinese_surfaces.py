@@ -43,6 +43,9 @@ def _log_words(report: Report) -> set[str]:
         out.update(e.message for e in report.crash.events if e.message)
         # the log line a phase was read from, quoted as the log printed it
         out.update(e.phase_evidence.text.rstrip("…") for e in report.crash.events if e.phase_evidence)
+    if report.finding is not None:
+        # the log lines a clue of the finding was read from, quoted as the log printed them
+        out.update(e.text for c in report.finding.clues for e in c.evidence)
     return {t for t in out if t}
 
 

@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
                 "oomdoctor.checkpoint", "oomdoctor.bounded", "oomdoctor.gpus",
                 "oomdoctor.memory", "oomdoctor.calibrate", "oomdoctor.planner", "oomdoctor.patch",
                 "oomdoctor.advise", "oomdoctor.simulate", "oomdoctor.pipeline", "oomdoctor.session",
-                "oomdoctor.demo")),
+                "oomdoctor.demo", "oomdoctor.diagnosis", "oomdoctor.knownbugs")),
     ("views", ("oomdoctor.views",)),
     ("guide", ("oomdoctor.guide",)),
     ("tui", ("oomdoctor.tui",)),

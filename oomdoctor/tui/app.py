@@ -440,6 +440,18 @@ class OomDoctorApp(App[int]):
         else:
             parts.append(_indented(Prose(crash_where(event, crash, lang), lang=lang)))
             parts.append(_indented(Prose(crash_numbers(event, r.hardware, lang), style="bold", lang=lang)))
+        if r.finding is not None:
+            # whether the config explains the crash; the checks come before the plan
+            f = r.finding
+            parts.append(_heading(say("finding.title", lang)))
+            parts.append(_indented(Prose(say(f.message, lang), style="bold red" if f.cause == "beyond_config"
+                                         else "", lang=lang)))
+            if f.floor is not None and f.floor.applied:
+                parts.append(_indented(Prose(say(f.floor.message, lang), lang=lang)))
+            if f.clues:
+                parts.append(_heading(say("finding.checks", lang)))
+                parts.append(_bullets([say(c.message, lang) + " → " + say(c.check, lang)
+                                       for c in f.clues], lang=lang))
         if crash and crash.diagnoses:
             parts.append(_heading(self.say("points_to")))
             parts.append(_bullets(diagnosis_lines(crash.diagnoses, lang), lang=lang))

@@ -11,7 +11,19 @@ from typing import Any
 
 from oomdoctor import __version__
 from oomdoctor.facts import (
-    COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Report, Rung, Step, Text, TrainingSetup,
+    COMPONENTS,
+    CrashReport,
+    Estimate,
+    Finding,
+    Hardware,
+    ModelShape,
+    Msg,
+    Plan,
+    Report,
+    Rung,
+    Step,
+    Text,
+    TrainingSetup,
 )
 from oomdoctor.words import say, show
 
@@ -139,6 +151,21 @@ def crash_dict(c: CrashReport, lang: str = "en") -> dict[str, Any]:
     }
 
 
+def finding_dict(f: Finding, lang: str = "en") -> dict[str, Any]:
+    """Whether the config explains the crash: `kind` config | beyond_config, the floor the crash set under the
+    estimate, and for each clue what the log shows, what to check, and the lines it was read from."""
+    fl = f.floor
+    return {
+        "kind": f.cause, "message": say(f.message, lang), "message_code": _code(f.message),
+        "floor": None if fl is None else {
+            "kind": fl.kind, "observed_gib": _r(fl.observed_gib), "estimate_gib": _r(fl.estimate_gib),
+            "raised_gib": _r(fl.raised_gib), "moment": fl.moment, "line": fl.line, "message": say(fl.message, lang)},
+        "clues": [{"kind": c.kind, "message": say(c.message, lang), "check": say(c.check, lang),
+                   "evidence": [{"line": e.line, "text": e.text, "source": e.source} for e in c.evidence]}
+                  for c in f.clues],
+    }
+
+
 def estimate_dict(e: Estimate, lang: str = "en") -> dict[str, Any]:
     return {"peak_gib": _r(e.peak_gib), "allocated_gib": _r(e.allocated_gib),
             "reserved_gib": _r(e.details.get("reserved_gib", e.allocated_gib)), "fits": e.fits,
@@ -207,6 +234,7 @@ def to_dict(report: Report, lang: str = "en") -> dict[str, Any]:
         "hardware": hardware_dict(report.hardware) if report.hardware else None,
         "lang": lang,
         "crash": crash_dict(report.crash, lang) if report.crash else None,
+        "cause": finding_dict(report.finding, lang) if report.finding is not None else None,
         "estimate": estimate_dict(report.estimate, lang) if report.estimate else None,
         "plan": plan,
         "patch": report.patch,

@@ -13,7 +13,15 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Plan, Report, Step
+from oomdoctor.facts import (
+    COMPONENTS,
+    CrashReport,
+    Estimate,
+    Finding,
+    Plan,
+    Report,
+    Step,
+)
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 from oomdoctor.views.describe import (
     change_words, component_name, diagnosis_lines, event_line, event_numbers, install_commands, model_lines,
@@ -213,8 +221,12 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         if curve:
             shown = ", ".join(f"{x}: {g:.1f}" for x, g in curve[-6:])
             console.print(Text("  " + say("report.measured", lang, points=shown), style="cyan"))
+    if report.finding is not None:
+        render_finding(report.finding, console, lang)
+    shown = report.finding.floor.message if report.finding is not None and report.finding.floor is not None else None
     for note in est.notes:
-        print_hanging(console, [f"  · {show(note, lang)}"], 4, style="dim")
+        if note != shown:
+            print_hanging(console, [f"  · {show(note, lang)}"], 4, style="dim")
     plan = report.plan
     if est.fits and not plan.steps and not plan.proposed:
         return
@@ -265,6 +277,29 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         console.print()
         console.print(Text(say("report.patch_title", lang), style="bold"))
         console.print(Text(report.patch), highlight=False, markup=False)
+
+
+def render_finding(finding: Finding, console: Any, lang: str = "en") -> None:
+    """Whether the config explains the crash; when it does not, what to check first (before the plan), each
+    check with the log lines it rests on."""
+    kit = _kit_of(console)
+    beyond = finding.cause == "beyond_config"
+    console.print()
+    label = _label(say("finding.title", lang))
+    print_hanging(console, [(label, "bold"), (say(finding.message, lang), "bold red" if beyond else "")],
+                  cell_width(label))
+    if finding.floor is not None and finding.floor.applied:
+        print_hanging(console, [f"  · {say(finding.floor.message, lang)}"], 4, style="cyan")
+    if not finding.clues:
+        return
+    console.print(kit.Text("  " + say("finding.checks", lang), style="bold"))
+    for n, clue in enumerate(finding.clues, 1):
+        lead = f"  {n}. "
+        print_hanging(console, [lead, say(clue.message, lang)], cell_width(lead))
+        print_hanging(console, [" " * cell_width(lead), ("→ " + say(clue.check, lang), "yellow")], cell_width(lead) + 2)
+        for ev in clue.evidence[:3]:
+            where = f"{ev.line}: " if ev.line else ""
+            print_hanging(console, [" " * cell_width(lead), (f"│ {where}{ev.text}", "dim")], cell_width(lead) + 2)
 
 
 def _head_line(console: Any, label: str, *parts: Any) -> None:

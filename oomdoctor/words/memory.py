@@ -150,4 +150,23 @@ WORDS = {
         "日志测得的分配峰值为 {measured:.2f} GiB（{where}），没有超过估算的 {estimate:.2f} GiB；估算保持不变。"),
     "memory.calibrate.where_step": ("line {line}, after step {step}", "第 {line} 行，第 {step} 步之后"),
     "memory.calibrate.where_training": ("line {line}, during training", "第 {line} 行，训练期间"),
+    # the crash as a measurement: a floor under the peak of the phase that crashed (memory/reconcile.py)
+    "memory.floor.peak": ("run's peak", "训练峰值"),
+    "memory.floor.raised": (
+        "The crash is a measurement: at line {line} PyTorch held {held:.2f} GiB and asked for {tried:.2f} GiB more, "
+        "so the {moment} needs at least {observed:.2f} GiB per GPU; the config's estimate of it was "
+        "{estimate:.2f} GiB. It is raised by {gap:.2f} GiB, and the plan is built on the raised figure.",
+        "崩溃本身就是一次测量：第 {line} 行显示 PyTorch 已占用 {held:.2f} GiB，又申请了 {tried:.2f} GiB，"
+        "所以{moment}阶段每张 GPU 至少需要 {observed:.2f} GiB；按配置的估算只有 {estimate:.2f} GiB。"
+        "估算因此提高 {gap:.2f} GiB，方案按提高后的数字制定。"),
+    "memory.floor.covered": (
+        "At line {line} PyTorch held {held:.2f} GiB and asked for {tried:.2f} GiB more ({observed:.2f} GiB in "
+        "the {moment}); the estimate of that phase, {estimate:.2f} GiB, already covers it.",
+        "第 {line} 行显示 PyTorch 已占用 {held:.2f} GiB，又申请了 {tried:.2f} GiB（{moment}阶段共 "
+        "{observed:.2f} GiB）；该阶段的估算 {estimate:.2f} GiB 已经覆盖了它。"),
+    "memory.floor.host": (
+        "The host ran out of memory (line {line}): the run needed more than the machine's {ram:.1f} GiB of RAM; "
+        "the estimate of host memory was {estimate:.1f} GiB.",
+        "主机内存耗尽（第 {line} 行）：这次训练需要的内存超过了机器的 {ram:.1f} GiB；"
+        "按估算主机内存只需 {estimate:.1f} GiB。"),
 }

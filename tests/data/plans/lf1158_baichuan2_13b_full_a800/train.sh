@@ -1,0 +1,15 @@
+deepspeed --include localhost:4,5,6,7 --master_port 29500 src/train_bash.py \
+    --stage sft \
+    --model_name_or_path baichuan-inc/Baichuan2-13B-Base \
+    --do_train \
+    --cutoff_len 1536 \
+    --dataset my_intents \
+    --template baichuan2 \
+    --finetuning_type full \
+    --output_dir output/run \
+    --per_device_train_batch_size 1 \
+    --gradient_accumulation_steps 1 \
+    --learning_rate 5e-5 \
+    --num_train_epochs 5.0 \
+    --deepspeed ds_config.json \
+    --bf16

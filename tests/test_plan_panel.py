@@ -1,0 +1,73 @@
+"""The panel of real OOM threads (tests/data/plans/): no crash is answered "fits as is", and the plan holds the
+fix that worked in the thread, or one no costlier that fits, in at least 85% of them (benchmarks/panel.py)."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+
+import panel
+
+CASES = panel.load_panel()
+RESULTS: dict[str, panel.Result] = {}
+
+
+def _result(case: panel.Case) -> panel.Result:
+    if case.id not in RESULTS:
+        RESULTS[case.id] = panel.run_case(case)
+    return RESULTS[case.id]
+
+
+def test_the_panel_has_cases_with_a_source_and_a_known_fix():
+    assert CASES
+    for case in CASES:
+        assert case.source.startswith("https://github.com/"), case.id
+        assert case.fix and all(k in panel.TIERS or k in panel.FINDINGS for k in case.fix), case.id
+        assert any(f.endswith(".log") for f in case.files), case.id
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_a_crash_is_never_answered_fits_as_is(case):
+    res = _result(case)
+    assert res.exit in (1, 3), f"{case.id}: exit {res.exit} ({res.why})"
+    cause = res.raw.get("cause") or {}
+    assert cause.get("kind") in ("config", "beyond_config"), case.id
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_the_plan_fits_by_its_own_reconciled_estimate_or_says_what_would(case):
+    res = _result(case)
+    plan = res.raw.get("plan") or {}
+    if res.exit == 1 and plan.get("steps"):
+        assert plan["fits"] and plan["steps"][-1]["fits"], case.id
+    elif res.exit == 3:
+        assert plan.get("proposed") or plan.get("advice"), case.id
+
+
+def test_the_panel_rate_is_at_least_85_percent():
+    results = [_result(c) for c in CASES]
+    s = panel.summary(results)
+    failed = [f"{r.case.id}: {r.why}" for r in results if not r.ok]
+    assert s["rate"] >= 0.85, failed
+
+
+def test_the_scorer_reads_a_plan_by_what_its_steps_change():
+    step = {"changes": [{"key": "zero_stage", "from": 2, "to": 3}, {"key": "offload_optimizer", "from": False,
+                                                                      "to": True}], "env": {}}
+    assert panel.step_kinds(step) == {"offload"}
+    assert panel.step_kinds({"changes": [{"key": "micro_batch", "from": 4, "to": 1}], "env": {}}) == {"batch"}
+    assert panel.step_kinds({"changes": [], "env": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}}) \
+        == {"fragmentation"}
+    case = panel.Case(id="x", folder=Path("."), source="https://github.com/x/y/issues/1", gpu=None, gpus=None,
+                      fix=("zero3",))
+    offload = {"plan": {"fits": True, "steps": [step]}}
+    assert not panel.judge(case, 1, offload).ok                       # offload costs more than ZeRO-3
+    assert panel.judge(case, 1, {"plan": {"fits": True, "steps": [
+        {"changes": [{"key": "micro_batch", "from": 4, "to": 1}], "env": {}}]}}).ok   # no costlier
+    assert not panel.judge(case, 0, {"plan": {"fits": True, "steps": []}}).ok   # exit 0 on a crash never passes
+    finding = panel.Case(id="y", folder=Path("."), source="s", gpu=None, gpus=None, fix=("beyond_config",))
+    assert panel.judge(finding, 1, {"cause": {"kind": "beyond_config"}, "plan": {}}).ok
+    assert not panel.judge(finding, 1, {"cause": {"kind": "config"}, "plan": {}}).ok
