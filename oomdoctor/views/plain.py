@@ -158,6 +158,16 @@ def fmt(value: object, lang: str = "en") -> str:
     return str(value)
 
 
+def cost_line(cost: Any, lang: str = "en") -> str:
+    """The plan's cost (planner.costs) in one line: quality, modelled step time, what the setup adds."""
+    setup = [say("report.plan_cost.file", lang) if item["kind"] == "file" else
+             say("report.plan_cost.launcher", lang, n=item["what"]) if item["kind"] == "launcher" else item["what"]
+             for item in cost.get("setup", ())]
+    quality = say("report.plan_cost.quality" if cost.get("quality") else "report.plan_cost.no_quality", lang)
+    return say("report.plan_cost", lang, quality=quality, factor=cost.get("time_factor", 1.0),
+               setup=say("common.list_sep", lang).join(setup) if setup else say("report.plan_cost.nothing", lang))
+
+
 def _same_steps(a: Plan, b: Plan) -> bool:
     return [(s.rule, s.changes) for s in a.steps] == [(s.rule, s.changes) for s in b.steps]
 
@@ -221,6 +231,8 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         final = plan.steps[-1].estimate
         console.print(Text("  ") + bar(final, width, kit))
         console.print(verdict(final, kit, lang))
+        if plan.cost:
+            print_hanging(console, [cost_line(plan.cost, lang)], 2, style="dim")
         installs = install_commands(s, plan.steps[-1].setup) if s is not None else []
         if installs:
             # without the package the patched run stops at its start: said where the plan is, not in a cost
