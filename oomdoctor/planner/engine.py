@@ -426,8 +426,9 @@ class _Planner:
         return _Walk(steps, [], cur_setup, cur_est)
 
     def minimize(self, walk: _Walk, book: RuleBook) -> _Walk:
-        """Once a walk fits, drop every step the plan still fits without, the costliest first (planner.costs:
-        an offload before a sharding step it overlaps, a quality step before a free one): a rung the walk took
+        """Once a walk fits, drop every step the plan still fits without and costs no less with (planner.costs),
+        the costliest first (an offload before the sharding it overlaps, a quality step before a free one):
+        a rung the walk took
         early may be made unnecessary by one it took later (cutoff_len cut, then everything offloaded).
         Steps the crash log is evidence for stay: the estimate cannot judge them."""
         if not walk.estimate.fits or len(walk.steps) < 2:
@@ -436,6 +437,7 @@ class _Planner:
         current = walk
         dropped: list[tuple[Step, Msg]] = []
         while len(current.steps) > 1:
+            now = walk_cost(self, current, book).total
             options = []
             for i, step in enumerate(current.steps):
                 rule = by_id.get(step.rule)
@@ -444,8 +446,11 @@ class _Planner:
                 trial = self.replay([by_id[s.rule] for j, s in enumerate(current.steps) if j != i and s.rule in by_id])
                 if trial is None or not trial.estimate.fits:
                     continue
-                # the cheapest plan left is the one without the costliest step; the latest first on a tie
-                options.append((walk_cost(self, trial, book).total, -i, step, trial))
+                # the cheapest plan left is the one without the costliest step; the latest first on a tie.
+                # A step whose removal costs more (sharding over cards at hand is faster) stays.
+                cost = walk_cost(self, trial, book).total
+                if cost <= now + 1e-9:
+                    options.append((cost, -i, step, trial))
             if not options:
                 break
             _, _, step, trial = min(options, key=lambda o: (o[0], o[1]))
@@ -615,8 +620,8 @@ def walk_cost(planner: _Planner, walk: _Walk, book: RuleBook):
     from oomdoctor.planner import costs
 
     by_id = {r.id: r for r in book}
-    rules = [by_id[s.rule] for s in walk.steps if s.rule in by_id and s.changes]
-    return costs.cost_of(planner.setup, walk.setup, rules, planner.shape, planner.hw)
+    pairs = [(by_id[s.rule], s) for s in walk.steps if s.rule in by_id and s.changes]
+    return costs.cost_of(planner.setup, walk.setup, pairs, planner.shape, planner.hw)
 
 
 def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: CrashReport | None = None,
@@ -663,7 +668,7 @@ def _search(planner: _Planner, book: RuleBook, skip: Sequence[str], accept: Sequ
 
     def trial(chosen: frozenset) -> _Trial:
         if chosen not in cache:
-            walk = planner.walk([r for r in canonical if r.id in chosen])
+            walk = planner.walk([r for r in canonical if r.id in chosen], accept=accept)
             cache[chosen] = _Trial(walk, frozenset(s.rule for s in walk.steps), walk_cost(planner, walk, book))
         return cache[chosen]
 
@@ -678,8 +683,11 @@ def _search(planner: _Planner, book: RuleBook, skip: Sequence[str], accept: Sequ
         _, _, chosen = heapq.heappop(heap)
         current = cache[chosen]
         if current.fits:
-            if best is None or current.cost.total < best.cost.total - 1e-9:
-                best = current
+            # priced as it will be planned: each cut the least that fits
+            stretched = stretch(planner, current.walk, book)
+            priced = _Trial(stretched, current.fired, walk_cost(planner, stretched, book))
+            if best is None or priced.cost.total < best.cost.total - 1e-9:
+                best = priced
             continue                # a set that fits stops its walk: a bigger one adds nothing after it
         floor = current.cost.quality + current.cost.setup_cost + faster
         if best is not None and floor >= best.cost.total:
@@ -858,12 +866,14 @@ def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate, *
     if book is not None and proposed:
         # With a yes to what was proposed: the same walk, those rungs allowed, made minimal.
         ids = tuple(dict.fromkeys(s.rule for s in proposed))
-        walk = planner.minimize(planner.walk(book.rules, skip, accept=tuple(accept) + ids), book)
+        walk = stretch(planner, planner.minimize(planner.walk(book.rules, skip, accept=tuple(accept) + ids), book),
+                       book)
         if walk.estimate.fits:
             taken = tuple(dict.fromkeys(s.rule for s in walk.steps if s.rule in ids))
             if taken:
+                titles = tuple(dict.fromkeys(s.title for s in walk.steps if s.rule in taken))
                 out.append(msg("plan.advice.with_yes", rules=",".join(taken), peak=walk.estimate.peak_gib,
-                               titles=tuple(s.title for s in proposed if s.rule in taken)))
+                               titles=titles))
 
     def gpus_needed(setup: TrainingSetup) -> tuple[int, float] | None:
         for n in ZERO3_GPU_COUNTS:
