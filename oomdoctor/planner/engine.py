@@ -866,8 +866,10 @@ def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate, *
     if book is not None and proposed:
         # With a yes to what was proposed: the same walk, those rungs allowed, made minimal.
         ids = tuple(dict.fromkeys(s.rule for s in proposed))
-        walk = stretch(planner, planner.minimize(planner.walk(book.rules, skip, accept=tuple(accept) + ids), book),
-                       book)
+        # the plan the search would make with that yes, each cut the least that fits
+        walk = _search(planner, book, skip, tuple(accept) + ids, SEARCH_MAX_EVALS) or planner.walk(
+            book.rules, skip, accept=tuple(accept) + ids)
+        walk = stretch(planner, planner.minimize(walk, book), book)
         if walk.estimate.fits:
             taken = tuple(dict.fromkeys(s.rule for s in walk.steps if s.rule in ids))
             if taken:
