@@ -357,6 +357,24 @@ def pipe_width(environ: Any = None) -> int:
     return int(text) if text.strip().isdigit() and 20 <= int(text) <= 1000 else PIPE_WIDTH
 
 
+def terminal_width(environ: Any = None, stream: Any = None) -> int:
+    """Columns a plain surface may use: $COLUMNS when it is a sane number, else the terminal's width when
+    stdout is one, else PIPE_WIDTH (80)."""
+    env = os.environ if environ is None else environ
+    text = env.get("COLUMNS", "")
+    if text.strip().isdigit() and 20 <= int(text) <= 1000:
+        return int(text)
+    out = sys.stdout if stream is None else stream
+    try:
+        if out.isatty():
+            cols = os.get_terminal_size(out.fileno()).columns
+            if 20 <= cols <= 1000:
+                return cols
+    except (AttributeError, OSError, ValueError):
+        pass
+    return PIPE_WIDTH
+
+
 def print_report(report: Report, *, show_patch: bool = True, lang: str = "en") -> None:
     """The plain report on stdout: rich in a terminal, the same characters without rich in a pipe or file."""
     if sys.stdout.isatty():
