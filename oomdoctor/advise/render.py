@@ -139,17 +139,18 @@ def _strategy_lines(m: Matrix, lang: str) -> list[str]:
     def col(key: str, cells: int) -> str:
         return pad_cells(say(f"advise.col.{key}", lang), cells, "right")
 
-    # The label takes what the numbers leave; on a narrow terminal the step time goes first (the run time
-    # and the speed say it too), then the numbers close up.
+    # The label takes what the numbers leave; on a narrow terminal the numbers close up first, then the step
+    # time goes (the run time and the speed say it too); a name that still does not fit takes its own line.
     widths = {"gpus": 5, "peak": 11, "fits": 6, "host": 11, "speed": 7, "step": 7, "run": 7}
     if cost_col:
         widths["cost"] = 12
+    need = min(33, 1 + max(cell_width(say(r.label, lang)) for r in m.strategies))
     label_w = WIDTH - sum(widths.values())
-    if label_w < 24:
-        widths.pop("step")
+    if label_w < need:
+        widths.update(gpus=4, peak=10, fits=5, host=9)
         label_w = WIDTH - sum(widths.values())
-    if label_w < 24:
-        widths.update(peak=10, host=9, fits=5, gpus=4)
+    if label_w < need:
+        widths.pop("step")
         label_w = WIDTH - sum(widths.values())
     label_w = max(12, min(33, label_w))
     head = pad_cells(say("advise.col.strategy", lang), label_w) + "".join(col(k, w) for k, w in widths.items())
@@ -167,8 +168,11 @@ def _strategy_lines(m: Matrix, lang: str) -> list[str]:
         fits = "-" if not m.hardware else say("common.yes" if r.fits else "common.no", lang)
         values = {"gpus": str(r.n_gpus), "peak": _gib(r.peak_gib), "fits": fits, "host": host, "speed": speed,
                   "step": step, "run": run, "cost": _money(r.cost if r.fits else None, m.currency)}
-        line = pad_cells(fit_cells(say(r.label, lang), label_w - 1), label_w) + "".join(
-            pad_cells(values[k], w, "right") for k, w in widths.items())
+        label = say(r.label, lang)
+        if cell_width(label) > label_w - 1:
+            out.append(label)       # a long name on a narrow terminal takes its own line, whole
+            label = ""
+        line = pad_cells(label, label_w) + "".join(pad_cells(values[k], w, "right") for k, w in widths.items())
         out.append(line)
         if r.speed_why and r.key != "single":
             out.extend(_wrap(_why(r, lang), indent="      ", first="    "))
