@@ -764,7 +764,12 @@ def stretch(planner: _Planner, walk: _Walk, book: RuleBook) -> _Walk:
     binary search over the candidates, with the rest of the plan as it is."""
     if not walk.estimate.fits:
         return walk
+    by_id = {r.id: r for r in book}
+    # a value an evidence rung set (the log, not the estimate, asked for it) is the rung's to keep
+    held = {c.field for s in walk.steps if s.rule in by_id and is_evidence_rule(by_id[s.rule]) for c in s.changes}
     for name in ("seq_len", "lora_rank", "micro_batch"):
+        if name in held:
+            continue
         low, high = getattr(walk.setup, name), getattr(planner.setup, name)
         if not isinstance(low, int) or not isinstance(high, int) or low >= high:
             continue
