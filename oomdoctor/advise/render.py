@@ -7,7 +7,7 @@ from typing import Any
 
 from oomdoctor.advise.model import Cell, Matrix, StrategyRow
 from oomdoctor.facts import TrainingSetup, msg
-from oomdoctor.words import cell_width, fit_cells, gib_short, hours, pad_cells, say, show, wrap_cells
+from oomdoctor.words import cell_width, gib_short, hours, pad_cells, say, show, wrap_cells
 
 WIDTH = 80          # columns when the caller does not say (render_plain's width); render_plain sets it per call
 MIN_WIDTH = 64

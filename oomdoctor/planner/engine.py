@@ -791,7 +791,6 @@ def stretch(planner: _Planner, walk: _Walk, book: RuleBook) -> _Walk:
 def _rewrite(planner: _Planner, walk: _Walk, book: RuleBook, name: str, value: int) -> _Walk:
     """The walk with field `name` set to `value` by its first step that changes it (the later ones no longer
     touch it), every setup and estimate after it recomputed, and that step's title saying the value."""
-    from oomdoctor.words import show
 
     coupled = {name, "grad_accum"} if name == "micro_batch" else {name}
     effective = walk.setup.effective_batch
