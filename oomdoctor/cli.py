@@ -326,7 +326,11 @@ def _main(argv: list[str], lang: str) -> int:
 
         answers = default_answers(report, session.options)
         choices, report = options_with_answers(session, answers)
-        sys.stdout.write(render_plain(report, answers, lang, rules=session.rules, options=choices))
+        from oomdoctor.views.plain import terminal_width
+
+        # two columns short of the terminal, as the guide's own margin (78 in a pipe)
+        sys.stdout.write(render_plain(report, answers, lang, width=max(40, terminal_width() - 2), rules=session.rules,
+                                      options=choices))
         return exit_code(report)
     if use_tui(args) and not (args.export or args.write or args.apply):
         from oomdoctor.tui import run as run_tui  # the only place textual gets imported
@@ -474,5 +478,10 @@ def _advise(session: Any, args: argparse.Namespace) -> int:
                           estimator=session.estimator, correction=session.correction, rules=session.rules,
                           host_ram_gib=session.options.host_ram, accept=session.options.accept,
                           skip=session.options.skip)
-    sys.stdout.write((advise.to_json(matrix, lang) if args.json else advise.render_plain(matrix, lang)) + "\n")
+    if args.json:
+        sys.stdout.write(advise.to_json(matrix, lang) + "\n")
+    else:
+        from oomdoctor.views.plain import terminal_width
+
+        sys.stdout.write(advise.render_plain(matrix, lang, width=terminal_width()) + "\n")
     return ExitCode.FITS

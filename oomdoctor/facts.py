@@ -455,6 +455,8 @@ class Plan:
     fits: bool = False
     advice: tuple[Msg, ...] = ()    # what would fit when nothing does (more GPUs, another card)
     rungs: tuple[Rung, ...] = ()    # every rung of the book in ladder order, with its state
+    # what the plan costs (planner.costs.Cost.as_dict: total, quality, time_factor, setup); empty when unpriced
+    cost: Mapping[str, Any] = field(default_factory=dict)
 
     def rungs_in(self, state: str) -> tuple[Rung, ...]:
         return tuple(r for r in self.rungs if r.state == state)

@@ -393,7 +393,7 @@ def measured_estimator(setup: TrainingSetup, shape: ModelShape, hw: Hardware, cr
 def plan_report(report: Report, opts: Options, *, rules=None, estimator=None) -> Report:
     """Estimate the setup of `report`, plan, and render the patch. `rules` and `estimator` are the
     session's (loaded and calibrated once per run); built here when not given."""
-    from oomdoctor.planner import least_cost_plan, load_rules, make_plan
+    from oomdoctor.planner import least_cost_plan, load_rules
 
     setup, shape, hw, crash = report.setup, report.shape, report.hardware, report.crash
     assert setup is not None and shape is not None and hw is not None
@@ -404,13 +404,13 @@ def plan_report(report: Report, opts: Options, *, rules=None, estimator=None) ->
         rules = load_rules(opts.rules_dirs)
     kw = dict(crash=crash, rules=rules, headroom=opts.headroom, skip=opts.skip, estimator=estimator,
               accept=opts.accept)
-    # Even when the estimate fits, a crash log can be evidence for some rungs (fragmentation, host RAM,
-    # evaluation): make_plan applies only those then.
-    plan = make_plan(setup, shape, hw, **kw)
-    cheapest = least_cost_plan(setup, shape, hw, **kw) if not est.fits else None
+    # One plan for every surface (app, guide, plain, JSON, --export, --write, --apply): the least-cost plan
+    # the planner searches for, with the ladder as its explanation. When the estimate fits, it is the
+    # ladder's evidence rungs only (fragmentation, host RAM, evaluation), as make_plan gives them.
+    plan = least_cost_plan(setup, shape, hw, **kw)
     edits = plan_edits(setup, plan.steps)
     env, notes = collect_env(plan.steps)
-    return replace(report, estimate=est, plan=plan, least_cost=cheapest, edits=edits,
+    return replace(report, estimate=est, plan=plan, least_cost=None, edits=edits,
                    patch=render_patch(edits, opts.cwd), env=env, notes=notes,
                    finding=finding(setup, hw, crash, estimator, est))
 

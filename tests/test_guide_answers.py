@@ -40,7 +40,11 @@ def test_allowing_a_method_change_brings_in_lora_and_refusing_removes_it(demo):
     report, opts = demo
     allowed = apply_answers(report, opts, Answers(allow_method_change=True))
     refused = apply_answers(report, opts, Answers(allow_method_change=False))
-    assert "method" in _changed(allowed)
+    # a yes is permission, not preference: the optimizer offload fits without changing the experiment
+    assert "method" not in _changed(allowed) and _changed(allowed) == _changed(refused)
+    # where nothing that keeps the experiment fits (no offload), the yes brings LoRA in
+    no_offload = open_session(replace(opts.options, skip=("OOM015", "OOM016")))
+    assert "method" in _changed(apply_answers(report, no_offload, Answers(allow_method_change=True)))
     assert "method" not in _changed(refused) and "quant_bits" not in _changed(refused)
     assert all(st.applicability != "needs-consent" for st in refused.plan.steps)
     # without the yes, LoRA is proposed with what it would save, and the ladder goes on below it
@@ -124,5 +128,6 @@ def test_plain_walkthrough_of_the_demo_quotes_its_numbers(demo, lang):
     assert "git apply plan.diff" in doc
     if lang == "zh":
         assert "显存不足" in doc and "激活值" in doc and "优化器状态" in doc
+        # the plan keeps the experiment (offload fits), so its one step is the offload, titled in Chinese
         title = next(p.title for p in pages(planned, Answers(), "zh") if p.key == "step-1")
-        assert "LoRA" in title and "全参数微调" in title
+        assert "卸载" in title and "CPU 内存" in title

@@ -112,7 +112,7 @@ def test_declining_to_change_the_experiment_keeps_cutoff_len_out_of_the_guides_a
         help_text = " ".join(q.help for q in screen.questions if q.key == "allow_method_change")
         assert "cutoff_len" in help_text                # the question says what would change
         box.focus()
-        await pilot.press("space")                     # yes: the ladder cuts cutoff_len
+        await pilot.press("space")                     # yes: permission, not preference (Liger fits without the cut)
         await settle(pilot)
         changed["yes"] = screen.report.patch
         await pilot.press("space")                     # and no again
@@ -128,7 +128,9 @@ def test_declining_to_change_the_experiment_keeps_cutoff_len_out_of_the_guides_a
         await export_as(pilot, "app.diff")
 
     drive(monkeypatch, ["--walkthrough", str(cfg), "--gpu", "A100-40GB"], script)
-    assert "+cutoff_len: 512" in changed["yes"]           # the test can fail: with a yes the cut is in the plan
+    # with a yes the plan is still the one that keeps the experiment: no cut while the Liger kernel fits
+    yes = [ln for ln in changed["yes"].splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
+    assert "+enable_liger_kernel: true" in yes and not [ln for ln in yes if "cutoff_len" in ln]
     for name in ("guide.diff", "app.diff"):
         diff = (tmp_path / name).read_text(encoding="utf-8")
         edited = [ln for ln in diff.splitlines() if ln[:1] in "+-" and not ln.startswith(("+++", "---"))]
@@ -151,13 +153,17 @@ def test_the_app_alone_proposes_but_does_not_take_a_step_that_changes_the_experi
         assert proposed and proposed[0].rule == "OOM003"
         assert "needs your yes" in screen_text(pilot.app)
         assert "+cutoff_len" not in pilot.app.selection.patch
-        # ticking it is the yes: the ladder is walked again with it
+        # ticking it is the yes: the plan is searched again with it; a yes is permission, not preference, so
+        # the cut stays out while the Liger kernel fits, and its row says a cheaper plan does without it
         steps = pilot.app.query_one(StepList)
         steps.highlighted = [r.rule for r in steps.rows].index("OOM003")
         await pilot.press("space")
         await settle(pilot)
-        assert "+cutoff_len: 512" in pilot.app.selection.patch
         assert pilot.app.opts.accept == ("OOM003",)
+        assert "+cutoff_len" not in pilot.app.selection.patch
+        assert "OOM003" not in [r.rule for r in pilot.app.query_one(StepList).rows]
+        rung = next(r for r in pilot.app.report.plan.rungs if r.rule == "OOM003")
+        assert rung.state == "dropped" and rung.reason.code == "plan.rung.costlier"
 
     drive(monkeypatch, [str(cfg), "--gpu", "A100-40GB"], script)
 

@@ -108,21 +108,21 @@ async def test_export_writes_the_diff_of_the_shown_plan(demo):
     from dataclasses import replace
 
     report, opts, folder = demo
-    assert report.least_cost is not None and report.least_cost.steps
+    # one plan: the least-cost plan is the plan, so there is nothing else to switch to
+    assert report.least_cost is None and report.plan.steps
     session = session_for(report, opts)
     app = OomDoctorApp(session)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.press("3", "l")                 # the least-cost plan, all of it
+        await pilot.press("3", "l")                 # the plan, all of it ("l" finds no other plan)
         await _settle(pilot)
+        assert app.plan_kind == "ladder"
         await _export_as(pilot, "cheapest.diff")
-        await pilot.press("l")                      # the ladder, without its first step
-        await _settle(pilot)
         app.query_one(StepList).highlighted = _row_index(app, report.plan.steps[0].rule)
-        await pilot.press("space")
+        await pilot.press("space")                  # without its first step
         await _settle(pilot)
         await _export_as(pilot, "picked.diff")
-    cheapest = select_steps(report, report.least_cost, range(len(report.least_cost.steps)), cwd=opts.cwd).patch
-    assert cheapest
+    cheapest = select_steps(report, report.plan, range(len(report.plan.steps)), cwd=opts.cwd).patch
+    assert cheapest and cheapest == report.patch
     assert (folder / "cheapest.diff").read_text(encoding="utf-8") == cheapest
     picked = session.replan(replace(opts, skip=(report.plan.steps[0].rule,))).patch
     assert (folder / "picked.diff").read_text(encoding="utf-8") == picked
@@ -184,23 +184,17 @@ async def test_write_copies_leaves_the_originals_alone(demo):
     assert (folder / "train.yaml").read_bytes() == original
 
 
-async def test_l_switches_to_the_least_cost_plan_and_back(demo):
+async def test_l_keeps_the_one_plan_and_says_it_is_the_least_cost_one(demo):
     report, opts, _ = demo
-    if report.least_cost is None or not report.least_cost.steps:
-        pytest.skip("the demo has no least-cost plan")
+    assert report.least_cost is None
     app = OomDoctorApp(session_for(report, opts))
     async with app.run_test(size=SIZE) as pilot:
         await pilot.press("3", "l")
         await _settle(pilot)
-        assert app.plan_kind == "least"
-        assert app.query_one(StepList).steps == report.least_cost.steps
-        expected = select_steps(report, report.least_cost, range(len(report.least_cost.steps)), cwd=opts.cwd)
-        assert app.selection.patch == expected.patch
-        assert "Least-cost plan" in screen_text(app)
-        await pilot.press("l")
-        await _settle(pilot)
         assert app.plan_kind == "ladder"
+        assert app.query_one(StepList).steps == report.plan.steps
         assert app.selection.patch == report.patch
+        assert any("already the least-cost plan" in str(n.message) for n in app._notifications)
 
 
 async def test_help_lists_every_key(demo):

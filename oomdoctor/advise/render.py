@@ -1,4 +1,4 @@
-"""Views of the advisor's Matrix: a plain table that fits 100 columns, and JSON."""
+"""Views of the advisor's Matrix: a plain table that fits the terminal (80 columns unless told), and JSON."""
 from __future__ import annotations
 
 import json
@@ -7,9 +7,10 @@ from typing import Any
 
 from oomdoctor.advise.model import Cell, Matrix, StrategyRow
 from oomdoctor.facts import TrainingSetup, msg
-from oomdoctor.words import fit_cells, gib_short, hours, pad_cells, say, show, wrap_cells
+from oomdoctor.words import cell_width, gib_short, hours, pad_cells, say, show, wrap_cells
 
-WIDTH = 100
+WIDTH = 80          # columns when the caller does not say (render_plain's width); render_plain sets it per call
+MIN_WIDTH = 64
 _SETUP_SKIP = ("extras", "sources", "defaults_of", "config_file", "deepspeed_file")
 
 
@@ -132,15 +133,27 @@ def _strategy_lines(m: Matrix, lang: str) -> list[str]:
         budget = cells[0].capacity_gib * (1 - m.headroom)
     if budget is not None:
         out[0] += say("advise.strategies_fit", lang, budget=budget, share=1 - m.headroom)
+    out = wrap_cells(out[0], WIDTH, indent="  ", initial="")
     cost_col = m.priced
 
     def col(key: str, cells: int) -> str:
         return pad_cells(say(f"advise.col.{key}", lang), cells, "right")
 
-    head = (pad_cells(say("advise.col.strategy", lang), 33) + col("gpus", 5) + col("peak", 11) + col("fits", 6)
-            + col("host", 11) + col("speed", 7) + col("step", 7) + col("run", 7))
+    # The label takes what the numbers leave; on a narrow terminal the numbers close up first, then the step
+    # time goes (the run time and the speed say it too); a name that still does not fit takes its own line.
+    widths = {"gpus": 5, "peak": 11, "fits": 6, "host": 11, "speed": 7, "step": 7, "run": 7}
     if cost_col:
-        head += col("cost", 12)
+        widths["cost"] = 12
+    need = min(33, 1 + max(cell_width(say(r.label, lang)) for r in m.strategies))
+    label_w = WIDTH - sum(widths.values())
+    if label_w < need:
+        widths.update(gpus=4, peak=10, fits=5, host=9)
+        label_w = WIDTH - sum(widths.values())
+    if label_w < need:
+        widths.pop("step")
+        label_w = WIDTH - sum(widths.values())
+    label_w = max(12, min(33, label_w))
+    head = pad_cells(say("advise.col.strategy", lang), label_w) + "".join(col(k, w) for k, w in widths.items())
     out.append(head)
     flagged = False
     for r in m.strategies:
@@ -153,14 +166,17 @@ def _strategy_lines(m: Matrix, lang: str) -> list[str]:
         # a run that does not fit has no run time or cost, only its speed if it had the memory
         run = hours_text(r.hours) if r.fits else "-"
         fits = "-" if not m.hardware else say("common.yes" if r.fits else "common.no", lang)
-        line = (f"{pad_cells(fit_cells(say(r.label, lang), 32), 33)}{r.n_gpus:>5}{_gib(r.peak_gib):>11}"
-                f"{pad_cells(fits, 6, 'right')}{host:>11}{speed:>7}{step:>7}{run:>7}")
-        if cost_col:
-            line += f"{_money(r.cost if r.fits else None, m.currency):>12}"
+        values = {"gpus": str(r.n_gpus), "peak": _gib(r.peak_gib), "fits": fits, "host": host, "speed": speed,
+                  "step": step, "run": run, "cost": _money(r.cost if r.fits else None, m.currency)}
+        label = say(r.label, lang)
+        if cell_width(label) > label_w - 1:
+            out.append(label)       # a long name on a narrow terminal takes its own line, whole
+            label = ""
+        line = pad_cells(label, label_w) + "".join(pad_cells(values[k], w, "right") for k, w in widths.items())
         out.append(line)
         if r.speed_why and r.key != "single":
             out.extend(_wrap(_why(r, lang), indent="      ", first="    "))
-    out.append("  " + say("advise.speed_note", lang))
+    out.extend(_wrap(say("advise.speed_note", lang), indent="    ", first="  "))
     if flagged:
         out.extend(_wrap(say("advise.host_flag_rows", lang, budget=_host_words(m, lang)), indent="    ", first="  "))
     return out
@@ -286,10 +302,20 @@ def _card_lines(m: Matrix, lang: str) -> list[str]:
     return out
 
 
-def render_plain(matrix: Matrix, lang: str = "en") -> str:
+def render_plain(matrix: Matrix, lang: str = "en", width: int = 80) -> str:
+    """The matrix as text of at most `width` cells a line (not below MIN_WIDTH), English or Chinese."""
+    global WIDTH
+    saved, WIDTH = WIDTH, max(MIN_WIDTH, int(width))
+    try:
+        return _render_plain(matrix, lang)
+    finally:
+        WIDTH = saved
+
+
+def _render_plain(matrix: Matrix, lang: str) -> str:
     m = matrix
     out = [say("advise.title", lang, model=m.model), *(_wrap(_setup_line(m.setup, lang), indent="  ", first="  ")),
-           "  " + say("advise.every_estimate", lang), ""]
+           *_wrap(say("advise.every_estimate", lang), indent="  ", first="  "), ""]
     if m.calibration:
         out.extend(_wrap(show(m.calibration, lang), indent="  ", first=say("advise.measured", lang)))
         if m.measured:
@@ -307,4 +333,9 @@ def render_plain(matrix: Matrix, lang: str = "en") -> str:
     out.append(say("advise.assumptions", lang))
     for a in m.assumptions:
         out.extend(_wrap(show(a, lang), indent="    ", first="  - "))
-    return "\n".join(line.rstrip() for line in out)
+    # a table row no narrower terminal could hold (the card list at MIN_WIDTH) wraps rather than runs past it
+    lines: list[str] = []
+    for line in out:
+        lines.extend([line] if cell_width(line) <= WIDTH else wrap_cells(line.strip(), WIDTH, indent="    ",
+                                                                         initial="  "))
+    return "\n".join(line.rstrip() for line in lines)

@@ -20,11 +20,25 @@ FP32_SPEED_FRACTION = 1 / 8
 # Data-parallel efficiency: DDP/ZeRO-1/2 move the gradients once (2x params per step, overlapped with
 # backward); ZeRO-3/FSDP move 1.5x that (parameters gathered again in backward; ZeRO paper §7.2.2).
 DP_EFFICIENCY = {"nvlink": (0.95, 0.85), "pcie": (0.85, 0.65)}     # (DDP/ZeRO-1/2, ZeRO-3/FSDP)
-# DeepSpeed CPU-Adam updates about this many parameters per second on a many-core server (assumed,
-# all ranks of a node share the cores; ZeRO-Offload paper Table 4 order of magnitude).
-CPU_ADAM_PARAMS_PER_S = 1.0e9
+# DeepSpeed CPU-Adam updates about this many parameters per second on a many-core server (all ranks of a
+# node share the cores). Derived from the one measured A/B in docs/reference/remedy-costs.md §1 (chenyaofo
+# gist: LLaMA-7B full fine-tune, 8xA800, seq 4096, ZeRO-2 micro-batch 1: optimizer offload 2.2-2.3x the
+# step time): at this model's own compute time for that run (1.4 s), 2.3x leaves ~1.7 s for 6.7e9 updates.
+CPU_ADAM_PARAMS_PER_S = 4.0e9
+# Small micro-batches leave the GPU partly idle (remedy-costs.md §2.1: bs 4 -> 1x4 cost 1.14x on BERT-L,
+# seq 512; at >= ~4k tokens a micro-batch saturates the card). Utilisation t / (t + SATURATION_TOKENS),
+# relative to a 4096-token micro-batch: 1.14x between 2048 and 512 tokens gives ~100; rounded up to 128.
+SATURATION_TOKENS = 128
+SATURATED_TOKENS = 4096
 # Naive model parallel hands activations from card to card; the transfer is small next to the idle time.
 NAIVE_MP_TRANSFER_FACTOR = 0.97
+
+
+def utilisation(micro_tokens: float) -> float:
+    """The share of MFU a micro-batch of `micro_tokens` reaches, 1.0 from SATURATED_TOKENS on."""
+    full = SATURATED_TOKENS / (SATURATED_TOKENS + SATURATION_TOKENS)
+    t = max(1.0, float(micro_tokens))
+    return min(1.0, t / (t + SATURATION_TOKENS) / full)
 
 
 @dataclass(frozen=True)
@@ -154,7 +168,7 @@ def step_time(setup: TrainingSetup, shape: ModelShape, spec, n_gpus: int, *, nai
     pair = 2 if setup.stage in ("dpo", "kto", "orpo", "simpo") else 1
     micro_tokens = setup.micro_batch * setup.seq_len            # per card per micro-batch
     work = work_per_token(setup, shape)
-    compute_s = work.total * pair * micro_tokens * setup.grad_accum / flops_per_s
+    compute_s = work.total * pair * micro_tokens * setup.grad_accum / flops_per_s / utilisation(micro_tokens)
     data_cards = 1 if naive_mp else n
     if naive_mp and n > 1:
         compute_s /= NAIVE_MP_TRANSFER_FACTOR

@@ -36,6 +36,8 @@ COST_WEIGHTS = {
 # if it found nothing cheaper: a work bound rather than a clock, so a plan never depends on machine load.
 SEARCH_MAX_EVALS = 400
 ZERO3_GPU_COUNTS = (2, 4, 8, 16, 32, 64)
+# How often one walk goes back to the top of the ladder because the peak moved to another phase.
+MAX_PHASE_RESTARTS = 4
 
 
 def _default_estimator() -> Estimator:
@@ -315,9 +317,18 @@ class _Planner:
         skipped: list[Skipped] = []
         proposed: list[Step] = []
         facts = self.facts(cur_setup, cur_est)
-        for rule in rules:
+        order = list(rules)
+        done: set[str] = set()          # rungs that fired or were proposed: not looked at again
+        restarts = 0
+        i = -1
+        while i + 1 < len(order):
+            i += 1
+            rule = order[i]
+            if rule.id in done:
+                continue
             if cur_est.fits and not evidence_only:
                 break
+            phase_before = cur_est.phase
             if evidence_only and not is_evidence_rule(rule):
                 continue
             if _skip_requested(rule, skip):
@@ -366,8 +377,10 @@ class _Planner:
                 if needs_yes(rule, accept):
                     # Consent means consent: say what it would do, and walk on below it from where we stand.
                     proposed.append(step)
+                    done.add(rule.id)
                     break
                 steps.append(step)
+                done.add(rule.id)
                 fired += 1
                 if firing.changes:
                     cur_setup, cur_est = firing.setup, new_est
@@ -376,6 +389,14 @@ class _Planner:
                     break                    # advice and environment are given once
                 if cur_est.fits and not evidence_only:
                     break
+            if (not evidence_only and not cur_est.fits and cur_est.phase != phase_before
+                    and restarts < MAX_PHASE_RESTARTS and any(r.id not in done for r in order[:i])):
+                # The peak moved to another phase (backward -> evaluation): the rungs above that did nothing
+                # for the old peak may help with the new one, so the ladder is looked at again from the top.
+                restarts += 1
+                retried = {r.id for r in order[:i] if r.id not in done}
+                skipped = [k for k in skipped if k.rule not in retried]
+                i = -1
         return _Walk(steps, skipped, cur_setup, cur_est, proposed)
 
     def replay(self, rules: Sequence[Rule]) -> _Walk | None:
@@ -405,27 +426,36 @@ class _Planner:
         return _Walk(steps, [], cur_setup, cur_est)
 
     def minimize(self, walk: _Walk, book: RuleBook) -> _Walk:
-        """Once a walk fits, drop every step the plan still fits without, the latest first: a rung the walk
-        took early may be made unnecessary by one it took later (cutoff_len cut, then everything offloaded).
+        """Once a walk fits, drop every step the plan still fits without and costs no less with (planner.costs),
+        the costliest first (an offload before the sharding it overlaps, a quality step before a free one):
+        a rung the walk took
+        early may be made unnecessary by one it took later (cutoff_len cut, then everything offloaded).
         Steps the crash log is evidence for stay: the estimate cannot judge them."""
         if not walk.estimate.fits or len(walk.steps) < 2:
             return walk
         by_id = {r.id: r for r in book}
-        kept = list(walk.steps)
         current = walk
         dropped: list[tuple[Step, Msg]] = []
-        for i in range(len(kept) - 1, -1, -1):
-            step = kept[i]
-            rule = by_id.get(step.rule)
-            if rule is None or is_evidence_rule(rule) or not step.changes:
-                continue
-            trial_steps = kept[:i] + kept[i + 1:]
-            trial = self.replay([by_id[s.rule] for s in trial_steps if s.rule in by_id])
-            if trial is None or not trial.estimate.fits:
-                continue
+        while len(current.steps) > 1:
+            now = walk_cost(self, current, book).total
+            options = []
+            for i, step in enumerate(current.steps):
+                rule = by_id.get(step.rule)
+                if rule is None or is_evidence_rule(rule) or not step.changes:
+                    continue
+                trial = self.replay([by_id[s.rule] for j, s in enumerate(current.steps) if j != i and s.rule in by_id])
+                if trial is None or not trial.estimate.fits:
+                    continue
+                # the cheapest plan left is the one without the costliest step; the latest first on a tie.
+                # A step whose removal costs more (sharding over cards at hand is faster) stays.
+                cost = walk_cost(self, trial, book).total
+                if cost <= now + 1e-9:
+                    options.append((cost, -i, step, trial))
+            if not options:
+                break
+            _, _, step, trial = min(options, key=lambda o: (o[0], o[1]))
             dropped.append((step, msg("plan.rung.dropped", peak=trial.estimate.peak_gib,
                                       budget=trial.estimate.capacity_gib * (1 - trial.estimate.headroom))))
-            kept = list(trial.steps)
             current = trial
         if not dropped:
             return walk
@@ -465,10 +495,18 @@ def make_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: C
     return _ladder(planner, book, skip, accept)
 
 
-def _ladder(planner: _Planner, book: RuleBook, skip: Sequence[str], accept: Sequence[str] = ()) -> Plan:
+def _ladder_walk(planner: _Planner, book: RuleBook, skip: Sequence[str], accept: Sequence[str] = ()) -> _Walk:
     # The walk stops at its first fit (at once when the estimate fits as configured); the minimal plan
-    # drops what the fit no longer needs; the evidence tail then adds what the crash log points to.
-    walk = planner.minimize(_unstuck(planner, book, skip, accept, planner.walk(book.rules, skip, accept=accept)), book)
+    # drops what the fit no longer needs.
+    return planner.minimize(_unstuck(planner, book, skip, accept, planner.walk(book.rules, skip, accept=accept)), book)
+
+
+def _ladder(planner: _Planner, book: RuleBook, skip: Sequence[str], accept: Sequence[str] = ()) -> Plan:
+    return _finish(planner, book, skip, accept, _ladder_walk(planner, book, skip, accept))
+
+
+def _finish(planner: _Planner, book: RuleBook, skip: Sequence[str], accept: Sequence[str], walk: _Walk) -> Plan:
+    # the evidence tail adds what the crash log points to; advice says what would fit when nothing does
     walk = _evidence_tail(planner, book, skip, walk)
     fits = walk.estimate.fits
     advice = () if fits else advise(planner, walk.setup, walk.estimate, book=book, skip=skip, accept=accept,
@@ -570,30 +608,58 @@ class _Trial:
 
     walk: _Walk
     fired: frozenset
-    cost: float
+    cost: Any                       # costs.Cost
 
     @property
     def fits(self) -> bool:
         return self.walk.estimate.fits
 
 
+def walk_cost(planner: _Planner, walk: _Walk, book: RuleBook):
+    """The cost of a walk's steps under the one cost model (planner.costs)."""
+    from oomdoctor.planner import costs
+
+    by_id = {r.id: r for r in book}
+    pairs = [(by_id[s.rule], s) for s in walk.steps if s.rule in by_id and s.changes]
+    return costs.cost_of(planner.setup, walk.setup, pairs, planner.shape, planner.hw)
+
+
 def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: CrashReport | None = None,
                     rules: RuleBook | None = None, headroom: float = 0.10, skip: Sequence[str] = (),
                     estimator: Estimator | None = None, max_evals: int = SEARCH_MAX_EVALS,
                     accept: Sequence[str] = ()) -> Plan:
-    """The set of rungs that fits at the least weighted cost.
+    """The plan every surface uses: of the sets of rungs that fit, the one of least cost (planner.costs:
+    quality, then modelled step time and setup), each numeric step the least change that fits.
 
-    Uniform-cost search over sets of rules: a set is applied throughput-first, quality-changing rules
-    last, each group in ladder order; sets grow one rule at a time from the cheapest unexplored one.
-    Bounded by `max_evals` trial plans; the ladder plan is always a candidate, so the
-    result never costs more than the ladder.
+    Search over sets of rules: a set is walked throughput-first, quality-changing rules last, each group in
+    ladder order; sets grow one rule at a time from the cheapest unexplored one, and every fitting set is
+    priced (time can fall as rules are added: sharding over more cards is faster). Bounded by `max_evals`
+    trial walks, a work bound rather than a clock; the ladder's own plan is always a candidate. The
+    ladder stays the explanation: each rung's state and what it would save come from the ladder's walk.
     """
     book = load_default_book(rules)
     planner = _Planner(setup, shape, hw, crash, headroom, estimator)
-    ladder = _ladder(planner, book, skip, accept)
+    ladder_walk = _ladder_walk(planner, book, skip, accept)
+    ladder = _finish(planner, book, skip, accept, ladder_walk)
     if planner.start.fits:
         return ladder
-    by_id = {r.id: r for r in book}
+    best = _search(planner, book, skip, accept, max_evals)
+    candidates = [w for w in (best, ladder_walk if ladder_walk.estimate.fits else None) if w is not None]
+    if not candidates:
+        return ladder
+    # the ladder wins ties: its order is the one the user reads
+    chosen = min(candidates, key=lambda w: (walk_cost(planner, w, book).total, w is not ladder_walk))
+    chosen = stretch(planner, planner.minimize(chosen, book), book)
+    walk = _evidence_tail(planner, book, skip, chosen)
+    plan = _plan_of(walk, book, True)
+    return replace(plan, rungs=_explained(plan, ladder, walk), skipped=_skips(plan, ladder),
+                   cost=walk_cost(planner, walk, book).as_dict())
+
+
+def _search(planner: _Planner, book: RuleBook, skip: Sequence[str], accept: Sequence[str],
+            max_evals: int) -> _Walk | None:
+    from oomdoctor.planner import costs
+
     # A rung that changes the experiment without the user's yes is never part of a plan, cheap or not.
     usable = [r for r in book if not _skip_requested(r, skip) and not needs_yes(r, accept)]
     canonical = sorted(usable, key=lambda r: (r.changes_quality, r.position))
@@ -602,13 +668,14 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
 
     def trial(chosen: frozenset) -> _Trial:
         if chosen not in cache:
-            walk = planner.walk([r for r in canonical if r.id in chosen])
-            fired = frozenset(s.rule for s in walk.steps)
-            cache[chosen] = _Trial(walk, fired, sum(rule_cost(by_id[s.rule]) for s in walk.steps))
+            walk = planner.walk([r for r in canonical if r.id in chosen], accept=accept)
+            cache[chosen] = _Trial(walk, frozenset(s.rule for s in walk.steps), walk_cost(planner, walk, book))
         return cache[chosen]
 
+    # The most time a set can still win back by growing: sharding over every card at hand, at best linear.
+    faster = 100.0 * (1.0 / max(1, planner.hw.n_gpus, planner.setup.n_gpus) - 1.0) - costs.SETUP_COST["launcher"]
     first = trial(evidence)
-    heap: list[tuple[float, int, frozenset]] = [(first.cost, 0, evidence)]
+    heap: list[tuple[float, int, frozenset]] = [(first.cost.total, 0, evidence)]
     seen = {first.fired}
     counter = 1
     best: _Trial | None = None
@@ -616,8 +683,15 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
         _, _, chosen = heapq.heappop(heap)
         current = cache[chosen]
         if current.fits:
-            best = current
-            break
+            # priced as it will be planned: each cut the least that fits
+            stretched = stretch(planner, current.walk, book)
+            priced = _Trial(stretched, current.fired, walk_cost(planner, stretched, book))
+            if best is None or priced.cost.total < best.cost.total - 1e-9:
+                best = priced
+            continue                # a set that fits stops its walk: a bigger one adds nothing after it
+        floor = current.cost.quality + current.cost.setup_cost + faster
+        if best is not None and floor >= best.cost.total:
+            continue
         facts = planner.facts(current.walk.setup, current.walk.estimate)
         for rule in canonical:
             if rule.id in chosen or not holds(rule.when, facts):
@@ -629,13 +703,144 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
             if rule.id not in result.fired or result.fired in seen:
                 continue
             seen.add(result.fired)
-            heapq.heappush(heap, (result.cost, counter, grown))
+            heapq.heappush(heap, (result.cost.total, counter, grown))
             counter += 1
-    ladder_cost = plan_cost(ladder, book)
-    if best is None or (ladder.fits and ladder_cost <= best.cost):
-        return ladder
-    walk = _evidence_tail(planner, book, skip, planner.minimize(best.walk, book))
-    return _plan_of(walk, book, True)
+    return best.walk if best is not None else None
+
+
+def _explained(plan: Plan, ladder: Plan, walk: _Walk) -> tuple[Rung, ...]:
+    """Every rung in ladder order: the plan's own steps as applied, the rest as the ladder's walk met them
+    (what each would save, why it was skipped); a rung the ladder took that the cheaper plan does without
+    is shown dropped, with why."""
+    mine = {r.rule: r for r in plan.rungs}
+    out = []
+    budget = walk.estimate.capacity_gib * (1 - walk.estimate.headroom)
+    for rung in ladder.rungs:
+        own = mine.get(rung.rule)
+        if own is not None and own.state in ("applied", "dropped"):
+            out.append(own)
+        elif rung.state == "applied":
+            out.append(Rung(rung.rule, "dropped", rung.steps,
+                            msg("plan.rung.costlier", peak=walk.estimate.peak_gib, budget=budget)))
+        else:
+            out.append(rung)
+    return tuple(out)
+
+
+def _skips(plan: Plan, ladder: Plan) -> tuple[Skipped, ...]:
+    used = {s.rule for s in plan.steps}
+    return tuple(k for k in ladder.skipped if k.rule not in used)
+
+
+# ---------------------------------------------------------------- the least change that fits
+
+# Fields a step may change by less than its rung says, searched for the value nearest the configured one
+# that still fits: the experiment's own settings first (length, rank), then the micro-batch.
+LENGTH_MULTIPLE = 256        # cutoff_len candidates: multiples of 256 (the ladder's value is the floor)
+RANK_MULTIPLE = 8            # LoRA rank candidates: multiples of 8
+
+
+def _candidates(field_name: str, start: TrainingSetup, low: int, high: int) -> list[int]:
+    """Values strictly between the planned `low` and the configured `high`, ascending."""
+    if field_name == "seq_len":
+        return [v for v in range(low + 1, high) if v % LENGTH_MULTIPLE == 0]
+    if field_name == "lora_rank":
+        return [v for v in range(low + 1, high) if v % RANK_MULTIPLE == 0]
+    per_pass = max(1, start.n_gpus)
+    return [m for m in range(low + 1, high) if start.effective_batch % (m * per_pass) == 0]
+
+
+def _with_value(setup: TrainingSetup, field_name: str, value: int, effective: int) -> TrainingSetup:
+    if field_name == "micro_batch":
+        return setup.with_changes(micro_batch=value,
+                                  grad_accum=max(1, int(round(effective / (value * max(1, setup.n_gpus))))))
+    return setup.with_changes(**{field_name: value})
+
+
+def stretch(planner: _Planner, walk: _Walk, book: RuleBook) -> _Walk:
+    """Each length, rank or micro-batch cut of a fitting walk made as small as still fits: the longest
+    cutoff_len (a multiple of 256, not below the rung's value), the highest LoRA rank, the largest
+    micro-batch that divides the effective batch (accumulation keeps it). The estimator is fast, so each is a
+    binary search over the candidates, with the rest of the plan as it is."""
+    if not walk.estimate.fits:
+        return walk
+    by_id = {r.id: r for r in book}
+    # a value an evidence rung set (the log, not the estimate, asked for it) is the rung's to keep
+    held = {c.field for s in walk.steps if s.rule in by_id and is_evidence_rule(by_id[s.rule]) for c in s.changes}
+    for name in ("seq_len", "lora_rank", "micro_batch"):
+        if name in held:
+            continue
+        low, high = getattr(walk.setup, name), getattr(planner.setup, name)
+        if not isinstance(low, int) or not isinstance(high, int) or low >= high:
+            continue
+        values = _candidates(name, walk.setup, low, high)
+        effective = walk.setup.effective_batch
+        lo, hi, found = 0, len(values) - 1, None
+        while lo <= hi:
+            mid = (lo + hi) // 2
+            est = planner.estimate(_with_value(walk.setup, name, values[mid], effective))
+            if isinstance(est, Estimate) and est.fits:
+                found, lo = values[mid], mid + 1
+            else:
+                hi = mid - 1
+        if found is not None:
+            walk = _rewrite(planner, walk, book, name, found)
+    return walk
+
+
+def _rewrite(planner: _Planner, walk: _Walk, book: RuleBook, name: str, value: int) -> _Walk:
+    """The walk with field `name` set to `value` by its first step that changes it (the later ones no longer
+    touch it), every setup and estimate after it recomputed, and that step's title saying the value."""
+
+    coupled = {name, "grad_accum"} if name == "micro_batch" else {name}
+    effective = walk.setup.effective_batch
+    cur_setup, cur_est = planner.setup, planner.start
+    steps: list[Step] = []
+    first = True
+    for step in walk.steps:
+        touches = any(c.field == name for c in step.changes)
+        wanted = {c.field: c.after for c in step.changes if c.field not in coupled}
+        if touches and first:
+            target = _with_value(cur_setup, name, value, effective)
+            wanted.update({f: getattr(target, f) for f in coupled})
+        new_setup = cur_setup.with_changes(**wanted) if wanted else cur_setup
+        changes = tuple(Change(f, getattr(cur_setup, f), getattr(new_setup, f)) for f in
+                        [c.field for c in step.changes] + sorted(coupled - {c.field for c in step.changes})
+                        if f in wanted and getattr(cur_setup, f) != getattr(new_setup, f))
+        if not changes and not step.env and not step.notes:
+            continue            # a later cut of the same field: the first one now goes the whole way
+        new_est = planner.estimate(new_setup) if changes else cur_est
+        if isinstance(new_est, InputError):
+            return walk
+        title, notes = step.title, step.notes
+        if touches and first:
+            first = False
+            title, note = _fit_texts(name, planner.setup, new_setup)
+            notes = tuple(notes) + ((note,) if note is not None else ())
+        steps.append(replace(step, title=title, changes=changes, setup=new_setup, estimate=new_est,
+                             saved_gib=cur_est.peak_gib - new_est.peak_gib, notes=notes))
+        cur_setup, cur_est = new_setup, new_est
+    if not cur_est.fits:
+        return walk
+    return _Walk(steps, walk.skipped, cur_setup, cur_est, walk.proposed, walk.dropped)
+
+
+def _fit_texts(name: str, start: TrainingSetup, after: TrainingSetup) -> tuple[Text, Text | None]:
+    """The title of a step whose value was searched, and for a length cut what it keeps of each sample."""
+    from oomdoctor.words import show
+
+    def both(code: str, **values: Any) -> Text:
+        m = msg(code, **values)
+        return Text(show(m, "en"), show(m, "zh"))
+
+    if name == "seq_len":
+        return (both("plan.fit.seq_len", tokens=after.seq_len, floor=after.seq_len),
+                both("plan.fit.seq_len_keeps", tokens=after.seq_len, before=start.seq_len,
+                     share=after.seq_len / max(1, start.seq_len)))
+    if name == "lora_rank":
+        return both("plan.fit.lora_rank", rank=after.lora_rank), None
+    return both("plan.fit.micro_batch", mb=after.micro_batch, accum=after.grad_accum,
+                eb=after.effective_batch), None
 
 
 # ---------------------------------------------------------------- advice when nothing fits
@@ -665,12 +870,16 @@ def advise(planner: _Planner, final_setup: TrainingSetup, final_est: Estimate, *
     if book is not None and proposed:
         # With a yes to what was proposed: the same walk, those rungs allowed, made minimal.
         ids = tuple(dict.fromkeys(s.rule for s in proposed))
-        walk = planner.minimize(planner.walk(book.rules, skip, accept=tuple(accept) + ids), book)
+        # the plan the search would make with that yes, each cut the least that fits
+        walk = _search(planner, book, skip, tuple(accept) + ids, SEARCH_MAX_EVALS) or planner.walk(
+            book.rules, skip, accept=tuple(accept) + ids)
+        walk = stretch(planner, planner.minimize(walk, book), book)
         if walk.estimate.fits:
             taken = tuple(dict.fromkeys(s.rule for s in walk.steps if s.rule in ids))
             if taken:
+                titles = tuple(dict.fromkeys(s.title for s in walk.steps if s.rule in taken))
                 out.append(msg("plan.advice.with_yes", rules=",".join(taken), peak=walk.estimate.peak_gib,
-                               titles=tuple(s.title for s in proposed if s.rule in taken)))
+                               titles=titles))
 
     def gpus_needed(setup: TrainingSetup) -> tuple[int, float] | None:
         for n in ZERO3_GPU_COUNTS:

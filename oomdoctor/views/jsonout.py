@@ -214,7 +214,8 @@ def plan_dict(plan: Plan, report: Report, lang: str = "en") -> dict[str, Any]:
                         for s in plan.skipped],
             "proposed": [step_dict(s, report, lang) for s in plan.proposed],
             "rungs": [rung_dict(r, plan, report, lang) for r in plan.rungs],
-            "advice": _texts(plan.advice, lang), "advice_codes": _codes(plan.advice)}
+            "advice": _texts(plan.advice, lang), "advice_codes": _codes(plan.advice),
+            "cost": dict(plan.cost) if plan.cost else None}
 
 
 def to_dict(report: Report, lang: str = "en") -> dict[str, Any]:

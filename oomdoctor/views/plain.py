@@ -168,6 +168,16 @@ def fmt(value: object, lang: str = "en") -> str:
     return str(value)
 
 
+def cost_line(cost: Any, lang: str = "en") -> str:
+    """The plan's cost (planner.costs) in one line: quality, modelled step time, what the setup adds."""
+    setup = [say("report.plan_cost.file", lang) if item["kind"] == "file" else
+             say("report.plan_cost.launcher", lang, n=item["what"]) if item["kind"] == "launcher" else item["what"]
+             for item in cost.get("setup", ())]
+    quality = say("report.plan_cost.quality" if cost.get("quality") else "report.plan_cost.no_quality", lang)
+    return say("report.plan_cost", lang, quality=quality, factor=cost.get("time_factor", 1.0),
+               setup=say("common.list_sep", lang).join(setup) if setup else say("report.plan_cost.nothing", lang))
+
+
 def _same_steps(a: Plan, b: Plan) -> bool:
     return [(s.rule, s.changes) for s in a.steps] == [(s.rule, s.changes) for s in b.steps]
 
@@ -237,6 +247,8 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         final = plan.steps[-1].estimate
         console.print(Text("  ") + bar(final, width, kit))
         console.print(verdict(final, kit, lang))
+        if plan.cost:
+            print_hanging(console, [cost_line(plan.cost, lang)], 2, style="dim")
         installs = install_commands(s, plan.steps[-1].setup) if s is not None else []
         if installs:
             # without the package the patched run stops at its start: said where the plan is, not in a cost
@@ -382,6 +394,24 @@ def pipe_width(environ: Any = None) -> int:
     """Columns for a pipe or a file: $COLUMNS when it is a sane number, else PIPE_WIDTH."""
     text = (os.environ if environ is None else environ).get("COLUMNS", "")
     return int(text) if text.strip().isdigit() and 20 <= int(text) <= 1000 else PIPE_WIDTH
+
+
+def terminal_width(environ: Any = None, stream: Any = None) -> int:
+    """Columns a plain surface may use: $COLUMNS when it is a sane number, else the terminal's width when
+    stdout is one, else PIPE_WIDTH (80)."""
+    env = os.environ if environ is None else environ
+    text = env.get("COLUMNS", "")
+    if text.strip().isdigit() and 20 <= int(text) <= 1000:
+        return int(text)
+    out = sys.stdout if stream is None else stream
+    try:
+        if out.isatty():
+            cols = os.get_terminal_size(out.fileno()).columns
+            if 20 <= cols <= 1000:
+                return cols
+    except (AttributeError, OSError, ValueError):
+        pass
+    return PIPE_WIDTH
 
 
 def print_report(report: Report, *, show_patch: bool = True, lang: str = "en") -> None:

@@ -64,10 +64,10 @@ WORDS = {
     "advise.assume.work": ("Run times are estimates: work per token (6 x matmul parameters for full fine-tuning, "
                            "4 x frozen + 6 x adapter parameters for LoRA, one more forward with gradient checkpointing, "
                            "causal attention at the configured length) over the card's dense bf16 peak at {mfu:.0%} "
-                           "utilisation (MFU).",
+                           "utilisation (MFU); a micro-batch of fewer than 4096 tokens leaves the card partly idle.",
                            "训练时长是估算：每个 token 的计算量（全参数微调为 6 × 矩阵乘参数量，LoRA 为 4 × 冻结参数 + 6 × "
                            "适配器参数，开启梯度检查点时再多一次前向，按配置长度计因果注意力）除以显卡稠密 bf16 峰值算力的 "
-                           "{mfu:.0%}（MFU）。"),
+                           "{mfu:.0%}（MFU）；一个微批少于 4096 个 token 时显卡会有一部分空闲。"),
     "advise.assume.tokens": ("Tokens: {source}.", "token 数：{source}。"),
     "advise.assume.batch": ("More GPUs keep the per-device batch and accumulation as written (the effective batch "
                             "grows with the cards); the plan for a cell may change that.",

@@ -141,7 +141,7 @@ WORDS = {
     # notifications, dialogs and the app's own messages
     'app.cannot_reestimate': ('cannot re-estimate: {error}', '无法重新估算：{error}'),
     'app.no_least_plan_fits': ('There is no least-cost plan: the run fits as it is.', '没有代价最小的方案：按当前配置就能放下。'),
-    'app.no_least_plan': ('There is no least-cost plan: no cheaper set of steps fits.', '没有代价最小的方案：没有更省的步骤组合能放下。'),
+    'app.no_least_plan': ('The plan shown is already the least-cost plan that fits.', '当前显示的就是放得下且代价最小的方案。'),
     'app.showing_least': ('Showing the least-cost plan.', '正在显示代价最小的方案。'),
     'app.showing_ladder': ('Showing the ladder.', '正在显示阶梯方案。'),
     'app.wrote_diff': ('Wrote the diff to {path} (apply with: git apply {path})', '已把 diff 写入 {path}（应用：git apply {path}）'),

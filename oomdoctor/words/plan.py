@@ -142,6 +142,20 @@ WORDS = {
     "plan.rung.dropped": ("The plan fits without it (peak {peak:.1f} GiB, within {budget:.1f} GiB), so it was left "
                           "out.",
                           "不用它方案也放得下（峰值 {peak:.1f} GiB，在 {budget:.1f} GiB 以内），所以去掉了。"),
+    "plan.rung.costlier": ("The ladder took it, but a plan that costs less fits without it (peak {peak:.1f} GiB, "
+                           "within {budget:.1f} GiB).",
+                           "阶梯方案用了它，但代价更小的方案不用它也放得下（峰值 {peak:.1f} GiB，在 {budget:.1f} GiB 以内）。"),
+    # ------------------------------------------------------------ the least change that fits
+    "plan.fit.seq_len": ("Cut the sequence length to {tokens} tokens, the longest that fits",
+                         "将序列长度截短到 {tokens} 个 token，这是放得下的最长长度"),
+    "plan.fit.seq_len_keeps": ("Each sample keeps its first {tokens} tokens of the {before} the config allowed "
+                               "({share:.0%}); check how long your data really is.",
+                               "每个样本保留前 {tokens} 个 token，原配置允许 {before} 个（{share:.0%}）；请先确认数据的实际长度。"),
+    "plan.fit.lora_rank": ("Lower the LoRA rank to {rank}, the highest that fits",
+                           "将 LoRA 秩降到 {rank}，这是放得下的最高秩"),
+    "plan.fit.micro_batch": ("Lower the micro-batch to {mb}, the largest that fits, with gradient accumulation "
+                             "{accum} (effective batch {eb} kept)",
+                             "微批大小降到 {mb}（放得下的最大值），梯度累积设为 {accum}（有效批大小保持 {eb}）"),
     "plan.rung.not_reached": ("The plan fit before the ladder came to it.", "阶梯方案在走到这一步之前就已经放得下。"),
     # ------------------------------------------------------------ what would fit when nothing does
     "plan.advice.with_yes": ("With your yes to {titles} (--accept {rules}) it would fit: {peak:.1f} GiB per GPU.",
