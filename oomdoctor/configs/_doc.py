@@ -157,7 +157,9 @@ def read_text(path: str) -> str:
 
     if not os.path.exists(path) and not os.path.islink(path):
         raise InputError(msg("config.no_such_file"), path)
-    raw = read_bytes(path)
+    from oomdoctor.textcodec import decode
+
+    raw = decode(read_bytes(path))        # UTF-16/32 (by BOM or NUL pattern) read as its UTF-8 bytes
     if b"\0" in raw[:_NUL_SNIFF_BYTES]:
         raise InputError(msg("config.binary"), path)
     try:
