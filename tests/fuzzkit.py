@@ -699,3 +699,79 @@ def where(outcome: Outcome) -> str:
     # A traceback lists the innermost frame last; faulthandler's dump of a hang lists it first.
     path, line, func = frames[0] if "most recent call first" in text else frames[-1]
     return f"{path}:{line} {func}"
+
+
+# ---------------------------------------------------------------- concurrent writers
+
+def concurrent_apply_round(folder: Path, writers: int = 2) -> list[str]:
+    """`writers` runs of `oomdoctor train.log train.yaml --apply --yes` at once on one copy of the demo in
+    `folder` (separate processes, started together). Returns what went wrong: a lost update (the config
+    not the patched text while a run said "updated"), half a plan (the config patched without its new
+    DeepSpeed file or the other way round), a .orig that is not the original or is a hard link to the
+    config, a second backup, a temporary left behind, an exit other than 1 or 2, a refusal in more than
+    one line; [] when the round is clean."""
+    import subprocess
+
+    config, log = (DEMO / "train.yaml").read_bytes(), (DEMO / "train.log").read_bytes()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train.yaml").write_bytes(config)
+    (folder / "train.log").write_bytes(log)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LANG="C.UTF-8", TERM="dumb")
+    env.pop("OOMDOCTOR_DEBUG", None)
+    procs = [subprocess.Popen([sys.executable, "-m", "oomdoctor", "train.log", "train.yaml", "--apply", "--yes"],
+                              cwd=str(folder), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for _ in range(writers)]
+    results = []
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        results.append((proc.returncode, err.decode("utf-8", "replace")))
+    problems = []
+    patched = _patched_demo_config()
+    now = (folder / "train.yaml").read_bytes()
+    new_json = sorted(p.name for p in folder.glob("*.json"))
+    updated = any("updated train.yaml" in err for _, err in results)
+    if updated and now != patched:
+        problems.append("lost update: a run said updated, the config is " +
+                        ("the original" if now == config else "something else"))
+    if (now == patched) != bool(new_json):
+        problems.append(f"half a plan: config {'patched' if now == patched else 'unpatched'}, new files {new_json}")
+    orig = folder / "train.yaml.orig"
+    if now == patched:
+        if not orig.exists() or orig.read_bytes() != config:
+            problems.append(".orig missing or not the original")
+        elif os.stat(orig).st_nlink != 1 or os.stat(folder / "train.yaml").st_nlink != 1:
+            problems.append(".orig is a hard link")
+    if list(folder.glob("train.yaml.orig.*")):
+        problems.append("a second backup")
+    left = [p.name for p in folder.iterdir() if _TEMP_NAME.match(p.name)]
+    if left:
+        problems.append(f"left behind: {left}")
+    for code, err in results:
+        if code not in (1, 2):
+            problems.append(f"exit {code}: {err.strip()[-200:]}")
+        elif code == 2 and len([ln for ln in err.splitlines() if ln.strip()]) != 1:
+            problems.append(f"refusal in several lines: {err.strip()[-200:]}")
+    if not any(code == 1 for code, _ in results):
+        problems.append("no run applied the plan")
+    return problems
+
+
+_PATCHED: list[bytes] = []
+
+
+def _patched_demo_config() -> bytes:
+    """The demo config as one --apply --yes on its own leaves it."""
+    if not _PATCHED:
+        import subprocess
+
+        folder = Path(tempfile.mkdtemp(prefix="oomfuzz-serial-"))
+        try:
+            shutil.copy(DEMO / "train.yaml", folder / "train.yaml")
+            shutil.copy(DEMO / "train.log", folder / "train.log")
+            env = dict(os.environ, PYTHONPATH=str(ROOT), LANG="C.UTF-8")
+            subprocess.run([sys.executable, "-m", "oomdoctor", "train.log", "train.yaml", "--apply", "--yes"],
+                           cwd=str(folder), env=env, capture_output=True, check=False, timeout=120)
+            _PATCHED.append((folder / "train.yaml").read_bytes())
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    return _PATCHED[0]

@@ -22,6 +22,11 @@ WORDS = {
     "write.not_regular": ("is not a regular file: left unchanged", "不是普通文件：未做修改"),
     "write.changed": ("changed since it was read; not overwritten (run oomdoctor again)",
                       "读取之后文件已被修改；未覆盖（请重新运行 oomdoctor）"),
+    "write.busy": ("is being changed by another run of oomdoctor right now; not overwritten (run again when it "
+                   "has finished)",
+                   "另一个 oomdoctor 进程正在修改这个文件；未覆盖（等它结束后再运行）"),
+    "write.already_applied": ("nothing changed: the files already hold this plan's changes",
+                              "没有做任何修改：这些文件已经包含本方案的修改"),
     "write.created_meanwhile": ("was created by someone else since the plan was made; not overwritten",
                                 "制定方案之后该文件已被他人创建；未覆盖"),
     # the patch: a key that cannot be set where the file is
