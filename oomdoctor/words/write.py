@@ -60,6 +60,9 @@ WORDS = {
                               "original is {original}",
                               "无法写入：{reason}，并且 {other} 未能恢复（{detail}）：原文件在 {original}"),
     "write.stdout_failed": ("cannot write the report to standard output: {reason}", "无法把报告写到标准输出：{reason}"),
+    "write.stdout_failed_not_applied": ("cannot write the report to standard output: {reason}; --apply was not "
+                                        "carried out, no file was changed",
+                                        "无法把报告写到标准输出：{reason}；--apply 没有执行，没有任何文件被修改"),
     # what the CLI says it did
     "write.nothing_to_export": ("nothing to export: the plan changes no file", "没有可导出的内容：方案不修改任何文件"),
     "write.wrote_diff": ("wrote the diff to {path} (apply with: {command})", "已把 diff 写入 {path}（应用方法：{command}）"),
