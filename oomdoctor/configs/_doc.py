@@ -139,8 +139,9 @@ class Doc:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    from oomdoctor.values import _shown as shown
+
+    return shown(value)
 
 
 # ---------------------------------------------------------------- reading and parsing
@@ -175,7 +176,12 @@ def read_text(path: str) -> str:
 
 
 def looks_like_json(text: str, path: str) -> bool:
-    return path.lower().endswith(".json") or text.lstrip().startswith("{")
+    """JSON by name, or an unnamed file that opens with a brace; a .yaml/.yml file is YAML whatever it
+    opens with (a flow mapping `{a: 1}` is YAML, and its errors are YAML errors)."""
+    low = path.lower()
+    if low.endswith((".yaml", ".yml")):
+        return False
+    return low.endswith(".json") or text.lstrip().startswith("{")
 
 
 def parse_text(text: str, path: str) -> Doc:

@@ -183,6 +183,14 @@ def _check(w: Write) -> _Plan:
         raise InputError(msg("write.cannot_write", reason=_reason(err)), w.name) from None
     if st is not None and stat_mod.S_ISDIR(st.st_mode):
         raise InputError(msg("input.is_directory"), w.name)
+    if not w.own_file and (st is None or stat_mod.S_ISREG(st.st_mode)):
+        # A new file of ours (--export, --write) is never written through a symlink, as O_NOFOLLOW would
+        # refuse (a planted plan.diff -> ~/.bashrc), nor over a read-only file, as the shell's `>` would.
+        # A device or FIFO behind a link (/dev/stdout) is written as before.
+        if os.path.islink(w.path):
+            raise InputError(msg("write.symlink_target"), w.name)
+        if st is not None and (not st.st_mode & 0o222 or not os.access(real, os.W_OK)):
+            raise InputError(msg("write.read_only_target"), w.name)
     if w.own_file:
         if (st is None) != (w.expect is None):
             code = "write.created_meanwhile" if st is not None else "write.changed"

@@ -19,6 +19,10 @@ WORDS = {
     "write.foreign_owner": ("belongs to another user or group ({owner}): replacing it would change its owner; "
                             "left unchanged (use --write DIR)",
                             "文件属于其他用户或用户组（{owner}）：替换它会改变所有者；未做修改（请用 --write DIR）"),
+    "write.symlink_target": ("is a symbolic link: refusing to write through it; remove it or choose another path",
+                             "这是一个符号链接：拒绝通过它写入；请删除它或换一个路径"),
+    "write.read_only_target": ("is read-only: refusing to replace it; choose another path",
+                               "文件是只读的：拒绝替换；请换一个路径"),
     "write.not_regular": ("is not a regular file: left unchanged", "不是普通文件：未做修改"),
     "write.changed": ("changed since it was read; not overwritten (run oomdoctor again)",
                       "读取之后文件已被修改；未覆盖（请重新运行 oomdoctor）"),
