@@ -460,8 +460,8 @@ def open_log(path: str) -> LogSource:
 
 def _open_file(path: str, display: str) -> LogSource:
     """A regular file: mapped in place, unless it is gzip, UTF-16/32 text, has bare CR line ends, is
-    mostly holes (a sparse file: only its data is copied) or says it is empty while it has text (a
-    /proc file): those are copied once through spool()."""
+    mostly holes (a sparse file: only its data is copied), opens with a long NUL run, or says it is
+    empty while it has text (a /proc file): those are copied once through spool()."""
     try:
         fh = open(path, "rb")
     except OSError as err:
@@ -486,7 +486,10 @@ def _open_file(path: str, display: str) -> LogSource:
             return LogSource(display, spool(fh.read, display, what="file"), temp=True)
         codec = textcodec.sniff(head)
         cr = codec is None and textcodec.cr_only(head)
-        if codec or cr or data.holes >= SPARSE_MIN_HOLE_BYTES:
+        # A log that opens with 64 KiB or more of written NUL bytes (a copytruncate on a file system
+        # without holes) is copied without them too: the marker scan would otherwise read every zero.
+        nul_start = size > TEXT_SAMPLE_BYTES and len(head) == TEXT_SAMPLE_BYTES and not head.strip(b"\x00")
+        if codec or cr or nul_start or data.holes >= SPARSE_MIN_HOLE_BYTES:
             data.pos = 0
             return LogSource(display, spool(data.read, display, what="file"), temp=True)
     try:
