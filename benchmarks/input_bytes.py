@@ -67,8 +67,7 @@ def main() -> int:
         cases.append(("/dev/zero", ["/dev/zero"], None, None))
         cases.append((f"piped log, TMPDIR={small_tmp}", ["-"], LOG, {"TMPDIR": str(small_tmp)}))
         with open(folder / "one.log", "wb") as fh:
-            for _ in range(150):
-                fh.write(b"x" * (1 << 20))
+            fh.writelines(b"x" * (1 << 20) for _ in range(150))
         cases.append(("150 MB on one line", [str(folder / "one.log")], None, None))
         lines = ["stage: sft", "finetuning_type: lora", "model_name_or_path: meta-llama/Llama-2-7b-hf",
                  "per_device_train_batch_size: 4"] + [f"extra_key_{i}: {i}" for i in range(100_000)]

@@ -258,8 +258,8 @@ def _guarded(args: list[str], lang: str) -> int:
         if not _is_stdout_error(err):
             return _internal(err, lang)
         _silence_stdout()
-        code = "write.stdout_failed_not_applied" if _APPLY_PENDING else "write.stdout_failed"
-        _say_err(say("cli.error", lang, message=say(msg(code, reason=err.strerror or str(err)), lang)))
+        said = "write.stdout_failed_not_applied" if _APPLY_PENDING else "write.stdout_failed"
+        _say_err(say("cli.error", lang, message=say(msg(said, reason=err.strerror or str(err)), lang)))
         return ExitCode.BAD_INPUT
     except Exception as err:  # a bug of ours: one line, the traceback on request
         return _internal(err, lang)

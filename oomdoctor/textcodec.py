@@ -9,7 +9,7 @@ Everything else is read as UTF-8, as before.
 from __future__ import annotations
 
 import codecs
-from typing import Callable, Optional
+from typing import Callable
 
 # Longest first: the UTF-32-LE mark starts with the UTF-16-LE one.
 _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
@@ -19,7 +19,7 @@ _MIN_UNITS = 8              # code units that must show the pattern before it co
 _SHARE = 0.9                # ... and this share of the units that are not all NUL
 
 
-def sniff(head: bytes) -> Optional[str]:
+def sniff(head: bytes) -> str | None:
     """"utf-16-le", "utf-16-be", "utf-32-le" or "utf-32-be" for a UTF-16/32 text (by its BOM, else by
     its NUL pattern), None for anything else (UTF-8, Latin-1, binary). `head` is the start of the file."""
     for bom, codec in _BOMS:
@@ -40,7 +40,7 @@ def sniff(head: bytes) -> Optional[str]:
     return None
 
 
-def bom_length(head: bytes, codec: Optional[str]) -> int:
+def bom_length(head: bytes, codec: str | None) -> int:
     """Bytes of a byte-order mark at the start of `head` (UTF-8's included), 0 when there is none."""
     if head.startswith(codecs.BOM_UTF8) and codec is None:
         return len(codecs.BOM_UTF8)
@@ -64,7 +64,7 @@ def decode(data: bytes) -> bytes:
     return body.decode(codec, errors="replace").encode("utf-8")
 
 
-def transcoder(codec: Optional[str], cr: bool) -> Callable[[bytes, bool], bytes]:
+def transcoder(codec: str | None, cr: bool) -> Callable[[bytes, bool], bytes]:
     """A function turning successive chunks of a stream into UTF-8 (NUL bytes kept), with bare CRs made
     LFs when `cr`; call it with final=True on the last chunk. Chunks may split a character anywhere."""
     dec = codecs.getincrementaldecoder(codec)(errors="replace") if codec else None

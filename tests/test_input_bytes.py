@@ -33,7 +33,7 @@ def events(report) -> list[tuple]:
 
 def cli(*args: str, stdin: bytes | None = None, env: dict | None = None, timeout: float = 60):
     return subprocess.run([sys.executable, "-m", "oomdoctor", *args], input=stdin, capture_output=True,
-                          env=env or ENV, timeout=timeout, cwd=str(ROOT))
+                          env=env or ENV, timeout=timeout, cwd=str(ROOT), check=False)
 
 
 EXPECTED = None
@@ -89,13 +89,15 @@ def test_a_utf16_config_gives_the_plan_of_its_utf8_bytes_and_apply_keeps_its_enc
     runs = {}
     for name in ("u8", "u16"):
         r = subprocess.run([sys.executable, "-m", "oomdoctor", str(DEMO / "train.log"), "train.yaml", "--json"],
-                           capture_output=True, env=ENV, cwd=str(tmp_path / name), timeout=60)
+                           capture_output=True, env=ENV, cwd=str(tmp_path / name), timeout=60,
+                           check=False)
         assert r.returncode == 1, r.stderr
         runs[name] = json.loads(r.stdout)
     assert runs["u8"]["estimate"] == runs["u16"]["estimate"]
     assert runs["u8"]["patch"] == runs["u16"]["patch"]
     r = subprocess.run([sys.executable, "-m", "oomdoctor", str(DEMO / "train.log"), "train.yaml", "--apply",
-                        "--yes"], capture_output=True, env=ENV, cwd=str(tmp_path / "u16"), timeout=60)
+                        "--yes"], capture_output=True, env=ENV, cwd=str(tmp_path / "u16"), timeout=60,
+                       check=False)
     assert r.returncode == 1, r.stderr
     patched = (tmp_path / "u16" / "train.yaml").read_bytes()
     assert patched.decode(codec) != CONFIG and (tmp_path / "u16" / "train.yaml.orig").read_bytes() == \

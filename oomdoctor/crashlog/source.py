@@ -365,7 +365,7 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
                     break
                 head += more
             codec = textcodec.sniff(head)
-            cr = textcodec.cr_only(textcodec.transcoder(codec, False)(head))
+            cr = textcodec.cr_only(textcodec.transcoder(codec, False)(head, False))
             recode = textcodec.transcoder(codec, cr) if codec or cr else None
             chunk, final = head, False
             while True:

@@ -130,9 +130,10 @@ def _lock_own_files(writes: Sequence[Write]) -> list[tuple[str, int]]:
                     break                   # a file system without flock: the checks of _check alone
                 try:
                     here, now = os.fstat(fd), os.stat(real)
+                    same = (here.st_dev, here.st_ino) == (now.st_dev, now.st_ino)
                 except OSError:
-                    here = now = None
-                if here is not None and now is not None and (here.st_dev, here.st_ino) == (now.st_dev, now.st_ino):
+                    same = False
+                if same:
                     fds.append((real, fd))
                     break
                 os.close(fd)                # replaced while we locked it: lock what the name holds now

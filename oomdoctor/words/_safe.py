@@ -18,7 +18,7 @@ _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _JSON_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
-def _picture(match: "re.Match[str]") -> str:
+def _picture(match: re.Match[str]) -> str:
     c = ord(match.group())
     if c < 0x20:
         return chr(0x2400 + c)
