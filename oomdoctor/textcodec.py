@@ -51,7 +51,8 @@ def bom_length(head: bytes, codec: str | None) -> int:
 
 
 def cr_only(text_head: bytes) -> bool:
-    """True when lines end in a bare CR: CRs and not one LF in the (UTF-8) start of the text."""
+    """True when the start of a text has CRs and not one LF: its lines may end in a bare CR (the reader
+    then checks that no LF follows anywhere: a tqdm log glues its redraws with CRs between LF lines)."""
     return b"\r" in text_head and b"\n" not in text_head
 
 

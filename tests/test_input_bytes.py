@@ -213,3 +213,14 @@ def test_a_piped_log_is_read_with_a_64_mib_temporary_folder(tmp_path, monkeypatc
     assert [e[0] for e in events(parse_log("-"))] == ["cuda_oom"]
     assert source._spool_cap(str(folder)) >= 32 << 20
     assert list(folder.iterdir()) == []
+
+
+def test_a_bare_cr_log_through_a_pipe_keeps_its_line_numbers_and_a_tqdm_log_keeps_its_one_line():
+    by_pipe = cli("-", "--json", stdin=LOG.replace("\n", "\r").encode("utf-8"))
+    assert by_pipe.returncode == 1, by_pipe.stderr
+    event = json.loads(by_pipe.stdout)["crash"]["events"][0]
+    assert (event["line"], event["phase"]) == expected()[0][1:3]
+    tqdm = b" 37%|###7      | 3/150 [00:40<33:05, 13.5s/it]\r" * 2000 + \
+        b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
+    done = cli("-", "--json", stdin=tqdm)
+    assert json.loads(done.stdout)["crash"]["events"][0]["line"] == 1

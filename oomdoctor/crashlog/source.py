@@ -365,8 +365,8 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
                     break
                 head += more
             codec = textcodec.sniff(head)
-            cr = textcodec.cr_only(textcodec.transcoder(codec, False)(head, False))
-            recode = textcodec.transcoder(codec, cr) if codec or cr else None
+            recode = textcodec.transcoder(codec, False) if codec else None
+            saw_cr = saw_lf = False
             chunk, final = head, False
             while True:
                 if not chunk:
@@ -380,6 +380,8 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
                     chunk = recode(chunk, final)
                 if b"\x00" in chunk:
                     chunk = chunk.replace(b"\x00", b"")
+                saw_lf = saw_lf or b"\n" in chunk
+                saw_cr = saw_cr or b"\r" in chunk
                 kept += len(chunk)
                 if kept > cap or read_total > cap * SPOOL_READ_FACTOR:
                     code = {"gzip": "crash.input.gzip_too_big", "file": "crash.input.copy_too_big"}.get(
@@ -393,6 +395,8 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
                 chunk = b""
                 if final:
                     break
+        if saw_cr and not saw_lf:
+            _cr_to_lf(tmp)
     except (OSError, EOFError, zlib.error) as err:
         _unlink(tmp)
         raise InputError(msg("crash.input.cannot_read", reason=str(err)), display) from None
@@ -400,6 +404,22 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
         _unlink(tmp)
         raise
     return tmp
+
+
+def _cr_to_lf(path: str) -> None:
+    """Lines that end in a bare CR (no LF anywhere in the log: classic Mac OS, some serial consoles) made
+    LF lines, in place: same length, so every byte offset stays. A tqdm log, CRs between LF lines, is
+    left as it is (its redraws are one line)."""
+    with open(path, "r+b") as fh:
+        pos = 0
+        while True:
+            fh.seek(pos)
+            block = fh.read(COPY_CHUNK_BYTES)
+            if not block:
+                break
+            fh.seek(pos)
+            fh.write(block.replace(b"\r", b"\n"))
+            pos += len(block)
 
 
 def _spool_cap(folder: str) -> int:
@@ -485,7 +505,7 @@ def _open_file(path: str, display: str) -> LogSource:
             fh.seek(0)
             return LogSource(display, spool(fh.read, display, what="file"), temp=True)
         codec = textcodec.sniff(head)
-        cr = codec is None and textcodec.cr_only(head)
+        cr = codec is None and textcodec.cr_only(head) and _no_lf(fh.fileno(), size)
         # A log that opens with 64 KiB or more of written NUL bytes (a copytruncate on a file system
         # without holes) is copied without them too: the marker scan would otherwise read every zero.
         nul_start = size > TEXT_SAMPLE_BYTES and len(head) == TEXT_SAMPLE_BYTES and not head.strip(b"\x00")
@@ -496,6 +516,15 @@ def _open_file(path: str, display: str) -> LogSource:
         return LogSource(display, path, temp=False)
     except OSError as err:
         raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), display) from None
+
+
+def _no_lf(fd: int, size: int) -> bool:
+    """True when the file holds no LF at all (memchr speed over a map; stops at the first one)."""
+    try:
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mm:
+            return mm.find(b"\n") < 0
+    except (OSError, ValueError):
+        return False
 
 
 class _DataReader:
