@@ -1,4 +1,4 @@
-"""The long fuzz run (issue #20): N hostile cases over every input class, through the real CLI, counted.
+"""The long fuzz run: N hostile cases over every input class, through the real CLI, counted.
 
     python benchmarks/fuzz.py --runs 5000            # the README's figure
     python benchmarks/fuzz.py --runs 200 --classes rules,writes --save /tmp/fuzz-failures
@@ -60,6 +60,14 @@ def main() -> int:
     return 0
 
 
+def _new_kind(o: fuzzkit.Outcome) -> bool:
+    """A case of the kinds added for terminal safety, encodings, holes, numbers, targets and pipes."""
+    c = o.case
+    data = b"".join(c.files.values()) + (c.stdin or b"")
+    return bool(c.holes or c.links or c.modes or c.stdout_closed or b"\x1b" in data or b"\x00\x00" in data[:64]
+                or data.startswith((b"\xff\xfe", b"\xfe\xff")) or b"9" * 331 in data)
+
+
 def report(outcomes: list[fuzzkit.Outcome], wall_s: float, save: str | None) -> None:
     codes = collections.Counter("hang" if o.hung else o.code for o in outcomes)
     known = [o for o in outcomes if o.problems and fuzzkit.known_elsewhere(o)]
@@ -80,6 +88,10 @@ def report(outcomes: list[fuzzkit.Outcome], wall_s: float, save: str | None) -> 
     print(f"temporaries left behind:        {count(lambda o: bool(o.leftovers))}")
     print(f"exit 2 not on one line:         {count(lambda o: any('lines on stderr' in p for p in o.problems))}")
     print(f"tracebacks:                     {count(lambda o: 'traceback on stderr' in o.problems)}")
+    print(f"raw controls on the terminal:   {count(lambda o: any(p.startswith('raw control') for p in o.problems))}")
+    print(f"closed stdout taken as success: {count(lambda o: any('stdout closed' in p for p in o.problems))}")
+    print(f"cases with escapes/encodings/huge numbers in bytes, sparse files, planted links or read-only targets, "
+          f"closed stdout: {count(_new_kind)}")
     if seconds:
         print(f"time per run: median {statistics.median(seconds):.2f} s, p99 {seconds[int(len(seconds) * 0.99) - 1]:.2f} s, "
               f"max {seconds[-1]:.2f} s; peak RSS max {max(o.max_rss_mib for o in outcomes):.0f} MiB")

@@ -61,21 +61,37 @@ def open_stream(path: str, wait_s: float | None = None) -> int:
     return fd
 
 
+def stat_input(path: str, missing: str = "input.no_such_file") -> os.stat_result:
+    """os.stat of an input named on the command line, or an InputError that says why not: no such file
+    (`missing` is the code to use), a symlink loop, or a character or block device (/dev/zero, a
+    terminal, a disk), which is refused at once rather than read without end."""
+    import errno
+
+    try:
+        st = os.stat(path)
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise InputError(msg("input.symlink_loop"), path) from None
+        if err.errno in (errno.ENOENT, errno.ENOTDIR):
+            raise InputError(msg(missing), path) from None
+        raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), path) from None
+    if stat.S_ISCHR(st.st_mode) or stat.S_ISBLK(st.st_mode):
+        raise InputError(msg("input.device"), path)
+    return st
+
+
 def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     """The bytes of `path`, at most `limit` of them (an InputError over it).
 
     A FIFO waits at most FIFO_WAIT_S for a writer (none means it is empty); a character device
-    such as /dev/zero stops at the cap; a directory is refused before it is opened.
+    such as /dev/zero and a directory are refused before they are opened.
     """
     if path in _PRELOADED:
         data = _PRELOADED[path]
         if len(data) > limit:
             raise InputError(msg("input.too_big", limit_mib=limit >> 20), path)
         return data
-    try:
-        st = os.stat(path)
-    except OSError as err:
-        raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), path) from None
+    st = stat_input(path, "input.no_such_file")
     if stat.S_ISDIR(st.st_mode):
         raise InputError(msg("input.is_directory"), path)
     if stat.S_ISREG(st.st_mode):

@@ -173,7 +173,63 @@ def use_tui(args: argparse.Namespace) -> bool:
 
 
 def _say_err(text: str) -> None:
-    print(text, file=sys.stderr)
+    try:
+        print(text, file=sys.stderr)
+    except (OSError, ValueError):
+        pass                        # stderr closed too: the exit code is all that is left to say it
+
+
+class SafeStream:
+    """stdout or stderr as every writer of a run sees it: input-derived text can never drive the
+    terminal, and a stream whose encoding cannot take a character (PYTHONIOENCODING=ascii) gets an
+    escape instead of an exception (words/_safe.py).
+
+    mode "text": controls made visible; "json": controls and what the encoding lacks as \\u escapes;
+    "data" (the diff of `--export -`): the bytes as they are, UTF-8 whatever the stream's encoding."""
+
+    def __init__(self, stream: Any, mode: str) -> None:
+        import codecs
+
+        self._stream, self._mode = stream, mode
+        try:
+            self._encoding = codecs.lookup(getattr(stream, "encoding", None) or "utf-8").name
+        except LookupError:
+            self._encoding = "utf-8"
+
+    def write(self, text: str) -> int:
+        from oomdoctor.words._safe import clean, json_escape, unencodable_escaped
+
+        if self._mode == "data":
+            buffer = getattr(self._stream, "buffer", None)
+            if buffer is not None:
+                self._stream.flush()
+                buffer.write(text.encode("utf-8", "surrogateescape"))
+                return len(text)
+            return self._stream.write(text)
+        shown = json_escape(text) if self._mode == "json" else clean(text)
+        self._stream.write(unencodable_escaped(shown, self._encoding, self._mode == "json"))
+        return len(text)
+
+    def __getattr__(self, name: str) -> Any:      # flush, fileno, isatty, encoding, buffer ...
+        return getattr(self._stream, name)
+
+
+_ORIGINAL: list = []                # (stdout, stderr) as main() found them
+
+
+def _guard_stdout(args: argparse.Namespace) -> None:
+    """stdout through SafeStream for this run's kind of output (never for the app, which draws on
+    the terminal itself)."""
+    if not _ORIGINAL:
+        return
+    mode = "data" if args.export == "-" else "json" if args.json else "text"
+    sys.stdout = SafeStream(_ORIGINAL[-1][0], mode)
+
+
+def _unguarded() -> None:
+    """The streams as they were (before the app starts)."""
+    if _ORIGINAL:
+        sys.stdout, sys.stderr = _ORIGINAL[-1]
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -181,8 +237,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     args = list(sys.argv[1:] if argv is None else argv)
     lang = language(args)
-    with interrupts.handled():      # SIGTERM and SIGHUP clean up and exit 130, as Ctrl-C does
-        return _guarded(args, lang)
+    _ORIGINAL.append((sys.stdout, sys.stderr))
+    sys.stderr = SafeStream(sys.stderr, "text")
+    sys.stdout = SafeStream(sys.stdout, "text")     # until the flags say otherwise (usage errors, --help)
+    try:
+        with interrupts.handled():      # SIGTERM and SIGHUP clean up and exit 130, as Ctrl-C does
+            return _guarded(args, lang)
+    finally:
+        sys.stdout, sys.stderr = _ORIGINAL.pop()
 
 
 def _guarded(args: list[str], lang: str) -> int:
@@ -196,15 +258,12 @@ def _guarded(args: list[str], lang: str) -> int:
     except KeyboardInterrupt:
         _say_err(say("cli.interrupted", lang))
         return ExitCode.INTERRUPTED
-    except BrokenPipeError:
-        _silence_stdout()
-        return ExitCode.FITS
-    except OSError as err:
+    except OSError as err:          # a closed pipe (EPIPE) too: a report nobody got is not a success
         if not _is_stdout_error(err):
             return _internal(err, lang)
         _silence_stdout()
-        _say_err(say("cli.error", lang, message=say(msg("write.stdout_failed", reason=err.strerror or str(err)),
-                                                    lang)))
+        said = "write.stdout_failed_not_applied" if _APPLY_PENDING else "write.stdout_failed"
+        _say_err(say("cli.error", lang, message=say(msg(said, reason=err.strerror or str(err)), lang)))
         return ExitCode.BAD_INPUT
     except Exception as err:  # a bug of ours: one line, the traceback on request
         return _internal(err, lang)
@@ -274,6 +333,9 @@ def subcommand(argv: Sequence[str], exists: Any = os.path.exists) -> str | None:
     return name if len(argv) > 1 and argv[1] in ("--clear", "--json") else None
 
 
+_APPLY_PENDING: list = []           # non-empty while an --apply asked for has not been carried out
+
+
 def _main(argv: list[str], lang: str) -> int:
     sub = subcommand(argv)
     if sub == "run":
@@ -285,6 +347,10 @@ def _main(argv: list[str], lang: str) -> int:
 
         return history_main(argv[1:], lang, (_Parser, _Formatter, argparse_speaks))
     args = build_parser(lang).parse_args(argv)
+    del _APPLY_PENDING[:]
+    if args.apply:
+        _APPLY_PENDING.append(True)
+    _guard_stdout(args)
     if args.json and args.export == "-":
         raise InputError(msg("write.json_and_stdout_diff"))
     if args.markdown and (args.json or args.export == "-"):
@@ -335,6 +401,7 @@ def _main(argv: list[str], lang: str) -> int:
     if use_tui(args) and not (args.export or args.write or args.apply):
         from oomdoctor.tui import run as run_tui  # the only place textual gets imported
 
+        _unguarded()
         return run_tui(session, walkthrough=args.walkthrough)
     if args.json:
         from oomdoctor.views import jsonout
@@ -384,8 +451,9 @@ def _accepted(values: Sequence[str], rules_dirs: Sequence[str]) -> tuple[str, ..
 def _export(session: Any, args: argparse.Namespace) -> None:
     from oomdoctor.patch.deliver import deliver
 
-    deliver(session.report, session.options, export=args.export, write=args.write, apply=args.apply, yes=args.yes,
-            lang=session.lang)
+    deliver(session.report, session.options, export=args.export, write=args.write, apply=args.apply,
+            yes=args.yes, lang=session.lang)
+    del _APPLY_PENDING[:]
 
 
 def _rules_info(args: argparse.Namespace, lang: str) -> int:

@@ -69,10 +69,12 @@ def sort_inputs(files: Sequence[str]) -> Inputs:
     log = None
     for path in files:
         if path != "-":
-            if os.path.isdir(path):
+            import stat
+
+            from oomdoctor.bounded import stat_input
+
+            if stat.S_ISDIR(stat_input(path, "crash.input.missing").st_mode):
                 raise InputError(msg("crash.input.sort_directory"), path)
-            if not os.path.exists(path):
-                raise InputError(msg("crash.input.missing"), path)
         if path == "-":
             kind = "log"
         else:

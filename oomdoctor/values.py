@@ -79,5 +79,9 @@ def _check_range(number: float, key: str, value: Any, minimum: float | None, max
 
 
 def _shown(value: Any) -> str:
+    if isinstance(value, int) and not isinstance(value, bool) and value.bit_length() > 128:
+        # repr of an int past 4,300 digits raises (CPython's int_max_str_digits); hex has no limit
+        text = hex(value)
+        return f"{text[:20]}... ({value.bit_length()} bits)"
     text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."

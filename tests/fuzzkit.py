@@ -102,7 +102,8 @@ def byte_mutations(draw, data: bytes) -> bytes:
     """Text-level damage any file can take: NUL and control bytes, bytes that are not UTF-8, CRLF, a
     BOM, truncation, a very long line."""
     for _ in range(draw(st.integers(0, 3))):
-        kind = draw(st.sampled_from(["nul", "control", "latin1", "crlf", "bom", "truncate", "long_line", "none"]))
+        kind = draw(st.sampled_from(["nul", "control", "latin1", "crlf", "bom", "truncate", "long_line", "none",
+                                     "escape", "escape", "cr_only", "huge_number", "encoding"]))
         pos = draw(st.integers(0, len(data)))
         if kind == "nul":
             data = data[:pos] + b"\x00" * draw(st.sampled_from([1, 7, 4096])) + data[pos:]
@@ -118,7 +119,22 @@ def byte_mutations(draw, data: bytes) -> bytes:
             data = data[:pos]
         elif kind == "long_line":
             data = data[:pos] + b"x" * draw(st.sampled_from([10_000, 300_000])) + data[pos:]
+        elif kind == "escape":          # sequences a terminal acts on: they must be shown, never sent
+            data = data[:pos] + draw(st.sampled_from(ESCAPES)) + data[pos:]
+        elif kind == "cr_only":
+            data = data.replace(b"\r\n", b"\n").replace(b"\n", b"\r")
+        elif kind == "huge_number":
+            data = data[:pos] + draw(st.sampled_from([b"9" * 331, b"0x" + b"f" * 4400, b"1" + b"0" * 5000])) + data[pos:]
+        elif kind == "encoding":        # the same text in UTF-16/32, with or without a BOM
+            codec = draw(st.sampled_from(["utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le"]))
+            data = data.decode("utf-8", "replace").encode(codec)
     return data
+
+
+# Escape sequences a terminal acts on (ECMA-48): OSC title, OSC 8 link, full reset, CSI, 8-bit CSI (raw
+# and UTF-8 encoded), DCS, DEL, bare CR, and an OSC left open.
+ESCAPES = [b"\x1b]0;PWNED\x07", b"\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\", b"\x1bc", b"\x1b[2J\x1b[H",
+           b"\x9b31m", "\x9b31m".encode("utf-8"), b"\x1bP1$r\x1b\\", b"\x7f", b"\rover", b"\x1b]0;unterminated"]
 
 
 @st.composite
@@ -338,9 +354,15 @@ class Case:
     argv: list[str] = field(default_factory=list)
     stdin: bytes | None = None
     label: str = ""
+    holes: dict = field(default_factory=dict)       # file -> (hole bytes before, after) its data: a sparse file
+    links: dict = field(default_factory=dict)       # name -> where the symlink points (may dangle)
+    modes: dict = field(default_factory=dict)       # file -> chmod mode (0o444: read-only)
+    stdout_closed: bool = False                     # stdout a pipe whose reader has gone
 
     def allowed(self, path: str) -> bool:
         """May the run write `path` (relative to the sandbox)?"""
+        if path in self.links or (path in self.modes and not self.modes[path] & 0o222):
+            return False                            # never through a symlink, never over a read-only file
         argv = self.argv
         if "--export" in argv:
             target = argv[argv.index("--export") + 1]
@@ -382,6 +404,8 @@ class Outcome:
             found.append("traceback on stderr")
         if self.code == 2 and not self.hung:
             lines = [line for line in text.splitlines() if line.strip()]
+            if self.case.stdout_closed:             # what was done before the report failed is said first
+                lines = lines[-1:]
             if len(lines) != 1 or not lines[0].startswith(("oomdoctor: ", "oomdoctor：")):
                 found.append(f"exit 2 with {len(lines)} lines on stderr")
         if self.wants_json and self.code in (0, 1, 3) and not self.hung:
@@ -389,6 +413,12 @@ class Outcome:
                 json.loads(self.out.decode("utf-8"), parse_constant=_no_constant)
             except (UnicodeDecodeError, ValueError):
                 found.append("stdout is not valid JSON")
+        if self.case.stdout_closed and self.code in (0, 1, 3) and not self.hung:
+            found.append(f"exit {self.code} with stdout closed")
+        raw = _raw_controls(self.err) + ("" if "-" in _export_target(self.case.argv) else
+                                         _raw_controls(self.out, json_mode=self.wants_json))
+        if raw:
+            found.append(f"raw control characters reached the terminal: {raw}")
         if self.unexpected_writes:
             found.append(f"unexpected writes: {self.unexpected_writes[:3]}")
         if self.leftovers:
@@ -411,6 +441,19 @@ def _no_constant(name: str) -> Any:
     raise ValueError(name)
 
 
+def _export_target(argv: list[str]) -> str:
+    return argv[argv.index("--export") + 1] if "--export" in argv and argv.index("--export") + 1 < len(argv) else ""
+
+
+def _raw_controls(data: bytes, json_mode: bool = False) -> str:
+    """The control characters in `data` a terminal would act on (ESC, C1, DEL, C0 but tab, newline), as
+    hex; JSON may hold none of them raw either."""
+    text = data.decode("utf-8", "replace")
+    bad = sorted({f"{ord(c):02X}" for c in text
+                  if (ord(c) < 0x20 and c not in "\t\n") or 0x7F <= ord(c) <= 0x9F})
+    return ",".join(bad)
+
+
 def _snapshot(root: Path) -> dict[str, tuple[str, int]]:
     out = {}
     for dirpath, dirnames, filenames in os.walk(root):
@@ -419,7 +462,9 @@ def _snapshot(root: Path) -> dict[str, tuple[str, int]]:
             rel = os.path.relpath(path, root)
             try:
                 st_ = os.lstat(path)
-                if os.path.isfile(path) and not os.path.islink(path):
+                if st_.st_size > 64 << 20 and not os.path.islink(path):
+                    digest = f"large:{st_.st_size}:{st_.st_mtime_ns}"      # a sparse file is not read whole
+                elif os.path.isfile(path) and not os.path.islink(path):
                     with open(path, "rb") as fh:
                         digest = hashlib.sha256(fh.read()).hexdigest()
                 else:
@@ -447,10 +492,23 @@ def run_case(case: Case, workdir: Path | None = None, *, debug: bool = False) ->
         for name, data in case.files.items():
             path = sandbox / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(data)
+            if name in case.holes:
+                before_b, after_b = case.holes[name]
+                with open(path, "wb") as fh:                # a sparse file: holes cost no disk
+                    fh.truncate(before_b)
+                    fh.seek(before_b)
+                    fh.write(data)
+                    fh.truncate(before_b + len(data) + after_b)
+            else:
+                path.write_bytes(data)
+        for name, target in case.links.items():
+            (sandbox / name).parent.mkdir(parents=True, exist_ok=True)
+            os.symlink(target, sandbox / name)
+        for name, mode in case.modes.items():
+            os.chmod(sandbox / name, mode)
         (notes / "stdin").write_bytes(case.stdin or b"")
         before = _snapshot(sandbox)
-        code, seconds, hung, rss = _forked(case.argv, sandbox, notes, spool, debug)
+        code, seconds, hung, rss = _forked(case.argv, sandbox, notes, spool, debug, case.stdout_closed)
         after = _snapshot(sandbox)
         changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
         unexpected = [p for p in changed if not case.allowed(p)]
@@ -473,7 +531,8 @@ def _vm_size_bytes() -> int:
     return 0
 
 
-def _forked(argv: list[str], cwd: Path, notes: Path, spool: Path, debug: bool = False) -> tuple[int, float, bool, float]:
+def _forked(argv: list[str], cwd: Path, notes: Path, spool: Path, debug: bool = False,
+            stdout_closed: bool = False) -> tuple[int, float, bool, float]:
     """Run oomdoctor.cli.main(argv) in a child of this process (the imports are already done, so a run
     costs what the work costs). Returns (exit code, seconds, hung, peak RSS MiB)."""
     start = time.monotonic()
@@ -483,7 +542,13 @@ def _forked(argv: list[str], cwd: Path, notes: Path, spool: Path, debug: bool = 
         try:
             fd = os.open(notes / "stdin", os.O_RDONLY)
             os.dup2(fd, 0)
-            os.dup2(os.open(notes / "out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
+            if stdout_closed:                      # `oomdoctor ... | true`: the reader has gone
+                read_end, write_end = os.pipe()
+                os.close(read_end)
+                os.dup2(write_end, 1)
+                open(notes / "out", "wb").close()
+            else:
+                os.dup2(os.open(notes / "out", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 1)
             os.dup2(os.open(notes / "err", os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), 2)
             os.chdir(cwd)
             os.environ.update({"TMPDIR": str(spool), "TERM": "dumb", "COLUMNS": "100", "LANG": "C.UTF-8"})
@@ -496,6 +561,7 @@ def _forked(argv: list[str], cwd: Path, notes: Path, spool: Path, debug: bool = 
             tempfile.tempdir = None
             for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGALRM):
                 signal.signal(sig, signal.SIG_DFL)
+            signal.signal(signal.SIGPIPE, signal.SIG_IGN)     # as Python runs the CLI: EPIPE, not a signal
             signal.signal(signal.SIGINT, signal.default_int_handler)
             limit = _vm_size_bytes() + (MEMORY_LIMIT_MIB << 20)
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
@@ -585,8 +651,14 @@ def logs_class(draw) -> Case:
         files["train.yaml"] = (DEMO / "train.yaml").read_bytes()
     if draw(st.integers(0, 4)) == 0:                    # the log on stdin
         argv = ["-"] + (["train.yaml"] if with_config else []) + [mode]
-        return Case({k: v for k, v in files.items() if k != name}, argv, stdin=data, label="log-stdin")
-    return Case(files, [name] + (["train.yaml"] if with_config else []) + [mode], label="log")
+        return Case({k: v for k, v in files.items() if k != name}, argv, stdin=data, label="log-stdin",
+                    stdout_closed=draw(st.integers(0, 9)) == 0)
+    holes = {}
+    if not name.endswith(".gz") and draw(st.integers(0, 5)) == 0:     # logrotate copytruncate, a preallocated file
+        holes[name] = (draw(st.sampled_from([0, 17 << 20, 1 << 30, 10 << 30])),
+                       draw(st.sampled_from([0, 1 << 30, 10 << 30])))
+    return Case(files, [name] + (["train.yaml"] if with_config else []) + [mode], label="log", holes=holes,
+                stdout_closed=draw(st.integers(0, 9)) == 0)
 
 
 @st.composite
@@ -645,7 +717,20 @@ def writes_class(draw) -> Case:
     argv.append(draw(st.sampled_from(["--plain", "--json"])))
     if draw(st.booleans()):
         files["out/keep.txt"] = b"keep\n"
-    return Case(files, argv, label="writes")
+    links, modes = {}, {}
+    planted = draw(st.sampled_from(["none", "none", "symlink", "dangling", "read_only", "read_only_config"]))
+    if planted == "symlink":                    # a planted plan.diff -> victim.txt
+        files["victim.txt"] = b"precious\n"
+        links["plan.diff"] = "victim.txt"
+    elif planted == "dangling":
+        links["plan.diff"] = "elsewhere/made.diff"
+    elif planted == "read_only":
+        files["plan.diff"] = b"old\n"
+        modes["plan.diff"] = 0o444
+    elif planted == "read_only_config":
+        modes["train.yaml"] = 0o444
+    return Case(files, argv, label="writes", links=links, modes=modes,
+                stdout_closed=draw(st.integers(0, 9)) == 0)
 
 
 CLASSES = {
@@ -699,3 +784,79 @@ def where(outcome: Outcome) -> str:
     # A traceback lists the innermost frame last; faulthandler's dump of a hang lists it first.
     path, line, func = frames[0] if "most recent call first" in text else frames[-1]
     return f"{path}:{line} {func}"
+
+
+# ---------------------------------------------------------------- concurrent writers
+
+def concurrent_apply_round(folder: Path, writers: int = 2) -> list[str]:
+    """`writers` runs of `oomdoctor train.log train.yaml --apply --yes` at once on one copy of the demo in
+    `folder` (separate processes, started together). Returns what went wrong: a lost update (the config
+    not the patched text while a run said "updated"), half a plan (the config patched without its new
+    DeepSpeed file or the other way round), a .orig that is not the original or is a hard link to the
+    config, a second backup, a temporary left behind, an exit other than 1 or 2, a refusal in more than
+    one line; [] when the round is clean."""
+    import subprocess
+
+    config, log = (DEMO / "train.yaml").read_bytes(), (DEMO / "train.log").read_bytes()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "train.yaml").write_bytes(config)
+    (folder / "train.log").write_bytes(log)
+    env = dict(os.environ, PYTHONPATH=str(ROOT), LANG="C.UTF-8", TERM="dumb")
+    env.pop("OOMDOCTOR_DEBUG", None)
+    procs = [subprocess.Popen([sys.executable, "-m", "oomdoctor", "train.log", "train.yaml", "--apply", "--yes"],
+                              cwd=str(folder), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+             for _ in range(writers)]
+    results = []
+    for proc in procs:
+        _, err = proc.communicate(timeout=120)
+        results.append((proc.returncode, err.decode("utf-8", "replace")))
+    problems = []
+    patched = _patched_demo_config()
+    now = (folder / "train.yaml").read_bytes()
+    new_json = sorted(p.name for p in folder.glob("*.json"))
+    updated = any("updated train.yaml" in err for _, err in results)
+    if updated and now != patched:
+        problems.append("lost update: a run said updated, the config is " +
+                        ("the original" if now == config else "something else"))
+    if (now == patched) != bool(new_json):
+        problems.append(f"half a plan: config {'patched' if now == patched else 'unpatched'}, new files {new_json}")
+    orig = folder / "train.yaml.orig"
+    if now == patched:
+        if not orig.exists() or orig.read_bytes() != config:
+            problems.append(".orig missing or not the original")
+        elif os.stat(orig).st_nlink != 1 or os.stat(folder / "train.yaml").st_nlink != 1:
+            problems.append(".orig is a hard link")
+    if list(folder.glob("train.yaml.orig.*")):
+        problems.append("a second backup")
+    left = [p.name for p in folder.iterdir() if _TEMP_NAME.match(p.name)]
+    if left:
+        problems.append(f"left behind: {left}")
+    for code, err in results:
+        if code not in (1, 2):
+            problems.append(f"exit {code}: {err.strip()[-200:]}")
+        elif code == 2 and len([ln for ln in err.splitlines() if ln.strip()]) != 1:
+            problems.append(f"refusal in several lines: {err.strip()[-200:]}")
+    if not any(code == 1 for code, _ in results):
+        problems.append("no run applied the plan")
+    return problems
+
+
+_PATCHED: list[bytes] = []
+
+
+def _patched_demo_config() -> bytes:
+    """The demo config as one --apply --yes on its own leaves it."""
+    if not _PATCHED:
+        import subprocess
+
+        folder = Path(tempfile.mkdtemp(prefix="oomfuzz-serial-"))
+        try:
+            shutil.copy(DEMO / "train.yaml", folder / "train.yaml")
+            shutil.copy(DEMO / "train.log", folder / "train.log")
+            env = dict(os.environ, PYTHONPATH=str(ROOT), LANG="C.UTF-8")
+            subprocess.run([sys.executable, "-m", "oomdoctor", "train.log", "train.yaml", "--apply", "--yes"],
+                           cwd=str(folder), env=env, capture_output=True, check=False, timeout=120)
+            _PATCHED.append((folder / "train.yaml").read_bytes())
+        finally:
+            shutil.rmtree(folder, ignore_errors=True)
+    return _PATCHED[0]

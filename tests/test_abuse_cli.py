@@ -108,11 +108,11 @@ async def test_the_apps_export_lines_paste_as_the_literal_value(sneaky):
 # ---------------------------------------------------------------- 13. --prices that never ends
 
 @pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="needs /dev/zero")
-def test_prices_from_dev_zero_stop_at_the_cap_in_one_line(capsys):
+def test_prices_from_dev_zero_are_refused_as_a_device_in_one_line(capsys):
     with within(10):
         code = main([str(DEMO_DIR / "train.yaml"), "--gpu", "H100", "--advise", "--prices", "/dev/zero"])
     err = capsys.readouterr().err
-    assert code == 2 and err == "oomdoctor: /dev/zero: larger than 1 MiB: too big to be this kind of file\n"
+    assert code == 2 and err == "oomdoctor: /dev/zero: is a device, not a file: give the path of a log or config file\n"
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
@@ -146,10 +146,10 @@ def test_a_price_that_is_not_a_real_number_is_refused_with_its_line(tmp_path: Pa
 
 # ---------------------------------------------------------------- rule files from the command line
 
-def test_rules_pointing_at_dev_zero_stop_at_the_cap(capsys):
+def test_rules_pointing_at_dev_zero_are_refused_as_a_device(capsys):
     with within(10):
         code = main(["--rules", "/dev/zero", "--list-rules"])
-    assert code == 2 and "MiB" in capsys.readouterr().err
+    assert code == 2 and "is a device" in capsys.readouterr().err
 
 
 def test_a_fifo_named_like_a_rule_file_in_a_rules_folder_is_never_opened(tmp_path: Path, capsys):

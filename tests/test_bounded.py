@@ -57,10 +57,15 @@ def test_a_bad_tag_value_is_an_input_error_with_its_line() -> None:
     assert err.value.line == 2
 
 
-def test_a_file_over_the_cap_is_refused_and_dev_zero_stops_at_it() -> None:
+def test_a_file_over_the_cap_is_refused_and_dev_zero_is_refused_as_a_device(tmp_path) -> None:
+    big = tmp_path / "big.yaml"
+    big.write_bytes(b"a: 1\n" * 300_000)
+    with pytest.raises(InputError) as err:
+        read_bytes(str(big), limit=1 << 20)
+    assert _code(err) == "input.too_big"
     with pytest.raises(InputError) as err:
         read_bytes("/dev/zero", limit=1 << 20)
-    assert _code(err) == "input.too_big"
+    assert _code(err) == "input.device"
 
 
 def test_a_fifo_without_a_writer_reads_as_empty_instead_of_hanging(tmp_path, monkeypatch) -> None:

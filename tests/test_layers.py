@@ -21,7 +21,7 @@ PACKAGE = Path(__file__).resolve().parents[1] / "oomdoctor"
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("facts", ("oomdoctor", "oomdoctor.records", "oomdoctor.facts", "oomdoctor.lazyre",
                # standard library only: shell quoting for every shown command
-               "oomdoctor.shellsafe")),
+               "oomdoctor.shellsafe", "oomdoctor.textcodec")),
     ("words", ("oomdoctor.words",)),
     ("errors", ("oomdoctor.errors", "oomdoctor.values", "oomdoctor.interrupts")),
     ("domain", ("oomdoctor.crashlog", "oomdoctor.configs", "oomdoctor.models", "oomdoctor.archs", "oomdoctor.features",

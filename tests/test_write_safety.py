@@ -452,3 +452,60 @@ def test_a_transaction_creates_missing_folders_and_removes_them_when_it_fails(tm
         write_all([Write(str(tmp_path / "x" / "y" / "first.txt"), b"1"),
                    Write(str(tmp_path / "z" / "second.txt"), b"2")])
     assert list(tmp_path.iterdir()) == []
+
+
+# ---------------------------------------------------------------- two runs applying at once
+
+def test_two_runs_applying_at_once_never_lose_the_update_or_leave_half_a_plan(tmp_path):
+    """Two --apply --yes at once: one applies, the other refuses in one line (or finds it already
+    applied); the config ends patched with its .orig the original. Before the lock, 4-14 rounds in 40
+    ended with the original config, a stray DeepSpeed file and a .orig missing or hard-linked."""
+    sys.path.insert(0, str(Path(__file__).parent))
+    import fuzzkit
+
+    found = {n: fuzzkit.concurrent_apply_round(tmp_path / str(n)) for n in range(6)}
+    assert {n: p for n, p in found.items() if p} == {}
+
+
+def test_a_run_that_applies_while_another_is_between_prepare_and_commit_is_refused(proj, capsys, monkeypatch):
+    """The interleaving that lost the update: run B starts and ends while run A holds its temporaries.
+    Before, B committed, A's DeepSpeed file then existed, and A's roll-back put the original back over
+    B's config: the config was the original with a new DeepSpeed file beside it and no .orig."""
+    import oomdoctor.patch.txn as txn
+
+    real_commit = txn._commit
+    other = []
+
+    def commit_after_another_run(plans):
+        if not other:
+            env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+            other.append(subprocess.run([sys.executable, "-m", "oomdoctor", "train.log", "train.yaml", "--apply",
+                                         "--yes"], cwd=str(proj), env=env, capture_output=True, timeout=120))
+        return real_commit(plans)
+
+    monkeypatch.setattr(txn, "_commit", commit_after_another_run)
+    code = main(["train.log", "train.yaml", "--apply", "--yes", "--plain"])
+    err = capsys.readouterr().err
+    assert code == 1 and "updated train.yaml" in err
+    assert other[0].returncode == 2 and b"another run of oomdoctor" in other[0].stderr
+    assert other[0].stderr.count(b"\n") == 1
+    assert (proj / "train.yaml").read_text(encoding="utf-8") != CONFIG
+    assert (proj / "train.yaml.orig").read_text(encoding="utf-8") == CONFIG
+    assert os.stat(proj / "train.yaml").st_nlink == 1
+    assert sorted(p.name for p in proj.iterdir()) == ["ds_z2_offload_config.json", "train.log", "train.yaml",
+                                                       "train.yaml.orig"]
+
+
+def test_a_file_locked_by_another_run_is_refused_in_one_line(proj, capsys):
+    import fcntl
+
+    fd = os.open(proj / "train.yaml", os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        code = main(["train.log", "train.yaml", "--apply", "--yes", "--plain"])
+    finally:
+        os.close(fd)
+    err = capsys.readouterr().err
+    assert code == 2 and "another run of oomdoctor" in err and err.count("\n") == 1
+    assert (proj / "train.yaml").read_text(encoding="utf-8") == CONFIG
+    assert sorted(p.name for p in proj.iterdir()) == ["train.log", "train.yaml"]

@@ -25,9 +25,12 @@ _LOG_MARKERS = (b"Traceback (most recent call last)", b"out of memory", b"OutOfM
 
 
 def _head(path: str) -> bytes:
+    """The first _HEAD_BYTES of the file as UTF-8 (UTF-16/32 transcoded: textcodec)."""
+    from oomdoctor.textcodec import decode
+
     try:
         with open(path, "rb") as fh:
-            return fh.read(_HEAD_BYTES)
+            return decode(fh.read(_HEAD_BYTES))
     except OSError:
         return b""
 

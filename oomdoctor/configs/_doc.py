@@ -139,8 +139,9 @@ class Doc:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value)
-    return text if len(text) <= 40 else text[:37] + "..."
+    from oomdoctor.values import _shown as shown
+
+    return shown(value)
 
 
 # ---------------------------------------------------------------- reading and parsing
@@ -157,7 +158,9 @@ def read_text(path: str) -> str:
 
     if not os.path.exists(path) and not os.path.islink(path):
         raise InputError(msg("config.no_such_file"), path)
-    raw = read_bytes(path)
+    from oomdoctor.textcodec import decode
+
+    raw = decode(read_bytes(path))        # UTF-16/32 (by BOM or NUL pattern) read as its UTF-8 bytes
     if b"\0" in raw[:_NUL_SNIFF_BYTES]:
         raise InputError(msg("config.binary"), path)
     try:
@@ -173,7 +176,12 @@ def read_text(path: str) -> str:
 
 
 def looks_like_json(text: str, path: str) -> bool:
-    return path.lower().endswith(".json") or text.lstrip().startswith("{")
+    """JSON by name, or an unnamed file that opens with a brace; a .yaml/.yml file is YAML whatever it
+    opens with (a flow mapping `{a: 1}` is YAML, and its errors are YAML errors)."""
+    low = path.lower()
+    if low.endswith((".yaml", ".yml")):
+        return False
+    return low.endswith(".json") or text.lstrip().startswith("{")
 
 
 def parse_text(text: str, path: str) -> Doc:

@@ -158,6 +158,10 @@ def apply_deepspeed(b: Builder, ds_path: str | None, shipped: str | None, ref_sr
 
 
 def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> None:
+    zero = doc.get("zero_optimization")
+    if zero is not None and not isinstance(zero, dict):
+        # DeepSpeed reads it as a dict (runtime/zero/config.py: DeepSpeedZeroConfig(**param_dict[...])).
+        raise doc.fail("zero_optimization", msg("config.ds_zero_not_mapping", kind=type(zero).__name__))
     stage = doc.int_(KEYS["zero_stage"].name, minimum=0, maximum=3)
     if stage is not None:
         b.set("zero_stage", stage, doc.src(KEYS["zero_stage"].name))

@@ -268,7 +268,7 @@ class Context:
                 return
         if "MiB" in text and "|" in text:
             m = _SMI_ROW.search(text)
-            if m:
+            if m and len(m.group(1)) <= 24:
                 self.samples.append(MemorySample(line=line_no, reserved_gib=int(m.group(1)) / 1024, label="nvidia-smi",
                                                  step=self._current_step()))
                 return

@@ -244,6 +244,17 @@ def _dev(text: str | None) -> int | None:
     return int(text) if text else None
 
 
+_MAX_DIGITS = 24        # more than any byte count a machine has; a longer run of digits is not a size
+
+
+def _per(text: str | None, unit: float) -> float | None:
+    """A count of bytes (or kB) in a log line as GiB: None for none, and for a run of digits too long to
+    be one (a 331-digit "size" would overflow a float)."""
+    if not text or len(text.lstrip("0")) > _MAX_DIGITS:
+        return None
+    return int(text) / unit
+
+
 def parse_torch(text: str) -> Parsed | None:
     """The PyTorch allocator messages (F01, F02 and their cut forms, F03, F04)."""
     m = F02.search(text)
@@ -362,7 +373,7 @@ def parse_message(text: str) -> Parsed | None:
     if m:
         p = Parsed("host_oom")
         if m.group("rss"):
-            p.process_gib = int(m.group("rss")) / (1 << 20)     # kB -> GiB
+            p.process_gib = _per(m.group("rss"), 1 << 20)     # kB -> GiB
         return _count(p)
     m = F17B.search(text)
     if m:
@@ -370,14 +381,14 @@ def parse_message(text: str) -> Parsed | None:
     m = F17.search(text)
     if m:
         b = m.group("bytes") or m.group("bytes3")
-        return _count(Parsed("xla_oom", tried_gib=int(b) / GIB if b else None))
+        return _count(Parsed("xla_oom", tried_gib=_per(b, GIB)))
     m = F18.search(text)
     if m:
-        return _count(Parsed("xla_oom", tried_gib=int(m.group("bytes")) / GIB))
+        return _count(Parsed("xla_oom", tried_gib=_per(m.group("bytes"), GIB)))
     m = F08.search(text)
     if m:
         b = m.group("bytes") or m.group("bytes2")
-        return _count(Parsed("nccl_oom", tried_gib=int(b) / GIB if b else None))
+        return _count(Parsed("nccl_oom", tried_gib=_per(b, GIB)))
     m = F25.search(text)
     if m:
         # FSDP swallowed the OOM into a warning while gathering the state dict: a save-time GPU OOM
@@ -393,10 +404,10 @@ def parse_message(text: str) -> Parsed | None:
         return p
     m = F09.search(text)
     if m:
-        return _count(Parsed("host_oom", tried_gib=int(m.group("bytes")) / GIB))
+        return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
     m = F10.search(text)
     if m:
-        return _count(Parsed("hpu_oom", tried_gib=int(m.group("bytes")) / GIB))
+        return _count(Parsed("hpu_oom", tried_gib=_per(m.group("bytes"), GIB)))
     if F06.search(text):
         return _count(Parsed("cublas_alloc"))
     if F07_ALLOC.search(text):

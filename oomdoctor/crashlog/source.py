@@ -12,13 +12,16 @@ from __future__ import annotations
 
 import atexit
 import bisect
+import errno
 import mmap
 import os
+import re
 import shutil
 import stat
 import sys
 import zlib
 
+from oomdoctor import textcodec
 from oomdoctor.errors import InputError
 from oomdoctor.facts import msg
 
@@ -29,10 +32,11 @@ COUNT_CHUNK_BYTES = 16 << 20        # newline counting copies this much at a tim
 WC_MIN_BYTES = 16 << 20             # a longer stretch of newlines is counted by wc -l ...
 WC_JOBS = 4                         # ... this many at a time
 SPOOL_MAX_BYTES = 2 << 30           # a piped or compressed log is copied to a temporary file up to this size ...
-SPOOL_FREE_RESERVE = 512 << 20      # ... leaving at least this much free in the temporary folder
+SPOOL_FREE_SHARE = 0.75             # ... and to this share of the temporary folder's free space (a 64 MiB
+                                    # tmpfs keeps 48 MiB of log, a roomy disk the whole SPOOL_MAX_BYTES)
+SPARSE_MIN_HOLE_BYTES = 16 << 20    # a file with this much hole is copied without its holes
 SPOOL_READ_FACTOR = 8               # bytes read (NUL runs included) may be this many times the cap
-TEXT_SAMPLE_BYTES = 64 << 10        # whether a log is text is judged on this much of its non-NUL bytes ...
-TEXT_LOOK_BYTES = 16 << 20          # ... looked for in this much of its start
+TEXT_SAMPLE_BYTES = 64 << 10        # whether a log is text is judged on this much of its non-NUL bytes
 FIFO_WAIT_S = 5.0                   # how long a FIFO given as an input may take to get its writer
 
 # Magic numbers of files people attach by mistake instead of the text log.
@@ -341,8 +345,9 @@ def adopt(path: str, spool: str) -> None:
 def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
     """Copy a stream to a temporary file and return its path. `read(n)` returns up to n bytes ("" at
     the end); `first` is what was already read of it. Bounded by SPOOL_MAX_BYTES and the free space
-    of the temporary folder (an InputError naming the cap past it); NUL bytes are dropped; a stream
-    whose first 64 KiB of text look binary is refused there."""
+    of the temporary folder (an InputError naming the cap past it); UTF-16/32 text is made UTF-8 and
+    bare CR line ends LFs (textcodec), NUL bytes are dropped; a stream whose first 64 KiB of text
+    look binary is refused there."""
     import tempfile
 
     folder = tempfile.gettempdir()
@@ -353,18 +358,34 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
     sample = bytearray()
     try:
         with os.fdopen(fd, "wb") as out:
-            chunk = first
+            head = first
+            while len(head) < textcodec.SNIFF_BYTES:        # enough to tell the encoding
+                more = read(textcodec.SNIFF_BYTES - len(head))
+                if not more:
+                    break
+                head += more
+            codec = textcodec.sniff(head)
+            recode = textcodec.transcoder(codec, False) if codec else None
+            saw_cr = saw_lf = False
+            chunk, final = head, False
             while True:
                 if not chunk:
                     chunk = read(COPY_CHUNK_BYTES)
                     if not chunk:
-                        break
+                        if recode is None or final:
+                            break
+                        final = True
                 read_total += len(chunk)
+                if recode is not None:
+                    chunk = recode(chunk, final)
                 if b"\x00" in chunk:
                     chunk = chunk.replace(b"\x00", b"")
+                saw_lf = saw_lf or b"\n" in chunk
+                saw_cr = saw_cr or b"\r" in chunk
                 kept += len(chunk)
                 if kept > cap or read_total > cap * SPOOL_READ_FACTOR:
-                    code = "crash.input.gzip_too_big" if what == "gzip" else "crash.input.stream_too_big"
+                    code = {"gzip": "crash.input.gzip_too_big", "file": "crash.input.copy_too_big"}.get(
+                        what, "crash.input.stream_too_big")
                     raise InputError(msg(code, cap=_size(cap), folder=folder), display)
                 if len(sample) < TEXT_SAMPLE_BYTES:
                     sample += chunk[:TEXT_SAMPLE_BYTES - len(sample)]
@@ -372,6 +393,10 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
                         raise InputError(msg("crash.input.binary"), display)
                 out.write(chunk)
                 chunk = b""
+                if final:
+                    break
+        if saw_cr and not saw_lf:
+            _cr_to_lf(tmp)
     except (OSError, EOFError, zlib.error) as err:
         _unlink(tmp)
         raise InputError(msg("crash.input.cannot_read", reason=str(err)), display) from None
@@ -381,12 +406,28 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
     return tmp
 
 
+def _cr_to_lf(path: str) -> None:
+    """Lines that end in a bare CR (no LF anywhere in the log: classic Mac OS, some serial consoles) made
+    LF lines, in place: same length, so every byte offset stays. A tqdm log, CRs between LF lines, is
+    left as it is (its redraws are one line)."""
+    with open(path, "r+b") as fh:
+        pos = 0
+        while True:
+            fh.seek(pos)
+            block = fh.read(COPY_CHUNK_BYTES)
+            if not block:
+                break
+            fh.seek(pos)
+            fh.write(block.replace(b"\r", b"\n"))
+            pos += len(block)
+
+
 def _spool_cap(folder: str) -> int:
     try:
         free = shutil.disk_usage(folder).free
     except OSError:
         return SPOOL_MAX_BYTES
-    return max(0, min(SPOOL_MAX_BYTES, free - SPOOL_FREE_RESERVE))
+    return max(0, min(SPOOL_MAX_BYTES, int(free * SPOOL_FREE_SHARE)))
 
 
 def _size(n: int) -> str:
@@ -412,45 +453,138 @@ def open_log(path: str) -> LogSource:
     if path == "-":
         here = _stdin_in_place()
         if here is not None:
-            src = LogSource("<stdin>", here, temp=False)
+            src = _open_file(here, "<stdin>")
         else:
             stream = getattr(sys.stdin, "buffer", sys.stdin)
             src = LogSource("<stdin>", spool(stream.read, "<stdin>"), temp=True)
     elif path in _ADOPTED:
         src = LogSource(path, _ADOPTED.pop(path), temp=True)
     else:
-        if not os.path.exists(path):
-            raise InputError(msg("crash.input.missing"), path)
-        if os.path.isdir(path):
+        from oomdoctor import bounded
+
+        st = bounded.stat_input(path, "crash.input.missing")
+        if stat.S_ISDIR(st.st_mode):
             raise InputError(msg("crash.input.directory"), path)
-        if is_stream(path):
+        if not stat.S_ISREG(st.st_mode):
             with os.fdopen(open_stream(path), "rb", buffering=0) as fh:
                 src = LogSource(path, spool(fh.read, path), temp=True)
         else:
-            try:
-                with open(path, "rb") as fh:
-                    head = fh.read(2)
-            except OSError as err:
-                raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), path) from None
-            if head == b"\x1f\x8b":
-                import gzip
-
-                try:
-                    with gzip.open(path, "rb") as gz:
-                        src = LogSource(path, spool(gz.read, path, what="gzip"), temp=True)
-                except (OSError, EOFError, zlib.error) as err:
-                    raise InputError(msg("crash.input.gzip_broken", reason=str(err)), path) from None
-            else:
-                try:
-                    src = LogSource(path, path, temp=False)
-                except OSError as err:
-                    raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), path) from None
+            src = _open_file(path, path)
     try:
         _check_text(src)
     except InputError:
         src.close()
         raise
     return src
+
+
+def _open_file(path: str, display: str) -> LogSource:
+    """A regular file: mapped in place, unless it is gzip, UTF-16/32 text, has bare CR line ends, is
+    mostly holes (a sparse file: only its data is copied), opens with a long NUL run, or says it is
+    empty while it has text (a /proc file): those are copied once through spool()."""
+    try:
+        fh = open(path, "rb")
+    except OSError as err:
+        raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), display) from None
+    with fh:
+        try:
+            size = os.fstat(fh.fileno()).st_size
+            data = _DataReader(fh.fileno(), size)
+            head = fh.read(TEXT_SAMPLE_BYTES) if data.holes < SPARSE_MIN_HOLE_BYTES else data.peek(TEXT_SAMPLE_BYTES)
+        except OSError as err:
+            raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), display) from None
+        if head[:2] == b"\x1f\x8b":
+            import gzip
+
+            try:
+                with gzip.open(path, "rb") as gz:
+                    return LogSource(display, spool(gz.read, display, what="gzip"), temp=True)
+            except (OSError, EOFError, zlib.error) as err:
+                raise InputError(msg("crash.input.gzip_broken", reason=str(err)), display) from None
+        if size == 0:                       # /proc and /sys files say 0 and still have text
+            fh.seek(0)
+            return LogSource(display, spool(fh.read, display, what="file"), temp=True)
+        codec = textcodec.sniff(head)
+        cr = codec is None and textcodec.cr_only(head) and _no_lf(fh.fileno(), size)
+        # A log that opens with 64 KiB or more of written NUL bytes (a copytruncate on a file system
+        # without holes) is copied without them too: the marker scan would otherwise read every zero.
+        nul_start = size > TEXT_SAMPLE_BYTES and len(head) == TEXT_SAMPLE_BYTES and not head.strip(b"\x00")
+        if codec or cr or nul_start or data.holes >= SPARSE_MIN_HOLE_BYTES:
+            data.pos = 0
+            return LogSource(display, spool(data.read, display, what="file"), temp=True)
+    try:
+        return LogSource(display, path, temp=False)
+    except OSError as err:
+        raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), display) from None
+
+
+def _no_lf(fd: int, size: int) -> bool:
+    """True when the file holds no LF at all (memchr speed over a map; stops at the first one)."""
+    try:
+        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as mm:
+            return mm.find(b"\n") < 0
+    except (OSError, ValueError):
+        return False
+
+
+class _DataReader:
+    """read(n) over a regular file that steps over its holes (lseek SEEK_DATA / SEEK_HOLE, where the file
+    system has them): a sparse file's holes are never read, so a 10 GiB hole costs nothing."""
+
+    def __init__(self, fd: int, size: int) -> None:
+        self.fd, self.size, self.pos = fd, size, 0
+        self.seek = hasattr(os, "SEEK_DATA") and hasattr(os, "SEEK_HOLE")
+        self.holes = self._holes() if self.seek else 0
+
+    def _holes(self) -> int:
+        """Bytes of the file that are holes (0 where the file system cannot say)."""
+        total, pos = 0, 0
+        try:
+            while pos < self.size:
+                try:
+                    data = os.lseek(self.fd, pos, os.SEEK_DATA)
+                except OSError as err:
+                    if err.errno == errno.ENXIO:            # only a hole from here to the end
+                        return total + self.size - pos
+                    raise
+                total += data - pos
+                pos = os.lseek(self.fd, data, os.SEEK_HOLE)
+        except OSError:
+            return 0
+        finally:
+            try:
+                os.lseek(self.fd, 0, os.SEEK_SET)
+            except OSError:
+                pass
+        return total
+
+    def read(self, n: int) -> bytes:
+        if self.pos >= self.size:
+            return b""
+        if self.seek and self.holes:
+            try:
+                data = os.lseek(self.fd, self.pos, os.SEEK_DATA)
+                hole = os.lseek(self.fd, data, os.SEEK_HOLE)
+            except OSError as err:
+                if err.errno == errno.ENXIO:
+                    self.pos = self.size
+                    return b""
+                raise
+            self.pos, n = data, min(n, hole - data)
+        chunk = os.pread(self.fd, n, self.pos)
+        self.pos = self.pos + len(chunk) if chunk else self.size
+        return chunk
+
+    def peek(self, n: int) -> bytes:
+        """The first `n` bytes of data (holes stepped over), the position left at the start."""
+        out = bytearray()
+        while len(out) < n:
+            chunk = self.read(n - len(out))
+            if not chunk:
+                break
+            out += chunk
+        self.pos = 0
+        return bytes(out)
 
 
 def _check_text(src: LogSource) -> None:
@@ -466,13 +600,20 @@ def _check_text(src: LogSource) -> None:
         raise InputError(msg("crash.input.binary"), src.display)
 
 
+_NOT_NUL = re.compile(rb"[^\x00]")
+
+
 def _text_sample(src: LogSource) -> bytes:
-    """The first TEXT_SAMPLE_BYTES of the log's non-NUL bytes, looked for in its first TEXT_LOOK_BYTES."""
+    """The first TEXT_SAMPLE_BYTES of the log's non-NUL bytes, however long the NUL runs before them
+    (`logrotate copytruncate` leaves gigabytes of them); a run is skipped at memchr-like speed."""
     out = bytearray()
     pos = 0
-    end = min(src.size, TEXT_LOOK_BYTES)
-    while pos < end and len(out) < TEXT_SAMPLE_BYTES:
-        block = bytes(src.mm[pos:min(end, pos + TEXT_SAMPLE_BYTES)])
+    while pos < src.size and len(out) < TEXT_SAMPLE_BYTES:
+        found = _NOT_NUL.search(src.mm, pos)
+        if found is None:
+            break
+        pos = found.start()
+        block = bytes(src.mm[pos:min(src.size, pos + TEXT_SAMPLE_BYTES)])
         out += block.replace(b"\x00", b"") if b"\x00" in block else block
         pos += len(block)
     return bytes(out[:TEXT_SAMPLE_BYTES])

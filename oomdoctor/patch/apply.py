@@ -76,21 +76,21 @@ def copy_writes(patch: PatchSet, out_dir: str | os.PathLike) -> list[Write]:
         dest = str(out / _copy_relpath(fp.rel_path))
         if _keys(dest) & originals:
             raise InputError(msg("write.copy_over_original"), dest)
-        writes.append(Write(dest, fp.new_text.encode("utf-8")))
+        writes.append(Write(dest, fp.new_bytes()))
     return writes
 
 
 def _already_applied(fp: FilePatch, path: str) -> bool:
     try:
         with open(path, "rb") as fh:
-            return os.path.isfile(path) and fh.read() == fp.new_text.encode("utf-8")
+            return os.path.isfile(path) and fh.read() == fp.new_bytes()
     except OSError:
         return False
 
 
 def apply_writes(patch: PatchSet, backup_suffix: str = ".orig") -> list[Write]:
     """The in-place writes of a PatchSet; a file that already holds its patched text is left out."""
-    return [Write(_target(fp), fp.new_text.encode("utf-8"), shown=fp.path, own_file=True,
+    return [Write(_target(fp), fp.new_bytes(), shown=fp.path, own_file=True,
                   expect=None if fp.created else fp.old_stat, backup_suffix=backup_suffix)
             for fp in patch.files if not _already_applied(fp, _target(fp))]
 

@@ -17,10 +17,12 @@ class FileStat:
     mtime_ns: int
     size: int
     sha256: str
+    encoding: str = ""           # "" for UTF-8, else the UTF-16/32 codec the file is written back in ...
+    bom: bytes = b""             # ... after this byte-order mark
 
     @classmethod
-    def of_bytes(cls, data: bytes, st: os.stat_result) -> "FileStat":
-        return cls(st.st_mtime_ns, len(data), _sha256_hex(data))
+    def of_bytes(cls, data: bytes, st: os.stat_result, encoding: str = "", bom: bytes = b"") -> "FileStat":
+        return cls(st.st_mtime_ns, len(data), _sha256_hex(data), encoding, bom)
 
 
 def _sha256_hex(data: bytes) -> str:
@@ -51,6 +53,13 @@ class FilePatch:
     @property
     def diff(self) -> str:
         return unified_diff(self.old_text, self.new_text, self.rel_path, created=self.created)
+
+    def new_bytes(self) -> bytes:
+        """The patched text as the file holds text: UTF-8, or the UTF-16/32 (and BOM) it was read in."""
+        st = self.old_stat
+        if st is not None and st.encoding:
+            return st.bom + self.new_text.encode(st.encoding, errors="replace")
+        return self.new_text.encode("utf-8")
 
 
 @record
@@ -147,6 +156,12 @@ def read_text(path: str, shown_as: str | None = None) -> tuple[str, FileStat]:
         raise InputError(msg("input.no_such_file"), shown) from None
     except OSError as err:
         raise InputError(msg("input.cannot_read", reason=err.strerror or str(err)), shown) from None
+    from ..textcodec import bom_length, sniff
+
+    codec = sniff(data)
+    if codec is not None:               # UTF-16/32: edited as text, written back in its own encoding
+        bom = data[:bom_length(data, codec)]
+        return data[len(bom):].decode(codec, errors="replace"), FileStat.of_bytes(data, st, codec, bom)
     try:
         text = data.decode("utf-8")      # not utf-8-sig: a BOM stays in the text and is written back
     except UnicodeDecodeError as err:

@@ -17,7 +17,7 @@ from ..shellsafe import command, quote
 from .apply import apply_writes, check_outputs, copy_writes, diff_write
 from .build import PatchSet, build_patch
 from .shell import shell_snippet
-from .txn import check_all, write_all
+from .txn import check_all, locked, write_all
 
 
 def input_paths(report: Report, opts: Any) -> list[str]:
@@ -98,22 +98,25 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
         writes += copies
     check_outputs(outputs, known)
     edits, applied = [], patch
+    already = False
     if apply and patch.diff:
         applied = _writable(report, patch, lang)
         edits = apply_writes(applied)
-    check_all(writes + edits)                 # every refusal before the question and before any write
+        already = not edits
+    with locked(edits):                       # from the checks to the last rename: one run at a time
+        check_all(writes + edits)             # every refusal before the question and before any write
 
-    if edits and not yes and not sys.stdin.isatty():
-        raise InputError(msg("write.needs_yes"))    # before anything is shown: one line, nothing written
-    if export == "-":
-        sys.stdout.write(patch.diff)
-    if edits and not yes:
-        sys.stderr.write(applied.diff)
-        answer = input(_say("write.ask", lang)).strip().lower()
-        if answer not in ("y", "yes", "是"):
-            _tell("write.nothing_changed", lang)
-            edits = []
-    outcomes = write_all(writes + edits)
+        if edits and not yes and not sys.stdin.isatty():
+            raise InputError(msg("write.needs_yes"))    # before anything is shown: one line, nothing written
+        if export == "-":
+            sys.stdout.write(patch.diff)
+        if edits and not yes:
+            sys.stderr.write(applied.diff)
+            answer = input(_say("write.ask", lang)).strip().lower()
+            if answer not in ("y", "yes", "是"):
+                _tell("write.nothing_changed", lang)
+                edits = []
+        outcomes = write_all(writes + edits)
 
     if to_file:
         hint = _apply_hint(to_file, patch.cwd, os.getcwd())      # run in the user's shell, from here
@@ -123,6 +126,8 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
     if write:
         n = len(patch.files)
         _tell("write.wrote_copies", lang, n=n, folder=write)
+    if already:
+        _tell("write.already_applied", lang)
     for outcome in outcomes[len(writes):]:
         if outcome.created:
             _tell("write.updated_created", lang, path=outcome.path)

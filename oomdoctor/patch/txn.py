@@ -15,12 +15,13 @@ written directly, last, as it cannot be renamed over.
 """
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import secrets
 import stat as stat_mod
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Iterator, Sequence
 
 from ..errors import InputError
 from ..facts import msg
@@ -76,7 +77,76 @@ def check_all(writes: Sequence[Write]) -> None:
 
 
 def write_all(writes: Sequence[Write]) -> list[Outcome]:
-    """Write every file, or none (see the module). Raises InputError naming the file that failed."""
+    """Write every file, or none (see the module). Raises InputError naming the file that failed.
+
+    The user's own files are locked (flock) for the whole transaction, and checked against the bytes
+    the plan was made from after the lock is held: of two runs applying at once, one writes and the
+    other refuses; neither can roll the other's commit back."""
+    with locked(writes):
+        return _write_locked(writes)
+
+
+_HELD: set = set()                    # real paths this process holds the lock of
+
+
+@contextlib.contextmanager
+def locked(writes: Sequence[Write]) -> Iterator[None]:
+    """Hold the lock of every existing file `writes` edit in place (nested use is free): the CLI holds it
+    from its checks through its question to the last rename."""
+    fds = _lock_own_files([w for w in writes if os.path.realpath(w.path) not in _HELD])
+    held = [real for real, _fd in fds]
+    _HELD.update(held)
+    try:
+        yield
+    finally:
+        _HELD.difference_update(held)
+        for _real, fd in fds:
+            os.close(fd)                # closing the descriptor releases its lock
+
+
+def _lock_own_files(writes: Sequence[Write]) -> list[tuple[str, int]]:
+    """An exclusive flock on each existing file edited in place, taken without waiting: a file another
+    run holds is refused now (write.busy). The lock is on the inode the path names when it is taken;
+    a rename over the path meanwhile (the other run's commit) is seen and the new inode locked instead."""
+    try:
+        import fcntl
+    except ImportError:                 # no flock (Windows): the checks of _check alone
+        return []
+    fds: list[tuple[str, int]] = []
+    try:
+        for real in sorted({os.path.realpath(w.path) for w in writes if w.own_file and w.expect is not None}):
+            shown = next(w.name for w in writes if w.own_file and os.path.realpath(w.path) == real)
+            for _attempt in range(8):
+                try:
+                    fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+                except OSError as err:
+                    raise InputError(msg("write.cannot_write", reason=_reason(err)), shown) from None
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except OSError as err:
+                    os.close(fd)
+                    if err.errno in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                        raise InputError(msg("write.busy"), shown) from None
+                    break                   # a file system without flock: the checks of _check alone
+                try:
+                    here, now = os.fstat(fd), os.stat(real)
+                    same = (here.st_dev, here.st_ino) == (now.st_dev, now.st_ino)
+                except OSError:
+                    same = False
+                if same:
+                    fds.append((real, fd))
+                    break
+                os.close(fd)                # replaced while we locked it: lock what the name holds now
+            else:
+                raise InputError(msg("write.busy"), shown)
+    except BaseException:
+        for _real, fd in fds:
+            os.close(fd)
+        raise
+    return fds
+
+
+def _write_locked(writes: Sequence[Write]) -> list[Outcome]:
     plans = [_check(w) for w in writes]
     made: list[str] = []              # temporaries and holders this transaction created
     committed = False
@@ -114,6 +184,14 @@ def _check(w: Write) -> _Plan:
         raise InputError(msg("write.cannot_write", reason=_reason(err)), w.name) from None
     if st is not None and stat_mod.S_ISDIR(st.st_mode):
         raise InputError(msg("input.is_directory"), w.name)
+    if not w.own_file and (st is None or stat_mod.S_ISREG(st.st_mode)):
+        # A new file of ours (--export, --write) is never written through a symlink, as O_NOFOLLOW would
+        # refuse (a planted plan.diff -> ~/.bashrc), nor over a read-only file, as the shell's `>` would.
+        # A device or FIFO behind a link (/dev/stdout) is written as before.
+        if os.path.islink(w.path):
+            raise InputError(msg("write.symlink_target"), w.name)
+        if st is not None and (not st.st_mode & 0o222 or not os.access(real, os.W_OK)):
+            raise InputError(msg("write.read_only_target"), w.name)
     if w.own_file:
         if (st is None) != (w.expect is None):
             code = "write.created_meanwhile" if st is not None else "write.changed"

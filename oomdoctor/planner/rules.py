@@ -32,6 +32,14 @@ COST_SIZES = ("small", "medium", "large")
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
 ROUNDINGS = ("floor", "ceil", "nearest", "pow2_floor", "pow2_ceil", "none")
 ACTIONS = ("set", "scale", "enable", "disable", "env", "note", "keep")
+# Variables that decide which program or library runs, or how the shell behaves (ld.so(8), bash(1),
+# python(1) ENVIRONMENT): a rule's env action may not set them in the script the user sources.
+_ENV_DENIED = frozenset({"PATH", "LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH", "PYTHONHOME",
+                         "PYTHONSTARTUP", "PYTHONINSPECT", "PYTHONUSERBASE", "BASH_ENV", "ENV", "SHELLOPTS",
+                         "BASHOPTS", "IFS", "PS4", "PROMPT_COMMAND", "HOME", "SHELL", "CDPATH", "GLOBIGNORE",
+                         "PERL5OPT", "PERL5LIB", "RUBYOPT", "NODE_OPTIONS", "GIT_SSH_COMMAND", "EDITOR", "PAGER",
+                         "TMPDIR", "HISTFILE"})
+_ENV_DENIED_PREFIXES = ("LD_", "DYLD_", "BASH_FUNC_")
 KEEPABLE = ("effective_batch",)
 REPEAT_UNBOUNDED = 16          # `repeat: true` = while it helps, but never more than this
 REPEAT_MAX = 64                # an explicit `repeat: N`: each firing is one more estimate
@@ -455,6 +463,9 @@ def _action(ctx: _Ctx, value: Any, line: int) -> Action:
         name, val = params.get("name"), params.get("value")
         if not isinstance(name, str) or not _ENV_RE.fullmatch(name):
             ctx.fail("rules.env_name", params.line, value=_shown(name))
+        if name in _ENV_DENIED or name.startswith(_ENV_DENIED_PREFIXES):
+            # The user sources these lines into their shell: a rule must not choose what runs there.
+            ctx.fail("rules.env_denied", params.line, name=name)
         vline = params.line_of("value") if "value" in params else params.line
         if not isinstance(val, (str, int, float)) or isinstance(val, bool):
             ctx.fail("rules.env_value", vline)

@@ -15,7 +15,7 @@ from oomdoctor.facts import Estimate, Plan, Step
 from oomdoctor.facts import Text as FText
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells, segments
 from oomdoctor.views.describe import change_words, component_name, step_costs
-from oomdoctor.words import cell_width, gib, pad_cells, say, wrap_cells
+from oomdoctor.words import cell_width, clean, gib, pad_cells, say, wrap_cells
 
 LABEL_CELLS = 7
 NUMBER_CELLS = 12   # " 94.2 GiB ✗"
@@ -28,7 +28,7 @@ class Prose:
     """
 
     def __init__(self, text: str, style: str = "", lang: str = "en") -> None:
-        self.text = text
+        self.text = clean(text)         # a log line or a rule's text never drives the terminal
         self.style = style
         self.lang = lang
 

@@ -24,9 +24,11 @@ from typing import Any, Iterable, Mapping
 from oomdoctor.facts import Msg, Text
 from oomdoctor.words._cells import cell_width, fit_cells, pad_cells, wrap_cells
 from oomdoctor.words._numbers import count_words, gib, gib_short, hours, signed_gib, size
+from oomdoctor.words._safe import clean
 
-__all__ = ["LANGS", "cell_width", "count_words", "domains", "env_language", "fit_cells", "gib", "gib_short", "has",
-           "hours", "join", "language_from_locale", "pad_cells", "say", "show", "signed_gib", "size", "table", "wrap_cells"]
+__all__ = ["LANGS", "cell_width", "clean", "count_words", "domains", "env_language", "fit_cells", "gib", "gib_short",
+           "has", "hours", "join", "language_from_locale", "pad_cells", "say", "show", "signed_gib", "size", "table",
+           "wrap_cells"]
 
 LANGS = ("en", "zh")
 _INDEX = {"en": 0, "zh": 1}
@@ -115,7 +117,7 @@ def say(what: Msg | Text | str, lang: str = "en", /, **values: Any) -> str:
     from shipping.
     """
     if isinstance(what, Text):
-        return what.get(lang)
+        return clean(what.get(lang))        # a rules or data file's text: input, shown safely
     if isinstance(what, Msg):
         code, values = what.code, {**what.values, **values}
     else:
@@ -139,6 +141,8 @@ def _value(value: Any, lang: str) -> Any:
         return say(value, lang)
     if isinstance(value, tuple):
         return join(value, lang)
+    if isinstance(value, str):
+        return clean(value)                 # file names, log lines, config values: never raw controls
     return value
 
 
@@ -146,7 +150,7 @@ def show(what: Msg | Text | str, lang: str = "en") -> str:
     """`say` for a Msg or a Text; a plain string (a sentence not yet moved into words/) as it is."""
     if isinstance(what, (Msg, Text)):
         return say(what, lang)
-    return str(what)
+    return clean(str(what))
 
 
 def join(items: Iterable[Msg | Text | str], lang: str = "en", sep: str = "common.list_sep") -> str:

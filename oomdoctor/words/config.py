@@ -10,6 +10,8 @@ WORDS = {
     "config.control_char": ("control character {char} is not allowed in a config file",
                             "配置文件中不允许出现控制字符 {char}"),
     "config.empty": ("the file is empty", "文件为空"),
+    "config.ds_zero_not_mapping": ("zero_optimization must be a mapping ({{\"stage\": 2, ...}}), found a {kind}",
+                                   "zero_optimization 必须是映射（{{\"stage\": 2, ...}}），实际是 {kind}"),
     "config.not_a_mapping": ("expected a mapping of training keys, found a {kind}",
                              "应为训练参数的键值映射，实际是 {kind}"),
     "config.unknown_kind": (

@@ -123,6 +123,11 @@ WORDS = {
     "crash.input.gzip_too_big": ("decompresses to more than {cap}: oomdoctor keeps at most {cap} of a compressed log in "
                                  "{folder}; decompress it and pass the file (a file of any size is read in place)",
         '解压后超过了 {cap}：oomdoctor 最多在 {folder} 里暂存 {cap} 的压缩日志；请先解压，再传入解压后的文件（文件多大都可以直接读取）'),
+    "crash.input.copy_too_big": ("needs a converted copy (UTF-16/32 text, bare CR line ends or a sparse file) and "
+                                 "holds more than {cap}: oomdoctor keeps at most {cap} of such a copy in {folder}; "
+                                 "convert it to UTF-8 with LF line ends first",
+        '需要先转换出一份副本（UTF-16/32 文本、只用 CR 换行或稀疏文件），但内容超过了 {cap}：oomdoctor 最多在 {folder} 里暂存 {cap}；'
+        '请先把它转换成以 LF 换行的 UTF-8 文本'),
     "crash.input.config_stream": ("{path} came through a pipe, not from a file: the plan is shown, but there is no "
                                   "file to patch",
         '{path} 来自管道而不是文件：方案照常给出，但没有可以修改的文件'),

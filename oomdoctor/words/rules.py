@@ -63,6 +63,8 @@ WORDS = {
     "rules.keep_what": ("keep: can only keep {allowed}; got {value}", "keep：只能保持 {allowed}；实际是 {value}"),
     "rules.env_name": ("env name must be an UPPER_CASE variable name; got {value}",
                        "env 的 name 必须是大写的环境变量名；实际是 {value}"),
+    "rules.env_denied": ("env may not set {name}: it decides which programs and libraries the shell runs",
+                         "env 不能设置 {name}：它决定 shell 运行哪些程序和库"),
     "rules.env_value": ("env value must be a string", "env 的 value 必须是字符串"),
     "rules.env_value_unsafe": ("env value holds a control character: {value}", "env 的 value 含有控制字符：{value}"),
     "rules.set_value_or_from": ("set needs exactly one of 'value' or 'from'", "set 需要且只能有 'value' 或 'from' 之一"),

@@ -19,9 +19,18 @@ WORDS = {
     "write.foreign_owner": ("belongs to another user or group ({owner}): replacing it would change its owner; "
                             "left unchanged (use --write DIR)",
                             "文件属于其他用户或用户组（{owner}）：替换它会改变所有者；未做修改（请用 --write DIR）"),
+    "write.symlink_target": ("is a symbolic link: refusing to write through it; remove it or choose another path",
+                             "这是一个符号链接：拒绝通过它写入；请删除它或换一个路径"),
+    "write.read_only_target": ("is read-only: refusing to replace it; choose another path",
+                               "文件是只读的：拒绝替换；请换一个路径"),
     "write.not_regular": ("is not a regular file: left unchanged", "不是普通文件：未做修改"),
     "write.changed": ("changed since it was read; not overwritten (run oomdoctor again)",
                       "读取之后文件已被修改；未覆盖（请重新运行 oomdoctor）"),
+    "write.busy": ("is being changed by another run of oomdoctor right now; not overwritten (run again when it "
+                   "has finished)",
+                   "另一个 oomdoctor 进程正在修改这个文件；未覆盖（等它结束后再运行）"),
+    "write.already_applied": ("nothing changed: the files already hold this plan's changes",
+                              "没有做任何修改：这些文件已经包含本方案的修改"),
     "write.created_meanwhile": ("was created by someone else since the plan was made; not overwritten",
                                 "制定方案之后该文件已被他人创建；未覆盖"),
     # the patch: a key that cannot be set where the file is
@@ -55,6 +64,9 @@ WORDS = {
                               "original is {original}",
                               "无法写入：{reason}，并且 {other} 未能恢复（{detail}）：原文件在 {original}"),
     "write.stdout_failed": ("cannot write the report to standard output: {reason}", "无法把报告写到标准输出：{reason}"),
+    "write.stdout_failed_not_applied": ("cannot write the report to standard output: {reason}; --apply was not "
+                                        "carried out, no file was changed",
+                                        "无法把报告写到标准输出：{reason}；--apply 没有执行，没有任何文件被修改"),
     # what the CLI says it did
     "write.nothing_to_export": ("nothing to export: the plan changes no file", "没有可导出的内容：方案不修改任何文件"),
     "write.wrote_diff": ("wrote the diff to {path} (apply with: {command})", "已把 diff 写入 {path}（应用方法：{command}）"),

@@ -1,0 +1,84 @@
+"""How the bytes of a text input are encoded, found once for every reader (logs, configs, the patch).
+
+UTF-16 and UTF-32 are found by their byte-order mark, or without one by where the NUL bytes fall: ASCII
+text in UTF-16-LE has a NUL in every odd byte, in UTF-32-BE in three of every four (the Unicode Standard,
+chapter 3.10, "Unicode Encoding Schemes"; Windows PowerShell's `>` writes UTF-16-LE with a BOM). A file
+whose lines end in a bare CR (classic Mac OS, some serial consoles) has its CRs read as line ends.
+Everything else is read as UTF-8, as before.
+"""
+from __future__ import annotations
+
+import codecs
+from typing import Callable
+
+# Longest first: the UTF-32-LE mark starts with the UTF-16-LE one.
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+SNIFF_BYTES = 4096          # the bytes looked at for the NUL pattern
+_MIN_UNITS = 8              # code units that must show the pattern before it counts
+_SHARE = 0.9                # ... and this share of the units that are not all NUL
+
+
+def sniff(head: bytes) -> str | None:
+    """"utf-16-le", "utf-16-be", "utf-32-le" or "utf-32-be" for a UTF-16/32 text (by its BOM, else by
+    its NUL pattern), None for anything else (UTF-8, Latin-1, binary). `head` is the start of the file."""
+    for bom, codec in _BOMS:
+        if head.startswith(bom):
+            return codec
+    sample = head[:SNIFF_BYTES]
+    for width, codec, wanted in ((4, "utf-32-le", (False, True, True, True)),
+                                 (4, "utf-32-be", (True, True, True, False)),
+                                 (2, "utf-16-le", (False, True)),
+                                 (2, "utf-16-be", (True, False))):
+        units = [sample[i:i + width] for i in range(0, len(sample) - width + 1, width)]
+        units = [u for u in units if u.strip(b"\0")]            # a NUL run (a crash-time flush) says nothing
+        if len(units) < _MIN_UNITS:
+            continue
+        fit = sum(1 for u in units if tuple(b == 0 for b in u) == wanted)
+        if fit >= _SHARE * len(units):
+            return codec
+    return None
+
+
+def bom_length(head: bytes, codec: str | None) -> int:
+    """Bytes of a byte-order mark at the start of `head` (UTF-8's included), 0 when there is none."""
+    if head.startswith(codecs.BOM_UTF8) and codec is None:
+        return len(codecs.BOM_UTF8)
+    for bom, name in _BOMS:
+        if name == codec and head.startswith(bom):
+            return len(bom)
+    return 0
+
+
+def cr_only(text_head: bytes) -> bool:
+    """True when the start of a text has CRs and not one LF: its lines may end in a bare CR (the reader
+    then checks that no LF follows anywhere: a tqdm log glues its redraws with CRs between LF lines)."""
+    return b"\r" in text_head and b"\n" not in text_head
+
+
+def decode(data: bytes) -> bytes:
+    """`data` as UTF-8 bytes: a UTF-16/32 text transcoded (its BOM dropped), anything else as it is."""
+    codec = sniff(data)
+    if codec is None:
+        return data
+    body = data[bom_length(data, codec):]
+    return body.decode(codec, errors="replace").encode("utf-8")
+
+
+def transcoder(codec: str | None, cr: bool) -> Callable[[bytes, bool], bytes]:
+    """A function turning successive chunks of a stream into UTF-8 (NUL bytes kept), with bare CRs made
+    LFs when `cr`; call it with final=True on the last chunk. Chunks may split a character anywhere."""
+    dec = codecs.getincrementaldecoder(codec)(errors="replace") if codec else None
+    started = [False]
+
+    def step(chunk: bytes, final: bool = False) -> bytes:
+        if dec is not None:
+            if not started[0] and chunk:
+                chunk = chunk[bom_length(chunk, codec):]
+                started[0] = True
+            out = dec.decode(chunk, final).encode("utf-8")
+        else:
+            out = chunk
+        return out.replace(b"\r", b"\n") if cr else out
+
+    return step
