@@ -13,9 +13,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from oomdoctor.facts import Hardware, ModelShape, TrainingSetup  # noqa: E402
-from oomdoctor.planner import least_cost_plan, make_plan, plan_cost  # noqa: E402
+from oomdoctor.planner import (  # noqa: E402
+    default_rules_dir,  # noqa: E402
+    least_cost_plan,
+    make_plan,
+    plan_cost,
+)
 from oomdoctor.planner.rules import build_book  # noqa: E402
-from oomdoctor.planner import default_rules_dir  # noqa: E402
 
 SCENARIOS = {
     "llama2-7b full, 1x80GB": (

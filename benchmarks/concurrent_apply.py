@@ -19,7 +19,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
-import fuzzkit
+import fuzzkit  # noqa: E402  (found through the path set above)
 
 
 def main() -> int:

@@ -1,4 +1,4 @@
-"""Time reading a big training config (issue #20 item 9: a 4 MiB YAML with ~150k keys was parsed seven
+"""Time reading a big training config (a 4 MiB YAML with ~150k keys was parsed seven
 times per run, 6.8 s).
 
     python benchmarks/configparse.py [--mib 4] [-n 3]

@@ -91,10 +91,10 @@ def write_memory_log(path: str, target_bytes: int) -> int:
     """Every line mentions memory (a per-step memory logger); one legacy OOM message in the middle."""
     block = "".join(f"[rank{i % 8}]: step {i} | loss {1 + (i % 97) / 100:.2f} | peak_memory_active: {20 + i % 9}.{i % 10} GiB "
                     f"| memory/max_reserved: {30 + i % 7}.1 GiB\n" for i in range(20000)).encode()
-    oom = ("[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB. GPU 3 has a total capacity "
-           "of 79.14 GiB of which 1.31 GiB is free. Including non-PyTorch memory, this process has 77.82 GiB memory in "
-           "use. Of the allocated memory 72.40 GiB is allocated by PyTorch, and 4.91 GiB is reserved by PyTorch but "
-           "unallocated.\n").encode()
+    oom = (b"[rank3]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.50 GiB. GPU 3 has a total capacity "
+           b"of 79.14 GiB of which 1.31 GiB is free. Including non-PyTorch memory, this process has 77.82 GiB memory in "
+           b"use. Of the allocated memory 72.40 GiB is allocated by PyTorch, and 4.91 GiB is reserved by PyTorch but "
+           b"unallocated.\n")
     written = 0
     with open(path, "wb") as fh:
         while written < target_bytes:

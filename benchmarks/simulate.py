@@ -3,7 +3,7 @@
     python benchmarks/simulate.py [--seq 2048] [--batch 1] [--method lora] [--steps 2]
 
 Prints the wall time of the import and of the two traced steps, and the traced peak.
-Target (issue 10): under a minute on 2 CPU cores, imports included.
+Target: under a minute on 2 CPU cores, imports included.
 """
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ class Cfg:
     """A config.json mapping with typed, validated reads that name the file and line on a bad value."""
 
     def __init__(self, data: dict[str, Any], path: str | None, text: str | None = None,
-                 parent: "Cfg | None" = None) -> None:
+                 parent: Cfg | None = None) -> None:
         self.data, self.path, self.text, self.parent = data, path, text, parent
         self.asked: set[str] = set()          # every key a builder looked at (unread structural keys are listed)
 
@@ -87,7 +87,7 @@ class Cfg:
         value = self.data.get(key)
         return default if value is None else bool(value)
 
-    def sub(self, key: str) -> "Cfg | None":
+    def sub(self, key: str) -> Cfg | None:
         self.asked.add(key)
         value = self.data.get(key)
         return Cfg(value, self.path, None, self) if isinstance(value, dict) else None

@@ -11,8 +11,9 @@ import argparse
 import contextlib
 import os
 import sys
+from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from oomdoctor import __version__
 from oomdoctor.errors import ExitCode, InputError, exit_code

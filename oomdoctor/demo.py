@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import os
 import shutil
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import KeyEdit, msg

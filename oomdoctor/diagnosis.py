@@ -167,8 +167,7 @@ def _clues(setup: TrainingSetup | None, crash: CrashReport, cap: float) -> Itera
                                             batch=batch if batch is not None else "?"),
                    check=msg("finding.check.eval"),
                    evidence=tuple(e for e in (ev.phase_evidence, _said(ev)) if e is not None))
-    for clue in _version_bugs(crash):
-        yield clue
+    yield from _version_bugs(crash)
 
 
 def _dedupe(items: list[Evidence]) -> list[Evidence]:

@@ -6,8 +6,9 @@ Sizes are GiB (2**30 bytes) floats unless a name says otherwise.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import field, replace
-from typing import Any, Mapping
+from typing import Any
 
 from oomdoctor.records import record
 
@@ -136,7 +137,7 @@ class TrainingSetup:
         src = self.sources.get(name)
         return src is not None and src.default is None and bool(src.file or src.key)
 
-    def with_changes(self, **values: Any) -> "TrainingSetup":
+    def with_changes(self, **values: Any) -> TrainingSetup:
         return replace(self, **values)
 
 
@@ -185,7 +186,7 @@ class ModelShape:
     first_dense_layers: int = 0           # MoE models whose first layers are dense (DeepSeek)
     params_total: int | None = None       # authoritative count when known (checkpoint / official / log); else computed
     source: str = "catalog"               # catalog | config.json path | hf-cache path | log
-    # Added for exact shapes (issue #15). Empty/None keeps the Llama-style derivation from the numbers above.
+    # Added for exact shapes. Empty/None keeps the Llama-style derivation from the numbers above.
     dense_linears: tuple[Linear, ...] = ()   # one dense decoder layer's linear modules, with their real names
     moe_linears: tuple[Linear, ...] = ()     # one MoE layer's: attention, router, routed experts (copies), shared experts
     layer_other_params: int | None = None    # norms, attention sinks, ... in one decoder layer: all but the linears (None: 2 x hidden_size)

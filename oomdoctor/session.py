@@ -4,8 +4,9 @@ and the advisor re-plan or re-estimate through it, so none of them loads rules o
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from oomdoctor.facts import Estimate, Plan, Report
 from oomdoctor.pipeline import Options, Selection, calibration, plan_report, read_report, select_steps, with_gpus
@@ -37,7 +38,7 @@ class Session:
         report = replace(report, setup=setup, hardware=hw)
         return plan_report(report, options, rules=self.rules, estimator=self.estimator)
 
-    def with_choices(self, options: Options, report: Report | None = None) -> "Session":
+    def with_choices(self, options: Options, report: Report | None = None) -> Session:
         """This session with other choices and their plan (given, or planned here)."""
         return replace(self, options=options, report=report if report is not None else self.replan(options))
 

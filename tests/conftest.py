@@ -1,9 +1,8 @@
 """Shared test settings, and the fixtures of tests/helpers.py made visible to every test module."""
 import os
 
-from hypothesis import settings
-
 from helpers import demo  # noqa: F401  (a fixture: pytest finds it in conftest's namespace)
+from hypothesis import settings
 
 # Property tests explore new random inputs on a developer's machine; in CI they replay a fixed
 # sequence, so a landing never depends on the luck of the draw (failures found locally become tests).

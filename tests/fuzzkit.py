@@ -1,11 +1,11 @@
-"""The fuzz and abuse kit (issue #20): hypothesis strategies over configs, logs, rule files, prices,
+"""The fuzz and abuse kit: hypothesis strategies over configs, logs, rule files, prices,
 model config.json and flags, and a runner that puts one case in a sandbox folder, runs the CLI in a
 forked child (bounded time and memory) and judges what came back.
 
 Used by tests/test_fuzz.py (a fixed-seed run in CI) and benchmarks/fuzz.py (`--runs N`, counts).
 
 The seeds are this project's own fixtures (tests/data/configs, tests/data/logs, the demo), mutated in
-the ways issue #20 found hostile: numbers that are not numbers (.inf, .nan, 1e400, 400 digits, 0, -5),
+the ways found hostile: numbers that are not numbers (.inf, .nan, 1e400, 400 digits, 0, -5),
 tags (`!!int sft`), alias bombs and alias cycles, deep nesting, control and NUL bytes, CRLF, a BOM, text
 that is not UTF-8, truncation, gzip, and every flag with values from the edge of its range.
 
@@ -53,7 +53,7 @@ CONFIG_SEEDS = [DEMO / "train.yaml"] + [p for p in _seed_files(DATA / "configs",
 LOG_SEEDS = [DEMO / "train.log"] + _seed_files(DATA / "logs", (".log",))
 MODEL_SEED = DATA / "models" / "mixtral_config.json"
 
-# Values issue #20 found hostile, written as YAML text.
+# Values found hostile, written as YAML text.
 HOSTILE_YAML = [
     "0", "-1", "-5", "-32", "-8", ".inf", "-.inf", ".nan", "1e400", "-1e400", "9" * 400, "1e-400", "0x7fffffffffffffff",
     "1_000", "!!int sft", "!!float abc", "!!binary zz", "[]", "{}", "null", "~", "''", "true", "8.5", "2e9", "-0",
@@ -134,7 +134,7 @@ def byte_mutations(draw, data: bytes) -> bytes:
 # Escape sequences a terminal acts on (ECMA-48): OSC title, OSC 8 link, full reset, CSI, 8-bit CSI (raw
 # and UTF-8 encoded), DCS, DEL, bare CR, and an OSC left open.
 ESCAPES = [b"\x1b]0;PWNED\x07", b"\x1b]8;;http://evil.example\x1b\\link\x1b]8;;\x1b\\", b"\x1bc", b"\x1b[2J\x1b[H",
-           b"\x9b31m", "\x9b31m".encode("utf-8"), b"\x1bP1$r\x1b\\", b"\x7f", b"\rover", b"\x1b]0;unterminated"]
+           b"\x9b31m", "\x9b31m".encode(), b"\x1bP1$r\x1b\\", b"\x7f", b"\rover", b"\x1b]0;unterminated"]
 
 
 @st.composite
@@ -615,17 +615,17 @@ def preload() -> None:
     import oomdoctor.cli  # noqa: F401
     import oomdoctor.configs  # noqa: F401
     import oomdoctor.crashlog  # noqa: F401
+    import oomdoctor.guide  # noqa: F401
     import oomdoctor.patch.deliver  # noqa: F401
     import oomdoctor.pipeline  # noqa: F401
     import oomdoctor.views.jsonout  # noqa: F401
     import oomdoctor.views.plain  # noqa: F401
-    import oomdoctor.guide  # noqa: F401
     from oomdoctor.planner import load_rules
 
     load_rules()
 
 
-# ---------------------------------------------------------------- the classes of issue #20, as cases
+# ---------------------------------------------------------------- the hostile classes, as cases
 
 @st.composite
 def configs_class(draw) -> Case:
@@ -746,7 +746,7 @@ CLASSES = {
 
 # ---------------------------------------------------------------- known problems in other areas
 
-# Problems the fuzz run finds in another engineer's area of issue #20, each with the item that covers it.
+# Problems the fuzz run finds in another engineer's area, each with the item that covers it.
 # The CI test leaves such cases out (they are that engineer's to fix); benchmarks/fuzz.py counts them on
 # a line of their own. Remove an entry as soon as its fix lands: the suite then holds it fixed.
 def _err(o: Outcome) -> str:

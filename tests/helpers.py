@@ -10,8 +10,20 @@ from pathlib import Path
 import pytest
 
 from oomdoctor.facts import (
-    Change, CrashEvent, CrashReport, Estimate, Hardware, ModelShape, Plan, Report, Skipped, Source, Step, Text,
-    TrainingSetup, msg,
+    Change,
+    CrashEvent,
+    CrashReport,
+    Estimate,
+    Hardware,
+    ModelShape,
+    Plan,
+    Report,
+    Skipped,
+    Source,
+    Step,
+    Text,
+    TrainingSetup,
+    msg,
 )
 
 ROOT = Path(__file__).resolve().parents[1]

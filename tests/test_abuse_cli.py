@@ -1,4 +1,4 @@
-"""The command line under abuse (issue #20): shell lines safe to paste, a prices file that never ends,
+"""The command line under abuse: shell lines safe to paste, a prices file that never ends,
 rule files from the command line. Each answer is one line and exit 2, or a report; never a hang."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from deadline import within
 
 from oomdoctor.cli import DEMO_DIR, main
 
-# A user rule whose environment value would run a command if pasted unquoted (issue #20 item 10).
+# A user rule whose environment value would run a command if pasted unquoted.
 ENV_RULE = """\
 rules:
   - id: ENV1

@@ -398,7 +398,7 @@ def test_the_matrix_is_the_same_every_time():
         [(c.card, c.n_gpus, c.steps, c.final_peak_gib) for c in runs[1]]
 
 
-# ---------------------------------------------------------------- renters: no card yet, host RAM, units (issue #19)
+# ---------------------------------------------------------------- renters: no card yet, host RAM, units
 
 def test_advise_without_any_gpu_answers_with_host_ram_per_strategy(capsys, monkeypatch):
     import oomdoctor.gpus as gpus

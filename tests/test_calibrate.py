@@ -6,12 +6,12 @@ from pathlib import Path
 
 import pytest
 
-from oomdoctor.words import say
 from oomdoctor import advise, calibrate
 from oomdoctor.facts import CrashEvent, CrashReport, MemorySample
 from oomdoctor.memory import estimate
 from oomdoctor.pipeline import Options, build_report
 from oomdoctor.planner import make_plan
+from oomdoctor.words import say
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "advise"

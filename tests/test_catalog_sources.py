@@ -101,7 +101,7 @@ def test_a_count_taken_from_a_corpus_index_is_that_index_count():
 
 
 def test_no_rounded_figure_feeds_the_estimate_where_a_checkpoint_count_is_known():
-    # the finding: model-card figures (32.5B for a 32.76B checkpoint) are not good to 0.5%
+    # model-card figures (32.5B for a 32.76B checkpoint) are not good to 0.5%
     rounded = [e["id"] for e in TRUSTED if e["params_total"] % 1_000_000 == 0]
     assert rounded == []
 

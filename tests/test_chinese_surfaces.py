@@ -11,8 +11,8 @@ import json
 import re
 
 import pytest
-
 from helpers import DATA, DEMO_DIR, FIXTURE_INPUTS, run_cli, screen_text, session_of, settle
+
 from oomdoctor.facts import Report
 
 ENGLISH = re.compile(r"[A-Za-z][a-z']+,?(?: [a-z][a-z']*,?){3,}")

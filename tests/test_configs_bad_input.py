@@ -1,4 +1,4 @@
-"""Hostile configs (issue #20, the config items): alias bombs, absurd numbers, impossible values, deep
+"""Hostile configs: alias bombs, absurd numbers, impossible values, deep
 nesting, control bytes — each a one-line error naming the file and line (exit 2), never a hang or exit 4;
 and each config file parsed once per run."""
 from __future__ import annotations

@@ -6,8 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from helpers import run_cli
+
 from oomdoctor.errors import ExitCode, exit_code
 from oomdoctor.pipeline import Options, build_report
 from oomdoctor.words import say
@@ -110,6 +110,7 @@ def test_the_report_itself_says_incomplete(inputs):
 
 async def test_the_app_opens_on_an_incomplete_report_and_shows_the_crash_and_the_line(inputs):
     from helpers import screen_text
+
     from oomdoctor.session import open_session
     from oomdoctor.tui.app import OomDoctorApp
 

@@ -88,7 +88,7 @@ def test_comments_quotes_and_escapes():
     assert cmd.words[-1].unknown == "$UNSET"      # set in the user's environment, not in the script
 
 
-# ---------------------------------------------------------------- the scripts at the top of issue #17
+# ---------------------------------------------------------------- real launch scripts
 
 SCRIPT_FACTS = {
     # script: (model, method, rank, bits, seq, gpus)

@@ -2,12 +2,10 @@
 what the file implies; the report says which release it assumed and why."""
 from __future__ import annotations
 
-
 import pytest
 
 from oomdoctor.configs import load_config
 from oomdoctor.words import say
-
 
 
 def _write(tmp_path, name, text) -> str:

@@ -1,4 +1,4 @@
-"""Consent means consent (issue #19): a step that changes the experiment is only proposed unless the user says yes
+"""Consent means consent: a step that changes the experiment is only proposed unless the user says yes
 (`--accept`), on every surface that writes or shows a patch; a plan keeps no step it fits without."""
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import json
 import shutil
 
 import pytest
-
 from helpers import DATA, run_cli
 
 LONG = DATA / "guide" / "qwen1_5b_long_a100.yaml"            # with a yes the ladder cuts cutoff_len
@@ -124,7 +123,7 @@ def test_the_14b_lora_on_a_4090_has_a_default_plan_with_no_step_it_could_do_with
     assert plan.fits and plan.steps
     assert all(st.applicability == "safe" for st in plan.steps)              # no cutoff_len cut without a yes
     assert "OOM003" in [st.rule for st in plan.proposed]
-    # the issue's default plan cut cutoff_len, then offloaded, ending far below the card: now each step is needed
+    # the old default plan cut cutoff_len, then offloaded, ending far below the card: now each step is needed
     for i in range(len(plan.steps)):
         keep = [j for j in range(len(plan.steps)) if j != i]
         without = session.select(plan, keep)

@@ -1,4 +1,4 @@
-"""How logs arrive: NUL runs, pipes and FIFOs, stdin, gzip, and signals while reading (issue #20, items 4, 5, 8).
+"""How logs arrive: NUL runs, pipes and FIFOs, stdin, gzip, and signals while reading.
 
 Each test here failed on the code before the change it guards: a 4 KiB NUL run made a log "binary";
 stdin and gzip were spooled without limit; a FIFO with no writer hung; `<(cat run.log)` was read by

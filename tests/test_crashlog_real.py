@@ -2,7 +2,7 @@
 
 tests/data/logs/real/ holds our own re-creations (own numbers and paths) of the shapes found in public
 issue threads (SOURCES.md lists them); expected.yaml says what each must give. The table test
-scores the whole set and fails below the rates issue #16 asks for: verdict 97%, figures 99%,
+scores the whole set and fails below the target rates: verdict 97%, figures 99%,
 phase 85% of the fixtures that carry a cue. Run with -s to see the table.
 """
 from __future__ import annotations

@@ -11,7 +11,8 @@ import stat
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import oomdoctor.crashlog.parse as parse_mod
 import oomdoctor.crashlog.scan as scan_mod
@@ -289,7 +290,7 @@ def test_line_numbers_count_from_the_nearer_checkpoint(tmp_path):
         assert src.line_number(2000) == 1001
 
 
-# ------------------------------------------------------------------ work that does not grow with the hits (#20 item 9)
+# ------------------------------------------------------------------ work that does not grow with the hits
 
 @pytest.mark.parametrize("engine", ["python"] + (["grep"] if HAS_GREP else []))
 def test_a_marker_on_every_line_is_capped_before_its_hits_are_collected(engine, tmp_path, monkeypatch):

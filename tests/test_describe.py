@@ -1,13 +1,21 @@
 """The report's facts in sentences (views/describe.py) and the bar arithmetic, without rich or Textual."""
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from oomdoctor.facts import Change, CrashEvent, CrashReport, Estimate, Hardware, Step, Text, TrainingSetup
 from oomdoctor.tui.screens import matrix_cell
 from oomdoctor.views.bars import bar_cells, segments
 from oomdoctor.views.describe import (
-    card_phrase, change_words, crash_numbers, crash_where, diagnosis_lines, event_line, event_numbers, setup_line,
+    card_phrase,
+    change_words,
+    crash_numbers,
+    crash_where,
+    diagnosis_lines,
+    event_line,
+    event_numbers,
+    setup_line,
     step_costs,
 )
 from oomdoctor.views.describe import fit_verdict as verdict

@@ -1,4 +1,4 @@
-"""The fuzz and abuse suite (issue #20): every class of hostile input, drawn by hypothesis, run through
+"""The fuzz and abuse suite: every class of hostile input, drawn by hypothesis, run through
 the real CLI in a forked child. Whatever the input: exit 0-3 (never 4, never a hang), a one-line error,
 valid JSON with --json, nothing written but the paths asked for, bounded time and memory.
 
@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import sys
 
+import fuzzkit
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
-
-import fuzzkit
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the runner forks and limits memory (Linux)")
 
@@ -28,7 +27,7 @@ def _warm():
 
 def _judge(case: fuzzkit.Case) -> None:
     outcome = fuzzkit.run_case(case)
-    # A problem another engineer of issue #20 is fixing (fuzzkit.KNOWN) is theirs to hold fixed.
+    # A problem another engineer is fixing (fuzzkit.KNOWN) is theirs to hold fixed.
     assume(fuzzkit.known_elsewhere(outcome) is None)
     assert not outcome.problems, outcome.describe()
 

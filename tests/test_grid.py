@@ -18,7 +18,7 @@ import grid  # noqa: E402
 CASES = grid.cases(40, grid.CI_SEED)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _row(index: int):
     pytest.importorskip("torch")
     pytest.importorskip("transformers")

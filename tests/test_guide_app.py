@@ -1,5 +1,5 @@
 """The guide inside the real app, started the way the command line starts it (`oomdoctor --walkthrough ...` in a
-terminal): its keys, its plan, export and apply from it, and the app keeping its plan (issue #19).
+terminal): its keys, its plan, export and apply from it, and the app keeping its plan.
 
 Each test runs `oomdoctor.cli.main` with a terminal assumed, and drives the app it starts with Pilot.
 """
@@ -10,8 +10,8 @@ import hashlib
 import shutil
 
 import pytest
-
 from helpers import DATA, DEMO_DIR, screen_text, settle
+
 from oomdoctor import cli
 from oomdoctor.tui.app import OomDoctorApp
 from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 import pytest
 import yaml
-
 from helpers import ROOT, hand_report, hand_report_no_crash
+
 from oomdoctor.facts import COMPONENTS, Skipped
 from oomdoctor.guide import SKIP_REASONS, Answers, pages, questions, render_plain
 from oomdoctor.planner import load_rules
@@ -210,11 +210,12 @@ def test_the_guide_never_imports_textual_or_rich():
     assert out.stdout.split() == ["False", "False"], out.stderr
 
 
-# ---------------------------------------------------------------- issue #19: promises the words make
+# ---------------------------------------------------------------- promises the words make
 
 @pytest.mark.parametrize("lang", ["en", "zh"])
 def test_a_card_the_log_does_not_name_is_its_size_never_a_placeholder(lang):
     from helpers import session_of
+
     from oomdoctor.guide import default_answers, questions
     from oomdoctor.views.plain import render_to_string
 
@@ -232,6 +233,7 @@ def test_a_card_the_log_does_not_name_is_its_size_never_a_placeholder(lang):
 
 def test_the_overhead_sentence_says_what_shrinks_it_as_the_steps_then_show():
     from helpers import session_of
+
     from oomdoctor.guide import default_answers
 
     # a long-context run: the fused cross-entropy takes the logits away, and the allocator's reserve with them
@@ -252,6 +254,7 @@ def test_the_overhead_sentence_says_what_shrinks_it_as_the_steps_then_show():
 
 def test_the_last_page_names_what_to_install_and_the_command_line_that_gives_the_same_plan():
     from helpers import session_of
+
     from oomdoctor.guide import default_answers, options_with_answers
 
     session = session_of(("tests/data/guide/qwen1_5b_long_a100.yaml", "--gpu", "A100-40GB"))

@@ -1,9 +1,9 @@
 """The guide screen, driven with the keyboard through a tiny host app (Pilot and snapshots)."""
 import pytest
+from helpers import hand_report, settle
 from textual.app import App, ComposeResult
 from textual.widgets import Checkbox, RadioSet, Static
 
-from helpers import hand_report, settle
 from oomdoctor.guide import Answers, pages
 from oomdoctor.pipeline import Options
 from oomdoctor.session import open_session, session_for

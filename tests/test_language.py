@@ -1,8 +1,8 @@
 """Which language a run speaks: --lang first (read before argparse, so --help and usage errors speak it
 too), then LC_ALL, LC_MESSAGES, LANG; anything that is not Chinese is English."""
 import pytest
-
 from helpers import run_cli
+
 from oomdoctor.cli import language
 
 

@@ -39,7 +39,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 
 # Cycles known and owned elsewhere, each with who removes it (none today: the configs readers' circle
-# went with issue #17). A merge that brings one back lists it here with its owner, or fails.
+# went with the configs registry). A merge that brings one back lists it here with its owner, or fails.
 KNOWN_CYCLES: tuple[frozenset[str], ...] = ()
 
 

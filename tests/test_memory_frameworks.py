@@ -1,6 +1,6 @@
 """What frameworks do that HF Trainer does not: torchtune's logits, compile, activation offloading and
 optimizer-in-backward, PEFT's modules_to_save copies, bitsandbytes' double quantization, LitGPT's own output
-layer, and the reserved figure a run can reach (issue #15's accuracy work, benchmarks/accuracy.py)."""
+layer, and the reserved figure a run can reach (benchmarks/accuracy.py)."""
 from __future__ import annotations
 
 import pytest

@@ -123,7 +123,7 @@ def test_bad_config_json_is_input_error(tmp_path):
     assert e.value.path.endswith("config.json") and e.value.line == 1
 
 
-# ---------------------------------------------------------------- issue #15: what users type
+# ---------------------------------------------------------------- what users type
 
 @pytest.mark.parametrize("name,expected", [
     ("Qwen/Qwen-7B", "Qwen/Qwen-7B"),

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from helpers import write_exact
+
 from oomdoctor.errors import InputError
 from oomdoctor.facts import KeyEdit
 from oomdoctor.patch import PatchSet, apply_in_place, backup_of, build_patch, shell_snippet, write_copies

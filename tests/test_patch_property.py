@@ -5,7 +5,8 @@ import json
 import math
 
 import yaml
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from oomdoctor.patch.json_edit import set_json_key
 from oomdoctor.patch.yaml_edit import set_yaml_key, set_yaml_keys

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 import yaml
-
 from helpers import write_exact
+
 from oomdoctor.facts import KeyEdit
 from oomdoctor.patch import build_patch
 

@@ -238,7 +238,7 @@ def test_a_question_mark_is_quoted_so_a_flow_mapping_still_parses(tmp_path):
 
 
 def _nested_alias_list(levels: int, width: int = 10) -> str:
-    # The shape of issue #20's 600-byte config: each level lists the one above `width` times,
+    # The shape of a hostile 600-byte config: each level lists the one above `width` times,
     # so expanding every alias visits width**levels nodes.
     lines = ["a0: &a0 [" + ", ".join(["x"] * width) + "]"]
     lines += [f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * width) + "]" for i in range(1, levels)]

@@ -1,4 +1,4 @@
-"""The plain report into a pipe (issue #19): wrapped to $COLUMNS (80 when unknown), hanging indents, no trailing
+"""The plain report into a pipe: wrapped to $COLUMNS (80 when unknown), hanging indents, no trailing
 spaces, in English and in Chinese. Run as a user runs it: `oomdoctor ... --plain | cat`."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-
 from helpers import DATA, ROOT
+
 from oomdoctor.words import cell_width
 
 CASES = {

@@ -4,10 +4,10 @@ from __future__ import annotations
 import io
 
 import pytest
+from helpers import FIXTURE_INPUTS, report_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from helpers import FIXTURE_INPUTS, report_of
 from oomdoctor.views import plaintext
 from oomdoctor.views.plain import render
 

@@ -11,8 +11,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from helpers import DATA, ROOT, run_cli
+
 from oomdoctor.facts import Estimate, Hardware, ModelShape, TrainingSetup
 from oomdoctor.pipeline import Options, build_report, measured_estimator
 from oomdoctor.planner import engine, load_rules, make_plan

@@ -8,8 +8,7 @@ import pytest
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup, msg
-from oomdoctor.planner import least_cost_plan, load_rules, make_plan, plan_cost
-from oomdoctor.planner import engine
+from oomdoctor.planner import engine, least_cost_plan, load_rules, make_plan, plan_cost
 from oomdoctor.words import say
 
 DATA = Path(__file__).parent / "data" / "rules"
@@ -381,7 +380,7 @@ def test_advice_names_the_smallest_catalog_card_that_fits():
     assert line.startswith(f"One {bigger[0][1]} ")
 
 
-# ---------------------------------------------------------------- consent, and minimal plans (issue #19)
+# ---------------------------------------------------------------- consent, and minimal plans
 
 def test_a_rung_that_changes_the_experiment_is_only_proposed_without_consent_and_the_ladder_goes_on():
     # full fine-tune, long context: cutoff_len (OOM003) and LoRA (OOM004) come before checkpointing (OOM007)

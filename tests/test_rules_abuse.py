@@ -1,4 +1,4 @@
-"""Hostile rule files (issue #20): alias bombs, alias cycles, numbers that are not numbers, rules that
+"""Hostile rule files: alias bombs, alias cycles, numbers that are not numbers, rules that
 would fire without end or set an impossible value. Each is one line naming the file and line, exit 2,
 or bounded work; none hangs and none reaches an internal error."""
 from __future__ import annotations

@@ -11,8 +11,7 @@ pytest.importorskip("transformers")
 pytest.importorskip("peft")
 
 from oomdoctor.facts import Estimate, ModelShape, TrainingSetup, msg  # noqa: E402
-from oomdoctor.simulate import (SimulateError, SimulationInterrupted, format_result,  # noqa: E402
-                                trace_step)
+from oomdoctor.simulate import SimulateError, SimulationInterrupted, format_result, trace_step  # noqa: E402
 from oomdoctor.words import say  # noqa: E402
 
 pytestmark = pytest.mark.simulate
@@ -33,7 +32,7 @@ def _setup(**values) -> TrainingSetup:
     return TrainingSetup(**base)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _trace(shape: ModelShape, **values):
     return trace_step(_setup(**values), shape)
 

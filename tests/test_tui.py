@@ -5,9 +5,9 @@ import os
 from pathlib import Path
 
 import pytest
-
 from helpers import screen_text
 from helpers import settle as _settle
+
 from oomdoctor.facts import Estimate, Hardware, Plan, Report, TrainingSetup
 from oomdoctor.pipeline import Options, select_steps
 from oomdoctor.session import session_for

@@ -7,8 +7,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-
 from helpers import ROOT, screen_text
+
 from oomdoctor.facts import ModelShape
 from oomdoctor.pipeline import Options, build_report, plan_report
 from oomdoctor.session import session_for

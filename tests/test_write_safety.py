@@ -1,4 +1,4 @@
-"""Never lose a user's file (issue #20): --export, --write and --apply write as one transaction.
+"""Never lose a user's file: --export, --write and --apply write as one transaction.
 
 Every output is checked against every input and against the other outputs; the diff, the copies and
 the edits go to temporaries beside their targets and are renamed together, rolled back when one rename

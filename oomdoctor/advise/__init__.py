@@ -16,7 +16,7 @@ Public API::
 from __future__ import annotations
 
 import time
-from typing import Sequence
+from collections.abc import Sequence
 
 from oomdoctor.advise.cards import HOST_RAM_PER_GPU_GIB, MATRIX_CARDS, MATRIX_COUNTS, adapt_to_card, spec_of
 from oomdoctor.advise.matrix import build_cells, fit_cell

@@ -5,8 +5,8 @@ from dataclasses import replace
 
 from oomdoctor.facts import Hardware, Msg, TrainingSetup, msg
 
-# The cards people rent by the hour (issue 11; V100, RTX 4090D, RTX A6000, A40 and L20 are common on Chinese
-# and community clouds, issue 19); names as oomdoctor.gpus.lookup_gpu reads them.
+# The cards people rent by the hour (V100, RTX 4090D, RTX A6000, A40 and L20 are common on Chinese
+# and community clouds); names as oomdoctor.gpus.lookup_gpu reads them.
 MATRIX_CARDS = ("V100 32GB", "RTX 3090", "RTX 4090D", "RTX 4090", "RTX 5090", "L4", "A10G", "RTX A6000", "A40",
                 "L20", "L40S", "A100 40GB SXM", "A100 80GB SXM", "A800", "H100", "H800", "H20", "H200")
 # Host RAM a rented machine gives per GPU when --host-ram does not say: community and Chinese clouds rent

@@ -8,12 +8,18 @@ inputs always give the same matrix.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Callable
 
 from oomdoctor.advise import timing
 from oomdoctor.advise.cards import (
-    HOST_RAM_PER_GPU_GIB, MATRIX_CARDS, MATRIX_COUNTS, adapt_to_card, card_hardware, spec_of,
+    HOST_RAM_PER_GPU_GIB,
+    MATRIX_CARDS,
+    MATRIX_COUNTS,
+    adapt_to_card,
+    card_hardware,
+    spec_of,
 )
 from oomdoctor.advise.model import Cell, PlanStep
 from oomdoctor.facts import Estimate, ModelShape, TrainingSetup, msg

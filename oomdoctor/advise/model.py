@@ -1,8 +1,8 @@
 """The frozen results of the advisor: strategy rows, fit-matrix cells, and the matrix itself."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from oomdoctor.facts import Msg, Text, TrainingSetup
 

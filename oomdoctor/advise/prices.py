@@ -9,8 +9,8 @@ The cards may also sit under a `prices:` key. Card names are read like --gpu. No
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Mapping
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import msg

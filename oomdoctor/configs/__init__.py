@@ -8,7 +8,7 @@ are read by configs/shell.py and their training command by configs/entrypoints.p
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Change, CrashReport, KeyEdit, TrainingSetup, msg

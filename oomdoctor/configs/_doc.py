@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterable, Mapping
 from dataclasses import field
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Msg, Source, TrainingSetup, msg

@@ -6,7 +6,8 @@ keys imply the release it was written for.
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any, Callable
 
 from oomdoctor.facts import Msg, msg
 from oomdoctor.records import record

@@ -16,7 +16,7 @@ from typing import Any
 from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
-from oomdoctor.configs._keys import (Key, Marker, at_most, choose_version, has_key, read_int, table, value_is)
+from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
 from oomdoctor.facts import Change, Msg, TrainingSetup, msg
 
 NAME = "axolotl"

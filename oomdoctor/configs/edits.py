@@ -5,7 +5,7 @@ module only dispatches and answers which key holds a field.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
 from oomdoctor.configs._edit import Out
 from oomdoctor.facts import Change, KeyEdit, TrainingSetup

@@ -11,8 +11,9 @@ else CUDA_VISIBLE_DEVICES), `tune run` (--nproc_per_node), `python script.py` (o
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from oomdoctor.configs._doc import Doc, overlay
 from oomdoctor.configs.entries import ENTRIES, GENERIC

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs import deepspeed as ds
+from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
 from oomdoctor.configs._keys import Key, Marker, at_least, choose_version, has_key, read_int, read_peft_targets, table

@@ -15,8 +15,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs import deepspeed as ds
+from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
 from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is

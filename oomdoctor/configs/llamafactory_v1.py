@@ -17,8 +17,9 @@ alone. No patch is written into a v1 file yet (its keys are not v0's): the plan'
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import replace
-from typing import Any, Mapping
+from typing import Any
 
 from oomdoctor.configs._doc import Doc
 from oomdoctor.configs.registry import LF_V1_ONLY

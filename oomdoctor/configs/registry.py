@@ -12,8 +12,9 @@ can import another through it, and configs/ keeps an import graph without cycles
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
 from types import ModuleType
-from typing import Any, Mapping
+from typing import Any
 
 from oomdoctor.facts import Msg, TrainingSetup, msg
 

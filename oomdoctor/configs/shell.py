@@ -11,8 +11,9 @@ Nothing is ever executed.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import field
-from typing import Any, Mapping
+from typing import Any
 
 from oomdoctor.records import record
 
@@ -578,7 +579,7 @@ _ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _READ_OPTS_WITH_VALUE = frozenset({"-a", "-d", "-i", "-n", "-N", "-p", "-t", "-u"})
 
 
-def _array(word: _Tok, toks: list[_Tok], i: int, ex: "_Expander", variables: dict[str, _Val]) -> int:
+def _array(word: _Tok, toks: list[_Tok], i: int, ex: _Expander, variables: dict[str, _Val]) -> int:
     """`NAME=( a b "c d" )` over one or many lines (bash arrays): the elements, each expanded, kept as
     the array's fields; `"${NAME[@]}"` gives them back one word each. Returns the index after `)`."""
     name = word.raw.rstrip("+=")

@@ -13,11 +13,18 @@ from dataclasses import replace
 
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
+from oomdoctor.crashlog.paste import PASTE_MAX_BYTES, normalise
 from oomdoctor.crashlog.phase import (
-    TRACEBACK_HEAD, before_launcher, frame_phase, is_frame, line_phase, looks_like_code, message_phase, taxonomy_line,
+    TRACEBACK_HEAD,
+    before_launcher,
+    frame_phase,
+    is_frame,
+    line_phase,
+    looks_like_code,
+    message_phase,
+    taxonomy_line,
 )
 from oomdoctor.crashlog.scan import MarkerScan, coverage, merge_ranges, scan
-from oomdoctor.crashlog.paste import PASTE_MAX_BYTES, normalise
 from oomdoctor.crashlog.source import LogSource, open_log, spool
 from oomdoctor.facts import CrashEvent, CrashReport, Evidence, MemorySample, Msg, msg
 from oomdoctor.lazyre import lazy_re

@@ -179,7 +179,7 @@ def coverage(found: MarkerScan, words: dict[bytes, str]):
                around=_size(AROUND_BYTES), which=which)
 
 
-def _finish(src: LogSource, runs: dict, keep: int) -> tuple[dict[bytes, "_Kept"], str]:
+def _finish(src: LogSource, runs: dict, keep: int) -> tuple[dict[bytes, _Kept], str]:
     """Wait for the passes started; any that did not start or failed is done in-process."""
     kept: dict[bytes, _Kept] = {}
     left: list[bytes] = []
@@ -221,7 +221,7 @@ def _find_in(src: LogSource, needle: bytes, ranges: list[tuple[int, int]]) -> li
     return out
 
 
-def _python_pass(src: LogSource, needles: tuple[bytes, ...], keep: int) -> dict[bytes, "_Kept"]:
+def _python_pass(src: LogSource, needles: tuple[bytes, ...], keep: int) -> dict[bytes, _Kept]:
     """Read the file window by window into one reused buffer (one copy from the page cache, no page
     faults on the map). Per needle a window costs one bytes.count (C speed); hits are looked up only
     while the first `keep` are not all found, and the last `keep` are found afterwards by a backward
@@ -311,7 +311,7 @@ class _GrepPass:
 
     @classmethod
     def start(cls, src: LogSource, needles: tuple[bytes, ...], keep: int, cap: int | None = None,
-              numbered: bool = False) -> "_GrepPass | None":
+              numbered: bool = False) -> _GrepPass | None:
         """Start grep on the file; `cap`: stop after that many matching lines; `numbered`: with line
         numbers (-n costs about half a pass more)."""
         grep = shutil.which("grep")
@@ -378,7 +378,7 @@ class _GrepPass:
             stream.read()
         self.kept = kept if ok else None
 
-    def result(self) -> "dict[bytes, _Kept] | None":
+    def result(self) -> dict[bytes, _Kept] | None:
         """The kept hits, checked against the map; for a capped grep that stopped early, completed by
         the backward search for the last hits."""
         self.thread.join()

@@ -73,7 +73,7 @@ class LogSource:
             except OSError:
                 pass
 
-    def __enter__(self) -> "LogSource":
+    def __enter__(self) -> LogSource:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -231,7 +231,7 @@ class _WcJob:
         self.proc, self.feeder = proc, feeder
 
     @classmethod
-    def start(cls, path: str, start: int, end: int, size: int) -> "_WcJob | None":
+    def start(cls, path: str, start: int, end: int, size: int) -> _WcJob | None:
         wc = shutil.which("wc")
         to_end = end >= size
         if wc is None or not to_end and not (hasattr(os, "sendfile") and sys.platform.startswith("linux")):

@@ -12,8 +12,16 @@ No rich and no textual: the app's guide screen (tui/walkthrough.py) only arrange
 from __future__ import annotations
 
 from oomdoctor.guide.answers import (
-    SKIP_REASONS, Answers, Question, default_answers, is_answer_skip, options_with_answers, plan_with_answers,
-    questions, reproduce_flags, step_seconds,
+    SKIP_REASONS,
+    Answers,
+    Question,
+    default_answers,
+    is_answer_skip,
+    options_with_answers,
+    plan_with_answers,
+    questions,
+    reproduce_flags,
+    step_seconds,
 )
 from oomdoctor.guide.pages import Bar, Page, pages
 from oomdoctor.guide.plain import bar_cells, render_plain, text_bar

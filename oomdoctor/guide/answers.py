@@ -8,8 +8,9 @@ custom rule that changes the method or the batch), the plan's own steps are chec
 """
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
 from oomdoctor.facts import Msg, Report, Skipped, Step, msg
 from oomdoctor.words import join, say

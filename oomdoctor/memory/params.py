@@ -11,9 +11,9 @@ a module matches a name when its full path equals it or ends with "." + name; "a
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
-from typing import Mapping
 
 from oomdoctor.facts import Linear, ModelShape, TrainingSetup
 

@@ -7,8 +7,8 @@ a diff or a copy over a config, a log or another output.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Sequence
 
 from ..errors import InputError
 from ..facts import Msg, msg

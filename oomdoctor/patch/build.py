@@ -2,8 +2,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping, Sequence
 from dataclasses import field
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from ..errors import InputError
 from ..facts import KeyEdit, msg
@@ -21,7 +22,7 @@ class FileStat:
     bom: bytes = b""             # ... after this byte-order mark
 
     @classmethod
-    def of_bytes(cls, data: bytes, st: os.stat_result, encoding: str = "", bom: bytes = b"") -> "FileStat":
+    def of_bytes(cls, data: bytes, st: os.stat_result, encoding: str = "", bom: bytes = b"") -> FileStat:
         return cls(st.st_mtime_ns, len(data), _sha256_hex(data), encoding, bom)
 
 

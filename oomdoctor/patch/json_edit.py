@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 from ..errors import InputError
 from ..facts import msg
@@ -28,8 +29,8 @@ class JNode:
     start: int                # offset of the first character
     end: int                  # offset just past the last character
     value: Any = None         # python value (scalars only)
-    pairs: list[tuple[str, int, "JNode"]] = field(default_factory=list)   # (key, key offset, value) for objects
-    items: list["JNode"] = field(default_factory=list)
+    pairs: list[tuple[str, int, JNode]] = field(default_factory=list)   # (key, key offset, value) for objects
+    items: list[JNode] = field(default_factory=list)
 
     def python(self) -> Any:
         if self.kind == "object":
@@ -38,7 +39,7 @@ class JNode:
             return [v.python() for v in self.items]
         return self.value
 
-    def find(self, key: str) -> tuple[str, int, "JNode"] | None:
+    def find(self, key: str) -> tuple[str, int, JNode] | None:
         found = None
         for pair in self.pairs:
             if pair[0] == key:

@@ -8,7 +8,8 @@ from __future__ import annotations
 import json
 import math
 import re
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 # Strings a YAML 1.1 or 1.2 reader resolves to bool/null; quoting them keeps them strings.
 _YAML_WORDS = frozenset(

@@ -1,7 +1,7 @@
 """The changes that are not config values: environment variables and launch-command advice."""
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from ..shellsafe import export_line
 

@@ -20,8 +20,8 @@ import errno
 import os
 import secrets
 import stat as stat_mod
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Iterator, Sequence
 
 from ..errors import InputError
 from ..facts import msg

@@ -7,7 +7,8 @@ except after a BOM, so its spans are checked and the pure-Python loader is the f
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from ..bounded import compose_yaml, yaml_nodes
 from ..errors import InputError

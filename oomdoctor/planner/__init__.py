@@ -16,7 +16,14 @@ from __future__ import annotations
 
 from oomdoctor.planner.book import default_rules_dir, load_rules
 from oomdoctor.planner.engine import (
-    COST_WEIGHTS, cost_by_kind, fire, holds, least_cost_plan, make_plan, plan_cost, rule_cost,
+    COST_WEIGHTS,
+    cost_by_kind,
+    fire,
+    holds,
+    least_cost_plan,
+    make_plan,
+    plan_cost,
+    rule_cost,
 )
 from oomdoctor.planner.rules import Rule, RuleBook, Text, build_book
 from oomdoctor.planner.text import explain, list_rules, rules_json

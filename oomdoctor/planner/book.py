@@ -1,8 +1,8 @@
 """Where the rule book comes from: the default rules/ directory, plus the user's --rules directories."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from oomdoctor.planner.rules import RuleBook, build_book
 

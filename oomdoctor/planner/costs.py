@@ -10,7 +10,8 @@ search takes one only when nothing without it fits (a yes is permission, not pre
 """
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from oomdoctor.facts import Hardware, ModelShape, TrainingSetup
 from oomdoctor.records import record

@@ -11,12 +11,25 @@ from __future__ import annotations
 
 import heapq
 import math
+from collections.abc import Mapping, Sequence
 from dataclasses import field, replace
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import (
-    Change, CrashReport, Estimate, Hardware, ModelShape, Msg, Plan, Rung, Skipped, Step, Text, TrainingSetup, msg,
+    Change,
+    CrashReport,
+    Estimate,
+    Hardware,
+    ModelShape,
+    Msg,
+    Plan,
+    Rung,
+    Skipped,
+    Step,
+    Text,
+    TrainingSetup,
+    msg,
 )
 from oomdoctor.planner import registry
 from oomdoctor.planner.rules import PLACEHOLDER_RE, AllOf, AnyOf, Condition, Leaf, NotOf, Rule, RuleBook, clamp_field

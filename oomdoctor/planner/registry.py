@@ -8,7 +8,8 @@ a given run (no crash log, an optional setting left unset) is simply absent from
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.records import record

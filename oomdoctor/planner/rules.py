@@ -13,9 +13,10 @@ a closed table of typed functions, and note texts only substitute ``${fact}`` na
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any, Iterator, Mapping, Sequence, Union
+from typing import Any, Union
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Msg, Text, msg
@@ -97,21 +98,21 @@ class Leaf:
 class AllOf:
     """A condition that holds when every item holds."""
 
-    items: tuple["Condition", ...]
+    items: tuple[Condition, ...]
 
 
 @record
 class AnyOf:
     """A condition that holds when some item holds."""
 
-    items: tuple["Condition", ...]
+    items: tuple[Condition, ...]
 
 
 @record
 class NotOf:
     """A condition that holds when its item does not."""
 
-    item: "Condition"
+    item: Condition
 
 
 Condition = Union[Leaf, AllOf, AnyOf, NotOf]

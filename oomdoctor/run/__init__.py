@@ -23,7 +23,8 @@ import re
 import shlex
 import sys
 import time
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from oomdoctor.errors import ExitCode, InputError
 from oomdoctor.facts import GIB, Msg, msg
@@ -155,12 +156,12 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
         fh.write(shlex.join(command) + "\n")
     config_files = [args.config] if args.config else [script]
     try:
-        report, problem = _preflight(args, config_files, lang)
+        report, _problem = _preflight(args, config_files, lang)
     except Exception as err:     # a bug of ours must not stand between the user and the training run
         if os.environ.get("OOMDOCTOR_DEBUG"):
             raise
         _say(lang, "watch.internal", stage=say("watch.stage.preflight", lang), error=f"{type(err).__name__}: {err}")
-        report, problem = None, None
+        report = None
 
     from oomdoctor.run import runner, sampler
 
@@ -413,7 +414,7 @@ def _diagnose(args: argparse.Namespace, log_path: str, preflight: Any, config_fi
         _err(text)
         _say(lang, "watch.markdown_written", path=stem + ".md")
     elif args.tui and facts and sys.stdin.isatty() and sys.stdout.isatty():
-        from oomdoctor.tui.timeline import run_with_timeline   # the only place textual gets imported
+        from oomdoctor.tui.timeline import run_with_timeline  # the only place textual gets imported
 
         run_with_timeline(session, facts)
     else:

@@ -19,8 +19,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import BinaryIO, Callable, Sequence
+from typing import BinaryIO, Callable
 
 FORWARDED = ("SIGINT", "SIGTERM", "SIGHUP")
 KILL_AFTER_S = 10.0          # a forwarded signal the group ignores this long is followed by SIGKILL

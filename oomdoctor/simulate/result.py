@@ -1,8 +1,9 @@
 """What one simulated training step found, and its plain-text table. No torch here."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from oomdoctor.facts import COMPONENTS, GIB, Estimate, Msg
 

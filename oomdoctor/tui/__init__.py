@@ -7,7 +7,7 @@ if TYPE_CHECKING:
     from oomdoctor.session import Session
 
 
-def run(session: "Session", *, walkthrough: bool = False) -> int:
+def run(session: Session, *, walkthrough: bool = False) -> int:
     """Show the app until the user quits; return the same exit code as the plain path."""
     from oomdoctor.errors import exit_code
     from oomdoctor.tui.app import OomDoctorApp

@@ -33,8 +33,15 @@ from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog, localize
 from oomdoctor.tui.widgets import MemoryBars, Prose, Row, StepList, plan_rows, step_detail
 from oomdoctor.views.bars import segments
 from oomdoctor.views.describe import (
-    component_name, crash_numbers, crash_where, diagnosis_lines, fit_verdict, install_commands, model_lines,
-    model_warning_lines, setup_rows,
+    component_name,
+    crash_numbers,
+    crash_where,
+    diagnosis_lines,
+    fit_verdict,
+    install_commands,
+    model_lines,
+    model_warning_lines,
+    setup_rows,
 )
 from oomdoctor.words import gib, say, show
 

@@ -1,8 +1,9 @@
 """Modal screens (ask a path, confirm an in-place apply, list the keys), and bindings in the user's language."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Sequence
+from typing import Any
 
 from rich.syntax import Syntax
 from rich.table import Table

@@ -6,7 +6,8 @@ after the key is pressed, so the app's start never pays for them.
 from __future__ import annotations
 
 import threading
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from rich.console import Group
 from rich.padding import Padding
@@ -144,7 +145,7 @@ class SimulateScreen(Screen[None]):
 
     # ------------------------------------------------------------------ the screen
 
-    def on_simulate_screen_update(self, message: "SimulateScreen.Update") -> None:
+    def on_simulate_screen_update(self, message: SimulateScreen.Update) -> None:
         if self.stop.is_set():
             return      # the user left; whatever the thread still says is not wanted
         kind, payload = message.kind, message.payload
@@ -245,7 +246,7 @@ class AdviseScreen(Screen[None]):
         if not get_current_worker().is_cancelled:
             self.post_message(self.Built(matrix))
 
-    def on_advise_screen_built(self, message: "AdviseScreen.Built") -> None:
+    def on_advise_screen_built(self, message: AdviseScreen.Built) -> None:
         if isinstance(message.matrix, Exception):
             err = message.matrix
             self.error = err.render(self.lang) if hasattr(err, "render") else str(err)

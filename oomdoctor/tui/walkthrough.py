@@ -23,7 +23,15 @@ from textual.worker import get_current_worker
 
 from oomdoctor.facts import Report
 from oomdoctor.guide import (
-    Answers, Bar, Page, Question, bar_cells, default_answers, options_with_answers, pages, questions,
+    Answers,
+    Bar,
+    Page,
+    Question,
+    bar_cells,
+    default_answers,
+    options_with_answers,
+    pages,
+    questions,
 )
 from oomdoctor.tui.dialogs import localize_bindings
 from oomdoctor.tui.widgets import wrap_legend

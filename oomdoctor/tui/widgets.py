@@ -1,8 +1,9 @@
 """The app's own widgets: the memory bars and the checkbox list of plan steps."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
@@ -167,13 +168,13 @@ class StepList(OptionList):
     class Toggled(Message):
         """The user ticked or unticked a row."""
 
-        def __init__(self, step_list: "StepList", row: Row) -> None:
+        def __init__(self, step_list: StepList, row: Row) -> None:
             super().__init__()
             self.step_list = step_list
             self.row = row
 
         @property
-        def control(self) -> "StepList":
+        def control(self) -> StepList:
             return self.step_list
 
     def __init__(self, *, lang: str = "en", id: str | None = None) -> None:

@@ -5,7 +5,7 @@ so the bar looks the same everywhere and its arithmetic is tested once.
 """
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from oomdoctor.facts import COMPONENTS, Estimate
 

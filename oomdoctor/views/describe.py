@@ -5,9 +5,20 @@ crash, memory and plan tables), so a fact is worded once whatever draws it.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from collections.abc import Sequence
 
-from oomdoctor.facts import Change, CrashEvent, CrashReport, Estimate, Hardware, ModelShape, Msg, Step, TrainingSetup, msg
+from oomdoctor.facts import (
+    Change,
+    CrashEvent,
+    CrashReport,
+    Estimate,
+    Hardware,
+    ModelShape,
+    Msg,
+    Step,
+    TrainingSetup,
+    msg,
+)
 from oomdoctor.words import gib, has, join, say, show, size
 
 
@@ -198,9 +209,7 @@ def read_as_line(s: TrainingSetup, lang: str = "en") -> str:
 def model_lines(shape: ModelShape, lang: str = "en") -> tuple[str, list[str]]:
     """The model's headline (name, size, where the shape came from) and its notes (Llama-style guess, ...)."""
     from oomdoctor.memory import count_params
-    from oomdoctor.models import shape_notes, source_msg
-
-    from oomdoctor.models import confidence_msg, shape_warnings
+    from oomdoctor.models import confidence_msg, shape_notes, shape_warnings, source_msg
 
     summary = say("model.summary", lang, params_b=count_params(shape).total / 1e9, layers=shape.num_layers,
                   hidden=shape.hidden_size, vocab=shape.vocab_size)

@@ -1,4 +1,4 @@
-"""The --json view: the stable contract of issue 2 (later fields are added, names stay).
+"""The --json view: a stable contract (later fields are added, names stay).
 
 Texts (notes, titles, skip reasons, advice) are in the report's language; beside each list of them a
 `*_codes` list gives the words code and values of each item (null for a sentence not yet moved into

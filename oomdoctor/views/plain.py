@@ -24,8 +24,16 @@ from oomdoctor.facts import (
 )
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells
 from oomdoctor.views.describe import (
-    change_words, component_name, diagnosis_lines, event_line, event_numbers, install_commands, model_lines,
-    model_warning_lines, read_as_line, setup_line,
+    change_words,
+    component_name,
+    diagnosis_lines,
+    event_line,
+    event_numbers,
+    install_commands,
+    model_lines,
+    model_warning_lines,
+    read_as_line,
+    setup_line,
 )
 from oomdoctor.words import cell_width, pad_cells, say, show, wrap_cells
 

@@ -50,21 +50,21 @@ class PlainText:
     def __init__(self, text: str = "", style: object = None) -> None:
         self.plain = text
 
-    def append(self, text: "str | PlainText", style: object = None) -> "PlainText":
+    def append(self, text: str | PlainText, style: object = None) -> PlainText:
         self.plain += text if isinstance(text, str) else text.plain
         return self
 
-    def __add__(self, other: "str | PlainText") -> "PlainText":
+    def __add__(self, other: str | PlainText) -> PlainText:
         return PlainText(self.plain + (other if isinstance(other, str) else other.plain))
 
-    def __getitem__(self, index: slice) -> "PlainText":
+    def __getitem__(self, index: slice) -> PlainText:
         return PlainText(self.plain[index])
 
     def __str__(self) -> str:
         return self.plain
 
     @classmethod
-    def assemble(cls, *parts: "str | PlainText | tuple[str, object]") -> "PlainText":
+    def assemble(cls, *parts: str | PlainText | tuple[str, object]) -> PlainText:
         out = cls()
         for part in parts:
             out.append(part[0] if isinstance(part, tuple) else part)
@@ -121,7 +121,7 @@ def wrap(text: str, width: int, justify: str = "default") -> list[str]:
 class PlainTable:
     """rich.table.Table(box=None, pad_edge=False, show_header=True, padding=(0, 1)) for tables that fit."""
 
-    def __init__(self, title: "str | None" = None, *, title_justify: str = "center", show_header: bool = True,
+    def __init__(self, title: str | None = None, *, title_justify: str = "center", show_header: bool = True,
                  box: object = "default", pad_edge: bool = True, **other: object) -> None:
         if box is not None or pad_edge or not show_header or other:
             raise NeedsRich("table options")
@@ -135,7 +135,7 @@ class PlainTable:
         self.headers.append(_from_markup(header))
         self.justify.append(justify)
 
-    def add_row(self, *cells: "str | PlainText") -> None:
+    def add_row(self, *cells: str | PlainText) -> None:
         row = [_from_markup(c) if isinstance(c, str) else c.plain for c in cells]
         self.rows.append(row + [""] * (len(self.headers) - len(row)))
 
@@ -177,7 +177,7 @@ class PlainConsole:
         self.width = width
         self._out: list[str] = []
 
-    def print(self, *objects: "str | PlainText | PlainTable", highlight: object = None, markup: bool = True,
+    def print(self, *objects: str | PlainText | PlainTable, highlight: object = None, markup: bool = True,
               soft_wrap: bool = False) -> None:
         if len(objects) > 1:
             raise NeedsRich("several objects")

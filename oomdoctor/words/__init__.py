@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import importlib
 import os
-from typing import Any, Iterable, Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from oomdoctor.facts import Msg, Text
 from oomdoctor.words._cells import cell_width, fit_cells, pad_cells, wrap_cells
