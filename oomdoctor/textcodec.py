@@ -26,6 +26,8 @@ def sniff(head: bytes) -> str | None:
         if head.startswith(bom):
             return codec
     sample = head[:SNIFF_BYTES]
+    if b"\0" not in sample:      # UTF-16/32 text of any script has NUL bytes; most logs have none
+        return None
     for width, codec, wanted in ((4, "utf-32-le", (False, True, True, True)),
                                  (4, "utf-32-be", (True, True, True, False)),
                                  (2, "utf-16-le", (False, True)),
