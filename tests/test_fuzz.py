@@ -13,7 +13,8 @@ import fuzzkit
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 
-pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="the runner forks and limits memory (Linux)")
+pytestmark = [pytest.mark.skipif(sys.platform != "linux", reason="the runner forks and limits memory (Linux)"),
+              pytest.mark.slow]
 
 EXAMPLES = 25
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, database=None,

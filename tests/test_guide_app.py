@@ -17,6 +17,9 @@ from oomdoctor.tui.app import OomDoctorApp
 from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog
 from oomdoctor.tui.walkthrough import LeaveGuide, WalkthroughScreen
 
+# Pilot runs of the app (seconds each): the slow tier, run by the full CI session, not per CPython.
+pytestmark = pytest.mark.slow
+
 LONG = DATA / "guide" / "qwen1_5b_long_a100.yaml"     # with consent the ladder cuts cutoff_len; without, it need not
 
 

@@ -9,6 +9,9 @@ from oomdoctor.pipeline import Options
 from oomdoctor.session import open_session, session_for
 from oomdoctor.tui.walkthrough import WalkthroughScreen
 
+# Pilot runs of the app (seconds each): the slow tier, run by the full CI session, not per CPython.
+pytestmark = pytest.mark.slow
+
 
 class Host(App):
     """Stands in for the main app: one screen underneath, the guide pushed on top."""

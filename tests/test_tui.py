@@ -15,6 +15,9 @@ from oomdoctor.tui.app import KEYS, OomDoctorApp
 from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog
 from oomdoctor.tui.widgets import MemoryBars, StepList
 
+# Pilot runs of the app (seconds each): the slow tier, run by the full CI session, not per CPython.
+pytestmark = pytest.mark.slow
+
 SIZE = (80, 24)
 
 

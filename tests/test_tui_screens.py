@@ -17,6 +17,9 @@ from oomdoctor.tui.dialogs import HelpScreen, PathDialog
 from oomdoctor.tui.screens import AdviseScreen, SimulateScreen, matrix_cell
 from oomdoctor.tui.widgets import StepList
 
+# Pilot runs of the app (seconds each): the slow tier, run by the full CI session, not per CPython.
+pytestmark = pytest.mark.slow
+
 SIZE = (80, 24)
 
 

@@ -10,6 +10,9 @@ from pathlib import Path
 
 import pytest
 
+# Pilot runs of the app (seconds each): the slow tier, run by the full CI session, not per CPython.
+pytestmark = pytest.mark.slow
+
 DEMO = Path(__file__).resolve().parents[1] / "oomdoctor" / "data" / "demo"
 SIZES = [pytest.param((60, 20), id="60x20"), pytest.param((80, 24), id="80x24"),
          pytest.param((120, 40), id="120x40")]

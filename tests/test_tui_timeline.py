@@ -13,6 +13,9 @@ from oomdoctor.pipeline import Options  # noqa: E402
 from oomdoctor.session import open_session  # noqa: E402
 from oomdoctor.tui.timeline import WatchApp  # noqa: E402
 
+# Pilot runs of the app (seconds each): the slow tier, run by the full CI session, not per CPython.
+pytestmark = pytest.mark.slow
+
 DATA = Path(__file__).parent / "data"
 WATCH = {"samples": 6, "interval_s": 0.5, "first_near_limit": None, "gpus": [
     {"index": 0, "name": "NVIDIA A100-SXM4-80GB", "total_gib": 80.0, "peak_gib": 21.5, "peak_at_s": 2.5,
