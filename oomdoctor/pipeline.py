@@ -67,12 +67,12 @@ def sort_inputs(files: Sequence[str]) -> Inputs:
 
     configs: list[str] = []
     log = None
+    import stat
+
+    from oomdoctor.bounded import stat_input
+
     for path in files:
         if path != "-":
-            import stat
-
-            from oomdoctor.bounded import stat_input
-
             if stat.S_ISDIR(stat_input(path, "crash.input.missing").st_mode):
                 raise InputError(msg("crash.input.sort_directory"), path)
         if path == "-":

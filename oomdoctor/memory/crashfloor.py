@@ -150,7 +150,6 @@ def floored_estimator(base: Estimator, fl: Floor | None) -> Estimator:
         return apply(base(setup, shape, hw, crash=crash, headroom=headroom), fl)
 
     estimate.floor = fl  # type: ignore[attr-defined]
-    for name in ("correction",):
-        if hasattr(base, name):
-            setattr(estimate, name, getattr(base, name))
+    if hasattr(base, "correction"):
+        estimate.correction = base.correction  # type: ignore[attr-defined]
     return estimate
