@@ -151,6 +151,11 @@ def _framework(fw: str) -> tuple[str, dict]:
         return "fsdp_qlora", extras
     if "trl" in low:
         return "trl", extras
+    if "swift v1" in low:
+        # ms-swift v1.5 (the benchmark's commits 97e4d198b/4312aeb28 are first tagged v1.5.1) on the transformers
+        # of its day (early 2024): the framework names itself, the transformers release is kept beside it
+        extras["transformers_version"] = "4.36"
+        return "ms-swift", extras
     if "swift" in low or "qwen finetune" in low or "hf trainer" in low:
         return "hf", extras
     if "peft" in low:
@@ -244,10 +249,10 @@ def convert(case: dict, ref: dict):
         extras["lora_dropout"] = 0.05      # LitGPT's default lora_dropout
     elif framework == "fsdp_qlora" and method in ("lora", "qlora"):
         extras["lora_dropout"] = 0.1       # fsdp_qlora train.py main(lora_dropout=0.1)
-    if re.search(r"--reentrant_checkpointing\s+true", str(case.get("quote") or "").lower()):
+    if re.search(r"--reentrant_checkpointing\s+true|gradient_checkpointing \(reentrant\)", str(case.get("quote") or "").lower()):
         extras["gradient_checkpointing_kwargs"] = {"use_reentrant": True}
-    if framework in ("hf", "trl") and "swift v1" in fw_text.lower():
-        version = "4.36"     # early-2024 runs: loss with a shifted fp32 logits copy
+    if framework == "ms-swift":
+        version = "1.5.1"
     if "swift v1" in fw_text.lower() or "qwen finetune" in fw_text.lower():
         extras["adapter_dtype"] = "bf16"   # PEFT < 0.12 kept adapters/modules_to_save in the base dtype
     packed_text = str(case.get("packed")).lower()

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
 from oomdoctor.memory.loss import _truthy
-from oomdoctor.memory.params import _canonical_targets
+from oomdoctor.memory.params import _canonical_targets, layer_linears
 from oomdoctor.memory.regime import Regime
 
 _ATTN_IN = ("q_proj", "k_proj", "v_proj")
@@ -43,6 +43,7 @@ class LayerBytes:
     head_backward: float    # the final norm's backward: its gradient and fp32 temporaries
     first_unrecorded: float  # of `saved`, what the lowest recorded layer skips when its input needs no gradient
     forward_flight: float   # what a checkpointed layer's forward holds while it runs
+    hook_escape: float = 0.0  # kept past saved-tensor hooks (non-reentrant checkpointing, activation offloading)
 
 
 def _flag(setup: TrainingSetup, key: str, default=None):
@@ -170,7 +171,7 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
         saved["mlp:up"] = a * inter                  # GELU's input
     linear("down_proj", "mlp:act_up" if shape.gated_mlp else "mlp:act", a, inter)
 
-    if setup.method == "qlora" and setup.quant_bits:
+    if setup.method == "qlora" and setup.quant_bits and bnb_quantized(setup):
         # bitsandbytes' MatMul4Bit/MatMul8bitLt keep their input for backward although the quantized weight is
         # frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`); an adapter on the same input keeps
         # the same tensor only when it sees x itself: dropout, or PEFT's cast to another adapter dtype, hand the
@@ -179,6 +180,23 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
                                          (_UP_IN, "norm2:out", r, h), (("down_proj",), "mlp:act_up", a, inter)):
             if not any(n in targets for n in names) or dropout or adapter_bytes != x_bytes:
                 saved.setdefault(x, x_bytes * width)
+
+    # bitsandbytes stores its input on the autograd context as a plain attribute (`ctx.tensors = (A, B)` in
+    # MatMul4Bit/MatMul8bitLt.forward, bitsandbytes/autograd/_functions.py), not through save_for_backward, so
+    # the saved-tensor hooks of non-reentrant checkpointing (torch/utils/checkpoint.py
+    # _checkpoint_hook.pack_hook) and of activation offloading never see it: every quantized linear's input
+    # stays alive from its forward to its backward although the layer is checkpointed. A is the input after
+    # Linear4bit's `x.to(self.compute_dtype)`: one tensor for the linears sharing it in the compute dtype, a
+    # copy per linear otherwise. Reentrant checkpointing runs the forward under no_grad: no context is kept.
+    escape = 0.0
+    if setup.method == "qlora" and setup.quant_bits and bnb_quantized(setup):
+        dense, moe = layer_linears(shape)
+        roles = [m.role for m in (dense or moe)]
+        for group, x_bytes, width in ((("q", "k", "v", "qkv", "kv"), r, h), (("o",), a, q_dim),
+                                      (("gate", "up", "gate_up"), r, h), (("down",), a, inter)):
+            n_lin = sum(1 for role in roles if role in group)
+            if n_lin:
+                escape += a * width * (1 if x_bytes == a else n_lin)
 
     per_layer = sum(saved.values())
     # The first layer whose input needs no gradient (no checkpointing: HF and PEFT call enable_input_require_grads
@@ -239,4 +257,13 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
         head += a * h if autocast and r != a else r * h
     return LayerBytes(saved=per_layer, checkpoint_input=r * h, shared=shared, mask=mask, head_saved=head,
                       backward_extra=backward_peak - per_layer, head_backward=norm_extra,
-                      first_unrecorded=unrecorded, forward_flight=flight)
+                      first_unrecorded=unrecorded, forward_flight=flight, hook_escape=escape)
+
+
+def bnb_quantized(setup: TrainingSetup) -> bool:
+    """Whether the quantized base layers are bitsandbytes' (the default); GPTQ/AWQ kernels are others, and
+    torchtune's QLoRA uses torchao's NF4 tensor, whose LinearNF4 keeps only the weight (torchao/dtypes/
+    nf4tensor.py: `ctx.nf4_weight = weight`; backward needs no input for a frozen weight)."""
+    if setup.framework == "torchtune":
+        return False
+    return str(_flag(setup, "quant_method", "bnb") or "bnb").lower() in ("bnb", "bitsandbytes", "nf4", "fp4")

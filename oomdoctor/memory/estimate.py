@@ -327,7 +327,7 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     full = setup.method == "full"
     adapters = setup.method in ("lora", "qlora")
     trains_layers = setup.method in ("full", "freeze")
-    lb = layer_bytes(setup, shape, rg, seq, trains_weights=trains_layers, reentrant=_reentrant(setup))
+    lb = layer_bytes(setup, shape, rg, seq, trains_weights=trains_layers, reentrant=_reentrant(setup, shape))
     lossb = loss_bytes(setup, shape, rg)
     ckpt = setup.grad_ckpt
     offload = activation_offload(setup)
@@ -383,8 +383,12 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         # layers' inputs included (non-reentrant checkpointing saves them through the same hooks); the copy
         # stream keeps about two layers' worth on the GPU, and backward prefetches the next layer's
         stack = 2 * (lb.checkpoint_input if ckpt else lb.saved) * T_
+        if not (ckpt and _reentrant(setup, shape)):
+            stack += recorded * lb.hook_escape * T_      # what the offloading hooks never see stays
     elif ckpt:
         stack = recorded * lb.checkpoint_input * T_
+        if not _reentrant(setup, shape):
+            stack += recorded * lb.hook_escape * T_      # what the checkpoint's hooks never see stays
     else:
         # the lowest recorded layer's input needs no gradient (no checkpointing, so no enable_input_require_grads;
         # freeze's first trained layer): its modules before the first trained one keep nothing
@@ -539,7 +543,7 @@ def _modules_to_save(setup: TrainingSetup, shape: ModelShape, counts: ParamCount
     return h, e
 
 
-def _reentrant(setup: TrainingSetup) -> bool:
+def _reentrant(setup: TrainingSetup, shape: ModelShape | None = None) -> bool:
     """Whether gradient checkpointing runs torch's reentrant variant (the framework's default, or the config's)."""
     kwargs = _flag(setup, "gradient_checkpointing_kwargs")
     if isinstance(kwargs, dict) and "use_reentrant" in kwargs:
@@ -548,8 +552,17 @@ def _reentrant(setup: TrainingSetup) -> bool:
         return bool(_flag(setup, "use_reentrant_gc", True))   # LLaMA-Factory model_args.py use_reentrant_gc
     if setup.framework == "axolotl":
         return True                                           # axolotl fills {"use_reentrant": True}
-    if setup.framework in ("hf", "trl", "swift", "ms-swift"):
-        # ms-swift names itself; the transformers release its defaults follow is in extras
+    if setup.framework in ("swift", "ms-swift"):
+        # ms-swift patches torch.utils.checkpoint.checkpoint's default: v1 and v2 to use_reentrant=False on
+        # torch >= 2.1 (swift/llm/utils/model.py fix_gradient_checkpointing_warning; v2.6 keeps reentrant for
+        # MoE), 3.x back to transformers' True (swift/trainers/arguments.py _fix_gradient_checkpointing), and
+        # from 3.6 False under plain DDP (swift/trainers/mixin.py, "is_dist() and not deepspeed and not fsdp")
+        ver = _version(setup.framework_version or str((setup.extras or {}).get("swift_version") or ""))
+        if ver and ver < (3,):
+            return bool(shape is not None and shape.num_experts) and ver >= (2, 6)
+        ddp = setup.n_gpus > 1 and not setup.zero_stage and not setup.fsdp
+        return not (ddp and (not ver or ver >= (3, 6)))
+    if setup.framework in ("hf", "trl"):
         named = setup.framework_version or str((setup.extras or {}).get("transformers_version") or "")
         ver = _version(named) if named else ()
         # transformers >= 5 defaults to use_reentrant=False (modeling_utils gradient_checkpointing_enable)
