@@ -406,6 +406,15 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         logits_fwd = lossb.forward * T_ * V + lossb.tokens_term * T_
         logits_bwd = lossb.backward * T_ * V + lossb.tokens_term * T_
 
+    # A training loop that keeps the model's output referenced through backward and the optimizer step keeps
+    # the returned logits alive there too (fsdp_qlora train.py: `output = model(...)`, `loss.backward()`,
+    # `optimizer.step()`, then `output = None  # Delete the output so more memory frees up before the next
+    # forward pass`); the HF Trainer returns only the loss from compute_loss, so its logits die with the graph
+    kept_logits = 0.0
+    if setup.framework == "fsdp_qlora" and lossb.regime not in ("fused", "cce", "chunked"):
+        kept_logits = (4.0 if lossb.regime == "legacy" else a) * T_ * V
+    logits_bwd += kept_logits
+
     fwd_casts = cache_all + (casts_frozen * recorded if not ckpt else 0.0)
     # casts[moment]: of its activations, the autocast weight copies (parameter-shaped, not token-shaped)
     moments = {
@@ -445,6 +454,9 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         tied_extra = 2.0 * g_emb if tied else 0.0
         made = (g_emb if in_bwd else grads / grad_shard)
         candidates.append(({"activations": hidden_grad, "gradients": made + tied_extra}, 0.0))
+    if kept_logits:
+        for parts, _ in candidates:
+            parts["logits"] = parts.get("logits", 0.0) + kept_logits
     moments["layers backward"], casts["layers backward"] = max(candidates, key=lambda c: sum(c[0].values()))
     if in_bwd:
         # the step of the largest parameter, inside backward: its gradient and its step temporaries
@@ -453,6 +465,8 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         moments["optimizer"] = {"gradients": min(grads / grad_shard, largest * gb), "optimizer": temp * min(1.0, share)}
     else:
         moments["optimizer"] = {"gradients": grads / grad_shard, "optimizer": temp}
+    if kept_logits:
+        moments["optimizer"]["logits"] = kept_logits
     if setup.grad_accum > 1 and not rg.deepspeed and not in_bwd:
         # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
         # the optimizer step) through every later micro-batch's forward and backward; new ones are added in
