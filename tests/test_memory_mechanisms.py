@@ -1,0 +1,77 @@
+"""Mechanisms of this round, each from the code that does it: bitsandbytes' inputs escape the checkpoint's
+saved-tensor hooks, ms-swift's own checkpointing default, and a training loop that keeps the model output
+through backward."""
+from __future__ import annotations
+
+import pytest
+
+from oomdoctor.facts import GIB, Hardware, ModelShape, TrainingSetup
+from oomdoctor.memory import estimate
+from oomdoctor.memory.estimate import _reentrant
+
+A100 = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=1)
+LLAMA2_7B = ModelShape(name="meta-llama/Llama-2-7b-hf", hidden_size=4096, intermediate_size=11008, num_layers=32,
+                       num_heads=32, num_kv_heads=32, vocab_size=32000)
+
+
+def qlora(**kw) -> TrainingSetup:
+    base = dict(framework="hf", framework_version="4.36", method="qlora", quant_bits=4, lora_rank=8,
+                lora_targets=("q_proj", "v_proj"), load_dtype="bf16", micro_batch=1, seq_len=2048, grad_ckpt=True)
+    base.update(kw)
+    return TrainingSetup(**base)
+
+
+def _ckpt(reentrant: bool) -> dict:
+    return {"gradient_checkpointing_kwargs": {"use_reentrant": reentrant}}
+
+
+def test_bnb_inputs_stay_alive_under_non_reentrant_checkpointing():
+    hooked = estimate(qlora(extras=_ckpt(False)), LLAMA2_7B, A100)
+    reentrant = estimate(qlora(extras=_ckpt(True)), LLAMA2_7B, A100)
+    # per layer and token, in bf16: q/k/v's shared input, o_proj's, gate/up's shared input, down_proj's
+    per_token_layer = 2 * (4096 + 4096 + 4096 + 11008)
+    kept = 32 * 2048 * per_token_layer / GIB
+    assert hooked.details["moment_forward_gib"] - reentrant.details["moment_forward_gib"] == \
+        pytest.approx(kept, rel=0.01)
+    assert hooked.allocated_gib > reentrant.allocated_gib + 0.8 * kept
+
+
+def test_unquantized_lora_and_other_kernels_keep_nothing_past_the_checkpoint():
+    lora = dict(method="lora", quant_bits=None)
+    assert estimate(qlora(extras=_ckpt(False), **lora), LLAMA2_7B, A100).details["moment_forward_gib"] == \
+        pytest.approx(estimate(qlora(extras=_ckpt(True), **lora), LLAMA2_7B, A100).details["moment_forward_gib"])
+    gptq_hooked = estimate(qlora(extras={**_ckpt(False), "quant_method": "gptq"}), LLAMA2_7B, A100)
+    gptq_reentrant = estimate(qlora(extras={**_ckpt(True), "quant_method": "gptq"}), LLAMA2_7B, A100)
+    assert gptq_hooked.details["moment_forward_gib"] == pytest.approx(gptq_reentrant.details["moment_forward_gib"])
+
+
+def test_torchtune_nf4_keeps_only_its_weight():
+    # torchao's LinearNF4 keeps the NF4 weight on ctx, not the input; bitsandbytes keeps the input
+    from oomdoctor.memory.activations import layer_bytes
+    from oomdoctor.memory.regime import regime_of
+
+    def escape(setup: TrainingSetup) -> float:
+        return layer_bytes(setup, LLAMA2_7B, regime_of(setup, LLAMA2_7B), 2048, trains_weights=False).hook_escape
+    assert escape(qlora(framework="torchtune", framework_version="")) == 0
+    assert escape(qlora()) == 2 * (3 * 4096 + 11008)
+
+
+def test_ms_swift_checkpointing_default_follows_its_own_patch():
+    def swift(version: str, n_gpus: int = 1, **kw) -> TrainingSetup:
+        return TrainingSetup(framework="ms-swift", framework_version=version, grad_ckpt=True, n_gpus=n_gpus, **kw)
+    assert _reentrant(swift("1.5.1")) is False             # v1/v2: fix_gradient_checkpointing_warning
+    assert _reentrant(swift("2.6.0")) is False
+    assert _reentrant(swift("3.0.0")) is True              # 3.x: transformers' default
+    assert _reentrant(swift("3.6.0", n_gpus=2)) is False   # 3.6+: plain DDP
+    assert _reentrant(swift("3.6.0", n_gpus=2, zero_stage=3)) is True
+    assert _reentrant(swift("1.5.1", extras=_ckpt(True))) is True   # the config's own kwargs win
+
+
+def test_fsdp_qlora_loop_keeps_the_returned_logits_through_backward():
+    base = dict(method="lora", lora_rank=64, load_dtype="bf16", pure_bf16=True, micro_batch=6, seq_len=2048,
+                grad_ckpt=True, extras={"transformers_version": "4.38"})
+    loop = estimate(TrainingSetup(framework="fsdp_qlora", **base), LLAMA2_7B, A100)
+    logits = 6 * 2048 * 32000
+    # transformers 4.38 returns logits.float(): 4 bytes per logit beside the loss's own 12 in backward
+    assert loop.details["moment_logits_backward_logits_gib"] == pytest.approx(16 * logits / GIB, rel=0.01)
+    assert loop.details["moment_optimizer_logits_gib"] == pytest.approx(4 * logits / GIB, rel=0.01)
