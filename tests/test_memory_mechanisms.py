@@ -75,3 +75,15 @@ def test_fsdp_qlora_loop_keeps_the_returned_logits_through_backward():
     # transformers 4.38 returns logits.float(): 4 bytes per logit beside the loss's own 12 in backward
     assert loop.details["moment_logits_backward_logits_gib"] == pytest.approx(16 * logits / GIB, rel=0.01)
     assert loop.details["moment_optimizer_logits_gib"] == pytest.approx(4 * logits / GIB, rel=0.01)
+
+
+def test_fsdp_root_unit_stays_unsharded_from_forward_through_backward():
+    # the decoder-layer wrap leaves embeddings and the output layer in the root unit, which FSDP does not
+    # reshard after forward: their full bf16 copy is alive beside the shards
+    two = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=2)
+    setup = TrainingSetup(framework="hf", framework_version="4.46", method="lora", load_dtype="bf16", micro_batch=1,
+                          seq_len=1024, grad_ckpt=True, fsdp="full_shard", n_gpus=2)
+    e = estimate(setup, LLAMA2_7B, two)
+    root = 2 * 32000 * 4096 * 2 / GIB
+    layer = 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096
+    assert e.details["gather_buffers_gib"] == pytest.approx(root + 2 * layer * 2 / GIB, rel=0.01)

@@ -153,6 +153,14 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             weights /= shard_n
             unit_bytes = rg.frozen_bytes if quant else rg.compute_bytes
             gather = 2 * counts.largest_layer * unit_bytes   # unit being used + the prefetched one
+            # The root unit (what the decoder-layer wrap policy leaves: embeddings, final norm, output layer)
+            # is not resharded after forward, so its unsharded parameters stay from the forward's start
+            # through backward (FSDP1 torch/distributed/fsdp/_runtime_utils.py _post_forward:
+            # `free_unsharded_flat_param = not state._is_root and ...`; FSDP2 fully_shard's root likewise sets
+            # post_forward_mesh_info = None in FSDPState._lazy_init)
+            # (LitGPT's resident copy below already holds every parameter, the root's included)
+            if setup.framework != "litgpt":
+                gather += (counts.embeddings + counts.lm_head) * rg.compute_bytes
         if setup.offload_params:
             host += (weights + grads + states) * _local(hw, n)
             weights = grads = states = temp = 0.0
