@@ -44,8 +44,9 @@ def test_gpus_flag_sets_the_count_a_config_leaves_to_its_framework_default(capsy
     assert one["setup"]["n_gpus"] == 1
     assert two["setup"]["n_gpus"] == 2 and two["hardware"]["n_gpus"] == 2
     if sharded:
-        # ZeRO / FSDP split the model states over the two GPUs: each holds less
-        assert two["estimate"]["allocated_gib"] < 0.8 * one["estimate"]["allocated_gib"]
+        # ZeRO / FSDP split the model states over the two GPUs: each holds less (FSDP's root unit, embeddings
+        # and output layer, stays unsharded through the step, so an 8B QLoRA saves about a fifth, not more)
+        assert two["estimate"]["allocated_gib"] < 0.85 * one["estimate"]["allocated_gib"]
 
 
 def test_the_framework_default_is_not_a_stated_count_but_a_launcher_line_is(tmp_path):
