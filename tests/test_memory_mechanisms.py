@@ -87,3 +87,50 @@ def test_fsdp_root_unit_stays_unsharded_from_forward_through_backward():
     root = 2 * 32000 * 4096 * 2 / GIB
     layer = 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096
     assert e.details["gather_buffers_gib"] == pytest.approx(root + 2 * layer * 2 / GIB, rel=0.01)
+
+
+@pytest.mark.slow
+def test_torch_non_reentrant_checkpoint_keeps_what_a_function_stores_on_ctx():
+    # The torch behaviour the bitsandbytes rule rests on: non-reentrant checkpointing drops what goes through
+    # save_for_backward (its pack hook) but not a tensor kept as a ctx attribute, as MatMul4Bit keeps its input
+    torch = pytest.importorskip("torch")
+    import weakref
+
+    from torch.utils.checkpoint import checkpoint
+
+    class OnCtx(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, w):
+            ctx.tensors = (a, w)
+            return a @ w.t()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g @ ctx.tensors[1], None
+
+    class Saved(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, a, w):
+            ctx.save_for_backward(a, w)
+            return a @ w.t()
+
+        @staticmethod
+        def backward(ctx, g):
+            return g @ ctx.saved_tensors[1], None
+
+    refs: dict = {}
+
+    def layer(fn, x, w):
+        a = x * 2.0
+        refs[fn] = weakref.ref(a)
+        return fn.apply(a, w)
+
+    w = torch.randn(8, 8)
+    alive = {}
+    for fn in (OnCtx, Saved):
+        for reentrant in (False, True):
+            x = torch.randn(4, 8, requires_grad=True)
+            y = checkpoint(layer, fn, x, w, use_reentrant=reentrant)
+            alive[(fn.__name__, reentrant)] = refs[fn]() is not None
+            y.sum().backward()
+    assert alive == {("OnCtx", False): True, ("OnCtx", True): False, ("Saved", False): False, ("Saved", True): False}
