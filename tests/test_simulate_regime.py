@@ -54,3 +54,9 @@ def test_llamafactory_checkpointing_is_reentrant_unless_turned_off():
 def test_dtype_names_from_configs_are_normalised():
     assert [dtype_name(v) for v in ("bfloat16", "torch.float16", "float32", "auto", None)] == \
         ["bf16", "fp16", "fp32", "bf16", "bf16"]
+
+
+def test_ms_swift_traces_the_checkpointing_its_version_patches_in():
+    v1 = regime(TrainingSetup(framework="ms-swift", framework_version="1.5.1", method="lora", grad_ckpt=True), LLAMA)
+    v3 = regime(TrainingSetup(framework="ms-swift", framework_version="3.0.0", method="lora", grad_ckpt=True), LLAMA)
+    assert (v1.reentrant_ckpt, v3.reentrant_ckpt) == (False, True)

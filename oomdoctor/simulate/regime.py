@@ -88,6 +88,10 @@ def regime(setup: TrainingSetup, shape: ModelShape, checkpoint_dtype: str | None
         reentrant = bool(setup.extras.get("use_reentrant_gc", True))   # model_args.py:149-152
     elif fw == "axolotl":
         reentrant = True   # axolotl config/__init__.py:377-383 fills {"use_reentrant": True}
+    elif fw in ("swift", "ms-swift"):
+        # ms-swift patches torch.utils.checkpoint's default by its version (the memory model's rule)
+        from oomdoctor.memory.estimate import _reentrant
+        reentrant = _reentrant(setup)
     else:
         kwargs = setup.extras.get("gradient_checkpointing_kwargs")
         reentrant = bool(kwargs["use_reentrant"]) if isinstance(kwargs, dict) and "use_reentrant" in kwargs else None
