@@ -96,6 +96,10 @@ def _invocation(cmd: Command) -> Invocation | None:
                 words = words[1:]
         elif head in ("srun", "mpirun", "sudo"):
             words = _skip_options(words[1:])
+        elif head == "ray" and [w.text for w in words[1:3]] == ["job", "submit"] and \
+                any(w.text == "--" for w in words):
+            # `ray job submit [options] -- <entrypoint>` runs the entrypoint on the cluster (Ray Jobs CLI).
+            words = words[next(i for i, w in enumerate(words) if w.text == "--") + 1:]
         else:
             break
     if not words or not words[0].known:
@@ -173,12 +177,20 @@ def _target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | 
     path = target.text.replace("\\", "/")
     configs = [w for w in _positional(args) if w.text.lower().endswith((".yaml", ".yml", ".json"))]
     for entry in ENTRIES:
-        if any(path == s or path.endswith("/" + s) for s in entry.scripts):
+        if any(_script_matches(path, s) for s in entry.scripts):
             # A common name (train.py) is this entry's only with its flags, or the config file it takes.
             if entry.needs_flags and not flags & set(entry.needs_flags) and not (entry.config_positional and configs):
                 continue
             return Invocation(cmd, entry, target, args, launch)
     return Invocation(cmd, GENERIC, target, args, launch)
+
+
+def _script_matches(path: str, pattern: str) -> bool:
+    """`path` is the entry's script: the same path or its end; `dir/*.py` is any Python file in that folder."""
+    if pattern.endswith("/*.py"):
+        folder = os.path.dirname(path)
+        return path.endswith(".py") and (folder == pattern[:-5] or folder.endswith("/" + pattern[:-5]))
+    return path == pattern or path.endswith("/" + pattern)
 
 
 def _positional(args: Sequence[Word]) -> list[Word]:
@@ -489,7 +501,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         reason = msg("config.why.script_config", entry=entry.label, line=inv.command.line, config=config, why=why)
         setup = registry.read_doc(cdoc, name, reason, framework_version=framework_version, log_versions=log_versions,
                                   entry=entry if name in ("hf", "firefly") else None, hint=hint)
-        setup = _stage_of_script(setup, inv, path)
+        setup = _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
     else:
         unresolved = None
         if "__unknown_model__" in doc.data:
@@ -510,7 +522,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
         if unresolved is not None:
             setup = replace(setup, model="", extras={**setup.extras, "model_unresolved": unresolved})
-        setup = _stage_of_command(setup, inv, path)
+        setup = _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
     return _with_launch(setup, inv, path)
 
 
@@ -540,7 +552,7 @@ def _stage_of_command(setup: TrainingSetup, inv: Invocation, path: str) -> Train
 
 # TRL recipe scripts whose trainer the config file does not name (alignment-handbook scripts/run_orpo.py,
 # open-r1 grpo.py): the stage the script trains, over a guess from the config's keys.
-_SCRIPT_STAGES = (("orpo", "orpo"), ("simpo", "simpo"), ("cpo", "orpo"), ("kto", "kto"), ("dpo", "dpo"),
+_SCRIPT_STAGES = (("orpo", "orpo"), ("simpo", "simpo"), ("cpo", "orpo"), ("kto", "kto"), ("dpo", "dpo"), ("reward", "rm"),
                   ("grpo", "sft"), ("sft", "sft"))
 
 
@@ -624,15 +636,21 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
     notes = list(setup.extras.get("warnings", ()))
     sources = dict(setup.sources)
     values: dict[str, Any] = {}
-    if launch.accelerate_config is not None and launch.accelerate_config.known:
-        acc = _accelerate_setup(path, launch.accelerate_config)
+    acc_word = launch.accelerate_config
+    if acc_word is None and setup.extras.get("accelerate_config"):
+        # `accelerate_config: path` in a TRL command or config file (trl/cli/accelerate_config.py)
+        acc_word = Word(str(setup.extras["accelerate_config"]), inv.command.line)
+    if acc_word is not None and acc_word.known:
+        acc = _accelerate_setup(path, acc_word)
         if acc is not None:
             from oomdoctor.configs.merge import combine
 
             setup = combine(setup, acc)
             sources = dict(setup.sources)
             notes = list(setup.extras.get("warnings", ()))
-    if launch.n_gpus is not None:
+    own = launch.name == "python" and bool(setup.extras.get("own_workers"))
+    if launch.n_gpus is not None and not own:
+        # (One python process that places its own GPU workers, Ray's, keeps the count its flags give.)
         values["n_gpus"] = launch.n_gpus
         line = launch.source.line if launch.source is not None else inv.command.line
         sources["n_gpus"] = Source(file=path, key=launch.key or launch.name, line=line)

@@ -70,6 +70,9 @@ WORDS = {
     "config.kind.prompt": ("the prompt length", "提示长度"),
     "config.kind.prefix": ("the P-tuning prefix length", "P-tuning 前缀长度"),
     "config.kind.stage": ("the training stage", "训练阶段"),
+    "config.kind.backend": ("the tuner backend (unsloth)", "微调后端（unsloth）"),
+    "config.kind.gpus": ("the GPUs per node", "每节点 GPU 数"),
+    "config.kind.nodes": ("the number of nodes", "节点数"),
     "config.ptuning": ("{where}: --{flag} is P-tuning v2: only a prefix encoder trains, estimated as a small LoRA "
                        "adapter on the frozen base", "{where}：--{flag} 表示 P-tuning v2：只训练前缀编码器，"
                        "按冻结基座上的小型 LoRA 适配器估算"),
