@@ -105,7 +105,9 @@ def load_config(path: str, *, framework_version: str | None = None,
 
     text = read_text(path)
     if path.lower().endswith(_PYTHON_EXT):
-        raise InputError(msg("config.python"), path)
+        from oomdoctor.configs.pyscript import read_python
+
+        return read_python(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
     if is_script(path, text):
         from oomdoctor.configs.entrypoints import read_script_setup
 

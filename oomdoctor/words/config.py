@@ -32,6 +32,13 @@ WORDS = {
                      "id or a path, as LLaMA-Factory's examples/v1 do, or use the flat YAML with model_name_or_path",
                      "不支持早期的 LLaMA-Factory v1 草案格式（model: 为映射）；请像 LLaMA-Factory 的 examples/v1 那样把 "
                      "model: 写成模型 ID 或路径，或使用带 model_name_or_path 的平铺 YAML"),
+    "config.python_read": ("{where}: read from the literal arguments of its TrainingArguments / TRL config, LoraConfig, "
+                           "BitsAndBytesConfig, from_pretrained and trainer calls, without running it; no patch is "
+                           "written into a Python script: set the plan's values by hand",
+                           "{where}：未运行脚本，仅从 TrainingArguments / TRL 配置、LoraConfig、BitsAndBytesConfig、"
+                           "from_pretrained 和 Trainer 调用的字面参数读取；不为 Python 脚本生成补丁：请按方案手动修改这些值"),
+    "config.python_value": ("{where}: {key} is computed when the script runs; its default is used",
+                            "{where}：{key} 要到脚本运行时才能确定；按默认值处理"),
     "config.lf_v1_read": ("{where}: read as the LLaMA-Factory v1 format (model, peft_config, quant_config, "
                           "dist_config, micro_batch_size, cutoff_len); no patch is written into a v1 file yet: set "
                           "the plan's values by hand",
@@ -166,6 +173,8 @@ WORDS = {
     "config.why.accelerate": ("accelerate launcher keys ({keys})", "accelerate 启动配置的键（{keys}）"),
     "config.why.deepspeed": ("DeepSpeed's {keys}", "DeepSpeed 的 {keys}"),
     "config.why.script": ("line {line} runs {entry}", "第 {line} 行运行 {entry}"),
+    "config.why.python": ("a Python training script: its calls {calls} from line {line}",
+                          "Python 训练脚本：从第 {line} 行起调用了 {calls}"),
     "config.why.script_config": ("line {line} runs {entry} with {config}: {why}", "第 {line} 行用 {config} 运行 {entry}：{why}"),
     "config.why.log": ("the training arguments printed in {log}", "{log} 中打印的训练参数"),
     # ---- which release's defaults, and why

@@ -1,0 +1,171 @@
+"""Audit 2026-12c: the kinds that came out wrong at first sight on 50 fresh configs, each as a rule of the
+framework's own grammar — a Python training script read from its calls' literal arguments, TRL's scripts and
+its `trl <cmd>` launch keys, LLaMA-Factory's Ray workers, torchtune's preference losses, ms-swift's unsloth
+backend, OpenRLHF's Ray actor group and `ray job submit -- cmd`."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oomdoctor.configs import edits_for, load_config
+from oomdoctor.errors import InputError
+from oomdoctor.facts import Change
+from oomdoctor.words import say
+
+CORPUS = Path(__file__).parent / "data" / "real-configs"
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    p = tmp_path / name
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(text)
+    return str(p)
+
+
+# ---------------------------------------------------------------- Python scripts
+
+def test_a_trl_python_script_is_read_from_its_calls_with_trls_defaults_and_lines():
+    path = str(CORPUS / "trl" / "py" / "lora_without_regret_sft.py")
+    s = load_config(path)
+    assert (s.framework, s.model, s.stage, s.method) == ("trl", "Qwen/Qwen2.5-3B-Instruct", "sft", "lora")
+    assert (s.lora_rank, s.lora_alpha, s.lora_targets) == (256, 16, ("all",))
+    assert (s.micro_batch, s.grad_accum) == (1, 4)
+    # SFTConfig's own defaults where the call is silent: max_length 1024, bf16, gradient checkpointing on
+    assert (s.seq_len, s.precision, s.grad_ckpt) == (1024, "bf16", True)
+    assert s.sources["lora_rank"].line == 8 and s.sources["micro_batch"].line == 12
+    assert s.sources["model"].line == 19                  # SFTTrainer(model="…")
+    assert any(getattr(w, "code", "") == "config.python_read" for w in s.extras["warnings"])
+
+
+def test_an_unsloth_script_is_qlora_by_unsloths_own_defaults(tmp_path):
+    path = _write(tmp_path, "train.py", """
+from unsloth import FastLanguageModel
+from trl import SFTTrainer, SFTConfig
+model, tok = FastLanguageModel.from_pretrained(model_name="unsloth/Qwen3-8B")
+model = FastLanguageModel.get_peft_model(model, r=32, lora_alpha=32, use_gradient_checkpointing="unsloth")
+trainer = SFTTrainer(model=model, args=SFTConfig(per_device_train_batch_size=2, gradient_accumulation_steps=8))
+""")
+    s = load_config(path)
+    # FastLanguageModel.from_pretrained loads a 4-bit base and sets 2048 tokens unless told otherwise
+    assert (s.method, s.quant_bits, s.seq_len, s.use_unsloth) == ("qlora", 4, 2048, True)
+    assert (s.lora_rank, s.micro_batch, s.grad_accum, s.grad_ckpt) == (32, 2, 8, True)
+
+
+def test_a_value_the_script_computes_keeps_its_default_with_a_note_and_a_constant_is_followed(tmp_path):
+    path = _write(tmp_path, "train.py", """
+from transformers import TrainingArguments, Trainer, AutoModelForCausalLM
+MODEL = "meta-llama/Llama-3.1-8B"
+model = AutoModelForCausalLM.from_pretrained(MODEL, torch_dtype=torch.bfloat16)
+args = TrainingArguments(output_dir="o", per_device_train_batch_size=cfg.batch, bf16=True)
+Trainer(model=model, args=args).train()
+""")
+    s = load_config(path)
+    assert (s.framework, s.model, s.method, s.precision, s.load_dtype) == \
+        ("hf", "meta-llama/Llama-3.1-8B", "full", "bf16", "bf16")
+    assert s.micro_batch == 8                             # TrainingArguments' default, the call's value unknown
+    notes = [say(w) for w in s.extras["warnings"]]
+    assert any("per_device_train_batch_size" in n and ":5" in n for n in notes)
+
+
+def test_a_dpo_config_and_a_bnb_quantised_base_make_a_qlora_dpo_run(tmp_path):
+    path = _write(tmp_path, "dpo.py", """
+from peft import LoraConfig
+from transformers import BitsAndBytesConfig, AutoModelForCausalLM
+from trl import DPOConfig, DPOTrainer
+bnb = BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_quant_type="nf4")
+model = AutoModelForCausalLM.from_pretrained("Qwen/Qwen2.5-7B-Instruct", quantization_config=bnb)
+peft = LoraConfig(r=16, lora_alpha=32, target_modules=["q_proj", "v_proj"])
+DPOTrainer(model=model, args=DPOConfig(max_length=2048, per_device_train_batch_size=1), peft_config=peft).train()
+""")
+    s = load_config(path)
+    assert (s.framework, s.stage, s.method, s.quant_bits, s.lora_rank) == ("trl", "dpo", "qlora", 4, 16)
+    assert (s.lora_targets, s.seq_len) == (("q_proj", "v_proj"), 2048)
+
+
+def test_no_patch_is_written_into_a_python_script():
+    s = load_config(str(CORPUS / "trl" / "py" / "lora_without_regret_sft.py"))
+    assert edits_for(s, [Change(field="micro_batch", before=1, after=1), Change(field="seq_len", before=1024,
+                                                                                after=512)]) == []
+
+
+def test_a_python_file_that_makes_no_training_call_is_still_refused(tmp_path):
+    path = _write(tmp_path, "helper.py", "import os\nprint(os.listdir('.'))\n")
+    with pytest.raises(InputError):
+        load_config(path)
+
+
+# ---------------------------------------------------------------- TRL scripts and `trl <cmd>`
+
+@pytest.mark.parametrize("script,stage", [("trl/scripts/kto.py", "kto"), ("examples/scripts/reward_modeling.py", "rm"),
+                                          ("examples/scripts/sft_gpt_oss.py", "sft")])
+def test_trls_own_scripts_are_trl_with_the_stage_their_name_says(tmp_path, script, stage):
+    path = _write(tmp_path, "run.sh", f"python {script} --model_name_or_path Qwen/Qwen2-0.5B "
+                                      "--dataset_name trl-lib/x --use_peft --packing\n")
+    s = load_config(path)
+    assert (s.framework, s.stage, s.method, s.lora_rank, s.seq_len) == ("trl", stage, "lora", 16, 1024)
+
+
+def test_an_examples_scripts_file_without_trls_arguments_is_not_taken_for_trl(tmp_path):
+    path = _write(tmp_path, "run.sh", "python examples/scripts/train.py --model_name_or_path m "
+                                      "--per_device_train_batch_size 2 --bf16\n")
+    assert load_config(path).framework == "hf"
+
+
+def test_trl_cli_launch_keys_in_the_config_file_and_the_subcommands_stage(tmp_path):
+    _write(tmp_path, "dpo_config.yaml", "model_name_or_path: Qwen/Qwen2.5-0.5B\nnum_processes: 4\n")
+    s = load_config(_write(tmp_path, "launch.sh", "trl dpo --config dpo_config.yaml\n"))
+    assert (s.stage, s.n_gpus) == ("dpo", 4)
+    assert s.sources["n_gpus"].key == "num_processes"
+
+
+@pytest.mark.parametrize("profile,zero,fsdp,gpus", [("zero2", 2, None, 8), ("zero3", 3, None, 8),
+                                                    ("fsdp2", 0, "full_shard", 8), ("single_gpu", 0, None, 1)])
+def test_trls_accelerate_profiles_by_name(tmp_path, profile, zero, fsdp, gpus):
+    s = load_config(_write(tmp_path, "run.sh", f"trl sft --model_name_or_path m --accelerate_config {profile}\n"))
+    assert (s.zero_stage, s.fsdp, s.n_gpus) == (zero, fsdp, gpus)
+
+
+def test_a_trl_accelerate_config_path_is_read_as_the_launchers(tmp_path):
+    _write(tmp_path, "acc.yaml", "distributed_type: DEEPSPEED\ndeepspeed_config:\n  zero_stage: 3\n"
+                                 "mixed_precision: bf16\nnum_processes: 2\n")
+    s = load_config(_write(tmp_path, "run.sh", "trl sft --model_name_or_path m --accelerate_config acc.yaml\n"))
+    assert (s.zero_stage, s.n_gpus) == (3, 2)
+
+
+# ---------------------------------------------------------------- other frameworks
+
+def test_llamafactory_ray_workers_are_the_gpu_count():
+    s = load_config(str(CORPUS / "lf" / "head_qwen3_lora_sft_ray.yaml"))
+    assert s.n_gpus == 4 and s.sources["n_gpus"].key == "ray_num_workers"
+
+
+def test_torchtunes_preference_loss_names_the_stage():
+    s = load_config(str(CORPUS / "torchtune" / "head_llama3_1_8B_lora_dpo.yaml"))
+    assert s.stage == "dpo" and s.sources["stage"].key == "loss._component_"
+
+
+def test_ms_swift_unsloth_backend(tmp_path):
+    s = load_config(_write(tmp_path, "t.sh", "swift sft --model Qwen/Qwen2.5-7B-Instruct --tuner_backend unsloth\n"))
+    assert s.use_unsloth is True
+    s = load_config(_write(tmp_path, "p.sh", "swift sft --model Qwen/Qwen2.5-7B-Instruct --tuner_backend peft\n"))
+    assert s.use_unsloth is False
+
+
+@pytest.mark.parametrize("flags,gpus", [("", 8), ("--actor.num_gpus_per_node 4", 4),
+                                        ("--actor.num_nodes 2 --actor.num_gpus_per_node 4", 8)])
+def test_openrlhf_ppo_ray_places_its_actor_on_its_own_ray_gpus(tmp_path, flags, gpus):
+    s = load_config(_write(tmp_path, "ppo.sh", "python3 -m openrlhf.cli.train_ppo_ray --actor.model_name_or_path "
+                                               f"OpenRLHF/Llama-3-8b-sft-mixture --actor.gradient_checkpointing_enable "
+                                               f"{flags}\n"))
+    assert (s.framework, s.stage, s.model, s.grad_ckpt, s.n_gpus) == \
+        ("openrlhf", "ppo", "OpenRLHF/Llama-3-8b-sft-mixture", True, gpus)
+
+
+def test_ray_job_submit_runs_the_command_after_the_double_dash(tmp_path):
+    text = ('ARGS=(\n   --actor.model_name_or_path Qwen/Qwen3-4B\n   # --reward.model_name_or_path x\n'
+            '   --ds.zero_stage 3\n)\n'
+            'ray job submit --address="http://127.0.0.1:8265" \\\n   -- python3 -m openrlhf.cli.train_ppo_ray \\\n'
+            '   ${ARGS[@]}\n')
+    s = load_config(_write(tmp_path, "r.sh", text))
+    assert (s.framework, s.model, s.zero_stage) == ("openrlhf", "Qwen/Qwen3-4B", 3)
