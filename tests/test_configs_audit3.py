@@ -169,3 +169,26 @@ def test_ray_job_submit_runs_the_command_after_the_double_dash(tmp_path):
             '   ${ARGS[@]}\n')
     s = load_config(_write(tmp_path, "r.sh", text))
     assert (s.framework, s.model, s.zero_stage) == ("openrlhf", "Qwen/Qwen3-4B", 3)
+
+
+# ---------------------------------------------------------------- the Python reader never fails another way
+
+_FRAGMENTS = ("from trl import SFTConfig, SFTTrainer\n", "SFTConfig(per_device_train_batch_size=2)\n",
+              "LoraConfig(r=x, lora_alpha=[1, 2])\n", "TrainingArguments(bf16='yes', max_steps=-1)\n",
+              "FastLanguageModel.from_pretrained(model_name=None, load_in_4bit=3)\n", "SFTTrainer(model=1)\n",
+              "x = (((((\n", "def f(:\n", "n = 1\nn = 2\nSFTConfig(max_length=n)\n", "\0", "   \t\n",
+              "AutoModelForCausalLM.from_pretrained(**kw)\n", "BitsAndBytesConfig(load_in_8bit=True)\n",
+              "SFTConfig(per_device_train_batch_size=0, gradient_accumulation_steps=1e400)\n")
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_any_mix_of_fragments_is_read_or_refused_in_one_line(tmp_path, seed):
+    import random
+
+    rng = random.Random(seed)
+    text = "".join(rng.choice(_FRAGMENTS) for _ in range(rng.randint(1, 6)))
+    path = _write(tmp_path, "t.py", text)
+    try:
+        load_config(path)
+    except InputError:
+        pass

@@ -54,6 +54,8 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
         tree = ast.parse(text, filename=path)
     except SyntaxError as err:
         raise InputError(msg("config.python"), path, err.lineno) from None
+    except (ValueError, RecursionError, MemoryError):      # a NUL byte, nesting deeper than the parser goes
+        raise InputError(msg("config.python"), path) from None
     reader = _Reader(path, tree)
     reader.walk()
     if not reader.found:
