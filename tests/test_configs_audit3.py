@@ -192,3 +192,10 @@ def test_any_mix_of_fragments_is_read_or_refused_in_one_line(tmp_path, seed):
         load_config(path)
     except InputError:
         pass
+
+
+def test_provenance_names_the_call_and_argument_the_script_wrote():
+    s = load_config(str(CORPUS / "trl" / "py" / "user_unsloth_llama3_qlora.py"))
+    assert s.sources["lora_rank"].key == "FastLanguageModel.get_peft_model(r=)"
+    assert s.sources["micro_batch"].key == "TrainingArguments(per_device_train_batch_size=)"
+    assert (s.sources["model"].key, s.sources["model"].line) == ("FastLanguageModel.from_pretrained(model_name=)", 10)

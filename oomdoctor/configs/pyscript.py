@@ -68,7 +68,9 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     reason = msg("config.why.python", calls=tuple(reader.found[:3]), line=line)
     setup = registry.read_doc(doc, "hf", reason, framework_version=framework_version, log_versions=log_versions,
                               entry=entry)
-    sources = dict(setup.sources)
+    # Provenance in the script's own words: `LoraConfig(r=)` at its line, not the TRL key it was read as.
+    sources = {f: (replace(src, key=reader.spelled[src.key]) if src.file == path and src.key in reader.spelled
+                   else src) for f, src in setup.sources.items()}
     fields: dict[str, Any] = {}
     if reader.stage is not None and not (sources.get("stage") and sources["stage"].file):
         fields["stage"] = reader.stage[0]
@@ -93,6 +95,8 @@ class _Reader:
         self.stage: tuple[str, str, int] | None = None
         self.unsloth: tuple[str, int] | None = None
         self.default_len: tuple[int, int] | None = None
+        self.current: tuple[str, ast.Call | None] = ("", None)     # the call being read, for provenance
+        self.spelled: dict[str, str] = {}                           # data key -> how the script wrote it
         self.consts = self._constants()
 
     # ------------------------------------------------------------ values
@@ -129,6 +133,9 @@ class _Reader:
         """data[key] from a call's argument; `keep`: a value already read (a config's) is not replaced."""
         if keep and key in self.data:
             return
+        label, call = self.current
+        arg = next((k.arg for k in call.keywords if k.value is node), None) if call is not None else None
+        self.spelled[key] = f"{label}({arg}=)" if arg else f"{label}()"
         v = self.value(node) if value is _MISSING else value
         if v is _MISSING or v is None:
             if not isinstance(node, ast.Constant):
@@ -150,6 +157,7 @@ class _Reader:
             name = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
             owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
             kw = {k.arg: k.value for k in call.keywords if k.arg}
+            self.current = (f"{owner}.{name}" if owner else name, call)
             if name in _TRAINER_ARGS or name in _TRL_CONFIGS:
                 self._args(name, call, kw)
             elif name in _TRL_TRAINERS:
@@ -194,6 +202,7 @@ class _Reader:
         self.found.append(name)
         self.data["use_peft"] = "true"
         self.lines["use_peft"] = next(iter(kw.values())).lineno if kw else 1
+        self.spelled["use_peft"] = f"{name}()"
         for src, key in (("r", "lora_r"), ("lora_alpha", "lora_alpha"), ("target_modules", "lora_target_modules"),
                          ("use_dora", "use_dora")):
             if src in kw:
@@ -221,8 +230,10 @@ class _Reader:
             if not full and "load_in_4bit" not in kw and "load_in_8bit" not in kw:
                 self.data.setdefault("load_in_4bit", "true")        # unsloth's default: a 4-bit base
                 self.lines.setdefault("load_in_4bit", call.lineno)
+                self.spelled.setdefault("load_in_4bit", f"{owner}.{name}() load_in_4bit=True by default")
             if "max_seq_length" not in kw:
                 self.default_len = (2048, call.lineno)
+                self.spelled.setdefault("max_length", f"{owner}.{name}() max_seq_length=2048 by default")
             for src, key in (("max_seq_length", "max_length"), ("load_in_4bit", "load_in_4bit"),
                              ("load_in_8bit", "load_in_8bit"), ("dtype", "torch_dtype")):
                 if src in kw:
@@ -232,6 +243,7 @@ class _Reader:
             return
         self.data["use_peft"] = "true"
         self.lines["use_peft"] = call.lineno
+        self.spelled["use_peft"] = f"{owner}.{name}()"
         for src, key in (("r", "lora_r"), ("lora_alpha", "lora_alpha"), ("target_modules", "lora_target_modules"),
                          ("max_seq_length", "max_length")):
             if src in kw:
