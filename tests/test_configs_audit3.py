@@ -199,3 +199,59 @@ def test_provenance_names_the_call_and_argument_the_script_wrote():
     assert s.sources["lora_rank"].key == "FastLanguageModel.get_peft_model(r=)"
     assert s.sources["micro_batch"].key == "TrainingArguments(per_device_train_batch_size=)"
     assert (s.sources["model"].key, s.sources["model"].line) == ("FastLanguageModel.from_pretrained(model_name=)", 10)
+
+
+# ---------------------------------------------------------------- configs pasted with their Markdown
+
+def _fenced(text: str, path: str) -> str:
+    lang = {"sh": "bash", "py": "python", "json": "json"}.get(path.rsplit(".", 1)[-1], "yaml")
+    return f"This is my config:\n\n```{lang}\n{text.rstrip()}\n```\n\nIt fails with **CUDA out of memory**.\n"
+
+
+def _quoted(text: str, path: str) -> str:
+    return "".join(("> " + ln) if ln.strip() else ln for ln in text.splitlines(keepends=True))
+
+
+def _quoted_fence(text: str, path: str) -> str:
+    return _quoted("~~~\n" + text.rstrip() + "\n~~~\n", path)
+
+
+@pytest.mark.parametrize("wrap", [_fenced, _quoted, _quoted_fence])
+def test_every_corpus_config_pasted_with_markdown_gives_the_same_facts(tmp_path, wrap):
+    import shutil
+
+    import test_real_configs as corpus
+
+    copy = tmp_path / "real-configs"
+    shutil.copytree(CORPUS, copy)
+    wrong = []
+    for entry in corpus.MANIFEST:
+        target = copy / entry["file"]
+        original = target.read_text(encoding="utf-8")
+        target.write_text(wrap(original, entry["file"]), encoding="utf-8")
+        try:
+            flags = entry.get("flags") or {}
+            s = load_config(str(target), framework_version=flags.get("version"), model=flags.get("model"))
+            if entry.get("with"):
+                from oomdoctor.configs import combine
+
+                s = combine(s, load_config(str(copy / entry["with"])))
+            plain = corpus._read(entry)
+            fields = [f for f in entry["facts"] if f != "version"]
+            diff = [f for f in fields if getattr(s, f) != getattr(plain, f)]
+            if diff or not s.extras.get("markdown_paste"):
+                wrong.append((entry["file"], diff))
+        except InputError as err:
+            wrong.append((entry["file"], str(err)))
+        finally:
+            target.write_text(original, encoding="utf-8")
+    assert not wrong, wrong
+
+
+def test_a_paste_is_not_patched_and_keeps_the_files_own_line_numbers(tmp_path):
+    path = _write(tmp_path, "c.yaml", "Config:\n```yaml\nmodel_name_or_path: Qwen/Qwen3-8B\nstage: sft\n"
+                                      "finetuning_type: lora\ncutoff_len: 4096\n```\n")
+    s = load_config(path)
+    assert (s.model, s.seq_len, s.sources["seq_len"].line) == ("Qwen/Qwen3-8B", 4096, 6)
+    assert edits_for(s, [Change(field="seq_len", before=4096, after=2048)]) == []
+    assert any(getattr(w, "code", "") == "config.markdown_read" for w in s.extras["warnings"])

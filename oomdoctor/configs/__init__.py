@@ -54,7 +54,9 @@ def classify(path: str) -> str:
     head = _head(path)
     if b"\0" in head[:8192]:
         return "log"
-    text = head.decode("utf-8", "replace")
+    from oomdoctor.configs._doc import unwrap_markdown
+
+    text = unwrap_markdown(head.decode("utf-8", "replace"))[0]
     if is_script(path, text):
         if low.endswith(_SCRIPT_EXT):
             return "config"     # a .sh that trains nothing (inference, merging) is refused by name, not read as a log
@@ -100,10 +102,24 @@ def load_config(path: str, *, framework_version: str | None = None,
     `log_versions` are the package versions a crash log's banner printed; `--framework-version` wins
     over them, and both over what the file implies. The file is parsed once per run. `model` (the user's
     --model) stands in for a model reference only the running script would know."""
-    from oomdoctor.configs import registry
-    from oomdoctor.configs._doc import parse_file, read_text
+    from dataclasses import replace
 
-    text = read_text(path)
+    from oomdoctor.configs._doc import read_text, unwrap_markdown
+
+    text, wrapped = unwrap_markdown(read_text(path))
+    setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
+    if wrapped:
+        # Read from the code block it was pasted in; a patch would have to edit the Markdown around it.
+        warnings = (*setup.extras.get("warnings", ()), msg("config.markdown_read", where=path, how=wrapped))
+        setup = replace(setup, extras={**setup.extras, "markdown_paste": wrapped, "warnings": warnings})
+    return setup
+
+
+def _load_text(path: str, text: str, *, framework_version: str | None, log_versions: Mapping[str, str] | None,
+               model: str | None) -> TrainingSetup:
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import parse_file
+
     if path.lower().endswith(_PYTHON_EXT):
         from oomdoctor.configs.pyscript import read_python
 

@@ -32,6 +32,10 @@ WORDS = {
                      "id or a path, as LLaMA-Factory's examples/v1 do, or use the flat YAML with model_name_or_path",
                      "不支持早期的 LLaMA-Factory v1 草案格式（model: 为映射）；请像 LLaMA-Factory 的 examples/v1 那样把 "
                      "model: 写成模型 ID 或路径，或使用带 model_name_or_path 的平铺 YAML"),
+    "config.markdown_read": ("{where}: read from the Markdown it was pasted with ({how}); no patch is written into a "
+                             "paste: save the code block as its own file to get one, or set the plan's values by hand",
+                             "{where}：已去掉粘贴时带的 Markdown（{how}）后读取；不为粘贴内容生成补丁：把代码块单独保存成文件"
+                             "即可生成补丁，或按方案手动修改这些值"),
     "config.python_read": ("{where}: read from the literal arguments of its TrainingArguments / TRL config, LoraConfig, "
                            "BitsAndBytesConfig, from_pretrained and trainer calls, without running it; no patch is "
                            "written into a Python script: set the plan's values by hand",
