@@ -255,3 +255,37 @@ def test_a_paste_is_not_patched_and_keeps_the_files_own_line_numbers(tmp_path):
     assert (s.model, s.seq_len, s.sources["seq_len"].line) == ("Qwen/Qwen3-8B", 4096, 6)
     assert edits_for(s, [Change(field="seq_len", before=4096, after=2048)]) == []
     assert any(getattr(w, "code", "") == "config.markdown_read" for w in s.extras["warnings"])
+
+
+# NovaSky-AI/SkyThought issue 7 (https://github.com/NovaSky-AI/SkyThought/issues/7), 2025-01: every flag on its own
+# line, no `\` (paths shortened).
+_NO_CONTINUATIONS = """torchrun
+--nnodes $NNODES
+--master_addr $MASTER_ADDR
+--node_rank $NODE_RANK
+--nproc_per_node 8  LLaMA-Factory/src/train.py
+--deepspeed LLaMA-Factory/examples/deepspeed/ds_z3_config.json
+--stage sft
+--template qwen25
+--model_name_or_path saves/qwen-qwq/full/sft
+--do_train
+--finetuning_type full
+--per_device_train_batch_size 1
+--gradient_accumulation_steps 1
+--bf16
+--flash_attn
+--cutoff_len 8192
+"""
+
+
+def test_a_paste_that_lost_its_line_continuations_is_read_as_one_command_with_a_note(tmp_path):
+    s = load_config(_write(tmp_path, "single_node.sh", _NO_CONTINUATIONS))
+    assert (s.framework, s.method, s.seq_len, s.micro_batch, s.precision) == ("llamafactory", "full", 8192, 1, "bf16")
+    assert s.sources["seq_len"].line == 16                # every line keeps its number
+    assert any(getattr(w, "code", "") == "config.script.rejoined" for w in s.extras["warnings"])
+
+
+def test_a_script_whose_command_is_found_is_never_rejoined(tmp_path):
+    text = "python train.py --model_name_or_path m --per_device_train_batch_size 2 \\\n  --bf16\n--foo 1\n"
+    s = load_config(_write(tmp_path, "run.sh", text))
+    assert not any(getattr(w, "code", "") == "config.script.rejoined" for w in s.extras.get("warnings", ()))

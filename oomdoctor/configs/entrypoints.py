@@ -452,6 +452,13 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     estimate needs instead of stopping."""
     script = read_script(text, path)
     inv = find_training(script)
+    rejoined = None
+    if inv is None:
+        rejoined = _rejoin_flag_lines(text)
+        if rejoined is not None:
+            inv = find_training(read_script(rejoined[0], path))
+            if inv is not None:
+                script = read_script(rejoined[0], path)
     if inv is None:
         megatron = _megatron_command(script)
         if megatron is not None:
@@ -462,6 +469,8 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     doc.inline.update(script.heredocs)
     for name, count, line in script.loops:
         doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
+    if inv is not None and rejoined is not None:
+        doc.notes.append(msg("config.script.rejoined", where=f"{path}:{rejoined[1]}"))
     config = _config_file(path, entry, doc, positional)
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
@@ -524,6 +533,24 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
             setup = replace(setup, model="", extras={**setup.extras, "model_unresolved": unresolved})
         setup = _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
     return _with_launch(setup, inv, path)
+
+
+def _rejoin_flag_lines(text: str) -> tuple[str, int] | None:
+    """A paste that lost its line continuations (`torchrun` on one line, each `--flag value` on its own):
+    bash would run every line as a command of its own, so no training command is found. Read instead as if
+    each line that opens with a flag continued the line above (a ` \\` added there, so every line keeps its
+    number). (the text, the first line continued), or None when no line opens with a flag after a command."""
+    lines = text.split("\n")
+    first = None
+    for i in range(1, len(lines)):
+        here, above = lines[i].lstrip(), lines[i - 1].rstrip()
+        if not (here.startswith("--") or (here.startswith("-") and here[1:2].isalpha())):
+            continue
+        if not above or above.endswith("\\") or above.lstrip().startswith("#"):
+            continue
+        lines[i - 1] = above + " \\"
+        first = first or i
+    return ("\n".join(lines), first) if first else None
 
 
 def _stage_of_command(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:

@@ -142,6 +142,9 @@ WORDS = {
                                      "(it reads `swift sft`, `swift pt` and `swift rlhf` runs)",
                                      "`{command}` 是基于 Megatron 的 ms-swift 训练，oomdoctor 不支持"
                                      "（支持 `swift sft`、`swift pt`、`swift rlhf`）"),
+    "config.script.rejoined": ("{where}: the lines that open with a flag have no `\\` before them (a paste that lost "
+                               "its line continuations); read as one command, as the script was evidently meant",
+                               "{where}：以参数开头的行前面没有续行符 `\\`（粘贴时丢了续行）；按脚本本意读作一条命令"),
     "config.script.no_command": (
         "no training command found in this script (looked for llamafactory-cli, torchrun, deepspeed, accelerate "
         "launch, python with training flags, tune run, axolotl, trl, swift)",
