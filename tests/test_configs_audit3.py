@@ -289,3 +289,39 @@ def test_a_script_whose_command_is_found_is_never_rejoined(tmp_path):
     text = "python train.py --model_name_or_path m --per_device_train_batch_size 2 \\\n  --bf16\n--foo 1\n"
     s = load_config(_write(tmp_path, "run.sh", text))
     assert not any(getattr(w, "code", "") == "config.script.rejoined" for w in s.extras.get("warnings", ()))
+
+
+# ---------------------------------------------------------------- the kinds 2026-12e found
+
+def test_ms_swift_use_galore(tmp_path):
+    s = load_config(_write(tmp_path, "g.sh", "swift sft --model Qwen/Qwen2.5-7B-Instruct --tuner_type full "
+                                             "--use_galore true\n"))
+    assert (s.method, s.galore) == ("full", True)
+
+
+def test_the_command_in_a_bash_c_string_is_the_training_command_with_the_outer_environment(tmp_path):
+    text = ('export CUDA_VISIBLE_DEVICES=0,1\n'
+            'srun --nodes=1 -w "$node" --container-image=img bash -c \\\n'
+            '"pip install x \\\n&& torchrun --nproc_per_node 2 train.py --model_name_or_path m \\\n'
+            '    --per_device_train_batch_size 4 --bf16"\n')
+    s = load_config(_write(tmp_path, "slurm.sh", text))
+    assert (s.model, s.micro_batch, s.n_gpus, s.precision) == ("m", 4, 2, "bf16")
+    assert s.sources["micro_batch"].line == 3
+
+
+def test_notebook_cells_with_ipython_lines_tuple_names_and_a_model_reloaded_after_training(tmp_path):
+    text = ("# %%\n!pip install -q trl peft\n%env WANDB_DISABLED=true\n# %%\n"
+            'model_id, output_dir = "Qwen/Qwen3-8B", "out"\n'
+            "from trl import SFTConfig, SFTTrainer\n"
+            "args = SFTConfig(output_dir=output_dir, per_device_train_batch_size=2, max_length=2048)\n"
+            "trainer = SFTTrainer(model=model_id, args=args)\ntrainer.train()\n"
+            '# %%\nbase = AutoModelForCausalLM.from_pretrained("Qwen/Qwen3-0.6B", dtype="float32")\n')
+    s = load_config(_write(tmp_path, "nb.py", text))
+    assert (s.model, s.micro_batch, s.seq_len, s.load_dtype) == ("Qwen/Qwen3-8B", 2, 2048, "fp32")
+    assert s.sources["model"].line == 8
+    assert "load_dtype" not in s.sources or not s.sources["load_dtype"].file     # not the reloaded model's
+
+
+def test_an_ipython_line_alone_does_not_make_a_script(tmp_path):
+    with pytest.raises(InputError):
+        load_config(_write(tmp_path, "x.py", "!nvidia-smi\n%matplotlib inline\n"))

@@ -30,6 +30,7 @@ dataclasses, read from its repository:
   --bf16/--fp16 it autocasts in the load dtype (bf16 for bfloat16, else fp16; model_args _init_mixed_precision);
   `swift rlhf --rlhf_type dpo|kto|orpo|cpo|simpo|rm|ppo` is that stage (grpo, gkd: one sequence per sample);
   --tuner_backend peft|unsloth (swift/arguments/base_args/base_args.py) loads and wraps the model with unsloth;
+  --use_galore (swift/trainers/arguments.py) trains with GaLore's low-rank optimizer states;
 - OpenRLHF `openrlhf.cli.train_{sft,dpo,rm,kto,ppo,ppo_ray}` (OpenRLHF/OpenRLHF openrlhf/cli/*.py, argparse, run as
   `deepspeed --module`): flat options up to 2026-04 (--pretrain, --micro_train_batch_size, --train_batch_size the
   global batch, --max_len 2048, --zero_stage 2, --bf16 else fp32, --adam_offload the optimizer only,
@@ -55,7 +56,7 @@ _SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type"
           "lora_rank": "rank", "lora_alpha": "alpha", "quant_bits": "bits", "quantization_bit": "bits",
           "torch_dtype": "dtype", "dtype": "dtype", "target_modules": "targets", "lora_target_modules": "targets",
           "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing",
-          "rlhf_type": "stage", "sequence_parallel_size": "sp", "tuner_backend": "backend"}
+          "rlhf_type": "stage", "sequence_parallel_size": "sp", "tuner_backend": "backend", "use_galore": "galore"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",

@@ -63,7 +63,7 @@ def find_training(script: Script) -> Invocation | None:
     """The command that trains: a known entry point first, else the launched script with the most
     TrainingArguments flags. None when the script runs no training command."""
     best: tuple[int, int, Invocation] | None = None
-    for order, cmd in enumerate(script.commands):
+    for order, cmd in enumerate(_with_shell_strings(script)):
         inv = _invocation(cmd)
         if inv is None:
             continue
@@ -76,6 +76,29 @@ def find_training(script: Script) -> Invocation | None:
         if best is None or score > best[0]:
             best = (score, -order, inv)
     return best[2] if best else None
+
+
+_SHELLS = ("bash", "sh", "zsh", "dash")
+
+
+def _with_shell_strings(script: Script) -> list[Command]:
+    """The script's commands, a `bash -c STRING` (run by srun, docker, ssh …) replaced by the commands of its
+    string (bash(1): -c reads commands from the string), each at the script's line of its own words and with
+    the environment the outer command had."""
+    out: list[Command] = []
+    for cmd in script.commands:
+        words = list(cmd.words)
+        at = next((i for i, w in enumerate(words[:-1]) if os.path.basename(w.text) in _SHELLS and
+                   words[i + 1].text == "-c"), None)
+        inner = words[at + 2] if at is not None and at + 2 < len(words) else None
+        if inner is None or not inner.known:
+            out.append(cmd)
+            continue
+        shift = inner.line - 1
+        for sub in read_script(inner.text, script.path).commands:
+            out.append(replace(sub, line=sub.line + shift, env={**cmd.env, **sub.env},
+                               words=tuple(replace(w, line=w.line + shift) for w in sub.words)))
+    return out
 
 
 def _invocation(cmd: Command) -> Invocation | None:

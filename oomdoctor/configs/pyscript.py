@@ -51,7 +51,7 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     if not is_training_script(text):
         raise InputError(msg("config.python"), path)
     try:
-        tree = ast.parse(text, filename=path)
+        tree = ast.parse(_without_ipython(text), filename=path)
     except SyntaxError as err:
         raise InputError(msg("config.python"), path, err.lineno) from None
     except (ValueError, RecursionError, MemoryError):      # a NUL byte, nesting deeper than the parser goes
@@ -81,6 +81,22 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     warnings = (*setup.extras.get("warnings", ()), msg("config.python_read", where=path))
     extras = {**setup.extras, "python_script": True, "entry": entry.name, "warnings": warnings}
     return replace(setup, config_file=path, sources=sources, extras=extras, **fields)
+
+
+def _without_ipython(text: str) -> str:
+    """A notebook's cells pasted as a script keep IPython's own lines — `!pip install …` (a shell escape),
+    `%env`, `%%capture` (magics) — which are not Python: each is emptied, its line kept."""
+    import re
+
+    return re.sub(r"(?m)^[ \t]*[!%][^\n]*", "", text)
+
+
+def _train_line(tree: ast.Module) -> int | None:
+    """The line of the first `<trainer>.train(...)`: what the script calls after it (reloading the model to
+    merge or test the adapter) is not the training run."""
+    lines = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "train"]
+    return min(lines) if lines else None
 
 
 class _Reader:
@@ -114,6 +130,11 @@ class _Reader:
             for t in targets:
                 if isinstance(t, ast.Name) and value is not None:
                     seen.setdefault(t.id, []).append(self._literal(value, {}))
+                elif isinstance(t, ast.Tuple) and isinstance(value, ast.Tuple) and len(t.elts) == len(value.elts):
+                    # `model_id, output_dir = "org/model", "out"`: each name its own value
+                    for name, item in zip(t.elts, value.elts):
+                        if isinstance(name, ast.Name):
+                            seen.setdefault(name.id, []).append(self._literal(item, {}))
         return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not _MISSING}
 
     def _literal(self, node: ast.expr, consts: dict[str, Any]) -> Any:
@@ -151,7 +172,9 @@ class _Reader:
     # ------------------------------------------------------------ calls
 
     def walk(self) -> None:
-        calls = sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call)), key=lambda n: (n.lineno, n.col_offset))
+        end = _train_line(self.tree)
+        calls = sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and (end is None or n.lineno <= end)),
+                       key=lambda n: (n.lineno, n.col_offset))
         for call in calls:
             func = call.func
             name = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")

@@ -82,6 +82,7 @@ WORDS = {
     "config.kind.prefix": ("the P-tuning prefix length", "P-tuning 前缀长度"),
     "config.kind.stage": ("the training stage", "训练阶段"),
     "config.kind.backend": ("the tuner backend (unsloth)", "微调后端（unsloth）"),
+    "config.kind.galore": ("the GaLore switch", "GaLore 开关"),
     "config.kind.gpus": ("the GPUs per node", "每节点 GPU 数"),
     "config.kind.nodes": ("the number of nodes", "节点数"),
     "config.ptuning": ("{where}: --{flag} is P-tuning v2: only a prefix encoder trains, estimated as a small LoRA "
