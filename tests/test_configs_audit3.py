@@ -325,3 +325,22 @@ def test_notebook_cells_with_ipython_lines_tuple_names_and_a_model_reloaded_afte
 def test_an_ipython_line_alone_does_not_make_a_script(tmp_path):
     with pytest.raises(InputError):
         load_config(_write(tmp_path, "x.py", "!nvidia-smi\n%matplotlib inline\n"))
+
+
+def test_a_fence_inside_a_yaml_block_scalar_is_not_taken_for_a_paste(tmp_path):
+    text = ("base_model: Qwen/Qwen3-8B\nsequence_len: 4096\nmicro_batch_size: 2\nsystem_prompt: |\n"
+            "  Answer with code:\n  ```python\n  print(1)\n  ```\n")
+    s = load_config(_write(tmp_path, "ax.yaml", text))
+    assert (s.framework, s.seq_len, s.micro_batch) == ("axolotl", 4096, 2)
+    assert not s.extras.get("markdown_paste")
+
+
+def test_a_yaml_paste_with_an_oom_sentence_around_it_is_classified_as_a_config(tmp_path):
+    from oomdoctor.configs import classify
+
+    path = _write(tmp_path, "c.yaml", "It dies with CUDA out of memory:\n```yaml\nmodel_name_or_path: m\n"
+                                      "stage: sft\nfinetuning_type: lora\n```\n")
+    assert classify(path) == "config"
+    log = _write(tmp_path, "crash.md", "```\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of "
+                                       "memory.\n```\n")
+    assert classify(log) == "log"

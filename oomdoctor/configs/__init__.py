@@ -8,6 +8,7 @@ are read by configs/shell.py and their training command by configs/entrypoints.p
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 
 from oomdoctor.errors import InputError
@@ -43,9 +44,6 @@ def is_script(path: str, text: str) -> bool:
 def classify(path: str) -> str:
     """"config" for a training config (a mapping a framework of the registry claims, or a shell script
     that runs a training command), else "log". Reads at most the first 64 KiB."""
-    from oomdoctor.configs import registry
-    from oomdoctor.configs._doc import parse_text
-
     low = path.lower()
     if path == "-" or low.endswith(_LOG_EXT):
         return "log"
@@ -56,7 +54,17 @@ def classify(path: str) -> str:
         return "log"
     from oomdoctor.configs._doc import unwrap_markdown
 
-    text = unwrap_markdown(head.decode("utf-8", "replace"))[0]
+    text = head.decode("utf-8", "replace")
+    if unwrap_markdown(text)[1] and _classify_text(path, text, head) == "log":
+        return _classify_text(path, unwrap_markdown(text)[0], head)      # a config pasted with its Markdown
+    return _classify_text(path, text, head)
+
+
+def _classify_text(path: str, text: str, head: bytes) -> str:
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import parse_text
+
+    low = path.lower()
     if is_script(path, text):
         if low.endswith(_SCRIPT_EXT):
             return "config"     # a .sh that trains nothing (inference, merging) is refused by name, not read as a log
@@ -106,8 +114,22 @@ def load_config(path: str, *, framework_version: str | None = None,
 
     from oomdoctor.configs._doc import read_text, unwrap_markdown
 
-    text, wrapped = unwrap_markdown(read_text(path))
-    setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
+    raw = read_text(path)
+    text, wrapped = unwrap_markdown(raw)
+    if wrapped and not (is_script(path, raw) or path.lower().endswith(_PYTHON_EXT)):
+        # A YAML/JSON file as written first: a fence inside a block scalar (a prompt) is not a paste. (No line
+        # of a script is a bare fence, and a `>` opening every line would redirect each: those are pastes.)
+        try:
+            return _load_text(path, raw, framework_version=framework_version, log_versions=log_versions, model=model)
+        except InputError:
+            first = sys.exc_info()[1]
+        try:
+            setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
+                               model=model)
+        except InputError:
+            raise first from None
+    else:
+        setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
     if wrapped:
         # Read from the code block it was pasted in; a patch would have to edit the Markdown around it.
         warnings = (*setup.extras.get("warnings", ()), msg("config.markdown_read", where=path, how=wrapped))
