@@ -344,3 +344,17 @@ def test_a_yaml_paste_with_an_oom_sentence_around_it_is_classified_as_a_config(t
     log = _write(tmp_path, "crash.md", "```\nTraceback (most recent call last):\ntorch.OutOfMemoryError: CUDA out of "
                                        "memory.\n```\n")
     assert classify(log) == "log"
+
+
+def test_unsloths_get_peft_model_defaults_and_a_16_bit_base(tmp_path):
+    # unsloth/models/llama.py get_peft_model(r=16, lora_alpha=16, use_gradient_checkpointing="unsloth");
+    # loader.py from_pretrained(load_in_16bit=True) is a 16-bit LoRA base, not unsloth's default 4-bit one
+    path = _write(tmp_path, "u.py", """
+from unsloth import FastLanguageModel
+model, tok = FastLanguageModel.from_pretrained("unsloth/Qwen3-4B", load_in_16bit=True)
+model = FastLanguageModel.get_peft_model(model)
+from transformers import TrainingArguments
+TrainingArguments(output_dir="o", per_device_train_batch_size=1)
+""")
+    s = load_config(path)
+    assert (s.method, s.quant_bits, s.lora_rank, s.lora_alpha, s.grad_ckpt) == ("lora", None, 16, 16, True)

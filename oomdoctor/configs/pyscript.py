@@ -240,8 +240,9 @@ class _Reader:
                 self.put("torch_dtype" if key == "dtype" else key, kw[key])
 
     def _unsloth(self, owner: str, name: str, call: ast.Call, kw: dict[str, ast.expr]) -> None:
-        # unsloth/models/loader.py FastLanguageModel.from_pretrained(model_name, max_seq_length=2048, dtype,
-        # load_in_4bit=True, ...); llama.py get_peft_model(model, r=16, target_modules, lora_alpha=16, ...,
+        # unslothai/unsloth@015bdef unsloth/models/loader.py:410 FastLanguageModel.from_pretrained(model_name,
+        # max_seq_length=2048, dtype=None, load_in_4bit=True, load_in_8bit=False, load_in_16bit=False,
+        # full_finetuning=False, ...); llama.py:3061 get_peft_model(model, r=16, ..., lora_alpha=16, ...,
         # use_gradient_checkpointing="unsloth", max_seq_length=2048)
         self.found.append(f"{owner}.{name}")
         self.unsloth = self.unsloth or (f"{owner}.{name}", call.lineno)
@@ -250,7 +251,8 @@ class _Reader:
             if node is not None:
                 self.put("model_name_or_path", node)
             full = self.value(kw["full_finetuning"]) is True if "full_finetuning" in kw else False
-            if not full and "load_in_4bit" not in kw and "load_in_8bit" not in kw:
+            other = any(self.value(kw[k]) is True for k in ("load_in_8bit", "load_in_16bit") if k in kw)
+            if not full and not other and "load_in_4bit" not in kw:
                 self.data.setdefault("load_in_4bit", "true")        # unsloth's default: a 4-bit base
                 self.lines.setdefault("load_in_4bit", call.lineno)
                 self.spelled.setdefault("load_in_4bit", f"{owner}.{name}() load_in_4bit=True by default")
@@ -271,7 +273,14 @@ class _Reader:
                          ("max_seq_length", "max_length")):
             if src in kw:
                 self.put(key, kw[src], keep=key == "max_length")
+        for key, default in (("lora_r", 16), ("lora_alpha", 16)):        # get_peft_model's own defaults
+            if key not in self.data:
+                self.data[key], self.lines[key] = default, call.lineno
+                self.spelled[key] = f"{owner}.{name}() {'r' if key == 'lora_r' else key}={default} by default"
         ckpt = kw.get("use_gradient_checkpointing")
         if ckpt is not None:
             v = self.value(ckpt)
             self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
+        elif "gradient_checkpointing" not in self.data:
+            self.data["gradient_checkpointing"], self.lines["gradient_checkpointing"] = "true", call.lineno
+            self.spelled["gradient_checkpointing"] = f'{owner}.{name}() use_gradient_checkpointing="unsloth" by default'
