@@ -40,6 +40,8 @@ def _compare(entry: dict) -> tuple[list[str], str | None]:
         got = getattr(setup, FIELDS.get(name, name))
         if isinstance(expected, (int, float)) and not isinstance(expected, bool):
             right = got == expected
+        elif isinstance(expected, list):                    # a tuple field (lora_targets), in its order
+            right = list(got or ()) == expected
         else:
             right = (str(got) if got is not None else None) == (str(expected) if expected is not None else None)
         if not right:

@@ -8,6 +8,7 @@ are read by configs/shell.py and their training command by configs/entrypoints.p
 """
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping, Sequence
 
 from oomdoctor.errors import InputError
@@ -43,9 +44,6 @@ def is_script(path: str, text: str) -> bool:
 def classify(path: str) -> str:
     """"config" for a training config (a mapping a framework of the registry claims, or a shell script
     that runs a training command), else "log". Reads at most the first 64 KiB."""
-    from oomdoctor.configs import registry
-    from oomdoctor.configs._doc import parse_text
-
     low = path.lower()
     if path == "-" or low.endswith(_LOG_EXT):
         return "log"
@@ -54,7 +52,19 @@ def classify(path: str) -> str:
     head = _head(path)
     if b"\0" in head[:8192]:
         return "log"
+    from oomdoctor.configs._doc import unwrap_markdown
+
     text = head.decode("utf-8", "replace")
+    if unwrap_markdown(text)[1] and _classify_text(path, text, head) == "log":
+        return _classify_text(path, unwrap_markdown(text)[0], head)      # a config pasted with its Markdown
+    return _classify_text(path, text, head)
+
+
+def _classify_text(path: str, text: str, head: bytes) -> str:
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import parse_text
+
+    low = path.lower()
     if is_script(path, text):
         if low.endswith(_SCRIPT_EXT):
             return "config"     # a .sh that trains nothing (inference, merging) is refused by name, not read as a log
@@ -100,12 +110,42 @@ def load_config(path: str, *, framework_version: str | None = None,
     `log_versions` are the package versions a crash log's banner printed; `--framework-version` wins
     over them, and both over what the file implies. The file is parsed once per run. `model` (the user's
     --model) stands in for a model reference only the running script would know."""
-    from oomdoctor.configs import registry
-    from oomdoctor.configs._doc import parse_file, read_text
+    from dataclasses import replace
 
-    text = read_text(path)
+    from oomdoctor.configs._doc import read_text, unwrap_markdown
+
+    raw = read_text(path)
+    text, wrapped = unwrap_markdown(raw)
+    if wrapped and not (is_script(path, raw) or path.lower().endswith(_PYTHON_EXT)):
+        # A YAML/JSON file as written first: a fence inside a block scalar (a prompt) is not a paste. (No line
+        # of a script is a bare fence, and a `>` opening every line would redirect each: those are pastes.)
+        try:
+            return _load_text(path, raw, framework_version=framework_version, log_versions=log_versions, model=model)
+        except InputError:
+            first = sys.exc_info()[1]
+        try:
+            setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
+                               model=model)
+        except InputError:
+            raise first from None
+    else:
+        setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
+    if wrapped:
+        # Read from the code block it was pasted in; a patch would have to edit the Markdown around it.
+        warnings = (*setup.extras.get("warnings", ()), msg("config.markdown_read", where=path, how=wrapped))
+        setup = replace(setup, extras={**setup.extras, "markdown_paste": wrapped, "warnings": warnings})
+    return setup
+
+
+def _load_text(path: str, text: str, *, framework_version: str | None, log_versions: Mapping[str, str] | None,
+               model: str | None) -> TrainingSetup:
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import parse_file
+
     if path.lower().endswith(_PYTHON_EXT):
-        raise InputError(msg("config.python"), path)
+        from oomdoctor.configs.pyscript import read_python
+
+        return read_python(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
     if is_script(path, text):
         from oomdoctor.configs.entrypoints import read_script_setup
 

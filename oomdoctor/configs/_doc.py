@@ -176,6 +176,38 @@ def read_text(path: str) -> str:
     return text
 
 
+# A config pasted from an issue or a chat keeps its Markdown: a code fence (``` or ~~~, CommonMark §4.5) around
+# it, prose around the fence, or a `> ` blockquote (§5.1) on every line. No YAML, JSON or shell line is a bare
+# fence, so a file with one is read as its first fenced block.
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})[^`\n]*$")
+_QUOTE = re.compile(r"^[ \t]{0,3}> ?")
+
+
+def _blank(line: str) -> str:
+    return line[len(line.rstrip("\r\n")):]         # the line's end only
+
+
+def unwrap_markdown(text: str) -> tuple[str, str | None]:
+    """(the config inside a Markdown paste, how it was wrapped: "fence", "quote", "quote+fence" or None).
+    Markdown lines are emptied, never removed, and a quote marker is cut from its line: every line stays
+    where the file has it, so errors and provenance name the file's own lines (a paste is never patched)."""
+    lines = text.splitlines(keepends=True)
+    how = []
+    filled = [ln for ln in lines if ln.strip()]
+    if filled and all(_QUOTE.match(ln) for ln in filled):
+        lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
+        how.append("quote")
+    opened = next((i for i, ln in enumerate(lines) if _FENCE.match(ln.rstrip("\r\n"))), None)
+    if opened is not None:
+        mark = _FENCE.match(lines[opened].rstrip("\r\n")).group(1)
+        closed = next((j for j in range(opened + 1, len(lines))
+                       if re.match(r"^[ \t]{0,3}" + re.escape(mark[0]) + "{%d,}[ \t]*$" % len(mark),
+                                   lines[j].rstrip("\r\n"))), len(lines))
+        lines = [_blank(ln) if not opened < i < closed else ln for i, ln in enumerate(lines)]
+        how.append("fence")
+    return ("".join(lines), "+".join(how)) if how else (text, None)
+
+
 def looks_like_json(text: str, path: str) -> bool:
     """JSON by name, or an unnamed file that opens with a brace; a .yaml/.yml file is YAML whatever it
     opens with (a flow mapping `{a: 1}` is YAML, and its errors are YAML errors)."""

@@ -14,8 +14,9 @@ from oomdoctor.facts import Change, KeyEdit, TrainingSetup
 def edits_for(setup: TrainingSetup, changes: Sequence[Change]) -> list[KeyEdit]:
     from oomdoctor.configs import registry
 
-    if setup.extras.get("llamafactory_v1"):
-        return []           # v1 keys are not v0's: the plan's values are shown, no file is patched (config.lf_v1_read)
+    if setup.extras.get("llamafactory_v1") or setup.extras.get("python_script") or setup.extras.get("markdown_paste"):
+        # v1 keys are not v0's, a script is code, a paste is Markdown: the plan's values are shown, nothing is patched
+        return []
     out = Out(setup)
     final = {c.field: c.after for c in changes}
     mod = registry.module(registry.reader_of(setup))
@@ -35,7 +36,7 @@ def key_for(setup: TrainingSetup, field: str) -> tuple[str | None, str | None]:
     src = setup.sources.get(field)
     if src is not None and src.file and src.key:
         return src.file, src.key
-    if setup.extras.get("llamafactory_v1"):
+    if setup.extras.get("llamafactory_v1") or setup.extras.get("python_script") or setup.extras.get("markdown_paste"):
         return None, None
     reader = registry.reader_of(setup)
     entry = by_name(setup.extras.get("entry"))

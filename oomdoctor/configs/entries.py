@@ -29,6 +29,8 @@ dataclasses, read from its repository:
   per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x), --packing; without
   --bf16/--fp16 it autocasts in the load dtype (bf16 for bfloat16, else fp16; model_args _init_mixed_precision);
   `swift rlhf --rlhf_type dpo|kto|orpo|cpo|simpo|rm|ppo` is that stage (grpo, gkd: one sequence per sample);
+  --tuner_backend peft|unsloth (swift/arguments/base_args/base_args.py) loads and wraps the model with unsloth;
+  --use_galore (swift/trainers/arguments.py) trains with GaLore's low-rank optimizer states;
 - OpenRLHF `openrlhf.cli.train_{sft,dpo,rm,kto,ppo,ppo_ray}` (OpenRLHF/OpenRLHF openrlhf/cli/*.py, argparse, run as
   `deepspeed --module`): flat options up to 2026-04 (--pretrain, --micro_train_batch_size, --train_batch_size the
   global batch, --max_len 2048, --zero_stage 2, --bf16 else fp32, --adam_offload the optimizer only,
@@ -54,7 +56,7 @@ _SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type"
           "lora_rank": "rank", "lora_alpha": "alpha", "quant_bits": "bits", "quantization_bit": "bits",
           "torch_dtype": "dtype", "dtype": "dtype", "target_modules": "targets", "lora_target_modules": "targets",
           "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing",
-          "rlhf_type": "stage", "sequence_parallel_size": "sp"}
+          "rlhf_type": "stage", "sequence_parallel_size": "sp", "tuner_backend": "backend", "use_galore": "galore"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
@@ -82,11 +84,20 @@ _OPENRLHF_DEFAULTS = (("method", "full"), ("seq_len", 2048), ("micro_batch", 8),
                       ("zero_stage", 2), ("attention", "fa2"))
 
 
+# train_ppo_ray's dotted groups name the trained policy `actor` and place it on Ray workers itself:
+# --actor.num_nodes × --actor.num_gpus_per_node GPUs (1 × 8 by default; openrlhf/cli/train_ppo_ray.py).
+_OPENRLHF_PPO_RAY = {**_OPENRLHF, "actor.model_name_or_path": "model", "actor.gradient_checkpointing_enable": "ckpt",
+                     "actor.num_gpus_per_node": "gpus", "actor.num_nodes": "nodes",
+                     "actor_num_gpus_per_node": "gpus", "actor_num_nodes": "nodes"}
+
+
 def _openrlhf(task: str, stage: str) -> Entry:
-    return Entry(f"openrlhf_{task}", f"OpenRLHF {task}", flags=_OPENRLHF, modules=(f"openrlhf.cli.{task}",),
+    ray = task == "train_ppo_ray"
+    return Entry(f"openrlhf_{task}", f"OpenRLHF {task}", flags=_OPENRLHF_PPO_RAY if ray else _OPENRLHF,
+                 modules=(f"openrlhf.cli.{task}",),
                  scripts=(f"openrlhf/cli/{task}.py",), rank_implies_lora=True, framework="openrlhf",
-                 defaults=_OPENRLHF_DEFAULTS + (("stage", stage),), dotted_defaults=(("precision", "bf16"),),
-                 seq_flag="max_len", trainer_fields=("grad_ckpt",))
+                 defaults=_OPENRLHF_DEFAULTS + (("stage", stage),) + ((("gpus_per_node", 8),) if ray else ()),
+                 dotted_defaults=(("precision", "bf16"),), seq_flag="max_len", trainer_fields=("grad_ckpt",))
 
 
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
@@ -158,9 +169,15 @@ ENTRIES: tuple[Entry, ...] = (
           flags={"max_seq_length": "seq", "train_mode": "train_type", "lora_rank": "rank", "lora_alpha": "alpha"},
           defaults=(("method", "qlora"), ("lora_rank", 64), ("lora_alpha", 16), ("quant_bits", 4), ("seq_len", 1024)),
           seq_flag="max_seq_length"),
-    Entry("trl", msg("config.entry.trl"), trl=True, commands=(("trl", "sft"), ("trl", "dpo"), ("trl", "kto"), ("trl", "grpo")),
-          modules=("trl.scripts.sft", "trl.scripts.dpo", "trl.commands.cli"), config_flag="config",
-          scripts=("examples/scripts/sft.py", "examples/scripts/dpo.py", "trl/scripts/sft.py", "trl/scripts/dpo.py")),
+    # `trl <name>` runs trl/scripts/<name>.py (trl/cli/commands/training.py); every script there and in TRL's
+    # examples/scripts/ parses with TrlParser(ScriptArguments, <Trainer>Config, ModelConfig).
+    Entry("trl", msg("config.entry.trl"), trl=True,
+          commands=(("trl", "sft"), ("trl", "dpo"), ("trl", "kto"), ("trl", "grpo"), ("trl", "reward"), ("trl", "rloo")),
+          modules=("trl.scripts.sft", "trl.scripts.dpo", "trl.scripts.kto", "trl.scripts.reward", "trl.scripts.grpo",
+                   "trl.scripts.rloo", "trl.commands.cli"), config_flag="config",
+          scripts=("examples/scripts/sft.py", "examples/scripts/dpo.py", "trl/scripts/*.py")),
+    Entry("trl_examples", msg("config.entry.trl"), trl=True, scripts=("examples/scripts/*.py",),
+          needs_flags=("dataset_name",), config_flag="config"),
     Entry("alignment_handbook", "alignment-handbook run_*.py", trl=True,
           scripts=("scripts/run_sft.py", "scripts/run_dpo.py", "scripts/run_orpo.py", "scripts/run_cpt.py", "run_sft.py",
                    "run_dpo.py"), config_positional=True),

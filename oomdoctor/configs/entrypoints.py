@@ -63,7 +63,7 @@ def find_training(script: Script) -> Invocation | None:
     """The command that trains: a known entry point first, else the launched script with the most
     TrainingArguments flags. None when the script runs no training command."""
     best: tuple[int, int, Invocation] | None = None
-    for order, cmd in enumerate(script.commands):
+    for order, cmd in enumerate(_with_shell_strings(script)):
         inv = _invocation(cmd)
         if inv is None:
             continue
@@ -76,6 +76,29 @@ def find_training(script: Script) -> Invocation | None:
         if best is None or score > best[0]:
             best = (score, -order, inv)
     return best[2] if best else None
+
+
+_SHELLS = ("bash", "sh", "zsh", "dash")
+
+
+def _with_shell_strings(script: Script) -> list[Command]:
+    """The script's commands, a `bash -c STRING` (run by srun, docker, ssh …) replaced by the commands of its
+    string (bash(1): -c reads commands from the string), each at the script's line of its own words and with
+    the environment the outer command had."""
+    out: list[Command] = []
+    for cmd in script.commands:
+        words = list(cmd.words)
+        at = next((i for i, w in enumerate(words[:-1]) if os.path.basename(w.text) in _SHELLS and
+                   words[i + 1].text == "-c"), None)
+        inner = words[at + 2] if at is not None and at + 2 < len(words) else None
+        if inner is None or not inner.known:
+            out.append(cmd)
+            continue
+        shift = inner.line - 1
+        for sub in read_script(inner.text, script.path).commands:
+            out.append(replace(sub, line=sub.line + shift, env={**cmd.env, **sub.env},
+                               words=tuple(replace(w, line=w.line + shift) for w in sub.words)))
+    return out
 
 
 def _invocation(cmd: Command) -> Invocation | None:
@@ -96,6 +119,10 @@ def _invocation(cmd: Command) -> Invocation | None:
                 words = words[1:]
         elif head in ("srun", "mpirun", "sudo"):
             words = _skip_options(words[1:])
+        elif head == "ray" and [w.text for w in words[1:3]] == ["job", "submit"] and \
+                any(w.text == "--" for w in words):
+            # `ray job submit [options] -- <entrypoint>` runs the entrypoint on the cluster (Ray Jobs CLI).
+            words = words[next(i for i, w in enumerate(words) if w.text == "--") + 1:]
         else:
             break
     if not words or not words[0].known:
@@ -173,12 +200,20 @@ def _target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | 
     path = target.text.replace("\\", "/")
     configs = [w for w in _positional(args) if w.text.lower().endswith((".yaml", ".yml", ".json"))]
     for entry in ENTRIES:
-        if any(path == s or path.endswith("/" + s) for s in entry.scripts):
+        if any(_script_matches(path, s) for s in entry.scripts):
             # A common name (train.py) is this entry's only with its flags, or the config file it takes.
             if entry.needs_flags and not flags & set(entry.needs_flags) and not (entry.config_positional and configs):
                 continue
             return Invocation(cmd, entry, target, args, launch)
     return Invocation(cmd, GENERIC, target, args, launch)
+
+
+def _script_matches(path: str, pattern: str) -> bool:
+    """`path` is the entry's script: the same path or its end; `dir/*.py` is any Python file in that folder."""
+    if pattern.endswith("/*.py"):
+        folder = os.path.dirname(path)
+        return path.endswith(".py") and (folder == pattern[:-5] or folder.endswith("/" + pattern[:-5]))
+    return path == pattern or path.endswith("/" + pattern)
 
 
 def _positional(args: Sequence[Word]) -> list[Word]:
@@ -440,6 +475,13 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     estimate needs instead of stopping."""
     script = read_script(text, path)
     inv = find_training(script)
+    rejoined = None
+    if inv is None:
+        rejoined = _rejoin_flag_lines(text)
+        if rejoined is not None:
+            inv = find_training(read_script(rejoined[0], path))
+            if inv is not None:
+                script = read_script(rejoined[0], path)
     if inv is None:
         megatron = _megatron_command(script)
         if megatron is not None:
@@ -450,6 +492,8 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     doc.inline.update(script.heredocs)
     for name, count, line in script.loops:
         doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
+    if inv is not None and rejoined is not None:
+        doc.notes.append(msg("config.script.rejoined", where=f"{path}:{rejoined[1]}"))
     config = _config_file(path, entry, doc, positional)
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
@@ -489,7 +533,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         reason = msg("config.why.script_config", entry=entry.label, line=inv.command.line, config=config, why=why)
         setup = registry.read_doc(cdoc, name, reason, framework_version=framework_version, log_versions=log_versions,
                                   entry=entry if name in ("hf", "firefly") else None, hint=hint)
-        setup = _stage_of_script(setup, inv, path)
+        setup = _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
     else:
         unresolved = None
         if "__unknown_model__" in doc.data:
@@ -510,8 +554,26 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
         if unresolved is not None:
             setup = replace(setup, model="", extras={**setup.extras, "model_unresolved": unresolved})
-        setup = _stage_of_command(setup, inv, path)
+        setup = _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
     return _with_launch(setup, inv, path)
+
+
+def _rejoin_flag_lines(text: str) -> tuple[str, int] | None:
+    """A paste that lost its line continuations (`torchrun` on one line, each `--flag value` on its own):
+    bash would run every line as a command of its own, so no training command is found. Read instead as if
+    each line that opens with a flag continued the line above (a ` \\` added there, so every line keeps its
+    number). (the text, the first line continued), or None when no line opens with a flag after a command."""
+    lines = text.split("\n")
+    first = None
+    for i in range(1, len(lines)):
+        here, above = lines[i].lstrip(), lines[i - 1].rstrip()
+        if not (here.startswith("--") or (here.startswith("-") and here[1:2].isalpha())):
+            continue
+        if not above or above.endswith("\\") or above.lstrip().startswith("#"):
+            continue
+        lines[i - 1] = above + " \\"
+        first = first or i
+    return ("\n".join(lines), first) if first else None
 
 
 def _stage_of_command(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
@@ -540,7 +602,7 @@ def _stage_of_command(setup: TrainingSetup, inv: Invocation, path: str) -> Train
 
 # TRL recipe scripts whose trainer the config file does not name (alignment-handbook scripts/run_orpo.py,
 # open-r1 grpo.py): the stage the script trains, over a guess from the config's keys.
-_SCRIPT_STAGES = (("orpo", "orpo"), ("simpo", "simpo"), ("cpo", "orpo"), ("kto", "kto"), ("dpo", "dpo"),
+_SCRIPT_STAGES = (("orpo", "orpo"), ("simpo", "simpo"), ("cpo", "orpo"), ("kto", "kto"), ("dpo", "dpo"), ("reward", "rm"),
                   ("grpo", "sft"), ("sft", "sft"))
 
 
@@ -624,15 +686,21 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
     notes = list(setup.extras.get("warnings", ()))
     sources = dict(setup.sources)
     values: dict[str, Any] = {}
-    if launch.accelerate_config is not None and launch.accelerate_config.known:
-        acc = _accelerate_setup(path, launch.accelerate_config)
+    acc_word = launch.accelerate_config
+    if acc_word is None and setup.extras.get("accelerate_config"):
+        # `accelerate_config: path` in a TRL command or config file (trl/cli/accelerate_config.py)
+        acc_word = Word(str(setup.extras["accelerate_config"]), inv.command.line)
+    if acc_word is not None and acc_word.known:
+        acc = _accelerate_setup(path, acc_word)
         if acc is not None:
             from oomdoctor.configs.merge import combine
 
             setup = combine(setup, acc)
             sources = dict(setup.sources)
             notes = list(setup.extras.get("warnings", ()))
-    if launch.n_gpus is not None:
+    own = launch.name == "python" and bool(setup.extras.get("own_workers"))
+    if launch.n_gpus is not None and not own:
+        # (One python process that places its own GPU workers, Ray's, keeps the count its flags give.)
         values["n_gpus"] = launch.n_gpus
         line = launch.source.line if launch.source is not None else inv.command.line
         sources["n_gpus"] = Source(file=path, key=launch.key or launch.name, line=line)

@@ -157,6 +157,8 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     n = doc.int_("nproc_per_node", minimum=1)
     if n:
         b.set("n_gpus", n, doc.src("nproc_per_node"))
+    if trl:
+        _read_trl_launch(b, doc)
     if entry is not None:
         b.extras["entry"] = entry.name
         for field_name, value in entry.defaults_for(doc.data):
@@ -176,6 +178,34 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             else:
                 b.default("precision", autocast, entry.label)
     return b.build(doc, **fields)
+
+
+# `trl sft|dpo|… --config x.yaml` hands the keys its training parser does not take to `accelerate launch`
+# (trl/cli/commands/training.py): `num_processes`, and `accelerate_config`, a path or the name of a profile
+# TRL ships (trl/cli/accelerate_config.py). The profiles, trl/accelerate_configs/*.yaml: 8 processes, bf16.
+_TRL_PROFILES: dict[str, dict[str, Any]] = {
+    "zero1": {"zero_stage": 1}, "zero2": {"zero_stage": 2}, "zero3": {"zero_stage": 3},
+    "fsdp1": {"fsdp": "full_shard"}, "fsdp2": {"fsdp": "full_shard"}, "multi_gpu": {},
+    "single_gpu": {"n_gpus": 1},        # distributed_type "NO": one process
+}
+_TRL_PROFILE_GPUS = 8
+
+
+def _read_trl_launch(b: Builder, doc: Doc) -> None:
+    name = doc.str_("accelerate_config")
+    if name:
+        profile = _TRL_PROFILES.get(name.lower())
+        if profile is None:
+            b.extras["accelerate_config"] = name        # a path: read with the launcher's (entrypoints)
+        else:
+            src = doc.src("accelerate_config")
+            for field_name, value in {"n_gpus": _TRL_PROFILE_GPUS, **profile}.items():
+                b.set(field_name, value, src)
+            if "precision" not in b.sources or b.sources["precision"].file is None:
+                b.set("precision", "bf16", src)
+    n = doc.int_("num_processes", minimum=1)
+    if n:
+        b.set("n_gpus", n, doc.src("num_processes"))
 
 
 # DPOConfig keys ORPOConfig does not take (the reference model's, and DPO's loss variants).

@@ -209,6 +209,12 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     # the compute dtype before (patcher.py).
     b.extras["weights_dtype_rule"] = "compute" if at_most(version, "0.9.3") else "checkpoint"
 
+    # A Ray run (USE_RAY=1) starts ray_num_workers training workers, one GPU each
+    # (hparams/training_args.py RayArguments; train/tuner.py _ray_training_function).
+    workers = doc.int_("ray_num_workers", minimum=1)
+    if workers:
+        b.set("n_gpus", workers, doc.src("ray_num_workers"))
+
     fields: dict[str, Any] = {"config_file": doc.path}
     path = ds.read_ref(b, doc, K_DS, hf, model, strict=doc.kind != "cli")
     if path:

@@ -56,6 +56,8 @@ _DTYPES = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16"
 _OPTIM = {"adamw": "adamw_torch", "adam": "adamw_torch", "pagedadamw8bit": "paged_adamw_8bit",
           "adamw8bit": "adamw_8bit", "pagedadamw": "paged_adamw_32bit", "sgd": "sgd", "adafactor": "adafactor",
           "lion": "lion_32bit", "adamw4bit": "adamw_torch_4bit"}
+# torchtune/rlhf/loss/dpo.py (DPOLoss, RSOLoss: a chosen/rejected pair) and ppo.py (PPOLoss).
+_LOSS_STAGES = {"DPOLoss": "dpo", "RSOLoss": "dpo", "SimPOLoss": "simpo", "PPOLoss": "ppo"}
 _CHUNKED_LOSSES = ("LinearCrossEntropyLoss", "CEWithChunkedOutputLoss", "ChunkedCrossEntropyLoss")
 
 
@@ -236,6 +238,10 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     else:
         b.default("optimizer", "adamw_torch")
     loss = doc.str_("loss._component_") or ""
+    stage = _LOSS_STAGES.get(loss.rsplit(".", 1)[-1])
+    if stage:
+        # The preference recipes (lora_dpo_*, ppo_full_finetune_*) take their loss from torchtune.rlhf.loss.
+        b.set("stage", stage, doc.src("loss._component_"))
     if loss.rsplit(".", 1)[-1] in _CHUNKED_LOSSES:
         b.set("fused_ce", True, doc.src("loss._component_"))
         # the memory model tells the chunked output (all chunks' logits at once) from the fused projection

@@ -122,7 +122,8 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 #   offload of optimizer and, at stage 3, parameters to CPU), precision (the mixed-precision dtype word),
 #   prompt / answer (a sample is as long as the two together: MedicalGPT's source and target lengths),
 #   prefix (P-tuning v2 prefix length: a frozen base with a small trained prefix encoder), stage (the
-#   training kind as a word: dpo, kto, orpo, cpo, simpo, rm, ppo; grpo and gkd train one sequence: sft).
+#   training kind as a word: dpo, kto, orpo, cpo, simpo, rm, ppo; grpo and gkd train one sequence: sft),
+#   backend (the library that wraps the model: unsloth), galore (bool: GaLore optimizer).
 
 
 @record
@@ -189,6 +190,7 @@ _TRAIN_TYPES = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "lora"
                 "longlora": "lora", "adalora": "lora", "lora_llm": "lora", "qalora": "qlora", "loraplus": "lora",
                 "vera": "lora", "pissa": "lora", "olora": "lora", "rslora": "lora", "llamapro": "freeze"}
 _STAGE_WORDS = {"dpo": "dpo", "kto": "kto", "orpo": "orpo", "cpo": "orpo", "simpo": "simpo", "rm": "rm", "ppo": "ppo",
+                "reward": "rm",
                 "grpo": "sft", "gkd": "sft", "sft": "sft", "pt": "pt"}
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
            "float32": "fp32", "fp32": "fp32", "float": "fp32"}
@@ -267,6 +269,20 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         b.set("seq_parallel", signals["sp"][0], doc.src(signals["sp"][1]))
     if "liger" in signals:
         b.set("fused_ce", bool(signals["liger"][0]), doc.src(signals["liger"][1]))
+    if "gpus" in signals or "nodes" in signals or "gpus_per_node" in defaults:
+        # A program that places its own workers (OpenRLHF's Ray actors): nodes × GPUs per node.
+        per = signals["gpus"][0] if "gpus" in signals else defaults.get("gpus_per_node", 1)
+        nodes = signals["nodes"][0] if "nodes" in signals else 1
+        said = signals.get("gpus") or signals.get("nodes")
+        b.extras["own_workers"] = True          # its launcher's process count is not the GPU count
+        if said is not None:
+            b.set("n_gpus", per * nodes, doc.src(said[1]))
+        else:
+            b.default("n_gpus", per * nodes, entry.label if entry is not None else None)
+    if "galore" in signals:
+        b.set("galore", bool(signals["galore"][0]), doc.src(signals["galore"][1]))
+    if "backend" in signals and str(signals["backend"][0]).lower() == "unsloth":
+        b.set("use_unsloth", True, doc.src(signals["backend"][1]))
     if "bf16" in signals and signals["bf16"][0]:
         b.set("precision", "bf16", doc.src(signals["bf16"][1]))
     if "offload" in signals and signals["offload"][0]:
@@ -290,7 +306,7 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
 
 
 def _conv_value(doc: Doc, name: str, kind: str) -> Any:
-    if kind in ("seq", "rank", "micro", "total", "prompt", "answer", "prefix", "sp"):
+    if kind in ("seq", "rank", "micro", "total", "prompt", "answer", "prefix", "sp", "gpus", "nodes"):
         return doc.int_(name, minimum=1)
     if kind == "zero":
         return doc.int_(name, minimum=0, maximum=3)
@@ -304,7 +320,7 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
     if kind == "bits":
         return doc.int_(name, minimum=1, maximum=64)
     if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload", "adam_offload", "ckpt",
-                "bf16", "liger"):
+                "bf16", "liger", "galore"):
         return doc.bool_(name)
     if kind == "train_type":
         word = (doc.str_(name) or "").lower()
@@ -317,7 +333,7 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         v = doc.get(name)
         items = v if isinstance(v, list) else str(v).replace(",", " ").split()
         return tuple(str(t) for t in items) or None
-    if kind == "attn":
+    if kind in ("attn", "backend"):
         return doc.str_(name)
     if kind == "stage":
         return _STAGE_WORDS.get((doc.str_(name) or "").lower())

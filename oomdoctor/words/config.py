@@ -32,6 +32,17 @@ WORDS = {
                      "id or a path, as LLaMA-Factory's examples/v1 do, or use the flat YAML with model_name_or_path",
                      "不支持早期的 LLaMA-Factory v1 草案格式（model: 为映射）；请像 LLaMA-Factory 的 examples/v1 那样把 "
                      "model: 写成模型 ID 或路径，或使用带 model_name_or_path 的平铺 YAML"),
+    "config.markdown_read": ("{where}: read from the Markdown it was pasted with ({how}); no patch is written into a "
+                             "paste: save the code block as its own file to get one, or set the plan's values by hand",
+                             "{where}：已去掉粘贴时带的 Markdown（{how}）后读取；不为粘贴内容生成补丁：把代码块单独保存成文件"
+                             "即可生成补丁，或按方案手动修改这些值"),
+    "config.python_read": ("{where}: read from the literal arguments of its TrainingArguments / TRL config, LoraConfig, "
+                           "BitsAndBytesConfig, from_pretrained and trainer calls, without running it; no patch is "
+                           "written into a Python script: set the plan's values by hand",
+                           "{where}：未运行脚本，仅从 TrainingArguments / TRL 配置、LoraConfig、BitsAndBytesConfig、"
+                           "from_pretrained 和 Trainer 调用的字面参数读取；不为 Python 脚本生成补丁：请按方案手动修改这些值"),
+    "config.python_value": ("{where}: {key} is computed when the script runs; its default is used",
+                            "{where}：{key} 要到脚本运行时才能确定；按默认值处理"),
     "config.lf_v1_read": ("{where}: read as the LLaMA-Factory v1 format (model, peft_config, quant_config, "
                           "dist_config, micro_batch_size, cutoff_len); no patch is written into a v1 file yet: set "
                           "the plan's values by hand",
@@ -70,6 +81,10 @@ WORDS = {
     "config.kind.prompt": ("the prompt length", "提示长度"),
     "config.kind.prefix": ("the P-tuning prefix length", "P-tuning 前缀长度"),
     "config.kind.stage": ("the training stage", "训练阶段"),
+    "config.kind.backend": ("the tuner backend (unsloth)", "微调后端（unsloth）"),
+    "config.kind.galore": ("the GaLore switch", "GaLore 开关"),
+    "config.kind.gpus": ("the GPUs per node", "每节点 GPU 数"),
+    "config.kind.nodes": ("the number of nodes", "节点数"),
     "config.ptuning": ("{where}: --{flag} is P-tuning v2: only a prefix encoder trains, estimated as a small LoRA "
                        "adapter on the frozen base", "{where}：--{flag} 表示 P-tuning v2：只训练前缀编码器，"
                        "按冻结基座上的小型 LoRA 适配器估算"),
@@ -128,6 +143,9 @@ WORDS = {
                                      "(it reads `swift sft`, `swift pt` and `swift rlhf` runs)",
                                      "`{command}` 是基于 Megatron 的 ms-swift 训练，oomdoctor 不支持"
                                      "（支持 `swift sft`、`swift pt`、`swift rlhf`）"),
+    "config.script.rejoined": ("{where}: the lines that open with a flag have no `\\` before them (a paste that lost "
+                               "its line continuations); read as one command, as the script was evidently meant",
+                               "{where}：以参数开头的行前面没有续行符 `\\`（粘贴时丢了续行）；按脚本本意读作一条命令"),
     "config.script.no_command": (
         "no training command found in this script (looked for llamafactory-cli, torchrun, deepspeed, accelerate "
         "launch, python with training flags, tune run, axolotl, trl, swift)",
@@ -163,6 +181,8 @@ WORDS = {
     "config.why.accelerate": ("accelerate launcher keys ({keys})", "accelerate 启动配置的键（{keys}）"),
     "config.why.deepspeed": ("DeepSpeed's {keys}", "DeepSpeed 的 {keys}"),
     "config.why.script": ("line {line} runs {entry}", "第 {line} 行运行 {entry}"),
+    "config.why.python": ("a Python training script: its calls {calls} from line {line}",
+                          "Python 训练脚本：从第 {line} 行起调用了 {calls}"),
     "config.why.script_config": ("line {line} runs {entry} with {config}: {why}", "第 {line} 行用 {config} 运行 {entry}：{why}"),
     "config.why.log": ("the training arguments printed in {log}", "{log} 中打印的训练参数"),
     # ---- which release's defaults, and why

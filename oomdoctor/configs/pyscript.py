@@ -1,0 +1,286 @@
+"""A Python training script read without running it: the literal keyword arguments of the calls that
+configure an HF Trainer / TRL run, found with `ast` (nothing is imported or executed).
+
+What is read, by callee (the last name of the call, so `trl.SFTConfig(...)` and `SFTConfig(...)` alike):
+- TrainingArguments / Seq2SeqTrainingArguments (transformers) and TRL's <Trainer>Config dataclasses
+  (SFTConfig, DPOConfig, ...: trl/trainer/*_config.py): their keywords are the same keys a YAML or the
+  command line would give, read by the HF / TRL reader with its defaults;
+- peft's LoraConfig(r, lora_alpha, target_modules, use_dora): LoRA (TRL's ModelConfig names: use_peft, lora_r, ...);
+- BitsAndBytesConfig(load_in_4bit / load_in_8bit): a quantised base under the adapter;
+- AutoModelFor*.from_pretrained(<id>, dtype / torch_dtype, attn_implementation) and a trainer's `model="<id>"`;
+- TRL's trainers (SFTTrainer, DPOTrainer, ...): TRL's defaults, and the stage the trainer trains;
+- unsloth's FastLanguageModel / FastModel .from_pretrained(model_name, max_seq_length, load_in_4bit) and
+  .get_peft_model(r, lora_alpha, target_modules, use_gradient_checkpointing, max_seq_length).
+A value is a literal, a name assigned a literal once in the file, or a dtype attribute (`torch.bfloat16`).
+Anything else (a value computed at run time) is left out with a note. A script that makes none of these
+calls (an mmengine/xtuner config, a helper) is refused as before. No patch is written into a script.
+"""
+from __future__ import annotations
+
+import ast
+from dataclasses import replace
+from typing import Any
+
+from oomdoctor.configs._doc import Doc
+from oomdoctor.errors import InputError
+from oomdoctor.facts import Source, TrainingSetup, msg
+
+_TRAINER_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments")
+# TRL's config dataclasses and trainers, with the stage they train (trl/trainer/*_config.py, *_trainer.py).
+_TRL_STAGES = {"SFT": "sft", "DPO": "dpo", "KTO": "kto", "ORPO": "orpo", "CPO": "orpo", "Reward": "rm",
+               "GRPO": "sft", "RLOO": "sft", "PPO": "ppo", "BCO": "kto", "OnlineDPO": "sft", "GKD": "sft"}
+_TRL_CONFIGS = {f"{k}Config": v for k, v in _TRL_STAGES.items()}
+_TRL_TRAINERS = {f"{k}Trainer": v for k, v in _TRL_STAGES.items()}
+_UNSLOTH = ("FastLanguageModel", "FastModel", "FastVisionModel")
+_DTYPE_ATTRS = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32",
+                "float": "float32"}
+_MISSING = object()
+
+
+def is_training_script(text: str) -> bool:
+    """The file makes one of the calls this reader takes (a cheap test before parsing)."""
+    names = _TRAINER_ARGS + tuple(_TRL_CONFIGS) + tuple(_TRL_TRAINERS) + _UNSLOTH
+    return any(f"{n}(" in text or f"{n}." in text for n in names)
+
+
+def read_python(path: str, text: str, *, framework_version: str | None = None,
+                log_versions: Any = None, model: str | None = None) -> TrainingSetup:
+    from oomdoctor.configs import registry
+    from oomdoctor.configs.entries import GENERIC, by_name
+
+    if not is_training_script(text):
+        raise InputError(msg("config.python"), path)
+    try:
+        tree = ast.parse(_without_ipython(text), filename=path)
+    except SyntaxError as err:
+        raise InputError(msg("config.python"), path, err.lineno) from None
+    except (ValueError, RecursionError, MemoryError):      # a NUL byte, nesting deeper than the parser goes
+        raise InputError(msg("config.python"), path) from None
+    reader = _Reader(path, tree)
+    reader.walk()
+    if not reader.found:
+        raise InputError(msg("config.python"), path)
+    if model and "model_name_or_path" not in reader.data:
+        reader.data["model_name_or_path"] = model       # --model stands in for a model only the run knows
+    doc = Doc(path, reader.data, reader.lines, "cli", tolerant=True, notes=reader.notes)
+    entry = (by_name("trl") if reader.trl else None) or GENERIC
+    line = min(reader.lines.values()) if reader.lines else 1
+    reason = msg("config.why.python", calls=tuple(reader.found[:3]), line=line)
+    setup = registry.read_doc(doc, "hf", reason, framework_version=framework_version, log_versions=log_versions,
+                              entry=entry)
+    # Provenance in the script's own words: `LoraConfig(r=)` at its line, not the TRL key it was read as.
+    sources = {f: (replace(src, key=reader.spelled[src.key]) if src.file == path and src.key in reader.spelled
+                   else src) for f, src in setup.sources.items()}
+    fields: dict[str, Any] = {}
+    if reader.stage is not None and not (sources.get("stage") and sources["stage"].file):
+        fields["stage"] = reader.stage[0]
+        sources["stage"] = Source(file=path, key=reader.stage[1], line=reader.stage[2])
+    if reader.unsloth is not None:
+        fields["use_unsloth"] = True
+        sources["use_unsloth"] = Source(file=path, key=reader.unsloth[0], line=reader.unsloth[1])
+    warnings = (*setup.extras.get("warnings", ()), msg("config.python_read", where=path))
+    extras = {**setup.extras, "python_script": True, "entry": entry.name, "warnings": warnings}
+    return replace(setup, config_file=path, sources=sources, extras=extras, **fields)
+
+
+def _without_ipython(text: str) -> str:
+    """A notebook's cells pasted as a script keep IPython's own lines — `!pip install …` (a shell escape),
+    `%env`, `%%capture` (magics) — which are not Python: each is emptied, its line kept."""
+    import re
+
+    return re.sub(r"(?m)^[ \t]*[!%][^\n]*", "", text)
+
+
+def _train_line(tree: ast.Module) -> int | None:
+    """The line of the first `<trainer>.train(...)`: what the script calls after it (reloading the model to
+    merge or test the adapter) is not the training run."""
+    lines = [n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
+             and n.func.attr == "train"]
+    return min(lines) if lines else None
+
+
+class _Reader:
+    def __init__(self, path: str, tree: ast.Module) -> None:
+        self.path = path
+        self.tree = tree
+        self.data: dict[str, Any] = {}
+        self.lines: dict[str, int] = {}
+        self.notes: list[Any] = []
+        self.found: list[str] = []
+        self.trl = False
+        self.stage: tuple[str, str, int] | None = None
+        self.unsloth: tuple[str, int] | None = None
+        self.default_len: tuple[int, int] | None = None
+        self.current: tuple[str, ast.Call | None] = ("", None)     # the call being read, for provenance
+        self.spelled: dict[str, str] = {}                           # data key -> how the script wrote it
+        self.consts = self._constants()
+
+    # ------------------------------------------------------------ values
+
+    def _constants(self) -> dict[str, Any]:
+        """Names assigned a literal exactly once in the file (`max_seq_length = 2048`)."""
+        seen: dict[str, list[Any]] = {}
+        for node in ast.walk(self.tree):
+            targets: list[ast.expr] = []
+            value: ast.expr | None = None
+            if isinstance(node, ast.Assign):
+                targets, value = node.targets, node.value
+            elif isinstance(node, ast.AnnAssign) and node.value is not None:
+                targets, value = [node.target], node.value
+            for t in targets:
+                if isinstance(t, ast.Name) and value is not None:
+                    seen.setdefault(t.id, []).append(self._literal(value, {}))
+                elif isinstance(t, ast.Tuple) and isinstance(value, ast.Tuple) and len(t.elts) == len(value.elts):
+                    # `model_id, output_dir = "org/model", "out"`: each name its own value
+                    for name, item in zip(t.elts, value.elts):
+                        if isinstance(name, ast.Name):
+                            seen.setdefault(name.id, []).append(self._literal(item, {}))
+        return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not _MISSING}
+
+    def _literal(self, node: ast.expr, consts: dict[str, Any]) -> Any:
+        if isinstance(node, ast.Name) and node.id in consts:
+            return consts[node.id]
+        if isinstance(node, ast.Attribute) and node.attr in _DTYPE_ATTRS:
+            return _DTYPE_ATTRS[node.attr]          # torch.bfloat16
+        try:
+            return ast.literal_eval(node)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return _MISSING
+
+    def value(self, node: ast.expr) -> Any:
+        return self._literal(node, self.consts)
+
+    def put(self, key: str, node: ast.expr, value: Any = _MISSING, *, keep: bool = False) -> None:
+        """data[key] from a call's argument; `keep`: a value already read (a config's) is not replaced."""
+        if keep and key in self.data:
+            return
+        label, call = self.current
+        arg = next((k.arg for k in call.keywords if k.value is node), None) if call is not None else None
+        self.spelled[key] = f"{label}({arg}=)" if arg else f"{label}()"
+        v = self.value(node) if value is _MISSING else value
+        if v is _MISSING or v is None:
+            if not isinstance(node, ast.Constant):
+                self.notes.append(msg("config.python_value", where=f"{self.path}:{node.lineno}", key=key))
+            return
+        if isinstance(v, (list, tuple)):
+            v = [str(x) for x in v]
+        elif isinstance(v, bool):
+            v = "true" if v else "false"
+        self.data[key] = v
+        self.lines[key] = node.lineno
+
+    # ------------------------------------------------------------ calls
+
+    def walk(self) -> None:
+        end = _train_line(self.tree)
+        calls = sorted((n for n in ast.walk(self.tree) if isinstance(n, ast.Call) and (end is None or n.lineno <= end)),
+                       key=lambda n: (n.lineno, n.col_offset))
+        for call in calls:
+            func = call.func
+            name = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
+            owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
+            kw = {k.arg: k.value for k in call.keywords if k.arg}
+            self.current = (f"{owner}.{name}" if owner else name, call)
+            if name in _TRAINER_ARGS or name in _TRL_CONFIGS:
+                self._args(name, call, kw)
+            elif name in _TRL_TRAINERS:
+                self._trainer(name, call, kw)
+            elif name == "LoraConfig":
+                self._lora(name, kw)
+            elif name == "BitsAndBytesConfig":
+                self.found.append(name)
+                for bits in ("load_in_4bit", "load_in_8bit"):
+                    if bits in kw:
+                        self.put(bits, kw[bits])
+            elif owner in _UNSLOTH and name in ("from_pretrained", "get_peft_model"):
+                self._unsloth(owner, name, call, kw)
+            elif name == "from_pretrained" and owner.startswith("AutoModelFor"):
+                self._model(call, kw)
+        if self.default_len is not None and "max_length" not in self.data:
+            self.data["max_length"], self.lines["max_length"] = self.default_len
+
+    def _args(self, name: str, call: ast.Call, kw: dict[str, ast.expr]) -> None:
+        self.found.append(name)
+        if name in _TRL_CONFIGS:
+            self.trl = True
+            self.stage = (_TRL_CONFIGS[name], name, call.lineno)
+        for key, node in kw.items():
+            if key == "max_seq_length":
+                key = "max_length"          # TRL's old name (SFTConfig <= 0.19)
+            self.put(key, node)
+
+    def _trainer(self, name: str, call: ast.Call, kw: dict[str, ast.expr]) -> None:
+        self.found.append(name)
+        self.trl = True
+        if self.stage is None or self.stage[1] not in _TRL_CONFIGS:
+            self.stage = (_TRL_TRAINERS[name], name, call.lineno)
+        model = kw.get("model")
+        if model is not None and isinstance(self.value(model), str):
+            self.put("model_name_or_path", model, keep=True)
+        for key in ("max_seq_length", "packing", "dataset_text_field"):
+            if key in kw:
+                self.put("max_length" if key == "max_seq_length" else key, kw[key], keep=True)
+
+    def _lora(self, name: str, kw: dict[str, ast.expr]) -> None:
+        self.found.append(name)
+        self.data["use_peft"] = "true"
+        self.lines["use_peft"] = next(iter(kw.values())).lineno if kw else 1
+        self.spelled["use_peft"] = f"{name}()"
+        for src, key in (("r", "lora_r"), ("lora_alpha", "lora_alpha"), ("target_modules", "lora_target_modules"),
+                         ("use_dora", "use_dora")):
+            if src in kw:
+                self.put(key, kw[src])
+
+    def _model(self, call: ast.Call, kw: dict[str, ast.expr]) -> None:
+        node = call.args[0] if call.args else kw.get("pretrained_model_name_or_path")
+        if node is not None and isinstance(self.value(node), str):
+            self.put("model_name_or_path", node)
+        for key in ("dtype", "torch_dtype", "attn_implementation"):
+            if key in kw:       # transformers 5 renamed torch_dtype to dtype: the load dtype either way
+                self.put("torch_dtype" if key == "dtype" else key, kw[key])
+
+    def _unsloth(self, owner: str, name: str, call: ast.Call, kw: dict[str, ast.expr]) -> None:
+        # unslothai/unsloth@015bdef unsloth/models/loader.py:410 FastLanguageModel.from_pretrained(model_name,
+        # max_seq_length=2048, dtype=None, load_in_4bit=True, load_in_8bit=False, load_in_16bit=False,
+        # full_finetuning=False, ...); llama.py:3061 get_peft_model(model, r=16, ..., lora_alpha=16, ...,
+        # use_gradient_checkpointing="unsloth", max_seq_length=2048)
+        self.found.append(f"{owner}.{name}")
+        self.unsloth = self.unsloth or (f"{owner}.{name}", call.lineno)
+        if name == "from_pretrained":
+            node = kw.get("model_name") or (call.args[0] if call.args else None)
+            if node is not None:
+                self.put("model_name_or_path", node)
+            full = self.value(kw["full_finetuning"]) is True if "full_finetuning" in kw else False
+            other = any(self.value(kw[k]) is True for k in ("load_in_8bit", "load_in_16bit") if k in kw)
+            if not full and not other and "load_in_4bit" not in kw:
+                self.data.setdefault("load_in_4bit", "true")        # unsloth's default: a 4-bit base
+                self.lines.setdefault("load_in_4bit", call.lineno)
+                self.spelled.setdefault("load_in_4bit", f"{owner}.{name}() load_in_4bit=True by default")
+            if "max_seq_length" not in kw:
+                self.default_len = (2048, call.lineno)
+                self.spelled.setdefault("max_length", f"{owner}.{name}() max_seq_length=2048 by default")
+            for src, key in (("max_seq_length", "max_length"), ("load_in_4bit", "load_in_4bit"),
+                             ("load_in_8bit", "load_in_8bit"), ("dtype", "torch_dtype")):
+                if src in kw:
+                    self.put(key, kw[src], keep=key == "max_length")
+            if full:
+                self.data["use_peft"] = "false"
+            return
+        self.data["use_peft"] = "true"
+        self.lines["use_peft"] = call.lineno
+        self.spelled["use_peft"] = f"{owner}.{name}()"
+        for src, key in (("r", "lora_r"), ("lora_alpha", "lora_alpha"), ("target_modules", "lora_target_modules"),
+                         ("max_seq_length", "max_length")):
+            if src in kw:
+                self.put(key, kw[src], keep=key == "max_length")
+        for key, default in (("lora_r", 16), ("lora_alpha", 16)):        # get_peft_model's own defaults
+            if key not in self.data:
+                self.data[key], self.lines[key] = default, call.lineno
+                self.spelled[key] = f"{owner}.{name}() {'r' if key == 'lora_r' else key}={default} by default"
+        ckpt = kw.get("use_gradient_checkpointing")
+        if ckpt is not None:
+            v = self.value(ckpt)
+            self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
+        elif "gradient_checkpointing" not in self.data:
+            self.data["gradient_checkpointing"], self.lines["gradient_checkpointing"] = "true", call.lineno
+            self.spelled["gradient_checkpointing"] = f'{owner}.{name}() use_gradient_checkpointing="unsloth" by default'

@@ -1,0 +1,27 @@
+swift sft \
+    --model /code/hws20260825/models/Ling-3.0-tiny \
+    --template ling3 \
+    --tuner_type full \
+    --dataset 'AI-ModelScope/alpaca-gpt4-data-zh#500' \
+    --load_from_cache_file true \
+    --add_non_thinking_prefix true \
+    --loss_scale ignore_empty_think \
+    --split_dataset_ratio 0.01 \
+    --torch_dtype bfloat16 \
+    --freeze_vit true \
+    --freeze_aligner true \
+    --num_train_epochs 1 \
+    --per_device_train_batch_size 1 \
+    --per_device_eval_batch_size 1 \
+    --learning_rate 1e-4 \
+    --gradient_accumulation_steps 1 \
+    --group_by_length true \
+    --output_dir /workspace/train_get/Ling-3.0-tiny-full \
+    --eval_steps 10 \
+    --save_steps  300\
+    --logging_steps 2 \
+    --max_length 32000 \
+    --warmup_ratio 0.05 \
+    --dataset_num_proc 8 \
+    --dataloader_num_workers 8 \
+    --deepspeed zero2

@@ -1,0 +1,1 @@
+trl dpo --config dpo_config.yaml
