@@ -96,6 +96,28 @@ def test_a_config_well_below_the_crash_is_a_finding_beyond_the_config():
     assert find(TrainingSetup(), _est(60.0, cap=80.0), near, crash, Hardware(gpu_gib=79.15)).cause == "config"
 
 
+def test_a_message_cut_before_its_figures_still_says_the_card_was_full():
+    # "Tried to allocate 112.00 MiB. GPU" and no more: the card held its capacity less what was asked
+    est = _est(18.0, cap=79.15)
+    crash = _crash(tried_gib=0.11, phase="backward")
+    fl = crashfloor.floor(est, crash)
+    assert fl is not None and fl.kind == "gpu" and fl.applied
+    assert abs(fl.observed_gib - (79.15 - 1.0)) < 1e-9      # on the device's scale, less the estimate's cache share
+    assert "0.11" in say(fl.message, "en") and "79.15" in say(fl.message, "en") and say(fl.message, "zh")
+    assert find(TrainingSetup(), est, fl, crash, Hardware(gpu_gib=79.15)).cause == "beyond_config"
+    # a config whose estimate is near the card is the cause, and the raise is small
+    near = _est(74.0, cap=79.15)
+    fl_near = crashfloor.floor(near, crash)
+    assert find(TrainingSetup(), near, fl_near, crash, Hardware(gpu_gib=79.15)).cause == "config"
+    assert fl_near.raised_gib < 5.0
+    # the free figure, where printed, is read instead of what was asked
+    printed = crashfloor.floor(est, _crash(tried_gib=0.11, free_gib=0.05, capacity_gib=79.15, phase="backward"))
+    assert abs(printed.observed_gib - (79.15 - 0.05 + 0.11 - 1.0)) < 1e-9
+    # a kill the log only suggests (likely) sets no floor
+    likely = CrashReport(file="x.log", events=(CrashEvent(kind="cuda_oom", line=3, confidence="likely"),))
+    assert crashfloor.floor(est, likely) is None
+
+
 def test_the_clues_name_fragmentation_memory_outside_pytorch_and_growth():
     from oomdoctor.facts import MemorySample
 
