@@ -186,3 +186,35 @@ def test_exit_code_is_never_fits_with_a_crash():
     assert exit_code(Report(estimate=fits)) == ExitCode.FITS
     assert exit_code(Report(estimate=fits, crash=_crash(allocated_gib=1.0))) == ExitCode.PLAN
 
+
+
+def test_a_message_with_no_size_at_all_floors_the_card_and_says_the_size_is_unknown():
+    # "torch.cuda.OutOfMemoryError: CUDA out of memory" alone: the card was full, the ask is unknown
+    est = _est(15.0, cap=23.69)
+    crash = _crash(phase="backward")
+    fl = crashfloor.floor(est, crash)
+    assert fl is not None and fl.applied and fl.observed_gib > est.allocated_gib
+    assert fl.message.code == "memory.floor.device_unsized"
+    assert "0.00" not in say(fl.message, "en") and "23.69" in say(fl.message, "en") and say(fl.message, "zh")
+
+
+def test_one_process_driving_several_gpus_is_a_data_parallel_clue_with_its_trainer_line(tmp_path):
+    log = tmp_path / "dp.log"
+    log.write_text("[INFO|trainer.py:2081] >>   Instantaneous batch size per device = 1\n"
+                   "[INFO|trainer.py:2083] >>   Training with DataParallel so batch size has been adjusted to: 4\n"
+                   "torch.cuda.OutOfMemoryError: CUDA out of memory\n", encoding="utf-8")
+    crash = CrashReport(file=str(log), events=(CrashEvent(kind="cuda_oom", line=3, confidence="certain",
+                                                          message="CUDA out of memory"),))
+    est = _est(6.0, cap=23.69)
+    fl = crashfloor.floor(est, crash)
+    f = find(TrainingSetup(micro_batch=1), est, fl, crash, Hardware(gpu_gib=23.69))
+    assert f.cause == "beyond_config"
+    dp = [c for c in f.clues if c.kind == "data_parallel"]
+    assert dp and dp[0].evidence[0].line == 2 and "DataParallel" in dp[0].evidence[0].text
+    assert "4 GPUs" in say(dp[0].message, "en") and say(dp[0].check, "zh")
+    # a log without the Trainer's line has no such clue
+    plain = tmp_path / "plain.log"
+    plain.write_text("torch.cuda.OutOfMemoryError: CUDA out of memory\n", encoding="utf-8")
+    other = CrashReport(file=str(plain), events=crash.events)
+    assert not [c for c in find(TrainingSetup(), est, fl, other, Hardware(gpu_gib=23.69)).clues
+                if c.kind == "data_parallel"]

@@ -104,7 +104,8 @@ def floor(est: Estimate, crash: CrashReport | None) -> Floor | None:
         held_gib = (ev.allocated_gib if scale == "allocated" else ev.process_gib) or 0.0
         code = "memory.floor.raised" if raised else "memory.floor.covered"
         if scale == "device":
-            code = "memory.floor.device"
+            # a message with no size at all ("CUDA out of memory" alone) still says the card was full
+            code = "memory.floor.device" if ev.tried_gib is not None else "memory.floor.device_unsized"
         message = msg(code, held=held_gib, tried=ev.tried_gib or 0.0, observed=shown, line=ev.line,
                       moment=msg("memory.moment." + moment.replace(" ", "_")) if named else msg("memory.floor.peak"),
                       estimate=figure + (shown - observed), gap=raised)
