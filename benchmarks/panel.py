@@ -9,13 +9,17 @@ files) and `case.yaml`: the thread's URL, the GPU and GPU count, and the fix tha
 thread, as `fix: {kind: ...}` (or `{kinds: [...]}` when it took several). A case passes when
 
 - the crash is not answered "fits as is" (exit 0), and
-- for a fix of the config: the plan fits (exit 1) and none of its steps costs more than the fix that worked,
+- for a fix of the config: the plan fits (exit 1) with at least one step, and none of its steps costs more than
+  the fix that worked,
   by the remedy cost order of docs/reference/remedy-costs.md (section 3.3), or it answers exit 3 and names
   the fix among the steps that need a yes;
 - for `kind: beyond_config` (the config was not the cause): the JSON says `cause: beyond_config`.
 
 What a plan holds is read from the fields its steps change (and the environment they set), not from rule ids,
 so a planner that finds other steps is scored by what they do.
+
+Each case also records its first sight: `first_sight: {result: PASS|FAIL, detail: ...}`, the result of the code
+before anything was changed for that case (`--code` on an untouched checkout). The totals print both.
 """
 from __future__ import annotations
 
@@ -96,6 +100,8 @@ class Case:
     fix: tuple[str, ...]
     flags: tuple[str, ...] = ()
     files: tuple[str, ...] = ()
+    first_sight: str | None = None        # PASS | FAIL: the result before anything was changed for this case
+    first_detail: str = ""
 
 
 @dataclass
@@ -120,8 +126,13 @@ def load_case(folder: Path) -> Case:
             raise ValueError(f"{folder}/case.yaml: unknown fix kind {k!r}")
     files = tuple(meta.get("files") or sorted(p.name for p in folder.iterdir()
                                               if p.is_file() and p.name not in ("case.yaml", "NOTES.md")))
+    first = meta.get("first_sight") or {}
+    result = str(first.get("result")).upper() if first.get("result") is not None else None
+    if result not in (None, "PASS", "FAIL"):
+        raise ValueError(f"{folder}/case.yaml: first_sight.result is {result!r}, not PASS or FAIL")
     return Case(id=folder.name, folder=folder, source=meta["source"], gpu=meta.get("gpu"), gpus=meta.get("gpus"),
-                fix=kinds, flags=tuple(str(f) for f in meta.get("flags") or ()), files=files)
+                fix=kinds, flags=tuple(str(f) for f in meta.get("flags") or ()), files=files,
+                first_sight=result, first_detail=str(first.get("detail") or ""))
 
 
 def load_panel(panel: Path = PANEL, only: Iterable[str] = ()) -> list[Case]:
@@ -169,6 +180,9 @@ def judge(case: Case, code: int, data: dict[str, Any], stderr: str = "") -> Resu
             return Result(ok=True, why="finding: beyond the config", **res)
         return Result(ok=False, why=f"cause is {cause!r}, the thread's cause was not the config", **res)
     limit = max(TIERS[k] for k in case.fix)
+    if code == 1 and not plan.get("steps"):
+        # a plan without a step leaves the run as it crashed: that is "fits as is" under another exit code
+        return Result(ok=False, why="exit 1 without a step: the crash is answered with the run as it stands", **res)
     if code == 1 and fits:
         costly = sorted(k for k in kinds if TIERS.get(k, 0) > limit)
         if costly:
@@ -190,7 +204,10 @@ def summary(results: list[Result]) -> dict[str, Any]:
     n = len(results)
     ok = sum(r.ok for r in results)
     zero = [r.case.id for r in results if r.exit == 0]
-    return {"cases": n, "passed": ok, "rate": (ok / n if n else 0.0), "exit0": zero}
+    seen = [r.case for r in results if r.case.first_sight]
+    first_ok = sum(c.first_sight == "PASS" for c in seen)
+    return {"cases": n, "passed": ok, "rate": (ok / n if n else 0.0), "exit0": zero,
+            "first_sight": {"cases": len(seen), "passed": first_ok, "rate": (first_ok / len(seen) if seen else 0.0)}}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -202,9 +219,12 @@ def main(argv: list[str] | None = None) -> int:
     results = score(load_panel(only=args.only), code=args.code.resolve(), workers=args.workers)
     for r in results:
         print(f"{'PASS' if r.ok else 'FAIL'}  {r.case.id:<44} exit {r.exit}  fix {'/'.join(r.case.fix):<14} "
-              f"plan {','.join(r.plan_kinds) or '-':<28} cause {r.cause or '-':<13} {r.why}")
+              f"plan {','.join(r.plan_kinds) or '-':<28} cause {r.cause or '-':<13} first {r.case.first_sight or '-':<4} "
+              f"{r.why}")
     s = summary(results)
-    print(f"\n{s['passed']}/{s['cases']} pass ({100 * s['rate']:.0f}%); exit 0 on a crash: {len(s['exit0'])}")
+    f = s["first_sight"]
+    print(f"\nfirst sight: {f['passed']}/{f['cases']} pass ({100 * f['rate']:.0f}%), recorded in each case.yaml")
+    print(f"after:       {s['passed']}/{s['cases']} pass ({100 * s['rate']:.0f}%); exit 0 on a crash: {len(s['exit0'])}")
     return 0
 
 

@@ -7,6 +7,9 @@ finding, with the lines of the log that point at the cause:
 - several ranks on one device: the failure message lists several processes on the card, ranks report the same
   device index, the log sets CUDA_VISIBLE_DEVICES, or a launcher started copies that each say they are not
   distributed (every copy then trains the whole run on the same first GPU);
+- one process over several GPUs: the HF Trainer's "Training with DataParallel" line (transformers trainer.py,
+  _inner_training_loop, logged when args.n_gpu > 1, i.e. plain python with several visible cards): nn.DataParallel
+  replicates the model on every card each step and gathers the outputs on the first;
 - memory outside PyTorch: the process's in-use figure well above what PyTorch holds (torch's message: "this process
   has X in use ... of the allocated memory Y is allocated by PyTorch"), or other processes on the card;
 - growth over steps: memory lines the log printed that rise from step to step;
@@ -45,7 +48,7 @@ BEYOND_MIN_GIB = 2.0
 # With a clue in the log that the config cannot cause (several ranks on a card, memory outside PyTorch, another
 # process), a smaller gap is enough.
 CLUE_RATIO = 1.2
-STRONG = ("shared_device", "other_process", "outside_pytorch")
+STRONG = ("shared_device", "other_process", "outside_pytorch", "data_parallel")
 # Memory outside PyTorch, or held by other processes, counts when it is at least this share of the card (and 1 GiB).
 OUTSIDE_SHARE = 0.08
 # Fragmentation: reserved but unallocated at least this share of the card (and 1 GiB).
@@ -56,6 +59,8 @@ GROWTH_MIN_GIB = 1.0
 
 _PROCESS = re.compile(r"Process \d+ has [\d.]+ [KMGT]?i?B memory in use", re.IGNORECASE)
 _VISIBLE = re.compile(rb"CUDA_VISIBLE_DEVICES\s*=\s*[\"']?([\d, ]*)")
+# transformers trainer.py logs this when one process drives several GPUs (args.n_gpu > 1 -> nn.DataParallel)
+_DATA_PARALLEL = re.compile(rb"Training with DataParallel so batch size has been adjusted to:?\s*(\d+)?")
 _NOT_DISTRIBUTED = re.compile(rb"distributed training: False|world[_ ]size[:=]\s*1\b|Distributed environment: NO", re.IGNORECASE)
 SCAN_BYTES = 4 << 20      # the head and the tail of a log are read for launcher lines
 
@@ -125,13 +130,19 @@ def _clues(setup: TrainingSetup | None, crash: CrashReport, cap: float) -> Itera
     many = [ev for ev in gpu if len(_PROCESS.findall(ev.message)) >= 2]
     if many:
         shared.append(_said(many[0]))
-    visible, copies = _launcher_lines(crash)
+    visible, copies, parallel = _launcher_lines(crash)
     # CUDA_VISIBLE_DEVICES alone is how every multi-GPU launcher starts its ranks: it only supports a clue
     if shared or copies:
         launcher = copies + visible
         device = next(iter(same)) if same else (gpu[0].device if gpu and gpu[0].device is not None else 0)
         yield Clue(kind="shared_device", message=msg("finding.clue.shared_device", device=device),
                    check=msg("finding.check.shared_device"), evidence=tuple(_dedupe(shared + launcher))[:4])
+    if parallel:
+        found = re.search(r"adjusted to:?\s*(\d+)", parallel[0].text)
+        per_device = setup.micro_batch if setup is not None and setup.micro_batch else 1
+        gpus = int(found.group(1)) // max(1, per_device) if found else "?"
+        yield Clue(kind="data_parallel", message=msg("finding.clue.data_parallel", gpus=gpus),
+                   check=msg("finding.check.data_parallel"), evidence=tuple(parallel[:1] + visible[:1]))
     first = gpu[0] if gpu else None
     if first is not None:
         outside = None
@@ -197,9 +208,9 @@ def _growth(crash: CrashReport):
     return None
 
 
-def _launcher_lines(crash: CrashReport) -> tuple[list[Evidence], list[Evidence]]:
-    """(CUDA_VISIBLE_DEVICES lines, copies) of the log: copies are two or more lines of processes that each
-    say they are not distributed (a launcher started N copies of a single-GPU run)."""
+def _launcher_lines(crash: CrashReport) -> tuple[list[Evidence], list[Evidence], list[Evidence]]:
+    """(CUDA_VISIBLE_DEVICES lines, copies, DataParallel lines) of the log: copies are two or more lines of
+    processes that each say they are not distributed (a launcher started N copies of a single-GPU run)."""
     try:
         from oomdoctor.crashlog.source import open_log
 
@@ -210,9 +221,10 @@ def _launcher_lines(crash: CrashReport) -> tuple[list[Evidence], list[Evidence]]
                 spans.append((max(SCAN_BYTES, size - SCAN_BYTES), size))
             found_visible: list[Evidence] = []
             alone: list[Evidence] = []
+            parallel: list[Evidence] = []
             for lo, hi in spans:
                 blob = bytes(src.mm[lo:hi])
-                for pattern, out in ((_VISIBLE, found_visible), (_NOT_DISTRIBUTED, alone)):
+                for pattern, out in ((_VISIBLE, found_visible), (_NOT_DISTRIBUTED, alone), (_DATA_PARALLEL, parallel)):
                     for m in pattern.finditer(blob):
                         start, end = src.line_span(lo + m.start())
                         line = blob.count(b"\n", 0, m.start()) + 1 if lo == 0 else 0
@@ -220,8 +232,8 @@ def _launcher_lines(crash: CrashReport) -> tuple[list[Evidence], list[Evidence]]
                         if len(out) >= 8:
                             break
     except Exception:       # the log was read once already; a second look that fails only loses evidence
-        return [], []
-    return found_visible[:2], alone[:2] if len(alone) >= 2 else []
+        return [], [], []
+    return found_visible[:2], alone[:2] if len(alone) >= 2 else [], parallel[:1]
 
 
 def _version_bugs(crash: CrashReport) -> Iterable[Clue]:

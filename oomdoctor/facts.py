@@ -340,7 +340,7 @@ class Floor:
 class Clue:
     """One thing the log shows that the training config cannot explain, with the lines it was read from."""
 
-    kind: str                       # shared_device | other_process | outside_pytorch | growth | eval | fragmentation | version_bug
+    kind: str                       # shared_device | data_parallel | other_process | outside_pytorch | growth | eval | fragmentation | version_bug
     message: Msg                    # what the log shows
     check: Msg                      # what to check before acting on the plan
     evidence: tuple[Evidence, ...] = ()

@@ -96,6 +96,28 @@ def test_a_config_well_below_the_crash_is_a_finding_beyond_the_config():
     assert find(TrainingSetup(), _est(60.0, cap=80.0), near, crash, Hardware(gpu_gib=79.15)).cause == "config"
 
 
+def test_a_message_cut_before_its_figures_still_says_the_card_was_full():
+    # "Tried to allocate 112.00 MiB. GPU" and no more: the card held its capacity less what was asked
+    est = _est(18.0, cap=79.15)
+    crash = _crash(tried_gib=0.11, phase="backward")
+    fl = crashfloor.floor(est, crash)
+    assert fl is not None and fl.kind == "gpu" and fl.applied
+    assert abs(fl.observed_gib - (79.15 - 1.0)) < 1e-9      # on the device's scale, less the estimate's cache share
+    assert "0.11" in say(fl.message, "en") and "79.15" in say(fl.message, "en") and say(fl.message, "zh")
+    assert find(TrainingSetup(), est, fl, crash, Hardware(gpu_gib=79.15)).cause == "beyond_config"
+    # a config whose estimate is near the card is the cause, and the raise is small
+    near = _est(74.0, cap=79.15)
+    fl_near = crashfloor.floor(near, crash)
+    assert find(TrainingSetup(), near, fl_near, crash, Hardware(gpu_gib=79.15)).cause == "config"
+    assert fl_near.raised_gib < 5.0
+    # the free figure, where printed, is read instead of what was asked
+    printed = crashfloor.floor(est, _crash(tried_gib=0.11, free_gib=0.05, capacity_gib=79.15, phase="backward"))
+    assert abs(printed.observed_gib - (79.15 - 0.05 + 0.11 - 1.0)) < 1e-9
+    # a kill the log only suggests (likely) sets no floor
+    likely = CrashReport(file="x.log", events=(CrashEvent(kind="cuda_oom", line=3, confidence="likely"),))
+    assert crashfloor.floor(est, likely) is None
+
+
 def test_the_clues_name_fragmentation_memory_outside_pytorch_and_growth():
     from oomdoctor.facts import MemorySample
 
@@ -164,3 +186,35 @@ def test_exit_code_is_never_fits_with_a_crash():
     assert exit_code(Report(estimate=fits)) == ExitCode.FITS
     assert exit_code(Report(estimate=fits, crash=_crash(allocated_gib=1.0))) == ExitCode.PLAN
 
+
+
+def test_a_message_with_no_size_at_all_floors_the_card_and_says_the_size_is_unknown():
+    # "torch.cuda.OutOfMemoryError: CUDA out of memory" alone: the card was full, the ask is unknown
+    est = _est(15.0, cap=23.69)
+    crash = _crash(phase="backward")
+    fl = crashfloor.floor(est, crash)
+    assert fl is not None and fl.applied and fl.observed_gib > est.allocated_gib
+    assert fl.message.code == "memory.floor.device_unsized"
+    assert "0.00" not in say(fl.message, "en") and "23.69" in say(fl.message, "en") and say(fl.message, "zh")
+
+
+def test_one_process_driving_several_gpus_is_a_data_parallel_clue_with_its_trainer_line(tmp_path):
+    log = tmp_path / "dp.log"
+    log.write_text("[INFO|trainer.py:2081] >>   Instantaneous batch size per device = 1\n"
+                   "[INFO|trainer.py:2083] >>   Training with DataParallel so batch size has been adjusted to: 4\n"
+                   "torch.cuda.OutOfMemoryError: CUDA out of memory\n", encoding="utf-8")
+    crash = CrashReport(file=str(log), events=(CrashEvent(kind="cuda_oom", line=3, confidence="certain",
+                                                          message="CUDA out of memory"),))
+    est = _est(6.0, cap=23.69)
+    fl = crashfloor.floor(est, crash)
+    f = find(TrainingSetup(micro_batch=1), est, fl, crash, Hardware(gpu_gib=23.69))
+    assert f.cause == "beyond_config"
+    dp = [c for c in f.clues if c.kind == "data_parallel"]
+    assert dp and dp[0].evidence[0].line == 2 and "DataParallel" in dp[0].evidence[0].text
+    assert "4 GPUs" in say(dp[0].message, "en") and say(dp[0].check, "zh")
+    # a log without the Trainer's line has no such clue
+    plain = tmp_path / "plain.log"
+    plain.write_text("torch.cuda.OutOfMemoryError: CUDA out of memory\n", encoding="utf-8")
+    other = CrashReport(file=str(plain), events=crash.events)
+    assert not [c for c in find(TrainingSetup(), est, fl, other, Hardware(gpu_gib=23.69)).clues
+                if c.kind == "data_parallel"]

@@ -11,6 +11,12 @@ carries the same raise, so each step's saving is still the model's. A host kill 
 launcher's -9) says the host ran out: the machine's RAM, where the log shows it, is a floor under what the host
 side of the run needed.
 
+A message cut before its figures ("Tried to allocate 112.00 MiB. GPU") still says the card was full: the allocator
+raises only after freeing its cached blocks and retrying cudaMalloc (CUDACachingAllocator.cpp, malloc's
+release_cached_blocks retry), so the device held more than its capacity less what was asked. That device-wide
+figure ("device") includes memory other processes may hold: it is a floor under what the card carried, read
+against the estimate's peak on the device.
+
 Public API::
 
     floor(estimate, crash) -> Floor | None
@@ -86,15 +92,20 @@ def floor(est: Estimate, crash: CrashReport | None) -> Floor | None:
             observed -= max(0.0, est.peak_gib - est.allocated_gib)
         if best is None or observed > best[0]:
             best = (observed, ev, scale)
+    if best is None:
+        best = _device_best(est, crash)
     if best is not None:
         observed, ev, scale = best
         moment = _moment(est, ev.phase)
         figure = _phase_figure(est, moment)
         named = bool([m for m in PHASE_MOMENTS.get(ev.phase or "", ()) if m in est.moments])
         raised = observed - figure if observed - figure >= MIN_RAISE_GIB else 0.0
-        shown = observed + (max(0.0, est.peak_gib - est.allocated_gib) if scale == "in_use" else 0.0)
+        shown = observed + (max(0.0, est.peak_gib - est.allocated_gib) if scale in ("in_use", "device") else 0.0)
         held_gib = (ev.allocated_gib if scale == "allocated" else ev.process_gib) or 0.0
         code = "memory.floor.raised" if raised else "memory.floor.covered"
+        if scale == "device":
+            # a message with no size at all ("CUDA out of memory" alone) still says the card was full
+            code = "memory.floor.device" if ev.tried_gib is not None else "memory.floor.device_unsized"
         message = msg(code, held=held_gib, tried=ev.tried_gib or 0.0, observed=shown, line=ev.line,
                       moment=msg("memory.moment." + moment.replace(" ", "_")) if named else msg("memory.floor.peak"),
                       estimate=figure + (shown - observed), gap=raised)
@@ -109,6 +120,21 @@ def floor(est: Estimate, crash: CrashReport | None) -> Floor | None:
         message = msg("memory.floor.host", ram=crash.host_ram_gib, estimate=need, line=ev.line)
         return Floor(kind="host", observed_gib=crash.host_ram_gib, estimate_gib=need, raised_gib=raised,
                      moment="host", line=ev.line, message=message)
+    return None
+
+
+def _device_best(est: Estimate, crash: CrashReport) -> tuple[float, CrashEvent, str] | None:
+    """(GiB, event, "device") for a GPU failure whose message printed no held figure: the card held more than its
+    capacity less what was asked (less what it printed free, where it did), on the device's scale."""
+    for ev in crash.events:
+        if ev.kind not in GPU_KINDS or ev.confidence != "certain":
+            continue
+        cap = ev.capacity_gib or est.capacity_gib
+        if not cap:
+            continue
+        in_use = cap - (ev.free_gib if ev.free_gib is not None else (ev.tried_gib or 0.0))
+        observed = in_use + (ev.tried_gib or 0.0) - max(0.0, est.peak_gib - est.allocated_gib)
+        return observed, ev, "device"
     return None
 
 

@@ -37,6 +37,16 @@ WORDS = {
         "训练启动时运行 nvidia-smi：每个 rank 应各占一张 GPU。用 torchrun、deepspeed 或 accelerate launch 启动"
         "（llamafactory-cli 设置 FORCE_TORCHRUN=1），并检查 CUDA_VISIBLE_DEVICES 以及代码里的 device_map=\"auto\" "
         "或 .to(\"cuda:0\")。"),
+    "finding.clue.data_parallel": (
+        "The Trainer ran DataParallel: one process drove {gpus} GPUs (\"Training with DataParallel\"), so each step "
+        "copies the model to every card and gathers the outputs on GPU 0; this is not distributed training.",
+        "Trainer 使用了 DataParallel：一个进程驱动 {gpus} 张 GPU（\"Training with DataParallel\"），每一步都把模型复制到每张"
+        "卡上并把输出汇总到 GPU 0；这不是分布式训练。"),
+    "finding.check.data_parallel": (
+        "Start one process per GPU: torchrun, deepspeed or accelerate launch (FORCE_TORCHRUN=1 llamafactory-cli "
+        "train ...), not plain python with several visible cards.",
+        "每张 GPU 启动一个进程：用 torchrun、deepspeed 或 accelerate launch（FORCE_TORCHRUN=1 llamafactory-cli "
+        "train ...），而不是在多张可见卡上直接用 python 启动。"),
     "finding.clue.outside_pytorch": (
         "This process had {in_use:.2f} GiB in use but PyTorch held only {torch:.2f} GiB: {gib:.2f} GiB is memory "
         "outside PyTorch (another library's allocator, NCCL buffers, a leak of non-PyTorch memory).",

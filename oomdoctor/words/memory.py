@@ -164,6 +164,18 @@ WORDS = {
         "the {moment}); the estimate of that phase, {estimate:.2f} GiB, already covers it.",
         "第 {line} 行显示 PyTorch 已占用 {held:.2f} GiB，又申请了 {tried:.2f} GiB（{moment}阶段共 "
         "{observed:.2f} GiB）；该阶段的估算 {estimate:.2f} GiB 已经覆盖了它。"),
+    "memory.floor.device": (
+        "The crash is a measurement: at line {line} the card could not give {tried:.2f} GiB more, so it held at "
+        "least {observed:.2f} GiB, all but what was asked (the message printed no figure of its own); the "
+        "config's estimate of the {moment} was {estimate:.2f} GiB.",
+        "崩溃本身就是一次测量：第 {line} 行显卡连 {tried:.2f} GiB 都分配不出，说明它至少已占用 {observed:.2f} GiB"
+        "（报错信息本身没有打印占用数字）；按配置对{moment}阶段的估算只有 {estimate:.2f} GiB。"),
+    "memory.floor.device_unsized": (
+        "The crash is a measurement: at line {line} the card could not give what the run asked (the message printed "
+        "neither the size nor a figure of its own), so it was full: it held about {observed:.2f} GiB, its capacity, "
+        "less an allocation of unknown size; the config's estimate of the {moment} was {estimate:.2f} GiB.",
+        "崩溃本身就是一次测量：第 {line} 行显卡分配不出训练请求的显存（报错信息既没有请求大小也没有占用数字），说明卡已占满："
+        "约 {observed:.2f} GiB，即显卡容量减去一次大小未知的分配；按配置对{moment}阶段的估算只有 {estimate:.2f} GiB。"),
     "memory.floor.host": (
         "The host ran out of memory (line {line}): the run needed more than the machine's {ram:.1f} GiB of RAM; "
         "the estimate of host memory was {estimate:.1f} GiB.",

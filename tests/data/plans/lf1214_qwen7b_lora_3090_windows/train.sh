@@ -1,0 +1,30 @@
+# the thread's command as posted (Windows, LLaMA-Efficient-Tuning, October 2023)
+CUDA_VISIBLE_DEVICES=0 python src/train_bash.py \
+    --stage sft \
+    --model_name_or_path ../qwen/Qwen-7B-Chat \
+    --do_train True \
+    --overwrite_cache False \
+    --finetuning_type lora \
+    --template chatml \
+    --flash_attn False \
+    --shift_attn False \
+    --dataset_dir data \
+    --dataset Self cognition cai law \
+    --cutoff_len 48 \
+    --learning_rate 0.02 \
+    --num_train_epochs 3.0 \
+    --max_samples 100 \
+    --per_device_train_batch_size 1 \
+    --gradient_accumulation_steps 4 \
+    --lr_scheduler_type cosine \
+    --max_grad_norm 1.0 \
+    --logging_steps 5 \
+    --save_steps 100 \
+    --warmup_steps 0 \
+    --lora_rank 2 \
+    --lora_dropout 0.1 \
+    --lora_target c_attn \
+    --resume_lora_training True \
+    --output_dir saves\Qwen-7B-Chat\lora\2023-10-18-14-10-05 \
+    --bf16 True \
+    --plot_loss True

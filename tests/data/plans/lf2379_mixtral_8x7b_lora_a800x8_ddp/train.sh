@@ -1,0 +1,17 @@
+accelerate launch --config_file default_config.yaml src/train_bash.py \
+    --stage sft \
+    --do_train \
+    --model_name_or_path /data1/Mixtral-8x7B-Instruct-v0.1 \
+    --template mistral \
+    --finetuning_type lora \
+    --lora_target q_proj,v_proj \
+    --output_dir /data1/mixtral-8x7b/ckpt/lora-test \
+    --per_device_train_batch_size 2 \
+    --gradient_accumulation_steps 8 \
+    --lr_scheduler_type cosine \
+    --logging_steps 10 \
+    --save_steps 1000 \
+    --learning_rate 5e-5 \
+    --num_train_epochs 1.0 \
+    --fp16 \
+    --dataset test_sft

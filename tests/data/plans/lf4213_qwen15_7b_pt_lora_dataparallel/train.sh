@@ -1,0 +1,35 @@
+# the thread's launch as posted (llamafactory 0.8.2.dev0): plain python on four visible cards
+CUDA_VISIBLE_DEVICES=0,1,2,3 python src/train.py  \
+    --stage pt \
+    --do_train True \
+    --model_name_or_path /home/zhengzhenzhuang/liujian/model/Qwen1.5-7B-Chat \
+    --preprocessing_num_workers 16 \
+    --finetuning_type lora \
+    --template qwen \
+    --flash_attn fa2 \
+    --dataset_dir /home/zhengzhenzhuang/liujian/model/LLaMA-Factory/data \
+    --dataset file0611 \
+    --cutoff_len 2048 \
+    --learning_rate 5e-05 \
+    --num_train_epochs 3.0 \
+    --max_samples 5000\
+    --per_device_train_batch_size 1 \
+    --gradient_accumulation_steps 4 \
+    --lr_scheduler_type cosine \
+    --max_grad_norm 1.0 \
+    --logging_steps 5 \
+    --save_steps 100 \
+    --warmup_steps 0 \
+    --optim adamw_torch \
+    --packing True \
+    --report_to none \
+    --output_dir /home/zhengzhenzhuang/liujian/model/Qwne1.5-lora/pt \
+    --fp16 True \
+    --plot_loss True \
+    --ddp_timeout 180000000 \
+    --include_num_input_tokens_seen True \
+    --lora_rank 8 \
+    --lora_alpha 16 \
+    --lora_dropout 0 \
+    --lora_target all \
+    --deepspeed ds_z3_config.json

@@ -1,0 +1,19 @@
+CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 accelerate launch src/train_bash.py \
+    --stage sft \
+    --model_name_or_path Baichuan-13B-Base \
+    --do_train \
+    --dataset my_dataset \
+    --template default \
+    --finetuning_type full \
+    --lora_target W_pack \
+    --output_dir exp_20230825_dis \
+    --overwrite_cache \
+    --per_device_train_batch_size 1 \
+    --gradient_accumulation_steps 4 \
+    --lr_scheduler_type cosine \
+    --logging_steps 10 \
+    --save_steps 500 \
+    --learning_rate 5e-5 \
+    --num_train_epochs 2.0 \
+    --plot_loss \
+    --fp16
