@@ -303,3 +303,18 @@ def test_deepspeed_chat_main_py_reads_its_own_argparse_flags_and_patches_only_wh
     # store_true switches (--gradient_checkpointing, --offload) take no value: those stay advice
     assert edits == {("zero_stage",): 2, ("dtype",): "fp16", ("per_device_train_batch_size",): 2,
                      ("max_seq_len",): 512}
+
+
+def test_an_unknown_script_with_cutoff_len_alone_is_not_read_as_llamafactory(tmp_path):
+    # Alpaca-CoT's uniform_finetune.py shares --cutoff_len with LLaMA-Factory but names the rank --lora_r
+    path = _write(tmp_path, "t.sh", "python3 uniform_finetune.py --model_type chatglm --model_name_or_path m "
+                  "--lora_r 32 --per_gpu_train_batch_size 2 --cutoff_len 512\n")
+    s = load_config(path)
+    assert s.framework == "hf"
+    assert (s.lora_rank, s.seq_len, s.micro_batch) == (32, 512, 2)
+
+
+def test_an_unknown_script_with_llamafactory_flags_beside_cutoff_len_is_still_read_as_llamafactory(tmp_path):
+    path = _write(tmp_path, "t.sh", "python my_train.py --model_name_or_path m --stage sft --finetuning_type lora "
+                  "--cutoff_len 512\n")
+    assert load_config(path).framework == "llamafactory"
