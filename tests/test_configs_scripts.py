@@ -339,3 +339,11 @@ def test_litgpt_mixed_precision_keeps_fp32_weights_and_its_constants_are_never_w
     assert (s.method, s.precision, s.load_dtype) == ("lora", "fp16", "fp32")
     # micro_batch_size is a constant in the script: no --per_device_train_batch_size is added to its command line
     assert edits_for(s, [Change("micro_batch", 4, 1), Change("grad_accum", 32, 128)]) == []
+
+
+@pytest.mark.parametrize("word", ["'[q_proj,v_proj]'", "'[\"q_proj\", \"v_proj\"]'", "q_proj,v_proj"])
+def test_a_lora_target_list_written_as_one_word_gives_the_module_names(tmp_path, word):
+    # alpaca-lora's README passes --lora_target_modules '[q_proj,v_proj]' (python-fire reads it as a list)
+    path = _write(tmp_path, "t.sh", "python finetune.py --base_model m --micro_batch_size 2 --cutoff_len 256 "
+                  f"--lora_r 8 --lora_target_modules {word}\n")
+    assert load_config(path).lora_targets == ("q_proj", "v_proj")

@@ -337,8 +337,14 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return _DTYPES.get((doc.str_(name) or "").lower())
     if kind == "targets":
         v = doc.get(name)
-        items = v if isinstance(v, list) else str(v).replace(",", " ").split()
-        return tuple(str(t) for t in items) or None
+        if isinstance(v, list):
+            items = [str(t) for t in v]
+        else:
+            # A list written as one word: python-fire turns `'[q_proj,v_proj]'` into a list (alpaca-lora README's
+            # --lora_target_modules), and JSON-minded scripts take `'["q_proj", "v_proj"]'`; brackets and quotes
+            # are the list's syntax, not part of a module name.
+            items = str(v).strip().strip("[]()").replace(",", " ").split()
+        return tuple(t.strip("'\"") for t in items if t.strip("'\"")) or None
     if kind == "attn":
         return doc.str_(name)
     if kind == "stage":
