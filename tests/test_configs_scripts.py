@@ -303,3 +303,47 @@ def test_deepspeed_chat_main_py_reads_its_own_argparse_flags_and_patches_only_wh
     # store_true switches (--gradient_checkpointing, --offload) take no value: those stay advice
     assert edits == {("zero_stage",): 2, ("dtype",): "fp16", ("per_device_train_batch_size",): 2,
                      ("max_seq_len",): 512}
+
+
+def test_an_unknown_script_with_cutoff_len_alone_is_not_read_as_llamafactory(tmp_path):
+    # Alpaca-CoT's uniform_finetune.py shares --cutoff_len with LLaMA-Factory but names the rank --lora_r
+    path = _write(tmp_path, "t.sh", "python3 uniform_finetune.py --model_type chatglm --model_name_or_path m "
+                  "--lora_r 32 --per_gpu_train_batch_size 2 --cutoff_len 512\n")
+    s = load_config(path)
+    assert s.framework == "hf"
+    assert (s.lora_rank, s.seq_len, s.micro_batch) == (32, 512, 2)
+
+
+def test_an_unknown_script_with_llamafactory_flags_beside_cutoff_len_is_still_read_as_llamafactory(tmp_path):
+    path = _write(tmp_path, "t.sh", "python my_train.py --model_name_or_path m --stage sft --finetuning_type lora "
+                  "--cutoff_len 512\n")
+    assert load_config(path).framework == "llamafactory"
+
+
+def test_litgpt_finetune_lora_reads_its_flags_and_the_scripts_own_constants(tmp_path):
+    # lit-gpt finetune/lora.py (2023): --precision and --quantize are flags; micro_batch_size 4, batch_size 128,
+    # lora_r 8 are module constants (Lightning-AI/litgpt#459's command)
+    path = _write(tmp_path, "t.sh", 'python finetune/lora.py --data_dir data/mydata/ --precision "bf16-true" '
+                  '--quantize "bnb.nf4-dq" --checkpoint_dir /models/vicuna-7b-v1.5 --out_dir out\n')
+    s = load_config(path)
+    assert s.extras["entry"] == "litgpt_lora"
+    assert (s.method, s.quant_bits, s.lora_rank) == ("qlora", 4, 8)
+    assert (s.micro_batch, s.grad_accum) == (4, 32)
+    assert (s.precision, s.load_dtype) == ("bf16", "bf16")       # -true: the weights stay in bf16
+    assert s.model == "/models/vicuna-7b-v1.5"
+
+
+def test_litgpt_mixed_precision_keeps_fp32_weights_and_its_constants_are_never_written_as_flags(tmp_path):
+    path = _write(tmp_path, "t.sh", "python finetune/lora.py --precision 16-mixed --checkpoint_dir ckpt/llama\n")
+    s = load_config(path)
+    assert (s.method, s.precision, s.load_dtype) == ("lora", "fp16", "fp32")
+    # micro_batch_size is a constant in the script: no --per_device_train_batch_size is added to its command line
+    assert edits_for(s, [Change("micro_batch", 4, 1), Change("grad_accum", 32, 128)]) == []
+
+
+@pytest.mark.parametrize("word", ["'[q_proj,v_proj]'", "'[\"q_proj\", \"v_proj\"]'", "q_proj,v_proj"])
+def test_a_lora_target_list_written_as_one_word_gives_the_module_names(tmp_path, word):
+    # alpaca-lora's README passes --lora_target_modules '[q_proj,v_proj]' (python-fire reads it as a list)
+    path = _write(tmp_path, "t.sh", "python finetune.py --base_model m --micro_batch_size 2 --cutoff_len 256 "
+                  f"--lora_r 8 --lora_target_modules {word}\n")
+    assert load_config(path).lora_targets == ("q_proj", "v_proj")

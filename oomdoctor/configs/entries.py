@@ -101,6 +101,11 @@ def _openrlhf(task: str, stage: str) -> Entry:
 
 
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
+# lit-gpt finetune/lora.py (Lightning-AI/lit-gpt at 064fd52, 2023-08): jsonargparse over setup(checkpoint_dir,
+# precision, quantize, ...); batch_size 128, micro_batch_size 4, lora_r 8, lora_alpha 16 are module constants,
+# the precision defaults to bf16-mixed where the card has bf16 (lit_gpt/utils.py get_default_supported_precision)
+# and each sample is as long as the data's longest (no flag).
+_LITGPT = {"checkpoint_dir": "model", "precision": "lightning_precision", "quantize": "bits"}
 
 ENTRIES: tuple[Entry, ...] = (
     Entry("llamafactory", "llamafactory-cli train", reader="llamafactory",
@@ -161,6 +166,11 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("chatglm_finetune", "ChatGLM3 finetune_hf.py / GLM-4 finetune.py", reader="chatglm",
           scripts=("finetune_hf.py", "finetune.py"), config_positional=True, model_positional=1,
           needs_flags=("config_file",)),       # typer arguments only: taken with its positional YAML
+    Entry("litgpt_lora", "lit-gpt finetune/lora.py", scripts=("finetune/lora.py",), flags=_LITGPT,
+          needs_flags=("checkpoint_dir",),
+          defaults=(("method", "lora"), ("lora_rank", 8), ("lora_alpha", 16), ("micro_batch", 4), ("total_batch", 128),
+                    ("lightning_precision", ("bf16", "fp32"))),
+          trainer_fields=()),     # no TrainingArguments flag: its batch and accumulation are the script's constants
     Entry("hf_examples", msg("config.entry.hf_examples"),
           scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
           flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),

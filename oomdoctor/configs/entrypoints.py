@@ -641,7 +641,10 @@ def _generic_reader(doc: Doc) -> tuple[str, Msg | None]:
     from oomdoctor.configs import registry
 
     lf = ("stage", "finetuning_type", "template", "cutoff_len", "lora_target", "quantization_bit")
-    if any(k in doc.data for k in lf) and doc.data.get("model_name_or_path"):
+    # cutoff_len alone is no hallmark: tloen/alpaca-lora finetune.py and its forks (Alpaca-CoT uniform_finetune.py
+    # `--cutoff_len`, default 512) use the same flag, with --lora_r where LLaMA-Factory says --lora_rank.
+    hallmarks = [k for k in lf if k in doc.data]
+    if hallmarks and hallmarks != ["cutoff_len"] and doc.data.get("model_name_or_path"):
         return "llamafactory", registry.module("llamafactory").detect(doc.data)
     return "hf", None
 

@@ -194,6 +194,15 @@ _STAGE_WORDS = {"dpo": "dpo", "kto": "kto", "orpo": "orpo", "cpo": "orpo", "simp
                 "grpo": "sft", "gkd": "sft", "sft": "sft", "pt": "pt"}
 _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16", "half": "fp16",
            "float32": "fp32", "fp32": "fp32", "float": "fp32"}
+# Lightning Fabric precision plugins (lightning/fabric/connector.py): `-true` keeps the weights in that dtype,
+# `-mixed` autocasts and keeps them in fp32. Value: (mixed-precision dtype, weight dtype).
+_LIGHTNING_PRECISION = {"bf16-true": ("bf16", "bf16"), "bf16-mixed": ("bf16", "fp32"), "16-true": ("fp16", "fp16"),
+                        "16-mixed": ("fp16", "fp32"), "32-true": ("fp32", "fp32"), "32": ("fp32", "fp32"),
+                        "bf16": ("bf16", "fp32"), "16": ("fp16", "fp32")}
+# lit-gpt's --quantize choices (lit_gpt/utils.py quantization()): bitsandbytes 4-bit NF4/FP4 (-dq: double
+# quantisation) and int8.
+_QUANTIZE_WORDS = {"bnb.nf4": 4, "bnb.nf4-dq": 4, "bnb.fp4": 4, "bnb.fp4-dq": 4, "bnb.int8": 8,
+                   "bnb.int8-training": 8, "gptq.int4": 4}
 
 
 def stage_word(word: str) -> str | None:
@@ -291,6 +300,14 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
             b.set("offload_params", True, doc.src(signals["offload"][1]))
     if "precision" in signals and signals["precision"][0]:
         b.set("precision", signals["precision"][0], doc.src(signals["precision"][1]))
+    if "lightning_precision" in signals:
+        (mixed, weights), name = signals["lightning_precision"]
+        b.set("precision", mixed, doc.src(name))
+        b.set("load_dtype", weights, doc.src(name))
+    elif "lightning_precision" in defaults:
+        mixed, weights = defaults["lightning_precision"]
+        b.default("precision", mixed, entry.label if entry is not None else None)
+        b.default("load_dtype", weights, entry.label if entry is not None else None)
     if "packing" in signals:
         b.set("packing", bool(signals["packing"][0]), doc.src(signals["packing"][1]))
     elif "packing" in defaults:
@@ -318,7 +335,12 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         value = doc.float_(name, minimum=0)
         return None if value is None else (int(value) if value == int(value) else value)
     if kind == "bits":
+        word = (doc.str_(name) or "").lower()
+        if word in _QUANTIZE_WORDS:
+            return _QUANTIZE_WORDS[word]
         return doc.int_(name, minimum=1, maximum=64)
+    if kind == "lightning_precision":
+        return _LIGHTNING_PRECISION.get((doc.str_(name) or "").lower())
     if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload", "adam_offload", "ckpt",
                 "bf16", "liger", "galore"):
         return doc.bool_(name)
@@ -331,8 +353,14 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return _DTYPES.get((doc.str_(name) or "").lower())
     if kind == "targets":
         v = doc.get(name)
-        items = v if isinstance(v, list) else str(v).replace(",", " ").split()
-        return tuple(str(t) for t in items) or None
+        if isinstance(v, list):
+            items = [str(t) for t in v]
+        else:
+            # A list written as one word: python-fire turns `'[q_proj,v_proj]'` into a list (alpaca-lora README's
+            # --lora_target_modules), and JSON-minded scripts take `'["q_proj", "v_proj"]'`; brackets and quotes
+            # are the list's syntax, not part of a module name.
+            items = str(v).strip().strip("[]()").replace(",", " ").split()
+        return tuple(t.strip("'\"") for t in items if t.strip("'\"")) or None
     if kind in ("attn", "backend"):
         return doc.str_(name)
     if kind == "stage":

@@ -1,0 +1,21 @@
+# the thread's command: OpenRLHF SFT, full fine-tune, four RTX 4090 24GB (GPUs 1,5,6,7)
+deepspeed --include localhost:1,5,6,7 --module openrlhf.cli.train_sft \
+   --max_len 128 \
+   --dataset /workspace/OpenRLHF/data/ \
+   --input_key prompt \
+   --output_key response \
+   --input_template 'User: {}\nAssistant: ' \
+   --train_batch_size 4 \
+   --micro_train_batch_size 1 \
+   --max_samples 5000 \
+   --pretrain /workspace/models/qwen/Qwen2-7B-Instruct \
+   --save_path ./checkpoint/Qwen2-7B-sft \
+   --save_steps 1000 \
+   --logging_steps 1 \
+   --eval_steps -1 \
+   --zero_stage 3 \
+   --max_epochs 1 \
+   --bf16 \
+   --flash_attn \
+   --learning_rate 5e-6 \
+   --gradient_checkpointing

@@ -1,0 +1,23 @@
+# the thread's command (tatsu-lab/stanford_alpaca train.py, HF Trainer with FSDP), five V100 32GB
+CUDA_VISIBLE_DEVICES=0,1,2,3,4 torchrun --nproc_per_node=5 --master_port=23456 train.py \
+    --model_name_or_path /data/alpaca/stanford_alpaca/llama_hf \
+    --data_path ./alpaca_data.json \
+    --fp16 True \
+    --bf16 False \
+    --output_dir /data/alpaca/stanford_alpaca/llama_tf \
+    --num_train_epochs 3 \
+    --per_device_train_batch_size 1 \
+    --per_device_eval_batch_size 1 \
+    --gradient_accumulation_steps 8 \
+    --evaluation_strategy "no" \
+    --save_strategy "steps" \
+    --save_steps 1000 \
+    --save_total_limit 1 \
+    --learning_rate 2e-5 \
+    --weight_decay 0. \
+    --warmup_ratio 0.03 \
+    --lr_scheduler_type "cosine" \
+    --logging_steps 1 \
+    --fsdp "full_shard auto_wrap" \
+    --fsdp_transformer_layer_cls_to_wrap 'LlamaDecoderLayer' \
+    --tf32 False
