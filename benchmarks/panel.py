@@ -9,7 +9,7 @@ files) and `case.yaml`: the thread's URL, the GPU and GPU count, and the fix tha
 thread, as `fix: {kind: ...}` (or `{kinds: [...]}` when it took several). A case passes when
 
 - the crash is not answered "fits as is" (exit 0), and
-- for a fix of the config: the plan fits (exit 1) and none of its steps costs more than the fix that worked,
+- for a fix of the config: the plan fits (exit 1) with at least one step, and none of its steps costs more than the fix that worked,
   by the remedy cost order of docs/reference/remedy-costs.md (section 3.3), or it answers exit 3 and names
   the fix among the steps that need a yes;
 - for `kind: beyond_config` (the config was not the cause): the JSON says `cause: beyond_config`.
@@ -169,6 +169,9 @@ def judge(case: Case, code: int, data: dict[str, Any], stderr: str = "") -> Resu
             return Result(ok=True, why="finding: beyond the config", **res)
         return Result(ok=False, why=f"cause is {cause!r}, the thread's cause was not the config", **res)
     limit = max(TIERS[k] for k in case.fix)
+    if code == 1 and not plan.get("steps"):
+        # exit 1 with nothing to change answers the crash with the config as it is: "fits as is" in other words
+        return Result(ok=False, why="no step: the crash is answered with the config unchanged", **res)
     if code == 1 and fits:
         costly = sorted(k for k in kinds if TIERS.get(k, 0) > limit)
         if costly:

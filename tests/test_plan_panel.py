@@ -68,6 +68,7 @@ def test_the_scorer_reads_a_plan_by_what_its_steps_change():
     assert panel.judge(case, 1, {"plan": {"fits": True, "steps": [
         {"changes": [{"key": "micro_batch", "from": 4, "to": 1}], "env": {}}]}}).ok   # no costlier
     assert not panel.judge(case, 0, {"plan": {"fits": True, "steps": []}}).ok   # exit 0 on a crash never passes
+    assert not panel.judge(case, 1, {"cause": {"kind": "config"}, "plan": {"fits": True, "steps": []}}).ok  # no step
     finding = panel.Case(id="y", folder=Path("."), source="s", gpu=None, gpus=None, fix=("beyond_config",))
     assert panel.judge(finding, 1, {"cause": {"kind": "beyond_config"}, "plan": {}}).ok
     assert not panel.judge(finding, 1, {"cause": {"kind": "config"}, "plan": {}}).ok
