@@ -333,6 +333,23 @@ def test_litgpt_finetune_lora_reads_its_flags_and_the_scripts_own_constants(tmp_
     assert s.model == "/models/vicuna-7b-v1.5"
 
 
+def test_chinese_vicuna_finetune_reads_the_scripts_own_constants(tmp_path):
+    # Chinese-Vicuna finetune.py: argparse takes paths and --test_size only; MICRO_BATCH_SIZE 4, BATCH_SIZE 128,
+    # CUTOFF_LEN 256, LORA_R 8 and the 8-bit base are module constants (Facico/Chinese-Vicuna#141's command)
+    path = _write(tmp_path, "t.sh", "python finetune.py --data_path ./sample/merge_sample.json --test_size 9\n")
+    s = load_config(path)
+    assert s.extras["entry"] == "chinese_vicuna"
+    assert (s.method, s.quant_bits, s.lora_rank, s.seq_len) == ("qlora", 8, 8, 256)
+    assert (s.micro_batch, s.grad_accum, s.precision) == (4, 32, "fp16")
+    # its batch is a constant in the script: no --per_device_train_batch_size is added to its command line
+    assert edits_for(s, [Change("micro_batch", 4, 1), Change("grad_accum", 32, 128)]) == []
+
+
+def test_a_finetune_py_with_alpaca_lora_flags_is_still_alpaca_lora(tmp_path):
+    path = _write(tmp_path, "t.sh", "python finetune.py --base_model m --data_path d.json --micro_batch_size 2\n")
+    assert load_config(path).extras["entry"] == "alpaca_lora"
+
+
 def test_litgpt_mixed_precision_keeps_fp32_weights_and_its_constants_are_never_written_as_flags(tmp_path):
     path = _write(tmp_path, "t.sh", "python finetune/lora.py --precision 16-mixed --checkpoint_dir ckpt/llama\n")
     s = load_config(path)

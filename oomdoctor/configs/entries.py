@@ -22,6 +22,8 @@ dataclasses, read from its repository:
 - ChatGLM3 finetune_demo/finetune_hf.py, GLM-4 finetune/finetune.py (THUDM, typer): `DATA_DIR MODEL_DIR CONFIG`,
   the YAML read by configs/chatglm.py, the model the second positional word;
 - HF examples run_clm*.py: --block_size, None = min(1024, the tokenizer's maximum);
+- Chinese-Vicuna finetune.py (Facico/Chinese-Vicuna, argparse): Alpaca-LoRA's constants written in the script
+  (MICRO_BATCH_SIZE 4, BATCH_SIZE 128, CUTOFF_LEN 256, LORA_R 8, the base in 8-bit); only paths and --test_size are flags;
 - Alpaca-LoRA finetune.py (tloen/alpaca-lora, fire flags): the base always loads in 8-bit under LoRA
   (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
   --batch_size is the total batch: accumulation = batch_size // micro_batch_size // world size;
@@ -137,6 +139,13 @@ ENTRIES: tuple[Entry, ...] = (
           scripts=("run_clm_sft_with_peft.py", "run_clm_pt_with_peft.py"), flags=_CLA,
           defaults=(("method", "lora"), ("seq_len", 1024), ("lora_rank", 8), ("lora_alpha", 32)),
           seq_flag="max_seq_length"),
+    # Chinese-Vicuna finetune.py (Facico/Chinese-Vicuna, argparse): only paths and --test_size are flags; MICRO_BATCH_SIZE 4,
+    # BATCH_SIZE 128, CUTOFF_LEN 256 (padded to it), LORA_R 8 / alpha 16 and the 8-bit base are module constants
+    Entry("chinese_vicuna", "Chinese-Vicuna finetune.py", scripts=("finetune.py",), flags={"model_path": "model"},
+          needs_flags=("test_size", "model_path", "output_path", "lora_remote_checkpoint", "ignore_data_skip"),
+          defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 256), ("lora_rank", 8), ("lora_alpha", 16),
+                    ("micro_batch", 4), ("total_batch", 128), ("precision", "fp16"), ("grad_ckpt", True)),
+          trainer_fields=()),     # no TrainingArguments flag: its batch and accumulation are the script's constants
     Entry("alpaca_lora", "Alpaca-LoRA finetune.py", scripts=("finetune.py",), flags=_ALPACA_LORA,
           needs_flags=("base_model", "micro_batch_size", "cutoff_len", "lora_r"),
           defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 256), ("lora_rank", 8), ("lora_alpha", 16),
