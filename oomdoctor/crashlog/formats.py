@@ -71,6 +71,8 @@ class CleanLine:
 def clean(raw: str) -> CleanLine:
     """Drop ANSI colour, CR, and any stack of line prefixes; remember the rank a prefix named."""
     text = raw.rstrip("\r")
+    if text[:1] == "\ufeff":          # UTF-8's byte-order mark (Notepad, PowerShell 5's Out-File -Encoding UTF8)
+        text = text[1:]
     if "\r" in text:               # tqdm redraws: the last visible segment is what the terminal showed
         segs = [seg for seg in text.split("\r") if seg.strip()]
         text = segs[-1] if segs else ""

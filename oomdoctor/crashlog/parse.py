@@ -476,7 +476,7 @@ def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
             if phase is not None:
                 return phase, s, t, n, False
             continue
-        if is_frame(t) or frames and looks_like_code(raw):
+        if is_frame(t) or frames and looks_like_code(t):     # the source line's indent, after any rank prefix
             frames.append((s, t))
             continue
         if frames:
