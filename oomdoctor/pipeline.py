@@ -300,7 +300,7 @@ def read_report(opts: Options) -> Report:
         if from_log:
             warnings.append(msg("crash.setup.no_gpu"))
             return Report(inputs=tuple(opts.files), crash=crash, warnings=tuple(warnings))
-        if opts.need_gpu:       # --advise needs no card: a renter has none yet
+        if opts.need_gpu and not _incomplete_anyway(setup, crash, opts):   # --advise needs no card: a renter has none yet
             where = inputs.log or inputs.config
             raise InputError(msg("run.no_gpu"), where)
     if from_log:
@@ -331,6 +331,19 @@ def read_report(opts: Options) -> Report:
 
 
 _SHAPE_UNKNOWN = ("model.unknown", "model.none_named")
+
+
+def _incomplete_anyway(setup: TrainingSetup, crash, opts: Options) -> bool:
+    """A card is asked for only to estimate: when the model's shape is nowhere either (exit 5), the crash
+    and the config's facts are shown without one instead of stopping at the card (a bare `Killed`, an
+    MPS or cuBLAS message names no capacity)."""
+    if opts.model:
+        return False
+    try:
+        resolve_shape(setup, crash)
+    except InputError as err:
+        return _shape_unknown(err, setup)
+    return False
 
 
 def _shape_unknown(err: InputError, setup: TrainingSetup) -> bool:

@@ -39,6 +39,21 @@ def sniff(head: bytes) -> str | None:
         fit = sum(1 for u in units if tuple(b == 0 for b in u) == wanted)
         if fit >= _SHARE * len(units):
             return codec
+    return _wide_by_text(sample)
+
+
+_ASCII_SHARE = 0.5          # of the characters a UTF-16/32 reading must give, for it to be the text's
+
+
+def _wide_by_text(sample: bytes) -> str | None:
+    """UTF-16/32 whose NUL pattern is blurred by characters with a NUL byte of their own (a rich box's
+    `─` is U+2500): the encoding in which the sample reads as mostly ASCII text, if one does (a wrong
+    width or byte order gives NUL characters or CJK, not ASCII)."""
+    for codec, width in (("utf-32-le", 4), ("utf-32-be", 4), ("utf-16-le", 2), ("utf-16-be", 2)):
+        text = sample[:len(sample) // width * width].decode(codec, errors="replace")
+        ascii_text = sum(1 for ch in text if " " <= ch <= "~" or ch in "\t\r\n")
+        if text and ascii_text >= _ASCII_SHARE * len(text) and "\0" not in text.strip("\0"):
+            return codec
     return None
 
 

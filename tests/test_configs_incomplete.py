@@ -129,3 +129,18 @@ async def test_the_app_opens_on_an_incomplete_report_and_shows_the_crash_and_the
 def test_a_model_flag_that_is_not_found_is_the_users_to_fix(inputs, capsys):
     code, _, err = run_cli(capsys, "run.log", "cfg.yaml", "--model", "nobody/typo-7b", "--plain")
     assert code == ExitCode.BAD_INPUT and len(err.strip().splitlines()) == 1 and "typo-7b" in err
+
+
+@pytest.mark.parametrize("log", [
+    "Loading checkpoint shards:  52%|█████▏    | 11/21 [00:41<00:37,  3.78s/it]\nKilled\n",
+    "RuntimeError: MPS backend out of memory (MPS allocated: 11.14 GB, other allocations: 6.65 GB, max allowed: "
+    "18.13 GB). Tried to allocate 375.40 MB on private pool.\n",
+])
+def test_a_log_naming_no_card_with_an_unknown_model_still_shows_the_crash(inputs, capsys, log):
+    # the card is asked for only to estimate; without the model's shape there is no estimate to make
+    (inputs / "run.log").write_text(log, encoding="utf-8")
+    code, out, err = run_cli(capsys, "run.log", "cfg.yaml", "--plain", "--lang", "en")
+    assert code == ExitCode.INCOMPLETE, err
+    assert err == "" and "--gpu" not in out
+    assert "Crash" in out and ("killed" in out.lower() or "MPS" in out)
+    assert any("--model DIR" in line for line in out.splitlines())

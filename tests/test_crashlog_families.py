@@ -37,8 +37,30 @@ def one(tmp_path: Path, text: str):
      "which 0 bytes is free.\n", "cuda_oom", 256, 0),
     ("RuntimeError: Resource exhausted: Out of memory while trying to allocate 24 bytes.\n", "xla_oom", 24, None),
     ("  (0) Resource exhausted:  OOM when allocating tensor with shape[8,4096] and type float on "
-     "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n", "tf_oom", None, None),
+     "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n", "tf_oom", None, 0),
     ("Last error:\nCuda failure 'out of memory'\n", "nccl_oom", None, None),
+    # torch 0.x's THC check, spconv's tensorview check: CUDA runtime error 2 printed with its string
+    ("THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=2 : out of memory\n",
+     "cuda_oom", None, None),
+    ("RuntimeError: TensorStorage /io/include/tensorview/tensor.h 168\ncuda failed with error 2 out of memory.\n",
+     "cuda_oom", None, None),
+    # old ROCm's hipErrorMemoryAllocation (1002) through TF's rocm_driver.cc
+    ("E tensorflow/stream_executor/rocm/rocm_driver.cc:601] failed to allocate 7.35G (7889485824 bytes) from device: "
+     "hipError_t(1002)\n", "hip_oom", 7889485824, None),
+    # the BFC allocator: TensorFlow's plugin (its own tree in the glog path, Bytes) against JAX's build (external/)
+    ("E itex/core/devices/bfc_allocator.cc:101] Allocator ran out of memory trying to allocate 10529419660 Bytes "
+     "(rounded to 10529419776 Bytes)\n", "tf_oom", 10529419660, None),
+    ("W external/tsl/tsl/framework/bfc_allocator.cc:482] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
+     "8.00GiB (rounded to 8589934592)requested by op\n", "xla_oom", 8589934592, None),
+    ("ResourceExhaustedError: OOM when allocating tensor with shape[128,128,109,109] and type float on "
+     "/job:localhost/replica:0/task:0/device:GPU:1 by allocator GPU_1_bfc\n", "tf_oom", None, 1),
+    # torch's per-process memory fraction, its figures on lines of their own as the allocator prints them
+    ("RuntimeError: Allocation on device 0 would exceed allowed memory. (out of memory)\n"
+     "Currently allocated     : 16.08 GiB\nRequested               : 4.83 GiB\nDevice limit            : 22.20 GiB\n"
+     "Free (according to CUDA): 11.12 MiB\n", "cuda_oom", round(4.83 * (1 << 30)), 0),
+    # TGI's warmup, which catches torch.cuda.OutOfMemoryError
+    ("RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n",
+     "cuda_oom", None, None),
 ])
 def test_each_allocator_family_gives_its_kind_and_request_to_the_byte(tmp_path, text, kind, tried_bytes, device):
     ev = one(tmp_path, text).primary
@@ -59,6 +81,12 @@ def test_each_allocator_family_gives_its_kind_and_request_to_the_byte(tmp_path, 
     "/user.slice being 71.40% > 50.00% for > 20s with reclaim activity\n",
     "slurmstepd: error: Detected 1 oom_kill event in StepId=4.0. Some of the step tasks have been OOM Killed.\n",
     "systemd[1]: user@1021.service: A process of this unit has been killed by the OOM killer.\n",
+    # the shell's status word is the C library's translated strsignal(SIGKILL)
+    "已杀死\n",
+    "[1]+  已杀死               nohup java -jar app.jar\n",
+    "run.sh: line 3:  4242 Terminado (killed)      python train.py\n",
+    # the kubelet evicting under node memory pressure
+    "The node was low on resource: memory. Container trainer was using 61Gi, which exceeds its request of 0.\n",
 ])
 def test_each_shell_and_supervisor_kill_is_a_host_memory_kill(tmp_path, text):
     ev = one(tmp_path, text).primary
@@ -70,6 +98,8 @@ def test_each_shell_and_supervisor_kill_is_a_host_memory_kill(tmp_path, text):
     "      Exit Code: 1\n",
     "systemd-oomd[932]: Considered 97 cgroups for killing, top candidates were:\n",
     "ggml_cuda_host_malloc: failed to allocate 1900.00 MiB of pinned memory: invalid argument\n",
+    "The node was low on resource: ephemeral-storage.\n",
+    "slurmstepd: error: xcgroup_instantiate: unable to create cgroup '/sys/fs/cgroup/memory/slurm/uid_8' : Cannot allocate memory\n",
 ])
 def test_look_alikes_of_kills_and_allocator_failures_are_not_events(tmp_path, text):
     assert one(tmp_path, text).events == ()
@@ -130,3 +160,33 @@ def test_vllm_engine_loop_is_generation_and_its_start_up_is_loading(tmp_path):
                        '    self.model_runner.profile_run()\n  File "<eval_with_key>.130", line 662, in forward\n'
                        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n").primary
     assert fx.phase == "load"
+
+
+@pytest.mark.parametrize("text,phase,evidence_line", [
+    # torch 0.x warns with THCudaCheck, prints the traceback, then raises the same failure: its frames are the cue
+    ("THCudaCheck FAIL file=/pytorch/torch/lib/THC/generic/THCStorage.cu line=58 error=2 : out of memory\n"
+     "Traceback (most recent call last):\n  File \"main.py\", line 357, in train\n    loss.backward()\n"
+     "  File \"/t/torch/autograd/__init__.py\", line 99, in backward\n    variables, grad_variables, retain_graph)\n"
+     "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/torch/lib/THC/generic/THCStorage.cu:58\n",
+     "backward", 5),
+    # Python 3.11's carets under a source line whose indent the paste lost, no File line
+    (" return Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n"
+     "           ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^\n"
+     "RuntimeError: MPS backend out of memory (MPS allocated: 5.50 GB, other allocations: 14.76 GB, max allowed: "
+     "20.40 GB). Tried to allocate 147.24 MB on private pool.\n", "backward", 1),
+    # TGI names its start-up warmup in the message itself
+    ("ERROR warmup{max_input_length=Some(30000) max_prefill_tokens=31000}:warmup: text_generation_router_v3::client: "
+     "Server error: Not enough memory to handle 31000 prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n",
+     "load", 1),
+    # a kill after a finished shard bar, the launcher's lines in rich's level column between them
+    ("Loading checkpoint shards: 100%|██████████| 61/61 [05:45<00:00,  5.66s/it]\n"
+     " WARNING  Sending process 14 closing signal SIGTERM         api.py:699\n"
+     " ERROR    failed (exitcode: -9) local_rank: 5 (pid: 22) of  api.py:673\n", "load", 1),
+    # a loss logged under a metric path, then the shell's kill in a Chinese locale
+    ("episode/score 0.1 / train/loss/con 0.04 / train/loss/dyn 5.41 / fps/train 1253.7\n"
+     "Writing metrics: /logdir/metrics.jsonl\n已杀死\n", "train", 1),
+])
+def test_phase_cues_of_the_third_audit(tmp_path, text, phase, evidence_line):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase
+    assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line

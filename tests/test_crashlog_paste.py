@@ -1,8 +1,11 @@
 """A paste's marks change nothing the reader finds: every fixture log, wrapped in each mark a terminal,
-a viewer, a chat or an issue thread adds (and in combinations of them), gives the same events, numbers,
-phases and line numbers (counted in the file as given) as the bare log."""
+a viewer, a chat or an issue thread adds (and in combinations of them), written in each encoding a
+platform uses (UTF-8 with a BOM, UTF-16/32 with and without one, bare CR line ends), with its failure
+lines in bold and under a rank prefix, gives the same events, numbers, phases and line numbers (counted
+in the file as given) as the bare log."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from oomdoctor.crashlog import parse_log
-from oomdoctor.crashlog.paste import normalise
+from oomdoctor.crashlog.paste import _unwrap, normalise
 
 LOGS = Path(__file__).parent / "data" / "logs"
 FIXTURES = sorted(p for p in LOGS.rglob("*.log"))
@@ -68,6 +71,45 @@ def hard_wrapped(data: bytes, width: int = 97) -> tuple[bytes, int]:
 
 ARTIFACTS = [fenced, quoted, guttered, github_lines, host_label, ci_stamp, server_stamp, coloured]
 
+# How the file itself may be written: UTF-8 with Notepad's or PowerShell 5's byte-order mark, PowerShell's `>`
+# (UTF-16-LE with a BOM), UTF-16/32 without one (found by where the NUL bytes fall, or by which reading
+# gives text), classic Mac line ends. Line numbers count in the file as given, so none shift.
+ENCODINGS = ["utf-8-sig", "utf-16", "utf-16-le", "utf-16-be", "utf-32", "utf-32-le", "utf-32-be"]
+
+
+def encoded(data: bytes, codec: str) -> bytes:
+    return data.decode("utf-8").encode(codec)
+
+
+def cr_only(data: bytes) -> tuple[bytes, int]:
+    return data.replace(b"\n", b"\r"), 0
+
+
+_FAILURE_WORDS = re.compile(rb"out of memory|Killed|OutOfMemory|exit ?code|ALLOC_FAILED|[A-Za-z]Error\b", re.I)
+
+
+def bold_failures(data: bytes) -> tuple[bytes, int]:
+    """A reporter puts the failure's own lines in **bold** (`**RuntimeError: CUDA out of memory.**`)."""
+    out = []
+    for x in _lines(data):
+        s = x.rstrip()
+        plain = s and not s[:1].isspace() and not any(c in s for c in (b"*", b"\r", b"`"))
+        out.append(b"**" + s + b"**" if plain and _FAILURE_WORDS.search(s) else x)
+    return b"\n".join(out), 0
+
+
+def rank_prefixed(data: bytes) -> tuple[bytes, int]:
+    """torchrun's `[rank0]: ` on every line of a one-process log."""
+    return b"\n".join(b"[rank0]: " + x if x.strip() else x for x in _lines(data)), 0
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
 
 def events(path: Path, shift: int | None = 0) -> list[tuple]:
     """What the reader finds; line numbers less `shift` (None: without line numbers, for a paste whose
@@ -99,6 +141,55 @@ def _same(tmp_path: Path, fixture: Path, bare: dict, *marks) -> None:
 def test_every_fixture_reads_the_same_under_each_mark(tmp_path, bare, mark):
     for fixture in FIXTURES:
         _same(tmp_path, fixture, bare, mark)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("codec", ENCODINGS)
+def test_every_fixture_reads_the_same_in_each_encoding(tmp_path, bare, codec):
+    checked = 0
+    for fixture in FIXTURES:
+        data = fixture.read_bytes()
+        if not _utf8(data):
+            continue                   # a Latin-1 fixture has no UTF-16 form to write
+        p = tmp_path / fixture.name
+        p.write_bytes(encoded(data, codec))
+        assert events(p) == bare[fixture], (fixture.name, codec)
+        checked += 1
+    assert checked >= len(FIXTURES) - 5
+
+
+@pytest.mark.slow
+def test_every_fixture_reads_the_same_with_bare_cr_line_ends(tmp_path, bare):
+    for fixture in FIXTURES:
+        data = fixture.read_bytes()
+        if b"\r" in data:
+            continue                   # CRs already inside lines (tqdm, CRLF) make bare CRs ambiguous
+        _same(tmp_path, fixture, bare, cr_only)
+
+
+@pytest.mark.slow
+def test_every_fixture_reads_the_same_with_its_failure_lines_in_bold(tmp_path, bare):
+    for fixture in FIXTURES:
+        text = fixture.read_bytes().decode("utf-8", errors="replace")
+        lines = text.split("\n")
+        if _unwrap(lines, list(range(len(lines)))) is not None:
+            continue                   # a hard-wrapped paste: bold marks would change the cut width
+        _same(tmp_path, fixture, bare, bold_failures)
+
+
+@pytest.mark.slow
+def test_every_one_process_fixture_reads_the_same_under_a_rank_prefix(tmp_path, bare):
+    checked = 0
+    for fixture in FIXTURES:
+        data = fixture.read_bytes()
+        if not _utf8(data) or b"rank" in data or normalise(data.decode("utf-8")) is not None \
+                or any(e[7] is not None for e in bare[fixture]):
+            continue                   # ranks of its own, or paste marks a rank prefix would sit inside
+        p = tmp_path / fixture.name
+        p.write_bytes(rank_prefixed(data)[0])
+        assert events(p) == [e[:7] + (0,) + e[8:] for e in bare[fixture]], fixture.name
+        checked += 1
+    assert checked >= 200
 
 
 def test_every_fixture_with_long_lines_reads_the_same_hard_wrapped(tmp_path, bare):

@@ -43,6 +43,9 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
                                   r"llama_init_from_model|llama_context|llama_kv_cache_init|llama_kv_cache|graph_reserve|sched_reserve|"
                                   r"ggml_gallocr_reserve_n\w*|alloc_tensor_range|common_init_from_params|load_model):",
      "llama.cpp src/llama-model.cpp, src/llama-context.cpp, ggml/src/ggml-alloc.c: function-prefixed reports"),
+    ("load", "TGI", "line", r"Unable to warmup model|\bwarmup\{|\bWarmup\(|Not enough memory to handle \d+ prefill tokens",
+     "text-generation-inference: server/.../flash_causal_lm.py FlashCausalLM.warmup, router's warmup span and "
+     "'Unable to warmup model' (router/src/main.rs): the start-up's largest prefill"),
     ("load", "Megatron-LM / DeepSpeed", "line", r"initializing (?:tensor |pipeline )?model parallel|> initializing model parallel",
      "megatron/core/parallel_state.py banner"),
     # ---- moving and wrapping a model (load): .to()/.cuda() go through Module._apply -> convert

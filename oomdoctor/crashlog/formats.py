@@ -71,6 +71,8 @@ class CleanLine:
 def clean(raw: str) -> CleanLine:
     """Drop ANSI colour, CR, and any stack of line prefixes; remember the rank a prefix named."""
     text = raw.rstrip("\r")
+    if text[:1] == "\ufeff":          # UTF-8's byte-order mark (Notepad, PowerShell 5's Out-File -Encoding UTF8)
+        text = text[1:]
     if "\r" in text:               # tqdm redraws: the last visible segment is what the terminal showed
         segs = [seg for seg in text.split("\r") if seg.strip()]
         text = segs[-1] if segs else ""
@@ -124,7 +126,11 @@ F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU) out of memory\.?(?: Tried to allocate
 # `CUDA Error: out of memory at .../cumem_allocator.cpp:62`: vLLM's sleep-mode wake_up (RL rollouts)
 F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?[Ee]rror ?(?:\(2\) ?)?: ?out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory|"
               r"cuda runtime error \(2\) : out of memory|CUDA: out of memory|"     # torch 0.x, MXNet
-              r"(?:CUDA|HIP) error 2 at \S+: out of memory")     # ggml's CUDA_CHECK: "CUDA error 2 at ggml-cuda.cu:359: out of memory"
+              r"(?:CUDA|HIP) error 2 at \S+: out of memory|"     # ggml's CUDA_CHECK: "CUDA error 2 at ggml-cuda.cu:359: out of memory"
+              # a check macro printing the CUDA runtime's error 2 (cudaErrorMemoryAllocation) with its string: torch
+              # 0.x's THCGeneral.c __THCudaCheckWarn "THCudaCheck FAIL file=F line=N error=2 : out of memory",
+              # spconv/tensorview's "cuda failed with error 2 out of memory"
+              r"(?i:THCudaCheck|cuda)\b[^\n]{0,200}?\berror[= ]2 ?:? ?out of memory")
 # bitsandbytes' CUDA_CHECK_RETURN (cudaMallocManaged of a paged optimizer, its kernels): "Error out of
 # memory at line 380 in file /.../bitsandbytes/csrc/pythonInterface.c"
 F04_CHECK = lazy_re(r"\bError out of memory at line \d+ in file (?P<file>\S+)", needs=("Error out of memory at line ",))
@@ -132,6 +138,17 @@ F05 = lazy_re(
     rf"MPS backend out of memory \(MPS allocated: (?P<alloc>{SIZE}), other allocations: (?P<other>{SIZE}), max allowed: (?P<max>{SIZE})\)\. Tried to allocate (?P<req>{SIZE})"
 , needs=("MPS backend out of memory (MPS allocated: ",))
 F05_HEAD = lazy_re(r"MPS backend out of memory")
+# torch's caching allocator past a per-process memory fraction (torch.cuda.set_per_process_memory_fraction):
+# "Allocation on device 0 would exceed allowed memory. (out of memory)" then "Currently allocated : ...",
+# "Requested : 4.83 GiB", "Device limit : ..." on lines of their own (c10/cuda/CUDACachingAllocator.cpp);
+# a server that quotes it in a repr shows the line breaks as \n.
+F_FRACTION = lazy_re(r"Allocation on device (?P<dev>\d+) would exceed allowed memory\. \(out of memory\)",
+                     needs=("would exceed allowed memory",))
+F_FRACTION_REQ = lazy_re(rf"Requested\s*: (?P<req>{SIZE})", needs=("Requested",))
+F_FRACTION_LIMIT = lazy_re(rf"Device limit\s*: (?P<limit>{SIZE})", needs=("Device limit",))
+# TGI's warmup catches torch.cuda.OutOfMemoryError and raises its own words (text-generation-inference
+# server/text_generation_server/models/flash_causal_lm.py, FlashCausalLM.warmup).
+F_TGI = lazy_re(r"Not enough memory to handle \d+ prefill tokens", needs=("Not enough memory to handle ",))
 F06 = lazy_re(r"CUBLAS_STATUS_ALLOC_FAILED")
 F07_ALLOC = lazy_re(r"CUDNN_STATUS_ALLOC_FAILED")
 F08 = lazy_re(r"NCCL WARN (?:.*?)(?:Cuda failure '?out of memory'?|Failed to CUDA calloc (?P<bytes>\d+) bytes)|Failed to CUDA calloc (?P<bytes2>\d+) bytes|ncclUnhandledCudaError.*out of memory|NCCL error.*out of memory", needs=("NCCL WARN ", "Failed to CUDA calloc ", "ncclUnhandledCudaError", "NCCL error"))
@@ -155,7 +172,9 @@ F_XPU_4GB = lazy_re(rf"Current platform can NOT allocate memory block with size 
 F_XPU_DEVICE = lazy_re(r"Allocation is out of device memory on current platform", needs=("out of device memory on current platform",))
 # TensorFlow/XLA's stream executor: "failed to allocate 890.06M (933298432 bytes) from device:
 # HIP_ERROR_OutOfMemory" (rocm_driver.cc) or "...: CUDA_ERROR_OUT_OF_MEMORY: out of memory" (cuda_driver.cc).
-F_SE_ALLOC = lazy_re(r"failed to allocate \S+ \((?P<bytes>\d+) bytes\) from device: (?P<err>HIP_ERROR_OutOfMemory|CUDA_ERROR_OUT_OF_MEMORY)",
+# Old ROCm printed the HIP code itself: "from device: hipError_t(1002)", 1002 being hipErrorMemoryAllocation
+# before HIP renumbered its errors (hip_runtime_api.h of ROCm 1.x-2.x; TF's rocm_driver.cc formats it).
+F_SE_ALLOC = lazy_re(r"failed to allocate \S+ \((?P<bytes>\d+) bytes\) from device: (?P<err>HIP_ERROR_OutOfMemory|hipError_t\(1002\)|CUDA_ERROR_OUT_OF_MEMORY)",
                      needs=("bytes) from device: ",))
 # NCCL's CUDACHECK, printed on its own line under torch's DistBackendError ("Last error:").
 F08_BARE = lazy_re(r"^\s*Cuda failure '?out of memory'?\s*$", needs=("Cuda failure",))
@@ -163,7 +182,11 @@ F08_BARE = lazy_re(r"^\s*Cuda failure '?out of memory'?\s*$", needs=("Cuda failu
 F_OOMD = lazy_re(r"systemd-oomd(?:\[\d+\])?: Killed \S+ due to (?:memory pressure|swap used)", needs=("systemd-oomd",))
 # A shell's job-status report of a killed job: bash `script: line 10:    93 Killed    cmd`, zsh
 # `[1]    26478 killed     python test.py` (jobs.c / zsh's jobs.c print the pid, the status word, the command).
-F13_JOB = lazy_re(r"(?:\bline \d+:|\[\d+\]\s*[+-]?)\s+\d+\s+(?:Killed|killed)(?:\s+\S|\s*$)", needs=("illed",))
+# The status word is strsignal(SIGKILL), which the C library translates: "Killed", zh_CN "已杀死", es
+# "Terminado (killed)" (glibc po/zh_CN.po, po/es.po).
+KILLED_WORDS = r"(?:Killed|已杀死|Terminado \(killed\))"
+F13_JOB = lazy_re(rf"(?:\bline \d+:|\[\d+\]\s*[+-]?)\s+\d+\s+(?:{KILLED_WORDS}|killed)(?:\s+\S|\s*$)",
+                  needs=("illed", "已杀死"))
 F09 = lazy_re(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes", needs=("DefaultCPUAllocator: ",))
 F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
@@ -173,11 +196,14 @@ F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits
 # DeepSpeed's launcher kills its other children whenever one exits badly; alone (no return code, no
 # Python error before it) the line is what a host-RAM kill leaves (parse.py checks the context).
 F12_KILLING = lazy_re(r"(?:sigkill_handler\]\s*|^)Killing subprocess (?P<pid>\d+)", needs=("Killing subprocess ",))
-F13 = lazy_re(r"(?:^|[\s\]|])Killed(?:[ \t]*$|[ \t]{2,}\S)|\b(?:zsh|bash|sh): killed\b")
+F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|bash|sh): killed\b")
 F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?",
               needs=("ut of memory: Killed process ",))
 F15 = lazy_re(r"exited with code 137|[Ee]xit ?[Cc]ode\"?:?\s*137\b|OOMKilled|Exit code 137",
               needs=("xit", "OOMKilled"))
+# The kubelet's eviction manager under node memory pressure: "The node was low on resource: memory."
+# (pkg/kubelet/eviction/helpers.go nodeLowMessageFmt).
+F_EVICT = lazy_re(r"The node was low on resource: memory\b", needs=("low on resource: memory",))
 F16 = lazy_re(r"killed due to memory pressure \(OOM\)|ray\.exceptions\.OutOfMemoryError|node running low on memory", needs=("killed due to memory pressure (OOM)", "ray.exceptions.OutOfMemoryError", "node running low on memory"))
 # A Ray worker that vanished: Ray names the OOM killer as the first of its possible causes.
 F16_DIED = lazy_re(r"worker died or was killed while executing a task|Worker unexpectedly exits|killed by (?:SIGKILL by )?(?:the )?OOM killer",
@@ -194,9 +220,18 @@ F_SLURM = lazy_re(r"Detected \d+ oom[-_]kill event|task \d+: Out Of Memory|\bOUT
 F16_GPU = lazy_re(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)", needs=("RayTaskError(",))
 F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
 F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.", needs=("Ran out of memory in memory space hbm. Used ",))
-F18 = lazy_re(r"Allocator \((?P<alloc>GPU_\d+_bfc)\) ran out of memory trying to allocate (?P<req>\S+?) \(rounded to (?P<bytes>\d+)\)", needs=("Allocator (",))
+# The BFC allocator: TensorFlow's and XLA's name themselves ("Allocator (GPU_0_bfc) ran out of memory trying to
+# allocate 8.00GiB (rounded to 8589934592)", tsl/framework/bfc_allocator.cc); Intel's TensorFlow plugin does not
+# and counts in Bytes ("Allocator ran out of memory trying to allocate 10529419660 Bytes (rounded to N Bytes)",
+# itex/core/devices/bfc_allocator.cc). The glog path says whose: TensorFlow and its plugin print their own
+# tree (tensorflow/..., itex/...), JAX builds XLA and TSL as Bazel externals (external/...).
+F18 = lazy_re(r"Allocator (?:\((?P<alloc>\w+)\) )?ran out of memory trying to allocate (?P<req>\S+?)(?P<unit> Bytes)? \(rounded to (?P<bytes>\d+)(?: Bytes)?\)",
+              needs=("ran out of memory trying to allocate ",))
+F18_TF_PATH = lazy_re(r"(?:^|[\s\]])(?:tensorflow|itex)/\S*bfc_allocator\.cc:\d+\]", needs=("bfc_allocator.cc",))
 F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("ResourceExhaustedError: failed to allocate memory",))
 F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):?\s+(?:\(see above for traceback\):\s+)?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\](?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
+# TF's device name: "/job:localhost/replica:0/task:0/device:GPU:1" (tensorflow/core/util/device_name_utils.cc)
+F19_DEV = lazy_re(r"device:(?:GPU|gpu|XPU):(\d+)$")
 F20 = lazy_re(r"No available memory for the cache blocks")
 F21 = lazy_re(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)", needs=("Free memory on device (",))
 F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
@@ -340,6 +375,16 @@ def parse_message(text: str) -> Parsed | None:
                 p.process_gib = p.allocated_gib + other
             p.extra["allowed_gib"] = size_gib(m.group("max"))
         return _count(p)
+    m = F_FRACTION.search(text)
+    if m:
+        req = F_FRACTION_REQ.search(text, m.end())
+        limit = F_FRACTION_LIMIT.search(text, m.end())
+        p = Parsed("cuda_oom", tried_gib=size_gib(req.group("req")) if req else None, device=int(m.group("dev")))
+        if limit:
+            p.extra["allowed_gib"] = size_gib(limit.group("limit"))
+        return _count(p)
+    if F_TGI.search(text):
+        return _count(Parsed("cuda_oom"))
     m = F_GGML.search(text)
     if m:
         p = Parsed("hip_oom" if m.group("api") == "hip" else "cuda_oom", tried_gib=size_gib(m.group("req")),
@@ -364,7 +409,7 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("xpu_oom"))
     m = F_SE_ALLOC.search(text)
     if m:
-        return _count(Parsed("hip_oom" if m.group("err").startswith("HIP") else "cuda_oom", tried_gib=int(m.group("bytes")) / GIB))
+        return _count(Parsed("hip_oom" if m.group("err").lower().startswith("hip") else "cuda_oom", tried_gib=int(m.group("bytes")) / GIB))
     if F08_BARE.search(text):
         return _count(Parsed("nccl_oom"))
     if F_OOMD.search(text):
@@ -384,7 +429,8 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("xla_oom", tried_gib=_per(b, GIB)))
     m = F18.search(text)
     if m:
-        return _count(Parsed("xla_oom", tried_gib=_per(m.group("bytes"), GIB)))
+        asked = m.group("req") if m.group("unit") and m.group("req").isdigit() else m.group("bytes")
+        return _count(Parsed("tf_oom" if F18_TF_PATH.search(text) else "xla_oom", tried_gib=_per(asked, GIB)))
     m = F08.search(text)
     if m:
         b = m.group("bytes") or m.group("bytes2")
@@ -397,7 +443,7 @@ def parse_message(text: str) -> Parsed | None:
         return _count(p)
     if F16_GPU.search(text):
         return _count(Parsed("cuda_oom"))
-    if F16.search(text):
+    if F16.search(text) or F_EVICT.search(text):
         return _count(Parsed("host_oom"))
     p = parse_torch(text)
     if p is not None:
@@ -414,7 +460,8 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("cudnn_alloc"))
     m = F19.search(text)
     if m:
-        return _count(Parsed("tf_oom", extra={"shape": m.group("shape")}))
+        dev = F19_DEV.search(m.group("dev") or "")
+        return _count(Parsed("tf_oom", device=int(dev.group(1)) if dev else None, extra={"shape": m.group("shape")}))
     if F19B.search(text):
         return _count(Parsed("tf_oom"))
     m = F21.search(text)

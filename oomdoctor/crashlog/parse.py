@@ -15,6 +15,7 @@ from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
 from oomdoctor.crashlog.paste import PASTE_MAX_BYTES, normalise
 from oomdoctor.crashlog.phase import (
+    LEVEL_ONLY,
     TRACEBACK_HEAD,
     before_launcher,
     frame_phase,
@@ -49,6 +50,8 @@ SECONDARY_MARKERS = (
     # allocators and supervisors whose words hold none of the above (fresh/SOURCES.md lists where each was seen)
     b"Malloc failed: out of", b"unable to allocate", b"memory block with size larger than", b"out of device memory", b"illed  ",
     b"ode: 137", b"xitCode\": 137", b"bytes) from device: ", b"Cuda failure", b"systemd-oomd",
+    # ... and audit3/SOURCES.md
+    b"Not enough memory to handle", b"low on resource: memory", "已杀死".encode(), b"Terminado (killed)",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -310,6 +313,8 @@ def _incomplete(text: str) -> bool:
     """A torch message whose clauses stop early (wrapped or cut)."""
     if "out of memory" not in text:
         return False
+    if F.F_FRACTION.search(text):
+        return "Requested" not in text       # its figures follow on lines of their own
     if F.F02_HEAD.search(text):
         return not F.F02.search(text)
     if "Tried to allocate" not in text:
@@ -450,6 +455,7 @@ def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
     (llama.cpp's `llama_model_load: error loading model`), TensorFlow's node name, or a traceback
     printed after the message; (phase, offset, text, distance in lines, is_frame) or None."""
     frames: list[tuple[int, str]] = []
+    held: tuple | None = None
     for n, (s, _e, raw) in enumerate(src.lines_after(h.end, AFTER_LINES), start=1):
         cl = F.clean(raw)
         if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
@@ -461,12 +467,16 @@ def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
         if again is not None:
             if again.kind != h.parsed.kind:
                 break                         # the next failure's own lines
+            found = frame_phase([x for _, x in frames]) if frames else None
+            if found and held is None:        # the frames between are the traceback of its raise (torch 0.x's
+                phase, i = found              # THCudaCheck warning, then the RuntimeError of the same call):
+                held = (phase, frames[i][0], frames[i][1], len(frames), True)    # unless a nearer report follows
             frames = []                       # the same failure raised again (TF logs the op, then raises) ...
             phase = taxonomy_line(t)          # ... or reported by its caller (llama_model_load: ...)
             if phase is not None:
                 return phase, s, t, n, False
             continue
-        if is_frame(t) or frames and looks_like_code(raw):
+        if is_frame(t) or frames and looks_like_code(t):     # the source line's indent, after any rank prefix
             frames.append((s, t))
             continue
         if frames:
@@ -482,7 +492,7 @@ def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
         # they may be another report's (pytest's long form after its summary line), so they do not count
         phase, i = found
         return phase, frames[i][0], frames[i][1], len(frames), True
-    return None
+    return held
 
 
 def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
@@ -490,7 +500,9 @@ def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
     the kill is glued to, `Loading checkpoint from ...optim_states.pt`, DeepSpeed's ZeRO set-up)."""
     before: list[tuple[int, str]] = []
     if h.at > h.start:
-        before.append((h.start, before_launcher(src.text(h.start, h.at))))
+        glued = before_launcher(src.text(h.start, h.end))
+        if not LEVEL_ONLY.search(glued):      # rich's and logging's level column before the launcher's words
+            before.append((h.start, glued))
     for s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
         before.append((s, before_launcher(F.clean(raw).text)))   # a bar with the launcher's words glued after it
     found = line_phase([t for _, t in before])
@@ -521,6 +533,7 @@ _BOX_BORDER = lazy_re(r"^[\s╭╮╰╯─│]+$")
 # A piece of a rich traceback box: its source arrow, a `path.py:123` header, or a header wrapped to `0 in func`.
 _RICH_PIECE = lazy_re(r"❱|\S\.py:\d+\b|^\s*\d* ?in [\w<>.]+\s*$")
 _SOURCE_SHAPE = lazy_re(r"[\w\])]\s*\(|\breturn\b|\w\s*=\s*\S|^\s*\^+\s*$")
+_CARETS = lazy_re(r"^\s*[\^~]+\s*$")
 
 
 def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -528,14 +541,19 @@ def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
     box whose header was cut), outermost first."""
     block: list[tuple[int, str]] = []
     blanks = 0
+    under_carets = False
     for s, t in walked:
         if not t.strip() or _BOX_BORDER.search(t):
             blanks += not t.strip()
             if blanks > 1:
                 break
             continue
-        if not (_RICH_PIECE.search(t) or looks_like_code(t) and (is_frame(t) or _SOURCE_SHAPE.search(t))):
+        # Python 3.11+ underlines the failing expression of a frame's source line with carets
+        # (traceback.py): the line above them is source however much of its indent the paste kept.
+        source_above = under_carets and _SOURCE_SHAPE.search(t)
+        if not (source_above or _RICH_PIECE.search(t) or looks_like_code(t) and (is_frame(t) or _SOURCE_SHAPE.search(t))):
             break
+        under_carets = bool(_CARETS.search(t))
         blanks = 0
         block.append((s, t))
     return block[::-1]

@@ -3,7 +3,7 @@
 A crash log reaches us through a terminal, a log viewer, a chat or an issue thread. Each adds its own
 marks around the lines the program printed; none of them is part of the log:
 
-- terminal colour and cursor sequences (ANSI CSI and OSC), anywhere in a line;
+- terminal colour and cursor sequences (ANSI CSI and OSC), anywhere in a line; a UTF-8 byte-order mark;
 - Markdown: code fences (```console, ~~~), <details>/<summary> tags, `> ` quotes (a reply quoting the
   paste, nested up to three deep), **bold** words (`**Killed**`);
 - a viewer's line-number gutter (`  12 text`, GitHub's `L12 text`): numbers that count up by one on most
@@ -57,10 +57,14 @@ def normalise(text: str) -> tuple[str, list[int]] | None:
         changed = True
     else:
         changed = False
+    if text[:1] == "\ufeff":          # a UTF-8 byte-order mark: not part of the first line
+        text = text[1:]
+        changed = True
     lines = text.split("\n")
     origin = list(range(1, len(lines) + 1))
-    # fences may sit inside a quote; prefixes once more after a hard wrap is undone (its second halves have none)
-    for step in (_unfence, _unquote, _unfence, _ungutter, _unprefix, _unwrap, _unprefix, _unbold):
+    # fences may sit inside a quote, and under a viewer's gutter or a collector's prefix (they number and
+    # stamp the fence lines too); prefixes once more after a hard wrap is undone (its second halves have none)
+    for step in (_unfence, _unquote, _unfence, _ungutter, _unprefix, _unfence, _unwrap, _unprefix, _unbold):
         out = step(lines, origin)
         if out is not None:
             lines, origin = out
@@ -165,7 +169,8 @@ def _unbold(lines, origin):
 def _unwrap(lines, origin):
     """A terminal or viewer cuts long lines at one width, mid-word and mid-number: when several lines
     have exactly the same length (at least WRAP_MIN_WIDTH) and the next line goes on, join them back."""
-    widths = Counter(len(x) for x in lines if len(x) >= WRAP_MIN_WIDTH)
+    # distinct lines only: a message repeated word for word (a retry, an issue form's sections) is not a wrap
+    widths = Counter(len(x) for x in set(lines) if len(x) >= WRAP_MIN_WIDTH)
     if not widths:
         return None
     width, n = widths.most_common(1)[0]

@@ -256,7 +256,9 @@ _EVENTS: tuple[tuple[str, LazyPattern], ...] = (
                      r"Preprocessing dataset|Tokenizing|Map \(num_proc=\d+\)|Loading datasets", re.I)),
     ("train", lazy_re(r"\{'loss': |'train_loss'|\bIter \d+: (?:Train|Val) loss|Starting training|^Training\s*$|"
                       r"\*{3,} Running training \*{3,}|\bglobal_step\b|^\s*Epoch[: ]+\[?\d+|\bstep \d+/\d+|"
-                      r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+|Starting trainer|\bloss['\"]?\s*[:=]?\s*-?\d", re.I)),
+                      r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+|Starting trainer|\bloss['\"]?\s*[:=]?\s*-?\d|"
+                      # a logged metric keyed by a path, as TensorBoard-style loggers name losses: "train/loss/dyn 5.41"
+                      r"\btrain/loss(?:/\w+)*\s*[:=]?\s*-?\d", re.I)),
 )
 # Lines that say a phase is over: its earlier cue lines no longer count.
 _CLOSERS: tuple[tuple[str, LazyPattern], ...] = (
@@ -277,6 +279,11 @@ _LAUNCHER = lazy_re(
 )
 
 
+# What is left of a launcher's line once its words are cut: the level column of rich's or logging's handler
+# (` WARNING  Sending process 14 closing signal SIGTERM   api.py:699`).
+LEVEL_ONLY = lazy_re(r"^\s*(?:DEBUG|INFO|WARN(?:ING)?|ERROR|CRITICAL)?\s*$")
+
+
 def before_launcher(text: str) -> str:
     """What the run printed on a line before launcher words glued to it (a paste that lost its
     newlines: `Loading checkpoint shards:   0%| | 0/2 [00:00<?, ?it/s]WARNING:torch.distributed...`)."""
@@ -293,7 +300,7 @@ def line_phase(lines: list[str]) -> tuple[str, int] | None:
     nearest = True
     for i, raw in enumerate(lines):
         text = raw.strip()
-        if not text or _LAUNCHER.search(text):
+        if not text or _LAUNCHER.search(text) or LEVEL_ONLY.search(text):
             continue
         bar = _bar_phase(text)
         found = None

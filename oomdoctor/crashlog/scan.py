@@ -320,7 +320,7 @@ class _GrepPass:
         cmd = [grep, "-a", "-b", "-o", "-F", "--color=never"] + (["-m", str(cap)] if cap else []) + \
             (["-n"] if numbered else [])
         for m in needles:
-            cmd += ["-e", m.decode("ascii")]
+            cmd += ["-e", os.fsdecode(m)]   # argv is bytes again (os.fsencode): a UTF-8 marker stays its bytes
         cmd += ["--", src.path]
         env = {k: v for k, v in os.environ.items() if not k.startswith("GREP_")}
         env["LC_ALL"] = "C"             # bytes, not characters: no UTF-8 decoding cost, no encoding errors
