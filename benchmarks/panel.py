@@ -57,7 +57,7 @@ FIELD_KIND = {
     "micro_batch": "batch", "grad_accum": "batch",
     "seq_len": "length", "packing": "length",
     "method": "lora", "quant_bits": "qlora",
-    "precision": "precision", "pure_bf16": "precision",
+    "precision": "precision", "pure_bf16": "precision", "load_dtype": "precision",
     "grad_ckpt": "checkpointing",
     "attention": "attention",
     "fused_ce": "fused_ce",

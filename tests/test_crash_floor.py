@@ -144,6 +144,18 @@ def test_a_known_memory_bug_of_the_framework_version_is_a_clue():
                 if c.kind == "version_bug"]
 
 
+def test_deepspeed_0164_under_zero3_with_checkpointing_is_a_known_bug_clue():
+    # `llamafactory-cli env` prints "- DeepSpeed version: 0.16.4": the crash's versions carry it as deepspeed
+    crash = CrashReport(file="x.log", events=_crash(allocated_gib=20.0, tried_gib=1.0).events,
+                        versions={"deepspeed": "0.16.4"})
+    f = find(TrainingSetup(zero_stage=3, grad_ckpt=True), _est(21.0), None, crash, Hardware(gpu_gib=40.0))
+    bug = [c for c in f.clues if c.kind == "version_bug"]
+    assert bug and "7116" in say(bug[0].check, "en") and say(bug[0].message, "zh")
+    earlier = CrashReport(file="x.log", events=crash.events, versions={"deepspeed": "0.16.3"})
+    assert not [c for c in find(TrainingSetup(zero_stage=3), _est(21.0), None, earlier, Hardware(gpu_gib=40.0)).clues
+                if c.kind == "version_bug"]
+
+
 def test_the_13b_lora_crash_is_not_answered_fits_and_the_plan_uses_the_raised_figure():
     code, out = _run("lora13b_fp16_mb4.yaml", "lora13b_backward_a100_40gb.log")
     assert code in (1, 3)

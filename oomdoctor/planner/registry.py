@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
+from oomdoctor.memory.regime import regime_of
 from oomdoctor.records import record
 
 # Value kinds a fact (or an action's field) may hold.
@@ -76,6 +77,7 @@ def _build_registry() -> dict[str, FactSpec]:
     add("setup.trainable_params", INT)
     add("setup.tokens_per_micro_batch", INT)
     add("setup.is_adapter", BOOL)
+    add("setup.base_dtype", STR, ("bf16", "fp16", "fp32", "fp8"))
 
     add("model.params_total", INT)
     add("model.vocab_size", INT)
@@ -170,6 +172,9 @@ def gather(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashRe
     facts["setup.trainable_params"] = trainable_params(setup, shape)
     facts["setup.tokens_per_micro_batch"] = setup.micro_batch * setup.seq_len
     facts["setup.is_adapter"] = setup.method in ("lora", "qlora")
+    # the dtype the checkpoint's weights are held in, as the framework resolves it (an explicit dtype, else
+    # the framework's rule: from_pretrained loads fp32 unless told otherwise, transformers 4.x modeling_utils)
+    facts["setup.base_dtype"] = regime_of(setup, shape).load_dtype
 
     facts["model.params_total"] = _base_params(shape)
     facts["model.vocab_size"] = shape.vocab_size

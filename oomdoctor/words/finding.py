@@ -99,4 +99,7 @@ WORDS = {
     "finding.bug.transformers_gc_436": (
         "gradient checkpointing does not take effect for several model types, so its saving is lost.",
         "梯度检查点对多种模型不生效，省下的显存没有省下来。"),
+    "finding.bug.deepspeed_z3_gc_0164": (
+        "with ZeRO-3 and gradient checkpointing, gathered parameters are not released after the recomputed forward.",
+        "ZeRO-3 与梯度检查点同时使用时，重算前向之后聚合的参数没有被释放。"),
 }

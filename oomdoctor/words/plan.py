@@ -42,6 +42,7 @@ WORDS = {
     "plan.fact.setup.trainable_params": ("the trainable parameter count", "可训练参数量"),
     "plan.fact.setup.tokens_per_micro_batch": ("the tokens per micro-batch", "每个微批的 token 数"),
     "plan.fact.setup.is_adapter": ("adapter training (LoRA/QLoRA)", "适配器训练（LoRA/QLoRA）"),
+    "plan.fact.setup.base_dtype": ("the dtype the model weights load in", "模型权重加载的精度"),
     "plan.fact.model.params_total": ("the model's parameter count", "模型参数量"),
     "plan.fact.model.vocab_size": ("the vocabulary size", "词表大小"),
     "plan.fact.model.hidden_size": ("the hidden size", "隐藏层维度"),
