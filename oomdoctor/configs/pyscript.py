@@ -255,10 +255,10 @@ class _Reader:
             if not full and not other and "load_in_4bit" not in kw:
                 self.data.setdefault("load_in_4bit", "true")        # unsloth's default: a 4-bit base
                 self.lines.setdefault("load_in_4bit", call.lineno)
-                self.spelled.setdefault("load_in_4bit", f"{owner}.{name}() load_in_4bit=True by default")
+                self.spelled.setdefault("load_in_4bit", msg("config.default.call_arg", call=f"{owner}.{name}", arg="load_in_4bit=True"))
             if "max_seq_length" not in kw:
                 self.default_len = (2048, call.lineno)
-                self.spelled.setdefault("max_length", f"{owner}.{name}() max_seq_length=2048 by default")
+                self.spelled.setdefault("max_length", msg("config.default.call_arg", call=f"{owner}.{name}", arg="max_seq_length=2048"))
             for src, key in (("max_seq_length", "max_length"), ("load_in_4bit", "load_in_4bit"),
                              ("load_in_8bit", "load_in_8bit"), ("dtype", "torch_dtype")):
                 if src in kw:
@@ -276,11 +276,11 @@ class _Reader:
         for key, default in (("lora_r", 16), ("lora_alpha", 16)):        # get_peft_model's own defaults
             if key not in self.data:
                 self.data[key], self.lines[key] = default, call.lineno
-                self.spelled[key] = f"{owner}.{name}() {'r' if key == 'lora_r' else key}={default} by default"
+                self.spelled[key] = msg("config.default.call_arg", call=f"{owner}.{name}", arg=f"{'r' if key == 'lora_r' else key}={default}")
         ckpt = kw.get("use_gradient_checkpointing")
         if ckpt is not None:
             v = self.value(ckpt)
             self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
         elif "gradient_checkpointing" not in self.data:
             self.data["gradient_checkpointing"], self.lines["gradient_checkpointing"] = "true", call.lineno
-            self.spelled["gradient_checkpointing"] = f'{owner}.{name}() use_gradient_checkpointing="unsloth" by default'
+            self.spelled["gradient_checkpointing"] = msg("config.default.call_arg", call=f"{owner}.{name}", arg='use_gradient_checkpointing="unsloth"')
