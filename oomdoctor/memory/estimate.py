@@ -10,7 +10,7 @@ tensors (tests/test_fake_grid.py); overheads are a few global constants, each wi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.memory.activations import layer_bytes
@@ -59,32 +59,119 @@ def _freeze_layers(setup: TrainingSetup, shape: ModelShape) -> int:
     return min(abs(setup.freeze_trainable_layers), shape.num_layers) if setup.method == "freeze" else shape.num_layers
 
 
+@dataclass(frozen=True)
+class ModelStates:
+    """The model's states on one GPU before sharding, bytes: what every moment of the step holds."""
+
+    frozen: float       # frozen weights (quantized where the run quantizes)
+    trainable: float    # trainable weights: full parameters, adapters, modules_to_save copies
+    grads: float        # every trainable parameter's gradient
+    master: float       # fp32 master copy outside DeepSpeed (DeepSpeed's is folded into `states`)
+    states: float       # optimizer states
+    temp: float         # the optimizer step's temporaries
+    paged: float        # of `states`, paged to unified memory: the card holds them, torch's allocator does not see them
+
+    @property
+    def weights(self) -> float:
+        return self.frozen + self.trainable
+
+
+@dataclass(frozen=True)
+class Sharded:
+    """Per GPU after ZeRO or FSDP sharding and CPU offload, bytes."""
+
+    weights: float
+    grads: float
+    states: float
+    temp: float
+    gather: float = 0.0  # unsharded parameters being used or prefetched, and communication buckets
+    host: float = 0.0    # moved to host RAM by offloading
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """What the caching allocator holds beyond the live tensors, GiB."""
+
+    idle: float          # idle blocks at the worst moment, plus the varying-length segments under the fit line
+    varlen: float        # varying-length logits segments counted against the card (capped by the room left)
+    varlen_all: float    # the same, uncapped
+    reserved_seen: float  # what torch.cuda.max_memory_reserved reports
+
+
 def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
              crash: CrashReport | None = None, headroom: float = 0.10) -> Estimate:
     """Per-GPU memory of one training step (see module doc)."""
     shape = _as_built(setup, shape)
     counts = _count(shape)
     rg = regime_of(setup, shape)
-    notes = list(rg.notes)
-    n = max(1, setup.n_gpus)
-    P = counts.total
     T = trainable_params(setup, shape)
-    adapters = setup.method in ("lora", "qlora")
-    frozen = P if adapters else P - T
-    quant = bool(setup.quant_bits) and adapters
-    stage = setup.zero_stage
-    fsdp = (setup.fsdp or "").lower()
-
-    # ---------------------------------------------------------------- model states (whole model)
-    if quant:
-        # bnb/GPTQ quantize the decoder linears; embeddings, lm_head and norms stay in compute dtype. Lightning's
-        # BitsandbytesPrecision (LitGPT) replaces every nn.Linear, the output layer included
-        # (lightning/fabric/plugins/precision/bitsandbytes.py _convert_layers)
-        head_quant = setup.framework == "litgpt" and counts.lm_head
-        q_params = max(0, min(frozen, counts.linear_total - (0 if head_quant else shape.vocab_size * shape.hidden_size)))
-        frozen_bytes = q_params * rg.frozen_bytes + (frozen - q_params) * rg.compute_bytes
+    quant = bool(setup.quant_bits) and setup.method in ("lora", "qlora")
+    ms, notes = _model_states(setup, shape, rg, counts, T, quant)
+    notes = list(rg.notes) + notes
+    sh, shard_notes = _shard(setup, shape, hw, rg, counts, ms, T, quant)
+    ref, resident, extra_notes = _extra_weights(setup, rg, counts.total, quant)
+    notes += shard_notes + extra_notes
+    gather = sh.gather + resident
+    grad_shard = _grad_shard(setup)
+    tokens = _tokens_per_gpu(setup, setup.micro_batch)
+    always = {"weights": sh.weights + ref + gather, "optimizer": sh.states + ms.master - ms.paged}
+    steps = _step_moments(setup, shape, rg, counts, T, tokens, setup.seq_len, sh.grads, sh.temp, grad_shard)
+    moments = {name: _with_states(always, parts) for name, parts in steps.moments.items()}
+    totals = {name: sum(parts.values()) for name, parts in moments.items()}
+    peak_moment = max(totals, key=totals.get)  # type: ignore[arg-type]
+    eval_alloc, ev_act, ev_logits = _eval_pass(setup, shape, rg, always)
+    phase = "eval" if setup.do_eval and eval_alloc > totals[peak_moment] else "train"
+    if phase == "eval":
+        notes.append(msg("memory.note.eval_peak", batch=setup.eval_batch, seq=setup.seq_len))
+        comps = {"weights": always["weights"] / GIB, "gradients": 0.0, "optimizer": always["optimizer"] / GIB,
+                 "activations": ev_act / GIB, "logits": ev_logits / GIB}
+        allocated = eval_alloc / GIB
     else:
-        frozen_bytes = frozen * rg.frozen_bytes
+        comps = {k: moments[peak_moment].get(k, 0.0) / GIB
+                 for k in ("weights", "gradients", "optimizer", "activations", "logits")}
+        allocated = totals[peak_moment] / GIB
+    comps["optimizer"] += ms.paged / GIB
+    peak_tensors = allocated + ms.paged / GIB
+    blocks = transient_blocks(setup, shape, rg, steps.loss, tokens, sh.temp, counts)
+    res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
+                   eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom)
+    overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + res.idle
+    comps["overhead"] = overhead
+    allocated += CUBLAS_WORKSPACE_GIB
+    details = _details(setup, rg, counts.total, T, ms, sh, gather, ref, moments, totals, steps, eval_alloc, res,
+                       allocated, tokens)
+    notes += _closing_notes(setup, rg, sh.grads / grad_shard, sh.host, ms.paged)
+    est = Estimate(components=comps, allocated_gib=allocated, peak_gib=peak_tensors + overhead,
+                   capacity_gib=hw.usable_gib, headroom=headroom, phase=phase,
+                   details=details, notes=tuple(notes), host_ram_gib=sh.host / GIB,
+                   moments={**{name: total / GIB + CUBLAS_WORKSPACE_GIB for name, total in totals.items()},
+                            **({"eval": eval_alloc / GIB + CUBLAS_WORKSPACE_GIB} if setup.do_eval else {})},
+                   peak_moment="eval" if phase == "eval" else peak_moment)
+    if crash is not None:
+        extra = reconcile(est, crash)
+        if extra:
+            est = replace(est, notes=est.notes + extra)
+    return est
+
+
+# ---------------------------------------------------------------- weights, gradients, optimizer (whole model)
+def _frozen_weight_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, frozen: int,
+                         quant: bool) -> float:
+    """Frozen weights. bnb/GPTQ quantize the decoder linears; embeddings, lm_head and norms stay in compute dtype.
+    Lightning's BitsandbytesPrecision (LitGPT) replaces every nn.Linear, the output layer included
+    (lightning/fabric/plugins/precision/bitsandbytes.py _convert_layers)"""
+    if not quant:
+        return frozen * rg.frozen_bytes
+    head_quant = setup.framework == "litgpt" and counts.lm_head
+    q_params = max(0, min(frozen, counts.linear_total - (0 if head_quant else shape.vocab_size * shape.hidden_size)))
+    return q_params * rg.frozen_bytes + (frozen - q_params) * rg.compute_bytes
+
+
+def _model_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, T: int,
+                  quant: bool) -> tuple[ModelStates, list[Msg]]:
+    """Weights, gradients, master copy and optimizer states of the whole model, in the dtypes the regime says."""
+    adapters = setup.method in ("lora", "qlora")
+    frozen = counts.total if adapters else counts.total - T
     # PEFT modules_to_save (LLaMA-Factory additional_target): whole trainable copies of the embedding or the output
     # layer, beside the frozen originals. PEFT deep-copies the module in its dtype (tuners_utils
     # ModulesToSaveWrapper; autocast_adapter_dtype casts LoRA layers only); LLaMA-Factory then casts every trainable
@@ -99,6 +186,19 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         train_w += extra * 2
         grads += extra * 2
     master = T * rg.master_bytes
+    states, paged, temp, notes = _optimizer_states(setup, shape, rg, lora_T, mts, mts_bytes)
+    if rg.deepspeed:
+        states += master + T * 4                  # fp32 master + fp32 gradient partition
+        master = 0
+    return ModelStates(frozen=_frozen_weight_bytes(setup, shape, rg, counts, frozen, quant), trainable=train_w,
+                       grads=grads, master=master, states=states, temp=temp, paged=paged), notes
+
+
+def _optimizer_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, lora_T: int, mts: int,
+                      mts_bytes: int) -> tuple[float, float, float, list[Msg]]:
+    """(states, paged states, step temporaries, notes) of the optimizer over the adapters or the full parameters
+    and over the modules_to_save copies, each in its own dtype."""
+    notes: list[Msg] = []
     states, state_note, paged, temp = _optimizer_bytes(setup, shape, rg, lora_T)
     if mts:
         m_states, _, m_paged, m_temp = _optimizer_bytes(setup, shape, rg, mts,
@@ -110,73 +210,107 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     if setup.badam:
         states /= max(1, shape.num_layers)       # BAdam: one block (layer) holds optimizer state at a time
         temp /= max(1, shape.num_layers)
-    if rg.deepspeed:
-        states += master + T * 4                  # fp32 master + fp32 gradient partition
-        master = 0
+    return states, paged or 0.0, temp, notes
 
-    weights = frozen_bytes + train_w
-    host = 0.0
+
+# ---------------------------------------------------------------- sharding and offload
+def _shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, rg: Regime, counts: ParamCounts, ms: ModelStates,
+           T: int, quant: bool) -> tuple[Sharded, list[Msg]]:
+    """The model states per GPU under ZeRO, FSDP or plain data parallelism."""
+    n = max(1, setup.n_gpus)
+    fsdp = (setup.fsdp or "").lower()
+    if setup.zero_stage >= 1:
+        return _zero_shard(setup, shape, hw, counts, ms, T)
+    if fsdp and fsdp != "no_shard" and n > 1:
+        return _fsdp_shard(setup, hw, rg, counts, ms, quant), []
+    notes = [msg("memory.note.ddp_full_copy")] if n > 1 else []
+    return Sharded(weights=ms.weights, grads=ms.grads, states=ms.states, temp=ms.temp), notes
+
+
+def _zero_buffers(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, T: int) -> float:
+    """DeepSpeed ZeRO's gathered parameters (stage 3: live-parameter limit, prefetch bucket) and its reduce and
+    all-gather buckets, in half precision."""
+    stage = setup.zero_stage
     gather = 0.0
-    # ---------------------------------------------------------------- sharding
-    if stage >= 1:
-        states /= n
-        temp /= n
-        if stage >= 2:
-            grads /= n
-        if stage >= 3:
-            weights /= n
-            live = float(_flag(setup, "stage3_max_live_parameters", 1e9) or 1e9)
-            prefetch = float(_flag(setup, "stage3_prefetch_bucket_size", 0.9 * shape.hidden_size ** 2) or 0)
-            largest = max(counts.largest_layer, shape.vocab_size * shape.hidden_size)
-            gather = min(live, 2 * largest + prefetch) * 2
-        bucket = float(_flag(setup, "reduce_bucket_size", 5e8 if stage < 3 else shape.hidden_size ** 2) or 0)
-        buffers = bucket * 2 * (2 if _flag(setup, "overlap_comm", stage >= 3) else 1)
-        if stage < 3:
-            buffers += float(_flag(setup, "allgather_bucket_size", 5e8) or 0) * 2 if stage >= 1 else 0
-        gather += min(buffers, (T * 2) * 1.0 + 0)  # a bucket never exceeds the trainable half weights
-        if setup.offload_optimizer:
-            host += states * _local(hw, n)
-            states = 0.0
-            temp = 0.0
-        if setup.offload_params and stage >= 3:
-            host += weights * _local(hw, n)
-            weights = 0.0
-        if stage <= 2 and n > 1:
-            parts = msg("memory.note.zero_parts_optimizer_gradients" if stage == 2 else "memory.note.zero_parts_optimizer")
-            notes.append(msg("memory.note.zero_full_weights", stage=stage, parts=parts))
-    elif fsdp and fsdp != "no_shard" and n > 1:
-        shard_n = n if "hybrid" not in fsdp else min(n, max(1, hw.n_gpus))
-        states /= shard_n
-        temp /= shard_n
-        grads /= shard_n
-        if "full" in fsdp or "hybrid" in fsdp:
-            weights /= shard_n
-            unit_bytes = rg.frozen_bytes if quant else rg.compute_bytes
-            gather = 2 * counts.largest_layer * unit_bytes   # unit being used + the prefetched one
-            # The root unit (what the decoder-layer wrap policy leaves: embeddings, final norm, output layer)
-            # is not resharded after forward, so its unsharded parameters stay from the forward's start
-            # through backward (FSDP1 torch/distributed/fsdp/_runtime_utils.py _post_forward:
-            # `free_unsharded_flat_param = not state._is_root and ...`; FSDP2 fully_shard's root likewise sets
-            # post_forward_mesh_info = None in FSDPState._lazy_init)
-            # (LitGPT's resident copy below already holds every parameter, the root's included)
-            if setup.framework != "litgpt":
-                gather += (counts.embeddings + counts.lm_head) * rg.compute_bytes
-        if setup.offload_params:
-            host += (weights + grads + states) * _local(hw, n)
-            weights = grads = states = temp = 0.0
-    elif n > 1:
-        notes.append(msg("memory.note.ddp_full_copy"))
+    if stage >= 3:
+        live = float(_flag(setup, "stage3_max_live_parameters", 1e9) or 1e9)
+        prefetch = float(_flag(setup, "stage3_prefetch_bucket_size", 0.9 * shape.hidden_size ** 2) or 0)
+        largest = max(counts.largest_layer, shape.vocab_size * shape.hidden_size)
+        gather = min(live, 2 * largest + prefetch) * 2
+    bucket = float(_flag(setup, "reduce_bucket_size", 5e8 if stage < 3 else shape.hidden_size ** 2) or 0)
+    buffers = bucket * 2 * (2 if _flag(setup, "overlap_comm", stage >= 3) else 1)
+    if stage < 3:
+        buffers += float(_flag(setup, "allgather_bucket_size", 5e8) or 0) * 2 if stage >= 1 else 0
+    return gather + min(buffers, (T * 2) * 1.0 + 0)  # a bucket never exceeds the trainable half weights
 
-    # ---------------------------------------------------------------- the moments of the step
-    seq_mult = 2 if setup.stage in ("dpo", "kto", "orpo", "simpo") else 1   # chosen + rejected
-    sp = max(1, int(setup.seq_parallel or 1))
-    s = setup.seq_len
-    # sequence parallelism (Ulysses, ring attention, context parallel) splits every sequence over `sp` GPUs:
-    # each keeps the activations and logits of its shard of tokens
-    tokens = setup.micro_batch * seq_mult * s / sp
+
+def _zero_shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: ParamCounts, ms: ModelStates,
+                T: int) -> tuple[Sharded, list[Msg]]:
+    """ZeRO-1 partitions the optimizer states, ZeRO-2 the gradients too, ZeRO-3 the weights too."""
+    n = max(1, setup.n_gpus)
+    stage = setup.zero_stage
+    states, temp = ms.states / n, ms.temp / n
+    grads = ms.grads / n if stage >= 2 else ms.grads
+    weights = ms.weights / n if stage >= 3 else ms.weights
+    host = 0.0
+    if setup.offload_optimizer:
+        host += states * _local(hw, n)
+        states = 0.0
+        temp = 0.0
+    if setup.offload_params and stage >= 3:
+        host += weights * _local(hw, n)
+        weights = 0.0
+    notes = []
+    if stage <= 2 and n > 1:
+        parts = msg("memory.note.zero_parts_optimizer_gradients" if stage == 2 else "memory.note.zero_parts_optimizer")
+        notes.append(msg("memory.note.zero_full_weights", stage=stage, parts=parts))
+    return Sharded(weights=weights, grads=grads, states=states, temp=temp,
+                   gather=_zero_buffers(setup, shape, counts, T), host=host), notes
+
+
+def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCounts, ms: ModelStates,
+                quant: bool) -> Sharded:
+    """FSDP shards states and gradients (SHARD_GRAD_OP) and the weights too (FULL_SHARD, HYBRID_SHARD within a
+    node), holding the unit in use and the prefetched one unsharded."""
+    n = max(1, setup.n_gpus)
+    fsdp = (setup.fsdp or "").lower()
+    shard_n = n if "hybrid" not in fsdp else min(n, max(1, hw.n_gpus))
+    weights, grads, states, temp = ms.weights, ms.grads / shard_n, ms.states / shard_n, ms.temp / shard_n
+    gather = 0.0
+    if "full" in fsdp or "hybrid" in fsdp:
+        weights /= shard_n
+        unit_bytes = rg.frozen_bytes if quant else rg.compute_bytes
+        gather = 2 * counts.largest_layer * unit_bytes   # unit being used + the prefetched one
+        # The root unit (what the decoder-layer wrap policy leaves: embeddings, final norm, output layer)
+        # is not resharded after forward, so its unsharded parameters stay from the forward's start
+        # through backward (FSDP1 torch/distributed/fsdp/_runtime_utils.py _post_forward:
+        # `free_unsharded_flat_param = not state._is_root and ...`; FSDP2 fully_shard's root likewise sets
+        # post_forward_mesh_info = None in FSDPState._lazy_init)
+        # (LitGPT's resident copy already holds every parameter, the root's included)
+        if setup.framework != "litgpt":
+            gather += (counts.embeddings + counts.lm_head) * rg.compute_bytes
+    if setup.offload_params:
+        host = (weights + grads + states) * _local(hw, n)
+        return Sharded(weights=0.0, grads=0.0, states=0.0, temp=0.0, gather=gather, host=host)
+    return Sharded(weights=weights, grads=grads, states=states, temp=temp, gather=gather)
+
+
+def _grad_shard(setup: TrainingSetup) -> int:
+    """GPUs each gradient is split over: ZeRO-2/3, or FSDP over several GPUs."""
+    n = max(1, setup.n_gpus)
+    fsdp = (setup.fsdp or "").lower()
+    return n if (setup.zero_stage >= 2 or (fsdp and fsdp != "no_shard" and n > 1)) else 1
+
+
+def _extra_weights(setup: TrainingSetup, rg: Regime, P: int, quant: bool) -> tuple[float, float, list[Msg]]:
+    """(reference model, resident full copy, notes): weights beside the trained model's."""
+    n = max(1, setup.n_gpus)
+    fsdp = (setup.fsdp or "").lower()
+    adapters = setup.method in ("lora", "qlora")
+    notes = []
     ref = 0.0
     if setup.stage in ("dpo", "kto") and not adapters and not _flag(setup, "precompute_ref_log_probs", False):
-        ref = P * (rg.frozen_bytes if not rg.deepspeed else 2) / (n if stage >= 3 or "full" in fsdp else 1)
+        ref = P * (rg.frozen_bytes if not rg.deepspeed else 2) / (n if setup.zero_stage >= 3 or "full" in fsdp else 1)
         notes.append(msg("memory.note.reference_model"))
     resident_copy = 0.0
     if setup.framework == "litgpt" and fsdp and n > 1:
@@ -187,64 +321,53 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # FSDP unit at a time (lightning/fabric/strategies/fsdp.py _load_raw_module_state; lit-gpt
         # finetune/lora.py). Kept as the data's term until the mechanism is found.
         resident_copy = P * (rg.frozen_bytes if not quant else 2.0)
-        gather += resident_copy
         notes.append(msg("memory.note.litgpt_resident_copy"))
-    grad_shard = n if (stage >= 2 or (fsdp and fsdp != "no_shard" and n > 1)) else 1
-    paged_b = paged or 0.0
-    always = {"weights": weights + ref + gather, "optimizer": states + master - paged_b}
-    steps = _step_moments(setup, shape, rg, counts, T, tokens, s, grads, temp, grad_shard)
-    moments = {}
-    for name, parts in steps.moments.items():
-        merged = dict(always)
-        for key, value in parts.items():
-            merged[key] = merged.get(key, 0.0) + value
-        moments[name] = merged
-    totals = {name: sum(parts.values()) for name, parts in moments.items()}
-    peak_moment = max(totals, key=totals.get)
-    train_alloc = totals[peak_moment]
-    phase = "train"
+    return ref, resident_copy, notes
 
-    eval_alloc = 0.0
-    ev_act = ev_logits = 0.0
-    if setup.do_eval:
-        eb = setup.eval_batch * seq_mult
-        ev_tokens = eb * s / sp
-        ev_act = _eval_activations(shape, rg, ev_tokens, s, setup.attention)
-        ev_logits = ev_tokens * shape.vocab_size * (rg.compute_bytes + LOSS_FWD_FP32_BYTES) \
-            if not setup.fused_ce else ev_tokens * shape.hidden_size * 8
-        eval_alloc = always["weights"] + always["optimizer"] + ev_act + ev_logits
-        if eval_alloc > train_alloc:
-            phase = "eval"
-            notes.append(msg("memory.note.eval_peak", batch=setup.eval_batch, seq=s))
 
-    if phase == "eval":
-        comps = {"weights": always["weights"] / GIB, "gradients": 0.0, "optimizer": always["optimizer"] / GIB,
-                 "activations": ev_act / GIB, "logits": ev_logits / GIB}
-        allocated = eval_alloc / GIB
-    else:
-        comps = {k: moments[peak_moment].get(k, 0.0) / GIB
-                 for k in ("weights", "gradients", "optimizer", "activations", "logits")}
-        allocated = train_alloc / GIB
-    # paged (unified-memory) optimizer states are not counted by torch's allocator, but the card holds them
-    comps["optimizer"] += paged_b / GIB
-    peak_tensors = allocated + paged_b / GIB
-    # Weights and optimizer states are allocated once and stay; the cache fragments on what comes and goes
-    # (activations, logits, gradients, step temporaries), so the reserve scales with that churn only.
-    # The cache fragments on the token-shaped tensors (activations, logits) a moment churns through; parameter-
-    # shaped ones (gradients, the optimizer's temporaries) come back in the same sizes every step and reuse
-    # their blocks, or split the larger freed ones. max_memory_reserved is the largest of the moments'
-    # allocated bytes plus their idle blocks.
-    blocks = transient_blocks(setup, shape, rg, steps.loss, tokens, temp, counts)
+# ---------------------------------------------------------------- tokens, moments, evaluation
+def _tokens_per_gpu(setup: TrainingSetup, batch: int) -> float:
+    """Tokens one GPU's forward holds for `batch` sequences. Preference stages run chosen + rejected; sequence
+    parallelism (Ulysses, ring attention, context parallel) splits every sequence over `sp` GPUs: each keeps the
+    activations and logits of its shard of tokens."""
+    seq_mult = 2 if setup.stage in ("dpo", "kto", "orpo", "simpo") else 1
+    sp = max(1, int(setup.seq_parallel or 1))
+    return batch * seq_mult * setup.seq_len / sp
+
+
+def _with_states(always: dict, parts: dict) -> dict:
+    """A moment's transient parts added to the weights and states every moment holds."""
+    merged = dict(always)
+    for key, value in parts.items():
+        merged[key] = merged.get(key, 0.0) + value
+    return merged
+
+
+def _eval_pass(setup: TrainingSetup, shape: ModelShape, rg: Regime, always: dict) -> tuple[float, float, float]:
+    """(allocated, activations, logits) of the evaluation forward (per_device_eval_batch_size), bytes."""
+    if not setup.do_eval:
+        return 0.0, 0.0, 0.0
+    ev_tokens = _tokens_per_gpu(setup, setup.eval_batch)
+    ev_act = _eval_activations(shape, rg, ev_tokens, setup.seq_len, setup.attention)
+    ev_logits = ev_tokens * shape.vocab_size * (rg.compute_bytes + LOSS_FWD_FP32_BYTES) \
+        if not setup.fused_ce else ev_tokens * shape.hidden_size * 8
+    return always["weights"] + always["optimizer"] + ev_act + ev_logits, ev_act, ev_logits
+
+
+# ---------------------------------------------------------------- the allocator's reserve
+def _reserve(setup: TrainingSetup, shape: ModelShape, hw: Hardware, loss_kind: str, tokens: float, moments: dict,
+             blocks: dict, eval_alloc: float | None, allocated: float, peak_tensors: float,
+             headroom: float) -> Reserve:
+    """Weights and optimizer states are allocated once and stay; the cache fragments on the token-shaped tensors
+    (activations, logits) a moment churns through; parameter-shaped ones (gradients, the optimizer's temporaries)
+    come back in the same sizes every step and reuse their blocks, or split the larger freed ones.
+    max_memory_reserved is the largest of the moments' allocated bytes plus their idle blocks."""
     reserved_at = [sum(parts.values()) + blocks.get(name, 0.0) for name, parts in moments.items()]
-    if phase == "eval":
+    if eval_alloc is not None:
         reserved_at.append(eval_alloc + blocks.get("loss", 0.0))
     reserve = max(0.0, max(reserved_at) / GIB - allocated)
     varlen = varlen_all = 0.0
-    loss_kind = steps.loss.regime
-    # torch_empty_cache_steps (HF TrainingArguments; PEFT's method-comparison loop likewise) releases the idle
-    # segments every few steps, so a longer batch rarely finds an earlier near-record's still cached
-    if not setup.packing and not _flag(setup, "fixed_length", False) and loss_kind not in ("fused", "cce", "chunked") \
-            and not _flag(setup, "expandable_segments", False) and not _flag(setup, "torch_empty_cache_steps"):
+    if _varlen_segments(setup, loss_kind):
         varlen_all = VARLEN_CACHED_FP32_BYTES * tokens * shape.vocab_size / GIB
         # those idle segments are released on the allocator's OOM retry: they never push a run past the fit line
         room = hw.usable_gib * (1.0 - headroom) - (peak_tensors + CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve)
@@ -255,60 +378,69 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     if hw.usable_gib:
         reserved_seen = min(reserved_seen, max(hw.usable_gib - CUDA_CONTEXT_GIB,
                                                allocated + CUBLAS_WORKSPACE_GIB + reserve + varlen))
-    reserve += varlen
-    overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve
-    comps["overhead"] = overhead
-    allocated += CUBLAS_WORKSPACE_GIB
-    peak = peak_tensors + overhead
-    loss_moment = totals["loss"]
-    act_loss = moments["loss"].get("activations", 0.0)
-    details = {
+    return Reserve(idle=reserve + varlen, varlen=varlen, varlen_all=varlen_all, reserved_seen=reserved_seen)
+
+
+def _varlen_segments(setup: TrainingSetup, loss_kind: str) -> bool:
+    """Whether earlier, longer batches' fp32 logits segments stay cached (see VARLEN_CACHED_FP32_BYTES).
+    torch_empty_cache_steps (HF TrainingArguments; PEFT's method-comparison loop likewise) releases the idle
+    segments every few steps, so a longer batch rarely finds an earlier near-record's still cached."""
+    return (not setup.packing and not _flag(setup, "fixed_length", False)
+            and loss_kind not in ("fused", "cce", "chunked")
+            and not _flag(setup, "expandable_segments", False) and not _flag(setup, "torch_empty_cache_steps"))
+
+
+# ---------------------------------------------------------------- what the estimate reports
+def _details(setup: TrainingSetup, rg: Regime, P: int, T: int, ms: ModelStates, sh: Sharded, gather: float,
+             ref: float, moments: dict, totals: dict, steps: StepMoments, eval_alloc: float, res: Reserve,
+             allocated: float, tokens: float) -> dict:
+    """Estimate.details: every term (GiB unless named otherwise) the views, the planner and the benchmarks read;
+    `allocated` includes the cuBLAS workspace."""
+    n = max(1, setup.n_gpus)
+    return {
         "params_total": float(P), "params_trainable": float(T),
-        "frozen_weights_gib": frozen_bytes / GIB, "trainable_weights_gib": train_w / GIB,
-        "grads_full_gib": grads / GIB, "optimizer_states_gib": states / GIB,
-        "optimizer_step_temporaries_gib": temp / GIB, "paged_states_gib": paged_b / GIB,
+        "frozen_weights_gib": ms.frozen / GIB, "trainable_weights_gib": ms.trainable / GIB,
+        "grads_full_gib": sh.grads / GIB, "optimizer_states_gib": sh.states / GIB,
+        "optimizer_step_temporaries_gib": sh.temp / GIB, "paged_states_gib": ms.paged / GIB,
         "gather_buffers_gib": gather / GIB,
         # weights, gradients and optimizer states per GPU: no step of this run can allocate less
-        "model_states_gib": (weights + ref + states + master + grads - paged_b) / GIB, "reference_model_gib": ref / GIB,
-        "activations_gib": act_loss / GIB, "logits_forward_gib": moments["loss"].get("logits", 0.0) / GIB,
+        "model_states_gib": (sh.weights + ref + sh.states + ms.master + sh.grads - ms.paged) / GIB,
+        "reference_model_gib": ref / GIB,
+        "activations_gib": moments["loss"].get("activations", 0.0) / GIB,
+        "logits_forward_gib": moments["loss"].get("logits", 0.0) / GIB,
         "logits_backward_gib": moments["logits backward"].get("logits", 0.0) / GIB,
-        "moment_loss_gib": loss_moment / GIB,
+        "moment_loss_gib": totals["loss"] / GIB,
         **{f"moment_{name.replace(' ', '_')}_gib": total / GIB for name, total in totals.items()},
         **{f"moment_{name.replace(' ', '_')}_{comp}_gib": value / GIB
            for name, parts in moments.items() for comp, value in parts.items()},
         **{f"moment_{name.replace(' ', '_')}_casts_gib": value / GIB for name, value in steps.casts.items()},
         "eval_gib": eval_alloc / GIB, "cuda_context_gib": CUDA_CONTEXT_GIB,
-        "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": reserve, "varlen_cached_logits_gib": varlen,
-        "reserved_gib": max(reserved_seen, allocated + reserve), "varlen_cached_logits_uncapped_gib": varlen_all,
-        "bytes_per_trainable_param": (rg.train_bytes + rg.grad_bytes + (states + master) / max(1, T) * (n if stage >= 1 else 1)),
+        "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": res.idle,
+        "varlen_cached_logits_gib": res.varlen,
+        "reserved_gib": max(res.reserved_seen, allocated + res.idle), "varlen_cached_logits_uncapped_gib": res.varlen_all,
+        "bytes_per_trainable_param": (rg.train_bytes + rg.grad_bytes
+                                      + (sh.states + ms.master) / max(1, T) * (n if setup.zero_stage >= 1 else 1)),
         "tokens_per_gpu": float(tokens), "loss_bytes_per_logit": float(steps.loss.forward),
         **{k: v / GIB for k, v in steps.detail.items()},
     }
-    notes.append(msg("memory.note.llama_style"))
+
+
+def _closing_notes(setup: TrainingSetup, rg: Regime, carried_grads: float, host: float, paged: float) -> list[Msg]:
+    """The notes on mechanisms the run uses, after the figures'."""
+    notes = [msg("memory.note.llama_style")]
     if optimizer_in_backward(setup):
         notes.append(msg("memory.note.optimizer_in_backward"))
     if activation_offload(setup):
         notes.append(msg("memory.note.activation_offload"))
-    if paged_b:
+    if paged:
         notes.append(msg("memory.note.paged_states"))
     if rg.casts_trainable and setup.method == "full":
         notes.append(msg("memory.note.autocast_copies"))
-    if setup.grad_accum > 1 and not rg.deepspeed and grads / grad_shard >= 0.05 * GIB:
-        notes.append(msg("memory.note.grad_accum_carry", gib=grads / grad_shard / GIB))
+    if setup.grad_accum > 1 and not rg.deepspeed and carried_grads >= 0.05 * GIB:
+        notes.append(msg("memory.note.grad_accum_carry", gib=carried_grads / GIB))
     if host:
         notes.append(msg("memory.note.offload_host_ram", gib=host / GIB))
-    est = Estimate(components=comps, allocated_gib=allocated, peak_gib=peak, capacity_gib=hw.usable_gib,
-                   headroom=headroom, phase=phase if phase == "eval" else "train",
-                   details=details, notes=tuple(notes), host_ram_gib=host / GIB,
-                   moments={**{name: total / GIB + CUBLAS_WORKSPACE_GIB for name, total in totals.items()},
-                            **({"eval": eval_alloc / GIB + CUBLAS_WORKSPACE_GIB} if setup.do_eval else {})},
-                   peak_moment="eval" if phase == "eval" else peak_moment)
-    if crash is not None:
-        extra_notes = reconcile(est, crash)
-        if extra_notes:
-            from dataclasses import replace
-            est = replace(est, notes=est.notes + extra_notes)
-    return est
+    return notes
 
 
 @dataclass(frozen=True)
