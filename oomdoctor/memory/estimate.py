@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory.activations import layer_bytes
+from oomdoctor.memory.activations import LayerBytes, layer_bytes
 from oomdoctor.memory.loss import LossBytes, _truthy, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
@@ -451,6 +451,46 @@ class StepMoments:
     casts: dict               # moment -> bytes of its activations that are autocast's weight copies
 
 
+@dataclass(frozen=True)
+class _Grads:
+    """Gradients per GPU, bytes: the output layer's first, each layer's as its backward runs, the embedding's last."""
+
+    per_param: float    # bytes per trainable parameter's gradient on this GPU
+    head: float         # the output layer's (or a modules_to_save copy's)
+    embed: float        # the embedding's (untied, or a modules_to_save copy's)
+    layers: float       # every decoder layer's
+    layer: float        # one recorded layer's
+    all: float          # every gradient
+
+
+@dataclass(frozen=True)
+class _Casts:
+    """Autocast's weight copies in the compute dtype (fp32 weights the matmuls see under autocast), bytes."""
+
+    layer: float        # one layer's copies, trainable and frozen
+    cache_all: float    # the trainable weights' copies, cached by autocast through the whole forward
+    saved_all: float    # every layer's copies saved for backward (none under checkpointing)
+    forward: float      # the copies alive when the decoder stack's forward ends
+    head: float         # the output layer's copy
+
+
+@dataclass(frozen=True)
+class _Acts:
+    """Activations per GPU, bytes (this GPU's tokens)."""
+
+    stack: float        # what the recorded layers keep (or, checkpointed, their inputs)
+    shared: float       # rotary cos/sin, and the mask under checkpointing
+    head_saved: float   # the final norm's and the output layer's saved inputs
+    in_flight: float    # the decoder stack's last moment: the mask, or a checkpointed layer's working tensors
+    hidden_grad: float  # the gradient of the residual stream
+
+
+def _recorded_layers(setup: TrainingSetup, shape: ModelShape) -> int:
+    """Layers whose forward autograd records: all of them, or only the trained last ones under freeze."""
+    L = shape.num_layers
+    return min(abs(setup.freeze_trainable_layers), L) if setup.method == "freeze" else L
+
+
 def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, T: int,
                   tokens: float, seq: int, grads: float, temp: float, grad_shard: int) -> StepMoments:
     """Gradients, activations and logits alive at each moment of one training step (per GPU).
@@ -463,23 +503,46 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
                      recompute under checkpointing) or the first (every layer's gradient already made)
     optimizer        all gradients and the optimizer's step temporaries
     """
-    L = shape.num_layers
-    full = setup.method == "full"
-    adapters = setup.method in ("lora", "qlora")
     trains_layers = setup.method in ("full", "freeze")
     lb = layer_bytes(setup, shape, rg, seq, trains_weights=trains_layers, reentrant=_reentrant(setup, shape))
     lossb = loss_bytes(setup, shape, rg)
-    ckpt = setup.grad_ckpt
-    offload = activation_offload(setup)
-    in_bwd = optimizer_in_backward(setup)
-    # layers whose forward autograd records: all of them, or only the trained last ones under freeze
-    recorded = min(abs(setup.freeze_trainable_layers), L) if setup.method == "freeze" else L
-    V, h = shape.vocab_size, shape.hidden_size
-    r = rg.residual_bytes
-    a = rg.compute_bytes
-    mts_head, mts_embed = _modules_to_save(setup, shape, counts) if adapters else (0, 0)
+    recorded = _recorded_layers(setup, shape)
+    adapters = setup.method in ("lora", "qlora")
+    mts = _modules_to_save(setup, shape, counts) if adapters else (0, 0)
+    g = _gradient_parts(setup, rg, counts, mts, grads, grad_shard, recorded)
+    casts = _autocast_copies(setup, shape, rg, counts, mts[0], recorded)
+    acts = _activation_parts(setup, shape, rg, lb, mts[0], recorded, tokens)
+    logits_fwd, logits_bwd, kept_logits = _logits_parts(setup, shape, rg, lossb, tokens)
+    moments = {
+        "forward": {"activations": acts.stack + acts.shared + acts.in_flight + casts.forward},
+        "loss": {"activations": acts.stack + acts.shared + acts.head_saved + casts.forward + casts.head,
+                 "logits": logits_fwd},
+        "logits backward": {"activations": acts.stack + acts.shared + acts.head_saved + casts.saved_all + casts.head,
+                            "logits": logits_bwd},
+    }
+    # casts[moment]: of its activations, the autocast weight copies (parameter-shaped, not token-shaped)
+    cast_of = {"forward": casts.forward, "loss": casts.forward + casts.head,
+               "logits backward": casts.saved_all + casts.head, "optimizer": 0.0}
+    moments["layers backward"], cast_of["layers backward"] = _layers_backward(
+        setup, shape, counts, lb, acts, casts, g, tokens, mts, kept_logits)
+    moments["optimizer"] = _optimizer_moment(setup, shape, counts, g, temp, kept_logits)
+    if setup.grad_accum > 1 and not rg.deepspeed and not optimizer_in_backward(setup):
+        # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
+        # the optimizer step) through every later micro-batch's forward and backward; new ones are added in
+        # place. DeepSpeed accumulates into its fp32 partition, already counted with the optimizer states.
+        for name in ("forward", "loss", "logits backward", "layers backward"):
+            parts = moments[name]
+            parts["gradients"] = max(parts.get("gradients", 0.0), g.all)
+    ckpt_inputs = recorded * lb.checkpoint_input * tokens if setup.grad_ckpt else 0.0
+    detail = {"layer_saved_gib": lb.saved * tokens, "checkpoint_inputs_gib": ckpt_inputs,
+              "autocast_weight_copies_gib": casts.cache_all + casts.head}
+    return StepMoments(moments, lossb, detail, cast_of)
 
-    # ---- gradients (per GPU): the output layer's first, each layer's as its backward runs, the embedding's last
+
+def _gradient_parts(setup: TrainingSetup, rg: Regime, counts: ParamCounts, mts: tuple[int, int], grads: float,
+                    grad_shard: int, recorded: int) -> _Grads:
+    """Gradients per GPU, split by when backward makes them."""
+    full = setup.method == "full"
     gb = rg.grad_bytes / grad_shard
     if full:
         g_head = (counts.lm_head or counts.embeddings) * gb
@@ -487,11 +550,22 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     else:
         # trainable copies of the output layer / embedding (modules_to_save), in their own dtype
         mb = (rg.grad_bytes if rg.deepspeed else _modules_to_save_bytes(setup, rg)) / grad_shard
-        g_head, g_embed = mts_head * mb, mts_embed * mb
-    g_layers = max(0.0, grads / grad_shard - g_head - g_embed) if trains_layers or adapters else 0.0
-    g_layer = g_layers / max(1, recorded)
+        g_head, g_embed = mts[0] * mb, mts[1] * mb
+    trains = setup.method in ("full", "freeze", "lora", "qlora")
+    g_layers = max(0.0, grads / grad_shard - g_head - g_embed) if trains else 0.0
+    return _Grads(per_param=gb, head=g_head, embed=g_embed, layers=g_layers, layer=g_layers / max(1, recorded),
+                  all=grads / grad_shard)
 
-    # ---- autocast's weight copies (compute dtype): fp32 weights the matmuls see under autocast
+
+def _autocast_copies(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, mts_head: int,
+                     recorded: int) -> _Casts:
+    """Autocast's weight copies: a trainable weight's is cached all forward; a frozen one's is made at each use
+    and kept when a gradient flows through it."""
+    L = shape.num_layers
+    full = setup.method == "full"
+    adapters = setup.method in ("lora", "qlora")
+    a = rg.compute_bytes
+    V, h = shape.vocab_size, shape.hidden_size
     casts_trained = casts_frozen = head_cast = 0.0
     per_layer_linear = (counts.linear_total - V * h) / max(1, L)
     if rg.casts_trainable:
@@ -508,16 +582,32 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         head_cast = V * h * a
     if mts_head and rg.autocast and a != 4 and setup.framework == "llamafactory" and not rg.deepspeed:
         head_cast = V * h * a                   # the fp32 trainable output-layer copy, cast and cached by autocast
+    ckpt = setup.grad_ckpt
     cast_layer = casts_trained + casts_frozen
     cache_all = casts_trained * recorded        # autocast's cache holds a trainable weight's cast all forward
-    saved_casts_all = cast_layer * recorded if not ckpt else 0.0
+    return _Casts(layer=cast_layer, cache_all=cache_all, saved_all=cast_layer * recorded if not ckpt else 0.0,
+                  forward=cache_all + (casts_frozen * recorded if not ckpt else 0.0), head=head_cast)
 
-    # ---- activations (bytes, this GPU's tokens)
-    T_ = tokens
-    shared = (lb.shared + (lb.mask if ckpt else 0.0)) * T_
+
+def _activation_parts(setup: TrainingSetup, shape: ModelShape, rg: Regime, lb: LayerBytes, mts_head: int,
+                      recorded: int, tokens: float) -> _Acts:
+    """The activations of the decoder stack and around it, for this GPU's tokens."""
+    ckpt = setup.grad_ckpt
+    h = shape.hidden_size
+    shared = (lb.shared + (lb.mask if ckpt else 0.0)) * tokens
     # a trainable output layer (modules_to_save) keeps its input for its weight gradient
-    head_saved = (lb.head_saved + (a * h if mts_head else 0.0)) * T_
-    if offload:
+    head_saved = (lb.head_saved + (rg.compute_bytes * h if mts_head else 0.0)) * tokens
+    # the decoder stack's last moment: the mask is alive, and a checkpointed layer holds its tensors while it runs
+    in_flight = (lb.forward_flight * tokens if ckpt else 0.0) + (0.0 if ckpt else lb.mask * tokens)
+    return _Acts(stack=_stack_bytes(setup, shape, lb, recorded, tokens), shared=shared, head_saved=head_saved,
+                 in_flight=in_flight, hidden_grad=rg.residual_bytes * h * tokens)
+
+
+def _stack_bytes(setup: TrainingSetup, shape: ModelShape, lb: LayerBytes, recorded: int, T_: float) -> float:
+    """What the recorded layers keep for backward: everything they save, their inputs under checkpointing, or
+    about two layers' worth under activation offloading."""
+    ckpt = setup.grad_ckpt
+    if activation_offload(setup):
         # activation offloading (torchtune training/_activation_offloading.py OffloadActivations, ported to TRL)
         # moves every tensor autograd saves to pinned host memory through saved_tensors_hooks, checkpointed
         # layers' inputs included (non-reentrant checkpointing saves them through the same hooks); the copy
@@ -532,12 +622,14 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     else:
         # the lowest recorded layer's input needs no gradient (no checkpointing, so no enable_input_require_grads;
         # freeze's first trained layer): its modules before the first trained one keep nothing
-        stack = (recorded * lb.saved - (lb.first_unrecorded if not full else 0.0)) * T_
-    # the decoder stack's last moment: the mask is alive, and a checkpointed layer holds its tensors while it runs
-    in_flight = (lb.forward_flight * T_ if ckpt else 0.0) + (0.0 if ckpt else lb.mask * T_)
-    hidden_grad = r * h * T_
+        stack = (recorded * lb.saved - (lb.first_unrecorded if setup.method != "full" else 0.0)) * T_
+    return stack
 
-    # ---- logits
+
+def _logits_parts(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb: LossBytes,
+                  T_: float) -> tuple[float, float, float]:
+    """(at the loss, in the logits' backward, kept through backward by the training loop), bytes."""
+    V = shape.vocab_size
     if lossb.regime == "fused":
         chunk = fused_chunk_tokens(T_, shape)
         logits_fwd = chunk * V * 8.0 + lossb.tokens_term * T_
@@ -545,79 +637,71 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     else:
         logits_fwd = lossb.forward * T_ * V + lossb.tokens_term * T_
         logits_bwd = lossb.backward * T_ * V + lossb.tokens_term * T_
-
     # A training loop that keeps the model's output referenced through backward and the optimizer step keeps
     # the returned logits alive there too (fsdp_qlora train.py: `output = model(...)`, `loss.backward()`,
     # `optimizer.step()`, then `output = None  # Delete the output so more memory frees up before the next
     # forward pass`); the HF Trainer returns only the loss from compute_loss, so its logits die with the graph
     kept_logits = 0.0
     if setup.framework == "fsdp_qlora" and lossb.regime not in ("fused", "cce", "chunked"):
-        kept_logits = (4.0 if lossb.regime == "legacy" else a) * T_ * V
-    logits_bwd += kept_logits
+        kept_logits = (4.0 if lossb.regime == "legacy" else rg.compute_bytes) * T_ * V
+    return logits_fwd, logits_bwd + kept_logits, kept_logits
 
-    fwd_casts = cache_all + (casts_frozen * recorded if not ckpt else 0.0)
-    # casts[moment]: of its activations, the autocast weight copies (parameter-shaped, not token-shaped)
-    moments = {
-        "forward": {"activations": stack + shared + in_flight + fwd_casts},
-        "loss": {"activations": stack + shared + head_saved + fwd_casts + head_cast, "logits": logits_fwd},
-        "logits backward": {"activations": stack + shared + head_saved + saved_casts_all + head_cast,
-                            "logits": logits_bwd},
-    }
-    casts = {"forward": fwd_casts, "loss": fwd_casts + head_cast, "logits backward": saved_casts_all + head_cast,
-             "optimizer": 0.0}
-    layer_casts = saved_casts_all if not ckpt else cast_layer
+
+def _layers_backward(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, lb: LayerBytes, acts: _Acts,
+                     casts: _Casts, g: _Grads, T_: float, mts: tuple[int, int],
+                     kept_logits: float) -> tuple[dict, float]:
+    """The worse end of the layers' backward, and its autocast copies."""
+    ckpt = setup.grad_ckpt
+    full = setup.method == "full"
+    in_bwd = optimizer_in_backward(setup)
+    layer_casts = casts.saved_all if not ckpt else casts.layer
     candidates = [
         # the last layer's backward: everything still saved (its recompute under checkpointing)
-        ({"activations": stack + (lb.saved * T_ if ckpt else 0.0) + shared + hidden_grad
-          + lb.backward_extra * T_ + layer_casts, "gradients": g_head + g_layer}, layer_casts),
+        ({"activations": acts.stack + (lb.saved * T_ if ckpt else 0.0) + acts.shared + acts.hidden_grad
+          + lb.backward_extra * T_ + layer_casts, "gradients": g.head + g.layer}, layer_casts),
         # the final norm's backward, first after the logits': every layer's tensors, the norm's fp32 temporaries
-        ({"activations": stack + shared + head_saved + lb.head_backward * T_
-          + (saved_casts_all if not ckpt else 0.0), "gradients": g_head}, saved_casts_all if not ckpt else 0.0),
+        ({"activations": acts.stack + acts.shared + acts.head_saved + lb.head_backward * T_
+          + (casts.saved_all if not ckpt else 0.0), "gradients": g.head}, casts.saved_all if not ckpt else 0.0),
         # the first layer's backward: every layer's gradient already made
-        ({"activations": lb.saved * T_ + (lb.checkpoint_input * T_ if ckpt else 0.0) + shared + hidden_grad
-          + lb.backward_extra * T_ + cast_layer, "gradients": g_head + g_layers}, cast_layer),
+        ({"activations": lb.saved * T_ + (lb.checkpoint_input * T_ if ckpt else 0.0) + acts.shared + acts.hidden_grad
+          + lb.backward_extra * T_ + casts.layer, "gradients": g.head + g.layers}, casts.layer),
     ]
-    tied = shape.tie_word_embeddings and (full or (mts_head and mts_embed))
+    tied = shape.tie_word_embeddings and (full or (mts[0] and mts[1]))
     if in_bwd:
         # optimizer in backward (torchtune training/memory.py register_optim_in_bwd_hooks): a parameter's step
         # runs in its post-accumulate-grad hook and the gradient is freed there, so a layer's backward holds only
         # its own gradients; a tied output/embedding weight's gradient waits for its second use, the embedding
-        candidates[0][0]["gradients"] = g_layer + (g_head if tied else 0.0)
-        candidates[1][0]["gradients"] = g_head
-        candidates[2][0]["gradients"] = g_layer + (g_head if tied else 0.0)
-    if full or mts_embed:
+        candidates[0][0]["gradients"] = g.layer + (g.head if tied else 0.0)
+        candidates[1][0]["gradients"] = g.head
+        candidates[2][0]["gradients"] = g.layer + (g.head if tied else 0.0)
+    if full or mts[1]:
         # the embedding's backward: every gradient made, the dense vocab x hidden one last. A tied lm_head/
         # embedding weight gets two: the lm_head one waits in autograd's input buffer until the embedding
         # backward's arrives and the two are summed out of place (torch/csrc/autograd/input_buffer.cpp),
         # three full-size gradients at once
-        g_emb = counts.embeddings * (gb if full else (g_embed / max(1, mts_embed)))
+        g_emb = counts.embeddings * (g.per_param if full else (g.embed / max(1, mts[1])))
         tied_extra = 2.0 * g_emb if tied else 0.0
-        made = (g_emb if in_bwd else grads / grad_shard)
-        candidates.append(({"activations": hidden_grad, "gradients": made + tied_extra}, 0.0))
+        made = (g_emb if in_bwd else g.all)
+        candidates.append(({"activations": acts.hidden_grad, "gradients": made + tied_extra}, 0.0))
     if kept_logits:
         for parts, _ in candidates:
             parts["logits"] = parts.get("logits", 0.0) + kept_logits
-    moments["layers backward"], casts["layers backward"] = max(candidates, key=lambda c: sum(c[0].values()))
-    if in_bwd:
+    return max(candidates, key=lambda c: sum(c[0].values()))
+
+
+def _optimizer_moment(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, g: _Grads, temp: float,
+                      kept_logits: float) -> dict:
+    """The optimizer step: every gradient and the step's temporaries; in backward, the largest parameter's."""
+    if optimizer_in_backward(setup):
         # the step of the largest parameter, inside backward: its gradient and its step temporaries
         largest = max(counts.embeddings, counts.lm_head, max((i * o for i, o in counts.linear_shapes.values()), default=0))
         share = largest / max(1.0, float(trainable_params(setup, shape)))
-        moments["optimizer"] = {"gradients": min(grads / grad_shard, largest * gb), "optimizer": temp * min(1.0, share)}
+        moment = {"gradients": min(g.all, largest * g.per_param), "optimizer": temp * min(1.0, share)}
     else:
-        moments["optimizer"] = {"gradients": grads / grad_shard, "optimizer": temp}
+        moment = {"gradients": g.all, "optimizer": temp}
     if kept_logits:
-        moments["optimizer"]["logits"] = kept_logits
-    if setup.grad_accum > 1 and not rg.deepspeed and not in_bwd:
-        # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
-        # the optimizer step) through every later micro-batch's forward and backward; new ones are added in
-        # place. DeepSpeed accumulates into its fp32 partition, already counted with the optimizer states.
-        carried = grads / grad_shard
-        for name in ("forward", "loss", "logits backward", "layers backward"):
-            parts = moments[name]
-            parts["gradients"] = max(parts.get("gradients", 0.0), carried)
-    detail = {"layer_saved_gib": lb.saved * T_, "checkpoint_inputs_gib": recorded * lb.checkpoint_input * T_ if ckpt else 0.0,
-              "autocast_weight_copies_gib": cache_all + head_cast}
-    return StepMoments(moments, lossb, detail, casts)
+        moment["logits"] = kept_logits
+    return moment
 
 
 _untied_cache: list = [None, None]
