@@ -55,10 +55,6 @@ def _flag(setup: TrainingSetup, key: str, default=None):
     return setup.extras.get(key, default) if setup.extras else default
 
 
-def _freeze_layers(setup: TrainingSetup, shape: ModelShape) -> int:
-    return min(abs(setup.freeze_trainable_layers), shape.num_layers) if setup.method == "freeze" else shape.num_layers
-
-
 @dataclass(frozen=True)
 class ModelStates:
     """The model's states on one GPU before sharding, bytes: what every moment of the step holds."""
