@@ -849,7 +849,7 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
     return states, note, paged, temp
 
 
-def _eval_activations(shape: ModelShape, rg: Regime, tokens: int, seq: int, attention: str) -> float:
+def _eval_activations(shape: ModelShape, rg: Regime, tokens: float, seq: int, attention: str) -> float:
     """No-grad forward: only one layer's transients at a time."""
     h = shape.hidden_size
     a = rg.compute_bytes
