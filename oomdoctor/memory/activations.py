@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
-from oomdoctor.memory.loss import _truthy
 from oomdoctor.memory.params import _canonical_targets, layer_linears
 from oomdoctor.memory.regime import Regime
 
@@ -46,13 +45,9 @@ class LayerBytes:
     hook_escape: float = 0.0  # kept past saved-tensor hooks (non-reentrant checkpointing, activation offloading)
 
 
-def _flag(setup: TrainingSetup, key: str, default=None):
-    return setup.extras.get(key, default) if setup.extras else default
-
-
 def compiled_layers(setup: TrainingSetup) -> bool:
     """torchtune's compile=True: every decoder layer goes through torch.compile (training/_compile.py)."""
-    return setup.framework == "torchtune" and _truthy(_flag(setup, "compile", False))
+    return setup.framework == "torchtune" and setup.mechanisms.compiled
 
 
 def masked(setup: TrainingSetup) -> bool:
@@ -118,7 +113,7 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
     return _Layer(h=shape.hidden_size, d=d, heads=heads, q_dim=q_dim, kv_dim=kv_dim, inter=inter, seq=seq, a=a, r=r,
                   autocast=autocast, targets=frozenset(targets), adapter_bytes=rg.train_bytes if adapters else a,
                   rank=max(1, int(setup.lora_rank)) if adapters else 0,
-                  dropout=adapters and float(_flag(setup, "lora_dropout", 0) or 0) > 0, with_mask=with_mask,
+                  dropout=adapters and setup.mechanisms.lora_dropout > 0, with_mask=with_mask,
                   eager=eager, k_seen=q_dim if repeated and (not view or (autocast and r != a)) else kv_dim,
                   v_seen=q_dim if repeated and not view else kv_dim, trains_weights=trains_weights,
                   compiled=compiled_layers(setup))
@@ -334,4 +329,4 @@ def bnb_quantized(setup: TrainingSetup) -> bool:
     nf4tensor.py: `ctx.nf4_weight = weight`; backward needs no input for a frozen weight)."""
     if setup.framework == "torchtune":
         return False
-    return str(_flag(setup, "quant_method", "bnb") or "bnb").lower() in ("bnb", "bitsandbytes", "nf4", "fp4")
+    return setup.mechanisms.quant_method.lower() in ("bnb", "bitsandbytes", "nf4", "fp4")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.memory.activations import LayerBytes, layer_bytes
-from oomdoctor.memory.loss import LossBytes, _truthy, fused_chunk_tokens, loss_bytes
+from oomdoctor.memory.loss import LossBytes, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
 
@@ -49,10 +49,6 @@ LOSS_FWD_FP32_BYTES = 8
 VARLEN_CACHED_FP32_BYTES = 12
 
 MOMENTS = ("forward", "loss", "logits backward", "layers backward", "optimizer")
-
-
-def _flag(setup: TrainingSetup, key: str, default=None):
-    return setup.extras.get(key, default) if setup.extras else default
 
 
 @dataclass(frozen=True)
@@ -227,16 +223,21 @@ def _zero_buffers(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, 
     """DeepSpeed ZeRO's gathered parameters (stage 3: live-parameter limit, prefetch bucket) and its reduce and
     all-gather buckets, in half precision."""
     stage = setup.zero_stage
+    mech = setup.mechanisms
     gather = 0.0
     if stage >= 3:
-        live = float(_flag(setup, "stage3_max_live_parameters", 1e9) or 1e9)
-        prefetch = float(_flag(setup, "stage3_prefetch_bucket_size", 0.9 * shape.hidden_size ** 2) or 0)
+        live = mech.zero_live_parameters
+        prefetch = float(0.9 * shape.hidden_size ** 2 or 0) if mech.zero_prefetch_bucket is None \
+            else mech.zero_prefetch_bucket
         largest = max(counts.largest_layer, shape.vocab_size * shape.hidden_size)
         gather = min(live, 2 * largest + prefetch) * 2
-    bucket = float(_flag(setup, "reduce_bucket_size", 5e8 if stage < 3 else shape.hidden_size ** 2) or 0)
-    buffers = bucket * 2 * (2 if _flag(setup, "overlap_comm", stage >= 3) else 1)
+    bucket = float((5e8 if stage < 3 else shape.hidden_size ** 2) or 0) if mech.zero_reduce_bucket is None \
+        else mech.zero_reduce_bucket
+    overlap = stage >= 3 if mech.zero_overlap_comm is None else mech.zero_overlap_comm
+    buffers = bucket * 2 * (2 if overlap else 1)
     if stage < 3:
-        buffers += float(_flag(setup, "allgather_bucket_size", 5e8) or 0) * 2 if stage >= 1 else 0
+        allgather = float(5e8 or 0) if mech.zero_allgather_bucket is None else mech.zero_allgather_bucket
+        buffers += allgather * 2 if stage >= 1 else 0
     return gather + min(buffers, (T * 2) * 1.0 + 0)  # a bucket never exceeds the trainable half weights
 
 
@@ -305,7 +306,7 @@ def _extra_weights(setup: TrainingSetup, rg: Regime, P: int, quant: bool) -> tup
     adapters = setup.method in ("lora", "qlora")
     notes = []
     ref = 0.0
-    if setup.stage in ("dpo", "kto") and not adapters and not _flag(setup, "precompute_ref_log_probs", False):
+    if setup.stage in ("dpo", "kto") and not adapters and not setup.mechanisms.ref_log_probs_precomputed:
         ref = P * (rg.frozen_bytes if not rg.deepspeed else 2) / (n if setup.zero_stage >= 3 or "full" in fsdp else 1)
         notes.append(msg("memory.note.reference_model"))
     resident_copy = 0.0
@@ -381,9 +382,9 @@ def _varlen_segments(setup: TrainingSetup, loss_kind: str) -> bool:
     """Whether earlier, longer batches' fp32 logits segments stay cached (see VARLEN_CACHED_FP32_BYTES).
     torch_empty_cache_steps (HF TrainingArguments; PEFT's method-comparison loop likewise) releases the idle
     segments every few steps, so a longer batch rarely finds an earlier near-record's still cached."""
-    return (not setup.packing and not _flag(setup, "fixed_length", False)
-            and loss_kind not in ("fused", "cce", "chunked")
-            and not _flag(setup, "expandable_segments", False) and not _flag(setup, "torch_empty_cache_steps"))
+    mech = setup.mechanisms
+    return (not setup.packing and not mech.fixed_length and loss_kind not in ("fused", "cce", "chunked")
+            and not mech.expandable_segments and not mech.empty_cache_steps)
 
 
 # ---------------------------------------------------------------- what the estimate reports
@@ -741,7 +742,7 @@ def transient_blocks(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb:
         act_block = max(act_block, tokens * shape.num_heads * setup.seq_len * 4.0)   # softmax in fp32
     largest_param = max(counts.embeddings, counts.lm_head, max((i * o for i, o in counts.linear_shapes.values()), default=0))
     step_block = min(temp, largest_param * rg.state_dtype_bytes)
-    if _flag(setup, "expandable_segments", False):
+    if setup.mechanisms.expandable_segments:
         return {}
     return {"forward": act_block, "loss": max(act_block, logit_block), "logits backward": logit_block,
             "layers backward": act_block, "optimizer": step_block}
@@ -756,21 +757,17 @@ def _modules_to_save_bytes(setup: TrainingSetup, rg: Regime) -> int:
 def activation_offload(setup: TrainingSetup) -> bool:
     """Saved activations offloaded to host RAM (torchtune enable_activation_offloading, TRL/axolotl
     activation_offloading; readers keep it as `activation_offloading`)."""
-    return _truthy(_flag(setup, "activation_offloading", False)) or _truthy(_flag(setup, "activation_offload", False))
+    return setup.mechanisms.activation_offload
 
 
 def optimizer_in_backward(setup: TrainingSetup) -> bool:
     """torchtune's optimizer_in_bwd: one optimizer per parameter, stepped from a post-accumulate-grad hook."""
-    return _truthy(_flag(setup, "optimizer_in_bwd", False))
+    return setup.mechanisms.optimizer_in_backward
 
 
 def _modules_to_save(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts) -> tuple[int, int]:
     """(output-layer, embedding) parameters trained as full copies under modules_to_save."""
-    names = (setup.extras.get("modules_to_save") or setup.extras.get("additional_target")
-             or setup.extras.get("lora_modules_to_save") or ()) if setup.extras else ()
-    if isinstance(names, str):
-        names = tuple(x.strip() for x in names.split(","))
-    low = {str(n).lower() for n in names}
+    low = {str(n).lower() for n in setup.mechanisms.modules_to_save}
     head = counts.lm_head or counts.embeddings
     h = head if low & {"lm_head", "output", "embed_out", "output_layer"} else 0
     e = counts.embeddings if low & {"embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in"} else 0
@@ -779,11 +776,11 @@ def _modules_to_save(setup: TrainingSetup, shape: ModelShape, counts: ParamCount
 
 def _reentrant(setup: TrainingSetup, shape: ModelShape | None = None) -> bool:
     """Whether gradient checkpointing runs torch's reentrant variant (the framework's default, or the config's)."""
-    kwargs = _flag(setup, "gradient_checkpointing_kwargs")
-    if isinstance(kwargs, dict) and "use_reentrant" in kwargs:
-        return bool(kwargs["use_reentrant"])
+    mech = setup.mechanisms
+    if mech.use_reentrant is not None:
+        return mech.use_reentrant
     if setup.framework == "llamafactory":
-        return bool(_flag(setup, "use_reentrant_gc", True))   # LLaMA-Factory model_args.py use_reentrant_gc
+        return mech.reentrant_default                         # LLaMA-Factory model_args.py use_reentrant_gc
     if setup.framework == "axolotl":
         return True                                           # axolotl fills {"use_reentrant": True}
     if setup.framework in ("swift", "ms-swift"):
@@ -791,13 +788,13 @@ def _reentrant(setup: TrainingSetup, shape: ModelShape | None = None) -> bool:
         # torch >= 2.1 (swift/llm/utils/model.py fix_gradient_checkpointing_warning; v2.6 keeps reentrant for
         # MoE), 3.x back to transformers' True (swift/trainers/arguments.py _fix_gradient_checkpointing), and
         # from 3.6 False under plain DDP (swift/trainers/mixin.py, "is_dist() and not deepspeed and not fsdp")
-        ver = _version(setup.framework_version or str((setup.extras or {}).get("swift_version") or ""))
+        ver = _version(setup.framework_version or mech.swift_version)
         if ver and ver < (3,):
             return bool(shape is not None and shape.num_experts) and ver >= (2, 6)
         ddp = setup.n_gpus > 1 and not setup.zero_stage and not setup.fsdp
         return not (ddp and (not ver or ver >= (3, 6)))
     if setup.framework in ("hf", "trl"):
-        named = setup.framework_version or str((setup.extras or {}).get("transformers_version") or "")
+        named = setup.framework_version or mech.transformers_version
         ver = _version(named) if named else ()
         # transformers >= 5 defaults to use_reentrant=False (modeling_utils gradient_checkpointing_enable)
         return bool(ver) and ver < (5,)
@@ -833,7 +830,7 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
         if setup.method in ("lora", "qlora"):
             states = T * 0.1
     elif opt.startswith("sgd"):
-        momentum = float(setup.extras.get("momentum", 0) or 0) if setup.extras else 0.0
+        momentum = setup.mechanisms.momentum
         states = T * w if momentum else 0.0
     elif opt in ("lomo", "adalomo"):
         states = 0.0

@@ -69,14 +69,9 @@ _DOUBLE_QUANT_DEFAULT = {"llamafactory": True, "axolotl": True, "fsdp_qlora": Tr
 
 def double_quant(setup: TrainingSetup) -> bool:
     """Whether 4-bit weights store their absmax constants in 8 bits (see _DOUBLE_QUANT_DEFAULT)."""
-    extras = setup.extras or {}
-    for key in ("double_quantization", "bnb_4bit_use_double_quant", "use_bnb_nested_quant"):
-        value = extras.get(key)
-        if value is not None:
-            return str(value).strip().lower() in ("true", "1", "yes", "on")
-    quantize = str(extras.get("quantize") or "").lower()
-    if quantize.startswith("bnb."):
-        return quantize.endswith("-dq")
+    stated = setup.mechanisms.double_quant
+    if stated is not None:
+        return stated
     return _DOUBLE_QUANT_DEFAULT.get((setup.framework or "").lower(), False)
 
 
@@ -123,7 +118,7 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     load = _NAME_BYTES.get(load_name, 2)
 
     pure = fw in _PURE_FRAMEWORKS or setup.pure_bf16   # pure_bf16: no autocast, no fp32 upcast
-    frozen = _quant_bytes(quant, str(setup.extras.get("quant_method", "bnb")), double_quant(setup)) if quant else float(load)
+    frozen = _quant_bytes(quant, setup.mechanisms.quant_method, double_quant(setup)) if quant else float(load)
     train_name = _train_dtype(setup, fw, load_name, bool(quant), notes)
     train = _NAME_BYTES.get(train_name, 2)
     embed_fp32 = (fw == "axolotl" and not adapters and not setup.fsdp and not ds
@@ -191,7 +186,7 @@ def _train_dtype(setup: TrainingSetup, fw: str, load_name: str, quant: bool, not
     an explicit half adapter_dtype); LLaMA-Factory upcasts every trainable parameter to fp32 unless pure_bf16,
     BAdam or unquantised ZeRO-3."""
     if setup.method in ("lora", "qlora"):
-        half_adapters = fw in _PURE_FRAMEWORKS or setup.extras.get("adapter_dtype") in ("bf16", "fp16")
+        half_adapters = fw in _PURE_FRAMEWORKS or setup.mechanisms.adapter_dtype in ("bf16", "fp16")
         train_name = load_name if half_adapters else "fp32"
         if fw == "llamafactory" and train_name == "fp32":
             notes.append(msg("memory.regime.lf_upcasts_adapters"))
