@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field, replace
+from functools import cached_property
 from typing import Any
 
 from oomdoctor.records import record
@@ -104,6 +105,12 @@ class Mechanisms:
     zero_reduce_bucket: float | None = None   # reduce_bucket_size
     zero_allgather_bucket: float | None = None  # allgather_bucket_size
     zero_overlap_comm: bool | None = None     # overlap_comm
+    weight_decay: float = 0.0
+    # the run's length, for the advisor's time and cost: max_steps; max_samples (LLaMA-Factory) or num_examples;
+    # num_train_epochs (HF), num_epochs (axolotl) or epochs (torchtune)
+    max_steps: int | None = None
+    max_samples: int | None = None
+    epochs: float | None = None
 
 
 def _flag_on(value: Any) -> bool:
@@ -130,6 +137,22 @@ def _bucket(extras: Mapping[str, Any], key: str) -> float | None:
     if key not in extras:
         return None
     return _number(extras[key] or 0, None)
+
+
+def _first(extras: Mapping[str, Any], keys: tuple[str, ...], read: Any) -> Any:
+    """The first of `keys` the config states, read by `read`; None when none is, or it cannot be read."""
+    for key in keys:
+        value = extras.get(key)
+        if value is not None:
+            try:
+                return read(value)
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def _whole(value: Any) -> int:
+    return int(float(value))
 
 
 def mechanisms_of(extras: Mapping[str, Any]) -> Mechanisms:
@@ -166,7 +189,10 @@ def mechanisms_of(extras: Mapping[str, Any]) -> Mechanisms:
         zero_prefetch_bucket=_bucket(e, "stage3_prefetch_bucket_size"),
         zero_reduce_bucket=_bucket(e, "reduce_bucket_size"),
         zero_allgather_bucket=_bucket(e, "allgather_bucket_size"),
-        zero_overlap_comm=bool(e["overlap_comm"]) if "overlap_comm" in e else None)
+        zero_overlap_comm=bool(e["overlap_comm"]) if "overlap_comm" in e else None,
+        weight_decay=_float(e.get("weight_decay", 0.0) or 0.0, 0.0),
+        max_steps=_first(e, ("max_steps",), _whole), max_samples=_first(e, ("max_samples", "num_examples"), _whole),
+        epochs=_first(e, ("num_train_epochs", "num_epochs", "epochs"), float))
 
 
 # ---------------------------------------------------------------- training setup
@@ -241,15 +267,11 @@ class TrainingSetup:
     def with_changes(self, **values: Any) -> TrainingSetup:
         return replace(self, **values)
 
-    @property
+    @cached_property
     def mechanisms(self) -> Mechanisms:
         """The framework mechanisms `extras` turns on, typed (see `mechanisms_of`); read once per setup (a setup
         is frozen, and every change makes a new one)."""
-        cached = self.__dict__.get("_mechanisms")
-        if cached is None:
-            cached = mechanisms_of(self.extras)
-            object.__setattr__(self, "_mechanisms", cached)
-        return cached
+        return mechanisms_of(self.extras)
 
 
 # ---------------------------------------------------------------- model shape

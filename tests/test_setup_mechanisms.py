@@ -66,3 +66,22 @@ def test_a_changed_setup_reads_its_own_keys():
     on = off.with_changes(extras={"activation_offloading": "true"})
     assert off.mechanisms.activation_offload is False
     assert on.mechanisms.activation_offload is True
+
+
+@pytest.mark.parametrize("extras, epochs", [
+    ({"num_train_epochs": 2}, 2.0),        # HF TrainingArguments, LLaMA-Factory
+    ({"num_epochs": "4"}, 4.0),            # axolotl
+    ({"epochs": 1}, 1.0),                  # torchtune
+    ({"num_train_epochs": "auto"}, None),  # unreadable: the advisor falls back to its own assumption
+])
+def test_run_length_read_from_each_frameworks_key(extras, epochs):
+    assert mechanisms_of(extras).epochs == epochs
+
+
+def test_the_advisors_token_count_follows_the_stated_samples():
+    from oomdoctor.advise.timing import total_tokens
+
+    few = TrainingSetup(seq_len=1024, extras={"max_samples": 1000, "num_train_epochs": 1})
+    many = TrainingSetup(seq_len=1024, extras={"num_examples": "4000", "num_train_epochs": 1})
+    assert total_tokens(few)[0] == 1000 * 1024
+    assert total_tokens(many)[0] == 4000 * 1024
