@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import field, replace
+from functools import cached_property
 from typing import Any
 
 from oomdoctor.records import record
@@ -66,6 +67,132 @@ class Source:
                                                                                         where=where)
             return msg("config.source.why", where=at, why=self.default) if self.default is not None else at
         return self.default or msg("common.unknown")
+
+
+# ---------------------------------------------------------------- framework mechanisms
+
+@record
+class Mechanisms:
+    """The framework mechanisms the memory model reads, typed, from the config keys each framework names them by.
+
+    `mechanisms_of` is the one place that knows those keys; the memory model reads these fields only.
+    """
+
+    # PEFT modules_to_save (LLaMA-Factory additional_target, axolotl lora_modules_to_save): modules trained whole
+    modules_to_save: tuple[str, ...] = ()
+    # 4-bit absmax constants quantized again: LLaMA-Factory double_quantization, axolotl bnb_4bit_use_double_quant,
+    # TRL use_bnb_nested_quant, LitGPT quantize "bnb.nf4-dq"; None: the framework's default
+    double_quant: bool | None = None
+    quant_method: str = "bnb"                 # bnb | bitsandbytes | nf4 | fp4 | gptq | awq ...
+    adapter_dtype: str = ""                   # an explicit adapter dtype (bf16, fp16): PEFT's fp32 upcast is off
+    lora_dropout: float = 0.0
+    use_reentrant: bool | None = None         # gradient_checkpointing_kwargs' use_reentrant, when given
+    reentrant_default: bool = True            # LLaMA-Factory use_reentrant_gc (its default for the variant)
+    activation_offload: bool = False          # torchtune enable_activation_offloading, TRL/axolotl activation_offloading
+    optimizer_in_backward: bool = False       # torchtune optimizer_in_bwd
+    compiled: bool = False                    # torchtune compile
+    loss: str = ""                            # the loss implementation named by the config (cce, chunked, ...)
+    transformers_version: str = ""            # as the inputs state it
+    swift_version: str = ""                   # ms-swift, as the inputs state it
+    momentum: float = 0.0                     # SGD momentum
+    ref_log_probs_precomputed: bool = False   # TRL precompute_ref_log_probs: no reference model during training
+    fixed_length: bool = False                # every batch padded to one length
+    expandable_segments: bool = False         # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
+    empty_cache_steps: bool = False           # HF torch_empty_cache_steps
+    # DeepSpeed ZeRO buckets (elements); None: DeepSpeed's default
+    zero_live_parameters: float = 1e9         # stage3_max_live_parameters
+    zero_prefetch_bucket: float | None = None  # stage3_prefetch_bucket_size
+    zero_reduce_bucket: float | None = None   # reduce_bucket_size
+    zero_allgather_bucket: float | None = None  # allgather_bucket_size
+    zero_overlap_comm: bool | None = None     # overlap_comm
+    weight_decay: float = 0.0
+    # the run's length, for the advisor's time and cost: max_steps; max_samples (LLaMA-Factory) or num_examples;
+    # num_train_epochs (HF), num_epochs (axolotl) or epochs (torchtune)
+    max_steps: int | None = None
+    max_samples: int | None = None
+    epochs: float | None = None
+
+
+def _flag_on(value: Any) -> bool:
+    """A config flag as written (True, "true", "True", 1)."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("true", "1", "yes", "on")
+    return bool(value)
+
+
+def _number(value: Any, default: float | None) -> float | None:
+    """A number as written; an unreadable one (DeepSpeed's "auto") counts as unset."""
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def _float(value: Any, default: float) -> float:
+    number = _number(value, default)
+    return default if number is None else number
+
+
+def _bucket(extras: Mapping[str, Any], key: str) -> float | None:
+    if key not in extras:
+        return None
+    return _number(extras[key] or 0, None)
+
+
+def _first(extras: Mapping[str, Any], keys: tuple[str, ...], read: Any) -> Any:
+    """The first of `keys` the config states, read by `read`; None when none is, or it cannot be read."""
+    for key in keys:
+        value = extras.get(key)
+        if value is not None:
+            try:
+                return read(value)
+            except (TypeError, ValueError):
+                return None
+    return None
+
+
+def _whole(value: Any) -> int:
+    return int(float(value))
+
+
+def mechanisms_of(extras: Mapping[str, Any]) -> Mechanisms:
+    """The mechanisms a setup's framework keys (kept in `TrainingSetup.extras` by the readers) turn on."""
+    e = extras or {}
+    names = e.get("modules_to_save") or e.get("additional_target") or e.get("lora_modules_to_save") or ()
+    if isinstance(names, str):
+        names = tuple(x.strip() for x in names.split(","))
+    double_quant = None
+    for key in ("double_quantization", "bnb_4bit_use_double_quant", "use_bnb_nested_quant"):
+        if e.get(key) is not None:
+            double_quant = str(e[key]).strip().lower() in ("true", "1", "yes", "on")
+            break
+    quantize = str(e.get("quantize") or "").lower()
+    if double_quant is None and quantize.startswith("bnb."):
+        double_quant = quantize.endswith("-dq")
+    kwargs = e.get("gradient_checkpointing_kwargs")
+    use_reentrant = bool(kwargs["use_reentrant"]) if isinstance(kwargs, dict) and "use_reentrant" in kwargs else None
+    adapter_dtype = e.get("adapter_dtype")
+    return Mechanisms(
+        modules_to_save=tuple(names), double_quant=double_quant,
+        quant_method=str(e.get("quant_method")) if e.get("quant_method") else "bnb",
+        adapter_dtype=adapter_dtype if isinstance(adapter_dtype, str) else "",
+        lora_dropout=_float(e.get("lora_dropout", 0) or 0, 0.0),
+        use_reentrant=use_reentrant, reentrant_default=bool(e.get("use_reentrant_gc", True)),
+        activation_offload=_flag_on(e.get("activation_offloading", False)) or _flag_on(e.get("activation_offload", False)),
+        optimizer_in_backward=_flag_on(e.get("optimizer_in_bwd", False)), compiled=_flag_on(e.get("compile", False)),
+        loss=str(e.get("loss", "") or "").lower(), transformers_version=str(e.get("transformers_version") or ""),
+        swift_version=str(e.get("swift_version") or ""), momentum=_float(e.get("momentum", 0) or 0, 0.0),
+        ref_log_probs_precomputed=bool(e.get("precompute_ref_log_probs", False)),
+        fixed_length=bool(e.get("fixed_length", False)), expandable_segments=bool(e.get("expandable_segments", False)),
+        empty_cache_steps=bool(e.get("torch_empty_cache_steps")),
+        zero_live_parameters=_float(e.get("stage3_max_live_parameters", 1e9) or 1e9, 1e9),
+        zero_prefetch_bucket=_bucket(e, "stage3_prefetch_bucket_size"),
+        zero_reduce_bucket=_bucket(e, "reduce_bucket_size"),
+        zero_allgather_bucket=_bucket(e, "allgather_bucket_size"),
+        zero_overlap_comm=bool(e["overlap_comm"]) if "overlap_comm" in e else None,
+        weight_decay=_float(e.get("weight_decay", 0.0) or 0.0, 0.0),
+        max_steps=_first(e, ("max_steps",), _whole), max_samples=_first(e, ("max_samples", "num_examples"), _whole),
+        epochs=_first(e, ("num_train_epochs", "num_epochs", "epochs"), float))
 
 
 # ---------------------------------------------------------------- training setup
@@ -139,6 +266,12 @@ class TrainingSetup:
 
     def with_changes(self, **values: Any) -> TrainingSetup:
         return replace(self, **values)
+
+    @cached_property
+    def mechanisms(self) -> Mechanisms:
+        """The framework mechanisms `extras` turns on, typed (see `mechanisms_of`); read once per setup (a setup
+        is frozen, and every change makes a new one)."""
+        return mechanisms_of(self.extras)
 
 
 # ---------------------------------------------------------------- model shape

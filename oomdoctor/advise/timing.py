@@ -89,46 +89,24 @@ def work_per_token(setup: TrainingSetup, shape: ModelShape) -> Work:
         forward = fwd_base
         backward = 2.0 * fwd_base
         recompute = fwd_base if setup.grad_ckpt else 0.0
-    if setup.stage in ("dpo", "kto") and not (setup.extras or {}).get("precompute_ref_log_probs"):
+    if setup.stage in ("dpo", "kto") and not setup.mechanisms.ref_log_probs_precomputed:
         forward += fwd_base                               # the reference model's forward on the same tokens
     return Work(forward=forward, backward=backward, recompute=recompute)
-
-
-def _epochs(extras) -> float | None:
-    for key in ("num_train_epochs", "num_epochs", "epochs"):
-        value = extras.get(key)
-        if value is not None:
-            try:
-                return float(value)
-            except (TypeError, ValueError):
-                return None
-    return None
-
-
-def _int(extras, *keys: str) -> int | None:
-    for key in keys:
-        value = extras.get(key)
-        if value is not None:
-            try:
-                return int(float(value))
-            except (TypeError, ValueError):
-                return None
-    return None
 
 
 def total_tokens(setup: TrainingSetup, tokens: float | None = None) -> tuple[float | None, Msg]:
     """Tokens the run trains on, and a sentence (words code) saying where the number comes from."""
     if tokens is not None:
         return float(tokens), msg("advise.tokens.flag", n=float(tokens))
-    extras = setup.extras or {}
+    mech = setup.mechanisms
     seq = setup.seq_len
-    max_steps = _int(extras, "max_steps")
+    max_steps = mech.max_steps
     if max_steps and max_steps > 0:
         n = max_steps * setup.effective_batch * seq
         return float(n), msg("advise.tokens.max_steps", n=float(n), steps=max_steps, eb=setup.effective_batch,
                              seq=seq)
-    samples = _int(extras, "max_samples", "num_examples")
-    epochs = _epochs(extras)
+    samples = mech.max_samples
+    epochs = mech.epochs
     if samples:
         epochs = epochs if epochs is not None else 3.0
         n = samples * epochs * seq

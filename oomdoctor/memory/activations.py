@@ -22,7 +22,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
-from oomdoctor.memory.loss import _truthy
 from oomdoctor.memory.params import _canonical_targets, layer_linears
 from oomdoctor.memory.regime import Regime
 
@@ -46,13 +45,9 @@ class LayerBytes:
     hook_escape: float = 0.0  # kept past saved-tensor hooks (non-reentrant checkpointing, activation offloading)
 
 
-def _flag(setup: TrainingSetup, key: str, default=None):
-    return setup.extras.get(key, default) if setup.extras else default
-
-
 def compiled_layers(setup: TrainingSetup) -> bool:
     """torchtune's compile=True: every decoder layer goes through torch.compile (training/_compile.py)."""
-    return setup.framework == "torchtune" and _truthy(_flag(setup, "compile", False))
+    return setup.framework == "torchtune" and setup.mechanisms.compiled
 
 
 def masked(setup: TrainingSetup) -> bool:
@@ -63,11 +58,33 @@ def masked(setup: TrainingSetup) -> bool:
     return setup.attention in ("sdpa", "eager", "") and not setup.packing
 
 
-def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *, trains_weights: bool,
-                reentrant: bool = False) -> LayerBytes:
-    """Per-token bytes of one decoder layer; `trains_weights` for a fully trained layer (full, freeze's last),
-    `reentrant` for reentrant gradient checkpointing."""
-    h = shape.hidden_size
+@dataclass(frozen=True)
+class _Layer:
+    """One decoder layer's widths and what decides its saved tensors (bytes per element, target names)."""
+
+    h: int                  # hidden size
+    d: int                  # head dim
+    heads: int
+    q_dim: int
+    kv_dim: int
+    inter: int              # the MLP's width (routed experts' per token, shared experts' added)
+    seq: int
+    a: int                  # compute dtype bytes
+    r: int                  # residual stream bytes
+    autocast: bool
+    targets: frozenset      # LoRA-targeted projections (fused names expanded)
+    adapter_bytes: int
+    rank: int
+    dropout: bool
+    with_mask: bool
+    eager: bool
+    k_seen: int             # the width of k and v the attention kernel saves (repeated to every head or not)
+    v_seen: int
+    trains_weights: bool
+    compiled: bool
+
+
+def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, trains_weights: bool) -> _Layer:
     d = shape.head_dim_
     heads = shape.num_heads
     q_dim = heads * d
@@ -85,179 +102,225 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
         targets |= set(_ATTN_IN)
     if "gate_up_fused" in targets:
         targets |= set(_UP_IN)
-    adapter_bytes = rg.train_bytes if adapters else a
-    rank = max(1, int(setup.lora_rank)) if adapters else 0
-    dropout = adapters and float(_flag(setup, "lora_dropout", 0) or 0) > 0
-    with_mask = masked(setup)
     eager = setup.attention == "eager"
+    with_mask = masked(setup)
     # repeat_kv copies k and v to every head when the kernel cannot take GQA itself (eager, or SDPA with a mask:
     # transformers use_gqa_in_sdpa). One kv head expands to a stride-0 view instead: eager's matmul still copies
     # it, SDPA takes it as is unless an fp32 residual promoted k through RoPE's fp32 cos/sin and the kernel's
     # cast copies it
     repeated = (eager or with_mask) and shape.num_kv_heads < heads
     view = shape.num_kv_heads == 1 and not eager
-    v_seen = q_dim if repeated and not view else kv_dim
-    k_seen = q_dim if repeated and (not view or (autocast and r != a)) else kv_dim
+    return _Layer(h=shape.hidden_size, d=d, heads=heads, q_dim=q_dim, kv_dim=kv_dim, inter=inter, seq=seq, a=a, r=r,
+                  autocast=autocast, targets=frozenset(targets), adapter_bytes=rg.train_bytes if adapters else a,
+                  rank=max(1, int(setup.lora_rank)) if adapters else 0,
+                  dropout=adapters and setup.mechanisms.lora_dropout > 0, with_mask=with_mask,
+                  eager=eager, k_seen=q_dim if repeated and (not view or (autocast and r != a)) else kv_dim,
+                  v_seen=q_dim if repeated and not view else kv_dim, trains_weights=trains_weights,
+                  compiled=compiled_layers(setup))
 
+
+def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *, trains_weights: bool,
+                reentrant: bool = False) -> LayerBytes:
+    """Per-token bytes of one decoder layer; `trains_weights` for a fully trained layer (full, freeze's last),
+    `reentrant` for reentrant gradient checkpointing."""
+    ly = _layer_of(setup, shape, rg, seq, trains_weights)
     saved: dict[str, float] = {}      # tensor name -> bytes per token; a tensor saved twice is one entry
-
-    def linear(name: str, x: str, x_bytes: int, width: int) -> None:
-        """What a projection keeps: its (cast) input when the weight trains, LoRA's own tensors when targeted."""
-        if trains_weights:
-            if autocast and x_bytes != a:
-                saved[f"{name}:cast"] = a * width            # autocast's per-call cast, saved by the linear
-            else:
-                saved[x] = x_bytes * width                   # the input itself, shared with its siblings
-        if name in targets:
-            xa_name, xa_bytes = x, x_bytes
-            if adapter_bytes != x_bytes:
-                xa_name, xa_bytes = f"{name}:adapter_in", adapter_bytes   # PEFT casts to the adapter dtype
-            if dropout:
-                saved[f"{name}:dropout_mask"] = 1 * width     # CUDA native_dropout keeps a bool mask
-                xa_name = f"{name}:dropout_out"
-            if autocast and xa_bytes != a:
-                saved[f"{name}:lora_a_in"] = a * width       # autocast casts lora_A's input and saves that copy
-            else:
-                saved[xa_name] = xa_bytes * width
-            saved[f"{name}:lora_b_in"] = (a if autocast else adapter_bytes) * rank
-
-    # input_layernorm / post_attention_layernorm: fp32 input (the input itself when already fp32), rsqrt,
-    # and the normalised tensor when the norm weight trains. Compiled (torchtune compile=True compiles each
-    # layer), AOTAutograd's min-cut partitioner saves the norm's input in its own dtype and the rsqrt, and
-    # recomputes the fp32 copy and the normalised tensor in backward (torch/_functorch/partitioners.py
-    # min_cut_rematerialization_partition); torchtune's README table: compile takes 41 KB per token and layer
-    # off Llama 3.2 3B's full fine-tune, which these and silu's output below account for
-    compiled = compiled_layers(setup)
-    for norm in ("norm1", "norm2"):
-        if compiled:
-            saved[f"{norm}:fp32"] = r * h + 4.0
-            continue
-        saved[f"{norm}:fp32"] = 4 * h + 4.0 / 1      # + (b, s, 1) fp32 rsqrt, 4 bytes per token
-        if trains_weights:
-            saved[f"{norm}:normed"] = r * h
+    _save_norms(ly, saved)
     for name in _ATTN_IN:
-        linear(name, "norm1:out", r, h)
+        _save_linear(ly, saved, name, "norm1:out", ly.r, ly.h)
+    out_name = _save_attention(setup, shape, ly, saved)
+    _save_linear(ly, saved, "o_proj", out_name, ly.a, ly.q_dim)
+    _save_mlp(shape, ly, saved)
+    quantized = setup.method == "qlora" and bool(setup.quant_bits) and bnb_quantized(setup)
+    if quantized:
+        _save_bnb_inputs(ly, saved, out_name)
+    per_layer = sum(saved.values())
+    backward_peak = _backward_peak(ly, saved, per_layer)
+    if setup.grad_ckpt and reentrant:
+        # reentrant checkpointing recomputes the whole layer and backpropagates from its output, which stays
+        # alive through the layer's backward (torch/utils/checkpoint.py CheckpointFunction.backward)
+        backward_peak += ly.r * ly.h
+    # rotary cos and sin (b, s, head_dim) in the residual dtype, kept by every layer's RoPE; the bool mask lives
+    # while the decoder stack runs (and through backward as a checkpointed layer's argument)
+    # final norm: fp32 input; with a trained norm weight its normalised tensor, with a trained lm_head its input
+    head = 4 * ly.h + 4 + (ly.r * ly.h if setup.method == "full" else 0)
+    if setup.method == "full":
+        head += ly.a * ly.h if ly.autocast and ly.r != ly.a else ly.r * ly.h
+    return LayerBytes(saved=per_layer, checkpoint_input=ly.r * ly.h, shared=2 * ly.r * ly.d,
+                      mask=1 * seq if ly.with_mask else 0, head_saved=head,
+                      backward_extra=backward_peak - per_layer, head_backward=_norm_backward(ly),
+                      first_unrecorded=_first_unrecorded(ly, saved), forward_flight=_forward_flight(ly),
+                      hook_escape=_hook_escape(shape, ly) if quantized else 0.0)
+
+
+def _save_linear(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width: int) -> None:
+    """What a projection keeps: its (cast) input when the weight trains, LoRA's own tensors when targeted."""
+    a = ly.a
+    if ly.trains_weights:
+        if ly.autocast and x_bytes != a:
+            saved[f"{name}:cast"] = a * width            # autocast's per-call cast, saved by the linear
+        else:
+            saved[x] = x_bytes * width                   # the input itself, shared with its siblings
+    if name in ly.targets:
+        xa_name, xa_bytes = x, x_bytes
+        if ly.adapter_bytes != x_bytes:
+            xa_name, xa_bytes = f"{name}:adapter_in", ly.adapter_bytes   # PEFT casts to the adapter dtype
+        if ly.dropout:
+            saved[f"{name}:dropout_mask"] = 1 * width     # CUDA native_dropout keeps a bool mask
+            xa_name = f"{name}:dropout_out"
+        if ly.autocast and xa_bytes != a:
+            saved[f"{name}:lora_a_in"] = a * width       # autocast casts lora_A's input and saves that copy
+        else:
+            saved[xa_name] = xa_bytes * width
+        saved[f"{name}:lora_b_in"] = (a if ly.autocast else ly.adapter_bytes) * ly.rank
+
+
+def _save_norms(ly: _Layer, saved: dict) -> None:
+    """input_layernorm / post_attention_layernorm: fp32 input (the input itself when already fp32), rsqrt,
+    and the normalised tensor when the norm weight trains. Compiled (torchtune compile=True compiles each
+    layer), AOTAutograd's min-cut partitioner saves the norm's input in its own dtype and the rsqrt, and
+    recomputes the fp32 copy and the normalised tensor in backward (torch/_functorch/partitioners.py
+    min_cut_rematerialization_partition); torchtune's README table: compile takes 41 KB per token and layer
+    off Llama 3.2 3B's full fine-tune, which these and silu's output below account for"""
+    for norm in ("norm1", "norm2"):
+        if ly.compiled:
+            saved[f"{norm}:fp32"] = ly.r * ly.h + 4.0
+            continue
+        saved[f"{norm}:fp32"] = 4 * ly.h + 4.0 / 1      # + (b, s, 1) fp32 rsqrt, 4 bytes per token
+        if ly.trains_weights:
+            saved[f"{norm}:normed"] = ly.r * ly.h
+
+
+def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: dict) -> str:
+    """The attention kernel's saved tensors; returns the name of the tensor o_proj takes."""
+    a, heads, seq = ly.a, ly.heads, ly.seq
     # attention kernel inputs: q and k come out of RoPE in the residual dtype's promotion; the kernel's compute
     # dtype copies are what it saves
-    saved["attn:q"] = a * q_dim
-    saved["attn:k"] = a * k_seen
-    saved["attn:v"] = a * v_seen
+    saved["attn:q"] = a * ly.q_dim
+    saved["attn:k"] = a * ly.k_seen
+    saved["attn:v"] = a * ly.v_seen
     # LitGPT hands SDPA a single key/value head for multi-query models (model.py expands k/v only for GQA);
     # fused kernels need equal head counts (before torch 2.5's enable_gqa), so SDPA runs its math kernel,
     # which keeps the attention probabilities in the compute dtype
-    math_kernel = (setup.framework == "litgpt" and shape.num_kv_heads == 1 < heads and not eager)
-    if math_kernel:
+    if setup.framework == "litgpt" and shape.num_kv_heads == 1 < heads and not ly.eager:
         saved["attn:probs"] = a * heads * seq
-    if eager:
+    if ly.eager:
         saved["attn:softmax"] = 4 * heads * seq
         if a != 4:
             saved["attn:probs"] = a * heads * seq
-        out_name = "attn:out_copy"                   # transpose(1, 2).contiguous() of the matmul output
-    else:
-        saved["attn:out"] = a * q_dim                # SDPA keeps its output (laid out (b, s, heads, d))
-        saved["attn:lse"] = 4 * heads
-        if with_mask:
-            saved["attn:mask"] = a * seq             # the bool mask as a float copy, per layer
-        out_name = "attn:out"
-    linear("o_proj", out_name, a, q_dim)
+        return "attn:out_copy"                       # transpose(1, 2).contiguous() of the matmul output
+    saved["attn:out"] = a * ly.q_dim                 # SDPA keeps its output (laid out (b, s, heads, d))
+    saved["attn:lse"] = 4 * heads
+    if ly.with_mask:
+        saved["attn:mask"] = a * seq                 # the bool mask as a float copy, per layer
+    return "attn:out"
+
+
+def _save_mlp(shape: ModelShape, ly: _Layer, saved: dict) -> None:
+    """The MLP's projections and activation: SwiGLU's gate, silu(gate) and up, or GELU's input."""
+    a, inter = ly.a, ly.inter
     for name in _UP_IN if shape.gated_mlp else ("up_proj",):
-        linear(name, "norm2:out", r, h)
+        _save_linear(ly, saved, name, "norm2:out", ly.r, ly.h)
     if shape.gated_mlp:
         saved["mlp:gate"] = a * inter                # silu's input
-        if not compiled:
+        if not ly.compiled:
             saved["mlp:act"] = a * inter             # silu output, kept by the product (compiled: recomputed)
         saved["mlp:up"] = a * inter
     else:
         saved["mlp:up"] = a * inter                  # GELU's input
-    linear("down_proj", "mlp:act_up" if shape.gated_mlp else "mlp:act", a, inter)
+    _save_linear(ly, saved, "down_proj", "mlp:act_up" if shape.gated_mlp else "mlp:act", a, inter)
 
-    if setup.method == "qlora" and setup.quant_bits and bnb_quantized(setup):
-        # bitsandbytes' MatMul4Bit/MatMul8bitLt keep their input for backward although the quantized weight is
-        # frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`); an adapter on the same input keeps
-        # the same tensor only when it sees x itself: dropout, or PEFT's cast to another adapter dtype, hand the
-        # adapter a new tensor and the base layer's x is kept besides
-        for names, x, x_bytes, width in ((_ATTN_IN, "norm1:out", r, h), (("o_proj",), out_name, a, q_dim),
-                                         (_UP_IN, "norm2:out", r, h), (("down_proj",), "mlp:act_up", a, inter)):
-            if not any(n in targets for n in names) or dropout or adapter_bytes != x_bytes:
-                saved.setdefault(x, x_bytes * width)
 
-    # bitsandbytes stores its input on the autograd context as a plain attribute (`ctx.tensors = (A, B)` in
-    # MatMul4Bit/MatMul8bitLt.forward, bitsandbytes/autograd/_functions.py), not through save_for_backward, so
-    # the saved-tensor hooks of non-reentrant checkpointing (torch/utils/checkpoint.py
-    # _checkpoint_hook.pack_hook) and of activation offloading never see it: every quantized linear's input
-    # stays alive from its forward to its backward although the layer is checkpointed. A is the input after
-    # Linear4bit's `x.to(self.compute_dtype)`: one tensor for the linears sharing it in the compute dtype, a
-    # copy per linear otherwise. Reentrant checkpointing runs the forward under no_grad: no context is kept.
+def _save_bnb_inputs(ly: _Layer, saved: dict, out_name: str) -> None:
+    """bitsandbytes' MatMul4Bit/MatMul8bitLt keep their input for backward although the quantized weight is
+    frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`); an adapter on the same input keeps
+    the same tensor only when it sees x itself: dropout, or PEFT's cast to another adapter dtype, hand the
+    adapter a new tensor and the base layer's x is kept besides"""
+    r, a, h = ly.r, ly.a, ly.h
+    for names, x, x_bytes, width in ((_ATTN_IN, "norm1:out", r, h), (("o_proj",), out_name, a, ly.q_dim),
+                                     (_UP_IN, "norm2:out", r, h), (("down_proj",), "mlp:act_up", a, ly.inter)):
+        if not any(n in ly.targets for n in names) or ly.dropout or ly.adapter_bytes != x_bytes:
+            saved.setdefault(x, x_bytes * width)
+
+
+def _hook_escape(shape: ModelShape, ly: _Layer) -> float:
+    """bitsandbytes stores its input on the autograd context as a plain attribute (`ctx.tensors = (A, B)` in
+    MatMul4Bit/MatMul8bitLt.forward, bitsandbytes/autograd/_functions.py), not through save_for_backward, so
+    the saved-tensor hooks of non-reentrant checkpointing (torch/utils/checkpoint.py
+    _checkpoint_hook.pack_hook) and of activation offloading never see it: every quantized linear's input
+    stays alive from its forward to its backward although the layer is checkpointed. A is the input after
+    Linear4bit's `x.to(self.compute_dtype)`: one tensor for the linears sharing it in the compute dtype, a
+    copy per linear otherwise. Reentrant checkpointing runs the forward under no_grad: no context is kept."""
+    r, a, h = ly.r, ly.a, ly.h
     escape = 0.0
-    if setup.method == "qlora" and setup.quant_bits and bnb_quantized(setup):
-        dense, moe = layer_linears(shape)
-        roles = [m.role for m in (dense or moe)]
-        for group, x_bytes, width in ((("q", "k", "v", "qkv", "kv"), r, h), (("o",), a, q_dim),
-                                      (("gate", "up", "gate_up"), r, h), (("down",), a, inter)):
-            n_lin = sum(1 for role in roles if role in group)
-            if n_lin:
-                escape += a * width * (1 if x_bytes == a else n_lin)
+    dense, moe = layer_linears(shape)
+    roles = [m.role for m in (dense or moe)]
+    for group, x_bytes, width in ((("q", "k", "v", "qkv", "kv"), r, h), (("o",), a, ly.q_dim),
+                                  (("gate", "up", "gate_up"), r, h), (("down",), a, ly.inter)):
+        n_lin = sum(1 for role in roles if role in group)
+        if n_lin:
+            escape += a * width * (1 if x_bytes == a else n_lin)
+    return escape
 
-    per_layer = sum(saved.values())
-    # The first layer whose input needs no gradient (no checkpointing: HF and PEFT call enable_input_require_grads
-    # only for it) records nothing until its first trained or adapted module
-    attn_keys = ("attn:q", "attn:k", "attn:v", "attn:softmax", "attn:probs", "attn:out", "attn:lse", "attn:mask",
-                 "attn:out_copy")
-    if trains_weights or any(n in targets for n in _ATTN_IN):
-        skipped = ("norm1:fp32",)
-    elif "o_proj" in targets:
-        skipped = ("norm1:fp32",) + attn_keys
-    elif any(n in targets for n in _UP_IN):
-        skipped = ("norm1:fp32", "norm2:fp32") + attn_keys
+
+_ATTN_KEYS = ("attn:q", "attn:k", "attn:v", "attn:softmax", "attn:probs", "attn:out", "attn:lse", "attn:mask",
+              "attn:out_copy")
+
+
+def _first_unrecorded(ly: _Layer, saved: dict) -> float:
+    """The first layer whose input needs no gradient (no checkpointing: HF and PEFT call
+    enable_input_require_grads only for it) records nothing until its first trained or adapted module"""
+    if ly.trains_weights or any(n in ly.targets for n in _ATTN_IN):
+        skipped: tuple[str, ...] = ("norm1:fp32",)
+    elif "o_proj" in ly.targets:
+        skipped = ("norm1:fp32",) + _ATTN_KEYS
+    elif any(n in ly.targets for n in _UP_IN):
+        skipped = ("norm1:fp32", "norm2:fp32") + _ATTN_KEYS
     else:
-        skipped = ("norm1:fp32", "norm2:fp32", "mlp:gate", "mlp:act", "mlp:up") + attn_keys
-    unrecorded = sum(saved.get(k, 0.0) for k in skipped)
+        skipped = ("norm1:fp32", "norm2:fp32", "mlp:gate", "mlp:act", "mlp:up") + _ATTN_KEYS
+    return sum(saved.get(k, 0.0) for k in skipped)
+
+
+def _norm_backward(ly: _Layer) -> float:
+    """HF RMSNorm's backward is fp32 arithmetic: about four fp32 hidden-sized temporaries at once, and the
+    gradient in the residual dtype."""
+    return 16 * ly.h + ly.r * ly.h
+
+
+def _backward_peak(ly: _Layer, saved: dict, per_layer: float) -> float:
+    """Backward of one layer, in the order it runs. The MLP first: down_proj's input gradient, then the product's
+    two gradients (silu(gate) and up) while everything the layer saved is still there; with an adapter on
+    down_proj its input gradient is summed with the base's. Then the post-attention norm, when the MLP's tensors
+    are freed. Then attention: eager's softmax backward holds the probabilities' gradient, its fp32 copy and the
+    softmax gradient (heads x seq per token each); SDPA's makes the q, k and v gradients."""
+    a, r, h, inter = ly.a, ly.r, ly.h, ly.inter
     mlp_part = sum(v for k, v in saved.items()
                    if k.startswith(("mlp:", "gate_proj", "up_proj", "down_proj", "norm2:out")))
-
-    # Backward of one layer, in the order it runs. The MLP first: down_proj's input gradient, then the product's
-    # two gradients (silu(gate) and up) while everything the layer saved is still there; with an adapter on
-    # down_proj its input gradient is summed with the base's. Then the post-attention norm: HF RMSNorm's backward
-    # is fp32 arithmetic, about four fp32 hidden-sized temporaries at once, when the MLP's tensors are freed.
-    # Then attention: eager's softmax backward holds the probabilities' gradient, its fp32 copy and the softmax
-    # gradient (heads x seq per token each); SDPA's makes the q, k and v gradients.
     down_in = sum(v for k, v in saved.items() if k in ("mlp:act_up", "down_proj:cast", "down_proj:adapter_in",
                                                         "down_proj:lora_a_in", "down_proj:dropout_out"))
     # the product's gradient, then silu's and up's, once down_proj's saved input is freed
     mlp_extra = 3 * a * inter - down_in + (a * h if r != a else 0)
-    if "down_proj" in targets:
-        mlp_extra += (adapter_bytes if not autocast else a) * inter
-    norm_extra = 16 * h + r * h
-    if eager:
+    if "down_proj" in ly.targets:
+        mlp_extra += (ly.adapter_bytes if not ly.autocast else a) * inter
+    if ly.eager:
         # the probabilities' gradient, its fp32 copy and the softmax gradient, less the freed probabilities
-        attn_extra = (8 - (a if a != 4 else 0)) * heads * seq + a * (q_dim + k_seen + v_seen)
+        attn_extra = (8 - (a if a != 4 else 0)) * ly.heads * ly.seq + a * (ly.q_dim + ly.k_seen + ly.v_seen)
     else:
-        attn_extra = a * (2 * q_dim + k_seen + v_seen)
-    backward_peak = max(per_layer + mlp_extra, per_layer - mlp_part + norm_extra,
-                        per_layer - mlp_part + attn_extra)
-    if setup.grad_ckpt and reentrant:
-        # reentrant checkpointing recomputes the whole layer and backpropagates from its output, which stays
-        # alive through the layer's backward (torch/utils/checkpoint.py CheckpointFunction.backward)
-        backward_peak += r * h
-    # rotary cos and sin (b, s, head_dim) in the residual dtype, kept by every layer's RoPE; the bool mask lives
-    # while the decoder stack runs (and through backward as a checkpointed layer's argument)
-    shared = 2 * r * d
-    mask = 1 * seq if with_mask else 0
-    # A checkpointed layer's forward keeps nothing, but holds its working tensors while it runs: the MLP's three
-    # inter-wide outputs with the residual and the norm's output, or attention's q, k, v and output (eager: the
-    # scores, their fp32 softmax and its cast)
-    mlp_flight = 3 * a * inter + 2 * r * h + (a * h if r != a else 0)
-    attn_flight = a * (2 * q_dim + k_seen + v_seen) + 2 * r * h + (a * seq if with_mask and not eager else 0)
-    if eager:
-        attn_flight += (4 + 2 * a) * heads * seq
-    flight = max(mlp_flight, attn_flight)
-    # final norm: fp32 input; with a trained norm weight its normalised tensor, with a trained lm_head its input
-    head = 4 * h + 4 + (r * h if setup.method == "full" else 0)
-    if setup.method == "full":
-        head += a * h if autocast and r != a else r * h
-    return LayerBytes(saved=per_layer, checkpoint_input=r * h, shared=shared, mask=mask, head_saved=head,
-                      backward_extra=backward_peak - per_layer, head_backward=norm_extra,
-                      first_unrecorded=unrecorded, forward_flight=flight, hook_escape=escape)
+        attn_extra = a * (2 * ly.q_dim + ly.k_seen + ly.v_seen)
+    return max(per_layer + mlp_extra, per_layer - mlp_part + _norm_backward(ly), per_layer - mlp_part + attn_extra)
+
+
+def _forward_flight(ly: _Layer) -> float:
+    """A checkpointed layer's forward keeps nothing, but holds its working tensors while it runs: the MLP's three
+    inter-wide outputs with the residual and the norm's output, or attention's q, k, v and output (eager: the
+    scores, their fp32 softmax and its cast)"""
+    a, r, h = ly.a, ly.r, ly.h
+    mlp_flight = 3 * a * ly.inter + 2 * r * h + (a * h if r != a else 0)
+    attn_flight = a * (2 * ly.q_dim + ly.k_seen + ly.v_seen) + 2 * r * h + \
+        (a * ly.seq if ly.with_mask and not ly.eager else 0)
+    if ly.eager:
+        attn_flight += (4 + 2 * a) * ly.heads * ly.seq
+    return max(mlp_flight, attn_flight)
 
 
 def bnb_quantized(setup: TrainingSetup) -> bool:
@@ -266,4 +329,4 @@ def bnb_quantized(setup: TrainingSetup) -> bool:
     nf4tensor.py: `ctx.nf4_weight = weight`; backward needs no input for a frozen weight)."""
     if setup.framework == "torchtune":
         return False
-    return str(_flag(setup, "quant_method", "bnb") or "bnb").lower() in ("bnb", "bitsandbytes", "nf4", "fp4")
+    return setup.mechanisms.quant_method.lower() in ("bnb", "bitsandbytes", "nf4", "fp4")

@@ -10,11 +10,11 @@ tensors (tests/test_fake_grid.py); overheads are a few global constants, each wi
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory.activations import layer_bytes
-from oomdoctor.memory.loss import LossBytes, _truthy, fused_chunk_tokens, loss_bytes
+from oomdoctor.memory.activations import LayerBytes, layer_bytes
+from oomdoctor.memory.loss import LossBytes, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
 
@@ -51,12 +51,43 @@ VARLEN_CACHED_FP32_BYTES = 12
 MOMENTS = ("forward", "loss", "logits backward", "layers backward", "optimizer")
 
 
-def _flag(setup: TrainingSetup, key: str, default=None):
-    return setup.extras.get(key, default) if setup.extras else default
+@dataclass(frozen=True)
+class ModelStates:
+    """The model's states on one GPU before sharding, bytes: what every moment of the step holds."""
+
+    frozen: float       # frozen weights (quantized where the run quantizes)
+    trainable: float    # trainable weights: full parameters, adapters, modules_to_save copies
+    grads: float        # every trainable parameter's gradient
+    master: float       # fp32 master copy outside DeepSpeed (DeepSpeed's is folded into `states`)
+    states: float       # optimizer states
+    temp: float         # the optimizer step's temporaries
+    paged: float        # of `states`, paged to unified memory: the card holds them, torch's allocator does not see them
+
+    @property
+    def weights(self) -> float:
+        return self.frozen + self.trainable
 
 
-def _freeze_layers(setup: TrainingSetup, shape: ModelShape) -> int:
-    return min(abs(setup.freeze_trainable_layers), shape.num_layers) if setup.method == "freeze" else shape.num_layers
+@dataclass(frozen=True)
+class Sharded:
+    """Per GPU after ZeRO or FSDP sharding and CPU offload, bytes."""
+
+    weights: float
+    grads: float
+    states: float
+    temp: float
+    gather: float = 0.0  # unsharded parameters being used or prefetched, and communication buckets
+    host: float = 0.0    # moved to host RAM by offloading
+
+
+@dataclass(frozen=True)
+class Reserve:
+    """What the caching allocator holds beyond the live tensors, GiB."""
+
+    idle: float          # idle blocks at the worst moment, plus the varying-length segments under the fit line
+    varlen: float        # varying-length logits segments counted against the card (capped by the room left)
+    varlen_all: float    # the same, uncapped
+    reserved_seen: float  # what torch.cuda.max_memory_reserved reports
 
 
 def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
@@ -65,26 +96,74 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     shape = _as_built(setup, shape)
     counts = _count(shape)
     rg = regime_of(setup, shape)
-    notes = list(rg.notes)
-    n = max(1, setup.n_gpus)
-    P = counts.total
     T = trainable_params(setup, shape)
-    adapters = setup.method in ("lora", "qlora")
-    frozen = P if adapters else P - T
-    quant = bool(setup.quant_bits) and adapters
-    stage = setup.zero_stage
-    fsdp = (setup.fsdp or "").lower()
-
-    # ---------------------------------------------------------------- model states (whole model)
-    if quant:
-        # bnb/GPTQ quantize the decoder linears; embeddings, lm_head and norms stay in compute dtype. Lightning's
-        # BitsandbytesPrecision (LitGPT) replaces every nn.Linear, the output layer included
-        # (lightning/fabric/plugins/precision/bitsandbytes.py _convert_layers)
-        head_quant = setup.framework == "litgpt" and counts.lm_head
-        q_params = max(0, min(frozen, counts.linear_total - (0 if head_quant else shape.vocab_size * shape.hidden_size)))
-        frozen_bytes = q_params * rg.frozen_bytes + (frozen - q_params) * rg.compute_bytes
+    quant = bool(setup.quant_bits) and setup.method in ("lora", "qlora")
+    ms, notes = _model_states(setup, shape, rg, counts, T, quant)
+    notes = list(rg.notes) + notes
+    sh, shard_notes = _shard(setup, shape, hw, rg, counts, ms, T, quant)
+    ref, resident, extra_notes = _extra_weights(setup, rg, counts.total, quant)
+    notes += shard_notes + extra_notes
+    gather = sh.gather + resident
+    grad_shard = _grad_shard(setup)
+    tokens = _tokens_per_gpu(setup, setup.micro_batch)
+    always = {"weights": sh.weights + ref + gather, "optimizer": sh.states + ms.master - ms.paged}
+    steps = _step_moments(setup, shape, rg, counts, T, tokens, setup.seq_len, sh.grads, sh.temp, grad_shard)
+    moments = {name: _with_states(always, parts) for name, parts in steps.moments.items()}
+    totals = {name: sum(parts.values()) for name, parts in moments.items()}
+    peak_moment = max(totals, key=totals.get)  # type: ignore[arg-type]
+    eval_alloc, ev_act, ev_logits = _eval_pass(setup, shape, rg, always)
+    phase = "eval" if setup.do_eval and eval_alloc > totals[peak_moment] else "train"
+    if phase == "eval":
+        notes.append(msg("memory.note.eval_peak", batch=setup.eval_batch, seq=setup.seq_len))
+        comps = {"weights": always["weights"] / GIB, "gradients": 0.0, "optimizer": always["optimizer"] / GIB,
+                 "activations": ev_act / GIB, "logits": ev_logits / GIB}
+        allocated = eval_alloc / GIB
     else:
-        frozen_bytes = frozen * rg.frozen_bytes
+        comps = {k: moments[peak_moment].get(k, 0.0) / GIB
+                 for k in ("weights", "gradients", "optimizer", "activations", "logits")}
+        allocated = totals[peak_moment] / GIB
+    comps["optimizer"] += ms.paged / GIB
+    peak_tensors = allocated + ms.paged / GIB
+    blocks = transient_blocks(setup, shape, rg, steps.loss, tokens, sh.temp, counts)
+    res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
+                   eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom)
+    overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + res.idle
+    comps["overhead"] = overhead
+    allocated += CUBLAS_WORKSPACE_GIB
+    details = _details(setup, rg, counts.total, T, ms, sh, gather, ref, moments, totals, steps, eval_alloc, res,
+                       allocated, tokens)
+    notes += _closing_notes(setup, rg, sh.grads / grad_shard, sh.host, ms.paged)
+    est = Estimate(components=comps, allocated_gib=allocated, peak_gib=peak_tensors + overhead,
+                   capacity_gib=hw.usable_gib, headroom=headroom, phase=phase,
+                   details=details, notes=tuple(notes), host_ram_gib=sh.host / GIB,
+                   moments={**{name: total / GIB + CUBLAS_WORKSPACE_GIB for name, total in totals.items()},
+                            **({"eval": eval_alloc / GIB + CUBLAS_WORKSPACE_GIB} if setup.do_eval else {})},
+                   peak_moment="eval" if phase == "eval" else peak_moment)
+    if crash is not None:
+        extra = reconcile(est, crash)
+        if extra:
+            est = replace(est, notes=est.notes + extra)
+    return est
+
+
+# ---------------------------------------------------------------- weights, gradients, optimizer (whole model)
+def _frozen_weight_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, frozen: int,
+                         quant: bool) -> float:
+    """Frozen weights. bnb/GPTQ quantize the decoder linears; embeddings, lm_head and norms stay in compute dtype.
+    Lightning's BitsandbytesPrecision (LitGPT) replaces every nn.Linear, the output layer included
+    (lightning/fabric/plugins/precision/bitsandbytes.py _convert_layers)"""
+    if not quant:
+        return frozen * rg.frozen_bytes
+    head_quant = setup.framework == "litgpt" and counts.lm_head
+    q_params = max(0, min(frozen, counts.linear_total - (0 if head_quant else shape.vocab_size * shape.hidden_size)))
+    return q_params * rg.frozen_bytes + (frozen - q_params) * rg.compute_bytes
+
+
+def _model_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, T: int,
+                  quant: bool) -> tuple[ModelStates, list[Msg]]:
+    """Weights, gradients, master copy and optimizer states of the whole model, in the dtypes the regime says."""
+    adapters = setup.method in ("lora", "qlora")
+    frozen = counts.total if adapters else counts.total - T
     # PEFT modules_to_save (LLaMA-Factory additional_target): whole trainable copies of the embedding or the output
     # layer, beside the frozen originals. PEFT deep-copies the module in its dtype (tuners_utils
     # ModulesToSaveWrapper; autocast_adapter_dtype casts LoRA layers only); LLaMA-Factory then casts every trainable
@@ -99,6 +178,19 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         train_w += extra * 2
         grads += extra * 2
     master = T * rg.master_bytes
+    states, paged, temp, notes = _optimizer_states(setup, shape, rg, lora_T, mts, mts_bytes)
+    if rg.deepspeed:
+        states += master + T * 4                  # fp32 master + fp32 gradient partition
+        master = 0
+    return ModelStates(frozen=_frozen_weight_bytes(setup, shape, rg, counts, frozen, quant), trainable=train_w,
+                       grads=grads, master=master, states=states, temp=temp, paged=paged), notes
+
+
+def _optimizer_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, lora_T: int, mts: int,
+                      mts_bytes: int) -> tuple[float, float, float, list[Msg]]:
+    """(states, paged states, step temporaries, notes) of the optimizer over the adapters or the full parameters
+    and over the modules_to_save copies, each in its own dtype."""
+    notes: list[Msg] = []
     states, state_note, paged, temp = _optimizer_bytes(setup, shape, rg, lora_T)
     if mts:
         m_states, _, m_paged, m_temp = _optimizer_bytes(setup, shape, rg, mts,
@@ -110,73 +202,112 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     if setup.badam:
         states /= max(1, shape.num_layers)       # BAdam: one block (layer) holds optimizer state at a time
         temp /= max(1, shape.num_layers)
-    if rg.deepspeed:
-        states += master + T * 4                  # fp32 master + fp32 gradient partition
-        master = 0
+    return states, paged or 0.0, temp, notes
 
-    weights = frozen_bytes + train_w
-    host = 0.0
+
+# ---------------------------------------------------------------- sharding and offload
+def _shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, rg: Regime, counts: ParamCounts, ms: ModelStates,
+           T: int, quant: bool) -> tuple[Sharded, list[Msg]]:
+    """The model states per GPU under ZeRO, FSDP or plain data parallelism."""
+    n = max(1, setup.n_gpus)
+    fsdp = (setup.fsdp or "").lower()
+    if setup.zero_stage >= 1:
+        return _zero_shard(setup, shape, hw, counts, ms, T)
+    if fsdp and fsdp != "no_shard" and n > 1:
+        return _fsdp_shard(setup, hw, rg, counts, ms, quant), []
+    notes = [msg("memory.note.ddp_full_copy")] if n > 1 else []
+    return Sharded(weights=ms.weights, grads=ms.grads, states=ms.states, temp=ms.temp), notes
+
+
+def _zero_buffers(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, T: int) -> float:
+    """DeepSpeed ZeRO's gathered parameters (stage 3: live-parameter limit, prefetch bucket) and its reduce and
+    all-gather buckets, in half precision."""
+    stage = setup.zero_stage
+    mech = setup.mechanisms
     gather = 0.0
-    # ---------------------------------------------------------------- sharding
-    if stage >= 1:
-        states /= n
-        temp /= n
-        if stage >= 2:
-            grads /= n
-        if stage >= 3:
-            weights /= n
-            live = float(_flag(setup, "stage3_max_live_parameters", 1e9) or 1e9)
-            prefetch = float(_flag(setup, "stage3_prefetch_bucket_size", 0.9 * shape.hidden_size ** 2) or 0)
-            largest = max(counts.largest_layer, shape.vocab_size * shape.hidden_size)
-            gather = min(live, 2 * largest + prefetch) * 2
-        bucket = float(_flag(setup, "reduce_bucket_size", 5e8 if stage < 3 else shape.hidden_size ** 2) or 0)
-        buffers = bucket * 2 * (2 if _flag(setup, "overlap_comm", stage >= 3) else 1)
-        if stage < 3:
-            buffers += float(_flag(setup, "allgather_bucket_size", 5e8) or 0) * 2 if stage >= 1 else 0
-        gather += min(buffers, (T * 2) * 1.0 + 0)  # a bucket never exceeds the trainable half weights
-        if setup.offload_optimizer:
-            host += states * _local(hw, n)
-            states = 0.0
-            temp = 0.0
-        if setup.offload_params and stage >= 3:
-            host += weights * _local(hw, n)
-            weights = 0.0
-        if stage <= 2 and n > 1:
-            parts = msg("memory.note.zero_parts_optimizer_gradients" if stage == 2 else "memory.note.zero_parts_optimizer")
-            notes.append(msg("memory.note.zero_full_weights", stage=stage, parts=parts))
-    elif fsdp and fsdp != "no_shard" and n > 1:
-        shard_n = n if "hybrid" not in fsdp else min(n, max(1, hw.n_gpus))
-        states /= shard_n
-        temp /= shard_n
-        grads /= shard_n
-        if "full" in fsdp or "hybrid" in fsdp:
-            weights /= shard_n
-            unit_bytes = rg.frozen_bytes if quant else rg.compute_bytes
-            gather = 2 * counts.largest_layer * unit_bytes   # unit being used + the prefetched one
-            # The root unit (what the decoder-layer wrap policy leaves: embeddings, final norm, output layer)
-            # is not resharded after forward, so its unsharded parameters stay from the forward's start
-            # through backward (FSDP1 torch/distributed/fsdp/_runtime_utils.py _post_forward:
-            # `free_unsharded_flat_param = not state._is_root and ...`; FSDP2 fully_shard's root likewise sets
-            # post_forward_mesh_info = None in FSDPState._lazy_init)
-            # (LitGPT's resident copy below already holds every parameter, the root's included)
-            if setup.framework != "litgpt":
-                gather += (counts.embeddings + counts.lm_head) * rg.compute_bytes
-        if setup.offload_params:
-            host += (weights + grads + states) * _local(hw, n)
-            weights = grads = states = temp = 0.0
-    elif n > 1:
-        notes.append(msg("memory.note.ddp_full_copy"))
+    if stage >= 3:
+        live = mech.zero_live_parameters
+        prefetch = float(0.9 * shape.hidden_size ** 2 or 0) if mech.zero_prefetch_bucket is None \
+            else mech.zero_prefetch_bucket
+        largest = max(counts.largest_layer, shape.vocab_size * shape.hidden_size)
+        gather = min(live, 2 * largest + prefetch) * 2
+    bucket = float((5e8 if stage < 3 else shape.hidden_size ** 2) or 0) if mech.zero_reduce_bucket is None \
+        else mech.zero_reduce_bucket
+    overlap = stage >= 3 if mech.zero_overlap_comm is None else mech.zero_overlap_comm
+    buffers = bucket * 2 * (2 if overlap else 1)
+    if stage < 3:
+        allgather = float(5e8 or 0) if mech.zero_allgather_bucket is None else mech.zero_allgather_bucket
+        buffers += allgather * 2 if stage >= 1 else 0
+    return gather + min(buffers, (T * 2) * 1.0 + 0)  # a bucket never exceeds the trainable half weights
 
-    # ---------------------------------------------------------------- the moments of the step
-    seq_mult = 2 if setup.stage in ("dpo", "kto", "orpo", "simpo") else 1   # chosen + rejected
-    sp = max(1, int(setup.seq_parallel or 1))
-    s = setup.seq_len
-    # sequence parallelism (Ulysses, ring attention, context parallel) splits every sequence over `sp` GPUs:
-    # each keeps the activations and logits of its shard of tokens
-    tokens = setup.micro_batch * seq_mult * s / sp
+
+def _zero_shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: ParamCounts, ms: ModelStates,
+                T: int) -> tuple[Sharded, list[Msg]]:
+    """ZeRO-1 partitions the optimizer states, ZeRO-2 the gradients too, ZeRO-3 the weights too."""
+    n = max(1, setup.n_gpus)
+    stage = setup.zero_stage
+    states, temp = ms.states / n, ms.temp / n
+    grads = ms.grads / n if stage >= 2 else ms.grads
+    weights = ms.weights / n if stage >= 3 else ms.weights
+    host = 0.0
+    if setup.offload_optimizer:
+        host += states * _local(hw, n)
+        states = 0.0
+        temp = 0.0
+    if setup.offload_params and stage >= 3:
+        host += weights * _local(hw, n)
+        weights = 0.0
+    notes = []
+    if stage <= 2 and n > 1:
+        parts = msg("memory.note.zero_parts_optimizer_gradients" if stage == 2 else "memory.note.zero_parts_optimizer")
+        notes.append(msg("memory.note.zero_full_weights", stage=stage, parts=parts))
+    return Sharded(weights=weights, grads=grads, states=states, temp=temp,
+                   gather=_zero_buffers(setup, shape, counts, T), host=host), notes
+
+
+def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCounts, ms: ModelStates,
+                quant: bool) -> Sharded:
+    """FSDP shards states and gradients (SHARD_GRAD_OP) and the weights too (FULL_SHARD, HYBRID_SHARD within a
+    node), holding the unit in use and the prefetched one unsharded."""
+    n = max(1, setup.n_gpus)
+    fsdp = (setup.fsdp or "").lower()
+    shard_n = n if "hybrid" not in fsdp else min(n, max(1, hw.n_gpus))
+    weights, grads, states, temp = ms.weights, ms.grads / shard_n, ms.states / shard_n, ms.temp / shard_n
+    gather = 0.0
+    if "full" in fsdp or "hybrid" in fsdp:
+        weights /= shard_n
+        unit_bytes = rg.frozen_bytes if quant else rg.compute_bytes
+        gather = 2 * counts.largest_layer * unit_bytes   # unit being used + the prefetched one
+        # The root unit (what the decoder-layer wrap policy leaves: embeddings, final norm, output layer)
+        # is not resharded after forward, so its unsharded parameters stay from the forward's start
+        # through backward (FSDP1 torch/distributed/fsdp/_runtime_utils.py _post_forward:
+        # `free_unsharded_flat_param = not state._is_root and ...`; FSDP2 fully_shard's root likewise sets
+        # post_forward_mesh_info = None in FSDPState._lazy_init)
+        # (LitGPT's resident copy already holds every parameter, the root's included)
+        if setup.framework != "litgpt":
+            gather += (counts.embeddings + counts.lm_head) * rg.compute_bytes
+    if setup.offload_params:
+        host = (weights + grads + states) * _local(hw, n)
+        return Sharded(weights=0.0, grads=0.0, states=0.0, temp=0.0, gather=gather, host=host)
+    return Sharded(weights=weights, grads=grads, states=states, temp=temp, gather=gather)
+
+
+def _grad_shard(setup: TrainingSetup) -> int:
+    """GPUs each gradient is split over: ZeRO-2/3, or FSDP over several GPUs."""
+    n = max(1, setup.n_gpus)
+    fsdp = (setup.fsdp or "").lower()
+    return n if (setup.zero_stage >= 2 or (fsdp and fsdp != "no_shard" and n > 1)) else 1
+
+
+def _extra_weights(setup: TrainingSetup, rg: Regime, P: int, quant: bool) -> tuple[float, float, list[Msg]]:
+    """(reference model, resident full copy, notes): weights beside the trained model's."""
+    n = max(1, setup.n_gpus)
+    fsdp = (setup.fsdp or "").lower()
+    adapters = setup.method in ("lora", "qlora")
+    notes = []
     ref = 0.0
-    if setup.stage in ("dpo", "kto") and not adapters and not _flag(setup, "precompute_ref_log_probs", False):
-        ref = P * (rg.frozen_bytes if not rg.deepspeed else 2) / (n if stage >= 3 or "full" in fsdp else 1)
+    if setup.stage in ("dpo", "kto") and not adapters and not setup.mechanisms.ref_log_probs_precomputed:
+        ref = P * (rg.frozen_bytes if not rg.deepspeed else 2) / (n if setup.zero_stage >= 3 or "full" in fsdp else 1)
         notes.append(msg("memory.note.reference_model"))
     resident_copy = 0.0
     if setup.framework == "litgpt" and fsdp and n > 1:
@@ -187,64 +318,53 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # FSDP unit at a time (lightning/fabric/strategies/fsdp.py _load_raw_module_state; lit-gpt
         # finetune/lora.py). Kept as the data's term until the mechanism is found.
         resident_copy = P * (rg.frozen_bytes if not quant else 2.0)
-        gather += resident_copy
         notes.append(msg("memory.note.litgpt_resident_copy"))
-    grad_shard = n if (stage >= 2 or (fsdp and fsdp != "no_shard" and n > 1)) else 1
-    paged_b = paged or 0.0
-    always = {"weights": weights + ref + gather, "optimizer": states + master - paged_b}
-    steps = _step_moments(setup, shape, rg, counts, T, tokens, s, grads, temp, grad_shard)
-    moments = {}
-    for name, parts in steps.moments.items():
-        merged = dict(always)
-        for key, value in parts.items():
-            merged[key] = merged.get(key, 0.0) + value
-        moments[name] = merged
-    totals = {name: sum(parts.values()) for name, parts in moments.items()}
-    peak_moment = max(totals, key=totals.get)
-    train_alloc = totals[peak_moment]
-    phase = "train"
+    return ref, resident_copy, notes
 
-    eval_alloc = 0.0
-    ev_act = ev_logits = 0.0
-    if setup.do_eval:
-        eb = setup.eval_batch * seq_mult
-        ev_tokens = eb * s / sp
-        ev_act = _eval_activations(shape, rg, ev_tokens, s, setup.attention)
-        ev_logits = ev_tokens * shape.vocab_size * (rg.compute_bytes + LOSS_FWD_FP32_BYTES) \
-            if not setup.fused_ce else ev_tokens * shape.hidden_size * 8
-        eval_alloc = always["weights"] + always["optimizer"] + ev_act + ev_logits
-        if eval_alloc > train_alloc:
-            phase = "eval"
-            notes.append(msg("memory.note.eval_peak", batch=setup.eval_batch, seq=s))
 
-    if phase == "eval":
-        comps = {"weights": always["weights"] / GIB, "gradients": 0.0, "optimizer": always["optimizer"] / GIB,
-                 "activations": ev_act / GIB, "logits": ev_logits / GIB}
-        allocated = eval_alloc / GIB
-    else:
-        comps = {k: moments[peak_moment].get(k, 0.0) / GIB
-                 for k in ("weights", "gradients", "optimizer", "activations", "logits")}
-        allocated = train_alloc / GIB
-    # paged (unified-memory) optimizer states are not counted by torch's allocator, but the card holds them
-    comps["optimizer"] += paged_b / GIB
-    peak_tensors = allocated + paged_b / GIB
-    # Weights and optimizer states are allocated once and stay; the cache fragments on what comes and goes
-    # (activations, logits, gradients, step temporaries), so the reserve scales with that churn only.
-    # The cache fragments on the token-shaped tensors (activations, logits) a moment churns through; parameter-
-    # shaped ones (gradients, the optimizer's temporaries) come back in the same sizes every step and reuse
-    # their blocks, or split the larger freed ones. max_memory_reserved is the largest of the moments'
-    # allocated bytes plus their idle blocks.
-    blocks = transient_blocks(setup, shape, rg, steps.loss, tokens, temp, counts)
+# ---------------------------------------------------------------- tokens, moments, evaluation
+def _tokens_per_gpu(setup: TrainingSetup, batch: int) -> float:
+    """Tokens one GPU's forward holds for `batch` sequences. Preference stages run chosen + rejected; sequence
+    parallelism (Ulysses, ring attention, context parallel) splits every sequence over `sp` GPUs: each keeps the
+    activations and logits of its shard of tokens."""
+    seq_mult = 2 if setup.stage in ("dpo", "kto", "orpo", "simpo") else 1
+    sp = max(1, int(setup.seq_parallel or 1))
+    return batch * seq_mult * setup.seq_len / sp
+
+
+def _with_states(always: dict, parts: dict) -> dict:
+    """A moment's transient parts added to the weights and states every moment holds."""
+    merged = dict(always)
+    for key, value in parts.items():
+        merged[key] = merged.get(key, 0.0) + value
+    return merged
+
+
+def _eval_pass(setup: TrainingSetup, shape: ModelShape, rg: Regime, always: dict) -> tuple[float, float, float]:
+    """(allocated, activations, logits) of the evaluation forward (per_device_eval_batch_size), bytes."""
+    if not setup.do_eval:
+        return 0.0, 0.0, 0.0
+    ev_tokens = _tokens_per_gpu(setup, setup.eval_batch)
+    ev_act = _eval_activations(shape, rg, ev_tokens, setup.seq_len, setup.attention)
+    ev_logits = ev_tokens * shape.vocab_size * (rg.compute_bytes + LOSS_FWD_FP32_BYTES) \
+        if not setup.fused_ce else ev_tokens * shape.hidden_size * 8
+    return always["weights"] + always["optimizer"] + ev_act + ev_logits, ev_act, ev_logits
+
+
+# ---------------------------------------------------------------- the allocator's reserve
+def _reserve(setup: TrainingSetup, shape: ModelShape, hw: Hardware, loss_kind: str, tokens: float, moments: dict,
+             blocks: dict, eval_alloc: float | None, allocated: float, peak_tensors: float,
+             headroom: float) -> Reserve:
+    """Weights and optimizer states are allocated once and stay; the cache fragments on the token-shaped tensors
+    (activations, logits) a moment churns through; parameter-shaped ones (gradients, the optimizer's temporaries)
+    come back in the same sizes every step and reuse their blocks, or split the larger freed ones.
+    max_memory_reserved is the largest of the moments' allocated bytes plus their idle blocks."""
     reserved_at = [sum(parts.values()) + blocks.get(name, 0.0) for name, parts in moments.items()]
-    if phase == "eval":
+    if eval_alloc is not None:
         reserved_at.append(eval_alloc + blocks.get("loss", 0.0))
     reserve = max(0.0, max(reserved_at) / GIB - allocated)
     varlen = varlen_all = 0.0
-    loss_kind = steps.loss.regime
-    # torch_empty_cache_steps (HF TrainingArguments; PEFT's method-comparison loop likewise) releases the idle
-    # segments every few steps, so a longer batch rarely finds an earlier near-record's still cached
-    if not setup.packing and not _flag(setup, "fixed_length", False) and loss_kind not in ("fused", "cce", "chunked") \
-            and not _flag(setup, "expandable_segments", False) and not _flag(setup, "torch_empty_cache_steps"):
+    if _varlen_segments(setup, loss_kind):
         varlen_all = VARLEN_CACHED_FP32_BYTES * tokens * shape.vocab_size / GIB
         # those idle segments are released on the allocator's OOM retry: they never push a run past the fit line
         room = hw.usable_gib * (1.0 - headroom) - (peak_tensors + CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve)
@@ -255,60 +375,69 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     if hw.usable_gib:
         reserved_seen = min(reserved_seen, max(hw.usable_gib - CUDA_CONTEXT_GIB,
                                                allocated + CUBLAS_WORKSPACE_GIB + reserve + varlen))
-    reserve += varlen
-    overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve
-    comps["overhead"] = overhead
-    allocated += CUBLAS_WORKSPACE_GIB
-    peak = peak_tensors + overhead
-    loss_moment = totals["loss"]
-    act_loss = moments["loss"].get("activations", 0.0)
-    details = {
+    return Reserve(idle=reserve + varlen, varlen=varlen, varlen_all=varlen_all, reserved_seen=reserved_seen)
+
+
+def _varlen_segments(setup: TrainingSetup, loss_kind: str) -> bool:
+    """Whether earlier, longer batches' fp32 logits segments stay cached (see VARLEN_CACHED_FP32_BYTES).
+    torch_empty_cache_steps (HF TrainingArguments; PEFT's method-comparison loop likewise) releases the idle
+    segments every few steps, so a longer batch rarely finds an earlier near-record's still cached."""
+    mech = setup.mechanisms
+    return (not setup.packing and not mech.fixed_length and loss_kind not in ("fused", "cce", "chunked")
+            and not mech.expandable_segments and not mech.empty_cache_steps)
+
+
+# ---------------------------------------------------------------- what the estimate reports
+def _details(setup: TrainingSetup, rg: Regime, P: int, T: int, ms: ModelStates, sh: Sharded, gather: float,
+             ref: float, moments: dict, totals: dict, steps: StepMoments, eval_alloc: float, res: Reserve,
+             allocated: float, tokens: float) -> dict:
+    """Estimate.details: every term (GiB unless named otherwise) the views, the planner and the benchmarks read;
+    `allocated` includes the cuBLAS workspace."""
+    n = max(1, setup.n_gpus)
+    return {
         "params_total": float(P), "params_trainable": float(T),
-        "frozen_weights_gib": frozen_bytes / GIB, "trainable_weights_gib": train_w / GIB,
-        "grads_full_gib": grads / GIB, "optimizer_states_gib": states / GIB,
-        "optimizer_step_temporaries_gib": temp / GIB, "paged_states_gib": paged_b / GIB,
+        "frozen_weights_gib": ms.frozen / GIB, "trainable_weights_gib": ms.trainable / GIB,
+        "grads_full_gib": sh.grads / GIB, "optimizer_states_gib": sh.states / GIB,
+        "optimizer_step_temporaries_gib": sh.temp / GIB, "paged_states_gib": ms.paged / GIB,
         "gather_buffers_gib": gather / GIB,
         # weights, gradients and optimizer states per GPU: no step of this run can allocate less
-        "model_states_gib": (weights + ref + states + master + grads - paged_b) / GIB, "reference_model_gib": ref / GIB,
-        "activations_gib": act_loss / GIB, "logits_forward_gib": moments["loss"].get("logits", 0.0) / GIB,
+        "model_states_gib": (sh.weights + ref + sh.states + ms.master + sh.grads - ms.paged) / GIB,
+        "reference_model_gib": ref / GIB,
+        "activations_gib": moments["loss"].get("activations", 0.0) / GIB,
+        "logits_forward_gib": moments["loss"].get("logits", 0.0) / GIB,
         "logits_backward_gib": moments["logits backward"].get("logits", 0.0) / GIB,
-        "moment_loss_gib": loss_moment / GIB,
+        "moment_loss_gib": totals["loss"] / GIB,
         **{f"moment_{name.replace(' ', '_')}_gib": total / GIB for name, total in totals.items()},
         **{f"moment_{name.replace(' ', '_')}_{comp}_gib": value / GIB
            for name, parts in moments.items() for comp, value in parts.items()},
         **{f"moment_{name.replace(' ', '_')}_casts_gib": value / GIB for name, value in steps.casts.items()},
         "eval_gib": eval_alloc / GIB, "cuda_context_gib": CUDA_CONTEXT_GIB,
-        "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": reserve, "varlen_cached_logits_gib": varlen,
-        "reserved_gib": max(reserved_seen, allocated + reserve), "varlen_cached_logits_uncapped_gib": varlen_all,
-        "bytes_per_trainable_param": (rg.train_bytes + rg.grad_bytes + (states + master) / max(1, T) * (n if stage >= 1 else 1)),
+        "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "allocator_reserve_gib": res.idle,
+        "varlen_cached_logits_gib": res.varlen,
+        "reserved_gib": max(res.reserved_seen, allocated + res.idle), "varlen_cached_logits_uncapped_gib": res.varlen_all,
+        "bytes_per_trainable_param": (rg.train_bytes + rg.grad_bytes
+                                      + (sh.states + ms.master) / max(1, T) * (n if setup.zero_stage >= 1 else 1)),
         "tokens_per_gpu": float(tokens), "loss_bytes_per_logit": float(steps.loss.forward),
         **{k: v / GIB for k, v in steps.detail.items()},
     }
-    notes.append(msg("memory.note.llama_style"))
+
+
+def _closing_notes(setup: TrainingSetup, rg: Regime, carried_grads: float, host: float, paged: float) -> list[Msg]:
+    """The notes on mechanisms the run uses, after the figures'."""
+    notes = [msg("memory.note.llama_style")]
     if optimizer_in_backward(setup):
         notes.append(msg("memory.note.optimizer_in_backward"))
     if activation_offload(setup):
         notes.append(msg("memory.note.activation_offload"))
-    if paged_b:
+    if paged:
         notes.append(msg("memory.note.paged_states"))
     if rg.casts_trainable and setup.method == "full":
         notes.append(msg("memory.note.autocast_copies"))
-    if setup.grad_accum > 1 and not rg.deepspeed and grads / grad_shard >= 0.05 * GIB:
-        notes.append(msg("memory.note.grad_accum_carry", gib=grads / grad_shard / GIB))
+    if setup.grad_accum > 1 and not rg.deepspeed and carried_grads >= 0.05 * GIB:
+        notes.append(msg("memory.note.grad_accum_carry", gib=carried_grads / GIB))
     if host:
         notes.append(msg("memory.note.offload_host_ram", gib=host / GIB))
-    est = Estimate(components=comps, allocated_gib=allocated, peak_gib=peak, capacity_gib=hw.usable_gib,
-                   headroom=headroom, phase=phase if phase == "eval" else "train",
-                   details=details, notes=tuple(notes), host_ram_gib=host / GIB,
-                   moments={**{name: total / GIB + CUBLAS_WORKSPACE_GIB for name, total in totals.items()},
-                            **({"eval": eval_alloc / GIB + CUBLAS_WORKSPACE_GIB} if setup.do_eval else {})},
-                   peak_moment="eval" if phase == "eval" else peak_moment)
-    if crash is not None:
-        extra_notes = reconcile(est, crash)
-        if extra_notes:
-            from dataclasses import replace
-            est = replace(est, notes=est.notes + extra_notes)
-    return est
+    return notes
 
 
 @dataclass(frozen=True)
@@ -317,6 +446,46 @@ class StepMoments:
     loss: LossBytes
     detail: dict              # finer terms (bytes) for Estimate.details
     casts: dict               # moment -> bytes of its activations that are autocast's weight copies
+
+
+@dataclass(frozen=True)
+class _Grads:
+    """Gradients per GPU, bytes: the output layer's first, each layer's as its backward runs, the embedding's last."""
+
+    per_param: float    # bytes per trainable parameter's gradient on this GPU
+    head: float         # the output layer's (or a modules_to_save copy's)
+    embed: float        # the embedding's (untied, or a modules_to_save copy's)
+    layers: float       # every decoder layer's
+    layer: float        # one recorded layer's
+    all: float          # every gradient
+
+
+@dataclass(frozen=True)
+class _Casts:
+    """Autocast's weight copies in the compute dtype (fp32 weights the matmuls see under autocast), bytes."""
+
+    layer: float        # one layer's copies, trainable and frozen
+    cache_all: float    # the trainable weights' copies, cached by autocast through the whole forward
+    saved_all: float    # every layer's copies saved for backward (none under checkpointing)
+    forward: float      # the copies alive when the decoder stack's forward ends
+    head: float         # the output layer's copy
+
+
+@dataclass(frozen=True)
+class _Acts:
+    """Activations per GPU, bytes (this GPU's tokens)."""
+
+    stack: float        # what the recorded layers keep (or, checkpointed, their inputs)
+    shared: float       # rotary cos/sin, and the mask under checkpointing
+    head_saved: float   # the final norm's and the output layer's saved inputs
+    in_flight: float    # the decoder stack's last moment: the mask, or a checkpointed layer's working tensors
+    hidden_grad: float  # the gradient of the residual stream
+
+
+def _recorded_layers(setup: TrainingSetup, shape: ModelShape) -> int:
+    """Layers whose forward autograd records: all of them, or only the trained last ones under freeze."""
+    L = shape.num_layers
+    return min(abs(setup.freeze_trainable_layers), L) if setup.method == "freeze" else L
 
 
 def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, T: int,
@@ -331,23 +500,46 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
                      recompute under checkpointing) or the first (every layer's gradient already made)
     optimizer        all gradients and the optimizer's step temporaries
     """
-    L = shape.num_layers
-    full = setup.method == "full"
-    adapters = setup.method in ("lora", "qlora")
     trains_layers = setup.method in ("full", "freeze")
     lb = layer_bytes(setup, shape, rg, seq, trains_weights=trains_layers, reentrant=_reentrant(setup, shape))
     lossb = loss_bytes(setup, shape, rg)
-    ckpt = setup.grad_ckpt
-    offload = activation_offload(setup)
-    in_bwd = optimizer_in_backward(setup)
-    # layers whose forward autograd records: all of them, or only the trained last ones under freeze
-    recorded = min(abs(setup.freeze_trainable_layers), L) if setup.method == "freeze" else L
-    V, h = shape.vocab_size, shape.hidden_size
-    r = rg.residual_bytes
-    a = rg.compute_bytes
-    mts_head, mts_embed = _modules_to_save(setup, shape, counts) if adapters else (0, 0)
+    recorded = _recorded_layers(setup, shape)
+    adapters = setup.method in ("lora", "qlora")
+    mts = _modules_to_save(setup, shape, counts) if adapters else (0, 0)
+    g = _gradient_parts(setup, rg, counts, mts, grads, grad_shard, recorded)
+    casts = _autocast_copies(setup, shape, rg, counts, mts[0], recorded)
+    acts = _activation_parts(setup, shape, rg, lb, mts[0], recorded, tokens)
+    logits_fwd, logits_bwd, kept_logits = _logits_parts(setup, shape, rg, lossb, tokens)
+    moments = {
+        "forward": {"activations": acts.stack + acts.shared + acts.in_flight + casts.forward},
+        "loss": {"activations": acts.stack + acts.shared + acts.head_saved + casts.forward + casts.head,
+                 "logits": logits_fwd},
+        "logits backward": {"activations": acts.stack + acts.shared + acts.head_saved + casts.saved_all + casts.head,
+                            "logits": logits_bwd},
+    }
+    # casts[moment]: of its activations, the autocast weight copies (parameter-shaped, not token-shaped)
+    cast_of = {"forward": casts.forward, "loss": casts.forward + casts.head,
+               "logits backward": casts.saved_all + casts.head, "optimizer": 0.0}
+    moments["layers backward"], cast_of["layers backward"] = _layers_backward(
+        setup, shape, counts, lb, acts, casts, g, tokens, mts, kept_logits)
+    moments["optimizer"] = _optimizer_moment(setup, shape, counts, g, temp, kept_logits)
+    if setup.grad_accum > 1 and not rg.deepspeed and not optimizer_in_backward(setup):
+        # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
+        # the optimizer step) through every later micro-batch's forward and backward; new ones are added in
+        # place. DeepSpeed accumulates into its fp32 partition, already counted with the optimizer states.
+        for name in ("forward", "loss", "logits backward", "layers backward"):
+            parts = moments[name]
+            parts["gradients"] = max(parts.get("gradients", 0.0), g.all)
+    ckpt_inputs = recorded * lb.checkpoint_input * tokens if setup.grad_ckpt else 0.0
+    detail = {"layer_saved_gib": lb.saved * tokens, "checkpoint_inputs_gib": ckpt_inputs,
+              "autocast_weight_copies_gib": casts.cache_all + casts.head}
+    return StepMoments(moments, lossb, detail, cast_of)
 
-    # ---- gradients (per GPU): the output layer's first, each layer's as its backward runs, the embedding's last
+
+def _gradient_parts(setup: TrainingSetup, rg: Regime, counts: ParamCounts, mts: tuple[int, int], grads: float,
+                    grad_shard: int, recorded: int) -> _Grads:
+    """Gradients per GPU, split by when backward makes them."""
+    full = setup.method == "full"
     gb = rg.grad_bytes / grad_shard
     if full:
         g_head = (counts.lm_head or counts.embeddings) * gb
@@ -355,11 +547,22 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     else:
         # trainable copies of the output layer / embedding (modules_to_save), in their own dtype
         mb = (rg.grad_bytes if rg.deepspeed else _modules_to_save_bytes(setup, rg)) / grad_shard
-        g_head, g_embed = mts_head * mb, mts_embed * mb
-    g_layers = max(0.0, grads / grad_shard - g_head - g_embed) if trains_layers or adapters else 0.0
-    g_layer = g_layers / max(1, recorded)
+        g_head, g_embed = mts[0] * mb, mts[1] * mb
+    trains = setup.method in ("full", "freeze", "lora", "qlora")
+    g_layers = max(0.0, grads / grad_shard - g_head - g_embed) if trains else 0.0
+    return _Grads(per_param=gb, head=g_head, embed=g_embed, layers=g_layers, layer=g_layers / max(1, recorded),
+                  all=grads / grad_shard)
 
-    # ---- autocast's weight copies (compute dtype): fp32 weights the matmuls see under autocast
+
+def _autocast_copies(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, mts_head: int,
+                     recorded: int) -> _Casts:
+    """Autocast's weight copies: a trainable weight's is cached all forward; a frozen one's is made at each use
+    and kept when a gradient flows through it."""
+    L = shape.num_layers
+    full = setup.method == "full"
+    adapters = setup.method in ("lora", "qlora")
+    a = rg.compute_bytes
+    V, h = shape.vocab_size, shape.hidden_size
     casts_trained = casts_frozen = head_cast = 0.0
     per_layer_linear = (counts.linear_total - V * h) / max(1, L)
     if rg.casts_trainable:
@@ -376,16 +579,32 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         head_cast = V * h * a
     if mts_head and rg.autocast and a != 4 and setup.framework == "llamafactory" and not rg.deepspeed:
         head_cast = V * h * a                   # the fp32 trainable output-layer copy, cast and cached by autocast
+    ckpt = setup.grad_ckpt
     cast_layer = casts_trained + casts_frozen
     cache_all = casts_trained * recorded        # autocast's cache holds a trainable weight's cast all forward
-    saved_casts_all = cast_layer * recorded if not ckpt else 0.0
+    return _Casts(layer=cast_layer, cache_all=cache_all, saved_all=cast_layer * recorded if not ckpt else 0.0,
+                  forward=cache_all + (casts_frozen * recorded if not ckpt else 0.0), head=head_cast)
 
-    # ---- activations (bytes, this GPU's tokens)
-    T_ = tokens
-    shared = (lb.shared + (lb.mask if ckpt else 0.0)) * T_
+
+def _activation_parts(setup: TrainingSetup, shape: ModelShape, rg: Regime, lb: LayerBytes, mts_head: int,
+                      recorded: int, tokens: float) -> _Acts:
+    """The activations of the decoder stack and around it, for this GPU's tokens."""
+    ckpt = setup.grad_ckpt
+    h = shape.hidden_size
+    shared = (lb.shared + (lb.mask if ckpt else 0.0)) * tokens
     # a trainable output layer (modules_to_save) keeps its input for its weight gradient
-    head_saved = (lb.head_saved + (a * h if mts_head else 0.0)) * T_
-    if offload:
+    head_saved = (lb.head_saved + (rg.compute_bytes * h if mts_head else 0.0)) * tokens
+    # the decoder stack's last moment: the mask is alive, and a checkpointed layer holds its tensors while it runs
+    in_flight = (lb.forward_flight * tokens if ckpt else 0.0) + (0.0 if ckpt else lb.mask * tokens)
+    return _Acts(stack=_stack_bytes(setup, shape, lb, recorded, tokens), shared=shared, head_saved=head_saved,
+                 in_flight=in_flight, hidden_grad=rg.residual_bytes * h * tokens)
+
+
+def _stack_bytes(setup: TrainingSetup, shape: ModelShape, lb: LayerBytes, recorded: int, T_: float) -> float:
+    """What the recorded layers keep for backward: everything they save, their inputs under checkpointing, or
+    about two layers' worth under activation offloading."""
+    ckpt = setup.grad_ckpt
+    if activation_offload(setup):
         # activation offloading (torchtune training/_activation_offloading.py OffloadActivations, ported to TRL)
         # moves every tensor autograd saves to pinned host memory through saved_tensors_hooks, checkpointed
         # layers' inputs included (non-reentrant checkpointing saves them through the same hooks); the copy
@@ -400,12 +619,14 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     else:
         # the lowest recorded layer's input needs no gradient (no checkpointing, so no enable_input_require_grads;
         # freeze's first trained layer): its modules before the first trained one keep nothing
-        stack = (recorded * lb.saved - (lb.first_unrecorded if not full else 0.0)) * T_
-    # the decoder stack's last moment: the mask is alive, and a checkpointed layer holds its tensors while it runs
-    in_flight = (lb.forward_flight * T_ if ckpt else 0.0) + (0.0 if ckpt else lb.mask * T_)
-    hidden_grad = r * h * T_
+        stack = (recorded * lb.saved - (lb.first_unrecorded if setup.method != "full" else 0.0)) * T_
+    return stack
 
-    # ---- logits
+
+def _logits_parts(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb: LossBytes,
+                  T_: float) -> tuple[float, float, float]:
+    """(at the loss, in the logits' backward, kept through backward by the training loop), bytes."""
+    V = shape.vocab_size
     if lossb.regime == "fused":
         chunk = fused_chunk_tokens(T_, shape)
         logits_fwd = chunk * V * 8.0 + lossb.tokens_term * T_
@@ -413,79 +634,71 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     else:
         logits_fwd = lossb.forward * T_ * V + lossb.tokens_term * T_
         logits_bwd = lossb.backward * T_ * V + lossb.tokens_term * T_
-
     # A training loop that keeps the model's output referenced through backward and the optimizer step keeps
     # the returned logits alive there too (fsdp_qlora train.py: `output = model(...)`, `loss.backward()`,
     # `optimizer.step()`, then `output = None  # Delete the output so more memory frees up before the next
     # forward pass`); the HF Trainer returns only the loss from compute_loss, so its logits die with the graph
     kept_logits = 0.0
     if setup.framework == "fsdp_qlora" and lossb.regime not in ("fused", "cce", "chunked"):
-        kept_logits = (4.0 if lossb.regime == "legacy" else a) * T_ * V
-    logits_bwd += kept_logits
+        kept_logits = (4.0 if lossb.regime == "legacy" else rg.compute_bytes) * T_ * V
+    return logits_fwd, logits_bwd + kept_logits, kept_logits
 
-    fwd_casts = cache_all + (casts_frozen * recorded if not ckpt else 0.0)
-    # casts[moment]: of its activations, the autocast weight copies (parameter-shaped, not token-shaped)
-    moments = {
-        "forward": {"activations": stack + shared + in_flight + fwd_casts},
-        "loss": {"activations": stack + shared + head_saved + fwd_casts + head_cast, "logits": logits_fwd},
-        "logits backward": {"activations": stack + shared + head_saved + saved_casts_all + head_cast,
-                            "logits": logits_bwd},
-    }
-    casts = {"forward": fwd_casts, "loss": fwd_casts + head_cast, "logits backward": saved_casts_all + head_cast,
-             "optimizer": 0.0}
-    layer_casts = saved_casts_all if not ckpt else cast_layer
+
+def _layers_backward(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, lb: LayerBytes, acts: _Acts,
+                     casts: _Casts, g: _Grads, T_: float, mts: tuple[int, int],
+                     kept_logits: float) -> tuple[dict, float]:
+    """The worse end of the layers' backward, and its autocast copies."""
+    ckpt = setup.grad_ckpt
+    full = setup.method == "full"
+    in_bwd = optimizer_in_backward(setup)
+    layer_casts = casts.saved_all if not ckpt else casts.layer
     candidates = [
         # the last layer's backward: everything still saved (its recompute under checkpointing)
-        ({"activations": stack + (lb.saved * T_ if ckpt else 0.0) + shared + hidden_grad
-          + lb.backward_extra * T_ + layer_casts, "gradients": g_head + g_layer}, layer_casts),
+        ({"activations": acts.stack + (lb.saved * T_ if ckpt else 0.0) + acts.shared + acts.hidden_grad
+          + lb.backward_extra * T_ + layer_casts, "gradients": g.head + g.layer}, layer_casts),
         # the final norm's backward, first after the logits': every layer's tensors, the norm's fp32 temporaries
-        ({"activations": stack + shared + head_saved + lb.head_backward * T_
-          + (saved_casts_all if not ckpt else 0.0), "gradients": g_head}, saved_casts_all if not ckpt else 0.0),
+        ({"activations": acts.stack + acts.shared + acts.head_saved + lb.head_backward * T_
+          + (casts.saved_all if not ckpt else 0.0), "gradients": g.head}, casts.saved_all if not ckpt else 0.0),
         # the first layer's backward: every layer's gradient already made
-        ({"activations": lb.saved * T_ + (lb.checkpoint_input * T_ if ckpt else 0.0) + shared + hidden_grad
-          + lb.backward_extra * T_ + cast_layer, "gradients": g_head + g_layers}, cast_layer),
+        ({"activations": lb.saved * T_ + (lb.checkpoint_input * T_ if ckpt else 0.0) + acts.shared + acts.hidden_grad
+          + lb.backward_extra * T_ + casts.layer, "gradients": g.head + g.layers}, casts.layer),
     ]
-    tied = shape.tie_word_embeddings and (full or (mts_head and mts_embed))
+    tied = shape.tie_word_embeddings and (full or (mts[0] and mts[1]))
     if in_bwd:
         # optimizer in backward (torchtune training/memory.py register_optim_in_bwd_hooks): a parameter's step
         # runs in its post-accumulate-grad hook and the gradient is freed there, so a layer's backward holds only
         # its own gradients; a tied output/embedding weight's gradient waits for its second use, the embedding
-        candidates[0][0]["gradients"] = g_layer + (g_head if tied else 0.0)
-        candidates[1][0]["gradients"] = g_head
-        candidates[2][0]["gradients"] = g_layer + (g_head if tied else 0.0)
-    if full or mts_embed:
+        candidates[0][0]["gradients"] = g.layer + (g.head if tied else 0.0)
+        candidates[1][0]["gradients"] = g.head
+        candidates[2][0]["gradients"] = g.layer + (g.head if tied else 0.0)
+    if full or mts[1]:
         # the embedding's backward: every gradient made, the dense vocab x hidden one last. A tied lm_head/
         # embedding weight gets two: the lm_head one waits in autograd's input buffer until the embedding
         # backward's arrives and the two are summed out of place (torch/csrc/autograd/input_buffer.cpp),
         # three full-size gradients at once
-        g_emb = counts.embeddings * (gb if full else (g_embed / max(1, mts_embed)))
+        g_emb = counts.embeddings * (g.per_param if full else (g.embed / max(1, mts[1])))
         tied_extra = 2.0 * g_emb if tied else 0.0
-        made = (g_emb if in_bwd else grads / grad_shard)
-        candidates.append(({"activations": hidden_grad, "gradients": made + tied_extra}, 0.0))
+        made = (g_emb if in_bwd else g.all)
+        candidates.append(({"activations": acts.hidden_grad, "gradients": made + tied_extra}, 0.0))
     if kept_logits:
         for parts, _ in candidates:
             parts["logits"] = parts.get("logits", 0.0) + kept_logits
-    moments["layers backward"], casts["layers backward"] = max(candidates, key=lambda c: sum(c[0].values()))
-    if in_bwd:
+    return max(candidates, key=lambda c: sum(c[0].values()))
+
+
+def _optimizer_moment(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, g: _Grads, temp: float,
+                      kept_logits: float) -> dict:
+    """The optimizer step: every gradient and the step's temporaries; in backward, the largest parameter's."""
+    if optimizer_in_backward(setup):
         # the step of the largest parameter, inside backward: its gradient and its step temporaries
         largest = max(counts.embeddings, counts.lm_head, max((i * o for i, o in counts.linear_shapes.values()), default=0))
         share = largest / max(1.0, float(trainable_params(setup, shape)))
-        moments["optimizer"] = {"gradients": min(grads / grad_shard, largest * gb), "optimizer": temp * min(1.0, share)}
+        moment = {"gradients": min(g.all, largest * g.per_param), "optimizer": temp * min(1.0, share)}
     else:
-        moments["optimizer"] = {"gradients": grads / grad_shard, "optimizer": temp}
+        moment = {"gradients": g.all, "optimizer": temp}
     if kept_logits:
-        moments["optimizer"]["logits"] = kept_logits
-    if setup.grad_accum > 1 and not rg.deepspeed and not in_bwd:
-        # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
-        # the optimizer step) through every later micro-batch's forward and backward; new ones are added in
-        # place. DeepSpeed accumulates into its fp32 partition, already counted with the optimizer states.
-        carried = grads / grad_shard
-        for name in ("forward", "loss", "logits backward", "layers backward"):
-            parts = moments[name]
-            parts["gradients"] = max(parts.get("gradients", 0.0), carried)
-    detail = {"layer_saved_gib": lb.saved * T_, "checkpoint_inputs_gib": recorded * lb.checkpoint_input * T_ if ckpt else 0.0,
-              "autocast_weight_copies_gib": cache_all + head_cast}
-    return StepMoments(moments, lossb, detail, casts)
+        moment["logits"] = kept_logits
+    return moment
 
 
 _untied_cache: list = [None, None]
@@ -529,7 +742,7 @@ def transient_blocks(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb:
         act_block = max(act_block, tokens * shape.num_heads * setup.seq_len * 4.0)   # softmax in fp32
     largest_param = max(counts.embeddings, counts.lm_head, max((i * o for i, o in counts.linear_shapes.values()), default=0))
     step_block = min(temp, largest_param * rg.state_dtype_bytes)
-    if _flag(setup, "expandable_segments", False):
+    if setup.mechanisms.expandable_segments:
         return {}
     return {"forward": act_block, "loss": max(act_block, logit_block), "logits backward": logit_block,
             "layers backward": act_block, "optimizer": step_block}
@@ -544,21 +757,17 @@ def _modules_to_save_bytes(setup: TrainingSetup, rg: Regime) -> int:
 def activation_offload(setup: TrainingSetup) -> bool:
     """Saved activations offloaded to host RAM (torchtune enable_activation_offloading, TRL/axolotl
     activation_offloading; readers keep it as `activation_offloading`)."""
-    return _truthy(_flag(setup, "activation_offloading", False)) or _truthy(_flag(setup, "activation_offload", False))
+    return setup.mechanisms.activation_offload
 
 
 def optimizer_in_backward(setup: TrainingSetup) -> bool:
     """torchtune's optimizer_in_bwd: one optimizer per parameter, stepped from a post-accumulate-grad hook."""
-    return _truthy(_flag(setup, "optimizer_in_bwd", False))
+    return setup.mechanisms.optimizer_in_backward
 
 
 def _modules_to_save(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts) -> tuple[int, int]:
     """(output-layer, embedding) parameters trained as full copies under modules_to_save."""
-    names = (setup.extras.get("modules_to_save") or setup.extras.get("additional_target")
-             or setup.extras.get("lora_modules_to_save") or ()) if setup.extras else ()
-    if isinstance(names, str):
-        names = tuple(x.strip() for x in names.split(","))
-    low = {str(n).lower() for n in names}
+    low = {str(n).lower() for n in setup.mechanisms.modules_to_save}
     head = counts.lm_head or counts.embeddings
     h = head if low & {"lm_head", "output", "embed_out", "output_layer"} else 0
     e = counts.embeddings if low & {"embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in"} else 0
@@ -567,11 +776,11 @@ def _modules_to_save(setup: TrainingSetup, shape: ModelShape, counts: ParamCount
 
 def _reentrant(setup: TrainingSetup, shape: ModelShape | None = None) -> bool:
     """Whether gradient checkpointing runs torch's reentrant variant (the framework's default, or the config's)."""
-    kwargs = _flag(setup, "gradient_checkpointing_kwargs")
-    if isinstance(kwargs, dict) and "use_reentrant" in kwargs:
-        return bool(kwargs["use_reentrant"])
+    mech = setup.mechanisms
+    if mech.use_reentrant is not None:
+        return mech.use_reentrant
     if setup.framework == "llamafactory":
-        return bool(_flag(setup, "use_reentrant_gc", True))   # LLaMA-Factory model_args.py use_reentrant_gc
+        return mech.reentrant_default                         # LLaMA-Factory model_args.py use_reentrant_gc
     if setup.framework == "axolotl":
         return True                                           # axolotl fills {"use_reentrant": True}
     if setup.framework in ("swift", "ms-swift"):
@@ -579,13 +788,13 @@ def _reentrant(setup: TrainingSetup, shape: ModelShape | None = None) -> bool:
         # torch >= 2.1 (swift/llm/utils/model.py fix_gradient_checkpointing_warning; v2.6 keeps reentrant for
         # MoE), 3.x back to transformers' True (swift/trainers/arguments.py _fix_gradient_checkpointing), and
         # from 3.6 False under plain DDP (swift/trainers/mixin.py, "is_dist() and not deepspeed and not fsdp")
-        ver = _version(setup.framework_version or str((setup.extras or {}).get("swift_version") or ""))
+        ver = _version(setup.framework_version or mech.swift_version)
         if ver and ver < (3,):
             return bool(shape is not None and shape.num_experts) and ver >= (2, 6)
         ddp = setup.n_gpus > 1 and not setup.zero_stage and not setup.fsdp
         return not (ddp and (not ver or ver >= (3, 6)))
     if setup.framework in ("hf", "trl"):
-        named = setup.framework_version or str((setup.extras or {}).get("transformers_version") or "")
+        named = setup.framework_version or mech.transformers_version
         ver = _version(named) if named else ()
         # transformers >= 5 defaults to use_reentrant=False (modeling_utils gradient_checkpointing_enable)
         return bool(ver) and ver < (5,)
@@ -621,7 +830,7 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
         if setup.method in ("lora", "qlora"):
             states = T * 0.1
     elif opt.startswith("sgd"):
-        momentum = float(setup.extras.get("momentum", 0) or 0) if setup.extras else 0.0
+        momentum = setup.mechanisms.momentum
         states = T * w if momentum else 0.0
     elif opt in ("lomo", "adalomo"):
         states = 0.0
@@ -637,7 +846,7 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
     return states, note, paged, temp
 
 
-def _eval_activations(shape: ModelShape, rg: Regime, tokens: int, seq: int, attention: str) -> float:
+def _eval_activations(shape: ModelShape, rg: Regime, tokens: float, seq: int, attention: str) -> float:
     """No-grad forward: only one layer's transients at a time."""
     h = shape.hidden_size
     a = rg.compute_bytes

@@ -48,9 +48,9 @@ class LossBytes:
 
 
 def _transformers_version(setup: TrainingSetup) -> tuple[int, ...]:
-    extra = setup.extras.get("transformers_version") if setup.extras else None
-    if extra:
-        return _version(str(extra))
+    stated = setup.mechanisms.transformers_version
+    if stated:
+        return _version(stated)
     if setup.framework in ("hf", "trl", "swift", "ms-swift") and setup.framework_version:
         return _version(setup.framework_version)
     if setup.framework == "llamafactory" and setup.framework_version:
@@ -61,7 +61,7 @@ def _transformers_version(setup: TrainingSetup) -> tuple[int, ...]:
 
 
 def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
-    loss = str(setup.extras.get("loss", "") or "").lower() if setup.extras else ""
+    loss = setup.mechanisms.loss
     if loss in ("cce", "cut_cross_entropy"):
         return "cce"
     if loss == "chunked":
@@ -105,7 +105,7 @@ def loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes
         return LossBytes(regime, 3 * a, 3 * a, 0)
     if regime == "chunked":
         if setup.framework == "torchtune":
-            compiled = _truthy(setup.extras.get("compile")) if setup.extras else False
+            compiled = setup.mechanisms.compiled
             if compiled:
                 # compile_loss compiles compute_cross_entropy alone: Inductor fuses the upcast into the
                 # log-sum-exp reduction, so each chunk keeps only its compute-dtype logits (and a per-token
@@ -132,13 +132,6 @@ def loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes
     # the hidden states for all tokens (liger_kernel/ops/fused_linear_cross_entropy.py, chunk size
     # next_power_of_2(tokens / ceil(vocab / hidden)))
     return LossBytes(regime, 0, 0, 4 * h)
-
-
-def _truthy(value) -> bool:
-    """A config flag as written (True, "true", "True", 1)."""
-    if isinstance(value, str):
-        return value.strip().lower() in ("true", "1", "yes", "on")
-    return bool(value)
 
 
 def fused_chunk_tokens(tokens: float, shape: ModelShape) -> float:

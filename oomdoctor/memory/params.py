@@ -311,13 +311,9 @@ def _freeze_trainable(setup: TrainingSetup, shape: ModelShape) -> int:
 
 def modules_to_save_params(setup: TrainingSetup, shape: ModelShape) -> int:
     """PEFT modules_to_save / LLaMA-Factory additional_target: full trainable copies of whole modules."""
-    names = (setup.extras.get("modules_to_save") or setup.extras.get("additional_target")
-             or setup.extras.get("lora_modules_to_save") or ()) if setup.extras else ()
-    if isinstance(names, str):
-        names = tuple(x.strip() for x in names.split(","))
     counts = _count(shape)
     total = 0
-    for name in names:
+    for name in setup.mechanisms.modules_to_save:
         low = name.lower()
         if low in ("embed_tokens", "wte", "word_embeddings", "tok_embeddings", "embed_in"):
             total += counts.embeddings

@@ -69,14 +69,9 @@ _DOUBLE_QUANT_DEFAULT = {"llamafactory": True, "axolotl": True, "fsdp_qlora": Tr
 
 def double_quant(setup: TrainingSetup) -> bool:
     """Whether 4-bit weights store their absmax constants in 8 bits (see _DOUBLE_QUANT_DEFAULT)."""
-    extras = setup.extras or {}
-    for key in ("double_quantization", "bnb_4bit_use_double_quant", "use_bnb_nested_quant"):
-        value = extras.get(key)
-        if value is not None:
-            return str(value).strip().lower() in ("true", "1", "yes", "on")
-    quantize = str(extras.get("quantize") or "").lower()
-    if quantize.startswith("bnb."):
-        return quantize.endswith("-dq")
+    stated = setup.mechanisms.double_quant
+    if stated is not None:
+        return stated
     return _DOUBLE_QUANT_DEFAULT.get((setup.framework or "").lower(), False)
 
 
@@ -117,46 +112,14 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     ds = setup.zero_stage >= 1
     quant = setup.quant_bits if setup.method == "qlora" or setup.quant_bits else None
     adapters = setup.method in ("lora", "qlora")
-
-    # ---- the dtype the checkpoint is loaded in
-    if setup.load_dtype:
-        load_name = dtype_name(setup.load_dtype, compute_name)
-    elif fw == "llamafactory":
-        if _version(setup.framework_version) and _version(setup.framework_version) < (0, 9, 4):
-            load_name = compute_name   # <= 0.9.3 loads in compute_dtype (v0.9.3 model/patcher.py:142-148)
-        else:
-            load_name = dtype_name(shape.torch_dtype)   # >= 0.9.4 torch_dtype="auto" (loader.py:151-154)
-            if load_name == "fp32":
-                notes.append(msg("memory.regime.lf_loads_fp32_checkpoint"))
-    elif fw == "trl":
-        load_name = "fp32"   # trl/trainer/utils.py: dtype defaults to float32 for a model given by name
-        notes.append(msg("memory.regime.trl_loads_fp32"))
-    elif fw == "hf":
-        major = _version(setup.framework_version)[:1]
-        # from_pretrained loads fp32 unless told otherwise; transformers 5 defaults to dtype="auto"
-        load_name = dtype_name(shape.torch_dtype) if major and major[0] >= 5 else "fp32"
-    else:
-        load_name = compute_name   # axolotl config/__init__.py: torch_dtype follows bf16/fp16
+    load_name = _load_dtype(setup, shape, fw, compute_name, notes)
     if quant:
         load_name = compute_name if compute_name != "fp32" else "bf16"   # bnb_4bit_compute_dtype
     load = _NAME_BYTES.get(load_name, 2)
 
     pure = fw in _PURE_FRAMEWORKS or setup.pure_bf16   # pure_bf16: no autocast, no fp32 upcast
-    frozen = _quant_bytes(quant, str(setup.extras.get("quant_method", "bnb")), double_quant(setup)) if quant else float(load)
-
-    # ---- trainable parameters
-    if adapters:
-        half_adapters = fw in _PURE_FRAMEWORKS or setup.extras.get("adapter_dtype") in ("bf16", "fp16")
-        train_name = load_name if half_adapters else "fp32"
-        if fw == "llamafactory" and train_name == "fp32":
-            notes.append(msg("memory.regime.lf_upcasts_adapters"))
-    elif fw == "llamafactory":
-        upcast = not (setup.pure_bf16 or setup.badam or (setup.zero_stage == 3 and not quant))
-        train_name = "fp32" if upcast else load_name
-        if upcast:
-            notes.append(msg("memory.regime.lf_upcasts_trainables"))
-    else:
-        train_name = load_name
+    frozen = _quant_bytes(quant, setup.mechanisms.quant_method, double_quant(setup)) if quant else float(load)
+    train_name = _train_dtype(setup, fw, load_name, bool(quant), notes)
     train = _NAME_BYTES.get(train_name, 2)
     embed_fp32 = (fw == "axolotl" and not adapters and not setup.fsdp and not ds
                   and setup.attention in ("eager", "sdpa", "") and load != 4)
@@ -186,17 +149,8 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     if pure:
         compute = load if not quant else 2
         compute_name = load_name if not quant else "bf16"
-    # the residual stream starts as the embedding's output; a layer's compute-dtype output added to it promotes
-    # it to fp32 when the two dtypes differ (fp32 embeddings, or an fp16 checkpoint under bf16 autocast)
-    embed_name = "fp32" if embed_fp32 else (train_name if setup.method == "full" else load_name)
-    if quant:
-        embed_name = compute_name
-    if autocast and embed_name != compute_name:
-        residual = 4
-    elif autocast:
-        residual = compute
-    else:
-        residual = _NAME_BYTES.get(embed_name, compute) if not ds else compute
+    residual = _residual_bytes(setup, embed_fp32, bool(quant), autocast, ds, compute, compute_name, train_name,
+                               load_name)
     adapter_cast_copy = adapters and not autocast and train == 4 and compute == 2
     return Regime(compute_bytes=compute, residual_bytes=residual, frozen_bytes=frozen, train_bytes=train,
                   grad_bytes=grad, master_bytes=master, state_dtype_bytes=state, deepspeed=ds,
@@ -204,3 +158,56 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
                   notes=tuple(notes), compute_dtype=compute_name, load_dtype=load_name, train_dtype=train_name,
                   casts_trainable=autocast and train_name != compute_name,
                   casts_frozen=autocast and load_name != compute_name and not quant)
+
+
+def _load_dtype(setup: TrainingSetup, shape: ModelShape, fw: str, compute_name: str, notes: list[Msg]) -> str:
+    """The dtype the checkpoint is loaded in, before quantization."""
+    if setup.load_dtype:
+        return dtype_name(setup.load_dtype, compute_name)
+    if fw == "llamafactory":
+        if _version(setup.framework_version) and _version(setup.framework_version) < (0, 9, 4):
+            return compute_name   # <= 0.9.3 loads in compute_dtype (v0.9.3 model/patcher.py:142-148)
+        load_name = dtype_name(shape.torch_dtype)   # >= 0.9.4 torch_dtype="auto" (loader.py:151-154)
+        if load_name == "fp32":
+            notes.append(msg("memory.regime.lf_loads_fp32_checkpoint"))
+        return load_name
+    if fw == "trl":
+        notes.append(msg("memory.regime.trl_loads_fp32"))
+        return "fp32"   # trl/trainer/utils.py: dtype defaults to float32 for a model given by name
+    if fw == "hf":
+        major = _version(setup.framework_version)[:1]
+        # from_pretrained loads fp32 unless told otherwise; transformers 5 defaults to dtype="auto"
+        return dtype_name(shape.torch_dtype) if major and major[0] >= 5 else "fp32"
+    return compute_name   # axolotl config/__init__.py: torch_dtype follows bf16/fp16
+
+
+def _train_dtype(setup: TrainingSetup, fw: str, load_name: str, quant: bool, notes: list[Msg]) -> str:
+    """The dtype trainable parameters live in: PEFT upcasts adapters to fp32 (not the pure-dtype frameworks, nor
+    an explicit half adapter_dtype); LLaMA-Factory upcasts every trainable parameter to fp32 unless pure_bf16,
+    BAdam or unquantised ZeRO-3."""
+    if setup.method in ("lora", "qlora"):
+        half_adapters = fw in _PURE_FRAMEWORKS or setup.mechanisms.adapter_dtype in ("bf16", "fp16")
+        train_name = load_name if half_adapters else "fp32"
+        if fw == "llamafactory" and train_name == "fp32":
+            notes.append(msg("memory.regime.lf_upcasts_adapters"))
+        return train_name
+    if fw == "llamafactory":
+        upcast = not (setup.pure_bf16 or setup.badam or (setup.zero_stage == 3 and not quant))
+        if upcast:
+            notes.append(msg("memory.regime.lf_upcasts_trainables"))
+        return "fp32" if upcast else load_name
+    return load_name
+
+
+def _residual_bytes(setup: TrainingSetup, embed_fp32: bool, quant: bool, autocast: bool, ds: bool, compute: int,
+                    compute_name: str, train_name: str, load_name: str) -> int:
+    """The residual stream starts as the embedding's output; a layer's compute-dtype output added to it promotes
+    it to fp32 when the two dtypes differ (fp32 embeddings, or an fp16 checkpoint under bf16 autocast)."""
+    embed_name = "fp32" if embed_fp32 else (train_name if setup.method == "full" else load_name)
+    if quant:
+        embed_name = compute_name
+    if autocast and embed_name != compute_name:
+        return 4
+    if autocast:
+        return compute
+    return _NAME_BYTES.get(embed_name, compute) if not ds else compute

@@ -69,7 +69,7 @@ def regime(setup: TrainingSetup, shape: ModelShape, checkpoint_dtype: str | None
         load = compute
 
     lora = setup.method in ("lora", "qlora")
-    adapter_dtype = setup.extras.get("adapter_dtype")
+    adapter_dtype = setup.mechanisms.adapter_dtype
     if lora:
         # peft get_peft_model(autocast_adapter_dtype=True) upcasts the adapters of a half-precision base to fp32,
         # whatever LLaMA-Factory's pure_bf16 says (adapter.py calls it with the default)
@@ -85,7 +85,7 @@ def regime(setup: TrainingSetup, shape: ModelShape, checkpoint_dtype: str | None
     autocast = compute if mixed else None
     reentrant: bool | None
     if fw == "llamafactory":
-        reentrant = bool(setup.extras.get("use_reentrant_gc", True))   # model_args.py:149-152
+        reentrant = setup.mechanisms.reentrant_default   # model_args.py:149-152 use_reentrant_gc
     elif fw == "axolotl":
         reentrant = True   # axolotl config/__init__.py:377-383 fills {"use_reentrant": True}
     elif fw in ("swift", "ms-swift"):
@@ -93,6 +93,5 @@ def regime(setup: TrainingSetup, shape: ModelShape, checkpoint_dtype: str | None
         from oomdoctor.memory.estimate import _reentrant
         reentrant = _reentrant(setup)
     else:
-        kwargs = setup.extras.get("gradient_checkpointing_kwargs")
-        reentrant = bool(kwargs["use_reentrant"]) if isinstance(kwargs, dict) and "use_reentrant" in kwargs else None
+        reentrant = setup.mechanisms.use_reentrant
     return Regime(load, trainable, autocast, reentrant, tuple(notes))

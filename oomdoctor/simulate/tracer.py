@@ -190,7 +190,7 @@ def _apply_method(model, setup: TrainingSetup, cfg, rg: Regime):
 
         lora = peft.LoraConfig(r=setup.lora_rank, lora_alpha=setup.lora_alpha or 2 * setup.lora_rank,
                                target_modules=_lora_targets(setup, model), use_dora=setup.use_dora,
-                               lora_dropout=float(setup.extras.get("lora_dropout", 0.0) or 0.0),
+                               lora_dropout=setup.mechanisms.lora_dropout,
                                task_type="CAUSAL_LM")
         model = peft.get_peft_model(model, lora)
     elif setup.method == "freeze":
@@ -291,7 +291,7 @@ def _optimizer(setup: TrainingSetup, params: list, notes: list[Msg], limits: lis
                master: bool) -> tuple[Any, Msg]:
     name = (setup.optimizer or "adamw_torch").lower()
     lr = 1e-5
-    wd = float(setup.extras.get("weight_decay", 0.0) or 0.0)
+    wd = setup.mechanisms.weight_decay
 
     def adamw(ps, **kw):
         return torch.optim.AdamW(ps, lr=lr, weight_decay=wd, **kw)
