@@ -23,7 +23,7 @@ from typing import Any
 
 from oomdoctor.configs._doc import Doc
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Source, TrainingSetup, msg
+from oomdoctor.facts import Msg, Source, TrainingSetup, msg
 
 _TRAINER_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments")
 # TRL's config dataclasses and trainers, with the stage they train (trl/trainer/*_config.py, *_trainer.py).
@@ -69,8 +69,8 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     setup = registry.read_doc(doc, "hf", reason, framework_version=framework_version, log_versions=log_versions,
                               entry=entry)
     # Provenance in the script's own words: `LoraConfig(r=)` at its line, not the TRL key it was read as.
-    sources = {f: (replace(src, key=reader.spelled[src.key]) if src.file == path and src.key in reader.spelled
-                   else src) for f, src in setup.sources.items()}
+    sources = {f: (replace(src, key=reader.spelled[src.key], default=reader.defaulted.get(src.key, src.default))
+                   if src.file == path and src.key in reader.spelled else src) for f, src in setup.sources.items()}
     fields: dict[str, Any] = {}
     if reader.stage is not None and not (sources.get("stage") and sources["stage"].file):
         fields["stage"] = reader.stage[0]
@@ -113,6 +113,7 @@ class _Reader:
         self.default_len: tuple[int, int] | None = None
         self.current: tuple[str, ast.Call | None] = ("", None)     # the call being read, for provenance
         self.spelled: dict[str, str] = {}                           # data key -> how the script wrote it
+        self.defaulted: dict[str, Msg] = {}                         # data key -> the call's default it took
         self.consts = self._constants()
 
     # ------------------------------------------------------------ values
@@ -149,6 +150,12 @@ class _Reader:
 
     def value(self, node: ast.expr) -> Any:
         return self._literal(node, self.consts)
+
+    def _default_spelling(self, key: str, call: str, arg: str, *, force: bool = False) -> None:
+        """A value the call takes by its own default: provenance `call()` at the call, with the default named."""
+        if force or key not in self.spelled:
+            self.spelled[key] = f"{call}()"
+            self.defaulted[key] = msg("config.default.call_arg", arg=arg)
 
     def put(self, key: str, node: ast.expr, value: Any = _MISSING, *, keep: bool = False) -> None:
         """data[key] from a call's argument; `keep`: a value already read (a config's) is not replaced."""
@@ -255,10 +262,10 @@ class _Reader:
             if not full and not other and "load_in_4bit" not in kw:
                 self.data.setdefault("load_in_4bit", "true")        # unsloth's default: a 4-bit base
                 self.lines.setdefault("load_in_4bit", call.lineno)
-                self.spelled.setdefault("load_in_4bit", msg("config.default.call_arg", call=f"{owner}.{name}", arg="load_in_4bit=True"))
+                self._default_spelling("load_in_4bit", f"{owner}.{name}", "load_in_4bit=True")
             if "max_seq_length" not in kw:
                 self.default_len = (2048, call.lineno)
-                self.spelled.setdefault("max_length", msg("config.default.call_arg", call=f"{owner}.{name}", arg="max_seq_length=2048"))
+                self._default_spelling("max_length", f"{owner}.{name}", "max_seq_length=2048")
             for src, key in (("max_seq_length", "max_length"), ("load_in_4bit", "load_in_4bit"),
                              ("load_in_8bit", "load_in_8bit"), ("dtype", "torch_dtype")):
                 if src in kw:
@@ -276,11 +283,12 @@ class _Reader:
         for key, default in (("lora_r", 16), ("lora_alpha", 16)):        # get_peft_model's own defaults
             if key not in self.data:
                 self.data[key], self.lines[key] = default, call.lineno
-                self.spelled[key] = msg("config.default.call_arg", call=f"{owner}.{name}", arg=f"{'r' if key == 'lora_r' else key}={default}")
+                self._default_spelling(key, f"{owner}.{name}", f"{'r' if key == 'lora_r' else key}={default}", force=True)
         ckpt = kw.get("use_gradient_checkpointing")
         if ckpt is not None:
             v = self.value(ckpt)
             self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
         elif "gradient_checkpointing" not in self.data:
             self.data["gradient_checkpointing"], self.lines["gradient_checkpointing"] = "true", call.lineno
-            self.spelled["gradient_checkpointing"] = msg("config.default.call_arg", call=f"{owner}.{name}", arg='use_gradient_checkpointing="unsloth"')
+            self._default_spelling("gradient_checkpointing", f"{owner}.{name}", 'use_gradient_checkpointing="unsloth"',
+                                  force=True)

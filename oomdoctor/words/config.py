@@ -204,7 +204,7 @@ WORDS = {
     "config.default.of_note": ("default of {framework} ({note})", "{framework} 的默认值（{note}）"),
     "config.default.missing": ("no {key}", "未设置 {key}"),
     "config.default.builder": ("the builder's {key}", "构建器的 {key}"),
-    "config.default.call_arg": ("{call}() {arg} by default", "{call}() 默认 {arg}"),
+    "config.default.call_arg": ("{arg} by default", "默认 {arg}"),
     "config.default.ds_unset": ("DeepSpeed default (no {key})", "DeepSpeed 的默认值（未设置 {key}）"),
     "config.default.ds_offload_param_ignored": ("DeepSpeed ignores offload_param below ZeRO-3",
                                                 "ZeRO-3 以下 DeepSpeed 会忽略 offload_param"),
