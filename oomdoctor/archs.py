@@ -392,7 +392,9 @@ def _granitemoe(b: _Build, *, shared: bool) -> None:
         Linear("block_sparse_moe.input_linear", b.hidden, 2 * b.inter, copies=b.experts, role="gate_up", peft=False),
         Linear("block_sparse_moe.output_linear", b.inter, b.hidden, copies=b.experts, role="down", peft=False)]
     if shared:
-        b.shared_inter = c.int("shared_intermediate_size")
+        # shared_intermediate_size 0 (the config class's default) means no shared MLP at all
+        # (transformers models/granitemoeshared/modeling_granitemoeshared.py: `None if ... == 0`)
+        b.shared_inter = c.int("shared_intermediate_size", default=0, minimum=0)
         if b.shared_inter:
             b.shared = 1
             b.moe += [Linear("shared_mlp.input_linear", b.hidden, 2 * b.shared_inter, role="gate_up"),
@@ -450,6 +452,17 @@ def _deepseek(b: _Build) -> None:
         attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
         _deepseek_moe(b, attn)
         return
+    attn, norms = _mla_attn(b)
+    b.layer_other = 2 * b.hidden + norms
+    _deepseek_moe(b, attn)
+
+
+def _mla_attn(b: _Build) -> tuple[list[Linear], int]:
+    """Multi-head latent attention (transformers models/deepseek_v3/modeling_deepseek_v3.py DeepseekV3Attention,
+    shared by MiniCPM3, Youtu, Kimi-Linear, LongCat-Flash): q through a q_lora_rank bottleneck (or a plain q_proj
+    when it is null), k/v through one kv_lora_rank latent plus a shared rope key; its linears, and the parameters
+    of its two latent RMSNorms."""
+    c = b.c
     # DeepseekV2Config / DeepseekV3Config defaults; q_lora_rank: null (V2-Lite) means a plain q_proj
     nope = c.int("qk_nope_head_dim", default=128)
     rope = c.int("qk_rope_head_dim", default=64)
@@ -469,8 +482,7 @@ def _deepseek(b: _Build) -> None:
     attn += [Linear("self_attn.kv_a_proj_with_mqa", h, kv_rank + rope, ab, role="kv"),
              Linear("self_attn.kv_b_proj", kv_rank, n * (nope + v_dim), role="kv"),
              Linear("self_attn.o_proj", n * v_dim, h, ab, role="o")]
-    b.layer_other = 2 * h + (q_rank or 0) + kv_rank
-    _deepseek_moe(b, attn)
+    return attn, (q_rank or 0) + kv_rank
 
 
 def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
@@ -998,7 +1010,7 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         guess = (model_type or top_type) not in CHECKED_TYPES
         b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
         try:
-            read_features(b, Kit(_attn, _common, _mlp, _MAX_LAYERS))
+            read_features(b, Kit(_attn, _common, _mlp, _MAX_LAYERS, _mla_attn))
         except Unplaced as err:
             if not tolerate_unplaced:
                 raise InputError(err.message, path) from None

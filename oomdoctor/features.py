@@ -32,6 +32,7 @@ class Kit(NamedTuple):
     common: Callable[..., None]
     mlp: Callable[..., list[Linear]]
     max_layers: int
+    mla: Callable[..., tuple[list[Linear], int]]
 
 EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts", "num_routed_experts")
 TOPK_KEYS = ("num_experts_per_tok", "moe_k", "moe_topk", "num_selected_experts", "experts_per_token")
@@ -45,6 +46,8 @@ PLAIN_ACTS = ("relu2", "squared_relu", "xielu", "relu")
 _QK_NORM_KEYS = ("use_qk_norm", "qk_norm", "qk_layernorm", "use_qk_layernorm")
 _ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local", "hybrid")
 _SSM_WORDS = ("mamba", "ssm", "m")
+_LAYER_KIND_KEYS = ("layers_block_type", "layer_types", "block_types", "hybrid_override_pattern", "attn_layer_indices",
+                    "attention_layer_indices", "attn_layer_period")
 # keys that never change the parameter count (training knobs, token ids, positions' scaling, norms' eps)
 _NOT_STRUCTURAL = re.compile(
     r"(_token_id|_eps|epsilon|dropout|pdrop|initializer|init_|rope|rotary|_theta|max_position|sliding_window|"
@@ -120,8 +123,10 @@ def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
         end = end if isinstance(end, int) and not isinstance(end, bool) and end >= 0 else n - 1
         step = c.int("moe_layer_interval", default=1)
         return [i for i in range(n) if start <= i <= end and (i + 1) % step == 0], "moe_layer_start_index"
-    if c.has("first_k_dense_replace", "moe_layer_freq"):      # DeepSeek, Dots1, GLM-4-MoE
-        first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
+    if c.has("first_k_dense_replace", "moe_layer_freq", "num_dense_layers"):   # DeepSeek, Dots1, GLM-4-MoE, AFMoE
+        # AFMoE names the dense first layers num_dense_layers (transformers models/afmoe/modeling_afmoe.py:
+        # `moe_enabled = layer_idx >= config.num_dense_layers`)
+        first = c.int("first_k_dense_replace", "num_dense_layers", default=0, minimum=0) or 0
         freq = c.raw("moe_layer_freq", default=1)
         if not isinstance(freq, int) or isinstance(freq, bool) or freq < 1:
             return None, "moe_layer_freq"
@@ -147,10 +152,11 @@ def _mamba_mixer(b: Any) -> tuple[list[Linear], int, str]:
     expand = c.int("mamba_expand", "expand", default=2)
     proj_bias = c.flag("mamba_proj_bias", c.flag("use_bias", False))
     conv_bias = c.flag("mamba_conv_bias", c.flag("use_conv_bias", True))
-    heads = c.int("mamba_n_heads", "ssm_num_heads", default=None)
+    # a pure Mamba-2 config (Mamba2Config) names its SSM heads num_heads and their width head_dim
+    heads = c.int("mamba_n_heads", "ssm_num_heads", *(("num_heads",) if b.pure_ssm else ()), default=None)
     if heads is not None or c.has("mamba_n_groups", "n_groups", "mamba_d_head"):
         # Mamba-2 (Bamba, GraniteMoeHybrid, Falcon-H1, Nemotron-H): one in_proj for z, x, B, C and dt per head
-        head_dim = c.int("mamba_d_head", "ssm_head_dim", default=64)
+        head_dim = c.int("mamba_d_head", "ssm_head_dim", *(("head_dim",) if b.pure_ssm else ()), default=64)
         heads = heads or (expand * h) // head_dim
         inner = c.int("mamba_d_ssm", default=None) or heads * head_dim
         groups = c.int("mamba_n_groups", "n_groups", default=1)
@@ -177,7 +183,11 @@ def read_features(b: Any, kit: Kit) -> None:
     c = b.c
     assumed: list[Msg] = []
     ssm_keys = [k for k in SSM_KEYS if c.data.get(k) is not None]
-    b.pure_ssm = bool(ssm_keys) and not c.has("num_attention_heads", "n_head", "n_heads", "num_heads")
+    # Mamba and Mamba-2 have no attention: their `num_heads` (Mamba2Config) counts the SSM heads, and no key
+    # places attention layers among the mixers
+    b.pure_ssm = bool(ssm_keys) and not c.has("num_attention_heads", "n_head", "n_heads") and not (
+        c.has("num_heads") and not c.has("n_groups", "mamba_n_groups")) and not any(
+        c.has(k) for k in _LAYER_KIND_KEYS)
     if b.pure_ssm:                                  # Mamba, FalconMamba: every layer a mixer and one norm, no MLP
         b.hidden = c.need("hidden_size", "d_model", "n_embd")
         b.layers = c.need("num_hidden_layers", "n_layer", "n_layers", "num_layers", maximum=_MAX_LAYERS)
@@ -192,13 +202,18 @@ def read_features(b: Any, kit: Kit) -> None:
         b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind=kind))
         b.assumed = [msg("model.assume.ssm", kind=kind)]
         return
-    _common(b)
+    mla = c.data.get("kv_lora_rank") is not None       # multi-head latent attention (DeepSeek-V2 and after)
+    if mla:                                      # heads need not divide hidden_size: head_dim is nope + rope
+        b.head_dim = (c.int("qk_nope_head_dim", default=128) or 0) + (c.int("qk_rope_head_dim", default=64) or 0)
+    _common(b, head_dim_key=not mla)
     if b.head_dim is None and c.has("kv_channels", "attention_head_dim"):
         b.head_dim = c.int("kv_channels", "attention_head_dim")
     qkv_bias = c.flag("attention_bias", c.flag("qkv_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False)))))
     o_bias = c.flag("attention_out_bias", qkv_bias if not c.has("qkv_bias") else c.flag("use_bias", c.flag("bias", False)))
     mlp_bias = c.flag("mlp_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False))))
-    attn = _attn(b, qkv_bias=qkv_bias, o_bias=o_bias)
+    attn, mla_norms = kit.mla(b) if mla else (_attn(b, qkv_bias=qkv_bias, o_bias=o_bias), 0)
+    if mla:
+        assumed.append(msg("model.assume.mla", rank=c.int("kv_lora_rank")))
     act = str(c.raw("hidden_act", "activation_function", "hidden_activation", default="silu")).lower()
     width = c.int("ffn_dim", default=None)
     if width:
@@ -207,7 +222,7 @@ def read_features(b: Any, kit: Kit) -> None:
     names = ("gate_proj", "up_proj", "down_proj") if b.gated else ("up_proj", "down_proj")
     assumed.append(msg("model.assume.mlp_gated" if b.gated else "model.assume.mlp_plain", act=act))
     qk = any(c.flag(k, False) for k in _QK_NORM_KEYS)
-    b.layer_other = (4 if mlp_bias else 2) * b.hidden + (2 * (b.head_dim or b.hidden // b.heads) if qk else 0)
+    b.layer_other = (4 if mlp_bias else 2) * b.hidden + (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) + mla_norms
     if mlp_bias:
         b.final_norm = 2 * b.hidden
     b.dense = attn + _mlp(b.hidden, b.inter, names=names, bias=mlp_bias)
@@ -223,7 +238,7 @@ def read_features(b: Any, kit: Kit) -> None:
         b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
         b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", names=names, bias=mlp_bias, copies=experts)
         shared_n = c.int(*SHARED_COUNT_KEYS, default=0, minimum=0) or 0
-        shared_w = c.int(*SHARED_WIDTH_KEYS, default=None)
+        shared_w = c.int(*SHARED_WIDTH_KEYS, default=None, minimum=0)     # 0: no shared expert
         if shared_w or shared_n:
             b.shared = 1
             b.shared_inter = shared_w or shared_n * b.moe_inter
