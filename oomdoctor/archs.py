@@ -127,6 +127,7 @@ class _Build:
         self.linear_attn_other: int | None = None
         self.pure_ssm = False                   # every layer a state-space mixer (Mamba): no attention, no MLP
         self.assumed: list[Msg] = []            # what a reading from features alone assumed
+        self.blocks: Any = None                 # features.Blocks: layers that are single blocks (Nemotron-H)
 
 
 def _attn(b: _Build, *, prefix: str = "self_attn", names: tuple[str, str, str, str] = ("q_proj", "k_proj", "v_proj", "o_proj"),
@@ -155,11 +156,13 @@ def _mlp(h: int, inter: int, *, prefix: str = "mlp", names: tuple[str, ...] = ("
             Linear(f"{prefix}.{names[1]}", inter, h, bias, copies, "down", peft)]
 
 
-def _common(b: _Build, *, head_dim_key: bool = True, gqa: bool = True) -> None:
-    """The keys every family shares; `gqa=False` for config classes that have no num_key_value_heads."""
+def _common(b: _Build, *, head_dim_key: bool = True, gqa: bool = True, layers: int | None = None) -> None:
+    """The keys every family shares; `gqa=False` for config classes that have no num_key_value_heads; `layers`
+    when the layer count comes from a per-layer list rather than a key."""
     c = b.c
     b.hidden = c.need("hidden_size", "n_embd", "n_embed", "d_model")
-    b.layers = c.need("num_hidden_layers", "num_layers", "n_layer", "n_layers", maximum=_MAX_LAYERS)
+    b.layers = layers if layers is not None else c.need("num_hidden_layers", "num_layers", "n_layer", "n_layers",
+                                                        maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads", "n_head", "n_heads", "num_heads")
     b.kv = c.int("num_key_value_heads", default=b.heads) if gqa else b.heads
     if b.kv > b.heads or b.heads % b.kv:

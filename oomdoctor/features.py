@@ -36,10 +36,10 @@ class Kit(NamedTuple):
 
 EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts", "num_routed_experts")
 TOPK_KEYS = ("num_experts_per_tok", "moe_k", "moe_topk", "num_selected_experts", "experts_per_token")
-EXPERT_WIDTH_KEYS = ("moe_intermediate_size", "expert_intermediate_size", "moe_ffn_hidden_size")
+EXPERT_WIDTH_KEYS = ("moe_intermediate_size", "expert_intermediate_size", "moe_ffn_hidden_size", "expert_ffn_hidden_size")
 SHARED_COUNT_KEYS = ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts", "num_shared_expert")
-SHARED_WIDTH_KEYS = ("shared_expert_intermediate_size", "shared_intermediate_size")
-SSM_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_expand", "mamba_d_conv", "mamba_n_heads",
+SHARED_WIDTH_KEYS = ("shared_expert_intermediate_size", "shared_intermediate_size", "moe_shared_expert_intermediate_size")
+SSM_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_expand", "mamba_d_conv", "mamba_n_heads", "mamba_num_heads",
             "mamba_d_ssm", "mamba_d_head", "time_step_rank", "mamba_dt_rank", "ssm_cfg")
 # activations the models that use them apply without a gate (Nemotron and Arcee relu2, Apertus xIELU, OPT relu)
 PLAIN_ACTS = ("relu2", "squared_relu", "xielu", "relu")
@@ -82,9 +82,58 @@ def _ints(value: object) -> list[int] | None:
     return None
 
 
+_FFN_WORDS = {"mlp": "mlp", "-": "mlp", "moe": "moe", "e": "moe"}
+_MIXER_WORDS = {"*": "attention", "attention": "attention", "full_attention": "attention", "m": "ssm",
+                "mamba": "ssm", "linear_attention": "ssm"}
+
+
+class Blocks(NamedTuple):
+    """A config whose layers are single blocks, each a token mixer or a feed-forward (Nemotron-H), read as
+    layers of one mixer and one feed-forward block; blocks left without a partner are counted on their own."""
+
+    mixers: list[str]               # "attention" / "ssm" per paired mixer block
+    ffns: list[str]                 # "mlp" / "moe" per paired feed-forward block
+    key: str
+    lone_mixers: list[str]          # mixer blocks with no feed-forward block to pair with
+    lone_ffns: list[str]            # feed-forward blocks with no mixer to pair with
+
+
+def single_blocks(c: Any) -> Blocks | None:
+    """Nemotron-H's grammar: every layer one block, named per layer in `layers_block_type` (mamba or
+    linear_attention, attention, mlp, moe) or by one character in `hybrid_override_pattern` (M, *, -, E)
+    (transformers models/nemotron_h/configuration_nemotron_h.py and modeling_nemotron_h.py: NemotronHBlock
+    holds one mixer chosen by the layer's kind). Only a list that names feed-forward blocks is this grammar."""
+    pattern = c.raw("hybrid_override_pattern")
+    listed = c.raw("layers_block_type")
+    if isinstance(pattern, str) and pattern:
+        words, key = list(pattern.lower()), "hybrid_override_pattern"
+    elif isinstance(listed, list) and listed and all(isinstance(w, str) for w in listed):
+        words, key = [w.lower() for w in listed], "layers_block_type"
+    else:
+        return None
+    if not any(w in _FFN_WORDS for w in words):
+        return None
+    mixers = [_MIXER_WORDS.get(w, w) for w in words if w not in _FFN_WORDS]
+    ffns = [_FFN_WORDS[w] for w in words if w in _FFN_WORDS]
+    lone_mixers: list[str] = []
+    lone_ffns: list[str] = []
+    # the count does not depend on which blocks pair; attention mixers (few, between Mamba blocks) stay alone
+    while len(mixers) > len(ffns) and len(mixers) > 1:
+        kind = "attention" if "attention" in mixers else mixers[-1]
+        mixers.remove(kind)
+        lone_mixers.append(kind)
+    while len(ffns) > len(mixers) and len(ffns) > 1:
+        kind = "mlp" if "mlp" in ffns else ffns[-1]
+        ffns.remove(kind)
+        lone_ffns.append(kind)
+    return Blocks(mixers, ffns, key, lone_mixers, lone_ffns)
+
+
 def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
     """Per-layer mixer kinds ("attention" / "ssm" / other words as written), and the key they came from."""
     c = b.c
+    if b.blocks is not None:
+        return b.blocks.mixers, b.blocks.key
     for key in ("layers_block_type", "layer_types", "block_types"):
         listed = c.raw(key)
         if isinstance(listed, list) and len(listed) >= b.layers and all(isinstance(k, str) for k in listed):
@@ -110,6 +159,8 @@ def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
 def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
     """The layers that hold the experts, from whichever placement keys the config states (None: unknown)."""
     c, n = b.c, b.layers
+    if b.blocks is not None:                    # a mixer paired with the feed-forward block in its place
+        return [i for i, kind in enumerate(b.blocks.ffns) if kind == "moe"], b.blocks.key
     listed = _ints(c.raw("moe_layers"))
     if listed is not None:
         return [i for i in range(n) if i in listed], "moe_layers"
@@ -153,10 +204,12 @@ def _mamba_mixer(b: Any) -> tuple[list[Linear], int, str]:
     proj_bias = c.flag("mamba_proj_bias", c.flag("use_bias", False))
     conv_bias = c.flag("mamba_conv_bias", c.flag("use_conv_bias", True))
     # a pure Mamba-2 config (Mamba2Config) names its SSM heads num_heads and their width head_dim
-    heads = c.int("mamba_n_heads", "ssm_num_heads", *(("num_heads",) if b.pure_ssm else ()), default=None)
-    if heads is not None or c.has("mamba_n_groups", "n_groups", "mamba_d_head"):
+    heads = c.int("mamba_n_heads", "mamba_num_heads", "ssm_num_heads", *(("num_heads",) if b.pure_ssm else ()),
+                  default=None)
+    if heads is not None or c.has("mamba_n_groups", "n_groups", "mamba_d_head", "mamba_head_dim"):
         # Mamba-2 (Bamba, GraniteMoeHybrid, Falcon-H1, Nemotron-H): one in_proj for z, x, B, C and dt per head
-        head_dim = c.int("mamba_d_head", "ssm_head_dim", *(("head_dim",) if b.pure_ssm else ()), default=64)
+        head_dim = c.int("mamba_d_head", "mamba_head_dim", "ssm_head_dim", *(("head_dim",) if b.pure_ssm else ()),
+                         default=64)
         heads = heads or (expand * h) // head_dim
         inner = c.int("mamba_d_ssm", default=None) or heads * head_dim
         groups = c.int("mamba_n_groups", "n_groups", default=1)
@@ -205,7 +258,13 @@ def read_features(b: Any, kit: Kit) -> None:
     mla = c.data.get("kv_lora_rank") is not None       # multi-head latent attention (DeepSeek-V2 and after)
     if mla:                                      # heads need not divide hidden_size: head_dim is nope + rope
         b.head_dim = (c.int("qk_nope_head_dim", default=128) or 0) + (c.int("qk_rope_head_dim", default=64) or 0)
-    _common(b, head_dim_key=not mla)
+    b.blocks = single_blocks(c)
+    if b.blocks is not None:
+        odd = sorted({k for k in b.blocks.mixers + b.blocks.lone_mixers if k not in ("attention", "ssm")})
+        if odd or len(b.blocks.mixers) != len(b.blocks.ffns):
+            raise Unplaced(msg("model.refuse.layer_kind", kinds=", ".join(odd) or "-", key=b.blocks.key,
+                               model_type=b.model_type))
+    _common(b, head_dim_key=not mla, layers=len(b.blocks.mixers) if b.blocks is not None else None)
     if b.head_dim is None and c.has("kv_channels", "attention_head_dim"):
         b.head_dim = c.int("kv_channels", "attention_head_dim")
     qkv_bias = c.flag("attention_bias", c.flag("qkv_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False)))))
@@ -214,7 +273,8 @@ def read_features(b: Any, kit: Kit) -> None:
     attn, mla_norms = kit.mla(b) if mla else (_attn(b, qkv_bias=qkv_bias, o_bias=o_bias), 0)
     if mla:
         assumed.append(msg("model.assume.mla", rank=c.int("kv_lora_rank")))
-    act = str(c.raw("hidden_act", "activation_function", "hidden_activation", default="silu")).lower()
+    # Nemotron-H names its MLP's activation mlp_hidden_act (its hidden_act, where present, is the Mamba gate's)
+    act = str(c.raw("mlp_hidden_act", "hidden_act", "activation_function", "hidden_activation", default="silu")).lower()
     width = c.int("ffn_dim", default=None)
     if width:
         b.inter = width
@@ -267,7 +327,28 @@ def read_features(b: Any, kit: Kit) -> None:
             b.linear_attn_other = b.layer_other - (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) + other
             b.notes.append(msg("model.note.state_space", ssm=n_ssm, layers=b.layers, kind=kind))
             assumed.append(msg("model.assume.ssm_layers", ssm=n_ssm, layers=b.layers, key=kinds_key, kind=kind))
+    if b.blocks is not None and (b.blocks.lone_mixers or b.blocks.lone_ffns):
+        _count_lone_blocks(b, attn, mla_norms + (2 * (b.head_dim or b.hidden // b.heads) if qk else 0), names,
+                           mlp_bias, assumed)
     b.assumed = assumed
+
+
+def _count_lone_blocks(b: Any, attn: list[Linear], attn_norms: int, names: tuple[str, ...], mlp_bias: bool,
+                       assumed: list[Msg]) -> None:
+    """Blocks of a single-block config with no partner: each its own parameters and its one norm, outside the
+    paired layers (the total is exact; their activations are not counted apart)."""
+    h = b.hidden
+    sizes = {"attention": sum(m.params for m in attn) + attn_norms,
+             "mlp": sum(m.params for m in b.dense if m.role in ("gate", "up", "down"))}
+    if "ssm" in b.blocks.lone_mixers:
+        mixer, other, _ = _mamba_mixer(b)
+        sizes["ssm"] = sum(m.params for m in mixer) + other
+    if b.experts:
+        sizes["moe"] = sum(m.params for m in b.moe) - sum(m.params for m in attn)
+    lone = b.blocks.lone_mixers + b.blocks.lone_ffns
+    b.extra += sum(sizes[k] + h for k in lone)
+    assumed.append(msg("model.assume.lone_blocks", count=len(lone), kinds=", ".join(sorted(set(lone))),
+                       key=b.blocks.key))
 
 
 def unread_keys(b: Any) -> list[str]:

@@ -55,6 +55,8 @@ WORDS = {
     "model.assume.mlp_plain": ("a two-matrix MLP (up/down, activation {act})", "两矩阵 MLP（up/down，激活函数 {act}）"),
     "model.assume.experts": ("{experts} experts of width {width} in {layers} layers (placed by {key})",
                              "{layers} 层中各有 {experts} 个宽度为 {width} 的专家（按 {key} 放置）"),
+    "model.assume.lone_blocks": ("{count} single blocks ({kinds}) with no partner in {key} counted on their own",
+                                 "{key} 中 {count} 个无配对的单独块（{kinds}）单独计数"),
     "model.assume.mla": ("multi-head latent attention (kv_lora_rank {rank})", "多头潜在注意力（kv_lora_rank {rank}）"),
     "model.assume.ssm": ("every layer a {kind} state-space mixer, no attention and no MLP",
                          "每层都是 {kind} 状态空间混合层，没有注意力和 MLP"),
