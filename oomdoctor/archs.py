@@ -993,6 +993,12 @@ def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | No
     return cfg, vision
 
 
+def _widest(data: dict[str, Any]) -> dict[str, Any]:
+    """The config with each per-layer list of sizes replaced by its largest entry."""
+    return {k: max(v) if isinstance(v, list) and v and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
+            else v for k, v in data.items()}
+
+
 def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text: str | None = None,
                       source_kind: str = "config.json", tolerate_unplaced: bool = False) -> ModelShape:
     """The shape of the model a config.json describes (a multimodal config: its language model, plus the
@@ -1014,12 +1020,21 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
         try:
             read_features(b, Kit(_attn, _common, _mlp, _MAX_LAYERS, _mla_attn))
-        except Unplaced as err:
+        except (Unplaced, InputError) as err:
+            # a value the features reading cannot take (Gemma 3n's per-layer intermediate_size list) refuses like
+            # an unplaced block: the file is not wrong, this reading of it is
+            why = err.message if isinstance(err, Unplaced) else msg(
+                "model.refuse.unreadable", why=err.message, model_type=model_type or top_type)
             if not tolerate_unplaced:
-                raise InputError(err.message, path) from None
-            b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
-            _llama(b)
-            b.assumed = [msg("model.assume.unplaced", why=err.message)]
+                raise InputError(why, path) from None
+            # the structure only, for the figures per layer; the total must come from transformers or is refused
+            # (models.read_config_json). Per-layer lists stand at their widest entry.
+            b = _Build(Cfg(_widest(c.data), path, None, top), model_type or top_type, c.flag("tie_embedding", True))
+            try:
+                _llama(b)
+            except InputError:
+                raise InputError(why, path) from None
+            b.assumed = [msg("model.assume.unplaced", why=why)]
         unread = unread_keys(b) if guess else []
     else:
         builder, tie_default = family

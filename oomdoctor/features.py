@@ -65,7 +65,11 @@ _LOOKS_STRUCTURAL = re.compile(
 # not guessed. A type not listed here is read the same way but warned about.
 CHECKED_TYPES = ("olmoe", "jamba", "bamba", "granitemoehybrid", "nemotron", "arcee", "apertus", "olmo3", "ernie4_5",
                  "ernie4_5_moe", "hunyuan_v1_dense", "dots1", "glm4_moe", "seed_oss", "internlm3", "mamba",
-                 "falcon_mamba")
+                 "falcon_mamba",
+                 # MANIFEST.yaml `audit_2:` (and, for nemotron_h, hybrid patterns built by transformers in
+                 # tests/test_shape_audit.py)
+                 "mamba2", "nemotron_h", "minicpm3", "youtu", "exaone_moe", "flex_olmo", "helium", "jais2",
+                 "minimax_m2", "solar_open", "vaultgemma")
 
 
 class Unplaced(Exception):
@@ -164,6 +168,10 @@ def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
     listed = _ints(c.raw("moe_layers"))
     if listed is not None:
         return [i for i in range(n) if i in listed], "moe_layers"
+    kinds = c.raw("mlp_layer_types")
+    if isinstance(kinds, list) and len(kinds) >= n and all(isinstance(k, str) for k in kinds):
+        # "dense" / "sparse" per layer (transformers models/kimi_linear and glm4_moe_lite configuration files)
+        return [i for i in range(n) if kinds[i].lower() in ("sparse", "moe")], "mlp_layer_types"
     if c.has("expert_layer_period"):                  # Jamba: i % period == offset
         period = c.need("expert_layer_period")
         offset = c.int("expert_layer_offset", default=0, minimum=0) or 0

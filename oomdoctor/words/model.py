@@ -72,6 +72,11 @@ WORDS = {
         "knows {model_type!r}",
         "config.json 声明了 {experts} 个专家，但 oomdoctor 无法判断它们位于哪些层（{key}；model_type {model_type!r} "
         "没有专门读法）：请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+    "model.refuse.unreadable": (
+        "config.json of model_type {model_type!r} (no reading of its own) holds a value oomdoctor cannot read ({why}): "
+        "pass --model DIR with the checkpoint, or run where transformers knows {model_type!r}",
+        "model_type {model_type!r}（没有专门读法）的 config.json 含有 oomdoctor 无法读取的值（{why}）：请用 --model DIR "
+        "指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
     "model.refuse.ssm": (
         "config.json states state-space layers ({keys}) but oomdoctor cannot tell which layers they are (model_type "
         "{model_type!r} has no reading of its own): pass --model DIR with the checkpoint, or run where transformers "
