@@ -69,7 +69,7 @@ CHECKED_TYPES = ("olmoe", "jamba", "bamba", "granitemoehybrid", "nemotron", "arc
                  # MANIFEST.yaml `audit_2:` (and, for nemotron_h, hybrid patterns built by transformers in
                  # tests/test_shape_audit.py)
                  "mamba2", "nemotron_h", "minicpm3", "youtu", "exaone_moe", "flex_olmo", "helium", "jais2",
-                 "minimax_m2", "solar_open", "vaultgemma")
+                 "minimax_m2", "solar_open", "vaultgemma", "minimax", "kimi_linear")
 
 
 class Unplaced(Exception):
@@ -144,7 +144,10 @@ def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
             kinds = []
             for word in listed[:b.layers]:
                 w = word.lower()
+                # "linear_attention" names any mixer that is not softmax attention (transformers 5: Mamba in
+                # Nemotron-H and Zamba, lightning attention in MiniMax, delta rules in Kimi-Linear): sized below
                 kinds.append("ssm" if w in _SSM_WORDS or "mamba" in w or "ssm" in w else
+                             "linear" if w == "linear_attention" else
                              "attention" if w in _ATTN_WORDS or "attention" in w else w)
             return kinds, key
     pattern = c.raw("hybrid_override_pattern")
@@ -321,11 +324,22 @@ def read_features(b: Any, kit: Kit) -> None:
         if kinds is None:
             raise Unplaced(msg("model.refuse.ssm", keys=", ".join(ssm_keys or [kinds_key or "?"]),
                                model_type=b.model_type))
-        other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm")})
+        if "linear" in kinds:
+            linear_kind = _linear_kind(b, ssm_keys)
+            kinds = [linear_kind if k == "linear" else k for k in kinds]
+        other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm", "kda", "lightning")})
         if other_kinds:
             raise Unplaced(msg("model.refuse.layer_kind", kinds=", ".join(other_kinds), key=kinds_key,
                                model_type=b.model_type))
         n_ssm = kinds.count("ssm")
+        n_linear = len(kinds) - n_ssm - kinds.count("attention")
+        if n_linear:
+            mixer, other, kind = _linear_mixer(b, kinds)
+            b.linear_attn = mixer
+            b.linear_attn_layers = n_linear
+            b.linear_attn_other = b.layer_other - mla_norms - (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) \
+                + other
+            assumed.append(msg("model.assume.linear_layers", count=n_linear, layers=b.layers, key=kinds_key, kind=kind))
         if n_ssm and not ssm_keys:
             raise Unplaced(msg("model.refuse.ssm", keys=kinds_key, model_type=b.model_type))
         if n_ssm:
@@ -339,6 +353,45 @@ def read_features(b: Any, kit: Kit) -> None:
         _count_lone_blocks(b, attn, mla_norms + (2 * (b.head_dim or b.hidden // b.heads) if qk else 0), names,
                            mlp_bias, assumed)
     b.assumed = assumed
+
+
+def _linear_kind(b: Any, ssm_keys: list[str]) -> str:
+    """What a "linear_attention" layer is, from the keys that size it."""
+    c = b.c
+    if c.has("linear_num_heads", "linear_head_dim"):
+        return "kda"
+    if c.has("block_size") and not ssm_keys:
+        return "lightning"
+    if ssm_keys:
+        return "ssm"
+    return "linear_attention"                       # nothing sizes it: refused as a layer kind not read
+
+
+def _linear_mixer(b: Any, kinds: list[str]) -> tuple[list[Linear], int, str]:
+    """A linear-attention layer's mixer: its linear modules, its other parameters, and its kind."""
+    c, h = b.c, b.hidden
+    if "kda" in kinds:
+        # Kimi Delta Attention (transformers models/kimi_linear/modeling_kimi_linear.py KimiDeltaAttention):
+        # q/k/v of heads x head_dim, a depthwise conv over the three (no bias), low-rank forget (f_a/f_b) and
+        # output (g_a/g_b) gates, a per-head beta (b_proj), dt_bias per channel, A_log per head, a gated norm
+        n = c.int("linear_num_heads", default=b.heads) or b.heads
+        d = c.int("linear_head_dim", default=b.head_dim or h // b.heads) or h // b.heads
+        kernel = c.int("linear_conv_kernel_dim", default=4) or 4
+        qkv = n * d
+        mixer = [Linear("self_attn.q_proj", h, qkv, role="q"), Linear("self_attn.k_proj", h, qkv, role="k"),
+                 Linear("self_attn.v_proj", h, qkv, role="v"),
+                 Linear("self_attn.f_a_proj", h, d, role="other"), Linear("self_attn.f_b_proj", d, qkv, role="other"),
+                 Linear("self_attn.b_proj", h, n, role="other"),
+                 Linear("self_attn.g_a_proj", h, d, role="other"), Linear("self_attn.g_b_proj", d, qkv, role="other"),
+                 Linear("self_attn.o_proj", qkv, h, role="o")]
+        return mixer, 3 * qkv * kernel + qkv + n + d, "kda"
+    # MiniMax lightning attention (transformers models/minimax/modeling_minimax.py MiniMaxLightningAttention):
+    # one qkv_proj, an out_proj, a sigmoid output gate, and an RMSNorm over heads x head_dim
+    d = c.int("head_dim", default=h // b.heads) or h // b.heads
+    hd = b.heads * d
+    mixer = [Linear("self_attn.qkv_proj", h, 3 * hd, role="qkv"), Linear("self_attn.out_proj", hd, h, role="o"),
+             Linear("self_attn.output_gate", h, hd, role="other")]
+    return mixer, hd, "lightning"
 
 
 def _count_lone_blocks(b: Any, attn: list[Linear], attn_norms: int, names: tuple[str, ...], mlp_bias: bool,

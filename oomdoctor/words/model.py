@@ -57,6 +57,8 @@ WORDS = {
                              "{layers} 层中各有 {experts} 个宽度为 {width} 的专家（按 {key} 放置）"),
     "model.assume.lone_blocks": ("{count} single blocks ({kinds}) with no partner in {key} counted on their own",
                                  "{key} 中 {count} 个无配对的单独块（{kinds}）单独计数"),
+    "model.assume.linear_layers": ("{count} of {layers} layers {kind} linear attention (placed by {key})",
+                                   "{layers} 层中有 {count} 层是 {kind} 线性注意力（按 {key} 放置）"),
     "model.assume.mla": ("multi-head latent attention (kv_lora_rank {rank})", "多头潜在注意力（kv_lora_rank {rank}）"),
     "model.assume.ssm": ("every layer a {kind} state-space mixer, no attention and no MLP",
                          "每层都是 {kind} 状态空间混合层，没有注意力和 MLP"),
