@@ -44,7 +44,8 @@ SSM_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_expand", "ma
 # activations the models that use them apply without a gate (Nemotron and Arcee relu2, Apertus xIELU, OPT relu)
 PLAIN_ACTS = ("relu2", "squared_relu", "xielu", "relu")
 _QK_NORM_KEYS = ("use_qk_norm", "qk_norm", "qk_layernorm", "use_qk_layernorm")
-_ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local", "hybrid")
+# ("hybrid" is not one of them: Zamba's hybrid layers are a Mamba mixer plus a shared transformer block)
+_ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local")
 _SSM_WORDS = ("mamba", "ssm", "m")
 _LAYER_KIND_KEYS = ("layers_block_type", "layer_types", "block_types", "hybrid_override_pattern", "attn_layer_indices",
                     "attention_layer_indices", "attn_layer_period")
@@ -140,9 +141,12 @@ def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
         return b.blocks.mixers, b.blocks.key
     for key in ("layers_block_type", "layer_types", "block_types"):
         listed = c.raw(key)
-        if isinstance(listed, list) and len(listed) >= b.layers and all(isinstance(k, str) for k in listed):
+        if isinstance(listed, list) and listed and all(isinstance(k, str) for k in listed):
+            # a shorter list is a pattern that repeats (transformers RecurrentGemmaConfig.layers_block_type:
+            # `(block_types * 100)[:num_hidden_layers]`)
+            listed = (listed * (b.layers // len(listed) + 1))[:b.layers]
             kinds = []
-            for word in listed[:b.layers]:
+            for word in listed:
                 w = word.lower()
                 # "linear_attention" names any mixer that is not softmax attention (transformers 5: Mamba in
                 # Nemotron-H and Zamba, lightning attention in MiniMax, delta rules in Kimi-Linear): sized below
