@@ -460,6 +460,31 @@ def _deepseek(b: _Build) -> None:
     _deepseek_moe(b, attn)
 
 
+def _recurrent_gemma(b: _Build) -> None:
+    """RecurrentGemma (transformers models/recurrent_gemma/modeling_recurrent_gemma.py): `block_types` repeated
+    over the layers; a recurrent layer's temporal block is linear_x/linear_y/linear_out (biased) around a depthwise
+    conv and the RG-LRU (block-diagonal input and recurrent gates, one block per head); attention layers keep an
+    always-biased o_proj; the MLP is gated, biased, and half `intermediate_size` wide; two RMSNorms a layer."""
+    c = b.c
+    _common(b)
+    h, w = b.hidden, c.int("lru_width", default=b.hidden) or b.hidden
+    kinds = c.raw("block_types", default=["recurrent", "recurrent", "attention"])
+    if not isinstance(kinds, list) or not kinds or not all(isinstance(k, str) for k in kinds):
+        raise c.fail("block_types", msg("model.config.bad_layer_kinds", key="block_types"))
+    layers = (kinds * (b.layers // len(kinds) + 1))[:b.layers]
+    b.inter = b.inter // 2
+    ab = c.flag("attention_bias", False)
+    b.dense = _attn(b, qkv_bias=ab, o_bias=True) + _mlp(h, b.inter, prefix="mlp_block", bias=True)
+    b.linear_attn = [Linear("temporal_block.linear_y", h, w, True, role="other"),
+                     Linear("temporal_block.linear_x", h, w, True, role="other"),
+                     Linear("temporal_block.linear_out", w, h, True, role="other")]
+    b.linear_attn_layers = sum(1 for k in layers if k == "recurrent")
+    block = w // b.heads
+    gates = 2 * b.heads * (block * block + block)          # input and recurrent gates: weights and biases
+    b.linear_attn_other = 2 * h + w * (c.int("conv1d_width", default=4) or 4) + w + w + gates  # conv, bias, a
+    b.layer_other = 2 * h
+
+
 def _mla_attn(b: _Build) -> tuple[list[Linear], int]:
     """Multi-head latent attention (transformers models/deepseek_v3/modeling_deepseek_v3.py DeepseekV3Attention,
     shared by MiniCPM3, Youtu, Kimi-Linear, LongCat-Flash): q through a q_lora_rank bottleneck (or a plain q_proj
@@ -957,6 +982,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),
     "opt": (_opt, True), "dbrx": (_dbrx, False),
+    "recurrent_gemma": (_recurrent_gemma, True),
 }
 
 

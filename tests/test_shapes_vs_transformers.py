@@ -94,6 +94,16 @@ CASES = {
                                 full_attention_interval=3, **HYBRID),
     "qwen3_5_moe_text": dict(BASE, num_hidden_layers=4, head_dim=64, num_experts=4, num_experts_per_tok=2,
                              moe_intermediate_size=96, shared_expert_intermediate_size=160, **HYBRID),
+    # RG-LRU recurrent blocks and attention, block_types repeated over the layers
+    "recurrent_gemma": dict(BASE, num_hidden_layers=5, num_key_value_heads=1, head_dim=64, lru_width=384),
+    "recurrent_gemma/attention-first": dict(BASE, num_hidden_layers=4, head_dim=64, attention_bias=True,
+                                            block_types=["attention", "recurrent"]),
+    "granitemoeshared/no-shared": dict(BASE, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=0),
+    # read from features (no reading of their own): pure Mamba-2; lightning attention layers with experts
+    "mamba2": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_heads=8, head_dim=64, n_groups=2, state_size=16,
+                   tie_word_embeddings=False),
+    "minimax": dict(BASE, num_local_experts=4, num_experts_per_tok=2, head_dim=64, block_size=256, tie_word_embeddings=False,
+                    layer_types=["linear_attention", "full_attention", "linear_attention"]),
 }
 
 
