@@ -10,6 +10,7 @@ Every number passes through oomdoctor/values.py: a bad value is an InputError na
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Callable
 
@@ -483,6 +484,91 @@ def _recurrent_gemma(b: _Build) -> None:
     gates = 2 * b.heads * (block * block + block)          # input and recurrent gates: weights and biases
     b.linear_attn_other = 2 * h + w * (c.int("conv1d_width", default=4) or 4) + w + w + gates  # conv, bias, a
     b.layer_other = 2 * h
+
+
+def _zamba2(b: _Build) -> None:
+    """Zamba2 (transformers models/zamba2/modeling_zamba2.py): every layer a Mamba-2 mixer with one RMSNorm; the
+    "hybrid" layers (`layers_block_type`) add a linear of their own and run one of `num_mem_blocks` shared
+    transformer blocks (attention over the concatenated 2 x hidden input, a gate_up/down MLP, two norms), counted
+    once; each block carries a LoRA-style adapter (`adapter_rank`) per hybrid layer it serves, on its MLP's
+    gate_up and, with `use_shared_attention_adapter`, on q/k/v."""
+    c = b.c
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.vocab = c.need("vocab_size")
+    kinds = c.raw("layers_block_type")
+    if isinstance(kinds, list) and kinds:
+        hybrid = sum(1 for k in kinds[:b.layers] if k == "hybrid")
+    else:
+        listed = c.raw("hybrid_layer_ids", default=[])
+        hybrid = len(listed) if isinstance(listed, list) else 0
+    blocks = min(c.int("num_mem_blocks", default=1) or 1, hybrid)
+    att = c.int("attention_hidden_size", default=2 * h) or 2 * h
+    heads = c.int("num_attention_heads", default=32) or 32
+    kv = c.int("num_key_value_heads", default=heads) or heads
+    d = c.int("attention_head_dim", default=att // heads) or att // heads
+    inter = b.inter = c.int("intermediate_size", default=4 * h) or 4 * h
+    rank = c.int("adapter_rank", default=128) or 128
+    bias = c.flag("add_bias_linear", False)
+    # the Mamba-2 mixer: in_proj to z, x, B, C and one dt per head; depthwise conv (always biased); dt_bias, A_log
+    # and D per head; a gated norm over the inner width; out_proj
+    inner = int(c.float("mamba_expand", 2.0) * h)
+    m_heads = c.int("n_mamba_heads", default=8) or 8
+    groups = c.int("mamba_ngroups", default=1) or 1
+    state = c.int("mamba_d_state", default=64) or 64
+    conv_dim = inner + 2 * groups * state
+    b.dense = [Linear("mamba.in_proj", h, inner + conv_dim + m_heads, bias, role="other"),
+               Linear("mamba.out_proj", inner, h, bias, role="other")]
+    b.layer_other = h + conv_dim * (c.int("mamba_d_conv", default=4) or 4) + conv_dim + 3 * m_heads + inner
+    b.heads = b.kv = 1
+    b.head_dim = h
+    b.gated = False
+    block = (att * heads * d + 2 * att * kv * d + heads * d * h + (2 * h * inter + inter * h)
+             + (2 * inter + h if bias else 0) + att + h)
+    adapters = hybrid * rank * (h + 2 * inter)
+    if c.flag("use_shared_attention_adapter", False):
+        adapters += hybrid * 3 * 2 * att * rank
+    b.extra = blocks * block + adapters + hybrid * h * h
+    b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind="mamba2"))
+
+
+def _zamba(b: _Build) -> None:
+    """Zamba (transformers models/zamba/modeling_zamba.py): every layer a Mamba-1 mixer with one RMSNorm; the
+    "hybrid" layers (`layers_block_type`, else from attn_layer_period/offset as configuration_zamba.py builds it)
+    add a linear of their own and run the one shared transformer block (attention over the concatenated
+    2 x hidden input, a gated MLP, two norms), counted once."""
+    c = b.c
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.vocab = c.need("vocab_size")
+    kinds = c.raw("layers_block_type")
+    if not (isinstance(kinds, list) and kinds):
+        period = c.int("attn_layer_period", default=6) or 6
+        offset = c.int("attn_layer_offset", default=4, minimum=0) or 0
+        kinds = ["mamba", "mamba", "hybrid"] + ["hybrid" if i % period == offset else "mamba"
+                                                for i in range(b.layers - 3)]
+    hybrid = sum(1 for k in kinds[:b.layers] if k == "hybrid")
+    att = c.int("attention_hidden_size", default=2 * h) or 2 * h
+    heads = c.int("num_attention_heads", default=16) or 16
+    kv = c.int("num_key_value_heads", default=heads) or heads
+    d = c.int("attention_head_dim", default=att // heads) or att // heads
+    inter = b.inter = c.int("intermediate_size", default=4 * h) or 4 * h
+    inner = int(c.float("mamba_expand", 2.0) * h)
+    state = c.int("mamba_d_state", default=16) or 16
+    rank = c.raw("mamba_dt_rank", default="auto")
+    rank = math.ceil(h / 16) if rank == "auto" else c.int("mamba_dt_rank")
+    bias = c.flag("mamba_proj_bias", False)
+    b.dense = [Linear("mamba.in_proj", h, 2 * inner, bias, role="other"),
+               Linear("mamba.out_proj", inner, h, bias, role="other")]
+    # conv1d (and its bias), per-head x_proj and dt_proj (with bias), A_log and D, all stored as parameters
+    b.layer_other = (h + inner * (c.int("mamba_d_conv", default=4) or 4) + (inner if c.flag("mamba_conv_bias", True)
+                     else 0) + inner * (rank + 2 * state) + inner * rank + inner + inner * state + inner)
+    b.heads = b.kv = 1
+    b.head_dim = h
+    b.gated = False
+    block = att * heads * d + 2 * att * kv * d + heads * d * h + 3 * h * inter + att + h
+    b.extra = (block if hybrid else 0) + hybrid * h * h
+    b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind="mamba1"))
 
 
 def _mla_attn(b: _Build) -> tuple[list[Linear], int]:
@@ -982,7 +1068,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),
     "opt": (_opt, True), "dbrx": (_dbrx, False),
-    "recurrent_gemma": (_recurrent_gemma, True),
+    "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
 }
 
 

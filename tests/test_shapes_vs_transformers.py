@@ -99,6 +99,15 @@ CASES = {
     "recurrent_gemma/attention-first": dict(BASE, num_hidden_layers=4, head_dim=64, attention_bias=True,
                                             block_types=["attention", "recurrent"]),
     "granitemoeshared/no-shared": dict(BASE, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=0),
+    # Mamba-2 layers, hybrid layers running shared transformer blocks (counted once) with per-layer adapters
+    "zamba2": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=8, num_attention_heads=4,
+                   mamba_d_state=16, n_mamba_heads=4, mamba_headdim=128, adapter_rank=8, hybrid_layer_ids=[1, 3, 5, 7],
+                   layers_block_type=["mamba", "hybrid"] * 4),
+    "zamba2/two-blocks-adapters": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=8,
+                                       num_attention_heads=4, num_key_value_heads=2, mamba_d_state=16, n_mamba_heads=4,
+                                       mamba_headdim=128, adapter_rank=8, num_mem_blocks=2, add_bias_linear=True,
+                                       use_shared_attention_adapter=True, hybrid_layer_ids=[1, 3, 5, 7],
+                                       layers_block_type=["mamba", "hybrid"] * 4),
     # read from features (no reading of their own): pure Mamba-2; lightning attention layers with experts
     "mamba2": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_heads=8, head_dim=64, n_groups=2, state_size=16,
                    tie_word_embeddings=False),
