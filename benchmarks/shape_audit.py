@@ -40,9 +40,9 @@ def main(section: str) -> int:
         tally[kind] = tally.get(kind, 0) + 1
         print(f"{entry['dir']:28} {kind:15} {detail}")
     within = tally.get("within 1%", 0)
-    print(f"{section}: {within}/{len(entries)} within 1% ({within / len(entries):.0%}); " +
-          ", ".join(f"{k} {v}" for k, v in sorted(tally.items()) if k != "within 1%") +
-          f"; transformers {'off' if os.environ.get('OOMDOCTOR_NO_TRANSFORMERS') else 'allowed'}; "
+    others = ", ".join(f"{k} {v}" for k, v in sorted(tally.items()) if k != "within 1%") or "nothing else"
+    print(f"{section}: {within}/{len(entries)} within 1% ({within / len(entries):.0%}); {others}; "
+          f"transformers {'off' if os.environ.get('OOMDOCTOR_NO_TRANSFORMERS') else 'allowed'}; "
           f"{time.perf_counter() - started:.1f} s")
     return 0
 
