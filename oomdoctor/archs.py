@@ -486,6 +486,43 @@ def _recurrent_gemma(b: _Build) -> None:
     b.layer_other = 2 * h
 
 
+def _lfm2(b: _Build) -> None:
+    """LFM2 (transformers models/lfm2/modeling_lfm2.py): `layer_types` of "conv" (a gated short convolution:
+    in_proj to 3 x hidden, a depthwise conv of `conv_L_cache` taps, out_proj; biased by `conv_bias`) and
+    "full_attention" (q/k/v/out_proj with per-head q/k layernorms); a gated w1/w3/w2 MLP whose width
+    `block_ff_dim` is cut to 2/3, scaled by `block_ffn_dim_multiplier` and rounded up to `block_multiple_of` when
+    `block_auto_adjust_ff_dim`; two RMSNorms a layer; the head tied by `tie_embedding`."""
+    c = b.c
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("num_attention_heads", "num_heads")
+    b.kv = c.int("num_key_value_heads", default=8) or 8            # Lfm2Config's default
+    b.vocab = c.need("vocab_size")
+    b.tied = c.flag("tie_word_embeddings", c.flag("tie_embedding", True))
+    inter = c.int("block_ff_dim", "intermediate_size", default=12288) or 12288
+    if c.flag("block_auto_adjust_ff_dim", True):
+        inter = int(2 * inter / 3)
+        multiplier = c.raw("block_ffn_dim_multiplier", default=1.0)
+        if multiplier is not None:
+            inter = int(c.float("block_ffn_dim_multiplier", 1.0) * inter)
+            step = c.int("block_multiple_of", default=256) or 256
+            inter = step * ((inter + step - 1) // step)
+    b.inter = inter
+    kinds = c.raw("layer_types")
+    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+        raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
+    d = h // b.heads
+    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"))
+    b.dense += _mlp(h, inter, prefix="feed_forward", names=("w1", "w3", "w2"))
+    b.layer_other = 2 * h + 2 * d                         # operator/ffn norms, q/k layernorms
+    bias = c.flag("conv_bias", False)
+    taps = c.int("conv_L_cache", default=3) or 3
+    b.linear_attn = [Linear("conv.in_proj", h, 3 * h, bias, role="other"),
+                     Linear("conv.out_proj", h, h, bias, role="other")]
+    b.linear_attn_layers = sum(1 for k in kinds[:b.layers] if k != "full_attention")
+    b.linear_attn_other = 2 * h + h * taps + (h if bias else 0)
+
+
 def _zamba2(b: _Build) -> None:
     """Zamba2 (transformers models/zamba2/modeling_zamba2.py): every layer a Mamba-2 mixer with one RMSNorm; the
     "hybrid" layers (`layers_block_type`) add a linear of their own and run one of `num_mem_blocks` shared
@@ -1069,6 +1106,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "mpt": (_mpt, True),
     "opt": (_opt, True), "dbrx": (_dbrx, False),
     "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
+    "lfm2": (_lfm2, True),
 }
 
 

@@ -108,6 +108,15 @@ CASES = {
                                        mamba_headdim=128, adapter_rank=8, num_mem_blocks=2, add_bias_linear=True,
                                        use_shared_attention_adapter=True, hybrid_layer_ids=[1, 3, 5, 7],
                                        layers_block_type=["mamba", "hybrid"] * 4),
+    # gated short convolutions and attention by layer_types; the MLP width cut to 2/3 and rounded
+    "lfm2": dict(SMALL, hidden_size=H, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                 block_ff_dim=1000, layer_types=["conv", "full_attention", "conv", "conv"]),
+    "lfm2/biased-unadjusted": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, block_ff_dim=768,
+                                   conv_bias=True, conv_L_cache=4, block_auto_adjust_ff_dim=False, tie_embedding=False,
+                                   layer_types=["conv", "full_attention", "full_attention"]),
+    "lfm2/multiplier": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=4,
+                            block_ff_dim=999, block_ffn_dim_multiplier=1.5, block_multiple_of=64,
+                            layer_types=["conv", "full_attention", "conv"]),
     # read from features (no reading of their own): pure Mamba-2; lightning attention layers with experts
     "mamba2": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_heads=8, head_dim=64, n_groups=2, state_size=16,
                    tie_word_embeddings=False),
