@@ -523,6 +523,30 @@ def _lfm2(b: _Build) -> None:
     b.linear_attn_other = 2 * h + h * taps + (h if bias else 0)
 
 
+def _falcon_h1(b: _Build) -> None:
+    """Falcon-H1 (transformers models/falcon_h1/modeling_falcon_h1.py): every layer runs attention and a Mamba-2
+    mixer side by side, then a gated MLP; the mixer's inner width is `mamba_d_ssm` (else expand x hidden), its
+    in_proj/out_proj biased by `mamba_proj_bias`/`projectors_bias`, its gated norm present only with
+    `mamba_rms_norm`; two RMSNorms a layer."""
+    c = b.c
+    _common(b)
+    h = b.hidden
+    ab = c.flag("attention_bias", False)
+    mb = c.flag("mlp_bias", False)
+    inner = c.int("mamba_d_ssm", default=None) or int(c.float("mamba_expand", 2.0) * h)
+    heads = c.int("mamba_n_heads", default=128) or 128
+    groups = c.int("mamba_n_groups", default=1) or 1
+    state = c.int("mamba_d_state", default=256) or 256
+    conv_dim = inner + 2 * groups * state
+    mamba = [Linear("mamba.in_proj", h, inner + conv_dim + heads, c.flag("mamba_proj_bias", False), role="other"),
+             Linear("mamba.out_proj", inner, h, c.flag("projectors_bias", False), role="other")]
+    b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + mamba + _mlp(h, b.inter, prefix="feed_forward", bias=mb)
+    b.layer_other = (2 * h + conv_dim * (c.int("mamba_d_conv", default=4) or 4)
+                     + (conv_dim if c.flag("mamba_conv_bias", True) else 0) + 3 * heads
+                     + (inner if c.flag("mamba_rms_norm", False) else 0))
+    b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind="mamba2"))
+
+
 def _zamba2(b: _Build) -> None:
     """Zamba2 (transformers models/zamba2/modeling_zamba2.py): every layer a Mamba-2 mixer with one RMSNorm; the
     "hybrid" layers (`layers_block_type`) add a linear of their own and run one of `num_mem_blocks` shared
@@ -1106,7 +1130,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "mpt": (_mpt, True),
     "opt": (_opt, True), "dbrx": (_dbrx, False),
     "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
-    "lfm2": (_lfm2, True),
+    "lfm2": (_lfm2, True), "falcon_h1": (_falcon_h1, False),
 }
 
 

@@ -64,10 +64,10 @@ def test_without_transformers_a_new_type_is_right_refused_or_loudly_guessed(entr
         assert shape.shape_confidence == "guessed", f"{entry['dir']}: {error:+.2%} without a warning"
 
 
-def test_without_transformers_at_least_21_of_23_are_within_one_percent(no_transformers):
+def test_without_transformers_at_least_22_of_23_are_within_one_percent(no_transformers):
     scored = [_score(e) for e in AUDIT]
     kinds = [k for k, _, _ in scored]
-    assert kinds.count("within") >= 21
+    assert kinds.count("within") >= 22
     # what is not within 1% is refused or carries the guessed warning (checked per file above)
     assert all(shape.shape_confidence == "guessed" for k, shape, _ in scored if k == "off")
 
@@ -132,8 +132,10 @@ def test_experts_that_cannot_be_placed_refuse_with_one_line(tmp_path, no_transfo
 
 
 def test_a_checkpoint_index_makes_a_refused_guess_exact(tmp_path, no_transformers):
-    shutil.copy(CORPUS / "falcon-h1-0.5b" / "config.json", tmp_path / "config.json")
-    total = 521_411_104
+    cfg = json.loads((CORPUS / "gemma3n-text-defaults" / "config.json").read_text())
+    cfg["dtype"] = "bfloat16"                       # a saved checkpoint names its dtype: 2 bytes a parameter
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    total = 6_835_235_568
     index = {"metadata": {"total_size": 2 * total}, "weight_map": {"model.embed_tokens.weight": "a.safetensors"}}
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
     shape = resolve_model(str(tmp_path))
@@ -170,10 +172,11 @@ def test_the_model_line_names_the_guess_in_both_languages(tmp_path, no_transform
 
 
 @pytest.mark.simulate
-def test_with_transformers_a_type_it_knows_is_counted_exactly(tmp_path):
+def test_with_transformers_a_type_it_knows_is_counted_exactly(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
-    for name in ("falcon-h1-0.5b", "jetmoe-8b"):  # refused and guessed without transformers
-        entry = next(e for e in AUDIT if e["dir"] == name)
+    monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "600")     # a loaded machine must not turn the count into a guess
+    for name in ("gemma3n-text-defaults", "jetmoe-8b"):  # refused and guessed without transformers
+        entry = next(e for e in AUDIT + AUDIT_2 if e["dir"] == name)
         shape = read_config_json(str(CORPUS / name / "config.json"), name)
         assert shape.shape_confidence == "exact" and count_params(shape).total == entry["trusted_params"]
         assert shape.notes[0].code == "model.note.meta_count" and not shape_warnings(shape)

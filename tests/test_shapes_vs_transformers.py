@@ -117,6 +117,11 @@ CASES = {
     "lfm2/multiplier": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=4,
                             block_ff_dim=999, block_ffn_dim_multiplier=1.5, block_multiple_of=64,
                             layer_types=["conv", "full_attention", "conv"]),
+    # attention and a Mamba-2 mixer side by side in every layer
+    "falcon_h1": dict(BASE, head_dim=64, mamba_d_ssm=384, mamba_n_heads=6, mamba_d_head=64, mamba_d_state=16),
+    "falcon_h1/biased-normed": dict(BASE, head_dim=64, mamba_d_ssm=384, mamba_n_heads=6, mamba_d_head=64,
+                                    mamba_d_state=16, mamba_rms_norm=True, mamba_proj_bias=True, projectors_bias=True,
+                                    attention_bias=True, mlp_bias=True, mamba_n_groups=2, tie_word_embeddings=True),
     # read from features (no reading of their own): pure Mamba-2; lightning attention layers with experts
     "mamba2": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_heads=8, head_dim=64, n_groups=2, state_size=16,
                    tie_word_embeddings=False),
