@@ -547,6 +547,30 @@ def _falcon_h1(b: _Build) -> None:
     b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind="mamba2"))
 
 
+def _jetmoe(b: _Build) -> None:
+    """JetMoE (transformers models/jetmoe/modeling_jetmoe.py): attention is itself a mixture of experts (JetMoeMoA:
+    per-expert query and output projections of kv_channels x num_key_value_heads, one shared kv_proj, a router and
+    an output bias), and so is the MLP (per-expert gated input and output projections, a router, an output bias);
+    every layer holds both; the experts are 3-D parameters, not nn.Linear modules."""
+    c = b.c
+    _common(b, head_dim_key=False)
+    h = b.hidden
+    b.head_dim = c.int("kv_channels", default=128) or 128
+    attn_dim = b.kv * b.head_dim
+    b.experts = c.int("num_local_experts", default=8) or 8
+    b.experts_per_token = c.int("num_experts_per_tok", default=2) or 2
+    b.moe_inter = b.inter
+    b.moe = [Linear("self_attention.kv_proj", h, 2 * attn_dim, role="kv"),
+             Linear("self_attention.experts.router.layer", h, b.experts, role="router"),
+             Linear("self_attention.experts.input_linear", h, attn_dim, copies=b.experts, role="q", peft=False),
+             Linear("self_attention.experts.output_linear", attn_dim, h, copies=b.experts, role="o", peft=False),
+             Linear("mlp.router.layer", h, b.experts, role="router"),
+             Linear("mlp.input_linear", h, 2 * b.inter, copies=b.experts, role="gate_up", peft=False),
+             Linear("mlp.output_linear", b.inter, h, copies=b.experts, role="down", peft=False)]
+    b.moe_layers = b.layers
+    b.layer_other = 4 * h                                  # two RMSNorms, the two output biases
+
+
 def _zamba2(b: _Build) -> None:
     """Zamba2 (transformers models/zamba2/modeling_zamba2.py): every layer a Mamba-2 mixer with one RMSNorm; the
     "hybrid" layers (`layers_block_type`) add a linear of their own and run one of `num_mem_blocks` shared
@@ -1131,6 +1155,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "opt": (_opt, True), "dbrx": (_dbrx, False),
     "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
     "lfm2": (_lfm2, True), "falcon_h1": (_falcon_h1, False),
+    "jetmoe": (_jetmoe, True),
 }
 
 

@@ -64,10 +64,10 @@ def test_without_transformers_a_new_type_is_right_refused_or_loudly_guessed(entr
         assert shape.shape_confidence == "guessed", f"{entry['dir']}: {error:+.2%} without a warning"
 
 
-def test_without_transformers_at_least_22_of_23_are_within_one_percent(no_transformers):
+def test_without_transformers_all_23_are_within_one_percent(no_transformers):
     scored = [_score(e) for e in AUDIT]
     kinds = [k for k, _, _ in scored]
-    assert kinds.count("within") >= 22
+    assert kinds.count("within") == 23
     # what is not within 1% is refused or carries the guessed warning (checked per file above)
     assert all(shape.shape_confidence == "guessed" for k, shape, _ in scored if k == "off")
 
@@ -146,12 +146,12 @@ def test_a_checkpoint_index_makes_a_refused_guess_exact(tmp_path, no_transformer
 def test_every_surface_shows_a_guess(tmp_path, no_transformers, capsys):
     from oomdoctor.cli import DEMO_DIR, main
 
-    # JetMoE: a type whose features reading is not checked (its attention is a mixture of experts too)
-    shutil.copy(CORPUS / "jetmoe-8b" / "config.json", tmp_path / "config.json")
+    # AFMoE: a type whose features reading is not checked (its attention output gate is not in its config)
+    shutil.copy(CORPUS / "afmoe-defaults" / "config.json", tmp_path / "config.json")
     argv = [str(DEMO_DIR / "train.yaml"), "--model", str(tmp_path), "--gpu", "A100-80GB"]
     main(argv + ["--plain"])
     out = capsys.readouterr().out
-    assert "GUESSED SHAPE" in out and "'jetmoe'" in out and "--model DIR" in out and "8 experts" in out
+    assert "GUESSED SHAPE" in out and "'afmoe'" in out and "--model DIR" in out and "64 experts" in out
     main(argv + ["--plain", "--lang", "zh"])
     assert "结构为推测" in capsys.readouterr().out
     main(argv + ["--json"])
@@ -162,7 +162,7 @@ def test_every_surface_shows_a_guess(tmp_path, no_transformers, capsys):
 
 
 def test_the_model_line_names_the_guess_in_both_languages(tmp_path, no_transformers):
-    shutil.copy(CORPUS / "jetmoe-8b" / "config.json", tmp_path / "config.json")
+    shutil.copy(CORPUS / "afmoe-defaults" / "config.json", tmp_path / "config.json")
     from oomdoctor.views.describe import model_lines, model_warning_lines
 
     shape = resolve_model(str(tmp_path))
@@ -175,7 +175,7 @@ def test_the_model_line_names_the_guess_in_both_languages(tmp_path, no_transform
 def test_with_transformers_a_type_it_knows_is_counted_exactly(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "600")     # a loaded machine must not turn the count into a guess
-    for name in ("gemma3n-text-defaults", "jetmoe-8b"):  # refused and guessed without transformers
+    for name in ("gemma3n-text-defaults", "afmoe-defaults"):  # refused and guessed without transformers
         entry = next(e for e in AUDIT + AUDIT_2 if e["dir"] == name)
         shape = read_config_json(str(CORPUS / name / "config.json"), name)
         assert shape.shape_confidence == "exact" and count_params(shape).total == entry["trusted_params"]
@@ -217,10 +217,10 @@ def test_a_meta_count_that_runs_out_of_time_leaves_the_guess_and_says_so(tmp_pat
 
     monkeypatch.setattr(metacount, "available", lambda: True)
     monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "0.001")
-    cfg = json.loads((CORPUS / "jetmoe-8b" / "config.json").read_text())
+    cfg = json.loads((CORPUS / "afmoe-defaults" / "config.json").read_text())
     cfg["vocab_size"] = 32001                     # a config no other test has counted (the counts are cached)
     (tmp_path / "config.json").write_text(json.dumps(cfg))
-    shape = read_config_json(str(tmp_path / "config.json"), "jetmoe")
+    shape = read_config_json(str(tmp_path / "config.json"), "afmoe")
     codes = [n.code for n in shape_warnings(shape)]
     assert shape.shape_confidence == "guessed" and "model.warn.meta_timeout" in codes
 

@@ -122,6 +122,9 @@ CASES = {
     "falcon_h1/biased-normed": dict(BASE, head_dim=64, mamba_d_ssm=384, mamba_n_heads=6, mamba_d_head=64,
                                     mamba_d_state=16, mamba_rms_norm=True, mamba_proj_bias=True, projectors_bias=True,
                                     attention_bias=True, mlp_bias=True, mamba_n_groups=2, tie_word_embeddings=True),
+    # a mixture of attention experts beside a mixture of MLP experts in every layer
+    "jetmoe": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=3, num_attention_heads=8,
+                   num_key_value_heads=4, kv_channels=32, num_local_experts=4),
     # read from features (no reading of their own): pure Mamba-2; lightning attention layers with experts
     "mamba2": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_heads=8, head_dim=64, n_groups=2, state_size=16,
                    tie_word_embeddings=False),
