@@ -157,6 +157,12 @@ def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
     pattern = c.raw("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         return None, "hybrid_override_pattern"
+    nested = c.raw("linear_attn_config")
+    kda = _ints(nested.get("kda_layers")) if isinstance(nested, dict) else None
+    if kda is not None:
+        # Kimi-Linear's checkpoint config: delta-attention layers numbered from 1 (transformers
+        # models/kimi_linear/configuration_kimi_linear.py: `layer_types[layer - 1]`)
+        return ["linear" if i + 1 in kda else "attention" for i in range(b.layers)], "linear_attn_config"
     indices = _ints(c.raw("attn_layer_indices", "attention_layer_indices"))
     if indices is not None:
         return ["attention" if i in indices else "ssm" for i in range(b.layers)], "attn_layer_indices"
@@ -362,7 +368,7 @@ def read_features(b: Any, kit: Kit) -> None:
 def _linear_kind(b: Any, ssm_keys: list[str]) -> str:
     """What a "linear_attention" layer is, from the keys that size it."""
     c = b.c
-    if c.has("linear_num_heads", "linear_head_dim"):
+    if c.has("linear_num_heads", "linear_head_dim") or c.sub("linear_attn_config") is not None:
         return "kda"
     if c.has("block_size") and not ssm_keys:
         return "lightning"
@@ -378,9 +384,13 @@ def _linear_mixer(b: Any, kinds: list[str]) -> tuple[list[Linear], int, str]:
         # Kimi Delta Attention (transformers models/kimi_linear/modeling_kimi_linear.py KimiDeltaAttention):
         # q/k/v of heads x head_dim, a depthwise conv over the three (no bias), low-rank forget (f_a/f_b) and
         # output (g_a/g_b) gates, a per-head beta (b_proj), dt_bias per channel, A_log per head, a gated norm
-        n = c.int("linear_num_heads", default=b.heads) or b.heads
-        d = c.int("linear_head_dim", default=b.head_dim or h // b.heads) or h // b.heads
-        kernel = c.int("linear_conv_kernel_dim", default=4) or 4
+        nested = c.sub("linear_attn_config")           # the checkpoint's spelling of the same three sizes
+        n = c.int("linear_num_heads", default=None) or (nested.int("num_heads", default=None) if nested else None) \
+            or b.heads
+        d = c.int("linear_head_dim", default=None) or (nested.int("head_dim", default=None) if nested else None) \
+            or h // b.heads
+        kernel = c.int("linear_conv_kernel_dim", default=None) or (
+            nested.int("short_conv_kernel_size", default=None) if nested else None) or 4
         qkv = n * d
         mixer = [Linear("self_attn.q_proj", h, qkv, role="q"), Linear("self_attn.k_proj", h, qkv, role="k"),
                  Linear("self_attn.v_proj", h, qkv, role="v"),

@@ -273,3 +273,28 @@ def test_with_trust_remote_code_the_models_own_local_code_counts_it(tmp_path, mo
     shape = resolve_model(str(tmp_path))
     assert shape.shape_confidence == "exact"
     assert count_params(shape).total == 100 * 64 + 2 * (64 * 192 + 192) + 64 * 100
+
+
+# Kimi-Linear's config.json as its checkpoints publish it (delta-attention layers in a nested linear_attn_config,
+# numbered from 1), structural keys as served at
+# https://hf.898520.xyz/Firworks/Kimi-Linear-48B-A3B-Instruct-nvfp4/resolve/main/config.json (a mirror of the
+# Hugging Face repository; its quantization_config left out). Trusted: transformers 5.24.0 KimiLinearForCausalLM
+# built from it on the meta device.
+KIMI_LINEAR_48B = {
+    "architectures": ["KimiLinearForCausalLM"], "first_k_dense_replace": 1, "head_dim": 72, "hidden_act": "silu",
+    "hidden_size": 2304, "intermediate_size": 9216, "kv_lora_rank": 512,
+    "linear_attn_config": {"full_attn_layers": [4, 8, 12, 16, 20, 24, 27], "head_dim": 128,
+                           "kda_layers": [1, 2, 3, 5, 6, 7, 9, 10, 11, 13, 14, 15, 17, 18, 19, 21, 22, 23, 25, 26],
+                           "num_heads": 32, "short_conv_kernel_size": 4},
+    "model_type": "kimi_linear", "moe_intermediate_size": 1024, "moe_layer_freq": 1, "num_attention_heads": 32,
+    "num_experts": 256, "num_experts_per_token": 8, "num_hidden_layers": 27, "num_key_value_heads": 32,
+    "num_shared_experts": 1, "q_lora_rank": None, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64,
+    "tie_word_embeddings": False, "vocab_size": 163840, "dtype": "bfloat16"}
+
+
+def test_kimi_linear_as_published_places_its_delta_attention_layers_from_the_nested_config(no_transformers):
+    from oomdoctor.archs import shape_from_config
+
+    shape = shape_from_config(KIMI_LINEAR_48B, "kimi-linear-48b", None)
+    assert shape.linear_attn_layers == 20 and shape.moe_layer_count == 26
+    assert count_params(shape).total == 49_122_675_072
