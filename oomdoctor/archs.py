@@ -10,6 +10,7 @@ Every number passes through oomdoctor/values.py: a bad value is an InputError na
 """
 from __future__ import annotations
 
+import math
 import re
 from typing import Any, Callable
 
@@ -127,6 +128,7 @@ class _Build:
         self.linear_attn_other: int | None = None
         self.pure_ssm = False                   # every layer a state-space mixer (Mamba): no attention, no MLP
         self.assumed: list[Msg] = []            # what a reading from features alone assumed
+        self.blocks: Any = None                 # features.Blocks: layers that are single blocks (Nemotron-H)
 
 
 def _attn(b: _Build, *, prefix: str = "self_attn", names: tuple[str, str, str, str] = ("q_proj", "k_proj", "v_proj", "o_proj"),
@@ -155,11 +157,13 @@ def _mlp(h: int, inter: int, *, prefix: str = "mlp", names: tuple[str, ...] = ("
             Linear(f"{prefix}.{names[1]}", inter, h, bias, copies, "down", peft)]
 
 
-def _common(b: _Build, *, head_dim_key: bool = True, gqa: bool = True) -> None:
-    """The keys every family shares; `gqa=False` for config classes that have no num_key_value_heads."""
+def _common(b: _Build, *, head_dim_key: bool = True, gqa: bool = True, layers: int | None = None) -> None:
+    """The keys every family shares; `gqa=False` for config classes that have no num_key_value_heads; `layers`
+    when the layer count comes from a per-layer list rather than a key."""
     c = b.c
     b.hidden = c.need("hidden_size", "n_embd", "n_embed", "d_model")
-    b.layers = c.need("num_hidden_layers", "num_layers", "n_layer", "n_layers", maximum=_MAX_LAYERS)
+    b.layers = layers if layers is not None else c.need("num_hidden_layers", "num_layers", "n_layer", "n_layers",
+                                                        maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads", "n_head", "n_heads", "num_heads")
     b.kv = c.int("num_key_value_heads", default=b.heads) if gqa else b.heads
     if b.kv > b.heads or b.heads % b.kv:
@@ -392,7 +396,9 @@ def _granitemoe(b: _Build, *, shared: bool) -> None:
         Linear("block_sparse_moe.input_linear", b.hidden, 2 * b.inter, copies=b.experts, role="gate_up", peft=False),
         Linear("block_sparse_moe.output_linear", b.inter, b.hidden, copies=b.experts, role="down", peft=False)]
     if shared:
-        b.shared_inter = c.int("shared_intermediate_size")
+        # shared_intermediate_size 0 (the config class's default) means no shared MLP at all
+        # (transformers models/granitemoeshared/modeling_granitemoeshared.py: `None if ... == 0`)
+        b.shared_inter = c.int("shared_intermediate_size", default=0, minimum=0)
         if b.shared_inter:
             b.shared = 1
             b.moe += [Linear("shared_mlp.input_linear", b.hidden, 2 * b.shared_inter, role="gate_up"),
@@ -450,6 +456,212 @@ def _deepseek(b: _Build) -> None:
         attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
         _deepseek_moe(b, attn)
         return
+    attn, norms = _mla_attn(b)
+    b.layer_other = 2 * b.hidden + norms
+    _deepseek_moe(b, attn)
+
+
+def _recurrent_gemma(b: _Build) -> None:
+    """RecurrentGemma (transformers models/recurrent_gemma/modeling_recurrent_gemma.py): `block_types` repeated
+    over the layers; a recurrent layer's temporal block is linear_x/linear_y/linear_out (biased) around a depthwise
+    conv and the RG-LRU (block-diagonal input and recurrent gates, one block per head); attention layers keep an
+    always-biased o_proj; the MLP is gated, biased, and half `intermediate_size` wide; two RMSNorms a layer."""
+    c = b.c
+    _common(b)
+    h, w = b.hidden, c.int("lru_width", default=b.hidden) or b.hidden
+    kinds = c.raw("block_types", default=["recurrent", "recurrent", "attention"])
+    if not isinstance(kinds, list) or not kinds or not all(isinstance(k, str) for k in kinds):
+        raise c.fail("block_types", msg("model.config.bad_layer_kinds", key="block_types"))
+    layers = (kinds * (b.layers // len(kinds) + 1))[:b.layers]
+    b.inter = b.inter // 2
+    ab = c.flag("attention_bias", False)
+    b.dense = _attn(b, qkv_bias=ab, o_bias=True) + _mlp(h, b.inter, prefix="mlp_block", bias=True)
+    b.linear_attn = [Linear("temporal_block.linear_y", h, w, True, role="other"),
+                     Linear("temporal_block.linear_x", h, w, True, role="other"),
+                     Linear("temporal_block.linear_out", w, h, True, role="other")]
+    b.linear_attn_layers = sum(1 for k in layers if k == "recurrent")
+    block = w // b.heads
+    gates = 2 * b.heads * (block * block + block)          # input and recurrent gates: weights and biases
+    b.linear_attn_other = 2 * h + w * (c.int("conv1d_width", default=4) or 4) + w + w + gates  # conv, bias, a
+    b.layer_other = 2 * h
+
+
+def _lfm2(b: _Build) -> None:
+    """LFM2 (transformers models/lfm2/modeling_lfm2.py): `layer_types` of "conv" (a gated short convolution:
+    in_proj to 3 x hidden, a depthwise conv of `conv_L_cache` taps, out_proj; biased by `conv_bias`) and
+    "full_attention" (q/k/v/out_proj with per-head q/k layernorms); a gated w1/w3/w2 MLP whose width
+    `block_ff_dim` is cut to 2/3, scaled by `block_ffn_dim_multiplier` and rounded up to `block_multiple_of` when
+    `block_auto_adjust_ff_dim`; two RMSNorms a layer; the head tied by `tie_embedding`."""
+    c = b.c
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("num_attention_heads", "num_heads")
+    b.kv = c.int("num_key_value_heads", default=8) or 8            # Lfm2Config's default
+    b.vocab = c.need("vocab_size")
+    b.tied = c.flag("tie_word_embeddings", c.flag("tie_embedding", True))
+    inter = c.int("block_ff_dim", "intermediate_size", default=12288) or 12288
+    if c.flag("block_auto_adjust_ff_dim", True):
+        inter = int(2 * inter / 3)
+        multiplier = c.raw("block_ffn_dim_multiplier", default=1.0)
+        if multiplier is not None:
+            inter = int(c.float("block_ffn_dim_multiplier", 1.0) * inter)
+            step = c.int("block_multiple_of", default=256) or 256
+            inter = step * ((inter + step - 1) // step)
+    b.inter = inter
+    kinds = c.raw("layer_types")
+    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
+        raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
+    d = h // b.heads
+    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"))
+    b.dense += _mlp(h, inter, prefix="feed_forward", names=("w1", "w3", "w2"))
+    b.layer_other = 2 * h + 2 * d                         # operator/ffn norms, q/k layernorms
+    bias = c.flag("conv_bias", False)
+    taps = c.int("conv_L_cache", default=3) or 3
+    b.linear_attn = [Linear("conv.in_proj", h, 3 * h, bias, role="other"),
+                     Linear("conv.out_proj", h, h, bias, role="other")]
+    b.linear_attn_layers = sum(1 for k in kinds[:b.layers] if k != "full_attention")
+    b.linear_attn_other = 2 * h + h * taps + (h if bias else 0)
+
+
+def _falcon_h1(b: _Build) -> None:
+    """Falcon-H1 (transformers models/falcon_h1/modeling_falcon_h1.py): every layer runs attention and a Mamba-2
+    mixer side by side, then a gated MLP; the mixer's inner width is `mamba_d_ssm` (else expand x hidden), its
+    in_proj/out_proj biased by `mamba_proj_bias`/`projectors_bias`, its gated norm present only with
+    `mamba_rms_norm`; two RMSNorms a layer."""
+    c = b.c
+    _common(b)
+    h = b.hidden
+    ab = c.flag("attention_bias", False)
+    mb = c.flag("mlp_bias", False)
+    inner = c.int("mamba_d_ssm", default=None) or int(c.float("mamba_expand", 2.0) * h)
+    heads = c.int("mamba_n_heads", default=128) or 128
+    groups = c.int("mamba_n_groups", default=1) or 1
+    state = c.int("mamba_d_state", default=256) or 256
+    conv_dim = inner + 2 * groups * state
+    mamba = [Linear("mamba.in_proj", h, inner + conv_dim + heads, c.flag("mamba_proj_bias", False), role="other"),
+             Linear("mamba.out_proj", inner, h, c.flag("projectors_bias", False), role="other")]
+    b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + mamba + _mlp(h, b.inter, prefix="feed_forward", bias=mb)
+    b.layer_other = (2 * h + conv_dim * (c.int("mamba_d_conv", default=4) or 4)
+                     + (conv_dim if c.flag("mamba_conv_bias", True) else 0) + 3 * heads
+                     + (inner if c.flag("mamba_rms_norm", False) else 0))
+    b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind="mamba2"))
+
+
+def _jetmoe(b: _Build) -> None:
+    """JetMoE (transformers models/jetmoe/modeling_jetmoe.py): attention is itself a mixture of experts (JetMoeMoA:
+    per-expert query and output projections of kv_channels x num_key_value_heads, one shared kv_proj, a router and
+    an output bias), and so is the MLP (per-expert gated input and output projections, a router, an output bias);
+    every layer holds both; the experts are 3-D parameters, not nn.Linear modules."""
+    c = b.c
+    _common(b, head_dim_key=False)
+    h = b.hidden
+    b.head_dim = c.int("kv_channels", default=128) or 128
+    attn_dim = b.kv * b.head_dim
+    b.experts = c.int("num_local_experts", default=8) or 8
+    b.experts_per_token = c.int("num_experts_per_tok", default=2) or 2
+    b.moe_inter = b.inter
+    b.moe = [Linear("self_attention.kv_proj", h, 2 * attn_dim, role="kv"),
+             Linear("self_attention.experts.router.layer", h, b.experts, role="router"),
+             Linear("self_attention.experts.input_linear", h, attn_dim, copies=b.experts, role="q", peft=False),
+             Linear("self_attention.experts.output_linear", attn_dim, h, copies=b.experts, role="o", peft=False),
+             Linear("mlp.router.layer", h, b.experts, role="router"),
+             Linear("mlp.input_linear", h, 2 * b.inter, copies=b.experts, role="gate_up", peft=False),
+             Linear("mlp.output_linear", b.inter, h, copies=b.experts, role="down", peft=False)]
+    b.moe_layers = b.layers
+    b.layer_other = 4 * h                                  # two RMSNorms, the two output biases
+
+
+def _zamba2(b: _Build) -> None:
+    """Zamba2 (transformers models/zamba2/modeling_zamba2.py): every layer a Mamba-2 mixer with one RMSNorm; the
+    "hybrid" layers (`layers_block_type`) add a linear of their own and run one of `num_mem_blocks` shared
+    transformer blocks (attention over the concatenated 2 x hidden input, a gate_up/down MLP, two norms), counted
+    once; each block carries a LoRA-style adapter (`adapter_rank`) per hybrid layer it serves, on its MLP's
+    gate_up and, with `use_shared_attention_adapter`, on q/k/v."""
+    c = b.c
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.vocab = c.need("vocab_size")
+    kinds = c.raw("layers_block_type")
+    if isinstance(kinds, list) and kinds:
+        hybrid = sum(1 for k in kinds[:b.layers] if k == "hybrid")
+    else:
+        listed = c.raw("hybrid_layer_ids", default=[])
+        hybrid = len(listed) if isinstance(listed, list) else 0
+    blocks = min(c.int("num_mem_blocks", default=1) or 1, hybrid)
+    att = c.int("attention_hidden_size", default=2 * h) or 2 * h
+    heads = c.int("num_attention_heads", default=32) or 32
+    kv = c.int("num_key_value_heads", default=heads) or heads
+    d = c.int("attention_head_dim", default=att // heads) or att // heads
+    inter = b.inter = c.int("intermediate_size", default=4 * h) or 4 * h
+    rank = c.int("adapter_rank", default=128) or 128
+    bias = c.flag("add_bias_linear", False)
+    # the Mamba-2 mixer: in_proj to z, x, B, C and one dt per head; depthwise conv (always biased); dt_bias, A_log
+    # and D per head; a gated norm over the inner width; out_proj
+    inner = int(c.float("mamba_expand", 2.0) * h)
+    m_heads = c.int("n_mamba_heads", default=8) or 8
+    groups = c.int("mamba_ngroups", default=1) or 1
+    state = c.int("mamba_d_state", default=64) or 64
+    conv_dim = inner + 2 * groups * state
+    b.dense = [Linear("mamba.in_proj", h, inner + conv_dim + m_heads, bias, role="other"),
+               Linear("mamba.out_proj", inner, h, bias, role="other")]
+    b.layer_other = h + conv_dim * (c.int("mamba_d_conv", default=4) or 4) + conv_dim + 3 * m_heads + inner
+    b.heads = b.kv = 1
+    b.head_dim = h
+    b.gated = False
+    block = (att * heads * d + 2 * att * kv * d + heads * d * h + (2 * h * inter + inter * h)
+             + (2 * inter + h if bias else 0) + att + h)
+    adapters = hybrid * rank * (h + 2 * inter)
+    if c.flag("use_shared_attention_adapter", False):
+        adapters += hybrid * 3 * 2 * att * rank
+    b.extra = blocks * block + adapters + hybrid * h * h
+    b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind="mamba2"))
+
+
+def _zamba(b: _Build) -> None:
+    """Zamba (transformers models/zamba/modeling_zamba.py): every layer a Mamba-1 mixer with one RMSNorm; the
+    "hybrid" layers (`layers_block_type`, else from attn_layer_period/offset as configuration_zamba.py builds it)
+    add a linear of their own and run the one shared transformer block (attention over the concatenated
+    2 x hidden input, a gated MLP, two norms), counted once."""
+    c = b.c
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.vocab = c.need("vocab_size")
+    kinds = c.raw("layers_block_type")
+    if not (isinstance(kinds, list) and kinds):
+        period = c.int("attn_layer_period", default=6) or 6
+        offset = c.int("attn_layer_offset", default=4, minimum=0) or 0
+        kinds = ["mamba", "mamba", "hybrid"] + ["hybrid" if i % period == offset else "mamba"
+                                                for i in range(b.layers - 3)]
+    hybrid = sum(1 for k in kinds[:b.layers] if k == "hybrid")
+    att = c.int("attention_hidden_size", default=2 * h) or 2 * h
+    heads = c.int("num_attention_heads", default=16) or 16
+    kv = c.int("num_key_value_heads", default=heads) or heads
+    d = c.int("attention_head_dim", default=att // heads) or att // heads
+    inter = b.inter = c.int("intermediate_size", default=4 * h) or 4 * h
+    inner = int(c.float("mamba_expand", 2.0) * h)
+    state = c.int("mamba_d_state", default=16) or 16
+    rank = c.raw("mamba_dt_rank", default="auto")
+    rank = math.ceil(h / 16) if rank == "auto" else c.int("mamba_dt_rank")
+    bias = c.flag("mamba_proj_bias", False)
+    b.dense = [Linear("mamba.in_proj", h, 2 * inner, bias, role="other"),
+               Linear("mamba.out_proj", inner, h, bias, role="other")]
+    # conv1d (and its bias), per-head x_proj and dt_proj (with bias), A_log and D, all stored as parameters
+    b.layer_other = (h + inner * (c.int("mamba_d_conv", default=4) or 4) + (inner if c.flag("mamba_conv_bias", True)
+                     else 0) + inner * (rank + 2 * state) + inner * rank + inner + inner * state + inner)
+    b.heads = b.kv = 1
+    b.head_dim = h
+    b.gated = False
+    block = att * heads * d + 2 * att * kv * d + heads * d * h + 3 * h * inter + att + h
+    b.extra = (block if hybrid else 0) + hybrid * h * h
+    b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind="mamba1"))
+
+
+def _mla_attn(b: _Build) -> tuple[list[Linear], int]:
+    """Multi-head latent attention (transformers models/deepseek_v3/modeling_deepseek_v3.py DeepseekV3Attention,
+    shared by MiniCPM3, Youtu, Kimi-Linear, LongCat-Flash): q through a q_lora_rank bottleneck (or a plain q_proj
+    when it is null), k/v through one kv_lora_rank latent plus a shared rope key; its linears, and the parameters
+    of its two latent RMSNorms."""
+    c = b.c
     # DeepseekV2Config / DeepseekV3Config defaults; q_lora_rank: null (V2-Lite) means a plain q_proj
     nope = c.int("qk_nope_head_dim", default=128)
     rope = c.int("qk_rope_head_dim", default=64)
@@ -469,8 +681,7 @@ def _deepseek(b: _Build) -> None:
     attn += [Linear("self_attn.kv_a_proj_with_mqa", h, kv_rank + rope, ab, role="kv"),
              Linear("self_attn.kv_b_proj", kv_rank, n * (nope + v_dim), role="kv"),
              Linear("self_attn.o_proj", n * v_dim, h, ab, role="o")]
-    b.layer_other = 2 * h + (q_rank or 0) + kv_rank
-    _deepseek_moe(b, attn)
+    return attn, (q_rank or 0) + kv_rank
 
 
 def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
@@ -942,6 +1153,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),
     "opt": (_opt, True), "dbrx": (_dbrx, False),
+    "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
+    "lfm2": (_lfm2, True), "falcon_h1": (_falcon_h1, False),
+    "jetmoe": (_jetmoe, True),
 }
 
 
@@ -978,6 +1192,12 @@ def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | No
     return cfg, vision
 
 
+def _widest(data: dict[str, Any]) -> dict[str, Any]:
+    """The config with each per-layer list of sizes replaced by its largest entry."""
+    return {k: max(v) if isinstance(v, list) and v and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
+            else v for k, v in data.items()}
+
+
 def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text: str | None = None,
                       source_kind: str = "config.json", tolerate_unplaced: bool = False) -> ModelShape:
     """The shape of the model a config.json describes (a multimodal config: its language model, plus the
@@ -998,13 +1218,22 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         guess = (model_type or top_type) not in CHECKED_TYPES
         b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
         try:
-            read_features(b, Kit(_attn, _common, _mlp, _MAX_LAYERS))
-        except Unplaced as err:
+            read_features(b, Kit(_attn, _common, _mlp, _MAX_LAYERS, _mla_attn))
+        except (Unplaced, InputError) as err:
+            # a value the features reading cannot take (Gemma 3n's per-layer intermediate_size list) refuses like
+            # an unplaced block: the file is not wrong, this reading of it is
+            why = err.message if isinstance(err, Unplaced) else msg(
+                "model.refuse.unreadable", why=err.message, model_type=model_type or top_type)
             if not tolerate_unplaced:
-                raise InputError(err.message, path) from None
-            b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
-            _llama(b)
-            b.assumed = [msg("model.assume.unplaced", why=err.message)]
+                raise InputError(why, path) from None
+            # the structure only, for the figures per layer; the total must come from transformers or is refused
+            # (models.read_config_json). Per-layer lists stand at their widest entry.
+            b = _Build(Cfg(_widest(c.data), path, None, top), model_type or top_type, c.flag("tie_embedding", True))
+            try:
+                _llama(b)
+            except InputError:
+                raise InputError(why, path) from None
+            b.assumed = [msg("model.assume.unplaced", why=why)]
         unread = unread_keys(b) if guess else []
     else:
         builder, tie_default = family

@@ -32,19 +32,23 @@ class Kit(NamedTuple):
     common: Callable[..., None]
     mlp: Callable[..., list[Linear]]
     max_layers: int
+    mla: Callable[..., tuple[list[Linear], int]]
 
 EXPERT_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts", "num_routed_experts")
 TOPK_KEYS = ("num_experts_per_tok", "moe_k", "moe_topk", "num_selected_experts", "experts_per_token")
-EXPERT_WIDTH_KEYS = ("moe_intermediate_size", "expert_intermediate_size", "moe_ffn_hidden_size")
+EXPERT_WIDTH_KEYS = ("moe_intermediate_size", "expert_intermediate_size", "moe_ffn_hidden_size", "expert_ffn_hidden_size")
 SHARED_COUNT_KEYS = ("n_shared_experts", "num_shared_experts", "moe_num_shared_experts", "num_shared_expert")
-SHARED_WIDTH_KEYS = ("shared_expert_intermediate_size", "shared_intermediate_size")
-SSM_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_expand", "mamba_d_conv", "mamba_n_heads",
+SHARED_WIDTH_KEYS = ("shared_expert_intermediate_size", "shared_intermediate_size", "moe_shared_expert_intermediate_size")
+SSM_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_expand", "mamba_d_conv", "mamba_n_heads", "mamba_num_heads",
             "mamba_d_ssm", "mamba_d_head", "time_step_rank", "mamba_dt_rank", "ssm_cfg")
 # activations the models that use them apply without a gate (Nemotron and Arcee relu2, Apertus xIELU, OPT relu)
 PLAIN_ACTS = ("relu2", "squared_relu", "xielu", "relu")
 _QK_NORM_KEYS = ("use_qk_norm", "qk_norm", "qk_layernorm", "use_qk_layernorm")
-_ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local", "hybrid")
+# ("hybrid" is not one of them: Zamba's hybrid layers are a Mamba mixer plus a shared transformer block)
+_ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local")
 _SSM_WORDS = ("mamba", "ssm", "m")
+_LAYER_KIND_KEYS = ("layers_block_type", "layer_types", "block_types", "hybrid_override_pattern", "attn_layer_indices",
+                    "attention_layer_indices", "attn_layer_period")
 # keys that never change the parameter count (training knobs, token ids, positions' scaling, norms' eps)
 _NOT_STRUCTURAL = re.compile(
     r"(_token_id|_eps|epsilon|dropout|pdrop|initializer|init_|rope|rotary|_theta|max_position|sliding_window|"
@@ -62,7 +66,11 @@ _LOOKS_STRUCTURAL = re.compile(
 # not guessed. A type not listed here is read the same way but warned about.
 CHECKED_TYPES = ("olmoe", "jamba", "bamba", "granitemoehybrid", "nemotron", "arcee", "apertus", "olmo3", "ernie4_5",
                  "ernie4_5_moe", "hunyuan_v1_dense", "dots1", "glm4_moe", "seed_oss", "internlm3", "mamba",
-                 "falcon_mamba")
+                 "falcon_mamba",
+                 # MANIFEST.yaml `audit_2:` (and, for nemotron_h, hybrid patterns built by transformers in
+                 # tests/test_shape_audit.py)
+                 "mamba2", "nemotron_h", "minicpm3", "youtu", "exaone_moe", "flex_olmo", "helium", "jais2",
+                 "minimax_m2", "solar_open", "vaultgemma", "minimax", "kimi_linear")
 
 
 class Unplaced(Exception):
@@ -79,21 +87,82 @@ def _ints(value: object) -> list[int] | None:
     return None
 
 
+_FFN_WORDS = {"mlp": "mlp", "-": "mlp", "moe": "moe", "e": "moe"}
+_MIXER_WORDS = {"*": "attention", "attention": "attention", "full_attention": "attention", "m": "ssm",
+                "mamba": "ssm", "linear_attention": "ssm"}
+
+
+class Blocks(NamedTuple):
+    """A config whose layers are single blocks, each a token mixer or a feed-forward (Nemotron-H), read as
+    layers of one mixer and one feed-forward block; blocks left without a partner are counted on their own."""
+
+    mixers: list[str]               # "attention" / "ssm" per paired mixer block
+    ffns: list[str]                 # "mlp" / "moe" per paired feed-forward block
+    key: str
+    lone_mixers: list[str]          # mixer blocks with no feed-forward block to pair with
+    lone_ffns: list[str]            # feed-forward blocks with no mixer to pair with
+
+
+def single_blocks(c: Any) -> Blocks | None:
+    """Nemotron-H's grammar: every layer one block, named per layer in `layers_block_type` (mamba or
+    linear_attention, attention, mlp, moe) or by one character in `hybrid_override_pattern` (M, *, -, E)
+    (transformers models/nemotron_h/configuration_nemotron_h.py and modeling_nemotron_h.py: NemotronHBlock
+    holds one mixer chosen by the layer's kind). Only a list that names feed-forward blocks is this grammar."""
+    pattern = c.raw("hybrid_override_pattern")
+    listed = c.raw("layers_block_type")
+    if isinstance(pattern, str) and pattern:
+        words, key = list(pattern.lower()), "hybrid_override_pattern"
+    elif isinstance(listed, list) and listed and all(isinstance(w, str) for w in listed):
+        words, key = [w.lower() for w in listed], "layers_block_type"
+    else:
+        return None
+    if not any(w in _FFN_WORDS for w in words):
+        return None
+    mixers = [_MIXER_WORDS.get(w, w) for w in words if w not in _FFN_WORDS]
+    ffns = [_FFN_WORDS[w] for w in words if w in _FFN_WORDS]
+    lone_mixers: list[str] = []
+    lone_ffns: list[str] = []
+    # the count does not depend on which blocks pair; attention mixers (few, between Mamba blocks) stay alone
+    while len(mixers) > len(ffns) and len(mixers) > 1:
+        kind = "attention" if "attention" in mixers else mixers[-1]
+        mixers.remove(kind)
+        lone_mixers.append(kind)
+    while len(ffns) > len(mixers) and len(ffns) > 1:
+        kind = "mlp" if "mlp" in ffns else ffns[-1]
+        ffns.remove(kind)
+        lone_ffns.append(kind)
+    return Blocks(mixers, ffns, key, lone_mixers, lone_ffns)
+
+
 def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
     """Per-layer mixer kinds ("attention" / "ssm" / other words as written), and the key they came from."""
     c = b.c
+    if b.blocks is not None:
+        return b.blocks.mixers, b.blocks.key
     for key in ("layers_block_type", "layer_types", "block_types"):
         listed = c.raw(key)
-        if isinstance(listed, list) and len(listed) >= b.layers and all(isinstance(k, str) for k in listed):
+        if isinstance(listed, list) and listed and all(isinstance(k, str) for k in listed):
+            # a shorter list is a pattern that repeats (transformers RecurrentGemmaConfig.layers_block_type:
+            # `(block_types * 100)[:num_hidden_layers]`)
+            listed = (listed * (b.layers // len(listed) + 1))[:b.layers]
             kinds = []
-            for word in listed[:b.layers]:
+            for word in listed:
                 w = word.lower()
+                # "linear_attention" names any mixer that is not softmax attention (transformers 5: Mamba in
+                # Nemotron-H and Zamba, lightning attention in MiniMax, delta rules in Kimi-Linear): sized below
                 kinds.append("ssm" if w in _SSM_WORDS or "mamba" in w or "ssm" in w else
+                             "linear" if w == "linear_attention" else
                              "attention" if w in _ATTN_WORDS or "attention" in w else w)
             return kinds, key
     pattern = c.raw("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         return None, "hybrid_override_pattern"
+    nested = c.raw("linear_attn_config")
+    kda = _ints(nested.get("kda_layers")) if isinstance(nested, dict) else None
+    if kda is not None:
+        # Kimi-Linear's checkpoint config: delta-attention layers numbered from 1 (transformers
+        # models/kimi_linear/configuration_kimi_linear.py: `layer_types[layer - 1]`)
+        return ["linear" if i + 1 in kda else "attention" for i in range(b.layers)], "linear_attn_config"
     indices = _ints(c.raw("attn_layer_indices", "attention_layer_indices"))
     if indices is not None:
         return ["attention" if i in indices else "ssm" for i in range(b.layers)], "attn_layer_indices"
@@ -107,9 +176,15 @@ def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
 def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
     """The layers that hold the experts, from whichever placement keys the config states (None: unknown)."""
     c, n = b.c, b.layers
+    if b.blocks is not None:                    # a mixer paired with the feed-forward block in its place
+        return [i for i, kind in enumerate(b.blocks.ffns) if kind == "moe"], b.blocks.key
     listed = _ints(c.raw("moe_layers"))
     if listed is not None:
         return [i for i in range(n) if i in listed], "moe_layers"
+    kinds = c.raw("mlp_layer_types")
+    if isinstance(kinds, list) and len(kinds) >= n and all(isinstance(k, str) for k in kinds):
+        # "dense" / "sparse" per layer (transformers models/kimi_linear and glm4_moe_lite configuration files)
+        return [i for i in range(n) if kinds[i].lower() in ("sparse", "moe")], "mlp_layer_types"
     if c.has("expert_layer_period"):                  # Jamba: i % period == offset
         period = c.need("expert_layer_period")
         offset = c.int("expert_layer_offset", default=0, minimum=0) or 0
@@ -120,8 +195,10 @@ def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
         end = end if isinstance(end, int) and not isinstance(end, bool) and end >= 0 else n - 1
         step = c.int("moe_layer_interval", default=1)
         return [i for i in range(n) if start <= i <= end and (i + 1) % step == 0], "moe_layer_start_index"
-    if c.has("first_k_dense_replace", "moe_layer_freq"):      # DeepSeek, Dots1, GLM-4-MoE
-        first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
+    if c.has("first_k_dense_replace", "moe_layer_freq", "num_dense_layers"):   # DeepSeek, Dots1, GLM-4-MoE, AFMoE
+        # AFMoE names the dense first layers num_dense_layers (transformers models/afmoe/modeling_afmoe.py:
+        # `moe_enabled = layer_idx >= config.num_dense_layers`)
+        first = c.int("first_k_dense_replace", "num_dense_layers", default=0, minimum=0) or 0
         freq = c.raw("moe_layer_freq", default=1)
         if not isinstance(freq, int) or isinstance(freq, bool) or freq < 1:
             return None, "moe_layer_freq"
@@ -147,10 +224,13 @@ def _mamba_mixer(b: Any) -> tuple[list[Linear], int, str]:
     expand = c.int("mamba_expand", "expand", default=2)
     proj_bias = c.flag("mamba_proj_bias", c.flag("use_bias", False))
     conv_bias = c.flag("mamba_conv_bias", c.flag("use_conv_bias", True))
-    heads = c.int("mamba_n_heads", "ssm_num_heads", default=None)
-    if heads is not None or c.has("mamba_n_groups", "n_groups", "mamba_d_head"):
+    # a pure Mamba-2 config (Mamba2Config) names its SSM heads num_heads and their width head_dim
+    heads = c.int("mamba_n_heads", "mamba_num_heads", "ssm_num_heads", *(("num_heads",) if b.pure_ssm else ()),
+                  default=None)
+    if heads is not None or c.has("mamba_n_groups", "n_groups", "mamba_d_head", "mamba_head_dim"):
         # Mamba-2 (Bamba, GraniteMoeHybrid, Falcon-H1, Nemotron-H): one in_proj for z, x, B, C and dt per head
-        head_dim = c.int("mamba_d_head", "ssm_head_dim", default=64)
+        head_dim = c.int("mamba_d_head", "mamba_head_dim", "ssm_head_dim", *(("head_dim",) if b.pure_ssm else ()),
+                         default=64)
         heads = heads or (expand * h) // head_dim
         inner = c.int("mamba_d_ssm", default=None) or heads * head_dim
         groups = c.int("mamba_n_groups", "n_groups", default=1)
@@ -177,7 +257,11 @@ def read_features(b: Any, kit: Kit) -> None:
     c = b.c
     assumed: list[Msg] = []
     ssm_keys = [k for k in SSM_KEYS if c.data.get(k) is not None]
-    b.pure_ssm = bool(ssm_keys) and not c.has("num_attention_heads", "n_head", "n_heads", "num_heads")
+    # Mamba and Mamba-2 have no attention: their `num_heads` (Mamba2Config) counts the SSM heads, and no key
+    # places attention layers among the mixers
+    b.pure_ssm = bool(ssm_keys) and not c.has("num_attention_heads", "n_head", "n_heads") and not (
+        c.has("num_heads") and not c.has("n_groups", "mamba_n_groups")) and not any(
+        c.has(k) for k in _LAYER_KIND_KEYS)
     if b.pure_ssm:                                  # Mamba, FalconMamba: every layer a mixer and one norm, no MLP
         b.hidden = c.need("hidden_size", "d_model", "n_embd")
         b.layers = c.need("num_hidden_layers", "n_layer", "n_layers", "num_layers", maximum=_MAX_LAYERS)
@@ -192,14 +276,26 @@ def read_features(b: Any, kit: Kit) -> None:
         b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind=kind))
         b.assumed = [msg("model.assume.ssm", kind=kind)]
         return
-    _common(b)
+    mla = c.data.get("kv_lora_rank") is not None       # multi-head latent attention (DeepSeek-V2 and after)
+    if mla:                                      # heads need not divide hidden_size: head_dim is nope + rope
+        b.head_dim = (c.int("qk_nope_head_dim", default=128) or 0) + (c.int("qk_rope_head_dim", default=64) or 0)
+    b.blocks = single_blocks(c)
+    if b.blocks is not None:
+        odd = sorted({k for k in b.blocks.mixers + b.blocks.lone_mixers if k not in ("attention", "ssm")})
+        if odd or len(b.blocks.mixers) != len(b.blocks.ffns):
+            raise Unplaced(msg("model.refuse.layer_kind", kinds=", ".join(odd) or "-", key=b.blocks.key,
+                               model_type=b.model_type))
+    _common(b, head_dim_key=not mla, layers=len(b.blocks.mixers) if b.blocks is not None else None)
     if b.head_dim is None and c.has("kv_channels", "attention_head_dim"):
         b.head_dim = c.int("kv_channels", "attention_head_dim")
     qkv_bias = c.flag("attention_bias", c.flag("qkv_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False)))))
     o_bias = c.flag("attention_out_bias", qkv_bias if not c.has("qkv_bias") else c.flag("use_bias", c.flag("bias", False)))
     mlp_bias = c.flag("mlp_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False))))
-    attn = _attn(b, qkv_bias=qkv_bias, o_bias=o_bias)
-    act = str(c.raw("hidden_act", "activation_function", "hidden_activation", default="silu")).lower()
+    attn, mla_norms = kit.mla(b) if mla else (_attn(b, qkv_bias=qkv_bias, o_bias=o_bias), 0)
+    if mla:
+        assumed.append(msg("model.assume.mla", rank=c.int("kv_lora_rank")))
+    # Nemotron-H names its MLP's activation mlp_hidden_act (its hidden_act, where present, is the Mamba gate's)
+    act = str(c.raw("mlp_hidden_act", "hidden_act", "activation_function", "hidden_activation", default="silu")).lower()
     width = c.int("ffn_dim", default=None)
     if width:
         b.inter = width
@@ -207,7 +303,7 @@ def read_features(b: Any, kit: Kit) -> None:
     names = ("gate_proj", "up_proj", "down_proj") if b.gated else ("up_proj", "down_proj")
     assumed.append(msg("model.assume.mlp_gated" if b.gated else "model.assume.mlp_plain", act=act))
     qk = any(c.flag(k, False) for k in _QK_NORM_KEYS)
-    b.layer_other = (4 if mlp_bias else 2) * b.hidden + (2 * (b.head_dim or b.hidden // b.heads) if qk else 0)
+    b.layer_other = (4 if mlp_bias else 2) * b.hidden + (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) + mla_norms
     if mlp_bias:
         b.final_norm = 2 * b.hidden
     b.dense = attn + _mlp(b.hidden, b.inter, names=names, bias=mlp_bias)
@@ -223,7 +319,7 @@ def read_features(b: Any, kit: Kit) -> None:
         b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
         b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", names=names, bias=mlp_bias, copies=experts)
         shared_n = c.int(*SHARED_COUNT_KEYS, default=0, minimum=0) or 0
-        shared_w = c.int(*SHARED_WIDTH_KEYS, default=None)
+        shared_w = c.int(*SHARED_WIDTH_KEYS, default=None, minimum=0)     # 0: no shared expert
         if shared_w or shared_n:
             b.shared = 1
             b.shared_inter = shared_w or shared_n * b.moe_inter
@@ -238,11 +334,22 @@ def read_features(b: Any, kit: Kit) -> None:
         if kinds is None:
             raise Unplaced(msg("model.refuse.ssm", keys=", ".join(ssm_keys or [kinds_key or "?"]),
                                model_type=b.model_type))
-        other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm")})
+        if "linear" in kinds:
+            linear_kind = _linear_kind(b, ssm_keys)
+            kinds = [linear_kind if k == "linear" else k for k in kinds]
+        other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm", "kda", "lightning")})
         if other_kinds:
             raise Unplaced(msg("model.refuse.layer_kind", kinds=", ".join(other_kinds), key=kinds_key,
                                model_type=b.model_type))
         n_ssm = kinds.count("ssm")
+        n_linear = len(kinds) - n_ssm - kinds.count("attention")
+        if n_linear:
+            mixer, other, kind = _linear_mixer(b, kinds)
+            b.linear_attn = mixer
+            b.linear_attn_layers = n_linear
+            b.linear_attn_other = b.layer_other - mla_norms - (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) \
+                + other
+            assumed.append(msg("model.assume.linear_layers", count=n_linear, layers=b.layers, key=kinds_key, kind=kind))
         if n_ssm and not ssm_keys:
             raise Unplaced(msg("model.refuse.ssm", keys=kinds_key, model_type=b.model_type))
         if n_ssm:
@@ -252,7 +359,71 @@ def read_features(b: Any, kit: Kit) -> None:
             b.linear_attn_other = b.layer_other - (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) + other
             b.notes.append(msg("model.note.state_space", ssm=n_ssm, layers=b.layers, kind=kind))
             assumed.append(msg("model.assume.ssm_layers", ssm=n_ssm, layers=b.layers, key=kinds_key, kind=kind))
+    if b.blocks is not None and (b.blocks.lone_mixers or b.blocks.lone_ffns):
+        _count_lone_blocks(b, attn, mla_norms + (2 * (b.head_dim or b.hidden // b.heads) if qk else 0), names,
+                           mlp_bias, assumed)
     b.assumed = assumed
+
+
+def _linear_kind(b: Any, ssm_keys: list[str]) -> str:
+    """What a "linear_attention" layer is, from the keys that size it."""
+    c = b.c
+    if c.has("linear_num_heads", "linear_head_dim") or c.sub("linear_attn_config") is not None:
+        return "kda"
+    if c.has("block_size") and not ssm_keys:
+        return "lightning"
+    if ssm_keys:
+        return "ssm"
+    return "linear_attention"                       # nothing sizes it: refused as a layer kind not read
+
+
+def _linear_mixer(b: Any, kinds: list[str]) -> tuple[list[Linear], int, str]:
+    """A linear-attention layer's mixer: its linear modules, its other parameters, and its kind."""
+    c, h = b.c, b.hidden
+    if "kda" in kinds:
+        # Kimi Delta Attention (transformers models/kimi_linear/modeling_kimi_linear.py KimiDeltaAttention):
+        # q/k/v of heads x head_dim, a depthwise conv over the three (no bias), low-rank forget (f_a/f_b) and
+        # output (g_a/g_b) gates, a per-head beta (b_proj), dt_bias per channel, A_log per head, a gated norm
+        nested = c.sub("linear_attn_config")           # the checkpoint's spelling of the same three sizes
+        n = c.int("linear_num_heads", default=None) or (nested.int("num_heads", default=None) if nested else None) \
+            or b.heads
+        d = c.int("linear_head_dim", default=None) or (nested.int("head_dim", default=None) if nested else None) \
+            or h // b.heads
+        kernel = c.int("linear_conv_kernel_dim", default=None) or (
+            nested.int("short_conv_kernel_size", default=None) if nested else None) or 4
+        qkv = n * d
+        mixer = [Linear("self_attn.q_proj", h, qkv, role="q"), Linear("self_attn.k_proj", h, qkv, role="k"),
+                 Linear("self_attn.v_proj", h, qkv, role="v"),
+                 Linear("self_attn.f_a_proj", h, d, role="other"), Linear("self_attn.f_b_proj", d, qkv, role="other"),
+                 Linear("self_attn.b_proj", h, n, role="other"),
+                 Linear("self_attn.g_a_proj", h, d, role="other"), Linear("self_attn.g_b_proj", d, qkv, role="other"),
+                 Linear("self_attn.o_proj", qkv, h, role="o")]
+        return mixer, 3 * qkv * kernel + qkv + n + d, "kda"
+    # MiniMax lightning attention (transformers models/minimax/modeling_minimax.py MiniMaxLightningAttention):
+    # one qkv_proj, an out_proj, a sigmoid output gate, and an RMSNorm over heads x head_dim
+    d = c.int("head_dim", default=h // b.heads) or h // b.heads
+    hd = b.heads * d
+    mixer = [Linear("self_attn.qkv_proj", h, 3 * hd, role="qkv"), Linear("self_attn.out_proj", hd, h, role="o"),
+             Linear("self_attn.output_gate", h, hd, role="other")]
+    return mixer, hd, "lightning"
+
+
+def _count_lone_blocks(b: Any, attn: list[Linear], attn_norms: int, names: tuple[str, ...], mlp_bias: bool,
+                       assumed: list[Msg]) -> None:
+    """Blocks of a single-block config with no partner: each its own parameters and its one norm, outside the
+    paired layers (the total is exact; their activations are not counted apart)."""
+    h = b.hidden
+    sizes = {"attention": sum(m.params for m in attn) + attn_norms,
+             "mlp": sum(m.params for m in b.dense if m.role in ("gate", "up", "down"))}
+    if "ssm" in b.blocks.lone_mixers:
+        mixer, other, _ = _mamba_mixer(b)
+        sizes["ssm"] = sum(m.params for m in mixer) + other
+    if b.experts:
+        sizes["moe"] = sum(m.params for m in b.moe) - sum(m.params for m in attn)
+    lone = b.blocks.lone_mixers + b.blocks.lone_ffns
+    b.extra += sum(sizes[k] + h for k in lone)
+    assumed.append(msg("model.assume.lone_blocks", count=len(lone), kinds=", ".join(sorted(set(lone))),
+                       key=b.blocks.key))
 
 
 def unread_keys(b: Any) -> list[str]:

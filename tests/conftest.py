@@ -1,5 +1,6 @@
 """Shared test settings, and the fixtures of tests/helpers.py made visible to every test module."""
 import os
+import tempfile
 
 from helpers import demo  # noqa: F401  (a fixture: pytest finds it in conftest's namespace)
 from hypothesis import settings
@@ -9,3 +10,7 @@ from hypothesis import settings
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# Counts transformers made on the meta device are kept in the user's cache directory (oomdoctor/metacount.py):
+# a test run keeps its own, so it neither reads a developer's cache nor leaves files in it.
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="oomdoctor-test-cache-")

@@ -94,6 +94,42 @@ CASES = {
                                 full_attention_interval=3, **HYBRID),
     "qwen3_5_moe_text": dict(BASE, num_hidden_layers=4, head_dim=64, num_experts=4, num_experts_per_tok=2,
                              moe_intermediate_size=96, shared_expert_intermediate_size=160, **HYBRID),
+    # RG-LRU recurrent blocks and attention, block_types repeated over the layers
+    "recurrent_gemma": dict(BASE, num_hidden_layers=5, num_key_value_heads=1, head_dim=64, lru_width=384),
+    "recurrent_gemma/attention-first": dict(BASE, num_hidden_layers=4, head_dim=64, attention_bias=True,
+                                            block_types=["attention", "recurrent"]),
+    "granitemoeshared/no-shared": dict(BASE, num_local_experts=4, num_experts_per_tok=2, shared_intermediate_size=0),
+    # Mamba-2 layers, hybrid layers running shared transformer blocks (counted once) with per-layer adapters
+    "zamba2": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=8, num_attention_heads=4,
+                   mamba_d_state=16, n_mamba_heads=4, mamba_headdim=128, adapter_rank=8, hybrid_layer_ids=[1, 3, 5, 7],
+                   layers_block_type=["mamba", "hybrid"] * 4),
+    "zamba2/two-blocks-adapters": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=8,
+                                       num_attention_heads=4, num_key_value_heads=2, mamba_d_state=16, n_mamba_heads=4,
+                                       mamba_headdim=128, adapter_rank=8, num_mem_blocks=2, add_bias_linear=True,
+                                       use_shared_attention_adapter=True, hybrid_layer_ids=[1, 3, 5, 7],
+                                       layers_block_type=["mamba", "hybrid"] * 4),
+    # gated short convolutions and attention by layer_types; the MLP width cut to 2/3 and rounded
+    "lfm2": dict(SMALL, hidden_size=H, num_hidden_layers=4, num_attention_heads=4, num_key_value_heads=2,
+                 block_ff_dim=1000, layer_types=["conv", "full_attention", "conv", "conv"]),
+    "lfm2/biased-unadjusted": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, block_ff_dim=768,
+                                   conv_bias=True, conv_L_cache=4, block_auto_adjust_ff_dim=False, tie_embedding=False,
+                                   layer_types=["conv", "full_attention", "full_attention"]),
+    "lfm2/multiplier": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=4,
+                            block_ff_dim=999, block_ffn_dim_multiplier=1.5, block_multiple_of=64,
+                            layer_types=["conv", "full_attention", "conv"]),
+    # attention and a Mamba-2 mixer side by side in every layer
+    "falcon_h1": dict(BASE, head_dim=64, mamba_d_ssm=384, mamba_n_heads=6, mamba_d_head=64, mamba_d_state=16),
+    "falcon_h1/biased-normed": dict(BASE, head_dim=64, mamba_d_ssm=384, mamba_n_heads=6, mamba_d_head=64,
+                                    mamba_d_state=16, mamba_rms_norm=True, mamba_proj_bias=True, projectors_bias=True,
+                                    attention_bias=True, mlp_bias=True, mamba_n_groups=2, tie_word_embeddings=True),
+    # a mixture of attention experts beside a mixture of MLP experts in every layer
+    "jetmoe": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=3, num_attention_heads=8,
+                   num_key_value_heads=4, kv_channels=32, num_local_experts=4),
+    # read from features (no reading of their own): pure Mamba-2; lightning attention layers with experts
+    "mamba2": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_heads=8, head_dim=64, n_groups=2, state_size=16,
+                   tie_word_embeddings=False),
+    "minimax": dict(BASE, num_local_experts=4, num_experts_per_tok=2, head_dim=64, block_size=256, tie_word_embeddings=False,
+                    layer_types=["linear_attention", "full_attention", "linear_attention"]),
 }
 
 

@@ -55,6 +55,11 @@ WORDS = {
     "model.assume.mlp_plain": ("a two-matrix MLP (up/down, activation {act})", "两矩阵 MLP（up/down，激活函数 {act}）"),
     "model.assume.experts": ("{experts} experts of width {width} in {layers} layers (placed by {key})",
                              "{layers} 层中各有 {experts} 个宽度为 {width} 的专家（按 {key} 放置）"),
+    "model.assume.lone_blocks": ("{count} single blocks ({kinds}) with no partner in {key} counted on their own",
+                                 "{key} 中 {count} 个无配对的单独块（{kinds}）单独计数"),
+    "model.assume.linear_layers": ("{count} of {layers} layers {kind} linear attention (placed by {key})",
+                                   "{layers} 层中有 {count} 层是 {kind} 线性注意力（按 {key} 放置）"),
+    "model.assume.mla": ("multi-head latent attention (kv_lora_rank {rank})", "多头潜在注意力（kv_lora_rank {rank}）"),
     "model.assume.ssm": ("every layer a {kind} state-space mixer, no attention and no MLP",
                          "每层都是 {kind} 状态空间混合层，没有注意力和 MLP"),
     "model.assume.ssm_layers": ("{ssm} of {layers} layers {kind} state-space mixers (placed by {key})",
@@ -69,6 +74,11 @@ WORDS = {
         "knows {model_type!r}",
         "config.json 声明了 {experts} 个专家，但 oomdoctor 无法判断它们位于哪些层（{key}；model_type {model_type!r} "
         "没有专门读法）：请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+    "model.refuse.unreadable": (
+        "config.json of model_type {model_type!r} (no reading of its own) holds a value oomdoctor cannot read ({why}): "
+        "pass --model DIR with the checkpoint, or run where transformers knows {model_type!r}",
+        "model_type {model_type!r}（没有专门读法）的 config.json 含有 oomdoctor 无法读取的值（{why}）：请用 --model DIR "
+        "指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
     "model.refuse.ssm": (
         "config.json states state-space layers ({keys}) but oomdoctor cannot tell which layers they are (model_type "
         "{model_type!r} has no reading of its own): pass --model DIR with the checkpoint, or run where transformers "
@@ -115,6 +125,7 @@ WORDS = {
     "model.config.missing_key": ("config.json lacks {keys}", "config.json 缺少 {keys}"),
     "model.config.bad_kv_heads": ("num_key_value_heads ({kv}) must divide num_attention_heads ({heads})",
                                   "num_key_value_heads（{kv}）必须整除 num_attention_heads（{heads}）"),
+    "model.config.bad_layer_kinds": ("{key} must be a list of layer kinds (strings)", "{key} 必须是层类型（字符串）的列表"),
     "model.config.bad_heads": ("hidden_size ({hidden}) is not a multiple of num_attention_heads ({heads})",
                                "hidden_size（{hidden}）不是 num_attention_heads（{heads}）的整数倍"),
     "model.config.not_object": ("model config.json is not a JSON object", "模型的 config.json 不是 JSON 对象"),
