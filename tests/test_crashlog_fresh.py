@@ -20,7 +20,7 @@ import yaml
 from oomdoctor.crashlog import parse_log
 
 DATA = Path(__file__).parent / "data" / "logs"
-SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5")
+SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b")
 RATES = {"verdict": 0.95, "phase": 0.85, "tried": 0.98}
 GIB = float(1 << 30)
 UNIT = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "MB": 1 << 20, "GiB": 1 << 30, "GB": 1 << 30}
@@ -96,7 +96,10 @@ def scored(request):
 # one Ray list more, and a user-typed `CUDA out of the memory`: 63 of 67. Its "tried" floor is what that
 # typed message (no figure read) leaves, 35 of 36.
 FLOORS = {"later": {"verdict": 0.92, "phase": 0.85, "tried": 0.98},
-          "audit5": {"verdict": 0.94, "phase": 0.85, "tried": 0.97}}
+          "audit5": {"verdict": 0.94, "phase": 0.85, "tried": 0.97},
+          # audit5b/: eight excerpts held back after audit 5's changes and scored once; two forms no rule reads yet
+          # (latent diffusion's `Summoning checkpoint.`, tinygrad's AMD `MemoryError: Cannot allocate N bytes`)
+          "audit5b": {"verdict": 0.87, "phase": 0.75, "tried": 0.75}}
 
 
 def test_fresh_excerpts_score_at_the_first_sight_rates(scored):
@@ -126,10 +129,10 @@ def test_the_third_and_fourth_audits_cite_no_thread_any_other_fixture_cites():
         assert case["source"] not in others, case["source"]
 
 
-def test_the_fifth_audit_cites_no_thread_any_other_fixture_cites():
+def test_the_fifth_audit_and_its_held_back_sample_cite_no_thread_any_other_fixture_cites():
     others = "".join((DATA / name / doc).read_text(encoding="utf-8")
                      for name in ("real", "fresh", "heldback", "later", "audit3", "audit4") for doc in ("SOURCES.md", "expected.yaml"))
-    cases = load("audit5")
-    assert len(cases) >= 60 and len({c["source"] for c in cases}) == len(cases)
+    cases = load("audit5") + load("audit5b")
+    assert len(load("audit5")) >= 60 and len({c["source"] for c in cases}) == len(cases)
     for case in cases:
         assert case["source"] not in others, case["source"]
