@@ -58,6 +58,14 @@ def one(tmp_path: Path, text: str):
     ("RuntimeError: Allocation on device 0 would exceed allowed memory. (out of memory)\n"
      "Currently allocated     : 16.08 GiB\nRequested               : 4.83 GiB\nDevice limit            : 22.20 GiB\n"
      "Free (according to CUDA): 11.12 MiB\n", "cuda_oom", round(4.83 * (1 << 30)), 0),
+    # torch's XPU allocator, only its first sentence kept
+    ("RuntimeError: XPU out of memory\n", "xpu_oom", None, None),
+    # XLA's StreamExecutorMemoryAllocator through jaxlib: the request in bytes and the device ordinal
+    ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Failed to allocate request for 2.99GiB (3206250496B) "
+     "on device ordinal 1\n", "xla_oom", 3206250496, 1),
+    # TensorFlow 0.x's executor printed the sentence without the dims
+    ("W tensorflow/core/common_runtime/executor.cc:1076] 0x18ef02bb0 Compute status: Resource exhausted: OOM when "
+     "allocating tensor with shape\n", "tf_oom", None, None),
     # TGI's warmup, which catches torch.cuda.OutOfMemoryError
     ("RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n",
      "cuda_oom", None, None),
@@ -85,6 +93,10 @@ def test_each_allocator_family_gives_its_kind_and_request_to_the_byte(tmp_path, 
     "已杀死\n",
     "[1]+  已杀死               nohup java -jar app.jar\n",
     "run.sh: line 3:  4242 Terminado (killed)      python train.py\n",
+    # systemd-oomd's swap rule (v250+ wording) and the service manager's note on the unit it killed
+    "May  4 09:30:43 box systemd-oomd[735]: Killed /user.slice/user-1000.slice/session-2.scope due to memory used "
+    "(7422640128) / total (8199176192) and swap used (524283904) / total (524283904) being more than 90.00%\n",
+    "May  4 09:30:43 box systemd[1]: session-2.scope: systemd-oomd killed 304 process(es) in this unit.\n",
     # the kubelet evicting under node memory pressure
     "The node was low on resource: memory. Container trainer was using 61Gi, which exceeds its request of 0.\n",
 ])
@@ -190,3 +202,57 @@ def test_phase_cues_of_the_third_audit(tmp_path, text, phase, evidence_line):
     ev = one(tmp_path, text).primary
     assert ev is not None and ev.phase == phase
     assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line
+
+
+@pytest.mark.parametrize("text,phase,evidence_line", [
+    # Catalyst names its bars by loader: the `valid` loader's bar is evaluation
+    ("0/10 * Epoch (train): 100% 32/32 [00:41<00:00,  2.39s/it, loss=0.898]\n"
+     "0/10 * Epoch (valid):   3% 1/32 [00:01<00:46,  1.50s/it, loss=1.656]\n"
+     "Traceback (most recent call last):\n....\nRuntimeError: CUDA error: out of memory\n", "eval", 2),
+    # what the run printed after a bar lands on the bar's line: it is the later event
+    ("Progress:|██     | 25% 1999/8000 [1:02:25<3:07:25,  1.87s/it, loss=0.296] SAVING CHECKPOINT...\n"
+     "Killed\n", "save", 1),
+    # a script named generate.py is not generation: the frames under it load the model
+    ("Traceback (most recent call last):\n  File \"/a/generate.py\", line 46, in main\n"
+     "    model = AutoModelForCausalLM.from_pretrained(path)\n"
+     "  File \"/s/accelerate/utils/modeling.py\", line 399, in set_module_tensor_to_device\n"
+     "    new_value = value.to(device)\n"
+     "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n", "load", 5),
+    # TGI's warmup frame right above the message outranks generate_token in the launcher's copy after it
+    ("  File \"/o/text_generation_server/models/flash_causal_lm.py\", line 755, in warmup\n    raise RuntimeError(\n"
+     "RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n"
+     "ERROR text_generation_launcher: Method Warmup encountered an error.\nTraceback (most recent call last):\n"
+     "  File \"/o/text_generation_server/models/flash_causal_lm.py\", line 753, in warmup\n"
+     "    _, batch = self.generate_token(batch)\n"
+     "  File \"/o/text_generation_server/models/flash_causal_lm.py\", line 839, in generate_token\n"
+     "    out = self.forward(\n", "load", 1),
+    # vLLM v1: the API server's output handler reports the EngineCore's failure after it
+    ("(EngineCore pid=112) ERROR 05-01 14:39:06 [core.py:1131] torch.OutOfMemoryError: CUDA out of memory. "
+     "Tried to allocate 50.00 MiB. GPU 0 has a total capacity of 23.56 GiB of which 21.75 MiB is free.\n"
+     "(APIServer pid=1) ERROR 05-01 14:39:06 [async_llm.py:699] AsyncLLM output_handler failed.\n", "generate", 2),
+    # verl's fused Ray worker names the rollout it was running after the message
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 5.22 GiB.\n"
+     "(main_task pid=2396241) Unhandled error (suppress with 'RAY_IGNORE_UNHANDLED_ERRORS=1'): "
+     "ray::WorkerDict.actor_rollout_generate_sequences() (pid=2396579, ip=10.242.3.193)\n", "generate", 2),
+    # a DataLoader worker's death is data loading, wherever the main process's SIGCHLD handler interrupted it
+    ("Traceback (most recent call last):\n  File \"train.py\", line 214, in <module>\n"
+     "    x = x.float().cuda()\n"
+     "  File \"/t/torch/utils/data/_utils/signal_handling.py\", line 66, in handler\n    _error_if_any_worker_fails()\n"
+     "RuntimeError: DataLoader worker (pid 28811) is killed by signal: Bus error.\n", "data", 6),
+])
+def test_phase_cues_of_the_fifth_audit(tmp_path, text, phase, evidence_line):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase
+    assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line
+
+
+def test_one_long_line_cut_by_a_terminal_is_joined_in_a_paste_of_short_lines(tmp_path):
+    message = ("UserWarning: Failed to clone() tensor with name lm_head.weight. Error: CUDA out of memory. Tried to "
+               "allocate 982.00 MiB (GPU 2; 79.35 GiB total capacity; 77.16 GiB already allocated; 272.19 MiB free; "
+               "77.16 GiB reserved in total by PyTorch) If reserved memory is >> allocated memory try setting "
+               "max_split_size_mb to avoid fragmentation.")
+    cut = [message[i:i + 97] for i in range(0, len(message), 97)]
+    short = [f"    --flag_{i} {i} \\" for i in range(20)]
+    ev = one(tmp_path, "\n".join(["python3 train.py \\", *short, *cut]) + "\n").primary
+    assert ev is not None and ev.kind == "cuda_oom" and ev.device == 2
+    assert ev.capacity_gib == 79.35 and ev.phase == "save"

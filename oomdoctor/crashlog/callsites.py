@@ -30,6 +30,11 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "SGLang", "func", "event_loop_normal", "sglang/srt/managers/scheduler.py"),
     ("generate", "SGLang", "func", "event_loop_overlap", "sglang/srt/managers/scheduler.py"),
     ("generate", "vLLM", "line", r"Engine loop is not running|EngineCore encountered an issue", "vllm engine-dead errors"),
+    ("generate", "vLLM", "func", "output_handler", "vllm/v1/engine/async_llm.py AsyncLLM.output_handler (the server's loop over EngineCore outputs)"),
+    ("generate", "vLLM", "line", r"AsyncLLM output_handler failed", "vllm/v1/engine/async_llm.py AsyncLLM.output_handler's error log"),
+    ("generate", "verl", "line", r"ray::WorkerDict\.\w*generate_sequences\(",
+     "verl/single_controller/ray/base.py: a fused worker's method is named role_method (actor_rollout_generate_sequences), "
+     "ActorRolloutRefWorker.generate_sequences being the rollout"),
     # ---- start-up of an inference engine: weights, KV cache, profiling, CUDA graphs (load)
     ("load", "vLLM", "func", "capture_model", "vllm/v1/worker/gpu_model_runner.py GPUModelRunner.capture_model"),
     ("load", "vLLM", "func", "_capture_cudagraphs", "vllm/v1/worker/gpu_model_runner.py"),
@@ -46,6 +51,9 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("load", "TGI", "line", r"Unable to warmup model|\bwarmup\{|\bWarmup\(|Not enough memory to handle \d+ prefill tokens",
      "text-generation-inference: server/.../flash_causal_lm.py FlashCausalLM.warmup, router's warmup span and "
      "'Unable to warmup model' (router/src/main.rs): the start-up's largest prefill"),
+    ("load", "TGI", "path", r"(?:text_generation|lorax)_server/models/\w+\.py\"?, line \d+, in warmup\b",
+     "text-generation-inference server/text_generation_server/models/flash_causal_lm.py FlashCausalLM.warmup "
+     "(and LoRAX's fork of it): the frame that runs the start-up prefill, above whatever it calls"),
     ("load", "Megatron-LM / DeepSpeed", "line", r"initializing (?:tensor |pipeline )?model parallel|> initializing model parallel",
      "megatron/core/parallel_state.py banner"),
     # ---- moving and wrapping a model (load): .to()/.cuda() go through Module._apply -> convert
@@ -63,6 +71,13 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("load", "transformers", "func", "_load_best_model", "transformers/trainer.py"),
     ("load", "transformers", "func", "load_sharded_checkpoint", "transformers/modeling_utils.py"),
     ("load", "PEFT", "func", "inject_adapter", "peft/tuners/tuners_utils.py"),
+    ("load", "CompVis latent diffusion", "func", "load_model_from_config",
+     "scripts/txt2img.py and main.py of CompVis stable-diffusion and its textual-inversion forks: builds the model from a checkpoint"),
+    # ---- data loading (data): a DataLoader worker's death surfaces in the main process's SIGCHLD handler
+    ("data", "torch", "func", "_try_get_data", "torch/utils/data/dataloader.py _MultiProcessingDataLoaderIter"),
+    ("data", "torch", "func", "_try_get_batch", "torch/utils/data/dataloader.py (torch <= 1.1)"),
+    ("data", "torch", "line", r"DataLoader worker \(pid(?:\(s\))? [\d, ]+\) (?:is killed by signal|exited unexpectedly)",
+     "torch/utils/data/_utils/signal_handling.py and dataloader.py: the process that died is a DataLoader worker"),
     # ---- saving (save)
     ("save", "torch DCP / FSDP", "func", "get_model_state_dict", "torch/distributed/checkpoint/state_dict.py"),
     ("save", "torch DCP / FSDP", "func", "get_optimizer_state_dict", "torch/distributed/checkpoint/state_dict.py"),

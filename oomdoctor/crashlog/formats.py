@@ -122,7 +122,9 @@ F02 = lazy_re(
     rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
 , needs=(" total capacity; ",))
 F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);", needs=("(GPU ", "(NPU ", "(XPU "))
-F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
+# torch's XPU allocator (c10/xpu/XPUCachingAllocator.cpp) and IPEX raise "XPU out of memory" like CUDA's, and a
+# report may keep only that first sentence.
+F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
 # `CUDA Error: out of memory at .../cumem_allocator.cpp:62`: vLLM's sleep-mode wake_up (RL rollouts)
 F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?[Ee]rror ?(?:\(2\) ?)?: ?out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory|"
               r"cuda runtime error \(2\) : out of memory|CUDA: out of memory|"     # torch 0.x, MXNet
@@ -178,8 +180,10 @@ F_SE_ALLOC = lazy_re(r"failed to allocate \S+ \((?P<bytes>\d+) bytes\) from devi
                      needs=("bytes) from device: ",))
 # NCCL's CUDACHECK, printed on its own line under torch's DistBackendError ("Last error:").
 F08_BARE = lazy_re(r"^\s*Cuda failure '?out of memory'?\s*$", needs=("Cuda failure",))
-# systemd-oomd names the cgroup it killed and why: memory pressure or swap (oomd-manager.c).
-F_OOMD = lazy_re(r"systemd-oomd(?:\[\d+\])?: Killed \S+ due to (?:memory pressure|swap used)", needs=("systemd-oomd",))
+# systemd-oomd names the cgroup it killed and why: memory pressure, or swap ("due to swap used" before v250,
+# "due to memory used (N) / total (N) and swap used (N) / total (N) being more than N%" since) (src/oom/oomd-manager.c);
+# the service manager then logs "systemd-oomd killed N process(es) in this unit." on the unit (src/core/unit.c).
+F_OOMD = lazy_re(r"systemd-oomd(?:\[\d+\])?: Killed \S+ due to (?:memory pressure|swap used|memory used)|systemd-oomd killed \d+ process\(es\) in this unit", needs=("systemd-oomd",))
 # A shell's job-status report of a killed job: bash `script: line 10:    93 Killed    cmd`, zsh
 # `[1]    26478 killed     python test.py` (jobs.c / zsh's jobs.c print the pid, the status word, the command).
 # The status word is strsignal(SIGKILL), which the C library translates: "Killed", zh_CN "已杀死", es
@@ -218,7 +222,9 @@ F_SIGKILL = lazy_re(r"terminated with signal SIGKILL|died with <Signals\.SIGKILL
 F_SLURM = lazy_re(r"Detected \d+ oom[-_]kill event|task \d+: Out Of Memory|\bOUT_OF_MEMORY\b",
                   needs=("Detected ", "Out Of Memory", "OUT_OF_MEMORY"))
 F16_GPU = lazy_re(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)", needs=("RayTaskError(",))
-F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
+# XLA's StreamExecutorMemoryAllocator::Allocate: "Failed to allocate request for %s (%uB) on device ordinal %d"
+# (xla/stream_executor/stream_executor_memory_allocator.cc), raised as RESOURCE_EXHAUSTED through jaxlib.
+F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+))", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
 F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.", needs=("Ran out of memory in memory space hbm. Used ",))
 # The BFC allocator: TensorFlow's and XLA's name themselves ("Allocator (GPU_0_bfc) ran out of memory trying to
 # allocate 8.00GiB (rounded to 8589934592)", tsl/framework/bfc_allocator.cc); Intel's TensorFlow plugin does not
@@ -229,7 +235,9 @@ F18 = lazy_re(r"Allocator (?:\((?P<alloc>\w+)\) )?ran out of memory trying to al
               needs=("ran out of memory trying to allocate ",))
 F18_TF_PATH = lazy_re(r"(?:^|[\s\]])(?:tensorflow|itex)/\S*bfc_allocator\.cc:\d+\]", needs=("bfc_allocator.cc",))
 F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("ResourceExhaustedError: failed to allocate memory",))
-F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):?\s+(?:\(see above for traceback\):\s+)?OOM when allocating tensor (?:with shape|of shape) ?\[(?P<shape>[\d,\s]*)\](?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
+# TensorFlow 0.x printed the sentence with no dims after it (executor.cc's "Compute status: Resource exhausted:
+# OOM when allocating tensor with shape", the shape empty): the words, not the dims, are the failure.
+F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):?\s+(?:\(see above for traceback\):\s+)?OOM when allocating tensor (?:with shape|of shape) ?(?:\[(?P<shape>[\d,\s]*)\])?(?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
 # TF's device name: "/job:localhost/replica:0/task:0/device:GPU:1" (tensorflow/core/util/device_name_utils.cc)
 F19_DEV = lazy_re(r"device:(?:GPU|gpu|XPU):(\d+)$")
 F20 = lazy_re(r"No available memory for the cache blocks")
@@ -425,8 +433,8 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("xla_oom", capacity_gib=size_gib(m.group("cap").replace("G", " GiB").replace("M", " MiB")) if m.group("cap")[-1] in "GM" else size_gib(m.group("cap"))))
     m = F17.search(text)
     if m:
-        b = m.group("bytes") or m.group("bytes3")
-        return _count(Parsed("xla_oom", tried_gib=_per(b, GIB)))
+        b = m.group("bytes") or m.group("bytes3") or m.group("bytes4")
+        return _count(Parsed("xla_oom", tried_gib=_per(b, GIB), device=_dev(m.group("dev4"))))
     m = F18.search(text)
     if m:
         asked = m.group("req") if m.group("unit") and m.group("req").isdigit() else m.group("bytes")

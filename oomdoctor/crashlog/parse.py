@@ -397,24 +397,7 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         found = frame_phase(pieces)
         if found:
             return found[0], h.start, pieces[found[1]], "frame"
-    walked: list[tuple[int, str]] = []       # nearest first
-    head: tuple[int, str] | None = None
-    for s, _e, raw in src.lines_before(h.start, TRACEBACK_LINES):
-        cl = F.clean(raw)
-        if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
-            continue
-        t = cl.text
-        m = TRACEBACK_HEAD.search(t)
-        if m:
-            head = (s, t[:m.start()])
-            rest = t[m.end():].lstrip(":").strip()
-            if rest:                         # a traceback pasted onto one line
-                walked.append((s, rest))
-            break
-        walked.append((s, t))
-        if not t.strip() and len(walked) > 200 and not any(is_frame(x) for _, x in walked[-50:]):
-            break
-    block = walked[::-1] if head is not None else _trim_to_frames(walked[::-1]) or _fragment(walked)
+    block, head = _frames_above(src, h)
     found = frame_phase([t for _, t in block]) if block else None
     after = _after_phase(src, h)
     if found:
@@ -445,6 +428,29 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
     if said:
         return said, h.start, h.message, "message"
     return None
+
+
+def _frames_above(src: LogSource, h: _Hit) -> tuple[list[tuple[int, str]], tuple[int, str] | None]:
+    """The traceback printed above a message (outermost first) and its `Traceback` header line, if any."""
+    walked: list[tuple[int, str]] = []       # nearest first
+    head: tuple[int, str] | None = None
+    for s, _e, raw in src.lines_before(h.start, TRACEBACK_LINES):
+        cl = F.clean(raw)
+        if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
+            continue
+        t = cl.text
+        m = TRACEBACK_HEAD.search(t)
+        if m:
+            head = (s, t[:m.start()])
+            rest = t[m.end():].lstrip(":").strip()
+            if rest:                         # a traceback pasted onto one line
+                walked.append((s, rest))
+            break
+        walked.append((s, t))
+        if not t.strip() and len(walked) > 200 and not any(is_frame(x) for _, x in walked[-50:]):
+            break
+    block = walked[::-1] if head is not None else _trim_to_frames(walked[::-1]) or _fragment(walked)
+    return block, head
 
 
 AFTER_LINES = 12                   # lines read after a message for the cue printed after it
@@ -498,6 +504,12 @@ def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
 def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
     """A kill prints no traceback of the run: the phase is what the run printed last before it (a bar
     the kill is glued to, `Loading checkpoint from ...optim_states.pt`, DeepSpeed's ZeRO set-up)."""
+    said = message_phase(h.message)
+    if said:
+        # the report names the process that died (`DataLoader worker (pid N) is killed by signal: Bus
+        # error.`): its memory was spent on that process's work, wherever the main process was when the
+        # SIGCHLD handler raised (torch/utils/data/_utils/signal_handling.py runs between any two lines)
+        return said, h.start, h.message, "message"
     before: list[tuple[int, str]] = []
     if h.at > h.start:
         glued = before_launcher(src.text(h.start, h.end))

@@ -166,6 +166,17 @@ def _unbold(lines, origin):
     return (out, origin) if out != lines else None
 
 
+def _cut_run(lines: list[str], width: int, run: int = 3) -> bool:
+    """Whether `run` lines in a row are cut at `width` and go on: one long line a terminal wrapped in a paste
+    that is mostly short lines (a question, a command, then the message: too few cut lines for a share)."""
+    k = 0
+    for x, nxt in zip(lines, lines[1:]):
+        k = k + 1 if len(x) == width and not _WHOLE_LINE.search(x) and nxt and not _NEW_LINE.search(nxt) else 0
+        if k >= run:
+            return True
+    return False
+
+
 def _unwrap(lines, origin):
     """A terminal or viewer cuts long lines at one width, mid-word and mid-number: when several lines
     have exactly the same length (at least WRAP_MIN_WIDTH) and the next line goes on, join them back."""
@@ -175,7 +186,9 @@ def _unwrap(lines, origin):
         return None
     width, n = widths.most_common(1)[0]
     # a terminal shows no line longer than its width: the cut lines are the longest ones
-    if n < 3 or n < 0.2 * len(_body(lines)) or max(widths) != width:
+    if n < 3 or max(widths) != width:
+        return None
+    if n < 0.2 * len(_body(lines)) and not _cut_run(lines, width):
         return None
     out, orig = [], []
     carry = False

@@ -32,6 +32,9 @@ def _cue(pattern: str, *also: str) -> LazyPattern:
     r"""A cue `\b(?:word|word...)\b...`: text that holds none of its words' literal parts (nor `also`,
     the literals of the alternatives after the word group) skips compiling and running it."""
     words = pattern[len(r"\b(?:"):pattern.index(r")\b")].split("|")
+    # a word cue names a function or a statement, not a script: `File "generate.py", line 46, in main` runs
+    # whatever main calls (a user's file name is theirs to choose); module paths have their own cues
+    pattern = pattern.replace(r")\b", r")\b(?!\.py\b)", 1)
     return lazy_re(pattern, needs=tuple(dict.fromkeys(w for w in (*map(_literal, words), *also) if w)))
 
 
@@ -134,7 +137,7 @@ def _taxonomy_cues() -> dict[str, LazyPattern]:
     for phase in OUTER + STEP:
         funcs = callsites.words(phase, "func")
         other = callsites.words(phase, "path") + callsites.words(phase, "stmt")
-        parts = ([r"\b(?:" + "|".join(map(re.escape, funcs)) + r")\b"] if funcs else []) + [f"(?:{x})" for x in other]
+        parts = ([r"\b(?:" + "|".join(map(re.escape, funcs)) + r")\b(?!\.py\b)"] if funcs else []) + [f"(?:{x})" for x in other]
         if parts:
             out[phase] = lazy_re("|".join(parts))
     return out
@@ -228,7 +231,8 @@ _BAR_DESC = (
     ("load", lazy_re(r"Loading checkpoint shards|Loading safetensors|Loading weights|Fetching \d+ files", re.I)),
     ("data", lazy_re(r"\bMap\b|Filter|Running tokenizer|Tokeniz|Converting format|Generating \w+ split|Packing|"
                      r"Preprocess|Flattening the indices|Grouping texts|Applying chat template|examples/s", re.I)),
-    ("eval", lazy_re(r"\b(?:Val(?:idation|idating)?|Eval(?:uat\w*)?|Predict\w*|Testing|Test)\b", re.I)),
+    # Catalyst names its bars by loader key: "0/10 * Epoch (valid):" (catalyst/callbacks/tqdm)
+    ("eval", lazy_re(r"\b(?:Val(?:id(?:ation|ating)?)?|Eval(?:uat\w*)?|Predict\w*|Testing|Test)\b", re.I)),
     ("generate", lazy_re(r"\b(?:Generat\w*|Rollout|Sampling)\b", re.I)),
     ("save", lazy_re(r"\bSaving\b|Merging|Unsloth: Saving", re.I)),
 )
@@ -304,6 +308,12 @@ def line_phase(lines: list[str]) -> tuple[str, int] | None:
             continue
         bar = _bar_phase(text)
         found = None
+        tail = _after_bar(text) if bar is not None else ""
+        tail_event = next((p for p, pat in _EVENTS if p not in closed and pat.search(tail)), None) if tail else None
+        if tail_event is not None:
+            # tqdm redraws its bar with \r and no newline, so what the run prints next lands on the bar's
+            # line after it (`... 1.87s/it, loss=0.296] SAVING CHECKPOINT...`): that text is the later event
+            return tail_event, i
         if bar is not None:
             found, finished = bar
             if finished:
@@ -339,6 +349,15 @@ def taxonomy_line(text: str) -> str | None:
         if rx.search(text):
             return phase
     return None
+
+
+def _after_bar(text: str) -> str:
+    """What follows the last progress bar on a line (its `[elapsed<left, rate, postfix]` closed)."""
+    bars = list(_BAR.finditer(text))
+    if not bars:
+        return ""
+    end = text.find("]", bars[-1].end())
+    return text[end + 1:] if end >= 0 else ""
 
 
 def _bar_phase(text: str) -> tuple[str, bool] | None:
