@@ -345,6 +345,27 @@ def test_chinese_vicuna_finetune_reads_the_scripts_own_constants(tmp_path):
     assert edits_for(s, [Change("micro_batch", 4, 1), Change("grad_accum", 32, 128)]) == []
 
 
+def test_chinese_vicuna_finetune_chat_reads_its_flags_and_its_constants(tmp_path):
+    # Chinese-Vicuna finetune_chat.py: --micro_batch / --total_batch are flags; CUTOFF_LEN 2048, LoRA r 8 on all
+    # seven projections and the 8-bit base are module constants (scripts/finetune_chat.sh, three GPUs:
+    # Facico/Chinese-Vicuna#202's run)
+    path = _write(tmp_path, "t.sh", "CUDA_VISIBLE_DEVICES=0,1,2 torchrun --nproc_per_node=3 finetune_chat.py "
+                  "--data_path d.jsonl --model_path vicuna-13b --micro_batch 4 --total_batch 128 --test_size 0 "
+                  "--prompt_type chat\n")
+    s = load_config(path)
+    assert s.extras["entry"] == "chinese_vicuna_chat"
+    assert (s.method, s.quant_bits, s.lora_rank, s.seq_len, s.grad_ckpt) == ("qlora", 8, 8, 2048, True)
+    assert set(s.lora_targets) == {"q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"}
+    # the total batch is split over the three processes: 128 // 4 // 3
+    assert (s.n_gpus, s.micro_batch, s.grad_accum, s.precision) == (3, 4, 10, "fp16")
+
+
+def test_finetune_chat_accumulation_follows_its_micro_batch_flag_under_the_default_total(tmp_path):
+    path = _write(tmp_path, "t.sh", "python finetune_chat.py --model_path m --micro_batch 2 --prompt_type chat\n")
+    s = load_config(path)
+    assert (s.n_gpus, s.micro_batch, s.grad_accum) == (1, 2, 64)     # BATCH_SIZE 128 // 2 on one process
+
+
 def test_a_finetune_py_with_alpaca_lora_flags_is_still_alpaca_lora(tmp_path):
     path = _write(tmp_path, "t.sh", "python finetune.py --base_model m --data_path d.json --micro_batch_size 2\n")
     assert load_config(path).extras["entry"] == "alpaca_lora"

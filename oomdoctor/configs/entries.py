@@ -24,6 +24,7 @@ dataclasses, read from its repository:
 - HF examples run_clm*.py: --block_size, None = min(1024, the tokenizer's maximum);
 - Chinese-Vicuna finetune.py (Facico/Chinese-Vicuna, argparse): Alpaca-LoRA's constants written in the script
   (MICRO_BATCH_SIZE 4, BATCH_SIZE 128, CUTOFF_LEN 256, LORA_R 8, the base in 8-bit); only paths and --test_size are flags;
+  its finetune_chat.py: --micro_batch / --total_batch are flags, CUTOFF_LEN 2048 and LoRA on all seven projections;
 - Alpaca-LoRA finetune.py (tloen/alpaca-lora, fire flags): the base always loads in 8-bit under LoRA
   (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
   --batch_size is the total batch: accumulation = batch_size // micro_batch_size // world size;
@@ -146,6 +147,16 @@ ENTRIES: tuple[Entry, ...] = (
           defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 256), ("lora_rank", 8), ("lora_alpha", 16),
                     ("micro_batch", 4), ("total_batch", 128), ("precision", "fp16"), ("grad_ckpt", True)),
           trainer_fields=()),     # no TrainingArguments flag: its batch and accumulation are the script's constants
+    # Chinese-Vicuna finetune_chat.py (Facico/Chinese-Vicuna, argparse): --micro_batch 4 and --total_batch 128 are
+    # flags; CUTOFF_LEN 2048, LORA_R 8 / alpha 16 on all seven projections and the 8-bit base (prepared by peft's
+    # prepare_model_for_int8_training, which turns gradient checkpointing on) are module constants; fp16
+    Entry("chinese_vicuna_chat", "Chinese-Vicuna finetune_chat.py", scripts=("finetune_chat.py",),
+          flags={"model_path": "model", "micro_batch": "micro", "total_batch": "total"},
+          needs_flags=("prompt_type", "micro_batch", "total_batch", "model_path", "lora_remote_checkpoint"),
+          defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 16),
+                    ("lora_targets", ("q_proj", "v_proj", "k_proj", "o_proj", "down_proj", "gate_proj", "up_proj")),
+                    ("micro_batch", 4), ("total_batch", 128), ("precision", "fp16"), ("grad_ckpt", True)),
+          trainer_fields=()),     # its argparse takes no TrainingArguments field under that field's name
     Entry("alpaca_lora", "Alpaca-LoRA finetune.py", scripts=("finetune.py",), flags=_ALPACA_LORA,
           needs_flags=("base_model", "micro_batch_size", "cutoff_len", "lora_r"),
           defaults=(("method", "qlora"), ("quant_bits", 8), ("seq_len", 256), ("lora_rank", 8), ("lora_alpha", 16),

@@ -435,3 +435,6 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
             t = signals["targets"][0]
             b.set("lora_targets", ("all",) if t in (("all",), ("all-linear",), ("all_linear",)) else t,
                   doc.src(signals["targets"][1]))
+        elif "lora_targets" in defaults:
+            # a script whose LoRA target list is a constant in its source (Chinese-Vicuna finetune_chat.py)
+            b.default("lora_targets", tuple(defaults["lora_targets"]), entry.label if entry is not None else None)

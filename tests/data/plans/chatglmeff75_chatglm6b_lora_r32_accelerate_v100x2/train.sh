@@ -1,0 +1,3 @@
+# the thread's command as posted (hiyouga/ChatGLM-Efficient-Tuning, June 2023), launched with accelerate on two
+# V100 16GB; the model is the script's default ChatGLM-6B
+accelerate launch src/train_sft.py     --do_train     --dataset alpaca_gpt4_zh     --finetuning_type lora     --output_dir alpacagpt4_zh_lora     --overwrite_cache     --per_device_train_batch_size 1     --gradient_accumulation_steps 2     --lr_scheduler_type cosine     --logging_steps 10     --save_steps 2000     --learning_rate 1e-3     --num_train_epochs 2.0     --lora_rank 32     --ddp_find_unused_parameters False     --plot_loss     --fp16

@@ -1,0 +1,39 @@
+# the thread's command as posted (shibing624/MedicalGPT supervised_finetuning.py, September 2023), one node of
+# eight A800 80GB
+torchrun --nproc_per_node 8 supervised_finetuning.py \
+    --model_type llama \
+    --model_name_or_path /mnt/afs/user/jiangtan/data/Ziya-LLaMA-13B-v1 \
+    --train_file_dir ./data/finetune/medical \
+    --per_device_train_batch_size 8 \
+    --per_device_eval_batch_size 8 \
+    --do_train \
+    --use_peft True \
+    --fp16 \
+    --max_train_samples 1000 \
+    --max_eval_samples 10 \
+    --num_train_epochs 10 \
+    --learning_rate 2e-5 \
+    --warmup_ratio 0 \
+    --weight_decay 0 \
+    --logging_strategy steps \
+    --logging_steps 50 \
+    --eval_steps 50 \
+    --save_steps 500 \
+    --save_strategy steps \
+    --save_total_limit 3 \
+    --gradient_accumulation_steps 1 \
+    --preprocessing_num_workers 100 \
+    --output_dir outputs/ziya \
+    --overwrite_output_dir \
+    --ddp_timeout 30000 \
+    --logging_first_step False \
+    --target_modules all \
+    --lora_rank 8 \
+    --lora_alpha 16 \
+    --lora_dropout 0.05 \
+    --torch_dtype float16 \
+    --device_map auto \
+    --report_to tensorboard \
+    --ddp_find_unused_parameters False \
+    --gradient_checkpointing False \
+    --cache_dir ./cache
