@@ -168,7 +168,8 @@ class _Writer:
             if has(f"guide.diagnosis.{diag}"):
                 paras.append(self.tr(f"diagnosis.{diag}", ru=_g(ev.reserved_unallocated_gib),
                                      other=_g(ev.other_processes_gib),
-                                     seq=crash.seq_len_failing or (self.s.seq_len if self.s else "?")))
+                                     seq=(crash.seq_len_failing if crash else None)
+                                     or (self.s.seq_len if self.s else "?")))
         paras.append(self.tr("err_meaning"))
         return Page("error", self.tr("t_error"), tuple(paras))
 

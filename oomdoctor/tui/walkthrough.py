@@ -383,8 +383,10 @@ class WalkthroughScreen(Screen[Any]):
     @on(Checkbox.Changed)
     def _checkbox_changed(self, event: Checkbox.Changed) -> None:
         key = (event.checkbox.id or "").removeprefix("q-")
-        if key in ("keep_effective_batch", "allow_method_change"):
-            self.set_answers(replace(self.answers, **{key: bool(event.value)}))
+        if key == "keep_effective_batch":
+            self.set_answers(replace(self.answers, keep_effective_batch=bool(event.value)))
+        elif key == "allow_method_change":
+            self.set_answers(replace(self.answers, allow_method_change=bool(event.value)))
 
     @on(RadioSet.Changed)
     def _radio_changed(self, event: RadioSet.Changed) -> None:

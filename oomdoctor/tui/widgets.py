@@ -220,7 +220,8 @@ class StepList(OptionList):
         text.append(self._mark(row), style="yellow" if row.state == "proposed" else "dim")
         return text
 
-    def action_toggle(self) -> None:
+    # Textual's DOMNode.action_toggle(attribute_name) flips an attribute; this list's toggle takes none.
+    def action_toggle(self) -> None:  # type: ignore[override]
         i = self.highlighted
         if i is None or not self.rows:
             return
