@@ -520,7 +520,7 @@ def _simulate(session: Session, args: argparse.Namespace) -> int:
     missing = simulate.available()
     if missing:
         raise InputError(missing)
-    if report.setup is None or report.shape is None:
+    if report.setup is None or report.shape is None or report.hardware is None:
         raise InputError(msg("cli.needs_config", flag="--simulate"))
 
     def progress(message: Msg) -> None:

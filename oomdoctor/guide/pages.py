@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oomdoctor.facts import COMPONENTS, GIB, Change, Estimate, Report, Skipped, Step, TrainingSetup
 from oomdoctor.guide.answers import Answers, is_answer_skip, method_name, questions, reproduce_flags
 from oomdoctor.shellsafe import export_line
 from oomdoctor.views.describe import install_commands, phase_words
 from oomdoctor.words import count_words, has, say
+
+if TYPE_CHECKING:
+    from oomdoctor.planner import RuleBook
 
 # LLaMA-Factory key of each field, used when the config did not name it (the value was a default).
 _LF_KEYS = {
@@ -68,7 +71,7 @@ class Page:
         return self.bars[0] if self.bars else None
 
 
-def pages(report: Report, answers: Answers, lang: str, rules: Any = None, options: Any = None, *,
+def pages(report: Report, answers: Answers, lang: str, rules: RuleBook | None = None, options: Any = None, *,
           interactive: bool = True) -> list[Page]:
     """The walkthrough, page by page, for `report` (already re-planned with `answers` when it should be).
     `rules`: the run's rule book, for the titles of skipped rungs and the rules' own cost texts; `options`:
@@ -97,7 +100,7 @@ def pages(report: Report, answers: Answers, lang: str, rules: Any = None, option
 class _Writer:
     """Builds the pages for one report in one language."""
 
-    def __init__(self, report: Report, answers: Answers, lang: str, rules: Any = None, options: Any = None) -> None:
+    def __init__(self, report: Report, answers: Answers, lang: str, rules: RuleBook | None = None, options: Any = None) -> None:
         self.r = report
         self.a = answers
         self.lang = lang
