@@ -343,30 +343,9 @@ class _Writer:
         prev_setup = steps[i - 1].setup if i else self.s
         prev_est = steps[i - 1].estimate if i else self.est
         assert prev_setup is not None and prev_est is not None
-        title, why = say(step.title, lang), say(step.why, lang)
-        paras: list[str] = []
-        src_file = self._file_of(step)
-        paras.append(self.tr("st_change_head", file=src_file) if src_file else self.tr("st_change_head_nofile"))
-        for ch in step.changes:
-            paras.append(self._change_line(ch))
-        for name, value in step.env.items():
-            paras.append(self.tr("st_env", line=export_line(name, value)))
-        if why:
-            paras.append(self.tr("st_why", why=why))
-        for ch in step.changes:
-            teach = self._teach(ch, prev_setup, step.setup)
-            if teach:
-                paras.append(teach)
-        if step.estimate.fits:
-            verdict = self.tr("st_verdict_still") if prev_est.fits else self.tr("st_verdict_fits")
-        else:
-            verdict = self.tr("st_verdict_not")
-        numbers = dict(before=_g(prev_est.peak_gib), after=_g(step.estimate.peak_gib),
-                       cap=_g(step.estimate.capacity_gib), verdict=verdict)
-        if step.adds_gib:
-            paras.append(self.tr("st_uses", more=_g(step.adds_gib), **numbers))
-        else:
-            paras.append(self.tr("st_saves", saved=_g(step.saved_gib), **numbers))
+        title = say(step.title, lang)
+        paras = self._step_changes(step, prev_setup)
+        paras.append(self._step_numbers(step, prev_est))
         shrunk = []
         for c in COMPONENTS:
             a, b = prev_est.components.get(c, 0.0), step.estimate.components.get(c, 0.0)
@@ -393,6 +372,36 @@ class _Writer:
             paras.append(self.tr("st_notes", note=say(note, lang)))
         bars = (self.bar(prev_est, "bar_before"), self.bar(step.estimate, "bar_after"))
         return Page(f"step-{i + 1}", self.tr("t_step", i=i + 1, n=len(steps), title=title), tuple(paras), bars)
+
+    def _step_changes(self, step: Step, prev_setup: TrainingSetup) -> list[str]:
+        """What the rung changes (settings, environment), why, and what each change teaches."""
+        paras: list[str] = []
+        src_file = self._file_of(step)
+        paras.append(self.tr("st_change_head", file=src_file) if src_file else self.tr("st_change_head_nofile"))
+        for ch in step.changes:
+            paras.append(self._change_line(ch))
+        for name, value in step.env.items():
+            paras.append(self.tr("st_env", line=export_line(name, value)))
+        why = say(step.why, self.lang)
+        if why:
+            paras.append(self.tr("st_why", why=why))
+        for ch in step.changes:
+            teach = self._teach(ch, prev_setup, step.setup)
+            if teach:
+                paras.append(teach)
+        return paras
+
+    def _step_numbers(self, step: Step, prev_est: Estimate) -> str:
+        """The peak before and after the rung, against the card, and whether it fits now."""
+        if step.estimate.fits:
+            verdict = self.tr("st_verdict_still") if prev_est.fits else self.tr("st_verdict_fits")
+        else:
+            verdict = self.tr("st_verdict_not")
+        numbers = dict(before=_g(prev_est.peak_gib), after=_g(step.estimate.peak_gib),
+                       cap=_g(step.estimate.capacity_gib), verdict=verdict)
+        if step.adds_gib:
+            return self.tr("st_uses", more=_g(step.adds_gib), **numbers)
+        return self.tr("st_saves", saved=_g(step.saved_gib), **numbers)
 
     def _file_of(self, step: Step) -> str:
         s = self.s
