@@ -5,6 +5,9 @@
     nox -s lint types      # ruff and mypy, as configured in pyproject.toml
 
 Each session makes its own virtual environment; `nox -s tests` runs every CPython nox finds on PATH.
+`.ci/run` builds all the environments at once (`nox --install-only`, one process per session: pip mostly
+waits on the index), then runs the sessions one after another on them (`nox -R`), `full` last while its
+environment (torch) is still being built.
 """
 from __future__ import annotations
 

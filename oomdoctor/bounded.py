@@ -165,7 +165,7 @@ def _compose_checked(text: str, path: str | None, loader: Any) -> Any:
     return root
 
 
-def check_nodes(root: Any, path: str) -> None:
+def check_nodes(root: Any, path: str | None) -> None:
     """Walk the node graph as a constructor would (every alias expanded), within MAX_NODES visits
     and MAX_DEPTH levels, refusing an alias that contains itself."""
     import yaml

@@ -11,14 +11,17 @@ import argparse
 import contextlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oomdoctor import __version__
 from oomdoctor.errors import ExitCode, InputError, exit_code
 from oomdoctor.facts import Msg, msg
 from oomdoctor.words import LANGS, env_language, say, wrap_cells
+
+if TYPE_CHECKING:                      # the pipeline is imported only once the command line is read
+    from oomdoctor.session import Session
 
 DEMO_DIR = Path(__file__).parent / "data" / "demo"
 
@@ -337,16 +340,26 @@ def subcommand(argv: Sequence[str], exists: Any = os.path.exists) -> str | None:
 _APPLY_PENDING: list = []           # non-empty while an --apply asked for has not been carried out
 
 
+def _run_command(argv: list[str], lang: str) -> int:
+    from oomdoctor.run import main as run_main
+
+    return run_main(argv, lang, (_Parser, _Formatter, argparse_speaks))
+
+
+def _history_command(argv: list[str], lang: str) -> int:
+    from oomdoctor.run import history_main
+
+    return history_main(argv, lang, (_Parser, _Formatter, argparse_speaks))
+
+
+# The subcommands by name: each takes the arguments after its name.
+COMMANDS: dict[str, Callable[[list[str], str], int]] = {"run": _run_command, "history": _history_command}
+
+
 def _main(argv: list[str], lang: str) -> int:
     sub = subcommand(argv)
-    if sub == "run":
-        from oomdoctor.run import main as run_main
-
-        return run_main(argv[1:], lang, (_Parser, _Formatter, argparse_speaks))
-    if sub == "history":
-        from oomdoctor.run import history_main
-
-        return history_main(argv[1:], lang, (_Parser, _Formatter, argparse_speaks))
+    if sub is not None:
+        return COMMANDS[sub](argv[1:], lang)
     args = build_parser(lang).parse_args(argv)
     del _APPLY_PENDING[:]
     if args.apply:
@@ -359,6 +372,12 @@ def _main(argv: list[str], lang: str) -> int:
     if args.list_rules or args.explain:
         return _rules_info(args, lang)
     _numbers(args)
+    session = _open(args, lang)
+    return _mode(args)(session, args)
+
+
+def _open(args: argparse.Namespace, lang: str) -> Session:
+    """The session of the inputs the command line names (the demo's files first with --demo)."""
     files = list(args.files)
     if args.demo:
         files = [str(DEMO_DIR / "train.log"), str(DEMO_DIR / "train.yaml")] + files
@@ -378,32 +397,36 @@ def _main(argv: list[str], lang: str) -> int:
         from oomdoctor.advise.prices import load_prices
 
         load_prices(args.prices)        # a bad file is a one-line error now, not a message inside the app
-    session = open_session(opts, lang)
-    report = session.report
+    return open_session(opts, lang)
 
-    if args.simulate:
-        return _simulate(session, as_json=args.json)
-    if args.verify:
-        return _verify(session, args)
-    if args.advise:
-        return _advise(session, args)
-    code = exit_code(report)
-    if args.walkthrough and (not use_tui(args)):
-        from oomdoctor.guide import default_answers, options_with_answers, render_plain
 
-        answers = default_answers(report, session.options)
-        choices, report = options_with_answers(session, answers)
-        from oomdoctor.views.plain import terminal_width
+def _delivers(args: argparse.Namespace) -> bool:
+    """--export, --write or --apply: the patch leaves the program."""
+    return bool(args.export or args.write or args.apply)
 
-        # two columns short of the terminal, as the guide's own margin (78 in a pipe)
-        sys.stdout.write(render_plain(report, answers, lang, width=max(40, terminal_width() - 2), rules=session.rules,
-                                      options=choices))
-        return exit_code(report)
-    if use_tui(args) and not (args.export or args.write or args.apply):
-        from oomdoctor.tui import run as run_tui  # the only place textual gets imported
 
-        _unguarded()
-        return run_tui(session, walkthrough=args.walkthrough)
+def _walkthrough_plain(session: Session, args: argparse.Namespace) -> int:
+    from oomdoctor.guide import default_answers, options_with_answers, render_plain
+    from oomdoctor.views.plain import terminal_width
+
+    answers = default_answers(session.report, session.options)
+    choices, report = options_with_answers(session, answers)
+    # two columns short of the terminal, as the guide's own margin (78 in a pipe)
+    sys.stdout.write(render_plain(report, answers, session.lang, width=max(40, terminal_width() - 2),
+                                  rules=session.rules, options=choices))
+    return exit_code(report)
+
+
+def _app(session: Session, args: argparse.Namespace) -> int:
+    from oomdoctor.tui import run as run_tui  # the only place textual gets imported
+
+    _unguarded()
+    return run_tui(session, walkthrough=args.walkthrough)
+
+
+def _report(session: Session, args: argparse.Namespace) -> int:
+    """The report as text, JSON or Markdown on stdout, then the patch delivered where asked."""
+    report, lang = session.report, session.lang
     if args.json:
         from oomdoctor.views import jsonout
 
@@ -415,11 +438,26 @@ def _main(argv: list[str], lang: str) -> int:
     elif args.export != "-":
         from oomdoctor.views.plain import print_report
 
-        print_report(report, show_patch=not (args.export or args.write or args.apply), lang=lang)
+        print_report(report, show_patch=not _delivers(args), lang=lang)
         _measured_here(report, lang)
-    if args.export or args.write or args.apply:
+    if _delivers(args):
         _export(session, args)
-    return code
+    return exit_code(report)
+
+
+Mode = Callable[["Session", argparse.Namespace], int]
+
+
+def _mode(args: argparse.Namespace) -> Mode:
+    """What the command line asks for, once the session is open: the first entry of this table that applies."""
+    modes: tuple[tuple[bool, Mode], ...] = (
+        (args.simulate, _simulate),
+        (args.verify, _verify),
+        (args.advise, _advise),
+        (args.walkthrough and not use_tui(args), _walkthrough_plain),
+        (use_tui(args) and not _delivers(args), _app),
+    )
+    return next((mode for asked, mode in modes if asked), _report)
 
 
 def _measured_here(report: Any, lang: str) -> None:
@@ -449,7 +487,7 @@ def _accepted(values: Sequence[str], rules_dirs: Sequence[str]) -> tuple[str, ..
     return names
 
 
-def _export(session: Any, args: argparse.Namespace) -> None:
+def _export(session: Session, args: argparse.Namespace) -> None:
     from oomdoctor.patch.deliver import deliver
 
     deliver(session.report, session.options, export=args.export, write=args.write, apply=args.apply,
@@ -474,14 +512,15 @@ def _rules_info(args: argparse.Namespace, lang: str) -> int:
     return ExitCode.FITS
 
 
-def _simulate(session: Any, as_json: bool = False) -> int:
+def _simulate(session: Session, args: argparse.Namespace) -> int:
     from oomdoctor import simulate
 
     report, lang = session.report, session.lang
+    as_json = args.json
     missing = simulate.available()
     if missing:
         raise InputError(missing)
-    if report.setup is None or report.shape is None:
+    if report.setup is None or report.shape is None or report.hardware is None:
         raise InputError(msg("cli.needs_config", flag="--simulate"))
 
     def progress(message: Msg) -> None:
@@ -512,7 +551,7 @@ def _simulate(session: Any, as_json: bool = False) -> int:
     return exit_code(report)
 
 
-def _verify(session: Any, args: argparse.Namespace) -> int:
+def _verify(session: Session, args: argparse.Namespace) -> int:
     """--verify: the plan's final setup traced on fake tensors, traced versus estimated (simulate/verify.py)."""
     from oomdoctor import simulate
     from oomdoctor.simulate import verify as verifier
@@ -537,7 +576,7 @@ def _verify(session: Any, args: argparse.Namespace) -> int:
     return exit_code(report)
 
 
-def _advise(session: Any, args: argparse.Namespace) -> int:
+def _advise(session: Session, args: argparse.Namespace) -> int:
     from oomdoctor import advise
 
     report, lang = session.report, session.lang

@@ -146,13 +146,15 @@ def _clues(setup: TrainingSetup | None, crash: CrashReport, cap: float) -> Itera
     first = gpu[0] if gpu else None
     if first is not None:
         outside = None
+        torch_gib = 0.0
         if first.process_gib is not None and first.allocated_gib is not None:
             outside = first.process_gib - first.allocated_gib - (first.reserved_unallocated_gib or 0.0)
+            torch_gib = first.allocated_gib + (first.reserved_unallocated_gib or 0.0)
         limit = max(1.0, OUTSIDE_SHARE * cap)
         if outside is not None and outside >= max(2.0, OUTSIDE_SHARE * cap):
             yield Clue(kind="outside_pytorch",
                        message=msg("finding.clue.outside_pytorch", gib=outside, in_use=first.process_gib,
-                                   torch=first.allocated_gib + (first.reserved_unallocated_gib or 0.0)),
+                                   torch=torch_gib),
                        check=msg("finding.check.outside_pytorch"), evidence=(_said(first),))
         if (first.other_processes_gib or 0.0) >= limit and not many:
             yield Clue(kind="other_process", message=msg("finding.clue.other_process", gib=first.other_processes_gib),

@@ -125,13 +125,15 @@ def hardware_from_log(crash: CrashReport, n_gpus: int = 1) -> Hardware | None:
     ev = crash.primary
     spec = _find_gpu(crash.gpu_name) if crash.gpu_name else None
     capacity = ev.capacity_gib if ev is not None else None
-    if capacity is None and spec is None:
-        return None
+    if capacity is None:
+        if spec is None:
+            return None
+        capacity = spec.usable_gib
     other = 0.0
     if ev is not None:
         if ev.other_processes_gib is not None:
             other = ev.other_processes_gib
-        elif None not in (ev.capacity_gib, ev.free_gib, ev.process_gib):
+        elif ev.capacity_gib is not None and ev.free_gib is not None and ev.process_gib is not None:
             # 2.x message: capacity = free + this process + everyone else.
             other = max(0.0, ev.capacity_gib - ev.free_gib - ev.process_gib)
     if other < 0.05:
@@ -139,7 +141,7 @@ def hardware_from_log(crash: CrashReport, n_gpus: int = 1) -> Hardware | None:
     gpus = n_gpus if n_gpus > 1 else (crash.world_size or 1)
     # No name in the log: the card is its size; views say "a 79.2 GiB GPU", never a placeholder.
     return Hardware(gpu=spec.name if spec else (crash.gpu_name or ""),
-                    gpu_gib=capacity if capacity is not None else spec.usable_gib,
+                    gpu_gib=capacity,
                     n_gpus=max(1, gpus), source="log",
                     bf16=spec.bf16 if spec else True, flash_attn2=spec.flash_attn2 if spec else True,
                     other_procs_gib=round(other, 3), host_ram_gib=crash.host_ram_gib)

@@ -6,11 +6,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 from oomdoctor.facts import Estimate, Plan, Report
 from oomdoctor.pipeline import Options, Selection, calibration, plan_report, read_report, select_steps, with_gpus
 from oomdoctor.records import record
+
+if TYPE_CHECKING:
+    from oomdoctor.calibrate import Correction
+    from oomdoctor.planner import RuleBook
 
 Estimator = Callable[..., Estimate]
 
@@ -21,10 +25,10 @@ class Session:
 
     options: Options
     report: Report
-    rules: Any                          # the planner's RuleBook: the default ladder plus --rules
+    rules: RuleBook                     # the default ladder plus --rules
     lang: str = "en"
     estimator: Estimator | None = None  # the memory model, corrected by what the crash log measured
-    correction: Any = None              # calibrate.Correction, when the log measured a peak
+    correction: Correction | None = None    # when the log measured a peak
     read: Report | None = None          # the inputs as read, before --gpus and before any plan
 
     def replan(self, options: Options) -> Report:

@@ -251,26 +251,9 @@ def _matrix_lines(m: Matrix, lang: str) -> list[str]:
                 for s in by_key[key])
             out.extend(_wrap(titles, indent="     ", first=f"  {letter}: "))
     if flagged:
-        out.append(say("advise.host_needed", lang))
-        for card in m.cards:
-            over = [c for c in flagged if c.card == card]
-            if over:
-                each = say("common.list_sep", lang).join(
-                    say("advise.host_cell", lang, n=c.n_gpus, need=c.host_ram_gib, has=c.host_budget_gib)
-                    for c in over)
-                out.extend(_wrap(f"{card}: {each}", indent="      ", first="  "))
+        out.extend(_host_lines(m, flagged, lang))
     if m.priced:
-        out.append("")
-        out.append(say("advise.cost_title", lang, currency=m.currency or say("advise.no_currency", lang)))
-        out.append(head.rstrip())
-        for card in m.cards:
-            row = f"{card[:card_w - 1]:<{card_w}}"
-            for n in m.counts:
-                c = m.cell(card, n)
-                text = "" if c is None else (_money(c.cost, m.currency) if c.fits else "-") + (
-                    "*" if c is not None and c.cheapest else "")
-                row += f"{text[:col_w - 1]:<{col_w}}"
-            out.append(row.rstrip())
+        out.extend(_cost_lines(m, head, card_w, col_w, lang))
     if any(c.search == "ladder" for c in m.cells):
         out.append("  " + say("advise.ladder_cells", lang))
     best = m.cheapest
@@ -281,6 +264,33 @@ def _matrix_lines(m: Matrix, lang: str) -> list[str]:
                        cost=_money(best.cost, m.currency)))
     elif m.priced:
         out.append(say("advise.no_priced_fit", lang))
+    return out
+
+
+def _host_lines(m: Matrix, flagged: list[Cell], lang: str) -> list[str]:
+    """The host memory each flagged cell needs against what the host has, card by card."""
+    out = [say("advise.host_needed", lang)]
+    for card in m.cards:
+        over = [c for c in flagged if c.card == card]
+        if over:
+            each = say("common.list_sep", lang).join(
+                say("advise.host_cell", lang, n=c.n_gpus, need=c.host_ram_gib, has=c.host_budget_gib)
+                for c in over)
+            out.extend(_wrap(f"{card}: {each}", indent="      ", first="  "))
+    return out
+
+
+def _cost_lines(m: Matrix, head: str, card_w: int, col_w: int, lang: str) -> list[str]:
+    """The matrix again with each fitting cell's cost; * marks the cheapest."""
+    out = ["", say("advise.cost_title", lang, currency=m.currency or say("advise.no_currency", lang)), head.rstrip()]
+    for card in m.cards:
+        row = f"{card[:card_w - 1]:<{card_w}}"
+        for n in m.counts:
+            c = m.cell(card, n)
+            text = "" if c is None else (_money(c.cost, m.currency) if c.fits else "-") + (
+                "*" if c is not None and c.cheapest else "")
+            row += f"{text[:col_w - 1]:<{col_w}}"
+        out.append(row.rstrip())
     return out
 
 

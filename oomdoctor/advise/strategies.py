@@ -101,7 +101,9 @@ def build_strategies(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, n
     from oomdoctor.advise import timing
 
     if estimator is None:
-        from oomdoctor.memory import estimate as estimator
+        from oomdoctor.memory import estimate as default_estimator
+
+        estimator = default_estimator
     n = max(1, n_gpus or hw.n_gpus or setup.n_gpus or 1)
     rows: list[StrategyRow] = []
     setups = strategy_setups(setup, n)

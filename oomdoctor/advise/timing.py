@@ -109,9 +109,9 @@ def total_tokens(setup: TrainingSetup, tokens: float | None = None) -> tuple[flo
     epochs = mech.epochs
     if samples:
         epochs = epochs if epochs is not None else 3.0
-        n = samples * epochs * seq
+        n_tokens = samples * epochs * seq
         code = "advise.tokens.samples_packed" if setup.packing else "advise.tokens.samples"
-        return float(n), msg(code, n=float(n), samples=samples, epochs=epochs, seq=seq)
+        return float(n_tokens), msg(code, n=float(n_tokens), samples=samples, epochs=epochs, seq=seq)
     return None, msg("advise.tokens.unknown")
 
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from oomdoctor.facts import Msg, Report, Skipped, Step, msg
 from oomdoctor.words import join, say
+
+if TYPE_CHECKING:
+    from oomdoctor.planner import RuleBook
+    from oomdoctor.session import Session
 
 # Why a rule is left out because of an answer: the Skipped reason the guide (and every view) shows.
 SKIP_REASONS: Mapping[str, Msg] = {
@@ -74,7 +78,7 @@ def _named(report: Report) -> bool:
     return report.setup is not None and report.setup.stated("n_gpus")
 
 
-def consent_titles(report: Report, rules: Any, lang: str) -> str:
+def consent_titles(report: Report, rules: RuleBook, lang: str) -> str:
     """The rungs that would change this experiment, as their rule titles with the settings each changes
     ("Cut the sequence length to 512 tokens (cutoff_len 4096 → 512)"): what the consent question is about.
     The plan's proposed rungs first; else the rule book's consent rungs whose condition this run meets."""
@@ -94,7 +98,7 @@ def consent_titles(report: Report, rules: Any, lang: str) -> str:
     return join(titles, lang)
 
 
-def questions(report: Report, lang: str, rules: Any = None) -> list[Question]:
+def questions(report: Report, lang: str, rules: RuleBook | None = None) -> list[Question]:
     """Only what the tool cannot know from the config and the log, each with a default from the report."""
     s = report.setup
     if s is None:
@@ -142,12 +146,12 @@ def _fits(report: Report) -> bool:
     return bool(report.plan.fits or (report.estimate is not None and report.estimate.fits))
 
 
-def plan_with_answers(session: Any, answers: Answers, base: Any = None) -> Report:
+def plan_with_answers(session: Session, answers: Answers, base: Any = None) -> Report:
     """The session's report re-planned as the answers ask (the session: oomdoctor.session.Session)."""
     return options_with_answers(session, answers, base)[1]
 
 
-def options_with_answers(session: Any, answers: Answers, base: Any = None) -> tuple[Any, Report]:
+def options_with_answers(session: Session, answers: Answers, base: Any = None) -> tuple[Any, Report]:
     """(the choices, the plan) the answers ask for, starting from `base` (the choices so far: the app's or the
     command line's; the session's own when None). The choices are pipeline Options: --gpus, --accept, --skip."""
     report, book = session.report, session.rules
@@ -222,7 +226,7 @@ def step_seconds(report: Report) -> float | None:
     return st.step_s if st is not None else None
 
 
-def _fastest(session: Any, out: Report, skip: dict[str, str], run: Any) -> tuple[dict[str, str], Report]:
+def _fastest(session: Session, out: Report, skip: dict[str, str], run: Any) -> tuple[dict[str, str], Report]:
     """"Prefer speed": of the plans that fit without more quality cost, the one whose step is fastest on this
     card (advise.timing: work per token over the card's speed, offload traffic on top). Candidates leave out
     the slow rungs of the plan: all of them, each one, and the last ones first."""

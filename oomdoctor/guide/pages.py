@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oomdoctor.facts import COMPONENTS, GIB, Change, Estimate, Report, Skipped, Step, TrainingSetup
 from oomdoctor.guide.answers import Answers, is_answer_skip, method_name, questions, reproduce_flags
 from oomdoctor.shellsafe import export_line
 from oomdoctor.views.describe import install_commands, phase_words
 from oomdoctor.words import count_words, has, say
+
+if TYPE_CHECKING:
+    from oomdoctor.planner import RuleBook
 
 # LLaMA-Factory key of each field, used when the config did not name it (the value was a default).
 _LF_KEYS = {
@@ -68,7 +71,7 @@ class Page:
         return self.bars[0] if self.bars else None
 
 
-def pages(report: Report, answers: Answers, lang: str, rules: Any = None, options: Any = None, *,
+def pages(report: Report, answers: Answers, lang: str, rules: RuleBook | None = None, options: Any = None, *,
           interactive: bool = True) -> list[Page]:
     """The walkthrough, page by page, for `report` (already re-planned with `answers` when it should be).
     `rules`: the run's rule book, for the titles of skipped rungs and the rules' own cost texts; `options`:
@@ -97,7 +100,7 @@ def pages(report: Report, answers: Answers, lang: str, rules: Any = None, option
 class _Writer:
     """Builds the pages for one report in one language."""
 
-    def __init__(self, report: Report, answers: Answers, lang: str, rules: Any = None, options: Any = None) -> None:
+    def __init__(self, report: Report, answers: Answers, lang: str, rules: RuleBook | None = None, options: Any = None) -> None:
         self.r = report
         self.a = answers
         self.lang = lang
@@ -168,7 +171,8 @@ class _Writer:
             if has(f"guide.diagnosis.{diag}"):
                 paras.append(self.tr(f"diagnosis.{diag}", ru=_g(ev.reserved_unallocated_gib),
                                      other=_g(ev.other_processes_gib),
-                                     seq=crash.seq_len_failing or (self.s.seq_len if self.s else "?")))
+                                     seq=(crash.seq_len_failing if crash else None)
+                                     or (self.s.seq_len if self.s else "?")))
         paras.append(self.tr("err_meaning"))
         return Page("error", self.tr("t_error"), tuple(paras))
 
@@ -339,30 +343,9 @@ class _Writer:
         prev_setup = steps[i - 1].setup if i else self.s
         prev_est = steps[i - 1].estimate if i else self.est
         assert prev_setup is not None and prev_est is not None
-        title, why = say(step.title, lang), say(step.why, lang)
-        paras: list[str] = []
-        src_file = self._file_of(step)
-        paras.append(self.tr("st_change_head", file=src_file) if src_file else self.tr("st_change_head_nofile"))
-        for ch in step.changes:
-            paras.append(self._change_line(ch))
-        for name, value in step.env.items():
-            paras.append(self.tr("st_env", line=export_line(name, value)))
-        if why:
-            paras.append(self.tr("st_why", why=why))
-        for ch in step.changes:
-            teach = self._teach(ch, prev_setup, step.setup)
-            if teach:
-                paras.append(teach)
-        if step.estimate.fits:
-            verdict = self.tr("st_verdict_still") if prev_est.fits else self.tr("st_verdict_fits")
-        else:
-            verdict = self.tr("st_verdict_not")
-        numbers = dict(before=_g(prev_est.peak_gib), after=_g(step.estimate.peak_gib),
-                       cap=_g(step.estimate.capacity_gib), verdict=verdict)
-        if step.adds_gib:
-            paras.append(self.tr("st_uses", more=_g(step.adds_gib), **numbers))
-        else:
-            paras.append(self.tr("st_saves", saved=_g(step.saved_gib), **numbers))
+        title = say(step.title, lang)
+        paras = self._step_changes(step, prev_setup)
+        paras.append(self._step_numbers(step, prev_est))
         shrunk = []
         for c in COMPONENTS:
             a, b = prev_est.components.get(c, 0.0), step.estimate.components.get(c, 0.0)
@@ -389,6 +372,36 @@ class _Writer:
             paras.append(self.tr("st_notes", note=say(note, lang)))
         bars = (self.bar(prev_est, "bar_before"), self.bar(step.estimate, "bar_after"))
         return Page(f"step-{i + 1}", self.tr("t_step", i=i + 1, n=len(steps), title=title), tuple(paras), bars)
+
+    def _step_changes(self, step: Step, prev_setup: TrainingSetup) -> list[str]:
+        """What the rung changes (settings, environment), why, and what each change teaches."""
+        paras: list[str] = []
+        src_file = self._file_of(step)
+        paras.append(self.tr("st_change_head", file=src_file) if src_file else self.tr("st_change_head_nofile"))
+        for ch in step.changes:
+            paras.append(self._change_line(ch))
+        for name, value in step.env.items():
+            paras.append(self.tr("st_env", line=export_line(name, value)))
+        why = say(step.why, self.lang)
+        if why:
+            paras.append(self.tr("st_why", why=why))
+        for ch in step.changes:
+            teach = self._teach(ch, prev_setup, step.setup)
+            if teach:
+                paras.append(teach)
+        return paras
+
+    def _step_numbers(self, step: Step, prev_est: Estimate) -> str:
+        """The peak before and after the rung, against the card, and whether it fits now."""
+        if step.estimate.fits:
+            verdict = self.tr("st_verdict_still") if prev_est.fits else self.tr("st_verdict_fits")
+        else:
+            verdict = self.tr("st_verdict_not")
+        numbers = dict(before=_g(prev_est.peak_gib), after=_g(step.estimate.peak_gib),
+                       cap=_g(step.estimate.capacity_gib), verdict=verdict)
+        if step.adds_gib:
+            return self.tr("st_uses", more=_g(step.adds_gib), **numbers)
+        return self.tr("st_saves", saved=_g(step.saved_gib), **numbers)
 
     def _file_of(self, step: Step) -> str:
         s = self.s

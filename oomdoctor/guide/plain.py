@@ -1,7 +1,7 @@
 """The walkthrough as a text document (`--walkthrough --plain`, pipes): the same pages, wrapped by cells."""
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oomdoctor.facts import Report
 from oomdoctor.guide.answers import Answers
@@ -10,8 +10,11 @@ from oomdoctor.views.bars import GLYPHS
 from oomdoctor.views.bars import bar_cells as _bar_cells
 from oomdoctor.words import cell_width, wrap_cells
 
+if TYPE_CHECKING:
+    from oomdoctor.planner import RuleBook
 
-def render_plain(report: Report, answers: Answers, lang: str, width: int = 78, rules: Any = None,
+
+def render_plain(report: Report, answers: Answers, lang: str, width: int = 78, rules: RuleBook | None = None,
                  options: Any = None) -> str:
     """Every page, one after the other: heading, paragraphs, bars, commands."""
     lines: list[str] = []

@@ -28,6 +28,7 @@ from textual.worker import get_current_worker
 from oomdoctor.errors import InputError
 from oomdoctor.facts import COMPONENTS, Estimate, Plan, Report
 from oomdoctor.pipeline import Options, Selection
+from oomdoctor.planner import RuleBook
 from oomdoctor.session import Session
 from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog, localize_bindings
 from oomdoctor.tui.widgets import MemoryBars, Prose, Row, StepList, plan_rows, step_detail
@@ -691,7 +692,7 @@ class OomDoctorApp(App[int]):
                                     title=self.say("help_title"), hint=self.say("help_close"), lang=self.lang))
 
 
-def choices_after_toggle(opts: Options, row: Row, rules: Any) -> Options:
+def choices_after_toggle(opts: Options, row: Row, rules: RuleBook) -> Options:
     """The choices after the user ticks or unticks `row`: a step is switched off (--skip), a proposed step gets
     the user's yes (--accept), a step switched off comes back."""
     rule = rules.get(row.rule) if rules is not None else None

@@ -20,7 +20,8 @@ def localize_bindings(node: Any, lang: str) -> None:
     """Footer words in the app's language: every binding description that is a words code becomes its text.
 
     Bindings are declared once per class with codes ("app.key_back"); each app, screen or widget holds its
-    own copy of them, rewritten here when it is created.
+    own copy of them, rewritten here when it is created. That copy is Textual's private `_bindings`
+    (textual/dom.py, DOMNode.__init__), so pyproject.toml allows only the Textual major version CI tests.
     """
     bindings = node._bindings.key_to_bindings
     for key, items in bindings.items():

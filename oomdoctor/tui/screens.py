@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group
 from rich.padding import Padding
@@ -25,6 +25,9 @@ from textual.worker import get_current_worker
 from oomdoctor.facts import GIB, Estimate, ModelShape, TrainingSetup
 from oomdoctor.tui.dialogs import localize_bindings
 from oomdoctor.words import gib, gib_short, hours, say, show
+
+if TYPE_CHECKING:
+    from oomdoctor.session import Session
 
 PROGRESS_LINES = 6      # the last few progress messages stay on screen while a trace runs
 WIDE_CELLS = 110        # from here on the advisor shows run times and the step time
@@ -204,7 +207,7 @@ class AdviseScreen(Screen[None]):
             super().__init__()
             self.matrix = matrix
 
-    def __init__(self, session: Any, *, matrix: Any = None) -> None:
+    def __init__(self, session: Session, *, matrix: Any = None) -> None:
         """`session`: the run's (its report, --prices, --tokens, rules and calibrated estimator);
         `matrix`: one built before (kept by the app)."""
         super().__init__()

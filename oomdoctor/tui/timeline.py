@@ -5,7 +5,7 @@ processes' memory and the growth line, as the plain report's watcher lines say t
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from textual.binding import Binding
 from textual.containers import VerticalScroll
@@ -14,12 +14,15 @@ from textual.widgets import Sparkline, Static, TabbedContent, TabPane
 from oomdoctor.tui.app import OomDoctorApp
 from oomdoctor.words import say
 
+if TYPE_CHECKING:
+    from oomdoctor.session import Session
+
 
 class WatchApp(OomDoctorApp):
     # a words code: OomDoctorApp's __init__ puts the footer label in the app's language
     BINDINGS = [Binding("5", "tab('timeline')", show=False), Binding("t", "tab('timeline')", "watch.key_timeline")]
 
-    def __init__(self, session: Any, *, watch: dict, **kwargs: Any) -> None:
+    def __init__(self, session: Session, *, watch: dict, **kwargs: Any) -> None:
         super().__init__(session, **kwargs)
         self.watch = watch
 
@@ -37,7 +40,7 @@ class WatchApp(OomDoctorApp):
         await tabs.add_pane(TabPane(say("watch.tab_timeline", self.lang), VerticalScroll(*body), id="timeline"))
 
 
-def run_with_timeline(session: Any, watch: dict) -> int:
+def run_with_timeline(session: Session, watch: dict) -> int:
     from oomdoctor.errors import exit_code
 
     WatchApp(session, watch=watch).run()

@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
 from textual import on, work
@@ -37,6 +37,9 @@ from oomdoctor.tui.dialogs import localize_bindings
 from oomdoctor.tui.widgets import wrap_legend
 from oomdoctor.views.bars import COLOURS, GLYPHS
 from oomdoctor.words import pad_cells, say, wrap_cells
+
+if TYPE_CHECKING:
+    from oomdoctor.session import Session
 
 LABEL_CELLS = 9
 NUMBER_CELLS = 12
@@ -175,7 +178,7 @@ class WalkthroughScreen(Screen[Any]):
         for key, keys, action, label, _ in GUIDE_KEYS if keys
     ]
 
-    def __init__(self, session: Any, *, answers: Answers | None = None, planned: bool = False,
+    def __init__(self, session: Session, *, answers: Answers | None = None, planned: bool = False,
                  base: Any = None) -> None:
         """`session`: the app's (its options are the choices so far, its report their plan); `answers`: the
         guide's answers from the last time it was open; `planned`: the session's report already is the plan of
@@ -383,8 +386,10 @@ class WalkthroughScreen(Screen[Any]):
     @on(Checkbox.Changed)
     def _checkbox_changed(self, event: Checkbox.Changed) -> None:
         key = (event.checkbox.id or "").removeprefix("q-")
-        if key in ("keep_effective_batch", "allow_method_change"):
-            self.set_answers(replace(self.answers, **{key: bool(event.value)}))
+        if key == "keep_effective_batch":
+            self.set_answers(replace(self.answers, keep_effective_batch=bool(event.value)))
+        elif key == "allow_method_change":
+            self.set_answers(replace(self.answers, allow_method_change=bool(event.value)))
 
     @on(RadioSet.Changed)
     def _radio_changed(self, event: RadioSet.Changed) -> None:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console, ConsoleOptions, Group, RenderResult
 from rich.text import Text
@@ -17,6 +17,9 @@ from oomdoctor.facts import Text as FText
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells, segments
 from oomdoctor.views.describe import change_words, component_name, step_costs
 from oomdoctor.words import cell_width, clean, gib, pad_cells, say, wrap_cells
+
+if TYPE_CHECKING:
+    from oomdoctor.planner import RuleBook
 
 LABEL_CELLS = 7
 NUMBER_CELLS = 12   # " 94.2 GiB ✗"
@@ -140,7 +143,7 @@ class Row:
         return sum(st.saved_gib for st in self.steps) if self.steps else None
 
 
-def plan_rows(plan: Plan, rules: Any) -> list[Row]:
+def plan_rows(plan: Plan, rules: RuleBook) -> list[Row]:
     """The checklist of a plan, in ladder order: its steps, the rungs waiting for a yes, the rungs switched off."""
     rows: list[Row] = []
     for rung in plan.rungs:
@@ -220,7 +223,8 @@ class StepList(OptionList):
         text.append(self._mark(row), style="yellow" if row.state == "proposed" else "dim")
         return text
 
-    def action_toggle(self) -> None:
+    # Textual's DOMNode.action_toggle(attribute_name) flips an attribute; this list's toggle takes none.
+    def action_toggle(self) -> None:  # type: ignore[override]
         i = self.highlighted
         if i is None or not self.rows:
             return

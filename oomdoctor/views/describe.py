@@ -86,11 +86,12 @@ def event_numbers(e: CrashEvent, lang: str = "en") -> str:
 def card_phrase(capacity_gib: float | None, hw: Hardware | None, lang: str = "en") -> str:
     """'the A100-SXM4-80GB (79.2 GiB)' / 'a 24.0 GiB GPU'."""
     cap = capacity_gib if capacity_gib is not None else (hw.gpu_gib if hw and hw.gpu_gib else None)
-    named = hw is not None and hw.gpu not in ("", "unknown")
+    gpu = hw.gpu if hw is not None else ""
+    named = gpu not in ("", "unknown")
     if named and cap is not None:
-        return say("report.card_named", lang, gpu=hw.gpu, gib=cap)
+        return say("report.card_named", lang, gpu=gpu, gib=cap)
     if named:
-        return say("report.card_name", lang, gpu=hw.gpu)
+        return say("report.card_name", lang, gpu=gpu)
     if cap is not None:
         return say("report.card_size_an" if f"{cap:.0f}".startswith("8") else "report.card_size", lang, gib=cap)
     return say("report.card_unknown", lang)
