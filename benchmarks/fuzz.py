@@ -8,6 +8,12 @@ fixed seed) and run in a forked child with a 10 s and 1.5 GiB bound. Printed: ex
 invalid JSON, unexpected writes, leftovers, multi-line errors, time and memory, and every distinct
 problem with one example. Problems already known in other engineers' areas (KNOWN in fuzzkit) are
 counted on their own line.
+
+Every child runs with OOMDOCTOR_NO_TRANSFORMERS=1: an unknown model_type would otherwise spawn a
+transformers import (oomdoctor/metacount.py, seconds a report), and the run would time that import rather
+than oomdoctor. The transformers path has its own class, drawn only when named:
+
+    python benchmarks/fuzz.py --runs 50 --classes transformers
 """
 from __future__ import annotations
 
@@ -37,12 +43,16 @@ def main() -> int:
     parser.add_argument("--save", metavar="DIR", help="write each problem case (files and argv) into DIR")
     args = parser.parse_args()
     classes = [c for c in args.classes.split(",") if c]
+    known = {**fuzzkit.CLASSES, **fuzzkit.OPT_IN_CLASSES}
+    unknown = [c for c in classes if c not in known]
+    if unknown:
+        parser.error(f"unknown class {', '.join(unknown)}; known: {', '.join(known)}")
     fuzzkit.preload()
 
     outcomes: list[fuzzkit.Outcome] = []
     started = time.monotonic()
     for n, name in enumerate(classes):
-        strategy = fuzzkit.CLASSES[name]()
+        strategy = known[name]()
         per_class = max(1, -(-(args.runs - len(outcomes)) // (len(classes) - n)))
 
         @seed(args.seed)
@@ -81,7 +91,8 @@ def report(outcomes: list[fuzzkit.Outcome], wall_s: float, save: str | None) -> 
           f"({', '.join(f'{k}: {n}' for k, n in sorted(collections.Counter(o.case.label for o in outcomes).items()))})")
     print(f"exit codes: {', '.join(f'{k}: {n}' for k, n in sorted(codes.items(), key=lambda kv: str(kv[0])))}")
     print(f"exit 4 (internal error):        {count(lambda o: o.code == 4 and not o.hung)}")
-    print(f"other exits (killed, crashed):  {count(lambda o: not o.hung and o.code not in (0, 1, 2, 3, 4))}")
+    print(f"other exits (killed, crashed):  "
+          f"{count(lambda o: not o.hung and o.code != 4 and o.code not in fuzzkit.EXIT_CODES)}")
     print(f"hangs over {fuzzkit.TIME_LIMIT_S:g} s:              {count(lambda o: o.hung)}")
     print(f"invalid JSON with --json:       {count(lambda o: 'stdout is not valid JSON' in o.problems)}")
     print(f"unexpected writes:              {count(lambda o: bool(o.unexpected_writes))}")
