@@ -1,6 +1,7 @@
 """The long fuzz run: N hostile cases over every input class, through the real CLI, counted.
 
-    python benchmarks/fuzz.py --runs 5000            # the README's figure
+    python benchmarks/fuzz.py --runs 10000           # the README's figure
+    python benchmarks/fuzz.py --runs 10000 --max-seconds 3600     # as many as an hour allows, counted
     python benchmarks/fuzz.py --runs 200 --classes rules,writes --save /tmp/fuzz-failures
 
 Each case is drawn by the strategies of tests/fuzzkit.py (the CI test draws from the same ones with a
@@ -41,6 +42,9 @@ def main() -> int:
     order = ["writes", "prices", "flags"] + [c for c in fuzzkit.CLASSES if c not in ("writes", "prices", "flags")]
     parser.add_argument("--classes", default=",".join(order), help="comma-separated input classes")
     parser.add_argument("--save", metavar="DIR", help="write each problem case (files and argv) into DIR")
+    parser.add_argument("--max-seconds", type=float, default=0,
+                        help="stop drawing when this much time is spent (shared evenly over the classes) and "
+                             "report the runs made; 0: no limit")
     args = parser.parse_args()
     classes = [c for c in args.classes.split(",") if c]
     known = {**fuzzkit.CLASSES, **fuzzkit.OPT_IN_CLASSES}
@@ -54,18 +58,27 @@ def main() -> int:
     for n, name in enumerate(classes):
         strategy = known[name]()
         per_class = max(1, -(-(args.runs - len(outcomes)) // (len(classes) - n)))
+        # A class may spend its share of the time left; cases drawn past it are not run (and not counted).
+        stop_at = (time.monotonic() + (args.max_seconds - (time.monotonic() - started)) / (len(classes) - n)
+                   if args.max_seconds else float("inf"))
 
         @seed(args.seed)
         @settings(max_examples=per_class, deadline=None, database=None, phases=[Phase.generate],
                   suppress_health_check=list(HealthCheck))
         @given(case=strategy)
         def draw(case):
-            outcomes.append(fuzzkit.run_case(case))
+            if time.monotonic() < stop_at:
+                outcomes.append(fuzzkit.run_case(case))
+                if len(outcomes) % 250 == 0:
+                    print(f"    {len(outcomes)} runs, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
 
         before = len(outcomes)
         draw()
-        print(f"  {name:8s} {len(outcomes) - before:5d} runs  {time.monotonic() - started:7.0f} s", file=sys.stderr)
+        print(f"  {name:8s} {len(outcomes) - before:5d} runs  {time.monotonic() - started:7.0f} s", file=sys.stderr,
+              flush=True)
 
+    if len(outcomes) < args.runs:
+        print(f"stopped by --max-seconds {args.max_seconds:g}: {len(outcomes)} of the {args.runs} runs asked for made")
     report(outcomes, time.monotonic() - started, args.save)
     return 0
 
