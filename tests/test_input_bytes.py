@@ -74,6 +74,23 @@ def test_a_utf16_log_through_a_pipe_gives_the_answer_of_the_file(tmp_path):
     assert a["events"] == b["events"] and a["events"][0]["line"] == expected()[0][1]
 
 
+def test_a_gzip_log_through_a_pipe_gives_the_answer_of_the_gz_file(tmp_path):
+    import gzip
+
+    data = gzip.compress(LOG.encode("utf-8"))
+    (tmp_path / "run.log.gz").write_bytes(data)
+    by_file = cli(str(tmp_path / "run.log.gz"), "--json")
+    by_pipe = cli("-", "--json", stdin=data)
+    assert by_file.returncode == by_pipe.returncode == 1, by_file.stderr + by_pipe.stderr
+    a, b = json.loads(by_file.stdout)["crash"], json.loads(by_pipe.stdout)["crash"]
+    assert a["events"] == b["events"] and a["events"][0]["line"] == expected()[0][1]
+
+
+def test_broken_gzip_through_a_pipe_is_one_line(tmp_path):
+    done = cli("-", "--plain", stdin=b"\x1f\x8b" + bytes(range(256)))
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1, done.stderr
+
+
 def test_a_log_with_bare_cr_line_ends_keeps_line_numbers_and_phase(tmp_path):
     p = tmp_path / "mac.log"
     p.write_bytes(LOG.replace("\n", "\r").encode("utf-8"))
