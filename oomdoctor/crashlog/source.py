@@ -434,6 +434,11 @@ class _Prefixed:
             return out
         return self._read(n if n >= 0 else COPY_CHUNK_BYTES)
 
+    def seek(self, n: int) -> int:
+        import io
+
+        raise io.UnsupportedOperation("a stream is read once")     # GzipFile seeks only to rewind
+
 
 def _cr_to_lf(path: str) -> None:
     """Lines that end in a bare CR (no LF anywhere in the log: classic Mac OS, some serial consoles) made
