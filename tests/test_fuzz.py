@@ -103,3 +103,20 @@ def test_children_run_without_the_transformers_path_unless_their_class_is_about_
         "OOMDOCTOR_NO_TRANSFORMERS"))) or 0)
     assert fuzzkit.run_case(fuzzkit.Case({}, ["x"])).out.strip() == b"'1'"
     assert fuzzkit.run_case(fuzzkit.Case({}, ["x"], transformers=True)).out.strip() == b"None"
+
+
+def test_two_writers_that_ran_one_after_the_other_are_judged_as_two_serial_runs(tmp_path, monkeypatch):
+    # On a loaded machine the second --apply may start after the first has finished: it plans again from
+    # the patched config (a further step, kept as .orig.1). That is not a lost update, nor half a plan.
+    import subprocess
+
+    real = subprocess.Popen
+
+    class OneAfterTheOther(real):                  # type: ignore[misc,valid-type]
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.wait()
+
+    monkeypatch.setattr(subprocess, "Popen", OneAfterTheOther)
+    assert fuzzkit.concurrent_apply_round(tmp_path / "serial") == []
+    assert fuzzkit.concurrent_apply_outcome(tmp_path / "again")[1] is True
