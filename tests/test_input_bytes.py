@@ -56,6 +56,27 @@ def test_a_utf16_or_utf32_log_file_reads_as_its_utf8_bytes(tmp_path, codec):
     assert events(parse_log(str(p))) == expected()
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+@pytest.mark.parametrize("name", ["p08_rich_box.log", "fresh/n64_rich_box_tts_init_cuda_call.log",
+                                  "heldback/h03_message_inside_chinese_sentence.log"])
+def test_a_log_of_box_drawing_or_chinese_text_without_a_bom_reads_as_its_utf8_bytes(tmp_path, codec, name):
+    # Rich's frames are U+2500 "─" and kin: in UTF-16 their low byte is NUL, so not every NUL falls on the
+    # ASCII side; in UTF-32 the top byte is NUL whatever the script.
+    text = (ROOT / "tests" / "data" / "logs" / name).read_text(encoding="utf-8")
+    (tmp_path / "u8.log").write_text(text, encoding="utf-8")
+    (tmp_path / "other.log").write_bytes(text.encode(codec))
+    want = events(parse_log(str(tmp_path / "u8.log")))
+    assert want and events(parse_log(str(tmp_path / "other.log"))) == want
+
+
+def test_stray_nul_bytes_in_utf8_text_are_not_taken_for_utf16():
+    from oomdoctor import textcodec
+
+    text = ("step 1 loss 2.0 ─── 训练 \n" * 200).encode("utf-8")
+    damaged = b"".join(text[i:i + 37] + b"\0" for i in range(0, len(text), 37))   # NULs on both sides
+    assert textcodec.sniff(damaged) is None
+
+
 def test_a_utf16_log_with_chinese_text_keeps_its_characters(tmp_path):
     text = "训练开始\n" + LOG
     p = tmp_path / "run.log"
