@@ -4,7 +4,7 @@ UTF-8 bytes: the same exit code and the same JSON report, by file and (for logs)
     python benchmarks/encodings.py
     python benchmarks/encodings.py --codecs utf-16,utf-32-be --pipe
 
-Logs: tests/data/logs/*.log and tests/data/logs/fresh/*.log, each alone (`LOG --json`). Configs:
+Logs: tests/data/logs/*.log and tests/data/logs/fresh/*.log (--all: every log below), each alone (`LOG --json`). Configs:
 tests/data/configs/* beside the demo log (`train.log CONFIG --gpu 24GiB --json`). Each run is a forked
 child of this process (tests/fuzzkit.run_case), with OOMDOCTOR_NO_TRANSFORMERS=1. A report's input
 names and the patch's bytes are compared after decoding, as text: the patch of a UTF-16 config is
@@ -38,11 +38,13 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--codecs", default=",".join(CODECS))
     parser.add_argument("--pipe", action="store_true", help="also each log through stdin")
+    parser.add_argument("--all", action="store_true", help="every log under tests/data/logs (291), not two folders")
     args = parser.parse_args()
     codecs = [c for c in args.codecs.split(",") if c]
     fuzzkit.preload()
-    logs = sorted((ROOT / "tests" / "data" / "logs").glob("*.log")) + \
-        sorted((ROOT / "tests" / "data" / "logs" / "fresh").glob("*.log"))
+    folder = ROOT / "tests" / "data" / "logs"
+    logs = sorted(folder.rglob("*.log")) if args.all else sorted(folder.glob("*.log")) + \
+        sorted((folder / "fresh").glob("*.log"))
     configs = sorted(p for p in (ROOT / "tests" / "data" / "configs").iterdir() if p.is_file())
     demo_log = (ROOT / "oomdoctor" / "data" / "demo" / "train.log").read_bytes()
     side = {"ds_z2_offload.json": (ROOT / "tests" / "data" / "configs" / "ds_z2_offload.json").read_bytes()}
