@@ -31,7 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import fuzzkit  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings  # noqa: E402
+
+
+class _OutOfTime(Exception):
+    """A class has spent its share of --max-seconds: ends its drawing at once (drawing the cases left
+    without running them cost minutes for the rule files)."""
 
 
 def main() -> int:
@@ -64,16 +69,20 @@ def main() -> int:
 
         @seed(args.seed)
         @settings(max_examples=per_class, deadline=None, database=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck))
+                  suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
         @given(case=strategy)
         def draw(case):
-            if time.monotonic() < stop_at:
-                outcomes.append(fuzzkit.run_case(case))
-                if len(outcomes) % 250 == 0:
-                    print(f"    {len(outcomes)} runs, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
+            if time.monotonic() >= stop_at:
+                raise _OutOfTime
+            outcomes.append(fuzzkit.run_case(case))
+            if len(outcomes) % 250 == 0:
+                print(f"    {len(outcomes)} runs, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
 
         before = len(outcomes)
-        draw()
+        try:
+            draw()
+        except _OutOfTime:
+            pass
         print(f"  {name:8s} {len(outcomes) - before:5d} runs  {time.monotonic() - started:7.0f} s", file=sys.stderr,
               flush=True)
 
