@@ -262,3 +262,12 @@ def test_a_bare_cr_log_through_a_pipe_keeps_its_line_numbers_and_a_tqdm_log_keep
         b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
     done = cli("-", "--json", stdin=tqdm)
     assert json.loads(done.stdout)["crash"]["events"][0]["line"] == 1
+
+
+def test_a_deepspeed_path_longer_than_the_os_allows_is_not_found_not_an_internal_error(tmp_path):
+    # The fuzzer's long-line mutation inside `deepspeed: ds_z3_offload.json`: ENAMETOOLONG from stat.
+    config = "stage: sft\nfinetuning_type: lora\nmodel_name_or_path: meta-llama/Llama-2-7b-hf\n" \
+             "deepspeed: ds_z3_" + "x" * 10_000 + ".json\n"
+    (tmp_path / "train.yaml").write_text(config, encoding="utf-8")
+    done = cli(str(tmp_path / "train.yaml"), "--gpu", "24GiB", "--plain")
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1, done.stderr[-300:]
