@@ -1,6 +1,7 @@
 """The long fuzz run: N hostile cases over every input class, through the real CLI, counted.
 
-    python benchmarks/fuzz.py --runs 5000            # the README's figure
+    python benchmarks/fuzz.py --runs 10000           # the README's figure
+    python benchmarks/fuzz.py --runs 10000 --max-seconds 3600     # as many as an hour allows, counted
     python benchmarks/fuzz.py --runs 200 --classes rules,writes --save /tmp/fuzz-failures
 
 Each case is drawn by the strategies of tests/fuzzkit.py (the CI test draws from the same ones with a
@@ -8,6 +9,12 @@ fixed seed) and run in a forked child with a 10 s and 1.5 GiB bound. Printed: ex
 invalid JSON, unexpected writes, leftovers, multi-line errors, time and memory, and every distinct
 problem with one example. Problems already known in other engineers' areas (KNOWN in fuzzkit) are
 counted on their own line.
+
+Every child runs with OOMDOCTOR_NO_TRANSFORMERS=1: an unknown model_type would otherwise spawn a
+transformers import (oomdoctor/metacount.py, seconds a report), and the run would time that import rather
+than oomdoctor. The transformers path has its own class, drawn only when named:
+
+    python benchmarks/fuzz.py --runs 50 --classes transformers
 """
 from __future__ import annotations
 
@@ -24,7 +31,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tests"))
 
 import fuzzkit  # noqa: E402
-from hypothesis import HealthCheck, Phase, given, seed, settings  # noqa: E402
+from hypothesis import HealthCheck, Phase, Verbosity, given, seed, settings  # noqa: E402
+
+
+class _OutOfTime(Exception):
+    """A class has spent its share of --max-seconds: ends its drawing at once (drawing the cases left
+    without running them cost minutes for the rule files)."""
 
 
 def main() -> int:
@@ -35,27 +47,47 @@ def main() -> int:
     order = ["writes", "prices", "flags"] + [c for c in fuzzkit.CLASSES if c not in ("writes", "prices", "flags")]
     parser.add_argument("--classes", default=",".join(order), help="comma-separated input classes")
     parser.add_argument("--save", metavar="DIR", help="write each problem case (files and argv) into DIR")
+    parser.add_argument("--max-seconds", type=float, default=0,
+                        help="stop drawing when this much time is spent (shared evenly over the classes) and "
+                             "report the runs made; 0: no limit")
     args = parser.parse_args()
     classes = [c for c in args.classes.split(",") if c]
+    known = {**fuzzkit.CLASSES, **fuzzkit.OPT_IN_CLASSES}
+    unknown = [c for c in classes if c not in known]
+    if unknown:
+        parser.error(f"unknown class {', '.join(unknown)}; known: {', '.join(known)}")
     fuzzkit.preload()
 
     outcomes: list[fuzzkit.Outcome] = []
     started = time.monotonic()
     for n, name in enumerate(classes):
-        strategy = fuzzkit.CLASSES[name]()
+        strategy = known[name]()
         per_class = max(1, -(-(args.runs - len(outcomes)) // (len(classes) - n)))
+        # A class may spend its share of the time left; cases drawn past it are not run (and not counted).
+        stop_at = (time.monotonic() + (args.max_seconds - (time.monotonic() - started)) / (len(classes) - n)
+                   if args.max_seconds else float("inf"))
 
         @seed(args.seed)
         @settings(max_examples=per_class, deadline=None, database=None, phases=[Phase.generate],
-                  suppress_health_check=list(HealthCheck))
+                  suppress_health_check=list(HealthCheck), verbosity=Verbosity.quiet)
         @given(case=strategy)
         def draw(case):
+            if time.monotonic() >= stop_at:
+                raise _OutOfTime
             outcomes.append(fuzzkit.run_case(case))
+            if len(outcomes) % 250 == 0:
+                print(f"    {len(outcomes)} runs, {time.monotonic() - started:.0f} s", file=sys.stderr, flush=True)
 
         before = len(outcomes)
-        draw()
-        print(f"  {name:8s} {len(outcomes) - before:5d} runs  {time.monotonic() - started:7.0f} s", file=sys.stderr)
+        try:
+            draw()
+        except _OutOfTime:
+            pass
+        print(f"  {name:8s} {len(outcomes) - before:5d} runs  {time.monotonic() - started:7.0f} s", file=sys.stderr,
+              flush=True)
 
+    if len(outcomes) < args.runs:
+        print(f"stopped by --max-seconds {args.max_seconds:g}: {len(outcomes)} of the {args.runs} runs asked for made")
     report(outcomes, time.monotonic() - started, args.save)
     return 0
 
@@ -81,7 +113,8 @@ def report(outcomes: list[fuzzkit.Outcome], wall_s: float, save: str | None) -> 
           f"({', '.join(f'{k}: {n}' for k, n in sorted(collections.Counter(o.case.label for o in outcomes).items()))})")
     print(f"exit codes: {', '.join(f'{k}: {n}' for k, n in sorted(codes.items(), key=lambda kv: str(kv[0])))}")
     print(f"exit 4 (internal error):        {count(lambda o: o.code == 4 and not o.hung)}")
-    print(f"other exits (killed, crashed):  {count(lambda o: not o.hung and o.code not in (0, 1, 2, 3, 4))}")
+    print(f"other exits (killed, crashed):  "
+          f"{count(lambda o: not o.hung and o.code != 4 and o.code not in fuzzkit.EXIT_CODES)}")
     print(f"hangs over {fuzzkit.TIME_LIMIT_S:g} s:              {count(lambda o: o.hung)}")
     print(f"invalid JSON with --json:       {count(lambda o: 'stdout is not valid JSON' in o.problems)}")
     print(f"unexpected writes:              {count(lambda o: bool(o.unexpected_writes))}")

@@ -16,7 +16,9 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 SNIFF_BYTES = 4096          # the bytes looked at for the NUL pattern
 _MIN_UNITS = 8              # code units that must show the pattern before it counts
-_SHARE = 0.9                # ... and this share of the units that are not all NUL
+_SHARE = 0.9                # ... and this share of the UTF-32 units that are not all NUL
+_SIDE_SHARE = 0.75          # UTF-16: this share of the units holding a NUL hold it in the high byte ...
+_TEXT_SHARE = 0.125         # ... and those are this share of all units (a log is mostly ASCII)
 
 
 def sniff(head: bytes) -> str | None:
@@ -28,16 +30,24 @@ def sniff(head: bytes) -> str | None:
     sample = head[:SNIFF_BYTES]
     if b"\0" not in sample:      # UTF-16/32 text of any script has NUL bytes; most logs have none
         return None
-    for width, codec, wanted in ((4, "utf-32-le", (False, True, True, True)),
-                                 (4, "utf-32-be", (True, True, True, False)),
-                                 (2, "utf-16-le", (False, True)),
-                                 (2, "utf-16-be", (True, False))):
-        units = [sample[i:i + width] for i in range(0, len(sample) - width + 1, width)]
-        units = [u for u in units if u.strip(b"\0")]            # a NUL run (a crash-time flush) says nothing
-        if len(units) < _MIN_UNITS:
-            continue
-        fit = sum(1 for u in units if tuple(b == 0 for b in u) == wanted)
-        if fit >= _SHARE * len(units):
+    # UTF-32: every code unit is at most 0x10FFFF, so its top byte is NUL and the next at most 0x10,
+    # whatever the script.
+    units = [sample[i:i + 4] for i in range(0, len(sample) - 3, 4)]
+    units = [u for u in units if u.strip(b"\0")]                # a NUL run (a crash-time flush) says nothing
+    for codec, top, next_ in (("utf-32-le", 3, 2), ("utf-32-be", 0, 1)):
+        fit = sum(1 for u in units if u[top] == 0 and u[next_] <= 0x10)
+        if len(units) >= _MIN_UNITS and fit >= _SHARE * len(units):
+            return codec
+    # UTF-16: a character below U+0100 (ASCII: digits, spaces, line ends) has a NUL high byte; most
+    # above it have none, but U+xx00 ones (box drawing's U+2500 "─", rich's frames) have a NUL low byte.
+    # So most NUL bytes fall on the high side, on enough units that the text is not UTF-8 holding a stray
+    # UTF-16 fragment; stray NULs in UTF-8 fall on either side alike.
+    units = [sample[i:i + 2] for i in range(0, len(sample) - 1, 2)]
+    units = [u for u in units if u.strip(b"\0")]
+    with_nul = [u for u in units if 0 in u]
+    for codec, high in (("utf-16-le", 1), ("utf-16-be", 0)):
+        fit = sum(1 for u in with_nul if u[high] == 0)
+        if fit >= _MIN_UNITS and fit >= _SIDE_SHARE * len(with_nul) and fit >= _TEXT_SHARE * len(units):
             return codec
     return _wide_by_text(sample)
 

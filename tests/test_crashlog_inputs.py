@@ -320,3 +320,23 @@ def test_process_substitution_of_a_config_beside_a_log(tmp_path):
 
     doc = json.loads(out.stdout)
     assert doc["setup"]["model"] == "meta-llama/Llama-2-7b-hf" and doc["patch"] == ""
+
+
+def test_a_giant_line_before_the_crash_is_not_read_back_to_its_start(tmp_path, monkeypatch):
+    # A 24 MiB line (a JSON dump, tqdm redraws glued by CRs), then the crash: the context windows start
+    # at a line start found nearby, not by an rfind back to byte 0 that read (and mapped) the whole line.
+    import oomdoctor.crashlog.parse as parse
+
+    log = (LOGS / "f01_torch25_backward.log").read_bytes()
+    p = tmp_path / "giant.log"
+    with open(p, "wb") as fh:
+        fh.write(b"{'loss': 1.0}\n")
+        fh.writelines(b"x" * (1 << 20) for _ in range(24))
+        fh.write(b"\n" + log)
+    fed: list[int] = []
+    real = parse._feed_region
+    monkeypatch.setattr(parse, "_feed_region", lambda src, ctx, lo, hi, *rest: fed.append(hi - lo) or
+                        real(src, ctx, lo, hi, *rest))
+    report = parse_log(str(p))
+    assert report.primary is not None and report.primary.kind == "cuda_oom"
+    assert sum(fed) < 4 << 20, fed

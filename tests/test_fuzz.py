@@ -1,5 +1,5 @@
 """The fuzz and abuse suite: every class of hostile input, drawn by hypothesis, run through
-the real CLI in a forked child. Whatever the input: exit 0-3 (never 4, never a hang), a one-line error,
+the real CLI in a forked child. Whatever the input: exit 0-3 or 5 (never 4, never a hang), a one-line error,
 valid JSON with --json, nothing written but the paths asked for, bounded time and memory.
 
 CI replays a fixed sequence (the "ci" profile in conftest.py derandomizes under CI=1);
@@ -89,3 +89,34 @@ def test_the_judge_catches_an_internal_error_a_hang_and_a_stray_write(tmp_path, 
     assert any(p.startswith("hang") for p in fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems)
     monkeypatch.setattr(cli, "_main", lambda *args: open("stray.txt", "w").write("x") and 0)
     assert any(p.startswith("unexpected writes") for p in fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems)
+    # ... and no more: exit 5 (the model's shape not found, a report all the same) is an answer.
+    monkeypatch.setattr(cli, "_main", lambda *args: 5)
+    assert fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems == []
+
+
+def test_children_run_without_the_transformers_path_unless_their_class_is_about_it(monkeypatch):
+    # An unknown model_type makes metacount spawn a transformers import: the fuzz times oomdoctor, not that.
+    from oomdoctor import cli
+
+    monkeypatch.setenv("OOMDOCTOR_NO_TRANSFORMERS", "")
+    monkeypatch.setattr(cli, "_main", lambda *args: print(repr(__import__("os").environ.get(
+        "OOMDOCTOR_NO_TRANSFORMERS"))) or 0)
+    assert fuzzkit.run_case(fuzzkit.Case({}, ["x"])).out.strip() == b"'1'"
+    assert fuzzkit.run_case(fuzzkit.Case({}, ["x"], transformers=True)).out.strip() == b"None"
+
+
+def test_two_writers_that_ran_one_after_the_other_are_judged_as_two_serial_runs(tmp_path, monkeypatch):
+    # On a loaded machine the second --apply may start after the first has finished: it plans again from
+    # the patched config (a further step, kept as .orig.1). That is not a lost update, nor half a plan.
+    import subprocess
+
+    real = subprocess.Popen
+
+    class OneAfterTheOther(real):                  # type: ignore[misc,valid-type]
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.wait()
+
+    monkeypatch.setattr(subprocess, "Popen", OneAfterTheOther)
+    assert fuzzkit.concurrent_apply_round(tmp_path / "serial") == []
+    assert fuzzkit.concurrent_apply_outcome(tmp_path / "again")[1] is True

@@ -56,6 +56,27 @@ def test_a_utf16_or_utf32_log_file_reads_as_its_utf8_bytes(tmp_path, codec):
     assert events(parse_log(str(p))) == expected()
 
 
+@pytest.mark.parametrize("codec", ["utf-16-le", "utf-16-be", "utf-32-le", "utf-32-be"])
+@pytest.mark.parametrize("name", ["p08_rich_box.log", "fresh/n64_rich_box_tts_init_cuda_call.log",
+                                  "heldback/h03_message_inside_chinese_sentence.log"])
+def test_a_log_of_box_drawing_or_chinese_text_without_a_bom_reads_as_its_utf8_bytes(tmp_path, codec, name):
+    # Rich's frames are U+2500 "─" and kin: in UTF-16 their low byte is NUL, so not every NUL falls on the
+    # ASCII side; in UTF-32 the top byte is NUL whatever the script.
+    text = (ROOT / "tests" / "data" / "logs" / name).read_text(encoding="utf-8")
+    (tmp_path / "u8.log").write_text(text, encoding="utf-8")
+    (tmp_path / "other.log").write_bytes(text.encode(codec))
+    want = events(parse_log(str(tmp_path / "u8.log")))
+    assert want and events(parse_log(str(tmp_path / "other.log"))) == want
+
+
+def test_stray_nul_bytes_in_utf8_text_are_not_taken_for_utf16():
+    from oomdoctor import textcodec
+
+    text = ("step 1 loss 2.0 ─── 训练 \n" * 200).encode("utf-8")
+    damaged = b"".join(text[i:i + 37] + b"\0" for i in range(0, len(text), 37))   # NULs on both sides
+    assert textcodec.sniff(damaged) is None
+
+
 def test_a_utf16_log_with_chinese_text_keeps_its_characters(tmp_path):
     text = "训练开始\n" + LOG
     p = tmp_path / "run.log"
@@ -72,6 +93,23 @@ def test_a_utf16_log_through_a_pipe_gives_the_answer_of_the_file(tmp_path):
     assert by_file.returncode == by_pipe.returncode == 1, by_file.stderr + by_pipe.stderr
     a, b = json.loads(by_file.stdout)["crash"], json.loads(by_pipe.stdout)["crash"]
     assert a["events"] == b["events"] and a["events"][0]["line"] == expected()[0][1]
+
+
+def test_a_gzip_log_through_a_pipe_gives_the_answer_of_the_gz_file(tmp_path):
+    import gzip
+
+    data = gzip.compress(LOG.encode("utf-8"))
+    (tmp_path / "run.log.gz").write_bytes(data)
+    by_file = cli(str(tmp_path / "run.log.gz"), "--json")
+    by_pipe = cli("-", "--json", stdin=data)
+    assert by_file.returncode == by_pipe.returncode == 1, by_file.stderr + by_pipe.stderr
+    a, b = json.loads(by_file.stdout)["crash"], json.loads(by_pipe.stdout)["crash"]
+    assert a["events"] == b["events"] and a["events"][0]["line"] == expected()[0][1]
+
+
+def test_broken_gzip_through_a_pipe_is_one_line(tmp_path):
+    done = cli("-", "--plain", stdin=b"\x1f\x8b" + bytes(range(256)))
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1, done.stderr
 
 
 def test_a_log_with_bare_cr_line_ends_keeps_line_numbers_and_phase(tmp_path):
@@ -224,3 +262,12 @@ def test_a_bare_cr_log_through_a_pipe_keeps_its_line_numbers_and_a_tqdm_log_keep
         b"torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n"
     done = cli("-", "--json", stdin=tqdm)
     assert json.loads(done.stdout)["crash"]["events"][0]["line"] == 1
+
+
+def test_a_deepspeed_path_longer_than_the_os_allows_is_not_found_not_an_internal_error(tmp_path):
+    # The fuzzer's long-line mutation inside `deepspeed: ds_z3_offload.json`: ENAMETOOLONG from stat.
+    config = "stage: sft\nfinetuning_type: lora\nmodel_name_or_path: meta-llama/Llama-2-7b-hf\n" \
+             "deepspeed: ds_z3_" + "x" * 10_000 + ".json\n"
+    (tmp_path / "train.yaml").write_text(config, encoding="utf-8")
+    done = cli(str(tmp_path / "train.yaml"), "--gpu", "24GiB", "--plain")
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1, done.stderr[-300:]

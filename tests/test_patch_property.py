@@ -110,3 +110,45 @@ def test_setting_keys_together_gives_the_text_of_setting_them_one_by_one(assignm
         one_by_one = set_yaml_key(one_by_one, path, value, path="t.yaml")
     together = set_yaml_keys(TEMPLATE, [(path, value, None) for path, value in assignments.items()], path="t.yaml")
     assert together == one_by_one
+
+
+INSERT_PATHS = PATHS + [("absent2",), ("nested", "deeper", "absent"), ("nested", "absent2"), ("new", "other"),
+                        ("empty", "child"), ("seq", "x"), ("flow", "absent2"), ("plain", "x")]
+AFTER_KEYS = [None, None, "plain", "nested.inner", "name", "absent", "flow.a", "seq", "nested.deeper"]
+
+
+def _outcome(fn):
+    try:
+        return fn()
+    except Exception as err:                    # the same refusal, with the same words, either way
+        return (type(err).__name__, str(err))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(INSERT_PATHS), scalars, st.sampled_from(AFTER_KEYS)), min_size=1, max_size=6))
+def test_keys_inserted_together_land_where_one_by_one_puts_them(assignments):
+    # Absent keys are placed from one compose too: the bytes must be those of setting them one at a time,
+    # whatever the order, the after_key, a shared new parent, a null parent or a repeated key.
+    def one_by_one():
+        text = TEMPLATE
+        for path, value, after in assignments:
+            text = set_yaml_key(text, path, value, after_key=after, path="t.yaml")
+        return text
+
+    together = _outcome(lambda: set_yaml_keys(TEMPLATE, assignments, path="t.yaml"))
+    assert together == _outcome(one_by_one)
+
+
+def test_a_plan_that_adds_several_keys_composes_the_file_once(monkeypatch):
+    # One compose of a 100k-key config costs seconds: three new keys must not cost three more.
+    from oomdoctor import bounded
+
+    calls = []
+    real = bounded._compose_checked
+    monkeypatch.setattr(bounded, "_compose_checked", lambda *a: calls.append(1) or real(*a))
+    text = TEMPLATE + "".join(f"k{i}: {i}\n" for i in range(50))
+    out = set_yaml_keys(text, [(("quantization_bit",), 4, None), (("lora_rank",), 8, None),
+                               (("lora_target",), "all", "lora_rank"), (("plain",), "changed", None)], path="t.yaml")
+    assert len(calls) == 1
+    data = yaml.safe_load(out)
+    assert (data["quantization_bit"], data["lora_rank"], data["lora_target"], data["plain"]) == (4, 8, "all", "changed")

@@ -95,6 +95,15 @@ def detect(data: dict) -> Any:
     return None
 
 
+def _is_file(path: Path) -> bool:
+    """Path.is_file, with a name the OS refuses (ENAMETOOLONG, EACCES on a parent) taken as no file:
+    pathlib ignores only ENOENT, ENOTDIR, EBADF and ELOOP."""
+    try:
+        return path.is_file()
+    except (OSError, ValueError):
+        return False
+
+
 def find_deepspeed(ref: str, config: Doc, key: str, *, strict: bool = True) -> tuple[str | None, str | None]:
     """(path of an existing file, or None; shipped-file name when only known by name).
 
@@ -107,7 +116,7 @@ def find_deepspeed(ref: str, config: Doc, key: str, *, strict: bool = True) -> t
         # "examples/deepspeed/x.json" is written relative to the framework's repo root, a parent of the YAML.
         candidates += [parent / ref for parent in base.parents]
     for c in candidates:
-        if c.is_file():
+        if _is_file(c):
             rel = os.path.relpath(c) if not os.path.isabs(ref) else str(c)
             return (rel if not rel.startswith("../../..") else str(c)), None
     name = Path(ref).name

@@ -73,6 +73,7 @@ CONTEXT_TAIL_BYTES = 256 << 10     # summaries and pasted environment reports af
 TRAINING_STARTED = b"{'loss': "     # the HF Trainer's first logged loss: the start-up is over
 PROGRESS_BYTES = 256 << 10         # the latest training progress: this much before the crash, ...
 PROGRESS_MAX_BYTES = 4 << 20       # ... widened up to this when it holds none
+LINE_START_BACK_BYTES = 1 << 20    # how far back a context region looks for its line's start
 
 GPU_KINDS = frozenset({"cuda_oom", "hip_oom", "npu_oom", "xpu_oom", "mps_oom", "cublas_alloc", "cudnn_alloc",
                        "nccl_oom", "xla_oom", "tf_oom", "hpu_oom", "vllm_cache", "bnb_alloc", "batch_size_exhausted",
@@ -665,7 +666,15 @@ def _context(src: LogSource, hits: list[_Hit]) -> Context:
                                 (max(0, src.size - CONTEXT_TAIL_BYTES), src.size)])
     for lo, hi in regions:
         if lo > 0:
-            lo = src.mm.rfind(b"\n", 0, lo) + 1
+            # A region starts at its line's start, looked for within LINE_START_BACK_BYTES: in a log of
+            # giant lines (a 150 MB JSON dump, tqdm redraws glued by CRs) an unbounded rfind read the whole
+            # file back to byte 0. Ctx.feed reads a line's first 16 KiB only, so the next whole line will do.
+            nl = src.mm.rfind(b"\n", max(0, lo - LINE_START_BACK_BYTES), lo)
+            if nl < 0:
+                nl = src.mm.find(b"\n", lo, hi)
+                if nl < 0:
+                    continue                 # all inside one giant line, whose start the head region read
+            lo = nl + 1
         _feed_region(src, ctx, lo, hi, src.line_number(lo), crash_at)
     # only the latest progress matters: the last stretch before the crash
     span = PROGRESS_BYTES

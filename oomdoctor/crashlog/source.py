@@ -350,6 +350,21 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
     look binary is refused there."""
     import tempfile
 
+    if what == "pipe":
+        # gzip bytes through a pipe are read as a .gz file is (RFC 1952: a member opens with 1f 8b), so
+        # `cat run.log.gz | oomdoctor -` gives the answer of `oomdoctor run.log.gz`.
+        try:
+            while len(first) < 2:
+                more = read(2 - len(first))
+                if not more:
+                    break
+                first += more
+        except OSError as err:
+            raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), display) from None
+        if first[:2] == b"\x1f\x8b":
+            import gzip
+
+            return spool(gzip.GzipFile(None, "rb", fileobj=_Prefixed(first, read)).read, display, what="gzip")
     folder = tempfile.gettempdir()
     cap = _spool_cap(folder)
     fd, tmp = tempfile.mkstemp(prefix="oomdoctor-log-", suffix=".log")
@@ -404,6 +419,25 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
         _unlink(tmp)
         raise
     return tmp
+
+
+class _Prefixed:
+    """A read-only file object over `first` and then `read(n)`: a stream whose first bytes were looked at."""
+
+    def __init__(self, first: bytes, read) -> None:
+        self._first, self._read = first, read
+
+    def read(self, n: int = -1) -> bytes:
+        if self._first:
+            out = self._first if n < 0 else self._first[:n]
+            self._first = self._first[len(out):]
+            return out
+        return self._read(n if n >= 0 else COPY_CHUNK_BYTES)
+
+    def seek(self, n: int) -> int:
+        import io
+
+        raise io.UnsupportedOperation("a stream is read once")     # GzipFile seeks only to rewind
 
 
 def _cr_to_lf(path: str) -> None:

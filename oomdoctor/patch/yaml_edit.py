@@ -67,11 +67,11 @@ def _construct(node) -> Any:
 
 
 def _find_pair(mapping, key: str):
-    found = None
-    for key_node, value_node in mapping.value:
-        if isinstance(key_node, _yaml().ScalarNode) and key_node.value == key:
-            found = (key_node, value_node)     # duplicate keys: the last one wins, as in every loader
-    return found
+    scalar = _yaml().ScalarNode
+    for key_node, value_node in reversed(mapping.value):  # duplicate keys: the last one wins, as in every loader
+        if key_node.value == key and isinstance(key_node, scalar):
+            return key_node, value_node
+    return None
 
 
 def _content_end(node, text: str) -> int:
@@ -196,18 +196,24 @@ def set_yaml_key(text: str, key_path: Sequence[str], value: Any, *,
 
 def set_yaml_keys(text: str, edits: Sequence[tuple[Sequence[str], Any, str | None]], *,
                   path: str | None = None) -> str:
-    """Set several keys: those whose values the file already holds from one compose of `text` (spliced
-    from the end, so earlier positions stay valid), the others (new keys, filled nulls) one by one.
-    A big config is composed once however many of its values a plan changes."""
+    """Set several keys from one compose of `text`: values the file holds are replaced and absent keys
+    inserted at spans of that one node tree (spliced from the end, so earlier positions stay valid).
+    Each compose of a 100k-key file costs seconds, so a plan that adds keys must not compose per key.
+    Edits whose places depend on each other (a parent two edits create, a null parent filled, an
+    `after_key` another edit adds, an empty mapping) are set one by one, which gives the same bytes."""
     yaml = _yaml()
     edits = [(tuple(str(k) for k in keys), value, after) for keys, value, after in edits]
-    root = compose(text, path) if len(edits) > 1 else None
+    # A key set twice, or a key and one inside it, are set in order: the second edit sees the first one's text.
+    paths = {keys for keys, _, _ in edits}
+    nested = any(keys[:n] in paths for keys in paths for n in range(1, len(keys)))
+    root = compose(text, path) if len(paths) == len(edits) > 1 and not nested else None
     if not isinstance(root, yaml.MappingNode):
         for keys, value, after in edits:
             text = set_yaml_key(text, keys, value, after_key=after, path=path)
         return text
     splices: list[tuple[int, int, str]] = []
     rest = []
+    replaced: set[int] = set()
     for keys, value, after in edits:
         found = _existing_leaf(root, keys)
         if found is None:
@@ -217,7 +223,12 @@ def set_yaml_keys(text: str, edits: Sequence[tuple[Sequence[str], Any, str | Non
         splice = _replacement(text, key_node, value_node, value, parent.flow_style, path)
         if splice is not None:
             splices.append(splice)
-    splices.sort()
+            replaced.add(id(value_node))
+    inserts = _insert_splices(text, root, rest, replaced) if rest else []
+    if inserts is not None:
+        splices += inserts
+        rest = []
+    splices.sort(key=lambda s: (s[0], s[1]))
     if any(a[1] > b[0] for a, b in zip(splices, splices[1:])):      # overlapping spans: one at a time
         rest = edits
         splices = []
@@ -226,6 +237,54 @@ def set_yaml_keys(text: str, edits: Sequence[tuple[Sequence[str], Any, str | Non
     for keys, value, after in rest:
         text = set_yaml_key(text, keys, value, after_key=after, path=path)
     return text
+
+
+def _insert_splices(text: str, root, edits, replaced: set[int]) -> list[tuple[int, int, str]] | None:
+    """The splices that insert absent keys, all placed in the tree of `root` as set_yaml_key would place
+    them one after another; None when one edit's place depends on another's (see set_yaml_keys), or
+    lies inside a value another edit replaces (`replaced`: node ids).
+
+    One after another, keys inserted at one spot of one mapping stack up: a key placed after the
+    mapping's last entry goes after those already there (the last of them is now the last entry), a key
+    placed after a named key goes straight after that key, before the others placed after it."""
+    yaml = _yaml()
+    step, eol = _indent_step(root), line_ending(text)
+    at: dict[int, tuple[int, list[tuple[str, str]]]] = {}   # position -> (mapping id, [(key, text)] in order)
+    placed: dict[tuple[int, str], int] = {}                  # (mapping id, inserted key) -> its position
+    for keys, value, after_key in edits:
+        node, depth = root, 0
+        while True:                              # down to the mapping that lacks keys[depth]
+            if not isinstance(node, yaml.MappingNode) or id(node) in replaced:
+                return None
+            pair = _find_pair(node, keys[depth])
+            if pair is None:
+                break
+            if depth == len(keys) - 1:
+                return None                      # present after all: one by one
+            node, depth = pair[1], depth + 1
+        if (id(node), keys[depth]) in placed or not node.value:
+            return None                          # a parent another edit creates; an empty mapping
+        named = after_key.split(".")[-1] if after_key else None
+        anchor = _find_pair(node, named) if named else None
+        if node.flow_style:
+            new = ", " + _flow_entry(keys[depth:], value)
+        else:
+            column = node.value[0][0].start_mark.column
+            new = eol + eol.join(_block_lines(keys[depth:], value, column, step))
+        if named is not None and (id(node), named) in placed:        # after a key an earlier edit inserted
+            pos = placed[(id(node), named)]
+            group = at[pos][1]
+            index = [k for k, _ in group].index(named) + 1
+        else:
+            end = _content_end((anchor or node.value[-1])[1], text)
+            pos = end if node.flow_style else _line_end(text, end)
+            owner, group = at.setdefault(pos, (id(node), []))
+            if owner != id(node):
+                return None                      # a nested mapping's end is its parent's: order unclear
+            index = 0 if anchor is not None else len(group)
+        group.insert(index, (keys[depth], new))
+        placed[(id(node), keys[depth])] = pos
+    return [(pos, pos, "".join(t for _, t in group)) for pos, (_, group) in at.items()]
 
 
 def _existing_leaf(root, keys: Sequence[str]):
