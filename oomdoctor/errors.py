@@ -42,10 +42,12 @@ class InputError(Exception):
             text = say(self.message, lang)
         else:
             text = self.message
-        if self.path is None:
-            return text
-        where = f"{self.path}:{self.line}" if self.line else str(self.path)
-        return f"{where}: {text}"
+        if self.path is not None:
+            where = f"{self.path}:{self.line}" if self.line else str(self.path)
+            text = f"{where}: {text}"
+        # One line whatever the input holds: a line break can only come from a quoted value or a file name
+        # (a `deepspeed:` value with a newline in it), so it is shown as its control picture.
+        return text.replace("\r\n", "\u2424").replace("\n", "\u2424").replace("\r", "\u240d")
 
     def __str__(self) -> str:
         return self.render("en")

@@ -271,3 +271,13 @@ def test_a_deepspeed_path_longer_than_the_os_allows_is_not_found_not_an_internal
     (tmp_path / "train.yaml").write_text(config, encoding="utf-8")
     done = cli(str(tmp_path / "train.yaml"), "--gpu", "24GiB", "--plain")
     assert done.returncode == 2 and done.stderr.count(b"\n") == 1, done.stderr[-300:]
+
+
+def test_a_deepspeed_value_holding_a_line_break_still_gives_a_one_line_error(tmp_path):
+    # A quoted YAML value may hold a newline; the "not found" line that quotes it must stay one line.
+    config = 'stage: sft\nfinetuning_type: lora\nmodel_name_or_path: meta-llama/Llama-2-7b-hf\n' \
+             'deepspeed: "ds_z3\\noffload.json"\n'
+    (tmp_path / "train.yaml").write_text(config, encoding="utf-8")
+    done = cli(str(tmp_path / "train.yaml"), "--gpu", "24GiB", "--plain")
+    assert done.returncode == 2 and done.stderr.count(b"\n") == 1, done.stderr[-300:]
+    assert "\u2424".encode() in done.stderr
