@@ -11,6 +11,8 @@ environment (torch) is still being built.
 """
 from __future__ import annotations
 
+import os
+
 import nox
 
 nox.options.sessions = ["lint", "types", "full", "tests"]
@@ -27,7 +29,14 @@ TORCH = "torch==2.13.0"
 def tests(session: nox.Session) -> None:
     """The fast suite: everything but the [simulate] tests (they skip without torch) and the slow tier."""
     session.install("-e", ".[test]")
-    session.run(*PYTEST, "-m", "not slow", *session.posargs)
+    env = {}
+    # `.ci/run` on a 2-core machine: OOMDOCTOR_CI_SHARE lists the CPythons that share the fast suite (the
+    # default one runs all of it in `full`); each takes the part of the tests tests/conftest.py hashes to it.
+    share = [v for v in os.environ.get("OOMDOCTOR_CI_SHARE", "").split(",") if v]
+    if session.python in share:
+        env["OOMDOCTOR_TEST_SHARD"] = f"{share.index(session.python)}/{len(share)}"
+        session.run("python", "-m", "compileall", "-q", "oomdoctor")     # every module compiles on this CPython
+    session.run(*PYTEST, "-m", "not slow", *session.posargs, env=env)
 
 
 @nox.session

@@ -36,7 +36,7 @@ def sniff(head: bytes) -> str | None:
     units = [u for u in units if u.strip(b"\0")]                # a NUL run (a crash-time flush) says nothing
     for codec, top, next_ in (("utf-32-le", 3, 2), ("utf-32-be", 0, 1)):
         fit = sum(1 for u in units if u[top] == 0 and u[next_] <= 0x10)
-        if len(units) >= _MIN_UNITS and fit >= _SHARE * len(units):
+        if len(units) >= _MIN_UNITS and fit >= _SHARE * len(units) and _reads_as_text(sample, codec, 4):
             return codec
     # UTF-16: a character below U+0100 (ASCII: digits, spaces, line ends) has a NUL high byte; most
     # above it have none, but U+xx00 ones (box drawing's U+2500 "─", rich's frames) have a NUL low byte.
@@ -47,12 +47,24 @@ def sniff(head: bytes) -> str | None:
     with_nul = [u for u in units if 0 in u]
     for codec, high in (("utf-16-le", 1), ("utf-16-be", 0)):
         fit = sum(1 for u in with_nul if u[high] == 0)
-        if fit >= _MIN_UNITS and fit >= _SIDE_SHARE * len(with_nul) and fit >= _TEXT_SHARE * len(units):
+        if (fit >= _MIN_UNITS and fit >= _SIDE_SHARE * len(with_nul) and fit >= _TEXT_SHARE * len(units)
+                and _reads_as_text(sample, codec, 2)):
             return codec
     return _wide_by_text(sample)
 
 
 _ASCII_SHARE = 0.5          # of the characters a UTF-16/32 reading must give, for it to be the text's
+_CONTROL_SHARE = 0.1        # at most, of C0 controls (but tab and line ends) and undecodable units in a text
+
+
+def _reads_as_text(sample: bytes, codec: str, width: int) -> bool:
+    """A NUL pattern fits binary data too (00 01 02 03 repeated is a valid UTF-32 code point each time): a text,
+    in any script, has spaces or line ends and almost no C0 controls or undecodable units."""
+    text = sample[:len(sample) // width * width].decode(codec, errors="replace").strip("\0")
+    if not text or not any(ch in text for ch in " \t\r\n"):
+        return False
+    bad = sum(1 for ch in text if (ch < " " and ch not in "\t\r\n") or ch == "\ufffd")
+    return bad <= _CONTROL_SHARE * len(text)
 
 
 def _wide_by_text(sample: bytes) -> str | None:
