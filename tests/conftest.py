@@ -26,8 +26,9 @@ def pytest_collection_modifyitems(config, items):
     import zlib
 
     index, count = (int(part) for part in shard.split("/"))
-    keep = [item for item in items if zlib.crc32(item.nodeid.encode("utf-8")) % count == index]
-    dropped = [item for item in items if zlib.crc32(item.nodeid.encode("utf-8")) % count != index]
+    keep, dropped = [], []
+    for item in items:
+        (keep if zlib.crc32(item.nodeid.encode("utf-8")) % count == index else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep
