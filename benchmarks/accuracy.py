@@ -252,7 +252,9 @@ def convert(case: dict, ref: dict):
     if re.search(r"--reentrant_checkpointing\s+true|gradient_checkpointing \(reentrant\)", str(case.get("quote") or "").lower()):
         extras["gradient_checkpointing_kwargs"] = {"use_reentrant": True}
     if framework == "ms-swift":
-        version = "1.5.1"
+        # the benchmark's commits 97e4d198b/4312aeb28 (2024-01-02/04) follow v1.5.0 (2024-01-01) and precede
+        # f52dfd35c ("fix bnb qwen bug", 2024-01-06), which v1.5.1 includes: the code that ran is v1.5.0's
+        version = "1.5.0"
     if "swift v1" in fw_text.lower() or "qwen finetune" in fw_text.lower():
         extras["adapter_dtype"] = "bf16"   # PEFT < 0.12 kept adapters/modules_to_save in the base dtype
     packed_text = str(case.get("packed")).lower()

@@ -82,6 +82,7 @@ class _Layer:
     v_seen: int
     trains_weights: bool
     compiled: bool
+    x_cast: bool = False    # bitsandbytes gets its input in another dtype than its compute dtype (one copy each)
 
 
 def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, trains_weights: bool) -> _Layer:
@@ -116,7 +117,8 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   dropout=adapters and setup.mechanisms.lora_dropout > 0, with_mask=with_mask,
                   eager=eager, k_seen=q_dim if repeated and (not view or (autocast and r != a)) else kv_dim,
                   v_seen=q_dim if repeated and not view else kv_dim, trains_weights=trains_weights,
-                  compiled=compiled_layers(setup))
+                  compiled=compiled_layers(setup),
+                  x_cast=bool(setup.quant_bits) and rg.other_dtype != rg.compute_dtype)
 
 
 def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *, trains_weights: bool,
@@ -133,7 +135,7 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
     _save_mlp(shape, ly, saved)
     quantized = setup.method == "qlora" and bool(setup.quant_bits) and bnb_quantized(setup)
     if quantized:
-        _save_bnb_inputs(ly, saved, out_name)
+        _save_bnb_inputs(shape, ly, saved, out_name)
     per_layer = sum(saved.values())
     backward_peak = _backward_peak(ly, saved, per_layer)
     if setup.grad_ckpt and reentrant:
@@ -231,7 +233,17 @@ def _save_mlp(shape: ModelShape, ly: _Layer, saved: dict) -> None:
     _save_linear(ly, saved, "down_proj", "mlp:act_up" if shape.gated_mlp else "mlp:act", a, inter)
 
 
-def _save_bnb_inputs(ly: _Layer, saved: dict, out_name: str) -> None:
+_ROLES = {"q_proj": ("q", "k", "v", "qkv", "kv"), "o_proj": ("o",), "gate_proj": ("gate", "up", "gate_up"),
+          "down_proj": ("down",)}
+
+
+def _linears_in(shape: ModelShape, names: tuple) -> int:
+    """How many separate linears of the model take the input these projections share (a fused qkv is one)."""
+    dense, moe = layer_linears(shape)
+    return sum(1 for m in (dense or moe) if m.role in _ROLES[names[0]])
+
+
+def _save_bnb_inputs(shape: ModelShape, ly: _Layer, saved: dict, out_name: str) -> None:
     """bitsandbytes' MatMul4Bit/MatMul8bitLt keep their input for backward although the quantized weight is
     frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`); an adapter on the same input keeps
     the same tensor only when it sees x itself: dropout, or PEFT's cast to another adapter dtype, hand the
@@ -239,7 +251,9 @@ def _save_bnb_inputs(ly: _Layer, saved: dict, out_name: str) -> None:
     r, a, h = ly.r, ly.a, ly.h
     for names, x, x_bytes, width in ((_ATTN_IN, "norm1:out", r, h), (("o_proj",), out_name, a, ly.q_dim),
                                      (_UP_IN, "norm2:out", r, h), (("down_proj",), "mlp:act_up", a, ly.inter)):
-        if not any(n in ly.targets for n in names) or ly.dropout or ly.adapter_bytes != x_bytes:
+        if ly.x_cast:
+            saved[f"{names[0]}:bnb_in"] = a * width * _linears_in(shape, names)   # each one's `x.to(...)` copy
+        elif not any(n in ly.targets for n in names) or ly.dropout or ly.adapter_bytes != x_bytes:
             saved.setdefault(x, x_bytes * width)
 
 
@@ -259,7 +273,9 @@ def _hook_escape(shape: ModelShape, ly: _Layer) -> float:
                                   (("gate", "up", "gate_up"), r, h), (("down",), a, ly.inter)):
         n_lin = sum(1 for role in roles if role in group)
         if n_lin:
-            escape += a * width * (1 if x_bytes == a else n_lin)
+            # fp16 activations (an fp16 embedding, each Linear4bit casting its output back to its input's dtype)
+            # reach a bf16 compute dtype: every linear casts its own copy, as one of another size would
+            escape += a * width * (1 if x_bytes == a and not ly.x_cast else n_lin)
     return escape
 
 

@@ -579,6 +579,10 @@ def _autocast_copies(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts
         head_cast = V * h * a
     if mts_head and rg.autocast and a != 4 and setup.framework == "llamafactory" and not rg.deepspeed:
         head_cast = V * h * a                   # the fp32 trainable output-layer copy, cast and cached by autocast
+    if setup.quant_bits and adapters and rg.autocast and rg.other_dtype != rg.compute_dtype and not mts_head:
+        # the unquantized output layer in another dtype (fp16 under bf16 autocast): F.linear casts the frozen
+        # weight at each call and the matmul keeps that copy for the input's gradient until the head's backward
+        head_cast = V * h * a
     ckpt = setup.grad_ckpt
     cast_layer = casts_trained + casts_frozen
     cache_all = casts_trained * recorded        # autocast's cache holds a trainable weight's cast all forward

@@ -52,6 +52,8 @@ class Regime:
     train_dtype: str = "bf16"
     casts_trainable: bool = False  # autocast copies the trainable weights for every matmul (cached all forward)
     casts_frozen: bool = False     # autocast copies the frozen weights at each use
+    other_dtype: str = "bf16"      # the weights a quantized run leaves unquantized (embeddings, norms, output
+                                   # layer), where they differ from the compute dtype; else the compute dtype
 
     @property
     def load_bytes(self) -> int:
@@ -116,6 +118,7 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     if quant:
         load_name = compute_name if compute_name != "fp32" else "bf16"   # bnb_4bit_compute_dtype
     load = _NAME_BYTES.get(load_name, 2)
+    other_name = _unquantized_dtype(setup, shape, fw) if quant else None
 
     pure = fw in _PURE_FRAMEWORKS or setup.pure_bf16   # pure_bf16: no autocast, no fp32 upcast
     frozen = _quant_bytes(quant, setup.mechanisms.quant_method, double_quant(setup)) if quant else float(load)
@@ -157,7 +160,26 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
                   autocast=autocast, adapter_cast_copy=adapter_cast_copy, embed_fp32=embed_fp32,
                   notes=tuple(notes), compute_dtype=compute_name, load_dtype=load_name, train_dtype=train_name,
                   casts_trainable=autocast and train_name != compute_name,
-                  casts_frozen=autocast and load_name != compute_name and not quant)
+                  casts_frozen=autocast and load_name != compute_name and not quant, other_dtype=other_name or compute_name)
+
+
+def _unquantized_dtype(setup: TrainingSetup, shape: ModelShape, fw: str) -> str | None:
+    """The dtype bitsandbytes-quantized runs keep their other weights in (embeddings, norms, output layer, biases).
+    transformers < 5 loads a bitsandbytes model asked for no torch_dtype in float16 ("Overriding torch_dtype=None
+    with `torch_dtype=torch.float16` due to requirements of `bitsandbytes`": modeling_utils.from_pretrained up to
+    4.36, quantizers/quantizer_bnb_4bit.py update_torch_dtype from 4.37). ms-swift 1.5.0 passes none for Qwen-1
+    under bnb (swift/llm/utils/model.py get_model_tokenizer_qwen `torch_dtype = None`, from 232a22b32 until
+    f52dfd35c "fix bnb qwen bug" passed the dtype again under bnb, first tagged v1.5.1)."""
+    if setup.load_dtype or setup.mechanisms.quant_method.lower() not in ("bnb", "bitsandbytes", "nf4", "fp4"):
+        return None
+    from oomdoctor.memory.loss import _transformers_version
+    tf = _transformers_version(setup)
+    if tf and tf >= (5,):
+        return None
+    ver = _version(setup.framework_version or setup.mechanisms.swift_version)
+    qwen_loader = fw in ("swift", "ms-swift") and (shape.model_type or "").lower() == "qwen" \
+        and bool(ver) and (1, 5) <= ver < (1, 5, 1)
+    return "fp16" if qwen_loader else None
 
 
 def _load_dtype(setup: TrainingSetup, shape: ModelShape, fw: str, compute_name: str, notes: list[Msg]) -> str:
