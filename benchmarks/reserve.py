@@ -99,14 +99,16 @@ def block_rows() -> list[tuple[str, float, float, float, float]]:
 # The logits-sized tensors of a loss, in the order they are made and freed, in bytes per logit (bf16 compute):
 # HF >= 4.49 ForCausalLMLoss (logits.float(), log-softmax saved; backward: nll and log-softmax gradients, the
 # cast back); remote code that shifts compute-dtype logits under autocast (Qwen-1 modeling_qwen.py: shift copy,
-# autocast's fp32 cast, log-softmax; backward adds the slice's zero-filled gradient); transformers <= 4.45
+# cross_entropy's log-softmax in bf16, nll_loss's saved fp32 copy, then the HF Trainer's fp32 copy of the returned
+# logits, accelerate convert_outputs_to_fp32; backward: nll's fp32 gradient, its bf16 cast, log-softmax's
+# gradient, the slice's zero-filled gradient); transformers <= 4.45
 # (forward upcasts, shifts an fp32 copy; backward's slice gradient is fp32).
 LOSS_EVENTS = {
     "hf": [("A", "lg", 2), ("A", "up", 4), ("A", "lsm", 4), ("F", "up"), ("F", "lg"), ("A", "g", 4), ("A", "gi", 4),
            ("F", "g"), ("F", "lsm"), ("A", "gb", 2), ("F", "gi"), ("F", "gb")],
-    "compute": [("A", "lg", 2), ("A", "sh", 2), ("A", "cast", 4), ("A", "lsm", 4), ("F", "cast"), ("F", "sh"),
-                ("F", "lg"), ("A", "g", 4), ("A", "gi", 4), ("F", "g"), ("F", "lsm"), ("A", "gb", 2), ("F", "gi"),
-                ("A", "gf", 2), ("F", "gb"), ("F", "gf")],
+    "compute": [("A", "lg", 2), ("A", "sh", 2), ("A", "lsm", 2), ("A", "cast", 4), ("F", "sh"), ("A", "out", 4),
+                ("F", "lg"), ("F", "out"), ("A", "g", 4), ("F", "cast"), ("A", "gb", 2), ("F", "g"), ("A", "gi", 2),
+                ("F", "lsm"), ("F", "gb"), ("A", "gf", 2), ("F", "gi"), ("F", "gf")],
     "legacy": [("A", "lg", 2), ("A", "up", 4), ("F", "lg"), ("A", "sh", 4), ("A", "lsm", 4), ("F", "sh"), ("A", "g", 4),
                ("A", "gi", 4), ("F", "g"), ("F", "lsm"), ("A", "gf", 4), ("F", "gi"), ("A", "gb", 2), ("F", "gf"),
                ("F", "up"), ("F", "gb")],

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.memory.activations import LayerBytes, layer_bytes
-from oomdoctor.memory.loss import LossBytes, fused_chunk_tokens, loss_bytes
+from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
 
@@ -365,7 +365,7 @@ def _reserve(setup: TrainingSetup, shape: ModelShape, hw: Hardware, loss_kind: s
     reserve = max(0.0, max(reserved_at) / GIB - allocated)
     varlen = varlen_all = 0.0
     if _varlen_segments(setup, loss_kind):
-        varlen_all = VARLEN_CACHED_FP32_BYTES * tokens * shape.vocab_size / GIB
+        varlen_all = _varlen_bytes(setup, shape, loss_kind) * tokens * shape.vocab_size / GIB
         # those idle segments are released on the allocator's OOM retry: they never push a run past the fit line
         room = hw.usable_gib * (1.0 - headroom) - (peak_tensors + CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + reserve)
         varlen = max(0.0, min(varlen_all, room)) if hw.usable_gib else varlen_all
@@ -376,6 +376,19 @@ def _reserve(setup: TrainingSetup, shape: ModelShape, hw: Hardware, loss_kind: s
         reserved_seen = min(reserved_seen, max(hw.usable_gib - CUDA_CONTEXT_GIB,
                                                allocated + CUBLAS_WORKSPACE_GIB + reserve + varlen))
     return Reserve(idle=reserve + varlen, varlen=varlen, varlen_all=varlen_all, reserved_seen=reserved_seen)
+
+
+def _varlen_bytes(setup: TrainingSetup, shape: ModelShape, loss_kind: str) -> float:
+    """Bytes per logit of the segments a longer batch maps beside an earlier near-record's: the logits-sized
+    tensors alive at its worst moment that cannot take the earlier, smaller blocks. Remote code's compute-dtype
+    loss under the HF Trainer's autocast holds the log-softmax in the compute dtype, nll_loss's fp32 copy and
+    accelerate's fp32 copy of the returned logits (loss.py "compute"; replayed in benchmarks/reserve.py: the
+    earlier batch's logits and shifted-copy blocks are reused, those three are not)."""
+    if loss_kind == "compute" and setup.framework in _HF_TRAINER:
+        rg = regime_of(setup, shape)
+        if rg.autocast and rg.compute_bytes != 4:
+            return rg.compute_bytes + 8.0
+    return float(VARLEN_CACHED_FP32_BYTES)
 
 
 def _varlen_segments(setup: TrainingSetup, loss_kind: str) -> bool:

@@ -11,9 +11,8 @@ Who computes the cross-entropy, and in which dtype, depends on the model code an
                 modeling_chatglm.py, which also casts the fp32 logits back for the output)
   compute       remote code that shifts the compute-dtype logits and calls CrossEntropyLoss on them (Qwen-1
                 modeling_qwen.py, Baichuan/Baichuan2 modeling_baichuan.py, InternLM modeling_internlm.py): under
-                CUDA autocast log_softmax runs with dtype=float32 (autocast's fp32_set_opt_dtype list), which
-                converts its input and keeps an fp32 output; without autocast (DeepSpeed bf16, pure bf16)
-                everything stays in the compute dtype
+                CUDA autocast cross_entropy's log_softmax keeps the logits' dtype and nll_loss saves an fp32 copy
+                of its output; without autocast (DeepSpeed bf16, pure bf16) everything stays in the compute dtype
   fused         Liger's fused linear cross-entropy: logits for one chunk of tokens at a time
   cce           Apple's Cut Cross-Entropy: no logits tensor at all, only the gradient of the hidden states
   chunked       torchtune's CEWithChunkedOutputLoss (compute-dtype logits in 8 chunks, each upcast for its
@@ -33,6 +32,8 @@ from oomdoctor.memory.regime import Regime, _version
 # model_type (config.json) -> the loss its own modelling code computes
 _REMOTE_LOSS = {"qwen": "compute", "baichuan": "compute", "internlm": "compute",
                 "internlm2": "legacy", "chatglm": "legacy", "glm": "legacy"}
+# frameworks that train through the HF Trainer, whose model accelerate prepares (native AMP wraps its forward)
+_HF_TRAINER = ("hf", "trl", "llamafactory", "axolotl", "swift", "ms-swift")
 # torchtune splits the output projection into this many chunks (modules/transformer.py num_output_chunks)
 TORCHTUNE_CHUNKS = 8
 
@@ -100,8 +101,18 @@ def loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes
         return LossBytes(regime, 12 + back, 12, 0)
     if regime == "compute":
         if rg.autocast and a != 4:
-            # logits + shifted copy + log_softmax's fp32 input copy and fp32 output
-            return LossBytes(regime, 2 * a + 8, 12, 0)
+            # F.cross_entropy's composite calls log_softmax with the logits' own dtype, which autocast leaves
+            # alone (no AutocastCUDA kernel for cross_entropy_loss; log_softmax's fp32_set_opt_dtype policy skips
+            # a stated dtype); nll_loss, on autocast's fp32 list, casts the log-probabilities to fp32 and saves
+            # that copy (aten/src/ATen/native/LossNLL.cpp cross_entropy_loss_symint, autocast_mode.cpp;
+            # tests/test_qwen1_mechanisms.py traces it): logits, shifted copy, log-softmax, fp32 copy. Under the
+            # HF Trainer accelerate's native-AMP forward returns its outputs through convert_outputs_to_fp32
+            # (accelerate/accelerator.py prepare_model): the logits' fp32 copy joins the saved pair while the
+            # compute-dtype logits are still referenced. Backward: the saved pair and nll's fp32 gradient
+            forward = 3 * a + 4
+            if setup.framework in _HF_TRAINER:
+                forward = max(forward, 2 * a + 8)
+            return LossBytes(regime, forward, a + 8, 0)
         return LossBytes(regime, 3 * a, 3 * a, 0)
     if regime == "chunked":
         if setup.framework == "torchtune":
