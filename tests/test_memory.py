@@ -247,7 +247,8 @@ def test_remote_code_that_keeps_the_compute_dtype_halves_the_loss_without_autoca
     # no autocast under DeepSpeed: Qwen-1's CrossEntropyLoss runs on bf16 logits and their bf16 shifted copy
     assert _loss_bytes(deepspeed, qwen1) == 6
     assert _loss_bytes(deepspeed, llama) == 10
-    # under CUDA autocast log_softmax runs in fp32: no saving over the HF path
+    # under the HF Trainer's autocast: bf16 logits and log-softmax, nll_loss's fp32 copy, accelerate's fp32 copy
+    # of the returned logits: no saving over the HF path
     amp = TrainingSetup(framework="hf", method="lora", load_dtype="bf16")
     assert _loss_bytes(amp, qwen1) == 12
 

@@ -42,3 +42,51 @@ def test_fp16_head_and_inputs_add_the_head_cast_and_a_copy_per_linear():
     head_cast = QWEN_7B.vocab_size * QWEN_7B.hidden_size * 2 / GIB
     assert broken.details["moment_loss_gib"] - fixed.details["moment_loss_gib"] == \
         pytest.approx(mlp_copy + head_cast)
+
+
+def test_cross_entropy_under_cuda_autocast_runs_log_softmax_in_the_logits_dtype():
+    # traced on this machine's torch with fake CUDA tensors: the composite's log_softmax keeps bf16 and
+    # nll_loss's autocast cast makes the fp32 copy it saves
+    torch = pytest.importorskip("torch")
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    seen: list[tuple[str, str]] = []
+
+    class Record(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if isinstance(out, torch.Tensor):
+                seen.append((str(func), str(out.dtype)))
+            return out
+
+    fake = FakeTensorMode()
+    with fake:
+        logits = torch.empty(8, 64, device="cuda", dtype=torch.bfloat16)
+        labels = torch.zeros(8, dtype=torch.long, device="cuda")
+    was = torch.is_autocast_enabled("cuda"), torch.get_autocast_dtype("cuda")
+    torch.set_autocast_enabled("cuda", True)
+    torch.set_autocast_dtype("cuda", torch.bfloat16)
+    try:
+        with fake, Record():
+            torch.nn.functional.cross_entropy(logits, labels)
+    finally:
+        torch.set_autocast_enabled("cuda", was[0])
+        torch.set_autocast_dtype("cuda", was[1])
+    assert ("aten._log_softmax.default", "torch.bfloat16") in seen
+    assert ("aten._to_copy.default", "torch.float32") in seen
+
+
+def test_hf_trainer_qwen1_loss_and_the_segments_a_longer_batch_maps():
+    from oomdoctor.memory.estimate import _varlen_bytes
+
+    lora = swift_qlora("1.5.1", method="lora", quant_bits=None)
+    est = estimate(lora, QWEN_7B, A100)
+    logits = TOKENS * QWEN_7B.vocab_size
+    # forward: logits, log-softmax (bf16), nll's fp32 copy, accelerate's fp32 copy of the returned logits
+    assert est.details["loss_bytes_per_logit"] == 12
+    # backward: the saved pair and nll's fp32 gradient
+    assert est.details["logits_backward_gib"] == pytest.approx(10 * logits / GIB)
+    assert _varlen_bytes(lora, QWEN_7B, "compute") == 10
+    # without autocast (DeepSpeed casts the module) nothing is upcast: the former three-tensor figure stands
+    assert _varlen_bytes(lora.with_changes(zero_stage=2), QWEN_7B, "compute") == 12
