@@ -256,7 +256,12 @@ def convert(case: dict, ref: dict):
         # f52dfd35c ("fix bnb qwen bug", 2024-01-06), which v1.5.1 includes: the code that ran is v1.5.0's
         version = "1.5.0"
     if "swift v1" in fw_text.lower() or "qwen finetune" in fw_text.lower():
-        extras["adapter_dtype"] = "bf16"   # PEFT < 0.12 kept adapters/modules_to_save in the base dtype
+        # PEFT 0.6.0 (2023-11-02) to 0.11 created the adapters in the base layer's dtype (tuners/lora/layer.py
+        # update_layer `self.to(weight.device, dtype=weight.dtype)`); 0.5.0, current before, left them in torch's
+        # default fp32 and cast each input to them (tuners/lora.py update_layer `self.to(self.weight.device)`,
+        # Linear.forward `x = x.to(self.lora_A[...].weight.dtype)`), as PEFT >= 0.12's upcast does
+        if str(case.get("published") or "9999") >= "2023-11-02":
+            extras["adapter_dtype"] = "bf16"
     packed_text = str(case.get("packed")).lower()
     if "fixed length" in packed_text or "padded to model_max_length" in packed_text:
         extras["fixed_length"] = True      # every batch has the same length: cached blocks are reused exactly
