@@ -15,17 +15,18 @@ def result():
     return accuracy.run(verbose=False)
 
 
-def test_median_error_on_published_peaks_is_at_most_7_5_percent(result):
-    # 7.2% measured on 74 rows (6.8% at this round's first sight: the FSDP root unit's unsharded copy moves
-    # the torchtune multi-GPU rows across the median while the rows it fixes sit far from it; docs/estimates.md)
-    assert result["median"] <= 0.075
+def test_median_error_on_published_peaks_is_at_most_7_3_percent(result):
+    # 7.2% measured on 74 rows (6.8% at an earlier round's first sight: the FSDP root unit's unsharded copy
+    # moves the torchtune multi-GPU rows across the median while the rows it fixes sit far from it;
+    # docs/estimates.md sections 7 and 8)
+    assert result["median"] <= 0.073
 
 
-def test_p90_error_on_published_peaks_is_at_most_24_percent(result):
+def test_p90_error_on_published_peaks_is_at_most_23_5_percent(result):
     # 23.3% measured on the same 74 rows (docs/estimates.md): the remaining misses are ms-swift's unpadded
     # Qwen-1 runs (near-record batch lengths leave fp32 logits segments reserved), Answer.AI's 70B CPU-offload
     # QLoRA and torchtune's 405B row
-    assert result["p90"] <= 0.24
+    assert result["p90"] <= 0.235
 
 
 def test_no_source_has_a_median_error_above_15_percent(result):
