@@ -236,9 +236,10 @@ def convert(case: dict, ref: dict):
     if "optimizer_in_bwd=true" in str(case.get("optimizer") or "").lower().replace(" ", ""):
         extras["optimizer_in_bwd"] = True
     if framework == "litgpt" and quant:
-        # lit-gpt finetune/lora.py --quantize bnb.nf4 | bnb.nf4-dq (double quantization)
-        extras["quantize"] = "bnb.nf4-dq" if "nf4-dq" in (prec_text + str(case.get("notes") or "")).lower() \
-            else "bnb.nf4"
+        # lit-gpt finetune/lora.py --quantize bnb.nf4 | bnb.nf4-dq (double quantization): the resource table's
+        # quantization column (the quote) names it, the precision and notes columns rarely do
+        said = " ".join(str(case.get(k) or "") for k in ("precision", "notes", "quote")).lower()
+        extras["quantize"] = "bnb.nf4-dq" if "nf4-dq" in said else "bnb.nf4"
     if method == "lora" and "qwen finetune" in fw_text.lower() and "chat" not in model.lower():
         extras["modules_to_save"] = ("embed_tokens", "lm_head")   # finetune.py trains wte/lm_head on base models
     version = ""

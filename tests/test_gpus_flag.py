@@ -25,7 +25,12 @@ UNNAMED = (
     ("../configs/axolotl_qlora.yml", "axolotl", False),
     ("../configs/lf_lora_ds.yaml", "llamafactory", False),   # LoRA, ZeRO-2 offload: little to split
     ("../configs/hf_args.json", "hf", True),
+    ("../real-configs/trl/py/lora_without_regret_sft.py", "trl", False),   # a TRL Python script, LoRA under DDP
+    ("swift_zero3_nproc_var.sh", "ms-swift", True),          # NPROC_PER_NODE=$NPROC: torchrun, count unnamed
+    ("accelerate_launch_no_count.sh", "hf", True),           # accelerate launch on every GPU, FSDP config
 )
+# Files that decide GPUs and sharding but name no model: a DeepSpeed JSON alone, an accelerate config alone
+MODEL_FREE = (("z3.json", "hf"), ("accelerate_fsdp_no_count.yaml", "hf"))
 
 
 def _json(capsys, *argv):
@@ -47,6 +52,27 @@ def test_gpus_flag_sets_the_count_a_config_leaves_to_its_framework_default(capsy
         # ZeRO / FSDP split the model states over the two GPUs: each holds less (FSDP's root unit, embeddings
         # and output layer, stays unsharded through the step, so an 8B QLoRA saves about a fifth, not more)
         assert two["estimate"]["allocated_gib"] < 0.85 * one["estimate"]["allocated_gib"]
+
+
+@pytest.mark.parametrize("name,framework", MODEL_FREE, ids=[m[0] for m in MODEL_FREE])
+def test_gpus_flag_sets_the_count_of_a_deepspeed_or_accelerate_file_alone(capsys, name, framework):
+    path = str(HERE / name)
+    one = _json(capsys, path, "--model", "meta-llama/Llama-2-7b-hf", "--gpu", "A100-80GB", "--gpus", "1")
+    two = _json(capsys, path, "--model", "meta-llama/Llama-2-7b-hf", "--gpu", "A100-80GB", "--gpus", "2")
+    assert two["setup"]["framework"] == framework
+    assert one["setup"]["n_gpus"] == 1 and two["setup"]["n_gpus"] == 2 and two["hardware"]["n_gpus"] == 2
+    # ZeRO-3 / FULL_SHARD: a full fine-tune's model states split over the two GPUs
+    assert two["estimate"]["allocated_gib"] < 0.6 * one["estimate"]["allocated_gib"]
+
+
+def test_a_bare_swift_line_is_one_process_so_more_gpus_are_room_for_the_plan(capsys):
+    # without NPROC_PER_NODE / NNODES ms-swift runs `python sft.py`, one process: the line states the count
+    from oomdoctor.configs import load_config
+
+    assert load_config(str(HERE / "swift_zero3_bare.sh")).stated("n_gpus")
+    assert not load_config(str(HERE / "swift_zero3_nproc_var.sh")).stated("n_gpus")
+    doc = _json(capsys, str(HERE / "swift_zero3_bare.sh"), "--gpu", "A100-80GB", "--gpus", "2")
+    assert doc["setup"]["n_gpus"] == 1 and doc["hardware"]["n_gpus"] == 2
 
 
 def test_the_framework_default_is_not_a_stated_count_but_a_launcher_line_is(tmp_path):

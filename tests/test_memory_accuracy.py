@@ -21,11 +21,11 @@ def test_median_error_on_published_peaks_is_at_most_7_percent(result):
     assert result["median"] <= 0.070
 
 
-def test_p90_error_on_published_peaks_is_at_most_24_percent(result):
+def test_p90_error_on_published_peaks_is_at_most_23_5_percent(result):
     # 23.3% measured on the same 74 rows (docs/estimates.md): the remaining misses are ms-swift's unpadded
     # Qwen-1 runs (every near-record batch length leaves its logits segments reserved; the estimate keeps one),
     # Answer.AI's 70B CPU-offload QLoRA and torchtune's 405B row
-    assert result["p90"] <= 0.24
+    assert result["p90"] <= 0.235
 
 
 def test_no_source_has_a_median_error_above_15_percent(result):
@@ -59,3 +59,28 @@ def test_exclusions_are_few_and_each_gives_a_reason(result):
     assert len(result["skipped"]) <= 6
     assert all(why for _, why in result["skipped"])
     assert len(result["rows"]) >= 50
+
+
+# Reserved rows whose allocated figure is right (the trace of mmqa-04's step meets it; the others sit within
+# 11% of the measurement before any reserve): docs/estimates.md section 4 lists the pairs
+RESERVED_PAIRS = ("mmqa-01", "mmqa-04", "mmqa-05", "mmqa-06", "ms-18", "ms-19", "ms-43", "qw-16", "qw-31",
+                  "tt-09", "tt-12")
+
+
+def test_peak_is_within_10_percent_of_the_measured_reserved_peak_where_allocated_is_right():
+    import accuracy
+    import yaml
+
+    from oomdoctor.memory import estimate
+
+    with open(REF) as fh:
+        cases = {c["id"]: c for c in yaml.safe_load(fh)}
+    ref = accuracy._reference_shapes()
+    off = {}
+    for cid in RESERVED_PAIRS:
+        assert accuracy.kind_of(cases[cid]) == "reserved", cid
+        setup, shape, hw = accuracy.convert(cases[cid], ref)
+        peak = estimate(setup, shape, hw).peak_gib         # reserved + the CUDA context: what the fit uses
+        measured = accuracy.measured_gib(cases[cid])
+        off[cid] = round((peak - measured) / measured, 3)
+    assert all(abs(v) <= 0.10 for v in off.values()), off

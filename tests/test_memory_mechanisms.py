@@ -134,3 +134,34 @@ def test_torch_non_reentrant_checkpoint_keeps_what_a_function_stores_on_ctx():
             alive[(fn.__name__, reentrant)] = refs[fn]() is not None
             y.sum().backward()
     assert alive == {("OnCtx", False): True, ("OnCtx", True): False, ("Saved", False): False, ("Saved", True): False}
+
+
+def _full(optimizer: str, **kw) -> TrainingSetup:
+    base = dict(framework="hf", framework_version="4.46", method="full", load_dtype="bf16", precision="bf16",
+                micro_batch=1, seq_len=512, grad_ckpt=True, optimizer=optimizer)
+    base.update(kw)
+    return TrainingSetup(**base)
+
+
+def test_eight_bit_states_carry_an_fp32_absmax_per_256_element_block():
+    # bitsandbytes Optimizer8bit.init_state: a uint8 code per element and one float32 absmax per block of 256,
+    # for each of Adam's two states; paging moves the codes to managed memory, the absmax stays on the GPU
+    params = estimate(_full("adamw_8bit"), LLAMA2_7B, A100).details["params_trainable"]
+    plain = estimate(_full("adamw_8bit"), LLAMA2_7B, A100).details
+    paged = estimate(_full("paged_adamw_8bit"), LLAMA2_7B, A100).details
+    assert plain["optimizer_states_gib"] * GIB == pytest.approx(params * 2 * (1 + 4 / 256), rel=1e-6)
+    assert paged["paged_states_gib"] * GIB == pytest.approx(params * 2, rel=1e-6)
+    # what torch's allocator holds of the paged optimizer: the absmax blocks alone
+    assert (paged["optimizer_states_gib"] - paged["paged_states_gib"]) * GIB == \
+        pytest.approx(params * 2 * 4 / 256, rel=1e-6)
+
+
+def test_stepping_in_backward_never_holds_every_gradient_at_once():
+    # torchtune optimizer_in_bwd: each parameter's gradient is freed by its own step, so the floor of what a
+    # step must hold counts the largest gradient, not all of them
+    kw = dict(framework="torchtune", optimizer="adamw_8bit")
+    summed = estimate(_full(**kw), LLAMA2_7B, A100).details
+    in_bwd = estimate(_full(**kw, extras={"optimizer_in_bwd": True}), LLAMA2_7B, A100).details
+    largest = 32000 * 4096 * 2 / GIB                          # the bf16 gradient of the embedding or output layer
+    assert summed["model_states_gib"] - in_bwd["model_states_gib"] == \
+        pytest.approx(summed["grads_full_gib"] - largest, rel=0.01)

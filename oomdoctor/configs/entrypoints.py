@@ -181,7 +181,15 @@ def _cli_launch(entry: Entry, head: Word, args: tuple[Word, ...], env: Mapping[s
     if n is not None:
         nodes = (_env_int(env, "NNODES") or (1, None))[0]
         return args, Launch(head.text, n[0] * nodes, n[1], "NPROC_PER_NODE")
+    for name in ("NPROC_PER_NODE", "NNODES"):
+        w = env.get(name)
+        if w is not None:
+            # set to what only the run knows ($NPROC): torchrun is still used, with a count the script does not
+            # name (ms-swift swift/cli/main.py use_torchrun: either variable set at all means torchrun)
+            return args, Launch(head.text, None, w, name,
+                                note=msg("config.script.gpus_unknown", word=w.text, why=w.unknown or w.text))
     if entry.name == "swift":
+        # neither set: ms-swift runs one python process (swift/cli/main.py use_torchrun, cli_main)
         return args, Launch(head.text, 1, head, head.text)
     visible = _visible(env)
     if visible is not None:

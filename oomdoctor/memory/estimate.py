@@ -413,8 +413,11 @@ def _details(setup: TrainingSetup, rg: Regime, P: int, T: int, ms: ModelStates, 
         "grads_full_gib": sh.grads / GIB, "optimizer_states_gib": sh.states / GIB,
         "optimizer_step_temporaries_gib": sh.temp / GIB, "paged_states_gib": ms.paged / GIB,
         "gather_buffers_gib": gather / GIB,
-        # weights, gradients and optimizer states per GPU: no step of this run can allocate less
-        "model_states_gib": (sh.weights + ref + sh.states + ms.master + sh.grads - ms.paged) / GIB,
+        # weights, gradients and optimizer states per GPU: no step of this run can allocate less (stepping in
+        # backward, each gradient is freed by its own step: only the largest one is ever whole)
+        "model_states_gib": (sh.weights + ref + sh.states + ms.master - ms.paged
+                             + (min(sh.grads, steps.moments["optimizer"].get("gradients", 0.0))
+                                if optimizer_in_backward(setup) else sh.grads)) / GIB,
         "reference_model_gib": ref / GIB,
         "activations_gib": moments["loss"].get("activations", 0.0) / GIB,
         "logits_forward_gib": moments["loss"].get("logits", 0.0) / GIB,
@@ -831,10 +834,14 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
     temp = 0.0
     note = None
     if "8bit" in opt or "bnb" in opt:
-        per = 1.0 if "lion" in opt else 2.0       # bitsandbytes: one byte per state (+ tiny blockwise scales)
-        states = T * per
-        if rg.deepspeed:
-            states = T * per                     # master copy added by the caller
+        n_states = 1.0 if "lion" in opt else 2.0
+        # bitsandbytes' block-wise 8-bit states: one uint8 code per element and an fp32 absmax per 256-element
+        # block for each state (bitsandbytes/optim/optimizer.py Optimizer8bit.init_state: `blocks = n // 256`,
+        # absmax1/absmax2 float32); paging moves the code buffers to managed memory, the absmax stays a torch
+        # tensor (get_state_buffer pages only the state buffers)
+        states = T * n_states * (1.0 + 4.0 / 256)   # master copy added by the caller under DeepSpeed
+        if "paged" in opt:
+            paged = T * n_states
     elif "4bit" in opt:
         states = T * 1.0
     elif "lion" in opt:
@@ -856,7 +863,7 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
         if "fused" not in opt and not rg.deepspeed and opt.startswith("adam"):
             # torch foreach AdamW: _foreach_sqrt(exp_avg_sq) makes one full temporary at step()
             temp = T * w
-    if "paged" in opt:
+    if "paged" in opt and not paged:
         paged = states
     if "adamw" in opt and w == 2 and not rg.deepspeed:
         note = msg("memory.regime.adamw_half_states")
