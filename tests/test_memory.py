@@ -284,3 +284,13 @@ def test_without_checkpointing_the_reserve_is_one_block_not_a_share_of_every_act
     est = estimate(setup, LLAMA2_7B, HW)
     assert est.components["activations"] > 5 * est.details["allocator_reserve_gib"]
     assert est.details["reserved_gib"] < 1.06 * est.allocated_gib
+
+
+@pytest.mark.parametrize("stage", [2, 3])
+def test_zero_gradient_partition_is_divided_once_by_the_gpu_count(stage):
+    # ZeRO-2/3 keep 1/n of the gradients per rank (DeepSpeed stage_1_and_2.py / stage3.py partitions): the
+    # optimizer-step moment holds that partition, not 1/n² of it.
+    one = estimate(TrainingSetup(method="full", zero_stage=stage, n_gpus=1), LLAMA2_7B, HW)
+    four = estimate(TrainingSetup(method="full", zero_stage=stage, n_gpus=4), LLAMA2_7B, HW)
+    assert one.components["gradients"] > 10
+    assert four.components["gradients"] == pytest.approx(one.components["gradients"] / 4, rel=0.01)

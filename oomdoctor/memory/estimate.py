@@ -132,7 +132,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     allocated += CUBLAS_WORKSPACE_GIB
     details = _details(setup, rg, counts.total, T, ms, sh, gather, ref, moments, totals, steps, eval_alloc, res,
                        allocated, tokens)
-    notes += _closing_notes(setup, rg, sh.grads / grad_shard, sh.host, ms.paged)
+    notes += _closing_notes(setup, rg, sh.grads, sh.host, ms.paged)
     est = Estimate(components=comps, allocated_gib=allocated, peak_gib=peak_tensors + overhead,
                    capacity_gib=hw.usable_gib, headroom=headroom, phase=phase,
                    details=details, notes=tuple(notes), host_ram_gib=sh.host / GIB,
@@ -565,9 +565,9 @@ def _gradient_parts(setup: TrainingSetup, rg: Regime, counts: ParamCounts, mts: 
         mb = (rg.grad_bytes if rg.deepspeed else _modules_to_save_bytes(setup, rg)) / grad_shard
         g_head, g_embed = mts[0] * mb, mts[1] * mb
     trains = setup.method in ("full", "freeze", "lora", "qlora")
-    g_layers = max(0.0, grads / grad_shard - g_head - g_embed) if trains else 0.0
+    g_layers = max(0.0, grads - g_head - g_embed) if trains else 0.0
     return _Grads(per_param=gb, head=g_head, embed=g_embed, layers=g_layers, layer=g_layers / max(1, recorded),
-                  all=grads / grad_shard)
+                  all=grads)
 
 
 def _autocast_copies(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, mts_head: int,
