@@ -38,6 +38,24 @@ _SHARDING = {"full_shard": "full_shard", "1": "full_shard", "shard_grad_op": "sh
              "hybrid_shard_zero2": "hybrid_shard", "5": "hybrid_shard"}
 
 
+def _fsdp_mode(doc: Doc, fc: str) -> tuple[str | None, str]:
+    """(the FSDP sharding mode, the key that says it). accelerate >= 1.6 (utils/dataclasses.py,
+    FullyShardedDataParallelPlugin) reads fsdp_reshard_after_forward as a bool under FSDP2 and as the sharding
+    strategy (FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD[_ZERO2] or its number 1-5) under FSDP1, where it
+    replaces the older fsdp_sharding_strategy."""
+    strategy = (doc.str_(fc + "fsdp_sharding_strategy") or "").lower()
+    reshard_key = fc + "fsdp_reshard_after_forward"
+    fsdp2 = doc.int_(fc + "fsdp_version", minimum=1) == 2
+    named = str(doc.get(reshard_key)).lower() if isinstance(doc.get(reshard_key), (str, int)) else ""
+    if not fsdp2 and not strategy and named in _SHARDING:
+        return _SHARDING[named], reshard_key
+    if fsdp2 or not strategy:
+        reshard = doc.bool_(reshard_key)
+        return ("shard_grad_op" if reshard is False else "full_shard"), (
+            reshard_key if reshard is not None else fc + "fsdp_version")
+    return _SHARDING.get(strategy, "full_shard"), fc + "fsdp_sharding_strategy"
+
+
 def detect(data: dict) -> Msg | None:
     for key in ("distributed_type", "compute_environment"):
         if key in data:
@@ -68,14 +86,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     fields: dict[str, Any] = {"config_file": doc.path}
     if kind == "FSDP" or isinstance(doc.get("fsdp_config"), dict):
         fc = "fsdp_config."
-        strategy = (doc.str_(fc + "fsdp_sharding_strategy") or "").lower()
-        if doc.int_(fc + "fsdp_version", minimum=1) == 2 or not strategy:
-            reshard = doc.bool_(fc + "fsdp_reshard_after_forward")
-            mode = "shard_grad_op" if reshard is False else "full_shard"
-            key = fc + ("fsdp_reshard_after_forward" if reshard is not None else "fsdp_version")
-        else:
-            mode = _SHARDING.get(strategy, "full_shard")
-            key = fc + "fsdp_sharding_strategy"
+        mode, key = _fsdp_mode(doc, fc)
         if mode:
             b.set("fsdp", mode, doc.src(key) if doc.has(key) else Source(file=doc.path, key="distributed_type",
                                                                           line=doc.lines.get("distributed_type")))

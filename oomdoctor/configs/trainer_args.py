@@ -123,7 +123,8 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 #   prompt / answer (a sample is as long as the two together: MedicalGPT's source and target lengths),
 #   prefix (P-tuning v2 prefix length: a frozen base with a small trained prefix encoder), stage (the
 #   training kind as a word: dpo, kto, orpo, cpo, simpo, rm, ppo; grpo and gkd train one sequence: sft),
-#   backend (the library that wraps the model: unsloth), galore (bool: GaLore optimizer).
+#   backend (the library that wraps the model: unsloth), galore (bool: GaLore optimizer), dora (bool: DoRA
+#   adapters).
 
 
 @record
@@ -290,6 +291,8 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
             b.default("n_gpus", per * nodes, entry.label if entry is not None else None)
     if "galore" in signals:
         b.set("galore", bool(signals["galore"][0]), doc.src(signals["galore"][1]))
+    if "dora" in signals:
+        b.set("use_dora", bool(signals["dora"][0]), doc.src(signals["dora"][1]))
     if "backend" in signals and str(signals["backend"][0]).lower() == "unsloth":
         b.set("use_unsloth", True, doc.src(signals["backend"][1]))
     if "bf16" in signals and signals["bf16"][0]:
@@ -342,7 +345,7 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
     if kind == "lightning_precision":
         return _LIGHTNING_PRECISION.get((doc.str_(name) or "").lower())
     if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload", "adam_offload", "ckpt",
-                "bf16", "liger", "galore"):
+                "bf16", "liger", "galore", "dora"):
         return doc.bool_(name)
     if kind == "train_type":
         word = (doc.str_(name) or "").lower()
