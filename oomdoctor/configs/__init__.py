@@ -112,7 +112,7 @@ def load_config(path: str, *, framework_version: str | None = None,
     --model) stands in for a model reference only the running script would know."""
     from dataclasses import replace
 
-    from oomdoctor.configs._doc import read_text, unwrap_markdown
+    from oomdoctor.configs._doc import read_text, unwrap_code_span, unwrap_markdown
 
     raw = read_text(path)
     text, wrapped = unwrap_markdown(raw)
@@ -128,6 +128,21 @@ def load_config(path: str, *, framework_version: str | None = None,
                                model=model)
         except InputError:
             raise first from None
+    elif not wrapped and is_script(path, raw):
+        try:
+            setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
+                               model=model)
+        except InputError:
+            first = sys.exc_info()[1]
+            spanned = unwrap_code_span(raw)
+            if spanned is None:
+                raise
+            try:
+                setup = _load_text(path, spanned, framework_version=framework_version, log_versions=log_versions,
+                                   model=model)
+            except InputError:
+                raise first from None
+            wrapped = "code span"
     else:
         setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
     if wrapped:

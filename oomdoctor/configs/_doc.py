@@ -208,6 +208,28 @@ def unwrap_markdown(text: str) -> tuple[str, str | None]:
     return ("".join(lines), "+".join(how)) if how else (text, None)
 
 
+def unwrap_code_span(text: str) -> str | None:
+    """The command inside a Markdown inline code span that runs over several lines (CommonMark §6.1: a single
+    backtick opens the span, the next single backtick closes it; the line ends inside it are the command's own),
+    or None. A script pasted that way opens a line with the backtick and closes the span at the end of a later
+    line, with no backtick between. The lines around the span (prose) are emptied, and every line stays where the
+    file has it. Tried only after the file as written gave no training command: a shell's own backticks
+    (command substitution) are not a paste."""
+    lines = text.splitlines(keepends=True)
+    opened = next((i for i, ln in enumerate(lines) if re.match(r"^[ \t]*`[^`]", ln)), None)
+    if opened is None:
+        return None
+    closed = next((j for j in range(opened, len(lines))
+                   if lines[j].rstrip().endswith("`") and lines[j].count("`") == 1 + (j == opened)), None)
+    if closed is None or closed == opened or any("`" in lines[k] for k in range(opened + 1, closed)):
+        return None
+    out = [_blank(ln) if not opened <= i <= closed else ln for i, ln in enumerate(lines)]
+    out[opened] = out[opened].replace("`", "", 1)
+    end = out[closed].rstrip("\r\n")
+    out[closed] = end[:end.rindex("`")] + out[closed][len(end):]
+    return "".join(out)
+
+
 def looks_like_json(text: str, path: str) -> bool:
     """JSON by name, or an unnamed file that opens with a brace; a .yaml/.yml file is YAML whatever it
     opens with (a flow mapping `{a: 1}` is YAML, and its errors are YAML errors)."""

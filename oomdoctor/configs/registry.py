@@ -25,6 +25,7 @@ from oomdoctor.facts import Msg, TrainingSetup, msg
 FRAMEWORKS: Mapping[str, str] = {
     "axolotl": "oomdoctor.configs.axolotl",
     "torchtune": "oomdoctor.configs.torchtune",
+    "litgpt": "oomdoctor.configs.litgpt",
     "accelerate": "oomdoctor.configs.accelerate",
     "deepspeed": "oomdoctor.configs.deepspeed",
     "chatglm": "oomdoctor.configs.chatglm",
