@@ -96,7 +96,8 @@ class Doc:
         try:
             return as_int(v, key, minimum=minimum, maximum=maximum)
         except BadValue as err:
-            return self._bad(key, err.message)
+            self._bad(key, err.message)
+            return None
 
     def float_(self, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float | None:
         v = self.get(key)
@@ -105,7 +106,8 @@ class Doc:
         try:
             return as_float(v, key, minimum=minimum, maximum=maximum)
         except BadValue as err:
-            return self._bad(key, err.message)
+            self._bad(key, err.message)
+            return None
 
     def bool_(self, key: str) -> bool | None:
         v = self.get(key)
@@ -118,14 +120,16 @@ class Doc:
             return True
         if s in _FALSE:
             return False
-        return self._bad(key, msg("config.not_a_bool", key=key, value=_shown(v)))
+        self._bad(key, msg("config.not_a_bool", key=key, value=_shown(v)))
+        return None
 
     def str_(self, key: str) -> str | None:
         v = self.get(key)
         if v is None:
             return None
         if isinstance(v, (dict, list)):
-            return self._bad(key, msg("config.not_a_scalar", key=key, kind=type(v).__name__))
+            self._bad(key, msg("config.not_a_scalar", key=key, kind=type(v).__name__))
+            return None
         return str(v).strip()
 
     def choice(self, key: str, choices: Iterable[str]) -> str | None:
@@ -136,7 +140,8 @@ class Doc:
         options = tuple(choices)
         if v.lower() in options:
             return v.lower()
-        return self._bad(key, msg("config.not_a_choice", key=key, value=_shown(v), choices=options))
+        self._bad(key, msg("config.not_a_choice", key=key, value=_shown(v), choices=options))
+        return None
 
 
 def _shown(value: Any) -> str:
@@ -199,7 +204,8 @@ def unwrap_markdown(text: str) -> tuple[str, str | None]:
         how.append("quote")
     opened = next((i for i, ln in enumerate(lines) if _FENCE.match(ln.rstrip("\r\n"))), None)
     if opened is not None:
-        mark = _FENCE.match(lines[opened].rstrip("\r\n")).group(1)
+        fence = _FENCE.match(lines[opened].rstrip("\r\n"))
+        mark = fence.group(1) if fence else "```"
         closed = next((j for j in range(opened + 1, len(lines))
                        if re.match(r"^[ \t]{0,3}" + re.escape(mark[0]) + "{%d,}[ \t]*$" % len(mark),
                                    lines[j].rstrip("\r\n"))), len(lines))

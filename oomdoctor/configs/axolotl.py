@@ -95,7 +95,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     _fused_loss(b, doc)
 
     opt = doc.str_("optimizer")
-    b.from_doc("optimizer", doc, "optimizer", opt.lower() if opt else None) or \
+    if not b.from_doc("optimizer", doc, "optimizer", opt.lower() if opt else None):
         b.default("optimizer", "adamw_hf" if at_most(version, "0.7.1") else "adamw_torch_fused", "optimizer")
 
     val = doc.float_("val_set_size", minimum=0)
@@ -175,7 +175,8 @@ def _read_length(b: Builder, doc: Doc, version: str) -> None:
             b.default("seq_len", 2048, msg("config.default.axolotl_seq_old", tokens=2048))
         else:
             b.default("seq_len", 512, "sequence_len")
-    b.from_doc("packing", doc, "sample_packing", doc.bool_("sample_packing")) or b.default("packing", False)
+    if not b.from_doc("packing", doc, "sample_packing", doc.bool_("sample_packing")):
+        b.default("packing", False)
     read_int(b, doc, KEYS["seq_parallel"], version)
 
 

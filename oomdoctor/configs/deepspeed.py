@@ -151,7 +151,7 @@ def apply_deepspeed(b: Builder, ds_path: str | None, shipped: str | None, ref_sr
     `hf` holds the TrainingArguments values the "auto" entries take: micro_batch, grad_accum, bf16, fp16.
     """
     if ds_path is None:
-        stage, off_opt, off_par, bf16 = SHIPPED[shipped]
+        stage, off_opt, off_par, bf16 = SHIPPED[shipped or ""]      # a shipped name whenever no path
         note = msg("config.default.ds_shipped", name=shipped)
         b.note(msg("config.ds_shipped", where=ref_src.describe(), name=shipped))
         src = Source(file=None, key="zero_optimization.stage", default=note)

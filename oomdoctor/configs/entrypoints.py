@@ -149,7 +149,7 @@ def _launched(cmd: Command, head: str, first: Word, rest: list[Word], env: dict[
     """A script or module run by torchrun, deepspeed, accelerate launch or python."""
     if head in ("torchrun",) or (head.startswith(_PYTHON) and _module_of(rest) in _TORCHRUN_MODULES):
         if head != "torchrun":
-            rest = rest[_module_index(rest) + 2:]
+            rest = rest[(_module_index(rest) or 0) + 2:]      # `-m torch.distributed.run`: found above
         opts, rest = _split_options(rest)
         return _target(cmd, rest, _torchrun(opts, env))
     if head == "deepspeed":

@@ -64,7 +64,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     from oomdoctor.configs import hf
 
     entry = ENTRY
-    if doc.get("train_mode") is None and not any(doc.has(k) for k in ("lora_rank", "lora_alpha")):
+    if ENTRY is not None and doc.get("train_mode") is None and not any(doc.has(k) for k in ("lora_rank", "lora_alpha")):
         # Before train_mode, a file without LoRA keys was a full fine-tune run by train.py.
         entry = replace(ENTRY, defaults=tuple((k, "full" if k == "method" else v) for k, v in ENTRY.defaults))
     setup = hf.read(doc, replace(ctx, entry=entry))

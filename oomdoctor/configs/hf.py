@@ -112,7 +112,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     model_key = next((k for k in ("model_name_or_path", "model", "model_id") if doc.get(k) is not None), None)
     model = doc.str_(model_key) if model_key else None
-    if model:
+    if model and model_key:
         b.set("model", model, doc.src(model_key))
     elif entry is None:
         raise doc.fail(model_key or "", msg("config.no_model", key="model_name_or_path"))
@@ -287,8 +287,10 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
     peft = doc.bool_("use_peft")
     if peft:
         b.set("method", "lora", doc.src("use_peft"))
-        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 16, "lora_r")
-        read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 32, "lora_alpha")
+        if not read_int(b, doc, KEYS["lora_rank"]):
+            b.default("lora_rank", 16, "lora_r")
+        if not read_int(b, doc, KEYS["lora_alpha"]):
+            b.default("lora_alpha", 32, "lora_alpha")
         read_peft_targets(b, doc, "lora_target_modules")
         for bits, key in ((4, "load_in_4bit"), (8, "load_in_8bit")):
             if doc.bool_(key):
@@ -300,13 +302,13 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
     dkey = next((k for k in ("dtype", "torch_dtype", "model_init_kwargs.dtype", "model_init_kwargs.torch_dtype")
                  if doc.get(k) is not None), None)
     dtype = doc.str_(dkey) if dkey else None
-    if dtype and DTYPES.get(dtype.lower()):
+    if dkey and dtype and DTYPES.get(dtype.lower()):
         b.set("load_dtype", DTYPES[dtype.lower()], doc.src(dkey))
     elif dkey is None:
         b.default("load_dtype", "fp32", msg("config.default.trl_fp32_load"))
     akey = next((k for k in ("attn_implementation", "model_init_kwargs.attn_implementation") if doc.get(k)), None)
     if akey and doc.str_(akey):
-        word = doc.str_(akey).lower()
+        word = (doc.str_(akey) or "").lower()
         b.set("attention", ATTN.get(word, "fa2" if "flash" in word else "sdpa"), doc.src(akey))
     loss = (doc.str_("loss_type") or "").lower()
     if loss == "chunked_nll":

@@ -105,7 +105,8 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     b.set("model", model, doc.src("model_name_or_path"))
 
     stage = doc.choice("stage", _STAGES)
-    b.from_doc("stage", doc, "stage", stage) or b.default("stage", "sft")
+    if not b.from_doc("stage", doc, "stage", stage):
+        b.default("stage", "sft")
     stage = b.values["stage"]
     _read_method(b, doc, model, version)
     _read_adapter(b, doc, version)
@@ -161,20 +162,21 @@ def _read_method(b: Builder, doc: Doc, model: str, version: str) -> None:
     if ftype == "oft":
         b.extras["finetuning_type"] = "oft"    # orthogonal adapters: memory close to LoRA
     method = "lora" if ftype in (None, "oft") else ftype
-    b.from_doc("method", doc, k_method, method if ftype else None) or \
+    if not b.from_doc("method", doc, k_method, method if ftype else None):
         b.default("method", "lora", k_method)
     qbits = doc.int_(k_qbits)
+    prequant = _PREQUANT.search(model)
     if qbits is not None:
         if qbits not in (2, 3, 4, 5, 6, 8):
             raise doc.fail(k_qbits, msg("config.not_a_choice", key=k_qbits, value=str(qbits), choices=("4", "8")))
         b.set("quant_bits", qbits, doc.src(k_qbits))
         if method == "lora":
             b.set("method", "qlora", doc.src(k_qbits))
-    elif method == "lora" and _PREQUANT.search(model):
+    elif method == "lora" and prequant:
         # GPTQ/AWQ/bnb checkpoints carry their own quantization; LoRA on top is QLoRA-like.
         b.set("method", "qlora", doc.src("model_name_or_path"))
         b.set("quant_bits", 4, doc.src("model_name_or_path"))
-        b.extras["quantization_method"] = _PREQUANT.search(model).group(1).lower()
+        b.extras["quantization_method"] = prequant.group(1).lower()
     qmethod = doc.str_("quantization_method")
     if qmethod:
         b.extras["quantization_method"] = qmethod
@@ -185,12 +187,14 @@ def _read_method(b: Builder, doc: Doc, model: str, version: str) -> None:
 def _read_adapter(b: Builder, doc: Doc, version: str) -> None:
     """LoRA rank, alpha (2 × rank by default) and targets, DoRA, and the freeze tuner's layer count."""
     k_target = KEYS["lora_targets"].name
-    read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8)
-    read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 2 * b.values["lora_rank"], "2 × lora_rank")
+    if not read_int(b, doc, KEYS["lora_rank"]):
+        b.default("lora_rank", 8)
+    if not read_int(b, doc, KEYS["lora_alpha"]):
+        b.default("lora_alpha", 2 * b.values["lora_rank"], "2 × lora_rank")
     target = doc.get(k_target)
     if target is not None:
-        items = target if isinstance(target, list) else str(target).split(",")
-        items = tuple(str(t).strip() for t in items if str(t).strip())
+        listed = target if isinstance(target, list) else str(target).split(",")
+        items = tuple(str(t).strip() for t in listed if str(t).strip())
         b.set("lora_targets", ("all",) if items in (("all",), ()) else items, doc.src(k_target))
     else:
         b.default("lora_targets", ("all",), "lora_target: all")
@@ -203,7 +207,7 @@ def _read_adapter(b: Builder, doc: Doc, version: str) -> None:
 
 
 def _read_sequence(b: Builder, doc: Doc, version: str, stage: str) -> None:
-    read_int(b, doc, KEYS["seq_len"]) or \
+    if not read_int(b, doc, KEYS["seq_len"]):
         b.default("seq_len", 1024 if at_most(version, "0.9.0") else 2048, "cutoff_len")
     k_pack = KEYS["packing"].name
     packing = doc.bool_(k_pack)

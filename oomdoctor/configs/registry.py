@@ -84,7 +84,7 @@ def read_doc(doc: Any, name: str, reason: Msg | None, *, framework_version: str 
 def reader_of(setup: TrainingSetup) -> str:
     """The registry name whose key table patches this setup's files."""
     name = setup.extras.get("reader")
-    if name in FRAMEWORKS:
+    if isinstance(name, str) and name in FRAMEWORKS:
         return name
     if setup.extras.get("launcher") == "accelerate":
         return "accelerate"

@@ -97,8 +97,9 @@ class _Lexer:
                 self._heredoc_op()
             elif c in "<>" or (c.isdigit() and re.match(r"\d+[<>]", s[self.i:self.i + 3])):
                 m = re.match(r"\d*(>>|>&|<&|&>|>\||<>|>|<)-?", s[self.i:])
-                self.toks.append(_Tok("redir", self.line, text=m.group()))
-                self.i += m.end()
+                op = m.group() if m else c          # the test above makes it match
+                self.toks.append(_Tok("redir", self.line, text=op))
+                self.i += len(op)
             elif c == "&" and s.startswith("&>", self.i):
                 self.toks.append(_Tok("redir", self.line, text="&>"))
                 self.i += 2
@@ -435,7 +436,7 @@ class _Expander:
             return _Val("", "${" + body + "}")       # substrings, pattern removal: not followed
         word = _word_parts(rest[op.end():])
         unset = cur is None
-        empty = unset or (not cur.unknown and cur.text == "")
+        empty = cur is None or (not cur.unknown and cur.text == "")
         test = empty if op.group().startswith(":") else unset
         o = op.group().lstrip(":")
         if o in ("-", "="):
@@ -444,10 +445,10 @@ class _Expander:
                 if o == "=":
                     self.vars[name] = value
                 return value
-            return cur
+            return cur if cur is not None else _Val("")      # not test: set (and, with ":", not empty)
         if o == "+":
             return _Val("") if test else self.text(word, rest[op.end():])
-        return cur if not test else _Val("", "${" + body + "}")
+        return cur if cur is not None and not test else _Val("", "${" + body + "}")
 
     def arith(self, expr: str) -> _Val:
         def sub(m: re.Match) -> str:

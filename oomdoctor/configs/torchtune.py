@@ -168,7 +168,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     _read_method(b, doc, builder.rsplit(".", 1)[-1])
     _read_batch_and_length(b, doc, version)
     _read_precision(b, doc)
-    b.from_doc("grad_ckpt", doc, "enable_activation_checkpointing", doc.bool_("enable_activation_checkpointing")) or \
+    if not b.from_doc("grad_ckpt", doc, "enable_activation_checkpointing", doc.bool_("enable_activation_checkpointing")):
         b.default("grad_ckpt", False, "enable_activation_checkpointing")
     if doc.bool_("enable_activation_offloading"):
         b.extras["activation_offloading"] = True
@@ -215,7 +215,7 @@ def _read_method(b: Builder, doc: Doc, short: str) -> None:
     if not read_int(b, doc, KEYS["lora_rank"]):
         b.default("lora_rank", 8, msg("config.default.builder", key="lora_rank"))
     alpha = doc.float_("model.lora_alpha", minimum=0)
-    b.from_doc("lora_alpha", doc, "model.lora_alpha", None if alpha is None else int(alpha)) or \
+    if not b.from_doc("lora_alpha", doc, "model.lora_alpha", None if alpha is None else int(alpha)):
         b.default("lora_alpha", 16, msg("config.default.builder", key="lora_alpha"))
     attn = doc.get("model.lora_attn_modules")
     if isinstance(attn, list):
@@ -238,7 +238,8 @@ def _read_batch_and_length(b: Builder, doc: Doc, version: str) -> None:
         else:
             b.default("seq_len", 2048, msg("config.default.tt_no_truncation", tokens=2048))
     read_int(b, doc, KEYS["seq_parallel"])
-    b.from_doc("packing", doc, "dataset.packed", doc.bool_("dataset.packed")) or b.default("packing", False)
+    if not b.from_doc("packing", doc, "dataset.packed", doc.bool_("dataset.packed")):
+        b.default("packing", False)
 
 
 def _read_precision(b: Builder, doc: Doc) -> None:

@@ -52,9 +52,12 @@ _FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero
 def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
     """Batch, precision, optimizer, checkpointing, evaluation and FSDP from TrainingArguments keys.
     Returns the values DeepSpeed "auto" entries take (micro_batch, grad_accum, bf16, fp16)."""
-    read_int(b, doc, KEYS["micro_batch"]) or b.default("micro_batch", 8, "per_device_train_batch_size")
-    read_int(b, doc, KEYS["grad_accum"]) or b.default("grad_accum", 1)
-    read_int(b, doc, KEYS["eval_batch"]) or b.default("eval_batch", 8, "per_device_eval_batch_size")
+    if not read_int(b, doc, KEYS["micro_batch"]):
+        b.default("micro_batch", 8, "per_device_train_batch_size")
+    if not read_int(b, doc, KEYS["grad_accum"]):
+        b.default("grad_accum", 1)
+    if not read_int(b, doc, KEYS["eval_batch"]):
+        b.default("eval_batch", 8, "per_device_eval_batch_size")
     read_int(b, doc, KEYS["eval_accum"])
     optim = doc.str_("optim")
     if optim:
@@ -78,7 +81,7 @@ def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
         b.set("do_eval", bool(doc.bool_("do_eval")), doc.src("do_eval"))
     skey = next((n for n in ("eval_strategy", "evaluation_strategy") if doc.has(n)), None)
     strategy = doc.str_(skey) if skey else None
-    if strategy and strategy.lower() != "no":
+    if skey and strategy and strategy.lower() != "no":
         b.set("do_eval", True, doc.src(skey))
     _read_fsdp(b, doc)
     b.keep(doc, ("num_train_epochs", "max_steps", "eval_strategy", "evaluation_strategy", "eval_steps", "save_steps",
