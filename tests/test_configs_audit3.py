@@ -226,6 +226,8 @@ def test_every_corpus_config_pasted_with_markdown_gives_the_same_facts(tmp_path,
     shutil.copytree(CORPUS, copy)
     wrong = []
     for entry in corpus.MANIFEST:
+        if corpus._read(entry).extras.get("markdown_paste"):
+            continue                    # a file that is itself a paste (as it came from a thread) is not pasted again
         target = copy / entry["file"]
         original = target.read_text(encoding="utf-8")
         target.write_text(wrap(original, entry["file"]), encoding="utf-8")

@@ -8,7 +8,6 @@ are read by configs/shell.py and their training command by configs/entrypoints.p
 """
 from __future__ import annotations
 
-import sys
 from collections.abc import Mapping, Sequence
 
 from oomdoctor.errors import InputError
@@ -112,7 +111,7 @@ def load_config(path: str, *, framework_version: str | None = None,
     --model) stands in for a model reference only the running script would know."""
     from dataclasses import replace
 
-    from oomdoctor.configs._doc import read_text, unwrap_markdown
+    from oomdoctor.configs._doc import read_text, unwrap_code_span, unwrap_markdown
 
     raw = read_text(path)
     text, wrapped = unwrap_markdown(raw)
@@ -121,13 +120,28 @@ def load_config(path: str, *, framework_version: str | None = None,
         # of a script is a bare fence, and a `>` opening every line would redirect each: those are pastes.)
         try:
             return _load_text(path, raw, framework_version=framework_version, log_versions=log_versions, model=model)
-        except InputError:
-            first = sys.exc_info()[1]
+        except InputError as err:
+            first = err
         try:
             setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
                                model=model)
         except InputError:
             raise first from None
+    elif not wrapped and is_script(path, raw):
+        try:
+            setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
+                               model=model)
+        except InputError as err:
+            first = err
+            spanned = unwrap_code_span(raw)
+            if spanned is None:
+                raise
+            try:
+                setup = _load_text(path, spanned, framework_version=framework_version, log_versions=log_versions,
+                                   model=model)
+            except InputError:
+                raise first from None
+            wrapped = "code span"
     else:
         setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
     if wrapped:
@@ -205,7 +219,7 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
     if not any(args.get(k) for k in ("model_name_or_path", "model", "base_model")):
         return None
     if "model_name_or_path" not in args:
-        args["model_name_or_path"] = args.get("model") or args.get("base_model")
+        args["model_name_or_path"] = args.get("model") or args.get("base_model") or ""
     versions = dict(crash.versions or {})
 
     def load(d: Doc) -> TrainingSetup:

@@ -96,7 +96,8 @@ class Doc:
         try:
             return as_int(v, key, minimum=minimum, maximum=maximum)
         except BadValue as err:
-            return self._bad(key, err.message)
+            self._bad(key, err.message)
+            return None
 
     def float_(self, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float | None:
         v = self.get(key)
@@ -105,7 +106,8 @@ class Doc:
         try:
             return as_float(v, key, minimum=minimum, maximum=maximum)
         except BadValue as err:
-            return self._bad(key, err.message)
+            self._bad(key, err.message)
+            return None
 
     def bool_(self, key: str) -> bool | None:
         v = self.get(key)
@@ -118,14 +120,16 @@ class Doc:
             return True
         if s in _FALSE:
             return False
-        return self._bad(key, msg("config.not_a_bool", key=key, value=_shown(v)))
+        self._bad(key, msg("config.not_a_bool", key=key, value=_shown(v)))
+        return None
 
     def str_(self, key: str) -> str | None:
         v = self.get(key)
         if v is None:
             return None
         if isinstance(v, (dict, list)):
-            return self._bad(key, msg("config.not_a_scalar", key=key, kind=type(v).__name__))
+            self._bad(key, msg("config.not_a_scalar", key=key, kind=type(v).__name__))
+            return None
         return str(v).strip()
 
     def choice(self, key: str, choices: Iterable[str]) -> str | None:
@@ -136,7 +140,8 @@ class Doc:
         options = tuple(choices)
         if v.lower() in options:
             return v.lower()
-        return self._bad(key, msg("config.not_a_choice", key=key, value=_shown(v), choices=options))
+        self._bad(key, msg("config.not_a_choice", key=key, value=_shown(v), choices=options))
+        return None
 
 
 def _shown(value: Any) -> str:
@@ -199,13 +204,36 @@ def unwrap_markdown(text: str) -> tuple[str, str | None]:
         how.append("quote")
     opened = next((i for i, ln in enumerate(lines) if _FENCE.match(ln.rstrip("\r\n"))), None)
     if opened is not None:
-        mark = _FENCE.match(lines[opened].rstrip("\r\n")).group(1)
+        fence = _FENCE.match(lines[opened].rstrip("\r\n"))
+        mark = fence.group(1) if fence else "```"
         closed = next((j for j in range(opened + 1, len(lines))
                        if re.match(r"^[ \t]{0,3}" + re.escape(mark[0]) + "{%d,}[ \t]*$" % len(mark),
                                    lines[j].rstrip("\r\n"))), len(lines))
         lines = [_blank(ln) if not opened < i < closed else ln for i, ln in enumerate(lines)]
         how.append("fence")
     return ("".join(lines), "+".join(how)) if how else (text, None)
+
+
+def unwrap_code_span(text: str) -> str | None:
+    """The command inside a Markdown inline code span that runs over several lines (CommonMark §6.1: a single
+    backtick opens the span, the next single backtick closes it; the line ends inside it are the command's own),
+    or None. A script pasted that way opens a line with the backtick and closes the span at the end of a later
+    line, with no backtick between. The lines around the span (prose) are emptied, and every line stays where the
+    file has it. Tried only after the file as written gave no training command: a shell's own backticks
+    (command substitution) are not a paste."""
+    lines = text.splitlines(keepends=True)
+    opened = next((i for i, ln in enumerate(lines) if re.match(r"^[ \t]*`[^`]", ln)), None)
+    if opened is None:
+        return None
+    closed = next((j for j in range(opened, len(lines))
+                   if lines[j].rstrip().endswith("`") and lines[j].count("`") == 1 + (j == opened)), None)
+    if closed is None or closed == opened or any("`" in lines[k] for k in range(opened + 1, closed)):
+        return None
+    out = [_blank(ln) if not opened <= i <= closed else ln for i, ln in enumerate(lines)]
+    out[opened] = out[opened].replace("`", "", 1)
+    end = out[closed].rstrip("\r\n")
+    out[closed] = end[:end.rindex("`")] + out[closed][len(end):]
+    return "".join(out)
 
 
 def looks_like_json(text: str, path: str) -> bool:

@@ -38,6 +38,24 @@ _SHARDING = {"full_shard": "full_shard", "1": "full_shard", "shard_grad_op": "sh
              "hybrid_shard_zero2": "hybrid_shard", "5": "hybrid_shard"}
 
 
+def _fsdp_mode(doc: Doc, fc: str) -> tuple[str | None, str]:
+    """(the FSDP sharding mode, the key that says it). accelerate >= 1.6 (utils/dataclasses.py,
+    FullyShardedDataParallelPlugin) reads fsdp_reshard_after_forward as a bool under FSDP2 and as the sharding
+    strategy (FULL_SHARD, SHARD_GRAD_OP, NO_SHARD, HYBRID_SHARD[_ZERO2] or its number 1-5) under FSDP1, where it
+    replaces the older fsdp_sharding_strategy."""
+    strategy = (doc.str_(fc + "fsdp_sharding_strategy") or "").lower()
+    reshard_key = fc + "fsdp_reshard_after_forward"
+    fsdp2 = doc.int_(fc + "fsdp_version", minimum=1) == 2
+    named = str(doc.get(reshard_key)).lower() if isinstance(doc.get(reshard_key), (str, int)) else ""
+    if not fsdp2 and not strategy and named in _SHARDING:
+        return _SHARDING[named], reshard_key
+    if fsdp2 or not strategy:
+        reshard = doc.bool_(reshard_key)
+        return ("shard_grad_op" if reshard is False else "full_shard"), (
+            reshard_key if reshard is not None else fc + "fsdp_version")
+    return _SHARDING.get(strategy, "full_shard"), fc + "fsdp_sharding_strategy"
+
+
 def detect(data: dict) -> Msg | None:
     for key in ("distributed_type", "compute_environment"):
         if key in data:
@@ -59,55 +77,67 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     n = doc.int_("num_processes", minimum=1)
     if n:
         b.set("n_gpus", n, doc.src("num_processes"))
+    _read_precision(b, doc)
+    kind = (doc.str_("distributed_type") or "").upper()
+    fields: dict[str, Any] = {"config_file": doc.path}
+    if kind == "FSDP" or isinstance(doc.get("fsdp_config"), dict):
+        _read_fsdp(b, doc)
+    elif kind == "DEEPSPEED" or isinstance(doc.get("deepspeed_config"), dict):
+        _read_deepspeed(b, doc, fields)
+    _read_sequence_split(b, doc)
+    b.keep(doc, ("distributed_type", "num_machines", "mixed_precision"))
+    b.note(msg("config.accelerate_alone", where=doc.path))
+    return b.build(doc, **fields)
+
+
+def _read_precision(b: Builder, doc: Doc) -> None:
     mp = (doc.str_("mixed_precision") or "").lower()
     if mp in ("bf16", "fp16"):
         b.set("precision", mp, doc.src("mixed_precision"))
     elif mp in ("no", "fp8"):
         b.set("precision", "fp32" if mp == "no" else "bf16", doc.src("mixed_precision"))
-    kind = (doc.str_("distributed_type") or "").upper()
-    fields: dict[str, Any] = {"config_file": doc.path}
-    if kind == "FSDP" or isinstance(doc.get("fsdp_config"), dict):
-        fc = "fsdp_config."
-        strategy = (doc.str_(fc + "fsdp_sharding_strategy") or "").lower()
-        if doc.int_(fc + "fsdp_version", minimum=1) == 2 or not strategy:
-            reshard = doc.bool_(fc + "fsdp_reshard_after_forward")
-            mode = "shard_grad_op" if reshard is False else "full_shard"
-            key = fc + ("fsdp_reshard_after_forward" if reshard is not None else "fsdp_version")
-        else:
-            mode = _SHARDING.get(strategy, "full_shard")
-            key = fc + "fsdp_sharding_strategy"
-        if mode:
-            b.set("fsdp", mode, doc.src(key) if doc.has(key) else Source(file=doc.path, key="distributed_type",
-                                                                          line=doc.lines.get("distributed_type")))
-        off = doc.bool_(fc + "fsdp_offload_params")
-        if off is not None:
-            # FSDP CPU offload moves parameters, gradients and the optimizer step to the host.
-            b.set("offload_params", off, doc.src(fc + "fsdp_offload_params"))
-            b.set("offload_optimizer", off, doc.src(fc + "fsdp_offload_params"))
-        ac = doc.bool_(fc + "fsdp_activation_checkpointing")
-        if ac is not None:
-            b.set("grad_ckpt", ac, doc.src(fc + "fsdp_activation_checkpointing"))
-        b.keep(doc, ("fsdp_config",))
-    elif kind == "DEEPSPEED" or isinstance(doc.get("deepspeed_config"), dict):
-        dc = "deepspeed_config."
-        if doc.str_(dc + "deepspeed_config_file"):
-            path = ds.read_ref(b, doc, dc + "deepspeed_config_file", {}, "")
-            if path:
-                fields["deepspeed_file"] = path
-        else:
-            stage = doc.int_(dc + "zero_stage", minimum=0, maximum=3)
-            if stage is not None:
-                b.set("zero_stage", stage, doc.src(dc + "zero_stage"))
-            for field, key in (("offload_optimizer", "offload_optimizer_device"), ("offload_params", "offload_param_device")):
-                dev = doc.str_(dc + key)
-                if dev is not None:
-                    b.set(field, dev.lower() in ("cpu", "nvme"), doc.src(dc + key))
-            if b.values.get("offload_params") and (stage or 0) < 3:
-                src = b.sources["offload_params"]
-                b.set("offload_params", False, Source(file=src.file, key=src.key, line=src.line,
-                                                      default=msg("config.default.ds_offload_param_ignored")))
-                b.note(msg("config.ds_offload_param_ignored", where=src.describe(), stage=stage or 0))
-        b.keep(doc, ("deepspeed_config",))
+
+
+def _read_fsdp(b: Builder, doc: Doc) -> None:
+    fc = "fsdp_config."
+    mode, key = _fsdp_mode(doc, fc)
+    if mode:
+        b.set("fsdp", mode, doc.src(key) if doc.has(key) else Source(file=doc.path, key="distributed_type",
+                                                                      line=doc.lines.get("distributed_type")))
+    off = doc.bool_(fc + "fsdp_offload_params")
+    if off is not None:
+        # FSDP CPU offload moves parameters, gradients and the optimizer step to the host.
+        b.set("offload_params", off, doc.src(fc + "fsdp_offload_params"))
+        b.set("offload_optimizer", off, doc.src(fc + "fsdp_offload_params"))
+    ac = doc.bool_(fc + "fsdp_activation_checkpointing")
+    if ac is not None:
+        b.set("grad_ckpt", ac, doc.src(fc + "fsdp_activation_checkpointing"))
+    b.keep(doc, ("fsdp_config",))
+
+
+def _read_deepspeed(b: Builder, doc: Doc, fields: dict[str, Any]) -> None:
+    dc = "deepspeed_config."
+    if doc.str_(dc + "deepspeed_config_file"):
+        path = ds.read_ref(b, doc, dc + "deepspeed_config_file", {}, "")
+        if path:
+            fields["deepspeed_file"] = path
+    else:
+        stage = doc.int_(dc + "zero_stage", minimum=0, maximum=3)
+        if stage is not None:
+            b.set("zero_stage", stage, doc.src(dc + "zero_stage"))
+        for field, key in (("offload_optimizer", "offload_optimizer_device"), ("offload_params", "offload_param_device")):
+            dev = doc.str_(dc + key)
+            if dev is not None:
+                b.set(field, dev.lower() in ("cpu", "nvme"), doc.src(dc + key))
+        if b.values.get("offload_params") and (stage or 0) < 3:
+            src = b.sources["offload_params"]
+            b.set("offload_params", False, Source(file=src.file, key=src.key, line=src.line,
+                                                  default=msg("config.default.ds_offload_param_ignored")))
+            b.note(msg("config.ds_offload_param_ignored", where=src.describe(), stage=stage or 0))
+    b.keep(doc, ("deepspeed_config",))
+
+
+def _read_sequence_split(b: Builder, doc: Doc) -> None:
     # Context parallelism and DeepSpeed's Ulysses sequence parallelism both split each sequence.
     split, src = 1, None
     for key in KEYS["seq_parallel"].names() + ("parallelism_config.parallelism_config_sp_size",):
@@ -117,9 +147,6 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             src = src or key
     if src:
         b.set("seq_parallel", split, doc.src(src))
-    b.keep(doc, ("distributed_type", "num_machines", "mixed_precision"))
-    b.note(msg("config.accelerate_alone", where=doc.path))
-    return b.build(doc, **fields)
 
 
 def edit(out: Out, c: Change, final: dict[str, Any]) -> None:

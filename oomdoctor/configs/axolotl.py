@@ -83,112 +83,19 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.set("stage", rl.lower(), doc.src("rl"))
     else:
         b.default("stage", "sft")
-
-    adapter = (doc.str_("adapter") or "").lower()
-    in4, in8 = doc.bool_("load_in_4bit"), doc.bool_("load_in_8bit")
-    if adapter == "qlora":
-        b.set("method", "qlora", doc.src("adapter"))
-        b.set("quant_bits", 4, doc.src("load_in_4bit") if in4 else doc.src("adapter"))
-    elif adapter == "lora":
-        if in8:
-            # bnb int8 base under LoRA (loaders/model.py honours load_in_8bit only with adapter: lora).
-            b.set("method", "qlora", doc.src("load_in_8bit"))
-            b.set("quant_bits", 8, doc.src("load_in_8bit"))
-        else:
-            b.set("method", "lora", doc.src("adapter"))
-    elif adapter:
-        b.set("method", "lora", doc.src("adapter"))
-        b.extras["adapter"] = adapter
-    elif doc.get("unfrozen_parameters"):
-        b.set("method", "freeze", doc.src("unfrozen_parameters"))
-    else:
-        b.default("method", "full", msg("config.default.no_adapter"))
+    adapter = _read_method(b, doc)
     if adapter:
-        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, msg("config.default.axolotl_lora_r", rank=8))
-        read_int(b, doc, KEYS["lora_alpha"])
-        if doc.bool_("lora_target_linear"):
-            b.set("lora_targets", ("all",), doc.src("lora_target_linear"))
-        elif isinstance(doc.get("lora_target_modules"), list):
-            b.set("lora_targets", tuple(str(t) for t in doc.get("lora_target_modules")), doc.src("lora_target_modules"))
-        b.from_doc("use_dora", doc, "peft_use_dora", doc.bool_("peft_use_dora"))
-
-    read_int(b, doc, KEYS["micro_batch"]) or b.default("micro_batch", 1)
-    if not read_int(b, doc, KEYS["grad_accum"]):
-        total = doc.int_("batch_size", minimum=1)
-        if total is not None:
-            # Old configs give the total batch: accumulation = batch_size // micro_batch_size (utils/config).
-            b.set("grad_accum", max(1, total // b.values["micro_batch"]), doc.src("batch_size"))
-        else:
-            b.default("grad_accum", 1)
-    if not read_int(b, doc, KEYS["eval_batch"]):
-        b.set("eval_batch", b.values["micro_batch"], b.sources["micro_batch"])
-    read_int(b, doc, KEYS["eval_accum"])
-    if not read_int(b, doc, KEYS["seq_len"]):
-        if at_most(version, "0.4.0"):
-            b.default("seq_len", 2048, msg("config.default.axolotl_seq_old", tokens=2048))
-        else:
-            b.default("seq_len", 512, "sequence_len")
-    b.from_doc("packing", doc, "sample_packing", doc.bool_("sample_packing")) or b.default("packing", False)
-    cp = KEYS["seq_parallel"]
-    read_int(b, doc, cp, version)
-
-    # Precision: bf16 auto -> bf16 when the GPU supports it (config/__init__.py); load dtype follows it.
-    bf16_raw = doc.get("bf16")
-    fp16 = doc.bool_("fp16")
-    if isinstance(bf16_raw, str) and bf16_raw.strip().lower() == "auto":
-        b.set("precision", "bf16", doc.src("bf16"))
-        b.extras["bf16_auto"] = True
-    elif doc.bool_("bf16"):
-        b.set("precision", "bf16", doc.src("bf16"))
-    elif fp16:
-        b.set("precision", "fp16", doc.src("fp16"))
-    elif doc.bool_("bfloat16"):
-        b.set("precision", "bf16", doc.src("bfloat16"))
-        b.set("pure_bf16", True, doc.src("bfloat16"))
-    elif bf16_raw is None:
-        b.default("precision", "bf16", "bf16: auto")
-        b.extras["bf16_auto"] = True
-    else:
-        b.set("precision", "fp32", doc.src("bf16"))
-    load = "fp16" if (in8 or b.values["precision"] == "fp16") else b.values["precision"]
-    b.set("load_dtype", load, b.sources["precision"])
-
-    gc = doc.get("gradient_checkpointing")
-    if gc is not None and gc != "":
-        word = str(gc).strip().lower()
-        if gc is not True and gc is not False and word not in ("true", "false", "offload", "offload_disk", "unsloth"):
-            doc._bad("gradient_checkpointing", msg("config.not_a_choice", key="gradient_checkpointing",
-                                                    value=str(gc), choices=("true", "false", "offload", "offload_disk")))
-        else:
-            on = gc is True or word in ("true", "offload", "offload_disk", "unsloth")
-            b.set("grad_ckpt", on, doc.src("gradient_checkpointing"))
-            if word in ("offload", "offload_disk", "unsloth"):
-                b.extras["gradient_checkpointing"] = word
+        _read_adapter(b, doc)
+    _read_batch(b, doc)
+    _read_length(b, doc, version)
+    _read_precision(b, doc)
     fcfg = doc.get("fsdp_config") if isinstance(doc.get("fsdp_config"), dict) else {}
-    for key in ("activation_checkpointing", "fsdp_activation_checkpointing"):
-        if fcfg.get(key) is not None and doc.bool_(f"fsdp_config.{key}"):
-            # FSDP checkpoints every wrapped layer itself (axolotl validation.py refuses both at once).
-            b.set("grad_ckpt", True, doc.src(f"fsdp_config.{key}"))
-    if "grad_ckpt" not in b.values:
-        b.default("grad_ckpt", False, "gradient_checkpointing")
-
-    attn = doc.str_("attn_implementation")
-    if attn:
-        # A hub kernel (kernels-community/vllm-flash-attn3, …/flash-attn3) is a FlashAttention too.
-        word = attn.lower()
-        b.set("attention", _ATTN.get(word, "fa2" if "flash" in word else "sdpa"), doc.src("attn_implementation"))
-    elif doc.bool_("flash_attention"):
-        b.set("attention", "fa2", doc.src("flash_attention"))
-    elif doc.bool_("sdp_attention") or doc.bool_("xformers_attention") or doc.bool_("flex_attention"):
-        key = next(k for k in ("sdp_attention", "xformers_attention", "flex_attention") if doc.bool_(k))
-        b.set("attention", "sdpa", doc.src(key))
-    else:
-        b.default("attention", "sdpa", msg("config.default.transformers_attention"))
-
+    _read_checkpointing(b, doc, fcfg)
+    _read_attention(b, doc)
     _fused_loss(b, doc)
 
     opt = doc.str_("optimizer")
-    b.from_doc("optimizer", doc, "optimizer", opt.lower() if opt else None) or \
+    if not b.from_doc("optimizer", doc, "optimizer", opt.lower() if opt else None):
         b.default("optimizer", "adamw_hf" if at_most(version, "0.7.1") else "adamw_torch_fused", "optimizer")
 
     val = doc.float_("val_set_size", minimum=0)
@@ -210,6 +117,128 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         if path:
             fields["deepspeed_file"] = path
     return b.build(doc, **fields)
+
+
+def _read_method(b: Builder, doc: Doc) -> str:
+    """The method the adapter and the base's quantisation say; the adapter word ("" for none)."""
+    adapter = (doc.str_("adapter") or "").lower()
+    in4, in8 = doc.bool_("load_in_4bit"), doc.bool_("load_in_8bit")
+    if adapter == "qlora":
+        b.set("method", "qlora", doc.src("adapter"))
+        b.set("quant_bits", 4, doc.src("load_in_4bit") if in4 else doc.src("adapter"))
+    elif adapter == "lora":
+        if in8:
+            # bnb int8 base under LoRA (loaders/model.py honours load_in_8bit only with adapter: lora).
+            b.set("method", "qlora", doc.src("load_in_8bit"))
+            b.set("quant_bits", 8, doc.src("load_in_8bit"))
+        else:
+            b.set("method", "lora", doc.src("adapter"))
+    elif adapter:
+        b.set("method", "lora", doc.src("adapter"))
+        b.extras["adapter"] = adapter
+    elif doc.get("unfrozen_parameters"):
+        b.set("method", "freeze", doc.src("unfrozen_parameters"))
+    else:
+        b.default("method", "full", msg("config.default.no_adapter"))
+    return adapter
+
+
+def _read_adapter(b: Builder, doc: Doc) -> None:
+    if not read_int(b, doc, KEYS["lora_rank"]):
+        b.default("lora_rank", 8, msg("config.default.axolotl_lora_r", rank=8))
+    read_int(b, doc, KEYS["lora_alpha"])
+    if doc.bool_("lora_target_linear"):
+        b.set("lora_targets", ("all",), doc.src("lora_target_linear"))
+    elif isinstance(doc.get("lora_target_modules"), list):
+        b.set("lora_targets", tuple(str(t) for t in doc.get("lora_target_modules")), doc.src("lora_target_modules"))
+    b.from_doc("use_dora", doc, "peft_use_dora", doc.bool_("peft_use_dora"))
+
+
+def _read_batch(b: Builder, doc: Doc) -> None:
+    if not read_int(b, doc, KEYS["micro_batch"]):
+        b.default("micro_batch", 1)
+    if not read_int(b, doc, KEYS["grad_accum"]):
+        total = doc.int_("batch_size", minimum=1)
+        if total is not None:
+            # Old configs give the total batch: accumulation = batch_size // micro_batch_size (utils/config).
+            b.set("grad_accum", max(1, total // b.values["micro_batch"]), doc.src("batch_size"))
+        else:
+            b.default("grad_accum", 1)
+    if not read_int(b, doc, KEYS["eval_batch"]):
+        b.set("eval_batch", b.values["micro_batch"], b.sources["micro_batch"])
+    read_int(b, doc, KEYS["eval_accum"])
+
+
+def _read_length(b: Builder, doc: Doc, version: str) -> None:
+    if not read_int(b, doc, KEYS["seq_len"]):
+        if at_most(version, "0.4.0"):
+            b.default("seq_len", 2048, msg("config.default.axolotl_seq_old", tokens=2048))
+        else:
+            b.default("seq_len", 512, "sequence_len")
+    if not b.from_doc("packing", doc, "sample_packing", doc.bool_("sample_packing")):
+        b.default("packing", False)
+    read_int(b, doc, KEYS["seq_parallel"], version)
+
+
+def _read_precision(b: Builder, doc: Doc) -> None:
+    # Precision: bf16 auto -> bf16 when the GPU supports it (config/__init__.py); load dtype follows it.
+    bf16_raw = doc.get("bf16")
+    fp16 = doc.bool_("fp16")
+    if isinstance(bf16_raw, str) and bf16_raw.strip().lower() == "auto":
+        b.set("precision", "bf16", doc.src("bf16"))
+        b.extras["bf16_auto"] = True
+    elif doc.bool_("bf16"):
+        b.set("precision", "bf16", doc.src("bf16"))
+    elif fp16:
+        b.set("precision", "fp16", doc.src("fp16"))
+    elif doc.bool_("bfloat16"):
+        b.set("precision", "bf16", doc.src("bfloat16"))
+        b.set("pure_bf16", True, doc.src("bfloat16"))
+    elif bf16_raw is None:
+        b.default("precision", "bf16", "bf16: auto")
+        b.extras["bf16_auto"] = True
+    else:
+        b.set("precision", "fp32", doc.src("bf16"))
+    load = "fp16" if (doc.bool_("load_in_8bit") or b.values["precision"] == "fp16") else b.values["precision"]
+    b.set("load_dtype", load, b.sources["precision"])
+
+
+_CKPT_WORDS = ("true", "false", "offload", "offload_disk", "unsloth")
+
+
+def _read_checkpointing(b: Builder, doc: Doc, fcfg: dict) -> None:
+    gc = doc.get("gradient_checkpointing")
+    if gc is not None and gc != "":
+        word = str(gc).strip().lower()
+        if gc is not True and gc is not False and word not in _CKPT_WORDS:
+            doc._bad("gradient_checkpointing", msg("config.not_a_choice", key="gradient_checkpointing",
+                                                    value=str(gc), choices=("true", "false", "offload", "offload_disk")))
+        else:
+            on = gc is True or word in ("true", "offload", "offload_disk", "unsloth")
+            b.set("grad_ckpt", on, doc.src("gradient_checkpointing"))
+            if word in ("offload", "offload_disk", "unsloth"):
+                b.extras["gradient_checkpointing"] = word
+    for key in ("activation_checkpointing", "fsdp_activation_checkpointing"):
+        if fcfg.get(key) is not None and doc.bool_(f"fsdp_config.{key}"):
+            # FSDP checkpoints every wrapped layer itself (axolotl validation.py refuses both at once).
+            b.set("grad_ckpt", True, doc.src(f"fsdp_config.{key}"))
+    if "grad_ckpt" not in b.values:
+        b.default("grad_ckpt", False, "gradient_checkpointing")
+
+
+def _read_attention(b: Builder, doc: Doc) -> None:
+    attn = doc.str_("attn_implementation")
+    if attn:
+        # A hub kernel (kernels-community/vllm-flash-attn3, …/flash-attn3) is a FlashAttention too.
+        word = attn.lower()
+        b.set("attention", _ATTN.get(word, "fa2" if "flash" in word else "sdpa"), doc.src("attn_implementation"))
+    elif doc.bool_("flash_attention"):
+        b.set("attention", "fa2", doc.src("flash_attention"))
+    elif doc.bool_("sdp_attention") or doc.bool_("xformers_attention") or doc.bool_("flex_attention"):
+        key = next(k for k in ("sdp_attention", "xformers_attention", "flex_attention") if doc.bool_(k))
+        b.set("attention", "sdpa", doc.src(key))
+    else:
+        b.default("attention", "sdpa", msg("config.default.transformers_attention"))
 
 
 _PARALLEL = ("dp_shard_size", "dp_replicate_size", "tensor_parallel_size", "context_parallel_size",
@@ -269,24 +298,38 @@ def _fsdp(b: Builder, doc: Doc, fcfg: dict) -> None:
             b.set("offload_optimizer", on, doc.src(f"fsdp_config.{key}"))
 
 
+def _edit_method(out: Out, v: Any, final: dict[str, Any]) -> None:
+    if v not in ("lora", "qlora"):
+        out.put("adapter", None, after="base_model")
+        return
+    out.put("adapter", v, after="base_model")
+    bits = final.get("quant_bits") or 4
+    if v == "qlora":
+        out.put("load_in_4bit" if bits == 4 else "load_in_8bit", True, after="adapter")
+    if not out.has_key("lora_r") and out.setup.sources.get("lora_rank", None) is not None \
+            and not out.setup.sources["lora_rank"].file:
+        out.put("lora_r", 8, after="adapter")
+        out.put("lora_alpha", 16, after="lora_r")
+    if not out.has_key("lora_target_linear") and not out.has_key("lora_target_modules"):
+        out.put("lora_target_linear", True, after="adapter")
+
+
+def _edit_attention(out: Out, v: Any) -> None:
+    _, key = out.field_key("attention")
+    if key == "flash_attention" or (v == "fa2" and key in (None, "flash_attention")):
+        if v == "fa2":
+            out.put("flash_attention", True, after="gradient_checkpointing")
+            return
+        out.put("flash_attention", False)
+    out.put("attn_implementation", _HF_ATTN.get(v, v), after="gradient_checkpointing")
+
+
 def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
     v, f = c.after, c.field
     if f in ("micro_batch", "grad_accum", "seq_len", "lora_rank", "eval_batch", "seq_parallel"):
         out.put_key(KEYS[f], int(v))
     elif f == "method":
-        if v in ("lora", "qlora"):
-            out.put("adapter", v, after="base_model")
-            bits = final.get("quant_bits") or 4
-            if v == "qlora":
-                out.put("load_in_4bit" if bits == 4 else "load_in_8bit", True, after="adapter")
-            if not out.has_key("lora_r") and out.setup.sources.get("lora_rank", None) is not None \
-                    and not out.setup.sources["lora_rank"].file:
-                out.put("lora_r", 8, after="adapter")
-                out.put("lora_alpha", 16, after="lora_r")
-            if not out.has_key("lora_target_linear") and not out.has_key("lora_target_modules"):
-                out.put("lora_target_linear", True, after="adapter")
-        else:
-            out.put("adapter", None, after="base_model")
+        _edit_method(out, v, final)
     elif f == "quant_bits":
         out.put("load_in_4bit", v == 4, after="adapter")
         if v == 8 or out.has_key("load_in_8bit"):
@@ -296,13 +339,7 @@ def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
     elif f in ("grad_ckpt", "packing"):
         out.put_key(KEYS[f], bool(v))
     elif f == "attention":
-        _, key = out.field_key("attention")
-        if key == "flash_attention" or (v == "fa2" and key in (None, "flash_attention")):
-            if v == "fa2":
-                out.put("flash_attention", True, after="gradient_checkpointing")
-                return
-            out.put("flash_attention", False)
-        out.put("attn_implementation", _HF_ATTN.get(v, v), after="gradient_checkpointing")
+        _edit_attention(out, v)
     elif f == "fused_ce":
         out.put_key(KEYS["fused_ce"], bool(v))
     elif f == "optimizer":

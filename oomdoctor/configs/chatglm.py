@@ -141,8 +141,10 @@ def _read_peft(b: Builder, doc: Doc) -> None:
         b.default("method", "full", "peft_config")
         return
     b.set("method", "lora", doc.src("peft_config.peft_type"))
-    read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, "peft_config.r")
-    read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 8, "peft_config.lora_alpha")
+    if not read_int(b, doc, KEYS["lora_rank"]):
+        b.default("lora_rank", 8, "peft_config.r")
+    if not read_int(b, doc, KEYS["lora_alpha"]):
+        b.default("lora_alpha", 8, "peft_config.lora_alpha")
     read_peft_targets(b, doc, "peft_config.target_modules")
 
 

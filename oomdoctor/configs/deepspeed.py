@@ -151,7 +151,7 @@ def apply_deepspeed(b: Builder, ds_path: str | None, shipped: str | None, ref_sr
     `hf` holds the TrainingArguments values the "auto" entries take: micro_batch, grad_accum, bf16, fp16.
     """
     if ds_path is None:
-        stage, off_opt, off_par, bf16 = SHIPPED[shipped]
+        stage, off_opt, off_par, bf16 = SHIPPED[shipped or ""]      # a shipped name whenever no path
         note = msg("config.default.ds_shipped", name=shipped)
         b.note(msg("config.ds_shipped", where=ref_src.describe(), name=shipped))
         src = Source(file=None, key="zero_optimization.stage", default=note)
@@ -176,6 +176,26 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
         b.set("zero_stage", stage, doc.src(KEYS["zero_stage"].name))
     else:
         b.set("zero_stage", 0, Source(default=msg("config.default.ds_unset", key="zero_optimization.stage")))
+    _read_offload(b, doc, stage)
+    # Precision blocks: explicit true decides; "auto" takes TrainingArguments (HF integration).
+    for dtype in ("bf16", "fp16"):
+        enabled = doc.get(f"{dtype}.enabled")
+        if enabled is True or (isinstance(enabled, str) and enabled.lower() == "true"):
+            if not hf.get("bf16") and not hf.get("fp16"):
+                b.set("precision", dtype, doc.src(f"{dtype}.enabled"))
+    ds: dict[str, Any] = {"file": doc.path, "_blocks": tuple(
+        k for k in ("offload_optimizer", "offload_param") if isinstance(doc.get("zero_optimization." + k), dict))}
+    _read_batch_keys(b, doc, hf, ds)
+    _read_buckets(doc, model, ds)
+    for k in ("gradient_clipping", "zero_allow_untested_optimizer"):
+        if doc.get(k) is not None:
+            ds[k] = doc.get(k)
+    if isinstance(doc.get("optimizer"), dict):
+        ds["optimizer"] = str(doc.get("optimizer.type"))
+    b.extras["deepspeed"] = ds
+
+
+def _read_offload(b: Builder, doc: Doc, stage: int | None) -> None:
     for field, key in (("offload_optimizer", "zero_optimization.offload_optimizer"),
                        ("offload_params", "zero_optimization.offload_param")):
         dev = doc.get(key + ".device")
@@ -191,15 +211,10 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
         b.set("offload_params", False, Source(file=line.file, key=line.key, line=line.line,
                                               default=msg("config.default.ds_offload_param_ignored")))
         b.note(msg("config.ds_offload_param_ignored", where=line.describe(), stage=stage or 0))
-    # Precision blocks: explicit true decides; "auto" takes TrainingArguments (HF integration).
-    for dtype in ("bf16", "fp16"):
-        enabled = doc.get(f"{dtype}.enabled")
-        if enabled is True or (isinstance(enabled, str) and enabled.lower() == "true"):
-            if not hf.get("bf16") and not hf.get("fp16"):
-                b.set("precision", dtype, doc.src(f"{dtype}.enabled"))
+
+
+def _read_batch_keys(b: Builder, doc: Doc, hf: dict[str, Any], ds: dict[str, Any]) -> None:
     # Batch keys: "auto" = TrainingArguments; a number that disagrees is an HF error at launch.
-    ds: dict[str, Any] = {"file": doc.path, "_blocks": tuple(
-        k for k in ("offload_optimizer", "offload_param") if isinstance(doc.get("zero_optimization." + k), dict))}
     for key, hf_key in (("train_micro_batch_size_per_gpu", "micro_batch"), ("gradient_accumulation_steps", "grad_accum"),
                         ("train_batch_size", None)):
         val = _batch_value(doc, key)
@@ -208,6 +223,9 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
         ds[key] = val
         if hf_key and hf.get(hf_key) is not None and val != hf[hf_key]:
             b.note(msg("config.ds_mismatch", where=doc.where(key), key=key, value=val, other=hf[hf_key]))
+
+
+def _read_buckets(doc: Doc, model: str, ds: dict[str, Any]) -> None:
     hidden = _hidden_size(model) if any(str(doc.get("zero_optimization." + k)).lower() == "auto" for k in _BUCKET_KEYS) else None
     for k in _BUCKET_KEYS:
         raw = doc.get("zero_optimization." + k)
@@ -220,12 +238,6 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
         else:
             value = doc.float_("zero_optimization." + k, minimum=0)
             ds[k] = int(value) if value is not None and value == int(value) else value
-    for k in ("gradient_clipping", "zero_allow_untested_optimizer"):
-        if doc.get(k) is not None:
-            ds[k] = doc.get(k)
-    if isinstance(doc.get("optimizer"), dict):
-        ds["optimizer"] = str(doc.get("optimizer.type"))
-    b.extras["deepspeed"] = ds
 
 
 def _batch_value(doc: Doc, key: str) -> int | None:

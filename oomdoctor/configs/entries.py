@@ -34,6 +34,7 @@ dataclasses, read from its repository:
   `swift rlhf --rlhf_type dpo|kto|orpo|cpo|simpo|rm|ppo` is that stage (grpo, gkd: one sequence per sample);
   --tuner_backend peft|unsloth (swift/arguments/base_args/base_args.py) loads and wraps the model with unsloth;
   --use_galore (swift/trainers/arguments.py) trains with GaLore's low-rank optimizer states;
+  --use_dora (swift/arguments/tuner_args.py, default False) makes the LoRA adapters DoRA;
 - OpenRLHF `openrlhf.cli.train_{sft,dpo,rm,kto,ppo,ppo_ray}` (OpenRLHF/OpenRLHF openrlhf/cli/*.py, argparse, run as
   `deepspeed --module`): flat options up to 2026-04 (--pretrain, --micro_train_batch_size, --train_batch_size the
   global batch, --max_len 2048, --zero_stage 2, --bf16 else fp32, --adam_offload the optimizer only,
@@ -59,7 +60,8 @@ _SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type"
           "lora_rank": "rank", "lora_alpha": "alpha", "quant_bits": "bits", "quantization_bit": "bits",
           "torch_dtype": "dtype", "dtype": "dtype", "target_modules": "targets", "lora_target_modules": "targets",
           "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing",
-          "rlhf_type": "stage", "sequence_parallel_size": "sp", "tuner_backend": "backend", "use_galore": "galore"}
+          "rlhf_type": "stage", "sequence_parallel_size": "sp", "tuner_backend": "backend", "use_galore": "galore",
+          "use_dora": "dora"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
@@ -206,8 +208,12 @@ ENTRIES: tuple[Entry, ...] = (
           modules=("trl.scripts.sft", "trl.scripts.dpo", "trl.scripts.kto", "trl.scripts.reward", "trl.scripts.grpo",
                    "trl.scripts.rloo", "trl.commands.cli"), config_flag="config",
           scripts=("examples/scripts/sft.py", "examples/scripts/dpo.py", "trl/scripts/*.py")),
+    # An examples/scripts/ file is TRL's when a flag only TrlParser's dataclasses define is there: ScriptArguments
+    # (trl/scripts/utils.py: dataset_name, dataset_config, dataset_streaming) or ModelConfig
+    # (trl/trainer/model_config.py: use_peft, lora_task_type, use_rslora, use_bnb_nested_quant, model_revision).
     Entry("trl_examples", msg("config.entry.trl"), trl=True, scripts=("examples/scripts/*.py",),
-          needs_flags=("dataset_name",), config_flag="config"),
+          needs_flags=("dataset_name", "dataset_config", "dataset_streaming", "use_peft", "lora_task_type", "use_rslora",
+                       "use_bnb_nested_quant", "model_revision"), config_flag="config"),
     Entry("alignment_handbook", "alignment-handbook run_*.py", trl=True,
           scripts=("scripts/run_sft.py", "scripts/run_dpo.py", "scripts/run_orpo.py", "scripts/run_cpt.py", "run_sft.py",
                    "run_dpo.py"), config_positional=True),

@@ -102,9 +102,26 @@ def _with_shell_strings(script: Script) -> list[Command]:
 
 
 def _invocation(cmd: Command) -> Invocation | None:
-    words = list(cmd.words)
     env = dict(cmd.env)
-    # Wrappers and `env VAR=x` before the real command.
+    words = _unwrap_launchers(list(cmd.words), env)
+    if not words or not words[0].known:
+        return None
+    head = os.path.basename(words[0].text)
+    rest = words[1:]
+    launched = _launched(cmd, head, words[0], rest, env)
+    if launched is not None:
+        return launched
+    for entry in ENTRIES:
+        for words_ in entry.commands:
+            if head == words_[0] and len(rest) >= len(words_) - 1 and \
+                    all(rest[i].text == w for i, w in enumerate(words_[1:])):
+                args = tuple(rest[len(words_) - 1:])
+                return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
+    return None
+
+
+def _unwrap_launchers(words: list[Word], env: dict[str, Word]) -> list[Word]:
+    """The words after wrappers and `env VAR=x` (whose variables join `env`) before the real command."""
     while words:
         head = os.path.basename(words[0].text)
         if head in _WRAPPERS:
@@ -125,16 +142,16 @@ def _invocation(cmd: Command) -> Invocation | None:
             words = words[next(i for i, w in enumerate(words) if w.text == "--") + 1:]
         else:
             break
-    if not words or not words[0].known:
-        return None
-    head = os.path.basename(words[0].text)
-    rest = words[1:]
+    return words
+
+
+def _launched(cmd: Command, head: str, first: Word, rest: list[Word], env: dict[str, Word]) -> Invocation | None:
+    """A script or module run by torchrun, deepspeed, accelerate launch or python."""
     if head in ("torchrun",) or (head.startswith(_PYTHON) and _module_of(rest) in _TORCHRUN_MODULES):
         if head != "torchrun":
-            rest = rest[_module_index(rest) + 2:]
+            rest = rest[(_module_index(rest) or 0) + 2:]      # `-m torch.distributed.run`: found above
         opts, rest = _split_options(rest)
-        launch = _torchrun(opts, env)
-        return _target(cmd, rest, launch)
+        return _target(cmd, rest, _torchrun(opts, env))
     if head == "deepspeed":
         opts, rest = _split_options(rest)
         launch = _deepspeed(opts, env)
@@ -143,21 +160,14 @@ def _invocation(cmd: Command) -> Invocation | None:
         return _target(cmd, rest, launch)
     if head == "accelerate" and rest and rest[0].text == "launch":
         opts, rest = _split_options(rest[1:])
-        launch = _accelerate(opts, env)
-        return _target(cmd, rest, launch)
+        return _target(cmd, rest, _accelerate(opts, env))
     if head.startswith(_PYTHON):
         opts, rest = _split_options(rest, python=True)
         mod = next((i for i, o in enumerate(opts) if o.text == "-m"), None)
-        launch = _python(words[0], env)
+        launch = _python(first, env)
         if mod is not None and mod + 1 < len(opts):
             return _module_target(cmd, [opts[mod + 1]] + rest, launch)
         return _target(cmd, rest, launch)
-    for entry in ENTRIES:
-        for words_ in entry.commands:
-            if head == words_[0] and len(rest) >= len(words_) - 1 and \
-                    all(rest[i].text == w for i, w in enumerate(words_[1:])):
-                args = tuple(rest[len(words_) - 1:])
-                return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
     return None
 
 
@@ -481,6 +491,28 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     A model flag whose value is only known when the script runs (`--model_name_or_path $MODEL`, MODEL unset)
     takes `model` (the user's --model) when given, else stays as written: the report then says what the
     estimate needs instead of stopping."""
+    script, inv, rejoined = _find_invocation(path, text)
+    entry = inv.entry
+    doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags)
+    doc.inline.update(script.heredocs)
+    for name, count, line in script.loops:
+        doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
+    if rejoined is not None:
+        doc.notes.append(msg("config.script.rejoined", where=f"{path}:{rejoined[1]}"))
+    config = _config_file(path, entry, doc, positional)
+    hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
+                                       entry=entry.version_hint[1])) if entry.version_hint else None
+    versions = {"framework_version": framework_version, "log_versions": log_versions}
+    if config is not None:
+        setup = _read_with_config(path, config, script, inv, doc, positional, overrides, hint, versions)
+    else:
+        setup = _read_from_flags(path, inv, doc, model, hint, versions)
+    return _with_launch(setup, inv, path)
+
+
+def _find_invocation(path: str, text: str) -> tuple[Script, Invocation, tuple[str, int] | None]:
+    """(the script, its training command, the rejoined text and its first line when the paste lost its line
+    continuations); an InputError naming what was found instead when there is no training command."""
     script = read_script(text, path)
     inv = find_training(script)
     rejoined = None
@@ -495,75 +527,77 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         if megatron is not None:
             raise InputError(msg("config.script.swift_megatron", command=megatron[0]), path, megatron[1])
         raise InputError(msg("config.script.no_command"), path)
-    entry = inv.entry
-    doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags)
-    doc.inline.update(script.heredocs)
-    for name, count, line in script.loops:
-        doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
-    if inv is not None and rejoined is not None:
-        doc.notes.append(msg("config.script.rejoined", where=f"{path}:{rejoined[1]}"))
-    config = _config_file(path, entry, doc, positional)
-    hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
-                                       entry=entry.version_hint[1])) if entry.version_hint else None
-    label = entry.label if entry is not GENERIC or inv.target is None else inv.target.text
-    reason = msg("config.why.script", entry=label, line=inv.command.line)
+    return script, inv, rejoined
+
+
+def _read_with_config(path: str, config: str, script: Script, inv: Invocation, doc: Doc, positional: list[Word],
+                      overrides: dict[str, tuple[Word, Word]], hint: tuple[str, Msg] | None,
+                      versions: dict[str, Any]) -> TrainingSetup:
+    """The config file the command trains with, its flags laid over it."""
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file
 
-    if config is not None:
-        cdoc = parse_file(config)
-        if registry.is_llamafactory_v1(cdoc.data):
-            from oomdoctor.configs.llamafactory_v1 import read as read_v1
+    entry = inv.entry
+    cdoc = parse_file(config)
+    if registry.is_llamafactory_v1(cdoc.data):
+        from oomdoctor.configs.llamafactory_v1 import read as read_v1
 
-            setup = read_v1(cdoc, framework_version=framework_version, log_versions=log_versions)
-            return _with_launch(_stage_of_command(setup, inv, path), inv, path)
-        name, why = registry.detect(cdoc.data)
-        if name is None:
-            raise registry.unknown_config(config)
-        extra = {k: v for k, v in doc.data.items() if not k.startswith("__") and k != entry.config_flag}
-        values = dict(extra)
-        lines = {k: doc.lines[k] for k in extra if k in doc.lines}
-        for key, (word, value) in overrides.items():
-            if entry.overrides:
-                values[key] = value.text
-                lines[key] = word.line
-        model_word = positional[entry.model_positional] if entry.model_positional is not None and \
-            len(positional) > entry.model_positional else None
-        model_key = getattr(registry.module(name), "MODEL_KEY", None)
-        if model_word is not None and model_word.known and model_key:
-            # The model is the script's argument (ChatGLM3 finetune_hf.py DATA MODEL CONFIG), not the YAML's.
-            values[model_key] = model_word.text
-            lines[model_key] = model_word.line
-        if values:
-            cdoc = overlay(cdoc, values, lines, path)
-        cdoc.notes.extend(doc.notes)
-        cdoc.inline.update(script.heredocs)
-        reason = msg("config.why.script_config", entry=entry.label, line=inv.command.line, config=config, why=why)
-        setup = registry.read_doc(cdoc, name, reason, framework_version=framework_version, log_versions=log_versions,
-                                  entry=entry if name in ("hf", "firefly") else None, hint=hint)
-        setup = _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
-    else:
-        unresolved = None
-        if "__unknown_model__" in doc.data:
-            key = doc.data.pop("__unknown_model__")
-            word = doc.data.pop("__unknown_model_word__", "")
-            doc.notes.append(msg("config.script.model_unknown", where=f"{path}:{doc.lines.get(key, inv.command.line)}",
-                                 flag=key))
-            doc.data[key] = model or word       # read on; a word only the running script knows is blanked below
-            unresolved = None if model else word
-        name = entry.reader
-        if entry is GENERIC:
-            name, _ = _generic_reader(doc)
-            doc.tolerant = True
-        if name not in registry.FRAMEWORKS:
-            raise InputError(msg("config.script.no_command"), path)
-        setup = registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions,
-                                  entry=entry if name in ("hf", "firefly") else None, hint=hint)
-        setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
-        if unresolved is not None:
-            setup = replace(setup, model="", extras={**setup.extras, "model_unresolved": unresolved})
-        setup = _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
-    return _with_launch(setup, inv, path)
+        return _stage_of_command(read_v1(cdoc, **versions), inv, path)
+    name, why = registry.detect(cdoc.data)
+    if name is None:
+        raise registry.unknown_config(config)
+    extra = {k: v for k, v in doc.data.items() if not k.startswith("__") and k != entry.config_flag}
+    values = dict(extra)
+    lines = {k: doc.lines[k] for k in extra if k in doc.lines}
+    for key, (word, value) in overrides.items():
+        if entry.overrides:
+            values[key] = value.text
+            lines[key] = word.line
+    model_word = positional[entry.model_positional] if entry.model_positional is not None and \
+        len(positional) > entry.model_positional else None
+    model_key = getattr(registry.module(name), "MODEL_KEY", None)
+    if model_word is not None and model_word.known and model_key:
+        # The model is the script's argument (ChatGLM3 finetune_hf.py DATA MODEL CONFIG), not the YAML's.
+        values[model_key] = model_word.text
+        lines[model_key] = model_word.line
+    if values:
+        cdoc = overlay(cdoc, values, lines, path)
+    cdoc.notes.extend(doc.notes)
+    cdoc.inline.update(script.heredocs)
+    reason = msg("config.why.script_config", entry=entry.label, line=inv.command.line, config=config, why=why)
+    setup = registry.read_doc(cdoc, name, reason, **versions, entry=entry if name in ("hf", "firefly") else None,
+                              hint=hint)
+    return _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
+
+
+def _read_from_flags(path: str, inv: Invocation, doc: Doc, model: str | None, hint: tuple[str, Msg] | None,
+                     versions: dict[str, Any]) -> TrainingSetup:
+    """The command's own flags, read by its entry point's reader."""
+    from oomdoctor.configs import registry
+
+    entry = inv.entry
+    label = entry.label if entry is not GENERIC or inv.target is None else inv.target.text
+    reason = msg("config.why.script", entry=label, line=inv.command.line)
+    unresolved = None
+    if "__unknown_model__" in doc.data:
+        key = doc.data.pop("__unknown_model__")
+        word = doc.data.pop("__unknown_model_word__", "")
+        doc.notes.append(msg("config.script.model_unknown", where=f"{path}:{doc.lines.get(key, inv.command.line)}",
+                             flag=key))
+        doc.data[key] = model or word       # read on; a word only the running script knows is blanked below
+        unresolved = None if model else word
+    name = entry.reader
+    if entry is GENERIC:
+        name, _ = _generic_reader(doc)
+        doc.tolerant = True
+    if name not in registry.FRAMEWORKS:
+        raise InputError(msg("config.script.no_command"), path)
+    setup = registry.read_doc(doc, name, reason, **versions, entry=entry if name in ("hf", "firefly") else None,
+                              hint=hint)
+    setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
+    if unresolved is not None:
+        setup = replace(setup, model="", extras={**setup.extras, "model_unresolved": unresolved})
+    return _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
 
 
 def _rejoin_flag_lines(text: str) -> tuple[str, int] | None:

@@ -22,6 +22,11 @@ LABEL = "Firefly"
 PACKAGE = "transformers"
 DEFAULT_VERSION = hf_args.HF_VERSION
 HALLMARK_KEYS = ("train_file", "template_name", "train_mode", "task_type")
+# Every key of Firefly's own CustomizedArguments (component/argument.py); use_unsloth is LLaMA-Factory's name too,
+# so it never makes a file with Firefly's own keys LLaMA-Factory's.
+OWN_KEYS = frozenset(("max_seq_length", "train_file", "model_name_or_path", "template_name", "eval_file",
+                      "max_prompt_length", "beta", "tokenize_num_workers", "task_type", "train_mode", "lora_rank",
+                      "lora_alpha", "lora_dropout", "use_unsloth"))
 
 ENTRY = by_name("firefly")
 
@@ -39,7 +44,7 @@ KEYS = {
 def detect(data: dict) -> Msg | None:
     from oomdoctor.configs.llamafactory import HALLMARK_KEYS as LF_KEYS
 
-    if not data.get("model_name_or_path") or any(k in data for k in LF_KEYS):
+    if not data.get("model_name_or_path") or any(k in data for k in LF_KEYS if k not in OWN_KEYS):
         return None
     keys = [k for k in HALLMARK_KEYS if k in data][:2]
     if keys and ("max_seq_length" in data or "train_mode" in data):
@@ -59,10 +64,13 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     from oomdoctor.configs import hf
 
     entry = ENTRY
-    if doc.get("train_mode") is None and not any(doc.has(k) for k in ("lora_rank", "lora_alpha")):
+    if ENTRY is not None and doc.get("train_mode") is None and not any(doc.has(k) for k in ("lora_rank", "lora_alpha")):
         # Before train_mode, a file without LoRA keys was a full fine-tune run by train.py.
         entry = replace(ENTRY, defaults=tuple((k, "full" if k == "method" else v) for k, v in ENTRY.defaults))
     setup = hf.read(doc, replace(ctx, entry=entry))
+    if doc.bool_("use_unsloth"):
+        # Firefly train.py (load_unsloth_model): use_unsloth loads and wraps the model with FastLanguageModel.
+        setup = replace(setup, use_unsloth=True, sources={**setup.sources, "use_unsloth": doc.src("use_unsloth")})
     task = (doc.str_("task_type") or "").lower()
     if task in ("pretrain", "dpo"):
         stage = {"pretrain": "pt", "dpo": "dpo"}[task]

@@ -11,6 +11,7 @@ Defaults from transformers 4.57 training_args.py and TRL's sft_config.py / base_
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from oomdoctor.configs import deepspeed as ds
@@ -107,18 +108,11 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     entry = ctx.entry
     trl = uses_trl(doc, entry)
     version = ctx.framework_version or (TRL_VERSION if trl else HF_VERSION)
-    own = getattr(entry, "framework", None)
-    if own:
-        # A framework of its own on transformers (ms-swift, OpenRLHF): named as itself; the transformers
-        # release its defaults follow is kept for the memory model.
-        b = Builder(own, "", f"{str(entry.label).split()[0]} (transformers {version})")
-        b.extras["transformers_version"] = version
-    else:
-        b = Builder("trl" if trl else FRAMEWORK, version, f"TRL {version}" if trl else f"transformers {version}")
+    b = _builder(entry, trl, version)
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     model_key = next((k for k in ("model_name_or_path", "model", "model_id") if doc.get(k) is not None), None)
     model = doc.str_(model_key) if model_key else None
-    if model:
+    if model and model_key:
         b.set("model", model, doc.src(model_key))
     elif entry is None:
         raise doc.fail(model_key or "", msg("config.no_model", key="model_name_or_path"))
@@ -136,6 +130,33 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             b.default("precision", "fp32", msg("config.default.no_autocast"))
         if "method" not in b.values:
             b.default("method", "full")
+    _read_stage(b, doc, trl)
+    fields: dict[str, Any] = {"config_file": doc.path}
+    path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli")
+    if path:
+        fields["deepspeed_file"] = path
+    n = doc.int_("nproc_per_node", minimum=1)
+    if n:
+        b.set("n_gpus", n, doc.src("nproc_per_node"))
+    if trl:
+        _read_trl_launch(b, doc)
+    if entry is not None:
+        _entry_defaults(b, doc, entry)
+    return b.build(doc, **fields)
+
+
+def _builder(entry: Any, trl: bool, version: str) -> Builder:
+    own = getattr(entry, "framework", None)
+    if own:
+        # A framework of its own on transformers (ms-swift, OpenRLHF): named as itself; the transformers
+        # release its defaults follow is kept for the memory model.
+        b = Builder(own, "", f"{str(entry.label).split()[0]} (transformers {version})")
+        b.extras["transformers_version"] = version
+        return b
+    return Builder("trl" if trl else FRAMEWORK, version, f"TRL {version}" if trl else f"transformers {version}")
+
+
+def _read_stage(b: Builder, doc: Doc, trl: bool) -> None:
     stage = doc.str_("stage")
     grpo = trl and next((k for k in _GRPO_KEYS if doc.has(k)), None)
     if stage in ("sft", "dpo", "kto", "ppo", "rm", "pt"):
@@ -150,34 +171,24 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             b.note(msg("config.trl_orpo_hint", where=orpo))
         else:
             b.default("stage", "dpo", msg("config.default.dpo_keys", keys="beta / max_prompt_length"))
-    fields: dict[str, Any] = {"config_file": doc.path}
-    path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli")
-    if path:
-        fields["deepspeed_file"] = path
-    n = doc.int_("nproc_per_node", minimum=1)
-    if n:
-        b.set("n_gpus", n, doc.src("nproc_per_node"))
-    if trl:
-        _read_trl_launch(b, doc)
-    if entry is not None:
-        b.extras["entry"] = entry.name
-        for field_name, value in entry.defaults_for(doc.data):
-            # The script's own dataclass defaults replace TrainingArguments' where the command line is silent.
-            src = b.sources.get(field_name)
-            if field_name in ("grad_ckpt", "attention", "precision") and (src is None or src.file is None):
-                b.default(field_name, value, entry.label)
-            elif field_name == "stage" and (src is None or src.file is None):
-                b.default("stage", value, entry.label)
-        src = b.sources.get("precision")
-        if entry.precision_from_dtype and (src is None or src.file is None):
-            dtype = b.values.get("load_dtype")
-            where = b.sources.get("load_dtype")
-            autocast = "bf16" if dtype in (None, "bf16") else "fp16"
-            if where is not None and where.file:
-                b.set("precision", autocast, where)
-            else:
-                b.default("precision", autocast, entry.label)
-    return b.build(doc, **fields)
+
+
+def _entry_defaults(b: Builder, doc: Doc, entry: Any) -> None:
+    """The script's own dataclass defaults replace TrainingArguments' where the command line is silent."""
+    b.extras["entry"] = entry.name
+    for field_name, value in entry.defaults_for(doc.data):
+        src = b.sources.get(field_name)
+        if field_name in ("grad_ckpt", "attention", "precision", "stage") and (src is None or src.file is None):
+            b.default(field_name, value, entry.label)
+    src = b.sources.get("precision")
+    if entry.precision_from_dtype and (src is None or src.file is None):
+        dtype = b.values.get("load_dtype")
+        where = b.sources.get("load_dtype")
+        autocast = "bf16" if dtype in (None, "bf16") else "fp16"
+        if where is not None and where.file:
+            b.set("precision", autocast, where)
+        else:
+            b.default("precision", autocast, entry.label)
 
 
 # `trl sft|dpo|… --config x.yaml` hands the keys its training parser does not take to `accelerate launch`
@@ -276,8 +287,10 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
     peft = doc.bool_("use_peft")
     if peft:
         b.set("method", "lora", doc.src("use_peft"))
-        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 16, "lora_r")
-        read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 32, "lora_alpha")
+        if not read_int(b, doc, KEYS["lora_rank"]):
+            b.default("lora_rank", 16, "lora_r")
+        if not read_int(b, doc, KEYS["lora_alpha"]):
+            b.default("lora_alpha", 32, "lora_alpha")
         read_peft_targets(b, doc, "lora_target_modules")
         for bits, key in ((4, "load_in_4bit"), (8, "load_in_8bit")):
             if doc.bool_(key):
@@ -289,13 +302,13 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
     dkey = next((k for k in ("dtype", "torch_dtype", "model_init_kwargs.dtype", "model_init_kwargs.torch_dtype")
                  if doc.get(k) is not None), None)
     dtype = doc.str_(dkey) if dkey else None
-    if dtype and DTYPES.get(dtype.lower()):
+    if dkey and dtype and DTYPES.get(dtype.lower()):
         b.set("load_dtype", DTYPES[dtype.lower()], doc.src(dkey))
     elif dkey is None:
         b.default("load_dtype", "fp32", msg("config.default.trl_fp32_load"))
     akey = next((k for k in ("attn_implementation", "model_init_kwargs.attn_implementation") if doc.get(k)), None)
     if akey and doc.str_(akey):
-        word = doc.str_(akey).lower()
+        word = (doc.str_(akey) or "").lower()
         b.set("attention", ATTN.get(word, "fa2" if "flash" in word else "sdpa"), doc.src(akey))
     loss = (doc.str_("loss_type") or "").lower()
     if loss == "chunked_nll":
@@ -304,6 +317,18 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
                  "beta", "dataset_name", "completion_only_loss", "use_bnb_nested_quant"))
     if doc.bool_("activation_offloading"):
         b.extras["activation_offloading"] = True
+
+
+def _edit_method(out: Out, v: Any, final: dict[str, Any]) -> None:
+    """TRL's ModelConfig switches: use_peft, lora_r (16 by default), load_in_4bit / load_in_8bit."""
+    if v not in ("lora", "qlora"):
+        out.put("use_peft", False, after="model_name_or_path")
+        return
+    out.put("use_peft", True, after="model_name_or_path")
+    if not out.has_key("lora_r") and "lora_rank" not in final:
+        out.put("lora_r", 16, after="use_peft")
+    if v == "qlora":
+        out.put("load_in_4bit" if (final.get("quant_bits") or 4) == 4 else "load_in_8bit", True, after="use_peft")
 
 
 def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
@@ -320,14 +345,7 @@ def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
         _, key = out.field_key("seq_len")
         out.put(key or KEYS["seq_len"].name_for(out.version), int(v), after=KEYS["seq_len"].after)
     elif f == "method":
-        if v in ("lora", "qlora"):
-            out.put("use_peft", True, after="model_name_or_path")
-            if not out.has_key("lora_r") and "lora_rank" not in final:
-                out.put("lora_r", 16, after="use_peft")
-            if v == "qlora":
-                out.put("load_in_4bit" if (final.get("quant_bits") or 4) == 4 else "load_in_8bit", True, after="use_peft")
-        else:
-            out.put("use_peft", False, after="model_name_or_path")
+        _edit_method(out, v, final)
     elif f == "quant_bits":
         out.put("load_in_4bit" if v == 4 else "load_in_8bit", bool(v), after="use_peft")
     elif f == "precision":
@@ -371,21 +389,7 @@ def _edit_entry(out: Out, entry: Any, c: Change, final: dict[str, Any]) -> None:
     elif f == "lora_rank":
         put("rank", int(v), "lora_rank")
     elif f == "method":
-        flags = entry.flags or {}
-        if "train_type" in flags.values():
-            put("train_type", v, "method")
-        elif v in ("lora", "qlora") and "use_lora" in flags.values():
-            put("use_lora", True)
-            if v == "qlora":
-                put("q_lora", True)
-        elif v in ("lora", "qlora") and "full" in flags.values():
-            put("full", False)
-            if v == "qlora":
-                put("bits", int(final.get("quant_bits") or 4))
-        elif v == "qlora" and "q_lora" in flags.values():
-            put("q_lora", True)
-        elif v == "full" and "use_lora" in flags.values():
-            put("use_lora", False)
+        _edit_entry_method(put, set((entry.flags or {}).values()), v, final)
     elif f == "quant_bits":
         flags = entry.flags or {}
         if "bits" in flags.values():
@@ -398,6 +402,24 @@ def _edit_entry(out: Out, entry: Any, c: Change, final: dict[str, Any]) -> None:
         put("zero", int(v), "zero_stage")
     elif f == "precision" and v in ("bf16", "fp16") and "precision" in (entry.flags or {}).values():
         put("precision", v, "precision")
+
+
+def _edit_entry_method(put: Callable[..., None], kinds: set[str], v: Any, final: dict[str, Any]) -> None:
+    """The method through a script's own switches: a mode word, a LoRA or full switch, a 4-bit switch."""
+    if "train_type" in kinds:
+        put("train_type", v, "method")
+    elif v in ("lora", "qlora") and "use_lora" in kinds:
+        put("use_lora", True)
+        if v == "qlora":
+            put("q_lora", True)
+    elif v in ("lora", "qlora") and "full" in kinds:
+        put("full", False)
+        if v == "qlora":
+            put("bits", int(final.get("quant_bits") or 4))
+    elif v == "qlora" and "q_lora" in kinds:
+        put("q_lora", True)
+    elif v == "full" and "use_lora" in kinds:
+        put("use_lora", False)
 
 
 def _after(out: Out) -> str | None:

@@ -97,10 +97,6 @@ def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] |
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:
     version = (ctx.framework_version or LF_VERSION).lstrip("v")
-    # Key names come from the table the patch side writes with.
-    K_METHOD, K_QBITS, K_TARGET = KEYS["method"].name, KEYS["quant_bits"].name, KEYS["lora_targets"].name
-    K_FLASH, K_NOGC, K_PURE = KEYS["attention"].name, KEYS["grad_ckpt"].name, KEYS["pure_bf16"].name
-    K_LIGER, K_PACK, K_DS = KEYS["fused_ce"].name, KEYS["packing"].name, KEYS["zero_stage"].name
     b = Builder(FRAMEWORK, version, f"LLaMA-Factory {version}")
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     model = doc.str_("model_name_or_path")
@@ -109,89 +105,24 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     b.set("model", model, doc.src("model_name_or_path"))
 
     stage = doc.choice("stage", _STAGES)
-    b.from_doc("stage", doc, "stage", stage) or b.default("stage", "sft")
+    if not b.from_doc("stage", doc, "stage", stage):
+        b.default("stage", "sft")
     stage = b.values["stage"]
-
-    # ---- method
-    ftype = doc.choice(K_METHOD, _FTYPES)
-    if ftype == "oft":
-        b.extras["finetuning_type"] = "oft"    # orthogonal adapters: memory close to LoRA
-    method = "lora" if ftype in (None, "oft") else ftype
-    b.from_doc("method", doc, K_METHOD, method if ftype else None) or \
-        b.default("method", "lora", K_METHOD)
-    qbits = doc.int_(K_QBITS)
-    if qbits is not None:
-        if qbits not in (2, 3, 4, 5, 6, 8):
-            raise doc.fail(K_QBITS, msg("config.not_a_choice", key=K_QBITS, value=str(qbits),
-                                                   choices=("4", "8")))
-        b.set("quant_bits", qbits, doc.src(K_QBITS))
-        if method == "lora":
-            b.set("method", "qlora", doc.src(K_QBITS))
-    elif method == "lora" and _PREQUANT.search(model):
-        # GPTQ/AWQ/bnb checkpoints carry their own quantization; LoRA on top is QLoRA-like.
-        b.set("method", "qlora", doc.src("model_name_or_path"))
-        b.set("quant_bits", 4, doc.src("model_name_or_path"))
-        b.extras["quantization_method"] = _PREQUANT.search(model).group(1).lower()
-    qmethod = doc.str_("quantization_method")
-    if qmethod:
-        b.extras["quantization_method"] = qmethod
-    elif qbits is not None:
-        b.extras["quantization_method"] = "bitsandbytes" if at_most(version, "0.9.1") else "bnb"
-
-    read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8)
-    read_int(b, doc, KEYS["lora_alpha"]) or b.default("lora_alpha", 2 * b.values["lora_rank"], "2 × lora_rank")
-    target = doc.get(K_TARGET)
-    if target is not None:
-        items = target if isinstance(target, list) else str(target).split(",")
-        items = tuple(str(t).strip() for t in items if str(t).strip())
-        b.set("lora_targets", ("all",) if items in (("all",), ()) else items, doc.src(K_TARGET))
-    else:
-        b.default("lora_targets", ("all",), "lora_target: all")
-        if at_most(version, "0.5.3") and b.values["method"] in ("lora", "qlora"):
-            b.note(msg("config.lf_lora_target_required", where=doc.path, version=version))
-    b.from_doc("use_dora", doc, "use_dora", doc.bool_("use_dora"))
-    freeze = KEYS["freeze_trainable_layers"]
-    if not read_int(b, doc, freeze, version):
-        b.default("freeze_trainable_layers", 3 if at_most(version, "0.5.3") else 2, freeze.name_for(version))
+    _read_method(b, doc, model, version)
+    _read_adapter(b, doc, version)
 
     # ---- batch, precision, optimizer (inherited TrainingArguments)
     hf = hf_args.read_trainer_args(b, doc)
-    if doc.bool_(K_PURE):
-        b.set("pure_bf16", True, doc.src(K_PURE))
-        b.set("precision", "bf16", doc.src(K_PURE))
+    if doc.bool_(KEYS["pure_bf16"].name):
+        b.set("pure_bf16", True, doc.src(KEYS["pure_bf16"].name))
+        b.set("precision", "bf16", doc.src(KEYS["pure_bf16"].name))
     if "precision" not in b.values:
         b.default("precision", "fp32", msg("config.default.lf_no_autocast"))
     for flag, field in (("use_galore", "galore"), ("use_badam", "badam"), ("use_apollo", "apollo"),
                         ("use_unsloth", "use_unsloth")):
         b.from_doc(field, doc, flag, doc.bool_(flag))
-
-    # ---- sequence, packing
-    read_int(b, doc, KEYS["seq_len"]) or \
-        b.default("seq_len", 1024 if at_most(version, "0.9.0") else 2048, "cutoff_len")
-    packing = doc.bool_(K_PACK)
-    if doc.bool_("neat_packing"):
-        b.set("packing", True, doc.src("neat_packing"))
-    elif packing is not None:
-        b.set("packing", packing, doc.src(K_PACK))
-    else:
-        b.default("packing", stage == "pt", msg("config.default.lf_packing"))
-
-    # ---- memory switches LLaMA-Factory owns
-    disable_gc = doc.bool_(K_NOGC)
-    if disable_gc is not None:
-        b.set("grad_ckpt", not disable_gc, doc.src(K_NOGC))
-    elif "grad_ckpt" not in b.values or b.values["grad_ckpt"] is False:
-        # LLaMA-Factory enables checkpointing itself whatever gradient_checkpointing says.
-        b.default("grad_ckpt", True, "disable_gradient_checkpointing: false")
-    flash = doc.choice(K_FLASH, tuple(_FLASH))
-    if flash is not None:
-        b.set("attention", _FLASH[flash], doc.src(K_FLASH))
-    else:
-        b.default("attention", "sdpa", msg("config.default.lf_flash_auto"))
-    liger = doc.bool_(K_LIGER)
-    if liger is not None:
-        # Liger's fused linear cross-entropy is patched in for pt/sft only (model_utils/liger_kernel.py).
-        b.set("fused_ce", bool(liger) and stage in ("pt", "sft"), doc.src(K_LIGER))
+    _read_sequence(b, doc, version, stage)
+    _read_switches(b, doc, stage)
 
     # ---- eval
     val_size = doc.float_("val_size", minimum=0)
@@ -216,12 +147,110 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.set("n_gpus", workers, doc.src("ray_num_workers"))
 
     fields: dict[str, Any] = {"config_file": doc.path}
-    path = ds.read_ref(b, doc, K_DS, hf, model, strict=doc.kind != "cli")
+    path = ds.read_ref(b, doc, KEYS["zero_stage"].name, hf, model, strict=doc.kind != "cli")
     if path:
         fields["deepspeed_file"] = path
     if b.values.get("zero_stage") == 3 and b.values.get("pure_bf16"):
         b.note(msg("config.lf_pure_bf16_zero3", where=doc.path))
     return b.build(doc, **fields)
+
+
+def _read_method(b: Builder, doc: Doc, model: str, version: str) -> None:
+    """finetuning_type, and the quantised base (quantization_bit, or a GPTQ/AWQ/bnb checkpoint) under LoRA."""
+    k_method, k_qbits = KEYS["method"].name, KEYS["quant_bits"].name
+    ftype = doc.choice(k_method, _FTYPES)
+    if ftype == "oft":
+        b.extras["finetuning_type"] = "oft"    # orthogonal adapters: memory close to LoRA
+    method = "lora" if ftype in (None, "oft") else ftype
+    if not b.from_doc("method", doc, k_method, method if ftype else None):
+        b.default("method", "lora", k_method)
+    qbits = doc.int_(k_qbits)
+    prequant = _PREQUANT.search(model)
+    if qbits is not None:
+        if qbits not in (2, 3, 4, 5, 6, 8):
+            raise doc.fail(k_qbits, msg("config.not_a_choice", key=k_qbits, value=str(qbits), choices=("4", "8")))
+        b.set("quant_bits", qbits, doc.src(k_qbits))
+        if method == "lora":
+            b.set("method", "qlora", doc.src(k_qbits))
+    elif method == "lora" and prequant:
+        # GPTQ/AWQ/bnb checkpoints carry their own quantization; LoRA on top is QLoRA-like.
+        b.set("method", "qlora", doc.src("model_name_or_path"))
+        b.set("quant_bits", 4, doc.src("model_name_or_path"))
+        b.extras["quantization_method"] = prequant.group(1).lower()
+    qmethod = doc.str_("quantization_method")
+    if qmethod:
+        b.extras["quantization_method"] = qmethod
+    elif qbits is not None:
+        b.extras["quantization_method"] = "bitsandbytes" if at_most(version, "0.9.1") else "bnb"
+
+
+def _read_adapter(b: Builder, doc: Doc, version: str) -> None:
+    """LoRA rank, alpha (2 × rank by default) and targets, DoRA, and the freeze tuner's layer count."""
+    k_target = KEYS["lora_targets"].name
+    if not read_int(b, doc, KEYS["lora_rank"]):
+        b.default("lora_rank", 8)
+    if not read_int(b, doc, KEYS["lora_alpha"]):
+        b.default("lora_alpha", 2 * b.values["lora_rank"], "2 × lora_rank")
+    target = doc.get(k_target)
+    if target is not None:
+        listed = target if isinstance(target, list) else str(target).split(",")
+        items = tuple(str(t).strip() for t in listed if str(t).strip())
+        b.set("lora_targets", ("all",) if items in (("all",), ()) else items, doc.src(k_target))
+    else:
+        b.default("lora_targets", ("all",), "lora_target: all")
+        if at_most(version, "0.5.3") and b.values["method"] in ("lora", "qlora"):
+            b.note(msg("config.lf_lora_target_required", where=doc.path, version=version))
+    b.from_doc("use_dora", doc, "use_dora", doc.bool_("use_dora"))
+    freeze = KEYS["freeze_trainable_layers"]
+    if not read_int(b, doc, freeze, version):
+        b.default("freeze_trainable_layers", 3 if at_most(version, "0.5.3") else 2, freeze.name_for(version))
+
+
+def _read_sequence(b: Builder, doc: Doc, version: str, stage: str) -> None:
+    if not read_int(b, doc, KEYS["seq_len"]):
+        b.default("seq_len", 1024 if at_most(version, "0.9.0") else 2048, "cutoff_len")
+    k_pack = KEYS["packing"].name
+    packing = doc.bool_(k_pack)
+    if doc.bool_("neat_packing"):
+        b.set("packing", True, doc.src("neat_packing"))
+    elif packing is not None:
+        b.set("packing", packing, doc.src(k_pack))
+    else:
+        b.default("packing", stage == "pt", msg("config.default.lf_packing"))
+
+
+def _read_switches(b: Builder, doc: Doc, stage: str) -> None:
+    """The memory switches LLaMA-Factory owns: checkpointing, FlashAttention, Liger."""
+    k_nogc, k_flash, k_liger = KEYS["grad_ckpt"].name, KEYS["attention"].name, KEYS["fused_ce"].name
+    disable_gc = doc.bool_(k_nogc)
+    if disable_gc is not None:
+        b.set("grad_ckpt", not disable_gc, doc.src(k_nogc))
+    elif "grad_ckpt" not in b.values or b.values["grad_ckpt"] is False:
+        # LLaMA-Factory enables checkpointing itself whatever gradient_checkpointing says.
+        b.default("grad_ckpt", True, "disable_gradient_checkpointing: false")
+    flash = doc.choice(k_flash, tuple(_FLASH))
+    if flash is not None:
+        b.set("attention", _FLASH[flash], doc.src(k_flash))
+    else:
+        b.default("attention", "sdpa", msg("config.default.lf_flash_auto"))
+    liger = doc.bool_(k_liger)
+    if liger is not None:
+        # Liger's fused linear cross-entropy is patched in for pt/sft only (model_utils/liger_kernel.py).
+        b.set("fused_ce", bool(liger) and stage in ("pt", "sft"), doc.src(k_liger))
+
+
+def _edit_method(out: Out, v: Any, final: dict[str, Any]) -> None:
+    ftype = "lora" if v in ("lora", "qlora") else v
+    out.put_key(KEYS["method"], ftype)
+    if ftype == "lora":
+        if "lora_rank" not in final and not out.has_key("lora_rank"):
+            out.put("lora_rank", out.setup.lora_rank, after="finetuning_type")
+        if not out.has_key("lora_target"):
+            out.put("lora_target", "all", after="lora_rank")
+    if v == "qlora":
+        out.put_key(KEYS["quant_bits"], int(final.get("quant_bits") or 4))
+    elif out.setup.quant_bits and "quant_bits" not in final:
+        out.put_key(KEYS["quant_bits"], None)
 
 
 def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
@@ -230,17 +259,7 @@ def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
     if f in ("micro_batch", "grad_accum", "seq_len", "lora_rank", "eval_batch", "freeze_trainable_layers"):
         out.put_key(KEYS[f], int(v))
     elif f == "method":
-        ftype = "lora" if v in ("lora", "qlora") else v
-        out.put_key(KEYS["method"], ftype)
-        if ftype == "lora":
-            if "lora_rank" not in final and not out.has_key("lora_rank"):
-                out.put("lora_rank", out.setup.lora_rank, after="finetuning_type")
-            if not out.has_key("lora_target"):
-                out.put("lora_target", "all", after="lora_rank")
-        if v == "qlora":
-            out.put_key(KEYS["quant_bits"], int(final.get("quant_bits") or 4))
-        elif out.setup.quant_bits and "quant_bits" not in final:
-            out.put_key(KEYS["quant_bits"], None)
+        _edit_method(out, v, final)
     elif f == "lora_targets":
         out.put_key(KEYS["lora_targets"], ",".join(v) if isinstance(v, (tuple, list)) else str(v))
     elif f == "quant_bits":

@@ -17,7 +17,7 @@ alone. No patch is written into a v1 file yet (its keys are not v0's): the plan'
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -39,6 +39,38 @@ def _block(data: Mapping[str, Any], key: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _translate_peft(put: Callable[[str, Any, str], None], out: dict[str, Any], peft: dict[str, Any]) -> None:
+    """peft_config: LoRA (r 8, alpha 16, target_modules "all" by default), freeze, or none (a full fine-tune)."""
+    name = str(peft.get("name", "")).lower() if peft else ""
+    if name in ("lora", "freeze"):
+        put("finetuning_type", name, "peft_config.name")
+    else:
+        out["finetuning_type"] = "full"
+    if name != "lora" or not peft:
+        return
+    put("lora_rank", peft.get("r", 8), "peft_config.r" if "r" in peft else "peft_config.name")
+    put("lora_alpha", peft.get("lora_alpha", 16), "peft_config.lora_alpha" if "lora_alpha" in peft
+        else "peft_config.name")
+    targets = peft.get("target_modules", "all")
+    put("lora_target", ",".join(targets) if isinstance(targets, list) else targets,
+        "peft_config.target_modules" if "target_modules" in peft else "peft_config.name")
+    if "use_dora" in peft:
+        put("use_dora", peft["use_dora"], "peft_config.use_dora")
+
+
+def _translate_quant(put: Callable[[str, Any, str], None], quant: dict[str, Any]) -> None:
+    if not quant:
+        return
+    bits = quant.get("quantization_bit")
+    if bits is None and str(quant.get("name", "bnb")).lower() == "bnb":
+        bits = 4            # quantization_bnb: "default to 4-bit quantization"
+    if bits is not None:
+        put("quantization_bit", bits, "quant_config.quantization_bit" if "quantization_bit" in quant
+            else "quant_config.name")
+    if "double_quantization" in quant:
+        put("double_quantization", quant["double_quantization"], "quant_config.double_quantization")
+
+
 def translate(doc: Doc) -> tuple[Doc, dict[str, str]]:
     """(a v0 LLaMA-Factory Doc saying what the v1 file says, v0 key -> the v1 key it came from)."""
     data = doc.data
@@ -57,31 +89,8 @@ def translate(doc: Doc) -> tuple[Doc, dict[str, str]]:
         put("flash_attn", _ATTENTION.get(word, word), "flash_attn")
     else:
         out["flash_attn"] = "sdpa"
-    peft = _block(data, "peft_config")
-    name = str(peft.get("name", "")).lower() if peft else ""
-    if name in ("lora", "freeze"):
-        put("finetuning_type", name, "peft_config.name")
-    else:
-        out["finetuning_type"] = "full"
-    if name == "lora":
-        put("lora_rank", peft.get("r", 8), "peft_config.r" if "r" in peft else "peft_config.name")
-        put("lora_alpha", peft.get("lora_alpha", 16), "peft_config.lora_alpha" if "lora_alpha" in peft
-            else "peft_config.name")
-        targets = peft.get("target_modules", "all")
-        put("lora_target", ",".join(targets) if isinstance(targets, list) else targets,
-            "peft_config.target_modules" if "target_modules" in peft else "peft_config.name")
-        if "use_dora" in peft:
-            put("use_dora", peft["use_dora"], "peft_config.use_dora")
-    quant = _block(data, "quant_config")
-    if quant:
-        bits = quant.get("quantization_bit")
-        if bits is None and str(quant.get("name", "bnb")).lower() == "bnb":
-            bits = 4            # quantization_bnb: "default to 4-bit quantization"
-        if bits is not None:
-            put("quantization_bit", bits, "quant_config.quantization_bit" if "quantization_bit" in quant
-                else "quant_config.name")
-        if "double_quantization" in quant:
-            put("double_quantization", quant["double_quantization"], "quant_config.double_quantization")
+    _translate_peft(put, out, _block(data, "peft_config"))
+    _translate_quant(put, _block(data, "quant_config"))
     dist = _block(data, "dist_config")
     dist_name = str(dist.get("name", "")).lower() if dist else ""
     if dist_name == "deepspeed" and dist.get("config_file"):

@@ -25,6 +25,7 @@ from oomdoctor.facts import Msg, TrainingSetup, msg
 FRAMEWORKS: Mapping[str, str] = {
     "axolotl": "oomdoctor.configs.axolotl",
     "torchtune": "oomdoctor.configs.torchtune",
+    "litgpt": "oomdoctor.configs.litgpt",
     "accelerate": "oomdoctor.configs.accelerate",
     "deepspeed": "oomdoctor.configs.deepspeed",
     "chatglm": "oomdoctor.configs.chatglm",
@@ -83,7 +84,7 @@ def read_doc(doc: Any, name: str, reason: Msg | None, *, framework_version: str 
 def reader_of(setup: TrainingSetup) -> str:
     """The registry name whose key table patches this setup's files."""
     name = setup.extras.get("reader")
-    if name in FRAMEWORKS:
+    if isinstance(name, str) and name in FRAMEWORKS:
         return name
     if setup.extras.get("launcher") == "accelerate":
         return "accelerate"

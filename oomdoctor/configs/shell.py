@@ -97,8 +97,9 @@ class _Lexer:
                 self._heredoc_op()
             elif c in "<>" or (c.isdigit() and re.match(r"\d+[<>]", s[self.i:self.i + 3])):
                 m = re.match(r"\d*(>>|>&|<&|&>|>\||<>|>|<)-?", s[self.i:])
-                self.toks.append(_Tok("redir", self.line, text=m.group()))
-                self.i += m.end()
+                op = m.group() if m else c          # the test above makes it match
+                self.toks.append(_Tok("redir", self.line, text=op))
+                self.i += len(op)
             elif c == "&" and s.startswith("&>", self.i):
                 self.toks.append(_Tok("redir", self.line, text="&>"))
                 self.i += 2
@@ -291,6 +292,41 @@ class _Val:
     pieces: tuple[tuple[str, str | None], ...] = ()
 
 
+def _split_fields(segments: list[tuple[str, str | None, bool]]) -> list[_Val]:
+    """Fields from (text, why unknown, split on blanks) segments: a segment that splits breaks the word at its
+    blanks, one that does not joins the field it touches."""
+    fields: list[_Val] = []
+    cur: list[str] | None = None
+    why_cur: str | None = None
+
+    def close() -> None:
+        nonlocal cur, why_cur
+        if cur is not None:
+            fields.append(_Val("".join(cur), why_cur))
+        cur, why_cur = None, None
+
+    for text, why, split in segments:
+        if not split:
+            cur = (cur or []) + [text]
+            why_cur = why_cur or why
+            continue
+        pieces = text.split()
+        if not pieces:
+            if text and cur is not None:
+                close()
+            continue
+        if text[0].isspace():
+            close()
+        cur = (cur or []) + [pieces[0]]
+        for piece in pieces[1:]:
+            close()
+            cur = [piece]
+        if text[-1].isspace():
+            close()
+    close()
+    return fields
+
+
 class _Expander:
     def __init__(self, variables: dict[str, _Val], script_path: str) -> None:
         self.vars = variables
@@ -301,7 +337,14 @@ class _Expander:
         """The fields a word expands to (unquoted expansions split on blanks). A field with an unknown
         part is unknown, shown as written; the known words of a partly unknown unquoted expansion
         (a variable holding launcher options, one of them computed at run time) stay known."""
-        # (text, why unknown, split on blanks) segments, in order
+        segments = self._segments(parts)
+        unknown = next((why for _, why, _ in segments if why), None)
+        if unknown and not any(why is None and split for _, why, split in segments):
+            return [_Val(raw, unknown)]
+        return _split_fields(segments)
+
+    def _segments(self, parts: tuple) -> list[tuple[str, str | None, bool]]:
+        """(text, why unknown, split on blanks) segments of a word, in order."""
         segments: list[tuple[str, str | None, bool]] = []
         for kind, payload, quoted in parts:
             every = self._array_fields(kind, payload)
@@ -320,39 +363,7 @@ class _Expander:
                 segments.append((val.text or val.unknown, val.unknown, False))
             else:
                 segments.append((val.text, None, splits))
-        unknown = next((why for _, why, _ in segments if why), None)
-        if unknown and not any(why is None and split for _, why, split in segments):
-            return [_Val(raw, unknown)]
-        fields: list[_Val] = []
-        cur: list[str] | None = None
-        why_cur: str | None = None
-
-        def close() -> None:
-            nonlocal cur, why_cur
-            if cur is not None:
-                fields.append(_Val("".join(cur), why_cur))
-            cur, why_cur = None, None
-
-        for text, why, split in segments:
-            if not split:
-                cur = (cur or []) + [text]
-                why_cur = why_cur or why
-                continue
-            pieces = text.split()
-            if not pieces:
-                if text and cur is not None:
-                    close()
-                continue
-            if text[0].isspace():
-                close()
-            cur = (cur or []) + [pieces[0]]
-            for piece in pieces[1:]:
-                close()
-                cur = [piece]
-            if text[-1].isspace():
-                close()
-        close()
-        return fields
+        return segments
 
     def _array_fields(self, kind: str, payload: Any) -> tuple[_Val, ...] | None:
         if kind != "param":
@@ -425,7 +436,7 @@ class _Expander:
             return _Val("", "${" + body + "}")       # substrings, pattern removal: not followed
         word = _word_parts(rest[op.end():])
         unset = cur is None
-        empty = unset or (not cur.unknown and cur.text == "")
+        empty = cur is None or (not cur.unknown and cur.text == "")
         test = empty if op.group().startswith(":") else unset
         o = op.group().lstrip(":")
         if o in ("-", "="):
@@ -434,10 +445,10 @@ class _Expander:
                 if o == "=":
                     self.vars[name] = value
                 return value
-            return cur
+            return cur if cur is not None else _Val("")      # not test: set (and, with ":", not empty)
         if o == "+":
             return _Val("") if test else self.text(word, rest[op.end():])
-        return cur if not test else _Val("", "${" + body + "}")
+        return cur if cur is not None and not test else _Val("", "${" + body + "}")
 
     def arith(self, expr: str) -> _Val:
         def sub(m: re.Match) -> str:
@@ -528,23 +539,7 @@ def read_script(text: str, path: str) -> Script:
     n = len(toks)
     skip = 0            # inside `case … esac` or a function body: runs only on some arguments, or when called
     while i < n:
-        # one simple command: words and redirections up to an operator or a newline
-        words: list[_Tok] = []
-        redirs: list[tuple[str, _Tok | None]] = []
-        bodies: list[str] = []
-        while i < n and toks[i].kind not in ("op", "nl"):
-            t = toks[i]
-            if t.kind == "redir":
-                target = toks[i + 1] if i + 1 < n and toks[i + 1].kind == "word" else None
-                redirs.append((t.text, target))
-                i += 2 if target is not None else 1
-                continue
-            if t.kind == "heredoc":
-                bodies.append(t.text if t.raw else _expand_body(t.text, ex))
-            else:
-                words.append(t)
-            i += 1
-        i += 1
+        words, redirs, bodies, i = _simple_command(toks, i, ex)
         if not words:
             continue
         head = _plain(words[0])
@@ -564,15 +559,44 @@ def read_script(text: str, path: str) -> Script:
         if head == "read" and bodies:
             _read_heredoc(words, bodies[0], variables)
             continue
-        for body in bodies:
-            for op, target in redirs:
-                if ">" in op and target is not None:
-                    name = ex.text(target.parts, target.raw)
-                    if not name.unknown:
-                        heredocs[name.text] = body
+        _written_heredocs(bodies, redirs, ex, heredocs)
         _statement(words, ex, variables, exported, commands, loops)
     env_end = {k: Word(v.text, 0, v.unknown) for k, v in variables.items()}
     return Script(path, tuple(commands), env_end, heredocs, tuple(loops))
+
+
+def _simple_command(toks: list[_Tok], i: int, ex: _Expander
+                    ) -> tuple[list[_Tok], list[tuple[str, _Tok | None]], list[str], int]:
+    """One simple command from toks[i]: (its words, its redirections, its here-document bodies, the index
+    after the operator or newline that ends it)."""
+    n = len(toks)
+    words: list[_Tok] = []
+    redirs: list[tuple[str, _Tok | None]] = []
+    bodies: list[str] = []
+    while i < n and toks[i].kind not in ("op", "nl"):
+        t = toks[i]
+        if t.kind == "redir":
+            target = toks[i + 1] if i + 1 < n and toks[i + 1].kind == "word" else None
+            redirs.append((t.text, target))
+            i += 2 if target is not None else 1
+            continue
+        if t.kind == "heredoc":
+            bodies.append(t.text if t.raw else _expand_body(t.text, ex))
+        else:
+            words.append(t)
+        i += 1
+    return words, redirs, bodies, i + 1
+
+
+def _written_heredocs(bodies: list[str], redirs: list[tuple[str, _Tok | None]], ex: _Expander,
+                      heredocs: dict[str, str]) -> None:
+    """`cat > x.yaml <<EOF … EOF`: the file a here-document is written to, by its name."""
+    for body in bodies:
+        for op, target in redirs:
+            if ">" in op and target is not None:
+                name = ex.text(target.parts, target.raw)
+                if not name.unknown:
+                    heredocs[name.text] = body
 
 
 _ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
@@ -635,16 +659,7 @@ def _statement(words: list[_Tok], ex: _Expander, variables: dict[str, _Val], exp
         return
     first = _plain(words[0])
     if first in ("export", "declare", "typeset", "local", "readonly"):
-        for w in words[1:]:
-            if w.raw.startswith("-"):
-                continue
-            m = _ASSIGN.match(w.raw)
-            if m:
-                variables[m.group(1)] = _assigned(w, m, ex, variables)
-                if first in ("export", "declare", "typeset"):
-                    exported.add(m.group(1))
-            elif _NAME.fullmatch(w.raw):
-                exported.add(w.raw)
+        _declare(first, words, ex, variables, exported)
         return
     if first in ("unset",):
         for w in words[1:]:
@@ -661,14 +676,25 @@ def _statement(words: list[_Tok], ex: _Expander, variables: dict[str, _Val], exp
     if k == len(words):
         variables.update(prefix)        # plain assignments: shell variables from here on
         return
-    expanded: list[Word] = []
-    for w in words[k:]:
-        for f in ex.fields(w.parts, w.raw):
-            expanded.append(Word(f.text, w.line, f.unknown))
+    expanded = [Word(f.text, w.line, f.unknown) for w in words[k:] for f in ex.fields(w.parts, w.raw)]
     env = {name: Word(variables[name].text, 0, variables[name].unknown) for name in exported if name in variables}
     env.update({name: Word(v.text, words[0].line, v.unknown) for name, v in prefix.items()})
     if expanded:
         commands.append(Command(tuple(expanded), env, words[0].line))
+
+
+def _declare(first: str, words: list[_Tok], ex: _Expander, variables: dict[str, _Val], exported: set[str]) -> None:
+    """`export|declare|typeset|local|readonly NAME[=value] …`: the assignments, and the names exported."""
+    for w in words[1:]:
+        if w.raw.startswith("-"):
+            continue
+        m = _ASSIGN.match(w.raw)
+        if m:
+            variables[m.group(1)] = _assigned(w, m, ex, variables)
+            if first in ("export", "declare", "typeset"):
+                exported.add(m.group(1))
+        elif _NAME.fullmatch(w.raw):
+            exported.add(w.raw)
 
 
 def _assigned(w: _Tok, m: re.Match, ex: _Expander, variables: dict[str, _Val]) -> _Val:

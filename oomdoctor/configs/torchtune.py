@@ -162,6 +162,33 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     builder = doc.str_("model._component_")
     if not builder:
         raise doc.fail("model._component_", msg("config.no_model", key="model._component_"))
+    _read_model(b, doc, builder)
+    b.extras["model_builder"] = builder
+    b.default("stage", "sft")
+    _read_method(b, doc, builder.rsplit(".", 1)[-1])
+    _read_batch_and_length(b, doc, version)
+    _read_precision(b, doc)
+    if not b.from_doc("grad_ckpt", doc, "enable_activation_checkpointing", doc.bool_("enable_activation_checkpointing")):
+        b.default("grad_ckpt", False, "enable_activation_checkpointing")
+    if doc.bool_("enable_activation_offloading"):
+        b.extras["activation_offloading"] = True
+    b.default("attention", "sdpa", msg("config.default.tt_sdpa"))
+    _read_optimizer(b, doc)
+    _read_loss(b, doc)
+    if doc.bool_("optimizer_in_bwd"):
+        b.extras["optimizer_in_bwd"] = True
+    _read_distribution(b, doc)
+    if doc.get("run_val_every_n_steps") not in (None, ""):
+        b.set("do_eval", True, doc.src("run_val_every_n_steps"))
+        read_int(b, doc, KEYS["eval_batch"])
+    if "eval_batch" not in b.values:
+        b.default("eval_batch", b.values["micro_batch"], "batch_size_val = batch_size")
+    b.keep(doc, ("epochs", "max_steps_per_epoch", "compile", "custom_sharded_layers", "clip_grad_norm",
+                 "tensor_parallel_dim"))
+    return b.build(doc, config_file=doc.path)
+
+
+def _read_model(b: Builder, doc: Doc, builder: str) -> None:
     ckpt_dir = doc.str_("checkpointer.checkpoint_dir")
     downloaded = _downloaded(doc.header, ckpt_dir)
     if ckpt_dir and os.path.isfile(os.path.join(os.path.expanduser(ckpt_dir), "config.json")):
@@ -171,9 +198,9 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.set("model", downloaded[1], Source(file=doc.path, key="tune download", line=downloaded[0]))
     else:
         b.set("model", model_from_builder(builder), doc.src("model._component_"))
-    b.extras["model_builder"] = builder
-    b.default("stage", "sft")
-    short = builder.rsplit(".", 1)[-1]
+
+
+def _read_method(b: Builder, doc: Doc, short: str) -> None:
     if short.startswith(("qlora_", "qdora_")):
         b.set("method", "qlora", doc.src("model._component_"))
         b.set("quant_bits", 4, doc.src("model._component_"))
@@ -183,33 +210,39 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.set("method", "full", doc.src("model._component_"))
     if short.startswith(("dora_", "qdora_")) or doc.bool_("model.use_dora"):
         b.set("use_dora", True, doc.src("model._component_"))
-    if b.values["method"] != "full":
-        read_int(b, doc, KEYS["lora_rank"]) or b.default("lora_rank", 8, msg("config.default.builder", key="lora_rank"))
-        alpha = doc.float_("model.lora_alpha", minimum=0)
-        b.from_doc("lora_alpha", doc, "model.lora_alpha", None if alpha is None else int(alpha)) or \
-            b.default("lora_alpha", 16, msg("config.default.builder", key="lora_alpha"))
-        attn = doc.get("model.lora_attn_modules")
-        if isinstance(attn, list):
-            targets = [str(t) for t in attn]
-            if doc.bool_("model.apply_lora_to_mlp"):
-                targets += ["w1", "w2", "w3"]
-            if doc.bool_("model.apply_lora_to_output"):
-                targets.append("output")
-            b.set("lora_targets", tuple(targets), doc.src("model.lora_attn_modules"))
+    if b.values["method"] == "full":
+        return
+    if not read_int(b, doc, KEYS["lora_rank"]):
+        b.default("lora_rank", 8, msg("config.default.builder", key="lora_rank"))
+    alpha = doc.float_("model.lora_alpha", minimum=0)
+    if not b.from_doc("lora_alpha", doc, "model.lora_alpha", None if alpha is None else int(alpha)):
+        b.default("lora_alpha", 16, msg("config.default.builder", key="lora_alpha"))
+    attn = doc.get("model.lora_attn_modules")
+    if isinstance(attn, list):
+        targets = [str(t) for t in attn]
+        if doc.bool_("model.apply_lora_to_mlp"):
+            targets += ["w1", "w2", "w3"]
+        if doc.bool_("model.apply_lora_to_output"):
+            targets.append("output")
+        b.set("lora_targets", tuple(targets), doc.src("model.lora_attn_modules"))
 
+
+def _read_batch_and_length(b: Builder, doc: Doc, version: str) -> None:
     if not read_int(b, doc, KEYS["micro_batch"]):
         raise doc.fail("", msg("config.torchtune_batch_required"))
-    read_int(b, doc, KEYS["grad_accum"]) or b.default("grad_accum", 1,
-                                                      msg("config.default.missing", key="gradient_accumulation_steps"))
-    seq = KEYS["seq_len"]
-    if not read_int(b, doc, seq, version):
+    if not read_int(b, doc, KEYS["grad_accum"]):
+        b.default("grad_accum", 1, msg("config.default.missing", key="gradient_accumulation_steps"))
+    if not read_int(b, doc, KEYS["seq_len"], version):
         if at_most(version, "0.2.1"):
             b.default("seq_len", 512, msg("config.default.tt_seq_old", tokens=512))
         else:
             b.default("seq_len", 2048, msg("config.default.tt_no_truncation", tokens=2048))
     read_int(b, doc, KEYS["seq_parallel"])
-    b.from_doc("packing", doc, "dataset.packed", doc.bool_("dataset.packed")) or b.default("packing", False)
+    if not b.from_doc("packing", doc, "dataset.packed", doc.bool_("dataset.packed")):
+        b.default("packing", False)
 
+
+def _read_precision(b: Builder, doc: Doc) -> None:
     dtype = doc.choice("dtype", tuple(_DTYPES))
     if dtype:
         prec = _DTYPES[dtype]
@@ -220,35 +253,34 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.default("precision", "fp32", msg("config.default.tt_dtype"))
         b.default("load_dtype", "fp32", msg("config.default.missing", key="dtype"))
 
-    b.from_doc("grad_ckpt", doc, "enable_activation_checkpointing", doc.bool_("enable_activation_checkpointing")) or \
-        b.default("grad_ckpt", False, "enable_activation_checkpointing")
-    if doc.bool_("enable_activation_offloading"):
-        b.extras["activation_offloading"] = True
-    b.default("attention", "sdpa", msg("config.default.tt_sdpa"))
 
+def _read_optimizer(b: Builder, doc: Doc) -> None:
     opt = doc.str_("optimizer._component_")
-    if opt:
-        cls = opt.rsplit(".", 1)[-1].lower()
-        name = _OPTIM.get(cls, cls)
-        if name == "adamw_torch" and doc.bool_("optimizer.fused"):
-            name = "adamw_torch_fused"
-        if "torchao" in opt and "8bit" in cls:
-            name = "adamw_torch_8bit"
-        b.set("optimizer", name, doc.src("optimizer._component_"))
-    else:
+    if not opt:
         b.default("optimizer", "adamw_torch")
-    loss = doc.str_("loss._component_") or ""
-    stage = _LOSS_STAGES.get(loss.rsplit(".", 1)[-1])
+        return
+    cls = opt.rsplit(".", 1)[-1].lower()
+    name = _OPTIM.get(cls, cls)
+    if name == "adamw_torch" and doc.bool_("optimizer.fused"):
+        name = "adamw_torch_fused"
+    if "torchao" in opt and "8bit" in cls:
+        name = "adamw_torch_8bit"
+    b.set("optimizer", name, doc.src("optimizer._component_"))
+
+
+def _read_loss(b: Builder, doc: Doc) -> None:
+    loss = (doc.str_("loss._component_") or "").rsplit(".", 1)[-1]
+    stage = _LOSS_STAGES.get(loss)
     if stage:
         # The preference recipes (lora_dpo_*, ppo_full_finetune_*) take their loss from torchtune.rlhf.loss.
         b.set("stage", stage, doc.src("loss._component_"))
-    if loss.rsplit(".", 1)[-1] in _CHUNKED_LOSSES:
+    if loss in _CHUNKED_LOSSES:
         b.set("fused_ce", True, doc.src("loss._component_"))
         # the memory model tells the chunked output (all chunks' logits at once) from the fused projection
-        b.extras["loss"] = "linear" if loss.rsplit(".", 1)[-1] == "LinearCrossEntropyLoss" else "chunked"
-    if doc.bool_("optimizer_in_bwd"):
-        b.extras["optimizer_in_bwd"] = True
+        b.extras["loss"] = "linear" if loss == "LinearCrossEntropyLoss" else "chunked"
 
+
+def _read_distribution(b: Builder, doc: Doc) -> None:
     # Distributed recipes shard with FSDP2 (full_finetune_distributed / lora_finetune_distributed).
     distributed = any(doc.has(k) for k in ("fsdp_cpu_offload", "custom_sharded_layers", "fsdp_reshard_after_forward"))
     run = _run_comment(doc.header)
@@ -270,14 +302,6 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if off:
         b.set("offload_params", True, doc.src("fsdp_cpu_offload"))
         b.set("offload_optimizer", True, doc.src("fsdp_cpu_offload"))
-    if doc.get("run_val_every_n_steps") not in (None, ""):
-        b.set("do_eval", True, doc.src("run_val_every_n_steps"))
-        read_int(b, doc, KEYS["eval_batch"])
-    if "eval_batch" not in b.values:
-        b.default("eval_batch", b.values["micro_batch"], "batch_size_val = batch_size")
-    b.keep(doc, ("epochs", "max_steps_per_epoch", "compile", "custom_sharded_layers", "clip_grad_norm",
-                 "tensor_parallel_dim"))
-    return b.build(doc, config_file=doc.path)
 
 
 _TT_OPTIM = {"adamw_torch": "torch.optim.AdamW", "adamw_torch_fused": "torch.optim.AdamW",

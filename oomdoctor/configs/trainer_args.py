@@ -8,6 +8,7 @@ the same memory).
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from oomdoctor.configs._doc import Builder, Doc
@@ -51,9 +52,12 @@ _FSDP_MODES = ("full_shard", "shard_grad_op", "hybrid_shard", "hybrid_shard_zero
 def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
     """Batch, precision, optimizer, checkpointing, evaluation and FSDP from TrainingArguments keys.
     Returns the values DeepSpeed "auto" entries take (micro_batch, grad_accum, bf16, fp16)."""
-    read_int(b, doc, KEYS["micro_batch"]) or b.default("micro_batch", 8, "per_device_train_batch_size")
-    read_int(b, doc, KEYS["grad_accum"]) or b.default("grad_accum", 1)
-    read_int(b, doc, KEYS["eval_batch"]) or b.default("eval_batch", 8, "per_device_eval_batch_size")
+    if not read_int(b, doc, KEYS["micro_batch"]):
+        b.default("micro_batch", 8, "per_device_train_batch_size")
+    if not read_int(b, doc, KEYS["grad_accum"]):
+        b.default("grad_accum", 1)
+    if not read_int(b, doc, KEYS["eval_batch"]):
+        b.default("eval_batch", 8, "per_device_eval_batch_size")
     read_int(b, doc, KEYS["eval_accum"])
     optim = doc.str_("optim")
     if optim:
@@ -77,7 +81,7 @@ def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
         b.set("do_eval", bool(doc.bool_("do_eval")), doc.src("do_eval"))
     skey = next((n for n in ("eval_strategy", "evaluation_strategy") if doc.has(n)), None)
     strategy = doc.str_(skey) if skey else None
-    if strategy and strategy.lower() != "no":
+    if skey and strategy and strategy.lower() != "no":
         b.set("do_eval", True, doc.src(skey))
     _read_fsdp(b, doc)
     b.keep(doc, ("num_train_epochs", "max_steps", "eval_strategy", "evaluation_strategy", "eval_steps", "save_steps",
@@ -123,7 +127,8 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 #   prompt / answer (a sample is as long as the two together: MedicalGPT's source and target lengths),
 #   prefix (P-tuning v2 prefix length: a frozen base with a small trained prefix encoder), stage (the
 #   training kind as a word: dpo, kto, orpo, cpo, simpo, rm, ppo; grpo and gkd train one sequence: sft),
-#   backend (the library that wraps the model: unsloth), galore (bool: GaLore optimizer).
+#   backend (the library that wraps the model: unsloth), galore (bool: GaLore optimizer), dora (bool: DoRA
+#   adapters).
 
 
 @record
@@ -210,6 +215,9 @@ def stage_word(word: str) -> str | None:
     return _STAGE_WORDS.get(word.lower())
 
 
+Signals = dict[str, tuple[Any, str]]       # kind -> (value, the flag that gave it)
+
+
 def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
     """A script's (or an argument file's) own flags for length, LoRA, quantisation, dtype and attention:
     its entry point's table when oomdoctor knows the script, else the conventions above."""
@@ -222,7 +230,22 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         key = next((k for k in MODEL_FLAGS if doc.get(k) is not None and k in doc.data), None)
         if key and doc.str_(key):
             b.set("model", doc.str_(key), doc.src(key))
-    signals: dict[str, tuple[Any, str]] = {}
+    signals = _signals(b, doc, flags, assumed)
+    defaults = dict(entry.defaults_for(doc.data)) if entry is not None else {}
+    label = entry.label if entry is not None else None
+    if "model" in signals and "model" not in b.values and signals["model"][0]:
+        b.set("model", signals["model"][0], doc.src(signals["model"][1]))
+    _conv_batch(b, doc, signals, defaults, label)
+    _conv_length(b, doc, signals, defaults, entry)
+    _method(b, doc, signals, defaults, entry)
+    _conv_parallel(b, doc, signals, defaults, label)
+    _conv_features(b, doc, signals, defaults, entry)
+    _conv_precision(b, doc, signals, defaults, label)
+
+
+def _signals(b: Builder, doc: Doc, flags: Mapping[str, str], assumed: bool) -> Signals:
+    """The first flag of each kind that the file sets, with its value; a guessed name is said in a note."""
+    signals: Signals = {}
     for name, kind in flags.items():
         if name not in doc.data or doc.get(name) is None:
             continue
@@ -232,13 +255,14 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         signals.setdefault(kind, (value, name))
         if assumed and name not in NAMES:
             b.note(msg("config.flag_assumed", where=doc.where(name), flag=name, field=msg(f"config.kind.{kind}")))
-    defaults = dict(entry.defaults_for(doc.data)) if entry is not None else {}
-    if "model" in signals and "model" not in b.values and signals["model"][0]:
-        b.set("model", signals["model"][0], doc.src(signals["model"][1]))
+    return signals
+
+
+def _conv_batch(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, Any], label: Any) -> None:
     if "micro" in signals:
         b.set("micro_batch", signals["micro"][0], doc.src(signals["micro"][1]))
     elif "micro_batch" in defaults and not (b.sources.get("micro_batch") and b.sources["micro_batch"].file):
-        b.default("micro_batch", defaults["micro_batch"], entry.label if entry is not None else None)
+        b.default("micro_batch", defaults["micro_batch"], label)
     total = signals.get("total") or ((defaults["total_batch"], None) if "total_batch" in defaults else None)
     if total is not None and not (b.sources.get("grad_accum") and b.sources["grad_accum"].file):
         # A total batch flag: accumulation = total // micro-batch (the launcher's GPUs divide it later).
@@ -246,8 +270,11 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         if total[1] is not None:
             b.set("grad_accum", accum, doc.src(total[1]))
         else:
-            b.default("grad_accum", accum, entry.label if entry is not None else None)
+            b.default("grad_accum", accum, label)
         b.extras["total_batch"] = total[0]
+
+
+def _conv_length(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, Any], entry: Entry | None) -> None:
     if "seq" in signals:
         b.set("seq_len", signals["seq"][0], doc.src(signals["seq"][1]))
     elif "prompt" in signals or "answer" in signals or "prompt_len" in defaults:
@@ -261,23 +288,17 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
             b.default("seq_len", prompt + answer, entry.label if entry is not None else None)
     elif "seq_len" in defaults:
         b.default("seq_len", defaults["seq_len"], entry.seq_flag if entry is not None else None)
-    _method(b, doc, signals, defaults, entry)
-    if "dtype" in signals and signals["dtype"][0]:
-        b.set("load_dtype", signals["dtype"][0], doc.src(signals["dtype"][1]))
-    if "stage" in signals:
-        b.set("stage", signals["stage"][0], doc.src(signals["stage"][1]))
+
+
+def _conv_parallel(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, Any], label: Any) -> None:
     if "zero" in signals:
         b.set("zero_stage", signals["zero"][0], doc.src(signals["zero"][1]))
     elif "zero_stage" in defaults:
-        b.default("zero_stage", defaults["zero_stage"], entry.label if entry is not None else None)
+        b.default("zero_stage", defaults["zero_stage"], label)
     if "adam_offload" in signals and signals["adam_offload"][0]:
         b.set("offload_optimizer", True, doc.src(signals["adam_offload"][1]))     # the optimizer only
-    if "ckpt" in signals:
-        b.set("grad_ckpt", bool(signals["ckpt"][0]), doc.src(signals["ckpt"][1]))
     if "sp" in signals:
         b.set("seq_parallel", signals["sp"][0], doc.src(signals["sp"][1]))
-    if "liger" in signals:
-        b.set("fused_ce", bool(signals["liger"][0]), doc.src(signals["liger"][1]))
     if "gpus" in signals or "nodes" in signals or "gpus_per_node" in defaults:
         # A program that places its own workers (OpenRLHF's Ray actors): nodes × GPUs per node.
         per = signals["gpus"][0] if "gpus" in signals else defaults.get("gpus_per_node", 1)
@@ -287,27 +308,25 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         if said is not None:
             b.set("n_gpus", per * nodes, doc.src(said[1]))
         else:
-            b.default("n_gpus", per * nodes, entry.label if entry is not None else None)
-    if "galore" in signals:
-        b.set("galore", bool(signals["galore"][0]), doc.src(signals["galore"][1]))
-    if "backend" in signals and str(signals["backend"][0]).lower() == "unsloth":
-        b.set("use_unsloth", True, doc.src(signals["backend"][1]))
-    if "bf16" in signals and signals["bf16"][0]:
-        b.set("precision", "bf16", doc.src(signals["bf16"][1]))
+            b.default("n_gpus", per * nodes, label)
     if "offload" in signals and signals["offload"][0]:
         b.set("offload_optimizer", True, doc.src(signals["offload"][1]))
         if b.values.get("zero_stage") == 3:
             b.set("offload_params", True, doc.src(signals["offload"][1]))
-    if "precision" in signals and signals["precision"][0]:
-        b.set("precision", signals["precision"][0], doc.src(signals["precision"][1]))
-    if "lightning_precision" in signals:
-        (mixed, weights), name = signals["lightning_precision"]
-        b.set("precision", mixed, doc.src(name))
-        b.set("load_dtype", weights, doc.src(name))
-    elif "lightning_precision" in defaults:
-        mixed, weights = defaults["lightning_precision"]
-        b.default("precision", mixed, entry.label if entry is not None else None)
-        b.default("load_dtype", weights, entry.label if entry is not None else None)
+
+
+# Signals that set one field to a boolean, in the order they are read.
+_FLAG_FIELDS = (("ckpt", "grad_ckpt"), ("liger", "fused_ce"), ("galore", "galore"), ("dora", "use_dora"))
+
+
+def _conv_features(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, Any], entry: Entry | None) -> None:
+    if "stage" in signals:
+        b.set("stage", signals["stage"][0], doc.src(signals["stage"][1]))
+    for kind, field in _FLAG_FIELDS:
+        if kind in signals:
+            b.set(field, bool(signals[kind][0]), doc.src(signals[kind][1]))
+    if "backend" in signals and str(signals["backend"][0]).lower() == "unsloth":
+        b.set("use_unsloth", True, doc.src(signals["backend"][1]))
     if "packing" in signals:
         b.set("packing", bool(signals["packing"][0]), doc.src(signals["packing"][1]))
     elif "packing" in defaults:
@@ -322,15 +341,42 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         b.default("attention", entry.attention, entry.label)
 
 
+def _conv_precision(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, Any], label: Any) -> None:
+    if "dtype" in signals and signals["dtype"][0]:
+        b.set("load_dtype", signals["dtype"][0], doc.src(signals["dtype"][1]))
+    if "bf16" in signals and signals["bf16"][0]:
+        b.set("precision", "bf16", doc.src(signals["bf16"][1]))
+    if "precision" in signals and signals["precision"][0]:
+        b.set("precision", signals["precision"][0], doc.src(signals["precision"][1]))
+    if "lightning_precision" in signals:
+        (mixed, weights), name = signals["lightning_precision"]
+        b.set("precision", mixed, doc.src(name))
+        b.set("load_dtype", weights, doc.src(name))
+    elif "lightning_precision" in defaults:
+        mixed, weights = defaults["lightning_precision"]
+        b.default("precision", mixed, label)
+        b.default("load_dtype", weights, label)
+
+
+_INT_KINDS = ("seq", "rank", "micro", "total", "prompt", "answer", "prefix", "sp", "gpus", "nodes")
+_BOOL_KINDS = ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload", "adam_offload", "ckpt",
+               "bf16", "liger", "galore", "dora")
+# Kinds whose value is a word looked up in a table.
+_WORD_TABLES: dict[str, Mapping[str, Any]] = {"precision": _DTYPES, "dtype": _DTYPES,
+                                              "lightning_precision": _LIGHTNING_PRECISION, "stage": _STAGE_WORDS}
+
+
 def _conv_value(doc: Doc, name: str, kind: str) -> Any:
-    if kind in ("seq", "rank", "micro", "total", "prompt", "answer", "prefix", "sp", "gpus", "nodes"):
+    if kind in _INT_KINDS:
         return doc.int_(name, minimum=1)
+    if kind in _BOOL_KINDS:
+        return doc.bool_(name)
+    if kind in _WORD_TABLES:
+        return _WORD_TABLES[kind].get((doc.str_(name) or "").lower())
+    if kind in ("model", "attn", "backend"):
+        return doc.str_(name)
     if kind == "zero":
         return doc.int_(name, minimum=0, maximum=3)
-    if kind == "precision":
-        return _DTYPES.get((doc.str_(name) or "").lower())
-    if kind == "model":
-        return doc.str_(name)
     if kind == "alpha":
         value = doc.float_(name, minimum=0)
         return None if value is None else (int(value) if value == int(value) else value)
@@ -339,62 +385,34 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         if word in _QUANTIZE_WORDS:
             return _QUANTIZE_WORDS[word]
         return doc.int_(name, minimum=1, maximum=64)
-    if kind == "lightning_precision":
-        return _LIGHTNING_PRECISION.get((doc.str_(name) or "").lower())
-    if kind in ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload", "adam_offload", "ckpt",
-                "bf16", "liger", "galore"):
-        return doc.bool_(name)
     if kind == "train_type":
         word = (doc.str_(name) or "").lower()
         if word in _TRAIN_TYPES:
             return _TRAIN_TYPES[word]
         return doc._bad(name, msg("config.not_a_choice", key=name, value=word, choices=tuple(_TRAIN_TYPES)))
-    if kind == "dtype":
-        return _DTYPES.get((doc.str_(name) or "").lower())
     if kind == "targets":
-        v = doc.get(name)
-        if isinstance(v, list):
-            items = [str(t) for t in v]
-        else:
-            # A list written as one word: python-fire turns `'[q_proj,v_proj]'` into a list (alpaca-lora README's
-            # --lora_target_modules), and JSON-minded scripts take `'["q_proj", "v_proj"]'`; brackets and quotes
-            # are the list's syntax, not part of a module name.
-            items = str(v).strip().strip("[]()").replace(",", " ").split()
-        return tuple(t.strip("'\"") for t in items if t.strip("'\"")) or None
-    if kind in ("attn", "backend"):
-        return doc.str_(name)
-    if kind == "stage":
-        return _STAGE_WORDS.get((doc.str_(name) or "").lower())
+        return _targets(doc.get(name))
     return None
+
+
+def _targets(v: Any) -> tuple[str, ...] | None:
+    if isinstance(v, list):
+        items = [str(t) for t in v]
+    else:
+        # A list written as one word: python-fire turns `'[q_proj,v_proj]'` into a list (alpaca-lora README's
+        # --lora_target_modules), and JSON-minded scripts take `'["q_proj", "v_proj"]'`; brackets and quotes
+        # are the list's syntax, not part of a module name.
+        items = str(v).strip().strip("[]()").replace(",", " ").split()
+    return tuple(t.strip("'\"") for t in items if t.strip("'\"")) or None
 
 
 def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults: dict[str, Any], entry: Any) -> None:
     """Full, LoRA or QLoRA, and the rank, from the strongest signal: an explicit mode word, then
     LoRA/full switches, then a quantised load or a LoRA rank (a script does not take a rank it does
     not use), then what the script does by default."""
-    method = None
-    src = None
-    if "train_type" in signals:
-        method, src = signals["train_type"][0], signals["train_type"][1]
-    elif "full" in signals and signals["full"][0]:
-        method, src = "full", signals["full"][1]
-    elif "prefix" in signals:
-        # P-tuning v2 trains a prefix encoder only: estimated as a small adapter on the frozen base.
-        method, src = "lora", signals["prefix"][1]
-        b.note(msg("config.ptuning", where=doc.where(src), flag=src))
-    elif "q_lora" in signals and signals["q_lora"][0]:
-        method, src = "qlora", signals["q_lora"][1]
-    elif "use_lora" in signals:
-        method, src = ("lora" if signals["use_lora"][0] else "full"), signals["use_lora"][1]
-    elif "full" in signals:
-        method, src = "lora", signals["full"][1]          # full_finetuning False: the script's LoRA
-    bits = None
-    if "bits" in signals and signals["bits"][0] in (2, 3, 4, 8):
-        bits = signals["bits"]
-    elif "load4" in signals and signals["load4"][0]:
-        bits = (4, signals["load4"][1])
-    elif "load8" in signals and signals["load8"][0]:
-        bits = (8, signals["load8"][1])
+    label = entry.label if entry is not None else None
+    method, src = _said_method(b, doc, signals)
+    bits = _quantised(signals)
     implied = entry is None or entry.rank_implies_lora
     if method is None and bits is not None:
         method, src = "qlora", bits[1]
@@ -408,9 +426,7 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
         if "method" not in defaults:
             return
         method = defaults["method"]
-        b.default("method", method, entry.label if entry is not None else None)
-        if method == "lora" and bits is not None:
-            method, src = "qlora", bits[1]
+        b.default("method", method, label)
     if method == "lora" and bits is not None:
         method, src = "qlora", bits[1]
     if src is not None:
@@ -421,20 +437,52 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
         elif src is not None:
             b.set("quant_bits", defaults.get("quant_bits", 4), doc.src(src))
         else:
-            b.default("quant_bits", defaults.get("quant_bits", 4), entry.label if entry is not None else None)
+            b.default("quant_bits", defaults.get("quant_bits", 4), label)
     if method in ("lora", "qlora"):
-        if "rank" in signals:
-            b.set("lora_rank", signals["rank"][0], doc.src(signals["rank"][1]))
-        elif "lora_rank" in defaults:
-            b.default("lora_rank", defaults["lora_rank"], entry.label if entry is not None else None)
-        if "alpha" in signals:
-            b.set("lora_alpha", signals["alpha"][0], doc.src(signals["alpha"][1]))
-        elif "lora_alpha" in defaults:
-            b.default("lora_alpha", defaults["lora_alpha"], entry.label if entry is not None else None)
-        if "targets" in signals:
-            t = signals["targets"][0]
-            b.set("lora_targets", ("all",) if t in (("all",), ("all-linear",), ("all_linear",)) else t,
-                  doc.src(signals["targets"][1]))
-        elif "lora_targets" in defaults:
-            # a script whose LoRA target list is a constant in its source (Chinese-Vicuna finetune_chat.py)
-            b.default("lora_targets", tuple(defaults["lora_targets"]), entry.label if entry is not None else None)
+        _adapter(b, doc, signals, defaults, label)
+
+
+def _said_method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]]) -> tuple[str | None, str | None]:
+    """(the method an explicit mode word or a LoRA/full switch says, its flag), or (None, None)."""
+    if "train_type" in signals:
+        return signals["train_type"][0], signals["train_type"][1]
+    if "full" in signals and signals["full"][0]:
+        return "full", signals["full"][1]
+    if "prefix" in signals:
+        # P-tuning v2 trains a prefix encoder only: estimated as a small adapter on the frozen base.
+        b.note(msg("config.ptuning", where=doc.where(signals["prefix"][1]), flag=signals["prefix"][1]))
+        return "lora", signals["prefix"][1]
+    if "q_lora" in signals and signals["q_lora"][0]:
+        return "qlora", signals["q_lora"][1]
+    if "use_lora" in signals:
+        return ("lora" if signals["use_lora"][0] else "full"), signals["use_lora"][1]
+    if "full" in signals:
+        return "lora", signals["full"][1]          # full_finetuning False: the script's LoRA
+    return None, None
+
+
+def _quantised(signals: dict[str, tuple[Any, str]]) -> tuple[int, str] | None:
+    """(the bits of a quantised base, the flag that says so), or None."""
+    if "bits" in signals and signals["bits"][0] in (2, 3, 4, 8):
+        return signals["bits"]
+    if "load4" in signals and signals["load4"][0]:
+        return 4, signals["load4"][1]
+    if "load8" in signals and signals["load8"][0]:
+        return 8, signals["load8"][1]
+    return None
+
+
+def _adapter(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults: dict[str, Any], label: Any) -> None:
+    """The LoRA rank, alpha and targets: a flag's, else the script's own default."""
+    for kind, field in (("rank", "lora_rank"), ("alpha", "lora_alpha")):
+        if kind in signals:
+            b.set(field, signals[kind][0], doc.src(signals[kind][1]))
+        elif field in defaults:
+            b.default(field, defaults[field], label)
+    if "targets" in signals:
+        t = signals["targets"][0]
+        b.set("lora_targets", ("all",) if t in (("all",), ("all-linear",), ("all_linear",)) else t,
+              doc.src(signals["targets"][1]))
+    elif "lora_targets" in defaults:
+        # a script whose LoRA target list is a constant in its source (Chinese-Vicuna finetune_chat.py)
+        b.default("lora_targets", tuple(defaults["lora_targets"]), label)

@@ -176,6 +176,7 @@ WORDS = {
     "config.why.trl": ("TRL keys ({keys})", "TRL 特有的键（{keys}）"),
     "config.why.chatglm": ("ChatGLM3 / GLM-4 finetune_demo keys ({keys})", "ChatGLM3 / GLM-4 finetune_demo 配置的键（{keys}）"),
     "config.why.firefly": ("Firefly argument keys ({keys})", "Firefly 参数文件的键（{keys}）"),
+    "config.why.litgpt": ("LitGPT config keys ({keys})", "LitGPT 配置的键（{keys}）"),
     "config.why.axolotl": ("axolotl's {keys}", "axolotl 的 {keys}"),
     "config.why.torchtune": ("a torchtune {keys} builder", "torchtune 的 {keys} 构建器"),
     "config.why.accelerate": ("accelerate launcher keys ({keys})", "accelerate 启动配置的键（{keys}）"),
@@ -249,6 +250,9 @@ WORDS = {
     "config.default.tt_no_truncation": (
         "tokenizer.max_seq_len null: no truncation, the longest sample decides; assumed {tokens}",
         "tokenizer.max_seq_len 为 null：不截断，由最长的样本决定；按 {tokens} 估算"),
+    "config.default.litgpt_seq": (
+        "train.max_seq_length unset: the longest sample decides (up to the model's block size); assumed {tokens}",
+        "未设置 train.max_seq_length：由最长的样本决定（不超过模型的 block size）；按 {tokens} 估算"),
     "config.default.tt_dtype": ("dtype unset: fp32 (training.get_dtype)", "未设置 dtype：fp32（training.get_dtype）"),
     "config.default.tt_sdpa": ("torchtune attention uses scaled_dot_product_attention",
                                "torchtune 的注意力使用 scaled_dot_product_attention"),

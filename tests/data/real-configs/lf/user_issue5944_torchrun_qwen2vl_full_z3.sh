@@ -1,0 +1,24 @@
+torchrun --nproc_per_node 8 src/train.py \
+    --deepspeed examples/deepspeed/ds_z3_config.json \
+    --stage sft \
+    --do_train \
+    --model_name_or_path /workspace/qwen_vl/qw2_vl_7b_model \
+    --dataset aiot_sft_data \
+    --template qwen2_vl \
+    --finetuning_type full \
+    --output_dir saves/qwen2_vl-7b/full/sft/0911 \
+    --overwrite_cache \
+    --overwrite_output_dir \
+    --warmup_steps 100 \
+    --weight_decay 0.1 \
+    --per_device_train_batch_size 4 \
+    --gradient_accumulation_steps 8 \
+    --ddp_timeout 180 \
+    --learning_rate 5e-6 \
+    --lr_scheduler_type cosine \
+    --logging_steps 1 \
+    --cutoff_len 4096 \
+    --save_steps 1000 \
+    --plot_loss \
+    --num_train_epochs 3 \
+    --bf16

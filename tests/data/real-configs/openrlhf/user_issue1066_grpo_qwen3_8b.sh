@@ -1,0 +1,44 @@
+python3 -m openrlhf.cli.train_ppo_ray \
+   --ref_num_nodes 1 \
+   --ref_num_gpus_per_node 1 \
+   --actor_num_nodes 1 \
+   --actor_num_gpus_per_node 4 \
+   --vllm_num_engines 1 \
+   --vllm_tensor_parallel_size 2 \
+   --vllm_gpu_memory_utilization 0.6 \
+   --init_kl_coef 1e-3 \
+   --kl_target 0.01 \
+   --entropy_loss_coef 1e-4 \
+   --gamma 1.0 \
+   --use_kl_loss \
+   --kl_estimator k3 \
+   --advantage_estimator group_norm \
+   --pretrain /data/model/Qwen3-8B \
+   --agent_func_path /home/zjuici/zly/agentic-o1/rl_train/agent_func.py \
+   --save_path /data/sft_outputs/rl_checkpoint/agentic_test \
+   --ckpt_path /data/sft_outputs/rl_checkpoint/agentic_test \
+   --save_hf_ckpt \
+   --micro_train_batch_size 1 \
+   --train_batch_size 4 \
+   --micro_rollout_batch_size 32 \
+   --rollout_batch_size 128 \
+   --n_samples_per_prompt 2 \
+   --max_epochs 2 \
+   --prompt_max_len 4096 \
+   --max_samples 1000000 \
+   --generate_max_len 8192 \
+   --zero_stage 3 \
+   --bf16 \
+   --actor_learning_rate 1e-6 \
+   --critic_learning_rate 9e-6 \
+   --prompt_data /home/zjuici/zly/modified_data_with_messages.jsonl \
+   --input_key instruction \
+   --label_key label \
+   --apply_chat_template \
+   --normalize_reward \
+   --gradient_checkpointing \
+   --vllm_sync_backend nccl \
+   --enforce_eager \
+   --vllm_enable_sleep \
+   --use_liger_kernel \
+   --adam_offload \
