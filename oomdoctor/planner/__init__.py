@@ -25,8 +25,9 @@ from oomdoctor.planner.engine import (
     plan_cost,
     rule_cost,
 )
-from oomdoctor.planner.rules import Rule, RuleBook, Text, build_book
+from oomdoctor.planner.rules import Rule, RuleBook, Text
 from oomdoctor.planner.text import explain, list_rules, rules_json
+from oomdoctor.planner.validate import build_book
 
 __all__ = ["COST_WEIGHTS", "Rule", "RuleBook", "Text", "build_book", "cost_by_kind", "default_rules_dir",
            "explain", "fire", "holds", "least_cost_plan", "list_rules", "load_rules", "make_plan", "plan_cost",

@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from oomdoctor.planner.rules import RuleBook, build_book
+from oomdoctor.planner.rules import RuleBook
+from oomdoctor.planner.validate import build_book
 
 _DEFAULT_BOOK: RuleBook | None = None
 
