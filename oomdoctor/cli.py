@@ -478,7 +478,7 @@ def _accepted(values: Sequence[str], rules_dirs: Sequence[str]) -> tuple[str, ..
     if not names:
         return ()
     from oomdoctor.planner import load_rules
-    from oomdoctor.planner.engine import ACCEPT_ALL
+    from oomdoctor.planner.walk import ACCEPT_ALL
 
     known = {n.lower() for r in load_rules(tuple(rules_dirs)) for n in (r.id, r.slug)} | set(ACCEPT_ALL)
     for name in names:

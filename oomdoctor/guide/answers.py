@@ -26,7 +26,7 @@ SKIP_REASONS: Mapping[str, Msg] = {
     "speed": msg("guide.skip_speed"),
 }
 _METHOD_FIELDS = ("method", "quant_bits", "use_dora")
-# --accept words that give consent to every rung that changes the experiment (planner.engine.ACCEPT_ALL)
+# --accept words that give consent to every rung that changes the experiment (planner.walk.ACCEPT_ALL)
 _ACCEPT_ALL = ("quality", "all")
 
 

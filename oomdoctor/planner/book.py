@@ -29,3 +29,8 @@ def load_rules(extra_dirs: Sequence[str] = ()) -> RuleBook:
             _DEFAULT_BOOK = build_book([default_rules_dir()])
         return _DEFAULT_BOOK
     return build_book([default_rules_dir(), *(Path(d) for d in extra_dirs)])
+
+
+def load_default_book(rules: RuleBook | None) -> RuleBook:
+    """The book a caller gave, else the default ladder."""
+    return rules if rules is not None else load_rules()
