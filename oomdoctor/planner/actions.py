@@ -39,6 +39,26 @@ def _round(value: float, mode: str) -> float:
     return value
 
 
+def _set_value(p: Mapping[str, Any], facts: Mapping[str, Any]) -> tuple[bool, Any]:
+    """(whether the `set` applies, the value): a value copied from a fact applies only when the fact is known."""
+    if "from" not in p:
+        return True, p["value"]
+    if p["from"] not in facts:
+        return False, None
+    value = facts[p["from"]]
+    return True, int(round(value)) if registry.SETUP_FIELDS[p["field"]] == registry.INT else value
+
+
+def _scaled(p: Mapping[str, Any], current: Any) -> int | float:
+    """The field times the factor, rounded as the rule says and held between its min and max."""
+    new = _round(current * p["factor"], p["rounding"])
+    if "min" in p:
+        new = max(new, p["min"])
+    if "max" in p:
+        new = min(new, p["max"])
+    return int(new) if registry.SETUP_FIELDS[p["field"]] == registry.INT else float(new)
+
+
 def fire(rule: Rule, setup: TrainingSetup, facts: Mapping[str, Any], *,
          shape: ModelShape | None = None, hw: Hardware | None = None,
          crash: CrashReport | None = None, est: Estimate | None = None) -> Firing:
@@ -46,7 +66,7 @@ def fire(rule: Rule, setup: TrainingSetup, facts: Mapping[str, Any], *,
     values: dict[str, Any] = {}
     touched: list[str] = []
     env: dict[str, str] = {}
-    note_texts = []
+    note_texts: list[Text] = []
 
     def get(name: str) -> Any:
         return values[name] if name in values else getattr(setup, name)
@@ -59,33 +79,19 @@ def fire(rule: Rule, setup: TrainingSetup, facts: Mapping[str, Any], *,
     for action in rule.actions:
         p = action.params
         if action.kind == "set":
-            if "from" in p:
-                if p["from"] not in facts:
-                    continue
-                value = facts[p["from"]]
-                if registry.SETUP_FIELDS[p["field"]] == registry.INT:
-                    value = int(round(value))
-            else:
-                value = p["value"]
-            put(p["field"], value)
+            applies, value = _set_value(p, facts)
+            if applies:
+                put(p["field"], value)
         elif action.kind in ("enable", "disable"):
             put(p["field"], action.kind == "enable")
         elif action.kind == "scale":
-            current = get(p["field"])
-            if current is None:
-                continue
-            new = _round(current * p["factor"], p["rounding"])
-            if "min" in p:
-                new = max(new, p["min"])
-            if "max" in p:
-                new = min(new, p["max"])
-            put(p["field"], int(new) if registry.SETUP_FIELDS[p["field"]] == registry.INT else float(new))
+            if get(p["field"]) is not None:
+                put(p["field"], _scaled(p, get(p["field"])))
         elif action.kind == "keep":
             # The effective batch (samples per optimizer step) is what the experiment is about;
             # accumulation absorbs whatever micro-batch and GPU count changed.
-            target = setup.effective_batch
             per_pass = get("micro_batch") * max(1, get("n_gpus"))
-            put("grad_accum", max(1, int(round(target / per_pass))))
+            put("grad_accum", max(1, int(round(setup.effective_batch / per_pass))))
         elif action.kind == "env":
             env[p["name"]] = p["value"]
         elif action.kind == "note":

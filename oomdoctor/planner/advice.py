@@ -66,12 +66,12 @@ def advise(planner: Planner, final_setup: TrainingSetup, final_est: Estimate, *,
             out.append(msg("plan.advice.zero3_planned", n=planned[0], peak=planned[1]))
     need_gib = final_est.peak_gib / (1 - headroom) + hw.other_procs_gib
     fitting = []
-    for card in _catalog_cards():
-        if card.gpu_gib <= hw.gpu_gib:
+    for bigger in _catalog_cards():
+        if bigger.gpu_gib <= hw.gpu_gib:
             continue
-        est = planner.estimate(final_setup, replace(card, n_gpus=hw.n_gpus))
+        est = planner.estimate(final_setup, replace(bigger, n_gpus=hw.n_gpus))
         if isinstance(est, Estimate) and est.fits:
-            fitting.append((card.gpu_gib, card.gpu, est.peak_gib))
+            fitting.append((bigger.gpu_gib, bigger.gpu, est.peak_gib))
     if fitting:
         gib, name, peak = min(fitting)
         out.append(msg("plan.advice.card", card=name, gib=gib, peak=peak))

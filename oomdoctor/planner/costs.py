@@ -92,9 +92,9 @@ def _spec(hw: Hardware):
     from oomdoctor.advise.cards import spec_of
 
     spec = spec_of(hw.gpu) if hw.gpu and hw.gpu not in ("", "unknown") else None
-    if spec is not None and getattr(spec, "bf16_tflops", 0):
+    if spec is not None and spec.bf16_tflops:
         return spec
-    timed = [s for s in gpus.catalog() if getattr(s, "bf16_tflops", 0)]
+    timed = [s for s in gpus.catalog() if s.bf16_tflops]
     return min(timed, key=lambda s: (abs(s.usable_gib - hw.gpu_gib), s.name)) if timed else None
 
 

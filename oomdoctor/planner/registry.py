@@ -45,7 +45,7 @@ FIELD_CHOICES: Mapping[str, tuple[str, ...]] = {
     "fsdp": ("full_shard", "shard_grad_op", "hybrid_shard"),
 }
 
-def _kind_of(annotation: str) -> str | None:
+def _kind_of(annotation: object) -> str | None:
     """Map a TrainingSetup annotation (a string: facts.py postpones them) to a fact kind; None for
     fields rules cannot touch. `int | None` counts as int, and a Literal alias of facts.py (`Method`) as str.
     Read as text, not through typing.get_type_hints, which cannot evaluate `X | None` before Python 3.10."""

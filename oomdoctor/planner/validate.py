@@ -242,17 +242,22 @@ def _placeholders(ctx: _Ctx, text: Text, line: int) -> None:
 def _condition(ctx: _Ctx, value: Any, line: int) -> Condition:
     node = _need_map(ctx, value, line, msg("rules.what.condition"))
     combinators = [k for k in ("all", "any", "not") if k in node]
-    if combinators:
-        if len(node) != 1:
-            ctx.fail("rules.condition_shape", node.line)
-        key = combinators[0]
-        inner = node[key]
-        if key == "not":
-            return NotOf(_condition(ctx, inner, node.line_of(key)))
-        if not isinstance(inner, _Seq) or not inner:
-            ctx.fail("rules.condition_needs_list", node.line_of(key), key=key)
-        return (AllOf if key == "all" else AnyOf)(
-            tuple(_condition(ctx, item, inner.item_line[i]) for i, item in enumerate(inner)))
+    if not combinators:
+        return _leaf(ctx, node)
+    if len(node) != 1:
+        ctx.fail("rules.condition_shape", node.line)
+    key = combinators[0]
+    inner = node[key]
+    if key == "not":
+        return NotOf(_condition(ctx, inner, node.line_of(key)))
+    if not isinstance(inner, _Seq) or not inner:
+        ctx.fail("rules.condition_needs_list", node.line_of(key), key=key)
+    return (AllOf if key == "all" else AnyOf)(
+        tuple(_condition(ctx, item, inner.item_line[i]) for i, item in enumerate(inner)))
+
+
+def _leaf(ctx: _Ctx, node: _Map) -> Leaf:
+    """`{fact, op, value}`: a registered fact, an operator of the closed table, a value of the fact's kind."""
     _check_keys(ctx, node, {"fact", "op", "value"}, msg("rules.what.condition"))
     for key in ("fact", "op"):
         if key not in node:
@@ -321,53 +326,63 @@ def _action(ctx: _Ctx, value: Any, line: int) -> Action:
         return Action(kind, {"text": text}, pline)
 
     params = _need_map(ctx, params, pline, f"'{kind}'")
-    if kind == "env":
-        _check_keys(ctx, params, {"name", "value"}, "env")
-        name, val = params.get("name"), params.get("value")
-        if not isinstance(name, str) or not _ENV_RE.fullmatch(name):
-            ctx.fail("rules.env_name", params.line, value=_shown(name))
-        if name in _ENV_DENIED or name.startswith(_ENV_DENIED_PREFIXES):
-            # The user sources these lines into their shell: a rule must not choose what runs there.
-            ctx.fail("rules.env_denied", params.line, name=name)
-        vline = params.line_of("value") if "value" in params else params.line
-        if not isinstance(val, (str, int, float)) or isinstance(val, bool):
-            ctx.fail("rules.env_value", vline)
-        # Shown as `export NAME=...` (shell-quoted), so any text is safe to paste; an escape byte or a
-        # newline would still rewrite the user's terminal or split the line, so those are refused.
-        if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in str(val)):
-            ctx.fail("rules.env_value_unsafe", vline, value=_shown(val))
-        return Action(kind, {"name": name, "value": str(val)}, pline)
-    if kind == "set":
-        _check_keys(ctx, params, {"field", "value", "from"}, "set")
-        fname = _field(ctx, params.get("field"), params.line_of("field"), (INT, FLOAT, BOOL, STR))
-        fkind = SETUP_FIELDS[fname]
-        if ("value" in params) == ("from" in params):
-            ctx.fail("rules.set_value_or_from", params.line)
-        if "from" in params:
-            src = params["from"]
-            if not isinstance(src, str) or src not in FACTS:
-                ctx.fail("rules.unknown_fact", params.line_of("from"), fact=src)
-            skind = FACTS[src].kind
-            if skind != fkind and not (skind in (INT, FLOAT) and fkind in (INT, FLOAT)):
-                ctx.fail("rules.from_kind", params.line_of("from"), fact=src, fact_kind=skind, field=fname,
-                         field_kind=fkind)
-            return Action(kind, {"field": fname, "from": src}, pline)
-        raw = params["value"]
-        vline = params.line_of("value")
-        if raw is None:
-            if fname not in _NULLABLE:
-                ctx.fail("rules.field_not_null", vline, field=fname)
-            return Action(kind, {"field": fname, "value": None}, pline)
-        what = msg("rules.what.value_for", name=fname)
-        val = _typed(ctx, fkind, raw, vline, what, FIELD_CHOICES.get(fname, ()))
-        if fname in INT_CHOICES and val not in INT_CHOICES[fname]:
-            ctx.fail("rules.not_a_choice", vline, what=what, choices=", ".join(map(str, INT_CHOICES[fname])),
-                     value=val)
-        if fname in FIELD_RANGES:          # micro-batch 0 or -4 is refused here, with the line
-            low, high = FIELD_RANGES[fname]
-            val = _ranged(ctx, val, vline, what, minimum=low, maximum=high, integer=True)
-        return Action(kind, {"field": fname, "value": val}, pline)
-    # scale
+    return {"env": _env_action, "set": _set_action, "scale": _scale_action}[kind](ctx, params, pline)
+
+
+def _env_action(ctx: _Ctx, params: _Map, pline: int) -> Action:
+    """`env: {name, value}`: a variable the user exports before the run."""
+    _check_keys(ctx, params, {"name", "value"}, "env")
+    name, val = params.get("name"), params.get("value")
+    if not isinstance(name, str) or not _ENV_RE.fullmatch(name):
+        ctx.fail("rules.env_name", params.line, value=_shown(name))
+    if name in _ENV_DENIED or name.startswith(_ENV_DENIED_PREFIXES):
+        # The user sources these lines into their shell: a rule must not choose what runs there.
+        ctx.fail("rules.env_denied", params.line, name=name)
+    vline = params.line_of("value") if "value" in params else params.line
+    if not isinstance(val, (str, int, float)) or isinstance(val, bool):
+        ctx.fail("rules.env_value", vline)
+    # Shown as `export NAME=...` (shell-quoted), so any text is safe to paste; an escape byte or a
+    # newline would still rewrite the user's terminal or split the line, so those are refused.
+    if any(ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 for c in str(val)):
+        ctx.fail("rules.env_value_unsafe", vline, value=_shown(val))
+    return Action("env", {"name": name, "value": str(val)}, pline)
+
+
+def _set_action(ctx: _Ctx, params: _Map, pline: int) -> Action:
+    """`set: {field, value}` or `set: {field, from}`: a field set to a value, or to a fact."""
+    _check_keys(ctx, params, {"field", "value", "from"}, "set")
+    fname = _field(ctx, params.get("field"), params.line_of("field"), (INT, FLOAT, BOOL, STR))
+    fkind = SETUP_FIELDS[fname]
+    if ("value" in params) == ("from" in params):
+        ctx.fail("rules.set_value_or_from", params.line)
+    if "from" in params:
+        src = params["from"]
+        if not isinstance(src, str) or src not in FACTS:
+            ctx.fail("rules.unknown_fact", params.line_of("from"), fact=src)
+        skind = FACTS[src].kind
+        if skind != fkind and not (skind in (INT, FLOAT) and fkind in (INT, FLOAT)):
+            ctx.fail("rules.from_kind", params.line_of("from"), fact=src, fact_kind=skind, field=fname,
+                     field_kind=fkind)
+        return Action("set", {"field": fname, "from": src}, pline)
+    raw = params["value"]
+    vline = params.line_of("value")
+    if raw is None:
+        if fname not in _NULLABLE:
+            ctx.fail("rules.field_not_null", vline, field=fname)
+        return Action("set", {"field": fname, "value": None}, pline)
+    what = msg("rules.what.value_for", name=fname)
+    val = _typed(ctx, fkind, raw, vline, what, FIELD_CHOICES.get(fname, ()))
+    if fname in INT_CHOICES and val not in INT_CHOICES[fname]:
+        ctx.fail("rules.not_a_choice", vline, what=what, choices=", ".join(map(str, INT_CHOICES[fname])),
+                 value=val)
+    if fname in FIELD_RANGES:          # micro-batch 0 or -4 is refused here, with the line
+        low, high = FIELD_RANGES[fname]
+        val = _ranged(ctx, val, vline, what, minimum=low, maximum=high, integer=True)
+    return Action("set", {"field": fname, "value": val}, pline)
+
+
+def _scale_action(ctx: _Ctx, params: _Map, pline: int) -> Action:
+    """`scale: {field, factor, rounding, min, max}`: a numeric field multiplied."""
     _check_keys(ctx, params, {"field", "factor", "rounding", "min", "max"}, "scale")
     fname = _field(ctx, params.get("field"), params.line_of("field"), (INT, FLOAT))
     if fname in INT_CHOICES:
@@ -387,7 +402,7 @@ def _action(ctx: _Ctx, value: Any, line: int) -> Action:
               for b in ("min", "max") if b in params}
     if "min" in bounds and "max" in bounds and bounds["min"] > bounds["max"]:
         ctx.fail("rules.min_above_max", params.line_of("min"))
-    return Action(kind, {"field": fname, "factor": factor, "rounding": rounding, **bounds}, pline)
+    return Action("scale", {"field": fname, "factor": factor, "rounding": rounding, **bounds}, pline)
 
 
 # ---------------------------------------------------------------- rules
@@ -427,12 +442,8 @@ def _costs(ctx: _Ctx, value: Any, line: int) -> tuple[Cost, ...]:
     return tuple(out)
 
 
-def _entry(ctx: _Ctx, node: Any, line: int) -> _Entry:
-    node = _need_map(ctx, node, line, msg("rules.what.rule"))
-    _check_keys(ctx, node, _FULL_KEYS, msg("rules.what.rule"))
-    rid = node.get("id")
-    if not isinstance(rid, str) or not _ID_RE.fullmatch(rid):
-        ctx.fail("rules.needs_id", node.line_of("id"), value=_shown(rid))
+def _position(ctx: _Ctx, node: _Map, rid: str) -> _Entry:
+    """The entry with its ladder position (one of order, before, after) and whether it is enabled."""
     entry = _Entry(id=rid, file=ctx.path, line=node.line, given={k for k in ("order", "before", "after") if k in node})
     if "order" in node:
         entry.order = _typed(ctx, FLOAT, node["order"], node.line_of("order"), "order")
@@ -445,6 +456,26 @@ def _entry(ctx: _Ctx, node: Any, line: int) -> _Entry:
         ctx.fail("rules.one_position", node.line)
     if "enabled" in node:
         entry.enabled = _typed(ctx, BOOL, node["enabled"], node.line_of("enabled"), "enabled")
+    return entry
+
+
+def _repeat(ctx: _Ctx, node: _Map) -> int:
+    """How many times the rule may fire: `true` is while it helps (bounded), a number up to REPEAT_MAX."""
+    repeat = node.get("repeat", 1)
+    if repeat is True:
+        return REPEAT_UNBOUNDED
+    if repeat is False:
+        return 1
+    return _ranged(ctx, repeat, node.line_of("repeat"), "repeat", minimum=1, maximum=REPEAT_MAX, integer=True)
+
+
+def _entry(ctx: _Ctx, node: Any, line: int) -> _Entry:
+    node = _need_map(ctx, node, line, msg("rules.what.rule"))
+    _check_keys(ctx, node, _FULL_KEYS, msg("rules.what.rule"))
+    rid = node.get("id")
+    if not isinstance(rid, str) or not _ID_RE.fullmatch(rid):
+        ctx.fail("rules.needs_id", node.line_of("id"), value=_shown(rid))
+    entry = _position(ctx, node, rid)
     if set(node) <= _POSITION_KEYS:
         return entry                                  # a position entry: moves or disables a known rule
     for key in _REQUIRED_KEYS:
@@ -461,13 +492,7 @@ def _entry(ctx: _Ctx, node: Any, line: int) -> _Entry:
     actions = node["actions"]
     if not isinstance(actions, _Seq) or not actions:
         ctx.fail("rules.actions_list", node.line_of("actions"))
-    repeat = node.get("repeat", 1)
-    if repeat is True:
-        repeat = REPEAT_UNBOUNDED
-    elif repeat is False:
-        repeat = 1
-    else:
-        repeat = _ranged(ctx, repeat, node.line_of("repeat"), "repeat", minimum=1, maximum=REPEAT_MAX, integer=True)
+    repeat = _repeat(ctx, node)
     refs = node.get("references", ())
     if not isinstance(refs, (list, tuple)) or not all(isinstance(r, str) for r in refs):
         ctx.fail("rules.references", node.line_of("references"))

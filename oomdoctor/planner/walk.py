@@ -15,7 +15,7 @@ from typing import Any, Callable
 from oomdoctor.errors import InputError
 from oomdoctor.facts import CrashReport, Estimate, Hardware, ModelShape, Msg, Skipped, Step, TrainingSetup, msg
 from oomdoctor.planner import registry
-from oomdoctor.planner.actions import fire, is_evidence_rule
+from oomdoctor.planner.actions import Firing, fire, is_evidence_rule
 from oomdoctor.planner.conditions import holds, unmet
 from oomdoctor.planner.rules import Rule, RuleBook
 from oomdoctor.records import record
@@ -64,6 +64,27 @@ class Walk:
     dropped: list = field(default_factory=list)      # (Step, Msg): steps the minimal plan left out
 
 
+@record(frozen=False)
+class _Cursor:
+    """Where one walk stands while it goes down the ladder."""
+
+    setup: TrainingSetup
+    estimate: Estimate
+    facts: dict[str, Any]
+    evidence_only: bool
+    accept: tuple[str, ...]
+    steps: list[Step] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+    proposed: list[Step] = field(default_factory=list)
+    done: set[str] = field(default_factory=set)     # rungs that fired or were proposed: not looked at again
+
+
+def _peak_moved(at: _Cursor, phase_before: str, above: Sequence[Rule]) -> bool:
+    """A full walk still short of a fit whose peak moved to another phase, with rungs above not taken."""
+    return (not at.evidence_only and not at.estimate.fits and at.estimate.phase != phase_before
+            and any(r.id not in at.done for r in above))
+
+
 class Planner:
     def __init__(self, setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashReport | None,
                  headroom: float, estimator: Estimator | None) -> None:
@@ -71,9 +92,10 @@ class Planner:
         self.estimator = estimator or _default_estimator()
         self._cache: dict[tuple, Estimate | InputError] = {}
         self._facts: dict[tuple, dict[str, Any]] = {}
-        self.start = self.estimate(setup)
-        if isinstance(self.start, InputError):
-            raise self.start
+        start = self.estimate(setup)
+        if isinstance(start, InputError):
+            raise start
+        self.start: Estimate = start
 
     @staticmethod
     def _key(setup: TrainingSetup, hw: Hardware | None = None) -> tuple:
@@ -104,91 +126,88 @@ class Planner:
     def walk(self, rules: Sequence[Rule], skip: Sequence[str] = (), *, evidence_only: bool = False,
              start: tuple[TrainingSetup, Estimate] | None = None, accept: Sequence[str] = ()) -> Walk:
         cur_setup, cur_est = start or (self.setup, self.start)
-        steps: list[Step] = []
-        skipped: list[Skipped] = []
-        proposed: list[Step] = []
-        facts = self.facts(cur_setup, cur_est)
+        at = _Cursor(cur_setup, cur_est, self.facts(cur_setup, cur_est), evidence_only, tuple(accept))
         order = list(rules)
-        done: set[str] = set()          # rungs that fired or were proposed: not looked at again
         restarts = 0
         i = -1
         while i + 1 < len(order):
             i += 1
             rule = order[i]
-            if rule.id in done:
+            if rule.id in at.done:
                 continue
-            if cur_est.fits and not evidence_only:
+            if at.estimate.fits and not evidence_only:
                 break
-            phase_before = cur_est.phase
+            phase_before = at.estimate.phase
             if evidence_only and not is_evidence_rule(rule):
                 continue
             if skip_requested(rule, skip):
-                skipped.append(Skipped(rule.id, msg("plan.skip.on_request")))
+                at.skipped.append(Skipped(rule.id, msg("plan.skip.on_request")))
                 continue
-            fired = 0
-            while fired < rule.repeat:
-                if not holds(rule.when, facts):
-                    if fired == 0 and not evidence_only:     # evidence walks list only rungs tried
-                        why = unmet(rule.when, facts)
-                        skipped.append(Skipped(rule.id, msg("plan.skip.unmet_because", why=why, because=rule.skip_why)
-                                               if rule.skip_why else msg("plan.skip.unmet", why=why)))
-                    break
-                firing = fire(rule, cur_setup, facts, shape=self.shape, hw=self.hw, crash=self.crash, est=cur_est)
-                if not firing.changes and not firing.env and not firing.notes:
-                    if fired == 0:
-                        skipped.append(Skipped(rule.id, msg("plan.skip.no_change")))
-                    break
-                new_est = self.estimate(firing.setup) if firing.changes else cur_est
-                if isinstance(new_est, InputError):
-                    if fired == 0:
-                        skipped.append(Skipped(rule.id, msg("plan.skip.estimate_refuses", error=new_est.message)))
-                    break
-                saved = cur_est.peak_gib - new_est.peak_gib
-                if firing.changes and rule.check_saving and saved <= SAVING_EPS_GIB:
-                    if fired == 0:
-                        skipped.append(Skipped(rule.id, msg("plan.skip.no_saving", before=cur_est.peak_gib,
-                                                            after=new_est.peak_gib, dominant=_dominant(cur_est))))
-                    break
-                if evidence_only and firing.changes and cur_est.fits and not new_est.fits:
-                    if fired == 0:
-                        skipped.append(Skipped(rule.id, msg(
-                            "plan.skip.breaks_fit", peak=new_est.peak_gib,
-                            budget=new_est.capacity_gib * (1 - new_est.headroom))))
-                    break
-                host_gib = self.hw.host_ram_gib
-                if host_gib is not None and new_est.host_ram_gib > host_gib > cur_est.host_ram_gib:
-                    if fired == 0:
-                        skipped.append(Skipped(rule.id, msg("plan.skip.host_ram", need=new_est.host_ram_gib,
-                                                            have=host_gib)))
-                    break
-                step = Step(rule=rule.id, slug=rule.slug, title=rule.title, changes=firing.changes,
-                            setup=firing.setup, estimate=new_est, saved_gib=saved, costs=rule.cost_kinds,
-                            applicability=rule.applicability, why=rule.why, env=dict(firing.env),
-                            notes=firing.notes)
-                if needs_yes(rule, accept):
-                    # Consent means consent: say what it would do, and walk on below it from where we stand.
-                    proposed.append(step)
-                    done.add(rule.id)
-                    break
-                steps.append(step)
-                done.add(rule.id)
-                fired += 1
-                if firing.changes:
-                    cur_setup, cur_est = firing.setup, new_est
-                    facts = self.facts(cur_setup, cur_est)
-                else:
-                    break                    # advice and environment are given once
-                if cur_est.fits and not evidence_only:
-                    break
-            if (not evidence_only and not cur_est.fits and cur_est.phase != phase_before
-                    and restarts < MAX_PHASE_RESTARTS and any(r.id not in done for r in order[:i])):
+            self._climb(rule, at)
+            if restarts < MAX_PHASE_RESTARTS and _peak_moved(at, phase_before, order[:i]):
                 # The peak moved to another phase (backward -> evaluation): the rungs above that did nothing
                 # for the old peak may help with the new one, so the ladder is looked at again from the top.
                 restarts += 1
-                retried = {r.id for r in order[:i] if r.id not in done}
-                skipped = [k for k in skipped if k.rule not in retried]
+                retried = {r.id for r in order[:i] if r.id not in at.done}
+                at.skipped = [k for k in at.skipped if k.rule not in retried]
                 i = -1
-        return Walk(steps, skipped, cur_setup, cur_est, proposed)
+        return Walk(at.steps, at.skipped, at.setup, at.estimate, at.proposed)
+
+    def _climb(self, rule: Rule, at: _Cursor) -> None:
+        """Fire one rung from where the walk stands, again while it helps (up to its `repeat`); what stops it
+        the first time is why it was skipped."""
+        fired = 0
+        while fired < rule.repeat:
+            if rule.when is not None and not holds(rule.when, at.facts):
+                if fired == 0 and not at.evidence_only:     # evidence walks list only rungs tried
+                    why = unmet(rule.when, at.facts)
+                    at.skipped.append(Skipped(rule.id, msg("plan.skip.unmet_because", why=why, because=rule.skip_why)
+                                              if rule.skip_why else msg("plan.skip.unmet", why=why)))
+                return
+            firing = fire(rule, at.setup, at.facts, shape=self.shape, hw=self.hw, crash=self.crash, est=at.estimate)
+            judged = self._judge(rule, firing, at)
+            if isinstance(judged, Msg):
+                if fired == 0:
+                    at.skipped.append(Skipped(rule.id, judged))
+                return
+            step = Step(rule=rule.id, slug=rule.slug, title=rule.title, changes=firing.changes,
+                        setup=firing.setup, estimate=judged, saved_gib=at.estimate.peak_gib - judged.peak_gib,
+                        costs=rule.cost_kinds, applicability=rule.applicability, why=rule.why, env=dict(firing.env),
+                        notes=firing.notes)
+            at.done.add(rule.id)
+            if needs_yes(rule, at.accept):
+                # Consent means consent: say what it would do, and walk on below it from where we stand.
+                at.proposed.append(step)
+                return
+            at.steps.append(step)
+            fired += 1
+            if not firing.changes:
+                return                    # advice and environment are given once
+            at.setup, at.estimate = firing.setup, judged
+            at.facts = self.facts(at.setup, at.estimate)
+            if at.estimate.fits and not at.evidence_only:
+                return
+
+    def _judge(self, rule: Rule, firing: Firing, at: _Cursor) -> Estimate | Msg:
+        """The estimate after a firing, or why the rung does not count: it changes nothing, the estimator
+        refuses the setup, it saves nothing it can see, it breaks an evidence walk's fit, or it needs more
+        host RAM than the machine has."""
+        if not firing.changes and not firing.env and not firing.notes:
+            return msg("plan.skip.no_change")
+        cur_est = at.estimate
+        new_est = self.estimate(firing.setup) if firing.changes else cur_est
+        if isinstance(new_est, InputError):
+            return msg("plan.skip.estimate_refuses", error=new_est.message)
+        if firing.changes and rule.check_saving and cur_est.peak_gib - new_est.peak_gib <= SAVING_EPS_GIB:
+            return msg("plan.skip.no_saving", before=cur_est.peak_gib, after=new_est.peak_gib,
+                       dominant=_dominant(cur_est))
+        if at.evidence_only and firing.changes and cur_est.fits and not new_est.fits:
+            return msg("plan.skip.breaks_fit", peak=new_est.peak_gib,
+                       budget=new_est.capacity_gib * (1 - new_est.headroom))
+        host_gib = self.hw.host_ram_gib
+        if host_gib is not None and new_est.host_ram_gib > host_gib > cur_est.host_ram_gib:
+            return msg("plan.skip.host_ram", need=new_est.host_ram_gib, have=host_gib)
+        return new_est
 
     def replay(self, rules: Sequence[Rule]) -> Walk | None:
         """Fire `rules` in this order from the start, one firing each (a rule twice fires twice), re-estimating
