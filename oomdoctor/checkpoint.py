@@ -63,7 +63,7 @@ class Inventory:
 
     @property
     def stored_dtype(self) -> str | None:
-        return max(self.dtype_elems, key=self.dtype_elems.get) if self.dtype_elems else None
+        return max(self.dtype_elems, key=lambda d: self.dtype_elems[d]) if self.dtype_elems else None
 
 
 class _Unreadable(Exception):
@@ -251,6 +251,7 @@ def inventory(tensors: dict[str, tuple[str, tuple[int, ...]]], path: str, *, num
             else:
                 kind, fin, fout, n, known = lin
                 main = parts.get("weight") or parts.get("qweight") or parts.get("blocks") or parts.get("weight_blocks")
+                assert main is not None         # _linear_of answers only for a module holding one of them
                 if kind == "fused":
                     copies = main[1][0] if len(main[1]) >= 3 else 1
                     n += bias_n

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from oomdoctor import __version__
 from oomdoctor.errors import ExitCode, InputError, exit_code
-from oomdoctor.facts import Msg, msg
+from oomdoctor.facts import Msg, Report, msg
 from oomdoctor.words import LANGS, env_language, say, wrap_cells
 
 if TYPE_CHECKING:                      # the pipeline is imported only once the command line is read
@@ -460,7 +460,7 @@ def _mode(args: argparse.Namespace) -> Mode:
     return next((mode for asked, mode in modes if asked), _report)
 
 
-def _measured_here(report: Any, lang: str) -> None:
+def _measured_here(report: Report, lang: str) -> None:
     """What `oomdoctor run` measured on this machine for the same model and GPU, beside the estimate (stderr)."""
     from oomdoctor.run import history
 

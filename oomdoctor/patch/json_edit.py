@@ -58,7 +58,9 @@ class _Scanner:
                           self.text.count("\n", 0, pos) + 1)
 
     def ws(self, pos: int) -> int:
-        return _WS.match(self.text, pos).end()
+        m = _WS.match(self.text, pos)
+        assert m is not None            # it matches the empty string too
+        return m.end()
 
     def document(self) -> JNode:
         pos = self.ws(1 if self.text.startswith("\ufeff") else 0)
@@ -138,6 +140,7 @@ def _leading(text: str, pos: int) -> str:
     """The whitespace between the start of the line holding `pos` and the first non-blank character."""
     start = text.rfind("\n", 0, pos) + 1
     m = re.compile(r"[ \t]*").match(text, start)
+    assert m is not None                # it matches the empty string too
     return m.group()
 
 
