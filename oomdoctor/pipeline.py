@@ -309,6 +309,13 @@ def read_report(opts: Options) -> Report:
         warnings.append(msg("crash.setup.from_log"))
     elif inputs.config is not None and not os.path.isfile(inputs.config):
         warnings.append(msg("crash.input.config_stream", path=inputs.config))
+    return _with_shape(opts, setup, crash, hw, warnings, from_log)
+
+
+def _with_shape(opts: Options, setup: TrainingSetup, crash: CrashReport | None, hw: Hardware | None,
+                warnings: list[Msg], from_log: bool) -> Report:
+    """The report with the model's shape; without one, the crash alone (a setup read from the log) or the
+    config's facts with the estimate's want said (a config of the user's)."""
     if from_log and not opts.model:
         try:
             shape = resolve_shape(setup, crash)
