@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from oomdoctor.planner.actions import is_evidence_rule
 from oomdoctor.planner.conditions import holds
@@ -11,6 +11,9 @@ from oomdoctor.planner.fit import stretch
 from oomdoctor.planner.rules import RuleBook
 from oomdoctor.planner.walk import Planner, Walk, needs_yes, skip_requested, walk_cost
 from oomdoctor.records import record
+
+if TYPE_CHECKING:
+    from oomdoctor.planner.costs import Cost
 
 # The least-cost search stops after this many trial plans (each a walk of ~1 ms) and keeps the ladder
 # if it found nothing cheaper: a work bound rather than a clock, so a plan never depends on machine load.
@@ -23,7 +26,7 @@ class _Trial:
 
     walk: Walk
     fired: frozenset
-    cost: Any                       # costs.Cost
+    cost: Cost
 
     @property
     def fits(self) -> bool:

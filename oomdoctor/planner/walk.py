@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import field
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import CrashReport, Estimate, Hardware, ModelShape, Msg, Skipped, Step, TrainingSetup, msg
@@ -19,6 +19,9 @@ from oomdoctor.planner.actions import Firing, fire, is_evidence_rule
 from oomdoctor.planner.conditions import holds, unmet
 from oomdoctor.planner.rules import Rule, RuleBook
 from oomdoctor.records import record
+
+if TYPE_CHECKING:
+    from oomdoctor.planner.costs import Cost
 
 Estimator = Callable[..., Estimate]
 
@@ -284,7 +287,7 @@ def _dominant(est: Estimate) -> Msg | str:
     return msg("plan.dominant", component=component, gib=gib)
 
 
-def walk_cost(planner: Planner, walk: Walk, book: RuleBook):
+def walk_cost(planner: Planner, walk: Walk, book: RuleBook) -> Cost:
     """The cost of a walk's steps under the one cost model (planner.costs)."""
     from oomdoctor.planner import costs
 
