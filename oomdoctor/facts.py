@@ -232,7 +232,7 @@ class TrainingSetup:
     config_file: str | None = None      # the main config file
     deepspeed_file: str | None = None   # DeepSpeed JSON, when one is used
     model: str = ""                     # hub id or local path as written in the config
-    stage: str = "sft"                  # pt | sft | rm | dpo | kto | ppo
+    stage: str = "sft"                  # as the framework names it: pt, sft, rm, dpo, kto, ppo, orpo, ...
     method: Method = "full"
     lora_rank: int = 8
     lora_alpha: int | None = None
