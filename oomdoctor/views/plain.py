@@ -63,7 +63,7 @@ def rich_kit() -> Kit:
     return Kit(Text, Table)
 
 
-def _kit_of(console: Any) -> Kit:
+def _kit_of(console: AnyConsole) -> Kit:
     kit = getattr(console, "kit", None)
     return Kit(*kit) if kit is not None else rich_kit()
 
@@ -95,7 +95,7 @@ def hang(parts: list, width: int, indent: int, kit: Kit | None = None, initial: 
     return out
 
 
-def print_hanging(console: Any, parts: list, indent: int, style: str = "", initial: str = "") -> None:
+def print_hanging(console: AnyConsole, parts: list, indent: int, style: str = "", initial: str = "") -> None:
     kit = _kit_of(console)
     styled = [(p, style) if isinstance(p, str) else p for p in parts]
     for line in hang(styled, console.width, indent, kit, initial):
@@ -334,7 +334,7 @@ def _render_tail(report: Report, console: AnyConsole, kit: Kit, show_patch: bool
         console.print(kit.Text(report.patch), highlight=False, markup=False)
 
 
-def render_finding(finding: Finding, console: Any, lang: str = "en") -> None:
+def render_finding(finding: Finding, console: AnyConsole, lang: str = "en") -> None:
     """Whether the config explains the crash; when it does not, what to check first (before the plan), each
     check with the log lines it rests on."""
     kit = _kit_of(console)
@@ -357,7 +357,7 @@ def render_finding(finding: Finding, console: Any, lang: str = "en") -> None:
             print_hanging(console, [" " * cell_width(lead), (f"│ {where}{ev.text}", "dim")], cell_width(lead) + 2)
 
 
-def _head_line(console: Any, label: str, *parts: Any) -> None:
+def _head_line(console: AnyConsole, label: str, *parts: Any) -> None:
     """A head line: its label in a column of its own, wrapped lines under the text, not under the label."""
     lead = _label(label)
     print_hanging(console, [(lead, "bold"), *parts], cell_width(lead))
@@ -366,7 +366,7 @@ def _head_line(console: Any, label: str, *parts: Any) -> None:
 STATE_STYLE = {"applied": "green", "proposed": "yellow", "dropped": "dim", "skipped": "dim", "not_reached": "dim"}
 
 
-def render_rungs(plan: Plan, console: Any, lang: str = "en") -> None:
+def render_rungs(plan: Plan, console: AnyConsole, lang: str = "en") -> None:
     """Every rung of the ladder in its order, with what the plan did with it; neighbours in the same state
     for the same reason share a line, so a reason is read once."""
     Text = _kit_of(console).Text
