@@ -19,7 +19,7 @@ from oomdoctor.planner import (  # noqa: E402
     make_plan,
     plan_cost,
 )
-from oomdoctor.planner.rules import build_book  # noqa: E402
+from oomdoctor.planner.validate import build_book  # noqa: E402
 
 SCENARIOS = {
     "llama2-7b full, 1x80GB": (

@@ -63,7 +63,7 @@ class Inventory:
 
     @property
     def stored_dtype(self) -> str | None:
-        return max(self.dtype_elems, key=self.dtype_elems.get) if self.dtype_elems else None
+        return max(self.dtype_elems, key=lambda d: self.dtype_elems[d]) if self.dtype_elems else None
 
 
 class _Unreadable(Exception):
@@ -208,23 +208,7 @@ def inventory(tensors: dict[str, tuple[str, tuple[int, ...]]], path: str, *, num
             continue                               # rotary caches, GPT-2 / GPT-NeoX causal masks: buffers
         m = _LAYER.search(name)
         if m is None:
-            if _QUANT_SIDE.search(name) or _BNB_SIDE.search(name):
-                continue
-            if _HEAD.search(name):
-                part = "qweight" if name.endswith("qweight") else "weight"
-                lin = _linear_of("head", {part: (dtype, shape)}, quant, bits or 4, False)
-                n = lin[3] if lin else _numel(shape)
-                inv.head_params += n
-            else:
-                n = _numel(shape)
-                if _EMBED.search(name) and len(shape) == 2 and inv.embed is None:
-                    inv.embed = (shape[0], shape[1])
-                elif _FINAL_NORM.search(name):
-                    inv.final_norm += n
-                else:
-                    inv.extra += n                 # positions, embedding norms, head bias, vision tower, ...
-            _count_dtype(inv, dtype, n)
-            inv.total += n
+            _outside_layers(inv, name, dtype, shape, quant, bits)
             continue
         idx, rest = int(m.group(1)), m.group(2)
         e = _EXPERT.search("." + rest)
@@ -251,6 +235,7 @@ def inventory(tensors: dict[str, tuple[str, tuple[int, ...]]], path: str, *, num
             else:
                 kind, fin, fout, n, known = lin
                 main = parts.get("weight") or parts.get("qweight") or parts.get("blocks") or parts.get("weight_blocks")
+                assert main is not None         # _linear_of answers only for a module holding one of them
                 if kind == "fused":
                     copies = main[1][0] if len(main[1]) >= 3 else 1
                     n += bias_n
@@ -265,6 +250,28 @@ def inventory(tensors: dict[str, tuple[str, tuple[int, ...]]], path: str, *, num
             inv.layer_params[idx] = layer_total
             inv.total += layer_total
     return inv
+
+
+def _outside_layers(inv: Inventory, name: str, dtype: str, shape: tuple[int, ...], quant: str | None,
+                    bits: int | None) -> None:
+    """Count a tensor outside the decoder layers: the head, the embedding, the final norm, or the rest."""
+    if _QUANT_SIDE.search(name) or _BNB_SIDE.search(name):
+        return
+    if _HEAD.search(name):
+        part = "qweight" if name.endswith("qweight") else "weight"
+        lin = _linear_of("head", {part: (dtype, shape)}, quant, bits or 4, False)
+        n = lin[3] if lin else _numel(shape)
+        inv.head_params += n
+    else:
+        n = _numel(shape)
+        if _EMBED.search(name) and len(shape) == 2 and inv.embed is None:
+            inv.embed = (shape[0], shape[1])
+        elif _FINAL_NORM.search(name):
+            inv.final_norm += n
+        else:
+            inv.extra += n                 # positions, embedding norms, head bias, vision tower, ...
+    _count_dtype(inv, dtype, n)
+    inv.total += n
 
 
 _BNB_PARTS = ("absmax", "quant_map", "nested_absmax", "nested_quant_map", "quant_state", "SCB", "weight_format",

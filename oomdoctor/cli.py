@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from oomdoctor import __version__
 from oomdoctor.errors import ExitCode, InputError, exit_code
-from oomdoctor.facts import Msg, msg
+from oomdoctor.facts import Msg, Report, msg
 from oomdoctor.words import LANGS, env_language, say, wrap_cells
 
 if TYPE_CHECKING:                      # the pipeline is imported only once the command line is read
@@ -460,7 +460,7 @@ def _mode(args: argparse.Namespace) -> Mode:
     return next((mode for asked, mode in modes if asked), _report)
 
 
-def _measured_here(report: Any, lang: str) -> None:
+def _measured_here(report: Report, lang: str) -> None:
     """What `oomdoctor run` measured on this machine for the same model and GPU, beside the estimate (stderr)."""
     from oomdoctor.run import history
 
@@ -478,7 +478,7 @@ def _accepted(values: Sequence[str], rules_dirs: Sequence[str]) -> tuple[str, ..
     if not names:
         return ()
     from oomdoctor.planner import load_rules
-    from oomdoctor.planner.engine import ACCEPT_ALL
+    from oomdoctor.planner.walk import ACCEPT_ALL
 
     known = {n.lower() for r in load_rules(tuple(rules_dirs)) for n in (r.id, r.slug)} | set(ACCEPT_ALL)
     for name in names:

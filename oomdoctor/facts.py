@@ -9,11 +9,31 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import field, replace
 from functools import cached_property
-from typing import Any
+from typing import Any, Literal
 
 from oomdoctor.records import record
 
 GIB = float(1 << 30)
+
+# ---------------------------------------------------------------- closed vocabularies
+
+# The frameworks a setup is read as: the config readers' FRAMEWORK names and their entry points' own
+# (configs/entries.py: ms-swift, openrlhf), and the two the accuracy benchmark names from its sources
+# (benchmarks/accuracy.py: LitGPT, Answer.AI's fsdp_qlora train.py), whose regimes the memory model knows.
+Framework = Literal["llamafactory", "hf", "trl", "axolotl", "torchtune", "ms-swift", "openrlhf", "litgpt",
+                    "fsdp_qlora"]
+# How the model trains: every weight, the last (or first) layers only, LoRA adapters, LoRA on quantized weights.
+Method = Literal["full", "freeze", "lora", "qlora"]
+# The mixed-precision compute dtype asked for.
+Precision = Literal["bf16", "fp16", "fp32"]
+# Where in a run memory ran out (the crash log's phase words, words/crash.py "crash.phase.*"); an estimate's
+# peak is "train" or "eval".
+Phase = Literal["data", "load", "zero_init", "forward", "loss", "backward", "optimizer", "train", "eval", "save",
+                "generate"]
+# What ran out, by the message that says so (crashlog/formats.py; words/crash.py "crash.kind.*").
+CrashKind = Literal["cuda_oom", "hip_oom", "npu_oom", "xpu_oom", "mps_oom", "mlx_oom", "hpu_oom", "xla_oom", "tf_oom",
+                    "cublas_alloc", "cudnn_alloc", "nccl_oom", "bnb_alloc", "vllm_cache", "batch_size_exhausted",
+                    "save_clone_oom", "host_oom"]
 
 # ---------------------------------------------------------------- words as data
 
@@ -207,13 +227,13 @@ class TrainingSetup:
     are framework defaults described by `defaults_of`.
     """
 
-    framework: str = "llamafactory"     # llamafactory | hf | trl | axolotl | torchtune
+    framework: Framework = "llamafactory"
     framework_version: str = ""         # version assumed for defaults, e.g. "0.9.4"
     config_file: str | None = None      # the main config file
     deepspeed_file: str | None = None   # DeepSpeed JSON, when one is used
     model: str = ""                     # hub id or local path as written in the config
-    stage: str = "sft"                  # pt | sft | rm | dpo | kto | ppo
-    method: str = "full"                # full | freeze | lora | qlora
+    stage: str = "sft"                  # as the framework names it: pt, sft, rm, dpo, kto, ppo, orpo, ...
+    method: Method = "full"
     lora_rank: int = 8
     lora_alpha: int | None = None
     lora_targets: tuple[str, ...] = ("all",)   # module names, or ("all",) for every linear but lm_head
@@ -224,7 +244,7 @@ class TrainingSetup:
     grad_accum: int = 1
     seq_len: int = 2048                 # cutoff_len / sequence_len / max_length
     packing: bool = False
-    precision: str = "bf16"             # bf16 | fp16 | fp32 : mixed-precision compute dtype asked for
+    precision: Precision = "bf16"       # mixed-precision compute dtype asked for
     pure_bf16: bool = False             # LLaMA-Factory pure_bf16 (no fp32 upcast of trainables)
     load_dtype: str | None = None       # explicit model load dtype (axolotl/torchtune dtype, TRL dtype); None = framework rule
     optimizer: str = "adamw_torch"      # HF optim names: adamw_torch, adamw_torch_fused, adamw_8bit, paged_adamw_8bit, adafactor, sgd, lion_32bit, ...
@@ -385,7 +405,7 @@ class Evidence:
 class CrashEvent:
     """One memory failure the log shows, with the numbers its message printed."""
 
-    kind: str                                   # cuda_oom | host_oom | nccl_oom | cublas_alloc | cudnn_alloc | mps_oom | hip_oom | xla_oom | vllm_cache | bnb_alloc | ...
+    kind: CrashKind
     line: int                                   # 1-based line in the log
     tried_gib: float | None = None
     capacity_gib: float | None = None
@@ -397,7 +417,7 @@ class CrashEvent:
     other_processes_gib: float | None = None    # sum of other processes named in the message
     device: int | None = None
     rank: int | None = None
-    phase: str | None = None                    # data | load | zero_init | forward | loss | backward | optimizer | train | eval | save | generate
+    phase: Phase | None = None
     message: str = ""                           # the message line, trimmed
     phase_evidence: Evidence | None = None      # the line the phase was read from (None when phase is None)
     confidence: str = "certain"                 # certain: the log states the failure | likely: a kill whose cause the log does not state
@@ -504,7 +524,7 @@ class Estimate:
     peak_gib: float                        # what the device must hold: tensors + context + allocator reserve
     capacity_gib: float                    # usable capacity of one GPU (after other processes)
     headroom: float = 0.10                 # fraction of capacity kept free when judging fit
-    phase: str = "train"                   # the phase that sets the peak: train | eval | ...
+    phase: str = "train"                   # the phase that sets the peak: "train" or "eval" (a Phase)
     details: Mapping[str, float] = field(default_factory=dict)   # finer terms (GiB), for the curious
     notes: tuple[Msg, ...] = ()            # regime, caveats (words/memory.py codes)
     host_ram_gib: float = 0.0              # host memory the run needs (offload)

@@ -251,6 +251,33 @@ def _mamba_mixer(b: Any) -> tuple[list[Linear], int, str]:
     return mixer, other, "mamba1"
 
 
+def _read_experts(b: Any, attn: list, names: tuple[str, ...], mlp_bias: bool, assumed: list[Msg], _mlp: Any) -> None:
+    """The mixture-of-experts layers, when the config counts more than one expert: the router, the routed
+    experts, the shared expert(s), and which layers they are."""
+    c = b.c
+    experts = c.int(*EXPERT_KEYS, default=0, minimum=0) or 0
+    if experts <= 1:
+        return
+    ids, key = _moe_ids(b)
+    if ids is None:
+        raise Unplaced(msg("model.refuse.experts", experts=experts, key=key, model_type=b.model_type))
+    b.experts = experts
+    b.experts_per_token = c.int(*TOPK_KEYS, default=min(2, experts))
+    b.moe_inter = c.int(*EXPERT_WIDTH_KEYS, default=b.inter)
+    b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
+    b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", names=names, bias=mlp_bias, copies=experts)
+    shared_n = c.int(*SHARED_COUNT_KEYS, default=0, minimum=0) or 0
+    shared_w = c.int(*SHARED_WIDTH_KEYS, default=None, minimum=0)     # 0: no shared expert
+    if shared_w or shared_n:
+        b.shared = 1
+        b.shared_inter = shared_w or shared_n * b.moe_inter
+        b.moe += _mlp(b.hidden, b.shared_inter, prefix="mlp.shared_experts", names=names, bias=mlp_bias)
+    b.moe_layers = len(ids)
+    b.first_dense = next((i for i in range(b.layers) if i in ids), b.layers)
+    assumed.append(msg("model.assume.experts", experts=experts, layers=len(ids), key=key or "-",
+                       width=b.moe_inter))
+
+
 def read_features(b: Any, kit: Kit) -> None:
     """Fill an archs._Build from the config's features (see the module docstring); raise Unplaced when it cannot."""
     _attn, _common, _mlp, _MAX_LAYERS = kit.attn, kit.common, kit.mlp, kit.max_layers
@@ -308,61 +335,49 @@ def read_features(b: Any, kit: Kit) -> None:
         b.final_norm = 2 * b.hidden
     b.dense = attn + _mlp(b.hidden, b.inter, names=names, bias=mlp_bias)
 
-    experts = c.int(*EXPERT_KEYS, default=0, minimum=0) or 0
-    if experts > 1:
-        ids, key = _moe_ids(b)
-        if ids is None:
-            raise Unplaced(msg("model.refuse.experts", experts=experts, key=key, model_type=b.model_type))
-        b.experts = experts
-        b.experts_per_token = c.int(*TOPK_KEYS, default=min(2, experts))
-        b.moe_inter = c.int(*EXPERT_WIDTH_KEYS, default=b.inter)
-        b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
-        b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", names=names, bias=mlp_bias, copies=experts)
-        shared_n = c.int(*SHARED_COUNT_KEYS, default=0, minimum=0) or 0
-        shared_w = c.int(*SHARED_WIDTH_KEYS, default=None, minimum=0)     # 0: no shared expert
-        if shared_w or shared_n:
-            b.shared = 1
-            b.shared_inter = shared_w or shared_n * b.moe_inter
-            b.moe += _mlp(b.hidden, b.shared_inter, prefix="mlp.shared_experts", names=names, bias=mlp_bias)
-        b.moe_layers = len(ids)
-        b.first_dense = next((i for i in range(b.layers) if i in ids), b.layers)
-        assumed.append(msg("model.assume.experts", experts=experts, layers=len(ids), key=key or "-",
-                           width=b.moe_inter))
+    _read_experts(b, attn, names, mlp_bias, assumed, _mlp)
 
-    kinds, kinds_key = _kinds(b)
-    if ssm_keys or kinds_key:
-        if kinds is None:
-            raise Unplaced(msg("model.refuse.ssm", keys=", ".join(ssm_keys or [kinds_key or "?"]),
-                               model_type=b.model_type))
-        if "linear" in kinds:
-            linear_kind = _linear_kind(b, ssm_keys)
-            kinds = [linear_kind if k == "linear" else k for k in kinds]
-        other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm", "kda", "lightning")})
-        if other_kinds:
-            raise Unplaced(msg("model.refuse.layer_kind", kinds=", ".join(other_kinds), key=kinds_key,
-                               model_type=b.model_type))
-        n_ssm = kinds.count("ssm")
-        n_linear = len(kinds) - n_ssm - kinds.count("attention")
-        if n_linear:
-            mixer, other, kind = _linear_mixer(b, kinds)
-            b.linear_attn = mixer
-            b.linear_attn_layers = n_linear
-            b.linear_attn_other = b.layer_other - mla_norms - (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) \
-                + other
-            assumed.append(msg("model.assume.linear_layers", count=n_linear, layers=b.layers, key=kinds_key, kind=kind))
-        if n_ssm and not ssm_keys:
-            raise Unplaced(msg("model.refuse.ssm", keys=kinds_key, model_type=b.model_type))
-        if n_ssm:
-            mixer, other, kind = _mamba_mixer(b)
-            b.linear_attn = mixer
-            b.linear_attn_layers = n_ssm
-            b.linear_attn_other = b.layer_other - (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) + other
-            b.notes.append(msg("model.note.state_space", ssm=n_ssm, layers=b.layers, kind=kind))
-            assumed.append(msg("model.assume.ssm_layers", ssm=n_ssm, layers=b.layers, key=kinds_key, kind=kind))
+    _read_layer_kinds(b, ssm_keys, mla_norms, qk, assumed)
     if b.blocks is not None and (b.blocks.lone_mixers or b.blocks.lone_ffns):
         _count_lone_blocks(b, attn, mla_norms + (2 * (b.head_dim or b.hidden // b.heads) if qk else 0), names,
                            mlp_bias, assumed)
     b.assumed = assumed
+
+
+def _read_layer_kinds(b: Any, ssm_keys: list[str], mla_norms: int, qk: bool, assumed: list[Msg]) -> None:
+    """Layers of other kinds among the attention ones (linear attention, Mamba mixers), when the config lists
+    the layers' kinds or has SSM keys."""
+    kinds, kinds_key = _kinds(b)
+    if not (ssm_keys or kinds_key):
+        return
+    if kinds is None:
+        raise Unplaced(msg("model.refuse.ssm", keys=", ".join(ssm_keys or [kinds_key or "?"]),
+                           model_type=b.model_type))
+    if "linear" in kinds:
+        linear_kind = _linear_kind(b, ssm_keys)
+        kinds = [linear_kind if k == "linear" else k for k in kinds]
+    other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm", "kda", "lightning")})
+    if other_kinds:
+        raise Unplaced(msg("model.refuse.layer_kind", kinds=", ".join(other_kinds), key=kinds_key,
+                           model_type=b.model_type))
+    n_ssm = kinds.count("ssm")
+    n_linear = len(kinds) - n_ssm - kinds.count("attention")
+    if n_linear:
+        mixer, other, kind = _linear_mixer(b, kinds)
+        b.linear_attn = mixer
+        b.linear_attn_layers = n_linear
+        b.linear_attn_other = b.layer_other - mla_norms - (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) \
+            + other
+        assumed.append(msg("model.assume.linear_layers", count=n_linear, layers=b.layers, key=kinds_key, kind=kind))
+    if n_ssm and not ssm_keys:
+        raise Unplaced(msg("model.refuse.ssm", keys=kinds_key, model_type=b.model_type))
+    if n_ssm:
+        mixer, other, kind = _mamba_mixer(b)
+        b.linear_attn = mixer
+        b.linear_attn_layers = n_ssm
+        b.linear_attn_other = b.layer_other - (2 * (b.head_dim or b.hidden // b.heads) if qk else 0) + other
+        b.notes.append(msg("model.note.state_space", ssm=n_ssm, layers=b.layers, kind=kind))
+        assumed.append(msg("model.assume.ssm_layers", ssm=n_ssm, layers=b.layers, key=kinds_key, kind=kind))
 
 
 def _linear_kind(b: Any, ssm_keys: list[str]) -> str:

@@ -140,6 +140,7 @@ def read_crash(log: str | None) -> CrashReport | None:
 def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> TrainingSetup | None:
     from oomdoctor import configs
 
+    setup: TrainingSetup | None
     if inputs.config is not None:
         # The version the run really used (the log's banner) sets the defaults and dtypes.
         log_versions = dict(crash.versions or {}) if crash is not None else None
@@ -165,6 +166,7 @@ def read_hardware(crash: CrashReport | None, setup: TrainingSetup | None, opts: 
     from oomdoctor import gpus
 
     n = opts.gpus or (setup.n_gpus if setup else None) or (crash.world_size if crash and crash.world_size else None) or 1
+    hw: Hardware | None
     if opts.gpu:
         hw = gpus.hardware_from_flag(opts.gpu, n)
         if crash is not None and crash.host_ram_gib and hw.host_ram_gib is None:
@@ -307,6 +309,13 @@ def read_report(opts: Options) -> Report:
         warnings.append(msg("crash.setup.from_log"))
     elif inputs.config is not None and not os.path.isfile(inputs.config):
         warnings.append(msg("crash.input.config_stream", path=inputs.config))
+    return _with_shape(opts, setup, crash, hw, warnings, from_log)
+
+
+def _with_shape(opts: Options, setup: TrainingSetup, crash: CrashReport | None, hw: Hardware | None,
+                warnings: list[Msg], from_log: bool) -> Report:
+    """The report with the model's shape; without one, the crash alone (a setup read from the log) or the
+    config's facts with the estimate's want said (a config of the user's)."""
     if from_log and not opts.model:
         try:
             shape = resolve_shape(setup, crash)

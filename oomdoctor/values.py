@@ -26,7 +26,7 @@ class BadValue(ValueError):
         self.message = message
 
 
-def _number(value: Any, key: str) -> float | int:
+def _number(value: Any, key: str | Msg) -> float | int:
     if isinstance(value, bool) or value is None or isinstance(value, (list, dict, tuple)):
         raise BadValue(msg("input.not_a_number", key=key, value=_shown(value)))
     if isinstance(value, int):
@@ -53,7 +53,7 @@ def _number(value: Any, key: str) -> float | int:
     return number
 
 
-def as_int(value: Any, key: str, *, minimum: int | None = None, maximum: int | None = None) -> int:
+def as_int(value: Any, key: str | Msg, *, minimum: int | None = None, maximum: int | None = None) -> int:
     """An integer (`8`, `8.0`, `"8"`, `"1e3"`) within [minimum, maximum]; BadValue otherwise."""
     number = _number(value, key)
     if isinstance(number, float):
@@ -64,14 +64,14 @@ def as_int(value: Any, key: str, *, minimum: int | None = None, maximum: int | N
     return number
 
 
-def as_float(value: Any, key: str, *, minimum: float | None = None, maximum: float | None = None) -> float:
+def as_float(value: Any, key: str | Msg, *, minimum: float | None = None, maximum: float | None = None) -> float:
     """A finite number within [minimum, maximum]; BadValue otherwise."""
     number = float(_number(value, key))
     _check_range(number, key, value, minimum, maximum)
     return number
 
 
-def _check_range(number: float, key: str, value: Any, minimum: float | None, maximum: float | None) -> None:
+def _check_range(number: float, key: str | Msg, value: Any, minimum: float | None, maximum: float | None) -> None:
     if minimum is not None and number < minimum:
         raise BadValue(msg("input.below_minimum", key=key, value=_shown(value), minimum=minimum))
     if maximum is not None and number > maximum:

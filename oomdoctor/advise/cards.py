@@ -2,8 +2,12 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 from oomdoctor.facts import Hardware, Msg, TrainingSetup, msg
+
+if TYPE_CHECKING:
+    from oomdoctor.gpus import GpuSpec
 
 # The cards people rent by the hour (V100, RTX 4090D, RTX A6000, A40 and L20 are common on Chinese
 # and community clouds); names as oomdoctor.gpus.lookup_gpu reads them.
@@ -26,7 +30,7 @@ PCIE4_BYTES_PER_S = 25e9
 PCIE5_BYTES_PER_S = 50e9
 
 
-def spec_of(name: str):
+def spec_of(name: str) -> GpuSpec | None:
     """The catalog GpuSpec for a card name, or None when the catalog does not know it."""
     from oomdoctor import gpus
     from oomdoctor.errors import InputError
@@ -57,7 +61,7 @@ def adapt_to_card(setup: TrainingSetup, hw: Hardware) -> tuple[TrainingSetup, tu
     (training_args.py checks is_torch_bf16_gpu_available), so users switch to fp16: the same 2 bytes.
     FlashAttention-2 does not run before Ampere; PyTorch SDPA's memory-efficient kernel does.
     """
-    changes: dict[str, object] = {}
+    changes: dict[str, Any] = {}
     said: list[Msg] = []
     if not hw.bf16:
         if setup.precision == "bf16":

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import msg
@@ -42,12 +43,12 @@ def _number(node, path: str) -> float:
         raise InputError(msg(code, value=repr(text)), path, node.start_mark.line + 1) from None
 
 
-def load_prices(path: str) -> Prices:
+def _read_root(path: str) -> Any:
+    """The prices file's top mapping node, read within the size cap."""
     import os
 
     import yaml
 
-    from oomdoctor.advise.cards import spec_of
     from oomdoctor.bounded import compose_yaml, read_bytes
 
     if not os.path.lexists(path):
@@ -62,6 +63,15 @@ def load_prices(path: str) -> Prices:
         raise InputError(msg("prices.empty"), path)
     if not isinstance(root, yaml.MappingNode):
         raise InputError(msg("prices.not_mapping"), path, root.start_mark.line + 1)
+    return root
+
+
+def load_prices(path: str) -> Prices:
+    import yaml
+
+    from oomdoctor.advise.cards import spec_of
+
+    root = _read_root(path)
     currency = ""
     entries = root.value
     for key, value in list(entries):

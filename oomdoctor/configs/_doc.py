@@ -14,7 +14,7 @@ from dataclasses import field
 from typing import Any
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Msg, Source, TrainingSetup, msg
+from oomdoctor.facts import Framework, Msg, Source, TrainingSetup, msg
 from oomdoctor.records import record
 from oomdoctor.values import BadValue, as_float, as_int
 
@@ -392,7 +392,7 @@ def parse_file(path: str, text: str | None = None) -> Doc:
 class Builder:
     """Collects canonical fields with their provenance, then builds the TrainingSetup."""
 
-    framework: str
+    framework: Framework
     version: str
     defaults_of: str
     values: dict[str, Any] = field(default_factory=dict)

@@ -13,10 +13,10 @@ from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
 from oomdoctor.configs._keys import LAUNCHER, Key, choose_version, table
-from oomdoctor.facts import Change, Msg, Source, TrainingSetup, msg
+from oomdoctor.facts import Change, Framework, Msg, Source, TrainingSetup, msg
 
 NAME = "accelerate"
-FRAMEWORK = "hf"
+FRAMEWORK: Framework = "hf"
 LABEL = "accelerate"
 PACKAGE = "accelerate"
 ACCELERATE_VERSION = "1.7"

@@ -17,10 +17,10 @@ from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
 from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
-from oomdoctor.facts import Change, Msg, TrainingSetup, msg
+from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
 NAME = "axolotl"
-FRAMEWORK = "axolotl"
+FRAMEWORK: Framework = "axolotl"
 LABEL = "axolotl"
 PACKAGE = "axolotl"
 AXOLOTL_VERSION = "0.18"

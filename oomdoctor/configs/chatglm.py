@@ -20,10 +20,10 @@ from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
 from oomdoctor.configs._keys import Key, Marker, choose_version, has_key, read_int, read_peft_targets, table
-from oomdoctor.facts import Change, Msg, Source, TrainingSetup, msg
+from oomdoctor.facts import Change, Framework, Msg, Source, TrainingSetup, msg
 
 NAME = "chatglm"
-FRAMEWORK = "hf"
+FRAMEWORK: Framework = "hf"
 LABEL = "ChatGLM3 / GLM-4 finetune_demo"
 PACKAGE = "transformers"
 DEFAULT_VERSION = hf_args.HF_VERSION

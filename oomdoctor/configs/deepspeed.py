@@ -18,10 +18,10 @@ from oomdoctor.configs._doc import Builder, Doc, parse_file
 from oomdoctor.configs._keys import DEEPSPEED, Key, table
 from oomdoctor.configs.trainer_args import HF_VERSION
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Source, TrainingSetup, msg
+from oomdoctor.facts import Framework, Source, TrainingSetup, msg
 
 NAME = "deepspeed"
-FRAMEWORK = "hf"
+FRAMEWORK: Framework = "hf"
 
 # What the frameworks' own example DeepSpeed files hold (LLaMA-Factory examples/deepspeed/, axolotl
 # deepspeed_configs/). Configs name them relative to the framework's repo root; when that checkout is not

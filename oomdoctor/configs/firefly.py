@@ -14,10 +14,10 @@ from oomdoctor.configs._doc import Context, Doc
 from oomdoctor.configs._edit import Out
 from oomdoctor.configs._keys import Key, table
 from oomdoctor.configs.entries import by_name
-from oomdoctor.facts import Change, Msg, TrainingSetup, msg
+from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
 NAME = "firefly"
-FRAMEWORK = "hf"
+FRAMEWORK: Framework = "hf"
 LABEL = "Firefly"
 PACKAGE = "transformers"
 DEFAULT_VERSION = hf_args.HF_VERSION

@@ -19,10 +19,10 @@ from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
 from oomdoctor.configs._keys import Key, Marker, at_least, choose_version, has_key, read_int, read_peft_targets, table
-from oomdoctor.facts import Change, Msg, TrainingSetup, msg
+from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
 NAME = "hf"
-FRAMEWORK = "hf"
+FRAMEWORK: Framework = "hf"
 LABEL = "HF Trainer / TRL"
 PACKAGE = "transformers"
 HF_VERSION = hf_args.HF_VERSION
@@ -267,6 +267,19 @@ def _read_grpo(b: Builder, doc: Doc, key: str) -> None:
 
 
 def _read_trl(b: Builder, doc: Doc, version: str) -> None:
+    _read_trl_training(b, doc, version)
+    _read_trl_model(b, doc)
+    loss = (doc.str_("loss_type") or "").lower()
+    if loss == "chunked_nll":
+        b.set("fused_ce", True, doc.src("loss_type"))
+    b.keep(doc, ("loss_type", "padding_free", "packing_strategy", "activation_offloading", "max_prompt_length",
+                 "beta", "dataset_name", "completion_only_loss", "use_bnb_nested_quant"))
+    if doc.bool_("activation_offloading"):
+        b.extras["activation_offloading"] = True
+
+
+def _read_trl_training(b: Builder, doc: Doc, version: str) -> None:
+    """TRL's SFTConfig side: length, packing, checkpointing and precision, with their version's defaults."""
     seq = KEYS["seq_len"]
     if not read_int(b, doc, seq, version):
         b.default("seq_len", 1024, seq.name_for(version))
@@ -283,20 +296,12 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
             b.default("precision", "bf16", "bf16 = not fp16")
         else:
             b.default("precision", "fp32", msg("config.default.no_autocast"))
-    # ModelConfig: LoRA / QLoRA, load dtype and attention.
-    peft = doc.bool_("use_peft")
-    if peft:
-        b.set("method", "lora", doc.src("use_peft"))
-        if not read_int(b, doc, KEYS["lora_rank"]):
-            b.default("lora_rank", 16, "lora_r")
-        if not read_int(b, doc, KEYS["lora_alpha"]):
-            b.default("lora_alpha", 32, "lora_alpha")
-        read_peft_targets(b, doc, "lora_target_modules")
-        for bits, key in ((4, "load_in_4bit"), (8, "load_in_8bit")):
-            if doc.bool_(key):
-                b.set("method", "qlora", doc.src(key))
-                b.set("quant_bits", bits, doc.src(key))
-        b.from_doc("use_dora", doc, "use_dora", doc.bool_("use_dora"))
+
+
+def _read_trl_model(b: Builder, doc: Doc) -> None:
+    """TRL's ModelConfig side: LoRA / QLoRA, load dtype and attention."""
+    if doc.bool_("use_peft"):
+        _read_trl_peft(b, doc)
     else:
         b.default("method", "full", "use_peft false")
     dkey = next((k for k in ("dtype", "torch_dtype", "model_init_kwargs.dtype", "model_init_kwargs.torch_dtype")
@@ -310,13 +315,20 @@ def _read_trl(b: Builder, doc: Doc, version: str) -> None:
     if akey and doc.str_(akey):
         word = (doc.str_(akey) or "").lower()
         b.set("attention", ATTN.get(word, "fa2" if "flash" in word else "sdpa"), doc.src(akey))
-    loss = (doc.str_("loss_type") or "").lower()
-    if loss == "chunked_nll":
-        b.set("fused_ce", True, doc.src("loss_type"))
-    b.keep(doc, ("loss_type", "padding_free", "packing_strategy", "activation_offloading", "max_prompt_length",
-                 "beta", "dataset_name", "completion_only_loss", "use_bnb_nested_quant"))
-    if doc.bool_("activation_offloading"):
-        b.extras["activation_offloading"] = True
+
+
+def _read_trl_peft(b: Builder, doc: Doc) -> None:
+    b.set("method", "lora", doc.src("use_peft"))
+    if not read_int(b, doc, KEYS["lora_rank"]):
+        b.default("lora_rank", 16, "lora_r")
+    if not read_int(b, doc, KEYS["lora_alpha"]):
+        b.default("lora_alpha", 32, "lora_alpha")
+    read_peft_targets(b, doc, "lora_target_modules")
+    for bits, key in ((4, "load_in_4bit"), (8, "load_in_8bit")):
+        if doc.bool_(key):
+            b.set("method", "qlora", doc.src(key))
+            b.set("quant_bits", bits, doc.src(key))
+    b.from_doc("use_dora", doc, "use_dora", doc.bool_("use_dora"))
 
 
 def _edit_method(out: Out, v: Any, final: dict[str, Any]) -> None:

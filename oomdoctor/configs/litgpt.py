@@ -22,10 +22,10 @@ from typing import Any
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
 from oomdoctor.configs._keys import Key, choose_version, read_int, table
-from oomdoctor.facts import Change, Msg, TrainingSetup, msg
+from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
 NAME = "litgpt"
-FRAMEWORK = "litgpt"          # the regime the memory model knows (its own model code, no HF Trainer)
+FRAMEWORK: Framework = "litgpt"          # the regime the memory model knows (its own model code, no HF Trainer)
 LABEL = "LitGPT"
 PACKAGE = "litgpt"
 DEFAULT_VERSION = "0.5"

@@ -20,10 +20,10 @@ from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
 from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
-from oomdoctor.facts import Change, Msg, TrainingSetup, msg
+from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
 NAME = "llamafactory"
-FRAMEWORK = "llamafactory"
+FRAMEWORK: Framework = "llamafactory"
 LABEL = "LLaMA-Factory"
 PACKAGE = "llamafactory"            # the name its banner prints in a crash log
 LF_VERSION = "0.9.4"

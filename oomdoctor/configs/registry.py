@@ -12,11 +12,35 @@ can import another through it, and configs/ keeps an import graph without cycles
 from __future__ import annotations
 
 import importlib
-from collections.abc import Mapping
-from types import ModuleType
-from typing import Any
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from oomdoctor.facts import Msg, TrainingSetup, msg
+from oomdoctor.facts import Framework, Msg, TrainingSetup, msg
+
+if TYPE_CHECKING:
+    from oomdoctor.configs._doc import Context, Doc
+    from oomdoctor.configs._edit import Out
+    from oomdoctor.configs._keys import Key
+    from oomdoctor.facts import Change
+
+
+class FrameworkModule(Protocol):
+    """What every module FRAMEWORKS names provides (a module satisfies it by its top-level names)."""
+
+    NAME: str                   # its registry name
+    FRAMEWORK: Framework        # the regime name the memory model knows
+    LABEL: str                  # how the report names it
+    PACKAGE: str                # the package name its crash-log banner prints
+    DEFAULT_VERSION: str        # the release whose defaults fill unset keys
+    KEYS: Mapping[str, Key]     # field -> Key: the one table that reads and patches
+    # (doc, flag, log, hint) -> (release, why); hf's takes every banner's version and the entry point too
+    version: Callable[..., tuple[str, Msg]]
+
+    def detect(self, data: dict, /) -> Msg | None: ...
+
+    def read(self, doc: Doc, ctx: Context, /) -> TrainingSetup: ...
+
+    def edit(self, out: Out, c: Change, final: dict[str, Any], /) -> None: ...
 
 # Detection order matters: the first module whose detect() answers owns the file. axolotl, torchtune,
 # accelerate and DeepSpeed files have unmistakable keys; ChatGLM3 / GLM-4 finetune_demo YAMLs a nested
@@ -35,8 +59,8 @@ FRAMEWORKS: Mapping[str, str] = {
 }
 
 
-def module(name: str) -> ModuleType:
-    return importlib.import_module(FRAMEWORKS[name])
+def module(name: str) -> FrameworkModule:
+    return cast(FrameworkModule, importlib.import_module(FRAMEWORKS[name]))
 
 
 def detect(data: dict) -> tuple[str | None, Msg | None]:

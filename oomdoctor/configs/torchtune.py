@@ -17,10 +17,10 @@ from typing import Any
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
 from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
-from oomdoctor.facts import Change, Msg, Source, TrainingSetup, msg
+from oomdoctor.facts import Change, Framework, Msg, Source, TrainingSetup, msg
 
 NAME = "torchtune"
-FRAMEWORK = "torchtune"
+FRAMEWORK: Framework = "torchtune"
 LABEL = "torchtune"
 PACKAGE = "torchtune"
 TORCHTUNE_VERSION = "0.6"

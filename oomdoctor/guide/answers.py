@@ -16,6 +16,7 @@ from oomdoctor.facts import Msg, Report, Skipped, Step, msg
 from oomdoctor.words import join, say
 
 if TYPE_CHECKING:
+    from oomdoctor.pipeline import Options
     from oomdoctor.planner import RuleBook
     from oomdoctor.session import Session
 
@@ -26,7 +27,7 @@ SKIP_REASONS: Mapping[str, Msg] = {
     "speed": msg("guide.skip_speed"),
 }
 _METHOD_FIELDS = ("method", "quant_bits", "use_dora")
-# --accept words that give consent to every rung that changes the experiment (planner.engine.ACCEPT_ALL)
+# --accept words that give consent to every rung that changes the experiment (planner.walk.ACCEPT_ALL)
 _ACCEPT_ALL = ("quality", "all")
 
 
@@ -78,7 +79,7 @@ def _named(report: Report) -> bool:
     return report.setup is not None and report.setup.stated("n_gpus")
 
 
-def consent_titles(report: Report, rules: RuleBook, lang: str) -> str:
+def consent_titles(report: Report, rules: RuleBook | None, lang: str) -> str:
     """The rungs that would change this experiment, as their rule titles with the settings each changes
     ("Cut the sequence length to 512 tokens (cutoff_len 4096 → 512)"): what the consent question is about.
     The plan's proposed rungs first; else the rule book's consent rungs whose condition this run meets."""
@@ -110,7 +111,7 @@ def questions(report: Report, lang: str, rules: RuleBook | None = None) -> list[
     # When the inputs name the run's GPU count, fewer would change the effective batch: only as many or more.
     counts = sorted({c for c in (1, 2, 4, 8, n, ran) if not _named(report) or c >= ran})
     eb = s.effective_batch
-    if named:
+    if named and hw is not None:
         prompt = say("guide.q_gpus", lang, gpu=hw.gpu)
     else:
         prompt = say("guide.q_gpus_unnamed", lang, cap=f"{hw.gpu_gib:.1f} GiB" if hw else "?")
@@ -146,12 +147,12 @@ def _fits(report: Report) -> bool:
     return bool(report.plan.fits or (report.estimate is not None and report.estimate.fits))
 
 
-def plan_with_answers(session: Session, answers: Answers, base: Any = None) -> Report:
+def plan_with_answers(session: Session, answers: Answers, base: Options | None = None) -> Report:
     """The session's report re-planned as the answers ask (the session: oomdoctor.session.Session)."""
     return options_with_answers(session, answers, base)[1]
 
 
-def options_with_answers(session: Session, answers: Answers, base: Any = None) -> tuple[Any, Report]:
+def options_with_answers(session: Session, answers: Answers, base: Options | None = None) -> tuple[Options, Report]:
     """(the choices, the plan) the answers ask for, starting from `base` (the choices so far: the app's or the
     command line's; the session's own when None). The choices are pipeline Options: --gpus, --accept, --skip."""
     report, book = session.report, session.rules
@@ -173,7 +174,7 @@ def options_with_answers(session: Session, answers: Answers, base: Any = None) -
     skip: dict[str, str] = {}     # rule id -> why (a key of SKIP_REASONS)
     own_skip = tuple(s for s in base.skip)
 
-    def options(extra: Mapping[str, str]) -> Any:
+    def options(extra: Mapping[str, str]) -> Options:
         return replace(base, accept=accept, gpus=gpus, skip=own_skip + tuple(r for r in extra if r not in own_skip))
 
     def run(extra: Mapping[str, str]) -> Report:
@@ -189,7 +190,8 @@ def options_with_answers(session: Session, answers: Answers, base: Any = None) -
         for step in out.plan.steps:
             if not answers.allow_method_change and _is_method_change(step):
                 found[step.rule] = "method"
-            elif answers.keep_effective_batch and step.setup.effective_batch != before.effective_batch:
+            elif (answers.keep_effective_batch and before is not None
+                  and step.setup.effective_batch != before.effective_batch):
                 found[step.rule] = "batch"
             before = step.setup
         if not found:
@@ -237,7 +239,7 @@ def _fastest(session: Session, out: Report, skip: dict[str, str], run: Any) -> t
     if not slow:
         return skip, out
     quality = cost_by_kind(out.plan, book)["quality"]
-    trials: list[Sequence[str]] = [slow] + [[r] for r in slow] + [slow[i:] for i in range(1, len(slow))]
+    trials: list[Sequence[str]] = [slow, *([r] for r in slow), *(slow[i:] for i in range(1, len(slow)))]
     best_skip, best, best_s = skip, out, step_seconds(out)
     seen: set[tuple[str, ...]] = set()
     for leave_out in trials:

@@ -5,7 +5,7 @@ disk; shell_snippet carries what is not a config value (environment, launch comm
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from .build import FilePatch, FileStat, PatchSet, build_patch, unified_diff
 from .shell import shell_snippet
@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 _WRITERS = ("apply_in_place", "backup_of", "check_outputs", "write_copies", "write_diff")
 
 
-def __getattr__(name: str):
+def __getattr__(name: str) -> Any:
     # apply.py (tempfile, hashlib) loads when something is written, not for the diff the report shows.
     if name in _WRITERS:
         from . import apply

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import field
 from typing import Any
 
@@ -171,7 +171,7 @@ def read_text(path: str, shown_as: str | None = None) -> tuple[str, FileStat]:
     return text, FileStat.of_bytes(data, st)
 
 
-def _leaf_edits(key_path: tuple[str, ...], value: Any):
+def _leaf_edits(key_path: tuple[str, ...], value: Any) -> Iterator[tuple[tuple[str, ...], Any]]:
     """A mapping value becomes one edit per leaf, so nested keys merge into what the file has."""
     if isinstance(value, Mapping) and value:
         for key, sub in value.items():
@@ -180,7 +180,7 @@ def _leaf_edits(key_path: tuple[str, ...], value: Any):
         yield key_path, value
 
 
-def _setter(fmt: str):
+def _setter(fmt: str) -> Callable[..., str]:
     # Only the editor the file needs is imported.
     if fmt == "json":
         from .json_edit import set_json_key

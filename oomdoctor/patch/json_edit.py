@@ -58,7 +58,9 @@ class _Scanner:
                           self.text.count("\n", 0, pos) + 1)
 
     def ws(self, pos: int) -> int:
-        return _WS.match(self.text, pos).end()
+        m = _WS.match(self.text, pos)
+        assert m is not None            # it matches the empty string too
+        return m.end()
 
     def document(self) -> JNode:
         pos = self.ws(1 if self.text.startswith("\ufeff") else 0)
@@ -71,49 +73,61 @@ class _Scanner:
     def value(self, pos: int, depth: int = 0) -> JNode:
         if depth > 200:
             raise self.fail(pos, "too_deep")
-        text = self.text
-        ch = text[pos:pos + 1]
+        ch = self.text[pos:pos + 1]
         if ch == "{":
-            node = JNode("object", pos, pos)
-            pos = self.ws(pos + 1)
+            return self.object(pos, depth)
+        if ch == "[":
+            return self.array(pos, depth)
+        return self.scalar(pos)
+
+    def object(self, pos: int, depth: int) -> JNode:
+        text = self.text
+        node = JNode("object", pos, pos)
+        pos = self.ws(pos + 1)
+        if text[pos:pos + 1] == "}":
+            node.end = pos + 1
+            return node
+        while True:
+            m = _STRING.match(text, pos)
+            if not m:
+                raise self.fail(pos, "expected_key")
+            key = json.loads(m.group())
+            pos = self.ws(m.end())
+            if text[pos:pos + 1] != ":":
+                raise self.fail(pos, "expected_colon")
+            child = self.value(self.ws(pos + 1), depth + 1)
+            node.pairs.append((key, m.start(), child))
+            pos = self.ws(child.end)
+            if text[pos:pos + 1] == ",":
+                pos = self.ws(pos + 1)
+                continue
             if text[pos:pos + 1] == "}":
                 node.end = pos + 1
                 return node
-            while True:
-                m = _STRING.match(text, pos)
-                if not m:
-                    raise self.fail(pos, "expected_key")
-                key = json.loads(m.group())
-                pos = self.ws(m.end())
-                if text[pos:pos + 1] != ":":
-                    raise self.fail(pos, "expected_colon")
-                child = self.value(self.ws(pos + 1), depth + 1)
-                node.pairs.append((key, m.start(), child))
-                pos = self.ws(child.end)
-                if text[pos:pos + 1] == ",":
-                    pos = self.ws(pos + 1)
-                    continue
-                if text[pos:pos + 1] == "}":
-                    node.end = pos + 1
-                    return node
-                raise self.fail(pos, "expected_comma_brace")
-        if ch == "[":
-            node = JNode("array", pos, pos)
-            pos = self.ws(pos + 1)
+            raise self.fail(pos, "expected_comma_brace")
+
+    def array(self, pos: int, depth: int) -> JNode:
+        text = self.text
+        node = JNode("array", pos, pos)
+        pos = self.ws(pos + 1)
+        if text[pos:pos + 1] == "]":
+            node.end = pos + 1
+            return node
+        while True:
+            child = self.value(pos, depth + 1)
+            node.items.append(child)
+            pos = self.ws(child.end)
+            if text[pos:pos + 1] == ",":
+                pos = self.ws(pos + 1)
+                continue
             if text[pos:pos + 1] == "]":
                 node.end = pos + 1
                 return node
-            while True:
-                child = self.value(pos, depth + 1)
-                node.items.append(child)
-                pos = self.ws(child.end)
-                if text[pos:pos + 1] == ",":
-                    pos = self.ws(pos + 1)
-                    continue
-                if text[pos:pos + 1] == "]":
-                    node.end = pos + 1
-                    return node
-                raise self.fail(pos, "expected_comma_bracket")
+            raise self.fail(pos, "expected_comma_bracket")
+
+    def scalar(self, pos: int) -> JNode:
+        text = self.text
+        ch = text[pos:pos + 1]
         if ch == '"':
             m = _STRING.match(text, pos)
             if not m:
@@ -138,6 +152,7 @@ def _leading(text: str, pos: int) -> str:
     """The whitespace between the start of the line holding `pos` and the first non-blank character."""
     start = text.rfind("\n", 0, pos) + 1
     m = re.compile(r"[ \t]*").match(text, start)
+    assert m is not None                # it matches the empty string too
     return m.group()
 
 

@@ -430,9 +430,9 @@ def _roll_back(order: list[_Plan], failed: _Plan, err: BaseException) -> None:
     else:
         reason = _reason(err)
     if problems:
-        plan, undo_err = problems[0]
+        plan, first_err = problems[0]
         raise InputError(msg("write.rollback_failed", reason=reason, other=plan.write.name,
-                             detail=_reason(undo_err), original=plan.holder), failed.write.name)
+                             detail=_reason(first_err), original=plan.holder), failed.write.name)
     raise InputError(msg("write.failed_nothing_changed", reason=reason), failed.write.name)
 
 

@@ -14,19 +14,14 @@ Public API::
 """
 from __future__ import annotations
 
+from oomdoctor.planner.actions import fire
 from oomdoctor.planner.book import default_rules_dir, load_rules
-from oomdoctor.planner.engine import (
-    COST_WEIGHTS,
-    cost_by_kind,
-    fire,
-    holds,
-    least_cost_plan,
-    make_plan,
-    plan_cost,
-    rule_cost,
-)
-from oomdoctor.planner.rules import Rule, RuleBook, Text, build_book
+from oomdoctor.planner.conditions import holds
+from oomdoctor.planner.engine import least_cost_plan, make_plan
+from oomdoctor.planner.rules import Rule, RuleBook, Text
 from oomdoctor.planner.text import explain, list_rules, rules_json
+from oomdoctor.planner.validate import build_book
+from oomdoctor.planner.weights import COST_WEIGHTS, cost_by_kind, plan_cost, rule_cost
 
 __all__ = ["COST_WEIGHTS", "Rule", "RuleBook", "Text", "build_book", "cost_by_kind", "default_rules_dir",
            "explain", "fire", "holds", "least_cost_plan", "list_rules", "load_rules", "make_plan", "plan_cost",

@@ -4,7 +4,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from oomdoctor.planner.rules import RuleBook, build_book
+from oomdoctor.planner.rules import RuleBook
+from oomdoctor.planner.validate import build_book
 
 _DEFAULT_BOOK: RuleBook | None = None
 
@@ -28,3 +29,8 @@ def load_rules(extra_dirs: Sequence[str] = ()) -> RuleBook:
             _DEFAULT_BOOK = build_book([default_rules_dir()])
         return _DEFAULT_BOOK
     return build_book([default_rules_dir(), *(Path(d) for d in extra_dirs)])
+
+
+def load_default_book(rules: RuleBook | None) -> RuleBook:
+    """The book a caller gave, else the default ladder."""
+    return rules if rules is not None else load_rules()

@@ -11,10 +11,13 @@ search takes one only when nothing without it fits (a yes is permission, not pre
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from oomdoctor.facts import Hardware, ModelShape, TrainingSetup
 from oomdoctor.records import record
+
+if TYPE_CHECKING:
+    from oomdoctor.gpus import GpuSpec
 
 # A quality step outweighs any pile of time and setup cost (remedy-costs.md §3.3: quality-changing remedies
 # come last, after offload at 2-2.5x).
@@ -85,16 +88,16 @@ def setup_items(before: TrainingSetup, after: TrainingSetup) -> tuple[tuple[str,
     return tuple(items)
 
 
-def _spec(hw: Hardware):
+def _spec(hw: Hardware) -> GpuSpec | None:
     """The card's catalog entry; an unnamed card is timed as the catalog card closest in memory (the ratio
     of two step times depends on the card's speed only through the offload traffic)."""
     from oomdoctor import gpus
     from oomdoctor.advise.cards import spec_of
 
     spec = spec_of(hw.gpu) if hw.gpu and hw.gpu not in ("", "unknown") else None
-    if spec is not None and getattr(spec, "bf16_tflops", 0):
+    if spec is not None and spec.bf16_tflops:
         return spec
-    timed = [s for s in gpus.catalog() if getattr(s, "bf16_tflops", 0)]
+    timed = [s for s in gpus.catalog() if s.bf16_tflops]
     return min(timed, key=lambda s: (abs(s.usable_gib - hw.gpu_gib), s.name)) if timed else None
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal, get_args, get_origin
 
+from oomdoctor import facts as _facts
 from oomdoctor.facts import COMPONENTS, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.memory.regime import regime_of
 from oomdoctor.records import record
@@ -36,20 +37,24 @@ class FactSpec:
 # Known values of the enumerated setup fields; a rule that sets or compares one of them to another
 # value is a typo, caught when the rule file loads.
 FIELD_CHOICES: Mapping[str, tuple[str, ...]] = {
-    "method": ("full", "freeze", "lora", "qlora"),
-    "precision": ("bf16", "fp16", "fp32"),
+    "method": get_args(_facts.Method),
+    "precision": get_args(_facts.Precision),
     "attention": ("eager", "sdpa", "fa2"),
     "stage": ("pt", "sft", "rm", "dpo", "kto", "ppo"),
     "framework": ("llamafactory", "hf", "trl", "axolotl", "torchtune", "ms-swift", "openrlhf"),
     "fsdp": ("full_shard", "shard_grad_op", "hybrid_shard"),
 }
 
-def _kind_of(annotation: str) -> str | None:
+def _kind_of(annotation: object) -> str | None:
     """Map a TrainingSetup annotation (a string: facts.py postpones them) to a fact kind; None for
-    fields rules cannot touch. `int | None` counts as int. Read as text, not through
-    typing.get_type_hints, which cannot evaluate `X | None` before Python 3.10."""
+    fields rules cannot touch. `int | None` counts as int, and a Literal alias of facts.py (`Method`) as str.
+    Read as text, not through typing.get_type_hints, which cannot evaluate `X | None` before Python 3.10."""
     parts = [p.strip() for p in str(annotation).split("|") if p.strip() != "None"]
-    return {"int": INT, "float": FLOAT, "bool": BOOL, "str": STR}.get(parts[0]) if len(parts) == 1 else None
+    if len(parts) != 1:
+        return None
+    if get_origin(getattr(_facts, parts[0], None)) is Literal:
+        return STR
+    return {"int": INT, "float": FLOAT, "bool": BOOL, "str": STR}.get(parts[0])
 
 
 def _setup_fields() -> dict[str, str]:

@@ -9,6 +9,7 @@ into a pipe or a file the width is $COLUMNS, else 80, and no line ends in spaces
 """
 from __future__ import annotations
 
+import io
 import os
 import sys
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -40,7 +41,13 @@ from oomdoctor.words import cell_width, pad_cells, say, show, wrap_cells
 PIPE_WIDTH = 80     # into a pipe or a file without $COLUMNS: what `less` and most terminals show
 
 if TYPE_CHECKING:
+    from typing import Union
+
     from rich.console import Console
+
+    from oomdoctor.views.plaintext import PlainConsole
+
+    AnyConsole = Union[Console, PlainConsole]
 
 class Kit(NamedTuple):
     """The Text and Table classes a report is built from: rich's, or views/plaintext.py's look-alikes."""
@@ -56,7 +63,7 @@ def rich_kit() -> Kit:
     return Kit(Text, Table)
 
 
-def _kit_of(console: Any) -> Kit:
+def _kit_of(console: AnyConsole) -> Kit:
     kit = getattr(console, "kit", None)
     return Kit(*kit) if kit is not None else rich_kit()
 
@@ -88,7 +95,7 @@ def hang(parts: list, width: int, indent: int, kit: Kit | None = None, initial: 
     return out
 
 
-def print_hanging(console: Any, parts: list, indent: int, style: str = "", initial: str = "") -> None:
+def print_hanging(console: AnyConsole, parts: list, indent: int, style: str = "", initial: str = "") -> None:
     kit = _kit_of(console)
     styled = [(p, style) if isinstance(p, str) else p for p in parts]
     for line in hang(styled, console.width, indent, kit, initial):
@@ -190,14 +197,30 @@ def _same_steps(a: Plan, b: Plan) -> bool:
     return [(s.rule, s.changes) for s in a.steps] == [(s.rule, s.changes) for s in b.steps]
 
 
-def render(report: Report, console: Console, *, show_patch: bool = True, lang: str = "en") -> None:
+def render(report: Report, console: AnyConsole, *, show_patch: bool = True, lang: str = "en") -> None:
     """Print the report on `console`: a rich Console, or a views.plaintext.PlainConsole."""
+    kit = _kit_of(console)
+    _render_head(report, console, kit, lang)
+    est = report.estimate
+    if est is None:
+        return
+    console.print()
+    width = max(20, min(60, console.width - 20))
+    _render_estimate(report, est, console, kit, width, lang)
+    plan = report.plan
+    if est.fits and not plan.steps and not plan.proposed:
+        return
+    console.print()
+    _render_plan(report, est, console, kit, width, lang)
+    _render_tail(report, console, kit, show_patch, lang)
+
+
+def _render_head(report: Report, console: AnyConsole, kit: Kit, lang: str) -> None:
+    """The heading: the version and model, the crash, the card, the setup as read, the model, the warnings."""
     from oomdoctor import __version__
 
-    kit = _kit_of(console)
-    Text = kit.Text
-    s, est, crash, hw = report.setup, report.estimate, report.crash, report.hardware
-    head = Text(f"oomdoctor {__version__}", style="bold")
+    s, crash, hw = report.setup, report.crash, report.hardware
+    head = kit.Text(f"oomdoctor {__version__}", style="bold")
     if s is not None:
         head.append(f" — {s.model} ({f'{s.framework} {s.framework_version}'.strip()})")
     console.print(head)
@@ -215,20 +238,22 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         if read_as:
             _head_line(console, say("report.label.read_as", lang), read_as)
     if report.shape is not None:
-        head, notes = model_lines(report.shape, lang)
-        _head_line(console, say("report.label.model", lang), head)
+        model_head, notes = model_lines(report.shape, lang)
+        _head_line(console, say("report.label.model", lang), model_head)
         for warning in model_warning_lines(report.shape, lang):
             print_hanging(console, ["       " + say("report.model_warning", lang, text=warning)], 9, style="bold yellow")
         for note in notes:
             print_hanging(console, [f"       · {note}"], 9, style="yellow")
     for w in report.warnings:
-        note = say("report.note", lang, note=show(w, lang))
-        print_hanging(console, [note], cell_width(say("report.note", lang, note="")), style="yellow")
-    if est is None:
-        return
-    console.print()
+        line = say("report.note", lang, note=show(w, lang))
+        print_hanging(console, [line], cell_width(say("report.note", lang, note="")), style="yellow")
+
+
+def _render_estimate(report: Report, est: Estimate, console: AnyConsole, kit: Kit, width: int, lang: str) -> None:
+    """The memory table, the bar against the card, the verdict, the log's own readings, the finding, the notes."""
+    Text = kit.Text
+    crash = report.crash
     console.print(memory_table(est, say("report.memory_title", lang), kit, lang))
-    width = max(20, min(60, console.width - 20))
     console.print(Text("  ") + bar(est, width, kit) + Text("  " + say("report.capacity_mark", lang,
                                                                          gib=est.capacity_gib)))
     console.print(verdict(est, kit, lang))
@@ -241,36 +266,23 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
             console.print(Text("  " + say("report.measured", lang, points=shown), style="cyan"))
     if report.finding is not None:
         render_finding(report.finding, console, lang)
-    shown = report.finding.floor.message if report.finding is not None and report.finding.floor is not None else None
+    floor = report.finding.floor.message if report.finding is not None and report.finding.floor is not None else None
     for note in est.notes:
-        if note != shown:
+        if note != floor:
             print_hanging(console, [f"  · {show(note, lang)}"], 4, style="dim")
+
+
+def _render_plan(report: Report, est: Estimate, console: AnyConsole, kit: Kit, width: int, lang: str) -> None:
+    """The plan (or the least-cost plan beside it), its verdict and cost, the advice, and every rung's state."""
     plan = report.plan
-    if est.fits and not plan.steps and not plan.proposed:
-        return
-    console.print()
     if plan.steps:
-        title = say("report.plan_title" if not est.fits else "report.plan_title_fits", lang)
-        console.print(plan_table(plan, est, title, kit, lang))
-        final = plan.steps[-1].estimate
-        console.print(Text("  ") + bar(final, width, kit))
-        console.print(verdict(final, kit, lang))
-        if plan.cost:
-            print_hanging(console, [cost_line(plan.cost, lang)], 2, style="dim")
-        installs = install_commands(s, plan.steps[-1].setup) if s is not None else []
-        if installs:
-            # without the package the patched run stops at its start: said where the plan is, not in a cost
-            print_hanging(console, [(say("report.install", lang, cmds=" ; ".join(installs)), "bold")], 2)
-        dropped = plan.rungs_in("dropped")
-        if dropped:
-            titles = say("common.list_sep", lang).join(say(r.steps[0].title, lang) for r in dropped if r.steps)
-            print_hanging(console, [say("report.dropped", lang, n=len(dropped), titles=titles)], 2, style="dim")
+        _render_steps(report, est, console, kit, width, lang)
     if report.least_cost is not None and report.least_cost.steps and not _same_steps(report.least_cost, plan):
         console.print()
         console.print(plan_table(report.least_cost, est, say("report.least_title", lang), kit, lang))
         console.print(verdict(report.least_cost.steps[-1].estimate, kit, lang))
     if not plan.fits and not est.fits:
-        console.print(Text(say("report.no_plan_fits", lang), style="bold red"))
+        console.print(kit.Text(say("report.no_plan_fits", lang), style="bold red"))
     for advice in plan.advice:
         print_hanging(console, [f"  → {say(advice, lang)}"], 4, style="yellow")
     if plan.rungs:
@@ -283,23 +295,46 @@ def render(report: Report, console: Console, *, show_patch: bool = True, lang: s
         for reason, rules in list(by_reason.items())[:8]:
             print_hanging(console, [say("report.skipped", lang, rules=", ".join(rules), reason=reason)], 2,
                           style="dim")
+
+
+def _render_steps(report: Report, est: Estimate, console: AnyConsole, kit: Kit, width: int, lang: str) -> None:
+    plan, s = report.plan, report.setup
+    title = say("report.plan_title" if not est.fits else "report.plan_title_fits", lang)
+    console.print(plan_table(plan, est, title, kit, lang))
+    final = plan.steps[-1].estimate
+    console.print(kit.Text("  ") + bar(final, width, kit))
+    console.print(verdict(final, kit, lang))
+    if plan.cost:
+        print_hanging(console, [cost_line(plan.cost, lang)], 2, style="dim")
+    installs = install_commands(s, plan.steps[-1].setup) if s is not None else []
+    if installs:
+        # without the package the patched run stops at its start: said where the plan is, not in a cost
+        print_hanging(console, [(say("report.install", lang, cmds=" ; ".join(installs)), "bold")], 2)
+    dropped = plan.rungs_in("dropped")
+    if dropped:
+        titles = say("common.list_sep", lang).join(say(r.steps[0].title, lang) for r in dropped if r.steps)
+        print_hanging(console, [say("report.dropped", lang, n=len(dropped), titles=titles)], 2, style="dim")
+
+
+def _render_tail(report: Report, console: AnyConsole, kit: Kit, show_patch: bool, lang: str) -> None:
+    """The environment to export and the notes (lines to paste into a shell), then the patch."""
     if report.env or report.notes:
         console.print()
         from oomdoctor.shellsafe import export_line
 
         for name, value in report.env.items():
             # Never wrapped: the line is for pasting into a shell whole.
-            console.print(Text(export_line(name, value)), soft_wrap=True)
+            console.print(kit.Text(export_line(name, value)), soft_wrap=True)
         for note in report.notes:
             # each wrapped line stays a comment, so the block can be pasted into a shell
             print_hanging(console, [f"# {say(note, lang)}"], 2, initial="# ")
     if show_patch and report.patch:
         console.print()
-        console.print(Text(say("report.patch_title", lang), style="bold"))
-        console.print(Text(report.patch), highlight=False, markup=False)
+        console.print(kit.Text(say("report.patch_title", lang), style="bold"))
+        console.print(kit.Text(report.patch), highlight=False, markup=False)
 
 
-def render_finding(finding: Finding, console: Any, lang: str = "en") -> None:
+def render_finding(finding: Finding, console: AnyConsole, lang: str = "en") -> None:
     """Whether the config explains the crash; when it does not, what to check first (before the plan), each
     check with the log lines it rests on."""
     kit = _kit_of(console)
@@ -322,7 +357,7 @@ def render_finding(finding: Finding, console: Any, lang: str = "en") -> None:
             print_hanging(console, [" " * cell_width(lead), (f"│ {where}{ev.text}", "dim")], cell_width(lead) + 2)
 
 
-def _head_line(console: Any, label: str, *parts: Any) -> None:
+def _head_line(console: AnyConsole, label: str, *parts: Any) -> None:
     """A head line: its label in a column of its own, wrapped lines under the text, not under the label."""
     lead = _label(label)
     print_hanging(console, [(lead, "bold"), *parts], cell_width(lead))
@@ -331,7 +366,7 @@ def _head_line(console: Any, label: str, *parts: Any) -> None:
 STATE_STYLE = {"applied": "green", "proposed": "yellow", "dropped": "dim", "skipped": "dim", "not_reached": "dim"}
 
 
-def render_rungs(plan: Plan, console: Any, lang: str = "en") -> None:
+def render_rungs(plan: Plan, console: AnyConsole, lang: str = "en") -> None:
     """Every rung of the ladder in its order, with what the plan did with it; neighbours in the same state
     for the same reason share a line, so a reason is read once."""
     Text = _kit_of(console).Text
@@ -365,7 +400,7 @@ def _rung_text(rung: Any, plan: Plan, lang: str) -> str:
     return show(rung.reason, lang) if rung.reason is not None else ""
 
 
-def render_crash(crash: CrashReport, console: Console, lang: str = "en") -> None:
+def render_crash(crash: CrashReport, console: AnyConsole, lang: str = "en") -> None:
     indent = " " * 7
     e = crash.primary
     if e is None:
@@ -469,14 +504,6 @@ def _rich_writes_plain_text() -> bool:
 def render_to_string(report: Report, width: int = 100, show_patch: bool = True, lang: str = "en") -> str:
     from rich.console import Console
 
-    console = Console(width=width, record=True, force_terminal=False, color_system=None, file=_Null())
+    console = Console(width=width, record=True, force_terminal=False, color_system=None, file=io.StringIO())
     render(report, console, show_patch=show_patch, lang=lang)
     return console.export_text()
-
-
-class _Null:
-    def write(self, _s: str) -> int:
-        return 0
-
-    def flush(self) -> None:
-        pass
