@@ -55,7 +55,7 @@ class Cfg:
     def fail(self, key: str, message: Msg) -> InputError:
         return InputError(message, self.path, self._line(key))
 
-    def int(self, *keys: str, default: int | None = None, minimum: int = 1, maximum: int = _MAX_DIM) -> int | None:
+    def get_int(self, *keys: str, default: int | None = None, minimum: int = 1, maximum: int = _MAX_DIM) -> int | None:
         self.asked.update(keys)
         for k in keys:
             value = self.data.get(k)
@@ -68,12 +68,12 @@ class Cfg:
         return default
 
     def need(self, *keys: str, minimum: int = 1, maximum: int = _MAX_DIM) -> int:
-        value = self.int(*keys, minimum=minimum, maximum=maximum)
+        value = self.get_int(*keys, minimum=minimum, maximum=maximum)
         if value is None:
             raise InputError(msg("model.config.missing_key", keys=" / ".join(keys)), self.path)
         return value
 
-    def float(self, key: str, default: float, minimum: float = 0.0, maximum: float = 1e6) -> float:
+    def get_float(self, key: str, default: float, minimum: float = 0.0, maximum: float = 1e6) -> float:
         self.asked.add(key)
         value = self.data.get(key)
         if value is None:
@@ -165,15 +165,15 @@ def _common(b: _Build, *, head_dim_key: bool = True, gqa: bool = True, layers: i
     b.layers = layers if layers is not None else c.need("num_hidden_layers", "num_layers", "n_layer", "n_layers",
                                                         maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads", "n_head", "n_heads", "num_heads")
-    b.kv = c.int("num_key_value_heads", default=b.heads) if gqa else b.heads
+    b.kv = c.get_int("num_key_value_heads", default=b.heads) if gqa else b.heads
     if b.kv > b.heads or b.heads % b.kv:
         raise c.fail("num_key_value_heads", msg("model.config.bad_kv_heads", kv=b.kv, heads=b.heads))
     if head_dim_key:
-        b.head_dim = c.int("head_dim")
+        b.head_dim = c.get_int("head_dim")
     if b.head_dim is None and b.hidden % b.heads:
         raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=b.hidden, heads=b.heads))
     b.vocab = c.need("vocab_size", "padded_vocab_size")
-    b.inter = c.int("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * b.hidden)
+    b.inter = c.get_int("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * b.hidden)
 
 
 # ---------------------------------------------------------------- Llama-style families
@@ -215,7 +215,7 @@ def _qwen_moe(b: _Build, *, qk_norm: bool, shared: bool) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", default=1)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=1)
     b.moe_inter = c.need("moe_intermediate_size")
     qkv_bias = True if not qk_norm else c.flag("attention_bias", False)
     attn = _attn(b, qkv_bias=qkv_bias, o_bias=False if not qk_norm else c.flag("attention_bias", False))
@@ -223,14 +223,14 @@ def _qwen_moe(b: _Build, *, qk_norm: bool, shared: bool) -> None:
     b.moe = attn + [Linear("mlp.gate", b.hidden, b.experts, role="router")]
     b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", copies=b.experts)
     if shared:
-        b.shared_inter = c.int("shared_expert_intermediate_size")
+        b.shared_inter = c.get_int("shared_expert_intermediate_size")
         if b.shared_inter:
             b.shared = 1
             b.moe += _mlp(b.hidden, b.shared_inter, prefix="mlp.shared_expert")
             b.moe.append(Linear("mlp.shared_expert_gate", b.hidden, 1, role="router"))
     if qk_norm:
         b.layer_other = 2 * b.hidden + _qk_norm(b)
-    step = c.int("decoder_sparse_step", default=1)
+    step = c.get_int("decoder_sparse_step", default=1)
     listed = c.raw("mlp_only_layers", default=[])
     only_mlp = {i for i in listed if isinstance(i, int) and not isinstance(i, bool)} if isinstance(listed, list) else set()
     _moe_layer_ids(b, lambda i: i not in only_mlp and (i + 1) % step == 0)
@@ -240,7 +240,7 @@ def _mixtral(b: _Build) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_local_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=2)
     b.moe_inter = b.inter
     # transformers 4.x MixtralSparseMoeBlock: gate and every expert's w1/w3/w2 are nn.Linear
     b.moe = _attn(b) + [Linear("block_sparse_moe.gate", b.hidden, b.experts, role="router")]
@@ -306,7 +306,7 @@ def _phi(b: _Build) -> None:
     b.gated = False
     if b.model_type in ("phi-msft", "mixformer-sequential"):
         # the pre-transformers remote code: fused Wqkv, out_proj; the head is a Linear with a LayerNorm
-        b.kv = c.int("n_head_kv", default=b.heads)
+        b.kv = c.get_int("n_head_kv", default=b.heads)
         b.dense = _fused_attn(b, "mixer.Wqkv", "mixer.out_proj", qkv_bias=True, o_bias=True)
     else:
         b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "dense"), qkv_bias=True, o_bias=True)
@@ -344,11 +344,11 @@ def _minicpm(b: _Build) -> None:
     bias-free `mlp.gate` router."""
     c = b.c
     _llama(b)
-    experts = c.int("num_experts", default=0, minimum=0) or 0
+    experts = c.get_int("num_experts", default=0, minimum=0) or 0
     if not experts:
         return
     b.experts = experts
-    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=2)
     b.moe_inter = b.inter
     attn = [l for l in b.dense if l.role in ("q", "k", "v", "o")]
     b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
@@ -387,7 +387,7 @@ def _granitemoe(b: _Build, *, shared: bool) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_local_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=2)
     b.moe_inter = b.inter
     ab = c.flag("attention_bias", False)
     # GraniteMoeParallelExperts keep all experts in one 3-D weight: not an nn.Linear PEFT can wrap
@@ -398,7 +398,7 @@ def _granitemoe(b: _Build, *, shared: bool) -> None:
     if shared:
         # shared_intermediate_size 0 (the config class's default) means no shared MLP at all
         # (transformers models/granitemoeshared/modeling_granitemoeshared.py: `None if ... == 0`)
-        b.shared_inter = c.int("shared_intermediate_size", default=0, minimum=0)
+        b.shared_inter = c.get_int("shared_intermediate_size", default=0, minimum=0)
         if b.shared_inter:
             b.shared = 1
             b.moe += [Linear("shared_mlp.input_linear", b.hidden, 2 * b.shared_inter, role="gate_up"),
@@ -410,7 +410,7 @@ def _gpt_oss(b: _Build) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_local_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", "experts_per_token", default=4)
+    b.experts_per_token = c.get_int("num_experts_per_tok", "experts_per_token", default=4)
     b.moe_inter = b.inter
     b.moe = _attn(b, qkv_bias=c.flag("attention_bias", True), o_bias=c.flag("attention_bias", True))
     b.moe += [Linear("mlp.router", b.hidden, b.experts, True, role="router"),
@@ -425,9 +425,9 @@ def _llama4(b: _Build) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_local_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", default=1)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=1)
     b.moe_inter = b.inter                         # intermediate_size is the expert width
-    dense_inter = c.int("intermediate_size_mlp", default=b.inter)
+    dense_inter = c.get_int("intermediate_size_mlp", default=b.inter)
     attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
     b.dense = attn + _mlp(b.hidden, dense_inter, prefix="feed_forward")
     b.moe = attn + [Linear("feed_forward.router", b.hidden, b.experts, role="router"),
@@ -442,7 +442,7 @@ def _llama4(b: _Build) -> None:
         ids = {int(i) for i in listed if isinstance(i, int) and not isinstance(i, bool)}
         _moe_layer_ids(b, lambda i: i in ids)
     else:
-        step = c.int("interleave_moe_layer_step", default=1)
+        step = c.get_int("interleave_moe_layer_step", default=1)
         _moe_layer_ids(b, lambda i: (i + 1) % step == 0)
 
 
@@ -450,7 +450,7 @@ def _deepseek(b: _Build) -> None:
     """DeepSeek-V2/V3: multi-head latent attention, dense first layers, routed + shared experts."""
     c = b.c
     if b.model_type != "deepseek":               # latent attention: heads need not divide hidden_size
-        b.head_dim = c.int("qk_nope_head_dim", default=128) + c.int("qk_rope_head_dim", default=64)
+        b.head_dim = c.get_int("qk_nope_head_dim", default=128) + c.get_int("qk_rope_head_dim", default=64)
     _common(b, head_dim_key=False)
     if b.model_type == "deepseek":               # DeepSeek-MoE (v1 remote code): plain attention
         attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
@@ -468,7 +468,7 @@ def _recurrent_gemma(b: _Build) -> None:
     always-biased o_proj; the MLP is gated, biased, and half `intermediate_size` wide; two RMSNorms a layer."""
     c = b.c
     _common(b)
-    h, w = b.hidden, c.int("lru_width", default=b.hidden) or b.hidden
+    h, w = b.hidden, c.get_int("lru_width", default=b.hidden) or b.hidden
     kinds = c.raw("block_types", default=["recurrent", "recurrent", "attention"])
     if not isinstance(kinds, list) or not kinds or not all(isinstance(k, str) for k in kinds):
         raise c.fail("block_types", msg("model.config.bad_layer_kinds", key="block_types"))
@@ -482,7 +482,7 @@ def _recurrent_gemma(b: _Build) -> None:
     b.linear_attn_layers = sum(1 for k in layers if k == "recurrent")
     block = w // b.heads
     gates = 2 * b.heads * (block * block + block)          # input and recurrent gates: weights and biases
-    b.linear_attn_other = 2 * h + w * (c.int("conv1d_width", default=4) or 4) + w + w + gates  # conv, bias, a
+    b.linear_attn_other = 2 * h + w * (c.get_int("conv1d_width", default=4) or 4) + w + w + gates  # conv, bias, a
     b.layer_other = 2 * h
 
 
@@ -496,16 +496,16 @@ def _lfm2(b: _Build) -> None:
     h = b.hidden = c.need("hidden_size")
     b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads", "num_heads")
-    b.kv = c.int("num_key_value_heads", default=8) or 8            # Lfm2Config's default
+    b.kv = c.get_int("num_key_value_heads", default=8) or 8            # Lfm2Config's default
     b.vocab = c.need("vocab_size")
     b.tied = c.flag("tie_word_embeddings", c.flag("tie_embedding", True))
-    inter = c.int("block_ff_dim", "intermediate_size", default=12288) or 12288
+    inter = c.get_int("block_ff_dim", "intermediate_size", default=12288) or 12288
     if c.flag("block_auto_adjust_ff_dim", True):
         inter = int(2 * inter / 3)
         multiplier = c.raw("block_ffn_dim_multiplier", default=1.0)
         if multiplier is not None:
-            inter = int(c.float("block_ffn_dim_multiplier", 1.0) * inter)
-            step = c.int("block_multiple_of", default=256) or 256
+            inter = int(c.get_float("block_ffn_dim_multiplier", 1.0) * inter)
+            step = c.get_int("block_multiple_of", default=256) or 256
             inter = step * ((inter + step - 1) // step)
     b.inter = inter
     kinds = c.raw("layer_types")
@@ -516,7 +516,7 @@ def _lfm2(b: _Build) -> None:
     b.dense += _mlp(h, inter, prefix="feed_forward", names=("w1", "w3", "w2"))
     b.layer_other = 2 * h + 2 * d                         # operator/ffn norms, q/k layernorms
     bias = c.flag("conv_bias", False)
-    taps = c.int("conv_L_cache", default=3) or 3
+    taps = c.get_int("conv_L_cache", default=3) or 3
     b.linear_attn = [Linear("conv.in_proj", h, 3 * h, bias, role="other"),
                      Linear("conv.out_proj", h, h, bias, role="other")]
     b.linear_attn_layers = sum(1 for k in kinds[:b.layers] if k != "full_attention")
@@ -533,15 +533,15 @@ def _falcon_h1(b: _Build) -> None:
     h = b.hidden
     ab = c.flag("attention_bias", False)
     mb = c.flag("mlp_bias", False)
-    inner = c.int("mamba_d_ssm", default=None) or int(c.float("mamba_expand", 2.0) * h)
-    heads = c.int("mamba_n_heads", default=128) or 128
-    groups = c.int("mamba_n_groups", default=1) or 1
-    state = c.int("mamba_d_state", default=256) or 256
+    inner = c.get_int("mamba_d_ssm", default=None) or int(c.get_float("mamba_expand", 2.0) * h)
+    heads = c.get_int("mamba_n_heads", default=128) or 128
+    groups = c.get_int("mamba_n_groups", default=1) or 1
+    state = c.get_int("mamba_d_state", default=256) or 256
     conv_dim = inner + 2 * groups * state
     mamba = [Linear("mamba.in_proj", h, inner + conv_dim + heads, c.flag("mamba_proj_bias", False), role="other"),
              Linear("mamba.out_proj", inner, h, c.flag("projectors_bias", False), role="other")]
     b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + mamba + _mlp(h, b.inter, prefix="feed_forward", bias=mb)
-    b.layer_other = (2 * h + conv_dim * (c.int("mamba_d_conv", default=4) or 4)
+    b.layer_other = (2 * h + conv_dim * (c.get_int("mamba_d_conv", default=4) or 4)
                      + (conv_dim if c.flag("mamba_conv_bias", True) else 0) + 3 * heads
                      + (inner if c.flag("mamba_rms_norm", False) else 0))
     b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind="mamba2"))
@@ -555,10 +555,10 @@ def _jetmoe(b: _Build) -> None:
     c = b.c
     _common(b, head_dim_key=False)
     h = b.hidden
-    b.head_dim = c.int("kv_channels", default=128) or 128
+    b.head_dim = c.get_int("kv_channels", default=128) or 128
     attn_dim = b.kv * b.head_dim
-    b.experts = c.int("num_local_experts", default=8) or 8
-    b.experts_per_token = c.int("num_experts_per_tok", default=2) or 2
+    b.experts = c.get_int("num_local_experts", default=8) or 8
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=2) or 2
     b.moe_inter = b.inter
     b.moe = [Linear("self_attention.kv_proj", h, 2 * attn_dim, role="kv"),
              Linear("self_attention.experts.router.layer", h, b.experts, role="router"),
@@ -587,24 +587,24 @@ def _zamba2(b: _Build) -> None:
     else:
         listed = c.raw("hybrid_layer_ids", default=[])
         hybrid = len(listed) if isinstance(listed, list) else 0
-    blocks = min(c.int("num_mem_blocks", default=1) or 1, hybrid)
-    att = c.int("attention_hidden_size", default=2 * h) or 2 * h
-    heads = c.int("num_attention_heads", default=32) or 32
-    kv = c.int("num_key_value_heads", default=heads) or heads
-    d = c.int("attention_head_dim", default=att // heads) or att // heads
-    inter = b.inter = c.int("intermediate_size", default=4 * h) or 4 * h
-    rank = c.int("adapter_rank", default=128) or 128
+    blocks = min(c.get_int("num_mem_blocks", default=1) or 1, hybrid)
+    att = c.get_int("attention_hidden_size", default=2 * h) or 2 * h
+    heads = c.get_int("num_attention_heads", default=32) or 32
+    kv = c.get_int("num_key_value_heads", default=heads) or heads
+    d = c.get_int("attention_head_dim", default=att // heads) or att // heads
+    inter = b.inter = c.get_int("intermediate_size", default=4 * h) or 4 * h
+    rank = c.get_int("adapter_rank", default=128) or 128
     bias = c.flag("add_bias_linear", False)
     # the Mamba-2 mixer: in_proj to z, x, B, C and one dt per head; depthwise conv (always biased); dt_bias, A_log
     # and D per head; a gated norm over the inner width; out_proj
-    inner = int(c.float("mamba_expand", 2.0) * h)
-    m_heads = c.int("n_mamba_heads", default=8) or 8
-    groups = c.int("mamba_ngroups", default=1) or 1
-    state = c.int("mamba_d_state", default=64) or 64
+    inner = int(c.get_float("mamba_expand", 2.0) * h)
+    m_heads = c.get_int("n_mamba_heads", default=8) or 8
+    groups = c.get_int("mamba_ngroups", default=1) or 1
+    state = c.get_int("mamba_d_state", default=64) or 64
     conv_dim = inner + 2 * groups * state
     b.dense = [Linear("mamba.in_proj", h, inner + conv_dim + m_heads, bias, role="other"),
                Linear("mamba.out_proj", inner, h, bias, role="other")]
-    b.layer_other = h + conv_dim * (c.int("mamba_d_conv", default=4) or 4) + conv_dim + 3 * m_heads + inner
+    b.layer_other = h + conv_dim * (c.get_int("mamba_d_conv", default=4) or 4) + conv_dim + 3 * m_heads + inner
     b.heads = b.kv = 1
     b.head_dim = h
     b.gated = False
@@ -628,25 +628,25 @@ def _zamba(b: _Build) -> None:
     b.vocab = c.need("vocab_size")
     kinds = c.raw("layers_block_type")
     if not (isinstance(kinds, list) and kinds):
-        period = c.int("attn_layer_period", default=6) or 6
-        offset = c.int("attn_layer_offset", default=4, minimum=0) or 0
+        period = c.get_int("attn_layer_period", default=6) or 6
+        offset = c.get_int("attn_layer_offset", default=4, minimum=0) or 0
         kinds = ["mamba", "mamba", "hybrid"] + ["hybrid" if i % period == offset else "mamba"
                                                 for i in range(b.layers - 3)]
     hybrid = sum(1 for k in kinds[:b.layers] if k == "hybrid")
-    att = c.int("attention_hidden_size", default=2 * h) or 2 * h
-    heads = c.int("num_attention_heads", default=16) or 16
-    kv = c.int("num_key_value_heads", default=heads) or heads
-    d = c.int("attention_head_dim", default=att // heads) or att // heads
-    inter = b.inter = c.int("intermediate_size", default=4 * h) or 4 * h
-    inner = int(c.float("mamba_expand", 2.0) * h)
-    state = c.int("mamba_d_state", default=16) or 16
+    att = c.get_int("attention_hidden_size", default=2 * h) or 2 * h
+    heads = c.get_int("num_attention_heads", default=16) or 16
+    kv = c.get_int("num_key_value_heads", default=heads) or heads
+    d = c.get_int("attention_head_dim", default=att // heads) or att // heads
+    inter = b.inter = c.get_int("intermediate_size", default=4 * h) or 4 * h
+    inner = int(c.get_float("mamba_expand", 2.0) * h)
+    state = c.get_int("mamba_d_state", default=16) or 16
     rank = c.raw("mamba_dt_rank", default="auto")
-    rank = math.ceil(h / 16) if rank == "auto" else c.int("mamba_dt_rank")
+    rank = math.ceil(h / 16) if rank == "auto" else c.get_int("mamba_dt_rank")
     bias = c.flag("mamba_proj_bias", False)
     b.dense = [Linear("mamba.in_proj", h, 2 * inner, bias, role="other"),
                Linear("mamba.out_proj", inner, h, bias, role="other")]
     # conv1d (and its bias), per-head x_proj and dt_proj (with bias), A_log and D, all stored as parameters
-    b.layer_other = (h + inner * (c.int("mamba_d_conv", default=4) or 4) + (inner if c.flag("mamba_conv_bias", True)
+    b.layer_other = (h + inner * (c.get_int("mamba_d_conv", default=4) or 4) + (inner if c.flag("mamba_conv_bias", True)
                      else 0) + inner * (rank + 2 * state) + inner * rank + inner + inner * state + inner)
     b.heads = b.kv = 1
     b.head_dim = h
@@ -663,11 +663,11 @@ def _mla_attn(b: _Build) -> tuple[list[Linear], int]:
     of its two latent RMSNorms."""
     c = b.c
     # DeepseekV2Config / DeepseekV3Config defaults; q_lora_rank: null (V2-Lite) means a plain q_proj
-    nope = c.int("qk_nope_head_dim", default=128)
-    rope = c.int("qk_rope_head_dim", default=64)
-    v_dim = c.int("v_head_dim", default=128)
-    kv_rank = c.int("kv_lora_rank", default=512)
-    q_rank = c.int("q_lora_rank", default=1536) if "q_lora_rank" not in c.data or c.data["q_lora_rank"] is not None \
+    nope = c.get_int("qk_nope_head_dim", default=128)
+    rope = c.get_int("qk_rope_head_dim", default=64)
+    v_dim = c.get_int("v_head_dim", default=128)
+    kv_rank = c.get_int("kv_lora_rank", default=512)
+    q_rank = c.get_int("q_lora_rank", default=1536) if "q_lora_rank" not in c.data or c.data["q_lora_rank"] is not None \
         else None
     ab = c.flag("attention_bias", False)
     h, n = b.hidden, b.heads
@@ -687,11 +687,11 @@ def _mla_attn(b: _Build) -> tuple[list[Linear], int]:
 def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
     c, h = b.c, b.hidden
     b.dense = attn + _mlp(h, b.inter)
-    b.experts = c.int("n_routed_experts", default=0) or 0
+    b.experts = c.get_int("n_routed_experts", default=0) or 0
     if b.experts:
-        b.experts_per_token = c.int("num_experts_per_tok", default=1)
+        b.experts_per_token = c.get_int("num_experts_per_tok", default=1)
         b.moe_inter = c.need("moe_intermediate_size")
-        b.shared = c.int("n_shared_experts", default=0, minimum=0) or 0
+        b.shared = c.get_int("n_shared_experts", default=0, minimum=0) or 0
         # the router is a bare weight Parameter (DeepseekV2MoEGate / DeepseekV3TopkRouter), not an nn.Linear
         b.moe = attn + [Linear("mlp.gate", h, b.experts, role="router", peft=False)]
         b.moe += _mlp(h, b.moe_inter, prefix="mlp.experts.*", copies=b.experts)
@@ -702,10 +702,10 @@ def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
         if isinstance(kinds, list) and len(kinds) >= b.layers:     # GLM-4.7-Flash: "dense" / "sparse" per layer
             _moe_layer_ids(b, lambda i: kinds[i] == "sparse")
         else:
-            first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
-            freq = c.int("moe_layer_freq", default=1)
+            first = c.get_int("first_k_dense_replace", default=0, minimum=0) or 0
+            freq = c.get_int("moe_layer_freq", default=1)
             _moe_layer_ids(b, lambda i: i >= first and i % freq == 0)
-        mtp = c.int("num_nextn_predict_layers", default=0, minimum=0)
+        mtp = c.get_int("num_nextn_predict_layers", default=0, minimum=0)
         if mtp:
             b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
 
@@ -719,7 +719,7 @@ def _qwen_hybrid(b: _Build, *, moe: bool) -> None:
     parameters, a shared expert and its sigmoid gate. Defaults are the config classes' (a nested text_config
     leaves them out)."""
     c = b.c
-    b.head_dim = c.int("head_dim", default=256)
+    b.head_dim = c.get_int("head_dim", default=256)
     _common(b, head_dim_key=False)
     h, d = b.hidden, b.head_dim
     ab = c.flag("attention_bias", False)
@@ -728,8 +728,8 @@ def _qwen_hybrid(b: _Build, *, moe: bool) -> None:
             Linear("self_attn.v_proj", h, b.kv * d, ab, role="v"),
             Linear("self_attn.o_proj", b.heads * d, h, ab, role="o")]
     b.layer_other = 2 * h + 2 * d
-    nk, nv = c.int("linear_num_key_heads", default=16), c.int("linear_num_value_heads", default=32)
-    dk, dv = c.int("linear_key_head_dim", default=128), c.int("linear_value_head_dim", default=128)
+    nk, nv = c.get_int("linear_num_key_heads", default=16), c.get_int("linear_num_value_heads", default=32)
+    dk, dv = c.get_int("linear_key_head_dim", default=128), c.get_int("linear_value_head_dim", default=128)
     key, value = nk * dk, nv * dv
     if b.model_type == "qwen3_next":
         mixer = [Linear("linear_attn.in_proj_qkvz", h, 2 * key + 2 * value, role="other"),
@@ -740,28 +740,28 @@ def _qwen_hybrid(b: _Build, *, moe: bool) -> None:
                  Linear("linear_attn.in_proj_b", h, nv, role="other"),
                  Linear("linear_attn.in_proj_a", h, nv, role="other")]
     b.linear_attn = mixer + [Linear("linear_attn.out_proj", value, h, role="other")]
-    b.linear_attn_other = 2 * h + (2 * key + value) * c.int("linear_conv_kernel_dim", default=4) + 2 * nv + dv
+    b.linear_attn_other = 2 * h + (2 * key + value) * c.get_int("linear_conv_kernel_dim", default=4) + 2 * nv + dv
     listed = c.raw("layer_types")
     if isinstance(listed, list) and listed:
         kinds = [str(k) for k in listed[:b.layers]]
     else:
-        every = c.int("full_attention_interval", default=4)
+        every = c.get_int("full_attention_interval", default=4)
         kinds = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(b.layers)]
     b.linear_attn_layers = kinds.count("linear_attention")
     if b.linear_attn_layers:
         b.notes.append(msg("model.note.linear_attention", linear=b.linear_attn_layers, layers=b.layers))
     b.dense = attn + _mlp(h, b.inter)
-    mtp = c.int("mtp_num_hidden_layers", default=0, minimum=0)
+    mtp = c.get_int("mtp_num_hidden_layers", default=0, minimum=0)
     if mtp:
         b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
     if not moe:
         return
-    b.experts = c.int("num_experts", default=512 if b.model_type == "qwen3_next" else 256, minimum=0) or 0
+    b.experts = c.get_int("num_experts", default=512 if b.model_type == "qwen3_next" else 256, minimum=0) or 0
     if not b.experts:
         return
-    b.experts_per_token = c.int("num_experts_per_tok", default=10 if b.model_type == "qwen3_next" else 8)
-    b.moe_inter = c.int("moe_intermediate_size", default=512)
-    b.shared_inter = c.int("shared_expert_intermediate_size", default=512)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=10 if b.model_type == "qwen3_next" else 8)
+    b.moe_inter = c.get_int("moe_intermediate_size", default=512)
+    b.shared_inter = c.get_int("shared_expert_intermediate_size", default=512)
     b.shared = 1
     # Qwen3NextTopKRouter / Qwen3NextExperts: a weight Parameter and 3-D expert weights, not nn.Linear
     b.moe = attn + [Linear("mlp.gate", h, b.experts, role="router", peft=False),
@@ -770,12 +770,12 @@ def _qwen_hybrid(b: _Build, *, moe: bool) -> None:
     b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_expert")
     b.moe.append(Linear("mlp.shared_expert_gate", h, 1, role="router"))
     if b.model_type == "qwen3_next":
-        step = c.int("decoder_sparse_step", default=1)
+        step = c.get_int("decoder_sparse_step", default=1)
         listed = c.raw("mlp_only_layers", default=[])
         only = {i for i in listed if isinstance(i, int) and not isinstance(i, bool)} if isinstance(listed, list) else set()
         _moe_layer_ids(b, lambda i: i not in only and (i + 1) % step == 0)
     else:                                        # Qwen3_5MoeDecoderLayer: every layer's MLP is the sparse block
-        b.inter = c.int("intermediate_size", default=b.moe_inter)
+        b.inter = c.get_int("intermediate_size", default=b.moe_inter)
         b.dense = []
         b.moe_layers = b.layers
 
@@ -787,7 +787,7 @@ def _qwen1(b: _Build) -> None:
     w1 and w2 (modeling_qwen.py QWenMLP: `ff_dim_in = config.intermediate_size // 2`)."""
     c = b.c
     _common(b, head_dim_key=False, gqa=False)
-    b.head_dim = c.int("kv_channels")
+    b.head_dim = c.get_int("kv_channels")
     if b.head_dim == b.hidden // b.heads:
         b.head_dim = None
     full = c.need("intermediate_size")
@@ -816,10 +816,10 @@ def _chatglm(b: _Build) -> None:
     b.hidden = c.need("hidden_size")
     b.layers = c.need("num_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads")
-    b.head_dim = c.int("kv_channels", default=b.hidden // b.heads)
+    b.head_dim = c.get_int("kv_channels", default=b.hidden // b.heads)
     if b.head_dim == b.hidden // b.heads:
         b.head_dim = None
-    b.kv = c.int("multi_query_group_num", default=b.heads) if c.flag("multi_query_attention", False) else b.heads
+    b.kv = c.get_int("multi_query_group_num", default=b.heads) if c.flag("multi_query_attention", False) else b.heads
     b.vocab = c.need("padded_vocab_size", "vocab_size")
     b.inter = c.need("ffn_hidden_size")
     linear_bias = c.flag("add_bias_linear", False)
@@ -871,7 +871,7 @@ def _gpt2_blocks(b: _Build, multi_query: bool) -> None:
     b.gated = False
     b.kv = 1 if multi_query else b.heads
     d = b.hidden // b.heads
-    b.inter = c.int("n_inner", default=4 * b.hidden)
+    b.inter = c.get_int("n_inner", default=4 * b.hidden)
     b.dense = [Linear("attn.c_attn", b.hidden, b.hidden + 2 * b.kv * d, True, role="qkv"),
                Linear("attn.c_proj", b.hidden, b.hidden, True, role="o")]
     b.dense += _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=True)
@@ -895,7 +895,7 @@ def _gptj(b: _Build) -> None:
     c = b.c
     _common(b, head_dim_key=False, gqa=False)
     b.gated = False
-    b.inter = c.int("n_inner", default=4 * b.hidden)
+    b.inter = c.get_int("n_inner", default=4 * b.hidden)
     b.dense = _attn(b, prefix="attn", names=("q_proj", "k_proj", "v_proj", "out_proj"))
     b.dense += _mlp(b.hidden, b.inter, names=("fc_in", "fc_out"), bias=True)
     b.layer_other = 2 * b.hidden
@@ -923,17 +923,17 @@ def _falcon(b: _Build) -> None:
     b.gated = False
     new_arch = c.flag("new_decoder_architecture", b.model_type == "RefinedWeb")
     if new_arch:
-        b.kv = c.int("num_kv_heads", "n_head_kv", default=b.heads)
+        b.kv = c.get_int("num_kv_heads", "n_head_kv", default=b.heads)
     elif c.flag("multi_query", True):
         b.kv = 1
     else:
         b.kv = b.heads
     bias = c.flag("bias", False)
-    b.inter = c.int("ffn_hidden_size", default=4 * b.hidden)
+    b.inter = c.get_int("ffn_hidden_size", default=4 * b.hidden)
     b.dense = _fused_attn(b, "self_attention.query_key_value", "self_attention.dense", qkv_bias=bias, o_bias=bias)
     b.dense += _mlp(b.hidden, b.inter, names=("dense_h_to_4h", "dense_4h_to_h"), bias=bias)
     if new_arch:
-        norms = c.int("num_ln_in_parallel_attn", default=2)
+        norms = c.get_int("num_ln_in_parallel_attn", default=2)
     else:
         norms = 1 if c.flag("parallel_attn", True) else 2
     b.layer_other = norms * 2 * b.hidden
@@ -946,11 +946,11 @@ def _mpt(b: _Build) -> None:
     b.hidden = c.need("d_model")
     b.layers = c.need("n_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("n_heads")
-    b.kv = attn_cfg.int("kv_n_heads", default=b.heads)
+    b.kv = attn_cfg.get_int("kv_n_heads", default=b.heads)
     b.vocab = c.need("vocab_size")
     ffn = c.sub("ffn_config")
-    ffn_width = ffn.int("ffn_hidden_size") if ffn else None
-    ratio = c.float("expansion_ratio", 4.0, minimum=0.01, maximum=1024)
+    ffn_width = ffn.get_int("ffn_hidden_size") if ffn else None
+    ratio = c.get_float("expansion_ratio", 4.0, minimum=0.01, maximum=1024)
     b.inter = ffn_width or int(ratio * b.hidden)
     b.gated = False
     bias = not c.flag("no_bias", True)
@@ -979,7 +979,7 @@ def _opt(b: _Build) -> None:
     b.layer_other = 2 * affine * b.hidden
     b.final_norm = affine * b.hidden if c.flag("do_layer_norm_before", True) else 0
     b.extra = (c.need("max_position_embeddings") + 2) * b.hidden
-    proj = c.int("word_embed_proj_dim", default=b.hidden)
+    proj = c.get_int("word_embed_proj_dim", default=b.hidden)
     if proj != b.hidden:
         # the embedding table (and the head tied to it) is vocab x proj, plus the two projections
         heads = 1 if b.tied else 2
@@ -996,11 +996,11 @@ def _dbrx(b: _Build) -> None:
     b.hidden = c.need("d_model")
     b.layers = c.need("n_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("n_heads")
-    b.kv = attn.int("kv_n_heads", default=1)
+    b.kv = attn.get_int("kv_n_heads", default=1)
     b.vocab = c.need("vocab_size")
-    b.inter = ffn.int("ffn_hidden_size", default=3584)
-    b.experts = ffn.int("moe_num_experts", default=4)
-    b.experts_per_token = ffn.int("moe_top_k", default=1)
+    b.inter = ffn.get_int("ffn_hidden_size", default=3584)
+    b.experts = ffn.get_int("moe_num_experts", default=4)
+    b.experts_per_token = ffn.get_int("moe_top_k", default=1)
     b.moe_inter = b.inter
     b.moe = _fused_attn(b, "norm_attn_norm.attn.Wqkv", "norm_attn_norm.attn.out_proj")
     b.moe += [Linear("ffn.router.layer", b.hidden, b.experts, role="router"),
@@ -1033,7 +1033,7 @@ def _siglip_params(v: Cfg) -> int:
     layers = v.need("num_hidden_layers", maximum=_MAX_LAYERS)
     patch = v.need("patch_size")
     image = v.need("image_size")
-    channels = v.int("num_channels", default=3)
+    channels = v.get_int("num_channels", default=3)
     patches = (image // patch) ** 2
     return channels * patch * patch * h + h + patches * h + layers * _vit_layer(h, inter) + 2 * h
 
@@ -1042,12 +1042,12 @@ def _clip_vision_params(v: Cfg) -> int:
     """A CLIPVisionModel (models/clip/modeling_clip.py, CLIPVisionConfig defaults): a class embedding, a
     bias-free patch Conv2d, learned positions for the patches and the class token, pre and post LayerNorms,
     and layers of biased q/k/v/out_proj and fc1/fc2 with two LayerNorms."""
-    h = v.int("hidden_size", default=768)
-    inter = v.int("intermediate_size", default=3072)
-    layers = v.int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
-    patch = v.int("patch_size", default=32)
-    image = v.int("image_size", default=224)
-    channels = v.int("num_channels", default=3)
+    h = v.get_int("hidden_size", default=768)
+    inter = v.get_int("intermediate_size", default=3072)
+    layers = v.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=32)
+    image = v.get_int("image_size", default=224)
+    channels = v.get_int("num_channels", default=3)
     return h + channels * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * _vit_layer(h, inter)
 
 
@@ -1056,14 +1056,14 @@ def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     bias-free Conv3d patch embedding, `depth` blocks of two LayerNorms, a biased fused qkv and proj and a
     biased fc1/fc2 MLP of mlp_ratio x embed_dim, then the PatchMerger (a LayerNorm and two biased Linears
     from spatial_merge_size^2 x embed_dim to the language model's hidden size)."""
-    e = v.int("embed_dim", default=1280)
-    depth = v.int("depth", default=32, maximum=_MAX_LAYERS)
-    inter = e * v.int("mlp_ratio", default=4)
-    channels = v.int("in_channels", "in_chans", default=3)
-    patch = v.int("patch_size", "spatial_patch_size", default=14)
-    temporal = v.int("temporal_patch_size", default=2)
-    merge = v.int("spatial_merge_size", default=2)
-    out = v.int("hidden_size", default=text_hidden)
+    e = v.get_int("embed_dim", default=1280)
+    depth = v.get_int("depth", default=32, maximum=_MAX_LAYERS)
+    inter = e * v.get_int("mlp_ratio", default=4)
+    channels = v.get_int("in_channels", "in_chans", default=3)
+    patch = v.get_int("patch_size", "spatial_patch_size", default=14)
+    temporal = v.get_int("temporal_patch_size", default=2)
+    merge = v.get_int("spatial_merge_size", default=2)
+    out = v.get_int("hidden_size", default=text_hidden)
     return channels * temporal * patch * patch * e + depth * _vit_layer(e, inter) + _patch_merger(e, merge, out, 2 * e)
 
 
@@ -1072,15 +1072,15 @@ def _qwen3_5_vision_params(v: Cfg) -> int:
     embedding, learned positions (num_position_embeddings), `depth` blocks of two LayerNorms, a biased fused
     qkv and proj and a biased linear_fc1/linear_fc2 MLP, then a PatchMerger (a LayerNorm and two biased
     Linears from spatial_merge_size^2 x hidden_size into out_hidden_size)."""
-    e = v.int("hidden_size", default=1152)
-    inter = v.int("intermediate_size", default=4304)
-    depth = v.int("depth", default=27, maximum=_MAX_LAYERS)
-    channels = v.int("in_channels", default=3)
-    patch = v.int("patch_size", default=16)
-    temporal = v.int("temporal_patch_size", default=2)
-    merge = v.int("spatial_merge_size", default=2)
-    out = v.int("out_hidden_size", default=3584)
-    positions = v.int("num_position_embeddings", default=2304)
+    e = v.get_int("hidden_size", default=1152)
+    inter = v.get_int("intermediate_size", default=4304)
+    depth = v.get_int("depth", default=27, maximum=_MAX_LAYERS)
+    channels = v.get_int("in_channels", default=3)
+    patch = v.get_int("patch_size", default=16)
+    temporal = v.get_int("temporal_patch_size", default=2)
+    merge = v.get_int("spatial_merge_size", default=2)
+    out = v.get_int("out_hidden_size", default=3584)
+    positions = v.get_int("num_position_embeddings", default=2304)
     return (channels * temporal * patch * patch * e + e + positions * e + depth * _vit_layer(e, inter)
             + _patch_merger(e, merge, out, 2 * e))
 
@@ -1089,14 +1089,14 @@ def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     """Qwen2.5-VL's vision tower (Qwen2_5_VisionTransformerPretrainedModel): Qwen2-VL's patch Conv3d and
     fused qkv/proj, but RMSNorms (weight only), a biased gate/up/down MLP of `intermediate_size`, and a
     PatchMerger with an RMSNorm into `out_hidden_size`."""
-    e = v.int("hidden_size", default=1280)
-    inter = v.int("intermediate_size", default=3420)
-    depth = v.int("depth", default=32, maximum=_MAX_LAYERS)
-    channels = v.int("in_channels", "in_chans", default=3)
-    patch = v.int("patch_size", "spatial_patch_size", default=14)
-    temporal = v.int("temporal_patch_size", default=2)
-    merge = v.int("spatial_merge_size", default=2)
-    out = v.int("out_hidden_size", default=text_hidden)
+    e = v.get_int("hidden_size", default=1280)
+    inter = v.get_int("intermediate_size", default=3420)
+    depth = v.get_int("depth", default=32, maximum=_MAX_LAYERS)
+    channels = v.get_int("in_channels", "in_chans", default=3)
+    patch = v.get_int("patch_size", "spatial_patch_size", default=14)
+    temporal = v.get_int("temporal_patch_size", default=2)
+    merge = v.get_int("spatial_merge_size", default=2)
+    out = v.get_int("out_hidden_size", default=text_hidden)
     block = 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + 3 * e * inter + 2 * inter + e
     return channels * temporal * patch * patch * e + depth * block + _patch_merger(e, merge, out, e)
 
@@ -1248,7 +1248,7 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
         elif top_type == "llava" and vision.get("model_type") == "clip_vision_model":
             v = Cfg(vision, path, None, top)
-            vh = v.int("hidden_size", default=768)
+            vh = v.get_int("hidden_size", default=768)
             layers = top.raw("vision_feature_layer", default=-2)
             vin = vh * (len(layers) if isinstance(layers, list) and layers else 1)
             bias = top.flag("multimodal_projector_bias", True)
@@ -1310,10 +1310,10 @@ def quantization_of(quant: dict[str, Any] | None, c: Cfg) -> tuple[str | None, i
         for group in groups.values() if isinstance(groups, dict) else ():
             weights = group.get("weights") if isinstance(group, dict) else None
             if isinstance(weights, dict) and weights.get("num_bits") is not None:
-                bits = Cfg(weights, c.path, None, c).int("num_bits", minimum=1, maximum=32)
+                bits = Cfg(weights, c.path, None, c).get_int("num_bits", minimum=1, maximum=32)
                 break
     elif quant.get("bits") is not None or quant.get("w_bit") is not None:
         key = "bits" if quant.get("bits") is not None else "w_bit"
         q = Cfg(quant, c.path, None, c)
-        bits = q.int(key, minimum=1, maximum=32)
+        bits = q.get_int(key, minimum=1, maximum=32)
     return method, bits
