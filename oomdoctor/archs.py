@@ -10,6 +10,7 @@ Every number passes through oomdoctor/values.py: a bad value is an InputError na
 """
 from __future__ import annotations
 
+import json
 import math
 import re
 from typing import Any, Callable
@@ -256,6 +257,78 @@ def _gemma(b: _Build, *, norms: int, qk_norm: bool) -> None:
     b.layer_other = norms * b.hidden + (_qk_norm(b) if qk_norm else 0)
 
 
+def _gemma4_text(b: _Build) -> None:
+    """Gemma 4's language model (transformers models/gemma4/modeling_gemma4.py Gemma4TextModel, defaults from
+    configuration_gemma4.py Gemma4TextConfig). Layers differ: `per_layer_config` gives some layers their own
+    head_dim / num_key_value_heads (absent, the full-attention layers take `global_head_dim`); the last
+    `num_kv_shared_layers` layers reuse earlier keys and values (no k/v projections or k norm) and, with
+    `use_double_wide_mlp`, an MLP twice as wide; with `attention_k_eq_v` the full-attention layers have no v_proj.
+    Every layer: q/k norms over its head_dim (the v norm has no weight), four RMSNorms, and with
+    `hidden_size_per_layer_input` a per-layer input gate, projection and norm, fed by a per-layer embedding table
+    (vocab_size_per_layer_input x layers x that width) and a projection from the hidden state; with
+    `enable_moe_block` a router (a projection, a scale, a per-expert scale), 3-D expert weights and three more norms
+    beside the dense MLP. The uniform layer is a sliding one; other layers' differences are counted in `extra`."""
+    c = b.c
+    b.head_dim = c.get_int("head_dim", default=256) or 256
+    _common(b, head_dim_key=False)
+    h, n, L = b.hidden, b.heads, b.layers
+    ab = c.flag("attention_bias", False)
+    listed = c.raw("layer_types")
+    if isinstance(listed, list) and listed and all(isinstance(k, str) for k in listed):
+        kinds = [str(k) for k in listed[:L]] + ["sliding_attention"] * max(0, L - len(listed))
+    else:                                          # Gemma4TextConfig: five sliding layers, then one full
+        kinds = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(L)]
+    kinds[-1] = "full_attention"                   # the config class forces the last layer to full attention
+    overrides: dict[int, dict[str, Any]] = {}
+    raw = c.raw("per_layer_config")
+    if isinstance(raw, dict):
+        for key, over in raw.items():
+            if not isinstance(over, dict) or not str(key).isdigit():
+                raise c.fail("per_layer_config", msg("model.config.bad_layer_kinds", key="per_layer_config"))
+            overrides[int(key)] = over
+    else:
+        global_dim = c.get_int("global_head_dim", default=512) or 512
+        global_kv = c.get_int("num_global_key_value_heads", default=None) if c.flag("attention_k_eq_v", False) else None
+        for i, kind in enumerate(kinds):
+            if kind == "full_attention":
+                overrides[i] = {"head_dim": global_dim, **({"num_key_value_heads": global_kv} if global_kv else {})}
+    shared = c.get_int("num_kv_shared_layers", default=0, minimum=0) or 0
+    first_shared = L - min(shared, L)
+    k_eq_v = c.flag("attention_k_eq_v", False)
+    wide = c.flag("use_double_wide_mlp", False)
+
+    def attn_of(i: int) -> int:
+        over = Cfg(overrides.get(i, {}), c.path, None, c)
+        d = over.get_int("head_dim", default=b.head_dim) or b.head_dim or 1
+        kv = over.get_int("num_key_value_heads", default=b.kv) or b.kv
+        total = 2 * h * n * d + d + ((n * d + h) if ab else 0)             # q_proj, o_proj, q_norm
+        if i < first_shared:
+            values = 0 if k_eq_v and kinds[i] != "sliding_attention" else 1
+            total += (1 + values) * (h * kv * d + (kv * d if ab else 0)) + d    # k_proj (v_proj), k_norm
+        return total
+
+    b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + _mlp(h, b.inter)
+    per_input = c.get_int("hidden_size_per_layer_input", default=256, minimum=0) or 0
+    b.layer_other = 4 * h + 2 * b.head_dim + (2 * h * per_input + h if per_input else 0)
+    base = _attn_params(b) + 2 * b.head_dim
+    for i in range(L):
+        b.extra += attn_of(i) - base + (3 * h * b.inter if wide and i >= first_shared else 0)
+    if per_input:
+        vocab_per_layer = c.get_int("vocab_size_per_layer_input", default=262144) or 262144
+        b.extra += vocab_per_layer * L * per_input + h * L * per_input + per_input
+    if c.flag("enable_moe_block", False):
+        b.experts = c.need("num_experts")
+        b.experts_per_token = c.get_int("top_k_experts", default=1) or 1
+        b.moe_inter = c.need("moe_intermediate_size")
+        b.moe = b.dense + [Linear("router.proj", h, b.experts, role="router"),
+                           Linear("experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                                  peft=False),
+                           Linear("experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+        b.layer_other += h + b.experts + 3 * h       # the router's scale and per-expert scale, three more norms
+        b.dense = []
+        b.moe_layers = L
+
+
 def _cohere(b: _Build) -> None:
     """One LayerNorm (weight only) before parallel attention and MLP; optional per-head q/k LayerNorm."""
     c = b.c
@@ -355,6 +428,14 @@ def _minicpm(b: _Build) -> None:
     b.moe += _mlp(b.hidden, b.inter, prefix="mlp.experts.*", copies=experts)
     b.dense = []
     b.moe_layers = b.layers
+
+
+def _bitnet(b: _Build) -> None:
+    """BitNet b1.58 (transformers models/bitnet/modeling_bitnet.py): Llama's projections, q/k/v/o biased by
+    `attention_bias`, a gated MLP even under its squared-ReLU `hidden_act`, and two sub-norms Llama lacks: an
+    RMSNorm over the attention output (attn_sub_norm, hidden) and one over the MLP's inner width (ffn_sub_norm)."""
+    _llama(b)
+    b.layer_other = 3 * b.hidden + b.inter
 
 
 def _exaone4(b: _Build) -> None:
@@ -461,6 +542,73 @@ def _deepseek(b: _Build) -> None:
     _deepseek_moe(b, attn)
 
 
+def _deepseek_v4(b: _Build) -> None:
+    """DeepSeek-V4 (transformers models/deepseek_v4/modeling_deepseek_v4.py). Attention: q through a `q_lora_rank`
+    bottleneck (q_a_proj, its norm, q_b_proj to heads x head_dim), one shared key/value head (kv_proj, its norm),
+    the output through a grouped low-rank pair (o_a_proj: heads x head_dim / o_groups -> o_groups x o_lora_rank
+    in each of o_groups groups; o_b_proj), a sink per head. Per `layer_types`, a KV compressor (kv_proj and
+    gate_proj, a position bias of compress-rate rows, a norm): one head_dim wide for heavily_compressed_attention,
+    twice as wide plus an indexer (its own compressor of index_head_dim, q_b_proj to index heads, a scorer) for
+    compressed_sparse_attention, none for sliding_attention. Every layer's MLP is the sparse block (hash-routed or
+    not, the same parameters): a bare router weight, 3-D expert weights, shared experts. Around the attention and
+    the MLP, a hyper-connection of `hc_mult` streams each ((2 + m) x m rows over m x hidden, a base, three
+    scales), and one more before the head."""
+    c = b.c
+    b.head_dim = c.get_int("head_dim", default=512) or 512
+    _common(b, head_dim_key=False)
+    h, n, d = b.hidden, b.heads, b.head_dim
+    b.kv = 1                                       # a single key/value head, broadcast to every head
+    q_rank = c.get_int("q_lora_rank", default=1024) or 1024
+    o_rank = c.get_int("o_lora_rank", default=1024) or 1024
+    groups = c.get_int("o_groups", default=8) or 8
+    attn = [Linear("self_attn.q_a_proj", h, q_rank, role="q"),
+            Linear("self_attn.q_b_proj", q_rank, n * d, role="q"),
+            Linear("self_attn.kv_proj", h, d, role="kv"),
+            # DeepseekV4GroupedLinear: one weight of (o_groups x o_lora_rank) x (heads x head_dim / o_groups)
+            Linear("self_attn.o_a_proj", n * d // groups, o_rank * groups, role="o", peft=False),
+            Linear("self_attn.o_b_proj", groups * o_rank, h, role="o")]
+    m = c.get_int("hc_mult", default=4) or 4
+    hyper = (2 + m) * m * (m * h) + (2 + m) * m + 3
+    b.layer_other = 2 * h + q_rank + d + n + 2 * hyper        # two norms, q/kv norms, sinks, two hyper-connections
+    rates = c.raw("compress_rates", default={})
+    rates = rates if isinstance(rates, dict) else {}
+    sub = Cfg(rates, c.path, None, c)
+    csa = sub.get_int("compressed_sparse_attention", default=4) or 4
+    hca = sub.get_int("heavily_compressed_attention", default=128) or 128
+    ih = c.get_int("index_n_heads", default=64) or 64
+    idim = c.get_int("index_head_dim", default=128) or 128
+    kinds = c.raw("layer_types")
+    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds) or len(kinds) < b.layers:
+        raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
+    compressors = 0
+    for kind in kinds[:b.layers]:
+        if kind == "heavily_compressed_attention":
+            compressors += 2 * h * d + hca * d + d
+        elif kind == "compressed_sparse_attention":
+            compressors += 2 * h * 2 * d + csa * 2 * d + d
+            compressors += 2 * h * 2 * idim + csa * 2 * idim + idim + q_rank * ih * idim + h * ih
+        elif kind != "sliding_attention":
+            raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
+    b.extra = compressors + m * (m * h) + m + 1                # the compressors; the head's hyper-connection
+    b.experts = c.get_int("n_routed_experts", "num_local_experts", default=256) or 256
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=6) or 6
+    b.moe_inter = b.inter = c.get_int("moe_intermediate_size", default=2048) or 2048
+    # one shared expert, whatever n_shared_experts says: DeepseekV4SparseMoeBlock builds a single DeepseekV4MLP of
+    # `intermediate_size`, which DeepseekV4Config maps to moe_intermediate_size; biased by `mlp_bias`
+    b.shared = 1
+    b.shared_inter = b.moe_inter
+    b.moe = attn + [Linear("mlp.gate", h, b.experts, role="router", peft=False),
+                    Linear("mlp.experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                           peft=False),
+                    Linear("mlp.experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+    b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_experts", bias=c.flag("mlp_bias", False))
+    b.dense = []
+    b.moe_layers = b.layers
+    mtp = c.get_int("num_nextn_predict_layers", default=0, minimum=0)
+    if mtp:
+        b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
+
+
 def _recurrent_gemma(b: _Build) -> None:
     """RecurrentGemma (transformers models/recurrent_gemma/modeling_recurrent_gemma.py): `block_types` repeated
     over the layers; a recurrent layer's temporal block is linear_x/linear_y/linear_out (biased) around a depthwise
@@ -487,40 +635,72 @@ def _recurrent_gemma(b: _Build) -> None:
 
 
 def _lfm2(b: _Build) -> None:
-    """LFM2 (transformers models/lfm2/modeling_lfm2.py): `layer_types` of "conv" (a gated short convolution:
-    in_proj to 3 x hidden, a depthwise conv of `conv_L_cache` taps, out_proj; biased by `conv_bias`) and
-    "full_attention" (q/k/v/out_proj with per-head q/k layernorms); a gated w1/w3/w2 MLP whose width
-    `block_ff_dim` is cut to 2/3, scaled by `block_ffn_dim_multiplier` and rounded up to `block_multiple_of` when
-    `block_auto_adjust_ff_dim`; two RMSNorms a layer; the head tied by `tie_embedding`."""
+    """LFM2, LFM2-MoE and LFM3 (transformers models/lfm2/modeling_lfm2.py, lfm2_moe/modeling_lfm2_moe.py,
+    lfm3/modeling_lfm3.py): `layer_types` of "conv" (a gated short convolution: in_proj to 3 x hidden, a depthwise
+    conv of `conv_L_cache` taps, out_proj; biased by `conv_bias`) and attention (any other kind: q/k/v/out_proj
+    with per-head q/k layernorms); a gated w1/w3/w2 MLP; two RMSNorms a layer; the head tied by `tie_embedding`.
+    LFM2's MLP width `block_ff_dim` is cut to 2/3, scaled by `block_ffn_dim_multiplier` and rounded up to
+    `block_multiple_of` when `block_auto_adjust_ff_dim`; LFM2-MoE and LFM3 take `intermediate_size` as it is.
+    LFM2-MoE: after `num_dense_layers` dense layers, a sparse block (a bare router weight, every expert's
+    gate_up/down in 3-D parameters; its expert bias a buffer). LFM3: attention of `head_dim` named o_proj, biased
+    by `attention_bias`, a per-head output gate g_proj with `use_attention_gate`, and with `use_sandwich_norm` a
+    norm after the mixer and after the MLP as well."""
     c = b.c
+    lfm3 = b.model_type == "lfm3"
     h = b.hidden = c.need("hidden_size")
     b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads", "num_heads")
-    b.kv = c.get_int("num_key_value_heads", default=8) or 8            # Lfm2Config's default
+    kv_default = 4 if lfm3 else 8                                  # Lfm3Config's and Lfm2(Moe)Config's defaults
+    b.kv = c.get_int("num_key_value_heads", default=kv_default) or kv_default
     b.vocab = c.need("vocab_size")
     b.tied = c.flag("tie_word_embeddings", c.flag("tie_embedding", True))
-    inter = c.get_int("block_ff_dim", "intermediate_size", default=12288) or 12288
-    if c.flag("block_auto_adjust_ff_dim", True):
-        inter = int(2 * inter / 3)
-        multiplier = c.raw("block_ffn_dim_multiplier", default=1.0)
-        if multiplier is not None:
-            inter = int(c.get_float("block_ffn_dim_multiplier", 1.0) * inter)
-            step = c.get_int("block_multiple_of", default=256) or 256
-            inter = step * ((inter + step - 1) // step)
+    if b.model_type == "lfm2":
+        inter = c.get_int("block_ff_dim", "intermediate_size", default=12288) or 12288
+        if c.flag("block_auto_adjust_ff_dim", True):
+            inter = int(2 * inter / 3)
+            multiplier = c.raw("block_ffn_dim_multiplier", default=1.0)
+            if multiplier is not None:
+                inter = int(c.get_float("block_ffn_dim_multiplier", 1.0) * inter)
+                step = c.get_int("block_multiple_of", default=256) or 256
+                inter = step * ((inter + step - 1) // step)
+    else:
+        inter = c.get_int("intermediate_size", default=7680 if lfm3 else 7168) or 7168
     b.inter = inter
     kinds = c.raw("layer_types")
     if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
         raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
-    d = h // b.heads
-    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"))
-    b.dense += _mlp(h, inter, prefix="feed_forward", names=("w1", "w3", "w2"))
-    b.layer_other = 2 * h + 2 * d                         # operator/ffn norms, q/k layernorms
+    if lfm3:
+        b.head_dim = c.get_int("head_dim", default=128) or 128
+        ab = c.flag("attention_bias", False)
+        attn = _attn(b, qkv_bias=ab, o_bias=ab)
+    else:
+        attn = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"))
+    d = b.head_dim or h // b.heads
+    b.dense = attn + _mlp(h, inter, prefix="feed_forward", names=("w1", "w3", "w2"))
+    norms = 4 * h if lfm3 and c.flag("use_sandwich_norm", True) else 2 * h
+    # operator/ffn (and sandwich) norms, q/k layernorms; LFM3's output gate (one value per head, bias-free) is
+    # counted here so that the conv layers, which replace the attention modules, do not carry it
+    gate = h * b.heads if lfm3 and c.flag("use_attention_gate", True) else 0
+    b.layer_other = norms + 2 * d + gate
     bias = c.flag("conv_bias", False)
-    taps = c.get_int("conv_L_cache", default=3) or 3
+    taps = c.get_int("conv_L_cache", default=7 if lfm3 else 3) or 3
     b.linear_attn = [Linear("conv.in_proj", h, 3 * h, bias, role="other"),
                      Linear("conv.out_proj", h, h, bias, role="other")]
-    b.linear_attn_layers = sum(1 for k in kinds[:b.layers] if k != "full_attention")
-    b.linear_attn_other = 2 * h + h * taps + (h if bias else 0)
+    b.linear_attn_layers = sum(1 for k in kinds[:b.layers] if k == "conv")
+    b.linear_attn_other = norms + h * taps + (h if bias else 0)
+    if b.model_type != "lfm2_moe":
+        return
+    b.experts = c.get_int("num_experts", default=32, minimum=0) or 0
+    if not b.experts:
+        return
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=4) or 4
+    b.moe_inter = c.get_int("moe_intermediate_size", default=1792) or 1792
+    b.moe = attn + [Linear("feed_forward.gate", h, b.experts, role="router", peft=False),
+                    Linear("feed_forward.experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                           peft=False),
+                    Linear("feed_forward.experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+    dense = c.get_int("num_dense_layers", default=2, minimum=0) or 0
+    _moe_layer_ids(b, lambda i: i >= dense)
 
 
 def _falcon_h1(b: _Build) -> None:
@@ -1107,7 +1287,7 @@ def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
 _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "llama": (_llama, False), "mistral": (_llama, False), "yi": (_llama, False), "deepseek": (_deepseek, False),
     "granite": (_llama, False), "minicpm": (_minicpm, False),
-    "exaone4": (_exaone4, False), "orion": (_orion, False),
+    "exaone4": (_exaone4, False), "bitnet": (_bitnet, False), "orion": (_orion, False),
     "smollm3": (_smollm3, True),
     "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
     # Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's decoder (the vision tower is counted from vision_config)
@@ -1124,7 +1304,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gemma": (lambda b: _gemma(b, norms=2, qk_norm=False), True),
     "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
     "gemma3_text": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
-    "gemma3": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
+    "gemma3": (lambda b: _gemma(b, norms=4, qk_norm=True), True), "gemma4_text": (_gemma4_text, True),
     "cohere": (_cohere, True), "cohere2": (_cohere, True),
     "starcoder2": (_starcoder2, True),
     "olmo": (_olmo, False), "olmo2": (_olmo2, False),
@@ -1136,7 +1316,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "granitemoeshared": (lambda b: _granitemoe(b, shared=True), False),
     "gpt_oss": (_gpt_oss, False),
     "llama4_text": (_llama4, False), "llama4": (_llama4, False),
-    "deepseek_v2": (_deepseek, False), "deepseek_v3": (_deepseek, False),
+    "deepseek_v2": (_deepseek, False), "deepseek_v3": (_deepseek, False), "deepseek_v4": (_deepseek_v4, False),
     # Mistral Small 4's language model: DeepSeek-V3's latent attention and routed + shared experts
     "mistral4": (_deepseek, False),
     # GLM-4.7-Flash (Glm4MoeLiteForCausalLM): DeepSeek-V3's latent attention and routed + shared experts
@@ -1154,9 +1334,59 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "mpt": (_mpt, True),
     "opt": (_opt, True), "dbrx": (_dbrx, False),
     "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
-    "lfm2": (_lfm2, True), "falcon_h1": (_falcon_h1, False),
+    "lfm2": (_lfm2, True), "lfm2_moe": (_lfm2, True), "lfm3": (_lfm2, True), "falcon_h1": (_falcon_h1, False),
     "jetmoe": (_jetmoe, True),
 }
+
+
+# per_layer_config keys that change only a layer's attention modules and their norms (the sizes an attention builder
+# reads); a layer given any other structural key is not counted from features
+_ATTN_OVERRIDE_KEYS = ("head_dim", "num_attention_heads", "num_key_value_heads", "kv_lora_rank", "q_lora_rank",
+                       "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "attention_bias")
+
+
+def _attn_params(b: _Build) -> int:
+    return sum(m.params for m in (b.dense or b.moe) if m.role in ("q", "k", "v", "o", "qkv", "kv"))
+
+
+def _per_layer_overrides(b: _Build, build: Callable[[_Build], None]) -> None:
+    """transformers 5's `per_layer_config` (configuration_utils.py PreTrainedConfig: "a sparse mapping from layer
+    indices to configuration attribute overrides"): each listed layer is built from the config with its
+    overrides. Attention sizes are counted as the difference of that layer's attention modules and norms from
+    the others' (in `extra`); any other structural override, or one in a model whose layers are not all attention,
+    cannot be placed and refuses (features.Unplaced)."""
+    from oomdoctor.features import NOT_STRUCTURAL, Unplaced
+
+    c = b.c
+    raw = c.raw("per_layer_config")
+    if raw is None:
+        return
+    groups: dict[str, list[int]] = {}
+    odd: set[str] = set()
+    for key, over in (raw.items() if isinstance(raw, dict) else ()):
+        if not isinstance(over, dict):
+            odd.add(str(key))
+            continue
+        structural = {k: v for k, v in over.items() if not NOT_STRUCTURAL.search(k)}
+        odd.update(k for k in structural if k not in _ATTN_OVERRIDE_KEYS)
+        try:
+            layer = int(key)
+        except ValueError:
+            odd.add(str(key))
+            continue
+        if structural and 0 <= layer < b.layers:
+            groups.setdefault(json.dumps(structural, sort_keys=True), []).append(layer)
+    if not isinstance(raw, dict) or odd or (groups and (b.linear_attn_layers or b.blocks is not None)):
+        keys = ", ".join(sorted(odd)) or "per_layer_config"
+        raise Unplaced(msg("model.refuse.per_layer", keys=keys, model_type=b.model_type))
+    base = _attn_params(b) + (b.layer_other or 0)
+    for items, layers in groups.items():
+        o = _Build(Cfg({**c.data, **json.loads(items)}, c.path, None, c.parent or c), b.model_type, b.tied)
+        build(o)
+        b.extra += len(layers) * (_attn_params(o) + (o.layer_other or 0) - base)
+    if groups:
+        keys = ", ".join(sorted({k for items in groups for k in json.loads(items)}))
+        b.assumed.append(msg("model.assume.per_layer", layers=sum(len(v) for v in groups.values()), keys=keys))
 
 
 def known_model_types() -> tuple[str, ...]:
@@ -1217,8 +1447,10 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
 
         guess = (model_type or top_type) not in CHECKED_TYPES
         b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
+        kit = Kit(_attn, _common, _mlp, _MAX_LAYERS, _mla_attn)
         try:
-            read_features(b, Kit(_attn, _common, _mlp, _MAX_LAYERS, _mla_attn))
+            read_features(b, kit)
+            _per_layer_overrides(b, lambda o: read_features(o, kit))
         except (Unplaced, InputError) as err:
             # a value the features reading cannot take (Gemma 3n's per-layer intermediate_size list) refuses like
             # an unplaced block: the file is not wrong, this reading of it is

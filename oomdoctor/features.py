@@ -43,6 +43,8 @@ SSM_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_expand", "ma
             "mamba_d_ssm", "mamba_d_head", "time_step_rank", "mamba_dt_rank", "ssm_cfg")
 # activations the models that use them apply without a gate (Nemotron and Arcee relu2, Apertus xIELU, OPT relu)
 PLAIN_ACTS = ("relu2", "squared_relu", "xielu", "relu")
+# the sizes of a Gated DeltaNet layer (Qwen3-Next, OLMo-Hybrid)
+_GDN_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim")
 _QK_NORM_KEYS = ("use_qk_norm", "qk_norm", "qk_layernorm", "use_qk_layernorm")
 # ("hybrid" is not one of them: Zamba's hybrid layers are a Mamba mixer plus a shared transformer block)
 _ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local")
@@ -50,7 +52,7 @@ _SSM_WORDS = ("mamba", "ssm", "m")
 _LAYER_KIND_KEYS = ("layers_block_type", "layer_types", "block_types", "hybrid_override_pattern", "attn_layer_indices",
                     "attention_layer_indices", "attn_layer_period")
 # keys that never change the parameter count (training knobs, token ids, positions' scaling, norms' eps)
-_NOT_STRUCTURAL = re.compile(
+NOT_STRUCTURAL = re.compile(
     r"(_token_id|_eps|epsilon|dropout|pdrop|initializer|init_|rope|rotary|_theta|max_position|sliding_window|"
     r"use_cache|dtype|aux_loss|router_aux|z_loss|output_|multiplier|scaling|_scale|chunk_size|time_step_(min|max|"
     r"floor|limit|init|scale)|transformers_version|max_window|logits_to_keep|use_.*kernel|norm_topk|capacity|"
@@ -337,7 +339,7 @@ def read_features(b: Any, kit: Kit) -> None:
         if "linear" in kinds:
             linear_kind = _linear_kind(b, ssm_keys)
             kinds = [linear_kind if k == "linear" else k for k in kinds]
-        other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm", "kda", "lightning")})
+        other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm", "kda", "gdn", "lightning")})
         if other_kinds:
             raise Unplaced(msg("model.refuse.layer_kind", kinds=", ".join(other_kinds), key=kinds_key,
                                model_type=b.model_type))
@@ -370,6 +372,8 @@ def _linear_kind(b: Any, ssm_keys: list[str]) -> str:
     c = b.c
     if c.has("linear_num_heads", "linear_head_dim") or c.sub("linear_attn_config") is not None:
         return "kda"
+    if c.has(*_GDN_KEYS):
+        return "gdn"
     if c.has("block_size") and not ssm_keys:
         return "lightning"
     if ssm_keys:
@@ -399,6 +403,24 @@ def _linear_mixer(b: Any, kinds: list[str]) -> tuple[list[Linear], int, str]:
                  Linear("self_attn.g_a_proj", h, d, role="other"), Linear("self_attn.g_b_proj", d, qkv, role="other"),
                  Linear("self_attn.o_proj", qkv, h, role="o")]
         return mixer, 3 * qkv * kernel + qkv + n + d, "kda"
+    if "gdn" in kinds:
+        # a Gated DeltaNet sized by the four keys Qwen3-Next and OLMo-Hybrid both name (transformers
+        # models/olmo_hybrid/modeling_olmo_hybrid.py OlmoHybridGatedDeltaNet; models/qwen3_next Qwen3NextGatedDeltaNet
+        # fuses the same projections): q/k of key heads x key dim, v and an output gate of value heads x value dim,
+        # a and b per value head, o_proj; a bias-free depthwise conv over q/k/v, A_log and dt_bias per value head,
+        # a gated norm over one value head
+        nk = c.get_int("linear_num_key_heads", default=None) or b.heads
+        nv = c.get_int("linear_num_value_heads", default=None) or nk
+        dk = c.get_int("linear_key_head_dim", default=None) or h // b.heads
+        dv = c.get_int("linear_value_head_dim", default=None) or dk
+        kernel = c.get_int("linear_conv_kernel_dim", default=4) or 4
+        key, value = nk * dk, nv * dv
+        mixer = [Linear("linear_attn.q_proj", h, key, role="other"), Linear("linear_attn.k_proj", h, key, role="other"),
+                 Linear("linear_attn.v_proj", h, value, role="other"),
+                 Linear("linear_attn.a_proj", h, nv, role="other"), Linear("linear_attn.b_proj", h, nv, role="other"),
+                 Linear("linear_attn.g_proj", h, value, role="other"),
+                 Linear("linear_attn.o_proj", value, h, role="other")]
+        return mixer, (2 * key + value) * kernel + 2 * nv + dv, "gdn"
     # MiniMax lightning attention (transformers models/minimax/modeling_minimax.py MiniMaxLightningAttention):
     # one qkv_proj, an out_proj, a sigmoid output gate, and an RMSNorm over heads x head_dim
     d = c.get_int("head_dim", default=h // b.heads) or h // b.heads
@@ -431,4 +453,4 @@ def unread_keys(b: Any) -> list[str]:
     asked = b.c.asked
     return sorted(k for k, v in b.c.data.items()
                   if k not in asked and v is not None and v is not False and not isinstance(v, dict)
-                  and _LOOKS_STRUCTURAL.search(k) and not _NOT_STRUCTURAL.search(k))[:12]
+                  and _LOOKS_STRUCTURAL.search(k) and not NOT_STRUCTURAL.search(k))[:12]

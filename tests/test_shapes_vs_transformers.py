@@ -125,6 +125,38 @@ CASES = {
     # a mixture of attention experts beside a mixture of MLP experts in every layer
     "jetmoe": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=3, num_attention_heads=8,
                    num_key_value_heads=4, kv_channels=32, num_local_experts=4),
+    # LFM2-MoE: dense layers, then a sparse block; LFM3: head_dim attention with an output gate, sandwich norms
+    "lfm2_moe": dict(SMALL, hidden_size=H, intermediate_size=512, moe_intermediate_size=128, num_hidden_layers=4,
+                     num_attention_heads=4, num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+                     num_dense_layers=1, layer_types=["conv", "full_attention", "conv", "conv"]),
+    "lfm3": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=4, num_attention_heads=4,
+                 num_key_value_heads=2, head_dim=32, layer_types=["conv", "full_attention", "conv", "sliding_attention"]),
+    "lfm3/plain": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=3, num_attention_heads=4,
+                       num_key_value_heads=2, head_dim=64, use_sandwich_norm=False, use_attention_gate=False,
+                       conv_bias=True, attention_bias=True, layer_types=["conv", "full_attention", "full_attention"]),
+    # sub-norms over the attention output and the MLP's inner width; a gated MLP under relu2
+    "bitnet": dict(BASE, attention_bias=True),
+    # grouped low-rank output, KV compressors and an indexer by layer kind, hyper-connections, one shared expert
+    "deepseek_v4": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=1,
+                        head_dim=64, qk_rope_head_dim=16, q_lora_rank=64, o_lora_rank=32, o_groups=2,
+                        n_routed_experts=4, n_shared_experts=2, num_experts_per_tok=2, moe_intermediate_size=128,
+                        index_n_heads=4, index_head_dim=32, hc_mult=2,
+                        compress_rates={"compressed_sparse_attention": 4, "heavily_compressed_attention": 8},
+                        layer_types=["sliding_attention", "compressed_sparse_attention", "heavily_compressed_attention"],
+                        mlp_layer_types=["hash_moe", "moe", "moe"]),
+    # per-layer head_dim, per-layer embeddings; KV-shared layers with double-wide MLPs; k = v; an expert block
+    "gemma4_text": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=6, num_attention_heads=4,
+                        num_key_value_heads=2, head_dim=32, global_head_dim=64, vocab_size_per_layer_input=1000,
+                        hidden_size_per_layer_input=32),
+    "gemma4_text/kv-shared-wide": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=8,
+                                       num_attention_heads=4, num_key_value_heads=2, head_dim=32, global_head_dim=64,
+                                       vocab_size_per_layer_input=1000, hidden_size_per_layer_input=32,
+                                       num_kv_shared_layers=2, use_double_wide_mlp=True, attention_bias=True),
+    "gemma4_text/k-eq-v-experts": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=6,
+                                       num_attention_heads=4, num_key_value_heads=2, head_dim=32, global_head_dim=64,
+                                       attention_k_eq_v=True, num_global_key_value_heads=1,
+                                       hidden_size_per_layer_input=0, enable_moe_block=True, num_experts=4,
+                                       top_k_experts=2, moe_intermediate_size=128),
     # read from features (no reading of their own): pure Mamba-2; lightning attention layers with experts
     "mamba2": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_heads=8, head_dim=64, n_groups=2, state_size=16,
                    tie_word_embeddings=False),
