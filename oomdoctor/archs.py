@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-import re
-from typing import Any, Callable
+from collections.abc import Iterator
+from typing import Any, Callable, overload
 
+from oomdoctor.bounded import compose_yaml
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Linear, ModelShape, Msg, msg
 from oomdoctor.values import BadValue, as_float, as_int
@@ -31,8 +32,9 @@ class Cfg:
     """A config.json mapping with typed, validated reads that name the file and line on a bad value."""
 
     def __init__(self, data: dict[str, Any], path: str | None, text: str | None = None,
-                 parent: Cfg | None = None) -> None:
+                 parent: Cfg | None = None, at: tuple[str, ...] = ()) -> None:
         self.data, self.path, self.text, self.parent = data, path, text, parent
+        self.at = at                          # the keys from the file's top mapping down to this one
         self.asked: set[str] = set()          # every key a builder looked at (unread structural keys are listed)
 
     def has(self, *keys: str) -> bool:
@@ -47,14 +49,41 @@ class Cfg:
         return default
 
     def _line(self, key: str) -> int | None:
-        text = self.text if self.text is not None else (self.parent.text if self.parent else None)
+        """The line of `key` in the file, from the composed nodes' exact marks (oomdoctor/bounded.py compose_yaml:
+        JSON is YAML's flow style): looked up where this mapping sits, then where each parent sits (a text_config
+        takes some keys from the top), then first anywhere; None for text without lines or that YAML cannot
+        compose."""
+        cfg: Cfg | None = self
+        scopes: list[tuple[str, ...]] = []
+        text = None
+        while cfg is not None:
+            scopes.append(cfg.at)
+            text = text or cfg.text
+            cfg = cfg.parent
         if not text:
             return None
-        found = re.search(r'"%s"\s*:' % re.escape(key), text)
-        return text.count("\n", 0, found.start()) + 1 if found else None
+        try:
+            root = compose_yaml(text, self.path)
+        except InputError:
+            return None
+        for scope in scopes:
+            node = root
+            for part in scope:
+                node = _value_node(node, part)
+            found = _key_node(node, key)
+            if found is not None:
+                return int(found.start_mark.line) + 1
+        found = next((k for k in _key_nodes(root) if k.value == key), None)
+        return int(found.start_mark.line) + 1 if found is not None else None
 
     def fail(self, key: str, message: Msg) -> InputError:
         return InputError(message, self.path, self._line(key))
+
+    @overload
+    def get_int(self, *keys: str, default: int, minimum: int = ..., maximum: int = ...) -> int: ...
+
+    @overload
+    def get_int(self, *keys: str, default: None = ..., minimum: int = ..., maximum: int = ...) -> int | None: ...
 
     def get_int(self, *keys: str, default: int | None = None, minimum: int = 1, maximum: int = _MAX_DIM) -> int | None:
         self.asked.update(keys)
@@ -92,7 +121,42 @@ class Cfg:
     def sub(self, key: str) -> Cfg | None:
         self.asked.add(key)
         value = self.data.get(key)
-        return Cfg(value, self.path, None, self) if isinstance(value, dict) else None
+        return Cfg(value, self.path, None, self, self.at + (key,)) if isinstance(value, dict) else None
+
+
+def _key_node(node: Any, key: str) -> Any:
+    """The key node of `key` in a composed mapping node (None when `node` is not a mapping or lacks it)."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    for k, _ in (node.value if isinstance(node, MappingNode) else ()):
+        if isinstance(k, ScalarNode) and k.value == key:
+            return k
+    return None
+
+
+def _value_node(node: Any, key: str) -> Any:
+    from yaml.nodes import MappingNode, ScalarNode
+
+    for k, v in (node.value if isinstance(node, MappingNode) else ()):
+        if isinstance(k, ScalarNode) and k.value == key:
+            return v
+    return None
+
+
+def _key_nodes(root: Any) -> Iterator[Any]:
+    """Every mapping key node, in document order (iteratively: depth is bounded by compose_yaml, not the stack)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            for k, v in node.value:
+                if isinstance(k, ScalarNode):
+                    yield k
+            stack.extend(v for _, v in reversed(node.value))
+        elif isinstance(node, SequenceNode):
+            stack.extend(reversed(node.value))
 
 
 class _Build:
@@ -820,8 +884,7 @@ def _zamba(b: _Build) -> None:
     inter = b.inter = c.get_int("intermediate_size", default=4 * h) or 4 * h
     inner = int(c.get_float("mamba_expand", 2.0) * h)
     state = c.get_int("mamba_d_state", default=16) or 16
-    rank = c.raw("mamba_dt_rank", default="auto")
-    rank = math.ceil(h / 16) if rank == "auto" else c.get_int("mamba_dt_rank")
+    rank = math.ceil(h / 16) if c.raw("mamba_dt_rank", default="auto") == "auto" else c.need("mamba_dt_rank")
     bias = c.flag("mamba_proj_bias", False)
     b.dense = [Linear("mamba.in_proj", h, 2 * inner, bias, role="other"),
                Linear("mamba.out_proj", inner, h, bias, role="other")]
@@ -1434,7 +1497,7 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
     vision tower where its kind is known)."""
     top = Cfg(cfg, path, text)
     text_cfg, vision = _text_part(cfg)
-    c = Cfg(text_cfg, path, None, top) if text_cfg is not cfg else top
+    c = Cfg(text_cfg, path, None, top, ("text_config",)) if text_cfg is not cfg else top
     model_type = str(text_cfg.get("model_type") or cfg.get("model_type") or "")
     top_type = str(cfg.get("model_type") or model_type)
     family = _FAMILIES.get(model_type) or _FAMILIES.get(top_type)
@@ -1474,12 +1537,12 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         builder(b)
     if vision is not None:
         if top_type == "gemma3":
-            v = Cfg(vision, path, None, top)
+            v = Cfg(vision, path, None, top, ("vision_config",))
             tower = _siglip_params(v)
             # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
             b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
         elif top_type == "llava" and vision.get("model_type") == "clip_vision_model":
-            v = Cfg(vision, path, None, top)
+            v = Cfg(vision, path, None, top, ("vision_config",))
             vh = v.get_int("hidden_size", default=768)
             layers = top.raw("vision_feature_layer", default=-2)
             vin = vh * (len(layers) if isinstance(layers, list) and layers else 1)
@@ -1487,11 +1550,11 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             # LlavaMultiModalProjector: linear_1 (vision features -> text hidden) and linear_2 (text -> text)
             b.extra += _clip_vision_params(v) + vin * b.hidden + b.hidden * b.hidden + (2 * b.hidden if bias else 0)
         elif top_type == "qwen2_vl":
-            b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
+            b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
         elif top_type == "qwen2_5_vl":
-            b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
+            b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
         elif top_type in ("qwen3_5", "qwen3_5_moe"):
-            b.extra += _qwen3_5_vision_params(Cfg(vision, path, None, top))
+            b.extra += _qwen3_5_vision_params(Cfg(vision, path, None, top, ("vision_config",)))
         else:
             notes.append(msg("model.note.vision_not_counted", model_type=top_type))
     dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")
