@@ -230,8 +230,9 @@ def test_the_model_line_names_the_guess_in_both_languages(tmp_path, no_transform
 def test_with_transformers_a_type_it_knows_is_counted_exactly(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "600")     # a loaded machine must not turn the count into a guess
-    for name in ("gemma3n-text-defaults", "afmoe-defaults"):  # refused and guessed without transformers
-        entry = next(e for e in AUDIT + AUDIT_2 if e["dir"] == name)
+    # refused, guessed, and refused (hybrid layers of a kind not read) without transformers
+    for name in ("gemma3n-text-defaults", "afmoe-defaults", "zaya-defaults"):
+        entry = next(e for e in AUDIT + AUDIT_2 + AUDIT_3 if e["dir"] == name)
         shape = read_config_json(str(CORPUS / name / "config.json"), name)
         assert shape.shape_confidence == "exact" and count_params(shape).total == entry["trusted_params"]
         assert shape.notes[0].code == "model.note.meta_count" and not shape_warnings(shape)
