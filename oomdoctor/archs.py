@@ -1414,8 +1414,10 @@ def _attn_params(b: _Build) -> int:
 
 def _per_layer_overrides(b: _Build, build: Callable[[_Build], None]) -> None:
     """transformers 5's `per_layer_config` (configuration_utils.py PreTrainedConfig: "a sparse mapping from layer
-    indices to configuration attribute overrides"): each listed layer is built from the config with its
-    overrides. Attention sizes are counted as the difference of that layer's attention modules and norms from
+    indices to configuration attribute overrides"), which the models that use it read per layer
+    (models/dots3_note/modeling_dots3_note.py: `layer_config = config.per_layer_config[layer_idx]`; Gemma 4,
+    Step3p7): each listed layer is built from the config with its overrides (an assumption listed with the
+    guess: a model class could ignore the key). Attention sizes are counted as the difference of that layer's attention modules and norms from
     the others' (in `extra`); any other structural override, or one in a model whose layers are not all attention,
     cannot be placed and refuses (features.Unplaced)."""
     from oomdoctor.features import NOT_STRUCTURAL, Unplaced
