@@ -815,6 +815,43 @@ def _jetmoe(b: _Build) -> None:
     b.layer_other = 4 * h                                  # two RMSNorms, the two output biases
 
 
+def _zaya(b: _Build) -> None:
+    """ZAYA1 (transformers models/zaya/modeling_zaya.py; its "hybrid"/"hybrid_sliding" layer kinds differ only
+    in the attention window). Every layer: compressed convolutional attention (ZayaCCAProjection: q/k, values split
+    into a current and a delayed half, a depthwise and a per-head grouped conv over q and k, both biased; a
+    temperature per key/value head; o_proj; linears biased by `attention_bias`), then a mixture of experts routed by
+    a small MLP (a biased down_proj to `router_hidden_size`, a norm, biased fc1/fc2, an out_proj to the experts plus
+    a skip class; a router-state scale in every layer but the first) over 3-D expert weights; two RMSNorms and two
+    residual scalings (four vectors each). Before the layers, an input scale and bias; the head biased by
+    `lm_head_bias`."""
+    c = b.c
+    b.head_dim = c.get_int("head_dim", default=128) or 128
+    _common(b, head_dim_key=False)
+    h, n, kv, d = b.hidden, b.heads, b.kv, b.head_dim
+    ab = c.flag("attention_bias", False)
+    attn = [Linear("self_attn.qkv_proj.q_proj", h, n * d, ab, role="q"),
+            Linear("self_attn.qkv_proj.k_proj", h, kv * d, ab, role="k"),
+            Linear("self_attn.qkv_proj.v_proj_current", h, kv * d // 2, ab, role="v"),
+            Linear("self_attn.qkv_proj.v_proj_delayed", h, kv * d // 2, ab, role="v"),
+            Linear("self_attn.o_proj", n * d, h, ab, role="o")]
+    channels = (n + kv) * d
+    convs = channels * (c.get_int("cca_time0", default=2) or 2) + channels \
+        + channels * d * (c.get_int("cca_time1", default=2) or 2) + channels
+    r = c.get_int("router_hidden_size", default=256) or 256
+    b.experts = c.get_int("num_experts", default=16) or 16
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=1) or 1
+    b.moe_inter = b.inter = c.get_int("moe_intermediate_size", default=2048) or 2048
+    b.moe = attn + [Linear("mlp.gate.down_proj", h, r, True, role="router"),
+                    Linear("mlp.experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                           peft=False),
+                    Linear("mlp.experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+    router_mlp = r + 2 * (r * r + r) + r * (b.experts + 1) + r          # norm, fc1, fc2, out_proj; state scale
+    b.layer_other = 2 * h + 8 * h + convs + kv + router_mlp
+    b.extra = -r + 2 * h + (b.vocab if c.flag("lm_head_bias", False) else 0)    # layer 0 has no state scale
+    b.dense = []
+    b.moe_layers = b.layers
+
+
 def _zamba2(b: _Build) -> None:
     """Zamba2 (transformers models/zamba2/modeling_zamba2.py): every layer a Mamba-2 mixer with one RMSNorm; the
     "hybrid" layers (`layers_block_type`) add a linear of their own and run one of `num_mem_blocks` shared
@@ -1396,7 +1433,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),
     "opt": (_opt, True), "dbrx": (_dbrx, False),
-    "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
+    "zaya": (_zaya, True), "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
     "lfm2": (_lfm2, True), "lfm2_moe": (_lfm2, True), "lfm3": (_lfm2, True), "falcon_h1": (_falcon_h1, False),
     "jetmoe": (_jetmoe, True),
 }

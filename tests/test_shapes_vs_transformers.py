@@ -157,6 +157,14 @@ CASES = {
                                        attention_k_eq_v=True, num_global_key_value_heads=1,
                                        hidden_size_per_layer_input=0, enable_moe_block=True, num_experts=4,
                                        top_k_experts=2, moe_intermediate_size=128),
+    # compressed convolutional attention, an MLP router over experts plus a skip class, residual scalings
+    "zaya": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
+                 num_experts=4, num_experts_per_tok=1, moe_intermediate_size=128, router_hidden_size=64,
+                 sliding_window=64, layer_types=["hybrid", "hybrid_sliding", "hybrid"]),
+    "zaya/biased-untied": dict(SMALL, hidden_size=H, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=4,
+                               head_dim=64, num_experts=3, moe_intermediate_size=96, router_hidden_size=32,
+                               attention_bias=True, lm_head_bias=True, tie_word_embeddings=False, cca_time0=3,
+                               cca_time1=4, layer_types=["hybrid", "hybrid"]),
     # read from features (no reading of their own): pure Mamba-2; lightning attention layers with experts
     "mamba2": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_heads=8, head_dim=64, n_groups=2, state_size=16,
                    tie_word_embeddings=False),
