@@ -10,10 +10,12 @@ Every number passes through oomdoctor/values.py: a bad value is an InputError na
 """
 from __future__ import annotations
 
+import json
 import math
-import re
-from typing import Any, Callable
+from collections.abc import Iterator
+from typing import Any, Callable, overload
 
+from oomdoctor.bounded import compose_yaml
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Linear, ModelShape, Msg, msg
 from oomdoctor.values import BadValue, as_float, as_int
@@ -30,8 +32,9 @@ class Cfg:
     """A config.json mapping with typed, validated reads that name the file and line on a bad value."""
 
     def __init__(self, data: dict[str, Any], path: str | None, text: str | None = None,
-                 parent: Cfg | None = None) -> None:
+                 parent: Cfg | None = None, at: tuple[str, ...] = ()) -> None:
         self.data, self.path, self.text, self.parent = data, path, text, parent
+        self.at = at                          # the keys from the file's top mapping down to this one
         self.asked: set[str] = set()          # every key a builder looked at (unread structural keys are listed)
 
     def has(self, *keys: str) -> bool:
@@ -46,16 +49,43 @@ class Cfg:
         return default
 
     def _line(self, key: str) -> int | None:
-        text = self.text if self.text is not None else (self.parent.text if self.parent else None)
+        """The line of `key` in the file, from the composed nodes' exact marks (oomdoctor/bounded.py compose_yaml:
+        JSON is YAML's flow style): looked up where this mapping sits, then where each parent sits (a text_config
+        takes some keys from the top), then first anywhere; None for text without lines or that YAML cannot
+        compose."""
+        cfg: Cfg | None = self
+        scopes: list[tuple[str, ...]] = []
+        text = None
+        while cfg is not None:
+            scopes.append(cfg.at)
+            text = text or cfg.text
+            cfg = cfg.parent
         if not text:
             return None
-        found = re.search(r'"%s"\s*:' % re.escape(key), text)
-        return text.count("\n", 0, found.start()) + 1 if found else None
+        try:
+            root = compose_yaml(text, self.path)
+        except InputError:
+            return None
+        for scope in scopes:
+            node = root
+            for part in scope:
+                node = _value_node(node, part)
+            found = _key_node(node, key)
+            if found is not None:
+                return int(found.start_mark.line) + 1
+        found = next((k for k in _key_nodes(root) if k.value == key), None)
+        return int(found.start_mark.line) + 1 if found is not None else None
 
     def fail(self, key: str, message: Msg) -> InputError:
         return InputError(message, self.path, self._line(key))
 
-    def int(self, *keys: str, default: int | None = None, minimum: int = 1, maximum: int = _MAX_DIM) -> int | None:
+    @overload
+    def get_int(self, *keys: str, default: int, minimum: int = ..., maximum: int = ...) -> int: ...
+
+    @overload
+    def get_int(self, *keys: str, default: None = ..., minimum: int = ..., maximum: int = ...) -> int | None: ...
+
+    def get_int(self, *keys: str, default: int | None = None, minimum: int = 1, maximum: int = _MAX_DIM) -> int | None:
         self.asked.update(keys)
         for k in keys:
             value = self.data.get(k)
@@ -68,12 +98,12 @@ class Cfg:
         return default
 
     def need(self, *keys: str, minimum: int = 1, maximum: int = _MAX_DIM) -> int:
-        value = self.int(*keys, minimum=minimum, maximum=maximum)
+        value = self.get_int(*keys, minimum=minimum, maximum=maximum)
         if value is None:
             raise InputError(msg("model.config.missing_key", keys=" / ".join(keys)), self.path)
         return value
 
-    def float(self, key: str, default: float, minimum: float = 0.0, maximum: float = 1e6) -> float:
+    def get_float(self, key: str, default: float, minimum: float = 0.0, maximum: float = 1e6) -> float:
         self.asked.add(key)
         value = self.data.get(key)
         if value is None:
@@ -91,7 +121,42 @@ class Cfg:
     def sub(self, key: str) -> Cfg | None:
         self.asked.add(key)
         value = self.data.get(key)
-        return Cfg(value, self.path, None, self) if isinstance(value, dict) else None
+        return Cfg(value, self.path, None, self, self.at + (key,)) if isinstance(value, dict) else None
+
+
+def _key_node(node: Any, key: str) -> Any:
+    """The key node of `key` in a composed mapping node (None when `node` is not a mapping or lacks it)."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    for k, _ in (node.value if isinstance(node, MappingNode) else ()):
+        if isinstance(k, ScalarNode) and k.value == key:
+            return k
+    return None
+
+
+def _value_node(node: Any, key: str) -> Any:
+    from yaml.nodes import MappingNode, ScalarNode
+
+    for k, v in (node.value if isinstance(node, MappingNode) else ()):
+        if isinstance(k, ScalarNode) and k.value == key:
+            return v
+    return None
+
+
+def _key_nodes(root: Any) -> Iterator[Any]:
+    """Every mapping key node, in document order (iteratively: depth is bounded by compose_yaml, not the stack)."""
+    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
+
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, MappingNode):
+            for k, v in node.value:
+                if isinstance(k, ScalarNode):
+                    yield k
+            stack.extend(v for _, v in reversed(node.value))
+        elif isinstance(node, SequenceNode):
+            stack.extend(reversed(node.value))
 
 
 class _Build:
@@ -165,15 +230,15 @@ def _common(b: _Build, *, head_dim_key: bool = True, gqa: bool = True, layers: i
     b.layers = layers if layers is not None else c.need("num_hidden_layers", "num_layers", "n_layer", "n_layers",
                                                         maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads", "n_head", "n_heads", "num_heads")
-    b.kv = c.int("num_key_value_heads", default=b.heads) if gqa else b.heads
+    b.kv = c.get_int("num_key_value_heads", default=b.heads) if gqa else b.heads
     if b.kv > b.heads or b.heads % b.kv:
         raise c.fail("num_key_value_heads", msg("model.config.bad_kv_heads", kv=b.kv, heads=b.heads))
     if head_dim_key:
-        b.head_dim = c.int("head_dim")
+        b.head_dim = c.get_int("head_dim")
     if b.head_dim is None and b.hidden % b.heads:
         raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=b.hidden, heads=b.heads))
     b.vocab = c.need("vocab_size", "padded_vocab_size")
-    b.inter = c.int("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * b.hidden)
+    b.inter = c.get_int("intermediate_size", "n_inner", "ffn_hidden_size", default=4 * b.hidden)
 
 
 # ---------------------------------------------------------------- Llama-style families
@@ -215,7 +280,7 @@ def _qwen_moe(b: _Build, *, qk_norm: bool, shared: bool) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", default=1)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=1)
     b.moe_inter = c.need("moe_intermediate_size")
     qkv_bias = True if not qk_norm else c.flag("attention_bias", False)
     attn = _attn(b, qkv_bias=qkv_bias, o_bias=False if not qk_norm else c.flag("attention_bias", False))
@@ -223,14 +288,14 @@ def _qwen_moe(b: _Build, *, qk_norm: bool, shared: bool) -> None:
     b.moe = attn + [Linear("mlp.gate", b.hidden, b.experts, role="router")]
     b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", copies=b.experts)
     if shared:
-        b.shared_inter = c.int("shared_expert_intermediate_size")
+        b.shared_inter = c.get_int("shared_expert_intermediate_size")
         if b.shared_inter:
             b.shared = 1
             b.moe += _mlp(b.hidden, b.shared_inter, prefix="mlp.shared_expert")
             b.moe.append(Linear("mlp.shared_expert_gate", b.hidden, 1, role="router"))
     if qk_norm:
         b.layer_other = 2 * b.hidden + _qk_norm(b)
-    step = c.int("decoder_sparse_step", default=1)
+    step = c.get_int("decoder_sparse_step", default=1)
     listed = c.raw("mlp_only_layers", default=[])
     only_mlp = {i for i in listed if isinstance(i, int) and not isinstance(i, bool)} if isinstance(listed, list) else set()
     _moe_layer_ids(b, lambda i: i not in only_mlp and (i + 1) % step == 0)
@@ -240,7 +305,7 @@ def _mixtral(b: _Build) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_local_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=2)
     b.moe_inter = b.inter
     # transformers 4.x MixtralSparseMoeBlock: gate and every expert's w1/w3/w2 are nn.Linear
     b.moe = _attn(b) + [Linear("block_sparse_moe.gate", b.hidden, b.experts, role="router")]
@@ -254,6 +319,78 @@ def _gemma(b: _Build, *, norms: int, qk_norm: bool) -> None:
     ab = c.flag("attention_bias", False)
     b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + _mlp(b.hidden, b.inter)
     b.layer_other = norms * b.hidden + (_qk_norm(b) if qk_norm else 0)
+
+
+def _gemma4_text(b: _Build) -> None:
+    """Gemma 4's language model (transformers models/gemma4/modeling_gemma4.py Gemma4TextModel, defaults from
+    configuration_gemma4.py Gemma4TextConfig). Layers differ: `per_layer_config` gives some layers their own
+    head_dim / num_key_value_heads (absent, the full-attention layers take `global_head_dim`); the last
+    `num_kv_shared_layers` layers reuse earlier keys and values (no k/v projections or k norm) and, with
+    `use_double_wide_mlp`, an MLP twice as wide; with `attention_k_eq_v` the full-attention layers have no v_proj.
+    Every layer: q/k norms over its head_dim (the v norm has no weight), four RMSNorms, and with
+    `hidden_size_per_layer_input` a per-layer input gate, projection and norm, fed by a per-layer embedding table
+    (vocab_size_per_layer_input x layers x that width) and a projection from the hidden state; with
+    `enable_moe_block` a router (a projection, a scale, a per-expert scale), 3-D expert weights and three more norms
+    beside the dense MLP. The uniform layer is a sliding one; other layers' differences are counted in `extra`."""
+    c = b.c
+    b.head_dim = c.get_int("head_dim", default=256) or 256
+    _common(b, head_dim_key=False)
+    h, n, L = b.hidden, b.heads, b.layers
+    ab = c.flag("attention_bias", False)
+    listed = c.raw("layer_types")
+    if isinstance(listed, list) and listed and all(isinstance(k, str) for k in listed):
+        kinds = [str(k) for k in listed[:L]] + ["sliding_attention"] * max(0, L - len(listed))
+    else:                                          # Gemma4TextConfig: five sliding layers, then one full
+        kinds = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(L)]
+    kinds[-1] = "full_attention"                   # the config class forces the last layer to full attention
+    overrides: dict[int, dict[str, Any]] = {}
+    raw = c.raw("per_layer_config")
+    if isinstance(raw, dict):
+        for key, over in raw.items():
+            if not isinstance(over, dict) or not str(key).isdigit():
+                raise c.fail("per_layer_config", msg("model.config.bad_layer_kinds", key="per_layer_config"))
+            overrides[int(key)] = over
+    else:
+        global_dim = c.get_int("global_head_dim", default=512) or 512
+        global_kv = c.get_int("num_global_key_value_heads", default=None) if c.flag("attention_k_eq_v", False) else None
+        for i, kind in enumerate(kinds):
+            if kind == "full_attention":
+                overrides[i] = {"head_dim": global_dim, **({"num_key_value_heads": global_kv} if global_kv else {})}
+    shared = c.get_int("num_kv_shared_layers", default=0, minimum=0) or 0
+    first_shared = L - min(shared, L)
+    k_eq_v = c.flag("attention_k_eq_v", False)
+    wide = c.flag("use_double_wide_mlp", False)
+
+    def attn_of(i: int) -> int:
+        over = Cfg(overrides.get(i, {}), c.path, None, c)
+        d = over.get_int("head_dim", default=b.head_dim) or b.head_dim or 1
+        kv = over.get_int("num_key_value_heads", default=b.kv) or b.kv
+        total = 2 * h * n * d + d + ((n * d + h) if ab else 0)             # q_proj, o_proj, q_norm
+        if i < first_shared:
+            values = 0 if k_eq_v and kinds[i] != "sliding_attention" else 1
+            total += (1 + values) * (h * kv * d + (kv * d if ab else 0)) + d    # k_proj (v_proj), k_norm
+        return total
+
+    b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + _mlp(h, b.inter)
+    per_input = c.get_int("hidden_size_per_layer_input", default=256, minimum=0) or 0
+    b.layer_other = 4 * h + 2 * b.head_dim + (2 * h * per_input + h if per_input else 0)
+    base = _attn_params(b) + 2 * b.head_dim
+    for i in range(L):
+        b.extra += attn_of(i) - base + (3 * h * b.inter if wide and i >= first_shared else 0)
+    if per_input:
+        vocab_per_layer = c.get_int("vocab_size_per_layer_input", default=262144) or 262144
+        b.extra += vocab_per_layer * L * per_input + h * L * per_input + per_input
+    if c.flag("enable_moe_block", False):
+        b.experts = c.need("num_experts")
+        b.experts_per_token = c.get_int("top_k_experts", default=1) or 1
+        b.moe_inter = c.need("moe_intermediate_size")
+        b.moe = b.dense + [Linear("router.proj", h, b.experts, role="router"),
+                           Linear("experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                                  peft=False),
+                           Linear("experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+        b.layer_other += h + b.experts + 3 * h       # the router's scale and per-expert scale, three more norms
+        b.dense = []
+        b.moe_layers = L
 
 
 def _cohere(b: _Build) -> None:
@@ -306,7 +443,7 @@ def _phi(b: _Build) -> None:
     b.gated = False
     if b.model_type in ("phi-msft", "mixformer-sequential"):
         # the pre-transformers remote code: fused Wqkv, out_proj; the head is a Linear with a LayerNorm
-        b.kv = c.int("n_head_kv", default=b.heads)
+        b.kv = c.get_int("n_head_kv", default=b.heads)
         b.dense = _fused_attn(b, "mixer.Wqkv", "mixer.out_proj", qkv_bias=True, o_bias=True)
     else:
         b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "dense"), qkv_bias=True, o_bias=True)
@@ -344,17 +481,25 @@ def _minicpm(b: _Build) -> None:
     bias-free `mlp.gate` router."""
     c = b.c
     _llama(b)
-    experts = c.int("num_experts", default=0, minimum=0) or 0
+    experts = c.get_int("num_experts", default=0, minimum=0) or 0
     if not experts:
         return
     b.experts = experts
-    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=2)
     b.moe_inter = b.inter
     attn = [l for l in b.dense if l.role in ("q", "k", "v", "o")]
     b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
     b.moe += _mlp(b.hidden, b.inter, prefix="mlp.experts.*", copies=experts)
     b.dense = []
     b.moe_layers = b.layers
+
+
+def _bitnet(b: _Build) -> None:
+    """BitNet b1.58 (transformers models/bitnet/modeling_bitnet.py): Llama's projections, q/k/v/o biased by
+    `attention_bias`, a gated MLP even under its squared-ReLU `hidden_act`, and two sub-norms Llama lacks: an
+    RMSNorm over the attention output (attn_sub_norm, hidden) and one over the MLP's inner width (ffn_sub_norm)."""
+    _llama(b)
+    b.layer_other = 3 * b.hidden + b.inter
 
 
 def _exaone4(b: _Build) -> None:
@@ -387,7 +532,7 @@ def _granitemoe(b: _Build, *, shared: bool) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_local_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", default=2)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=2)
     b.moe_inter = b.inter
     ab = c.flag("attention_bias", False)
     # GraniteMoeParallelExperts keep all experts in one 3-D weight: not an nn.Linear PEFT can wrap
@@ -398,7 +543,7 @@ def _granitemoe(b: _Build, *, shared: bool) -> None:
     if shared:
         # shared_intermediate_size 0 (the config class's default) means no shared MLP at all
         # (transformers models/granitemoeshared/modeling_granitemoeshared.py: `None if ... == 0`)
-        b.shared_inter = c.int("shared_intermediate_size", default=0, minimum=0)
+        b.shared_inter = c.get_int("shared_intermediate_size", default=0, minimum=0)
         if b.shared_inter:
             b.shared = 1
             b.moe += [Linear("shared_mlp.input_linear", b.hidden, 2 * b.shared_inter, role="gate_up"),
@@ -410,7 +555,7 @@ def _gpt_oss(b: _Build) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_local_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", "experts_per_token", default=4)
+    b.experts_per_token = c.get_int("num_experts_per_tok", "experts_per_token", default=4)
     b.moe_inter = b.inter
     b.moe = _attn(b, qkv_bias=c.flag("attention_bias", True), o_bias=c.flag("attention_bias", True))
     b.moe += [Linear("mlp.router", b.hidden, b.experts, True, role="router"),
@@ -425,9 +570,9 @@ def _llama4(b: _Build) -> None:
     c = b.c
     _common(b)
     b.experts = c.need("num_local_experts")
-    b.experts_per_token = c.int("num_experts_per_tok", default=1)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=1)
     b.moe_inter = b.inter                         # intermediate_size is the expert width
-    dense_inter = c.int("intermediate_size_mlp", default=b.inter)
+    dense_inter = c.get_int("intermediate_size_mlp", default=b.inter)
     attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
     b.dense = attn + _mlp(b.hidden, dense_inter, prefix="feed_forward")
     b.moe = attn + [Linear("feed_forward.router", b.hidden, b.experts, role="router"),
@@ -442,7 +587,7 @@ def _llama4(b: _Build) -> None:
         ids = {int(i) for i in listed if isinstance(i, int) and not isinstance(i, bool)}
         _moe_layer_ids(b, lambda i: i in ids)
     else:
-        step = c.int("interleave_moe_layer_step", default=1)
+        step = c.get_int("interleave_moe_layer_step", default=1)
         _moe_layer_ids(b, lambda i: (i + 1) % step == 0)
 
 
@@ -450,7 +595,7 @@ def _deepseek(b: _Build) -> None:
     """DeepSeek-V2/V3: multi-head latent attention, dense first layers, routed + shared experts."""
     c = b.c
     if b.model_type != "deepseek":               # latent attention: heads need not divide hidden_size
-        b.head_dim = c.int("qk_nope_head_dim", default=128) + c.int("qk_rope_head_dim", default=64)
+        b.head_dim = c.get_int("qk_nope_head_dim", default=128) + c.get_int("qk_rope_head_dim", default=64)
     _common(b, head_dim_key=False)
     if b.model_type == "deepseek":               # DeepSeek-MoE (v1 remote code): plain attention
         attn = _attn(b, qkv_bias=c.flag("attention_bias", False), o_bias=c.flag("attention_bias", False))
@@ -461,6 +606,73 @@ def _deepseek(b: _Build) -> None:
     _deepseek_moe(b, attn)
 
 
+def _deepseek_v4(b: _Build) -> None:
+    """DeepSeek-V4 (transformers models/deepseek_v4/modeling_deepseek_v4.py). Attention: q through a `q_lora_rank`
+    bottleneck (q_a_proj, its norm, q_b_proj to heads x head_dim), one shared key/value head (kv_proj, its norm),
+    the output through a grouped low-rank pair (o_a_proj: heads x head_dim / o_groups -> o_groups x o_lora_rank
+    in each of o_groups groups; o_b_proj), a sink per head. Per `layer_types`, a KV compressor (kv_proj and
+    gate_proj, a position bias of compress-rate rows, a norm): one head_dim wide for heavily_compressed_attention,
+    twice as wide plus an indexer (its own compressor of index_head_dim, q_b_proj to index heads, a scorer) for
+    compressed_sparse_attention, none for sliding_attention. Every layer's MLP is the sparse block (hash-routed or
+    not, the same parameters): a bare router weight, 3-D expert weights, shared experts. Around the attention and
+    the MLP, a hyper-connection of `hc_mult` streams each ((2 + m) x m rows over m x hidden, a base, three
+    scales), and one more before the head."""
+    c = b.c
+    b.head_dim = c.get_int("head_dim", default=512) or 512
+    _common(b, head_dim_key=False)
+    h, n, d = b.hidden, b.heads, b.head_dim
+    b.kv = 1                                       # a single key/value head, broadcast to every head
+    q_rank = c.get_int("q_lora_rank", default=1024) or 1024
+    o_rank = c.get_int("o_lora_rank", default=1024) or 1024
+    groups = c.get_int("o_groups", default=8) or 8
+    attn = [Linear("self_attn.q_a_proj", h, q_rank, role="q"),
+            Linear("self_attn.q_b_proj", q_rank, n * d, role="q"),
+            Linear("self_attn.kv_proj", h, d, role="kv"),
+            # DeepseekV4GroupedLinear: one weight of (o_groups x o_lora_rank) x (heads x head_dim / o_groups)
+            Linear("self_attn.o_a_proj", n * d // groups, o_rank * groups, role="o", peft=False),
+            Linear("self_attn.o_b_proj", groups * o_rank, h, role="o")]
+    m = c.get_int("hc_mult", default=4) or 4
+    hyper = (2 + m) * m * (m * h) + (2 + m) * m + 3
+    b.layer_other = 2 * h + q_rank + d + n + 2 * hyper        # two norms, q/kv norms, sinks, two hyper-connections
+    rates = c.raw("compress_rates", default={})
+    rates = rates if isinstance(rates, dict) else {}
+    sub = Cfg(rates, c.path, None, c)
+    csa = sub.get_int("compressed_sparse_attention", default=4) or 4
+    hca = sub.get_int("heavily_compressed_attention", default=128) or 128
+    ih = c.get_int("index_n_heads", default=64) or 64
+    idim = c.get_int("index_head_dim", default=128) or 128
+    kinds = c.raw("layer_types")
+    if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds) or len(kinds) < b.layers:
+        raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
+    compressors = 0
+    for kind in kinds[:b.layers]:
+        if kind == "heavily_compressed_attention":
+            compressors += 2 * h * d + hca * d + d
+        elif kind == "compressed_sparse_attention":
+            compressors += 2 * h * 2 * d + csa * 2 * d + d
+            compressors += 2 * h * 2 * idim + csa * 2 * idim + idim + q_rank * ih * idim + h * ih
+        elif kind != "sliding_attention":
+            raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
+    b.extra = compressors + m * (m * h) + m + 1                # the compressors; the head's hyper-connection
+    b.experts = c.get_int("n_routed_experts", "num_local_experts", default=256) or 256
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=6) or 6
+    b.moe_inter = b.inter = c.get_int("moe_intermediate_size", default=2048) or 2048
+    # one shared expert, whatever n_shared_experts says: DeepseekV4SparseMoeBlock builds a single DeepseekV4MLP of
+    # `intermediate_size`, which DeepseekV4Config maps to moe_intermediate_size; biased by `mlp_bias`
+    b.shared = 1
+    b.shared_inter = b.moe_inter
+    b.moe = attn + [Linear("mlp.gate", h, b.experts, role="router", peft=False),
+                    Linear("mlp.experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                           peft=False),
+                    Linear("mlp.experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+    b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_experts", bias=c.flag("mlp_bias", False))
+    b.dense = []
+    b.moe_layers = b.layers
+    mtp = c.get_int("num_nextn_predict_layers", default=0, minimum=0)
+    if mtp:
+        b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
+
+
 def _recurrent_gemma(b: _Build) -> None:
     """RecurrentGemma (transformers models/recurrent_gemma/modeling_recurrent_gemma.py): `block_types` repeated
     over the layers; a recurrent layer's temporal block is linear_x/linear_y/linear_out (biased) around a depthwise
@@ -468,7 +680,7 @@ def _recurrent_gemma(b: _Build) -> None:
     always-biased o_proj; the MLP is gated, biased, and half `intermediate_size` wide; two RMSNorms a layer."""
     c = b.c
     _common(b)
-    h, w = b.hidden, c.int("lru_width", default=b.hidden) or b.hidden
+    h, w = b.hidden, c.get_int("lru_width", default=b.hidden) or b.hidden
     kinds = c.raw("block_types", default=["recurrent", "recurrent", "attention"])
     if not isinstance(kinds, list) or not kinds or not all(isinstance(k, str) for k in kinds):
         raise c.fail("block_types", msg("model.config.bad_layer_kinds", key="block_types"))
@@ -482,45 +694,77 @@ def _recurrent_gemma(b: _Build) -> None:
     b.linear_attn_layers = sum(1 for k in layers if k == "recurrent")
     block = w // b.heads
     gates = 2 * b.heads * (block * block + block)          # input and recurrent gates: weights and biases
-    b.linear_attn_other = 2 * h + w * (c.int("conv1d_width", default=4) or 4) + w + w + gates  # conv, bias, a
+    b.linear_attn_other = 2 * h + w * (c.get_int("conv1d_width", default=4) or 4) + w + w + gates  # conv, bias, a
     b.layer_other = 2 * h
 
 
 def _lfm2(b: _Build) -> None:
-    """LFM2 (transformers models/lfm2/modeling_lfm2.py): `layer_types` of "conv" (a gated short convolution:
-    in_proj to 3 x hidden, a depthwise conv of `conv_L_cache` taps, out_proj; biased by `conv_bias`) and
-    "full_attention" (q/k/v/out_proj with per-head q/k layernorms); a gated w1/w3/w2 MLP whose width
-    `block_ff_dim` is cut to 2/3, scaled by `block_ffn_dim_multiplier` and rounded up to `block_multiple_of` when
-    `block_auto_adjust_ff_dim`; two RMSNorms a layer; the head tied by `tie_embedding`."""
+    """LFM2, LFM2-MoE and LFM3 (transformers models/lfm2/modeling_lfm2.py, lfm2_moe/modeling_lfm2_moe.py,
+    lfm3/modeling_lfm3.py): `layer_types` of "conv" (a gated short convolution: in_proj to 3 x hidden, a depthwise
+    conv of `conv_L_cache` taps, out_proj; biased by `conv_bias`) and attention (any other kind: q/k/v/out_proj
+    with per-head q/k layernorms); a gated w1/w3/w2 MLP; two RMSNorms a layer; the head tied by `tie_embedding`.
+    LFM2's MLP width `block_ff_dim` is cut to 2/3, scaled by `block_ffn_dim_multiplier` and rounded up to
+    `block_multiple_of` when `block_auto_adjust_ff_dim`; LFM2-MoE and LFM3 take `intermediate_size` as it is.
+    LFM2-MoE: after `num_dense_layers` dense layers, a sparse block (a bare router weight, every expert's
+    gate_up/down in 3-D parameters; its expert bias a buffer). LFM3: attention of `head_dim` named o_proj, biased
+    by `attention_bias`, a per-head output gate g_proj with `use_attention_gate`, and with `use_sandwich_norm` a
+    norm after the mixer and after the MLP as well."""
     c = b.c
+    lfm3 = b.model_type == "lfm3"
     h = b.hidden = c.need("hidden_size")
     b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads", "num_heads")
-    b.kv = c.int("num_key_value_heads", default=8) or 8            # Lfm2Config's default
+    kv_default = 4 if lfm3 else 8                                  # Lfm3Config's and Lfm2(Moe)Config's defaults
+    b.kv = c.get_int("num_key_value_heads", default=kv_default) or kv_default
     b.vocab = c.need("vocab_size")
     b.tied = c.flag("tie_word_embeddings", c.flag("tie_embedding", True))
-    inter = c.int("block_ff_dim", "intermediate_size", default=12288) or 12288
-    if c.flag("block_auto_adjust_ff_dim", True):
-        inter = int(2 * inter / 3)
-        multiplier = c.raw("block_ffn_dim_multiplier", default=1.0)
-        if multiplier is not None:
-            inter = int(c.float("block_ffn_dim_multiplier", 1.0) * inter)
-            step = c.int("block_multiple_of", default=256) or 256
-            inter = step * ((inter + step - 1) // step)
+    if b.model_type == "lfm2":
+        inter = c.get_int("block_ff_dim", "intermediate_size", default=12288) or 12288
+        if c.flag("block_auto_adjust_ff_dim", True):
+            inter = int(2 * inter / 3)
+            multiplier = c.raw("block_ffn_dim_multiplier", default=1.0)
+            if multiplier is not None:
+                inter = int(c.get_float("block_ffn_dim_multiplier", 1.0) * inter)
+                step = c.get_int("block_multiple_of", default=256) or 256
+                inter = step * ((inter + step - 1) // step)
+    else:
+        inter = c.get_int("intermediate_size", default=7680 if lfm3 else 7168) or 7168
     b.inter = inter
     kinds = c.raw("layer_types")
     if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds):
         raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
-    d = h // b.heads
-    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"))
-    b.dense += _mlp(h, inter, prefix="feed_forward", names=("w1", "w3", "w2"))
-    b.layer_other = 2 * h + 2 * d                         # operator/ffn norms, q/k layernorms
+    if lfm3:
+        b.head_dim = c.get_int("head_dim", default=128) or 128
+        ab = c.flag("attention_bias", False)
+        attn = _attn(b, qkv_bias=ab, o_bias=ab)
+    else:
+        attn = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"))
+    d = b.head_dim or h // b.heads
+    b.dense = attn + _mlp(h, inter, prefix="feed_forward", names=("w1", "w3", "w2"))
+    norms = 4 * h if lfm3 and c.flag("use_sandwich_norm", True) else 2 * h
+    # operator/ffn (and sandwich) norms, q/k layernorms; LFM3's output gate (one value per head, bias-free) is
+    # counted here so that the conv layers, which replace the attention modules, do not carry it
+    gate = h * b.heads if lfm3 and c.flag("use_attention_gate", True) else 0
+    b.layer_other = norms + 2 * d + gate
     bias = c.flag("conv_bias", False)
-    taps = c.int("conv_L_cache", default=3) or 3
+    taps = c.get_int("conv_L_cache", default=7 if lfm3 else 3) or 3
     b.linear_attn = [Linear("conv.in_proj", h, 3 * h, bias, role="other"),
                      Linear("conv.out_proj", h, h, bias, role="other")]
-    b.linear_attn_layers = sum(1 for k in kinds[:b.layers] if k != "full_attention")
-    b.linear_attn_other = 2 * h + h * taps + (h if bias else 0)
+    b.linear_attn_layers = sum(1 for k in kinds[:b.layers] if k == "conv")
+    b.linear_attn_other = norms + h * taps + (h if bias else 0)
+    if b.model_type != "lfm2_moe":
+        return
+    b.experts = c.get_int("num_experts", default=32, minimum=0) or 0
+    if not b.experts:
+        return
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=4) or 4
+    b.moe_inter = c.get_int("moe_intermediate_size", default=1792) or 1792
+    b.moe = attn + [Linear("feed_forward.gate", h, b.experts, role="router", peft=False),
+                    Linear("feed_forward.experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                           peft=False),
+                    Linear("feed_forward.experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+    dense = c.get_int("num_dense_layers", default=2, minimum=0) or 0
+    _moe_layer_ids(b, lambda i: i >= dense)
 
 
 def _falcon_h1(b: _Build) -> None:
@@ -533,15 +777,15 @@ def _falcon_h1(b: _Build) -> None:
     h = b.hidden
     ab = c.flag("attention_bias", False)
     mb = c.flag("mlp_bias", False)
-    inner = c.int("mamba_d_ssm", default=None) or int(c.float("mamba_expand", 2.0) * h)
-    heads = c.int("mamba_n_heads", default=128) or 128
-    groups = c.int("mamba_n_groups", default=1) or 1
-    state = c.int("mamba_d_state", default=256) or 256
+    inner = c.get_int("mamba_d_ssm", default=None) or int(c.get_float("mamba_expand", 2.0) * h)
+    heads = c.get_int("mamba_n_heads", default=128) or 128
+    groups = c.get_int("mamba_n_groups", default=1) or 1
+    state = c.get_int("mamba_d_state", default=256) or 256
     conv_dim = inner + 2 * groups * state
     mamba = [Linear("mamba.in_proj", h, inner + conv_dim + heads, c.flag("mamba_proj_bias", False), role="other"),
              Linear("mamba.out_proj", inner, h, c.flag("projectors_bias", False), role="other")]
     b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + mamba + _mlp(h, b.inter, prefix="feed_forward", bias=mb)
-    b.layer_other = (2 * h + conv_dim * (c.int("mamba_d_conv", default=4) or 4)
+    b.layer_other = (2 * h + conv_dim * (c.get_int("mamba_d_conv", default=4) or 4)
                      + (conv_dim if c.flag("mamba_conv_bias", True) else 0) + 3 * heads
                      + (inner if c.flag("mamba_rms_norm", False) else 0))
     b.notes.append(msg("model.note.state_space", ssm=b.layers, layers=b.layers, kind="mamba2"))
@@ -555,10 +799,10 @@ def _jetmoe(b: _Build) -> None:
     c = b.c
     _common(b, head_dim_key=False)
     h = b.hidden
-    b.head_dim = c.int("kv_channels", default=128) or 128
+    b.head_dim = c.get_int("kv_channels", default=128) or 128
     attn_dim = b.kv * b.head_dim
-    b.experts = c.int("num_local_experts", default=8) or 8
-    b.experts_per_token = c.int("num_experts_per_tok", default=2) or 2
+    b.experts = c.get_int("num_local_experts", default=8) or 8
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=2) or 2
     b.moe_inter = b.inter
     b.moe = [Linear("self_attention.kv_proj", h, 2 * attn_dim, role="kv"),
              Linear("self_attention.experts.router.layer", h, b.experts, role="router"),
@@ -569,6 +813,43 @@ def _jetmoe(b: _Build) -> None:
              Linear("mlp.output_linear", b.inter, h, copies=b.experts, role="down", peft=False)]
     b.moe_layers = b.layers
     b.layer_other = 4 * h                                  # two RMSNorms, the two output biases
+
+
+def _zaya(b: _Build) -> None:
+    """ZAYA1 (transformers models/zaya/modeling_zaya.py; its "hybrid"/"hybrid_sliding" layer kinds differ only
+    in the attention window). Every layer: compressed convolutional attention (ZayaCCAProjection: q/k, values split
+    into a current and a delayed half, a depthwise and a per-head grouped conv over q and k, both biased; a
+    temperature per key/value head; o_proj; linears biased by `attention_bias`), then a mixture of experts routed by
+    a small MLP (a biased down_proj to `router_hidden_size`, a norm, biased fc1/fc2, an out_proj to the experts plus
+    a skip class; a router-state scale in every layer but the first) over 3-D expert weights; two RMSNorms and two
+    residual scalings (four vectors each). Before the layers, an input scale and bias; the head biased by
+    `lm_head_bias`."""
+    c = b.c
+    b.head_dim = c.get_int("head_dim", default=128) or 128
+    _common(b, head_dim_key=False)
+    h, n, kv, d = b.hidden, b.heads, b.kv, b.head_dim
+    ab = c.flag("attention_bias", False)
+    attn = [Linear("self_attn.qkv_proj.q_proj", h, n * d, ab, role="q"),
+            Linear("self_attn.qkv_proj.k_proj", h, kv * d, ab, role="k"),
+            Linear("self_attn.qkv_proj.v_proj_current", h, kv * d // 2, ab, role="v"),
+            Linear("self_attn.qkv_proj.v_proj_delayed", h, kv * d // 2, ab, role="v"),
+            Linear("self_attn.o_proj", n * d, h, ab, role="o")]
+    channels = (n + kv) * d
+    convs = channels * (c.get_int("cca_time0", default=2) or 2) + channels \
+        + channels * d * (c.get_int("cca_time1", default=2) or 2) + channels
+    r = c.get_int("router_hidden_size", default=256) or 256
+    b.experts = c.get_int("num_experts", default=16) or 16
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=1) or 1
+    b.moe_inter = b.inter = c.get_int("moe_intermediate_size", default=2048) or 2048
+    b.moe = attn + [Linear("mlp.gate.down_proj", h, r, True, role="router"),
+                    Linear("mlp.experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                           peft=False),
+                    Linear("mlp.experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+    router_mlp = r + 2 * (r * r + r) + r * (b.experts + 1) + r          # norm, fc1, fc2, out_proj; state scale
+    b.layer_other = 2 * h + 8 * h + convs + kv + router_mlp
+    b.extra = -r + 2 * h + (b.vocab if c.flag("lm_head_bias", False) else 0)    # layer 0 has no state scale
+    b.dense = []
+    b.moe_layers = b.layers
 
 
 def _zamba2(b: _Build) -> None:
@@ -587,24 +868,24 @@ def _zamba2(b: _Build) -> None:
     else:
         listed = c.raw("hybrid_layer_ids", default=[])
         hybrid = len(listed) if isinstance(listed, list) else 0
-    blocks = min(c.int("num_mem_blocks", default=1) or 1, hybrid)
-    att = c.int("attention_hidden_size", default=2 * h) or 2 * h
-    heads = c.int("num_attention_heads", default=32) or 32
-    kv = c.int("num_key_value_heads", default=heads) or heads
-    d = c.int("attention_head_dim", default=att // heads) or att // heads
-    inter = b.inter = c.int("intermediate_size", default=4 * h) or 4 * h
-    rank = c.int("adapter_rank", default=128) or 128
+    blocks = min(c.get_int("num_mem_blocks", default=1) or 1, hybrid)
+    att = c.get_int("attention_hidden_size", default=2 * h) or 2 * h
+    heads = c.get_int("num_attention_heads", default=32) or 32
+    kv = c.get_int("num_key_value_heads", default=heads) or heads
+    d = c.get_int("attention_head_dim", default=att // heads) or att // heads
+    inter = b.inter = c.get_int("intermediate_size", default=4 * h) or 4 * h
+    rank = c.get_int("adapter_rank", default=128) or 128
     bias = c.flag("add_bias_linear", False)
     # the Mamba-2 mixer: in_proj to z, x, B, C and one dt per head; depthwise conv (always biased); dt_bias, A_log
     # and D per head; a gated norm over the inner width; out_proj
-    inner = int(c.float("mamba_expand", 2.0) * h)
-    m_heads = c.int("n_mamba_heads", default=8) or 8
-    groups = c.int("mamba_ngroups", default=1) or 1
-    state = c.int("mamba_d_state", default=64) or 64
+    inner = int(c.get_float("mamba_expand", 2.0) * h)
+    m_heads = c.get_int("n_mamba_heads", default=8) or 8
+    groups = c.get_int("mamba_ngroups", default=1) or 1
+    state = c.get_int("mamba_d_state", default=64) or 64
     conv_dim = inner + 2 * groups * state
     b.dense = [Linear("mamba.in_proj", h, inner + conv_dim + m_heads, bias, role="other"),
                Linear("mamba.out_proj", inner, h, bias, role="other")]
-    b.layer_other = h + conv_dim * (c.int("mamba_d_conv", default=4) or 4) + conv_dim + 3 * m_heads + inner
+    b.layer_other = h + conv_dim * (c.get_int("mamba_d_conv", default=4) or 4) + conv_dim + 3 * m_heads + inner
     b.heads = b.kv = 1
     b.head_dim = h
     b.gated = False
@@ -628,25 +909,24 @@ def _zamba(b: _Build) -> None:
     b.vocab = c.need("vocab_size")
     kinds = c.raw("layers_block_type")
     if not (isinstance(kinds, list) and kinds):
-        period = c.int("attn_layer_period", default=6) or 6
-        offset = c.int("attn_layer_offset", default=4, minimum=0) or 0
+        period = c.get_int("attn_layer_period", default=6) or 6
+        offset = c.get_int("attn_layer_offset", default=4, minimum=0) or 0
         kinds = ["mamba", "mamba", "hybrid"] + ["hybrid" if i % period == offset else "mamba"
                                                 for i in range(b.layers - 3)]
     hybrid = sum(1 for k in kinds[:b.layers] if k == "hybrid")
-    att = c.int("attention_hidden_size", default=2 * h) or 2 * h
-    heads = c.int("num_attention_heads", default=16) or 16
-    kv = c.int("num_key_value_heads", default=heads) or heads
-    d = c.int("attention_head_dim", default=att // heads) or att // heads
-    inter = b.inter = c.int("intermediate_size", default=4 * h) or 4 * h
-    inner = int(c.float("mamba_expand", 2.0) * h)
-    state = c.int("mamba_d_state", default=16) or 16
-    rank = c.raw("mamba_dt_rank", default="auto")
-    rank = math.ceil(h / 16) if rank == "auto" else c.int("mamba_dt_rank")
+    att = c.get_int("attention_hidden_size", default=2 * h) or 2 * h
+    heads = c.get_int("num_attention_heads", default=16) or 16
+    kv = c.get_int("num_key_value_heads", default=heads) or heads
+    d = c.get_int("attention_head_dim", default=att // heads) or att // heads
+    inter = b.inter = c.get_int("intermediate_size", default=4 * h) or 4 * h
+    inner = int(c.get_float("mamba_expand", 2.0) * h)
+    state = c.get_int("mamba_d_state", default=16) or 16
+    rank = math.ceil(h / 16) if c.raw("mamba_dt_rank", default="auto") == "auto" else c.need("mamba_dt_rank")
     bias = c.flag("mamba_proj_bias", False)
     b.dense = [Linear("mamba.in_proj", h, 2 * inner, bias, role="other"),
                Linear("mamba.out_proj", inner, h, bias, role="other")]
     # conv1d (and its bias), per-head x_proj and dt_proj (with bias), A_log and D, all stored as parameters
-    b.layer_other = (h + inner * (c.int("mamba_d_conv", default=4) or 4) + (inner if c.flag("mamba_conv_bias", True)
+    b.layer_other = (h + inner * (c.get_int("mamba_d_conv", default=4) or 4) + (inner if c.flag("mamba_conv_bias", True)
                      else 0) + inner * (rank + 2 * state) + inner * rank + inner + inner * state + inner)
     b.heads = b.kv = 1
     b.head_dim = h
@@ -663,11 +943,11 @@ def _mla_attn(b: _Build) -> tuple[list[Linear], int]:
     of its two latent RMSNorms."""
     c = b.c
     # DeepseekV2Config / DeepseekV3Config defaults; q_lora_rank: null (V2-Lite) means a plain q_proj
-    nope = c.int("qk_nope_head_dim", default=128)
-    rope = c.int("qk_rope_head_dim", default=64)
-    v_dim = c.int("v_head_dim", default=128)
-    kv_rank = c.int("kv_lora_rank", default=512)
-    q_rank = c.int("q_lora_rank", default=1536) if "q_lora_rank" not in c.data or c.data["q_lora_rank"] is not None \
+    nope = c.get_int("qk_nope_head_dim", default=128)
+    rope = c.get_int("qk_rope_head_dim", default=64)
+    v_dim = c.get_int("v_head_dim", default=128)
+    kv_rank = c.get_int("kv_lora_rank", default=512)
+    q_rank = c.get_int("q_lora_rank", default=1536) if "q_lora_rank" not in c.data or c.data["q_lora_rank"] is not None \
         else None
     ab = c.flag("attention_bias", False)
     h, n = b.hidden, b.heads
@@ -687,11 +967,11 @@ def _mla_attn(b: _Build) -> tuple[list[Linear], int]:
 def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
     c, h = b.c, b.hidden
     b.dense = attn + _mlp(h, b.inter)
-    b.experts = c.int("n_routed_experts", default=0) or 0
+    b.experts = c.get_int("n_routed_experts", default=0) or 0
     if b.experts:
-        b.experts_per_token = c.int("num_experts_per_tok", default=1)
+        b.experts_per_token = c.get_int("num_experts_per_tok", default=1)
         b.moe_inter = c.need("moe_intermediate_size")
-        b.shared = c.int("n_shared_experts", default=0, minimum=0) or 0
+        b.shared = c.get_int("n_shared_experts", default=0, minimum=0) or 0
         # the router is a bare weight Parameter (DeepseekV2MoEGate / DeepseekV3TopkRouter), not an nn.Linear
         b.moe = attn + [Linear("mlp.gate", h, b.experts, role="router", peft=False)]
         b.moe += _mlp(h, b.moe_inter, prefix="mlp.experts.*", copies=b.experts)
@@ -702,10 +982,10 @@ def _deepseek_moe(b: _Build, attn: list[Linear]) -> None:
         if isinstance(kinds, list) and len(kinds) >= b.layers:     # GLM-4.7-Flash: "dense" / "sparse" per layer
             _moe_layer_ids(b, lambda i: kinds[i] == "sparse")
         else:
-            first = c.int("first_k_dense_replace", default=0, minimum=0) or 0
-            freq = c.int("moe_layer_freq", default=1)
+            first = c.get_int("first_k_dense_replace", default=0, minimum=0) or 0
+            freq = c.get_int("moe_layer_freq", default=1)
             _moe_layer_ids(b, lambda i: i >= first and i % freq == 0)
-        mtp = c.int("num_nextn_predict_layers", default=0, minimum=0)
+        mtp = c.get_int("num_nextn_predict_layers", default=0, minimum=0)
         if mtp:
             b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
 
@@ -719,7 +999,7 @@ def _qwen_hybrid(b: _Build, *, moe: bool) -> None:
     parameters, a shared expert and its sigmoid gate. Defaults are the config classes' (a nested text_config
     leaves them out)."""
     c = b.c
-    b.head_dim = c.int("head_dim", default=256)
+    b.head_dim = c.get_int("head_dim", default=256)
     _common(b, head_dim_key=False)
     h, d = b.hidden, b.head_dim
     ab = c.flag("attention_bias", False)
@@ -728,8 +1008,8 @@ def _qwen_hybrid(b: _Build, *, moe: bool) -> None:
             Linear("self_attn.v_proj", h, b.kv * d, ab, role="v"),
             Linear("self_attn.o_proj", b.heads * d, h, ab, role="o")]
     b.layer_other = 2 * h + 2 * d
-    nk, nv = c.int("linear_num_key_heads", default=16), c.int("linear_num_value_heads", default=32)
-    dk, dv = c.int("linear_key_head_dim", default=128), c.int("linear_value_head_dim", default=128)
+    nk, nv = c.get_int("linear_num_key_heads", default=16), c.get_int("linear_num_value_heads", default=32)
+    dk, dv = c.get_int("linear_key_head_dim", default=128), c.get_int("linear_value_head_dim", default=128)
     key, value = nk * dk, nv * dv
     if b.model_type == "qwen3_next":
         mixer = [Linear("linear_attn.in_proj_qkvz", h, 2 * key + 2 * value, role="other"),
@@ -740,28 +1020,28 @@ def _qwen_hybrid(b: _Build, *, moe: bool) -> None:
                  Linear("linear_attn.in_proj_b", h, nv, role="other"),
                  Linear("linear_attn.in_proj_a", h, nv, role="other")]
     b.linear_attn = mixer + [Linear("linear_attn.out_proj", value, h, role="other")]
-    b.linear_attn_other = 2 * h + (2 * key + value) * c.int("linear_conv_kernel_dim", default=4) + 2 * nv + dv
+    b.linear_attn_other = 2 * h + (2 * key + value) * c.get_int("linear_conv_kernel_dim", default=4) + 2 * nv + dv
     listed = c.raw("layer_types")
     if isinstance(listed, list) and listed:
         kinds = [str(k) for k in listed[:b.layers]]
     else:
-        every = c.int("full_attention_interval", default=4)
+        every = c.get_int("full_attention_interval", default=4)
         kinds = ["linear_attention" if (i + 1) % every else "full_attention" for i in range(b.layers)]
     b.linear_attn_layers = kinds.count("linear_attention")
     if b.linear_attn_layers:
         b.notes.append(msg("model.note.linear_attention", linear=b.linear_attn_layers, layers=b.layers))
     b.dense = attn + _mlp(h, b.inter)
-    mtp = c.int("mtp_num_hidden_layers", default=0, minimum=0)
+    mtp = c.get_int("mtp_num_hidden_layers", default=0, minimum=0)
     if mtp:
         b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
     if not moe:
         return
-    b.experts = c.int("num_experts", default=512 if b.model_type == "qwen3_next" else 256, minimum=0) or 0
+    b.experts = c.get_int("num_experts", default=512 if b.model_type == "qwen3_next" else 256, minimum=0) or 0
     if not b.experts:
         return
-    b.experts_per_token = c.int("num_experts_per_tok", default=10 if b.model_type == "qwen3_next" else 8)
-    b.moe_inter = c.int("moe_intermediate_size", default=512)
-    b.shared_inter = c.int("shared_expert_intermediate_size", default=512)
+    b.experts_per_token = c.get_int("num_experts_per_tok", default=10 if b.model_type == "qwen3_next" else 8)
+    b.moe_inter = c.get_int("moe_intermediate_size", default=512)
+    b.shared_inter = c.get_int("shared_expert_intermediate_size", default=512)
     b.shared = 1
     # Qwen3NextTopKRouter / Qwen3NextExperts: a weight Parameter and 3-D expert weights, not nn.Linear
     b.moe = attn + [Linear("mlp.gate", h, b.experts, role="router", peft=False),
@@ -770,12 +1050,12 @@ def _qwen_hybrid(b: _Build, *, moe: bool) -> None:
     b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_expert")
     b.moe.append(Linear("mlp.shared_expert_gate", h, 1, role="router"))
     if b.model_type == "qwen3_next":
-        step = c.int("decoder_sparse_step", default=1)
+        step = c.get_int("decoder_sparse_step", default=1)
         listed = c.raw("mlp_only_layers", default=[])
         only = {i for i in listed if isinstance(i, int) and not isinstance(i, bool)} if isinstance(listed, list) else set()
         _moe_layer_ids(b, lambda i: i not in only and (i + 1) % step == 0)
     else:                                        # Qwen3_5MoeDecoderLayer: every layer's MLP is the sparse block
-        b.inter = c.int("intermediate_size", default=b.moe_inter)
+        b.inter = c.get_int("intermediate_size", default=b.moe_inter)
         b.dense = []
         b.moe_layers = b.layers
 
@@ -787,7 +1067,7 @@ def _qwen1(b: _Build) -> None:
     w1 and w2 (modeling_qwen.py QWenMLP: `ff_dim_in = config.intermediate_size // 2`)."""
     c = b.c
     _common(b, head_dim_key=False, gqa=False)
-    b.head_dim = c.int("kv_channels")
+    b.head_dim = c.get_int("kv_channels")
     if b.head_dim == b.hidden // b.heads:
         b.head_dim = None
     full = c.need("intermediate_size")
@@ -816,10 +1096,10 @@ def _chatglm(b: _Build) -> None:
     b.hidden = c.need("hidden_size")
     b.layers = c.need("num_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("num_attention_heads")
-    b.head_dim = c.int("kv_channels", default=b.hidden // b.heads)
+    b.head_dim = c.get_int("kv_channels", default=b.hidden // b.heads)
     if b.head_dim == b.hidden // b.heads:
         b.head_dim = None
-    b.kv = c.int("multi_query_group_num", default=b.heads) if c.flag("multi_query_attention", False) else b.heads
+    b.kv = c.get_int("multi_query_group_num", default=b.heads) if c.flag("multi_query_attention", False) else b.heads
     b.vocab = c.need("padded_vocab_size", "vocab_size")
     b.inter = c.need("ffn_hidden_size")
     linear_bias = c.flag("add_bias_linear", False)
@@ -871,7 +1151,7 @@ def _gpt2_blocks(b: _Build, multi_query: bool) -> None:
     b.gated = False
     b.kv = 1 if multi_query else b.heads
     d = b.hidden // b.heads
-    b.inter = c.int("n_inner", default=4 * b.hidden)
+    b.inter = c.get_int("n_inner", default=4 * b.hidden)
     b.dense = [Linear("attn.c_attn", b.hidden, b.hidden + 2 * b.kv * d, True, role="qkv"),
                Linear("attn.c_proj", b.hidden, b.hidden, True, role="o")]
     b.dense += _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=True)
@@ -895,7 +1175,7 @@ def _gptj(b: _Build) -> None:
     c = b.c
     _common(b, head_dim_key=False, gqa=False)
     b.gated = False
-    b.inter = c.int("n_inner", default=4 * b.hidden)
+    b.inter = c.get_int("n_inner", default=4 * b.hidden)
     b.dense = _attn(b, prefix="attn", names=("q_proj", "k_proj", "v_proj", "out_proj"))
     b.dense += _mlp(b.hidden, b.inter, names=("fc_in", "fc_out"), bias=True)
     b.layer_other = 2 * b.hidden
@@ -923,17 +1203,17 @@ def _falcon(b: _Build) -> None:
     b.gated = False
     new_arch = c.flag("new_decoder_architecture", b.model_type == "RefinedWeb")
     if new_arch:
-        b.kv = c.int("num_kv_heads", "n_head_kv", default=b.heads)
+        b.kv = c.get_int("num_kv_heads", "n_head_kv", default=b.heads)
     elif c.flag("multi_query", True):
         b.kv = 1
     else:
         b.kv = b.heads
     bias = c.flag("bias", False)
-    b.inter = c.int("ffn_hidden_size", default=4 * b.hidden)
+    b.inter = c.get_int("ffn_hidden_size", default=4 * b.hidden)
     b.dense = _fused_attn(b, "self_attention.query_key_value", "self_attention.dense", qkv_bias=bias, o_bias=bias)
     b.dense += _mlp(b.hidden, b.inter, names=("dense_h_to_4h", "dense_4h_to_h"), bias=bias)
     if new_arch:
-        norms = c.int("num_ln_in_parallel_attn", default=2)
+        norms = c.get_int("num_ln_in_parallel_attn", default=2)
     else:
         norms = 1 if c.flag("parallel_attn", True) else 2
     b.layer_other = norms * 2 * b.hidden
@@ -946,11 +1226,11 @@ def _mpt(b: _Build) -> None:
     b.hidden = c.need("d_model")
     b.layers = c.need("n_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("n_heads")
-    b.kv = attn_cfg.int("kv_n_heads", default=b.heads)
+    b.kv = attn_cfg.get_int("kv_n_heads", default=b.heads)
     b.vocab = c.need("vocab_size")
     ffn = c.sub("ffn_config")
-    ffn_width = ffn.int("ffn_hidden_size") if ffn else None
-    ratio = c.float("expansion_ratio", 4.0, minimum=0.01, maximum=1024)
+    ffn_width = ffn.get_int("ffn_hidden_size") if ffn else None
+    ratio = c.get_float("expansion_ratio", 4.0, minimum=0.01, maximum=1024)
     b.inter = ffn_width or int(ratio * b.hidden)
     b.gated = False
     bias = not c.flag("no_bias", True)
@@ -979,7 +1259,7 @@ def _opt(b: _Build) -> None:
     b.layer_other = 2 * affine * b.hidden
     b.final_norm = affine * b.hidden if c.flag("do_layer_norm_before", True) else 0
     b.extra = (c.need("max_position_embeddings") + 2) * b.hidden
-    proj = c.int("word_embed_proj_dim", default=b.hidden)
+    proj = c.get_int("word_embed_proj_dim", default=b.hidden)
     if proj != b.hidden:
         # the embedding table (and the head tied to it) is vocab x proj, plus the two projections
         heads = 1 if b.tied else 2
@@ -996,11 +1276,11 @@ def _dbrx(b: _Build) -> None:
     b.hidden = c.need("d_model")
     b.layers = c.need("n_layers", maximum=_MAX_LAYERS)
     b.heads = c.need("n_heads")
-    b.kv = attn.int("kv_n_heads", default=1)
+    b.kv = attn.get_int("kv_n_heads", default=1)
     b.vocab = c.need("vocab_size")
-    b.inter = ffn.int("ffn_hidden_size", default=3584)
-    b.experts = ffn.int("moe_num_experts", default=4)
-    b.experts_per_token = ffn.int("moe_top_k", default=1)
+    b.inter = ffn.get_int("ffn_hidden_size", default=3584)
+    b.experts = ffn.get_int("moe_num_experts", default=4)
+    b.experts_per_token = ffn.get_int("moe_top_k", default=1)
     b.moe_inter = b.inter
     b.moe = _fused_attn(b, "norm_attn_norm.attn.Wqkv", "norm_attn_norm.attn.out_proj")
     b.moe += [Linear("ffn.router.layer", b.hidden, b.experts, role="router"),
@@ -1033,7 +1313,7 @@ def _siglip_params(v: Cfg) -> int:
     layers = v.need("num_hidden_layers", maximum=_MAX_LAYERS)
     patch = v.need("patch_size")
     image = v.need("image_size")
-    channels = v.int("num_channels", default=3)
+    channels = v.get_int("num_channels", default=3)
     patches = (image // patch) ** 2
     return channels * patch * patch * h + h + patches * h + layers * _vit_layer(h, inter) + 2 * h
 
@@ -1042,12 +1322,12 @@ def _clip_vision_params(v: Cfg) -> int:
     """A CLIPVisionModel (models/clip/modeling_clip.py, CLIPVisionConfig defaults): a class embedding, a
     bias-free patch Conv2d, learned positions for the patches and the class token, pre and post LayerNorms,
     and layers of biased q/k/v/out_proj and fc1/fc2 with two LayerNorms."""
-    h = v.int("hidden_size", default=768)
-    inter = v.int("intermediate_size", default=3072)
-    layers = v.int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
-    patch = v.int("patch_size", default=32)
-    image = v.int("image_size", default=224)
-    channels = v.int("num_channels", default=3)
+    h = v.get_int("hidden_size", default=768)
+    inter = v.get_int("intermediate_size", default=3072)
+    layers = v.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=32)
+    image = v.get_int("image_size", default=224)
+    channels = v.get_int("num_channels", default=3)
     return h + channels * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * _vit_layer(h, inter)
 
 
@@ -1056,14 +1336,14 @@ def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     bias-free Conv3d patch embedding, `depth` blocks of two LayerNorms, a biased fused qkv and proj and a
     biased fc1/fc2 MLP of mlp_ratio x embed_dim, then the PatchMerger (a LayerNorm and two biased Linears
     from spatial_merge_size^2 x embed_dim to the language model's hidden size)."""
-    e = v.int("embed_dim", default=1280)
-    depth = v.int("depth", default=32, maximum=_MAX_LAYERS)
-    inter = e * v.int("mlp_ratio", default=4)
-    channels = v.int("in_channels", "in_chans", default=3)
-    patch = v.int("patch_size", "spatial_patch_size", default=14)
-    temporal = v.int("temporal_patch_size", default=2)
-    merge = v.int("spatial_merge_size", default=2)
-    out = v.int("hidden_size", default=text_hidden)
+    e = v.get_int("embed_dim", default=1280)
+    depth = v.get_int("depth", default=32, maximum=_MAX_LAYERS)
+    inter = e * v.get_int("mlp_ratio", default=4)
+    channels = v.get_int("in_channels", "in_chans", default=3)
+    patch = v.get_int("patch_size", "spatial_patch_size", default=14)
+    temporal = v.get_int("temporal_patch_size", default=2)
+    merge = v.get_int("spatial_merge_size", default=2)
+    out = v.get_int("hidden_size", default=text_hidden)
     return channels * temporal * patch * patch * e + depth * _vit_layer(e, inter) + _patch_merger(e, merge, out, 2 * e)
 
 
@@ -1072,15 +1352,15 @@ def _qwen3_5_vision_params(v: Cfg) -> int:
     embedding, learned positions (num_position_embeddings), `depth` blocks of two LayerNorms, a biased fused
     qkv and proj and a biased linear_fc1/linear_fc2 MLP, then a PatchMerger (a LayerNorm and two biased
     Linears from spatial_merge_size^2 x hidden_size into out_hidden_size)."""
-    e = v.int("hidden_size", default=1152)
-    inter = v.int("intermediate_size", default=4304)
-    depth = v.int("depth", default=27, maximum=_MAX_LAYERS)
-    channels = v.int("in_channels", default=3)
-    patch = v.int("patch_size", default=16)
-    temporal = v.int("temporal_patch_size", default=2)
-    merge = v.int("spatial_merge_size", default=2)
-    out = v.int("out_hidden_size", default=3584)
-    positions = v.int("num_position_embeddings", default=2304)
+    e = v.get_int("hidden_size", default=1152)
+    inter = v.get_int("intermediate_size", default=4304)
+    depth = v.get_int("depth", default=27, maximum=_MAX_LAYERS)
+    channels = v.get_int("in_channels", default=3)
+    patch = v.get_int("patch_size", default=16)
+    temporal = v.get_int("temporal_patch_size", default=2)
+    merge = v.get_int("spatial_merge_size", default=2)
+    out = v.get_int("out_hidden_size", default=3584)
+    positions = v.get_int("num_position_embeddings", default=2304)
     return (channels * temporal * patch * patch * e + e + positions * e + depth * _vit_layer(e, inter)
             + _patch_merger(e, merge, out, 2 * e))
 
@@ -1089,14 +1369,14 @@ def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     """Qwen2.5-VL's vision tower (Qwen2_5_VisionTransformerPretrainedModel): Qwen2-VL's patch Conv3d and
     fused qkv/proj, but RMSNorms (weight only), a biased gate/up/down MLP of `intermediate_size`, and a
     PatchMerger with an RMSNorm into `out_hidden_size`."""
-    e = v.int("hidden_size", default=1280)
-    inter = v.int("intermediate_size", default=3420)
-    depth = v.int("depth", default=32, maximum=_MAX_LAYERS)
-    channels = v.int("in_channels", "in_chans", default=3)
-    patch = v.int("patch_size", "spatial_patch_size", default=14)
-    temporal = v.int("temporal_patch_size", default=2)
-    merge = v.int("spatial_merge_size", default=2)
-    out = v.int("out_hidden_size", default=text_hidden)
+    e = v.get_int("hidden_size", default=1280)
+    inter = v.get_int("intermediate_size", default=3420)
+    depth = v.get_int("depth", default=32, maximum=_MAX_LAYERS)
+    channels = v.get_int("in_channels", "in_chans", default=3)
+    patch = v.get_int("patch_size", "spatial_patch_size", default=14)
+    temporal = v.get_int("temporal_patch_size", default=2)
+    merge = v.get_int("spatial_merge_size", default=2)
+    out = v.get_int("out_hidden_size", default=text_hidden)
     block = 2 * e + (e * 3 * e + 3 * e) + (e * e + e) + 3 * e * inter + 2 * inter + e
     return channels * temporal * patch * patch * e + depth * block + _patch_merger(e, merge, out, e)
 
@@ -1107,7 +1387,7 @@ def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
 _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "llama": (_llama, False), "mistral": (_llama, False), "yi": (_llama, False), "deepseek": (_deepseek, False),
     "granite": (_llama, False), "minicpm": (_minicpm, False),
-    "exaone4": (_exaone4, False), "orion": (_orion, False),
+    "exaone4": (_exaone4, False), "bitnet": (_bitnet, False), "orion": (_orion, False),
     "smollm3": (_smollm3, True),
     "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
     # Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's decoder (the vision tower is counted from vision_config)
@@ -1124,7 +1404,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gemma": (lambda b: _gemma(b, norms=2, qk_norm=False), True),
     "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
     "gemma3_text": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
-    "gemma3": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
+    "gemma3": (lambda b: _gemma(b, norms=4, qk_norm=True), True), "gemma4_text": (_gemma4_text, True),
     "cohere": (_cohere, True), "cohere2": (_cohere, True),
     "starcoder2": (_starcoder2, True),
     "olmo": (_olmo, False), "olmo2": (_olmo2, False),
@@ -1136,7 +1416,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "granitemoeshared": (lambda b: _granitemoe(b, shared=True), False),
     "gpt_oss": (_gpt_oss, False),
     "llama4_text": (_llama4, False), "llama4": (_llama4, False),
-    "deepseek_v2": (_deepseek, False), "deepseek_v3": (_deepseek, False),
+    "deepseek_v2": (_deepseek, False), "deepseek_v3": (_deepseek, False), "deepseek_v4": (_deepseek_v4, False),
     # Mistral Small 4's language model: DeepSeek-V3's latent attention and routed + shared experts
     "mistral4": (_deepseek, False),
     # GLM-4.7-Flash (Glm4MoeLiteForCausalLM): DeepSeek-V3's latent attention and routed + shared experts
@@ -1153,10 +1433,62 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),
     "opt": (_opt, True), "dbrx": (_dbrx, False),
-    "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
-    "lfm2": (_lfm2, True), "falcon_h1": (_falcon_h1, False),
+    "zaya": (_zaya, True), "recurrent_gemma": (_recurrent_gemma, True), "zamba2": (_zamba2, True), "zamba": (_zamba, True),
+    "lfm2": (_lfm2, True), "lfm2_moe": (_lfm2, True), "lfm3": (_lfm2, True), "falcon_h1": (_falcon_h1, False),
     "jetmoe": (_jetmoe, True),
 }
+
+
+# per_layer_config keys that change only a layer's attention modules and their norms (the sizes an attention builder
+# reads); a layer given any other structural key is not counted from features
+_ATTN_OVERRIDE_KEYS = ("head_dim", "num_attention_heads", "num_key_value_heads", "kv_lora_rank", "q_lora_rank",
+                       "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim", "attention_bias")
+
+
+def _attn_params(b: _Build) -> int:
+    return sum(m.params for m in (b.dense or b.moe) if m.role in ("q", "k", "v", "o", "qkv", "kv"))
+
+
+def _per_layer_overrides(b: _Build, build: Callable[[_Build], None]) -> None:
+    """transformers 5's `per_layer_config` (configuration_utils.py PreTrainedConfig: "a sparse mapping from layer
+    indices to configuration attribute overrides"), which the models that use it read per layer
+    (models/dots3_note/modeling_dots3_note.py: `layer_config = config.per_layer_config[layer_idx]`; Gemma 4,
+    Step3p7): each listed layer is built from the config with its overrides (an assumption listed with the
+    guess: a model class could ignore the key). Attention sizes are counted as the difference of that layer's attention modules and norms from
+    the others' (in `extra`); any other structural override, or one in a model whose layers are not all attention,
+    cannot be placed and refuses (features.Unplaced)."""
+    from oomdoctor.features import NOT_STRUCTURAL, Unplaced
+
+    c = b.c
+    raw = c.raw("per_layer_config")
+    if raw is None:
+        return
+    groups: dict[str, list[int]] = {}
+    odd: set[str] = set()
+    for key, over in (raw.items() if isinstance(raw, dict) else ()):
+        if not isinstance(over, dict):
+            odd.add(str(key))
+            continue
+        structural = {k: v for k, v in over.items() if not NOT_STRUCTURAL.search(k)}
+        odd.update(k for k in structural if k not in _ATTN_OVERRIDE_KEYS)
+        try:
+            layer = int(key)
+        except ValueError:
+            odd.add(str(key))
+            continue
+        if structural and 0 <= layer < b.layers:
+            groups.setdefault(json.dumps(structural, sort_keys=True), []).append(layer)
+    if not isinstance(raw, dict) or odd or (groups and (b.linear_attn_layers or b.blocks is not None)):
+        keys = ", ".join(sorted(odd)) or "per_layer_config"
+        raise Unplaced(msg("model.refuse.per_layer", keys=keys, model_type=b.model_type))
+    base = _attn_params(b) + (b.layer_other or 0)
+    for items, layers in groups.items():
+        o = _Build(Cfg({**c.data, **json.loads(items)}, c.path, None, c.parent or c), b.model_type, b.tied)
+        build(o)
+        b.extra += len(layers) * (_attn_params(o) + (o.layer_other or 0) - base)
+    if groups:
+        keys = ", ".join(sorted({k for items in groups for k in json.loads(items)}))
+        b.assumed.append(msg("model.assume.per_layer", layers=sum(len(v) for v in groups.values()), keys=keys))
 
 
 def known_model_types() -> tuple[str, ...]:
@@ -1204,7 +1536,7 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
     vision tower where its kind is known)."""
     top = Cfg(cfg, path, text)
     text_cfg, vision = _text_part(cfg)
-    c = Cfg(text_cfg, path, None, top) if text_cfg is not cfg else top
+    c = Cfg(text_cfg, path, None, top, ("text_config",)) if text_cfg is not cfg else top
     model_type = str(text_cfg.get("model_type") or cfg.get("model_type") or "")
     top_type = str(cfg.get("model_type") or model_type)
     family = _FAMILIES.get(model_type) or _FAMILIES.get(top_type)
@@ -1217,8 +1549,10 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
 
         guess = (model_type or top_type) not in CHECKED_TYPES
         b = _Build(c, model_type or top_type, c.flag("tie_embedding", True))
+        kit = Kit(_attn, _common, _mlp, _MAX_LAYERS, _mla_attn)
         try:
-            read_features(b, Kit(_attn, _common, _mlp, _MAX_LAYERS, _mla_attn))
+            read_features(b, kit)
+            _per_layer_overrides(b, lambda o: read_features(o, kit))
         except (Unplaced, InputError) as err:
             # a value the features reading cannot take (Gemma 3n's per-layer intermediate_size list) refuses like
             # an unplaced block: the file is not wrong, this reading of it is
@@ -1242,24 +1576,24 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         builder(b)
     if vision is not None:
         if top_type == "gemma3":
-            v = Cfg(vision, path, None, top)
+            v = Cfg(vision, path, None, top, ("vision_config",))
             tower = _siglip_params(v)
             # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
             b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
         elif top_type == "llava" and vision.get("model_type") == "clip_vision_model":
-            v = Cfg(vision, path, None, top)
-            vh = v.int("hidden_size", default=768)
+            v = Cfg(vision, path, None, top, ("vision_config",))
+            vh = v.get_int("hidden_size", default=768)
             layers = top.raw("vision_feature_layer", default=-2)
             vin = vh * (len(layers) if isinstance(layers, list) and layers else 1)
             bias = top.flag("multimodal_projector_bias", True)
             # LlavaMultiModalProjector: linear_1 (vision features -> text hidden) and linear_2 (text -> text)
             b.extra += _clip_vision_params(v) + vin * b.hidden + b.hidden * b.hidden + (2 * b.hidden if bias else 0)
         elif top_type == "qwen2_vl":
-            b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
+            b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
         elif top_type == "qwen2_5_vl":
-            b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top), b.hidden)
+            b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
         elif top_type in ("qwen3_5", "qwen3_5_moe"):
-            b.extra += _qwen3_5_vision_params(Cfg(vision, path, None, top))
+            b.extra += _qwen3_5_vision_params(Cfg(vision, path, None, top, ("vision_config",)))
         else:
             notes.append(msg("model.note.vision_not_counted", model_type=top_type))
     dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")
@@ -1310,10 +1644,10 @@ def quantization_of(quant: dict[str, Any] | None, c: Cfg) -> tuple[str | None, i
         for group in groups.values() if isinstance(groups, dict) else ():
             weights = group.get("weights") if isinstance(group, dict) else None
             if isinstance(weights, dict) and weights.get("num_bits") is not None:
-                bits = Cfg(weights, c.path, None, c).int("num_bits", minimum=1, maximum=32)
+                bits = Cfg(weights, c.path, None, c).get_int("num_bits", minimum=1, maximum=32)
                 break
     elif quant.get("bits") is not None or quant.get("w_bit") is not None:
         key = "bits" if quant.get("bits") is not None else "w_bit"
         q = Cfg(quant, c.path, None, c)
-        bits = q.int(key, minimum=1, maximum=32)
+        bits = q.get_int(key, minimum=1, maximum=32)
     return method, bits

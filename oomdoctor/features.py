@@ -43,6 +43,8 @@ SSM_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_expand", "ma
             "mamba_d_ssm", "mamba_d_head", "time_step_rank", "mamba_dt_rank", "ssm_cfg")
 # activations the models that use them apply without a gate (Nemotron and Arcee relu2, Apertus xIELU, OPT relu)
 PLAIN_ACTS = ("relu2", "squared_relu", "xielu", "relu")
+# the sizes of a Gated DeltaNet layer (Qwen3-Next, OLMo-Hybrid)
+_GDN_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim")
 _QK_NORM_KEYS = ("use_qk_norm", "qk_norm", "qk_layernorm", "use_qk_layernorm")
 # ("hybrid" is not one of them: Zamba's hybrid layers are a Mamba mixer plus a shared transformer block)
 _ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local")
@@ -50,7 +52,7 @@ _SSM_WORDS = ("mamba", "ssm", "m")
 _LAYER_KIND_KEYS = ("layers_block_type", "layer_types", "block_types", "hybrid_override_pattern", "attn_layer_indices",
                     "attention_layer_indices", "attn_layer_period")
 # keys that never change the parameter count (training knobs, token ids, positions' scaling, norms' eps)
-_NOT_STRUCTURAL = re.compile(
+NOT_STRUCTURAL = re.compile(
     r"(_token_id|_eps|epsilon|dropout|pdrop|initializer|init_|rope|rotary|_theta|max_position|sliding_window|"
     r"use_cache|dtype|aux_loss|router_aux|z_loss|output_|multiplier|scaling|_scale|chunk_size|time_step_(min|max|"
     r"floor|limit|init|scale)|transformers_version|max_window|logits_to_keep|use_.*kernel|norm_topk|capacity|"
@@ -166,9 +168,9 @@ def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
     indices = _ints(c.raw("attn_layer_indices", "attention_layer_indices"))
     if indices is not None:
         return ["attention" if i in indices else "ssm" for i in range(b.layers)], "attn_layer_indices"
-    period = c.int("attn_layer_period", default=None)
+    period = c.get_int("attn_layer_period", default=None)
     if period:
-        offset = c.int("attn_layer_offset", default=0, minimum=0) or 0
+        offset = c.get_int("attn_layer_offset", default=0, minimum=0) or 0
         return ["attention" if i % period == offset else "ssm" for i in range(b.layers)], "attn_layer_period"
     return None, None
 
@@ -187,28 +189,28 @@ def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
         return [i for i in range(n) if kinds[i].lower() in ("sparse", "moe")], "mlp_layer_types"
     if c.has("expert_layer_period"):                  # Jamba: i % period == offset
         period = c.need("expert_layer_period")
-        offset = c.int("expert_layer_offset", default=0, minimum=0) or 0
+        offset = c.get_int("expert_layer_offset", default=0, minimum=0) or 0
         return [i for i in range(n) if i % period == offset], "expert_layer_period"
     if c.has("moe_layer_start_index", "moe_layer_interval"):   # ERNIE 4.5
-        start = c.int("moe_layer_start_index", default=0, minimum=0) or 0
+        start = c.get_int("moe_layer_start_index", default=0, minimum=0) or 0
         end = c.raw("moe_layer_end_index")
         end = end if isinstance(end, int) and not isinstance(end, bool) and end >= 0 else n - 1
-        step = c.int("moe_layer_interval", default=1)
+        step = c.get_int("moe_layer_interval", default=1)
         return [i for i in range(n) if start <= i <= end and (i + 1) % step == 0], "moe_layer_start_index"
     if c.has("first_k_dense_replace", "moe_layer_freq", "num_dense_layers"):   # DeepSeek, Dots1, GLM-4-MoE, AFMoE
         # AFMoE names the dense first layers num_dense_layers (transformers models/afmoe/modeling_afmoe.py:
         # `moe_enabled = layer_idx >= config.num_dense_layers`)
-        first = c.int("first_k_dense_replace", "num_dense_layers", default=0, minimum=0) or 0
+        first = c.get_int("first_k_dense_replace", "num_dense_layers", default=0, minimum=0) or 0
         freq = c.raw("moe_layer_freq", default=1)
         if not isinstance(freq, int) or isinstance(freq, bool) or freq < 1:
             return None, "moe_layer_freq"
         return [i for i in range(n) if i >= first and i % freq == 0], "first_k_dense_replace"
     if c.has("decoder_sparse_step", "mlp_only_layers"):       # Qwen-MoE
-        step = c.int("decoder_sparse_step", default=1)
+        step = c.get_int("decoder_sparse_step", default=1)
         only = set(_ints(c.raw("mlp_only_layers", default=[])) or [])
         return [i for i in range(n) if i not in only and (i + 1) % step == 0], "decoder_sparse_step"
     if c.has("interleave_moe_layer_step"):
-        step = c.int("interleave_moe_layer_step", default=1)
+        step = c.get_int("interleave_moe_layer_step", default=1)
         return [i for i in range(n) if (i + 1) % step == 0], "interleave_moe_layer_step"
     stray = [k for k in c.data if re.search(r"(moe|expert).*(layer|freq|step|period|interval|pattern)", k)]
     if stray:
@@ -219,30 +221,30 @@ def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
 def _mamba_mixer(b: Any) -> tuple[list[Linear], int, str]:
     """One Mamba layer's token mixer: its linear modules, its other parameters, and the kind (mamba1/mamba2)."""
     c, h = b.c, b.hidden
-    state = c.int("mamba_d_state", "ssm_state_size", "state_size", "d_state", default=16)
-    conv = c.int("mamba_d_conv", "conv_kernel", "d_conv", default=4)
-    expand = c.int("mamba_expand", "expand", default=2)
+    state = c.get_int("mamba_d_state", "ssm_state_size", "state_size", "d_state", default=16)
+    conv = c.get_int("mamba_d_conv", "conv_kernel", "d_conv", default=4)
+    expand = c.get_int("mamba_expand", "expand", default=2)
     proj_bias = c.flag("mamba_proj_bias", c.flag("use_bias", False))
     conv_bias = c.flag("mamba_conv_bias", c.flag("use_conv_bias", True))
     # a pure Mamba-2 config (Mamba2Config) names its SSM heads num_heads and their width head_dim
-    heads = c.int("mamba_n_heads", "mamba_num_heads", "ssm_num_heads", *(("num_heads",) if b.pure_ssm else ()),
+    heads = c.get_int("mamba_n_heads", "mamba_num_heads", "ssm_num_heads", *(("num_heads",) if b.pure_ssm else ()),
                   default=None)
     if heads is not None or c.has("mamba_n_groups", "n_groups", "mamba_d_head", "mamba_head_dim"):
         # Mamba-2 (Bamba, GraniteMoeHybrid, Falcon-H1, Nemotron-H): one in_proj for z, x, B, C and dt per head
-        head_dim = c.int("mamba_d_head", "mamba_head_dim", "ssm_head_dim", *(("head_dim",) if b.pure_ssm else ()),
+        head_dim = c.get_int("mamba_d_head", "mamba_head_dim", "ssm_head_dim", *(("head_dim",) if b.pure_ssm else ()),
                          default=64)
         heads = heads or (expand * h) // head_dim
-        inner = c.int("mamba_d_ssm", default=None) or heads * head_dim
-        groups = c.int("mamba_n_groups", "n_groups", default=1)
+        inner = c.get_int("mamba_d_ssm", default=None) or heads * head_dim
+        groups = c.get_int("mamba_n_groups", "n_groups", default=1)
         conv_dim = inner + 2 * groups * state
         mixer = [Linear("mamba.in_proj", h, 2 * inner + 2 * groups * state + heads, proj_bias, role="other"),
                  Linear("mamba.out_proj", inner, h, proj_bias, role="other")]
         other = conv_dim * conv + (conv_dim if conv_bias else 0) + 3 * heads + inner    # conv1d, dt_bias, A_log, D, norm
         return mixer, other, "mamba2"
-    inner = c.int("mamba_d_inner", default=None) or (b.inter if b.pure_ssm and b.c.has("intermediate_size")
+    inner = c.get_int("mamba_d_inner", default=None) or (b.inter if b.pure_ssm and b.c.has("intermediate_size")
                                                      else expand * h)
     rank = c.raw("mamba_dt_rank", "time_step_rank", default="auto")
-    rank = math.ceil(h / 16) if rank == "auto" else c.int("mamba_dt_rank", "time_step_rank")
+    rank = math.ceil(h / 16) if rank == "auto" else c.get_int("mamba_dt_rank", "time_step_rank")
     mixer = [Linear("mamba.in_proj", h, 2 * inner, proj_bias, role="other"),
              Linear("mamba.x_proj", inner, rank + 2 * state, role="other"),
              Linear("mamba.dt_proj", rank, inner, True, role="other"),
@@ -255,19 +257,19 @@ def _read_experts(b: Any, attn: list, names: tuple[str, ...], mlp_bias: bool, as
     """The mixture-of-experts layers, when the config counts more than one expert: the router, the routed
     experts, the shared expert(s), and which layers they are."""
     c = b.c
-    experts = c.int(*EXPERT_KEYS, default=0, minimum=0) or 0
+    experts = c.get_int(*EXPERT_KEYS, default=0, minimum=0) or 0
     if experts <= 1:
         return
     ids, key = _moe_ids(b)
     if ids is None:
         raise Unplaced(msg("model.refuse.experts", experts=experts, key=key, model_type=b.model_type))
     b.experts = experts
-    b.experts_per_token = c.int(*TOPK_KEYS, default=min(2, experts))
-    b.moe_inter = c.int(*EXPERT_WIDTH_KEYS, default=b.inter)
+    b.experts_per_token = c.get_int(*TOPK_KEYS, default=min(2, experts))
+    b.moe_inter = c.get_int(*EXPERT_WIDTH_KEYS, default=b.inter)
     b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
     b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", names=names, bias=mlp_bias, copies=experts)
-    shared_n = c.int(*SHARED_COUNT_KEYS, default=0, minimum=0) or 0
-    shared_w = c.int(*SHARED_WIDTH_KEYS, default=None, minimum=0)     # 0: no shared expert
+    shared_n = c.get_int(*SHARED_COUNT_KEYS, default=0, minimum=0) or 0
+    shared_w = c.get_int(*SHARED_WIDTH_KEYS, default=None, minimum=0)     # 0: no shared expert
     if shared_w or shared_n:
         b.shared = 1
         b.shared_inter = shared_w or shared_n * b.moe_inter
@@ -293,7 +295,7 @@ def read_features(b: Any, kit: Kit) -> None:
         b.hidden = c.need("hidden_size", "d_model", "n_embd")
         b.layers = c.need("num_hidden_layers", "n_layer", "n_layers", "num_layers", maximum=_MAX_LAYERS)
         b.vocab = c.need("vocab_size")
-        b.inter = c.int("intermediate_size", default=2 * b.hidden)
+        b.inter = c.get_int("intermediate_size", default=2 * b.hidden)
         b.heads = b.kv = 1
         b.head_dim = b.hidden
         mixer, other, kind = _mamba_mixer(b)
@@ -305,7 +307,7 @@ def read_features(b: Any, kit: Kit) -> None:
         return
     mla = c.data.get("kv_lora_rank") is not None       # multi-head latent attention (DeepSeek-V2 and after)
     if mla:                                      # heads need not divide hidden_size: head_dim is nope + rope
-        b.head_dim = (c.int("qk_nope_head_dim", default=128) or 0) + (c.int("qk_rope_head_dim", default=64) or 0)
+        b.head_dim = (c.get_int("qk_nope_head_dim", default=128) or 0) + (c.get_int("qk_rope_head_dim", default=64) or 0)
     b.blocks = single_blocks(c)
     if b.blocks is not None:
         odd = sorted({k for k in b.blocks.mixers + b.blocks.lone_mixers if k not in ("attention", "ssm")})
@@ -314,16 +316,16 @@ def read_features(b: Any, kit: Kit) -> None:
                                model_type=b.model_type))
     _common(b, head_dim_key=not mla, layers=len(b.blocks.mixers) if b.blocks is not None else None)
     if b.head_dim is None and c.has("kv_channels", "attention_head_dim"):
-        b.head_dim = c.int("kv_channels", "attention_head_dim")
+        b.head_dim = c.get_int("kv_channels", "attention_head_dim")
     qkv_bias = c.flag("attention_bias", c.flag("qkv_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False)))))
     o_bias = c.flag("attention_out_bias", qkv_bias if not c.has("qkv_bias") else c.flag("use_bias", c.flag("bias", False)))
     mlp_bias = c.flag("mlp_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False))))
     attn, mla_norms = kit.mla(b) if mla else (_attn(b, qkv_bias=qkv_bias, o_bias=o_bias), 0)
     if mla:
-        assumed.append(msg("model.assume.mla", rank=c.int("kv_lora_rank")))
+        assumed.append(msg("model.assume.mla", rank=c.get_int("kv_lora_rank")))
     # Nemotron-H names its MLP's activation mlp_hidden_act (its hidden_act, where present, is the Mamba gate's)
     act = str(c.raw("mlp_hidden_act", "hidden_act", "activation_function", "hidden_activation", default="silu")).lower()
-    width = c.int("ffn_dim", default=None)
+    width = c.get_int("ffn_dim", default=None)
     if width:
         b.inter = width
     b.gated = not (act in PLAIN_ACTS or width is not None)
@@ -356,7 +358,7 @@ def _read_layer_kinds(b: Any, ssm_keys: list[str], mla_norms: int, qk: bool, ass
     if "linear" in kinds:
         linear_kind = _linear_kind(b, ssm_keys)
         kinds = [linear_kind if k == "linear" else k for k in kinds]
-    other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm", "kda", "lightning")})
+    other_kinds = sorted({k for k in kinds if k not in ("attention", "ssm", "kda", "gdn", "lightning")})
     if other_kinds:
         raise Unplaced(msg("model.refuse.layer_kind", kinds=", ".join(other_kinds), key=kinds_key,
                            model_type=b.model_type))
@@ -385,6 +387,8 @@ def _linear_kind(b: Any, ssm_keys: list[str]) -> str:
     c = b.c
     if c.has("linear_num_heads", "linear_head_dim") or c.sub("linear_attn_config") is not None:
         return "kda"
+    if c.has(*_GDN_KEYS):
+        return "gdn"
     if c.has("block_size") and not ssm_keys:
         return "lightning"
     if ssm_keys:
@@ -400,12 +404,12 @@ def _linear_mixer(b: Any, kinds: list[str]) -> tuple[list[Linear], int, str]:
         # q/k/v of heads x head_dim, a depthwise conv over the three (no bias), low-rank forget (f_a/f_b) and
         # output (g_a/g_b) gates, a per-head beta (b_proj), dt_bias per channel, A_log per head, a gated norm
         nested = c.sub("linear_attn_config")           # the checkpoint's spelling of the same three sizes
-        n = c.int("linear_num_heads", default=None) or (nested.int("num_heads", default=None) if nested else None) \
+        n = c.get_int("linear_num_heads", default=None) or (nested.get_int("num_heads", default=None) if nested else None) \
             or b.heads
-        d = c.int("linear_head_dim", default=None) or (nested.int("head_dim", default=None) if nested else None) \
+        d = c.get_int("linear_head_dim", default=None) or (nested.get_int("head_dim", default=None) if nested else None) \
             or h // b.heads
-        kernel = c.int("linear_conv_kernel_dim", default=None) or (
-            nested.int("short_conv_kernel_size", default=None) if nested else None) or 4
+        kernel = c.get_int("linear_conv_kernel_dim", default=None) or (
+            nested.get_int("short_conv_kernel_size", default=None) if nested else None) or 4
         qkv = n * d
         mixer = [Linear("self_attn.q_proj", h, qkv, role="q"), Linear("self_attn.k_proj", h, qkv, role="k"),
                  Linear("self_attn.v_proj", h, qkv, role="v"),
@@ -414,9 +418,27 @@ def _linear_mixer(b: Any, kinds: list[str]) -> tuple[list[Linear], int, str]:
                  Linear("self_attn.g_a_proj", h, d, role="other"), Linear("self_attn.g_b_proj", d, qkv, role="other"),
                  Linear("self_attn.o_proj", qkv, h, role="o")]
         return mixer, 3 * qkv * kernel + qkv + n + d, "kda"
+    if "gdn" in kinds:
+        # a Gated DeltaNet sized by the four keys Qwen3-Next and OLMo-Hybrid both name (transformers
+        # models/olmo_hybrid/modeling_olmo_hybrid.py OlmoHybridGatedDeltaNet; models/qwen3_next Qwen3NextGatedDeltaNet
+        # fuses the same projections): q/k of key heads x key dim, v and an output gate of value heads x value dim,
+        # a and b per value head, o_proj; a bias-free depthwise conv over q/k/v, A_log and dt_bias per value head,
+        # a gated norm over one value head
+        nk = c.get_int("linear_num_key_heads", default=None) or b.heads
+        nv = c.get_int("linear_num_value_heads", default=None) or nk
+        dk = c.get_int("linear_key_head_dim", default=None) or h // b.heads
+        dv = c.get_int("linear_value_head_dim", default=None) or dk
+        kernel = c.get_int("linear_conv_kernel_dim", default=4) or 4
+        key, value = nk * dk, nv * dv
+        mixer = [Linear("linear_attn.q_proj", h, key, role="other"), Linear("linear_attn.k_proj", h, key, role="other"),
+                 Linear("linear_attn.v_proj", h, value, role="other"),
+                 Linear("linear_attn.a_proj", h, nv, role="other"), Linear("linear_attn.b_proj", h, nv, role="other"),
+                 Linear("linear_attn.g_proj", h, value, role="other"),
+                 Linear("linear_attn.o_proj", value, h, role="other")]
+        return mixer, (2 * key + value) * kernel + 2 * nv + dv, "gdn"
     # MiniMax lightning attention (transformers models/minimax/modeling_minimax.py MiniMaxLightningAttention):
     # one qkv_proj, an out_proj, a sigmoid output gate, and an RMSNorm over heads x head_dim
-    d = c.int("head_dim", default=h // b.heads) or h // b.heads
+    d = c.get_int("head_dim", default=h // b.heads) or h // b.heads
     hd = b.heads * d
     mixer = [Linear("self_attn.qkv_proj", h, 3 * hd, role="qkv"), Linear("self_attn.out_proj", hd, h, role="o"),
              Linear("self_attn.output_gate", h, hd, role="other")]
@@ -446,4 +468,4 @@ def unread_keys(b: Any) -> list[str]:
     asked = b.c.asked
     return sorted(k for k, v in b.c.data.items()
                   if k not in asked and v is not None and v is not False and not isinstance(v, dict)
-                  and _LOOKS_STRUCTURAL.search(k) and not _NOT_STRUCTURAL.search(k))[:12]
+                  and _LOOKS_STRUCTURAL.search(k) and not NOT_STRUCTURAL.search(k))[:12]

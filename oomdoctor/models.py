@@ -53,7 +53,8 @@ class _Entry:
     __slots__ = ("id", "family", "_text", "_data")
 
     def __init__(self, mid: str, family: str, text: str) -> None:
-        self.id, self.family, self._text, self._data = mid, family, text, None
+        self.id, self.family, self._text = mid, family, text
+        self._data: dict[str, Any] | None = None
 
     @property
     def data(self) -> dict[str, Any]:
@@ -61,8 +62,18 @@ class _Entry:
             import yaml
 
             loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            self._data = yaml.load(self._text, Loader=loader)
+            data: dict[str, Any] = yaml.load(self._text, Loader=loader)
+            self._data = data
+            return data
         return self._data
+
+
+def _field(pattern: str, chunk: str) -> str:
+    """A field every catalog entry has (its id, its family); a bundled entry without one is a packaging error."""
+    found = re.search(pattern, chunk)
+    if found is None:
+        raise ValueError(f"catalog entry without {pattern!r}: {chunk[:60]!r}")
+    return found.group(1)
 
 
 @lru_cache(maxsize=1)
@@ -78,8 +89,8 @@ def _catalog() -> tuple[dict[str, _Entry], dict[str, str], dict[str, str], dict[
     by_loose: dict[str, str] = {}
     by_size: dict[tuple[str, str], str] = {}
     for chunk in re.split(r"\n- (?=\{)", text.split("\nmodels:", 1)[1])[1:]:
-        mid = re.search(r"\bid: ([^,}\s]+)", chunk).group(1)
-        family = re.search(r"\bfamily: ([^,}\s]+)", chunk).group(1)
+        mid = _field(r"\bid: ([^,}\s]+)", chunk)
+        family = _field(r"\bfamily: ([^,}\s]+)", chunk)
         aliases = re.search(r"\baliases: \[([^\]]*)\]", chunk)
         by_id[mid.lower()] = _Entry(mid, family, chunk)
         keys = [_norm(mid), _norm(family + "-" + mid.split("-")[-1])]

@@ -320,3 +320,17 @@ def test_a_config_silent_on_tying_takes_its_config_class_default(model_type, tie
            "num_attention_heads": 4, "vocab_size": 1000, "d_model": 256, "n_layers": 2, "n_heads": 4,
            "n_positions": 128, "max_seq_len": 128}
     assert shape_from_config(cfg, "x", None).tie_word_embeddings is tied
+
+
+def test_a_bad_number_in_a_nested_text_config_names_its_own_line(tmp_path):
+    # the same key stands earlier in vision_config: the line is the text_config's, where the bad value is
+    cfg = {"model_type": "llava",
+           "vision_config": {"model_type": "clip_vision_model", "hidden_size": 1024, "num_hidden_layers": 24},
+           "text_config": {"model_type": "llama", "hidden_size": -4096, "num_hidden_layers": 32,
+                           "num_attention_heads": 32, "vocab_size": 32000}}
+    text = json.dumps(cfg, indent=2)
+    (tmp_path / "config.json").write_text(text)
+    with pytest.raises(InputError) as err:
+        resolve_model(str(tmp_path))
+    line = next(i for i, l in enumerate(text.splitlines(), 1) if '"hidden_size": -4096' in l)
+    assert err.value.line == line and "at least 1" in str(err.value)

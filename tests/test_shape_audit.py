@@ -20,6 +20,8 @@ MANIFEST = yaml.safe_load((CORPUS / "MANIFEST.yaml").read_text(encoding="utf-8")
 AUDIT = MANIFEST["audit"]
 # the second audit: 28 config.json files of types new to the corpus and to the first audit (AUDIT.md)
 AUDIT_2 = MANIFEST["audit_2"]
+# the third: 28 more, new to the corpus and to both audits above (AUDIT.md)
+AUDIT_3 = MANIFEST["audit_3"]
 
 
 @pytest.fixture
@@ -46,7 +48,7 @@ def test_audit_holds_20_configs_of_types_new_to_the_corpus():
         assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0 and e["first_sight"]
 
 
-@pytest.mark.parametrize("entry", AUDIT + AUDIT_2, ids=[e["dir"] for e in AUDIT + AUDIT_2])
+@pytest.mark.parametrize("entry", AUDIT + AUDIT_2 + AUDIT_3, ids=[e["dir"] for e in AUDIT + AUDIT_2 + AUDIT_3])
 def test_without_transformers_a_new_type_is_right_refused_or_loudly_guessed(entry, no_transformers):
     kind, got, error = _score(entry)
     if kind == "refused":
@@ -92,6 +94,59 @@ def test_audit_2_without_transformers_26_of_28_within_one_percent_and_none_silen
     assert refused == ["gemma3n-text-defaults"]
     off = sorted(d for d, (k, _, _) in scored.items() if k == "off")
     assert all(scored[d][1].shape_confidence == "guessed" and shape_warnings(scored[d][1]) for d in off), off
+
+
+def test_audit_3_holds_28_configs_of_types_new_to_the_corpus_and_to_both_audits():
+    known = {e["model_type"] for e in MANIFEST["corpus"]}
+    known |= {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT + AUDIT_2}
+    types = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_3}
+    assert len(AUDIT_3) == len(types) == 28 and not types & known
+    assert {e["model_type"] for e in AUDIT_3} == types
+    for e in AUDIT_3:
+        assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0 and e["first_sight"]
+
+
+def test_audit_3_without_transformers_27_of_28_within_one_percent_and_none_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_3}
+    within = sorted(d for d, (k, _, _) in scored.items() if k == "within")
+    # first sight (commit b6c04b4): 20 within, 5 refused, 3 off by more than 1% behind the warning
+    assert len(within) >= 27, within
+    refused = {d: scored[d][1].message.code for d, (k, _, _) in scored.items() if k == "refused"}
+    # "hybrid" layers that are neither Zamba's nor attention alone: one line, exit 2 (exact with transformers)
+    assert refused == {"inkling2-text-defaults": "model.refuse.layer_kind"}
+    assert not [d for d, (k, _, _) in scored.items() if k == "off"]
+
+
+def test_readings_of_their_own_count_the_new_families_exactly(no_transformers):
+    for entry in AUDIT_3:
+        if entry["model_type"] in ("lfm2_moe", "lfm3", "bitnet", "deepseek_v4", "gemma4_text", "zaya"):
+            kind, shape, error = _score(entry)
+            assert (kind, shape.shape_confidence, error) == ("within", "derived", 0.0), entry["dir"]
+    lfm = read_config_json(str(CORPUS / "lfm2-8b-a1b" / "config.json"), "lfm2-8b-a1b")
+    # 24 layers: 18 gated short convolutions, 6 attention; the first 2 dense, then 32 experts in each
+    assert (lfm.linear_attn_layers, lfm.first_dense_layers, lfm.moe_layer_count, lfm.num_experts) == (18, 2, 22, 32)
+
+
+def test_a_gated_deltanet_is_sized_by_its_four_keys(no_transformers):
+    kind, shape, error = _score(next(e for e in AUDIT_3 if e["model_type"] == "olmo_hybrid"))
+    # 24 of 32 layers: q/k/v/a/b/g/o, a conv over q/k/v, A_log and dt_bias per value head, a gated norm
+    assert kind == "within" and abs(error) < 1e-4 and shape.linear_attn_layers == 24
+    names = [m.name for m in shape.linear_attn_linears]
+    assert names == [f"linear_attn.{n}_proj" for n in "qkvabgo"]
+
+
+def test_per_layer_config_attention_sizes_are_counted_and_other_overrides_refused(tmp_path, no_transformers):
+    dots3 = next(e for e in AUDIT_3 if e["model_type"] == "dots3_note_text")
+    kind, shape, error = _score(dots3)
+    # 33 of 46 layers with 64 heads and a wider latent: at first sight (ignored) +0.46%
+    assert kind == "within" and abs(error) < 0.001
+    assert any(a.code == "model.assume.per_layer" for a in shape.assumptions)
+    cfg = json.loads((CORPUS / "olmoe-1b-7b-0924" / "config.json").read_text())
+    cfg.update(model_type="brand_new_moe", per_layer_config={"3": {"intermediate_size": 4096}})
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    with pytest.raises(InputError) as err:
+        read_config_json(str(tmp_path / "config.json"), "new")
+    assert err.value.message.code == "model.refuse.per_layer" and "intermediate_size" in str(err.value.message)
 
 
 def test_latent_attention_shared_experts_of_width_zero_and_pure_mamba2_are_read(no_transformers):
@@ -175,8 +230,9 @@ def test_the_model_line_names_the_guess_in_both_languages(tmp_path, no_transform
 def test_with_transformers_a_type_it_knows_is_counted_exactly(tmp_path, monkeypatch):
     pytest.importorskip("transformers")
     monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "600")     # a loaded machine must not turn the count into a guess
-    for name in ("gemma3n-text-defaults", "afmoe-defaults"):  # refused and guessed without transformers
-        entry = next(e for e in AUDIT + AUDIT_2 if e["dir"] == name)
+    # refused, guessed, and refused (hybrid layers of a kind not read) without transformers
+    for name in ("gemma3n-text-defaults", "afmoe-defaults", "inkling2-text-defaults"):
+        entry = next(e for e in AUDIT + AUDIT_2 + AUDIT_3 if e["dir"] == name)
         shape = read_config_json(str(CORPUS / name / "config.json"), name)
         assert shape.shape_confidence == "exact" and count_params(shape).total == entry["trusted_params"]
         assert shape.notes[0].code == "model.note.meta_count" and not shape_warnings(shape)

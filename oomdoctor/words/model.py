@@ -66,6 +66,8 @@ WORDS = {
                                 "{layers} 层中有 {ssm} 层是 {kind} 状态空间混合层（按 {key} 放置）"),
     "model.assume.unplaced": ("Llama-style layers for the structure only ({why}); the total is transformers' count",
                               "仅层结构按 Llama 式假设（{why}）；总参数量取自 transformers 的计数"),
+    "model.assume.per_layer": ("per_layer_config: {layers} layers with their own {keys}",
+                               "per_layer_config：{layers} 层有各自的 {keys}"),
     "model.assume.join": ("{a}; {b}", "{a}；{b}"),
     # a guess that cannot place what it sees refuses
     "model.refuse.experts": (
@@ -91,6 +93,12 @@ WORDS = {
         "{model_type!r}",
         "config.json 的 {key} 含有 oomdoctor 无法计数的层类型 {kinds}（model_type {model_type!r} 没有专门读法）："
         "请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+    "model.refuse.per_layer": (
+        "config.json's per_layer_config gives some layers their own {keys}, which oomdoctor cannot count (model_type "
+        "{model_type!r} has no reading of its own): pass --model DIR with the checkpoint, or run where transformers "
+        "knows {model_type!r}",
+        "config.json 的 per_layer_config 为部分层单独设定了 {keys}，oomdoctor 无法计数（model_type {model_type!r} "
+        "没有专门读法）：请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
     "model.confidence.exact": ("exact", "精确"),
     "model.confidence.derived": ("derived from config.json", "由 config.json 推导"),
     "model.confidence.guessed": ("guessed", "推测"),
