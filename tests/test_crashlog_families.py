@@ -69,6 +69,21 @@ def one(tmp_path: Path, text: str):
     # TGI's warmup, which catches torch.cuda.OutOfMemoryError
     ("RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n",
      "cuda_oom", None, None),
+    # Level Zero's (and oneAPI Unified Runtime's) error code under an Intel GPU runtime
+    ("RuntimeError: level_zero backend failed with error: 20 (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)\n", "xpu_oom", None, None),
+    # the TPU runtime refusing a device buffer, raised through jaxlib
+    ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate "
+     "50.00M. That was not possible. There are 27.86M free.; (0x0x0_HBM0)\n", "xla_oom", None, None),
+    # c10's CPU allocator words, the allocator's name cut off in a title
+    ('# 4-bit: "Allocator: not enough memory: you tried to allocate 35389440 bytes."\n', "host_oom", 35389440, None),
+    # TensorFlow 1.x's BFC giving up (its readable request), after a retry that is not a failure
+    ("W tensorflow/core/common_runtime/bfc_allocator.cc:219] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
+     "591.41MiB. The caller indicates that this is not a failure, but may mean that there could be performance gains.\n"
+     "W tensorflow/core/common_runtime/bfc_allocator.cc:275] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
+     "118.28MiB.  Current allocation summary follows.\n", "tf_oom", round(118.28 * (1 << 20)), None),
+    # a request torch printed from a corrupted size: absurd, but what the log says
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 538976288.13 GiB. GPU 1 has a total capacity of "
+     "47.54 GiB of which 43.55 GiB is free.\n", "cuda_oom", round(538976288.13 * (1 << 30)), 1),
 ])
 def test_each_allocator_family_gives_its_kind_and_request_to_the_byte(tmp_path, text, kind, tried_bytes, device):
     ev = one(tmp_path, text).primary
@@ -99,6 +114,8 @@ def test_each_allocator_family_gives_its_kind_and_request_to_the_byte(tmp_path, 
     "May  4 09:30:43 box systemd[1]: session-2.scope: systemd-oomd killed 304 process(es) in this unit.\n",
     # the kubelet evicting under node memory pressure
     "The node was low on resource: memory. Container trainer was using 61Gi, which exceeds its request of 0.\n",
+    # the kernel's kill line before 4.19, without "Out of memory:" in front
+    "[ 4018.450000] Killed process 935 (python) total-vm:113656kB, anon-rss:102104kB, file-rss:0kB, shmem-rss:0kB\n",
 ])
 def test_each_shell_and_supervisor_kill_is_a_host_memory_kill(tmp_path, text):
     ev = one(tmp_path, text).primary
@@ -112,6 +129,14 @@ def test_each_shell_and_supervisor_kill_is_a_host_memory_kill(tmp_path, text):
     "ggml_cuda_host_malloc: failed to allocate 1900.00 MiB of pinned memory: invalid argument\n",
     "The node was low on resource: ephemeral-storage.\n",
     "slurmstepd: error: xcgroup_instantiate: unable to create cgroup '/sys/fs/cgroup/memory/slurm/uid_8' : Cannot allocate memory\n",
+    # TensorFlow's BFC retrying: "not a failure" in its own words
+    "W tensorflow/core/common_runtime/bfc_allocator.cc:275] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
+    "2.10GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be "
+    "performance gains if more memory were available.\n",
+    # DeepSpeed's launcher cleaning up after a child that died of SIGSEGV (the return code quoted above it)
+    "# [BUG]exits with return code = -11\n\nLoading extension module utils...\n"
+    "[2023-05-20 12:09:28,633] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 51386\n",
+    "kill -9 was not needed: Killed process list is empty\n",
 ])
 def test_look_alikes_of_kills_and_allocator_failures_are_not_events(tmp_path, text):
     assert one(tmp_path, text).events == ()

@@ -172,6 +172,9 @@ F_XPU_4GB = lazy_re(rf"Current platform can NOT allocate memory block with size 
                     rf"(?: \((?:GPU|XPU) +(?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;"
                     rf"(?: (?P<reserved>{SIZE}) reserved in total by PyTorch)?)?", needs=("allocate memory block with size larger than",))
 F_XPU_DEVICE = lazy_re(r"Allocation is out of device memory on current platform", needs=("out of device memory on current platform",))
+# Level Zero, the driver under Intel GPUs' runtimes, and oneAPI's Unified Runtime over it name the error code
+# (ze_api.h ze_result_t, ur_api.h ur_result_t): "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY".
+F_XPU_ZE = lazy_re(r"\b(?:ZE|UR)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b", needs=("_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",))
 # TensorFlow/XLA's stream executor: "failed to allocate 890.06M (933298432 bytes) from device:
 # HIP_ERROR_OutOfMemory" (rocm_driver.cc) or "...: CUDA_ERROR_OUT_OF_MEMORY: out of memory" (cuda_driver.cc).
 # Old ROCm printed the HIP code itself: "from device: hipError_t(1002)", 1002 being hipErrorMemoryAllocation
@@ -191,7 +194,10 @@ F_OOMD = lazy_re(r"systemd-oomd(?:\[\d+\])?: Killed \S+ due to (?:memory pressur
 KILLED_WORDS = r"(?:Killed|已杀死|Terminado \(killed\))"
 F13_JOB = lazy_re(rf"(?:\bline \d+:|\[\d+\]\s*[+-]?)\s+\d+\s+(?:{KILLED_WORDS}|killed)(?:\s+\S|\s*$)",
                   needs=("illed", "已杀死"))
-F09 = lazy_re(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes", needs=("DefaultCPUAllocator: ",))
+# c10/core/impl/alloc_cpu.cpp: "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes." (older
+# releases: "can't allocate memory"); the words after the allocator's name are c10's alone, so a title that
+# kept only `Allocator: not enough memory: ...` is the same failure.
+F09 = lazy_re(r"(?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes", needs=("you tried to allocate ",))
 F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
 F11 = lazy_re(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)", needs=("failed (exitcode: ",))
@@ -201,8 +207,12 @@ F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits
 # Python error before it) the line is what a host-RAM kill leaves (parse.py checks the context).
 F12_KILLING = lazy_re(r"(?:sigkill_handler\]\s*|^)Killing subprocess (?P<pid>\d+)", needs=("Killing subprocess ",))
 F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|bash|sh): killed\b")
-F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?",
-              needs=("ut of memory: Killed process ",))
+# The kernel's OOM killer (mm/oom_kill.c): "Out of memory: Killed process N (comm) total-vm:...kB, anon-rss:...kB"
+# since 4.19; before it, __oom_kill_process printed "Killed process N (comm) total-vm:..." under a separate
+# "Out of memory: Kill process N (comm) score S or sacrifice child" line, so there its memory figures mark it.
+F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?|"
+              r"\bKilled process (?P<pid2>\d+) \((?P<comm2>[^)]+)\),? total-vm:(?P<vm2>\d+)kB, anon-rss:(?P<rss2>\d+)kB",
+              needs=("Killed process ",))
 F15 = lazy_re(r"exited with code 137|[Ee]xit ?[Cc]ode\"?:?\s*137\b|OOMKilled|Exit code 137",
               needs=("xit", "OOMKilled"))
 # The kubelet's eviction manager under node memory pressure: "The node was low on resource: memory."
@@ -224,7 +234,9 @@ F_SLURM = lazy_re(r"Detected \d+ oom[-_]kill event|task \d+: Out Of Memory|\bOUT
 F16_GPU = lazy_re(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)", needs=("RayTaskError(",))
 # XLA's StreamExecutorMemoryAllocator::Allocate: "Failed to allocate request for %s (%uB) on device ordinal %d"
 # (xla/stream_executor/stream_executor_memory_allocator.cc), raised as RESOURCE_EXHAUSTED through jaxlib.
-F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+))", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
+# The TPU runtime refusing a device buffer: "RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to
+# allocate 50.00M. That was not possible. There are 27.86M free.; (0x0x0_HBM0)" (libtpu, as jaxlib raises it).
+F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+)|Error allocating device buffer: Attempting to allocate \S+ That was not possible)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
 F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.", needs=("Ran out of memory in memory space hbm. Used ",))
 # The BFC allocator: TensorFlow's and XLA's name themselves ("Allocator (GPU_0_bfc) ran out of memory trying to
 # allocate 8.00GiB (rounded to 8589934592)", tsl/framework/bfc_allocator.cc); Intel's TensorFlow plugin does not
@@ -233,6 +245,11 @@ F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*
 # tree (tensorflow/..., itex/...), JAX builds XLA and TSL as Bazel externals (external/...).
 F18 = lazy_re(r"Allocator (?:\((?P<alloc>\w+)\) )?ran out of memory trying to allocate (?P<req>\S+?)(?P<unit> Bytes)? \(rounded to (?P<bytes>\d+)(?: Bytes)?\)",
               needs=("ran out of memory trying to allocate ",))
+# TensorFlow 1.x's BFC said its request in readable units and gave up with "Allocator (GPU_0_bfc) ran out of memory
+# trying to allocate 118.28MiB.  Current allocation summary follows." (tensorflow/core/common_runtime/
+# bfc_allocator.cc, AllocateRawInternal); its "The caller indicates that this is not a failure" line is a retry.
+F18_OLD = lazy_re(r"Allocator \((?P<alloc>\w+)\) ran out of memory trying to allocate (?P<req>[\d.]+ ?[KMGT]?i?B)\.\s+Current allocation summary follows",
+                  needs=("Current allocation summary follows",))
 F18_TF_PATH = lazy_re(r"(?:^|[\s\]])(?:tensorflow|itex)/\S*bfc_allocator\.cc:\d+\]", needs=("bfc_allocator.cc",))
 F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("ResourceExhaustedError: failed to allocate memory",))
 # TensorFlow 0.x printed the sentence with no dims after it (executor.cc's "Compute status: Resource exhausted:
@@ -413,7 +430,7 @@ def parse_message(text: str) -> Parsed | None:
             p.reserved_unallocated_gib = max(0.0, p.reserved_gib - p.allocated_gib)
         p.extra["block_limit"] = True
         return _count(p)
-    if F_XPU_DEVICE.search(text):
+    if F_XPU_DEVICE.search(text) or F_XPU_ZE.search(text):
         return _count(Parsed("xpu_oom"))
     m = F_SE_ALLOC.search(text)
     if m:
@@ -425,8 +442,9 @@ def parse_message(text: str) -> Parsed | None:
     m = F14.search(text)
     if m:
         p = Parsed("host_oom")
-        if m.group("rss"):
-            p.process_gib = _per(m.group("rss"), 1 << 20)     # kB -> GiB
+        rss = m.group("rss") or m.group("rss2")
+        if rss:
+            p.process_gib = _per(rss, 1 << 20)     # kB -> GiB
         return _count(p)
     m = F17B.search(text)
     if m:
@@ -439,6 +457,9 @@ def parse_message(text: str) -> Parsed | None:
     if m:
         asked = m.group("req") if m.group("unit") and m.group("req").isdigit() else m.group("bytes")
         return _count(Parsed("tf_oom" if F18_TF_PATH.search(text) else "xla_oom", tried_gib=_per(asked, GIB)))
+    m = F18_OLD.search(text)
+    if m:
+        return _count(Parsed("tf_oom" if F18_TF_PATH.search(text) else "xla_oom", tried_gib=size_gib(m.group("req"))))
     m = F08.search(text)
     if m:
         b = m.group("bytes") or m.group("bytes2")

@@ -52,6 +52,8 @@ SECONDARY_MARKERS = (
     b"ode: 137", b"xitCode\": 137", b"bytes) from device: ", b"Cuda failure", b"systemd-oomd",
     # ... and audit3/SOURCES.md
     b"Not enough memory to handle", b"low on resource: memory", "已杀死".encode(), b"Terminado (killed)",
+    # ... and audit6/SOURCES.md
+    b"OUT_OF_DEVICE_MEMORY", b"you tried to allocate", b"Killed process",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -185,8 +187,10 @@ def _parse(src: LogSource) -> CrashReport:
     return replace(report, diagnoses=diagnose(report))
 
 
-# No device or host has a pebibyte: a size past it (a 400-digit number in a pasted log) is not a reading.
-_MAX_GIB = float(1 << 20)
+# torch formats a uint64 byte count (c10's format_size): every size below 2**63 bytes is a reading, however absurd
+# the request (a corrupted shape asking for 538976288.13 GiB); past it sits a difference that went below zero
+# (the 17179869184 GiB "free" of an underflow) or a 400-digit number pasted into a log.
+_MAX_GIB = float(1 << 33)
 
 
 def _r(x: float | None) -> float | None:
@@ -238,7 +242,9 @@ KILL_LOOKBACK_LINES = 80
 
 def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
     """DeepSpeed's `Killing subprocess` alone is a host-RAM kill only when no return code follows
-    (that line decides) and no Python error came before (the launcher was cleaning up after it)."""
+    (that line decides) and no Python error came before (the launcher was cleaning up after it).
+    The launcher prints one return code per failure (deepspeed/launcher/launch.py sigkill_handler): one
+    quoted above (an issue's title) that is not -9 says the child died of something else."""
     for _s, _e, raw in src.lines_after(h.end, KILL_LOOKAHEAD_LINES):
         if "exits with return code" in raw:
             return False
@@ -246,7 +252,13 @@ def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
         t = F.clean(raw).text
         if TRACEBACK_HEAD.search(t) or _PY_ERROR.search(t):
             return False
+        rc = _RETURN_CODE.search(t)
+        if rc and rc.group(1) != "-9":
+            return False
     return True
+
+
+_RETURN_CODE = lazy_re(r"exits with return code = (-?\d+)", needs=("exits with return code",))
 
 
 def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
