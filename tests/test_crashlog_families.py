@@ -281,3 +281,57 @@ def test_one_long_line_cut_by_a_terminal_is_joined_in_a_paste_of_short_lines(tmp
     ev = one(tmp_path, "\n".join(["python3 train.py \\", *short, *cut]) + "\n").primary
     assert ev is not None and ev.kind == "cuda_oom" and ev.device == 2
     assert ev.capacity_gib == 79.35 and ev.phase == "save"
+
+
+@pytest.mark.parametrize("text,phase,evidence_line", [
+    # ComfyUI's sampling nodes run the diffusion sampler: generation
+    ("Error occurred when executing KSampler:\n\nHIP out of memory. Tried to allocate 72.00 MiB. GPU 0 has a total "
+     "capacity of 512.00 MiB of which 16.00 MiB is free.\n\n  File \"/c/ComfyUI/execution.py\", line 317, in execute\n"
+     "    output_data = get_output_data(obj, input_data_all)\n", "generate", 1),
+    ("  File \"/c/ComfyUI/comfy/samplers.py\", line 716, in sample\n    output = self.inner_sample(noise, latent_image)\n"
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB.\n", "generate", 1),
+    # TGI's router names the serving step in its tracing spans on the error's own line
+    ("2023-12-22T00:21:35.318928Z ERROR batch{batch_size=1}:prefill:prefill{id=1 size=1}: text_generation_client: "
+     "router/client/src/lib.rs:33: Server error: CUDA out of memory. Tried to allocate 222.00 MiB.\n", "generate", 1),
+    # IPython 8's notebook-cell frame after the message: its arrowed line called generate
+    ("OutOfMemoryError: CUDA out of memory. Tried to allocate 86.00 MiB (GPU 0; 3.94 GiB total capacity; 2.99 GiB "
+     "already allocated; 29.06 MiB free; 3.15 GiB reserved in total by PyTorch)\n"
+     "OutOfMemoryError                          Traceback (most recent call last)\nCell In[9], line 15\n"
+     "     14 t1 = time.perf_counter()\n---> 15 generated = model.generate(ids, max_length=40)\n"
+     "     16 t2 = time.perf_counter()\n", "generate", 5),
+    # vLLM captures its CUDA graphs while the engine starts
+    ("  File \"/v/vllm/compilation/backends.py\", line 681, in __call__\n"
+     "    with torch.cuda.graph(cudagraph, pool=self.graph_pool):\n"
+     "  File \"/t/torch/cuda/graphs.py\", line 84, in capture_end\n    super().capture_end()\n"
+     "RuntimeError: CUDA error: out of memory\n", "load", 2),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 6 has a total capacity of 44.53 GiB "
+     "of which 448.00 KiB is free.\n(RayWorkerWrapper pid=1861983) INFO 03-27 10:29:03 [model_runner.py:1442] "
+     "Capturing cudagraphs for decoding. This may lead to unexpected consequences if the model is not static.\n", "load", 2),
+    # torch_geometric's dataset processing, its finished bar, then the kill
+    ("Processing...\n100%|██████████| 205944/205944 [18:54<00:00, 181.58it/s]\nKilled\n", "data", 1),
+    # a bare `training...` progress line before a kill
+    ("creating model and diffusion...\ncreating data loader...\ntraining...\nKilled\n", "train", 3),
+    # an issue title quoting the message: the traceback pasted under it is the same failure's, forward included
+    ("# torch.cuda.OutOfMemoryError: CUDA out of memory.\n\nTrying to train on windows.\n\n```\n"
+     "steps:   0%|          | 0/2000 [00:00<?, ?it/s]epoch 1/1\nTraceback (most recent call last):\n"
+     "  File \"D:\\\\ai\\\\train_network.py\", line 604, in train\n"
+     "    noise_pred = unet(noisy_latents, timesteps, encoder_hidden_states).sample\n"
+     "  File \"D:\\\\ai\\\\venv\\\\lib\\\\site-packages\\\\torch\\\\nn\\\\modules\\\\module.py\", line 1501, in _call_impl\n"
+     "    return forward_call(*args, **kwargs)\n", "forward", 11),
+    # a DeepSpeed -9 quoted in a title: the kill lines glued to the shard bar below show where it happened
+    ("# train.py exits with return code = -9\n\n`Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]"
+     "[2023-09-10 11:45:59,207] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 6293\n"
+     "[2023-09-10 11:45:59,501] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 6294\n", "load", 3),
+])
+def test_phase_cues_of_the_sixth_audit(tmp_path, text, phase, evidence_line):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase
+    assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line
+
+
+def test_forward_frames_after_a_plain_message_still_do_not_count(tmp_path):
+    # only a quoted title hands its phase to the log below it; a message line does not
+    ev = one(tmp_path, "torch.cuda.OutOfMemoryError: CUDA out of memory.\nTraceback (most recent call last):\n"
+             "  File \"/t/torch/nn/modules/module.py\", line 1501, in _call_impl\n"
+             "    return forward_call(*args, **kwargs)\n").primary
+    assert ev is not None and ev.phase is None

@@ -100,9 +100,8 @@ FLOORS = {"later": {"verdict": 0.92, "phase": 0.85, "tried": 0.98},
           "audit5": {"verdict": 0.94, "phase": 0.85, "tried": 0.97},
           # audit5b/: eight excerpts held back after audit 5's changes and scored once; two forms no rule reads yet
           # (latent diffusion's `Summoning checkpoint.`, tinygrad's AMD `MemoryError: Cannot allocate N bytes`)
-          "audit5b": {"verdict": 0.87, "phase": 0.75, "tried": 0.75},
-          # audit6/: 64 excerpts scored on main before any change for them (SOURCES.md): the first-sight rates
-          "audit6": {"verdict": 0.89, "phase": 0.38, "tried": 0.89}}
+          "audit5b": {"verdict": 0.87, "phase": 0.75, "tried": 0.75}}
+# audit6/ (64, first sight 89.1% / 38.5% / 89.7% on main) meets the rates asked after the changes made for it.
 
 
 def test_fresh_excerpts_score_at_the_first_sight_rates(scored):

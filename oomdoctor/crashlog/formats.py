@@ -250,7 +250,7 @@ F18 = lazy_re(r"Allocator (?:\((?P<alloc>\w+)\) )?ran out of memory trying to al
 # bfc_allocator.cc, AllocateRawInternal); its "The caller indicates that this is not a failure" line is a retry.
 F18_OLD = lazy_re(r"Allocator \((?P<alloc>\w+)\) ran out of memory trying to allocate (?P<req>[\d.]+ ?[KMGT]?i?B)\.\s+Current allocation summary follows",
                   needs=("Current allocation summary follows",))
-F18_TF_PATH = lazy_re(r"(?:^|[\s\]])(?:tensorflow|itex)/\S*bfc_allocator\.cc:\d+\]", needs=("bfc_allocator.cc",))
+F18_TF_PATH = lazy_re(r"(?:^|[\s\]\\])(?:tensorflow|itex)[/\\]\S*bfc_allocator\.cc:\d+\]", needs=("bfc_allocator.cc",))   # Windows builds: backslashes
 F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("ResourceExhaustedError: failed to allocate memory",))
 # TensorFlow 0.x printed the sentence with no dims after it (executor.cc's "Compute status: Resource exhausted:
 # OOM when allocating tensor with shape", the shape empty): the words, not the dims, are the failure.

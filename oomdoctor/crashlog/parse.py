@@ -403,6 +403,12 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         found = _phase_forward(src, h)       # IPython header: the frames follow the class name
         if found:
             return found
+    if _HEADING.search(h.message):
+        # a Markdown heading quoting the failure (an issue's title): the log pasted under it is the same
+        # failure's, so its traceback counts wherever it starts and whatever step it names
+        found = _after_phase(src, h, TRACEBACK_LINES, step_frames=True)
+        if found:
+            return found[:3] + ("frame" if found[4] else "progress",)
     own = F.clean(src.text(h.start, h.at)).text if h.at > h.start else ""
     head_here = TRACEBACK_HEAD.search(own)
     if head_here:                            # a traceback that lost its newlines, on the message's own line
@@ -467,15 +473,16 @@ def _frames_above(src: LogSource, h: _Hit) -> tuple[list[tuple[int, str]], tuple
 
 
 AFTER_LINES = 12                   # lines read after a message for the cue printed after it
+_HEADING = lazy_re(r"^#{1,6} ", needs=("# ",))
 
 
-def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
+def _after_phase(src: LogSource, h: _Hit, lines: int = AFTER_LINES, step_frames: bool = False) -> tuple | None:
     """The cue printed after the message, nearest first: a library's own report of the failed call
     (llama.cpp's `llama_model_load: error loading model`), TensorFlow's node name, or a traceback
     printed after the message; (phase, offset, text, distance in lines, is_frame) or None."""
     frames: list[tuple[int, str]] = []
     held: tuple | None = None
-    for n, (s, _e, raw) in enumerate(src.lines_after(h.end, AFTER_LINES), start=1):
+    for n, (s, _e, raw) in enumerate(src.lines_after(h.end, lines), start=1):
         cl = F.clean(raw)
         if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
             continue
@@ -506,7 +513,7 @@ def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
         if phase is not None:
             return phase, s, t, n, False
     found = frame_phase([t for _, t in frames]) if frames else None
-    if found and found[0] != "forward":
+    if found and (found[0] != "forward" or step_frames):
         # forward's words (train, model, _call_impl) are in every training traceback: after the message
         # they may be another report's (pytest's long form after its summary line), so they do not count
         phase, i = found
@@ -633,6 +640,8 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         if key in seen:
             continue                # the same rank's message printed again (elastic error summary)
         if h.parsed.kind == "host_oom" and last_kill is not None and h.line - last_kill.line <= 60:
+            if phase(last_kill) is None and phase(h) is not None:
+                _with_phase(last_kill, h)      # the launcher line glued to the run's last output shows where
             if "local_rank" in h.parsed.extra:
                 last_kill.parsed.extra.setdefault("local_rank", h.parsed.extra["local_rank"])
             if not h.parsed.extra.get("likely"):
@@ -641,6 +650,8 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         prev = out[-1] if out else None
         if prev is not None and h.parsed.fields == 0 and prev.parsed.kind == h.parsed.kind and prev.rank == h.rank \
                 and h.line - prev.line <= 30:
+            if prev.parsed.device is None:
+                prev.parsed.device = h.parsed.device   # TF's op error names the device its BFC line did not
             continue                # NCCL and similar print one failure on several lines
         seen.add(key)
         if h.parsed.kind == "host_oom":
