@@ -467,16 +467,17 @@ def parse_message(text: str) -> Parsed | None:
     m = F25.search(text)
     if m:
         # FSDP swallowed the OOM into a warning while gathering the state dict: a save-time GPU OOM
-        p = parse_torch(text) or Parsed("cuda_oom")
+        torch_msg = parse_torch(text)
+        p = torch_msg if torch_msg is not None else Parsed("cuda_oom")
         p.extra.update(save_clone=True, rank=m.group("rank"))
         return _count(p)
     if F16_GPU.search(text):
         return _count(Parsed("cuda_oom"))
     if F16.search(text) or F_EVICT.search(text):
         return _count(Parsed("host_oom"))
-    p = parse_torch(text)
-    if p is not None:
-        return p
+    torch_msg = parse_torch(text)
+    if torch_msg is not None:
+        return torch_msg
     m = F09.search(text)
     if m:
         return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))

@@ -285,7 +285,7 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
         if parsed is None and _CUT.search(text):
             nxt = _join_following(src, end, cl.rank, text)   # "Resource exhausted: Out" / "of memory while trying ..."
             better = F.parse_message(nxt[0]) if nxt else None
-            if better is not None:
+            if better is not None and nxt is not None:
                 parsed, text, msg_end = better, nxt[0], nxt[1]
         if parsed is None:
             parsed = F.parse_headless(text)
@@ -295,7 +295,7 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
                 # the full message may follow on the next lines (IPython header, garbled ranks)
                 nxt = _join_following(src, end, cl.rank, text)
                 better = F.parse_message(nxt[0]) if nxt else None
-                if better is not None and better.kind != "host_oom":
+                if better is not None and nxt is not None and better.kind != "host_oom":
                     parsed, text, msg_end = better, nxt[0], nxt[1]
         elif parsed.kind in ("cuda_oom", "hip_oom", "npu_oom", "xpu_oom") and _incomplete(text):
             best = (parsed, text, end)
@@ -498,9 +498,9 @@ def _after_phase(src: LogSource, h: _Hit, lines: int = AFTER_LINES, step_frames:
                 phase, i = found              # THCudaCheck warning, then the RuntimeError of the same call):
                 held = (phase, frames[i][0], frames[i][1], len(frames), True)    # unless a nearer report follows
             frames = []                       # the same failure raised again (TF logs the op, then raises) ...
-            phase = taxonomy_line(t)          # ... or reported by its caller (llama_model_load: ...)
-            if phase is not None:
-                return phase, s, t, n, False
+            named = taxonomy_line(t)          # ... or reported by its caller (llama_model_load: ...)
+            if named is not None:
+                return named, s, t, n, False
             continue
         if is_frame(t) or frames and looks_like_code(t):     # the source line's indent, after any rank prefix
             frames.append((s, t))
@@ -509,9 +509,9 @@ def _after_phase(src: LogSource, h: _Hit, lines: int = AFTER_LINES, step_frames:
             break
         if TRACEBACK_HEAD.search(t):
             continue
-        phase = taxonomy_line(t)
-        if phase is not None:
-            return phase, s, t, n, False
+        named = taxonomy_line(t)
+        if named is not None:
+            return named, s, t, n, False
     found = frame_phase([t for _, t in frames]) if frames else None
     if found and (found[0] != "forward" or step_frames):
         # forward's words (train, model, _call_impl) are in every training traceback: after the message
