@@ -315,8 +315,8 @@ def _per(text: str | None, unit: float) -> float | None:
     return int(text) / unit
 
 
-def parse_torch(text: str) -> Parsed | None:
-    """The PyTorch allocator messages (F01, F02 and their cut forms, F03, F04)."""
+def _read_f02(text: str) -> Parsed | None:
+    """torch's legacy statistics in brackets: `(GPU 0; 23.65 GiB total capacity; ... reserved in total by PyTorch)`."""
     m = F02.search(text)
     if m:
         reserved = size_gib(m.group("reserved"))
@@ -336,43 +336,63 @@ def parse_torch(text: str) -> Parsed | None:
     m = F02_HEAD.search(text)
     if m:
         return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev"))))
+    return None
+
+
+def _read_f01(text: str) -> Parsed | None:
+    """torch >= 2.1's sentences: `GPU 0 has a total capacity of ... of which ... is free. ...`."""
     m = F01.search(text) or F01_HEAD.search(text)
-    if m:
-        p = Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev")))
-        if "total" in m.re.groupindex:
-            p.capacity_gib = size_gib(m.group("total"))
-            p.free_gib = size_gib(m.group("free"))
-        else:
-            t = F01_TOTAL.search(text, m.end())
-            if t:
-                p.capacity_gib = size_gib(t.group("total"))
-        tail = text[m.start():]
-        a = F01A.search(tail)
-        if a:
-            p.extra["allowed_gib"] = size_gib(a.group("allowed"))
-        procs = [size_gib(x.group("used")) or 0.0 for x in F01B.finditer(tail)]
-        c = F01C.search(tail)
-        if c:
-            p.process_gib = size_gib(c.group("self"))
-            if procs:
-                p.other_processes_gib = sum(procs)
-            elif p.capacity_gib is not None:
-                p.other_processes_gib = 0.0
-        elif procs:
-            # No self clause: in containers the current process appears under a foreign PID,
-            # so the biggest entry is taken as this process and the rest as others.
-            p.process_gib = max(procs)
-            p.other_processes_gib = sum(procs) - max(procs)
-        cap = p.capacity_gib
-        if p.process_gib is not None and (p.process_gib <= 0.0 or (cap and p.process_gib > cap * 1.5)):
-            p.process_gib = None          # '0 bytes' or the unsigned-underflow 17179869184 GiB
-        d = F01D.search(tail)
-        if d:
-            p.allocated_gib = size_gib(d.group("alloc"))
-            p.reserved_unallocated_gib = size_gib(d.group("unalloc"))
-            if p.allocated_gib is not None and p.reserved_unallocated_gib is not None:
-                p.reserved_gib = p.allocated_gib + p.reserved_unallocated_gib
-        return _count(p)
+    if not m:
+        return None
+    p = Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev")))
+    if "total" in m.re.groupindex:
+        p.capacity_gib = size_gib(m.group("total"))
+        p.free_gib = size_gib(m.group("free"))
+    else:
+        t = F01_TOTAL.search(text, m.end())
+        if t:
+            p.capacity_gib = size_gib(t.group("total"))
+    tail = text[m.start():]
+    a = F01A.search(tail)
+    if a:
+        p.extra["allowed_gib"] = size_gib(a.group("allowed"))
+    _f01_processes(p, tail)
+    d = F01D.search(tail)
+    if d:
+        p.allocated_gib = size_gib(d.group("alloc"))
+        p.reserved_unallocated_gib = size_gib(d.group("unalloc"))
+        if p.allocated_gib is not None and p.reserved_unallocated_gib is not None:
+            p.reserved_gib = p.allocated_gib + p.reserved_unallocated_gib
+    return _count(p)
+
+
+def _f01_processes(p: Parsed, tail: str) -> None:
+    """This process's memory and the other processes' from the `Process N has ...` clauses."""
+    procs = [size_gib(x.group("used")) or 0.0 for x in F01B.finditer(tail)]
+    c = F01C.search(tail)
+    if c:
+        p.process_gib = size_gib(c.group("self"))
+        if procs:
+            p.other_processes_gib = sum(procs)
+        elif p.capacity_gib is not None:
+            p.other_processes_gib = 0.0
+    elif procs:
+        # No self clause: in containers the current process appears under a foreign PID,
+        # so the biggest entry is taken as this process and the rest as others.
+        p.process_gib = max(procs)
+        p.other_processes_gib = sum(procs) - max(procs)
+    cap = p.capacity_gib
+    if p.process_gib is not None and (p.process_gib <= 0.0 or (cap and p.process_gib > cap * 1.5)):
+        p.process_gib = None          # '0 bytes' or the unsigned-underflow 17179869184 GiB
+
+
+def parse_torch(text: str) -> Parsed | None:
+    """The PyTorch allocator messages (F01, F02 and their cut forms, F03, F04)."""
+    p = _read_f02(text)
+    if p is None:
+        p = _read_f01(text)
+    if p is not None:
+        return p
     m = F03.search(text)
     if m:
         return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req"))))
@@ -384,22 +404,30 @@ def parse_torch(text: str) -> Parsed | None:
     return None
 
 
-def parse_message(text: str) -> Parsed | None:
-    """Classify one logical message line; None when it is not a memory failure."""
-    if F05_HEAD.search(text):
-        m = F05.search(text)
-        p = Parsed("mps_oom")
-        if m:
-            # MPSAllocator.mm: "other allocations" are this process's other Metal buffers (not other
-            # processes), and "max allowed" is the high-watermark limit (a share of the recommended
-            # working set, PYTORCH_MPS_HIGH_WATERMARK_RATIO), not the size of the unified memory.
-            p.tried_gib = size_gib(m.group("req"))
-            p.allocated_gib = size_gib(m.group("alloc"))
-            other = size_gib(m.group("other"))
-            if p.allocated_gib is not None and other is not None:
-                p.process_gib = p.allocated_gib + other
-            p.extra["allowed_gib"] = size_gib(m.group("max"))
-        return _count(p)
+# A reader that recognises a line and finds it is not a failure (a launcher's exit code other than -9)
+# returns NOT_AN_EVENT: parse_message stops there instead of asking the readers after it.
+NOT_AN_EVENT = Parsed("not_an_event")
+
+
+def _read_mps(text: str) -> Parsed | None:
+    if not F05_HEAD.search(text):
+        return None
+    m = F05.search(text)
+    p = Parsed("mps_oom")
+    if m:
+        # MPSAllocator.mm: "other allocations" are this process's other Metal buffers (not other
+        # processes), and "max allowed" is the high-watermark limit (a share of the recommended
+        # working set, PYTORCH_MPS_HIGH_WATERMARK_RATIO), not the size of the unified memory.
+        p.tried_gib = size_gib(m.group("req"))
+        p.allocated_gib = size_gib(m.group("alloc"))
+        other = size_gib(m.group("other"))
+        if p.allocated_gib is not None and other is not None:
+            p.process_gib = p.allocated_gib + other
+        p.extra["allowed_gib"] = size_gib(m.group("max"))
+    return _count(p)
+
+
+def _read_fraction_and_tgi(text: str) -> Parsed | None:
     m = F_FRACTION.search(text)
     if m:
         req = F_FRACTION_REQ.search(text, m.end())
@@ -410,6 +438,10 @@ def parse_message(text: str) -> Parsed | None:
         return _count(p)
     if F_TGI.search(text):
         return _count(Parsed("cuda_oom"))
+    return None
+
+
+def _read_ggml(text: str) -> Parsed | None:
     m = F_GGML.search(text)
     if m:
         p = Parsed("hip_oom" if m.group("api") == "hip" else "cuda_oom", tried_gib=size_gib(m.group("req")),
@@ -422,6 +454,10 @@ def parse_message(text: str) -> Parsed | None:
         p = Parsed("hip_oom" if dev.startswith("ROCm") else "cuda_oom")
         p.extra["ggml"] = True
         return _count(p)
+    return None
+
+
+def _read_xpu(text: str) -> Parsed | None:
     m = F_XPU_4GB.search(text)
     if m:
         p = Parsed("xpu_oom", tried_gib=size_gib(m.group("req")), capacity_gib=size_gib(m.group("total")),
@@ -432,6 +468,10 @@ def parse_message(text: str) -> Parsed | None:
         return _count(p)
     if F_XPU_DEVICE.search(text) or F_XPU_ZE.search(text):
         return _count(Parsed("xpu_oom"))
+    return None
+
+
+def _read_stream_executor_nccl_oomd(text: str) -> Parsed | None:
     m = F_SE_ALLOC.search(text)
     if m:
         return _count(Parsed("hip_oom" if m.group("err").lower().startswith("hip") else "cuda_oom", tried_gib=int(m.group("bytes")) / GIB))
@@ -439,13 +479,21 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("nccl_oom"))
     if F_OOMD.search(text):
         return _count(Parsed("host_oom"))
+    return None
+
+
+def _read_kernel_kill(text: str) -> Parsed | None:
     m = F14.search(text)
-    if m:
-        p = Parsed("host_oom")
-        rss = m.group("rss") or m.group("rss2")
-        if rss:
-            p.process_gib = _per(rss, 1 << 20)     # kB -> GiB
-        return _count(p)
+    if not m:
+        return None
+    p = Parsed("host_oom")
+    rss = m.group("rss") or m.group("rss2")
+    if rss:
+        p.process_gib = _per(rss, 1 << 20)     # kB -> GiB
+    return _count(p)
+
+
+def _read_xla_and_bfc(text: str) -> Parsed | None:
     m = F17B.search(text)
     if m:
         return _count(Parsed("xla_oom", capacity_gib=size_gib(m.group("cap").replace("G", " GiB").replace("M", " MiB")) if m.group("cap")[-1] in "GM" else size_gib(m.group("cap"))))
@@ -460,6 +508,10 @@ def parse_message(text: str) -> Parsed | None:
     m = F18_OLD.search(text)
     if m:
         return _count(Parsed("tf_oom" if F18_TF_PATH.search(text) else "xla_oom", tried_gib=size_gib(m.group("req"))))
+    return None
+
+
+def _read_nccl_and_fsdp_clone(text: str) -> Parsed | None:
     m = F08.search(text)
     if m:
         b = m.group("bytes") or m.group("bytes2")
@@ -471,13 +523,18 @@ def parse_message(text: str) -> Parsed | None:
         p = torch_msg if torch_msg is not None else Parsed("cuda_oom")
         p.extra.update(save_clone=True, rank=m.group("rank"))
         return _count(p)
+    return None
+
+
+def _read_ray(text: str) -> Parsed | None:
     if F16_GPU.search(text):
         return _count(Parsed("cuda_oom"))
     if F16.search(text) or F_EVICT.search(text):
         return _count(Parsed("host_oom"))
-    torch_msg = parse_torch(text)
-    if torch_msg is not None:
-        return torch_msg
+    return None
+
+
+def _read_other_allocators(text: str) -> Parsed | None:
     m = F09.search(text)
     if m:
         return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
@@ -488,6 +545,10 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("cublas_alloc"))
     if F07_ALLOC.search(text):
         return _count(Parsed("cudnn_alloc"))
+    return None
+
+
+def _read_tf_and_serving(text: str) -> Parsed | None:
     m = F19.search(text)
     if m:
         dev = F19_DEV.search(m.group("dev") or "")
@@ -504,23 +565,45 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("batch_size_exhausted"))
     if F26.search(text):
         return _count(Parsed("mlx_oom"))
+    return None
+
+
+def _read_launchers(text: str) -> Parsed | None:
+    """torchrun's and DeepSpeed's exit reports: a kill only for -9 / signal 9, otherwise not an event."""
     m = F11.search(text)
     if m:
-        return _kill(extra={"local_rank": int(m.group("local_rank"))}) if m.group("code") == "-9" else None
+        return _kill(extra={"local_rank": int(m.group("local_rank"))}) if m.group("code") == "-9" else NOT_AN_EVENT
     m = F11B.search(text)
     if m:
-        if m.group("code") == "-9" or m.group("sig") == "9":
-            return _kill()
-        return None
+        return _kill() if m.group("code") == "-9" or m.group("sig") == "9" else NOT_AN_EVENT
     m = F12.search(text)
     if m:
-        return _kill() if (m.group("rc") or m.group("rc2")) == "-9" else None
+        return _kill() if (m.group("rc") or m.group("rc2")) == "-9" else NOT_AN_EVENT
     if F12_KILLING.search(text):
         return _kill(extra={"launcher_only": True})
+    return None
+
+
+def _read_kills_and_host_errors(text: str) -> Parsed | None:
     if F15.search(text) or F13.search(text) or F13_JOB.search(text) or F16_DIED.search(text) or F_SIGKILL.search(text) or F_SLURM.search(text):
         return _kill()
     if F09B.search(text) and "Cannot allocate memory" in text or "std::bad_alloc" in text:
         return _count(Parsed("host_oom"))
+    return None
+
+
+# parse_message asks these in order; the first that recognises the line decides.
+_READERS = (_read_mps, _read_fraction_and_tgi, _read_ggml, _read_xpu, _read_stream_executor_nccl_oomd,
+            _read_kernel_kill, _read_xla_and_bfc, _read_nccl_and_fsdp_clone, _read_ray, parse_torch,
+            _read_other_allocators, _read_tf_and_serving, _read_launchers, _read_kills_and_host_errors)
+
+
+def parse_message(text: str) -> Parsed | None:
+    """Classify one logical message line; None when it is not a memory failure."""
+    for read in _READERS:
+        p = read(text)
+        if p is not None:
+            return None if p is NOT_AN_EVENT else p
     return None
 
 
