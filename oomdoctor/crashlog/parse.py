@@ -272,48 +272,73 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
         if start == last_start:
             continue
         last_start = start
-        raw = src.text(start, end)
-        needle = src.text(pos, min(end, pos + 8)) or "\n"
-        cl = F.clean_segment(raw, needle[:4])
-        text = cl.text
-        if F.LOOKALIKE.search(text) and not ("out of memory" in text and "OutOfResources" not in text):
-            continue
-        if _RAISE.search(text):
-            continue                   # source code quoting the message it raises (vLLM's `raise ValueError("No available memory ...`)
-        parsed = F.parse_message(text)
-        msg_end = end
-        if parsed is None and _CUT.search(text):
-            nxt = _join_following(src, end, cl.rank, text)   # "Resource exhausted: Out" / "of memory while trying ..."
-            better = F.parse_message(nxt[0]) if nxt else None
-            if better is not None and nxt is not None:
-                parsed, text, msg_end = better, nxt[0], nxt[1]
-        if parsed is None:
-            parsed = F.parse_headless(text)
-        if parsed is None:
-            parsed = F.parse_class_only(text)
-            if parsed is not None and parsed.kind == "cuda_oom":
-                # the full message may follow on the next lines (IPython header, garbled ranks)
-                nxt = _join_following(src, end, cl.rank, text)
-                better = F.parse_message(nxt[0]) if nxt else None
-                if better is not None and nxt is not None and better.kind != "host_oom":
-                    parsed, text, msg_end = better, nxt[0], nxt[1]
-        elif parsed.kind in ("cuda_oom", "hip_oom", "npu_oom", "xpu_oom") and _incomplete(text):
-            best = (parsed, text, end)
-            for joiner in (" ", "", None):
-                nxt = _join_following(src, end, cl.rank, text, joiner)
-                if nxt:
-                    p2 = F.parse_message(nxt[0])
-                    if p2 is not None and p2.fields > best[0].fields:
-                        best = (p2, nxt[0], nxt[1])
-            parsed, text, msg_end = best
-        if parsed is None:
-            continue
-        rank = cl.rank
-        if rank is None and parsed.extra.get("rank"):
-            rank = int(parsed.extra["rank"])
-        hits.append(_Hit(start, msg_end, parsed, rank, text.strip(), at=pos))
-        consumed_until = msg_end
+        hit = _read_hit(src, pos, start, end)
+        if hit is not None:
+            hits.append(hit)
+            consumed_until = hit.end
     return hits
+
+
+def _read_hit(src: LogSource, pos: int, start: int, end: int) -> _Hit | None:
+    """The failure message on the line at `start` (joined with the lines it wraps onto), or None."""
+    raw = src.text(start, end)
+    needle = src.text(pos, min(end, pos + 8)) or "\n"
+    cl = F.clean_segment(raw, needle[:4])
+    text = cl.text
+    if F.LOOKALIKE.search(text) and not ("out of memory" in text and "OutOfResources" not in text):
+        return None
+    if _RAISE.search(text):
+        return None                    # source code quoting the message it raises (vLLM's `raise ValueError("No available memory ...`)
+    read = _read_message(src, end, cl.rank, text)
+    if read is None:
+        return None
+    parsed, text, msg_end = read
+    rank = cl.rank
+    if rank is None and parsed.extra.get("rank"):
+        rank = int(parsed.extra["rank"])
+    return _Hit(start, msg_end, parsed, rank, text.strip(), at=pos)
+
+
+def _read_message(src: LogSource, end: int, rank: int | None, text: str) -> tuple[F.Parsed, str, int] | None:
+    """(what the message says, its whole text, where it ends): a cut message joined with the lines after
+    it, a headless or class-only one read for what is left, a torch message completed by its wrap."""
+    parsed = F.parse_message(text)
+    msg_end = end
+    if parsed is None and _CUT.search(text):
+        joined = _better_joined(src, end, rank, text)   # "Resource exhausted: Out" / "of memory while trying ..."
+        if joined is not None:
+            parsed, text, msg_end = joined
+    if parsed is None:
+        parsed = F.parse_headless(text)
+    if parsed is None:
+        parsed = F.parse_class_only(text)
+        if parsed is not None and parsed.kind == "cuda_oom":
+            # the full message may follow on the next lines (IPython header, garbled ranks)
+            joined = _better_joined(src, end, rank, text)
+            if joined is not None and joined[0].kind != "host_oom":
+                parsed, text, msg_end = joined
+    elif parsed.kind in ("cuda_oom", "hip_oom", "npu_oom", "xpu_oom") and _incomplete(text):
+        parsed, text, msg_end = _completed(src, end, rank, (parsed, text, end))
+    return None if parsed is None else (parsed, text, msg_end)
+
+
+def _better_joined(src: LogSource, end: int, rank: int | None, text: str) -> tuple[F.Parsed, str, int] | None:
+    nxt = _join_following(src, end, rank, text)
+    better = F.parse_message(nxt[0]) if nxt else None
+    return (better, nxt[0], nxt[1]) if better is not None and nxt is not None else None
+
+
+def _completed(src: LogSource, end: int, rank: int | None, best: tuple[F.Parsed, str, int]) -> tuple[F.Parsed, str, int]:
+    """A torch message whose clauses stop early, joined with the lines its wrap put them on (by a space,
+    by nothing, or line by line), whichever reads the most numbers."""
+    text = best[1]
+    for joiner in (" ", "", None):
+        nxt = _join_following(src, end, rank, text, joiner)
+        if nxt:
+            p2 = F.parse_message(nxt[0])
+            if p2 is not None and p2.fields > best[0].fields:
+                best = (p2, nxt[0], nxt[1])
+    return best
 
 
 _RAISE = lazy_re(r"^\s*(?:-+>\s*\d+\s+)?raise [\w.]+\(", needs=("raise ",))
@@ -399,6 +424,12 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         return "save", h.start, h.message, "message"
     if h.parsed.extra.get("likely"):
         return _kill_phase(src, h)
+    return _special_form_phase(src, h) or _traceback_phase(src, h)
+
+
+def _special_form_phase(src: LogSource, h: _Hit) -> tuple | None:
+    """The phase of a message in a form that places its cue elsewhere: an IPython header (the frames
+    follow the class name), an issue's title, a traceback that lost its newlines on the message's line."""
     if h.parsed.fields == 0 and "Traceback" in h.message:
         found = _phase_forward(src, h)       # IPython header: the frames follow the class name
         if found:
@@ -406,16 +437,21 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
     if _HEADING.search(h.message):
         # a Markdown heading quoting the failure (an issue's title): the log pasted under it is the same
         # failure's, so its traceback counts wherever it starts and whatever step it names
-        found = _after_phase(src, h, TRACEBACK_LINES, step_frames=True)
-        if found:
-            return found[:3] + ("frame" if found[4] else "progress",)
+        after = _after_phase(src, h, TRACEBACK_LINES, step_frames=True)
+        if after:
+            return after[:3] + ("frame" if after[4] else "progress",)
     own = F.clean(src.text(h.start, h.at)).text if h.at > h.start else ""
     head_here = TRACEBACK_HEAD.search(own)
     if head_here:                            # a traceback that lost its newlines, on the message's own line
         pieces = [p for p in _FRAME_SPLIT.split(own[head_here.end():]) if p.strip()]
-        found = frame_phase(pieces)
-        if found:
-            return found[0], h.start, pieces[found[1]], "frame"
+        glued = frame_phase(pieces)
+        if glued:
+            return glued[0], h.start, pieces[glued[1]], "frame"
+    return None
+
+
+def _traceback_phase(src: LogSource, h: _Hit) -> tuple | None:
+    """The phase from the traceback above the message, the cue printed after it, or the lines before."""
     block, head = _frames_above(src, h)
     found = frame_phase([t for _, t in block]) if block else None
     after = _after_phase(src, h)
@@ -426,6 +462,13 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         return phase, block[i][0], block[i][1], "frame"
     if h.parsed.kind == "vllm_cache":
         return "load", h.start, h.message, "message"
+    return _lines_phase(src, h, block, head, after)
+
+
+def _lines_phase(src: LogSource, h: _Hit, block: list[tuple[int, str]], head: tuple[int, str] | None,
+                 after: tuple | None) -> tuple | None:
+    """No frame says it: what the run printed before the traceback (or after the message), nearest
+    first, then the message's own words."""
     before: list[tuple[int, str]] = []
     if head is not None and head[1].strip():
         before.append(head)                  # "...0/30 [00:00<?, ?it/s]Traceback" glued to a bar
