@@ -21,7 +21,7 @@ import yaml
 from oomdoctor.crashlog import parse_log
 
 DATA = Path(__file__).parent / "data" / "logs"
-SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b", "audit6")
+SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b", "audit6", "audit6b")
 RATES = {"verdict": 0.95, "phase": 0.85, "tried": 0.98}
 GIB = float(1 << 30)
 UNIT = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "MB": 1 << 20, "GiB": 1 << 30, "GB": 1 << 30}
@@ -100,7 +100,10 @@ FLOORS = {"later": {"verdict": 0.92, "phase": 0.85, "tried": 0.98},
           "audit5": {"verdict": 0.94, "phase": 0.85, "tried": 0.97},
           # audit5b/: eight excerpts held back after audit 5's changes and scored once; two forms no rule reads yet
           # (latent diffusion's `Summoning checkpoint.`, tinygrad's AMD `MemoryError: Cannot allocate N bytes`)
-          "audit5b": {"verdict": 0.87, "phase": 0.75, "tried": 0.75}}
+          "audit5b": {"verdict": 0.87, "phase": 0.75, "tried": 0.75},
+          # audit6b/: seven excerpts held back after audit 6's changes and scored once (its SOURCES.md lists the misses:
+          # a user-retyped `Cuda error`, two validation passes the taxonomy has no cue for)
+          "audit6b": {"verdict": 0.85, "phase": 0.33, "tried": 0.98}}
 # audit6/ (64, first sight 89.1% / 38.5% / 89.7% on main) meets the rates asked after the changes made for it.
 
 
@@ -144,7 +147,7 @@ def test_the_sixth_audit_cites_no_thread_any_other_fixture_cites():
     others = "".join((DATA / name / doc).read_text(encoding="utf-8")
                      for name in ("real", "fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b")
                      for doc in ("SOURCES.md", "expected.yaml"))
-    cases = load("audit6")
-    assert len(cases) >= 60 and len({c["source"] for c in cases}) == len(cases)
+    cases = load("audit6") + load("audit6b")
+    assert len(load("audit6")) >= 60 and len({c["source"] for c in cases}) == len(cases)
     for case in cases:
         assert case["source"] not in others, case["source"]
