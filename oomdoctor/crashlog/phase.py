@@ -154,7 +154,7 @@ _FRAME = lazy_re(
     r'|^\s*(?P<ifile>\S+\.py)(?:\]\([^)\s]*\))?(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)'  # IPython <= 7, Colab's [path](link)
     r'|^\s*File\s+(?P<pfile>[^\s",]+\.py):\d+,?\s+in\s+(?P<pfunc>[\w<>.]+)'   # IPython 8
     r'|^\s*(?P<tfile>\S+\.py):\d+:\s+in\s+(?P<tfunc>[\w<>.]+)'                # pytest
-    r'|^\s*Cell\s+In\s*\[\d*\],\s+line\s+\d+'                                  # IPython 8's notebook-cell frame (ultratb)
+    r'|^\s*Cell In\s*\[\d*\], line \d+'                                        # IPython 8's notebook-cell frame (ultratb)
     r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$',                       # a fragment pasted from mid-line
     needs=(".py", "line "))
 TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|─+ Traceback", needs=("Traceback",))
