@@ -69,6 +69,21 @@ def one(tmp_path: Path, text: str):
     # TGI's warmup, which catches torch.cuda.OutOfMemoryError
     ("RuntimeError: Not enough memory to handle 4096 prefill tokens. You need to decrease `--max-batch-prefill-tokens`\n",
      "cuda_oom", None, None),
+    # Level Zero's (and oneAPI Unified Runtime's) error code under an Intel GPU runtime
+    ("RuntimeError: level_zero backend failed with error: 20 (ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)\n", "xpu_oom", None, None),
+    # the TPU runtime refusing a device buffer, raised through jaxlib
+    ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to allocate "
+     "50.00M. That was not possible. There are 27.86M free.; (0x0x0_HBM0)\n", "xla_oom", None, None),
+    # c10's CPU allocator words, the allocator's name cut off in a title
+    ('# 4-bit: "Allocator: not enough memory: you tried to allocate 35389440 bytes."\n', "host_oom", 35389440, None),
+    # TensorFlow 1.x's BFC giving up (its readable request), after a retry that is not a failure
+    ("W tensorflow/core/common_runtime/bfc_allocator.cc:219] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
+     "591.41MiB. The caller indicates that this is not a failure, but may mean that there could be performance gains.\n"
+     "W tensorflow/core/common_runtime/bfc_allocator.cc:275] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
+     "118.28MiB.  Current allocation summary follows.\n", "tf_oom", round(118.28 * (1 << 20)), None),
+    # a request torch printed from a corrupted size: absurd, but what the log says
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 538976288.13 GiB. GPU 1 has a total capacity of "
+     "47.54 GiB of which 43.55 GiB is free.\n", "cuda_oom", round(538976288.13 * (1 << 30)), 1),
 ])
 def test_each_allocator_family_gives_its_kind_and_request_to_the_byte(tmp_path, text, kind, tried_bytes, device):
     ev = one(tmp_path, text).primary
@@ -99,6 +114,8 @@ def test_each_allocator_family_gives_its_kind_and_request_to_the_byte(tmp_path, 
     "May  4 09:30:43 box systemd[1]: session-2.scope: systemd-oomd killed 304 process(es) in this unit.\n",
     # the kubelet evicting under node memory pressure
     "The node was low on resource: memory. Container trainer was using 61Gi, which exceeds its request of 0.\n",
+    # the kernel's kill line before 4.19, without "Out of memory:" in front
+    "[ 4018.450000] Killed process 935 (python) total-vm:113656kB, anon-rss:102104kB, file-rss:0kB, shmem-rss:0kB\n",
 ])
 def test_each_shell_and_supervisor_kill_is_a_host_memory_kill(tmp_path, text):
     ev = one(tmp_path, text).primary
@@ -112,6 +129,14 @@ def test_each_shell_and_supervisor_kill_is_a_host_memory_kill(tmp_path, text):
     "ggml_cuda_host_malloc: failed to allocate 1900.00 MiB of pinned memory: invalid argument\n",
     "The node was low on resource: ephemeral-storage.\n",
     "slurmstepd: error: xcgroup_instantiate: unable to create cgroup '/sys/fs/cgroup/memory/slurm/uid_8' : Cannot allocate memory\n",
+    # TensorFlow's BFC retrying: "not a failure" in its own words
+    "W tensorflow/core/common_runtime/bfc_allocator.cc:275] Allocator (GPU_0_bfc) ran out of memory trying to allocate "
+    "2.10GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean that there could be "
+    "performance gains if more memory were available.\n",
+    # DeepSpeed's launcher cleaning up after a child that died of SIGSEGV (the return code quoted above it)
+    "# [BUG]exits with return code = -11\n\nLoading extension module utils...\n"
+    "[2023-05-20 12:09:28,633] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 51386\n",
+    "kill -9 was not needed: Killed process list is empty\n",
 ])
 def test_look_alikes_of_kills_and_allocator_failures_are_not_events(tmp_path, text):
     assert one(tmp_path, text).events == ()
@@ -256,3 +281,57 @@ def test_one_long_line_cut_by_a_terminal_is_joined_in_a_paste_of_short_lines(tmp
     ev = one(tmp_path, "\n".join(["python3 train.py \\", *short, *cut]) + "\n").primary
     assert ev is not None and ev.kind == "cuda_oom" and ev.device == 2
     assert ev.capacity_gib == 79.35 and ev.phase == "save"
+
+
+@pytest.mark.parametrize("text,phase,evidence_line", [
+    # ComfyUI's sampling nodes run the diffusion sampler: generation
+    ("Error occurred when executing KSampler:\n\nHIP out of memory. Tried to allocate 72.00 MiB. GPU 0 has a total "
+     "capacity of 512.00 MiB of which 16.00 MiB is free.\n\n  File \"/c/ComfyUI/execution.py\", line 317, in execute\n"
+     "    output_data = get_output_data(obj, input_data_all)\n", "generate", 1),
+    ("  File \"/c/ComfyUI/comfy/samplers.py\", line 716, in sample\n    output = self.inner_sample(noise, latent_image)\n"
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 90.00 MiB.\n", "generate", 1),
+    # TGI's router names the serving step in its tracing spans on the error's own line
+    ("2023-12-22T00:21:35.318928Z ERROR batch{batch_size=1}:prefill:prefill{id=1 size=1}: text_generation_client: "
+     "router/client/src/lib.rs:33: Server error: CUDA out of memory. Tried to allocate 222.00 MiB.\n", "generate", 1),
+    # IPython 8's notebook-cell frame after the message: its arrowed line called generate
+    ("OutOfMemoryError: CUDA out of memory. Tried to allocate 86.00 MiB (GPU 0; 3.94 GiB total capacity; 2.99 GiB "
+     "already allocated; 29.06 MiB free; 3.15 GiB reserved in total by PyTorch)\n"
+     "OutOfMemoryError                          Traceback (most recent call last)\nCell In[9], line 15\n"
+     "     14 t1 = time.perf_counter()\n---> 15 generated = model.generate(ids, max_length=40)\n"
+     "     16 t2 = time.perf_counter()\n", "generate", 5),
+    # vLLM captures its CUDA graphs while the engine starts
+    ("  File \"/v/vllm/compilation/backends.py\", line 681, in __call__\n"
+     "    with torch.cuda.graph(cudagraph, pool=self.graph_pool):\n"
+     "  File \"/t/torch/cuda/graphs.py\", line 84, in capture_end\n    super().capture_end()\n"
+     "RuntimeError: CUDA error: out of memory\n", "load", 2),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 6 has a total capacity of 44.53 GiB "
+     "of which 448.00 KiB is free.\n(RayWorkerWrapper pid=1861983) INFO 03-27 10:29:03 [model_runner.py:1442] "
+     "Capturing cudagraphs for decoding. This may lead to unexpected consequences if the model is not static.\n", "load", 2),
+    # torch_geometric's dataset processing, its finished bar, then the kill
+    ("Processing...\n100%|██████████| 205944/205944 [18:54<00:00, 181.58it/s]\nKilled\n", "data", 1),
+    # a bare `training...` progress line before a kill
+    ("creating model and diffusion...\ncreating data loader...\ntraining...\nKilled\n", "train", 3),
+    # an issue title quoting the message: the traceback pasted under it is the same failure's, forward included
+    ("# torch.cuda.OutOfMemoryError: CUDA out of memory.\n\nTrying to train on windows.\n\n```\n"
+     "steps:   0%|          | 0/2000 [00:00<?, ?it/s]epoch 1/1\nTraceback (most recent call last):\n"
+     "  File \"D:\\\\ai\\\\train_network.py\", line 604, in train\n"
+     "    noise_pred = unet(noisy_latents, timesteps, encoder_hidden_states).sample\n"
+     "  File \"D:\\\\ai\\\\venv\\\\lib\\\\site-packages\\\\torch\\\\nn\\\\modules\\\\module.py\", line 1501, in _call_impl\n"
+     "    return forward_call(*args, **kwargs)\n", "forward", 11),
+    # a DeepSpeed -9 quoted in a title: the kill lines glued to the shard bar below show where it happened
+    ("# train.py exits with return code = -9\n\n`Loading checkpoint shards:   0%|          | 0/7 [00:00<?, ?it/s]"
+     "[2023-09-10 11:45:59,207] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 6293\n"
+     "[2023-09-10 11:45:59,501] [INFO] [launch.py:428:sigkill_handler] Killing subprocess 6294\n", "load", 3),
+])
+def test_phase_cues_of_the_sixth_audit(tmp_path, text, phase, evidence_line):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase
+    assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line
+
+
+def test_forward_frames_after_a_plain_message_still_do_not_count(tmp_path):
+    # only a quoted title hands its phase to the log below it; a message line does not
+    ev = one(tmp_path, "torch.cuda.OutOfMemoryError: CUDA out of memory.\nTraceback (most recent call last):\n"
+             "  File \"/t/torch/nn/modules/module.py\", line 1501, in _call_impl\n"
+             "    return forward_call(*args, **kwargs)\n").primary
+    assert ev is not None and ev.phase is None

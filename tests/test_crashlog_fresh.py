@@ -7,7 +7,8 @@ every excerpt and the first-sight figures; tests/data/logs/later/ is a second he
 collected after the fixes; tests/data/logs/audit3/ a third sample of 78, scored on main before
 the changes made for it (its SOURCES.md); tests/data/logs/audit4/ 20 more, collected after those changes
 and scored once on them; tests/data/logs/audit5/ 67 more, weighted toward phase cues and sizes and scored on
-main before the changes made for it. The rates asked: verdict 95%, phase 85% of the excerpts
+main before the changes made for it; tests/data/logs/audit6/ 64 more, drawn across frameworks and paste forms
+and scored on main before the changes made for it. The rates asked: verdict 95%, phase 85% of the excerpts
 that carry a cue, "tried to allocate" 98% (to the byte). Run with -s to see the table.
 """
 from __future__ import annotations
@@ -20,7 +21,7 @@ import yaml
 from oomdoctor.crashlog import parse_log
 
 DATA = Path(__file__).parent / "data" / "logs"
-SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b")
+SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b", "audit6", "audit6b")
 RATES = {"verdict": 0.95, "phase": 0.85, "tried": 0.98}
 GIB = float(1 << 30)
 UNIT = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "MB": 1 << 20, "GiB": 1 << 30, "GB": 1 << 30}
@@ -99,7 +100,11 @@ FLOORS = {"later": {"verdict": 0.92, "phase": 0.85, "tried": 0.98},
           "audit5": {"verdict": 0.94, "phase": 0.85, "tried": 0.97},
           # audit5b/: eight excerpts held back after audit 5's changes and scored once; two forms no rule reads yet
           # (latent diffusion's `Summoning checkpoint.`, tinygrad's AMD `MemoryError: Cannot allocate N bytes`)
-          "audit5b": {"verdict": 0.87, "phase": 0.75, "tried": 0.75}}
+          "audit5b": {"verdict": 0.87, "phase": 0.75, "tried": 0.75},
+          # audit6b/: seven excerpts held back after audit 6's changes and scored once (its SOURCES.md lists the misses:
+          # a user-retyped `Cuda error`, two validation passes the taxonomy has no cue for)
+          "audit6b": {"verdict": 0.85, "phase": 0.33, "tried": 0.98}}
+# audit6/ (64, first sight 89.1% / 38.5% / 89.7% on main) meets the rates asked after the changes made for it.
 
 
 def test_fresh_excerpts_score_at_the_first_sight_rates(scored):
@@ -134,5 +139,15 @@ def test_the_fifth_audit_and_its_held_back_sample_cite_no_thread_any_other_fixtu
                      for name in ("real", "fresh", "heldback", "later", "audit3", "audit4") for doc in ("SOURCES.md", "expected.yaml"))
     cases = load("audit5") + load("audit5b")
     assert len(load("audit5")) >= 60 and len({c["source"] for c in cases}) == len(cases)
+    for case in cases:
+        assert case["source"] not in others, case["source"]
+
+
+def test_the_sixth_audit_cites_no_thread_any_other_fixture_cites():
+    others = "".join((DATA / name / doc).read_text(encoding="utf-8")
+                     for name in ("real", "fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b")
+                     for doc in ("SOURCES.md", "expected.yaml"))
+    cases = load("audit6") + load("audit6b")
+    assert len(load("audit6")) >= 60 and len({c["source"] for c in cases}) == len(cases)
     for case in cases:
         assert case["source"] not in others, case["source"]

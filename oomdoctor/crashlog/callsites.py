@@ -32,6 +32,16 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "vLLM", "line", r"Engine loop is not running|EngineCore encountered an issue", "vllm engine-dead errors"),
     ("generate", "vLLM", "func", "output_handler", "vllm/v1/engine/async_llm.py AsyncLLM.output_handler (the server's loop over EngineCore outputs)"),
     ("generate", "vLLM", "line", r"AsyncLLM output_handler failed", "vllm/v1/engine/async_llm.py AsyncLLM.output_handler's error log"),
+    ("generate", "TGI", "line", r"\bbatch\{batch_size=\d+\}:(?:prefill|decode)\b",
+     "text-generation-inference router/src/infer: the batching task's `batch` tracing span and its `prefill` and "
+     "`decode` child spans, which name the serving step a shard's error came back from"),
+    ("generate", "ComfyUI", "func", "common_ksampler", "ComfyUI nodes.py: KSampler and KSamplerAdvanced sample through it"),
+    ("generate", "ComfyUI", "path", r"comfy/samplers\.py\"?, line \d+, in \w*sample\b|comfy_extras/nodes_custom_sampler\.py",
+     "ComfyUI comfy/samplers.py (KSampler.sample, CFGGuider.sample) and the custom sampler nodes: the diffusion sampling loop"),
+    ("generate", "ComfyUI", "line", r"Error occurred when executing (?:KSampler\w*|SamplerCustom\w*):|"
+                                    r"Node Type:\W*(?:KSampler\w*|SamplerCustom\w*)\b|^\s*(?:KSampler(?:Advanced)?|SamplerCustom(?:Advanced)?)\s*$",
+     "ComfyUI execution.py's error line and its error report's node type (app/logger, the frontend's dialog title): "
+     "KSampler, KSamplerAdvanced, SamplerCustom and SamplerCustomAdvanced are its sampling nodes"),
     ("generate", "verl", "line", r"ray::WorkerDict\.\w*generate_sequences\(",
      "verl/single_controller/ray/base.py: a fused worker's method is named role_method (actor_rollout_generate_sequences), "
      "ActorRolloutRefWorker.generate_sequences being the rollout"),
@@ -42,7 +52,11 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("load", "vLLM", "func", "initialize_from_config", "vllm/v1/worker/gpu_worker.py"),
     ("load", "vLLM", "func", "_dummy_run", "vllm/v1/worker/gpu_model_runner.py (profiling and capture)"),
     ("load", "vLLM", "func", "_allocate_kv_cache", "vllm/worker/cache_engine.py"),
+    ("load", "vLLM", "stmt", r"with torch\.cuda\.graph\(cudagraph\b",
+     "vllm/compilation/backends.py and cuda_graph.py: the capture branch of its CUDA-graph wrapper (replay calls "
+     "cudagraph.replay()), which runs while the engine starts"),
     ("load", "vLLM", "line", r"Starting to load model|Loading safetensors checkpoint shards|Capturing CUDA graphs?\b|"
+                             r"Capturing cudagraphs\b|"
                              r"Loading weights took|is assigned as DP rank", "vllm start-up log lines"),
     ("load", "llama.cpp", "line", r"^(?:llama_model_load|llama_model_loader|load_tensors|llm_load_tensors|llama_new_context_with_model|"
                                   r"llama_init_from_model|llama_context|llama_kv_cache_init|llama_kv_cache|graph_reserve|sched_reserve|"

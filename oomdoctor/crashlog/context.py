@@ -156,20 +156,7 @@ class Context:
         text = cl.text
         if cl.rank is not None:
             self._saw_rank(cl.rank)
-        if not text:
-            return
-        # training-argument dumps come first: they are many short lines
-        if self._in_args:
-            m = _ARG_LINE.match(text.strip())
-            if m:
-                self.train_args.setdefault(m.group(1), m.group(2).strip())
-                return
-            if text.strip().startswith(")"):
-                self._in_args = False
-                return
-            self._in_args = False
-        if text.endswith("Arguments(") and _ARGS_BLOCK.search(text):
-            self._in_args = True
+        if not text or self._argument_dump(text):
             return
         if before_crash:
             self._memory(text, line_no)
@@ -178,34 +165,67 @@ class Context:
             self._versions(text)
         if self.gpu_name is None and _GPU_LINE_CUE.search(text):
             self._gpu(text)
-        low = None
         if "world" in text or "WORLD" in text or "processes" in text or "--nproc" in text or "distributed training" in text:
-            low = text
-            for rx in _WORLD:
-                m = rx.search(low)
-                if m:
-                    self.world_size = max(self.world_size or 0, int(m.group(1)))
-            m = _NPROC.search(low)
-            if m:
-                nn = _NNODES.search(low)
-                self.world_size = max(self.world_size or 0, int(m.group(1)) * (int(nn.group(1)) if nn else 1))
+            self._world(text)
         if "params" in text or "parameters" in text:
-            m = _PARAMS.search(text)
-            if m:
-                self.params_trainable = int(m.group(1).replace(",", ""))
-                self.params_total = int(m.group(2).replace(",", ""))
-            elif self.params_trainable is None:
-                m = _HF_NPARAMS.search(text)
-                if m:
-                    self.params_trainable = int(m.group(1).replace(",", ""))
+            self._params(text)
         if " = " in text:
-            for rx, key in _HF_SUMMARY:
+            self._summary(text)
+        text = self._flags(text)
+        if before_crash and ("len" in text or "input_ids" in text or "sequence" in text or "tokens" in text):
+            for rx in _SEQLEN:
                 m = rx.search(text)
                 if m:
-                    self.train_args.setdefault(key, m.group(1).replace(",", ""))
-            m = _TOTAL_STEPS.search(text)
+                    self.seq_len = int(m.group(m.lastindex or 1))
+
+    def _argument_dump(self, text: str) -> bool:
+        """A training-argument dump (`TrainingArguments(` then one `key=value,` a line): True for its lines.
+        They come first: they are many short lines."""
+        if self._in_args:
+            m = _ARG_LINE.match(text.strip())
             if m:
-                self.total_steps = int((m.group(1) or m.group(2)).replace(",", ""))
+                self.train_args.setdefault(m.group(1), m.group(2).strip())
+                return True
+            self._in_args = False
+            if text.strip().startswith(")"):
+                return True
+        if text.endswith("Arguments(") and _ARGS_BLOCK.search(text):
+            self._in_args = True
+            return True
+        return False
+
+    def _world(self, text: str) -> None:
+        for rx in _WORLD:
+            m = rx.search(text)
+            if m:
+                self.world_size = max(self.world_size or 0, int(m.group(1)))
+        m = _NPROC.search(text)
+        if m:
+            nn = _NNODES.search(text)
+            self.world_size = max(self.world_size or 0, int(m.group(1)) * (int(nn.group(1)) if nn else 1))
+
+    def _params(self, text: str) -> None:
+        m = _PARAMS.search(text)
+        if m:
+            self.params_trainable = int(m.group(1).replace(",", ""))
+            self.params_total = int(m.group(2).replace(",", ""))
+        elif self.params_trainable is None:
+            m = _HF_NPARAMS.search(text)
+            if m:
+                self.params_trainable = int(m.group(1).replace(",", ""))
+
+    def _summary(self, text: str) -> None:
+        """The HF Trainer's `***** Running training *****` summary lines (`Num examples = 1,000`)."""
+        for rx, key in _HF_SUMMARY:
+            m = rx.search(text)
+            if m:
+                self.train_args.setdefault(key, m.group(1).replace(",", ""))
+        m = _TOTAL_STEPS.search(text)
+        if m:
+            self.total_steps = int((m.group(1) or m.group(2)).replace(",", ""))
+
+    def _flags(self, text: str) -> str:
+        """Command-line flags and YAML keys the run printed; the text as read (a printed list joined)."""
         if "'--" in text and "', '" in text:
             # a command line printed as a Python list (DeepSpeed's launcher: ['python', '-u', 'train.py', '--x', '1'])
             text = " ".join(_LIST_ITEM.findall(text))
@@ -219,12 +239,7 @@ class Context:
             m = _YAML_KEY.match(text)
             if m and m.group(1) in _KNOWN_KEYS:
                 self.train_args.setdefault(m.group(1), m.group(2).strip().strip("'\""))
-        if before_crash:
-            if "len" in text or "input_ids" in text or "sequence" in text or "tokens" in text:
-                for rx in _SEQLEN:
-                    m = rx.search(text)
-                    if m:
-                        self.seq_len = int(m.group(m.lastindex or 1))
+        return text
 
     def _saw_rank(self, rank: int) -> None:
         if self.max_rank is None or rank > self.max_rank:
@@ -275,38 +290,43 @@ class Context:
             g = _SMI_GPU.search(text)
             if g and self.gpu_name is None:
                 self.gpu_name = g.group(2).strip()
-        if "mem" in text:
-            pairs = _KV_MEM.findall(text)
-            if pairs:
-                vals: dict[str, float] = {}
-                for key, num, unit in pairs:
-                    gib = float(num) / 1024 if unit in ("MiB", "MB") else float(num)
-                    if "reserved" in key:
-                        vals.setdefault("max_reserved_gib" if ("max" in key or "peak" in key) else "reserved_gib", gib)
-                    elif "active" in key:
-                        vals.setdefault("max_allocated_gib", gib)
-                    else:
-                        vals.setdefault("max_allocated_gib" if ("max" in key or "peak" in key) else "allocated_gib", gib)
-                self.samples.append(MemorySample(line=line_no, label="logged", step=self._current_step(), **vals))
-                return
-            m = _AXOLOTL_MEM.search(text)
-            if m:
-                alloc = float(m.group(1))
-                cache = float(m.group(2)) if m.group(2) else None
-                self.samples.append(MemorySample(line=line_no, allocated_gib=alloc,
-                                                 reserved_gib=alloc + cache if cache is not None else None,
-                                                 label=text.split(":")[0].strip()[-60:], step=self._current_step()))
-                return
-            m = _TORCHTUNE_MEM.search(text)
-            if m:
-                key = {"allocation": "max_allocated_gib", "reserved": "max_reserved_gib", "active": "max_allocated_gib"}[m.group(1)]
-                self._tt.setdefault(key, float(m.group(2)))
-                if len(self._tt) == 2:
-                    self.samples.append(MemorySample(line=line_no, label="torchtune memory stats", step=self._current_step(), **self._tt))
-                    self._tt = {}
-                return
+        if "mem" in text and self._logged_memory(text, line_no):
+            return
         if "see_memory_usage" in text or text.rstrip().endswith(("optimizer", "Before", "After")) and len(text) < 200:
             self._last_label = text.split("]")[-1].strip()[:80]
+
+    def _logged_memory(self, text: str, line_no: int) -> bool:
+        """A memory sample a trainer logged (`memory/allocated: 12.3 GiB`, axolotl's, torchtune's); True when read."""
+        pairs = _KV_MEM.findall(text)
+        if pairs:
+            vals: dict[str, float] = {}
+            for key, num, unit in pairs:
+                gib = float(num) / 1024 if unit in ("MiB", "MB") else float(num)
+                if "reserved" in key:
+                    vals.setdefault("max_reserved_gib" if ("max" in key or "peak" in key) else "reserved_gib", gib)
+                elif "active" in key:
+                    vals.setdefault("max_allocated_gib", gib)
+                else:
+                    vals.setdefault("max_allocated_gib" if ("max" in key or "peak" in key) else "allocated_gib", gib)
+            self.samples.append(MemorySample(line=line_no, label="logged", step=self._current_step(), **vals))
+            return True
+        m = _AXOLOTL_MEM.search(text)
+        if m:
+            alloc = float(m.group(1))
+            cache = float(m.group(2)) if m.group(2) else None
+            self.samples.append(MemorySample(line=line_no, allocated_gib=alloc,
+                                             reserved_gib=alloc + cache if cache is not None else None,
+                                             label=text.split(":")[0].strip()[-60:], step=self._current_step()))
+            return True
+        m = _TORCHTUNE_MEM.search(text)
+        if m:
+            key = {"allocation": "max_allocated_gib", "reserved": "max_reserved_gib", "active": "max_allocated_gib"}[m.group(1)]
+            self._tt.setdefault(key, float(m.group(2)))
+            if len(self._tt) == 2:
+                self.samples.append(MemorySample(line=line_no, label="torchtune memory stats", step=self._current_step(), **self._tt))
+                self._tt = {}
+            return True
+        return False
 
     def _current_step(self) -> int | None:
         step = self.final_step()

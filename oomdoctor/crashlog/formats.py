@@ -172,6 +172,9 @@ F_XPU_4GB = lazy_re(rf"Current platform can NOT allocate memory block with size 
                     rf"(?: \((?:GPU|XPU) +(?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;"
                     rf"(?: (?P<reserved>{SIZE}) reserved in total by PyTorch)?)?", needs=("allocate memory block with size larger than",))
 F_XPU_DEVICE = lazy_re(r"Allocation is out of device memory on current platform", needs=("out of device memory on current platform",))
+# Level Zero, the driver under Intel GPUs' runtimes, and oneAPI's Unified Runtime over it name the error code
+# (ze_api.h ze_result_t, ur_api.h ur_result_t): "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY".
+F_XPU_ZE = lazy_re(r"\b(?:ZE|UR)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b", needs=("_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",))
 # TensorFlow/XLA's stream executor: "failed to allocate 890.06M (933298432 bytes) from device:
 # HIP_ERROR_OutOfMemory" (rocm_driver.cc) or "...: CUDA_ERROR_OUT_OF_MEMORY: out of memory" (cuda_driver.cc).
 # Old ROCm printed the HIP code itself: "from device: hipError_t(1002)", 1002 being hipErrorMemoryAllocation
@@ -191,7 +194,10 @@ F_OOMD = lazy_re(r"systemd-oomd(?:\[\d+\])?: Killed \S+ due to (?:memory pressur
 KILLED_WORDS = r"(?:Killed|已杀死|Terminado \(killed\))"
 F13_JOB = lazy_re(rf"(?:\bline \d+:|\[\d+\]\s*[+-]?)\s+\d+\s+(?:{KILLED_WORDS}|killed)(?:\s+\S|\s*$)",
                   needs=("illed", "已杀死"))
-F09 = lazy_re(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes", needs=("DefaultCPUAllocator: ",))
+# c10/core/impl/alloc_cpu.cpp: "DefaultCPUAllocator: not enough memory: you tried to allocate N bytes." (older
+# releases: "can't allocate memory"); the words after the allocator's name are c10's alone, so a title that
+# kept only `Allocator: not enough memory: ...` is the same failure.
+F09 = lazy_re(r"(?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes", needs=("you tried to allocate ",))
 F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
 F11 = lazy_re(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)", needs=("failed (exitcode: ",))
@@ -201,8 +207,12 @@ F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits
 # Python error before it) the line is what a host-RAM kill leaves (parse.py checks the context).
 F12_KILLING = lazy_re(r"(?:sigkill_handler\]\s*|^)Killing subprocess (?P<pid>\d+)", needs=("Killing subprocess ",))
 F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|bash|sh): killed\b")
-F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?",
-              needs=("ut of memory: Killed process ",))
+# The kernel's OOM killer (mm/oom_kill.c): "Out of memory: Killed process N (comm) total-vm:...kB, anon-rss:...kB"
+# since 4.19; before it, __oom_kill_process printed "Killed process N (comm) total-vm:..." under a separate
+# "Out of memory: Kill process N (comm) score S or sacrifice child" line, so there its memory figures mark it.
+F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?|"
+              r"\bKilled process (?P<pid2>\d+) \((?P<comm2>[^)]+)\),? total-vm:(?P<vm2>\d+)kB, anon-rss:(?P<rss2>\d+)kB",
+              needs=("Killed process ",))
 F15 = lazy_re(r"exited with code 137|[Ee]xit ?[Cc]ode\"?:?\s*137\b|OOMKilled|Exit code 137",
               needs=("xit", "OOMKilled"))
 # The kubelet's eviction manager under node memory pressure: "The node was low on resource: memory."
@@ -224,7 +234,9 @@ F_SLURM = lazy_re(r"Detected \d+ oom[-_]kill event|task \d+: Out Of Memory|\bOUT
 F16_GPU = lazy_re(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)", needs=("RayTaskError(",))
 # XLA's StreamExecutorMemoryAllocator::Allocate: "Failed to allocate request for %s (%uB) on device ordinal %d"
 # (xla/stream_executor/stream_executor_memory_allocator.cc), raised as RESOURCE_EXHAUSTED through jaxlib.
-F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+))", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
+# The TPU runtime refusing a device buffer: "RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to
+# allocate 50.00M. That was not possible. There are 27.86M free.; (0x0x0_HBM0)" (libtpu, as jaxlib raises it).
+F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+)|Error allocating device buffer: Attempting to allocate \S+ That was not possible)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
 F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.", needs=("Ran out of memory in memory space hbm. Used ",))
 # The BFC allocator: TensorFlow's and XLA's name themselves ("Allocator (GPU_0_bfc) ran out of memory trying to
 # allocate 8.00GiB (rounded to 8589934592)", tsl/framework/bfc_allocator.cc); Intel's TensorFlow plugin does not
@@ -233,7 +245,12 @@ F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*
 # tree (tensorflow/..., itex/...), JAX builds XLA and TSL as Bazel externals (external/...).
 F18 = lazy_re(r"Allocator (?:\((?P<alloc>\w+)\) )?ran out of memory trying to allocate (?P<req>\S+?)(?P<unit> Bytes)? \(rounded to (?P<bytes>\d+)(?: Bytes)?\)",
               needs=("ran out of memory trying to allocate ",))
-F18_TF_PATH = lazy_re(r"(?:^|[\s\]])(?:tensorflow|itex)/\S*bfc_allocator\.cc:\d+\]", needs=("bfc_allocator.cc",))
+# TensorFlow 1.x's BFC said its request in readable units and gave up with "Allocator (GPU_0_bfc) ran out of memory
+# trying to allocate 118.28MiB.  Current allocation summary follows." (tensorflow/core/common_runtime/
+# bfc_allocator.cc, AllocateRawInternal); its "The caller indicates that this is not a failure" line is a retry.
+F18_OLD = lazy_re(r"Allocator \((?P<alloc>\w+)\) ran out of memory trying to allocate (?P<req>[\d.]+ ?[KMGT]?i?B)\.\s+Current allocation summary follows",
+                  needs=("Current allocation summary follows",))
+F18_TF_PATH = lazy_re(r"(?:^|[\s\]\\])(?:tensorflow|itex)[/\\]\S*bfc_allocator\.cc:\d+\]", needs=("bfc_allocator.cc",))   # Windows builds: backslashes
 F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("ResourceExhaustedError: failed to allocate memory",))
 # TensorFlow 0.x printed the sentence with no dims after it (executor.cc's "Compute status: Resource exhausted:
 # OOM when allocating tensor with shape", the shape empty): the words, not the dims, are the failure.
@@ -298,8 +315,8 @@ def _per(text: str | None, unit: float) -> float | None:
     return int(text) / unit
 
 
-def parse_torch(text: str) -> Parsed | None:
-    """The PyTorch allocator messages (F01, F02 and their cut forms, F03, F04)."""
+def _read_f02(text: str) -> Parsed | None:
+    """torch's legacy statistics in brackets: `(GPU 0; 23.65 GiB total capacity; ... reserved in total by PyTorch)`."""
     m = F02.search(text)
     if m:
         reserved = size_gib(m.group("reserved"))
@@ -319,43 +336,63 @@ def parse_torch(text: str) -> Parsed | None:
     m = F02_HEAD.search(text)
     if m:
         return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev"))))
+    return None
+
+
+def _read_f01(text: str) -> Parsed | None:
+    """torch >= 2.1's sentences: `GPU 0 has a total capacity of ... of which ... is free. ...`."""
     m = F01.search(text) or F01_HEAD.search(text)
-    if m:
-        p = Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev")))
-        if "total" in m.re.groupindex:
-            p.capacity_gib = size_gib(m.group("total"))
-            p.free_gib = size_gib(m.group("free"))
-        else:
-            t = F01_TOTAL.search(text, m.end())
-            if t:
-                p.capacity_gib = size_gib(t.group("total"))
-        tail = text[m.start():]
-        a = F01A.search(tail)
-        if a:
-            p.extra["allowed_gib"] = size_gib(a.group("allowed"))
-        procs = [size_gib(x.group("used")) or 0.0 for x in F01B.finditer(tail)]
-        c = F01C.search(tail)
-        if c:
-            p.process_gib = size_gib(c.group("self"))
-            if procs:
-                p.other_processes_gib = sum(procs)
-            elif p.capacity_gib is not None:
-                p.other_processes_gib = 0.0
-        elif procs:
-            # No self clause: in containers the current process appears under a foreign PID,
-            # so the biggest entry is taken as this process and the rest as others.
-            p.process_gib = max(procs)
-            p.other_processes_gib = sum(procs) - max(procs)
-        cap = p.capacity_gib
-        if p.process_gib is not None and (p.process_gib <= 0.0 or (cap and p.process_gib > cap * 1.5)):
-            p.process_gib = None          # '0 bytes' or the unsigned-underflow 17179869184 GiB
-        d = F01D.search(tail)
-        if d:
-            p.allocated_gib = size_gib(d.group("alloc"))
-            p.reserved_unallocated_gib = size_gib(d.group("unalloc"))
-            if p.allocated_gib is not None and p.reserved_unallocated_gib is not None:
-                p.reserved_gib = p.allocated_gib + p.reserved_unallocated_gib
-        return _count(p)
+    if not m:
+        return None
+    p = Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev")))
+    if "total" in m.re.groupindex:
+        p.capacity_gib = size_gib(m.group("total"))
+        p.free_gib = size_gib(m.group("free"))
+    else:
+        t = F01_TOTAL.search(text, m.end())
+        if t:
+            p.capacity_gib = size_gib(t.group("total"))
+    tail = text[m.start():]
+    a = F01A.search(tail)
+    if a:
+        p.extra["allowed_gib"] = size_gib(a.group("allowed"))
+    _f01_processes(p, tail)
+    d = F01D.search(tail)
+    if d:
+        p.allocated_gib = size_gib(d.group("alloc"))
+        p.reserved_unallocated_gib = size_gib(d.group("unalloc"))
+        if p.allocated_gib is not None and p.reserved_unallocated_gib is not None:
+            p.reserved_gib = p.allocated_gib + p.reserved_unallocated_gib
+    return _count(p)
+
+
+def _f01_processes(p: Parsed, tail: str) -> None:
+    """This process's memory and the other processes' from the `Process N has ...` clauses."""
+    procs = [size_gib(x.group("used")) or 0.0 for x in F01B.finditer(tail)]
+    c = F01C.search(tail)
+    if c:
+        p.process_gib = size_gib(c.group("self"))
+        if procs:
+            p.other_processes_gib = sum(procs)
+        elif p.capacity_gib is not None:
+            p.other_processes_gib = 0.0
+    elif procs:
+        # No self clause: in containers the current process appears under a foreign PID,
+        # so the biggest entry is taken as this process and the rest as others.
+        p.process_gib = max(procs)
+        p.other_processes_gib = sum(procs) - max(procs)
+    cap = p.capacity_gib
+    if p.process_gib is not None and (p.process_gib <= 0.0 or (cap and p.process_gib > cap * 1.5)):
+        p.process_gib = None          # '0 bytes' or the unsigned-underflow 17179869184 GiB
+
+
+def parse_torch(text: str) -> Parsed | None:
+    """The PyTorch allocator messages (F01, F02 and their cut forms, F03, F04)."""
+    p = _read_f02(text)
+    if p is None:
+        p = _read_f01(text)
+    if p is not None:
+        return p
     m = F03.search(text)
     if m:
         return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req"))))
@@ -367,22 +404,30 @@ def parse_torch(text: str) -> Parsed | None:
     return None
 
 
-def parse_message(text: str) -> Parsed | None:
-    """Classify one logical message line; None when it is not a memory failure."""
-    if F05_HEAD.search(text):
-        m = F05.search(text)
-        p = Parsed("mps_oom")
-        if m:
-            # MPSAllocator.mm: "other allocations" are this process's other Metal buffers (not other
-            # processes), and "max allowed" is the high-watermark limit (a share of the recommended
-            # working set, PYTORCH_MPS_HIGH_WATERMARK_RATIO), not the size of the unified memory.
-            p.tried_gib = size_gib(m.group("req"))
-            p.allocated_gib = size_gib(m.group("alloc"))
-            other = size_gib(m.group("other"))
-            if p.allocated_gib is not None and other is not None:
-                p.process_gib = p.allocated_gib + other
-            p.extra["allowed_gib"] = size_gib(m.group("max"))
-        return _count(p)
+# A reader that recognises a line and finds it is not a failure (a launcher's exit code other than -9)
+# returns NOT_AN_EVENT: parse_message stops there instead of asking the readers after it.
+NOT_AN_EVENT = Parsed("not_an_event")
+
+
+def _read_mps(text: str) -> Parsed | None:
+    if not F05_HEAD.search(text):
+        return None
+    m = F05.search(text)
+    p = Parsed("mps_oom")
+    if m:
+        # MPSAllocator.mm: "other allocations" are this process's other Metal buffers (not other
+        # processes), and "max allowed" is the high-watermark limit (a share of the recommended
+        # working set, PYTORCH_MPS_HIGH_WATERMARK_RATIO), not the size of the unified memory.
+        p.tried_gib = size_gib(m.group("req"))
+        p.allocated_gib = size_gib(m.group("alloc"))
+        other = size_gib(m.group("other"))
+        if p.allocated_gib is not None and other is not None:
+            p.process_gib = p.allocated_gib + other
+        p.extra["allowed_gib"] = size_gib(m.group("max"))
+    return _count(p)
+
+
+def _read_fraction_and_tgi(text: str) -> Parsed | None:
     m = F_FRACTION.search(text)
     if m:
         req = F_FRACTION_REQ.search(text, m.end())
@@ -393,6 +438,10 @@ def parse_message(text: str) -> Parsed | None:
         return _count(p)
     if F_TGI.search(text):
         return _count(Parsed("cuda_oom"))
+    return None
+
+
+def _read_ggml(text: str) -> Parsed | None:
     m = F_GGML.search(text)
     if m:
         p = Parsed("hip_oom" if m.group("api") == "hip" else "cuda_oom", tried_gib=size_gib(m.group("req")),
@@ -405,6 +454,10 @@ def parse_message(text: str) -> Parsed | None:
         p = Parsed("hip_oom" if dev.startswith("ROCm") else "cuda_oom")
         p.extra["ggml"] = True
         return _count(p)
+    return None
+
+
+def _read_xpu(text: str) -> Parsed | None:
     m = F_XPU_4GB.search(text)
     if m:
         p = Parsed("xpu_oom", tried_gib=size_gib(m.group("req")), capacity_gib=size_gib(m.group("total")),
@@ -413,8 +466,12 @@ def parse_message(text: str) -> Parsed | None:
             p.reserved_unallocated_gib = max(0.0, p.reserved_gib - p.allocated_gib)
         p.extra["block_limit"] = True
         return _count(p)
-    if F_XPU_DEVICE.search(text):
+    if F_XPU_DEVICE.search(text) or F_XPU_ZE.search(text):
         return _count(Parsed("xpu_oom"))
+    return None
+
+
+def _read_stream_executor_nccl_oomd(text: str) -> Parsed | None:
     m = F_SE_ALLOC.search(text)
     if m:
         return _count(Parsed("hip_oom" if m.group("err").lower().startswith("hip") else "cuda_oom", tried_gib=int(m.group("bytes")) / GIB))
@@ -422,12 +479,21 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("nccl_oom"))
     if F_OOMD.search(text):
         return _count(Parsed("host_oom"))
+    return None
+
+
+def _read_kernel_kill(text: str) -> Parsed | None:
     m = F14.search(text)
-    if m:
-        p = Parsed("host_oom")
-        if m.group("rss"):
-            p.process_gib = _per(m.group("rss"), 1 << 20)     # kB -> GiB
-        return _count(p)
+    if not m:
+        return None
+    p = Parsed("host_oom")
+    rss = m.group("rss") or m.group("rss2")
+    if rss:
+        p.process_gib = _per(rss, 1 << 20)     # kB -> GiB
+    return _count(p)
+
+
+def _read_xla_and_bfc(text: str) -> Parsed | None:
     m = F17B.search(text)
     if m:
         return _count(Parsed("xla_oom", capacity_gib=size_gib(m.group("cap").replace("G", " GiB").replace("M", " MiB")) if m.group("cap")[-1] in "GM" else size_gib(m.group("cap"))))
@@ -439,6 +505,13 @@ def parse_message(text: str) -> Parsed | None:
     if m:
         asked = m.group("req") if m.group("unit") and m.group("req").isdigit() else m.group("bytes")
         return _count(Parsed("tf_oom" if F18_TF_PATH.search(text) else "xla_oom", tried_gib=_per(asked, GIB)))
+    m = F18_OLD.search(text)
+    if m:
+        return _count(Parsed("tf_oom" if F18_TF_PATH.search(text) else "xla_oom", tried_gib=size_gib(m.group("req"))))
+    return None
+
+
+def _read_nccl_and_fsdp_clone(text: str) -> Parsed | None:
     m = F08.search(text)
     if m:
         b = m.group("bytes") or m.group("bytes2")
@@ -446,16 +519,22 @@ def parse_message(text: str) -> Parsed | None:
     m = F25.search(text)
     if m:
         # FSDP swallowed the OOM into a warning while gathering the state dict: a save-time GPU OOM
-        p = parse_torch(text) or Parsed("cuda_oom")
+        torch_msg = parse_torch(text)
+        p = torch_msg if torch_msg is not None else Parsed("cuda_oom")
         p.extra.update(save_clone=True, rank=m.group("rank"))
         return _count(p)
+    return None
+
+
+def _read_ray(text: str) -> Parsed | None:
     if F16_GPU.search(text):
         return _count(Parsed("cuda_oom"))
     if F16.search(text) or F_EVICT.search(text):
         return _count(Parsed("host_oom"))
-    p = parse_torch(text)
-    if p is not None:
-        return p
+    return None
+
+
+def _read_other_allocators(text: str) -> Parsed | None:
     m = F09.search(text)
     if m:
         return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
@@ -466,6 +545,10 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("cublas_alloc"))
     if F07_ALLOC.search(text):
         return _count(Parsed("cudnn_alloc"))
+    return None
+
+
+def _read_tf_and_serving(text: str) -> Parsed | None:
     m = F19.search(text)
     if m:
         dev = F19_DEV.search(m.group("dev") or "")
@@ -482,23 +565,45 @@ def parse_message(text: str) -> Parsed | None:
         return _count(Parsed("batch_size_exhausted"))
     if F26.search(text):
         return _count(Parsed("mlx_oom"))
+    return None
+
+
+def _read_launchers(text: str) -> Parsed | None:
+    """torchrun's and DeepSpeed's exit reports: a kill only for -9 / signal 9, otherwise not an event."""
     m = F11.search(text)
     if m:
-        return _kill(extra={"local_rank": int(m.group("local_rank"))}) if m.group("code") == "-9" else None
+        return _kill(extra={"local_rank": int(m.group("local_rank"))}) if m.group("code") == "-9" else NOT_AN_EVENT
     m = F11B.search(text)
     if m:
-        if m.group("code") == "-9" or m.group("sig") == "9":
-            return _kill()
-        return None
+        return _kill() if m.group("code") == "-9" or m.group("sig") == "9" else NOT_AN_EVENT
     m = F12.search(text)
     if m:
-        return _kill() if (m.group("rc") or m.group("rc2")) == "-9" else None
+        return _kill() if (m.group("rc") or m.group("rc2")) == "-9" else NOT_AN_EVENT
     if F12_KILLING.search(text):
         return _kill(extra={"launcher_only": True})
+    return None
+
+
+def _read_kills_and_host_errors(text: str) -> Parsed | None:
     if F15.search(text) or F13.search(text) or F13_JOB.search(text) or F16_DIED.search(text) or F_SIGKILL.search(text) or F_SLURM.search(text):
         return _kill()
     if F09B.search(text) and "Cannot allocate memory" in text or "std::bad_alloc" in text:
         return _count(Parsed("host_oom"))
+    return None
+
+
+# parse_message asks these in order; the first that recognises the line decides.
+_READERS = (_read_mps, _read_fraction_and_tgi, _read_ggml, _read_xpu, _read_stream_executor_nccl_oomd,
+            _read_kernel_kill, _read_xla_and_bfc, _read_nccl_and_fsdp_clone, _read_ray, parse_torch,
+            _read_other_allocators, _read_tf_and_serving, _read_launchers, _read_kills_and_host_errors)
+
+
+def parse_message(text: str) -> Parsed | None:
+    """Classify one logical message line; None when it is not a memory failure."""
+    for read in _READERS:
+        p = read(text)
+        if p is not None:
+            return None if p is NOT_AN_EVENT else p
     return None
 
 

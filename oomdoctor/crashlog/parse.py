@@ -52,6 +52,8 @@ SECONDARY_MARKERS = (
     b"ode: 137", b"xitCode\": 137", b"bytes) from device: ", b"Cuda failure", b"systemd-oomd",
     # ... and audit3/SOURCES.md
     b"Not enough memory to handle", b"low on resource: memory", "已杀死".encode(), b"Terminado (killed)",
+    # ... and audit6/SOURCES.md
+    b"OUT_OF_DEVICE_MEMORY", b"you tried to allocate", b"Killed process",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -185,8 +187,10 @@ def _parse(src: LogSource) -> CrashReport:
     return replace(report, diagnoses=diagnose(report))
 
 
-# No device or host has a pebibyte: a size past it (a 400-digit number in a pasted log) is not a reading.
-_MAX_GIB = float(1 << 20)
+# torch formats a uint64 byte count (c10's format_size): every size below 2**63 bytes is a reading, however absurd
+# the request (a corrupted shape asking for 538976288.13 GiB); past it sits a difference that went below zero
+# (the 17179869184 GiB "free" of an underflow) or a 400-digit number pasted into a log.
+_MAX_GIB = float(1 << 33)
 
 
 def _r(x: float | None) -> float | None:
@@ -238,7 +242,9 @@ KILL_LOOKBACK_LINES = 80
 
 def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
     """DeepSpeed's `Killing subprocess` alone is a host-RAM kill only when no return code follows
-    (that line decides) and no Python error came before (the launcher was cleaning up after it)."""
+    (that line decides) and no Python error came before (the launcher was cleaning up after it).
+    The launcher prints one return code per failure (deepspeed/launcher/launch.py sigkill_handler): one
+    quoted above (an issue's title) that is not -9 says the child died of something else."""
     for _s, _e, raw in src.lines_after(h.end, KILL_LOOKAHEAD_LINES):
         if "exits with return code" in raw:
             return False
@@ -246,7 +252,13 @@ def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
         t = F.clean(raw).text
         if TRACEBACK_HEAD.search(t) or _PY_ERROR.search(t):
             return False
+        rc = _RETURN_CODE.search(t)
+        if rc and rc.group(1) != "-9":
+            return False
     return True
+
+
+_RETURN_CODE = lazy_re(r"exits with return code = (-?\d+)", needs=("exits with return code",))
 
 
 def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
@@ -260,48 +272,73 @@ def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
         if start == last_start:
             continue
         last_start = start
-        raw = src.text(start, end)
-        needle = src.text(pos, min(end, pos + 8)) or "\n"
-        cl = F.clean_segment(raw, needle[:4])
-        text = cl.text
-        if F.LOOKALIKE.search(text) and not ("out of memory" in text and "OutOfResources" not in text):
-            continue
-        if _RAISE.search(text):
-            continue                   # source code quoting the message it raises (vLLM's `raise ValueError("No available memory ...`)
-        parsed = F.parse_message(text)
-        msg_end = end
-        if parsed is None and _CUT.search(text):
-            nxt = _join_following(src, end, cl.rank, text)   # "Resource exhausted: Out" / "of memory while trying ..."
-            better = F.parse_message(nxt[0]) if nxt else None
-            if better is not None:
-                parsed, text, msg_end = better, nxt[0], nxt[1]
-        if parsed is None:
-            parsed = F.parse_headless(text)
-        if parsed is None:
-            parsed = F.parse_class_only(text)
-            if parsed is not None and parsed.kind == "cuda_oom":
-                # the full message may follow on the next lines (IPython header, garbled ranks)
-                nxt = _join_following(src, end, cl.rank, text)
-                better = F.parse_message(nxt[0]) if nxt else None
-                if better is not None and better.kind != "host_oom":
-                    parsed, text, msg_end = better, nxt[0], nxt[1]
-        elif parsed.kind in ("cuda_oom", "hip_oom", "npu_oom", "xpu_oom") and _incomplete(text):
-            best = (parsed, text, end)
-            for joiner in (" ", "", None):
-                nxt = _join_following(src, end, cl.rank, text, joiner)
-                if nxt:
-                    p2 = F.parse_message(nxt[0])
-                    if p2 is not None and p2.fields > best[0].fields:
-                        best = (p2, nxt[0], nxt[1])
-            parsed, text, msg_end = best
-        if parsed is None:
-            continue
-        rank = cl.rank
-        if rank is None and parsed.extra.get("rank"):
-            rank = int(parsed.extra["rank"])
-        hits.append(_Hit(start, msg_end, parsed, rank, text.strip(), at=pos))
-        consumed_until = msg_end
+        hit = _read_hit(src, pos, start, end)
+        if hit is not None:
+            hits.append(hit)
+            consumed_until = hit.end
     return hits
+
+
+def _read_hit(src: LogSource, pos: int, start: int, end: int) -> _Hit | None:
+    """The failure message on the line at `start` (joined with the lines it wraps onto), or None."""
+    raw = src.text(start, end)
+    needle = src.text(pos, min(end, pos + 8)) or "\n"
+    cl = F.clean_segment(raw, needle[:4])
+    text = cl.text
+    if F.LOOKALIKE.search(text) and not ("out of memory" in text and "OutOfResources" not in text):
+        return None
+    if _RAISE.search(text):
+        return None                    # source code quoting the message it raises (vLLM's `raise ValueError("No available memory ...`)
+    read = _read_message(src, end, cl.rank, text)
+    if read is None:
+        return None
+    parsed, text, msg_end = read
+    rank = cl.rank
+    if rank is None and parsed.extra.get("rank"):
+        rank = int(parsed.extra["rank"])
+    return _Hit(start, msg_end, parsed, rank, text.strip(), at=pos)
+
+
+def _read_message(src: LogSource, end: int, rank: int | None, text: str) -> tuple[F.Parsed, str, int] | None:
+    """(what the message says, its whole text, where it ends): a cut message joined with the lines after
+    it, a headless or class-only one read for what is left, a torch message completed by its wrap."""
+    parsed = F.parse_message(text)
+    msg_end = end
+    if parsed is None and _CUT.search(text):
+        joined = _better_joined(src, end, rank, text)   # "Resource exhausted: Out" / "of memory while trying ..."
+        if joined is not None:
+            parsed, text, msg_end = joined
+    if parsed is None:
+        parsed = F.parse_headless(text)
+    if parsed is None:
+        parsed = F.parse_class_only(text)
+        if parsed is not None and parsed.kind == "cuda_oom":
+            # the full message may follow on the next lines (IPython header, garbled ranks)
+            joined = _better_joined(src, end, rank, text)
+            if joined is not None and joined[0].kind != "host_oom":
+                parsed, text, msg_end = joined
+    elif parsed.kind in ("cuda_oom", "hip_oom", "npu_oom", "xpu_oom") and _incomplete(text):
+        parsed, text, msg_end = _completed(src, end, rank, (parsed, text, end))
+    return None if parsed is None else (parsed, text, msg_end)
+
+
+def _better_joined(src: LogSource, end: int, rank: int | None, text: str) -> tuple[F.Parsed, str, int] | None:
+    nxt = _join_following(src, end, rank, text)
+    better = F.parse_message(nxt[0]) if nxt else None
+    return (better, nxt[0], nxt[1]) if better is not None and nxt is not None else None
+
+
+def _completed(src: LogSource, end: int, rank: int | None, best: tuple[F.Parsed, str, int]) -> tuple[F.Parsed, str, int]:
+    """A torch message whose clauses stop early, joined with the lines its wrap put them on (by a space,
+    by nothing, or line by line), whichever reads the most numbers."""
+    text = best[1]
+    for joiner in (" ", "", None):
+        nxt = _join_following(src, end, rank, text, joiner)
+        if nxt:
+            p2 = F.parse_message(nxt[0])
+            if p2 is not None and p2.fields > best[0].fields:
+                best = (p2, nxt[0], nxt[1])
+    return best
 
 
 _RAISE = lazy_re(r"^\s*(?:-+>\s*\d+\s+)?raise [\w.]+\(", needs=("raise ",))
@@ -387,17 +424,34 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         return "save", h.start, h.message, "message"
     if h.parsed.extra.get("likely"):
         return _kill_phase(src, h)
+    return _special_form_phase(src, h) or _traceback_phase(src, h)
+
+
+def _special_form_phase(src: LogSource, h: _Hit) -> tuple | None:
+    """The phase of a message in a form that places its cue elsewhere: an IPython header (the frames
+    follow the class name), an issue's title, a traceback that lost its newlines on the message's line."""
     if h.parsed.fields == 0 and "Traceback" in h.message:
         found = _phase_forward(src, h)       # IPython header: the frames follow the class name
         if found:
             return found
+    if _HEADING.search(h.message):
+        # a Markdown heading quoting the failure (an issue's title): the log pasted under it is the same
+        # failure's, so its traceback counts wherever it starts and whatever step it names
+        after = _after_phase(src, h, TRACEBACK_LINES, step_frames=True)
+        if after:
+            return after[:3] + ("frame" if after[4] else "progress",)
     own = F.clean(src.text(h.start, h.at)).text if h.at > h.start else ""
     head_here = TRACEBACK_HEAD.search(own)
     if head_here:                            # a traceback that lost its newlines, on the message's own line
         pieces = [p for p in _FRAME_SPLIT.split(own[head_here.end():]) if p.strip()]
-        found = frame_phase(pieces)
-        if found:
-            return found[0], h.start, pieces[found[1]], "frame"
+        glued = frame_phase(pieces)
+        if glued:
+            return glued[0], h.start, pieces[glued[1]], "frame"
+    return None
+
+
+def _traceback_phase(src: LogSource, h: _Hit) -> tuple | None:
+    """The phase from the traceback above the message, the cue printed after it, or the lines before."""
     block, head = _frames_above(src, h)
     found = frame_phase([t for _, t in block]) if block else None
     after = _after_phase(src, h)
@@ -408,6 +462,13 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         return phase, block[i][0], block[i][1], "frame"
     if h.parsed.kind == "vllm_cache":
         return "load", h.start, h.message, "message"
+    return _lines_phase(src, h, block, head, after)
+
+
+def _lines_phase(src: LogSource, h: _Hit, block: list[tuple[int, str]], head: tuple[int, str] | None,
+                 after: tuple | None) -> tuple | None:
+    """No frame says it: what the run printed before the traceback (or after the message), nearest
+    first, then the message's own words."""
     before: list[tuple[int, str]] = []
     if head is not None and head[1].strip():
         before.append(head)                  # "...0/30 [00:00<?, ?it/s]Traceback" glued to a bar
@@ -455,15 +516,16 @@ def _frames_above(src: LogSource, h: _Hit) -> tuple[list[tuple[int, str]], tuple
 
 
 AFTER_LINES = 12                   # lines read after a message for the cue printed after it
+_HEADING = lazy_re(r"^#{1,6} ", needs=("# ",))
 
 
-def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
+def _after_phase(src: LogSource, h: _Hit, lines: int = AFTER_LINES, step_frames: bool = False) -> tuple | None:
     """The cue printed after the message, nearest first: a library's own report of the failed call
     (llama.cpp's `llama_model_load: error loading model`), TensorFlow's node name, or a traceback
     printed after the message; (phase, offset, text, distance in lines, is_frame) or None."""
     frames: list[tuple[int, str]] = []
     held: tuple | None = None
-    for n, (s, _e, raw) in enumerate(src.lines_after(h.end, AFTER_LINES), start=1):
+    for n, (s, _e, raw) in enumerate(src.lines_after(h.end, lines), start=1):
         cl = F.clean(raw)
         if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
             continue
@@ -479,9 +541,9 @@ def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
                 phase, i = found              # THCudaCheck warning, then the RuntimeError of the same call):
                 held = (phase, frames[i][0], frames[i][1], len(frames), True)    # unless a nearer report follows
             frames = []                       # the same failure raised again (TF logs the op, then raises) ...
-            phase = taxonomy_line(t)          # ... or reported by its caller (llama_model_load: ...)
-            if phase is not None:
-                return phase, s, t, n, False
+            named = taxonomy_line(t)          # ... or reported by its caller (llama_model_load: ...)
+            if named is not None:
+                return named, s, t, n, False
             continue
         if is_frame(t) or frames and looks_like_code(t):     # the source line's indent, after any rank prefix
             frames.append((s, t))
@@ -490,11 +552,11 @@ def _after_phase(src: LogSource, h: _Hit) -> tuple | None:
             break
         if TRACEBACK_HEAD.search(t):
             continue
-        phase = taxonomy_line(t)
-        if phase is not None:
-            return phase, s, t, n, False
+        named = taxonomy_line(t)
+        if named is not None:
+            return named, s, t, n, False
     found = frame_phase([t for _, t in frames]) if frames else None
-    if found and found[0] != "forward":
+    if found and (found[0] != "forward" or step_frames):
         # forward's words (train, model, _call_impl) are in every training traceback: after the message
         # they may be another report's (pytest's long form after its summary line), so they do not count
         phase, i = found
@@ -621,6 +683,8 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         if key in seen:
             continue                # the same rank's message printed again (elastic error summary)
         if h.parsed.kind == "host_oom" and last_kill is not None and h.line - last_kill.line <= 60:
+            if phase(last_kill) is None and phase(h) is not None:
+                _with_phase(last_kill, h)      # the launcher line glued to the run's last output shows where
             if "local_rank" in h.parsed.extra:
                 last_kill.parsed.extra.setdefault("local_rank", h.parsed.extra["local_rank"])
             if not h.parsed.extra.get("likely"):
@@ -629,6 +693,8 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         prev = out[-1] if out else None
         if prev is not None and h.parsed.fields == 0 and prev.parsed.kind == h.parsed.kind and prev.rank == h.rank \
                 and h.line - prev.line <= 30:
+            if prev.parsed.device is None:
+                prev.parsed.device = h.parsed.device   # TF's op error names the device its BFC line did not
             continue                # NCCL and similar print one failure on several lines
         seen.add(key)
         if h.parsed.kind == "host_oom":

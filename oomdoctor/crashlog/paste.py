@@ -190,7 +190,8 @@ def _unwrap(lines, origin):
         return None
     if n < 0.2 * len(_body(lines)) and not _cut_run(lines, width):
         return None
-    out, orig = [], []
+    out: list[str] = []
+    orig: list[int] = []
     carry = False
     for x, o in zip(lines, origin):
         if carry and x and not _NEW_LINE.search(x):

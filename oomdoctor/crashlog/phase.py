@@ -154,6 +154,7 @@ _FRAME = lazy_re(
     r'|^\s*(?P<ifile>\S+\.py)(?:\]\([^)\s]*\))?(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)'  # IPython <= 7, Colab's [path](link)
     r'|^\s*File\s+(?P<pfile>[^\s",]+\.py):\d+,?\s+in\s+(?P<pfunc>[\w<>.]+)'   # IPython 8
     r'|^\s*(?P<tfile>\S+\.py):\d+:\s+in\s+(?P<tfunc>[\w<>.]+)'                # pytest
+    r'|^\s*Cell In\s*\[\d*\], line \d+'                                        # IPython 8's notebook-cell frame (ultratb)
     r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$',                       # a fragment pasted from mid-line
     needs=(".py", "line "))
 TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|─+ Traceback", needs=("Traceback",))
@@ -189,15 +190,17 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
         text = _FX_FILE.sub("<fx_generated>", text)
     for phase in OUTER + STEP:
         last = None
+        named = False                       # a callsites.py row matched: the framework is known
         for m in _FRAME_CUES[phase].finditer(text):
             last = m
         if phase in _TAXONOMY:
             for m in _TAXONOMY[phase].finditer(text):
+                named = True
                 if last is None or m.start() > last.start():
                     last = m
         if last is None:
             continue
-        if phase == "generate" and _only_sampling_word(text):
+        if phase == "generate" and not named and _only_sampling_word(text):
             continue
         if phase == "data" and not _DATA_FRAMES.search(text):
             continue
@@ -256,9 +259,10 @@ _EVENTS: tuple[tuple[str, LazyPattern], ...] = (
                      r"Loading model from|loading configuration file|Instantiating \w+ model|Model loading took|"
                      r"Memory profiling takes|# (?:cuda|GPU) blocks:|KV Cache is|the current vLLM instance can use|"
                      r"finished initializing model|Fetching \d+ files|Loading (?:adapter|LoRA)", re.I)),
+    # torch_geometric's Dataset._process prints "Processing..." alone before building the processed files
     ("data", lazy_re(r"Running tokenizer on dataset|Converting format of dataset|Generating \w+ split|Loading dataset|"
-                     r"Preprocessing dataset|Tokenizing|Map \(num_proc=\d+\)|Loading datasets", re.I)),
-    ("train", lazy_re(r"\{'loss': |'train_loss'|\bIter \d+: (?:Train|Val) loss|Starting training|^Training\s*$|"
+                     r"Preprocessing dataset|Tokenizing|Map \(num_proc=\d+\)|Loading datasets|^Processing\.\.\.\s*$", re.I)),
+    ("train", lazy_re(r"\{'loss': |'train_loss'|\bIter \d+: (?:Train|Val) loss|Starting training|^Training(?:\.\.\.|…)?\s*$|"
                       r"\*{3,} Running training \*{3,}|\bglobal_step\b|^\s*Epoch[: ]+\[?\d+|\bstep \d+/\d+|"
                       r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+|Starting trainer|\bloss['\"]?\s*[:=]?\s*-?\d|"
                       # a logged metric keyed by a path, as TensorBoard-style loggers name losses: "train/loss/dyn 5.41"

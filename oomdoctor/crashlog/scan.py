@@ -120,8 +120,9 @@ def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tupl
         # A marker on every line, seen at once: its narrower passes come next, and numbering the
         # traceback pass would only add to them; the newline count numbers what is found instead.
         for needles in runs.keys() - plain.keys():
-            if runs[needles] is not None:
-                runs[needles].stop()
+            run = runs[needles]
+            if run is not None:
+                run.stop()
                 runs[needles] = _GrepPass.start(src, needles, keep, cap=keep)
     more, how = _finish(src, {n: r for n, r in runs.items() if n not in plain}, keep)
     kept.update(more)
@@ -135,12 +136,12 @@ def _tiered(src: LogSource, markers: tuple[bytes, ...], keep: int, anchors: tupl
         # One grep for the narrower markers together: they are rare (the failures themselves), so a
         # second process would only add a pass. Should they be dense too, each gets its capped grep.
         both = _GrepPass.start(src, whole, keep, cap=keep) if use_grep and len(whole) > 1 else None
-        more = both.result() if both is not None else None
-        if more is None:
-            more, how = _finish(src, {(m,): _GrepPass.start(src, (m,), keep, cap=keep) if use_grep else None
-                                      for m in whole}, keep)
+        together = both.result() if both is not None else None
+        if together is None:
+            together, how = _finish(src, {(m,): _GrepPass.start(src, (m,), keep, cap=keep) if use_grep else None
+                                          for m in whole}, keep)
             method = how if how == "python" else method
-        kept.update(more)
+        kept.update(together)
     windows: list[tuple[int, int]] = []
     seen: int | None = 0
     for a in around:                    # these hits only place windows; they are not failures
@@ -252,13 +253,13 @@ def _python_pass(src: LogSource, needles: tuple[bytes, ...], keep: int) -> dict[
                     while 0 <= pos < body and len(k.first) < keep:
                         k.first.append((lo + pos, None))
                         pos = buf.find(needle, pos + len(needle), n)
-                k.total += count
+                k.total = (k.total or 0) + count
             newlines += buf.count(b"\n", 0, body)
             src.checkpoint(hi, newlines)
             lo = hi
     view.release()
     for needle, k in kept.items():
-        want = min(keep, k.total - len(k.first))
+        want = min(keep, (k.total or 0) - len(k.first))
         if want > 0:
             last, _complete = _find_backward(src, needle, k.first[-1][0] + len(needle), want)
             k.last = deque(((off, None) for off in last), maxlen=keep)
@@ -443,7 +444,7 @@ class _Kept:
         self.total: int | None = 0
 
     def add(self, item) -> None:
-        self.total += 1
+        self.total = (self.total or 0) + 1
         if len(self.first) < self.keep:
             self.first.append(item)
         else:
@@ -451,7 +452,7 @@ class _Kept:
 
     def add_raw(self, rows: list[bytes]) -> None:
         """Unparsed grep rows past the first `keep`: held as they are, parsed by parse_raw()."""
-        self.total += len(rows)
+        self.total = (self.total or 0) + len(rows)
         self.last.extend(rows)
 
     def parse_raw(self, numbered: bool = False) -> None:

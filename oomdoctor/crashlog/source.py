@@ -353,63 +353,18 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
     if what == "pipe":
         # gzip bytes through a pipe are read as a .gz file is (RFC 1952: a member opens with 1f 8b), so
         # `cat run.log.gz | oomdoctor -` gives the answer of `oomdoctor run.log.gz`.
-        try:
-            while len(first) < 2:
-                more = read(2 - len(first))
-                if not more:
-                    break
-                first += more
-        except OSError as err:
-            raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), display) from None
+        first = _peek(read, first, 2, display)
         if first[:2] == b"\x1f\x8b":
             import gzip
 
             return spool(gzip.GzipFile(None, "rb", fileobj=_Prefixed(first, read)).read, display, what="gzip")
     folder = tempfile.gettempdir()
-    cap = _spool_cap(folder)
+    copy = _SpoolCopy(_spool_cap(folder), folder, what, display)
     fd, tmp = tempfile.mkstemp(prefix="oomdoctor-log-", suffix=".log")
     _TEMPS.add(tmp)
-    kept = read_total = 0
-    sample = bytearray()
     try:
         with os.fdopen(fd, "wb") as out:
-            head = first
-            while len(head) < textcodec.SNIFF_BYTES:        # enough to tell the encoding
-                more = read(textcodec.SNIFF_BYTES - len(head))
-                if not more:
-                    break
-                head += more
-            codec = textcodec.sniff(head)
-            recode = textcodec.transcoder(codec, False) if codec else None
-            saw_cr = saw_lf = False
-            chunk, final = head, False
-            while True:
-                if not chunk:
-                    chunk = read(COPY_CHUNK_BYTES)
-                    if not chunk:
-                        if recode is None or final:
-                            break
-                        final = True
-                read_total += len(chunk)
-                if recode is not None:
-                    chunk = recode(chunk, final)
-                if b"\x00" in chunk:
-                    chunk = chunk.replace(b"\x00", b"")
-                saw_lf = saw_lf or b"\n" in chunk
-                saw_cr = saw_cr or b"\r" in chunk
-                kept += len(chunk)
-                if kept > cap or read_total > cap * SPOOL_READ_FACTOR:
-                    code = {"gzip": "crash.input.gzip_too_big", "file": "crash.input.copy_too_big"}.get(
-                        what, "crash.input.stream_too_big")
-                    raise InputError(msg(code, cap=_size(cap), folder=folder), display)
-                if len(sample) < TEXT_SAMPLE_BYTES:
-                    sample += chunk[:TEXT_SAMPLE_BYTES - len(sample)]
-                    if len(sample) >= TEXT_SAMPLE_BYTES and _looks_binary(bytes(sample)):
-                        raise InputError(msg("crash.input.binary"), display)
-                out.write(chunk)
-                chunk = b""
-                if final:
-                    break
+            saw_cr, saw_lf = copy.run(read, first, out)
         if saw_cr and not saw_lf:
             _cr_to_lf(tmp)
     except (OSError, EOFError, zlib.error) as err:
@@ -419,6 +374,73 @@ def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
         _unlink(tmp)
         raise
     return tmp
+
+
+def _peek(read, first: bytes, n: int, display: str) -> bytes:
+    """`first` topped up to `n` bytes from the stream (fewer at its end)."""
+    try:
+        while len(first) < n:
+            more = read(n - len(first))
+            if not more:
+                break
+            first += more
+    except OSError as err:
+        raise InputError(msg("crash.input.cannot_read", reason=err.strerror or str(err)), display) from None
+    return first
+
+
+class _SpoolCopy:
+    """One copy of a stream into the spool file: recoded to UTF-8, NULs dropped, bounded, refused if binary."""
+
+    def __init__(self, cap: int, folder: str, what: str, display: str) -> None:
+        self.cap, self.folder, self.what, self.display = cap, folder, what, display
+        self.kept = self.read_total = 0
+        self.sample = bytearray()
+
+    def run(self, read, first: bytes, out) -> tuple[bool, bool]:
+        """Copy everything; (saw a CR, saw an LF)."""
+        head = first
+        while len(head) < textcodec.SNIFF_BYTES:        # enough to tell the encoding
+            more = read(textcodec.SNIFF_BYTES - len(head))
+            if not more:
+                break
+            head += more
+        codec = textcodec.sniff(head)
+        recode = textcodec.transcoder(codec, False) if codec else None
+        saw_cr = saw_lf = False
+        chunk, final = head, False
+        while True:
+            if not chunk:
+                chunk = read(COPY_CHUNK_BYTES)
+                if not chunk:
+                    if recode is None or final:
+                        break
+                    final = True
+            self.read_total += len(chunk)
+            if recode is not None:
+                chunk = recode(chunk, final)
+            if b"\x00" in chunk:
+                chunk = chunk.replace(b"\x00", b"")
+            saw_lf = saw_lf or b"\n" in chunk
+            saw_cr = saw_cr or b"\r" in chunk
+            self._check(chunk)
+            out.write(chunk)
+            chunk = b""
+            if final:
+                break
+        return saw_cr, saw_lf
+
+    def _check(self, chunk: bytes) -> None:
+        """Refuse a stream past the cap, or one whose first TEXT_SAMPLE_BYTES look binary."""
+        self.kept += len(chunk)
+        if self.kept > self.cap or self.read_total > self.cap * SPOOL_READ_FACTOR:
+            code = {"gzip": "crash.input.gzip_too_big", "file": "crash.input.copy_too_big"}.get(
+                self.what, "crash.input.stream_too_big")
+            raise InputError(msg(code, cap=_size(self.cap), folder=self.folder), self.display)
+        if len(self.sample) < TEXT_SAMPLE_BYTES:
+            self.sample += chunk[:TEXT_SAMPLE_BYTES - len(self.sample)]
+            if len(self.sample) >= TEXT_SAMPLE_BYTES and _looks_binary(bytes(self.sample)):
+                raise InputError(msg("crash.input.binary"), self.display)
 
 
 class _Prefixed:
