@@ -96,13 +96,14 @@ class _Hit:
     phase_known: bool = False
 
 
-def parse_log(path: str) -> CrashReport:
+def parse_log(path: str, spooled: str | None = None) -> CrashReport:
     """Read a crash log ("-" = stdin, .gz accepted) and return every memory failure and its context.
 
     Raises InputError for a missing, unreadable, empty or binary file. A log without any memory
-    failure returns a CrashReport whose `events` is empty.
+    failure returns a CrashReport whose `events` is empty. `spooled`: the spool of a stream `path` that was
+    read already (see open_log).
     """
-    with open_log(path) as src:
+    with open_log(path, spooled) as src:
         pasted = _unpasted(src)
         if pasted is None:
             return _parse(src)
