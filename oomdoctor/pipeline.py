@@ -191,7 +191,7 @@ def with_gpus(setup: TrainingSetup, hw: Hardware, n: int | None) -> tuple[Traini
     if setup.stated("n_gpus") and n > setup.n_gpus:
         return setup, replace(hw, n_gpus=n)
     values: dict = {"n_gpus": n}
-    total = setup.extras.get("total_batch")
+    total = setup.total_batch
     src = setup.sources.get("grad_accum")
     if total and setup.micro_batch and (src is None or src.key not in ("gradient_accumulation_steps",)):
         # A global batch flag (OpenRLHF --train_batch_size, Alpaca-LoRA --batch_size) is split over the processes.
@@ -204,7 +204,7 @@ def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape
 
     if not setup.model:
         # accelerate / DeepSpeed / launcher files decide GPUs and sharding but name no model.
-        raise InputError(setup.extras.get("no_model") or msg("run.no_model"), setup.config_file)
+        raise InputError(setup.no_model or msg("run.no_model"), setup.config_file)
     hint = crash.params_total if crash else None
     shape = resolve_model(setup.model, params_hint=hint)
     if setup.method in ("lora", "qlora"):
@@ -321,7 +321,7 @@ def read_report(opts: Options) -> Report:
                 raise           # a --model the user typed that is not found is theirs to fix: one line, exit 2
             # Degrade, do not stop: the crash and the config's facts are still worth showing; say what the
             # estimate needs, and the exit code says the answer is incomplete.
-            if not setup.extras.get("model_unresolved"):
+            if not setup.model_unresolved:
                 warnings.append(_as_msg(err))      # else the config's own note says which flag is unknown
             warnings.append(msg("run.incomplete"))
             return Report(inputs=tuple(opts.files), setup=setup, hardware=hw, crash=crash, warnings=tuple(warnings))
@@ -352,7 +352,7 @@ def _shape_unknown(err: InputError, setup: TrainingSetup) -> bool:
     code = err.message.code if isinstance(err.message, Msg) else None
     if code in _SHAPE_UNKNOWN:
         return True
-    return not setup.model and bool(setup.extras.get("model_unresolved"))
+    return not setup.model and bool(setup.model_unresolved)
 
 
 def _as_msg(err: InputError) -> Msg:

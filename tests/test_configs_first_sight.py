@@ -198,7 +198,7 @@ def test_model_stands_in_for_an_unset_variable(tmp_path):
     s = load_config(path, model="org/given")
     assert (s.model, s.method, s.seq_len) == ("org/given", "lora", 1024)
     s = load_config(path)
-    assert s.model == "" and s.extras["model_unresolved"] == "$MODEL"
+    assert s.model == "" and s.model_unresolved == "$MODEL"
     assert any(getattr(w, "code", "") == "config.script.model_unknown" for w in s.extras["warnings"])
 
 

@@ -426,7 +426,8 @@ class Builder:
 
 _CANONICAL = tuple(n for n in TrainingSetup.__dataclass_fields__
                    if n not in ("framework", "framework_version", "config_file", "deepspeed_file", "extras",
-                                "sources", "defaults_of", "model", "framework_reason", "version_reason"))
+                                "sources", "defaults_of", "model", "framework_reason", "version_reason",
+                                "loss_kernel", "total_batch", "no_model", "model_unresolved"))
 
 
 def overlay(doc: Doc, values: Mapping[str, Any], lines: Mapping[str, int], path: str) -> Doc:

@@ -553,7 +553,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
                                   entry=entry if name in ("hf", "firefly") else None, hint=hint)
         setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
         if unresolved is not None:
-            setup = replace(setup, model="", extras={**setup.extras, "model_unresolved": unresolved})
+            setup = replace(setup, model="", model_unresolved=unresolved)
         setup = _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
     return _with_launch(setup, inv, path)
 
@@ -711,7 +711,7 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
             notes.append(msg("config.script.gpus_said", where=f"{path}:{line}", why=launch.note))
     elif launch.note is not None and sources.get("n_gpus", Source()).file is None:
         notes.append(msg("config.script.gpus_note", where=f"{path}:{inv.command.line}", why=launch.note))
-    total = setup.extras.get("total_batch")
+    total = setup.total_batch
     n = values.get("n_gpus", setup.n_gpus)
     if total and n > 1 and setup.micro_batch:
         # A total batch is split over the processes as well (Alpaca-LoRA divides accumulation by the world size).

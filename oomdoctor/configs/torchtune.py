@@ -245,7 +245,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if loss.rsplit(".", 1)[-1] in _CHUNKED_LOSSES:
         b.set("fused_ce", True, doc.src("loss._component_"))
         # the memory model tells the chunked output (all chunks' logits at once) from the fused projection
-        b.extras["loss"] = "linear" if loss.rsplit(".", 1)[-1] == "LinearCrossEntropyLoss" else "chunked"
+        b.values["loss_kernel"] = "linear" if loss.rsplit(".", 1)[-1] == "LinearCrossEntropyLoss" else "chunked"
     if doc.bool_("optimizer_in_bwd"):
         b.extras["optimizer_in_bwd"] = True
 

@@ -247,7 +247,7 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
             b.set("grad_accum", accum, doc.src(total[1]))
         else:
             b.default("grad_accum", accum, entry.label if entry is not None else None)
-        b.extras["total_batch"] = total[0]
+        b.values["total_batch"] = total[0]
     if "seq" in signals:
         b.set("seq_len", signals["seq"][0], doc.src(signals["seq"][1]))
     elif "prompt" in signals or "answer" in signals or "prompt_len" in defaults:

@@ -21,6 +21,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
 
 from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
+from oomdoctor.memory.regime import double_quant as stated_double_quant
 from oomdoctor.simulate.errors import SimulateError, SimulateTimeout
 from oomdoctor.simulate.regime import Regime, regime
 from oomdoctor.simulate.result import CATEGORIES, PhasePeak, TraceResult
@@ -359,7 +360,7 @@ def _tag_optimizer_state(opt: Any, tracker: LiveBytes) -> None:
 def _quantized_bytes(model, setup: TrainingSetup, output_layer) -> tuple[int, int, int]:
     """(quantised bytes, their dequantised bytes, largest dequantised weight) of the base linear layers."""
     bits = setup.quant_bits or 4
-    double_quant = bool(setup.extras.get("double_quantization", True))
+    double_quant = stated_double_quant(setup)      # the stated flag, else the framework's default (memory.regime)
     quant = dequant = largest = 0
     for name, m in model.named_modules():
         if not isinstance(m, torch.nn.Linear) or m is output_layer or "lora_" in name:
