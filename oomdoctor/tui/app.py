@@ -30,7 +30,7 @@ from oomdoctor.facts import COMPONENTS, Estimate, Plan, Report
 from oomdoctor.pipeline import Options, Selection
 from oomdoctor.planner import RuleBook
 from oomdoctor.session import Session
-from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog, localize_bindings
+from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, Localized, PathDialog
 from oomdoctor.tui.widgets import MemoryBars, Prose, Row, StepList, plan_rows, step_detail
 from oomdoctor.views.bars import segments
 from oomdoctor.views.describe import (
@@ -89,7 +89,7 @@ MAIN_ONLY = frozenset(action.split("(")[0] for _, bkey, action, _, _ in KEYS
                       if bkey and action not in ("quit", "help"))
 
 
-class OomDoctorApp(App[int]):
+class OomDoctorApp(Localized, App[int]):
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))   # absolute: subclasses elsewhere find it too
     TITLE = "oomdoctor"
     ENABLE_COMMAND_PALETTE = False
@@ -114,7 +114,6 @@ class OomDoctorApp(App[int]):
         self.guide_answers = None   # (answers, the choices they applied to, the choices they made): the guide's, kept
         self.applied = False
         self.matrix = None          # the advisor's Matrix, built once on the first `m`
-        localize_bindings(self, self.lang)
 
     def say(self, key: str, **values) -> str:
         return say(f"app.{key}", self.lang, **values)
