@@ -138,6 +138,7 @@ def read_crash(log: str | None, spooled: str | None = None) -> CrashReport | Non
 def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> TrainingSetup | None:
     from oomdoctor import configs
 
+    setup: TrainingSetup | None = None
     if inputs.config is not None:
         # The version the run really used (the log's banner) sets the defaults and dtypes.
         log_versions = dict(crash.versions or {}) if crash is not None else None
@@ -152,8 +153,6 @@ def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> Trai
         setup = configs.with_log_world_size(setup, crash)
     elif crash is not None:
         setup = configs.setup_from_log(crash)
-    else:
-        setup = None
     if setup is not None and opts.model:
         setup = replace(setup, model=opts.model)
     return setup
@@ -169,13 +168,12 @@ def read_hardware(crash: CrashReport | None, setup: TrainingSetup | None, opts: 
         if crash is not None and crash.host_ram_gib and hw.host_ram_gib is None:
             hw = replace(hw, host_ram_gib=crash.host_ram_gib)      # the host the run had, as its log shows
         return hw
-    if crash is not None:
-        hw = gpus.hardware_from_log(crash, n)
-        if hw is not None:
-            return hw
-    hw = gpus.detect_nvml()
-    if hw is not None:
-        return replace(hw, n_gpus=opts.gpus or hw.n_gpus)
+    found = gpus.hardware_from_log(crash, n) if crash is not None else None
+    if found is not None:
+        return found
+    found = gpus.detect_nvml()
+    if found is not None:
+        return replace(found, n_gpus=opts.gpus or found.n_gpus)
     return None
 
 
