@@ -360,3 +360,26 @@ def test_footer_words_come_from_bindings_declared_per_language():
         private += [f"{path.name}:{node.lineno}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
                     if isinstance(node, ast.Attribute) and node.attr == "_bindings"]
     assert private == []
+
+
+async def test_one_change_of_state_redraws_what_depends_on_it(demo):
+    # The app draws from reactives: a worker starting shows "re-estimating…" in the verdict, and a new
+    # selection (here: none) redraws the patch tab, with no render call after either change.
+    report, opts, _ = demo
+    app = OomDoctorApp(session_for(report, opts))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await _settle(pilot)
+        assert "re-estimating" not in screen_text(app)
+        app.estimating = True
+        await _settle(pilot)
+        assert "re-estimating" in screen_text(app)
+        app.estimating = False
+        await _settle(pilot)
+        assert "re-estimating" not in screen_text(app)
+        await pilot.press("4")
+        await _settle(pilot)
+        assert "+deepspeed" in screen_text(app)
+        app.selection = None
+        await _settle(pilot)
+        assert "+deepspeed" not in screen_text(app)
