@@ -250,6 +250,7 @@ class TrainingSetup:
     total_batch: int | None = None      # a global batch flag (OpenRLHF --train_batch_size): split over the GPUs
     no_model: Msg | None = None         # why the config names no model (a script that takes it on its command line)
     model_unresolved: str | None = None  # a script's model reference only the running script would know ($MODEL)
+    warnings: tuple[Msg, ...] = ()      # what reading the inputs noted (a Markdown paste, a Python script, ...)
     extras: Mapping[str, Any] = field(default_factory=dict)     # framework keys kept for later stages (bucket sizes, ...)
     sources: Mapping[str, Source] = field(default_factory=dict)
     defaults_of: str = ""               # "LLaMA-Factory 0.9.4": whose defaults filled the unset fields

@@ -279,7 +279,7 @@ def read_report(opts: Options) -> Report:
     inputs = sort_inputs(opts.files)
     crash = read_crash(inputs.log, inputs.log_spool)
     setup = read_setup(inputs, crash, opts)
-    warnings: list[Msg] = list(setup.extras.get("warnings", ())) if setup is not None else []
+    warnings: list[Msg] = list(setup.warnings) if setup is not None else []
     hw = read_hardware(crash, setup, replace(opts, gpus=None))
     if setup is not None and hw is not None:
         setup, hw = with_gpus(setup, hw, opts.gpus)

@@ -88,18 +88,19 @@ def test_the_advisors_token_count_follows_the_stated_samples():
 
 
 def test_no_stage_after_the_readers_reads_extras():
-    # The estimate, the tracer and the advisor read typed fields (and `mechanisms`); `extras` holds what the
-    # patch side passes through, which only the config readers and the mechanisms record name.
+    # The pipeline, the estimate, the tracer and the advisor read typed fields (and `mechanisms`); `extras` holds
+    # what the patch side passes through, which only the config readers and the mechanisms record name.
     import ast
     from pathlib import Path
 
     package = Path(__file__).parent.parent / "oomdoctor"
+    paths = [package / "pipeline.py"] + [path for folder in ("memory", "simulate", "advise")
+                                         for path in sorted((package / folder).rglob("*.py"))]
     readers = []
-    for folder in ("memory", "simulate", "advise"):
-        for path in sorted((package / folder).rglob("*.py")):
-            tree = ast.parse(path.read_text(encoding="utf-8"))
-            readers += [f"{path.relative_to(package)}:{node.lineno}" for node in ast.walk(tree)
-                        if isinstance(node, ast.Attribute) and node.attr == "extras"]
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        readers += [f"{path.relative_to(package)}:{node.lineno}" for node in ast.walk(tree)
+                    if isinstance(node, ast.Attribute) and node.attr == "extras"]
     assert readers == []
 
 

@@ -147,8 +147,8 @@ def load_config(path: str, *, framework_version: str | None = None,
         setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
     if wrapped:
         # Read from the code block it was pasted in; a patch would have to edit the Markdown around it.
-        warnings = (*setup.extras.get("warnings", ()), msg("config.markdown_read", where=path, how=wrapped))
-        setup = replace(setup, extras={**setup.extras, "markdown_paste": wrapped, "warnings": warnings})
+        warnings = (*setup.warnings, msg("config.markdown_read", where=path, how=wrapped))
+        setup = replace(setup, extras={**setup.extras, "markdown_paste": wrapped}, warnings=warnings)
     return setup
 
 
@@ -239,7 +239,7 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
         except InputError:
             return None
         note = msg("crash.setup.path_missing", path=str(missing), key="--deepspeed")
-        setup = replace(setup, extras={**setup.extras, "warnings": (*setup.extras.get("warnings", ()), note)})
+        setup = replace(setup, warnings=(*setup.warnings, note))
     return replace(with_log_world_size(setup, crash), config_file=None)
 
 

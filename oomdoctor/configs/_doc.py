@@ -417,9 +417,8 @@ class Builder:
         for doc in docs:
             for n in doc.notes:
                 self.note(n)
-        if self.warnings:
-            extras["warnings"] = tuple(self.warnings)
         return TrainingSetup(framework=self.framework, framework_version=self.version, extras=extras,
+                             warnings=tuple(self.warnings),
                              sources=sources, defaults_of=self.defaults_of, framework_reason=self.framework_reason,
                              version_reason=self.version_reason, **values)
 
@@ -427,7 +426,7 @@ class Builder:
 _CANONICAL = tuple(n for n in TrainingSetup.__dataclass_fields__
                    if n not in ("framework", "framework_version", "config_file", "deepspeed_file", "extras",
                                 "sources", "defaults_of", "model", "framework_reason", "version_reason",
-                                "loss_kernel", "total_batch", "no_model", "model_unresolved"))
+                                "loss_kernel", "total_batch", "no_model", "model_unresolved", "warnings"))
 
 
 def overlay(doc: Doc, values: Mapping[str, Any], lines: Mapping[str, int], path: str) -> Doc:

@@ -686,7 +686,7 @@ def _parents(base: str) -> list[str]:
 def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
     """The launcher's GPU count (and an accelerate config it names) laid over what the files said."""
     launch = inv.launch
-    notes = list(setup.extras.get("warnings", ()))
+    notes = list(setup.warnings)
     sources = dict(setup.sources)
     values: dict[str, Any] = {}
     acc_word = launch.accelerate_config
@@ -700,7 +700,7 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
 
             setup = combine(setup, acc)
             sources = dict(setup.sources)
-            notes = list(setup.extras.get("warnings", ()))
+            notes = list(setup.warnings)
     own = launch.name == "python" and bool(setup.extras.get("own_workers"))
     if launch.n_gpus is not None and not own:
         # (One python process that places its own GPU workers, Ray's, keeps the count its flags give.)
@@ -717,9 +717,7 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
         # A total batch is split over the processes as well (Alpaca-LoRA divides accumulation by the world size).
         values["grad_accum"] = max(1, total // setup.micro_batch // n)
     extras = {**setup.extras, "launcher_cmd": launch.name}
-    if notes:
-        extras["warnings"] = tuple(dict.fromkeys(notes))
-    return replace(setup, sources=sources, extras=extras, **values)
+    return replace(setup, sources=sources, extras=extras, warnings=tuple(dict.fromkeys(notes)), **values)
 
 
 def _accelerate_setup(path: str, word: Word) -> TrainingSetup | None:
