@@ -278,7 +278,8 @@ def convert(case: dict, ref: dict):
         optimizer=optimizer, grad_ckpt=bool(case.get("grad_ckpt")), attention=attention, zero_stage=zero,
         offload_optimizer="cpu" in offload and zero > 0 or "fsdp cpu offload" in offload,
         offload_params=("param" in offload) or "fsdp cpu offload" in offload,
-        fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), extras=extras)
+        fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), loss_kernel=extras.pop("loss", ""),
+        extras=extras)
     gpu_gib = _gpu_gib(str(case.get("gpu") or ""))
     return setup, shape, Hardware(gpu=str(case.get("gpu")), gpu_gib=gpu_gib, n_gpus=n)
 

@@ -23,16 +23,6 @@ MAX_NODES = 1_000_000
 MAX_DEPTH = 200
 
 
-# A stream given on the command line (a FIFO, `<(cat train.yaml)`) can be read only once: the
-# pipeline reads it while sorting the inputs and leaves its bytes here for the reader that wants them.
-_PRELOADED: dict[str, bytes] = {}
-
-
-def preload(path: str, data: bytes) -> None:
-    """What read_bytes(path) returns from now on (the bytes of a stream already read)."""
-    _PRELOADED[path] = data
-
-
 FIFO_WAIT_S = 5.0      # how long a FIFO given as an input may take to get its writer
 
 
@@ -86,11 +76,6 @@ def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     A FIFO waits at most FIFO_WAIT_S for a writer (none means it is empty); a character device
     such as /dev/zero and a directory are refused before they are opened.
     """
-    if path in _PRELOADED:
-        data = _PRELOADED[path]
-        if len(data) > limit:
-            raise InputError(msg("input.too_big", limit_mib=limit >> 20), path)
-        return data
     st = stat_input(path, "input.no_such_file")
     if stat.S_ISDIR(st.st_mode):
         raise InputError(msg("input.is_directory"), path)

@@ -175,8 +175,9 @@ def _whole(value: Any) -> int:
     return int(float(value))
 
 
-def mechanisms_of(extras: Mapping[str, Any]) -> Mechanisms:
-    """The mechanisms a setup's framework keys (kept in `TrainingSetup.extras` by the readers) turn on."""
+def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
+    """The mechanisms a setup's framework keys (kept in `TrainingSetup.extras` by the readers) turn on; `loss`
+    is the setup's `loss_kernel`."""
     e = extras or {}
     names = e.get("modules_to_save") or e.get("additional_target") or e.get("lora_modules_to_save") or ()
     if isinstance(names, str):
@@ -200,7 +201,7 @@ def mechanisms_of(extras: Mapping[str, Any]) -> Mechanisms:
         use_reentrant=use_reentrant, reentrant_default=bool(e.get("use_reentrant_gc", True)),
         activation_offload=_flag_on(e.get("activation_offloading", False)) or _flag_on(e.get("activation_offload", False)),
         optimizer_in_backward=_flag_on(e.get("optimizer_in_bwd", False)), compiled=_flag_on(e.get("compile", False)),
-        loss=str(e.get("loss", "") or "").lower(), transformers_version=str(e.get("transformers_version") or ""),
+        loss=loss.lower(), transformers_version=str(e.get("transformers_version") or ""),
         swift_version=str(e.get("swift_version") or ""), momentum=_float(e.get("momentum", 0) or 0, 0.0),
         ref_log_probs_precomputed=bool(e.get("precompute_ref_log_probs", False)),
         fixed_length=bool(e.get("fixed_length", False)), expandable_segments=bool(e.get("expandable_segments", False)),
@@ -264,6 +265,12 @@ class TrainingSetup:
     badam: bool = False
     apollo: bool = False
     use_unsloth: bool = False
+    # What a reader found that no field above holds, typed for the stages after it (`extras` keeps the rest):
+    loss_kernel: str = ""               # the loss a config names with fused_ce: linear (fused projection) | chunked
+    total_batch: int | None = None      # a global batch flag (OpenRLHF --train_batch_size): split over the GPUs
+    no_model: Msg | None = None         # why the config names no model (a script that takes it on its command line)
+    model_unresolved: str | None = None  # a script's model reference only the running script would know ($MODEL)
+    warnings: tuple[Msg, ...] = ()      # what reading the inputs noted (a Markdown paste, a Python script, ...)
     extras: Mapping[str, Any] = field(default_factory=dict)     # framework keys kept for later stages (bucket sizes, ...)
     sources: Mapping[str, Source] = field(default_factory=dict)
     defaults_of: str = ""               # "LLaMA-Factory 0.9.4": whose defaults filled the unset fields
@@ -291,7 +298,7 @@ class TrainingSetup:
     def mechanisms(self) -> Mechanisms:
         """The framework mechanisms `extras` turns on, typed (see `mechanisms_of`); read once per setup (a setup
         is frozen, and every change makes a new one)."""
-        return mechanisms_of(self.extras)
+        return mechanisms_of(self.extras, loss=self.loss_kernel)
 
 
 # ---------------------------------------------------------------- model shape

@@ -6,8 +6,8 @@ Each stage lives in its own package and is imported lazily so that the plain pat
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from dataclasses import replace
+from collections.abc import Mapping, Sequence
+from dataclasses import field, replace
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import (
@@ -55,32 +55,39 @@ class Inputs:
     config: str | None
     log: str | None
     launcher: str | None = None     # an accelerate / DeepSpeed file laid over the training config
+    # A stream named as an input (a FIFO, `<(...)`) can be read only once, and sorting read it: a config's
+    # bytes (by the name it was given) and a log's spool file travel here to their readers.
+    streamed: Mapping[str, bytes] = field(default_factory=dict)
+    log_spool: str | None = None
 
 
 def sort_inputs(files: Sequence[str]) -> Inputs:
     """Positional files in any order: a training config is a mapping with training keys, anything else a log.
 
     A stream (a FIFO, `<(cat run.log)`) is read here, once and bounded: sorting must not consume what
-    the reader then needs, so its bytes are handed on (crashlog.source.adopt for a log,
-    bounded.preload for a config)."""
-    from oomdoctor.configs import classify
-
-    configs: list[str] = []
-    log = None
+    the reader then needs, so what it read travels in the Inputs (a config's bytes, a log's spool)."""
     import stat
 
     from oomdoctor.bounded import stat_input
+    from oomdoctor.configs import classify
+    from oomdoctor.crashlog.source import is_stream
 
+    configs: list[str] = []
+    log = None
+    streamed: dict[str, bytes] = {}
+    log_spool = None
     for path in files:
-        if path != "-":
-            if stat.S_ISDIR(stat_input(path, "crash.input.missing").st_mode):
-                raise InputError(msg("crash.input.sort_directory"), path)
         if path == "-":
             kind = "log"
+        elif stat.S_ISDIR(stat_input(path, "crash.input.missing").st_mode):
+            raise InputError(msg("crash.input.sort_directory"), path)
+        elif is_stream(path):
+            kind, data, spooled = _sort_stream(path)
+            if data is not None:
+                streamed[path] = data
+            log_spool = spooled or log_spool
         else:
-            from oomdoctor.crashlog.source import is_stream
-
-            kind = _sort_stream(path) if is_stream(path) else classify(path)
+            kind = classify(path)
         if kind == "config":
             if len(configs) == 2:
                 raise InputError(msg("crash.input.sort_three_configs", first=configs[0], second=configs[1]), path)
@@ -90,20 +97,19 @@ def sort_inputs(files: Sequence[str]) -> Inputs:
                 raise InputError(msg("crash.input.sort_two_logs", first=log), path)
             log = path
     config = configs[0] if configs else None
-    return Inputs(config=config, log=log, launcher=configs[1] if len(configs) == 2 else None)
+    return Inputs(config=config, log=log, launcher=configs[1] if len(configs) == 2 else None, streamed=streamed,
+                  log_spool=log_spool)
 
 
 STREAM_HEAD_BYTES = 64 << 10    # what classify() looks at
 
 
-def _sort_stream(path: str) -> str:
-    """Read a stream given as an input once: "config" (its bytes preloaded for the config reader) or
-    "log" (spooled for the log reader). Never waits for a writer that is not there."""
-    import tempfile
-
+def _sort_stream(path: str) -> tuple[str, bytes | None, str | None]:
+    """Read a stream given as an input once: ("config", its bytes, None) or ("log", None, the spool file the
+    log reader maps). Classified from its first bytes in memory; never waits for a writer that is not there."""
     from oomdoctor import bounded
-    from oomdoctor.configs import classify
-    from oomdoctor.crashlog.source import adopt, open_stream, spool
+    from oomdoctor.configs import classify_bytes
+    from oomdoctor.crashlog.source import open_stream, spool
 
     with os.fdopen(open_stream(path), "rb", buffering=0) as fh:
         head = b""
@@ -112,50 +118,41 @@ def _sort_stream(path: str) -> str:
             if not chunk:
                 break
             head += chunk
-        fd, probe = tempfile.mkstemp(prefix="oomdoctor-input-", suffix="-" + os.path.basename(path))
-        try:
-            with os.fdopen(fd, "wb") as out:
-                out.write(head)
-            kind = classify(probe)
-        finally:
-            os.unlink(probe)
-        if kind == "config":
+        if classify_bytes(path, head) == "config":
             data = head + fh.read(bounded.MAX_FILE_BYTES + 1 - len(head))
             if len(data) > bounded.MAX_FILE_BYTES:
                 raise InputError(msg("input.too_big", limit_mib=bounded.MAX_FILE_BYTES >> 20), path)
-            bounded.preload(path, data)
-        else:
-            adopt(path, spool(fh.read, path, first=head))
-    return kind
+            return "config", data, None
+        return "log", None, spool(fh.read, path, first=head)
 
 
-def read_crash(log: str | None) -> CrashReport | None:
+def read_crash(log: str | None, spooled: str | None = None) -> CrashReport | None:
+    """The crash log's facts; `spooled` is the spool sort_inputs made of a log given as a stream."""
     if log is None:
         return None
     from oomdoctor.crashlog import parse_log
 
-    return parse_log(log)
+    return parse_log(log, spooled=spooled)
 
 
 def read_setup(inputs: Inputs, crash: CrashReport | None, opts: Options) -> TrainingSetup | None:
     from oomdoctor import configs
 
-    setup: TrainingSetup | None
+    setup: TrainingSetup | None = None
     if inputs.config is not None:
         # The version the run really used (the log's banner) sets the defaults and dtypes.
         log_versions = dict(crash.versions or {}) if crash is not None else None
         setup = configs.load_config(inputs.config, framework_version=opts.framework_version, log_versions=log_versions,
-                                    model=opts.model)
+                                    model=opts.model, data=inputs.streamed.get(inputs.config))
         if inputs.launcher is not None:
-            other = configs.load_config(inputs.launcher, framework_version=opts.framework_version)
+            other = configs.load_config(inputs.launcher, framework_version=opts.framework_version,
+                                        data=inputs.streamed.get(inputs.launcher))
             # The one that names a model is the training config; the other decides GPUs and sharding.
             main, launcher = (setup, other) if setup.model or not other.model else (other, setup)
             setup = configs.combine(main, launcher)
         setup = configs.with_log_world_size(setup, crash)
     elif crash is not None:
         setup = configs.setup_from_log(crash)
-    else:
-        setup = None
     if setup is not None and opts.model:
         setup = replace(setup, model=opts.model)
     return setup
@@ -172,13 +169,12 @@ def read_hardware(crash: CrashReport | None, setup: TrainingSetup | None, opts: 
         if crash is not None and crash.host_ram_gib and hw.host_ram_gib is None:
             hw = replace(hw, host_ram_gib=crash.host_ram_gib)      # the host the run had, as its log shows
         return hw
-    if crash is not None:
-        hw = gpus.hardware_from_log(crash, n)
-        if hw is not None:
-            return hw
-    hw = gpus.detect_nvml()
-    if hw is not None:
-        return replace(hw, n_gpus=opts.gpus or hw.n_gpus)
+    found = gpus.hardware_from_log(crash, n) if crash is not None else None
+    if found is not None:
+        return found
+    found = gpus.detect_nvml()
+    if found is not None:
+        return replace(found, n_gpus=opts.gpus or found.n_gpus)
     return None
 
 
@@ -194,7 +190,7 @@ def with_gpus(setup: TrainingSetup, hw: Hardware, n: int | None) -> tuple[Traini
     if setup.stated("n_gpus") and n > setup.n_gpus:
         return setup, replace(hw, n_gpus=n)
     values: dict = {"n_gpus": n}
-    total = setup.extras.get("total_batch")
+    total = setup.total_batch
     src = setup.sources.get("grad_accum")
     if total and setup.micro_batch and (src is None or src.key not in ("gradient_accumulation_steps",)):
         # A global batch flag (OpenRLHF --train_batch_size, Alpaca-LoRA --batch_size) is split over the processes.
@@ -207,7 +203,7 @@ def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape
 
     if not setup.model:
         # accelerate / DeepSpeed / launcher files decide GPUs and sharding but name no model.
-        raise InputError(setup.extras.get("no_model") or msg("run.no_model"), setup.config_file)
+        raise InputError(setup.no_model or msg("run.no_model"), setup.config_file)
     hint = crash.params_total if crash else None
     shape = resolve_model(setup.model, params_hint=hint)
     if setup.method in ("lora", "qlora"):
@@ -282,9 +278,9 @@ def build_report(opts: Options) -> Report:
 def read_report(opts: Options) -> Report:
     """Inputs to facts: the crash, the setup, the card and the model shape; no estimate and no plan yet."""
     inputs = sort_inputs(opts.files)
-    crash = read_crash(inputs.log)
+    crash = read_crash(inputs.log, inputs.log_spool)
     setup = read_setup(inputs, crash, opts)
-    warnings: list[Msg] = list(setup.extras.get("warnings", ())) if setup is not None else []
+    warnings: list[Msg] = list(setup.warnings) if setup is not None else []
     hw = read_hardware(crash, setup, replace(opts, gpus=None))
     if setup is not None and hw is not None:
         setup, hw = with_gpus(setup, hw, opts.gpus)
@@ -331,7 +327,7 @@ def _with_shape(opts: Options, setup: TrainingSetup, crash: CrashReport | None, 
                 raise           # a --model the user typed that is not found is theirs to fix: one line, exit 2
             # Degrade, do not stop: the crash and the config's facts are still worth showing; say what the
             # estimate needs, and the exit code says the answer is incomplete.
-            if not setup.extras.get("model_unresolved"):
+            if not setup.model_unresolved:
                 warnings.append(_as_msg(err))      # else the config's own note says which flag is unknown
             warnings.append(msg("run.incomplete"))
             return Report(inputs=tuple(opts.files), setup=setup, hardware=hw, crash=crash, warnings=tuple(warnings))
@@ -362,7 +358,7 @@ def _shape_unknown(err: InputError, setup: TrainingSetup) -> bool:
     code = err.message.code if isinstance(err.message, Msg) else None
     if code in _SHAPE_UNKNOWN:
         return True
-    return not setup.model and bool(setup.extras.get("model_unresolved"))
+    return not setup.model and bool(setup.model_unresolved)
 
 
 def _as_msg(err: InputError) -> Msg:

@@ -208,7 +208,7 @@ def test_every_reference_example_loads(name):
 def test_shipped_deepspeed_name_is_known_when_the_checkout_is_absent():
     s = load_config(str(EXAMPLES / "llamafactory_llama3_full_sft.yaml"))
     assert s.zero_stage == 3 and s.deepspeed_file is None
-    assert any(w.code == "config.ds_shipped" and "ds_z3_config.json" in say(w) for w in s.extras["warnings"])
+    assert any(w.code == "config.ds_shipped" and "ds_z3_config.json" in say(w) for w in s.warnings)
 
 
 # ---------------------------------------------------------------- classify
@@ -355,7 +355,7 @@ def test_every_warning_reason_and_provenance_is_a_words_code(path):
     except InputError as err:
         assert isinstance(err.message, Msg) and not _unknown_codes(err.message), err.message
         return
-    said = [src.describe() for src in s.sources.values()] + list(s.extras.get("warnings", ()))
+    said = [src.describe() for src in s.sources.values()] + list(s.warnings)
     said += [m for m in (s.framework_reason, s.version_reason) if m is not None]
     assert all(isinstance(m, Msg) for m in said)
     assert not [c for m in said for c in _unknown_codes(m)]

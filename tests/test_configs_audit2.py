@@ -25,7 +25,7 @@ MISTRAL_7B = ModelShape(name="mistralai/Mistral-7B-v0.1", hidden_size=4096, inte
 def test_an_orpo_recipe_alone_is_orpo_by_its_path_and_says_so():
     s = load_config(str(ORPO))
     assert s.stage == "orpo"
-    assert any(getattr(w, "code", "") == "config.trl_orpo_hint" for w in s.extras["warnings"])
+    assert any(getattr(w, "code", "") == "config.trl_orpo_hint" for w in s.warnings)
     assert "ORPO" in say(s.sources["stage"].default)
 
 

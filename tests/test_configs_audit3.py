@@ -35,7 +35,7 @@ def test_a_trl_python_script_is_read_from_its_calls_with_trls_defaults_and_lines
     assert (s.seq_len, s.precision, s.grad_ckpt) == (1024, "bf16", True)
     assert s.sources["lora_rank"].line == 8 and s.sources["micro_batch"].line == 12
     assert s.sources["model"].line == 19                  # SFTTrainer(model="…")
-    assert any(getattr(w, "code", "") == "config.python_read" for w in s.extras["warnings"])
+    assert any(getattr(w, "code", "") == "config.python_read" for w in s.warnings)
 
 
 def test_an_unsloth_script_is_qlora_by_unsloths_own_defaults(tmp_path):
@@ -64,7 +64,7 @@ Trainer(model=model, args=args).train()
     assert (s.framework, s.model, s.method, s.precision, s.load_dtype) == \
         ("hf", "meta-llama/Llama-3.1-8B", "full", "bf16", "bf16")
     assert s.micro_batch == 8                             # TrainingArguments' default, the call's value unknown
-    notes = [say(w) for w in s.extras["warnings"]]
+    notes = [say(w) for w in s.warnings]
     assert any("per_device_train_batch_size" in n and ":5" in n for n in notes)
 
 
@@ -256,7 +256,7 @@ def test_a_paste_is_not_patched_and_keeps_the_files_own_line_numbers(tmp_path):
     s = load_config(path)
     assert (s.model, s.seq_len, s.sources["seq_len"].line) == ("Qwen/Qwen3-8B", 4096, 6)
     assert edits_for(s, [Change(field="seq_len", before=4096, after=2048)]) == []
-    assert any(getattr(w, "code", "") == "config.markdown_read" for w in s.extras["warnings"])
+    assert any(getattr(w, "code", "") == "config.markdown_read" for w in s.warnings)
 
 
 # NovaSky-AI/SkyThought issue 7 (https://github.com/NovaSky-AI/SkyThought/issues/7), 2025-01: every flag on its own
@@ -284,13 +284,13 @@ def test_a_paste_that_lost_its_line_continuations_is_read_as_one_command_with_a_
     s = load_config(_write(tmp_path, "single_node.sh", _NO_CONTINUATIONS))
     assert (s.framework, s.method, s.seq_len, s.micro_batch, s.precision) == ("llamafactory", "full", 8192, 1, "bf16")
     assert s.sources["seq_len"].line == 16                # every line keeps its number
-    assert any(getattr(w, "code", "") == "config.script.rejoined" for w in s.extras["warnings"])
+    assert any(getattr(w, "code", "") == "config.script.rejoined" for w in s.warnings)
 
 
 def test_a_script_whose_command_is_found_is_never_rejoined(tmp_path):
     text = "python train.py --model_name_or_path m --per_device_train_batch_size 2 \\\n  --bf16\n--foo 1\n"
     s = load_config(_write(tmp_path, "run.sh", text))
-    assert not any(getattr(w, "code", "") == "config.script.rejoined" for w in s.extras.get("warnings", ()))
+    assert not any(getattr(w, "code", "") == "config.script.rejoined" for w in s.warnings)
 
 
 # ---------------------------------------------------------------- the kinds 2026-12e found

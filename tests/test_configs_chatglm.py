@@ -37,7 +37,7 @@ def test_a_lora_yaml_is_read_as_chatglm_with_nested_sources():
 def test_prefix_tuning_is_estimated_as_a_small_adapter_and_said():
     s = load_config(str(CORPUS / "chatglm3_ptuning_v2.yaml"))
     assert s.method == "lora"
-    assert any(getattr(w, "code", "") == "config.ptuning_yaml" for w in s.extras.get("warnings", ()))
+    assert any(getattr(w, "code", "") == "config.ptuning_yaml" for w in s.warnings)
 
 
 def test_sft_yaml_is_a_full_fine_tune_with_its_deepspeed_json():

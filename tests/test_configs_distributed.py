@@ -22,7 +22,7 @@ def _write(tmp_path, name, text) -> str:
 
 
 def _codes(setup) -> list[str]:
-    return [w.code for w in setup.extras.get("warnings", ())]
+    return [w.code for w in setup.warnings]
 
 
 # ---------------------------------------------------------------- DeepSpeed
@@ -62,7 +62,7 @@ def test_offload_param_below_zero3_is_ignored_and_the_setup_says_so(tmp_path, st
     assert s.offload_params is False and s.offload_optimizer is True
     assert say(s.sources["offload_params"].describe()) == \
         f"{path}:5 (zero_optimization.offload_param.device): DeepSpeed ignores offload_param below ZeRO-3"
-    note = next(w for w in s.extras["warnings"] if w.code == "config.ds_offload_param_ignored")
+    note = next(w for w in s.warnings if w.code == "config.ds_offload_param_ignored")
     assert f"at stage {stage}" in say(note) and path in say(note)
 
 

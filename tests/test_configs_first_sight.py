@@ -150,7 +150,7 @@ def test_v1_is_read_with_its_own_key_names_in_the_provenance():
     assert (s.framework, s.method, s.lora_rank, s.lora_alpha) == ("llamafactory", "lora", 32, 64)
     assert s.sources["lora_rank"].key == "peft_config.r" and s.sources["lora_rank"].line
     assert s.sources["micro_batch"].key == "micro_batch_size"
-    assert any(getattr(w, "code", "") == "config.lf_v1_read" for w in s.extras["warnings"])
+    assert any(getattr(w, "code", "") == "config.lf_v1_read" for w in s.warnings)
 
 
 def test_v1_defaults_differ_from_v0(tmp_path):
@@ -198,8 +198,8 @@ def test_model_stands_in_for_an_unset_variable(tmp_path):
     s = load_config(path, model="org/given")
     assert (s.model, s.method, s.seq_len) == ("org/given", "lora", 1024)
     s = load_config(path)
-    assert s.model == "" and s.extras["model_unresolved"] == "$MODEL"
-    assert any(getattr(w, "code", "") == "config.script.model_unknown" for w in s.extras["warnings"])
+    assert s.model == "" and s.model_unresolved == "$MODEL"
+    assert any(getattr(w, "code", "") == "config.script.model_unknown" for w in s.warnings)
 
 
 def test_the_v1_command_says_the_stage(tmp_path):

@@ -31,7 +31,7 @@ def _facts(s) -> tuple:
 
 
 def _notes(s) -> list[str]:
-    return [say(w) for w in s.extras.get("warnings", ())]
+    return [say(w) for w in s.warnings]
 
 
 # ---------------------------------------------------------------- the shell reader

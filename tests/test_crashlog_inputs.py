@@ -7,6 +7,7 @@ the input sorting and then found empty; SIGTERM and SIGHUP left the spool and th
 from __future__ import annotations
 
 import gzip
+import json
 import os
 import shutil
 import signal
@@ -19,7 +20,6 @@ from pathlib import Path
 import pytest
 
 import oomdoctor.crashlog.source as source
-from oomdoctor import bounded
 from oomdoctor.crashlog import parse_log
 from oomdoctor.errors import InputError
 from oomdoctor.pipeline import sort_inputs
@@ -185,14 +185,13 @@ def test_process_substitution_of_a_log_beside_a_config_is_read_once(tmp_path):
     cmd = f'"{sys.executable}" -m oomdoctor <(cat "{demo / "train.log"}") "{demo / "train.yaml"}" --json'
     out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode in (1, 3), out.stderr
-    import json
 
     doc = json.loads(out.stdout)
     assert doc["crash"]["events"][0]["kind"] == "cuda_oom" and doc["setup"]["model"]
 
 
 @posix_only
-def test_sorting_a_fifo_config_leaves_its_bytes_for_the_config_reader(tmp_path):
+def test_sorting_a_fifo_config_hands_its_bytes_to_the_config_reader(tmp_path):
     fifo = tmp_path / "train.yaml"
     os.mkfifo(fifo)
     text = (ROOT / "oomdoctor" / "data" / "demo" / "train.yaml").read_bytes()
@@ -208,7 +207,7 @@ def test_sorting_a_fifo_config_leaves_its_bytes_for_the_config_reader(tmp_path):
     inputs = sort_inputs([str(log), str(fifo)])
     writer.join(10)
     assert (inputs.config, inputs.log) == (str(fifo), str(log))
-    assert bounded.read_bytes(str(fifo)) == text
+    assert inputs.streamed == {str(fifo): text}
 
 
 @posix_only
@@ -218,9 +217,60 @@ def test_a_fifo_log_with_a_writer_is_spooled_and_parsed(tmp_path):
     writer = threading.Thread(target=lambda: Path(fifo).write_bytes(OOM_LOG))
     writer.start()
     inputs = sort_inputs([str(fifo)])
-    report = parse_log(inputs.log)
+    report = parse_log(inputs.log, inputs.log_spool)
     writer.join(10)
     assert report.file == str(fifo) and [e.kind for e in report.events] == ["cuda_oom"]
+
+
+def fed_fifo(folder: Path, name: str, data: bytes) -> tuple[Path, threading.Thread]:
+    """A FIFO named `name` that a thread writes `data` into once (a stream, read only once)."""
+    fifo = folder / name
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: Path(fifo).write_bytes(data))
+    writer.start()
+    return fifo, writer
+
+
+@posix_only
+@pytest.mark.parametrize("streamed", ["train.yaml", "train.log"])
+def test_a_stream_input_gives_the_files_report_and_leaves_no_temporary_file(tmp_path, private_tmp, streamed):
+    from oomdoctor.pipeline import Options, build_report
+    from oomdoctor.views.jsonout import render as render_json
+
+    demo = ROOT / "oomdoctor" / "data" / "demo"
+    files = {name: demo / name for name in ("train.yaml", "train.log")}
+    expected = render_json(build_report(Options(files=tuple(str(p) for p in files.values()))))
+    before = sorted(os.listdir(private_tmp))
+    fifo_dir = tmp_path / "fifos"
+    fifo_dir.mkdir()
+    fifo, writer = fed_fifo(fifo_dir, streamed, files[streamed].read_bytes())
+    files[streamed] = fifo
+    report = build_report(Options(files=tuple(str(p) for p in files.values())))
+    writer.join(10)
+    got = json.loads(render_json(report).replace(str(fifo_dir), str(demo)))    # files it proposes go beside the config
+    want = json.loads(expected)
+    if streamed.endswith(".yaml"):      # a stream cannot be edited in place: no patch, and a warning says so
+        assert got.pop("patch") == "" and want.pop("patch")
+        assert [w["code"] for w in got.pop("warnings_codes")] == ["crash.input.config_stream"]
+        got.pop("warnings"), want.pop("warnings"), want.pop("warnings_codes")
+    assert got == want
+    assert sorted(os.listdir(private_tmp)) == before
+
+
+@posix_only
+def test_a_config_stream_is_classified_in_memory_without_a_probe_file(tmp_path, monkeypatch):
+    import tempfile
+
+    def no_temp_file(*args, **kwargs):
+        raise AssertionError("a temporary file was made to classify a stream")
+
+    monkeypatch.setattr(tempfile, "mkstemp", no_temp_file)
+    monkeypatch.setattr(tempfile, "NamedTemporaryFile", no_temp_file)
+    text = (ROOT / "oomdoctor" / "data" / "demo" / "train.yaml").read_bytes()
+    fifo, writer = fed_fifo(tmp_path, "train.yaml", text)
+    inputs = sort_inputs([str(fifo)])
+    writer.join(10)
+    assert (inputs.config, inputs.log, inputs.streamed) == (str(fifo), None, {str(fifo): text})
 
 
 # ------------------------------------------------------------------ signals
@@ -287,7 +337,6 @@ def test_sigterm_during_the_scan_kills_the_grep_children(tmp_path):
 def test_a_config_through_a_fifo_gives_a_plan_and_patches_nothing(tmp_path, capsys):
     """The FIFO is read once, while the inputs are sorted; the config reader gets its bytes, and the
     patch writer is not sent to open it again (a FIFO with no writer left would wait forever)."""
-    import json
 
     from oomdoctor.cli import main
 
@@ -316,7 +365,6 @@ def test_process_substitution_of_a_config_beside_a_log(tmp_path):
     cmd = f'"{sys.executable}" -m oomdoctor "{demo / "train.log"}" <(cat "{demo / "train.yaml"}") --json'
     out = subprocess.run(["bash", "-c", cmd], capture_output=True, text=True, timeout=60, cwd=ROOT)
     assert out.returncode in (1, 3), out.stderr
-    import json
 
     doc = json.loads(out.stdout)
     assert doc["setup"]["model"] == "meta-llama/Llama-2-7b-hf" and doc["patch"] == ""

@@ -187,7 +187,7 @@ def test_unpacked_varying_lengths_reserve_the_previous_batchs_fp32_logits_and_fi
 
 def test_chunked_loss_and_expandable_segments_leave_no_cached_logits_blocks():
     base = TrainingSetup(framework="hf", method="lora", load_dtype="bf16", seq_len=2048)
-    for setup in (base.with_changes(extras={"loss": "chunked"}), base.with_changes(fused_ce=True),
+    for setup in (base.with_changes(loss_kernel="chunked"), base.with_changes(fused_ce=True),
                   base.with_changes(extras={"expandable_segments": True})):
         assert estimate(setup, LLAMA2_7B, HW).details["varlen_cached_logits_gib"] == 0.0
 
@@ -259,9 +259,9 @@ def test_fused_and_chunked_losses_keep_less_than_the_full_fp32_logits():
     full = estimate(hf, shape, HW).details["logits_backward_gib"]
     liger = estimate(hf.with_changes(fused_ce=True), shape, HW).details["logits_backward_gib"]
     tune = TrainingSetup(framework="torchtune", method="lora", load_dtype="bf16", seq_len=4096,
-                         extras={"loss": "chunked"})
+                         loss_kernel="chunked")
     chunked = estimate(tune, shape, HW).details["logits_backward_gib"]
-    compiled = estimate(tune.with_changes(extras={"loss": "chunked", "compile": True}), shape, HW)
+    compiled = estimate(tune.with_changes(loss_kernel="chunked", extras={"compile": True}), shape, HW)
     assert liger < 0.1 * full
     assert compiled.details["logits_backward_gib"] < chunked < full
 

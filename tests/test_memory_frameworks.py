@@ -36,8 +36,8 @@ def test_torchtune_unchunked_output_is_fp32_logits_beside_their_log_softmax():
 
 
 def test_torchtune_compiled_chunked_loss_keeps_only_the_compute_dtype_chunks():
-    eager = estimate(tune(extras={"loss": "chunked"}), LLAMA32_3B, A100)
-    compiled = estimate(tune(extras={"loss": "chunked", "compile": True}), LLAMA32_3B, A100)
+    eager = estimate(tune(loss_kernel="chunked"), LLAMA32_3B, A100)
+    compiled = estimate(tune(loss_kernel="chunked", extras={"compile": True}), LLAMA32_3B, A100)
     logits = 2 * 4096 * 128256
     assert compiled.details["logits_forward_gib"] == pytest.approx((2 * logits + 8 * 2 * 4096) / GIB)
     assert compiled.details["logits_backward_gib"] < eager.details["logits_backward_gib"] / 2
@@ -49,8 +49,8 @@ def test_torchtune_reader_tells_the_chunked_output_from_the_fused_projection(tmp
     p = tmp_path / "chunked.yaml"
     p.write_text(text.replace("LinearCrossEntropyLoss", "CEWithChunkedOutputLoss"))
     chunked = load_config(str(p))
-    assert (fused.fused_ce, fused.extras["loss"]) == (True, "linear")
-    assert (chunked.fused_ce, chunked.extras["loss"]) == (True, "chunked")
+    assert (fused.fused_ce, fused.loss_kernel) == (True, "linear")
+    assert (chunked.fused_ce, chunked.loss_kernel) == (True, "chunked")
     shape = ModelShape(name="meta-llama/Llama-3.1-8B", hidden_size=4096, intermediate_size=14336, num_layers=32,
                        num_heads=32, num_kv_heads=8, vocab_size=128256)
     # every chunk of the chunked output exists at once; the fused projection holds one chunk's logits
@@ -78,8 +78,8 @@ def test_activation_offloading_moves_the_checkpointed_inputs_off_the_gpu():
 
 
 def test_optimizer_in_backward_never_holds_every_gradient():
-    plain = estimate(tune(extras={"loss": "chunked", "compile": True}), LLAMA32_3B, A100)
-    in_bwd = estimate(tune(extras={"loss": "chunked", "compile": True, "optimizer_in_bwd": True}), LLAMA32_3B, A100)
+    plain = estimate(tune(loss_kernel="chunked", extras={"compile": True}), LLAMA32_3B, A100)
+    in_bwd = estimate(tune(loss_kernel="chunked", extras={"compile": True, "optimizer_in_bwd": True}), LLAMA32_3B, A100)
     grads = 3212749824 * 2 / GIB
     assert plain.moments["optimizer"] - in_bwd.moments["optimizer"] > 0.8 * grads
     assert in_bwd.allocated_gib < plain.allocated_gib - 2.0

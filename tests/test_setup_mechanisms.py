@@ -85,3 +85,30 @@ def test_the_advisors_token_count_follows_the_stated_samples():
     many = TrainingSetup(seq_len=1024, extras={"num_examples": "4000", "num_train_epochs": 1})
     assert total_tokens(few)[0] == 1000 * 1024
     assert total_tokens(many)[0] == 4000 * 1024
+
+
+def test_no_stage_after_the_readers_reads_extras():
+    # The pipeline, the estimate, the tracer and the advisor read typed fields (and `mechanisms`); `extras` holds
+    # what the patch side passes through, which only the config readers and the mechanisms record name.
+    import ast
+    from pathlib import Path
+
+    package = Path(__file__).parent.parent / "oomdoctor"
+    paths = [package / "pipeline.py"] + [path for folder in ("memory", "simulate", "advise")
+                                         for path in sorted((package / folder).rglob("*.py"))]
+    readers = []
+    for path in paths:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        readers += [f"{path.relative_to(package)}:{node.lineno}" for node in ast.walk(tree)
+                    if isinstance(node, ast.Attribute) and node.attr == "extras"]
+    assert readers == []
+
+
+def test_a_torchtune_loss_kernel_is_a_field_the_loss_model_reads():
+    from oomdoctor.memory.loss import loss_regime
+
+    linear = TrainingSetup(framework="torchtune", fused_ce=True, loss_kernel="linear")
+    chunked = TrainingSetup(framework="torchtune", fused_ce=True, loss_kernel="chunked")
+    assert (linear.mechanisms.loss, chunked.mechanisms.loss) == ("linear", "chunked")
+    assert (loss_regime(linear, LLAMA2_7B), loss_regime(chunked, LLAMA2_7B)) == ("fused", "chunked")
+    assert loss_regime(chunked.with_changes(fused_ce=False, loss_kernel=""), LLAMA2_7B) == "tt_fp32"

@@ -340,3 +340,46 @@ def test_a_step_that_gives_memory_back_to_the_host_says_it_uses_more_gpu_memory(
         console.print(step_detail(step, 0, lang))
         text = console.export_text()
         assert words in text and "-7.5" not in text
+
+
+def test_footer_words_come_from_bindings_declared_per_language():
+    # Textual reads BINDINGS when a class is made: each language gets its own subclass, built once, and no
+    # module of the app reaches into Textual's private per-instance bindings.
+    import ast
+
+    from oomdoctor.tui.dialogs import PathDialog
+    from oomdoctor.words import say
+
+    zh, en = PathDialog("t", "x", lang="zh"), PathDialog("t", "x")
+    assert isinstance(zh, PathDialog) and type(zh).__name__ == "PathDialog"
+    described = {b.key: b.description for b in type(zh).BINDINGS}
+    assert described["escape"] == say("app.key_cancel", "zh") != say("app.key_cancel", "en")
+    assert type(PathDialog("u", "y", lang="zh")) is type(zh) is not type(en)
+    private = []
+    for path in sorted((Path(__file__).parent.parent / "oomdoctor" / "tui").glob("*.py")):
+        private += [f"{path.name}:{node.lineno}" for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                    if isinstance(node, ast.Attribute) and node.attr == "_bindings"]
+    assert private == []
+
+
+async def test_one_change_of_state_redraws_what_depends_on_it(demo):
+    # The app draws from reactives: a worker starting shows "re-estimating…" in the verdict, and a new
+    # selection (here: none) redraws the patch tab, with no render call after either change.
+    report, opts, _ = demo
+    app = OomDoctorApp(session_for(report, opts))
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("3")
+        await _settle(pilot)
+        assert "re-estimating" not in screen_text(app)
+        app.estimating = True
+        await _settle(pilot)
+        assert "re-estimating" in screen_text(app)
+        app.estimating = False
+        await _settle(pilot)
+        assert "re-estimating" not in screen_text(app)
+        await pilot.press("4")
+        await _settle(pilot)
+        assert "+deepspeed" in screen_text(app)
+        app.selection = None
+        await _settle(pilot)
+        assert "+deepspeed" not in screen_text(app)

@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Change, CrashReport, KeyEdit, TrainingSetup, msg
 
-__all__ = ["classify", "load_config", "edits_for", "key_for", "setup_from_log", "combine", "with_log_world_size",
+__all__ = ["classify", "classify_bytes", "load_config", "edits_for", "key_for", "setup_from_log", "combine", "with_log_world_size",
            "detect_framework"]
 
 _CONFIG_EXT = (".yaml", ".yml", ".json")
@@ -25,12 +25,10 @@ _LOG_MARKERS = (b"Traceback (most recent call last)", b"out of memory", b"OutOfM
 
 
 def _head(path: str) -> bytes:
-    """The first _HEAD_BYTES of the file as UTF-8 (UTF-16/32 transcoded: textcodec)."""
-    from oomdoctor.textcodec import decode
-
+    """The first _HEAD_BYTES of the file as stored ("" when it cannot be read)."""
     try:
         with open(path, "rb") as fh:
-            return decode(fh.read(_HEAD_BYTES))
+            return fh.read(_HEAD_BYTES)
     except OSError:
         return b""
 
@@ -43,12 +41,27 @@ def is_script(path: str, text: str) -> bool:
 def classify(path: str) -> str:
     """"config" for a training config (a mapping a framework of the registry claims, or a shell script
     that runs a training command), else "log". Reads at most the first 64 KiB."""
+    return _by_name(path) or classify_bytes(path, _head(path))
+
+
+def _by_name(path: str) -> str | None:
     low = path.lower()
     if path == "-" or low.endswith(_LOG_EXT):
         return "log"
     if low.endswith(_PYTHON_EXT):
         return "config"
-    head = _head(path)
+    return None
+
+
+def classify_bytes(path: str, head: bytes) -> str:
+    """classify() of an input whose first bytes are already read (a stream, which can be read only once):
+    `head` is its first 64 KiB as stored, `path` the name it was given (its extension counts)."""
+    from oomdoctor.textcodec import decode
+
+    by_name = _by_name(path)
+    if by_name is not None:
+        return by_name
+    head = decode(head[:_HEAD_BYTES])       # UTF-16/32 transcoded to UTF-8 (textcodec)
     if b"\0" in head[:8192]:
         return "log"
     from oomdoctor.configs._doc import unwrap_markdown
@@ -102,18 +115,20 @@ def detect_framework(data: dict) -> str:
 
 
 def load_config(path: str, *, framework_version: str | None = None,
-                log_versions: Mapping[str, str] | None = None, model: str | None = None) -> TrainingSetup:
+                log_versions: Mapping[str, str] | None = None, model: str | None = None,
+                data: bytes | None = None) -> TrainingSetup:
     """Read one training config into a TrainingSetup; every field's origin is in `setup.sources`, the
     framework and the release assumed (and why) in `framework_reason` and `version_reason`.
 
     `log_versions` are the package versions a crash log's banner printed; `--framework-version` wins
     over them, and both over what the file implies. The file is parsed once per run. `model` (the user's
-    --model) stands in for a model reference only the running script would know."""
+    --model) stands in for a model reference only the running script would know. `data` is the config's
+    bytes when they were read already (a stream, which can be read only once)."""
     from dataclasses import replace
 
     from oomdoctor.configs._doc import read_text, unwrap_code_span, unwrap_markdown
 
-    raw = read_text(path)
+    raw = read_text(path, data)
     text, wrapped = unwrap_markdown(raw)
     if wrapped and not (is_script(path, raw) or path.lower().endswith(_PYTHON_EXT)):
         # A YAML/JSON file as written first: a fence inside a block scalar (a prompt) is not a paste. (No line
@@ -146,8 +161,8 @@ def load_config(path: str, *, framework_version: str | None = None,
         setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
     if wrapped:
         # Read from the code block it was pasted in; a patch would have to edit the Markdown around it.
-        warnings = (*setup.extras.get("warnings", ()), msg("config.markdown_read", where=path, how=wrapped))
-        setup = replace(setup, extras={**setup.extras, "markdown_paste": wrapped, "warnings": warnings})
+        warnings = (*setup.warnings, msg("config.markdown_read", where=path, how=wrapped))
+        setup = replace(setup, extras={**setup.extras, "markdown_paste": wrapped}, warnings=warnings)
     return setup
 
 
@@ -238,7 +253,7 @@ def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
         except InputError:
             return None
         note = msg("crash.setup.path_missing", path=str(missing), key="--deepspeed")
-        setup = replace(setup, extras={**setup.extras, "warnings": (*setup.extras.get("warnings", ()), note)})
+        setup = replace(setup, warnings=(*setup.warnings, note))
     return replace(with_log_world_size(setup, crash), config_file=None)
 
 

@@ -158,15 +158,16 @@ _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x84\x86-\x9f\ufffe\uff
 _NUL_SNIFF_BYTES = 8192
 
 
-def read_text(path: str) -> str:
-    """A config's text: bounded in size, UTF-8, and free of the control characters YAML refuses."""
+def read_text(path: str, data: bytes | None = None) -> str:
+    """A config's text: bounded in size, UTF-8, and free of the control characters YAML refuses. `data`: its
+    bytes when already read (a stream read while sorting the inputs), else the file is read."""
     from oomdoctor.bounded import read_bytes
 
-    if not os.path.exists(path) and not os.path.islink(path):
+    if data is None and not os.path.exists(path) and not os.path.islink(path):
         raise InputError(msg("config.no_such_file"), path)
     from oomdoctor.textcodec import decode
 
-    raw = decode(read_bytes(path))        # UTF-16/32 (by BOM or NUL pattern) read as its UTF-8 bytes
+    raw = decode(read_bytes(path) if data is None else data)    # UTF-16/32 (by BOM or NUL pattern) as UTF-8 bytes
     if b"\0" in raw[:_NUL_SNIFF_BYTES]:
         raise InputError(msg("config.binary"), path)
     try:
@@ -444,16 +445,16 @@ class Builder:
         for doc in docs:
             for n in doc.notes:
                 self.note(n)
-        if self.warnings:
-            extras["warnings"] = tuple(self.warnings)
         return TrainingSetup(framework=self.framework, framework_version=self.version, extras=extras,
+                             warnings=tuple(self.warnings),
                              sources=sources, defaults_of=self.defaults_of, framework_reason=self.framework_reason,
                              version_reason=self.version_reason, **values)
 
 
 _CANONICAL = tuple(n for n in TrainingSetup.__dataclass_fields__
                    if n not in ("framework", "framework_version", "config_file", "deepspeed_file", "extras",
-                                "sources", "defaults_of", "model", "framework_reason", "version_reason"))
+                                "sources", "defaults_of", "model", "framework_reason", "version_reason",
+                                "loss_kernel", "total_batch", "no_model", "model_unresolved", "warnings"))
 
 
 def overlay(doc: Doc, values: Mapping[str, Any], lines: Mapping[str, int], path: str) -> Doc:

@@ -87,7 +87,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if model:
         b.set("model", model, doc.src(MODEL_KEY))
     else:
-        b.extras["no_model"] = msg("config.chatglm_no_model",
+        b.values["no_model"] = msg("config.chatglm_no_model",
                                    script="finetune.py" if glm4 else "finetune_hf.py")
     inner = _args_doc(doc)
     hf = hf_args.read_trainer_args(b, inner)

@@ -596,7 +596,7 @@ def _read_from_flags(path: str, inv: Invocation, doc: Doc, model: str | None, hi
                               hint=hint)
     setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
     if unresolved is not None:
-        setup = replace(setup, model="", extras={**setup.extras, "model_unresolved": unresolved})
+        setup = replace(setup, model="", model_unresolved=unresolved)
     return _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
 
 
@@ -728,7 +728,7 @@ def _parents(base: str) -> list[str]:
 def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
     """The launcher's GPU count (and an accelerate config it names) laid over what the files said."""
     launch = inv.launch
-    notes = list(setup.extras.get("warnings", ()))
+    notes = list(setup.warnings)
     sources = dict(setup.sources)
     values: dict[str, Any] = {}
     acc_word = launch.accelerate_config
@@ -742,7 +742,7 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
 
             setup = combine(setup, acc)
             sources = dict(setup.sources)
-            notes = list(setup.extras.get("warnings", ()))
+            notes = list(setup.warnings)
     own = launch.name == "python" and bool(setup.extras.get("own_workers"))
     if launch.n_gpus is not None and not own:
         # (One python process that places its own GPU workers, Ray's, keeps the count its flags give.)
@@ -753,15 +753,13 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
             notes.append(msg("config.script.gpus_said", where=f"{path}:{line}", why=launch.note))
     elif launch.note is not None and sources.get("n_gpus", Source()).file is None:
         notes.append(msg("config.script.gpus_note", where=f"{path}:{inv.command.line}", why=launch.note))
-    total = setup.extras.get("total_batch")
+    total = setup.total_batch
     n = values.get("n_gpus", setup.n_gpus)
     if total and n > 1 and setup.micro_batch:
         # A total batch is split over the processes as well (Alpaca-LoRA divides accumulation by the world size).
         values["grad_accum"] = max(1, total // setup.micro_batch // n)
     extras = {**setup.extras, "launcher_cmd": launch.name}
-    if notes:
-        extras["warnings"] = tuple(dict.fromkeys(notes))
-    return replace(setup, sources=sources, extras=extras, **values)
+    return replace(setup, sources=sources, extras=extras, warnings=tuple(dict.fromkeys(notes)), **values)
 
 
 def _accelerate_setup(path: str, word: Word) -> TrainingSetup | None:

@@ -140,9 +140,9 @@ def finish(setup: TrainingSetup, doc: Doc, origin: Mapping[str, str]) -> Trainin
     if "fsdp" in origin and setup.fsdp is None:
         values["fsdp"] = "full_shard"
         sources["fsdp"] = Source(file=doc.path, key="dist_config.name", line=doc.lines.get("dist_config.name"))
-    warnings = (*setup.extras.get("warnings", ()), msg("config.lf_v1_read", where=doc.path))
-    extras = {**setup.extras, "warnings": warnings, "llamafactory_v1": True}
-    return replace(setup, sources=sources, extras=extras,
+    warnings = (*setup.warnings, msg("config.lf_v1_read", where=doc.path))
+    extras = {**setup.extras, "llamafactory_v1": True}
+    return replace(setup, sources=sources, extras=extras, warnings=warnings,
                    framework_reason=msg("config.why.lf_v1", keys=", ".join(k for k in LF_V1_ONLY if k in doc.data)),
                    **values)
 

@@ -27,13 +27,9 @@ def combine(main: TrainingSetup, launcher: TrainingSetup) -> TrainingSetup:
     if launcher.deepspeed_file and not main.deepspeed_file:
         values["deepspeed_file"] = launcher.deepspeed_file
     sources = {**main.sources, **{k: launcher.sources[k] for k in values if k in launcher.sources}}
-    warnings = tuple(w for w in tuple(main.extras.get("warnings", ())) + tuple(launcher.extras.get("warnings", ()))
-                     if getattr(w, "code", None) not in _ALONE)
-    extras = {**main.extras, **{k: v for k, v in launcher.extras.items() if k not in main.extras and k != "warnings"}}
-    extras.pop("warnings", None)
-    if warnings:
-        extras["warnings"] = tuple(dict.fromkeys(warnings))
-    return replace(main, **values, sources=sources, extras=extras)
+    warnings = tuple(w for w in main.warnings + launcher.warnings if getattr(w, "code", None) not in _ALONE)
+    extras = {**main.extras, **{k: v for k, v in launcher.extras.items() if k not in main.extras}}
+    return replace(main, **values, sources=sources, extras=extras, warnings=tuple(dict.fromkeys(warnings)))
 
 
 def with_log_world_size(setup: TrainingSetup, crash: CrashReport | None) -> TrainingSetup:

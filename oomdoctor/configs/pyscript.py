@@ -78,9 +78,9 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     if reader.unsloth is not None:
         fields["use_unsloth"] = True
         sources["use_unsloth"] = Source(file=path, key=reader.unsloth[0], line=reader.unsloth[1])
-    warnings = (*setup.extras.get("warnings", ()), msg("config.python_read", where=path))
-    extras = {**setup.extras, "python_script": True, "entry": entry.name, "warnings": warnings}
-    return replace(setup, config_file=path, sources=sources, extras=extras, **fields)
+    warnings = (*setup.warnings, msg("config.python_read", where=path))
+    extras = {**setup.extras, "python_script": True, "entry": entry.name}
+    return replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings, **fields)
 
 
 def _without_ipython(text: str) -> str:

@@ -277,7 +277,7 @@ def _read_loss(b: Builder, doc: Doc) -> None:
     if loss in _CHUNKED_LOSSES:
         b.set("fused_ce", True, doc.src("loss._component_"))
         # the memory model tells the chunked output (all chunks' logits at once) from the fused projection
-        b.extras["loss"] = "linear" if loss == "LinearCrossEntropyLoss" else "chunked"
+        b.values["loss_kernel"] = "linear" if loss == "LinearCrossEntropyLoss" else "chunked"
 
 
 def _read_distribution(b: Builder, doc: Doc) -> None:

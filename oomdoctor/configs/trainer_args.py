@@ -271,7 +271,7 @@ def _conv_batch(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, Any]
             b.set("grad_accum", accum, doc.src(total[1]))
         else:
             b.default("grad_accum", accum, label)
-        b.extras["total_batch"] = total[0]
+        b.values["total_batch"] = total[0]
 
 
 def _conv_length(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, Any], entry: Entry | None) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import replace
+from typing import cast
 
 from oomdoctor.crashlog import formats as F
 from oomdoctor.crashlog.context import Context
@@ -27,7 +28,7 @@ from oomdoctor.crashlog.phase import (
 )
 from oomdoctor.crashlog.scan import MarkerScan, coverage, merge_ranges, scan
 from oomdoctor.crashlog.source import LogSource, open_log, spool
-from oomdoctor.facts import CrashEvent, CrashReport, Evidence, MemorySample, Msg, msg
+from oomdoctor.facts import CrashEvent, CrashKind, CrashReport, Evidence, MemorySample, Msg, Phase, msg
 from oomdoctor.lazyre import lazy_re
 from oomdoctor.records import record
 
@@ -98,13 +99,14 @@ class _Hit:
     phase_known: bool = False
 
 
-def parse_log(path: str) -> CrashReport:
+def parse_log(path: str, spooled: str | None = None) -> CrashReport:
     """Read a crash log ("-" = stdin, .gz accepted) and return every memory failure and its context.
 
     Raises InputError for a missing, unreadable, empty or binary file. A log without any memory
-    failure returns a CrashReport whose `events` is empty.
+    failure returns a CrashReport whose `events` is empty. `spooled`: the spool of a stream `path` that was
+    read already (see open_log).
     """
-    with open_log(path) as src:
+    with open_log(path, spooled) as src:
         pasted = _unpasted(src)
         if pasted is None:
             return _parse(src)
@@ -162,13 +164,13 @@ def _parse(src: LogSource) -> CrashReport:
     for h in hits:
         _known_phase(src, h)
     ctx = _context(src, hits)
-    events = tuple(CrashEvent(kind=h.parsed.kind, line=h.line, tried_gib=_r(h.parsed.tried_gib),
+    events = tuple(CrashEvent(kind=cast(CrashKind, h.parsed.kind), line=h.line, tried_gib=_r(h.parsed.tried_gib),
                               capacity_gib=_r(h.parsed.capacity_gib), free_gib=_r(h.parsed.free_gib),
                               allocated_gib=_r(h.parsed.allocated_gib),
                               reserved_unallocated_gib=_r(h.parsed.reserved_unallocated_gib),
                               reserved_gib=_r(h.parsed.reserved_gib), process_gib=_r(h.parsed.process_gib),
                               other_processes_gib=_r(h.parsed.other_processes_gib), device=h.parsed.device,
-                              rank=h.rank, phase=h.phase, message=h.message[:500], phase_evidence=_evidence(src, h),
+                              rank=h.rank, phase=cast("Phase | None", h.phase), message=h.message[:500], phase_evidence=_evidence(src, h),
                               confidence="likely" if h.parsed.extra.get("likely") else "certain") for h in hits)
     failed = sorted({h.rank for h in hits if h.rank is not None}
                     | {h.parsed.extra["local_rank"] for h in hits if "local_rank" in h.parsed.extra})

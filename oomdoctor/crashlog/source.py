@@ -302,7 +302,6 @@ def decode(raw: bytes) -> str:
 
 # ------------------------------------------------------------------ streams
 
-_ADOPTED: dict[str, str] = {}       # a stream given as an input (FIFO, `<(...)`) -> the spool of it sort_inputs made
 _TEMPS: set[str] = set()            # spool files not yet removed
 
 
@@ -335,11 +334,6 @@ def is_stream(path: str) -> bool:
         return not stat.S_ISREG(os.stat(path).st_mode) and not os.path.isdir(path)
     except OSError:
         return False
-
-
-def adopt(path: str, spool: str) -> None:
-    """Hand the spool sort_inputs made of the stream `path` to open_log(path)."""
-    _ADOPTED[path] = spool
 
 
 def spool(read, display: str, first: bytes = b"", what: str = "pipe") -> str:
@@ -504,17 +498,19 @@ def _stdin_in_place() -> str | None:
         return None
 
 
-def open_log(path: str) -> LogSource:
-    """Open `path` ("-" = stdin, *.gz = gzip stream, a FIFO or `<(...)`) as a LogSource, or raise InputError."""
-    if path == "-":
+def open_log(path: str, spooled: str | None = None) -> LogSource:
+    """Open `path` ("-" = stdin, *.gz = gzip stream, a FIFO or `<(...)`) as a LogSource, or raise InputError.
+    `spooled`: the spool file of `path` when the stream was read already (by sorting the inputs); the
+    LogSource owns it and removes it when closed."""
+    if spooled is not None:
+        src = LogSource(path, spooled, temp=True)
+    elif path == "-":
         here = _stdin_in_place()
         if here is not None:
             src = _open_file(here, "<stdin>")
         else:
             stream = getattr(sys.stdin, "buffer", sys.stdin)
             src = LogSource("<stdin>", spool(stream.read, "<stdin>"), temp=True)
-    elif path in _ADOPTED:
-        src = LogSource(path, _ADOPTED.pop(path), temp=True)
     else:
         from oomdoctor import bounded
 

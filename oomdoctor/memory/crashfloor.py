@@ -64,7 +64,7 @@ def _moment(est: Estimate, phase: str | None) -> str:
     names = [m for m in PHASE_MOMENTS.get(phase or "", ()) if m in est.moments]
     if names:
         return max(names, key=lambda m: est.moments[m])
-    return est.peak_moment or (max(est.moments, key=est.moments.get) if est.moments else "")
+    return est.peak_moment or (max(est.moments, key=lambda m: est.moments[m]) if est.moments else "")
 
 
 def _phase_figure(est: Estimate, moment: str) -> float:

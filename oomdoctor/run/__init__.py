@@ -23,8 +23,8 @@ import re
 import shlex
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import IO, Any
 
 from oomdoctor.errors import ExitCode, InputError
 from oomdoctor.facts import GIB, Msg, msg
@@ -146,8 +146,6 @@ def main(argv: Sequence[str], lang: str, kit: Any) -> int:
 
 def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: bool = False,
           env: dict | None = None) -> int:
-    from oomdoctor.run import history
-
     if args.check:
         return _check(command, args, lang)
     stem = _paths(args.logs, run_name(command, args.config))
@@ -155,24 +153,11 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
     with open(script, "w", encoding="utf-8") as fh:
         fh.write(shlex.join(command) + "\n")
     config_files = [args.config] if args.config else [script]
-    try:
-        report, _problem = _preflight(args, config_files, lang)
-    except Exception as err:     # a bug of ours must not stand between the user and the training run
-        if os.environ.get("OOMDOCTOR_DEBUG"):
-            raise
-        _say(lang, "watch.internal", stage=say("watch.stage.preflight", lang), error=f"{type(err).__name__}: {err}")
-        report = None
+    report = _preflight_or_none(args, config_files, lang)
 
-    from oomdoctor.run import runner, sampler
+    from oomdoctor.run import sampler
 
-    nvml, why = sampler.load_nvml()
-    watcher = None
-    timeline = None
-    if nvml is None:
-        _say(lang, "watch.no_timeline", why=why)
-    else:
-        timeline = open(stem + ".timeline.jsonl", "w", encoding="utf-8")
-        watcher = sampler.Sampler(nvml, interval_s=args.interval, timeline=timeline)
+    nvml, watcher, timeline = _sampler(stem, args, lang)
 
     def started(pid: int) -> None:
         if watcher is not None:
@@ -186,15 +171,7 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
     log_path = stem + ".log"
     _say(lang, "watch.launching", log=log_path)
     try:
-        with open(log_path, "wb") as log:
-            try:
-                outcome = runner.run(command, log, on_start=started, env=env)
-            except (FileNotFoundError, PermissionError) as err:
-                log.close()
-                with contextlib.suppress(OSError):
-                    os.unlink(log_path)
-                raise InputError(msg("watch.cannot_start", command=command[0], reason=err.strerror or str(err))) \
-                    from None
+        outcome = _launch(command, log_path, started, env)
     finally:
         if watcher is not None:
             watcher.stop()
@@ -209,14 +186,7 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
         for line in _watch_lines(facts, lang):
             _err(line)
         if watcher is not None and report is not None and not args.no_history and facts:
-            peak = max(g["peak_gib"] for g in facts["gpus"])
-            torch_peak = torch_reported_peak(log_path)
-            try:
-                path = history.add(_history_entry(report, peak, facts, torch_peak, command, log_path))
-            except OSError as err:
-                _say(lang, "watch.history_unwritable", path=history.history_path(), reason=err.strerror or str(err))
-            else:
-                _say(lang, "watch.history_written", gib=peak, path=path)
+            _remember(report, facts, command, log_path, lang)
         return outcome.exit_code
     stopped_by = outcome.forwarded if outcome.forwarded is not None else (
         outcome.signal if outcome.signal in _STOP_SIGNALS else None)
@@ -240,6 +210,61 @@ def watch(command: list[str], args: argparse.Namespace, lang: str, *, retried: b
         again = _retry(command, args, crash_report, lang)
         return outcome.exit_code if again is None else again
     return outcome.exit_code
+
+
+def _launch(command: list[str], log_path: str, started: Callable[[int], None], env: dict | None) -> Any:
+    """Run the command to its end, its output copied to log_path; an InputError when it cannot be started (and
+    no log is left)."""
+    from oomdoctor.run import runner
+
+    with open(log_path, "wb") as log:
+        try:
+            return runner.run(command, log, on_start=started, env=env)
+        except (FileNotFoundError, PermissionError) as err:
+            log.close()
+            with contextlib.suppress(OSError):
+                os.unlink(log_path)
+            raise InputError(msg("watch.cannot_start", command=command[0], reason=err.strerror or str(err))) \
+                from None
+
+
+def _preflight_or_none(args: argparse.Namespace, config_files: list[str], lang: str) -> Any:
+    """The pre-flight report, or None after saying what of ours went wrong: a bug of ours must not stand
+    between the user and the training run."""
+    try:
+        report, _problem = _preflight(args, config_files, lang)
+    except Exception as err:
+        if os.environ.get("OOMDOCTOR_DEBUG"):
+            raise
+        _say(lang, "watch.internal", stage=say("watch.stage.preflight", lang), error=f"{type(err).__name__}: {err}")
+        return None
+    return report
+
+
+def _sampler(stem: str, args: argparse.Namespace, lang: str) -> tuple[Any, Any, IO[str] | None]:
+    """(NVML, the Sampler writing stem.timeline.jsonl, that file), or Nones after saying why there is no timeline."""
+    from oomdoctor.run import sampler
+
+    nvml, why = sampler.load_nvml()
+    if nvml is None:
+        _say(lang, "watch.no_timeline", why=why)
+        return None, None, None
+    timeline = open(stem + ".timeline.jsonl", "w", encoding="utf-8")
+    return nvml, sampler.Sampler(nvml, interval_s=args.interval, timeline=timeline), timeline
+
+
+def _remember(report: Any, facts: dict, command: list[str], log_path: str, lang: str) -> None:
+    """A run that finished goes into the history: its peak beside the estimate."""
+    from oomdoctor.run import history
+
+    peak = max(g["peak_gib"] for g in facts["gpus"])
+    torch_peak = torch_reported_peak(log_path)
+    try:
+        path = history.add(_history_entry(report, peak, facts, torch_peak, command, log_path))
+    except OSError as err:
+        _say(lang, "watch.history_unwritable", path=history.history_path(), reason=err.strerror or str(err))
+    else:
+        _say(lang, "watch.history_written", gib=peak, path=path)
 
 
 def _check(command: list[str], args: argparse.Namespace, lang: str) -> int:

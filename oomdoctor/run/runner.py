@@ -110,6 +110,17 @@ def _make_controlling_tty() -> None:
         pass
 
 
+@dataclass
+class _Child:
+    """The launched command and the descriptors oomdoctor holds for it."""
+
+    proc: subprocess.Popen
+    master: int | None = None            # the pseudo-terminal's side we read (a pty run)
+    err_read: int | None = None          # its stderr pipe, when stderr is not the terminal
+    out_saved: list | None = None        # our terminal's settings, to restore after a pass-through
+    forward_stdin: bool = False          # our terminal's keys go to the child's terminal
+
+
 def run(argv: Sequence[str], log: BinaryIO, *, use_pty: bool | None = None, env: dict | None = None,
         on_start: Callable[[int], None] | None = None, stdout_fd: int | None = None,
         stderr_fd: int | None = None, stdin_fd: int | None = None) -> Outcome:
@@ -124,34 +135,74 @@ def run(argv: Sequence[str], log: BinaryIO, *, use_pty: bool | None = None, env:
     sys.stdout.flush()
     sys.stderr.flush()
 
-    master = slave = None
-    err_read = None
-    raw_saved = out_saved = None
-    forward_stdin = False
-    if use_pty:
-        import pty
-
-        master, slave = pty.openpty()
-        if os.isatty(out_fd):
-            _copy_winsize(out_fd, slave)
-            out_saved = _pass_through(out_fd, slave)
-        child_in = slave if _isatty(in_fd) else in_fd
-        forward_stdin = child_in == slave
-        child_err = slave if _isatty(err_fd) else subprocess.PIPE
-        proc = subprocess.Popen(list(argv), stdin=child_in, stdout=slave, stderr=child_err, env=env,
-                                start_new_session=True, preexec_fn=_make_controlling_tty)
-        os.close(slave)
-        if proc.stderr is not None:
-            err_read = proc.stderr.fileno()
-    else:
-        proc = subprocess.Popen(list(argv), stdin=in_fd if _valid(in_fd) else subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
-        err_read = proc.stderr.fileno() if proc.stderr else None
+    child = _spawn_pty(argv, env, in_fd, out_fd, err_fd) if use_pty else _spawn_pipes(argv, env, in_fd)
+    proc = child.proc
     started = time.time()
     pgid = proc.pid                          # start_new_session: the child leads its own group
     forwarded: list[int] = []
     kill_at: list[float] = []
+    previous = _forward_signals(pgid, forwarded, kill_at)
+    if use_pty and os.isatty(out_fd) and hasattr(signal, "SIGWINCH"):
+        master = child.master
+        try:
+            previous[signal.SIGWINCH] = signal.signal(
+                signal.SIGWINCH, lambda s, f: _copy_winsize(out_fd, master) if master is not None else None)
+        except (OSError, ValueError):
+            pass
+    raw_saved = _raw_stdin(in_fd) if child.forward_stdin else None
 
+    sel = selectors.DefaultSelector()
+    streams = _streams(child, use_pty, out_fd, err_fd)
+    for fd in streams:
+        sel.register(fd, selectors.EVENT_READ)
+    if child.forward_stdin:
+        sel.register(in_fd, selectors.EVENT_READ)
+    try:
+        if on_start is not None:
+            on_start(proc.pid)
+        code = _pump(proc, sel, streams, log, child.master, in_fd if child.forward_stdin else None, pgid, kill_at)
+    finally:
+        _restore_terminal(((in_fd, raw_saved), (out_fd, child.out_saved)), in_fd)
+        for sig, handler in previous.items():
+            try:
+                signal.signal(sig, handler)
+            except (OSError, ValueError, TypeError):
+                pass
+        sel.close()
+        _close(child, pgid)
+    ended = time.time()
+    sig = -code if code < 0 else None
+    return Outcome(128 + sig if sig else code, sig, forwarded[0] if forwarded else None, started, ended,
+                   proc.pid, use_pty)
+
+
+def _spawn_pty(argv: Sequence[str], env: dict | None, in_fd: int, out_fd: int, err_fd: int) -> _Child:
+    """The command on a pseudo-terminal of its own (stderr too when ours is a terminal), leading a new session."""
+    import pty
+
+    master, slave = pty.openpty()
+    out_saved = None
+    if os.isatty(out_fd):
+        _copy_winsize(out_fd, slave)
+        out_saved = _pass_through(out_fd, slave)
+    child_in = slave if _isatty(in_fd) else in_fd
+    child_err = slave if _isatty(err_fd) else subprocess.PIPE
+    proc = subprocess.Popen(list(argv), stdin=child_in, stdout=slave, stderr=child_err, env=env,
+                            start_new_session=True, preexec_fn=_make_controlling_tty)
+    os.close(slave)
+    err_read = proc.stderr.fileno() if proc.stderr is not None else None
+    return _Child(proc, master, err_read, out_saved, forward_stdin=child_in == slave)
+
+
+def _spawn_pipes(argv: Sequence[str], env: dict | None, in_fd: int) -> _Child:
+    """The command with its stdout and stderr on pipes, leading a new session."""
+    proc = subprocess.Popen(list(argv), stdin=in_fd if _valid(in_fd) else subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
+    return _Child(proc, err_read=proc.stderr.fileno() if proc.stderr else None)
+
+
+def _forward_signals(pgid: int, forwarded: list[int], kill_at: list[float]) -> dict:
+    """Pass SIGINT, SIGTERM and SIGHUP on to the group (a second of a kind: SIGKILL); the handlers replaced."""
     def forward(signum: int, frame: object) -> None:
         if forwarded and forwarded[-1] == signum:
             _signal_group(pgid, signal.SIGKILL)     # asked twice: stop now
@@ -169,69 +220,60 @@ def run(argv: Sequence[str], log: BinaryIO, *, use_pty: bool | None = None, env:
             previous[sig] = signal.signal(sig, forward)
         except (OSError, ValueError):
             pass
-    if use_pty and os.isatty(out_fd) and hasattr(signal, "SIGWINCH"):
-        try:
-            previous[signal.SIGWINCH] = signal.signal(
-                signal.SIGWINCH, lambda s, f: _copy_winsize(out_fd, master) if master is not None else None)
-        except (OSError, ValueError):
-            pass
-    if forward_stdin:
-        import termios
-        import tty
+    return previous
 
-        try:
-            raw_saved = termios.tcgetattr(in_fd)
-            tty.setraw(in_fd)
-        except termios.error:
-            raw_saved = None
 
-    sel = selectors.DefaultSelector()
-    streams = {}
-    if master is not None:
-        streams[master] = out_fd
-    if not use_pty and proc.stdout is not None:
-        streams[proc.stdout.fileno()] = out_fd
-    if err_read is not None:
-        streams[err_read] = err_fd
-    for fd in streams:
-        sel.register(fd, selectors.EVENT_READ)
-    if forward_stdin:
-        sel.register(in_fd, selectors.EVENT_READ)
+def _raw_stdin(in_fd: int) -> list | None:
+    """Our terminal in raw mode, its keys for the child's line discipline; the settings to restore."""
+    import termios
+    import tty
+
     try:
-        if on_start is not None:
-            on_start(proc.pid)
-        code = _pump(proc, sel, streams, log, master, in_fd if forward_stdin else None, pgid, kill_at)
-    finally:
-        if raw_saved is not None or out_saved is not None:
-            import termios
+        saved = termios.tcgetattr(in_fd)
+        tty.setraw(in_fd)
+        return saved
+    except termios.error:
+        return None
 
-            for fd, saved in ((in_fd, raw_saved), (out_fd, out_saved)):
-                if saved is not None:
-                    try:
-                        termios.tcsetattr(fd, termios.TCSAFLUSH if fd == in_fd else termios.TCSADRAIN, saved)
-                    except termios.error:
-                        pass
-        for sig, handler in previous.items():
+
+def _streams(child: _Child, use_pty: bool, out_fd: int, err_fd: int) -> dict[int, int]:
+    """The child's output descriptors we read, each with the descriptor of ours it is copied to."""
+    streams = {}
+    if child.master is not None:
+        streams[child.master] = out_fd
+    if not use_pty and child.proc.stdout is not None:
+        streams[child.proc.stdout.fileno()] = out_fd
+    if child.err_read is not None:
+        streams[child.err_read] = err_fd
+    return streams
+
+
+def _restore_terminal(saved_modes: tuple[tuple[int, list | None], ...], in_fd: int) -> None:
+    if all(saved is None for _, saved in saved_modes):
+        return
+    import termios
+
+    for fd, saved in saved_modes:
+        if saved is not None:
             try:
-                signal.signal(sig, handler)
-            except (OSError, ValueError, TypeError):
+                termios.tcsetattr(fd, termios.TCSAFLUSH if fd == in_fd else termios.TCSADRAIN, saved)
+            except termios.error:
                 pass
-        sel.close()
-        for f in (proc.stdout, proc.stderr):
-            if f is not None:
-                f.close()
-        if master is not None:
-            try:
-                os.close(master)
-            except OSError:
-                pass
-        if proc.returncode is None:     # an exception of ours: leave nothing running
-            _signal_group(pgid, signal.SIGKILL)
-            proc.wait()
-    ended = time.time()
-    sig = -code if code < 0 else None
-    return Outcome(128 + sig if sig else code, sig, forwarded[0] if forwarded else None, started, ended,
-                   proc.pid, use_pty)
+
+
+def _close(child: _Child, pgid: int) -> None:
+    proc = child.proc
+    for f in (proc.stdout, proc.stderr):
+        if f is not None:
+            f.close()
+    if child.master is not None:
+        try:
+            os.close(child.master)
+        except OSError:
+            pass
+    if proc.returncode is None:     # an exception of ours: leave nothing running
+        _signal_group(pgid, signal.SIGKILL)
+        proc.wait()
 
 
 def _fileno(stream: object, default: int) -> int:
@@ -264,22 +306,14 @@ def _pump(proc: subprocess.Popen, sel: selectors.BaseSelector, streams: dict, lo
     """Copy output until the leader has exited and its output is drained; returns its wait status code."""
     open_streams = set(streams)
     exit_seen: float | None = None
-    stragglers_termed = False
+    stragglers_termed = [False]
     while True:
         if exit_seen is None and proc.poll() is not None:
             exit_seen = time.monotonic()
         now = time.monotonic()
         if exit_seen is not None:
-            if not open_streams:
+            if not open_streams or _drain_over(now - exit_seen, pgid, stragglers_termed):
                 break
-            if now - exit_seen > DRAIN_AFTER_EXIT_S and not stragglers_termed:
-                # the leader is gone and something of its group still holds the output open
-                _signal_group(pgid, signal.SIGTERM)
-                stragglers_termed = True
-            elif now - exit_seen > DRAIN_AFTER_EXIT_S + STRAGGLER_GRACE_S:
-                _signal_group(pgid, signal.SIGKILL)
-                if now - exit_seen > DRAIN_AFTER_EXIT_S + 2 * STRAGGLER_GRACE_S:
-                    break
         elif kill_at and now > kill_at[0]:
             _signal_group(pgid, signal.SIGKILL)
             kill_at.clear()
@@ -288,44 +322,71 @@ def _pump(proc: subprocess.Popen, sel: selectors.BaseSelector, streams: dict, lo
         except InterruptedError:
             continue
         for key, _ in events:
-            fd = key.fd
-            if fd == stdin_fd:
-                try:
-                    data = os.read(fd, READ_BYTES)
-                except OSError:
-                    data = b""
-                if not data:
-                    sel.unregister(fd)
-                elif master is not None:
-                    try:
-                        _write_all(master, data)
-                    except OSError:
-                        pass
-                continue
-            try:
-                data = os.read(fd, READ_BYTES)
-            except OSError as err:
-                if err.errno not in (errno.EIO, errno.EBADF):    # EIO: the pty's last writer is gone
-                    raise
-                data = b""
-            if not data:
-                sel.unregister(fd)
-                open_streams.discard(fd)
-                continue
-            log.write(data)
-            try:
-                _write_all(streams[fd], data)
-            except BrokenPipeError:
-                pass
+            if key.fd == stdin_fd:
+                _forward_keys(key.fd, sel, master)
+            elif not _copy_output(key.fd, streams[key.fd], log):
+                sel.unregister(key.fd)
+                open_streams.discard(key.fd)
         if exit_seen is None and not open_streams:
             proc.wait()
     log.flush()
     code = proc.wait()
-    if _alive(pgid):        # a member that closed its output but lives on: the group dies with the run
+    _end_group(pgid)
+    return code
+
+
+def _drain_over(since_exit_s: float, pgid: int, stragglers_termed: list[bool]) -> bool:
+    """After the leader's exit: SIGTERM to the group still holding the output open, then SIGKILL; True once it
+    is time to stop waiting for the output."""
+    if since_exit_s > DRAIN_AFTER_EXIT_S and not stragglers_termed[0]:
+        # the leader is gone and something of its group still holds the output open
+        _signal_group(pgid, signal.SIGTERM)
+        stragglers_termed[0] = True
+    elif since_exit_s > DRAIN_AFTER_EXIT_S + STRAGGLER_GRACE_S:
+        _signal_group(pgid, signal.SIGKILL)
+        return since_exit_s > DRAIN_AFTER_EXIT_S + 2 * STRAGGLER_GRACE_S
+    return False
+
+
+def _forward_keys(fd: int, sel: selectors.BaseSelector, master: int | None) -> None:
+    """Our terminal's keys to the child's terminal; at their end, stop reading them."""
+    try:
+        data = os.read(fd, READ_BYTES)
+    except OSError:
+        data = b""
+    if not data:
+        sel.unregister(fd)
+    elif master is not None:
+        try:
+            _write_all(master, data)
+        except OSError:
+            pass
+
+
+def _copy_output(fd: int, to_fd: int, log: BinaryIO) -> bool:
+    """Copy what the child wrote on `fd` to the log and to `to_fd`; False at the end of that output."""
+    try:
+        data = os.read(fd, READ_BYTES)
+    except OSError as err:
+        if err.errno not in (errno.EIO, errno.EBADF):    # EIO: the pty's last writer is gone
+            raise
+        data = b""
+    if not data:
+        return False
+    log.write(data)
+    try:
+        _write_all(to_fd, data)
+    except BrokenPipeError:
+        pass
+    return True
+
+
+def _end_group(pgid: int) -> None:
+    """A member that closed its output but lives on: the group dies with the run."""
+    if _alive(pgid):
         _signal_group(pgid, signal.SIGTERM)
         deadline = time.monotonic() + STRAGGLER_GRACE_S
         while _alive(pgid) and time.monotonic() < deadline:
             time.sleep(0.02)
         if _alive(pgid):
             _signal_group(pgid, signal.SIGKILL)
-    return code

@@ -21,6 +21,7 @@ from torch.utils._pytree import tree_flatten
 from torch.utils.weak import WeakIdKeyDictionary
 
 from oomdoctor.facts import ModelShape, Msg, TrainingSetup, msg
+from oomdoctor.memory.regime import double_quant as stated_double_quant
 from oomdoctor.simulate.errors import SimulateError, SimulateTimeout
 from oomdoctor.simulate.regime import Regime, regime
 from oomdoctor.simulate.result import CATEGORIES, PhasePeak, TraceResult
@@ -298,6 +299,7 @@ def _optimizer(setup: TrainingSetup, params: list, notes: list[Msg], limits: lis
 
     if setup.galore or setup.apollo or setup.badam:
         limits.append(msg("simulate.limit.galore"))
+    make: Callable[[list], Any]
     if "8bit" in name:
         n_states = 1 if "lion" in name else 2
         words = msg("simulate.opt.8bit", name="Lion" if n_states == 1 else "AdamW")
@@ -359,7 +361,7 @@ def _tag_optimizer_state(opt: Any, tracker: LiveBytes) -> None:
 def _quantized_bytes(model, setup: TrainingSetup, output_layer) -> tuple[int, int, int]:
     """(quantised bytes, their dequantised bytes, largest dequantised weight) of the base linear layers."""
     bits = setup.quant_bits or 4
-    double_quant = bool(setup.extras.get("double_quantization", True))
+    double_quant = stated_double_quant(setup)      # the stated flag, else the framework's default (memory.regime)
     quant = dequant = largest = 0
     for name, m in model.named_modules():
         if not isinstance(m, torch.nn.Linear) or m is output_layer or "lora_" in name:
@@ -425,6 +427,114 @@ def _clock(started: float, limit_s: float | None, progress: Callable[[Msg], None
 HEARTBEAT_S = 10.0
 
 
+def _phases(tracker: LiveBytes, factors: dict[str, float]) -> tuple[list[PhasePeak], dict[str, dict[str, int]]]:
+    """Each step's phase peaks, scaled to one GPU's share by `factors`, and as traced (unscaled)."""
+    phases = []
+    traced_cats = {}
+    for (step, phase), (_, cats) in tracker.phase_peaks.items():
+        scaled = {c: int(b * factors[c]) for c, b in cats.items()}
+        phases.append(PhasePeak(step, phase, sum(scaled.values()), scaled))
+        traced_cats[f"step {step} {phase}"] = dict(cats)
+    return phases, traced_cats
+
+
+def _quantized_peak(quant: tuple[int, int, int] | None, top: PhasePeak, factors: dict[str, float],
+                    limits: list[Msg]) -> tuple[int | None, int | None]:
+    """(quantised weight bytes, the peak with them quantised) for a QLoRA trace, else (None, None)."""
+    if quant is None:
+        return None, None
+    quant_bytes, dequant_bytes, largest = quant
+    # one dequantised weight exists at a time while bnb computes a matmul
+    peak_quant = top.peak_bytes - int((dequant_bytes - quant_bytes) * factors["weights"]) + largest
+    limits.append(msg("simulate.limit.quantized_peak"))
+    return quant_bytes, peak_quant
+
+
+def _untraced(setup: TrainingSetup, load: str, fused: bool, notes: list[Msg], limits: list[Msg]) -> None:
+    """What the trace runs otherwise than the real kernels would, said as limits and notes."""
+    if setup.method == "qlora" or setup.quant_bits:
+        limits.append(msg("simulate.limit.bnb_kernels", bits=setup.quant_bits or 4, dtype=load))
+    if setup.fused_ce and not fused:
+        limits.append(msg("simulate.limit.fused_ce"))
+    if fused:
+        notes.append(msg("simulate.note.liger_traced"))
+    if setup.stage in ("dpo", "kto", "ppo", "rm"):
+        limits.append(msg("simulate.limit.preference", stage=setup.stage.upper()))
+
+
+def _checkpointing(hf_model: Any, rg: Regime) -> None:
+    """Gradient checkpointing as the trainer turns it on (with the regime's use_reentrant)."""
+    kwargs = None if rg.reentrant_ckpt is None else {"use_reentrant": rg.reentrant_ckpt}
+    if hasattr(hf_model, "activation_checkpointing_enable"):   # transformers >= 5 name
+        hf_model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        hf_model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+    if any(not p.requires_grad for p in hf_model.parameters()):
+        hf_model.enable_input_require_grads()   # else a frozen base recomputes nothing
+
+
+def _forward_and_loss(model: Any, hf_model: Any, output_layer: Any, ids: Any, fused: bool, tracker: LiveBytes,
+                      step_ref: list[int]) -> Callable[[], Any]:
+    """The forward and loss of one step: the model's own, or Liger's fused linear cross-entropy."""
+    if not fused:
+        return lambda: model(input_ids=ids, labels=ids).loss
+    from oomdoctor.simulate.fused_loss import LinearCrossEntropy
+
+    decoder = hf_model.get_decoder()
+    labels = torch.nn.functional.pad(ids, (0, 1), value=-100)[..., 1:].contiguous().view(-1)
+
+    def fused_forward() -> Any:
+        # Liger's causal-LM forward: the decoder's last hidden state straight into the fused loss
+        hidden = decoder(input_ids=ids)[0]
+        tracker.enter(step_ref[0], "loss")
+        if hidden.requires_grad:
+            hidden.register_hook(lambda grad: tracker.enter(step_ref[0], "layers backward"))
+        flat = hidden.view(-1, hidden.shape[-1])
+        return LinearCrossEntropy.apply(flat, output_layer.weight, labels)
+    return fused_forward
+
+
+def _phase_marks(tracker: LiveBytes, step_ref: list[int]) -> Callable[[Any, Any], None]:
+    """The output layer's forward pre-hook that marks the loss phase and, on the way back, the layers' backward."""
+    def to_loss(module: Any, inputs: Any) -> None:
+        # the output layer is about to make the logits: the decoder stack's forward is done
+        tracker.enter(step_ref[0], "loss")
+        hidden = inputs[0] if inputs else None
+        if isinstance(hidden, torch.Tensor) and hidden.requires_grad:
+            # its gradient arrives once the logits' backward (loss, lm_head) has finished and freed them
+            hidden.register_hook(lambda grad: tracker.enter(step_ref[0], "layers backward"))
+    return to_loss
+
+
+def _one_step(step: int, steps: int, model: Any, ids: Any, rg: Regime, fused: bool, forward_and_loss: Callable[[], Any],
+              opt: Any, tracker: LiveBytes, progress: Callable[[Msg], None] | None) -> None:
+    """One training step on fake tensors, each phase marked in the tracker."""
+    _say(progress, msg("simulate.progress.forward", step=step, steps=steps))
+    tracker.enter(step, "forward")
+    if rg.autocast_dtype:
+        with torch.autocast("cpu", dtype=_TORCH_DTYPES[rg.autocast_dtype]):
+            if fused:
+                loss = forward_and_loss()
+            else:
+                out = model(input_ids=ids, labels=ids)
+        if not fused:
+            # accelerate's convert_outputs_to_fp32 wraps the forward under mixed precision
+            logits32 = out.logits.float() if out.logits.dtype != torch.float32 else None
+            del logits32
+            loss = out.loss
+            del out
+    else:
+        loss = forward_and_loss()
+    _say(progress, msg("simulate.progress.backward", step=step, steps=steps))
+    tracker.enter(step, "logits backward")
+    loss.backward()
+    del loss
+    _say(progress, msg("simulate.progress.optimizer", step=step, steps=steps))
+    tracker.enter(step, "optimizer")
+    opt.step()
+    opt.zero_grad(set_to_none=True)
+
+
 def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
         progress: Callable[[Msg], None] | None = None, hf_config: dict | None = None,
         time_limit_s: float | None = None, fused_loss: bool = False) -> TraceResult:
@@ -447,34 +557,21 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
     if setup.attention in ("fa2", "flash_attention_2"):
         notes.append(msg("simulate.note.fa2"))
     deepspeed_master = setup.zero_stage >= 1 and rg.autocast_dtype is not None and setup.method in ("full", "freeze")
-    load = rg.load_dtype
     if deepspeed_master:
         # the DeepSpeed engine casts the module to bf16/fp16 and keeps fp32 masters in the optimizer
-        load = rg.autocast_dtype or load
+        load = rg.autocast_dtype or rg.load_dtype
         rg = Regime(load, load, None, rg.reentrant_ckpt, rg.notes)
         notes.append(msg("simulate.note.deepspeed_master", dtype=rg.load_dtype))
-    if setup.method == "qlora" or setup.quant_bits:
-        limits.append(msg("simulate.limit.bnb_kernels", bits=setup.quant_bits or 4, dtype=load))
+    load = rg.load_dtype
     fused = bool(fused_loss and setup.fused_ce)
-    if setup.fused_ce and not fused:
-        limits.append(msg("simulate.limit.fused_ce"))
-    if fused:
-        notes.append(msg("simulate.note.liger_traced"))
-    if setup.stage in ("dpo", "kto", "ppo", "rm"):
-        limits.append(msg("simulate.limit.preference", stage=setup.stage.upper()))
+    _untraced(setup, load, fused, notes, limits)
 
     _say(progress, msg("simulate.progress.building", model_type=cfg.model_type, dtype=load, attention=attention))
     hf_model, attention = _build_meta(cfg, _TORCH_DTYPES[load], attention, notes)
     output_layer = hf_model.get_output_embeddings()
     model = _apply_method(hf_model, setup, cfg, rg)
     if setup.grad_ckpt:
-        kwargs = None if rg.reentrant_ckpt is None else {"use_reentrant": rg.reentrant_ckpt}
-        if hasattr(hf_model, "activation_checkpointing_enable"):   # transformers >= 5 name
-            hf_model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
-        else:
-            hf_model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
-        if any(not p.requires_grad for p in hf_model.parameters()):
-            hf_model.enable_input_require_grads()   # else a frozen base recomputes nothing
+        _checkpointing(hf_model, rg)
     model.train()
 
     vocab = int(cfg.get_text_config().vocab_size if hasattr(cfg, "get_text_config") else cfg.vocab_size)
@@ -497,59 +594,13 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
         _tag_optimizer_state(opt, tracker)
         ids = torch.randint(0, vocab, (setup.micro_batch, setup.seq_len))
         step_ref = [1]
-        if fused:
-            from oomdoctor.simulate.fused_loss import LinearCrossEntropy
-
-            decoder = hf_model.get_decoder()
-            labels = torch.nn.functional.pad(ids, (0, 1), value=-100)[..., 1:].contiguous().view(-1)
-
-        def forward_and_loss():
-            if not fused:
-                return model(input_ids=ids, labels=ids).loss
-            # Liger's causal-LM forward: the decoder's last hidden state straight into the fused loss
-            hidden = decoder(input_ids=ids)[0]
-            tracker.enter(step_ref[0], "loss")
-            if hidden.requires_grad:
-                hidden.register_hook(lambda grad: tracker.enter(step_ref[0], "layers backward"))
-            flat = hidden.view(-1, hidden.shape[-1])
-            return LinearCrossEntropy.apply(flat, output_layer.weight, labels)
-
-        def to_loss(module, inputs):
-            # the output layer is about to make the logits: the decoder stack's forward is done
-            tracker.enter(step_ref[0], "loss")
-            hidden = inputs[0] if inputs else None
-            if isinstance(hidden, torch.Tensor) and hidden.requires_grad:
-                # its gradient arrives once the logits' backward (loss, lm_head) has finished and freed them
-                hidden.register_hook(lambda grad: tracker.enter(step_ref[0], "layers backward"))
-        hook = output_layer.register_forward_pre_hook(to_loss)
+        forward_and_loss = _forward_and_loss(model, hf_model, output_layer, ids, fused, tracker, step_ref)
+        hook = output_layer.register_forward_pre_hook(_phase_marks(tracker, step_ref))
         try:
             with tracker:
                 for step in range(1, steps + 1):
                     step_ref[0] = step
-                    _say(progress, msg("simulate.progress.forward", step=step, steps=steps))
-                    tracker.enter(step, "forward")
-                    if rg.autocast_dtype:
-                        with torch.autocast("cpu", dtype=_TORCH_DTYPES[rg.autocast_dtype]):
-                            if fused:
-                                loss = forward_and_loss()
-                            else:
-                                out = model(input_ids=ids, labels=ids)
-                        if not fused:
-                            # accelerate's convert_outputs_to_fp32 wraps the forward under mixed precision
-                            logits32 = out.logits.float() if out.logits.dtype != torch.float32 else None
-                            del logits32
-                            loss = out.loss
-                            del out
-                    else:
-                        loss = forward_and_loss()
-                    _say(progress, msg("simulate.progress.backward", step=step, steps=steps))
-                    tracker.enter(step, "logits backward")
-                    loss.backward()
-                    del loss
-                    _say(progress, msg("simulate.progress.optimizer", step=step, steps=steps))
-                    tracker.enter(step, "optimizer")
-                    opt.step()
-                    opt.zero_grad(set_to_none=True)
+                    _one_step(step, steps, model, ids, rg, fused, forward_and_loss, opt, tracker, progress)
         except SimulateError:
             raise
         except (RuntimeError, ValueError, TypeError, NotImplementedError, AssertionError) as err:
@@ -563,21 +614,10 @@ def run(setup: TrainingSetup, shape: ModelShape, *, steps: int = 2,
             quant = _quantized_bytes(hf_model, setup, output_layer)
 
     factors = _shard_factors(setup, limits)
-    phases = []
-    traced_cats = {}
-    for (step, phase), (_, cats) in tracker.phase_peaks.items():
-        scaled = {c: int(b * factors[c]) for c, b in cats.items()}
-        phases.append(PhasePeak(step, phase, sum(scaled.values()), scaled))
-        traced_cats[f"step {step} {phase}"] = dict(cats)
+    phases, traced_cats = _phases(tracker, factors)
     top = max(phases, key=lambda p: p.peak_bytes)
     traced_peak = max(v[0] for v in tracker.phase_peaks.values())
-
-    quant_bytes = peak_quant = None
-    if quant is not None:
-        quant_bytes, dequant_bytes, largest = quant
-        # one dequantised weight exists at a time while bnb computes a matmul
-        peak_quant = top.peak_bytes - int((dequant_bytes - quant_bytes) * factors["weights"]) + largest
-        limits.append(msg("simulate.limit.quantized_peak"))
+    quant_bytes, peak_quant = _quantized_peak(quant, top, factors, limits)
 
     return TraceResult(
         peak_bytes=top.peak_bytes, phases=tuple(phases), categories=dict(top.categories), peak_phase=top.name,

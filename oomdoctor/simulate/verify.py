@@ -76,8 +76,7 @@ class Verification:
 
 
 def _without_fused_loss(setup: TrainingSetup) -> TrainingSetup:
-    extras = {k: v for k, v in (setup.extras or {}).items() if k != "loss"}
-    return setup.with_changes(fused_ce=False, extras=extras)
+    return setup.with_changes(fused_ce=False, loss_kernel="")
 
 
 def verify(report: Report, *, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,

@@ -8,7 +8,7 @@ the app's plan, the guide's and `oomdoctor ... --skip ... --accept ... --export`
 """
 from __future__ import annotations
 
-import os
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -22,15 +22,16 @@ from textual import on, work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.reactive import var
 from textual.widgets import Footer, OptionList, Static, TabbedContent, TabPane
 from textual.worker import get_current_worker
 
-from oomdoctor.errors import InputError
-from oomdoctor.facts import COMPONENTS, Estimate, Plan, Report
+from oomdoctor.facts import COMPONENTS, Estimate, KeyEdit, Plan, Report
 from oomdoctor.pipeline import Options, Selection
 from oomdoctor.planner import RuleBook
 from oomdoctor.session import Session
-from oomdoctor.tui.dialogs import ConfirmApply, HelpScreen, PathDialog, localize_bindings
+from oomdoctor.tui.deliver import Deliver, error_text, rel
+from oomdoctor.tui.dialogs import HelpScreen, Localized
 from oomdoctor.tui.widgets import MemoryBars, Prose, Row, StepList, plan_rows, step_detail
 from oomdoctor.views.bars import segments
 from oomdoctor.views.describe import (
@@ -89,7 +90,7 @@ MAIN_ONLY = frozenset(action.split("(")[0] for _, bkey, action, _, _ in KEYS
                       if bkey and action not in ("quit", "help"))
 
 
-class OomDoctorApp(App[int]):
+class OomDoctorApp(Localized, App[int]):
     CSS_PATH = str(Path(__file__).with_name("app.tcss"))   # absolute: subclasses elsewhere find it too
     TITLE = "oomdoctor"
     ENABLE_COMMAND_PALETTE = False
@@ -101,20 +102,26 @@ class OomDoctorApp(App[int]):
         for key, bkey, action, label, _ in KEYS if bkey
     ]
 
+    # The state the screen is drawn from; each change re-renders what depends on it (the watchers below).
+    # Set quietly (set_reactive) in __init__: the widgets exist from on_mount on.
+    report: var[Report] = var(Report, init=False, always_update=True)     # the plan of the user's choices
+    plan_kind: var[str] = var("ladder", init=False)                         # ladder | least: the plan shown
+    # the chosen plan's setup, estimate and patch (a new plan, even an equal one, is drawn again)
+    selection: var[Selection | None] = var(None, init=False, always_update=True)
+    estimating: var[bool] = var(False, init=False)                          # a worker is planning the choices
+
     def __init__(self, session: Session, *, walkthrough: bool = False) -> None:
         super().__init__()
         self.session = session
-        self.report: Report = session.report
         self.opts: Options = session.options
         self.lang = session.lang
         self.open_walkthrough = walkthrough
-        self.plan_kind = "ladder"
-        self.selection: Selection | None = self._report_selection()
-        self.estimating = False
-        self.guide_answers = None   # (answers, the choices they applied to, the choices they made): the guide's, kept
-        self.applied = False
-        self.matrix = None          # the advisor's Matrix, built once on the first `m`
-        localize_bindings(self, self.lang)
+        self.set_reactive(OomDoctorApp.report, session.report)
+        self.set_reactive(OomDoctorApp.selection, self._report_selection())
+        # (answers, the choices they applied to, the choices they made): the guide's, kept
+        self.guide_answers: tuple[Any, Options, Options] | None = None
+        self.matrix: Any = None     # the advisor's Matrix, built once on the first `m`
+        self.deliver = Deliver(self)
 
     def say(self, key: str, **values) -> str:
         return say(f"app.{key}", self.lang, **values)
@@ -161,6 +168,19 @@ class OomDoctorApp(App[int]):
         if self.open_walkthrough:
             self.action_guide()
 
+    def watch_report(self) -> None:
+        self._fill_steps()
+
+    def watch_plan_kind(self) -> None:
+        self._fill_steps()
+        self._render_plan_text()
+
+    def watch_selection(self) -> None:
+        self._render_selection()
+
+    def watch_estimating(self) -> None:
+        self._render_verdict()
+
     # ------------------------------------------------------------------ state
 
     def current_plan(self) -> Plan:
@@ -202,7 +222,6 @@ class OomDoctorApp(App[int]):
         if self.report.setup is None:
             return
         self.estimating = True
-        self._render_verdict()
         self._replan_worker(opts)
 
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)
@@ -217,31 +236,27 @@ class OomDoctorApp(App[int]):
     def _replan_done(self, opts: Options, result: Report | Exception) -> None:
         if opts != self.opts:
             return  # the user chose again meanwhile; the newer worker will answer
-        self.estimating = False
         if isinstance(result, Exception):
-            self.notify(self.say("cannot_reestimate", error=_error_text(result, self.lang)), severity="error")
-            self._render_selection()
+            self.estimating = False
+            self.notify(self.say("cannot_reestimate", error=error_text(result, self.lang)), severity="error")
             return
         self._replanned(opts, result)
 
     def _replanned(self, opts: Options, report: Report) -> None:
         self.session = self.session.with_choices(opts, report)
-        self.report = report
-        self.estimating = False
         if self.plan_kind == "least" and (report.least_cost is None or not report.least_cost.steps):
-            self.plan_kind = "ladder"
-        self._fill_steps()
+            self.set_reactive(OomDoctorApp.plan_kind, "ladder")     # drawn with the report, just below
+        self.report = report
+        self.set_reactive(OomDoctorApp.estimating, False)           # the selection's drawing shows it
         self._reselect()
 
     def _reselect(self) -> None:
         if self.plan_kind == "ladder":
             self.selection = self._report_selection()
-            self._render_selection()
             return
         if self.report.setup is None:
             return
         self.estimating = True
-        self._render_verdict()
         self._select_worker(self.plan_kind)
 
     @work(thread=True, exclusive=True, group="select", exit_on_error=False)
@@ -257,12 +272,12 @@ class OomDoctorApp(App[int]):
     def _selected(self, kind: str, result: Selection | Exception) -> None:
         if kind != self.plan_kind:
             return  # the user switched again meanwhile; the newer worker will answer
-        self.estimating = False
         if isinstance(result, Exception):
-            self.notify(self.say("cannot_reestimate", error=_error_text(result, self.lang)), severity="error")
+            self.estimating = False
+            self.notify(self.say("cannot_reestimate", error=error_text(result, self.lang)), severity="error")
         else:
+            self.set_reactive(OomDoctorApp.estimating, False)       # the selection's drawing shows it
             self.selection = result
-        self._render_selection()
 
     # ------------------------------------------------------------------ rendering
 
@@ -375,10 +390,11 @@ class OomDoctorApp(App[int]):
         self.query_one("#plan-diff-text", Static).update(diff)
         self.query_one("#patch-text", Static).update(diff)
         heading = Text()
-        files = sorted({e.file for e in sel.edits}) if sel else []
+        edits = sel.edits if sel else ()
+        files = sorted({e.file for e in edits})
         if files:
-            heading.append(self.say("edits_to", n=len(sel.edits)), style="bold")
-            heading.append(", ".join(_rel(f, self.opts.cwd) for f in files), style="bold")
+            heading.append(self.say("edits_to", n=len(edits)), style="bold")
+            heading.append(", ".join(rel(f, self.opts.cwd) for f in files), style="bold")
             heading.append(self.say("patch_keys"), style="dim")
         else:
             heading.append(self.say("patch"), style="bold")
@@ -406,14 +422,16 @@ class OomDoctorApp(App[int]):
     def _memory_table(self, now: Estimate | None, plan: Estimate | None) -> Group | Text:
         if now is None:
             return Text(self._why_no_estimate("no_estimate"))
-        show_plan = plan is not None and bool(self.current_plan().steps)
+        if not self.current_plan().steps:
+            plan = None         # nothing to compare with: the configured column alone
         table = Table(box=None, padding=(0, 1), show_edge=False, pad_edge=False)
         table.add_column(self.say("per_gpu"), style="bold")
         table.add_column(self.say("as_configured"), justify="right")
-        if show_plan:
+        if plan is not None:
             table.add_column(self.say("with_the_plan"), justify="right")
             table.add_column(self.say("change"), justify="right")
-        names = [n for n, _ in segments(now)] + [n for n, _ in segments(plan) if show_plan and n not in COMPONENTS]
+        names = [n for n, _ in segments(now)] + [n for n, _ in (segments(plan) if plan is not None else [])
+                                                 if n not in COMPONENTS]
         seen: list[str] = []
         for name in names:
             if name in seen:
@@ -421,14 +439,14 @@ class OomDoctorApp(App[int]):
             seen.append(name)
             a = dict(segments(now)).get(name, 0.0)
             row = [component_name(name, self.lang), f"{a:.1f}"]
-            if show_plan:
+            if plan is not None:
                 b = dict(segments(plan)).get(name, 0.0)
                 row += [f"{b:.1f}", f"{b - a:+.1f}"]
             table.add_row(*row)
         total = [self.say("peak"), f"{now.peak_gib:.1f}"] + ([f"{plan.peak_gib:.1f}", f"{plan.peak_gib - now.peak_gib:+.1f}"]
-                                                   if show_plan else [])
+                                                   if plan is not None else [])
         table.add_row(*total, style="bold")
-        verdicts = [self.say("verdict"), fit_verdict(now, self.lang)] + ([fit_verdict(plan, self.lang), ""] if show_plan else [])
+        verdicts = [self.say("verdict"), fit_verdict(now, self.lang)] + ([fit_verdict(plan, self.lang), ""] if plan is not None else [])
         table.add_row(*verdicts)
         return Group(table, Text("\n" + self.say("memory_foot", cap=now.capacity_gib, free=f"{now.headroom:.0%}"),
                                  style="dim"),
@@ -543,114 +561,23 @@ class OomDoctorApp(App[int]):
             self.notify(self.say("no_least_plan_fits" if fits else "no_least_plan"))
             return
         self.plan_kind = "least" if self.plan_kind == "ladder" else "ladder"
-        self._fill_steps()
-        self._render_plan_text()
         self._reselect()
         self.notify(self.say("showing_least" if self.plan_kind == "least" else "showing_ladder"))
 
-    def _patch_or_say(self) -> str | None:
-        if self.estimating:
-            self.notify(self.say("still_estimating"))
-            return None
-        if self.selection is None or not self.selection.patch:
-            self.notify(self.say("nothing_to_write"), severity="warning")
-            return None
-        return self.selection.patch
-
-    def _path(self, path: str) -> Path:
-        # Relative to where oomdoctor was started: the demo's diff names its files from the package's demo
-        # folder (opts.cwd), but nothing is ever written there.
-        p = Path(os.path.expanduser(path))
-        return p if p.is_absolute() else Path(os.getcwd()) / p
+    # ------------------------------------------------------------------ delivering the patch (tui/deliver.py)
 
     def action_export(self) -> None:
-        patch = self._patch_or_say()
-        if patch is None:
-            return
-
-        def done(path: str | None) -> None:
-            if not path:
-                return
-            from oomdoctor.patch import write_diff
-
-            try:    # atomic, and never over an input (the same writer as --export)
-                write_diff(str(self._path(path)), patch, inputs=self.opts.files)
-            except InputError as err:
-                self.notify(err.render(self.lang), severity="error")
-                return
-            self.notify(self.say("wrote_diff", path=path))
-
-        self.push_screen(PathDialog(self.say("export_title"), "plan.diff", self.say("export_hint"),
-                                    lang=self.lang), done)
-
-    def _patchset(self, edits=None):
-        from oomdoctor.patch import build_patch
-
-        assert self.selection is not None
-        return build_patch(self.selection.edits if edits is None else edits, cwd=self.opts.cwd)
-
-    def writable_patchset(self, edits) -> tuple[Any, str | None]:
-        """The patch to apply, and the folder of the demo's copy when the edits were of the bundled demo
-        (the installed demo is never written: a copy in ./oomdoctor-demo/ is)."""
-        from oomdoctor import demo
-        from oomdoctor.patch import build_patch
-
-        if not demo.is_installed_demo(edits):
-            return build_patch(edits, cwd=self.opts.cwd), None
-        folder = demo.copy_demo(os.getcwd())
-        return build_patch(demo.relocate(edits, folder), cwd=str(folder)), str(folder)
+        self.deliver.export()
 
     def action_write_copies(self) -> None:
-        if self._patch_or_say() is None:
-            return
-
-        def done(folder: str | None) -> None:
-            if not folder:
-                return
-            from oomdoctor.patch import write_copies
-
-            try:
-                written = write_copies(self._patchset(), str(self._path(folder)), inputs=self.opts.files)
-            except (OSError, ValueError, InputError) as err:
-                self.notify(self.say("cannot_copy", error=_error_text(err, self.lang)), severity="error")
-                return
-            self.notify(self.say("wrote_copies", n=len(written), folder=folder))
-
-        self.push_screen(PathDialog(self.say("copies_title"), "oomdoctor-patched/", self.say("copies_hint"),
-                                    lang=self.lang), done)
+        self.deliver.write_copies()
 
     def action_apply(self) -> None:
-        patch = self._patch_or_say()
-        if patch is None:
-            return
-        if self.applied:
-            self.notify(self.say("already_applied"), severity="warning")
-            return
-        assert self.selection is not None
-        files = sorted({_rel(e.file, self.opts.cwd) for e in self.selection.edits})
+        self.deliver.apply()
 
-        self.apply_edits(self.selection.edits, patch, files)
-
-    def apply_edits(self, edits, patch: str, files: list[str]) -> None:
-        """Ask, then apply `edits` in place (a copy for the bundled demo), keeping each file as .orig."""
-        def done(yes: bool | None) -> None:
-            if not yes:
-                self.notify(self.say("nothing_changed"))
-                return
-            from oomdoctor.patch import apply_in_place
-
-            try:
-                patchset, copy = self.writable_patchset(edits)
-                changed = apply_in_place(patchset)
-            except (OSError, ValueError, InputError) as err:
-                self.notify(self.say("cannot_apply", error=_error_text(err, self.lang)), severity="error")
-                return
-            self.applied = True
-            if copy is not None:
-                self.notify(self.say("demo_copy", folder=copy))
-            self.notify(self.say("updated", files=", ".join(str(c) for c in changed)))
-
-        self.push_screen(ConfirmApply(patch, files, lang=self.lang), done)
+    def apply_edits(self, edits: Sequence[KeyEdit], patch: str, files: Sequence[str]) -> None:
+        """Ask, then apply `edits` in place (the guide's `a` comes here too)."""
+        self.deliver.apply_edits(edits, patch, files)
 
     def action_guide(self) -> None:
         """The guide starts from the app's choices and its plan; when it closes, its plan is the app's."""
@@ -705,11 +632,6 @@ def choices_after_toggle(opts: Options, row: Row, rules: RuleBook) -> Options:
     return replace(opts, skip=tuple(s for s in opts.skip if s.lower() not in names))
 
 
-def _error_text(err: BaseException, lang: str) -> str:
-    """An exception in one line: an InputError in the user's language, anything else as Python says it."""
-    return err.render(lang) if isinstance(err, InputError) else str(err)
-
-
 def _peak_mark(est: Estimate) -> Text:
     return Text.assemble(f"{est.peak_gib:.1f} GiB ", ("✓", "green") if est.fits else ("✗", "red"))
 
@@ -718,7 +640,7 @@ def _heading(title: str, first: bool = False) -> Text:
     return Text(("" if first else "\n") + title, style="bold underline")
 
 
-def _indented(text: str | Text) -> Padding:
+def _indented(text: str | Text | Prose) -> Padding:
     return Padding(text, (0, 0, 0, 2))
 
 
@@ -734,10 +656,3 @@ def _bullets(lines, bullet: str = "•", style: str = "", lang: str = "en") -> P
 
 def _short_model(model: str) -> str:
     return model.rstrip("/").rsplit("/", 1)[-1] if model else "?"
-
-
-def _rel(path: str, cwd: str | None) -> str:
-    try:
-        return os.path.relpath(path, cwd or os.getcwd()) if os.path.isabs(path) else path
-    except ValueError:
-        return path

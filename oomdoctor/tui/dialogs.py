@@ -1,6 +1,7 @@
 """Modal screens (ask a path, confirm an in-place apply, list the keys), and bindings in the user's language."""
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
@@ -8,7 +9,7 @@ from typing import Any
 from rich.syntax import Syntax
 from rich.table import Table
 from textual.app import ComposeResult
-from textual.binding import Binding
+from textual.binding import Binding, BindingsMap
 from textual.containers import Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
@@ -16,20 +17,56 @@ from textual.widgets import Input, Static
 from oomdoctor.words import has, say
 
 
-def localize_bindings(node: Any, lang: str) -> None:
-    """Footer words in the app's language: every binding description that is a words code becomes its text.
+class Localized:
+    """A Textual app, screen or widget whose BINDINGS describe keys with words codes ("app.key_back"): what is
+    built is a subclass made once per language whose BINDINGS hold the words, so the footer shows them.
 
-    Bindings are declared once per class with codes ("app.key_back"); each app, screen or widget holds its
-    own copy of them, rewritten here when it is created. That copy is Textual's private `_bindings`
-    (textual/dom.py, DOMNode.__init__), so pyproject.toml allows only the Textual major version CI tests.
+    Textual reads a class's BINDINGS when the class is created (DOMNode.__init_subclass__, textual/dom.py), and
+    a subclass's bindings for a key replace its bases' (DOMNode._merge_bindings): the public class attribute is
+    all this uses. The language is the `lang` the constructor is given, else its `session`'s.
     """
-    bindings = node._bindings.key_to_bindings
-    for key, items in bindings.items():
-        bindings[key] = [replace(b, description=say(b.description, lang)) if b.description and has(b.description)
-                         else b for b in items]
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Any:
+        return super().__new__(in_language(cls, _language_of(cls, args, kwargs)))
 
 
-class PathDialog(ModalScreen["str | None"]):
+def _language_of(cls: Any, args: tuple[Any, ...], kwargs: dict[str, Any]) -> str:
+    try:
+        bound = inspect.signature(cls.__init__).bind(None, *args, **kwargs)
+    except TypeError:
+        return "en"         # __init__ says what is wrong with the arguments
+    bound.apply_defaults()
+    lang = bound.arguments.get("lang")
+    if lang is None and bound.arguments.get("session") is not None:
+        lang = bound.arguments["session"].lang
+    return lang if isinstance(lang, str) else "en"
+
+
+_IN_LANGUAGE: dict[tuple[type, str], type] = {}       # each class is made once per language
+
+
+def in_language(cls: type, lang: str) -> type:
+    """`cls` with its coded binding descriptions in `lang`, made once per class and language."""
+    if getattr(cls, "_bindings_lang", None) is not None:
+        return cls
+    if (cls, lang) not in _IN_LANGUAGE:
+        _IN_LANGUAGE[cls, lang] = _said_in(cls, lang)
+    return _IN_LANGUAGE[cls, lang]
+
+
+def _said_in(cls: type, lang: str) -> type:
+    keys: dict[str, list[Binding]] = {}
+    for base in reversed(cls.__mro__):         # as DOMNode._merge_bindings: a subclass's key replaces its bases'
+        for key, items in BindingsMap(base.__dict__.get("BINDINGS", ())).key_to_bindings.items():
+            keys[key] = list(items)
+    said = [replace(b, description=say(b.description, lang)) if b.description and has(b.description) else b
+            for items in keys.values() if any(b.description and has(b.description) for b in items) for b in items]
+    namespace = {"BINDINGS": said, "_bindings_lang": lang, "__module__": cls.__module__,
+                 "__qualname__": cls.__qualname__, "__doc__": cls.__doc__}
+    return type(cls)(cls.__name__, (cls,), namespace)
+
+
+class PathDialog(Localized, ModalScreen["str | None"]):
     """Ask for a file or folder path; enter accepts, escape cancels (returns None)."""
 
     BINDINGS = [Binding("escape", "cancel", "app.key_cancel")]
@@ -40,7 +77,6 @@ class PathDialog(ModalScreen["str | None"]):
         self.default = default
         self.hint = hint
         self.lang = lang
-        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):
@@ -56,7 +92,7 @@ class PathDialog(ModalScreen["str | None"]):
         self.dismiss(None)
 
 
-class ConfirmApply(ModalScreen[bool]):
+class ConfirmApply(Localized, ModalScreen[bool]):
     """Show the diff that would be applied; only `y` applies."""
 
     BINDINGS = [
@@ -70,7 +106,6 @@ class ConfirmApply(ModalScreen[bool]):
         self.diff = diff
         self.files = tuple(files)
         self.lang = lang
-        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
         names = ", ".join(self.files) or say("app.no_file", self.lang)
@@ -84,7 +119,7 @@ class ConfirmApply(ModalScreen[bool]):
         self.dismiss(yes)
 
 
-class HelpScreen(ModalScreen[None]):
+class HelpScreen(Localized, ModalScreen[None]):
     """Every key the app knows, from the same table the bindings are built from."""
 
     BINDINGS = [
@@ -98,7 +133,6 @@ class HelpScreen(ModalScreen[None]):
         self.keys = tuple(keys)
         self.title_text = title
         self.hint = hint
-        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
         table = Table.grid(padding=(0, 2))

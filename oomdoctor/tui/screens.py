@@ -23,7 +23,7 @@ from textual.widgets import Footer, Static
 from textual.worker import get_current_worker
 
 from oomdoctor.facts import GIB, Estimate, ModelShape, TrainingSetup
-from oomdoctor.tui.dialogs import localize_bindings
+from oomdoctor.tui.dialogs import Localized
 from oomdoctor.words import gib, gib_short, hours, say, show
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ class _Stopped(Exception):
     """Raised inside the trace's progress callback once nobody waits for the result any more."""
 
 
-class SimulateScreen(Screen[None]):
+class SimulateScreen(Localized, Screen[None]):
     """Traces real training steps on fake tensors and shows the peaks beside the estimate.
 
     The trace runs in a daemon thread, not a Textual worker: a worker's thread is joined when the app exits,
@@ -79,7 +79,6 @@ class SimulateScreen(Screen[None]):
         self.problem: tuple[str, str] | None = None     # (heading, one line) when it cannot run or failed
         self.finished = False
         self.thread: threading.Thread | None = None
-        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
         yield Static(Text(say("app.sim_title", self.lang), style="bold"), id="sim-title", classes="screen-title")
@@ -197,7 +196,7 @@ class SimulateScreen(Screen[None]):
         return [head, Text(format_result(result, est, self.lang))]
 
 
-class AdviseScreen(Screen[None]):
+class AdviseScreen(Localized, Screen[None]):
     """Which GPUs, how many, which strategy: the fit matrix first, then the user's card, then the strategies."""
 
     BINDINGS = [Binding("escape", "close", "app.key_back", key_display="esc")]
@@ -215,7 +214,6 @@ class AdviseScreen(Screen[None]):
         self.lang = session.lang
         self.matrix = matrix
         self.error: str | None = None
-        localize_bindings(self, self.lang)
 
     def compose(self) -> ComposeResult:
         yield Static(Text(say("app.adv_title", self.lang), style="bold"), id="adv-title", classes="screen-title")

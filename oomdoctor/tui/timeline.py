@@ -7,8 +7,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from textual import events, on
 from textual.binding import Binding
 from textual.containers import VerticalScroll
+from textual.widget import Widget
 from textual.widgets import Sparkline, Static, TabbedContent, TabPane
 
 from oomdoctor.tui.app import OomDoctorApp
@@ -19,19 +21,20 @@ if TYPE_CHECKING:
 
 
 class WatchApp(OomDoctorApp):
-    # a words code: OomDoctorApp's __init__ puts the footer label in the app's language
+    # a words code: the footer shows it in the app's language (dialogs.Localized)
     BINDINGS = [Binding("5", "tab('timeline')", show=False), Binding("t", "tab('timeline')", "watch.key_timeline")]
 
     def __init__(self, session: Session, *, watch: dict, **kwargs: Any) -> None:
         super().__init__(session, **kwargs)
-        self.watch = watch
+        self.watched = watch        # (not `watch`: that is Textual's DOMNode.watch)
 
-    async def on_mount(self) -> None:
-        super().on_mount()
+    # Textual calls each class's Mount handler, this one first, then OomDoctorApp.on_mount (MessagePump's dispatch)
+    @on(events.Mount)
+    async def _add_timeline(self) -> None:
         tabs = self.query_one("#tabs", TabbedContent)
-        body = [Static(say("watch.timeline_heading", self.lang, samples=self.watch["samples"],
-                           interval=self.watch["interval_s"]), id="timeline-heading")]
-        for g in self.watch["gpus"]:
+        body: list[Widget] = [Static(say("watch.timeline_heading", self.lang, samples=self.watched["samples"],
+                                         interval=self.watched["interval_s"]), id="timeline-heading")]
+        for g in self.watched["gpus"]:
             body.append(Static(say("watch.gpu_line", self.lang, index=g["index"], name=g["name"], peak=g["peak_gib"],
                                    at=g["peak_at_s"], total=g["total_gib"]), classes="timeline-gpu"))
             body.append(Sparkline(g["series_gib"] or [0.0], summary_function=max, id=f"timeline-gpu-{g['index']}"))

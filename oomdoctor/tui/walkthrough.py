@@ -33,7 +33,7 @@ from oomdoctor.guide import (
     pages,
     questions,
 )
-from oomdoctor.tui.dialogs import localize_bindings
+from oomdoctor.tui.dialogs import Localized
 from oomdoctor.tui.widgets import wrap_legend
 from oomdoctor.views.bars import COLOURS, GLYPHS
 from oomdoctor.words import pad_cells, say, wrap_cells
@@ -150,7 +150,7 @@ GUIDE_KEYS: tuple[tuple[str, str, str, str | None, str], ...] = (
 )
 
 
-class WalkthroughScreen(Screen[Any]):
+class WalkthroughScreen(Localized, Screen[Any]):
     """Pushed by the main app on `g` (and first with --walkthrough). Dismissed with (answers, choices, plan) —
     the app takes that plan as its own — or None when nothing changed."""
 
@@ -198,7 +198,6 @@ class WalkthroughScreen(Screen[Any]):
         self.planned = planned and answers is None
         self.exported = False
         self._pages: list[Page] = pages(report, self.answers, self.lang, session.rules, self.options)
-        localize_bindings(self, self.lang)
 
     # ------------------------------------------------------------------ layout
 
@@ -447,7 +446,7 @@ class WalkthroughScreen(Screen[Any]):
             self.set_focus(focused)     # answering goes on where it was
 
 
-class LeaveGuide(ModalScreen[str]):
+class LeaveGuide(Localized, ModalScreen[str]):
     """Quit with answers not exported: quit anyway, export first, or stay."""
 
     BINDINGS = [
@@ -462,7 +461,6 @@ class LeaveGuide(ModalScreen[str]):
     def __init__(self, lang: str = "en") -> None:
         super().__init__()
         self.lang = lang
-        localize_bindings(self, lang)
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog"):

@@ -14,6 +14,7 @@ from textual.widgets import OptionList
 
 from oomdoctor.facts import Estimate, Plan, Step
 from oomdoctor.facts import Text as FText
+from oomdoctor.tui.dialogs import Localized
 from oomdoctor.views.bars import COLOURS, GLYPHS, bar_cells, segments
 from oomdoctor.views.describe import change_words, component_name, step_costs
 from oomdoctor.words import cell_width, clean, gib, pad_cells, say, wrap_cells
@@ -160,7 +161,7 @@ def plan_rows(plan: Plan, rules: RuleBook) -> list[Row]:
     return rows
 
 
-class StepList(OptionList):
+class StepList(Localized, OptionList):
     """The plan's rungs as checkboxes. Space or enter toggles the highlighted one: a step leaves the plan
     (the ladder is walked again without it), a proposed rung gets the user's yes and comes in."""
 
@@ -183,9 +184,6 @@ class StepList(OptionList):
     def __init__(self, *, lang: str = "en", id: str | None = None) -> None:
         super().__init__(id=id)
         self.lang = lang
-        from oomdoctor.tui.dialogs import localize_bindings
-
-        localize_bindings(self, lang)
         self.rows: tuple[Row, ...] = ()
 
     @property
