@@ -4,6 +4,7 @@ its `trl <cmd>` launch keys, LLaMA-Factory's Ray workers, torchtune's preference
 backend, OpenRLHF's Ray actor group and `ray job submit -- cmd`."""
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -205,7 +206,11 @@ def test_provenance_names_the_call_and_argument_the_script_wrote():
 
 def _fenced(text: str, path: str) -> str:
     lang = {"sh": "bash", "py": "python", "json": "json"}.get(path.rsplit(".", 1)[-1], "yaml")
-    return f"This is my config:\n\n```{lang}\n{text.rstrip()}\n```\n\nIt fails with **CUDA out of memory**.\n"
+    # A fence longer than any backtick fence inside (a docstring's usage block): CommonMark §4.5, a closing fence
+    # is at least as long as the opening one, so that is how a writer quotes text that holds a fence.
+    inner = max((len(m) for m in re.findall(r"(?m)^[ \t]*(`{3,})", text)), default=2)
+    mark = "`" * max(3, inner + 1)
+    return f"This is my config:\n\n{mark}{lang}\n{text.rstrip()}\n{mark}\n\nIt fails with **CUDA out of memory**.\n"
 
 
 def _quoted(text: str, path: str) -> str:

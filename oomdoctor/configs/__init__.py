@@ -130,18 +130,27 @@ def load_config(path: str, *, framework_version: str | None = None,
 
     raw = read_text(path, data)
     text, wrapped = unwrap_markdown(raw)
-    if wrapped and not (is_script(path, raw) or path.lower().endswith(_PYTHON_EXT)):
-        # A YAML/JSON file as written first: a fence inside a block scalar (a prompt) is not a paste. (No line
-        # of a script is a bare fence, and a `>` opening every line would redirect each: those are pastes.)
+    if wrapped and not is_script(path, raw):
+        # A YAML/JSON file as written first: a fence inside a block scalar (a prompt) is not a paste; nor is one
+        # inside a Python string (a module docstring's usage block), which a pasted fence would not parse as.
+        # (No line of a shell script is a bare fence, and a `>` opening every line would redirect each.)
         try:
             return _load_text(path, raw, framework_version=framework_version, log_versions=log_versions, model=model)
         except InputError as err:
             first = err
-        try:
-            setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
-                               model=model)
-        except InputError:
-            raise first from None
+        # Quoted with a fence inside: the quote's whole content first (a quoted program whose docstring holds a
+        # fence), its first fenced block only if that fails.
+        tries = [(unwrap_markdown(raw, fence=False)[0], "quote")] if wrapped == "quote+fence" else []
+        tries.append((text, wrapped))
+        for i, (inner, how) in enumerate(tries):
+            try:
+                setup = _load_text(path, inner, framework_version=framework_version, log_versions=log_versions,
+                                   model=model)
+                wrapped = how
+                break
+            except InputError:
+                if i == len(tries) - 1:
+                    raise first from None
     elif not wrapped and is_script(path, raw):
         try:
             setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,

@@ -193,20 +193,21 @@ def _blank(line: str) -> str:
     return line[len(line.rstrip("\r\n")):]         # the line's end only
 
 
-def unwrap_markdown(text: str) -> tuple[str, str | None]:
+def unwrap_markdown(text: str, *, fence: bool = True) -> tuple[str, str | None]:
     """(the config inside a Markdown paste, how it was wrapped: "fence", "quote", "quote+fence" or None).
     Markdown lines are emptied, never removed, and a quote marker is cut from its line: every line stays
-    where the file has it, so errors and provenance name the file's own lines (a paste is never patched)."""
+    where the file has it, so errors and provenance name the file's own lines (a paste is never patched).
+    `fence=False`: the quote markers only."""
     lines = text.splitlines(keepends=True)
     how = []
     filled = [ln for ln in lines if ln.strip()]
     if filled and all(_QUOTE.match(ln) for ln in filled):
         lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
         how.append("quote")
-    opened = next((i for i, ln in enumerate(lines) if _FENCE.match(ln.rstrip("\r\n"))), None)
+    opened = next((i for i, ln in enumerate(lines) if _FENCE.match(ln.rstrip("\r\n"))), None) if fence else None
     if opened is not None:
-        fence = _FENCE.match(lines[opened].rstrip("\r\n"))
-        mark = fence.group(1) if fence else "```"
+        found = _FENCE.match(lines[opened].rstrip("\r\n"))
+        mark = found.group(1) if found else "```"
         closed = next((j for j in range(opened + 1, len(lines))
                        if re.match(r"^[ \t]{0,3}" + re.escape(mark[0]) + "{%d,}[ \t]*$" % len(mark),
                                    lines[j].rstrip("\r\n"))), len(lines))

@@ -11,6 +11,7 @@ older releases from the tags of axolotl-ai-cloud/axolotl:
 """
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from oomdoctor.configs import deepspeed as ds
@@ -137,10 +138,53 @@ def _read_method(b: Builder, doc: Doc) -> str:
         b.set("method", "lora", doc.src("adapter"))
         b.extras["adapter"] = adapter
     elif doc.get("unfrozen_parameters"):
-        b.set("method", "freeze", doc.src("unfrozen_parameters"))
+        patterns = doc.get("unfrozen_parameters")
+        layers = _unfrozen_layers([patterns] if isinstance(patterns, str) else
+                                  [str(p) for p in patterns] if isinstance(patterns, list) else [])
+        if layers >= _PROBE_LAYERS:
+            # every decoder layer trains: what stays frozen (a vision tower, the embeddings) is small beside it
+            b.set("method", "full", doc.src("unfrozen_parameters"))
+            b.note(msg("config.axolotl_unfrozen_all", where=f"{doc.path}:{doc.src('unfrozen_parameters').line}"))
+        else:
+            b.set("method", "freeze", doc.src("unfrozen_parameters"))
+            if layers:
+                b.set("freeze_trainable_layers", layers, doc.src("unfrozen_parameters"))
     else:
         b.default("method", "full", msg("config.default.no_adapter"))
     return adapter
+
+
+# axolotl utils/freeze.py freeze_layers_except: every parameter is frozen but those a pattern matches; a pattern is
+# `re.match`ed from the name's start, each `.` not followed by `+` taken literally, a trailing `[a:b]` range cut off
+# (LayerNamePattern). A decoder layer trains when its attention and MLP weights match, under the parameter names of
+# transformers' model families (decoder, multimodal language model, GPT-2/Falcon, GPT-NeoX, OPT); probed up to
+# _PROBE_LAYERS layers (more than any released decoder: Llama-3.1-405B has 126), all of them meaning "every layer".
+_LAYER_PREFIXES = ("model.layers.{i}", "model.language_model.layers.{i}", "language_model.model.layers.{i}",
+                   "transformer.h.{i}", "gpt_neox.layers.{i}", "model.decoder.layers.{i}")
+_LAYER_BULK = (("self_attn.q_proj.weight", "mlp.down_proj.weight"),
+               ("self_attention.query_key_value.weight", "mlp.dense_4h_to_h.weight"),
+               ("attention.query_key_value.weight", "mlp.dense_4h_to_h.weight"),
+               ("attn.c_attn.weight", "mlp.c_proj.weight"),
+               ("self_attn.q_proj.weight", "fc2.weight"))
+_PROBE_LAYERS = 128
+
+
+def _unfrozen_layers(patterns: list[str]) -> int:
+    """How many of the first _PROBE_LAYERS decoder layers `unfrozen_parameters` leaves trainable."""
+    compiled = []
+    for pattern in patterns:
+        ranged = re.match(r"^(.+)\[([0-9]*)(?::([0-9]*))?\]$", pattern)
+        try:
+            compiled.append(re.compile(re.sub(r"\.(?!\+)", r"\\.", ranged.group(1) if ranged else pattern)))
+        except re.error:
+            continue
+
+    def trains(name: str) -> bool:
+        return any(c.match(name) for c in compiled)
+
+    return sum(1 for i in range(_PROBE_LAYERS)
+               if any(all(trains(f"{prefix.format(i=i)}.{part}") for part in bulk)
+                      for prefix in _LAYER_PREFIXES for bulk in _LAYER_BULK))
 
 
 def _read_adapter(b: Builder, doc: Doc) -> None:

@@ -11,7 +11,9 @@ What is read, by callee (the last name of the call, so `trl.SFTConfig(...)` and 
 - TRL's trainers (SFTTrainer, DPOTrainer, ...): TRL's defaults, and the stage the trainer trains;
 - unsloth's FastLanguageModel / FastModel .from_pretrained(model_name, max_seq_length, load_in_4bit) and
   .get_peft_model(r, lora_alpha, target_modules, use_gradient_checkpointing, max_seq_length).
-A value is a literal, a name assigned a literal once in the file, or a dtype attribute (`torch.bfloat16`).
+A value is a literal, a name assigned a literal once in the file, a dtype attribute (`torch.bfloat16`), or
+`args.<dest>` where the file's argparse declares `add_argument("--<flag>", default=<literal>)` (the value the run
+gets when the flag is not given); `**name` spreads a dict the file builds once (`dict(k=v)` or `{"k": v}`).
 Anything else (a value computed at run time) is left out with a note. A script that makes none of these
 calls (an mmengine/xtuner config, a helper) is refused as before. No patch is written into a script.
 """
@@ -114,7 +116,9 @@ class _Reader:
         self.current: tuple[str, ast.Call | None] = ("", None)     # the call being read, for provenance
         self.spelled: dict[str, str] = {}                           # data key -> how the script wrote it
         self.defaulted: dict[str, Msg] = {}                         # data key -> the call's default it took
+        self.arg_defaults = self._argparse_defaults()
         self.consts = self._constants()
+        self.kwdicts = self._kwdicts()
 
     # ------------------------------------------------------------ values
 
@@ -138,9 +142,54 @@ class _Reader:
                             seen.setdefault(name.id, []).append(self._literal(item, {}))
         return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not _MISSING}
 
+    def _argparse_defaults(self) -> dict[str, tuple[str, Any]]:
+        """dest -> (flag, default) of each `<parser>.add_argument("--flag", ..., default=<literal>)`: argparse names
+        the attribute after the first long option, `-` read as `_`, unless `dest=` says (Python docs, argparse
+        "dest"). A dest declared twice with different defaults is left out."""
+        seen: dict[str, list[tuple[str, Any]]] = {}
+        for node in ast.walk(self.tree):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr == "add_argument"):
+                continue
+            flags = [a.value for a in node.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            kw = {k.arg: k.value for k in node.keywords if k.arg}
+            long = next((f for f in flags if f.startswith("--")), None)
+            dest = self._literal(kw["dest"], {}) if "dest" in kw else (long[2:].replace("-", "_") if long else None)
+            if not isinstance(dest, str) or "default" not in kw:
+                continue
+            value = self._literal(kw["default"], {})
+            if value is not _MISSING:
+                seen.setdefault(dest, []).append((long or dest, value))
+        return {k: v[0] for k, v in seen.items() if all(x[1] == v[0][1] for x in v)}
+
+    def _kwdicts(self) -> dict[str, dict[str, ast.expr]]:
+        """Names assigned once a dict of string keys (`kw = dict(lr=1e-5)`, `kw = {"lr": 1e-5}`): what `**kw`
+        spreads into a call. Later item assignments (often conditional) are not followed."""
+        seen: dict[str, list[dict[str, ast.expr] | None]] = {}
+        for node in ast.walk(self.tree):
+            target = value = None
+            if isinstance(node, ast.Assign) and len(node.targets) == 1:
+                target, value = node.targets[0], node.value
+            elif isinstance(node, ast.AnnAssign):
+                target, value = node.target, node.value
+            if not isinstance(target, ast.Name) or value is None:
+                continue
+            items: dict[str, ast.expr] | None = None
+            if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "dict" \
+                    and not value.args:
+                items = {k.arg: k.value for k in value.keywords if k.arg}
+            elif isinstance(value, ast.Dict) and all(isinstance(k, ast.Constant) and isinstance(k.value, str)
+                                                     for k in value.keys):
+                items = {str(k.value): v for k, v in zip(value.keys, value.values) if isinstance(k, ast.Constant)}
+            seen.setdefault(target.id, []).append(items)
+        return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not None}
+
     def _literal(self, node: ast.expr, consts: dict[str, Any]) -> Any:
         if isinstance(node, ast.Name) and node.id in consts:
             return consts[node.id]
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
+                and node.attr in getattr(self, "arg_defaults", {}):
+            return self.arg_defaults[node.attr][1]          # args.model: the flag's default
         if isinstance(node, ast.Attribute) and node.attr in _DTYPE_ATTRS:
             return _DTYPE_ATTRS[node.attr]          # torch.bfloat16
         try:
@@ -164,6 +213,10 @@ class _Reader:
         label, call = self.current
         arg = next((k.arg for k in call.keywords if k.value is node), None) if call is not None else None
         self.spelled[key] = f"{label}({arg}=)" if arg else f"{label}()"
+        if isinstance(node, ast.Attribute) and node.attr in self.arg_defaults:
+            self.defaulted[key] = msg("config.default.argparse", flag=self.arg_defaults[node.attr][0])
+        elif getattr(self.defaulted.get(key), "code", "") == "config.default.argparse":
+            del self.defaulted[key]
         v = self.value(node) if value is _MISSING else value
         if v is _MISSING or v is None:
             if not isinstance(node, ast.Constant):
@@ -187,6 +240,9 @@ class _Reader:
             name = func.attr if isinstance(func, ast.Attribute) else (func.id if isinstance(func, ast.Name) else "")
             owner = func.value.id if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) else ""
             kw = {k.arg: k.value for k in call.keywords if k.arg}
+            for k in call.keywords:         # `**config_kwargs`: the keys of a dict the file built once
+                if k.arg is None and isinstance(k.value, ast.Name):
+                    kw = {**self.kwdicts.get(k.value.id, {}), **kw}
             self.current = (f"{owner}.{name}" if owner else name, call)
             if name in _TRAINER_ARGS or name in _TRL_CONFIGS:
                 self._args(name, call, kw)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from typing import Any
 
 from oomdoctor.configs._doc import Builder, Context, Doc
@@ -51,6 +52,29 @@ MARKERS = (
     Marker(has_key("tokenizer.max_seq_len"), ">=", "0.3.0"),
     Marker(has_key("context_parallel_dim"), ">=", "0.6.0"),
 )
+
+# torchtune's async GRPO recipe keeps its trainer's settings under `training:` (recipes/dev/
+# async_grpo_full_finetune_distributed.py:137 `cfg.training.batch_size`; torchtune/dev/rl/workers/trainers/training.py
+# :70-133 `cfg.training.{checkpointer,optimizer,loss,enable_activation_checkpointing,fsdp_cpu_offload}`), trains in
+# bf16 whatever the config says (training.py:63 `get_dtype("bf16")`) on `orchestration.num_training_workers` GPUs.
+_TRAINER_SECTION = "training"
+_IN_SECTION = ("micro_batch", "grad_accum", "grad_ckpt", "optimizer", "fused_ce", "offload_params")
+
+
+def _section(doc: Doc) -> str | None:
+    """`training` when the trainer's settings live there (no top-level batch_size, `training.batch_size` set)."""
+    if not doc.has("batch_size") and isinstance(doc.get(_TRAINER_SECTION), dict) \
+            and doc.has(f"{_TRAINER_SECTION}.batch_size"):
+        return _TRAINER_SECTION
+    return None
+
+
+def _keys(section: str | None) -> dict[str, Key]:
+    if not section:
+        return KEYS
+    return {f: (replace(k, name=f"{section}.{k.name}", aliases=tuple(f"{section}.{a}" for a in k.aliases))
+                if f in _IN_SECTION else k) for f, k in KEYS.items()}
+
 
 _DTYPES = {"bf16": "bf16", "bfloat16": "bf16", "fp16": "fp16", "float16": "fp16", "fp32": "fp32", "float32": "fp32"}
 _OPTIM = {"adamw": "adamw_torch", "adam": "adamw_torch", "pagedadamw8bit": "paged_adamw_8bit",
@@ -162,22 +186,35 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     builder = doc.str_("model._component_")
     if not builder:
         raise doc.fail("model._component_", msg("config.no_model", key="model._component_"))
-    _read_model(b, doc, builder)
+    section = _section(doc)
+    keys, at = _keys(section), f"{section}." if section else ""
+    if section:
+        b.extras["trainer_section"] = section
+    _read_model(b, doc, builder, at)
     b.extras["model_builder"] = builder
     b.default("stage", "sft")
     _read_method(b, doc, builder.rsplit(".", 1)[-1])
-    _read_batch_and_length(b, doc, version)
-    _read_precision(b, doc)
-    if not b.from_doc("grad_ckpt", doc, "enable_activation_checkpointing", doc.bool_("enable_activation_checkpointing")):
-        b.default("grad_ckpt", False, "enable_activation_checkpointing")
-    if doc.bool_("enable_activation_offloading"):
+    _read_batch_and_length(b, doc, version, keys)
+    if section and not doc.has("dtype"):
+        b.default("precision", "bf16", msg("config.default.tt_trainer_bf16"))
+        b.default("load_dtype", "bf16", msg("config.default.tt_trainer_bf16"))
+        b.default("pure_bf16", True, msg("config.default.tt_trainer_bf16"))
+    else:
+        _read_precision(b, doc)
+    ckpt = keys["grad_ckpt"].name
+    if not b.from_doc("grad_ckpt", doc, ckpt, doc.bool_(ckpt)):
+        b.default("grad_ckpt", False, ckpt)
+    if doc.bool_(f"{at}enable_activation_offloading"):
         b.extras["activation_offloading"] = True
     b.default("attention", "sdpa", msg("config.default.tt_sdpa"))
-    _read_optimizer(b, doc)
-    _read_loss(b, doc)
+    _read_optimizer(b, doc, at)
+    _read_loss(b, doc, at)
     if doc.bool_("optimizer_in_bwd"):
         b.extras["optimizer_in_bwd"] = True
-    _read_distribution(b, doc)
+    if section:
+        _read_trainer_workers(b, doc, at)
+    else:
+        _read_distribution(b, doc)
     if doc.get("run_val_every_n_steps") not in (None, ""):
         b.set("do_eval", True, doc.src("run_val_every_n_steps"))
         read_int(b, doc, KEYS["eval_batch"])
@@ -188,11 +225,12 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     return b.build(doc, config_file=doc.path)
 
 
-def _read_model(b: Builder, doc: Doc, builder: str) -> None:
-    ckpt_dir = doc.str_("checkpointer.checkpoint_dir")
+def _read_model(b: Builder, doc: Doc, builder: str, at: str = "") -> None:
+    ckpt_key = f"{at}checkpointer.checkpoint_dir"
+    ckpt_dir = doc.str_(ckpt_key)
     downloaded = _downloaded(doc.header, ckpt_dir)
     if ckpt_dir and os.path.isfile(os.path.join(os.path.expanduser(ckpt_dir), "config.json")):
-        b.set("model", ckpt_dir, doc.src("checkpointer.checkpoint_dir"))
+        b.set("model", ckpt_dir, doc.src(ckpt_key))
     elif downloaded is not None:
         # The header's `tune download <repo> --output-dir <dir>` fetched the checkpoint the checkpointer reads.
         b.set("model", downloaded[1], Source(file=doc.path, key="tune download", line=downloaded[0]))
@@ -227,10 +265,10 @@ def _read_method(b: Builder, doc: Doc, short: str) -> None:
         b.set("lora_targets", tuple(targets), doc.src("model.lora_attn_modules"))
 
 
-def _read_batch_and_length(b: Builder, doc: Doc, version: str) -> None:
-    if not read_int(b, doc, KEYS["micro_batch"]):
+def _read_batch_and_length(b: Builder, doc: Doc, version: str, keys: dict[str, Key]) -> None:
+    if not read_int(b, doc, keys["micro_batch"]):
         raise doc.fail("", msg("config.torchtune_batch_required"))
-    if not read_int(b, doc, KEYS["grad_accum"]):
+    if not read_int(b, doc, keys["grad_accum"]):
         b.default("grad_accum", 1, msg("config.default.missing", key="gradient_accumulation_steps"))
     if not read_int(b, doc, KEYS["seq_len"], version):
         if at_most(version, "0.2.1"):
@@ -254,28 +292,28 @@ def _read_precision(b: Builder, doc: Doc) -> None:
         b.default("load_dtype", "fp32", msg("config.default.missing", key="dtype"))
 
 
-def _read_optimizer(b: Builder, doc: Doc) -> None:
-    opt = doc.str_("optimizer._component_")
+def _read_optimizer(b: Builder, doc: Doc, at: str = "") -> None:
+    opt = doc.str_(f"{at}optimizer._component_")
     if not opt:
         b.default("optimizer", "adamw_torch")
         return
     cls = opt.rsplit(".", 1)[-1].lower()
     name = _OPTIM.get(cls, cls)
-    if name == "adamw_torch" and doc.bool_("optimizer.fused"):
+    if name == "adamw_torch" and doc.bool_(f"{at}optimizer.fused"):
         name = "adamw_torch_fused"
     if "torchao" in opt and "8bit" in cls:
         name = "adamw_torch_8bit"
-    b.set("optimizer", name, doc.src("optimizer._component_"))
+    b.set("optimizer", name, doc.src(f"{at}optimizer._component_"))
 
 
-def _read_loss(b: Builder, doc: Doc) -> None:
-    loss = (doc.str_("loss._component_") or "").rsplit(".", 1)[-1]
+def _read_loss(b: Builder, doc: Doc, at: str = "") -> None:
+    loss = (doc.str_(f"{at}loss._component_") or "").rsplit(".", 1)[-1]
     stage = _LOSS_STAGES.get(loss)
     if stage:
         # The preference recipes (lora_dpo_*, ppo_full_finetune_*) take their loss from torchtune.rlhf.loss.
-        b.set("stage", stage, doc.src("loss._component_"))
+        b.set("stage", stage, doc.src(f"{at}loss._component_"))
     if loss in _CHUNKED_LOSSES:
-        b.set("fused_ce", True, doc.src("loss._component_"))
+        b.set("fused_ce", True, doc.src(f"{at}loss._component_"))
         # the memory model tells the chunked output (all chunks' logits at once) from the fused projection
         b.values["loss_kernel"] = "linear" if loss == "LinearCrossEntropyLoss" else "chunked"
 
@@ -304,6 +342,19 @@ def _read_distribution(b: Builder, doc: Doc) -> None:
         b.set("offload_optimizer", True, doc.src("fsdp_cpu_offload"))
 
 
+def _read_trainer_workers(b: Builder, doc: Doc, at: str) -> None:
+    """The async recipe's trainer: FSDP2 over its own workers (the inference workers hold vLLM, not the model
+    being trained)."""
+    b.extras["recipe"] = "distributed"
+    workers = doc.int_("orchestration.num_training_workers", minimum=1)
+    if workers:
+        b.set("n_gpus", workers, doc.src("orchestration.num_training_workers"))
+    b.set("fsdp", "full_shard", doc.src(at.rstrip(".")))
+    if doc.bool_(f"{at}fsdp_cpu_offload"):
+        b.set("offload_params", True, doc.src(f"{at}fsdp_cpu_offload"))
+        b.set("offload_optimizer", True, doc.src(f"{at}fsdp_cpu_offload"))
+
+
 _TT_OPTIM = {"adamw_torch": "torch.optim.AdamW", "adamw_torch_fused": "torch.optim.AdamW",
              "paged_adamw_8bit": "bitsandbytes.optim.PagedAdamW8bit", "adamw_8bit": "bitsandbytes.optim.AdamW8bit",
              "adamw_bnb_8bit": "bitsandbytes.optim.AdamW8bit", "sgd": "torch.optim.SGD"}
@@ -312,8 +363,10 @@ _TT_OPTIM = {"adamw_torch": "torch.optim.AdamW", "adamw_torch_fused": "torch.opt
 def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
     v, f = c.after, c.field
     s = out.setup
+    section = s.extras.get("trainer_section")
+    keys, at = _keys(section if isinstance(section, str) else None), f"{section}." if section else ""
     if f in ("micro_batch", "grad_accum", "seq_len", "lora_rank", "eval_batch", "seq_parallel"):
-        out.put_key(KEYS[f], int(v))
+        out.put_key(keys[f], int(v))
     elif f == "method":
         builder = str(s.extras.get("model_builder") or "")
         module, _, name = builder.rpartition(".")
@@ -328,18 +381,20 @@ def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
             out.put("model.apply_lora_to_mlp", True, after="lora_attn_modules")
             out.put("model.lora_rank", s.lora_rank, after="apply_lora_to_mlp")
             out.put("model.lora_alpha", s.lora_alpha or 2 * s.lora_rank, after="lora_rank")
+    elif f in ("precision", "load_dtype", "pure_bf16") and section:
+        return          # the async trainer's dtype is fixed (bf16): no key to patch
     elif f in ("precision", "load_dtype"):
         out.put_key(KEYS["precision"], v)
     elif f == "pure_bf16" and v:
         out.put_key(KEYS["precision"], "bf16")
     elif f in ("grad_ckpt", "packing"):
-        out.put_key(KEYS[f], bool(v))
+        out.put_key(keys[f], bool(v))
     elif f == "fused_ce" and v:
-        out.put("loss._component_", "torchtune.modules.loss.LinearCrossEntropyLoss")
+        out.put(f"{at}loss._component_", "torchtune.modules.loss.LinearCrossEntropyLoss")
     elif f == "optimizer":
-        out.put("optimizer._component_", _TT_OPTIM.get(v, v))
+        out.put(f"{at}optimizer._component_", _TT_OPTIM.get(v, v))
     elif f in ("offload_params", "offload_optimizer") and s.fsdp:
-        out.put_key(KEYS["offload_params"], bool(v))
+        out.put_key(keys["offload_params"], bool(v))
 
 
 _TUNE_RUN = re.compile(r"^\s*#\s*(?:\$\s*)?tune\s+run\s+(.*)$")

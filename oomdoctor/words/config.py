@@ -41,6 +41,8 @@ WORDS = {
                            "written into a Python script: set the plan's values by hand",
                            "{where}：未运行脚本，仅从 TrainingArguments / TRL 配置、LoraConfig、BitsAndBytesConfig、"
                            "from_pretrained 和 Trainer 调用的字面参数读取；不为 Python 脚本生成补丁：请按方案手动修改这些值"),
+    "config.axolotl_unfrozen_all": ("{where}: unfrozen_parameters leaves every decoder layer trainable: read as a "
+                                    "full fine-tune", "{where}：unfrozen_parameters 使所有解码层都可训练：按全参微调处理"),
     "config.python_value": ("{where}: {key} is computed when the script runs; its default is used",
                             "{where}：{key} 要到脚本运行时才能确定；按默认值处理"),
     "config.lf_v1_read": ("{where}: read as the LLaMA-Factory v1 format (model, peft_config, quant_config, "
@@ -206,6 +208,8 @@ WORDS = {
     "config.default.missing": ("no {key}", "未设置 {key}"),
     "config.default.builder": ("the builder's {key}", "构建器的 {key}"),
     "config.default.call_arg": ("{arg} by default", "默认 {arg}"),
+    "config.default.tt_trainer_bf16": ("bf16: the async GRPO trainer's fixed dtype", "bf16：异步 GRPO 训练器固定的精度"),
+    "config.default.argparse": ("the script's default for {flag} (argparse)", "脚本中 {flag} 的默认值（argparse）"),
     "config.default.ds_unset": ("DeepSpeed default (no {key})", "DeepSpeed 的默认值（未设置 {key}）"),
     "config.default.ds_offload_param_ignored": ("DeepSpeed ignores offload_param below ZeRO-3",
                                                 "ZeRO-3 以下 DeepSpeed 会忽略 offload_param"),
