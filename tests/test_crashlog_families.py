@@ -335,3 +335,54 @@ def test_forward_frames_after_a_plain_message_still_do_not_count(tmp_path):
              "  File \"/t/torch/nn/modules/module.py\", line 1501, in _call_impl\n"
              "    return forward_call(*args, **kwargs)\n").primary
     assert ev is not None and ev.phase is None
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # TurboMind's check() with cudaGetErrorString's words (lmdeploy src/turbomind/utils/cuda_utils.h)
+    ("RuntimeError: [TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/memory_utils.cu:32 \n",
+     "cuda_oom", None),
+    # MXNet's GPU storage manager names the runtime call
+    ("[09:48:40] src/storage/./pooled_storage_manager.h:107: cudaMalloc failed: out of memory\n", "cuda_oom", None),
+    # the CUDA driver API's CUresult name alone
+    ("E0423 14:09:15.000 CUDA_ERROR_OUT_OF_MEMORY\n", "cuda_oom", None),
+    # hipTensorFlow: the size in HumanReadableNumBytes' binary units only, with ROCm 1.x's error code
+    ("E tensorflow/stream_executor/rocm/rocm_driver.cc:600] failed to allocate 8.00G from device: hipError_t(1002)\n",
+     "hip_oom", 8 << 30),
+    # the driver's pinned host allocation (cuda_driver.cc GpuDriver::HostAllocate), named by its backend
+    ("2024-10-22 09:22:17.233972: E tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 34359738368 "
+     "bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n", "cuda_oom", 34359738368),
+    # Lua Torch's THRealloc counts in whole GB: a host failure, the truncated figure no request size
+    ("THNN.lua:109: $ Torch: not enough memory: you tried to reallocate 11GB. Buy new RAM! at /tmp/TH/THGeneral.c:251\n",
+     "host_oom", None),
+    # c10's words with no figure, as a title keeps them
+    ("# DefaultCPUAllocator: can't allocate memory\n\nmerging the LoRA weights\n", "host_oom", None),
+    # an issue title retypes the failure: any letter case, the class with prose after it
+    ("# [Bug]: the issue of \"cuda out of memory\" arises\n", "cuda_oom", None),
+    ("# cuda error out of memory\n\nserver log below\n", "cuda_oom", None),
+    ("# CUDA Out of Memory\n", "cuda_oom", None),
+    ("# torch.cuda.OutOfMemoryError on older GPU\n", "cuda_oom", None),
+    ("## HIP Out Of Memory on gfx1100\n", "hip_oom", None),
+])
+def test_failure_words_of_the_seventh_audit(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    if tried_bytes is None:
+        assert ev.tried_gib is None
+    else:
+        assert ev.tried_gib is not None and abs(ev.tried_gib * GIB - tried_bytes) <= 1
+
+
+@pytest.mark.parametrize("text", [
+    "I retyped it: cuda out of memory\n",                       # a log line keeps the tool's exact words
+    "# How to avoid CUDA OOM in training?\n",                   # a title's abbreviation is no allocator's words
+    "DefaultCPUAllocator: can't allocate memory: you\n",       # a cut message, not the words alone
+])
+def test_words_the_seventh_audit_does_not_read_as_a_failure(tmp_path, text):
+    assert one(tmp_path, text).primary is None
+
+
+def test_a_title_without_the_request_and_the_message_with_it_are_one_failure(tmp_path):
+    rep = one(tmp_path, "# DefaultCPUAllocator: not enough memory\n\nRuntimeError: [enforce fail at alloc_cpu.cpp:117] data. "
+                        "DefaultCPUAllocator: not enough memory: you tried to allocate 31850496000 bytes.\n")
+    assert [e.kind for e in rep.events] == ["host_oom"]
+    assert rep.primary.tried_gib is not None and abs(rep.primary.tried_gib * GIB - 31850496000) <= 1
