@@ -492,6 +492,7 @@ def _read_stream_executor_nccl_oomd(text: str) -> Parsed | None:
     m = F_SE_ALLOC.search(text)
     if m:
         err = m.group("err") or m.group("herr")
+        tried: float | None
         if m.group("bytes") or m.group("hbytes"):
             tried = int(m.group("bytes") or m.group("hbytes")) / GIB
         else:
