@@ -335,3 +335,99 @@ def test_forward_frames_after_a_plain_message_still_do_not_count(tmp_path):
              "  File \"/t/torch/nn/modules/module.py\", line 1501, in _call_impl\n"
              "    return forward_call(*args, **kwargs)\n").primary
     assert ev is not None and ev.phase is None
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # TurboMind's check() with cudaGetErrorString's words (lmdeploy src/turbomind/utils/cuda_utils.h)
+    ("RuntimeError: [TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/memory_utils.cu:32 \n",
+     "cuda_oom", None),
+    # MXNet's GPU storage manager names the runtime call
+    ("[09:48:40] src/storage/./pooled_storage_manager.h:107: cudaMalloc failed: out of memory\n", "cuda_oom", None),
+    # the CUDA driver API's CUresult name alone
+    ("E0423 14:09:15.000 CUDA_ERROR_OUT_OF_MEMORY\n", "cuda_oom", None),
+    # hipTensorFlow: the size in HumanReadableNumBytes' binary units only, with ROCm 1.x's error code
+    ("E tensorflow/stream_executor/rocm/rocm_driver.cc:600] failed to allocate 8.00G from device: hipError_t(1002)\n",
+     "hip_oom", 8 << 30),
+    # the driver's pinned host allocation (cuda_driver.cc GpuDriver::HostAllocate), named by its backend
+    ("2024-10-22 09:22:17.233972: E tensorflow/stream_executor/cuda/cuda_driver.cc:802] failed to alloc 34359738368 "
+     "bytes on host: CUDA_ERROR_OUT_OF_MEMORY: out of memory\n", "cuda_oom", 34359738368),
+    # Lua Torch's THRealloc counts in whole GB: a host failure, the truncated figure no request size
+    ("THNN.lua:109: $ Torch: not enough memory: you tried to reallocate 11GB. Buy new RAM! at /tmp/TH/THGeneral.c:251\n",
+     "host_oom", None),
+    # c10's words with no figure, as a title keeps them
+    ("# DefaultCPUAllocator: can't allocate memory\n\nmerging the LoRA weights\n", "host_oom", None),
+    # an issue title retypes the failure: any letter case, the class with prose after it
+    ("# [Bug]: the issue of \"cuda out of memory\" arises\n", "cuda_oom", None),
+    ("# cuda error out of memory\n\nserver log below\n", "cuda_oom", None),
+    ("# CUDA Out of Memory\n", "cuda_oom", None),
+    ("# torch.cuda.OutOfMemoryError on older GPU\n", "cuda_oom", None),
+    ("## HIP Out Of Memory on gfx1100\n", "hip_oom", None),
+])
+def test_failure_words_of_the_seventh_audit(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    if tried_bytes is None:
+        assert ev.tried_gib is None
+    else:
+        assert ev.tried_gib is not None and abs(ev.tried_gib * GIB - tried_bytes) <= 1
+
+
+@pytest.mark.parametrize("text", [
+    "I retyped it: cuda out of memory\n",                       # a log line keeps the tool's exact words
+    "# How to avoid CUDA OOM in training?\n",                   # a title's abbreviation is no allocator's words
+    "DefaultCPUAllocator: can't allocate memory: you\n",       # a cut message, not the words alone
+])
+def test_words_the_seventh_audit_does_not_read_as_a_failure(tmp_path, text):
+    assert one(tmp_path, text).primary is None
+
+
+def test_a_title_without_the_request_and_the_message_with_it_are_one_failure(tmp_path):
+    rep = one(tmp_path, "# DefaultCPUAllocator: not enough memory\n\nRuntimeError: [enforce fail at alloc_cpu.cpp:117] data. "
+                        "DefaultCPUAllocator: not enough memory: you tried to allocate 31850496000 bytes.\n")
+    assert [e.kind for e in rep.events] == ["host_oom"]
+    assert rep.primary.tried_gib is not None and abs(rep.primary.tried_gib * GIB - 31850496000) <= 1
+
+
+@pytest.mark.parametrize("text,phase,evidence_line", [
+    # TurboMind allocating each GPU's share of the weights
+    ("Traceback (most recent call last):\n"
+     "  File \"/e/lmdeploy/turbomind/turbomind.py\", line 199, in _create_weight_func\n"
+     "    model_comm.create_shared_weights(device_id, rank)\n"
+     "RuntimeError: [TM][ERROR] CUDA runtime error: out of memory /lmdeploy/src/turbomind/utils/memory_utils.cu:32\n",
+     "load", 3),
+    # vLLM v0's engine construction: LLM(model=...) names `model`, the workers it starts load it
+    ("Traceback (most recent call last):\n  File \"/h/test.py\", line 11, in <module>\n"
+     "    llm = LLM(model=\"llama-2-13b-chat-hf\")\n"
+     "  File \"/v/vllm/engine/llm_engine.py\", line 110, in __init__\n    self._init_workers(distributed_init_method)\n"
+     "  File \"/v/vllm/engine/llm_engine.py\", line 142, in _init_workers\n    self._run_workers(\"init_model\")\n"
+     "RuntimeError: CUDA error: out of memory\n", "load", 6),
+    # mmengine building the model from its config (xtuner's train.py)
+    ("Traceback (most recent call last):\n"
+     "  File \"/m/mmengine/_strategy/base.py\", line 306, in build_model\n    model = MODELS.build(model)\n"
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n", "load", 2),
+    # llama.cpp's KV cache allocation reported after ggml's failed buffer, in an indented fence
+    ("   ```\n   ggml_backend_cuda_buffer_type_alloc_buffer: allocating 204800.00 MiB on device 0: cudaMalloc failed: out of memory\n"
+     "   llama_kv_cache_init: failed to allocate buffer for kv cache\n   ```\n", "load", 3),
+    # TF2 eager names the failed op: a gradient kernel
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating tensor with shape[128,768] and "
+     "type float on /job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc [Op:StridedSliceGrad]\n",
+     "backward", 1),
+    # Lua Torch's stack traceback under its allocator's words
+    ("THNN.lua:109: $ Torch: not enough memory: you tried to reallocate 11GB. Buy new RAM! at THGeneral.c:251\n"
+     "stack traceback:\n        [C]: in function 'v'\n"
+     "        /t/nn/THNN.lua:109: in function 'Tanh_updateOutput'\n"
+     "        /t/nn/Sequential.lua:44: in function 'forward'\n", "forward", 4),
+    # the web UI's txt2img traceback printed after the message
+    ("RuntimeError: CUDA out of memory. Tried to allocate 648.00 MiB (GPU 0; 6.00 GiB total capacity; 4.66 GiB already "
+     "allocated; 0 bytes free; 4.70 GiB reserved in total by PyTorch)\n\nError completing request\nTraceback (most recent call last):\n"
+     "  File \"D:\\\\sd\\\\modules\\\\txt2img.py\", line 49, in txt2img\n    processed = process_images(p)\n", "generate", 6),
+    # a served request aborted after the failure
+    ("(APIServer pid=1) ERROR 08-20 05:33:36 [client.py:155] RuntimeError: NPU out of memory. Tried to allocate 502.00 MiB "
+     "(NPU 0; 60.96 GiB total capacity; 57.88 GiB already allocated; 57.88 GiB current active; 156.28 MiB free; 58.88 GiB "
+     "reserved in total by PyTorch).\n(APIServer pid=1) INFO 08-20 05:33:36 [async_omni.py:1074] [AsyncOmni] Aborted request(s) "
+     "video-aa2c\n", "generate", 2),
+])
+def test_phase_cues_of_the_seventh_audit(tmp_path, text, phase, evidence_line):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase
+    assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line

@@ -45,6 +45,12 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "verl", "line", r"ray::WorkerDict\.\w*generate_sequences\(",
      "verl/single_controller/ray/base.py: a fused worker's method is named role_method (actor_rollout_generate_sequences), "
      "ActorRolloutRefWorker.generate_sequences being the rollout"),
+    ("generate", "vLLM", "line", r"\bAborted request(?:\(s\))? \S",
+     "vllm/engine/async_llm_engine.py and vllm/v1/engine/async_llm.py log `Aborted request <id>` when a served "
+     "request fails or is cancelled (vllm-omni's async_omni.py `Aborted request(s) [...]`): a request was being generated"),
+    ("generate", "stable-diffusion-webui", "func", "process_images",
+     "AUTOMATIC1111 stable-diffusion-webui modules/processing.py: txt2img and img2img generate through it"),
+    ("generate", "stable-diffusion-webui", "func", "launch_sampling", "stable-diffusion-webui modules/sd_samplers*.py: the sampling loop"),
     # ---- start-up of an inference engine: weights, KV cache, profiling, CUDA graphs (load)
     ("load", "vLLM", "func", "capture_model", "vllm/v1/worker/gpu_model_runner.py GPUModelRunner.capture_model"),
     ("load", "vLLM", "func", "_capture_cudagraphs", "vllm/v1/worker/gpu_model_runner.py"),
@@ -58,7 +64,7 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("load", "vLLM", "line", r"Starting to load model|Loading safetensors checkpoint shards|Capturing CUDA graphs?\b|"
                              r"Capturing cudagraphs\b|"
                              r"Loading weights took|is assigned as DP rank", "vllm start-up log lines"),
-    ("load", "llama.cpp", "line", r"^(?:llama_model_load|llama_model_loader|load_tensors|llm_load_tensors|llama_new_context_with_model|"
+    ("load", "llama.cpp", "line", r"^\s*(?:llama_model_load|llama_model_loader|load_tensors|llm_load_tensors|llama_new_context_with_model|"
                                   r"llama_init_from_model|llama_context|llama_kv_cache_init|llama_kv_cache|graph_reserve|sched_reserve|"
                                   r"ggml_gallocr_reserve_n\w*|alloc_tensor_range|common_init_from_params|load_model):",
      "llama.cpp src/llama-model.cpp, src/llama-context.cpp, ggml/src/ggml-alloc.c: function-prefixed reports"),
@@ -68,6 +74,11 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("load", "TGI", "path", r"(?:text_generation|lorax)_server/models/\w+\.py\"?, line \d+, in warmup\b",
      "text-generation-inference server/text_generation_server/models/flash_causal_lm.py FlashCausalLM.warmup "
      "(and LoRAX's fork of it): the frame that runs the start-up prefill, above whatever it calls"),
+    ("load", "vLLM", "func", "_init_workers", "vllm/engine/llm_engine.py LLMEngine._init_workers (v0): starts the workers, which load the model"),
+    ("load", "vLLM", "func", "from_engine_args", "vllm/engine/llm_engine.py LLMEngine.from_engine_args: builds the engine, model and cache"),
+    ("load", "lmdeploy", "func", "_create_weight_func", "lmdeploy/turbomind/turbomind.py: allocates each GPU's share of the weights"),
+    ("load", "lmdeploy", "func", "create_shared_weights", "lmdeploy/turbomind/turbomind.py _create_weight_func's call into TurboMind"),
+    ("load", "mmengine / xtuner", "func", "build_model", "mmengine/_strategy/base.py BaseStrategy.build_model: builds the model from its config"),
     ("load", "Megatron-LM / DeepSpeed", "line", r"initializing (?:tensor |pipeline )?model parallel|> initializing model parallel",
      "megatron/core/parallel_state.py banner"),
     # ---- moving and wrapping a model (load): .to()/.cuda() go through Module._apply -> convert
@@ -100,6 +111,14 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     # ---- TensorFlow op names: TF1 puts backward ops under gradients/, TF2's GradientTape under gradient_tape/
     ("backward", "TensorFlow", "line", r"\[\[\{?\{?[Nn]ode:? (?:\S*/)?(?:gradients|gradient_tape)/", "tensorflow python/ops/gradients_util.py, backprop.py"),
     ("backward", "TensorFlow", "stmt", r"\b\w+Backprop(?:Input|Filter)\b|_grad/", "tensorflow op names of gradient kernels"),
+    ("backward", "TensorFlow", "line", r"\[Op:\w+(?:Grad|Backprop\w*)\]",
+     "TF2 eager names the failed op at the error's end, ` [Op:NAME]` (tensorflow/python/framework/ops.py "
+     "raise_from_not_ok_status); gradient kernels are registered as <Op>Grad or <Op>Backprop* (StridedSliceGrad, ReluGrad)"),
+    ("forward", "Lua Torch", "line", r"\.lua:\d+: in function '(?:\w+_updateOutput|updateOutput|forward)'",
+     "Lua's `stack traceback:` frames (`file.lua:N: in function 'NAME'`); torch/nn Module:forward calls updateOutput, "
+     "THNN's kernels are <Module>_updateOutput"),
+    ("backward", "Lua Torch", "line", r"\.lua:\d+: in function '(?:\w+_updateGradInput|\w+_accGradParameters|updateGradInput|accGradParameters|backward)'",
+     "torch/nn Module:backward calls updateGradInput and accGradParameters"),
 )
 
 

@@ -132,7 +132,13 @@ F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?[Ee]rror ?(?:\(2\) ?)?: ?out of memory|
               # a check macro printing the CUDA runtime's error 2 (cudaErrorMemoryAllocation) with its string: torch
               # 0.x's THCGeneral.c __THCudaCheckWarn "THCudaCheck FAIL file=F line=N error=2 : out of memory",
               # spconv/tensorview's "cuda failed with error 2 out of memory"
-              r"(?i:THCudaCheck|cuda)\b[^\n]{0,200}?\berror[= ]2 ?:? ?out of memory")
+              r"(?i:THCudaCheck|cuda)\b[^\n]{0,200}?\berror[= ]2 ?:? ?out of memory|"
+              # TurboMind's and FasterTransformer's check(): "[TM][ERROR] CUDA runtime error: " + cudaGetErrorString
+              # (lmdeploy src/turbomind/utils/cuda_utils.h, FasterTransformer's cuda_utils.h)
+              r"CUDA runtime error: out of memory|"
+              # the runtime call named with cudaGetErrorString's words: MXNet's GPU storage manager ("cudaMalloc
+              # failed: out of memory", src/storage/), ggml's buffer allocation without its head
+              r"\b(?:cuda|hip)Malloc failed: out of memory")
 # bitsandbytes' CUDA_CHECK_RETURN (cudaMallocManaged of a paged optimizer, its kernels): "Error out of
 # memory at line 380 in file /.../bitsandbytes/csrc/pythonInterface.c"
 F04_CHECK = lazy_re(r"\bError out of memory at line \d+ in file (?P<file>\S+)", needs=("Error out of memory at line ",))
@@ -179,8 +185,14 @@ F_XPU_ZE = lazy_re(r"\b(?:ZE|UR)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b", needs=("_
 # HIP_ERROR_OutOfMemory" (rocm_driver.cc) or "...: CUDA_ERROR_OUT_OF_MEMORY: out of memory" (cuda_driver.cc).
 # Old ROCm printed the HIP code itself: "from device: hipError_t(1002)", 1002 being hipErrorMemoryAllocation
 # before HIP renumbered its errors (hip_runtime_api.h of ROCm 1.x-2.x; TF's rocm_driver.cc formats it).
-F_SE_ALLOC = lazy_re(r"failed to allocate \S+ \((?P<bytes>\d+) bytes\) from device: (?P<err>HIP_ERROR_OutOfMemory|hipError_t\(1002\)|CUDA_ERROR_OUT_OF_MEMORY)",
-                     needs=("bytes) from device: ",))
+# hipTensorFlow printed the size only as strings::HumanReadableNumBytes gives it (binary units, "8.00G"), and
+# the driver's pinned host allocation says "failed to alloc N bytes on host: CUDA_ERROR_OUT_OF_MEMORY"
+# (stream_executor/cuda/cuda_driver.cc GpuDriver::HostAllocate).
+F_SE_ALLOC = lazy_re(r"failed to allocate (?P<human>[\d.]+[KMGTPE]?)(?:iB|B)? (?:\((?P<bytes>\d+) bytes\) )?from device: (?P<err>HIP_ERROR_OutOfMemory|hipError_t\(1002\)|CUDA_ERROR_OUT_OF_MEMORY)|"
+                     r"failed to alloc (?P<hbytes>\d+) bytes on host: (?P<herr>CUDA_ERROR_OUT_OF_MEMORY|HIP_ERROR_OutOfMemory)",
+                     needs=(" from device: ", " bytes on host: "))
+# The CUDA driver API's name for the failure (cuda.h CUresult 2), as a title or a wrapper quotes it alone.
+F_CU_RESULT = lazy_re(r"\bCUDA_ERROR_OUT_OF_MEMORY\b", needs=("CUDA_ERROR_OUT_OF_MEMORY",))
 # NCCL's CUDACHECK, printed on its own line under torch's DistBackendError ("Last error:").
 F08_BARE = lazy_re(r"^\s*Cuda failure '?out of memory'?\s*$", needs=("Cuda failure",))
 # systemd-oomd names the cgroup it killed and why: memory pressure, or swap ("due to swap used" before v250,
@@ -198,6 +210,11 @@ F13_JOB = lazy_re(rf"(?:\bline \d+:|\[\d+\]\s*[+-]?)\s+\d+\s+(?:{KILLED_WORDS}|k
 # releases: "can't allocate memory"); the words after the allocator's name are c10's alone, so a title that
 # kept only `Allocator: not enough memory: ...` is the same failure.
 F09 = lazy_re(r"(?:can't allocate memory|not enough memory): you tried to allocate (?P<bytes>\d+) bytes", needs=("you tried to allocate ",))
+# Lua Torch's THAlloc/THRealloc and c10's CPUAllocator before 2019 counted in whole GB: "$ Torch: not enough memory:
+# you tried to reallocate 11GB. Buy new RAM!" (torch7 lib/TH/THGeneral.c; pytorch #20618); the truncated figure is
+# no request size. c10's words alone (a title that kept no figure) are the same failure.
+F09_GB = lazy_re(r"not enough memory: you tried to (?:re)?allocate \d+GB|DefaultCPUAllocator: (?:can't allocate memory|not enough memory)\s*$",
+                 needs=("you tried to ", "DefaultCPUAllocator: "))
 F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
 F11 = lazy_re(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)", needs=("failed (exitcode: ",))
@@ -474,7 +491,14 @@ def _read_xpu(text: str) -> Parsed | None:
 def _read_stream_executor_nccl_oomd(text: str) -> Parsed | None:
     m = F_SE_ALLOC.search(text)
     if m:
-        return _count(Parsed("hip_oom" if m.group("err").lower().startswith("hip") else "cuda_oom", tried_gib=int(m.group("bytes")) / GIB))
+        err = m.group("err") or m.group("herr")
+        tried: float | None
+        if m.group("bytes") or m.group("hbytes"):
+            tried = int(m.group("bytes") or m.group("hbytes")) / GIB
+        else:
+            human = m.group("human")
+            tried = float(human.rstrip("KMGTPE")) * _UNIT_GIB[human[-1]] if human[-1] in "KMGTPE" else _per(human, GIB)
+        return _count(Parsed("hip_oom" if err.lower().startswith("hip") else "cuda_oom", tried_gib=tried))
     if F08_BARE.search(text):
         return _count(Parsed("nccl_oom"))
     if F_OOMD.search(text):
@@ -538,6 +562,8 @@ def _read_other_allocators(text: str) -> Parsed | None:
     m = F09.search(text)
     if m:
         return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
+    if F09_GB.search(text):
+        return _count(Parsed("host_oom"))
     m = F10.search(text)
     if m:
         return _count(Parsed("hpu_oom", tried_gib=_per(m.group("bytes"), GIB)))
@@ -593,9 +619,30 @@ def _read_kills_and_host_errors(text: str) -> Parsed | None:
 
 
 # parse_message asks these in order; the first that recognises the line decides.
+# An issue's title is the failure retyped by its author: in a Markdown heading the allocator's words count in any
+# letter case ("cuda out of memory", "CUDA Out of Memory", "cuda error out of memory") and the exception class counts
+# with prose after it ("torch.cuda.OutOfMemoryError on older GPU"); a log line keeps the tool's exact words.
+_TITLE = lazy_re(r"^#{1,6} ", needs=("# ",))
+_TITLE_WORDS = lazy_re(r"\b(?P<backend>cuda|hip|npu|xpu|mps)(?: backend| error:?| runtime error:?)? out of memory\b|"
+                       r"(?:^|[\s:(`])(?:torch\.(?:cuda\.)?)?OutOfMemoryError\b", re.I)
+
+
+def _read_titles_and_names(text: str) -> Parsed | None:
+    if F_CU_RESULT.search(text):
+        return _count(Parsed("cuda_oom"))
+    if not _TITLE.search(text):
+        return None
+    m = _TITLE_WORDS.search(text)
+    if m is None:
+        return None
+    backend = (m.group("backend") or "cuda").upper()
+    return _count(Parsed("mps_oom" if backend == "MPS" else _backend_kind(backend)))
+
+
 _READERS = (_read_mps, _read_fraction_and_tgi, _read_ggml, _read_xpu, _read_stream_executor_nccl_oomd,
             _read_kernel_kill, _read_xla_and_bfc, _read_nccl_and_fsdp_clone, _read_ray, parse_torch,
-            _read_other_allocators, _read_tf_and_serving, _read_launchers, _read_kills_and_host_errors)
+            _read_other_allocators, _read_tf_and_serving, _read_launchers, _read_kills_and_host_errors,
+            _read_titles_and_names)
 
 
 def parse_message(text: str) -> Parsed | None:

@@ -50,11 +50,13 @@ SECONDARY_MARKERS = (
     b"total capacity;", b"has a total capac",     # a torch OOM's statistics pasted without its first words
     # allocators and supervisors whose words hold none of the above (fresh/SOURCES.md lists where each was seen)
     b"Malloc failed: out of", b"unable to allocate", b"memory block with size larger than", b"out of device memory", b"illed  ",
-    b"ode: 137", b"xitCode\": 137", b"bytes) from device: ", b"Cuda failure", b"systemd-oomd",
+    b"ode: 137", b"xitCode\": 137", b") from device: ", b"Cuda failure", b"systemd-oomd",
     # ... and audit3/SOURCES.md
     b"Not enough memory to handle", b"low on resource: memory", "已杀死".encode(), b"Terminado (killed)",
     # ... and audit6/SOURCES.md
     b"OUT_OF_DEVICE_MEMORY", b"you tried to allocate", b"Killed process",
+    # ... and audit7/SOURCES.md
+    b"tried to reallocate", b"ut of Mem", b"bytes on host: ", b"B from device: ", b"G from device: ", b"M from device: ",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -685,6 +687,11 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         if key in seen:
             continue                # the same rank's message printed again (elastic error summary)
         if h.parsed.kind == "host_oom" and last_kill is not None and h.line - last_kill.line <= 60:
+            at = next((i for i, x in enumerate(out) if x is last_kill), None)
+            if at is not None and last_kill.parsed.fields == 0 and h.parsed.fields > 0 and not h.parsed.extra.get("likely"):
+                # the allocator's words quoted bare (a title), then its message with the request: one failure, its figures
+                out[at] = last_kill = h if phase(h) else _with_phase(h, last_kill)
+                continue
             if phase(last_kill) is None and phase(h) is not None:
                 _with_phase(last_kill, h)      # the launcher line glued to the run's last output shows where
             if "local_rank" in h.parsed.extra:
