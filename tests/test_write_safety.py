@@ -310,6 +310,8 @@ def test_apply_with_room_for_one_file_either_applies_whole_or_leaves_no_stray_ba
 _SIGNAL_RUN = """
 import os, signal, sys
 sig = getattr(signal, sys.argv[1])
+# as a shell starts it: pytest-xdist's workers ignore SIGINT, and a child inherits an ignored signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 real_fsync, calls = os.fsync, []
 def fsync(fd):
     calls.append(fd)
