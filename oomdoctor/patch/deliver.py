@@ -102,9 +102,12 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
     already = False
     if apply and patch.diff:
         applied = _writable(report, patch, lang)
-        edits = apply_writes(applied)
-        already = not edits
-    with locked(edits):                       # from the checks to the last rename: one run at a time
+    every = apply_writes(applied, skip_applied=False) if apply and patch.diff else []
+    with locked(every):                       # from the checks to the last rename: one run at a time
+        if every:
+            # under the lock: a file another run is between its renames of is locked, not "already applied"
+            edits = apply_writes(applied)
+            already = not edits
         check_all(writes + edits)             # every refusal before the question and before any write
 
         if edits and not yes and not sys.stdin.isatty():
