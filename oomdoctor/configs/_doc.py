@@ -32,7 +32,9 @@ _FALSE = ("false", "no", "0", "off", "none", "n")
 def _yaml():
     import yaml
 
-    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from oomdoctor.bounded import yaml_loader
+
+    return yaml, yaml_loader()
 
 
 @record(frozen=False)

@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..bounded import compose_yaml, yaml_nodes
+from ..bounded import compose_yaml, yaml_loader, yaml_nodes
 from ..errors import InputError
 from ..facts import msg
 from .scalars import same_value, yaml_scalar
@@ -30,14 +30,11 @@ def line_ending(text: str) -> str:
 
 def compose(text: str, path: str | None):
     yaml = _yaml()
-    loaders = [yaml.SafeLoader]
-    if getattr(yaml, "CSafeLoader", None) is not None and not text.startswith("\ufeff"):
-        loaders.insert(0, yaml.CSafeLoader)
-    for loader in loaders:
-        root = compose_yaml(text, path, loader=loader)      # aliases and depth bounded there
-        if loader is yaml.SafeLoader or _spans_match(root, text):
-            return root
-    raise AssertionError("unreachable")
+    loader = yaml_loader(text)
+    root = compose_yaml(text, path, loader=loader)          # aliases and depth bounded there
+    if loader is yaml.SafeLoader or _spans_match(root, text):
+        return root
+    return compose_yaml(text, path, loader=yaml.SafeLoader)     # the pure loader's marks are character offsets
 
 
 def _spans_match(root, text: str) -> bool:
