@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Callable, Optional
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import msg
@@ -22,6 +23,9 @@ MAX_FILE_BYTES = 16 << 20
 MAX_NODES = 1_000_000
 MAX_DEPTH = 200
 
+
+# One edge of a composed YAML document (see `walk`): path, key node, node, parent node, depth.
+Edge = tuple[Optional[str], Any, Any, Any, int]
 
 FIFO_WAIT_S = 5.0      # how long a FIFO given as an input may take to get its writer
 
@@ -194,40 +198,48 @@ def check_nodes(root: Any, path: str | None) -> None:
 
 
 def load_yaml(text: str, path: str) -> Any:
-    """The data of a YAML text, after compose_yaml's checks."""
-    import yaml
+    """The data of a YAML text, after compose_yaml's checks (oomdoctor.lined reads it)."""
+    from oomdoctor.lined import read_yaml
 
-    loader = yaml_loader()
-    root = compose_yaml(text, path, loader=loader)
+    return read_yaml(text, path).data
+
+
+def walk(root: Any, leaf: Callable[[Any], bool] | None = None) -> Iterator[Edge]:
+    """Every edge under the composed `root`, in document order, as (path, key node, node, parent node, depth):
+    `path` is the dotted key path (`a.b.c`; a list item's index is a part: `a.0.b`), None under a key that is
+    not a plain scalar; `key` is the key node (None for a list item and the root). Iterative: a collection
+    nested hundreds deep costs no recursion; a collection is entered once (an alias used many times is one
+    walk, under the first path that reaches it). `leaf(node)` true: its children are not visited."""
+    from yaml.nodes import MappingNode, ScalarNode
+
     if root is None:
-        return None
-    try:
-        return loader(text).construct_document(root)
-    except yaml.YAMLError as err:         # a bad tag value: `stage: !!int sft`
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise InputError(msg("input.yaml_syntax", problem=problem), path, mark.line + 1 if mark else None) from None
-    except (ValueError, TypeError) as err:   # `stage: !!int sft`: a tag its value cannot be
-        raise InputError(msg("input.yaml_syntax", problem=str(err).splitlines()[0] if str(err) else "?"),
-                         path, _failing_scalar_line(root)) from None
-    except RecursionError:
-        raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
-
-
-def yaml_nodes(root: Any, leaf: Any = None) -> Any:
-    """Every node under `root` once, in document order: an alias repeated many times is one visit, a
-    collection nested hundreds deep no recursion. `leaf(node)` true: its children are not visited."""
-    stack = [root]
-    seen: set[int] = set()
+        return
+    stack: list[Edge] = [("", None, root, None, 0)]
+    entered: set[int] = set()
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
+        edge = stack.pop()
+        yield edge
+        path, _, node, _, depth = edge
+        if isinstance(node, ScalarNode) or id(node) in entered or (leaf is not None and leaf(node)):
             continue
-        seen.add(id(node))
-        yield node
-        if isinstance(node.value, list) and not (leaf and leaf(node)):
-            stack.extend(child for item in reversed(node.value)
-                         for child in (reversed(item) if isinstance(item, tuple) else (item,)))
+        entered.add(id(node))
+        prefix = None if path is None else (path + "." if path else "")
+        if isinstance(node, MappingNode):
+            stack.extend((None if prefix is None or not isinstance(k, ScalarNode) else prefix + k.value,
+                          k, v, node, depth + 1) for k, v in reversed(node.value))
+        else:
+            stack.extend((None if prefix is None else f"{prefix}{i}", None, item, node, depth + 1)
+                         for i, item in reversed(list(enumerate(node.value))))
+
+
+def yaml_nodes(root: Any, leaf: Callable[[Any], bool] | None = None) -> Iterator[Any]:
+    """Every node under `root` once (keys and values), in document order, from `walk`."""
+    seen: set[int] = set()
+    for _, key, node, _, _ in walk(root, leaf):
+        for item in (node,) if key is None else (key, node):
+            if id(item) not in seen:
+                seen.add(id(item))
+                yield item
 
 
 def _failing_scalar_line(root: Any) -> int | None:
