@@ -198,10 +198,27 @@ def check_nodes(root: Any, path: str | None) -> None:
 
 
 def load_yaml(text: str, path: str) -> Any:
-    """The data of a YAML text, after compose_yaml's checks (oomdoctor.lined reads it)."""
-    from oomdoctor.lined import read_yaml
+    """The data of a YAML text, after compose_yaml's checks."""
+    root = compose_yaml(text, path)
+    return None if root is None else construct_yaml(root, text, path)
 
-    return read_yaml(text, path).data
+
+def construct_yaml(root: Any, text: str, path: str) -> Any:
+    """The data of a composed document (safe tags only); a value its tag cannot be is an InputError with its line."""
+    import yaml
+
+    try:
+        return yaml_loader()(text).construct_document(root)
+    except yaml.YAMLError as err:       # a bad tag value: `stage: !!int sft`
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise InputError(msg("input.yaml_syntax", problem=problem), path, mark.line + 1 if mark else None) from None
+    except (ValueError, TypeError, OverflowError) as err:     # `stage: !!int sft`, `!!float 1e400`
+        problem = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise InputError(msg("input.yaml_syntax", problem=problem), path,
+                         _failing_scalar_line(root)) from None
+    except RecursionError:
+        raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
 
 
 def walk(root: Any, leaf: Callable[[Any], bool] | None = None) -> Iterator[Edge]:

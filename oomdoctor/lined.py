@@ -70,7 +70,7 @@ def read_yaml(text: str, path: str, *, data: bool = True) -> Lined:
     root = bounded.compose_yaml(text, path)
     lined = index(Lined(path, root=root))
     if data and root is not None:
-        lined.data = _construct(root, text, path)
+        lined.data = bounded.construct_yaml(root, text, path)
     return lined
 
 
@@ -97,23 +97,6 @@ def locate(text: str, path: str) -> Lined | None:
         return read_yaml(text, path, data=False)
     except InputError:
         return None
-
-
-def _construct(root: Any, text: str, path: str) -> Any:
-    import yaml
-
-    try:
-        return bounded.yaml_loader()(text).construct_document(root)
-    except yaml.YAMLError as err:       # a bad tag value: `stage: !!int sft`
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise InputError(msg("input.yaml_syntax", problem=problem), path, mark.line + 1 if mark else None) from None
-    except (ValueError, TypeError, OverflowError) as err:     # `stage: !!int sft`, `!!float 1e400`
-        problem = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise InputError(msg("input.yaml_syntax", problem=problem), path,
-                         bounded._failing_scalar_line(root)) from None
-    except RecursionError:
-        raise InputError(msg("input.too_deep", depth=bounded.MAX_DEPTH), path) from None
 
 
 _JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
