@@ -108,6 +108,16 @@ def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     return b"".join(chunks)
 
 
+def read_utf8(path: str, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of a UTF-8 input (a rule file, a price list), read by `read_bytes`; other bytes are an
+    InputError with the line where they start."""
+    data = read_bytes(path, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(msg("input.not_utf8"), path, data.count(b"\n", 0, err.start) + 1) from None
+
+
 # The roots of the last texts composed, per loader and text: the config reader and the patch writer both need
 # the nodes of the same file (values and lines; exact spans), and a big config is composed once per run.
 _COMPOSED: dict[tuple[int, str], Any] = {}
