@@ -59,7 +59,7 @@ class Cfg:
             scopes.append(cfg.at)
             text = text or cfg.text
             cfg = cfg.parent
-        read = locate(text, self.path) if text else None
+        read = locate(text, self.path or "") if text else None
         if read is None:
             return None
         for scope in scopes:

@@ -107,13 +107,17 @@ def _convert(root: Any, path: str, constructor: Any) -> Any:
     from oomdoctor.bounded import MAX_DEPTH, walk
 
     built: dict[int, Any] = {}
+    root_value: Any = None
     for _, key_node, node, parent, depth in walk(root):
-        if key_node is not None and not isinstance(key_node, yaml.ScalarNode):
-            raise InputError(msg("rules.key_not_plain"), path, key_node.start_mark.line + 1)
-        key = None if key_node is None else str(_scalar(key_node, path, constructor))
-        container = None if parent is None else built[id(parent)]
+        key, key_line = None, 0
+        if key_node is not None:
+            key_line = key_node.start_mark.line + 1
+            if not isinstance(key_node, yaml.ScalarNode):
+                raise InputError(msg("rules.key_not_plain"), path, key_line)
+            key = str(_scalar(key_node, path, constructor))
+        container: Any = None if parent is None else built[id(parent)]
         if key is not None and key in container:
-            raise InputError(msg("rules.duplicate_key", key=key), path, key_node.start_mark.line + 1)
+            raise InputError(msg("rules.duplicate_key", key=key), path, key_line)
         line = node.start_mark.line + 1
         if depth >= MAX_DEPTH:           # compose_yaml bounds depth only where aliases are
             raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path, line)
@@ -127,7 +131,7 @@ def _convert(root: Any, path: str, constructor: Any) -> Any:
             root_value = value
         elif key is not None:
             container[key] = value
-            container.key_line[key] = key_node.start_mark.line + 1
+            container.key_line[key] = key_line
         else:
             container.append(value)
             container.item_line.append(line)
