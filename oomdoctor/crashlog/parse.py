@@ -21,6 +21,7 @@ from oomdoctor.crashlog.phase import (
     before_launcher,
     frame_phase,
     is_frame,
+    lexical_phase,
     line_phase,
     looks_like_code,
     message_phase,
@@ -428,7 +429,38 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         return "save", h.start, h.message, "message"
     if h.parsed.extra.get("likely"):
         return _kill_phase(src, h)
-    return _special_form_phase(src, h) or _traceback_phase(src, h)
+    return _special_form_phase(src, h) or _traceback_phase(src, h) or _lexical(src, h)
+
+
+def _lexical(src: LogSource, h: _Hit) -> tuple | None:
+    """No cue named the phase: the words of the traceback around the message (phase.lexical_phase), the
+    frames above it first (the raise's own stack), then the frames a paste printed after it."""
+    block, _head = _frames_above(src, h)
+    found = lexical_phase([t for _, t in block]) if block else None
+    if found is not None:
+        return found[0], block[found[1]][0], block[found[1]][1], "frame"
+    after: list[tuple[int, str]] = []
+    for n, (s, _e, raw) in enumerate(src.lines_after(h.end, TRACEBACK_LINES)):
+        cl = F.clean(raw)
+        if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
+            continue
+        again = F.parse_message(cl.text)
+        if again is not None and again.kind == h.parsed.kind and not after:
+            continue                         # the same failure raised again (IPython's `OutOfMemoryError  Traceback`)
+        code = looks_like_code(cl.text)
+        if after and not code or again is not None:
+            break                            # the traceback ended, or the next failure's own lines begin
+        if code:
+            after.append((s, cl.text))
+        elif n >= AFTER_LINES:
+            break                            # prose between a title and its traceback, not a whole log
+    # a traceback's frames, not the user's code quoted after the message (a training loop's `loss.backward()`)
+    found = lexical_phase([t for _, t in after]) if any(is_frame(t) for _, t in after) else None
+    # forward's words after the message may be another report's frames (pytest's long form after its summary
+    # line), as _after_phase reads them; under an issue's title the traceback is the title's own
+    if found is not None and (found[0] != "forward" or _HEADING.search(h.message)):
+        return found[0], after[found[1]][0], after[found[1]][1], "frame"
+    return None
 
 
 def _special_form_phase(src: LogSource, h: _Hit) -> tuple | None:
