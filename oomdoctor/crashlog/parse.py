@@ -58,6 +58,9 @@ SECONDARY_MARKERS = (
     b"OUT_OF_DEVICE_MEMORY", b"you tried to allocate", b"Killed process",
     # ... and audit7/SOURCES.md
     b"tried to reallocate", b"ut of Mem", b"bytes on host: ", b"B from device: ", b"G from device: ", b"M from device: ",
+    # the grammar of a failure no family names (formats._read_grammar): its words in the cases they are printed in
+    b"UT OF MEM", b"OOM", b"llocation failed", b"ailed to allocate", b"annot allocate", b"an't allocate",
+    b"nable to allocate", b"nsufficient memory", b"ot enough memory", b"ould not allocate", b"_OUT_OF_",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -174,7 +177,8 @@ def _parse(src: LogSource) -> CrashReport:
                               reserved_gib=_r(h.parsed.reserved_gib), process_gib=_r(h.parsed.process_gib),
                               other_processes_gib=_r(h.parsed.other_processes_gib), device=h.parsed.device,
                               rank=h.rank, phase=cast("Phase | None", h.phase), message=h.message[:500], phase_evidence=_evidence(src, h),
-                              confidence="likely" if h.parsed.extra.get("likely") else "certain") for h in hits)
+                              confidence="likely" if h.parsed.extra.get("likely") or h.parsed.extra.get("grammar")
+                              else "certain") for h in hits)
     failed = sorted({h.rank for h in hits if h.rank is not None}
                     | {h.parsed.extra["local_rank"] for h in hits if "local_rank" in h.parsed.extra})
     world = ctx.world_size
