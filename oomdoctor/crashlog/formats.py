@@ -693,7 +693,7 @@ def _read_grammar(text: str) -> Parsed | None:
     failure = _GRAMMAR_FAILURE.search(text)
     # glibc's strerror(ENOMEM) ends the report of whatever call failed (`unable to create cgroup ...: Cannot allocate
     # memory`): the host family reads the calls that allocate, so the grammar leaves it alone
-    if failure is None or CODE_LINE.search(text) or "Cannot allocate memory" in text:
+    if failure is None or CODE_LINE.search(_TITLE.sub("", text)) or "Cannot allocate memory" in text:
         return None
     # the other words ("not enough" is the failure's own); an issue's title is read like a log line, its question
     # or negation making it a look-alike as anywhere else
