@@ -659,12 +659,14 @@ _GRAMMAR_ERROR = lazy_re(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|fail
                          r"\bpanicked at\b|\[(?:E|F|ERR|ERROR|FATAL)\]|^\s*[EF]\d{4}\b|^\s*[EF] \S", re.I)
 # Look-alikes of that statement: a question, advice and settings (`PYTORCH_CUDA_ALLOC_CONF`, "to avoid OOM",
 # "reduce ... if OOM"), a negation ("no OOM", "without out of memory errors"), a warning, code that tests for it.
-_GRAMMAR_NOT = lazy_re(r"\?\s*$|\bALLOC_CONF\b|max_split_size_mb|expandable_segments|\b(?:avoid|prevent|prevents|"
+_GRAMMAR_NOT = lazy_re(r"\?\s*$|\bALLOC_CONF\b|max_split_size_mb|expandable_segments|\b(?:avoid|avoids|prevent|prevents|"
                        r"preventing|reduce|reduces|fix|fixes|fixed|solve|solved|handle|handles|handling|catch|detect|"
                        r"if|whether|might|may|could cause|can cause|to cause|would|possible|possibly|likely|"
-                       r"no|not|never|without|neither|nor|how|why|warn\w*|hint|tip|note|help|retry|retrying|skip\w*)\b|"
+                       r"how|why|warn\w*|hint|tip|tips|note|help|retry|retrying|skip\w*)\b|"
                        r"\b(?:is_)?oom\w*\(|\w_oom\b|oom_\w|\boom[-_ ]?(?:score|killer|kill|adj)",
                        re.I)
+# ... and a negation of it: "no OOM", "not out of memory", "without OOM errors", a few words before the failure
+_GRAMMAR_NEGATED = lazy_re(r"\b(?:no|not|never|without|neither|nor|zero)\W+(?:\w+\W+){0,2}$", re.I)
 _GRAMMAR_HOST = lazy_re(r"\b(?:cannot|can ?not|can't|could not|couldn't|unable to) allocate memory\b|\bbad_alloc\b|"
                         r"\b(?:host|system|cpu|ram)\b", re.I)
 _GRAMMAR_BACKENDS = (("hip_oom", lazy_re(r"\b(?:hip|rocm|amdgpu)", re.I)), ("npu_oom", lazy_re(r"\b(?:npu|ascend)\b", re.I)),
@@ -697,8 +699,10 @@ def _read_grammar(text: str) -> Parsed | None:
         return None
     # the other words ("not enough" is the failure's own); an issue's title is read like a log line, its question
     # or negation making it a look-alike as anywhere else
-    rest = _TITLE.sub("", text[:failure.start()]) + " | " + text[failure.end():]
-    if _GRAMMAR_NOT.search(rest) or not (failure.group("enum") or _GRAMMAR_ERROR.search(rest)):
+    before = _TITLE.sub("", text[:failure.start()])
+    rest = before + " | " + text[failure.end():]
+    if _GRAMMAR_NOT.search(rest) or _GRAMMAR_NEGATED.search(before) or \
+            not (failure.group("enum") or _GRAMMAR_ERROR.search(rest)):
         return None
     kind = next((k for k, pat in _GRAMMAR_BACKENDS if pat.search(text)), None)
     if kind is None:

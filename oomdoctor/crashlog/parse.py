@@ -60,7 +60,7 @@ SECONDARY_MARKERS = (
     b"tried to reallocate", b"ut of Mem", b"bytes on host: ", b"B from device: ", b"G from device: ", b"M from device: ",
     # the grammar of a failure no family names (formats._read_grammar): its words in the cases they are printed in
     b"UT OF MEM", b"OOM", b"llocation failed", b"ailed to allocate", b"annot allocate", b"an't allocate",
-    b"nable to allocate", b"nsufficient memory", b"ot enough memory", b"ould not allocate", b"_OUT_OF_",
+    b"nable to allocate", b"nsufficient", b"ot enough ", b"ould not alloc", b"_OUT_OF_",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure

@@ -422,7 +422,7 @@ _LEX_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
     # a trainer's `initialize`/`setup` sets up every part of a run (nnU-Net's builds data, model and optimizer and
     # waits at a barrier: tests/data/logs/real g32), so only the words of one kind of set-up are read as loading
     ("load", frozenset({"load", "loading", "loader", "pretrained", "init", "build", "builder", "create", "prepare",
-                        "apply", "convert", "warmup", "capture", "instantiate", "restore", "wrap", "shard", "quantize",
+                        "apply", "warmup", "capture", "instantiate", "restore", "wrap", "shard", "quantize",
                         "dispatch", "allocate"})),
     # `__call__` is any callable's (torch/_ops.py's OpOverloadPacket.__call__ dispatches every op): not a forward pass
     ("forward", frozenset({"forward", "model", "train", "training", "fit"})),
@@ -437,6 +437,8 @@ _LEX_COMPOUNDS: tuple[tuple[str, str], ...] = (
 _LEX_SILENT = frozenset({"main", "run", "wrapper", "inner", "wrapped", "decorate", "context", "fn", "func", "module",
                          "lambda", "self", "args", "kwargs", "py", "site", "packages", "lib", "python", "dist", "src",
                          "checkpoint", "utils", "util", "core", "api", "torch", "nn", "modules"})
+# (`convert`, Module.to's inner function, is callsites.py's row; as a word it also names dtype casts such as
+# accelerate's `_convert_to_fp32` of the logits.)
 # A statement's calls, outermost first (`generated = model.generate(batch.to("cuda"))` is generation): the
 # called names are read as a frame's are. `.to(`/`.cuda(` are frame_phase's cues with their arguments; alone they
 # also move a batch or allocate (inductor's `empty_strided_cuda`), so the word `cuda` names nothing here.
