@@ -514,3 +514,24 @@ def test_grammar_reads_an_unknown_tools_allocation_failure(tmp_path, text, kind,
 ])
 def test_grammar_look_alikes_stay_non_failures(tmp_path, text):
     assert one(tmp_path, text).primary is None
+
+
+# The last thing a run printed before a kill, when it opens with a gerund of a class: what it had started doing.
+@pytest.mark.parametrize("text,phase", [
+    ("Initializing vision tower from /ckpt/vit-h\n/bin/bash: line 4: 912 Killed                  python serve.py\n", "load"),
+    ("Exporting merged weights to ./out ...\nKilled\n", "save"),
+    ("Tokenizing corpus (num_proc=8)\nKilled\n", "data"),
+])
+def test_banner_before_a_kill_names_its_phase(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == "host_oom" and ev.phase == phase
+
+
+@pytest.mark.parametrize("text", [
+    "Training process finished. Exit code: 137\n",
+    "Loading done in 3.2s\nKilled\n",
+    "Step 10 loss 2.3\nKilled\n",
+])
+def test_a_finished_or_plain_line_before_a_kill_names_no_phase(tmp_path, text):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase in (None, "train")

@@ -18,6 +18,7 @@ from oomdoctor.crashlog.paste import PASTE_MAX_BYTES, normalise
 from oomdoctor.crashlog.phase import (
     LEVEL_ONLY,
     TRACEBACK_HEAD,
+    banner_phase,
     before_launcher,
     frame_phase,
     is_frame,
@@ -618,9 +619,13 @@ def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
         glued = before_launcher(src.text(h.start, h.end))
         if not LEVEL_ONLY.search(glued):      # rich's and logging's level column before the launcher's words
             before.append((h.start, glued))
+    own = len(before)                         # the kill's own line: a bar glued to it, never a banner
     for s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
         before.append((s, before_launcher(F.clean(raw).text)))   # a bar with the launcher's words glued after it
     found = line_phase([t for _, t in before])
+    if found is None:
+        banner = banner_phase([t for _, t in before[own:]])
+        found = (banner[0], banner[1] + own) if banner else None
     if found:
         phase, i = found
         return phase, before[i][0], before[i][1], "progress"

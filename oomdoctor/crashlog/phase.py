@@ -520,3 +520,37 @@ def _lex_line(text: str, ipython: bool) -> tuple[str, str] | None:
             if found is not None:
                 return found
     return None
+
+
+# A banner's first word, when it is a gerund: what the run said it was starting, the last thing it printed before
+# a kill ("Initializing language decoder from ...", "Processing...", "training...", "Converting to CKPT ...").
+_BANNER_WORD = re.compile(r"^[^A-Za-z]*([A-Za-z]+ing)\b")
+_BANNER_GERUNDS: dict[str, str] = {
+    **dict.fromkeys(("loading", "initializing", "initialising", "building", "preparing", "creating", "instantiating",
+                     "restoring", "resuming", "wrapping", "sharding", "quantizing", "quantising", "compiling",
+                     "capturing", "warming"), "load"),
+    **dict.fromkeys(("saving", "exporting", "merging", "converting", "writing", "serializing", "uploading",
+                     "pushing", "checkpointing"), "save"),
+    **dict.fromkeys(("evaluating", "validating", "testing", "predicting", "benchmarking"), "eval"),
+    **dict.fromkeys(("generating", "sampling", "decoding", "inferring", "rendering"), "generate"),
+    **dict.fromkeys(("training", "fitting", "finetuning", "tuning"), "train"),
+    **dict.fromkeys(("tokenizing", "tokenising", "processing", "preprocessing", "collating", "packing", "mapping",
+                     "filtering", "shuffling", "downloading"), "data"),
+}
+
+
+# ... unless the line says that work is over ("Training process finished. Exit code: 137", a supervisor's summary)
+_BANNER_DONE = re.compile(r"\b(?:finished|done|completed?|ended|exited|took|failed|error)\b", re.I)
+
+
+def banner_phase(lines: list[str]) -> tuple[str, int] | None:
+    """(phase, index) of the run's last printed line, nearest first, when it opens with a gerund of a class; None
+    when that line says nothing of the kind (only the last thing printed counts: earlier banners were done)."""
+    for i, raw in enumerate(lines):
+        text = raw.strip()
+        if not text or _LAUNCHER.search(text) or LEVEL_ONLY.search(text) or looks_like_code(raw):
+            continue
+        m = _BANNER_WORD.search(text)
+        phase = _BANNER_GERUNDS.get(m.group(1).lower()) if m and not _BANNER_DONE.search(text) else None
+        return (phase, i) if phase else None
+    return None
