@@ -132,9 +132,10 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     # finetune/full.py in FSDPStrategy, both fully sharded with each block checkpointed; one device runs it
     # as it is ("auto"), without activation checkpointing.
     sharded = b.values["n_gpus"] > 1
-    b.default("grad_ckpt", sharded, "litgpt finetune strategy")
+    strategy = msg("config.default.litgpt_strategy", n=b.values["n_gpus"])
+    b.default("grad_ckpt", sharded, strategy)
     if sharded:
-        b.default("fsdp", "full_shard", "litgpt finetune strategy")
+        b.default("fsdp", "full_shard", strategy)
     b.default("stage", "sft", LABEL)
     return b.build(doc, config_file=doc.path)
 

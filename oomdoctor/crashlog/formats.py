@@ -190,7 +190,7 @@ F_XPU_ZE = lazy_re(r"\b(?:ZE|UR)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b", needs=("_
 # (stream_executor/cuda/cuda_driver.cc GpuDriver::HostAllocate).
 F_SE_ALLOC = lazy_re(r"failed to allocate (?P<human>[\d.]+[KMGTPE]?)(?:iB|B)? (?:\((?P<bytes>\d+) bytes\) )?from device: (?P<err>HIP_ERROR_OutOfMemory|hipError_t\(1002\)|CUDA_ERROR_OUT_OF_MEMORY)|"
                      r"failed to alloc (?P<hbytes>\d+) bytes on host: (?P<herr>CUDA_ERROR_OUT_OF_MEMORY|HIP_ERROR_OutOfMemory)",
-                     needs=(" from device: ", " bytes on host: "))
+                     needs=("from device: ", " bytes on host: "))
 # The CUDA driver API's name for the failure (cuda.h CUresult 2), as a title or a wrapper quotes it alone.
 F_CU_RESULT = lazy_re(r"\bCUDA_ERROR_OUT_OF_MEMORY\b", needs=("CUDA_ERROR_OUT_OF_MEMORY",))
 # NCCL's CUDACHECK, printed on its own line under torch's DistBackendError ("Last error:").
@@ -622,7 +622,7 @@ def _read_kills_and_host_errors(text: str) -> Parsed | None:
 # An issue's title is the failure retyped by its author: in a Markdown heading the allocator's words count in any
 # letter case ("cuda out of memory", "CUDA Out of Memory", "cuda error out of memory") and the exception class counts
 # with prose after it ("torch.cuda.OutOfMemoryError on older GPU"); a log line keeps the tool's exact words.
-_TITLE = lazy_re(r"^#{1,6} ", needs=("# ",))
+_TITLE = lazy_re(r"^#{0,5}# ", needs=("# ",))            # a Markdown heading: one to six #, then a space
 _TITLE_WORDS = lazy_re(r"\b(?P<backend>cuda|hip|npu|xpu|mps)(?: backend| error:?| runtime error:?)? out of memory\b|"
                        r"(?:^|[\s:(`])(?:torch\.(?:cuda\.)?)?OutOfMemoryError\b", re.I)
 

@@ -401,7 +401,7 @@ def message_phase(text: str) -> str | None:
 # A frame header's parts (CPython's `File "<path>", line N, in <func>`, rich's and pytest's `<path>:N in <func>`,
 # IPython's `<path> in <func>(...)`): the function is the frame's name, the path its module.
 _LEX_FRAME = lazy_re(r'(?:File "?(?P<file>[^",]+)"?,? line \d+,? in |File\s+(?P<pfile>[^\s",]+\.py):\d+,?\s+in\s+|'
-                     r'(?P<rfile>\S+\.py):\d+:? in |(?P<ifile>\S+\.py) in )(?P<func>[\w<>.]+)', needs=(" in ",))
+                     r'(?P<rfile>\S+\.py):\d+:? in |(?P<ifile>\S+\.py) in )(?P<func>[\w<>.]+)', needs=("File", ".py"))
 # Identifiers split into words the way they are written: snake_case, dotted paths, CamelCase and its acronyms
 # (`DataLoader` -> data loader, `HFGenerate` -> hf generate), digits apart (PEP 8 naming conventions).
 _LEX_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")

@@ -239,6 +239,7 @@ WORDS = {
                                      "TRL {version} 起 gradient_checkpointing 默认开启"),
     "config.default.trl_fp32_load": ("a model given by name loads in float32", "按名称给出的模型以 float32 加载"),
     "config.default.no_adapter": ("no adapter", "未设置 adapter"),
+    "config.default.litgpt_strategy": ("LitGPT's strategy for {n} devices", "LitGPT 在 {n} 个设备上的策略"),
     "config.default.axolotl_lora_r": ("lora_r has no default in axolotl; assumed {rank}",
                                       "axolotl 中 lora_r 没有默认值；按 {rank} 估算"),
     "config.default.axolotl_seq_old": ("sequence_len had no default before 0.5; assumed {tokens}",
