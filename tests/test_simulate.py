@@ -14,7 +14,8 @@ from oomdoctor.facts import Estimate, ModelShape, TrainingSetup, msg  # noqa: E4
 from oomdoctor.simulate import SimulateError, SimulationInterrupted, format_result, trace_step  # noqa: E402
 from oomdoctor.words import say  # noqa: E402
 
-pytestmark = pytest.mark.simulate
+# tests share traces (_trace): on one xdist worker (noxfile.py runs `--dist loadgroup`) each is traced once
+pytestmark = [pytest.mark.simulate, pytest.mark.xdist_group("simulate")]
 
 SMALL = ModelShape(name="small-llama", model_type="llama", hidden_size=256, intermediate_size=688, num_layers=2,
                    num_heads=4, num_kv_heads=4, vocab_size=32000)
