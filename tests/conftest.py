@@ -62,10 +62,18 @@ def meta_counts_warm():
             open(done, "w").close()
 
 
+@pytest.hookimpl(tryfirst=True)                     # before xdist reads the groups (and before it renames the ids)
 def pytest_collection_modifyitems(config, items):
     """OOMDOCTOR_TEST_SHARD=i/n keeps the tests whose id hashes to i of n (zlib.crc32: the same on every
     CPython). `.ci/run` gives each CPython other than the default a share of the fast suite, so that on a
-    2-core machine every test still runs on the default CPython and on one other within the time CI allows."""
+    2-core machine every test still runs on the default CPython and on one other within the time CI allows.
+
+    Every simulate test joins one xdist group (`--dist loadgroup`, noxfile.py): one worker runs them all, so
+    the traces they share (functools.cache, module fixtures) are made once, and torch, transformers and peft
+    are imported by that worker alone (the modules import them in their tests, not when collected)."""
+    for item in items:
+        if item.get_closest_marker("simulate"):
+            item.add_marker(pytest.mark.xdist_group("simulate"))
     shard = os.environ.get("OOMDOCTOR_TEST_SHARD")
     if not shard:
         return

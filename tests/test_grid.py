@@ -16,9 +16,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import grid  # noqa: E402
 
 CASES = grid.cases(40, grid.CI_SEED)
-# the p95 and LoRA tests read every row: with the rows' tests on one xdist worker each case is traced once
-# (noxfile.py runs `--dist loadgroup`), not once more on the worker that did not trace it
-pytestmark = pytest.mark.xdist_group("grid")
 
 
 @functools.cache

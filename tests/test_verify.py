@@ -13,8 +13,6 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "tests" / "data" / "configs"
 MODEL = ROOT / "tests" / "data" / "models" / "sim-llama-2l"
-# the liger_missing trace is shared: on one xdist worker (noxfile.py runs `--dist loadgroup`) it is made once
-pytestmark = pytest.mark.xdist_group("verify")
 
 
 def _needs_simulate():
