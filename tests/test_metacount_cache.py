@@ -197,3 +197,18 @@ def test_a_batch_count_equals_the_one_by_one_count_and_a_broken_config_does_not_
     assert counts[2].unknown and not counts[2].error
     # tied embeddings: the qwen2 model holds the same weights less one vocabulary-by-hidden matrix, plus biases
     assert counts[3].params == one.params - 1000 * 64 + 2 * (64 + 2 * 2 * 16)
+
+
+@pytest.mark.simulate
+def test_a_real_batch_child_is_stopped_at_its_time_limit(monkeypatch, tmp_path):
+    """The limit bounds the whole batch: a child still importing transformers is killed at it, nothing is kept."""
+    if not metacount.available():
+        pytest.skip("needs torch and transformers")
+    import time
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setattr(metacount, "_cache", {})
+    started = time.monotonic()
+    counts = metacount.meta_count_many(_configs(11, 12, 13), timeout=0.3)     # transformers' import takes seconds
+    assert time.monotonic() - started < 0.3 + 5          # the kill, not the import, ends it (slack for a busy machine)
+    assert [c.error for c in counts] == ["timeout"] * 3 and not (tmp_path / "cache" / "oomdoctor").exists()
