@@ -20,7 +20,9 @@ nox.options.reuse_existing_virtualenvs = True
 
 PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
 # Two workers: the Pilot tests of the app wait on timers, so two processes overlap well even on two cores.
-PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2"]
+# loadgroup: tests marked xdist_group("name") run on one worker, so the traces and counts they share are made
+# once per session, not once on each worker (the others are balanced one by one, as with `load`).
+PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup"]
 # torch is pinned to its CPU build: an unpinned torch pulls a multi-GB CUDA build.
 TORCH = "torch==2.13.0"
 

@@ -14,6 +14,10 @@ JSON file per count) keyed by the SHA-256 of the config as sent to the child and
 change for that key are kept (a count, or "transformers does not know this type"); never a timeout or error,
 never a count that ran the model's own code. Nothing is written when the directory cannot be made, and never
 anywhere but the user's cache directory.
+
+meta_count_many counts many configs with one child process (one import of transformers) under one time limit:
+each answer is written as soon as it is known, a config that fails answers its own error, and a child that dies
+leaves only the config it was on uncounted.
 """
 from __future__ import annotations
 
@@ -23,6 +27,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,24 +35,19 @@ _CHILD = r"""
 import json, sys, warnings, logging
 warnings.filterwarnings("ignore")
 logging.disable(logging.WARNING)
-job = json.loads(sys.stdin.read())
+jobs = json.loads(sys.stdin.read())
+def answer(i, doc):
+    doc["i"] = i
+    sys.stdout.write(json.dumps(doc) + "\n")
+    sys.stdout.flush()                  # each answer as soon as it is known: a time limit keeps those before it
 try:
     import torch, transformers
     from transformers import AutoConfig, AutoModel, AutoModelForCausalLM
     from transformers.models.auto.configuration_auto import CONFIG_MAPPING
 except Exception as err:
-    print(json.dumps({"error": "import: %s" % type(err).__name__})); sys.exit(0)
-cfg = job["config"]
-remote = job.get("remote_dir")
-try:
-    if remote:
-        conf = AutoConfig.from_pretrained(remote, trust_remote_code=True, local_files_only=True)
-    elif cfg.get("model_type") in CONFIG_MAPPING:
-        conf = CONFIG_MAPPING[cfg["model_type"]].from_dict(cfg)
-    else:
-        print(json.dumps({"unknown": True, "version": transformers.__version__})); sys.exit(0)
-except Exception as err:
-    print(json.dumps({"error": "config: %s: %s" % (type(err).__name__, str(err)[:160])})); sys.exit(0)
+    for i in range(len(jobs)):
+        answer(i, {"error": "import: %s" % type(err).__name__})
+    sys.exit(0)
 classes = [AutoModelForCausalLM]
 try:
     from transformers import AutoModelForImageTextToText
@@ -55,18 +55,35 @@ try:
 except ImportError:
     pass
 classes.append(AutoModel)
-last = "none"
-for cls in classes:
+def count(job):
+    cfg = job["config"]
+    remote = job.get("remote_dir")
     try:
-        with torch.device("meta"):
-            model = cls.from_config(conf, trust_remote_code=bool(remote))
+        if remote:
+            conf = AutoConfig.from_pretrained(remote, trust_remote_code=True, local_files_only=True)
+        elif cfg.get("model_type") in CONFIG_MAPPING:
+            conf = CONFIG_MAPPING[cfg["model_type"]].from_dict(cfg)
+        else:
+            return {"unknown": True, "version": transformers.__version__}
     except Exception as err:
-        last = "%s: %s" % (type(err).__name__, str(err)[:160])
-        continue
-    n = sum(p.numel() for p in model.parameters())
-    print(json.dumps({"params": int(n), "class": type(model).__name__, "version": transformers.__version__}))
-    sys.exit(0)
-print(json.dumps({"error": "build: " + last}))
+        return {"error": "config: %s: %s" % (type(err).__name__, str(err)[:160])}
+    last = "none"
+    for cls in classes:
+        try:
+            with torch.device("meta"):
+                model = cls.from_config(conf, trust_remote_code=bool(remote))
+        except Exception as err:
+            last = "%s: %s" % (type(err).__name__, str(err)[:160])
+            continue
+        n = sum(p.numel() for p in model.parameters())
+        return {"params": int(n), "class": type(model).__name__, "version": transformers.__version__}
+    return {"error": "build: " + last}
+for i, job in enumerate(jobs):
+    try:
+        doc = count(job)
+    except Exception as err:            # one config that breaks the model code does not sink the others
+        doc = {"error": "count: %s: %s" % (type(err).__name__, str(err)[:160])}
+    answer(i, doc)
 """
 
 
@@ -173,39 +190,76 @@ def _remote_dir(cfg: dict[str, Any], directory: str | None) -> str | None:
     return directory if os.path.isfile(os.path.join(directory, module + ".py")) else None
 
 
-def meta_count(cfg: dict[str, Any], directory: str | None = None, timeout: float | None = None) -> MetaCount:
-    """transformers' own count of the model `cfg` describes (see the module docstring); never raises."""
-    if not available():
-        return MetaCount(None, error="unavailable")
+def _job(cfg: dict[str, Any], directory: str | None) -> tuple[str, bool]:
+    """The request sent to the child (also the cache key's text) and whether it runs the model's own code."""
     clean = {k: v for k, v in cfg.items() if k != "quantization_config"}
     remote = _remote_dir(cfg, directory)
-    job = json.dumps({"config": clean, "remote_dir": remote}, sort_keys=True, default=str)
-    if job in _cache:
-        return _cache[job]
-    # a count that ran the model's own code depends on that code, not only on the config: not kept on disk
-    version = None if remote else _transformers_version()
-    key = _disk_key(job, version) if version else None
-    if key is not None:
-        kept = _disk_read(key)
-        if kept is not None:
-            _cache[job] = kept
-            return kept
-    if timeout is None:
+    return json.dumps({"config": clean, "remote_dir": remote}, sort_keys=True, default=str), remote is not None
+
+
+def _timeout(timeout: float | None) -> float:
+    if timeout is not None:
+        return timeout
+    try:
+        return float(os.environ.get("OOMDOCTOR_META_TIMEOUT", "60"))
+    except ValueError:
+        return 60.0
+
+
+def _answers(stdout: str | bytes | None, count: int) -> dict[int, dict[str, Any]]:
+    """The child's answers by job index: one JSON object a line; anything else the model code printed is
+    passed over. A lone job's answer may come without its index."""
+    if isinstance(stdout, bytes):
+        stdout = stdout.decode("utf-8", "replace")
+    found: dict[int, dict[str, Any]] = {}
+    for line in (stdout or "").splitlines():
         try:
-            timeout = float(os.environ.get("OOMDOCTOR_META_TIMEOUT", "60"))
+            doc = json.loads(line)
         except ValueError:
-            timeout = 60.0
+            continue
+        if not isinstance(doc, dict):
+            continue
+        index = doc.pop("i", 0 if count == 1 else None)
+        if isinstance(index, int) and not isinstance(index, bool) and 0 <= index < count:
+            found[index] = doc
+    return found
+
+
+def _ask(jobs: list[str], timeout: float) -> list[dict[str, Any]]:
+    """One answer for each job, from as few child processes as it takes: the jobs share one child (one import
+    of transformers) and one time limit; a child that dies leaves the job it was on with the error, and the
+    jobs after it go to a new child within what is left of the time."""
     env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TRANSFORMERS_VERBOSITY="error",
                TOKENIZERS_PARALLELISM="false", CUDA_VISIBLE_DEVICES="")
-    try:
-        done = subprocess.run([sys.executable, "-c", _CHILD], input=job, capture_output=True, text=True,
-                              timeout=timeout, env=env, check=False)
-        line = (done.stdout.strip().splitlines() or ["{}"])[-1]
-        answer = json.loads(line)
-    except subprocess.TimeoutExpired:
-        answer = {"error": "timeout", "seconds": timeout}
-    except (OSError, ValueError) as err:
-        answer = {"error": type(err).__name__}
+    answers: list[dict[str, Any]] = []
+    deadline = time.monotonic() + timeout
+    while len(answers) < len(jobs):
+        todo = jobs[len(answers):]
+        left = deadline - time.monotonic()
+        failure: dict[str, Any] = {"error": "timeout", "seconds": timeout}
+        stdout: str | bytes | None = None
+        if left > 0:
+            try:
+                done = subprocess.run([sys.executable, "-c", _CHILD], input="[%s]" % ",".join(todo),
+                                      capture_output=True, text=True, timeout=left, env=env, check=False)
+                stdout, failure = done.stdout, {"error": "exit %s" % done.returncode}
+            except subprocess.TimeoutExpired as err:
+                stdout = err.stdout
+            except (OSError, ValueError) as err:
+                stdout, failure = None, {"error": type(err).__name__}
+        got = _answers(stdout, len(todo))
+        for index in range(len(todo)):
+            if index not in got:
+                break
+            answers.append(got[index])
+        if len(answers) < len(jobs):
+            answers.append(failure)             # the job the child was on when it stopped
+            if failure.get("error") == "timeout" or left <= 0:
+                answers.extend(dict(failure) for _ in range(len(jobs) - len(answers)))
+    return answers
+
+
+def _settled(job: str, key: str | None, answer: dict[str, Any]) -> MetaCount:
     result = MetaCount(answer.get("params"), str(answer.get("version", "")), str(answer.get("class", "")),
                        bool(answer.get("unknown")), str(answer.get("error", "")), float(answer.get("seconds", 0.0)))
     if result.params is None and not result.unknown and not result.error:
@@ -214,3 +268,45 @@ def meta_count(cfg: dict[str, Any], directory: str | None = None, timeout: float
     if key is not None and not result.error and (result.params or result.unknown):
         _disk_write(key, result)
     return result
+
+
+def _kept(job: str, key: str | None) -> MetaCount | None:
+    if job in _cache:
+        return _cache[job]
+    kept = _disk_read(key) if key is not None else None
+    if kept is not None:
+        _cache[job] = kept
+    return kept
+
+
+def meta_count(cfg: dict[str, Any], directory: str | None = None, timeout: float | None = None) -> MetaCount:
+    """transformers' own count of the model `cfg` describes (see the module docstring); never raises."""
+    if not available():
+        return MetaCount(None, error="unavailable")
+    job, remote = _job(cfg, directory)
+    # a count that ran the model's own code depends on that code, not only on the config: not kept on disk
+    version = None if remote else _transformers_version()
+    key = _disk_key(job, version) if version else None
+    kept = _kept(job, key)
+    if kept is not None:
+        return kept
+    return _settled(job, key, _ask([job], _timeout(timeout))[0])
+
+
+def meta_count_many(configs: list[dict[str, Any]], timeout: float | None = None) -> list[MetaCount]:
+    """meta_count for each config, in order, with one child process (one import of transformers) for all the
+    configs neither kept in memory nor on disk; `timeout` bounds that child (the configs it did not reach
+    answer "timeout"), a config that fails answers its own error and the others are still counted. The model's
+    own code is never run here (no directory): each count is kept on disk as meta_count keeps it, so a later
+    meta_count of the same config reads it there."""
+    if not available():
+        return [MetaCount(None, error="unavailable") for _ in configs]
+    version = _transformers_version()
+    jobs = [_job(cfg, None)[0] for cfg in configs]
+    keys = {job: (_disk_key(job, version) if version else None) for job in jobs}
+    results = {job: kept for job in keys for kept in [_kept(job, keys[job])] if kept is not None}
+    todo = [job for job in keys if job not in results]
+    if todo:
+        for job, answer in zip(todo, _ask(todo, _timeout(timeout))):
+            results[job] = _settled(job, keys[job], answer)
+    return [results[job] for job in jobs]

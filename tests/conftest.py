@@ -1,9 +1,16 @@
 """Shared test settings, and the fixtures of tests/helpers.py made visible to every test module."""
+import glob
 import os
 import tempfile
 
+import pytest
 from helpers import demo  # noqa: F401  (a fixture: pytest finds it in conftest's namespace)
 from hypothesis import settings
+
+try:
+    import fcntl
+except ImportError:                                 # Windows: each worker may count; the counts agree
+    fcntl = None  # type: ignore[assignment]
 
 # Property tests explore new random inputs on a developer's machine; in CI they replay a fixed
 # sequence, so a landing never depends on the luck of the draw (failures found locally become tests).
@@ -12,14 +19,61 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 # Counts transformers made on the meta device are kept in the user's cache directory (oomdoctor/metacount.py):
-# a test run keeps its own, so it neither reads a developer's cache nor leaves files in it.
-os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="oomdoctor-test-cache-")
+# a test run keeps its own, so it neither reads a developer's cache nor leaves files in it. xdist's workers
+# inherit the controller's environment, so the whole session shares one (each count is one file, written whole).
+CACHE_HOME = os.environ.get("OOMDOCTOR_TEST_CACHE_HOME") or tempfile.mkdtemp(prefix="oomdoctor-test-cache-")
+os.environ["OOMDOCTOR_TEST_CACHE_HOME"] = os.environ["XDG_CACHE_HOME"] = CACHE_HOME
+DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
+@pytest.fixture(scope="session")
+def meta_counts_warm():
+    """The session's count cache holds transformers' count of every config.json under tests/data that
+    oomdoctor's own reading can only guess (the ones models._exact_or_warned sends to transformers), made by
+    one batch child (metacount.meta_count_many: one import of transformers, not one per test). Each test still
+    goes through the product's own lookup, and every count still comes from transformers; a config the batch
+    could not count is counted by the test's own child, as without the warm-up. Under xdist one worker
+    counts while the other waits on the lock, then reads the files."""
+    from oomdoctor import metacount
+
+    if not metacount.available():
+        return
+    from oomdoctor.archs import shape_from_config
+    from oomdoctor.errors import InputError
+    from oomdoctor.models import _load_config
+
+    configs = []
+    for path in sorted(glob.glob(os.path.join(DATA, "**", "config.json"), recursive=True)):
+        try:
+            cfg, text = _load_config(path)
+            shape = shape_from_config(cfg, "warm", path, text=text, tolerate_unplaced=True)
+        except InputError:
+            continue
+        if shape.shape_confidence == "guessed":
+            configs.append(cfg)
+    folder = os.path.join(CACHE_HOME, "oomdoctor-test-warm")
+    os.makedirs(folder, exist_ok=True)
+    with open(os.path.join(folder, "lock"), "a") as lock:
+        if fcntl is not None:
+            fcntl.flock(lock, fcntl.LOCK_EX)        # released when the file is closed
+        done = os.path.join(folder, "done")
+        if not os.path.exists(done):
+            metacount.meta_count_many(configs, timeout=600)     # a loaded machine must not time the batch out
+            open(done, "w").close()
+
+
+@pytest.hookimpl(tryfirst=True)                     # before xdist reads the groups (and before it renames the ids)
 def pytest_collection_modifyitems(config, items):
     """OOMDOCTOR_TEST_SHARD=i/n keeps the tests whose id hashes to i of n (zlib.crc32: the same on every
     CPython). `.ci/run` gives each CPython other than the default a share of the fast suite, so that on a
-    2-core machine every test still runs on the default CPython and on one other within the time CI allows."""
+    2-core machine every test still runs on the default CPython and on one other within the time CI allows.
+
+    Every simulate test joins one xdist group (`--dist loadgroup`, noxfile.py): one worker runs them all, so
+    the traces they share (functools.cache, module fixtures) are made once, and torch, transformers and peft
+    are imported by that worker alone (the modules import them in their tests, not when collected)."""
+    for item in items:
+        if item.get_closest_marker("simulate"):
+            item.add_marker(pytest.mark.xdist_group("simulate"))
     shard = os.environ.get("OOMDOCTOR_TEST_SHARD")
     if not shard:
         return

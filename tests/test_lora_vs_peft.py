@@ -3,23 +3,20 @@ with transformers on the meta device, wrapped with peft.get_peft_model for sever
 and PEFT's trainable count must equal memory/params.py's."""
 from __future__ import annotations
 
+import importlib.util
 import warnings
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("peft")
+from oomdoctor.archs import shape_from_config
+from oomdoctor.facts import TrainingSetup
+from oomdoctor.memory.params import lora_params
 
-import torch  # noqa: E402
-from peft import LoraConfig, get_peft_model  # noqa: E402
-from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
-
-from oomdoctor.archs import shape_from_config  # noqa: E402
-from oomdoctor.facts import TrainingSetup  # noqa: E402
-from oomdoctor.memory.params import lora_params  # noqa: E402
-
-pytestmark = pytest.mark.simulate
+# torch, transformers and peft are imported by the tests that use them, not when the module is collected: under
+# xdist every simulate test runs on one worker (tests/conftest.py), and the other never pays their import
+pytestmark = [pytest.mark.simulate,
+              pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("torch", "transformers", "peft")),
+                                 reason="needs torch, transformers and peft")]
 
 H = 128
 BASE = dict(hidden_size=H, intermediate_size=320, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
@@ -87,6 +84,10 @@ RUNS = [
 
 
 def _peft_trainable(model_type: str, targets, rank: int, dora: bool) -> int:
+    import torch
+    from peft import LoraConfig, get_peft_model
+    from transformers import AutoConfig, AutoModelForCausalLM
+
     cfg = AutoConfig.for_model(model_type, **MODELS[model_type])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

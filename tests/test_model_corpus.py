@@ -37,7 +37,7 @@ def test_config_json_is_counted_within_half_a_percent(entry):
 
 
 @pytest.mark.parametrize("entry", REASONED, ids=[e["dir"] for e in REASONED])
-def test_a_config_that_cannot_be_counted_says_why(entry, capsys):
+def test_a_config_that_cannot_be_counted_says_why(entry, capsys, meta_counts_warm):
     shape = read_config_json(str(CORPUS / entry["dir"] / "config.json"), entry["model"])
     counted = count_params(shape).total
     error = (counted - entry["trusted_params"]) / entry["trusted_params"]

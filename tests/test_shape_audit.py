@@ -227,7 +227,7 @@ def test_the_model_line_names_the_guess_in_both_languages(tmp_path, no_transform
 
 
 @pytest.mark.simulate
-def test_with_transformers_a_type_it_knows_is_counted_exactly(tmp_path, monkeypatch):
+def test_with_transformers_a_type_it_knows_is_counted_exactly(tmp_path, monkeypatch, meta_counts_warm):
     pytest.importorskip("transformers")
     monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "600")     # a loaded machine must not turn the count into a guess
     # refused, guessed, and refused (hybrid layers of a kind not read) without transformers

@@ -3,22 +3,21 @@ transformers on the meta device (no memory), and their parameter count must equa
 oomdoctor reads from the same config; real corpus configs are checked the same way with fewer layers."""
 from __future__ import annotations
 
+import importlib.util
 import json
 import warnings
 from pathlib import Path
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
+from oomdoctor.archs import shape_from_config
+from oomdoctor.memory import count_params
 
-import torch  # noqa: E402
-from transformers import AutoConfig, AutoModelForCausalLM  # noqa: E402
-
-from oomdoctor.archs import shape_from_config  # noqa: E402
-from oomdoctor.memory import count_params  # noqa: E402
-
-pytestmark = pytest.mark.simulate
+# torch and transformers are imported by the tests that use them, not when the module is collected: under xdist
+# every simulate test runs on one worker (tests/conftest.py), and the other never pays their import (~11 s of CPU)
+pytestmark = [pytest.mark.simulate,
+              pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("torch", "transformers")),
+                                 reason="needs torch and transformers")]
 
 H = 256
 BASE = dict(hidden_size=H, intermediate_size=512, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2,
@@ -175,6 +174,8 @@ CASES = {
 
 def _meta_count(build) -> int:
     """Parameters of the model `build()` makes on the meta device (tied weights are one Parameter, counted once)."""
+    import torch
+
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         with torch.device("meta"):
@@ -183,11 +184,13 @@ def _meta_count(build) -> int:
 
 
 def _transformers_count(model_type: str, kw: dict) -> int:
+    from transformers import AutoConfig, AutoModelForCausalLM
+
     return _meta_count(lambda: AutoModelForCausalLM.from_config(AutoConfig.for_model(model_type, **kw)))
 
 
 def _image_text_count(model_type: str, kw: dict) -> int:
-    from transformers import AutoModelForImageTextToText
+    from transformers import AutoConfig, AutoModelForImageTextToText
 
     return _meta_count(lambda: AutoModelForImageTextToText.from_config(AutoConfig.for_model(model_type, **kw)))
 
@@ -249,6 +252,7 @@ def test_qwen2_vl_counts_its_vision_tower_as_the_model_code_does():
 
 def test_mistral4_language_model_counts_as_the_model_code_does():
     # Mistral Small 4's text model (latent attention, 128 routed + 1 shared expert) with 2 layers
+    from transformers import AutoConfig
     from transformers.models.mistral4.modeling_mistral4 import Mistral4ForCausalLM
 
     cfg = _two_layers(json.loads((CORPUS / "mistral-small-4-mlx" / "config.json").read_text()))

@@ -3,18 +3,19 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import importlib.util
 
 import pytest
 
-pytest.importorskip("torch")
-pytest.importorskip("transformers")
-pytest.importorskip("peft")
+from oomdoctor.facts import Estimate, ModelShape, TrainingSetup, msg
+from oomdoctor.simulate import SimulateError, SimulationInterrupted, format_result, trace_step
+from oomdoctor.words import say
 
-from oomdoctor.facts import Estimate, ModelShape, TrainingSetup, msg  # noqa: E402
-from oomdoctor.simulate import SimulateError, SimulationInterrupted, format_result, trace_step  # noqa: E402
-from oomdoctor.words import say  # noqa: E402
-
-pytestmark = pytest.mark.simulate
+# torch, transformers and peft are imported when a trace runs, not when the module is collected: under xdist
+# every simulate test runs on one worker (tests/conftest.py), and the other never pays their import
+pytestmark = [pytest.mark.simulate,
+              pytest.mark.skipif(not all(importlib.util.find_spec(m) for m in ("torch", "transformers", "peft")),
+                                 reason="needs torch, transformers and peft")]
 
 SMALL = ModelShape(name="small-llama", model_type="llama", hidden_size=256, intermediate_size=688, num_layers=2,
                    num_heads=4, num_kv_heads=4, vocab_size=32000)

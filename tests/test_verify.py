@@ -58,13 +58,28 @@ def test_verify_in_chinese_prints_the_verdict_and_progress_in_chinese(capsys):
     assert "两者相差在 5% 以内" in out and "正在追踪方案的最终配置" in err
 
 
-@pytest.mark.simulate
-def test_verify_says_plainly_that_the_fused_loss_is_not_traced_without_liger(capsys, monkeypatch):
+@pytest.fixture(scope="module")
+def liger_missing():
+    """--verify --json of lf_verify_liger.yaml with liger-kernel not installed, traced once for the two tests
+    that read it (the same command, the same trace)."""
+    import contextlib
+    import io
+
     _needs_simulate()
+    from oomdoctor.cli import main
     from oomdoctor.simulate import verify
 
-    monkeypatch.setattr(verify, "liger_version", lambda: None)
-    _, doc, _ = _verify_json(capsys, "lf_verify_liger.yaml", "--gpu", "24GiB")
+    out = io.StringIO()
+    with pytest.MonkeyPatch.context() as patch, contextlib.redirect_stdout(out), \
+            contextlib.redirect_stderr(io.StringIO()):
+        patch.setattr(verify, "liger_version", lambda: None)
+        main([str(CONFIGS / "lf_verify_liger.yaml"), "--model", str(MODEL), "--gpu", "24GiB", "--verify", "--json"])
+    return json.loads(out.getvalue())["verify"]
+
+
+@pytest.mark.simulate
+def test_verify_says_plainly_that_the_fused_loss_is_not_traced_without_liger(liger_missing):
+    doc = liger_missing
     assert doc["setup"]["fused_ce"] is True
     assert doc["fused_loss"]["state"] == "not_installed" and doc["fused_loss"]["kernel"] is None
     assert doc["fused_loss"]["text"].startswith("fused loss NOT traced: ")
@@ -74,14 +89,13 @@ def test_verify_says_plainly_that_the_fused_loss_is_not_traced_without_liger(cap
 
 
 @pytest.mark.simulate
-def test_verify_traces_liger_fused_loss_when_it_is_installed(capsys, monkeypatch):
+def test_verify_traces_liger_fused_loss_when_it_is_installed(capsys, monkeypatch, liger_missing):
     _needs_simulate()
     from oomdoctor.simulate import verify
 
     monkeypatch.setattr(verify, "liger_version", lambda: "0.6.2")
     _, fused, _ = _verify_json(capsys, "lf_verify_liger.yaml", "--gpu", "24GiB")
-    monkeypatch.setattr(verify, "liger_version", lambda: None)
-    _, plain, _ = _verify_json(capsys, "lf_verify_liger.yaml", "--gpu", "24GiB")
+    plain = liger_missing                               # the same config traced with the model's own loss
     assert fused["fused_loss"]["state"] == "traced" and fused["fused_loss"]["kernel"] == "liger-kernel 0.6.2"
     assert any("Liger's fused linear cross-entropy" in n for n in fused["traced"]["notes"])
     # one chunk of logits at a time: far below the full logits of the model's own loss
