@@ -165,3 +165,16 @@ def test_the_seventh_audit_cites_no_thread_any_other_fixture_cites():
     assert sum(bool(c["cue"]) for c in cases) >= 20 and sum("tried_bytes" in (c.get("figures") or {}) for c in cases) >= 25
     for case in cases:
         assert case["source"] not in cited, case["source"]
+
+
+def test_the_eighth_audit_cites_no_thread_any_other_fixture_cites():
+    others = "".join((DATA / name / doc).read_text(encoding="utf-8") for name in SETS + ("real", "audit7") if name != "audit8"
+                     for doc in ("SOURCES.md", "expected.yaml"))
+    cited = set(re.findall(r"https://github\.com/[^\s|;)]+", others))
+    cases = load("audit8")
+    assert len(cases) >= 64 and len({c["source"] for c in cases}) == len(cases)
+    assert sum(bool(c["cue"]) for c in cases) >= 20 and sum("tried_bytes" in (c.get("figures") or {}) for c in cases) >= 25
+    for case in cases:
+        assert case["source"] not in cited, case["source"]
+        assert (DATA / "audit8" / case["log"]).is_file(), case["log"]
+
