@@ -35,8 +35,15 @@ def tests(session: nox.Session) -> None:
     share = [v for v in os.environ.get("OOMDOCTOR_CI_SHARE", "").split(",") if v]
     if session.python in share:
         env["OOMDOCTOR_TEST_SHARD"] = f"{share.index(session.python)}/{len(share)}"
-        session.run("python", "-m", "compileall", "-q", "oomdoctor")     # every module compiles on this CPython
+    _compile(session)
     session.run(*PYTEST, "-m", "not slow", *session.posargs, env=env)
+
+
+def _compile(session: nox.Session) -> None:
+    """Every module compiles on this CPython (a share of the fast suite may not import them all), and its
+    bytecode is written once, for every CLI process the tests start (compileall writes it even where
+    PYTHONDONTWRITEBYTECODE is set)."""
+    session.run("python", "-m", "compileall", "-q", "oomdoctor")
 
 
 @nox.session
@@ -44,6 +51,7 @@ def full(session: nox.Session) -> None:
     """The whole suite, the slow tier and the fake-tensor tests included."""
     session.install(TORCH)
     session.install("-e", ".[simulate,test]")
+    _compile(session)
     session.run(*PYTEST, *session.posargs)
 
 

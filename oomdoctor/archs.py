@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from typing import Any, Callable, overload
 
-from oomdoctor.bounded import compose_yaml
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Linear, ModelShape, Msg, msg
+from oomdoctor.lined import locate
 from oomdoctor.values import BadValue, as_float, as_int
 
 _DTYPES = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32",
@@ -60,21 +59,17 @@ class Cfg:
             scopes.append(cfg.at)
             text = text or cfg.text
             cfg = cfg.parent
-        if not text:
-            return None
-        try:
-            root = compose_yaml(text, self.path)
-        except InputError:
+        read = locate(text, self.path or "") if text else None
+        if read is None:
             return None
         for scope in scopes:
-            node = root
-            for part in scope:
-                node = _value_node(node, part)
-            found = _key_node(node, key)
-            if found is not None:
-                return int(found.start_mark.line) + 1
-        found = next((k for k in _key_nodes(root) if k.value == key), None)
-        return int(found.start_mark.line) + 1 if found is not None else None
+            line = read.key_line(".".join(scope + (key,)))
+            if line is not None:
+                return line
+        tail = "." + key
+        found = next((p for p, (k, _) in read.nodes.items() if k is not None and (p == key or p.endswith(tail))),
+                     None)
+        return read.key_line(found) if found is not None else None
 
     def fail(self, key: str, message: Msg) -> InputError:
         return InputError(message, self.path, self._line(key))
@@ -122,41 +117,6 @@ class Cfg:
         self.asked.add(key)
         value = self.data.get(key)
         return Cfg(value, self.path, None, self, self.at + (key,)) if isinstance(value, dict) else None
-
-
-def _key_node(node: Any, key: str) -> Any:
-    """The key node of `key` in a composed mapping node (None when `node` is not a mapping or lacks it)."""
-    from yaml.nodes import MappingNode, ScalarNode
-
-    for k, _ in (node.value if isinstance(node, MappingNode) else ()):
-        if isinstance(k, ScalarNode) and k.value == key:
-            return k
-    return None
-
-
-def _value_node(node: Any, key: str) -> Any:
-    from yaml.nodes import MappingNode, ScalarNode
-
-    for k, v in (node.value if isinstance(node, MappingNode) else ()):
-        if isinstance(k, ScalarNode) and k.value == key:
-            return v
-    return None
-
-
-def _key_nodes(root: Any) -> Iterator[Any]:
-    """Every mapping key node, in document order (iteratively: depth is bounded by compose_yaml, not the stack)."""
-    from yaml.nodes import MappingNode, ScalarNode, SequenceNode
-
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, MappingNode):
-            for k, v in node.value:
-                if isinstance(k, ScalarNode):
-                    yield k
-            stack.extend(v for _, v in reversed(node.value))
-        elif isinstance(node, SequenceNode):
-            stack.extend(reversed(node.value))
 
 
 class _Build:

@@ -9,7 +9,8 @@ from __future__ import annotations
 import json
 import os
 import stat
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Callable, Optional
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import msg
@@ -22,6 +23,9 @@ MAX_FILE_BYTES = 16 << 20
 MAX_NODES = 1_000_000
 MAX_DEPTH = 200
 
+
+# One edge of a composed YAML document (see `walk`): path, key node, node, parent node, depth.
+Edge = tuple[Optional[str], Any, Any, Any, int]
 
 FIFO_WAIT_S = 5.0      # how long a FIFO given as an input may take to get its writer
 
@@ -104,20 +108,40 @@ def read_bytes(path: str, limit: int = MAX_FILE_BYTES) -> bytes:
     return b"".join(chunks)
 
 
+def read_utf8(path: str, limit: int = MAX_FILE_BYTES) -> str:
+    """The text of a UTF-8 input (a rule file, a price list), read by `read_bytes`; other bytes are an
+    InputError with the line where they start."""
+    data = read_bytes(path, limit)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        raise InputError(msg("input.not_utf8"), path, data.count(b"\n", 0, err.start) + 1) from None
+
+
 # The roots of the last texts composed, per loader and text: the config reader and the patch writer both need
 # the nodes of the same file (values and lines; exact spans), and a big config is composed once per run.
 _COMPOSED: dict[tuple[int, str], Any] = {}
 _COMPOSED_MAX = 8
 
 
+def yaml_loader(text: str | None = None) -> Any:
+    """The YAML loader every reader uses: libyaml's (~10x faster) when PyYAML was built with it, else the
+    pure-Python one. Given the text whose marks a caller will splice at, a BOM-led text gets the pure
+    loader: libyaml skips the BOM without counting it, so its offsets would be one character short."""
+    import yaml
+
+    fast = getattr(yaml, "CSafeLoader", None)
+    if fast is None or (text is not None and text.startswith("\ufeff")):
+        return yaml.SafeLoader
+    return fast
+
+
 def compose_yaml(text: str, path: str | None, *, loader: Any = None) -> Any:
     """`yaml.compose` (libyaml when present), then checked: aliases within budget, no alias cycle,
     nesting within MAX_DEPTH. Returns the root node (None for an empty document); the same text with
     the same loader again returns the same nodes, which callers only read."""
-    import yaml
-
     if loader is None:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        loader = yaml_loader()
     key = (id(loader), text)
     if key in _COMPOSED:
         return _COMPOSED[key]
@@ -185,39 +209,64 @@ def check_nodes(root: Any, path: str | None) -> None:
 
 def load_yaml(text: str, path: str) -> Any:
     """The data of a YAML text, after compose_yaml's checks."""
+    root = compose_yaml(text, path)
+    return None if root is None else construct_yaml(root, text, path)
+
+
+def construct_yaml(root: Any, text: str, path: str) -> Any:
+    """The data of a composed document (safe tags only); a value its tag cannot be is an InputError with its line."""
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-    root = compose_yaml(text, path, loader=loader)
-    if root is None:
-        return None
     try:
-        return loader(text).construct_document(root)
-    except yaml.YAMLError as err:         # a bad tag value: `stage: !!int sft`
+        return yaml_loader()(text).construct_document(root)
+    except yaml.YAMLError as err:       # a bad tag value: `stage: !!int sft`
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
         raise InputError(msg("input.yaml_syntax", problem=problem), path, mark.line + 1 if mark else None) from None
-    except (ValueError, TypeError) as err:   # `stage: !!int sft`: a tag its value cannot be
-        raise InputError(msg("input.yaml_syntax", problem=str(err).splitlines()[0] if str(err) else "?"),
-                         path, _failing_scalar_line(root)) from None
+    except (ValueError, TypeError, OverflowError) as err:     # `stage: !!int sft`, `!!float 1e400`
+        problem = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise InputError(msg("input.yaml_syntax", problem=problem), path,
+                         _failing_scalar_line(root)) from None
     except RecursionError:
         raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path) from None
 
 
-def yaml_nodes(root: Any, leaf: Any = None) -> Any:
-    """Every node under `root` once, in document order: an alias repeated many times is one visit, a
-    collection nested hundreds deep no recursion. `leaf(node)` true: its children are not visited."""
-    stack = [root]
-    seen: set[int] = set()
+def walk(root: Any, leaf: Callable[[Any], bool] | None = None) -> Iterator[Edge]:
+    """Every edge under the composed `root`, in document order, as (path, key node, node, parent node, depth):
+    `path` is the dotted key path (`a.b.c`; a list item's index is a part: `a.0.b`), None under a key that is
+    not a plain scalar; `key` is the key node (None for a list item and the root). Iterative: a collection
+    nested hundreds deep costs no recursion; a collection is entered once (an alias used many times is one
+    walk, under the first path that reaches it). `leaf(node)` true: its children are not visited."""
+    from yaml.nodes import MappingNode, ScalarNode
+
+    if root is None:
+        return
+    stack: list[Edge] = [("", None, root, None, 0)]
+    entered: set[int] = set()
     while stack:
-        node = stack.pop()
-        if id(node) in seen:
+        edge = stack.pop()
+        yield edge
+        path, _, node, _, depth = edge
+        if isinstance(node, ScalarNode) or id(node) in entered or (leaf is not None and leaf(node)):
             continue
-        seen.add(id(node))
-        yield node
-        if isinstance(node.value, list) and not (leaf and leaf(node)):
-            stack.extend(child for item in reversed(node.value)
-                         for child in (reversed(item) if isinstance(item, tuple) else (item,)))
+        entered.add(id(node))
+        prefix = None if path is None else (path + "." if path else "")
+        if isinstance(node, MappingNode):
+            stack.extend((None if prefix is None or not isinstance(k, ScalarNode) else prefix + k.value,
+                          k, v, node, depth + 1) for k, v in reversed(node.value))
+        else:
+            stack.extend((None if prefix is None else f"{prefix}{i}", None, item, node, depth + 1)
+                         for i, item in reversed(list(enumerate(node.value))))
+
+
+def yaml_nodes(root: Any, leaf: Callable[[Any], bool] | None = None) -> Iterator[Any]:
+    """Every node under `root` once (keys and values), in document order, from `walk`."""
+    seen: set[int] = set()
+    for _, key, node, _, _ in walk(root, leaf):
+        for item in (node,) if key is None else (key, node):
+            if id(item) not in seen:
+                seen.add(id(item))
+                yield item
 
 
 def _failing_scalar_line(root: Any) -> int | None:

@@ -43,7 +43,9 @@ def _compact(text: str) -> str:
 def catalog() -> tuple[GpuSpec, ...]:
     import yaml
 
-    loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+    from oomdoctor.bounded import yaml_loader
+
+    loader = yaml_loader()
     with open(CATALOG_PATH, encoding="utf-8") as fh:
         rows = yaml.load(fh, Loader=loader)["gpus"]
     return tuple(GpuSpec(name=r["name"], total_gib=float(r["total_gib"]), usable_gib=float(r["usable_gib"]),

@@ -61,8 +61,9 @@ class _Entry:
         if self._data is None:
             import yaml
 
-            loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-            data: dict[str, Any] = yaml.load(self._text, Loader=loader)
+            from oomdoctor.bounded import yaml_loader
+
+            data: dict[str, Any] = yaml.load(self._text, Loader=yaml_loader())
             self._data = data
             return data
         return self._data

@@ -4,10 +4,9 @@ When the config's own estimate is well below the crash, the finding says what el
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
+
+from helpers import run_cli
 
 from oomdoctor.diagnosis import find
 from oomdoctor.facts import (
@@ -24,11 +23,11 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "data" / "floor"
 
 
-def _run(*args: str) -> tuple[int, dict]:
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
-    proc = subprocess.run([sys.executable, "-m", "oomdoctor", "--json", "--lang", "en", *args], cwd=DATA, env=env,
-                          capture_output=True, text=True, timeout=120)
-    return proc.returncode, json.loads(proc.stdout)
+def _run(capsys, monkeypatch, *args: str) -> tuple[int, dict]:
+    """The CLI in this process (what is checked is the report, not the process): exit code and JSON."""
+    monkeypatch.chdir(DATA)
+    code, out, _ = run_cli(capsys, "--json", "--lang", "en", *args)
+    return code, json.loads(out)
 
 
 def _est(alloc: float, moments: dict | None = None, peak_moment: str = "layers backward", cap: float = 40.0) -> Estimate:
@@ -156,8 +155,8 @@ def test_deepspeed_0164_under_zero3_with_checkpointing_is_a_known_bug_clue():
                 if c.kind == "version_bug"]
 
 
-def test_the_13b_lora_crash_is_not_answered_fits_and_the_plan_uses_the_raised_figure():
-    code, out = _run("lora13b_fp16_mb4.yaml", "lora13b_backward_a100_40gb.log")
+def test_the_13b_lora_crash_is_not_answered_fits_and_the_plan_uses_the_raised_figure(capsys, monkeypatch):
+    code, out = _run(capsys, monkeypatch, "lora13b_fp16_mb4.yaml", "lora13b_backward_a100_40gb.log")
     assert code in (1, 3)
     assert out["estimate"]["allocated_gib"] >= 37.99 - 0.01 and not out["estimate"]["fits"]
     assert out["cause"]["kind"] == "config"
@@ -166,8 +165,8 @@ def test_the_13b_lora_crash_is_not_answered_fits_and_the_plan_uses_the_raised_fi
         assert out["plan"]["fits"] and out["plan"]["steps"]
 
 
-def test_copies_of_a_single_gpu_run_on_one_card_are_beyond_the_config_with_their_lines():
-    code, out = _run("--gpus", "8", "llama3_8b_lora_mb1.yaml", "eight_copies_on_gpu0.log")
+def test_copies_of_a_single_gpu_run_on_one_card_are_beyond_the_config_with_their_lines(capsys, monkeypatch):
+    code, out = _run(capsys, monkeypatch, "--gpus", "8", "llama3_8b_lora_mb1.yaml", "eight_copies_on_gpu0.log")
     assert code in (1, 3)
     cause = out["cause"]
     assert cause["kind"] == "beyond_config"
@@ -176,17 +175,16 @@ def test_copies_of_a_single_gpu_run_on_one_card_are_beyond_the_config_with_their
     assert any("Process 2101" in e["text"] for e in shared[0]["evidence"])
 
 
-def test_the_plain_report_lists_the_checks_before_the_plan():
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="80")
-    text = subprocess.run([sys.executable, "-m", "oomdoctor", "--plain", "--lang", "en", "--gpus", "8",
-                           "llama3_8b_lora_mb1.yaml", "eight_copies_on_gpu0.log"], cwd=DATA, env=env,
-                          capture_output=True, text=True, timeout=120).stdout
+def test_the_plain_report_lists_the_checks_before_the_plan(capsys, monkeypatch):
+    monkeypatch.chdir(DATA)
+    monkeypatch.setenv("COLUMNS", "80")
+    _, text, _ = run_cli(capsys, "--plain", "--lang", "en", "--gpus", "8", "llama3_8b_lora_mb1.yaml",
+                         "eight_copies_on_gpu0.log")
     assert "Check first" in text
     plan_at = text.find("Plan (")
     assert plan_at == -1 or text.find("Check first") < plan_at
-    zh = subprocess.run([sys.executable, "-m", "oomdoctor", "--plain", "--lang", "zh", "--gpus", "8",
-                         "llama3_8b_lora_mb1.yaml", "eight_copies_on_gpu0.log"], cwd=DATA, env=env,
-                        capture_output=True, text=True, timeout=120).stdout
+    _, zh, _ = run_cli(capsys, "--plain", "--lang", "zh", "--gpus", "8", "llama3_8b_lora_mb1.yaml",
+                       "eight_copies_on_gpu0.log")
     assert "先检查" in zh
 
 

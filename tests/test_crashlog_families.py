@@ -431,3 +431,107 @@ def test_phase_cues_of_the_seventh_audit(tmp_path, text, phase, evidence_line):
     ev = one(tmp_path, text).primary
     assert ev is not None and ev.phase == phase
     assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line
+
+
+# Invented but realistic tracebacks of tools no fixture names and no call-site row lists: the phase comes from the
+# words of the frames (function names, statements' calls, an installed module's path), nearest to the failure.
+@pytest.mark.parametrize("text,phase,evidence_line", [
+    # a serving toolkit's request loop: `run_inference`
+    ("Traceback (most recent call last):\n  File \"/srv/app/server.py\", line 88, in handle\n    out = self.runner.run_inference(req)\n"
+     "  File \"/srv/app/runner.py\", line 41, in run_inference\n    return self.engine(batch)\n"
+     "RuntimeError: CUDA error: out of memory\n", "generate", 4),
+    # a diffusion pipeline's denoising loop, CamelCase and snake_case words
+    ("Traceback (most recent call last):\n  File \"/w/studio/app.py\", line 10, in on_click\n    img = pipe.render(prompt)\n"
+     "  File \"/w/studio/pipe.py\", line 77, in render\n    latents = self.DenoiseLoop(latents)\n"
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB.\n", "generate", 5),
+    # a trainer's validation hook inside a training loop: the outer phase wins over the forward pass under it
+    ("Traceback (most recent call last):\n  File \"/p/loop.py\", line 5, in fit_epoch\n    self.validation_round(m)\n"
+     "  File \"/p/loop.py\", line 30, in validation_round\n    logits = self.net(x)\n"
+     "  File \"/p/net.py\", line 12, in block\n    return self.mlp(h)\n"
+     "RuntimeError: CUDA out of memory. Tried to allocate 64.00 MiB (GPU 0; 15.90 GiB total capacity; 14.00 GiB already "
+     "allocated; 10.00 MiB free; 14.50 GiB reserved in total by PyTorch)\n", "eval", 4),
+    # weights restored by a tool's own checkpoint reader
+    ("Traceback (most recent call last):\n  File \"/r/cli.py\", line 9, in main\n    m = restore_weights(path)\n"
+     "  File \"/r/io.py\", line 20, in restore_weights\n    t = buf.pin()\n"
+     "RuntimeError: CUDA error: out of memory\n", "load", 4),
+    # an exporter writing a merged model, frames printed after the message under an issue's title
+    ("# RuntimeError: CUDA error: out of memory\n\n```\nTraceback (most recent call last):\n"
+     "  File \"/x/tool.py\", line 3, in <module>\n    cli()\n  File \"/x/tool.py\", line 40, in export_merged\n"
+     "    blob = fuse(a, b)\n```\n", "save", 7),
+    # a package's own module path: the installed library's layout says what it does
+    ("Traceback (most recent call last):\n  File \"/u/run.py\", line 2, in <module>\n    go()\n"
+     "  File \"/u/.venv/lib/python3.11/site-packages/fancylib/inference/engine.py\", line 9, in go\n    return k(x)\n"
+     "RuntimeError: CUDA error: out of memory\n", "generate", 4),
+])
+def test_lexical_phase_from_the_words_of_unnamed_frames(tmp_path, text, phase, evidence_line):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase
+    assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line
+
+
+@pytest.mark.parametrize("text", [
+    # wrappers and entry points name nothing; a script's file name is its user's
+    "Traceback (most recent call last):\n  File \"/u/train_and_generate.py\", line 2, in main\n    wrapper()\n"
+    "  File \"/u/train_and_generate.py\", line 9, in wrapper\n    return fn(*a)\nRuntimeError: CUDA error: out of memory\n",
+    # a trainer's `initialize` sets everything up: not one phase
+    "Traceback (most recent call last):\n  File \"/u/t.py\", line 3, in initialize\n    dist.barrier()\n"
+    "RuntimeError: CUDA error: out of memory\n",
+    # the user's training loop quoted after the message is code, not frames
+    "RuntimeError: CUDA error: out of memory\n\nmy loop:\n    loss = crit(net(x), y)\n    loss.backward()\n",
+])
+def test_lexical_phase_stays_unknown_without_a_named_frame(tmp_path, text):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase is None
+
+
+# The grammar of a failed allocation in words no family reads: a likely failure, its request to the byte.
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    ("fastllm.RuntimeError: Failed to allocate 512 MiB on device\n", "cuda_oom", 512 << 20),
+    ("[ERROR] kvpool: allocation failed: requested 3.5GB\n", "cuda_oom", round(3.5 * (1 << 30))),
+    ("E0512 12:00:00.123 runtime.cc:12] OUT OF MEMORY on TPU while allocating 256 bytes\n", "xla_oom", 256),
+    ("thread 'main' panicked at src/alloc.rs:31:9: OOM: could not alloc 2 KiB\n", "cuda_oom", 2048),
+    ("FATAL: ROCm device memory exhausted: allocation failed, requested 1024.00 KiB\n", "hip_oom", 1 << 20),
+    ("RuntimeError: VK_ERROR_OUT_OF_DEVICE_MEMORY\n", "cuda_oom", None),
+    ("myengine.EngineError: insufficient host memory to allocate 7 G\n", "host_oom", 7 << 30),
+])
+def test_grammar_reads_an_unknown_tools_allocation_failure(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind and ev.confidence == "likely"
+    assert (None if ev.tried_gib is None else round(ev.tried_gib * GIB)) == tried_bytes
+
+
+@pytest.mark.parametrize("text", [
+    "Why do I get out of memory with batch size 8?\n",
+    "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True  # error: avoids OOM\n",
+    "INFO: no OOM errors so far, step 300\n",
+    "error: summary: without any out of memory errors\n",
+    "WARNING: could not allocate pinned memory, falling back to pageable\n",
+    "Error handling: retry on out of memory\n",
+    "    if is_oom(e): raise RuntimeError('out of memory')\n",
+    "The model raises OOM errors on two nodes\n",
+    "slurmstepd: error: unable to create cgroup '/sys/fs/cgroup/memory/x' : Cannot allocate memory\n",
+    "error: Tips: to fix OOM reduce --batch-size\n",
+])
+def test_grammar_look_alikes_stay_non_failures(tmp_path, text):
+    assert one(tmp_path, text).primary is None
+
+
+# The last thing a run printed before a kill, when it opens with a gerund of a class: what it had started doing.
+@pytest.mark.parametrize("text,phase", [
+    ("Initializing vision tower from /ckpt/vit-h\n/bin/bash: line 4: 912 Killed                  python serve.py\n", "load"),
+    ("Exporting merged weights to ./out ...\nKilled\n", "save"),
+    ("Tokenizing corpus (num_proc=8)\nKilled\n", "data"),
+])
+def test_banner_before_a_kill_names_its_phase(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == "host_oom" and ev.phase == phase
+
+
+@pytest.mark.parametrize("text", [
+    "Training process finished. Exit code: 137\n",
+    "Loading done in 3.2s\nKilled\n",
+    "Step 10 loss 2.3\nKilled\n",
+])
+def test_a_finished_or_plain_line_before_a_kill_names_no_phase(tmp_path, text):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase in (None, "train")

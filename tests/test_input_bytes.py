@@ -119,24 +119,25 @@ def test_a_log_with_bare_cr_line_ends_keeps_line_numbers_and_phase(tmp_path):
 
 
 @pytest.mark.parametrize("codec", ["utf-16", "utf-32"])
-def test_a_utf16_config_gives_the_plan_of_its_utf8_bytes_and_apply_keeps_its_encoding(tmp_path, codec):
+def test_a_utf16_config_gives_the_plan_of_its_utf8_bytes_and_apply_keeps_its_encoding(tmp_path, codec, capsys,
+                                                                                      monkeypatch):
+    # The CLI in this process: what is checked is how a file's bytes are read and written back.
+    from helpers import run_cli
+
     (tmp_path / "u8").mkdir()
     (tmp_path / "u16").mkdir()
     (tmp_path / "u8" / "train.yaml").write_bytes(CONFIG.encode("utf-8"))
     (tmp_path / "u16" / "train.yaml").write_bytes(CONFIG.encode(codec))
     runs = {}
     for name in ("u8", "u16"):
-        r = subprocess.run([sys.executable, "-m", "oomdoctor", str(DEMO / "train.log"), "train.yaml", "--json"],
-                           capture_output=True, env=ENV, cwd=str(tmp_path / name), timeout=60,
-                           check=False)
-        assert r.returncode == 1, r.stderr
-        runs[name] = json.loads(r.stdout)
+        monkeypatch.chdir(tmp_path / name)
+        code, out, err = run_cli(capsys, str(DEMO / "train.log"), "train.yaml", "--json")
+        assert code == 1, err
+        runs[name] = json.loads(out)
     assert runs["u8"]["estimate"] == runs["u16"]["estimate"]
     assert runs["u8"]["patch"] == runs["u16"]["patch"]
-    r = subprocess.run([sys.executable, "-m", "oomdoctor", str(DEMO / "train.log"), "train.yaml", "--apply",
-                        "--yes"], capture_output=True, env=ENV, cwd=str(tmp_path / "u16"), timeout=60,
-                       check=False)
-    assert r.returncode == 1, r.stderr
+    code, _, err = run_cli(capsys, str(DEMO / "train.log"), "train.yaml", "--apply", "--yes")
+    assert code == 1, err
     patched = (tmp_path / "u16" / "train.yaml").read_bytes()
     assert patched.decode(codec) != CONFIG and (tmp_path / "u16" / "train.yaml.orig").read_bytes() == \
         CONFIG.encode(codec)

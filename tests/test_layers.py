@@ -26,7 +26,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("errors", ("oomdoctor.errors", "oomdoctor.values", "oomdoctor.interrupts")),
     ("domain", ("oomdoctor.crashlog", "oomdoctor.configs", "oomdoctor.models", "oomdoctor.archs", "oomdoctor.features",
                 "oomdoctor.metacount",
-                "oomdoctor.checkpoint", "oomdoctor.bounded", "oomdoctor.gpus",
+                "oomdoctor.checkpoint", "oomdoctor.bounded", "oomdoctor.lined", "oomdoctor.gpus",
                 "oomdoctor.memory", "oomdoctor.calibrate", "oomdoctor.planner", "oomdoctor.patch",
                 "oomdoctor.advise", "oomdoctor.simulate", "oomdoctor.pipeline", "oomdoctor.session",
                 "oomdoctor.demo", "oomdoctor.diagnosis", "oomdoctor.knownbugs")),

@@ -310,6 +310,8 @@ def test_apply_with_room_for_one_file_either_applies_whole_or_leaves_no_stray_ba
 _SIGNAL_RUN = """
 import os, signal, sys
 sig = getattr(signal, sys.argv[1])
+# as a shell starts it: pytest-xdist's workers ignore SIGINT, and a child inherits an ignored signal
+signal.signal(signal.SIGINT, signal.default_int_handler)
 real_fsync, calls = os.fsync, []
 def fsync(fd):
     calls.append(fd)
@@ -508,4 +510,74 @@ def test_a_file_locked_by_another_run_is_refused_in_one_line(proj, capsys):
     err = capsys.readouterr().err
     assert code == 2 and "another run of oomdoctor" in err and err.count("\n") == 1
     assert (proj / "train.yaml").read_text(encoding="utf-8") == CONFIG
+    assert sorted(p.name for p in proj.iterdir()) == ["train.log", "train.yaml"]
+
+
+def test_a_run_that_starts_between_another_runs_renames_is_refused_and_the_first_run_completes(proj, capsys,
+                                                                                                monkeypatch):
+    """Run B starts and ends after run A has renamed the new config into place and before A creates the
+    DeepSpeed file. Before, B found the config already patched, created the DeepSpeed file itself without
+    any lock, and A, finding that file made meanwhile, rolled its config back: the original config, a
+    DeepSpeed file and no .orig. Now the new config is locked before it is renamed into place, and B
+    decides what is already applied only under the lock, so B is refused and A completes."""
+    import oomdoctor.patch.txn as txn
+
+    real_link_new = txn._link_new
+    other = []
+
+    def link_after_another_run(plan):
+        if not other:
+            assert (proj / "train.yaml").read_text(encoding="utf-8") != CONFIG     # the config is renamed
+            env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+            other.append(subprocess.run([sys.executable, "-m", "oomdoctor", "train.log", "train.yaml", "--apply",
+                                         "--yes"], cwd=str(proj), env=env, capture_output=True, timeout=120))
+        return real_link_new(plan)
+
+    monkeypatch.setattr(txn, "_link_new", link_after_another_run)
+    code = main(["train.log", "train.yaml", "--apply", "--yes", "--plain"])
+    err = capsys.readouterr().err
+    assert other, "the plan creates a file after renaming the config"
+    assert code == 1 and "updated train.yaml" in err
+    assert other[0].returncode == 2 and b"another run of oomdoctor" in other[0].stderr
+    assert other[0].stderr.count(b"\n") == 1
+    assert (proj / "train.yaml").read_text(encoding="utf-8") != CONFIG
+    assert (proj / "train.yaml.orig").read_text(encoding="utf-8") == CONFIG
+    assert os.stat(proj / "train.yaml").st_nlink == 1
+    assert sorted(p.name for p in proj.iterdir()) == ["ds_z2_offload_config.json", "train.log", "train.yaml",
+                                                       "train.yaml.orig"]
+
+
+def test_a_config_already_patched_but_locked_by_another_run_is_refused_not_completed(proj, capsys, monkeypatch):
+    """The other run has renamed its patched config into place and holds its lock, its DeepSpeed file not
+    yet created. Before, this run saw the config "already applied", left it out of its lock and created the
+    DeepSpeed file itself (the other run's link then failed and rolled its config back); now which files
+    are already applied is decided under the lock of every file of the plan, and this run is refused."""
+    import fcntl
+
+    import oomdoctor.patch.deliver as deliver
+
+    real_build = deliver.build_patch
+    held = []
+
+    def build_then_another_run_renames(edits, **kw):
+        patch = real_build(edits, **kw)
+        config = next(fp for fp in patch.files if fp.path == "train.yaml")
+        new = proj / ".other-run.tmp"
+        new.write_bytes(config.new_bytes())
+        fd = os.open(new, os.O_RDONLY)
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        held.append(fd)
+        os.replace(new, proj / "train.yaml")
+        return patch
+
+    monkeypatch.setattr(deliver, "build_patch", build_then_another_run_renames)
+    try:
+        code = main(["train.log", "train.yaml", "--apply", "--yes", "--plain"])
+    finally:
+        for fd in held:
+            os.close(fd)
+    err = capsys.readouterr().err
+    assert held, "the plan edits train.yaml"
+    assert code == 2 and "another run of oomdoctor" in err and err.count("\n") == 1
+    assert (proj / "train.yaml").read_text(encoding="utf-8") != CONFIG
     assert sorted(p.name for p in proj.iterdir()) == ["train.log", "train.yaml"]

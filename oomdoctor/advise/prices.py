@@ -49,16 +49,13 @@ def _read_root(path: str) -> Any:
 
     import yaml
 
-    from oomdoctor.bounded import compose_yaml, read_bytes
+    from oomdoctor.bounded import read_utf8
+    from oomdoctor.lined import read_yaml
 
     if not os.path.lexists(path):
         raise InputError(msg("prices.no_such_file"), path)
-    data = read_bytes(path, MAX_PRICES_BYTES)        # never waits on a FIFO; /dev/zero stops at the cap
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(msg("input.not_utf8"), path, data.count(b"\n", 0, err.start) + 1) from None
-    root = compose_yaml(text, path)                   # alias bombs and cycles refused with the line
+    text = read_utf8(path, MAX_PRICES_BYTES)          # never waits on a FIFO; /dev/zero stops at the cap
+    root = read_yaml(text, path, data=False).root     # alias bombs and cycles refused with the line
     if root is None:
         raise InputError(msg("prices.empty"), path)
     if not isinstance(root, yaml.MappingNode):

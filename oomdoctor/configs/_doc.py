@@ -29,12 +29,6 @@ _TRUE = ("true", "yes", "1", "on", "y")
 _FALSE = ("false", "no", "0", "off", "none", "n")
 
 
-def _yaml():
-    import yaml
-
-    return yaml, getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 @record(frozen=False)
 class Doc:
     """One parsed mapping: values, and the 1-based line of each dotted key path.
@@ -249,35 +243,16 @@ def looks_like_json(text: str, path: str) -> bool:
 
 def parse_text(text: str, path: str) -> Doc:
     """Parse YAML or JSON text into a Doc; every failure is an InputError naming the file and line."""
-    from oomdoctor import bounded
+    from oomdoctor import lined
 
-    yaml, loader = _yaml()
-    lines: dict[str, int] = {}
-    if looks_like_json(text, path):
-        _check_json_depth(text, path)
-        data = bounded.load_json(text, path)
-        try:
-            root = bounded.compose_yaml(text, path, loader=loader)
-        except InputError:
-            root = None             # valid JSON that YAML 1.1 reads otherwise: leaf-name lines below
-        if root is not None:
-            _walk_lines(root, lines)
-        else:
-            for m in re.finditer(r'"([^"\\]+)"\s*:', text):
-                lines.setdefault(m.group(1), text.count("\n", 0, m.start()) + 1)
-        kind = "json"
-    else:
-        root = bounded.compose_yaml(text, path, loader=loader)
-        data = None
-        if root is not None:
-            data = _construct(root, text, path)
-            _walk_lines(root, lines)
-        kind = "yaml"
+    kind = "json" if looks_like_json(text, path) else "yaml"
+    read = lined.read_json(text, path) if kind == "json" else lined.read_yaml(text, path)
+    data = read.data
     if data is None:
         raise InputError(msg("config.empty"), path)
     if not isinstance(data, dict):
         raise InputError(msg("config.not_a_mapping", kind=type(data).__name__), path)
-    return Doc(path, data, lines, kind, header=_header(text) if kind == "yaml" else ())
+    return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else ())
 
 
 _HEADER_BYTES = 16 * 1024
@@ -292,65 +267,6 @@ def _header(text: str) -> tuple[str, ...]:
             break
         out.append(line)
     return tuple(out)
-
-
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
-
-
-def _check_json_depth(text: str, path: str) -> None:
-    """Refuse JSON nested deeper than bounded.MAX_DEPTH, naming the line where it gets too deep (the
-    json module would only raise RecursionError, with no line)."""
-    from oomdoctor.bounded import MAX_DEPTH
-
-    if text.count("[") + text.count("{") <= MAX_DEPTH:
-        return
-    depth = 0
-    for m in _JSON_TOKENS.finditer(text):
-        c = m.group()
-        if c in "[{":
-            depth += 1
-            if depth > MAX_DEPTH:
-                raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path, text.count("\n", 0, m.start()) + 1)
-        elif c in "]}":
-            depth -= 1
-
-
-def _construct(root: Any, text: str, path: str) -> Any:
-    from oomdoctor import bounded
-
-    yaml, loader = _yaml()
-    try:
-        return loader(text).construct_document(root)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise InputError(msg("input.yaml_syntax", problem=problem), path, mark.line + 1 if mark else None) from None
-    except (ValueError, TypeError, OverflowError) as err:     # `stage: !!int sft`, `!!float 1e400`
-        problem = str(err).splitlines()[0] if str(err) else type(err).__name__
-        raise InputError(msg("input.yaml_syntax", problem=problem), path,
-                         bounded._failing_scalar_line(root)) from None
-    except RecursionError:
-        raise InputError(msg("input.too_deep", depth=bounded.MAX_DEPTH), path) from None
-
-
-def _walk_lines(root: Any, out: dict[str, int]) -> None:
-    """The line of every dotted key path. Each node is walked once: an alias repeats a node, and
-    walking it again per use is what made nested `{a: *k, b: *k}` maps exponential."""
-    yaml, _ = _yaml()
-    seen: set[int] = set()
-    stack: list[tuple[Any, str]] = [(root, "")]
-    while stack:
-        node, prefix = stack.pop()
-        if not isinstance(node, yaml.MappingNode) or id(node) in seen:
-            continue
-        seen.add(id(node))
-        for knode, vnode in reversed(node.value):
-            if not isinstance(knode, yaml.ScalarNode):
-                continue
-            key = f"{prefix}{knode.value}"
-            scalar = isinstance(vnode, yaml.ScalarNode)
-            out[key] = (vnode if scalar else knode).start_mark.line + 1
-            stack.append((vnode, key + "."))
 
 
 # One parse per file per run: keyed by the file as it is on disk, so an edited file is read again.

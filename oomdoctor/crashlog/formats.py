@@ -639,10 +639,81 @@ def _read_titles_and_names(text: str) -> Parsed | None:
     return _count(Parsed("mps_oom" if backend == "MPS" else _backend_kind(backend)))
 
 
+# ------------------------------------------------------------------ the grammar of a failure no family names
+
+# A statement that an allocation failed, in the words every allocator's error string shares (CUDA's
+# cudaErrorMemoryAllocation "out of memory", C's ENOMEM "Cannot allocate memory", std::bad_alloc's callers'
+# "allocation failed", "insufficient memory", "not enough memory"), any letter case; or an API's error enum for it
+# (CUresult's CUDA_ERROR_OUT_OF_MEMORY, Level Zero's ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY, Vulkan's
+# VK_ERROR_OUT_OF_DEVICE_MEMORY), which is an error by its name.
+_GRAMMAR_FAILURE = lazy_re(r"(?P<enum>\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*ERR(?:OR)?_(?:[A-Z0-9]+_)*OUT_OF_(?:[A-Z]+_)?MEMORY\b)|"
+                           r"\b(?:out[ _-]of[ _-](?:(?:device|gpu|host|system|video|shared) )?memory|OOM|"
+                           r"(?:memory )?allocation (?:has |was )?failed|failed to (?:re)?alloc(?:ate)?|"
+                           r"(?:cannot|can ?not|can't|could not|couldn't|unable to) (?:re)?alloc(?:ate)?|"
+                           r"insufficient (?:(?:device|gpu|host|system) )?memory|not enough (?:(?:device|gpu|host|system) )?memory)\b",
+                           re.I)
+# ... made as an error, in a log's form rather than prose's ("raises OOM errors"): an exception class
+# (`SomethingError`), or a level or failure word closed by a colon, a bracket or a bar as Python's logging, glog
+# (`E0512 ...]`), Rust's panics (`panicked at`) and C/C++ reports print them.
+_GRAMMAR_ERROR = lazy_re(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|failed|failure|critical|panic|abort(?:ed)?)\s*[:\]|!]|"
+                         r"\bpanicked at\b|\[(?:E|F|ERR|ERROR|FATAL)\]|^\s*[EF]\d{4}\b|^\s*[EF] \S", re.I)
+# Look-alikes of that statement: a question, advice and settings (`PYTORCH_CUDA_ALLOC_CONF`, "to avoid OOM",
+# "reduce ... if OOM"), a negation ("no OOM", "without out of memory errors"), a warning, code that tests for it.
+_GRAMMAR_NOT = lazy_re(r"\?\s*$|\bALLOC_CONF\b|max_split_size_mb|expandable_segments|\b(?:avoid|avoids|prevent|prevents|"
+                       r"preventing|reduce|reduces|fix|fixes|fixed|solve|solved|handle|handles|handling|catch|detect|"
+                       r"if|whether|might|may|could cause|can cause|to cause|would|possible|possibly|likely|"
+                       r"how|why|warn\w*|hint|tip|tips|note|help|retry|retrying|skip\w*)\b|"
+                       r"\b(?:is_)?oom\w*\(|\w_oom\b|oom_\w|\boom[-_ ]?(?:score|killer|kill|adj)",
+                       re.I)
+# ... and a negation of it: "no OOM", "not out of memory", "without OOM errors", a few words before the failure
+_GRAMMAR_NEGATED = lazy_re(r"\b(?:no|not|never|without|neither|nor|zero)\W+(?:\w+\W+){0,2}$", re.I)
+_GRAMMAR_HOST = lazy_re(r"\b(?:cannot|can ?not|can't|could not|couldn't|unable to) allocate memory\b|\bbad_alloc\b|"
+                        r"\b(?:host|system|cpu|ram)\b", re.I)
+_GRAMMAR_BACKENDS = (("hip_oom", lazy_re(r"\b(?:hip|rocm|amdgpu)", re.I)), ("npu_oom", lazy_re(r"\b(?:npu|ascend)\b", re.I)),
+                     ("xpu_oom", lazy_re(r"\b(?:xpu|level[ _]zero)\b", re.I)), ("mps_oom", lazy_re(r"\b(?:mps|metal)\b", re.I)),
+                     ("hpu_oom", lazy_re(r"\b(?:hpu|habana|gaudi)\b", re.I)), ("xla_oom", lazy_re(r"\b(?:tpu|xla|hbm)\b", re.I)),
+                     ("cuda_oom", lazy_re(r"\b(?:cuda|gpu|nvidia|vram|cublas|cudnn)", re.I)))
+# One size grammar after the request's words: a number, an optional space and a unit in any of its spellings and
+# cases. Binary whatever the label, as the allocators print them (c10's format_size and TF's HumanReadableNumBytes
+# divide by 1024 and print KiB/MiB/GiB; torch's older messages and vLLM print "MB"/"GB" for the same figures).
+_GRAMMAR_SIZE = lazy_re(r"\b(?:allocat(?:e|ing|ion)(?: of)?|alloc|request(?:ed|ing)?(?: for)?|of size|sized?|needs?|needed|"
+                        r"tried to (?:re)?allocate)\s*:?\s*(?P<n>\d+(?:\.\d+)?)\s?(?P<u>[KMGTP]i?B|[KMGTP]|bytes?|B)\b", re.I)
+_GRAMMAR_UNIT_BYTES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+
+
+def _grammar_size_gib(text: str) -> float | None:
+    m = _GRAMMAR_SIZE.search(text)
+    if m is None or len(m.group("n")) > _MAX_DIGITS:
+        return None
+    unit = m.group("u").upper()
+    scale = _GRAMMAR_UNIT_BYTES.get("" if unit in ("B", "BYTE", "BYTES") else unit[0])
+    return None if scale is None else float(m.group("n")) * scale / GIB
+
+
+def _read_grammar(text: str) -> Parsed | None:
+    """An error that says an allocation failed, in words no family above reads: a likely memory failure."""
+    failure = _GRAMMAR_FAILURE.search(text)
+    # glibc's strerror(ENOMEM) ends the report of whatever call failed (`unable to create cgroup ...: Cannot allocate
+    # memory`): the host family reads the calls that allocate, so the grammar leaves it alone
+    if failure is None or CODE_LINE.search(_TITLE.sub("", text)) or "Cannot allocate memory" in text:
+        return None
+    # the other words ("not enough" is the failure's own); an issue's title is read like a log line, its question
+    # or negation making it a look-alike as anywhere else
+    before = _TITLE.sub("", text[:failure.start()])
+    rest = before + " | " + text[failure.end():]
+    if _GRAMMAR_NOT.search(rest) or _GRAMMAR_NEGATED.search(before) or \
+            not (failure.group("enum") or _GRAMMAR_ERROR.search(rest)):
+        return None
+    kind = next((k for k, pat in _GRAMMAR_BACKENDS if pat.search(text)), None)
+    if kind is None:
+        kind = "host_oom" if _GRAMMAR_HOST.search(text) else "cuda_oom"
+    return _count(Parsed(kind, tried_gib=_grammar_size_gib(text), extra={"grammar": True}))
+
+
 _READERS = (_read_mps, _read_fraction_and_tgi, _read_ggml, _read_xpu, _read_stream_executor_nccl_oomd,
             _read_kernel_kill, _read_xla_and_bfc, _read_nccl_and_fsdp_clone, _read_ray, parse_torch,
             _read_other_allocators, _read_tf_and_serving, _read_launchers, _read_kills_and_host_errors,
-            _read_titles_and_names)
+            _read_titles_and_names, _read_grammar)
 
 
 def parse_message(text: str) -> Parsed | None:

@@ -18,9 +18,11 @@ from oomdoctor.crashlog.paste import PASTE_MAX_BYTES, normalise
 from oomdoctor.crashlog.phase import (
     LEVEL_ONLY,
     TRACEBACK_HEAD,
+    banner_phase,
     before_launcher,
     frame_phase,
     is_frame,
+    lexical_phase,
     line_phase,
     looks_like_code,
     message_phase,
@@ -57,6 +59,9 @@ SECONDARY_MARKERS = (
     b"OUT_OF_DEVICE_MEMORY", b"you tried to allocate", b"Killed process",
     # ... and audit7/SOURCES.md
     b"tried to reallocate", b"ut of Mem", b"bytes on host: ", b"B from device: ", b"G from device: ", b"M from device: ",
+    # the grammar of a failure no family names (formats._read_grammar): its words in the cases they are printed in
+    b"UT OF MEM", b"OOM", b"llocation failed", b"ailed to allocate", b"annot allocate", b"an't allocate",
+    b"nable to allocate", b"nsufficient", b"ot enough ", b"ould not alloc", b"_OUT_OF_",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -173,7 +178,8 @@ def _parse(src: LogSource) -> CrashReport:
                               reserved_gib=_r(h.parsed.reserved_gib), process_gib=_r(h.parsed.process_gib),
                               other_processes_gib=_r(h.parsed.other_processes_gib), device=h.parsed.device,
                               rank=h.rank, phase=cast("Phase | None", h.phase), message=h.message[:500], phase_evidence=_evidence(src, h),
-                              confidence="likely" if h.parsed.extra.get("likely") else "certain") for h in hits)
+                              confidence="likely" if h.parsed.extra.get("likely") or h.parsed.extra.get("grammar")
+                              else "certain") for h in hits)
     failed = sorted({h.rank for h in hits if h.rank is not None}
                     | {h.parsed.extra["local_rank"] for h in hits if "local_rank" in h.parsed.extra})
     world = ctx.world_size
@@ -428,7 +434,38 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         return "save", h.start, h.message, "message"
     if h.parsed.extra.get("likely"):
         return _kill_phase(src, h)
-    return _special_form_phase(src, h) or _traceback_phase(src, h)
+    return _special_form_phase(src, h) or _traceback_phase(src, h) or _lexical(src, h)
+
+
+def _lexical(src: LogSource, h: _Hit) -> tuple | None:
+    """No cue named the phase: the words of the traceback around the message (phase.lexical_phase), the
+    frames above it first (the raise's own stack), then the frames a paste printed after it."""
+    block, _head = _frames_above(src, h)
+    found = lexical_phase([t for _, t in block]) if block else None
+    if found is not None:
+        return found[0], block[found[1]][0], block[found[1]][1], "frame"
+    after: list[tuple[int, str]] = []
+    for n, (s, _e, raw) in enumerate(src.lines_after(h.end, TRACEBACK_LINES)):
+        cl = F.clean(raw)
+        if h.rank is not None and cl.rank is not None and cl.rank != h.rank:
+            continue
+        again = F.parse_message(cl.text)
+        if again is not None and again.kind == h.parsed.kind and not after:
+            continue                         # the same failure raised again (IPython's `OutOfMemoryError  Traceback`)
+        code = looks_like_code(cl.text)
+        if after and not code or again is not None:
+            break                            # the traceback ended, or the next failure's own lines begin
+        if code:
+            after.append((s, cl.text))
+        elif n >= AFTER_LINES:
+            break                            # prose between a title and its traceback, not a whole log
+    # a traceback's frames, not the user's code quoted after the message (a training loop's `loss.backward()`)
+    found = lexical_phase([t for _, t in after]) if any(is_frame(t) for _, t in after) else None
+    # forward's words after the message may be another report's frames (pytest's long form after its summary
+    # line), as _after_phase reads them; under an issue's title the traceback is the title's own
+    if found is not None and (found[0] != "forward" or _HEADING.search(h.message)):
+        return found[0], after[found[1]][0], after[found[1]][1], "frame"
+    return None
 
 
 def _special_form_phase(src: LogSource, h: _Hit) -> tuple | None:
@@ -582,9 +619,13 @@ def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
         glued = before_launcher(src.text(h.start, h.end))
         if not LEVEL_ONLY.search(glued):      # rich's and logging's level column before the launcher's words
             before.append((h.start, glued))
+    own = len(before)                         # the kill's own line: a bar glued to it, never a banner
     for s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
         before.append((s, before_launcher(F.clean(raw).text)))   # a bar with the launcher's words glued after it
     found = line_phase([t for _, t in before])
+    if found is None:
+        banner = banner_phase([t for _, t in before[own:]])
+        found = (banner[0], banner[1] + own) if banner else None
     if found:
         phase, i = found
         return phase, before[i][0], before[i][1], "progress"

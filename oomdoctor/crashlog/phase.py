@@ -394,3 +394,163 @@ def message_phase(text: str) -> str | None:
         if pat.search(text):
             return phase
     return taxonomy_line(text)
+
+
+# ------------------------------------------------------------------ the words of a traceback, when no cue names it
+
+# A frame header's parts (CPython's `File "<path>", line N, in <func>`, rich's and pytest's `<path>:N in <func>`,
+# IPython's `<path> in <func>(...)`): the function is the frame's name, the path its module.
+_LEX_FRAME = lazy_re(r'(?:File "?(?P<file>[^",]+)"?,? line \d+,? in |File\s+(?P<pfile>[^\s",]+\.py):\d+,?\s+in\s+|'
+                     r'(?P<rfile>\S+\.py):\d+:? in |(?P<ifile>\S+\.py) in )(?P<func>[\w<>.]+)', needs=(" in ",))
+# Identifiers split into words the way they are written: snake_case, dotted paths, CamelCase and its acronyms
+# (`DataLoader` -> data loader, `HFGenerate` -> hf generate), digits apart (PEP 8 naming conventions).
+_LEX_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+# Word classes, each a phase: what a function, a module or a statement is named after in the Python libraries
+# of training and serving (torch.autograd, torch.optim, transformers' generation/, trainer's evaluate/predict,
+# torch.utils.data, Module.to/_apply, save/state_dict). A word is matched whole, in lower case.
+_LEX_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("backward", frozenset({"backward", "backwards", "grad", "grads", "gradient", "gradients", "autograd", "backprop",
+                            "vjp"})),
+    ("optimizer", frozenset({"step", "optimizer", "optimizers", "optim", "adam", "adamw", "sgd", "lamb", "lion",
+                             "adafactor", "muon", "sophia"})),
+    ("generate", frozenset({"generate", "generation", "generator", "sample", "sampling", "sampler", "decode", "decoding",
+                            "infer", "inference", "rollout", "txt2img", "img2img", "denoise"})),
+    ("eval", frozenset({"eval", "evaluate", "evaluation", "evaluator", "validation", "validate", "val", "predict",
+                        "prediction", "test", "benchmark"})),
+    ("save", frozenset({"save", "saving", "saver", "export", "dump", "serialize", "persist", "merge", "unload"})),
+    ("data", frozenset({"dataloader", "dataset", "datasets", "collate", "collator", "getitem", "tokenize", "preprocess"})),
+    # a trainer's `initialize`/`setup` sets up every part of a run (nnU-Net's builds data, model and optimizer and
+    # waits at a barrier: tests/data/logs/real g32), so only the words of one kind of set-up are read as loading
+    ("load", frozenset({"load", "loading", "loader", "pretrained", "init", "build", "builder", "create", "prepare",
+                        "apply", "warmup", "capture", "instantiate", "restore", "wrap", "shard", "quantize",
+                        "dispatch", "allocate"})),
+    # `__call__` is any callable's (torch/_ops.py's OpOverloadPacket.__call__ dispatches every op): not a forward pass
+    ("forward", frozenset({"forward", "model", "train", "training", "fit"})),
+)
+# Compounds read before their words: `DataLoader` is data, not load; `zero_grad` is the optimizer's; a gradient
+# `checkpoint` recomputes the forward pass (torch/utils/checkpoint.py), so it names no phase of its own.
+_LEX_COMPOUNDS: tuple[tuple[str, str], ...] = (
+    ("data loader", "data"), ("data set", "data"), ("zero grad", "optimizer"), ("state dict", "save"),
+    ("from pretrained", "load"), ("get item", "data"), ("next data", "data"),
+)
+# Frames that name nothing of the run: wrappers, entry points, the interpreter's own (<module>, <lambda>).
+_LEX_SILENT = frozenset({"main", "run", "wrapper", "inner", "wrapped", "decorate", "context", "fn", "func", "module",
+                         "lambda", "self", "args", "kwargs", "py", "site", "packages", "lib", "python", "dist", "src",
+                         "checkpoint", "utils", "util", "core", "api", "torch", "nn", "modules"})
+# (`convert`, Module.to's inner function, is callsites.py's row; as a word it also names dtype casts such as
+# accelerate's `_convert_to_fp32` of the logits.)
+# A statement's calls, outermost first (`generated = model.generate(batch.to("cuda"))` is generation): the
+# called names are read as a frame's are. `.to(`/`.cuda(` are frame_phase's cues with their arguments; alone they
+# also move a batch or allocate (inductor's `empty_strided_cuda`), so the word `cuda` names nothing here.
+_LEX_CALL = lazy_re(r"(?P<name>[A-Za-z_]\w*)\s*\(", needs=("(",))
+_LEX_KEYWORDS = frozenset({"if", "elif", "while", "for", "return", "with", "assert", "print", "not", "and", "or", "in",
+                           "list", "dict", "tuple", "set", "len", "super", "isinstance", "getattr", "int", "float", "str"})
+
+
+def _lex_words(name: str) -> list[str]:
+    return [w.lower() for w in _LEX_WORD.findall(name.replace("__", " "))]
+
+
+def _lex_phase_of(words: list[str]) -> tuple[str, str] | None:
+    """(phase, word) of the first word of a name that belongs to a class, a compound starting there first
+    (`load_state_dict` is loading, `get_state_dict` saving: the verb leads a Python name)."""
+    for i, word in enumerate(words):
+        for compound, phase in _LEX_COMPOUNDS:
+            parts = compound.split()
+            if words[i:i + len(parts)] == parts:
+                return phase, "_".join(parts)
+        if word in _LEX_SILENT:
+            continue
+        for phase, vocab in _LEX_CLASSES:
+            if word in vocab:
+                return phase, word
+    return None
+
+
+_INSTALLED = re.compile(r"[\\/](?:site|dist)-packages[\\/]")
+
+
+def _lex_module_phase(path: str) -> tuple[str, str] | None:
+    """A library module's path, file name first then its packages (`transformers/generation/utils.py`): only an
+    installed package's (site-packages, dist-packages) layout is the library's; a script's name is its user's."""
+    m = _INSTALLED.search(path)
+    if m is None:
+        return None
+    parts = re.split(r"[\\/]", path[m.end():])
+    parts[-1] = parts[-1].rsplit(".", 1)[0]
+    if parts[-1] == "__init__":                         # a package's own module: its name is the package's
+        parts.pop()
+    for part in reversed(parts[1:] or parts):         # the top package names the library, not what it does
+        found = _lex_phase_of(_lex_words(part))
+        if found is not None:
+            return found
+    return None
+
+
+def lexical_phase(lines: list[str]) -> tuple[str, int, str] | None:
+    """(phase, index of the line, the word) read off the words of traceback lines, outermost first, when no
+    call-site cue names them. Each frame is read innermost first: its statement's calls, its function's name,
+    then an installed module's path; frames whose words name nothing (wrappers, entry points) are passed over.
+    As in frame_phase, an outer phase anywhere in the stack wins over the step phases (generation and evaluation
+    run forward passes); among each, the one nearest to the failure wins."""
+    ipython = any(_IPY_ARROW.search(line) for line in lines)
+    step: tuple[str, int, str] | None = None
+    for i in range(len(lines) - 1, -1, -1):
+        found = _lex_line(lines[i], ipython)
+        if found is None:
+            continue
+        if found[0] not in STEP:
+            return found[0], i, found[1]
+        if step is None:
+            step = (found[0], i, found[1])
+    return step
+
+
+def _lex_line(text: str, ipython: bool) -> tuple[str, str] | None:
+    m = _LEX_FRAME.search(text)
+    if m is not None:
+        return _lex_phase_of(_lex_words(m.group("func"))) or \
+            _lex_module_phase(m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or "")
+    if not looks_like_code(text) or ipython and _IPY_CONTEXT.search(text) and not _IPY_ARROW.search(text):
+        return None                        # IPython's numbered neighbours of the arrowed line did not run
+    for call in _LEX_CALL.finditer(text):
+        name = call.group("name")
+        if name not in _LEX_KEYWORDS:
+            found = _lex_phase_of(_lex_words(name))
+            if found is not None:
+                return found
+    return None
+
+
+# A banner's first word, when it is a gerund: what the run said it was starting, the last thing it printed before
+# a kill ("Initializing language decoder from ...", "Processing...", "training...", "Converting to CKPT ...").
+_BANNER_WORD = re.compile(r"^[^A-Za-z]*([A-Za-z]+ing)\b")
+_BANNER_GERUNDS: dict[str, str] = {
+    **dict.fromkeys(("loading", "initializing", "initialising", "building", "preparing", "creating", "instantiating",
+                     "restoring", "resuming", "wrapping", "sharding", "quantizing", "quantising", "compiling",
+                     "capturing", "warming"), "load"),
+    **dict.fromkeys(("saving", "exporting", "merging", "converting", "writing", "serializing", "uploading",
+                     "pushing", "checkpointing"), "save"),
+    **dict.fromkeys(("evaluating", "validating", "testing", "predicting", "benchmarking"), "eval"),
+    **dict.fromkeys(("generating", "sampling", "decoding", "inferring", "rendering"), "generate"),
+    **dict.fromkeys(("training", "fitting", "finetuning", "tuning"), "train"),
+    **dict.fromkeys(("tokenizing", "tokenising", "processing", "preprocessing", "collating", "packing", "mapping",
+                     "filtering", "shuffling", "downloading"), "data"),
+}
+
+
+# ... unless the line says that work is over ("Training process finished. Exit code: 137", a supervisor's summary)
+_BANNER_DONE = re.compile(r"\b(?:finished|done|completed?|ended|exited|took|failed|error)\b", re.I)
+
+
+def banner_phase(lines: list[str]) -> tuple[str, int] | None:
+    """(phase, index) of the run's last printed line, nearest first, when it opens with a gerund of a class; None
+    when that line says nothing of the kind (only the last thing printed counts: earlier banners were done)."""
+    for i, raw in enumerate(lines):
+        text = raw.strip()
+        if not text or _LAUNCHER.search(text) or LEVEL_ONLY.search(text) or looks_like_code(raw):
+            continue
+        m = _BANNER_WORD.search(text)
+        phase = _BANNER_GERUNDS.get(m.group(1).lower()) if m and not _BANNER_DONE.search(text) else None
+        return (phase, i) if phase else None
+    return None

@@ -20,7 +20,9 @@ No torch here: sizes are plain integers of bytes.
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 MIN_BLOCK = 512
 SMALL_SIZE = 1 << 20
@@ -178,10 +180,10 @@ class Allocator:
         del pool[i]
 
 
-def replay(events, capacity: int | None = None, expandable: bool = False) -> Allocator:
+def replay(events: Iterable[Sequence[Any]], capacity: int | None = None, expandable: bool = False) -> Allocator:
     """Replay ("alloc", name, bytes) / ("free", name) events; returns the allocator with its peaks."""
     al = Allocator(capacity=capacity, expandable=expandable)
-    handles: dict = {}
+    handles: dict[Any, Any] = {}
     for ev in events:
         if ev[0] == "alloc":
             handles[ev[1]] = al.malloc(int(ev[2]))

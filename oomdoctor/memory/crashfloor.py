@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Floor, msg
+from oomdoctor.facts import CrashEvent, CrashReport, Estimate, Floor, Hardware, ModelShape, TrainingSetup, msg
 
 Estimator = Callable[..., Estimate]
 
@@ -172,7 +172,8 @@ def floored_estimator(base: Estimator, fl: Floor | None) -> Estimator:
     if fl is None:
         return base
 
-    def estimate(setup, shape, hw, *, crash=None, headroom=0.10):
+    def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: CrashReport | None = None,
+                 headroom: float = 0.10) -> Estimate:
         return apply(base(setup, shape, hw, crash=crash, headroom=headroom), fl)
 
     estimate.floor = fl  # type: ignore[attr-defined]

@@ -825,7 +825,8 @@ def _local(hw: Hardware, n: int) -> int:
     return max(1, min(n, hw.n_gpus or n))
 
 
-def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int, state_bytes: int | None = None):
+def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int,
+                     state_bytes: int | None = None) -> tuple[float, Msg | None, float, float]:
     """(state bytes, note, paged bytes, step temporaries) for the trainable parameters (states in the
     parameters' dtype, or `state_bytes`)."""
     opt = (setup.optimizer or "adamw_torch").lower()

@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
-from oomdoctor.memory.regime import Regime, _version
+from oomdoctor.memory.regime import Regime, _transformers_version
 
 # model_type (config.json) -> the loss its own modelling code computes
 _REMOTE_LOSS = {"qwen": "compute", "baichuan": "compute", "internlm": "compute",
@@ -46,19 +46,6 @@ class LossBytes:
     forward: float      # at the loss (the logits and what the cross-entropy keeps)
     backward: float     # at the start of backward (the log-softmax gradient)
     tokens_term: float  # bytes per token instead of per logit (fused kernels: the hidden-state gradient)
-
-
-def _transformers_version(setup: TrainingSetup) -> tuple[int, ...]:
-    stated = setup.mechanisms.transformers_version
-    if stated:
-        return _version(stated)
-    if setup.framework in ("hf", "trl", "swift", "ms-swift") and setup.framework_version:
-        return _version(setup.framework_version)
-    if setup.framework == "llamafactory" and setup.framework_version:
-        ver = _version(setup.framework_version)
-        if ver and ver < (0, 9, 1):
-            return (4, 45)       # LLaMA-Factory <= 0.9.0 pins transformers <= 4.45 (setup.py requirements)
-    return ()
 
 
 def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:

@@ -163,6 +163,20 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
                   casts_frozen=autocast and load_name != compute_name and not quant, other_dtype=other_name or compute_name)
 
 
+def _transformers_version(setup: TrainingSetup) -> tuple[int, ...]:
+    """The transformers version the run used: stated, the framework's own, or LLaMA-Factory's pin."""
+    stated = setup.mechanisms.transformers_version
+    if stated:
+        return _version(stated)
+    if setup.framework in ("hf", "trl", "swift", "ms-swift") and setup.framework_version:
+        return _version(setup.framework_version)
+    if setup.framework == "llamafactory" and setup.framework_version:
+        ver = _version(setup.framework_version)
+        if ver and ver < (0, 9, 1):
+            return (4, 45)       # LLaMA-Factory <= 0.9.0 pins transformers <= 4.45 (setup.py requirements)
+    return ()
+
+
 def _unquantized_dtype(setup: TrainingSetup, shape: ModelShape, fw: str) -> str | None:
     """The dtype bitsandbytes-quantized runs keep their other weights in (embeddings, norms, output layer, biases).
     transformers < 5 loads a bitsandbytes model asked for no torch_dtype in float16 ("Overriding torch_dtype=None
@@ -172,7 +186,6 @@ def _unquantized_dtype(setup: TrainingSetup, shape: ModelShape, fw: str) -> str 
     f52dfd35c "fix bnb qwen bug" passed the dtype again under bnb, first tagged v1.5.1)."""
     if setup.load_dtype or setup.mechanisms.quant_method.lower() not in ("bnb", "bitsandbytes", "nf4", "fp4"):
         return None
-    from oomdoctor.memory.loss import _transformers_version
     tf = _transformers_version(setup)
     if tf and tf >= (5,):
         return None

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from ..errors import InputError
 from ..facts import Msg, msg
 from .build import FilePatch, PatchSet
-from .txn import Outcome, Write, write_all
+from .txn import Outcome, Write, locked, write_all
 
 __all__ = ["apply_in_place", "apply_writes", "backup_of", "check_outputs", "copy_writes", "diff_write",
            "write_copies", "write_diff"]
@@ -88,11 +88,13 @@ def _already_applied(fp: FilePatch, path: str) -> bool:
         return False
 
 
-def apply_writes(patch: PatchSet, backup_suffix: str = ".orig") -> list[Write]:
-    """The in-place writes of a PatchSet; a file that already holds its patched text is left out."""
+def apply_writes(patch: PatchSet, backup_suffix: str = ".orig", *, skip_applied: bool = True) -> list[Write]:
+    """The in-place writes of a PatchSet; a file that already holds its patched text is left out unless
+    skip_applied is False. Which files are already applied is only settled under their lock (txn.locked
+    of every write of the patch): another run may be between the renames of its own transaction."""
     return [Write(_target(fp), fp.new_bytes(), shown=fp.path, own_file=True,
                   expect=None if fp.created else fp.old_stat, backup_suffix=backup_suffix)
-            for fp in patch.files if not _already_applied(fp, _target(fp))]
+            for fp in patch.files if not (skip_applied and _already_applied(fp, _target(fp)))]
 
 
 # ---------------------------------------------------------------- the API the CLI and the app use
@@ -120,8 +122,9 @@ def apply_in_place(patch: PatchSet, *, backup_suffix: str = ".orig") -> list[Pat
     with its mode and owner; the new file gets the same mode and owner. A symlinked config keeps its
     link: the file it points to is the one replaced.
     """
-    writes = apply_writes(patch, backup_suffix)
-    write_all(writes)
+    with locked(apply_writes(patch, backup_suffix, skip_applied=False)):
+        writes = apply_writes(patch, backup_suffix)
+        write_all(writes)
     return [Path(w.path) for w in writes]
 
 

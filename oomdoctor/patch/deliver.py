@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from ..errors import InputError
@@ -102,9 +102,12 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
     already = False
     if apply and patch.diff:
         applied = _writable(report, patch, lang)
-        edits = apply_writes(applied)
-        already = not edits
-    with locked(edits):                       # from the checks to the last rename: one run at a time
+    every = apply_writes(applied, skip_applied=False) if apply and patch.diff else []
+    with locked(every):                       # from the checks to the last rename: one run at a time
+        if every:
+            # under the lock: a file another run is between its renames of is locked, not "already applied"
+            edits = apply_writes(applied)
+            already = not edits
         check_all(writes + edits)             # every refusal before the question and before any write
 
         if edits and not yes and not sys.stdin.isatty():
@@ -119,6 +122,13 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
                 edits = []
         outcomes = write_all(writes + edits)
 
+    _tell_outcomes(patch, outcomes[len(writes):], lang, to_file=to_file, snippet=snippet, write=write,
+                   already=already)
+
+
+def _tell_outcomes(patch: PatchSet, outcomes: Sequence[Any], lang: str, *, to_file: str | None, snippet: str,
+                   write: str | None, already: bool) -> None:
+    """What was written, where, and how to apply it: one line each, on stderr."""
     if to_file:
         hint = _apply_hint(to_file, patch.cwd, os.getcwd())      # run in the user's shell, from here
         _tell("write.wrote_diff", lang, path=to_file, command=hint)
@@ -129,7 +139,7 @@ def deliver(report: Report, opts: Any, *, export: str | None, write: str | None,
         _tell("write.wrote_copies", lang, n=n, folder=write)
     if already:
         _tell("write.already_applied", lang)
-    for outcome in outcomes[len(writes):]:
+    for outcome in outcomes:
         if outcome.created:
             _tell("write.updated_created", lang, path=outcome.path)
         else:

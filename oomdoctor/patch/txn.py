@@ -81,7 +81,10 @@ def write_all(writes: Sequence[Write]) -> list[Outcome]:
 
     The user's own files are locked (flock) for the whole transaction, and checked against the bytes
     the plan was made from after the lock is held: of two runs applying at once, one writes and the
-    other refuses; neither can roll the other's commit back."""
+    other refuses; neither can roll the other's commit back. Each new text of one of them is locked
+    before it is renamed into place and until the last rename, so a run that opens it between two renames
+    of this one (the config replaced, its DeepSpeed file not yet created) is refused too, rather than
+    taking the half-applied plan for its starting point."""
     with locked(writes):
         return _write_locked(writes)
 
@@ -105,21 +108,25 @@ def locked(writes: Sequence[Write]) -> Iterator[None]:
 
 
 def _lock_own_files(writes: Sequence[Write]) -> list[tuple[str, int]]:
-    """An exclusive flock on each existing file edited in place, taken without waiting: a file another
-    run holds is refused now (write.busy). The lock is on the inode the path names when it is taken;
-    a rename over the path meanwhile (the other run's commit) is seen and the new inode locked instead."""
+    """An exclusive flock on each existing file edited in place (or to be created, when it exists now:
+    another run may have just created it), taken without waiting: a file another run holds is refused
+    now (write.busy). The lock is on the inode the path names when it is taken; a rename over the path
+    meanwhile (the other run's commit) is seen and the new inode locked instead."""
     try:
         import fcntl
     except ImportError:                 # no flock (Windows): the checks of _check alone
         return []
     fds: list[tuple[str, int]] = []
     try:
-        for real in sorted({os.path.realpath(w.path) for w in writes if w.own_file and w.expect is not None}):
-            shown = next(w.name for w in writes if w.own_file and os.path.realpath(w.path) == real)
+        for real in sorted({os.path.realpath(w.path) for w in writes if w.own_file}):
+            own = [w for w in writes if w.own_file and os.path.realpath(w.path) == real]
+            shown = own[0].name
             for _attempt in range(8):
                 try:
                     fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
                 except OSError as err:
+                    if isinstance(err, FileNotFoundError) and all(w.expect is None for w in own):
+                        break           # still to be created: _link_new refuses one created meanwhile
                     raise InputError(msg("write.cannot_write", reason=_reason(err)), shown) from None
                 try:
                     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -149,11 +156,12 @@ def _lock_own_files(writes: Sequence[Write]) -> list[tuple[str, int]]:
 def _write_locked(writes: Sequence[Write]) -> list[Outcome]:
     plans = [_check(w) for w in writes]
     made: list[str] = []              # temporaries and holders this transaction created
+    new_locks: list[int] = []         # the locked descriptors of the user's files' new texts, until the end
     committed = False
     try:
         for plan in plans:
             if not plan.direct:
-                _prepare(plan, made)
+                _prepare(plan, made, new_locks)
         with deferred():
             _commit(plans)
             committed = True
@@ -168,6 +176,9 @@ def _write_locked(writes: Sequence[Write]) -> list[Outcome]:
                 for folder in reversed(plan.made_dirs):
                     _rmdir(folder)
         raise
+    finally:
+        for fd in new_locks:
+            os.close(fd)                # closing the descriptor releases its lock
     return [Outcome(p.write.name, p.real, p.st is None and not p.direct,
                     p.holder if p.holder_is_backup else None) for p in plans]
 
@@ -239,7 +250,7 @@ def _can_keep_owner(st: os.stat_result) -> bool:
 
 # ---------------------------------------------------------------- 2. prepare
 
-def _prepare(plan: _Plan, made: list[str]) -> None:
+def _prepare(plan: _Plan, made: list[str], new_locks: list[int]) -> None:
     w, real = plan.write, plan.real
     folder = os.path.dirname(real) or "."
     try:
@@ -247,6 +258,9 @@ def _prepare(plan: _Plan, made: list[str]) -> None:
             plan.made_dirs = _make_dirs(folder)
         plan.temp = _temp_file(folder, os.path.basename(real), ".tmp", made)
         fd = os.open(plan.temp, os.O_WRONLY)
+        if w.own_file and _flock_new(fd):
+            new_locks.append(fd)        # held (and closed) by _write_locked until the last rename
+            fd = os.dup(fd)
         try:
             _write_fd(fd, w.data)
             if plan.st is not None:
@@ -260,6 +274,19 @@ def _prepare(plan: _Plan, made: list[str]) -> None:
             _hold(plan, made)
     except OSError as err:
         raise InputError(msg("write.failed_nothing_changed", reason=_reason(err)), w.name) from None
+
+
+def _flock_new(fd: int) -> bool:
+    """Lock a new text before it is renamed into place; False where there is no flock (see _lock_own_files)."""
+    try:
+        import fcntl
+    except ImportError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)        # a new file nobody else has opened: never busy
+    except OSError:
+        return False
+    return True
 
 
 def _hold(plan: _Plan, made: list[str]) -> None:

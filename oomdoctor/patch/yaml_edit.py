@@ -10,7 +10,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ..bounded import compose_yaml, yaml_nodes
+from ..bounded import compose_yaml, walk, yaml_loader, yaml_nodes
 from ..errors import InputError
 from ..facts import msg
 from .scalars import same_value, yaml_scalar
@@ -18,7 +18,7 @@ from .scalars import same_value, yaml_scalar
 _ALIAS_AFTER_KEY = re.compile(r"[ \t]*:[ \t]*(\*[^\s,\[\]{}]+)")
 
 
-def _yaml():
+def _yaml() -> Any:
     import yaml
 
     return yaml
@@ -28,45 +28,31 @@ def line_ending(text: str) -> str:
     return "\r\n" if "\r\n" in text else "\n"
 
 
-def compose(text: str, path: str | None):
+def compose(text: str, path: str | None) -> Any:
     yaml = _yaml()
-    loaders = [yaml.SafeLoader]
-    if getattr(yaml, "CSafeLoader", None) is not None and not text.startswith("\ufeff"):
-        loaders.insert(0, yaml.CSafeLoader)
-    for loader in loaders:
-        root = compose_yaml(text, path, loader=loader)      # aliases and depth bounded there
-        if loader is yaml.SafeLoader or _spans_match(root, text):
-            return root
-    raise AssertionError("unreachable")
+    loader = yaml_loader(text)
+    root = compose_yaml(text, path, loader=loader)          # aliases and depth bounded there
+    if loader is yaml.SafeLoader or _spans_match(root, text):
+        return root
+    return compose_yaml(text, path, loader=yaml.SafeLoader)     # the pure loader's marks are character offsets
 
 
-def _spans_match(root, text: str) -> bool:
+def _spans_match(root: Any, text: str) -> bool:
     """True when every plain key's span reads back as the key: the marks are offsets into `text`."""
     yaml = _yaml()
-    stack = [root] if root is not None else []
-    seen: set[int] = set()          # an alias is the same node object: each node is checked once
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if isinstance(node, yaml.MappingNode):
-            for key_node, value_node in node.value:
-                if isinstance(key_node, yaml.ScalarNode) and not key_node.style and key_node.value \
-                        and text[key_node.start_mark.index:key_node.end_mark.index] != key_node.value:
-                    return False
-                stack.append(value_node)
-        elif isinstance(node, yaml.SequenceNode):
-            stack.extend(node.value)
+    for _, key_node, _, _, _ in walk(root):
+        if isinstance(key_node, yaml.ScalarNode) and not key_node.style and key_node.value \
+                and text[key_node.start_mark.index:key_node.end_mark.index] != key_node.value:
+            return False
     return True
 
 
-def _construct(node) -> Any:
+def _construct(node: Any) -> Any:
     yaml = _yaml()
     return yaml.SafeLoader("").construct_document(node)
 
 
-def _find_pair(mapping, key: str):
+def _find_pair(mapping: Any, key: str) -> tuple[Any, Any] | None:
     scalar = _yaml().ScalarNode
     for key_node, value_node in reversed(mapping.value):  # duplicate keys: the last one wins, as in every loader
         if key_node.value == key and isinstance(key_node, scalar):
@@ -74,7 +60,7 @@ def _find_pair(mapping, key: str):
     return None
 
 
-def _content_end(node, text: str) -> int:
+def _content_end(node: Any, text: str) -> int:
     """Offset just past the last character that belongs to `node` (block scalars lose their trailing breaks).
 
     Iterative, each node once: a block collection nested hundreds deep, or one that repeats an
@@ -101,7 +87,7 @@ def _line_end(text: str, pos: int) -> int:
     return nl - 1 if nl > 0 and text[nl - 1] == "\r" else nl
 
 
-def _indent_step(root) -> int:
+def _indent_step(root: Any) -> int:
     """The file's indentation step: the column difference between a key and its nested keys."""
     yaml = _yaml()
     stack = [root] if root is not None else []
@@ -239,7 +225,8 @@ def set_yaml_keys(text: str, edits: Sequence[tuple[Sequence[str], Any, str | Non
     return text
 
 
-def _insert_splices(text: str, root, edits, replaced: set[int]) -> list[tuple[int, int, str]] | None:
+def _insert_splices(text: str, root: Any, edits: Sequence[tuple[Sequence[str], Any, str | None]],
+                    replaced: set[int]) -> list[tuple[int, int, str]] | None:
     """The splices that insert absent keys, all placed in the tree of `root` as set_yaml_key would place
     them one after another; None when one edit's place depends on another's (see set_yaml_keys), or
     lies inside a value another edit replaces (`replaced`: node ids).
@@ -287,7 +274,7 @@ def _insert_splices(text: str, root, edits, replaced: set[int]) -> list[tuple[in
     return [(pos, pos, "".join(t for _, t in group)) for pos, (_, group) in at.items()]
 
 
-def _existing_leaf(root, keys: Sequence[str]):
+def _existing_leaf(root: Any, keys: Sequence[str]) -> tuple[Any, Any, Any] | None:
     """(mapping, key node, value node) of `keys` when every key on the way exists, else None."""
     yaml = _yaml()
     node = root
@@ -303,12 +290,12 @@ def _existing_leaf(root, keys: Sequence[str]):
     return None
 
 
-def _replace(text: str, key_node, value_node, value: Any, in_flow: bool, path: str | None) -> str:
+def _replace(text: str, key_node: Any, value_node: Any, value: Any, in_flow: bool, path: str | None) -> str:
     splice = _replacement(text, key_node, value_node, value, in_flow, path)
     return _splice(text, *splice) if splice else text
 
 
-def _replacement(text: str, key_node, value_node, value: Any, in_flow: bool,
+def _replacement(text: str, key_node: Any, value_node: Any, value: Any, in_flow: bool,
                  path: str | None) -> tuple[int, int, str] | None:
     """The splice (start, end, new text) that sets an existing key's value; None when it already holds it."""
     yaml = _yaml()
@@ -340,7 +327,7 @@ def _replacement(text: str, key_node, value_node, value: Any, in_flow: bool,
     return (key_node.end_mark.index, _content_end(value_node, text), ": " + new)
 
 
-def _insert(text: str, mapping, keys: list[str], value: Any, after_key: str | None, step: int, eol: str) -> str:
+def _insert(text: str, mapping: Any, keys: list[str], value: Any, after_key: str | None, step: int, eol: str) -> str:
     anchor = None
     if after_key:
         anchor = _find_pair(mapping, after_key.split(".")[-1])
@@ -363,7 +350,7 @@ def _insert(text: str, mapping, keys: list[str], value: Any, after_key: str | No
     return _splice(text, pos, pos, eol + eol.join(_block_lines(keys, value, column, step)))
 
 
-def _fill_null(text: str, mapping, key_node, value_node, keys: list[str], value: Any, step: int, eol: str) -> str:
+def _fill_null(text: str, mapping: Any, key_node: Any, value_node: Any, keys: list[str], value: Any, step: int, eol: str) -> str:
     """`parent:` (null or empty) gains its first nested key."""
     start, end = key_node.end_mark.index, _content_end(value_node, text)
     if mapping.flow_style:

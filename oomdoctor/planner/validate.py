@@ -85,49 +85,69 @@ class _Seq(list):
 
 
 def _load_yaml(path: Path) -> Any:
-    """The rule file as _Map/_Seq with line numbers. Read like every small input (oomdoctor.bounded):
+    """The rule file as _Map/_Seq with line numbers. Read like every small input (oomdoctor.lined):
     size capped, a FIFO never waited on, aliases expanded within a budget, no alias cycles."""
     import yaml
 
-    from oomdoctor.bounded import compose_yaml, read_bytes
+    from oomdoctor.bounded import read_utf8
+    from oomdoctor.lined import read_yaml
 
-    data = read_bytes(str(path))
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as err:
-        raise InputError(msg("input.not_utf8"), str(path), data.count(b"\n", 0, err.start) + 1) from None
-    root = compose_yaml(text, str(path))
+    text = read_utf8(str(path))
+    root = read_yaml(text, str(path), data=False).root
     if root is None:
         raise InputError(msg("rules.empty_file"), str(path), 1)
-    constructor = yaml.constructor.SafeConstructor()
-    return _convert(root, str(path), constructor, 1)
+    return _convert(root, str(path), yaml.constructor.SafeConstructor())
 
 
-def _convert(node: Any, path: str, constructor: Any, depth: int) -> Any:
+def _convert(root: Any, path: str, constructor: Any) -> Any:
+    """_Map/_Seq/values from the composed nodes, in document order (bounded.walk): a key that is not a plain
+    scalar, a key given twice, a value its tag cannot be and nesting past MAX_DEPTH fail at their line."""
     import yaml
 
-    from oomdoctor.bounded import MAX_DEPTH
+    from oomdoctor.bounded import MAX_DEPTH, walk
 
-    line = node.start_mark.line + 1
-    if depth > MAX_DEPTH:               # compose_yaml bounds depth only where aliases are
-        raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path, line)
-    if isinstance(node, yaml.MappingNode):
-        out = _Map()
-        out.line, out.key_line = line, {}
-        for key_node, value_node in node.value:
+    built: dict[int, Any] = {}
+    root_value: Any = None
+    for _, key_node, node, parent, depth in walk(root):
+        key, key_line = None, 0
+        if key_node is not None:
+            key_line = key_node.start_mark.line + 1
             if not isinstance(key_node, yaml.ScalarNode):
-                raise InputError(msg("rules.key_not_plain"), path, key_node.start_mark.line + 1)
+                raise InputError(msg("rules.key_not_plain"), path, key_line)
             key = str(_scalar(key_node, path, constructor))
-            if key in out:
-                raise InputError(msg("rules.duplicate_key", key=key), path, key_node.start_mark.line + 1)
-            out[key] = _convert(value_node, path, constructor, depth + 1)
-            out.key_line[key] = key_node.start_mark.line + 1
-        return out
-    if isinstance(node, yaml.SequenceNode):
-        seq = _Seq(_convert(n, path, constructor, depth + 1) for n in node.value)
-        seq.line, seq.item_line = line, [n.start_mark.line + 1 for n in node.value]
-        return seq
-    return _scalar(node, path, constructor)
+        container: Any = None if parent is None else built[id(parent)]
+        if key is not None and key in container:
+            raise InputError(msg("rules.duplicate_key", key=key), path, key_line)
+        line = node.start_mark.line + 1
+        if depth >= MAX_DEPTH:           # compose_yaml bounds depth only where aliases are
+            raise InputError(msg("input.too_deep", depth=MAX_DEPTH), path, line)
+        value = built.get(id(node))
+        if value is None:
+            value = _new(node, line) if isinstance(node, (yaml.MappingNode, yaml.SequenceNode)) \
+                else _scalar(node, path, constructor)
+            if not isinstance(node, yaml.ScalarNode):
+                built[id(node)] = value
+        if container is None:
+            root_value = value
+        elif key is not None:
+            container[key] = value
+            container.key_line[key] = key_line
+        else:
+            container.append(value)
+            container.item_line.append(line)
+    return root_value
+
+
+def _new(node: Any, line: int) -> Any:
+    import yaml
+
+    out: Any = _Map() if isinstance(node, yaml.MappingNode) else _Seq()
+    out.line = line
+    if isinstance(out, _Map):
+        out.key_line = {}
+    else:
+        out.item_line = []
+    return out
 
 
 def _scalar(node: Any, path: str, constructor: Any) -> Any:
