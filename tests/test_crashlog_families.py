@@ -583,3 +583,8 @@ def test_a_persons_report_and_other_numbers_stay_non_failures(tmp_path, text):
 def test_audit8_call_sites_name_their_phase(tmp_path, text, phase):
     ev = one(tmp_path, text).primary
     assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_a_title_hyphenating_the_failure_words_is_read(tmp_path):
+    ev = one(tmp_path, "# CUDA Out-of-Memory crash when inferencing more than 10 frames\n\nlogs below\n").primary
+    assert ev is not None and ev.kind == "cuda_oom"

@@ -631,7 +631,8 @@ def _read_kills_and_host_errors(text: str) -> Parsed | None:
 # letter case ("cuda out of memory", "CUDA Out of Memory", "cuda error out of memory") and the exception class counts
 # with prose after it ("torch.cuda.OutOfMemoryError on older GPU"); a log line keeps the tool's exact words.
 _TITLE = lazy_re(r"^#{1,6} ", needs=("# ",))
-_TITLE_WORDS = lazy_re(r"\b(?P<backend>cuda|hip|npu|xpu|mps)(?: backend| error:?| runtime error:?)? out of memory\b|"
+# an issue title retypes the words in any case, and English hyphenates the compound ("CUDA Out-of-Memory crash")
+_TITLE_WORDS = lazy_re(r"\b(?P<backend>cuda|hip|npu|xpu|mps)(?: backend| error:?| runtime error:?)? out[ -]of[ -]memory\b|"
                        r"(?:^|[\s:(`])(?:torch\.(?:cuda\.)?)?OutOfMemoryError\b", re.I)
 
 

@@ -63,7 +63,7 @@ SECONDARY_MARKERS = (
     b"UT OF MEM", b"OOM", b"llocation failed", b"ailed to allocate", b"annot allocate", b"an't allocate",
     b"nable to allocate", b"nsufficient", b"ot enough ", b"ould not alloc", b"_OUT_OF_",
     # ... and audit8/SOURCES.md (macOS's `Killed: 9` holds `Killed`, SGLang's refusal `ot enough `)
-    b"did not even succeed with",
+    b"did not even succeed with", b"ut-of-mem", b"ut-of-Mem", b"UT-OF-MEM",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
