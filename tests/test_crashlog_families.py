@@ -588,3 +588,16 @@ def test_audit8_call_sites_name_their_phase(tmp_path, text, phase):
 def test_a_title_hyphenating_the_failure_words_is_read(tmp_path):
     ev = one(tmp_path, "# CUDA Out-of-Memory crash when inferencing more than 10 frames\n\nlogs below\n").primary
     assert ev is not None and ev.kind == "cuda_oom"
+
+
+def test_ggml_metal_buffer_is_read_to_the_byte_before_a_title_the_grammar_guessed(tmp_path):
+    # ggml-alloc.c names the buffer type; the grammar's reading of the title above names no backend
+    ev = one(tmp_path, "# llama runner process has terminated: error:failed to allocate buffer -\n\n"
+                       "ggml_gallocr_reserve_n: failed to allocate Metal buffer of size 34681522080\n").primary
+    assert ev is not None and ev.kind == "mlx_oom" and ev.tried_gib is not None
+    assert abs(ev.tried_gib * GIB - 34681522080) <= 1
+
+
+def test_a_stated_failure_is_primary_over_a_kill_read_before_it(tmp_path):
+    ev = one(tmp_path, "[1]    4242 killed     python warmup.py\n$ python train.py\nRuntimeError: CUDA error: out of memory\n").primary
+    assert ev is not None and ev.kind == "cuda_oom" and ev.confidence == "certain"

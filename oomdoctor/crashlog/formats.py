@@ -170,6 +170,11 @@ F_GGML = lazy_re(r"allocating (?P<req>[\d.]+ ?[KMG]i?B) on device (?P<dev>\d+): 
 # without its head: "ggml-cuda.cu:5048: out of memory".
 F_GGML_LOAD = lazy_re(r"unable to allocate (?P<dev>CUDA\d*|ROCm\d*|Vulkan\d*|SYCL\d*|backend) buffer|ggml-cuda\.cu:\d+: out of memory",
                       needs=("unable to allocate ", "ggml-cuda.cu:"))
+# ... and its graph allocator reserving a compute buffer: ggml-alloc.c ggml_gallocr_reserve_n prints "%s: failed to
+# allocate %s buffer of size %zu" with the buffer type's name (ggml_backend_buft_name) and the size in bytes. The
+# CUDA and ROCm backends report their own cudaMalloc failure just above it (F_GGML); Metal's own report
+# (ggml-metal's "error: failed to allocate buffer, size = N MiB") names no device, so this line is the one that does.
+F_GGML_METAL = lazy_re(r"failed to allocate Metal buffer of size (?P<bytes>\d+)", needs=("ailed to allocate Metal buffer",))
 # Intel XPU. IPEX's caching allocator refuses one block over 4 GB before trying (Arc/Flex without relaxed
 # allocation limits) and says how much it was asked, with the legacy statistics; IPEX's kernel submission
 # turns a Level Zero out-of-resources error into "Allocation is out of device memory on current platform."
@@ -471,6 +476,11 @@ def _read_ggml(text: str) -> Parsed | None:
     if m:
         p = Parsed("hip_oom" if m.group("api") == "hip" else "cuda_oom", tried_gib=size_gib(m.group("req")),
                    device=int(m.group("dev")))
+        p.extra["ggml"] = True
+        return _count(p)
+    m = F_GGML_METAL.search(text)
+    if m:
+        p = Parsed("mlx_oom", tried_gib=int(m.group("bytes")) / GIB)
         p.extra["ggml"] = True
         return _count(p)
     m = F_GGML_LOAD.search(text)

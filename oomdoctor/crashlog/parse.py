@@ -831,7 +831,9 @@ def _primary_hit(hits: list[_Hit]) -> _Hit | None:
     with_numbers = [h for h in hits if h.parsed.capacity_gib is not None]
     if with_numbers:
         return with_numbers[0]
-    return hits[0] if hits else None
+    # as CrashReport.primary: a failure the log states before the grammar's guess or an unexplained kill
+    stated = [h for h in hits if not (h.parsed.extra.get("likely") or h.parsed.extra.get("grammar"))]
+    return (stated or hits)[0] if hits else None
 
 
 # ------------------------------------------------------------------ diagnoses
