@@ -601,3 +601,12 @@ def test_ggml_metal_buffer_is_read_to_the_byte_before_a_title_the_grammar_guesse
 def test_a_stated_failure_is_primary_over_a_kill_read_before_it(tmp_path):
     ev = one(tmp_path, "[1]    4242 killed     python warmup.py\n$ python train.py\nRuntimeError: CUDA error: out of memory\n").primary
     assert ev is not None and ev.kind == "cuda_oom" and ev.confidence == "certain"
+
+
+@pytest.mark.parametrize("text,capacity_gib", [
+    ("# RuntimeError: CUDA out of memory. Tried to allocate 1.36 GiB (GPU 0; 10.92 GiB total capacity;\n", 10.92),
+    ("RuntimeError: CUDA out of memory. Tried to allocate 100.00 MiB (GPU 0; 12.00 GiB total\n", 12.0),
+])
+def test_a_cut_legacy_message_keeps_the_card_size_it_printed(tmp_path, text, capacity_gib):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.capacity_gib == pytest.approx(capacity_gib)

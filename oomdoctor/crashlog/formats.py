@@ -121,7 +121,10 @@ F01D = lazy_re(
 F02 = lazy_re(
     rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
 , needs=(" total capacity; ",))
-F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);", needs=("(GPU ", "(NPU ", "(XPU "))
+# ... its head when the rest was cut (a title's length, a paste): the capacity clause comes first after the device,
+# "(GPU 0; 10.92 GiB total capacity; ...", and a cut after "total" still names the card's size
+F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);"
+                   rf"(?: (?P<total>{SIZE}) total\b)?", needs=("(GPU ", "(NPU ", "(XPU "))
 # torch's XPU allocator (c10/xpu/XPUCachingAllocator.cpp) and IPEX raise "XPU out of memory" like CUDA's, and a
 # report may keep only that first sentence.
 F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
@@ -365,7 +368,8 @@ def _read_f02(text: str) -> Parsed | None:
         return _count(p)
     m = F02_HEAD.search(text)
     if m:
-        return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev"))))
+        return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")),
+                             capacity_gib=size_gib(m.group("total")), device=_dev(m.group("dev"))))
     return None
 
 
