@@ -469,11 +469,13 @@ class CrashReport:
 
     @property
     def primary(self) -> CrashEvent | None:
-        """The event that explains the crash best: the first GPU OOM with numbers, else the first event."""
+        """The event that explains the crash best: the first GPU OOM with numbers, else the first the log states
+        (a failure grammar's guess or an unexplained kill comes after it), else the first event."""
         with_numbers = [e for e in self.events if e.capacity_gib is not None]
         if with_numbers:
             return with_numbers[0]
-        return self.events[0] if self.events else None
+        stated = [e for e in self.events if e.confidence == "certain"]
+        return (stated or list(self.events))[0] if self.events else None
 
 
 # ---------------------------------------------------------------- the crash as a measurement

@@ -535,3 +535,78 @@ def test_banner_before_a_kill_names_its_phase(tmp_path, text, phase):
 def test_a_finished_or_plain_line_before_a_kill_names_no_phase(tmp_path, text):
     ev = one(tmp_path, text).primary
     assert ev is not None and ev.phase in (None, "train")
+
+
+@pytest.mark.parametrize("text,kind", [
+    # macOS prints a killed job with strsignal's number; SGLang's KV-cache pool refusal is a serving engine's cache check
+    ("$ python train.py --model llama\nKilled: 9\n", "host_oom"),
+    ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.\n", "vllm_cache"),
+    # torch-max-mem's batch-size search giving up, as accelerate's does
+    ("MemoryError: Execution did not even succeed with ('batch_size', 'slice_size') all equal to 1.\n",
+     "batch_size_exhausted"),
+    # a Chinese report's error word before a full-width colon, the failure's words lowercased
+    ("按照默认配置报错：cuda out of memory，改成 cpu 之后又报别的错\n", "cuda_oom"),
+])
+def test_audit8_forms_are_read_by_their_tools_words(tmp_path, text, kind):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+
+
+@pytest.mark.parametrize("text", [
+    "With no change, I run out of memory (A100 w/ 24GB). Setting it lower causes the following error:\n"
+    "AttributeError: 'NoneType' object has no attribute 'cpu'\n",
+    "Since the update I get out of memory error: the trainer stops at step 3\n",
+    "Killed: 90 tasks were rescheduled\n",
+])
+def test_a_persons_report_and_other_numbers_stay_non_failures(tmp_path, text):
+    assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # ComfyUI's VAE decode node turns sampled latents into the image: the end of the generation
+    ("Error occurred when executing VAEDecodeTiled:\n\nAllocation on device 0 would exceed allowed memory. (out of memory)\n"
+     "Currently allocated : 3.10 GiB\nRequested : 512.00 MiB\nDevice limit : 4.00 GiB\n", "generate"),
+    # torch's autograd entry statement kept alone above the message
+    ("    Variable._execution_engine.run_backward(  # Calls into the C++ engine to run the backward pass\n"
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n", "backward"),
+    # an HTTP request served by an ASGI model server (uvicorn runs the app once per request)
+    ("Traceback (most recent call last):\n"
+     '  File "/srv/venv/lib/python3.11/site-packages/uvicorn/protocols/http/h11_impl.py", line 403, in run_asgi\n'
+     "    result = await app(self.scope, self.receive, self.send)\n"
+     '  File "/srv/venv/lib/python3.11/site-packages/starlette/middleware/errors.py", line 186, in __call__\n'
+     "    raise exc\n"
+     "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n", "generate"),
+    # SD.Next's diffusers pipeline run for a request, as rich prints the frame
+    ("│ /opt/sdnext/modules/processing_diffusers.py:187 in process_base │\n"
+     "torch.OutOfMemoryError: HIP out of memory. Tried to allocate 1.00 GiB.\n", "generate"),
+])
+def test_audit8_call_sites_name_their_phase(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_a_title_hyphenating_the_failure_words_is_read(tmp_path):
+    ev = one(tmp_path, "# CUDA Out-of-Memory crash when inferencing more than 10 frames\n\nlogs below\n").primary
+    assert ev is not None and ev.kind == "cuda_oom"
+
+
+def test_ggml_metal_buffer_is_read_to_the_byte_before_a_title_the_grammar_guessed(tmp_path):
+    # ggml-alloc.c names the buffer type; the grammar's reading of the title above names no backend
+    ev = one(tmp_path, "# llama runner process has terminated: error:failed to allocate buffer -\n\n"
+                       "ggml_gallocr_reserve_n: failed to allocate Metal buffer of size 34681522080\n").primary
+    assert ev is not None and ev.kind == "mlx_oom" and ev.tried_gib is not None
+    assert abs(ev.tried_gib * GIB - 34681522080) <= 1
+
+
+def test_a_stated_failure_is_primary_over_a_kill_read_before_it(tmp_path):
+    ev = one(tmp_path, "[1]    4242 killed     python warmup.py\n$ python train.py\nRuntimeError: CUDA error: out of memory\n").primary
+    assert ev is not None and ev.kind == "cuda_oom" and ev.confidence == "certain"
+
+
+@pytest.mark.parametrize("text,capacity_gib", [
+    ("# RuntimeError: CUDA out of memory. Tried to allocate 1.36 GiB (GPU 0; 10.92 GiB total capacity;\n", 10.92),
+    ("RuntimeError: CUDA out of memory. Tried to allocate 100.00 MiB (GPU 0; 12.00 GiB total\n", 12.0),
+])
+def test_a_cut_legacy_message_keeps_the_card_size_it_printed(tmp_path, text, capacity_gib):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.capacity_gib == pytest.approx(capacity_gib)

@@ -38,10 +38,17 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "ComfyUI", "func", "common_ksampler", "ComfyUI nodes.py: KSampler and KSamplerAdvanced sample through it"),
     ("generate", "ComfyUI", "path", r"comfy/samplers\.py\"?, line \d+, in \w*sample\b|comfy_extras/nodes_custom_sampler\.py",
      "ComfyUI comfy/samplers.py (KSampler.sample, CFGGuider.sample) and the custom sampler nodes: the diffusion sampling loop"),
-    ("generate", "ComfyUI", "line", r"Error occurred when executing (?:KSampler\w*|SamplerCustom\w*):|"
-                                    r"Node Type:\W*(?:KSampler\w*|SamplerCustom\w*)\b|^\s*(?:KSampler(?:Advanced)?|SamplerCustom(?:Advanced)?)\s*$",
+    ("generate", "ComfyUI", "line", r"Error occurred when executing (?:KSampler\w*|SamplerCustom\w*|VAEDecode\w*):|"
+                                    r"Node Type:\W*(?:KSampler\w*|SamplerCustom\w*|VAEDecode\w*)\b|^\s*(?:KSampler(?:Advanced)?|SamplerCustom(?:Advanced)?)\s*$",
      "ComfyUI execution.py's error line and its error report's node type (app/logger, the frontend's dialog title): "
-     "KSampler, KSamplerAdvanced, SamplerCustom and SamplerCustomAdvanced are its sampling nodes"),
+     "KSampler, KSamplerAdvanced, SamplerCustom and SamplerCustomAdvanced are its sampling nodes; VAEDecode and "
+     "VAEDecodeTiled (nodes.py) turn the sampled latents into the image, the last step of the same generation"),
+    ("generate", "SD.Next", "path", r"modules[/\\]processing_diffusers\.py",
+     "vladmandic/sdnext modules/processing_diffusers.py (process_diffusers, process_base): its diffusers pipeline run "
+     "for a txt2img or img2img request, as processing.py's process_images is for the A1111 web UI"),
+    ("generate", "uvicorn", "func", "run_asgi",
+     "uvicorn/protocols/http/h11_impl.py and httptools_impl.py RequestResponseCycle.run_asgi: the ASGI app called for "
+     "one HTTP request, so a model server's failure under it happened while a request was being served"),
     ("generate", "verl", "line", r"ray::WorkerDict\.\w*generate_sequences\(",
      "verl/single_controller/ray/base.py: a fused worker's method is named role_method (actor_rollout_generate_sequences), "
      "ActorRolloutRefWorker.generate_sequences being the rollout"),
@@ -117,6 +124,9 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("forward", "Lua Torch", "line", r"\.lua:\d+: in function '(?:\w+_updateOutput|updateOutput|forward)'",
      "Lua's `stack traceback:` frames (`file.lua:N: in function 'NAME'`); torch/nn Module:forward calls updateOutput, "
      "THNN's kernels are <Module>_updateOutput"),
+    ("backward", "torch", "line", r"Variable\._execution_engine\.run_backward\(|C\+\+ engine to run the backward pass",
+     "torch/autograd/__init__.py and graph.py: the statement (and its comment) that enters the C++ autograd engine, "
+     "printed under the frame, or alone when a paste kept only the line above the message"),
     ("backward", "Lua Torch", "line", r"\.lua:\d+: in function '(?:\w+_updateGradInput|\w+_accGradParameters|updateGradInput|accGradParameters|backward)'",
      "torch/nn Module:backward calls updateGradInput and accGradParameters"),
 )

@@ -121,7 +121,10 @@ F01D = lazy_re(
 F02 = lazy_re(
     rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
 , needs=(" total capacity; ",))
-F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);", needs=("(GPU ", "(NPU ", "(XPU "))
+# ... its head when the rest was cut (a title's length, a paste): the capacity clause comes first after the device,
+# "(GPU 0; 10.92 GiB total capacity; ...", and a cut after "total" still names the card's size
+F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);"
+                   rf"(?: (?P<total>{SIZE}) total\b)?", needs=("(GPU ", "(NPU ", "(XPU "))
 # torch's XPU allocator (c10/xpu/XPUCachingAllocator.cpp) and IPEX raise "XPU out of memory" like CUDA's, and a
 # report may keep only that first sentence.
 F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
@@ -170,6 +173,11 @@ F_GGML = lazy_re(r"allocating (?P<req>[\d.]+ ?[KMG]i?B) on device (?P<dev>\d+): 
 # without its head: "ggml-cuda.cu:5048: out of memory".
 F_GGML_LOAD = lazy_re(r"unable to allocate (?P<dev>CUDA\d*|ROCm\d*|Vulkan\d*|SYCL\d*|backend) buffer|ggml-cuda\.cu:\d+: out of memory",
                       needs=("unable to allocate ", "ggml-cuda.cu:"))
+# ... and its graph allocator reserving a compute buffer: ggml-alloc.c ggml_gallocr_reserve_n prints "%s: failed to
+# allocate %s buffer of size %zu" with the buffer type's name (ggml_backend_buft_name) and the size in bytes. The
+# CUDA and ROCm backends report their own cudaMalloc failure just above it (F_GGML); Metal's own report
+# (ggml-metal's "error: failed to allocate buffer, size = N MiB") names no device, so this line is the one that does.
+F_GGML_METAL = lazy_re(r"failed to allocate Metal buffer of size (?P<bytes>\d+)", needs=("ailed to allocate Metal buffer",))
 # Intel XPU. IPEX's caching allocator refuses one block over 4 GB before trying (Arc/Flex without relaxed
 # allocation limits) and says how much it was asked, with the legacy statistics; IPEX's kernel submission
 # turns a Level Zero out-of-resources error into "Allocation is out of device memory on current platform."
@@ -223,7 +231,9 @@ F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits
 # DeepSpeed's launcher kills its other children whenever one exits badly; alone (no return code, no
 # Python error before it) the line is what a host-RAM kill leaves (parse.py checks the context).
 F12_KILLING = lazy_re(r"(?:sigkill_handler\]\s*|^)Killing subprocess (?P<pid>\d+)", needs=("Killing subprocess ",))
-F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|bash|sh): killed\b")
+# macOS's libc words the signal with its number, strsignal(SIGKILL) = "Killed: 9", and bash there prints a killed
+# job's status with it (Darwin Libc gen/strsignal.c appends ": <signo>" to sys_siglist's "Killed")
+F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|bash|sh): killed\b|(?:^|[\s`'\"]|: )Killed: 9\b")
 # The kernel's OOM killer (mm/oom_kill.c): "Out of memory: Killed process N (comm) total-vm:...kB, anon-rss:...kB"
 # since 4.19; before it, __oom_kill_process printed "Killed process N (comm) total-vm:..." under a separate
 # "Out of memory: Kill process N (comm) score S or sacrifice child" line, so there its memory figures mark it.
@@ -274,10 +284,16 @@ F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("Res
 F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):?\s+(?:\(see above for traceback\):\s+)?OOM when allocating tensor (?:with shape|of shape) ?(?:\[(?P<shape>[\d,\s]*)\])?(?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
 # TF's device name: "/job:localhost/replica:0/task:0/device:GPU:1" (tensorflow/core/util/device_name_utils.cc)
 F19_DEV = lazy_re(r"device:(?:GPU|gpu|XPU):(\d+)$")
-F20 = lazy_re(r"No available memory for the cache blocks")
+# SGLang's model runner sizes its KV-cache pool from what mem_fraction_static leaves after the weights and raises
+# `RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.` when no token fits
+# (sglang/srt/model_executor/model_runner.py init_memory_pool): the serving engine's cache check, as vLLM's is
+F20 = lazy_re(r"No available memory for the cache blocks|Not enough memory\. Please try to increase --mem[-_]fraction[-_]static")
 F21 = lazy_re(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)", needs=("Free memory on device (",))
 F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
-F22 = lazy_re(r"No executable batch size found, reached zero")
+# A batch-size search that ran out of sizes: accelerate's find_executable_batch_size (utils/memory.py) "No executable
+# batch size found, reached zero."; torch-max-mem's maximize_memory_utilization (torch_max_mem/api.py) raises
+# `MemoryError: Execution did not even succeed with ('batch_size',) all equal to 1.`
+F22 = lazy_re(r"No executable batch size found, reached zero|Execution did not even succeed with \(.*?\) all equal to 1\b")
 F25 = lazy_re(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)", needs=("Failed to clone() tensor with name ",))
 F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory")
 F28 = lazy_re(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)", needs=("OutOfMemoryError",))
@@ -352,7 +368,8 @@ def _read_f02(text: str) -> Parsed | None:
         return _count(p)
     m = F02_HEAD.search(text)
     if m:
-        return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")), device=_dev(m.group("dev"))))
+        return _count(Parsed(_backend_kind(m.group("backend")), tried_gib=size_gib(m.group("req")),
+                             capacity_gib=size_gib(m.group("total")), device=_dev(m.group("dev"))))
     return None
 
 
@@ -463,6 +480,11 @@ def _read_ggml(text: str) -> Parsed | None:
     if m:
         p = Parsed("hip_oom" if m.group("api") == "hip" else "cuda_oom", tried_gib=size_gib(m.group("req")),
                    device=int(m.group("dev")))
+        p.extra["ggml"] = True
+        return _count(p)
+    m = F_GGML_METAL.search(text)
+    if m:
+        p = Parsed("mlx_oom", tried_gib=int(m.group("bytes")) / GIB)
         p.extra["ggml"] = True
         return _count(p)
     m = F_GGML_LOAD.search(text)
@@ -623,7 +645,8 @@ def _read_kills_and_host_errors(text: str) -> Parsed | None:
 # letter case ("cuda out of memory", "CUDA Out of Memory", "cuda error out of memory") and the exception class counts
 # with prose after it ("torch.cuda.OutOfMemoryError on older GPU"); a log line keeps the tool's exact words.
 _TITLE = lazy_re(r"^#{0,5}# ", needs=("# ",))            # a Markdown heading: one to six #, then a space
-_TITLE_WORDS = lazy_re(r"\b(?P<backend>cuda|hip|npu|xpu|mps)(?: backend| error:?| runtime error:?)? out of memory\b|"
+# an issue title retypes the words in any case, and English hyphenates the compound ("CUDA Out-of-Memory crash")
+_TITLE_WORDS = lazy_re(r"\b(?P<backend>cuda|hip|npu|xpu|mps)(?: backend| error:?| runtime error:?)? out[ -]of[ -]memory\b|"
                        r"(?:^|[\s:(`])(?:torch\.(?:cuda\.)?)?OutOfMemoryError\b", re.I)
 
 
@@ -655,7 +678,9 @@ _GRAMMAR_FAILURE = lazy_re(r"(?P<enum>\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*ERR(?:OR)?
 # ... made as an error, in a log's form rather than prose's ("raises OOM errors"): an exception class
 # (`SomethingError`), or a level or failure word closed by a colon, a bracket or a bar as Python's logging, glog
 # (`E0512 ...]`), Rust's panics (`panicked at`) and C/C++ reports print them.
+# Chinese logs and reports say 报错 ("error reported") or 错误 ("error") before a colon, full-width or not
 _GRAMMAR_ERROR = lazy_re(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|failed|failure|critical|panic|abort(?:ed)?)\s*[:\]|!]|"
+                         r"(?:报错|错误)\s*[:：]|"
                          r"\bpanicked at\b|\[(?:E|F|ERR|ERROR|FATAL)\]|^\s*[EF]\d{4}\b|^\s*[EF] \S", re.I)
 # Look-alikes of that statement: a question, advice and settings (`PYTORCH_CUDA_ALLOC_CONF`, "to avoid OOM",
 # "reduce ... if OOM"), a negation ("no OOM", "without out of memory errors"), a warning, code that tests for it.
@@ -667,8 +692,14 @@ _GRAMMAR_NOT = lazy_re(r"\?\s*$|\bALLOC_CONF\b|max_split_size_mb|expandable_segm
                        re.I)
 # ... and a negation of it: "no OOM", "not out of memory", "without OOM errors", a few words before the failure
 _GRAMMAR_NEGATED = lazy_re(r"\b(?:no|not|never|without|neither|nor|zero)\W+(?:\w+\W+){0,2}$", re.I)
+# ... or a person's report of it: a tool states its failure impersonally (strerror, cudaGetErrorString, an exception's
+# text); "I run out of memory", "we ran out of memory" are a user telling what happened
+_GRAMMAR_PERSON = lazy_re(r"\b(?:I|we|We)\s+(?:\w+\s+){0,2}$")
+# numpy's _ArrayMemoryError, "Unable to allocate 184. MiB for an array with shape (...) and data type float32"
+# (numpy/_core/_exceptions.py), is an ndarray's buffer: host memory, whatever framework wraps it (TensorFlow's
+# py_func: `Resource exhausted: MemoryError: ...`). Python's MemoryError alone is not: tinygrad raises it for a GPU.
 _GRAMMAR_HOST = lazy_re(r"\b(?:cannot|can ?not|can't|could not|couldn't|unable to) allocate memory\b|\bbad_alloc\b|"
-                        r"\b(?:host|system|cpu|ram)\b", re.I)
+                        r"\b(?:host|system|cpu|ram)\b|\bfor an array with shape\b", re.I)
 _GRAMMAR_BACKENDS = (("hip_oom", lazy_re(r"\b(?:hip|rocm|amdgpu)", re.I)), ("npu_oom", lazy_re(r"\b(?:npu|ascend)\b", re.I)),
                      ("xpu_oom", lazy_re(r"\b(?:xpu|level[ _]zero)\b", re.I)), ("mps_oom", lazy_re(r"\b(?:mps|metal)\b", re.I)),
                      ("hpu_oom", lazy_re(r"\b(?:hpu|habana|gaudi)\b", re.I)), ("xla_oom", lazy_re(r"\b(?:tpu|xla|hbm)\b", re.I)),
@@ -701,7 +732,7 @@ def _read_grammar(text: str) -> Parsed | None:
     # or negation making it a look-alike as anywhere else
     before = _TITLE.sub("", text[:failure.start()])
     rest = before + " | " + text[failure.end():]
-    if _GRAMMAR_NOT.search(rest) or _GRAMMAR_NEGATED.search(before) or \
+    if _GRAMMAR_NOT.search(rest) or _GRAMMAR_NEGATED.search(before) or _GRAMMAR_PERSON.search(before) or \
             not (failure.group("enum") or _GRAMMAR_ERROR.search(rest)):
         return None
     kind = next((k for k, pat in _GRAMMAR_BACKENDS if pat.search(text)), None)

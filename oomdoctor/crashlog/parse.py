@@ -62,6 +62,8 @@ SECONDARY_MARKERS = (
     # the grammar of a failure no family names (formats._read_grammar): its words in the cases they are printed in
     b"UT OF MEM", b"OOM", b"llocation failed", b"ailed to allocate", b"annot allocate", b"an't allocate",
     b"nable to allocate", b"nsufficient", b"ot enough ", b"ould not alloc", b"_OUT_OF_",
+    # ... and audit8/SOURCES.md (macOS's `Killed: 9` holds `Killed`, SGLang's refusal `ot enough `)
+    b"did not even succeed with", b"ut-of-mem", b"ut-of-Mem", b"UT-OF-MEM",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -829,7 +831,9 @@ def _primary_hit(hits: list[_Hit]) -> _Hit | None:
     with_numbers = [h for h in hits if h.parsed.capacity_gib is not None]
     if with_numbers:
         return with_numbers[0]
-    return hits[0] if hits else None
+    # as CrashReport.primary: a failure the log states before the grammar's guess or an unexplained kill
+    stated = [h for h in hits if not (h.parsed.extra.get("likely") or h.parsed.extra.get("grammar"))]
+    return (stated or hits)[0] if hits else None
 
 
 # ------------------------------------------------------------------ diagnoses

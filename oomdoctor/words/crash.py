@@ -33,8 +33,8 @@ WORDS = {
         'Gaudi HPU 设备内存不足'),
     "crash.kind.mlx_oom": ('Metal (MLX) ran out of memory',
         'Metal（MLX）内存不足'),
-    "crash.kind.batch_size_exhausted": ('accelerate found no batch size small enough to fit',
-        'accelerate 找不到能放得下的批大小'),
+    "crash.kind.batch_size_exhausted": ('the batch-size search found no batch size small enough to fit',
+        '批大小搜索找不到能放得下的批大小'),
     # phase
     "crash.phase.load": ('while loading the model',
         '加载模型时'),
