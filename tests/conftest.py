@@ -64,9 +64,10 @@ def meta_counts_warm():
 
 @pytest.hookimpl(tryfirst=True)                     # before xdist reads the groups (and before it renames the ids)
 def pytest_collection_modifyitems(config, items):
-    """OOMDOCTOR_TEST_SHARD=i/n keeps the tests whose id hashes to i of n (zlib.crc32: the same on every
-    CPython). `.ci/run` gives each CPython other than the default a share of the fast suite, so that on a
-    2-core machine every test still runs on the default CPython and on one other within the time CI allows.
+    """OOMDOCTOR_TEST_SHARD=i/n[@salt] keeps the tests whose salted id hashes to i of n (zlib.crc32: the same on
+    every CPython). `.ci/run` gives each CPython other than the default a share of the fast suite: every test
+    runs on the default CPython, and a quarter of the fast suite, a different quarter for each commit, on one
+    other, within the time CI allows on a 2-core machine.
 
     Every simulate test joins one xdist group (`--dist loadgroup`, noxfile.py): one worker runs them all, so
     the traces they share (functools.cache, module fixtures) are made once, and torch, transformers and peft
@@ -79,10 +80,11 @@ def pytest_collection_modifyitems(config, items):
         return
     import zlib
 
+    shard, _, salt = shard.partition("@")          # i/n@salt: the salt (a commit) reshuffles which tests fall in i
     index, count = (int(part) for part in shard.split("/"))
     keep, dropped = [], []
     for item in items:
-        (keep if zlib.crc32(item.nodeid.encode("utf-8")) % count == index else dropped).append(item)
+        (keep if zlib.crc32((salt + item.nodeid).encode("utf-8")) % count == index else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
     items[:] = keep
