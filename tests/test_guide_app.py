@@ -63,6 +63,9 @@ async def export_as(pilot, name):
 
 def test_the_real_app_opens_the_guide_which_turns_pages_and_exports_its_own_plan(monkeypatch, tmp_path, capsys):
     monkeypatch.chdir(tmp_path)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))            # a typed `~` is the user's home, as in the app's export
     state = {}
 
     async def script(pilot):
@@ -83,11 +86,11 @@ def test_the_real_app_opens_the_guide_which_turns_pages_and_exports_its_own_plan
         assert "--export plan.diff" in last.code and screen.report.patch.splitlines()[0] in last.code
         state["command"] = next(line for line in last.code.splitlines() if "--export plan.diff" in line)
         state["patch"] = screen.report.patch
-        await export_as(pilot, "guide.diff")
+        await export_as(pilot, "~/guide.diff")
 
     code = drive(monkeypatch, ["--walkthrough", "--demo"], script)
     assert code == 1
-    written = (tmp_path / "guide.diff").read_text(encoding="utf-8")
+    written = (home / "guide.diff").read_text(encoding="utf-8")
     assert written == state["patch"] and written
     # the command the last page gives writes the same plan without the app
     argv = state["command"].split()[1:]

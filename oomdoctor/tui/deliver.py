@@ -74,7 +74,7 @@ class Deliver:
             from oomdoctor.patch import write_diff
 
             try:    # atomic, and never over an input (the same writer as --export)
-                write_diff(str(_path(path)), patch, inputs=self.host.opts.files)
+                write_diff(str(output_path(path)), patch, inputs=self.host.opts.files)
             except InputError as err:
                 self.host.notify(err.render(self.host.lang), severity="error")
                 return
@@ -96,7 +96,7 @@ class Deliver:
             assert selection is not None
             try:
                 patchset = build_patch(selection.edits, cwd=self.host.opts.cwd)
-                written = write_copies(patchset, str(_path(folder)), inputs=self.host.opts.files)
+                written = write_copies(patchset, str(output_path(folder)), inputs=self.host.opts.files)
             except (OSError, ValueError, InputError) as err:
                 self.host.notify(self.say("cannot_copy", error=error_text(err, self.host.lang)), severity="error")
                 return
@@ -150,7 +150,8 @@ class Deliver:
         return build_patch(demo.relocate(edits, folder), cwd=str(folder)), str(folder)
 
 
-def _path(path: str) -> Path:
+def output_path(path: str) -> Path:
+    """Where a path typed in the app points: `~` expanded, relative to where oomdoctor was started."""
     # Relative to where oomdoctor was started: the demo's diff names its files from the package's demo
     # folder (opts.cwd), but nothing is ever written there.
     p = Path(os.path.expanduser(path))

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
@@ -352,10 +351,10 @@ class WalkthroughScreen(Localized, Screen[Any]):
                 return
             from oomdoctor.errors import InputError
             from oomdoctor.patch import write_diff
+            from oomdoctor.tui.deliver import output_path
 
-            target = self.app._path(path) if hasattr(self.app, "_path") else Path(path)
             try:    # atomic, and never over an input (the same writer as --export)
-                write_diff(str(target), patch, inputs=self.report.inputs)
+                write_diff(str(output_path(path)), patch, inputs=self.report.inputs)
             except InputError as err:
                 self.notify(err.render(self.lang), severity="error")
                 return
