@@ -27,14 +27,12 @@ Timings in benchmarks/logscan.py.
 """
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
-import signal
 from collections import deque
-from collections.abc import Iterator
 
 from oomdoctor.crashlog.source import LogSource
+from oomdoctor.interrupts import deferred
 from oomdoctor.records import record
 
 SCAN_ENGINE = "auto"                # auto | grep | python: who does the whole-file passes (tests force each)
@@ -201,20 +199,6 @@ def _finish(src: LogSource, runs: dict, keep: int) -> tuple[dict[bytes, _Kept], 
 _CHILDREN: set = set()              # grep and wc processes started and not yet waited for
 
 
-@contextlib.contextmanager
-def _signals_held() -> Iterator[None]:
-    """Ctrl-C, SIGTERM and SIGHUP wait until a started grep is in _CHILDREN: raised inside Popen after the
-    fork, their exception would leave a grep no one kills (seen under load). The grep inherits the mask
-    (execve keeps it); it is only ever stopped by SIGKILL, which no mask holds."""
-    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP} if hasattr(signal, "pthread_sigmask") else set()
-    old = signal.pthread_sigmask(signal.SIG_BLOCK, held) if held else None
-    try:
-        yield
-    finally:
-        if old is not None:
-            signal.pthread_sigmask(signal.SIG_SETMASK, old)
-
-
 def _kill_children() -> None:
     for proc in list(_CHILDREN):
         try:
@@ -345,7 +329,7 @@ class _GrepPass:
         import subprocess  # here, not at the top: only big logs start a process
 
         try:
-            with _signals_held():
+            with deferred():            # an interrupt inside Popen, after the fork, would leave a grep unkilled
                 proc = subprocess.Popen(_with_memory_cap(cmd), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, env=env)
                 _CHILDREN.add(proc)
