@@ -1143,6 +1143,164 @@ def _gptj(b: _Build) -> None:
     b.extra = 0 if b.tied else b.vocab            # lm_head bias
 
 
+def _gpt_neo(b: _Build) -> None:
+    """GPT-Neo (models/gpt_neo/modeling_gpt_neo.py GPTNeoSelfAttention/GPTNeoMLP): bias-free q/k/v, a biased
+    out_proj, a biased c_fc/c_proj MLP (intermediate_size, else 4h), two LayerNorms with bias, learned positions."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.dense = _attn(b, prefix="attn.attention", names=("q_proj", "k_proj", "v_proj", "out_proj"), o_bias=True)
+    b.dense += _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = c.need("max_position_embeddings") * b.hidden
+
+
+def _codegen(b: _Build) -> None:
+    """CodeGen (models/codegen/modeling_codegen.py): one bias-free qkv_proj and out_proj, a biased fc_in/fc_out
+    (n_inner, else 4h), one LayerNorm per layer (attention and MLP side by side), rotary positions, an lm_head
+    with a bias."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = c.get_int("n_inner", default=4 * b.hidden)
+    b.dense = _fused_attn(b, "attn.qkv_proj", "attn.out_proj")
+    b.dense += _mlp(b.hidden, b.inter, names=("fc_in", "fc_out"), bias=True)
+    b.layer_other = 2 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = b.vocab                             # lm_head bias
+
+
+def _openai_gpt(b: _Build) -> None:
+    """GPT-1 (models/openai/modeling_openai.py Attention/MLP/Block): biased Conv1D c_attn/c_proj and c_fc/c_proj
+    (4h), two LayerNorms with bias after each sublayer and none at the end, learned positions (n_positions)."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = 4 * b.hidden
+    b.dense = [Linear("attn.c_attn", b.hidden, 3 * b.hidden, True, role="qkv"),
+               Linear("attn.c_proj", b.hidden, b.hidden, True, role="o")]
+    b.dense += _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 0
+    b.extra = c.need("n_positions", "max_position_embeddings") * b.hidden
+
+
+def _fairseq_decoder(b: _Build, *, width_keys: tuple[str, ...], learned_positions: bool) -> None:
+    """The fairseq decoder layer BioGPT and XGLM keep (models/biogpt/modeling_biogpt.py, models/xglm/
+    modeling_xglm.py): biased q/k/v/out_proj and fc1/fc2, two LayerNorms with bias, a final LayerNorm; BioGPT's
+    learned positions hold max_position_embeddings + 2 rows (its padding offset), XGLM's are sinusoidal."""
+    c = b.c
+    b.hidden = c.need("hidden_size", "d_model")
+    b.layers = c.need("num_hidden_layers", "num_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_attention_heads", "attention_heads")
+    if b.hidden % b.heads:
+        raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=b.hidden, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need(*width_keys)
+    b.gated = False
+    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"), qkv_bias=True, o_bias=True)
+    b.dense += [Linear("fc1", b.hidden, b.inter, True, role="up"), Linear("fc2", b.inter, b.hidden, True, role="down")]
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    if learned_positions:
+        b.extra = (c.need("max_position_embeddings") + 2) * b.hidden
+
+
+def _ctrl(b: _Build) -> None:
+    """CTRL (models/ctrl/modeling_ctrl.py): biased Wq/Wk/Wv/dense, a biased two-layer ReLU feed-forward of dff,
+    two LayerNorms with bias, sinusoidal positions (no parameters), an lm_head with a bias."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = c.need("dff")
+    b.dense = _attn(b, prefix="multi_head_attention", names=("Wq", "Wk", "Wv", "dense"), qkv_bias=True, o_bias=True)
+    b.dense += _mlp(b.hidden, b.inter, prefix="ffn", names=("0", "2"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = b.vocab                             # lm_head bias
+
+
+def _cpmant(b: _Build) -> None:
+    """CPM-Ant (models/cpmant/modeling_cpmant.py): bias-free q/k/v/out of num_attention_heads x dim_head, a
+    GELU-gated bias-free w_0/w_1/w_out of dim_ff, weight-only LayerNorms (two per layer, one at the end), an input
+    embedding with prompt_types x prompt_length prompt rows beyond the vocabulary, a segment embedding, and a
+    relative-position bias of (segment_types^2 + position_bias_num_buckets) x heads."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.head_dim = c.get_int("dim_head", default=128)
+    b.inter = c.get_int("dim_ff", default=10240)
+    b.dense = _attn(b, prefix="self_att.self_attention", names=("project_q", "project_k", "project_v", "attention_out"))
+    b.dense += _mlp(b.hidden, b.inter, prefix="ffn.ffn", names=("w_in.w_0", "w_in.w_1", "w_out"))
+    b.layer_other = 2 * b.hidden
+    b.tied = False                  # its lm_head is a parameter of its own (CpmAntForCausalLM._tied_weights_keys is empty)
+    segments = c.get_int("segment_types", default=32)
+    prompts = c.get_int("prompt_types", default=32) * c.get_int("prompt_length", default=32)
+    buckets = c.get_int("position_bias_num_buckets", default=512)
+    b.extra = prompts * b.hidden + segments * b.hidden + (segments * segments + buckets) * b.heads
+
+
+def _gpt_neox_japanese(b: _Build) -> None:
+    """GPT-NeoX-Japanese (models/gpt_neox_japanese/modeling_gpt_neox_japanese.py): a bias-free fused
+    query_key_value and dense, a bias-free MLP of int(hidden * intermediate_multiple_size), two LayerNorms with
+    bias, and one dense_bias vector in the last layer's attention only."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = int(b.hidden * c.get_float("intermediate_multiple_size", 4.0, minimum=0.01, maximum=1024))
+    b.dense = _fused_attn(b, "attention.query_key_value", "attention.dense")
+    b.dense += _mlp(b.hidden, b.inter, names=("dense_h_to_4h", "dense_4h_to_h"))
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = b.hidden                            # the last layer's dense_bias
+
+
+def _rwkv(b: _Build) -> None:
+    """RWKV-4 (models/rwkv/modeling_rwkv.py RwkvSelfAttention/RwkvFeedForward/RwkvBlock): no attention heads;
+    each block's time mixing has bias-free key/value/receptance (h -> attention_hidden_size) and output, a
+    time_decay and time_first per channel and three time_mix vectors; its channel mixing has key (h -> inter),
+    receptance (h -> h), value (inter -> h) and two time_mix vectors; two LayerNorms per block, one more
+    (pre_ln) in block 0, ln_out at the end."""
+    c = b.c
+    b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.vocab = c.need("vocab_size")
+    a = c.get_int("attention_hidden_size", default=b.hidden)
+    b.inter = c.get_int("intermediate_size", default=4 * b.hidden)
+    b.heads = b.kv = 1
+    b.head_dim = b.hidden
+    b.gated = False
+    b.dense = [Linear("attention.key", b.hidden, a, role="k"), Linear("attention.value", b.hidden, a, role="v"),
+               Linear("attention.receptance", b.hidden, a, role="q"), Linear("attention.output", a, b.hidden, role="o"),
+               Linear("feed_forward.key", b.hidden, b.inter, role="up"),
+               Linear("feed_forward.receptance", b.hidden, b.hidden, role="other"),
+               Linear("feed_forward.value", b.inter, b.hidden, role="down")]
+    b.layer_other = 2 * a + 3 * b.hidden + 2 * b.hidden + 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = 2 * b.hidden                        # block 0's pre_ln
+
+
+def _doge(b: _Build) -> None:
+    """Doge (models/doge/modeling_doge.py DogeAttention/DogeMLP/DogeCDMoE/DogeDecoderLayer): Llama's q/k/v/o
+    plus a dynamic-mask dt_proj (kv heads * head_dim -> kv heads), an A per kv head and q/k norms; a gated MLP, or with
+    is_moe the cross-domain MoE (the gated MLP beside a router over sqrt(num_experts) keys twice and two
+    num_experts x hidden expert embeddings); a residual scale vector beside each of the two RMSNorms."""
+    c = b.c
+    _common(b)
+    bias = c.flag("attention_bias", False)
+    mlp_bias = c.flag("mlp_bias", False)
+    d = b.head_dim or b.hidden // b.heads
+    b.dense = _attn(b, qkv_bias=bias, o_bias=bias)
+    b.dense.append(Linear("self_attn.dt_proj", b.kv * d, b.kv, bias, role="other"))
+    b.dense += _mlp(b.hidden, b.inter, bias=mlp_bias)
+    b.layer_other = 4 * b.hidden + b.kv + 2 * d
+    if c.flag("is_moe", False):
+        experts = c.need("num_experts")
+        keys = math.isqrt(experts)
+        b.dense.append(Linear("mlp.router_gate", b.hidden, 2 * keys, role="router"))
+        b.layer_other += 2 * experts * b.hidden
+
+
 def _bloom(b: _Build) -> None:
     """BLOOM: n_embed/n_layer, fused biased query_key_value, a plain 4h MLP, ALiBi, an embedding LayerNorm."""
     _common(b, head_dim_key=False, gqa=False)
@@ -1389,6 +1547,11 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "internlm": (_internlm, False), "internlm2": (_internlm2, False),
     "gpt2": (_gpt2, True), "gpt_bigcode": (_gpt_bigcode, True),
     "gpt_neox": (_gpt_neox, False), "gptj": (_gptj, False),
+    "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
+    "biogpt": (lambda b: _fairseq_decoder(b, width_keys=("intermediate_size",), learned_positions=True), True),
+    "xglm": (lambda b: _fairseq_decoder(b, width_keys=("ffn_dim",), learned_positions=False), True),
+    "ctrl": (_ctrl, True), "gpt_neox_japanese": (_gpt_neox_japanese, True), "rwkv": (_rwkv, False),
+    "doge": (_doge, False), "cpmant": (_cpmant, True),
     "bloom": (_bloom, True),
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),
@@ -1526,7 +1689,14 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             try:
                 _llama(b)
             except InputError:
-                raise InputError(why, path) from None
+                # no attention heads to read (a recurrent model such as RWKV): one head stands in, so that
+                # transformers may still count the file; without that count it is refused all the same
+                one_head = dict(_widest(c.data), num_attention_heads=1, num_key_value_heads=1, head_dim=None)
+                b = _Build(Cfg(one_head, path, None, top), model_type or top_type, c.flag("tie_embedding", True))
+                try:
+                    _llama(b)
+                except InputError:
+                    raise InputError(why, path) from None
             b.assumed = [msg("model.assume.unplaced", why=why)]
         unread = unread_keys(b) if guess else []
     else:

@@ -169,6 +169,25 @@ CASES = {
                    tie_word_embeddings=False),
     "minimax": dict(BASE, num_local_experts=4, num_experts_per_tok=2, head_dim=64, block_size=256, tie_word_embeddings=False,
                     layer_types=["linear_attention", "full_attention", "linear_attention"]),
+    # the classic decoders of MANIFEST.yaml `audit_4:` (readings of their own in oomdoctor/archs.py)
+    "gpt_neo": dict(SMALL, hidden_size=H, num_layers=2, num_heads=4, max_position_embeddings=64,
+                    attention_types=[[["global", "local"], 1]]),
+    "gpt_neo/width": dict(SMALL, hidden_size=H, num_layers=2, num_heads=4, intermediate_size=320,
+                          max_position_embeddings=64, attention_types=[[["global", "local"], 1]]),
+    "codegen": dict(SMALL, n_embd=H, n_layer=2, n_head=4, rotary_dim=32, n_positions=64),
+    "codegen/tied": dict(SMALL, n_embd=H, n_layer=2, n_head=4, rotary_dim=32, n_inner=320, tie_word_embeddings=True),
+    "openai-gpt": dict(SMALL, n_embd=H, n_layer=2, n_head=4, n_positions=64),
+    "biogpt": dict(BASE, max_position_embeddings=64),
+    "biogpt/untied": dict(BASE, max_position_embeddings=64, tie_word_embeddings=False),
+    "xglm": dict(SMALL, d_model=H, num_layers=2, attention_heads=4, ffn_dim=320),
+    "ctrl": dict(SMALL, n_embd=H, n_layer=2, n_head=4, dff=320, n_positions=64),
+    "gpt_neox_japanese": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4,
+                              intermediate_multiple_size=3),
+    "rwkv": dict(SMALL, hidden_size=H, num_hidden_layers=3, attention_hidden_size=192, intermediate_size=320),
+    "doge": dict(BASE, head_dim=96),
+    "doge/moe": dict(BASE, is_moe=True, num_experts=64, num_experts_per_tok=4),
+    "cpmant": dict(SMALL, hidden_size=H, num_hidden_layers=2, num_attention_heads=4, dim_head=48, dim_ff=320,
+                   prompt_types=4, prompt_length=8, segment_types=6, position_bias_num_buckets=40),
 }
 
 
