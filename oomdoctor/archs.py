@@ -633,6 +633,31 @@ def _deepseek_v4(b: _Build) -> None:
         b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
 
 
+def _hy_v4(b: _Build) -> None:
+    """Hy4 (transformers models/hy_v4/modeling_hy_v4.py): DeepSeek-V3's latent attention with a sink per head and a sigmoid output gate (gate_proj, hidden -> heads x
+    v_head_dim); on the layers `indexer_types` marks "full", an indexer (wq_b from the q latent to index heads,
+    wk and its LayerNorm, weights_proj); dense or sparse MLPs by `mlp_layer_types` (DeepSeek-V3's experts and
+    shared experts); around attention and MLP a hyper-connection of `hc_mult` streams each (2m rows over
+    m x hidden, a base, two scales), and one before the head (m rows, a base, one scale)."""
+    c = b.c
+    b.head_dim = c.get_int("qk_nope_head_dim", default=128) + c.get_int("qk_rope_head_dim", default=64)
+    _common(b, head_dim_key=False)
+    attn, norms = _mla_attn(b)
+    h, n = b.hidden, b.heads
+    v_dim = c.get_int("v_head_dim", default=128)
+    attn.append(Linear("self_attn.gate_proj", h, n * v_dim, role="other"))
+    m = c.get_int("hc_mult", default=4) or 4
+    hyper = 2 * m * (m * h) + 2 * m + 2
+    b.layer_other = 2 * h + norms + n + 2 * hyper              # two norms, latent norms, sinks, two hyper-connections
+    q_rank = c.get_int("q_lora_rank", default=1536) or 0
+    ih = c.get_int("index_n_heads", default=64) or 64
+    idim = c.get_int("index_head_dim", default=128) or 128
+    kinds = c.raw("indexer_types")
+    indexed = sum(1 for k in kinds[:b.layers] if k == "full") if isinstance(kinds, list) else b.layers
+    b.extra = indexed * (q_rank * ih * idim + h * idim + 2 * idim + h * ih) + m * (m * h) + m + 1
+    _deepseek_moe(b, attn)
+
+
 def _recurrent_gemma(b: _Build) -> None:
     """RecurrentGemma (transformers models/recurrent_gemma/modeling_recurrent_gemma.py): `block_types` repeated
     over the layers; a recurrent layer's temporal block is linear_x/linear_y/linear_out (biased) around a depthwise
@@ -1240,6 +1265,42 @@ def _cpmant(b: _Build) -> None:
     b.extra = prompts * b.hidden + segments * b.hidden + (segments * segments + buckets) * b.heads
 
 
+def _xlstm(b: _Build) -> None:
+    """xLSTM-7B (models/xlstm/modeling_xlstm.py xLSTMLayer/xLSTMFeedForward/xLSTMBlock): an mLSTM layer of q/k
+    (hidden * qk_dim_factor), v and an output gate (hidden * v_dim_factor), input and forget gates per head
+    (always biased), a multi-head norm and out_proj; a gated feed-forward of hidden * ffn_proj_factor rounded up
+    to ffn_round_up_to_multiple_of; weight_mode "fused" joins the same weights into two matrices."""
+    c = b.c
+    b.hidden = c.need("hidden_size", "embedding_dim")
+    b.layers = c.need("num_blocks", "num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_heads")
+    b.vocab = c.need("vocab_size")
+    h, heads = b.hidden, b.heads
+    bias = c.flag("use_bias", False)
+    qk = int(h * c.get_float("qk_dim_factor", 0.5, maximum=64))
+    v = int(h * c.get_float("v_dim_factor", 1.0, maximum=64))
+    b.head_dim = max(1, qk // heads)
+    multiple = c.get_int("ffn_round_up_to_multiple_of", default=64)
+    # configuration_xlstm.round_up_to_next_multiple_of: the float product rounded up to the multiple
+    b.inter = int(((h * c.get_float("ffn_proj_factor", 2.667, maximum=64) + multiple - 1) // multiple) * multiple)
+    if str(c.raw("weight_mode", default="single")) == "fused":
+        mixer = [Linear("mlstm_layer.qkv_opreact", h, 2 * qk + 2 * v, bias, role="qkv"),
+                 Linear("mlstm_layer.ifgate_preact", h, 2 * heads, True, role="other")]
+        ffn = [Linear("ffn.proj_up_gate_z", h, 2 * b.inter, bias, role="gate_up"),
+               Linear("ffn.proj_down", b.inter, h, bias, role="down")]
+    else:
+        mixer = [Linear("mlstm_layer.q", h, qk, bias, role="q"), Linear("mlstm_layer.k", h, qk, bias, role="k"),
+                 Linear("mlstm_layer.v", h, v, bias, role="v"),
+                 Linear("mlstm_layer.ogate_preact", h, v, bias, role="other"),
+                 Linear("mlstm_layer.igate_preact", h, heads, True, role="other"),
+                 Linear("mlstm_layer.fgate_preact", h, heads, True, role="other")]
+        ffn = _mlp(h, b.inter, prefix="ffn", names=("proj_up_gate", "proj_up", "proj_down"), bias=bias)
+    b.dense = mixer + [Linear("mlstm_layer.out_proj", v, h, bias, role="o")] + ffn
+    norm = 2 if bias else 1
+    b.layer_other = norm * (v + 2 * h)            # the multi-head norm, norm_mlstm, norm_ffn
+    b.final_norm = h                              # xLSTMModel.out_norm: weight only, whatever use_bias says
+
+
 def _gpt_neox_japanese(b: _Build) -> None:
     """GPT-NeoX-Japanese (models/gpt_neox_japanese/modeling_gpt_neox_japanese.py): a bias-free fused
     query_key_value and dense, a bias-free MLP of int(hidden * intermediate_multiple_size), two LayerNorms with
@@ -1551,7 +1612,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "biogpt": (lambda b: _fairseq_decoder(b, width_keys=("intermediate_size",), learned_positions=True), True),
     "xglm": (lambda b: _fairseq_decoder(b, width_keys=("ffn_dim",), learned_positions=False), True),
     "ctrl": (_ctrl, True), "gpt_neox_japanese": (_gpt_neox_japanese, True), "rwkv": (_rwkv, False),
-    "doge": (_doge, False), "cpmant": (_cpmant, True),
+    "doge": (_doge, False), "cpmant": (_cpmant, True), "xlstm": (_xlstm, False), "hy_v4": (_hy_v4, False),
     "bloom": (_bloom, True),
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),

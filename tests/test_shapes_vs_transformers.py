@@ -188,6 +188,15 @@ CASES = {
     "doge/moe": dict(BASE, is_moe=True, num_experts=64, num_experts_per_tok=4),
     "cpmant": dict(SMALL, hidden_size=H, num_hidden_layers=2, num_attention_heads=4, dim_head=48, dim_ff=320,
                    prompt_types=4, prompt_length=8, segment_types=6, position_bias_num_buckets=40),
+    "hy_v4": dict(SMALL, hidden_size=H, intermediate_size=320, num_hidden_layers=3, num_attention_heads=4,
+                  num_key_value_heads=4, q_lora_rank=64, kv_lora_rank=32, qk_nope_head_dim=32, qk_rope_head_dim=16, qk_head_dim=48,
+                  v_head_dim=40, index_n_heads=2, index_head_dim=16, index_topk=8, hc_mult=2, n_routed_experts=4,
+                  n_shared_experts=1, moe_intermediate_size=64, num_experts_per_tok=2,
+                  layer_types=["indexed_attention"] * 3, indexer_types=["full", "shared", "full"],
+                  mlp_layer_types=["dense", "sparse", "sparse"]),
+    "xlstm": dict(SMALL, hidden_size=H, embedding_dim=H, num_hidden_layers=2, num_heads=4),
+    "xlstm/fused": dict(SMALL, hidden_size=H, embedding_dim=H, num_hidden_layers=2, num_heads=4, weight_mode="fused",
+                        use_bias=True, qk_dim_factor=0.25, ffn_proj_factor=1.5),
 }
 
 
