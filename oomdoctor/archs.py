@@ -658,6 +658,59 @@ def _hy_v4(b: _Build) -> None:
     _deepseek_moe(b, attn)
 
 
+def _inkling(b: _Build) -> None:
+    """Inkling's language model (transformers models/inkling/modeling_inkling.py InklingAttention/InklingMoE/
+    InklingDecoderLayer). Every layer is "hybrid" (full attention) or "hybrid_sliding" (the swa_* heads and
+    head_dim): q/k/v/o, an r_proj to heads x d_rel, depthwise short convolutions over k and v, q/k norms, and a
+    relative-logits table of d_rel x (rel_extent, or sliding_window_size when sliding); beside them two short
+    convolutions over the hidden state and two RMSNorms. `mlp_layer_types` picks the MLP: sparse is a router
+    over routed plus shared experts (one weight, a global scale), 3-D routed experts and 3-D shared experts;
+    dense a gated MLP with a global scale. An RMSNorm on the embeddings; the head is never tied
+    (InklingForCausalLM._tied_weights_keys is empty). The uniform layer is a sliding one; full layers'
+    differences are counted in `extra`."""
+    c = b.c
+    b.head_dim = c.get_int("head_dim", default=128)
+    _common(b, head_dim_key=False)
+    b.tied = False
+    h, L = b.hidden, b.layers
+    kernel = c.get_int("conv_kernel_size", default=4) or 4
+    d_rel = c.get_int("d_rel", default=16) or 16
+    window = c.get_int("sliding_window_size", default=1024) or 1024
+    full = (b.heads, b.kv, b.head_dim or h // b.heads, c.get_int("rel_extent", default=1024) or 1024)
+    swa_heads = c.get_int("swa_num_attention_heads", default=b.heads) or b.heads
+    sliding = (swa_heads, c.get_int("swa_num_key_value_heads", default=b.kv) or b.kv,
+               c.get_int("swa_head_dim", default=full[2]) or full[2], window)
+    kinds = c.raw("layer_types")
+    if not isinstance(kinds, list) or len(kinds) < L or any(k not in ("hybrid", "hybrid_sliding") for k in kinds[:L]):
+        raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
+
+    def attn_of(kind: tuple[int, int, int, int]) -> int:
+        n, kv, d, extent = kind
+        return 2 * h * n * d + 2 * h * kv * d + h * n * d_rel + 2 * kv * d * kernel + 2 * d + d_rel * extent
+
+    b.heads, b.kv, b.head_dim = sliding[0], sliding[1], sliding[2]
+    attn = _attn(b) + [Linear("self_attn.r_proj", h, b.heads * d_rel, role="other")]
+    b.layer_other = 2 * h + 2 * h * kernel + 1 + (attn_of(sliding) - sum(m.params for m in attn))
+    b.extra = sum(attn_of(full) - attn_of(sliding) for k in kinds[:L] if k == "hybrid") + h   # the embedding norm
+    b.dense = attn + _mlp(h, b.inter)
+    mlp_kinds = c.raw("mlp_layer_types")
+    if not isinstance(mlp_kinds, list) or len(mlp_kinds) < L:
+        mlp_kinds = ["sparse"] * L                 # InklingTextConfig: every layer sparse unless listed
+    if "sparse" in mlp_kinds[:L]:
+        b.experts = c.need("n_routed_experts")
+        b.shared = c.get_int("n_shared_experts", default=0, minimum=0) or 0
+        b.experts_per_token = c.get_int("num_experts_per_tok", default=1) or 1
+        b.moe_inter = c.need("moe_intermediate_size")
+        b.moe = attn + [Linear("mlp.gate", h, b.experts + b.shared, role="router", peft=False),
+                        Linear("mlp.experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                               peft=False),
+                        Linear("mlp.experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+        if b.shared:
+            b.shared_inter = b.shared * b.moe_inter
+            b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_experts", peft=False)
+        _moe_layer_ids(b, lambda i: mlp_kinds[i] == "sparse")
+
+
 def _recurrent_gemma(b: _Build) -> None:
     """RecurrentGemma (transformers models/recurrent_gemma/modeling_recurrent_gemma.py): `block_types` repeated
     over the layers; a recurrent layer's temporal block is linear_x/linear_y/linear_out (biased) around a depthwise
@@ -1613,6 +1666,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "xglm": (lambda b: _fairseq_decoder(b, width_keys=("ffn_dim",), learned_positions=False), True),
     "ctrl": (_ctrl, True), "gpt_neox_japanese": (_gpt_neox_japanese, True), "rwkv": (_rwkv, False),
     "doge": (_doge, False), "cpmant": (_cpmant, True), "xlstm": (_xlstm, False), "hy_v4": (_hy_v4, False),
+    "inkling_text": (_inkling, False),
     "bloom": (_bloom, True),
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),
