@@ -417,3 +417,14 @@ def test_with_transformers_a_config_without_attention_heads_is_counted_exactly(m
     shape = read_config_json(str(CORPUS / "rwkv-defaults" / "config.json"), "rwkv")
     assert shape.shape_confidence == "exact" and count_params(shape).total == entry["trusted_params"]
     assert shape.notes[0].code == "model.note.meta_count" and not shape_warnings(shape)
+
+
+def test_a_config_that_switches_its_experts_off_counts_none(tmp_path, no_transformers):
+    cfg = json.loads((CORPUS / "doge-defaults" / "config.json").read_text())
+    cfg["model_type"] = "doge_like_new_type"          # no reading of its own: read from its features
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    shape = read_config_json(str(tmp_path / "config.json"), "x")
+    assert cfg["is_moe"] is False and cfg["num_experts"] == 16384 and shape.num_experts == 0
+    cfg["is_moe"] = True                              # switched on, the experts are read
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    assert read_config_json(str(tmp_path / "config.json"), "x").num_experts == 16384
