@@ -266,6 +266,11 @@ def convert(case: dict, ref: dict):
         # Linear.forward `x = x.to(self.lora_A[...].weight.dtype)`), as PEFT >= 0.12's upcast does
         if str(case.get("published") or "9999") >= "2023-11-02":
             extras["adapter_dtype"] = "bf16"
+    # the PEFT type the run's config names, and its own keys (PeftConfig peft_type, num_virtual_tokens,
+    # feedforward_modules); LoRA's options: use_dora
+    for key in ("peft_type", "num_virtual_tokens", "feedforward_modules"):
+        if case.get(key):
+            extras[key] = case[key]
     packed_text = str(case.get("packed")).lower()
     if "fixed length" in packed_text or "padded to model_max_length" in packed_text:
         extras["fixed_length"] = True      # every batch has the same length: cached blocks are reused exactly
@@ -282,7 +287,7 @@ def convert(case: dict, ref: dict):
         offload_optimizer="cpu" in offload and zero > 0 or "fsdp cpu offload" in offload,
         offload_params=("param" in offload) or "fsdp cpu offload" in offload,
         fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), loss_kernel=extras.pop("loss", ""),
-        extras=extras)
+        use_dora=bool(case.get("use_dora")), extras=extras)
     gpu_gib = _gpu_gib(str(case.get("gpu") or ""))
     return setup, shape, Hardware(gpu=str(case.get("gpu")), gpu_gib=gpu_gib, n_gpus=n)
 
