@@ -11,7 +11,7 @@ import pytest
 import yaml
 
 from oomdoctor.configs import load_config
-from oomdoctor.facts import GIB, Hardware, ModelShape, TrainingSetup
+from oomdoctor.facts import Hardware, ModelShape, TrainingSetup
 from oomdoctor.memory import estimate, trainable_params
 from oomdoctor.memory.activations import layer_bytes
 from oomdoctor.memory.regime import regime_of
