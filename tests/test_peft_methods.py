@@ -125,3 +125,37 @@ def test_a_type_estimated_as_plain_lora_says_so(tmp_path):
     assert any(getattr(w, "code", "") == "config.peft_as_lora" for w in s.warnings)
     plain = load_config(str(DATA / "real-configs" / "chatglm" / "chatglm3_lora.yaml"))
     assert not any(getattr(w, "code", "") == "config.peft_as_lora" for w in plain.warnings)
+
+
+SCRIPT = '''from peft import {cls}, get_peft_model
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+model = AutoModelForCausalLM.from_pretrained("meta-llama/Llama-3.2-3B", torch_dtype="bfloat16")
+model = get_peft_model(model, {cls}(task_type="CAUSAL_LM", {args}))
+args = TrainingArguments(output_dir="out", per_device_train_batch_size=4, bf16=True)
+Trainer(model=model, args=args).train()
+'''
+
+
+def _script(tmp_path, cls: str, args: str) -> TrainingSetup:
+    path = tmp_path / "train.py"
+    path.write_text(SCRIPT.format(cls=cls, args=args))
+    return load_config(str(path))
+
+
+def test_a_script_names_its_peft_type_and_its_keys(tmp_path):
+    ia3 = _script(tmp_path, "IA3Config", 'target_modules=["k_proj", "v_proj", "down_proj"], '
+                                         'feedforward_modules=["down_proj"]')
+    assert ia3.method == "lora" and ia3.lora_targets == ("k_proj", "v_proj", "down_proj")
+    assert (ia3.mechanisms.peft_type, ia3.mechanisms.ia3_feedforward) == ("IA3", ("down_proj",))
+    prompt = _script(tmp_path, "PromptTuningConfig", "num_virtual_tokens=200")
+    assert (prompt.mechanisms.peft_type, prompt.mechanisms.virtual_tokens) == ("PROMPT_TUNING", 200)
+    assert any(getattr(w, "code", "") == "config.ptuning_yaml" for w in prompt.warnings)
+    lora = _script(tmp_path, "LoraConfig", 'r=16, target_modules=["q_proj", "v_proj"]')
+    assert not lora.mechanisms.peft_type and lora.lora_rank == 16
+
+
+def test_a_script_with_a_type_estimated_as_plain_lora_says_so(tmp_path):
+    loha = _script(tmp_path, "LoHaConfig", 'r=32, target_modules=["q_proj", "v_proj"]')
+    assert loha.method == "lora" and loha.lora_rank == 32
+    assert any(getattr(w, "code", "") == "config.peft_as_lora" for w in loha.warnings)
