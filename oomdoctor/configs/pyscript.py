@@ -89,7 +89,8 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     warnings = (*setup.warnings, msg("config.python_read", where=path))
     # peft's other adapter config classes: the type and its own keys go to the estimate, or it says it takes
     # them as plain LoRA
-    peft = {k: reader.data[k] for k in ("peft_type", "num_virtual_tokens", "feedforward_modules") if k in reader.data}
+    peft: dict[str, Any] = {k: reader.data[k] for k in ("peft_type", "num_virtual_tokens", "feedforward_modules")
+                            if k in reader.data}
     kind = str(peft.get("peft_type") or "")
     if kind in ("ADALORA", "LOHA", "LOKR"):
         warnings += (msg("config.peft_as_lora", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
