@@ -159,3 +159,14 @@ def test_a_script_with_a_type_estimated_as_plain_lora_says_so(tmp_path):
     loha = _script(tmp_path, "LoHaConfig", 'r=32, target_modules=["q_proj", "v_proj"]')
     assert loha.method == "lora" and loha.lora_rank == 32
     assert any(getattr(w, "code", "") == "config.peft_as_lora" for w in loha.warnings)
+
+
+def test_the_setup_line_names_a_modelled_peft_type(tmp_path):
+    from oomdoctor.views.describe import setup_line
+
+    prompt = _script(tmp_path, "PromptTuningConfig", "num_virtual_tokens=200")
+    assert setup_line(prompt).startswith("PROMPT_TUNING (200 virtual tokens),")
+    assert "虚拟 token" in setup_line(prompt, "zh")
+    assert setup_line(_script(tmp_path, "IA3Config", 'target_modules=["k_proj"], feedforward_modules=[]')) \
+        .startswith("IA3,")
+    assert setup_line(_script(tmp_path, "LoHaConfig", "r=32")).startswith("LoRA r=32,")   # said in a note
