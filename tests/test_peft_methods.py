@@ -170,3 +170,14 @@ def test_the_setup_line_names_a_modelled_peft_type(tmp_path):
     assert setup_line(_script(tmp_path, "IA3Config", 'target_modules=["k_proj"], feedforward_modules=[]')) \
         .startswith("IA3,")
     assert setup_line(_script(tmp_path, "LoHaConfig", "r=32")).startswith("LoRA r=32,")   # said in a note
+
+
+def test_a_swift_train_type_estimated_as_plain_lora_says_so(tmp_path):
+    script = ("CUDA_VISIBLE_DEVICES=0 swift sft \\\n    --model Qwen/Qwen2.5-7B-Instruct \\\n    --train_type {} \\\n"
+              "    --dataset AI-ModelScope/alpaca-gpt4-data-en \\\n    --max_length 2048\n")
+    for word, said in (("vera", True), ("adalora", True), ("lora", False), ("pissa", False)):
+        path = tmp_path / f"{word}.sh"
+        path.write_text(script.format(word))
+        s = load_config(str(path))
+        assert s.method == "lora", word
+        assert any(getattr(w, "code", "") == "config.peft_as_lora" for w in s.warnings) == said, word
