@@ -64,6 +64,8 @@ SECONDARY_MARKERS = (
     b"nable to allocate", b"nsufficient", b"ot enough ", b"ould not alloc", b"_OUT_OF_",
     # ... and audit8/SOURCES.md (macOS's `Killed: 9` holds `Killed`, SGLang's refusal `ot enough `)
     b"did not even succeed with", b"ut-of-mem", b"ut-of-Mem", b"UT-OF-MEM",
+    # ... and audit9/SOURCES.md (MPS's buffer-size refusal, torch's test harness, the JVM, vLLM v1's cache check)
+    b"Invalid buffer size", b"exit code but got", b"Native memory allocation", b"available KV cache memory",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
