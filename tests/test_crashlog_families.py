@@ -668,3 +668,29 @@ def test_kills_of_the_ninth_audit(tmp_path, text):
 ])
 def test_words_the_ninth_audit_does_not_read_as_a_failure(tmp_path, text):
     assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # a kill quoted as an issue's title: the run's output pasted under it, its last lines nearest
+    ("# traceback : Signal 9 (SIGKILL) received by PID 2198\n\n> initializing model parallel with size 1\n"
+     "Loading a checkpoint (shards=8, current-mp-size=1)\nModel args:\n {\n  \"dim\": 5120,\n", "load"),
+    # SGLang's request pool is filled while it serves; the engine's own cache check runs at start-up
+    ("RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number for `--max-running-requests`.\n",
+     "generate"),
+    ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`.\n", "load"),
+    # llama.cpp's loader reports the model's metadata while it reads it
+    ("# Unable to allocate CUDA0 buffer when num_gpu > 1\n\n```shell\nprint_info: n_ff             = 18944\n"
+     "print_info: model type       = 7B\n", "load"),
+])
+def test_phase_cues_of_the_ninth_audit(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_an_ipython_frames_signature_is_not_read_as_calls(tmp_path):
+    # IPython 8 prints the parameters after the frame's name; `generate_progress_plots` is one, not a call
+    ev = one(tmp_path, "----> 2     model = kpms.fit_model(model, data)\n\n"
+                       "File ~/env/lib/python3.10/site-packages/keypoint_moseq/fitting.py:253, in fit_model(model, data, "
+                       "verbose, generate_progress_plots, save_every_n_iters)\n"
+                       "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 45924508816 bytes.\n").primary
+    assert ev is not None and ev.kind == "xla_oom" and ev.phase != "generate"

@@ -655,8 +655,11 @@ def _read_tf_and_serving(text: str) -> Parsed | None:
     if m:
         return _count(Parsed("vllm_cache", capacity_gib=float(m.group("total")), free_gib=float(m.group("free")),
                              tried_gib=float(m.group("want"))))
-    if F20.search(text):
-        return _count(Parsed("vllm_cache"))
+    m = F20.search(text)
+    if m:
+        # SGLang's scheduler fills its request pool for each batch it serves (alloc_req_slots, from
+        # ScheduleBatch.prepare_for_extend): that refusal comes while requests are being generated
+        return _count(Parsed("vllm_cache", extra={"serving": True} if "alloc_req_slots" in m.group(0) else {}))
     if F22.search(text):
         return _count(Parsed("batch_size_exhausted"))
     if F26.search(text):
