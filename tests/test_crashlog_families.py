@@ -694,3 +694,26 @@ def test_an_ipython_frames_signature_is_not_read_as_calls(tmp_path):
                        "verbose, generate_progress_plots, save_every_n_iters)\n"
                        "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 45924508816 bytes.\n").primary
     assert ev is not None and ev.kind == "xla_oom" and ev.phase != "generate"
+
+
+@pytest.mark.parametrize("text,kind", [
+    # torch's class with its module, inside a user's sentence
+    ("Btw, while training on 8 A800 gpus, I always got torch.cuda.OutOfMemoryError. So I halved the batch size.\n",
+     "cuda_oom"),
+    # torch's message retyped with its own closing advice, in full-width brackets
+    ("会报显存错误吗【cuda out of memory，allocated memory try setting max_split_size_mb to avoid fragmentation. "
+     "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF 】\n", "cuda_oom"),
+])
+def test_the_allocators_own_words_in_a_users_sentence(tmp_path, text, kind):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+
+
+@pytest.mark.parametrize("text", [
+    '    GGML_LOG_ERROR("%s: failed to allocate graph\\n", __func__);\n',      # the code that prints, not its output
+    "except torch.cuda.OutOfMemoryError:\n",
+    "How do I catch torch.cuda.OutOfMemoryError in a loop\n",
+    "if you hit cuda out of memory, try setting max_split_size_mb to avoid fragmentation.\n",
+])
+def test_code_and_advice_naming_the_failure_are_not_failures(tmp_path, text):
+    assert one(tmp_path, text).primary is None

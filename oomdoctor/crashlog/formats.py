@@ -331,6 +331,20 @@ F22 = lazy_re(r"No executable batch size found, reached zero|Execution did not e
 F25 = lazy_re(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)", needs=("Failed to clone() tensor with name ",))
 F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory")
 F28 = lazy_re(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)", needs=("OutOfMemoryError",))
+# torch's exception class named with its module (`torch.cuda.OutOfMemoryError`, `torch.OutOfMemoryError`,
+# torch/cuda/memory.py and torch/__init__.py) is the allocator's own word even inside a sentence ("I always got
+# torch.cuda.OutOfMemoryError."): the failure it raised, unless the sentence asks, advises or negates (the grammar's
+# look-alikes) or is code. Followed by a colon it is a message, by a bracket a call: the readers above have those.
+F28_QUALIFIED = lazy_re(r"\btorch\.(?:cuda\.)?OutOfMemoryError\b(?!\s*[:(])", needs=("torch.",))
+# torch's allocator closes its message with its advice (c10/cuda/CUDACachingAllocator.cpp: "If reserved memory is >>
+# allocated memory try setting max_split_size_mb to avoid fragmentation."; since 2.1 "... try setting
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."): the backend's out of memory on the line
+# of that sentence is the message, however its head was retyped or cut.
+F_TORCH_TAIL = lazy_re(r"\b(?P<backend>[Cc][Uu][Dd][Aa]|[Hh][Ii][Pp])\b[^\n]{0,40}?[Oo]ut of [Mm]emory[^\n]*?"
+                       r"(?:max_split_size_mb|expandable_segments:True) to avoid fragmentation", needs=("to avoid fragmentation",))
+# C and C++ sources log through printf-style calls (`GGML_LOG_ERROR("%s: failed to allocate graph\n", __func__);`):
+# a string literal holding a conversion, with arguments after it, is the code that prints, not what it printed.
+_FORMAT_CALL = lazy_re(r'"[^"\n]*%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t)?[diouxXeEfgGcsp][^"\n]*"\s*,', needs=("%",))
 F28_GARBLED = lazy_re(r"OutOfMemoryError\s*OutOfMemoryError|OutOfMemoryError:\s+(?!.*out of memory)", needs=("OutOfMemoryError",))
 # Look-alikes: never events.
 LOOKALIKE = lazy_re(r"OutOfResources|out of resource: shared memory|CUDNN_STATUS_(?:INTERNAL_ERROR|EXECUTION_FAILED|MAPPING_ERROR|NOT_INITIALIZED)|\[METAL\] Command buffer execution failed: Internal Error", needs=("OutOfResources", "out of resource: shared memory", "CUDNN_STATUS_", "[METAL] Command buffer execution failed: Internal Error"))
@@ -469,6 +483,9 @@ def parse_torch(text: str) -> Parsed | None:
     m = F04_CHECK.search(text)
     if m:
         return _count(Parsed("bnb_alloc" if "bitsandbytes" in m.group("file") else "cuda_oom"))
+    m = F_TORCH_TAIL.search(text)
+    if m and not _GRAMMAR_NOT.search(text[:m.start()]):
+        return _count(Parsed(_backend_kind(m.group("backend").upper())))
     return None
 
 
@@ -704,6 +721,10 @@ _TITLE_WORDS = lazy_re(r"\b(?P<backend>cuda|hip|npu|xpu|mps)(?: backend| error:?
 def _read_titles_and_names(text: str) -> Parsed | None:
     if F_CU_RESULT.search(text):
         return _count(Parsed("cuda_oom"))
+    q = F28_QUALIFIED.search(text)
+    if q and not CODE_LINE.search(_TITLE.sub("", text)) and not _GRAMMAR_NOT.search(text) and \
+            not _GRAMMAR_NEGATED.search(text[:q.start()]):
+        return _count(Parsed("cuda_oom"))
     if not _TITLE.search(text):
         return None
     if F19_NAME.search(_TITLE.sub("", text)) and not text.rstrip().endswith(("?", "？")):
@@ -779,7 +800,7 @@ def _read_grammar(text: str) -> Parsed | None:
     failure = _GRAMMAR_FAILURE.search(text)
     # glibc's strerror(ENOMEM) ends the report of whatever call failed (`unable to create cgroup ...: Cannot allocate
     # memory`): the host family reads the calls that allocate, so the grammar leaves it alone
-    if failure is None or CODE_LINE.search(_TITLE.sub("", text)) or "Cannot allocate memory" in text:
+    if failure is None or CODE_LINE.search(_TITLE.sub("", text)) or "Cannot allocate memory" in text or _FORMAT_CALL.search(text):
         return None
     # the other words ("not enough" is the failure's own); an issue's title is read like a log line, its question
     # or negation making it a look-alike as anywhere else
