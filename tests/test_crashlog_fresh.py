@@ -112,10 +112,10 @@ FLOORS = {"later": {"verdict": 0.92, "phase": 0.85, "tried": 0.98},
 # audit7/ (87, first sight 80.5% / 30.0% / 93.3% on audit 6's branch) meets them after the changes made for it.
 # audit8/ (127, first sight 89.8% / 55.0% / 97.4% on main 2812177) meets them after the changes made for it.
 # audit9/ (123, first sight 81.3% / 57.1% / 96.3% on main 998cd19; asked 95% / 85% / 98%) reads 99.2% / 81.0% / 100%
-# after the changes made for it. Its phase floor keeps what three labels written before scoring say and the reader
-# does not: a frame's `fit` read as forward where the label says train (keras' model.fit), DeepSpeed's optimizer
-# set-up before a kill read as zero_init where the label says load, and a run's `Training` line pasted 12 lines under
-# an MLX error (its SOURCES.md).
+# after the changes made for it. Its phase floor keeps four labels written before scoring that the reader does not
+# give: a frame's `fit` is forward to the reader where two labels say train (keras' model.fit; keypoint_moseq's
+# fit_model, whose frames are too far under its title), DeepSpeed's optimizer set-up before a kill is zero_init where
+# the label says load, and a run's `Training` line pasted 12 lines under an MLX error (its SOURCES.md).
 FLOORS["audit9"] = {"verdict": 0.99, "phase": 0.80, "tried": 0.98}
 
 
