@@ -123,12 +123,15 @@ def _seq_len(case: dict) -> int | None:
     if isinstance(case.get("seq_len"), int):
         return case["seq_len"]
     low = text.lower()
-    for ds, n in DATASET_LONGEST.items():
-        if ds in low and "max" not in low.split(ds)[0]:
-            return n
-    nums = [int(x) for x in re.findall(r"\d{3,5}", text)]
+    # a dataset of DATASET_LONGEST by its own name: LongAlpaca-12k and alpaca-gpt4 are other datasets
+    # (other samples, other tokenizers) that only contain the word
+    named = [ds for ds in DATASET_LONGEST if re.search(rf"(?<![a-z]){ds}(?![a-z0-9-])", low)]
+    for ds in named:
+        if "max" not in low.split(ds)[0]:
+            return DATASET_LONGEST[ds]
+    nums = [int(x) for x in re.findall(r"\d{3,7}", text)]     # 512000-token runs have six digits
     if nums:
-        found = [n for ds, n in DATASET_LONGEST.items() if ds in low]
+        found = [DATASET_LONGEST[ds] for ds in named]
         if found:
             return min(max(nums), max(found))
         return max(nums)
@@ -277,6 +280,12 @@ def convert(case: dict, ref: dict):
     m = re.search(r"empty_cache every (\d+) steps", str(case.get("measure_kind") or ""))
     if m:
         extras["torch_empty_cache_steps"] = int(m.group(1))   # the loop releases idle segments that often
+    # the flags a script states that oomdoctor's command-line reader turns into fields and mechanisms
+    # (configs/entries.py _SWIFT: use_liger_kernel -> fused_ce, rlhf_type -> stage, sequence_parallel_size ->
+    # seq_parallel; modules_to_save, quant_method and PYTORCH_CUDA_ALLOC_CONF kept as mechanisms)
+    for key in ("modules_to_save", "quant_method", "expandable_segments"):
+        if case.get(key):
+            extras[key] = case[key]
     n = int(case.get("n_gpus") or 1)
     setup = TrainingSetup(
         framework=framework, framework_version=version, method=method, lora_rank=int(case.get("lora_rank") or 8), lora_targets=targets,
@@ -287,7 +296,8 @@ def convert(case: dict, ref: dict):
         offload_optimizer="cpu" in offload and zero > 0 or "fsdp cpu offload" in offload,
         offload_params=("param" in offload) or "fsdp cpu offload" in offload,
         fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), loss_kernel=extras.pop("loss", ""),
-        use_dora=bool(case.get("use_dora")), extras=extras)
+        use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger")), stage=str(case.get("stage") or "sft"),
+        seq_parallel=int(case.get("seq_parallel") or 1), extras=extras)
     gpu_gib = _gpu_gib(str(case.get("gpu") or ""))
     return setup, shape, Hardware(gpu=str(case.get("gpu")), gpu_gib=gpu_gib, n_gpus=n)
 
