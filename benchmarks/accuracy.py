@@ -286,6 +286,12 @@ def convert(case: dict, ref: dict):
     for key in ("modules_to_save", "quant_method", "expandable_segments"):
         if case.get(key):
             extras[key] = case[key]
+    celoss = re.search(r"celoss_parallel_size=(\d+)", str(case.get("quote") or "").lower())
+    if celoss and int(celoss.group(1)) > 0 and int(case.get("seq_parallel") or 1) > 1 and not case.get("liger"):
+        # ms-swift's sequence-parallel loss with CELOSS_PARALLEL_SIZE > 0 (swift/trainers/utils.py
+        # per_token_loss_func_sp) runs ChunkedCrossEntropyLoss (swift/sequence_parallel/utils.py:65): the
+        # compute-dtype logits are saved once and cross-entropy runs per chunk in that dtype, no fp32 copy
+        extras["loss"] = "chunked"
     n = int(case.get("n_gpus") or 1)
     setup = TrainingSetup(
         framework=framework, framework_version=version, method=method, lora_rank=int(case.get("lora_rank") or 8), lora_targets=targets,
