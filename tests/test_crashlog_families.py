@@ -717,3 +717,80 @@ def test_the_allocators_own_words_in_a_users_sentence(tmp_path, text, kind):
 ])
 def test_code_and_advice_naming_the_failure_are_not_failures(tmp_path, text):
     assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # Rust's default allocation-error hook (library/std/src/alloc.rs), as a tokenizer's worker aborts
+    ("memory allocation of 2097152 bytes failed\n", "host_oom", 2097152),
+    # the HIP runtime's own report (hipamd/src/hip_memory.cpp), request and free in bytes
+    (":1:hip_memory.cpp           :303 : 9616777863 us: 4277 : [tid:0x7f2accbfe6c0] Allocation failed : Device memory : "
+     "required :4 | free :2314338304 | total :17163091968 \n", "hip_oom", 4),
+    (":1:memory.cpp               :347 : 9616777840 us: 4277 : [tid:0x7f2accbfe6c0] Video memory allocation failed!\n",
+     "hip_oom", None),
+    # Ascend CANN's EL0004 and its runtime's memory-application error
+    ("[PID: 210907] 2026-04-09-21:56:40.384.694 Memory_Allocation_Failure(EL0004): Failed to allocate memory requested by "
+     "GE module.\n", "npu_oom", None),
+    ("# [Bug]: deploying bge-m3 fails : Failed to apply for memory. Check the remaining storage space in the hardware "
+     "environment.\n", "npu_oom", None),
+    # vLLM 0.2-0.5's worker cache check (vllm/worker/worker.py raise_if_cache_size_invalid)
+    ("The model's max seq len (8192) is larger than the maximum number of tokens that can be stored in KV cache (4512). "
+     "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n",
+     "vllm_cache", None),
+    # libtpu's compiler: the memory-space overflow without its status prefix, the early abort, the report's first line
+    ('# JAX / Flax pipeline: "Ran out of memory in memory space hbm." on TPU v2-8\n', "xla_oom", None),
+    ("E0000 00:00:1721980017.350017     952 tpu_compilation_cache_external.cc:112] Compilation failure: Aborting "
+     "compilation early because it's unlikely to have enough memory. Requires 1.31T, has 14.71G available.\n", "xla_oom", None),
+    ("Total hbm usage >= 11.47G:\n    reserved        530.00M \n    program          10.96G \n", "xla_oom", None),
+    # ComfyUI's execution.py tip under a node's out-of-memory error
+    ("DiffusersMVSampler\nAllocation on device\nThis error means you ran out of memory on your GPU.\n", "cuda_oom", None),
+])
+def test_allocator_and_runtime_words_of_the_tenth_audit(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    if tried_bytes is None:
+        assert ev.tried_gib is None
+    else:
+        assert ev.tried_gib is not None and round(ev.tried_gib * GIB) == tried_bytes
+
+
+@pytest.mark.parametrize("text", [
+    # Go's os/exec names a SIGKILLed child "signal: killed"; ollama wraps it
+    "Error: llama runner process has terminated: signal: killed\n",
+    # Colab's runtime notice for a kernel killed for host memory
+    'After several minutes, I receive the message: "Your session crashed after using all available RAM."\n',
+    # torch elastic's exit report with its tail cut off by the paste
+    "E0307 09:44:47.121000 11566 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) l\n",
+])
+def test_supervisor_kills_of_the_tenth_audit(tmp_path, text):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == "host_oom"
+
+
+@pytest.mark.parametrize("text", [
+    # Go's exit status for other signals is not a kill for memory
+    "Error: llama runner process has terminated: signal: bus error (core dumped)\n",
+    "Error: llama runner process has terminated: signal: aborted (core dumped)\n",
+    # torch elastic's report of an ordinary failure
+    "E0307 09:44:47.121000 11566 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) l\n",
+    # DeepSpeed's launcher cleaning up after a C assert() aborted a child (glibc assert/assert.c's words)
+    "python: deepspeed/ops/csrc/aio/common/deepspeed_aio_common.cpp:125: int _do_io_complete(): Assertion "
+    "`n_completes >= min_completes' failed.\n[2023-12-31 02:55:09,375] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 302\n",
+])
+def test_exits_that_are_not_memory_kills(tmp_path, text):
+    assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # k-diffusion's sampler statement (k_diffusion/sampling.py) under a title naming the class
+    ("# [Bug]: OutOfMemoryError after updating to newer versions\n\n"
+     "        denoised = model(x, sigmas[i] * s_in, **extra_args)\n"
+     '      File "/sd/modules/sd_samplers_cfg_denoiser.py", line 237, in forward\n'
+     "        x_out = self.inner_model(x_in, sigma_in, cond=make_condition_dict(cond_in, image_cond_in))\n", "generate"),
+    # transformers' load warning, the last thing printed under a title's message
+    ("# OutOfMemoryError: CUDA out of memory (WHY?)\n\nLatentDiffusion: Running in eps-prediction mode\n"
+     "Some weights of the model checkpoint at openai/clip-vit-large-patch14 were not used when initializing "
+     "CLIPTextModel: ['vision_model.embeddings.class_embedding']\n", "load"),
+])
+def test_phase_cues_of_the_tenth_audit(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None

@@ -58,6 +58,15 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "stable-diffusion-webui", "func", "process_images",
      "AUTOMATIC1111 stable-diffusion-webui modules/processing.py: txt2img and img2img generate through it"),
     ("generate", "stable-diffusion-webui", "func", "launch_sampling", "stable-diffusion-webui modules/sd_samplers*.py: the sampling loop"),
+    ("generate", "k-diffusion", "stmt", r"denoised = model\(x, sigmas\[i\] \* s_in\b",
+     "crowsonkb/k-diffusion k_diffusion/sampling.py: every sample_* sampler calls the denoiser once per sigma step with "
+     "this statement (the web UI's samplers run through it)"),
+    ("generate", "stable-diffusion-webui", "path", r"modules[/\\]sd_samplers_cfg_denoiser\.py",
+     "stable-diffusion-webui modules/sd_samplers_cfg_denoiser.py CFGDenoiser.forward: called by the sampler at each step"),
+    ("generate", "vLLM", "line", r"^\s*Processed prompts:\s",
+     "vllm/entrypoints/llm.py LLM._run_engine: the tqdm bar of LLM.generate (desc=\"Processed prompts\")"),
+    ("load", "transformers", "line", r"Some weights of the model checkpoint at \S+ were not used when initializing",
+     "transformers modeling_utils.py _load_pretrained_model: its warning after loading a checkpoint into the model"),
     # ---- start-up of an inference engine: weights, KV cache, profiling, CUDA graphs (load)
     ("load", "vLLM", "func", "capture_model", "vllm/v1/worker/gpu_model_runner.py GPUModelRunner.capture_model"),
     ("load", "vLLM", "func", "_capture_cudagraphs", "vllm/v1/worker/gpu_model_runner.py"),

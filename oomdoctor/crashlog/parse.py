@@ -66,6 +66,9 @@ SECONDARY_MARKERS = (
     b"did not even succeed with", b"ut-of-mem", b"ut-of-Mem", b"UT-OF-MEM",
     # ... and audit9/SOURCES.md (MPS's buffer-size refusal, torch's test harness, the JVM, vLLM v1's cache check)
     b"Invalid buffer size", b"exit code but got", b"Native memory allocation", b"available KV cache memory",
+    # ... and audit10/SOURCES.md (Rust's abort, vLLM 0.2's cache check, XLA's TPU report, CANN, supervisors' kills)
+    b"memory allocation of ", b"stored in KV cache", b"memory space hbm", b"enough memory. Requires", b"Total hbm usage",
+    b"Memory_Allocation_Failure", b"apply for memory", b"signal: killed", b"all available RAM",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -264,7 +267,7 @@ def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
             return False
     for _s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
         t = F.clean(raw).text
-        if TRACEBACK_HEAD.search(t) or _PY_ERROR.search(t):
+        if TRACEBACK_HEAD.search(t) or _PY_ERROR.search(t) or _C_ASSERT.search(t):
             return False
         rc = _RETURN_CODE.search(t)
         if rc and rc.group(1) != "-9":
@@ -273,6 +276,9 @@ def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
 
 
 _RETURN_CODE = lazy_re(r"exits with return code = (-?\d+)", needs=("exits with return code",))
+# a C/C++ assert() that aborted the child: glibc's __assert_fail prints "file:line: function: Assertion `expr' failed."
+# (assert/assert.c), so the launcher was cleaning up after an abort, not after a kill
+_C_ASSERT = lazy_re(r"Assertion `.*' failed\.", needs=("Assertion `",))
 
 
 def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
