@@ -794,3 +794,35 @@ def test_exits_that_are_not_memory_kills(tmp_path, text):
 def test_phase_cues_of_the_tenth_audit(tmp_path, text, phase):
     ev = one(tmp_path, text).primary
     assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # a title's message over the run's log without a traceback: the log's last lines are nearest to the failure
+    ("# [Bug]: profile_run leads to gpu OutOfMemoryError\n\n```\n"
+     "INFO 08-07 07:11:25 model_runner.py:722] Starting to load model ./models/Qwen-7B-Chat...\n"
+     "INFO 08-07 07:11:28 model_runner.py:736] Loading model weights took 14737.2578 MB\n"
+     "INFO 08-07 07:11:31 gpu_executor.py:103] # GPU blocks: 7877, # CPU blocks: 512\n\nProcessed prompts:   0%|\n", "generate"),
+    ("# Llama-3.2-11B-Vision-Instruct CUDA error: out of memory\n\n```\n"
+     "Loading checkpoint shards: 100%|██████████| 2/2 [01:50<00:00, 55.48s/it]\n"
+     "{'loss': 4.548, 'grad_norm': 6.786200523376465, 'learning_rate': 4e-05, 'epoch': 0.06}\n", "train"),
+    # Forge's LoRA-patching bar (backend/patcher/lora.py) before its caught OOM
+    ("Patching LoRAs for KModel:  59%|█████▉    | 179/304 [00:02<00:02, 48.13it/s]\n"
+     "ERROR lora diffusion_model.w CUDA out of memory. Tried to allocate 144.00 MiB. GPU \n", "load"),
+    # TF1 Keras' optimizer updates under training/<Optimizer>/
+    ("Error: OOM when allocating tensor with shape [3,3,512,2048] and type float on /job:localhost\n"
+     "[[{{node training/adam/mul_73}} Mul[T=DT_float]\n", "optimizer"),
+])
+def test_phase_from_the_last_lines_bars_and_nodes_of_the_tenth_audit(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_a_jupyterlab_linked_ipython_frame_is_a_frame(tmp_path):
+    # JupyterLab copies IPython 8's `File <path>:<line>, in <func>` with the path as a link
+    ev = one(tmp_path, "File [~/.local/lib/python3.10/site-packages/diffusers/models/attention_processor.py:599]"
+                       "(http://192.168.50.251:8888/lab/tree/attention_processor.py#line=598), in "
+                       "Attention.get_attention_scores(self, query, key, attention_mask)\n"
+                       "--> 599 attention_scores = torch.baddbmm(\n\n"
+                       "OutOfMemoryError: CUDA out of memory. Tried to allocate 3.96 GiB. GPU 0 has a total capacity of "
+                       "44.32 GiB of which 25.75 MiB is free.\n").primary
+    assert ev is not None and ev.phase == "forward" and ev.phase_evidence is not None

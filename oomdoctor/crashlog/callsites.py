@@ -130,6 +130,9 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     # ---- TensorFlow op names: TF1 puts backward ops under gradients/, TF2's GradientTape under gradient_tape/
     ("backward", "TensorFlow", "line", r"\[\[\{?\{?[Nn]ode:? (?:\S*/)?(?:gradients|gradient_tape)/", "tensorflow python/ops/gradients_util.py, backprop.py"),
     ("backward", "TensorFlow", "stmt", r"\b\w+Backprop(?:Input|Filter)\b|_grad/", "tensorflow op names of gradient kernels"),
+    ("optimizer", "Keras", "line", r"\[\[\{?\{?[Nn]ode:? training/[A-Za-z]\w*/(?!\S*gradients/)",
+     "TF1 Keras builds its update ops under name_scope('training') then the optimizer's class name "
+     "(keras/engine/training.py _make_train_function: `training/Adam/mul_73`); its gradients sit under .../gradients/"),
     ("backward", "TensorFlow", "line", r"\[Op:\w+(?:Grad|Backprop\w*)\]",
      "TF2 eager names the failed op at the error's end, ` [Op:NAME]` (tensorflow/python/framework/ops.py "
      "raise_from_not_ok_status); gradient kernels are registered as <Op>Grad or <Op>Backprop* (StridedSliceGrad, ReluGrad)"),

@@ -489,8 +489,19 @@ def _special_form_phase(src: LogSource, h: _Hit) -> tuple | None:
         # a Markdown heading quoting the failure (an issue's title): the log pasted under it is the same
         # failure's, so its traceback counts wherever it starts and whatever step it names
         after = _after_phase(src, h, TRACEBACK_LINES, step_frames=True)
+        if after and after[4]:
+            return after[:3] + ("frame",)
+        # no traceback under it, only the run's log: its last lines are the nearest to the failure, as for a kill
+        # quoted as a title (the log is pasted up to where the run stopped); the reporter's sentences around the
+        # log are not the run's output
+        under = [(s, t) for s, _e, raw in src.lines_after(h.end, KILL_LOOKBACK_LINES)
+                 for t in (before_launcher(F.clean(raw).text),) if not _SENTENCE.search(t)]
+        under.reverse()
+        found = line_phase([t for _, t in under])
+        if found:
+            return found[0], under[found[1]][0], under[found[1]][1], "progress"
         if after:
-            return after[:3] + ("frame" if after[4] else "progress",)
+            return after[:3] + ("progress",)
     own = F.clean(src.text(h.start, h.at)).text if h.at > h.start else ""
     head_here = TRACEBACK_HEAD.search(own)
     if head_here:                            # a traceback that lost its newlines, on the message's own line
@@ -499,6 +510,11 @@ def _special_form_phase(src: LogSource, h: _Hit) -> tuple | None:
         if glued:
             return glued[0], h.start, pieces[glued[1]], "frame"
     return None
+
+
+# a reporter's sentence: eight or more words and none of the marks a log line carries (a level's or a field's colon,
+# a bar's pipe, brackets, braces, an equals sign)
+_SENTENCE = lazy_re(r"^(?=(?:[^:|\[\]{}=]*\s){7})[^:|\[\]{}=]+$")
 
 
 def _traceback_phase(src: LogSource, h: _Hit) -> tuple | None:
