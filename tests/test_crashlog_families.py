@@ -826,3 +826,27 @@ def test_a_jupyterlab_linked_ipython_frame_is_a_frame(tmp_path):
                        "OutOfMemoryError: CUDA out of memory. Tried to allocate 3.96 GiB. GPU 0 has a total capacity of "
                        "44.32 GiB of which 25.75 MiB is free.\n").primary
     assert ev is not None and ev.phase == "forward" and ev.phase_evidence is not None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # the statement that raised, pasted without its indent (or opening an inline code span) right above the message
+    ("`denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)\ntorch.cuda.OutOfMemoryError: CUDA out of memory. "
+     "Tried to allocate 3.14 GiB (GPU 5; 31.75 GiB total capacity; 28.28 GiB already allocated; 1.95 GiB free; 28.28 GiB "
+     "reserved in total by PyTorch)\n", "optimizer"),
+    # ComfyUI's dialog: the sampling node's type, then its out-of-memory tip
+    ("DiffusersMVSampler\nAllocation on device\nThis error means you ran out of memory on your GPU.\n", "generate"),
+    # a diffusers pipeline's __call__ under a title quoting XLA's words
+    ('# "Ran out of memory in memory space hbm." on TPU v2-8\n\nTraceback (most recent call last):\n'
+     '  File "bulk_infer_jax.py", line 102, in main\n    images = pipe(prompt_ids, p_params, rng, jit=True).images\n'
+     '  File "/usr/local/lib/python3.7/dist-packages/diffusers/pipelines/stable_diffusion/pipeline_flax_stable_diffusion.py", '
+     'line 275, in __call__\n', "generate"),
+])
+def test_statements_nodes_and_pipelines_of_the_tenth_audit(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_a_sentence_above_a_message_is_not_its_statement(tmp_path):
+    ev = one(tmp_path, "When I run it I get this\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                       "2.00 MiB (GPU 0; 4.00 GiB total capacity; 3.41 GiB already allocated; 0 bytes free)\n").primary
+    assert ev is not None and ev.phase is None

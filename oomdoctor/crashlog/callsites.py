@@ -57,6 +57,12 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
      "request fails or is cancelled (vllm-omni's async_omni.py `Aborted request(s) [...]`): a request was being generated"),
     ("generate", "stable-diffusion-webui", "func", "process_images",
      "AUTOMATIC1111 stable-diffusion-webui modules/processing.py: txt2img and img2img generate through it"),
+    ("generate", "ComfyUI", "line", r"^\s*[A-Z][A-Za-z0-9]*Sampler(?:Advanced)?\s*$",
+     "ComfyUI's error dialog (copied as text) opens with the failed node's type on its own line; nodes of its sampling "
+     "category name themselves <Name>Sampler (KSampler, DiffusersMVSampler) and run the diffusion sampling loop"),
+    ("generate", "diffusers", "path", r"diffusers/pipelines/\S+/pipeline_\w+\.py\"?, line \d+, in __call__\b",
+     "diffusers' pipelines run their denoising loop in __call__ (src/diffusers/pipelines/*/pipeline_*.py, the Flax "
+     "ones included): a failure under it is image generation"),
     ("generate", "stable-diffusion-webui", "func", "launch_sampling", "stable-diffusion-webui modules/sd_samplers*.py: the sampling loop"),
     ("generate", "k-diffusion", "stmt", r"denoised = model\(x, sigmas\[i\] \* s_in\b",
      "crowsonkb/k-diffusion k_diffusion/sampling.py: every sample_* sampler calls the denoiser once per sigma step with "

@@ -689,6 +689,8 @@ _BOX_BORDER = lazy_re(r"^[\s╭╮╰╯─│]+$")
 _RICH_PIECE = lazy_re(r"❱|\S\.py:\d+\b|^\s*\d* ?in [\w<>.]+\s*$")
 _SOURCE_SHAPE = lazy_re(r"[\w\])]\s*\(|\breturn\b|\w\s*=\s*\S|^\s*\^+\s*$")
 _CARETS = lazy_re(r"^\s*[\^~]+\s*$")
+# an assignment from a call, `name = f(...)` or `a, b = obj.f(...)`, alone on its line (no prose before it)
+_BARE_STATEMENT = lazy_re(r"^`?[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[^=\s].*[\w\])]\s*\(.*$")
 
 
 def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -706,6 +708,11 @@ def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
         # Python 3.11+ underlines the failing expression of a frame's source line with carets
         # (traceback.py): the line above them is source however much of its indent the paste kept.
         source_above = under_carets and _SOURCE_SHAPE.search(t)
+        if not block and not blanks and _BARE_STATEMENT.search(t):
+            # the one source line right above the message, pasted without its indent (or opening an inline code
+            # span, `denom = ...`): the statement that raised, as a traceback prints it under its frame
+            block.append((s, t.lstrip("`")))
+            break
         if not (source_above or _RICH_PIECE.search(t) or looks_like_code(t) and (is_frame(t) or _SOURCE_SHAPE.search(t))):
             break
         under_carets = bool(_CARETS.search(t))
