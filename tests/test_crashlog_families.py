@@ -717,3 +717,136 @@ def test_the_allocators_own_words_in_a_users_sentence(tmp_path, text, kind):
 ])
 def test_code_and_advice_naming_the_failure_are_not_failures(tmp_path, text):
     assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # Rust's default allocation-error hook (library/std/src/alloc.rs), as a tokenizer's worker aborts
+    ("memory allocation of 2097152 bytes failed\n", "host_oom", 2097152),
+    # the HIP runtime's own report (hipamd/src/hip_memory.cpp), request and free in bytes
+    (":1:hip_memory.cpp           :303 : 9616777863 us: 4277 : [tid:0x7f2accbfe6c0] Allocation failed : Device memory : "
+     "required :4 | free :2314338304 | total :17163091968 \n", "hip_oom", 4),
+    (":1:memory.cpp               :347 : 9616777840 us: 4277 : [tid:0x7f2accbfe6c0] Video memory allocation failed!\n",
+     "hip_oom", None),
+    # Ascend CANN's EL0004 and its runtime's memory-application error
+    ("[PID: 210907] 2026-04-09-21:56:40.384.694 Memory_Allocation_Failure(EL0004): Failed to allocate memory requested by "
+     "GE module.\n", "npu_oom", None),
+    ("# [Bug]: deploying bge-m3 fails : Failed to apply for memory. Check the remaining storage space in the hardware "
+     "environment.\n", "npu_oom", None),
+    # vLLM 0.2-0.5's worker cache check (vllm/worker/worker.py raise_if_cache_size_invalid)
+    ("The model's max seq len (8192) is larger than the maximum number of tokens that can be stored in KV cache (4512). "
+     "Try increasing `gpu_memory_utilization` or decreasing `max_model_len` when initializing the engine.\n",
+     "vllm_cache", None),
+    # libtpu's compiler: the memory-space overflow without its status prefix, the early abort, the report's first line
+    ('# JAX / Flax pipeline: "Ran out of memory in memory space hbm." on TPU v2-8\n', "xla_oom", None),
+    ("E0000 00:00:1721980017.350017     952 tpu_compilation_cache_external.cc:112] Compilation failure: Aborting "
+     "compilation early because it's unlikely to have enough memory. Requires 1.31T, has 14.71G available.\n", "xla_oom", None),
+    ("Total hbm usage >= 11.47G:\n    reserved        530.00M \n    program          10.96G \n", "xla_oom", None),
+    # ComfyUI's execution.py tip under a node's out-of-memory error
+    ("DiffusersMVSampler\nAllocation on device\nThis error means you ran out of memory on your GPU.\n", "cuda_oom", None),
+])
+def test_allocator_and_runtime_words_of_the_tenth_audit(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    if tried_bytes is None:
+        assert ev.tried_gib is None
+    else:
+        assert ev.tried_gib is not None and round(ev.tried_gib * GIB) == tried_bytes
+
+
+@pytest.mark.parametrize("text", [
+    # Go's os/exec names a SIGKILLed child "signal: killed"; ollama wraps it
+    "Error: llama runner process has terminated: signal: killed\n",
+    # Colab's runtime notice for a kernel killed for host memory
+    'After several minutes, I receive the message: "Your session crashed after using all available RAM."\n',
+    # torch elastic's exit report with its tail cut off by the paste
+    "E0307 09:44:47.121000 11566 site-packages/torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: -9) l\n",
+])
+def test_supervisor_kills_of_the_tenth_audit(tmp_path, text):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == "host_oom"
+
+
+@pytest.mark.parametrize("text", [
+    # Go's exit status for other signals is not a kill for memory
+    "Error: llama runner process has terminated: signal: bus error (core dumped)\n",
+    "Error: llama runner process has terminated: signal: aborted (core dumped)\n",
+    # torch elastic's report of an ordinary failure
+    "E0307 09:44:47.121000 11566 torch/distributed/elastic/multiprocessing/api.py:869] failed (exitcode: 1) l\n",
+    # DeepSpeed's launcher cleaning up after a C assert() aborted a child (glibc assert/assert.c's words)
+    "python: deepspeed/ops/csrc/aio/common/deepspeed_aio_common.cpp:125: int _do_io_complete(): Assertion "
+    "`n_completes >= min_completes' failed.\n[2023-12-31 02:55:09,375] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 302\n",
+])
+def test_exits_that_are_not_memory_kills(tmp_path, text):
+    assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # k-diffusion's sampler statement (k_diffusion/sampling.py) under a title naming the class
+    ("# [Bug]: OutOfMemoryError after updating to newer versions\n\n"
+     "        denoised = model(x, sigmas[i] * s_in, **extra_args)\n"
+     '      File "/sd/modules/sd_samplers_cfg_denoiser.py", line 237, in forward\n'
+     "        x_out = self.inner_model(x_in, sigma_in, cond=make_condition_dict(cond_in, image_cond_in))\n", "generate"),
+    # transformers' load warning, the last thing printed under a title's message
+    ("# OutOfMemoryError: CUDA out of memory (WHY?)\n\nLatentDiffusion: Running in eps-prediction mode\n"
+     "Some weights of the model checkpoint at openai/clip-vit-large-patch14 were not used when initializing "
+     "CLIPTextModel: ['vision_model.embeddings.class_embedding']\n", "load"),
+])
+def test_phase_cues_of_the_tenth_audit(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # a title's message over the run's log without a traceback: the log's last lines are nearest to the failure
+    ("# [Bug]: profile_run leads to gpu OutOfMemoryError\n\n```\n"
+     "INFO 08-07 07:11:25 model_runner.py:722] Starting to load model ./models/Qwen-7B-Chat...\n"
+     "INFO 08-07 07:11:28 model_runner.py:736] Loading model weights took 14737.2578 MB\n"
+     "INFO 08-07 07:11:31 gpu_executor.py:103] # GPU blocks: 7877, # CPU blocks: 512\n\nProcessed prompts:   0%|\n", "generate"),
+    ("# Llama-3.2-11B-Vision-Instruct CUDA error: out of memory\n\n```\n"
+     "Loading checkpoint shards: 100%|██████████| 2/2 [01:50<00:00, 55.48s/it]\n"
+     "{'loss': 4.548, 'grad_norm': 6.786200523376465, 'learning_rate': 4e-05, 'epoch': 0.06}\n", "train"),
+    # Forge's LoRA-patching bar (backend/patcher/lora.py) before its caught OOM
+    ("Patching LoRAs for KModel:  59%|█████▉    | 179/304 [00:02<00:02, 48.13it/s]\n"
+     "ERROR lora diffusion_model.w CUDA out of memory. Tried to allocate 144.00 MiB. GPU \n", "load"),
+    # TF1 Keras' optimizer updates under training/<Optimizer>/
+    ("Error: OOM when allocating tensor with shape [3,3,512,2048] and type float on /job:localhost\n"
+     "[[{{node training/adam/mul_73}} Mul[T=DT_float]\n", "optimizer"),
+])
+def test_phase_from_the_last_lines_bars_and_nodes_of_the_tenth_audit(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_a_jupyterlab_linked_ipython_frame_is_a_frame(tmp_path):
+    # JupyterLab copies IPython 8's `File <path>:<line>, in <func>` with the path as a link
+    ev = one(tmp_path, "File [~/.local/lib/python3.10/site-packages/diffusers/models/attention_processor.py:599]"
+                       "(http://192.168.50.251:8888/lab/tree/attention_processor.py#line=598), in "
+                       "Attention.get_attention_scores(self, query, key, attention_mask)\n"
+                       "--> 599 attention_scores = torch.baddbmm(\n\n"
+                       "OutOfMemoryError: CUDA out of memory. Tried to allocate 3.96 GiB. GPU 0 has a total capacity of "
+                       "44.32 GiB of which 25.75 MiB is free.\n").primary
+    assert ev is not None and ev.phase == "forward" and ev.phase_evidence is not None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # the statement that raised, pasted without its indent (or opening an inline code span) right above the message
+    ("`denom = (exp_avg_sq.sqrt() / bias_correction2_sqrt).add_(eps)\ntorch.cuda.OutOfMemoryError: CUDA out of memory. "
+     "Tried to allocate 3.14 GiB (GPU 5; 31.75 GiB total capacity; 28.28 GiB already allocated; 1.95 GiB free; 28.28 GiB "
+     "reserved in total by PyTorch)\n", "optimizer"),
+    # ComfyUI's dialog: the sampling node's type, then its out-of-memory tip
+    ("DiffusersMVSampler\nAllocation on device\nThis error means you ran out of memory on your GPU.\n", "generate"),
+    # a diffusers pipeline's __call__ under a title quoting XLA's words
+    ('# "Ran out of memory in memory space hbm." on TPU v2-8\n\nTraceback (most recent call last):\n'
+     '  File "bulk_infer_jax.py", line 102, in main\n    images = pipe(prompt_ids, p_params, rng, jit=True).images\n'
+     '  File "/usr/local/lib/python3.7/dist-packages/diffusers/pipelines/stable_diffusion/pipeline_flax_stable_diffusion.py", '
+     'line 275, in __call__\n', "generate"),
+])
+def test_statements_nodes_and_pipelines_of_the_tenth_audit(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_a_sentence_above_a_message_is_not_its_statement(tmp_path):
+    ev = one(tmp_path, "When I run it I get this\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
+                       "2.00 MiB (GPU 0; 4.00 GiB total capacity; 3.41 GiB already allocated; 0 bytes free)\n").primary
+    assert ev is not None and ev.phase is None

@@ -57,7 +57,22 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
      "request fails or is cancelled (vllm-omni's async_omni.py `Aborted request(s) [...]`): a request was being generated"),
     ("generate", "stable-diffusion-webui", "func", "process_images",
      "AUTOMATIC1111 stable-diffusion-webui modules/processing.py: txt2img and img2img generate through it"),
+    ("generate", "ComfyUI", "line", r"^\s*[A-Z][A-Za-z0-9]*Sampler(?:Advanced)?\s*$",
+     "ComfyUI's error dialog (copied as text) opens with the failed node's type on its own line; nodes of its sampling "
+     "category name themselves <Name>Sampler (KSampler, DiffusersMVSampler) and run the diffusion sampling loop"),
+    ("generate", "diffusers", "path", r"diffusers/pipelines/\S+/pipeline_\w+\.py\"?, line \d+, in __call__\b",
+     "diffusers' pipelines run their denoising loop in __call__ (src/diffusers/pipelines/*/pipeline_*.py, the Flax "
+     "ones included): a failure under it is image generation"),
     ("generate", "stable-diffusion-webui", "func", "launch_sampling", "stable-diffusion-webui modules/sd_samplers*.py: the sampling loop"),
+    ("generate", "k-diffusion", "stmt", r"denoised = model\(x, sigmas\[i\] \* s_in\b",
+     "crowsonkb/k-diffusion k_diffusion/sampling.py: every sample_* sampler calls the denoiser once per sigma step with "
+     "this statement (the web UI's samplers run through it)"),
+    ("generate", "stable-diffusion-webui", "path", r"modules[/\\]sd_samplers_cfg_denoiser\.py",
+     "stable-diffusion-webui modules/sd_samplers_cfg_denoiser.py CFGDenoiser.forward: called by the sampler at each step"),
+    ("generate", "vLLM", "line", r"^\s*Processed prompts:\s",
+     "vllm/entrypoints/llm.py LLM._run_engine: the tqdm bar of LLM.generate (desc=\"Processed prompts\")"),
+    ("load", "transformers", "line", r"Some weights of the model checkpoint at \S+ were not used when initializing",
+     "transformers modeling_utils.py _load_pretrained_model: its warning after loading a checkpoint into the model"),
     # ---- start-up of an inference engine: weights, KV cache, profiling, CUDA graphs (load)
     ("load", "vLLM", "func", "capture_model", "vllm/v1/worker/gpu_model_runner.py GPUModelRunner.capture_model"),
     ("load", "vLLM", "func", "_capture_cudagraphs", "vllm/v1/worker/gpu_model_runner.py"),
@@ -121,6 +136,9 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     # ---- TensorFlow op names: TF1 puts backward ops under gradients/, TF2's GradientTape under gradient_tape/
     ("backward", "TensorFlow", "line", r"\[\[\{?\{?[Nn]ode:? (?:\S*/)?(?:gradients|gradient_tape)/", "tensorflow python/ops/gradients_util.py, backprop.py"),
     ("backward", "TensorFlow", "stmt", r"\b\w+Backprop(?:Input|Filter)\b|_grad/", "tensorflow op names of gradient kernels"),
+    ("optimizer", "Keras", "line", r"\[\[\{?\{?[Nn]ode:? training/[A-Za-z]\w*/(?!\S*gradients/)",
+     "TF1 Keras builds its update ops under name_scope('training') then the optimizer's class name "
+     "(keras/engine/training.py _make_train_function: `training/Adam/mul_73`); its gradients sit under .../gradients/"),
     ("backward", "TensorFlow", "line", r"\[Op:\w+(?:Grad|Backprop\w*)\]",
      "TF2 eager names the failed op at the error's end, ` [Op:NAME]` (tensorflow/python/framework/ops.py "
      "raise_from_not_ok_status); gradient kernels are registered as <Op>Grad or <Op>Backprop* (StridedSliceGrad, ReluGrad)"),

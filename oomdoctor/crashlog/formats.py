@@ -241,8 +241,22 @@ F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\
 F_JVM = lazy_re(r"Native memory allocation \((?:mmap|malloc)\) failed to (?:map|allocate) (?P<bytes>\d+) bytes|"
                 r"There is insufficient memory for the Java Runtime Environment to continue",
                 needs=("Native memory allocation (", "insufficient memory for the Java Runtime"))
+# Rust's default allocation-error hook aborts with "memory allocation of {size} bytes failed" (library/std/src/alloc.rs
+# default_alloc_error_hook): host memory, with the request in bytes (tokenizers and other Rust extensions print it).
+F_RUST_ALLOC = lazy_re(r"\bmemory allocation of (?P<bytes>\d+) bytes failed", needs=("memory allocation of ",))
+# The HIP runtime's own failure report (ROCclr, AMD_LOG_LEVEL): hipamd/src/hip_memory.cpp logs "Allocation failed :
+# Device memory : required :%zu | free :%zu | total :%zu", device/rocm/rocmemory.cpp "Video memory allocation failed!".
+F_HIP_RT = lazy_re(r"Allocation failed : Device memory : required :(?P<bytes>\d+) \| free :(?P<free>\d+) \| total :(?P<total>\d+)|"
+                   r"\bVideo memory allocation failed!", needs=("Allocation failed : Device memory", "Video memory allocation failed"))
+# Ascend CANN's error codes: EL0004 "Memory_Allocation_Failure ... Failed to allocate memory" (CANN error-code
+# reference, EL0004), and the runtime's "Failed to apply for memory. Check the remaining storage space in the hardware
+# environment." (its memory-application error's message): the NPU's device memory.
+F_CANN = lazy_re(r"Memory_Allocation_Failure\(EL0004\)|Failed to apply for memory\. Check the remaining storage space",
+                 needs=("Memory_Allocation_Failure(EL0004)", "Failed to apply for memory"))
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
-F11 = lazy_re(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)", needs=("failed (exitcode: ",))
+# torch elastic's "failed (exitcode: -9) local_rank: 0 (pid: N) of binary: ..." (torch/distributed/elastic/multiprocessing/
+# api.py): the exit code is the report; the rest may be cut off by a paste.
+F11 = lazy_re(r"failed \(exitcode: (?P<code>-?\d+)\)(?: local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\))?", needs=("failed (exitcode: ",))
 # torch's multiprocess test harness (torch/testing/_internal/common_distributed.py) asserts each child's exit code:
 # "Expected zero exit code but got -9 for pid: N", -9 being a SIGKILL.
 F11B = lazy_re(r"Expected zero exit code but got (?P<code2>-?\d+)|exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)|Signal (?P<sig>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID (?P<spid>\d+)", needs=("exitcode", " received by PID ", "exit code but got "))
@@ -274,6 +288,12 @@ F_SIGKILL = lazy_re(r"terminated with signal SIGKILL|died with <Signals\.SIGKILL
                     r"interrupted by signal 9: SIGKILL|killed by signal: Bus error",
                     needs=("terminated with signal SIGKILL", "died with <Signals.SIGKILL: 9>", "killed by signal: ",
                            "interrupted by signal 9: SIGKILL"))
+# Go's os/exec reports a child killed by SIGKILL as "signal: killed" (os.ProcessState.String, os/exec_posix.go), as
+# ollama wraps it ("llama runner process has terminated: signal: killed"); Colab's runtime tells a kernel killed for
+# host memory "Your session crashed after using all available RAM." (Colab's runtime notice, research.google.com/
+# colaboratory/faq.html).
+F_SUPERVISOR_KILL = lazy_re(r"\bsignal: killed\b|Your session crashed after using all available RAM\b",
+                            needs=("signal: killed", "all available RAM"))
 # SLURM's cgroup OOM handler and job state.
 F_SLURM = lazy_re(r"Detected \d+ oom[-_]kill event|task \d+: Out Of Memory|\bOUT_OF_MEMORY\b",
                   needs=("Detected ", "Out Of Memory", "OUT_OF_MEMORY"))
@@ -283,6 +303,12 @@ F16_GPU = lazy_re(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)", needs=("Ray
 # The TPU runtime refusing a device buffer: "RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to
 # allocate 50.00M. That was not possible. There are 27.86M free.; (0x0x0_HBM0)" (libtpu, as jaxlib raises it).
 F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+)|Error allocating device buffer: Attempting to allocate \S+ That was not possible)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
+# XLA's TPU words without the status prefix (an issue's title keeps them alone): "Ran out of memory in memory space
+# hbm", the compiler giving up before it starts ("Aborting compilation early because it's unlikely to have enough
+# memory. Requires 1.31T, has 14.71G available"), and the report that follows the first line ("Total hbm usage >=
+# 11.47G:", then "Program hbm requirement"), all printed by libtpu's compiler for one memory-space overflow.
+F17_BARE = lazy_re(r"\bRan out of memory in memory space hbm\b|unlikely to have enough memory\. Requires \S+, has |^\s*Total hbm usage >= \S+:",
+                   needs=("memory space hbm", "enough memory. Requires", "Total hbm usage >= "))
 F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.", needs=("Ran out of memory in memory space hbm. Used ",))
 # The BFC allocator: TensorFlow's and XLA's name themselves ("Allocator (GPU_0_bfc) ran out of memory trying to
 # allocate 8.00GiB (rounded to 8589934592)", tsl/framework/bfc_allocator.cc); Intel's TensorFlow plugin does not
@@ -321,13 +347,19 @@ F19_DEV = lazy_re(r"device:(?:GPU|gpu|XPU):(\d+)$")
 # alloc_req_slots) refuses a batch with "alloc_req_slots runs out of memory. Please set a smaller number for
 # `--max-running-requests`.": both are the serving engine's own cache accounting, not an allocator.
 F20 = lazy_re(r"No available memory for the cache blocks|Not enough memory\. Please try to increase --mem[-_]fraction[-_]static|"
-              r"larger than the available KV cache memory|\balloc_req_slots runs out of memory")
+              r"larger than the available KV cache memory|\balloc_req_slots runs out of memory|"
+              # vLLM 0.2-0.5's worker (vllm/worker/worker.py raise_if_cache_size_invalid): "The model's max seq len (N) is
+              # larger than the maximum number of tokens that can be stored in KV cache (M)."
+              r"is larger than the maximum number of tokens that can be stored in KV cache")
 F21 = lazy_re(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)", needs=("Free memory on device (",))
 F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
 # A batch-size search that ran out of sizes: accelerate's find_executable_batch_size (utils/memory.py) "No executable
 # batch size found, reached zero."; torch-max-mem's maximize_memory_utilization (torch_max_mem/api.py) raises
 # `MemoryError: Execution did not even succeed with ('batch_size',) all equal to 1.`
 F22 = lazy_re(r"No executable batch size found, reached zero|Execution did not even succeed with \(.*?\) all equal to 1\b")
+# ComfyUI's execution.py answers an allocator's OOM (comfy.model_management.OOM_EXCEPTION) with the tip "This error
+# means you ran out of memory on your GPU." under the node's error: the device's allocator failed.
+F_COMFY_OOM = lazy_re(r"This error means you ran out of memory on your GPU\b", needs=("ran out of memory on your GPU",))
 F25 = lazy_re(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)", needs=("Failed to clone() tensor with name ",))
 F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory")
 F28 = lazy_re(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)", needs=("OutOfMemoryError",))
@@ -616,6 +648,8 @@ def _read_xla_and_bfc(text: str) -> Parsed | None:
     m = F18_OLD.search(text)
     if m:
         return _count(Parsed("tf_oom" if F18_TF_PATH.search(text) else "xla_oom", tried_gib=size_gib(m.group("req"))))
+    if F17_BARE.search(text):
+        return _count(Parsed("xla_oom"))
     return None
 
 
@@ -654,6 +688,15 @@ def _read_other_allocators(text: str) -> Parsed | None:
     m = F_JVM.search(text)
     if m:
         return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
+    m = F_RUST_ALLOC.search(text)
+    if m:
+        return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
+    m = F_HIP_RT.search(text)
+    if m:
+        return _count(Parsed("hip_oom", tried_gib=_per(m.group("bytes"), GIB), free_gib=_per(m.group("free"), GIB),
+                             capacity_gib=_per(m.group("total"), GIB)))
+    if F_CANN.search(text):
+        return _count(Parsed("npu_oom"))
     if F06.search(text):
         return _count(Parsed("cublas_alloc"))
     if F07_ALLOC.search(text):
@@ -679,6 +722,8 @@ def _read_tf_and_serving(text: str) -> Parsed | None:
         return _count(Parsed("vllm_cache", extra={"serving": True} if "alloc_req_slots" in m.group(0) else {}))
     if F22.search(text):
         return _count(Parsed("batch_size_exhausted"))
+    if F_COMFY_OOM.search(text):
+        return _count(Parsed("cuda_oom"))
     if F26.search(text):
         return _count(Parsed("mlx_oom"))
     return None
@@ -688,7 +733,8 @@ def _read_launchers(text: str) -> Parsed | None:
     """torchrun's and DeepSpeed's exit reports: a kill only for -9 / signal 9, otherwise not an event."""
     m = F11.search(text)
     if m:
-        return _kill(extra={"local_rank": int(m.group("local_rank"))}) if m.group("code") == "-9" else NOT_AN_EVENT
+        extra = {"local_rank": int(m.group("local_rank"))} if m.group("local_rank") else {}
+        return _kill(extra=extra) if m.group("code") == "-9" else NOT_AN_EVENT
     m = F11B.search(text)
     if m:
         return _kill() if "-9" in (m.group("code"), m.group("code2")) or m.group("sig") == "9" else NOT_AN_EVENT
@@ -701,7 +747,8 @@ def _read_launchers(text: str) -> Parsed | None:
 
 
 def _read_kills_and_host_errors(text: str) -> Parsed | None:
-    if F15.search(text) or F13.search(text) or F13_JOB.search(text) or F16_DIED.search(text) or F_SIGKILL.search(text) or F_SLURM.search(text):
+    if F15.search(text) or F13.search(text) or F13_JOB.search(text) or F16_DIED.search(text) or F_SIGKILL.search(text) or \
+            F_SLURM.search(text) or F_SUPERVISOR_KILL.search(text):
         return _kill()
     if F09B.search(text) and "Cannot allocate memory" in text or "std::bad_alloc" in text:
         return _count(Parsed("host_oom"))

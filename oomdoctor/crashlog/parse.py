@@ -66,6 +66,9 @@ SECONDARY_MARKERS = (
     b"did not even succeed with", b"ut-of-mem", b"ut-of-Mem", b"UT-OF-MEM",
     # ... and audit9/SOURCES.md (MPS's buffer-size refusal, torch's test harness, the JVM, vLLM v1's cache check)
     b"Invalid buffer size", b"exit code but got", b"Native memory allocation", b"available KV cache memory",
+    # ... and audit10/SOURCES.md (Rust's abort, vLLM 0.2's cache check, XLA's TPU report, CANN, supervisors' kills)
+    b"memory allocation of ", b"stored in KV cache", b"memory space hbm", b"enough memory. Requires", b"Total hbm usage",
+    b"Memory_Allocation_Failure", b"apply for memory", b"signal: killed", b"all available RAM",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -264,7 +267,7 @@ def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
             return False
     for _s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
         t = F.clean(raw).text
-        if TRACEBACK_HEAD.search(t) or _PY_ERROR.search(t):
+        if TRACEBACK_HEAD.search(t) or _PY_ERROR.search(t) or _C_ASSERT.search(t):
             return False
         rc = _RETURN_CODE.search(t)
         if rc and rc.group(1) != "-9":
@@ -273,6 +276,9 @@ def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
 
 
 _RETURN_CODE = lazy_re(r"exits with return code = (-?\d+)", needs=("exits with return code",))
+# a C/C++ assert() that aborted the child: glibc's __assert_fail prints "file:line: function: Assertion `expr' failed."
+# (assert/assert.c), so the launcher was cleaning up after an abort, not after a kill
+_C_ASSERT = lazy_re(r"Assertion `.*' failed\.", needs=("Assertion `",))
 
 
 def _read_hits(src: LogSource, offsets: list[int]) -> list[_Hit]:
@@ -483,8 +489,19 @@ def _special_form_phase(src: LogSource, h: _Hit) -> tuple | None:
         # a Markdown heading quoting the failure (an issue's title): the log pasted under it is the same
         # failure's, so its traceback counts wherever it starts and whatever step it names
         after = _after_phase(src, h, TRACEBACK_LINES, step_frames=True)
+        if after and after[4]:
+            return after[:3] + ("frame",)
+        # no traceback under it, only the run's log: its last lines are the nearest to the failure, as for a kill
+        # quoted as a title (the log is pasted up to where the run stopped); the reporter's sentences around the
+        # log are not the run's output
+        under = [(s, t) for s, _e, raw in src.lines_after(h.end, KILL_LOOKBACK_LINES)
+                 for t in (before_launcher(F.clean(raw).text),) if not _SENTENCE.search(t)]
+        under.reverse()
+        found = line_phase([t for _, t in under])
+        if found:
+            return found[0], under[found[1]][0], under[found[1]][1], "progress"
         if after:
-            return after[:3] + ("frame" if after[4] else "progress",)
+            return after[:3] + ("progress",)
     own = F.clean(src.text(h.start, h.at)).text if h.at > h.start else ""
     head_here = TRACEBACK_HEAD.search(own)
     if head_here:                            # a traceback that lost its newlines, on the message's own line
@@ -493,6 +510,11 @@ def _special_form_phase(src: LogSource, h: _Hit) -> tuple | None:
         if glued:
             return glued[0], h.start, pieces[glued[1]], "frame"
     return None
+
+
+# a reporter's sentence: eight or more words and none of the marks a log line carries (a level's or a field's colon,
+# a bar's pipe, brackets, braces, an equals sign)
+_SENTENCE = lazy_re(r"^(?=(?:[^:|\[\]{}=]*\s){7})[^:|\[\]{}=]+$")
 
 
 def _traceback_phase(src: LogSource, h: _Hit) -> tuple | None:
@@ -667,6 +689,8 @@ _BOX_BORDER = lazy_re(r"^[\s╭╮╰╯─│]+$")
 _RICH_PIECE = lazy_re(r"❱|\S\.py:\d+\b|^\s*\d* ?in [\w<>.]+\s*$")
 _SOURCE_SHAPE = lazy_re(r"[\w\])]\s*\(|\breturn\b|\w\s*=\s*\S|^\s*\^+\s*$")
 _CARETS = lazy_re(r"^\s*[\^~]+\s*$")
+# an assignment from a call, `name = f(...)` or `a, b = obj.f(...)`, alone on its line (no prose before it)
+_BARE_STATEMENT = lazy_re(r"^`?[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[^=\s].*[\w\])]\s*\(.*$")
 
 
 def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -684,6 +708,11 @@ def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
         # Python 3.11+ underlines the failing expression of a frame's source line with carets
         # (traceback.py): the line above them is source however much of its indent the paste kept.
         source_above = under_carets and _SOURCE_SHAPE.search(t)
+        if not block and not blanks and _BARE_STATEMENT.search(t):
+            # the one source line right above the message, pasted without its indent (or opening an inline code
+            # span, `denom = ...`): the statement that raised, as a traceback prints it under its frame
+            block.append((s, t.lstrip("`")))
+            break
         if not (source_above or _RICH_PIECE.search(t) or looks_like_code(t) and (is_frame(t) or _SOURCE_SHAPE.search(t))):
             break
         under_carets = bool(_CARETS.search(t))

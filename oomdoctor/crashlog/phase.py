@@ -152,7 +152,8 @@ _FRAME = lazy_re(
     r'^\s*File "(?P<file>[^"]+)", line \d+, in (?P<func>[\w<>.]+)'           # CPython
     r'|^\s*(?P<rfile>\S+\.py):\d+ in (?P<rfunc>[\w<>.]+)'                     # rich
     r'|^\s*(?P<ifile>\S+\.py)(?:\]\([^)\s]*\))?(?:\s*:\s*\d+)? in (?P<ifunc>[\w<>.]+)'  # IPython <= 7, Colab's [path](link)
-    r'|^\s*File\s+(?P<pfile>[^\s",]+\.py):\d+,?\s+in\s+(?P<pfunc>[\w<>.]+)'   # IPython 8
+    # IPython 8 (ultratb: `File <path>:<line>, in <func>`); JupyterLab copies the path as a link, `File [path:599](url), in`
+    r'|^\s*File\s+\[?(?P<pfile>[^\s",\]]+\.py):\d+(?:\]\([^)\s]*\))?,?\s+in\s+(?P<pfunc>[\w<>.]+)'
     r'|^\s*(?P<tfile>\S+\.py):\d+:\s+in\s+(?P<tfunc>[\w<>.]+)'                # pytest
     r'|^\s*Cell In\s*\[\d*\], line \d+'                                        # IPython 8's notebook-cell frame (ultratb)
     r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$',                       # a fragment pasted from mid-line
@@ -234,7 +235,9 @@ _DATA_FRAMES = lazy_re(r"utils/data/|dataloader|datasets/arrow_dataset|__getitem
 _BAR = lazy_re(r"(?P<n>\d+)/(?P<total>\d+) \[\d+:\d+(?::\d+)?<[^\]]*?(?:s/it|it/s|s/ex|ex/s|examples/s|ba/s|s/ba)",
                needs=("s/it", "it/s", "s/ex", "ex/s", "examples/s", "ba/s", "s/ba"))
 _BAR_DESC = (
-    ("load", lazy_re(r"Loading checkpoint shards|Loading safetensors|Loading weights|Fetching \d+ files", re.I)),
+    # Forge patches LoRA weights into the loaded model under a bar `Patching LoRAs for KModel`
+    # (stable-diffusion-webui-forge backend/patcher/lora.py): the model is still being set up
+    ("load", lazy_re(r"Loading checkpoint shards|Loading safetensors|Loading weights|Fetching \d+ files|Patching LoRAs? for", re.I)),
     ("data", lazy_re(r"\bMap\b|Filter|Running tokenizer|Tokeniz|Converting format|Generating \w+ split|Packing|"
                      r"Preprocess|Flattening the indices|Grouping texts|Applying chat template|examples/s", re.I)),
     # Catalyst names its bars by loader key: "0/10 * Epoch (valid):" (catalyst/callbacks/tqdm)
