@@ -36,7 +36,8 @@ _REMOTE_LOSS = {"qwen": "compute", "baichuan": "compute", "internlm": "compute",
                 "internlm2": "legacy", "chatglm": "legacy", "glm": "legacy"}
 # frameworks that train through the HF Trainer, whose model accelerate prepares (native AMP wraps its forward)
 _HF_TRAINER = ("hf", "trl", "llamafactory", "axolotl", "swift", "ms-swift")
-# frameworks whose DPO is TRL's DPOTrainer (LLaMA-Factory's own trainer casts the logits to fp32 first)
+# frameworks whose DPO is TRL's DPOTrainer (LLaMA-Factory's own casts the logits to fp32 first:
+# src/llamafactory/train/dpo/trainer.py:230 concatenated_forward)
 _DPO_LOGPS = ("hf", "trl", "axolotl", "swift", "ms-swift")
 # torchtune splits the output projection into this many chunks (modules/transformer.py num_output_chunks)
 TORCHTUNE_CHUNKS = 8
@@ -66,7 +67,7 @@ def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
         # TRL's DPO and ms-swift's over it pass no labels, so the model computes no loss, and take per-token
         # log-probabilities with selective_log_softmax (trl/trainer/dpo_trainer.py concatenated_forward;
         # swift/rlhf_trainers/dpo_trainer.py concatenated_forward, rlhf_mixin.py get_per_token_logps): half
-        # logits get one log_softmax per row in their own dtype. They stay in the compute dtype unless
+        # logits get one log_softmax per row in their own dtype (trl/trainer/utils.py:514). They stay in the compute dtype unless
         # accelerate's autocast wrapper converts the outputs to fp32 (DeepSpeed and pure half runs have none)
         return "logps"
     if setup.framework == "torchtune":
