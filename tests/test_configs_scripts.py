@@ -385,3 +385,19 @@ def test_a_lora_target_list_written_as_one_word_gives_the_module_names(tmp_path,
     path = _write(tmp_path, "t.sh", "python finetune.py --base_model m --micro_batch_size 2 --cutoff_len 256 "
                   f"--lora_r 8 --lora_target_modules {word}\n")
     assert load_config(path).lora_targets == ("q_proj", "v_proj")
+
+
+def test_swift_celoss_parallel_size_makes_the_sequence_parallel_loss_chunked(tmp_path):
+    # ms-swift reads CELOSS_PARALLEL_SIZE from the environment (swift/trainers/utils.py per_token_loss_func_sp):
+    # set and positive under sequence parallelism, the loss is ChunkedCrossEntropyLoss
+    text = (SCRIPTS / "swift_sequence_parallel_celoss.sh").read_text()
+    setup = load_config(_write(tmp_path, "sp.sh", text))
+    assert setup.seq_parallel == 8 and setup.loss_kernel == "chunked" and not setup.fused_ce
+    assert setup.sources["loss_kernel"].key == "CELOSS_PARALLEL_SIZE"
+    assert setup.mechanisms.loss == "chunked"
+    unset = load_config(_write(tmp_path, "unset.sh", text.replace("CELOSS_PARALLEL_SIZE=2048 \\\n", "")))
+    assert unset.loss_kernel == ""
+    zero = load_config(_write(tmp_path, "zero.sh", text.replace("CELOSS_PARALLEL_SIZE=2048", "CELOSS_PARALLEL_SIZE=0")))
+    assert zero.loss_kernel == ""
+    no_sp = load_config(_write(tmp_path, "nosp.sh", text.replace("--sequence_parallel_size 8", "--logging_first_step true")))
+    assert no_sp.seq_parallel == 1 and no_sp.loss_kernel == ""

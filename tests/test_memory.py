@@ -240,6 +240,22 @@ def test_the_loss_follows_the_transformers_version_that_computes_it():
     assert _loss_bytes(base.with_changes(framework_version="4.44"), shape) == 12
 
 
+def test_trl_dpo_takes_log_probabilities_in_the_logits_dtype_when_nothing_upcasts_them():
+    shape = ModelShape("llama-like", model_type="llama", vocab_size=151936, torch_dtype="bf16")
+    deepspeed = TrainingSetup(framework="ms-swift", method="full", zero_stage=3, n_gpus=4, load_dtype="bf16",
+                              stage="dpo")
+    # no labels reach the model: selective_log_softmax keeps the bf16 logits and one bf16 log-softmax per row
+    assert _loss_bytes(deepspeed, shape) == 4
+    assert _loss_bytes(deepspeed.with_changes(framework="trl"), shape) == 4
+    # the same run as SFT: transformers' loss upcasts the logits
+    assert _loss_bytes(deepspeed.with_changes(stage="sft"), shape) == 10
+    # under accelerate's autocast the outputs come back in fp32: not this regime
+    autocast = TrainingSetup(framework="ms-swift", method="lora", load_dtype="bf16", stage="dpo")
+    assert _loss_bytes(autocast, shape) == 10
+    # LLaMA-Factory's DPO trainer casts the logits to fp32 itself
+    assert _loss_bytes(deepspeed.with_changes(framework="llamafactory"), shape) == 10
+
+
 def test_remote_code_that_keeps_the_compute_dtype_halves_the_loss_without_autocast():
     qwen1 = ModelShape("Qwen/Qwen-7B", model_type="qwen", vocab_size=151936, torch_dtype="bf16")
     llama = ModelShape("llama-like", model_type="llama", vocab_size=151936, torch_dtype="bf16")

@@ -111,11 +111,12 @@ def fresh():
     return accuracy.run(verbose=False, subset="fresh-2026-12")
 
 
-def test_fresh_sample_median_is_at_most_13_percent_and_p90_at_most_46(fresh):
+def test_fresh_sample_median_is_at_most_12_percent_and_p90_at_most_46(fresh):
     # ms-swift's example scripts (41 rows, docs/estimates.md section 12): 21.9% median, 102.0% p90 at first
-    # sight; 12.8% / 45.5% with the flags each script states read and each dataset's longest sample
+    # sight; 12.8% / 45.5% with the flags each script states read and each dataset's longest sample; 11.8% /
+    # 45.5% with DPO's log-probabilities in the logits' dtype (section 13)
     assert len(fresh["rows"]) == 41 and not fresh["skipped"]
-    assert fresh["median"] <= 0.130
+    assert fresh["median"] <= 0.120
     assert fresh["p90"] <= 0.460
 
 

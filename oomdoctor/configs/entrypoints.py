@@ -507,7 +507,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         setup = _read_with_config(path, config, script, inv, doc, positional, overrides, hint, versions)
     else:
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
-    return _with_launch(setup, inv, path)
+    return _with_swift_env(_with_launch(setup, inv, path), inv, path)
 
 
 def _find_invocation(path: str, text: str) -> tuple[Script, Invocation, tuple[str, int] | None]:
@@ -760,6 +760,21 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
         values["grad_accum"] = max(1, total // setup.micro_batch // n)
     extras = {**setup.extras, "launcher_cmd": launch.name}
     return replace(setup, sources=sources, extras=extras, warnings=tuple(dict.fromkeys(notes)), **values)
+
+
+def _with_swift_env(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
+    """ms-swift's environment switches that change what a step holds."""
+    if inv.entry.name != "swift" or setup.seq_parallel <= 1 or setup.fused_ce or setup.loss_kernel:
+        return setup
+    celoss = _env_int(inv.command.env, "CELOSS_PARALLEL_SIZE")
+    if celoss is None:
+        return setup
+    # Sequence-parallel loss with CELOSS_PARALLEL_SIZE > 0 runs ChunkedCrossEntropyLoss (ms-swift
+    # swift/trainers/utils.py per_token_loss_func_sp; swift/sequence_parallel/utils.py:65): the compute-dtype
+    # logits are saved once and cross-entropy runs chunk by chunk, with no fp32 copy of the whole logits.
+    line = celoss[1].line or inv.command.line
+    sources = {**setup.sources, "loss_kernel": Source(file=path, key="CELOSS_PARALLEL_SIZE", line=line)}
+    return replace(setup, loss_kernel="chunked", sources=sources)
 
 
 def _accelerate_setup(path: str, word: Word) -> TrainingSetup | None:

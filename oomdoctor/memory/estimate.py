@@ -393,6 +393,9 @@ def _varlen_bytes(setup: TrainingSetup, shape: ModelShape, loss_kind: str) -> fl
         rg = regime_of(setup, shape)
         if rg.autocast and rg.compute_bytes != 4:
             return rg.compute_bytes + 8.0
+    if loss_kind == "logps":
+        # the three logits-sized tensors of the loss's backward, all in the compute dtype (loss.py "logps")
+        return 3.0 * regime_of(setup, shape).compute_bytes
     return float(VARLEN_CACHED_FP32_BYTES)
 
 
@@ -755,7 +758,7 @@ def transient_blocks(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb:
         logit_block = fused_chunk_tokens(tokens, shape) * V * 4.0
     elif lossb.regime == "chunked":
         logit_block = tokens / 8 * V * 4.0
-    elif lossb.regime in ("plain",) or (lossb.regime == "compute" and not rg.autocast):
+    elif lossb.regime in ("plain", "logps") or (lossb.regime == "compute" and not rg.autocast):
         logit_block = tokens * V * a
     else:
         logit_block = tokens * V * 4.0

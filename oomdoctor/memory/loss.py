@@ -21,19 +21,24 @@ Who computes the cross-entropy, and in which dtype, depends on the model code an
   tt_fp32       torchtune without chunking: TransformerDecoder returns `self.output(h).float()`
                 (torchtune/modules/transformer.py), so the loss sees fp32 logits
   plain         LitGPT without chunking: cross-entropy on the compute-dtype logits
+  logps         ms-swift's DPO: no model loss; each token's log-probability by a log_softmax per sequence on the
+                logits as the model returns them (compute dtype when no autocast converts the outputs)
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
-from oomdoctor.memory.regime import Regime, _transformers_version
+from oomdoctor.memory.regime import Regime, _transformers_version, regime_of
 
 # model_type (config.json) -> the loss its own modelling code computes
 _REMOTE_LOSS = {"qwen": "compute", "baichuan": "compute", "internlm": "compute",
                 "internlm2": "legacy", "chatglm": "legacy", "glm": "legacy"}
 # frameworks that train through the HF Trainer, whose model accelerate prepares (native AMP wraps its forward)
 _HF_TRAINER = ("hf", "trl", "llamafactory", "axolotl", "swift", "ms-swift")
+# frameworks whose DPO is TRL's DPOTrainer (LLaMA-Factory's own casts the logits to fp32 first:
+# src/llamafactory/train/dpo/trainer.py:230 concatenated_forward)
+_DPO_LOGPS = ("hf", "trl", "axolotl", "swift", "ms-swift")
 # torchtune splits the output projection into this many chunks (modules/transformer.py num_output_chunks)
 TORCHTUNE_CHUNKS = 8
 
@@ -58,6 +63,13 @@ def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
         return "chunked"
     if setup.fused_ce or loss in ("fused", "liger", "linear"):
         return "fused"
+    if setup.stage == "dpo" and setup.framework in _DPO_LOGPS and not regime_of(setup, shape).autocast:
+        # TRL's DPO and ms-swift's over it pass no labels, so the model computes no loss, and take per-token
+        # log-probabilities with selective_log_softmax (trl/trainer/dpo_trainer.py concatenated_forward;
+        # swift/rlhf_trainers/dpo_trainer.py concatenated_forward, rlhf_mixin.py get_per_token_logps): half
+        # logits get one log_softmax per row in their own dtype (trl/trainer/utils.py:514). They stay in the compute dtype unless
+        # accelerate's autocast wrapper converts the outputs to fp32 (DeepSpeed and pure half runs have none)
+        return "logps"
     if setup.framework == "torchtune":
         return "tt_fp32"
     if setup.framework == "litgpt":
@@ -121,8 +133,9 @@ def loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes
         # `del logits` after the loss, beside log_softmax's fp32 output; backward: its gradient and the input
         # gradient beside the saved output (recipes/full_finetune_single_device.py _loss_step)
         return LossBytes(regime, 8, 12, 0)
-    if regime == "plain":
-        # the framework's own loss on the compute-dtype logits, without an fp32 upcast
+    if regime in ("plain", "logps"):
+        # the framework's own loss on the compute-dtype logits, without an fp32 upcast (DPO: the logits and
+        # every row's log-softmax output; backward: that output, its gradient and the logits' gradient)
         return LossBytes(regime, 2 * a, 3 * a, 0)
     if regime == "cce":
         return LossBytes(regime, 0, 0, 4 * h)
