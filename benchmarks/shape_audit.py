@@ -1,6 +1,7 @@
-"""Score a model-shape audit (tests/data/corpus/MANIFEST.yaml `audit:`, `audit_2:`, `audit_3:` or `audit_4:`) with the code on the path:
-within 1% of transformers' own count, refused with one line, counted behind the guessed-shape warning, or
-silently wrong. Run it on an older checkout to get that checkout's first-sight figure.
+"""Score a model-shape audit (tests/data/corpus/MANIFEST.yaml `audit:` to `audit_5:`) with the code on the path:
+within 1% of the trusted count (transformers' own; the checkpoint index's for audit_5), refused with one line,
+counted behind the guessed-shape warning, or silently wrong. Run it on an older checkout to get that checkout's
+first-sight figure.
 
     OOMDOCTOR_NO_TRANSFORMERS=1 python benchmarks/shape_audit.py audit_2     # features only
     OOMDOCTOR_META_TIMEOUT=300 python benchmarks/shape_audit.py audit_2      # with transformers' meta-device count

@@ -1762,6 +1762,58 @@ def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | No
     return cfg, vision
 
 
+# keys that only one family's block reads, so that a config carrying all of them is that family's block under
+# another model_type (a reward model or a port re-saved with its own type): GPT-NeoX's parallel residual and
+# partial rotary (models/gpt_neox/modeling_gpt_neox.py GPTNeoXLayer: `if self.use_parallel_residual`,
+# GPTNeoXConfig.rotary_pct), whose MLP is two biased matrices (dense_h_to_4h, dense_4h_to_h)
+_KIN_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("gpt_neox", ("use_parallel_residual", "rotary_pct")),
+)
+
+
+def _kin_family(cfg: dict[str, Any]) -> tuple[str, tuple[str, ...]] | None:
+    for family, keys in _KIN_KEYS:
+        if all(k in cfg for k in keys):
+            return family, keys
+    return None
+
+
+def _named_vision_tower(cfg: dict[str, Any]) -> str | None:
+    """The vision encoder a config names instead of describing (LLaVA's own repository and its offspring: the
+    tower is built from another checkpoint by name, llava/model/multimodal_encoder/builder.py
+    `getattr(cfg, 'mm_vision_tower', getattr(cfg, 'vision_tower', None))`; Qwen-VL's `visual` dict), or None."""
+    for key in ("mm_vision_tower", "vision_tower"):
+        value = cfg.get(key)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    if isinstance(cfg.get("visual"), dict):
+        return "visual"
+    return None
+
+
+def _task_head(b: _Build, cfg: dict[str, Any], notes: list[Msg]) -> None:
+    """The head the config's class puts on the decoder, where it is not the language-model head: a
+    `*ForSequenceClassification` class has no lm_head but `score = nn.Linear(hidden, num_labels, bias=False)`
+    (transformers modeling_layers.py GenericForSequenceClassification; reward models, classifiers)."""
+    arch = cfg.get("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else ""
+    if head.endswith("ForSequenceClassification"):
+        labels = cfg.get("id2label")
+        # PretrainedConfig: num_labels = len(id2label); a config without either takes the class default of 2
+        n = len(labels) if isinstance(labels, dict) and labels else b.c.get_int("num_labels", default=2)
+        score = b.hidden * n
+    elif head.endswith(("RewardModel", "ForRewardModel")):
+        # a reward model's head is one scalar per sequence (OpenAssistant's GPTNeoXRewardModel stores
+        # out_proj.weight [1, hidden] and out_proj.bias [1] in place of embed_out)
+        n, score = 1, b.hidden + 1
+    else:
+        return
+    if not b.tied:
+        b.extra -= b.vocab * b.hidden
+    b.extra += score
+    notes.append(msg("model.note.classification_head", cls=head, labels=n))
+
+
 def _widest(data: dict[str, Any]) -> dict[str, Any]:
     """The config with each per-layer list of sizes replaced by its largest entry."""
     return {k: max(v) if isinstance(v, list) and v and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
@@ -1780,7 +1832,16 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
     family = _FAMILIES.get(model_type) or _FAMILIES.get(top_type)
     notes: list[Msg] = []
     unread: list[str] = []
-    if family is None:
+    kin = _kin_family(text_cfg) if family is None else None
+    if kin is not None:
+        # no builder of its own, but the keys of a family's own block: read it as that family (a guess all the same)
+        kin_type, kin_keys = kin
+        builder, tie_default = _FAMILIES[kin_type]
+        guess = True
+        b = _Build(c, model_type or top_type, c.flag("tie_word_embeddings", tie_default))
+        builder(b)
+        b.assumed = [msg("model.assume.kin", family=kin_type, keys=", ".join(kin_keys))]
+    elif family is None:
         # no builder of its own: read the structure from the config's features (oomdoctor/features.py);
         # the tie default is PretrainedConfig's own, the key LFM2 spells `tie_embedding` counts too
         from oomdoctor.features import CHECKED_TYPES, Kit, Unplaced, read_features, unread_keys
@@ -1840,7 +1901,12 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         elif top_type in ("qwen3_5", "qwen3_5_moe"):
             b.extra += _qwen3_5_vision_params(Cfg(vision, path, None, top, ("vision_config",)))
         else:
-            notes.append(msg("model.note.vision_not_counted", model_type=top_type))
+            notes.append(msg("model.warn.vision_not_counted", model_type=top_type))
+    else:
+        named = _named_vision_tower(cfg)
+        if named:
+            notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type, tower=named))
+    _task_head(b, cfg, notes)
     dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")
                         .replace("torch.", ""), "fp32")
     quant = cfg.get("quantization_config") if isinstance(cfg.get("quantization_config"), dict) else None

@@ -296,7 +296,8 @@ def _role_guess(name: str, by_name: dict[str, Linear]) -> str:
 
 def apply(shape: ModelShape, inv: Inventory) -> ModelShape:
     """The config.json shape, corrected by what the checkpoint really stores."""
-    notes = list(shape.notes) + inv.notes
+    # the checkpoint stores the vision tower a multimodal config describes: its count includes it
+    notes = [n for n in shape.notes if n.code != "model.warn.vision_not_counted"] + inv.notes
     total = inv.total
     tied = shape.tie_word_embeddings
     if inv.head_params == 0 and inv.embed is not None:

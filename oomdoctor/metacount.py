@@ -62,6 +62,12 @@ def count(job):
         if remote:
             conf = AutoConfig.from_pretrained(remote, trust_remote_code=True, local_files_only=True)
         elif cfg.get("model_type") in CONFIG_MAPPING:
+            arch = cfg.get("architectures")
+            named = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else ""
+            if named and not hasattr(transformers, named):
+                # the class the config names is not transformers' own (LISA's LISAForCausalLM under
+                # model_type "llava"): what the type maps to would be another model, its count not this one's
+                return {"unknown": True, "version": transformers.__version__, "class": named}
             conf = CONFIG_MAPPING[cfg["model_type"]].from_dict(cfg)
         else:
             return {"unknown": True, "version": transformers.__version__}
@@ -194,7 +200,10 @@ def _job(cfg: dict[str, Any], directory: str | None) -> tuple[str, bool]:
     """The request sent to the child (also the cache key's text) and whether it runs the model's own code."""
     clean = {k: v for k, v in cfg.items() if k != "quantization_config"}
     remote = _remote_dir(cfg, directory)
-    return json.dumps({"config": clean, "remote_dir": remote}, sort_keys=True, default=str), remote is not None
+    # "checks": the child's rules, in the cache key's text so that answers kept under older rules are not reused
+    # (2: a config naming a class transformers lacks is not counted as the type's class)
+    return json.dumps({"config": clean, "remote_dir": remote, "checks": 2}, sort_keys=True, default=str), \
+        remote is not None
 
 
 def _timeout(timeout: float | None) -> float:

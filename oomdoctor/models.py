@@ -197,7 +197,9 @@ def _exact_or_warned(shape: ModelShape, cfg: dict[str, Any], directory: str | No
     count = metacount.meta_count(cfg, directory)
     if count.params:
         note = msg("model.note.meta_count", version=count.version, cls=count.cls)
-        return replace(shape, params_total=count.params, shape_confidence="exact", notes=(note,) + shape.notes)
+        # transformers builds the whole class, vision tower included
+        kept = tuple(n for n in shape.notes if n.code != "model.warn.vision_not_counted")
+        return replace(shape, params_total=count.params, shape_confidence="exact", notes=(note,) + kept)
     why = _unplaced(shape)
     if why is not None:
         raise InputError(why, shape.source_path)

@@ -428,3 +428,101 @@ def test_a_config_that_switches_its_experts_off_counts_none(tmp_path, no_transfo
     cfg["is_moe"] = True                              # switched on, the experts are read
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     assert read_config_json(str(tmp_path / "config.json"), "x").num_experts == 16384
+
+
+# the fifth: real published config.json files (each with its checkpoint index's count), drawn by the rule at the
+# top of its section in MANIFEST.yaml; first sight and after in AUDIT.md and docs/shapes.md
+AUDIT_5 = MANIFEST["audit_5"]
+
+
+def test_audit_5_holds_real_published_configs_of_types_or_variants_new_to_the_corpus():
+    earlier = MANIFEST["corpus"] + AUDIT + AUDIT_2 + AUDIT_3 + AUDIT_4
+
+    def kind(e):
+        cfg = json.loads((CORPUS / e["dir"] / "config.json").read_text())
+        return cfg.get("model_type"), (cfg.get("architectures") or [None])[0]
+
+    seen = {kind(e) for e in earlier}
+    assert len(AUDIT_5) == 11
+    for e in AUDIT_5:
+        # a published file at a commit of the repository that mirrors the checkpoint, counted from its index
+        assert "@" in e["config_from"] and "index.json" in e["trusted_from"] and e["trusted_params"] > 0
+        assert kind(e) not in seen, e["dir"]
+
+
+def test_audit_5_without_transformers_7_of_11_within_one_percent_and_none_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_5}
+    within = sorted(d for d, (k, _, _) in scored.items() if k == "within")
+    # first sight (commit 9238601): 5 within, 1 refused, 3 warned, 2 silently wrong (the classifier +6%,
+    # LocateAnything's uncounted vision tower -19%)
+    assert len(within) == 7, within
+    refused = {d: scored[d][1].message.code for d, (k, _, _) in scored.items() if k == "refused"}
+    assert refused == {"xgen-mm-phi3": "model.config.missing_key"}     # a text_config that names no sizes
+    off = sorted(d for d, (k, _, _) in scored.items() if k == "off")
+    # vision towers that are described by name or by an encoder of their own: counted without them, and said so
+    assert off == ["deepseek-ocr2", "lisa-7b", "locateanything-3b"]
+    for d in off:
+        codes = [n.code for n in shape_warnings(scored[d][1])]
+        assert {"model.warn.vision_not_counted", "model.warn.vision_tower_by_name"} & set(codes), (d, codes)
+
+
+def _llama_cfg(**extra):
+    return dict(model_type="llama", hidden_size=256, intermediate_size=688, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=4, vocab_size=1000, tie_word_embeddings=False, **extra)
+
+
+def test_a_sequence_classifier_counts_its_score_head_in_place_of_the_lm_head(tmp_path, no_transformers):
+    from oomdoctor.archs import shape_from_config
+
+    causal = count_params(shape_from_config(_llama_cfg(architectures=["LlamaForCausalLM"]), "c", None)).total
+    labels = {"0": "bad", "1": "ok", "2": "good"}
+    shape = shape_from_config(_llama_cfg(architectures=["LlamaForSequenceClassification"], id2label=labels), "s", None)
+    # GenericForSequenceClassification: score = Linear(hidden, num_labels, bias=False), no lm_head
+    assert count_params(shape).total == causal - 1000 * 256 + 256 * 3
+    assert "model.note.classification_head" in [n.code for n in shape.notes]
+    reward = shape_from_config(_llama_cfg(architectures=["LlamaRewardModel"]), "r", None)
+    assert count_params(reward).total == causal - 1000 * 256 + 256 + 1
+
+
+def test_gpt_neox_keys_under_a_type_of_its_own_are_read_as_gpt_neox_behind_the_warning(no_transformers):
+    entry = next(e for e in AUDIT_5 if e["dir"] == "oasst-rm-pythia-1.4b")
+    kind, shape, error = _score(entry)
+    assert kind == "within" and shape.shape_confidence == "guessed" and not shape.gated_mlp
+    codes = [n.code for n in shape_warnings(shape)]
+    assert codes[:2] == ["model.warn.guessed", "model.warn.how_exact"]
+    assert [a.code for a in shape.assumptions] == ["model.assume.kin"]
+
+
+def test_a_vision_tower_left_out_of_the_count_is_a_warning_on_every_surface(tmp_path, no_transformers, capsys):
+    from oomdoctor.cli import DEMO_DIR, main
+
+    src = CORPUS / "locateanything-3b" / "config.json"
+    shape = read_config_json(str(src), "locateanything")
+    assert shape.shape_confidence == "derived"
+    assert [n.code for n in shape_warnings(shape)] == ["model.warn.vision_not_counted"]
+    shutil.copy(src, tmp_path / "config.json")
+    argv = [str(DEMO_DIR / "train.yaml"), "--model", str(tmp_path), "--gpu", "A100-80GB"]
+    main(argv + ["--plain"])
+    out = capsys.readouterr().out
+    assert "vision tower" in out and "not counted" in out and "--model DIR" in out
+    main(argv + ["--plain", "--lang", "zh"])
+    assert "未计入该 locateanything 模型的视觉编码器" in capsys.readouterr().out
+    main(argv + ["--json"])
+    model = json.loads(capsys.readouterr().out)["model"]
+    assert [w["code"] for w in model["shape_warnings"]] == ["model.warn.vision_not_counted"]
+
+
+def test_a_vision_encoder_named_by_repository_is_a_warning(no_transformers):
+    shape = read_config_json(str(CORPUS / "lisa-7b" / "config.json"), "lisa")
+    assert "model.warn.vision_tower_by_name" in [n.code for n in shape_warnings(shape)]
+
+
+@pytest.mark.simulate
+def test_with_transformers_a_class_it_lacks_is_not_counted_as_its_types_class(tmp_path):
+    pytest.importorskip("transformers")
+    # LISA's model_type is "llava", but its class (LLaVA with a SAM mask decoder) is its own: transformers'
+    # LlavaForConditionalGeneration would be another model's count
+    shutil.copy(CORPUS / "lisa-7b" / "config.json", tmp_path / "config.json")
+    shape = read_config_json(str(tmp_path / "config.json"), "lisa")
+    assert shape.shape_confidence == "guessed"
+    assert [n.code for n in shape_warnings(shape)][:2] == ["model.warn.guessed", "model.warn.how_exact_remote"]

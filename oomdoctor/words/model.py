@@ -102,9 +102,21 @@ WORDS = {
     "model.confidence.exact": ("exact", "精确"),
     "model.confidence.derived": ("derived from config.json", "由 config.json 推导"),
     "model.confidence.guessed": ("guessed", "推测"),
-    "model.note.vision_not_counted": (
-        "the vision tower of this {model_type} model is not counted; only its language model is",
-        "未计入该 {model_type} 模型的视觉编码器，只计算了语言模型部分"),
+    "model.warn.vision_not_counted": (
+        "the vision tower of this {model_type} model is not counted, only its language model: the total is low; "
+        "pass --model DIR with the checkpoint (*.safetensors or its index) to count all of it",
+        "未计入该 {model_type} 模型的视觉编码器，只计算了语言模型部分，总数偏低：用 --model DIR 指定含检查点"
+        "（*.safetensors 或其索引）的目录可计入全部参数"),
+    "model.warn.vision_tower_by_name": (
+        "this {model_type} config names its vision encoder ({tower}) instead of describing it: that encoder, and "
+        "any other module its own code adds, is not counted; the total is low",
+        "该 {model_type} 配置只给出视觉编码器的名字（{tower}）而未描述其结构：该编码器及其自带代码添加的其他模块均未计入，"
+        "总数偏低"),
+    "model.assume.kin": ("a {family} block, read by {family}'s own reading (the config carries its keys {keys})",
+                         "{family} 结构，按 {family} 的专门读法计数（配置中含其特有的键 {keys}）"),
+    "model.note.classification_head": (
+        "{cls}: a classification head of {labels} labels in place of the language-model head",
+        "{cls}：以 {labels} 个类别的分类头代替语言模型输出层"),
     "model.note.mtp_not_loaded": (
         "the checkpoint's {layers} multi-token-prediction layer(s) are not counted: transformers does not load them",
         "未计入检查点中的 {layers} 个多 token 预测（MTP）层：transformers 不加载它们"),
