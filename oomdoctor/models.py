@@ -118,6 +118,8 @@ def _from_catalog(mid: str, asked: str | None = None) -> ModelShape:
     shape = shape_from_config(dict(data["config"]), entry.id, None, source_kind="catalog", tolerate_unplaced=True)
     source = "catalog" if asked is None else f"catalog ({entry.id} for {asked})"
     notes = shape.notes
+    if data.get("params_total"):                # the entry's count is the whole checkpoint's, vision tower included
+        notes = tuple(n for n in notes if n.code != "model.warn.vision_not_counted")
     if shape.shape_confidence == "guessed":       # the total is the entry's count; the layers are a guess
         notes = (msg("model.warn.catalog_structure", model_type=shape.model_type),) + notes
     return replace(shape, params_total=data.get("params_total"), source=source, source_kind="catalog",
