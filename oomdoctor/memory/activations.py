@@ -26,6 +26,16 @@ from oomdoctor.memory.params import _canonical_targets, layer_linears
 from oomdoctor.memory.regime import Regime
 
 _ATTN_IN = ("q_proj", "k_proj", "v_proj")
+# Gemma's decoder layers (transformers modeling_gemma2.py Gemma2DecoderLayer, modeling_gemma3.py) run four
+# RMSNorms: input, post_attention (on o_proj's output), pre_feedforward, post_feedforward (on down_proj's output)
+SANDWICH_NORMS = ("gemma2", "gemma3", "gemma3_text")
+# Gemma's RMSNorm: `output = self._norm(x.float()); output * (1.0 + self.weight.float())` then `type_as(x)`
+# (modeling_gemma.py / modeling_gemma2.py / modeling_gemma3.py Gemma*RMSNorm.forward): a trained weight's
+# gradient needs the fp32 normalised tensor, not a residual-dtype one
+GEMMA_NORM = ("gemma", "gemma2", "gemma3", "gemma3_text")
+# eager_attention_forward with `softcap` (modeling_gemma2.py, config default attn_logit_softcapping 50.0):
+# scores / softcap, tanh, * softcap; tanh saves its output, one more heads x seq scores tensor per token
+ATTN_SOFTCAP = ("gemma2",)
 _UP_IN = ("gate_proj", "up_proj")
 
 
@@ -83,6 +93,10 @@ class _Layer:
     trains_weights: bool
     compiled: bool
     x_cast: bool = False    # bitsandbytes gets its input in another dtype than its compute dtype (one copy each)
+    dora: bool = False      # PEFT DoRA on the targeted projections
+    norms: int = 2          # RMSNorms per layer (Gemma 2/3: four, each side of attention and MLP)
+    norm_fp32_out: bool = False   # the norm multiplies by its weight in fp32 and casts after (Gemma)
+    attn_softcap: bool = False    # eager attention soft-caps its scores (Gemma 2)
 
 
 def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, trains_weights: bool) -> _Layer:
@@ -104,6 +118,7 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
     if "gate_up_fused" in targets:
         targets |= set(_UP_IN)
     eager = setup.attention == "eager"
+    mt = (shape.model_type or "").lower()
     with_mask = masked(setup)
     # repeat_kv copies k and v to every head when the kernel cannot take GQA itself (eager, or SDPA with a mask:
     # transformers use_gqa_in_sdpa). One kv head expands to a stride-0 view instead: eager's matmul still copies
@@ -118,7 +133,9 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   eager=eager, k_seen=q_dim if repeated and (not view or (autocast and r != a)) else kv_dim,
                   v_seen=q_dim if repeated and not view else kv_dim, trains_weights=trains_weights,
                   compiled=compiled_layers(setup),
-                  x_cast=bool(setup.quant_bits) and rg.other_dtype != rg.compute_dtype)
+                  x_cast=bool(setup.quant_bits) and rg.other_dtype != rg.compute_dtype,
+                  dora=adapters and setup.use_dora, norms=4 if mt in SANDWICH_NORMS else 2,
+                  norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP)
 
 
 def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *, trains_weights: bool,
@@ -175,6 +192,19 @@ def _save_linear(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width
         else:
             saved[xa_name] = xa_bytes * width
         saved[f"{name}:lora_b_in"] = (a if ly.autocast else ly.adapter_bytes) * ly.rank
+        if ly.dora:
+            # PEFT DoraLinearLayer.forward (peft tuners/lora/dora.py): `(mag_norm_scale - 1) * base_result +
+            # mag_norm_scale * lora_result * scaling` with a trained magnitude: each product saves its out-wide
+            # operand for the magnitude's gradient, the base output and lora_B's output
+            out = _out_width(ly, name)
+            saved[f"{name}:dora_base"] = a * out
+            saved[f"{name}:dora_lora"] = (a if ly.autocast else ly.adapter_bytes) * out
+
+
+def _out_width(ly: _Layer, name: str) -> int:
+    """A projection's output width."""
+    return {"q_proj": ly.q_dim, "k_proj": ly.kv_dim, "v_proj": ly.kv_dim, "gate_proj": ly.inter,
+            "up_proj": ly.inter}.get(name, ly.h)
 
 
 def _save_norms(ly: _Layer, saved: dict) -> None:
@@ -184,13 +214,13 @@ def _save_norms(ly: _Layer, saved: dict) -> None:
     recomputes the fp32 copy and the normalised tensor in backward (torch/_functorch/partitioners.py
     min_cut_rematerialization_partition); torchtune's README table: compile takes 41 KB per token and layer
     off Llama 3.2 3B's full fine-tune, which these and silu's output below account for"""
-    for norm in ("norm1", "norm2"):
+    for norm in ("norm1", "norm2", "norm3", "norm4")[:ly.norms]:
         if ly.compiled:
             saved[f"{norm}:fp32"] = ly.r * ly.h + 4.0
             continue
         saved[f"{norm}:fp32"] = 4 * ly.h + 4.0 / 1      # + (b, s, 1) fp32 rsqrt, 4 bytes per token
         if ly.trains_weights:
-            saved[f"{norm}:normed"] = ly.r * ly.h
+            saved[f"{norm}:normed"] = (4 if ly.norm_fp32_out else ly.r) * ly.h
 
 
 def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: dict) -> str:
@@ -207,6 +237,8 @@ def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: 
     if setup.framework == "litgpt" and shape.num_kv_heads == 1 < heads and not ly.eager:
         saved["attn:probs"] = a * heads * seq
     if ly.eager:
+        if ly.attn_softcap:
+            saved["attn:softcap"] = a * heads * seq      # tanh's output
         saved["attn:softmax"] = 4 * heads * seq
         if a != 4:
             saved["attn:probs"] = a * heads * seq

@@ -94,6 +94,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
              crash: CrashReport | None = None, headroom: float = 0.10) -> Estimate:
     """Per-GPU memory of one training step (see module doc)."""
     shape = _as_built(setup, shape)
+    setup = _attention_as_run(setup, shape)
     counts = _count(shape)
     rg = regime_of(setup, shape)
     T = trainable_params(setup, shape)
@@ -722,6 +723,17 @@ def _optimizer_moment(setup: TrainingSetup, shape: ModelShape, counts: ParamCoun
 
 
 _untied_cache: list = [None, None]
+# causal-LM classes that declare `_supports_sdpa = False` (transformers modeling_gemma2.py Gemma2PreTrainedModel:
+# "sdpa does not support softcapping"; modeling_vaultgemma.py): without a stated kernel transformers picks eager
+# for them, and an explicit "sdpa" is refused (modeling_utils._sdpa_can_dispatch), so the run is eager
+NO_SDPA = ("gemma2", "vaultgemma")
+
+
+def _attention_as_run(setup: TrainingSetup, shape: ModelShape) -> TrainingSetup:
+    """The attention kernel the model class runs: SDPA's default falls back to eager where the class has none."""
+    if setup.attention in ("sdpa", "") and (shape.model_type or "").lower() in NO_SDPA:
+        return replace(setup, attention="eager")
+    return setup
 
 
 def _as_built(setup: TrainingSetup, shape: ModelShape) -> ModelShape:
