@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
-from oomdoctor.memory.params import _canonical_targets, layer_linears
+from oomdoctor.memory.params import _canonical_targets, layer_linears, matched_linears
 from oomdoctor.memory.regime import Regime
 
 _ATTN_IN = ("q_proj", "k_proj", "v_proj")
@@ -97,6 +97,8 @@ class _Layer:
     norms: int = 2          # RMSNorms per layer (Gemma 2/3: four, each side of attention and MLP)
     norm_fp32_out: bool = False   # the norm multiplies by its weight in fp32 and casts after (Gemma)
     attn_softcap: bool = False    # eager attention soft-caps its scores (Gemma 2)
+    qkv_fused: bool = False       # one qkv_proj (Phi-3) instead of q/k/v projections
+    gate_up_fused: bool = False   # one gate_up_proj (Phi-3) instead of gate/up projections
 
 
 def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, trains_weights: bool) -> _Layer:
@@ -119,6 +121,8 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
         targets |= set(_UP_IN)
     eager = setup.attention == "eager"
     mt = (shape.model_type or "").lower()
+    dense, moe = layer_linears(shape)
+    roles = {m.role for m in (dense or moe)}
     with_mask = masked(setup)
     # repeat_kv copies k and v to every head when the kernel cannot take GQA itself (eager, or SDPA with a mask:
     # transformers use_gqa_in_sdpa). One kv head expands to a stride-0 view instead: eager's matmul still copies
@@ -135,7 +139,8 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   compiled=compiled_layers(setup),
                   x_cast=bool(setup.quant_bits) and rg.other_dtype != rg.compute_dtype,
                   dora=adapters and setup.use_dora, norms=4 if mt in SANDWICH_NORMS else 2,
-                  norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP)
+                  norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP,
+                  qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles)
 
 
 def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *, trains_weights: bool,
@@ -175,36 +180,47 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
 def _save_linear(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width: int) -> None:
     """What a projection keeps: its (cast) input when the weight trains, LoRA's own tensors when targeted."""
     a = ly.a
+    # a fused projection (Phi-3's qkv_proj, gate_up_proj) is one module: one autocast cast, one adapter
+    module = _module_of(ly, name)
     if ly.trains_weights:
         if ly.autocast and x_bytes != a:
-            saved[f"{name}:cast"] = a * width            # autocast's per-call cast, saved by the linear
+            saved[f"{module}:cast"] = a * width          # autocast's per-call cast, saved by the linear
         else:
             saved[x] = x_bytes * width                   # the input itself, shared with its siblings
     if name in ly.targets:
         xa_name, xa_bytes = x, x_bytes
         if ly.adapter_bytes != x_bytes:
-            xa_name, xa_bytes = f"{name}:adapter_in", ly.adapter_bytes   # PEFT casts to the adapter dtype
+            xa_name, xa_bytes = f"{module}:adapter_in", ly.adapter_bytes   # PEFT casts to the adapter dtype
         if ly.dropout:
-            saved[f"{name}:dropout_mask"] = 1 * width     # CUDA native_dropout keeps a bool mask
-            xa_name = f"{name}:dropout_out"
+            saved[f"{module}:dropout_mask"] = 1 * width   # CUDA native_dropout keeps a bool mask
+            xa_name = f"{module}:dropout_out"
         if ly.autocast and xa_bytes != a:
-            saved[f"{name}:lora_a_in"] = a * width       # autocast casts lora_A's input and saves that copy
+            saved[f"{module}:lora_a_in"] = a * width     # autocast casts lora_A's input and saves that copy
         else:
             saved[xa_name] = xa_bytes * width
-        saved[f"{name}:lora_b_in"] = (a if ly.autocast else ly.adapter_bytes) * ly.rank
+        saved[f"{module}:lora_b_in"] = (a if ly.autocast else ly.adapter_bytes) * ly.rank
         if ly.dora:
             # PEFT DoraLinearLayer.forward (peft tuners/lora/dora.py): `(mag_norm_scale - 1) * base_result +
             # mag_norm_scale * lora_result * scaling` with a trained magnitude: each product saves its out-wide
             # operand for the magnitude's gradient, the base output and lora_B's output
-            out = _out_width(ly, name)
-            saved[f"{name}:dora_base"] = a * out
-            saved[f"{name}:dora_lora"] = (a if ly.autocast else ly.adapter_bytes) * out
+            out = _out_width(ly, module)
+            saved[f"{module}:dora_base"] = a * out
+            saved[f"{module}:dora_lora"] = (a if ly.autocast else ly.adapter_bytes) * out
+
+
+def _module_of(ly: _Layer, name: str) -> str:
+    """The module a Llama projection name is part of: itself, or a fused projection."""
+    if ly.qkv_fused and name in _ATTN_IN:
+        return "qkv_fused"
+    if ly.gate_up_fused and name in _UP_IN:
+        return "gate_up_fused"
+    return name
 
 
 def _out_width(ly: _Layer, name: str) -> int:
     """A projection's output width."""
     return {"q_proj": ly.q_dim, "k_proj": ly.kv_dim, "v_proj": ly.kv_dim, "gate_proj": ly.inter,
-            "up_proj": ly.inter}.get(name, ly.h)
+            "up_proj": ly.inter, "qkv_fused": ly.q_dim + 2 * ly.kv_dim, "gate_up_fused": 2 * ly.inter}.get(name, ly.h)
 
 
 def _save_norms(ly: _Layer, saved: dict) -> None:
@@ -231,6 +247,11 @@ def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: 
     saved["attn:q"] = a * ly.q_dim
     saved["attn:k"] = a * ly.k_seen
     saved["attn:v"] = a * ly.v_seen
+    if ly.qkv_fused and ly.v_seen == ly.kv_dim:
+        # Phi-3 slices q, k and v out of qkv_proj's output (modeling_phi3.py Phi3Attention.forward `qkv[...,
+        # query_pos + kv:]`): q and k are copied by RoPE, v reaches the kernel as a view, and what the kernel
+        # saves keeps the whole qkv output alive
+        saved["attn:v"] = a * (ly.q_dim + 2 * ly.kv_dim)
     # LitGPT hands SDPA a single key/value head for multi-query models (model.py expands k/v only for GQA);
     # fused kernels need equal head counts (before torch 2.5's enable_gqa), so SDPA runs its math kernel,
     # which keeps the attention probabilities in the compute dtype
@@ -343,7 +364,7 @@ def _backward_peak(ly: _Layer, saved: dict, per_layer: float) -> float:
     softmax gradient (heads x seq per token each); SDPA's makes the q, k and v gradients."""
     a, r, h, inter = ly.a, ly.r, ly.h, ly.inter
     mlp_part = sum(v for k, v in saved.items()
-                   if k.startswith(("mlp:", "gate_proj", "up_proj", "down_proj", "norm2:out")))
+                   if k.startswith(("mlp:", "gate_proj", "up_proj", "gate_up_fused", "down_proj", "norm2:out")))
     down_in = sum(v for k, v in saved.items() if k in ("mlp:act_up", "down_proj:cast", "down_proj:adapter_in",
                                                         "down_proj:lora_a_in", "down_proj:dropout_out"))
     # the product's gradient, then silu's and up's, once down_proj's saved input is freed
@@ -369,6 +390,30 @@ def _forward_flight(ly: _Layer) -> float:
     if ly.eager:
         attn_flight += (4 + 2 * a) * ly.heads * ly.seq
     return max(mlp_flight, attn_flight)
+
+
+def dora_transient(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> float:
+    """Bytes (not per token) that one DoRA projection's forward holds while it recomputes its weight norm, the
+    largest over the targeted projections. PEFT DoraLinearLayer (peft tuners/lora/dora.py) in training mode caches
+    nothing: `get_lora_weight` runs `lora_B(lora_A(torch.eye(in)))` (in x in identity in the adapter dtype,
+    which lora_A saves: as autocast's cast of it under autocast), then `get_weight_norm` holds that lora weight in
+    x's dtype (the adapter dtype: PEFT casts x to lora_A's), the base weight cast to it, `scaling * lora_weight`
+    and their sum (in x out each) until torch.linalg.norm reduces them. A checkpointed layer runs it again in
+    its backward's recompute."""
+    if not (setup.use_dora and setup.method in ("lora", "qlora")):
+        return 0.0
+    a, t = rg.compute_bytes, rg.train_bytes
+    cast = rg.autocast and a != t
+    w_copies = 1 if (bool(setup.quant_bits) or rg.frozen_bytes != t) else 0
+    dense, moe = layer_linears(shape)
+    peak = 0.0
+    for m in matched_linears(tuple(setup.lora_targets), tuple(dense or moe)):
+        n_in, io = m.in_features, m.in_features * m.out_features
+        eye_kept = n_in * n_in * (a if cast else t)
+        making = n_in * n_in * t + (eye_kept if cast else 0) + io * (a if rg.autocast else t)
+        norming = eye_kept + io * t * (3 + w_copies) + (io * a if setup.quant_bits else 0)
+        peak = max(peak, making, norming)
+    return float(peak)
 
 
 def bnb_quantized(setup: TrainingSetup) -> bool:
