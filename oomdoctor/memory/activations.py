@@ -120,9 +120,11 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
     if "gate_up_fused" in targets:
         targets |= set(_UP_IN)
     eager = setup.attention == "eager"
-    mt = (shape.model_type or "").lower()
+    # the rules keyed to a model's modelling file and to PEFT's layers below hold where transformers' (or remote)
+    # model code and PEFT run: torchtune and LitGPT build their own models and adapters
+    mt = (shape.model_type or "").lower() if hf_code(setup) else ""
     dense, moe = layer_linears(shape)
-    roles = {m.role for m in (dense or moe)}
+    roles = {m.role for m in (dense or moe)} if mt else set()
     with_mask = masked(setup)
     # repeat_kv copies k and v to every head when the kernel cannot take GQA itself (eager, or SDPA with a mask:
     # transformers use_gqa_in_sdpa). One kv head expands to a stride-0 view instead: eager's matmul still copies
@@ -138,7 +140,7 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   v_seen=q_dim if repeated and not view else kv_dim, trains_weights=trains_weights,
                   compiled=compiled_layers(setup),
                   x_cast=bool(setup.quant_bits) and rg.other_dtype != rg.compute_dtype,
-                  dora=adapters and setup.use_dora, norms=4 if mt in SANDWICH_NORMS else 2,
+                  dora=adapters and setup.use_dora and hf_code(setup), norms=4 if mt in SANDWICH_NORMS else 2,
                   norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP,
                   qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles)
 
@@ -392,6 +394,12 @@ def _forward_flight(ly: _Layer) -> float:
     return max(mlp_flight, attn_flight)
 
 
+def hf_code(setup: TrainingSetup) -> bool:
+    """Whether the run's model is transformers' (or remote) modelling code with PEFT adapters, not torchtune's or
+    LitGPT's own modules."""
+    return setup.framework not in ("torchtune", "litgpt")
+
+
 def dora_transient(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> float:
     """Bytes (not per token) that one DoRA projection's forward holds while it recomputes its weight norm, the
     largest over the targeted projections. PEFT DoraLinearLayer (peft tuners/lora/dora.py) in training mode caches
@@ -400,7 +408,7 @@ def dora_transient(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> float
     x's dtype (the adapter dtype: PEFT casts x to lora_A's), the base weight cast to it, `scaling * lora_weight`
     and their sum (in x out each) until torch.linalg.norm reduces them. A checkpointed layer runs it again in
     its backward's recompute."""
-    if not (setup.use_dora and setup.method in ("lora", "qlora")):
+    if not (setup.use_dora and setup.method in ("lora", "qlora") and hf_code(setup)):
         return 0.0
     a, t = rg.compute_bytes, rg.train_bytes
     cast = rg.autocast and a != t

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory.activations import LayerBytes, dora_transient, layer_bytes
+from oomdoctor.memory.activations import LayerBytes, dora_transient, hf_code, layer_bytes
 from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
@@ -737,7 +737,7 @@ NO_SDPA = ("gemma2", "vaultgemma")
 
 def _attention_as_run(setup: TrainingSetup, shape: ModelShape) -> TrainingSetup:
     """The attention kernel the model class runs: SDPA's default falls back to eager where the class has none."""
-    if setup.attention in ("sdpa", "") and (shape.model_type or "").lower() in NO_SDPA:
+    if setup.attention in ("sdpa", "") and (shape.model_type or "").lower() in NO_SDPA and hf_code(setup):
         return replace(setup, attention="eager")
     return setup
 
