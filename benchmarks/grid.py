@@ -132,7 +132,8 @@ def sample(rng: random.Random, index: int) -> Case:
 # users run and the random grid does not reach: other HF families (Qwen2.5 tied and untied with a 152k
 # vocabulary, Gemma and Gemma 2 with 256k and soft-capping, Mistral, Phi-3's fused projections, a Qwen2-MoE),
 # 2048-8192 tokens, eager and SDPA, checkpointing on and off, an fp32 model under bf16 autocast, LoRA on every
-# linear or attention only, DoRA, full fine-tunes with fp32 AdamW states. Each traces in 10-60 s.
+# linear or attention only, DoRA, full fine-tunes with fp32 AdamW states, and PEFT's MetaMathQA runs (the
+# calibration rows mmqa-01/04/05). Each traces in 10-60 s (`--real`: about 20 min on two busy cores).
 _HF_BF16 = dict(framework="hf", precision="bf16", load_dtype="bf16", grad_ckpt=False)
 _HF_AMP = dict(framework="hf", precision="bf16", load_dtype="fp32", grad_ckpt=False)
 _ALL = dict(method="lora", lora_rank=16, lora_targets=("all",))
@@ -159,9 +160,29 @@ REAL_CELLS: tuple[tuple[str, dict], ...] = (
     ("meta-llama/Llama-3.2-1B", dict(_HF_BF16, method="lora", lora_rank=16, lora_targets=("q_proj", "v_proj"),
                                      use_dora=True, micro_batch=4, seq_len=2048)),
     ("meta-llama/Llama-3.2-1B", dict(_HF_BF16, method="full", optimizer="adamw_torch", micro_batch=8, seq_len=2048)),
-    # PEFT's MetaMathQA LoRA r32 run (q, v; no checkpointing; 4 x <= 768): the same code as the calibration row
-    ("meta-llama/Llama-3.2-3B", dict(_HF_BF16, method="lora", lora_rank=32, lora_targets=("q_proj", "v_proj"),
-                                     micro_batch=4, seq_len=768)),
+    ("meta-llama/Llama-3.2-1B", dict(_HF_BF16, **_ALL, use_dora=True, micro_batch=1, seq_len=2048)),
+    ("mistralai/Mistral-7B-v0.1", dict(_HF_BF16, **_ALL, use_dora=True, micro_batch=2, seq_len=2048, grad_ckpt=True)),
+    ("microsoft/Phi-3-mini-4k-instruct", dict(_HF_BF16, method="full", optimizer="adamw_torch", micro_batch=2,
+                                              seq_len=2048)),
+    ("google/gemma-3-1b-pt", dict(_HF_BF16, **_ALL, micro_batch=2, seq_len=4096)),
+    ("google/gemma-3-1b-pt", dict(_HF_AMP, method="full", optimizer="adamw_torch", micro_batch=2, seq_len=2048,
+                                  attention="eager", grad_ckpt=True)),
+    ("Qwen/Qwen2.5-7B", dict(_HF_AMP, method="full", optimizer="adamw_torch", micro_batch=1, seq_len=4096,
+                             grad_ckpt=True)),
+    ("Qwen/Qwen2.5-1.5B", dict(framework="hf", precision="fp32", load_dtype="fp32", grad_ckpt=False, **_ALL,
+                               micro_batch=2, seq_len=2048)),
+    ("meta-llama/Llama-3.1-8B", dict(_HF_BF16, **_ALL, micro_batch=8, seq_len=8192, grad_ckpt=True)),
+    ("meta-llama/Llama-3.1-8B", dict(_HF_BF16, **_ALL, micro_batch=1, seq_len=8192, attention="eager")),
+    # PEFT's MetaMathQA runs (method_comparison/MetaMathQA: pure bf16, no AMP, no checkpointing, 4 x <= 768), the
+    # same code as the calibration rows mmqa-01 (full), mmqa-04 (LoRA r10 on the MLP) and mmqa-05 (r32 on q, v)
+    ("meta-llama/Llama-3.2-3B", dict(_HF_BF16, pure_bf16=True, method="full", micro_batch=4, seq_len=768)),
+    ("meta-llama/Llama-3.2-3B", dict(_HF_BF16, pure_bf16=True, method="lora", lora_rank=10,
+                                     lora_targets=("gate_proj", "up_proj", "down_proj"), micro_batch=4, seq_len=768)),
+    ("meta-llama/Llama-3.2-3B", dict(_HF_BF16, pure_bf16=True, method="lora", lora_rank=32,
+                                     lora_targets=("q_proj", "v_proj"), micro_batch=4, seq_len=768)),
+    ("mistralai/Mixtral-8x7B-v0.1", dict(_HF_BF16, method="lora", lora_rank=16,
+                                         lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), micro_batch=1,
+                                         seq_len=4096, grad_ckpt=True)),
     ("Qwen/Qwen1.5-MoE-A2.7B", dict(_HF_BF16, method="lora", lora_rank=16,
                                     lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), micro_batch=1,
                                     seq_len=2048, grad_ckpt=True)),
@@ -177,7 +198,8 @@ def real_cases() -> list[tuple[Case, dict]]:
         shape = _from_catalog(model_id)
         setup = TrainingSetup(**values)
         name = (f"{model_id.split('/')[-1]} {setup.method}{'/dora' if setup.use_dora else ''}"
-                f"{'/' + '+'.join(setup.lora_targets) if setup.method == 'lora' else ''} load {setup.load_dtype} "
+                f"{'/' + '+'.join(setup.lora_targets) if setup.method == 'lora' else ''} load {setup.load_dtype}"
+                f"{' pure' if setup.pure_bf16 else ''}{' fp32' if setup.precision == 'fp32' else ''} "
                 f"{setup.attention}{' ckpt' if setup.grad_ckpt else ''} {setup.micro_batch}x{setup.seq_len}")
         out.append((Case(name, shape, setup), dict(_catalog()[0][model_id.lower()].data["config"])))
     return out
