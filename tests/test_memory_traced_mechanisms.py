@@ -99,3 +99,17 @@ def test_a_fused_qkv_projection_is_one_adapter_and_its_output_stays_with_v():
     # and lora_B inputs; fused: one each. v's saved view keeps q and k's part of qkv_proj's output
     adapters = 2 * (2 * 3072 + 2 * 16) + (2 * 3072 + 2 * 16)
     assert separate - fused == adapters - 2 * (3072 + 3072)
+
+
+def test_a_concatenating_rope_makes_the_attention_output_a_copy_before_o_proj():
+    from oomdoctor.archs import shape_from_config
+
+    phi3 = shape_from_config({"model_type": "phi3", "hidden_size": 3072, "intermediate_size": 8192,
+                              "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+                              "vocab_size": 32064}, "microsoft/Phi-3-mini-4k-instruct", None, source_kind="catalog")
+    full = hf(attention="sdpa", method="full")
+    rg = regime_of(full, phi3)
+    cat = layer_bytes(full, phi3, rg, 2048, trains_weights=True).saved
+    # the same layer with a RoPE that writes q in place of its layout (Llama's): o_proj shares the kernel's output
+    no_cat = layer_bytes(full, replace(phi3, model_type="phi3-like"), rg, 2048, trains_weights=True).saved
+    assert cat - no_cat == 2 * 3072          # o_proj's bf16 input, copied from the kernel's (b, heads, s, d) output

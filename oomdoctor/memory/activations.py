@@ -36,6 +36,11 @@ GEMMA_NORM = ("gemma", "gemma2", "gemma3", "gemma3_text")
 # eager_attention_forward with `softcap` (modeling_gemma2.py, config default attn_logit_softcapping 50.0):
 # scores / softcap, tanh, * softcap; tanh saves its output, one more heads x seq scores tensor per token
 ATTN_SOFTCAP = ("gemma2",)
+# apply_rotary_pos_emb ends in `torch.cat([rotated, q_pass], dim=-1)` (modeling_phi3.py, modeling_gpt_neox.py,
+# modeling_glm.py, modeling_glm4.py): q comes out laid out (b, heads, s, d); the attention kernel's output follows
+# q's layout (flash-attn flash_api.cpp mha_fwd `out = at::empty_like(q_padded)`; CPU's flash kernel the same),
+# so `attn_output.transpose(1, 2).contiguous()` before o_proj copies what the kernel also keeps
+ROPE_CAT = ("phi3", "gpt_neox", "glm", "glm4")
 _UP_IN = ("gate_proj", "up_proj")
 
 
@@ -97,6 +102,7 @@ class _Layer:
     norms: int = 2          # RMSNorms per layer (Gemma 2/3: four, each side of attention and MLP)
     norm_fp32_out: bool = False   # the norm multiplies by its weight in fp32 and casts after (Gemma)
     attn_softcap: bool = False    # eager attention soft-caps its scores (Gemma 2)
+    rope_cat: bool = False        # RoPE concatenates: the attention output is copied before o_proj
     qkv_fused: bool = False       # one qkv_proj (Phi-3) instead of q/k/v projections
     gate_up_fused: bool = False   # one gate_up_proj (Phi-3) instead of gate/up projections
 
@@ -142,7 +148,7 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   x_cast=bool(setup.quant_bits) and rg.other_dtype != rg.compute_dtype,
                   dora=adapters and setup.use_dora and hf_code(setup), norms=4 if mt in SANDWICH_NORMS else 2,
                   norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP,
-                  qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles)
+                  qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles, rope_cat=mt in ROPE_CAT)
 
 
 def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *, trains_weights: bool,
@@ -270,7 +276,7 @@ def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: 
     saved["attn:lse"] = 4 * heads
     if ly.with_mask:
         saved["attn:mask"] = a * seq                 # the bool mask as a float copy, per layer
-    return "attn:out"
+    return "attn:out_copy" if ly.rope_cat else "attn:out"
 
 
 def _save_mlp(shape: ModelShape, ly: _Layer, saved: dict) -> None:
