@@ -1,6 +1,6 @@
 """Proof 1: oomdoctor's estimate against published, measured peaks.
 
-    python benchmarks/accuracy.py [--by-source]
+    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|all]
 
 Runs every case of tests/data/reference/measured_peaks.yaml with reliability high or medium and a measured
 figure (plus every `oom: true` case), converts it into a TrainingSetup + ModelShape with the small generic
@@ -11,6 +11,9 @@ Cases the inputs cannot express (encoder-decoder models, naive pipeline splits) 
 --by-source groups the rows by the publication they come from (repository and file): each source's median
 and worst error, and every row's components (weights, gradients, optimizer, activations, logits, allocator
 reserve, GiB per GPU) beside the figure the source reports and what it counted.
+--set original keeps the rows that carry no `calibration_set` (the 74 rows scored before PEFT's method comparison
+was added), --set peft-methods only those of that set; the default, all, prints the original rows' summary
+under the summary of all rows.
 Where a row is read otherwise than its first sight (the quantity or unit its tool really reports), the
 reason is printed under the table; nothing is excluded for being off.
 """
@@ -120,12 +123,15 @@ def _seq_len(case: dict) -> int | None:
     if isinstance(case.get("seq_len"), int):
         return case["seq_len"]
     low = text.lower()
-    for ds, n in DATASET_LONGEST.items():
-        if ds in low and "max" not in low.split(ds)[0]:
-            return n
-    nums = [int(x) for x in re.findall(r"\d{3,5}", text)]
+    # a dataset of DATASET_LONGEST by its own name: LongAlpaca-12k and alpaca-gpt4 are other datasets
+    # (other samples, other tokenizers) that only contain the word
+    named = [ds for ds in DATASET_LONGEST if re.search(rf"(?<![a-z]){ds}(?![a-z0-9-])", low)]
+    for ds in named:
+        if "max" not in low.split(ds)[0]:
+            return DATASET_LONGEST[ds]
+    nums = [int(x) for x in re.findall(r"\d{3,7}", text)]     # 512000-token runs have six digits
     if nums:
-        found = [n for ds, n in DATASET_LONGEST.items() if ds in low]
+        found = [DATASET_LONGEST[ds] for ds in named]
         if found:
             return min(max(nums), max(found))
         return max(nums)
@@ -263,12 +269,29 @@ def convert(case: dict, ref: dict):
         # Linear.forward `x = x.to(self.lora_A[...].weight.dtype)`), as PEFT >= 0.12's upcast does
         if str(case.get("published") or "9999") >= "2023-11-02":
             extras["adapter_dtype"] = "bf16"
+    # the PEFT type the run's config names, and its own keys (PeftConfig peft_type, num_virtual_tokens,
+    # feedforward_modules); LoRA's options: use_dora
+    for key in ("peft_type", "num_virtual_tokens", "feedforward_modules"):
+        if case.get(key):
+            extras[key] = case[key]
     packed_text = str(case.get("packed")).lower()
     if "fixed length" in packed_text or "padded to model_max_length" in packed_text:
         extras["fixed_length"] = True      # every batch has the same length: cached blocks are reused exactly
     m = re.search(r"empty_cache every (\d+) steps", str(case.get("measure_kind") or ""))
     if m:
         extras["torch_empty_cache_steps"] = int(m.group(1))   # the loop releases idle segments that often
+    # the flags a script states that oomdoctor's command-line reader turns into fields and mechanisms
+    # (configs/entries.py _SWIFT: use_liger_kernel -> fused_ce, rlhf_type -> stage, sequence_parallel_size ->
+    # seq_parallel; modules_to_save, quant_method and PYTORCH_CUDA_ALLOC_CONF kept as mechanisms)
+    for key in ("modules_to_save", "quant_method", "expandable_segments"):
+        if case.get(key):
+            extras[key] = case[key]
+    celoss = re.search(r"celoss_parallel_size=(\d+)", str(case.get("quote") or "").lower())
+    if celoss and int(celoss.group(1)) > 0 and int(case.get("seq_parallel") or 1) > 1 and not case.get("liger"):
+        # ms-swift's sequence-parallel loss with CELOSS_PARALLEL_SIZE > 0 (swift/trainers/utils.py
+        # per_token_loss_func_sp) runs ChunkedCrossEntropyLoss (swift/sequence_parallel/utils.py:65): the
+        # compute-dtype logits are saved once and cross-entropy runs per chunk in that dtype, no fp32 copy
+        extras["loss"] = "chunked"
     n = int(case.get("n_gpus") or 1)
     setup = TrainingSetup(
         framework=framework, framework_version=version, method=method, lora_rank=int(case.get("lora_rank") or 8), lora_targets=targets,
@@ -279,7 +302,8 @@ def convert(case: dict, ref: dict):
         offload_optimizer="cpu" in offload and zero > 0 or "fsdp cpu offload" in offload,
         offload_params=("param" in offload) or "fsdp cpu offload" in offload,
         fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), loss_kernel=extras.pop("loss", ""),
-        extras=extras)
+        use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger")), stage=str(case.get("stage") or "sft"),
+        seq_parallel=int(case.get("seq_parallel") or 1), extras=extras)
     gpu_gib = _gpu_gib(str(case.get("gpu") or ""))
     return setup, shape, Hardware(gpu=str(case.get("gpu")), gpu_gib=gpu_gib, n_gpus=n)
 
@@ -348,9 +372,26 @@ def predicted(est, kind: str) -> float:
     return est.peak_gib
 
 
-def run(verbose: bool = True) -> dict:
+ORIGINAL = "original"
+
+
+def in_set(case: dict, subset: str) -> bool:
+    """Whether a row belongs to the calibration set `subset`: "all", "original" (rows with no
+    `calibration_set`) or a set's name."""
+    return subset == "all" or str(case.get("calibration_set") or ORIGINAL) == subset
+
+
+def summary(rows: list) -> tuple[float, float]:
+    """Median and 90th-percentile absolute error of scored rows."""
+    errs = sorted(abs(r[4]) for r in rows)
+    if not errs:
+        return 0.0, 0.0
+    return statistics.median(errs), errs[min(len(errs) - 1, int(round(0.9 * (len(errs) - 1))))]
+
+
+def run(verbose: bool = True, subset: str = "all") -> dict:
     with open(os.path.join(REF, "measured_peaks.yaml")) as fh:
-        cases = yaml.load(fh, Loader=_Loader)
+        cases = [c for c in yaml.load(fh, Loader=_Loader) if in_set(c, subset)]
     ref = _reference_shapes()
     rows, skipped, oom_rows = [], [], []
     parts: dict = {}
@@ -383,9 +424,8 @@ def run(verbose: bool = True) -> dict:
         pred = predicted(est, kind)
         rows.append((case["id"], kind, meas, pred, (pred - meas) / meas))
         parts[case["id"]] = _components(est)
-    errs = sorted(abs(r[4]) for r in rows)
-    median = statistics.median(errs) if errs else 0.0
-    p90 = errs[min(len(errs) - 1, int(round(0.9 * (len(errs) - 1))))] if errs else 0.0
+    median, p90 = summary(rows)
+    original = [r for r in rows if in_set(next(c for c in cases if c["id"] == r[0]), ORIGINAL)]
     if verbose:
         print(f"{'case':10} {'compared':9} {'measured':>9} {'predicted':>9} {'error':>7}")
         for cid, kind, meas, pred, err in rows:
@@ -403,8 +443,15 @@ def run(verbose: bool = True) -> dict:
                 print(f"{', '.join(ids)}: {text}")
         print(f"\n{len(rows)} cases: median |error| {median:.1%}, p90 |error| {p90:.1%}; "
               f"oom cases predicted not to fit: {sum(r[3] for r in oom_rows)}/{len(oom_rows)}")
+        if subset == "all" and 0 < len(original) < len(rows):
+            print(_original_line(original))
     return {"rows": rows, "median": median, "p90": p90, "oom": oom_rows, "skipped": skipped, "parts": parts,
-            "sources": {c["id"]: source_name(c) for c in cases}}
+            "sources": {c["id"]: source_name(c) for c in cases}, "original": original}
+
+
+def _original_line(original: list) -> str:
+    med, p90 = summary(original)
+    return f"of which the {len(original)} original cases (--set original): median |error| {med:.1%}, p90 |error| {p90:.1%}"
 
 
 COMPONENTS = ("weights", "gradients", "optimizer", "activations", "logits", "reserve")
@@ -444,10 +491,22 @@ def print_by_source(result: dict) -> None:
             comps = " ".join(f"{result['parts'][cid][c]:7.2f}" for c in COMPONENTS)
             print(f"  {cid:9} {kind:9} {meas:8.2f} {pred:9.2f} {err:+7.1%}  {comps}")
     print(f"\n{len(result['rows'])} cases: median |error| {result['median']:.1%}, p90 |error| {result['p90']:.1%}")
+    if 0 < len(result["original"]) < len(result["rows"]):
+        print(_original_line(result["original"]))
+
+
+def _subset(argv: list) -> str:
+    for i, arg in enumerate(argv):
+        if arg == "--set" and i + 1 < len(argv):
+            return argv[i + 1]
+        if arg.startswith("--set="):
+            return arg.split("=", 1)[1]
+    return "all"
 
 
 if __name__ == "__main__":
+    chosen = _subset(sys.argv[1:])
     if "--by-source" in sys.argv[1:]:
-        print_by_source(run(verbose=False))
+        print_by_source(run(verbose=False, subset=chosen))
     else:
-        run()
+        run(subset=chosen)

@@ -1,4 +1,4 @@
-"""Score a model-shape audit (tests/data/corpus/MANIFEST.yaml `audit:`, `audit_2:` or `audit_3:`) with the code on the path:
+"""Score a model-shape audit (tests/data/corpus/MANIFEST.yaml `audit:`, `audit_2:`, `audit_3:` or `audit_4:`) with the code on the path:
 within 1% of transformers' own count, refused with one line, counted behind the guessed-shape warning, or
 silently wrong. Run it on an older checkout to get that checkout's first-sight figure.
 

@@ -633,6 +633,84 @@ def _deepseek_v4(b: _Build) -> None:
         b.notes.append(msg("model.note.mtp_not_loaded", layers=mtp))
 
 
+def _hy_v4(b: _Build) -> None:
+    """Hy4 (transformers models/hy_v4/modeling_hy_v4.py): DeepSeek-V3's latent attention with a sink per head and a sigmoid output gate (gate_proj, hidden -> heads x
+    v_head_dim); on the layers `indexer_types` marks "full", an indexer (wq_b from the q latent to index heads,
+    wk and its LayerNorm, weights_proj); dense or sparse MLPs by `mlp_layer_types` (DeepSeek-V3's experts and
+    shared experts); around attention and MLP a hyper-connection of `hc_mult` streams each (2m rows over
+    m x hidden, a base, two scales), and one before the head (m rows, a base, one scale)."""
+    c = b.c
+    b.head_dim = c.get_int("qk_nope_head_dim", default=128) + c.get_int("qk_rope_head_dim", default=64)
+    _common(b, head_dim_key=False)
+    attn, norms = _mla_attn(b)
+    h, n = b.hidden, b.heads
+    v_dim = c.get_int("v_head_dim", default=128)
+    attn.append(Linear("self_attn.gate_proj", h, n * v_dim, role="other"))
+    m = c.get_int("hc_mult", default=4) or 4
+    hyper = 2 * m * (m * h) + 2 * m + 2
+    b.layer_other = 2 * h + norms + n + 2 * hyper              # two norms, latent norms, sinks, two hyper-connections
+    q_rank = c.get_int("q_lora_rank", default=1536) or 0
+    ih = c.get_int("index_n_heads", default=64) or 64
+    idim = c.get_int("index_head_dim", default=128) or 128
+    kinds = c.raw("indexer_types")
+    indexed = sum(1 for k in kinds[:b.layers] if k == "full") if isinstance(kinds, list) else b.layers
+    b.extra = indexed * (q_rank * ih * idim + h * idim + 2 * idim + h * ih) + m * (m * h) + m + 1
+    _deepseek_moe(b, attn)
+
+
+def _inkling(b: _Build) -> None:
+    """Inkling's language model (transformers models/inkling/modeling_inkling.py InklingAttention/InklingMoE/
+    InklingDecoderLayer). Every layer is "hybrid" (full attention) or "hybrid_sliding" (the swa_* heads and
+    head_dim): q/k/v/o, an r_proj to heads x d_rel, depthwise short convolutions over k and v, q/k norms, and a
+    relative-logits table of d_rel x (rel_extent, or sliding_window_size when sliding); beside them two short
+    convolutions over the hidden state and two RMSNorms. `mlp_layer_types` picks the MLP: sparse is a router
+    over routed plus shared experts (one weight, a global scale), 3-D routed experts and 3-D shared experts;
+    dense a gated MLP with a global scale. An RMSNorm on the embeddings; the head is never tied
+    (InklingForCausalLM._tied_weights_keys is empty). The uniform layer is a sliding one; full layers'
+    differences are counted in `extra`."""
+    c = b.c
+    b.head_dim = c.get_int("head_dim", default=128)
+    _common(b, head_dim_key=False)
+    b.tied = False
+    h, L = b.hidden, b.layers
+    kernel = c.get_int("conv_kernel_size", default=4) or 4
+    d_rel = c.get_int("d_rel", default=16) or 16
+    window = c.get_int("sliding_window_size", default=1024) or 1024
+    full = (b.heads, b.kv, b.head_dim or h // b.heads, c.get_int("rel_extent", default=1024) or 1024)
+    swa_heads = c.get_int("swa_num_attention_heads", default=b.heads) or b.heads
+    sliding = (swa_heads, c.get_int("swa_num_key_value_heads", default=b.kv) or b.kv,
+               c.get_int("swa_head_dim", default=full[2]) or full[2], window)
+    kinds = c.raw("layer_types")
+    if not isinstance(kinds, list) or len(kinds) < L or any(k not in ("hybrid", "hybrid_sliding") for k in kinds[:L]):
+        raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
+
+    def attn_of(kind: tuple[int, int, int, int]) -> int:
+        n, kv, d, extent = kind
+        return 2 * h * n * d + 2 * h * kv * d + h * n * d_rel + 2 * kv * d * kernel + 2 * d + d_rel * extent
+
+    b.heads, b.kv, b.head_dim = sliding[0], sliding[1], sliding[2]
+    attn = _attn(b) + [Linear("self_attn.r_proj", h, b.heads * d_rel, role="other")]
+    b.layer_other = 2 * h + 2 * h * kernel + 1 + (attn_of(sliding) - sum(m.params for m in attn))
+    b.extra = sum(attn_of(full) - attn_of(sliding) for k in kinds[:L] if k == "hybrid") + h   # the embedding norm
+    b.dense = attn + _mlp(h, b.inter)
+    mlp_kinds = c.raw("mlp_layer_types")
+    if not isinstance(mlp_kinds, list) or len(mlp_kinds) < L:
+        mlp_kinds = ["sparse"] * L                 # InklingTextConfig: every layer sparse unless listed
+    if "sparse" in mlp_kinds[:L]:
+        b.experts = c.need("n_routed_experts")
+        b.shared = c.get_int("n_shared_experts", default=0, minimum=0) or 0
+        b.experts_per_token = c.get_int("num_experts_per_tok", default=1) or 1
+        b.moe_inter = c.need("moe_intermediate_size")
+        b.moe = attn + [Linear("mlp.gate", h, b.experts + b.shared, role="router", peft=False),
+                        Linear("mlp.experts.gate_up_proj", h, 2 * b.moe_inter, copies=b.experts, role="gate_up",
+                               peft=False),
+                        Linear("mlp.experts.down_proj", b.moe_inter, h, copies=b.experts, role="down", peft=False)]
+        if b.shared:
+            b.shared_inter = b.shared * b.moe_inter
+            b.moe += _mlp(h, b.shared_inter, prefix="mlp.shared_experts", peft=False)
+        _moe_layer_ids(b, lambda i: mlp_kinds[i] == "sparse")
+
+
 def _recurrent_gemma(b: _Build) -> None:
     """RecurrentGemma (transformers models/recurrent_gemma/modeling_recurrent_gemma.py): `block_types` repeated
     over the layers; a recurrent layer's temporal block is linear_x/linear_y/linear_out (biased) around a depthwise
@@ -1143,6 +1221,200 @@ def _gptj(b: _Build) -> None:
     b.extra = 0 if b.tied else b.vocab            # lm_head bias
 
 
+def _gpt_neo(b: _Build) -> None:
+    """GPT-Neo (models/gpt_neo/modeling_gpt_neo.py GPTNeoSelfAttention/GPTNeoMLP): bias-free q/k/v, a biased
+    out_proj, a biased c_fc/c_proj MLP (intermediate_size, else 4h), two LayerNorms with bias, learned positions."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.dense = _attn(b, prefix="attn.attention", names=("q_proj", "k_proj", "v_proj", "out_proj"), o_bias=True)
+    b.dense += _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = c.need("max_position_embeddings") * b.hidden
+
+
+def _codegen(b: _Build) -> None:
+    """CodeGen (models/codegen/modeling_codegen.py): one bias-free qkv_proj and out_proj, a biased fc_in/fc_out
+    (n_inner, else 4h), one LayerNorm per layer (attention and MLP side by side), rotary positions, an lm_head
+    with a bias."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = c.get_int("n_inner", default=4 * b.hidden)
+    b.dense = _fused_attn(b, "attn.qkv_proj", "attn.out_proj")
+    b.dense += _mlp(b.hidden, b.inter, names=("fc_in", "fc_out"), bias=True)
+    b.layer_other = 2 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = b.vocab                             # lm_head bias
+
+
+def _openai_gpt(b: _Build) -> None:
+    """GPT-1 (models/openai/modeling_openai.py Attention/MLP/Block): biased Conv1D c_attn/c_proj and c_fc/c_proj
+    (4h), two LayerNorms with bias after each sublayer and none at the end, learned positions (n_positions)."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = 4 * b.hidden
+    b.dense = [Linear("attn.c_attn", b.hidden, 3 * b.hidden, True, role="qkv"),
+               Linear("attn.c_proj", b.hidden, b.hidden, True, role="o")]
+    b.dense += _mlp(b.hidden, b.inter, names=("c_fc", "c_proj"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 0
+    b.extra = c.need("n_positions", "max_position_embeddings") * b.hidden
+
+
+def _fairseq_decoder(b: _Build, *, width_keys: tuple[str, ...], learned_positions: bool) -> None:
+    """The fairseq decoder layer BioGPT and XGLM keep (models/biogpt/modeling_biogpt.py, models/xglm/
+    modeling_xglm.py): biased q/k/v/out_proj and fc1/fc2, two LayerNorms with bias, a final LayerNorm; BioGPT's
+    learned positions hold max_position_embeddings + 2 rows (its padding offset), XGLM's are sinusoidal."""
+    c = b.c
+    b.hidden = c.need("hidden_size", "d_model")
+    b.layers = c.need("num_hidden_layers", "num_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_attention_heads", "attention_heads")
+    if b.hidden % b.heads:
+        raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=b.hidden, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need(*width_keys)
+    b.gated = False
+    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"), qkv_bias=True, o_bias=True)
+    b.dense += [Linear("fc1", b.hidden, b.inter, True, role="up"), Linear("fc2", b.inter, b.hidden, True, role="down")]
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    if learned_positions:
+        b.extra = (c.need("max_position_embeddings") + 2) * b.hidden
+
+
+def _ctrl(b: _Build) -> None:
+    """CTRL (models/ctrl/modeling_ctrl.py): biased Wq/Wk/Wv/dense, a biased two-layer ReLU feed-forward of dff,
+    two LayerNorms with bias, sinusoidal positions (no parameters), an lm_head with a bias."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = c.need("dff")
+    b.dense = _attn(b, prefix="multi_head_attention", names=("Wq", "Wk", "Wv", "dense"), qkv_bias=True, o_bias=True)
+    b.dense += _mlp(b.hidden, b.inter, prefix="ffn", names=("0", "2"), bias=True)
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = b.vocab                             # lm_head bias
+
+
+def _cpmant(b: _Build) -> None:
+    """CPM-Ant (models/cpmant/modeling_cpmant.py): bias-free q/k/v/out of num_attention_heads x dim_head, a
+    GELU-gated bias-free w_0/w_1/w_out of dim_ff, weight-only LayerNorms (two per layer, one at the end), an input
+    embedding with prompt_types x prompt_length prompt rows beyond the vocabulary, a segment embedding, and a
+    relative-position bias of (segment_types^2 + position_bias_num_buckets) x heads."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.head_dim = c.get_int("dim_head", default=128)
+    b.inter = c.get_int("dim_ff", default=10240)
+    b.dense = _attn(b, prefix="self_att.self_attention", names=("project_q", "project_k", "project_v", "attention_out"))
+    b.dense += _mlp(b.hidden, b.inter, prefix="ffn.ffn", names=("w_in.w_0", "w_in.w_1", "w_out"))
+    b.layer_other = 2 * b.hidden
+    b.tied = False                  # its lm_head is a parameter of its own (CpmAntForCausalLM._tied_weights_keys is empty)
+    segments = c.get_int("segment_types", default=32)
+    prompts = c.get_int("prompt_types", default=32) * c.get_int("prompt_length", default=32)
+    buckets = c.get_int("position_bias_num_buckets", default=512)
+    b.extra = prompts * b.hidden + segments * b.hidden + (segments * segments + buckets) * b.heads
+
+
+def _xlstm(b: _Build) -> None:
+    """xLSTM-7B (models/xlstm/modeling_xlstm.py xLSTMLayer/xLSTMFeedForward/xLSTMBlock): an mLSTM layer of q/k
+    (hidden * qk_dim_factor), v and an output gate (hidden * v_dim_factor), input and forget gates per head
+    (always biased), a multi-head norm and out_proj; a gated feed-forward of hidden * ffn_proj_factor rounded up
+    to ffn_round_up_to_multiple_of; weight_mode "fused" joins the same weights into two matrices."""
+    c = b.c
+    b.hidden = c.need("hidden_size", "embedding_dim")
+    b.layers = c.need("num_blocks", "num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_heads")
+    b.vocab = c.need("vocab_size")
+    h, heads = b.hidden, b.heads
+    bias = c.flag("use_bias", False)
+    qk = int(h * c.get_float("qk_dim_factor", 0.5, maximum=64))
+    v = int(h * c.get_float("v_dim_factor", 1.0, maximum=64))
+    b.head_dim = max(1, qk // heads)
+    multiple = c.get_int("ffn_round_up_to_multiple_of", default=64)
+    # configuration_xlstm.round_up_to_next_multiple_of: the float product rounded up to the multiple
+    b.inter = int(((h * c.get_float("ffn_proj_factor", 2.667, maximum=64) + multiple - 1) // multiple) * multiple)
+    if str(c.raw("weight_mode", default="single")) == "fused":
+        mixer = [Linear("mlstm_layer.qkv_opreact", h, 2 * qk + 2 * v, bias, role="qkv"),
+                 Linear("mlstm_layer.ifgate_preact", h, 2 * heads, True, role="other")]
+        ffn = [Linear("ffn.proj_up_gate_z", h, 2 * b.inter, bias, role="gate_up"),
+               Linear("ffn.proj_down", b.inter, h, bias, role="down")]
+    else:
+        mixer = [Linear("mlstm_layer.q", h, qk, bias, role="q"), Linear("mlstm_layer.k", h, qk, bias, role="k"),
+                 Linear("mlstm_layer.v", h, v, bias, role="v"),
+                 Linear("mlstm_layer.ogate_preact", h, v, bias, role="other"),
+                 Linear("mlstm_layer.igate_preact", h, heads, True, role="other"),
+                 Linear("mlstm_layer.fgate_preact", h, heads, True, role="other")]
+        ffn = _mlp(h, b.inter, prefix="ffn", names=("proj_up_gate", "proj_up", "proj_down"), bias=bias)
+    b.dense = mixer + [Linear("mlstm_layer.out_proj", v, h, bias, role="o")] + ffn
+    norm = 2 if bias else 1
+    b.layer_other = norm * (v + 2 * h)            # the multi-head norm, norm_mlstm, norm_ffn
+    b.final_norm = h                              # xLSTMModel.out_norm: weight only, whatever use_bias says
+
+
+def _gpt_neox_japanese(b: _Build) -> None:
+    """GPT-NeoX-Japanese (models/gpt_neox_japanese/modeling_gpt_neox_japanese.py): a bias-free fused
+    query_key_value and dense, a bias-free MLP of int(hidden * intermediate_multiple_size), two LayerNorms with
+    bias, and one dense_bias vector in the last layer's attention only."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    b.gated = False
+    b.inter = int(b.hidden * c.get_float("intermediate_multiple_size", 4.0, minimum=0.01, maximum=1024))
+    b.dense = _fused_attn(b, "attention.query_key_value", "attention.dense")
+    b.dense += _mlp(b.hidden, b.inter, names=("dense_h_to_4h", "dense_4h_to_h"))
+    b.layer_other = 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = b.hidden                            # the last layer's dense_bias
+
+
+def _rwkv(b: _Build) -> None:
+    """RWKV-4 (models/rwkv/modeling_rwkv.py RwkvSelfAttention/RwkvFeedForward/RwkvBlock): no attention heads;
+    each block's time mixing has bias-free key/value/receptance (h -> attention_hidden_size) and output, a
+    time_decay and time_first per channel and three time_mix vectors; its channel mixing has key (h -> inter),
+    receptance (h -> h), value (inter -> h) and two time_mix vectors; two LayerNorms per block, one more
+    (pre_ln) in block 0, ln_out at the end."""
+    c = b.c
+    b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.vocab = c.need("vocab_size")
+    a = c.get_int("attention_hidden_size", default=b.hidden)
+    b.inter = c.get_int("intermediate_size", default=4 * b.hidden)
+    b.heads = b.kv = 1
+    b.head_dim = b.hidden
+    b.gated = False
+    b.dense = [Linear("attention.key", b.hidden, a, role="k"), Linear("attention.value", b.hidden, a, role="v"),
+               Linear("attention.receptance", b.hidden, a, role="q"), Linear("attention.output", a, b.hidden, role="o"),
+               Linear("feed_forward.key", b.hidden, b.inter, role="up"),
+               Linear("feed_forward.receptance", b.hidden, b.hidden, role="other"),
+               Linear("feed_forward.value", b.inter, b.hidden, role="down")]
+    b.layer_other = 2 * a + 3 * b.hidden + 2 * b.hidden + 4 * b.hidden
+    b.final_norm = 2 * b.hidden
+    b.extra = 2 * b.hidden                        # block 0's pre_ln
+
+
+def _doge(b: _Build) -> None:
+    """Doge (models/doge/modeling_doge.py DogeAttention/DogeMLP/DogeCDMoE/DogeDecoderLayer): Llama's q/k/v/o
+    plus a dynamic-mask dt_proj (kv heads * head_dim -> kv heads), an A per kv head and q/k norms; a gated MLP, or with
+    is_moe the cross-domain MoE (the gated MLP beside a router over sqrt(num_experts) keys twice and two
+    num_experts x hidden expert embeddings); a residual scale vector beside each of the two RMSNorms."""
+    c = b.c
+    _common(b)
+    bias = c.flag("attention_bias", False)
+    mlp_bias = c.flag("mlp_bias", False)
+    d = b.head_dim or b.hidden // b.heads
+    b.dense = _attn(b, qkv_bias=bias, o_bias=bias)
+    b.dense.append(Linear("self_attn.dt_proj", b.kv * d, b.kv, bias, role="other"))
+    b.dense += _mlp(b.hidden, b.inter, bias=mlp_bias)
+    b.layer_other = 4 * b.hidden + b.kv + 2 * d
+    if c.flag("is_moe", False):
+        experts = c.need("num_experts")
+        keys = math.isqrt(experts)
+        b.dense.append(Linear("mlp.router_gate", b.hidden, 2 * keys, role="router"))
+        b.layer_other += 2 * experts * b.hidden
+
+
 def _bloom(b: _Build) -> None:
     """BLOOM: n_embed/n_layer, fused biased query_key_value, a plain 4h MLP, ALiBi, an embedding LayerNorm."""
     _common(b, head_dim_key=False, gqa=False)
@@ -1389,6 +1661,12 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "internlm": (_internlm, False), "internlm2": (_internlm2, False),
     "gpt2": (_gpt2, True), "gpt_bigcode": (_gpt_bigcode, True),
     "gpt_neox": (_gpt_neox, False), "gptj": (_gptj, False),
+    "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
+    "biogpt": (lambda b: _fairseq_decoder(b, width_keys=("intermediate_size",), learned_positions=True), True),
+    "xglm": (lambda b: _fairseq_decoder(b, width_keys=("ffn_dim",), learned_positions=False), True),
+    "ctrl": (_ctrl, True), "gpt_neox_japanese": (_gpt_neox_japanese, True), "rwkv": (_rwkv, False),
+    "doge": (_doge, False), "cpmant": (_cpmant, True), "xlstm": (_xlstm, False), "hy_v4": (_hy_v4, False),
+    "inkling_text": (_inkling, False),
     "bloom": (_bloom, True),
     "falcon": (_falcon, True), "RefinedWeb": (_falcon, True), "RefinedWebModel": (_falcon, True),
     "mpt": (_mpt, True),
@@ -1526,7 +1804,14 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
             try:
                 _llama(b)
             except InputError:
-                raise InputError(why, path) from None
+                # no attention heads to read (a recurrent model such as RWKV): one head stands in, so that
+                # transformers may still count the file; without that count it is refused all the same
+                one_head = dict(_widest(c.data), num_attention_heads=1, num_key_value_heads=1, head_dim=None)
+                b = _Build(Cfg(one_head, path, None, top), model_type or top_type, c.flag("tie_embedding", True))
+                try:
+                    _llama(b)
+                except InputError:
+                    raise InputError(why, path) from None
             b.assumed = [msg("model.assume.unplaced", why=why)]
         unread = unread_keys(b) if guess else []
     else:

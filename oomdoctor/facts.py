@@ -131,6 +131,12 @@ class Mechanisms:
     max_steps: int | None = None
     max_samples: int | None = None
     epochs: float | None = None
+    # PEFT's adapter type (PeftConfig.peft_type: IA3, VERA, PREFIX_TUNING, PROMPT_TUNING, P_TUNING; "" for LoRA
+    # and the types estimated as LoRA), its virtual tokens (num_virtual_tokens, ChatGLM's pre_seq_len) and
+    # IA3's feedforward_modules (empty: PEFT's default for the model type)
+    peft_type: str = ""
+    virtual_tokens: int = 0
+    ia3_feedforward: tuple[str, ...] = ()
 
 
 def _flag_on(value: Any) -> bool:
@@ -213,7 +219,23 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         zero_overlap_comm=bool(e["overlap_comm"]) if "overlap_comm" in e else None,
         weight_decay=_float(e.get("weight_decay", 0.0) or 0.0, 0.0),
         max_steps=_first(e, ("max_steps",), _whole), max_samples=_first(e, ("max_samples", "num_examples"), _whole),
-        epochs=_first(e, ("num_train_epochs", "num_epochs", "epochs"), float))
+        epochs=_first(e, ("num_train_epochs", "num_epochs", "epochs"), float),
+        peft_type=_peft_type(e.get("peft_type")),
+        virtual_tokens=_first(e, ("num_virtual_tokens", "prefix_tokens"), _whole) or 0,
+        ia3_feedforward=_names(e.get("feedforward_modules")))
+
+
+def _peft_type(value: Any) -> str:
+    """PEFT's type name, upper case; LoRA (the default every reader assumes) as ""."""
+    kind = str(value or "").strip().upper()
+    return "" if kind == "LORA" else kind
+
+
+def _names(value: Any) -> tuple[str, ...]:
+    """Module names as a config lists them (a list, or one comma-separated string)."""
+    if isinstance(value, str):
+        return tuple(x.strip() for x in value.split(",") if x.strip())
+    return tuple(str(x) for x in value or ())
 
 
 # ---------------------------------------------------------------- training setup

@@ -45,6 +45,7 @@ SSM_KEYS = ("mamba_d_state", "ssm_state_size", "state_size", "mamba_expand", "ma
 PLAIN_ACTS = ("relu2", "squared_relu", "xielu", "relu")
 # the sizes of a Gated DeltaNet layer (Qwen3-Next, OLMo-Hybrid)
 _GDN_KEYS = ("linear_num_key_heads", "linear_num_value_heads", "linear_key_head_dim", "linear_value_head_dim")
+_MOE_SWITCH_KEYS = ("is_moe", "use_moe")
 _QK_NORM_KEYS = ("use_qk_norm", "qk_norm", "qk_layernorm", "use_qk_layernorm")
 # ("hybrid" is not one of them: Zamba's hybrid layers are a Mamba mixer plus a shared transformer block)
 _ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local")
@@ -258,7 +259,9 @@ def _read_experts(b: Any, attn: list, names: tuple[str, ...], mlp_bias: bool, as
     experts, the shared expert(s), and which layers they are."""
     c = b.c
     experts = c.get_int(*EXPERT_KEYS, default=0, minimum=0) or 0
-    if experts <= 1:
+    # a switch that says the experts are off leaves its class's expert count unused (Doge: DogeMLP unless
+    # config.is_moe, models/doge/modeling_doge.py DogeDecoderLayer)
+    if experts <= 1 or any(not c.flag(k, True) for k in _MOE_SWITCH_KEYS):
         return
     ids, key = _moe_ids(b)
     if ids is None:

@@ -610,3 +610,110 @@ def test_a_stated_failure_is_primary_over_a_kill_read_before_it(tmp_path):
 def test_a_cut_legacy_message_keeps_the_card_size_it_printed(tmp_path, text, capacity_gib):
     ev = one(tmp_path, text).primary
     assert ev is not None and ev.capacity_gib == pytest.approx(capacity_gib)
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # TensorFlow's own status words, without the exception's prefix (a title, backticks)
+    ("# OOM when allocating tensor with shape[3,3,512,1024] and type float on /job:localhost/replica:0/task:0/"
+     "device:GPU:0 by allocator GPU_0_bfc [Op:Mul]\n", "tf_oom", None),
+    ("`OOM when allocating tensor with shape[320000,512] and type float on /job:localhost/replica:0/task:0/device:GPU:0 "
+     "by allocator GPU_0_bfc`\nI got this message while training CNN\n", "tf_oom", None),
+    # a RESOURCE_EXHAUSTED status whose message says an allocation failed, under glog's W prefix
+    ("2021-11-16 11:34:36.221746: W tensorflow/core/framework/op_kernel.cc:1680] Resource exhausted: failed to allocate "
+     "memory\n", "tf_oom", None),
+    # the exception class or the status name alone in a title
+    ("# ResourceExhaustedError problem in fit_generator.\n", "tf_oom", None),
+    ("# Resource exhausted error during training on GPU with tensorflow 2.1.0\n", "tf_oom", None),
+    ("# ResourceExhaustedError (out of memory) when training a Saved Model\n", "tf_oom", None),
+    # vLLM v1's newer cache check, the second half of a line a terminal cut
+    ("e is needed, which is larger than the available KV cache memory (4.25 GiB). Based on the avai\n", "vllm_cache", None),
+    # SGLang's request-slot pool
+    ("RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number for `--max-running-requests`.\n",
+     "vllm_cache", None),
+    # llama.cpp's loader words retyped with a capital in a title
+    ("# Unable to allocate CUDA0 buffer when num_gpu > 1\n", "cuda_oom", None),
+    # ggml's Metal backend names itself in its function; MLX's Metal allocator in brackets
+    ("# Bug: ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer\n", "mlx_oom", None),
+    ("ggml_backend_metal_buffer_type_alloc_buffer: error: failed to allocate buffer, size =  1024.00 MiB\n", "mlx_oom", 1 << 30),
+    ("libc++abi: terminating due to uncaught exception of type std::runtime_error: [malloc_or_wait] Unable to allocate "
+     "12 bytes.\n", "mlx_oom", 12),
+    # MPS refuses a buffer past the device's maximum length
+    ("RuntimeError: Invalid buffer size: 7.50 GB\n", "mps_oom", int(7.5 * GIB)),
+    # the JVM's native allocation
+    ("# Native memory allocation (mmap) failed to map 2863333376 bytes for committing reserved memory.\n", "host_oom",
+     2863333376),
+])
+def test_failure_words_of_the_ninth_audit(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    if tried_bytes is None:
+        assert ev.tried_gib is None
+    else:
+        assert ev.tried_gib is not None and abs(ev.tried_gib * GIB - tried_bytes) <= 1
+
+
+@pytest.mark.parametrize("text", [
+    "[distributed] Expected zero exit code but got -9\n",            # torch's test harness: a SIGKILL
+    "# 执行finetune.sh遇到exits with return code = -9是怎么错误呢？\n",   # DeepSpeed's words before a CJK character
+])
+def test_kills_of_the_ninth_audit(tmp_path, text):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == "host_oom"
+
+
+@pytest.mark.parametrize("text", [
+    "AssertionError: Expected zero exit code but got 1 for pid: 4242\n",   # a child's own failure, not a kill
+    "# Why do I get ResourceExhaustedError?\n",                            # a question title
+    "# How to handle OOM when allocating tensor?\n",
+])
+def test_words_the_ninth_audit_does_not_read_as_a_failure(tmp_path, text):
+    assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # a kill quoted as an issue's title: the run's output pasted under it, its last lines nearest
+    ("# traceback : Signal 9 (SIGKILL) received by PID 2198\n\n> initializing model parallel with size 1\n"
+     "Loading a checkpoint (shards=8, current-mp-size=1)\nModel args:\n {\n  \"dim\": 5120,\n", "load"),
+    # SGLang's request pool is filled while it serves; the engine's own cache check runs at start-up
+    ("RuntimeError: alloc_req_slots runs out of memory. Please set a smaller number for `--max-running-requests`.\n",
+     "generate"),
+    ("ValueError: No available memory for the cache blocks. Try increasing `gpu_memory_utilization`.\n", "load"),
+    # llama.cpp's loader reports the model's metadata while it reads it
+    ("# Unable to allocate CUDA0 buffer when num_gpu > 1\n\n```shell\nprint_info: n_ff             = 18944\n"
+     "print_info: model type       = 7B\n", "load"),
+])
+def test_phase_cues_of_the_ninth_audit(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_an_ipython_frames_signature_is_not_read_as_calls(tmp_path):
+    # IPython 8 prints the parameters after the frame's name; `generate_progress_plots` is one, not a call
+    ev = one(tmp_path, "----> 2     model = kpms.fit_model(model, data)\n\n"
+                       "File ~/env/lib/python3.10/site-packages/keypoint_moseq/fitting.py:253, in fit_model(model, data, "
+                       "verbose, generate_progress_plots, save_every_n_iters)\n"
+                       "XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying to allocate 45924508816 bytes.\n").primary
+    assert ev is not None and ev.kind == "xla_oom" and ev.phase != "generate"
+
+
+@pytest.mark.parametrize("text,kind", [
+    # torch's class with its module, inside a user's sentence
+    ("Btw, while training on 8 A800 gpus, I always got torch.cuda.OutOfMemoryError. So I halved the batch size.\n",
+     "cuda_oom"),
+    # torch's message retyped with its own closing advice, in full-width brackets
+    ("会报显存错误吗【cuda out of memory，allocated memory try setting max_split_size_mb to avoid fragmentation. "
+     "See documentation for Memory Management and PYTORCH_CUDA_ALLOC_CONF 】\n", "cuda_oom"),
+])
+def test_the_allocators_own_words_in_a_users_sentence(tmp_path, text, kind):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+
+
+@pytest.mark.parametrize("text", [
+    '    GGML_LOG_ERROR("%s: failed to allocate graph\\n", __func__);\n',      # the code that prints, not its output
+    "except torch.cuda.OutOfMemoryError:\n",
+    "How do I catch torch.cuda.OutOfMemoryError in a loop\n",
+    "if you hit cuda out of memory, try setting max_split_size_mb to avoid fragmentation.\n",
+])
+def test_code_and_advice_naming_the_failure_are_not_failures(tmp_path, text):
+    assert one(tmp_path, text).primary is None

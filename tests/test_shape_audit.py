@@ -22,6 +22,8 @@ AUDIT = MANIFEST["audit"]
 AUDIT_2 = MANIFEST["audit_2"]
 # the third: 28 more, new to the corpus and to both audits above (AUDIT.md)
 AUDIT_3 = MANIFEST["audit_3"]
+# the fourth: 35 more, drawn by the rule at the top of its section in MANIFEST.yaml (docs/shapes.md)
+AUDIT_4 = MANIFEST["audit_4"]
 
 
 @pytest.fixture
@@ -48,7 +50,8 @@ def test_audit_holds_20_configs_of_types_new_to_the_corpus():
         assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0 and e["first_sight"]
 
 
-@pytest.mark.parametrize("entry", AUDIT + AUDIT_2 + AUDIT_3, ids=[e["dir"] for e in AUDIT + AUDIT_2 + AUDIT_3])
+@pytest.mark.parametrize("entry", AUDIT + AUDIT_2 + AUDIT_3 + AUDIT_4,
+                         ids=[e["dir"] for e in AUDIT + AUDIT_2 + AUDIT_3 + AUDIT_4])
 def test_without_transformers_a_new_type_is_right_refused_or_loudly_guessed(entry, no_transformers):
     kind, got, error = _score(entry)
     if kind == "refused":
@@ -354,3 +357,74 @@ def test_kimi_linear_as_published_places_its_delta_attention_layers_from_the_nes
     shape = shape_from_config(KIMI_LINEAR_48B, "kimi-linear-48b", None)
     assert shape.linear_attn_layers == 20 and shape.moe_layer_count == 26
     assert count_params(shape).total == 49_122_675_072
+
+
+def test_audit_4_holds_35_configs_of_types_new_to_the_corpus_and_to_the_audits_above():
+    known = {e["model_type"] for e in MANIFEST["corpus"]}
+    known |= {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+              for e in AUDIT + AUDIT_2 + AUDIT_3}
+    types = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_4}
+    assert len(AUDIT_4) == len(types) == 35 and not types & known
+    assert {e["model_type"] for e in AUDIT_4} == types
+    for e in AUDIT_4:
+        assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0 and e["first_sight"]
+
+
+def test_audit_4_without_transformers_32_of_35_within_one_percent_and_none_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_4}
+    within = sorted(d for d, (k, _, _) in scored.items() if k == "within")
+    # first sight (commit 998cd19): 19 within, 5 refused, 11 off by more than 1% behind the warning
+    assert len(within) >= 32, within
+    refused = {d: scored[d][1].message.code for d, (k, _, _) in scored.items() if k == "refused"}
+    # layer kinds the features cannot count (Dory's "mlp" half-layers, Inkling-2-Loop's "hybrid" ones; both loop
+    # over shared weights): one line, exit 2, exact with transformers
+    assert refused == {"dory-defaults": "model.refuse.layer_kind",
+                       "inkling2-loop-text-defaults": "model.refuse.layer_kind"}
+    off = sorted(d for d, (k, _, _) in scored.items() if k == "off")
+    # HRM-Text's two stacks of num_layers_per_stack run H_cycles x (L_cycles + 1) times and num_hidden_layers counts
+    # the runs: read as that many layers, behind the warning
+    assert off == ["hrm-text-defaults"]
+    assert all(scored[d][1].shape_confidence == "guessed" and shape_warnings(scored[d][1]) for d in off)
+
+
+def test_audit_4_readings_of_their_own_count_exactly(no_transformers):
+    own = ("gpt_neo", "codegen", "openai-gpt", "biogpt", "xglm", "ctrl", "gpt_neox_japanese", "rwkv", "doge", "cpmant",
+           "xlstm", "hy_v4", "inkling_text")
+    entries = [e for e in AUDIT_4 if e["model_type"] in own]
+    assert len(entries) == len(own)
+    for entry in entries:
+        kind, shape, error = _score(entry)
+        assert (kind, shape.shape_confidence, error) == ("within", "derived", 0.0), entry["dir"]
+
+
+def test_a_config_without_attention_heads_is_refused_with_how_to_count_it(tmp_path, no_transformers, monkeypatch):
+    from oomdoctor import archs
+
+    monkeypatch.delitem(archs._FAMILIES, "rwkv")            # as a recurrent type oomdoctor has no reading of
+    with pytest.raises(InputError) as err:
+        read_config_json(str(CORPUS / "rwkv-defaults" / "config.json"), "rwkv")
+    assert err.value.message.code == "model.refuse.unreadable"
+
+
+@pytest.mark.simulate
+def test_with_transformers_a_config_without_attention_heads_is_counted_exactly(monkeypatch, meta_counts_warm):
+    pytest.importorskip("transformers")
+    from oomdoctor import archs
+
+    monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "600")
+    monkeypatch.delitem(archs._FAMILIES, "rwkv")            # as a recurrent type oomdoctor has no reading of
+    entry = next(e for e in AUDIT_4 if e["dir"] == "rwkv-defaults")
+    shape = read_config_json(str(CORPUS / "rwkv-defaults" / "config.json"), "rwkv")
+    assert shape.shape_confidence == "exact" and count_params(shape).total == entry["trusted_params"]
+    assert shape.notes[0].code == "model.note.meta_count" and not shape_warnings(shape)
+
+
+def test_a_config_that_switches_its_experts_off_counts_none(tmp_path, no_transformers):
+    cfg = json.loads((CORPUS / "doge-defaults" / "config.json").read_text())
+    cfg["model_type"] = "doge_like_new_type"          # no reading of its own: read from its features
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    shape = read_config_json(str(tmp_path / "config.json"), "x")
+    assert cfg["is_moe"] is False and cfg["num_experts"] == 16384 and shape.num_experts == 0
+    cfg["is_moe"] = True                              # switched on, the experts are read
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    assert read_config_json(str(tmp_path / "config.json"), "x").num_experts == 16384

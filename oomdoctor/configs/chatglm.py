@@ -131,6 +131,7 @@ def _read_peft(b: Builder, doc: Doc) -> None:
     if kind in _PREFIX:
         b.set("method", "lora", doc.src("peft_config.peft_type"))
         b.note(msg("config.ptuning_yaml", where=doc.where("peft_config.peft_type"), kind=kind))
+        b.extras["peft_type"] = kind        # the estimate lengthens the sequence or the keys by the virtual tokens
         tokens = doc.int_("peft_config.num_virtual_tokens", minimum=1)
         if tokens:
             b.extras["prefix_tokens"] = tokens
@@ -141,6 +142,13 @@ def _read_peft(b: Builder, doc: Doc) -> None:
         b.default("method", "full", "peft_config")
         return
     b.set("method", "lora", doc.src("peft_config.peft_type"))
+    if kind == "IA3":
+        b.extras["peft_type"] = kind        # IA3's scaling vectors and what their products keep are estimated
+        ff = doc.get("peft_config.feedforward_modules")
+        if ff:
+            b.extras["feedforward_modules"] = ff
+    elif kind != "LORA":
+        b.note(msg("config.peft_as_lora", where=doc.where("peft_config.peft_type"), kind=kind))
     if not read_int(b, doc, KEYS["lora_rank"]):
         b.default("lora_rank", 8, "peft_config.r")
     if not read_int(b, doc, KEYS["lora_alpha"]):

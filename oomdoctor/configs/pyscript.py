@@ -6,6 +6,8 @@ What is read, by callee (the last name of the call, so `trl.SFTConfig(...)` and 
   (SFTConfig, DPOConfig, ...: trl/trainer/*_config.py): their keywords are the same keys a YAML or the
   command line would give, read by the HF / TRL reader with its defaults;
 - peft's LoraConfig(r, lora_alpha, target_modules, use_dora): LoRA (TRL's ModelConfig names: use_peft, lora_r, ...);
+  its other adapter configs (IA3Config, VeraConfig, PromptTuningConfig, PrefixTuningConfig, PromptEncoderConfig,
+  AdaLoraConfig, LoHaConfig, LoKrConfig): the same keys, and the type with num_virtual_tokens / feedforward_modules;
 - BitsAndBytesConfig(load_in_4bit / load_in_8bit): a quantised base under the adapter;
 - AutoModelFor*.from_pretrained(<id>, dtype / torch_dtype, attn_implementation) and a trainer's `model="<id>"`;
 - TRL's trainers (SFTTrainer, DPOTrainer, ...): TRL's defaults, and the stage the trainer trains;
@@ -28,6 +30,10 @@ from oomdoctor.errors import InputError
 from oomdoctor.facts import Msg, Source, TrainingSetup, msg
 
 _TRAINER_ARGS = ("TrainingArguments", "Seq2SeqTrainingArguments")
+# peft's adapter config classes (peft/tuners/*/config.py) and the peft_type each sets
+_PEFT_CONFIGS = {"LoraConfig": "", "IA3Config": "IA3", "VeraConfig": "VERA", "PromptTuningConfig": "PROMPT_TUNING",
+                 "PrefixTuningConfig": "PREFIX_TUNING", "PromptEncoderConfig": "P_TUNING", "AdaLoraConfig": "ADALORA",
+                 "LoHaConfig": "LOHA", "LoKrConfig": "LOKR"}
 # TRL's config dataclasses and trainers, with the stage they train (trl/trainer/*_config.py, *_trainer.py).
 _TRL_STAGES = {"SFT": "sft", "DPO": "dpo", "KTO": "kto", "ORPO": "orpo", "CPO": "orpo", "Reward": "rm",
                "GRPO": "sft", "RLOO": "sft", "PPO": "ppo", "BCO": "kto", "OnlineDPO": "sft", "GKD": "sft"}
@@ -81,7 +87,16 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
         fields["use_unsloth"] = True
         sources["use_unsloth"] = Source(file=path, key=reader.unsloth[0], line=reader.unsloth[1])
     warnings = (*setup.warnings, msg("config.python_read", where=path))
-    extras = {**setup.extras, "python_script": True, "entry": entry.name}
+    # peft's other adapter config classes: the type and its own keys go to the estimate, or it says it takes
+    # them as plain LoRA
+    peft: dict[str, Any] = {k: reader.data[k] for k in ("peft_type", "num_virtual_tokens", "feedforward_modules")
+                            if k in reader.data}
+    kind = str(peft.get("peft_type") or "")
+    if kind in ("ADALORA", "LOHA", "LOKR"):
+        warnings += (msg("config.peft_as_lora", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
+    elif kind in ("PROMPT_TUNING", "PREFIX_TUNING", "P_TUNING"):
+        warnings += (msg("config.ptuning_yaml", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
+    extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name}
     return replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings, **fields)
 
 
@@ -248,7 +263,7 @@ class _Reader:
                 self._args(name, call, kw)
             elif name in _TRL_TRAINERS:
                 self._trainer(name, call, kw)
-            elif name == "LoraConfig":
+            elif name in _PEFT_CONFIGS:
                 self._lora(name, kw)
             elif name == "BitsAndBytesConfig":
                 self.found.append(name)
@@ -290,9 +305,14 @@ class _Reader:
         self.lines["use_peft"] = next(iter(kw.values())).lineno if kw else 1
         self.spelled["use_peft"] = f"{name}()"
         for src, key in (("r", "lora_r"), ("lora_alpha", "lora_alpha"), ("target_modules", "lora_target_modules"),
-                         ("use_dora", "use_dora")):
+                         ("use_dora", "use_dora"), ("num_virtual_tokens", "num_virtual_tokens"),
+                         ("feedforward_modules", "feedforward_modules")):
             if src in kw:
                 self.put(key, kw[src])
+        if _PEFT_CONFIGS[name]:
+            self.data["peft_type"] = _PEFT_CONFIGS[name]
+            self.lines["peft_type"] = self.lines["use_peft"]
+            self.spelled["peft_type"] = f"{name}()"
 
     def _model(self, call: ast.Call, kw: dict[str, ast.expr]) -> None:
         node = call.args[0] if call.args else kw.get("pretrained_model_name_or_path")

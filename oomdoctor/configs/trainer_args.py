@@ -194,6 +194,10 @@ MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_p
 _TRAIN_TYPES = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "lora", "freeze": "freeze",
                 "longlora": "lora", "adalora": "lora", "lora_llm": "lora", "qalora": "qlora", "loraplus": "lora",
                 "vera": "lora", "pissa": "lora", "olora": "lora", "rslora": "lora", "llamapro": "freeze"}
+# Train types read as LoRA whose adapters are laid out otherwise (AdaLoRA's rank-masked SVD triplets, VeRA's shared
+# frozen matrices with trained vectors): said to be estimated as plain LoRA. PiSSA, OLoRA, rsLoRA, LoRA+ and
+# DoRA are LoRA's own layers (an initialisation, a scale, a learning rate, use_dora).
+_OWN_LAYOUT = ("adalora", "vera")
 _STAGE_WORDS = {"dpo": "dpo", "kto": "kto", "orpo": "orpo", "cpo": "orpo", "simpo": "simpo", "rm": "rm", "ppo": "ppo",
                 "reward": "rm",
                 "grpo": "sft", "gkd": "sft", "sft": "sft", "pt": "pt"}
@@ -445,7 +449,11 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
 def _said_method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]]) -> tuple[str | None, str | None]:
     """(the method an explicit mode word or a LoRA/full switch says, its flag), or (None, None)."""
     if "train_type" in signals:
-        return signals["train_type"][0], signals["train_type"][1]
+        flag = signals["train_type"][1]
+        word = (doc.str_(flag) or "").lower()
+        if word in _OWN_LAYOUT:
+            b.note(msg("config.peft_as_lora", where=doc.where(flag), kind=word))
+        return signals["train_type"][0], flag
     if "full" in signals and signals["full"][0]:
         return "full", signals["full"][1]
     if "prefix" in signals:

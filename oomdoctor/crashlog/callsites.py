@@ -73,7 +73,10 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
                              r"Loading weights took|is assigned as DP rank", "vllm start-up log lines"),
     ("load", "llama.cpp", "line", r"^\s*(?:llama_model_load|llama_model_loader|load_tensors|llm_load_tensors|llama_new_context_with_model|"
                                   r"llama_init_from_model|llama_context|llama_kv_cache_init|llama_kv_cache|graph_reserve|sched_reserve|"
-                                  r"ggml_gallocr_reserve_n\w*|alloc_tensor_range|common_init_from_params|load_model):",
+                                  r"ggml_gallocr_reserve_n\w*|alloc_tensor_range|common_init_from_params|load_model|"
+                                  # the loader's metadata report while it reads the model file (llama-model.cpp
+                                  # print_info; llm_load_print_meta before it was renamed)
+                                  r"print_info|llm_load_print_meta):",
      "llama.cpp src/llama-model.cpp, src/llama-context.cpp, ggml/src/ggml-alloc.c: function-prefixed reports"),
     ("load", "TGI", "line", r"Unable to warmup model|\bwarmup\{|\bWarmup\(|Not enough memory to handle \d+ prefill tokens",
      "text-generation-inference: server/.../flash_causal_lm.py FlashCausalLM.warmup, router's warmup span and "

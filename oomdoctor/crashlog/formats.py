@@ -149,6 +149,9 @@ F05 = lazy_re(
     rf"MPS backend out of memory \(MPS allocated: (?P<alloc>{SIZE}), other allocations: (?P<other>{SIZE}), max allowed: (?P<max>{SIZE})\)\. Tried to allocate (?P<req>{SIZE})"
 , needs=("MPS backend out of memory (MPS allocated: ",))
 F05_HEAD = lazy_re(r"MPS backend out of memory")
+# MPSAllocator.mm refuses one buffer past the device's maximum buffer length before trying:
+# TORCH_CHECK(size < m_max_buffer_size, "Invalid buffer size: ", format_size(size)).
+F05_BUFFER = lazy_re(rf"Invalid buffer size: ?(?P<req>{SIZE})?", needs=("Invalid buffer size:",))
 # torch's caching allocator past a per-process memory fraction (torch.cuda.set_per_process_memory_fraction):
 # "Allocation on device 0 would exceed allowed memory. (out of memory)" then "Currently allocated : ...",
 # "Requested : 4.83 GiB", "Device limit : ..." on lines of their own (c10/cuda/CUDACachingAllocator.cpp);
@@ -171,13 +174,21 @@ F_GGML = lazy_re(r"allocating (?P<req>[\d.]+ ?[KMG]i?B) on device (?P<dev>\d+): 
 # ... and its model loader's own words when a backend buffer cannot be had (llama-model.cpp:
 # "unable to allocate CUDA0 buffer", "unable to allocate backend buffer"); old ggml's CUDA_CHECK quoted
 # without its head: "ggml-cuda.cu:5048: out of memory".
-F_GGML_LOAD = lazy_re(r"unable to allocate (?P<dev>CUDA\d*|ROCm\d*|Vulkan\d*|SYCL\d*|backend) buffer|ggml-cuda\.cu:\d+: out of memory",
-                      needs=("unable to allocate ", "ggml-cuda.cu:"))
+F_GGML_LOAD = lazy_re(r"[Uu]nable to allocate (?P<dev>CUDA\d*|ROCm\d*|Vulkan\d*|SYCL\d*|backend) buffer|ggml-cuda\.cu:\d+: out of memory",
+                      needs=("nable to allocate ", "ggml-cuda.cu:"))
 # ... and its graph allocator reserving a compute buffer: ggml-alloc.c ggml_gallocr_reserve_n prints "%s: failed to
 # allocate %s buffer of size %zu" with the buffer type's name (ggml_backend_buft_name) and the size in bytes. The
 # CUDA and ROCm backends report their own cudaMalloc failure just above it (F_GGML); Metal's own report
 # (ggml-metal's "error: failed to allocate buffer, size = N MiB") names no device, so this line is the one that does.
 F_GGML_METAL = lazy_re(r"failed to allocate Metal buffer of size (?P<bytes>\d+)", needs=("ailed to allocate Metal buffer",))
+# ... and the Metal backend's own buffer allocation, named by its function (ggml-metal's
+# ggml_backend_metal_buffer_type_alloc_buffer: "error: failed to allocate buffer, size = %8.2f MiB"): the buffer type
+# is Metal's whatever the words after it say.
+F_GGML_METAL_OWN = lazy_re(r"\bggml_(?:backend_)?metal\w*: error: failed to allocate buffer(?:, size = +(?P<mib>[\d.]+) ?MiB)?",
+                           needs=("failed to allocate buffer",))
+# MLX's Metal allocator (mlx/backend/metal/allocator.cpp MetalAllocator::malloc_or_wait) throws
+# std::runtime_error("[malloc_or_wait] Unable to allocate N bytes."); newer MLX names the function [metal::malloc].
+F_MLX = lazy_re(r"\[(?:malloc_or_wait|metal::malloc|malloc)\] Unable to allocate (?P<bytes>\d+) bytes", needs=("] Unable to allocate ",))
 # Intel XPU. IPEX's caching allocator refuses one block over 4 GB before trying (Arc/Flex without relaxed
 # allocation limits) and says how much it was asked, with the legacy statistics; IPEX's kernel submission
 # turns a Level Zero out-of-resources error into "Allocation is out of device memory on current platform."
@@ -224,10 +235,18 @@ F09 = lazy_re(r"(?:can't allocate memory|not enough memory): you tried to alloca
 F09_GB = lazy_re(r"not enough memory: you tried to (?:re)?allocate \d+GB|DefaultCPUAllocator: (?:can't allocate memory|not enough memory)\s*$",
                  needs=("you tried to ", "DefaultCPUAllocator: "))
 F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
+# The JVM (HotSpot's os_linux.cpp and vmError.cpp) reports a failed native allocation as "# Native memory allocation
+# (mmap) failed to map N bytes for committing reserved memory." under "# There is insufficient memory for the Java
+# Runtime Environment to continue.": host memory, with the request in bytes.
+F_JVM = lazy_re(r"Native memory allocation \((?:mmap|malloc)\) failed to (?:map|allocate) (?P<bytes>\d+) bytes|"
+                r"There is insufficient memory for the Java Runtime Environment to continue",
+                needs=("Native memory allocation (", "insufficient memory for the Java Runtime"))
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
 F11 = lazy_re(r"failed \(exitcode: (?P<code>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)", needs=("failed (exitcode: ",))
-F11B = lazy_re(r"exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)|Signal (?P<sig>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID (?P<spid>\d+)", needs=("exitcode", " received by PID "))
-F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits with return code = (?P<rc2>-9)\b", needs=("exits with return code = ",))
+# torch's multiprocess test harness (torch/testing/_internal/common_distributed.py) asserts each child's exit code:
+# "Expected zero exit code but got -9 for pid: N", -9 being a SIGKILL.
+F11B = lazy_re(r"Expected zero exit code but got (?P<code2>-?\d+)|exitcode\s*: (?P<code>-?\d+) \(pid: (?P<pid>\d+)\)|Signal (?P<sig>\d+) \((?P<signame>SIG[A-Z]+)\) received by PID (?P<spid>\d+)", needs=("exitcode", " received by PID ", "exit code but got "))
+F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits with return code = (?P<rc2>-9)(?!\d)", needs=("exits with return code = ",))
 # DeepSpeed's launcher kills its other children whenever one exits badly; alone (no return code, no
 # Python error before it) the line is what a host-RAM kill leaves (parse.py checks the context).
 F12_KILLING = lazy_re(r"(?:sigkill_handler\]\s*|^)Killing subprocess (?P<pid>\d+)", needs=("Killing subprocess ",))
@@ -278,16 +297,31 @@ F18 = lazy_re(r"Allocator (?:\((?P<alloc>\w+)\) )?ran out of memory trying to al
 F18_OLD = lazy_re(r"Allocator \((?P<alloc>\w+)\) ran out of memory trying to allocate (?P<req>[\d.]+ ?[KMGT]?i?B)\.\s+Current allocation summary follows",
                   needs=("Current allocation summary follows",))
 F18_TF_PATH = lazy_re(r"(?:^|[\s\]\\])(?:tensorflow|itex)[/\\]\S*bfc_allocator\.cc:\d+\]", needs=("bfc_allocator.cc",))   # Windows builds: backslashes
-F19B = lazy_re(r"ResourceExhaustedError: failed to allocate memory", needs=("ResourceExhaustedError: failed to allocate memory",))
+# The message is TensorFlow's own (OpKernelContext::allocate_tensor builds "OOM when allocating tensor with shape" +
+# shape + " and type " + dtype + " on " + device + " by allocator " + name, tensorflow/core/framework/op_kernel.cc), so it
+# is the failure with or without the exception's prefix (an issue's title, backticks).
+# A RESOURCE_EXHAUSTED status as TensorFlow prints it (Status::ToString: the code's name, "Resource exhausted: ", then
+# the message; the Python exception ResourceExhaustedError) whose message says an allocation failed.
+F19B = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):? failed to allocate memory", needs=("failed to allocate memory",))
+# ... and the exception class or the status name alone, as an issue's title or a one-line report keeps them:
+# TensorFlow raises ResourceExhaustedError for an allocator's RESOURCE_EXHAUSTED (errors_impl.py).
+F19_NAME = lazy_re(r"(?:^|[\s:(`\[\]])(?:tf\.errors\.|tensorflow\.python\.framework\.errors_impl\.)?ResourceExhaustedError\b|"
+                   r"^\s*Resource exhausted(?: error)?\b", re.I)
 # TensorFlow 0.x printed the sentence with no dims after it (executor.cc's "Compute status: Resource exhausted:
 # OOM when allocating tensor with shape", the shape empty): the words, not the dims, are the failure.
-F19 = lazy_re(r"(?:ResourceExhaustedError|Resource exhausted):?\s+(?:\(see above for traceback\):\s+)?OOM when allocating tensor (?:with shape|of shape) ?(?:\[(?P<shape>[\d,\s]*)\])?(?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
+F19 = lazy_re(r"(?:(?:ResourceExhaustedError|Resource exhausted):?\s+(?:\(see above for traceback\):\s+)?)?\bOOM when allocating tensor (?:with shape|of shape) ?(?:\[(?P<shape>[\d,\s]*)\])?(?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
 # TF's device name: "/job:localhost/replica:0/task:0/device:GPU:1" (tensorflow/core/util/device_name_utils.cc)
 F19_DEV = lazy_re(r"device:(?:GPU|gpu|XPU):(\d+)$")
 # SGLang's model runner sizes its KV-cache pool from what mem_fraction_static leaves after the weights and raises
 # `RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.` when no token fits
 # (sglang/srt/model_executor/model_runner.py init_memory_pool): the serving engine's cache check, as vLLM's is
-F20 = lazy_re(r"No available memory for the cache blocks|Not enough memory\. Please try to increase --mem[-_]fraction[-_]static")
+# vLLM v1's _check_enough_kv_cache_memory (vllm/v1/core/kv_cache_utils.py) says what one request at the model's max
+# length needs: "To serve at least one request with the models's max seq len (N), (X GiB KV cache is needed, which is
+# larger than the available KV cache memory (Y GiB)."; SGLang's request pool (sglang/srt/managers/schedule_batch.py
+# alloc_req_slots) refuses a batch with "alloc_req_slots runs out of memory. Please set a smaller number for
+# `--max-running-requests`.": both are the serving engine's own cache accounting, not an allocator.
+F20 = lazy_re(r"No available memory for the cache blocks|Not enough memory\. Please try to increase --mem[-_]fraction[-_]static|"
+              r"larger than the available KV cache memory|\balloc_req_slots runs out of memory")
 F21 = lazy_re(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)", needs=("Free memory on device (",))
 F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
 # A batch-size search that ran out of sizes: accelerate's find_executable_batch_size (utils/memory.py) "No executable
@@ -297,6 +331,20 @@ F22 = lazy_re(r"No executable batch size found, reached zero|Execution did not e
 F25 = lazy_re(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)", needs=("Failed to clone() tensor with name ",))
 F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory")
 F28 = lazy_re(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)", needs=("OutOfMemoryError",))
+# torch's exception class named with its module (`torch.cuda.OutOfMemoryError`, `torch.OutOfMemoryError`,
+# torch/cuda/memory.py and torch/__init__.py) is the allocator's own word even inside a sentence ("I always got
+# torch.cuda.OutOfMemoryError."): the failure it raised, unless the sentence asks, advises or negates (the grammar's
+# look-alikes) or is code. Followed by a colon it is a message, by a bracket a call: the readers above have those.
+F28_QUALIFIED = lazy_re(r"\btorch\.(?:cuda\.)?OutOfMemoryError\b(?!\s*[:(])", needs=("torch.",))
+# torch's allocator closes its message with its advice (c10/cuda/CUDACachingAllocator.cpp: "If reserved memory is >>
+# allocated memory try setting max_split_size_mb to avoid fragmentation."; since 2.1 "... try setting
+# PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation."): the backend's out of memory on the line
+# of that sentence is the message, however its head was retyped or cut.
+F_TORCH_TAIL = lazy_re(r"\b(?P<backend>[Cc][Uu][Dd][Aa]|[Hh][Ii][Pp])\b[^\n]{0,40}?[Oo]ut of [Mm]emory[^\n]*?"
+                       r"(?:max_split_size_mb|expandable_segments:True) to avoid fragmentation", needs=("to avoid fragmentation",))
+# C and C++ sources log through printf-style calls (`GGML_LOG_ERROR("%s: failed to allocate graph\n", __func__);`):
+# a string literal holding a conversion, with arguments after it, is the code that prints, not what it printed.
+_FORMAT_CALL = lazy_re(r'"[^"\n]*%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t)?[diouxXeEfgGcsp][^"\n]*"\s*,', needs=("%",))
 F28_GARBLED = lazy_re(r"OutOfMemoryError\s*OutOfMemoryError|OutOfMemoryError:\s+(?!.*out of memory)", needs=("OutOfMemoryError",))
 # Look-alikes: never events.
 LOOKALIKE = lazy_re(r"OutOfResources|out of resource: shared memory|CUDNN_STATUS_(?:INTERNAL_ERROR|EXECUTION_FAILED|MAPPING_ERROR|NOT_INITIALIZED)|\[METAL\] Command buffer execution failed: Internal Error", needs=("OutOfResources", "out of resource: shared memory", "CUDNN_STATUS_", "[METAL] Command buffer execution failed: Internal Error"))
@@ -435,6 +483,9 @@ def parse_torch(text: str) -> Parsed | None:
     m = F04_CHECK.search(text)
     if m:
         return _count(Parsed("bnb_alloc" if "bitsandbytes" in m.group("file") else "cuda_oom"))
+    m = F_TORCH_TAIL.search(text)
+    if m and not _GRAMMAR_NOT.search(text[:m.start()]):
+        return _count(Parsed(_backend_kind(m.group("backend").upper())))
     return None
 
 
@@ -444,6 +495,9 @@ NOT_AN_EVENT = Parsed("not_an_event")
 
 
 def _read_mps(text: str) -> Parsed | None:
+    b = F05_BUFFER.search(text)
+    if b:
+        return _count(Parsed("mps_oom", tried_gib=size_gib(b.group("req")), extra={"block_limit": True}))
     if not F05_HEAD.search(text):
         return None
     m = F05.search(text)
@@ -487,6 +541,14 @@ def _read_ggml(text: str) -> Parsed | None:
         p = Parsed("mlx_oom", tried_gib=int(m.group("bytes")) / GIB)
         p.extra["ggml"] = True
         return _count(p)
+    m = F_GGML_METAL_OWN.search(text)
+    if m:
+        p = Parsed("mlx_oom", tried_gib=float(m.group("mib")) / 1024 if m.group("mib") else None)
+        p.extra["ggml"] = True
+        return _count(p)
+    m = F_MLX.search(text)
+    if m:
+        return _count(Parsed("mlx_oom", tried_gib=_per(m.group("bytes"), GIB)))
     m = F_GGML_LOAD.search(text)
     if m:
         dev = m.group("dev") or ""
@@ -589,6 +651,9 @@ def _read_other_allocators(text: str) -> Parsed | None:
     m = F10.search(text)
     if m:
         return _count(Parsed("hpu_oom", tried_gib=_per(m.group("bytes"), GIB)))
+    m = F_JVM.search(text)
+    if m:
+        return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
     if F06.search(text):
         return _count(Parsed("cublas_alloc"))
     if F07_ALLOC.search(text):
@@ -607,8 +672,11 @@ def _read_tf_and_serving(text: str) -> Parsed | None:
     if m:
         return _count(Parsed("vllm_cache", capacity_gib=float(m.group("total")), free_gib=float(m.group("free")),
                              tried_gib=float(m.group("want"))))
-    if F20.search(text):
-        return _count(Parsed("vllm_cache"))
+    m = F20.search(text)
+    if m:
+        # SGLang's scheduler fills its request pool for each batch it serves (alloc_req_slots, from
+        # ScheduleBatch.prepare_for_extend): that refusal comes while requests are being generated
+        return _count(Parsed("vllm_cache", extra={"serving": True} if "alloc_req_slots" in m.group(0) else {}))
     if F22.search(text):
         return _count(Parsed("batch_size_exhausted"))
     if F26.search(text):
@@ -623,7 +691,7 @@ def _read_launchers(text: str) -> Parsed | None:
         return _kill(extra={"local_rank": int(m.group("local_rank"))}) if m.group("code") == "-9" else NOT_AN_EVENT
     m = F11B.search(text)
     if m:
-        return _kill() if m.group("code") == "-9" or m.group("sig") == "9" else NOT_AN_EVENT
+        return _kill() if "-9" in (m.group("code"), m.group("code2")) or m.group("sig") == "9" else NOT_AN_EVENT
     m = F12.search(text)
     if m:
         return _kill() if (m.group("rc") or m.group("rc2")) == "-9" else NOT_AN_EVENT
@@ -653,8 +721,14 @@ _TITLE_WORDS = lazy_re(r"\b(?P<backend>cuda|hip|npu|xpu|mps)(?: backend| error:?
 def _read_titles_and_names(text: str) -> Parsed | None:
     if F_CU_RESULT.search(text):
         return _count(Parsed("cuda_oom"))
+    q = F28_QUALIFIED.search(text)
+    if q and not CODE_LINE.search(_TITLE.sub("", text)) and not _GRAMMAR_NOT.search(text) and \
+            not _GRAMMAR_NEGATED.search(text[:q.start()]):
+        return _count(Parsed("cuda_oom"))
     if not _TITLE.search(text):
         return None
+    if F19_NAME.search(_TITLE.sub("", text)) and not text.rstrip().endswith(("?", "？")):
+        return _count(Parsed("tf_oom"))
     m = _TITLE_WORDS.search(text)
     if m is None:
         return None
@@ -726,7 +800,7 @@ def _read_grammar(text: str) -> Parsed | None:
     failure = _GRAMMAR_FAILURE.search(text)
     # glibc's strerror(ENOMEM) ends the report of whatever call failed (`unable to create cgroup ...: Cannot allocate
     # memory`): the host family reads the calls that allocate, so the grammar leaves it alone
-    if failure is None or CODE_LINE.search(_TITLE.sub("", text)) or "Cannot allocate memory" in text:
+    if failure is None or CODE_LINE.search(_TITLE.sub("", text)) or "Cannot allocate memory" in text or _FORMAT_CALL.search(text):
         return None
     # the other words ("not enough" is the failure's own); an issue's title is read like a log line, its question
     # or negation making it a look-alike as anywhere else

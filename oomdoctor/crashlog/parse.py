@@ -64,6 +64,8 @@ SECONDARY_MARKERS = (
     b"nable to allocate", b"nsufficient", b"ot enough ", b"ould not alloc", b"_OUT_OF_",
     # ... and audit8/SOURCES.md (macOS's `Killed: 9` holds `Killed`, SGLang's refusal `ot enough `)
     b"did not even succeed with", b"ut-of-mem", b"ut-of-Mem", b"UT-OF-MEM",
+    # ... and audit9/SOURCES.md (MPS's buffer-size refusal, torch's test harness, the JVM, vLLM v1's cache check)
+    b"Invalid buffer size", b"exit code but got", b"Native memory allocation", b"available KV cache memory",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -504,7 +506,8 @@ def _traceback_phase(src: LogSource, h: _Hit) -> tuple | None:
             return after[:3] + ("progress",)    # the failure's own report after it is nearer than its caller's frame
         return phase, block[i][0], block[i][1], "frame"
     if h.parsed.kind == "vllm_cache":
-        return "load", h.start, h.message, "message"
+        # the engine sizes its cache while it starts; SGLang's request pool is filled batch by batch while it serves
+        return ("generate" if h.parsed.extra.get("serving") else "load"), h.start, h.message, "message"
     return _lines_phase(src, h, block, head, after)
 
 
@@ -616,6 +619,14 @@ def _kill_phase(src: LogSource, h: _Hit) -> tuple | None:
         # error.`): its memory was spent on that process's work, wherever the main process was when the
         # SIGCHLD handler raised (torch/utils/data/_utils/signal_handling.py runs between any two lines)
         return said, h.start, h.message, "message"
+    if _HEADING.search(h.message):
+        # a kill quoted as an issue's title: the log pasted under it is the run that was killed, its last lines the
+        # nearest to the kill (as a message's title takes its phase from the traceback under it)
+        under = [(s, before_launcher(F.clean(raw).text)) for s, _e, raw in src.lines_after(h.end, KILL_LOOKBACK_LINES)]
+        under.reverse()
+        found = line_phase([t for _, t in under]) or banner_phase([t for _, t in under])
+        if found:
+            return found[0], under[found[1]][0], under[found[1]][1], "progress"
     before: list[tuple[int, str]] = []
     if h.at > h.start:
         glued = before_launcher(src.text(h.start, h.end))

@@ -63,8 +63,9 @@ def normalise(text: str) -> tuple[str, list[int]] | None:
     lines = text.split("\n")
     origin = list(range(1, len(lines) + 1))
     # fences may sit inside a quote, and under a viewer's gutter or a collector's prefix (they number and
-    # stamp the fence lines too); prefixes once more after a hard wrap is undone (its second halves have none)
-    for step in (_unfence, _unquote, _unfence, _ungutter, _unprefix, _unfence, _unwrap, _unprefix, _unbold):
+    # stamp the fence lines too), and so may a quote (a reply pasted into a log viewer); prefixes once more after a
+    # hard wrap is undone (its second halves have none)
+    for step in (_unfence, _unquote, _unfence, _ungutter, _unprefix, _unquote, _unfence, _unwrap, _unprefix, _unbold):
         out = step(lines, origin)
         if out is not None:
             lines, origin = out

@@ -184,7 +184,10 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
     if not lines:
         return None
     if any(_IPY_ARROW.search(line) for line in lines):
-        lines = ["" if _IPY_CONTEXT.search(line) else _IPY_SIGNATURE.sub(r"\1", line) for line in lines]
+        lines = ["" if _IPY_CONTEXT.search(line) else line for line in lines]
+    # IPython prints a frame's signature after its name (`fitting.py:253, in fit_model(model, data, ...,
+    # generate_progress_plots)`), CPython and rich never do: the parameters are no calls, whatever else is pasted
+    lines = [_IPY_SIGNATURE.sub(r"\1", line) for line in lines]
     text = "\n".join(lines)
     if "<eval_with_key>" in text:
         text = _FX_FILE.sub("<fx_generated>", text)
@@ -258,7 +261,9 @@ _EVENTS: tuple[tuple[str, LazyPattern], ...] = (
                      r"Continuing training from checkpoint|Loading checkpoint from|successfully read \d+ ZeRO state_dicts|"
                      r"Loading model from|loading configuration file|Instantiating \w+ model|Model loading took|"
                      r"Memory profiling takes|# (?:cuda|GPU) blocks:|KV Cache is|the current vLLM instance can use|"
-                     r"finished initializing model|Fetching \d+ files|Loading (?:adapter|LoRA)", re.I)),
+                     r"finished initializing model|Fetching \d+ files|Loading (?:adapter|LoRA)|"
+                     # Meta's reference loader (llama-models' Llama.build) before it reads the checkpoint's shards
+                     r"Loading a checkpoint \(shards=", re.I)),
     # torch_geometric's Dataset._process prints "Processing..." alone before building the processed files
     ("data", lazy_re(r"Running tokenizer on dataset|Converting format of dataset|Generating \w+ split|Loading dataset|"
                      r"Preprocessing dataset|Tokenizing|Map \(num_proc=\d+\)|Loading datasets|^Processing\.\.\.\s*$", re.I)),

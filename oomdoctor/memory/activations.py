@@ -13,7 +13,12 @@ The tensors are those of a Llama-style HF decoder layer (transformers 4.46+/5.x,
   o_proj, residual  o_proj saves the attention output when its weight trains
   MLP (SwiGLU)      gate, silu(gate) and up are saved by silu/mul; down_proj saves act*up when it trains
   LoRA (PEFT)       x cast to the adapter dtype (peft lora/layer.py _cast_input_dtype), dropout, lora_A saves its
-                    input (a compute-dtype copy under autocast), lora_B saves lora_A's output (rank wide)
+                    input (a compute-dtype copy under autocast), lora_B saves lora_A's output (rank wide);
+                    DoRA also keeps the base output and lora_B's output (out wide) for its magnitude's product
+  IA3, VeRA (PEFT)  IA3 keeps the input cast to its vector's dtype (feedforward modules) or the base output; VeRA
+                    keeps its two products' inputs (rank and out wide), not x: its A and B are frozen buffers
+  prompt learning   no module in the layers changes: prompt and p-tuning lengthen the sequence, prefix tuning
+                    the keys and values
 
 Checked against oomdoctor.simulate's traces (benchmarks/grid.py), where every tensor is counted.
 """
@@ -22,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
-from oomdoctor.memory.params import _canonical_targets, layer_linears, matched_linears
+from oomdoctor.memory.params import PROMPT_LEARNING, _canonical_targets, ia3_feedforward, layer_linears, matched_linears
 from oomdoctor.memory.regime import Regime
 
 _ATTN_IN = ("q_proj", "k_proj", "v_proj")
@@ -98,7 +103,10 @@ class _Layer:
     trains_weights: bool
     compiled: bool
     x_cast: bool = False    # bitsandbytes gets its input in another dtype than its compute dtype (one copy each)
-    dora: bool = False      # PEFT DoRA on the targeted projections
+    peft: str = ""          # PEFT type other than LoRA (IA3, VERA, PREFIX_TUNING, ...), see Mechanisms.peft_type
+    ia3_ff: frozenset = frozenset()   # IA3's feedforward modules (scaled at their input)
+    dora: bool = False
+    prefix: int = 0         # prefix tuning's virtual tokens: keys and values this much longer than the queries
     norms: int = 2          # RMSNorms per layer (Gemma 2/3: four, each side of attention and MLP)
     norm_fp32_out: bool = False   # the norm multiplies by its weight in fp32 and casts after (Gemma)
     attn_softcap: bool = False    # eager attention soft-caps its scores (Gemma 2)
@@ -120,7 +128,10 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
     r = rg.residual_bytes
     autocast = rg.autocast or (r != a)
     adapters = setup.method in ("lora", "qlora")
-    targets = set(_canonical_targets(tuple(setup.lora_targets), shape)) if adapters else set()
+    peft = setup.mechanisms.peft_type if adapters else ""
+    # prompt learning wraps no module of the layers (peft/peft_model.py PeftModelForCausalLM.forward)
+    targets = set(_canonical_targets(tuple(setup.lora_targets), shape)) if adapters and peft not in PROMPT_LEARNING \
+        else set()
     if "qkv_fused" in targets:
         targets |= set(_ATTN_IN)
     if "gate_up_fused" in targets:
@@ -146,8 +157,10 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   v_seen=q_dim if repeated and not view else kv_dim, trains_weights=trains_weights,
                   compiled=compiled_layers(setup),
                   x_cast=bool(setup.quant_bits) and rg.other_dtype != rg.compute_dtype,
-                  dora=adapters and setup.use_dora and hf_code(setup), norms=4 if mt in SANDWICH_NORMS else 2,
-                  norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP,
+                  peft=peft, ia3_ff=ia3_feedforward(setup) if peft == "IA3" else frozenset(),
+                  dora=adapters and setup.use_dora and not peft,
+                  prefix=setup.mechanisms.virtual_tokens if peft == "PREFIX_TUNING" else 0,
+                  norms=4 if mt in SANDWICH_NORMS else 2, norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP,
                   qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles, rope_cat=mt in ROPE_CAT)
 
 
@@ -195,6 +208,9 @@ def _save_linear(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width
             saved[f"{module}:cast"] = a * width          # autocast's per-call cast, saved by the linear
         else:
             saved[x] = x_bytes * width                   # the input itself, shared with its siblings
+    if name in ly.targets and ly.peft in ("IA3", "VERA"):
+        _save_scaling_adapter(ly, saved, name, x, x_bytes, width)
+        return
     if name in ly.targets:
         xa_name, xa_bytes = x, x_bytes
         if ly.adapter_bytes != x_bytes:
@@ -208,11 +224,13 @@ def _save_linear(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width
             saved[xa_name] = xa_bytes * width
         saved[f"{module}:lora_b_in"] = (a if ly.autocast else ly.adapter_bytes) * ly.rank
         if ly.dora:
-            # PEFT DoraLinearLayer.forward (peft tuners/lora/dora.py): `(mag_norm_scale - 1) * base_result +
-            # mag_norm_scale * lora_result * scaling` with a trained magnitude: each product saves its out-wide
-            # operand for the magnitude's gradient, the base output and lora_B's output
+            # peft/tuners/lora/dora.py DoraLinearLayer.forward: `(mag_norm_scale - 1) * base_result +
+            # mag_norm_scale * lora_result * scaling` keeps base_result (the base layer's output; recomputed from
+            # the adapter-dtype x as F.linear(x, weight.to(x.dtype)) under dropout) and lora_result (lora_B's
+            # output) for the magnitude's gradient; the weight norm is detached. torchtune's DoRALinear.forward
+            # (torchtune/modules/peft/dora.py) forms the same products of base_out and lora_out
             out = _out_width(ly, module)
-            saved[f"{module}:dora_base"] = a * out
+            saved[f"{module}:dora_base"] = (ly.adapter_bytes if ly.dropout and not ly.autocast else a) * out
             saved[f"{module}:dora_lora"] = (a if ly.autocast else ly.adapter_bytes) * out
 
 
@@ -226,9 +244,31 @@ def _module_of(ly: _Layer, name: str) -> str:
 
 
 def _out_width(ly: _Layer, name: str) -> int:
-    """A projection's output width."""
-    return {"q_proj": ly.q_dim, "k_proj": ly.kv_dim, "v_proj": ly.kv_dim, "gate_proj": ly.inter,
-            "up_proj": ly.inter, "qkv_fused": ly.q_dim + 2 * ly.kv_dim, "gate_up_fused": 2 * ly.inter}.get(name, ly.h)
+    """A projection's (or fused projection's) output width."""
+    return {"q_proj": ly.q_dim, "k_proj": ly.kv_dim, "v_proj": ly.kv_dim, "o_proj": ly.h, "down_proj": ly.h,
+            "qkv_fused": ly.q_dim + 2 * ly.kv_dim, "gate_up_fused": 2 * ly.inter}.get(name, ly.inter)
+
+
+def _save_scaling_adapter(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width: int) -> None:
+    """IA3 and VeRA scale by trained vectors; what the products keep is what their vectors' gradients need.
+
+    IA3 (peft/tuners/ia3/layer.py Linear.forward): a feedforward module computes `x.to(ia3 dtype) * ia3_scaling`
+    before the frozen base layer, keeping that cast input; any other `base_layer(x) * ia3_scaling`, keeping the
+    base output. VeRA (peft/tuners/vera/layer.py Linear.forward): `lambda_b * F.linear(lambda_d *
+    F.linear(x, sliced_A), sliced_B)` with x cast to lambda's dtype; A and B are frozen buffers, so the linears
+    keep nothing and the two products keep their other factor: r wide and out wide."""
+    a, b = ly.a, (ly.a if ly.autocast else ly.adapter_bytes)
+    if ly.peft == "IA3":
+        if name in ly.ia3_ff:
+            if ly.adapter_bytes == x_bytes:
+                saved.setdefault(x, x_bytes * width)
+            else:
+                saved[f"{name}:ia3_in"] = ly.adapter_bytes * width
+        else:
+            saved[f"{name}:ia3_out"] = a * _out_width(ly, name)
+        return
+    saved[f"{name}:vera_d_in"] = b * ly.rank
+    saved[f"{name}:vera_b_in"] = b * _out_width(ly, name)
 
 
 def _save_norms(ly: _Layer, saved: dict) -> None:
@@ -253,9 +293,13 @@ def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: 
     # attention kernel inputs: q and k come out of RoPE in the residual dtype's promotion; the kernel's compute
     # dtype copies are what it saves
     saved["attn:q"] = a * ly.q_dim
-    saved["attn:k"] = a * ly.k_seen
-    saved["attn:v"] = a * ly.v_seen
-    if ly.qkv_fused and ly.v_seen == ly.kv_dim:
+    # prefix tuning hands every layer num_virtual_tokens more keys and values (peft_model.py
+    # PeftModelForCausalLM.forward: past_key_values = get_prompt(batch_size), the mask widened by
+    # prefix_attention_mask), which the cache concatenates in front of the layer's own
+    longer = (seq + ly.prefix) / seq if seq else 1.0
+    saved["attn:k"] = a * ly.k_seen * longer
+    saved["attn:v"] = a * ly.v_seen * longer
+    if ly.qkv_fused and ly.v_seen == ly.kv_dim and not ly.prefix:
         # Phi-3 slices q, k and v out of qkv_proj's output (modeling_phi3.py Phi3Attention.forward `qkv[...,
         # query_pos + kv:]`): q and k are copied by RoPE, v reaches the kernel as a view, and what the kernel
         # saves keeps the whole qkv output alive
@@ -275,7 +319,7 @@ def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: 
     saved["attn:out"] = a * ly.q_dim                 # SDPA keeps its output (laid out (b, s, heads, d))
     saved["attn:lse"] = 4 * heads
     if ly.with_mask:
-        saved["attn:mask"] = a * seq                 # the bool mask as a float copy, per layer
+        saved["attn:mask"] = a * (seq + ly.prefix)   # the bool mask as a float copy, per layer
     return "attn:out_copy" if ly.rope_cat else "attn:out"
 
 
@@ -347,7 +391,9 @@ _ATTN_KEYS = ("attn:q", "attn:k", "attn:v", "attn:softmax", "attn:probs", "attn:
 def _first_unrecorded(ly: _Layer, saved: dict) -> float:
     """The first layer whose input needs no gradient (no checkpointing: HF and PEFT call
     enable_input_require_grads only for it) records nothing until its first trained or adapted module"""
-    if ly.trains_weights or any(n in ly.targets for n in _ATTN_IN):
+    if ly.peft in ("PROMPT_TUNING", "P_TUNING"):
+        return 0.0          # the virtual tokens' embeddings train: the first layer's input needs a gradient
+    if ly.trains_weights or any(n in ly.targets for n in _ATTN_IN) or ly.prefix:
         skipped: tuple[str, ...] = ("norm1:fp32",)
     elif "o_proj" in ly.targets:
         skipped = ("norm1:fp32",) + _ATTN_KEYS

@@ -93,6 +93,11 @@ class Reserve:
 def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
              crash: CrashReport | None = None, headroom: float = 0.10) -> Estimate:
     """Per-GPU memory of one training step (see module doc)."""
+    if setup.method in ("lora", "qlora") and setup.mechanisms.peft_type in ("PROMPT_TUNING", "P_TUNING"):
+        # peft/peft_model.py PeftModelForCausalLM.forward: the virtual tokens' embeddings go in front of the
+        # inputs (`torch.cat((prompts, inputs_embeds), dim=1)`, -100 labels in front of the labels), so every
+        # layer and the logits see num_virtual_tokens more positions
+        setup = replace(setup, seq_len=setup.seq_len + setup.mechanisms.virtual_tokens)
     shape = _as_built(setup, shape)
     setup = _attention_as_run(setup, shape)
     counts = _count(shape)

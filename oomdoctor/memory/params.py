@@ -322,11 +322,55 @@ def modules_to_save_params(setup: TrainingSetup, shape: ModelShape) -> int:
     return total
 
 
+# PEFT's prompt-learning types: nothing inside the decoder layers changes, what trains sits in front of them
+PROMPT_LEARNING = ("PROMPT_TUNING", "P_TUNING", "PREFIX_TUNING")
+
+
+def ia3_feedforward(setup: TrainingSetup) -> frozenset:
+    """IA3's feedforward modules (scaled at their input): the config's feedforward_modules, else PEFT's default
+    for Llama-style models, down_proj (peft/utils/constants.py TRANSFORMERS_MODELS_TO_IA3_FEEDFORWARD_MODULES_MAPPING)."""
+    return frozenset(setup.mechanisms.ia3_feedforward or ("down_proj",))
+
+
+def adapter_params(setup: TrainingSetup, shape: ModelShape) -> int:
+    """Parameters of the PEFT adapter the setup names; LoRA's count for LoRA and the types estimated as LoRA."""
+    kind = setup.mechanisms.peft_type
+    h, tokens = shape.hidden_size, setup.mechanisms.virtual_tokens
+    if kind == "PROMPT_TUNING":
+        return tokens * h                       # prompt_tuning/model.py: Embedding(num_virtual_tokens, token_dim)
+    if kind == "PREFIX_TUNING":
+        # prefix_tuning/model.py (no projection): Embedding(num_virtual_tokens, num_layers * 2 * token_dim), token_dim
+        # the keys' width
+        return tokens * shape.num_layers * 2 * shape.num_kv_heads * shape.head_dim_
+    if kind == "P_TUNING":
+        # p_tuning/model.py: Embedding(num_virtual_tokens, token_dim) and the MLP encoder's three linears
+        return tokens * h + 3 * h * h + 3 * h
+    if kind not in ("IA3", "VERA"):
+        return lora_params(setup, shape)
+    dense, moe = layer_linears(shape)
+    ff = ia3_feedforward(setup)
+    total = 0
+    for count, mods in ((shape.num_layers - _moe_layers(shape), dense), (_moe_layers(shape), moe)):
+        for m in matched_linears(tuple(setup.lora_targets), tuple(mods), None) if count else ():
+            if kind == "IA3":
+                # ia3/layer.py update_layer: (1, in_features) when feedforward, else (out_features, 1)
+                total += count * m.copies * (m.in_features if _canonical_name(m) in ff else m.out_features)
+            else:
+                # vera/layer.py update_layer: vera_lambda_b (out_features), vera_lambda_d (r); A and B are shared
+                # frozen buffers
+                total += count * m.copies * (m.out_features + max(1, int(setup.lora_rank)))
+    return total
+
+
+def _canonical_name(m: Linear) -> str:
+    return m.name.rsplit(".", 1)[-1]
+
+
 def trainable_params(setup: TrainingSetup, shape: ModelShape) -> int:
     """Parameters the optimizer updates for this setup's method."""
     counts = _count(shape)
     if setup.method in ("lora", "qlora"):
-        return lora_params(setup, shape) + modules_to_save_params(setup, shape)
+        return adapter_params(setup, shape) + modules_to_save_params(setup, shape)
     if setup.method == "freeze":
         return _freeze_trainable(setup, shape)
     return counts.total

@@ -158,6 +158,7 @@ def setup_line(s: TrainingSetup, lang: str = "en") -> str:
     method = {"full": msg("report.method.full"), "lora": msg("report.method.lora", rank=s.lora_rank),
               "qlora": msg("report.method.qlora", bits=s.quant_bits or 4, rank=s.lora_rank),
               "freeze": msg("report.method.freeze", n=s.freeze_trainable_layers)}.get(s.method, s.method)
+    method = _peft_method(s) or method
     parallel = say("report.zero", lang, stage=s.zero_stage) if s.zero_stage else ""
     if s.offload_optimizer or s.offload_params:
         parallel += say("report.offload", lang)
@@ -167,6 +168,18 @@ def setup_line(s: TrainingSetup, lang: str = "en") -> str:
                seq=s.seq_len, precision=msg("report.pure_bf16") if s.pure_bf16 else s.precision,
                optimizer=s.optimizer, ckpt=msg("report.ckpt_on" if s.grad_ckpt else "report.ckpt_off"),
                attention=s.attention, parallel=parallel)
+
+
+def _peft_method(s: TrainingSetup) -> Msg | None:
+    """A PEFT adapter the estimate models on its own (IA3, VeRA, the prompt-learning types), named as such."""
+    kind = s.mechanisms.peft_type if s.method in ("lora", "qlora") else ""
+    if kind in ("PROMPT_TUNING", "PREFIX_TUNING", "P_TUNING"):
+        return msg("report.method.prompt", kind=kind, tokens=s.mechanisms.virtual_tokens)
+    if kind == "IA3":
+        return msg("report.method.ia3")
+    if kind == "VERA":
+        return msg("report.method.vera", rank=s.lora_rank)
+    return None
 
 
 def setup_rows(setup: TrainingSetup, lang: str = "en") -> list[tuple[str, str]]:

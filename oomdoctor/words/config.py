@@ -90,9 +90,14 @@ WORDS = {
     "config.ptuning": ("{where}: --{flag} is P-tuning v2: only a prefix encoder trains, estimated as a small LoRA "
                        "adapter on the frozen base", "{where}：--{flag} 表示 P-tuning v2：只训练前缀编码器，"
                        "按冻结基座上的小型 LoRA 适配器估算"),
-    "config.ptuning_yaml": ("{where}: peft_type {kind} is P-tuning v2: only a prefix encoder trains, estimated as a "
-                            "small LoRA adapter on the frozen base",
-                            "{where}：peft_type {kind} 表示 P-tuning v2：只训练前缀编码器，按冻结基座上的小型 LoRA 适配器估算"),
+    "config.ptuning_yaml": ("{where}: peft_type {kind} trains only its virtual tokens: estimated on the frozen base with "
+                            "the sequence (prompt tuning, p-tuning) or the keys and values (prefix tuning) "
+                            "num_virtual_tokens longer",
+                            "{where}：peft_type {kind} 只训练虚拟 token：按冻结基座估算，序列（prompt tuning、p-tuning）"
+                            "或键值（prefix tuning）加长 num_virtual_tokens 个位置"),
+    "config.peft_as_lora": ("{where}: peft_type {kind} is estimated as plain LoRA at the configured rank and targets: "
+                            "its own layout is not modelled",
+                            "{where}：peft_type {kind} 按所配秩与目标模块的普通 LoRA 估算，未对其自身结构建模"),
     "config.chatglm_no_model": ("this YAML names no model: {script} takes it on its command line (its second argument, "
                                 "e.g. THUDM/chatglm3-6b); give --model NAME, or the script that runs it",
                                 "此 YAML 不含模型名：{script} 从命令行（第二个参数，如 THUDM/chatglm3-6b）读取模型；"

@@ -45,6 +45,9 @@ WORDS = {
     "report.method.lora": ("LoRA r={rank}", "LoRA r={rank}"),
     "report.method.qlora": ("QLoRA {bits}-bit r={rank}", "QLoRA {bits} 位 r={rank}"),
     "report.method.freeze": ("freeze ({n} layers trainable)", "冻结微调（{n} 层可训练）"),
+    "report.method.prompt": ("{kind} ({tokens} virtual tokens)", "{kind}（{tokens} 个虚拟 token）"),
+    "report.method.ia3": ("IA3", "IA3"),
+    "report.method.vera": ("VeRA r={rank}", "VeRA r={rank}"),
     "report.setup_line": ("{method}, micro-batch {mb} × accum {ga} × {n} GPU, seq {seq}, {precision}, {optimizer}, "
                           "{ckpt}, {attention}{parallel}",
                           "{method}，微批大小 {mb} × 梯度累积 {ga} × {n} 张 GPU，序列长度 {seq}，{precision}，"
