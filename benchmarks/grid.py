@@ -1,6 +1,7 @@
 """Proof 2: the analytic estimate against the product's own tracer (`oomdoctor.simulate`) on a random grid.
 
     python benchmarks/grid.py [--n 200] [--seed 15] [--worst 12] [--jobs 1]
+    python benchmarks/grid.py --real       # the real-size cells below (REAL_CELLS), each at full depth
 
 Samples configurations of small transformers models (2-6 layers, so a trace takes about a second on a
 CPU) across the axes the estimate distinguishes: method (full, LoRA, freeze), framework regime (HF Trainer,
@@ -127,17 +128,94 @@ def sample(rng: random.Random, index: int) -> Case:
     return Case(name, shape, setup)
 
 
+# Real-size cells: published models (their config from the catalog, oomdoctor/data/models.yaml) in the regimes
+# users run and the random grid does not reach: other HF families (Qwen2.5 tied and untied with a 152k
+# vocabulary, Gemma and Gemma 2 with 256k and soft-capping, Mistral, Phi-3's fused projections, a Qwen2-MoE),
+# 2048-8192 tokens, eager and SDPA, checkpointing on and off, an fp32 model under bf16 autocast, LoRA on every
+# linear or attention only, DoRA, full fine-tunes with fp32 AdamW states, and PEFT's MetaMathQA runs (the
+# calibration rows mmqa-01/04/05). Each traces in 10-60 s (`--real`: about 20 min on two busy cores).
+_HF_BF16 = dict(framework="hf", precision="bf16", load_dtype="bf16", grad_ckpt=False)
+_HF_AMP = dict(framework="hf", precision="bf16", load_dtype="fp32", grad_ckpt=False)
+_ALL = dict(method="lora", lora_rank=16, lora_targets=("all",))
+REAL_CELLS: tuple[tuple[str, dict], ...] = (
+    ("Qwen/Qwen2.5-0.5B", dict(_HF_BF16, **_ALL, micro_batch=2, seq_len=2048, grad_ckpt=True)),
+    ("Qwen/Qwen2.5-0.5B", dict(_HF_AMP, **_ALL, micro_batch=4, seq_len=2048)),
+    ("Qwen/Qwen2.5-1.5B", dict(_HF_BF16, **_ALL, micro_batch=2, seq_len=2048, attention="eager")),
+    ("Qwen/Qwen2.5-1.5B", dict(_HF_AMP, method="full", optimizer="adamw_torch", micro_batch=4, seq_len=2048,
+                               grad_ckpt=True)),
+    ("Qwen/Qwen2.5-7B", dict(_HF_BF16, method="lora", lora_rank=16, lora_targets=("q_proj", "v_proj"),
+                             micro_batch=1, seq_len=4096)),
+    ("google/gemma-2b", dict(_HF_BF16, **_ALL, micro_batch=1, seq_len=8192, grad_ckpt=True)),
+    ("google/gemma-2b", dict(_HF_BF16, **_ALL, micro_batch=2, seq_len=2048)),
+    ("google/gemma-2-2b", dict(_HF_BF16, **_ALL, micro_batch=2, seq_len=4096, attention="eager", grad_ckpt=True)),
+    ("google/gemma-2-2b", dict(_HF_BF16, **_ALL, micro_batch=1, seq_len=4096, attention="eager")),
+    ("google/gemma-2-2b", dict(_HF_BF16, **_ALL, micro_batch=1, seq_len=4096)),   # no SDPA path: runs eager
+    ("google/gemma-2-2b", dict(_HF_AMP, method="full", optimizer="adamw_torch", micro_batch=1, seq_len=2048,
+                               attention="eager")),
+    ("microsoft/Phi-3-mini-4k-instruct", dict(_HF_BF16, **_ALL, micro_batch=2, seq_len=2048, grad_ckpt=True)),
+    ("microsoft/Phi-3-mini-4k-instruct", dict(_HF_BF16, **_ALL, micro_batch=2, seq_len=2048)),
+    ("mistralai/Mistral-7B-v0.1", dict(_HF_BF16, **_ALL, micro_batch=2, seq_len=2048)),
+    ("mistralai/Mistral-7B-v0.1", dict(_HF_BF16, **_ALL, use_dora=True, micro_batch=2, seq_len=2048)),
+    ("meta-llama/Llama-3.2-1B", dict(_HF_BF16, **_ALL, use_dora=True, micro_batch=4, seq_len=2048, grad_ckpt=True)),
+    ("meta-llama/Llama-3.2-1B", dict(_HF_BF16, method="lora", lora_rank=16, lora_targets=("q_proj", "v_proj"),
+                                     use_dora=True, micro_batch=4, seq_len=2048)),
+    ("meta-llama/Llama-3.2-1B", dict(_HF_BF16, method="full", optimizer="adamw_torch", micro_batch=8, seq_len=2048)),
+    ("meta-llama/Llama-3.2-1B", dict(_HF_BF16, **_ALL, use_dora=True, micro_batch=1, seq_len=2048)),
+    ("mistralai/Mistral-7B-v0.1", dict(_HF_BF16, **_ALL, use_dora=True, micro_batch=2, seq_len=2048, grad_ckpt=True)),
+    ("microsoft/Phi-3-mini-4k-instruct", dict(_HF_BF16, method="full", optimizer="adamw_torch", micro_batch=2,
+                                              seq_len=2048)),
+    ("google/gemma-3-1b-pt", dict(_HF_BF16, **_ALL, micro_batch=2, seq_len=4096)),
+    ("google/gemma-3-1b-pt", dict(_HF_AMP, method="full", optimizer="adamw_torch", micro_batch=2, seq_len=2048,
+                                  attention="eager", grad_ckpt=True)),
+    ("Qwen/Qwen2.5-7B", dict(_HF_AMP, method="full", optimizer="adamw_torch", micro_batch=1, seq_len=4096,
+                             grad_ckpt=True)),
+    ("Qwen/Qwen2.5-1.5B", dict(framework="hf", precision="fp32", load_dtype="fp32", grad_ckpt=False, **_ALL,
+                               micro_batch=2, seq_len=2048)),
+    ("meta-llama/Llama-3.1-8B", dict(_HF_BF16, **_ALL, micro_batch=8, seq_len=8192, grad_ckpt=True)),
+    ("meta-llama/Llama-3.1-8B", dict(_HF_BF16, **_ALL, micro_batch=1, seq_len=8192, attention="eager")),
+    # PEFT's MetaMathQA runs (method_comparison/MetaMathQA: pure bf16, no AMP, no checkpointing, 4 x <= 768), the
+    # same code as the calibration rows mmqa-01 (full), mmqa-04 (LoRA r10 on the MLP) and mmqa-05 (r32 on q, v)
+    ("meta-llama/Llama-3.2-3B", dict(_HF_BF16, pure_bf16=True, method="full", micro_batch=4, seq_len=768)),
+    ("meta-llama/Llama-3.2-3B", dict(_HF_BF16, pure_bf16=True, method="lora", lora_rank=10,
+                                     lora_targets=("gate_proj", "up_proj", "down_proj"), micro_batch=4, seq_len=768)),
+    ("meta-llama/Llama-3.2-3B", dict(_HF_BF16, pure_bf16=True, method="lora", lora_rank=32,
+                                     lora_targets=("q_proj", "v_proj"), micro_batch=4, seq_len=768)),
+    ("mistralai/Mixtral-8x7B-v0.1", dict(_HF_BF16, method="lora", lora_rank=16,
+                                         lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), micro_batch=1,
+                                         seq_len=4096, grad_ckpt=True)),
+    ("Qwen/Qwen1.5-MoE-A2.7B", dict(_HF_BF16, method="lora", lora_rank=16,
+                                    lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"), micro_batch=1,
+                                    seq_len=2048, grad_ckpt=True)),
+)
+
+
+def real_cases() -> list[tuple[Case, dict]]:
+    """REAL_CELLS as cases, each with the model's catalog config.json (what the tracer builds)."""
+    from oomdoctor.models import _catalog, _from_catalog
+
+    out = []
+    for model_id, values in REAL_CELLS:
+        shape = _from_catalog(model_id)
+        setup = TrainingSetup(**values)
+        name = (f"{model_id.split('/')[-1]} {setup.method}{'/dora' if setup.use_dora else ''}"
+                f"{'/' + '+'.join(setup.lora_targets) if setup.method == 'lora' else ''} load {setup.load_dtype}"
+                f"{' pure' if setup.pure_bf16 else ''}{' fp32' if setup.precision == 'fp32' else ''} "
+                f"{setup.attention}{' ckpt' if setup.grad_ckpt else ''} {setup.micro_batch}x{setup.seq_len}")
+        out.append((Case(name, shape, setup), dict(_catalog()[0][model_id.lower()].data["config"])))
+    return out
+
+
 def cases(n: int, seed: int) -> list[Case]:
     rng = random.Random(seed)
     return [sample(rng, i) for i in range(n)]
 
 
-def measure(case: Case) -> Row:
+def measure(case: Case, hf_config: dict | None = None) -> Row:
     from oomdoctor.memory import estimate, trainable_params
     from oomdoctor.memory.estimate import CUBLAS_WORKSPACE_GIB
     from oomdoctor.simulate import trace_step
 
-    traced = trace_step(case.setup, case.shape)
+    traced = trace_step(case.setup, case.shape, hf_config=hf_config)
     est = estimate(case.setup, case.shape, HW)
     return Row(case, traced.peak_bytes, (est.allocated_gib - CUBLAS_WORKSPACE_GIB) * GIB, traced.peak_phase,
                est.peak_moment, traced.params_trainable, trainable_params(case.setup, case.shape))
@@ -166,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--worst", type=int, default=12)
     ap.add_argument("--all", action="store_true", help="print every case, not only the worst")
+    ap.add_argument("--real", action="store_true", help="trace the real-size cells (REAL_CELLS) instead")
     args = ap.parse_args(argv)
     from oomdoctor import simulate
 
@@ -177,8 +256,9 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     started = time.perf_counter()
     rows = []
-    for case in cases(args.n, args.seed):
-        rows.append(measure(case))
+    todo = real_cases() if args.real else [(c, None) for c in cases(args.n, args.seed)]
+    for case, hf_config in todo:
+        rows.append(measure(case, hf_config))
         if args.all:
             r = rows[-1]
             print(f"{r.error:+7.1%}  traced {r.traced_bytes / GIB:8.3f}  est {r.estimated_bytes / GIB:8.3f} GiB  "

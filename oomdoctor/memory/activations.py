@@ -27,10 +27,25 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
-from oomdoctor.memory.params import PROMPT_LEARNING, _canonical_targets, ia3_feedforward, layer_linears
+from oomdoctor.memory.params import PROMPT_LEARNING, _canonical_targets, ia3_feedforward, layer_linears, matched_linears
 from oomdoctor.memory.regime import Regime
 
 _ATTN_IN = ("q_proj", "k_proj", "v_proj")
+# Gemma's decoder layers (transformers modeling_gemma2.py Gemma2DecoderLayer, modeling_gemma3.py) run four
+# RMSNorms: input, post_attention (on o_proj's output), pre_feedforward, post_feedforward (on down_proj's output)
+SANDWICH_NORMS = ("gemma2", "gemma3", "gemma3_text")
+# Gemma's RMSNorm: `output = self._norm(x.float()); output * (1.0 + self.weight.float())` then `type_as(x)`
+# (modeling_gemma.py / modeling_gemma2.py / modeling_gemma3.py Gemma*RMSNorm.forward): a trained weight's
+# gradient needs the fp32 normalised tensor, not a residual-dtype one
+GEMMA_NORM = ("gemma", "gemma2", "gemma3", "gemma3_text")
+# eager_attention_forward with `softcap` (modeling_gemma2.py, config default attn_logit_softcapping 50.0):
+# scores / softcap, tanh, * softcap; tanh saves its output, one more heads x seq scores tensor per token
+ATTN_SOFTCAP = ("gemma2",)
+# apply_rotary_pos_emb ends in `torch.cat([rotated, q_pass], dim=-1)` (modeling_phi3.py, modeling_gpt_neox.py,
+# modeling_glm.py, modeling_glm4.py): q comes out laid out (b, heads, s, d); the attention kernel's output follows
+# q's layout (flash-attn flash_api.cpp mha_fwd `out = at::empty_like(q_padded)`; CPU's flash kernel the same),
+# so `attn_output.transpose(1, 2).contiguous()` before o_proj copies what the kernel also keeps
+ROPE_CAT = ("phi3", "gpt_neox", "glm", "glm4")
 _UP_IN = ("gate_proj", "up_proj")
 
 
@@ -92,6 +107,12 @@ class _Layer:
     ia3_ff: frozenset = frozenset()   # IA3's feedforward modules (scaled at their input)
     dora: bool = False
     prefix: int = 0         # prefix tuning's virtual tokens: keys and values this much longer than the queries
+    norms: int = 2          # RMSNorms per layer (Gemma 2/3: four, each side of attention and MLP)
+    norm_fp32_out: bool = False   # the norm multiplies by its weight in fp32 and casts after (Gemma)
+    attn_softcap: bool = False    # eager attention soft-caps its scores (Gemma 2)
+    rope_cat: bool = False        # RoPE concatenates: the attention output is copied before o_proj
+    qkv_fused: bool = False       # one qkv_proj (Phi-3) instead of q/k/v projections
+    gate_up_fused: bool = False   # one gate_up_proj (Phi-3) instead of gate/up projections
 
 
 def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, trains_weights: bool) -> _Layer:
@@ -116,6 +137,11 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
     if "gate_up_fused" in targets:
         targets |= set(_UP_IN)
     eager = setup.attention == "eager"
+    # the rules keyed to a model's modelling file and to PEFT's layers below hold where transformers' (or remote)
+    # model code and PEFT run: torchtune and LitGPT build their own models and adapters
+    mt = (shape.model_type or "").lower() if hf_code(setup) else ""
+    dense, moe = layer_linears(shape)
+    roles = {m.role for m in (dense or moe)} if mt else set()
     with_mask = masked(setup)
     # repeat_kv copies k and v to every head when the kernel cannot take GQA itself (eager, or SDPA with a mask:
     # transformers use_gqa_in_sdpa). One kv head expands to a stride-0 view instead: eager's matmul still copies
@@ -133,7 +159,9 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   x_cast=bool(setup.quant_bits) and rg.other_dtype != rg.compute_dtype,
                   peft=peft, ia3_ff=ia3_feedforward(setup) if peft == "IA3" else frozenset(),
                   dora=adapters and setup.use_dora and not peft,
-                  prefix=setup.mechanisms.virtual_tokens if peft == "PREFIX_TUNING" else 0)
+                  prefix=setup.mechanisms.virtual_tokens if peft == "PREFIX_TUNING" else 0,
+                  norms=4 if mt in SANDWICH_NORMS else 2, norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP,
+                  qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles, rope_cat=mt in ROPE_CAT)
 
 
 def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *, trains_weights: bool,
@@ -173,9 +201,11 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
 def _save_linear(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width: int) -> None:
     """What a projection keeps: its (cast) input when the weight trains, LoRA's own tensors when targeted."""
     a = ly.a
+    # a fused projection (Phi-3's qkv_proj, gate_up_proj) is one module: one autocast cast, one adapter
+    module = _module_of(ly, name)
     if ly.trains_weights:
         if ly.autocast and x_bytes != a:
-            saved[f"{name}:cast"] = a * width            # autocast's per-call cast, saved by the linear
+            saved[f"{module}:cast"] = a * width          # autocast's per-call cast, saved by the linear
         else:
             saved[x] = x_bytes * width                   # the input itself, shared with its siblings
     if name in ly.targets and ly.peft in ("IA3", "VERA"):
@@ -184,29 +214,39 @@ def _save_linear(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width
     if name in ly.targets:
         xa_name, xa_bytes = x, x_bytes
         if ly.adapter_bytes != x_bytes:
-            xa_name, xa_bytes = f"{name}:adapter_in", ly.adapter_bytes   # PEFT casts to the adapter dtype
+            xa_name, xa_bytes = f"{module}:adapter_in", ly.adapter_bytes   # PEFT casts to the adapter dtype
         if ly.dropout:
-            saved[f"{name}:dropout_mask"] = 1 * width     # CUDA native_dropout keeps a bool mask
-            xa_name = f"{name}:dropout_out"
+            saved[f"{module}:dropout_mask"] = 1 * width   # CUDA native_dropout keeps a bool mask
+            xa_name = f"{module}:dropout_out"
         if ly.autocast and xa_bytes != a:
-            saved[f"{name}:lora_a_in"] = a * width       # autocast casts lora_A's input and saves that copy
+            saved[f"{module}:lora_a_in"] = a * width     # autocast casts lora_A's input and saves that copy
         else:
             saved[xa_name] = xa_bytes * width
-        saved[f"{name}:lora_b_in"] = (a if ly.autocast else ly.adapter_bytes) * ly.rank
+        saved[f"{module}:lora_b_in"] = (a if ly.autocast else ly.adapter_bytes) * ly.rank
         if ly.dora:
             # peft/tuners/lora/dora.py DoraLinearLayer.forward: `(mag_norm_scale - 1) * base_result +
             # mag_norm_scale * lora_result * scaling` keeps base_result (the base layer's output; recomputed from
             # the adapter-dtype x as F.linear(x, weight.to(x.dtype)) under dropout) and lora_result (lora_B's
             # output) for the magnitude's gradient; the weight norm is detached. torchtune's DoRALinear.forward
             # (torchtune/modules/peft/dora.py) forms the same products of base_out and lora_out
-            out = _out_width(ly, name)
-            saved[f"{name}:dora_base"] = (ly.adapter_bytes if ly.dropout and not ly.autocast else a) * out
-            saved[f"{name}:dora_lora"] = (a if ly.autocast else ly.adapter_bytes) * out
+            out = _out_width(ly, module)
+            saved[f"{module}:dora_base"] = (ly.adapter_bytes if ly.dropout and not ly.autocast else a) * out
+            saved[f"{module}:dora_lora"] = (a if ly.autocast else ly.adapter_bytes) * out
+
+
+def _module_of(ly: _Layer, name: str) -> str:
+    """The module a Llama projection name is part of: itself, or a fused projection."""
+    if ly.qkv_fused and name in _ATTN_IN:
+        return "qkv_fused"
+    if ly.gate_up_fused and name in _UP_IN:
+        return "gate_up_fused"
+    return name
 
 
 def _out_width(ly: _Layer, name: str) -> int:
-    return {"q_proj": ly.q_dim, "k_proj": ly.kv_dim, "v_proj": ly.kv_dim, "o_proj": ly.h, "down_proj": ly.h}.get(
-        name, ly.inter)
+    """A projection's (or fused projection's) output width."""
+    return {"q_proj": ly.q_dim, "k_proj": ly.kv_dim, "v_proj": ly.kv_dim, "o_proj": ly.h, "down_proj": ly.h,
+            "qkv_fused": ly.q_dim + 2 * ly.kv_dim, "gate_up_fused": 2 * ly.inter}.get(name, ly.inter)
 
 
 def _save_scaling_adapter(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width: int) -> None:
@@ -238,13 +278,13 @@ def _save_norms(ly: _Layer, saved: dict) -> None:
     recomputes the fp32 copy and the normalised tensor in backward (torch/_functorch/partitioners.py
     min_cut_rematerialization_partition); torchtune's README table: compile takes 41 KB per token and layer
     off Llama 3.2 3B's full fine-tune, which these and silu's output below account for"""
-    for norm in ("norm1", "norm2"):
+    for norm in ("norm1", "norm2", "norm3", "norm4")[:ly.norms]:
         if ly.compiled:
             saved[f"{norm}:fp32"] = ly.r * ly.h + 4.0
             continue
         saved[f"{norm}:fp32"] = 4 * ly.h + 4.0 / 1      # + (b, s, 1) fp32 rsqrt, 4 bytes per token
         if ly.trains_weights:
-            saved[f"{norm}:normed"] = ly.r * ly.h
+            saved[f"{norm}:normed"] = (4 if ly.norm_fp32_out else ly.r) * ly.h
 
 
 def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: dict) -> str:
@@ -259,12 +299,19 @@ def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: 
     longer = (seq + ly.prefix) / seq if seq else 1.0
     saved["attn:k"] = a * ly.k_seen * longer
     saved["attn:v"] = a * ly.v_seen * longer
+    if ly.qkv_fused and ly.v_seen == ly.kv_dim and not ly.prefix:
+        # Phi-3 slices q, k and v out of qkv_proj's output (modeling_phi3.py Phi3Attention.forward `qkv[...,
+        # query_pos + kv:]`): q and k are copied by RoPE, v reaches the kernel as a view, and what the kernel
+        # saves keeps the whole qkv output alive
+        saved["attn:v"] = a * (ly.q_dim + 2 * ly.kv_dim)
     # LitGPT hands SDPA a single key/value head for multi-query models (model.py expands k/v only for GQA);
     # fused kernels need equal head counts (before torch 2.5's enable_gqa), so SDPA runs its math kernel,
     # which keeps the attention probabilities in the compute dtype
     if setup.framework == "litgpt" and shape.num_kv_heads == 1 < heads and not ly.eager:
         saved["attn:probs"] = a * heads * seq
     if ly.eager:
+        if ly.attn_softcap:
+            saved["attn:softcap"] = a * heads * seq      # tanh's output
         saved["attn:softmax"] = 4 * heads * seq
         if a != 4:
             saved["attn:probs"] = a * heads * seq
@@ -273,7 +320,7 @@ def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: 
     saved["attn:lse"] = 4 * heads
     if ly.with_mask:
         saved["attn:mask"] = a * (seq + ly.prefix)   # the bool mask as a float copy, per layer
-    return "attn:out"
+    return "attn:out_copy" if ly.rope_cat else "attn:out"
 
 
 def _save_mlp(shape: ModelShape, ly: _Layer, saved: dict) -> None:
@@ -371,7 +418,7 @@ def _backward_peak(ly: _Layer, saved: dict, per_layer: float) -> float:
     softmax gradient (heads x seq per token each); SDPA's makes the q, k and v gradients."""
     a, r, h, inter = ly.a, ly.r, ly.h, ly.inter
     mlp_part = sum(v for k, v in saved.items()
-                   if k.startswith(("mlp:", "gate_proj", "up_proj", "down_proj", "norm2:out")))
+                   if k.startswith(("mlp:", "gate_proj", "up_proj", "gate_up_fused", "down_proj", "norm2:out")))
     down_in = sum(v for k, v in saved.items() if k in ("mlp:act_up", "down_proj:cast", "down_proj:adapter_in",
                                                         "down_proj:lora_a_in", "down_proj:dropout_out"))
     # the product's gradient, then silu's and up's, once down_proj's saved input is freed
@@ -397,6 +444,36 @@ def _forward_flight(ly: _Layer) -> float:
     if ly.eager:
         attn_flight += (4 + 2 * a) * ly.heads * ly.seq
     return max(mlp_flight, attn_flight)
+
+
+def hf_code(setup: TrainingSetup) -> bool:
+    """Whether the run's model is transformers' (or remote) modelling code with PEFT adapters, not torchtune's or
+    LitGPT's own modules."""
+    return setup.framework not in ("torchtune", "litgpt")
+
+
+def dora_transient(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> float:
+    """Bytes (not per token) that one DoRA projection's forward holds while it recomputes its weight norm, the
+    largest over the targeted projections. PEFT DoraLinearLayer (peft tuners/lora/dora.py) in training mode caches
+    nothing: `get_lora_weight` runs `lora_B(lora_A(torch.eye(in)))` (in x in identity in the adapter dtype,
+    which lora_A saves: as autocast's cast of it under autocast), then `get_weight_norm` holds that lora weight in
+    x's dtype (the adapter dtype: PEFT casts x to lora_A's), the base weight cast to it, `scaling * lora_weight`
+    and their sum (in x out each) until torch.linalg.norm reduces them. A checkpointed layer runs it again in
+    its backward's recompute."""
+    if not (setup.use_dora and setup.method in ("lora", "qlora") and hf_code(setup)):
+        return 0.0
+    a, t = rg.compute_bytes, rg.train_bytes
+    cast = rg.autocast and a != t
+    w_copies = 1 if (bool(setup.quant_bits) or rg.frozen_bytes != t) else 0
+    dense, moe = layer_linears(shape)
+    peak = 0.0
+    for m in matched_linears(tuple(setup.lora_targets), tuple(dense or moe)):
+        n_in, io = m.in_features, m.in_features * m.out_features
+        eye_kept = n_in * n_in * (a if cast else t)
+        making = n_in * n_in * t + (eye_kept if cast else 0) + io * (a if rg.autocast else t)
+        norming = eye_kept + io * t * (3 + w_copies) + (io * a if setup.quant_bits else 0)
+        peak = max(peak, making, norming)
+    return float(peak)
 
 
 def bnb_quantized(setup: TrainingSetup) -> bool:

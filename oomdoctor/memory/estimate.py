@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory.activations import LayerBytes, layer_bytes
+from oomdoctor.memory.activations import LayerBytes, dora_transient, hf_code, layer_bytes
 from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
@@ -99,6 +99,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # layer and the logits see num_virtual_tokens more positions
         setup = replace(setup, seq_len=setup.seq_len + setup.mechanisms.virtual_tokens)
     shape = _as_built(setup, shape)
+    setup = _attention_as_run(setup, shape)
     counts = _count(shape)
     rg = regime_of(setup, shape)
     T = trainable_params(setup, shape)
@@ -547,6 +548,12 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     moments["layers backward"], cast_of["layers backward"] = _layers_backward(
         setup, shape, counts, lb, acts, casts, g, tokens, mts, kept_logits)
     moments["optimizer"] = _optimizer_moment(setup, shape, counts, g, temp, kept_logits)
+    dora = dora_transient(setup, shape, rg)
+    if dora:
+        # the last layer's forward, and under checkpointing every layer's recompute in backward
+        moments["forward"]["activations"] += dora
+        if setup.grad_ckpt:
+            moments["layers backward"]["activations"] = moments["layers backward"].get("activations", 0.0) + dora
     if setup.grad_accum > 1 and not rg.deepspeed and not optimizer_in_backward(setup):
         # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
         # the optimizer step) through every later micro-batch's forward and backward; new ones are added in
@@ -730,6 +737,17 @@ def _optimizer_moment(setup: TrainingSetup, shape: ModelShape, counts: ParamCoun
 
 
 _untied_cache: list = [None, None]
+# causal-LM classes that declare `_supports_sdpa = False` (transformers modeling_gemma2.py Gemma2PreTrainedModel:
+# "sdpa does not support softcapping"; modeling_vaultgemma.py): without a stated kernel transformers picks eager
+# for them, and an explicit "sdpa" is refused (modeling_utils._sdpa_can_dispatch), so the run is eager
+NO_SDPA = ("gemma2", "vaultgemma")
+
+
+def _attention_as_run(setup: TrainingSetup, shape: ModelShape) -> TrainingSetup:
+    """The attention kernel the model class runs: SDPA's default falls back to eager where the class has none."""
+    if setup.attention in ("sdpa", "") and (shape.model_type or "").lower() in NO_SDPA and hf_code(setup):
+        return replace(setup, attention="eager")
+    return setup
 
 
 def _as_built(setup: TrainingSetup, shape: ModelShape) -> ModelShape:

@@ -34,6 +34,11 @@ from oomdoctor.memory.regime import Regime, _transformers_version, regime_of
 # model_type (config.json) -> the loss its own modelling code computes
 _REMOTE_LOSS = {"qwen": "compute", "baichuan": "compute", "internlm": "compute",
                 "internlm2": "legacy", "chatglm": "legacy", "glm": "legacy"}
+# model types whose config defaults to final_logit_softcapping (transformers configuration_gemma2.py 30.0,
+# configuration_vaultgemma.py 30.0, configuration_gemma3n.py 30.0, configuration_nanochat.py 15.0): the causal-LM
+# forward runs `logits / cap; torch.tanh(logits); logits * cap` (modeling_gemma2.py Gemma2ForCausalLM.forward)
+# and tanh saves its output for backward: one more logits-sized tensor in the logits' dtype
+FINAL_SOFTCAP = ("gemma2", "vaultgemma", "gemma3n", "gemma3n_text", "nanochat")
 # frameworks that train through the HF Trainer, whose model accelerate prepares (native AMP wraps its forward)
 _HF_TRAINER = ("hf", "trl", "llamafactory", "axolotl", "swift", "ms-swift")
 # frameworks whose DPO is TRL's DPOTrainer (LLaMA-Factory's own casts the logits to fp32 first:
@@ -86,6 +91,15 @@ def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
 
 
 def loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes:
+    lb = _loss_bytes(setup, shape, rg)
+    if lb.regime in ("hf", "hf_shift", "legacy") and (shape.model_type or "").lower() in FINAL_SOFTCAP:
+        # the soft-capped logits' tanh output, saved from the forward through the logits' backward
+        a = rg.compute_bytes
+        return LossBytes(lb.regime, lb.forward + a, lb.backward + a, lb.tokens_term)
+    return lb
+
+
+def _loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes:
     a = rg.compute_bytes
     up = 4 if a != 4 else 0                    # an fp32 copy, when the logits are not fp32 already
     regime = loss_regime(setup, shape)
