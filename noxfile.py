@@ -32,13 +32,13 @@ def tests(session: nox.Session) -> None:
     """The fast suite: everything but the [simulate] tests (they skip without torch) and the slow tier."""
     session.install("-e", ".[test]")
     env = {}
-    # `.ci/run` on a 2-core machine: OOMDOCTOR_CI_SHARE lists the CPythons that share a quarter of the fast
+    # `.ci/run` on a 2-core machine: OOMDOCTOR_CI_SHARE lists the CPythons that share an eighth of the fast
     # suite (the default one runs all of it in `full`); each takes the part tests/conftest.py hashes to it, the
-    # hash salted with OOMDOCTOR_CI_SALT (the commit), so that the quarter changes from one commit to the next.
+    # hash salted with OOMDOCTOR_CI_SALT (the commit), so that the eighth changes from one commit to the next.
     share = [v for v in os.environ.get("OOMDOCTOR_CI_SHARE", "").split(",") if v]
     if session.python in share:
         salt = os.environ.get("OOMDOCTOR_CI_SALT", "")
-        env["OOMDOCTOR_TEST_SHARD"] = f"{share.index(session.python)}/{4 * len(share)}" + (f"@{salt}" if salt else "")
+        env["OOMDOCTOR_TEST_SHARD"] = f"{share.index(session.python)}/{8 * len(share)}" + (f"@{salt}" if salt else "")
     _compile(session)
     session.run(*PYTEST, "-m", "not slow", *session.posargs, env=env)
 

@@ -66,7 +66,7 @@ def meta_counts_warm():
 def pytest_collection_modifyitems(config, items):
     """OOMDOCTOR_TEST_SHARD=i/n[@salt] keeps the tests whose salted id hashes to i of n (zlib.crc32: the same on
     every CPython). `.ci/run` gives each CPython other than the default a share of the fast suite: every test
-    runs on the default CPython, and a quarter of the fast suite, a different quarter for each commit, on one
+    runs on the default CPython, and an eighth of the fast suite, a different eighth for each commit, on one
     other, within the time CI allows on a 2-core machine.
 
     Every simulate test joins one xdist group (`--dist loadgroup`, noxfile.py): one worker runs them all, so
