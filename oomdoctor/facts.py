@@ -185,9 +185,7 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
     """The mechanisms a setup's framework keys (kept in `TrainingSetup.extras` by the readers) turn on; `loss`
     is the setup's `loss_kernel`."""
     e = extras or {}
-    names = e.get("modules_to_save") or e.get("additional_target") or e.get("lora_modules_to_save") or ()
-    if isinstance(names, str):
-        names = tuple(x.strip() for x in names.split(","))
+    names = _names(e.get("modules_to_save") or e.get("additional_target") or e.get("lora_modules_to_save"))
     double_quant = None
     for key in ("double_quantization", "bnb_4bit_use_double_quant", "use_bnb_nested_quant"):
         if e.get(key) is not None:
@@ -200,7 +198,7 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
     use_reentrant = bool(kwargs["use_reentrant"]) if isinstance(kwargs, dict) and "use_reentrant" in kwargs else None
     adapter_dtype = e.get("adapter_dtype")
     return Mechanisms(
-        modules_to_save=tuple(names), double_quant=double_quant,
+        modules_to_save=names, double_quant=double_quant,
         quant_method=str(e.get("quant_method")) if e.get("quant_method") else "bnb",
         adapter_dtype=adapter_dtype if isinstance(adapter_dtype, str) else "",
         lora_dropout=_float(e.get("lora_dropout", 0) or 0, 0.0),
