@@ -69,16 +69,8 @@ class Deliver:
             return
 
         def done(path: str | None) -> None:
-            if not path:
-                return
-            from oomdoctor.patch import write_diff
-
-            try:    # atomic, and never over an input (the same writer as --export)
-                write_diff(str(output_path(path)), patch, inputs=self.host.opts.files)
-            except InputError as err:
-                self.host.notify(err.render(self.host.lang), severity="error")
-                return
-            self.host.notify(self.say("wrote_diff", path=path))
+            if path:
+                export_diff(path, patch, self.host.opts.files, self.host.notify, self.host.lang)
 
         self.host.push_screen(PathDialog(self.say("export_title"), "plan.diff", self.say("export_hint"),
                                          lang=self.host.lang), done)
@@ -148,6 +140,20 @@ class Deliver:
             return build_patch(edits, cwd=self.host.opts.cwd), None
         folder = demo.copy_demo(os.getcwd())
         return build_patch(demo.relocate(edits, folder), cwd=str(folder)), str(folder)
+
+
+def export_diff(path: str, patch: str, inputs: Sequence[str], notify: Callable[..., Any], lang: str) -> bool:
+    """Write the plan's diff where a path typed in the app or the guide points, atomically and never over an
+    input (the same writer as --export), and say so or say why not; whether it was written."""
+    from oomdoctor.patch import write_diff
+
+    try:
+        write_diff(str(output_path(path)), patch, inputs=inputs)
+    except InputError as err:
+        notify(err.render(lang), severity="error")
+        return False
+    notify(say("app.wrote_diff", lang, path=path))
+    return True
 
 
 def output_path(path: str) -> Path:

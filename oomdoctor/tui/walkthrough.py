@@ -347,19 +347,10 @@ class WalkthroughScreen(Localized, Screen[Any]):
         from oomdoctor.tui.dialogs import PathDialog
 
         def done(path: str | None) -> None:
-            if not path:
-                return
-            from oomdoctor.errors import InputError
-            from oomdoctor.patch import write_diff
-            from oomdoctor.tui.deliver import output_path
+            from oomdoctor.tui.deliver import export_diff
 
-            try:    # atomic, and never over an input (the same writer as --export)
-                write_diff(str(output_path(path)), patch, inputs=self.report.inputs)
-            except InputError as err:
-                self.notify(err.render(self.lang), severity="error")
-                return
-            self.exported = True
-            self.notify(say("app.wrote_diff", self.lang, path=path))
+            if path and export_diff(path, patch, self.report.inputs, self.notify, self.lang):
+                self.exported = True
 
         self.app.push_screen(PathDialog(say("app.export_title", self.lang), "plan.diff",
                                         say("app.guide_export_hint", self.lang), lang=self.lang), done)
