@@ -1,0 +1,28 @@
+CUDA_VISIBLE_DEVICES=0,1 python3 training/orpo_training.py \
+    --model_name_or_path Qwen/Qwen3.5-2B \
+    --train_file_dir ./data/reward \
+    --per_device_train_batch_size 2 \
+    --per_device_eval_batch_size 2 \
+    --gradient_accumulation_steps 8 \
+    --do_train \
+    --do_eval \
+    --use_peft True \
+    --max_train_samples 1000 \
+    --max_eval_samples 50 \
+    --max_steps 100 \
+    --eval_steps 20 \
+    --save_steps 50 \
+    --max_source_length 1024 \
+    --max_target_length 512 \
+    --output_dir outputs-orpo-qwen-v1 \
+    --target_modules all \
+    --lora_rank 8 \
+    --lora_alpha 16 \
+    --lora_dropout 0.05 \
+    --torch_dtype bfloat16 \
+    --bf16 True \
+    --report_to tensorboard \
+    --remove_unused_columns False \
+    --gradient_checkpointing True \
+    --orpo_beta 0.1 \
+    --cache_dir ./cache
