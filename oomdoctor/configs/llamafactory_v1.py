@@ -10,7 +10,9 @@ then putting the v1 key names back into the provenance; what v1 sets differently
 - quant_config (plugins/model_plugins/quantization.py): name bnb | auto, quantization_bit (bnb: 4 when unset);
 - dist_config: name fsdp2 | fsdpturbo (FSDP, full shard) | deepspeed (config_file: its JSON);
 - TrainingArguments: micro_batch_size 1, global_batch_size None (= data-parallel size × micro-batch: no
-  accumulation), cutoff_len 2048, bf16 True, enable_activation_checkpointing True, cp_size 1.
+  accumulation), cutoff_len 2048, bf16 True, enable_activation_checkpointing True, cp_size 1;
+  batching_strategy normal | dynamic_batching (padded rows) | padding_free | dynamic_padding_free (a micro-batch's
+  samples packed into one row without padding: packing).
 
 The stage is the command's (`llamafactory-cli sft|dpo|rm x.yaml`), not the file's: SFT when the file is given
 alone. No patch is written into a v1 file yet (its keys are not v0's): the plan's values are shown to set by hand.
@@ -107,6 +109,10 @@ def translate(doc: Doc) -> tuple[Doc, dict[str, str]]:
     else:
         out["gradient_accumulation_steps"] = 1
     put("cutoff_len", data.get("cutoff_len", 2048), "cutoff_len" if "cutoff_len" in data else "")
+    # v1 plugins/trainer_plugins/batching.py: the padding-free batchers concatenate a micro-batch's samples into one
+    # row (_pack_padding_free_samples), up to micro_batch_size × cutoff_len tokens: v0's packing
+    if str(data.get("batching_strategy", "")).lower() in ("padding_free", "dynamic_padding_free"):
+        put("packing", True, "batching_strategy")
     bf16 = data.get("bf16", True)
     put("bf16", bf16, "bf16" if "bf16" in data else "")
     ckpt = data.get("enable_activation_checkpointing", True)

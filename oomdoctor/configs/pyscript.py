@@ -40,6 +40,9 @@ _TRL_STAGES = {"SFT": "sft", "DPO": "dpo", "KTO": "kto", "ORPO": "orpo", "CPO": 
 _TRL_CONFIGS = {f"{k}Config": v for k, v in _TRL_STAGES.items()}
 _TRL_TRAINERS = {f"{k}Trainer": v for k, v in _TRL_STAGES.items()}
 _UNSLOTH = ("FastLanguageModel", "FastModel", "FastVisionModel")
+# Arithmetic on literals and names assigned one (`lora_alpha = lora_rank * 2`): Python's own operators.
+_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
+          ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b}
 _DTYPE_ATTRS = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32",
                 "float": "float32"}
 _MISSING = object()
@@ -207,6 +210,12 @@ class _Reader:
             return self.arg_defaults[node.attr][1]          # args.model: the flag's default
         if isinstance(node, ast.Attribute) and node.attr in _DTYPE_ATTRS:
             return _DTYPE_ATTRS[node.attr]          # torch.bfloat16
+        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
+            left, right = self._literal(node.left, consts), self._literal(node.right, consts)
+            numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (left, right))
+            if not numbers or (isinstance(node.op, (ast.FloorDiv, ast.Div)) and right == 0):
+                return _MISSING
+            return _ARITH[type(node.op)](left, right)
         try:
             return ast.literal_eval(node)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
@@ -276,6 +285,26 @@ class _Reader:
                 self._model(call, kw)
         if self.default_len is not None and "max_length" not in self.data:
             self.data["max_length"], self.lines["max_length"] = self.default_len
+        self._adapter_unseen()
+
+    def _adapter_unseen(self) -> None:
+        """unsloth loaded a 4/8-bit base to train (not `full_finetuning`) and no get_peft_model call is in the file
+        (a paste cut short): transformers' Trainer refuses a purely quantised model (trainer_utils.py
+        validate_quantization_for_training: "You cannot perform fine-tuning on purely quantized models"), so the
+        run has an adapter; get_peft_model's own r 16 / alpha 16 stand in, with a note."""
+        if self.unsloth is None or "use_peft" in self.data:
+            return
+        bits = next((b for b, k in ((4, "load_in_4bit"), (8, "load_in_8bit")) if self.data.get(k) == "true"), None)
+        if bits is None:
+            return
+        owner, line = self.unsloth[0].split(".")[0], self.unsloth[1]
+        self.data["use_peft"], self.lines["use_peft"] = "true", line
+        self.spelled["use_peft"] = f"{owner}.get_peft_model()"
+        for key, default in (("lora_r", 16), ("lora_alpha", 16)):
+            self.data[key], self.lines[key] = default, line
+            self._default_spelling(key, f"{owner}.get_peft_model", f"{'r' if key == 'lora_r' else key}={default}",
+                                   force=True)
+        self.notes.append(msg("config.python_adapter_unseen", where=f"{self.path}:{line}", bits=bits))
 
     def _args(self, name: str, call: ast.Call, kw: dict[str, ast.expr]) -> None:
         self.found.append(name)

@@ -43,6 +43,11 @@ WORDS = {
                            "from_pretrained 和 Trainer 调用的字面参数读取；不为 Python 脚本生成补丁：请按方案手动修改这些值"),
     "config.axolotl_unfrozen_all": ("{where}: unfrozen_parameters leaves every decoder layer trainable: read as a "
                                     "full fine-tune", "{where}：unfrozen_parameters 使所有解码层都可训练：按全参微调处理"),
+    "config.python_adapter_unseen": ("{where}: the base is loaded in {bits}-bit and the file makes no get_peft_model "
+                                     "call; a purely quantised model is not fine-tuned (transformers refuses it), so "
+                                     "an adapter with unsloth's defaults (r 16, alpha 16) is assumed",
+                                     "{where}：基座以 {bits} 位加载，但文件中没有 get_peft_model 调用；纯量化模型无法微调"
+                                     "（transformers 会拒绝），因此按 unsloth 的默认适配器（r 16，alpha 16）处理"),
     "config.python_value": ("{where}: {key} is computed when the script runs; its default is used",
                             "{where}：{key} 要到脚本运行时才能确定；按默认值处理"),
     "config.lf_v1_read": ("{where}: read as the LLaMA-Factory v1 format (model, peft_config, quant_config, "

@@ -1,0 +1,73 @@
+"""The readers the eighth first-sight audit (2026-12h) asked for, each by its framework's own rule: LLaMA-Factory
+v1's padding-free batchers pack; a Python script's arithmetic on its own literals; an unsloth 4-bit base with no
+get_peft_model call in the file (transformers does not fine-tune a purely quantised model)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from oomdoctor.configs import load_config
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+V1 = "model: Qwen/Qwen3-0.6B\nmicro_batch_size: 4\ncutoff_len: 2048\nbatching_strategy: {}\n"
+
+
+@pytest.mark.parametrize("strategy, packed", [("dynamic_padding_free", True), ("padding_free", True),
+                                              ("dynamic_batching", False), ("normal", False)])
+def test_lf_v1_padding_free_batching_packs_a_micro_batch_into_one_row(tmp_path, strategy, packed):
+    s = load_config(_write(tmp_path, "v1.yaml", V1.format(strategy)))
+    assert (s.packing, s.micro_batch, s.seq_len) == (packed, 4, 2048)
+    if packed:
+        assert s.sources["packing"].key == "batching_strategy"
+
+
+UNSLOTH = '''from unsloth import FastLanguageModel
+
+
+def main():
+    lora_rank = 32
+    model, tokenizer = FastLanguageModel.from_pretrained(model_name="unsloth/Qwen3-4B-Base", max_seq_length=2048,
+                                                         load_in_4bit=True)
+    model = FastLanguageModel.get_peft_model(model, r=lora_rank, lora_alpha=lora_rank * 2,
+                                             use_gradient_checkpointing="unsloth")
+'''
+
+
+def test_arithmetic_on_a_name_assigned_a_literal_is_folded(tmp_path):
+    s = load_config(_write(tmp_path, "train.py", UNSLOTH))
+    assert (s.lora_rank, s.lora_alpha, s.quant_bits) == (32, 64, 4)
+
+
+def test_arithmetic_on_a_value_only_the_run_knows_keeps_the_default(tmp_path):
+    text = UNSLOTH.replace("lora_rank * 2", "lora_rank * int(input())")
+    s = load_config(_write(tmp_path, "train.py", text))
+    assert s.lora_alpha == 16
+    assert any(w.code == "config.python_value" for w in s.warnings)
+
+
+GEMMA = '''from unsloth import FastModel
+from trl import SFTConfig, SFTTrainer
+
+model, tokenizer = FastModel.from_pretrained(model_name="unsloth/gemma-3-27b-it-unsloth-bnb-4bit",
+                                             max_seq_length=17500, load_in_4bit=True, full_finetuning=False)
+trainer = SFTTrainer(model=model, args=SFTConfig(per_device_train_batch_size=1, gradient_accumulation_steps=4))
+'''
+
+
+def test_a_4bit_unsloth_base_without_get_peft_model_is_read_as_qlora_with_unsloths_defaults(tmp_path):
+    s = load_config(_write(tmp_path, "train.py", GEMMA))
+    assert (s.method, s.quant_bits, s.lora_rank, s.lora_alpha, s.seq_len) == ("qlora", 4, 16, 16, 17500)
+    assert any(w.code == "config.python_adapter_unseen" for w in s.warnings)
+
+
+def test_a_16bit_unsloth_base_without_get_peft_model_stays_as_written(tmp_path):
+    s = load_config(_write(tmp_path, "train.py", GEMMA.replace("load_in_4bit=True", "load_in_4bit=False")))
+    assert s.quant_bits is None
+    assert not any(w.code == "config.python_adapter_unseen" for w in s.warnings)
