@@ -71,3 +71,40 @@ def test_a_16bit_unsloth_base_without_get_peft_model_stays_as_written(tmp_path):
     s = load_config(_write(tmp_path, "train.py", GEMMA.replace("load_in_4bit=True", "load_in_4bit=False")))
     assert s.quant_bits is None
     assert not any(w.code == "config.python_adapter_unseen" for w in s.warnings)
+
+
+FSDP_QLORA = """python train.py \\
+--context_length 256 \\
+--model_name codellama/CodeLlama-34b-hf \\
+--train_type custom_qlora \\
+--batch_size 4 \\
+--gradient_accumulation_steps 4 \\
+--precision bf16_buffers_autocast
+"""
+
+
+def test_fsdp_qlora_train_py_is_read_with_its_own_flags_and_defaults(tmp_path):
+    s = load_config(_write(tmp_path, "train_sql.sh", FSDP_QLORA))
+    assert (s.model, s.method, s.quant_bits, s.lora_rank, s.seq_len) == ("codellama/CodeLlama-34b-hf", "qlora", 4, 64, 256)
+    assert (s.micro_batch, s.grad_accum, s.precision, s.load_dtype) == (4, 4, "bf16", "bf16")
+    assert (s.fsdp, s.offload_params, s.offload_optimizer, s.grad_ckpt) == ("full_shard", True, True, True)
+
+
+def test_fsdp_qlora_flags_turn_its_sharding_and_offload_off(tmp_path):
+    text = FSDP_QLORA.rstrip() + " \\\n--sharding_strategy ddp --use_cpu_offload False --train_type lora\n"
+    s = load_config(_write(tmp_path, "train_sql.sh", text))
+    assert (s.fsdp, s.offload_params, s.method, s.quant_bits) == (None, False, "lora", None)
+
+
+def test_a_train_py_without_fsdp_qlora_flags_is_not_taken_for_it(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python train.py --model_name_or_path gpt2 --per_device_train_batch_size 2\n"))
+    assert s.extras.get("entry") != "fsdp_qlora" and s.fsdp is None
+
+
+def test_unsloth_cli_is_read_with_its_argparse_defaults(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", 'python unsloth-cli.py --model_name "unsloth/llama-3-8b"\n'))
+    assert (s.method, s.lora_rank, s.lora_alpha, s.seq_len) == ("lora", 16, 16, 2048)
+    assert (s.micro_batch, s.grad_accum, s.grad_ckpt, s.optimizer) == (2, 4, True, "adamw_8bit")
+    s = load_config(_write(tmp_path, "run4.sh", 'python unsloth-cli.py --model_name "unsloth/llama-3-8b" --load_in_4bit '
+                                                '--r 64 --use_gradient_checkpointing "unsloth" --gradient_accumulation_steps 8\n'))
+    assert (s.method, s.quant_bits, s.lora_rank, s.grad_accum, s.grad_ckpt) == ("qlora", 4, 64, 8, True)

@@ -112,6 +112,13 @@ _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dt
 # and each sample is as long as the data's longest (no flag).
 _LITGPT = {"checkpoint_dir": "model", "precision": "lightning_precision", "quantize": "bits"}
 
+_FSDP_QLORA = {"model_name": "model", "context_length": "seq", "train_type": "train_type", "batch_size": "micro",
+               "lora_rank": "rank", "lora_alpha": "alpha", "precision": "fsdp_qlora_precision",
+               "use_gradient_checkpointing": "ckpt", "sharding_strategy": "fsdp", "use_cpu_offload": "cpu_offload",
+               "n_bits": "bits"}
+_UNSLOTH_CLI = {"model_name": "model", "max_seq_length": "seq", "load_in_4bit": "load4", "r": "rank",
+                "lora_alpha": "alpha", "use_gradient_checkpointing": "ckpt", "packing": "packing", "dtype": "dtype"}
+
 ENTRIES: tuple[Entry, ...] = (
     Entry("llamafactory", "llamafactory-cli train", reader="llamafactory",
           # sft / dpo / rm: the v1 launcher's training commands (src/llamafactory/v1/launcher.py)
@@ -193,6 +200,23 @@ ENTRIES: tuple[Entry, ...] = (
           defaults=(("method", "lora"), ("lora_rank", 8), ("lora_alpha", 16), ("micro_batch", 4), ("total_batch", 128),
                     ("lightning_precision", ("bf16", "fp32"))),
           trainer_fields=()),     # no TrainingArguments flag: its batch and accumulation are the script's constants
+    # Answer.AI fsdp_qlora train.py (AnswerDotAI/fsdp_qlora@05ed9f2 train.py:1185, fastcore call_parse): it wraps the
+    # model in FSDP itself (sharding_strategy full_shard, use_cpu_offload True, use_gradient_checkpointing True),
+    # train_type qlora, lora_rank 64 / alpha 16, context_length 512, batch_size 1 per GPU, precision bf16
+    Entry("fsdp_qlora", "fsdp_qlora train.py", scripts=("train.py",), flags=_FSDP_QLORA,
+          needs_flags=("context_length", "use_cpu_offload", "low_memory", "sharding_strategy", "reentrant_checkpointing",
+                       "apply_gradient_clipping", "llama_pro_path", "use_activation_cpu_offload"),
+          defaults=(("method", "qlora"), ("quant_bits", 4), ("lora_rank", 64), ("lora_alpha", 16), ("seq_len", 512),
+                    ("micro_batch", 1), ("grad_ckpt", True), ("fsdp", "full_shard"), ("offload_params", True),
+                    ("offload_optimizer", True), ("fsdp_qlora_precision", ("bf16", "bf16"))),
+          seq_flag="context_length", trainer_fields=("grad_accum",)),
+    # unsloth's unsloth-cli.py (unslothai/unsloth@015bdef0, argparse): get_peft_model always (r 16, alpha 16,
+    # use_gradient_checkpointing "unsloth"), --load_in_4bit off unless given, max_seq_length 2048, per-device batch 2,
+    # accumulation 4, optim adamw_8bit, bf16 where the card has it (_build_sft_config)
+    Entry("unsloth_cli", "unsloth-cli.py", scripts=("unsloth-cli.py",), flags=_UNSLOTH_CLI,
+          defaults=(("method", "lora"), ("lora_rank", 16), ("lora_alpha", 16), ("seq_len", 2048), ("micro_batch", 2),
+                    ("grad_accum", 4), ("grad_ckpt", True), ("optimizer", "adamw_8bit"), ("precision", "bf16")),
+          seq_flag="max_seq_length", trainer_fields=("micro_batch", "grad_accum", "eval_batch", "optimizer")),
     Entry("hf_examples", msg("config.entry.hf_examples"),
           scripts=("run_clm.py", "run_clm_no_trainer.py", "run_mlm.py", "run_plm.py", "run_fim.py"),
           flags=_HF_EXAMPLES, defaults=(("method", "full"), ("seq_len", 1024)), seq_flag="block_size"),

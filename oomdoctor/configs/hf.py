@@ -178,7 +178,8 @@ def _entry_defaults(b: Builder, doc: Doc, entry: Any) -> None:
     b.extras["entry"] = entry.name
     for field_name, value in entry.defaults_for(doc.data):
         src = b.sources.get(field_name)
-        if field_name in ("grad_ckpt", "attention", "precision", "stage") and (src is None or src.file is None):
+        if field_name in ("grad_ckpt", "attention", "precision", "stage", "fsdp", "offload_params", "offload_optimizer",
+                          "optimizer") and (src is None or src.file is None):
             b.default(field_name, value, entry.label)
     src = b.sources.get("precision")
     if entry.precision_from_dtype and (src is None or src.file is None):

@@ -191,7 +191,9 @@ CONVENTIONS = {
 }
 MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_path", "pretrained_model_name_or_path",
                "model_id_or_path", "model_name")
-_TRAIN_TYPES = {"full": "full", "lora": "lora", "qlora": "qlora", "dora": "lora", "freeze": "freeze",
+_TRAIN_TYPES = {"custom_qlora": "qlora", "custom_lora": "lora", "hqq_lora": "qlora", "hqq_dora": "qlora",
+                "bnb_dora": "qlora", "bnb_llama_pro": "freeze", "hqq_llama_pro": "freeze",     # fsdp_qlora train.py
+                "full": "full", "lora": "lora", "qlora": "qlora", "dora": "lora", "freeze": "freeze",
                 "longlora": "lora", "adalora": "lora", "lora_llm": "lora", "qalora": "qlora", "loraplus": "lora",
                 "vera": "lora", "pissa": "lora", "olora": "lora", "rslora": "lora", "llamapro": "freeze"}
 # Train types read as LoRA whose adapters are laid out otherwise (AdaLoRA's rank-masked SVD triplets, VeRA's shared
@@ -208,6 +210,13 @@ _DTYPES = {"bfloat16": "bf16", "bf16": "bf16", "float16": "fp16", "fp16": "fp16"
 _LIGHTNING_PRECISION = {"bf16-true": ("bf16", "bf16"), "bf16-mixed": ("bf16", "fp32"), "16-true": ("fp16", "fp16"),
                         "16-mixed": ("fp16", "fp32"), "32-true": ("fp32", "fp32"), "32": ("fp32", "fp32"),
                         "bf16": ("bf16", "fp32"), "16": ("fp16", "fp32")}
+# Answer.AI fsdp_qlora train.py --precision (train.py fsdp_main): `bf16` and `bf16_buffers_autocast` load the
+# weights in bf16, the `*_autocast` others keep them in fp32 under autocast. Value: (mixed dtype, weight dtype).
+_FSDP_QLORA_PRECISION = {"bf16": ("bf16", "bf16"), "fp32": ("fp32", "fp32"), "fp16_autocast": ("fp16", "fp32"),
+                         "bf16_autocast": ("bf16", "fp32"), "bf16_buffers_autocast": ("bf16", "bf16")}
+# Its --sharding_strategy choices, as FSDP's ShardingStrategy; `ddp` shards nothing ("").
+_SHARDING_WORDS = {"full_shard": "full_shard", "shard_grad_op": "shard_grad_op", "hybrid_full_shard": "hybrid_shard",
+                   "hybrid_shard_grad_op": "hybrid_shard", "hybrid_shard": "hybrid_shard", "ddp": "", "no_shard": ""}
 # lit-gpt's --quantize choices (lit_gpt/utils.py quantization()): bitsandbytes 4-bit NF4/FP4 (-dq: double
 # quantisation) and int8.
 _QUANTIZE_WORDS = {"bnb.nf4": 4, "bnb.nf4-dq": 4, "bnb.fp4": 4, "bnb.fp4-dq": 4, "bnb.int8": 8,
@@ -267,6 +276,9 @@ def _conv_batch(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, Any]
         b.set("micro_batch", signals["micro"][0], doc.src(signals["micro"][1]))
     elif "micro_batch" in defaults and not (b.sources.get("micro_batch") and b.sources["micro_batch"].file):
         b.default("micro_batch", defaults["micro_batch"], label)
+    if "grad_accum" in defaults and "total_batch" not in defaults and \
+            not (b.sources.get("grad_accum") and b.sources["grad_accum"].file):
+        b.default("grad_accum", defaults["grad_accum"], label)      # its own parser's default, not TrainingArguments'
     total = signals.get("total") or ((defaults["total_batch"], None) if "total_batch" in defaults else None)
     if total is not None and not (b.sources.get("grad_accum") and b.sources["grad_accum"].file):
         # A total batch flag: accumulation = total // micro-batch (the launcher's GPUs divide it later).
@@ -313,6 +325,12 @@ def _conv_parallel(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, A
             b.set("n_gpus", per * nodes, doc.src(said[1]))
         else:
             b.default("n_gpus", per * nodes, label)
+    if "fsdp" in signals:
+        b.set("fsdp", signals["fsdp"][0] or None, doc.src(signals["fsdp"][1]))
+    if "cpu_offload" in signals:
+        # FSDP's CPUOffload(offload_params=True): parameters and gradients on the CPU, so the optimizer steps there
+        for field_name in ("offload_params", "offload_optimizer"):
+            b.set(field_name, bool(signals["cpu_offload"][0]), doc.src(signals["cpu_offload"][1]))
     if "offload" in signals and signals["offload"][0]:
         b.set("offload_optimizer", True, doc.src(signals["offload"][1]))
         if b.values.get("zero_stage") == 3:
@@ -352,27 +370,31 @@ def _conv_precision(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, 
         b.set("precision", "bf16", doc.src(signals["bf16"][1]))
     if "precision" in signals and signals["precision"][0]:
         b.set("precision", signals["precision"][0], doc.src(signals["precision"][1]))
-    if "lightning_precision" in signals:
-        (mixed, weights), name = signals["lightning_precision"]
-        b.set("precision", mixed, doc.src(name))
-        b.set("load_dtype", weights, doc.src(name))
-    elif "lightning_precision" in defaults:
-        mixed, weights = defaults["lightning_precision"]
-        b.default("precision", mixed, label)
-        b.default("load_dtype", weights, label)
+    for kind in ("lightning_precision", "fsdp_qlora_precision"):     # (mixed dtype, weight dtype) words
+        if kind in signals:
+            (mixed, weights), name = signals[kind]
+            b.set("precision", mixed, doc.src(name))
+            b.set("load_dtype", weights, doc.src(name))
+        elif kind in defaults:
+            mixed, weights = defaults[kind]
+            b.default("precision", mixed, label)
+            b.default("load_dtype", weights, label)
 
 
 _INT_KINDS = ("seq", "rank", "micro", "total", "prompt", "answer", "prefix", "sp", "gpus", "nodes")
 _BOOL_KINDS = ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload", "adam_offload", "ckpt",
-               "bf16", "liger", "galore", "dora")
+               "bf16", "liger", "galore", "dora", "cpu_offload")
 # Kinds whose value is a word looked up in a table.
 _WORD_TABLES: dict[str, Mapping[str, Any]] = {"precision": _DTYPES, "dtype": _DTYPES,
-                                              "lightning_precision": _LIGHTNING_PRECISION, "stage": _STAGE_WORDS}
+                                              "lightning_precision": _LIGHTNING_PRECISION, "stage": _STAGE_WORDS,
+                                              "fsdp_qlora_precision": _FSDP_QLORA_PRECISION, "fsdp": _SHARDING_WORDS}
 
 
 def _conv_value(doc: Doc, name: str, kind: str) -> Any:
     if kind in _INT_KINDS:
         return doc.int_(name, minimum=1)
+    if kind == "ckpt" and (doc.str_(name) or "").lower() == "unsloth":
+        return True         # unsloth's use_gradient_checkpointing="unsloth": its offloaded checkpointing, on
     if kind in _BOOL_KINDS:
         return doc.bool_(name)
     if kind in _WORD_TABLES:
