@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from oomdoctor.configs import load_config
+from oomdoctor.errors import InputError
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:
@@ -108,3 +109,47 @@ def test_unsloth_cli_is_read_with_its_argparse_defaults(tmp_path):
     s = load_config(_write(tmp_path, "run4.sh", 'python unsloth-cli.py --model_name "unsloth/llama-3-8b" --load_in_4bit '
                                                 '--r 64 --use_gradient_checkpointing "unsloth" --gradient_accumulation_steps 8\n'))
     assert (s.method, s.quant_bits, s.lora_rank, s.grad_accum, s.grad_ckpt) == ("qlora", 4, 64, 8, True)
+
+
+
+DPO = """read -r -d '' training_commands <<EOF
+openrlhf.cli.train_dpo \\
+   --train.batch_size 256 \\
+   --train.micro_batch_size 1 \\
+   --model.model_name_or_path OpenRLHF/Llama-3-8b-sft-mixture \\
+   --data.max_len 8192 \\
+   --ds.zero_stage 3
+EOF
+
+if [[ ${1} != "slurm" ]]; then
+    deepspeed --module $training_commands
+fi
+"""
+SLURM = """#!/bin/bash
+#SBATCH -N {nodes}
+readonly training_script="train_dpo.sh"
+readonly GPUS_PER_NODE=8
+source ./${{training_script}} slurm
+srun --container-image=img bash -c " cd /openrlhf; torchrun \\
+--nproc_per_node $GPUS_PER_NODE --nnodes $SLURM_NNODES --node_rank $SLURM_PROCID \\
+--master_addr $MASTER_ADDR -m ${{training_commands}}"
+"""
+
+
+@pytest.mark.parametrize("nodes, gpus", [(1, 8), (2, 16)])
+def test_a_sourced_files_variables_reach_the_srun_bash_c_string_and_sbatch_nodes_count(tmp_path, nodes, gpus):
+    _write(tmp_path, "train_dpo.sh", DPO)
+    s = load_config(_write(tmp_path, "train_slurm.sh", SLURM.format(nodes=nodes)))
+    assert (s.framework, s.stage, s.model, s.seq_len) == ("openrlhf", "dpo", "OpenRLHF/Llama-3-8b-sft-mixture", 8192)
+    assert (s.n_gpus, s.micro_batch, s.grad_accum, s.zero_stage) == (gpus, 1, 256 // gpus, 3)
+
+
+def test_a_sourced_files_own_commands_are_not_the_scripts(tmp_path):
+    _write(tmp_path, "train_dpo.sh", DPO)
+    s = load_config(_write(tmp_path, "train_slurm.sh", SLURM.format(nodes=1)))
+    assert s.sources["n_gpus"].file.endswith("train_slurm.sh")
+
+
+def test_without_the_sourced_file_no_training_command_is_found(tmp_path):
+    with pytest.raises(InputError):
+        load_config(_write(tmp_path, "train_slurm.sh", SLURM.format(nodes=1)))

@@ -526,15 +526,54 @@ def _calc(text: str) -> int:
 
 # ---------------------------------------------------------------- statements
 
-def read_script(text: str, path: str) -> Script:
-    """The commands a script runs, in order, with their words expanded as far as can be known."""
-    toks = _Lexer(text).run()
-    variables: dict[str, _Val] = {}
-    exported: set[str] = set()
+def read_script(text: str, path: str, outer: Mapping[str, Word] | None = None) -> Script:
+    """The commands a script runs, in order, with their words expanded as far as can be known; `outer`: the
+    variables of the shell that hands this text over (a `bash -c "…"` string it expanded)."""
+    variables: dict[str, _Val] = {k: _Val(w.text, w.unknown) for k, w in (outer or {}).items()}
+    variables.update(_sbatch_env(text))
+    exported: set[str] = set(variables)
     ex = _Expander(variables, path)
     commands: list[Command] = []
     heredocs: dict[str, str] = {}
     loops: list[tuple[str, int, int]] = []
+    _run(text, ex, variables, exported, commands, heredocs, loops, 0)
+    env_end = {k: Word(v.text, 0, v.unknown) for k, v in variables.items()}
+    return Script(path, tuple(commands), env_end, heredocs, tuple(loops))
+
+
+# sbatch(1): `#SBATCH` lines before the first command are its options; -N/--nodes=<n> is the job's node count, which
+# the job's environment holds as SLURM_JOB_NUM_NODES and SLURM_NNODES (sbatch(1), OUTPUT ENVIRONMENT VARIABLES).
+_SBATCH_NODES = re.compile(r"^#SBATCH[ \t]+(?:-N[ \t]*|--nodes[= \t]+)(\d+)\b", re.M)
+
+
+def _sbatch_env(text: str) -> dict[str, _Val]:
+    m = _SBATCH_NODES.search(text)
+    return {} if m is None else {name: _Val(m.group(1)) for name in ("SLURM_NNODES", "SLURM_JOB_NUM_NODES")}
+
+
+def _sourced(ex: _Expander, word: _Tok) -> str | None:
+    """The text of the file `source FILE` / `. FILE` names, found beside the script (where such scripts are run
+    from: OpenRLHF's train_*_slurm.sh `source ./${training_script}`); None when it is not there or not known."""
+    import os
+
+    name = ex.text(word.parts, word.raw)
+    if name.unknown or not name.text:
+        return None
+    target = os.path.join(os.path.dirname(os.path.abspath(ex.script)), name.text)
+    try:
+        if os.path.getsize(target) > _MAX_EXPANSION * 16:
+            return None
+        with open(target, encoding="utf-8") as f:
+            return f.read()
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _run(text: str, ex: _Expander, variables: dict[str, _Val], exported: set[str], commands: list[Command] | None,
+         heredocs: dict[str, str], loops: list[tuple[str, int, int]], depth: int) -> None:
+    """Read one script's statements into the shared state; `commands` None: a sourced file, whose variables
+    (assignments, `read` here-documents, arrays) the script goes on with, its commands not the script's own."""
+    toks = _Lexer(text).run()
     i = 0
     n = len(toks)
     skip = 0            # inside `case … esac` or a function body: runs only on some arguments, or when called
@@ -559,10 +598,14 @@ def read_script(text: str, path: str) -> Script:
         if head == "read" and bodies:
             _read_heredoc(words, bodies[0], variables)
             continue
+        if head in ("source", ".") and len(words) > 1:
+            # bash(1) `source FILE`: FILE's commands run in this shell, so the variables it sets stay set
+            sourced = _sourced(ex, words[1]) if depth < 4 else None
+            if sourced is not None:
+                _run(sourced, ex, variables, exported, None, heredocs, loops, depth + 1)
+            continue
         _written_heredocs(bodies, redirs, ex, heredocs)
-        _statement(words, ex, variables, exported, commands, loops)
-    env_end = {k: Word(v.text, 0, v.unknown) for k, v in variables.items()}
-    return Script(path, tuple(commands), env_end, heredocs, tuple(loops))
+        _statement(words, ex, variables, exported, commands if commands is not None else [], loops)
 
 
 def _simple_command(toks: list[_Tok], i: int, ex: _Expander
