@@ -153,3 +153,12 @@ def test_a_sourced_files_own_commands_are_not_the_scripts(tmp_path):
 def test_without_the_sourced_file_no_training_command_is_found(tmp_path):
     with pytest.raises(InputError):
         load_config(_write(tmp_path, "train_slurm.sh", SLURM.format(nodes=1)))
+
+
+@pytest.mark.parametrize("model, bits", [("ISTA-DASLab/Meta-Llama-3-8B-Instruct-AQLM-2Bit-1x16", 2),
+                                         ("Qwen/Qwen2.5-7B-Instruct-GPTQ-Int8", 8),
+                                         ("TechxGenus/Meta-Llama-3-8B-Instruct-GPTQ", 4)])
+def test_a_quantised_checkpoints_name_gives_its_bits_under_lf_lora(tmp_path, model, bits):
+    text = f"model_name_or_path: {model}\nstage: sft\nfinetuning_type: lora\ncutoff_len: 1024\n"
+    s = load_config(_write(tmp_path, "lf.yaml", text))
+    assert (s.method, s.quant_bits) == ("qlora", bits)

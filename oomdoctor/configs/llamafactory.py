@@ -80,6 +80,8 @@ _FTYPES = ("lora", "oft", "freeze", "full")
 _FLASH = {"auto": "sdpa", "sdpa": "sdpa", "disabled": "eager", "off": "eager", "eager": "eager", "fa2": "fa2",
           "fa3": "fa2", "true": "fa2", "false": "sdpa"}
 _PREQUANT = re.compile(r"(gptq|awq|aqlm|bnb-4bit|4bit|int4)", re.I)
+# The bits per weight a quantised checkpoint's name states (`…-AQLM-2Bit-1x16`, `…-GPTQ-Int8`, `…-3bit`); 4 otherwise.
+_NAME_BITS = re.compile(r"(?:(?<![0-9a-z])([2348])[-_ ]?bits?(?![a-z])|(?<![a-z])int([2348])(?![0-9]))", re.I)
 
 
 def detect(data: dict) -> Msg | None:
@@ -175,7 +177,8 @@ def _read_method(b: Builder, doc: Doc, model: str, version: str) -> None:
     elif method == "lora" and prequant:
         # GPTQ/AWQ/bnb checkpoints carry their own quantization; LoRA on top is QLoRA-like.
         b.set("method", "qlora", doc.src("model_name_or_path"))
-        b.set("quant_bits", 4, doc.src("model_name_or_path"))
+        said = _NAME_BITS.search(model.rsplit("/", 1)[-1])
+        b.set("quant_bits", int(said.group(1) or said.group(2)) if said else 4, doc.src("model_name_or_path"))
         b.extras["quantization_method"] = prequant.group(1).lower()
     qmethod = doc.str_("quantization_method")
     if qmethod:
