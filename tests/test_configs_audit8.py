@@ -162,3 +162,19 @@ def test_a_quantised_checkpoints_name_gives_its_bits_under_lf_lora(tmp_path, mod
     text = f"model_name_or_path: {model}\nstage: sft\nfinetuning_type: lora\ncutoff_len: 1024\n"
     s = load_config(_write(tmp_path, "lf.yaml", text))
     assert (s.method, s.quant_bits) == ("qlora", bits)
+
+
+def test_trls_2023_sft_trainer_script_is_read_with_its_own_script_arguments(tmp_path):
+    cmd = ("python3 examples/scripts/sft_trainer.py --model_name EleutherAI/gpt-neox-20b --dataset_name imdb --use_peft "
+           "--batch_size 1 --gradient_accumulation_steps 8\n")
+    s = load_config(_write(tmp_path, "run.sh", cmd))
+    assert (s.framework, s.model, s.method, s.lora_rank, s.lora_alpha) == ("trl", "EleutherAI/gpt-neox-20b", "lora", 64, 16)
+    assert (s.seq_len, s.micro_batch, s.grad_accum, s.precision) == (1024, 1, 8, "fp32")
+    s = load_config(_write(tmp_path, "run2.sh", "python examples/scripts/sft_trainer.py --model_name gpt2 --load_in_4bit\n"))
+    assert (s.method, s.quant_bits, s.micro_batch, s.grad_accum) == ("qlora", 4, 64, 16)
+
+
+def test_todays_trl_example_scripts_are_still_trlparser_scripts(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python examples/scripts/sft.py --model_name_or_path Qwen/Qwen3-0.6B "
+                                               "--dataset_name trl-lib/Capybara --use_peft\n"))
+    assert (s.framework, s.lora_rank, s.precision) == ("trl", 16, "bf16")

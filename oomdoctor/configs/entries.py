@@ -116,6 +116,8 @@ _FSDP_QLORA = {"model_name": "model", "context_length": "seq", "train_type": "tr
                "lora_rank": "rank", "lora_alpha": "alpha", "precision": "fsdp_qlora_precision",
                "use_gradient_checkpointing": "ckpt", "sharding_strategy": "fsdp", "use_cpu_offload": "cpu_offload",
                "n_bits": "bits"}
+_TRL_SFT_TRAINER_2023 = {"model_name": "model", "batch_size": "micro", "peft_lora_r": "rank", "peft_lora_alpha": "alpha",
+                         "use_peft": "use_lora", "load_in_4bit": "load4", "load_in_8bit": "load8"}
 _UNSLOTH_CLI = {"model_name": "model", "max_seq_length": "seq", "load_in_4bit": "load4", "r": "rank",
                 "lora_alpha": "alpha", "use_gradient_checkpointing": "ckpt", "packing": "packing", "dtype": "dtype"}
 
@@ -225,6 +227,17 @@ ENTRIES: tuple[Entry, ...] = (
           flags={"max_seq_length": "seq", "train_mode": "train_type", "lora_rank": "rank", "lora_alpha": "alpha"},
           defaults=(("method", "qlora"), ("lora_rank", 64), ("lora_alpha", 16), ("quant_bits", 4), ("seq_len", 1024)),
           seq_flag="max_seq_length"),
+    # TRL's examples/scripts/sft_trainer.py before TrlParser (huggingface/trl@d0fe348a, 2023-07; sft.py from 0.7.x): its
+    # own ScriptArguments (model_name, batch_size 64, gradient_accumulation_steps 16, load_in_8bit / load_in_4bit,
+    # use_peft, peft_lora_r 64, peft_lora_alpha 16); the TrainingArguments it builds set no precision (fp32), and its
+    # seq_length is never handed to SFTTrainer, whose max_seq_length is then min(the tokenizer's maximum, 1024)
+    Entry("trl_sft_trainer_2023", "TRL examples/scripts/sft_trainer.py (2023)",
+          scripts=("examples/scripts/sft_trainer.py",), flags=_TRL_SFT_TRAINER_2023, framework="trl",
+          needs_flags=("model_name", "batch_size", "peft_lora_r", "peft_lora_alpha", "seq_length", "use_peft",
+                       "load_in_4bit", "load_in_8bit"),
+          defaults=(("method", "full"), ("lora_rank", 64), ("lora_alpha", 16), ("seq_len", 1024), ("micro_batch", 64),
+                    ("grad_accum", 16), ("precision", "fp32")),
+          trainer_fields=("grad_accum",)),
     # `trl <name>` runs trl/scripts/<name>.py (trl/cli/commands/training.py); every script there and in TRL's
     # examples/scripts/ parses with TrlParser(ScriptArguments, <Trainer>Config, ModelConfig).
     Entry("trl", msg("config.entry.trl"), trl=True,
