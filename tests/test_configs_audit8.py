@@ -178,3 +178,21 @@ def test_todays_trl_example_scripts_are_still_trlparser_scripts(tmp_path):
     s = load_config(_write(tmp_path, "run.sh", "python examples/scripts/sft.py --model_name_or_path Qwen/Qwen3-0.6B "
                                                "--dataset_name trl-lib/Capybara --use_peft\n"))
     assert (s.framework, s.lora_rank, s.precision) == ("trl", 16, "bf16")
+
+
+VISION = """model:
+  _component_: torchtune.models.llama3_2_vision.llama3_2_vision_11b
+{extra}tokenizer:
+  max_seq_len: 8192
+batch_size: 2
+dtype: bf16
+"""
+
+
+@pytest.mark.parametrize("extra, frozen", [("", ("decoder",)), ("  decoder_trainable: True\n", None),
+                                           ("  decoder_trainable: True\n  encoder_trainable: False\n", ("encoder",))])
+def test_a_frozen_part_of_a_torchtune_vision_model_is_said(tmp_path, extra, frozen):
+    s = load_config(_write(tmp_path, "11B_full.yaml", VISION.format(extra=extra)))
+    notes = [dict(w.args)["parts"] for w in s.warnings if w.code == "config.torchtune_frozen_parts"]
+    assert s.method == "full"
+    assert notes == ([frozen] if frozen else [])

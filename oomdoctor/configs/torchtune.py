@@ -249,6 +249,18 @@ def _read_method(b: Builder, doc: Doc, short: str) -> None:
     if short.startswith(("dora_", "qdora_")) or doc.bool_("model.use_dora"):
         b.set("use_dora", True, doc.src("model._component_"))
     if b.values["method"] == "full":
+        # The vision builders' decoder_trainable / encoder_trainable / fusion_trainable (torchtune/models/
+        # llama3_2_vision/_model_builders.py llama3_2_vision_11b/_90b: decoder_trainable=False, the others True): a
+        # frozen part gets no gradient and no optimizer state, which the estimate cannot take apart yet: said, so
+        # the over-count is not silent
+        vision = short.startswith("llama3_2_vision_")
+        frozen = tuple(k for k in ("decoder_trainable", "encoder_trainable", "fusion_trainable")
+                       if doc.get(f"model.{k}") is False or (vision and k == "decoder_trainable"
+                                                             and doc.get(f"model.{k}") is None))
+        if frozen:
+            key = f"model.{frozen[0]}" if doc.get(f"model.{frozen[0]}") is not None else "model._component_"
+            b.note(msg("config.torchtune_frozen_parts", where=doc.where(key),
+                       parts=tuple(k.split("_")[0] for k in frozen)))
         return
     if not read_int(b, doc, KEYS["lora_rank"]):
         b.default("lora_rank", 8, msg("config.default.builder", key="lora_rank"))

@@ -48,6 +48,10 @@ WORDS = {
                                      "an adapter with unsloth's defaults (r 16, alpha 16) is assumed",
                                      "{where}：基座以 {bits} 位加载，但文件中没有 get_peft_model 调用；纯量化模型无法微调"
                                      "（transformers 会拒绝），因此按 unsloth 的默认适配器（r 16，alpha 16）处理"),
+    "config.torchtune_frozen_parts": ("{where}: the {parts} is frozen (no gradients, no optimizer state); the "
+                                      "estimate still counts every weight as trained, so it is an upper bound",
+                                      "{where}：{parts} 被冻结（无梯度、无优化器状态）；估算仍按全部权重参与训练计算，"
+                                      "因此是上限"),
     "config.python_value": ("{where}: {key} is computed when the script runs; its default is used",
                             "{where}：{key} 要到脚本运行时才能确定；按默认值处理"),
     "config.lf_v1_read": ("{where}: read as the LLaMA-Factory v1 format (model, peft_config, quant_config, "
