@@ -1,0 +1,23 @@
+deepspeed --num_gpus 8 \
+    --num_node 3 \
+    --master_addr 192.168.0.6 \ 
+    --master_port 9901 \
+    --hostfile /mnt/download/configs/hostfile.txt src/train_bash.py \
+    --deepspeed /mnt/git/LLaMA-Efficient-Tuning/src/ds_config.json \
+    --stage sft  \
+    --model_name_or_path /mnt/model/Llama-2-70b-hf  \
+    --max_source_length 1024 \
+    --max_target_length 1024  \
+    --do_train  \
+    --dataset alpaca_gpt4_zh   \
+    --template vanilla  \
+    --finetuning_type lora  \
+    --lora_target q_proj,v_proj   \
+    --output_dir /mnt/output/70B/   \
+    --overwrite_cache \
+    --per_device_train_batch_size 16  \
+    --gradient_accumulation_steps 4 \
+    --lr_scheduler_type cosine \
+    --logging_steps 10 \
+    --save_steps 1000 \
+    --learning_rate 5e-5  \

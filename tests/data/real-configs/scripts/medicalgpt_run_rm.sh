@@ -1,0 +1,40 @@
+# reward model 训练暂不支持 torchrun 多卡训练
+CUDA_VISIBLE_DEVICES=0,1 python3 training/reward_modeling.py \
+    --model_name_or_path Qwen/Qwen3.5-2B \
+    --train_file_dir ./data/reward \
+    --validation_file_dir ./data/reward \
+    --per_device_train_batch_size 4 \
+    --gradient_accumulation_steps 8 \
+    --per_device_eval_batch_size 4 \
+    --do_train \
+    --use_peft True \
+    --seed 42 \
+    --max_train_samples 1000 \
+    --max_eval_samples 10 \
+    --num_train_epochs 1 \
+    --learning_rate 2e-5 \
+    --warmup_steps 5 \
+    --weight_decay 0.001 \
+    --logging_strategy steps \
+    --logging_steps 10 \
+    --eval_steps 50 \
+    --eval_strategy steps \
+    --save_steps 500 \
+    --save_strategy steps \
+    --save_total_limit 3 \
+    --max_source_length 1024 \
+    --max_target_length 256 \
+    --output_dir outputs-rm-qwen-v1 \
+    --overwrite_output_dir \
+    --ddp_timeout 30000 \
+    --logging_first_step True \
+    --target_modules all \
+    --lora_rank 8 \
+    --lora_alpha 16 \
+    --lora_dropout 0.05 \
+    --bf16 \
+    --torch_dtype bfloat16 \
+    --report_to tensorboard \
+    --ddp_find_unused_parameters False \
+    --remove_unused_columns False \
+    --gradient_checkpointing True
