@@ -196,3 +196,54 @@ def test_a_frozen_part_of_a_torchtune_vision_model_is_said(tmp_path, extra, froz
     notes = [dict(w.args)["parts"] for w in s.warnings if w.code == "config.torchtune_frozen_parts"]
     assert s.method == "full"
     assert notes == ([frozen] if frozen else [])
+
+
+RLOO = """from peft import LoraConfig
+from trl import RLOOConfig, RLOOTrainer
+
+trainer = RLOOTrainer(model="Qwen/Qwen3-0.6B", args=RLOOConfig(output_dir="o", gradient_accumulation_steps=2),
+                      peft_config=LoraConfig({args}))
+trainer.train()
+"""
+
+
+@pytest.mark.parametrize("args, rank, alpha", [("", 8, 8), ("r=16", 16, 8), ("r=16, lora_alpha=32", 16, 32)])
+def test_a_lora_config_call_takes_peft_defaults_for_what_it_leaves_out(tmp_path, args, rank, alpha):
+    s = load_config(_write(tmp_path, "rloo.py", RLOO.format(args=args)))
+    assert (s.method, s.lora_rank, s.lora_alpha, s.grad_accum) == ("lora", rank, alpha, 2)
+
+
+RM = """CUDA_VISIBLE_DEVICES=0,1 python3 training/reward_modeling.py \\
+    --model_name_or_path Qwen/Qwen3.5-2B --train_file_dir ./data/reward --validation_file_dir ./data/reward \\
+    --per_device_train_batch_size 4 --use_peft True --lora_rank 8 {lengths}
+"""
+
+
+@pytest.mark.parametrize("lengths, seq", [("--max_source_length 1024 --max_target_length 256", 1280), ("", 2560)])
+def test_medicalgpt_reward_modeling_is_a_reward_model_over_a_prompt_answer_pair(tmp_path, lengths, seq):
+    s = load_config(_write(tmp_path, "run_rm.sh", RM.format(lengths=lengths)))
+    assert (s.stage, s.method, s.seq_len, s.lora_alpha) == ("rm", "lora", seq, 32)
+
+
+LF2023 = """deepspeed --num_gpus 8 \\
+    --num_node 3 \\
+    --master_addr 10.0.0.1 \\ 
+    --master_port 9901 src/train_bash.py \\
+    --stage {stage} --model_name_or_path /m/Llama-2-70b-hf --max_source_length 1024 --max_target_length 512 \\
+    --finetuning_type lora --per_device_train_batch_size 4
+"""
+
+
+def test_a_backslash_with_a_blank_after_it_is_the_continuation_the_paste_meant(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", LF2023.format(stage="sft")))
+    assert (s.framework, s.model, s.micro_batch) == ("llamafactory", "/m/Llama-2-70b-hf", 4)
+    assert any(w.code == "config.script.rejoined" for w in s.warnings)
+
+
+def test_deepspeeds_runner_takes_a_unique_prefix_of_num_nodes(tmp_path):
+    assert load_config(_write(tmp_path, "run.sh", LF2023.format(stage="sft"))).n_gpus == 24
+
+
+@pytest.mark.parametrize("stage, seq", [("sft", 1536), ("pt", 1024)])
+def test_lf_before_cutoff_len_a_sample_is_source_plus_target(tmp_path, stage, seq):
+    assert load_config(_write(tmp_path, "run.sh", LF2023.format(stage=stage))).seq_len == seq

@@ -191,6 +191,13 @@ ENTRIES: tuple[Entry, ...] = (
           needs_flags=("train_file_dir", "validation_file_dir"),
           defaults=(("method", "lora"), ("prompt_len", 2048), ("answer_len", 512), ("lora_rank", 8), ("lora_alpha", 16),
                     ("stage", "dpo"))),
+    # MedicalGPT training/reward_modeling.py (shibing624/MedicalGPT@2f1008c:107-148): a pair of max_source_length 2048
+    # + max_target_length 512 tokens, LoRA (use_peft True) r 8 / alpha 32, a reward model
+    Entry("medicalgpt_rm", "MedicalGPT reward_modeling.py", scripts=("reward_modeling.py",),
+          flags={**_MEDICALGPT, "max_source_length": "prompt", "max_target_length": "answer"},
+          needs_flags=("train_file_dir", "validation_file_dir"),
+          defaults=(("method", "lora"), ("prompt_len", 2048), ("answer_len", 512), ("lora_rank", 8), ("lora_alpha", 32),
+                    ("stage", "rm"))),
     Entry("chatglm_ptuning", "ChatGLM ptuning/main.py", scripts=("main.py",), flags=_CHATGLM,
           needs_flags=("prompt_column", "response_column", "pre_seq_len", "max_source_length"),
           defaults=(("method", "full"), ("prompt_len", 1024), ("answer_len", 128), ("grad_ckpt", True))),

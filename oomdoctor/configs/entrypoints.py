@@ -383,8 +383,13 @@ def _torchrun(opts: Sequence[Word], env: Mapping[str, Word], default: int = 1) -
     return Launch("torchrun", n * nodes, per, "--nproc_per_node")
 
 
+# DeepSpeed's runner parses with argparse, which takes a unique prefix of a long option (allow_abbrev, on by
+# default: deepspeed/launcher/runner.py parse_args): `--num_node 3` is --num_nodes.
+_DS_NODES = ("--num_nodes", "--num_node", "--num_nod", "--num_no", "--num_n")
+
+
 def _deepspeed(opts: Sequence[Word], env: Mapping[str, Word]) -> Launch:
-    nodes = _int_word(_opt(opts, "--num_nodes")) or 1
+    nodes = _int_word(_opt(opts, *_DS_NODES)) or 1
     include = _opt(opts, "--include", "-i")
     if include is not None:
         if not include.known:
@@ -610,16 +615,18 @@ def _rejoin_flag_lines(text: str) -> tuple[str, int] | None:
     """A paste that lost its line continuations (`torchrun` on one line, each `--flag value` on its own):
     bash would run every line as a command of its own, so no training command is found. Read instead as if
     each line that opens with a flag continued the line above (a ` \\` added there, so every line keeps its
-    number). (the text, the first line continued), or None when no line opens with a flag after a command."""
+    number). A backslash with blanks after it ends its line for bash (`\\ ` quotes the blank), so there the
+    blanks are dropped and the backslash continues the line, as the paste meant. (the text, the first line
+    continued), or None when no line opens with a flag after a command."""
     lines = text.split("\n")
     first = None
     for i in range(1, len(lines)):
         here, above = lines[i].lstrip(), lines[i - 1].rstrip()
         if not (here.startswith("--") or (here.startswith("-") and here[1:2].isalpha())):
             continue
-        if not above or above.endswith("\\") or above.lstrip().startswith("#"):
+        if not above or above.lstrip().startswith("#") or lines[i - 1].endswith("\\"):
             continue
-        lines[i - 1] = above + " \\"
+        lines[i - 1] = above if above.endswith("\\") else above + " \\"
         first = first or i
     return ("\n".join(lines), first) if first else None
 

@@ -210,7 +210,14 @@ def _read_adapter(b: Builder, doc: Doc, version: str) -> None:
 
 
 def _read_sequence(b: Builder, doc: Doc, version: str, stage: str) -> None:
-    if not read_int(b, doc, KEYS["seq_len"]):
+    source, target = doc.int_("max_source_length", minimum=1), doc.int_("max_target_length", minimum=1)
+    if doc.get("cutoff_len") is None and (source or target):
+        # Before cutoff_len (v0.2.0, dc68c313): the prompt and the answer are cut apart, max_source_length and
+        # max_target_length (512 each), so a sample is as long as both (src/llmtuner/dsets/preprocess.py:57 at
+        # d3fd8f89); pre-training chunks the text into max_source_length blocks (:43)
+        key = "max_source_length" if source else "max_target_length"
+        b.set("seq_len", (source or 512) if stage == "pt" else (source or 512) + (target or 512), doc.src(key))
+    elif not read_int(b, doc, KEYS["seq_len"]):
         b.default("seq_len", 1024 if at_most(version, "0.9.0") else 2048, "cutoff_len")
     k_pack = KEYS["packing"].name
     packing = doc.bool_(k_pack)

@@ -338,6 +338,13 @@ class _Reader:
                          ("feedforward_modules", "feedforward_modules")):
             if src in kw:
                 self.put(key, kw[src])
+        if name == "LoraConfig":
+            # what the call leaves out is peft's own default (huggingface/peft@5d602fdb src/peft/tuners/lora/
+            # config.py:613,633: r=8, lora_alpha=8), not TRL's ModelConfig --lora_r 16 / --lora_alpha 32
+            for key, arg in (("lora_r", "r"), ("lora_alpha", "lora_alpha")):
+                if arg not in kw:
+                    self.data[key], self.lines[key] = 8, self.lines["use_peft"]
+                    self._default_spelling(key, name, f"{arg}=8", force=True)
         if _PEFT_CONFIGS[name]:
             self.data["peft_type"] = _PEFT_CONFIGS[name]
             self.lines["peft_type"] = self.lines["use_peft"]
