@@ -91,7 +91,8 @@ def _with_shell_strings(script: Script) -> list[Command]:
         at = next((i for i, w in enumerate(words[:-1]) if os.path.basename(w.text) in _SHELLS and
                    words[i + 1].text == "-c"), None)
         inner = words[at + 2] if at is not None and at + 2 < len(words) else None
-        body, outer = (inner.text, None) if inner is not None and inner.known else (None, None)
+        body: str | None = inner.text if inner is not None and inner.known else None
+        outer: Mapping[str, Word] | None = None
         if inner is not None and not inner.known and len(inner.text) > 1 and inner.text[0] == inner.text[-1] == '"':
             # a double-quoted string with a part only the run knows (`--node_rank $SLURM_PROCID`): the outer shell
             # expands it as it hands it over, so its text is read with the script's variables, the unknown part
