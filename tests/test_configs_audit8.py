@@ -97,6 +97,11 @@ def test_fsdp_qlora_flags_turn_its_sharding_and_offload_off(tmp_path):
     assert (s.fsdp, s.offload_params, s.method, s.quant_bits) == (None, False, "lora", None)
 
 
+def test_fsdp_qlora_spawns_world_size_processes_itself(tmp_path):
+    s = load_config(_write(tmp_path, "train_sql.sh", FSDP_QLORA.rstrip() + " --world_size 2\n"))
+    assert s.n_gpus == 2
+
+
 def test_a_train_py_without_fsdp_qlora_flags_is_not_taken_for_it(tmp_path):
     s = load_config(_write(tmp_path, "run.sh", "python train.py --model_name_or_path gpt2 --per_device_train_batch_size 2\n"))
     assert s.extras.get("entry") != "fsdp_qlora" and s.fsdp is None

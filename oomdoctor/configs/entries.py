@@ -115,7 +115,7 @@ _LITGPT = {"checkpoint_dir": "model", "precision": "lightning_precision", "quant
 _FSDP_QLORA = {"model_name": "model", "context_length": "seq", "train_type": "train_type", "batch_size": "micro",
                "lora_rank": "rank", "lora_alpha": "alpha", "precision": "fsdp_qlora_precision",
                "use_gradient_checkpointing": "ckpt", "sharding_strategy": "fsdp", "use_cpu_offload": "cpu_offload",
-               "n_bits": "bits"}
+               "n_bits": "bits", "world_size": "gpus"}     # it spawns --world_size processes itself (-1: every GPU)
 _TRL_SFT_TRAINER_2023 = {"model_name": "model", "batch_size": "micro", "peft_lora_r": "rank", "peft_lora_alpha": "alpha",
                          "use_peft": "use_lora", "load_in_4bit": "load4", "load_in_8bit": "load8"}
 _UNSLOTH_CLI = {"model_name": "model", "max_seq_length": "seq", "load_in_4bit": "load4", "r": "rank",
