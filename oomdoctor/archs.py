@@ -602,6 +602,16 @@ def _deepseek_v4(b: _Build) -> None:
     ih = c.get_int("index_n_heads", default=64) or 64
     idim = c.get_int("index_head_dim", default=128) or 128
     kinds = c.raw("layer_types")
+    ratios = c.raw("compress_ratios")
+    if kinds is None and isinstance(ratios, list):
+        # the checkpoints' own config.json states per-layer compress_ratios (0 none, else the rate) where
+        # transformers writes layer_types: configuration_deepseek_v4.py maps 0/4/128 to the three kinds
+        by_rate = {0: "sliding_attention", csa: "compressed_sparse_attention", hca: "heavily_compressed_attention"}
+        kinds = [by_rate.get(r, "") if isinstance(r, int) and not isinstance(r, bool) else "" for r in ratios]
+    elif kinds is None:
+        # neither key: DeepseekV4Config's default, two heavily compressed layers then CSA/HCA in turn
+        kinds = ["heavily_compressed_attention"] * min(b.layers, 2) + [
+            "compressed_sparse_attention" if i % 2 else "heavily_compressed_attention" for i in range(b.layers - 2)]
     if not isinstance(kinds, list) or not all(isinstance(k, str) for k in kinds) or len(kinds) < b.layers:
         raise c.fail("layer_types", msg("model.config.bad_layer_kinds", key="layer_types"))
     compressors = 0
@@ -1597,6 +1607,25 @@ def _qwen3_5_vision_params(v: Cfg) -> int:
             + _patch_merger(e, merge, out, 2 * e))
 
 
+def _gemma4_vision_params(v: Cfg, text_hidden: int) -> int:
+    """Gemma 4's vision tower and its embedder (models/gemma4/modeling_gemma4.py Gemma4VisionModel,
+    Gemma4MultimodalEmbedder): a bias-free patch projection from 3 x patch^2 pixels and a two-axis position
+    table (2 x position_embedding_size x hidden), layers of bias-free q/k/v/o with q/k RMSNorms over head_dim,
+    a gated MLP and four RMSNorms, no final norm; then one bias-free projection into the language model's
+    width (its pre-projection norm has no scale). Clipped linears add buffers, not parameters."""
+    e = v.need("hidden_size")
+    heads = v.need("num_attention_heads")
+    kv = v.get_int("num_key_value_heads", default=heads)
+    hd = v.get_int("head_dim", default=e // heads)
+    inter = v.need("intermediate_size")
+    layers = v.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=16)
+    positions = v.get_int("position_embedding_size", default=10240)
+    out = v.get_int("output_proj_dims", default=e)
+    layer = e * heads * hd + 2 * e * kv * hd + heads * hd * e + 2 * hd + 3 * e * inter + 4 * e
+    return 3 * patch * patch * e + 2 * positions * e + layers * layer + out * text_hidden
+
+
 def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     """Qwen2.5-VL's vision tower (Qwen2_5_VisionTransformerPretrainedModel): Qwen2-VL's patch Conv3d and
     fused qkv/proj, but RMSNorms (weight only), a biased gate/up/down MLP of `intermediate_size`, and a
@@ -1632,6 +1661,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "qwen3_5_moe": (lambda b: _qwen_hybrid(b, moe=True), False),
     "qwen3_5_moe_text": (lambda b: _qwen_hybrid(b, moe=True), False),
     "qwen3_moe": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
+    # Qwen3-VL's language models are Qwen3's and Qwen3-MoE's decoders (models/qwen3_vl/modeling_qwen3_vl.py
+    # Qwen3VLTextDecoderLayer: q/k RMSNorm, gated MLP; qwen3_vl_moe's Qwen3VLMoeTextSparseMoeBlock)
+    "qwen3_vl_text": (_qwen3, False), "qwen3_vl_moe_text": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
     "mixtral": (_mixtral, False), "phimoe": (_phimoe, False),
     "gemma": (lambda b: _gemma(b, norms=2, qk_norm=False), True),
     "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
@@ -1768,6 +1800,9 @@ def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | No
 # GPTNeoXConfig.rotary_pct), whose MLP is two biased matrices (dense_h_to_4h, dense_4h_to_h)
 _KIN_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gpt_neox", ("use_parallel_residual", "rotary_pct")),
+    # DeepSeek-V4's grouped low-rank output beside hyper-connections (models/deepseek_v4/modeling_deepseek_v4.py:
+    # o_a_proj in o_groups groups of o_lora_rank; hc_mult residual streams), which Hy4's hyper-connections lack
+    ("deepseek_v4", ("o_lora_rank", "o_groups", "hc_mult")),
 )
 
 
@@ -1818,6 +1853,45 @@ def _widest(data: dict[str, Any]) -> dict[str, Any]:
     """The config with each per-layer list of sizes replaced by its largest entry."""
     return {k: max(v) if isinstance(v, list) and v and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
             else v for k, v in data.items()}
+
+
+def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
+                  notes: list[Msg]) -> None:
+    """Add a multimodal config's vision tower (and its projector) to b.extra where oomdoctor can count its kind;
+    otherwise a warning that the count leaves it out."""
+    if top_type == "gemma3":
+        v = Cfg(vision, path, None, top, ("vision_config",))
+        tower = _siglip_params(v)
+        # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
+        b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
+    elif top_type == "llava" and vision.get("model_type") == "clip_vision_model":
+        v = Cfg(vision, path, None, top, ("vision_config",))
+        vh = v.get_int("hidden_size", default=768)
+        layers = top.raw("vision_feature_layer", default=-2)
+        vin = vh * (len(layers) if isinstance(layers, list) and layers else 1)
+        bias = top.flag("multimodal_projector_bias", True)
+        # LlavaMultiModalProjector: linear_1 (vision features -> text hidden) and linear_2 (text -> text)
+        b.extra += _clip_vision_params(v) + vin * b.hidden + b.hidden * b.hidden + (2 * b.hidden if bias else 0)
+    elif top_type == "qwen2_vl":
+        b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
+    elif top_type == "qwen2_5_vl":
+        b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
+    elif top_type == "gemma4" and not isinstance(cfg.get("audio_config"), dict):
+        # an audio tower (Gemma 4 E2B/E4B) is not counted: such a config keeps the warning below
+        b.extra += _gemma4_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
+    elif top_type in ("qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe"):
+        v = Cfg(vision, path, None, top, ("vision_config",))
+        b.extra += _qwen3_5_vision_params(v)
+        # Qwen3-VL's DeepStack: one more PatchMerger per `deepstack_visual_indexes` entry, its LayerNorm after
+        # the merge (models/qwen3_vl/modeling_qwen3_vl.py deepstack_merger_list, use_postshuffle_norm=True)
+        stack = v.raw("deepstack_visual_indexes", default=[])
+        if isinstance(stack, list) and stack:
+            e = v.get_int("hidden_size", default=1152)
+            merge = v.get_int("spatial_merge_size", default=2)
+            out = v.get_int("out_hidden_size", default=3584)
+            b.extra += len(stack) * _patch_merger(e, merge, out, 2 * e * merge * merge)
+    else:
+        notes.append(msg("model.warn.vision_not_counted", model_type=top_type))
 
 
 def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text: str | None = None,
@@ -1881,27 +1955,7 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         b = _Build(c, model_type or top_type, tie_default)
         builder(b)
     if vision is not None:
-        if top_type == "gemma3":
-            v = Cfg(vision, path, None, top, ("vision_config",))
-            tower = _siglip_params(v)
-            # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
-            b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
-        elif top_type == "llava" and vision.get("model_type") == "clip_vision_model":
-            v = Cfg(vision, path, None, top, ("vision_config",))
-            vh = v.get_int("hidden_size", default=768)
-            layers = top.raw("vision_feature_layer", default=-2)
-            vin = vh * (len(layers) if isinstance(layers, list) and layers else 1)
-            bias = top.flag("multimodal_projector_bias", True)
-            # LlavaMultiModalProjector: linear_1 (vision features -> text hidden) and linear_2 (text -> text)
-            b.extra += _clip_vision_params(v) + vin * b.hidden + b.hidden * b.hidden + (2 * b.hidden if bias else 0)
-        elif top_type == "qwen2_vl":
-            b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
-        elif top_type == "qwen2_5_vl":
-            b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
-        elif top_type in ("qwen3_5", "qwen3_5_moe"):
-            b.extra += _qwen3_5_vision_params(Cfg(vision, path, None, top, ("vision_config",)))
-        else:
-            notes.append(msg("model.warn.vision_not_counted", model_type=top_type))
+        _count_vision(b, top_type, vision, cfg, top, path, notes)
     else:
         named = _named_vision_tower(cfg)
         if named:

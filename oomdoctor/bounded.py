@@ -286,11 +286,12 @@ def _no_constant(name: str) -> Any:
     raise ValueError(name)
 
 
-def load_json(text: str, path: str) -> Any:
-    """json.loads with NaN/Infinity refused; nesting past Python's recursion limit (a 3,000-deep
-    file) is an error naming the file, not a RecursionError."""
+def load_json(text: str, path: str, *, constants: bool = False) -> Any:
+    """json.loads with NaN/Infinity refused (`constants=True`: read as floats, for a model's config.json, which
+    the readers then refuse wherever a size needs a number); nesting past Python's recursion limit (a
+    3,000-deep file) is an error naming the file, not a RecursionError."""
     try:
-        data = json.loads(text, parse_constant=_no_constant)
+        data = json.loads(text, parse_constant=float if constants else _no_constant)
     except json.JSONDecodeError as err:
         raise InputError(msg("input.json_syntax", problem=err.msg), path, err.lineno) from None
     except RecursionError:

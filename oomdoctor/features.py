@@ -203,6 +203,11 @@ def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
         # `moe_enabled = layer_idx >= config.num_dense_layers`)
         first = c.get_int("first_k_dense_replace", "num_dense_layers", default=0, minimum=0) or 0
         freq = c.raw("moe_layer_freq", default=1)
+        flags = _ints(freq) if isinstance(freq, list) else None
+        if flags is not None and len(flags) == n and set(flags) <= {0, 1}:
+            # a per-layer list of 0/1 (MiMo-V2-Flash, MiniMax-M3): transformers models/minimax_m3_vl/
+            # configuration_minimax_m3_vl.py reads it as `"sparse" if f else "dense"` per layer
+            return [i for i in range(n) if flags[i]], "moe_layer_freq"
         if not isinstance(freq, int) or isinstance(freq, bool) or freq < 1:
             return None, "moe_layer_freq"
         return [i for i in range(n) if i >= first and i % freq == 0], "first_k_dense_replace"
@@ -270,7 +275,15 @@ def _read_experts(b: Any, attn: list, names: tuple[str, ...], mlp_bias: bool, as
     b.experts_per_token = c.get_int(*TOPK_KEYS, default=min(2, experts))
     b.moe_inter = c.get_int(*EXPERT_WIDTH_KEYS, default=b.inter)
     b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
-    b.moe += _mlp(b.hidden, b.moe_inter, prefix="mlp.experts.*", names=names, bias=mlp_bias, copies=experts)
+    latent = c.get_int("moe_latent_size", default=None, minimum=1)
+    if latent:
+        # latent MoE: the routed experts work in a narrower space, one projection in and one out per layer
+        # (transformers models/nemotron_h/modeling_nemotron_h.py: fc1_latent_proj/fc2_latent_proj, experts on
+        # moe_latent_size); the router and the shared expert stay on hidden_size
+        b.moe += [Linear("mlp.fc1_latent_proj", b.hidden, latent, bias=mlp_bias, role="other"),
+                  Linear("mlp.fc2_latent_proj", latent, b.hidden, bias=mlp_bias, role="other")]
+    b.moe += _mlp(latent or b.hidden, b.moe_inter, prefix="mlp.experts.*", names=names, bias=mlp_bias,
+                  copies=experts)
     shared_n = c.get_int(*SHARED_COUNT_KEYS, default=0, minimum=0) or 0
     shared_w = c.get_int(*SHARED_WIDTH_KEYS, default=None, minimum=0)     # 0: no shared expert
     if shared_w or shared_n:

@@ -161,7 +161,9 @@ def _load_config(path: str) -> tuple[dict[str, Any], str]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         text = raw.decode("utf-8", "replace")
-    cfg = load_json(text, path)
+    # transformers writes config.json with Python's json.dumps, which spells float("inf") Infinity (Nemotron-H's
+    # time_step_limit (0.0, inf), configuration_nemotron_h.py): a constant where no size is read is no error
+    cfg = load_json(text, path, constants=True)
     if not isinstance(cfg, dict):
         raise InputError(msg("model.config.not_object"), path)
     return cfg, text

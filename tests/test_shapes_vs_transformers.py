@@ -340,3 +340,24 @@ def test_qwen3_5_nested_configs_fill_left_out_keys_from_the_config_classes_defau
     cfg = {"model_type": model_type, "text_config": text, "vision_config": {"depth": 1}}
     ours = count_params(shape_from_config(cfg, model_type, None)).total
     assert ours == _image_text_count(model_type, {k: v for k, v in cfg.items() if k != "model_type"})
+
+
+@pytest.mark.parametrize("name,model_type", [("qwen3-vl-2b-instruct", "qwen3_vl"),
+                                             ("qwen3-vl-235b-a22b-instruct", "qwen3_vl_moe")])
+def test_qwen3_vl_counts_its_decoder_and_deepstack_tower_as_the_model_code_does(name, model_type):
+    # published Qwen3-VL configs with 2 language layers, 3 vision blocks and 2 DeepStack mergers
+    cfg = _two_layers(json.loads((CORPUS / name / "config.json").read_text()))
+    cfg["vision_config"].update(depth=3, deepstack_visual_indexes=[0, 2])
+    ours = count_params(shape_from_config(cfg, name, None)).total
+    kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
+    assert ours == _image_text_count(model_type, kw)
+
+
+def test_gemma4_counts_its_vision_tower_as_the_model_code_does():
+    # the published Gemma-4-31B config with 2 language layers and a 2-layer tower of other head sizes
+    cfg = _two_layers(json.loads((CORPUS / "gemma-4-31b-it-nvfp4" / "config.json").read_text()))
+    cfg["text_config"]["layer_types"] = cfg["text_config"]["layer_types"][:2]
+    cfg["vision_config"].update(num_hidden_layers=2, num_key_value_heads=8, head_dim=64, position_embedding_size=512)
+    ours = count_params(shape_from_config(cfg, "gemma4", None)).total
+    kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
+    assert ours == _image_text_count("gemma4", kw)
