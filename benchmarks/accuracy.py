@@ -1,6 +1,6 @@
 """Proof 1: oomdoctor's estimate against published, measured peaks.
 
-    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|all]
+    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|all]
 
 Runs every case of tests/data/reference/measured_peaks.yaml with reliability high or medium and a measured
 figure (plus every `oom: true` case), converts it into a TrainingSetup + ModelShape with the small generic
@@ -155,6 +155,10 @@ def _framework(fw: str) -> tuple[str, dict]:
         # still called logits.float() and shifted a contiguous copy
         extras["transformers_version"] = "4.38"
         return "fsdp_qlora", extras
+    if "axolotl" in low:
+        # axolotl's own defaults (oomdoctor's framework "axolotl": reentrant checkpointing unless the config says
+        # otherwise, memory/estimate.py _reentrant; fp32 embeddings of full runs, regime.py)
+        return "axolotl", extras
     if "trl" in low:
         return "trl", extras
     if "swift v1" in low:
@@ -258,6 +262,9 @@ def convert(case: dict, ref: dict):
         extras["lora_dropout"] = 0.1       # fsdp_qlora train.py main(lora_dropout=0.1)
     if re.search(r"--reentrant_checkpointing\s+true|gradient_checkpointing \(reentrant\)", str(case.get("quote") or "").lower()):
         extras["gradient_checkpointing_kwargs"] = {"use_reentrant": True}
+    if case.get("use_reentrant") is not None:
+        # the config's own gradient_checkpointing_kwargs.use_reentrant (axolotl examples state it)
+        extras["gradient_checkpointing_kwargs"] = {"use_reentrant": bool(case["use_reentrant"])}
     if framework == "ms-swift":
         # the benchmark's commits 97e4d198b/4312aeb28 (2024-01-02/04) follow v1.5.0 (2024-01-01) and precede
         # f52dfd35c ("fix bnb qwen bug", 2024-01-06), which v1.5.1 includes: the code that ran is v1.5.0's
@@ -302,7 +309,7 @@ def convert(case: dict, ref: dict):
         offload_optimizer="cpu" in offload and zero > 0 or "fsdp cpu offload" in offload,
         offload_params=("param" in offload) or "fsdp cpu offload" in offload,
         fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), loss_kernel=extras.pop("loss", ""),
-        use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger")), stage=str(case.get("stage") or "sft"),
+        use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger") or case.get("cut_cross_entropy")), stage=str(case.get("stage") or "sft"),
         seq_parallel=int(case.get("seq_parallel") or 1), extras=extras)
     gpu_gib = _gpu_gib(str(case.get("gpu") or ""))
     return setup, shape, Hardware(gpu=str(case.get("gpu")), gpu_gib=gpu_gib, n_gpus=n)

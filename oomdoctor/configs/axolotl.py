@@ -266,6 +266,9 @@ def _read_checkpointing(b: Builder, doc: Doc, fcfg: dict) -> None:
         if fcfg.get(key) is not None and doc.bool_(f"fsdp_config.{key}"):
             # FSDP checkpoints every wrapped layer itself (axolotl validation.py refuses both at once).
             b.set("grad_ckpt", True, doc.src(f"fsdp_config.{key}"))
+            # non-reentrant: accelerate wraps each layer with torch's checkpoint_wrapper, CheckpointImpl.NO_REENTRANT
+            # (accelerator.py FSDP1 apply_activation_checkpointing; utils/fsdp_utils.py FSDP2 checkpoint_wrapper)
+            b.extras.setdefault("gradient_checkpointing_kwargs", {"use_reentrant": False})
     if "grad_ckpt" not in b.values:
         b.default("grad_ckpt", False, "gradient_checkpointing")
 
