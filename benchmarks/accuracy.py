@@ -265,6 +265,10 @@ def convert(case: dict, ref: dict):
     if case.get("use_reentrant") is not None:
         # the config's own gradient_checkpointing_kwargs.use_reentrant (axolotl examples state it)
         extras["gradient_checkpointing_kwargs"] = {"use_reentrant": bool(case["use_reentrant"])}
+    if case.get("transformers_version"):
+        # the transformers release the row ran on, where the source pins it (axolotl requirements.txt at the
+        # commit that wrote the figure): before 4.46 the causal-LM forward upcasts and shifts the logits itself
+        extras["transformers_version"] = str(case["transformers_version"])
     if framework == "ms-swift":
         # the benchmark's commits 97e4d198b/4312aeb28 (2024-01-02/04) follow v1.5.0 (2024-01-01) and precede
         # f52dfd35c ("fix bnb qwen bug", 2024-01-06), which v1.5.1 includes: the code that ran is v1.5.0's
@@ -309,6 +313,7 @@ def convert(case: dict, ref: dict):
         offload_optimizer="cpu" in offload and zero > 0 or "fsdp cpu offload" in offload,
         offload_params=("param" in offload) or "fsdp cpu offload" in offload,
         fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), loss_kernel=extras.pop("loss", ""),
+        # Cut Cross-Entropy: fused into the output projection, as oomdoctor's axolotl reader reads the plugin
         use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger") or case.get("cut_cross_entropy")), stage=str(case.get("stage") or "sft"),
         seq_parallel=int(case.get("seq_parallel") or 1), extras=extras)
     gpu_gib = _gpu_gib(str(case.get("gpu") or ""))
