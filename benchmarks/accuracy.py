@@ -293,8 +293,9 @@ def convert(case: dict, ref: dict):
         extras["torch_empty_cache_steps"] = int(m.group(1))   # the loop releases idle segments that often
     # the flags a script states that oomdoctor's command-line reader turns into fields and mechanisms
     # (configs/entries.py _SWIFT: use_liger_kernel -> fused_ce, rlhf_type -> stage, sequence_parallel_size ->
-    # seq_parallel; modules_to_save, quant_method and PYTORCH_CUDA_ALLOC_CONF kept as mechanisms)
-    for key in ("modules_to_save", "quant_method", "expandable_segments"):
+    # seq_parallel; modules_to_save, quant_method and PYTORCH_CUDA_ALLOC_CONF kept as mechanisms; axolotl's
+    # quantize_moe_experts, kept by configs/axolotl.py)
+    for key in ("modules_to_save", "quant_method", "expandable_segments", "quantize_moe_experts"):
         if case.get(key):
             extras[key] = case[key]
     celoss = re.search(r"celoss_parallel_size=(\d+)", str(case.get("quote") or "").lower())

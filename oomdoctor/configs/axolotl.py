@@ -109,7 +109,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
                  "activation_offloading", "layer_offloading", "lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel",
                  "tiled_mlp", "tensor_parallel_size", "expert_parallel_size",
                  "pad_to_sequence_len", "torch_compile", "unfrozen_parameters", "fsdp_version", "plugins",
-                 "gradient_checkpointing_kwargs", "peft_autocast_adapter_dtype"))
+                 "gradient_checkpointing_kwargs", "peft_autocast_adapter_dtype", "quantize_moe_experts"))
     fields: dict[str, Any] = {"config_file": doc.path}
     if isinstance(doc.get("deepspeed"), str) and doc.get("deepspeed").strip():
         hf = {"micro_batch": b.values["micro_batch"], "grad_accum": b.values["grad_accum"],
