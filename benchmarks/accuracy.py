@@ -11,6 +11,9 @@ Cases the inputs cannot express (encoder-decoder models, naive pipeline splits) 
 --by-source groups the rows by the publication they come from (repository and file): each source's median
 and worst error, and every row's components (weights, gradients, optimizer, activations, logits, allocator
 reserve, GiB per GPU) beside the figure the source reports and what it counted.
+--configs scores only the rows that name their own config file (`config`, under tests/data/reference/) and
+reads each as `oomdoctor CONFIG --gpus N` does: oomdoctor's config reader, model catalog and --gpus rule, with
+no converter between (the fresh-2026-12b axolotl rows).
 --set original keeps the rows that carry no `calibration_set` (the 74 rows scored before PEFT's method comparison
 was added), --set peft-methods only those of that set; the default, all, prints the original rows' summary
 under the summary of all rows.
@@ -176,6 +179,8 @@ def _framework(fw: str) -> tuple[str, dict]:
 def _grad_accum(case: dict, framework: str) -> int:
     """Gradient accumulation steps the source states; LitGPT's finetune scripts accumulate by default
     (lit-gpt finetune/lora.py batch_size 128 over micro_batch_size; litgpt TrainArgs global_batch_size)."""
+    if case.get("grad_accum"):
+        return max(1, int(case["grad_accum"]))    # the config's own gradient_accumulation_steps
     text = " ".join(str(case.get(k) or "") for k in ("quote", "notes", "framework", "measure_kind")).lower()
     if "without gradient accumulation" in text:
         return 1
@@ -321,6 +326,20 @@ def convert(case: dict, ref: dict):
     return setup, shape, Hardware(gpu=str(case.get("gpu")), gpu_gib=gpu_gib, n_gpus=n)
 
 
+def convert_config(case: dict):
+    """(setup, shape, hardware) the way `oomdoctor CONFIG --gpus N` reads the row's own config file
+    (`config`, under tests/data/reference/): oomdoctor's reader, catalog and --gpus rule, not the converter."""
+    from oomdoctor.configs import load_config
+    from oomdoctor.pipeline import resolve_shape as pipeline_shape
+    from oomdoctor.pipeline import with_gpus
+
+    setup = load_config(os.path.join(REF, str(case["config"])))
+    n = int(case.get("n_gpus") or 1)
+    hw = Hardware(gpu=str(case.get("gpu")), gpu_gib=_gpu_gib(str(case.get("gpu") or "")), n_gpus=n)
+    setup, hw = with_gpus(setup, hw, n)
+    return setup, pipeline_shape(setup, None), hw
+
+
 def _gpu_gib(text: str) -> float:
     """The card's capacity as PyTorch sees it, from oomdoctor's GPU catalog (an A100 80GB holds 79.15 GiB, not
     80e9 bytes); a card the catalog does not name falls back to its size in GB, or an A100 80GB."""
@@ -402,7 +421,7 @@ def summary(rows: list) -> tuple[float, float]:
     return statistics.median(errs), errs[min(len(errs) - 1, int(round(0.9 * (len(errs) - 1))))]
 
 
-def run(verbose: bool = True, subset: str = "all") -> dict:
+def run(verbose: bool = True, subset: str = "all", configs: bool = False) -> dict:
     with open(os.path.join(REF, "measured_peaks.yaml")) as fh:
         cases = [c for c in yaml.load(fh, Loader=_Loader) if in_set(c, subset)]
     ref = _reference_shapes()
@@ -414,7 +433,9 @@ def run(verbose: bool = True, subset: str = "all") -> dict:
         has_figure = case.get("measured_peak_gb") is not None
         if not has_figure and not case.get("oom"):
             continue
-        conv = convert(case, ref)
+        if configs and not case.get("config"):
+            continue
+        conv = convert_config(case) if configs else convert(case, ref)
         if isinstance(conv, str):
             skipped.append((case["id"], conv))
             continue
@@ -519,7 +540,8 @@ def _subset(argv: list) -> str:
 
 if __name__ == "__main__":
     chosen = _subset(sys.argv[1:])
+    from_configs = "--configs" in sys.argv[1:]
     if "--by-source" in sys.argv[1:]:
-        print_by_source(run(verbose=False, subset=chosen))
+        print_by_source(run(verbose=False, subset=chosen, configs=from_configs))
     else:
-        run(subset=chosen)
+        run(subset=chosen, configs=from_configs)
