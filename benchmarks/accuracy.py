@@ -14,6 +14,8 @@ reserve, GiB per GPU) beside the figure the source reports and what it counted.
 --configs scores only the rows that name their own config file (`config`, under tests/data/reference/) and
 reads each as `oomdoctor CONFIG --gpus N` does: oomdoctor's config reader, model catalog and --gpus rule, with
 no converter between (the fresh-2026-12b axolotl rows).
+--code DIR imports oomdoctor from another checkout (the untouched commit, for a first-sight figure) and scores
+it on this checkout's rows and converter: with --configs, exactly what that checkout's CLI gives on the files.
 --set original keeps the rows that carry no `calibration_set` (the 74 rows scored before PEFT's method comparison
 was added), --set peft-methods only those of that set; the default, all, prints the original rows' summary
 under the summary of all rows.
@@ -29,7 +31,19 @@ import sys
 
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+def _code_dir(argv: list) -> str:
+    """`--code DIR`: score another checkout's oomdoctor (its reader and memory model) on this checkout's rows,
+    e.g. the untouched commit for a first-sight figure; this checkout's own package otherwise."""
+    for i, arg in enumerate(argv):
+        if arg == "--code" and i + 1 < len(argv):
+            return os.path.abspath(argv[i + 1])
+        if arg.startswith("--code="):
+            return os.path.abspath(arg.split("=", 1)[1])
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+sys.path.insert(0, _code_dir(sys.argv[1:]) if __name__ == "__main__" else os.path.join(os.path.dirname(__file__), ".."))
 
 from oomdoctor.facts import GIB, Hardware, ModelShape, TrainingSetup  # noqa: E402
 from oomdoctor.memory import estimate  # noqa: E402
