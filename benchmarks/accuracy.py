@@ -1,6 +1,6 @@
 """Proof 1: oomdoctor's estimate against published, measured peaks.
 
-    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|all]
+    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|all]
 
 Runs every case of tests/data/reference/measured_peaks.yaml with reliability high or medium and a measured
 figure (plus every `oom: true` case), converts it into a TrainingSetup + ModelShape with the small generic
@@ -11,6 +11,11 @@ Cases the inputs cannot express (encoder-decoder models, naive pipeline splits) 
 --by-source groups the rows by the publication they come from (repository and file): each source's median
 and worst error, and every row's components (weights, gradients, optimizer, activations, logits, allocator
 reserve, GiB per GPU) beside the figure the source reports and what it counted.
+--configs scores only the rows that name their own config file (`config`, under tests/data/reference/) and
+reads each as `oomdoctor CONFIG --gpus N` does: oomdoctor's config reader, model catalog and --gpus rule, with
+no converter between (the fresh-2026-12b axolotl rows).
+--code DIR imports oomdoctor from another checkout (the untouched commit, for a first-sight figure) and scores
+it on this checkout's rows and converter: with --configs, exactly what that checkout's CLI gives on the files.
 --set original keeps the rows that carry no `calibration_set` (the 74 rows scored before PEFT's method comparison
 was added), --set peft-methods only those of that set; the default, all, prints the original rows' summary
 under the summary of all rows.
@@ -26,7 +31,19 @@ import sys
 
 import yaml
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+def _code_dir(argv: list) -> str:
+    """`--code DIR`: score another checkout's oomdoctor (its reader and memory model) on this checkout's rows,
+    e.g. the untouched commit for a first-sight figure; this checkout's own package otherwise."""
+    for i, arg in enumerate(argv):
+        if arg == "--code" and i + 1 < len(argv):
+            return os.path.abspath(argv[i + 1])
+        if arg.startswith("--code="):
+            return os.path.abspath(arg.split("=", 1)[1])
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+
+
+sys.path.insert(0, _code_dir(sys.argv[1:]) if __name__ == "__main__" else os.path.join(os.path.dirname(__file__), ".."))
 
 from oomdoctor.facts import GIB, Hardware, ModelShape, TrainingSetup  # noqa: E402
 from oomdoctor.memory import estimate  # noqa: E402
@@ -155,6 +172,10 @@ def _framework(fw: str) -> tuple[str, dict]:
         # still called logits.float() and shifted a contiguous copy
         extras["transformers_version"] = "4.38"
         return "fsdp_qlora", extras
+    if "axolotl" in low:
+        # axolotl's own defaults (oomdoctor's framework "axolotl": reentrant checkpointing unless the config says
+        # otherwise, memory/estimate.py _reentrant; fp32 embeddings of full runs, regime.py)
+        return "axolotl", extras
     if "trl" in low:
         return "trl", extras
     if "swift v1" in low:
@@ -172,6 +193,8 @@ def _framework(fw: str) -> tuple[str, dict]:
 def _grad_accum(case: dict, framework: str) -> int:
     """Gradient accumulation steps the source states; LitGPT's finetune scripts accumulate by default
     (lit-gpt finetune/lora.py batch_size 128 over micro_batch_size; litgpt TrainArgs global_batch_size)."""
+    if case.get("grad_accum"):
+        return max(1, int(case["grad_accum"]))    # the config's own gradient_accumulation_steps
     text = " ".join(str(case.get(k) or "") for k in ("quote", "notes", "framework", "measure_kind")).lower()
     if "without gradient accumulation" in text:
         return 1
@@ -258,6 +281,13 @@ def convert(case: dict, ref: dict):
         extras["lora_dropout"] = 0.1       # fsdp_qlora train.py main(lora_dropout=0.1)
     if re.search(r"--reentrant_checkpointing\s+true|gradient_checkpointing \(reentrant\)", str(case.get("quote") or "").lower()):
         extras["gradient_checkpointing_kwargs"] = {"use_reentrant": True}
+    if case.get("use_reentrant") is not None:
+        # the config's own gradient_checkpointing_kwargs.use_reentrant (axolotl examples state it)
+        extras["gradient_checkpointing_kwargs"] = {"use_reentrant": bool(case["use_reentrant"])}
+    if case.get("transformers_version"):
+        # the transformers release the row ran on, where the source pins it (axolotl requirements.txt at the
+        # commit that wrote the figure): before 4.46 the causal-LM forward upcasts and shifts the logits itself
+        extras["transformers_version"] = str(case["transformers_version"])
     if framework == "ms-swift":
         # the benchmark's commits 97e4d198b/4312aeb28 (2024-01-02/04) follow v1.5.0 (2024-01-01) and precede
         # f52dfd35c ("fix bnb qwen bug", 2024-01-06), which v1.5.1 includes: the code that ran is v1.5.0's
@@ -282,8 +312,9 @@ def convert(case: dict, ref: dict):
         extras["torch_empty_cache_steps"] = int(m.group(1))   # the loop releases idle segments that often
     # the flags a script states that oomdoctor's command-line reader turns into fields and mechanisms
     # (configs/entries.py _SWIFT: use_liger_kernel -> fused_ce, rlhf_type -> stage, sequence_parallel_size ->
-    # seq_parallel; modules_to_save, quant_method and PYTORCH_CUDA_ALLOC_CONF kept as mechanisms)
-    for key in ("modules_to_save", "quant_method", "expandable_segments"):
+    # seq_parallel; modules_to_save, quant_method and PYTORCH_CUDA_ALLOC_CONF kept as mechanisms; axolotl's
+    # quantize_moe_experts, kept by configs/axolotl.py)
+    for key in ("modules_to_save", "quant_method", "expandable_segments", "quantize_moe_experts"):
         if case.get(key):
             extras[key] = case[key]
     celoss = re.search(r"celoss_parallel_size=(\d+)", str(case.get("quote") or "").lower())
@@ -302,10 +333,25 @@ def convert(case: dict, ref: dict):
         offload_optimizer="cpu" in offload and zero > 0 or "fsdp cpu offload" in offload,
         offload_params=("param" in offload) or "fsdp cpu offload" in offload,
         fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), loss_kernel=extras.pop("loss", ""),
-        use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger")), stage=str(case.get("stage") or "sft"),
+        # Cut Cross-Entropy: fused into the output projection, as oomdoctor's axolotl reader reads the plugin
+        use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger") or case.get("cut_cross_entropy")), stage=str(case.get("stage") or "sft"),
         seq_parallel=int(case.get("seq_parallel") or 1), extras=extras)
     gpu_gib = _gpu_gib(str(case.get("gpu") or ""))
     return setup, shape, Hardware(gpu=str(case.get("gpu")), gpu_gib=gpu_gib, n_gpus=n)
+
+
+def convert_config(case: dict):
+    """(setup, shape, hardware) the way `oomdoctor CONFIG --gpus N` reads the row's own config file
+    (`config`, under tests/data/reference/): oomdoctor's reader, catalog and --gpus rule, not the converter."""
+    from oomdoctor.configs import load_config
+    from oomdoctor.pipeline import resolve_shape as pipeline_shape
+    from oomdoctor.pipeline import with_gpus
+
+    setup = load_config(os.path.join(REF, str(case["config"])))
+    n = int(case.get("n_gpus") or 1)
+    hw = Hardware(gpu=str(case.get("gpu")), gpu_gib=_gpu_gib(str(case.get("gpu") or "")), n_gpus=n)
+    setup, hw = with_gpus(setup, hw, n)
+    return setup, pipeline_shape(setup, None), hw
 
 
 def _gpu_gib(text: str) -> float:
@@ -389,7 +435,7 @@ def summary(rows: list) -> tuple[float, float]:
     return statistics.median(errs), errs[min(len(errs) - 1, int(round(0.9 * (len(errs) - 1))))]
 
 
-def run(verbose: bool = True, subset: str = "all") -> dict:
+def run(verbose: bool = True, subset: str = "all", configs: bool = False) -> dict:
     with open(os.path.join(REF, "measured_peaks.yaml")) as fh:
         cases = [c for c in yaml.load(fh, Loader=_Loader) if in_set(c, subset)]
     ref = _reference_shapes()
@@ -401,7 +447,9 @@ def run(verbose: bool = True, subset: str = "all") -> dict:
         has_figure = case.get("measured_peak_gb") is not None
         if not has_figure and not case.get("oom"):
             continue
-        conv = convert(case, ref)
+        if configs and not case.get("config"):
+            continue
+        conv = convert_config(case) if configs else convert(case, ref)
         if isinstance(conv, str):
             skipped.append((case["id"], conv))
             continue
@@ -506,7 +554,8 @@ def _subset(argv: list) -> str:
 
 if __name__ == "__main__":
     chosen = _subset(sys.argv[1:])
+    from_configs = "--configs" in sys.argv[1:]
     if "--by-source" in sys.argv[1:]:
-        print_by_source(run(verbose=False, subset=chosen))
+        print_by_source(run(verbose=False, subset=chosen, configs=from_configs))
     else:
-        run(subset=chosen)
+        run(subset=chosen, configs=from_configs)

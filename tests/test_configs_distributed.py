@@ -81,6 +81,23 @@ def test_axolotl_fsdp_activation_checkpointing_is_checkpointing(tmp_path):
         s = load_config(path)
         assert s.grad_ckpt is True and s.sources["grad_ckpt"].key == f"fsdp_config.{key}"
         assert s.fsdp == "full_shard"
+        # accelerate wraps each layer in torch's checkpoint_wrapper: non-reentrant, whatever axolotl's default
+        assert s.mechanisms.use_reentrant is False
+
+
+def test_axolotl_fsdp_checkpointing_keeps_a_stated_use_reentrant(tmp_path):
+    path = _write(tmp_path, "stated.yml", "base_model: NousResearch/Llama-2-7b-hf\nfsdp_version: 2\n"
+                  "fsdp_config:\n  activation_checkpointing: true\ngradient_checkpointing_kwargs:\n  use_reentrant: true\n")
+    assert load_config(path).mechanisms.use_reentrant is True
+    plain = _write(tmp_path, "plain.yml", "base_model: NousResearch/Llama-2-7b-hf\ngradient_checkpointing: true\n")
+    assert load_config(plain).mechanisms.use_reentrant is None
+
+
+def test_axolotl_quantize_moe_experts_is_a_mechanism(tmp_path):
+    text = "base_model: zai-org/GLM-4.7-Flash\nadapter: qlora\nload_in_4bit: true\n"
+    on = load_config(_write(tmp_path, "on.yml", text + "quantize_moe_experts: true\n"))
+    off = load_config(_write(tmp_path, "off.yml", text))
+    assert on.mechanisms.experts_quantized_on_load and not off.mechanisms.experts_quantized_on_load
 
 
 def test_axolotl_cut_cross_entropy_plugin_is_a_fused_loss(tmp_path):

@@ -165,3 +165,23 @@ def test_stepping_in_backward_never_holds_every_gradient_at_once():
     largest = 32000 * 4096 * 2 / GIB                          # the bf16 gradient of the embedding or output layer
     assert summed["model_states_gib"] - in_bwd["model_states_gib"] == \
         pytest.approx(summed["grads_full_gib"] - largest, rel=0.01)
+
+
+def test_quantized_experts_dequantized_on_access_hold_one_layer_of_experts():
+    # axolotl quantize_moe_experts (monkeypatch/moe_quant.py): the routed experts stay quantized and are
+    # dequantized whole while a layer runs: 4-bit to the compute dtype, 8-bit to fp32 (int8_vectorwise_dequant)
+    from oomdoctor.memory.params import layer_linears
+    from oomdoctor.models import resolve_model
+
+    glm = resolve_model("zai-org/GLM-4.7-Flash")
+    routed = sum(m.params for m in layer_linears(glm)[1] if m.copies > 1)
+    assert routed > 5e8                       # 64 experts of one layer
+    for bits, per_param in ((4, 2), (8, 4)):
+        base = qlora(framework="axolotl", framework_version="", quant_bits=bits, micro_batch=2,
+                     lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"))
+        on = estimate(base.with_changes(extras={"quantize_moe_experts": True}), glm, A100)
+        off = estimate(base, glm, A100)
+        for moment in ("forward", "layers backward"):
+            assert on.moments[moment] - off.moments[moment] == pytest.approx(routed * per_param / GIB, rel=1e-6)
+    dense = estimate(qlora(framework="axolotl", extras={"quantize_moe_experts": True}), LLAMA2_7B, A100)
+    assert dense.allocated_gib == estimate(qlora(framework="axolotl"), LLAMA2_7B, A100).allocated_gib

@@ -109,7 +109,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
                  "activation_offloading", "layer_offloading", "lora_mlp_kernel", "lora_qkv_kernel", "lora_o_kernel",
                  "tiled_mlp", "tensor_parallel_size", "expert_parallel_size",
                  "pad_to_sequence_len", "torch_compile", "unfrozen_parameters", "fsdp_version", "plugins",
-                 "gradient_checkpointing_kwargs", "peft_autocast_adapter_dtype"))
+                 "gradient_checkpointing_kwargs", "peft_autocast_adapter_dtype", "quantize_moe_experts"))
     fields: dict[str, Any] = {"config_file": doc.path}
     if isinstance(doc.get("deepspeed"), str) and doc.get("deepspeed").strip():
         hf = {"micro_batch": b.values["micro_batch"], "grad_accum": b.values["grad_accum"],
@@ -266,6 +266,9 @@ def _read_checkpointing(b: Builder, doc: Doc, fcfg: dict) -> None:
         if fcfg.get(key) is not None and doc.bool_(f"fsdp_config.{key}"):
             # FSDP checkpoints every wrapped layer itself (axolotl validation.py refuses both at once).
             b.set("grad_ckpt", True, doc.src(f"fsdp_config.{key}"))
+            # non-reentrant: accelerate wraps each layer with torch's checkpoint_wrapper, CheckpointImpl.NO_REENTRANT
+            # (accelerator.py FSDP1 apply_activation_checkpointing; utils/fsdp_utils.py FSDP2 checkpoint_wrapper)
+            b.extras.setdefault("gradient_checkpointing_kwargs", {"use_reentrant": False})
     if "grad_ckpt" not in b.values:
         b.default("grad_ckpt", False, "gradient_checkpointing")
 

@@ -476,6 +476,22 @@ def dora_transient(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> float
     return float(peak)
 
 
+def expert_dequant_transient(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> float:
+    """Bytes (not per token) one MoE layer holds while its quantized routed experts run. axolotl's
+    `quantize_moe_experts` keeps the fused 3-D expert tensors quantized behind a torch parametrization that
+    dequantizes on access (axolotl monkeypatch/moe_quant.py: `Bnb8bitParametrization.forward` returns
+    int8_vectorwise_dequant's fp32 tensor, cached for the module's forward by its pre/post hooks; 4-bit through
+    bitsandbytes' replace_parameter_4bit, dequantize_4bit returning the quant state's original dtype): the
+    whole layer's experts exist dequantized while it runs, in the forward and again in a checkpointed layer's
+    recompute, where the matmuls keep them for the input's gradient."""
+    if not (setup.mechanisms.experts_quantized_on_load and setup.quant_bits and shape.num_experts
+            and setup.method in ("lora", "qlora")):
+        return 0.0
+    _, moe = layer_linears(shape)
+    routed = sum(m.params for m in moe if m.copies > 1)
+    return float(routed * (4 if setup.quant_bits == 8 else rg.compute_bytes))
+
+
 def bnb_quantized(setup: TrainingSetup) -> bool:
     """Whether the quantized base layers are bitsandbytes' (the default); GPTQ/AWQ kernels are others, and
     torchtune's QLoRA uses torchao's NF4 tensor, whose LinearNF4 keeps only the weight (torchao/dtypes/

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory.activations import LayerBytes, dora_transient, hf_code, layer_bytes
+from oomdoctor.memory.activations import LayerBytes, dora_transient, expert_dequant_transient, hf_code, layer_bytes
 from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
@@ -548,12 +548,13 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
     moments["layers backward"], cast_of["layers backward"] = _layers_backward(
         setup, shape, counts, lb, acts, casts, g, tokens, mts, kept_logits)
     moments["optimizer"] = _optimizer_moment(setup, shape, counts, g, temp, kept_logits)
-    dora = dora_transient(setup, shape, rg)
-    if dora:
+    # one layer's transients: DoRA's weight norm, quantized experts dequantized (activations.py)
+    transient = dora_transient(setup, shape, rg) + expert_dequant_transient(setup, shape, rg)
+    if transient:
         # the last layer's forward, and under checkpointing every layer's recompute in backward
-        moments["forward"]["activations"] += dora
+        moments["forward"]["activations"] += transient
         if setup.grad_ckpt:
-            moments["layers backward"]["activations"] = moments["layers backward"].get("activations", 0.0) + dora
+            moments["layers backward"]["activations"] = moments["layers backward"].get("activations", 0.0) + transient
     if setup.grad_accum > 1 and not rg.deepspeed and not optimizer_in_backward(setup):
         # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
         # the optimizer step) through every later micro-batch's forward and backward; new ones are added in
