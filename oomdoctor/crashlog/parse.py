@@ -69,6 +69,8 @@ SECONDARY_MARKERS = (
     # ... and audit10/SOURCES.md (Rust's abort, vLLM 0.2's cache check, XLA's TPU report, CANN, supervisors' kills)
     b"memory allocation of ", b"stored in KV cache", b"memory space hbm", b"enough memory. Requires", b"Total hbm usage",
     b"Memory_Allocation_Failure", b"apply for memory", b"signal: killed", b"all available RAM",
+    # ... and audit11/SOURCES.md (GNU MP's reallocation report, which `annot allocate` does not hold)
+    b"GNU MP: Cannot",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
