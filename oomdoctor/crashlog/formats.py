@@ -814,7 +814,8 @@ _GRAMMAR_FAILURE = lazy_re(r"(?P<enum>\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*ERR(?:OR)?
 # (`E0512 ...]`), Rust's panics (`panicked at`) and C/C++ reports print them.
 # Chinese logs and reports say 报错 ("error reported") or 错误 ("error") before a colon, full-width or not
 # A C/C++ check macro names its level as the last word of its own name, closed by a colon: tt-metal's
-# `TT_FATAL: ...` / `TT_THROW` (tt_metal/api/tt-metalium/assert.hpp), ggml's `GGML_ABORT`.
+# `TT_FATAL: ...` / `TT_THROW` (the allocator's out-of-memory report in tt_metal/impl/allocator/bank_manager.cpp is
+# raised through both), ggml's `GGML_ABORT`.
 _GRAMMAR_ERROR = lazy_re(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|failed|failure|critical|panic|abort(?:ed)?)\s*[:\]|!]|"
                          r"\b[A-Z][A-Z0-9]*_(?:FATAL|ERROR|THROW|ABORT)\s*:|"
                          r"(?:报错|错误)\s*[:：]|"
