@@ -907,3 +907,16 @@ def test_a_persons_report_in_a_contraction_or_a_possessive_is_not_a_failure(tmp_
 def test_phase_cues_of_the_eleventh_audit(tmp_path, text, phase):
     ev = one(tmp_path, text).primary
     assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_a_proposed_message_under_an_expected_behavior_section_is_not_a_failure(tmp_path):
+    proposal = ("## Current Error\n\n```\nLoading model weights took 27.5376 GB\nAvailable KV cache memory: -0.87 GiB\n```\n\n"
+                "## Expected Behavior\n\n```\nERROR: Insufficient GPU memory for KV cache.\n  Model weights:  27.54 GB\n```\n")
+    assert one(tmp_path, proposal).primary is None
+    # the same words under the section for what happened are the run's own
+    actual = proposal.replace("## Expected Behavior", "### Actual Behavior")
+    assert one(tmp_path, actual).primary is not None
+    # and an allocator's own message is a failure in any section
+    torch_words = proposal.replace("ERROR: Insufficient GPU memory for KV cache.",
+                                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+    assert one(tmp_path, torch_words).primary.kind == "cuda_oom"
