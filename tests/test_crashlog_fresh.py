@@ -11,7 +11,9 @@ main before the changes made for it; tests/data/logs/audit6/ 64 more, drawn acro
 and scored on main before the changes made for it; tests/data/logs/audit7/ 87 more, drawn by a fixed rule from plain
 searches per framework and scored on audit 6's branch before the changes made for it; tests/data/logs/audit8/ 127 more, drawn the same way in four
 declared rounds and scored on main 2812177 before any change for it; tests/data/logs/audit9/ 123 more, drawn in five
-declared rounds and scored on main 998cd19 before any change for it. The rates asked: verdict 95%, phase 85% of the excerpts
+declared rounds and scored on main 998cd19 before any change for it; tests/data/logs/audit10/ 109 more; tests/data/logs/audit11/
+81 more and audit11b/ 46 held back by a hash of the source URL, drawn in six declared rounds and scored on main f4086af
+before any change for them. The rates asked: verdict 95%, phase 85% of the excerpts
 that carry a cue, "tried to allocate" 98% (to the byte). Run with -s to see the table.
 """
 from __future__ import annotations
