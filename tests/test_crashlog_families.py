@@ -850,3 +850,73 @@ def test_a_sentence_above_a_message_is_not_its_statement(tmp_path):
     ev = one(tmp_path, "When I run it I get this\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate "
                        "2.00 MiB (GPU 0; 4.00 GiB total capacity; 3.41 GiB already allocated; 0 bytes free)\n").primary
     assert ev is not None and ev.phase is None
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # tt-metal's allocator (tt_metal/impl/allocator/bank_manager.cpp) under its check macro, and the same words quoted
+    # in a sentence next to a link whose file name says OOM
+    ("TT_FATAL: Out of Memory: Not enough space to allocate 1879048192 B DRAM buffer across 8 banks,\n"
+     "where each bank needs to store 234881024 B, but bank size is 4272341376 B\n", "cuda_oom", 1879048192),
+    ("- the transformer fails with `Out of Memory: Not enough space to allocate 12180258816 B DRAM buffer across 8 banks, "
+     "where each bank needs to store 1522532352 B` - [run.log](https://example.org/files/1/run_OOM.log)\n",
+     "cuda_oom", 12180258816),
+    # GNU MP's default allocator, both of its reports (gmp memory.c)
+    ("`2356it [00:56, 48.63it/s]GNU MP: Cannot allocate memory (size=800296713216048)`\n", "host_oom", 800296713216048),
+    ("GNU MP: Cannot reallocate memory (old_size=8 new_size=17179869184)\n", "host_oom", 17179869184),
+    # a TPU's other memory spaces than HBM, with and without the status
+    ("RESOURCE_EXHAUSTED: Ran out of memory in memory space vmem while allocating on stack for %kernel = bf16[2048,4096]\n",
+     "xla_oom", None),
+    ("# Ran out of memory in memory space vmem on TPU v5e\n", "xla_oom", None),
+    # THC's report retyped without its spaces, as torch's FAQ heading quotes it
+    ("My model reports “cuda runtime error(2): out of memory”\n", "cuda_oom", None),
+])
+def test_allocator_words_of_the_eleventh_audit(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    if tried_bytes is None:
+        assert ev.tried_gib is None
+    else:
+        assert ev.tried_gib is not None and abs(ev.tried_gib * (1 << 30) - tried_bytes) <= 1
+
+
+@pytest.mark.parametrize("text", [
+    # a person telling what happened, in a contraction or with a possessive, above a log cut before any message
+    "I'm trying to train a 7B PPO model on 4*40G A100s, but I'm encountering an OOM error:\n",
+    "My OOM error: \n",
+    "We've got an OOM error: since the update\n",
+])
+def test_a_persons_report_in_a_contraction_or_a_possessive_is_not_a_failure(tmp_path, text):
+    assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # a loss module's frames are called forward; torch/nn/modules/loss.py says what they compute
+    ('  File "/repo/utils.py", line 403, in compute_loss\n    lobj += BCEobj(pi[..., 4], tobj)  # obj loss\n'
+     '  File "/usr/lib/python3/site-packages/torch/nn/modules/module.py", line 722, in _call_impl\n'
+     '    result = self.forward(*input, **kwargs)\n'
+     '  File "/usr/lib/python3/site-packages/torch/nn/modules/loss.py", line 631, in forward\n'
+     '    reduction=self.reduction)\n'
+     'RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 15.90 GiB total capacity; 14.37 GiB already '
+     'allocated; 1.88 MiB free; 15.03 GiB reserved in total by PyTorch)\n', "loss"),
+    # Caffe2's parameter-initialisation net, run once before training
+    ('  File "/home/u/Detectron/detectron/utils/train.py", line 143, in create_model\n'
+     '    workspace.RunNetOnce(model.param_init_net)\n'
+     'RuntimeError: [enforce fail at event_gpu.cc:17] error == cudaSuccess. 2 vs 0. Error at: event_gpu.cc:17: '
+     'out of memory\n', "load"),
+])
+def test_phase_cues_of_the_eleventh_audit(tmp_path, text, phase):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+def test_a_proposed_message_under_an_expected_behavior_section_is_not_a_failure(tmp_path):
+    proposal = ("## Current Error\n\n```\nLoading model weights took 27.5376 GB\nAvailable KV cache memory: -0.87 GiB\n```\n\n"
+                "## Expected Behavior\n\n```\nERROR: Insufficient GPU memory for KV cache.\n  Model weights:  27.54 GB\n```\n")
+    assert one(tmp_path, proposal).primary is None
+    # the same words under the section for what happened are the run's own
+    actual = proposal.replace("## Expected Behavior", "### Actual Behavior")
+    assert one(tmp_path, actual).primary is not None
+    # and an allocator's own message is a failure in any section
+    torch_words = proposal.replace("ERROR: Insufficient GPU memory for KV cache.",
+                                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
+    assert one(tmp_path, torch_words).primary.kind == "cuda_oom"

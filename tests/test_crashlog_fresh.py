@@ -11,11 +11,14 @@ main before the changes made for it; tests/data/logs/audit6/ 64 more, drawn acro
 and scored on main before the changes made for it; tests/data/logs/audit7/ 87 more, drawn by a fixed rule from plain
 searches per framework and scored on audit 6's branch before the changes made for it; tests/data/logs/audit8/ 127 more, drawn the same way in four
 declared rounds and scored on main 2812177 before any change for it; tests/data/logs/audit9/ 123 more, drawn in five
-declared rounds and scored on main 998cd19 before any change for it. The rates asked: verdict 95%, phase 85% of the excerpts
+declared rounds and scored on main 998cd19 before any change for it; tests/data/logs/audit10/ 109 more; tests/data/logs/audit11/
+81 more and audit11b/ 46 held back by a hash of the source URL, drawn in six declared rounds and scored on main f4086af
+before any change for them. The rates asked: verdict 95%, phase 85% of the excerpts
 that carry a cue, "tried to allocate" 98% (to the byte). Run with -s to see the table.
 """
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -25,7 +28,7 @@ import yaml
 from oomdoctor.crashlog import parse_log
 
 DATA = Path(__file__).parent / "data" / "logs"
-SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b", "audit6", "audit6b", "audit7", "audit8", "audit9", "audit9b", "audit10")
+SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b", "audit6", "audit6b", "audit7", "audit8", "audit9", "audit9b", "audit10", "audit11", "audit11b")
 RATES = {"verdict": 0.95, "phase": 0.85, "tried": 0.98}
 GIB = float(1 << 30)
 UNIT = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "MB": 1 << 20, "GiB": 1 << 30, "GB": 1 << 30}
@@ -126,6 +129,13 @@ FLOORS["audit9b"] = {"verdict": 0.87, "phase": 0.57, "tried": 0.98}
 # the OutOfMemoryError the reporter did *not* get; a statement after prose on its line; llama.cpp's sampler report
 # under a kill's title, labelled generate, read as the warm-up (load) printed above it.
 FLOORS["audit10"] = {"verdict": 0.96, "phase": 0.80, "tried": 0.96}
+# audit11/ (81, first sight 88.9% / 80.0% / 82.4% on main f4086af; asked 95% / 85% / 98%) reads 98.8% / 93.3% / 100%
+# after the changes made for it; its floors keep a verdict and a phase the reader does not give (its SOURCES.md):
+# ollama's ROCm build's `CUDA error: out of memory` over rocminfo's report, read as CUDA, and a GELU statement alone
+# above the message. audit11b/ (46 held back by a hash of the source URL, first sight 97.8% / 57.1% / 77.8%) is
+# scored, never fixed against.
+FLOORS["audit11"] = {"verdict": 0.98, "phase": 0.93, "tried": 0.98}
+FLOORS["audit11b"] = {"verdict": 0.97, "phase": 0.57, "tried": 0.77}
 
 
 def test_fresh_excerpts_score_at_the_first_sight_rates(scored):
@@ -231,3 +241,18 @@ def test_the_tenth_audit_cites_no_thread_any_other_fixture_cites():
     assert sum(bool(c["cue"]) for c in cases) >= 20 and sum("tried_bytes" in (c.get("figures") or {}) for c in cases) >= 25
     for case in cases:
         assert case["source"] not in cited, case["source"]
+
+
+def test_the_eleventh_audit_and_its_held_back_third_cite_no_thread_any_other_fixture_cites():
+    others = "".join((DATA / name / doc).read_text(encoding="utf-8") for name in SETS + ("real", "audit7")
+                     if name not in ("audit11", "audit11b") for doc in ("SOURCES.md", "expected.yaml"))
+    cited = set(re.findall(r"https://github\.com/[^\s|;)]+", others))
+    main, held = load("audit11"), load("audit11b")
+    cases = main + held
+    assert len(main) >= 64 and len({c["source"] for c in cases}) == len(cases)
+    assert sum(bool(c["cue"]) for c in cases) >= 20 and sum("tried_bytes" in (c.get("figures") or {}) for c in cases) >= 25
+    # the held-back third is fixed by the rule in audit11/SOURCES.md: SHA-256 of the source URL, 0 modulo 3
+    assert all((int(hashlib.sha256(c["source"].encode("utf-8")).hexdigest(), 16) % 3 == 0) == (c in held) for c in cases)
+    for case in cases:
+        assert case["source"] not in cited, case["source"]
+

@@ -150,6 +150,13 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
      "printed under the frame, or alone when a paste kept only the line above the message"),
     ("backward", "Lua Torch", "line", r"\.lua:\d+: in function '(?:\w+_updateGradInput|\w+_accGradParameters|updateGradInput|accGradParameters|backward)'",
      "torch/nn Module:backward calls updateGradInput and accGradParameters"),
+    ("load", "Caffe2", "stmt", r"\bparam_init_net\b",
+     "caffe2/python/model_helper.py ModelHelper.param_init_net: the net of parameter initializers (fills, loaded "
+     "weights) that Detectron and other Caffe2 trainers run once, `workspace.RunNetOnce(model.param_init_net)`, "
+     "before the training net"),
+    ("loss", "torch", "path", r"torch[/\\]nn[/\\]modules[/\\]loss\.py",
+     "torch/nn/modules/loss.py defines every loss module (CrossEntropyLoss, BCEWithLogitsLoss, MSELoss, ...): its "
+     "frames, whatever their function is called (`forward`), compute a loss"),
 )
 
 

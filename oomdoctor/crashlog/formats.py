@@ -130,7 +130,9 @@ F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocat
 F03 = lazy_re(rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\.?(?: Tried to allocate (?P<req>{SIZE}))?")
 # `CUDA Error: out of memory at .../cumem_allocator.cpp:62`: vLLM's sleep-mode wake_up (RL rollouts)
 F04 = lazy_re(r"(?:CUDA|HIP) (?:driver )?[Ee]rror ?(?:\(2\) ?)?: ?out of memory|cudaErrorMemoryAllocation|hipErrorOutOfMemory|"
-              r"cuda runtime error \(2\) : out of memory|CUDA: out of memory|"     # torch 0.x, MXNet
+              # torch 0.x's THCGeneral "cuda runtime error (%d) : %s" (MXNet "CUDA: out of memory"); a copy that
+              # drops its spaces ("cuda runtime error(2): out of memory", torch's own FAQ) is the same report
+              r"cuda runtime error ?\(2\) ?: ?out of memory|CUDA: out of memory|"
               r"(?:CUDA|HIP) error 2 at \S+: out of memory|"     # ggml's CUDA_CHECK: "CUDA error 2 at ggml-cuda.cu:359: out of memory"
               # a check macro printing the CUDA runtime's error 2 (cudaErrorMemoryAllocation) with its string: torch
               # 0.x's THCGeneral.c __THCudaCheckWarn "THCudaCheck FAIL file=F line=N error=2 : out of memory",
@@ -302,13 +304,15 @@ F16_GPU = lazy_re(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)", needs=("Ray
 # (xla/stream_executor/stream_executor_memory_allocator.cc), raised as RESOURCE_EXHAUSTED through jaxlib.
 # The TPU runtime refusing a device buffer: "RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to
 # allocate 50.00M. That was not possible. There are 27.86M free.; (0x0x0_HBM0)" (libtpu, as jaxlib raises it).
-F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space hbm|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+)|Error allocating device buffer: Attempting to allocate \S+ That was not possible)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
+F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space \w+|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+)|Error allocating device buffer: Attempting to allocate \S+ That was not possible)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
 # XLA's TPU words without the status prefix (an issue's title keeps them alone): "Ran out of memory in memory space
 # hbm", the compiler giving up before it starts ("Aborting compilation early because it's unlikely to have enough
 # memory. Requires 1.31T, has 14.71G available"), and the report that follows the first line ("Total hbm usage >=
 # 11.47G:", then "Program hbm requirement"), all printed by libtpu's compiler for one memory-space overflow.
-F17_BARE = lazy_re(r"\bRan out of memory in memory space hbm\b|unlikely to have enough memory\. Requires \S+, has |^\s*Total hbm usage >= \S+:",
-                   needs=("memory space hbm", "enough memory. Requires", "Total hbm usage >= "))
+# A TPU has more memory spaces than HBM, each with its own "Ran out of memory in memory space <name>": the vector
+# memory's scoped allocations say `vmem` (openxla.org/xla/errors/error_1001, "Scoped Vmem OOM").
+F17_BARE = lazy_re(r"\bRan out of memory in memory space [a-z]+\b|unlikely to have enough memory\. Requires \S+, has |^\s*Total hbm usage >= \S+:",
+                   needs=("n out of memory in memory space ", "enough memory. Requires", "Total hbm usage >= "))
 F17B = lazy_re(r"Ran out of memory in memory space hbm\. Used (?P<used>[\d.]+\S*) of (?P<cap>[\d.]+\S*) hbm\. Exceeded hbm capacity by (?P<over>[\d.]+\S*)\.", needs=("Ran out of memory in memory space hbm. Used ",))
 # The BFC allocator: TensorFlow's and XLA's name themselves ("Allocator (GPU_0_bfc) ran out of memory trying to
 # allocate 8.00GiB (rounded to 8589934592)", tsl/framework/bfc_allocator.cc); Intel's TensorFlow plugin does not
@@ -746,12 +750,21 @@ def _read_launchers(text: str) -> Parsed | None:
     return None
 
 
+# GNU MP's default allocator gives up with the size it asked for (gmp's memory.c, __gmp_default_allocate and
+# __gmp_default_reallocate): "GNU MP: Cannot allocate memory (size=%lu)", "... reallocate memory (old_size=%lu
+# new_size=%lu)". Host memory: sympy and math-answer checkers reach it through gmpy2.
+F_GMP = lazy_re(r"GNU MP: Cannot (?:re)?allocate memory \((?:old_size=\d+ new_)?size=(?P<n>\d+)\)", needs=("GNU MP: Cannot ",))
+
+
 def _read_kills_and_host_errors(text: str) -> Parsed | None:
     if F15.search(text) or F13.search(text) or F13_JOB.search(text) or F16_DIED.search(text) or F_SIGKILL.search(text) or \
             F_SLURM.search(text) or F_SUPERVISOR_KILL.search(text):
         return _kill()
     if F09B.search(text) and "Cannot allocate memory" in text or "std::bad_alloc" in text:
         return _count(Parsed("host_oom"))
+    m = F_GMP.search(text)
+    if m:
+        return _count(Parsed("host_oom", tried_gib=int(m.group("n")) / GIB if len(m.group("n")) <= _MAX_DIGITS else None))
     return None
 
 
@@ -800,7 +813,11 @@ _GRAMMAR_FAILURE = lazy_re(r"(?P<enum>\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*ERR(?:OR)?
 # (`SomethingError`), or a level or failure word closed by a colon, a bracket or a bar as Python's logging, glog
 # (`E0512 ...]`), Rust's panics (`panicked at`) and C/C++ reports print them.
 # Chinese logs and reports say 报错 ("error reported") or 错误 ("error") before a colon, full-width or not
+# A C/C++ check macro names its level as the last word of its own name, closed by a colon: tt-metal's
+# `TT_FATAL: ...` / `TT_THROW` (the allocator's out-of-memory report in tt_metal/impl/allocator/bank_manager.cpp is
+# raised through both), ggml's `GGML_ABORT`.
 _GRAMMAR_ERROR = lazy_re(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|failed|failure|critical|panic|abort(?:ed)?)\s*[:\]|!]|"
+                         r"\b[A-Z][A-Z0-9]*_(?:FATAL|ERROR|THROW|ABORT)\s*:|"
                          r"(?:报错|错误)\s*[:：]|"
                          r"\bpanicked at\b|\[(?:E|F|ERR|ERROR|FATAL)\]|^\s*[EF]\d{4}\b|^\s*[EF] \S", re.I)
 # Look-alikes of that statement: a question, advice and settings (`PYTORCH_CUDA_ALLOC_CONF`, "to avoid OOM",
@@ -815,7 +832,8 @@ _GRAMMAR_NOT = lazy_re(r"\?\s*$|\bALLOC_CONF\b|max_split_size_mb|expandable_segm
 _GRAMMAR_NEGATED = lazy_re(r"\b(?:no|not|never|without|neither|nor|zero)\W+(?:\w+\W+){0,2}$", re.I)
 # ... or a person's report of it: a tool states its failure impersonally (strerror, cudaGetErrorString, an exception's
 # text); "I run out of memory", "we ran out of memory" are a user telling what happened
-_GRAMMAR_PERSON = lazy_re(r"\b(?:I|we|We)\s+(?:\w+\s+){0,2}$")
+# ("I'm encountering an OOM error:", "My OOM error:": a contraction or a possessive is the same person)
+_GRAMMAR_PERSON = lazy_re(r"\b(?:(?:I|we|We)(?:['’](?:m|ve|d|re))?\s+(?:\w+\s+){0,2}|(?:[Mm]y|[Oo]ur)\s+)$")
 # numpy's _ArrayMemoryError, "Unable to allocate 184. MiB for an array with shape (...) and data type float32"
 # (numpy/_core/_exceptions.py), is an ndarray's buffer: host memory, whatever framework wraps it (TensorFlow's
 # py_func: `Resource exhausted: MemoryError: ...`). Python's MemoryError alone is not: tinygrad raises it for a GPU.
@@ -842,6 +860,9 @@ def _grammar_size_gib(text: str) -> float | None:
     return None if scale is None else float(m.group("n")) * scale / GIB
 
 
+_URL = lazy_re(r"\bhttps?://\S+")
+
+
 def _read_grammar(text: str) -> Parsed | None:
     """An error that says an allocation failed, in words no family above reads: a likely memory failure."""
     failure = _GRAMMAR_FAILURE.search(text)
@@ -852,9 +873,14 @@ def _read_grammar(text: str) -> Parsed | None:
     # the other words ("not enough" is the failure's own); an issue's title is read like a log line, its question
     # or negation making it a look-alike as anywhere else
     before = _TITLE.sub("", text[:failure.start()])
-    rest = before + " | " + text[failure.end():]
+    # an address names a file or a page, it states nothing (`[run.log](https://.../mochi_transformer_OOM.log)`)
+    rest = _URL.sub(" ", before + " | " + text[failure.end():])
+    # the failure's own words closed by a colon head the allocator's report of it, as the kernel's `Out of memory:
+    # Killed process` and tt-metal's `Out of Memory: Not enough space to allocate N B DRAM buffer across N banks`
+    # (tt_metal/impl/allocator/bank_manager.cpp) print it
+    headed = failure.group(0)[:1] in "Oo" and text[failure.end():failure.end() + 2].startswith(": ")
     if _GRAMMAR_NOT.search(rest) or _GRAMMAR_NEGATED.search(before) or _GRAMMAR_PERSON.search(before) or \
-            not (failure.group("enum") or _GRAMMAR_ERROR.search(rest)):
+            not (failure.group("enum") or headed or _GRAMMAR_ERROR.search(rest)):
         return None
     kind = next((k for k, pat in _GRAMMAR_BACKENDS if pat.search(text)), None)
     if kind is None:

@@ -9,6 +9,7 @@ in `notes`.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import replace
 from typing import cast
 
@@ -69,6 +70,8 @@ SECONDARY_MARKERS = (
     # ... and audit10/SOURCES.md (Rust's abort, vLLM 0.2's cache check, XLA's TPU report, CANN, supervisors' kills)
     b"memory allocation of ", b"stored in KV cache", b"memory space hbm", b"enough memory. Requires", b"Total hbm usage",
     b"Memory_Allocation_Failure", b"apply for memory", b"signal: killed", b"all available RAM",
+    # ... and audit11/SOURCES.md (GNU MP's reallocation report, which `annot allocate` does not hold)
+    b"GNU MP: Cannot",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -160,6 +163,7 @@ def _parse(src: LogSource) -> CrashReport:
                  narrower={MEMORY_ANCHOR: GPU_MARKERS})
     hits = _read_hits(src, found.offsets)
     hits = [h for h in hits if not h.parsed.extra.get("launcher_only") or _launcher_kill_stands(src, h)]
+    hits = [h for h in hits if not (h.parsed.extra.get("grammar") and _in_expected_section(src, h))]
     _number_lines(src, hits)
     rocm = None
     for h in hits:
@@ -273,6 +277,26 @@ def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
         if rc and rc.group(1) != "-9":
             return False
     return True
+
+
+# An issue template's section for what the reporter wanted, as GitHub's default bug report names it ("**Expected
+# behavior** A clear and concise description of what you expected to happen.", .github/ISSUE_TEMPLATE/bug_report.md)
+# and issue forms print it (`### Expected Behavior`): an error-shaped line there is a wish (a proposed message), not
+# what the run printed. Only the grammar's guesses are dropped; an allocator's own words stay a failure anywhere.
+_SECTION_HEAD = lazy_re(r"^\s*(?:#{1,6}\s+|\*\*)(?P<title>[^#*\n]{1,60}?)(?:\*\*)?\s*:?\s*$")
+_EXPECTED = lazy_re(r"^(?:expected|desired|proposed)\b", re.I)
+SECTION_LOOKBACK_LINES = 60
+
+
+def _in_expected_section(src: LogSource, h: _Hit) -> bool:
+    for _s, _e, raw in src.lines_before(h.start, SECTION_LOOKBACK_LINES):
+        m = _SECTION_HEAD.match(raw)
+        if m and not _TITLE_LINE.match(raw):
+            return bool(_EXPECTED.match(m.group("title").strip()))
+    return False
+
+
+_TITLE_LINE = lazy_re(r"^# ")        # an issue's title heads the whole paste, not a section of it
 
 
 _RETURN_CODE = lazy_re(r"exits with return code = (-?\d+)", needs=("exits with return code",))
