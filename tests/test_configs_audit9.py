@@ -159,3 +159,35 @@ def test_an_environment_list_without_accelerates_switches_is_still_refused(tmp_p
 def test_typographic_quotes_in_a_pasted_yaml_are_read_as_straight_ones(tmp_path):
     y = "model_name_or_path: “Qwen/Qwen3-8B”\nstage: sft\nfinetuning_type: lora\ncutoff_len: 1024\n"
     assert load_config(_write(tmp_path, "c.yaml", y)).model == "Qwen/Qwen3-8B"
+
+
+# ---------------------------------------------------------------- found by the tenth round (2026-12k)
+
+ACC_DS = """compute_environment: LOCAL_MACHINE
+deepspeed_config:
+ deepspeed_config_file: ./config/zero/zero_stage2_bf16.json
+ zero3_init_flag: true
+distributed_type: DEEPSPEED
+fsdp_config: {}
+num_machines: 6
+num_processes: 48
+"""
+
+
+def test_an_accelerate_deepspeed_config_with_an_empty_fsdp_section_is_deepspeed(tmp_path):
+    # `accelerate config` writes the unused plugin's section empty; distributed_type decides.
+    _write(tmp_path, "ds.json", json.dumps({"zero_optimization": {"stage": 3}}))
+    s = load_config(_write(tmp_path, "acc.yaml", ACC_DS.replace("./config/zero/zero_stage2_bf16.json", "ds.json")))
+    assert (s.fsdp, s.zero_stage) == (None, 3)
+
+
+def test_an_accelerate_configs_deepspeed_file_not_here_is_guessed_by_its_name_and_said(tmp_path):
+    s = load_config(_write(tmp_path, "acc.yaml", ACC_DS))
+    assert (s.n_gpus, s.zero_stage, s.fsdp) == (48, 2, None)
+    assert any(w.code == "config.ds_missing_guess" for w in s.warnings)
+
+
+def test_a_value_masked_with_asterisks_before_pasting_is_a_string_not_an_alias(tmp_path):
+    y = ("model_name_or_path: m\nstage: sft\nfinetuning_type: lora\ndataset: ***\noutput_dir: ****\n"
+         "cutoff_len: 8192\n")
+    assert load_config(_write(tmp_path, "c.yaml", y)).seq_len == 8192

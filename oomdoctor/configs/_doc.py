@@ -276,8 +276,11 @@ def parse_text(text: str, path: str) -> Doc:
         read = lined.read_json(text, path) if kind == "json" else lined.read_yaml(text, path)
     except InputError:
         # A paste whose straight quotes a chat app or word processor made typographic (“true”, ‘x’): YAML and
-        # JSON quote only with ' and ", so the file as meant has them straight. Tried only when it does not parse.
-        straight = text.translate(_TYPOGRAPHIC)
+        # JSON quote only with ' and ", so the file as meant has them straight. A value masked before pasting
+        # (`dataset: ***`) reads as a YAML alias (spec 1.2 §7.1: `*` opens one) that names nothing: it is the
+        # string it shows. Tried only when the file does not parse as written.
+        straight = _REDACTED.sub(r"\1'\2'", text.translate(_TYPOGRAPHIC)) if kind == "yaml" else \
+            text.translate(_TYPOGRAPHIC)
         if straight == text:
             raise
         read = lined.read_json(straight, path) if kind == "json" else lined.read_yaml(straight, path)
@@ -309,6 +312,7 @@ def _unquote_typographic(node: Any) -> Any:
     return node
 
 
+_REDACTED = re.compile(r"(?m)^(\s*(?:-\s+)?[^\s#:][^:#]*:\s+)(\*{2,})\s*$")
 _TYPOGRAPHIC = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'"})
 
 

@@ -13,6 +13,7 @@ _ENV = {"ACCELERATE_MIXED_PRECISION": "mixed_precision", "FSDP_VERSION": "fsdp_c
         "FSDP_OFFLOAD_PARAMS": "fsdp_config.fsdp_offload_params",
         "FSDP_ACTIVATION_CHECKPOINTING": "fsdp_config.fsdp_activation_checkpointing",
         "ACCELERATE_DEEPSPEED_ZERO_STAGE": "deepspeed_config.zero_stage",
+        "ACCELERATE_DEEPSPEED_CONFIG_FILE": "deepspeed_config.deepspeed_config_file",
         "ACCELERATE_DEEPSPEED_OFFLOAD_OPTIMIZER_DEVICE": "deepspeed_config.offload_optimizer_device",
         "ACCELERATE_DEEPSPEED_OFFLOAD_PARAM_DEVICE": "deepspeed_config.offload_param_device"}
 
