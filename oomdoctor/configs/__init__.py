@@ -18,7 +18,7 @@ __all__ = ["classify", "classify_bytes", "load_config", "edits_for", "key_for", 
 
 _CONFIG_EXT = (".yaml", ".yml", ".json")
 _LOG_EXT = (".log", ".txt", ".out", ".err", ".jsonl", ".gz")
-_SCRIPT_EXT = (".sh", ".bash", ".zsh", ".slurm", ".sbatch")
+_SCRIPT_EXT = (".sh", ".bash", ".zsh", ".slurm", ".sbatch", ".ps1", ".bat", ".cmd")
 _PYTHON_EXT = (".py",)          # xtuner / mmengine configs and training scripts: named, and refused
 _HEAD_BYTES = 64 * 1024
 _LOG_MARKERS = (b"Traceback (most recent call last)", b"out of memory", b"OutOfMemoryError", b"CUDA error")
@@ -126,7 +126,7 @@ def load_config(path: str, *, framework_version: str | None = None,
     bytes when they were read already (a stream, which can be read only once)."""
     from dataclasses import replace
 
-    from oomdoctor.configs._doc import read_text, unwrap_code_span, unwrap_markdown
+    from oomdoctor.configs._doc import read_text, unwrap_code_span, unwrap_diff, unwrap_markdown
 
     raw = read_text(path, data)
     text, wrapped = unwrap_markdown(raw)
@@ -167,7 +167,20 @@ def load_config(path: str, *, framework_version: str | None = None,
                 raise first from None
             wrapped = "code span"
     else:
-        setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
+        try:
+            setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
+                               model=model)
+        except InputError as err:
+            # A diff pasted from a review thread: what the file becomes, its added and context lines.
+            new_side = unwrap_diff(text)
+            if new_side is None:
+                raise
+            try:
+                setup = _load_text(path, new_side, framework_version=framework_version, log_versions=log_versions,
+                                   model=model)
+            except InputError:
+                raise err from None
+            wrapped = f"{wrapped}, diff" if wrapped else "diff"
     if wrapped:
         # Read from the code block it was pasted in; a patch would have to edit the Markdown around it.
         warnings = (*setup.warnings, msg("config.markdown_read", where=path, how=wrapped))

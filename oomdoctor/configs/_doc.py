@@ -232,6 +232,32 @@ def unwrap_code_span(text: str) -> str | None:
     return "".join(out)
 
 
+_DIFF_HEAD = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |@@ )")
+
+
+def unwrap_diff(text: str) -> str | None:
+    """The new side of a unified diff (GNU diffutils, "Unified Format": each line of a hunk opens with `+` for an
+    added line, `-` for a removed one, a blank for context), as pasted from a review thread: the `+` and context
+    lines without their first character, the headers emptied and the removed lines dropped (so line numbers after
+    a removed line are the new side's). None unless every non-blank line is a diff line and at least one was
+    added. Tried only after the paste as it stands was not read."""
+    lines = text.splitlines(keepends=True)
+    body = [ln for ln in lines if ln.strip()]
+    if not body or not any(ln.startswith("+") and not ln.startswith("+++ ") for ln in body):
+        return None
+    if not all(ln[0] in "+- \\" or _DIFF_HEAD.match(ln) for ln in body):
+        return None
+    out = []
+    for ln in lines:
+        if ln.startswith("-") and not ln.startswith("--- "):
+            continue            # a removed line is dropped: emptied, it would end a `\` continuation above it
+        if not ln.strip() or _DIFF_HEAD.match(ln) or ln.startswith("\\"):
+            out.append(_blank(ln))
+        else:
+            out.append(ln[1:])
+    return "".join(out)
+
+
 def looks_like_json(text: str, path: str) -> bool:
     """JSON by name, or an unnamed file that opens with a brace; a .yaml/.yml file is YAML whatever it
     opens with (a flow mapping `{a: 1}` is YAML, and its errors are YAML errors)."""
@@ -246,13 +272,56 @@ def parse_text(text: str, path: str) -> Doc:
     from oomdoctor import lined
 
     kind = "json" if looks_like_json(text, path) else "yaml"
-    read = lined.read_json(text, path) if kind == "json" else lined.read_yaml(text, path)
-    data = read.data
+    try:
+        read = lined.read_json(text, path) if kind == "json" else lined.read_yaml(text, path)
+    except InputError:
+        # A paste whose straight quotes a chat app or word processor made typographic (“true”, ‘x’): YAML and
+        # JSON quote only with ' and ", so the file as meant has them straight. A value masked before pasting
+        # (`dataset: ***`) reads as a YAML alias (spec 1.2 §7.1: `*` opens one) that names nothing: it is the
+        # string it shows. Tried only when the file does not parse as written.
+        straight = _REDACTED.sub(r"\1'\2'", text.translate(_TYPOGRAPHIC)) if kind == "yaml" else \
+            text.translate(_TYPOGRAPHIC)
+        if straight == text:
+            raise
+        read = lined.read_json(straight, path) if kind == "json" else lined.read_yaml(straight, path)
+    data = _unquote_typographic(read.data)
     if data is None:
         raise InputError(msg("config.empty"), path)
+    if isinstance(data, list):
+        from oomdoctor.configs.accelerate_env import config_from_env
+
+        env = env_list(data)
+        launcher = config_from_env(env) if env is not None else None
+        if launcher is not None:
+            return Doc(path, launcher, {}, kind, header=())
     if not isinstance(data, dict):
         raise InputError(msg("config.not_a_mapping", kind=type(data).__name__), path)
     return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else ())
+
+
+def _unquote_typographic(node: Any) -> Any:
+    """A scalar written between typographic quotes (`“true”`, `‘bf16’`) as the plain value it was meant to be: YAML
+    quotes only with ' and ", so such a value parses with the quotes as its own first and last characters."""
+    if isinstance(node, dict):
+        return {k: _unquote_typographic(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_unquote_typographic(v) for v in node]
+    if isinstance(node, str) and len(node) >= 2 and node[0] in "\u201c\u2018\u201e" and node[-1] in "\u201d\u2019" \
+            and not any(c in node[1:-1] for c in "\u201c\u201d\u2018\u2019\u201e"):
+        return node[1:-1]
+    return node
+
+
+_REDACTED = re.compile(r"(?m)^(\s*(?:-\s+)?[^\s#:][^:#]*:\s+)(\*{2,})\s*$")
+_TYPOGRAPHIC = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'"})
+
+
+def env_list(data: list) -> dict[str, str] | None:
+    """A container's environment as Kubernetes writes it (a list of `{name: X, value: Y}`, core/v1 EnvVar), as a
+    mapping; None when the list is anything else."""
+    if not data or not all(isinstance(item, dict) and "name" in item for item in data):
+        return None
+    return {str(item["name"]): str(item.get("value", "")) for item in data}
 
 
 _HEADER_BYTES = 16 * 1024

@@ -80,9 +80,11 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     _read_precision(b, doc)
     kind = (doc.str_("distributed_type") or "").upper()
     fields: dict[str, Any] = {"config_file": doc.path}
-    if kind == "FSDP" or isinstance(doc.get("fsdp_config"), dict):
+    # distributed_type picks the plugin; `accelerate config` writes the other section empty (`fsdp_config: {}`
+    # beside a DeepSpeed run), so a section decides only when the type names neither.
+    if kind == "FSDP" or (kind != "DEEPSPEED" and doc.get("fsdp_config")):
         _read_fsdp(b, doc)
-    elif kind == "DEEPSPEED" or isinstance(doc.get("deepspeed_config"), dict):
+    elif kind == "DEEPSPEED" or doc.get("deepspeed_config"):
         _read_deepspeed(b, doc, fields)
     _read_sequence_split(b, doc)
     b.keep(doc, ("distributed_type", "num_machines", "mixed_precision"))
@@ -118,7 +120,10 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
 def _read_deepspeed(b: Builder, doc: Doc, fields: dict[str, Any]) -> None:
     dc = "deepspeed_config."
     if doc.str_(dc + "deepspeed_config_file"):
-        path = ds.read_ref(b, doc, dc + "deepspeed_config_file", {}, "")
+        # The launcher hands the path on as written (ACCELERATE_DEEPSPEED_CONFIG_FILE) and the process opens it
+        # from its launch directory (utils/dataclasses.py DeepSpeedPlugin, HfDeepSpeedConfig(path)), not beside
+        # the YAML, which `accelerate config` keeps in ~/.cache: a file not found here is said and guessed by name.
+        path = ds.read_ref(b, doc, dc + "deepspeed_config_file", {}, "", strict=False)
         if path:
             fields["deepspeed_file"] = path
     else:

@@ -183,6 +183,11 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
         if enabled is True or (isinstance(enabled, str) and enabled.lower() == "true"):
             if not hf.get("bf16") and not hf.get("fp16"):
                 b.set("precision", dtype, doc.src(f"{dtype}.enabled"))
+    # Both blocks turned off in so many words: the engine trains in fp32 (runtime/config.py get_fp16_enabled and
+    # get_bfloat16_enabled are False, so no mixed-precision wrapper); transformers refuses a TrainingArguments dtype
+    # that contradicts a value that is not "auto" (integrations/deepspeed.py fill_match), so the file decides.
+    if "precision" not in b.values and all(_off(doc.get(f"{dtype}.enabled")) for dtype in ("bf16", "fp16")):
+        b.set("precision", "fp32", doc.src("bf16.enabled"))
     ds: dict[str, Any] = {"file": doc.path, "_blocks": tuple(
         k for k in ("offload_optimizer", "offload_param") if isinstance(doc.get("zero_optimization." + k), dict))}
     _read_batch_keys(b, doc, hf, ds)
@@ -193,6 +198,10 @@ def read_deepspeed_doc(b: Builder, doc: Doc, hf: dict[str, Any], model: str) -> 
     if isinstance(doc.get("optimizer"), dict):
         ds["optimizer"] = str(doc.get("optimizer.type"))
     b.extras["deepspeed"] = ds
+
+
+def _off(enabled: Any) -> bool:
+    return enabled is False or (isinstance(enabled, str) and enabled.lower() == "false")
 
 
 def _read_offload(b: Builder, doc: Doc, stage: int | None) -> None:

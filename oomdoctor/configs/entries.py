@@ -96,15 +96,26 @@ _OPENRLHF_PPO_RAY = {**_OPENRLHF, "actor.model_name_or_path": "model", "actor.gr
                      "actor_num_gpus_per_node": "gpus", "actor_num_nodes": "nodes"}
 
 
+# Where OpenRLHF kept its entry points: examples/train_*.py until 2024-07-15 (commit c23b8750 "use entrypoints"
+# moved them), openrlhf/entrypoints/ after, openrlhf/cli/ since. A script path is taken for OpenRLHF's only with one
+# of its own flags, since examples/train_sft.py is a common name.
+_OPENRLHF_OWN = ("pretrain", "micro_train_batch_size", "model.model_name_or_path", "actor.model_name_or_path",
+                 "train.micro_batch_size", "actor_num_gpus_per_node")
+
+
 def _openrlhf(task: str, stage: str) -> Entry:
     ray = task == "train_ppo_ray"
     return Entry(f"openrlhf_{task}", f"OpenRLHF {task}", flags=_OPENRLHF_PPO_RAY if ray else _OPENRLHF,
-                 modules=(f"openrlhf.cli.{task}",),
-                 scripts=(f"openrlhf/cli/{task}.py",), rank_implies_lora=True, framework="openrlhf",
+                 modules=(f"openrlhf.cli.{task}", f"openrlhf.entrypoints.{task}"),
+                 scripts=(f"openrlhf/cli/{task}.py", f"openrlhf/entrypoints/{task}.py", f"examples/{task}.py"),
+                 needs_flags=_OPENRLHF_OWN, rank_implies_lora=True, framework="openrlhf",
                  defaults=_OPENRLHF_DEFAULTS + (("stage", stage),) + ((("gpus_per_node", 8),) if ray else ()),
                  dotted_defaults=(("precision", "bf16"),), seq_flag="max_len", trainer_fields=("grad_ckpt",))
 
 
+_AUTOTRAIN = {"model": "model", "train_batch_size": "micro", "use_peft": "use_lora", "lora_r": "rank",
+              "lora_alpha": "alpha", "use_int4": "load4", "use_int8": "load8", "block_size": "seq",
+              "target_modules": "targets"}
 _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dtype"}
 # lit-gpt finetune/lora.py (Lightning-AI/lit-gpt at 064fd52, 2023-08): jsonargparse over setup(checkpoint_dir,
 # precision, quantize, ...); batch_size 128, micro_batch_size 4, lora_r 8, lora_alpha 16 are module constants,
@@ -276,6 +287,20 @@ ENTRIES: tuple[Entry, ...] = (
           modules=("axolotl.cli.train",), config_positional=True),
     Entry("torchtune", "tune run", reader="torchtune", commands=(("tune", "run"),), config_flag="config",
           overrides=True),
+    # autotrain-advanced `autotrain llm --train` (src/autotrain/cli/run_llm.py at 11b05f4, 2023-07): its own flags
+    # over the HF Trainer (trainers/clm.py): --train_batch_size 2, --lora_r 16, --lora_alpha 32, --use_peft LoRA,
+    # --use_int4/--use_int8 the quantised base, --block_size -1 = the tokenizer's length capped at 1024, --fp16.
+    Entry("autotrain_llm", "autotrain llm", commands=(("autotrain", "llm"),), flags=_AUTOTRAIN,
+          defaults=(("micro_batch", 2), ("lora_rank", 16), ("lora_alpha", 32), ("seq_len", 1024), ("grad_ckpt", False)),
+          trainer_fields=("gradient_accumulation_steps", "fp16", "learning_rate", "num_train_epochs", "optimizer")),
+    # The litgpt CLI (Lightning-AI/litgpt litgpt/__main__.py): `finetune_full`, `finetune_lora` and bare `finetune`
+    # (finetune_lora_fn), written `finetune full|lora` before 0.4; jsonargparse flags over setup() (the names of the
+    # config-hub YAML, `--train.micro_batch_size` dotted), `--config` a YAML, the model the first positional word.
+    Entry("litgpt_cli_full", "litgpt finetune_full", reader="litgpt", config_flag="config", model_positional=0,
+          commands=(("litgpt", "finetune_full"), ("litgpt", "finetune", "full")), defaults=(("method", "full"),)),
+    Entry("litgpt_cli_lora", "litgpt finetune_lora", reader="litgpt", config_flag="config", model_positional=0,
+          commands=(("litgpt", "finetune_lora"), ("litgpt", "finetune", "lora"), ("litgpt", "finetune")),
+          defaults=(("method", "lora"),)),
 )
 
 # A script oomdoctor does not know: TrainingArguments names and the conventions, each guess a note.

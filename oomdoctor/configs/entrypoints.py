@@ -113,6 +113,9 @@ def _invocation(cmd: Command) -> Invocation | None:
     words = _unwrap_launchers(list(cmd.words), env)
     if not words or not words[0].known:
         return None
+    if len(words[0].text) > 1 and words[0].text.startswith("!"):
+        # A notebook cell pasted as a script: IPython runs `!cmd` in a shell (IPython docs, "System shell access").
+        words = [replace(words[0], text=words[0].text[1:])] + words[1:]
     head = os.path.basename(words[0].text)
     rest = words[1:]
     launched = _launched(cmd, head, words[0], rest, env)
@@ -190,6 +193,9 @@ def _python(head: Word, env: Mapping[str, Word]) -> Launch:
 
 def _cli_launch(entry: Entry, head: Word, args: tuple[Word, ...], env: Mapping[str, Word]
                 ) -> tuple[tuple[Word, ...], Launch]:
+    if entry.reader == "litgpt":
+        # Lightning launches its own processes (--devices × --num_nodes): the CLI is one command either way.
+        return args, Launch(head.text, None, head, head.text)
     if entry.name == "torchtune":
         opts, rest = _split_options(list(args))
         launch = _torchrun(opts, env, default=1)
@@ -503,7 +509,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     A model flag whose value is only known when the script runs (`--model_name_or_path $MODEL`, MODEL unset)
     takes `model` (the user's --model) when given, else stays as written: the report then says what the
     estimate needs instead of stopping."""
-    script, inv, rejoined = _find_invocation(path, text)
+    script, inv, rejoined, dialect = _find_invocation(path, text)
     entry = inv.entry
     doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags)
     doc.inline.update(script.heredocs)
@@ -511,6 +517,8 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
     if rejoined is not None:
         doc.notes.append(msg("config.script.rejoined", where=f"{path}:{rejoined[1]}"))
+    if dialect is not None:
+        doc.notes.append(msg("config.script.windows", where=path, shell=dialect))
     config = _config_file(path, entry, doc, positional)
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
@@ -518,16 +526,42 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     if config is not None:
         setup = _read_with_config(path, config, script, inv, doc, positional, overrides, hint, versions)
     else:
+        model_key = _positional_model_key(entry)
+        if model_key and model_key not in doc.data and entry.model_positional is not None and \
+                len(positional) > entry.model_positional and positional[entry.model_positional].known:
+            # The model as the command's positional word (`litgpt finetune_lora microsoft/phi-2`).
+            word = positional[entry.model_positional]
+            doc.data[model_key], doc.lines[model_key] = word.text, word.line
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
     return _with_swift_env(_with_launch(setup, inv, path), inv, path)
 
 
-def _find_invocation(path: str, text: str) -> tuple[Script, Invocation, tuple[str, int] | None]:
+def _positional_model_key(entry: Entry) -> str | None:
+    from oomdoctor.configs import registry
+
+    if entry.reader not in registry.FRAMEWORKS:
+        return None
+    return getattr(registry.module(entry.reader), "MODEL_KEY", None)
+
+
+def _find_invocation(path: str, text: str) -> tuple[Script, Invocation, tuple[str, int] | None, str | None]:
     """(the script, its training command, the rejoined text and its first line when the paste lost its line
-    continuations); an InputError naming what was found instead when there is no training command."""
+    continuations, the Windows shell it was read as); an InputError naming what was found instead when there
+    is no training command."""
+    from oomdoctor.configs.shell import from_windows, windows_dialect
+
     script = read_script(text, path)
     inv = find_training(script)
     rejoined = None
+    dialect = windows_dialect(path, text)
+    if dialect is not None:
+        # A Windows shell's script (by its name, or by two lines or more that continue as only that shell does):
+        # its own continuation and escape characters, read in bash's grammar.
+        text = from_windows(text, dialect)
+        script = read_script(text, path)
+        inv = find_training(script)
+    else:
+        dialect = None
     if inv is None:
         rejoined = _rejoin_flag_lines(text)
         if rejoined is not None:
@@ -539,7 +573,7 @@ def _find_invocation(path: str, text: str) -> tuple[Script, Invocation, tuple[st
         if megatron is not None:
             raise InputError(msg("config.script.swift_megatron", command=megatron[0]), path, megatron[1])
         raise InputError(msg("config.script.no_command"), path)
-    return script, inv, rejoined
+    return script, inv, rejoined, dialect
 
 
 def _read_with_config(path: str, config: str, script: Script, inv: Invocation, doc: Doc, positional: list[Word],
@@ -577,7 +611,7 @@ def _read_with_config(path: str, config: str, script: Script, inv: Invocation, d
     cdoc.notes.extend(doc.notes)
     cdoc.inline.update(script.heredocs)
     reason = msg("config.why.script_config", entry=entry.label, line=inv.command.line, config=config, why=why)
-    setup = registry.read_doc(cdoc, name, reason, **versions, entry=entry if name in ("hf", "firefly") else None,
+    setup = registry.read_doc(cdoc, name, reason, **versions, entry=entry if name in ("hf", "firefly", "litgpt") else None,
                               hint=hint)
     return _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
 
@@ -604,7 +638,7 @@ def _read_from_flags(path: str, inv: Invocation, doc: Doc, model: str | None, hi
         doc.tolerant = True
     if name not in registry.FRAMEWORKS:
         raise InputError(msg("config.script.no_command"), path)
-    setup = registry.read_doc(doc, name, reason, **versions, entry=entry if name in ("hf", "firefly") else None,
+    setup = registry.read_doc(doc, name, reason, **versions, entry=entry if name in ("hf", "firefly", "litgpt") else None,
                               hint=hint)
     setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
     if unresolved is not None:

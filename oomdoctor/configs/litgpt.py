@@ -29,6 +29,7 @@ FRAMEWORK: Framework = "litgpt"          # the regime the memory model knows (it
 LABEL = "LitGPT"
 PACKAGE = "litgpt"
 DEFAULT_VERSION = "0.5"
+MODEL_KEY = "checkpoint_dir"
 
 KEYS = table(
     Key("micro_batch", "train.micro_batch_size", minimum=1),
@@ -49,11 +50,19 @@ _PRECISION = {"bf16-true": ("bf16", "bf16"), "bf16-mixed": ("bf16", "fp32"), "16
               "16-mixed": ("fp16", "fp32"), "32-true": ("fp32", "fp32"), "transformer-engine": ("bf16", "bf16")}
 
 
+# setup()'s own top-level parameters beside checkpoint_dir (finetune/lora.py: precision, quantize, devices, lora_r,
+# lora_alpha, ...): jsonargparse writes them flat, so a file cut before its `train:` group is still LitGPT's.
+_SETUP_KEYS = ("lora_r", "lora_alpha", "quantize", "precision", "devices", "num_nodes")
+
+
 def detect(data: dict) -> Msg | None:
     train = data.get("train")
     if "checkpoint_dir" in data and isinstance(train, dict) and (
             "micro_batch_size" in train or "global_batch_size" in train):
         return msg("config.why.litgpt", keys=("checkpoint_dir", "train"))
+    own = [k for k in _SETUP_KEYS if k in data]
+    if "checkpoint_dir" in data and len(own) >= 2:
+        return msg("config.why.litgpt", keys=("checkpoint_dir", own[0], own[1]))
     return None
 
 
@@ -67,8 +76,9 @@ def _model(doc: Doc) -> str | None:
     return rest if not head and rest.count("/") == 1 else (path or None)
 
 
-def _method(b: Builder, doc: Doc) -> None:
-    lora = any(k.startswith("lora_") for k in doc.data)
+def _method(b: Builder, doc: Doc, ctx: Context) -> None:
+    said = dict(getattr(ctx.entry, "defaults", ()) or ()).get("method")    # the CLI's subcommand, when one ran it
+    lora = said == "lora" or (said is None and any(k.startswith("lora_") for k in doc.data))
     bits = _QUANTIZE.get((doc.str_("quantize") or "").lower())
     if bits:
         b.set("quant_bits", bits, doc.src("quantize"))
@@ -116,7 +126,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if not model:
         raise doc.fail("checkpoint_dir", msg("config.no_model", key="checkpoint_dir"))
     b.set("model", model, doc.src("checkpoint_dir"))
-    _method(b, doc)
+    _method(b, doc, ctx)
     _batch(b, doc)
     if not read_int(b, doc, KEYS["seq_len"]):
         b.default("seq_len", _SEQ_ASSUMED, msg("config.default.litgpt_seq", tokens=_SEQ_ASSUMED))

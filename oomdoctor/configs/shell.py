@@ -798,3 +798,57 @@ def _is_function(words: list[_Tok]) -> bool:
 
 def _plain(tok: _Tok) -> str:
     return tok.raw if all(kind == "lit" for kind, _, _ in tok.parts) else ""
+
+
+# ---------------------------------------------------------------- Windows shells, read in bash's grammar
+
+_PS_ENV = re.compile(r"^(\s*)\$env:([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$", re.IGNORECASE)
+_CMD_SET = re.compile(r"^(\s*)set\s+\"?([A-Za-z_][A-Za-z0-9_]*)=([^\"]*)\"?\s*$", re.IGNORECASE)
+_CMD_VAR = re.compile(r"%([A-Za-z_][A-Za-z0-9_]*)%")
+
+
+def windows_dialect(path: str, text: str) -> str | None:
+    """"powershell" or "cmd" when the script is written for a Windows shell (by its name, else by line ends
+    that continue the way only that shell does), None otherwise."""
+    low = path.lower()
+    if low.endswith(".ps1"):
+        return "powershell"
+    if low.endswith((".bat", ".cmd")):
+        return "cmd"
+    # Two lines or more that continue the way only that shell does (bash's backticks come in pairs on a line).
+    ends = [line.rstrip() for line in text.split("\n") if line.strip()]
+    if sum(e.endswith(" `") for e in ends) >= 2:
+        return "powershell"
+    if sum(e.endswith(" ^") for e in ends) >= 2:
+        return "cmd"
+    return None
+
+
+def from_windows(text: str, dialect: str) -> str:
+    """The script rewritten in bash's grammar, line for line (every line keeps its number).
+
+    PowerShell (about_Parsing, about_Special_Characters): the backtick is the escape character, so a backtick that
+    ends a line continues it and one before a character takes that character literally; a backslash is an ordinary
+    character (`H:\\models`); `$env:NAME = "v"` sets an environment variable. cmd.exe: `^` is the escape character,
+    a `^` that ends a line continues it; `set NAME=v` sets a variable and `%NAME%` expands it."""
+    out = []
+    for line in text.split("\n"):
+        body = line.rstrip()
+        cont = body.endswith("`" if dialect == "powershell" else "^")
+        if cont:
+            body = body[:-1].rstrip()
+        if dialect == "powershell":
+            m = _PS_ENV.match(body)
+            if m:
+                body = f"{m.group(1)}export {m.group(2)}={m.group(3).strip()}"
+            else:
+                body = re.sub(r"`(.)", r"\1", body.replace("\\", "\\\\"))
+        else:
+            m = _CMD_SET.match(body)
+            if m:
+                value = m.group(3)
+                body = f"{m.group(1)}{m.group(2)}=" + (f"'{value}'" if "'" not in value else value)
+            else:
+                body = _CMD_VAR.sub(r"${\1}", re.sub(r"\^(.)", r"\1", body.replace("\\", "\\\\")))
+        out.append(body + (" \\" if cont else ""))
+    return "\n".join(out)

@@ -162,6 +162,10 @@ WORDS = {
     "config.script.rejoined": ("{where}: the lines that open with a flag have no `\\` before them (a paste that lost "
                                "its line continuations); read as one command, as the script was evidently meant",
                                "{where}：以参数开头的行前面没有续行符 `\\`（粘贴时丢了续行）；按脚本本意读作一条命令"),
+    "config.script.windows": ("{where}: a {shell} script: its line continuations and escapes read as that shell "
+                              "writes them (PowerShell's backtick, cmd's caret; a backslash is a path's own)",
+                              "{where}：这是 {shell} 脚本，续行符与转义符按该 shell 的写法读取（PowerShell 的反引号、cmd 的 ^；"
+                              "反斜杠是路径本身的一部分）"),
     "config.script.no_command": (
         "no training command found in this script (looked for llamafactory-cli, torchrun, deepspeed, accelerate "
         "launch, python with training flags, tune run, axolotl, trl, swift)",

@@ -1,0 +1,21 @@
+CUDA_VISIBLE_DEVICES=0 python src/train_bash.py \
+    --stage sft \
+    --model_name_or_path ../Qwen-7B-Chat/ \
+    --do_train \
+    --dataset oaast_sft_zh \
+    --finetuning_type lora \
+    --lora_target c_attn \
+    --template chatml \
+    --output_dir ./gongan \
+    --overwrite_cache \
+    --per_device_train_batch_size 2 \
+    --gradient_accumulation_steps 8 \
+    --lr_scheduler_type cosine \
+    --logging_steps 5 \
+    --save_steps 100 \
+    --learning_rate 5e-5 \
+    --num_train_epochs 1000.0 \
+    --max_target_length 128 \
+    --max_source_length 800 \
+    --fp16 \
+

@@ -1,0 +1,12 @@
+!autotrain llm --train \
+--project_name out \
+--model meta-llama/Llama-2-13b-hf \
+--data_path data-1024 \
+--use_peft \
+--trainer sft \
+--learning_rate 3e-4 \
+--train_batch_size 8 \
+--gradient_accumulation_steps 16 \
+--num_train_epochs 3 \
+--logging_steps 1 \
+--use_int4 \

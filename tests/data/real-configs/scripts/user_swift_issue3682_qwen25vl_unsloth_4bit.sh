@@ -1,0 +1,23 @@
+FPS_MAX_FRAMES=1 FPS=2 CUDA_VISIBLE_DEVICES=0 SIZE_FACTOR=2 MAX_PIXELS=200704 swift sft \
+    --model Qwen/Qwen2.5-VL-7B-Instruct \
+    --tuner_backend unsloth \
+    --quant_bits 4 \
+    --num_train_epochs 2 \
+    --learning_rate 1e-5 \
+    --lora_rank 128 \
+    --lora_alpha 64 \
+    --per_device_train_batch_size  1 \
+    --per_device_eval_batch_size 1 \
+    --train_type lora \
+    --target_modules q_proj v_proj k_proj \
+    --max_length 350 \
+    --gradient_accumulation_steps 16 \
+    --eval_steps 1000000 \
+    --save_steps 100 \
+    --freeze_vit false \
+    --freeze_llm false \
+    --split_dataset_ratio 0.001 \
+    --torch_dtype bfloat16 \
+    --save_total_limit 2 \
+    --data_seed 299 \
+    --dataset swift/ScienceQA#1000

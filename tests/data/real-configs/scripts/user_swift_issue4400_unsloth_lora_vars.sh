@@ -1,0 +1,22 @@
+swift sft \
+    --model Qwen/Qwen2.5-VL-3B-Instruct \
+    --tuner_backend unsloth \
+    --train_type lora \
+    --dataset "$dataset_path" \
+    --split_dataset_ratio 0 \
+    --torch_dtype bfloat16 \
+    --num_train_epochs "$epochs" \
+    --per_device_train_batch_size "$batch_size" \
+    --learning_rate 1e-5 \
+    --gradient_accumulation_steps "$gradient_accumulation_steps" \
+    --save_steps 1000 \
+    --report_to wandb \
+    --save_total_limit 2 \
+    --logging_steps 50 \
+    --max_length "$max_length" \
+    --warmup_ratio 0.05 \
+    --dataloader_num_workers 4 \
+    --dataset_num_proc 4 \
+    --output_dir "$output_path" \
+    --attn_impl flash_attn \
+    --use_hf true
