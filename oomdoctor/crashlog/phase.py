@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 
-from oomdoctor.crashlog import callsites
+from oomdoctor.crashlog import callsites, taxonomy
 from oomdoctor.lazyre import LazyPattern, lazy_re
 
 # Outer phases first (their frames enclose forward passes), then the steps of one training step.
@@ -192,6 +192,7 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
     text = "\n".join(lines)
     if "<eval_with_key>" in text:
         text = _FX_FILE.sub("<fx_generated>", text)
+    placed = _placed_frames(lines)
     for phase in OUTER + STEP:
         last = None
         named = False                       # a callsites.py row matched: the framework is known
@@ -202,14 +203,34 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
                 named = True
                 if last is None or m.start() > last.start():
                     last = m
-        if last is None:
+        index = text.count("\n", 0, last.start()) if last is not None else None
+        if phase in placed:                 # a frame of a framework's module whose function runs in this phase
+            named = True
+            index = max(index if index is not None else -1, placed[phase])
+        if index is None:
             continue
         if phase == "generate" and not named and _only_sampling_word(text):
             continue
-        if phase == "data" and not _DATA_FRAMES.search(text):
+        if phase == "data" and not named and not _DATA_FRAMES.search(text):
             continue
-        return phase, text.count("\n", 0, last.start())
+        return phase, index
     return None
+
+
+def _placed_frames(lines: list[str]) -> dict[str, int]:
+    """{phase: index of its innermost frame} for the frame headers taxonomy.py places by module and function."""
+    placed: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        m = _FRAME.search(line)
+        if m is None:
+            continue
+        path = m.group("file") or m.group("rfile") or m.group("ifile") or m.group("pfile") or m.group("tfile")
+        func = m.group("func") or m.group("rfunc") or m.group("ifunc") or m.group("pfunc") or m.group("tfunc")
+        if path and func:
+            phase = taxonomy.frame_phase(path, func)
+            if phase is not None:
+                placed[phase] = i
+    return placed
 
 
 def phase_of(frames: list[str]) -> str | None:
