@@ -23,6 +23,9 @@ import re
 from functools import lru_cache
 
 _ANY = r".*"
+# a function of a loading, saving or data module that is not itself a forward or backward pass (a hook attached
+# at load time runs in every later forward: accelerate/big_modeling.py's _self_attn_pre_forward_hook)
+_NOT_A_PASS = r"(?!\w*(?:forward|backward))\w+"
 
 # Top packages whose layout the rows know. The rightmost path component that is one of them starts the module path
 # (a source checkout `.../transformers/src/transformers/trainer.py` is the package's `transformers/trainer.py`).
@@ -36,7 +39,13 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     # _MultiProcessingDataLoaderIter.__del__ -> _shutdown_workers, after the failure has already been raised)
     (r"\S+\.py", r"__del__|_shutdown_workers", None,
      "torch/utils/data/dataloader.py _MultiProcessingDataLoaderIter.__del__"),
+    # a backward pass by its name, wherever it is defined (torch/autograd/function.py Function.backward, DeepSpeed's
+    # _post_backward_module_hook, FSDP's _pre_backward_hook, a fused kernel's backward); registering a hook is not one
+    (r"\S+\.py", r"(?!register_)\w*backward\w*", "backward",
+     "torch/autograd/function.py, deepspeed/runtime/zero/parameter_offload.py, torch/distributed/fsdp/_runtime_utils.py"),
     # ---------------------------------------------------------------- torch
+    (r"torch/optim/lr_scheduler\.py", r"wrapper", "optimizer",
+     "torch/optim/lr_scheduler.py LRScheduler.__init__ patches opt.step with wrap_step's wrapper, which calls the step"),
     (r"torch/optim/(?:lr_scheduler|swa_utils)\.py", _ANY, None,
      "torch/optim/lr_scheduler.py, swa_utils.py: a schedule's step and SWA's update_bn run outside the update"),
     (r"torch/optim/", _ANY, "optimizer", "torch/optim/*.py: Optimizer.step, _init_group, the foreach/fused/single-tensor kernels"),
@@ -46,6 +55,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"torch/autograd/function\.py", r"\w*backward\w*|_functorch_\w*", "backward",
      "torch/autograd/function.py BackwardCFunction.apply calls the Function's backward"),
     (r"torch/autograd/function\.py", _ANY, None, "torch/autograd/function.py Function.apply runs in forward and backward"),
+    (r"torch/autograd/_functions/", r"forward", "forward", "torch/autograd/_functions/tensor.py: Functions' forward"),
     (r"torch/autograd/", _ANY, "backward", "torch/autograd/__init__.py backward/grad, graph.py _engine_run_backward"),
     (r"torch/_tensor\.py", r"backward", "backward", "torch/_tensor.py Tensor.backward"),
     (r"torch/nn/(?:modules|parallel|utils)/\w+\.py",
@@ -74,33 +84,38 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      "torch/utils/checkpoint.py: CheckpointFunction.backward and the non-reentrant unpack hook recompute the forward"),
     (r"torch/utils/checkpoint\.py", r"forward|checkpoint|_checkpoint_without_reentrant\w*|\w*pack_hook", "forward",
      "torch/utils/checkpoint.py checkpoint -> CheckpointFunction.forward"),
-    (r"torch/utils/data/", _ANY, "data", "torch/utils/data/: DataLoader iterators, fetchers, collate"),
+    (r"torch/utils/data/", _NOT_A_PASS, "data", "torch/utils/data/: DataLoader iterators, fetchers, collate"),
     (r"torch/serialization\.py", r"save|_save|_legacy_save|_open_zipfile_writer|\w*_writer\w*", "save",
      "torch/serialization.py torch.save"),
-    (r"torch/serialization\.py", _ANY, "load", "torch/serialization.py torch.load: _load, persistent_load, restore_location"),
+    (r"torch/serialization\.py", _NOT_A_PASS, "load", "torch/serialization.py torch.load: _load, persistent_load, restore_location"),
     (r"torch/_utils\.py", r"_rebuild_\w+|_cuda|_to", "load", "torch/_utils.py: unpickling rebuilds tensors, Storage.cuda"),
     (r"torch/hub\.py", r"load\w*", "load", "torch/hub.py load, load_state_dict_from_url"),
     (r"torch/(?:cuda/)?amp/grad_scaler\.py", r"step|_maybe_opt_step|unscale_|_unscale_grads_|update", "optimizer",
      "torch/amp/grad_scaler.py GradScaler.step unscales, checks for inf, then calls the optimizer's step"),
-    (r"torch/distributed/fsdp/\w*(?:init|wrap)\w*\.py", _ANY, "load",
+    (r"torch/distributed/(?:_composable/)?fsdp/(?:_fully_shard/)?\w*(?:init|wrap)\w*\.py", _NOT_A_PASS, "load",
      "torch/distributed/fsdp/_init_utils.py, _wrap_utils.py, wrap.py: wrapping and sharding at construction"),
-    (r"torch/distributed/fsdp/(?:_fully_shard/)?\w*\.py",
+    (r"torch/distributed/(?:_composable/)?fsdp/(?:_fully_shard/)?\w*\.py",
      r"\w*post_backward\w*|\w*pre_backward\w*|_reduce_grad\w*|foreach_reduce\w*|_finalize_params|\w*backward_prefetch\w*|"
      r"_post_reduce_grad_callback|_accumulate_sharded_grad|_div_if_needed|_cast_grad_to_param_dtype\w*", "backward",
      "torch/distributed/fsdp/_runtime_utils.py and _fully_shard/_fsdp_param_group.py: backward hooks reduce-scatter the gradients"),
-    (r"torch/distributed/fsdp/(?:_fully_shard/)?\w*\.py", r"clip_grad_norm_", "optimizer",
+    (r"torch/distributed/(?:_composable/)?fsdp/(?:_fully_shard/)?\w*\.py", r"clip_grad_norm_", "optimizer",
      "torch/distributed/fsdp/fully_sharded_data_parallel.py FSDP.clip_grad_norm_"),
-    (r"torch/distributed/fsdp/(?:_fully_shard/)?\w*\.py",
+    (r"torch/distributed/(?:_composable/)?fsdp/(?:_fully_shard/)?\w*\.py",
      r"\w*state_dict\w*|\w*optim_state\w*|_gather_\w*state\w*|_full_\w*|_sharded_\w*|_local_\w*", "save",
      "torch/distributed/fsdp/_state_dict_utils.py and _optim_utils.py: state-dict hooks gather the full state to save it"),
-    (r"torch/distributed/fsdp/(?:_fully_shard/)?\w*\.py", r"__init__|fully_shard|_init_\w*|init_\w*|_lazy_init|lazy_init|"
+    (r"torch/distributed/(?:_composable/)?fsdp/(?:_fully_shard/)?\w*\.py", r"__init__|fully_shard|_init_\w*|init_\w*|_lazy_init|lazy_init|"
      r"_auto_wrap|_wrap\w*|_move_\w*to_device\w*|reset_sharded_param|_init_sharded_\w*", "load",
      "torch/distributed/fsdp/fully_sharded_data_parallel.py FSDP.__init__, _fully_shard/_fully_shard.py fully_shard"),
-    (r"torch/distributed/fsdp/(?:_fully_shard/)?\w*\.py",
+    (r"torch/distributed/(?:_composable/)?fsdp/(?:_fully_shard/)?\w*\.py",
      r"forward|\w*pre_forward\w*|\w*post_forward\w*|_unshard\w*|unshard\w*|wait_for_unshard|_prefetch_\w*|"
      r"foreach_all_gather\w*|_all_gather\w*", "forward",
      "torch/distributed/fsdp: pre-forward hooks unshard (all-gather) a unit's parameters; in backward the backward "
      "hooks above them win"),
+    (r"torch/cuda/graphs\.py", r"capture_begin|capture_end|__enter__|__exit__|make_graphed_callables|"
+     r"make_graphed_autograd_function|instantiate", "load",
+     "torch/cuda/graphs.py: a CUDA graph is captured once, while a run or a serving engine warms up (its replay is not)"),
+    (r"torch/(?:_ops|_refs/\w+|_prims/\w+|_meta_registrations|_decomp/\w+|overrides|utils/_device|utils/_contextlib)\.py",
+     _ANY, None, "torch/_ops.py OpOverloadPacket.__call__, torch/overrides.py: op dispatch, in every phase"),
     (r"torch/distributed/checkpoint/", r"\w*load\w*|set_\w*state_dict\w*|_load_\w*|_state_dict_fn", "load",
      "torch/distributed/checkpoint/state_dict_loader.py load, state_dict.py set_*state_dict"),
     (r"torch/distributed/checkpoint/", r"\w*save\w*|get_\w*state_dict\w*|_get_\w*state_dict\w*|_gather_\w*", "save",
@@ -112,7 +127,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     # ---------------------------------------------------------------- transformers
     (r"transformers/(?:modeling_utils|core_model_loading|initialization|modeling_gguf_pytorch_utils)\.py",
      r"\w*save\w*|push_to_hub|state_dict|_\w*state_dict_for_save\w*", "save", "transformers/modeling_utils.py save_pretrained"),
-    (r"transformers/(?:core_model_loading|initialization|modeling_gguf_pytorch_utils)\.py", _ANY, "load",
+    (r"transformers/(?:core_model_loading|initialization|modeling_gguf_pytorch_utils)\.py", _NOT_A_PASS, "load",
      "transformers/core_model_loading.py convert_and_load_state_dict_in_model: the v5 loader"),
     (r"transformers/modeling_utils\.py",
      r"from_pretrained|_from_config|from_config|\w*load\w*|_\w*init\w*|init_weights|initialize_weights|post_init|"
@@ -160,7 +175,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"transformers/integrations/(?:sdpa|flash|flex|eager_paged|sdpa_paged|flash_paged|npu_flash|msa)_?\w*\.py", _ANY,
      "forward", "transformers/integrations/sdpa_attention.py, flash_attention.py: attention kernels called by forward"),
     (r"transformers/quantizers/", r"\w*forward\w*", "forward", "transformers/quantizers: quantized layers' forward"),
-    (r"transformers/quantizers/", _ANY, "load",
+    (r"transformers/quantizers/", _NOT_A_PASS, "load",
      "transformers/quantizers/*.py: HfQuantizer preprocess/postprocess_model and create_quantized_param run in from_pretrained"),
     (r"transformers/models/[^/]+/modeling_\w+\.py", r"\w*generate\w*|_sample|prepare_inputs_for_generation", "generate",
      "transformers/models/*/modeling_*.py: a model's own generate"),
@@ -175,9 +190,9 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"transformers/pipelines/base\.py", r"__init__|\w*load\w*|infer_framework_load_model", "load",
      "transformers/pipelines/base.py Pipeline.__init__ moves the model to its device"),
     (r"transformers/pipelines/", _ANY, "generate", "transformers/pipelines: __call__ -> run_single -> forward: inference"),
-    (r"transformers/data/", _ANY, "data", "transformers/data/data_collator.py: collators"),
+    (r"transformers/data/", _NOT_A_PASS, "data", "transformers/data/data_collator.py: collators"),
     # ---------------------------------------------------------------- accelerate
-    (r"accelerate/big_modeling\.py", _ANY, "load", "accelerate/big_modeling.py dispatch_model, load_checkpoint_and_dispatch"),
+    (r"accelerate/big_modeling\.py", _NOT_A_PASS, "load", "accelerate/big_modeling.py dispatch_model, load_checkpoint_and_dispatch"),
     (r"accelerate/utils/modeling\.py", r"\w*load\w*|set_module_tensor_to_device|\w*device_map\w*|get_balanced_memory|"
      r"get_max_memory|check_tied_parameters\w*|retie_parameters|\w*offload\w*", "load",
      "accelerate/utils/modeling.py load_checkpoint_in_model -> set_module_tensor_to_device"),
@@ -202,7 +217,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"accelerate/utils/deepspeed\.py", r"step|zero_grad", "optimizer", "accelerate/utils/deepspeed.py DeepSpeedOptimizerWrapper.step"),
     (r"accelerate/utils/operations\.py", r"_?convert_to_fp32|convert_outputs_to_fp32", "loss",
      "accelerate/utils/operations.py convert_to_fp32: the model's logits cast to float32 for the loss"),
-    (r"accelerate/data_loader\.py", _ANY, "data", "accelerate/data_loader.py DataLoaderShard.__iter__"),
+    (r"accelerate/data_loader\.py", _NOT_A_PASS, "data", "accelerate/data_loader.py DataLoaderShard.__iter__"),
     # ---------------------------------------------------------------- PEFT, bitsandbytes, safetensors
     (r"peft/(?:peft_model|mixed_model|mapping\w*|auto)\.py", r"\w*save\w*|push_to_hub", "save", "peft/peft_model.py save_pretrained"),
     (r"peft/(?:peft_model|mixed_model|mapping\w*|auto)\.py", r"from_pretrained|\w*load\w*|__init__|get_peft_model|"
@@ -219,12 +234,14 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"peft/tuners/", r"\w*forward\w*|_apply_dora|_mixed_batch_forward|_cast_input_dtype|_\w*embed\w*", "forward",
      "peft/tuners/lora/layer.py Linear.forward, _mixed_batch_forward; dora.py"),
     (r"peft/utils/save_and_load\.py", r"get_peft_model_state_dict|\w*save\w*", "save", "peft/utils/save_and_load.py"),
-    (r"peft/utils/save_and_load\.py", _ANY, "load", "peft/utils/save_and_load.py set_peft_model_state_dict, load_peft_weights"),
+    (r"peft/utils/save_and_load\.py", _NOT_A_PASS, "load", "peft/utils/save_and_load.py set_peft_model_state_dict, load_peft_weights"),
     (r"peft/utils/other\.py", r"prepare_model_for_kbit_training|_prepare_prompt_learning_config", "load",
      "peft/utils/other.py prepare_model_for_kbit_training casts layers to fp32"),
     (r"bitsandbytes/optim/", _ANY, "optimizer", "bitsandbytes/optim/*.py: 8-bit and paged optimizers' step"),
+    (r"bitsandbytes/nn/modules\.py", r"_save_to_state_dict|state_dict", "save",
+     "bitsandbytes/nn/modules.py Linear8bitLt._save_to_state_dict: the weights' layout undone to save them"),
     (r"bitsandbytes/nn/modules\.py", r"cuda|to|xpu|npu|_quantize|from_prequantized|__new__|_load_from_state_dict|"
-     r"__deepcopy__|_save_to_state_dict", "load",
+     r"__deepcopy__", "load",
      "bitsandbytes/nn/modules.py Params4bit.cuda/to -> _quantize: weights are quantized as they move to the GPU"),
     (r"bitsandbytes/nn/modules\.py", r"forward", "forward", "bitsandbytes/nn/modules.py Linear4bit.forward"),
     (r"bitsandbytes/autograd/", r"backward", "backward", "bitsandbytes/autograd/_functions.py MatMul4Bit.backward"),
@@ -297,9 +314,9 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"deepspeed/ops/(?:adam|lamb|adagrad|lion|muon)/", r"step|_\w*step\w*|\w*update\w*|multi_tensor_\w*", "optimizer",
      "deepspeed/ops/adam/fused_adam.py and cpu_adam.py step"),
     (r"deepspeed/inference/engine\.py", r"forward|_generate|generate", "generate", "deepspeed/inference/engine.py InferenceEngine.forward"),
-    (r"deepspeed/inference/engine\.py", _ANY, "load", "deepspeed/inference/engine.py InferenceEngine.__init__: loads and injects the model"),
+    (r"deepspeed/inference/engine\.py", _NOT_A_PASS, "load", "deepspeed/inference/engine.py InferenceEngine.__init__: loads and injects the model"),
     (r"deepspeed/module_inject/", r"\w*forward\w*", "forward", "deepspeed/module_inject: injected layers' forward"),
-    (r"deepspeed/module_inject/", _ANY, "load", "deepspeed/module_inject/replace_module.py replace_transformer_layer"),
+    (r"deepspeed/module_inject/", _NOT_A_PASS, "load", "deepspeed/module_inject/replace_module.py replace_transformer_layer"),
     # ---------------------------------------------------------------- trainers built on transformers
     (r"trl/trainer/\w+\.py", r"\w*generate\w*|_generate_\w*|_sample\w*|\w*rollout\w*|_fast_infer\w*|_move_model_to_vllm|"
      r"_sync_fsdp\w*_params_to_vllm|_calculate_rewards|_generate_and_score_completions", "generate",
@@ -320,9 +337,9 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"trl/models/utils\.py", r"prepare_deepspeed|\w*prepare\w*|setup_chat_format|\w*fsdp\w*", "load",
      "trl/models/utils.py prepare_deepspeed for the reference model"),
     (r"trl/(?:extras/vllm_client|generation/\w+)\.py", _ANY, "generate", "trl/extras/vllm_client.py: generation by a vLLM server"),
-    (r"llamafactory/model/(?:loader|adapter|patcher)\.py", _ANY, "load",
+    (r"llamafactory/model/(?:loader|adapter|patcher)\.py", _NOT_A_PASS, "load",
      "LLaMA-Factory src/llamafactory/model/loader.py load_model -> patcher.py, adapter.py init_adapter"),
-    (r"llamafactory/data/", _ANY, "data", "LLaMA-Factory src/llamafactory/data/: loading, templates, processors, collators"),
+    (r"llamafactory/data/", _NOT_A_PASS, "data", "LLaMA-Factory src/llamafactory/data/: loading, templates, processors, collators"),
     (r"llamafactory/(?:chat|api)/", _ANY, "generate", "LLaMA-Factory src/llamafactory/chat/: hf/vllm/sglang engines"),
     (r"llamafactory/eval/", _ANY, "eval", "LLaMA-Factory src/llamafactory/eval/evaluator.py"),
     (r"llamafactory/train/tuner\.py", r"export_model", "save", "LLaMA-Factory src/llamafactory/train/tuner.py export_model"),
@@ -338,9 +355,9 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"swift/(?:llm/)?(?:infer|infer_engine|pipelines/infer|rollout)/", _ANY, "generate",
      "ms-swift swift/infer_engine/*.py infer, swift/pipelines/infer, swift/rollout: inference and rollouts"),
     (r"swift/(?:llm/)?model/", r"\w*forward\w*", "forward", "ms-swift swift/model/models/*.py: patched forward functions"),
-    (r"swift/(?:llm/)?model/", _ANY, "load", "ms-swift swift/model/register.py get_model_tokenizer, patcher.py"),
-    (r"swift/(?:llm/)?(?:dataset|dataloader)/", _ANY, "data", "ms-swift swift/dataset, swift/dataloader: loading and preprocessing"),
-    (r"swift/(?:llm/|pipelines/)?export/", _ANY, "save", "ms-swift swift/pipelines/export: merge, quantize and push a trained model"),
+    (r"swift/(?:llm/)?model/", _NOT_A_PASS, "load", "ms-swift swift/model/register.py get_model_tokenizer, patcher.py"),
+    (r"swift/(?:llm/)?(?:dataset|dataloader)/", _NOT_A_PASS, "data", "ms-swift swift/dataset, swift/dataloader: loading and preprocessing"),
+    (r"swift/(?:llm/|pipelines/)?export/", _NOT_A_PASS, "save", "ms-swift swift/pipelines/export: merge, quantize and push a trained model"),
     (r"swift/pipelines/eval/", _ANY, "eval", "ms-swift swift/pipelines/eval"),
     (r"swift/loss/", _ANY, "loss", "ms-swift swift/loss: the losses trainers call"),
     (r"swift/(?:trainers|rlhf_trainers)/", r"\w*generat\w*|_fast_infer\w*|_infer\w*|\w*rollout\w*|_move_model_to_vllm",
@@ -349,23 +366,23 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      "ms-swift swift/trainers/mixin.py evaluation_loop, prediction_step"),
     (r"swift/(?:trainers|rlhf_trainers)/", r"\w*save\w*", "save", "ms-swift swift/trainers/mixin.py _save_checkpoint"),
     (r"torchtune/training/checkpointing/", r"\w*load\w*|__init__", "load", "torchtune/training/checkpointing/_checkpointer.py load_checkpoint"),
-    (r"torchtune/training/checkpointing/", _ANY, "save", "torchtune/training/checkpointing/_checkpointer.py save_checkpoint"),
+    (r"torchtune/training/checkpointing/", _NOT_A_PASS, "save", "torchtune/training/checkpointing/_checkpointer.py save_checkpoint"),
     (r"torchtune/training/_distributed\.py", r"shard_model|\w*load\w*|prepare_mha_for_tp|_\w*init\w*", "load",
      "torchtune/training/_distributed.py shard_model, load_from_full_model_state_dict"),
     (r"torchtune/training/_distributed\.py", r"\w*state_dict\w*|gather_cpu_state_dict", "save",
      "torchtune/training/_distributed.py gather_cpu_state_dict, get_full_optimizer_state_dict"),
     (r"torchtune/modules/loss/", _ANY, "loss", "torchtune/modules/loss: chunked cross-entropy, KD losses"),
     (r"torchtune/generation/", _ANY, "generate", "torchtune/generation/_generation.py generate"),
-    (r"torchtune/(?:datasets|data)/", _ANY, "data", "torchtune/datasets, torchtune/data: datasets and collators"),
-    (r"axolotl/(?:loaders|utils/models|utils/model_shard_quant)\b", _ANY, "load",
+    (r"torchtune/(?:datasets|data)/", _NOT_A_PASS, "data", "torchtune/datasets, torchtune/data: datasets and collators"),
+    (r"axolotl/(?:loaders|utils/models|utils/model_shard_quant)\b", _NOT_A_PASS, "load",
      "axolotl src/axolotl/loaders/model.py ModelLoader.load, utils/model_shard_quant.py"),
-    (r"axolotl/(?:utils/data|datasets|prompt_strategies)\b", _ANY, "data", "axolotl src/axolotl/utils/data: dataset preparation"),
+    (r"axolotl/(?:utils/data|datasets|prompt_strategies)\b", _NOT_A_PASS, "data", "axolotl src/axolotl/utils/data: dataset preparation"),
     (r"axolotl/train\.py", r"setup_\w*model\w*|setup_reference_model|\w*load\w*", "load", "axolotl src/axolotl/train.py setup_model_and_tokenizer"),
     (r"axolotl/train\.py", r"\w*save\w*", "save", "axolotl src/axolotl/train.py save_trained_model"),
-    (r"axolotl/cli/(?:merge_lora|merge_sharded_fsdp_weights|quantize)\.py", _ANY, "save", "axolotl src/axolotl/cli/merge_lora.py"),
+    (r"axolotl/cli/(?:merge_lora|merge_sharded_fsdp_weights|quantize)\.py", _NOT_A_PASS, "save", "axolotl src/axolotl/cli/merge_lora.py"),
     (r"axolotl/cli/(?:inference|vllm_serve)\.py", _ANY, "generate", "axolotl src/axolotl/cli/inference.py"),
-    (r"unsloth/save\.py", _ANY, "save", "unsloth/save.py unsloth_save_model, merged and GGUF exports"),
-    (r"unsloth_zoo/saving_utils\.py", _ANY, "save", "unsloth_zoo/saving_utils.py merge_and_overwrite_lora"),
+    (r"unsloth/save\.py", _NOT_A_PASS, "save", "unsloth/save.py unsloth_save_model, merged and GGUF exports"),
+    (r"unsloth_zoo/saving_utils\.py", _NOT_A_PASS, "save", "unsloth_zoo/saving_utils.py merge_and_overwrite_lora"),
     (r"unsloth(?:_zoo)?/(?:kernels/)?\w*(?:cross_entropy|loss)\w*\.py", r"\w*backward\w*", "backward",
      "unsloth/kernels/cross_entropy_loss.py Fast_CrossEntropyLoss.backward"),
     (r"unsloth(?:_zoo)?/(?:kernels/)?\w*(?:cross_entropy|loss)\w*\.py", _ANY, "loss",
@@ -412,7 +429,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"litgpt/(?:scripts/(?:merge_lora|convert_\w+)|utils)\.py", r"\w*save\w*|merge_\w*|convert_\w*|copy_weights\w*", "save",
      "litgpt/scripts/merge_lora.py, convert_lit_checkpoint.py"),
     (r"litgpt/eval/", _ANY, "eval", "litgpt/eval/evaluate.py"),
-    (r"litgpt/data/", _ANY, "data", "litgpt/data: datamodules"),
+    (r"litgpt/data/", _NOT_A_PASS, "data", "litgpt/data: datamodules"),
     (r"litgpt/api\.py", r"\w*generate\w*|benchmark", "generate", "litgpt/api.py LLM.generate"),
     (r"litgpt/api\.py", r"load|distribute|__init__", "load", "litgpt/api.py LLM.load, distribute"),
     # ---------------------------------------------------------------- others, from their documented layout
@@ -434,7 +451,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      "forward", "lightning/pytorch/loops/optimization/automatic.py _training_step"),
     (r"vllm/(?:model_executor/model_loader|model_executor/layers/quantization)/", r"\w*forward\w*|apply", "forward",
      "vllm/model_executor/layers/quantization: quantized layers' apply in forward"),
-    (r"vllm/model_executor/model_loader/", _ANY, "load", "vllm/model_executor/model_loader/*.py load_model, load_weights"),
+    (r"vllm/model_executor/model_loader/", _NOT_A_PASS, "load", "vllm/model_executor/model_loader/*.py load_model, load_weights"),
     (r"vllm/(?:v1/)?worker/\w+\.py", r"load_model|init_device|determine_\w*|profile_run|_dummy_\w*|\w*capture\w*|"
      r"initialize_\w*|_initialize_\w*|init_\w*|_init_\w*|compile_or_warm_up_model|\w*warm_?up\w*|_allocate_\w*|"
      r"__init__|\w*reshape\w*|may_reinitialize_input_batch|reload_weights|\w*kv_cache\w*", "load",
@@ -454,8 +471,10 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      "diffusers/pipelines/pipeline_utils.py DiffusionPipeline.from_pretrained, to"),
     (r"diffusers/pipelines/", _ANY, "generate", "diffusers/pipelines/*/pipeline_*.py __call__: the denoising loop"),
     (r"diffusers/(?:loaders|models/modeling_utils)\b", r"\w*save\w*", "save", "diffusers/models/modeling_utils.py save_pretrained"),
-    (r"diffusers/loaders/", _ANY, "load", "diffusers/loaders: LoRA and single-file loading"),
-    (r"diffusers/models/modeling_utils\.py", r"from_pretrained|\w*load\w*", "load", "diffusers/models/modeling_utils.py from_pretrained"),
+    (r"diffusers/loaders/", _NOT_A_PASS, "load", "diffusers/loaders: LoRA and single-file loading"),
+    (r"diffusers/models/", r"from_pretrained|\w*load\w*|to|_apply|enable_\w*|__init__", "load",
+     "diffusers/models/modeling_utils.py ModelMixin.from_pretrained"),
+    (r"diffusers/models/", r"(?!save)\w+", "forward", "diffusers/models: attention processors, transformers and UNets run in forward"),
 )
 
 _COMPILED = tuple((re.compile(p), re.compile(f), phase) for p, f, phase, _src in MODULES)
