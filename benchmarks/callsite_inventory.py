@@ -29,10 +29,18 @@ MIRRORS = (
     ("microsoft+DeepSpeed", ""), ("huggingface+trl", ""), ("hiyouga+LLaMA-Factory", "src/"),
     ("modelscope+ms-swift", ""), ("pytorch+torchtune", ""), ("axolotl-ai-cloud+axolotl", "src/"),
     ("unslothai+unsloth", ""), ("OpenRLHF+OpenRLHF", ""), ("linkedin+Liger-Kernel", "src/"),
-    ("Lightning-AI+litgpt", ""),
+    ("Lightning-AI+litgpt", ""), ("bitsandbytes-foundation+bitsandbytes", ""), ("unslothai+unsloth-zoo", ""),
+    ("Lightning-AI+pytorch-lightning", "src/"), ("Dao-AILab+flash-attention", ""), ("huggingface+diffusers", "src/"),
 )
-# transformers ships a modeling file per architecture; a few families stand for the rest
-MODEL_FAMILIES = re.compile(r"transformers/models/(?!(?:llama|qwen2|qwen3|mistral|gemma2|phi3)/)")
+# transformers and diffusers ship a file per architecture or pipeline, Lightning and flash-attn many layers of
+# their own; a few stand for the rest
+MODEL_FAMILIES = re.compile(r"transformers/models/(?!(?:llama|qwen2|qwen3|mistral|mixtral|gemma2|phi3|blip_2)/)|"
+                            r"diffusers/models/(?!(?:attention_processor|attention|modeling_utils|"
+                            r"unets/unet_2d_condition|transformers/transformer_flux)\.py)|"
+                            r"diffusers/pipelines/(?!(?:pipeline_utils|stable_diffusion/pipeline_stable_diffusion|"
+                            r"flux/pipeline_flux)\.py)|"
+                            r"lightning/(?!pytorch/(?:loops|strategies|trainer|core|plugins/precision)/)|"
+                            r"flash_attn/(?!(?:flash_attn_interface|bert_padding|modules/mha)\.py)")
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # rows for any module (a finalizer) name no module of their own
 _ROWS = [re.compile(p) for p, _f, _ph, _src in MODULES if p != r"\S+\.py"]

@@ -43,9 +43,14 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     # _post_backward_module_hook, FSDP's _pre_backward_hook, a fused kernel's backward); registering a hook is not one
     (r"\S+\.py", r"(?!register_)\w*backward\w*", "backward",
      "torch/autograd/function.py, deepspeed/runtime/zero/parameter_offload.py, torch/distributed/fsdp/_runtime_utils.py"),
+    # the Hugging Face convention every framework here follows: from_pretrained loads, save_pretrained saves
+    # (transformers/modeling_utils.py, configuration_utils.py, peft/peft_model.py, diffusers/models/modeling_utils.py)
+    (r"\S+\.py", r"(?:\w+_)?from_pretrained|_load_pretrained_model", "load", "transformers/modeling_utils.py from_pretrained"),
+    (r"\S+\.py", r"save_pretrained\w*|_save_pretrained\w*", "save", "transformers/modeling_utils.py save_pretrained"),
     # ---------------------------------------------------------------- torch
     (r"torch/optim/lr_scheduler\.py", r"wrapper", "optimizer",
      "torch/optim/lr_scheduler.py LRScheduler.__init__ patches opt.step with wrap_step's wrapper, which calls the step"),
+    (r"torch/optim/swa_utils\.py", r"forward", "forward", "torch/optim/swa_utils.py AveragedModel.forward: the averaged model's"),
     (r"torch/optim/(?:lr_scheduler|swa_utils)\.py", _ANY, None,
      "torch/optim/lr_scheduler.py, swa_utils.py: a schedule's step and SWA's update_bn run outside the update"),
     (r"torch/optim/", _ANY, "optimizer", "torch/optim/*.py: Optimizer.step, _init_group, the foreach/fused/single-tensor kernels"),
@@ -60,10 +65,10 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"torch/_tensor\.py", r"backward", "backward", "torch/_tensor.py Tensor.backward"),
     (r"torch/nn/(?:modules|parallel|utils)/\w+\.py",
      r"_apply|to|to_empty|cuda|xpu|npu|mps|half|bfloat16|float|double|convert|load_state_dict|_load_from_state_dict|"
-     r"_load_state_dict_\w*|load|_sync_\w+|_verify_\w+|_broadcast_coalesced", "load",
+     r"_load_state_dict_\w*|load|_sync_module_states|_sync_params_and_buffers|_verify_\w+|_broadcast_coalesced", "load",
      "torch/nn/modules/module.py Module._apply/to/cuda (its inner convert), load_state_dict; "
      "parallel/distributed.py DistributedDataParallel.__init__'s _sync_module_states and _verify_param_shape_*"),
-    (r"torch/nn/modules/module\.py", r"state_dict|_save_to_state_dict", "save", "torch/nn/modules/module.py Module.state_dict"),
+    (r"torch/nn/modules/\w+\.py", r"state_dict|_save_to_state_dict", "save", "torch/nn/modules/module.py Module.state_dict"),
     (r"torch/nn/modules/module\.py", r"_call_impl|_wrapped_call_impl|__call__|forward|_forward_unimplemented", "forward",
      "torch/nn/modules/module.py Module.__call__ -> _wrapped_call_impl -> _call_impl -> forward"),
     (r"torch/nn/modules/module\.py", _ANY, None, "torch/nn/modules/module.py: registration and traversal helpers"),
@@ -75,7 +80,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"torch/nn/modules/", _ANY, "forward", "torch/nn/modules/*.py: each layer's forward and its helpers"),
     (r"torch/nn/parallel/distributed\.py", r"__init__", "load",
      "torch/nn/parallel/distributed.py DistributedDataParallel.__init__ broadcasts the model's states"),
-    (r"torch/nn/parallel/distributed\.py", r"\w*forward\w*|_rebuild_buckets|_pre_forward|_post_forward", "forward",
+    (r"torch/nn/parallel/distributed\.py", r"\w*forward\w*|_rebuild_buckets|_sync_buffers", "forward",
      "torch/nn/parallel/distributed.py DistributedDataParallel.forward -> _run_ddp_forward"),
     (r"torch/nn/parallel/(?:data_parallel|parallel_apply|replicate|scatter_gather|comm)\.py", _ANY, "forward",
      "torch/nn/parallel/data_parallel.py DataParallel.forward: scatter, replicate, parallel_apply, gather"),
@@ -185,7 +190,9 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"transformers/models/[^/]+/modeling_\w+\.py", _ANY, "forward",
      "transformers/models/*/modeling_*.py: forward, attention, rotary embedding, masks"),
     (r"transformers/(?:modeling_layers|modeling_flash_attention_utils|masking_utils|activations|modeling_rope_utils|"
-     r"pytorch_utils)\.py", _ANY, "forward", "transformers: layers, attention and masks the models' forward calls"),
+     r"pytorch_utils)\.py", _ANY, "forward",
+     "transformers/modeling_layers.py, masking_utils.py, activations.py: layers and masks the models' forward calls"),
+    (r"transformers/pipelines/", r"save\w*|save_pretrained", "save", "transformers/pipelines/base.py Pipeline.save_pretrained"),
     (r"transformers/pipelines/__init__\.py", r"pipeline", "load", "transformers/pipelines/__init__.py pipeline(): loads the model"),
     (r"transformers/pipelines/base\.py", r"__init__|\w*load\w*|infer_framework_load_model", "load",
      "transformers/pipelines/base.py Pipeline.__init__ moves the model to its device"),
@@ -224,7 +231,10 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      r"inject_adapter_in_model|add_adapter|_setup_prompt_encoder|set_additional_trainable_modules|"
      r"_prepare_model_for_gradient_checkpointing|_update_offload|_check_new_adapter_config", "load",
      "peft/mapping_func.py get_peft_model, peft/peft_model.py PeftModel.from_pretrained, load_adapter"),
-    (r"peft/tuners/", r"merge_and_unload|_unload_and_optionally_merge|\w*merge\w*|get_delta_weight|unload", "save",
+    (r"peft/tuners/", r"unmerge\w*|_unmerge\w*|unload|merge_masks", None,
+     "peft/tuners/lora/layer.py unmerge (adapters switched), MultiheadAttention.merge_masks (attention masks in forward)"),
+    (r"peft/tuners/", r"merge_and_unload|_unload_and_optionally_merge|merge|safe_merge|_merge_\w*|merge_\w*|"
+     r"get_delta_weight", "save",
      "peft/tuners/tuners_utils.py merge_and_unload, lora/layer.py merge -> get_delta_weight: merged for export"),
     (r"peft/tuners/", r"__init__|inject_adapter|_create_and_replace|_create_new_module|create_new_module|update_layer|"
      r"_replace_module|dispatch_\w*|_move_adapter_to_device_of_base_layer|reset_\w*|\w*_init\w*|\w*init_\w*|"
@@ -354,6 +364,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      "load", "ms-swift swift/infer_engine/vllm_engine.py VllmEngine.__init__ -> _prepare_engine: the engine loads its model"),
     (r"swift/(?:llm/)?(?:infer|infer_engine|pipelines/infer|rollout)/", _ANY, "generate",
      "ms-swift swift/infer_engine/*.py infer, swift/pipelines/infer, swift/rollout: inference and rollouts"),
+    (r"swift/(?:llm/)?model/", r"\w*save\w*", "save", "ms-swift swift/model/utils.py save_checkpoint"),
     (r"swift/(?:llm/)?model/", r"\w*forward\w*", "forward", "ms-swift swift/model/models/*.py: patched forward functions"),
     (r"swift/(?:llm/)?model/", _NOT_A_PASS, "load", "ms-swift swift/model/register.py get_model_tokenizer, patcher.py"),
     (r"swift/(?:llm/)?(?:dataset|dataloader)/", _NOT_A_PASS, "data", "ms-swift swift/dataset, swift/dataloader: loading and preprocessing"),
@@ -399,19 +410,18 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      "unsloth_zoo/gradient_checkpointing.py Unsloth_Offloaded_Gradient_Checkpointer.backward"),
     (r"unsloth_zoo/vllm_utils\.py", r"\w*load\w*|\w*patch\w*|\w*create\w*|\w*init\w*", "load",
      "unsloth_zoo/vllm_utils.py load_vllm"),
-    (r"openrlhf/trainer/ppo_utils/experience_maker\.py", r"\w*generate\w*|\w*samples\w*", "generate",
-     "OpenRLHF openrlhf/trainer/ppo_utils/experience_maker.py generate_samples"),
-    (r"openrlhf/trainer/ray/vllm_engine\w*\.py", r"create_\w*|__init__|\w*init\w*", "load",
+    (r"openrlhf/trainer/ppo_utils/samples_generator\.py", _ANY, "generate",
+     "OpenRLHF openrlhf/trainer/ppo_utils/samples_generator.py generate_samples -> _generate_vllm: rollouts"),
+    (r"openrlhf/trainer/ray/vllm_engine\w*\.py", r"create_\w*|__init__|_configure\w*|_load\w*", "load",
      "OpenRLHF openrlhf/trainer/ray/vllm_engine.py create_vllm_engines"),
-    (r"openrlhf/trainer/ray/vllm_engine\w*\.py", _ANY, "generate", "OpenRLHF openrlhf/trainer/ray/vllm_engine.py: rollouts"),
+    (r"openrlhf/trainer/ray/vllm_engine\w*\.py", _ANY, "generate", "OpenRLHF openrlhf/trainer/ray/vllm_engine.py generate"),
     (r"openrlhf/models/loss\.py", _ANY, "loss", "OpenRLHF openrlhf/models/loss.py: policy, value, DPO losses"),
     (r"openrlhf/utils/deepspeed/deepspeed\.py", r"backward", "backward", "OpenRLHF openrlhf/utils/deepspeed/deepspeed.py backward"),
     (r"openrlhf/utils/deepspeed/deepspeed\.py", r"optimizer_step", "optimizer", "OpenRLHF deepspeed.py optimizer_step"),
     (r"openrlhf/utils/deepspeed/deepspeed\.py", r"\w*save\w*", "save", "OpenRLHF deepspeed.py save_model, save_ckpt"),
     (r"openrlhf/utils/deepspeed/deepspeed\.py", r"\w*load\w*", "load", "OpenRLHF deepspeed.py load_ckpt"),
-    (r"openrlhf/utils/deepspeed/deepspeed\.py", r"prepare|_ds_init\w*|create_optimizer|setup_distributed", "zero_init",
+    (r"openrlhf/utils/deepspeed/deepspeed\.py", r"prepare|_ds_init\w*", "zero_init",
      "OpenRLHF deepspeed.py prepare -> _ds_init_train_model -> deepspeed.initialize"),
-    (r"openrlhf/models/actor\.py", r"\w*generate\w*", "generate", "OpenRLHF openrlhf/models/actor.py Actor.generate"),
     (r"openrlhf/models/(?:actor|model)\.py", r"__init__|get_llm_for_sequence_regression|_get_\w*model\w*", "load",
      "OpenRLHF openrlhf/models/actor.py Actor.__init__ loads the policy"),
     (r"liger_kernel/(?:ops|chunked_loss)/\w+\.py", r"\w*backward\w*|_\w*bwd\w*", "backward",
@@ -467,6 +477,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"vllm/entrypoints/llm\.py", _ANY, "generate", "vllm/entrypoints/llm.py LLM.generate -> _run_engine"),
     (r"flash_attn/", r"\w*backward\w*|_\w*bwd\w*", "backward", "flash_attn/flash_attn_interface.py FlashAttnFunc.backward"),
     (r"flash_attn/", _ANY, "forward", "flash_attn/flash_attn_interface.py flash_attn_func -> _flash_attn_forward"),
+    (r"diffusers/pipelines/", r"\w*save\w*", "save", "diffusers/pipelines/pipeline_utils.py DiffusionPipeline.save_pretrained"),
     (r"diffusers/pipelines/", r"from_pretrained|\w*load\w*|to|enable_\w*offload\w*", "load",
      "diffusers/pipelines/pipeline_utils.py DiffusionPipeline.from_pretrained, to"),
     (r"diffusers/pipelines/", _ANY, "generate", "diffusers/pipelines/*/pipeline_*.py __call__: the denoising loop"),
@@ -475,6 +486,9 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"diffusers/models/", r"from_pretrained|\w*load\w*|to|_apply|enable_\w*|__init__", "load",
      "diffusers/models/modeling_utils.py ModelMixin.from_pretrained"),
     (r"diffusers/models/", r"(?!save)\w+", "forward", "diffusers/models: attention processors, transformers and UNets run in forward"),
+    # last: a forward pass by its name in any module of a known package that no row above places otherwise
+    # (torch/nn/modules/module.py Module.forward, a framework's patched *_forward, a hook run around forward)
+    (r"\S+\.py", r"\w*forward\w*", "forward", "torch/nn/modules/module.py: forward and forward hooks"),
 )
 
 _COMPILED = tuple((re.compile(p), re.compile(f), phase) for p, f, phase, _src in MODULES)
