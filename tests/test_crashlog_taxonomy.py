@@ -229,3 +229,16 @@ def test_the_committed_inventory_matches_the_rows_module_selection():
     rows = [re.compile(m) for m, _f, _p, _s in MODULES if m != r"\S+\.py"]
     stray = [m for m in INVENTORY if not any(r.match(m) for r in rows)]
     assert not stray, stray[:10]
+
+
+def test_the_words_of_a_framework_frame_the_taxonomy_places_nowhere_name_no_phase(tmp_path):
+    # torch/autograd/function.py's Function.apply runs a custom Function in forward and in backward alike; the word
+    # `apply` (loading's, for Module._apply) must not name a phase for it when nothing else does
+    log = tmp_path / "run.log"
+    log.write_text("\n".join([
+        "Traceback (most recent call last):",
+        '  File "/usr/local/lib/python3.11/site-packages/torch/autograd/function.py", line 575, in apply',
+        "    return super().apply(*args, **kwargs)",
+        MESSAGE, ""]), encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev is not None and ev.phase is None

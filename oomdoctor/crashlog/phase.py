@@ -523,9 +523,10 @@ def lexical_phase(lines: list[str]) -> tuple[str, int, str] | None:
     As in frame_phase, an outer phase anywhere in the stack wins over the step phases (generation and evaluation
     run forward passes); among each, the one nearest to the failure wins."""
     ipython = any(_IPY_ARROW.search(line) for line in lines)
+    silent = _under_silent_frames(lines)
     step: tuple[str, int, str] | None = None
     for i in range(len(lines) - 1, -1, -1):
-        found = _lex_line(lines[i], ipython)
+        found = None if i in silent else _lex_line(lines[i], ipython)
         if found is None:
             continue
         if found[0] not in STEP:
@@ -535,11 +536,31 @@ def lexical_phase(lines: list[str]) -> tuple[str, int, str] | None:
     return step
 
 
+def _under_silent_frames(lines: list[str]) -> set[int]:
+    """Indices of the source lines printed under a framework frame that taxonomy.py places in no phase: the
+    statement is that function's own (`return super().apply(*args, **kwargs)` under Function.apply)."""
+    silent: set[int] = set()
+    quiet = False
+    for i, line in enumerate(lines):
+        m = _LEX_FRAME.search(line)
+        if m is not None:
+            module = taxonomy.module_path(m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or "")
+            placed = taxonomy.place(module, m.group("func").rsplit(".", 1)[-1]) if module else None
+            quiet = placed is not None and placed[0] is None
+        elif quiet:
+            silent.add(i)
+    return silent
+
+
 def _lex_line(text: str, ipython: bool) -> tuple[str, str] | None:
     m = _LEX_FRAME.search(text)
     if m is not None:
-        return _lex_phase_of(_lex_words(m.group("func"))) or \
-            _lex_module_phase(m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or "")
+        path = m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or ""
+        module = taxonomy.module_path(path)
+        placed = taxonomy.place(module, m.group("func").rsplit(".", 1)[-1]) if module else None
+        if placed is not None:              # a framework's frame its taxonomy row speaks of: its words say no more
+            return (placed[0], m.group("func")) if placed[0] else None
+        return _lex_phase_of(_lex_words(m.group("func"))) or _lex_module_phase(path)
     if not looks_like_code(text) or ipython and _IPY_CONTEXT.search(text) and not _IPY_ARROW.search(text):
         return None                        # IPython's numbered neighbours of the arrowed line did not run
     for call in _LEX_CALL.finditer(text):
