@@ -220,6 +220,10 @@ def test_every_row_is_cited_and_compiles(row):
     assert phase in (None, "data", "save", "eval", "generate", "zero_init", "load", "optimizer", "backward", "loss",
                      "forward")
     assert len(source) > 10 and ("/" in source or "." in source)
+    # the rows are indexed by the package their module path starts with: it must be one the paths are read from
+    if module_rx != r"\S+\.py":
+        head = re.match(r"\(\?:([\w|]+)\)/|(\w+)/", module_rx)
+        assert head and set((head.group(1) or head.group(2)).split("|")) <= set(PACKAGES), module_rx
     assert func_rx in (_ANY, _NOT_A_PASS) or func_rx
 
 

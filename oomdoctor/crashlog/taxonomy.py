@@ -20,7 +20,7 @@ phase; within each, the frame nearest to the failure).
 from __future__ import annotations
 
 import re
-from functools import lru_cache
+from functools import cache, lru_cache
 
 _ANY = r".*"
 # a function of a loading, saving or data module that is not itself a forward or backward pass (a hook attached
@@ -394,9 +394,9 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"axolotl/cli/(?:inference|vllm_serve)\.py", _ANY, "generate", "axolotl src/axolotl/cli/inference.py"),
     (r"unsloth/save\.py", _NOT_A_PASS, "save", "unsloth/save.py unsloth_save_model, merged and GGUF exports"),
     (r"unsloth_zoo/saving_utils\.py", _NOT_A_PASS, "save", "unsloth_zoo/saving_utils.py merge_and_overwrite_lora"),
-    (r"unsloth(?:_zoo)?/(?:kernels/)?\w*(?:cross_entropy|loss)\w*\.py", r"\w*backward\w*", "backward",
+    (r"(?:unsloth|unsloth_zoo)/(?:kernels/)?\w*(?:cross_entropy|loss)\w*\.py", r"\w*backward\w*", "backward",
      "unsloth/kernels/cross_entropy_loss.py Fast_CrossEntropyLoss.backward"),
-    (r"unsloth(?:_zoo)?/(?:kernels/)?\w*(?:cross_entropy|loss)\w*\.py", _ANY, "loss",
+    (r"(?:unsloth|unsloth_zoo)/(?:kernels/)?\w*(?:cross_entropy|loss)\w*\.py", _ANY, "loss",
      "unsloth/kernels/cross_entropy_loss.py fast_cross_entropy_loss; unsloth_zoo/loss_utils.py"),
     (r"unsloth/kernels/", r"\w*backward\w*|_\w*bwd\w*", "backward", "unsloth/kernels/fast_lora.py LoRA_MLP.backward"),
     (r"unsloth/kernels/", _ANY, "forward", "unsloth/kernels: fused forward kernels"),
@@ -491,8 +491,21 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"\S+\.py", r"\w*forward\w*", "forward", "torch/nn/modules/module.py: forward and forward hooks"),
 )
 
-_COMPILED = tuple((re.compile(p), re.compile(f), phase) for p, f, phase, _src in MODULES)
 _PACKAGE = re.compile(r"(?:^|[/\\])(" + "|".join(PACKAGES) + r")[/\\](?=[^\s\"',]*\.py)")
+_ROW_TOPS = re.compile(r"\(\?:([\w|]+)\)|(\w+)")
+
+
+@cache
+def _rows(top: str) -> tuple[tuple[int, re.Pattern[str], re.Pattern[str], str | None], ...]:
+    """The rows that can place a module of package `top`, in table order, compiled on first use (a traceback
+    touches two or three packages; compiling every row would cost each run's start-up)."""
+    out = []
+    for i, (mod, fn, phase, _src) in enumerate(MODULES):
+        m = _ROW_TOPS.match(mod)
+        tops = (m.group(1) or m.group(2)).split("|") if m and not mod.startswith("\\S") else None
+        if tops is None or top in tops:
+            out.append((i, re.compile(mod), re.compile(fn), phase))
+    return tuple(out)
 
 
 def module_path(path: str) -> str | None:
@@ -509,7 +522,7 @@ def module_path(path: str) -> str | None:
 def place(module: str, func: str) -> tuple[str | None, int] | None:
     """(phase or None, row index) of the first row whose module and function classes hold the frame; None when
     no row speaks of it. The module is `module_path`'s form (`torch/optim/adamw.py`)."""
-    for i, (mod, fn, phase) in enumerate(_COMPILED):
+    for i, mod, fn, phase in _rows(module.split("/", 1)[0]):
         if mod.match(module) and fn.fullmatch(func):
             return phase, i
     return None
