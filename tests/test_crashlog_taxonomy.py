@@ -62,7 +62,7 @@ def test_every_row_names_modules_and_functions_the_frameworks_define(row):
 # What each area of a framework runs, stated apart from the rows: its functions may be placed in these phases or in
 # none, never in another.
 AREAS = (
-    (r"torch/optim/(?!swa_utils)", {"optimizer"}),
+    (r"torch/optim/(?!swa_utils)", {"optimizer", "load", "save"}),  # a checkpoint's optimizer state in and out
     (r"torch/autograd/", {"backward", "forward"}),
     (r"torch/utils/data/", {"data"}),
     (r"torch/nn/modules/loss\.py", {"loss", "load", "save"}),
@@ -74,7 +74,7 @@ AREAS = (
     (r"transformers/quantizers/", {"load", "forward"}),
     (r"accelerate/big_modeling\.py", {"load", "forward"}),
     (r"peft/tuners/", {"load", "save", "forward", "backward"}),
-    (r"bitsandbytes/optim/", {"optimizer", "forward"}),
+    (r"bitsandbytes/optim/", {"optimizer", "forward", "load"}),
     (r"deepspeed/ops/adam/", {"optimizer", "backward", "forward"}),
     (r"deepspeed/runtime/zero/", {"zero_init", "forward", "backward", "optimizer", "load", "save", "generate"}),
     (r"liger_kernel/ops/", {"forward", "backward", "loss"}),
@@ -134,6 +134,11 @@ def test_a_module_path_is_read_from_its_top_package_in_every_install_layout():
     assert module_path(r"C:\Users\me\venv\Lib\site-packages\torch\optim\adamw.py") == "torch/optim/adamw.py"
     assert module_path("/root/transformers/src/transformers/trainer.py") == "transformers/trainer.py"
     assert module_path("/home/me/torch_experiments/train.py") is None
+    # a package folder inside another package: installed, the folder under site-packages names the framework; in a
+    # checkout, the leftmost start a row speaks of
+    assert module_path("/x/site-packages/openrlhf/utils/deepspeed/deepspeed.py") == "openrlhf/utils/deepspeed/deepspeed.py"
+    assert module_path("/work/OpenRLHF/openrlhf/utils/deepspeed/deepspeed.py") == "openrlhf/utils/deepspeed/deepspeed.py"
+    assert frame_phase("/work/OpenRLHF/openrlhf/utils/deepspeed/deepspeed.py", "save_ckpt") == "save"
     assert frame_phase("/home/me/train.py", "train") is None                   # a user's script is theirs to name
     assert frame_phase("/x/site-packages/torch/autograd/grad_mode.py", "decorate_context") is None
 

@@ -48,6 +48,9 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"\S+\.py", r"(?:\w+_)?from_pretrained|_load_pretrained_model", "load", "transformers/modeling_utils.py from_pretrained"),
     (r"\S+\.py", r"save_pretrained\w*|_save_pretrained\w*", "save", "transformers/modeling_utils.py save_pretrained"),
     # ---------------------------------------------------------------- torch
+    (r"torch/optim/\w+\.py", r"load_state_dict|_process_value_according_to_param_policy|_load_state_dict_\w+", "load",
+     "torch/optim/optimizer.py Optimizer.load_state_dict: a checkpoint's optimizer state moved to the parameters' devices"),
+    (r"torch/optim/\w+\.py", r"state_dict", "save", "torch/optim/optimizer.py Optimizer.state_dict"),
     (r"torch/optim/lr_scheduler\.py", r"wrapper", "optimizer",
      "torch/optim/lr_scheduler.py LRScheduler.__init__ patches opt.step with wrap_step's wrapper, which calls the step"),
     (r"torch/optim/swa_utils\.py", r"forward", "forward", "torch/optim/swa_utils.py AveragedModel.forward: the averaged model's"),
@@ -72,7 +75,8 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"torch/nn/modules/module\.py", r"_call_impl|_wrapped_call_impl|__call__|forward|_forward_unimplemented", "forward",
      "torch/nn/modules/module.py Module.__call__ -> _wrapped_call_impl -> _call_impl -> forward"),
     (r"torch/nn/modules/module\.py", _ANY, None, "torch/nn/modules/module.py: registration and traversal helpers"),
-    (r"torch/nn/modules/loss\.py", _ANY, "loss", "torch/nn/modules/loss.py: every *Loss module's forward"),
+    (r"torch/nn/modules/(?:loss|linear_cross_entropy)\.py", _ANY, "loss",
+     "torch/nn/modules/loss.py: every *Loss module's forward; linear_cross_entropy.py: the fused linear + loss"),
     (r"torch/nn/functional\.py",
      r"\w*_loss|cross_entropy|binary_cross_entropy\w*|nll_loss|kl_div|log_softmax|ctc_loss|poisson_nll_loss", "loss",
      "torch/nn/functional.py: the loss functions (cross_entropy -> log_softmax, nll_loss)"),
@@ -226,7 +230,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      "accelerate/utils/operations.py convert_to_fp32: the model's logits cast to float32 for the loss"),
     (r"accelerate/data_loader\.py", _NOT_A_PASS, "data", "accelerate/data_loader.py DataLoaderShard.__iter__"),
     # ---------------------------------------------------------------- PEFT, bitsandbytes, safetensors
-    (r"peft/(?:peft_model|mixed_model|mapping\w*|auto)\.py", r"\w*save\w*|push_to_hub", "save", "peft/peft_model.py save_pretrained"),
+    (r"peft/(?:peft_model|mixed_model|mapping\w*|auto)\.py", r"\w*save\w*|push_to_hub|merge_and_unload|\w*merge\w*", "save", "peft/peft_model.py save_pretrained"),
     (r"peft/(?:peft_model|mixed_model|mapping\w*|auto)\.py", r"from_pretrained|\w*load\w*|__init__|get_peft_model|"
      r"inject_adapter_in_model|add_adapter|_setup_prompt_encoder|set_additional_trainable_modules|"
      r"_prepare_model_for_gradient_checkpointing|_update_offload|_check_new_adapter_config", "load",
@@ -247,6 +251,7 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"peft/utils/save_and_load\.py", _NOT_A_PASS, "load", "peft/utils/save_and_load.py set_peft_model_state_dict, load_peft_weights"),
     (r"peft/utils/other\.py", r"prepare_model_for_kbit_training|_prepare_prompt_learning_config", "load",
      "peft/utils/other.py prepare_model_for_kbit_training casts layers to fp32"),
+    (r"bitsandbytes/optim/", r"load_state_dict", "load", "bitsandbytes/optim/optimizer.py Optimizer8bit.load_state_dict"),
     (r"bitsandbytes/optim/", _ANY, "optimizer", "bitsandbytes/optim/*.py: 8-bit and paged optimizers' step"),
     (r"bitsandbytes/nn/modules\.py", r"_save_to_state_dict|state_dict", "save",
      "bitsandbytes/nn/modules.py Linear8bitLt._save_to_state_dict: the weights' layout undone to save them"),
@@ -508,14 +513,27 @@ def _rows(top: str) -> tuple[tuple[int, re.Pattern[str], re.Pattern[str], str | 
     return tuple(out)
 
 
+_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+
+
+@lru_cache(maxsize=4096)
 def module_path(path: str) -> str | None:
-    """The module's path from its framework's top package, `/`-separated, or None for a file of no known package."""
-    found = None
-    for m in _PACKAGE.finditer(path):
-        found = m
-    if found is None:
+    """The module's path from its framework's top package, `/`-separated, or None for a file of no known package.
+    Installed, the package is the folder under site-packages (`openrlhf/utils/deepspeed/deepspeed.py` is OpenRLHF's);
+    in a source checkout (`/root/transformers/src/transformers/trainer.py`), the leftmost start a row speaks of."""
+    starts = [m.start(1) for m in _PACKAGE.finditer(path)]
+    if not starts:
         return None
-    return path[found.start(1):].replace("\\", "/")
+    installed = None
+    for installed in _INSTALLED.finditer(path):
+        pass
+    if installed is not None and installed.end() in starts:
+        return path[installed.end():].replace("\\", "/")
+    candidates = [path[i:].replace("\\", "/") for i in starts]
+    for module in candidates:
+        if any(mod.match(module) for _i, mod, _fn, _ph in _rows(module.split("/", 1)[0]) if mod.pattern != r"\S+\.py"):
+            return module
+    return candidates[-1]
 
 
 @lru_cache(maxsize=4096)
