@@ -31,6 +31,7 @@ MIRRORS = (
     ("unslothai+unsloth", ""), ("OpenRLHF+OpenRLHF", ""), ("linkedin+Liger-Kernel", "src/"),
     ("Lightning-AI+litgpt", ""), ("bitsandbytes-foundation+bitsandbytes", ""), ("unslothai+unsloth-zoo", ""),
     ("Lightning-AI+pytorch-lightning", "src/"), ("Dao-AILab+flash-attention", ""), ("huggingface+diffusers", "src/"),
+    ("NVIDIA+Megatron-LM", ""), ("hpcaitech+ColossalAI", ""), ("open-mmlab+mmengine", ""),
 )
 # transformers and diffusers ship a file per architecture or pipeline, Lightning and flash-attn many layers of
 # their own; a few stand for the rest
@@ -40,7 +41,9 @@ MODEL_FAMILIES = re.compile(r"transformers/models/(?!(?:llama|qwen2|qwen3|mistra
                             r"diffusers/pipelines/(?!(?:pipeline_utils|stable_diffusion/pipeline_stable_diffusion|"
                             r"flux/pipeline_flux)\.py)|"
                             r"lightning/(?!pytorch/(?:loops|strategies|trainer|core|plugins/precision)/)|"
-                            r"flash_attn/(?!(?:flash_attn_interface|bert_padding|modules/mha)\.py)")
+                            r"flash_attn/(?!(?:flash_attn_interface|bert_padding|modules/mha)\.py)|"
+                            r"megatron/core/(?:models|ssm|fusions|transformer/(?!transformer_block|transformer_layer|"
+                            r"attention|module)\w*)/|megatron/core/inference/(?!engines/)")
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # rows for any module (a finalizer) name no module of their own
 _ROWS = [re.compile(p) for p, _f, _ph, _src in MODULES if p != r"\S+\.py"]

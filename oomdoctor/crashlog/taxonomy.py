@@ -31,7 +31,8 @@ _NOT_A_PASS = r"(?!\w*(?:forward|backward))\w+"
 # (a source checkout `.../transformers/src/transformers/trainer.py` is the package's `transformers/trainer.py`).
 PACKAGES = ("torch", "transformers", "accelerate", "peft", "trl", "deepspeed", "bitsandbytes", "safetensors",
             "vllm", "llamafactory", "swift", "torchtune", "axolotl", "unsloth", "unsloth_zoo", "openrlhf",
-            "liger_kernel", "litgpt", "lightning", "pytorch_lightning", "flash_attn", "diffusers")
+            "liger_kernel", "litgpt", "lightning", "pytorch_lightning", "flash_attn", "diffusers", "megatron",
+            "colossalai", "mmengine")
 
 # (module path regex from the top package, function name regex matched whole, phase or None, where it comes from)
 MODULES: tuple[tuple[str, str, str | None, str], ...] = (
@@ -39,6 +40,10 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     # _MultiProcessingDataLoaderIter.__del__ -> _shutdown_workers, after the failure has already been raised)
     (r"\S+\.py", r"__del__|_shutdown_workers", None,
      "torch/utils/data/dataloader.py _MultiProcessingDataLoaderIter.__del__"),
+    # a schedule that runs both passes names neither: its inner frames say which one failed (Megatron's
+    # megatron/core/pipeline_parallel/schedules.py forward_backward_no_pipelining, DeepSpeed's pipe _exec_schedule)
+    (r"\S+\.py", r"\w*forward_backward\w*|\w*fwd_bwd\w*|_exec_schedule", None,
+     "megatron/core/pipeline_parallel/schedules.py forward_backward_*; deepspeed/runtime/pipe/engine.py _exec_schedule"),
     # a backward pass by its name, wherever it is defined (torch/autograd/function.py Function.backward, DeepSpeed's
     # _post_backward_module_hook, FSDP's _pre_backward_hook, a fused kernel's backward); registering a hook is not one
     (r"\S+\.py", r"(?!register_)\w*backward\w*", "backward",
@@ -447,6 +452,76 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"litgpt/data/", _NOT_A_PASS, "data", "litgpt/data: datamodules"),
     (r"litgpt/api\.py", r"\w*generate\w*|benchmark", "generate", "litgpt/api.py LLM.generate"),
     (r"litgpt/api\.py", r"load|distribute|__init__", "load", "litgpt/api.py LLM.load, distribute"),
+    # ---------------------------------------------------------------- Megatron, ColossalAI, mmengine
+    (r"megatron/core/pipeline_parallel/schedules\.py", r"loss_func|\w*loss_scale\w*", "loss",
+     "megatron/core/pipeline_parallel/schedules.py forward_step_calc_loss -> loss_func"),
+    (r"megatron/core/pipeline_parallel/schedules\.py", r"forward_step\w*|pp_pre_forward|pp_post_forward", "forward",
+     "megatron/core/pipeline_parallel/schedules.py forward_step"),
+    (r"megatron/training/training\.py", r"evaluate\w*", "eval", "megatron/training/training.py evaluate_and_print_results"),
+    (r"megatron/training/training\.py", r"save_checkpoint\w*|_save\w*|checkpoint_and_decide_exit", "save",
+     "megatron/training/training.py save_checkpoint_and_time"),
+    (r"megatron/training/training\.py", r"setup_model_and_optimizer|get_model|build_model|_build_model_wrapper|"
+     r"wrap_model_chunks_with_ddp|get_megatron_\w*|get_optimizer_param_scheduler|build_train_valid_test\w*", "load",
+     "megatron/training/training.py setup_model_and_optimizer -> get_model, get_megatron_optimizer"),
+    (r"megatron/training/training\.py", r"train|train_step|dummy_train_step", "forward",
+     "megatron/training/training.py train -> train_step -> forward_backward_func"),
+    (r"megatron/(?:training/checkpointing|core/dist_checkpointing/\S+)\.py", r"\w*load\w*|read_\w*|\w*resume\w*", "load",
+     "megatron/training/checkpointing.py load_checkpoint; megatron/core/dist_checkpointing/serialization.py load"),
+    (r"megatron/(?:training/checkpointing|core/dist_checkpointing/\S+)\.py", r"\w*save\w*|generate_state_dict|"
+     r"\w*state_dict\w*|\w*finalize\w*", "save",
+     "megatron/training/checkpointing.py save_checkpoint -> generate_state_dict; dist_checkpointing save"),
+    (r"megatron/core/optimizer/\w+\.py", r"load_state_dict|load_parameter_state\w*|_set_main_param_and_optimizer_states|"
+     r"reload_model_params|restore_from_cpu", "load", "megatron/core/optimizer/distrib_optimizer.py load_parameter_state"),
+    (r"megatron/core/optimizer/\w+\.py", r"\w*state_dict\w*|save_parameter_state|get_parameter_state\w*|"
+     r"sharded_param_state\w*", "save", "megatron/core/optimizer/distrib_optimizer.py sharded_state_dict, save_parameter_state"),
+    (r"megatron/core/optimizer/\w+\.py", r"__init__|_build_\w*|_init_\w*|get_megatron_optimizer\w*|_get_param_groups\w*",
+     "load", "megatron/core/optimizer/__init__.py get_megatron_optimizer: built while the model is set up"),
+    (r"megatron/core/optimizer/\w+\.py", r"(?!\w*forward)\w+", "optimizer",
+     "megatron/core/optimizer/optimizer.py MixedPrecisionOptimizer.step -> prepare_grads, step_with_ready_grads, clip_grads.py"),
+    (r"megatron/core/distributed/\w+\.py", r"\w*grad_sync|register_grad_ready|scale_gradients|_make_backward_post_hook|"
+     r"\w*reduce\w*", "backward",
+     "megatron/core/distributed/param_and_grad_buffer.py start_grad_sync: gradients reduced as backward runs"),
+    (r"megatron/core/distributed/\w+\.py", r"\w*param_sync\w*|_make_forward_pre_hook", "forward",
+     "megatron/core/distributed/distributed_data_parallel.py forward pre-hook: finish_param_sync"),
+    (r"megatron/core/distributed/\w+\.py", r"__init__|broadcast_params|_create_bucket|_new_bucket|partition_buckets|"
+     r"group_params_for_buffers|_compute_\w*layout\w*", "load",
+     "megatron/core/distributed/distributed_data_parallel.py DistributedDataParallel.__init__ builds the grad buffers"),
+    (r"megatron/core/inference/", _ANY, "generate", "megatron/core/inference: the inference engines"),
+    (r"megatron/core/(?:tensor_parallel|transformer|models|ssm|fusions)/\S+\.py", r"\w*load_state_dict\w*", "load",
+     "megatron/core/transformer/module.py MegatronModule load_state_dict"),
+    (r"megatron/core/(?:tensor_parallel|transformer|models|ssm|fusions)/\S+\.py", r"\w*state_dict\w*", "save",
+     "megatron/core/transformer/module.py sharded_state_dict"),
+    (r"megatron/core/tensor_parallel/cross_entropy\.py", _ANY, "loss",
+     "megatron/core/tensor_parallel/cross_entropy.py vocab_parallel_cross_entropy"),
+    (r"megatron/core/(?:tensor_parallel|transformer|models|ssm|fusions)/\S+\.py", r"__init__|_init_\w*|init_\w*|"
+     r"_initialize_\w*|initialize_\w*", "load", "megatron/core/transformer: layers built"),
+    (r"megatron/core/(?:tensor_parallel|transformer|models|ssm|fusions)/\S+\.py", _ANY, "forward",
+     "megatron/core/transformer/transformer_block.py, tensor_parallel/layers.py: the layers' forward and their kernels"),
+    (r"colossalai/zero/\S+\.py", r"step|_unscale_and_clip_grads|_compute_grad_norm|get_grad_norm|"
+     r"update_master_params|zero_grad|\w*overflow\w*|_update_\w*params\w*", "optimizer",
+     "colossalai/zero/low_level/low_level_optim.py LowLevelZeroOptimizer.step; gemini/gemini_optimizer.py step"),
+    (r"colossalai/zero/\S+\.py", r"\w*reduce\w*|\w*reduction\w*|_grad_handler|_add_grad|_add_to_bucket|_sync_grad|"
+     r"_update_\w*grad\w*|_post_backward\w*", "backward",
+     "colossalai/zero/low_level/low_level_optim.py _attach_reduction_hook -> _grad_handler -> _run_reduction"),
+    (r"colossalai/zero/\S+\.py", r"\w*load\w*", "load", "colossalai/zero/low_level/low_level_optim.py load_state_dict"),
+    (r"colossalai/zero/\S+\.py", r"\w*state_dict\w*|\w*save\w*", "save", "colossalai/zero/low_level/low_level_optim.py state_dict"),
+    (r"colossalai/zero/\S+\.py", r"__init__|_create_\w*|_sanity_checks|link_master_and_working_param", "load",
+     "colossalai/zero/low_level/low_level_optim.py LowLevelZeroOptimizer.__init__: master weights built"),
+    (r"colossalai/booster/\S+\.py", r"boost|configure|__init__", "load",
+     "colossalai/booster/booster.py Booster.boost -> plugin.configure: model and optimizer wrapped"),
+    (r"colossalai/booster/\S+\.py", r"\w*load\w*", "load", "colossalai/booster/booster.py load_model, load_optimizer"),
+    (r"colossalai/booster/\S+\.py", r"\w*save\w*", "save", "colossalai/booster/booster.py save_model, save_optimizer"),
+    (r"colossalai/booster/\S+\.py", r"clip_grad\w*|step", "optimizer", "colossalai/booster/mixed_precision: the optimizer's step"),
+    (r"mmengine/(?:_strategy|runner)/\w+\.py", r"prepare|build_model|_wrap_model|build_optim_wrapper|"
+     r"\w*load\w*|resume|_init_model_weights|wrap_model", "load",
+     "mmengine/_strategy/base.py BaseStrategy.prepare -> build_model, _wrap_model; runner/checkpoint.py load_checkpoint"),
+    (r"mmengine/(?:_strategy|runner)/\w+\.py", r"\w*save\w*", "save", "mmengine/runner/checkpoint.py save_checkpoint"),
+    (r"mmengine/(?:runner|model/wrappers)/\w+\.py", r"val|test|val_step|test_step", "eval",
+     "mmengine/runner/runner.py Runner.val, Runner.test; model/wrappers/distributed.py val_step"),
+    (r"mmengine/(?:runner|model/wrappers)/\w+\.py", r"train|train_step", "forward",
+     "mmengine/runner/runner.py Runner.train; model/wrappers/distributed.py MMDistributedDataParallel.train_step"),
+    (r"mmengine/optim/optimizer/\w+\.py", r"step|update_params|zero_grad|\w*clip_grad\w*", "optimizer",
+     "mmengine/optim/optimizer/optimizer_wrapper.py OptimWrapper.step"),
     # ---------------------------------------------------------------- others, from their documented layout
     (r"(?:lightning|pytorch_lightning)/(?:pytorch/)?loops/(?:evaluation_loop|prediction_loop|epoch/evaluation_epoch_loop)\.py",
      _ANY, "eval", "lightning/pytorch/loops/evaluation_loop.py: validation and test loops"),
