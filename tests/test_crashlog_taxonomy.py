@@ -256,3 +256,28 @@ def test_the_words_of_a_framework_frame_the_taxonomy_places_nowhere_name_no_phas
         MESSAGE, ""]), encoding="utf-8")
     ev = parse_log(str(log)).primary
     assert ev is not None and ev.phase is None
+
+
+# One framework frame (ZeRO-3's optimizer step preparing a sub-group's fp32 gradients) in each form a traceback is
+# printed or pasted in: CPython, CPython on Windows, rich's box, IPython 8 with the class and signature, pytest's.
+FORMS = (
+    '  File "/usr/local/lib/python3.10/dist-packages/deepspeed/runtime/zero/stage3.py", line 2090, in '
+    '_prepare_fp32_grad_for_sub_group',
+    '  File "C:\\Users\\me\\miniconda3\\envs\\ft\\Lib\\site-packages\\deepspeed\\runtime\\zero\\stage3.py", line 2090, in '
+    '_prepare_fp32_grad_for_sub_group',
+    "│ /opt/conda/lib/python3.11/site-packages/deepspeed/runtime/zero/stage3.py:2090 in "
+    "_prepare_fp32_grad_for_sub_group │",
+    "File ~/miniconda3/lib/python3.11/site-packages/deepspeed/runtime/zero/stage3.py:2090, in "
+    "DeepSpeedZeroOptimizer_Stage3._prepare_fp32_grad_for_sub_group(self, sub_group_id)",
+    "/opt/conda/lib/python3.11/site-packages/deepspeed/runtime/zero/stage3.py:2090: in _prepare_fp32_grad_for_sub_group",
+)
+
+
+@pytest.mark.parametrize("frame", FORMS, ids=("cpython", "windows", "rich", "ipython8", "pytest"))
+def test_a_framework_frame_is_placed_in_every_traceback_form(tmp_path, frame):
+    log = tmp_path / "run.log"
+    log.write_text("\n".join(["Traceback (most recent call last):", frame, "    fp32_grad = grad.float()", MESSAGE, ""]),
+                   encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev is not None and ev.phase == "optimizer"
+    assert ev.phase_evidence is not None and "_prepare_fp32_grad_for_sub_group" in ev.phase_evidence.text

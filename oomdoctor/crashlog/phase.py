@@ -177,7 +177,7 @@ _IPY_ARROW = lazy_re(r"^\s*-+>\s*\d+\s", needs=(">",))
 _IPY_CONTEXT = lazy_re(r"^\s*\d+\s")
 # ... and names each frame with its signature (`train_utils.py in run_epoch(model, val_loader, eval_every)`):
 # the function is the cue, its parameter names are not.
-_IPY_SIGNATURE = lazy_re(r"^(\s*(?:File\s+)?\S+\.py(?:\s*:\s*\d+,?)?\s+in\s+[\w<>.]+)\(.*$", needs=(".py",))
+_IPY_SIGNATURE = lazy_re(r"^(\s*(?:File\s+)?\S+\.py(?:\s*:\s*\d+,?)?\s+in\s+)(?:[\w<>]+\.)*([\w<>]+)\(.*$", needs=(".py",))
 
 
 def frame_phase(lines: list[str]) -> tuple[str, int] | None:
@@ -187,8 +187,10 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
     if any(_IPY_ARROW.search(line) for line in lines):
         lines = ["" if _IPY_CONTEXT.search(line) else line for line in lines]
     # IPython prints a frame's signature after its name (`fitting.py:253, in fit_model(model, data, ...,
-    # generate_progress_plots)`), CPython and rich never do: the parameters are no calls, whatever else is pasted
-    lines = [_IPY_SIGNATURE.sub(r"\1", line) for line in lines]
+    # generate_progress_plots)`), CPython and rich never do: the parameters are no calls, whatever else is pasted;
+    # nor is the class IPython 8 qualifies the method with (`DeepSpeedZeroOptimizer_Stage3.step` is the step, not the
+    # optimizer's construction): the function is the frame's name (IPython/core/ultratb.py prints co_qualname)
+    lines = [_IPY_SIGNATURE.sub(r"\1\2", line) for line in lines]
     text = "\n".join(lines)
     if "<eval_with_key>" in text:
         text = _FX_FILE.sub("<fx_generated>", text)
