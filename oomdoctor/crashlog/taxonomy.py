@@ -153,6 +153,9 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"transformers/modeling_utils\.py", r"forward|_\w*forward\w*|__call__|get_extended_attention_mask|\w*attention_mask\w*",
      "forward", "transformers/modeling_utils.py: the forward helpers every model calls"),
     (r"transformers/modeling_utils\.py", _ANY, None, "transformers/modeling_utils.py: other helpers"),
+    (r"transformers/trainer_pt_utils\.py", r"\w*save\w*", "save", "transformers/trainer_pt_utils.py save_state, save_metrics"),
+    (r"transformers/trainer_pt_utils\.py", r"nested_\w*|distributed_concat|\w*concat\w*", "eval",
+     "transformers/trainer_pt_utils.py nested_concat: evaluation_loop gathers the predictions"),
     (r"transformers/trainer(?:_seq2seq)?\.py", r"evaluate|_evaluate|evaluation_loop|prediction_loop|prediction_step|predict|"
      r"_\w*eval\w*|\w*evaluat\w*|_gather_and_numpify", "eval",
      "transformers/trainer.py Trainer.evaluate -> evaluation_loop -> prediction_step; trainer_seq2seq.py"),
@@ -338,6 +341,8 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"deepspeed/module_inject/", r"\w*forward\w*", "forward", "deepspeed/module_inject: injected layers' forward"),
     (r"deepspeed/module_inject/", _NOT_A_PASS, "load", "deepspeed/module_inject/replace_module.py replace_transformer_layer"),
     # ---------------------------------------------------------------- trainers built on transformers
+    (r"trl/trainer/(?:grpo|rloo)_trainer\.py", r"_prepare_inputs", "generate",
+     "trl/trainer/grpo_trainer.py _prepare_inputs -> _generate_and_score_completions every steps_per_generation steps"),
     (r"trl/trainer/\w+\.py", r"\w*generate\w*|_generate_\w*|_sample\w*|\w*rollout\w*|_fast_infer\w*|_move_model_to_vllm|"
      r"_sync_fsdp\w*_params_to_vllm|_calculate_rewards|_generate_and_score_completions", "generate",
      "trl/trainer/grpo_trainer.py _generate_and_score_completions -> _generate; online_dpo_trainer.py _generate"),
@@ -523,6 +528,10 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"mmengine/optim/optimizer/\w+\.py", r"step|update_params|zero_grad|\w*clip_grad\w*", "optimizer",
      "mmengine/optim/optimizer/optimizer_wrapper.py OptimWrapper.step"),
     # ---------------------------------------------------------------- others, from their documented layout
+    (r"(?:lightning|pytorch_lightning)/(?:pytorch/|fabric/)?core/optimizer\.py", r"step", "optimizer",
+     "lightning/pytorch/core/optimizer.py LightningOptimizer.step"),
+    (r"(?:lightning|pytorch_lightning)/(?:pytorch/|fabric/)?\S+\.py", r"cuda|to|_apply|half|float|double|type", "load",
+     "lightning/fabric/utilities/device_dtype_mixin.py _DeviceDtypeModuleMixin.cuda/to: the module moved"),
     (r"(?:lightning|pytorch_lightning)/(?:pytorch/)?loops/(?:evaluation_loop|prediction_loop|epoch/evaluation_epoch_loop)\.py",
      _ANY, "eval", "lightning/pytorch/loops/evaluation_loop.py: validation and test loops"),
     (r"(?:lightning|pytorch_lightning)/(?:pytorch/)?\S+\.py", r"\w*backward\w*", "backward",
@@ -537,21 +546,24 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"(?:lightning|pytorch_lightning)/(?:pytorch/)?\S+\.py", r"\w*restore\w*|\w*resume\w*|load_checkpoint|"
      r"load_model_state_dict|model_to_device|setup_module\w*|_setup_model|connect", "load",
      "lightning/pytorch/trainer/connectors/checkpoint_connector.py restore; strategies' model_to_device"),
-    (r"(?:lightning|pytorch_lightning)/(?:pytorch/)?\S+\.py", r"\w*training_step\w*|fit|_fit_impl|_run_train|run_training_batch",
+    (r"(?:lightning|pytorch_lightning)/(?:pytorch/)?\S+\.py", r"\w*training_step\w*|fit|_fit_impl|_?run_train\w*|run_training_\w*",
      "forward", "lightning/pytorch/loops/optimization/automatic.py _training_step"),
     (r"vllm/(?:model_executor/model_loader|model_executor/layers/quantization)/", r"\w*forward\w*|apply", "forward",
      "vllm/model_executor/layers/quantization: quantized layers' apply in forward"),
     (r"vllm/model_executor/model_loader/", _NOT_A_PASS, "load", "vllm/model_executor/model_loader/*.py load_model, load_weights"),
     (r"vllm/(?:v1/)?worker/\w+\.py", r"load_model|init_device|determine_\w*|profile_run|_dummy_\w*|\w*capture\w*|"
      r"initialize_\w*|_initialize_\w*|init_\w*|_init_\w*|compile_or_warm_up_model|\w*warm_?up\w*|_allocate_\w*|"
-     r"__init__|\w*reshape\w*|may_reinitialize_input_batch|reload_weights|\w*kv_cache\w*", "load",
+     r"__init__|\w*reshape\w*|may_reinitialize_input_batch|reload_weights|\w*kv_cache\w*|raise_if_cache_size_invalid",
+     "load",
      "vllm/v1/worker/gpu_worker.py init_device, determine_available_memory, compile_or_warm_up_model; "
      "gpu_model_runner.py load_model, profile_run, capture_model"),
     (r"vllm/(?:v1/)?worker/\w+\.py", r"execute_model|_execute\w*|_model_forward|\w*sample\w*|_update_states|"
      r"_prepare_inputs|_bookkeeping_sync", "generate", "vllm/v1/worker/gpu_model_runner.py execute_model: a served step"),
-    (r"vllm/(?:v1/)?engine/\w+\.py", r"__init__|from_\w*|_initialize_kv_caches|_init\w*|make_client|run_engine_core|"
+    (r"vllm/executor/\w+\.py", r"determine_\w*|initialize_cache|_initialize_kv_caches|_init_\w*|init_\w*|__init__", "load",
+     "vllm/executor/gpu_executor.py determine_num_available_blocks, initialize_cache (v0)"),
+    (r"vllm/(?:v1/)?engine/(?:\w+/)?\w+\.py", r"__init__|from_\w*|_initialize_kv_caches|_init\w*|make_client|run_engine_core|"
      r"\w*startup\w*", "load", "vllm/v1/engine/core.py EngineCore.__init__ -> _initialize_kv_caches"),
-    (r"vllm/(?:v1/)?engine/\w+\.py", r"step\w*|run_busy_loop|\w*engine\w*loop|_process_\w*|add_request\w*|generate|"
+    (r"vllm/(?:v1/)?engine/(?:\w+/)?\w+\.py", r"step\w*|run_busy_loop|\w*engine\w*loop|_process_\w*|add_request\w*|generate|"
      r"output_handler|execute_model\w*", "generate", "vllm/v1/engine/core.py EngineCore.step, run_busy_loop"),
     (r"vllm/entrypoints/llm\.py", r"__init__", "load", "vllm/entrypoints/llm.py LLM.__init__ builds the engine"),
     (r"vllm/entrypoints/llm\.py", _ANY, "generate", "vllm/entrypoints/llm.py LLM.generate -> _run_engine"),
