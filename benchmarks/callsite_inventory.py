@@ -31,7 +31,8 @@ MIRRORS = (
     ("unslothai+unsloth", ""), ("OpenRLHF+OpenRLHF", ""), ("linkedin+Liger-Kernel", "src/"),
     ("Lightning-AI+litgpt", ""), ("bitsandbytes-foundation+bitsandbytes", ""), ("unslothai+unsloth-zoo", ""),
     ("Lightning-AI+pytorch-lightning", "src/"), ("Dao-AILab+flash-attention", ""), ("huggingface+diffusers", "src/"),
-    ("NVIDIA+Megatron-LM", ""), ("hpcaitech+ColossalAI", ""), ("open-mmlab+mmengine", ""),
+    ("NVIDIA+Megatron-LM", ""), ("hpcaitech+ColossalAI", ""), ("open-mmlab+mmengine", ""), ("keras-team+keras", ""),
+    ("keras-team+tf-keras", ""),
 )
 # transformers and diffusers ship a file per architecture or pipeline, Lightning and flash-attn many layers of
 # their own; a few stand for the rest
@@ -43,7 +44,8 @@ MODEL_FAMILIES = re.compile(r"transformers/models/(?!(?:llama|qwen2|qwen3|mistra
                             r"lightning/(?!pytorch/(?:loops|strategies|trainer|core|plugins/precision)/)|"
                             r"flash_attn/(?!(?:flash_attn_interface|bert_padding|modules/mha)\.py)|"
                             r"megatron/core/(?:models|ssm|fusions|transformer/(?!transformer_block|transformer_layer|"
-                            r"attention|module)\w*)/|megatron/core/inference/(?!engines/)")
+                            r"attention|module)\w*)/|megatron/core/inference/(?!engines/)|"
+                            r"(?:keras/src|tf_keras)/layers/(?!core/)|\S+_test\.py$")
 _DEF = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+(\w+)", re.M)
 # rows for any module (a finalizer) name no module of their own
 _ROWS = [re.compile(p) for p, _f, _ph, _src in MODULES if p != r"\S+\.py"]

@@ -19,9 +19,9 @@ from oomdoctor.crashlog import parse_log
 from oomdoctor.crashlog.taxonomy import _ANY, _NOT_A_PASS, MODULES, PACKAGES, frame_phase, module_path, place
 
 DATA = Path(__file__).parent / "data"
-# packages whose source no checkout here holds (vLLM's repository is larger than a mirror may be): their rows come
-# from the files their docstrings name and are not measured
-UNREAD = {"vllm"}
+# packages whose source no checkout here holds (vLLM's and TensorFlow's repositories are larger than a mirror may be;
+# the Keras TensorFlow bundled is read as its fork, tf-keras): their rows come from the files they cite, not measured
+UNREAD = {"vllm", "tensorflow"}
 
 
 def _inventory() -> dict[str, tuple[str, list[str]]]:
@@ -176,6 +176,8 @@ FRAMES = (
     ("Megatron-LM", "megatron/core/distributed/param_and_grad_buffer.py", "start_grad_sync", "backward"),
     ("ColossalAI", "colossalai/zero/low_level/low_level_optim.py", "_run_reduction", "backward"),
     ("mmengine", "mmengine/_strategy/deepspeed.py", "_wrap_model", "load"),
+    ("Keras", "keras/src/backend/tensorflow/trainer.py", "test_step", "eval"),
+    ("tf-keras", "tf_keras/engine/training.py", "predict_step", "eval"),
 )
 MESSAGE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
            "79.10 GiB of which 1.01 GiB is free. Including non-PyTorch memory, this process has 78.08 GiB memory in use.")

@@ -32,7 +32,7 @@ _NOT_A_PASS = r"(?!\w*(?:forward|backward))\w+"
 PACKAGES = ("torch", "transformers", "accelerate", "peft", "trl", "deepspeed", "bitsandbytes", "safetensors",
             "vllm", "llamafactory", "swift", "torchtune", "axolotl", "unsloth", "unsloth_zoo", "openrlhf",
             "liger_kernel", "litgpt", "lightning", "pytorch_lightning", "flash_attn", "diffusers", "megatron",
-            "colossalai", "mmengine")
+            "colossalai", "mmengine", "keras", "tf_keras", "tensorflow")
 
 # (module path regex from the top package, function name regex matched whole, phase or None, where it comes from)
 MODULES: tuple[tuple[str, str, str | None, str], ...] = (
@@ -527,6 +527,32 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      "mmengine/runner/runner.py Runner.train; model/wrappers/distributed.py MMDistributedDataParallel.train_step"),
     (r"mmengine/optim/optimizer/\w+\.py", r"step|update_params|zero_grad|\w*clip_grad\w*", "optimizer",
      "mmengine/optim/optimizer/optimizer_wrapper.py OptimWrapper.step"),
+    # ---------------------------------------------------------------- Keras 3, tf-keras and the Keras TensorFlow bundled
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?(?:engine/training\w*|backend/\w+/trainer|"
+     r"trainers/\w+)\.py", r"step_function|run_step|one_step_on_\w*|multi_step_on_\w*|function|_make_function", None,
+     "keras/src/backend/tensorflow/trainer.py one_step_on_data, tf_keras/engine/training.py step_function: shared by "
+     "fit, evaluate and predict"),
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?(?:engine/training\w*|backend/\w+/trainer|"
+     r"trainers/\w+)\.py", r"evaluate\w*|test_step|test_function|\w*make_test_function\w*|test_on_batch|predict\w*|"
+     r"\w*make_predict_function\w*|_get_test_function_runner", "eval",
+     "keras/src/backend/tensorflow/trainer.py evaluate -> test_function -> test_step; predict -> predict_step"),
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?(?:engine/training\w*|backend/\w+/trainer|"
+     r"trainers/\w+)\.py", r"compute_loss|_aggregate_additional_loss|compiled_loss|loss", "loss",
+     "tf_keras/engine/training.py Model.compute_loss; keras/src/trainers/trainer.py compute_loss"),
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?(?:engine/training\w*|backend/\w+/trainer|"
+     r"trainers/\w+)\.py", r"fit\w*|train_step|train_function|\w*make_train_function\w*|train_on_batch", "forward",
+     "keras/src/backend/tensorflow/trainer.py fit -> train_function -> train_step: a Keras training step, read as "
+     "forward as the labelling rule reads model.fit"),
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?(?:engine/\w+|saving/\S+|models/\w+)\.py",
+     r"\w*save\w*", "save", "tf_keras/engine/training.py Model.save, save_weights; keras/src/saving"),
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?(?:engine/\w+|saving/\S+|models/\w+)\.py",
+     r"\w*load\w*", "load", "tf_keras/engine/training.py Model.load_weights; keras/src/saving load_model"),
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?(?:optimizers?|optimizer_v2)/", _ANY, "optimizer",
+     "keras/src/optimizers/base_optimizer.py apply_gradients; tf_keras/optimizers"),
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?losses\b", _ANY, "loss",
+     "keras/src/losses: every loss's call"),
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?layers/", _ANY, "forward",
+     "keras/src/layers: each layer's call"),
     # ---------------------------------------------------------------- others, from their documented layout
     (r"(?:lightning|pytorch_lightning)/(?:pytorch/|fabric/)?core/optimizer\.py", r"step", "optimizer",
      "lightning/pytorch/core/optimizer.py LightningOptimizer.step"),
