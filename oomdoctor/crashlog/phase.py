@@ -2,7 +2,8 @@
 
 Three kinds of cue, in order of strength (parse.py asks them in this order):
 
-1. frames: traceback frame headers and source lines, whole or a pasted fragment of them. Outer
+1. frames: traceback frame headers and source lines, whole or a pasted fragment of them; a frame of a
+   framework's module is also placed by taxonomy.py (module path and function class, from the frameworks' source). Outer
    phases (data, save, eval, generate, ZeRO init, load) win over the training-step ones, because an
    evaluation or a checkpoint save also runs forward passes; among the step phases the later one
    wins (backward recomputation runs forward frames, the optimizer runs after backward). The
