@@ -5,7 +5,7 @@ writes the functions of each module some row names to tests/data/callsites/inven
 with the version it was read from). tests/test_crashlog_taxonomy.py reads that file to measure how much of each module the
 rows place and to check that no function lands in a phase its module does not run.
 
-    python benchmarks/callsite_inventory.py [--mirrors DIR] [--out tests/data/callsites/inventory.tsv]
+    python benchmarks/callsite_inventory.py --mirrors DIR [--out tests/data/callsites/inventory.tsv]
 
 Installed packages are read where Python finds them (torch, transformers, accelerate, peft, safetensors); the
 others from bare git checkouts under --mirrors (owner+name/repo, read at HEAD with `git show`).
@@ -89,7 +89,7 @@ def from_mirror(mirrors: Path, folder: str, prefix: str) -> tuple[str, list[tupl
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mirrors", default="/work/.mirror", help="folder of bare git checkouts, owner+name/repo")
+    ap.add_argument("--mirrors", required=True, help="folder of bare git checkouts, owner+name/repo")
     ap.add_argument("--out", default=str(Path(__file__).resolve().parents[1] / "tests/data/callsites/inventory.tsv"))
     args = ap.parse_args()
     sources = [from_installed(n) for n in INSTALLED]

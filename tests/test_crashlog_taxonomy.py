@@ -134,13 +134,13 @@ def test_a_module_path_is_read_from_its_top_package_in_every_install_layout():
     assert module_path("/usr/lib/python3/dist-packages/torch/optim/adamw.py") == "torch/optim/adamw.py"
     assert module_path(r"C:\Users\me\venv\Lib\site-packages\torch\optim\adamw.py") == "torch/optim/adamw.py"
     assert module_path("/root/transformers/src/transformers/trainer.py") == "transformers/trainer.py"
-    assert module_path("/home/me/torch_experiments/train.py") is None
+    assert module_path("/srv/me/torch_experiments/train.py") is None
     # a package folder inside another package: installed, the folder under site-packages names the framework; in a
     # checkout, the leftmost start a row speaks of
     assert module_path("/x/site-packages/openrlhf/utils/deepspeed/deepspeed.py") == "openrlhf/utils/deepspeed/deepspeed.py"
-    assert module_path("/work/OpenRLHF/openrlhf/utils/deepspeed/deepspeed.py") == "openrlhf/utils/deepspeed/deepspeed.py"
-    assert frame_phase("/work/OpenRLHF/openrlhf/utils/deepspeed/deepspeed.py", "save_ckpt") == "save"
-    assert frame_phase("/home/me/train.py", "train") is None                   # a user's script is theirs to name
+    assert module_path("/srv/OpenRLHF/openrlhf/utils/deepspeed/deepspeed.py") == "openrlhf/utils/deepspeed/deepspeed.py"
+    assert frame_phase("/srv/OpenRLHF/openrlhf/utils/deepspeed/deepspeed.py", "save_ckpt") == "save"
+    assert frame_phase("/srv/me/train.py", "train") is None                   # a user's script is theirs to name
     assert frame_phase("/x/site-packages/torch/autograd/grad_mode.py", "decorate_context") is None
 
 
