@@ -299,11 +299,11 @@ def test_one_long_line_cut_by_a_terminal_is_joined_in_a_paste_of_short_lines(tmp
      "OutOfMemoryError                          Traceback (most recent call last)\nCell In[9], line 15\n"
      "     14 t1 = time.perf_counter()\n---> 15 generated = model.generate(ids, max_length=40)\n"
      "     16 t2 = time.perf_counter()\n", "generate", 5),
-    # vLLM captures its CUDA graphs while the engine starts
+    # vLLM captures its CUDA graphs while the engine starts; torch/cuda/graphs.py's capture_end is the innermost frame
     ("  File \"/v/vllm/compilation/backends.py\", line 681, in __call__\n"
      "    with torch.cuda.graph(cudagraph, pool=self.graph_pool):\n"
      "  File \"/t/torch/cuda/graphs.py\", line 84, in capture_end\n    super().capture_end()\n"
-     "RuntimeError: CUDA error: out of memory\n", "load", 2),
+     "RuntimeError: CUDA error: out of memory\n", "load", 3),
     ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 MiB. GPU 6 has a total capacity of 44.53 GiB "
      "of which 448.00 KiB is free.\n(RayWorkerWrapper pid=1861983) INFO 03-27 10:29:03 [model_runner.py:1442] "
      "Capturing cudagraphs for decoding. This may lead to unexpected consequences if the model is not static.\n", "load", 2),

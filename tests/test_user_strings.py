@@ -33,6 +33,7 @@ LOG_WORDS = {
     "oomdoctor/crashlog/parse.py": "needles for the scan: parts of PyTorch's and launchers' messages",
     "oomdoctor/crashlog/phase.py": "progress lines and frames that mark a phase",
     "oomdoctor/crashlog/callsites.py": "call sites and log lines of other programs, with where they come from",
+    "oomdoctor/crashlog/taxonomy.py": "the frameworks' module paths and function names, with the source file of each row",
 }
 
 ALLOWED = {

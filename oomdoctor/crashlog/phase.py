@@ -2,7 +2,8 @@
 
 Three kinds of cue, in order of strength (parse.py asks them in this order):
 
-1. frames: traceback frame headers and source lines, whole or a pasted fragment of them. Outer
+1. frames: traceback frame headers and source lines, whole or a pasted fragment of them; a frame of a
+   framework's module is also placed by taxonomy.py (module path and function class, from the frameworks' source). Outer
    phases (data, save, eval, generate, ZeRO init, load) win over the training-step ones, because an
    evaluation or a checkpoint save also runs forward passes; among the step phases the later one
    wins (backward recomputation runs forward frames, the optimizer runs after backward). The
@@ -20,7 +21,7 @@ from __future__ import annotations
 
 import re
 
-from oomdoctor.crashlog import callsites
+from oomdoctor.crashlog import callsites, taxonomy
 from oomdoctor.lazyre import LazyPattern, lazy_re
 
 # Outer phases first (their frames enclose forward passes), then the steps of one training step.
@@ -177,7 +178,7 @@ _IPY_ARROW = lazy_re(r"^\s*-+>\s*\d+\s", needs=(">",))
 _IPY_CONTEXT = lazy_re(r"^\s*\d+\s")
 # ... and names each frame with its signature (`train_utils.py in run_epoch(model, val_loader, eval_every)`):
 # the function is the cue, its parameter names are not.
-_IPY_SIGNATURE = lazy_re(r"^(\s*(?:File\s+)?\S+\.py(?:\s*:\s*\d+,?)?\s+in\s+[\w<>.]+)\(.*$", needs=(".py",))
+_IPY_SIGNATURE = lazy_re(r"^(\s*(?:File\s+)?\S+\.py(?:\s*:\s*\d+,?)?\s+in\s+)(?:[\w<>]+\.)*([\w<>]+)\(.*$", needs=(".py",))
 
 
 def frame_phase(lines: list[str]) -> tuple[str, int] | None:
@@ -187,11 +188,14 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
     if any(_IPY_ARROW.search(line) for line in lines):
         lines = ["" if _IPY_CONTEXT.search(line) else line for line in lines]
     # IPython prints a frame's signature after its name (`fitting.py:253, in fit_model(model, data, ...,
-    # generate_progress_plots)`), CPython and rich never do: the parameters are no calls, whatever else is pasted
-    lines = [_IPY_SIGNATURE.sub(r"\1", line) for line in lines]
+    # generate_progress_plots)`), CPython and rich never do: the parameters are no calls, whatever else is pasted;
+    # nor is the class IPython 8 qualifies the method with (`DeepSpeedZeroOptimizer_Stage3.step` is the step, not the
+    # optimizer's construction): the function is the frame's name (IPython/core/ultratb.py prints co_qualname)
+    lines = [_IPY_SIGNATURE.sub(r"\1\2", line) for line in lines]
     text = "\n".join(lines)
     if "<eval_with_key>" in text:
         text = _FX_FILE.sub("<fx_generated>", text)
+    placed = _placed_frames(lines)
     for phase in OUTER + STEP:
         last = None
         named = False                       # a callsites.py row matched: the framework is known
@@ -202,14 +206,34 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
                 named = True
                 if last is None or m.start() > last.start():
                     last = m
-        if last is None:
+        index = text.count("\n", 0, last.start()) if last is not None else None
+        if phase in placed:                 # a frame of a framework's module whose function runs in this phase
+            named = True
+            index = max(index if index is not None else -1, placed[phase])
+        if index is None:
             continue
         if phase == "generate" and not named and _only_sampling_word(text):
             continue
-        if phase == "data" and not _DATA_FRAMES.search(text):
+        if phase == "data" and not named and not _DATA_FRAMES.search(text):
             continue
-        return phase, text.count("\n", 0, last.start())
+        return phase, index
     return None
+
+
+def _placed_frames(lines: list[str]) -> dict[str, int]:
+    """{phase: index of its innermost frame} for the frame headers taxonomy.py places by module and function."""
+    placed: dict[str, int] = {}
+    for i, line in enumerate(lines):
+        m = _FRAME.search(line)
+        if m is None:
+            continue
+        path = m.group("file") or m.group("rfile") or m.group("ifile") or m.group("pfile") or m.group("tfile")
+        func = m.group("func") or m.group("rfunc") or m.group("ifunc") or m.group("pfunc") or m.group("tfunc")
+        if path and func:
+            phase = taxonomy.frame_phase(path, func)
+            if phase is not None:
+                placed[phase] = i
+    return placed
 
 
 def phase_of(frames: list[str]) -> str | None:
@@ -502,9 +526,10 @@ def lexical_phase(lines: list[str]) -> tuple[str, int, str] | None:
     As in frame_phase, an outer phase anywhere in the stack wins over the step phases (generation and evaluation
     run forward passes); among each, the one nearest to the failure wins."""
     ipython = any(_IPY_ARROW.search(line) for line in lines)
+    silent = _under_silent_frames(lines)
     step: tuple[str, int, str] | None = None
     for i in range(len(lines) - 1, -1, -1):
-        found = _lex_line(lines[i], ipython)
+        found = None if i in silent else _lex_line(lines[i], ipython)
         if found is None:
             continue
         if found[0] not in STEP:
@@ -514,11 +539,31 @@ def lexical_phase(lines: list[str]) -> tuple[str, int, str] | None:
     return step
 
 
+def _under_silent_frames(lines: list[str]) -> set[int]:
+    """Indices of the source lines printed under a framework frame that taxonomy.py places in no phase: the
+    statement is that function's own (`return super().apply(*args, **kwargs)` under Function.apply)."""
+    silent: set[int] = set()
+    quiet = False
+    for i, line in enumerate(lines):
+        m = _LEX_FRAME.search(line)
+        if m is not None:
+            module = taxonomy.module_path(m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or "")
+            placed = taxonomy.place(module, m.group("func").rsplit(".", 1)[-1]) if module else None
+            quiet = placed is not None and placed[0] is None
+        elif quiet:
+            silent.add(i)
+    return silent
+
+
 def _lex_line(text: str, ipython: bool) -> tuple[str, str] | None:
     m = _LEX_FRAME.search(text)
     if m is not None:
-        return _lex_phase_of(_lex_words(m.group("func"))) or \
-            _lex_module_phase(m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or "")
+        path = m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or ""
+        module = taxonomy.module_path(path)
+        placed = taxonomy.place(module, m.group("func").rsplit(".", 1)[-1]) if module else None
+        if placed is not None:              # a framework's frame its taxonomy row speaks of: its words say no more
+            return (placed[0], m.group("func")) if placed[0] else None
+        return _lex_phase_of(_lex_words(m.group("func"))) or _lex_module_phase(path)
     if not looks_like_code(text) or ipython and _IPY_CONTEXT.search(text) and not _IPY_ARROW.search(text):
         return None                        # IPython's numbered neighbours of the arrowed line did not run
     for call in _LEX_CALL.finditer(text):
