@@ -920,3 +920,56 @@ def test_a_proposed_message_under_an_expected_behavior_section_is_not_a_failure(
     torch_words = proposal.replace("ERROR: Insufficient GPU memory for KV cache.",
                                    "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.")
     assert one(tmp_path, torch_words).primary.kind == "cuda_oom"
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # cudaMallocAsync's refusal cut after its first words, as ComfyUI's report and a title keep it
+    ("- **Exception Message:** Allocation on device \n", "cuda_oom", None),
+    ("# KSampler Allocation on device\n", "cuda_oom", None),
+    # DirectML's refusal, as printed and as a user retyped it with the digits masked
+    ("RuntimeError: Could not allocate tensor with 268435456 bytes. There is not enough GPU video memory available!\n",
+     "cuda_oom", 268435456),
+    ("could not allocate tensor with 489484499xxxx bytes. there is not enogh gpu video memory avaible\n", "cuda_oom", None),
+    # a child killed by SIGKILL, reported by its parent as a negative exit code
+    ("❌ Training failed with exit code -9\n", "host_oom", None),
+    # CPython's MemoryError without text, closing a traceback
+    ('  File "/env/lib/python3.7/site-packages/numpy/core/shape_base.py", line 283, in vstack\n'
+     '    return _nx.concatenate([atleast_2d(_m) for _m in tup], 0)\nMemoryError\n', "host_oom", None),
+    # vLLM's start-up check quoted without its figures
+    ("# vLLMAsyncRollout _loop_forever error: Free memory on device on startup is less than desired GPU memory "
+     "utilization (0.8)\n", "vllm_cache", None),
+])
+def test_allocator_words_of_the_twelfth_audit(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    if tried_bytes is None:
+        assert ev.tried_gib is None
+    else:
+        assert ev.tried_gib is not None and abs(ev.tried_gib * (1 << 30) - tried_bytes) <= 1
+
+
+def test_vllm_start_up_check_keeps_its_figures_when_printed(tmp_path):
+    ev = one(tmp_path, "ValueError: Free memory on device (14.2/79.19 GiB) on startup is less than desired GPU memory "
+                       "utilization (0.9, 71.27 GiB). Decrease GPU memory utilization\n").primary
+    assert ev.kind == "vllm_cache" and abs(ev.capacity_gib - 79.19) < 1e-9 and abs(ev.tried_gib - 71.27) < 1e-9
+
+
+@pytest.mark.parametrize("text", [
+    # a step of a list with its subject left out, and a title that relates a cause to the failure
+    "5) Ran: `accelerate launch -m axolotl.cli.train examples/mistral/config.yml` again and got the same out of memory "
+    "error:\n",
+    "# NT-Xent loss causing CUDA OOM: trying to allocate 120GB memory\n",
+    # MemoryError with a message is the library's, read by the words of that message, not as CPython's bare class
+    "MemoryError: Execution finished\n",
+    # DeepSpeed's launcher killing its children, its error line (the one with the return code) cut before the code
+    "[INFO] [launch.py:315:sigkill_handler] Killing subprocess 179742\n"
+    "[ERROR] [launch.py:321:sigkill_handler] ['/usr/bin/python', '-u', 'train.py', '--local_rank=0', '--outpu\n",
+])
+def test_look_alikes_of_the_twelfth_audit_are_not_failures(tmp_path, text):
+    assert one(tmp_path, text).primary is None
+
+
+def test_a_launcher_kill_without_its_error_line_still_stands(tmp_path):
+    ev = one(tmp_path, "Parameter Offload: Total persistent parameters: 643072 in 194 params\n"
+                       "[2023-10-20 12:49:31,065] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 179742\n").primary
+    assert ev is not None and ev.kind == "host_oom"

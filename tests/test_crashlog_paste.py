@@ -244,3 +244,42 @@ def test_ipython_context_numbers_are_not_a_gutter():
             "    959           if x is not token))\n--> 960   out_bufs = compiled.execute(input_bufs)\n"
             "    961   check_special(name, out_bufs)\n\nRuntimeError: RESOURCE_EXHAUSTED: Out of memory\n")
     assert normalise(text) is None
+
+
+def test_a_quoted_frame_after_the_message_is_unquoted_and_read():
+    text = ("> Traceback (most recent call last):\n> (...)lots of traceback(...)\n"
+            "> torch.OutOfMemoryError: HIP out of memory. Tried to allocate 80.00 MiB. GPU 0 has a total capacity of "
+            "15.98 GiB of which 84.00 MiB is free.\n\nIt seems to happen around here:\n\n"
+            '>  File "/home/u/app.py", line 72, in infer\n>     pipe.to(device)\n\nMy machine:\n\nOS: Linux\n'
+            "GPU: RX6950XT\nCPU: Ryzen 3600\nRAM: 64GB\nmore prose\neven more\n")
+    cleaned, origin = normalise(text)
+    assert ' File "/home/u/app.py", line 72, in infer' in cleaned.splitlines() and len(origin) == text.count("\n") + 1
+
+
+def test_a_single_quoted_line_is_left_as_the_log_wrote_it():
+    assert normalise("> torch.OutOfMemoryError: CUDA out of memory.\nsome line\nanother line\nand one more\n") is None
+
+
+def test_another_processs_carets_before_a_frame_are_dropped(tmp_path):
+    text = ('^^  File "/env/lib/python3.11/site-packages/torch/nn/modules/module.py", line 1143, in convert\n'
+            ' ^^    ^^ module._apply(fn)\n'
+            '^ ^ ^ ^ ^ ^  File "/env/lib/python3.11/site-packages/torch/nn/modules/module.py", line 797, in _apply\n'
+            '^^^^^^^^^^^^^^\n'
+            'torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 96.00 MiB (GPU 1; 31.75 GiB total '
+            'capacity; 30.97 GiB already allocated; 61.50 MiB free; 30.99 GiB reserved in total by PyTorch)\n')
+    cleaned, _origin = normalise(text)
+    assert cleaned.splitlines()[2].startswith('  File "') and cleaned.splitlines()[3] == "^^^^^^^^^^^^^^"
+    p = tmp_path / "run.log"
+    p.write_text(text, encoding="utf-8")
+    ev = parse_log(str(p)).primary
+    assert ev.phase == "load" and ev.phase_evidence is not None and ev.phase_evidence.line == 3
+
+
+def test_ipython_numbers_around_an_arrow_are_not_a_gutter_even_on_most_lines():
+    text = ("File ~/venv/lib/python3.10/site-packages/ludwig/api.py:619, in LudwigModel.train(self, dataset)\n"
+            "    616     detected_learning_rate = get_auto_learning_rate(self.config_obj)\n"
+            "    617     self.config_obj.trainer.learning_rate = detected_learning_rate\n"
+            "--> 619 with self.backend.create_trainer(\n    620     model=self.model,\n"
+            "    621     config=self.config_obj.trainer,\n    622     resume=model_resume_path is not None,\n"
+            "    623     skip_save_model=skip_save_model,\n")
+    assert normalise(text) is None

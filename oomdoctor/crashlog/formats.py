@@ -253,6 +253,17 @@ F_HIP_RT = lazy_re(r"Allocation failed : Device memory : required :(?P<bytes>\d+
 # Ascend CANN's error codes: EL0004 "Memory_Allocation_Failure ... Failed to allocate memory" (CANN error-code
 # reference, EL0004), and the runtime's "Failed to apply for memory. Check the remaining storage space in the hardware
 # environment." (its memory-application error's message): the NPU's device memory.
+# torch's cudaMallocAsync backend refuses with "Allocation on device <N> would exceed allowed memory. (out of memory)"
+# (c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync); ComfyUI's error report and the titles that quote it keep only
+# its first words (`Exception Message:** Allocation on device `, `KSampler Allocation on device`).
+F_ASYNC_ALLOC = lazy_re(r"\bAllocation on device\s*\d*\s*$", needs=("Allocation on device",))
+# torch-directml's allocator: "Could not allocate tensor with N bytes. There is not enough GPU video memory
+# available!" (DirectML's PyTorch backend, raised as a RuntimeError); a GPU whose maker the words do not name.
+F_DML = lazy_re(r"\bcould not allocate tensor with (?P<n>\S+) bytes\b", re.I)
+# CPython raises MemoryError with no text when malloc fails (PyErr_NoMemory, Python/errors.c); a traceback closed
+# by the class alone is the interpreter's own allocation on the host. Libraries that raise it for a device say why
+# (tinygrad's `MemoryError: Cannot allocate ...`), which the grammar below reads.
+F_PY_NOMEM = lazy_re(r"^\s*(?:builtins\.)?MemoryError\s*:?\s*$", needs=("MemoryError",))
 F_CANN = lazy_re(r"Memory_Allocation_Failure\(EL0004\)|Failed to apply for memory\. Check the remaining storage space",
                  needs=("Memory_Allocation_Failure(EL0004)", "Failed to apply for memory"))
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
@@ -275,8 +286,12 @@ F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|b
 F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\)(?: total-vm:(?P<vm>\d+)kB, anon-rss:(?P<rss>\d+)kB)?|"
               r"\bKilled process (?P<pid2>\d+) \((?P<comm2>[^)]+)\),? total-vm:(?P<vm2>\d+)kB, anon-rss:(?P<rss2>\d+)kB",
               needs=("Killed process ",))
-F15 = lazy_re(r"exited with code 137|[Ee]xit ?[Cc]ode\"?:?\s*137\b|OOMKilled|Exit code 137",
-              needs=("xit", "OOMKilled"))
+# A parent reports a child killed by a signal as the negative signal number, Python's subprocess convention
+# ("A negative value -N indicates that the child was terminated by signal N", Popen.returncode): a wrapper's
+# `Training failed with exit code -9` is the SIGKILL the kernel's OOM killer sends.
+F15 = lazy_re(r"exited with code 137|[Ee]xit ?[Cc]ode\"?:?\s*137\b|OOMKilled|Exit code 137|"
+              r"\b(?:[Ee]xit|[Rr]eturn) ?[Cc]ode:? ?-9(?![\d.])",
+              needs=("xit", "OOMKilled", "eturn code"))
 # The kubelet's eviction manager under node memory pressure: "The node was low on resource: memory."
 # (pkg/kubelet/eviction/helpers.go nodeLowMessageFmt).
 F_EVICT = lazy_re(r"The node was low on resource: memory\b", needs=("low on resource: memory",))
@@ -355,7 +370,11 @@ F20 = lazy_re(r"No available memory for the cache blocks|Not enough memory\. Ple
               # vLLM 0.2-0.5's worker (vllm/worker/worker.py raise_if_cache_size_invalid): "The model's max seq len (N) is
               # larger than the maximum number of tokens that can be stored in KV cache (M)."
               r"is larger than the maximum number of tokens that can be stored in KV cache")
-F21 = lazy_re(r"Free memory on device \((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) on startup is less than desired GPU memory utilization \((?P<util>[\d.]+), (?P<want>[\d.]+) GiB\)", needs=("Free memory on device (",))
+# vLLM v1's start-up check (vllm/v1/worker/gpu_worker.py init_device) raises "Free memory on device (F/T GiB) on
+# startup is less than desired GPU memory utilization (U, W GiB)"; quoted in a title its figures are often left out
+# ("Free memory on device on startup is less than desired GPU memory utilization (0.8)"): the words are the check.
+F21 = lazy_re(r"Free memory on device (?:\((?P<free>[\d.]+)/(?P<total>[\d.]+) GiB\) )?on startup is less than desired GPU memory "
+              r"utilization \((?P<util>[\d.]+)(?:, (?P<want>[\d.]+) GiB)?\)", needs=("Free memory on device ",))
 F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilization.*(?:too (?:low|small)|increas|decreas)", re.I)
 # A batch-size search that ran out of sizes: accelerate's find_executable_batch_size (utils/memory.py) "No executable
 # batch size found, reached zero."; torch-max-mem's maximize_memory_utilization (torch_max_mem/api.py) raises
@@ -701,6 +720,13 @@ def _read_other_allocators(text: str) -> Parsed | None:
                              capacity_gib=_per(m.group("total"), GIB)))
     if F_CANN.search(text):
         return _count(Parsed("npu_oom"))
+    if F_ASYNC_ALLOC.search(text):
+        return _count(Parsed("cuda_oom"))
+    m = F_DML.search(text)
+    if m:
+        return _count(Parsed("cuda_oom", tried_gib=_per(m.group("n") if m.group("n").isdigit() else None, GIB)))
+    if F_PY_NOMEM.search(_TITLE.sub("", text)):
+        return _count(Parsed("host_oom"))
     if F06.search(text):
         return _count(Parsed("cublas_alloc"))
     if F07_ALLOC.search(text):
@@ -717,8 +743,9 @@ def _read_tf_and_serving(text: str) -> Parsed | None:
         return _count(Parsed("tf_oom"))
     m = F21.search(text)
     if m:
-        return _count(Parsed("vllm_cache", capacity_gib=float(m.group("total")), free_gib=float(m.group("free")),
-                             tried_gib=float(m.group("want"))))
+        def fig(name: str) -> float | None:
+            return float(m.group(name)) if m.group(name) else None
+        return _count(Parsed("vllm_cache", capacity_gib=fig("total"), free_gib=fig("free"), tried_gib=fig("want")))
     m = F20.search(text)
     if m:
         # SGLang's scheduler fills its request pool for each batch it serves (alloc_req_slots, from
@@ -834,6 +861,13 @@ _GRAMMAR_NEGATED = lazy_re(r"\b(?:no|not|never|without|neither|nor|zero)\W+(?:\w
 # text); "I run out of memory", "we ran out of memory" are a user telling what happened
 # ("I'm encountering an OOM error:", "My OOM error:": a contraction or a possessive is the same person)
 _GRAMMAR_PERSON = lazy_re(r"\b(?:(?:I|we|We)(?:['’](?:m|ve|d|re))?\s+(?:\w+\s+){0,2}|(?:[Mm]y|[Oo]ur)\s+)$")
+# ... also with the subject left out, as a list of steps tells it ("5) Ran: `...` again and got the same out of memory
+# error:"): a verb of receiving before the failure is someone reporting what they got, which no tool prints of itself;
+# and prose that relates a cause to it ("NT-Xent loss causing CUDA OOM: ...") is a person's diagnosis
+_GRAMMAR_REPORTED = lazy_re(r"\b(?:got|get|gets|getting|received|receiving|encounter(?:ed|ing|s)?|hit|hitting|fac(?:ed|ing)|"
+                            r"saw|seeing|r[au]n(?:ning)? into|causing|causes|caused|leads? to|leading to|results? in|"
+                            r"resulting in)\s+(?:(?:the|a|an|same|this|that|similar|following|another|some|CUDA|GPU)\s+){0,3}$",
+                            re.I)
 # numpy's _ArrayMemoryError, "Unable to allocate 184. MiB for an array with shape (...) and data type float32"
 # (numpy/_core/_exceptions.py), is an ndarray's buffer: host memory, whatever framework wraps it (TensorFlow's
 # py_func: `Resource exhausted: MemoryError: ...`). Python's MemoryError alone is not: tinygrad raises it for a GPU.
@@ -880,6 +914,7 @@ def _read_grammar(text: str) -> Parsed | None:
     # (tt_metal/impl/allocator/bank_manager.cpp) print it
     headed = failure.group(0)[:1] in "Oo" and text[failure.end():failure.end() + 2].startswith(": ")
     if _GRAMMAR_NOT.search(rest) or _GRAMMAR_NEGATED.search(before) or _GRAMMAR_PERSON.search(before) or \
+            _GRAMMAR_REPORTED.search(before) or \
             not (failure.group("enum") or headed or _GRAMMAR_ERROR.search(rest)):
         return None
     kind = next((k for k, pat in _GRAMMAR_BACKENDS if pat.search(text)), None)

@@ -72,6 +72,9 @@ SECONDARY_MARKERS = (
     b"Memory_Allocation_Failure", b"apply for memory", b"signal: killed", b"all available RAM",
     # ... and audit11/SOURCES.md (GNU MP's reallocation report, which `annot allocate` does not hold)
     b"GNU MP: Cannot",
+    # ... and audit12/SOURCES.md (cudaMallocAsync's first words, a signal as a negative exit code, CPython's bare
+    # MemoryError, DirectML's refusal)
+    b"Allocation on device", b"code -9", b"ode: -9", b"MemoryError", b"llocate tensor with",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -267,7 +270,9 @@ def _launcher_kill_stands(src: LogSource, h: _Hit) -> bool:
     The launcher prints one return code per failure (deepspeed/launcher/launch.py sigkill_handler): one
     quoted above (an issue's title) that is not -9 says the child died of something else."""
     for _s, _e, raw in src.lines_after(h.end, KILL_LOOKAHEAD_LINES):
-        if "exits with return code" in raw:
+        # the handler's error line is the one that carries the code (launch.py sigkill_handler: `{cmd} exits with
+        # return code = N` after the argv list); cut before its code, the child's fate is not in the paste
+        if "exits with return code" in raw or "sigkill_handler]" in raw and "[ERROR]" in raw:
             return False
     for _s, _e, raw in src.lines_before(h.start, KILL_LOOKBACK_LINES):
         t = F.clean(raw).text

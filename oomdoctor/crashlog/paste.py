@@ -41,6 +41,8 @@ _STAMPS = (
     re.compile(r"^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] "),                                                  # llama-server
 )
 # A host label: letters, digits, dots and dashes with at least one digit or dash (not a function name).
+_IPY_ARROW = re.compile(r"^\s*-+>\s*(\d+)\s")
+_CARET_FRAME = re.compile(r"^[ \t]*\^[\^ \t]*(?=File \")")
 _HOST = re.compile(r"^([A-Za-z][A-Za-z0-9.-]*[0-9-][A-Za-z0-9.-]*):(?: |$)")
 _NOT_HOSTS = re.compile(r"(?:Error|Exception|Warning)$|^(?:https?|ERROR|INFO|WARNING|DEBUG)$")
 # A line that ends a box, a table, a rule or padding is whole; a line that opens a record is not a continuation.
@@ -65,7 +67,9 @@ def normalise(text: str) -> tuple[str, list[int]] | None:
     # fences may sit inside a quote, and under a viewer's gutter or a collector's prefix (they number and
     # stamp the fence lines too), and so may a quote (a reply pasted into a log viewer); prefixes once more after a
     # hard wrap is undone (its second halves have none)
-    for step in (_unfence, _unquote, _unfence, _ungutter, _unprefix, _unquote, _unfence, _unwrap, _unprefix, _unbold):
+    # (a block quote only after a hard wrap is undone: its marks change the width the wrap is told by)
+    for step in (_unfence, _unquote, _unfence, _ungutter, _unprefix, _unquote, _unfence, _unwrap, _unprefix,
+                 _unquote_blocks, _unbold, _uncaret):
         out = step(lines, origin)
         if out is not None:
             lines, origin = out
@@ -98,10 +102,46 @@ def _unquote(lines, origin):
     return (lines, origin) if done else None
 
 
+def _unquote_blocks(lines, origin):
+    """A reply that quotes only part of a paste (a frame it points at, under a sentence of its own) leaves the rest
+    as it was: Markdown makes a block quote of consecutive `> ` lines (CommonMark, "Block quotes"), so a run of two
+    or more loses its marks even when most of the paste is unquoted. A single `> ` line may be the log's own."""
+    out = list(lines)
+    i, done = 0, False
+    while i < len(out):
+        j = i
+        while j < len(out) and _QUOTE.search(out[j]) and out[j].strip() != ">":
+            j += 1
+        if j - i >= 2:
+            for k in range(i, j):
+                out[k] = _QUOTE.sub("", out[k], count=1)
+            done = True
+        i = max(j, i + 1)
+    return (out, origin) if done else None
+
+
+def _uncaret(lines, origin):
+    """Two processes writing one terminal interleave Python 3.11's caret lines with each other's frames
+    (`^^  File "...", line 1143, in convert`, `^ ^ ^^   File ...`): a run of carets and blanks before a frame's
+    `File "` is the other process's underline, not the frame's."""
+    out, done = list(lines), False
+    for i, x in enumerate(lines):
+        m = _CARET_FRAME.match(x)
+        if m:
+            out[i] = "  " + x[m.end():]
+            done = True
+    return (out, origin) if done else None
+
+
 def _ungutter(lines, origin):
     """Numbers that count up by one on most lines are a viewer's, not the log's. The gutter ends at one
     blank (or `:`, `|`, `│`); the log's own indentation after it is kept."""
     nums = [(i, int(m.group(3)), m.end()) for i, m in ((i, _GUTTER.match(x)) for i, x in enumerate(lines)) if m]
+    # IPython's traceback (ultratb) numbers the source lines around each frame's arrowed line (`--> 619 with ...`):
+    # numbers that run on from an arrow's are the file's lines, not a viewer's
+    arrows = {int(m.group(1)) for m in map(_IPY_ARROW.match, lines) if m}
+    if arrows and any(n - 1 in arrows or n + 1 in arrows for _i, n, _e in nums):
+        return None
     body = _body(lines)
     if len(nums) < 3 and not _short_gutter(lines, nums) or len(nums) < SHARE * len(body):
         return None
