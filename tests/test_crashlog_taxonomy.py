@@ -183,9 +183,15 @@ MESSAGE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 G
            "79.10 GiB of which 1.01 GiB is free. Including non-PyTorch memory, this process has 78.08 GiB memory in use.")
 
 
+# The samples drawn after these frames were chosen: they may hold one of them (audit 12 holds ZeRO-3's
+# __all_gather_params), which says nothing about whether the table was written against it.
+DRAWN_LATER = ("audit12", "audit12b")
+
+
 def _fixture_text() -> str:
     return "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in (DATA / "logs").rglob("*")
-                     if p.is_file() and p.suffix not in (".md", ".yaml"))
+                     if p.is_file() and p.suffix not in (".md", ".yaml")
+                     and p.relative_to(DATA / "logs").parts[0] not in DRAWN_LATER)
 
 
 def test_the_framework_frames_are_in_no_fixture_and_in_the_inventory():
