@@ -185,3 +185,29 @@ def test_quantized_experts_dequantized_on_access_hold_one_layer_of_experts():
             assert on.moments[moment] - off.moments[moment] == pytest.approx(routed * per_param / GIB, rel=1e-6)
     dense = estimate(qlora(framework="axolotl", extras={"quantize_moe_experts": True}), LLAMA2_7B, A100)
     assert dense.allocated_gib == estimate(qlora(framework="axolotl"), LLAMA2_7B, A100).allocated_gib
+
+
+@pytest.mark.parametrize("framework", ["hf", "trl", "swift"])
+def test_accelerate_fsdp_mixed_precision_keeps_fp32_shards_of_a_half_loaded_full_fine_tune(framework):
+    # accelerate upcasts FSDP's trainable parameters to fp32 when mixed precision is on: a bf16-loaded full
+    # fine-tune holds fp32 shards, fp32 gradient shards and fp32 AdamW states (16 bytes per parameter over N)
+    two = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=2)
+    base = dict(framework=framework, method="full", load_dtype="bf16", precision="bf16", micro_batch=1, seq_len=512,
+                grad_ckpt=True, optimizer="adamw_torch", n_gpus=2)
+    sharded = estimate(TrainingSetup(fsdp="full_shard", **base), LLAMA2_7B, two)
+    ddp = estimate(TrainingSetup(**base), LLAMA2_7B, two)
+    P = 6.74e9
+    assert sharded.details["optimizer_states_gib"] == pytest.approx(P * 8 / 2 / GIB, rel=0.02)
+    assert sharded.details["grads_full_gib"] == pytest.approx(P * 4 / 2 / GIB, rel=0.02)
+    assert ddp.details["optimizer_states_gib"] == pytest.approx(P * 4 / GIB, rel=0.02)   # bf16 states, unsharded
+    assert any(n.code == "memory.regime.fsdp_upcast" for n in sharded.notes)
+    assert not any(n.code == "memory.regime.fsdp_upcast" for n in ddp.notes)
+
+
+def test_axolotl_fsdp2_prepares_its_own_model_without_the_upcast():
+    two = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=2)
+    setup = TrainingSetup(framework="axolotl", method="full", load_dtype="bf16", precision="bf16", micro_batch=1,
+                          seq_len=512, grad_ckpt=True, optimizer="adamw_torch", n_gpus=2, fsdp="full_shard")
+    e = estimate(setup, LLAMA2_7B, two)
+    assert e.details["optimizer_states_gib"] == pytest.approx(6.74e9 * 4 / 2 / GIB, rel=0.02)
+    assert not any(n.code == "memory.regime.fsdp_upcast" for n in e.notes)
