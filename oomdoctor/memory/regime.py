@@ -163,12 +163,17 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     residual = _residual_bytes(setup, embed_fp32, bool(quant), autocast, ds, compute, compute_name, train_name,
                                load_name)
     adapter_cast_copy = adapters and not autocast and train == 4 and compute == 2
+    # FSDP's mixed precision gathers every unit in its param_dtype (FSDP2 _fsdp_param.py init_dtype_attrs,
+    # `param_dtype = mp_policy.param_dtype`; FSDP1 MixedPrecision.param_dtype): the layers compute on half
+    # copies that the gather buffers already count, and autocast, finding half weights, caches none
+    fsdp_mp = _accelerate_fsdp_upcast(setup, fw, compute_name, pure)
     return Regime(compute_bytes=compute, residual_bytes=residual, frozen_bytes=frozen, train_bytes=train,
                   grad_bytes=grad, master_bytes=master, state_dtype_bytes=state, deepspeed=ds,
                   autocast=autocast, adapter_cast_copy=adapter_cast_copy, embed_fp32=embed_fp32,
                   notes=tuple(notes), compute_dtype=compute_name, load_dtype=load_name, train_dtype=train_name,
-                  casts_trainable=autocast and train_name != compute_name,
-                  casts_frozen=autocast and load_name != compute_name and not quant, other_dtype=other_name or compute_name)
+                  casts_trainable=autocast and train_name != compute_name and not fsdp_mp,
+                  casts_frozen=autocast and load_name != compute_name and not quant and not fsdp_mp,
+                  other_dtype=other_name or compute_name)
 
 
 # axolotl is not here: since d6e4a611e (2025-07, "FSDP1 -> FSDP2") it replaces accelerate's fsdp2_prepare_model
