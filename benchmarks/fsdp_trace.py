@@ -41,6 +41,8 @@ def setup_of(world: int, micro_batch: int, seq_len: int) -> TrainingSetup:
 
 def trace(world: int, shape: ModelShape, micro_batch: int, seq_len: int, layout: str = "1.6") -> int:
     """Peak live bytes of rank 0 over two FSDP2 training steps at `world` ranks."""
+    import weakref
+
     import torch
     import torch.distributed as dist
     from torch.distributed.device_mesh import init_device_mesh
@@ -50,7 +52,6 @@ def trace(world: int, shape: ModelShape, micro_batch: int, seq_len: int, layout:
     from torch.utils._pytree import tree_flatten
     from torch.utils.weak import WeakIdKeyDictionary
     from transformers import LlamaConfig, LlamaForCausalLM
-    import weakref
 
     if dist.is_initialized():
         dist.destroy_process_group()
