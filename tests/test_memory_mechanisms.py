@@ -226,7 +226,7 @@ def test_fsdp_backward_holds_one_unit_of_unsharded_gradients_and_its_reduce_scat
     root = 2 * 32000 * 4096
     assert root > layer
     unit_buffers = 2 * root * 2 / GIB
-    assert e.details["moment_logits_backward_gradients_gib"] == pytest.approx(unit_buffers, rel=0.01)
+    assert e.details.get("moment_logits_backward_gradients_gib", 0.0) == 0.0   # no unit reduced yet
     assert e.details["moment_layers_backward_gradients_gib"] == pytest.approx(
         e.details["grads_full_gib"] + unit_buffers, rel=0.01)
     assert e.details["moment_optimizer_gradients_gib"] == pytest.approx(e.details["grads_full_gib"], rel=0.01)
@@ -241,7 +241,9 @@ def test_fsdp_backward_buffers_follow_the_largest_decoder_layer_when_it_outweigh
     e = estimate(setup, small_vocab, two)
     layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096
     assert layer > 2 * 8000 * 4096
-    assert e.details["moment_logits_backward_gradients_gib"] == pytest.approx(2 * layer * 2 / GIB, rel=0.01)
+    embed_shard = 8000 * 4096 * 4 / 2 / GIB          # the embedding's gradient comes after the first layer's
+    assert e.details["moment_layers_backward_gradients_gib"] == pytest.approx(
+        e.details["grads_full_gib"] - embed_shard + 2 * layer * 2 / GIB, rel=0.01)
 
 
 def test_fsdp_mixed_precision_gathers_half_weights_so_autocast_caches_no_copies():

@@ -115,9 +115,9 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     tokens = _tokens_per_gpu(setup, setup.micro_batch)
     always = {"weights": sh.weights + ref + gather, "optimizer": sh.states + ms.master - ms.paged}
     steps = _step_moments(setup, shape, rg, counts, T, tokens, setup.seq_len, sh.grads, sh.temp, grad_shard)
-    for name in ("logits backward", "layers backward"):
-        parts = steps.moments[name]
-        parts["gradients"] = parts.get("gradients", 0.0) + sh.reduce
+    # (not yet at "logits backward": no unit has run its backward before the output layer's)
+    parts = steps.moments["layers backward"]
+    parts["gradients"] = parts.get("gradients", 0.0) + sh.reduce
     moments = {name: _with_states(always, parts) for name, parts in steps.moments.items()}
     totals = {name: sum(parts.values()) for name, parts in moments.items()}
     peak_moment = max(totals, key=totals.get)  # type: ignore[arg-type]

@@ -167,6 +167,9 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     # `param_dtype = mp_policy.param_dtype`; FSDP1 MixedPrecision.param_dtype): the layers compute on half
     # copies that the gather buffers already count, and autocast, finding half weights, caches none
     fsdp_mp = _accelerate_fsdp_upcast(setup, fw, compute_name, pure)
+    if fsdp_mp:
+        # the embedding too is gathered in param_dtype: the residual stream starts, and stays, in half precision
+        residual = compute
     return Regime(compute_bytes=compute, residual_bytes=residual, frozen_bytes=frozen, train_bytes=train,
                   grad_bytes=grad, master_bytes=master, state_dtype_bytes=state, deepspeed=ds,
                   autocast=autocast, adapter_cast_copy=adapter_cast_copy, embed_fp32=embed_fp32,
