@@ -2,6 +2,7 @@
 
     python benchmarks/grid.py [--n 200] [--seed 15] [--worst 12] [--jobs 1]
     python benchmarks/grid.py --real       # the real-size cells below (REAL_CELLS), each at full depth
+    python benchmarks/grid.py --fsdp       # FSDP2 per-rank peaks at 2, 4, 8 ranks (FSDP_CELLS, fake process group)
 
 Samples configurations of small transformers models (2-6 layers, so a trace takes about a second on a
 CPU) across the axes the estimate distinguishes: method (full, LoRA, freeze), framework regime (HF Trainer,
@@ -238,6 +239,27 @@ def summary(rows: list[Row]) -> dict:
                                       and r.params_trainable_traced != r.params_trainable_estimated]}
 
 
+# FSDP2 cells: (ranks, layers, micro-batch, sequence) of the small Llama in benchmarks/fsdp_trace.py; the
+# collectives run on torch's fake process group, so each cell is one CPU process (about a minute on a busy CPU)
+FSDP_CELLS: tuple[tuple[int, int, int, int], ...] = ((2, 4, 1, 32), (4, 4, 1, 32), (8, 4, 1, 32), (4, 4, 2, 256))
+
+
+def _fsdp_cells() -> int:
+    import fsdp_trace
+
+    rows = []
+    for world, layers, mb, seq in FSDP_CELLS:
+        shape = fsdp_trace.shape_of(layers)
+        traced = fsdp_trace.trace(world, shape, mb, seq)
+        est = fsdp_trace.estimated(world, shape, mb, seq)
+        rows.append((est - traced) / traced)
+        print(f"{rows[-1]:+7.1%}  traced {traced / MIB:8.1f}  est {est / MIB:8.1f} MiB  FSDP2 {world} ranks, "
+              f"{layers} layers, {mb}x{seq}", flush=True)
+    ok = max(abs(e) for e in rows) <= BOUND_MAX
+    print(f"bound (none above 10%): {'holds' if ok else 'DOES NOT HOLD'}")
+    return 0 if ok else 1
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--n", type=int, default=200)
@@ -245,7 +267,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--worst", type=int, default=12)
     ap.add_argument("--all", action="store_true", help="print every case, not only the worst")
     ap.add_argument("--real", action="store_true", help="trace the real-size cells (REAL_CELLS) instead")
+    ap.add_argument("--fsdp", action="store_true",
+                    help="trace FSDP2 on torch's fake process group at 2, 4 and 8 ranks (benchmarks/fsdp_trace.py)")
     args = ap.parse_args(argv)
+    if args.fsdp:
+        return _fsdp_cells()
     from oomdoctor import simulate
 
     problem = simulate.available()

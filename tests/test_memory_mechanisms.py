@@ -185,3 +185,72 @@ def test_quantized_experts_dequantized_on_access_hold_one_layer_of_experts():
             assert on.moments[moment] - off.moments[moment] == pytest.approx(routed * per_param / GIB, rel=1e-6)
     dense = estimate(qlora(framework="axolotl", extras={"quantize_moe_experts": True}), LLAMA2_7B, A100)
     assert dense.allocated_gib == estimate(qlora(framework="axolotl"), LLAMA2_7B, A100).allocated_gib
+
+
+@pytest.mark.parametrize("framework", ["hf", "trl", "swift"])
+def test_accelerate_fsdp_mixed_precision_keeps_fp32_shards_of_a_half_loaded_full_fine_tune(framework):
+    # accelerate upcasts FSDP's trainable parameters to fp32 when mixed precision is on: a bf16-loaded full
+    # fine-tune holds fp32 shards, fp32 gradient shards and fp32 AdamW states (16 bytes per parameter over N)
+    two = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=2)
+    base = dict(framework=framework, method="full", load_dtype="bf16", precision="bf16", micro_batch=1, seq_len=512,
+                grad_ckpt=True, optimizer="adamw_torch", n_gpus=2)
+    sharded = estimate(TrainingSetup(fsdp="full_shard", **base), LLAMA2_7B, two)
+    ddp = estimate(TrainingSetup(**base), LLAMA2_7B, two)
+    P = 6.74e9
+    assert sharded.details["optimizer_states_gib"] == pytest.approx(P * 8 / 2 / GIB, rel=0.02)
+    assert sharded.details["grads_full_gib"] == pytest.approx(P * 4 / 2 / GIB, rel=0.02)
+    assert ddp.details["optimizer_states_gib"] == pytest.approx(P * 4 / GIB, rel=0.02)   # bf16 states, unsharded
+    assert any(n.code == "memory.regime.fsdp_upcast" for n in sharded.notes)
+    assert not any(n.code == "memory.regime.fsdp_upcast" for n in ddp.notes)
+
+
+def test_axolotl_fsdp2_prepares_its_own_model_without_the_upcast():
+    two = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=2)
+    setup = TrainingSetup(framework="axolotl", method="full", load_dtype="bf16", precision="bf16", micro_batch=1,
+                          seq_len=512, grad_ckpt=True, optimizer="adamw_torch", n_gpus=2, fsdp="full_shard")
+    e = estimate(setup, LLAMA2_7B, two)
+    assert e.details["optimizer_states_gib"] == pytest.approx(6.74e9 * 4 / 2 / GIB, rel=0.02)
+    assert not any(n.code == "memory.regime.fsdp_upcast" for n in e.notes)
+
+
+@pytest.mark.parametrize("n_gpus", [2, 4])
+def test_fsdp_backward_holds_one_unit_of_unsharded_gradients_and_its_reduce_scatter_input(n_gpus):
+    # each unit's post-backward copies its unsharded half gradients into a reduce-scatter input of the whole
+    # unit (torch fully_shard foreach_reduce): twice the largest unit in bf16 beside the fp32 gradient shards;
+    # here the root (embeddings + output layer, 262 M) outweighs a decoder layer (202 M)
+    hw = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=n_gpus)
+    setup = TrainingSetup(framework="hf", method="full", load_dtype="bf16", precision="bf16", micro_batch=1,
+                          seq_len=512, grad_ckpt=True, optimizer="adamw_torch", n_gpus=n_gpus, fsdp="full_shard")
+    e = estimate(setup, LLAMA2_7B, hw)
+    layer = 4 * 4096 * 4096 + 3 * 4096 * 11008 + 2 * 4096
+    root = 2 * 32000 * 4096
+    assert root > layer
+    unit_buffers = 2 * root * 2 / GIB
+    assert e.details.get("moment_logits_backward_gradients_gib", 0.0) == 0.0   # no unit reduced yet
+    assert e.details["moment_layers_backward_gradients_gib"] == pytest.approx(
+        e.details["grads_full_gib"] + unit_buffers, rel=0.01)
+    assert e.details["moment_optimizer_gradients_gib"] == pytest.approx(e.details["grads_full_gib"], rel=0.01)
+
+
+def test_fsdp_backward_buffers_follow_the_largest_decoder_layer_when_it_outweighs_the_root():
+    two = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=2)
+    small_vocab = ModelShape(name="small-vocab", hidden_size=4096, intermediate_size=14336, num_layers=8,
+                             num_heads=32, num_kv_heads=8, vocab_size=8000)
+    setup = TrainingSetup(framework="hf", method="full", load_dtype="bf16", precision="bf16", micro_batch=1,
+                          seq_len=512, grad_ckpt=True, optimizer="adamw_torch", n_gpus=2, fsdp="full_shard")
+    e = estimate(setup, small_vocab, two)
+    layer = 2 * 4096 * 4096 + 2 * 4096 * 1024 + 3 * 4096 * 14336 + 2 * 4096
+    assert layer > 2 * 8000 * 4096
+    embed_shard = 8000 * 4096 * 4 / 2 / GIB          # the embedding's gradient comes after the first layer's
+    assert e.details["moment_layers_backward_gradients_gib"] == pytest.approx(
+        e.details["grads_full_gib"] - embed_shard + 2 * layer * 2 / GIB, rel=0.01)
+
+
+def test_fsdp_mixed_precision_gathers_half_weights_so_autocast_caches_no_copies():
+    two = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=2)
+    base = dict(framework="hf", method="full", load_dtype="fp32", precision="bf16", micro_batch=1, seq_len=512,
+                grad_ckpt=False, optimizer="adamw_torch", n_gpus=2)
+    ddp = estimate(TrainingSetup(**base), LLAMA2_7B, two)
+    sharded = estimate(TrainingSetup(fsdp="full_shard", **base), LLAMA2_7B, two)
+    assert ddp.details["autocast_weight_copies_gib"] > 10
+    assert sharded.details["autocast_weight_copies_gib"] == 0.0

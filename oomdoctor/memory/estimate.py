@@ -78,6 +78,7 @@ class Sharded:
     temp: float
     gather: float = 0.0  # unsharded parameters being used or prefetched, and communication buckets
     host: float = 0.0    # moved to host RAM by offloading
+    reduce: float = 0.0  # backward only: one unit's unsharded gradients and its reduce-scatter input
 
 
 @dataclass(frozen=True)
@@ -114,6 +115,9 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     tokens = _tokens_per_gpu(setup, setup.micro_batch)
     always = {"weights": sh.weights + ref + gather, "optimizer": sh.states + ms.master - ms.paged}
     steps = _step_moments(setup, shape, rg, counts, T, tokens, setup.seq_len, sh.grads, sh.temp, grad_shard)
+    # (not yet at "logits backward": no unit has run its backward before the output layer's)
+    parts = steps.moments["layers backward"]
+    parts["gradients"] = parts.get("gradients", 0.0) + sh.reduce
     moments = {name: _with_states(always, parts) for name, parts in steps.moments.items()}
     totals = {name: sum(parts.values()) for name, parts in moments.items()}
     peak_moment = max(totals, key=totals.get)  # type: ignore[arg-type]
@@ -220,7 +224,7 @@ def _shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, rg: Regime, co
     if setup.zero_stage >= 1:
         return _zero_shard(setup, shape, hw, counts, ms, T)
     if fsdp and fsdp != "no_shard" and n > 1:
-        return _fsdp_shard(setup, hw, rg, counts, ms, quant), []
+        return _fsdp_shard(setup, hw, rg, counts, ms, T, quant), []
     notes = [msg("memory.note.ddp_full_copy")] if n > 1 else []
     return Sharded(weights=ms.weights, grads=ms.grads, states=ms.states, temp=ms.temp), notes
 
@@ -271,7 +275,7 @@ def _zero_shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: P
                    gather=_zero_buffers(setup, shape, counts, T), host=host), notes
 
 
-def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCounts, ms: ModelStates,
+def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCounts, ms: ModelStates, T: int,
                 quant: bool) -> Sharded:
     """FSDP shards states and gradients (SHARD_GRAD_OP) and the weights too (FULL_SHARD, HYBRID_SHARD within a
     node), holding the unit in use and the prefetched one unsharded."""
@@ -292,10 +296,25 @@ def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCou
         # (LitGPT's resident copy already holds every parameter, the root's included)
         if setup.framework != "litgpt":
             gather += (counts.embeddings + counts.lm_head) * rg.compute_bytes
+    # A unit's post-backward copies its unsharded gradients into a reduce-scatter input of the whole unit and
+    # keeps that buffer until the next unit's reduce (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py
+    # foreach_reduce: `reduce_scatter_comm.allocate` + `foreach_reduce_scatter_copy_in`; _fsdp_param_group.py
+    # post_backward keeps `reduce_scatter_states` up to reduce_scatter_max_input_buffers=1): two unit-sized
+    # gradient buffers in backward, beside the sharded gradients
+    reduce = 2 * _largest_trainable_unit(setup, counts, T) * min(rg.grad_bytes, rg.compute_bytes)
     if setup.offload_params:
         host = (weights + grads + states) * _local(hw, n)
-        return Sharded(weights=0.0, grads=0.0, states=0.0, temp=0.0, gather=gather, host=host)
-    return Sharded(weights=weights, grads=grads, states=states, temp=temp, gather=gather)
+        return Sharded(weights=0.0, grads=0.0, states=0.0, temp=0.0, gather=gather, host=host, reduce=reduce)
+    return Sharded(weights=weights, grads=grads, states=states, temp=temp, gather=gather, reduce=reduce)
+
+
+def _largest_trainable_unit(setup: TrainingSetup, counts: ParamCounts, T: int) -> float:
+    """Trainable parameters of the largest FSDP unit: a decoder layer, or in a full fine-tune the root unit the
+    decoder-layer wrap leaves (embeddings, final norm, output layer), reduced once at the end of backward, so the
+    output layer's unsharded gradient waits there from the start of backward; adapters spread over the layers."""
+    if setup.method == "full":
+        return float(max(counts.largest_layer, counts.embeddings + counts.lm_head))
+    return float(T) / max(1, counts.layers) if setup.method != "freeze" else float(counts.largest_layer)
 
 
 def _grad_shard(setup: TrainingSetup) -> int:

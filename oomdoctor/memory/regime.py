@@ -141,6 +141,14 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
         master = 4
         state = 4
         notes.append(msg("memory.regime.deepspeed_mixed"))
+    elif not adapters and train == 2 and _accelerate_fsdp_upcast(setup, fw, compute_name, pure):
+        # accelerate upcasts FSDP's trainable parameters to fp32 under mixed precision, compute staying in the
+        # MixedPrecision param_dtype: FSDP1 since 0.30 (accelerator.py prepare_model, `param.data =
+        # param.data.to(torch.float32)  # upcasting` on each requires_grad FlatParameter), FSDP2 since 1.6
+        # (utils/fsdp_utils.py fsdp2_prepare_model, `model.to(torch.float32)`; requires_grad parameters only
+        # from 1.13). The sharded weights, their gradients and AdamW's states are fp32.
+        train = grad = state = 4
+        notes.append(msg("memory.regime.fsdp_upcast"))
     elif not adapters and train == 2 and not pure and fw in ("hf", "axolotl", "trl", "swift", "ms-swift"):
         notes.append(msg("memory.regime.half_loaded_trainer"))
     if pure and not adapters and train == 2:
@@ -155,12 +163,33 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     residual = _residual_bytes(setup, embed_fp32, bool(quant), autocast, ds, compute, compute_name, train_name,
                                load_name)
     adapter_cast_copy = adapters and not autocast and train == 4 and compute == 2
+    # FSDP's mixed precision gathers every unit in its param_dtype (FSDP2 _fsdp_param.py init_dtype_attrs,
+    # `param_dtype = mp_policy.param_dtype`; FSDP1 MixedPrecision.param_dtype): the layers compute on half
+    # copies that the gather buffers already count, and autocast, finding half weights, caches none
+    fsdp_mp = _accelerate_fsdp_upcast(setup, fw, compute_name, pure)
+    if fsdp_mp:
+        # the embedding too is gathered in param_dtype: the residual stream starts, and stays, in half precision
+        residual = compute
     return Regime(compute_bytes=compute, residual_bytes=residual, frozen_bytes=frozen, train_bytes=train,
                   grad_bytes=grad, master_bytes=master, state_dtype_bytes=state, deepspeed=ds,
                   autocast=autocast, adapter_cast_copy=adapter_cast_copy, embed_fp32=embed_fp32,
                   notes=tuple(notes), compute_dtype=compute_name, load_dtype=load_name, train_dtype=train_name,
-                  casts_trainable=autocast and train_name != compute_name,
-                  casts_frozen=autocast and load_name != compute_name and not quant, other_dtype=other_name or compute_name)
+                  casts_trainable=autocast and train_name != compute_name and not fsdp_mp,
+                  casts_frozen=autocast and load_name != compute_name and not quant and not fsdp_mp,
+                  other_dtype=other_name or compute_name)
+
+
+# axolotl is not here: since d6e4a611e (2025-07, "FSDP1 -> FSDP2") it replaces accelerate's fsdp2_prepare_model
+# with its own (src/axolotl/monkeypatch/accelerate/fsdp2.py patch_accelerate_fsdp2), which upcasts nothing;
+# its FSDP1 runs go through accelerate's, but the setup does not say which version a run used.
+_ACCELERATE_FRAMEWORKS = ("hf", "trl", "swift", "ms-swift", "llamafactory")
+
+
+def _accelerate_fsdp_upcast(setup: TrainingSetup, fw: str, compute_name: str, pure: bool) -> bool:
+    """FSDP over several GPUs prepared by accelerate (the HF Trainer's frameworks) with mixed precision on."""
+    fsdp = (setup.fsdp or "").lower()
+    return (bool(fsdp) and fsdp != "no_shard" and setup.n_gpus > 1 and fw in _ACCELERATE_FRAMEWORKS
+            and not pure and compute_name != "fp32")
 
 
 def _transformers_version(setup: TrainingSetup) -> tuple[int, ...]:

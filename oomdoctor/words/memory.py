@@ -50,6 +50,11 @@ WORDS = {
         "The model was loaded in half precision: the HF Trainer keeps bf16 weights, gradients and AdamW states "
         "(8 bytes per parameter, no fp32 master copy).",
         "模型以半精度加载：HF Trainer 保持 bf16 的权重、梯度和 AdamW 优化器状态（每个参数 8 字节，没有 fp32 主副本）。"),
+    "memory.regime.fsdp_upcast": (
+        "FSDP under accelerate with mixed precision: the trainable parameters' shards are upcast to fp32, so "
+        "their gradients and AdamW states are fp32 too; compute runs on half-precision gathered copies.",
+        "accelerate 管理的 FSDP 开启混合精度时，可训练参数的分片被升为 fp32，其梯度和 AdamW 优化器状态也是 fp32；"
+        "计算使用收集来的半精度副本。"),
     "memory.regime.pure_half": (
         "Pure half precision: weights, gradients and optimizer states all in 2 bytes.",
         "纯半精度：权重、梯度和优化器状态都是 2 字节。"),
