@@ -899,7 +899,7 @@ def test_a_persons_report_in_a_contraction_or_a_possessive_is_not_a_failure(tmp_
      'RuntimeError: CUDA out of memory. Tried to allocate 2.00 MiB (GPU 0; 15.90 GiB total capacity; 14.37 GiB already '
      'allocated; 1.88 MiB free; 15.03 GiB reserved in total by PyTorch)\n', "loss"),
     # Caffe2's parameter-initialisation net, run once before training
-    ('  File "/home/u/Detectron/detectron/utils/train.py", line 143, in create_model\n'
+    ('  File "/data/u/Detectron/detectron/utils/train.py", line 143, in create_model\n'
      '    workspace.RunNetOnce(model.param_init_net)\n'
      'RuntimeError: [enforce fail at event_gpu.cc:17] error == cudaSuccess. 2 vs 0. Error at: event_gpu.cc:17: '
      'out of memory\n', "load"),

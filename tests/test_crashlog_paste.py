@@ -250,10 +250,10 @@ def test_a_quoted_frame_after_the_message_is_unquoted_and_read():
     text = ("> Traceback (most recent call last):\n> (...)lots of traceback(...)\n"
             "> torch.OutOfMemoryError: HIP out of memory. Tried to allocate 80.00 MiB. GPU 0 has a total capacity of "
             "15.98 GiB of which 84.00 MiB is free.\n\nIt seems to happen around here:\n\n"
-            '>  File "/home/u/app.py", line 72, in infer\n>     pipe.to(device)\n\nMy machine:\n\nOS: Linux\n'
+            '>  File "/data/u/app.py", line 72, in infer\n>     pipe.to(device)\n\nMy machine:\n\nOS: Linux\n'
             "GPU: RX6950XT\nCPU: Ryzen 3600\nRAM: 64GB\nmore prose\neven more\n")
     cleaned, origin = normalise(text)
-    assert ' File "/home/u/app.py", line 72, in infer' in cleaned.splitlines() and len(origin) == text.count("\n") + 1
+    assert ' File "/data/u/app.py", line 72, in infer' in cleaned.splitlines() and len(origin) == text.count("\n") + 1
 
 
 def test_a_single_quoted_line_is_left_as_the_log_wrote_it():
