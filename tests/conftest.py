@@ -62,6 +62,11 @@ def meta_counts_warm():
             open(done, "w").close()
 
 
+def _uses_module_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
+
+
 @pytest.hookimpl(tryfirst=True)                     # before xdist reads the groups (and before it renames the ids)
 def pytest_collection_modifyitems(config, items):
     """OOMDOCTOR_TEST_SHARD=i/n[@salt] keeps the tests whose salted id hashes to i of n (zlib.crc32: the same on
@@ -71,10 +76,15 @@ def pytest_collection_modifyitems(config, items):
 
     Every simulate test joins one xdist group (`--dist loadgroup`, noxfile.py): one worker runs them all, so
     the traces they share (functools.cache, module fixtures) are made once, and torch, transformers and peft
-    are imported by that worker alone (the modules import them in their tests, not when collected)."""
+    are imported by that worker alone (the modules import them in their tests, not when collected). Likewise
+    the tests of one module that use a module fixture of it join a group of their own."""
     for item in items:
         if item.get_closest_marker("simulate"):
             item.add_marker(pytest.mark.xdist_group("simulate"))
+        elif not item.get_closest_marker("xdist_group") and _uses_module_fixture(item):
+            # a module fixture (a scored table, a parsed corpus) is made once per worker that runs a test using
+            # it: its tests join one group, so it is made once per session, not on both workers
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     shard = os.environ.get("OOMDOCTOR_TEST_SHARD")
     if not shard:
         return
