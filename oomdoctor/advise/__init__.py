@@ -46,7 +46,7 @@ _LAZY = {"build_cells": "matrix", "fit_cell": "matrix", "Cell": "model", "Matrix
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        raise AttributeError(name)
     value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
     globals()[name] = value
     return value
