@@ -19,10 +19,11 @@ nox.options.sessions = ["lint", "types", "full", "tests"]
 nox.options.reuse_existing_virtualenvs = True
 
 PYTHONS = ["3.9", "3.10", "3.11", "3.12", "3.13"]
+PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 # Two workers: the Pilot tests of the app wait on timers, so two processes overlap well even on two cores.
 # loadgroup: tests marked xdist_group("name") run on one worker, so the traces and counts they share are made
 # once per session, not once on each worker (the others are balanced one by one, as with `load`).
-PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider", "-n", "2", "--dist", "loadgroup"]
+XDIST = ["-n", "2", "--dist", "loadgroup"]
 # torch is pinned to its CPU build: an unpinned torch pulls a multi-GB CUDA build.
 TORCH = "torch==2.13.0"
 
@@ -35,12 +36,17 @@ def tests(session: nox.Session) -> None:
     # `.ci/run` on a 2-core machine: OOMDOCTOR_CI_SHARE lists the CPythons that share an eighth of the fast
     # suite (the default one runs all of it in `full`); each takes the part tests/conftest.py hashes to it, the
     # hash salted with OOMDOCTOR_CI_SALT (the commit), so that the eighth changes from one commit to the next.
+    # A share runs in one process: its ~200 tests cost less than a second worker's own collection of the whole
+    # suite (each xdist worker imports every test module and collects all ~6900 tests), and `.ci/run` runs the
+    # shares side by side.
     share = [v for v in os.environ.get("OOMDOCTOR_CI_SHARE", "").split(",") if v]
+    workers = XDIST
     if session.python in share:
         salt = os.environ.get("OOMDOCTOR_CI_SALT", "")
         env["OOMDOCTOR_TEST_SHARD"] = f"{share.index(session.python)}/{8 * len(share)}" + (f"@{salt}" if salt else "")
+        workers = []
     _compile(session)
-    session.run(*PYTEST, "-m", "not slow", *session.posargs, env=env)
+    session.run(*PYTEST, *workers, "-m", "not slow", *session.posargs, env=env)
 
 
 def _compile(session: nox.Session) -> None:
@@ -53,10 +59,10 @@ def _compile(session: nox.Session) -> None:
 @nox.session
 def full(session: nox.Session) -> None:
     """The whole suite, the slow tier and the fake-tensor tests included."""
-    session.install(TORCH)
-    session.install("-e", ".[simulate,test]")
+    # one pip run: one resolution against the package index instead of two (the index is most of the wait)
+    session.install(TORCH, "-e", ".[simulate,test]")
     _compile(session)
-    session.run(*PYTEST, *session.posargs)
+    session.run(*PYTEST, *XDIST, *session.posargs)
 
 
 @nox.session

@@ -70,6 +70,9 @@ def lookup_gpu(text: str) -> GpuSpec:
     return spec
 
 
+# One run asks for the same few names many times (the planner times every candidate plan on the card); the
+# catalog is read once and never changes within a process, so each name is looked up once.
+@lru_cache(maxsize=256)
 def _find_gpu(text: str) -> GpuSpec | None:
     key = _compact(text)
     if not key:

@@ -62,6 +62,11 @@ def meta_counts_warm():
             open(done, "w").close()
 
 
+def _uses_module_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(defs and defs[-1].scope == "module" for defs in info.name2fixturedefs.values())
+
+
 @pytest.hookimpl(tryfirst=True)                     # before xdist reads the groups (and before it renames the ids)
 def pytest_collection_modifyitems(config, items):
     """OOMDOCTOR_TEST_SHARD=i/n[@salt] keeps the tests whose salted id hashes to i of n (zlib.crc32: the same on
@@ -69,12 +74,18 @@ def pytest_collection_modifyitems(config, items):
     runs on the default CPython, and an eighth of the fast suite, a different eighth for each commit, on one
     other, within the time CI allows on a 2-core machine.
 
-    Every simulate test joins one xdist group (`--dist loadgroup`, noxfile.py): one worker runs them all, so
-    the traces they share (functools.cache, module fixtures) are made once, and torch, transformers and peft
-    are imported by that worker alone (the modules import them in their tests, not when collected)."""
+    The simulate tests of one module join one xdist group (`--dist loadgroup`, noxfile.py): one worker runs
+    them, so the traces they share (functools.cache, module fixtures) are made once. One group for all of them
+    (as before) made them the longest path of `full`: test_grid alone is half of their ~400 s of CPU, so the
+    modules now go to either worker, at the price of torch, transformers and peft imported by both (~11 s of
+    CPU). Likewise the tests of one module that use a module fixture of it join a group of their own."""
     for item in items:
         if item.get_closest_marker("simulate"):
-            item.add_marker(pytest.mark.xdist_group("simulate"))
+            item.add_marker(pytest.mark.xdist_group("simulate:" + item.nodeid.split("::", 1)[0]))
+        elif not item.get_closest_marker("xdist_group") and _uses_module_fixture(item):
+            # a module fixture (a scored table, a parsed corpus) is made once per worker that runs a test using
+            # it: its tests join one group, so it is made once per session, not on both workers
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
     shard = os.environ.get("OOMDOCTOR_TEST_SHARD")
     if not shard:
         return

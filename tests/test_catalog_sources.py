@@ -13,14 +13,14 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import yaml
+from helpers import read_yaml
 
 from oomdoctor.memory import count_params
 from oomdoctor.models import CATALOG_PATH, read_config_json, resolve_model
 
-CATALOG = yaml.safe_load(CATALOG_PATH.read_text(encoding="utf-8"))["models"]
+CATALOG = read_yaml(CATALOG_PATH)["models"]
 CORPUS = Path(__file__).parent / "data" / "corpus"
-_MANIFEST = yaml.safe_load((CORPUS / "MANIFEST.yaml").read_text(encoding="utf-8"))
+_MANIFEST = read_yaml(CORPUS / "MANIFEST.yaml")
 MANIFEST = {e["dir"]: e for e in _MANIFEST["corpus"] + _MANIFEST["audit"]}
 
 UNCHECKED = "unchecked:"

@@ -11,13 +11,13 @@ import re
 from pathlib import Path
 
 import pytest
-import yaml
+from helpers import read_yaml
 
 from oomdoctor.cli import main
 from oomdoctor.crashlog import parse_log
 
 REAL = Path(__file__).parent / "data" / "logs" / "real"
-CASES = yaml.safe_load((REAL / "expected.yaml").read_text(encoding="utf-8"))
+CASES = read_yaml(REAL / "expected.yaml")
 SIZE_FIELDS = {"tried": "tried_gib", "capacity": "capacity_gib", "free": "free_gib", "allocated": "allocated_gib",
                "unallocated": "reserved_unallocated_gib", "reserved": "reserved_gib", "process": "process_gib",
                "others": "other_processes_gib"}

@@ -11,6 +11,7 @@ import is still a dependency. Read from the source with ast, so no module has to
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -77,7 +78,11 @@ def _imports(name: str, path: Path) -> set[str]:
     return {m for m in out if m in MODULES}
 
 
-GRAPH = {name: _imports(name, path) for name, path in MODULES.items()}
+@functools.cache
+def _graph() -> dict[str, set[str]]:
+    """Every module's imports, parsed once, when a test first asks (not when the module is collected: every xdist
+    worker and every CPython session collects it, and only one runs these tests)."""
+    return {name: _imports(name, path) for name, path in MODULES.items()}
 
 
 def layer_of(module: str) -> int:
@@ -129,23 +134,23 @@ def _cycles(graph: dict[str, set[str]]) -> list[frozenset[str]]:
 @pytest.mark.parametrize("module", sorted(MODULES))
 def test_module_imports_only_its_own_layer_and_below(module):
     mine = layer_of(module)
-    upward = sorted(f"{m} ({LAYERS[layer_of(m)][0]})" for m in GRAPH[module] if layer_of(m) > mine)
+    upward = sorted(f"{m} ({LAYERS[layer_of(m)][0]})" for m in _graph()[module] if layer_of(m) > mine)
     assert not upward, f"{module} ({LAYERS[mine][0]}) imports a layer above it: {', '.join(upward)}"
 
 
 def test_the_package_has_no_import_cycle_but_the_known_ones():
-    cycles = [sorted(c) for c in _cycles(GRAPH) if c not in KNOWN_CYCLES]
+    cycles = [sorted(c) for c in _cycles(_graph()) if c not in KNOWN_CYCLES]
     assert not cycles, f"import cycles: {cycles}"
-    assert all(known in _cycles(GRAPH) for known in KNOWN_CYCLES), "a known cycle is gone: drop it from KNOWN_CYCLES"
+    assert all(known in _cycles(_graph()) for known in KNOWN_CYCLES), "a known cycle is gone: drop it from KNOWN_CYCLES"
 
 
 def test_words_import_nothing_but_facts():
-    below = {m for name in MODULES if name.startswith("oomdoctor.words") for m in GRAPH[name]}
+    below = {m for name in MODULES if name.startswith("oomdoctor.words") for m in _graph()[name]}
     assert {m for m in below if not m.startswith("oomdoctor.words")} <= {"oomdoctor.facts", "oomdoctor.lazyre"}
 
 
 def test_the_graph_reader_sees_lazy_and_relative_imports():
-    tree = {"oomdoctor.cli": GRAPH["oomdoctor.cli"], "oomdoctor.tui": GRAPH["oomdoctor.tui"]}
+    tree = {"oomdoctor.cli": _graph()["oomdoctor.cli"], "oomdoctor.tui": _graph()["oomdoctor.tui"]}
     assert "oomdoctor.tui" in tree["oomdoctor.cli"]              # imported inside _main
     assert "oomdoctor.tui.app" in tree["oomdoctor.tui"]          # imported inside run()
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset({"a", "b", "c"})]

@@ -7,13 +7,13 @@ import json
 from pathlib import Path
 
 import pytest
-import yaml
+from helpers import read_yaml
 
 from oomdoctor.memory import count_params
 from oomdoctor.models import read_config_json, resolve_model
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
-ENTRIES = yaml.safe_load((CORPUS / "MANIFEST.yaml").read_text(encoding="utf-8"))["corpus"]
+ENTRIES = read_yaml(CORPUS / "MANIFEST.yaml")["corpus"]
 COUNTABLE = [e for e in ENTRIES if "cannot_count" not in e]
 REASONED = [e for e in ENTRIES if "cannot_count" in e]
 

@@ -13,6 +13,8 @@ import panel
 
 CASES = panel.load_panel()
 RESULTS: dict[str, panel.Result] = {}
+# Every test reads RESULTS, one CLI run per case: under xdist one worker runs them all, so each case runs once.
+pytestmark = pytest.mark.xdist_group("plan_panel")
 
 
 def _result(case: panel.Case) -> panel.Result:

@@ -8,13 +8,13 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-import yaml
+from helpers import read_yaml
 
 from oomdoctor.configs import combine, load_config
 from oomdoctor.errors import InputError
 
 CORPUS = Path(__file__).parent / "data" / "real-configs"
-MANIFEST = yaml.safe_load((CORPUS / "MANIFEST.yaml").read_text(encoding="utf-8"))
+MANIFEST = read_yaml(CORPUS / "MANIFEST.yaml")
 FIELDS = {"version": "framework_version"}
 
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
+from helpers import read_yaml
 
 from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup
 from oomdoctor.planner import default_rules_dir, explain, fire, holds, list_rules, load_rules
 from oomdoctor.planner.registry import gather
 
-FIXTURES = yaml.safe_load((Path(__file__).parent / "data" / "rules" / "fixtures.yaml").read_text(encoding="utf-8"))
+FIXTURES = read_yaml(Path(__file__).parent / "data" / "rules" / "fixtures.yaml")
 BOOK = load_rules()
 SHAPE = ModelShape("meta-llama/Llama-2-7b-hf", params_total=6738415616)
 

@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import read_yaml
 
 from oomdoctor.errors import InputError
 from oomdoctor.memory import count_params
 from oomdoctor.models import read_config_json, resolve_model, shape_warnings
 
 CORPUS = Path(__file__).parent / "data" / "corpus"
-MANIFEST = yaml.safe_load((CORPUS / "MANIFEST.yaml").read_text(encoding="utf-8"))
+MANIFEST = read_yaml(CORPUS / "MANIFEST.yaml")
 AUDIT = MANIFEST["audit"]
 # the second audit: 28 config.json files of types new to the corpus and to the first audit (AUDIT.md)
 AUDIT_2 = MANIFEST["audit_2"]

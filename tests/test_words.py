@@ -7,11 +7,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from helpers import read_yaml
 
 from oomdoctor import words
 from oomdoctor.facts import msg
 
-GLOSSARY = yaml.safe_load((Path(words.__file__).parent / "glossary.yaml").read_text(encoding="utf-8"))
+GLOSSARY = read_yaml(Path(words.__file__).parent / "glossary.yaml")
 ENTRIES = [(domain, code, entry) for domain in words.domains() for code, entry in words.table(domain).items()]
 
 

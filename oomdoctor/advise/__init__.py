@@ -15,21 +15,41 @@ Public API::
 """
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from oomdoctor.advise.cards import HOST_RAM_PER_GPU_GIB, MATRIX_CARDS, MATRIX_COUNTS, adapt_to_card, spec_of
-from oomdoctor.advise.matrix import build_cells, fit_cell
-from oomdoctor.advise.model import Cell, Matrix, PlanStep, StrategyRow
-from oomdoctor.advise.prices import Prices, load_prices
-from oomdoctor.advise.render import render_plain, to_json
-from oomdoctor.advise.strategies import build_strategies, naive_model_parallel
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Hardware, Msg, Report, msg
+
+if TYPE_CHECKING:
+    from oomdoctor.advise.matrix import build_cells, fit_cell
+    from oomdoctor.advise.model import Cell, Matrix, PlanStep, StrategyRow
+    from oomdoctor.advise.prices import Prices, load_prices
+    from oomdoctor.advise.render import render_plain, to_json
+    from oomdoctor.advise.strategies import build_strategies, naive_model_parallel
 
 __all__ = ["MATRIX_CARDS", "MATRIX_COUNTS", "Cell", "Matrix", "PlanStep", "Prices", "StrategyRow", "build",
            "build_cells", "build_strategies", "fit_cell", "load_prices", "naive_model_parallel", "render_plain",
            "to_json"]
+
+# The module each public name comes from, imported on first use (PEP 562's module __getattr__): the planner
+# times every plan through advise.cards and advise.timing, and a plain report must not pay for importing the
+# fit matrix, its renderer and the prices reader (~20 ms of a start).
+_LAZY = {"build_cells": "matrix", "fit_cell": "matrix", "Cell": "model", "Matrix": "model", "PlanStep": "model",
+         "StrategyRow": "model", "Prices": "prices", "load_prices": "prices", "render_plain": "render",
+         "to_json": "render", "build_strategies": "strategies", "naive_model_parallel": "strategies"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(name)
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
 
 
 def build(report: Report, prices: str | Prices | None = None, tokens: float | None = None, *,
@@ -43,6 +63,10 @@ def build(report: Report, prices: str | Prices | None = None, tokens: float | No
     rule book; without them they are built here. `tokens` was checked where it was read (the CLI)."""
     from oomdoctor import calibrate
     from oomdoctor.advise import timing
+    from oomdoctor.advise.matrix import build_cells
+    from oomdoctor.advise.model import Matrix
+    from oomdoctor.advise.prices import load_prices
+    from oomdoctor.advise.strategies import build_strategies
     from oomdoctor.memory import estimate
 
     started = time.perf_counter()

@@ -14,6 +14,12 @@ _WIDE_CLASS = "".join(f"\\u{a:04x}-\\u{b:04x}" for a, b in _WIDE_RANGES)
 _TOKENS = lazy_re(rf"\s+|[{_WIDE_CLASS}]|[^\s{_WIDE_CLASS}]+")
 _AFTER_SLASH = lazy_re(r"[^/]*/|[^/]+")
 _NARROW_TAIL = lazy_re(r"[^\s\u2e80-\uffff]+$")
+# The same two patterns for a text with no character from U+2E80 on (every English line): there the wide class
+# cannot match and its complement is \S. Compiling a class of ~45k BMP code points costs ~10 ms (sre enumerates
+# each one into a bitmap: CPython Lib/re/_compiler.py, _optimize_charset), so English output never compiles it.
+_WIDE_FROM = chr(_WIDE_RANGES[0][0])
+_TOKENS_NARROW = lazy_re(r"\s+|\S+")
+_NARROW_TAIL_NARROW = lazy_re(r"\S+$")
 # Chinese typesetting: these never start a line (the character before them comes along).
 _NO_LINE_START = frozenset("，。、；：？！）》」』,.;:?!)")
 # ... and these never end one (they go down to the next line with what they open).
@@ -74,7 +80,8 @@ def wrap_cells(text: str, width: int, indent: str = "", initial: str = "") -> li
     prefix = initial
     cur, cur_w = initial, cell_width(initial)
     room = max(1, width - max(cell_width(initial), cell_width(indent)))
-    for tok in _pieces(_TOKENS.findall(text), room):
+    tokens = _TOKENS if text and max(text) >= _WIDE_FROM else _TOKENS_NARROW
+    for tok in _pieces(tokens.findall(text), room):
         w = cell_width(tok)
         if cur_w + w > width and cur[len(prefix):].strip() and not tok.isspace():
             carry = ""
@@ -82,7 +89,7 @@ def wrap_cells(text: str, width: int, indent: str = "", initial: str = "") -> li
                 # punctuation may not start a line: take the character (or the English word) before it along
                 rest = cur
                 while rest and (not carry or carry[0] in _NO_LINE_START):
-                    tail = _NARROW_TAIL.search(rest)
+                    tail = (_NARROW_TAIL if max(rest) >= _WIDE_FROM else _NARROW_TAIL_NARROW).search(rest)
                     piece = rest[-1] if is_wide(rest[-1]) else (tail.group() if tail else "")
                     if not piece:
                         break
