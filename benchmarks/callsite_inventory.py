@@ -32,7 +32,7 @@ MIRRORS = (
     ("Lightning-AI+litgpt", ""), ("bitsandbytes-foundation+bitsandbytes", ""), ("unslothai+unsloth-zoo", ""),
     ("Lightning-AI+pytorch-lightning", "src/"), ("Dao-AILab+flash-attention", ""), ("huggingface+diffusers", "src/"),
     ("NVIDIA+Megatron-LM", ""), ("hpcaitech+ColossalAI", ""), ("open-mmlab+mmengine", ""), ("keras-team+keras", ""),
-    ("keras-team+tf-keras", ""),
+    ("keras-team+tf-keras", ""), ("lllyasviel+stable-diffusion-webui-forge", ""), ("oobabooga+text-generation-webui", ""),
 )
 # transformers and diffusers ship a file per architecture or pipeline, Lightning and flash-attn many layers of
 # their own; a few stand for the rest

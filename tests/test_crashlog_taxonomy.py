@@ -19,9 +19,10 @@ from oomdoctor.crashlog import parse_log
 from oomdoctor.crashlog.taxonomy import _ANY, _NOT_A_PASS, MODULES, PACKAGES, frame_phase, module_path, place
 
 DATA = Path(__file__).parent / "data"
-# packages whose source no checkout here holds (vLLM's and TensorFlow's repositories are larger than a mirror may be;
-# the Keras TensorFlow bundled is read as its fork, tf-keras): their rows come from the files they cite, not measured
-UNREAD = {"vllm", "tensorflow"}
+# packages whose source no checkout here holds (vLLM's, TensorFlow's and ComfyUI's repositories are larger than a
+# mirror may be; the Keras TensorFlow bundled is read as its fork, tf-keras): their rows come from the files they cite,
+# not measured
+UNREAD = {"vllm", "tensorflow", "comfy"}
 
 
 def _inventory() -> dict[str, tuple[str, list[str]]]:
@@ -177,6 +178,10 @@ FRAMES = (
     ("ColossalAI", "colossalai/zero/low_level/low_level_optim.py", "_run_reduction", "backward"),
     ("mmengine", "mmengine/_strategy/deepspeed.py", "_wrap_model", "load"),
     ("Keras", "keras/src/backend/tensorflow/trainer.py", "test_step", "eval"),
+    ("text-generation-webui", "modules/text_generation.py", "generate_reply_HF", "generate"),
+    ("text-generation-webui", "modules/models.py", "reload_model", "load"),
+    ("stable-diffusion-webui-forge", "modules/sd_models.py", "reload_model_weights", "load"),
+    ("stable-diffusion-webui-forge", "modules/sd_samplers_kdiffusion.py", "sample_img2img", "generate"),
     ("tf-keras", "tf_keras/engine/training.py", "predict_step", "eval"),
 )
 MESSAGE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of "
@@ -289,3 +294,77 @@ def test_a_framework_frame_is_placed_in_every_traceback_form(tmp_path, frame):
     ev = parse_log(str(log)).primary
     assert ev is not None and ev.phase == "optimizer"
     assert ev.phase_evidence is not None and "_prepare_fp32_grad_for_sub_group" in ev.phase_evidence.text
+
+
+# ComfyUI's frames as its source names them (comfy/sample.py sample -> comfy/samplers.py KSampler.sample; a node's
+# weights moved on by comfy/model_management.py load_models_gpu -> LoadedModel.model_load -> comfy/model_patcher.py
+# ModelPatcher.partially_load -> patch_weight_to_device -> cast_to_device; comfy/ops.py casts a weight kept off the
+# device inside its forward through the same cast_to)
+_COMFY = "/home/u/ComfyUI/comfy/"
+
+
+def _comfy_log(tmp_path, frames):
+    log = tmp_path / "comfy.log"
+    lines = ["Traceback (most recent call last):", '  File "/home/u/ComfyUI/execution.py", line 327, in execute']
+    for module, func in frames:
+        lines += [f'  File "{_COMFY}{module}", line 100, in {func}', "    x = f(x)"]
+    log.write_text("\n".join(lines + [MESSAGE, ""]), encoding="utf-8")
+    return parse_log(str(log)).primary
+
+
+def test_comfyui_moving_a_models_weights_is_load(tmp_path):
+    # (under a sampler's own frame phase.py's order of the outer phases reads generation first)
+    ev = _comfy_log(tmp_path, [("model_management.py", "load_models_gpu"),
+                               ("model_management.py", "model_load"), ("model_patcher.py", "partially_load"),
+                               ("model_patcher.py", "patch_weight_to_device"), ("model_management.py", "cast_to_device")])
+    assert ev.phase == "load" and "patch_weight_to_device" in ev.phase_evidence.text
+
+
+def test_comfyui_a_cast_inside_the_sampling_forward_is_not_load(tmp_path):
+    ev = _comfy_log(tmp_path, [("samplers.py", "sample"), ("ops.py", "forward_comfy_cast_weights"),
+                               ("ops.py", "cast_bias_weight"), ("model_management.py", "cast_to")])
+    assert ev.phase == "generate" and "samplers.py" in ev.phase_evidence.text
+    assert place("comfy/model_management.py", "cast_to") == (None, place("comfy/model_management.py", "cast_to")[1])
+
+
+def test_text_generation_webuis_output_line_after_the_message_is_generation(tmp_path):
+    # modules/text_generation.py logs it in generate_reply_HF's finally block, after the failed generate's exception
+    log = tmp_path / "webui.log"
+    log.write_text("\n".join([MESSAGE, "Output generated in 0.28 seconds (0.00 tokens/s, 0 tokens, context 500, seed 7)",
+                              ""]), encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.phase == "generate" and ev.phase_evidence.text.startswith("Output generated in")
+
+
+def _boxed(rows: list[str]) -> str:
+    return "\n".join(f"│ {r:<76} │" for r in rows)
+
+
+# rich's frame header wrapped at the box's width with its path rows cut, then a blank row and the numbered code
+# (rich/traceback.py _render_stack, rich/syntax.py line_numbers); the code is diffusers'
+# models/attention_processor.py Attention.get_attention_scores
+_RICH_CUT = ["get_attention_scores", "",
+             "   696 │   │   if self.upcast_softmax:",
+             "   697 │   │   │   attention_scores = attention_scores.float()",
+             "   698 │   │",
+             "❱  699 │   │   attention_probs = attention_scores.softmax(dim=-1)",
+             "   700 │   │   del attention_scores",
+             "   701 │   │",
+             "   702 │   │   attention_probs = attention_probs.to(dtype)"]
+
+
+def test_a_rich_frame_whose_header_path_was_cut_places_its_arrowed_statement(tmp_path):
+    log = tmp_path / "rich.log"
+    log.write_text("\n".join([_boxed(_RICH_CUT), "╰" + "─" * 78 + "╯", MESSAGE, ""]), encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.phase == "forward"
+    assert ev.phase_evidence.text.startswith("❱") and "softmax" in ev.phase_evidence.text
+
+
+def test_rich_context_rows_around_the_arrow_ran_nothing(tmp_path):
+    # only the arrowed row ran: a numbered context row that names a phase (a `save_pretrained` two rows below) is not it
+    rows = _RICH_CUT[:-1] + ["   702 │   │   self.save_pretrained(out_dir)"]
+    log = tmp_path / "rich.log"
+    log.write_text("\n".join([_boxed(rows), "╰" + "─" * 78 + "╯", MESSAGE, ""]), encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.phase == "forward" and ev.phase_evidence.text.startswith("❱")

@@ -55,6 +55,9 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "vLLM", "line", r"\bAborted request(?:\(s\))? \S",
      "vllm/engine/async_llm_engine.py and vllm/v1/engine/async_llm.py log `Aborted request <id>` when a served "
      "request fails or is cancelled (vllm-omni's async_omni.py `Aborted request(s) [...]`): a request was being generated"),
+    ("generate", "text-generation-webui", "line", r"\bOutput generated in \d+(?:\.\d+)? seconds \(",
+     "text-generation-webui modules/text_generation.py generate_reply_HF / generate_reply_custom log `Output generated "
+     "in N seconds (...)` in their finally block, after a failed generation's exception too: a reply was being generated"),
     ("generate", "stable-diffusion-webui", "func", "process_images",
      "AUTOMATIC1111 stable-diffusion-webui modules/processing.py: txt2img and img2img generate through it"),
     ("generate", "ComfyUI", "line", r"^\s*[A-Z][A-Za-z0-9]*Sampler(?:Advanced)?\s*$",
@@ -86,6 +89,10 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("load", "vLLM", "line", r"Starting to load model|Loading safetensors checkpoint shards|Capturing CUDA graphs?\b|"
                              r"Capturing cudagraphs\b|"
                              r"Loading weights took|is assigned as DP rank", "vllm start-up log lines"),
+    ("load", "ComfyUI", "line", r"Node Type:\W*[A-Z]\w*Loader\w*\b",
+     "ComfyUI's error report names the failed node's type (`- **Node Type:** CheckpointLoaderSimple`); its loader nodes "
+     "(nodes.py CheckpointLoaderSimple, VAELoader, LoraLoader, UNETLoader, CLIPLoader) are named <Name>Loader and read "
+     "a model onto the device"),
     ("load", "llama.cpp", "line", r"^\s*(?:llama_model_load|llama_model_loader|load_tensors|llm_load_tensors|llama_new_context_with_model|"
                                   r"llama_init_from_model|llama_context|llama_kv_cache_init|llama_kv_cache|graph_reserve|sched_reserve|"
                                   r"ggml_gallocr_reserve_n\w*|alloc_tensor_range|common_init_from_params|load_model|"

@@ -716,6 +716,12 @@ def _phase_forward(src: LogSource, h: _Hit) -> tuple | None:
 _BOX_BORDER = lazy_re(r"^[\s╭╮╰╯─│]+$")
 # A piece of a rich traceback box: its source arrow, a `path.py:123` header, or a header wrapped to `0 in func`.
 _RICH_PIECE = lazy_re(r"❱|\S\.py:\d+\b|^\s*\d* ?in [\w<>.]+\s*$")
+# rich's code rows under a frame header (rich/syntax.py with line_numbers: `❱ 629 │ ...` on the line that ran, the
+# context rows around it numbered alone), as they stand once the box's left edge is cut
+_RICH_CODE = lazy_re(r"^\s*(?:❱\s*)?\d+\s*│", needs=("│",))
+# The last row of rich's frame header over them: rich/traceback.py _render_stack prints `path:line in name`, wraps it
+# at the box's width, then a blank row and the code; a header whose path rows were cut keeps the name alone (`in name`)
+_RICH_HEADER_TAIL = lazy_re(r"^\s*(?:in\s+)?[A-Za-z_<][\w<>.]*\s*$")
 _SOURCE_SHAPE = lazy_re(r"[\w\])]\s*\(|\breturn\b|\w\s*=\s*\S|^\s*\^+\s*$")
 _CARETS = lazy_re(r"^\s*[\^~]+\s*$")
 # an assignment from a call, `name = f(...)` or `a, b = obj.f(...)`, alone on its line (no prose before it)
@@ -728,12 +734,23 @@ def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
     block: list[tuple[int, str]] = []
     blanks = 0
     under_carets = False
+    rich_code = False                        # the row below (nearer the message) is one of rich's code rows
     for s, t in walked:
         if not t.strip() or _BOX_BORDER.search(t):
             blanks += not t.strip()
             if blanks > 1:
                 break
             continue
+        if _RICH_CODE.search(t):
+            rich_code, blanks = True, 0
+            block.append((s, t))
+            continue
+        if rich_code and _RICH_HEADER_TAIL.search(t):
+            # the frame header over rich's code rows, its path rows cut: the name is the frame's function
+            rich_code, blanks = False, 0
+            block.append((s, t))
+            continue
+        rich_code = False
         # Python 3.11+ underlines the failing expression of a frame's source line with carets
         # (traceback.py): the line above them is source however much of its indent the paste kept.
         source_above = under_carets and _SOURCE_SHAPE.search(t)

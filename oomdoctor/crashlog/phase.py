@@ -176,6 +176,10 @@ def looks_like_code(text: str) -> bool:
 # arrowed line ran; its neighbours (`     28 y = y.cuda()`, `    658 self.validate()`) cue nothing.
 _IPY_ARROW = lazy_re(r"^\s*-+>\s*\d+\s", needs=(">",))
 _IPY_CONTEXT = lazy_re(r"^\s*\d+\s")
+# rich numbers its code rows the same way, the row that ran marked `❱` (rich/syntax.py line_numbers, highlight_lines):
+# the rows around it are context
+_RICH_ARROW = lazy_re(r"^\s*❱\s*\d+\s*│", needs=("❱",))
+_RICH_CONTEXT = lazy_re(r"^\s*\d+\s*│", needs=("│",))
 # ... and names each frame with its signature (`train_utils.py in run_epoch(model, val_loader, eval_every)`):
 # the function is the cue, its parameter names are not.
 _IPY_SIGNATURE = lazy_re(r"^(\s*(?:File\s+)?\S+\.py(?:\s*:\s*\d+,?)?\s+in\s+)(?:[\w<>]+\.)*([\w<>]+)\(.*$", needs=(".py",))
@@ -187,6 +191,8 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
         return None
     if any(_IPY_ARROW.search(line) for line in lines):
         lines = ["" if _IPY_CONTEXT.search(line) else line for line in lines]
+    if any(_RICH_ARROW.search(line) for line in lines):
+        lines = ["" if _RICH_CONTEXT.search(line) else line for line in lines]
     # IPython prints a frame's signature after its name (`fitting.py:253, in fit_model(model, data, ...,
     # generate_progress_plots)`), CPython and rich never do: the parameters are no calls, whatever else is pasted;
     # nor is the class IPython 8 qualifies the method with (`DeepSpeedZeroOptimizer_Stage3.step` is the step, not the

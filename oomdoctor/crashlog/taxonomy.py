@@ -32,7 +32,10 @@ _NOT_A_PASS = r"(?!\w*(?:forward|backward))\w+"
 PACKAGES = ("torch", "transformers", "accelerate", "peft", "trl", "deepspeed", "bitsandbytes", "safetensors",
             "vllm", "llamafactory", "swift", "torchtune", "axolotl", "unsloth", "unsloth_zoo", "openrlhf",
             "liger_kernel", "litgpt", "lightning", "pytorch_lightning", "flash_attn", "diffusers", "megatron",
-            "colossalai", "mmengine", "keras", "tf_keras", "tensorflow")
+            "colossalai", "mmengine", "keras", "tf_keras", "tensorflow",
+            # the image and chat UIs: ComfyUI's library package, and the `modules/` folder the A1111 web UI, its Forge
+            # fork and text-generation-webui each keep their code in (rows name its files one by one)
+            "comfy", "modules")
 
 # (module path regex from the top package, function name regex matched whole, phase or None, where it comes from)
 MODULES: tuple[tuple[str, str, str | None, str], ...] = (
@@ -604,6 +607,35 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
     (r"diffusers/models/", r"from_pretrained|\w*load\w*|to|_apply|enable_\w*|__init__", "load",
      "diffusers/models/modeling_utils.py ModelMixin.from_pretrained"),
     (r"diffusers/models/", r"(?!save)\w+", "forward", "diffusers/models: attention processors, transformers and UNets run in forward"),
+    # ---------------------------------------------------------------- ComfyUI, the A1111 web UI / Forge, text-generation-webui
+    # ComfyUI moves a model's weights to the device when a node needs it (comfy/model_management.py load_models_gpu ->
+    # LoadedModel.model_load -> model_use_more_vram -> comfy/model_patcher.py ModelPatcher.partially_load / load ->
+    # patch_weight_to_device); its casts (cast_to, cast_to_device) also run inside a forward pass for weights kept off
+    # the device (comfy/ops.py cast_bias_weight), so they name nothing
+    (r"comfy/model_management\.py", r"cast_to\w*", None,
+     "comfy/model_management.py cast_to, cast_to_device: called at load and from comfy/ops.py cast_bias_weight in forward"),
+    (r"comfy/model_management\.py", r"\w*load_models?_gpu|model_load|model_use_more_vram|free_memory|\w*unload\w*|"
+     r"partially_\w+", "load", "comfy/model_management.py load_models_gpu, LoadedModel.model_load, model_use_more_vram"),
+    (r"comfy/model_patcher\.py", r"(?!\w*(?:forward|backward))\w*load\w*|patch_weight_to_device|patch_model\w*|"
+     r"model_patches_to|unpatch_model", "load",
+     "comfy/model_patcher.py ModelPatcher.load, partially_load, patch_weight_to_device, patch_model"),
+    (r"comfy/sd\.py", r"load_\w+", "load", "comfy/sd.py load_checkpoint_guess_config, load_diffusion_model, load_clip"),
+    # the sampling loop of every sampler node (nodes.py common_ksampler -> comfy/sample.py sample -> comfy/samplers.py
+    # KSampler.sample -> comfy/k_diffusion/sampling.py sample_*): generation, as diffusers' pipelines are
+    (r"comfy/(?:sample|samplers|k_diffusion/sampling)\.py", _ANY, "generate",
+     "comfy/samplers.py KSampler.sample, CFGGuider.sample; comfy/sample.py sample; comfy/k_diffusion/sampling.py"),
+    # the A1111 web UI and Forge: modules/sd_models.py reads and places the checkpoint, modules/processing.py runs a
+    # txt2img or img2img request through the samplers of modules/sd_samplers*.py
+    (r"modules/sd_models\.py", r"\w*load\w*|send_model_to_\w+|setup_model|instantiate_from_config|read_state_dict|"
+     r"get_checkpoint_state_dict|get_state_dict_from_checkpoint|model_target_device", "load",
+     "stable-diffusion-webui(-forge) modules/sd_models.py load_model, reload_model_weights, load_model_weights"),
+    (r"modules/processing\.py|modules/sd_samplers\w*\.py", _ANY, "generate",
+     "stable-diffusion-webui(-forge) modules/processing.py process_images -> process_images_inner -> sample; "
+     "modules/sd_samplers_kdiffusion.py KDiffusionSampler.sample"),
+    # text-generation-webui: modules/models.py loads the model, modules/text_generation.py answers a request
+    (r"modules/models\.py", r"\w*load\w*", "load", "text-generation-webui modules/models.py load_model, reload_model"),
+    (r"modules/text_generation\.py", _ANY, "generate",
+     "text-generation-webui modules/text_generation.py generate_reply -> generate_reply_HF / generate_reply_custom"),
     # last: a forward pass by its name in any module of a known package that no row above places otherwise
     # (torch/nn/modules/module.py Module.forward, a framework's patched *_forward, a hook run around forward)
     (r"\S+\.py", r"\w*forward\w*", "forward", "torch/nn/modules/module.py: forward and forward hooks"),
