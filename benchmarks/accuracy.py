@@ -269,6 +269,11 @@ def convert(case: dict, ref: dict):
         # quantization column (the quote) names it, the precision and notes columns rarely do
         said = " ".join(str(case.get(k) or "") for k in ("precision", "notes", "quote")).lower()
         extras["quantize"] = "bnb.nf4-dq" if "nf4-dq" in said else "bnb.nf4"
+    said_quant = " ".join(str(case.get(k) or "") for k in ("precision", "notes", "quote")).lower()
+    if quant and ("use_nested_quant" in said_quant or "double quant" in said_quant):
+        # the row states 4-bit double quantization (PEFT's examples/sft/utils.py:110
+        # `bnb_4bit_use_double_quant=args.use_nested_quant`): the key oomdoctor's readers keep
+        extras["bnb_4bit_use_double_quant"] = True
     if method == "lora" and "qwen finetune" in fw_text.lower() and "chat" not in model.lower():
         extras["modules_to_save"] = ("embed_tokens", "lm_head")   # finetune.py trains wte/lm_head on base models
     version = ""

@@ -254,3 +254,20 @@ def test_fsdp_mixed_precision_gathers_half_weights_so_autocast_caches_no_copies(
     sharded = estimate(TrainingSetup(fsdp="full_shard", **base), LLAMA2_7B, two)
     assert ddp.details["autocast_weight_copies_gib"] > 10
     assert sharded.details["autocast_weight_copies_gib"] == 0.0
+
+
+def test_zero3_quantized_model_is_loaded_whole_on_every_rank_before_it_is_partitioned():
+    # transformers skips zero.Init for a quantized model and bitsandbytes puts it whole on the rank's GPU;
+    # DeepSpeed partitions it only in deepspeed.initialize, so each rank's peak has held the whole 4-bit model
+    two = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=2)
+    z3 = estimate(qlora(zero_stage=3, n_gpus=2, seq_len=256), LLAMA2_7B, two)
+    z2 = estimate(qlora(zero_stage=2, n_gpus=2, seq_len=256), LLAMA2_7B, two)
+    assert "load" not in z2.moments                       # ZeRO-2 keeps the whole model anyway: no extra moment
+    assert z3.peak_moment == "load"                       # a 1 x 256 QLoRA step holds less per rank
+    assert z3.moments["load"] == pytest.approx(z2.components["weights"], rel=0.02)   # the whole 4-bit model
+    assert z3.moments["forward"] < 0.8 * z3.moments["load"]
+    assert any(n.code == "memory.note.zero3_quantized_load" for n in z3.notes)
+    unquantized = estimate(TrainingSetup(framework="hf", method="lora", lora_targets=("q_proj", "v_proj"),
+                                         load_dtype="bf16", micro_batch=1, seq_len=2048, grad_ckpt=True,
+                                         zero_stage=3, n_gpus=2), LLAMA2_7B, two)
+    assert "load" not in unquantized.moments             # created partitioned under zero.Init

@@ -119,6 +119,10 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     parts = steps.moments["layers backward"]
     parts["gradients"] = parts.get("gradients", 0.0) + sh.reduce
     moments = {name: _with_states(always, parts) for name, parts in steps.moments.items()}
+    loaded = _zero3_quantized_load(setup, ms, quant)
+    if loaded:
+        moments["load"] = {"weights": loaded}
+        notes.append(msg("memory.note.zero3_quantized_load", gib=loaded / GIB))
     totals = {name: sum(parts.values()) for name, parts in moments.items()}
     peak_moment = max(totals, key=totals.get)  # type: ignore[arg-type]
     eval_alloc, ev_act, ev_logits = _eval_pass(setup, shape, rg, always)
@@ -227,6 +231,18 @@ def _shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, rg: Regime, co
         return _fsdp_shard(setup, hw, rg, counts, ms, T, quant), []
     notes = [msg("memory.note.ddp_full_copy")] if n > 1 else []
     return Sharded(weights=ms.weights, grads=ms.grads, states=ms.states, temp=ms.temp), notes
+
+
+def _zero3_quantized_load(setup: TrainingSetup, ms: ModelStates, quant: bool) -> float:
+    """The whole quantized base model each rank holds while loading under ZeRO-3, before DeepSpeed partitions it;
+    0 when the model is created partitioned. transformers skips zero.Init for a quantized model (modeling_utils.py
+    from_pretrained: `needs_zero3_init = is_deepspeed_zero3_enabled() and not _is_quantized`) and bitsandbytes
+    places it whole on the rank's GPU (quantizers/quantizer_bnb_4bit.py update_device_map, `{"":
+    torch.cuda.current_device()}`); deepspeed.initialize partitions it afterwards (runtime/zero/
+    parameter_offload.py:200-211 _convert_to_zero_parameters -> `Init(module=module)`). The adapters come later."""
+    if setup.zero_stage < 3 or not quant or max(1, setup.n_gpus) < 2:
+        return 0.0
+    return ms.frozen
 
 
 def _zero_buffers(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, T: int) -> float:

@@ -24,6 +24,7 @@ WORDS = {
     "memory.moment.layers_backward": ("layers backward", "各层反向传播"),
     "memory.moment.optimizer": ("optimizer step", "优化器更新"),
     "memory.moment.eval": ("evaluation", "评估"),
+    "memory.moment.load": ("model loading", "模型加载"),
     # regimes: which dtype each tensor lives in
     "memory.regime.lf_loads_fp32_checkpoint": (
         "LLaMA-Factory >= 0.9.4 loads the checkpoint's own dtype (float32 here): frozen weights take 4 bytes "
@@ -67,6 +68,11 @@ WORDS = {
         "ZeRO-{stage} 在每张 GPU 上都保留完整权重：增加 GPU 只会降低被切分的{parts}部分。"),
     "memory.note.zero_parts_optimizer": ("optimizer", "优化器状态"),
     "memory.note.zero_parts_optimizer_gradients": ("optimizer and gradient", "优化器状态和梯度"),
+    "memory.note.zero3_quantized_load": (
+        "A quantized model is not created under DeepSpeed's zero.Init: every GPU loads the whole quantized model "
+        "({gib:.1f} GiB) before ZeRO-3 partitions it, and the peak counters keep that moment.",
+        "量化模型不在 DeepSpeed 的 zero.Init 下创建：每张 GPU 先加载完整的量化模型（{gib:.1f} GiB），"
+        "之后 ZeRO-3 才将其切分，峰值计数会保留这一时刻。"),
     "memory.note.ddp_full_copy": (
         "DDP keeps full weights, gradients and optimizer states on every GPU: more GPUs do not lower per-GPU "
         "memory.",
