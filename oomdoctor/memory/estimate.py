@@ -237,8 +237,8 @@ def _zero3_quantized_load(setup: TrainingSetup, ms: ModelStates, quant: bool) ->
     """The whole quantized base model each rank holds while loading under ZeRO-3, before DeepSpeed partitions it;
     0 when the model is created partitioned. transformers skips zero.Init for a quantized model (modeling_utils.py
     from_pretrained: `needs_zero3_init = is_deepspeed_zero3_enabled() and not _is_quantized`) and bitsandbytes
-    places it whole on the rank's GPU (quantizers/quantizer_bnb_4bit.py update_device_map, `{"":
-    torch.cuda.current_device()}`); deepspeed.initialize partitions it afterwards (runtime/zero/
+    places it whole on the rank's GPU (quantizers/auto.py get_hf_quantizer -> quantizer_bnb_4bit.py
+    update_device_map, `{"": torch.cuda.current_device()}`); deepspeed.initialize partitions it afterwards (runtime/zero/
     parameter_offload.py:200-211 _convert_to_zero_parameters -> `Init(module=module)`). The adapters come later."""
     if setup.zero_stage < 3 or not quant or max(1, setup.n_gpus) < 2:
         return 0.0
