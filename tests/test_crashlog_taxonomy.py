@@ -300,12 +300,12 @@ def test_a_framework_frame_is_placed_in_every_traceback_form(tmp_path, frame):
 # weights moved on by comfy/model_management.py load_models_gpu -> LoadedModel.model_load -> comfy/model_patcher.py
 # ModelPatcher.partially_load -> patch_weight_to_device -> cast_to_device; comfy/ops.py casts a weight kept off the
 # device inside its forward through the same cast_to)
-_COMFY = "/home/u/ComfyUI/comfy/"
+_COMFY = "/data/u/ComfyUI/comfy/"
 
 
 def _comfy_log(tmp_path, frames):
     log = tmp_path / "comfy.log"
-    lines = ["Traceback (most recent call last):", '  File "/home/u/ComfyUI/execution.py", line 327, in execute']
+    lines = ["Traceback (most recent call last):", '  File "/data/u/ComfyUI/execution.py", line 327, in execute']
     for module, func in frames:
         lines += [f'  File "{_COMFY}{module}", line 100, in {func}', "    x = f(x)"]
     log.write_text("\n".join(lines + [MESSAGE, ""]), encoding="utf-8")
