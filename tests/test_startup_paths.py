@@ -2,6 +2,7 @@
 wide-character patterns are not compiled, and the narrow stand-ins answer exactly as the patterns they replace."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -50,3 +51,57 @@ def test_the_advise_package_still_answers_every_public_name():
         assert getattr(advise, name) is not None, name
     from oomdoctor.advise.render import render_plain
     assert advise.render_plain is render_plain
+
+
+# ---------------------------------------------------------------- the frame table's literal prefixes
+
+try:                                    # the regex parser: its public name moved in Python 3.11
+    from re import _constants as _C
+    from re import _parser as _P
+except ImportError:                     # Python 3.9, 3.10
+    import sre_constants as _C  # type: ignore[no-redef]
+    import sre_parse as _P  # type: ignore[no-redef]
+
+
+def _parsed_starts_with(pattern: str, prefix: str) -> bool:
+    """Whether the parsed pattern begins with one literal item per character of `prefix`, case-sensitive:
+    then every `re.match` of it starts with `prefix`."""
+    parsed = _P.parse(pattern)
+    if parsed.state.flags & re.IGNORECASE or len(parsed.data) < len(prefix):
+        return False
+    return all(op is _C.LITERAL and chr(av) == ch for (op, av), ch in zip(parsed.data, prefix))
+
+
+def test_every_frame_row_starts_with_the_literal_its_prefix_names():
+    from oomdoctor.crashlog.taxonomy import MODULES, literal_prefix
+
+    prefixes = [literal_prefix(mod) for mod, _fn, _phase, _src in MODULES]
+    assert sum(map(bool, prefixes)) > 0.8 * len(MODULES)         # the guard spares most rows
+    for (mod, *_), prefix in zip(MODULES, prefixes):
+        assert _parsed_starts_with(mod, prefix), (mod, prefix)
+
+
+def test_the_literal_prefix_stops_where_a_match_may_differ():
+    from oomdoctor.crashlog.taxonomy import literal_prefix
+
+    cases = {r"abc|d": "", r"ab?c": "a", r"a\.b*": "a.", r"x{2}y": "", r"a(b|c)d": "a", r"a[|]b|c": "",
+             r"a[]|]b": "a", r"(?:x)y": "", r"\S+\.py": "", r"torch/optim/": "torch/optim/", r"a\d": "a",
+             r"ab+": "a", r"(?i)ab": ""}
+    for pattern, prefix in cases.items():
+        assert literal_prefix(pattern) == prefix, pattern
+        assert _parsed_starts_with(pattern, prefix) or not prefix, pattern
+
+
+@given(st.text(alphabet="ab.|?*+()[]\\{}2", max_size=12))
+def test_a_literal_prefix_is_never_missing_from_a_match(pattern):
+    from oomdoctor.crashlog.taxonomy import literal_prefix
+
+    try:
+        compiled = re.compile(pattern)
+    except (re.error, OverflowError):
+        return
+    prefix = literal_prefix(pattern)
+    assert _parsed_starts_with(pattern, prefix) or not prefix, (pattern, prefix)
+    for text in ("", "a", "ab", "a.b", "ab.ab", "aab", "b", "|", "ab|", "a2"):
+        m = compiled.match(text)
+        assert m is None or text.startswith(prefix), (pattern, prefix, text)
