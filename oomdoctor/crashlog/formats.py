@@ -291,7 +291,7 @@ F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\
 # `Training failed with exit code -9` is the SIGKILL the kernel's OOM killer sends.
 F15 = lazy_re(r"exited with code 137|[Ee]xit ?[Cc]ode\"?:?\s*137\b|OOMKilled|Exit code 137|"
               r"\b(?:[Ee]xit|[Rr]eturn) ?[Cc]ode:? ?-9(?![\d.])",
-              needs=("xit", "OOMKilled", "eturn code"))
+              needs=("xit", "OOMKilled", "eturn"))
 # The kubelet's eviction manager under node memory pressure: "The node was low on resource: memory."
 # (pkg/kubelet/eviction/helpers.go nodeLowMessageFmt).
 F_EVICT = lazy_re(r"The node was low on resource: memory\b", needs=("low on resource: memory",))
