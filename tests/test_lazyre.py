@@ -8,8 +8,10 @@ import sys
 from itertools import product
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from oomdoctor.lazyre import LazyPattern, lazy_re
+from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals
 
 try:                                    # the regex parser's modules: public names moved in Python 3.11
     from re import _constants as C
@@ -169,3 +171,30 @@ def test_a_guarded_pattern_answers_like_the_regex_on_every_test_log_line():
         for line in lines:
             assert (pat.search(line) is None) == (real.search(line) is None), (name, line)
             assert pat.findall(line) == real.findall(line), (name, line)
+
+
+def test_required_literals_read_off_the_text_are_proved_from_the_parse():
+    from oomdoctor.crashlog import callsites
+
+    cases = {r"abc|d": ("abc", "d"), r"ab?c": ("a",), r"x{2}y|zz": ("y", "zz"), r"a(b|c)d": ("a",),
+             r"a[|]b|c": ("a", "c"), r"(?i)abc": (), r"a{": (), r"\bAborted request(?:\(s\))? \S": ("Aborted request",),
+             r"a|\d": ()}
+    for pattern, needs in cases.items():
+        assert required_literals(pattern) == needs, pattern
+    rows = [pat for _ph, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line"]
+    assert sum(bool(required_literals(p)) for p in rows) > 0.8 * len(rows)     # the guard spares most rows
+    for pattern in rows:
+        needs = required_literals(pattern)
+        assert not needs or _proves(P.parse(pattern), needs), pattern
+
+
+@given(st.text(alphabet="ab.|?*+()[]\\{}2^", max_size=14))
+def test_required_literals_are_in_every_match(pattern):
+    try:
+        compiled = re.compile(pattern)
+    except (re.error, OverflowError):
+        return
+    needs = required_literals(pattern)
+    assert not needs or _proves(P.parse(pattern), needs), (pattern, needs)
+    for text in ("", "a", "ab", "a.b", "ab.ab", "aab", "b", "|", "ab|", "a2", "{2}", "b2a", "ba", "]", "a]b"):
+        assert compiled.search(text) is None or not needs or any(n in text for n in needs), (pattern, needs, text)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from oomdoctor.crashlog import callsites, taxonomy
-from oomdoctor.lazyre import LazyPattern, lazy_re
+from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals
 
 # Outer phases first (their frames enclose forward passes), then the steps of one training step.
 OUTER = ("data", "save", "eval", "generate", "zero_init", "load")
@@ -382,7 +382,9 @@ def line_phase(lines: list[str]) -> tuple[str, int] | None:
     return None
 
 
-_TAXONOMY_LINES = tuple((phase, re.compile(pat)) for phase, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line")
+# compiled when a line holds one of the literals every match needs (a log names few of these call sites)
+_TAXONOMY_LINES = tuple((phase, lazy_re(pat, needs=required_literals(pat)))
+                        for phase, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line")
 
 
 def taxonomy_line(text: str) -> str | None:
