@@ -6,6 +6,7 @@ import re
 import subprocess
 import sys
 from itertools import product
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -165,7 +166,7 @@ def test_a_guarded_pattern_answers_like_the_regex_on_every_test_log_line():
     import glob
 
     lines = [line for path in sorted(glob.glob("tests/data/logs/*.log")) + ["oomdoctor/data/demo/train.log"]
-             for line in open(path, encoding="utf-8", errors="replace").read().splitlines()]
+             for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()]
     for name, pat in _guarded_patterns():
         real = re.compile(pat.pattern, pat._flags)
         for line in lines:
@@ -181,9 +182,13 @@ def test_required_literals_read_off_the_text_are_proved_from_the_parse():
              r"a|\d": ()}
     for pattern, needs in cases.items():
         assert required_literals(pattern) == needs, pattern
-    rows = [pat for _ph, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line"]
-    assert sum(bool(required_literals(p)) for p in rows) > 0.8 * len(rows)     # the guard spares most rows
-    for pattern in rows:
+    from oomdoctor.crashlog.taxonomy import MODULES
+
+    lines = [pat for _ph, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line"]
+    functions = sorted({fn for _mod, fn, _ph, _src in MODULES})     # the frame table's function classes
+    for rows in (lines, functions):
+        assert sum(bool(required_literals(p)) for p in rows) > 0.8 * len(rows)     # the guard spares most rows
+    for pattern in lines + functions:
         needs = required_literals(pattern)
         assert not needs or _proves(P.parse(pattern), needs), pattern
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from oomdoctor.lazyre import LazyPattern, lazy_re
+from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals
 
 _ANY = r".*"
 # a function of a loading, saving or data module that is not itself a forward or backward pass (a hook attached
@@ -700,7 +700,7 @@ def _top_level_bar(rest: str) -> bool:
 
 
 @cache
-def _rows(top: str) -> tuple[tuple[int, str, LazyPattern, LazyPattern, str | None], ...]:
+def _rows(top: str) -> tuple[tuple[int, str, LazyPattern, str, str | None], ...]:
     """The rows that can place a module of package `top`, in table order, each with the literal its module
     pattern starts with. A traceback touches two or three packages and a frame's module starts with few rows'
     literals, so a row's patterns are compiled only when the literal is there (then the module pattern) and the
@@ -710,8 +710,20 @@ def _rows(top: str) -> tuple[tuple[int, str, LazyPattern, LazyPattern, str | Non
         m = _ROW_TOPS.match(mod)
         tops = (m.group(1) or m.group(2)).split("|") if m and not mod.startswith("\\S") else None
         if tops is None or top in tops:
-            out.append((i, literal_prefix(mod), lazy_re(mod), lazy_re(fn), phase))
+            out.append((i, literal_prefix(mod), _lazy(mod), fn, phase))
     return tuple(out)
+
+
+@cache
+def _lazy(pattern: str) -> LazyPattern:
+    """One lazy pattern per text, shared by the rows of every package that repeat it."""
+    return lazy_re(pattern)
+
+
+@cache
+def _function(pattern: str) -> LazyPattern:
+    """A row's function pattern, guarded by the literals its matches need (read when its module first matches)."""
+    return lazy_re(pattern, needs=required_literals(pattern))
 
 
 _INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
@@ -743,7 +755,7 @@ def place(module: str, func: str) -> tuple[str | None, int] | None:
     """(phase or None, row index) of the first row whose module and function classes hold the frame; None when
     no row speaks of it. The module is `module_path`'s form (`torch/optim/adamw.py`)."""
     for i, lit, mod, fn, phase in _rows(module.split("/", 1)[0]):
-        if module.startswith(lit) and mod.match(module) and fn.fullmatch(func):
+        if module.startswith(lit) and mod.match(module) and _function(fn).fullmatch(func):
             return phase, i
     return None
 
