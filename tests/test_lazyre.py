@@ -124,10 +124,10 @@ def _proves(items, needs: tuple[str, ...], before: frozenset[str] = frozenset({"
 
 
 def _guarded_patterns() -> list[tuple[str, LazyPattern]]:
-    from oomdoctor.crashlog import context, formats, phase
+    from oomdoctor.crashlog import context, formats, paste, phase
 
     found = []
-    for mod in (formats, context, phase):
+    for mod in (formats, context, phase, paste):
         for name, value in vars(mod).items():
             values = tuple(value.values()) if isinstance(value, dict) else value if isinstance(value, tuple) else (value,)
             for i, v in enumerate(values):
