@@ -105,3 +105,29 @@ def test_a_literal_prefix_is_never_missing_from_a_match(pattern):
     for text in ("", "a", "ab", "a.b", "ab.ab", "aab", "b", "|", "ab|", "a2"):
         m = compiled.match(text)
         assert m is None or text.startswith(prefix), (pattern, prefix, text)
+
+
+def test_a_plain_report_of_the_demo_compiles_few_patterns_and_imports_no_rich():
+    # every regex the run compiles, the standard library's and yaml's included, counted at re's compiler; stdout
+    # a pipe, as in `oomdoctor --demo --plain | less`, where the plain path writes without rich
+    code = ("import sys\n"
+            "try:\n"
+            "    from re import _compiler as comp\n"
+            "except ImportError:\n"
+            "    import sre_compile as comp\n"
+            "compile, n = comp.compile, [0]\n"
+            "def counting(*args):\n"
+            "    n[0] += 1\n"
+            "    return compile(*args)\n"
+            "comp.compile = counting\n"
+            "from oomdoctor import cli\n"
+            "code = cli.main(['--demo', '--plain', '--lang', 'en'])\n"
+            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'textual', 'torch', 'transformers'})\n"
+            "print(code, n[0], heavy, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Plan" in done.stdout
+    exit_code, compiled, heavy = done.stderr.split(maxsplit=2)
+    assert exit_code == "1" and heavy.strip() == "[]", done.stderr
+    # 168 when written (324 before the frame table's rows, the call-site lines and the paste reader's patterns
+    # compiled only on a literal they need): a new eager pattern table shows here
+    assert int(compiled) <= 185, done.stderr
