@@ -128,6 +128,6 @@ def test_a_plain_report_of_the_demo_compiles_few_patterns_and_imports_no_rich():
     assert "Plan" in done.stdout
     exit_code, compiled, heavy = done.stderr.split(maxsplit=2)
     assert exit_code == "1" and heavy.strip() == "[]", done.stderr
-    # 168 when written (324 before the frame table's rows, the call-site lines and the paste reader's patterns
+    # 163 when written (324 before the frame table's rows, the call-site lines and the paste reader's patterns
     # compiled only on a literal they need): a new eager pattern table shows here
     assert int(compiled) <= 185, done.stderr
