@@ -69,5 +69,58 @@ class LazyPattern:
         return f"lazy_re({self.pattern!r})"
 
 
+_META = frozenset(".^$*+?{}[]|()\\")
+
+
+def required_literals(pattern: str) -> tuple[str, ...]:
+    """Literals one of which every match of `pattern` contains, read off its text without parsing it (a parse
+    costs half a compile), or () when unsure: for each alternative outside any group, its longest run of plain
+    or backslash-escaped punctuation characters outside groups and classes, less a character a quantifier
+    follows. A pattern with inline flags gets () (re's syntax: docs.python.org/3/library/re.html)."""
+    if "(?" in pattern and any(f"(?{f}" in pattern for f in "aiLmsux"):
+        return ()
+    found: list[str] = []
+    best, run = "", ""
+    i, n, depth = 0, len(pattern), 0
+    while i <= n:
+        c = pattern[i] if i < n else "|"
+        if depth == 0 and c == "\\" and i + 1 < n and not pattern[i + 1].isalnum():
+            run += pattern[i + 1]
+            i += 2
+            continue
+        if depth == 0 and c not in _META:
+            run += c
+            i += 1
+            continue
+        if c in "?*+{" and depth == 0:
+            run = run[:-1]
+        best = max(best, run, key=len)
+        run = ""
+        if c == "\\":
+            i += 2
+            continue
+        if c == "{":                    # a counted repeat: what is inside the braces is no text to match
+            close = pattern.find("}", i)
+            if close < 0:
+                return ()
+            i = close
+        elif c == "[":                    # a class: a `]` first (after an optional `^`) is one of its members
+            i += 1 + pattern.startswith("^", i + 1)
+            i += pattern.startswith("]", i)
+            while i < n and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            if not best:
+                return ()
+            found.append(best)
+            best = ""
+        i += 1
+    return tuple(dict.fromkeys(found))
+
+
 def lazy_re(pattern: str, flags: int = 0, *, needs: tuple[str, ...] = ()) -> LazyPattern:
     return LazyPattern(pattern, flags, needs)

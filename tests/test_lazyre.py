@@ -5,11 +5,15 @@ from __future__ import annotations
 import re
 import subprocess
 import sys
+import warnings
 from itertools import product
+from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from oomdoctor.lazyre import LazyPattern, lazy_re
+from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals
 
 try:                                    # the regex parser's modules: public names moved in Python 3.11
     from re import _constants as C
@@ -121,10 +125,10 @@ def _proves(items, needs: tuple[str, ...], before: frozenset[str] = frozenset({"
 
 
 def _guarded_patterns() -> list[tuple[str, LazyPattern]]:
-    from oomdoctor.crashlog import context, formats, phase
+    from oomdoctor.crashlog import context, formats, paste, phase
 
     found = []
-    for mod in (formats, context, phase):
+    for mod in (formats, context, phase, paste):
         for name, value in vars(mod).items():
             values = tuple(value.values()) if isinstance(value, dict) else value if isinstance(value, tuple) else (value,)
             for i, v in enumerate(values):
@@ -163,9 +167,43 @@ def test_a_guarded_pattern_answers_like_the_regex_on_every_test_log_line():
     import glob
 
     lines = [line for path in sorted(glob.glob("tests/data/logs/*.log")) + ["oomdoctor/data/demo/train.log"]
-             for line in open(path, encoding="utf-8", errors="replace").read().splitlines()]
+             for line in Path(path).read_text(encoding="utf-8", errors="replace").splitlines()]
     for name, pat in _guarded_patterns():
         real = re.compile(pat.pattern, pat._flags)
         for line in lines:
             assert (pat.search(line) is None) == (real.search(line) is None), (name, line)
             assert pat.findall(line) == real.findall(line), (name, line)
+
+
+def test_required_literals_read_off_the_text_are_proved_from_the_parse():
+    from oomdoctor.crashlog import callsites
+
+    cases = {r"abc|d": ("abc", "d"), r"ab?c": ("a",), r"x{2}y|zz": ("y", "zz"), r"a(b|c)d": ("a",),
+             r"a[|]b|c": ("a", "c"), r"(?i)abc": (), r"a{": (), r"\bAborted request(?:\(s\))? \S": ("Aborted request",),
+             r"a|\d": ()}
+    for pattern, needs in cases.items():
+        assert required_literals(pattern) == needs, pattern
+    from oomdoctor.crashlog.taxonomy import MODULES
+
+    lines = [pat for _ph, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line"]
+    functions = sorted({fn for _mod, fn, _ph, _src in MODULES})     # the frame table's function classes
+    for rows in (lines, functions):
+        assert sum(bool(required_literals(p)) for p in rows) > 0.8 * len(rows)     # the guard spares most rows
+    for pattern in lines + functions:
+        needs = required_literals(pattern)
+        assert not needs or _proves(P.parse(pattern), needs), pattern
+
+
+@given(st.text(alphabet="ab.|?*+()[]\\{}2^", max_size=14))
+def test_required_literals_are_in_every_match(pattern):
+    try:
+        with warnings.catch_warnings():         # "[[" and the like: re's FutureWarning on nested sets
+            warnings.simplefilter("ignore", FutureWarning)
+            compiled = re.compile(pattern)
+            parsed = P.parse(pattern)
+    except (re.error, OverflowError):
+        return
+    needs = required_literals(pattern)
+    assert not needs or _proves(parsed, needs), (pattern, needs)
+    for text in ("", "a", "ab", "a.b", "ab.ab", "aab", "b", "|", "ab|", "a2", "{2}", "b2a", "ba", "]", "a]b"):
+        assert compiled.search(text) is None or not needs or any(n in text for n in needs), (pattern, needs, text)

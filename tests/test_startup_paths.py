@@ -2,8 +2,10 @@
 wide-character patterns are not compiled, and the narrow stand-ins answer exactly as the patterns they replace."""
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
+import warnings
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -50,3 +52,86 @@ def test_the_advise_package_still_answers_every_public_name():
         assert getattr(advise, name) is not None, name
     from oomdoctor.advise.render import render_plain
     assert advise.render_plain is render_plain
+
+
+# ---------------------------------------------------------------- the frame table's literal prefixes
+
+try:                                    # the regex parser: its public name moved in Python 3.11
+    from re import _constants as _C
+    from re import _parser as _P
+except ImportError:                     # Python 3.9, 3.10
+    import sre_constants as _C  # type: ignore[no-redef]
+    import sre_parse as _P  # type: ignore[no-redef]
+
+
+def _parsed_starts_with(pattern, prefix: str) -> bool:
+    """Whether the (parsed) pattern begins with one literal item per character of `prefix`, case-sensitive:
+    then every `re.match` of it starts with `prefix`."""
+    parsed = _P.parse(pattern) if isinstance(pattern, str) else pattern
+    if parsed.state.flags & re.IGNORECASE or len(parsed.data) < len(prefix):
+        return False
+    return all(op is _C.LITERAL and chr(av) == ch for (op, av), ch in zip(parsed.data, prefix))
+
+
+def test_every_frame_row_starts_with_the_literal_its_prefix_names():
+    from oomdoctor.crashlog.taxonomy import MODULES, literal_prefix
+
+    prefixes = [literal_prefix(mod) for mod, _fn, _phase, _src in MODULES]
+    assert sum(map(bool, prefixes)) > 0.8 * len(MODULES)         # the guard spares most rows
+    for (mod, *_), prefix in zip(MODULES, prefixes):
+        assert _parsed_starts_with(mod, prefix), (mod, prefix)
+
+
+def test_the_literal_prefix_stops_where_a_match_may_differ():
+    from oomdoctor.crashlog.taxonomy import literal_prefix
+
+    cases = {r"abc|d": "", r"ab?c": "a", r"a\.b*": "a.", r"x{2}y": "", r"a(b|c)d": "a", r"a[|]b|c": "",
+             r"a[]|]b": "a", r"(?:x)y": "", r"\S+\.py": "", r"torch/optim/": "torch/optim/", r"a\d": "a",
+             r"ab+": "a", r"(?i)ab": ""}
+    for pattern, prefix in cases.items():
+        assert literal_prefix(pattern) == prefix, pattern
+        assert _parsed_starts_with(pattern, prefix) or not prefix, pattern
+
+
+@given(st.text(alphabet="ab.|?*+()[]\\{}2", max_size=12))
+def test_a_literal_prefix_is_never_missing_from_a_match(pattern):
+    from oomdoctor.crashlog.taxonomy import literal_prefix
+
+    try:
+        with warnings.catch_warnings():         # "[[" and the like: re's FutureWarning on nested sets
+            warnings.simplefilter("ignore", FutureWarning)
+            compiled = re.compile(pattern)
+            parsed = _P.parse(pattern)
+    except (re.error, OverflowError):
+        return
+    prefix = literal_prefix(pattern)
+    assert _parsed_starts_with(parsed, prefix) or not prefix, (pattern, prefix)
+    for text in ("", "a", "ab", "a.b", "ab.ab", "aab", "b", "|", "ab|", "a2"):
+        m = compiled.match(text)
+        assert m is None or text.startswith(prefix), (pattern, prefix, text)
+
+
+def test_a_plain_report_of_the_demo_compiles_few_patterns_and_imports_no_rich():
+    # every regex the run compiles, the standard library's and yaml's included, counted at re's compiler; stdout
+    # a pipe, as in `oomdoctor --demo --plain | less`, where the plain path writes without rich
+    code = ("import sys\n"
+            "try:\n"
+            "    from re import _compiler as comp\n"
+            "except ImportError:\n"
+            "    import sre_compile as comp\n"
+            "compile, n = comp.compile, [0]\n"
+            "def counting(*args):\n"
+            "    n[0] += 1\n"
+            "    return compile(*args)\n"
+            "comp.compile = counting\n"
+            "from oomdoctor import cli\n"
+            "code = cli.main(['--demo', '--plain', '--lang', 'en'])\n"
+            "heavy = sorted({m.split('.')[0] for m in sys.modules} & {'rich', 'textual', 'torch', 'transformers'})\n"
+            "print(code, n[0], heavy, file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "Plan" in done.stdout
+    exit_code, compiled, heavy = done.stderr.split(maxsplit=2)
+    assert exit_code == "1" and heavy.strip() == "[]", done.stderr
+    # 163 when written (324 before the frame table's rows, the call-site lines and the paste reader's patterns
+    # compiled only on a literal they need): a new eager pattern table shows here
+    assert int(compiled) <= 185, done.stderr

@@ -36,7 +36,7 @@ _GPU_NAME = lazy_re(
     r"\b((?:NVIDIA|Tesla|Quadro|AMD Instinct|Radeon)\s+(?:GeForce\s+)?(?:RTX\s+|Tesla\s+)?[A-Z0-9][\w-]*(?:\s(?:PCIe|SXM\d?|NVL|Ti|SUPER|Ada|Generation|D\b|\d+GB|HBM\d\w*|[A-Z]\d+[\w-]*|\d{3,4}\w*))*)"
     r"|\b((?:A100|H100|H200|H800|A800|L40S?|A10G?|A6000|V100|T4|L4|B200|MI\d{3}X?)(?:[-\s](?:SXM\d?|PCIe|NVL)[\w-]*)?(?:[-\s]\d+GB)?)\b")
 _GPU_LINE_CUES = ("GPU type", "GPU:", "GPU =", "NVIDIA", "Tesla", "device name", "Device name", "AMD Instinct", "gpu_name", "GPU name")
-_GPU_LINE_CUE = lazy_re("|".join(re.escape(c) for c in _GPU_LINE_CUES))    # one search, not ten `in` tests a line
+_GPU_LINE_CUE = lazy_re("|".join(re.escape(c) for c in _GPU_LINE_CUES), needs=_GPU_LINE_CUES)    # one search, not ten `in` tests a line
 _WORLD = (
     lazy_re(r"world[ _]size(?:\s*[:=]\s*|\s+)(\d+)", re.I),
     lazy_re(r"\bWORLD_SIZE=(\d+)", needs=("WORLD_SIZE=",)),
@@ -56,9 +56,9 @@ _HF_SUMMARY = (
     (lazy_re(r"Num examples\s*=\s*([\d,]+)", needs=("Num examples",)), "num_examples"),
 )
 _TOTAL_STEPS = lazy_re(r"Total optimization steps\s*=\s*([\d,]+)|Total steps\s*=\s*([\d,]+)", needs=("Total optimization steps", "Total steps"))
-_ARGS_BLOCK = lazy_re(r"\b(?:Seq2Seq|SFT|DPO|ORPO|KTO|GRPO|PPO|Reward|CPO)?(?:Training|Config)?Arguments\($|\b\w*(?:Training|Finetuning|Model|Data)Arguments\($")
+_ARGS_BLOCK = lazy_re(r"\b(?:Seq2Seq|SFT|DPO|ORPO|KTO|GRPO|PPO|Reward|CPO)?(?:Training|Config)?Arguments\($|\b\w*(?:Training|Finetuning|Model|Data)Arguments\($", needs=("Arguments(",))
 _ARG_LINE = lazy_re(r"^(\w+)=(.*?),?$")
-_FLAG = lazy_re(r"(?:^|\s)--([a-z][a-z0-9_]*[a-z0-9])(?:[= ]+(?!--)([^\s\\]+))?")
+_FLAG = lazy_re(r"(?:^|\s)--([a-z][a-z0-9_]*[a-z0-9])(?:[= ]+(?!--)([^\s\\]+))?", needs=("--",))
 _LIST_ITEM = lazy_re(r"'([^'\s]*)'")
 _KNOWN_KEYS = frozenset("""
 per_device_train_batch_size per_device_eval_batch_size gradient_accumulation_steps cutoff_len max_seq_length
@@ -69,10 +69,10 @@ evaluation_strategy micro_batch_size batch_size output_dir fsdp fsdp_config use_
 eval_accumulation_steps torch_compile tf32 dataset val_size save_strategy
 """.split())
 _YAML_KEY = lazy_re(r"^\s*([a-z_][a-z0-9_]*):\s+([^\s#][^#]*?)\s*$")
-_RANK_HEAD = lazy_re(r"\[(?:rank|default)(\d+)\]:")      # torchrun's per-rank prefixes, at a line's start
+_RANK_HEAD = lazy_re(r"\[(?:rank|default)(\d+)\]:", needs=("[default", "[rank"))      # torchrun's per-rank prefixes, at a line's start
 _TQDM = lazy_re(r"(?:^|[|\s])(\d+)/(\d+) \[\d+:\d+(?::\d+)?<[^\]]*?(?:s/it|it/s)", needs=("s/it", "it/s"))
 _TQDM_DESC_BAD = lazy_re(r"(?:Map|Loading|Converting|Running tokenizer|Filter|Generating|Downloading|Fetching|shards|examples|Evaluat|Predict|eval)", re.I)
-_LOSS = lazy_re(r"\{'loss': ")
+_LOSS = lazy_re(r"\{'loss': ", needs=("{'loss': ",))
 _STEP_WORD = lazy_re(r"\b(?:[Ss]tep|global_step)[\s:=]+(\d+)(?:\s*/\s*(\d+))?", needs=("Step", "step"))
 _SEQLEN = (
     lazy_re(r"(?:seq(?:uence)?[_ ]?len(?:gth)?|num_tokens|input_len(?:gth)?)\s*[=:]\s*(\d{2,7})\b", re.I),

@@ -56,7 +56,7 @@ _PREFIX = lazy_re(
     )""",
     re.X,
 )
-_BOX_RIGHT = lazy_re(r"\s*[│┃║]\s*$")
+_BOX_RIGHT = lazy_re(r"\s*[│┃║]\s*$", needs=("│", "┃", "║"))
 
 
 @record(frozen=False)
@@ -150,7 +150,7 @@ F04_CHECK = lazy_re(r"\bError out of memory at line \d+ in file (?P<file>\S+)", 
 F05 = lazy_re(
     rf"MPS backend out of memory \(MPS allocated: (?P<alloc>{SIZE}), other allocations: (?P<other>{SIZE}), max allowed: (?P<max>{SIZE})\)\. Tried to allocate (?P<req>{SIZE})"
 , needs=("MPS backend out of memory (MPS allocated: ",))
-F05_HEAD = lazy_re(r"MPS backend out of memory")
+F05_HEAD = lazy_re(r"MPS backend out of memory", needs=("MPS backend out of memory",))
 # MPSAllocator.mm refuses one buffer past the device's maximum buffer length before trying:
 # TORCH_CHECK(size < m_max_buffer_size, "Invalid buffer size: ", format_size(size)).
 F05_BUFFER = lazy_re(rf"Invalid buffer size: ?(?P<req>{SIZE})?", needs=("Invalid buffer size:",))
@@ -165,8 +165,8 @@ F_FRACTION_LIMIT = lazy_re(rf"Device limit\s*: (?P<limit>{SIZE})", needs=("Devic
 # TGI's warmup catches torch.cuda.OutOfMemoryError and raises its own words (text-generation-inference
 # server/text_generation_server/models/flash_causal_lm.py, FlashCausalLM.warmup).
 F_TGI = lazy_re(r"Not enough memory to handle \d+ prefill tokens", needs=("Not enough memory to handle ",))
-F06 = lazy_re(r"CUBLAS_STATUS_ALLOC_FAILED")
-F07_ALLOC = lazy_re(r"CUDNN_STATUS_ALLOC_FAILED")
+F06 = lazy_re(r"CUBLAS_STATUS_ALLOC_FAILED", needs=("CUBLAS_STATUS_ALLOC_FAILED",))
+F07_ALLOC = lazy_re(r"CUDNN_STATUS_ALLOC_FAILED", needs=("CUDNN_STATUS_ALLOC_FAILED",))
 F08 = lazy_re(r"NCCL WARN (?:.*?)(?:Cuda failure '?out of memory'?|Failed to CUDA calloc (?P<bytes>\d+) bytes)|Failed to CUDA calloc (?P<bytes2>\d+) bytes|ncclUnhandledCudaError.*out of memory|NCCL error.*out of memory", needs=("NCCL WARN ", "Failed to CUDA calloc ", "ncclUnhandledCudaError", "NCCL error"))
 # ggml (llama.cpp, ollama, llamafile) asking its CUDA/HIP backend for a buffer (weights, KV cache, compute
 # graph): ggml-cuda.cu's ggml_backend_cuda_buffer_type_alloc_buffer prints
@@ -236,7 +236,7 @@ F09 = lazy_re(r"(?:can't allocate memory|not enough memory): you tried to alloca
 # no request size. c10's words alone (a title that kept no figure) are the same failure.
 F09_GB = lazy_re(r"not enough memory: you tried to (?:re)?allocate \d+GB|DefaultCPUAllocator: (?:can't allocate memory|not enough memory)\s*$",
                  needs=("you tried to ", "DefaultCPUAllocator: "))
-F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b")
+F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b", needs=("MemoryError", "[Errno 12] Cannot allocate memory", "std::bad_alloc"))
 # The JVM (HotSpot's os_linux.cpp and vmError.cpp) reports a failed native allocation as "# Native memory allocation
 # (mmap) failed to map N bytes for committing reserved memory." under "# There is insufficient memory for the Java
 # Runtime Environment to continue.": host memory, with the request in bytes.
@@ -279,7 +279,7 @@ F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits
 F12_KILLING = lazy_re(r"(?:sigkill_handler\]\s*|^)Killing subprocess (?P<pid>\d+)", needs=("Killing subprocess ",))
 # macOS's libc words the signal with its number, strsignal(SIGKILL) = "Killed: 9", and bash there prints a killed
 # job's status with it (Darwin Libc gen/strsignal.c appends ": <signo>" to sys_siglist's "Killed")
-F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|bash|sh): killed\b|(?:^|[\s`'\"]|: )Killed: 9\b")
+F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|bash|sh): killed\b|(?:^|[\s`'\"]|: )Killed: 9\b", needs=("Killed", "Terminado (killed)", "sh: killed", "已杀死"))
 # The kernel's OOM killer (mm/oom_kill.c): "Out of memory: Killed process N (comm) total-vm:...kB, anon-rss:...kB"
 # since 4.19; before it, __oom_kill_process printed "Killed process N (comm) total-vm:..." under a separate
 # "Out of memory: Kill process N (comm) score S or sacrifice child" line, so there its memory figures mark it.
@@ -291,7 +291,7 @@ F14 = lazy_re(r"[Oo]ut of memory: Killed process (?P<pid>\d+) \((?P<comm>[^)]+)\
 # `Training failed with exit code -9` is the SIGKILL the kernel's OOM killer sends.
 F15 = lazy_re(r"exited with code 137|[Ee]xit ?[Cc]ode\"?:?\s*137\b|OOMKilled|Exit code 137|"
               r"\b(?:[Ee]xit|[Rr]eturn) ?[Cc]ode:? ?-9(?![\d.])",
-              needs=("xit", "OOMKilled", "eturn code"))
+              needs=("xit", "OOMKilled", "eturn"))
 # The kubelet's eviction manager under node memory pressure: "The node was low on resource: memory."
 # (pkg/kubelet/eviction/helpers.go nodeLowMessageFmt).
 F_EVICT = lazy_re(r"The node was low on resource: memory\b", needs=("low on resource: memory",))
@@ -356,7 +356,7 @@ F19_NAME = lazy_re(r"(?:^|[\s:(`\[\]])(?:tf\.errors\.|tensorflow\.python\.framew
 # OOM when allocating tensor with shape", the shape empty): the words, not the dims, are the failure.
 F19 = lazy_re(r"(?:(?:ResourceExhaustedError|Resource exhausted):?\s+(?:\(see above for traceback\):\s+)?)?\bOOM when allocating tensor (?:with shape|of shape) ?(?:\[(?P<shape>[\d,\s]*)\])?(?: and type (?P<dtype>\w+))?(?: on (?P<dev>\S+) by allocator (?P<alloc>\S+))?", needs=("OOM when allocating tensor ",))
 # TF's device name: "/job:localhost/replica:0/task:0/device:GPU:1" (tensorflow/core/util/device_name_utils.cc)
-F19_DEV = lazy_re(r"device:(?:GPU|gpu|XPU):(\d+)$")
+F19_DEV = lazy_re(r"device:(?:GPU|gpu|XPU):(\d+)$", needs=("device:GPU:", "device:XPU:", "device:gpu:"))
 # SGLang's model runner sizes its KV-cache pool from what mem_fraction_static leaves after the weights and raises
 # `RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.` when no token fits
 # (sglang/srt/model_executor/model_runner.py init_memory_pool): the serving engine's cache check, as vLLM's is
@@ -379,12 +379,12 @@ F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilizat
 # A batch-size search that ran out of sizes: accelerate's find_executable_batch_size (utils/memory.py) "No executable
 # batch size found, reached zero."; torch-max-mem's maximize_memory_utilization (torch_max_mem/api.py) raises
 # `MemoryError: Execution did not even succeed with ('batch_size',) all equal to 1.`
-F22 = lazy_re(r"No executable batch size found, reached zero|Execution did not even succeed with \(.*?\) all equal to 1\b")
+F22 = lazy_re(r"No executable batch size found, reached zero|Execution did not even succeed with \(.*?\) all equal to 1\b", needs=("Execution did not even succeed with (", "No executable batch size found, reached zero"))
 # ComfyUI's execution.py answers an allocator's OOM (comfy.model_management.OOM_EXCEPTION) with the tip "This error
 # means you ran out of memory on your GPU." under the node's error: the device's allocator failed.
 F_COMFY_OOM = lazy_re(r"This error means you ran out of memory on your GPU\b", needs=("ran out of memory on your GPU",))
 F25 = lazy_re(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)", needs=("Failed to clone() tensor with name ",))
-F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory")
+F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory", needs=("[METAL] Command buffer execution failed: Insufficient Memory",))
 F28 = lazy_re(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)", needs=("OutOfMemoryError",))
 # torch's exception class named with its module (`torch.cuda.OutOfMemoryError`, `torch.OutOfMemoryError`,
 # torch/cuda/memory.py and torch/__init__.py) is the allocator's own word even inside a sentence ("I always got
@@ -403,7 +403,7 @@ _FORMAT_CALL = lazy_re(r'"[^"\n]*%[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|z|j|t)?[diou
 F28_GARBLED = lazy_re(r"OutOfMemoryError\s*OutOfMemoryError|OutOfMemoryError:\s+(?!.*out of memory)", needs=("OutOfMemoryError",))
 # Look-alikes: never events.
 LOOKALIKE = lazy_re(r"OutOfResources|out of resource: shared memory|CUDNN_STATUS_(?:INTERNAL_ERROR|EXECUTION_FAILED|MAPPING_ERROR|NOT_INITIALIZED)|\[METAL\] Command buffer execution failed: Internal Error", needs=("OutOfResources", "out of resource: shared memory", "CUDNN_STATUS_", "[METAL] Command buffer execution failed: Internal Error"))
-CUDNN_NOT_SUPPORTED = lazy_re(r"CUDNN_STATUS_NOT_SUPPORTED")
+CUDNN_NOT_SUPPORTED = lazy_re(r"CUDNN_STATUS_NOT_SUPPORTED", needs=("CUDNN_STATUS_NOT_SUPPORTED",))
 CODE_LINE = lazy_re(r"^\s*(?:except\b|raise\b|if\b|elif\b|return\b|isinstance\(|from\b|import\b|#|>>>|\.\.\.)|should_reduce_batch_size|_is_oom|is_oom")
 
 

@@ -23,31 +23,32 @@ itself: they are scanned as they are (formats.clean() still drops colour and pre
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
+
+from oomdoctor.lazyre import lazy_re
 
 PASTE_MAX_BYTES = 256 << 10      # GitHub caps a comment at 65,536 characters; a bigger log is a run's own file
 
-_ANSI = re.compile(r"\x1b\[[0-9;?:]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>]")
-_FENCE = re.compile(r"^\s*(?:`{3,}|~{3,})[\w+.-]*\s*$|^\s*`\s*$|^\s*</?details>\s*$|^\s*<summary>.*</summary>\s*$")
-_QUOTE = re.compile(r"^ {0,3}>(?!>>)(?: |$)")
-_BOLD = re.compile(r"(?<![\w*])\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*(?![\w*])")
-_GUTTER = re.compile(r"^(\s*)(L?)(\d{1,7})(?:[ \t]|[:|│] ?|$)")
+_ANSI = lazy_re(r"\x1b\[[0-9;?:]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[()][A-Za-z0-9]|\x1b[=>]", needs=("\x1b",))
+_FENCE = lazy_re(r"^\s*(?:`{3,}|~{3,})[\w+.-]*\s*$|^\s*`\s*$|^\s*</?details>\s*$|^\s*<summary>.*</summary>\s*$", needs=("</summary>", "`", "details>", "~"))
+_QUOTE = lazy_re(r"^ {0,3}>(?!>>)(?: |$)")
+_BOLD = lazy_re(r"(?<![\w*])\*\*(?=\S)([^*\n]+?)(?<=\S)\*\*(?![\w*])", needs=("**",))
+_GUTTER = lazy_re(r"^(\s*)(L?)(\d{1,7})(?:[ \t]|[:|│] ?|$)")
 _STAMPS = (
     # CI runners (ISO 8601 with its T; loggers' own `[2025-03-04 11:22:21,777]` stays: clean() reads those)
-    re.compile(r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] "),
-    re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) [\w.-]+ (?=\S+(?:\[\d+\])?: )"),  # rsyslog ISO + host
-    re.compile(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ (?=\S+(?:\[\d+\])?: )"),                # journalctl short
-    re.compile(r"^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] "),                                                  # llama-server
+    lazy_re(r"^\[\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\] "),
+    lazy_re(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) [\w.-]+ (?=\S+(?:\[\d+\])?: )"),  # rsyslog ISO + host
+    lazy_re(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ (?=\S+(?:\[\d+\])?: )"),                # journalctl short
+    lazy_re(r"^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] "),                                                  # llama-server
 )
 # A host label: letters, digits, dots and dashes with at least one digit or dash (not a function name).
-_IPY_ARROW = re.compile(r"^\s*-+>\s*(\d+)\s")
-_CARET_FRAME = re.compile(r"^[ \t]*\^[\^ \t]*(?=File \")")
-_HOST = re.compile(r"^([A-Za-z][A-Za-z0-9.-]*[0-9-][A-Za-z0-9.-]*):(?: |$)")
-_NOT_HOSTS = re.compile(r"(?:Error|Exception|Warning)$|^(?:https?|ERROR|INFO|WARNING|DEBUG)$")
+_IPY_ARROW = lazy_re(r"^\s*-+>\s*(\d+)\s")
+_CARET_FRAME = lazy_re(r"^[ \t]*\^[\^ \t]*(?=File \")")
+_HOST = lazy_re(r"^([A-Za-z][A-Za-z0-9.-]*[0-9-][A-Za-z0-9.-]*):(?: |$)")
+_NOT_HOSTS = lazy_re(r"(?:Error|Exception|Warning)$|^(?:https?|ERROR|INFO|WARNING|DEBUG)$")
 # A line that ends a box, a table, a rule or padding is whole; a line that opens a record is not a continuation.
-_WHOLE_LINE = re.compile(r"(?:[|│┃║╮╯╰╭]|[+=─-]{3,})\s*$|\s\s$|^\s*$")   # a padded line (rich pads to the width) is whole
-_NEW_LINE = re.compile(r"^\s*(?:[│┃║╭╰|+]|Traceback|File \"|\[rank\d+\]|\[default\d+\])")
+_WHOLE_LINE = lazy_re(r"(?:[|│┃║╮╯╰╭]|[+=─-]{3,})\s*$|\s\s$|^\s*$")   # a padded line (rich pads to the width) is whole
+_NEW_LINE = lazy_re(r"^\s*(?:[│┃║╭╰|+]|Traceback|File \"|\[rank\d+\]|\[default\d+\])")
 WRAP_MIN_WIDTH = 60         # a hard wrap narrower than this is not told from ordinary short lines
 SHARE = 0.6                 # a mark is the paste's when it is on this share of its non-blank lines
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 
 from oomdoctor.crashlog import callsites, taxonomy
-from oomdoctor.lazyre import LazyPattern, lazy_re
+from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals
 
 # Outer phases first (their frames enclose forward passes), then the steps of one training step.
 OUTER = ("data", "save", "eval", "generate", "zero_init", "load")
@@ -146,7 +146,7 @@ def _taxonomy_cues() -> dict[str, LazyPattern]:
 
 _TAXONOMY = _taxonomy_cues()
 # A module torch.fx generated (`File "<eval_with_key>.130", line 662, in forward`) is not evaluation.
-_FX_FILE = re.compile(r"<eval_with_key>(?:\.\d+)?")
+_FX_FILE = lazy_re(r"<eval_with_key>(?:\.\d+)?")
 _SAMPLING_ONLY = lazy_re(r"\b(?:generate|_sample|greedy_search|beam_search|_generate|rollout)\b")
 
 _FRAME = lazy_re(
@@ -382,7 +382,9 @@ def line_phase(lines: list[str]) -> tuple[str, int] | None:
     return None
 
 
-_TAXONOMY_LINES = tuple((phase, re.compile(pat)) for phase, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line")
+# compiled when a line holds one of the literals every match needs (a log names few of these call sites)
+_TAXONOMY_LINES = tuple((phase, lazy_re(pat, needs=required_literals(pat)))
+                        for phase, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line")
 
 
 def taxonomy_line(text: str) -> str | None:
@@ -442,7 +444,7 @@ _LEX_FRAME = lazy_re(r'(?:File "?(?P<file>[^",]+)"?,? line \d+,? in |File\s+(?P<
                      r'(?P<rfile>\S+\.py):\d+:? in |(?P<ifile>\S+\.py) in )(?P<func>[\w<>.]+)', needs=("File", ".py"))
 # Identifiers split into words the way they are written: snake_case, dotted paths, CamelCase and its acronyms
 # (`DataLoader` -> data loader, `HFGenerate` -> hf generate), digits apart (PEP 8 naming conventions).
-_LEX_WORD = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_LEX_WORD = lazy_re(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
 # Word classes, each a phase: what a function, a module or a statement is named after in the Python libraries
 # of training and serving (torch.autograd, torch.optim, transformers' generation/, trainer's evaluate/predict,
 # torch.utils.data, Module.to/_apply, save/state_dict). A word is matched whole, in lower case.
@@ -505,7 +507,7 @@ def _lex_phase_of(words: list[str]) -> tuple[str, str] | None:
     return None
 
 
-_INSTALLED = re.compile(r"[\\/](?:site|dist)-packages[\\/]")
+_INSTALLED = lazy_re(r"[\\/](?:site|dist)-packages[\\/]")
 
 
 def _lex_module_phase(path: str) -> tuple[str, str] | None:
@@ -583,7 +585,7 @@ def _lex_line(text: str, ipython: bool) -> tuple[str, str] | None:
 
 # A banner's first word, when it is a gerund: what the run said it was starting, the last thing it printed before
 # a kill ("Initializing language decoder from ...", "Processing...", "training...", "Converting to CKPT ...").
-_BANNER_WORD = re.compile(r"^[^A-Za-z]*([A-Za-z]+ing)\b")
+_BANNER_WORD = lazy_re(r"^[^A-Za-z]*([A-Za-z]+ing)\b")
 _BANNER_GERUNDS: dict[str, str] = {
     **dict.fromkeys(("loading", "initializing", "initialising", "building", "preparing", "creating", "instantiating",
                      "restoring", "resuming", "wrapping", "sharding", "quantizing", "quantising", "compiling",
@@ -599,7 +601,7 @@ _BANNER_GERUNDS: dict[str, str] = {
 
 
 # ... unless the line says that work is over ("Training process finished. Exit code: 137", a supervisor's summary)
-_BANNER_DONE = re.compile(r"\b(?:finished|done|completed?|ended|exited|took|failed|error)\b", re.I)
+_BANNER_DONE = lazy_re(r"\b(?:finished|done|completed?|ended|exited|took|failed|error)\b", re.I)
 
 
 def banner_phase(lines: list[str]) -> tuple[str, int] | None:

@@ -22,6 +22,8 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
+from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals
+
 _ANY = r".*"
 # a function of a loading, saving or data module that is not itself a forward or backward pass (a hook attached
 # at load time runs in every later forward: accelerate/big_modeling.py's _self_attn_pre_forward_hook)
@@ -645,17 +647,83 @@ _PACKAGE = re.compile(r"(?:^|[/\\])(" + "|".join(PACKAGES) + r")[/\\](?=[^\s\"',
 _ROW_TOPS = re.compile(r"\(\?:([\w|]+)\)|(\w+)")
 
 
+_META = frozenset(".^$*+?{}[]|()\\")
+
+
+def literal_prefix(pattern: str) -> str:
+    """The literal text every `re.match` of `pattern` starts with ("" when unsure), read off the pattern's text
+    without parsing it: the run of plain and backslash-escaped punctuation characters up to the first
+    metacharacter, less its last character when a quantifier follows it; "" when a `|` outside any group
+    makes the run one alternative only (re's syntax: docs.python.org/3/library/re.html#regular-expression-syntax)."""
+    out: list[str] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\" and i + 1 < n and not pattern[i + 1].isalnum():
+            out.append(pattern[i + 1])
+            i += 2
+        elif c in _META:
+            if c in "?*+{" and out:     # a quantified last character may repeat or be absent
+                out.pop()
+            elif c == "|":
+                return ""
+            break
+        else:
+            out.append(c)
+            i += 1
+    prefix = "".join(out)
+    if not prefix or _top_level_bar(pattern[i:]):
+        return ""
+    return prefix
+
+
+def _top_level_bar(rest: str) -> bool:
+    """Whether `rest` holds a `|` outside every group and character class."""
+    depth, i, n = 0, 0, len(rest)
+    while i < n:
+        c = rest[i]
+        if c == "\\":
+            i += 1
+        elif c == "[":                  # a class: a `]` first (after an optional `^`) is one of its members
+            i += 1 + rest.startswith("^", i + 1)
+            i += rest.startswith("]", i)
+            while i < n and rest[i] != "]":
+                i += 2 if rest[i] == "\\" else 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            return True
+        i += 1
+    return False
+
+
 @cache
-def _rows(top: str) -> tuple[tuple[int, re.Pattern[str], re.Pattern[str], str | None], ...]:
-    """The rows that can place a module of package `top`, in table order, compiled on first use (a traceback
-    touches two or three packages; compiling every row would cost each run's start-up)."""
+def _rows(top: str) -> tuple[tuple[int, str, LazyPattern, str, str | None], ...]:
+    """The rows that can place a module of package `top`, in table order, each with the literal its module
+    pattern starts with. A traceback touches two or three packages and a frame's module starts with few rows'
+    literals, so a row's patterns are compiled only when the literal is there (then the module pattern) and the
+    module matches (then the function pattern): compiling every row would cost each run's start-up."""
     out = []
     for i, (mod, fn, phase, _src) in enumerate(MODULES):
         m = _ROW_TOPS.match(mod)
         tops = (m.group(1) or m.group(2)).split("|") if m and not mod.startswith("\\S") else None
         if tops is None or top in tops:
-            out.append((i, re.compile(mod), re.compile(fn), phase))
+            out.append((i, literal_prefix(mod), _lazy(mod), fn, phase))
     return tuple(out)
+
+
+@cache
+def _lazy(pattern: str) -> LazyPattern:
+    """One lazy pattern per text, shared by the rows of every package that repeat it."""
+    return lazy_re(pattern)
+
+
+@cache
+def _function(pattern: str) -> LazyPattern:
+    """A row's function pattern, guarded by the literals its matches need (read when its module first matches)."""
+    return lazy_re(pattern, needs=required_literals(pattern))
 
 
 _INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
@@ -676,7 +744,8 @@ def module_path(path: str) -> str | None:
         return path[installed.end():].replace("\\", "/")
     candidates = [path[i:].replace("\\", "/") for i in starts]
     for module in candidates:
-        if any(mod.match(module) for _i, mod, _fn, _ph in _rows(module.split("/", 1)[0]) if mod.pattern != r"\S+\.py"):
+        if any(module.startswith(lit) and mod.match(module)
+               for _i, lit, mod, _fn, _ph in _rows(module.split("/", 1)[0]) if mod.pattern != r"\S+\.py"):
             return module
     return candidates[-1]
 
@@ -685,8 +754,8 @@ def module_path(path: str) -> str | None:
 def place(module: str, func: str) -> tuple[str | None, int] | None:
     """(phase or None, row index) of the first row whose module and function classes hold the frame; None when
     no row speaks of it. The module is `module_path`'s form (`torch/optim/adamw.py`)."""
-    for i, mod, fn, phase in _rows(module.split("/", 1)[0]):
-        if mod.match(module) and fn.fullmatch(func):
+    for i, lit, mod, fn, phase in _rows(module.split("/", 1)[0]):
+        if module.startswith(lit) and mod.match(module) and _function(fn).fullmatch(func):
             return phase, i
     return None
 
