@@ -72,6 +72,17 @@ class LazyPattern:
 _META = frozenset(".^$*+?{}[]|()\\")
 
 
+def class_end(pattern: str, i: int) -> int:
+    """The index of the `]` that closes the character class opening at `pattern[i]` (or len(pattern)): a `]`
+    first, after an optional `^`, is one of the class's members (re's syntax)."""
+    n = len(pattern)
+    i += 1 + pattern.startswith("^", i + 1)
+    i += pattern.startswith("]", i)
+    while i < n and pattern[i] != "]":
+        i += 2 if pattern[i] == "\\" else 1
+    return i
+
+
 def required_literals(pattern: str) -> tuple[str, ...]:
     """Literals one of which every match of `pattern` contains, read off its text without parsing it (a parse
     costs half a compile), or () when unsure: for each alternative outside any group, its longest run of plain
@@ -104,11 +115,8 @@ def required_literals(pattern: str) -> tuple[str, ...]:
             if close < 0:
                 return ()
             i = close
-        elif c == "[":                    # a class: a `]` first (after an optional `^`) is one of its members
-            i += 1 + pattern.startswith("^", i + 1)
-            i += pattern.startswith("]", i)
-            while i < n and pattern[i] != "]":
-                i += 2 if pattern[i] == "\\" else 1
+        elif c == "[":
+            i = class_end(pattern, i)
         elif c == "(":
             depth += 1
         elif c == ")":

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals
+from oomdoctor.lazyre import LazyPattern, class_end, lazy_re, required_literals
 
 _ANY = r".*"
 # a function of a loading, saving or data module that is not itself a forward or backward pass (a hook attached
@@ -684,11 +684,8 @@ def _top_level_bar(rest: str) -> bool:
         c = rest[i]
         if c == "\\":
             i += 1
-        elif c == "[":                  # a class: a `]` first (after an optional `^`) is one of its members
-            i += 1 + rest.startswith("^", i + 1)
-            i += rest.startswith("]", i)
-            while i < n and rest[i] != "]":
-                i += 2 if rest[i] == "\\" else 1
+        elif c == "[":
+            i = class_end(rest, i)
         elif c == "(":
             depth += 1
         elif c == ")":
