@@ -507,13 +507,12 @@ def _lex_phase_of(words: list[str]) -> tuple[str, str] | None:
     return None
 
 
-_INSTALLED = lazy_re(r"[\\/](?:site|dist)-packages[\\/]")
 
 
 def _lex_module_phase(path: str) -> tuple[str, str] | None:
     """A library module's path, file name first then its packages (`transformers/generation/utils.py`): only an
     installed package's (site-packages, dist-packages) layout is the library's; a script's name is its user's."""
-    m = _INSTALLED.search(path)
+    m = taxonomy.INSTALLED.search(path)
     if m is None:
         return None
     parts = re.split(r"[\\/]", path[m.end():])
@@ -547,6 +546,11 @@ def lexical_phase(lines: list[str]) -> tuple[str, int, str] | None:
     return step
 
 
+def _lex_path(m: re.Match[str]) -> str:
+    """The file a `_LEX_FRAME` match names, in whichever traceback form it was printed."""
+    return m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or ""
+
+
 def _under_silent_frames(lines: list[str]) -> set[int]:
     """Indices of the source lines printed under a framework frame that taxonomy.py places in no phase: the
     statement is that function's own (`return super().apply(*args, **kwargs)` under Function.apply)."""
@@ -555,8 +559,7 @@ def _under_silent_frames(lines: list[str]) -> set[int]:
     for i, line in enumerate(lines):
         m = _LEX_FRAME.search(line)
         if m is not None:
-            module = taxonomy.module_path(m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or "")
-            placed = taxonomy.place(module, m.group("func").rsplit(".", 1)[-1]) if module else None
+            placed = taxonomy.frame_place(_lex_path(m), m.group("func"))
             quiet = placed is not None and placed[0] is None
         elif quiet:
             silent.add(i)
@@ -566,9 +569,8 @@ def _under_silent_frames(lines: list[str]) -> set[int]:
 def _lex_line(text: str, ipython: bool) -> tuple[str, str] | None:
     m = _LEX_FRAME.search(text)
     if m is not None:
-        path = m.group("file") or m.group("pfile") or m.group("rfile") or m.group("ifile") or ""
-        module = taxonomy.module_path(path)
-        placed = taxonomy.place(module, m.group("func").rsplit(".", 1)[-1]) if module else None
+        path = _lex_path(m)
+        placed = taxonomy.frame_place(path, m.group("func"))
         if placed is not None:              # a framework's frame its taxonomy row speaks of: its words say no more
             return (placed[0], m.group("func")) if placed[0] else None
         return _lex_phase_of(_lex_words(m.group("func"))) or _lex_module_phase(path)

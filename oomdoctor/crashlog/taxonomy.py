@@ -723,7 +723,8 @@ def _function(pattern: str) -> LazyPattern:
     return lazy_re(pattern, needs=required_literals(pattern))
 
 
-_INSTALLED = re.compile(r"[/\\](?:site|dist)-packages[/\\]")
+# an installed package's folder (phase.py reads a module's path under it too)
+INSTALLED = lazy_re(r"[/\\](?:site|dist)-packages[/\\]")
 
 
 @lru_cache(maxsize=4096)
@@ -735,7 +736,7 @@ def module_path(path: str) -> str | None:
     if not starts:
         return None
     installed = None
-    for installed in _INSTALLED.finditer(path):
+    for installed in INSTALLED.finditer(path):
         pass
     if installed is not None and installed.end() in starts:
         return path[installed.end():].replace("\\", "/")
@@ -757,10 +758,14 @@ def place(module: str, func: str) -> tuple[str | None, int] | None:
     return None
 
 
+def frame_place(path: str, func: str) -> tuple[str | None, int] | None:
+    """`place` of a frame as a traceback names it: the file's path and its function, qualified or not (IPython 8
+    prints `Class.method`); None for a file of no known package or a frame no row speaks of."""
+    module = module_path(path)
+    return place(module, func.rsplit(".", 1)[-1]) if module is not None else None
+
+
 def frame_phase(path: str, func: str) -> str | None:
     """The phase a frame in `path`, function `func`, means; None when its module or function says nothing."""
-    module = module_path(path)
-    if module is None:
-        return None
-    found = place(module, func.rsplit(".", 1)[-1])
+    found = frame_place(path, func)
     return found[0] if found else None
