@@ -83,6 +83,14 @@ def class_end(pattern: str, i: int) -> int:
     return i
 
 
+def _counted_repeat(pattern: str, i: int) -> bool:
+    """Whether the `{` at `pattern[i]` opens a counted repeat (`{m}`, `{m,}`, `{,n}`, `{m,n}`); re reads any other
+    `{` as a literal character."""
+    close = pattern.find("}", i)
+    body = pattern[i + 1:close] if close > i else ""
+    return body not in ("", ",") and body.count(",") <= 1 and all(ch.isdigit() or ch == "," for ch in body)
+
+
 def required_literals(pattern: str) -> tuple[str, ...]:
     """Literals one of which every match of `pattern` contains, read off its text without parsing it (a parse
     costs half a compile), or () when unsure: for each alternative outside any group, its longest run of plain
@@ -103,6 +111,8 @@ def required_literals(pattern: str) -> tuple[str, ...]:
             run += c
             i += 1
             continue
+        if c == "{" and not _counted_repeat(pattern, i):
+            return ()                   # a `{` re reads as a literal (`{|}`, `{x}`): its extent is not read here
         if c in "?*+{" and depth == 0:
             run = run[:-1]
         best = max(best, run, key=len)
@@ -111,10 +121,7 @@ def required_literals(pattern: str) -> tuple[str, ...]:
             i += 2
             continue
         if c == "{":                    # a counted repeat: what is inside the braces is no text to match
-            close = pattern.find("}", i)
-            if close < 0:
-                return ()
-            i = close
+            i = pattern.find("}", i)
         elif c == "[":
             i = class_end(pattern, i)
         elif c == "(":

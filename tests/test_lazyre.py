@@ -10,7 +10,7 @@ from itertools import product
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals
@@ -195,6 +195,7 @@ def test_required_literals_read_off_the_text_are_proved_from_the_parse():
 
 
 @given(st.text(alphabet="ab.|?*+()[]\\{}2^", max_size=14))
+@example("{|}2")                                # a `{` re reads as a literal, before an alternation
 def test_required_literals_are_in_every_match(pattern):
     try:
         with warnings.catch_warnings():         # "[[" and the like: re's FutureWarning on nested sets
