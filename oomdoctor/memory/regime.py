@@ -129,6 +129,8 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     if embed_fp32:
         notes.append(msg("memory.regime.axolotl_fp32_embeddings"))
 
+    # FSDP over several GPUs prepared by accelerate with mixed precision (below: its fp32 upcast and half gathers)
+    fsdp_mp = _accelerate_fsdp_upcast(setup, fw, compute_name, pure)
     grad = train
     master = 0
     state = train
@@ -141,7 +143,7 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
         master = 4
         state = 4
         notes.append(msg("memory.regime.deepspeed_mixed"))
-    elif not adapters and train == 2 and _accelerate_fsdp_upcast(setup, fw, compute_name, pure):
+    elif not adapters and train == 2 and fsdp_mp:
         # accelerate upcasts FSDP's trainable parameters to fp32 under mixed precision, compute staying in the
         # MixedPrecision param_dtype: FSDP1 since 0.30 (accelerator.py prepare_model, `param.data =
         # param.data.to(torch.float32)  # upcasting` on each requires_grad FlatParameter), FSDP2 since 1.6
@@ -166,7 +168,6 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
     # FSDP's mixed precision gathers every unit in its param_dtype (FSDP2 _fsdp_param.py init_dtype_attrs,
     # `param_dtype = mp_policy.param_dtype`; FSDP1 MixedPrecision.param_dtype): the layers compute on half
     # copies that the gather buffers already count, and autocast, finding half weights, caches none
-    fsdp_mp = _accelerate_fsdp_upcast(setup, fw, compute_name, pure)
     if fsdp_mp:
         # the embedding too is gathered in param_dtype: the residual stream starts, and stays, in half precision
         residual = compute
