@@ -556,16 +556,16 @@ def _sourced(ex: _Expander, word: _Tok) -> str | None:
     from: OpenRLHF's train_*_slurm.sh `source ./${training_script}`); None when it is not there or not known."""
     import os
 
+    from oomdoctor.bounded import read_utf8
+    from oomdoctor.errors import InputError
+
     name = ex.text(word.parts, word.raw)
     if name.unknown or not name.text:
         return None
     target = os.path.join(os.path.dirname(os.path.abspath(ex.script)), name.text)
-    try:
-        if os.path.getsize(target) > _MAX_EXPANSION * 16:
-            return None
-        with open(target, encoding="utf-8") as f:
-            return f.read()
-    except (OSError, UnicodeDecodeError):
+    try:                                # bounded like every input: size, FIFOs, devices and folders refused or capped
+        return read_utf8(target, _MAX_EXPANSION * 16)
+    except InputError:
         return None
 
 
