@@ -293,6 +293,9 @@ def convert(case: dict, ref: dict):
         # the transformers release the row ran on, where the source pins it (axolotl requirements.txt at the
         # commit that wrote the figure): before 4.46 the causal-LM forward upcasts and shifts the logits itself
         extras["transformers_version"] = str(case["transformers_version"])
+    if case.get("framework_version"):
+        # the framework's release at the commit that wrote the figure, where the row states it (setup.py)
+        version = str(case["framework_version"])
     if framework == "ms-swift":
         # the benchmark's commits 97e4d198b/4312aeb28 (2024-01-02/04) follow v1.5.0 (2024-01-01) and precede
         # f52dfd35c ("fix bnb qwen bug", 2024-01-06), which v1.5.1 includes: the code that ran is v1.5.0's

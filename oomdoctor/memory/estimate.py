@@ -170,7 +170,9 @@ def _frozen_weight_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, co
         return frozen * rg.frozen_bytes
     head_quant = setup.framework == "litgpt" and counts.lm_head
     q_params = max(0, min(frozen, counts.linear_total - (0 if head_quant else shape.vocab_size * shape.hidden_size)))
-    return q_params * rg.frozen_bytes + (frozen - q_params) * rg.compute_bytes
+    # the weights left unquantized are held in their own dtype (fp32 after PEFT's kbit upcast, regime.py)
+    other_bytes = 4 if rg.other_dtype == "fp32" else rg.compute_bytes
+    return q_params * rg.frozen_bytes + (frozen - q_params) * other_bytes
 
 
 def _model_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, T: int,

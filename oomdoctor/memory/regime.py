@@ -163,7 +163,7 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
         compute = load if not quant else 2
         compute_name = load_name if not quant else "bf16"
     residual = _residual_bytes(setup, embed_fp32, bool(quant), autocast, ds, compute, compute_name, train_name,
-                               load_name)
+                               load_name, other_name)
     adapter_cast_copy = adapters and not autocast and train == 4 and compute == 2
     # FSDP's mixed precision gathers every unit in its param_dtype (FSDP2 _fsdp_param.py init_dtype_attrs,
     # `param_dtype = mp_policy.param_dtype`; FSDP1 MixedPrecision.param_dtype): the layers compute on half
@@ -213,7 +213,10 @@ def _unquantized_dtype(setup: TrainingSetup, shape: ModelShape, fw: str) -> str 
     with `torch_dtype=torch.float16` due to requirements of `bitsandbytes`": modeling_utils.from_pretrained up to
     4.36, quantizers/quantizer_bnb_4bit.py update_torch_dtype from 4.37). ms-swift 1.5.0 passes none for Qwen-1
     under bnb (swift/llm/utils/model.py get_model_tokenizer_qwen `torch_dtype = None`, from 232a22b32 until
-    f52dfd35c "fix bnb qwen bug" passed the dtype again under bnb, first tagged v1.5.1)."""
+    f52dfd35c "fix bnb qwen bug" passed the dtype again under bnb, first tagged v1.5.1).
+    axolotl before 0.3.0 keeps PEFT's fp32 upcast of them (below)."""
+    if _axolotl_keeps_kbit_upcast(setup, fw):
+        return "fp32"
     if setup.load_dtype or setup.mechanisms.quant_method.lower() not in ("bnb", "bitsandbytes", "nf4", "fp4"):
         return None
     tf = _transformers_version(setup)
@@ -223,6 +226,19 @@ def _unquantized_dtype(setup: TrainingSetup, shape: ModelShape, fw: str) -> str 
     qwen_loader = fw in ("swift", "ms-swift") and (shape.model_type or "").lower() == "qwen" \
         and bool(ver) and (1, 5) <= ver < (1, 5, 1)
     return "fp16" if qwen_loader else None
+
+
+def _axolotl_keeps_kbit_upcast(setup: TrainingSetup, fw: str) -> bool:
+    """A bitsandbytes 8/4-bit adapter run of axolotl before 0.3.0 without flash attention: PEFT's
+    prepare_model_for_kbit_training casts every fp16/bf16 parameter left unquantized (embeddings, norms, output
+    layer) to fp32 (peft utils/other.py at ec267c644: `param.data = param.data.to(torch.float32)`), and axolotl's
+    load_model cast them back only for llama-adapter (utils/models.py at dc71d8872, load_llama_adapter); from
+    0b7ba57ec (2023-08-25) it casts back with flash attention, from v0.3.0 (f319b0bc6's `needs_fa2_dtype`) for
+    every adapter."""
+    ver = _version(setup.framework_version)
+    return (fw == "axolotl" and bool(ver) and ver < (0, 3) and setup.method in ("lora", "qlora")
+            and bool(setup.quant_bits) and setup.attention != "fa2"
+            and setup.mechanisms.quant_method.lower() in ("bnb", "bitsandbytes", "nf4", "fp4"))
 
 
 def _load_dtype(setup: TrainingSetup, shape: ModelShape, fw: str, compute_name: str, notes: list[Msg]) -> str:
@@ -265,12 +281,13 @@ def _train_dtype(setup: TrainingSetup, fw: str, load_name: str, quant: bool, not
 
 
 def _residual_bytes(setup: TrainingSetup, embed_fp32: bool, quant: bool, autocast: bool, ds: bool, compute: int,
-                    compute_name: str, train_name: str, load_name: str) -> int:
+                    compute_name: str, train_name: str, load_name: str, other_name: str | None = None) -> int:
     """The residual stream starts as the embedding's output; a layer's compute-dtype output added to it promotes
     it to fp32 when the two dtypes differ (fp32 embeddings, or an fp16 checkpoint under bf16 autocast)."""
     embed_name = "fp32" if embed_fp32 else (train_name if setup.method == "full" else load_name)
     if quant:
-        embed_name = compute_name
+        # the embedding stays in the dtype the unquantized weights are left in (fp32 after PEFT's kbit upcast)
+        embed_name = other_name if other_name == "fp32" else compute_name
     if autocast and embed_name != compute_name:
         return 4
     if autocast:
