@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import pytest
 
+from oomdoctor.configs import load_config
 from oomdoctor.facts import GIB, Hardware, ModelShape, TrainingSetup
 from oomdoctor.memory import estimate
 from oomdoctor.memory.regime import regime_of
@@ -41,3 +42,22 @@ def test_axolotl_before_0_3_keeps_pefts_fp32_upcast_of_the_unquantized_weights()
 def test_the_upcast_holds_only_for_bitsandbytes_without_flash_attention(setup):
     assert regime_of(setup, LLAMA2_7B).other_dtype == "bf16"
 
+
+def _write(tmp_path, text: str) -> str:
+    p = tmp_path / "qlora.yml"
+    p.write_text("base_model: meta-llama/Llama-2-7b-hf\nadapter: qlora\nload_in_4bit: true\nbf16: true\n"
+                 "sequence_len: 4096\nmicro_batch_size: 2\n" + text)
+    return str(p)
+
+
+def test_axolotl_offload_checkpointing_keeps_layer_inputs_on_the_host(tmp_path):
+    text = "gradient_checkpointing: offload\ngradient_checkpointing_kwargs:\n  use_reentrant: false\n"
+    today = load_config(_write(tmp_path, text))
+    assert today.grad_ckpt and today.mechanisms.activation_offload
+    assert today.extras["gradient_checkpointing_kwargs"] == {"use_reentrant": False}   # the stream offloading
+    # before 0.12: an autograd.Function running the layer under no_grad, whatever use_reentrant says
+    before = load_config(_write(tmp_path, text), framework_version="0.9.2")
+    assert before.mechanisms.activation_offload
+    assert before.extras["gradient_checkpointing_kwargs"] == {"use_reentrant": True}
+    plain = load_config(_write(tmp_path, "gradient_checkpointing: true\n"))
+    assert plain.grad_ckpt and not plain.mechanisms.activation_offload

@@ -110,6 +110,8 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
                  "tiled_mlp", "tensor_parallel_size", "expert_parallel_size",
                  "pad_to_sequence_len", "torch_compile", "unfrozen_parameters", "fsdp_version", "plugins",
                  "gradient_checkpointing_kwargs", "peft_autocast_adapter_dtype", "quantize_moe_experts"))
+    if b.extras.get("gradient_checkpointing") in ("offload", "offload_disk", "unsloth"):
+        _offloaded_checkpointing(b, version)
     fields: dict[str, Any] = {"config_file": doc.path}
     if isinstance(doc.get("deepspeed"), str) and doc.get("deepspeed").strip():
         hf = {"micro_batch": b.values["micro_batch"], "grad_accum": b.values["grad_accum"],
@@ -248,6 +250,17 @@ def _read_precision(b: Builder, doc: Doc) -> None:
 
 
 _CKPT_WORDS = ("true", "false", "offload", "offload_disk", "unsloth")
+
+
+def _offloaded_checkpointing(b: Builder, version: str) -> None:
+    """`gradient_checkpointing: offload` keeps the checkpointed layers' inputs in host memory. From 0.12 (99187cd20)
+    it turns activation_offloading on (utils/schemas/validation.py check_gradient_checkpointing_w_offload); before,
+    it swapped in hf_grad_checkpoint_offload_wrapper, an autograd.Function that copies each layer's input to the
+    host and runs the layer under no_grad, whatever use_reentrant says (utils/gradient_checkpointing/unsloth.py
+    Unsloth_Offloaded_Gradient_Checkpointer)."""
+    b.extras["activation_offloading"] = True
+    if b.extras.get("gradient_checkpointing") == "unsloth" or at_most(version, "0.11.99"):
+        b.extras["gradient_checkpointing_kwargs"] = {"use_reentrant": True}
 
 
 def _read_checkpointing(b: Builder, doc: Doc, fcfg: dict) -> None:
