@@ -322,14 +322,15 @@ def convert(case: dict, ref: dict):
     # (configs/entries.py _SWIFT: use_liger_kernel -> fused_ce, rlhf_type -> stage, sequence_parallel_size ->
     # seq_parallel; modules_to_save, quant_method and PYTORCH_CUDA_ALLOC_CONF kept as mechanisms; axolotl's
     # quantize_moe_experts, kept by configs/axolotl.py)
-    for key in ("modules_to_save", "quant_method", "expandable_segments", "quantize_moe_experts"):
+    for key in ("modules_to_save", "quant_method", "expandable_segments", "quantize_moe_experts", "loss_scale"):
         if case.get(key):
             extras[key] = case[key]
     celoss = re.search(r"celoss_parallel_size=(\d+)", str(case.get("quote") or "").lower())
-    if celoss and int(celoss.group(1)) > 0 and int(case.get("seq_parallel") or 1) > 1 and not case.get("liger"):
+    if celoss and int(celoss.group(1)) > 0 and int(case.get("seq_parallel") or 1) > 1:
         # ms-swift's sequence-parallel loss with CELOSS_PARALLEL_SIZE > 0 (swift/trainers/utils.py
         # per_token_loss_func_sp) runs ChunkedCrossEntropyLoss (swift/sequence_parallel/utils.py:65): the
-        # compute-dtype logits are saved once and cross-entropy runs per chunk in that dtype, no fp32 copy
+        # compute-dtype logits are saved once and cross-entropy runs per chunk in that dtype, no fp32 copy;
+        # with Liger on too, since the trainer takes the labels away under sequence parallelism
         extras["loss"] = "chunked"
     n = int(case.get("n_gpus") or 1)
     setup = TrainingSetup(

@@ -120,6 +120,7 @@ class Mechanisms:
     expandable_segments: bool = False         # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
     empty_cache_steps: bool = False           # HF torch_empty_cache_steps
     experts_quantized_on_load: bool = False   # axolotl quantize_moe_experts: 3-D experts dequantized on access
+    loss_scale: str = ""                      # ms-swift --loss_scale (hermes, react, last_round+qwen, ...)
     # DeepSpeed ZeRO buckets (elements); None: DeepSpeed's default
     zero_live_parameters: float = 1e9         # stage3_max_live_parameters
     zero_prefetch_bucket: float | None = None  # stage3_prefetch_bucket_size
@@ -212,6 +213,7 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         fixed_length=bool(e.get("fixed_length", False)), expandable_segments=bool(e.get("expandable_segments", False)),
         empty_cache_steps=bool(e.get("torch_empty_cache_steps")),
         experts_quantized_on_load=_flag_on(e.get("quantize_moe_experts", False)),
+        loss_scale=str(e.get("loss_scale") or "").strip().lower(),
         zero_live_parameters=_float(e.get("stage3_max_live_parameters", 1e9) or 1e9, 1e9),
         zero_prefetch_bucket=_bucket(e, "stage3_prefetch_bucket_size"),
         zero_reduce_bucket=_bucket(e, "reduce_bucket_size"),

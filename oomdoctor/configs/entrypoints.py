@@ -811,8 +811,16 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
 
 
 def _with_swift_env(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
-    """ms-swift's environment switches that change what a step holds."""
-    if inv.entry.name != "swift" or setup.seq_parallel <= 1 or setup.fused_ce or setup.loss_kernel:
+    """ms-swift's environment switches, and the flags its own trainer reads, that change what a step holds."""
+    if inv.entry.name != "swift":
+        return setup
+    scale = _opt(inv.args, "--loss_scale")
+    if scale is not None and scale.known:
+        # weighted loss scales make ms-swift compute the loss itself (memory/loss.py swift_own_loss)
+        setup = replace(setup, extras={**setup.extras, "loss_scale": scale.text})
+    # with sequence parallelism ms-swift takes the labels away from the model whether or not Liger is on
+    # (swift/trainers/seq2seq_trainer.py compute_loss), so its own sequence-parallel loss runs
+    if setup.seq_parallel <= 1 or setup.loss_kernel:
         return setup
     celoss = _env_int(inv.command.env, "CELOSS_PARALLEL_SIZE")
     if celoss is None:

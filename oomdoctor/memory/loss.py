@@ -58,6 +58,24 @@ class LossBytes:
     tokens_term: float  # bytes per token instead of per logit (fused kernels: the hidden-state gradient)
 
 
+# ms-swift's loss scales whose weights are not all 0 or 1 (swift/loss_scale/config/{hermes,react,qwen,alpha_umi,
+# agentflan}.json at 3602360a5; AgentFlanLossScale `is_binary = False`): each sample then carries a `loss_scale`
+_SWIFT_WEIGHTED_SCALES = frozenset({"hermes", "react", "qwen", "alpha_umi", "agentflan"})
+
+
+def swift_own_loss(setup: TrainingSetup) -> bool:
+    """ms-swift's SFT trainer takes the labels away from the model and computes a per-token loss on its full
+    logits when a batch carries weighted loss scales or the run is sequence parallel (swift/trainers/
+    seq2seq_trainer.py compute_loss, `labels = inputs.pop('labels')`, warning that Liger's loss "will not take
+    effect"): Liger's patched forward materialises the logits without labels (liger_kernel/transformers/model/
+    qwen2.py:100, `skip_logits = self.training and labels is not None`), and per_token_loss_func upcasts them."""
+    if setup.stage not in ("sft", "pt", ""):
+        return False
+    if set(setup.mechanisms.loss_scale.split("+")) & _SWIFT_WEIGHTED_SCALES:
+        return True                 # --loss_scale is ms-swift's own flag
+    return (setup.framework or "").lower() in ("swift", "ms-swift") and setup.seq_parallel > 1
+
+
 def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
     loss = setup.mechanisms.loss
     if loss in ("cce", "cut_cross_entropy"):
@@ -66,7 +84,7 @@ def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
         # torchtune's CEWithChunkedOutputLoss (its reader sets fused_ce too) chunks the output projection rather
         # than fusing it: every chunk's logits exist at once (LinearCrossEntropyLoss is the fused one)
         return "chunked"
-    if setup.fused_ce or loss in ("fused", "liger", "linear"):
+    if (setup.fused_ce or loss in ("fused", "liger", "linear")) and not swift_own_loss(setup):
         return "fused"
     if setup.stage == "dpo" and setup.framework in _DPO_LOGPS and not regime_of(setup, shape).autocast:
         # TRL's DPO and ms-swift's over it pass no labels, so the model computes no loss, and take per-token
