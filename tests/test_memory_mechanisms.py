@@ -326,3 +326,17 @@ def test_a_loop_that_keeps_outputs_holds_the_reference_logits_beside_the_policy_
     precomputed = estimate(_zero_full(stage="dpo", extras={**keeps, "precompute_ref_log_probs": True}),
                            LLAMA2_7B, hw).details
     assert with_ref["moment_optimizer_logits_gib"] == pytest.approx(2 * precomputed["moment_optimizer_logits_gib"])
+
+
+def test_dpo_log_probs_are_taken_on_the_logits_as_the_forward_returns_them():
+    # transformers <= 4.45 upcasts the logits inside the causal-LM forward: TRL-style per-token log-probs then
+    # run on fp32 logits; later releases return them in the compute dtype (DeepSpeed bf16: no autocast)
+    from oomdoctor.memory.loss import loss_bytes
+    from oomdoctor.memory.regime import regime_of
+
+    def per_logit(version: str) -> tuple[str, float, float]:
+        setup = _zero_full(stage="dpo", extras={"transformers_version": version})
+        lb = loss_bytes(setup, LLAMA2_7B, regime_of(setup, LLAMA2_7B))
+        return lb.regime, lb.forward, lb.backward
+    assert per_logit("4.39.3") == ("logps", 8, 12)
+    assert per_logit("4.52.4") == ("logps", 4, 6)

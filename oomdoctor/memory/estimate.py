@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.memory.activations import LayerBytes, dora_transient, expert_dequant_transient, hf_code, layer_bytes
-from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes
+from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes, returned_logit_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
 
@@ -757,7 +757,7 @@ def _logits_parts(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb: Lo
     kept_logits = 0.0
     keeps = setup.framework == "fsdp_qlora" or setup.mechanisms.keeps_outputs
     if keeps and lossb.regime not in ("fused", "cce", "chunked"):
-        kept_logits = (4.0 if lossb.regime == "legacy" else rg.compute_bytes) * T_ * V
+        kept_logits = (4.0 if lossb.regime == "legacy" else returned_logit_bytes(setup, shape, rg)) * T_ * V
         if _reference_forward(setup):
             kept_logits *= 2
     return logits_fwd, logits_bwd + kept_logits, kept_logits
