@@ -149,7 +149,8 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     if sh.step_grads and blocks:
         # the step's fp32 gradient partition comes back in the same size every step: its freed segment stays
         # cached, idle beside the other moments' tensors, which reuse their own same-sized blocks first (best fit,
-        # c10/cuda/CUDACachingAllocator.cpp get_free_block)
+        # c10/cuda/CUDACachingAllocator.cpp get_free_block); with expandable segments freed neighbours coalesce
+        # into one range that later allocations split, as for the token-shaped blocks (no idle blocks there)
         for name in MOMENTS[:-1]:
             blocks[name] = blocks.get(name, 0.0) + sh.step_grads
     res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
