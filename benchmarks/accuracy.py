@@ -1,6 +1,6 @@
 """Proof 1: oomdoctor's estimate against published, measured peaks.
 
-    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|all]
+    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|fresh-2026-12c|all]
 
 Runs every case of tests/data/reference/measured_peaks.yaml with reliability high or medium and a measured
 figure (plus every `oom: true` case), converts it into a TrainingSetup + ModelShape with the small generic
@@ -289,6 +289,19 @@ def convert(case: dict, ref: dict):
     if case.get("use_reentrant") is not None:
         # the config's own gradient_checkpointing_kwargs.use_reentrant (axolotl examples state it)
         extras["gradient_checkpointing_kwargs"] = {"use_reentrant": bool(case["use_reentrant"])}
+    if "colossalai" in fw_text.lower() and zero:
+        # ColossalAI's LowLevelZeroPlugin, as the row's plugin builds it (booster/plugin/low_level_zero_plugin.py
+        # __init__: reduce_bucket_size_in_m=12, overlap_communication=True): 12M-element reduce buckets, doubled
+        # while overlapping; the updated working parameters are all-gathered through a bucket of the same size
+        # (zero/low_level/low_level_optim.py step, `TensorBucket(self._bucket_store.reduce_bucket_size)`); each
+        # parameter's reduced gradient is kept on its own in the GradientStore and freed at the step
+        # (`reset_grads_by_group_id`), never in one contiguous partition buffer
+        extras.update(reduce_bucket_size=12 * 1024 * 1024, allgather_bucket_size=12 * 1024 * 1024,
+                      overlap_comm=True, contiguous_gradients=False)
+    if "coati" in fw_text.lower():
+        # ColossalChat's coati trainers hold the model's outputs in loop variables through backward and the step
+        # (coati/trainer/sft.py `outputs = self.model(...)`, dpo.py `actor_all_logits`, `ref_all_logits`)
+        extras["keeps_model_outputs"] = True
     if case.get("transformers_version"):
         # the transformers release the row ran on, where the source pins it (axolotl requirements.txt at the
         # commit that wrote the figure): before 4.46 the causal-LM forward upcasts and shifts the logits itself

@@ -121,12 +121,14 @@ class Mechanisms:
     empty_cache_steps: bool = False           # HF torch_empty_cache_steps
     experts_quantized_on_load: bool = False   # axolotl quantize_moe_experts: 3-D experts dequantized on access
     loss_scale: str = ""                      # ms-swift --loss_scale (hermes, react, last_round+qwen, ...)
+    keeps_outputs: bool = False               # the training loop holds the model's outputs through backward and step
     # DeepSpeed ZeRO buckets (elements); None: DeepSpeed's default
     zero_live_parameters: float = 1e9         # stage3_max_live_parameters
     zero_prefetch_bucket: float | None = None  # stage3_prefetch_bucket_size
     zero_reduce_bucket: float | None = None   # reduce_bucket_size
     zero_allgather_bucket: float | None = None  # allgather_bucket_size
     zero_overlap_comm: bool | None = None     # overlap_comm
+    zero_contiguous_grads: bool | None = None  # contiguous_gradients
     weight_decay: float = 0.0
     # the run's length, for the advisor's time and cost: max_steps; max_samples (LLaMA-Factory) or num_examples;
     # num_train_epochs (HF), num_epochs (axolotl) or epochs (torchtune)
@@ -214,11 +216,13 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         empty_cache_steps=bool(e.get("torch_empty_cache_steps")),
         experts_quantized_on_load=_flag_on(e.get("quantize_moe_experts", False)),
         loss_scale=str(e.get("loss_scale") or "").strip().lower(),
+        keeps_outputs=_flag_on(e.get("keeps_model_outputs", False)),
         zero_live_parameters=_float(e.get("stage3_max_live_parameters", 1e9) or 1e9, 1e9),
         zero_prefetch_bucket=_bucket(e, "stage3_prefetch_bucket_size"),
         zero_reduce_bucket=_bucket(e, "reduce_bucket_size"),
         zero_allgather_bucket=_bucket(e, "allgather_bucket_size"),
         zero_overlap_comm=bool(e["overlap_comm"]) if "overlap_comm" in e else None,
+        zero_contiguous_grads=bool(e["contiguous_gradients"]) if "contiguous_gradients" in e else None,
         weight_decay=_float(e.get("weight_decay", 0.0) or 0.0, 0.0),
         max_steps=_first(e, ("max_steps",), _whole), max_samples=_first(e, ("max_samples", "num_examples"), _whole),
         epochs=_first(e, ("num_train_epochs", "num_epochs", "epochs"), float),

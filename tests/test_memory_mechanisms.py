@@ -271,3 +271,72 @@ def test_zero3_quantized_model_is_loaded_whole_on_every_rank_before_it_is_partit
                                          load_dtype="bf16", micro_batch=1, seq_len=2048, grad_ckpt=True,
                                          zero_stage=3, n_gpus=2), LLAMA2_7B, two)
     assert "load" not in unquantized.moments             # created partitioned under zero.Init
+
+
+def _zero_full(zero: int = 2, n_gpus: int = 4, **kw) -> TrainingSetup:
+    base = dict(framework="hf", method="full", load_dtype="bf16", micro_batch=1, seq_len=2048, grad_ckpt=True,
+                zero_stage=zero, n_gpus=n_gpus)
+    base.update(kw)
+    return TrainingSetup(**base)
+
+
+def test_deepspeed_fp32_gradient_partition_exists_only_in_the_optimizer_step():
+    hw = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=4)
+    est = estimate(_zero_full(), LLAMA2_7B, hw)
+    d = est.details
+    fp32_partition = 4 * d["params_trainable"] / 4 / GIB
+    # the half gradient partition (ZeRO-2, contiguous_gradients) is held at every moment; the fp32 one only in
+    # the step, so the step's optimizer term is larger than the forward's by exactly that partition
+    assert d["moment_optimizer_optimizer_gib"] - d["moment_forward_optimizer_gib"] == pytest.approx(fp32_partition)
+    assert d["moment_forward_gradients_gib"] == pytest.approx(d["grads_full_gib"])
+    # it is part of the floor no step can go below
+    assert d["model_states_gib"] >= d["optimizer_states_gib"] + fp32_partition
+
+
+def test_zero2_without_contiguous_gradients_keeps_no_gradient_buffer_through_the_forward():
+    hw = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=4)
+    loose = estimate(_zero_full(extras={"contiguous_gradients": False}), LLAMA2_7B, hw).details
+    contiguous = estimate(_zero_full(), LLAMA2_7B, hw).details
+    assert loose.get("moment_forward_gradients_gib", 0.0) == 0.0
+    assert contiguous["moment_forward_gib"] - loose["moment_forward_gib"] == pytest.approx(
+        contiguous["grads_full_gib"])
+    # ZeRO-3 allocates its partition buffer at init whatever contiguous_gradients says
+    z3 = estimate(_zero_full(zero=3, extras={"contiguous_gradients": False}), LLAMA2_7B, hw).details
+    assert z3["moment_forward_gradients_gib"] == pytest.approx(z3["grads_full_gib"])
+
+
+def test_offloaded_optimizer_moves_the_fp32_gradient_partition_to_the_host():
+    hw = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=4)
+    d = estimate(_zero_full(offload_optimizer=True), LLAMA2_7B, hw).details
+    assert d["moment_optimizer_optimizer_gib"] == 0.0
+    assert d.get("moment_forward_gradients_gib", 0.0) == 0.0
+
+
+def test_a_loop_that_keeps_outputs_holds_the_reference_logits_beside_the_policy_ones():
+    hw = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=4)
+    keeps = {"keeps_model_outputs": True, "transformers_version": "4.39.3"}
+    fp32_logits = 2048 * 32000 * 4 / GIB          # one sequence's logits, fp32 (transformers < 4.46)
+    for stage, sequences in (("sft", 1), ("simpo", 2)):
+        kept = estimate(_zero_full(stage=stage, extras=keeps), LLAMA2_7B, hw).details
+        plain = estimate(_zero_full(stage=stage, extras={"transformers_version": "4.39.3"}), LLAMA2_7B, hw).details
+        assert kept["moment_optimizer_logits_gib"] == pytest.approx(sequences * fp32_logits)
+        assert plain.get("moment_optimizer_logits_gib", 0.0) == 0.0
+    # DPO on full weights runs a reference model over the same chosen + rejected rows: its logits are kept too
+    with_ref = estimate(_zero_full(stage="dpo", extras=keeps), LLAMA2_7B, hw).details
+    precomputed = estimate(_zero_full(stage="dpo", extras={**keeps, "precompute_ref_log_probs": True}),
+                           LLAMA2_7B, hw).details
+    assert with_ref["moment_optimizer_logits_gib"] == pytest.approx(2 * precomputed["moment_optimizer_logits_gib"])
+
+
+def test_dpo_log_probs_are_taken_on_the_logits_as_the_forward_returns_them():
+    # transformers <= 4.45 upcasts the logits inside the causal-LM forward: TRL-style per-token log-probs then
+    # run on fp32 logits; later releases return them in the compute dtype (DeepSpeed bf16: no autocast)
+    from oomdoctor.memory.loss import loss_bytes
+    from oomdoctor.memory.regime import regime_of
+
+    def per_logit(version: str) -> tuple[str, float, float]:
+        setup = _zero_full(stage="dpo", extras={"transformers_version": version})
+        lb = loss_bytes(setup, LLAMA2_7B, regime_of(setup, LLAMA2_7B))
+        return lb.regime, lb.forward, lb.backward
+    assert per_logit("4.39.3") == ("logps", 8, 12)
+    assert per_logit("4.52.4") == ("logps", 4, 6)

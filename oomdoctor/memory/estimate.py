@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.memory.activations import LayerBytes, dora_transient, expert_dequant_transient, hf_code, layer_bytes
-from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes
+from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes, returned_logit_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
 
@@ -62,6 +62,7 @@ class ModelStates:
     states: float       # optimizer states
     temp: float         # the optimizer step's temporaries
     paged: float        # of `states`, paged to unified memory: the card holds them, torch's allocator does not see them
+    step_grads: float = 0.0  # DeepSpeed's fp32 gradient partition: made in the optimizer step, freed after it
 
     @property
     def weights(self) -> float:
@@ -79,6 +80,7 @@ class Sharded:
     gather: float = 0.0  # unsharded parameters being used or prefetched, and communication buckets
     host: float = 0.0    # moved to host RAM by offloading
     reduce: float = 0.0  # backward only: one unit's unsharded gradients and its reduce-scatter input
+    step_grads: float = 0.0  # optimizer step only: DeepSpeed's fp32 gradient partition on this GPU
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,11 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     parts = steps.moments["layers backward"]
     parts["gradients"] = parts.get("gradients", 0.0) + sh.reduce
     moments = {name: _with_states(always, parts) for name, parts in steps.moments.items()}
+    if sh.step_grads:
+        moments["optimizer"]["optimizer"] = moments["optimizer"].get("optimizer", 0.0) + sh.step_grads
+    if _persistent_grad_partition(setup, rg):
+        for parts in moments.values():
+            parts["gradients"] = max(parts.get("gradients", 0.0), sh.grads)
     loaded = _zero3_quantized_load(setup, ms, quant)
     if loaded:
         moments["load"] = {"weights": loaded}
@@ -139,6 +146,13 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     comps["optimizer"] += ms.paged / GIB
     peak_tensors = allocated + ms.paged / GIB
     blocks = transient_blocks(setup, shape, rg, steps.loss, tokens, sh.temp, counts)
+    if sh.step_grads and blocks:
+        # the step's fp32 gradient partition comes back in the same size every step: its freed segment stays
+        # cached, idle beside the other moments' tensors, which reuse their own same-sized blocks first (best fit,
+        # c10/cuda/CUDACachingAllocator.cpp get_free_block); with expandable segments freed neighbours coalesce
+        # into one range that later allocations split, as for the token-shaped blocks (no idle blocks there)
+        for name in MOMENTS[:-1]:
+            blocks[name] = blocks.get(name, 0.0) + sh.step_grads
     res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
                    eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom)
     overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + res.idle
@@ -195,11 +209,17 @@ def _model_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         grads += extra * 2
     master = T * rg.master_bytes
     states, paged, temp, notes = _optimizer_states(setup, shape, rg, lora_T, mts, mts_bytes)
+    step_grads = 0.0
     if rg.deepspeed:
-        states += master + T * 4                  # fp32 master + fp32 gradient partition
+        states += master                          # fp32 master weights, partitioned with the states
         master = 0
+        # the fp32 gradient partition exists only inside the step: built from the half gradients, used, freed
+        # (deepspeed/runtime/zero/stage_1_and_2.py step: `single_grad_partition = ...to(fp32)` ... "Step 4:- get
+        # rid of the fp32 gradients"; stage3.py _prepare_fp32_grad_for_sub_group / _release_sub_group)
+        step_grads = T * 4.0
     return ModelStates(frozen=_frozen_weight_bytes(setup, shape, rg, counts, frozen, quant), trainable=train_w,
-                       grads=grads, master=master, states=states, temp=temp, paged=paged), notes
+                       grads=grads, master=master, states=states, temp=temp, paged=paged,
+                       step_grads=step_grads), notes
 
 
 def _optimizer_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, lora_T: int, mts: int,
@@ -232,7 +252,8 @@ def _shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, rg: Regime, co
     if fsdp and fsdp != "no_shard" and n > 1:
         return _fsdp_shard(setup, hw, rg, counts, ms, T, quant), []
     notes = [msg("memory.note.ddp_full_copy")] if n > 1 else []
-    return Sharded(weights=ms.weights, grads=ms.grads, states=ms.states, temp=ms.temp), notes
+    return Sharded(weights=ms.weights, grads=ms.grads, states=ms.states, temp=ms.temp,
+                   step_grads=ms.step_grads), notes
 
 
 def _zero3_quantized_load(setup: TrainingSetup, ms: ModelStates, quant: bool) -> float:
@@ -269,19 +290,34 @@ def _zero_buffers(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, 
     return gather + min(buffers, (T * 2) * 1.0 + 0)  # a bucket never exceeds the trainable half weights
 
 
+def _persistent_grad_partition(setup: TrainingSetup, rg: Regime) -> bool:
+    """Whether DeepSpeed keeps this GPU's half-precision gradient partition in one buffer that lives from the
+    first backward on, through every later forward: ZeRO-2 with contiguous_gradients (its default) copies each
+    reduced gradient into `grads_in_partition`, allocated once (deepspeed/runtime/zero/stage_1_and_2.py
+    copy_grads_in_partition, from reduce_ipg_grads); ZeRO-3 allocates `grad_partitions_flat_buffer` at init
+    (stage3.py __init__, on the GPU unless the optimizer is offloaded), in the accumulation dtype, which is the
+    model's half dtype under ZeRO (engine.py get_data_types)."""
+    if not rg.deepspeed or setup.offload_optimizer:
+        return False
+    if setup.zero_stage >= 3:
+        return True
+    return setup.zero_stage == 2 and setup.mechanisms.zero_contiguous_grads is not False
+
+
 def _zero_shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: ParamCounts, ms: ModelStates,
                 T: int) -> tuple[Sharded, list[Msg]]:
     """ZeRO-1 partitions the optimizer states, ZeRO-2 the gradients too, ZeRO-3 the weights too."""
     n = max(1, setup.n_gpus)
     stage = setup.zero_stage
-    states, temp = ms.states / n, ms.temp / n
+    states, temp, step_grads = ms.states / n, ms.temp / n, ms.step_grads / n
     grads = ms.grads / n if stage >= 2 else ms.grads
     weights = ms.weights / n if stage >= 3 else ms.weights
     host = 0.0
     if setup.offload_optimizer:
-        host += states * _local(hw, n)
+        host += (states + step_grads) * _local(hw, n)
         states = 0.0
         temp = 0.0
+        step_grads = 0.0
     if setup.offload_params and stage >= 3:
         host += weights * _local(hw, n)
         weights = 0.0
@@ -290,7 +326,7 @@ def _zero_shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: P
         parts = msg("memory.note.zero_parts_optimizer_gradients" if stage == 2 else "memory.note.zero_parts_optimizer")
         notes.append(msg("memory.note.zero_full_weights", stage=stage, parts=parts))
     return Sharded(weights=weights, grads=grads, states=states, temp=temp,
-                   gather=_zero_buffers(setup, shape, counts, T), host=host), notes
+                   gather=_zero_buffers(setup, shape, counts, T), host=host, step_grads=step_grads), notes
 
 
 def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCounts, ms: ModelStates, T: int,
@@ -342,14 +378,20 @@ def _grad_shard(setup: TrainingSetup) -> int:
     return n if (setup.zero_stage >= 2 or (fsdp and fsdp != "no_shard" and n > 1)) else 1
 
 
+def _reference_forward(setup: TrainingSetup) -> bool:
+    """Whether each step runs a separate reference model (DPO/KTO on full weights, reference log-probs not
+    precomputed; with adapters the reference is the base model with the adapters disabled)."""
+    return (setup.stage in ("dpo", "kto") and setup.method not in ("lora", "qlora")
+            and not setup.mechanisms.ref_log_probs_precomputed)
+
+
 def _extra_weights(setup: TrainingSetup, rg: Regime, P: int, quant: bool) -> tuple[float, float, list[Msg]]:
     """(reference model, resident full copy, notes): weights beside the trained model's."""
     n = max(1, setup.n_gpus)
     fsdp = (setup.fsdp or "").lower()
-    adapters = setup.method in ("lora", "qlora")
     notes = []
     ref = 0.0
-    if setup.stage in ("dpo", "kto") and not adapters and not setup.mechanisms.ref_log_probs_precomputed:
+    if _reference_forward(setup):
         ref = P * (rg.frozen_bytes if not rg.deepspeed else 2) / (n if setup.zero_stage >= 3 or "full" in fsdp else 1)
         notes.append(msg("memory.note.reference_model"))
     resident_copy = 0.0
@@ -461,7 +503,7 @@ def _details(setup: TrainingSetup, rg: Regime, P: int, T: int, ms: ModelStates, 
         "gather_buffers_gib": gather / GIB,
         # weights, gradients and optimizer states per GPU: no step of this run can allocate less (stepping in
         # backward, each gradient is freed by its own step: only the largest one is ever whole)
-        "model_states_gib": (sh.weights + ref + sh.states + ms.master - ms.paged
+        "model_states_gib": (sh.weights + ref + sh.states + ms.master - ms.paged + sh.step_grads
                              + (min(sh.grads, steps.moments["optimizer"].get("gradients", 0.0))
                                 if optimizer_in_backward(setup) else sh.grads)) / GIB,
         "reference_model_gib": ref / GIB,
@@ -478,7 +520,8 @@ def _details(setup: TrainingSetup, rg: Regime, P: int, T: int, ms: ModelStates, 
         "varlen_cached_logits_gib": res.varlen,
         "reserved_gib": max(res.reserved_seen, allocated + res.idle), "varlen_cached_logits_uncapped_gib": res.varlen_all,
         "bytes_per_trainable_param": (rg.train_bytes + rg.grad_bytes
-                                      + (sh.states + ms.master) / max(1, T) * (n if setup.zero_stage >= 1 else 1)),
+                                      + (sh.states + ms.master + sh.step_grads) / max(1, T)
+                                      * (n if setup.zero_stage >= 1 else 1)),
         "tokens_per_gpu": float(tokens), "loss_bytes_per_logit": float(steps.loss.forward),
         **{k: v / GIB for k, v in steps.detail.items()},
     }
@@ -711,9 +754,15 @@ def _logits_parts(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb: Lo
     # the returned logits alive there too (fsdp_qlora train.py: `output = model(...)`, `loss.backward()`,
     # `optimizer.step()`, then `output = None  # Delete the output so more memory frees up before the next
     # forward pass`); the HF Trainer returns only the loss from compute_loss, so its logits die with the graph
+    # (ColossalChat's coati trainers likewise: sft.py `outputs = self.model(...)`, dpo.py `actor_all_logits` and
+    # `ref_all_logits`, kto.py the policy's and the reference's logits, all alive until the next iteration; a
+    # reference model's forward over the same tokens keeps its own logits beside the policy's)
     kept_logits = 0.0
-    if setup.framework == "fsdp_qlora" and lossb.regime not in ("fused", "cce", "chunked"):
-        kept_logits = (4.0 if lossb.regime == "legacy" else rg.compute_bytes) * T_ * V
+    keeps = setup.framework == "fsdp_qlora" or setup.mechanisms.keeps_outputs
+    if keeps and lossb.regime not in ("fused", "cce", "chunked"):
+        kept_logits = (4.0 if lossb.regime == "legacy" else returned_logit_bytes(setup, shape, rg)) * T_ * V
+        if _reference_forward(setup):
+            kept_logits *= 2
     return logits_fwd, logits_bwd + kept_logits, kept_logits
 
 

@@ -167,14 +167,27 @@ def _loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossByte
         return LossBytes(regime, 8, 12, 0)
     if regime in ("plain", "logps"):
         # the framework's own loss on the compute-dtype logits, without an fp32 upcast (DPO: the logits and
-        # every row's log-softmax output; backward: that output, its gradient and the logits' gradient)
-        return LossBytes(regime, 2 * a, 3 * a, 0)
+        # every row's log-softmax output; backward: that output, its gradient and the logits' gradient); DPO
+        # takes the logits as the model returns them, fp32 from a forward that upcasts them itself
+        r = returned_logit_bytes(setup, shape, rg) if regime == "logps" else a
+        return LossBytes(regime, 2 * r, 3 * r, 0)
     if regime == "cce":
         return LossBytes(regime, 0, 0, 4 * h)
     # fused linear cross-entropy (Liger): per chunk of tokens fp32 logits and their gradient; the gradient of
     # the hidden states for all tokens (liger_kernel/ops/fused_linear_cross_entropy.py, chunk size
     # next_power_of_2(tokens / ceil(vocab / hidden)))
     return LossBytes(regime, 0, 0, 4 * h)
+
+
+def returned_logit_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> float:
+    """Bytes per element of the logits the causal-LM forward returns: fp32 where the forward calls
+    logits.float() itself (transformers <= 4.45, and remote code written the same way: the "legacy" models
+    above), the compute dtype otherwise."""
+    remote = _REMOTE_LOSS.get((shape.model_type or "").lower())
+    if remote:
+        return 4.0 if remote == "legacy" else float(rg.compute_bytes)
+    ver = _transformers_version(setup)
+    return 4.0 if ver and ver < (4, 46) else float(rg.compute_bytes)
 
 
 def fused_chunk_tokens(tokens: float, shape: ModelShape) -> float:
