@@ -1022,3 +1022,9 @@ def test_a_worker_exception_in_another_method_names_no_phase_of_its_own(tmp_path
                        "capacity of 14.62 GiB of which 3.31 MiB is free.\nException in worker VllmWorkerProcess while "
                        "processing method add_lora.\n").primary
     assert ev is not None and ev.phase is None
+
+
+def test_tensorflows_status_words_in_a_titles_capitals_are_its_failure(tmp_path):
+    ev = one(tmp_path, "# Resource Exhausted Error while converting Darknet model in keras model.\n\n"
+                       "Traceback (most recent call last):\n  File \"yad2k.py\", line 270, in <module>\n").primary
+    assert ev is not None and ev.kind == "tf_oom"

@@ -75,6 +75,8 @@ SECONDARY_MARKERS = (
     # ... and audit12/SOURCES.md (cudaMallocAsync's first words, a signal as a negative exit code, CPython's bare
     # MemoryError, DirectML's refusal)
     b"Allocation on device", b"code -9", b"ode: -9", b"MemoryError", b"llocate tensor with",
+    # ... and audit13/SOURCES.md (TensorFlow's status words as a title capitalises them, `Resource Exhausted Error`)
+    b"esource Exhausted",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
