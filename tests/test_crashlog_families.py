@@ -1028,3 +1028,15 @@ def test_tensorflows_status_words_in_a_titles_capitals_are_its_failure(tmp_path)
     ev = one(tmp_path, "# Resource Exhausted Error while converting Darknet model in keras model.\n\n"
                        "Traceback (most recent call last):\n  File \"yad2k.py\", line 270, in <module>\n").primary
     assert ev is not None and ev.kind == "tf_oom"
+
+
+def test_a_keras_layers_weights_set_at_its_first_call_are_loading(tmp_path):
+    # tf.keras' Layer.__call__ builds the layer and sets its initial weights (engine/base_layer.py set_weights)
+    ev = one(tmp_path, "# Resource Exhausted Error while converting Darknet model in keras model.\n\n"
+                       "Traceback (most recent call last):\n  File \"yad2k.py\", line 186, in _main\n"
+                       "    padding=padding))(prev_layer)\n"
+                       '  File "/usr/local/lib/python3.6/dist-packages/tensorflow/python/keras/engine/base_layer.py", '
+                       "line 688, in __call__\n    self.set_weights(self._initial_weights)\n"
+                       '  File "/usr/local/lib/python3.6/dist-packages/tensorflow/python/keras/engine/base_layer.py", '
+                       "line 1114, in set_weights\n    param_values = backend.batch_get_value(params)\n").primary
+    assert ev is not None and ev.kind == "tf_oom" and ev.phase == "load" and ev.phase_evidence is not None

@@ -148,14 +148,14 @@ FLOORS["audit11b"] = {"verdict": 0.97, "phase": 0.57, "tried": 0.77}
 # fixed against: 95.8% / 66.7% / 100% after.
 FLOORS["audit12"] = {"verdict": 0.99, "phase": 0.73, "tried": 0.95}
 FLOORS["audit12b"] = {"verdict": 0.95, "phase": 0.66, "tried": 0.98}
-# audit13/ (91, first sight 94.5% / 54.2% / 95.5% on main 04cce6f; asked 95% / 85% / 98%) reads 96.7% / 91.7% / 95.5%
+# audit13/ (91, first sight 94.5% / 54.2% / 95.5% on main 04cce6f; asked 95% / 85% / 98%) reads 96.7% / 95.8% / 95.5%
 # after the changes made for it (one label corrected after first sight, its SOURCES.md). Its floors keep what no tool's
 # grammar reads and one label the reader's rule answers otherwise (its SOURCES.md): a lowercase copy of torch's words in
 # a person's sentence, a typo'd retyping, macOS's `killed: 9` quoted in lower case, a VAE decoder's frames labelled
-# generation and read as forward, a Keras weight set-up labelled loading, and a paste of three requests whose label
-# took the last where the reader's primary is the first with figures. audit13b/ (43 held back by a hash of the source
+# generation and read as forward, and a paste of three requests whose label took the last where the reader's primary
+# is the first with figures. audit13b/ (43 held back by a hash of the source
 # URL, first sight 100% / 83.3% / 100%) is scored, never fixed against: the same after.
-FLOORS["audit13"] = {"verdict": 0.96, "phase": 0.91, "tried": 0.95}
+FLOORS["audit13"] = {"verdict": 0.96, "phase": 0.95, "tried": 0.95}
 FLOORS["audit13b"] = {"verdict": 0.99, "phase": 0.83, "tried": 0.98}
 
 
