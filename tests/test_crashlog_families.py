@@ -973,3 +973,70 @@ def test_a_launcher_kill_without_its_error_line_still_stands(tmp_path):
     ev = one(tmp_path, "Parameter Offload: Total persistent parameters: 643072 in 194 params\n"
                        "[2023-10-20 12:49:31,065] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 179742\n").primary
     assert ev is not None and ev.kind == "host_oom"
+
+
+@pytest.mark.parametrize("text,phase", [
+    # vLLM's multiprocessing executor names the worker method that failed (multiproc_worker_utils.py): start-up loads,
+    # the execution loop serves; the line follows the message
+    ("(VllmWorkerProcess pid=195295) ERROR 03-02 19:49:43 [multiproc_worker_utils.py:242] torch.OutOfMemoryError: CUDA "
+     "out of memory. Tried to allocate 20.00 MiB. GPU 2 has a total capacity of 14.62 GiB of which 3.31 MiB is free.\n"
+     "(VllmWorkerProcess pid=195297) ERROR 03-02 19:49:43 [multiproc_worker_utils.py:242] Exception in worker "
+     "VllmWorkerProcess while processing method load_model.\n", "load"),
+    ("(VllmWorkerProcess pid=486731) ERROR 03-19 10:55:18 [multiproc_worker_utils.py:242] torch.OutOfMemoryError: CUDA "
+     "out of memory. Tried to allocate 128.00 MiB. GPU 2 has a total capacity of 79.33 GiB of which 16.00 MiB is free.\n"
+     "(VllmWorkerProcess pid=486730) ERROR 03-19 10:55:18 [multiproc_worker_utils.py:242] Exception in worker "
+     "VllmWorkerProcess while processing method start_worker_execution_loop.\n", "generate"),
+    # ollama's runner start before the weights load, under a title quoting the failure
+    ("# CUDA out of memory\n\n```\noct 11 15:40:08 desktop-pc ollama[32302]: 2023/10/11 15:40:08 llama.go:313: starting "
+     "llama runner\noct 11 15:40:08 desktop-pc ollama[32302]: 2023/10/11 15:40:08 ll\n", "load"),
+    # a TF1 session error's node outside gradients/ and training/ is one of the model's own (forward) ops
+    ("  (0) RESOURCE_EXHAUSTED: OOM when allocating tensor with shape[32,4,4096,4096] and type float on "
+     "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n\t [[{{node attention_augmentation2d_7/MatMul}}]]\n",
+     "forward"),
+    # the statement that raised, pasted with one space of its indent, or a `return` of a call
+    (" attn_weights = torch.matmul(query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)\n"
+     "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.23 GiB (GPU 0; 23.70 GiB total capacity; "
+     "14.43 GiB already allocated; 7.99 GiB free; 14.71 GiB reserved in total by PyTorch)\n", "forward"),
+    ("return torch._C._nn.upsample_nearest2d(input, output_size, scale_factors)\nRuntimeError: CUDA out of memory. Tried "
+     "to allocate 180.00 MiB (GPU 0; 10.92 GiB total capacity; 9.74 GiB already allocated; 57.56 MiB free; 9.90 GiB "
+     "reserved in total by PyTorch)\n", "forward"),
+    # torch.einsum's frame, a contraction like matmul and bmm
+    ('File "/usr/local/lib/python3.10/dist-packages/torch/functional.py", line 378, in einsum\n'
+     "    return _VF.einsum(equation, operands)  # type: ignore[attr-defined]\ntorch.cuda.OutOfMemoryError: CUDA out of "
+     "memory. Tried to allocate 64.00 GiB (GPU 0; 14.75 GiB total capacity; 3.82 GiB already allocated; 10.50 GiB free; "
+     "3.94 GiB reserved in total by PyTorch)\n", "forward"),
+    # an issue's title, then the same failure (no figures either) under the statement that raised it
+    ("# CUDA error: out of memory\n\nWhen I run following code\n```python\ny = na2d(x)\n```\n\nBut OOM:\n```shell\n"
+     "attn = attn.softmax(dim=-1)\nRuntimeError: CUDA error: out of memory\n```\n", "forward"),
+])
+def test_worker_methods_runner_starts_nodes_and_statements_of_the_thirteenth_audit(tmp_path, text, phase):
+    report = one(tmp_path, text)
+    ev = report.primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+    assert len(report.events) == 1
+
+
+def test_a_worker_exception_in_another_method_names_no_phase_of_its_own(tmp_path):
+    # a method the worker runs for neither start-up nor serving says nothing (vllm/worker/worker.py add_lora)
+    ev = one(tmp_path, "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total "
+                       "capacity of 14.62 GiB of which 3.31 MiB is free.\nException in worker VllmWorkerProcess while "
+                       "processing method add_lora.\n").primary
+    assert ev is not None and ev.phase is None
+
+
+def test_tensorflows_status_words_in_a_titles_capitals_are_its_failure(tmp_path):
+    ev = one(tmp_path, "# Resource Exhausted Error while converting Darknet model in keras model.\n\n"
+                       "Traceback (most recent call last):\n  File \"yad2k.py\", line 270, in <module>\n").primary
+    assert ev is not None and ev.kind == "tf_oom"
+
+
+def test_a_keras_layers_weights_set_at_its_first_call_are_loading(tmp_path):
+    # tf.keras' Layer.__call__ builds the layer and sets its initial weights (engine/base_layer.py set_weights)
+    ev = one(tmp_path, "# Resource Exhausted Error while converting Darknet model in keras model.\n\n"
+                       "Traceback (most recent call last):\n  File \"yad2k.py\", line 186, in _main\n"
+                       "    padding=padding))(prev_layer)\n"
+                       '  File "/usr/local/lib/python3.6/dist-packages/tensorflow/python/keras/engine/base_layer.py", '
+                       "line 688, in __call__\n    self.set_weights(self._initial_weights)\n"
+                       '  File "/usr/local/lib/python3.6/dist-packages/tensorflow/python/keras/engine/base_layer.py", '
+                       "line 1114, in set_weights\n    param_values = backend.batch_get_value(params)\n").primary
+    assert ev is not None and ev.kind == "tf_oom" and ev.phase == "load" and ev.phase_evidence is not None

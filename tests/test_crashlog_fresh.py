@@ -14,7 +14,8 @@ declared rounds and scored on main 2812177 before any change for it; tests/data/
 declared rounds and scored on main 998cd19 before any change for it; tests/data/logs/audit10/ 109 more; tests/data/logs/audit11/
 81 more and audit11b/ 46 held back by a hash of the source URL, drawn in six declared rounds and scored on main f4086af
 before any change for them; tests/data/logs/audit12/ 80 more and audit12b/ 24 held back the same way, drawn in three
-declared rounds and scored on main 792a360 before any change for them. The rates asked: verdict 95%, phase 85% of the excerpts
+declared rounds and scored on main 792a360 before any change for them; tests/data/logs/audit13/ 91 more and audit13b/ 43
+held back the same way, drawn in four declared rounds and scored on main 04cce6f before any change for them. The rates asked: verdict 95%, phase 85% of the excerpts
 that carry a cue, "tried to allocate" 98% (to the byte). Run with -s to see the table.
 """
 from __future__ import annotations
@@ -30,7 +31,7 @@ from oomdoctor.crashlog import parse_log
 
 DATA = Path(__file__).parent / "data" / "logs"
 SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b", "audit6", "audit6b", "audit7", "audit8", "audit9", "audit9b", "audit10", "audit11", "audit11b",
-        "audit12", "audit12b")
+        "audit12", "audit12b", "audit13", "audit13b")
 RATES = {"verdict": 0.95, "phase": 0.85, "tried": 0.98}
 GIB = float(1 << 30)
 UNIT = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "MB": 1 << 20, "GiB": 1 << 30, "GB": 1 << 30}
@@ -147,6 +148,15 @@ FLOORS["audit11b"] = {"verdict": 0.97, "phase": 0.57, "tried": 0.77}
 # fixed against: 95.8% / 66.7% / 100% after.
 FLOORS["audit12"] = {"verdict": 0.99, "phase": 0.73, "tried": 0.95}
 FLOORS["audit12b"] = {"verdict": 0.95, "phase": 0.66, "tried": 0.98}
+# audit13/ (91, first sight 94.5% / 54.2% / 95.5% on main 04cce6f; asked 95% / 85% / 98%) reads 96.7% / 95.8% / 95.5%
+# after the changes made for it (one label corrected after first sight, its SOURCES.md). Its floors keep what no tool's
+# grammar reads and one label the reader's rule answers otherwise (its SOURCES.md): a lowercase copy of torch's words in
+# a person's sentence, a typo'd retyping, macOS's `killed: 9` quoted in lower case, a VAE decoder's frames labelled
+# generation and read as forward, and a paste of three requests whose label took the last where the reader's primary
+# is the first with figures. audit13b/ (43 held back by a hash of the source
+# URL, first sight 100% / 83.3% / 100%) is scored, never fixed against: the same after.
+FLOORS["audit13"] = {"verdict": 0.96, "phase": 0.95, "tried": 0.95}
+FLOORS["audit13b"] = {"verdict": 0.99, "phase": 0.83, "tried": 0.98}
 
 
 def test_fresh_excerpts_score_at_the_first_sight_rates(scored):
@@ -280,3 +290,18 @@ def test_the_twelfth_audit_and_its_held_back_third_cite_no_thread_any_other_fixt
     assert all((int(hashlib.sha256(c["source"].encode("utf-8")).hexdigest(), 16) % 3 == 0) == (c in held) for c in cases)
     for case in cases:
         assert case["source"] not in cited, case["source"]
+
+
+def test_the_thirteenth_audit_and_its_held_back_third_cite_no_thread_any_other_fixture_cites():
+    others = "".join((DATA / name / doc).read_text(encoding="utf-8") for name in SETS + ("real", "audit7")
+                     if name not in ("audit13", "audit13b") for doc in ("SOURCES.md", "expected.yaml"))
+    cited = set(re.findall(r"https://github\.com/[^\s|;)]+", others))
+    main, held = load("audit13"), load("audit13b")
+    cases = main + held
+    assert len(main) >= 70 and len({c["source"] for c in cases}) == len(cases)
+    assert sum(bool(c["cue"]) for c in cases) >= 30 and sum("tried_bytes" in (c.get("figures") or {}) for c in cases) >= 25
+    # the held-back third is fixed by the rule in audit13/SOURCES.md: SHA-256 of the source URL, 0 modulo 3
+    assert all((int(hashlib.sha256(c["source"].encode("utf-8")).hexdigest(), 16) % 3 == 0) == (c in held) for c in cases)
+    for case in cases:
+        assert case["source"] not in cited, case["source"]
+        assert (DATA / ("audit13b" if case in held else "audit13") / case["log"]).is_file(), case["log"]

@@ -283,3 +283,28 @@ def test_ipython_numbers_around_an_arrow_are_not_a_gutter_even_on_most_lines():
             "    621     config=self.config_obj.trainer,\n    622     resume=model_resume_path is not None,\n"
             "    623     skip_save_model=skip_save_model,\n")
     assert normalise(text) is None
+
+
+@pytest.mark.parametrize("stamp", ["[12.10.2020 14:30:26] ", "[10/12/2020 2:30:26 PM] "])
+def test_an_apps_local_date_stamp_on_every_line_is_dropped_and_its_frames_read(tmp_path, stamp):
+    # a desktop app's log writer stamps each line with the culture's date and time (.NET DateTime.ToString "G"); the
+    # first stamped line opens an inline code span in the issue
+    frames = ['Traceback (most recent call last):', '  File "IEU_test.py", line 119, in <module>',
+              '    output = model(img_LR).data.squeeze(0).float().cpu().clamp_(0, 1).numpy()',
+              '  File "/env/lib/python3.8/site-packages/torch/nn/modules/module.py", line 722, in _call_impl',
+              '    result = self.forward(*input, **kwargs)',
+              'RuntimeError: CUDA out of memory. Tried to allocate 494.00 MiB (GPU 0; 6.00 GiB total capacity; 3.72 GiB '
+              'already allocated; 24.75 MiB free; 4.15 GiB reserved in total by PyTorch)']
+    text = "`" + "\n".join(stamp + x for x in frames) + "\n"
+    cleaned, _origin = normalise(text)
+    assert cleaned.splitlines()[1] == frames[1]
+    p = tmp_path / "run.log"
+    p.write_text(text, encoding="utf-8")
+    ev = parse_log(str(p)).primary
+    assert ev.phase == "forward" and ev.phase_evidence is not None and ev.phase_evidence.line == 5
+
+
+def test_a_bracketed_iso_logger_stamp_is_left_to_the_line_reader():
+    # DeepSpeed's logger (`[2025-03-04 11:22:21,777] [INFO] ...`) is read by formats.clean(), year first: not this mark
+    text = "\n".join("[2025-03-04 11:22:%02d,777] [INFO] [logging.py:96:log_dist] step=%d" % (i, 10 ** i) for i in range(5))
+    assert normalise(text) is None

@@ -106,6 +106,20 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("load", "TGI", "path", r"(?:text_generation|lorax)_server/models/\w+\.py\"?, line \d+, in warmup\b",
      "text-generation-inference server/text_generation_server/models/flash_causal_lm.py FlashCausalLM.warmup "
      "(and LoRAX's fork of it): the frame that runs the start-up prefill, above whatever it calls"),
+    # vLLM's multiprocessing executor runs one worker method at a time on every worker and logs a worker's failure
+    # with the method's name (vllm/executor/multiproc_worker_utils.py _run_worker_process: "Exception in worker %s
+    # while processing method %s."): vllm/worker/worker.py's start-up methods load, its loop serves requests
+    ("load", "vLLM", "line", r"Exception in worker \S+ while processing method (?:init_device|load_model|"
+                             r"determine_num_available_blocks|initialize_cache|_warm_up_model|profile_run|init_worker)\b",
+     "vllm/executor/multiproc_worker_utils.py _run_worker_process; vllm/worker/worker.py Worker.init_device, "
+     "load_model, determine_num_available_blocks, initialize_cache, _warm_up_model"),
+    ("generate", "vLLM", "line", r"Exception in worker \S+ while processing method (?:start_worker_execution_loop|execute_model)\b",
+     "vllm/executor/multiproc_worker_utils.py; vllm/worker/worker_base.py LocalOrDistributedWorkerBase."
+     "start_worker_execution_loop and execute_model: a served step"),
+    # ollama starts a runner process per model and logs it before the runner loads the weights: llm/llama.go
+    # `log.Print("starting llama runner")` (0.1.x), llm/server.go `slog.Info("starting llama server", ...)` (0.2+)
+    ("load", "ollama", "line", r"\bstarting llama (?:runner|server)\b",
+     "ollama llm/llama.go newLlama and llm/server.go NewLlamaServer: the runner that loads the model is started"),
     ("load", "vLLM", "func", "_init_workers", "vllm/engine/llm_engine.py LLMEngine._init_workers (v0): starts the workers, which load the model"),
     ("load", "vLLM", "func", "from_engine_args", "vllm/engine/llm_engine.py LLMEngine.from_engine_args: builds the engine, model and cache"),
     ("load", "lmdeploy", "func", "_create_weight_func", "lmdeploy/turbomind/turbomind.py: allocates each GPU's share of the weights"),
@@ -149,6 +163,10 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("backward", "TensorFlow", "line", r"\[Op:\w+(?:Grad|Backprop\w*)\]",
      "TF2 eager names the failed op at the error's end, ` [Op:NAME]` (tensorflow/python/framework/ops.py "
      "raise_from_not_ok_status); gradient kernels are registered as <Op>Grad or <Op>Backprop* (StridedSliceGrad, ReluGrad)"),
+    # ... and every other node the error names is one of the model's own ops, which the forward graph holds (TF1's
+    # session error `[[{{node attention/MatMul}}]]`, tensorflow/python/client/session.py _do_call's message)
+    ("forward", "TensorFlow", "line", r"\[\[\{?\{?[Nn]ode:? (?!\S*(?:gradients|gradient_tape)/)(?!training/)[A-Za-z_][\w.-]*(?:/[\w.-]+)*\}?\}?\]\]",
+     "tensorflow/python/client/session.py: the failed node by its name scope; gradients/ and training/ are above"),
     ("forward", "Lua Torch", "line", r"\.lua:\d+: in function '(?:\w+_updateOutput|updateOutput|forward)'",
      "Lua's `stack traceback:` frames (`file.lua:N: in function 'NAME'`); torch/nn Module:forward calls updateOutput, "
      "THNN's kernels are <Module>_updateOutput"),

@@ -75,6 +75,8 @@ SECONDARY_MARKERS = (
     # ... and audit12/SOURCES.md (cudaMallocAsync's first words, a signal as a negative exit code, CPython's bare
     # MemoryError, DirectML's refusal)
     b"Allocation on device", b"code -9", b"ode: -9", b"MemoryError", b"llocate tensor with",
+    # ... and audit13/SOURCES.md (TensorFlow's status words as a title capitalises them, `Resource Exhausted Error`)
+    b"esource Exhausted",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -724,8 +726,10 @@ _RICH_CODE = lazy_re(r"^\s*(?:❱\s*)?\d+\s*│", needs=("│",))
 _RICH_HEADER_TAIL = lazy_re(r"^\s*(?:in\s+)?[A-Za-z_<][\w<>.]*\s*$")
 _SOURCE_SHAPE = lazy_re(r"[\w\])]\s*\(|\breturn\b|\w\s*=\s*\S|^\s*\^+\s*$")
 _CARETS = lazy_re(r"^\s*[\^~]+\s*$")
-# an assignment from a call, `name = f(...)` or `a, b = obj.f(...)`, alone on its line (no prose before it)
-_BARE_STATEMENT = lazy_re(r"^`?[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[^=\s].*[\w\])]\s*\(.*$")
+# an assignment from a call, `name = f(...)` or `a, b = obj.f(...)`, or a `return f(...)`, alone on its line (no prose
+# before it): CPython's traceback prints the frame's source line stripped and indented by four (traceback.py
+# FrameSummary.line); a paste that kept two or more of those spaces is code to _fragment already, one or none is this
+_BARE_STATEMENT = lazy_re(r"^[ \t]?`?(?:[A-Za-z_][\w.]*(?:\s*,\s*[A-Za-z_][\w.]*)*\s*=\s*[^=\s]|return\s+[A-Za-z_]).*[\w\])]\s*\(.*$")
 
 
 def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
@@ -757,7 +761,7 @@ def _fragment(walked: list[tuple[int, str]]) -> list[tuple[int, str]]:
         if not block and not blanks and _BARE_STATEMENT.search(t):
             # the one source line right above the message, pasted without its indent (or opening an inline code
             # span, `denom = ...`): the statement that raised, as a traceback prints it under its frame
-            block.append((s, t.lstrip("`")))
+            block.append((s, t.strip().lstrip("`")))
             break
         if not (source_above or _RICH_PIECE.search(t) or looks_like_code(t) and (is_frame(t) or _SOURCE_SHAPE.search(t))):
             break
@@ -833,6 +837,8 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
                 and h.line - prev.line <= 30:
             if prev.parsed.device is None:
                 prev.parsed.device = h.parsed.device   # TF's op error names the device its BFC line did not
+            if phase(prev) is None and phase(h) is not None:
+                _with_phase(prev, h)   # an issue's title, then the same failure under the statement that raised it
             continue                # NCCL and similar print one failure on several lines
         seen.add(key)
         if h.parsed.kind == "host_oom":

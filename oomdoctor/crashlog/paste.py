@@ -10,7 +10,8 @@ marks around the lines the program printed; none of them is part of the log:
   lines;
 - prefixes a collector puts on every line: a CI or journal timestamp (`[2025-12-13T19:54:35Z] `,
   `Apr 16 21:08:50 host `, `2026-02-08T00:40:07+00:00 host `), llama-server's elapsed time and level
-  (`1.06.520.077 E `), and a host label repeated on most lines (pdsh/clush `gpu-q-13: `);
+  (`1.06.520.077 E `), an app's local date and time (`[12.10.2020 14:30:26] `), and a host label repeated on
+  most lines (pdsh/clush `gpu-q-13: `);
 - a terminal's hard wrap: lines cut at one fixed width, mid-word or mid-number, joined back.
 
 Rank prefixes (`[rank3]:`, `(VllmWorker rank=1 pid=9)`, srun's `3: `) are not removed here: they say
@@ -40,6 +41,10 @@ _STAMPS = (
     lazy_re(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:?\d\d) [\w.-]+ (?=\S+(?:\[\d+\])?: )"),  # rsyslog ISO + host
     lazy_re(r"^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ (?=\S+(?:\[\d+\])?: )"),                # journalctl short
     lazy_re(r"^\d+\.\d\d\.\d{3}\.\d{3} [IWEDT] "),                                                  # llama-server
+    # a desktop app's own log writer stamping each line with the local date and time in brackets, day or month
+    # first and the year last, as .NET's DateTime.ToString() ("G" pattern) prints them per culture: `[12.10.2020
+    # 14:30:26] `, `[10/12/2020 2:30:26 PM] `; the first stamped line may open an inline code span (`` ` ``)
+    lazy_re(r"^`?\[\d{1,2}[./-]\d{1,2}[./-]\d{4},? \d{1,2}:\d\d:\d\d(?:[.,]\d+)?(?: ?[AP]M)?\] "),
 )
 # A host label: letters, digits, dots and dashes with at least one digit or dash (not a function name).
 _IPY_ARROW = lazy_re(r"^\s*-+>\s*(\d+)\s")

@@ -126,7 +126,7 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                  "logits.float()", "logits = logits.float", "loss_utils.py", "cross_entropy", "criterion(", "loss_fn("),
     "forward": _cue(r"\b(?:\w*forward\w*|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
                     r"flash_attn_\w+|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
-                    r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|conv[123]d|softmax|silu|gelu|apply_rotary_pos_emb|"
+                    r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|einsum|conv[123]d|softmax|silu|gelu|apply_rotary_pos_emb|"
                     r"_unsloth_training_step|fast_forward\w*|model)\b|torch\._C\._nn\.|activations\.py|modeling_\w+\.py|"
                     r"\bmodel\(", "torch._C._nn.", "activations.py", "modeling_", "model("),
 }

@@ -552,6 +552,10 @@ MODULES: tuple[tuple[str, str, str | None, str], ...] = (
      r"\w*save\w*", "save", "tf_keras/engine/training.py Model.save, save_weights; keras/src/saving"),
     (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?(?:engine/\w+|saving/\S+|models/\w+)\.py",
      r"\w*load\w*", "load", "tf_keras/engine/training.py Model.load_weights; keras/src/saving load_model"),
+    # a layer's weights set from arrays: its initial weights when it is first built and called, a converted or loaded
+    # model's values (tf_keras/engine/base_layer.py Layer.set_weights, as TensorFlow bundles it in python/keras/)
+    (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?engine/\w+\.py", r"set_weights", "load",
+     "tf_keras/engine/base_layer.py Layer.set_weights"),
     (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?(?:optimizers?|optimizer_v2)/", _ANY, "optimizer",
      "keras/src/optimizers/base_optimizer.py apply_gradients; tf_keras/optimizers"),
     (r"(?:keras|tf_keras|tensorflow)/(?:src/|python/keras/)?losses\b", _ANY, "loss",
