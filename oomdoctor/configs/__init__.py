@@ -99,9 +99,20 @@ def _classify_text(path: str, text: str, head: bytes) -> str:
     try:
         doc = parse_text(text, path)
     except InputError:
-        return "log"
+        return "config" if _runs_training(path, text) else "log"
     name, _ = registry.detect(doc.data)
-    return "config" if name is not None else "log"
+    return "config" if name is not None or _runs_training(path, text) else "log"
+
+
+def _runs_training(path: str, text: str) -> bool:
+    """A text that is no config but a launch command (a Markdown note or a .txt holding the command)."""
+    from oomdoctor.configs.entrypoints import read_script_setup
+
+    try:
+        read_script_setup(path, text, framework_version=None, log_versions=None, model=None)
+    except InputError:
+        return False
+    return True
 
 
 def detect_framework(data: dict) -> str:
@@ -204,14 +215,28 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
                                  model=model)
     if not text.strip():
         raise InputError(msg("config.empty"), path)
-    doc = parse_file(path, text)
+    try:
+        doc = parse_file(path, text)
+        name, reason = (None, None) if registry.is_llamafactory_v1(doc.data) else registry.detect(doc.data)
+        if name is None and not registry.is_llamafactory_v1(doc.data):
+            raise registry.unknown_config(path)
+    except InputError:
+        # A launch command pasted in a file named as neither a config nor a script (a Markdown note, a .txt):
+        # the shell's grammar when the text is no config and holds a training command.
+        if path.lower().endswith(_CONFIG_EXT):
+            raise
+        from oomdoctor.configs.entrypoints import read_script_setup
+
+        try:
+            return read_script_setup(path, text, framework_version=framework_version, log_versions=log_versions,
+                                     model=model)
+        except InputError:
+            pass
+        raise
     if registry.is_llamafactory_v1(doc.data):
         from oomdoctor.configs.llamafactory_v1 import read as read_v1
 
         return read_v1(doc, framework_version=framework_version, log_versions=log_versions)
-    name, reason = registry.detect(doc.data)
-    if name is None:
-        raise registry.unknown_config(path)
     return registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions)
 
 

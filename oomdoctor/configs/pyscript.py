@@ -22,6 +22,7 @@ calls (an mmengine/xtuner config, a helper) is refused as before. No patch is wr
 from __future__ import annotations
 
 import ast
+import textwrap
 from dataclasses import replace
 from typing import Any
 
@@ -63,6 +64,16 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
         raise InputError(msg("config.python"), path)
     try:
         tree = ast.parse(_without_ipython(text), filename=path)
+    except IndentationError as err:
+        # A snippet pasted with every line indented alike (under a list item, a quote) is the same program with
+        # its common indentation removed: Python reads indentation relative to the first statement's column 0
+        # (reference §2.1.8), and dedenting keeps every line where it was.
+        try:
+            tree = ast.parse(_without_ipython(textwrap.dedent(text)), filename=path)
+        except SyntaxError:
+            raise InputError(msg("config.python"), path, err.lineno) from None
+        except (ValueError, RecursionError, MemoryError):
+            raise InputError(msg("config.python"), path) from None
     except SyntaxError as err:
         raise InputError(msg("config.python"), path, err.lineno) from None
     except (ValueError, RecursionError, MemoryError):      # a NUL byte, nesting deeper than the parser goes
