@@ -785,6 +785,8 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
         acc_word = Word(str(setup.extras["accelerate_config"]), inv.command.line)
     if acc_word is not None and acc_word.known:
         acc = _accelerate_setup(path, acc_word)
+        if acc is None and _near(path, acc_word.text) is None:
+            acc = _accelerate_guess(setup, path, acc_word)
         if acc is not None:
             from oomdoctor.configs.merge import combine
 
@@ -825,16 +827,37 @@ def _with_swift_env(setup: TrainingSetup, inv: Invocation, path: str) -> Trainin
     return replace(setup, loss_kernel="chunked", sources=sources)
 
 
+def _near(path: str, ref: str) -> str | None:
+    """The file a script names, looked for beside it, in the working directory and above the script."""
+    base = os.path.dirname(os.path.abspath(path))
+    for c in (os.path.join(base, ref), ref) + tuple(os.path.join(p, ref) for p in _parents(base)):
+        if os.path.isfile(c):
+            return c
+    return None
+
+
 def _accelerate_setup(path: str, word: Word) -> TrainingSetup | None:
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file
 
-    base = os.path.dirname(os.path.abspath(path))
-    for c in (os.path.join(base, word.text), word.text) + tuple(os.path.join(p, word.text) for p in _parents(base)):
-        if os.path.isfile(c):
-            doc = parse_file(os.path.relpath(c))
-            name, why = registry.detect(doc.data)
-            if name == "accelerate":
-                return registry.read_doc(doc, name, why)
-            return None
-    return None
+    found = _near(path, word.text)
+    if found is None:
+        return None
+    doc = parse_file(os.path.relpath(found))
+    name, why = registry.detect(doc.data)
+    return registry.read_doc(doc, name, why) if name == "accelerate" else None
+
+
+def _accelerate_guess(setup: TrainingSetup, path: str, word: Word) -> TrainingSetup | None:
+    """An accelerate config the command names that is not here (recipes/accelerate_configs/zero3.yaml of TRL,
+    alignment-handbook, open-r1): the ZeRO stage its name says, as a DeepSpeed JSON's name is read, said to be
+    a guess; None when the name says no stage."""
+    from oomdoctor.configs._doc import Builder
+    from oomdoctor.configs.deepspeed import _STAGE_IN_NAME, apply_guess
+
+    if _STAGE_IN_NAME.search(os.path.basename(word.text)) is None:
+        return None
+    b = Builder("hf", setup.framework_version, "accelerate")
+    apply_guess(b, word.text, Source(file=path, key="--config_file", line=word.line))
+    b.extras["launcher"] = "accelerate"
+    return b.build()

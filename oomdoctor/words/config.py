@@ -41,6 +41,11 @@ WORDS = {
                            "written into a Python script: set the plan's values by hand",
                            "{where}：未运行脚本，仅从 TrainingArguments / TRL 配置、LoraConfig、BitsAndBytesConfig、"
                            "from_pretrained 和 Trainer 调用的字面参数读取；不为 Python 脚本生成补丁：请按方案手动修改这些值"),
+    "config.python_command": ("{where}: the launch command its string literals spell (adjacent strings joined, or a "
+                              "list of arguments), read as the shell would run it; no patch is written into a Python "
+                              "file: set the plan's values by hand",
+                              "{where}：按其字符串字面量拼出的启动命令（相邻字符串拼接，或参数列表）读取，等同 shell 执行的命令；"
+                              "不为 Python 文件生成补丁：请按方案手动修改这些值"),
     "config.axolotl_unfrozen_all": ("{where}: unfrozen_parameters leaves every decoder layer trainable: read as a "
                                     "full fine-tune", "{where}：unfrozen_parameters 使所有解码层都可训练：按全参微调处理"),
     "config.python_adapter_unseen": ("{where}: the base is loaded in {bits}-bit and the file makes no get_peft_model "
