@@ -272,6 +272,7 @@ def parse_text(text: str, path: str) -> Doc:
     from oomdoctor import lined
 
     kind = "json" if looks_like_json(text, path) else "yaml"
+    notes: list[Msg] = []
     try:
         read = lined.read_json(text, path) if kind == "json" else lined.read_yaml(text, path)
     except InputError:
@@ -281,9 +282,16 @@ def parse_text(text: str, path: str) -> Doc:
         # string it shows. Tried only when the file does not parse as written.
         straight = _REDACTED.sub(r"\1'\2'", text.translate(_TYPOGRAPHIC)) if kind == "yaml" else \
             text.translate(_TYPOGRAPHIC)
-        if straight == text:
+        if straight == text and kind == "yaml":
             raise
-        read = lined.read_json(straight, path) if kind == "json" else lined.read_yaml(straight, path)
+        try:
+            read = lined.read_json(straight, path) if kind == "json" else lined.read_yaml(straight, path)
+        except InputError:
+            mended = mend_json(straight) if kind == "json" else None
+            if mended is None:
+                raise
+            read = lined.read_json(mended, path)
+            notes.append(msg("config.json_mended", where=path))
     data = _unquote_typographic(read.data)
     if data is None:
         raise InputError(msg("config.empty"), path)
@@ -296,7 +304,79 @@ def parse_text(text: str, path: str) -> Doc:
             return Doc(path, launcher, {}, kind, header=())
     if not isinstance(data, dict):
         raise InputError(msg("config.not_a_mapping", kind=type(data).__name__), path)
-    return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else ())
+    return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else (), notes=notes)
+
+
+_PY_WORDS = {"True": "true", "False": "false", "None": "null"}
+
+
+def mend_json(text: str) -> str | None:
+    """A JSON config as pasted, mended the ways a paste breaks it, or None when nothing was to mend: written as a
+    Python dict (`True`/`False`/`None`: DeepSpeed, Lightning and others take the config as a dict), a comma left
+    before a closing bracket, members pasted without their enclosing braces (`"zero_optimization": {…},`), and a
+    paste cut off mid-value (kept up to its last complete member, the open brackets closed). Every line stays
+    where it was, so errors and provenance name the file's own lines."""
+    out, stack, cut, complete = _scan_json(text)
+    if not complete:
+        if cut is None:
+            return None
+        out, stack = out[:cut[0]], cut[1]
+    body = "".join(out).rstrip()
+    if body.endswith(","):
+        body = body[:-1]
+    closing = "".join(reversed(stack))
+    if not body.lstrip().startswith(("{", "[")):
+        body, closing = "{" + body, closing + "}"         # members pasted without their braces
+    mended = body + closing + "\n"
+    return None if mended.strip() == text.strip() else mended
+
+
+def _scan_json(text: str) -> tuple[list[str], list[str], tuple[int, list[str]] | None, bool]:
+    """(the text with Python's words as JSON's and trailing commas blanked, the brackets still open, where the last
+    complete member ended with the brackets open there, whether the text ended outside any string and bracket)."""
+    out: list[str] = []
+    stack: list[str] = []
+    cut: tuple[int, list[str]] | None = None
+    i, n, in_str = 0, len(text), False
+    while i < n:
+        c = text[i]
+        if in_str:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                in_str = False
+            elif c == "\n":                         # a string cut at the line's end: the paste broke there
+                break
+        elif c.isalpha():
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            out.append(_PY_WORDS.get(text[i:j], text[i:j]))
+            i = j
+            continue
+        else:
+            in_str = c == '"'
+            if c in "{[":
+                stack.append("}" if c == "{" else "]")
+            elif c in "}]":
+                _blank_trailing_comma(out)
+                if stack:
+                    stack.pop()
+            elif c == ",":
+                cut = (len(out), list(stack))
+            out.append(c)
+        i += 1
+    return out, stack, cut, not in_str and not stack and i >= n
+
+
+def _blank_trailing_comma(out: list[str]) -> None:
+    j = len(out) - 1
+    while j >= 0 and out[j].isspace():
+        j -= 1
+    if j >= 0 and out[j] == ",":
+        out[j] = " "                                    # JSON allows no comma before a closing bracket
 
 
 def _unquote_typographic(node: Any) -> Any:

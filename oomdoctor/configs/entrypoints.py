@@ -127,7 +127,20 @@ def _invocation(cmd: Command) -> Invocation | None:
                     all(rest[i].text == w for i, w in enumerate(words_[1:])):
                 args = tuple(rest[len(words_) - 1:])
                 return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
+    if head == "tune":
+        # torchtune before `tune run` (0.0.x, its `tune` script): `tune [torchrun options] <recipe> --config <c>
+        # [--override k=v …]`, the recipe the first word that is no option and no subcommand of today's CLI.
+        _, after = _split_options(list(rest))
+        if after and after[0].known and after[0].text not in _TUNE_SUBCOMMANDS and \
+                (after[0].text.endswith(".py") or "finetune" in after[0].text):
+            entry = next(e for e in ENTRIES if e.name == "torchtune")
+            args = tuple(w for w in rest if w.text != "--override")
+            return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
     return None
+
+
+# torchtune's CLI subcommands (torchtune/_cli/tune.py): a `tune <word>` that is none of them is the old recipe form.
+_TUNE_SUBCOMMANDS = frozenset({"run", "download", "ls", "cp", "validate", "cat"})
 
 
 def _unwrap_launchers(words: list[Word], env: dict[str, Word]) -> list[Word]:
@@ -519,7 +532,15 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         doc.notes.append(msg("config.script.rejoined", where=f"{path}:{rejoined[1]}"))
     if dialect is not None:
         doc.notes.append(msg("config.script.windows", where=path, shell=dialect))
-    config = _config_file(path, entry, doc, positional)
+    try:
+        config = _config_file(path, entry, doc, positional)
+    except InputError:
+        if entry.reader != "torchtune" or not overrides:
+            raise
+        config = None
+        setup = _read_overrides_alone(path, inv, doc, overrides, versions={
+            "framework_version": framework_version, "log_versions": log_versions})
+        return _with_launch(setup, inv, path)
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
     versions = {"framework_version": framework_version, "log_versions": log_versions}
@@ -534,6 +555,37 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
             doc.data[model_key], doc.lines[model_key] = word.text, word.line
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
     return _with_swift_env(_with_launch(setup, inv, path), inv, path)
+
+
+def _read_overrides_alone(path: str, inv: Invocation, doc: Doc, overrides: dict[str, tuple[Word, Word]],
+                          versions: dict[str, Any]) -> TrainingSetup:
+    """A `tune run` whose config is not here (a name of torchtune's own configs, a copy left behind): the
+    command's `key=value` overrides (OmegaConf dotted keys) read as the recipe file they override, torchtune's
+    defaults for the rest, said in a note."""
+    from oomdoctor.configs import registry
+
+    data: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    for key, (word, value) in overrides.items():
+        node = data
+        parts = key.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1]] = value.text
+        lines[key] = word.line
+    ref = doc.data.get(inv.entry.config_flag or "", "")
+    cdoc = Doc(path, data, lines, "cli", tolerant=True,
+               notes=[*doc.notes, msg("config.script.config_overrides_only", where=f"{path}:{inv.command.line}",
+                                      config=str(ref))])
+    name, why = registry.detect(data)
+    if name != "torchtune":
+        raise InputError(msg("config.script.config_missing", config=str(ref), entry=inv.entry.label), path,
+                         inv.command.line)
+    reason = msg("config.why.script", entry=inv.entry.label, line=inv.command.line)
+    return registry.read_doc(cdoc, name, reason, **versions)
 
 
 def _positional_model_key(entry: Entry) -> str | None:

@@ -126,6 +126,10 @@ WORDS = {
                             "找不到 DeepSpeed 配置 {ref}（已在 {config} 同目录和当前目录查找）"),
     "config.ds_shipped": ("{where}: {name} not found; used the framework's shipped {name}",
                           "{where}：找不到 {name}，按框架自带的 {name} 处理"),
+    "config.json_mended": ("{where}: not JSON as pasted (Python's True/False/None, a trailing comma, members without "
+                           "their braces, or cut off); read as mended, up to its last complete value",
+                           "{where}：粘贴内容不是合法 JSON（Python 的 True/False/None、多余的逗号、缺少外层花括号或被截断）；"
+                           "按修补后的内容读取，截断处只读到最后一个完整的值"),
     "config.ds_missing_guess": ("{where}: {ref} is not here; ZeRO stage {stage} assumed from its name",
                                 "{where}：{ref} 不在此处，按文件名推断为 ZeRO-{stage}"),
     "config.ds_missing_unknown": ("{where}: {ref} is not here and its name does not say the ZeRO stage; "
@@ -192,6 +196,9 @@ WORDS = {
                            "{where}：对 {name} 的循环会跑 {count} 次训练；这里读取第一次"),
     "config.script.config_missing": ("{entry} trains with {config}, which is not here: give that file instead",
                                      "{entry} 使用的配置 {config} 不在此处：请改为提供该文件"),
+    "config.script.config_overrides_only": ("{where}: its config {config} is not here; read from the command's "
+                                            "key=value overrides, torchtune's defaults for the rest",
+                                            "{where}：其配置 {config} 不在此处；按命令行中的 key=value 覆盖项读取，其余取 torchtune 默认值"),
     "config.script.config_unknown": ("the config file {word} is only known when the script runs ({why}): give that "
                                      "file instead", "配置文件 {word} 要到脚本运行时才能确定（{why}）：请改为提供该文件"),
     # ---- why a file was read as a framework's
