@@ -295,6 +295,9 @@ def parse_text(text: str, path: str) -> Doc:
     data = _unquote_typographic(read.data)
     if data is None:
         raise InputError(msg("config.empty"), path)
+    labelled = _unlabel(path, data, read.lines, kind, notes) if isinstance(data, (list, dict)) else None
+    if labelled is not None:
+        return labelled
     if isinstance(data, list):
         from oomdoctor.configs.accelerate_env import config_from_env
 
@@ -305,6 +308,48 @@ def parse_text(text: str, path: str) -> Doc:
     if not isinstance(data, dict):
         raise InputError(msg("config.not_a_mapping", kind=type(data).__name__), path)
     return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else (), notes=notes)
+
+
+def _unlabel(path: str, data: Any, read_lines: Mapping[str, int], kind: str, notes: list[Msg]) -> Doc | None:
+    """The config a paste holds under a label, or None: one key over an indented mapping (`Accelerate config:` typed
+    above a pasted file), or the `- Accelerate config:` item of an environment report (`transformers env`, `trl env`:
+    trl docs/source/clis.md), a list of `- key: value` items. Taken only when a reader claims what is inside and
+    none the whole; lines stay the file's own."""
+    from oomdoctor.configs import registry
+
+    if isinstance(data, dict) and (len(data) != 1 or registry.detect(data)[0] is not None):
+        return None
+    found = _labelled(data)
+    if found is None or registry.detect(found[1])[0] is None:
+        return None
+    prefix, inner = found
+    lines: dict[str, int] = {}
+    for path_, line in read_lines.items():
+        if path_.startswith(prefix):
+            rest = path_[len(prefix):]
+            head, _, tail = rest.partition(".")
+            lines.setdefault(tail if head.isdigit() and tail else rest, line)     # `label.3.key`: a one-key item
+    label = prefix.rstrip(".").split(".")[-1]
+    return Doc(path, inner, lines, kind, notes=[*notes, msg("config.labelled", where=path, label=label)])
+
+
+def _labelled(data: Any) -> tuple[str, dict] | None:
+    """(the dotted prefix of the labelled part, its mapping) of a one-key mapping or an environment report."""
+    items: list[tuple[str, Any]] = []
+    if isinstance(data, dict) and len(data) == 1:
+        items = [(str(k) + ".", v) for k, v in data.items()]
+    elif isinstance(data, list):
+        items = [(f"{i}.{k}.", v) for i, item in enumerate(data) if isinstance(item, dict) and len(item) == 1
+                 for k, v in item.items()]
+    for prefix, value in items:
+        if isinstance(value, dict) and value:
+            return prefix, value
+        if isinstance(value, list) and value and all(isinstance(x, dict) and len(x) == 1 for x in value):
+            merged: dict = {}
+            for x in value:
+                merged.update(x)
+            return prefix, merged
+    return None
 
 
 _PY_WORDS = {"True": "true", "False": "false", "None": "null"}
@@ -449,7 +494,7 @@ def parse_file(path: str, text: str | None = None) -> Doc:
                 _PARSED.pop(next(iter(_PARSED)))
             _PARSED[ident] = cached
     # A fresh Doc per caller (its own path spelling, notes and tolerance); the data is shared.
-    return Doc(path, cached.data, cached.lines, cached.kind, header=cached.header)
+    return Doc(path, cached.data, cached.lines, cached.kind, header=cached.header, notes=list(cached.notes))
 
 
 # ---------------------------------------------------------------- building a TrainingSetup

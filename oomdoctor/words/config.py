@@ -130,6 +130,8 @@ WORDS = {
                            "their braces, or cut off); read as mended, up to its last complete value",
                            "{where}：粘贴内容不是合法 JSON（Python 的 True/False/None、多余的逗号、缺少外层花括号或被截断）；"
                            "按修补后的内容读取，截断处只读到最后一个完整的值"),
+    "config.labelled": ("{where}: the config pasted under \"{label}\" read as the file itself",
+                        "{where}：粘贴在“{label}”标题下的配置按配置文件本身读取"),
     "config.ds_missing_guess": ("{where}: {ref} is not here; ZeRO stage {stage} assumed from its name",
                                 "{where}：{ref} 不在此处，按文件名推断为 ZeRO-{stage}"),
     "config.ds_missing_unknown": ("{where}: {ref} is not here and its name does not say the ZeRO stage; "
