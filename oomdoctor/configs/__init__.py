@@ -9,6 +9,7 @@ are read by configs/shell.py and their training command by configs/entrypoints.p
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Change, CrashReport, KeyEdit, TrainingSetup, msg
@@ -218,6 +219,8 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
     try:
         doc = parse_file(path, text)
         name, reason = (None, None) if registry.is_llamafactory_v1(doc.data) else registry.detect(doc.data)
+        if name in (None, "hf") and _swift_args(doc.data):
+            return _read_swift_args(doc, framework_version=framework_version, log_versions=log_versions)
         if name is None and not registry.is_llamafactory_v1(doc.data):
             raise registry.unknown_config(path)
     except InputError:
@@ -238,6 +241,30 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
 
         return read_v1(doc, framework_version=framework_version, log_versions=log_versions)
     return registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions)
+
+
+# Argument names only ms-swift's own dataclasses have (swift/arguments: tuner_type, tuner_backend, rlhf_type; 2.x
+# swift/llm/utils/argument.py: sft_type, template_type, model_id_or_path).
+_SWIFT_ONLY = ("tuner_type", "tuner_backend", "rlhf_type", "sft_type", "template_type")
+
+
+def _swift_args(data: dict) -> bool:
+    return isinstance(data, dict) and any(k in data for k in _SWIFT_ONLY)
+
+
+def _read_swift_args(doc: Any, *, framework_version: str | None,
+                     log_versions: Mapping[str, str] | None) -> TrainingSetup:
+    """An ms-swift argument file: the args.json (2.x: sft_args.json) it writes beside a run and reads back with
+    --load_args (swift/arguments/base_args/base_args.py save_args / load_args_from_ckpt), or a `swift sft --config`
+    YAML: its keys are the command's flags, read as `swift sft` reads them."""
+    from oomdoctor.configs import registry
+    from oomdoctor.configs.entries import by_name
+
+    entry = by_name("swift")
+    reason = msg("config.why.swift_args", keys=tuple(k for k in _SWIFT_ONLY if k in doc.data)[:2])
+    doc.tolerant = True
+    return registry.read_doc(doc, "hf", reason, framework_version=framework_version, log_versions=log_versions,
+                             entry=entry)
 
 
 def combine(main: TrainingSetup, launcher: TrainingSetup) -> TrainingSetup:

@@ -204,6 +204,8 @@ WORDS = {
     "config.script.config_unknown": ("the config file {word} is only known when the script runs ({why}): give that "
                                      "file instead", "配置文件 {word} 要到脚本运行时才能确定（{why}）：请改为提供该文件"),
     # ---- why a file was read as a framework's
+    "config.why.swift_args": ("ms-swift's own argument names ({keys}): an args.json or `swift sft --config` file",
+                              "含 ms-swift 自有参数名（{keys}）：args.json 或 `swift sft --config` 配置文件"),
     "config.why.lf_v1": ("LLaMA-Factory v1 keys ({keys})", "LLaMA-Factory v1 格式的键（{keys}）"),
     "config.why.llamafactory": ("LLaMA-Factory keys ({keys})", "LLaMA-Factory 特有的键（{keys}）"),
     "config.why.hf": ("HF TrainingArguments with {keys}", "含 {keys} 的 HF TrainingArguments"),
