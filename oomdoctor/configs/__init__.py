@@ -100,9 +100,16 @@ def _classify_text(path: str, text: str, head: bytes) -> str:
     try:
         doc = parse_text(text, path)
     except InputError:
-        return "config" if _runs_training(path, text) else "log"
+        return "config" if _unlabel(path, text) is not None or _runs_training(path, text) else "log"
     name, _ = registry.detect(doc.data)
-    return "config" if name is not None or _runs_training(path, text) else "log"
+    return "config" if name is not None or _unlabel(path, text) is not None or _runs_training(path, text) else "log"
+
+
+def _unlabel(path: str, text: str) -> Any:
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import unlabel
+
+    return unlabel(path, text, lambda data: registry.detect(data)[0] is not None)
 
 
 def _runs_training(path: str, text: str) -> bool:
@@ -224,6 +231,11 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
         if name is None and not registry.is_llamafactory_v1(doc.data):
             raise registry.unknown_config(path)
     except InputError:
+        labelled = _unlabel(path, text)
+        if labelled is not None:
+            name, reason = registry.detect(labelled.data)
+            return registry.read_doc(labelled, name or "", reason, framework_version=framework_version,
+                                     log_versions=log_versions)
         # A launch command pasted in a file named as neither a config nor a script (a Markdown note, a .txt):
         # the shell's grammar when the text is no config and holds a training command.
         if path.lower().endswith(_CONFIG_EXT):
@@ -240,6 +252,8 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
         from oomdoctor.configs.llamafactory_v1 import read as read_v1
 
         return read_v1(doc, framework_version=framework_version, log_versions=log_versions)
+    if name is None:
+        raise registry.unknown_config(path)
     return registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions)
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from typing import Any
 
@@ -295,9 +295,6 @@ def parse_text(text: str, path: str) -> Doc:
     data = _unquote_typographic(read.data)
     if data is None:
         raise InputError(msg("config.empty"), path)
-    labelled = _unlabel(path, data, read.lines, kind, notes) if isinstance(data, (list, dict)) else None
-    if labelled is not None:
-        return labelled
     if isinstance(data, list):
         from oomdoctor.configs.accelerate_env import config_from_env
 
@@ -310,27 +307,32 @@ def parse_text(text: str, path: str) -> Doc:
     return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else (), notes=notes)
 
 
-def _unlabel(path: str, data: Any, read_lines: Mapping[str, int], kind: str, notes: list[Msg]) -> Doc | None:
+def unlabel(path: str, text: str, claims: Callable[[dict], bool]) -> Doc | None:
     """The config a paste holds under a label, or None: one key over an indented mapping (`Accelerate config:` typed
     above a pasted file), or the `- Accelerate config:` item of an environment report (`transformers env`, `trl env`:
-    trl docs/source/clis.md), a list of `- key: value` items. Taken only when a reader claims what is inside and
-    none the whole; lines stay the file's own."""
-    from oomdoctor.configs import registry
+    trl docs/source/clis.md), a list of `- key: value` items. Taken only when a reader `claims` what is inside;
+    lines stay the file's own. Tried only when the file as a whole is no config."""
+    from oomdoctor import lined
 
-    if isinstance(data, dict) and (len(data) != 1 or registry.detect(data)[0] is not None):
+    if looks_like_json(text, path):
         return None
-    found = _labelled(data)
-    if found is None or registry.detect(found[1])[0] is None:
+    try:
+        read = lined.read_yaml(text.translate(_TYPOGRAPHIC), path)
+    except InputError:
+        return None
+    data = _unquote_typographic(read.data)
+    found = _labelled(data) if isinstance(data, list) or (isinstance(data, dict) and len(data) == 1) else None
+    if found is None or not claims(found[1]):
         return None
     prefix, inner = found
     lines: dict[str, int] = {}
-    for path_, line in read_lines.items():
+    for path_, line in read.lines.items():
         if path_.startswith(prefix):
             rest = path_[len(prefix):]
             head, _, tail = rest.partition(".")
             lines.setdefault(tail if head.isdigit() and tail else rest, line)     # `label.3.key`: a one-key item
     label = prefix.rstrip(".").split(".")[-1]
-    return Doc(path, inner, lines, kind, notes=[*notes, msg("config.labelled", where=path, label=label)])
+    return Doc(path, inner, lines, "yaml", notes=[msg("config.labelled", where=path, label=label)])
 
 
 def _labelled(data: Any) -> tuple[str, dict] | None:

@@ -204,6 +204,11 @@ WORDS = {
     "config.script.config_unknown": ("the config file {word} is only known when the script runs ({why}): give that "
                                      "file instead", "配置文件 {word} 要到脚本运行时才能确定（{why}）：请改为提供该文件"),
     # ---- why a file was read as a framework's
+    "config.why.unsloth_studio": ("Unsloth Studio's groups ({keys})", "含 Unsloth Studio 的配置分组（{keys}）"),
+    "config.unsloth_studio_model": ("{where}: no model key; {model} from the file's name, as Studio names its "
+                                    "presets (org_model.yaml); give --model if it trains another",
+                                    "{where}：无 model 键；按 Studio 预设的命名方式（org_model.yaml）从文件名得到 {model}；"
+                                    "若训练的是其他模型请用 --model 指定"),
     "config.why.swift_args": ("ms-swift's own argument names ({keys}): an args.json or `swift sft --config` file",
                               "含 ms-swift 自有参数名（{keys}）：args.json 或 `swift sft --config` 配置文件"),
     "config.why.lf_v1": ("LLaMA-Factory v1 keys ({keys})", "LLaMA-Factory v1 格式的键（{keys}）"),
