@@ -56,14 +56,19 @@ def command_in_strings(text: str) -> str | None:
     piece on the line it has in the file (continued with a backslash), or None when no such run of strings
     reads as a command. Read with `tokenize`, so a file cut before its closing bracket still gives its strings."""
     import io
+    import re
     import shlex
     import tokenize
 
+    if re.search(r"(?m)^[ \t]{0,3}(```|~~~)", text):
+        return None                                     # a Markdown fence: not Python as written, read unwrapped
     runs: list[list[tuple[int, str, bool]]] = []      # (line, text, starts a new argv word)
     run: list[tuple[int, str, bool]] = []
     after_comma = False
     try:
         for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.ERRORTOKEN and tok.string.strip():
+                return None                             # not Python (a Markdown fence around it): read unwrapped
             if tok.type == tokenize.STRING:
                 try:
                     value = ast.literal_eval(tok.string)
