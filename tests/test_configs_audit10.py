@@ -324,3 +324,23 @@ def test_an_unsloth_studio_config_with_a_model_key_and_its_own_method(tmp_path, 
     s = load_config(_write(tmp_path, "studio.yaml", text))
     assert (s.model, s.method) == ("org/m-1b", method)
     assert "config.unsloth_studio_model" not in _codes(s)
+
+
+# ---------------------------------------------------------------- after 2026-12m
+
+def test_accelerates_replicate_and_shard_groups_are_hybrid_sharding(tmp_path):
+    text = ("distributed_type: FSDP\nfsdp_config:\n  fsdp_version: 2\nmixed_precision: bf16\nnum_processes: 8\n"
+            "parallelism_config:\n  parallelism_config_dp_replicate_size: {r}\n  parallelism_config_dp_shard_size: 4\n")
+    assert load_config(_write(tmp_path, "a.yaml", text.format(r=2))).fsdp == "hybrid_shard"
+    assert load_config(_write(tmp_path, "b.yaml", text.format(r=1))).fsdp == "full_shard"
+
+
+def test_a_yaml_paste_cut_inside_its_last_line_is_read_without_it(tmp_path):
+    s = load_config(_write(tmp_path, "ax.yml", "base_model: org/m\nsequence_len: 1024\nmicro_batch_size: 6\neval_step"))
+    assert (s.model, s.seq_len, s.micro_batch) == ("org/m", 1024, 6)
+    assert any(w.code == "config.yaml_cut" and dict(w.args)["line"] == 4 for w in s.warnings)
+
+
+def test_a_yaml_broken_before_its_last_line_is_still_refused(tmp_path):
+    with pytest.raises(InputError):
+        load_config(_write(tmp_path, "ax.yml", "base_model: org/m\nsequence_len 1024\nmicro_batch_size: 6\n"))

@@ -282,16 +282,18 @@ def parse_text(text: str, path: str) -> Doc:
         # string it shows. Tried only when the file does not parse as written.
         straight = _REDACTED.sub(r"\1'\2'", text.translate(_TYPOGRAPHIC)) if kind == "yaml" else \
             text.translate(_TYPOGRAPHIC)
-        if straight == text and kind == "yaml":
-            raise
         try:
+            if straight == text and kind == "yaml":
+                raise
             read = lined.read_json(straight, path) if kind == "json" else lined.read_yaml(straight, path)
-        except InputError:
-            mended = mend_json(straight) if kind == "json" else None
+        except InputError as err:
+            cut = None if kind == "json" else _cut_line(straight, err.line)
+            mended = mend_json(straight) if kind == "json" else (None if cut is None else _blank_line(straight, cut))
             if mended is None:
                 raise
-            read = lined.read_json(mended, path)
-            notes.append(msg("config.json_mended", where=path))
+            read = lined.read_json(mended, path) if kind == "json" else lined.read_yaml(mended, path)
+            notes.append(msg("config.json_mended", where=path) if cut is None else
+                         msg("config.yaml_cut", where=path, line=cut))
     data = _unquote_typographic(read.data)
     if data is None:
         raise InputError(msg("config.empty"), path)
@@ -352,6 +354,22 @@ def _labelled(data: Any) -> tuple[str, dict] | None:
                 merged.update(x)
             return prefix, merged
     return None
+
+
+def _cut_line(text: str, line: int | None) -> int | None:
+    """The line of a YAML paste cut inside its last key (`eval_step` where `eval_steps: 500` was): the last line
+    that holds anything, a bare word, when the parser stopped there or in the blank lines after it; None otherwise."""
+    lines = text.split("\n")
+    last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1) + 1
+    if line is None or line < last or last <= 1 or not re.fullmatch(r"\s*[\w.-]+", lines[last - 1]):
+        return None                                     # only a key cut before its colon: a bare word
+    return last
+
+
+def _blank_line(text: str, line: int) -> str:
+    lines = text.split("\n")
+    lines[line - 1] = ""
+    return "\n".join(lines)
 
 
 _PY_WORDS = {"True": "true", "False": "false", "None": "null"}

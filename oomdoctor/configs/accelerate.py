@@ -156,6 +156,11 @@ def _read_sequence_split(b: Builder, doc: Doc) -> None:
             src = src or key
     if src:
         b.set("seq_parallel", split, doc.src(src))
+    # dp_replicate_size > 1 with dp_shard_size > 1 shards within a group and replicates across groups: HSDP
+    # (parallelism_config.py ParallelismConfig docstring).
+    rep, shard = (f"parallelism_config.parallelism_config_dp_{k}_size" for k in ("replicate", "shard"))
+    if b.values.get("fsdp") and (doc.int_(rep, minimum=1) or 1) > 1 and (doc.int_(shard, minimum=1) or 1) > 1:
+        b.set("fsdp", "hybrid_shard", doc.src(rep))
 
 
 def edit(out: Out, c: Change, final: dict[str, Any]) -> None:

@@ -132,6 +132,8 @@ WORDS = {
                            "按修补后的内容读取，截断处只读到最后一个完整的值"),
     "config.labelled": ("{where}: the config pasted under \"{label}\" read as the file itself",
                         "{where}：粘贴在“{label}”标题下的配置按配置文件本身读取"),
+    "config.yaml_cut": ("{where}: line {line} is a key cut off before its value (the paste ends there); read without it",
+                        "{where}：第 {line} 行不完整（粘贴在此行中途截断）；忽略该行读取"),
     "config.ds_missing_guess": ("{where}: {ref} is not here; ZeRO stage {stage} assumed from its name",
                                 "{where}：{ref} 不在此处，按文件名推断为 ZeRO-{stage}"),
     "config.ds_missing_unknown": ("{where}: {ref} is not here and its name does not say the ZeRO stage; "
