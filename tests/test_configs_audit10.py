@@ -101,6 +101,12 @@ def test_a_note_whose_flags_lost_their_backslashes_is_read_rejoined(tmp_path):
     assert (s.framework, s.model, s.seq_len, s.n_gpus) == ("llamafactory", "org/m-7b", 4096, 8)
 
 
+def test_a_log_that_shows_the_command_it_ran_stays_a_log(tmp_path):
+    log = ("```\ntorchrun --nproc_per_node 2 train.py --model_name_or_path org/m --bf16\nloading weights\n"
+           "step 1 loss 2.3\n/bin/bash: line 1: 1234 Killed  torchrun --nproc_per_node 2 train.py\n```\n")
+    assert classify(_write(tmp_path, "run.md", log)) == "log"
+
+
 def test_a_note_with_no_command_is_still_refused(tmp_path):
     path = _write(tmp_path, "note.md", "Some words about training.\n\nNo command here.\n")
     with pytest.raises(InputError):

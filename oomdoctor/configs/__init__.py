@@ -8,6 +8,7 @@ are read by configs/shell.py and their training command by configs/entrypoints.p
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -113,14 +114,30 @@ def _unlabel(path: str, text: str) -> Any:
 
 
 def _runs_training(path: str, text: str) -> bool:
-    """A text that is no config but a launch command (a Markdown note or a .txt holding the command)."""
-    from oomdoctor.configs.entrypoints import read_script_setup
+    """A text that is no config but a launch command and nothing else (a Markdown note's code block): every line
+    that holds anything is the training command's own, a comment or a variable it sets. A log that shows the
+    command it ran has that command's output around it, and stays a log."""
+    from oomdoctor.configs.entrypoints import _find_invocation
 
     try:
-        read_script_setup(path, text, framework_version=None, log_versions=None, model=None)
+        _, inv, rejoined, _ = _find_invocation(path, text)
     except InputError:
         return False
+    words = [*inv.command.words, *inv.command.env.values()]
+    spans = [w.line for w in words if w.line]
+    if not spans:
+        return False
+    first, last = min(min(spans), inv.command.line or min(spans)), max(spans)
+    body = rejoined[0] if rejoined is not None else text
+    for i, line in enumerate(body.split("\n"), 1):
+        bare = line.strip()
+        if bare and not first <= i <= last and not bare.startswith("#") and \
+                not _ASSIGNMENT.match(bare):
+            return False
     return True
+
+
+_ASSIGNMENT = re.compile(r"^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def detect_framework(data: dict) -> str:
