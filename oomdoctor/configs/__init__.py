@@ -8,7 +8,9 @@ are read by configs/shell.py and their training command by configs/entrypoints.p
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
+from typing import Any
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Change, CrashReport, KeyEdit, TrainingSetup, msg
@@ -99,9 +101,43 @@ def _classify_text(path: str, text: str, head: bytes) -> str:
     try:
         doc = parse_text(text, path)
     except InputError:
-        return "log"
+        return "config" if _unlabel(path, text) is not None or _runs_training(path, text) else "log"
     name, _ = registry.detect(doc.data)
-    return "config" if name is not None else "log"
+    return "config" if name is not None or _unlabel(path, text) is not None or _runs_training(path, text) else "log"
+
+
+def _unlabel(path: str, text: str) -> Any:
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import unlabel
+
+    return unlabel(path, text, lambda data: registry.detect(data)[0] is not None)
+
+
+def _runs_training(path: str, text: str) -> bool:
+    """A text that is no config but a launch command and nothing else (a Markdown note's code block): every line
+    that holds anything is the training command's own, a comment or a variable it sets. A log that shows the
+    command it ran has that command's output around it, and stays a log."""
+    from oomdoctor.configs.entrypoints import _find_invocation
+
+    try:
+        _, inv, rejoined, _ = _find_invocation(path, text)
+    except InputError:
+        return False
+    words = [*inv.command.words, *inv.command.env.values()]
+    spans = [w.line for w in words if w.line]
+    if not spans:
+        return False
+    first, last = min(min(spans), inv.command.line or min(spans)), max(spans)
+    body = rejoined[0] if rejoined is not None else text
+    for i, line in enumerate(body.split("\n"), 1):
+        bare = line.strip()
+        if bare and not first <= i <= last and not bare.startswith("#") and \
+                not _ASSIGNMENT.match(bare):
+            return False
+    return True
+
+
+_ASSIGNMENT = re.compile(r"^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def detect_framework(data: dict) -> str:
@@ -204,15 +240,62 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
                                  model=model)
     if not text.strip():
         raise InputError(msg("config.empty"), path)
-    doc = parse_file(path, text)
+    try:
+        doc = parse_file(path, text)
+        name, reason = (None, None) if registry.is_llamafactory_v1(doc.data) else registry.detect(doc.data)
+        if name in (None, "hf") and _swift_args(doc.data):
+            return _read_swift_args(doc, framework_version=framework_version, log_versions=log_versions)
+        if name is None and not registry.is_llamafactory_v1(doc.data):
+            raise registry.unknown_config(path)
+    except InputError:
+        labelled = _unlabel(path, text)
+        if labelled is not None:
+            name, reason = registry.detect(labelled.data)
+            return registry.read_doc(labelled, name or "", reason, framework_version=framework_version,
+                                     log_versions=log_versions)
+        # A launch command pasted in a file named as neither a config nor a script (a Markdown note, a .txt):
+        # the shell's grammar when the text is no config and holds a training command.
+        if path.lower().endswith(_CONFIG_EXT):
+            raise
+        from oomdoctor.configs.entrypoints import read_script_setup
+
+        try:
+            return read_script_setup(path, text, framework_version=framework_version, log_versions=log_versions,
+                                     model=model)
+        except InputError:
+            pass
+        raise
     if registry.is_llamafactory_v1(doc.data):
         from oomdoctor.configs.llamafactory_v1 import read as read_v1
 
         return read_v1(doc, framework_version=framework_version, log_versions=log_versions)
-    name, reason = registry.detect(doc.data)
     if name is None:
         raise registry.unknown_config(path)
     return registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions)
+
+
+# Argument names only ms-swift's own dataclasses have (swift/arguments: tuner_type, tuner_backend, rlhf_type; 2.x
+# swift/llm/utils/argument.py: sft_type, template_type, model_id_or_path).
+_SWIFT_ONLY = ("tuner_type", "tuner_backend", "rlhf_type", "sft_type", "template_type")
+
+
+def _swift_args(data: dict) -> bool:
+    return isinstance(data, dict) and any(k in data for k in _SWIFT_ONLY)
+
+
+def _read_swift_args(doc: Any, *, framework_version: str | None,
+                     log_versions: Mapping[str, str] | None) -> TrainingSetup:
+    """An ms-swift argument file: the args.json (2.x: sft_args.json) it writes beside a run and reads back with
+    --load_args (swift/arguments/base_args/base_args.py save_args / load_args_from_ckpt), or a `swift sft --config`
+    YAML: its keys are the command's flags, read as `swift sft` reads them."""
+    from oomdoctor.configs import registry
+    from oomdoctor.configs.entries import by_name
+
+    entry = by_name("swift")
+    reason = msg("config.why.swift_args", keys=tuple(k for k in _SWIFT_ONLY if k in doc.data)[:2])
+    doc.tolerant = True
+    return registry.read_doc(doc, "hf", reason, framework_version=framework_version, log_versions=log_versions,
+                             entry=entry)
 
 
 def combine(main: TrainingSetup, launcher: TrainingSetup) -> TrainingSetup:

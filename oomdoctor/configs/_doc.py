@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import field
 from typing import Any
 
@@ -272,6 +272,7 @@ def parse_text(text: str, path: str) -> Doc:
     from oomdoctor import lined
 
     kind = "json" if looks_like_json(text, path) else "yaml"
+    notes: list[Msg] = []
     try:
         read = lined.read_json(text, path) if kind == "json" else lined.read_yaml(text, path)
     except InputError:
@@ -281,9 +282,18 @@ def parse_text(text: str, path: str) -> Doc:
         # string it shows. Tried only when the file does not parse as written.
         straight = _REDACTED.sub(r"\1'\2'", text.translate(_TYPOGRAPHIC)) if kind == "yaml" else \
             text.translate(_TYPOGRAPHIC)
-        if straight == text:
-            raise
-        read = lined.read_json(straight, path) if kind == "json" else lined.read_yaml(straight, path)
+        try:
+            if straight == text and kind == "yaml":
+                raise
+            read = lined.read_json(straight, path) if kind == "json" else lined.read_yaml(straight, path)
+        except InputError as err:
+            cut = None if kind == "json" else _cut_line(straight, err.line)
+            mended = mend_json(straight) if kind == "json" else (None if cut is None else _blank_line(straight, cut))
+            if mended is None:
+                raise
+            read = lined.read_json(mended, path) if kind == "json" else lined.read_yaml(mended, path)
+            notes.append(msg("config.json_mended", where=path) if cut is None else
+                         msg("config.yaml_cut", where=path, line=cut))
     data = _unquote_typographic(read.data)
     if data is None:
         raise InputError(msg("config.empty"), path)
@@ -296,7 +306,142 @@ def parse_text(text: str, path: str) -> Doc:
             return Doc(path, launcher, {}, kind, header=())
     if not isinstance(data, dict):
         raise InputError(msg("config.not_a_mapping", kind=type(data).__name__), path)
-    return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else ())
+    return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else (), notes=notes)
+
+
+def unlabel(path: str, text: str, claims: Callable[[dict], bool]) -> Doc | None:
+    """The config a paste holds under a label, or None: one key over an indented mapping (`Accelerate config:` typed
+    above a pasted file), or the `- Accelerate config:` item of an environment report (`transformers env`, `trl env`:
+    trl docs/source/clis.md), a list of `- key: value` items. Taken only when a reader `claims` what is inside;
+    lines stay the file's own. Tried only when the file as a whole is no config."""
+    from oomdoctor import lined
+
+    if looks_like_json(text, path):
+        return None
+    try:
+        read = lined.read_yaml(text.translate(_TYPOGRAPHIC), path)
+    except InputError:
+        return None
+    data = _unquote_typographic(read.data)
+    found = _labelled(data) if isinstance(data, list) or (isinstance(data, dict) and len(data) == 1) else None
+    if found is None or not claims(found[1]):
+        return None
+    prefix, inner = found
+    lines: dict[str, int] = {}
+    for path_, line in read.lines.items():
+        if path_.startswith(prefix):
+            rest = path_[len(prefix):]
+            head, _, tail = rest.partition(".")
+            lines.setdefault(tail if head.isdigit() and tail else rest, line)     # `label.3.key`: a one-key item
+    label = prefix.rstrip(".").split(".")[-1]
+    return Doc(path, inner, lines, "yaml", notes=[msg("config.labelled", where=path, label=label)])
+
+
+def _labelled(data: Any) -> tuple[str, dict] | None:
+    """(the dotted prefix of the labelled part, its mapping) of a one-key mapping or an environment report."""
+    items: list[tuple[str, Any]] = []
+    if isinstance(data, dict) and len(data) == 1:
+        items = [(str(k) + ".", v) for k, v in data.items()]
+    elif isinstance(data, list):
+        items = [(f"{i}.{k}.", v) for i, item in enumerate(data) if isinstance(item, dict) and len(item) == 1
+                 for k, v in item.items()]
+    for prefix, value in items:
+        if isinstance(value, dict) and value:
+            return prefix, value
+        if isinstance(value, list) and value and all(isinstance(x, dict) and len(x) == 1 for x in value):
+            merged: dict = {}
+            for x in value:
+                merged.update(x)
+            return prefix, merged
+    return None
+
+
+def _cut_line(text: str, line: int | None) -> int | None:
+    """The line of a YAML paste cut inside its last key (`eval_step` where `eval_steps: 500` was): the last line
+    that holds anything, a bare word, when the parser stopped there or in the blank lines after it; None otherwise."""
+    lines = text.split("\n")
+    last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1) + 1
+    if line is None or line < last or last <= 1 or not re.fullmatch(r"\s*[\w.-]+", lines[last - 1]):
+        return None                                     # only a key cut before its colon: a bare word
+    return last
+
+
+def _blank_line(text: str, line: int) -> str:
+    lines = text.split("\n")
+    lines[line - 1] = ""
+    return "\n".join(lines)
+
+
+_PY_WORDS = {"True": "true", "False": "false", "None": "null"}
+
+
+def mend_json(text: str) -> str | None:
+    """A JSON config as pasted, mended the ways a paste breaks it, or None when nothing was to mend: written as a
+    Python dict (`True`/`False`/`None`: DeepSpeed, Lightning and others take the config as a dict), a comma left
+    before a closing bracket, members pasted without their enclosing braces (`"zero_optimization": {…},`), and a
+    paste cut off mid-value (kept up to its last complete member, the open brackets closed). Every line stays
+    where it was, so errors and provenance name the file's own lines."""
+    out, stack, cut, complete = _scan_json(text)
+    if not complete:
+        if cut is None:
+            return None
+        out, stack = out[:cut[0]], cut[1]
+    body = "".join(out).rstrip()
+    if body.endswith(","):
+        body = body[:-1]
+    closing = "".join(reversed(stack))
+    if not body.lstrip().startswith(("{", "[")):
+        body, closing = "{" + body, closing + "}"         # members pasted without their braces
+    mended = body + closing + "\n"
+    return None if mended.strip() == text.strip() else mended
+
+
+def _scan_json(text: str) -> tuple[list[str], list[str], tuple[int, list[str]] | None, bool]:
+    """(the text with Python's words as JSON's and trailing commas blanked, the brackets still open, where the last
+    complete member ended with the brackets open there, whether the text ended outside any string and bracket)."""
+    out: list[str] = []
+    stack: list[str] = []
+    cut: tuple[int, list[str]] | None = None
+    i, n, in_str = 0, len(text), False
+    while i < n:
+        c = text[i]
+        if in_str:
+            out.append(c)
+            if c == "\\" and i + 1 < n:
+                out.append(text[i + 1])
+                i += 1
+            elif c == '"':
+                in_str = False
+            elif c == "\n":                         # a string cut at the line's end: the paste broke there
+                break
+        elif c.isalpha():
+            j = i
+            while j < n and (text[j].isalnum() or text[j] == "_"):
+                j += 1
+            out.append(_PY_WORDS.get(text[i:j], text[i:j]))
+            i = j
+            continue
+        else:
+            in_str = c == '"'
+            if c in "{[":
+                stack.append("}" if c == "{" else "]")
+            elif c in "}]":
+                _blank_trailing_comma(out)
+                if stack:
+                    stack.pop()
+            elif c == ",":
+                cut = (len(out), list(stack))
+            out.append(c)
+        i += 1
+    return out, stack, cut, not in_str and not stack and i >= n
+
+
+def _blank_trailing_comma(out: list[str]) -> None:
+    j = len(out) - 1
+    while j >= 0 and out[j].isspace():
+        j -= 1
+    if j >= 0 and out[j] == ",":
+        out[j] = " "                                    # JSON allows no comma before a closing bracket
 
 
 def _unquote_typographic(node: Any) -> Any:
@@ -369,7 +514,7 @@ def parse_file(path: str, text: str | None = None) -> Doc:
                 _PARSED.pop(next(iter(_PARSED)))
             _PARSED[ident] = cached
     # A fresh Doc per caller (its own path spelling, notes and tolerance); the data is shared.
-    return Doc(path, cached.data, cached.lines, cached.kind, header=cached.header)
+    return Doc(path, cached.data, cached.lines, cached.kind, header=cached.header, notes=list(cached.notes))
 
 
 # ---------------------------------------------------------------- building a TrainingSetup

@@ -113,6 +113,23 @@ class Marker:
     version: str
 
 
+# A pre-quantised checkpoint (GPTQ, AWQ, AQLM, bnb 4-bit) carries its quantization_config in its config.json, so
+# transformers' from_pretrained loads it quantised whatever framework calls it (quantizers/auto.py): LoRA on it
+# trains adapters over a quantised base. The name is what a config shows of it.
+_PREQUANT = re.compile(r"(gptq|awq|aqlm|bnb-4bit|4bit|int4)", re.I)
+# The bits per weight a quantised checkpoint's name states (`…-AQLM-2Bit-1x16`, `…-GPTQ-Int8`, `…-3bit`); 4 otherwise.
+_NAME_BITS = re.compile(r"(?:(?<![0-9a-z])([2348])[-_ ]?bits?(?![a-z])|(?<![a-z])int([2348])(?![0-9]))", re.I)
+
+
+def prequantized(model: str) -> tuple[int, str] | None:
+    """(bits per weight, quantisation method word) of a checkpoint whose name says it is quantised, else None."""
+    found_ = _PREQUANT.search(model)
+    if found_ is None:
+        return None
+    said = _NAME_BITS.search(model.rsplit("/", 1)[-1])
+    return (int(said.group(1) or said.group(2)) if said else 4), found_.group(1).lower()
+
+
 def has_key(*names: str) -> Callable[[Any], str | None]:
     def test(doc: Any) -> str | None:
         return next((n for n in names if doc.has(n)), None)

@@ -74,11 +74,15 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     b = Builder(FRAMEWORK, version, f"accelerate {version}")
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     b.extras["launcher"] = "accelerate"
+    kind = (doc.str_("distributed_type") or "").upper()
     n = doc.int_("num_processes", minimum=1)
-    if n:
+    if kind == "NO":
+        # distributed_type NO runs the script in one process whatever num_processes says (commands/launch.py
+        # launch_command: no multi-GPU, FSDP or DeepSpeed launcher, so simple_launcher).
+        b.set("n_gpus", 1, doc.src("distributed_type"))
+    elif n:
         b.set("n_gpus", n, doc.src("num_processes"))
     _read_precision(b, doc)
-    kind = (doc.str_("distributed_type") or "").upper()
     fields: dict[str, Any] = {"config_file": doc.path}
     # distributed_type picks the plugin; `accelerate config` writes the other section empty (`fsdp_config: {}`
     # beside a DeepSpeed run), so a section decides only when the type names neither.
@@ -152,6 +156,11 @@ def _read_sequence_split(b: Builder, doc: Doc) -> None:
             src = src or key
     if src:
         b.set("seq_parallel", split, doc.src(src))
+    # dp_replicate_size > 1 with dp_shard_size > 1 shards within a group and replicates across groups: HSDP
+    # (parallelism_config.py ParallelismConfig docstring).
+    rep, shard = (f"parallelism_config.parallelism_config_dp_{k}_size" for k in ("replicate", "shard"))
+    if b.values.get("fsdp") and (doc.int_(rep, minimum=1) or 1) > 1 and (doc.int_(shard, minimum=1) or 1) > 1:
+        b.set("fsdp", "hybrid_shard", doc.src(rep))
 
 
 def edit(out: Out, c: Change, final: dict[str, Any]) -> None:

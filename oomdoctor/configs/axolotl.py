@@ -240,6 +240,10 @@ def _read_precision(b: Builder, doc: Doc) -> None:
     elif doc.bool_("bfloat16"):
         b.set("precision", "bf16", doc.src("bfloat16"))
         b.set("pure_bf16", True, doc.src("bfloat16"))
+    elif doc.bool_("float16") and bf16_raw is not None:      # bf16 unset is "auto" (on where supported)
+        # `float16: true` with bf16 and fp16 off loads the weights in fp16 and trains them without autocast
+        # (utils/config/__init__.py: torch_dtype float16 for `cfg.float16`), so fp16 is the compute dtype.
+        b.set("precision", "fp16", doc.src("float16"))
     elif bf16_raw is None:
         b.default("precision", "bf16", "bf16: auto")
         b.extras["bf16_auto"] = True

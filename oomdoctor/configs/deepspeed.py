@@ -210,8 +210,13 @@ def _read_offload(b: Builder, doc: Doc, stage: int | None) -> None:
         dev = doc.get(key + ".device")
         if dev is None and isinstance(doc.get(key), str):
             dev = doc.get(key)
+        # The deprecated booleans DeepSpeed still maps onto the same sections (runtime/zero/config.py: `cpu_offload`
+        # -> offload_optimizer on cpu, `cpu_offload_param` -> offload_param on cpu).
+        old = "zero_optimization." + ("cpu_offload" if field == "offload_optimizer" else "cpu_offload_param")
         if dev is not None:
             b.set(field, str(dev).lower() in ("cpu", "nvme"), doc.src(key + ".device" if doc.has(key + ".device") else key))
+        elif doc.bool_(old) is not None:
+            b.set(field, bool(doc.bool_(old)), doc.src(old))
         else:
             b.set(field, False, Source(default=msg("config.default.ds_unset", key=key)))
     if b.values.get("offload_params") and (stage or 0) < 3:

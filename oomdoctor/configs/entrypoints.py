@@ -127,7 +127,20 @@ def _invocation(cmd: Command) -> Invocation | None:
                     all(rest[i].text == w for i, w in enumerate(words_[1:])):
                 args = tuple(rest[len(words_) - 1:])
                 return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
+    if head == "tune":
+        # torchtune before `tune run` (0.0.x, its `tune` script): `tune [torchrun options] <recipe> --config <c>
+        # [--override k=v …]`, the recipe the first word that is no option and no subcommand of today's CLI.
+        _, after = _split_options(list(rest))
+        if after and after[0].known and after[0].text not in _TUNE_SUBCOMMANDS and \
+                (after[0].text.endswith(".py") or "finetune" in after[0].text):
+            entry = next(e for e in ENTRIES if e.name == "torchtune")
+            args = tuple(w for w in rest if w.text != "--override")
+            return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
     return None
+
+
+# torchtune's CLI subcommands (torchtune/_cli/tune.py): a `tune <word>` that is none of them is the old recipe form.
+_TUNE_SUBCOMMANDS = frozenset({"run", "download", "ls", "cp", "validate", "cat"})
 
 
 def _unwrap_launchers(words: list[Word], env: dict[str, Word]) -> list[Word]:
@@ -519,7 +532,15 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         doc.notes.append(msg("config.script.rejoined", where=f"{path}:{rejoined[1]}"))
     if dialect is not None:
         doc.notes.append(msg("config.script.windows", where=path, shell=dialect))
-    config = _config_file(path, entry, doc, positional)
+    try:
+        config = _config_file(path, entry, doc, positional)
+    except InputError:
+        if entry.reader != "torchtune" or not overrides:
+            raise
+        config = None
+        setup = _read_overrides_alone(path, inv, doc, overrides, versions={
+            "framework_version": framework_version, "log_versions": log_versions})
+        return _with_launch(setup, inv, path)
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
     versions = {"framework_version": framework_version, "log_versions": log_versions}
@@ -534,6 +555,37 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
             doc.data[model_key], doc.lines[model_key] = word.text, word.line
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
     return _with_swift_env(_with_launch(setup, inv, path), inv, path)
+
+
+def _read_overrides_alone(path: str, inv: Invocation, doc: Doc, overrides: dict[str, tuple[Word, Word]],
+                          versions: dict[str, Any]) -> TrainingSetup:
+    """A `tune run` whose config is not here (a name of torchtune's own configs, a copy left behind): the
+    command's `key=value` overrides (OmegaConf dotted keys) read as the recipe file they override, torchtune's
+    defaults for the rest, said in a note."""
+    from oomdoctor.configs import registry
+
+    data: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    for key, (word, value) in overrides.items():
+        node = data
+        parts = key.split(".")
+        for part in parts[:-1]:
+            child = node.get(part)
+            if not isinstance(child, dict):
+                child = node[part] = {}
+            node = child
+        node[parts[-1]] = value.text
+        lines[key] = word.line
+    ref = doc.data.get(inv.entry.config_flag or "", "")
+    cdoc = Doc(path, data, lines, "cli", tolerant=True,
+               notes=[*doc.notes, msg("config.script.config_overrides_only", where=f"{path}:{inv.command.line}",
+                                      config=str(ref))])
+    name, why = registry.detect(data)
+    if name != "torchtune":
+        raise InputError(msg("config.script.config_missing", config=str(ref), entry=inv.entry.label), path,
+                         inv.command.line)
+    reason = msg("config.why.script", entry=inv.entry.label, line=inv.command.line)
+    return registry.read_doc(cdoc, name, reason, **versions)
 
 
 def _positional_model_key(entry: Entry) -> str | None:
@@ -785,6 +837,8 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
         acc_word = Word(str(setup.extras["accelerate_config"]), inv.command.line)
     if acc_word is not None and acc_word.known:
         acc = _accelerate_setup(path, acc_word)
+        if acc is None and _near(path, acc_word.text) is None:
+            acc = _accelerate_guess(setup, path, acc_word)
         if acc is not None:
             from oomdoctor.configs.merge import combine
 
@@ -833,16 +887,37 @@ def _with_swift_env(setup: TrainingSetup, inv: Invocation, path: str) -> Trainin
     return replace(setup, loss_kernel="chunked", sources=sources)
 
 
+def _near(path: str, ref: str) -> str | None:
+    """The file a script names, looked for beside it, in the working directory and above the script."""
+    base = os.path.dirname(os.path.abspath(path))
+    for c in (os.path.join(base, ref), ref) + tuple(os.path.join(p, ref) for p in _parents(base)):
+        if os.path.isfile(c):
+            return c
+    return None
+
+
 def _accelerate_setup(path: str, word: Word) -> TrainingSetup | None:
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file
 
-    base = os.path.dirname(os.path.abspath(path))
-    for c in (os.path.join(base, word.text), word.text) + tuple(os.path.join(p, word.text) for p in _parents(base)):
-        if os.path.isfile(c):
-            doc = parse_file(os.path.relpath(c))
-            name, why = registry.detect(doc.data)
-            if name == "accelerate":
-                return registry.read_doc(doc, name, why)
-            return None
-    return None
+    found = _near(path, word.text)
+    if found is None:
+        return None
+    doc = parse_file(os.path.relpath(found))
+    name, why = registry.detect(doc.data)
+    return registry.read_doc(doc, name, why) if name == "accelerate" else None
+
+
+def _accelerate_guess(setup: TrainingSetup, path: str, word: Word) -> TrainingSetup | None:
+    """An accelerate config the command names that is not here (recipes/accelerate_configs/zero3.yaml of TRL,
+    alignment-handbook, open-r1): the ZeRO stage its name says, as a DeepSpeed JSON's name is read, said to be
+    a guess; None when the name says no stage."""
+    from oomdoctor.configs._doc import Builder
+    from oomdoctor.configs.deepspeed import _STAGE_IN_NAME, apply_guess
+
+    if _STAGE_IN_NAME.search(os.path.basename(word.text)) is None:
+        return None
+    b = Builder("hf", setup.framework_version, "accelerate")
+    apply_guess(b, word.text, Source(file=path, key="--config_file", line=word.line))
+    b.extras["launcher"] = "accelerate"
+    return b.build()

@@ -132,7 +132,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             b.default("method", "full")
     _read_stage(b, doc, trl)
     fields: dict[str, Any] = {"config_file": doc.path}
-    path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli")
+    path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli" and not doc.tolerant)
     if path:
         fields["deepspeed_file"] = path
     n = doc.int_("nproc_per_node", minimum=1)

@@ -55,7 +55,16 @@ _PRECISION = {"bf16-true": ("bf16", "bf16"), "bf16-mixed": ("bf16", "fp32"), "16
 _SETUP_KEYS = ("lora_r", "lora_alpha", "quantize", "precision", "devices", "num_nodes")
 
 
+def _pretrain(data: dict) -> bool:
+    """litgpt/pretrain.py setup()'s file (config_hub/pretrain/*.yaml): `model_name` or `model_config`, no checkpoint_dir."""
+    train = data.get("train")
+    return "checkpoint_dir" not in data and ("model_name" in data or "model_config" in data) and \
+        isinstance(train, dict) and ("micro_batch_size" in train or "global_batch_size" in train)
+
+
 def detect(data: dict) -> Msg | None:
+    if _pretrain(data):
+        return msg("config.why.litgpt", keys=("model_name" if "model_name" in data else "model_config", "train"))
     train = data.get("train")
     if "checkpoint_dir" in data and isinstance(train, dict) and (
             "micro_batch_size" in train or "global_batch_size" in train):
@@ -70,10 +79,56 @@ def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] |
     return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
 
 
-def _model(doc: Doc) -> str | None:
-    path = (doc.str_("checkpoint_dir") or "").rstrip("/")
+def _model(doc: Doc, key: str = "checkpoint_dir") -> str | None:
+    path = (doc.str_(key) or "").rstrip("/")
     head, _, rest = path.partition("checkpoints/")
     return rest if not head and rest.count("/") == 1 else (path or None)
+
+
+def _pretrain_model(doc: Doc) -> tuple[str, str] | None:
+    """(the model, the key that says it) of a pretraining file: the checkpoint it starts from, else the hub repo
+    `litgpt download` wrote its tokenizer to when that repo is the model_name's, else the model_name itself."""
+    if doc.str_("initial_checkpoint_dir"):
+        return _model(doc, "initial_checkpoint_dir") or "", "initial_checkpoint_dir"
+    name = doc.str_("model_name") or ""
+    repo = _model(doc, "tokenizer_dir") or ""
+    if name and repo.count("/") == 1 and repo.split("/")[1].lower() == name.lower():
+        return repo, "tokenizer_dir"
+    return (name, "model_name") if name else None
+
+
+# pretrain.py setup(): TrainArgs(global_batch_size=512, micro_batch_size=4); every sample is a block of the model's
+# max_seq_length (the dataloaders cut the token stream into such blocks); more than one device runs
+# FSDPStrategy(sharding_strategy="HYBRID_SHARD") with no activation checkpointing.
+_PRETRAIN_GLOBAL, _PRETRAIN_MICRO = 512, 4
+
+
+def _read_pretrain(b: Builder, doc: Doc) -> None:
+    found = _pretrain_model(doc)
+    if not found or not found[0]:
+        raise doc.fail("model_name", msg("config.no_model", key="model_name"))
+    b.set("model", found[0], doc.src(found[1]))
+    b.default("stage", "pt", "litgpt pretrain")
+    b.default("method", "full", "litgpt pretrain")
+    devices = doc.int_("devices", minimum=1) if isinstance(doc.get("devices"), int) else None
+    nodes = doc.int_("num_nodes", minimum=1) or 1
+    if devices:
+        b.set("n_gpus", devices * nodes, doc.src("devices"))
+    else:
+        b.default("n_gpus", nodes, "devices")
+    if not read_int(b, doc, KEYS["micro_batch"]):
+        b.default("micro_batch", _PRETRAIN_MICRO, "litgpt pretrain")
+    total = doc.int_("train.global_batch_size", minimum=1) or _PRETRAIN_GLOBAL
+    accum = max(1, total // b.values["n_gpus"] // b.values["micro_batch"])
+    if doc.has("train.global_batch_size"):
+        b.set("grad_accum", accum, doc.src("train.global_batch_size"))
+    else:
+        b.default("grad_accum", accum, "litgpt pretrain")
+    b.extras["global_batch_size"] = total
+    b.default("packing", True, "litgpt pretrain")
+    b.default("grad_ckpt", False, "litgpt pretrain")
+    if b.values["n_gpus"] > 1:
+        b.default("fsdp", "hybrid_shard", "litgpt pretrain")
 
 
 def _method(b: Builder, doc: Doc, ctx: Context) -> None:
@@ -122,12 +177,16 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     version = ctx.framework_version or DEFAULT_VERSION
     b = Builder(FRAMEWORK, version, f"{LABEL} {version}")
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
-    model = _model(doc)
-    if not model:
-        raise doc.fail("checkpoint_dir", msg("config.no_model", key="checkpoint_dir"))
-    b.set("model", model, doc.src("checkpoint_dir"))
-    _method(b, doc, ctx)
-    _batch(b, doc)
+    pretrain = _pretrain(doc.data)
+    if pretrain:
+        _read_pretrain(b, doc)
+    else:
+        model = _model(doc)
+        if not model:
+            raise doc.fail("checkpoint_dir", msg("config.no_model", key="checkpoint_dir"))
+        b.set("model", model, doc.src("checkpoint_dir"))
+        _method(b, doc, ctx)
+        _batch(b, doc)
     if not read_int(b, doc, KEYS["seq_len"]):
         b.default("seq_len", _SEQ_ASSUMED, msg("config.default.litgpt_seq", tokens=_SEQ_ASSUMED))
     word = (doc.str_("precision") or "").lower()
@@ -143,10 +202,11 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     # as it is ("auto"), without activation checkpointing.
     sharded = b.values["n_gpus"] > 1
     strategy = msg("config.default.litgpt_strategy", n=b.values["n_gpus"])
-    b.default("grad_ckpt", sharded, strategy)
-    if sharded:
-        b.default("fsdp", "full_shard", strategy)
-    b.default("stage", "sft", LABEL)
+    if not pretrain:
+        b.default("grad_ckpt", sharded, strategy)
+        if sharded:
+            b.default("fsdp", "full_shard", strategy)
+        b.default("stage", "sft", LABEL)
     return b.build(doc, config_file=doc.path)
 
 

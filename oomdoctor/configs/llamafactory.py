@@ -12,14 +12,23 @@ older releases read from the tags of hiyouga/LLaMA-Factory, hparams/*.py):
 """
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
-from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
+from oomdoctor.configs._keys import (
+    Key,
+    Marker,
+    at_most,
+    choose_version,
+    has_key,
+    prequantized,
+    read_int,
+    table,
+    value_is,
+)
 from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
 NAME = "llamafactory"
@@ -79,9 +88,6 @@ _FTYPES = ("lora", "oft", "freeze", "full")
 # flash_attn across releases: a bool (<= 0.6.3), then auto/off/sdpa/fa2, then auto/disabled/sdpa/fa2/fa3.
 _FLASH = {"auto": "sdpa", "sdpa": "sdpa", "disabled": "eager", "off": "eager", "eager": "eager", "fa2": "fa2",
           "fa3": "fa2", "true": "fa2", "false": "sdpa"}
-_PREQUANT = re.compile(r"(gptq|awq|aqlm|bnb-4bit|4bit|int4)", re.I)
-# The bits per weight a quantised checkpoint's name states (`…-AQLM-2Bit-1x16`, `…-GPTQ-Int8`, `…-3bit`); 4 otherwise.
-_NAME_BITS = re.compile(r"(?:(?<![0-9a-z])([2348])[-_ ]?bits?(?![a-z])|(?<![a-z])int([2348])(?![0-9]))", re.I)
 
 
 def detect(data: dict) -> Msg | None:
@@ -167,7 +173,7 @@ def _read_method(b: Builder, doc: Doc, model: str, version: str) -> None:
     if not b.from_doc("method", doc, k_method, method if ftype else None):
         b.default("method", "lora", k_method)
     qbits = doc.int_(k_qbits)
-    prequant = _PREQUANT.search(model)
+    prequant = prequantized(model)
     if qbits is not None:
         if qbits not in (2, 3, 4, 5, 6, 8):
             raise doc.fail(k_qbits, msg("config.not_a_choice", key=k_qbits, value=str(qbits), choices=("4", "8")))
@@ -177,9 +183,8 @@ def _read_method(b: Builder, doc: Doc, model: str, version: str) -> None:
     elif method == "lora" and prequant:
         # GPTQ/AWQ/bnb checkpoints carry their own quantization; LoRA on top is QLoRA-like.
         b.set("method", "qlora", doc.src("model_name_or_path"))
-        said = _NAME_BITS.search(model.rsplit("/", 1)[-1])
-        b.set("quant_bits", int(said.group(1) or said.group(2)) if said else 4, doc.src("model_name_or_path"))
-        b.extras["quantization_method"] = prequant.group(1).lower()
+        b.set("quant_bits", prequant[0], doc.src("model_name_or_path"))
+        b.extras["quantization_method"] = prequant[1]
     qmethod = doc.str_("quantization_method")
     if qmethod:
         b.extras["quantization_method"] = qmethod

@@ -22,6 +22,7 @@ calls (an mmengine/xtuner config, a helper) is refused as before. No patch is wr
 from __future__ import annotations
 
 import ast
+import textwrap
 from dataclasses import replace
 from typing import Any
 
@@ -48,6 +49,85 @@ _DTYPE_ATTRS = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16",
 _MISSING = object()
 
 
+def command_in_strings(text: str) -> str | None:
+    """A launch command a Python file holds as data: string literals written next to each other (one string,
+    Python reference §2.4.2 "String literal concatenation": `("torchrun " "--nproc_per_node 8 ")`) or a list of
+    strings (an argv for subprocess: `["accelerate", "launch", "train.py", "--bf16"]`), as shell text with every
+    piece on the line it has in the file (continued with a backslash), or None when no such run of strings
+    reads as a command. Read with `tokenize`, so a file cut before its closing bracket still gives its strings."""
+    import io
+    import re
+    import shlex
+    import tokenize
+
+    if re.search(r"(?m)^[ \t]{0,3}(```|~~~)", text):
+        return None                                     # a Markdown fence: not Python as written, read unwrapped
+    runs: list[list[tuple[int, str, bool]]] = []      # (line, text, starts a new argv word)
+    run: list[tuple[int, str, bool]] = []
+    after_comma = False
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(text).readline):
+            if tok.type == tokenize.ERRORTOKEN and tok.string.strip():
+                return None                             # not Python (a Markdown fence around it): read unwrapped
+            if tok.type == tokenize.STRING:
+                try:
+                    value = ast.literal_eval(tok.string)
+                except (ValueError, SyntaxError, MemoryError, RecursionError):
+                    value = None
+                if not isinstance(value, str):
+                    run, after_comma = _close_run(runs, run), False
+                    continue
+                run.append((tok.start[0], value, after_comma))
+                after_comma = False
+            elif tok.type in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT):
+                continue
+            elif tok.type == tokenize.OP and tok.string == "," and run:
+                after_comma = True
+            else:
+                run, after_comma = _close_run(runs, run), False
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass                                            # a cut file: the strings read so far
+    _close_run(runs, run)
+    for pieces in runs:
+        argv = any(new for _, _, new in pieces)
+        lines: dict[int, list[str]] = {}
+        for line, value, _new in pieces:
+            lines.setdefault(line, []).append(shlex.quote(value) if argv else value)
+        if not argv and not any(v.strip() for _, v, _ in pieces):
+            continue
+        first, last = min(lines), max(lines)
+        out = [""] * (first - 1) + ["\\"] * (last - first + 1)    # a line between pieces (a comment) continues too
+        for line, parts in lines.items():
+            out[line - 1] = " ".join(parts) + ("" if line == last else " \\")
+        body = "\n".join(out) + "\n"
+        if _holds_launch(body):
+            return body
+    return None
+
+
+def _close_run(runs: list[list[tuple[int, str, bool]]], run: list[tuple[int, str, bool]]) -> list[tuple[int, str, bool]]:
+    if len(run) > 1:
+        runs.append(run)
+    return []
+
+
+def _holds_launch(body: str) -> bool:
+    from oomdoctor.configs.entrypoints import find_training
+    from oomdoctor.configs.shell import read_script
+
+    try:
+        return find_training(read_script(body, "<python strings>")) is not None
+    except InputError:
+        return False
+
+
+def _read_string_command(path: str, command: str, **versions: Any) -> TrainingSetup:
+    from oomdoctor.configs.entrypoints import read_script_setup
+
+    setup = read_script_setup(path, command, **versions)
+    return replace(setup, warnings=(*setup.warnings, msg("config.python_command", where=path)))
+
+
 def is_training_script(text: str) -> bool:
     """The file makes one of the calls this reader takes (a cheap test before parsing)."""
     names = _TRAINER_ARGS + tuple(_TRL_CONFIGS) + tuple(_TRL_TRAINERS) + _UNSLOTH
@@ -60,9 +140,23 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     from oomdoctor.configs.entries import GENERIC, by_name
 
     if not is_training_script(text):
+        command = command_in_strings(text)
+        if command is not None:
+            return _read_string_command(path, command, framework_version=framework_version,
+                                        log_versions=log_versions, model=model)
         raise InputError(msg("config.python"), path)
     try:
         tree = ast.parse(_without_ipython(text), filename=path)
+    except IndentationError as err:
+        # A snippet pasted with every line indented alike (under a list item, a quote) is the same program with
+        # its common indentation removed: Python reads indentation relative to the first statement's column 0
+        # (reference §2.1.8), and dedenting keeps every line where it was.
+        try:
+            tree = ast.parse(_without_ipython(textwrap.dedent(text)), filename=path)
+        except SyntaxError:
+            raise InputError(msg("config.python"), path, err.lineno) from None
+        except (ValueError, RecursionError, MemoryError):
+            raise InputError(msg("config.python"), path) from None
     except SyntaxError as err:
         raise InputError(msg("config.python"), path, err.lineno) from None
     except (ValueError, RecursionError, MemoryError):      # a NUL byte, nesting deeper than the parser goes

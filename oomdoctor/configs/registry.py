@@ -50,6 +50,7 @@ FRAMEWORKS: Mapping[str, str] = {
     "axolotl": "oomdoctor.configs.axolotl",
     "torchtune": "oomdoctor.configs.torchtune",
     "litgpt": "oomdoctor.configs.litgpt",
+    "unsloth_studio": "oomdoctor.configs.unsloth_studio",
     "accelerate": "oomdoctor.configs.accelerate",
     "deepspeed": "oomdoctor.configs.deepspeed",
     "chatglm": "oomdoctor.configs.chatglm",

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from oomdoctor.configs._doc import Builder, Doc
-from oomdoctor.configs._keys import Key, found, read_int, table
+from oomdoctor.configs._keys import Key, found, prequantized, read_int, table
 from oomdoctor.facts import Msg, msg
 from oomdoctor.records import record
 
@@ -188,6 +188,10 @@ CONVENTIONS = {
     "finetuning_type": "train_type", "tuner_type": "train_type", "torch_dtype": "dtype",
     "use_flash_attn": "flash", "flash_attn": "flash", "use_flash_attention_2": "flash",
     "attn_implementation": "attn",
+    # TRL's SFTConfig field, taken by every script that parses SFTConfig (trl/trainer/sft_config.py `packing`).
+    "packing": "packing",
+    # peft's examples/sft/train.py ModelArguments, copied by the scripts built on it.
+    "use_peft_lora": "use_lora", "use_4bit_quantization": "load4", "use_8bit_quantization": "load8",
 }
 MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_path", "pretrained_model_name_or_path",
                "model_id_or_path", "model_name")
@@ -455,9 +459,16 @@ def _method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]], defaults:
         b.default("method", method, label)
     if method == "lora" and bits is not None:
         method, src = "qlora", bits[1]
+    prequant = prequantized(str(b.values.get("model") or "")) if method == "lora" and bits is None else None
+    if prequant is not None and "model" in b.sources:
+        # A GPTQ/AWQ/bnb-4bit checkpoint loads quantised (its config.json's quantization_config): LoRA over it.
+        method, src = "qlora", None
+        b.set("method", "qlora", b.sources["model"])
+        b.set("quant_bits", prequant[0], b.sources["model"])
+        b.extras["quantization_method"] = prequant[1]
     if src is not None:
         b.set("method", method, doc.src(src))
-    if method == "qlora":
+    if method == "qlora" and prequant is None:
         if bits is not None:
             b.set("quant_bits", bits[0], doc.src(bits[1]))
         elif src is not None:

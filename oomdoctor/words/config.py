@@ -41,6 +41,11 @@ WORDS = {
                            "written into a Python script: set the plan's values by hand",
                            "{where}：未运行脚本，仅从 TrainingArguments / TRL 配置、LoraConfig、BitsAndBytesConfig、"
                            "from_pretrained 和 Trainer 调用的字面参数读取；不为 Python 脚本生成补丁：请按方案手动修改这些值"),
+    "config.python_command": ("{where}: the launch command its string literals spell (adjacent strings joined, or a "
+                              "list of arguments), read as the shell would run it; no patch is written into a Python "
+                              "file: set the plan's values by hand",
+                              "{where}：按其字符串字面量拼出的启动命令（相邻字符串拼接，或参数列表）读取，等同 shell 执行的命令；"
+                              "不为 Python 文件生成补丁：请按方案手动修改这些值"),
     "config.axolotl_unfrozen_all": ("{where}: unfrozen_parameters leaves every decoder layer trainable: read as a "
                                     "full fine-tune", "{where}：unfrozen_parameters 使所有解码层都可训练：按全参微调处理"),
     "config.python_adapter_unseen": ("{where}: the base is loaded in {bits}-bit and the file makes no get_peft_model "
@@ -121,6 +126,14 @@ WORDS = {
                             "找不到 DeepSpeed 配置 {ref}（已在 {config} 同目录和当前目录查找）"),
     "config.ds_shipped": ("{where}: {name} not found; used the framework's shipped {name}",
                           "{where}：找不到 {name}，按框架自带的 {name} 处理"),
+    "config.json_mended": ("{where}: not JSON as pasted (Python's True/False/None, a trailing comma, members without "
+                           "their braces, or cut off); read as mended, up to its last complete value",
+                           "{where}：粘贴内容不是合法 JSON（Python 的 True/False/None、多余的逗号、缺少外层花括号或被截断）；"
+                           "按修补后的内容读取，截断处只读到最后一个完整的值"),
+    "config.labelled": ("{where}: the config pasted under \"{label}\" read as the file itself",
+                        "{where}：粘贴在“{label}”标题下的配置按配置文件本身读取"),
+    "config.yaml_cut": ("{where}: line {line} is a key cut off before its value (the paste ends there); read without it",
+                        "{where}：第 {line} 行不完整（粘贴在此行中途截断）；忽略该行读取"),
     "config.ds_missing_guess": ("{where}: {ref} is not here; ZeRO stage {stage} assumed from its name",
                                 "{where}：{ref} 不在此处，按文件名推断为 ZeRO-{stage}"),
     "config.ds_missing_unknown": ("{where}: {ref} is not here and its name does not say the ZeRO stage; "
@@ -187,9 +200,19 @@ WORDS = {
                            "{where}：对 {name} 的循环会跑 {count} 次训练；这里读取第一次"),
     "config.script.config_missing": ("{entry} trains with {config}, which is not here: give that file instead",
                                      "{entry} 使用的配置 {config} 不在此处：请改为提供该文件"),
+    "config.script.config_overrides_only": ("{where}: its config {config} is not here; read from the command's "
+                                            "key=value overrides, torchtune's defaults for the rest",
+                                            "{where}：其配置 {config} 不在此处；按命令行中的 key=value 覆盖项读取，其余取 torchtune 默认值"),
     "config.script.config_unknown": ("the config file {word} is only known when the script runs ({why}): give that "
                                      "file instead", "配置文件 {word} 要到脚本运行时才能确定（{why}）：请改为提供该文件"),
     # ---- why a file was read as a framework's
+    "config.why.unsloth_studio": ("Unsloth Studio's groups ({keys})", "含 Unsloth Studio 的配置分组（{keys}）"),
+    "config.unsloth_studio_model": ("{where}: no model key; {model} from the file's name, as Studio names its "
+                                    "presets (org_model.yaml); give --model if it trains another",
+                                    "{where}：无 model 键；按 Studio 预设的命名方式（org_model.yaml）从文件名得到 {model}；"
+                                    "若训练的是其他模型请用 --model 指定"),
+    "config.why.swift_args": ("ms-swift's own argument names ({keys}): an args.json or `swift sft --config` file",
+                              "含 ms-swift 自有参数名（{keys}）：args.json 或 `swift sft --config` 配置文件"),
     "config.why.lf_v1": ("LLaMA-Factory v1 keys ({keys})", "LLaMA-Factory v1 格式的键（{keys}）"),
     "config.why.llamafactory": ("LLaMA-Factory keys ({keys})", "LLaMA-Factory 特有的键（{keys}）"),
     "config.why.hf": ("HF TrainingArguments with {keys}", "含 {keys} 的 HF TrainingArguments"),

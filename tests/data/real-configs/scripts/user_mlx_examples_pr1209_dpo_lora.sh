@@ -1,0 +1,17 @@
+python -m mlx_lm.lora \
+    --model mlx-community/Josiefied-Qwen2.5-0.5B-Instruct-abliterated-v1-4bit \
+    --train \
+    --data /Users/gokdenizgulmez/Desktop/dpo_test_data \
+    --iters 100 \
+    --batch-size 1 \
+    --num-layers 1 \
+    --val-batches 1 \
+    --steps-per-report 1 \
+    --adapter-path /Users/gokdenizgulmez/Desktop/test-dpo \
+    --max-seq-length 1024 \
+    --grad-checkpoint \
+    --training-mode dpo \
+    --fine-tune-type lora \
+    --dpo-loss-type sigmoid \
+    --beta 0.1 \
+    --steps-per-eval 50

@@ -1,0 +1,22 @@
+CUDA_VISIBLE_DEVICES=0,1,2,3,4,5,6,7 NPROC_PER_NODE=8 swift sft \
+  --model_type qwen2-vl-7b-instruct \
+  --model_id_or_path /data/seeclick/pretrain_v3_qwen2vl/Qwen2-VL-7B-Instruct \
+  --sft_type full \
+  --dataset /data/seeclick/swift_qwen2vl/train_data_now/sft_train_zh_remote.jsonl \
+  --deepspeed default-zero3 \
+  --val_dataset /data/seeclick/swift_qwen2vl/train_data_now/sft_val_zh_remote.jsonl \
+  --report_to tensorboard \
+  --per_device_train_batch_size 2 \
+  --lr_scheduler_type cosine  \
+  --warmup_ratio 0.1 \
+  --dtype bf16 \
+  --per_device_eval_batch_size 2 \
+  --logging_dir ./outputs_full/runs \
+  --logging_steps 10\
+  --output_dir ./outputs_full\
+  --freeze_vit false\
+  --max_length 1024\
+  --save_steps 5000 \
+  --num_train_epochs 2 \
+  --gradient_accumulation_steps 4\
+  --save_total_limit 10

@@ -1,0 +1,23 @@
+swift pt \
+    --model Qwen/Qwen3-0.6B \
+    --train_type full \
+    --dataset swift/chinese-c4 \
+    --torch_dtype bfloat16 \
+    --streaming true \
+    --per_device_train_batch_size 1 \
+    --per_device_eval_batch_size 1 \
+    --learning_rate 1e-5 \
+    --gradient_accumulation_steps $(expr 64 / $nproc_per_node) \
+    --packing true \
+    --eval_steps 500 \
+    --save_steps 500 \
+    --save_total_limit 2 \
+    --logging_steps 5 \
+    --max_length 8192 \
+    --max_steps 10000 \
+    --warmup_ratio 0.05 \
+    --dataloader_num_workers 1 \
+    --dataset_num_proc 1 \
+    --save_only_model true \
+    --output_dir output/Qwen3-0.6B \
+    --attn_impl eager

@@ -1,0 +1,37 @@
+CUDA_VISIBLE_DEVICES=1 \
+NPROC_PER_NODE=1 \
+swift rlhf \
+    --rlhf_type grpo \
+    --model /mnt_llm_A100_V1/zxk/model_base/Qwen3-VL-4B-Instruct \
+    --external_plugins /mnt_llm_A100_V1/zxk/code/plugin.py \
+    --reward_funcs external_think_answer_format external_answer_num_type_match \
+    --use_vllm true \
+    --vllm_mode server \
+    --vllm_server_host 127.0.0.1 \
+    --vllm_server_port 8000 \
+    --train_type full \
+    --torch_dtype bfloat16 \
+    --dataset /mnt_llm_A100_V1/zxk/data/sorted_dataset/merge_all_train_1.jsonl \
+    --load_from_cache_file false \
+    --max_completion_length 1000 \
+    --num_train_epochs 1 \
+    --per_device_train_batch_size 1 \
+    --per_device_eval_batch_size 1 \
+    --learning_rate 1e-6 \
+    --gradient_accumulation_steps 2 \
+    --save_strategy 'steps' \
+    --eval_strategy 'steps' \
+    --eval_steps 1000 \
+    --save_steps 1000 \
+    --save_total_limit 5 \
+    --logging_steps 1 \
+    --output_dir /mnt_llm_A100_V1/zxk/outputcot/grpotest \
+    --warmup_ratio 0.01 \
+    --dataloader_num_workers 4 \
+    --num_generations 4 \
+    --temperature 1.0 \
+    --deepspeed zero2 \
+    --log_completions true \
+    --num_iterations 1 \
+    --async_generate false \
+    --beta 0.001

@@ -1,0 +1,18 @@
+[
+    "accelerate",
+    "launch",
+    "--config_file=recipes/accelerate_configs/zero2.yaml",
+    "src/open_r1/sft.py",
+    # "--config=recipes/Open-R1-Qwen-7B/sft/config_demo.yaml",
+    "--model_name_or_path=open-r1/OpenR1-Qwen-7B",
+    "--dataset_name=HuggingFaceH4/Bespoke-Stratos-17k",
+    "--learning_rate=2.0e-5",
+    "--num_train_epochs=1",
+    "--packing",
+    "--max_seq_length=2048",
+    "--auto_find_batch_size",
+    "--gradient_accumulation_steps=1",
+    "--gradient_checkpointing",
+    "--bf16",
+    "--output_dir=data/OpenR1-Qwen-7B-Distill",
+]
