@@ -624,3 +624,37 @@ def test_gemma4_with_an_audio_tower_keeps_the_vision_warning(tmp_path, no_transf
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     shape = read_config_json(str(tmp_path / "config.json"), "g")
     assert "model.warn.vision_not_counted" in [n.code for n in shape_warnings(shape)]
+
+
+# the seventh: real published config.json files of types new to the corpus (encoder-decoders, Whisper, Mllama,
+# LLaVA-NeXT-Video, ...), drawn by the rule at the top of its section; first sight and after in AUDIT.md
+AUDIT_7 = MANIFEST["audit_7"]
+
+
+def test_audit_7_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+               for section, entries in MANIFEST.items() if section != "audit_7" for e in entries}
+    types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_7]
+    assert len(AUDIT_7) == 13 and len(set(types)) == 13 and not set(types) & earlier
+    assert all(e["trusted_from"].startswith("transformers 5.24.0 on the meta device") for e in AUDIT_7)
+
+
+def test_audit_7_without_transformers_nothing_is_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_7}
+    # every file is refused with one line or counted behind the guessed-shape warning: the encoder-decoders
+    # have no decoder-only sizes to read, and the T5 family, Mllama and LLaVA-NeXT-Video are warned guesses
+    for name, (kind, shape, _error) in scored.items():
+        assert kind == "refused" or shape_warnings(shape), name
+
+
+def test_with_transformers_an_encoder_decoder_or_multimodal_type_is_counted_as_its_own_class(meta_counts_warm,
+                                                                                              monkeypatch):
+    pytest.importorskip("transformers")
+    monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "600")
+    # AutoModelForCausalLM maps these types to their decoder alone (BartForCausalLM -37%, PegasusForCausalLM
+    # -35%, MarianForCausalLM -25%, MllamaForCausalLM -8.2%): the class the config names is counted first
+    for name in ("bart-large-cnn-ft", "pegasus-autonlp-reuters", "opus-mt-zh-en", "llama-3.2-11b-vision"):
+        entry = next(e for e in AUDIT_7 if e["dir"] == name)
+        shape = read_config_json(str(CORPUS / name / "config.json"), name)
+        assert shape.shape_confidence == "exact", name
+        assert count_params(shape).total == entry["trusted_params"], name
