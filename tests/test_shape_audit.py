@@ -647,6 +647,7 @@ def test_audit_7_without_transformers_nothing_is_silently_wrong(no_transformers)
         assert kind == "refused" or shape_warnings(shape), name
 
 
+@pytest.mark.simulate
 def test_with_transformers_an_encoder_decoder_or_multimodal_type_is_counted_as_its_own_class(meta_counts_warm,
                                                                                               monkeypatch):
     pytest.importorskip("transformers")
