@@ -1295,6 +1295,101 @@ def _fairseq_decoder(b: _Build, *, width_keys: tuple[str, ...], learned_position
         b.extra = (c.need("max_position_embeddings") + 2) * b.hidden
 
 
+# ---------------------------------------------------------------- encoder-decoders
+# The decoder's layers are the layers (its self-attention, cross-attention and feed-forward are what a decoder layer
+# holds); the encoder's layers, the positions and the embedding norms are counted in `extra`, so the total is whole.
+
+# per model_type: (positions, norm after the embeddings, norm after the last layer), as each modeling file builds them
+_BART_LINEAGE = {
+    "bart": ("learned+2", True, False),           # models/bart/modeling_bart.py BartLearnedPositionalEmbedding (offset 2)
+    "mbart": ("learned+2", True, True),           # models/mbart/modeling_mbart.py: layernorm_embedding and layer_norm
+    "plbart": ("learned+2", True, False),         # models/plbart/modeling_plbart.py (BART's)
+    "mvp": ("learned+2", True, False),            # models/mvp/modeling_mvp.py (BART's, prompts off by default)
+    "blenderbot": ("learned", False, True),       # models/blenderbot/modeling_blenderbot.py
+    "blenderbot-small": ("learned", True, False), # models/blenderbot_small/modeling_blenderbot_small.py
+    "marian": ("table", False, False),            # models/marian/modeling_marian.py: a sinusoidal nn.Embedding weight
+    "pegasus": ("table", False, True),            # models/pegasus/modeling_pegasus.py: the same, and a final layer_norm
+    "m2m_100": ("buffer", False, True),           # models/m2m_100/modeling_m2m_100.py: sinusoidal weights as a buffer
+    "whisper": ("whisper", False, True),          # models/whisper/modeling_whisper.py: audio convolutions, k_proj unbiased
+}
+
+
+def _bart_lineage(b: _Build) -> None:
+    """The fairseq encoder-decoder transformers' BART family keeps: biased q/k/v/out_proj (Whisper's k_proj has
+    no bias), fc1/fc2 with biases, a LayerNorm after each block; the decoder adds a cross-attention block. One
+    embedding is shared by both halves and the lm_head (Whisper: the decoder's, the encoder reads mel frames
+    through two convolutions of kernel 3); final_logits_bias is a buffer."""
+    c = b.c
+    positions, embed_norm, last_norm = _BART_LINEAGE[b.model_type]
+    d = b.hidden = c.need("d_model", "hidden_size")
+    b.layers = c.need("decoder_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    enc_layers = c.need("encoder_layers", maximum=_MAX_LAYERS)      # the class defaults differ per type: not assumed
+    b.heads = b.kv = c.need("decoder_attention_heads", "num_attention_heads")
+    if d % b.heads:
+        raise c.fail("decoder_attention_heads", msg("model.config.bad_heads", hidden=d, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("decoder_ffn_dim")
+    enc_ffn = c.need("encoder_ffn_dim")
+    b.gated = False
+    b.tied = True
+    whisper = positions == "whisper"
+
+    def attn(prefix: str) -> list[Linear]:
+        return [Linear(f"{prefix}.q_proj", d, d, True, role="q"), Linear(f"{prefix}.k_proj", d, d, not whisper, role="k"),
+                Linear(f"{prefix}.v_proj", d, d, True, role="v"), Linear(f"{prefix}.out_proj", d, d, True, role="o")]
+
+    def fc(width: int) -> list[Linear]:
+        return [Linear("fc1", d, width, True, role="up"), Linear("fc2", width, d, True, role="down")]
+
+    b.dense = attn("self_attn") + attn("encoder_attn") + fc(b.inter)
+    b.layer_other = 3 * 2 * d                          # self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm
+    b.final_norm = 2 * d if last_norm else 0
+    encoder_layer = sum(x.params for x in attn("self_attn") + fc(enc_ffn)) + 2 * 2 * d
+    extra = enc_layers * encoder_layer + (2 * d if last_norm else 0) + (2 * 2 * d if embed_norm else 0)
+    if positions in ("learned+2", "learned", "table"):
+        rows = c.need("max_position_embeddings") + (2 if positions == "learned+2" else 0)
+        extra += 2 * rows * d
+    elif whisper:
+        mels = c.need("num_mel_bins")
+        extra += mels * d * 3 + d + d * d * 3 + d        # conv1, conv2
+        extra += (c.need("max_source_positions") + c.need("max_target_positions")) * d
+    b.extra = extra
+
+
+def _t5_family(b: _Build) -> None:
+    """T5, mT5 and UMT5 (models/t5/modeling_t5.py, models/umt5/modeling_umt5.py): bias-free q/k/v/o of
+    num_heads x d_kv, a feed-forward of d_ff (wi_0/wi_1/wo when feed_forward_proj is "gated-...", else wi/wo),
+    weight-only LayerNorms, a relative-position bias of buckets x heads in each stack's first layer (UMT5: in every
+    layer); the decoder adds cross-attention. transformers 5 ties the lm_head to the shared embedding for all three
+    (configuration_t5.py forces tie_word_embeddings)."""
+    c = b.c
+    d = b.hidden = c.need("d_model")
+    b.layers = c.get_int("num_decoder_layers") or c.need("num_layers", maximum=_MAX_LAYERS)
+    enc_layers = c.need("num_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_heads")
+    b.head_dim = c.get_int("d_kv", default=64)
+    inner = b.heads * b.head_dim
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("d_ff")
+    default_ff = "relu" if b.model_type == "t5" else "gated-gelu"
+    b.gated = str(c.raw("feed_forward_proj") or default_ff).split("-")[0] == "gated"
+    b.tied = True
+
+    def attn(prefix: str) -> list[Linear]:
+        return [Linear(f"{prefix}.q", d, inner, False, role="q"), Linear(f"{prefix}.k", d, inner, False, role="k"),
+                Linear(f"{prefix}.v", d, inner, False, role="v"), Linear(f"{prefix}.o", inner, d, False, role="o")]
+
+    ff = _mlp(d, b.inter, prefix="DenseReluDense", names=("wi_0", "wi_1", "wo") if b.gated else ("wi", "wo"))
+    buckets = c.get_int("relative_attention_num_buckets", default=32) * b.heads
+    b.dense = attn("SelfAttention") + attn("EncDecAttention") + ff
+    b.layer_other = 3 * d
+    b.final_norm = d
+    encoder_layer = sum(x.params for x in attn("SelfAttention") + ff) + 2 * d
+    every_layer = b.model_type == "umt5"
+    bias_rows = (enc_layers + b.layers) * buckets if every_layer else 2 * buckets
+    b.extra = enc_layers * encoder_layer + d + bias_rows
+
+
 def _ctrl(b: _Build) -> None:
     """CTRL (models/ctrl/modeling_ctrl.py): biased Wq/Wk/Wv/dense, a biased two-layer ReLU feed-forward of dff,
     two LayerNorms with bias, sinusoidal positions (no parameters), an lm_head with a bias."""
@@ -1694,6 +1789,10 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt2": (_gpt2, True), "gpt_bigcode": (_gpt_bigcode, True),
     "gpt_neox": (_gpt_neox, False), "gptj": (_gptj, False),
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
+    **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
+    "t5": (_t5_family, True),
+    "mt5": (_t5_family, True),
+    "umt5": (_t5_family, True),
     "biogpt": (lambda b: _fairseq_decoder(b, width_keys=("intermediate_size",), learned_positions=True), True),
     "xglm": (lambda b: _fairseq_decoder(b, width_keys=("ffn_dim",), learned_positions=False), True),
     "ctrl": (_ctrl, True), "gpt_neox_japanese": (_gpt_neox_japanese, True), "rwkv": (_rwkv, False),

@@ -361,3 +361,30 @@ def test_gemma4_counts_its_vision_tower_as_the_model_code_does():
     ours = count_params(shape_from_config(cfg, "gemma4", None)).total
     kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
     assert ours == _image_text_count("gemma4", kw)
+
+
+SEQ2SEQ = dict(d_model=32, encoder_layers=2, decoder_layers=3, encoder_attention_heads=4, decoder_attention_heads=4,
+               encoder_ffn_dim=48, decoder_ffn_dim=64, vocab_size=101, max_position_embeddings=40, pad_token_id=1,
+               bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+T5_SMALL = dict(d_model=32, d_kv=8, num_heads=4, d_ff=48, num_layers=2, num_decoder_layers=3, vocab_size=101)
+ENCODER_DECODERS = {
+    **{t: SEQ2SEQ for t in ("bart", "mbart", "plbart", "mvp", "blenderbot", "blenderbot-small", "marian", "pegasus",
+                            "m2m_100")},
+    "whisper": dict(SEQ2SEQ, num_mel_bins=16, max_source_positions=30, max_target_positions=20),
+    "t5": dict(T5_SMALL, feed_forward_proj="relu"),
+    "t5/gated": dict(T5_SMALL, feed_forward_proj="gated-gelu"),
+    "mt5": T5_SMALL,
+    "umt5": T5_SMALL,
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENCODER_DECODERS))
+def test_encoder_decoders_count_both_halves_as_the_model_code_does(case):
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, WhisperForConditionalGeneration
+
+    model_type = case.split("/")[0]
+    conf = AutoConfig.for_model(model_type, **ENCODER_DECODERS[case])
+    cls = WhisperForConditionalGeneration if model_type == "whisper" else AutoModelForSeq2SeqLM._model_mapping[type(conf)]
+    # the config as transformers writes it: every key stated, as a published config.json states them
+    ours = count_params(shape_from_config(dict(conf.to_dict(), model_type=model_type), case, None)).total
+    assert ours == _meta_count(lambda: cls(conf))
