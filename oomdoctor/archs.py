@@ -1963,7 +1963,7 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
         tower = _siglip_params(v)
         # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
         b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
-    elif top_type == "llava" and vision.get("model_type") == "clip_vision_model":
+    elif top_type in ("llava", "llava_next", "llava_next_video") and vision.get("model_type") == "clip_vision_model":
         v = Cfg(vision, path, None, top, ("vision_config",))
         vh = v.get_int("hidden_size", default=768)
         layers = top.raw("vision_feature_layer", default=-2)
@@ -1971,6 +1971,14 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
         bias = top.flag("multimodal_projector_bias", True)
         # LlavaMultiModalProjector: linear_1 (vision features -> text hidden) and linear_2 (text -> text)
         b.extra += _clip_vision_params(v) + vin * b.hidden + b.hidden * b.hidden + (2 * b.hidden if bias else 0)
+        if top_type != "llava":
+            # LLaVA-NeXT's image_newline, one text-hidden vector (models/llava_next/modeling_llava_next.py)
+            b.extra += b.hidden
+        if top_type == "llava_next_video" and top.raw("spatial_pool_mode", default="average") == "conv":
+            # LlavaNextVideoPooler in "conv" mode: a biased Conv2d of stride x stride over the vision features
+            stride = top.get_int("spatial_pool_stride", default=2)
+            out = top.get_int("spatial_pool_out_channels", default=vh)
+            b.extra += vh * out * stride * stride + out
     elif top_type == "qwen2_vl":
         b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
     elif top_type == "qwen2_5_vl":

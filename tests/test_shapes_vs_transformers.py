@@ -388,3 +388,21 @@ def test_encoder_decoders_count_both_halves_as_the_model_code_does(case):
     # the config as transformers writes it: every key stated, as a published config.json states them
     ours = count_params(shape_from_config(dict(conf.to_dict(), model_type=model_type), case, None)).total
     assert ours == _meta_count(lambda: cls(conf))
+
+
+@pytest.mark.parametrize("model_type,pool", [("llava_next", {}), ("llava_next_video", {"spatial_pool_mode": "average"}),
+                                             ("llava_next_video", {"spatial_pool_mode": "conv",
+                                                                   "spatial_pool_out_channels": 32})])
+def test_llava_next_counts_its_clip_tower_newline_and_video_pooler_as_the_model_code_does(model_type, pool):
+    from transformers import AutoConfig
+
+    text = dict(model_type="mistral", hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, vocab_size=120)
+    vision = dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                  num_attention_heads=4, image_size=28, patch_size=14)
+    conf = AutoConfig.for_model(model_type, text_config=text, vision_config=vision, image_token_index=100,
+                                video_token_index=101, **pool)
+    from transformers import AutoModelForImageTextToText
+
+    ours = count_params(shape_from_config(conf.to_dict(), model_type, None)).total
+    assert ours == _meta_count(lambda: AutoModelForImageTextToText.from_config(conf))
