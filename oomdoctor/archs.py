@@ -1311,6 +1311,9 @@ _BART_LINEAGE = {
     "pegasus": ("table", False, True),            # models/pegasus/modeling_pegasus.py: the same, and a final layer_norm
     "m2m_100": ("buffer", False, True),           # models/m2m_100/modeling_m2m_100.py: sinusoidal weights as a buffer
     "whisper": ("whisper", False, True),          # models/whisper/modeling_whisper.py: audio convolutions, k_proj unbiased
+    # models/pegasus_x/modeling_pegasus_x.py: positions computed on the fly, bias-free attention, num_global_tokens
+    # learned global-token embeddings, and a global_self_attn_layer_norm in each encoder layer
+    "pegasus_x": ("none", False, True),
 }
 
 
@@ -1333,10 +1336,12 @@ def _bart_lineage(b: _Build) -> None:
     b.gated = False
     b.tied = True
     whisper = positions == "whisper"
+    global_tokens = b.model_type == "pegasus_x"
+    ab = not global_tokens
 
     def attn(prefix: str) -> list[Linear]:
-        return [Linear(f"{prefix}.q_proj", d, d, True, role="q"), Linear(f"{prefix}.k_proj", d, d, not whisper, role="k"),
-                Linear(f"{prefix}.v_proj", d, d, True, role="v"), Linear(f"{prefix}.out_proj", d, d, True, role="o")]
+        return [Linear(f"{prefix}.q_proj", d, d, ab, role="q"), Linear(f"{prefix}.k_proj", d, d, ab and not whisper, role="k"),
+                Linear(f"{prefix}.v_proj", d, d, ab, role="v"), Linear(f"{prefix}.out_proj", d, d, ab, role="o")]
 
     def fc(width: int) -> list[Linear]:
         return [Linear("fc1", d, width, True, role="up"), Linear("fc2", width, d, True, role="down")]
@@ -1344,8 +1349,10 @@ def _bart_lineage(b: _Build) -> None:
     b.dense = attn("self_attn") + attn("encoder_attn") + fc(b.inter)
     b.layer_other = 3 * 2 * d                          # self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm
     b.final_norm = 2 * d if last_norm else 0
-    encoder_layer = sum(x.params for x in attn("self_attn") + fc(enc_ffn)) + 2 * 2 * d
+    encoder_layer = sum(x.params for x in attn("self_attn") + fc(enc_ffn)) + (3 if global_tokens else 2) * 2 * d
     extra = enc_layers * encoder_layer + (2 * d if last_norm else 0) + (2 * 2 * d if embed_norm else 0)
+    if global_tokens:
+        extra += c.get_int("num_global_tokens", default=32) * d
     if positions in ("learned+2", "learned", "table"):
         rows = c.need("max_position_embeddings") + (2 if positions == "learned+2" else 0)
         extra += 2 * rows * d

@@ -371,6 +371,7 @@ ENCODER_DECODERS = {
     **{t: SEQ2SEQ for t in ("bart", "mbart", "plbart", "mvp", "blenderbot", "blenderbot-small", "marian", "pegasus",
                             "m2m_100")},
     "whisper": dict(SEQ2SEQ, num_mel_bins=16, max_source_positions=30, max_target_positions=20),
+    "pegasus_x": dict(SEQ2SEQ, num_global_tokens=8, block_size=8),
     "t5": dict(T5_SMALL, feed_forward_proj="relu"),
     "t5/gated": dict(T5_SMALL, feed_forward_proj="gated-gelu"),
     "mt5": T5_SMALL,
