@@ -1363,6 +1363,36 @@ def _bart_lineage(b: _Build) -> None:
     b.extra = extra
 
 
+def _trocr(b: _Build) -> None:
+    """TrOCR's decoder (models/trocr/modeling_trocr.py): biased q/k/v/out_proj and fc1/fc2, a LayerNorm after each
+    block, learned positions of max_position_embeddings + 2 rows (else sinusoidal, a buffer), an optional
+    layernorm_embedding; as a decoder (is_decoder) each layer adds a cross-attention whose k/v read
+    cross_attention_hidden_size features. No final norm; the output projection is the embedding when tied."""
+    c = b.c
+    d = b.hidden = c.need("d_model", "hidden_size")
+    b.layers = c.need("decoder_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("decoder_attention_heads", "num_attention_heads")
+    if d % b.heads:
+        raise c.fail("decoder_attention_heads", msg("model.config.bad_heads", hidden=d, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("decoder_ffn_dim")
+    b.gated = False
+    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"), qkv_bias=True, o_bias=True)
+    norms = 2
+    if c.flag("is_decoder", True):          # TrOCRForCausalLM sets is_decoder itself: every TrOCR has cross-attention
+        kv_in = c.get_int("cross_attention_hidden_size") or d
+        b.dense += [Linear("encoder_attn.q_proj", d, d, True, role="q"),
+                    Linear("encoder_attn.k_proj", kv_in, d, True, role="k"),
+                    Linear("encoder_attn.v_proj", kv_in, d, True, role="v"),
+                    Linear("encoder_attn.out_proj", d, d, True, role="o")]
+        norms = 3
+    b.dense += [Linear("fc1", d, b.inter, True, role="up"), Linear("fc2", b.inter, d, True, role="down")]
+    b.layer_other = norms * 2 * d
+    b.final_norm = 0
+    positions = (c.need("max_position_embeddings") + 2) * d if c.flag("use_learned_position_embeddings", True) else 0
+    b.extra = positions + (2 * d if c.flag("layernorm_embedding", True) else 0)
+
+
 def _t5_family(b: _Build) -> None:
     """T5, mT5 and UMT5 (models/t5/modeling_t5.py, models/umt5/modeling_umt5.py): bias-free q/k/v/o of
     num_heads x d_kv, a feed-forward of d_ff (wi_0/wi_1/wo when feed_forward_proj is "gated-...", else wi/wo),
@@ -1642,6 +1672,21 @@ def _vit_layer(h: int, inter: int) -> int:
     return 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 4 * h
 
 
+def _vit_model_params(v: Cfg) -> int:
+    """A ViTModel (models/vit/modeling_vit.py, ViTConfig defaults): a class token, a biased patch Conv2d, learned
+    positions for the patches and the class token, layers of q/k/v (biased by qkv_bias), a biased output and a
+    biased fc1/fc2 with two LayerNorms, a final LayerNorm and the pooler's biased dense layer."""
+    h = v.get_int("hidden_size", default=768)
+    inter = v.get_int("intermediate_size", default=3072)
+    layers = v.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=16)
+    image = v.get_int("image_size", default=224)
+    channels = v.get_int("num_channels", default=3)
+    unbiased_qkv = 0 if v.flag("qkv_bias", True) else 3 * h
+    return (h + channels * patch * patch * h + h + ((image // patch) ** 2 + 1) * h
+            + layers * (_vit_layer(h, inter) - unbiased_qkv) + 2 * h + h * h + h)
+
+
 def _patch_merger(e: int, merge: int, out: int, norm: int) -> int:
     """Qwen-VL's PatchMerger: a norm of `norm` parameters, then two biased Linears from merge^2 x e
     patch features into the language model's width `out`."""
@@ -1798,6 +1843,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
+    "trocr": (_trocr, True),
     "mt5": (_t5_family, True),
     "umt5": (_t5_family, True),
     "biogpt": (lambda b: _fairseq_decoder(b, width_keys=("intermediate_size",), learned_positions=True), True),
@@ -1889,6 +1935,10 @@ def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | No
     """(the language model's config, the vision tower's config or None) of a possibly multimodal config."""
     text = cfg.get("text_config")
     vision = cfg.get("vision_config") if isinstance(cfg.get("vision_config"), dict) else None
+    if text is None and isinstance(cfg.get("encoder"), dict) and isinstance(cfg.get("decoder"), dict):
+        # VisionEncoderDecoderConfig and its kin hold the two halves as sub-configs (models/vision_encoder_decoder/
+        # configuration_vision_encoder_decoder.py): the decoder is the language model, the encoder its tower
+        text, vision = cfg["decoder"], cfg["encoder"]
     if isinstance(text, dict) and any(k in text for k in ("hidden_size", "num_hidden_layers", "model_type")):
         merged = dict(text)
         for key, value in _NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {}).items():
@@ -1986,6 +2036,14 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
             stride = top.get_int("spatial_pool_stride", default=2)
             out = top.get_int("spatial_pool_out_channels", default=vh)
             b.extra += vh * out * stride * stride + out
+    elif top_type == "vision-encoder-decoder" and vision.get("model_type") == "vit":
+        # the encoder as AutoModel builds it: a ViTModel with its pooler (models/vit/modeling_vit.py), then a
+        # projection into the decoder's width unless the decoder's cross-attention reads the encoder's own
+        v = Cfg(vision, path, None, top, ("encoder",))
+        b.extra += _vit_model_params(v)
+        eh = v.get_int("hidden_size", default=768)
+        if eh != b.hidden and not b.c.get_int("cross_attention_hidden_size"):
+            b.extra += eh * b.hidden + b.hidden                  # enc_to_dec_proj
     elif top_type == "qwen2_vl":
         b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
     elif top_type == "qwen2_5_vl":

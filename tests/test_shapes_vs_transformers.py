@@ -200,6 +200,10 @@ CASES = {
                          n_shared_experts=1, moe_intermediate_size=64, num_experts_per_tok=2,
                          layer_types=["hybrid_sliding", "hybrid", "hybrid_sliding"],
                          mlp_layer_types=["dense", "sparse", "sparse"]),
+    "trocr": dict(SMALL, d_model=64, decoder_layers=2, decoder_attention_heads=4, decoder_ffn_dim=80,
+                  max_position_embeddings=40),
+    "trocr/sinusoidal": dict(SMALL, d_model=64, decoder_layers=2, decoder_attention_heads=4, decoder_ffn_dim=80,
+                             use_learned_position_embeddings=False, layernorm_embedding=False),
     "xlstm": dict(SMALL, hidden_size=H, embedding_dim=H, num_hidden_layers=2, num_heads=4),
     "xlstm/fused": dict(SMALL, hidden_size=H, embedding_dim=H, num_hidden_layers=2, num_heads=4, weight_mode="fused",
                         use_bias=True, qk_dim_factor=0.25, ffn_proj_factor=1.5),
@@ -407,3 +411,17 @@ def test_llava_next_counts_its_clip_tower_newline_and_video_pooler_as_the_model_
 
     ours = count_params(shape_from_config(conf.to_dict(), model_type, None)).total
     assert ours == _meta_count(lambda: AutoModelForImageTextToText.from_config(conf))
+
+
+@pytest.mark.parametrize("qkv_bias,cross_width", [(False, 48), (True, None)])
+def test_a_vision_encoder_decoder_counts_its_vit_encoder_and_trocr_decoder_as_the_model_code_does(qkv_bias, cross_width):
+    from transformers import TrOCRConfig, VisionEncoderDecoderConfig, VisionEncoderDecoderModel, ViTConfig
+
+    encoder = ViTConfig(hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, image_size=32,
+                        patch_size=16, qkv_bias=qkv_bias)
+    decoder = TrOCRConfig(d_model=64, decoder_layers=3, decoder_attention_heads=4, decoder_ffn_dim=80, vocab_size=120,
+                          max_position_embeddings=40, cross_attention_hidden_size=cross_width, pad_token_id=1)
+    conf = VisionEncoderDecoderConfig.from_encoder_decoder_configs(encoder, decoder)
+    # without cross_attention_hidden_size the encoder's 48 features are projected to the decoder's 64 (enc_to_dec_proj)
+    ours = count_params(shape_from_config(conf.to_dict(), "ved", None)).total
+    assert ours == _meta_count(lambda: VisionEncoderDecoderModel(conf))
