@@ -1393,6 +1393,17 @@ def _trocr(b: _Build) -> None:
     b.extra = positions + (2 * d if c.flag("layernorm_embedding", True) else 0)
 
 
+def _mllama_text(b: _Build) -> None:
+    """Mllama's language model (models/mllama/modeling_mllama.py MllamaTextModel): Llama layers, of which those
+    in `cross_attention_layers` attend to the image instead (the same q/k/v/o sizes, plus q_norm and k_norm over
+    head_dim and two scalar gates); the embedding holds vocab_size + 8 rows, the lm_head vocab_size."""
+    _llama(b)
+    cross = b.c.raw("cross_attention_layers", default=[])
+    crossed = len(cross) if isinstance(cross, list) else 0
+    d = b.head_dim or b.hidden // b.heads
+    b.extra += 8 * b.hidden + crossed * (2 * d + 2)
+
+
 def _t5_family(b: _Build) -> None:
     """T5, mT5 and UMT5 (models/t5/modeling_t5.py, models/umt5/modeling_umt5.py): bias-free q/k/v/o of
     num_heads x d_kv, a feed-forward of d_ff (wi_0/wi_1/wo when feed_forward_proj is "gated-...", else wi/wo),
@@ -1672,6 +1683,31 @@ def _vit_layer(h: int, inter: int) -> int:
     return 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 4 * h
 
 
+def _mllama_vision_params(v: Cfg, text_hidden: int) -> int:
+    """Mllama's vision model (models/mllama/modeling_mllama.py MllamaVisionModel, MllamaVisionConfig defaults): a
+    class embedding, a bias-free patch Conv2d, a gated position embedding with a per-aspect-ratio tile table,
+    gated pre- and post-tile embeddings, two LayerNorms, a local encoder of num_hidden_layers and a global one of
+    num_global_layers (two gates each) of bias-free q/k/v/o and biased fc1/fc2; then the projector from
+    vision_output_dim to the text width."""
+    h = v.get_int("hidden_size", default=1280)
+    inter = v.get_int("intermediate_size", default=5120)
+    layers = v.get_int("num_hidden_layers", default=32, maximum=_MAX_LAYERS)
+    global_layers = v.get_int("num_global_layers", default=8, maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=14)
+    image = v.get_int("image_size", default=448)
+    channels = v.get_int("num_channels", default=3)
+    tiles = v.get_int("max_num_tiles", default=4)
+    ratios = v.raw("supported_aspect_ratios", default=None)
+    # MllamaVisionConfig: max_aspect_ratio_id = len(supported_aspect_ratios), its default list holds 8 ratios
+    ratio_ids = (len(ratios) if isinstance(ratios, list) else 8) + 1
+    positions = (image // patch) ** 2 + 1
+    layer = 4 * h * h + (h * inter + inter) + (inter * h + h) + 4 * h
+    out = v.get_int("vision_output_dim", default=7680)
+    return (h + channels * patch * patch * h + 1 + positions * h + ratio_ids * tiles * positions * h
+            + 2 * (1 + ratio_ids * tiles * h) + 4 * h + layers * layer + global_layers * (layer + 2)
+            + out * text_hidden + text_hidden)
+
+
 def _vit_model_params(v: Cfg) -> int:
     """A ViTModel (models/vit/modeling_vit.py, ViTConfig defaults): a class token, a biased patch Conv2d, learned
     positions for the patches and the class token, layers of q/k/v (biased by qkv_bias), a biased output and a
@@ -1843,6 +1879,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
+    "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
     "mt5": (_t5_family, True),
     "umt5": (_t5_family, True),
@@ -2036,6 +2073,8 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
             stride = top.get_int("spatial_pool_stride", default=2)
             out = top.get_int("spatial_pool_out_channels", default=vh)
             b.extra += vh * out * stride * stride + out
+    elif top_type == "mllama":
+        b.extra += _mllama_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
     elif top_type == "vision-encoder-decoder" and vision.get("model_type") == "vit":
         # the encoder as AutoModel builds it: a ViTModel with its pooler (models/vit/modeling_vit.py), then a
         # projection into the decoder's width unless the decoder's cross-attention reads the encoder's own

@@ -647,29 +647,31 @@ def test_audit_7_without_transformers_nothing_is_silently_wrong(no_transformers)
 
 
 @pytest.mark.simulate
-def test_with_transformers_an_encoder_decoder_or_multimodal_type_is_counted_as_its_own_class(meta_counts_warm,
-                                                                                              monkeypatch):
+def test_the_meta_device_count_builds_the_class_the_config_names_not_its_decoder_alone(monkeypatch):
     pytest.importorskip("transformers")
-    monkeypatch.setenv("OOMDOCTOR_META_TIMEOUT", "600")
+    from oomdoctor import metacount
+
+    monkeypatch.delenv("OOMDOCTOR_NO_TRANSFORMERS", raising=False)
     # AutoModelForCausalLM maps these types to their decoder alone (BartForCausalLM -37%, PegasusForCausalLM
-    # -35%, MarianForCausalLM -25%, MllamaForCausalLM -8.2%): the class the config names is counted first
-    for name in ("bart-large-cnn-ft", "pegasus-autonlp-reuters", "opus-mt-zh-en", "llama-3.2-11b-vision"):
+    # -35%, MarianForCausalLM -25%, MllamaForCausalLM -8.2%): the class the config names is built first
+    names = ("bart-large-cnn-ft", "pegasus-autonlp-reuters", "opus-mt-zh-en", "llama-3.2-11b-vision")
+    configs = [json.loads((CORPUS / n / "config.json").read_text()) for n in names]
+    for name, cfg, got in zip(names, configs, metacount.meta_count_many(configs, timeout=600)):
         entry = next(e for e in AUDIT_7 if e["dir"] == name)
-        shape = read_config_json(str(CORPUS / name / "config.json"), name)
-        assert shape.shape_confidence == "exact", name
-        assert count_params(shape).total == entry["trusted_params"], name
+        assert (got.params, got.cls) == (entry["trusted_params"], cfg["architectures"][0]), name
 
 
-def test_audit_7_without_transformers_11_of_13_within_one_percent_and_none_silently_wrong(no_transformers):
+def test_audit_7_without_transformers_12_of_13_within_one_percent_and_none_silently_wrong(no_transformers):
     scored = {e["dir"]: _score(e) for e in AUDIT_7}
     within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
     # the BART lineage (bart, marian, pegasus, pegasus_x, m2m_100, whisper) and the T5 family read both halves;
-    # LLaVA-NeXT-Video's CLIP tower, projector and image_newline, and TrOCR's ViT encoder are counted
-    assert within == ["bart-large-cnn-ft", "llava-next-video-7b-nf4", "mt5-xl-hunyuandit", "nllb-200-1.3b",
+    # LLaVA-NeXT-Video's CLIP tower, projector and image_newline, TrOCR's ViT encoder and Mllama's cross-attention
+    # layers and tiled vision tower are counted
+    assert within == ["bart-large-cnn-ft", "llama-3.2-11b-vision", "llava-next-video-7b-nf4", "mt5-xl-hunyuandit",
+                      "nllb-200-1.3b",
                       "opus-mt-zh-en", "pegasus-autonlp-reuters", "pegasus-x-base-summarization", "t5-11b",
                       "trocr-base-handwritten-ft", "umt5-xxl", "whisper-base"]
     assert all(scored[n][1].shape_confidence == "derived" and scored[n][2] == 0 for n in within)
-    # the rest: refused with one line (Cohere Transcribe: NeMo's nested encoder) or counted
-    # behind a warning (Mllama's vision tower)
+    # the rest: refused with one line (Cohere Transcribe: NeMo's nested encoder keys)
     assert sorted(n for n, (kind, _s, _e) in scored.items() if kind == "refused") == [
         "cohere-transcribe-arabic"]

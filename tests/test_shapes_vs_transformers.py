@@ -425,3 +425,16 @@ def test_a_vision_encoder_decoder_counts_its_vit_encoder_and_trocr_decoder_as_th
     # without cross_attention_hidden_size the encoder's 48 features are projected to the decoder's 64 (enc_to_dec_proj)
     ours = count_params(shape_from_config(conf.to_dict(), "ved", None)).total
     assert ours == _meta_count(lambda: VisionEncoderDecoderModel(conf))
+
+
+def test_mllama_counts_its_cross_attention_layers_and_tiled_vision_tower_as_the_model_code_does():
+    from transformers import MllamaConfig, MllamaForConditionalGeneration
+
+    text = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=5, num_attention_heads=4, num_key_value_heads=2,
+                vocab_size=120, cross_attention_layers=[1, 3], pad_token_id=0)
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_global_layers=1, attention_heads=4,
+                  image_size=28, patch_size=14, max_num_tiles=2, vision_output_dim=96, intermediate_layers_indices=[0, 1],
+                  supported_aspect_ratios=[[1, 1], [1, 2], [2, 1]])
+    conf = MllamaConfig(text_config=text, vision_config=vision)
+    ours = count_params(shape_from_config(conf.to_dict(), "mllama", None)).total
+    assert ours == _meta_count(lambda: MllamaForConditionalGeneration(conf))
