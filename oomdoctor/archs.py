@@ -1295,6 +1295,149 @@ def _fairseq_decoder(b: _Build, *, width_keys: tuple[str, ...], learned_position
         b.extra = (c.need("max_position_embeddings") + 2) * b.hidden
 
 
+# ---------------------------------------------------------------- encoder-decoders
+# The decoder's layers are the layers (its self-attention, cross-attention and feed-forward are what a decoder layer
+# holds); the encoder's layers, the positions and the embedding norms are counted in `extra`, so the total is whole.
+
+# per model_type: (positions, norm after the embeddings, norm after the last layer), as each modeling file builds them
+_BART_LINEAGE = {
+    "bart": ("learned+2", True, False),           # models/bart/modeling_bart.py BartLearnedPositionalEmbedding (offset 2)
+    "mbart": ("learned+2", True, True),           # models/mbart/modeling_mbart.py: layernorm_embedding and layer_norm
+    "plbart": ("learned+2", True, False),         # models/plbart/modeling_plbart.py (BART's)
+    "mvp": ("learned+2", True, False),            # models/mvp/modeling_mvp.py (BART's, prompts off by default)
+    "blenderbot": ("learned", False, True),       # models/blenderbot/modeling_blenderbot.py
+    "blenderbot-small": ("learned", True, False), # models/blenderbot_small/modeling_blenderbot_small.py
+    "marian": ("table", False, False),            # models/marian/modeling_marian.py: a sinusoidal nn.Embedding weight
+    "pegasus": ("table", False, True),            # models/pegasus/modeling_pegasus.py: the same, and a final layer_norm
+    "m2m_100": ("buffer", False, True),           # models/m2m_100/modeling_m2m_100.py: sinusoidal weights as a buffer
+    "whisper": ("whisper", False, True),          # models/whisper/modeling_whisper.py: audio convolutions, k_proj unbiased
+    # models/pegasus_x/modeling_pegasus_x.py: positions computed on the fly, bias-free attention, num_global_tokens
+    # learned global-token embeddings, and a global_self_attn_layer_norm in each encoder layer
+    "pegasus_x": ("none", False, True),
+}
+
+
+def _bart_lineage(b: _Build) -> None:
+    """The fairseq encoder-decoder transformers' BART family keeps: biased q/k/v/out_proj (Whisper's k_proj has
+    no bias), fc1/fc2 with biases, a LayerNorm after each block; the decoder adds a cross-attention block. One
+    embedding is shared by both halves and the lm_head (Whisper: the decoder's, the encoder reads mel frames
+    through two convolutions of kernel 3); final_logits_bias is a buffer."""
+    c = b.c
+    positions, embed_norm, last_norm = _BART_LINEAGE[b.model_type]
+    d = b.hidden = c.need("d_model", "hidden_size")
+    b.layers = c.need("decoder_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    enc_layers = c.need("encoder_layers", maximum=_MAX_LAYERS)      # the class defaults differ per type: not assumed
+    b.heads = b.kv = c.need("decoder_attention_heads", "num_attention_heads")
+    if d % b.heads:
+        raise c.fail("decoder_attention_heads", msg("model.config.bad_heads", hidden=d, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("decoder_ffn_dim")
+    enc_ffn = c.need("encoder_ffn_dim")
+    b.gated = False
+    b.tied = True
+    whisper = positions == "whisper"
+    global_tokens = b.model_type == "pegasus_x"
+    ab = not global_tokens
+
+    def attn(prefix: str) -> list[Linear]:
+        return [Linear(f"{prefix}.q_proj", d, d, ab, role="q"), Linear(f"{prefix}.k_proj", d, d, ab and not whisper, role="k"),
+                Linear(f"{prefix}.v_proj", d, d, ab, role="v"), Linear(f"{prefix}.out_proj", d, d, ab, role="o")]
+
+    def fc(width: int) -> list[Linear]:
+        return [Linear("fc1", d, width, True, role="up"), Linear("fc2", width, d, True, role="down")]
+
+    b.dense = attn("self_attn") + attn("encoder_attn") + fc(b.inter)
+    b.layer_other = 3 * 2 * d                          # self_attn_layer_norm, encoder_attn_layer_norm, final_layer_norm
+    b.final_norm = 2 * d if last_norm else 0
+    encoder_layer = sum(x.params for x in attn("self_attn") + fc(enc_ffn)) + (3 if global_tokens else 2) * 2 * d
+    extra = enc_layers * encoder_layer + (2 * d if last_norm else 0) + (2 * 2 * d if embed_norm else 0)
+    if global_tokens:
+        extra += c.get_int("num_global_tokens", default=32) * d
+    if positions in ("learned+2", "learned", "table"):
+        rows = c.need("max_position_embeddings") + (2 if positions == "learned+2" else 0)
+        extra += 2 * rows * d
+    elif whisper:
+        mels = c.need("num_mel_bins")
+        extra += mels * d * 3 + d + d * d * 3 + d        # conv1, conv2
+        extra += (c.need("max_source_positions") + c.need("max_target_positions")) * d
+    b.extra = extra
+
+
+def _trocr(b: _Build) -> None:
+    """TrOCR's decoder (models/trocr/modeling_trocr.py): biased q/k/v/out_proj and fc1/fc2, a LayerNorm after each
+    block, learned positions of max_position_embeddings + 2 rows (else sinusoidal, a buffer), an optional
+    layernorm_embedding; as a decoder (is_decoder) each layer adds a cross-attention whose k/v read
+    cross_attention_hidden_size features. No final norm; the output projection is the embedding when tied."""
+    c = b.c
+    d = b.hidden = c.need("d_model", "hidden_size")
+    b.layers = c.need("decoder_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("decoder_attention_heads", "num_attention_heads")
+    if d % b.heads:
+        raise c.fail("decoder_attention_heads", msg("model.config.bad_heads", hidden=d, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("decoder_ffn_dim")
+    b.gated = False
+    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"), qkv_bias=True, o_bias=True)
+    norms = 2
+    if c.flag("is_decoder", True):          # TrOCRForCausalLM sets is_decoder itself: every TrOCR has cross-attention
+        kv_in = c.get_int("cross_attention_hidden_size") or d
+        b.dense += [Linear("encoder_attn.q_proj", d, d, True, role="q"),
+                    Linear("encoder_attn.k_proj", kv_in, d, True, role="k"),
+                    Linear("encoder_attn.v_proj", kv_in, d, True, role="v"),
+                    Linear("encoder_attn.out_proj", d, d, True, role="o")]
+        norms = 3
+    b.dense += [Linear("fc1", d, b.inter, True, role="up"), Linear("fc2", b.inter, d, True, role="down")]
+    b.layer_other = norms * 2 * d
+    b.final_norm = 0
+    positions = (c.need("max_position_embeddings") + 2) * d if c.flag("use_learned_position_embeddings", True) else 0
+    b.extra = positions + (2 * d if c.flag("layernorm_embedding", True) else 0)
+
+
+def _mllama_text(b: _Build) -> None:
+    """Mllama's language model (models/mllama/modeling_mllama.py MllamaTextModel): Llama layers, of which those
+    in `cross_attention_layers` attend to the image instead (the same q/k/v/o sizes, plus q_norm and k_norm over
+    head_dim and two scalar gates); the embedding holds vocab_size + 8 rows, the lm_head vocab_size."""
+    _llama(b)
+    cross = b.c.raw("cross_attention_layers", default=[])
+    crossed = len(cross) if isinstance(cross, list) else 0
+    d = b.head_dim or b.hidden // b.heads
+    b.extra += 8 * b.hidden + crossed * (2 * d + 2)
+
+
+def _t5_family(b: _Build) -> None:
+    """T5, mT5 and UMT5 (models/t5/modeling_t5.py, models/umt5/modeling_umt5.py): bias-free q/k/v/o of
+    num_heads x d_kv, a feed-forward of d_ff (wi_0/wi_1/wo when feed_forward_proj is "gated-...", else wi/wo),
+    weight-only LayerNorms, a relative-position bias of buckets x heads in each stack's first layer (UMT5: in every
+    layer); the decoder adds cross-attention. transformers 5 ties the lm_head to the shared embedding for all three
+    (configuration_t5.py forces tie_word_embeddings)."""
+    c = b.c
+    d = b.hidden = c.need("d_model")
+    b.layers = c.get_int("num_decoder_layers") or c.need("num_layers", maximum=_MAX_LAYERS)
+    enc_layers = c.need("num_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_heads")
+    b.head_dim = c.get_int("d_kv", default=64)
+    inner = b.heads * b.head_dim
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("d_ff")
+    default_ff = "relu" if b.model_type == "t5" else "gated-gelu"
+    b.gated = str(c.raw("feed_forward_proj") or default_ff).split("-")[0] == "gated"
+    b.tied = True
+
+    def attn(prefix: str) -> list[Linear]:
+        return [Linear(f"{prefix}.q", d, inner, False, role="q"), Linear(f"{prefix}.k", d, inner, False, role="k"),
+                Linear(f"{prefix}.v", d, inner, False, role="v"), Linear(f"{prefix}.o", inner, d, False, role="o")]
+
+    ff = _mlp(d, b.inter, prefix="DenseReluDense", names=("wi_0", "wi_1", "wo") if b.gated else ("wi", "wo"))
+    buckets = c.get_int("relative_attention_num_buckets", default=32) * b.heads
+    b.dense = attn("SelfAttention") + attn("EncDecAttention") + ff
+    b.layer_other = 3 * d
+    b.final_norm = d
+    encoder_layer = sum(x.params for x in attn("SelfAttention") + ff) + 2 * d
+    every_layer = b.model_type == "umt5"
+    bias_rows = (enc_layers + b.layers) * buckets if every_layer else 2 * buckets
+    b.extra = enc_layers * encoder_layer + d + bias_rows
+
+
 def _ctrl(b: _Build) -> None:
     """CTRL (models/ctrl/modeling_ctrl.py): biased Wq/Wk/Wv/dense, a biased two-layer ReLU feed-forward of dff,
     two LayerNorms with bias, sinusoidal positions (no parameters), an lm_head with a bias."""
@@ -1540,6 +1683,46 @@ def _vit_layer(h: int, inter: int) -> int:
     return 4 * (h * h + h) + (h * inter + inter) + (inter * h + h) + 4 * h
 
 
+def _mllama_vision_params(v: Cfg, text_hidden: int) -> int:
+    """Mllama's vision model (models/mllama/modeling_mllama.py MllamaVisionModel, MllamaVisionConfig defaults): a
+    class embedding, a bias-free patch Conv2d, a gated position embedding with a per-aspect-ratio tile table,
+    gated pre- and post-tile embeddings, two LayerNorms, a local encoder of num_hidden_layers and a global one of
+    num_global_layers (two gates each) of bias-free q/k/v/o and biased fc1/fc2; then the projector from
+    vision_output_dim to the text width."""
+    h = v.get_int("hidden_size", default=1280)
+    inter = v.get_int("intermediate_size", default=5120)
+    layers = v.get_int("num_hidden_layers", default=32, maximum=_MAX_LAYERS)
+    global_layers = v.get_int("num_global_layers", default=8, maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=14)
+    image = v.get_int("image_size", default=448)
+    channels = v.get_int("num_channels", default=3)
+    tiles = v.get_int("max_num_tiles", default=4)
+    ratios = v.raw("supported_aspect_ratios", default=None)
+    # MllamaVisionConfig: max_aspect_ratio_id = len(supported_aspect_ratios), its default list holds 8 ratios
+    ratio_ids = (len(ratios) if isinstance(ratios, list) else 8) + 1
+    positions = (image // patch) ** 2 + 1
+    layer = 4 * h * h + (h * inter + inter) + (inter * h + h) + 4 * h
+    out = v.get_int("vision_output_dim", default=7680)
+    return (h + channels * patch * patch * h + 1 + positions * h + ratio_ids * tiles * positions * h
+            + 2 * (1 + ratio_ids * tiles * h) + 4 * h + layers * layer + global_layers * (layer + 2)
+            + out * text_hidden + text_hidden)
+
+
+def _vit_model_params(v: Cfg) -> int:
+    """A ViTModel (models/vit/modeling_vit.py, ViTConfig defaults): a class token, a biased patch Conv2d, learned
+    positions for the patches and the class token, layers of q/k/v (biased by qkv_bias), a biased output and a
+    biased fc1/fc2 with two LayerNorms, a final LayerNorm and the pooler's biased dense layer."""
+    h = v.get_int("hidden_size", default=768)
+    inter = v.get_int("intermediate_size", default=3072)
+    layers = v.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=16)
+    image = v.get_int("image_size", default=224)
+    channels = v.get_int("num_channels", default=3)
+    unbiased_qkv = 0 if v.flag("qkv_bias", True) else 3 * h
+    return (h + channels * patch * patch * h + h + ((image // patch) ** 2 + 1) * h
+            + layers * (_vit_layer(h, inter) - unbiased_qkv) + 2 * h + h * h + h)
+
+
 def _patch_merger(e: int, merge: int, out: int, norm: int) -> int:
     """Qwen-VL's PatchMerger: a norm of `norm` parameters, then two biased Linears from merge^2 x e
     patch features into the language model's width `out`."""
@@ -1694,6 +1877,12 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt2": (_gpt2, True), "gpt_bigcode": (_gpt_bigcode, True),
     "gpt_neox": (_gpt_neox, False), "gptj": (_gptj, False),
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
+    **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
+    "t5": (_t5_family, True),
+    "mllama_text_model": (_mllama_text, False),
+    "trocr": (_trocr, True),
+    "mt5": (_t5_family, True),
+    "umt5": (_t5_family, True),
     "biogpt": (lambda b: _fairseq_decoder(b, width_keys=("intermediate_size",), learned_positions=True), True),
     "xglm": (lambda b: _fairseq_decoder(b, width_keys=("ffn_dim",), learned_positions=False), True),
     "ctrl": (_ctrl, True), "gpt_neox_japanese": (_gpt_neox_japanese, True), "rwkv": (_rwkv, False),
@@ -1783,6 +1972,10 @@ def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | No
     """(the language model's config, the vision tower's config or None) of a possibly multimodal config."""
     text = cfg.get("text_config")
     vision = cfg.get("vision_config") if isinstance(cfg.get("vision_config"), dict) else None
+    if text is None and isinstance(cfg.get("encoder"), dict) and isinstance(cfg.get("decoder"), dict):
+        # VisionEncoderDecoderConfig and its kin hold the two halves as sub-configs (models/vision_encoder_decoder/
+        # configuration_vision_encoder_decoder.py): the decoder is the language model, the encoder its tower
+        text, vision = cfg["decoder"], cfg["encoder"]
     if isinstance(text, dict) and any(k in text for k in ("hidden_size", "num_hidden_layers", "model_type")):
         merged = dict(text)
         for key, value in _NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {}).items():
@@ -1864,7 +2057,7 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
         tower = _siglip_params(v)
         # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
         b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
-    elif top_type == "llava" and vision.get("model_type") == "clip_vision_model":
+    elif top_type in ("llava", "llava_next", "llava_next_video") and vision.get("model_type") == "clip_vision_model":
         v = Cfg(vision, path, None, top, ("vision_config",))
         vh = v.get_int("hidden_size", default=768)
         layers = top.raw("vision_feature_layer", default=-2)
@@ -1872,6 +2065,24 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
         bias = top.flag("multimodal_projector_bias", True)
         # LlavaMultiModalProjector: linear_1 (vision features -> text hidden) and linear_2 (text -> text)
         b.extra += _clip_vision_params(v) + vin * b.hidden + b.hidden * b.hidden + (2 * b.hidden if bias else 0)
+        if top_type != "llava":
+            # LLaVA-NeXT's image_newline, one text-hidden vector (models/llava_next/modeling_llava_next.py)
+            b.extra += b.hidden
+        if top_type == "llava_next_video" and top.raw("spatial_pool_mode", default="average") == "conv":
+            # LlavaNextVideoPooler in "conv" mode: a biased Conv2d of stride x stride over the vision features
+            stride = top.get_int("spatial_pool_stride", default=2)
+            out = top.get_int("spatial_pool_out_channels", default=vh)
+            b.extra += vh * out * stride * stride + out
+    elif top_type == "mllama":
+        b.extra += _mllama_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
+    elif top_type == "vision-encoder-decoder" and vision.get("model_type") == "vit":
+        # the encoder as AutoModel builds it: a ViTModel with its pooler (models/vit/modeling_vit.py), then a
+        # projection into the decoder's width unless the decoder's cross-attention reads the encoder's own
+        v = Cfg(vision, path, None, top, ("encoder",))
+        b.extra += _vit_model_params(v)
+        eh = v.get_int("hidden_size", default=768)
+        if eh != b.hidden and not b.c.get_int("cross_attention_hidden_size"):
+            b.extra += eh * b.hidden + b.hidden                  # enc_to_dec_proj
     elif top_type == "qwen2_vl":
         b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
     elif top_type == "qwen2_5_vl":

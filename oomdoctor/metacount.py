@@ -58,6 +58,7 @@ classes.append(AutoModel)
 def count(job):
     cfg = job["config"]
     remote = job.get("remote_dir")
+    named = ""
     try:
         if remote:
             conf = AutoConfig.from_pretrained(remote, trust_remote_code=True, local_files_only=True)
@@ -73,11 +74,22 @@ def count(job):
             return {"unknown": True, "version": transformers.__version__}
     except Exception as err:
         return {"error": "config: %s: %s" % (type(err).__name__, str(err)[:160])}
+    order = list(classes)
+    if not remote and named:
+        # the config's own class first: AutoModelForCausalLM maps an encoder-decoder or multimodal type to its
+        # decoder alone (bart -> BartForCausalLM, mllama -> MllamaForCausalLM), a count of part of the model
+        order.insert(0, getattr(transformers, named))
+    elif getattr(conf, "is_encoder_decoder", False):
+        from transformers import AutoModelForSeq2SeqLM
+        order.insert(0, AutoModelForSeq2SeqLM)
     last = "none"
-    for cls in classes:
+    for cls in order:
         try:
             with torch.device("meta"):
-                model = cls.from_config(conf, trust_remote_code=bool(remote))
+                if hasattr(cls, "from_config"):
+                    model = cls.from_config(conf, trust_remote_code=bool(remote))
+                else:
+                    model = cls(conf)
         except Exception as err:
             last = "%s: %s" % (type(err).__name__, str(err)[:160])
             continue
@@ -202,7 +214,7 @@ def _job(cfg: dict[str, Any], directory: str | None) -> tuple[str, bool]:
     remote = _remote_dir(cfg, directory)
     # "checks": the child's rules, in the cache key's text so that answers kept under older rules are not reused
     # (2: a config naming a class transformers lacks is not counted as the type's class)
-    return json.dumps({"config": clean, "remote_dir": remote, "checks": 2}, sort_keys=True, default=str), \
+    return json.dumps({"config": clean, "remote_dir": remote, "checks": 3}, sort_keys=True, default=str), \
         remote is not None
 
 

@@ -624,3 +624,54 @@ def test_gemma4_with_an_audio_tower_keeps_the_vision_warning(tmp_path, no_transf
     (tmp_path / "config.json").write_text(json.dumps(cfg))
     shape = read_config_json(str(tmp_path / "config.json"), "g")
     assert "model.warn.vision_not_counted" in [n.code for n in shape_warnings(shape)]
+
+
+# the seventh: real published config.json files of types new to the corpus (encoder-decoders, Whisper, Mllama,
+# LLaVA-NeXT-Video, ...), drawn by the rule at the top of its section; first sight and after in AUDIT.md
+AUDIT_7 = MANIFEST["audit_7"]
+
+
+def test_audit_7_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+               for section, entries in MANIFEST.items() if section != "audit_7" for e in entries}
+    types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_7]
+    assert len(AUDIT_7) == 13 and len(set(types)) == 13 and not set(types) & earlier
+    assert all(e["trusted_from"].startswith("transformers 5.24.0 on the meta device") for e in AUDIT_7)
+
+
+def test_audit_7_without_transformers_nothing_is_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_7}
+    # every file is within 1%, refused with one line, or counted behind a warning
+    for name, (kind, shape, _error) in scored.items():
+        assert kind in ("within", "refused") or shape_warnings(shape), name
+
+
+@pytest.mark.simulate
+def test_the_meta_device_count_builds_the_class_the_config_names_not_its_decoder_alone(monkeypatch):
+    pytest.importorskip("transformers")
+    from oomdoctor import metacount
+
+    monkeypatch.delenv("OOMDOCTOR_NO_TRANSFORMERS", raising=False)
+    # AutoModelForCausalLM maps these types to their decoder alone (BartForCausalLM -37%, PegasusForCausalLM
+    # -35%, MarianForCausalLM -25%, MllamaForCausalLM -8.2%): the class the config names is built first
+    names = ("bart-large-cnn-ft", "pegasus-autonlp-reuters", "opus-mt-zh-en", "llama-3.2-11b-vision")
+    configs = [json.loads((CORPUS / n / "config.json").read_text()) for n in names]
+    for name, cfg, got in zip(names, configs, metacount.meta_count_many(configs, timeout=600)):
+        entry = next(e for e in AUDIT_7 if e["dir"] == name)
+        assert (got.params, got.cls) == (entry["trusted_params"], cfg["architectures"][0]), name
+
+
+def test_audit_7_without_transformers_12_of_13_within_one_percent_and_none_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_7}
+    within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
+    # the BART lineage (bart, marian, pegasus, pegasus_x, m2m_100, whisper) and the T5 family read both halves;
+    # LLaVA-NeXT-Video's CLIP tower, projector and image_newline, TrOCR's ViT encoder and Mllama's cross-attention
+    # layers and tiled vision tower are counted
+    assert within == ["bart-large-cnn-ft", "llama-3.2-11b-vision", "llava-next-video-7b-nf4", "mt5-xl-hunyuandit",
+                      "nllb-200-1.3b",
+                      "opus-mt-zh-en", "pegasus-autonlp-reuters", "pegasus-x-base-summarization", "t5-11b",
+                      "trocr-base-handwritten-ft", "umt5-xxl", "whisper-base"]
+    assert all(scored[n][1].shape_confidence == "derived" and scored[n][2] == 0 for n in within)
+    # the rest: refused with one line (Cohere Transcribe: NeMo's nested encoder keys)
+    assert sorted(n for n, (kind, _s, _e) in scored.items() if kind == "refused") == [
+        "cohere-transcribe-arabic"]

@@ -200,6 +200,10 @@ CASES = {
                          n_shared_experts=1, moe_intermediate_size=64, num_experts_per_tok=2,
                          layer_types=["hybrid_sliding", "hybrid", "hybrid_sliding"],
                          mlp_layer_types=["dense", "sparse", "sparse"]),
+    "trocr": dict(SMALL, d_model=64, decoder_layers=2, decoder_attention_heads=4, decoder_ffn_dim=80,
+                  max_position_embeddings=40),
+    "trocr/sinusoidal": dict(SMALL, d_model=64, decoder_layers=2, decoder_attention_heads=4, decoder_ffn_dim=80,
+                             use_learned_position_embeddings=False, layernorm_embedding=False),
     "xlstm": dict(SMALL, hidden_size=H, embedding_dim=H, num_hidden_layers=2, num_heads=4),
     "xlstm/fused": dict(SMALL, hidden_size=H, embedding_dim=H, num_hidden_layers=2, num_heads=4, weight_mode="fused",
                         use_bias=True, qk_dim_factor=0.25, ffn_proj_factor=1.5),
@@ -361,3 +365,76 @@ def test_gemma4_counts_its_vision_tower_as_the_model_code_does():
     ours = count_params(shape_from_config(cfg, "gemma4", None)).total
     kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
     assert ours == _image_text_count("gemma4", kw)
+
+
+SEQ2SEQ = dict(d_model=32, encoder_layers=2, decoder_layers=3, encoder_attention_heads=4, decoder_attention_heads=4,
+               encoder_ffn_dim=48, decoder_ffn_dim=64, vocab_size=101, max_position_embeddings=40, pad_token_id=1,
+               bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+T5_SMALL = dict(d_model=32, d_kv=8, num_heads=4, d_ff=48, num_layers=2, num_decoder_layers=3, vocab_size=101)
+ENCODER_DECODERS = {
+    **{t: SEQ2SEQ for t in ("bart", "mbart", "plbart", "mvp", "blenderbot", "blenderbot-small", "marian", "pegasus",
+                            "m2m_100")},
+    "whisper": dict(SEQ2SEQ, num_mel_bins=16, max_source_positions=30, max_target_positions=20),
+    "pegasus_x": dict(SEQ2SEQ, num_global_tokens=8, block_size=8),
+    "t5": dict(T5_SMALL, feed_forward_proj="relu"),
+    "t5/gated": dict(T5_SMALL, feed_forward_proj="gated-gelu"),
+    "mt5": T5_SMALL,
+    "umt5": T5_SMALL,
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENCODER_DECODERS))
+def test_encoder_decoders_count_both_halves_as_the_model_code_does(case):
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, WhisperForConditionalGeneration
+
+    model_type = case.split("/")[0]
+    conf = AutoConfig.for_model(model_type, **ENCODER_DECODERS[case])
+    cls = WhisperForConditionalGeneration if model_type == "whisper" else AutoModelForSeq2SeqLM._model_mapping[type(conf)]
+    # the config as transformers writes it: every key stated, as a published config.json states them
+    ours = count_params(shape_from_config(dict(conf.to_dict(), model_type=model_type), case, None)).total
+    assert ours == _meta_count(lambda: cls(conf))
+
+
+@pytest.mark.parametrize("model_type,pool", [("llava_next", {}), ("llava_next_video", {"spatial_pool_mode": "average"}),
+                                             ("llava_next_video", {"spatial_pool_mode": "conv",
+                                                                   "spatial_pool_out_channels": 32})])
+def test_llava_next_counts_its_clip_tower_newline_and_video_pooler_as_the_model_code_does(model_type, pool):
+    from transformers import AutoConfig
+
+    text = dict(model_type="mistral", hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                num_key_value_heads=2, vocab_size=120)
+    vision = dict(model_type="clip_vision_model", hidden_size=32, intermediate_size=48, num_hidden_layers=2,
+                  num_attention_heads=4, image_size=28, patch_size=14)
+    conf = AutoConfig.for_model(model_type, text_config=text, vision_config=vision, image_token_index=100,
+                                video_token_index=101, **pool)
+    from transformers import AutoModelForImageTextToText
+
+    ours = count_params(shape_from_config(conf.to_dict(), model_type, None)).total
+    assert ours == _meta_count(lambda: AutoModelForImageTextToText.from_config(conf))
+
+
+@pytest.mark.parametrize("qkv_bias,cross_width", [(False, 48), (True, None)])
+def test_a_vision_encoder_decoder_counts_its_vit_encoder_and_trocr_decoder_as_the_model_code_does(qkv_bias, cross_width):
+    from transformers import TrOCRConfig, VisionEncoderDecoderConfig, VisionEncoderDecoderModel, ViTConfig
+
+    encoder = ViTConfig(hidden_size=48, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, image_size=32,
+                        patch_size=16, qkv_bias=qkv_bias)
+    decoder = TrOCRConfig(d_model=64, decoder_layers=3, decoder_attention_heads=4, decoder_ffn_dim=80, vocab_size=120,
+                          max_position_embeddings=40, cross_attention_hidden_size=cross_width, pad_token_id=1)
+    conf = VisionEncoderDecoderConfig.from_encoder_decoder_configs(encoder, decoder)
+    # without cross_attention_hidden_size the encoder's 48 features are projected to the decoder's 64 (enc_to_dec_proj)
+    ours = count_params(shape_from_config(conf.to_dict(), "ved", None)).total
+    assert ours == _meta_count(lambda: VisionEncoderDecoderModel(conf))
+
+
+def test_mllama_counts_its_cross_attention_layers_and_tiled_vision_tower_as_the_model_code_does():
+    from transformers import MllamaConfig, MllamaForConditionalGeneration
+
+    text = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=5, num_attention_heads=4, num_key_value_heads=2,
+                vocab_size=120, cross_attention_layers=[1, 3], pad_token_id=0)
+    vision = dict(hidden_size=32, intermediate_size=48, num_hidden_layers=2, num_global_layers=1, attention_heads=4,
+                  image_size=28, patch_size=14, max_num_tiles=2, vision_output_dim=96, intermediate_layers_indices=[0, 1],
+                  supported_aspect_ratios=[[1, 1], [1, 2], [2, 1]])
+    conf = MllamaConfig(text_config=text, vision_config=vision)
+    ours = count_params(shape_from_config(conf.to_dict(), "mllama", None)).total
+    assert ours == _meta_count(lambda: MllamaForConditionalGeneration(conf))
