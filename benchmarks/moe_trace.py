@@ -74,7 +74,7 @@ def cells(layers: int, only: str = "") -> list:
 
 
 def measure(shape, setup, cfg) -> dict:
-    from oomdoctor.memory import estimate
+    from oomdoctor.memory import estimate, trainable_params
     from oomdoctor.memory.estimate import CUBLAS_WORKSPACE_GIB
     from oomdoctor.simulate import trace_step
 
@@ -84,7 +84,8 @@ def measure(shape, setup, cfg) -> dict:
                 phase=traced.peak_phase, moment=est.peak_moment,
                 act_traced=traced.categories.get("activations", 0) / GIB,
                 act_est=est.components.get("activations", 0.0),
-                weights_traced=traced.categories.get("weights", 0) / GIB, weights_est=est.components.get("weights", 0.0))
+                weights_traced=traced.categories.get("weights", 0) / GIB, weights_est=est.components.get("weights", 0.0),
+                trainable_traced=traced.params_trainable, trainable_est=trainable_params(setup, shape))
 
 
 def main(argv: list[str] | None = None) -> int:
