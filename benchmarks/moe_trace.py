@@ -26,6 +26,11 @@ _FULL = dict(method="full", optimizer="adamw_torch")
 MODELS = ("mistralai/Mixtral-8x7B-v0.1", "Qwen/Qwen1.5-MoE-A2.7B", "Qwen/Qwen3-30B-A3B", "openai/gpt-oss-20b",
           "meta-llama/Llama-4-Scout-17B-16E", "deepseek-ai/DeepSeek-V2-Lite", "zai-org/GLM-4.5-Air",
           "zai-org/GLM-4.7-Flash")
+# PEFT 0.21's "all-linear" wraps Llama4Router (an nn.Linear whose forward returns a tuple) and then fails on the
+# tuple (peft/tuners/lora/layer.py Linear.forward `result.dtype`): attention and the shared expert instead, as
+# axolotl's Scout examples target them (gate/up/down_proj are only the shared expert's in a MoE layer)
+TARGETS = {"meta-llama/Llama-4-Scout-17B-16E": ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
+                                                "down_proj")}
 SETUPS = (dict(_HF, **_LORA, grad_ckpt=False, micro_batch=1, seq_len=2048),
           dict(_HF, **_LORA, grad_ckpt=True, micro_batch=1, seq_len=4096),
           dict(_HF, **_FULL, grad_ckpt=False, micro_batch=1, seq_len=2048),
@@ -66,6 +71,8 @@ def cells(layers: int, only: str = "") -> list:
         cfg = cut(dict(_catalog()[0][model_id.lower()].data["config"]), layers)
         shape = shape_from_config(cfg, model_id, None)
         for values in SETUPS:
+            if values["method"] == "lora" and model_id in TARGETS:
+                values = dict(values, lora_targets=TARGETS[model_id])
             setup = TrainingSetup(**values)
             name = (f"{model_id.split('/')[-1]} L{layers} {setup.method}{' ckpt' if setup.grad_ckpt else ''} "
                     f"{setup.micro_batch}x{setup.seq_len}")

@@ -73,3 +73,14 @@ def test_grouped_mm_experts_keep_one_routed_output_per_token_and_expert():
 def test_gpt_oss_has_no_sdpa_path_so_a_default_sdpa_run_is_eager():
     assert estimate(hf(attention="sdpa"), GPT_OSS, HW).allocated_gib == \
         estimate(hf(attention="eager"), GPT_OSS, HW).allocated_gib
+
+
+def test_llama4_sends_every_token_through_all_sixteen_experts():
+    scout = _from_catalog("meta-llama/Llama-4-Scout-17B-16E")   # h 5120, 16 experts x i 8192, top-1
+    setup = hf(lora_targets=("q_proj", "k_proj", "v_proj", "o_proj"))
+    rg = regime_of(setup, scout)
+    now = layer_bytes(setup, scout, rg, 2048, trains_weights=False)
+    as_top1 = layer_bytes(setup, replace(scout, model_type="llama4_top1"), rg, 2048, trains_weights=False)
+    # the repeated input (16 x h) and gate_up + silu(gate) of the 15 experts a top-1 MLP would not run, in bf16
+    # (a saved-tensor dump of one Llama4TextMoe: 163,840 + 524,288 + 262,144 bytes per token for all 16)
+    assert now.saved - as_top1.saved == 2 * 16 * 5120 + 2 * 15 * 3 * 8192

@@ -184,6 +184,7 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
     _save_linear(ly, saved, "o_proj", out_name, ly.a, ly.q_dim)
     _save_mlp(shape, ly, saved)
     _save_grouped_experts(setup, shape, ly, saved)
+    _save_dense_experts(setup, shape, ly, saved)
     quantized = setup.method == "qlora" and bool(setup.quant_bits) and bnb_quantized(setup)
     if quantized:
         _save_bnb_inputs(shape, ly, saved, out_name)
@@ -354,6 +355,28 @@ EXPERTS_INTERFACE = frozenset((
     "granitemoeshared", "granitemoehybrid", "hunyuan_v1_moe", "jamba", "lfm2_moe", "mellum", "minimax", "minimax_m2",
     "mixtral", "olmoe", "phimoe", "qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe", "qwen3_omni_moe",
     "qwen3_vl_moe", "solar_open"))
+
+
+# model types whose MoE block sends every token to every routed expert and weights the results by the router's
+# scores (zero off the top-k): transformers models/llama4/modeling_llama4.py Llama4TextMoe.forward, lines 169-171
+# (`hidden_states.repeat(num_experts, 1) * router_scores`, then Llama4TextExperts' bmm over all experts)
+DENSE_DISPATCH = frozenset(("llama4_text", "llama4"))
+
+
+def _save_dense_experts(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: dict) -> None:
+    """What the dense dispatch keeps beyond a dense MLP of the top-k width: the repeated input (kept by the product
+    with the scores, for their gradient), and the gate_up output and silu(gate) of all E experts for every token,
+    where _save_mlp counted top-k's; a trained expert stack also keeps the scored input and the up * act product
+    (its bmm inputs, for the weight gradient)."""
+    if not (shape.num_experts and (shape.model_type or "").lower() in DENSE_DISPATCH and hf_code(setup)):
+        return
+    e, k = shape.num_experts, max(1, shape.experts_per_token)
+    i = shape.moe_intermediate_size or shape.intermediate_size
+    saved["moe:repeated_in"] = ly.a * e * ly.h
+    saved["moe:all_experts"] = ly.a * (e - k) * 3 * i
+    if ly.trains_weights:
+        saved["moe:scored_in"] = ly.a * e * ly.h
+        saved["moe:all_down_in"] = ly.a * (e - k) * i
 
 
 def _save_grouped_experts(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: dict) -> None:
