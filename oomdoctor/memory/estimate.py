@@ -793,10 +793,9 @@ def _optimizer_moment(setup: TrainingSetup, shape: ModelShape, counts: ParamCoun
 
 _untied_cache: list = [None, None]
 # causal-LM classes that declare `_supports_sdpa = False` (transformers modeling_gemma2.py Gemma2PreTrainedModel:
-# "sdpa does not support softcapping"; modeling_vaultgemma.py; modeling_gpt_oss.py GptOssPreTrainedModel: attention
-# sinks): without a stated kernel transformers picks eager for them, and an explicit "sdpa" is refused
-# (modeling_utils._sdpa_can_dispatch), so the run is eager
-NO_SDPA = ("gemma2", "vaultgemma", "gpt_oss")
+# "sdpa does not support softcapping"; modeling_vaultgemma.py): without a stated kernel transformers picks eager
+# for them, and an explicit "sdpa" is refused (modeling_utils._sdpa_can_dispatch), so the run is eager
+NO_SDPA = ("gemma2", "vaultgemma")
 
 
 def _attention_as_run(setup: TrainingSetup, shape: ModelShape) -> TrainingSetup:
