@@ -3,6 +3,7 @@
     python benchmarks/grid.py [--n 200] [--seed 15] [--worst 12] [--jobs 1]
     python benchmarks/grid.py --real       # the real-size cells below (REAL_CELLS), each at full depth
     python benchmarks/grid.py --fsdp       # FSDP2 per-rank peaks at 2, 4, 8 ranks (FSDP_CELLS, fake process group)
+    python benchmarks/grid.py --moe        # MoE families at real width, two MoE layers (benchmarks/moe_trace.py)
 
 Samples configurations of small transformers models (2-6 layers, so a trace takes about a second on a
 CPU) across the axes the estimate distinguishes: method (full, LoRA, freeze), framework regime (HF Trainer,
@@ -269,9 +270,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--real", action="store_true", help="trace the real-size cells (REAL_CELLS) instead")
     ap.add_argument("--fsdp", action="store_true",
                     help="trace FSDP2 on torch's fake process group at 2, 4 and 8 ranks (benchmarks/fsdp_trace.py)")
+    ap.add_argument("--moe", action="store_true",
+                    help="trace the mixture-of-experts cells (benchmarks/moe_trace.py: every MoE family at real width)")
     args = ap.parse_args(argv)
     if args.fsdp:
         return _fsdp_cells()
+    if args.moe:
+        import moe_trace
+
+        return moe_trace.main([])
     from oomdoctor import simulate
 
     problem = simulate.available()

@@ -27,8 +27,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
-from oomdoctor.memory.params import PROMPT_LEARNING, _canonical_targets, ia3_feedforward, layer_linears, matched_linears
-from oomdoctor.memory.regime import Regime
+from oomdoctor.memory.params import (
+    PROMPT_LEARNING,
+    _canonical_targets,
+    ia3_feedforward,
+    layer_linears,
+    matched_linears,
+    peft_expert_stacks,
+)
+from oomdoctor.memory.regime import Regime, _transformers_version
 
 _ATTN_IN = ("q_proj", "k_proj", "v_proj")
 # Gemma's decoder layers (transformers modeling_gemma2.py Gemma2DecoderLayer, modeling_gemma3.py) run four
@@ -176,6 +183,8 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
     out_name = _save_attention(setup, shape, ly, saved)
     _save_linear(ly, saved, "o_proj", out_name, ly.a, ly.q_dim)
     _save_mlp(shape, ly, saved)
+    _save_grouped_experts(setup, shape, ly, saved)
+    _save_dense_experts(setup, shape, ly, saved)
     quantized = setup.method == "qlora" and bool(setup.quant_bits) and bnb_quantized(setup)
     if quantized:
         _save_bnb_inputs(shape, ly, saved, out_name)
@@ -338,6 +347,55 @@ def _save_mlp(shape: ModelShape, ly: _Layer, saved: dict) -> None:
     _save_linear(ly, saved, "down_proj", "mlp:act_up" if shape.gated_mlp else "mlp:act", a, inter)
 
 
+# transformers 5.24 model types whose MoE experts are decorated with `@use_experts_implementation`
+# (integrations/moe.py): the default implementation is `grouped_mm` (modeling_utils.get_correct_experts_implementation)
+EXPERTS_INTERFACE = frozenset((
+    "afmoe", "beam", "cohere2_moe", "deepseek_v2", "deepseek_v3", "deepseek_v32", "dots1", "ernie4_5_moe",
+    "exaone_moe", "flex_olmo", "glm4_moe", "glm4_moe_lite", "glm4v_moe", "glm_moe_dsa", "gpt_oss", "granitemoe",
+    "granitemoeshared", "granitemoehybrid", "hunyuan_v1_moe", "jamba", "lfm2_moe", "mellum", "minimax", "minimax_m2",
+    "mixtral", "olmoe", "phimoe", "qwen2_moe", "qwen3_moe", "qwen3_next", "qwen3_5_moe", "qwen3_omni_moe",
+    "qwen3_vl_moe", "solar_open"))
+
+
+# model types whose MoE block sends every token to every routed expert and weights the results by the router's
+# scores (zero off the top-k): transformers models/llama4/modeling_llama4.py Llama4TextMoe.forward, lines 169-171
+# (`hidden_states.repeat(num_experts, 1) * router_scores`, then Llama4TextExperts' bmm over all experts)
+DENSE_DISPATCH = frozenset(("llama4_text", "llama4"))
+
+
+def _save_dense_experts(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: dict) -> None:
+    """What the dense dispatch keeps beyond a dense MLP of the top-k width: the repeated input (kept by the product
+    with the scores, for their gradient), and the gate_up output and silu(gate) of all E experts for every token,
+    where _save_mlp counted top-k's; a trained expert stack also keeps the scored input and the up * act product
+    (its bmm inputs, for the weight gradient)."""
+    if not (shape.num_experts and (shape.model_type or "").lower() in DENSE_DISPATCH and hf_code(setup)):
+        return
+    e, k = shape.num_experts, max(1, shape.experts_per_token)
+    i = shape.moe_intermediate_size or shape.intermediate_size
+    saved["moe:repeated_in"] = ly.a * e * ly.h
+    saved["moe:all_experts"] = ly.a * (e - k) * 3 * i
+    if ly.trains_weights:
+        saved["moe:scored_in"] = ly.a * e * ly.h
+        saved["moe:all_down_in"] = ly.a * (e - k) * i
+
+
+def _save_grouped_experts(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: dict) -> None:
+    """What transformers' grouped_mm experts keep beyond a dense MLP of the routed width (integrations/moe.py
+    `grouped_mm_experts_forward`): the routing product `proj_out * sample_weights_g` keeps the experts' output, one
+    hidden-wide row per (token, expert) pair; and where the expert stacks take a gradient (a full fine-tune, or
+    PEFT's LoRA on them as parameters) the first grouped_mm keeps its gathered input, also one row per pair."""
+    model_type = (shape.model_type or "").lower()
+    if not (shape.num_experts and model_type in EXPERTS_INTERFACE and hf_code(setup)):
+        return
+    ver = _transformers_version(setup)
+    if ver and ver < (5,):
+        return
+    k = max(1, shape.experts_per_token)
+    saved["moe:routed_out"] = ly.a * ly.h * k
+    if ly.trains_weights or peft_expert_stacks(setup, shape):
+        saved["moe:gathered_in"] = ly.a * ly.h * k
+
+
 _ROLES = {"q_proj": ("q", "k", "v", "qkv", "kv"), "o_proj": ("o",), "gate_proj": ("gate", "up", "gate_up"),
           "down_proj": ("down",)}
 
@@ -490,6 +548,23 @@ def expert_dequant_transient(setup: TrainingSetup, shape: ModelShape, rg: Regime
     _, moe = layer_linears(shape)
     routed = sum(m.params for m in moe if m.copies > 1)
     return float(routed * (4 if setup.quant_bits == 8 else rg.compute_bytes))
+
+
+def expert_stack_copies(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> tuple[float, float, float]:
+    """(bytes one MoE layer keeps from its forward to its backward, bytes at the worst moment of its backward, the
+    largest stack's bytes) of
+    the merged expert weights PEFT's parameter LoRA makes. ParamWrapper registers a parametrization whose forward
+    returns `torch.baddbmm(W, lhs, rhs)` (peft/tuners/lora/layer.py `_LoraFactorsProxy`): each forward materializes
+    W + BA, a whole expert stack in W's dtype, and the grouped_mm that uses it keeps it for its weight gradient; the
+    backward of each stack (the last first) then makes that stack's full-size gradient while the earlier stacks'
+    copies are still held."""
+    stacks = peft_expert_stacks(setup, shape)
+    if not stacks:
+        return 0.0, 0.0, 0.0
+    w = rg.load_bytes
+    sizes = [st.elements * w for st in stacks]
+    worst = max(sum(sizes[:j + 1]) + sizes[j] for j in range(len(sizes)))
+    return float(sum(sizes)), float(worst), float(max(sizes))
 
 
 def bnb_quantized(setup: TrainingSetup) -> bool:

@@ -13,7 +13,14 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory.activations import LayerBytes, dora_transient, expert_dequant_transient, hf_code, layer_bytes
+from oomdoctor.memory.activations import (
+    LayerBytes,
+    dora_transient,
+    expert_dequant_transient,
+    expert_stack_copies,
+    hf_code,
+    layer_bytes,
+)
 from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes, returned_logit_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
@@ -635,6 +642,16 @@ def _step_moments(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         moments["forward"]["activations"] += transient
         if setup.grad_ckpt:
             moments["layers backward"]["activations"] = moments["layers backward"].get("activations", 0.0) + transient
+    kept, worst, largest = expert_stack_copies(setup, shape, rg)
+    if kept:
+        # PEFT's merged expert stacks (activations.expert_stack_copies): every MoE layer's kept until its backward,
+        # one layer's under checkpointing (made again by the recompute; the no-grad forward frees each after use)
+        n_moe = counts.extra.get("moe_layers", shape.num_layers) if recorded == shape.num_layers else recorded
+        held = 0.0 if setup.grad_ckpt else (n_moe - 1) * kept
+        moments["forward"]["activations"] += held + (largest if setup.grad_ckpt else kept)
+        for name in ("loss", "logits backward"):
+            moments[name]["activations"] += held + (0.0 if setup.grad_ckpt else kept)
+        moments["layers backward"]["activations"] = moments["layers backward"].get("activations", 0.0) + held + worst
     if setup.grad_accum > 1 and not rg.deepspeed and not optimizer_in_backward(setup):
         # Gradient accumulation: the gradients of the earlier micro-batches stay in .grad (zero_grad runs after
         # the optimizer step) through every later micro-batch's forward and backward; new ones are added in

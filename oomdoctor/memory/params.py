@@ -273,6 +273,63 @@ def _canonical_targets(targets: tuple[str, ...], shape: ModelShape) -> dict[str,
     return chosen
 
 
+# transformers 5 keeps a MoE layer's routed experts as 3-D stacks (gate_up_proj [E, 2i, h], down_proj [E, h, i]), not
+# nn.Linear; PEFT (>= 0.18, utils/transformers_weight_conversion.py `_convert_peft_config_moe`) turns the v4 names
+# these model types' LoRA targets meant (gate/up/down, w1/w3/w2, the router `gate`, and all of them for
+# "all-linear") into `target_parameters`: gate_up_proj at rank r x 2 (`rank_pattern`), down_proj and gate.weight at r.
+# The model types: its `_MODEL_TO_CONVERSION_PATTERN` entries mapped to the "mixtral" and "qwen2_moe" patterns.
+PEFT_EXPERT_PARAM_TYPES = frozenset((
+    "mixtral", "minimax", "minimax_m2", "afmoe", "deepseek_v2", "deepseek_v3", "deepseek_v32", "dots1",
+    "ernie4_5_moe", "glm4_moe", "glm4_moe_lite", "glm_moe_dsa", "glm4v_moe", "longcat_flash", "solar_open", "mellum",
+    "qwen3_moe", "beam", "qwen3_omni_moe", "qwen3_next", "hunyuan_v1_moe", "flex_olmo", "olmoe", "sarvam_mla",
+    "exaone_moe", "cohere2_moe"))
+
+
+@dataclass(frozen=True)
+class ExpertStack:
+    """One 3-D expert parameter LoRA wraps as a parameter (peft/tuners/lora/layer.py ParamWrapper): lora_A is
+    (rank * experts) x in, lora_B out x (rank * experts)."""
+    in_features: int
+    out_features: int
+    experts: int
+    rank: int
+
+    @property
+    def elements(self) -> int:
+        return self.experts * self.in_features * self.out_features
+
+    @property
+    def lora(self) -> int:
+        return self.rank * self.experts * (self.in_features + self.out_features)
+
+
+def peft_expert_stacks(setup: TrainingSetup, shape: ModelShape) -> tuple[ExpertStack, ...]:
+    """The expert stacks of one MoE layer that PEFT's LoRA targets as parameters, in forward order (gate_up, down);
+    empty where the experts are nn.Linear (transformers < 5) or PEFT does not convert the model type's targets."""
+    from oomdoctor.memory.regime import _transformers_version
+
+    if setup.method != "lora" or setup.quant_bits or setup.use_dora or not shape.num_experts:
+        return ()
+    if setup.framework not in _PEFT_FRAMEWORKS or (shape.model_type or "").lower() not in PEFT_EXPERT_PARAM_TYPES:
+        return ()
+    ver = _transformers_version(setup)
+    if ver and ver < (5,):
+        return ()
+    _, moe = layer_linears(shape)
+    routed = [m for m in matched_linears(tuple(setup.lora_targets), tuple(moe)) if m.copies > 1]
+    r = max(1, int(setup.lora_rank))
+    fused = [m for m in routed if m.role in ("gate", "up", "gate_up")]
+    down = [m for m in routed if m.role == "down"]
+    stacks = []
+    if fused:
+        # gate and up fuse into one stack: in h, out the sum, rank r per v4 projection
+        stacks.append(ExpertStack(fused[0].in_features, sum(m.out_features for m in fused), fused[0].copies,
+                                  r * len(fused)))
+    if down:
+        stacks.append(ExpertStack(down[0].in_features, down[0].out_features, down[0].copies, r))
+    return tuple(stacks)
+
+
 def lora_params(setup: TrainingSetup, shape: ModelShape) -> int:
     """LoRA (and DoRA) adapter parameters: r*(in+out) per wrapped linear (each expert's its own), DoRA adds
     one magnitude per output feature (peft/tuners/lora/layer.py: lora_A r x in, lora_B out x r,
@@ -293,6 +350,14 @@ def lora_params(setup: TrainingSetup, shape: ModelShape) -> int:
     for count, mods in ((n_dense, dense), (n_moe, moe)):
         if count:
             total += count * per_layer(tuple(mods))
+    stacks = peft_expert_stacks(setup, shape) if n_moe else ()
+    if stacks:
+        # the routed experts as PEFT wraps them on transformers 5: one adapter per stack, not per expert module; the
+        # router's weight is a target parameter too where it is no nn.Linear
+        routed = [m for m in matched_linears(targets, tuple(moe), model) if m.copies > 1]
+        routers = [m for m in moe if m.role == "router" and not m.peft and not m.name.endswith("_gate")]
+        total += n_moe * (sum(st.lora for st in stacks) - per_layer(tuple(routed))
+                          + sum(r * (m.in_features + m.out_features) for m in routers[:1]))
     if n_lin:
         # a hybrid's linear-attention layers: their mixer's matches in place of the attention modules'
         layer = tuple(dense or moe)
