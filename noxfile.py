@@ -26,12 +26,17 @@ PYTEST = ["python", "-m", "pytest", "-q", "-p", "no:cacheprovider"]
 XDIST = ["-n", "2", "--dist", "loadgroup"]
 # torch is pinned to its CPU build: an unpinned torch pulls a multi-GB CUDA build.
 TORCH = "torch==2.13.0"
+# pip compiles every module it installs (pip's --no-compile: "Do not compile Python source files to bytecode");
+# the suite imports about a third of them (3322 of torch, transformers, sympy and the rest's 10812 files: 22 s of
+# CPU to compile, against 60 s for all), and each is compiled on its first import instead (`.ci/run` lets
+# Python write the bytecode, so the later imports read it).
+NO_COMPILE = "--no-compile"
 
 
 @nox.session(python=PYTHONS)
 def tests(session: nox.Session) -> None:
     """The fast suite: everything but the [simulate] tests (they skip without torch) and the slow tier."""
-    session.install("-e", ".[test]")
+    session.install(NO_COMPILE, "-e", ".[test]")
     env = {}
     # `.ci/run` on a 2-core machine: OOMDOCTOR_CI_SHARE lists the CPythons that share an eighth of the fast
     # suite (the default one runs all of it in `full`); each takes the part tests/conftest.py hashes to it, the
@@ -60,18 +65,18 @@ def _compile(session: nox.Session) -> None:
 def full(session: nox.Session) -> None:
     """The whole suite, the slow tier and the fake-tensor tests included."""
     # one pip run: one resolution against the package index instead of two (the index is most of the wait)
-    session.install(TORCH, "-e", ".[simulate,test]")
+    session.install(NO_COMPILE, TORCH, "-e", ".[simulate,test]")
     _compile(session)
     session.run(*PYTEST, *XDIST, *session.posargs)
 
 
 @nox.session
 def lint(session: nox.Session) -> None:
-    session.install("ruff==0.17.6")        # pinned: a new release may add checks
+    session.install(NO_COMPILE, "ruff==0.17.6")        # pinned: a new release may add checks
     session.run("ruff", "check", ".")
 
 
 @nox.session
 def types(session: nox.Session) -> None:
-    session.install("mypy==2.4.1", "types-PyYAML==6.0.12.20261122", "-e", ".[test]")
+    session.install(NO_COMPILE, "mypy==2.4.1", "types-PyYAML==6.0.12.20261122", "-e", ".[test]")
     session.run("mypy")
