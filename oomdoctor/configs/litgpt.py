@@ -110,21 +110,7 @@ def _read_pretrain(b: Builder, doc: Doc) -> None:
     b.set("model", found[0], doc.src(found[1]))
     b.default("stage", "pt", "litgpt pretrain")
     b.default("method", "full", "litgpt pretrain")
-    devices = doc.int_("devices", minimum=1) if isinstance(doc.get("devices"), int) else None
-    nodes = doc.int_("num_nodes", minimum=1) or 1
-    if devices:
-        b.set("n_gpus", devices * nodes, doc.src("devices"))
-    else:
-        b.default("n_gpus", nodes, "devices")
-    if not read_int(b, doc, KEYS["micro_batch"]):
-        b.default("micro_batch", _PRETRAIN_MICRO, "litgpt pretrain")
-    total = doc.int_("train.global_batch_size", minimum=1) or _PRETRAIN_GLOBAL
-    accum = max(1, total // b.values["n_gpus"] // b.values["micro_batch"])
-    if doc.has("train.global_batch_size"):
-        b.set("grad_accum", accum, doc.src("train.global_batch_size"))
-    else:
-        b.default("grad_accum", accum, "litgpt pretrain")
-    b.extras["global_batch_size"] = total
+    _batch(b, doc, _PRETRAIN_MICRO, _PRETRAIN_GLOBAL, "litgpt pretrain")
     b.default("packing", True, "litgpt pretrain")
     b.default("grad_ckpt", False, "litgpt pretrain")
     if b.values["n_gpus"] > 1:
@@ -154,7 +140,9 @@ def _method(b: Builder, doc: Doc, ctx: Context) -> None:
         b.default("lora_targets", targets, "litgpt finetune_lora")
 
 
-def _batch(b: Builder, doc: Doc) -> None:
+def _batch(b: Builder, doc: Doc, micro: int = _MICRO_BATCH, global_batch: int = _GLOBAL_BATCH,
+           default_source: str = "litgpt TrainArgs") -> None:
+    """GPUs from `devices` × `num_nodes`; accumulation from the global batch, as LitGPT's `TrainArgs` derives it."""
     devices = doc.int_("devices", minimum=1) if isinstance(doc.get("devices"), int) else None
     nodes = doc.int_("num_nodes", minimum=1) or 1
     if devices:
@@ -162,14 +150,14 @@ def _batch(b: Builder, doc: Doc) -> None:
     else:
         b.default("n_gpus", nodes, "devices")
     if not read_int(b, doc, KEYS["micro_batch"]):
-        b.default("micro_batch", _MICRO_BATCH, "litgpt TrainArgs")
-    total = doc.int_("train.global_batch_size", minimum=1) or _GLOBAL_BATCH
+        b.default("micro_batch", micro, default_source)
+    total = doc.int_("train.global_batch_size", minimum=1) or global_batch
     accum = max(1, total // b.values["n_gpus"] // b.values["micro_batch"])
     where = "train.global_batch_size"
     if doc.has(where):
         b.set("grad_accum", accum, doc.src(where))
     else:
-        b.default("grad_accum", accum, "litgpt TrainArgs")
+        b.default("grad_accum", accum, default_source)
     b.extras["global_batch_size"] = total
 
 
