@@ -96,7 +96,7 @@ def frozen() -> int:
 
 @pytest.mark.parametrize("name", ["lora", "dora", "ia3", "vera"])
 def test_an_adapters_kept_bytes_per_token_match_the_trace(frozen, name):
-    import peft
+    peft = pytest.importorskip("peft")
 
     targets = {"ia3": ("k_proj", "v_proj", "down_proj")}.get(name, ("q_proj", "v_proj"))
     cases = {
@@ -120,7 +120,7 @@ def test_an_adapters_kept_bytes_per_token_match_the_trace(frozen, name):
 
 
 def test_prompt_tuning_is_the_frozen_base_on_a_longer_sequence():
-    import peft
+    peft = pytest.importorskip("peft")
 
     tokens = 8
     prompt = _kept_bytes(peft.PromptTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=tokens))
@@ -139,7 +139,7 @@ def test_prompt_tuning_is_the_frozen_base_on_a_longer_sequence():
 
 
 def test_prefix_tuning_lengthens_the_keys_and_values_as_traced(frozen):
-    import peft
+    peft = pytest.importorskip("peft")
 
     tokens = 8
     traced = _per_token_layer(_kept_bytes(peft.PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=tokens))
