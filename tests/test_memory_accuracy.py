@@ -8,19 +8,33 @@ import pytest
 REF = str(Path(__file__).resolve().parent / "data" / "reference" / "measured_peaks.yaml")
 
 
+def _accuracy():
+    """benchmarks/accuracy.py, imported as the benchmark runs it."""
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+    import accuracy
+    return accuracy
+
+
+def _cases(calibration_set=None):
+    """The reference rows by id, those of one calibration set when named."""
+    import yaml
+
+    with open(REF) as fh:
+        return {c["id"]: c for c in yaml.safe_load(fh)
+                if calibration_set is None or c.get("calibration_set") == calibration_set}
+
+
 @pytest.fixture(scope="module")
 def result():
     # the rows scored before PEFT's method comparison was added (accuracy.py --set original); that set's own
     # bounds are below
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
+    accuracy = _accuracy()
     return accuracy.run(verbose=False, subset="original")
 
 
 @pytest.fixture(scope="module")
 def methods():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
+    accuracy = _accuracy()
     return accuracy.run(verbose=False, subset="peft-methods")
 
 
@@ -40,13 +54,13 @@ def test_p90_error_on_published_peaks_is_at_most_23_5_percent(result):
 def test_no_source_has_a_median_error_above_15_percent(result):
     # worst today: PEFT's ZeRO-3 QLoRA page, 14.1%; Answer.AI's FSDP QLoRA table was 19.6% at first sight and
     # is 8.9% (8 rows) with its training loop's kept logits and FSDP's unsharded root unit
-    import accuracy
+    accuracy = _accuracy()
     worst = max(accuracy.by_source(result), key=lambda g: g[2])
     assert worst[2] <= 0.15, worst[:1] + worst[2:]
 
 
 def test_by_source_gives_each_publication_its_median_worst_and_components(result):
-    import accuracy
+    accuracy = _accuracy()
     groups = accuracy.by_source(result)
     assert sum(len(rows) for _, rows, _, _ in groups) == len(result["rows"])
     assert len(groups) >= 8
@@ -77,13 +91,10 @@ RESERVED_PAIRS = ("mmqa-01", "mmqa-04", "mmqa-05", "mmqa-06", "ms-18", "ms-19", 
 
 
 def test_peak_is_within_10_percent_of_the_measured_reserved_peak_where_allocated_is_right():
-    import accuracy
-    import yaml
-
     from oomdoctor.memory import estimate
 
-    with open(REF) as fh:
-        cases = {c["id"]: c for c in yaml.safe_load(fh)}
+    accuracy = _accuracy()
+    cases = _cases()
     ref = accuracy._reference_shapes()
     off = {}
     for cid in RESERVED_PAIRS:
@@ -106,8 +117,7 @@ def test_peft_methods_median_is_at_most_5_percent_and_worst_at_most_7(methods):
 
 @pytest.fixture(scope="module")
 def fresh():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
+    accuracy = _accuracy()
     return accuracy.run(verbose=False, subset="fresh-2026-12")
 
 
@@ -121,8 +131,7 @@ def test_fresh_sample_median_is_at_most_12_percent_and_p90_at_most_46(fresh):
 
 
 def test_a_dataset_is_named_by_its_own_word_not_inside_another_name():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
+    accuracy = _accuracy()
     # LitGPT's Alpaca (longest 1304 tokens) is not LongAlpaca-12k nor alpaca-gpt4
     assert accuracy._seq_len({"seq_len": "Alpaca (LitGPT default)"}) == 1304
     assert accuracy._seq_len({"seq_len": "<= 65536 (max_length; LongAlpaca-12k samples)"}) == 65536
@@ -131,12 +140,8 @@ def test_a_dataset_is_named_by_its_own_word_not_inside_another_name():
 
 
 def test_swift_sequence_parallel_loss_with_a_chunk_size_is_chunked_cross_entropy():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
-    import yaml
-
-    with open(REF) as fh:
-        case = next(c for c in yaml.safe_load(fh) if c["id"] == "fr-31")
+    accuracy = _accuracy()
+    case = _cases()["fr-31"]
     ref = accuracy._reference_shapes()
     setup, _, _ = accuracy.convert(case, ref)
     assert setup.seq_parallel == 8 and setup.loss_kernel == "chunked"
@@ -146,8 +151,7 @@ def test_swift_sequence_parallel_loss_with_a_chunk_size_is_chunked_cross_entropy
 
 @pytest.fixture(scope="module")
 def axolotl_fresh():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
+    accuracy = _accuracy()
     return accuracy.run(verbose=False, subset="fresh-2026-12b")
 
 
@@ -163,12 +167,8 @@ def test_second_fresh_sample_bounds(axolotl_fresh):
 
 
 def test_axolotl_rows_are_read_as_the_axolotl_reader_reads_their_configs():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
-    import yaml
-
-    with open(REF) as fh:
-        cases = {c["id"]: c for c in yaml.safe_load(fh) if c.get("calibration_set") == "fresh-2026-12b"}
+    accuracy = _accuracy()
+    cases = _cases("fresh-2026-12b")
     ref = accuracy._reference_shapes()
     glm_fsdp, _, hw = accuracy.convert(cases["ax-05"], ref)
     # CutCrossEntropyPlugin -> a fused loss; FSDP2's checkpoint_wrapper -> non-reentrant; quantize_moe_experts
@@ -190,8 +190,7 @@ def test_axolotl_rows_are_read_as_the_axolotl_reader_reads_their_configs():
 def test_axolotl_rows_from_their_own_configs_as_the_cli_reads_them():
     # accuracy.py --configs: each row's own axolotl config read by oomdoctor's reader with --gpus N, no converter
     # (first sight, the untouched CLI on the same files: 25.7% median, 60.2% p90 on 23 rows)
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
+    accuracy = _accuracy()
 
     res = accuracy.run(verbose=False, subset="fresh-2026-12b", configs=True)
     assert len(res["rows"]) == 21 and not res["skipped"]
@@ -207,8 +206,7 @@ def test_axolotl_rows_from_their_own_configs_as_the_cli_reads_them():
 
 @pytest.fixture(scope="module")
 def colossal_fresh():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
+    accuracy = _accuracy()
     return accuracy.run(verbose=False, subset="fresh-2026-12c")
 
 
@@ -222,12 +220,8 @@ def test_third_fresh_sample_bounds(colossal_fresh):
 
 
 def test_colossalai_rows_are_read_with_the_plugin_and_loop_they_ran():
-    sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-    import accuracy
-    import yaml
-
-    with open(REF) as fh:
-        cases = {c["id"]: c for c in yaml.safe_load(fh) if c.get("calibration_set") == "fresh-2026-12c"}
+    accuracy = _accuracy()
+    cases = _cases("fresh-2026-12c")
     ref = accuracy._reference_shapes()
     dpo, _, hw = accuracy.convert(cases["cc-10"], ref)
     mech = dpo.mechanisms
