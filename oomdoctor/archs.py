@@ -1708,16 +1708,19 @@ def _mllama_vision_params(v: Cfg, text_hidden: int) -> int:
             + out * text_hidden + text_hidden)
 
 
+def _base_vision_dims(v: Cfg, *, patch: int) -> tuple[int, int, int, int, int, int]:
+    """(hidden, intermediate, layers, patch, image, channels) with the base-size defaults ViTConfig and
+    CLIPVisionConfig share (768 wide, 3072, 12 layers, 224-pixel RGB images); only the patch size differs."""
+    return (v.get_int("hidden_size", default=768), v.get_int("intermediate_size", default=3072),
+            v.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS), v.get_int("patch_size", default=patch),
+            v.get_int("image_size", default=224), v.get_int("num_channels", default=3))
+
+
 def _vit_model_params(v: Cfg) -> int:
     """A ViTModel (models/vit/modeling_vit.py, ViTConfig defaults): a class token, a biased patch Conv2d, learned
     positions for the patches and the class token, layers of q/k/v (biased by qkv_bias), a biased output and a
     biased fc1/fc2 with two LayerNorms, a final LayerNorm and the pooler's biased dense layer."""
-    h = v.get_int("hidden_size", default=768)
-    inter = v.get_int("intermediate_size", default=3072)
-    layers = v.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
-    patch = v.get_int("patch_size", default=16)
-    image = v.get_int("image_size", default=224)
-    channels = v.get_int("num_channels", default=3)
+    h, inter, layers, patch, image, channels = _base_vision_dims(v, patch=16)
     unbiased_qkv = 0 if v.flag("qkv_bias", True) else 3 * h
     return (h + channels * patch * patch * h + h + ((image // patch) ** 2 + 1) * h
             + layers * (_vit_layer(h, inter) - unbiased_qkv) + 2 * h + h * h + h)
@@ -1747,12 +1750,7 @@ def _clip_vision_params(v: Cfg) -> int:
     """A CLIPVisionModel (models/clip/modeling_clip.py, CLIPVisionConfig defaults): a class embedding, a
     bias-free patch Conv2d, learned positions for the patches and the class token, pre and post LayerNorms,
     and layers of biased q/k/v/out_proj and fc1/fc2 with two LayerNorms."""
-    h = v.get_int("hidden_size", default=768)
-    inter = v.get_int("intermediate_size", default=3072)
-    layers = v.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
-    patch = v.get_int("patch_size", default=32)
-    image = v.get_int("image_size", default=224)
-    channels = v.get_int("num_channels", default=3)
+    h, inter, layers, patch, image, channels = _base_vision_dims(v, patch=32)
     return h + channels * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * _vit_layer(h, inter)
 
 
