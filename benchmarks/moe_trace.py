@@ -32,6 +32,9 @@ MODELS = ("mistralai/Mixtral-8x7B-v0.1", "Qwen/Qwen1.5-MoE-A2.7B", "Qwen/Qwen3-3
 # axolotl's Scout examples target them (gate/up/down_proj are only the shared expert's in a MoE layer)
 TARGETS = {"meta-llama/Llama-4-Scout-17B-16E": ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj",
                                                 "down_proj")}
+# model-specific cells beside SETUPS: gpt-oss's eager attention with a sink column keeps heads x (seq + 1) per
+# token per layer, so a longer unchecked sequence checks that term's growth (docs/estimates.md section 22)
+EXTRA = {"openai/gpt-oss-20b": (dict(_HF, **_LORA, grad_ckpt=False, micro_batch=1, seq_len=4096),)}
 SETUPS = (dict(_HF, **_LORA, grad_ckpt=False, micro_batch=1, seq_len=2048),
           dict(_HF, **_LORA, grad_ckpt=True, micro_batch=1, seq_len=4096),
           dict(_HF, **_FULL, grad_ckpt=False, micro_batch=1, seq_len=2048),
@@ -73,7 +76,7 @@ def cells(layers: int, only: str = "") -> list:
             continue
         cfg = cut(dict(_catalog()[0][model_id.lower()].data["config"]), layers)
         shape = shape_from_config(cfg, model_id, None)
-        for values in SETUPS:
+        for values in SETUPS + EXTRA.get(model_id, ()):
             if values["method"] == "lora" and model_id in TARGETS:
                 values = dict(values, lora_targets=TARGETS[model_id])
             setup = TrainingSetup(**values)

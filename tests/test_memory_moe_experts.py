@@ -1,13 +1,13 @@
 """Mixture-of-experts layers as transformers 5 and PEFT run them (docs/estimates.md section 20): PEFT's LoRA on the
 3-D expert stacks as parameters (one adapter per stack, the merged W + BA kept per MoE layer until its backward),
-the grouped_mm experts' kept routed outputs, and gpt-oss's missing SDPA path. Each test states the bytes the code
-makes; figures from a fake-tensor trace with transformers 5.24 and PEFT 0.21 (benchmarks/moe_trace.py)."""
+the grouped_mm experts' kept routed outputs, gpt-oss's eager attention with a sink column (it has no SDPA path)
+and its experts' clamped GLU. Each test states the bytes the code makes; figures from a fake-tensor trace with transformers 5.24 and PEFT 0.21 (benchmarks/moe_trace.py)."""
 from __future__ import annotations
 
 from dataclasses import replace
 
 from oomdoctor.facts import GIB, Hardware, TrainingSetup
-from oomdoctor.memory import estimate, trainable_params
+from oomdoctor.memory import activations, estimate, trainable_params
 from oomdoctor.memory.activations import expert_stack_copies, layer_bytes
 from oomdoctor.memory.params import peft_expert_stacks
 from oomdoctor.memory.regime import regime_of
@@ -70,9 +70,34 @@ def test_grouped_mm_experts_keep_one_routed_output_per_token_and_expert():
     assert now.saved - before.saved == 2 * 2880 * 4    # bf16, hidden 2880, top-4
 
 
-def _later_gpt_oss_has_no_sdpa_path_so_a_default_sdpa_run_is_eager():
+def test_gpt_oss_has_no_sdpa_path_so_a_default_sdpa_run_is_eager():
     assert estimate(hf(attention="sdpa"), GPT_OSS, HW).allocated_gib == \
         estimate(hf(attention="eager"), GPT_OSS, HW).allocated_gib
+    assert estimate(hf(attention="flash_attention_2"), GPT_OSS, HW).allocated_gib < \
+        estimate(hf(attention="eager"), GPT_OSS, HW).allocated_gib
+
+
+def test_gpt_oss_eager_attention_keeps_one_bf16_probability_tensor_with_the_sink_column(monkeypatch):
+    # a saved-tensor dump of one GptOssAttention (bf16, eager, 2048 tokens): q, the repeated k and v, softmax's
+    # output 64 heads x 2049 columns, the row max's int64 indices, and a view of the probabilities for the value
+    # matmul; the general eager path keeps an fp32 softmax and its bf16 cast instead
+    setup = hf(attention="eager")
+    rg = regime_of(setup, GPT_OSS)
+    sinks = layer_bytes(setup, GPT_OSS, rg, 2048, trains_weights=False)
+    monkeypatch.setattr(activations, "ATTN_SINKS", ())
+    plain = layer_bytes(setup, GPT_OSS, rg, 2048, trains_weights=False)
+    assert sinks.saved - plain.saved == 2 * 64 * 2049 + 8 * 64 - (4 + 2) * 64 * 2048
+
+
+def test_gpt_oss_experts_keep_their_clamped_glu_three_rows_more_than_swiglu(monkeypatch):
+    # GptOssExperts._apply_gate keeps the clamped gate, up + 1 and glu beside gate_up and the sigmoid: three
+    # intermediate-wide bf16 rows per (token, expert), intermediate 2880, top-4
+    setup = hf()
+    rg = regime_of(setup, GPT_OSS)
+    now = layer_bytes(setup, GPT_OSS, rg, 2048, trains_weights=False)
+    monkeypatch.setattr(activations, "CLAMPED_GLU", frozenset())
+    swiglu = layer_bytes(setup, GPT_OSS, rg, 2048, trains_weights=False)
+    assert now.saved - swiglu.saved == 2 * 3 * 2880 * 4
 
 
 def test_llama4_sends_every_token_through_all_sixteen_experts():

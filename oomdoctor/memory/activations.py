@@ -48,6 +48,11 @@ GEMMA_NORM = ("gemma", "gemma2", "gemma3", "gemma3_text")
 # eager_attention_forward with `softcap` (modeling_gemma2.py, config default attn_logit_softcapping 50.0):
 # scores / softcap, tanh, * softcap; tanh saves its output, one more heads x seq scores tensor per token
 ATTN_SOFTCAP = ("gemma2",)
+# eager_attention_forward with a learned sink column (modeling_gpt_oss.py:239-253): the scores stay in the compute
+# dtype, `torch.cat([attn_weights, sinks])` adds a column, the row max is subtracted (max keeps its int64 indices),
+# `F.softmax(..., dtype=combined_logits.dtype)` keeps the probabilities in that dtype (no fp32 copy, no cast) and
+# the value matmul saves a view of them without the sink column: one heads x (seq + 1) tensor per token
+ATTN_SINKS = ("gpt_oss",)
 # apply_rotary_pos_emb ends in `torch.cat([rotated, q_pass], dim=-1)` (modeling_phi3.py, modeling_gpt_neox.py,
 # modeling_glm.py, modeling_glm4.py): q comes out laid out (b, heads, s, d); the attention kernel's output follows
 # q's layout (flash-attn flash_api.cpp mha_fwd `out = at::empty_like(q_padded)`; CPU's flash kernel the same),
@@ -117,6 +122,7 @@ class _Layer:
     norms: int = 2          # RMSNorms per layer (Gemma 2/3: four, each side of attention and MLP)
     norm_fp32_out: bool = False   # the norm multiplies by its weight in fp32 and casts after (Gemma)
     attn_softcap: bool = False    # eager attention soft-caps its scores (Gemma 2)
+    attn_sinks: bool = False      # eager attention with a sink column, softmax in the compute dtype (gpt-oss)
     rope_cat: bool = False        # RoPE concatenates: the attention output is copied before o_proj
     qkv_fused: bool = False       # one qkv_proj (Phi-3) instead of q/k/v projections
     gate_up_fused: bool = False   # one gate_up_proj (Phi-3) instead of gate/up projections
@@ -168,6 +174,7 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   dora=adapters and setup.use_dora and not peft,
                   prefix=setup.mechanisms.virtual_tokens if peft == "PREFIX_TUNING" else 0,
                   norms=4 if mt in SANDWICH_NORMS else 2, norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP,
+                  attn_sinks=mt in ATTN_SINKS,
                   qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles, rope_cat=mt in ROPE_CAT)
 
 
@@ -185,6 +192,9 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
     _save_mlp(shape, ly, saved)
     _save_grouped_experts(setup, shape, ly, saved)
     _save_dense_experts(setup, shape, ly, saved)
+    if shape.num_experts and (shape.model_type or "").lower() in CLAMPED_GLU and hf_code(setup):
+        i = shape.moe_intermediate_size or shape.intermediate_size
+        saved["moe:clamped_glu"] = ly.a * 3 * i * max(1, shape.experts_per_token)
     quantized = setup.method == "qlora" and bool(setup.quant_bits) and bnb_quantized(setup)
     if quantized:
         _save_bnb_inputs(shape, ly, saved, out_name)
@@ -319,6 +329,10 @@ def _save_attention(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: 
     if setup.framework == "litgpt" and shape.num_kv_heads == 1 < heads and not ly.eager:
         saved["attn:probs"] = a * heads * seq
     if ly.eager:
+        if ly.attn_sinks:
+            saved["attn:probs"] = a * heads * (seq + 1)  # softmax's output, of which the value matmul keeps a view
+            saved["attn:max_idx"] = 8 * heads            # the row max's int64 indices
+            return "attn:out_copy"
         if ly.attn_softcap:
             saved["attn:softcap"] = a * heads * seq      # tanh's output
         saved["attn:softmax"] = 4 * heads * seq
@@ -361,6 +375,11 @@ EXPERTS_INTERFACE = frozenset((
 # scores (zero off the top-k): transformers models/llama4/modeling_llama4.py Llama4TextMoe.forward, lines 169-171
 # (`hidden_states.repeat(num_experts, 1) * router_scores`, then Llama4TextExperts' bmm over all experts)
 DENSE_DISPATCH = frozenset(("llama4_text", "llama4"))
+# model types whose experts gate with their own clamped GLU (models/gpt_oss/modeling_gpt_oss.py:82-88
+# GptOssExperts._apply_gate, which integrations/moe.py calls in place of act_fn(gate) * up): `gate.clamp`,
+# `up.clamp`, `gate * sigmoid(gate * alpha)`, `(up + 1) * glu` keep the clamped gate, up + 1 and glu beside
+# the gate_up output and the sigmoid that a SwiGLU's gate, silu and up stand for
+CLAMPED_GLU = frozenset(("gpt_oss",))
 
 
 def _save_dense_experts(setup: TrainingSetup, shape: ModelShape, ly: _Layer, saved: dict) -> None:
@@ -483,7 +502,11 @@ def _backward_peak(ly: _Layer, saved: dict, per_layer: float) -> float:
     mlp_extra = 3 * a * inter - down_in + (a * h if r != a else 0)
     if "down_proj" in ly.targets:
         mlp_extra += (ly.adapter_bytes if not ly.autocast else a) * inter
-    if ly.eager:
+    if ly.eager and ly.attn_sinks:
+        # the sink path's softmax backward runs in the compute dtype: the probabilities' gradient (widened by the
+        # slice's backward to the sink column) and the softmax gradient
+        attn_extra = 2 * a * ly.heads * ly.seq + a * (ly.q_dim + ly.k_seen + ly.v_seen)
+    elif ly.eager:
         # the probabilities' gradient, its fp32 copy and the softmax gradient, less the freed probabilities
         attn_extra = (8 - (a if a != 4 else 0)) * ly.heads * ly.seq + a * (ly.q_dim + ly.k_seen + ly.v_seen)
     else:
@@ -500,7 +523,9 @@ def _forward_flight(ly: _Layer) -> float:
     attn_flight = a * (2 * ly.q_dim + ly.k_seen + ly.v_seen) + 2 * r * h + \
         (a * ly.seq if ly.with_mask and not ly.eager else 0)
     if ly.eager:
-        attn_flight += (4 + 2 * a) * ly.heads * ly.seq
+        # scores, their fp32 softmax and its cast; with a sink column two compute-dtype tensors at a time (each
+        # step of scale, mask, cat, subtract, softmax frees its input once the next exists)
+        attn_flight += (2 * a if ly.attn_sinks else 4 + 2 * a) * ly.heads * ly.seq
     return max(mlp_flight, attn_flight)
 
 

@@ -843,8 +843,9 @@ def _optimizer_moment(setup: TrainingSetup, shape: ModelShape, counts: ParamCoun
 _untied_cache: list = [None, None]
 # causal-LM classes that declare `_supports_sdpa = False` (transformers modeling_gemma2.py Gemma2PreTrainedModel:
 # "sdpa does not support softcapping"; modeling_vaultgemma.py): without a stated kernel transformers picks eager
-# for them, and an explicit "sdpa" is refused (modeling_utils._sdpa_can_dispatch), so the run is eager
-NO_SDPA = ("gemma2", "vaultgemma")
+# for them, and an explicit "sdpa" is refused (modeling_utils._sdpa_can_dispatch), so the run is eager;
+# GptOssPreTrainedModel too (modeling_gpt_oss.py:380, attention sinks)
+NO_SDPA = ("gemma2", "vaultgemma", "gpt_oss")
 
 
 def _attention_as_run(setup: TrainingSetup, shape: ModelShape) -> TrainingSetup:
