@@ -166,6 +166,16 @@ def test_second_fresh_sample_bounds(axolotl_fresh):
     assert axolotl_fresh["p90"] <= 0.475
 
 
+def test_an_unreconciled_figure_stays_scored_and_says_why(axolotl_fresh, capsys):
+    # ax-19's "48GB" is below the stated run's weights, gradients and paged 8-bit states (docs/estimates.md
+    # section 22): marked with the reason in the data, scored like any row, flagged beside its error
+    assert "ax-19" in {r[0] for r in axolotl_fresh["rows"]}
+    assert "cudaMallocManaged" in axolotl_fresh["unreconciled"]["ax-19"]
+    _accuracy().print_by_source(axolotl_fresh)
+    line = next(ln for ln in capsys.readouterr().out.splitlines() if ln.strip().startswith("ax-19"))
+    assert line.endswith("unreconciled")
+
+
 def test_axolotl_rows_are_read_as_the_axolotl_reader_reads_their_configs():
     accuracy = _accuracy()
     cases = _cases("fresh-2026-12b")
