@@ -448,7 +448,7 @@ def _hook_escape(shape: ModelShape, ly: _Layer) -> float:
     Linear4bit's `x.to(self.compute_dtype)`: one tensor for the linears sharing it in the compute dtype, a
     copy per linear otherwise. Reentrant checkpointing runs the forward under no_grad: no context is kept."""
     r, a, h = ly.r, ly.a, ly.h
-    escape = 0.0
+    attn, mlp = 0.0, 0.0
     dense, moe = layer_linears(shape)
     roles = [m.role for m in (dense or moe)]
     for group, x_bytes, width in ((("q", "k", "v", "qkv", "kv"), r, h), (("o",), a, ly.q_dim),
@@ -457,8 +457,22 @@ def _hook_escape(shape: ModelShape, ly: _Layer) -> float:
         if n_lin:
             # fp16 activations (an fp16 embedding, each Linear4bit casting its output back to its input's dtype)
             # reach a bf16 compute dtype: every linear casts its own copy, as one of another size would
-            escape += a * width * (1 if x_bytes == a and not ly.x_cast else n_lin)
-    return escape
+            kept = a * width * (1 if x_bytes == a and not ly.x_cast else n_lin)
+            if group[0] in ("q", "o"):
+                attn += kept
+            else:
+                mlp += kept
+    n_mixer = min(shape.linear_attn_layers, shape.num_layers) if shape.linear_attn_linears else 0
+    if n_mixer:
+        # a hybrid's token-mixer layers keep their own linears' inputs in place of attention's: those reading the
+        # layer's normed input share it, every other one keeps the tensor it reads, as wide as its in_features
+        # (Jamba's Mamba mixer: in_proj on the hidden state, x_proj on the convolved inner state, dt_proj on the
+        # time-step rank, out_proj on the gated scan output; models/jamba/modeling_jamba.py JambaMambaMixer)
+        on_h = sum(1 for m in shape.linear_attn_linears if m.in_features == h)
+        mixer = (a * h * (1 if r == a and not ly.x_cast else on_h) if on_h else 0.0) + \
+            sum(a * m.in_features for m in shape.linear_attn_linears if m.in_features != h)
+        attn = ((shape.num_layers - n_mixer) * attn + n_mixer * mixer) / shape.num_layers
+    return attn + mlp
 
 
 _ATTN_KEYS = ("attn:q", "attn:k", "attn:v", "attn:softmax", "attn:probs", "attn:out", "attn:lse", "attn:mask",
