@@ -160,10 +160,11 @@ def test_second_fresh_sample_bounds(axolotl_fresh):
     # sight (4 more below the untouched estimate's own model states); 24.6% / 49.2% on the 23 scored rows once
     # read as oomdoctor's axolotl reader reads the configs and with the experts dequantized on access; section 18:
     # the code-llama README's copy of llama-2's line is scored once (21 rows), 22.4% / 47.3% with the 2023 and
-    # 2025 rows read as the code of their day ran
+    # 2025 rows read as the code of their day ran; section 22: 19.6% / 45.0% with gpt-oss's clamped GLU and
+    # Jamba's Mamba mixers keeping their own quantized inputs
     assert len(axolotl_fresh["rows"]) == 21 and not axolotl_fresh["skipped"]
-    assert axolotl_fresh["median"] <= 0.225
-    assert axolotl_fresh["p90"] <= 0.475
+    assert axolotl_fresh["median"] <= 0.197
+    assert axolotl_fresh["p90"] <= 0.451
 
 
 def test_an_unreconciled_figure_stays_scored_and_says_why(axolotl_fresh, capsys):
