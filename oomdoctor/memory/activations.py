@@ -467,7 +467,7 @@ def _hook_escape(shape: ModelShape, ly: _Layer) -> float:
         # a hybrid's token-mixer layers keep their own linears' inputs in place of attention's: those reading the
         # layer's normed input share it, every other one keeps the tensor it reads, as wide as its in_features
         # (Jamba's Mamba mixer: in_proj on the hidden state, x_proj on the convolved inner state, dt_proj on the
-        # time-step rank, out_proj on the gated scan output; models/jamba/modeling_jamba.py JambaMambaMixer)
+        # time-step rank, out_proj on the gated scan output; models/jamba/modeling_jamba.py:526-623)
         on_h = sum(1 for m in shape.linear_attn_linears if m.in_features == h)
         mixer = (a * h * (1 if r == a and not ly.x_cast else on_h) if on_h else 0.0) + \
             sum(a * m.in_features for m in shape.linear_attn_linears if m.in_features != h)
