@@ -52,6 +52,13 @@ def test_deepspeed_bf16_keeps_fp32_master_and_states():
                                     optimizer="adamw_torch_fused")) == 2 + 2 + 16
 
 
+def test_deepspeed_fp32_keeps_a_master_clone_beside_the_fp32_weights():
+    # ZeRO clones its fp32 partition from the module's even when the module is fp32: weights 4, grads 4, then
+    # as under bf16 the master 4, Adam's two moments 8 and the step's fp32 gradient partition 4
+    assert _per_param(TrainingSetup(framework="hf", method="full", precision="fp32", zero_stage=1, n_gpus=1,
+                                    optimizer="adamw_torch_fused")) == 4 + 4 + 16
+
+
 def test_zero3_divides_weights_but_ddp_does_not():
     one = estimate(TrainingSetup(method="full", zero_stage=3, n_gpus=1), LLAMA2_7B, HW)
     eight = estimate(TrainingSetup(method="full", zero_stage=3, n_gpus=8), LLAMA2_7B, HW)
