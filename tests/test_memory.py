@@ -317,3 +317,18 @@ def test_zero_gradient_partition_is_divided_once_by_the_gpu_count(stage):
     four = estimate(TrainingSetup(method="full", zero_stage=stage, n_gpus=4), LLAMA2_7B, HW)
     assert one.components["gradients"] > 10
     assert four.components["gradients"] == pytest.approx(one.components["gradients"] / 4, rel=0.01)
+
+
+def test_bitsandbytes_block_statistics_stay_whole_on_every_rank_under_fsdp():
+    # Linear4bit keeps its quant_state (absmax in 8 bits per 64 values, an fp32 constant per 256 blocks) as a
+    # module attribute, outside the parameter FSDP shards and offloads; torchao's NF4Tensor (torchtune) carries
+    # its scalers inside the parameter
+    hw = Hardware(gpu="A100", gpu_gib=80.0, n_gpus=2)
+    quantized = 6_476_005_376    # Llama-2-7B's decoder linears
+
+    def held(framework):
+        setup = TrainingSetup(framework=framework, method="qlora", quant_bits=4, fsdp="full_shard", n_gpus=2,
+                              offload_params=True, extras={"bnb_4bit_use_double_quant": True})
+        return estimate(setup, LLAMA2_7B, hw).details["moment_forward_weights_gib"] * 2**30
+
+    assert held("hf") - held("torchtune") == pytest.approx(quantized * (1 / 64 + 4 / (64 * 256)), rel=1e-6)

@@ -243,10 +243,11 @@ def fourth_fresh():
 
 def test_fourth_fresh_sample_bounds(fourth_fresh):
     # GLM-4, ChatGLM3, torchtune's llama3 tutorial and PEFT's FSDP guide (docs/estimates.md section 23): 15.2%
-    # median, 43.0% p90 on 7 scored rows at first sight; 13.1% / 43.0% with ZeRO's fp32 master clone in fp32 runs
+    # median, 43.0% p90 on 7 scored rows at first sight; 13.1% / 37.5% with ZeRO's fp32 master clone in fp32 runs
+    # and bitsandbytes' block statistics whole on every FSDP rank
     assert len(fourth_fresh["rows"]) == 7 and not fourth_fresh["skipped"]
     assert fourth_fresh["median"] <= 0.135
-    assert fourth_fresh["p90"] <= 0.44
+    assert fourth_fresh["p90"] <= 0.38
 
 
 def test_remote_code_rows_are_read_as_their_code_runs():
