@@ -242,11 +242,11 @@ def fourth_fresh():
 
 
 def test_fourth_fresh_sample_bounds(fourth_fresh):
-    # GLM-4, ChatGLM3, torchtune's llama3 tutorial, PEFT's FSDP guide and Qwen2.5's LLaMA-Factory example
-    # (docs/estimates.md section 23): 8.2% median, 43.0% p90 on 9 scored rows at first sight; 8.2% / 37.5% with
-    # ZeRO's fp32 master clone in fp32 runs and bitsandbytes' block statistics whole on every FSDP rank
-    assert len(fourth_fresh["rows"]) == 9 and not fourth_fresh["skipped"]
-    assert fourth_fresh["median"] <= 0.085
+    # GLM-4, ChatGLM3, torchtune's llama3 tutorial, PEFT's FSDP guide and Qwen2.5's LLaMA-Factory and ms-swift
+    # pages (docs/estimates.md section 23): 11.7% median, 43.0% p90 on 10 scored rows at first sight; 10.6% /
+    # 37.5% with ZeRO's fp32 master clone in fp32 runs and bitsandbytes' block statistics whole on every FSDP rank
+    assert len(fourth_fresh["rows"]) == 10 and not fourth_fresh["skipped"]
+    assert fourth_fresh["median"] <= 0.11
     assert fourth_fresh["p90"] <= 0.38
 
 
