@@ -1,6 +1,6 @@
 """Proof 1: oomdoctor's estimate against published, measured peaks.
 
-    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|fresh-2026-12c|all]
+    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|fresh-2026-12c|fresh-2026-12d|all]
 
 Runs every case of tests/data/reference/measured_peaks.yaml with reliability high or medium and a measured
 figure (plus every `oom: true` case), converts it into a TrainingSetup + ModelShape with the small generic
@@ -176,6 +176,10 @@ def _framework(fw: str) -> tuple[str, dict]:
         # axolotl's own defaults (oomdoctor's framework "axolotl": reentrant checkpointing unless the config says
         # otherwise, memory/estimate.py _reentrant; fp32 embeddings of full runs, regime.py)
         return "axolotl", extras
+    if "llama-factory" in low or "llamafactory" in low:
+        # LLaMA-Factory's own loader and defaults (oomdoctor's framework "llamafactory": the model loaded in the
+        # compute dtype, trainable parameters cast to fp32, reentrant checkpointing, double quantization)
+        return "llamafactory", extras
     if "trl" in low:
         return "trl", extras
     if "swift v1" in low:

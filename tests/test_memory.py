@@ -52,6 +52,13 @@ def test_deepspeed_bf16_keeps_fp32_master_and_states():
                                     optimizer="adamw_torch_fused")) == 2 + 2 + 16
 
 
+def test_deepspeed_fp32_keeps_a_master_clone_beside_the_fp32_weights():
+    # ZeRO clones its fp32 partition from the module's even when the module is fp32: weights 4, grads 4, then
+    # as under bf16 the master 4, Adam's two moments 8 and the step's fp32 gradient partition 4
+    assert _per_param(TrainingSetup(framework="hf", method="full", precision="fp32", zero_stage=1, n_gpus=1,
+                                    optimizer="adamw_torch_fused")) == 4 + 4 + 16
+
+
 def test_zero3_divides_weights_but_ddp_does_not():
     one = estimate(TrainingSetup(method="full", zero_stage=3, n_gpus=1), LLAMA2_7B, HW)
     eight = estimate(TrainingSetup(method="full", zero_stage=3, n_gpus=8), LLAMA2_7B, HW)
@@ -310,3 +317,18 @@ def test_zero_gradient_partition_is_divided_once_by_the_gpu_count(stage):
     four = estimate(TrainingSetup(method="full", zero_stage=stage, n_gpus=4), LLAMA2_7B, HW)
     assert one.components["gradients"] > 10
     assert four.components["gradients"] == pytest.approx(one.components["gradients"] / 4, rel=0.01)
+
+
+def test_bitsandbytes_block_statistics_stay_whole_on_every_rank_under_fsdp():
+    # Linear4bit keeps its quant_state (absmax in 8 bits per 64 values, an fp32 constant per 256 blocks) as a
+    # module attribute, outside the parameter FSDP shards and offloads; torchao's NF4Tensor (torchtune) carries
+    # its scalers inside the parameter
+    hw = Hardware(gpu="A100", gpu_gib=80.0, n_gpus=2)
+    quantized = 6_476_005_376    # Llama-2-7B's decoder linears
+
+    def held(framework):
+        setup = TrainingSetup(framework=framework, method="qlora", quant_bits=4, fsdp="full_shard", n_gpus=2,
+                              offload_params=True, extras={"bnb_4bit_use_double_quant": True})
+        return estimate(setup, LLAMA2_7B, hw).details["moment_forward_weights_gib"] * 2**30
+
+    assert held("hf") - held("torchtune") == pytest.approx(quantized * (1 / 64 + 4 / (64 * 256)), rel=1e-6)

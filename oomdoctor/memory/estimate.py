@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 from oomdoctor.memory.activations import (
     LayerBytes,
+    bnb_quantized,
     dora_transient,
     expert_dequant_transient,
     expert_stack_copies,
@@ -70,6 +71,7 @@ class ModelStates:
     temp: float         # the optimizer step's temporaries
     paged: float        # of `states`, paged to unified memory: the card holds them, torch's allocator does not see them
     step_grads: float = 0.0  # DeepSpeed's fp32 gradient partition: made in the optimizer step, freed after it
+    quant_state: float = 0.0  # of `frozen`, bitsandbytes' 4-bit block statistics: module attributes, not parameters
 
     @property
     def weights(self) -> float:
@@ -189,11 +191,28 @@ def _frozen_weight_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, co
     (lightning/fabric/plugins/precision/bitsandbytes.py _convert_layers)"""
     if not quant:
         return frozen * rg.frozen_bytes
-    head_quant = setup.framework == "litgpt" and counts.lm_head
-    q_params = max(0, min(frozen, counts.linear_total - (0 if head_quant else shape.vocab_size * shape.hidden_size)))
+    q_params = _quantized_params(setup, shape, counts, frozen)
     # the weights left unquantized are held in their own dtype (fp32 after PEFT's kbit upcast, regime.py)
     other_bytes = 4 if rg.other_dtype == "fp32" else rg.compute_bytes
     return q_params * rg.frozen_bytes + (frozen - q_params) * other_bytes
+
+
+def _quantized_params(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, frozen: int) -> int:
+    """Frozen parameters the quantizer packs: the decoder linears (and LitGPT's output layer)."""
+    head_quant = setup.framework == "litgpt" and counts.lm_head
+    return max(0, min(frozen, counts.linear_total - (0 if head_quant else shape.vocab_size * shape.hidden_size)))
+
+
+def _quant_state_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, frozen: int,
+                       quant: bool) -> float:
+    """bitsandbytes' 4-bit block statistics (absmax, nested constants): the Linear4bit module keeps them as its
+    `quant_state` attribute, outside the parameter that FSDP or ZeRO-3 flattens, shards and offloads, and hands
+    them back to the gathered weight (bitsandbytes nn/modules.py fix_4bit_weight_quant_state_from_module: "the
+    quant state got lost when the parameter got converted. This happens for example for fsdp"). torchao's
+    NF4Tensor (torchtune) is itself the parameter, its scalers sharded with it."""
+    if not quant or setup.quant_bits != 4 or not bnb_quantized(setup):
+        return 0.0
+    return _quantized_params(setup, shape, counts, frozen) * max(0.0, rg.frozen_bytes - 0.5)
 
 
 def _model_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: ParamCounts, T: int,
@@ -226,7 +245,8 @@ def _model_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         step_grads = T * 4.0
     return ModelStates(frozen=_frozen_weight_bytes(setup, shape, rg, counts, frozen, quant), trainable=train_w,
                        grads=grads, master=master, states=states, temp=temp, paged=paged,
-                       step_grads=step_grads), notes
+                       step_grads=step_grads,
+                       quant_state=_quant_state_bytes(setup, shape, rg, counts, frozen, quant)), notes
 
 
 def _optimizer_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, lora_T: int, mts: int,
@@ -318,7 +338,9 @@ def _zero_shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: P
     stage = setup.zero_stage
     states, temp, step_grads = ms.states / n, ms.temp / n, ms.step_grads / n
     grads = ms.grads / n if stage >= 2 else ms.grads
-    weights = ms.weights / n if stage >= 3 else ms.weights
+    # ZeRO-3 partitions parameters only: bitsandbytes' block statistics stay whole (ModelStates.quant_state)
+    resident = ms.quant_state if stage >= 3 else 0.0
+    weights = (ms.weights - resident) / n if stage >= 3 else ms.weights
     host = 0.0
     if setup.offload_optimizer:
         host += (states + step_grads) * _local(hw, n)
@@ -328,6 +350,7 @@ def _zero_shard(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: P
     if setup.offload_params and stage >= 3:
         host += weights * _local(hw, n)
         weights = 0.0
+    weights += resident
     notes = []
     if stage <= 2 and n > 1:
         parts = msg("memory.note.zero_parts_optimizer_gradients" if stage == 2 else "memory.note.zero_parts_optimizer")
@@ -345,8 +368,11 @@ def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCou
     shard_n = n if "hybrid" not in fsdp else min(n, max(1, hw.n_gpus))
     weights, grads, states, temp = ms.weights, ms.grads / shard_n, ms.states / shard_n, ms.temp / shard_n
     gather = 0.0
+    resident = 0.0
     if "full" in fsdp or "hybrid" in fsdp:
-        weights /= shard_n
+        # bitsandbytes' block statistics stay whole on every rank (ModelStates.quant_state)
+        resident = ms.quant_state
+        weights = (weights - resident) / shard_n
         unit_bytes = rg.frozen_bytes if quant else rg.compute_bytes
         gather = 2 * counts.largest_layer * unit_bytes   # unit being used + the prefetched one
         # The root unit (what the decoder-layer wrap policy leaves: embeddings, final norm, output layer)
@@ -365,8 +391,8 @@ def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCou
     reduce = 2 * _largest_trainable_unit(setup, counts, T) * min(rg.grad_bytes, rg.compute_bytes)
     if setup.offload_params:
         host = (weights + grads + states) * _local(hw, n)
-        return Sharded(weights=0.0, grads=0.0, states=0.0, temp=0.0, gather=gather, host=host, reduce=reduce)
-    return Sharded(weights=weights, grads=grads, states=states, temp=temp, gather=gather, reduce=reduce)
+        return Sharded(weights=resident, grads=0.0, states=0.0, temp=0.0, gather=gather, host=host, reduce=reduce)
+    return Sharded(weights=weights + resident, grads=grads, states=states, temp=temp, gather=gather, reduce=reduce)
 
 
 def _largest_trainable_unit(setup: TrainingSetup, counts: ParamCounts, T: int) -> float:

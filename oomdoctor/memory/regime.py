@@ -143,6 +143,10 @@ def regime_of(setup: TrainingSetup, shape: ModelShape) -> Regime:
         master = 4
         state = 4
         notes.append(msg("memory.regime.deepspeed_mixed"))
+    elif ds and fp32_run:
+        # DeepSpeed's ZeRO optimizer clones its fp32 partition from the module's even when the module is fp32
+        # (stage_1_and_2.py:401 and stage3.py:906 `.clone().float().detach()`): a master copy beside the weights
+        master = 4
     elif not adapters and train == 2 and fsdp_mp:
         # accelerate upcasts FSDP's trainable parameters to fp32 under mixed precision, compute staying in the
         # MixedPrecision param_dtype: FSDP1 since 0.30 (accelerator.py prepare_model, `param.data =
