@@ -91,6 +91,30 @@ def _counted_repeat(pattern: str, i: int) -> bool:
     return body not in ("", ",") and body.count(",") <= 1 and all(ch.isdigit() or ch == "," for ch in body)
 
 
+def top_level_split(pattern: str) -> list[str]:
+    """The alternatives of `pattern`: its text cut at each `|` outside every group and character class (an escaped
+    `\\|` is a literal bar), one part for a pattern without one."""
+    parts: list[str] = []
+    start, depth, i, n = 0, 0, 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            i = class_end(pattern, i)
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif c == "|" and depth == 0:
+            parts.append(pattern[start:i])
+            start = i + 1
+        i += 1
+    parts.append(pattern[start:])
+    return parts
+
+
 def required_literals(pattern: str) -> tuple[str, ...]:
     """Literals one of which every match of `pattern` contains, read off its text without parsing it (a parse
     costs half a compile), or () when unsure: for each alternative outside any group, its longest run of plain
@@ -99,21 +123,33 @@ def required_literals(pattern: str) -> tuple[str, ...]:
     if "(?" in pattern and any(f"(?{f}" in pattern for f in "aiLmsux"):
         return ()
     found: list[str] = []
+    for alternative in top_level_split(pattern):
+        best = _longest_literal(alternative)
+        if not best:
+            return ()                   # an alternative with no literal of its own, or one not read here
+        found.append(best)
+    return tuple(dict.fromkeys(found))
+
+
+def _longest_literal(alternative: str) -> str | None:
+    """The longest run of plain or escaped punctuation characters outside groups and classes of one alternative, less
+    a character a quantifier follows; None where a `{` is re's literal character (`{|}`, `{x}`), whose extent is
+    not read here."""
     best, run = "", ""
-    i, n, depth = 0, len(pattern), 0
+    i, n, depth = 0, len(alternative), 0
     while i <= n:
-        c = pattern[i] if i < n else "|"
-        if depth == 0 and c == "\\" and i + 1 < n and not pattern[i + 1].isalnum():
-            run += pattern[i + 1]
+        c = alternative[i] if i < n else ""
+        if depth == 0 and c == "\\" and i + 1 < n and not alternative[i + 1].isalnum():
+            run += alternative[i + 1]
             i += 2
             continue
-        if depth == 0 and c not in _META:
+        if depth == 0 and c and c not in _META:
             run += c
             i += 1
             continue
-        if c == "{" and not _counted_repeat(pattern, i):
-            return ()                   # a `{` re reads as a literal (`{|}`, `{x}`): its extent is not read here
-        if c in "?*+{" and depth == 0:
+        if c == "{" and not _counted_repeat(alternative, i):
+            return None
+        if c and c in "?*+{" and depth == 0:
             run = run[:-1]
         best = max(best, run, key=len)
         run = ""
@@ -121,20 +157,15 @@ def required_literals(pattern: str) -> tuple[str, ...]:
             i += 2
             continue
         if c == "{":                    # a counted repeat: what is inside the braces is no text to match
-            i = pattern.find("}", i)
+            i = alternative.find("}", i)
         elif c == "[":
-            i = class_end(pattern, i)
+            i = class_end(alternative, i)
         elif c == "(":
             depth += 1
         elif c == ")":
             depth -= 1
-        elif c == "|" and depth == 0:
-            if not best:
-                return ()
-            found.append(best)
-            best = ""
         i += 1
-    return tuple(dict.fromkeys(found))
+    return best
 
 
 def lazy_re(pattern: str, flags: int = 0, *, needs: tuple[str, ...] = ()) -> LazyPattern:

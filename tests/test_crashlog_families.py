@@ -1040,3 +1040,66 @@ def test_a_keras_layers_weights_set_at_its_first_call_are_loading(tmp_path):
                        '  File "/usr/local/lib/python3.6/dist-packages/tensorflow/python/keras/engine/base_layer.py", '
                        "line 1114, in set_weights\n    param_values = backend.batch_get_value(params)\n").primary
     assert ev is not None and ev.kind == "tf_oom" and ev.phase == "load" and ev.phase_evidence is not None
+
+
+@pytest.mark.parametrize("text,phase", [
+    # SGLang's overlap scheduler runs the served batches' forward in a thread of its own
+    ('Traceback (most recent call last):\n  File "/env/lib/python3.12/site-packages/sglang/srt/managers/'
+     'tp_worker_overlap_thread.py", line 111, in forward_thread_func\n'
+     "    with torch.get_device_module(self.device).stream(self.forward_stream):\n"
+     '  File "/env/lib/python3.12/site-packages/torch/cuda/__init__.py", line 618, in _set_stream_by_id\n'
+     "    torch._C._cuda_setStream(\nRuntimeError: CUDA error: out of memory\n", "generate"),
+    # a layer's functional op, the statement alone above the message with one space of its indent
+    (" return torch.layer_norm(input, normalized_shape, weight, bias, eps, torch.backends.cudnn.enabled)\n"
+     "RuntimeError: CUDA out of memory. Tried to allocate 42.00 MiB (GPU 0; 11.99 GiB total capacity; 10.99 GiB already "
+     "allocated; 0 bytes free; 11.17 GiB reserved in total by PyTorch)\n", "forward"),
+    # TF1's device creation logged last: without allow_growth the allocator's first region is the whole limit
+    ("2018-04-09 16:56:09.242389: I T:\\src\\github\\tensorflow\\tensorflow\\core\\common_runtime\\gpu\\gpu_device.cc:1041] "
+     "Created TensorFlow device (/job:localhost/replica:0/task:0/device:GPU:0 with 8192 MB memory) -> physical GPU "
+     "(device: 0, name: GeForce GTX 1070, pci bus id: 0000:01:00.0, compute capability: 6.1)\n"
+     "2018-04-09 16:56:09.249227: E T:\\src\\github\\tensorflow\\tensorflow\\stream_executor\\cuda\\cuda_driver.cc:936] "
+     "failed to allocate 8.00G (8589934592 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY\n", "load"),
+    # a traceback whose newlines were lost in an inline code span, no `Traceback` header: its frames before the message
+    ('`  File "/root/miniconda3/lib/python3.9/site-packages/torch/nn/modules/module.py", line 1051, in _call_impl    '
+     'return forward_call(*input, **kwargs)  File "/root/miniconda3/lib/python3.9/site-packages/torch/nn/functional.py", '
+     "line 1679, in softmax    ret = input.softmax(dim)RuntimeError: CUDA out of memory. Tried to allocate 3\n", "forward"),
+    # nothing before the message; the loop's bar, closed after the error report, names the loop (Lightning's predict)
+    ("RuntimeError: CUDA out of memory. Tried to allocate 9.59 GiB (GPU 0; 15.72 GiB total capacity; 11.27 GiB already "
+     "allocated; 2.76 GiB free; 11.31 GiB reserved in total by PyTorch)\n\n"
+     "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\nPredicting:   0%|\n", "eval"),
+    # a kill quoted in a title over a run whose last output is SimpleTuner's latent-cache bar
+    ("# Sometimes training process dies with Signals.SIGKILL 9\n\n```\n"
+     "2024-08-05 21:25:46,727 [INFO] (DataBackendFactory) (id=pseudo-camera-10k-flux) Creating VAE latent cache.\n"
+     "Processing bucket 1.0:   5%|██▉       | 710/14080 [17:22<5:41:32,  1.53s/it]\n", "data"),
+])
+def test_serving_threads_layer_ops_device_creation_glued_frames_and_bars_of_the_fourteenth_audit(tmp_path, text, phase):
+    report = one(tmp_path, text)
+    ev = report.primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+    assert len(report.events) == 1
+
+
+@pytest.mark.parametrize("after", [
+    "  5%|███▌      | 500/10000 [02:24<45:46,  3.46it/s]\n",            # unnamed: any loop's
+    "Predicting: 100%|██████████| 428/428 [04:33<00:00,  1.24it/s]\n",   # finished: not the loop the failure left
+])
+def test_a_bar_after_the_message_names_its_loop_only_unfinished_and_by_its_description(tmp_path, after):
+    ev = one(tmp_path, "RuntimeError: CUDA out of memory. Tried to allocate 20.00 MiB (GPU 0; 7.78 GiB total capacity; "
+                       "1.83 GiB already allocated; 8.38 MiB free; 1.91 GiB reserved in total by PyTorch)\n" + after).primary
+    assert ev is not None and ev.phase is None
+
+
+def test_a_subprocess_death_by_sigkill_retyped_in_a_title_is_a_kill(tmp_path):
+    ev = one(tmp_path, "# Sometimes training process dies with Signals.SIGKILL 9\n").primary
+    assert ev is not None and ev.kind == "host_oom"
+
+
+@pytest.mark.parametrize("text", [
+    # torch elastic's own shutdown of a process that ignored SIGTERM
+    "torch.distributed.elastic.multiprocessing.api: [WARNING] Unable to shutdown process 4242 via Signals.SIGTERM, "
+    "forcefully exiting via Signals.SIGKILL\n",
+    # the enum named in code
+    "    os.kill(pid, signal.Signals.SIGKILL)\n",
+])
+def test_sigkill_by_name_without_a_death_is_no_kill(tmp_path, text):
+    assert one(tmp_path, text).primary is None

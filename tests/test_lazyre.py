@@ -13,7 +13,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals
+from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals, top_level_split
 
 try:                                    # the regex parser's modules: public names moved in Python 3.11
     from re import _constants as C
@@ -208,3 +208,16 @@ def test_required_literals_are_in_every_match(pattern):
     assert not needs or _proves(parsed, needs), (pattern, needs)
     for text in ("", "a", "ab", "a.b", "ab.ab", "aab", "b", "|", "ab|", "a2", "{2}", "b2a", "ba", "]", "a]b"):
         assert compiled.search(text) is None or not needs or any(n in text for n in needs), (pattern, needs, text)
+
+
+@pytest.mark.parametrize("pattern,parts", [
+    ("abc", ["abc"]),
+    ("ab|cd", ["ab", "cd"]),
+    ("a(b|c)d|e", ["a(b|c)d", "e"]),       # a group's alternatives are its own
+    ("a[|]b|c", ["a[|]b", "c"]),           # a bar in a character class is a member
+    (r"a\|b|c", [r"a\|b", "c"]),           # an escaped bar is a literal
+    ("[]|]x|y", ["[]|]x", "y"]),           # a `]` first in a class is a member (re's syntax)
+])
+def test_top_level_split_cuts_only_at_bars_outside_groups_and_classes(pattern, parts):
+    assert top_level_split(pattern) == parts
+    assert "|".join(parts) == pattern

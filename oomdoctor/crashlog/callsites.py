@@ -29,6 +29,10 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "SGLang", "func", "forward_batch_generation", "sglang/srt/managers/tp_worker.py"),
     ("generate", "SGLang", "func", "event_loop_normal", "sglang/srt/managers/scheduler.py"),
     ("generate", "SGLang", "func", "event_loop_overlap", "sglang/srt/managers/scheduler.py"),
+    # the overlap scheduler runs each batch's forward in a thread of its own (TpModelWorkerClient.forward_thread_func ->
+    # forward_thread_func_, a loop over the scheduler's input queue calling forward_batch_generation)
+    ("generate", "SGLang", "func", "forward_thread_func", "sglang/srt/managers/tp_worker_overlap_thread.py TpModelWorkerClient"),
+    ("generate", "SGLang", "func", "forward_thread_func_", "sglang/srt/managers/tp_worker_overlap_thread.py TpModelWorkerClient"),
     ("generate", "vLLM", "line", r"Engine loop is not running|EngineCore encountered an issue", "vllm engine-dead errors"),
     ("generate", "vLLM", "func", "output_handler", "vllm/v1/engine/async_llm.py AsyncLLM.output_handler (the server's loop over EngineCore outputs)"),
     ("generate", "vLLM", "line", r"AsyncLLM output_handler failed", "vllm/v1/engine/async_llm.py AsyncLLM.output_handler's error log"),
@@ -167,6 +171,12 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     # session error `[[{{node attention/MatMul}}]]`, tensorflow/python/client/session.py _do_call's message)
     ("forward", "TensorFlow", "line", r"\[\[\{?\{?[Nn]ode:? (?!\S*(?:gradients|gradient_tape)/)(?!training/)[A-Za-z_][\w.-]*(?:/[\w.-]+)*\}?\}?\]\]",
      "tensorflow/python/client/session.py: the failed node by its name scope; gradients/ and training/ are above"),
+    # TF logs the session's GPU device as it creates it and its BFC allocator (core/common_runtime/gpu/gpu_device.cc
+    # BaseGPUDeviceFactory::CreateGPUDevice: "Created TensorFlow device (... with N MB memory) -> physical GPU");
+    # without allow_growth the allocator's first region is the whole limit (bfc_allocator.cc: curr_region_allocation_
+    # bytes_ starts at memory_limit, Extend retries at 90%), so a failure nearest to that line is the start-up's
+    ("load", "TensorFlow", "line", r"Created TensorFlow device \(",
+     "tensorflow core/common_runtime/gpu/gpu_device.cc BaseGPUDeviceFactory::CreateGPUDevice"),
     ("forward", "Lua Torch", "line", r"\.lua:\d+: in function '(?:\w+_updateOutput|updateOutput|forward)'",
      "Lua's `stack traceback:` frames (`file.lua:N: in function 'NAME'`); torch/nn Module:forward calls updateOutput, "
      "THNN's kernels are <Module>_updateOutput"),

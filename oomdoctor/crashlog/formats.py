@@ -301,9 +301,12 @@ F16_DIED = lazy_re(r"worker died or was killed while executing a task|Worker une
                    needs=("worker died or was killed while executing a task", "Worker unexpectedly exits", "OOM killer"))
 # A child killed by SIGKILL as its parent reports it: torch.multiprocessing.spawn, subprocess (accelerate
 # launch), a DataLoader worker, an IDE's run window; and a DataLoader worker out of shared memory.
-F_SIGKILL = lazy_re(r"terminated with signal SIGKILL|died with <Signals\.SIGKILL: 9>|killed by signal: Killed|"
+# subprocess.CalledProcessError words a signal death "died with <Signals.SIGKILL: 9>" (Lib/subprocess.py __str__,
+# the signal.Signals member by its repr): its verb and the member's name, however the brackets were retyped
+# (`dies with Signals.SIGKILL 9`); elastic's own `forcefully exiting via Signals.SIGKILL` is its shutdown, not this
+F_SIGKILL = lazy_re(r"terminated with signal SIGKILL|\bdie[sd]? with <?Signals\.SIGKILL\b|killed by signal: Killed|"
                     r"interrupted by signal 9: SIGKILL|killed by signal: Bus error",
-                    needs=("terminated with signal SIGKILL", "died with <Signals.SIGKILL: 9>", "killed by signal: ",
+                    needs=("terminated with signal SIGKILL", "Signals.SIGKILL", "killed by signal: ",
                            "interrupted by signal 9: SIGKILL"))
 # Go's os/exec reports a child killed by SIGKILL as "signal: killed" (os.ProcessState.String, os/exec_posix.go), as
 # ollama wraps it ("llama runner process has terminated: signal: killed"); Colab's runtime tells a kernel killed for

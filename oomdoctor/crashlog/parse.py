@@ -20,6 +20,7 @@ from oomdoctor.crashlog.phase import (
     LEVEL_ONLY,
     TRACEBACK_HEAD,
     banner_phase,
+    bar_after,
     before_launcher,
     frame_phase,
     is_frame,
@@ -467,6 +468,8 @@ def _lines_total(src: LogSource, hits: list[_Hit]) -> int | None:
 
 LINE_CUE_LINES = 40                # log lines read back from a traceback (or a message) for a progress cue
 _FRAME_SPLIT = lazy_re(r'(?= File ")', needs=(' File "',))
+# CPython's frame header (traceback.py StackSummary.format: `  File "{}", line {}, in {}`), anywhere on a line
+_GLUED_FRAME = lazy_re(r'File "[^"]+", line \d+, in ', needs=('File "',))
 
 
 def _phase(src: LogSource, h: _Hit) -> tuple | None:
@@ -535,8 +538,11 @@ def _special_form_phase(src: LogSource, h: _Hit) -> tuple | None:
             return after[:3] + ("progress",)
     own = F.clean(src.text(h.start, h.at)).text if h.at > h.start else ""
     head_here = TRACEBACK_HEAD.search(own)
-    if head_here:                            # a traceback that lost its newlines, on the message's own line
-        pieces = [p for p in _FRAME_SPLIT.split(own[head_here.end():]) if p.strip()]
+    # a traceback that lost its newlines, on the message's own line: its `Traceback` header, or (a paste that began
+    # below the header, in an inline code span) two or more frame headers before the message
+    glued_from = head_here.end() if head_here else 0 if len(_GLUED_FRAME.findall(own)) >= 2 else None
+    if glued_from is not None:
+        pieces = [p for p in _FRAME_SPLIT.split(own[glued_from:]) if p.strip()]
         glued = frame_phase(pieces)
         if glued:
             return glued[0], h.start, pieces[glued[1]], "frame"
@@ -588,6 +594,13 @@ def _lines_phase(src: LogSource, h: _Hit, block: list[tuple[int, str]], head: tu
         return phase, before[i][0], before[i][1], "progress"
     if said:
         return said, h.start, h.message, "message"
+    # nothing before it: the loop's bar, closed after the error report (phase.bar_after); under an issue's title the
+    # lines after it are the log the title stands over, which _special_form_phase has read
+    if not _HEADING.search(h.message):
+        under = [(s, F.clean(raw).text) for s, _e, raw in src.lines_after(h.end, AFTER_LINES)]
+        bar = bar_after([t for _, t in under])
+        if bar:
+            return bar[0], under[bar[1]][0], under[bar[1]][1], "progress"
     return None
 
 

@@ -124,9 +124,12 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                  r"CrossEntropyLoss|loss_fct|selective_log_softmax|get_batch_logps|_get_batch_logps|dpo_loss|kl_div)\b|"
                  r"logits\.float\(\)|logits = logits\.float|loss_utils\.py|cross_entropy\w*\.py|\bcriterion\(|\bloss_fn\(",
                  "logits.float()", "logits = logits.float", "loss_utils.py", "cross_entropy", "criterion(", "loss_fn("),
+    # the layers' ops as torch/nn/functional.py calls them (F.linear -> torch._C._nn.linear, F.layer_norm ->
+    # torch.layer_norm, F.embedding -> torch.embedding): a frame or a statement of one runs a forward pass
     "forward": _cue(r"\b(?:\w*forward\w*|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
                     r"flash_attn_\w+|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
                     r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|einsum|conv[123]d|softmax|silu|gelu|apply_rotary_pos_emb|"
+                    r"layer_norm|group_norm|batch_norm|instance_norm|rms_norm|embedding|"
                     r"_unsloth_training_step|fast_forward\w*|model)\b|torch\._C\._nn\.|activations\.py|modeling_\w+\.py|"
                     r"\bmodel\(", "torch._C._nn.", "activations.py", "modeling_", "model("),
 }
@@ -268,8 +271,10 @@ _BAR_DESC = (
     # Forge patches LoRA weights into the loaded model under a bar `Patching LoRAs for KModel`
     # (stable-diffusion-webui-forge backend/patcher/lora.py): the model is still being set up
     ("load", lazy_re(r"Loading checkpoint shards|Loading safetensors|Loading weights|Fetching \d+ files|Patching LoRAs? for", re.I)),
+    # SimpleTuner walks a dataset's aspect buckets to fill its VAE latent cache and metadata under `Processing bucket
+    # <aspect>` (helpers/caching/vae.py, helpers/metadata/backends/*.py: tqdm(desc=f"Processing bucket {bucket}"))
     ("data", lazy_re(r"\bMap\b|Filter|Running tokenizer|Tokeniz|Converting format|Generating \w+ split|Packing|"
-                     r"Preprocess|Flattening the indices|Grouping texts|Applying chat template|examples/s", re.I)),
+                     r"Preprocess|Flattening the indices|Grouping texts|Applying chat template|examples/s|Processing bucket\b", re.I)),
     # Catalyst names its bars by loader key: "0/10 * Epoch (valid):" (catalyst/callbacks/tqdm)
     ("eval", lazy_re(r"\b(?:Val(?:id(?:ation|ating)?)?|Eval(?:uat\w*)?|Predict\w*|Testing|Test)\b", re.I)),
     ("generate", lazy_re(r"\b(?:Generat\w*|Rollout|Sampling)\b", re.I)),
@@ -404,17 +409,38 @@ def _after_bar(text: str) -> str:
     return text[end + 1:] if end >= 0 else ""
 
 
+# tqdm opens its bar with the l_bar '{desc}: {percentage:3.0f}%|' (tqdm/std.py format_meter): a bar cut after it, or
+# one whose counts a viewer dropped, still shows its description and how far it got
+_BAR_LEFT = lazy_re(r"^\s*(?P<desc>[^\s|:][^|:]*?):\s+(?P<pct>\d{1,3})%\|", needs=("%|",))
+
+
 def _bar_phase(text: str) -> tuple[str, bool] | None:
     """(the phase a progress bar shows, whether it is finished), or None for a line without one."""
+    parts = _bar_parts(text)
+    if parts is None:
+        return None
+    named, finished, counted = parts
+    if named is None and not counted:
+        return None          # a cut bar's counts and rate are gone, and with them the reason to call it training
+    return named or "train", finished
+
+
+def _bar_parts(text: str) -> tuple[str | None, bool, bool] | None:
+    """(the phase the bar's description names or None, whether it is finished, whether its counts are there)."""
     bars = list(_BAR.finditer(text))
     if not bars:
-        return None
+        left = _BAR_LEFT.search(text)
+        if left is None:
+            return None
+        return _desc_phase(left.group("desc")), int(left.group("pct")) >= 100, False
     m = bars[-1]                                   # tqdm redraws on one line: the last one shows
     start = max(text.rfind("\r", 0, m.start()), text.rfind("]", 0, m.start() - 1) if len(bars) > 1 else -1) + 1
-    desc = text[start:m.start()]
-    phase = next((p for p, pat in _BAR_DESC if pat.search(desc)), "train")
     finished = int(m.group("n")) >= int(m.group("total")) > 0
-    return phase, finished
+    return _desc_phase(text[start:m.start()]), finished, True
+
+
+def _desc_phase(desc: str) -> str | None:
+    return next((p for p, pat in _BAR_DESC if pat.search(desc)), None)
 
 
 # ------------------------------------------------------------------ the message itself
@@ -426,6 +452,21 @@ _MESSAGE_CUES: tuple[tuple[str, LazyPattern], ...] = (
     ("generate", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during )?generat\w*|during generation|while generating")),
     ("load", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during |to )?load\w*|while loading|during loading")),
 )
+
+
+def bar_after(lines: list[str]) -> tuple[str, int] | None:
+    """(phase, index) of a progress bar among the lines printed after a failure, nearest first, or None.
+
+    tqdm finishes a bar in close(), which its iterator calls in a finally block (tqdm/std.py __iter__): when the
+    failure is raised in the loop's body, the abandoned iterator is closed only once the traceback that holds its
+    frame is done with, so the loop's bar is printed last, after the error report: unfinished, and named by its
+    description (an unnamed one could be any loop's)."""
+    for i, raw in enumerate(lines):
+        parts = _bar_parts(raw.strip())
+        if parts is not None:
+            named, finished, _counted = parts
+            return (named, i) if named and not finished else None
+    return None
 
 
 def message_phase(text: str) -> str | None:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from oomdoctor.lazyre import LazyPattern, class_end, lazy_re, required_literals
+from oomdoctor.lazyre import LazyPattern, lazy_re, required_literals, top_level_split
 
 _ANY = r".*"
 # a function of a loading, saving or data module that is not itself a forward or backward pass (a hook attached
@@ -676,28 +676,9 @@ def literal_prefix(pattern: str) -> str:
             out.append(c)
             i += 1
     prefix = "".join(out)
-    if not prefix or _top_level_bar(pattern[i:]):
+    if not prefix or len(top_level_split(pattern[i:])) > 1:     # an alternative at the top: not every match's prefix
         return ""
     return prefix
-
-
-def _top_level_bar(rest: str) -> bool:
-    """Whether `rest` holds a `|` outside every group and character class."""
-    depth, i, n = 0, 0, len(rest)
-    while i < n:
-        c = rest[i]
-        if c == "\\":
-            i += 1
-        elif c == "[":
-            i = class_end(rest, i)
-        elif c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        elif c == "|" and depth == 0:
-            return True
-        i += 1
-    return False
 
 
 @cache
