@@ -130,6 +130,18 @@ def test_fresh_sample_median_is_at_most_12_percent_and_p90_at_most_46(fresh):
     assert fresh["p90"] <= 0.460
 
 
+def test_a_figure_no_mechanism_reconciles_stays_scored_with_its_reason(fresh, capsys):
+    # docs/estimates.md section 21: such rows are marked in the data, never dropped from the score
+    marked = {cid for cid, case in _cases("fresh-2026-12").items() if case.get("unreconciled")}
+    assert {"fr-19", "fr-14"} <= marked
+    assert marked <= {row[0] for row in fresh["rows"]}
+    assert set(fresh["unreconciled"]) == marked and all(fresh["unreconciled"].values())
+    accuracy = _accuracy()
+    accuracy.print_by_source(fresh)
+    shown = [line for line in capsys.readouterr().out.splitlines() if "not reconciled:" in line]
+    assert len(shown) == len(marked)
+
+
 def test_a_dataset_is_named_by_its_own_word_not_inside_another_name():
     accuracy = _accuracy()
     # LitGPT's Alpaca (longest 1304 tokens) is not LongAlpaca-12k nor alpaca-gpt4
