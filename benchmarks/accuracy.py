@@ -183,6 +183,12 @@ def _framework(fw: str) -> tuple[str, dict]:
         # of its day (early 2024): the framework names itself, the transformers release is kept beside it
         extras["transformers_version"] = "4.36"
         return "ms-swift", extras
+    if "ms-swift 3" in low or "ms-swift 4" in low:
+        # `swift sft` / `swift rlhf` scripts, read as oomdoctor's own swift reader reads them (configs/entries.py
+        # _SWIFT, framework "ms-swift"): from 3.0 ms-swift patches torch's checkpoint to transformers' default
+        # use_reentrant=True unless the script says otherwise (swift/trainers/arguments.py
+        # _fix_gradient_checkpointing at b40f31df7), which the "hf" reading of a transformers-5 run is not
+        return "ms-swift", extras
     if "swift" in low or "qwen finetune" in low or "hf trainer" in low:
         return "hf", extras
     if "peft" in low:
@@ -309,7 +315,7 @@ def convert(case: dict, ref: dict):
     if case.get("framework_version"):
         # the framework's release at the commit that wrote the figure, where the row states it (setup.py)
         version = str(case["framework_version"])
-    if framework == "ms-swift":
+    if framework == "ms-swift" and "swift v1" in fw_text.lower():
         # the benchmark's commits 97e4d198b/4312aeb28 (2024-01-02/04) follow v1.5.0 (2024-01-01) and precede
         # f52dfd35c ("fix bnb qwen bug", 2024-01-06), which v1.5.1 includes: the code that ran is v1.5.0's
         version = "1.5.0"

@@ -142,6 +142,22 @@ def test_a_figure_no_mechanism_reconciles_stays_scored_with_its_reason(fresh, ca
     assert len(shown) == len(marked)
 
 
+def test_swift_3_scripts_are_read_as_ms_swift_with_its_checkpoint_default():
+    # ms-swift 3.x patches torch's checkpoint to use_reentrant=True (swift/trainers/arguments.py
+    # _fix_gradient_checkpointing); from 3.6 plain DDP runs it non-reentrant (docs/estimates.md section 21)
+    import oomdoctor.memory  # noqa: F401
+
+    est = sys.modules["oomdoctor.memory.estimate"]
+    accuracy = _accuracy()
+    cases, ref = _cases(), accuracy._reference_shapes()
+    one_gpu = accuracy.convert(cases["fr-26"], ref)[0]
+    ddp = accuracy.convert(cases["fr-14"], ref)[0]
+    assert one_gpu.framework == ddp.framework == "ms-swift"
+    assert est._reentrant(one_gpu) and not est._reentrant(ddp)
+    # ms-swift v1's benchmark rows keep the release they ran
+    assert accuracy.convert(cases["ms-42"], ref)[0].framework_version == "1.5.0"
+
+
 def test_a_dataset_is_named_by_its_own_word_not_inside_another_name():
     accuracy = _accuracy()
     # LitGPT's Alpaca (longest 1304 tokens) is not LongAlpaca-12k nor alpaca-gpt4
