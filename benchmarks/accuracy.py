@@ -185,9 +185,9 @@ def _framework(fw: str) -> tuple[str, dict]:
         return "ms-swift", extras
     if "ms-swift 3" in low or "ms-swift 4" in low:
         # `swift sft` / `swift rlhf` scripts, read as oomdoctor's own swift reader reads them (configs/entries.py
-        # _SWIFT, framework "ms-swift"): from 3.0 ms-swift patches torch's checkpoint to transformers' default
-        # use_reentrant=True unless the script says otherwise (swift/trainers/arguments.py
-        # _fix_gradient_checkpointing at b40f31df7), which the "hf" reading of a transformers-5 run is not
+        # _SWIFT, framework "ms-swift"): 3.x checkpoints reentrant unless the script says otherwise, transformers
+        # 4.x's default that ms-swift pins by patching torch's checkpoint (swift/trainers/arguments.py
+        # _fix_gradient_checkpointing, from 6c541820b), which the "hf" reading of a transformers-5 run is not
         return "ms-swift", extras
     if "swift" in low or "qwen finetune" in low or "hf trainer" in low:
         return "hf", extras

@@ -143,7 +143,7 @@ def test_a_figure_no_mechanism_reconciles_stays_scored_with_its_reason(fresh, ca
 
 
 def test_swift_3_scripts_are_read_as_ms_swift_with_its_checkpoint_default():
-    # ms-swift 3.x patches torch's checkpoint to use_reentrant=True (swift/trainers/arguments.py
+    # ms-swift 3.x checkpoints reentrant (transformers 4.x's default, pinned by swift/trainers/arguments.py
     # _fix_gradient_checkpointing); from 3.6 plain DDP runs it non-reentrant (docs/estimates.md section 21)
     import oomdoctor.memory  # noqa: F401
 
