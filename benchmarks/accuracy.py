@@ -187,6 +187,12 @@ def _framework(fw: str) -> tuple[str, dict]:
         # of its day (early 2024): the framework names itself, the transformers release is kept beside it
         extras["transformers_version"] = "4.36"
         return "ms-swift", extras
+    if "ms-swift 3" in low or "ms-swift 4" in low:
+        # `swift sft` / `swift rlhf` scripts, read as oomdoctor's own swift reader reads them (configs/entries.py
+        # _SWIFT, framework "ms-swift"): 3.x checkpoints reentrant unless the script says otherwise, transformers
+        # 4.x's default that ms-swift pins by patching torch's checkpoint (swift/trainers/arguments.py
+        # _fix_gradient_checkpointing, from 6c541820b), which the "hf" reading of a transformers-5 run is not
+        return "ms-swift", extras
     if "swift" in low or "qwen finetune" in low or "hf trainer" in low:
         return "hf", extras
     if "peft" in low:
@@ -313,7 +319,7 @@ def convert(case: dict, ref: dict):
     if case.get("framework_version"):
         # the framework's release at the commit that wrote the figure, where the row states it (setup.py)
         version = str(case["framework_version"])
-    if framework == "ms-swift":
+    if framework == "ms-swift" and "swift v1" in fw_text.lower():
         # the benchmark's commits 97e4d198b/4312aeb28 (2024-01-02/04) follow v1.5.0 (2024-01-01) and precede
         # f52dfd35c ("fix bnb qwen bug", 2024-01-06), which v1.5.1 includes: the code that ran is v1.5.0's
         version = "1.5.0"
@@ -466,6 +472,7 @@ def run(verbose: bool = True, subset: str = "all", configs: bool = False) -> dic
         cases = [c for c in yaml.load(fh, Loader=_Loader) if in_set(c, subset)]
     ref = _reference_shapes()
     rows, skipped, oom_rows = [], [], []
+    unreconciled: dict = {}
     parts: dict = {}
     for case in cases:
         if case.get("reliability") not in ("high", "medium"):
@@ -497,6 +504,10 @@ def run(verbose: bool = True, subset: str = "all", configs: bool = False) -> dic
             continue
         pred = predicted(est, kind)
         rows.append((case["id"], kind, meas, pred, (pred - meas) / meas))
+        if case.get("unreconciled"):
+            # a figure no mechanism reconciles with the run it names (the card, unpublished lengths): it stays
+            # scored, and its reason is printed with it
+            unreconciled[case["id"]] = str(case["unreconciled"])
         parts[case["id"]] = _components(est)
     median, p90 = summary(rows)
     original = [r for r in rows if in_set(next(c for c in cases if c["id"] == r[0]), ORIGINAL)]
@@ -511,21 +522,19 @@ def run(verbose: bool = True, subset: str = "all", configs: bool = False) -> dic
             print(f"{cid:10} skipped   {why}")
         for cid in (c["id"] for c in cases if unit_reason(c) and c["id"] in {r[0] for r in rows}):
             print(f"{cid}: {unit_reason(next(c for c in cases if c['id'] == cid))}")
+        for cid, why in unreconciled.items():
+            print(f"{cid}: scored, not reconciled: {why}")
         for reason, text in KIND_REASONS.items():
             ids = [c["id"] for c in cases if kind_reason(c) == reason and c["id"] in {r[0] for r in rows}]
             if ids:
                 print(f"{', '.join(ids)}: {text}")
-        for c in cases:
-            if c.get("unreconciled") and c["id"] in {r[0] for r in rows}:
-                print(f"{c['id']}: unreconciled (scored): {c['unreconciled']}")
         print(f"\n{len(rows)} cases: median |error| {median:.1%}, p90 |error| {p90:.1%}; "
               f"oom cases predicted not to fit: {sum(r[3] for r in oom_rows)}/{len(oom_rows)}")
         if subset == "all" and 0 < len(original) < len(rows):
             print(_original_line(original))
     return {"rows": rows, "median": median, "p90": p90, "oom": oom_rows, "skipped": skipped, "parts": parts,
             "sources": {c["id"]: source_name(c) for c in cases}, "original": original,
-            # a figure no mechanism found in code reconciles with the stated run: still scored, said beside it
-            "unreconciled": {c["id"]: str(c["unreconciled"]) for c in cases if c.get("unreconciled")}}
+            "unreconciled": unreconciled}
 
 
 def _original_line(original: list) -> str:
@@ -568,8 +577,9 @@ def print_by_source(result: dict) -> None:
         print(f"  {'case':9} {'reports':9} {'measured':>8} {'predicted':>9} {'error':>7}  {head}")
         for cid, kind, meas, pred, err in rows:
             comps = " ".join(f"{result['parts'][cid][c]:7.2f}" for c in COMPONENTS)
-            flag = "  unreconciled" if cid in result.get("unreconciled", {}) else ""
-            print(f"  {cid:9} {kind:9} {meas:8.2f} {pred:9.2f} {err:+7.1%}  {comps}{flag}")
+            print(f"  {cid:9} {kind:9} {meas:8.2f} {pred:9.2f} {err:+7.1%}  {comps}")
+            if cid in result["unreconciled"]:
+                print(f"  {'':9} not reconciled: {result['unreconciled'][cid]}")
     print(f"\n{len(result['rows'])} cases: median |error| {result['median']:.1%}, p90 |error| {result['p90']:.1%}")
     if 0 < len(result["original"]) < len(result["rows"]):
         print(_original_line(result["original"]))

@@ -310,11 +310,18 @@ def _zero_buffers(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts, 
     bucket = float((5e8 if stage < 3 else shape.hidden_size ** 2) or 0) if mech.zero_reduce_bucket is None \
         else mech.zero_reduce_bucket
     overlap = stage >= 3 if mech.zero_overlap_comm is None else mech.zero_overlap_comm
-    buffers = bucket * 2 * (2 if overlap else 1)
-    if stage < 3:
-        allgather = float(5e8 or 0) if mech.zero_allgather_bucket is None else mech.zero_allgather_bucket
-        buffers += allgather * 2 if stage >= 1 else 0
-    return gather + min(buffers, (T * 2) * 1.0 + 0)  # a bucket never exceeds the trainable half weights
+    half_trainable = T * 2.0
+    reduce = bucket * 2 * (2 if overlap else 1)
+    allgather = 0.0
+    if 1 <= stage < 3:
+        allgather = (float(5e8 or 0) if mech.zero_allgather_bucket is None else mech.zero_allgather_bucket) * 2
+    if stage >= 3 or mech.zero_contiguous_grads is False:
+        return gather + min(reduce + allgather, half_trainable)   # never more than the trainable half weights
+    # ZeRO-1/2 with contiguous_gradients (DeepSpeed's default) allocate the reduce buckets whole at every backward,
+    # however few parameters train: one `reduce_bucket_size` buffer in the model dtype, two under overlap_comm
+    # (deepspeed/runtime/zero/stage_1_and_2.py backward, `ipg_buffer`); without it a bucket flattens only the
+    # gradients it holds
+    return gather + reduce + min(allgather, half_trainable)
 
 
 def _persistent_grad_partition(setup: TrainingSetup, rg: Regime) -> bool:
