@@ -120,7 +120,11 @@ def _shape_from_ref(m: dict) -> ModelShape:
 def resolve_shape(name: str, ref: dict) -> ModelShape | None:
     try:   # the catalog engineer's resolver, when present
         from oomdoctor.models import resolve_model  # type: ignore
-        return resolve_model(name)
+        found = resolve_model(name)
+        if found.name != name.split(" ")[0] and name.split(" ")[0] in EXTRA_SHAPES:
+            # the catalog stood another model in for this one (its nearest family); the row's own config wins
+            return ModelShape(name=name.split(" ")[0], **EXTRA_SHAPES[name.split(" ")[0]])
+        return found
     except Exception:
         pass
     base = name.split(" ")[0]
