@@ -1868,7 +1868,8 @@ def _count_image_processor(b: _Build, cfg: dict[str, Any], notes: list[Msg], top
     if tower is None or not isinstance(dim_out, int) or isinstance(dim_out, bool) or dim_out <= 0:
         notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type, tower=str(proc.get("model_name"))))
         return True
-    layer = cfg.get("embd_layer") if isinstance(cfg.get("embd_layer"), dict) else {}
+    raw = cfg.get("embd_layer")
+    layer: dict[str, Any] = raw if isinstance(raw, dict) else {}
     hd = bool(layer.get("use_hd_transform", False))
     feat = 4 * dim_out if hd else dim_out
     projection = str(layer.get("projection_cls", "linear"))
@@ -2127,6 +2128,21 @@ def _widest(data: dict[str, Any]) -> dict[str, Any]:
             else v for k, v in data.items()}
 
 
+def _count_shuffled_or_raw_patches(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg,
+                                   path: str | None) -> None:
+    """Idefics3's and SmolVLM's tower with its pixel-shuffle connector; Gemma 4 unified's encoder-free patch input
+    (and its audio input, the same multimodal embedder over raw frames, audio_embed_dim wide: no audio tower)."""
+    v = Cfg(vision, path, None, top, ("vision_config",))
+    if top_type != "gemma4_unified":
+        b.extra += _idefics3_vision_params(v, b.hidden, top.get_int("scale_factor", default=2))
+        return
+    b.extra += _gemma4_unified_vision_params(v, b.hidden)
+    audio = cfg.get("audio_config")
+    if isinstance(audio, dict):
+        a = Cfg(audio, path, None, top, ("audio_config",))
+        b.extra += a.get_int("output_proj_dims", "audio_embed_dim", default=640) * b.hidden
+
+
 def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
                   notes: list[Msg]) -> None:
     """Add a multimodal config's vision tower (and its projector) to b.extra where oomdoctor can count its kind;
@@ -2166,16 +2182,8 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
         b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
     elif top_type == "qwen2_5_vl":
         b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
-    elif top_type in ("idefics3", "smolvlm"):
-        scale = top.get_int("scale_factor", default=2)
-        b.extra += _idefics3_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden, scale)
-    elif top_type == "gemma4_unified":
-        b.extra += _gemma4_unified_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
-        audio = cfg.get("audio_config")
-        if isinstance(audio, dict):
-            # no audio tower: raw frames go through the same multimodal embedder, audio_embed_dim wide
-            a = Cfg(audio, path, None, top, ("audio_config",))
-            b.extra += a.get_int("output_proj_dims", "audio_embed_dim", default=640) * b.hidden
+    elif top_type in ("idefics3", "smolvlm", "gemma4_unified"):
+        _count_shuffled_or_raw_patches(b, top_type, vision, cfg, top, path)
     elif top_type == "gemma4" and not isinstance(cfg.get("audio_config"), dict):
         # an audio tower (Gemma 4 E2B/E4B) is not counted: such a config keeps the warning below
         b.extra += _gemma4_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
