@@ -2090,7 +2090,9 @@ def _named_vision_tower(cfg: dict[str, Any]) -> str | None:
     """The vision encoder a config names instead of describing (LLaVA's own repository and its offspring: the
     tower is built from another checkpoint by name, llava/model/multimodal_encoder/builder.py
     `getattr(cfg, 'mm_vision_tower', getattr(cfg, 'vision_tower', None))`; Qwen-VL's `visual` dict), or None."""
-    for key in ("mm_vision_tower", "vision_tower"):
+    # MiniCPM-V names a timm model in `vision_encoder` (its modeling_minicpmv.py: timm.create_model(
+    # config.vision_encoder, ...)), its resampler built in code
+    for key in ("mm_vision_tower", "vision_tower", "vision_encoder"):
         value = cfg.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip()

@@ -513,8 +513,10 @@ def test_a_vision_tower_left_out_of_the_count_is_a_warning_on_every_surface(tmp_
     assert [w["code"] for w in model["shape_warnings"]] == ["model.warn.vision_not_counted"]
 
 
-def test_a_vision_encoder_named_by_repository_is_a_warning(no_transformers):
-    shape = read_config_json(str(CORPUS / "lisa-7b" / "config.json"), "lisa")
+@pytest.mark.parametrize("name", ["lisa-7b", "minicpm-v-2", "logics-thinking"])
+def test_a_vision_encoder_named_by_repository_is_a_warning(name, no_transformers):
+    # LLaVA's mm_vision_tower (LISA, Logics-Thinking), MiniCPM-V's timm `vision_encoder`
+    shape = read_config_json(str(CORPUS / name / "config.json"), name)
     assert "model.warn.vision_tower_by_name" in [n.code for n in shape_warnings(shape)]
 
 
