@@ -258,6 +258,9 @@ def read_model_dir(directory: str, name: str) -> ModelShape:
     if shape.shape_confidence == "guessed" and shape.llama_style_guess:
         cfg, _ = _load_config(path)
         shape = _exact_or_warned(shape, cfg, directory, try_meta=True)
+    elif shape.shape_confidence == "derived" and any(n.code in _LEFT_OUT for n in shape.notes):
+        cfg, _ = _load_config(path)             # no checkpoint counted the part the reading leaves out
+        shape = _whole_class_count(shape, cfg, directory)
     return shape
 
 

@@ -727,9 +727,10 @@ def test_a_reading_that_leaves_a_tower_out_takes_transformers_count_of_the_whole
     assert shape.shape_confidence == "derived"
     assert "model.warn.vision_not_counted" in [n.code for n in shape_warnings(shape)]
     monkeypatch.setattr(metacount, "meta_count", lambda c, d=None, timeout=None: _FakeCount(123_456_789))
-    shape = read_config_json(str(tmp_path / "config.json"), "x")
-    assert (shape.shape_confidence, count_params(shape).total) == ("exact", 123_456_789)
-    assert shape.notes[0].code == "model.note.meta_count" and not shape_warnings(shape)
+    # as a config.json and as --model DIR without a checkpoint beside it
+    for shape in (read_config_json(str(tmp_path / "config.json"), "x"), resolve_model(str(tmp_path))):
+        assert (shape.shape_confidence, count_params(shape).total) == ("exact", 123_456_789)
+        assert shape.notes[0].code == "model.note.meta_count" and not shape_warnings(shape)
 
 
 def test_an_encoder_decoder_without_a_reading_is_refused_unless_transformers_counts_it(monkeypatch, no_transformers):
