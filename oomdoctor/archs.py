@@ -1855,6 +1855,36 @@ def _named_clip_params(name: str) -> int | None:
     return h + 3 * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * _vit_layer(h, inter)
 
 
+# timm ViTs a config names by model name (timm models/vision_transformer.py, the so400m SigLIP defs): (embed, depth,
+# mlp width, patch, image); no class token, a biased patch projection, one final LayerNorm
+_NAMED_TIMM_VIT: dict[str, tuple[int, int, int, int, int]] = {
+    "vit_so400m_patch14_siglip_224": (1152, 27, 4304, 14, 224),
+    "vit_so400m_patch14_siglip_384": (1152, 27, 4304, 14, 384),
+}
+
+
+def _count_timm_tower(b: _Build, cfg: dict[str, Any]) -> bool:
+    """MiniCPM-V 2.0's tower and resampler (its modeling_minicpmv.py: timm.create_model(vision_encoder) with the
+    attention-pool head dropped and, with drop_vision_last_layer, the last block; resampler.py Resampler over
+    query_num queries in the language model's width: a query and a position table of query_num x width, a
+    bias-free kv projection from the tower's width, a biased nn.MultiheadAttention, three LayerNorms and a
+    width x width output matrix). False when the config names no tower of the table or no query count."""
+    name = cfg.get("vision_encoder")
+    queries = cfg.get("query_num")
+    if not isinstance(name, str) or not isinstance(queries, int) or isinstance(queries, bool) or queries <= 0:
+        return False
+    dims = _NAMED_TIMM_VIT.get(name.split(".")[0].strip().lower())      # ".webli": the pretrained tag
+    if dims is None:
+        return False
+    e, depth, inter, patch, image = dims
+    depth -= 1 if cfg.get("drop_vision_last_layer", False) else 0
+    tower = 3 * patch * patch * e + e + (image // patch) ** 2 * e + depth * _vit_layer(e, inter) + 2 * e
+    w = b.hidden
+    resampler = 2 * queries * w + e * w + (3 * w * w + 3 * w) + (w * w + w) + 3 * 2 * w + w * w
+    b.extra += tower + resampler
+    return True
+
+
 def _count_image_processor(b: _Build, cfg: dict[str, Any], notes: list[Msg], top_type: str) -> bool:
     """Phi-3-vision's image embedder, read from `img_processor` and `embd_layer` (its remote
     image_embedding_phi3_v.py Phi3ImageEmbedding): a CLIPVisionModel of the named checkpoint, two learnable
@@ -2273,7 +2303,7 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         builder(b)
     if vision is not None:
         _count_vision(b, top_type, vision, cfg, top, path, notes)
-    elif _count_image_processor(b, cfg, notes, top_type):
+    elif _count_image_processor(b, cfg, notes, top_type) or _count_timm_tower(b, cfg):
         pass
     else:
         named = _named_vision_tower(cfg)

@@ -513,10 +513,22 @@ def test_a_vision_tower_left_out_of_the_count_is_a_warning_on_every_surface(tmp_
     assert [w["code"] for w in model["shape_warnings"]] == ["model.warn.vision_not_counted"]
 
 
-@pytest.mark.parametrize("name", ["lisa-7b", "minicpm-v-2", "logics-thinking"])
+@pytest.mark.parametrize("name", ["lisa-7b", "logics-thinking"])
 def test_a_vision_encoder_named_by_repository_is_a_warning(name, no_transformers):
-    # LLaVA's mm_vision_tower (LISA, Logics-Thinking), MiniCPM-V's timm `vision_encoder`
+    # LLaVA's mm_vision_tower (LISA, Logics-Thinking)
     shape = read_config_json(str(CORPUS / name / "config.json"), name)
+    assert "model.warn.vision_tower_by_name" in [n.code for n in shape_warnings(shape)]
+
+
+def test_minicpm_v_counts_the_timm_tower_it_names_and_warns_for_one_it_cannot(tmp_path, no_transformers):
+    # MiniCPM-V 2.0 names a timm SigLIP (so400m, 384 px) and builds its resampler in code: both counted, exact
+    # against the checkpoint's index; a timm name outside the table is a named tower, warned
+    entry = next(e for e in AUDIT_8 if e["dir"] == "minicpm-v-2")
+    assert _score(entry)[2] == 0
+    cfg = json.loads((CORPUS / "minicpm-v-2" / "config.json").read_text())
+    cfg["vision_encoder"] = "eva02_large_patch14_448.mim_m38m_ft_in22k_in1k"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    shape = read_config_json(str(tmp_path / "config.json"), "minicpmv")
     assert "model.warn.vision_tower_by_name" in [n.code for n in shape_warnings(shape)]
 
 
@@ -695,17 +707,21 @@ def test_audit_8_holds_real_published_configs_of_types_new_to_every_earlier_sect
                or "index.json" in e["trusted_from"] for e in AUDIT_8)
 
 
-def test_audit_8_without_transformers_8_of_12_within_one_percent_and_none_silently_wrong(no_transformers):
+def test_audit_8_without_transformers_9_of_12_within_one_percent_and_none_silently_wrong(no_transformers):
     scored = {e["dir"]: _score(e) for e in AUDIT_8}
     within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
     # Idefics3's tower and connector, Gemma 4 unified's encoder-free image input on Gemma 4's decoder, Phi-3-vision's
-    # CLIP embedder read from img_processor, StableLM's remote-code block: exact; TeleChat a guess within 1%
-    assert within == ["baichuan2-13b-chat", "granite-docling-258m", "phi-2-mlc-phimsft", "phi-3-vision-128k",
-                      "qwen2.5-vl-7b-hunyuanimage", "stable-code-3b", "telechat-12b", "vedika-4.1-flash"]
-    assert all(scored[n][2] == 0 and scored[n][1].shape_confidence == "derived" for n in within if n != "telechat-12b")
+    # CLIP embedder read from img_processor, StableLM's remote-code block: exact; MiniCPM-V's timm tower and
+    # resampler on a guessed decoder, TeleChat: guesses within 1%
+    assert within == ["baichuan2-13b-chat", "granite-docling-258m", "minicpm-v-2", "phi-2-mlc-phimsft",
+                      "phi-3-vision-128k", "qwen2.5-vl-7b-hunyuanimage", "stable-code-3b", "telechat-12b",
+                      "vedika-4.1-flash"]
+    guesses = ("telechat-12b", "minicpm-v-2")
+    assert all(scored[n][2] == 0 and scored[n][1].shape_confidence == "derived" for n in within if n not in guesses)
+    assert all(scored[n][1].shape_confidence == "guessed" and shape_warnings(scored[n][1]) for n in guesses)
     assert [n for n, (kind, _s, _e) in scored.items() if kind == "refused"] == ["speecht5-tts-technical"]
     # the rest are counted behind the guessed-shape warning: vision towers their config names or leaves to code
-    # (Molmo, Logics, MiniCPM-V), Molmo's fused MLP width besides
+    # (Molmo, Logics-Thinking), Molmo's fused MLP width besides
     for name, (kind, shape, _error) in scored.items():
         assert kind in ("within", "refused") or shape_warnings(shape), name
 
