@@ -2106,6 +2106,10 @@ _KIN_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # DeepSeek-V4's grouped low-rank output beside hyper-connections (models/deepseek_v4/modeling_deepseek_v4.py:
     # o_a_proj in o_groups groups of o_lora_rank; hc_mult residual streams), which Hy4's hyper-connections lack
     ("deepseek_v4", ("o_lora_rank", "o_groups", "hc_mult")),
+    # CodeGen's context length beside its partial rotary width: of transformers' configs only CodeGenConfig
+    # (models/codegen/configuration_codegen.py n_ctx, rotary_dim) has both; a block of one LayerNorm, a bias-free
+    # fused qkv_proj and out_proj beside a biased fc_in/fc_out, an lm_head with a bias (MOSS's modeling_moss.py)
+    ("codegen", ("n_ctx", "rotary_dim")),
 )
 
 
