@@ -281,7 +281,7 @@ def _gemma(b: _Build, *, norms: int, qk_norm: bool) -> None:
     b.layer_other = norms * b.hidden + (_qk_norm(b) if qk_norm else 0)
 
 
-def _gemma4_text(b: _Build) -> None:
+def _gemma4_text(b: _Build, *, unified: bool = False) -> None:
     """Gemma 4's language model (transformers models/gemma4/modeling_gemma4.py Gemma4TextModel, defaults from
     configuration_gemma4.py Gemma4TextConfig). Layers differ: `per_layer_config` gives some layers their own
     head_dim / num_key_value_heads (absent, the full-attention layers take `global_head_dim`); the last
@@ -332,7 +332,9 @@ def _gemma4_text(b: _Build) -> None:
         return total
 
     b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + _mlp(h, b.inter)
-    per_input = c.get_int("hidden_size_per_layer_input", default=256, minimum=0) or 0
+    # Gemma 4 unified's decoder (models/gemma4_unified/modeling_gemma4_unified.py Gemma4UnifiedTextDecoderLayer)
+    # has neither the per-layer input nor the expert block, whatever its config says
+    per_input = 0 if unified else c.get_int("hidden_size_per_layer_input", default=256, minimum=0) or 0
     b.layer_other = 4 * h + 2 * b.head_dim + (2 * h * per_input + h if per_input else 0)
     base = _attn_params(b) + 2 * b.head_dim
     for i in range(L):
@@ -340,7 +342,7 @@ def _gemma4_text(b: _Build) -> None:
     if per_input:
         vocab_per_layer = c.get_int("vocab_size_per_layer_input", default=262144) or 262144
         b.extra += vocab_per_layer * L * per_input + h * L * per_input + per_input
-    if c.flag("enable_moe_block", False):
+    if not unified and c.flag("enable_moe_block", False):
         b.experts = c.need("num_experts")
         b.experts_per_token = c.get_int("top_k_experts", default=1) or 1
         b.moe_inter = c.need("moe_intermediate_size")
@@ -1807,6 +1809,106 @@ def _gemma4_vision_params(v: Cfg, text_hidden: int) -> int:
     return 3 * patch * patch * e + 2 * positions * e + layers * layer + out * text_hidden
 
 
+def _idefics3_vision_params(v: Cfg, text_hidden: int, scale_factor: int) -> int:
+    """Idefics3's vision tower and connector (models/idefics3/modeling_idefics3.py Idefics3VisionTransformer,
+    Idefics3SimpleMLP; Idefics3VisionConfig defaults): SigLIP's biased patch Conv2d, learned positions for
+    (image/patch)^2 patches, pre-norm layers, a post LayerNorm; then one bias-free projection of
+    scale_factor^2 pixel-shuffled features into the language model's width (SmolVLM builds the same)."""
+    h = v.get_int("hidden_size", default=1152)
+    inter = v.get_int("intermediate_size", default=3072)
+    layers = v.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=32)
+    image = v.get_int("image_size", default=224)
+    channels = v.get_int("num_channels", default=3)
+    tower = channels * patch * patch * h + h + (image // patch) ** 2 * h + layers * _vit_layer(h, inter) + 2 * h
+    return tower + h * scale_factor * scale_factor * text_hidden
+
+
+def _gemma4_unified_vision_params(v: Cfg, text_hidden: int) -> int:
+    """Gemma 4 unified's encoder-free image input (models/gemma4_unified/modeling_gemma4_unified.py
+    Gemma4UnifiedVisionEmbedder): a LayerNorm over 3 x model_patch_size^2 raw pixels, a biased Dense into
+    mm_embed_dim, a LayerNorm, a factorized (mm_posemb_size, 2, mm_embed_dim) position table and its LayerNorm,
+    then Gemma4UnifiedMultimodalEmbedder: a scale-free RMSNorm and one bias-free projection into the text width."""
+    patch_dim = 3 * v.get_int("model_patch_size", default=48) ** 2
+    e = v.need("mm_embed_dim")
+    out = v.get_int("output_proj_dims", default=e)
+    positions = v.need("mm_posemb_size")
+    return 2 * patch_dim + patch_dim * e + e + 2 * e + positions * 2 * e + 2 * e + out * text_hidden
+
+
+# the CLIP towers a config names by checkpoint instead of describing: (hidden, intermediate, layers, patch, image)
+# as those checkpoints publish their vision_config (openai/clip-vit-*/config.json)
+_NAMED_CLIP: dict[str, tuple[int, int, int, int, int]] = {
+    "openai/clip-vit-base-patch32": (768, 3072, 12, 32, 224),
+    "openai/clip-vit-base-patch16": (768, 3072, 12, 16, 224),
+    "openai/clip-vit-large-patch14": (1024, 4096, 24, 14, 224),
+    "openai/clip-vit-large-patch14-336": (1024, 4096, 24, 14, 336),
+}
+
+
+def _named_clip_params(name: str) -> int | None:
+    """A CLIPVisionModel named by its checkpoint (see _clip_vision_params), or None for a name not in the table."""
+    dims = _NAMED_CLIP.get(name.strip().lower())
+    if dims is None:
+        return None
+    h, inter, layers, patch, image = dims
+    return h + 3 * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * _vit_layer(h, inter)
+
+
+# timm ViTs a config names by model name (timm models/vision_transformer.py, the so400m SigLIP defs): (embed, depth,
+# mlp width, patch, image); no class token, a biased patch projection, one final LayerNorm
+_NAMED_TIMM_VIT: dict[str, tuple[int, int, int, int, int]] = {
+    "vit_so400m_patch14_siglip_224": (1152, 27, 4304, 14, 224),
+    "vit_so400m_patch14_siglip_384": (1152, 27, 4304, 14, 384),
+}
+
+
+def _count_timm_tower(b: _Build, cfg: dict[str, Any]) -> bool:
+    """MiniCPM-V 2.0's tower and resampler (its modeling_minicpmv.py: timm.create_model(vision_encoder) with the
+    attention-pool head dropped and, with drop_vision_last_layer, the last block; resampler.py Resampler over
+    query_num queries in the language model's width: a query and a position table of query_num x width, a
+    bias-free kv projection from the tower's width, a biased nn.MultiheadAttention, three LayerNorms and a
+    width x width output matrix). False when the config names no tower of the table or no query count."""
+    name = cfg.get("vision_encoder")
+    queries = cfg.get("query_num")
+    if not isinstance(name, str) or not isinstance(queries, int) or isinstance(queries, bool) or queries <= 0:
+        return False
+    dims = _NAMED_TIMM_VIT.get(name.split(".")[0].strip().lower())      # ".webli": the pretrained tag
+    if dims is None:
+        return False
+    e, depth, inter, patch, image = dims
+    depth -= 1 if cfg.get("drop_vision_last_layer", False) else 0
+    tower = 3 * patch * patch * e + e + (image // patch) ** 2 * e + depth * _vit_layer(e, inter) + 2 * e
+    w = b.hidden
+    resampler = 2 * queries * w + e * w + (3 * w * w + 3 * w) + (w * w + w) + 3 * 2 * w + w * w
+    b.extra += tower + resampler
+    return True
+
+
+def _count_image_processor(b: _Build, cfg: dict[str, Any], notes: list[Msg], top_type: str) -> bool:
+    """Phi-3-vision's image embedder, read from `img_processor` and `embd_layer` (its remote
+    image_embedding_phi3_v.py Phi3ImageEmbedding): a CLIPVisionModel of the named checkpoint, two learnable
+    separators of 4 x image_dim_out under the HD transform, and a projection (`linear`: one Linear; `mlp`: two
+    biased Linears, the first from 4 x image_dim_out features under the HD transform). False when not that shape."""
+    proc = cfg.get("img_processor")
+    if not isinstance(proc, dict) or proc.get("name") != "clip_vision_model":
+        return False
+    tower = _named_clip_params(str(proc.get("model_name") or ""))
+    dim_out = proc.get("image_dim_out")
+    if tower is None or not isinstance(dim_out, int) or isinstance(dim_out, bool) or dim_out <= 0:
+        notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type, tower=str(proc.get("model_name"))))
+        return True
+    raw = cfg.get("embd_layer")
+    layer: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    hd = bool(layer.get("use_hd_transform", False))
+    feat = 4 * dim_out if hd else dim_out
+    projection = str(layer.get("projection_cls", "linear"))
+    proj = feat * b.hidden + b.hidden + ((b.hidden * b.hidden + b.hidden) if projection == "mlp" else 0)
+    separators = 2 * 4 * dim_out if layer.get("with_learnable_separator", False) else 0
+    b.extra += tower + separators + proj
+    return True
+
+
 def _qwen2_5_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     """Qwen2.5-VL's vision tower (Qwen2_5_VisionTransformerPretrainedModel): Qwen2-VL's patch Conv3d and
     fused qkv/proj, but RMSNorms (weight only), a biased gate/up/down MLP of `intermediate_size`, and a
@@ -1850,12 +1952,22 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
     "gemma3_text": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
     "gemma3": (lambda b: _gemma(b, norms=4, qk_norm=True), True), "gemma4_text": (_gemma4_text, True),
+    # Gemma 4 unified's language model is Gemma 4's text decoder (models/gemma4_unified/modular_gemma4_unified.py:
+    # Gemma4UnifiedTextConfig / Gemma4UnifiedTextDecoderLayer are Gemma 4's); only the vision input differs
+    "gemma4_unified_text": (lambda b: _gemma4_text(b, unified=True), True),
+    "gemma4_unified": (lambda b: _gemma4_text(b, unified=True), True),
     "cohere": (_cohere, True), "cohere2": (_cohere, True),
     "starcoder2": (_starcoder2, True),
     "olmo": (_olmo, False), "olmo2": (_olmo2, False),
     "stablelm": (_stablelm, False),
+    # StableLM's remote code before transformers took it in (stable-code-3b modeling_stablelm_epoch.py: the same
+    # bias-free q/k/v/o and gated MLP between two biased LayerNorms; `norm_eps` and `rope_pct` are its key names)
+    "stablelm_epoch": (_stablelm, False),
     "phi": (_phi, False), "phi-msft": (_phi, False), "mixformer-sequential": (_phi, False),
     "phi3": (_phi3, False),
+    # Phi-3-vision's language model is Phi-3's decoder (its remote modeling_phi3_v.py: Phi3DecoderLayer with fused
+    # qkv_proj and gate_up_proj); the image embedder is read from `img_processor` (_count_image_processor)
+    "phi3_v": (_phi3, False),
     "glm": (lambda b: _glm(b, post_norms=False), False), "glm4": (lambda b: _glm(b, post_norms=True), False),
     "granitemoe": (lambda b: _granitemoe(b, shared=False), False),
     "granitemoeshared": (lambda b: _granitemoe(b, shared=True), False),
@@ -1994,6 +2106,10 @@ _KIN_KEYS: tuple[tuple[str, tuple[str, ...]], ...] = (
     # DeepSeek-V4's grouped low-rank output beside hyper-connections (models/deepseek_v4/modeling_deepseek_v4.py:
     # o_a_proj in o_groups groups of o_lora_rank; hc_mult residual streams), which Hy4's hyper-connections lack
     ("deepseek_v4", ("o_lora_rank", "o_groups", "hc_mult")),
+    # CodeGen's context length beside its partial rotary width: of transformers' configs only CodeGenConfig
+    # (models/codegen/configuration_codegen.py n_ctx, rotary_dim) has both; a block of one LayerNorm, a bias-free
+    # fused qkv_proj and out_proj beside a biased fc_in/fc_out, an lm_head with a bias (MOSS's modeling_moss.py)
+    ("codegen", ("n_ctx", "rotary_dim")),
 )
 
 
@@ -2008,7 +2124,9 @@ def _named_vision_tower(cfg: dict[str, Any]) -> str | None:
     """The vision encoder a config names instead of describing (LLaVA's own repository and its offspring: the
     tower is built from another checkpoint by name, llava/model/multimodal_encoder/builder.py
     `getattr(cfg, 'mm_vision_tower', getattr(cfg, 'vision_tower', None))`; Qwen-VL's `visual` dict), or None."""
-    for key in ("mm_vision_tower", "vision_tower"):
+    # MiniCPM-V names a timm model in `vision_encoder` (its modeling_minicpmv.py: timm.create_model(
+    # config.vision_encoder, ...)), its resampler built in code
+    for key in ("mm_vision_tower", "vision_tower", "vision_encoder"):
         value = cfg.get(key)
         if isinstance(value, str) and value.strip():
             return value.strip()
@@ -2044,6 +2162,21 @@ def _widest(data: dict[str, Any]) -> dict[str, Any]:
     """The config with each per-layer list of sizes replaced by its largest entry."""
     return {k: max(v) if isinstance(v, list) and v and all(isinstance(i, int) and not isinstance(i, bool) for i in v)
             else v for k, v in data.items()}
+
+
+def _count_shuffled_or_raw_patches(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg,
+                                   path: str | None) -> None:
+    """Idefics3's and SmolVLM's tower with its pixel-shuffle connector; Gemma 4 unified's encoder-free patch input
+    (and its audio input, the same multimodal embedder over raw frames, audio_embed_dim wide: no audio tower)."""
+    v = Cfg(vision, path, None, top, ("vision_config",))
+    if top_type != "gemma4_unified":
+        b.extra += _idefics3_vision_params(v, b.hidden, top.get_int("scale_factor", default=2))
+        return
+    b.extra += _gemma4_unified_vision_params(v, b.hidden)
+    audio = cfg.get("audio_config")
+    if isinstance(audio, dict):
+        a = Cfg(audio, path, None, top, ("audio_config",))
+        b.extra += a.get_int("output_proj_dims", "audio_embed_dim", default=640) * b.hidden
 
 
 def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
@@ -2085,6 +2218,8 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
         b.extra += _qwen2_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
     elif top_type == "qwen2_5_vl":
         b.extra += _qwen2_5_vl_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
+    elif top_type in ("idefics3", "smolvlm", "gemma4_unified"):
+        _count_shuffled_or_raw_patches(b, top_type, vision, cfg, top, path)
     elif top_type == "gemma4" and not isinstance(cfg.get("audio_config"), dict):
         # an audio tower (Gemma 4 E2B/E4B) is not counted: such a config keeps the warning below
         b.extra += _gemma4_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
@@ -2151,6 +2286,13 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
                 # no attention heads to read (a recurrent model such as RWKV): one head stands in, so that
                 # transformers may still count the file; without that count it is refused all the same
                 one_head = dict(_widest(c.data), num_attention_heads=1, num_key_value_heads=1, head_dim=None)
+                # an encoder-decoder of a type without a reading (SpeechT5, ...) names its decoder's sizes as
+                # BART's config does (decoder_layers, decoder_attention_heads, decoder_ffn_dim; d_model)
+                data = _widest(c.data)
+                for key, alias in (("num_hidden_layers", "decoder_layers"), ("hidden_size", "d_model"),
+                                   ("intermediate_size", "decoder_ffn_dim")):
+                    if key not in data and alias in data:
+                        one_head[key] = data[alias]
                 b = _Build(Cfg(one_head, path, None, top), model_type or top_type, c.flag("tie_embedding", True))
                 try:
                     _llama(b)
@@ -2165,6 +2307,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         builder(b)
     if vision is not None:
         _count_vision(b, top_type, vision, cfg, top, path, notes)
+    elif _count_image_processor(b, cfg, notes, top_type) or _count_timm_tower(b, cfg):
+        pass
     else:
         named = _named_vision_tower(cfg)
         if named:

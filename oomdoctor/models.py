@@ -181,7 +181,27 @@ def read_config_json(path: str, name: str, *, exact: bool = True) -> ModelShape:
     shape = shape_from_config(cfg, name, path, text=text, tolerate_unplaced=True)
     if shape.shape_confidence == "guessed":
         shape = _exact_or_warned(shape, cfg, os.path.dirname(path) if exact else None, try_meta=exact)
+    elif exact and any(n.code in _LEFT_OUT for n in shape.notes):
+        shape = _whole_class_count(shape, cfg, os.path.dirname(path))
     return shape
+
+
+# warnings of a reading that counts the language model but leaves a part out (a vision tower of a kind it cannot
+# count, or one named instead of described)
+_LEFT_OUT = ("model.warn.vision_not_counted", "model.warn.vision_tower_by_name")
+
+
+def _whole_class_count(shape: ModelShape, cfg: dict[str, Any], directory: str) -> ModelShape:
+    """A reading of the type's own that leaves a part out: transformers' count of the whole class, where it knows
+    the class the config names, replaces the total and drops the warning; else the shape keeps it."""
+    from oomdoctor import metacount
+
+    count = metacount.meta_count(cfg, directory)
+    if not count.params:
+        return shape
+    note = msg("model.note.meta_count", version=count.version, cls=count.cls)
+    kept = tuple(n for n in shape.notes if n.code not in _LEFT_OUT)
+    return replace(shape, params_total=count.params, shape_confidence="exact", notes=(note,) + kept)
 
 
 def _unplaced(shape: ModelShape) -> Msg | None:
@@ -238,6 +258,9 @@ def read_model_dir(directory: str, name: str) -> ModelShape:
     if shape.shape_confidence == "guessed" and shape.llama_style_guess:
         cfg, _ = _load_config(path)
         shape = _exact_or_warned(shape, cfg, directory, try_meta=True)
+    elif shape.shape_confidence == "derived" and any(n.code in _LEFT_OUT for n in shape.notes):
+        cfg, _ = _load_config(path)             # no checkpoint counted the part the reading leaves out
+        shape = _whole_class_count(shape, cfg, directory)
     return shape
 
 

@@ -513,8 +513,22 @@ def test_a_vision_tower_left_out_of_the_count_is_a_warning_on_every_surface(tmp_
     assert [w["code"] for w in model["shape_warnings"]] == ["model.warn.vision_not_counted"]
 
 
-def test_a_vision_encoder_named_by_repository_is_a_warning(no_transformers):
-    shape = read_config_json(str(CORPUS / "lisa-7b" / "config.json"), "lisa")
+@pytest.mark.parametrize("name", ["lisa-7b", "logics-thinking"])
+def test_a_vision_encoder_named_by_repository_is_a_warning(name, no_transformers):
+    # LLaVA's mm_vision_tower (LISA, Logics-Thinking)
+    shape = read_config_json(str(CORPUS / name / "config.json"), name)
+    assert "model.warn.vision_tower_by_name" in [n.code for n in shape_warnings(shape)]
+
+
+def test_minicpm_v_counts_the_timm_tower_it_names_and_warns_for_one_it_cannot(tmp_path, no_transformers):
+    # MiniCPM-V 2.0 names a timm SigLIP (so400m, 384 px) and builds its resampler in code: both counted, exact
+    # against the checkpoint's index; a timm name outside the table is a named tower, warned
+    entry = next(e for e in AUDIT_8 if e["dir"] == "minicpm-v-2")
+    assert _score(entry)[2] == 0
+    cfg = json.loads((CORPUS / "minicpm-v-2" / "config.json").read_text())
+    cfg["vision_encoder"] = "eva02_large_patch14_448.mim_m38m_ft_in22k_in1k"
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    shape = read_config_json(str(tmp_path / "config.json"), "minicpmv")
     assert "model.warn.vision_tower_by_name" in [n.code for n in shape_warnings(shape)]
 
 
@@ -675,3 +689,74 @@ def test_audit_7_without_transformers_12_of_13_within_one_percent_and_none_silen
     # the rest: refused with one line (Cohere Transcribe: NeMo's nested encoder keys)
     assert sorted(n for n, (kind, _s, _e) in scored.items() if kind == "refused") == [
         "cohere-transcribe-arabic"]
+
+
+# the eighth: 13 real published config.json files of types no section above holds (Qwen2.5-VL, Baichuan2, Molmo,
+# Phi-3-vision, TeleChat, SpeechT5, granite-docling, Gemma 4 unified, MOSS, ...), drawn by the rule at the top of its
+# section; first sight and after in AUDIT.md
+AUDIT_8 = MANIFEST["audit_8"]
+
+
+def test_audit_8_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+               for section, entries in MANIFEST.items() if section != "audit_8" for e in entries}
+    types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_8]
+    assert len(AUDIT_8) == 13 and len(set(types)) == 13 and not set(types) & earlier
+    # every trusted count is the checkpoint's own index or transformers' build of the class the file names
+    assert all("index.json" in e["trusted_from"] or "transformers 5.24.0 on the meta device" in e["trusted_from"]
+               for e in AUDIT_8)
+
+
+def test_audit_8_without_transformers_10_of_13_within_one_percent_and_none_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_8}
+    within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
+    # Idefics3's tower and connector, Gemma 4 unified's encoder-free image input on Gemma 4's decoder, Phi-3-vision's
+    # CLIP embedder read from img_processor, StableLM's remote-code block: exact; MiniCPM-V's timm tower and
+    # resampler on a guessed decoder, MOSS read by CodeGen's block (its n_ctx + rotary_dim), TeleChat: guesses
+    assert within == ["baichuan2-13b-chat", "granite-docling-258m", "minicpm-v-2", "moss-moon-003-sft-int8",
+                      "phi-2-mlc-phimsft", "phi-3-vision-128k", "qwen2.5-vl-7b-hunyuanimage", "stable-code-3b",
+                      "telechat-12b", "vedika-4.1-flash"]
+    guesses = ("telechat-12b", "minicpm-v-2", "moss-moon-003-sft-int8")
+    assert all(scored[n][2] == 0 and scored[n][1].shape_confidence == "derived" for n in within if n not in guesses)
+    assert all(scored[n][1].shape_confidence == "guessed" and shape_warnings(scored[n][1]) for n in guesses)
+    assert [n for n, (kind, _s, _e) in scored.items() if kind == "refused"] == ["speecht5-tts-technical"]
+    # the rest are counted behind the guessed-shape warning: vision towers their config names or leaves to code
+    # (Molmo, Logics-Thinking), Molmo's fused MLP width besides
+    for name, (kind, shape, _error) in scored.items():
+        assert kind in ("within", "refused") or shape_warnings(shape), name
+
+
+class _FakeCount:
+    def __init__(self, params):
+        self.params, self.version, self.cls, self.unknown, self.error, self.seconds = params, "5.24.0", "X", False, "", 0.0
+
+
+def test_a_reading_that_leaves_a_tower_out_takes_transformers_count_of_the_whole_class(tmp_path, monkeypatch):
+    from oomdoctor import metacount
+
+    cfg = json.loads((CORPUS / "granite-docling-258m" / "config.json").read_text())
+    cfg["vision_config"]["model_type"] = "some_vision"
+    cfg["model_type"] = "llava"                          # a tower of a kind the reading cannot count
+    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    monkeypatch.setattr(metacount, "meta_count", lambda c, d=None, timeout=None: _FakeCount(None))
+    shape = read_config_json(str(tmp_path / "config.json"), "x")
+    assert shape.shape_confidence == "derived"
+    assert "model.warn.vision_not_counted" in [n.code for n in shape_warnings(shape)]
+    monkeypatch.setattr(metacount, "meta_count", lambda c, d=None, timeout=None: _FakeCount(123_456_789))
+    # as a config.json and as --model DIR without a checkpoint beside it
+    for shape in (read_config_json(str(tmp_path / "config.json"), "x"), resolve_model(str(tmp_path))):
+        assert (shape.shape_confidence, count_params(shape).total) == ("exact", 123_456_789)
+        assert shape.notes[0].code == "model.note.meta_count" and not shape_warnings(shape)
+
+
+def test_an_encoder_decoder_without_a_reading_is_refused_unless_transformers_counts_it(monkeypatch, no_transformers):
+    from oomdoctor import metacount
+
+    path = str(CORPUS / "speecht5-tts-technical" / "config.json")
+    with pytest.raises(InputError) as err:
+        read_config_json(path, "speecht5")
+    assert err.value.message.code == "model.refuse.unreadable"
+    # the decoder's sizes (decoder_layers, decoder_attention_heads) stand in for the figures per layer
+    monkeypatch.setattr(metacount, "meta_count", lambda c, d=None, timeout=None: _FakeCount(144_431_684))
+    shape = read_config_json(path, "speecht5")
+    assert (shape.shape_confidence, count_params(shape).total, shape.num_layers) == ("exact", 144_431_684, 6)

@@ -156,6 +156,11 @@ CASES = {
                                        attention_k_eq_v=True, num_global_key_value_heads=1,
                                        hidden_size_per_layer_input=0, enable_moe_block=True, num_experts=4,
                                        top_k_experts=2, moe_intermediate_size=128),
+    # Gemma 4 unified's decoder: Gemma 4's, without per-layer inputs or an expert block whatever the keys say
+    "gemma4_unified_text": dict(SMALL, hidden_size=H, intermediate_size=512, num_hidden_layers=8,
+                                num_attention_heads=4, num_key_value_heads=2, head_dim=32, global_head_dim=64,
+                                num_kv_shared_layers=2, use_double_wide_mlp=True, attention_k_eq_v=True,
+                                num_global_key_value_heads=1, hidden_size_per_layer_input=32),
     # compressed convolutional attention, an MLP router over experts plus a skip class, residual scalings
     "zaya": dict(SMALL, hidden_size=H, num_hidden_layers=3, num_attention_heads=4, num_key_value_heads=2, head_dim=32,
                  num_experts=4, num_experts_per_tok=1, moe_intermediate_size=128, router_hidden_size=64,
@@ -365,6 +370,20 @@ def test_gemma4_counts_its_vision_tower_as_the_model_code_does():
     ours = count_params(shape_from_config(cfg, "gemma4", None)).total
     kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
     assert ours == _image_text_count("gemma4", kw)
+
+
+@pytest.mark.parametrize("name,model_type", [("granite-docling-258m", "idefics3"), ("vedika-4.1-flash", "gemma4_unified")])
+def test_idefics3_and_gemma4_unified_count_their_image_input_as_the_model_code_does(name, model_type):
+    # the published files with 2 language layers (and a 2-layer Idefics3 tower): Idefics3's SigLIP-style tower and
+    # pixel-shuffle connector; Gemma 4 unified's encoder-free patch embedder and its audio projection
+    cfg = _two_layers(json.loads((CORPUS / name / "config.json").read_text()))
+    if "layer_types" in cfg["text_config"]:
+        cfg["text_config"]["layer_types"] = cfg["text_config"]["layer_types"][:2]
+    if model_type == "idefics3":
+        cfg["vision_config"]["num_hidden_layers"] = 2
+    ours = count_params(shape_from_config(cfg, name, None)).total
+    kw = {k: v for k, v in cfg.items() if k not in ("model_type", "architectures", "transformers_version")}
+    assert ours == _image_text_count(model_type, kw)
 
 
 SEQ2SEQ = dict(d_model=32, encoder_layers=2, decoder_layers=3, encoder_attention_heads=4, decoder_attention_heads=4,
