@@ -283,6 +283,19 @@ ENTRIES: tuple[Entry, ...] = (
           seq_flag="max_length", precision_from_dtype=True),
     _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
     _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
+    # verl (volcengine/verl): Hydra mains whose every option is a `key=value` override of verl's own config
+    # (verl/trainer/config/*.yaml), or of `--config-path DIR --config-name NAME`; configs/verl.py reads them.
+    Entry("verl_ppo", "verl main_ppo", reader="verl", framework="verl", overrides=True,
+          modules=("verl.trainer.main_ppo",), scripts=("verl/trainer/main_ppo.py",)),
+    Entry("verl_sft", "verl fsdp_sft_trainer", reader="verl", framework="verl", overrides=True,
+          modules=("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer"),
+          scripts=("verl/trainer/fsdp_sft_trainer.py", "verl/trainer/sft_trainer.py")),
+    # mlx-lm (ml-explore/mlx-lm mlx_lm/lora.py): `mlx_lm.lora` (console script), `mlx_lm lora`, `python -m mlx_lm.lora`,
+    # argparse flags with dashes over an optional `--config` YAML of the same names; configs/mlx_lm.py reads both.
+    # (`mlx_lm lora` is the subcommand form of mlx_lm/cli.py.)
+    Entry("mlx_lm", "mlx_lm.lora", reader="mlx_lm", framework="mlx-lm", config_flag="config",
+          commands=(("mlx_lm.lora",), ("mlx_lm", "lora")), modules=("mlx_lm.lora",),
+          scripts=("mlx_lm/lora.py", "llms/mlx_lm/lora.py")),
     Entry("axolotl", "axolotl train", reader="axolotl", commands=(("axolotl", "train"),),
           modules=("axolotl.cli.train",), config_positional=True),
     Entry("torchtune", "tune run", reader="torchtune", commands=(("tune", "run"),), config_flag="config",

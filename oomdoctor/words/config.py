@@ -211,6 +211,22 @@ WORDS = {
                                     "presets (org_model.yaml); give --model if it trains another",
                                     "{where}：无 model 键；按 Studio 预设的命名方式（org_model.yaml）从文件名得到 {model}；"
                                     "若训练的是其他模型请用 --model 指定"),
+    "config.why.verl": ("verl's trainer config ({keys})", "含 verl 训练配置（{keys}）"),
+    "config.verl_overrides_only": ("{where}: its config {config} is not here; read from the command's key=value "
+                                   "overrides, verl's own defaults for the rest",
+                                   "{where}：其配置 {config} 不在此处；按命令行中的 key=value 覆盖项读取，其余取 verl 默认值"),
+    "config.verl_megatron": ("{where}: strategy {strategy} splits the model by tensor and pipeline parallelism, which "
+                             "the estimate does not model; it is read as one unsharded copy per GPU",
+                             "{where}：strategy {strategy} 按张量并行和流水线并行切分模型，估算不模拟这种切分；按每卡一份完整模型估算"),
+    "config.verl_dynamic_bsz": ("{where}: use_dynamic_bsz packs each micro-batch up to {tokens} tokens per GPU; the "
+                                "micro-batch in sequences is what the file states",
+                                "{where}：use_dynamic_bsz 按每卡最多 {tokens} 个 token 组装微批次；按配置中写明的样本数估算"),
+    "config.why.mlx_lm": ("mlx-lm's LoRA config ({keys})", "含 mlx-lm LoRA 配置项（{keys}）"),
+    "config.mlx_unified": ("{where}: mlx-lm trains on Apple silicon in unified memory shared with the system, with no "
+                           "CUDA allocator: the estimate counts the tensors a step holds, not what Metal's working-set "
+                           "limit (about 70-75% of RAM by default) allows",
+                           "{where}：mlx-lm 在 Apple 芯片上使用与系统共享的统一内存训练，没有 CUDA 分配器：估算只计算一步训练所持有的张量，"
+                           "不代表 Metal 工作集上限（默认约为内存的 70-75%）所允许的用量"),
     "config.why.swift_args": ("ms-swift's own argument names ({keys}): an args.json or `swift sft --config` file",
                               "含 ms-swift 自有参数名（{keys}）：args.json 或 `swift sft --config` 配置文件"),
     "config.why.lf_v1": ("LLaMA-Factory v1 keys ({keys})", "LLaMA-Factory v1 格式的键（{keys}）"),
