@@ -287,13 +287,15 @@ def parse_text(text: str, path: str) -> Doc:
                 raise
             read = lined.read_json(straight, path) if kind == "json" else lined.read_yaml(straight, path)
         except InputError as err:
-            cut = None if kind == "json" else _cut_line(straight, err.line)
-            mended = mend_json(straight) if kind == "json" else (None if cut is None else _blank_line(straight, cut))
-            if mended is None:
-                raise
-            read = lined.read_json(mended, path) if kind == "json" else lined.read_yaml(mended, path)
-            notes.append(msg("config.json_mended", where=path) if cut is None else
-                         msg("config.yaml_cut", where=path, line=cut))
+            if kind == "yaml":
+                read, mended_notes = _mend_yaml(straight, path, err)
+                notes.extend(mended_notes)
+            else:
+                mended = mend_json(straight)
+                if mended is None:
+                    raise
+                read = lined.read_json(mended, path)
+                notes.append(msg("config.json_mended", where=path))
     data = _unquote_typographic(read.data)
     if data is None:
         raise InputError(msg("config.empty"), path)
@@ -357,13 +359,47 @@ def _labelled(data: Any) -> tuple[str, dict] | None:
 
 
 def _cut_line(text: str, line: int | None) -> int | None:
-    """The line of a YAML paste cut inside its last key (`eval_step` where `eval_steps: 500` was): the last line
-    that holds anything, a bare word, when the parser stopped there or in the blank lines after it; None otherwise."""
+    """The line of a YAML paste cut inside its last line: a key cut before its colon (`eval_step` where
+    `eval_steps: 500` was), or a value cut inside its quotes (`adapter_path: "./training_res`, a scalar YAML never
+    lets run on past the end: spec 1.2 §7.3); the last line that holds anything, when the parser stopped there or
+    in the blank lines after it; None otherwise."""
     lines = text.split("\n")
     last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1) + 1
-    if line is None or line < last or last <= 1 or not re.fullmatch(r"\s*[\w.-]+", lines[last - 1]):
-        return None                                     # only a key cut before its colon: a bare word
-    return last
+    if line is None or line < last or last <= 1:
+        return None
+    tail = lines[last - 1]
+    quoted = re.fullmatch(r"\s*[\w.-]+:\s*([\"'])(.*)", tail)
+    if re.fullmatch(r"\s*[\w.-]+", tail) or (quoted is not None and quoted.group(1) not in quoted.group(2)):
+        return last
+    return None
+
+
+# A shell prompt (`$`, `%`, `>`, `❯`, PowerShell's `PS …>`) and the command that printed the file, typed above it in
+# a paste (`$ cat ./config.yaml`): the file starts on the next line.
+_PROMPT = re.compile(r"\s*(?:[$%>\u276f]|PS [^>\n]*>)\s*(?:cat|type|bat|less|more|head|Get-Content|gc)\s+\S+\s*")
+
+
+def _mend_yaml(text: str, path: str, err: InputError) -> tuple[Any, list[Msg]]:
+    """A YAML paste read as the file it shows: the prompt line that printed it blanked, then a last line cut
+    inside a key or a quoted value dropped; each said in a note. Tried only when the text does not parse as
+    written; `err` is raised again when no mend makes it parse."""
+    from oomdoctor import lined
+
+    notes: list[Msg] = []
+    lines = text.split("\n")
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is not None and _PROMPT.fullmatch(lines[first]):
+        text = _blank_line(text, first + 1)
+        notes.append(msg("config.yaml_prompt", where=f"{path}:{first + 1}"))
+        try:
+            return lined.read_yaml(text, path), notes
+        except InputError as again:
+            err = again
+    cut = _cut_line(text, err.line)
+    if cut is None:
+        raise err
+    read = lined.read_yaml(_blank_line(text, cut), path)
+    return read, [*notes, msg("config.yaml_cut", where=path, line=cut)]
 
 
 def _blank_line(text: str, line: int) -> str:

@@ -17,6 +17,10 @@ from typing import Any
 
 from oomdoctor.records import record
 
+# A placeholder in a documented command (`--model_name_or_path <your_path_to_model>`): a name in angle brackets, as
+# usage text writes the value to put there (POSIX utility argument syntax, docopt), ending the word. A shell would
+# take `<` and `>` for redirections, but such a command is a template, so the word is a value it does not give.
+_PLACEHOLDER = re.compile(r"<[A-Za-z_][\w.-]*>(?=[\s\\;|&\"']|$)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?=)")
 _OPS = ("&&", "||", ";;", ";", "&", "|", "(", ")")
@@ -93,6 +97,8 @@ class _Lexer:
             elif c == "#":
                 end = s.find("\n", self.i)
                 self.i = n if end < 0 else end
+            elif c == "<" and _PLACEHOLDER.match(s, self.i):
+                self._word()
             elif s.startswith("<<", self.i) and not s.startswith("<<<", self.i):
                 self._heredoc_op()
             elif c in "<>" or (c.isdigit() and re.match(r"\d+[<>]", s[self.i:self.i + 3])):
@@ -124,6 +130,12 @@ class _Lexer:
         n = len(s)
         while self.i < n:
             c = s[self.i]
+            held = _PLACEHOLDER.match(s, self.i) if c == "<" else None
+            if held is not None:
+                flush()
+                parts.append(("placeholder", held.group(), False))
+                self.i = held.end()
+                continue
             if c in " \t\r\n;&|()<>":
                 break
             if c == "\\":
@@ -398,6 +410,8 @@ class _Expander:
             return self.param(payload)
         if kind == "arith":
             return self.arith(payload)
+        if kind == "placeholder":
+            return _Val("", payload)                # a value the reader of the docs was to write in
         return self.command(payload)
 
     def command(self, text: str) -> _Val:

@@ -117,11 +117,16 @@ def _bool(b: Builder, doc: Doc, field: str, keys: tuple[str, ...], default: bool
 
 
 def _lora(b: Builder, doc: Doc, prefix: str) -> None:
-    rank = doc.int_(f"{prefix}.lora_rank", minimum=0)
+    # The FSDP workers read model.lora_rank / lora_alpha (16); the Megatron workers the model.lora group, rank 0 and
+    # alpha 32 by default (_generated_ppo_megatron_trainer.yaml `lora:`), the same adapter by another key.
+    key, alpha_key, alpha = f"{prefix}.lora_rank", f"{prefix}.lora_alpha", 16
+    if doc.get(key) is None and doc.get(f"{prefix}.lora.rank") is not None:
+        key, alpha_key, alpha = f"{prefix}.lora.rank", f"{prefix}.lora.alpha", 32
+    rank = doc.int_(key, minimum=0)
     if rank:
-        b.set("method", "lora", doc.src(f"{prefix}.lora_rank"))
-        b.set("lora_rank", rank, doc.src(f"{prefix}.lora_rank"))
-        _int(b, doc, "lora_alpha", f"{prefix}.lora_alpha", 16)
+        b.set("method", "lora", doc.src(key))
+        b.set("lora_rank", rank, doc.src(key))
+        _int(b, doc, "lora_alpha", alpha_key, alpha)
         targets = doc.get(f"{prefix}.target_modules")
         if isinstance(targets, list) and targets:
             b.set("lora_targets", tuple(str(t) for t in targets), doc.src(f"{prefix}.target_modules"))
@@ -201,8 +206,10 @@ def _read_ppo(b: Builder, doc: Doc) -> None:
         else:
             b.default("grad_accum", accum, key)
     _bool(b, doc, "grad_ckpt", (f"{_M}.enable_gradient_checkpointing",), True)
-    _bool(b, doc, "offload_params", (f"{_A}.fsdp_config.param_offload",), False)
-    _bool(b, doc, "offload_optimizer", (f"{_A}.fsdp_config.optimizer_offload",), False)
+    # the Megatron actor's offload switches sit in its megatron group (_generated_ppo_megatron_trainer.yaml)
+    _bool(b, doc, "offload_params", (f"{_A}.fsdp_config.param_offload", f"{_A}.megatron.param_offload"), False)
+    _bool(b, doc, "offload_optimizer", (f"{_A}.fsdp_config.optimizer_offload", f"{_A}.megatron.optimizer_offload"),
+          False)
     _strategy(b, doc, f"{_A}.strategy", "fsdp")
     for key, name in (("rollout.name", "rollout_engine"), ("rollout.gpu_memory_utilization", "rollout_gpu_memory_utilization"),
                       ("rollout.tensor_model_parallel_size", "rollout_tp"), ("rollout.n", "rollout_n")):
