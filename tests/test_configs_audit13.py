@@ -108,3 +108,13 @@ def test_ms_swift_accumulates_to_16_sequences_when_no_accumulation_is_given(tmp_
     assert s.grad_accum == accum            # ceil(16 / 2 / processes)
     given = load_config(_write(tmp_path, "g.sh", f"{launch}swift sft --model Qwen/Qwen3-8B --gradient_accumulation_steps 3\n"))
     assert given.grad_accum == 3
+
+
+def test_a_printed_command_alone_is_a_config_and_with_a_crash_a_log(tmp_path):
+    from oomdoctor.configs import classify
+
+    line = ("[ERROR] [launch.py:325:sigkill_handler] ['/env/bin/python', '-u', '-m', 'openrlhf.cli.train_sft', "
+            "'--pretrain', 'Qwen/Qwen2.5-7B', '--micro_train_batch_size', '2', '--bf16'] exits with return code = 1\n")
+    assert classify(_write(tmp_path, "alone.md", line)) == "config"
+    crash = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n" + line
+    assert classify(_write(tmp_path, "crash.md", crash)) == "log"

@@ -102,7 +102,8 @@ def _classify_text(path: str, text: str, head: bytes) -> str:
     try:
         doc = parse_text(text, path)
     except InputError:
-        return "config" if _unlabel(path, text) is not None or _runs_training(path, text) else "log"
+        return "config" if _unlabel(path, text) is not None or _runs_training(path, text) or _held_command(text) \
+            else "log"
     name, _ = registry.detect(doc.data)
     return "config" if name is not None or _unlabel(path, text) is not None or _runs_training(path, text) else "log"
 
@@ -112,6 +113,14 @@ def _unlabel(path: str, text: str) -> Any:
     from oomdoctor.configs._doc import unlabel
 
     return unlabel(path, text, lambda data: registry.detect(data)[0] is not None)
+
+
+def _held_command(text: str) -> bool:
+    """A text with no crash in it whose launch command is Python data a log printed (a launcher's argv list, a failed
+    Hydra job's overrides): the run's configuration, as _load_text reads it."""
+    from oomdoctor.configs.pyscript import command_in_strings, hydra_overrides
+
+    return command_in_strings(text) is not None or hydra_overrides(text) is not None
 
 
 def _runs_training(path: str, text: str) -> bool:
