@@ -115,6 +115,10 @@ def _unlabel(path: str, text: str) -> Any:
     return unlabel(path, text, lambda data: registry.detect(data)[0] is not None)
 
 
+def _syntax(err: InputError) -> bool:
+    return str(getattr(err.message, "code", "")).endswith(("yaml_syntax", "json_syntax"))
+
+
 def _held_command(text: str) -> bool:
     """A text with no crash in it whose launch command is Python data a log printed (a launcher's argv list, a failed
     Hydra job's overrides): the run's configuration, as _load_text reads it."""
@@ -192,9 +196,11 @@ def load_config(path: str, *, framework_version: str | None = None,
                                    model=model)
                 wrapped = how
                 break
-            except InputError:
+            except InputError as err:
                 if i == len(tries) - 1:
-                    raise first from None
+                    # The file as written is no config; what the paste holds says why it is refused (a key its
+                    # framework requires), unless that is no config either.
+                    raise (first if _syntax(err) else err) from None
     elif not wrapped and is_script(path, raw):
         try:
             setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,

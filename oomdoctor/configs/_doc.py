@@ -198,6 +198,11 @@ def unwrap_markdown(text: str, *, fence: bool = True) -> tuple[str, str | None]:
     if filled and all(_QUOTE.match(ln) for ln in filled):
         lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
         how.append("quote")
+    elif fence and any(_QUOTE.match(ln) and _FENCE.match(_QUOTE.sub("", ln, count=1).rstrip("\r\n")) for ln in lines):
+        # A reply quoting a config in a fenced block (`> ````), its own words below the quote: the quoted lines
+        # lose their marker, and the fence inside says which of them are the config.
+        lines = [_QUOTE.sub("", ln, count=1) if _QUOTE.match(ln) else ln for ln in lines]
+        how.append("quote")
     opened = next((i for i, ln in enumerate(lines) if _FENCE.match(ln.rstrip("\r\n"))), None) if fence else None
     if opened is not None:
         found = _FENCE.match(lines[opened].rstrip("\r\n"))
@@ -306,6 +311,14 @@ def parse_text(text: str, path: str) -> Doc:
         launcher = config_from_env(env) if env is not None else None
         if launcher is not None:
             return Doc(path, launcher, {}, kind, header=())
+    if isinstance(data, str) and kind == "yaml" and not notes:
+        # A pasted YAML between `'''` lines parses as one quoted scalar (YAML reads `''` as an escaped quote): the
+        # Python string it was, read as the file inside it.
+        try:
+            read, notes = _mend_yaml(text, path, InputError(msg("config.not_a_mapping", kind="str"), path))
+            data = _unquote_typographic(read.data)
+        except InputError:
+            pass
     if not isinstance(data, dict):
         raise InputError(msg("config.not_a_mapping", kind=type(data).__name__), path)
     return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else (), notes=notes)
@@ -374,6 +387,10 @@ def _cut_line(text: str, line: int | None) -> int | None:
     return None
 
 
+# The opening line of a Python triple-quoted string holding a pasted YAML (`'\'\'\'`, `config = """`, `yaml.safe_load(\'\'\'`).
+_TRIPLE = re.compile(r"\s*(?:[\w.]+\s*=\s*)?(?:[\w.]+\(\s*)?[rRbBuU]?('\'\'|\"\"\")\s*")
+
+
 # A shell prompt (`$`, `%`, `>`, `❯`, PowerShell's `PS …>`) and the command that printed the file, typed above it in
 # a paste (`$ cat ./config.yaml`): the file starts on the next line.
 _PROMPT = re.compile(r"\s*(?:[$%>\u276f]|PS [^>\n]*>)\s*(?:cat|type|bat|less|more|head|Get-Content|gc)\s+\S+\s*")
@@ -388,6 +405,20 @@ def _mend_yaml(text: str, path: str, err: InputError) -> tuple[Any, list[Msg]]:
     notes: list[Msg] = []
     lines = text.split("\n")
     first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is not None and _TRIPLE.fullmatch(lines[first]):
+        # The YAML as a Python string literal (`cfg = yaml.safe_load("""` … `""")` in a notebook cell): its delimiter
+        # lines are Python's, the lines between them the file.
+        quote = _TRIPLE.fullmatch(lines[first]).group(1)                # type: ignore[union-attr]
+        text = _blank_line(text, first + 1)
+        close = next((i for i in range(len(lines) - 1, first, -1) if lines[i].strip().startswith(quote)), None)
+        if close is not None:
+            text = _blank_line(text, close + 1)
+        notes.append(msg("config.yaml_python_string", where=f"{path}:{first + 1}"))
+        try:
+            return lined.read_yaml(text, path), notes
+        except InputError as again:
+            err = again
+        lines = text.split("\n")
     if first is not None and _PROMPT.fullmatch(lines[first]):
         text = _blank_line(text, first + 1)
         notes.append(msg("config.yaml_prompt", where=f"{path}:{first + 1}"))

@@ -223,6 +223,9 @@ WORDS = {
     "config.hydra_overrides": ("{where}: the overrides of a failed Hydra job, as it printed them; read as that app's "
                                "command line (its name is not in the line)",
                                "{where}：按失败的 Hydra 作业打印出的覆盖项读取，视为该应用的命令行（该行未给出应用名）"),
+    "config.yaml_python_string": ("{where}: the YAML is pasted inside a Python triple-quoted string; its quote lines "
+                                  "are Python's, the lines between them the file",
+                                  "{where}：YAML 粘贴在 Python 三引号字符串中；引号所在行属于 Python，其间各行才是配置文件"),
     "config.why.verl": ("verl's trainer config ({keys})", "含 verl 训练配置（{keys}）"),
     "config.verl_overrides_only": ("{where}: its config {config} is not here; read from the command's key=value "
                                    "overrides, verl's own defaults for the rest",
