@@ -107,3 +107,12 @@ def test_a_verl_model_only_the_running_script_knows_takes_the_users_model(tmp_pa
     assert (alone.model, alone.model_unresolved) == ("", "$MODEL_PATH")
     given = load_config(path, model="Qwen/Qwen3-8B")
     assert (given.model, given.model_unresolved) == ("Qwen/Qwen3-8B", None)
+
+
+def test_verls_megatron_config_by_name_is_its_own_not_a_missing_file(tmp_path):
+    s = load_config(_write(tmp_path, "m.sh", "python3 -m verl.trainer.main_ppo --config-path=config "
+                                             "--config-name='ppo_megatron_trainer.yaml' "
+                                             "actor_rollout_ref.model.path=Qwen/Qwen2-7B-Instruct\n"))
+    codes = [w.code for w in s.warnings]
+    assert "config.verl_megatron" in codes and "config.verl_overrides_only" not in codes
+    assert s.fsdp is None and s.extras["verl_strategy"] == "megatron"

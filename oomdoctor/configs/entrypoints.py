@@ -619,7 +619,8 @@ def _read_verl(path: str, inv: Invocation, doc: Doc, positional: list[Word], ove
     name = str(doc.data.get("config_name") or doc.data.get("cn") or "")
     folder = str(doc.data.get("config_path") or doc.data.get("cp") or "")
     base: Doc | None = None
-    if name and name not in _VERL_OWN_CONFIGS:
+    stem = name[:-5] if name.endswith(".yaml") else name[:-4] if name.endswith(".yml") else name
+    if name and stem not in _VERL_OWN_CONFIGS:
         ref = os.path.join(folder, name if name.endswith((".yaml", ".yml")) else name + ".yaml")
         found = _near(path, ref) or _near(path, os.path.basename(ref))
         if found is not None:
@@ -647,6 +648,8 @@ def _read_verl(path: str, inv: Invocation, doc: Doc, positional: list[Word], ove
         cdoc.notes.extend(doc.notes)
     else:
         cdoc = Doc(path, values, lines, "cli", tolerant=True, notes=list(doc.notes))
+        if stem in _VERL_OWN_CONFIGS:
+            cdoc.data["__verl_config__"] = stem     # verl's own config: its defaults (the Megatron one's strategy)
     reason = msg("config.why.script", entry=inv.target.text if inv.target is not None else inv.entry.label,
                  line=inv.command.line)
     setup = registry.read_doc(cdoc, "verl", reason, **versions, entry=inv.entry)

@@ -210,7 +210,8 @@ def _read_ppo(b: Builder, doc: Doc) -> None:
     _bool(b, doc, "offload_params", (f"{_A}.fsdp_config.param_offload", f"{_A}.megatron.param_offload"), False)
     _bool(b, doc, "offload_optimizer", (f"{_A}.fsdp_config.optimizer_offload", f"{_A}.megatron.optimizer_offload"),
           False)
-    _strategy(b, doc, f"{_A}.strategy", "fsdp")
+    # ppo_megatron_trainer.yaml sets actor.strategy megatron; ppo_trainer.yaml fsdp
+    _strategy(b, doc, f"{_A}.strategy", "megatron" if "megatron" in str(doc.data.get("__verl_config__", "")) else "fsdp")
     for key, name in (("rollout.name", "rollout_engine"), ("rollout.gpu_memory_utilization", "rollout_gpu_memory_utilization"),
                       ("rollout.tensor_model_parallel_size", "rollout_tp"), ("rollout.n", "rollout_n")):
         value = doc.get(f"actor_rollout_ref.{key}")
