@@ -249,7 +249,12 @@ def config_literal(path: str, text: str) -> tuple[str, dict[str, Any], dict[str,
 
     try:
         tree = ast.parse(_without_ipython(text), filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except SyntaxError as err:
+        try:
+            tree = _parse_mended(path, _without_ipython(text), err)[0]      # a paste cut inside the literal
+        except InputError:
+            return None
+    except (ValueError, RecursionError, MemoryError):
         return None
     for stmt in tree.body:
         if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
@@ -311,6 +316,7 @@ def _parse_mended(path: str, text: str, err: SyntaxError) -> tuple[ast.Module, l
     (tokenize gives the brackets still open). Each mend is said in a note; the refusal stands when none makes the
     text parse. Lines keep their numbers."""
     notes: list[Msg] = []
+    original = text.split("\n")
     for _ in range(4):
         lines = text.split("\n")
         line = err.lineno or 0
@@ -321,9 +327,14 @@ def _parse_mended(path: str, text: str, err: SyntaxError) -> tuple[ast.Module, l
             mended = "\n".join(lines)
             notes.append(msg("config.python_comment", where=f"{path}:{line}"))
         elif line >= last or any(w in str(err.msg) for w in ("never closed", "EOF")):    # a bracket open at the end
-            mended = _closed(lines[:last])
+            cut = max((i for i, ln in enumerate(original) if ln.strip()), default=-1) + 1
+            # the paste's own lines closed after its last line, else after the line before it (the last one cut
+            # inside a word: `lr_sched` where `lr_scheduler_type=…` was)
+            mended = next((c for c in (_closed(original[:cut]), _closed(original[:cut - 1]))
+                           if c is not None and c != text), None)
             if mended is not None:
-                notes.append(msg("config.python_cut", where=f"{path}:{last}"))
+                notes = [n for n in notes if n.code != "config.python_cut"]
+                notes.append(msg("config.python_cut", where=f"{path}:{cut}"))
         if mended is None or mended == text:
             break
         text = mended
@@ -361,7 +372,7 @@ def _closed(lines: list[str]) -> str | None:
         except (IndentationError, SyntaxError):
             continue
         if stack:
-            return body.rstrip(",") + "".join(reversed(stack)) + "\n"
+            return body + "\n" + "".join(reversed(stack)) + "\n"     # on a line of their own: after any comment
     return None
 
 
@@ -646,6 +657,12 @@ class _Reader:
                     self.put(key, kw[src], keep=key == "max_length")
             if full:
                 self.data["use_peft"] = "false"
+            ckpt = kw.get("use_gradient_checkpointing")
+            if ckpt is not None:
+                # from_pretrained takes it too (loader.py FastModel.from_pretrained use_gradient_checkpointing,
+                # "unsloth" by default) and applies it to a full fine-tune
+                v = self.value(ckpt)
+                self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
             return
         self.data["use_peft"] = "true"
         self.lines["use_peft"] = call.lineno

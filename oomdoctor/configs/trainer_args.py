@@ -198,7 +198,7 @@ CONVENTIONS = {
     "micro_batch_size": "micro", "batch_size": "micro",
 }
 MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_path", "pretrained_model_name_or_path",
-               "model_id_or_path", "model_name")
+               "model_id_or_path", "model_name", "base_model_name_or_path")     # the last: peft's examples' argparse
 _TRAIN_TYPES = {"custom_qlora": "qlora", "custom_lora": "lora", "hqq_lora": "qlora", "hqq_dora": "qlora",
                 "bnb_dora": "qlora", "bnb_llama_pro": "freeze", "hqq_llama_pro": "freeze",     # fsdp_qlora train.py
                 "full": "full", "lora": "lora", "qlora": "qlora", "dora": "lora", "freeze": "freeze",

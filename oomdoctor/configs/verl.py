@@ -232,9 +232,13 @@ def _read_sft(b: Builder, doc: Doc) -> None:
     n = doc.int_("trainer.n_gpus_per_node", minimum=1) or 1
     if doc.get("trainer.n_gpus_per_node") is not None:
         b.set("n_gpus", n, doc.src("trainer.n_gpus_per_node"))
-    sp = doc.int_("ulysses_sequence_parallel_size", minimum=1) or 1
+    # the engine trainer (sft_trainer_engine.yaml `engine: fsdp`) keeps its parallelism in the engine group
+    # (engine/fsdp.yaml: ulysses_sequence_parallel_size, strategy, param_offload)
+    sp_key = next((k for k in ("ulysses_sequence_parallel_size", "engine.ulysses_sequence_parallel_size")
+                   if doc.get(k) is not None), "ulysses_sequence_parallel_size")
+    sp = doc.int_(sp_key, minimum=1) or 1
     if sp > 1:
-        b.set("seq_parallel", sp, doc.src("ulysses_sequence_parallel_size"))
+        b.set("seq_parallel", sp, doc.src(sp_key))
     micro = _int(b, doc, "micro_batch", "data.micro_batch_size_per_gpu", 4) or 4
     total = doc.int_("data.train_batch_size", minimum=1)
     accum = max(1, (total or 256) // max(1, n // sp) // micro)
@@ -245,15 +249,19 @@ def _read_sft(b: Builder, doc: Doc) -> None:
         b.default("grad_accum", accum, "data.train_batch_size 256")
     _bool(b, doc, "grad_ckpt", ("model.enable_gradient_checkpointing",), True)
     # fsdp_sft_trainer.py:305-308: CPUOffload(offload_params) only when cpu_offload is on
+    if doc.get("engine.param_offload") is not None:
+        b.set("offload_params", bool(doc.bool_("engine.param_offload")), doc.src("engine.param_offload"))
     offload = doc.bool_("model.fsdp_config.cpu_offload")
     params = doc.bool_("model.fsdp_config.offload_params")
-    if offload is not None or params is not None:
+    if "offload_params" in b.values:
+        pass
+    elif offload is not None or params is not None:
         on = bool(offload) and params is not False
         b.set("offload_params", on, doc.src("model.fsdp_config.cpu_offload" if offload is not None
                                             else "model.fsdp_config.offload_params"))
     else:
         b.default("offload_params", False, "model.fsdp_config.cpu_offload")
-    _strategy(b, doc, "model.strategy", "fsdp2")
+    _strategy(b, doc, "engine.strategy" if doc.get("engine.strategy") is not None else "model.strategy", "fsdp2")
 
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:
