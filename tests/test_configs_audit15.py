@@ -42,3 +42,18 @@ def test_an_arguments_dict_cut_inside_its_last_key_behind_comments(tmp_path):
                                              "  finetuning_type='lora',  # adapters\n"
                                              "  per_device_train_batch_size=2,   # the batch size\n  lr_sched"))
     assert (s.framework, s.model, s.method, s.micro_batch) == ("llamafactory", "Qwen/Qwen2.5-7B", "lora", 2)
+
+
+def test_a_branch_the_script_can_evaluate_sets_the_value(tmp_path):
+    script = ('BACKEND=${BACKEND:-fsdp}\nSP=4\nif [ "$BACKEND" = "fsdp" ]; then\n    EXTRA="engine.ulysses_sequence_parallel_size=$SP"\n'
+              'else\n    EXTRA="engine.tensor_model_parallel_size=2"\nfi\n'
+              "torchrun --nproc-per-node=8 -m verl.trainer.sft_trainer model.path=Qwen/Qwen3-8B $EXTRA\n")
+    s = load_config(_write(tmp_path, "b.sh", script))
+    assert s.seq_parallel == 4
+
+
+def test_a_command_as_an_if_condition_still_runs(tmp_path):
+    script = ("if torchrun --nproc_per_node=2 train.py --model_name_or_path m/x --per_device_train_batch_size 3; then\n"
+              "  echo done\nfi\n")
+    s = load_config(_write(tmp_path, "c.sh", script))
+    assert (s.micro_batch, s.n_gpus) == (3, 2)
