@@ -21,7 +21,7 @@ GIB = float(1 << 30)
 # (configs/entries.py: ms-swift, openrlhf), and the two the accuracy benchmark names from its sources
 # (benchmarks/accuracy.py: LitGPT, Answer.AI's fsdp_qlora train.py), whose regimes the memory model knows.
 Framework = Literal["llamafactory", "hf", "trl", "axolotl", "torchtune", "ms-swift", "openrlhf", "litgpt",
-                    "fsdp_qlora"]
+                    "fsdp_qlora", "verl", "mlx-lm"]
 # How the model trains: every weight, the last (or first) layers only, LoRA adapters, LoRA on quantized weights.
 Method = Literal["full", "freeze", "lora", "qlora"]
 # The mixed-precision compute dtype asked for.

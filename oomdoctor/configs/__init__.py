@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 from oomdoctor.errors import InputError
@@ -101,7 +102,8 @@ def _classify_text(path: str, text: str, head: bytes) -> str:
     try:
         doc = parse_text(text, path)
     except InputError:
-        return "config" if _unlabel(path, text) is not None or _runs_training(path, text) else "log"
+        return "config" if _unlabel(path, text) is not None or _runs_training(path, text) or _held_command(text) \
+            else "log"
     name, _ = registry.detect(doc.data)
     return "config" if name is not None or _unlabel(path, text) is not None or _runs_training(path, text) else "log"
 
@@ -111,6 +113,18 @@ def _unlabel(path: str, text: str) -> Any:
     from oomdoctor.configs._doc import unlabel
 
     return unlabel(path, text, lambda data: registry.detect(data)[0] is not None)
+
+
+def _syntax(err: InputError) -> bool:
+    return str(getattr(err.message, "code", "")).endswith(("yaml_syntax", "json_syntax"))
+
+
+def _held_command(text: str) -> bool:
+    """A text with no crash in it whose launch command is Python data a log printed (a launcher's argv list, a failed
+    Hydra job's overrides): the run's configuration, as _load_text reads it."""
+    from oomdoctor.configs.pyscript import command_in_strings, hydra_overrides
+
+    return command_in_strings(text) is not None or hydra_overrides(text) is not None
 
 
 def _runs_training(path: str, text: str) -> bool:
@@ -160,8 +174,6 @@ def load_config(path: str, *, framework_version: str | None = None,
     over them, and both over what the file implies. The file is parsed once per run. `model` (the user's
     --model) stands in for a model reference only the running script would know. `data` is the config's
     bytes when they were read already (a stream, which can be read only once)."""
-    from dataclasses import replace
-
     from oomdoctor.configs._doc import read_text, unwrap_code_span, unwrap_diff, unwrap_markdown
 
     raw = read_text(path, data)
@@ -184,9 +196,11 @@ def load_config(path: str, *, framework_version: str | None = None,
                                    model=model)
                 wrapped = how
                 break
-            except InputError:
+            except InputError as err:
                 if i == len(tries) - 1:
-                    raise first from None
+                    # The file as written is no config; what the paste holds says why it is refused (a key its
+                    # framework requires), unless that is no config either.
+                    raise (first if _syntax(err) else err) from None
     elif not wrapped and is_script(path, raw):
         try:
             setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
@@ -264,6 +278,22 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
                                      model=model)
         except InputError:
             pass
+        # A command a log printed as Python data: the argv list of DeepSpeed's launcher (launcher/launch.py
+        # sigkill_handler logs `{cmd} exits with return code`), or the overrides of a failed Hydra job.
+        from oomdoctor.configs.pyscript import command_in_strings, hydra_overrides
+
+        command = command_in_strings(text)
+        hydra = None if command is not None else hydra_overrides(text)
+        if command is not None or hydra is not None:
+            try:
+                setup = read_script_setup(path, command or hydra or "", framework_version=framework_version,
+                                          log_versions=log_versions, model=model)
+            except InputError:
+                pass
+            else:
+                note = msg("config.python_command", where=path) if command is not None else \
+                    msg("config.hydra_overrides", where=path)
+                return replace(setup, warnings=(*setup.warnings, note), extras={**setup.extras, "markdown_paste": "log"})
         raise
     if registry.is_llamafactory_v1(doc.data):
         from oomdoctor.configs.llamafactory_v1 import read as read_v1
@@ -329,8 +359,6 @@ def key_for(setup: TrainingSetup, field: str) -> tuple[str | None, str | None]:
 
 def setup_from_log(crash: CrashReport) -> TrainingSetup | None:
     """A setup from the training arguments / command line a log printed; None without a model name."""
-    from dataclasses import replace
-
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import Doc
     from oomdoctor.configs.llamafactory import LF_ONLY_KEYS

@@ -198,6 +198,11 @@ def unwrap_markdown(text: str, *, fence: bool = True) -> tuple[str, str | None]:
     if filled and all(_QUOTE.match(ln) for ln in filled):
         lines = [_QUOTE.sub("", ln, count=1) for ln in lines]
         how.append("quote")
+    elif fence and any(_QUOTE.match(ln) and _FENCE.match(_QUOTE.sub("", ln, count=1).rstrip("\r\n")) for ln in lines):
+        # A reply quoting a config in a fenced block (`> ````), its own words below the quote: the quoted lines
+        # lose their marker, and the fence inside says which of them are the config.
+        lines = [_QUOTE.sub("", ln, count=1) if _QUOTE.match(ln) else ln for ln in lines]
+        how.append("quote")
     opened = next((i for i, ln in enumerate(lines) if _FENCE.match(ln.rstrip("\r\n"))), None) if fence else None
     if opened is not None:
         found = _FENCE.match(lines[opened].rstrip("\r\n"))
@@ -287,13 +292,15 @@ def parse_text(text: str, path: str) -> Doc:
                 raise
             read = lined.read_json(straight, path) if kind == "json" else lined.read_yaml(straight, path)
         except InputError as err:
-            cut = None if kind == "json" else _cut_line(straight, err.line)
-            mended = mend_json(straight) if kind == "json" else (None if cut is None else _blank_line(straight, cut))
-            if mended is None:
-                raise
-            read = lined.read_json(mended, path) if kind == "json" else lined.read_yaml(mended, path)
-            notes.append(msg("config.json_mended", where=path) if cut is None else
-                         msg("config.yaml_cut", where=path, line=cut))
+            if kind == "yaml":
+                read, mended_notes = _mend_yaml(straight, path, err)
+                notes.extend(mended_notes)
+            else:
+                mended = mend_json(straight)
+                if mended is None:
+                    raise
+                read = lined.read_json(mended, path)
+                notes.append(msg("config.json_mended", where=path))
     data = _unquote_typographic(read.data)
     if data is None:
         raise InputError(msg("config.empty"), path)
@@ -304,6 +311,14 @@ def parse_text(text: str, path: str) -> Doc:
         launcher = config_from_env(env) if env is not None else None
         if launcher is not None:
             return Doc(path, launcher, {}, kind, header=())
+    if isinstance(data, str) and kind == "yaml" and not notes:
+        # A pasted YAML between `'''` lines parses as one quoted scalar (YAML reads `''` as an escaped quote): the
+        # Python string it was, read as the file inside it.
+        try:
+            read, notes = _mend_yaml(text, path, InputError(msg("config.not_a_mapping", kind="str"), path))
+            data = _unquote_typographic(read.data)
+        except InputError:
+            pass
     if not isinstance(data, dict):
         raise InputError(msg("config.not_a_mapping", kind=type(data).__name__), path)
     return Doc(path, data, read.lines, kind, header=_header(text) if kind == "yaml" else (), notes=notes)
@@ -357,13 +372,65 @@ def _labelled(data: Any) -> tuple[str, dict] | None:
 
 
 def _cut_line(text: str, line: int | None) -> int | None:
-    """The line of a YAML paste cut inside its last key (`eval_step` where `eval_steps: 500` was): the last line
-    that holds anything, a bare word, when the parser stopped there or in the blank lines after it; None otherwise."""
+    """The line of a YAML paste cut inside its last line: a key cut before its colon (`eval_step` where
+    `eval_steps: 500` was), or a value cut inside its quotes (`adapter_path: "./training_res`, a scalar YAML never
+    lets run on past the end: spec 1.2 §7.3); the last line that holds anything, when the parser stopped there or
+    in the blank lines after it; None otherwise."""
     lines = text.split("\n")
     last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1) + 1
-    if line is None or line < last or last <= 1 or not re.fullmatch(r"\s*[\w.-]+", lines[last - 1]):
-        return None                                     # only a key cut before its colon: a bare word
-    return last
+    if line is None or line < last or last <= 1:
+        return None
+    tail = lines[last - 1]
+    quoted = re.fullmatch(r"\s*[\w.-]+:\s*([\"'])(.*)", tail)
+    if re.fullmatch(r"\s*[\w.-]+", tail) or (quoted is not None and quoted.group(1) not in quoted.group(2)):
+        return last
+    return None
+
+
+# The opening line of a Python triple-quoted string holding a pasted YAML (`'\'\'\'`, `config = """`, `yaml.safe_load(\'\'\'`).
+_TRIPLE = re.compile(r"\s*(?:[\w.]+\s*=\s*)?(?:[\w.]+\(\s*)?[rRbBuU]?('\'\'|\"\"\")\s*")
+
+
+# A shell prompt (`$`, `%`, `>`, `❯`, PowerShell's `PS …>`) and the command that printed the file, typed above it in
+# a paste (`$ cat ./config.yaml`): the file starts on the next line.
+_PROMPT = re.compile(r"\s*(?:[$%>\u276f]|PS [^>\n]*>)\s*(?:cat|type|bat|less|more|head|Get-Content|gc)\s+\S+\s*")
+
+
+def _mend_yaml(text: str, path: str, err: InputError) -> tuple[Any, list[Msg]]:
+    """A YAML paste read as the file it shows: the prompt line that printed it blanked, then a last line cut
+    inside a key or a quoted value dropped; each said in a note. Tried only when the text does not parse as
+    written; `err` is raised again when no mend makes it parse."""
+    from oomdoctor import lined
+
+    notes: list[Msg] = []
+    lines = text.split("\n")
+    first = next((i for i, ln in enumerate(lines) if ln.strip()), None)
+    if first is not None and _TRIPLE.fullmatch(lines[first]):
+        # The YAML as a Python string literal (`cfg = yaml.safe_load("""` … `""")` in a notebook cell): its delimiter
+        # lines are Python's, the lines between them the file.
+        quote = _TRIPLE.fullmatch(lines[first]).group(1)                # type: ignore[union-attr]
+        text = _blank_line(text, first + 1)
+        close = next((i for i in range(len(lines) - 1, first, -1) if lines[i].strip().startswith(quote)), None)
+        if close is not None:
+            text = _blank_line(text, close + 1)
+        notes.append(msg("config.yaml_python_string", where=f"{path}:{first + 1}"))
+        try:
+            return lined.read_yaml(text, path), notes
+        except InputError as again:
+            err = again
+        lines = text.split("\n")
+    if first is not None and _PROMPT.fullmatch(lines[first]):
+        text = _blank_line(text, first + 1)
+        notes.append(msg("config.yaml_prompt", where=f"{path}:{first + 1}"))
+        try:
+            return lined.read_yaml(text, path), notes
+        except InputError as again:
+            err = again
+    cut = _cut_line(text, err.line)
+    if cut is None:
+        raise err
+    read = lined.read_yaml(_blank_line(text, cut), path)
+    return read, [*notes, msg("config.yaml_cut", where=path, line=cut)]
 
 
 def _blank_line(text: str, line: int) -> str:

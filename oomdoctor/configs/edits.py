@@ -14,8 +14,9 @@ from oomdoctor.facts import Change, KeyEdit, TrainingSetup
 def edits_for(setup: TrainingSetup, changes: Sequence[Change]) -> list[KeyEdit]:
     from oomdoctor.configs import registry
 
-    if setup.extras.get("llamafactory_v1") or setup.extras.get("python_script") or setup.extras.get("markdown_paste"):
-        # v1 keys are not v0's, a script is code, a paste is Markdown: the plan's values are shown, nothing is patched
+    if _shown_only(setup):
+        # v1 keys are not v0's, a script is code, a paste is Markdown, a Hydra `key=value` override is no flag the
+        # script edits know how to write: the plan's values are shown, nothing is patched
         return []
     out = Out(setup)
     final = {c.field: c.after for c in changes}
@@ -23,6 +24,10 @@ def edits_for(setup: TrainingSetup, changes: Sequence[Change]) -> list[KeyEdit]:
     for c in changes:
         mod.edit(out, c, final)
     return out.finish()
+
+
+def _shown_only(setup: TrainingSetup) -> bool:
+    return any(setup.extras.get(k) for k in ("llamafactory_v1", "python_script", "markdown_paste", "hydra_overrides"))
 
 
 def key_for(setup: TrainingSetup, field: str) -> tuple[str | None, str | None]:
@@ -36,7 +41,7 @@ def key_for(setup: TrainingSetup, field: str) -> tuple[str | None, str | None]:
     src = setup.sources.get(field)
     if src is not None and src.file and src.key:
         return src.file, src.key
-    if setup.extras.get("llamafactory_v1") or setup.extras.get("python_script") or setup.extras.get("markdown_paste"):
+    if _shown_only(setup):
         return None, None
     reader = registry.reader_of(setup)
     entry = by_name(setup.extras.get("entry"))

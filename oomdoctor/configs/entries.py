@@ -29,7 +29,7 @@ dataclasses, read from its repository:
   (load_in_8bit=True, prepare_model_for_int8_training: checkpointing on), fp16, cutoff_len 256, lora_r 8,
   --batch_size is the total batch: accumulation = batch_size // micro_batch_size // world size;
 - ms-swift `swift sft`: train_type (sft_type in 2.x) lora, lora_rank 8, lora_alpha 32, max_length 2048,
-  per-device batch 1, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x), --packing; without
+  per-device batch 1, accumulation 16 / (batch × processes) unless given, gradient checkpointing on, --quant_bits (--quantization_bit in 2.x), --packing; without
   --bf16/--fp16 it autocasts in the load dtype (bf16 for bfloat16, else fp16; model_args _init_mixed_precision);
   `swift rlhf --rlhf_type dpo|kto|orpo|cpo|simpo|rm|ppo` is that stage (grpo, gkd: one sequence per sample);
   --tuner_backend peft|unsloth (swift/arguments/base_args/base_args.py) loads and wraps the model with unsloth;
@@ -278,11 +278,27 @@ ENTRIES: tuple[Entry, ...] = (
           commands=(("swift", "sft"), ("swift", "pt"), ("swift", "rlhf")),
           modules=("swift.cli.sft", "swift.cli.pt", "swift.cli.rlhf"),
           scripts=("swift/cli/sft.py", "swift/cli/pt.py", "swift/cli/rlhf.py", "llm_sft.py"),
+          # gradient_accumulation_steps None = ceil(16 / per-device batch / world size): 16 sequences a step
+          # (swift/trainers/arguments.py __post_init__; 2.x swift/llm/utils/argument.py the same with batch_size),
+          # split as a total batch over the launcher's processes (which rounds down where b × world does not divide 16)
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
-                    ("grad_ckpt", True), ("quant_bits", 4)),
+                    ("grad_ckpt", True), ("quant_bits", 4), ("total_batch", 16)),
           seq_flag="max_length", precision_from_dtype=True),
     _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
     _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
+    # verl (volcengine/verl): Hydra mains whose every option is a `key=value` override of verl's own config
+    # (verl/trainer/config/*.yaml), or of `--config-path DIR --config-name NAME`; configs/verl.py reads them.
+    Entry("verl_ppo", "verl main_ppo", reader="verl", framework="verl", overrides=True,
+          modules=("verl.trainer.main_ppo",), scripts=("verl/trainer/main_ppo.py",)),
+    Entry("verl_sft", "verl fsdp_sft_trainer", reader="verl", framework="verl", overrides=True,
+          modules=("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer"),
+          scripts=("verl/trainer/fsdp_sft_trainer.py", "verl/trainer/sft_trainer.py")),
+    # mlx-lm (ml-explore/mlx-lm mlx_lm/lora.py): `mlx_lm.lora` (console script), `mlx_lm lora`, `python -m mlx_lm.lora`,
+    # argparse flags with dashes over an optional `--config` YAML of the same names; configs/mlx_lm.py reads both.
+    # (`mlx_lm lora` is the subcommand form of mlx_lm/cli.py.)
+    Entry("mlx_lm", "mlx_lm.lora", reader="mlx_lm", framework="mlx-lm", config_flag="config",
+          commands=(("mlx_lm.lora",), ("mlx_lm", "lora")), modules=("mlx_lm.lora",),
+          scripts=("mlx_lm/lora.py", "llms/mlx_lm/lora.py")),
     Entry("axolotl", "axolotl train", reader="axolotl", commands=(("axolotl", "train"),),
           modules=("axolotl.cli.train",), config_positional=True),
     Entry("torchtune", "tune run", reader="torchtune", commands=(("tune", "run"),), config_flag="config",

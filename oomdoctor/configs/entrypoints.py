@@ -249,7 +249,7 @@ def _target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | 
             if entry.needs_flags and not flags & set(entry.needs_flags) and not (entry.config_positional and configs):
                 continue
             return Invocation(cmd, entry, target, args, launch)
-    return Invocation(cmd, GENERIC, target, args, launch)
+    return Invocation(cmd, _by_overrides(args), target, args, launch)
 
 
 def _script_matches(path: str, pattern: str) -> bool:
@@ -284,7 +284,15 @@ def _module_target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invoca
             if entry.commands and args and args[0].text == entry.commands[0][-1]:
                 args = args[1:]       # `python -m llamafactory.cli train x.yaml`
             return Invocation(cmd, entry, rest[0], args, launch)
-    return Invocation(cmd, GENERIC, rest[0], args, launch)
+    return Invocation(cmd, _by_overrides(args), rest[0], args, launch)
+
+
+def _by_overrides(args: Sequence[Word]) -> Entry:
+    """A main of no known name whose `key=value` words set verl's config groups (a recipe's main_dapo.py, a fork's
+    copy of main_ppo.py: Hydra over verl's config) is verl's; any other is a script oomdoctor does not know."""
+    if any(w.text.lstrip("+").startswith(_VERL_GROUPS) and "=" in w.text for w in args):
+        return next(e for e in ENTRIES if e.name == "verl_ppo")
+    return GENERIC
 
 
 def _module_of(words: Sequence[Word]) -> str | None:
@@ -532,6 +540,10 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         doc.notes.append(msg("config.script.rejoined", where=f"{path}:{rejoined[1]}"))
     if dialect is not None:
         doc.notes.append(msg("config.script.windows", where=path, shell=dialect))
+    if entry.reader == "verl":
+        setup = _read_verl(path, inv, doc, positional, overrides, model, versions={
+            "framework_version": framework_version, "log_versions": log_versions})
+        return _with_launch(setup, inv, path)
     try:
         config = _config_file(path, entry, doc, positional)
     except InputError:
@@ -586,6 +598,65 @@ def _read_overrides_alone(path: str, inv: Invocation, doc: Doc, overrides: dict[
                          inv.command.line)
     reason = msg("config.why.script", entry=inv.entry.label, line=inv.command.line)
     return registry.read_doc(cdoc, name, reason, **versions)
+
+
+# verl's config groups: a recipe's own main (recipe/dapo/main_dapo.py, ...) over verl's PPO config is verl's run.
+_VERL_GROUPS = ("actor_rollout_ref.",)
+_VERL_MODEL_KEYS = ("actor_rollout_ref.model.path", "model.partial_pretrain", "model.path")
+# The configs verl ships (verl/trainer/config/): a --config-name of one of them, not here, is verl's own defaults.
+_VERL_OWN_CONFIGS = ("ppo_trainer", "ppo_megatron_trainer", "sft_trainer", "sft_trainer_engine", "_generated_ppo_trainer",
+                     "_generated_ppo_megatron_trainer")
+
+
+def _read_verl(path: str, inv: Invocation, doc: Doc, positional: list[Word], overrides: dict[str, tuple[Word, Word]],
+               model: str | None, versions: dict[str, Any]) -> TrainingSetup:
+    """A verl main: the Hydra config it names (`--config-path D --config-name N`, Hydra's own flags) when here,
+    else verl's shipped config, with the command's `key=value` overrides laid over it (Hydra's `+key` appends a
+    key, `++key` forces it: both set it)."""
+    from oomdoctor.configs import registry
+    from oomdoctor.configs._doc import parse_file
+
+    name = str(doc.data.get("config_name") or doc.data.get("cn") or "")
+    folder = str(doc.data.get("config_path") or doc.data.get("cp") or "")
+    base: Doc | None = None
+    stem = name[:-5] if name.endswith(".yaml") else name[:-4] if name.endswith(".yml") else name
+    if name and stem not in _VERL_OWN_CONFIGS:
+        ref = os.path.join(folder, name if name.endswith((".yaml", ".yml")) else name + ".yaml")
+        found = _near(path, ref) or _near(path, os.path.basename(ref))
+        if found is not None:
+            base = parse_file(found)
+        else:
+            doc.notes.append(msg("config.verl_overrides_only", where=f"{path}:{inv.command.line}", config=ref))
+    values: dict[str, Any] = {}
+    lines: dict[str, int] = {}
+    for key, (word, value) in overrides.items():
+        if key.startswith("~"):
+            continue
+        values[key.lstrip("+")] = value.text
+        lines[key.lstrip("+")] = word.line
+    unresolved = None
+    for w in positional:
+        name, eq, said = w.text.partition("=")
+        if eq and not w.known and name.lstrip("+") in _VERL_MODEL_KEYS:
+            doc.notes.append(msg("config.script.model_unknown", where=f"{path}:{w.line}", flag=name.lstrip("+")))
+            if model:
+                values[name.lstrip("+")] = model
+            else:
+                unresolved = said
+    if base is not None:
+        cdoc = overlay(base, values, lines, path)
+        cdoc.notes.extend(doc.notes)
+    else:
+        cdoc = Doc(path, values, lines, "cli", tolerant=True, notes=list(doc.notes))
+        if stem in _VERL_OWN_CONFIGS:
+            cdoc.data["__verl_config__"] = stem     # verl's own config: its defaults (the Megatron one's strategy)
+    reason = msg("config.why.script", entry=inv.target.text if inv.target is not None else inv.entry.label,
+                 line=inv.command.line)
+    setup = registry.read_doc(cdoc, "verl", reason, **versions, entry=inv.entry)
+    setup = replace(setup, config_file=path, extras={**setup.extras, "entry": inv.entry.name, "hydra_overrides": True})
+    if unresolved is not None and not setup.model:
+        setup = replace(setup, model_unresolved=unresolved)
+    return setup
 
 
 def _positional_model_key(entry: Entry) -> str | None:

@@ -22,6 +22,7 @@ calls (an mmengine/xtuner config, a helper) is refused as before. No patch is wr
 from __future__ import annotations
 
 import ast
+import re
 import textwrap
 from dataclasses import replace
 from typing import Any
@@ -105,6 +106,41 @@ def command_in_strings(text: str) -> str | None:
     return None
 
 
+# Hydra's line for a job that failed (`Error executing job with overrides: ['k=v', …]`): the app's command-line
+# overrides, as the Python list it printed.
+_HYDRA_FAILED = re.compile(r"Error executing job with overrides:\s*(?=\[)")
+
+
+def hydra_overrides(text: str) -> str | None:
+    """The command line a failed Hydra job ran with, from the overrides list Hydra printed for it, as a command of an
+    app whose name the line does not give (`python3 hydra_app.py k=v …`; entrypoints reads a verl main from its
+    overrides); None without that line. A terminal wrapped the one printed line where it was too long, so line
+    breaks inside it are no part of it; a list cut off ends at its last whole item."""
+    import io
+    import shlex
+    import tokenize
+
+    found = _HYDRA_FAILED.search(text)
+    if found is None:
+        return None
+    line = text.count("\n", 0, found.start()) + 1
+    rest = text[found.end():].replace("\r", "").replace("\n", "")
+    items: list[str] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO(rest).readline):
+            if tok.type == tokenize.STRING:
+                value = ast.literal_eval(tok.string)
+                if isinstance(value, str) and "=" in value:
+                    items.append(value)
+            elif not (tok.type == tokenize.OP and tok.string in "[,") and tok.type != tokenize.NL:
+                break
+    except (tokenize.TokenError, SyntaxError, ValueError, MemoryError, RecursionError):
+        pass                                            # cut inside an item: the items before it
+    if not items:
+        return None
+    return "\n" * (line - 1) + "python3 hydra_app.py " + " ".join(shlex.quote(i) for i in items) + "\n"
+
+
 def _close_run(runs: list[list[tuple[int, str, bool]]], run: list[tuple[int, str, bool]]) -> list[tuple[int, str, bool]]:
     if len(run) > 1:
         runs.append(run)
@@ -140,11 +176,15 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     from oomdoctor.configs.entries import GENERIC, by_name
 
     if not is_training_script(text):
+        held = config_literal(path, text)
+        if held is not None:
+            return _read_literal(path, *held, framework_version=framework_version, log_versions=log_versions)
         command = command_in_strings(text)
         if command is not None:
             return _read_string_command(path, command, framework_version=framework_version,
                                         log_versions=log_versions, model=model)
         raise InputError(msg("config.python"), path)
+    notes_before: list[Msg] = []
     try:
         tree = ast.parse(_without_ipython(text), filename=path)
     except IndentationError as err:
@@ -158,10 +198,12 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
         except (ValueError, RecursionError, MemoryError):
             raise InputError(msg("config.python"), path) from None
     except SyntaxError as err:
-        raise InputError(msg("config.python"), path, err.lineno) from None
+        tree, mends = _parse_mended(path, _without_ipython(text), err)
+        notes_before.extend(mends)
     except (ValueError, RecursionError, MemoryError):      # a NUL byte, nesting deeper than the parser goes
         raise InputError(msg("config.python"), path) from None
     reader = _Reader(path, tree)
+    reader.notes[:0] = notes_before
     reader.walk()
     if not reader.found:
         raise InputError(msg("config.python"), path)
@@ -195,6 +237,143 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
         warnings += (msg("config.ptuning_yaml", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
     extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name}
     return replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings, **fields)
+
+
+def config_literal(path: str, text: str) -> tuple[str, dict[str, Any], dict[str, int], str] | None:
+    """(the variable, the mapping, its keys' lines, the reader that claims it) of a config a Python file holds as a
+    literal: `ds_config = {…}` (DeepSpeed takes its config as a dict: deepspeed.initialize(config=…)), or
+    `args = dict(stage="sft", …)` (LLaMA-Factory's run_exp(args) reads a dict of its arguments: tuner.py). The first
+    top-level assignment of a dict display or a `dict(…)` call whose keys a reader claims; a value that is a name
+    only the running code knows is left out. None when there is no such literal."""
+    from oomdoctor.configs import registry
+
+    try:
+        tree = ast.parse(_without_ipython(text), filename=path)
+    except SyntaxError as err:
+        try:
+            tree = _parse_mended(path, _without_ipython(text), err)[0]      # a paste cut inside the literal
+        except InputError:
+            return None
+    except (ValueError, RecursionError, MemoryError):
+        return None
+    for stmt in tree.body:
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            continue
+        lines: dict[str, int] = {}
+        data = _mapping(stmt.value, "", lines)
+        if not data:
+            continue
+        name, _ = registry.detect(data)
+        if name is not None and name != "hf":
+            return stmt.targets[0].id, data, lines, name
+    return None
+
+
+def _mapping(node: ast.expr, prefix: str, lines: dict[str, int]) -> dict[str, Any] | None:
+    """A dict display or `dict(k=v)` call as a mapping of literals (nested ones too), each key's line in `lines`."""
+    pairs: list[tuple[str, ast.expr]] = []
+    if isinstance(node, ast.Dict):
+        pairs = [(k.value, v) for k, v in zip(node.keys, node.values)
+                 if isinstance(k, ast.Constant) and isinstance(k.value, str)]
+    elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
+        pairs = [(kw.arg, kw.value) for kw in node.keywords if kw.arg]
+    else:
+        return None
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        inner = _mapping(value, f"{prefix}{key}.", lines)
+        if inner is not None:
+            out[key] = inner
+        else:
+            try:
+                out[key] = ast.literal_eval(value)
+            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+                continue                                # a name or a call only the running code knows
+        lines[f"{prefix}{key}"] = value.lineno
+    return out
+
+
+def _read_literal(path: str, variable: str, data: dict[str, Any], lines: dict[str, int], name: str,
+                  **versions: Any) -> TrainingSetup:
+    from oomdoctor.configs import registry
+
+    line = min(lines.values()) if lines else 1
+    doc = Doc(path, data, lines, "yaml", tolerant=True,
+              notes=[msg("config.python_literal", where=f"{path}:{line}", variable=variable)])
+    _, why = registry.detect(data)
+    setup = registry.read_doc(doc, name, why, **versions)
+    return replace(setup, config_file=path, extras={**setup.extras, "python_script": True})
+
+
+# A comment in another language's syntax (`// …`, C, JavaScript) typed after an argument in a pasted snippet: where it
+# makes the line no Python, it is read as the comment it was meant to be.
+_SLASH_COMMENT = re.compile(r"(?:(?<=[,(\[{=:])|^)\s*//\s.*$")
+
+
+def _parse_mended(path: str, text: str, err: SyntaxError) -> tuple[ast.Module, list[Msg]]:
+    """A pasted snippet read as the program it shows, when it is no Python as pasted: a `// comment` dropped from the
+    line the parser stopped at, and a paste cut before its closing brackets closed after its last whole line
+    (tokenize gives the brackets still open). Each mend is said in a note; the refusal stands when none makes the
+    text parse. Lines keep their numbers."""
+    notes: list[Msg] = []
+    original = text.split("\n")
+    for _ in range(4):
+        lines = text.split("\n")
+        line = err.lineno or 0
+        last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1) + 1
+        mended = None
+        if 0 < line <= len(lines) and _SLASH_COMMENT.search(lines[line - 1]):
+            lines[line - 1] = _SLASH_COMMENT.sub("", lines[line - 1])
+            mended = "\n".join(lines)
+            notes.append(msg("config.python_comment", where=f"{path}:{line}"))
+        elif line >= last or any(w in str(err.msg) for w in ("never closed", "EOF")):    # a bracket open at the end
+            cut = max((i for i, ln in enumerate(original) if ln.strip()), default=-1) + 1
+            # the paste's own lines closed after its last line, else after the line before it (the last one cut
+            # inside a word: `lr_sched` where `lr_scheduler_type=…` was)
+            mended = next((c for c in (_closed(original[:cut]), _closed(original[:cut - 1]))
+                           if c is not None and c != text), None)
+            if mended is not None:
+                notes = [n for n in notes if n.code != "config.python_cut"]
+                notes.append(msg("config.python_cut", where=f"{path}:{cut}"))
+        if mended is None or mended == text:
+            break
+        text = mended
+        try:
+            return ast.parse(text, filename=path), notes
+        except SyntaxError as again:
+            err = again
+        except (ValueError, RecursionError, MemoryError):
+            break
+    raise InputError(msg("config.python"), path, err.lineno) from None
+
+
+def _closed(lines: list[str]) -> str | None:
+    """The lines with the brackets they leave open closed, the last line dropped when it is cut inside a token
+    (a string); None when nothing is open."""
+    import io
+    import tokenize
+
+    for keep in (len(lines), len(lines) - 1):
+        body = "\n".join(lines[:keep]).rstrip()
+        stack: list[str] = []
+        try:
+            for tok in tokenize.generate_tokens(io.StringIO(body + "\n").readline):
+                if tok.type == tokenize.OP and tok.string in "([{":
+                    stack.append({"(": ")", "[": "]", "{": "}"}[tok.string])
+                elif tok.type == tokenize.OP and tok.string in ")]}" and stack:
+                    stack.pop()
+                elif tok.type == tokenize.ERRORTOKEN and tok.string.strip():
+                    raise tokenize.TokenError("cut inside a token")
+        except tokenize.TokenError as cut:
+            if "EOF" in str(cut) and "string" not in str(cut):
+                pass                                # only brackets left open: closed below
+            else:
+                continue
+        except (IndentationError, SyntaxError):
+            continue
+        if stack:
+            return body + "\n" + "".join(reversed(stack)) + "\n"     # on a line of their own: after any comment
+    return None
 
 
 def _without_ipython(text: str) -> str:
@@ -478,6 +657,12 @@ class _Reader:
                     self.put(key, kw[src], keep=key == "max_length")
             if full:
                 self.data["use_peft"] = "false"
+            ckpt = kw.get("use_gradient_checkpointing")
+            if ckpt is not None:
+                # from_pretrained takes it too (loader.py FastModel.from_pretrained use_gradient_checkpointing,
+                # "unsloth" by default) and applies it to a full fine-tune
+                v = self.value(ckpt)
+                self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
             return
         self.data["use_peft"] = "true"
         self.lines["use_peft"] = call.lineno

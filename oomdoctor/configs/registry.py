@@ -51,6 +51,8 @@ FRAMEWORKS: Mapping[str, str] = {
     "torchtune": "oomdoctor.configs.torchtune",
     "litgpt": "oomdoctor.configs.litgpt",
     "unsloth_studio": "oomdoctor.configs.unsloth_studio",
+    "verl": "oomdoctor.configs.verl",
+    "mlx_lm": "oomdoctor.configs.mlx_lm",
     "accelerate": "oomdoctor.configs.accelerate",
     "deepspeed": "oomdoctor.configs.deepspeed",
     "chatglm": "oomdoctor.configs.chatglm",

@@ -17,6 +17,10 @@ from typing import Any
 
 from oomdoctor.records import record
 
+# A placeholder in a documented command (`--model_name_or_path <your_path_to_model>`): a name in angle brackets, as
+# usage text writes the value to put there (POSIX utility argument syntax, docopt), ending the word. A shell would
+# take `<` and `>` for redirections, but such a command is a template, so the word is a value it does not give.
+_PLACEHOLDER = re.compile(r"<[A-Za-z_][\w.-]*>(?=[\s\\;|&\"']|$)")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ASSIGN = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(\+?=)")
 _OPS = ("&&", "||", ";;", ";", "&", "|", "(", ")")
@@ -93,6 +97,8 @@ class _Lexer:
             elif c == "#":
                 end = s.find("\n", self.i)
                 self.i = n if end < 0 else end
+            elif c == "<" and _PLACEHOLDER.match(s, self.i):
+                self._word()
             elif s.startswith("<<", self.i) and not s.startswith("<<<", self.i):
                 self._heredoc_op()
             elif c in "<>" or (c.isdigit() and re.match(r"\d+[<>]", s[self.i:self.i + 3])):
@@ -124,6 +130,12 @@ class _Lexer:
         n = len(s)
         while self.i < n:
             c = s[self.i]
+            held = _PLACEHOLDER.match(s, self.i) if c == "<" else None
+            if held is not None:
+                flush()
+                parts.append(("placeholder", held.group(), False))
+                self.i = held.end()
+                continue
             if c in " \t\r\n;&|()<>":
                 break
             if c == "\\":
@@ -398,6 +410,8 @@ class _Expander:
             return self.param(payload)
         if kind == "arith":
             return self.arith(payload)
+        if kind == "placeholder":
+            return _Val("", payload)                # a value the reader of the docs was to write in
         return self.command(payload)
 
     def command(self, text: str) -> _Val:
@@ -577,11 +591,19 @@ def _run(text: str, ex: _Expander, variables: dict[str, _Val], exported: set[str
     i = 0
     n = len(toks)
     skip = 0            # inside `case … esac` or a function body: runs only on some arguments, or when called
+    branches: list[list[Any]] = []     # open `if`s: [this branch runs: True/False/None unknown, a branch was taken]
     while i < n:
         words, redirs, bodies, i = _simple_command(toks, i, ex)
         if not words:
             continue
         head = _plain(words[0])
+        if not skip and head in ("if", "elif", "else", "fi"):
+            words = _branch(head, words, ex, branches)
+            if not words:
+                continue
+            head = _plain(words[0])
+        if any(b[0] is False for b in branches):
+            continue            # a branch a test the script can evaluate says it does not take
         if not skip and len(words) == 1 and _ARRAY.fullmatch(words[0].raw) and i - 1 < n and \
                 toks[i - 1].kind == "op" and toks[i - 1].text == "(":
             i = _array(words[0], toks, i, ex, variables)
@@ -606,6 +628,55 @@ def _run(text: str, ex: _Expander, variables: dict[str, _Val], exported: set[str
             continue
         _written_heredocs(bodies, redirs, ex, heredocs)
         _statement(words, ex, variables, exported, commands if commands is not None else [], loops)
+
+
+def _branch(head: str, words: list[_Tok], ex: _Expander, branches: list[list[Any]]) -> list[_Tok]:
+    """Follow `if TEST; then … elif TEST; then … else … fi` where TEST is a `[ … ]` / `[[ … ]]` / `test` comparison of
+    values the script knows (bash(1) CONDITIONAL EXPRESSIONS: `=`/`==`/`!=`, `-z`, `-n`): the branch it takes runs,
+    the others do not. A test on a value only the run knows leaves every branch running, as before. Returns the
+    words of the statement that follows the keyword (`else FOO=1`), or none."""
+    condition = words[1:] if len(words) > 1 and _plain(words[1]) not in ("[", "[[", "test") else []
+    if head == "if":
+        taken = _test(words[1:], ex)
+        branches.append([taken, bool(taken)])
+        return condition            # a command as the condition (`if torchrun …; then`) still runs
+    if not branches:
+        return words[1:] if head in ("else", "fi") else []
+    state = branches[-1]
+    if head == "elif":
+        taken = None if state[0] is None and not state[1] else (False if state[1] else _test(words[1:], ex))
+        state[0] = taken
+        state[1] = state[1] or bool(taken)
+        return condition
+    if head == "else":
+        state[0] = None if state[0] is None and not state[1] else not state[1]
+        state[1] = True
+        return words[1:]
+    branches.pop()
+    return words[1:]
+
+
+def _test(words: list[_Tok], ex: _Expander) -> bool | None:
+    """The value of a test whose operands the script knows, else None."""
+    raw = [_plain(w) for w in words]
+    while raw and raw[-1] in ("then", ";"):
+        raw, words = raw[:-1], words[:-1]
+    if raw and raw[0] in ("[", "[[", "test"):
+        closer = {"[": "]", "[[": "]]"}.get(raw[0])
+        body = words[1:-1] if closer and raw[-1] == closer else words[1:] if raw[0] == "test" else None
+    else:
+        body = None
+    if body is None:
+        return None
+    vals = [ex.text(w.parts, w.raw) for w in body]
+    if any(v.unknown for v in vals):
+        return None
+    texts = [v.text for v in vals]
+    if len(texts) == 3 and texts[1] in ("=", "==", "!="):
+        return (texts[0] == texts[2]) == (texts[1] != "!=")
+    if len(texts) == 2 and texts[0] in ("-z", "-n"):
+        return (texts[1] == "") == (texts[0] == "-z")
+    return None
 
 
 def _simple_command(toks: list[_Tok], i: int, ex: _Expander

@@ -192,9 +192,13 @@ CONVENTIONS = {
     "packing": "packing",
     # peft's examples/sft/train.py ModelArguments, copied by the scripts built on it.
     "use_peft_lora": "use_lora", "use_4bit_quantization": "load4", "use_8bit_quantization": "load8",
+    # An argparse script's own batch flag, handed to TrainingArguments' per_device_train_batch_size (peft's
+    # examples/road_finetuning, lora_finetuning_transformer_engine); beside a --micro_batch_size it is the total
+    # (Alpaca-LoRA's grammar, tloen/alpaca-lora finetune.py), see read_conventions.
+    "micro_batch_size": "micro", "batch_size": "micro",
 }
 MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_path", "pretrained_model_name_or_path",
-               "model_id_or_path", "model_name")
+               "model_id_or_path", "model_name", "base_model_name_or_path")     # the last: peft's examples' argparse
 _TRAIN_TYPES = {"custom_qlora": "qlora", "custom_lora": "lora", "hqq_lora": "qlora", "hqq_dora": "qlora",
                 "bnb_dora": "qlora", "bnb_llama_pro": "freeze", "hqq_llama_pro": "freeze",     # fsdp_qlora train.py
                 "full": "full", "lora": "lora", "qlora": "qlora", "dora": "lora", "freeze": "freeze",
@@ -248,6 +252,13 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
         if key and doc.str_(key):
             b.set("model", doc.str_(key), doc.src(key))
     signals = _signals(b, doc, flags, assumed)
+    if assumed and signals.get("micro", (None, ""))[1] in ("micro_batch_size", "batch_size"):
+        if b.sources.get("micro_batch") is not None and b.sources["micro_batch"].file:
+            signals.pop("micro")        # the script's TrainingArguments flag says it already
+        elif signals["micro"][1] == "micro_batch_size" and doc.get("batch_size") is not None:
+            total = _conv_value(doc, "batch_size", "total")
+            if total is not None:
+                signals.setdefault("total", (total, "batch_size"))
     defaults = dict(entry.defaults_for(doc.data)) if entry is not None else {}
     label = entry.label if entry is not None else None
     if "model" in signals and "model" not in b.values and signals["model"][0]:

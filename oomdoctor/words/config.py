@@ -132,7 +132,8 @@ WORDS = {
                            "按修补后的内容读取，截断处只读到最后一个完整的值"),
     "config.labelled": ("{where}: the config pasted under \"{label}\" read as the file itself",
                         "{where}：粘贴在“{label}”标题下的配置按配置文件本身读取"),
-    "config.yaml_cut": ("{where}: line {line} is a key cut off before its value (the paste ends there); read without it",
+    "config.yaml_cut": ("{where}: line {line} is cut off mid-line, a key before its value or a value inside its quotes "
+                        "(the paste ends there); read without it",
                         "{where}：第 {line} 行不完整（粘贴在此行中途截断）；忽略该行读取"),
     "config.ds_missing_guess": ("{where}: {ref} is not here; ZeRO stage {stage} assumed from its name",
                                 "{where}：{ref} 不在此处，按文件名推断为 ZeRO-{stage}"),
@@ -211,6 +212,36 @@ WORDS = {
                                     "presets (org_model.yaml); give --model if it trains another",
                                     "{where}：无 model 键；按 Studio 预设的命名方式（org_model.yaml）从文件名得到 {model}；"
                                     "若训练的是其他模型请用 --model 指定"),
+    "config.yaml_prompt": ("{where}: a shell prompt and the command that printed the file, above it in the paste; "
+                           "the file read from the next line", "{where}：粘贴内容上方是打印该文件的 shell 提示符和命令；从下一行起读取该文件"),
+    "config.python_comment": ("{where}: a `//` comment, another language's, read as the comment it was meant to be",
+                              "{where}：`//` 是其他语言的注释写法，按注释读取"),
+    "config.python_cut": ("{where}: the paste ends inside a call; its open brackets closed after this line",
+                          "{where}：粘贴在函数调用中途结束；在此行之后补上未闭合的括号读取"),
+    "config.python_literal": ("{where}: the config is the literal `{variable} = …` this Python file holds; read as that "
+                              "file would be", "{where}：配置是该 Python 文件中的字面量 `{variable} = …`；按对应的配置文件读取"),
+    "config.hydra_overrides": ("{where}: the overrides of a failed Hydra job, as it printed them; read as that app's "
+                               "command line (its name is not in the line)",
+                               "{where}：按失败的 Hydra 作业打印出的覆盖项读取，视为该应用的命令行（该行未给出应用名）"),
+    "config.yaml_python_string": ("{where}: the YAML is pasted inside a Python triple-quoted string; its quote lines "
+                                  "are Python's, the lines between them the file",
+                                  "{where}：YAML 粘贴在 Python 三引号字符串中；引号所在行属于 Python，其间各行才是配置文件"),
+    "config.why.verl": ("verl's trainer config ({keys})", "含 verl 训练配置（{keys}）"),
+    "config.verl_overrides_only": ("{where}: its config {config} is not here; read from the command's key=value "
+                                   "overrides, verl's own defaults for the rest",
+                                   "{where}：其配置 {config} 不在此处；按命令行中的 key=value 覆盖项读取，其余取 verl 默认值"),
+    "config.verl_megatron": ("{where}: strategy {strategy} splits the model by tensor and pipeline parallelism, which "
+                             "the estimate does not model; it is read as one unsharded copy per GPU",
+                             "{where}：strategy {strategy} 按张量并行和流水线并行切分模型，估算不模拟这种切分；按每卡一份完整模型估算"),
+    "config.verl_dynamic_bsz": ("{where}: use_dynamic_bsz packs each micro-batch up to {tokens} tokens per GPU; the "
+                                "micro-batch in sequences is what the file states",
+                                "{where}：use_dynamic_bsz 按每卡最多 {tokens} 个 token 组装微批次；按配置中写明的样本数估算"),
+    "config.why.mlx_lm": ("mlx-lm's LoRA config ({keys})", "含 mlx-lm LoRA 配置项（{keys}）"),
+    "config.mlx_unified": ("{where}: mlx-lm trains on Apple silicon in unified memory shared with the system, with no "
+                           "CUDA allocator: the estimate counts the tensors a step holds, not what Metal's working-set "
+                           "limit (about 70-75% of RAM by default) allows",
+                           "{where}：mlx-lm 在 Apple 芯片上使用与系统共享的统一内存训练，没有 CUDA 分配器：估算只计算一步训练所持有的张量，"
+                           "不代表 Metal 工作集上限（默认约为内存的 70-75%）所允许的用量"),
     "config.why.swift_args": ("ms-swift's own argument names ({keys}): an args.json or `swift sft --config` file",
                               "含 ms-swift 自有参数名（{keys}）：args.json 或 `swift sft --config` 配置文件"),
     "config.why.lf_v1": ("LLaMA-Factory v1 keys ({keys})", "LLaMA-Factory v1 格式的键（{keys}）"),

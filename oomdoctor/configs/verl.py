@@ -1,0 +1,294 @@
+"""verl (volcengine/verl) trainer configs: Hydra YAMLs and the `key=value` overrides its entry points take.
+
+Two trainers, each read from its own config (volcengine/verl@b178a3cd, 2026-01, verl/trainer/config/):
+- PPO-family RL, `python -m verl.trainer.main_ppo` (GRPO, DAPO, ... by `algorithm.adv_estimator`; recipes run their
+  own main_*.py over the same config), _generated_ppo_trainer.yaml: the trained policy is
+  `actor_rollout_ref.actor` on `actor_rollout_ref.model.path`; a sample is data.max_prompt_length (512) +
+  data.max_response_length (512) tokens; actor.ppo_micro_batch_size_per_gpu per forward (the older global
+  ppo_micro_batch_size is divided by the data-parallel size); one optimizer step takes ppo_mini_batch_size ×
+  rollout.n sequences over the data-parallel ranks (workers/fsdp_workers.py:241-252), so the accumulation is that
+  over the micro-batch; model.enable_gradient_checkpointing true, lora_rank 0 (full) / lora_alpha 16 /
+  target_modules all-linear; actor.fsdp_config.param_offload / optimizer_offload false; trainer.n_gpus_per_node 8 ×
+  trainer.nnodes 1; actor.ulysses_sequence_parallel_size 1; strategy fsdp (fsdp2, megatron);
+- SFT, `torchrun -m verl.trainer.fsdp_sft_trainer` (sft_trainer.yaml; the engine trainer verl.trainer.sft_trainer,
+  sft_trainer_engine.yaml, reads model.path): model.partial_pretrain, data.micro_batch_size_per_gpu 4,
+  data.train_batch_size 256 global (divided by the data-parallel size, then by the micro-batch:
+  fsdp_sft_trainer.py:145-155), data.max_length 1024, model.lora_rank 0, model.enable_gradient_checkpointing true,
+  model.fsdp_config.cpu_offload / offload_params false, trainer.n_gpus_per_node 8, strategy fsdp2.
+Both load the model in fp32 (fsdp_config.model_dtype) and compute in bf16 (FSDP MixedPrecision param_dtype bf16,
+fsdp_workers.py:493-503, fsdp_sft_trainer.py:293) with flash_attention_2 (fsdp_workers.py:331,
+fsdp_sft_trainer.py:244). The colocated rollout engine (vLLM / SGLang) is kept as facts in `extras` (its name,
+gpu_memory_utilization, tensor parallel size, n): the training estimate does not hold it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from oomdoctor.configs._doc import Builder, Context, Doc
+from oomdoctor.configs._edit import Out
+from oomdoctor.configs._keys import Key, choose_version, table
+from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
+
+NAME = "verl"
+FRAMEWORK: Framework = "verl"
+LABEL = "verl"
+PACKAGE = "verl"
+DEFAULT_VERSION = "0.7.0"
+MODEL_KEY = "actor_rollout_ref.model.path"
+
+_A = "actor_rollout_ref.actor"
+_M = "actor_rollout_ref.model"
+KEYS = table(
+    Key("micro_batch", f"{_A}.ppo_micro_batch_size_per_gpu", minimum=1),
+    Key("lora_rank", f"{_M}.lora_rank", minimum=0),
+    Key("lora_alpha", f"{_M}.lora_alpha", minimum=1),
+    Key("grad_ckpt", f"{_M}.enable_gradient_checkpointing"),
+    Key("offload_params", f"{_A}.fsdp_config.param_offload"),
+    Key("offload_optimizer", f"{_A}.fsdp_config.optimizer_offload"),
+    Key("n_gpus", "trainer.n_gpus_per_node", minimum=1),
+)
+SFT_KEYS = table(
+    Key("micro_batch", "data.micro_batch_size_per_gpu", minimum=1),
+    Key("seq_len", "data.max_length", minimum=1),
+    Key("lora_rank", "model.lora_rank", minimum=0),
+    Key("lora_alpha", "model.lora_alpha", minimum=1),
+    Key("grad_ckpt", "model.enable_gradient_checkpointing"),
+    Key("n_gpus", "trainer.n_gpus_per_node", minimum=1),
+)
+# The entry points that read the SFT config (verl/trainer/fsdp_sft_trainer.py, verl/trainer/sft_trainer.py).
+SFT_MODULES = ("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer")
+_PPO_GROUPS = ("actor_rollout_ref",)
+_SFT_MARKERS = ("model.partial_pretrain", "data.micro_batch_size_per_gpu")
+
+
+def _flat_has(data: dict, prefix: str) -> str | None:
+    """A key of `data` at `prefix` (nested, or flat as a Hydra override spells it)."""
+    if isinstance(data.get(prefix.split(".")[0]), dict):
+        node: Any = data
+        for part in prefix.split("."):
+            if not isinstance(node, dict) or part not in node:
+                return None
+            node = node[part]
+        return prefix
+    return next((k for k in data if isinstance(k, str) and (k == prefix or k.startswith(prefix + "."))), None)
+
+
+def detect(data: dict) -> Msg | None:
+    for group in _PPO_GROUPS:
+        if isinstance(data.get(group), dict) or _flat_has(data, group):
+            return msg("config.why.verl", keys=group)
+    trainer = data.get("trainer")
+    for key in _SFT_MARKERS:
+        if _flat_has(data, key) and (isinstance(trainer, dict) or _flat_has(data, "trainer")):
+            return msg("config.why.verl", keys=key)
+    return None
+
+
+def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
+    return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+
+
+def _is_sft(doc: Doc, ctx: Context) -> bool:
+    entry = ctx.entry
+    if entry is not None and any(m in getattr(entry, "modules", ()) for m in SFT_MODULES):
+        return True
+    return doc.get("actor_rollout_ref") is None and not any(k.startswith("actor_rollout_ref.") for k in doc.data
+                                                           if isinstance(k, str))
+
+
+def _int(b: Builder, doc: Doc, field: str, key: str, default: int | None, minimum: int = 1) -> int | None:
+    value = doc.int_(key, minimum=minimum)
+    if value is not None:
+        b.set(field, value, doc.src(key))
+        return value
+    if default is not None:
+        b.default(field, default, key)
+    return default
+
+
+def _bool(b: Builder, doc: Doc, field: str, keys: tuple[str, ...], default: bool) -> bool:
+    for key in keys:
+        value = doc.bool_(key)
+        if value is not None:
+            b.set(field, value, doc.src(key))
+            return value
+    b.default(field, default, keys[0])
+    return default
+
+
+def _lora(b: Builder, doc: Doc, prefix: str) -> None:
+    # The FSDP workers read model.lora_rank / lora_alpha (16); the Megatron workers the model.lora group, rank 0 and
+    # alpha 32 by default (_generated_ppo_megatron_trainer.yaml `lora:`), the same adapter by another key.
+    key, alpha_key, alpha = f"{prefix}.lora_rank", f"{prefix}.lora_alpha", 16
+    if doc.get(key) is None and doc.get(f"{prefix}.lora.rank") is not None:
+        key, alpha_key, alpha = f"{prefix}.lora.rank", f"{prefix}.lora.alpha", 32
+    rank = doc.int_(key, minimum=0)
+    if rank:
+        b.set("method", "lora", doc.src(key))
+        b.set("lora_rank", rank, doc.src(key))
+        _int(b, doc, "lora_alpha", alpha_key, alpha)
+        targets = doc.get(f"{prefix}.target_modules")
+        if isinstance(targets, list) and targets:
+            b.set("lora_targets", tuple(str(t) for t in targets), doc.src(f"{prefix}.target_modules"))
+        elif isinstance(targets, str) and targets and targets not in ("all-linear", "all"):
+            b.set("lora_targets", tuple(t.strip() for t in targets.strip("[]").split(",") if t.strip()),
+                  doc.src(f"{prefix}.target_modules"))
+    else:
+        b.default("method", "full", f"{prefix}.lora_rank 0")
+
+
+def _gpus(b: Builder, doc: Doc) -> int:
+    per_node = doc.int_("trainer.n_gpus_per_node", minimum=1)
+    nodes = doc.int_("trainer.nnodes", minimum=1)
+    n = (per_node or 8) * (nodes or 1)
+    if per_node is not None or nodes is not None:
+        b.set("n_gpus", n, doc.src("trainer.n_gpus_per_node" if per_node is not None else "trainer.nnodes"))
+    else:
+        b.default("n_gpus", n, "trainer.n_gpus_per_node 8 × trainer.nnodes 1")
+    return n
+
+
+def _strategy(b: Builder, doc: Doc, key: str, default: str) -> None:
+    strategy = (doc.str_(key) or default).lower()
+    b.extras["verl_strategy"] = strategy
+    if strategy.startswith("fsdp"):
+        # FSDP's default sharding is FULL_SHARD; fsdp_size > 0 below the world size shards within groups of that
+        # size and replicates across them (verl/utils/fsdp_utils.py, create_device_mesh: HYBRID_SHARD)
+        if doc.get(key) is not None:
+            b.set("fsdp", "full_shard", doc.src(key))
+        else:
+            b.default("fsdp", "full_shard", key)
+    else:
+        b.note(msg("config.verl_megatron", where=doc.where(key), strategy=strategy))
+
+
+def _read_ppo(b: Builder, doc: Doc) -> None:
+    model = doc.str_(f"{_M}.path")
+    if model:
+        b.set("model", model, doc.src(f"{_M}.path"))
+    b.default("stage", "ppo", "verl.trainer.main_ppo")
+    b.extras["own_workers"] = True       # one python process; Ray places trainer.n_gpus_per_node × nnodes workers
+    estimator = doc.str_("algorithm.adv_estimator")
+    b.extras["adv_estimator"] = estimator or "gae"
+    _lora(b, doc, _M)
+    prompt = doc.int_("data.max_prompt_length", minimum=1)
+    answer = doc.int_("data.max_response_length", minimum=1)
+    total = (prompt or 512) + (answer or 512)
+    if prompt is not None or answer is not None:
+        b.set("seq_len", total, doc.src("data.max_prompt_length" if prompt is not None else "data.max_response_length"))
+    else:
+        b.default("seq_len", total, "data.max_prompt_length 512 + data.max_response_length 512")
+    n = _gpus(b, doc)
+    sp = doc.int_(f"{_A}.ulysses_sequence_parallel_size", minimum=1) or 1
+    if sp > 1:
+        b.set("seq_parallel", sp, doc.src(f"{_A}.ulysses_sequence_parallel_size"))
+    dp = max(1, n // sp)
+    micro = doc.int_(f"{_A}.ppo_micro_batch_size_per_gpu", minimum=1)
+    if micro is not None:
+        b.set("micro_batch", micro, doc.src(f"{_A}.ppo_micro_batch_size_per_gpu"))
+    else:
+        old = doc.int_(f"{_A}.ppo_micro_batch_size", minimum=1)
+        if old is not None:
+            micro = max(1, old // dp)        # fsdp_workers.py:248-252: the global micro-batch over the dp ranks
+            b.set("micro_batch", micro, doc.src(f"{_A}.ppo_micro_batch_size"))
+    if doc.bool_(f"{_A}.use_dynamic_bsz"):
+        tokens = doc.int_(f"{_A}.ppo_max_token_len_per_gpu", minimum=1) or 16384
+        b.extras["max_token_len_per_gpu"] = tokens
+        b.note(msg("config.verl_dynamic_bsz", where=doc.where(f"{_A}.use_dynamic_bsz"), tokens=tokens))
+    mini = doc.int_(f"{_A}.ppo_mini_batch_size", minimum=1)
+    rollout_n = doc.int_("actor_rollout_ref.rollout.n", minimum=1) or 1
+    if micro:
+        per_rank = (mini or 256) * rollout_n // dp
+        accum = max(1, per_rank // micro)
+        key = f"{_A}.ppo_mini_batch_size"
+        if mini is not None:
+            b.set("grad_accum", accum, doc.src(key))
+        else:
+            b.default("grad_accum", accum, key)
+    _bool(b, doc, "grad_ckpt", (f"{_M}.enable_gradient_checkpointing",), True)
+    # the Megatron actor's offload switches sit in its megatron group (_generated_ppo_megatron_trainer.yaml)
+    _bool(b, doc, "offload_params", (f"{_A}.fsdp_config.param_offload", f"{_A}.megatron.param_offload"), False)
+    _bool(b, doc, "offload_optimizer", (f"{_A}.fsdp_config.optimizer_offload", f"{_A}.megatron.optimizer_offload"),
+          False)
+    # ppo_megatron_trainer.yaml sets actor.strategy megatron; ppo_trainer.yaml fsdp
+    _strategy(b, doc, f"{_A}.strategy", "megatron" if "megatron" in str(doc.data.get("__verl_config__", "")) else "fsdp")
+    for key, name in (("rollout.name", "rollout_engine"), ("rollout.gpu_memory_utilization", "rollout_gpu_memory_utilization"),
+                      ("rollout.tensor_model_parallel_size", "rollout_tp"), ("rollout.n", "rollout_n")):
+        value = doc.get(f"actor_rollout_ref.{key}")
+        if value is not None:
+            b.extras[name] = value
+
+
+def _read_sft(b: Builder, doc: Doc) -> None:
+    for key in ("model.partial_pretrain", "model.path"):
+        model = doc.str_(key)
+        if model:
+            b.set("model", model, doc.src(key))
+            break
+    b.default("stage", "sft", "verl.trainer.fsdp_sft_trainer")
+    _lora(b, doc, "model")
+    _int(b, doc, "seq_len", "data.max_length", 1024)
+    # the SFT trainer's world is torchrun's (fsdp_sft_trainer.py:811 world_size): the launcher's count, else one
+    n = doc.int_("trainer.n_gpus_per_node", minimum=1) or 1
+    if doc.get("trainer.n_gpus_per_node") is not None:
+        b.set("n_gpus", n, doc.src("trainer.n_gpus_per_node"))
+    # the engine trainer (sft_trainer_engine.yaml `engine: fsdp`) keeps its parallelism in the engine group
+    # (engine/fsdp.yaml: ulysses_sequence_parallel_size, strategy, param_offload)
+    sp_key = next((k for k in ("ulysses_sequence_parallel_size", "engine.ulysses_sequence_parallel_size")
+                   if doc.get(k) is not None), "ulysses_sequence_parallel_size")
+    sp = doc.int_(sp_key, minimum=1) or 1
+    if sp > 1:
+        b.set("seq_parallel", sp, doc.src(sp_key))
+    micro = _int(b, doc, "micro_batch", "data.micro_batch_size_per_gpu", 4) or 4
+    total = doc.int_("data.train_batch_size", minimum=1)
+    accum = max(1, (total or 256) // max(1, n // sp) // micro)
+    b.values["total_batch"] = (total or 256) // sp      # split over the launcher's processes (entrypoints._with_launch)
+    if total is not None:
+        b.set("grad_accum", accum, doc.src("data.train_batch_size"))
+    else:
+        b.default("grad_accum", accum, "data.train_batch_size 256")
+    _bool(b, doc, "grad_ckpt", ("model.enable_gradient_checkpointing",), True)
+    # fsdp_sft_trainer.py:305-308: CPUOffload(offload_params) only when cpu_offload is on
+    if doc.get("engine.param_offload") is not None:
+        b.set("offload_params", bool(doc.bool_("engine.param_offload")), doc.src("engine.param_offload"))
+    offload = doc.bool_("model.fsdp_config.cpu_offload")
+    params = doc.bool_("model.fsdp_config.offload_params")
+    if "offload_params" in b.values:
+        pass
+    elif offload is not None or params is not None:
+        on = bool(offload) and params is not False
+        b.set("offload_params", on, doc.src("model.fsdp_config.cpu_offload" if offload is not None
+                                            else "model.fsdp_config.offload_params"))
+    else:
+        b.default("offload_params", False, "model.fsdp_config.cpu_offload")
+    _strategy(b, doc, "engine.strategy" if doc.get("engine.strategy") is not None else "model.strategy", "fsdp2")
+
+
+def read(doc: Doc, ctx: Context) -> TrainingSetup:
+    version = ctx.framework_version or DEFAULT_VERSION
+    b = Builder(FRAMEWORK, version, f"{LABEL} {version}")
+    b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
+    if _is_sft(doc, ctx):
+        _read_sft(b, doc)
+    else:
+        _read_ppo(b, doc)
+    # fsdp_config.model_dtype fp32, MixedPrecision(param_dtype=bf16): fp32 weights, bf16 compute
+    b.default("precision", "bf16", "fsdp_config.mixed_precision param_dtype bf16")
+    b.default("attention", "fa2", "attn_implementation flash_attention_2")
+    b.default("optimizer", "adamw_torch", "optim AdamW")
+    if doc.get("actor_rollout_ref.model.use_remove_padding") is not None:
+        b.extras["use_remove_padding"] = doc.bool_("actor_rollout_ref.model.use_remove_padding")
+    return b.build(doc, config_file=doc.path)
+
+
+def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
+    """A verl run is patched as its `key=value` overrides: the plan's values, each on its key."""
+    keys = SFT_KEYS if out.setup.stage == "sft" else KEYS
+    key = keys.get(c.field)
+    if key is None:
+        return
+    v = c.after
+    if c.field in ("grad_ckpt", "offload_params", "offload_optimizer"):
+        out.put_key(key, bool(v))
+    elif isinstance(v, (int, float)) and not isinstance(v, bool):
+        out.put_key(key, int(v))

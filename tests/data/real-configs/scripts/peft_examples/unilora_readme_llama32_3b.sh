@@ -1,0 +1,24 @@
+python unilora_finetuning.py \
+    --base_model_name_or_path meta-llama/Llama-3.2-3B \
+    --output_dir output/unilora-llama-3.2-3b-metamath \
+    --unilora_r 32 \
+    --theta_d_length 256 \
+    --proj_seed 42 \
+    --unilora_dropout 0.0 \
+    --bits bf16 \
+    --data_path meta-math/MetaMathQA \
+    --dataset_split train[:100000] \
+    --dataset_field query response \
+    --bf16 True \
+    --num_train_epochs 1 \
+    --per_device_train_batch_size 2 \
+    --gradient_accumulation_steps 8 \
+    --save_strategy steps \
+    --save_steps 1000 \
+    --save_total_limit 1 \
+    --logging_steps 1 \
+    --learning_rate 1e-4 \
+    --weight_decay 0. \
+    --warmup_steps 0.03 \
+    --tf32 True \
+    --report_to none

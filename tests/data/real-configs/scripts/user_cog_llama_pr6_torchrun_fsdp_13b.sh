@@ -1,0 +1,25 @@
+PYTORCH_CUDA_ALLOC_CONF="max_split_size_mb:512" torchrun --nnodes=1 --nproc_per_node=4 --master_port=3333 \
+    training/trainer.py \
+    --model_name_or_path /llama/FastChat/weights \
+    --data_path /llama/cog-llama_1/examples/alpaca/short_alpaca_data_processed.json \
+    --bf16 True \
+    --output_dir ./checkpoints \
+    --num_train_epochs 3 \
+    --per_device_train_batch_size 1 \
+    --per_device_eval_batch_size 1 \
+    --gradient_accumulation_steps 4 \
+    --evaluation_strategy "no" \
+    --save_strategy "no" \
+    --save_steps 1200 \
+    --save_total_limit 100 \
+    --learning_rate 2e-5 \
+    --weight_decay 0. \
+    --warmup_ratio 0.03 \
+    --lr_scheduler_type "cosine" \
+    --logging_steps 1 \
+    --fsdp "full_shard auto_wrap" \
+    --fsdp_transformer_layer_cls_to_wrap 'LlamaDecoderLayer' \
+    --tf32 True \
+    --model_max_length 512 \
+    --gradient_checkpointing True \
+    --lazy_preprocess True

@@ -1,0 +1,16 @@
+python examples/scripts/sdft.py \
+    --model_name_or_path Qwen/Qwen3.5-0.8B \
+    --dataset_name your-org/your-dataset \
+    --output_dir outputs/sdft-qwen3.5-0.8b \
+    --per_device_train_batch_size 1 \
+    --gradient_accumulation_steps 16 \
+    --learning_rate 2e-5 \
+    --max_prompt_length 1024 \
+    --max_completion_length 512 \
+    --generate_from_teacher \
+    --teacher_model_kind ema \
+    --teacher_sync_steps 1 \
+    --teacher_update_rate 0.05 \
+    --eval_strategy steps \
+    --eval_steps 50 \
+    --report_to wandb

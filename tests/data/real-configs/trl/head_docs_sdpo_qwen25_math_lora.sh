@@ -1,0 +1,22 @@
+python examples/scripts/sdpo.py \
+    --model_name_or_path Qwen/Qwen2.5-Math-1.5B-Instruct \
+    --dataset_name openai/gsm8k \
+    --dataset_config main \
+    --output_dir outputs/sdpo-qwen35-2b-gsm8k \
+    --learning_rate 5e-5 \
+    --dtype bfloat16 \
+    --bf16 true \
+    --max_completion_length 128 \
+    --use_peft \
+    --lora_target_modules q_proj k_proj v_proj o_proj gate_proj up_proj down_proj \
+    --per_device_train_batch_size 1 \
+    --gradient_accumulation_steps 2 \
+    --num_generations 8 \
+    --generation_batch_size 32 \
+    --distillation_alpha 1.0 \
+    --distillation_mode sampled_token \
+    --distillation_weight 0.5 \
+    --report_to none \
+    --eval_strategy steps \
+    --eval_steps 1000 \
+    --save_strategy no

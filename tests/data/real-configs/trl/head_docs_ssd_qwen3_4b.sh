@@ -1,0 +1,18 @@
+python examples/scripts/ssd.py \
+    --model_name_or_path Qwen/Qwen3-4B-Instruct-2507 \
+    --dataset_name microsoft/rStar-Coder \
+    --dataset_config seed_sft \
+    --prompt_column question \
+    --output_dir outputs/ssd-qwen3-4b \
+    --per_device_train_batch_size 1 \
+    --gradient_accumulation_steps 32 \
+    --learning_rate 5e-6 \
+    --lr_scheduler_type cosine \
+    --max_prompt_length 1024 \
+    --max_completion_length 65536 \
+    --temperature 1.6 \
+    --top_k 20 \
+    --top_p 0.8 \
+    --num_train_epochs 1 \
+    --bf16 \
+    --report_to trackio
