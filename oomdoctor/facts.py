@@ -141,6 +141,20 @@ class Mechanisms:
     peft_type: str = ""
     virtual_tokens: int = 0
     ia3_feedforward: tuple[str, ...] = ()
+    # verl's hybrid engine (configs/verl.py): the rollout engine colocated on every training GPU in its own process
+    rollout_engine: str = ""                  # vllm | sglang ("" or hf: no separate engine on the card)
+    rollout_gpu_fraction: float = 0.5         # rollout.gpu_memory_utilization
+    rollout_sleeps: bool = True               # rollout.free_cache_engine: weights and KV cache freed after rollout
+    phase_offload: bool = False               # verl's actor param/optimizer offload: between phases, not in the update
+    log_prob_micro_batch: int = 0             # rollout.log_prob_micro_batch_size_per_gpu (old log-probs, entropy)
+    ref_log_prob_micro_batch: int = 0         # ref.log_prob_micro_batch_size_per_gpu
+    ref_model_offloaded: bool = False         # a separate reference model, FSDP CPU-offloaded (verl forces it)
+    log_prob_fused: bool = False              # model.use_fused_kernels: log-probs and entropy without full logits
+    update_entropy: bool = False              # actor.entropy_coeff != 0: the update computes the entropy too
+    entropy_eager: bool = False               # actor.use_torch_compile false: the entropy's softmax materialised
+    critic: bool = False                      # a critic model trained on the same GPUs (verl adv_estimator gae)
+    critic_offload_params: bool = False       # critic.model.fsdp_config.param_offload
+    critic_offload_optimizer: bool = False    # critic.model.fsdp_config.optimizer_offload
 
 
 def _flag_on(value: Any) -> bool:
@@ -228,7 +242,20 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         epochs=_first(e, ("num_train_epochs", "num_epochs", "epochs"), float),
         peft_type=_peft_type(e.get("peft_type")),
         virtual_tokens=_first(e, ("num_virtual_tokens", "prefix_tokens"), _whole) or 0,
-        ia3_feedforward=_names(e.get("feedforward_modules")))
+        ia3_feedforward=_names(e.get("feedforward_modules")),
+        rollout_engine=str(e.get("rollout_engine") or "").strip().lower(),
+        rollout_gpu_fraction=_float(e.get("rollout_gpu_memory_utilization", 0.5), 0.5),
+        rollout_sleeps=_flag_on(e.get("verl_free_cache_engine", True)),
+        phase_offload=_flag_on(e.get("verl_phase_offload", False)),
+        log_prob_micro_batch=_first(e, ("verl_log_prob_micro_batch",), _whole) or 0,
+        ref_log_prob_micro_batch=_first(e, ("verl_ref_log_prob_micro_batch",), _whole) or 0,
+        ref_model_offloaded=_flag_on(e.get("verl_ref_offloaded", False)),
+        log_prob_fused=_flag_on(e.get("verl_use_fused_kernels", False)),
+        update_entropy=_flag_on(e.get("verl_update_entropy", False)),
+        entropy_eager=_flag_on(e.get("verl_entropy_eager", False)),
+        critic=_flag_on(e.get("verl_critic", False)),
+        critic_offload_params=_flag_on(e.get("verl_critic_offload_params", False)),
+        critic_offload_optimizer=_flag_on(e.get("verl_critic_offload_optimizer", False)))
 
 
 def _peft_type(value: Any) -> str:

@@ -17,8 +17,9 @@ Two trainers, each read from its own config (volcengine/verl@b178a3cd, 2026-01, 
   model.fsdp_config.cpu_offload / offload_params false, trainer.n_gpus_per_node 8, strategy fsdp2.
 Both load the model in fp32 (fsdp_config.model_dtype) and compute in bf16 (FSDP MixedPrecision param_dtype bf16,
 fsdp_workers.py:493-503, fsdp_sft_trainer.py:293) with flash_attention_2 (fsdp_workers.py:331,
-fsdp_sft_trainer.py:244). The colocated rollout engine (vLLM / SGLang) is kept as facts in `extras` (its name,
-gpu_memory_utilization, tensor parallel size, n): the training estimate does not hold it.
+fsdp_sft_trainer.py:244). The hybrid engine's other roles are kept as facts in `extras` (the colocated rollout
+engine's name, gpu_memory_utilization, free_cache_engine, tensor parallel size, n; the log-prob micro-batches; the
+reference model and the critic): `Mechanisms` types them and oomdoctor/memory/hybrid.py adds their memory.
 """
 from __future__ import annotations
 
@@ -217,6 +218,56 @@ def _read_ppo(b: Builder, doc: Doc) -> None:
         value = doc.get(f"actor_rollout_ref.{key}")
         if value is not None:
             b.extras[name] = value
+    _read_hybrid(b, doc, dp)
+
+
+def _read_hybrid(b: Builder, doc: Doc, dp: int) -> None:
+    """What the estimate needs of the hybrid engine's other roles beside the actor's update (verl/workers/
+    fsdp_workers.py @b178a3cd; docs/estimates.md §25)."""
+    free = doc.bool_("actor_rollout_ref.rollout.free_cache_engine")
+    if free is not None:
+        b.extras["verl_free_cache_engine"] = free
+    # The actor is never wrapped with FSDP's CPUOffload (fsdp_workers.py:517-519); param_offload / optimizer_offload
+    # move its shards to the host between phases and back for the update (fsdp_workers.py:895-898); fsdp2's
+    # offload_policy is the real CPUOffloadPolicy (fsdp_workers.py:539-542)
+    if str(b.extras.get("verl_strategy", "")).startswith("fsdp") and not doc.bool_(f"{_A}.fsdp_config.offload_policy"):
+        b.extras["verl_phase_offload"] = True
+    # log-prob micro-batches, the older global form divided over the data-parallel ranks (fsdp_workers.py:265-273)
+    for group, name in (("rollout", "verl_log_prob_micro_batch"), ("ref", "verl_ref_log_prob_micro_batch")):
+        micro = doc.int_(f"actor_rollout_ref.{group}.log_prob_micro_batch_size_per_gpu", minimum=1)
+        old = doc.int_(f"actor_rollout_ref.{group}.log_prob_micro_batch_size", minimum=1)
+        if micro is None and old is not None:
+            micro = max(1, old // dp)
+        if micro is not None:
+            b.extras[name] = micro
+    if doc.bool_(f"{_M}.use_fused_kernels"):
+        b.extras["verl_use_fused_kernels"] = True
+    # dp_actor.py:570-573: the update computes the entropy when entropy_coeff != 0 (actor.yaml default 0)
+    coeff = doc.get(f"{_A}.entropy_coeff")
+    try:
+        entropy = float(coeff) != 0.0 if coeff is not None else False
+    except (TypeError, ValueError):
+        entropy = False
+    if entropy or doc.bool_(f"{_A}.calculate_entropy"):
+        b.extras["verl_update_entropy"] = True
+    # dp_actor.py:86-90: the entropy is torch.compile'd unless use_torch_compile is off (actor.yaml:102, true)
+    if doc.bool_(f"{_A}.use_torch_compile") is False:
+        b.extras["verl_entropy_eager"] = True
+    # a reference policy when the KL is in the loss or the reward (trainer/ppo/utils.py:71-75); with LoRA it is the
+    # actor with its adapters disabled (fsdp_workers.py:1042-1045), else a second model wrapped with CPUOffload
+    # (fsdp_workers.py:517-519)
+    wants_ref = bool(doc.bool_(f"{_A}.use_kl_loss")) or bool(doc.bool_("algorithm.use_kl_in_reward"))
+    if wants_ref and b.values.get("method") != "lora":
+        b.extras["verl_ref_offloaded"] = True
+    # a critic when critic.enable says so, else for GAE (trainer/ppo/utils.py:86-95), in the same resource pool
+    # as the actor (main_ppo.py:196-197 "global_pool")
+    enable = doc.bool_("critic.enable")
+    if enable if enable is not None else str(b.extras.get("adv_estimator", "gae")).lower() == "gae":
+        b.extras["verl_critic"] = True
+        for key, name in (("param_offload", "verl_critic_offload_params"),
+                          ("optimizer_offload", "verl_critic_offload_optimizer")):
+            if doc.bool_(f"critic.model.fsdp_config.{key}"):
+                b.extras[name] = True
 
 
 def _read_sft(b: Builder, doc: Doc) -> None:

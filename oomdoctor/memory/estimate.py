@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
+from oomdoctor.memory import hybrid
 from oomdoctor.memory.activations import (
     LayerBytes,
     bnb_quantized,
@@ -118,7 +119,10 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     quant = bool(setup.quant_bits) and setup.method in ("lora", "qlora")
     ms, notes = _model_states(setup, shape, rg, counts, T, quant)
     notes = list(rg.notes) + notes
-    sh, shard_notes = _shard(setup, shape, hw, rg, counts, ms, T, quant)
+    # verl's actor offloads move its shards between phases; its update holds them all (memory/hybrid.py)
+    in_update = replace(setup, offload_params=False, offload_optimizer=False) if setup.mechanisms.phase_offload \
+        else setup
+    sh, shard_notes = _shard(in_update, shape, hw, rg, counts, ms, T, quant)
     ref, resident, extra_notes = _extra_weights(setup, rg, counts.total, quant)
     notes += shard_notes + extra_notes
     gather = sh.gather + resident
@@ -176,6 +180,12 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
                    moments={**{name: total / GIB + CUBLAS_WORKSPACE_GIB for name, total in totals.items()},
                             **({"eval": eval_alloc / GIB + CUBLAS_WORKSPACE_GIB} if setup.do_eval else {})},
                    peak_moment="eval" if phase == "eval" else peak_moment)
+    if hybrid.applies(setup):
+        est = hybrid.colocated(
+            est, setup, shape, hw, weights=sh.weights, states=sh.states + ms.master - ms.paged, gather=sh.gather,
+            params_total=counts.total, lm_head=counts.lm_head, compute_bytes=rg.compute_bytes,
+            activations_of=lambda t: _eval_activations(shape, rg, t, setup.seq_len, setup.attention),
+            context=CUDA_CONTEXT_GIB * GIB, cublas=CUBLAS_WORKSPACE_GIB * GIB)
     if crash is not None:
         extra = reconcile(est, crash)
         if extra:
@@ -513,6 +523,10 @@ def _varlen_bytes(setup: TrainingSetup, shape: ModelShape, loss_kind: str) -> fl
         rg = regime_of(setup, shape)
         if rg.autocast and rg.compute_bytes != 4:
             return rg.compute_bytes + 8.0
+    if loss_kind == "verl":
+        # the compute-dtype logits of a longer micro-batch (use_remove_padding: total_nnz varies), their gradient
+        # in place or, with the entropy, beside its two saved tensors (loss.py "verl")
+        return regime_of(setup, shape).compute_bytes * (4.0 if setup.mechanisms.update_entropy else 1.0)
     if loss_kind == "logps":
         # the three logits-sized tensors of the loss's backward, all in the compute dtype (loss.py "logps")
         return 3.0 * regime_of(setup, shape).compute_bytes
@@ -914,7 +928,7 @@ def transient_blocks(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb:
         logit_block = fused_chunk_tokens(tokens, shape) * V * 4.0
     elif lossb.regime == "chunked":
         logit_block = tokens / 8 * V * 4.0
-    elif lossb.regime in ("plain", "logps") or (lossb.regime == "compute" and not rg.autocast):
+    elif lossb.regime in ("plain", "logps", "verl") or (lossb.regime == "compute" and not rg.autocast):
         logit_block = tokens * V * a
     else:
         logit_block = tokens * V * 4.0

@@ -21,6 +21,9 @@ Who computes the cross-entropy, and in which dtype, depends on the model code an
   tt_fp32       torchtune without chunking: TransformerDecoder returns `self.output(h).float()`
                 (torchtune/modules/transformer.py), so the loss sees fp32 logits
   plain         LitGPT without chunking: cross-entropy on the compute-dtype logits
+  verl          verl's PPO actor (workers/actor/dp_actor.py _forward_micro_batch): the compute-dtype logits divided
+                in place by the temperature, log-probs by flash-attn's cross entropy (per-row buffers only), its
+                backward written into the logits (inplace_backward) unless the entropy is computed too
   logps         ms-swift's DPO: no model loss; each token's log-probability by a log_softmax per sequence on the
                 logits as the model returns them (compute dtype when no autocast converts the outputs)
 """
@@ -86,6 +89,9 @@ def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
         return "chunked"
     if (setup.fused_ce or loss in ("fused", "liger", "linear")) and not swift_own_loss(setup):
         return "fused"
+    if setup.framework == "verl" and setup.stage != "sft":
+        # use_fused_kernels: log-probs and entropy from the hidden states, chunk by chunk
+        return "fused" if setup.mechanisms.log_prob_fused else "verl"
     if setup.stage == "dpo" and setup.framework in _DPO_LOGPS and not regime_of(setup, shape).autocast:
         # TRL's DPO and ms-swift's over it pass no labels, so the model computes no loss, and take per-token
         # log-probabilities with selective_log_softmax (trl/trainer/dpo_trainer.py concatenated_forward;
@@ -171,6 +177,15 @@ def _loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossByte
         # takes the logits as the model returns them, fp32 from a forward that upcasts them itself
         r = returned_logit_bytes(setup, shape, rg) if regime == "logps" else a
         return LossBytes(regime, 2 * r, 3 * r, 0)
+    if regime == "verl":
+        # utils/torch_functional.py:72 logprobs_from_logits (flash-attn cross entropy, inplace_backward when no
+        # entropy is computed); with entropy_coeff != 0 (actor.yaml default 0) the logits' gradient gets its own
+        # buffer, and eager entropy_from_logits (:224, use_torch_compile off) saves the softmax and its product
+        # with the logits; compiled (dp_actor.py:86-90, the default) Inductor fuses them into the reductions
+        mech = setup.mechanisms
+        if mech.update_entropy:
+            return LossBytes(regime, 3 * a, 4 * a, 0) if mech.entropy_eager else LossBytes(regime, a, 2 * a, 0)
+        return LossBytes(regime, a, a, 0)
     if regime == "cce":
         return LossBytes(regime, 0, 0, 4 * h)
     # fused linear cross-entropy (Liger): per chunk of tokens fp32 logits and their gradient; the gradient of

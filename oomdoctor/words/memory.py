@@ -25,6 +25,8 @@ WORDS = {
     "memory.moment.optimizer": ("optimizer step", "优化器更新"),
     "memory.moment.eval": ("evaluation", "评估"),
     "memory.moment.load": ("model loading", "模型加载"),
+    "memory.moment.log_prob": ("log-prob pass", "log-prob 计算"),
+    "memory.moment.rollout": ("rollout", "rollout 生成"),
     # regimes: which dtype each tensor lives in
     "memory.regime.lf_loads_fp32_checkpoint": (
         "LLaMA-Factory >= 0.9.4 loads the checkpoint's own dtype (float32 here): frozen weights take 4 bytes "
@@ -80,6 +82,23 @@ WORDS = {
     "memory.note.reference_model": (
         "DPO/KTO with full or freeze tuning loads a second, frozen reference model.",
         "全参数或冻结微调的 DPO/KTO 会再加载一个冻结的参考模型。"),
+    "memory.note.verl_engine": (
+        "verl colocates its {engine} rollout engine on every training GPU (gpu_memory_utilization {frac}): "
+        "{gib:.1f} GiB while it generates; {idle:.1f} GiB stays beside the actor's update.",
+        "verl 在每张训练 GPU 上同置 {engine} rollout 引擎（gpu_memory_utilization {frac}）：生成时占 {gib:.1f} GiB；"
+        "actor 更新时仍留有 {idle:.1f} GiB。"),
+    "memory.note.verl_critic": (
+        "The PPO critic trains on the same GPUs: {gib:.1f} GiB of fp32 shards and AdamW states per GPU, "
+        "{on:.1f} GiB of them on the card during the actor's update.",
+        "PPO 的 critic 在同一批 GPU 上训练：每卡 {gib:.1f} GiB 的 fp32 分片和 AdamW 状态，"
+        "actor 更新时其中 {on:.1f} GiB 在显存中。"),
+    "memory.note.verl_reference": (
+        "verl's reference model is CPU-offloaded by FSDP: {gib:.1f} GiB per GPU in host RAM, one unit at a time "
+        "on the card.",
+        "verl 的参考模型由 FSDP 卸载到 CPU：每卡 {gib:.1f} GiB 在主机内存中，每次只把一个单元放到显存。"),
+    "memory.note.verl_peak": (
+        "The {moment} phase, not the actor's update, sets the peak.",
+        "峰值出现在{moment}阶段，而不是 actor 更新时。"),
     "memory.note.litgpt_resident_copy": (
         "LitGPT under FSDP keeps a full, unsharded copy of the weights on every rank besides its shard: more "
         "GPUs shrink only the sharded part.",
