@@ -58,6 +58,18 @@ def test_a_real_grpo_run_counts_its_engine_beside_the_update_when_free_cache_eng
     assert any(n.code == "memory.note.verl_engine" for n in est.notes)
 
 
+def test_a_real_full_grpo_run_keeps_its_kl_reference_in_host_ram_and_its_sleeping_engine_small():
+    # examples/grpo_trainer/run_qwen2_5_vl-7b_freeze_vision.sh: full tuning, use_kl_loss, free_cache_engine=True
+    setup = load_config(str(CORPUS / "verl" / "head_grpo_qwen2_5_vl_7b_freeze_vision.sh"))
+    est = estimate(setup, QWEN25_VL_7B, H100)
+    assert setup.mechanisms.ref_model_offloaded and setup.mechanisms.rollout_sleeps
+    # the bf16 reference, sharded over 8 GPUs, all 8 shards in the node's RAM
+    assert est.host_ram_gib == pytest.approx(est.details["params_total"] * 2 / GIB)
+    assert est.details["verl_engine_idle_gib"] == pytest.approx(CUDA_CONTEXT_GIB)
+    assert est.details["verl_rollout_peak_gib"] > 0.6 * H100.gpu_gib
+    assert est.peak_gib == pytest.approx(max(est.details[f"verl_{k}_peak_gib"] for k in ("update", "log_prob", "rollout")))
+
+
 def test_vllm_takes_its_fraction_of_the_whole_card_and_sglang_of_what_is_free(tmp_path):
     _, vllm = _run(tmp_path)
     _, sglang = _run(tmp_path, actor_rollout_ref__rollout__name="sglang")
