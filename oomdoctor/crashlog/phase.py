@@ -205,6 +205,7 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
     if "<eval_with_key>" in text:
         text = _FX_FILE.sub("<fx_generated>", text)
     placed = _placed_frames(lines)
+    steps: dict[str, int] = {}
     for phase in OUTER + STEP:
         last = None
         named = False                       # a callsites.py row matched: the framework is known
@@ -225,8 +226,52 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
             continue
         if phase == "data" and not named and not _DATA_FRAMES.search(text):
             continue
-        return phase, index
+        if phase in OUTER:
+            return phase, index
+        steps[phase] = index
+    return _step_phase(steps, lines) if steps else None
+
+
+def _step_phase(steps: dict[str, int], lines: list[str]) -> tuple[str, int]:
+    """(phase, index) among the step phases found, {phase: index of its innermost cue}."""
+    # the step phases nest either way: a loss function that runs the model (`loss = loss_fn(model, batch)` ->
+    # `model(x)`), an optimizer step whose closure runs the forward and backward passes (torch/optim/optimizer.py
+    # step(closure)): the frame nearest to the failure is the one that ran. The backward pass is the exception: it
+    # runs forward code only as recomputation (torch/utils/checkpoint.py) or as hooks that gather parameters again
+    # (FSDP's _pre_backward_hook -> _unshard), so a forward frame under it is still the backward pass.
+    nearest = max(steps, key=lambda ph: steps[ph])
+    if nearest == "forward" and "backward" in steps:
+        nearest = "backward"
+    if nearest == "forward":
+        # no row names an outer phase, but a frame's own words may: evaluation and generation run forward passes,
+        # so a forward frame under a caller named for them (`model.inference(...)`, `trainer.run_test()`) is theirs
+        # (the word classes of lexical_phase; its load words, `init`, `apply`, `create`, name casts and layers too)
+        outer = _caller_named(lines[:steps[nearest]])
+        if outer is not None:
+            return outer
+    return nearest, steps[nearest]
+
+
+def _caller_named(lines: list[str]) -> tuple[str, int] | None:
+    """(phase, index) of the innermost frame above a forward pass whose function is named for evaluation or
+    generation (lexical_phase's word classes). Only a frame's own name counts: a statement's calls name modules too
+    (`self.generator(x)`, a distribution's `.sample()`), and a library's path names its package (`_dynamo/eval_frame`)."""
+    named: dict[str, int] = {}
+    for i in range(len(lines) - 1, -1, -1):
+        m = _LEX_FRAME.search(lines[i])
+        if m is None or taxonomy.frame_place(_lex_path(m), m.group("func")) is not None:
+            continue
+        found = _lex_phase_of(_lex_words(m.group("func")))
+        if found is not None and found[0] in _FORWARD_CALLERS:
+            named.setdefault(found[0], i)
+    # in frame_phase's order: an evaluation loop that generates (Seq2SeqTrainer's prediction_step) is evaluation
+    for phase in _FORWARD_CALLERS:
+        if phase in named:
+            return phase, named[phase]
     return None
+
+
+_FORWARD_CALLERS = ("eval", "generate")
 
 
 def _placed_frames(lines: list[str]) -> dict[str, int]:
