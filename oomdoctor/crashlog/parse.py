@@ -78,6 +78,8 @@ SECONDARY_MARKERS = (
     b"Allocation on device", b"code -9", b"ode: -9", b"MemoryError", b"llocate tensor with",
     # ... and audit13/SOURCES.md (TensorFlow's status words as a title capitalises them, `Resource Exhausted Error`)
     b"esource Exhausted",
+    # ... and audit15/SOURCES.md (MLX's refusal of a buffer over the device's limit)
+    b"ttempting to allocate",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
