@@ -422,3 +422,31 @@ def test_a_module_called_generator_or_a_distribution_sampled_is_no_caller_name(t
                                 ("/w/hifigan.py", "forward", "x = self.generator(x, s)"),
                                 ("/w/train.py", "encode", "z = vae.encode(x).latent_dist.sample()"), _CALL])
     assert ev.phase == "forward"
+
+
+def test_lua_torchs_traceback_under_its_error_names_the_load_innermost_first(tmp_path):
+    # torch7 File.lua: torch.load reads through File:readObject; luaL_traceback lists the innermost call first
+    log = tmp_path / "lua.log"
+    log.write_text("\n".join([
+        "THCudaCheck FAIL file=/tmp/cutorch/lib/THC/generic/THCStorage.cu line=65 error=2 : out of memory",
+        "/usr/local/bin/luajit: /usr/local/share/lua/5.1/torch/File.lua:351: cuda runtime error (2) : out of memory",
+        "stack traceback:",
+        "        [C]: in function 'read'",
+        "        /usr/local/share/lua/5.1/torch/File.lua:351: in function 'readObject'",
+        "        /usr/local/share/lua/5.1/nn/Module.lua:184: in function 'read'",
+        "        test.lua:12: in main chunk", ""]), encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "cuda_oom" and ev.phase == "load" and "readObject" in ev.phase_evidence.text
+
+
+def test_a_lua_forward_frame_under_the_error_is_the_failures_own(tmp_path):
+    log = tmp_path / "lua.log"
+    log.write_text("\n".join([
+        "nn/THNN.lua:109: $ Torch: not enough memory: you tried to reallocate 11GB. Buy new RAM! at THGeneral.c:251",
+        "stack traceback:",
+        "        [C]: in function 'v'",
+        "        /t/share/lua/5.1/nn/Sequential.lua:44: in function 'forward'",
+        "        train.lua:208: in function 'opfunc'",
+        "        /t/share/lua/5.1/optim/lbfgs.lua:66: in function 'lbfgs'", ""]), encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "host_oom" and ev.phase == "forward" and "Sequential.lua" in ev.phase_evidence.text

@@ -96,6 +96,7 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                       r"_prepare_deepspeed|_configure_distributed_model|DeepSpeedEngine)\b|deepspeed\.initialize|"
                       r"deepspeed/__init__\.py\"?, line \d+, in initialize", "deepspeed.initialize",
                       "deepspeed/__init__.py"),
+    # (readObject: Lua Torch's torch.load deserialises through File:readObject, torch7 File.lua)
     "load": _cue(r"\b(?:from_pretrained|_load_pretrained_model|load_checkpoint_and_dispatch|_load_state_dict_into_meta_model|"
                  r"set_module_tensor_to_device|load_state_dict|load_model|load_checkpoint|_load_checkpoint|"
                  r"load_pretrained\w*|_apply|Params4bit|_quantize|init_device_mesh|determine_num_available_blocks|"
@@ -103,7 +104,7 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                  r"_sync_module_states|_sync_params_and_buffers|_verify_param_shape_across_processes|"
                  r"_verify_params_across_processes|prepare_model|init_process_group|load_adapter|"
                  r"_load_optimizer_and_scheduler|_load_from_checkpoint|_load_zero_checkpoint|get_peft_model|"
-                 r"prepare_model_for_kbit_training|\w*DistributedDataParallel)\b|torch\.load\(|\.cuda\(\)|"
+                 r"prepare_model_for_kbit_training|\w*DistributedDataParallel|readObject)\b|torch\.load\(|\.cuda\(\)|"
                  r"\.to\((?:device|'cuda|\"cuda|self\.device|torch\.device|local_rank|rank|dev\b)|"
                  r"parallel/distributed\.py\"?, line \d+, in __init__|Loading checkpoint shards",
                  "torch.load(", ".cuda()", ".to(", "parallel/distributed.py", "Loading checkpoint shards"),
@@ -160,8 +161,13 @@ _FRAME = lazy_re(
     r'|^\s*File\s+\[?(?P<pfile>[^\s",\]]+\.py):\d+(?:\]\([^)\s]*\))?,?\s+in\s+(?P<pfunc>[\w<>.]+)'
     r'|^\s*(?P<tfile>\S+\.py):\d+:\s+in\s+(?P<tfunc>[\w<>.]+)'                # pytest
     r'|^\s*Cell In\s*\[\d*\], line \d+'                                        # IPython 8's notebook-cell frame (ultratb)
-    r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$',                       # a fragment pasted from mid-line
-    needs=(".py", "line "))
+    r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$'                        # a fragment pasted from mid-line
+    # Lua's `stack traceback:` (lauxlib.c luaL_traceback: `\n\t<source>:<line>: in function '<name>'`; a C function's
+    # source is `[C]`), as Lua Torch (torch7, luajit) prints a failure
+    r"|^\s*(?:\S+\.lua:\d+|\[C\]): in (?:function|method) '[\w.:<>]+'",
+    needs=(".py", "line ", ": in function '", ": in method '"))
+# Lua's traceback lists the innermost call first and follows the error it explains (lauxlib.c luaL_traceback)
+LUA_FRAME = lazy_re(r"^\s*(?:\S+\.lua:\d+|\[C\]): in (?:function|method) ", needs=(": in function ", ": in method "))
 TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|─+ Traceback", needs=("Traceback",))
 _CODE_LINE = lazy_re(r"^\s{2,}\S|^\s*-+>\s*\d+|^\s*[❱│]|^\s*\[Previous line repeated")
 
