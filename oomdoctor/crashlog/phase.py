@@ -127,7 +127,8 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                  "logits.float()", "logits = logits.float", "loss_utils.py", "cross_entropy", "criterion(", "loss_fn("),
     # the layers' ops as torch/nn/functional.py calls them (F.linear -> torch._C._nn.linear, F.layer_norm ->
     # torch.layer_norm, F.embedding -> torch.embedding): a frame or a statement of one runs a forward pass
-    "forward": _cue(r"\b(?:\w*forward\w*|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
+    # (Lua Torch's Module:forward runs updateOutput, THNN's kernels are <Module>_updateOutput: torch/nn Module.lua)
+    "forward": _cue(r"\b(?:\w*forward\w*|\w*updateOutput|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
                     r"flash_attn_\w+|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
                     r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|einsum|conv[123]d|softmax|silu|gelu|apply_rotary_pos_emb|"
                     r"layer_norm|group_norm|batch_norm|instance_norm|rms_norm|embedding|"
