@@ -1103,3 +1103,27 @@ def test_a_subprocess_death_by_sigkill_retyped_in_a_title_is_a_kill(tmp_path):
 ])
 def test_sigkill_by_name_without_a_death_is_no_kill(tmp_path, text):
     assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # MLX refuses a buffer over the device's maximum before allocating (mlx/backend/metal/allocator.cpp)
+    ("RuntimeError: [metal::malloc] Attempting to allocate 17179869184 bytes which is greater than the maximum allowed "
+     "buffer size of 14302248960 bytes.\n", "mlx_oom", 17179869184),
+    # c10's MapAllocator could not map a file for lack of memory (errno 12), quoted in an issue's title
+    ("# RuntimeError: unable to mmap 23802932552 bytes from file <./flux1-dev.safetensors>: Cannot allocate memory (12)\n",
+     "host_oom", 23802932552),
+])
+def test_failure_words_of_the_fifteenth_audit(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    assert ev.tried_gib is not None and abs(ev.tried_gib * GIB - tried_bytes) <= 1
+
+
+@pytest.mark.parametrize("text", [
+    # the same call failing for another reason is no memory failure (c10/core/MapAllocator.cpp's strerror)
+    "RuntimeError: unable to mmap 1048576 bytes from file </dev/shm/torch_1>: Permission denied (13)\n",
+    # a buffer MLX was asked for and gave is no refusal
+    "[metal::malloc] Resource limit (499000) exceeded.\n",
+])
+def test_look_alikes_of_the_fifteenth_audit(tmp_path, text):
+    assert one(tmp_path, text).primary is None

@@ -17,7 +17,9 @@ before any change for them; tests/data/logs/audit12/ 80 more and audit12b/ 24 he
 declared rounds and scored on main 792a360 before any change for them; tests/data/logs/audit13/ 91 more and audit13b/ 43
 held back the same way, drawn in four declared rounds and scored on main 04cce6f before any change for them;
 tests/data/logs/audit14/ 87 more and audit14b/ 48 held back the same way, drawn in two declared rounds and scored on
-main d84172d before any change for them. The rates asked: verdict 95%, phase 85% of the excerpts
+main d84172d before any change for them; tests/data/logs/audit15/ 84 more and audit15b/ 39 held back the same way,
+drawn in four declared rounds aimed at phases other than the forward pass and scored on main 321f263 before any change
+for them. The rates asked: verdict 95%, phase 85% of the excerpts
 that carry a cue, "tried to allocate" 98% (to the byte). Run with -s to see the table.
 """
 from __future__ import annotations
@@ -33,7 +35,7 @@ from oomdoctor.crashlog import parse_log
 
 DATA = Path(__file__).parent / "data" / "logs"
 SETS = ("fresh", "heldback", "later", "audit3", "audit4", "audit5", "audit5b", "audit6", "audit6b", "audit7", "audit8", "audit9", "audit9b", "audit10", "audit11", "audit11b",
-        "audit12", "audit12b", "audit13", "audit13b", "audit14", "audit14b")
+        "audit12", "audit12b", "audit13", "audit13b", "audit14", "audit14b", "audit15", "audit15b")
 RATES = {"verdict": 0.95, "phase": 0.85, "tried": 0.98}
 GIB = float(1 << 30)
 UNIT = {"bytes": 1, "KiB": 1 << 10, "MiB": 1 << 20, "MB": 1 << 20, "GiB": 1 << 30, "GB": 1 << 30}
@@ -167,6 +169,12 @@ FLOORS["audit13b"] = {"verdict": 0.99, "phase": 0.83, "tried": 0.98}
 # scored, never fixed against: 91.7% / 55.6% / 100% after.
 FLOORS["audit14"] = {"verdict": 0.97, "phase": 0.90, "tried": 0.98}
 FLOORS["audit14b"] = {"verdict": 0.91, "phase": 0.55, "tried": 0.98}
+# audit15/ (84, first sight 95.2% / 63.2% / 88.9% on main 321f263; asked 95% / 85% / 98%) reads the floors below after
+# the changes made for it. What it keeps (its SOURCES.md): a title's `initialization failed (can't allocate memory)`
+# and a title quoting the shell's `"Killed"` in a user's sentence (no tool's line), and the phase that goes with the first.
+# audit15b/ (39 held back by a hash of the source URL, first sight 92.3% / 50.0% / 100%) is scored, never fixed against.
+FLOORS["audit15"] = {"verdict": 0.97, "phase": 0.94, "tried": 0.98}
+FLOORS["audit15b"] = {"verdict": 0.92, "phase": 0.50, "tried": 0.98}
 
 
 def test_fresh_excerpts_score_at_the_first_sight_rates(scored):
@@ -330,3 +338,20 @@ def test_the_fourteenth_audit_and_its_held_back_third_cite_no_thread_any_other_f
     for case in cases:
         assert case["source"] not in cited, case["source"]
         assert (DATA / ("audit14b" if case in held else "audit14") / case["log"]).is_file(), case["log"]
+
+
+def test_the_fifteenth_audit_and_its_held_back_third_cite_no_thread_any_other_fixture_cites():
+    others = "".join((DATA / name / doc).read_text(encoding="utf-8") for name in SETS + ("real", "audit7")
+                     if name not in ("audit15", "audit15b") for doc in ("SOURCES.md", "expected.yaml"))
+    cited = set(re.findall(r"https://github\.com/[^\s|;)]+", others))
+    main, held = load("audit15"), load("audit15b")
+    cases = main + held
+    assert len(main) >= 70 and len({c["source"] for c in cases}) == len(cases)
+    # weighted toward phases: most of the cues name a phase other than the forward pass
+    cues = [c for c in cases if c["cue"]]
+    assert len(cues) >= 25 and sum(c["phase"] != "forward" for c in cues) >= 20
+    # the held-back third is fixed by the rule in audit15/SOURCES.md: SHA-256 of the source URL, 0 modulo 3
+    assert all((int(hashlib.sha256(c["source"].encode("utf-8")).hexdigest(), 16) % 3 == 0) == (c in held) for c in cases)
+    for case in cases:
+        assert case["source"] not in cited, case["source"]
+        assert (DATA / ("audit15b" if case in held else "audit15") / case["log"]).is_file(), case["log"]

@@ -308,3 +308,29 @@ def test_a_bracketed_iso_logger_stamp_is_left_to_the_line_reader():
     # DeepSpeed's logger (`[2025-03-04 11:22:21,777] [INFO] ...`) is read by formats.clean(), year first: not this mark
     text = "\n".join("[2025-03-04 11:22:%02d,777] [INFO] [logging.py:96:log_dist] step=%d" % (i, 10 ** i) for i in range(5))
     assert normalise(text) is None
+
+
+def _box(rows: list[str]) -> list[str]:
+    return [f"│ {r:<60} │" for r in rows]
+
+
+def test_a_rich_frame_header_wrapped_at_its_space_reads_as_one_frame(tmp_path):
+    # rich/traceback.py wraps `path:line in name` at the box's width: the function name alone on the next row
+    rows = _box(["/venv/lib/python3.10/site-packages/deepspeed/runtime/engine.py:1969 in", "backward", "",
+                 "❱ 1969 │   self.optimizer.backward(loss)"])
+    text, _ = normalise("\n".join(rows))
+    assert "engine.py:1969 in backward" in text.splitlines()[0]
+    log = tmp_path / "rich.log"
+    log.write_text("\n".join(["# OutOfMemoryError: CUDA out of memory.", "", *rows]), encoding="utf-8")
+    assert parse_log(str(log)).primary.phase == "backward"
+
+
+def test_a_rich_frame_header_folded_inside_its_path_reads_as_one_frame():
+    rows = _box(["/venv/lib/python3.10/site-packages/transformers/trainer.py:283", "0 in save_model"])
+    text, origin = normalise("\n".join(rows))
+    assert "transformers/trainer.py:2830 in save_model" in text and origin == [1]
+
+
+def test_two_box_rows_that_make_no_frame_header_stay_apart():
+    rows = _box(["/data/run/output_dir", "checkpoint-500"])
+    assert normalise("\n".join(rows)) is None

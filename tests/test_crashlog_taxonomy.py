@@ -189,8 +189,9 @@ MESSAGE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 G
 
 
 # The samples drawn after these frames were chosen: they may hold one of them (audit 12 holds ZeRO-3's
-# __all_gather_params), which says nothing about whether the table was written against it.
-DRAWN_LATER = ("audit12", "audit12b")
+# __all_gather_params, audit 15b Lightning's _evaluation_step), which says nothing about whether the table was
+# written against it.
+DRAWN_LATER = ("audit12", "audit12b", "audit15", "audit15b")
 
 
 def _fixture_text() -> str:
@@ -368,3 +369,84 @@ def test_rich_context_rows_around_the_arrow_ran_nothing(tmp_path):
     log.write_text("\n".join([_boxed(rows), "╰" + "─" * 78 + "╯", MESSAGE, ""]), encoding="utf-8")
     ev = parse_log(str(log)).primary
     assert ev.phase == "forward" and ev.phase_evidence.text.startswith("❱")
+
+
+def _frames_log(tmp_path, frames: list[tuple[str, str, str]]) -> object:
+    log = tmp_path / "frames.log"
+    lines = ["Traceback (most recent call last):"]
+    for path, func, stmt in frames:
+        lines += [f'  File "{path}", line 10, in {func}', f"    {stmt}"]
+    log.write_text("\n".join(lines + [MESSAGE, ""]), encoding="utf-8")
+    return parse_log(str(log)).primary
+
+
+_CALL = ("/venv/lib/python3.10/site-packages/torch/nn/modules/module.py", "_call_impl", "return forward_call(*args)")
+
+
+def test_a_loss_function_that_runs_the_model_fails_in_the_forward_pass(tmp_path):
+    # score_sde's losses.py: step_fn -> loss_fn -> model_fn -> model(x): the frame nearest to the failure ran
+    ev = _frames_log(tmp_path, [("/w/losses.py", "step_fn", "loss = loss_fn(model, batch)"),
+                                ("/w/losses.py", "loss_fn", "score = model_fn(x, labels)"),
+                                ("/w/models/utils.py", "model_fn", "return model(x, labels)"), _CALL])
+    assert ev.phase == "forward"
+
+
+def test_a_loss_computed_under_the_forward_call_is_the_loss(tmp_path):
+    ev = _frames_log(tmp_path, [("/w/train.py", "train", "out = model(x)"),
+                                ("/w/train.py", "criterion_step", "loss = criterion(out, y)")])
+    assert ev.phase == "loss"
+
+
+def test_forward_code_the_backward_pass_reruns_stays_backward(tmp_path):
+    # activation checkpointing recomputes the forward inside the backward pass (torch/utils/checkpoint.py)
+    ev = _frames_log(tmp_path, [("/w/train.py", "train", "loss.backward()"),
+                                ("/venv/lib/python3.10/site-packages/torch/_tensor.py", "backward", "torch.autograd.backward(self)"),
+                                ("/venv/lib/python3.10/site-packages/torch/utils/checkpoint.py", "recompute_fn", "fn(*args)"),
+                                _CALL])
+    assert ev.phase == "backward"
+
+
+def test_a_forward_pass_under_a_caller_named_for_inference_or_testing_is_that_pass(tmp_path):
+    gen = _frames_log(tmp_path, [("/w/user_generate.py", "main", "preds = model.inference(imgs)"),
+                                 ("/w/models/model.py", "inference", "emb = self.Feat_Encoder(imgs)"), _CALL])
+    assert gen.phase == "generate" and "inference" in gen.phase_evidence.text
+    # an evaluation loop that generates is evaluation, as in frame_phase's order of the outer phases
+    ev = _frames_log(tmp_path, [("/w/trainer.py", "run_test", "out = model.restoration(x)"),
+                                ("/w/model.py", "decode_occ", "q = self.quantize(x)"), _CALL])
+    assert ev.phase == "eval" and "run_test" in ev.phase_evidence.text
+
+
+def test_a_module_called_generator_or_a_distribution_sampled_is_no_caller_name(tmp_path):
+    # only a frame's own function names its pass: `self.generator(x)` is a GAN's layer, `.sample()` a distribution's
+    ev = _frames_log(tmp_path, [("/w/train_second.py", "main", "y = model.decoder(en, s)"),
+                                ("/w/hifigan.py", "forward", "x = self.generator(x, s)"),
+                                ("/w/train.py", "encode", "z = vae.encode(x).latent_dist.sample()"), _CALL])
+    assert ev.phase == "forward"
+
+
+def test_lua_torchs_traceback_under_its_error_names_the_load_innermost_first(tmp_path):
+    # torch7 File.lua: torch.load reads through File:readObject; luaL_traceback lists the innermost call first
+    log = tmp_path / "lua.log"
+    log.write_text("\n".join([
+        "THCudaCheck FAIL file=/tmp/cutorch/lib/THC/generic/THCStorage.cu line=65 error=2 : out of memory",
+        "/usr/local/bin/luajit: /usr/local/share/lua/5.1/torch/File.lua:351: cuda runtime error (2) : out of memory",
+        "stack traceback:",
+        "        [C]: in function 'read'",
+        "        /usr/local/share/lua/5.1/torch/File.lua:351: in function 'readObject'",
+        "        /usr/local/share/lua/5.1/nn/Module.lua:184: in function 'read'",
+        "        test.lua:12: in main chunk", ""]), encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "cuda_oom" and ev.phase == "load" and "readObject" in ev.phase_evidence.text
+
+
+def test_a_lua_forward_frame_under_the_error_is_the_failures_own(tmp_path):
+    log = tmp_path / "lua.log"
+    log.write_text("\n".join([
+        "nn/THNN.lua:109: $ Torch: not enough memory: you tried to reallocate 11GB. Buy new RAM! at THGeneral.c:251",
+        "stack traceback:",
+        "        [C]: in function 'v'",
+        "        /t/share/lua/5.1/nn/Sequential.lua:44: in function 'forward'",
+        "        train.lua:208: in function 'opfunc'",
+        "        /t/share/lua/5.1/optim/lbfgs.lua:66: in function 'lbfgs'", ""]), encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "host_oom" and ev.phase == "forward" and "Sequential.lua" in ev.phase_evidence.text

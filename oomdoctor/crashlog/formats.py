@@ -189,8 +189,11 @@ F_GGML_METAL = lazy_re(r"failed to allocate Metal buffer of size (?P<bytes>\d+)"
 F_GGML_METAL_OWN = lazy_re(r"\bggml_(?:backend_)?metal\w*: error: failed to allocate buffer(?:, size = +(?P<mib>[\d.]+) ?MiB)?",
                            needs=("failed to allocate buffer",))
 # MLX's Metal allocator (mlx/backend/metal/allocator.cpp MetalAllocator::malloc_or_wait) throws
-# std::runtime_error("[malloc_or_wait] Unable to allocate N bytes."); newer MLX names the function [metal::malloc].
-F_MLX = lazy_re(r"\[(?:malloc_or_wait|metal::malloc|malloc)\] Unable to allocate (?P<bytes>\d+) bytes", needs=("] Unable to allocate ",))
+# std::runtime_error("[malloc_or_wait] Unable to allocate N bytes."); newer MLX names the function [metal::malloc],
+# and refuses a buffer over the device's limit before trying ("[metal::malloc] Attempting to allocate N bytes which is
+# greater than the maximum allowed buffer size of M bytes.", MetalAllocator::malloc against maxBufferLength).
+F_MLX = lazy_re(r"\[(?:malloc_or_wait|metal::malloc|malloc)\] (?:Unable|Attempting) to allocate (?P<bytes>\d+) bytes",
+                needs=("] Unable to allocate ", "] Attempting to allocate "))
 # Intel XPU. IPEX's caching allocator refuses one block over 4 GB before trying (Arc/Flex without relaxed
 # allocation limits) and says how much it was asked, with the legacy statistics; IPEX's kernel submission
 # turns a Level Zero out-of-resources error into "Allocation is out of device memory on current platform."
@@ -237,6 +240,11 @@ F09 = lazy_re(r"(?:can't allocate memory|not enough memory): you tried to alloca
 F09_GB = lazy_re(r"not enough memory: you tried to (?:re)?allocate \d+GB|DefaultCPUAllocator: (?:can't allocate memory|not enough memory)\s*$",
                  needs=("you tried to ", "DefaultCPUAllocator: "))
 F09B = lazy_re(r"\[Errno 12\] Cannot allocate memory|std::bad_alloc|MemoryError\b", needs=("MemoryError", "[Errno 12] Cannot allocate memory", "std::bad_alloc"))
+# c10's MapAllocator maps a file or a shared-memory segment for a storage (torch.load(mmap=True), from_file, the
+# DataLoader's shared tensors; safetensors' torch loader through it): "unable to mmap N bytes from file <name>: " then
+# strerror and errno (c10/core/MapAllocator.cpp). With ENOMEM (12) the host had no memory to map: the request is N.
+F_MMAP = lazy_re(r"unable to mmap (?P<bytes>\d+) bytes from file <[^>]*>: Cannot allocate memory \(12\)",
+                 needs=("unable to mmap ",))
 # The JVM (HotSpot's os_linux.cpp and vmError.cpp) reports a failed native allocation as "# Native memory allocation
 # (mmap) failed to map N bytes for committing reserved memory." under "# There is insufficient memory for the Java
 # Runtime Environment to continue.": host memory, with the request in bytes.
@@ -790,6 +798,9 @@ def _read_kills_and_host_errors(text: str) -> Parsed | None:
     if F15.search(text) or F13.search(text) or F13_JOB.search(text) or F16_DIED.search(text) or F_SIGKILL.search(text) or \
             F_SLURM.search(text) or F_SUPERVISOR_KILL.search(text):
         return _kill()
+    m = F_MMAP.search(text)
+    if m:
+        return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
     if F09B.search(text) and "Cannot allocate memory" in text or "std::bad_alloc" in text:
         return _count(Parsed("host_oom"))
     m = F_GMP.search(text)

@@ -18,6 +18,7 @@ from oomdoctor.crashlog.context import Context
 from oomdoctor.crashlog.paste import PASTE_MAX_BYTES, normalise
 from oomdoctor.crashlog.phase import (
     LEVEL_ONLY,
+    LUA_FRAME,
     TRACEBACK_HEAD,
     banner_phase,
     bar_after,
@@ -78,6 +79,8 @@ SECONDARY_MARKERS = (
     b"Allocation on device", b"code -9", b"ode: -9", b"MemoryError", b"llocate tensor with",
     # ... and audit13/SOURCES.md (TensorFlow's status words as a title capitalises them, `Resource Exhausted Error`)
     b"esource Exhausted",
+    # ... and audit15/SOURCES.md (MLX's refusal of a buffer over the device's limit)
+    b"ttempting to allocate",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -667,10 +670,14 @@ def _after_phase(src: LogSource, h: _Hit, lines: int = AFTER_LINES, step_frames:
         named = taxonomy_line(t)
         if named is not None:
             return named, s, t, n, False
+    lua = any(LUA_FRAME.search(t) for _, t in frames)
+    if lua:
+        frames.reverse()                      # outermost first, as frame_phase reads them
     found = frame_phase([t for _, t in frames]) if frames else None
-    if found and (found[0] != "forward" or step_frames):
+    if found and (found[0] != "forward" or step_frames or lua):
         # forward's words (train, model, _call_impl) are in every training traceback: after the message
-        # they may be another report's (pytest's long form after its summary line), so they do not count
+        # they may be another report's (pytest's long form after its summary line), so they do not count;
+        # a Lua traceback is always the failure's own, printed under its error
         phase, i = found
         return phase, frames[i][0], frames[i][1], len(frames), True
     return held

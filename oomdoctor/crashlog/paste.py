@@ -75,7 +75,7 @@ def normalise(text: str) -> tuple[str, list[int]] | None:
     # hard wrap is undone (its second halves have none)
     # (a block quote only after a hard wrap is undone: its marks change the width the wrap is told by)
     for step in (_unfence, _unquote, _unfence, _ungutter, _unprefix, _unquote, _unfence, _unwrap, _unprefix,
-                 _unquote_blocks, _unbold, _uncaret):
+                 _unquote_blocks, _unbold, _uncaret, _unwrap_rich_header):
         out = step(lines, origin)
         if out is not None:
             lines, origin = out
@@ -83,6 +83,41 @@ def normalise(text: str) -> tuple[str, list[int]] | None:
     if not changed:
         return None
     return "\n".join(lines), origin
+
+
+# rich's traceback box (rich/traceback.py _render_stack): each frame's header `path:line in function` is one Text
+# wrapped at the box's width, at a space where it has one (`engine.py:1969 in` / `backward`), else folded inside the
+# path (`.../transformers/trainer.py:283` / `0 in save_model`); each row is padded and closed by the box's edge.
+_BOX_ROW = lazy_re(r"^(\s*[│┃║]\s?)(.*?)\s*([│┃║])\s*$", needs=("│", "┃", "║"))
+_RICH_HEADER = lazy_re(r"^\S+\.py:\d+ in [\w<>.]+$")
+_RICH_HEADER_IN = lazy_re(r"^\S+\.py:\d+ in$")
+_NAME_ROW = lazy_re(r"^[\w<>.]+$")
+
+
+def _unwrap_rich_header(lines, origin):
+    """Join a rich frame header wrapped over two box rows, so that the frame reads as one header."""
+    out, orig, done = [], [], False
+    i = 0
+    while i < len(lines):
+        a = _BOX_ROW.search(lines[i])
+        b = _BOX_ROW.search(lines[i + 1]) if a and i + 1 < len(lines) else None
+        if a and b and not _RICH_HEADER.search(a.group(2)):
+            head, tail = a.group(2).strip(), b.group(2).strip()
+            joined = None
+            if _RICH_HEADER_IN.search(head) and _NAME_ROW.search(tail):
+                joined = head + " " + tail
+            elif head and " " not in head and ("/" in head or "\\" in head) and _RICH_HEADER.search(head + tail):
+                joined = head + tail
+            if joined is not None:
+                out.append(a.group(1) + joined + " " + a.group(3))
+                orig.append(origin[i])
+                i += 2
+                done = True
+                continue
+        out.append(lines[i])
+        orig.append(origin[i])
+        i += 1
+    return (out, orig) if done else None
 
 
 def _body(lines: list[str]) -> list[str]:

@@ -96,6 +96,7 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                       r"_prepare_deepspeed|_configure_distributed_model|DeepSpeedEngine)\b|deepspeed\.initialize|"
                       r"deepspeed/__init__\.py\"?, line \d+, in initialize", "deepspeed.initialize",
                       "deepspeed/__init__.py"),
+    # (readObject: Lua Torch's torch.load deserialises through File:readObject, torch7 File.lua)
     "load": _cue(r"\b(?:from_pretrained|_load_pretrained_model|load_checkpoint_and_dispatch|_load_state_dict_into_meta_model|"
                  r"set_module_tensor_to_device|load_state_dict|load_model|load_checkpoint|_load_checkpoint|"
                  r"load_pretrained\w*|_apply|Params4bit|_quantize|init_device_mesh|determine_num_available_blocks|"
@@ -103,7 +104,7 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                  r"_sync_module_states|_sync_params_and_buffers|_verify_param_shape_across_processes|"
                  r"_verify_params_across_processes|prepare_model|init_process_group|load_adapter|"
                  r"_load_optimizer_and_scheduler|_load_from_checkpoint|_load_zero_checkpoint|get_peft_model|"
-                 r"prepare_model_for_kbit_training|\w*DistributedDataParallel)\b|torch\.load\(|\.cuda\(\)|"
+                 r"prepare_model_for_kbit_training|\w*DistributedDataParallel|readObject)\b|torch\.load\(|\.cuda\(\)|"
                  r"\.to\((?:device|'cuda|\"cuda|self\.device|torch\.device|local_rank|rank|dev\b)|"
                  r"parallel/distributed\.py\"?, line \d+, in __init__|Loading checkpoint shards",
                  "torch.load(", ".cuda()", ".to(", "parallel/distributed.py", "Loading checkpoint shards"),
@@ -126,7 +127,8 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                  "logits.float()", "logits = logits.float", "loss_utils.py", "cross_entropy", "criterion(", "loss_fn("),
     # the layers' ops as torch/nn/functional.py calls them (F.linear -> torch._C._nn.linear, F.layer_norm ->
     # torch.layer_norm, F.embedding -> torch.embedding): a frame or a statement of one runs a forward pass
-    "forward": _cue(r"\b(?:\w*forward\w*|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
+    # (Lua Torch's Module:forward runs updateOutput, THNN's kernels are <Module>_updateOutput: torch/nn Module.lua)
+    "forward": _cue(r"\b(?:\w*forward\w*|\w*updateOutput|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
                     r"flash_attn_\w+|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
                     r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|einsum|conv[123]d|softmax|silu|gelu|apply_rotary_pos_emb|"
                     r"layer_norm|group_norm|batch_norm|instance_norm|rms_norm|embedding|"
@@ -160,8 +162,13 @@ _FRAME = lazy_re(
     r'|^\s*File\s+\[?(?P<pfile>[^\s",\]]+\.py):\d+(?:\]\([^)\s]*\))?,?\s+in\s+(?P<pfunc>[\w<>.]+)'
     r'|^\s*(?P<tfile>\S+\.py):\d+:\s+in\s+(?P<tfunc>[\w<>.]+)'                # pytest
     r'|^\s*Cell In\s*\[\d*\], line \d+'                                        # IPython 8's notebook-cell frame (ultratb)
-    r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$',                       # a fragment pasted from mid-line
-    needs=(".py", "line "))
+    r'|^\s*(?:\S*\.py)?"?,?\s*line \d+, in [\w<>.]+\s*$'                        # a fragment pasted from mid-line
+    # Lua's `stack traceback:` (lauxlib.c luaL_traceback: `\n\t<source>:<line>: in function '<name>'`; a C function's
+    # source is `[C]`), as Lua Torch (torch7, luajit) prints a failure
+    r"|^\s*(?:\S+\.lua:\d+|\[C\]): in (?:function|method) '[\w.:<>]+'",
+    needs=(".py", "line ", ": in function '", ": in method '"))
+# Lua's traceback lists the innermost call first and follows the error it explains (lauxlib.c luaL_traceback)
+LUA_FRAME = lazy_re(r"^\s*(?:\S+\.lua:\d+|\[C\]): in (?:function|method) ", needs=(": in function ", ": in method "))
 TRACEBACK_HEAD = lazy_re(r"Traceback \(most recent call last\)|─+ Traceback", needs=("Traceback",))
 _CODE_LINE = lazy_re(r"^\s{2,}\S|^\s*-+>\s*\d+|^\s*[❱│]|^\s*\[Previous line repeated")
 
@@ -205,6 +212,7 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
     if "<eval_with_key>" in text:
         text = _FX_FILE.sub("<fx_generated>", text)
     placed = _placed_frames(lines)
+    steps: dict[str, int] = {}
     for phase in OUTER + STEP:
         last = None
         named = False                       # a callsites.py row matched: the framework is known
@@ -225,8 +233,52 @@ def frame_phase(lines: list[str]) -> tuple[str, int] | None:
             continue
         if phase == "data" and not named and not _DATA_FRAMES.search(text):
             continue
-        return phase, index
+        if phase in OUTER:
+            return phase, index
+        steps[phase] = index
+    return _step_phase(steps, lines) if steps else None
+
+
+def _step_phase(steps: dict[str, int], lines: list[str]) -> tuple[str, int]:
+    """(phase, index) among the step phases found, {phase: index of its innermost cue}."""
+    # the step phases nest either way: a loss function that runs the model (`loss = loss_fn(model, batch)` ->
+    # `model(x)`), an optimizer step whose closure runs the forward and backward passes (torch/optim/optimizer.py
+    # step(closure)): the frame nearest to the failure is the one that ran. The backward pass is the exception: it
+    # runs forward code only as recomputation (torch/utils/checkpoint.py) or as hooks that gather parameters again
+    # (FSDP's _pre_backward_hook -> _unshard), so a forward frame under it is still the backward pass.
+    nearest = max(steps, key=lambda ph: steps[ph])
+    if nearest == "forward" and "backward" in steps:
+        nearest = "backward"
+    if nearest == "forward":
+        # no row names an outer phase, but a frame's own words may: evaluation and generation run forward passes,
+        # so a forward frame under a caller named for them (`model.inference(...)`, `trainer.run_test()`) is theirs
+        # (the word classes of lexical_phase; its load words, `init`, `apply`, `create`, name casts and layers too)
+        outer = _caller_named(lines[:steps[nearest]])
+        if outer is not None:
+            return outer
+    return nearest, steps[nearest]
+
+
+def _caller_named(lines: list[str]) -> tuple[str, int] | None:
+    """(phase, index) of the innermost frame above a forward pass whose function is named for evaluation or
+    generation (lexical_phase's word classes). Only a frame's own name counts: a statement's calls name modules too
+    (`self.generator(x)`, a distribution's `.sample()`), and a library's path names its package (`_dynamo/eval_frame`)."""
+    named: dict[str, int] = {}
+    for i in range(len(lines) - 1, -1, -1):
+        m = _LEX_FRAME.search(lines[i])
+        if m is None or taxonomy.frame_place(_lex_path(m), m.group("func")) is not None:
+            continue
+        found = _lex_phase_of(_lex_words(m.group("func")))
+        if found is not None and found[0] in _FORWARD_CALLERS:
+            named.setdefault(found[0], i)
+    # in frame_phase's order: an evaluation loop that generates (Seq2SeqTrainer's prediction_step) is evaluation
+    for phase in _FORWARD_CALLERS:
+        if phase in named:
+            return phase, named[phase]
     return None
+
+
+_FORWARD_CALLERS = ("eval", "generate")
 
 
 def _placed_frames(lines: list[str]) -> dict[str, int]:
