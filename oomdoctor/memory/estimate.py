@@ -113,6 +113,12 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     shape = _as_built(setup, shape)
     setup = _attention_as_run(setup, shape)
     counts = _count(shape)
+    if setup.megatron:
+        # Megatron-Core shards the model itself (tensor, pipeline, expert parallelism): memory/megatron.py
+        from oomdoctor.memory import megatron
+
+        est = megatron.estimate(setup, shape, hw, counts, headroom)
+        return replace(est, notes=est.notes + reconcile(est, crash)) if crash is not None else est
     rg = regime_of(setup, shape)
     T = trainable_params(setup, shape)
     quant = bool(setup.quant_bits) and setup.method in ("lora", "qlora")
