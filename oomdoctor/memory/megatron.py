@@ -200,7 +200,8 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: Para
     moments = {"forward": forward, "loss": loss, "logits backward": loss, "layers backward": forward,
                "optimizer": static}
     moments = {k: v + CUBLAS_WORKSPACE_GIB for k, v in moments.items()}
-    details = {"reserved_gib": allocated, "cuda_context_gib": CUDA_CONTEXT_GIB,
+    details = {"reserved_gib": allocated, "cuda_context_gib": CUDA_CONTEXT_GIB, "model_states_gib": static,
+               "weights_gib": comps["weights"], "activations_gib": comps["activations"],
                "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "params_total": float(counts.total),
                "params_trainable": float(trainable_params(setup, shape)), "tokens_per_gpu":
                setup.micro_batch * setup.seq_len / max(1, setup.context_parallel)}
