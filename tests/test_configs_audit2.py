@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from oomdoctor.cli import main
 from oomdoctor.configs import load_config
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Hardware, ModelShape
