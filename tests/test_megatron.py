@@ -119,3 +119,16 @@ def test_megatron_estimate_is_only_taken_for_megatron_runs():
     assert not any(n.code == "memory.note.megatron" for n in estimate(plain, QWEN7B, H100).notes)
     assert any(n.code == "memory.note.megatron" for n in estimate(_run(), QWEN7B, H100).notes)
     assert _run().effective_batch == 8 and _run(tensor_parallel=2).effective_batch == 4
+
+
+def test_a_megatron_plan_patches_the_micro_batch_flag_and_keeps_the_global_batch(tmp_path, capsys):
+    from oomdoctor.cli import main
+
+    script = tmp_path / "train.sh"
+    script.write_text((SCRIPTS / "swift_docs_megatron_quick_start_mcore.sh").read_text())
+    patch = tmp_path / "fix.diff"
+    assert main([str(script), "--gpu", "H100", "--plain", "--export", str(patch)]) == 1
+    capsys.readouterr()
+    diff = patch.read_text()
+    assert "-    --micro_batch_size 16 \\" in diff and "+    --micro_batch_size " in diff
+    assert "global_batch_size" not in "".join(line for line in diff.splitlines() if line[:1] in "+-")
