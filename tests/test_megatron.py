@@ -132,3 +132,16 @@ def test_a_megatron_plan_patches_the_micro_batch_flag_and_keeps_the_global_batch
     diff = patch.read_text()
     assert "-    --micro_batch_size 16 \\" in diff and "+    --micro_batch_size " in diff
     assert "global_batch_size" not in "".join(line for line in diff.splitlines() if line[:1] in "+-")
+
+
+def test_the_report_names_megatron_parallelism_and_the_json_carries_it(capsys):
+    import json
+
+    from oomdoctor.cli import main
+
+    script = str(SCRIPTS / "swift_docs_megatron_quick_start_mcore.sh")
+    main([script, "--gpu", "H100", "--plain"])
+    assert "Megatron TP 2 × PP 1" in capsys.readouterr().out.replace("\n       ", " ")
+    main([script, "--gpu", "H100", "--json"])
+    setup = json.loads(capsys.readouterr().out)["setup"]
+    assert setup["megatron"]["tensor_parallel"] == 2 and setup["megatron"]["data_parallel"] == 1
