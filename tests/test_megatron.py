@@ -53,6 +53,10 @@ def test_verl_megatron_strategy_reads_the_actor_megatron_group():
     setup = load_config(str(DATA / "real-configs" / "verl" / "user_pr7519_megatron_qwen3_8b_cut.sh"))
     assert setup.megatron and setup.tensor_parallel == 2 and setup.data_parallel == 4
     assert setup.sequence_parallel and setup.distributed_optimizer       # verl's megatron defaults
+    # ppo_mini_batch_size 32 over 4 data-parallel ranks (8 GPUs / TP 2), micro-batch 4: 2 micro-batches a step
+    assert setup.grad_accum == 2
+    # no override_transformer_config.recompute_granularity: the Megatron workers do not checkpoint
+    assert not setup.grad_ckpt and setup.recompute == ""
 
 
 def test_tensor_parallel_halves_the_weights_and_the_distributed_optimizer_splits_states_over_data_parallel():
