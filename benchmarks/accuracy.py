@@ -28,6 +28,7 @@ import os
 import re
 import statistics
 import sys
+from dataclasses import replace
 
 import yaml
 
@@ -376,6 +377,10 @@ def convert(case: dict, ref: dict):
         # Cut Cross-Entropy: fused into the output projection, as oomdoctor's axolotl reader reads the plugin
         use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger") or case.get("cut_cross_entropy")), stage=str(case.get("stage") or "sft"),
         seq_parallel=int(case.get("seq_parallel") or 1), extras=extras)
+    if case.get("megatron"):
+        # a Megatron-Core run: its parallel sizes, distributed optimizer and recompute as the script states them
+        # (TrainingSetup's Megatron fields, by name)
+        setup = replace(setup, megatron=True, **dict(case["megatron"]))
     gpu_gib = _gpu_gib(str(case.get("gpu") or ""))
     return setup, shape, Hardware(gpu=str(case.get("gpu")), gpu_gib=gpu_gib, n_gpus=n)
 

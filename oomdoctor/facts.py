@@ -320,6 +320,21 @@ class TrainingSetup:
     badam: bool = False
     apollo: bool = False
     use_unsloth: bool = False
+    # Megatron-Core's own parallelism (ms-swift `megatron sft|pt|rlhf`, verl's megatron strategy); defaults are
+    # Megatron-LM's (megatron/training/arguments.py: sizes 1, --sequence-parallel and --use-distributed-optimizer
+    # off, no recompute); ms-swift's differ (swift/megatron/arguments/megatron_args.py: distributed optimizer on,
+    # recompute_granularity selective) and are filled by its reader with their source.
+    megatron: bool = False              # the model is Megatron-Core's, split by the sizes below (not DeepSpeed/FSDP)
+    tensor_parallel: int = 1            # --tensor_model_parallel_size: every linear weight split over this many GPUs
+    pipeline_parallel: int = 1          # --pipeline_model_parallel_size: the layers split into this many stages
+    virtual_pipeline: int | None = None  # --virtual_pipeline_model_parallel_size: model chunks per stage (interleaved 1F1B)
+    expert_parallel: int = 1            # --expert_model_parallel_size: routed experts split over this many GPUs
+    context_parallel: int = 1           # --context_parallel_size: each sequence split over this many GPUs (ring attention)
+    sequence_parallel: bool = False     # --sequence_parallel: Megatron's, norms and dropout split over the TP group
+    distributed_optimizer: bool = False  # --use_distributed_optimizer: fp32 main weights and Adam states over data parallel
+    recompute: str = ""                 # --recompute_granularity: full | selective | "" (none)
+    recompute_method: str = ""          # --recompute_method: uniform | block (with full)
+    recompute_layers: int | None = None  # --recompute_num_layers: layers per recomputed chunk (uniform) or recomputed (block)
     # What a reader found that no field above holds, typed for the stages after it (`extras` keeps the rest):
     loss_kernel: str = ""               # the loss a config names with fused_ce: linear (fused projection) | chunked
     total_batch: int | None = None      # a global batch flag (OpenRLHF --train_batch_size): split over the GPUs
@@ -334,7 +349,16 @@ class TrainingSetup:
 
     @property
     def effective_batch(self) -> int:
-        return self.micro_batch * self.grad_accum * max(1, self.n_gpus)
+        return self.micro_batch * self.grad_accum * self.data_parallel
+
+    @property
+    def data_parallel(self) -> int:
+        """GPUs that each hold a replica of the model (or of its shard): the world size over Megatron's model
+        parallel group, TP x PP x CP (megatron/core/parallel_state.py initialize_model_parallel)."""
+        n = max(1, self.n_gpus)
+        if not self.megatron:
+            return n
+        return max(1, n // max(1, self.tensor_parallel * self.pipeline_parallel * self.context_parallel))
 
     def source_of(self, name: str) -> Source:
         return self.sources.get(name) or Source(default=msg("config.default.of", framework=self.defaults_of)

@@ -194,7 +194,8 @@ def with_gpus(setup: TrainingSetup, hw: Hardware, n: int | None) -> tuple[Traini
     src = setup.sources.get("grad_accum")
     if total and setup.micro_batch and (src is None or src.key not in ("gradient_accumulation_steps",)):
         # A global batch flag (OpenRLHF --train_batch_size, Alpaca-LoRA --batch_size) is split over the processes.
-        values["grad_accum"] = max(1, int(total) // setup.micro_batch // n)
+        # (Megatron's over its data-parallel ranks: TrainingSetup.data_parallel.)
+        values["grad_accum"] = max(1, int(total) // setup.micro_batch // replace(setup, n_gpus=n).data_parallel)
     return replace(setup, **values), replace(hw, n_gpus=n)
 
 

@@ -649,10 +649,15 @@ class Builder:
                              version_reason=self.version_reason, **values)
 
 
+_MEGATRON_FIELDS = ("megatron", "tensor_parallel", "pipeline_parallel", "virtual_pipeline", "expert_parallel",
+                    "context_parallel", "sequence_parallel", "distributed_optimizer", "recompute", "recompute_method",
+                    "recompute_layers")
 _CANONICAL = tuple(n for n in TrainingSetup.__dataclass_fields__
                    if n not in ("framework", "framework_version", "config_file", "deepspeed_file", "extras",
                                 "sources", "defaults_of", "model", "framework_reason", "version_reason",
-                                "loss_kernel", "total_batch", "no_model", "model_unresolved", "warnings"))
+                                "loss_kernel", "total_batch", "no_model", "model_unresolved", "warnings")
+                   # Megatron-Core's parallelism: sourced by the readers of Megatron runs only
+                   and n not in _MEGATRON_FIELDS)
 
 
 def overlay(doc: Doc, values: Mapping[str, Any], lines: Mapping[str, int], path: str) -> Doc:

@@ -62,6 +62,17 @@ _SWIFT = {"model_type": "model", "max_length": "seq", "train_type": "train_type"
           "attn_impl": "attn", "use_flash_attn": "flash", "batch_size": "micro", "packing": "packing",
           "rlhf_type": "stage", "sequence_parallel_size": "sp", "tuner_backend": "backend", "use_galore": "galore",
           "use_dora": "dora"}
+# ms-swift's Megatron-SWIFT (`megatron sft|pt|rlhf`, swift/megatron/arguments/megatron_args.py MegatronArguments):
+# the same model/LoRA/length flags as `swift sft`, Megatron's own batch and parallelism names.
+_SWIFT_MEGATRON = {**{k: v for k, v in _SWIFT.items() if k not in ("batch_size", "sequence_parallel_size")},
+                   # the converted Megatron weights (swift export --to_mcore): --mcore_model, --load in earlier releases
+                   "mcore_model": "model", "load": "model", "model_name": "self_cognition_name",
+                   "micro_batch_size": "micro", "global_batch_size": "total",
+                   "tensor_model_parallel_size": "tp", "pipeline_model_parallel_size": "pp",
+                   "virtual_pipeline_model_parallel_size": "vpp", "expert_model_parallel_size": "ep",
+                   "context_parallel_size": "cp", "sequence_parallel": "megatron_sp",
+                   "use_distributed_optimizer": "dist_opt", "recompute_granularity": "recompute",
+                   "recompute_method": "recompute_method", "recompute_num_layers": "recompute_layers"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
@@ -284,6 +295,16 @@ ENTRIES: tuple[Entry, ...] = (
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
                     ("grad_ckpt", True), ("quant_bits", 4), ("total_batch", 16)),
           seq_flag="max_length", precision_from_dtype=True),
+    # Megatron-SWIFT: MegatronArguments' defaults (swift/megatron/arguments/megatron_args.py at 3602360a:
+    # tuner_type full, micro_batch_size 1, global_batch_size 16, recompute_granularity selective,
+    # use_distributed_optimizer True; parallel sizes 1, sequence_parallel False), max_length as `swift sft`'s.
+    Entry("swift_megatron", "megatron sft", flags=_SWIFT_MEGATRON, framework="ms-swift",
+          commands=(("megatron", "sft"), ("megatron", "pt"), ("megatron", "rlhf"), ("swift", "megatron", "sft"),
+                    ("swift", "megatron", "pt"), ("swift", "megatron", "rlhf")),
+          defaults=(("method", "full"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
+                    ("total_batch", 16), ("megatron", True), ("distributed_optimizer", True),
+                    ("recompute", "selective")),
+          seq_flag="max_length", precision_from_dtype=True, trainer_fields=()),
     _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
     _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
     # verl (volcengine/verl): Hydra mains whose every option is a `key=value` override of verl's own config

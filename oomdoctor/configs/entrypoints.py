@@ -929,8 +929,11 @@ def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSe
     total = setup.total_batch
     n = values.get("n_gpus", setup.n_gpus)
     if total and n > 1 and setup.micro_batch:
-        # A total batch is split over the processes as well (Alpaca-LoRA divides accumulation by the world size).
-        values["grad_accum"] = max(1, total // setup.micro_batch // n)
+        # A total batch is split over the processes as well (Alpaca-LoRA divides accumulation by the world size);
+        # Megatron's global batch over the data-parallel ranks only (megatron/core/num_microbatches_calculator.py:
+        # global_batch_size // (micro_batch_size * data_parallel_size) micro-batches a step).
+        dp = replace(setup, n_gpus=n).data_parallel
+        values["grad_accum"] = max(1, total // setup.micro_batch // dp)
     extras = {**setup.extras, "launcher_cmd": launch.name}
     return replace(setup, sources=sources, extras=extras, warnings=tuple(dict.fromkeys(notes)), **values)
 

@@ -415,6 +415,12 @@ def _edit_entry(out: Out, entry: Any, c: Change, final: dict[str, Any]) -> None:
         put("zero", int(v), "zero_stage")
     elif f == "precision" and v in ("bf16", "fp16") and "precision" in (entry.flags or {}).values():
         put("precision", v, "precision")
+    elif f == "micro_batch" and out.setup.megatron:
+        # Megatron's accumulation follows: global_batch_size // (micro_batch_size x data parallel)
+        # (megatron/core/num_microbatches_calculator.py), so the global batch stays as written
+        put("micro", int(v), "micro_batch")
+    elif f == "grad_ckpt" and out.setup.megatron and v:
+        put("recompute", "full", "recompute")      # Megatron's activation checkpointing: --recompute_granularity
 
 
 def _edit_entry_method(put: Callable[..., None], kinds: set[str], v: Any, final: dict[str, Any]) -> None:

@@ -363,7 +363,7 @@ def _closed(lines: list[str]) -> str | None:
                 elif tok.type == tokenize.OP and tok.string in ")]}" and stack:
                     stack.pop()
                 elif tok.type == tokenize.ERRORTOKEN and tok.string.strip():
-                    raise tokenize.TokenError("cut inside a token")
+                    raise tokenize.TokenError("", tok.start)     # a token cut short, not only brackets left open
         except tokenize.TokenError as cut:
             if "EOF" in str(cut) and "string" not in str(cut):
                 pass                                # only brackets left open: closed below

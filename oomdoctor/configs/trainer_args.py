@@ -248,7 +248,10 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
     if entry is not None and entry.name == "script":
         entry = None            # the generic entry: conventions, no defaults of its own
     if "model" not in b.values:
-        key = next((k for k in MODEL_FLAGS if doc.get(k) is not None and k in doc.data), None)
+        # (a name its own table gives another meaning is not the model: Megatron-SWIFT's --model_name is the
+        # self-cognition name, swift/megatron/arguments/megatron_base_args.py via BaseArguments)
+        key = next((k for k in MODEL_FLAGS if doc.get(k) is not None and k in doc.data
+                    and (entry is None or entry.flags is None or flags.get(k, "model") == "model")), None)
         if key and doc.str_(key):
             b.set("model", doc.str_(key), doc.src(key))
     signals = _signals(b, doc, flags, assumed)
@@ -267,6 +270,7 @@ def read_conventions(b: Builder, doc: Doc, ctx: Any) -> None:
     _conv_length(b, doc, signals, defaults, entry)
     _method(b, doc, signals, defaults, entry)
     _conv_parallel(b, doc, signals, defaults, label)
+    _conv_megatron(b, doc, signals, defaults, label)
     _conv_features(b, doc, signals, defaults, entry)
     _conv_precision(b, doc, signals, defaults, label)
 
@@ -352,6 +356,31 @@ def _conv_parallel(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, A
             b.set("offload_params", True, doc.src(signals["offload"][1]))
 
 
+# Megatron-Core's parallel sizes and switches: kind -> setup field.
+_MEGATRON_FIELDS = (("tp", "tensor_parallel"), ("pp", "pipeline_parallel"), ("vpp", "virtual_pipeline"),
+                    ("ep", "expert_parallel"), ("cp", "context_parallel"), ("megatron_sp", "sequence_parallel"),
+                    ("dist_opt", "distributed_optimizer"), ("recompute", "recompute"),
+                    ("recompute_method", "recompute_method"), ("recompute_layers", "recompute_layers"))
+
+
+def _conv_megatron(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, Any], label: Any) -> None:
+    """A Megatron-Core run's parallel sizes, distributed optimizer and recompute, each from its flag or the
+    entry point's default; gradient checkpointing is Megatron's recompute (none: off)."""
+    if not defaults.get("megatron"):
+        return
+    b.default("megatron", True, label)
+    for kind, field_name in _MEGATRON_FIELDS:
+        if kind in signals:
+            b.set(field_name, signals[kind][0], doc.src(signals[kind][1]))
+        elif field_name in defaults:
+            b.default(field_name, defaults[field_name], label)
+    recompute = b.values.get("recompute", "")
+    if "recompute" in signals:
+        b.set("grad_ckpt", bool(recompute), doc.src(signals["recompute"][1]))
+    else:
+        b.default("grad_ckpt", bool(recompute), label)
+
+
 # Signals that set one field to a boolean, in the order they are read.
 _FLAG_FIELDS = (("ckpt", "grad_ckpt"), ("liger", "fused_ce"), ("galore", "galore"), ("dora", "use_dora"))
 
@@ -396,9 +425,12 @@ def _conv_precision(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, 
             b.default("load_dtype", weights, label)
 
 
-_INT_KINDS = ("seq", "rank", "micro", "total", "prompt", "answer", "prefix", "sp", "gpus", "nodes")
+# Megatron's --recompute-granularity and --recompute-method choices (megatron/training/arguments.py).
+_RECOMPUTE_WORDS = {"recompute": ("full", "selective", "none"), "recompute_method": ("uniform", "block")}
+_INT_KINDS = ("seq", "rank", "micro", "total", "prompt", "answer", "prefix", "sp", "gpus", "nodes", "tp", "pp", "vpp",
+              "ep", "cp", "recompute_layers")
 _BOOL_KINDS = ("use_lora", "q_lora", "full", "load4", "load8", "flash", "packing", "offload", "adam_offload", "ckpt",
-               "bf16", "liger", "galore", "dora", "cpu_offload")
+               "bf16", "liger", "galore", "dora", "cpu_offload", "megatron_sp", "dist_opt")
 # Kinds whose value is a word looked up in a table.
 _WORD_TABLES: dict[str, Mapping[str, Any]] = {"precision": _DTYPES, "dtype": _DTYPES,
                                               "lightning_precision": _LIGHTNING_PRECISION, "stage": _STAGE_WORDS,
@@ -416,6 +448,9 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return _WORD_TABLES[kind].get((doc.str_(name) or "").lower())
     if kind in ("model", "attn", "backend"):
         return doc.str_(name)
+    if kind in ("recompute", "recompute_method"):
+        word = (doc.str_(name) or "").lower()
+        return {"none": ""}.get(word, word) if word in _RECOMPUTE_WORDS[kind] else None
     if kind == "zero":
         return doc.int_(name, minimum=0, maximum=3)
     if kind == "alpha":

@@ -161,6 +161,49 @@ def _strategy(b: Builder, doc: Doc, key: str, default: str) -> None:
             b.default("fsdp", "full_shard", key)
     else:
         b.note(msg("config.verl_megatron", where=doc.where(key), strategy=strategy))
+        _megatron(b, doc, key.rsplit(".", 1)[0] + ".megatron")
+
+
+# verl's Megatron workers' parallelism (verl/trainer/config/_generated_ppo_megatron_trainer.yaml at b178a3cd,
+# actor.megatron: sizes 1, virtual pipeline null, sequence_parallel true, use_distributed_optimizer true;
+# override_transformer_config.recompute_granularity null = no recompute).
+_MEGATRON_KEYS = (("tensor_parallel", "tensor_model_parallel_size", 1), ("pipeline_parallel", "pipeline_model_parallel_size", 1),
+                  ("virtual_pipeline", "virtual_pipeline_model_parallel_size", None),
+                  ("expert_parallel", "expert_model_parallel_size", 1), ("context_parallel", "context_parallel_size", 1))
+
+
+def _megatron(b: Builder, doc: Doc, group: str) -> None:
+    b.default("megatron", True, group)
+    for field_name, name, default in _MEGATRON_KEYS:
+        value = doc.int_(f"{group}.{name}", minimum=1)
+        if value is not None:
+            b.set(field_name, value, doc.src(f"{group}.{name}"))
+        elif default is not None:
+            b.default(field_name, default, f"{group}.{name}")
+    for field_name, name in (("sequence_parallel", "sequence_parallel"), ("distributed_optimizer", "use_distributed_optimizer")):
+        flag = doc.bool_(f"{group}.{name}")
+        if flag is not None:
+            b.set(field_name, flag, doc.src(f"{group}.{name}"))
+        else:
+            b.default(field_name, True, f"{group}.{name}")
+    tp, pp, cp = (b.values.get(name, 1) or 1 for name in ("tensor_parallel", "pipeline_parallel", "context_parallel"))
+    micro, mini = b.values.get("micro_batch"), doc.int_(f"{group.rsplit('.', 1)[0]}.ppo_mini_batch_size", minimum=1)
+    if "grad_accum" in b.values and micro:
+        # the Megatron workers split the mini-batch over Megatron's data-parallel ranks, GPUs / (TP x PP x CP)
+        # (verl/workers/megatron_workers.py:354-355), not over the GPUs / Ulysses size of the FSDP workers
+        dp = max(1, int(b.values.get("n_gpus", 8)) // (tp * pp * cp))
+        rollout_n = doc.int_("actor_rollout_ref.rollout.n", minimum=1) or 1
+        b.values["grad_accum"] = max(1, (mini or 256) * rollout_n // dp // micro)
+    recompute_key = f"{group}.override_transformer_config.recompute_granularity"
+    word = (doc.str_(recompute_key) or "").lower()
+    if word in ("full", "selective"):
+        b.set("recompute", word, doc.src(recompute_key))
+    # the Megatron workers checkpoint only as TransformerConfig's recompute says (model.enable_gradient_checkpointing
+    # is the FSDP workers' switch): checkpointing is on exactly when a recompute granularity is given
+    if word in ("full", "selective"):
+        b.set("grad_ckpt", True, doc.src(recompute_key))
+    else:
+        b.default("grad_ckpt", False, recompute_key)
 
 
 def _read_ppo(b: Builder, doc: Doc) -> None:

@@ -114,6 +114,23 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     shape = _as_built(setup, shape)
     setup = _attention_as_run(setup, shape)
     counts = _count(shape)
+    if setup.megatron:
+        # Megatron-Core shards the model itself (tensor, pipeline, expert parallelism): memory/megatron.py
+        from oomdoctor.memory import megatron
+
+        est = megatron.estimate(setup, shape, hw, counts, headroom)
+        if hybrid.applies(setup):
+            # verl's megatron workers colocate the rollout engine as its FSDP workers do (megatron_workers.py
+            # ActorRolloutRefWorker): the engine, log-prob passes and critic beside the rank's Megatron shard; a
+            # no-grad forward's working set split over the tensor-parallel ranks
+            mrg, tp = regime_of(setup, shape), max(1, setup.tensor_parallel)
+            est = hybrid.colocated(
+                est, setup, shape, hw, weights=est.components["weights"] * GIB,
+                states=est.components["optimizer"] * GIB, gather=0.0, params_total=counts.total,
+                lm_head=counts.lm_head, compute_bytes=mrg.compute_bytes,
+                activations_of=lambda t: _eval_activations(shape, mrg, t, setup.seq_len, setup.attention) / tp,
+                context=CUDA_CONTEXT_GIB * GIB, cublas=CUBLAS_WORKSPACE_GIB * GIB)
+        return replace(est, notes=est.notes + reconcile(est, crash)) if crash is not None else est
     rg = regime_of(setup, shape)
     T = trainable_params(setup, shape)
     quant = bool(setup.quant_bits) and setup.method in ("lora", "qlora")

@@ -51,6 +51,8 @@ def advise(planner: Planner, final_setup: TrainingSetup, final_est: Estimate, *,
                                titles=titles))
 
     def gpus_needed(setup: TrainingSetup) -> tuple[int, float] | None:
+        if setup.megatron:
+            return None         # Megatron-Core shards by its own parallel sizes; DeepSpeed does not wrap it
         for n in ZERO3_GPU_COUNTS:
             est = planner.estimate(with_zero3(setup, n), replace(hw, n_gpus=max(n, hw.n_gpus)))
             if isinstance(est, Estimate) and est.fits:

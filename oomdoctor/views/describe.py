@@ -164,6 +164,9 @@ def setup_line(s: TrainingSetup, lang: str = "en") -> str:
         parallel += say("report.offload", lang)
     if s.fsdp:
         parallel += say("report.fsdp", lang, mode=s.fsdp)
+    if s.megatron:
+        parallel += say("report.megatron", lang, tp=s.tensor_parallel, pp=s.pipeline_parallel, ep=s.expert_parallel,
+                        cp=s.context_parallel, dp=s.data_parallel)
     return say("report.setup_line", lang, method=method, mb=s.micro_batch, ga=s.grad_accum, n=s.n_gpus,
                seq=s.seq_len, precision=msg("report.pure_bf16") if s.pure_bf16 else s.precision,
                optimizer=s.optimizer, ckpt=msg("report.ckpt_on" if s.grad_ckpt else "report.ckpt_off"),

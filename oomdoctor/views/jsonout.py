@@ -86,6 +86,10 @@ def setup_dict(s: TrainingSetup, params_total: int | None, params_trainable: int
         "version_reason": show(s.version_reason, lang) if s.version_reason is not None else None,
         "version_reason_code": _code(s.version_reason),
         "seq_parallel": s.seq_parallel,
+        **({"megatron": {name: getattr(s, name) for name in (
+            "tensor_parallel", "pipeline_parallel", "virtual_pipeline", "expert_parallel", "context_parallel",
+            "sequence_parallel", "distributed_optimizer", "recompute", "recompute_method", "recompute_layers",
+            "data_parallel")}} if s.megatron else {}),
     }
 
 

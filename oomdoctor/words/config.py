@@ -230,9 +230,10 @@ WORDS = {
     "config.verl_overrides_only": ("{where}: its config {config} is not here; read from the command's key=value "
                                    "overrides, verl's own defaults for the rest",
                                    "{where}：其配置 {config} 不在此处；按命令行中的 key=value 覆盖项读取，其余取 verl 默认值"),
-    "config.verl_megatron": ("{where}: strategy {strategy} splits the model by tensor and pipeline parallelism, which "
-                             "the estimate does not model; it is read as one unsharded copy per GPU",
-                             "{where}：strategy {strategy} 按张量并行和流水线并行切分模型，估算不模拟这种切分；按每卡一份完整模型估算"),
+    "config.verl_megatron": ("{where}: strategy {strategy} splits the model by Megatron-Core's tensor, pipeline and "
+                             "expert parallelism: read with the sizes of the actor's megatron group",
+                             "{where}：strategy {strategy} 按 Megatron-Core 的张量、流水线和专家并行切分模型；"
+                             "按 actor 的 megatron 配置组中的并行大小估算"),
     "config.verl_dynamic_bsz": ("{where}: use_dynamic_bsz packs each micro-batch up to {tokens} tokens per GPU; the "
                                 "micro-batch in sequences is what the file states",
                                 "{where}：use_dynamic_bsz 按每卡最多 {tokens} 个 token 组装微批次；按配置中写明的样本数估算"),
@@ -287,6 +288,9 @@ WORDS = {
                                                 "ZeRO-3 以下 DeepSpeed 会忽略 offload_param"),
     "config.default.ds_shipped": ("{name} as the framework ships it (file not found here)",
                                   "按框架自带的 {name}（此处找不到该文件）"),
+    "config.default.mlx_dtype": ("the checkpoint's dtype: MLX has no autocast",
+                                 "检查点自身的精度：MLX 没有自动混合精度"),
+    "config.default.mlx_device": ("one Apple silicon device", "一台 Apple 芯片设备"),
     "config.default.ds_bf16_auto": ("bf16.enabled is auto: assumed the run sets bf16",
                                     "bf16.enabled 为 auto：假定训练开启了 bf16"),
     "config.default.hf_fused_adamw": ("adamw_torch_fused when torch >= 2.8; same memory",

@@ -103,6 +103,19 @@ WORDS = {
         "LitGPT under FSDP keeps a full, unsharded copy of the weights on every rank besides its shard: more "
         "GPUs shrink only the sharded part.",
         "LitGPT 在 FSDP 下，每个进程除了自己的分片，还保留一份完整未切分的权重：增加 GPU 只会缩小分片部分。"),
+    "memory.note.megatron": (
+        "Megatron-Core splits the model itself (tensor parallel {tp}, pipeline {pp}, expert {ep}, context {cp}; "
+        "{dp} data-parallel replicas): this GPU holds its shard in bf16 with fp32 main gradients, and the fp32 "
+        "main weights and Adam states {optimizer}. The {stage} sets the peak.",
+        "Megatron-Core 自行切分模型（张量并行 {tp}、流水线 {pp}、专家 {ep}、上下文 {cp}；数据并行 {dp} 份）："
+        "每张 GPU 以 bf16 保存自己的分片，主梯度为 fp32，fp32 主权重和 Adam 状态{optimizer}。峰值出现在{stage}。"),
+    "memory.megatron_optimizer.distributed": ("split over the data-parallel ranks (distributed optimizer)",
+                                              "由分布式优化器切分到各数据并行 rank"),
+    "memory.megatron_optimizer.replicated": ("whole on every data-parallel rank (no distributed optimizer)",
+                                             "在每个数据并行 rank 上完整保存（未用分布式优化器）"),
+    "memory.megatron_stage.first": ("first pipeline stage (embedding, micro-batches in flight)",
+                                    "第一个流水线阶段（词嵌入、在途微批次）"),
+    "memory.megatron_stage.last": ("last pipeline stage (output layer and logits)", "最后一个流水线阶段（输出层和 logits）"),
     "memory.note.eval_peak": (
         "Evaluation sets the peak: eval batch {batch} x {seq} tokens of logits.",
         "峰值出现在评估时：评估批次 {batch} x {seq} 个 token 的 logits。"),

@@ -58,6 +58,8 @@ WORDS = {
     "report.zero": (", ZeRO-{stage}", "，ZeRO-{stage}"),
     "report.offload": (" + CPU offload", " + CPU 卸载"),
     "report.fsdp": (", FSDP {mode}", "，FSDP {mode}"),
+    "report.megatron": (", Megatron TP {tp} × PP {pp} × EP {ep} × CP {cp} ({dp} data parallel)",
+                        "，Megatron TP {tp} × PP {pp} × EP {ep} × CP {cp}（数据并行 {dp}）"),
     # ------------------------------------------------------------ memory table and verdicts
     "report.memory_title": ("Memory per GPU (estimate)", "每张 GPU 的显存（估算）"),
     "report.col.component": ("component", "组成"),
