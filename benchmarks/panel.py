@@ -118,7 +118,8 @@ class Result:
 
 
 def load_case(folder: Path) -> Case:
-    meta = yaml.safe_load((folder / "case.yaml").read_text(encoding="utf-8"))
+    # libyaml's safe loader where PyYAML has it (the same values; the pure-Python one is most of collecting the tests)
+    meta = yaml.load((folder / "case.yaml").read_text(encoding="utf-8"), Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
     fix = meta["fix"]
     kinds = tuple(fix.get("kinds") or (fix["kind"],))
     for k in kinds:
@@ -141,13 +142,19 @@ def load_panel(panel: Path = PANEL, only: Iterable[str] = ()) -> list[Case]:
             if p.is_dir() and (p / "case.yaml").exists() and (not wanted or p.name in wanted)]
 
 
-def run_case(case: Case, code: Path = ROOT, timeout: float = 120.0) -> Result:
-    cmd = [sys.executable, "-m", "oomdoctor", "--json", "--lang", "en"]
+def case_argv(case: Case) -> list[str]:
+    """oomdoctor's arguments for `case`, run in the case's folder with COLUMNS=100 (run_case; the panel's tests run
+    them through cli.main in their own process)."""
+    argv = ["--json", "--lang", "en"]
     if case.gpu:
-        cmd += ["--gpu", str(case.gpu)]
+        argv += ["--gpu", str(case.gpu)]
     if case.gpus:
-        cmd += ["--gpus", str(case.gpus)]
-    cmd += list(case.flags) + list(case.files)
+        argv += ["--gpus", str(case.gpus)]
+    return argv + list(case.flags) + list(case.files)
+
+
+def run_case(case: Case, code: Path = ROOT, timeout: float = 120.0) -> Result:
+    cmd = [sys.executable, "-m", "oomdoctor", *case_argv(case)]
     env = dict(os.environ, PYTHONPATH=str(code), COLUMNS="100")
     proc = subprocess.run(cmd, cwd=case.folder, env=env, capture_output=True, text=True, timeout=timeout)
     try:

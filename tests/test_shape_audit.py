@@ -32,6 +32,30 @@ def no_transformers(monkeypatch):
     monkeypatch.setenv("OOMDOCTOR_NO_TRANSFORMERS", "1")
 
 
+# AutoModelForCausalLM maps these types to their decoder alone: the meta-device count must build the named class
+DECODER_ALONE = ("bart-large-cnn-ft", "pegasus-autonlp-reuters", "opus-mt-zh-en", "llama-3.2-11b-vision")
+
+
+def _unknown_type_config() -> dict:
+    cfg = json.loads((CORPUS / "olmoe-1b-7b-0924" / "config.json").read_text())
+    cfg["model_type"] = "brand_new_moe"
+    return cfg
+
+
+@pytest.fixture(scope="module")
+def counted_in_one_child():
+    """The configs the transformers tests below count one at a time (rwkv's, a type transformers does not know,
+    the four whose class is not their decoder's), counted by one child (metacount.meta_count_many: one import of
+    transformers instead of one per test) into the session's cache, as conftest's meta_counts_warm does for the
+    guessed configs; each test still reads its count through metacount's own lookup, and a count the batch did
+    not settle is made by the test's own child."""
+    from oomdoctor import metacount
+
+    if metacount.available():
+        configs = [json.loads((CORPUS / name / "config.json").read_text()) for name in ("rwkv-defaults", *DECODER_ALONE)]
+        metacount.meta_count_many(configs + [_unknown_type_config()], timeout=600)
+
+
 def _score(entry):
     path = CORPUS / entry["dir"] / "config.json"
     try:
@@ -262,11 +286,9 @@ def test_nemotron_h_block_patterns_match_transformers_own_build(pattern, no_tran
 
 
 @pytest.mark.simulate
-def test_with_transformers_a_type_it_does_not_know_says_how(tmp_path):
+def test_with_transformers_a_type_it_does_not_know_says_how(tmp_path, counted_in_one_child):
     pytest.importorskip("transformers")
-    cfg = json.loads((CORPUS / "olmoe-1b-7b-0924" / "config.json").read_text())
-    cfg["model_type"] = "brand_new_moe"
-    (tmp_path / "config.json").write_text(json.dumps(cfg))
+    (tmp_path / "config.json").write_text(json.dumps(_unknown_type_config()))
     shape = read_config_json(str(tmp_path / "config.json"), "x")
     assert shape.shape_confidence == "guessed"
     assert [n.code for n in shape_warnings(shape)][:2] == ["model.warn.guessed", "model.warn.how_exact_remote"]
@@ -408,7 +430,8 @@ def test_a_config_without_attention_heads_is_refused_with_how_to_count_it(tmp_pa
 
 
 @pytest.mark.simulate
-def test_with_transformers_a_config_without_attention_heads_is_counted_exactly(monkeypatch, meta_counts_warm):
+def test_with_transformers_a_config_without_attention_heads_is_counted_exactly(monkeypatch, meta_counts_warm,
+                                                                               counted_in_one_child):
     pytest.importorskip("transformers")
     from oomdoctor import archs
 
@@ -661,14 +684,15 @@ def test_audit_7_without_transformers_nothing_is_silently_wrong(no_transformers)
 
 
 @pytest.mark.simulate
-def test_the_meta_device_count_builds_the_class_the_config_names_not_its_decoder_alone(monkeypatch):
+def test_the_meta_device_count_builds_the_class_the_config_names_not_its_decoder_alone(monkeypatch,
+                                                                                       counted_in_one_child):
     pytest.importorskip("transformers")
     from oomdoctor import metacount
 
     monkeypatch.delenv("OOMDOCTOR_NO_TRANSFORMERS", raising=False)
     # AutoModelForCausalLM maps these types to their decoder alone (BartForCausalLM -37%, PegasusForCausalLM
     # -35%, MarianForCausalLM -25%, MllamaForCausalLM -8.2%): the class the config names is built first
-    names = ("bart-large-cnn-ft", "pegasus-autonlp-reuters", "opus-mt-zh-en", "llama-3.2-11b-vision")
+    names = DECODER_ALONE
     configs = [json.loads((CORPUS / n / "config.json").read_text()) for n in names]
     for name, cfg, got in zip(names, configs, metacount.meta_count_many(configs, timeout=600)):
         entry = next(e for e in AUDIT_7 if e["dir"] == name)
