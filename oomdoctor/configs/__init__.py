@@ -134,7 +134,7 @@ def _runs_training(path: str, text: str) -> bool:
     from oomdoctor.configs.entrypoints import _find_invocation
 
     try:
-        _, inv, rejoined, _ = _find_invocation(path, text)
+        _, inv, rejoined, _, _ = _find_invocation(path, text)
     except InputError:
         return False
     words = [*inv.command.words, *inv.command.env.values()]

@@ -216,7 +216,7 @@ ENTRIES: tuple[Entry, ...] = (
           scripts=("finetune_hf.py", "finetune.py"), config_positional=True, model_positional=1,
           needs_flags=("config_file",)),       # typer arguments only: taken with its positional YAML
     Entry("litgpt_lora", "lit-gpt finetune/lora.py", scripts=("finetune/lora.py",), flags=_LITGPT,
-          needs_flags=("checkpoint_dir",),
+          needs_flags=("checkpoint_dir",), framework="litgpt",       # Lightning-AI/lit-gpt, renamed litgpt in 2024
           defaults=(("method", "lora"), ("lora_rank", 8), ("lora_alpha", 16), ("micro_batch", 4), ("total_batch", 128),
                     ("lightning_precision", ("bf16", "fp32"))),
           trainer_fields=()),     # no TrainingArguments flag: its batch and accumulation are the script's constants
@@ -299,6 +299,11 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("mlx_lm", "mlx_lm.lora", reader="mlx_lm", framework="mlx-lm", config_flag="config",
           commands=(("mlx_lm.lora",), ("mlx_lm", "lora")), modules=("mlx_lm.lora",),
           scripts=("mlx_lm/lora.py", "llms/mlx_lm/lora.py")),
+    # mlx-examples lora/lora.py (ml-explore/mlx-examples, 2023-12 on), run from its folder as `python lora.py`:
+    # mlx_lm.lora began as this script and kept its argparse flags (--train, --model, --batch-size 4, --lora-layers
+    # 16, --iters); a common name, so the flag only these two define must be there.
+    Entry("mlx_examples_lora", "mlx-examples lora.py", reader="mlx_lm", framework="mlx-lm",
+          scripts=("lora/lora.py", "lora.py"), needs_flags=("lora-layers",)),
     Entry("axolotl", "axolotl train", reader="axolotl", commands=(("axolotl", "train"),),
           modules=("axolotl.cli.train",), config_positional=True),
     Entry("torchtune", "tune run", reader="torchtune", commands=(("tune", "run"),), config_flag="config",

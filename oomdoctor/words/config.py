@@ -176,6 +176,12 @@ WORDS = {
     "config.script.rejoined": ("{where}: the lines that open with a flag have no `\\` before them (a paste that lost "
                                "its line continuations); read as one command, as the script was evidently meant",
                                "{where}：以参数开头的行前面没有续行符 `\\`（粘贴时丢了续行）；按脚本本意读作一条命令"),
+    "config.script.prompt": ("{where}: the shell prompt before the command (a terminal paste) is not part of it; "
+                             "read from the command on",
+                             "{where}：命令前的终端提示符（从终端粘贴而来）不属于命令；从命令本身读起"),
+    "config.script.headless": ("{where}: the paste starts at the flags, without the command that took them; read "
+                               "as `{command}`, the one entry point these flags belong to",
+                               "{where}：粘贴内容从参数开始，缺少接收这些参数的命令；按这些参数唯一所属的入口 `{command}` 读取"),
     "config.script.windows": ("{where}: a {shell} script: its line continuations and escapes read as that shell "
                               "writes them (PowerShell's backtick, cmd's caret; a backslash is a path's own)",
                               "{where}：这是 {shell} 脚本，续行符与转义符按该 shell 的写法读取（PowerShell 的反引号、cmd 的 ^；"
