@@ -548,6 +548,19 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapp
 
 def read_script_setup(path: str, text: str, *, framework_version: str | None = None,
                       log_versions: Mapping[str, str] | None = None, model: str | None = None) -> TrainingSetup:
+    """A shell script's training run as a TrainingSetup (its flags, or the config file it trains with); a terminal
+    paste (its prompts blanked, or its flags without their command) is shown, not patched."""
+    setup, mend = _read_script_setup(path, text, framework_version=framework_version, log_versions=log_versions,
+                                     model=model)
+    if mend is not None:
+        how = "terminal" if mend.code == "config.script.prompt" else "flags"
+        setup = replace(setup, extras={**setup.extras, "markdown_paste": how})
+    return setup
+
+
+def _read_script_setup(path: str, text: str, *, framework_version: str | None = None,
+                       log_versions: Mapping[str, str] | None = None, model: str | None = None
+                       ) -> tuple[TrainingSetup, Msg | None]:
     """A shell script's training run as a TrainingSetup (its flags, or the config file it trains with).
 
     A model flag whose value is only known when the script runs (`--model_name_or_path $MODEL`, MODEL unset)
@@ -568,7 +581,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     if entry.reader == "verl":
         setup = _read_verl(path, inv, doc, positional, overrides, model, versions={
             "framework_version": framework_version, "log_versions": log_versions})
-        return _with_launch(setup, inv, path)
+        return _with_launch(setup, inv, path), mend
     try:
         config = _config_file(path, entry, doc, positional)
     except InputError:
@@ -577,7 +590,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         config = None
         setup = _read_overrides_alone(path, inv, doc, overrides, versions={
             "framework_version": framework_version, "log_versions": log_versions})
-        return _with_launch(setup, inv, path)
+        return _with_launch(setup, inv, path), mend
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
     versions = {"framework_version": framework_version, "log_versions": log_versions}
@@ -591,7 +604,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
             word = positional[entry.model_positional]
             doc.data[model_key], doc.lines[model_key] = word.text, word.line
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
-    return _with_swift_env(_with_launch(setup, inv, path), inv, path)
+    return _with_swift_env(_with_launch(setup, inv, path), inv, path), mend
 
 
 def _read_overrides_alone(path: str, inv: Invocation, doc: Doc, overrides: dict[str, tuple[Word, Word]],
