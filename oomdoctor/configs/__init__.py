@@ -174,9 +174,26 @@ def load_config(path: str, *, framework_version: str | None = None,
     over them, and both over what the file implies. The file is parsed once per run. `model` (the user's
     --model) stands in for a model reference only the running script would know. `data` is the config's
     bytes when they were read already (a stream, which can be read only once)."""
-    from oomdoctor.configs._doc import read_text, unwrap_code_span, unwrap_diff, unwrap_markdown
+    from oomdoctor.configs._doc import mend_characters, read_text, unwrap_encoded
 
     raw = read_text(path, data)
+    # The characters a page or an app changed on the way into a paste, then the file as a page's HTML or a JSON
+    # string: read as typed, each mend said in a note (a paste: shown, not patched).
+    encoded = unwrap_encoded(raw)
+    raw, mended = mend_characters(encoded[0] if encoded is not None else raw)
+    mended = ((encoded[1],) if encoded is not None else ()) + mended
+    setup = _load_unwrapped(path, raw, framework_version=framework_version, log_versions=log_versions, model=model)
+    if not mended:
+        return setup
+    notes = tuple(msg("config.paste_chars", where=path, what=msg(f"config.paste_char.{kind}")) for kind in mended)
+    return replace(setup, warnings=(*setup.warnings, *notes),
+                   extras={**setup.extras, "markdown_paste": setup.extras.get("markdown_paste") or "characters"})
+
+
+def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_versions: Mapping[str, str] | None,
+                    model: str | None) -> TrainingSetup:
+    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff, unwrap_markdown
+
     text, wrapped = unwrap_markdown(raw)
     if wrapped and not is_script(path, raw):
         # A YAML/JSON file as written first: a fence inside a block scalar (a prompt) is not a paste; nor is one

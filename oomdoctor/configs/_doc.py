@@ -176,6 +176,71 @@ def read_text(path: str, data: bytes | None = None) -> str:
     return text
 
 
+# What a web page, a chat or a word processor does to the characters of a config on its way into a paste; none of
+# these is a character any config grammar gives a meaning to, and each has an ASCII one the writer typed:
+# - a no-break space (U+00A0, U+202F, U+2007) or an ideographic space (U+3000) where a space was: HTML renders
+#   indentation and runs of spaces as `&nbsp;`, which a copy keeps;
+# - typographic quotes in pairs (“…”, ‘…’): "smart quotes" of macOS, Word and chat apps; a lone ’ is an apostrophe
+#   and stays;
+# - a full-width colon (U+FF1A) after a key at the start of a line: a Chinese input method's `：`;
+# - an em or en dash (U+2014, U+2013) opening a word before a flag's name: `--` autocorrected;
+# - zero-width spaces and joiners (U+200B-U+200D, U+2060, a U+FEFF not at the start): invisible, from web pages.
+_SPACES = {"\u00a0": " ", "\u202f": " ", "\u2007": " ", "\u3000": " "}
+_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+_SMART_DOUBLE = re.compile("\u201c([^\u201c\u201d\n]*)\u201d")
+_SMART_SINGLE = re.compile("(?<![\\w])\u2018([^\u2018\u2019\n]*)\u2019")
+_WIDE_COLON = re.compile("(?m)^([ \\t]*-?[ \\t]*[\\w.\"'-]+)\uff1a")
+_DASHED_FLAG = re.compile("(?<![\\w-])[\u2014\u2013](?=[A-Za-z])")
+
+
+def mend_characters(text: str) -> tuple[str, tuple[str, ...]]:
+    """The text with those characters put back as typed, and what was mended (empty: nothing was)."""
+    kinds: list[str] = []
+    if any(c in text for c in _SPACES):
+        text = text.translate({ord(k): v for k, v in _SPACES.items()})
+        kinds.append("nbsp")
+    if _ZERO_WIDTH.search(text):
+        text = _ZERO_WIDTH.sub("", text)
+        kinds.append("zero_width")
+    mended = _SMART_SINGLE.sub("'\\1'", _SMART_DOUBLE.sub('"\\1"', text))
+    if mended != text:
+        text = mended
+        kinds.append("quotes")
+    mended = _WIDE_COLON.sub("\\1:", text)
+    if mended != text:
+        text = mended
+        kinds.append("colon")
+    mended = _DASHED_FLAG.sub("--", text)
+    if mended != text:
+        text = mended
+        kinds.append("dash")
+    return text, tuple(kinds)
+
+
+# A config carried as data of another format on its way into a paste: the text of a web page's HTML source (every
+# `"`, `<`, `>`, `&` written as an entity, html.escape's table), or the file as one JSON string (`"a: 1\\nb: 2"`,
+# its newlines `\\n` escapes: an API's or a notebook's JSON holding the file).
+_ENTITY = re.compile(r"&(?:quot|amp|lt|gt|apos|#39|#x27|#34);")
+
+
+def unwrap_encoded(text: str) -> tuple[str, str] | None:
+    """(the text decoded, how), or None when the text is not one of those encodings of a file."""
+    import html
+    import json
+
+    bare = text.strip()
+    if len(bare) > 2 and bare[0] == '"' and bare[-1] == '"' and "\n" not in bare and "\\n" in bare:
+        try:
+            inner = json.loads(bare)
+        except ValueError:
+            inner = None
+        if isinstance(inner, str) and "\n" in inner:
+            return inner, "json"
+    if _ENTITY.search(text) and not any(c in text for c in '"<>'):
+        return html.unescape(text), "html"
+    return None
+
+
 # A config pasted from an issue or a chat keeps its Markdown: a code fence (``` or ~~~, CommonMark §4.5) around
 # it, prose around the fence, or a `> ` blockquote (§5.1) on every line. No YAML, JSON or shell line is a bare
 # fence, so a file with one is read as its first fenced block.
@@ -380,7 +445,7 @@ def _cut_line(text: str, line: int | None) -> int | None:
     last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1) + 1
     if line is None or line < last or last <= 1:
         return None
-    tail = lines[last - 1]
+    tail = lines[last - 1].rstrip()          # a CRLF file's `\r` too
     quoted = re.fullmatch(r"\s*[\w.-]+:\s*([\"'])(.*)", tail)
     if re.fullmatch(r"\s*[\w.-]+", tail) or (quoted is not None and quoted.group(1) not in quoted.group(2)):
         return last
