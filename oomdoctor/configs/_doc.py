@@ -534,18 +534,35 @@ def _scan_json(text: str) -> tuple[list[str], list[str], tuple[int, list[str]] |
     out: list[str] = []
     stack: list[str] = []
     cut: tuple[int, list[str]] | None = None
-    i, n, in_str = 0, len(text), False
+    i, n, in_str, quote = 0, len(text), False, '"'
     while i < n:
         c = text[i]
         if in_str:
-            out.append(c)
             if c == "\\" and i + 1 < n:
+                out.append(c)
                 out.append(text[i + 1])
                 i += 1
-            elif c == '"':
+            elif c == quote:
+                out.append('"')
                 in_str = False
+            elif c == '"':
+                out.append('\\"')                  # a " inside a Python '…' string
             elif c == "\n":                         # a string cut at the line's end: the paste broke there
                 break
+            else:
+                out.append(c)
+        elif c == "#" or text.startswith("//", i) or text.startswith("/*", i):
+            # A comment, as DeepSpeed reads its config (hjson: `#`, `//`, `/* */`; deepspeed/runtime/config.py
+            # hjson.load): blanked, its newlines kept.
+            if text.startswith("/*", i):
+                close = text.find("*/", i + 2)
+                end = n if close < 0 else close + 2
+            else:
+                close = text.find("\n", i)
+                end = n if close < 0 else close
+            out.extend(ch if ch == "\n" else " " for ch in text[i:end])
+            i = end
+            continue
         elif c.isalpha():
             j = i
             while j < n and (text[j].isalnum() or text[j] == "_"):
@@ -554,7 +571,8 @@ def _scan_json(text: str) -> tuple[list[str], list[str], tuple[int, list[str]] |
             i = j
             continue
         else:
-            in_str = c == '"'
+            in_str = c in "\"'"          # '…': a Python dict's string, as JSON's "…"
+            quote = c if in_str else quote
             if c in "{[":
                 stack.append("}" if c == "{" else "]")
             elif c in "}]":
@@ -563,7 +581,7 @@ def _scan_json(text: str) -> tuple[list[str], list[str], tuple[int, list[str]] |
                     stack.pop()
             elif c == ",":
                 cut = (len(out), list(stack))
-            out.append(c)
+            out.append('"' if in_str else c)
         i += 1
     return out, stack, cut, not in_str and not stack and i >= n
 
