@@ -118,8 +118,8 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.set("optimizer", optimizer, doc.src("optimizer"))
     else:
         b.default("optimizer", "adam", "optimizer")
-    b.default("precision", "bf16", "the checkpoint's dtype: MLX has no autocast")
-    b.default("n_gpus", 1, "one Apple silicon device")
+    b.default("precision", "bf16", msg("config.default.mlx_dtype"))
+    b.default("n_gpus", 1, msg("config.default.mlx_device"))
     b.default("attention", "sdpa", "mx.fast.scaled_dot_product_attention")
     b.extras["unified_memory"] = True
     b.note(msg("config.mlx_unified", where=doc.path))

@@ -363,7 +363,7 @@ def _closed(lines: list[str]) -> str | None:
                 elif tok.type == tokenize.OP and tok.string in ")]}" and stack:
                     stack.pop()
                 elif tok.type == tokenize.ERRORTOKEN and tok.string.strip():
-                    raise tokenize.TokenError("cut inside a token")
+                    raise tokenize.TokenError(tok.type)         # cut inside a token (no "EOF" in it: not closable)
         except tokenize.TokenError as cut:
             if "EOF" in str(cut) and "string" not in str(cut):
                 pass                                # only brackets left open: closed below

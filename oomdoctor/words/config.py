@@ -293,6 +293,8 @@ WORDS = {
     # whose default filled a value, and why (a `note` that is a key or an expression is shown as written)
     "config.default.of": ("default of {framework}", "{framework} 的默认值"),
     "config.default.of_note": ("default of {framework} ({note})", "{framework} 的默认值（{note}）"),
+    "config.default.mlx_dtype": ("the checkpoint's dtype: MLX has no autocast", "检查点自身的 dtype：MLX 没有自动混合精度"),
+    "config.default.mlx_device": ("one Apple silicon device", "一台 Apple 芯片设备"),
     "config.default.missing": ("no {key}", "未设置 {key}"),
     "config.default.builder": ("the builder's {key}", "构建器的 {key}"),
     "config.default.call_arg": ("{arg} by default", "默认 {arg}"),
