@@ -238,8 +238,12 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
             setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
                                model=model)
         except InputError as err:
-            # A diff pasted from a review thread: what the file becomes, its added and context lines.
+            # A diff pasted from a review thread: what the file becomes, its added and context lines; else a config
+            # pasted inside an inline code span (a single backtick before its first line).
             new_side = unwrap_diff(text)
+            how = "diff"
+            if new_side is None:
+                new_side, how = unwrap_code_span(text), "code span"
             if new_side is None:
                 raise
             try:
@@ -247,7 +251,7 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
                                    model=model)
             except InputError:
                 raise err from None
-            wrapped = f"{wrapped}, diff" if wrapped else "diff"
+            wrapped = f"{wrapped}, {how}" if wrapped else how
     if wrapped:
         # Read from the code block it was pasted in; a patch would have to edit the Markdown around it.
         warnings = (*setup.warnings, msg("config.markdown_read", where=path, how=wrapped))

@@ -284,7 +284,7 @@ def unwrap_code_span(text: str) -> str | None:
     """The command inside a Markdown inline code span that runs over several lines (CommonMark §6.1: a single
     backtick opens the span, the next single backtick closes it; the line ends inside it are the command's own),
     or None. A script pasted that way opens a line with the backtick and closes the span at the end of a later
-    line, with no backtick between. The lines around the span (prose) are emptied, and every line stays where the
+    line, with no backtick between (or never, when the paste was cut before it closed). The lines around the span (prose) are emptied, and every line stays where the
     file has it. Tried only after the file as written gave no training command: a shell's own backticks
     (command substitution) are not a paste."""
     lines = text.splitlines(keepends=True)
@@ -293,6 +293,11 @@ def unwrap_code_span(text: str) -> str | None:
         return None
     closed = next((j for j in range(opened, len(lines))
                    if lines[j].rstrip().endswith("`") and lines[j].count("`") == 1 + (j == opened)), None)
+    if closed is None and lines[opened].count("`") == 1 and not any("`" in ln for ln in lines[opened + 1:]):
+        # A paste cut before the span closed: the span runs to the end of the paste.
+        out = [_blank(ln) if i < opened else ln for i, ln in enumerate(lines)]
+        out[opened] = out[opened].replace("`", "", 1)
+        return "".join(out)
     if closed is None or closed == opened or any("`" in lines[k] for k in range(opened + 1, closed)):
         return None
     out = [_blank(ln) if not opened <= i <= closed else ln for i, ln in enumerate(lines)]

@@ -254,7 +254,11 @@ def _target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | 
 
 
 def _script_matches(path: str, pattern: str) -> bool:
-    """`path` is the entry's script: the same path or its end; `dir/*.py` is any Python file in that folder."""
+    """`path` is the entry's script: the same path or its end; `dir/*.py` is any Python file in that folder,
+    `dir/**/*.py` any below it."""
+    if pattern.endswith("/**/*.py"):
+        folder = "/" + os.path.dirname(path) + "/"
+        return path.endswith(".py") and ("/" + pattern[:-8] + "/") in folder
     if pattern.endswith("/*.py"):
         folder = os.path.dirname(path)
         return path.endswith(".py") and (folder == pattern[:-5] or folder.endswith("/" + pattern[:-5]))
