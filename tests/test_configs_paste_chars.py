@@ -64,13 +64,18 @@ def _python_quotes(text: str, path: str) -> str:
 
 
 def _prompts(text: str, path: str) -> str:
-    """A terminal transcript: the prompt before the first line typed (not a comment, not blank)."""
+    """A terminal transcript: the prompt before the first line typed (not a comment, not blank), and bash's `> `
+    (PS2) before each line that continues it."""
     if not path.endswith(".sh"):
         return text
     lines = text.split("\n")
     first = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.strip().startswith("#")), None)
     if first is not None:
         lines[first] = "(venv) user@host:~/work$ " + lines[first]
+        i = first
+        while lines[i].rstrip().endswith("\\") and i + 1 < len(lines):
+            i += 1
+            lines[i] = "> " + lines[i]
     return "\n".join(lines)
 
 
@@ -146,6 +151,15 @@ def test_a_dash_autocorrected_from_two_hyphens_is_a_flag(tmp_path):
 def test_a_terminal_prompt_before_a_command_is_not_part_of_it(prompt):
     text = f"{prompt}llamafactory-cli train x.yaml\n"
     assert strip_prompts(text) == " " * len(prompt) + "llamafactory-cli train x.yaml\n"
+
+
+def test_bash_secondary_prompts_before_continued_lines_are_not_redirections(tmp_path):
+    # Typed at a terminal, a command over several lines shows PS2 (`> `) before each continued line; in a script
+    # `> --flag` would redirect to a file named --flag and lose the flag.
+    path = _write(tmp_path, "t.sh", "$ torchrun --nproc_per_node 2 train.py \\\n> --model_name_or_path org/m \\\n"
+                                    "> --per_device_train_batch_size 2 \\\n> --gradient_accumulation_steps 4\n")
+    s = load_config(path)
+    assert (s.model, s.micro_batch, s.grad_accum, s.n_gpus) == ("org/m", 2, 4, 2)
 
 
 def test_a_comment_or_a_variable_is_no_prompt():

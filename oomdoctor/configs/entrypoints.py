@@ -842,13 +842,17 @@ def strip_prompts(text: str) -> str | None:
     """The text with the shell prompt before each typed command blanked (its columns kept), or None when no line
     opens with one. Tried only when no training command is found as written."""
     lines = text.split("\n")
-    found = False
+    found = typing = False
     for i, line in enumerate(lines):
         m = _SHELL_PROMPT.match(line.lstrip())
         if m is not None:
             indent = len(line) - len(line.lstrip())
             lines[i] = " " * (indent + m.end()) + line.lstrip()[m.end():]
-            found = True
+            found = typing = True
+        elif typing and line.startswith("> "):
+            # bash's secondary prompt (PS2, `> ` by default) before each line of a command typed over several
+            lines[i] = "  " + line[2:]
+        typing = typing and lines[i].rstrip().endswith("\\")
     return "\n".join(lines) if found else None
 
 
