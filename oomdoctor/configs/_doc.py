@@ -189,7 +189,7 @@ _SPACES = {"\u00a0": " ", "\u202f": " ", "\u2007": " ", "\u3000": " "}
 _ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
 _SMART_DOUBLE = re.compile("\u201c([^\u201c\u201d\n]*)\u201d")
 _SMART_SINGLE = re.compile("(?<![\\w])\u2018([^\u2018\u2019\n]*)\u2019")
-_WIDE_COLON = re.compile("(?m)^([ \\t]*-?[ \\t]*[\\w.\"'-]+)\uff1a")
+_WIDE_COLON = re.compile("(?m)^([ \\t]*-?[ \\t]*[A-Za-z0-9_.\"'-]+)\uff1a")      # a key: ASCII, not a CJK line
 _DASHED_FLAG = re.compile("(?<![\\w-])[\u2014\u2013](?=[A-Za-z])")
 
 
