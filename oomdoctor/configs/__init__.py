@@ -134,7 +134,7 @@ def _runs_training(path: str, text: str) -> bool:
     from oomdoctor.configs.entrypoints import _find_invocation
 
     try:
-        _, inv, rejoined, _ = _find_invocation(path, text)
+        _, inv, rejoined, _, _ = _find_invocation(path, text)
     except InputError:
         return False
     words = [*inv.command.words, *inv.command.env.values()]
@@ -174,9 +174,26 @@ def load_config(path: str, *, framework_version: str | None = None,
     over them, and both over what the file implies. The file is parsed once per run. `model` (the user's
     --model) stands in for a model reference only the running script would know. `data` is the config's
     bytes when they were read already (a stream, which can be read only once)."""
-    from oomdoctor.configs._doc import read_text, unwrap_code_span, unwrap_diff, unwrap_markdown
+    from oomdoctor.configs._doc import mend_characters, read_text, unwrap_encoded
 
     raw = read_text(path, data)
+    # The characters a page or an app changed on the way into a paste, then the file as a page's HTML or a JSON
+    # string: read as typed, each mend said in a note (a paste: shown, not patched).
+    encoded = unwrap_encoded(raw)
+    raw, mended = mend_characters(encoded[0] if encoded is not None else raw)
+    mended = ((encoded[1],) if encoded is not None else ()) + mended
+    setup = _load_unwrapped(path, raw, framework_version=framework_version, log_versions=log_versions, model=model)
+    if not mended:
+        return setup
+    notes = tuple(msg("config.paste_chars", where=path, what=msg(f"config.paste_char.{kind}")) for kind in mended)
+    return replace(setup, warnings=(*setup.warnings, *notes),
+                   extras={**setup.extras, "markdown_paste": setup.extras.get("markdown_paste") or "characters"})
+
+
+def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_versions: Mapping[str, str] | None,
+                    model: str | None) -> TrainingSetup:
+    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff, unwrap_markdown
+
     text, wrapped = unwrap_markdown(raw)
     if wrapped and not is_script(path, raw):
         # A YAML/JSON file as written first: a fence inside a block scalar (a prompt) is not a paste; nor is one
@@ -221,8 +238,12 @@ def load_config(path: str, *, framework_version: str | None = None,
             setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
                                model=model)
         except InputError as err:
-            # A diff pasted from a review thread: what the file becomes, its added and context lines.
+            # A diff pasted from a review thread: what the file becomes, its added and context lines; else a config
+            # pasted inside an inline code span (a single backtick before its first line).
             new_side = unwrap_diff(text)
+            how = "diff"
+            if new_side is None:
+                new_side, how = unwrap_code_span(text), "code span"
             if new_side is None:
                 raise
             try:
@@ -230,7 +251,7 @@ def load_config(path: str, *, framework_version: str | None = None,
                                    model=model)
             except InputError:
                 raise err from None
-            wrapped = f"{wrapped}, diff" if wrapped else "diff"
+            wrapped = f"{wrapped}, {how}" if wrapped else how
     if wrapped:
         # Read from the code block it was pasted in; a patch would have to edit the Markdown around it.
         warnings = (*setup.warnings, msg("config.markdown_read", where=path, how=wrapped))

@@ -176,6 +176,71 @@ def read_text(path: str, data: bytes | None = None) -> str:
     return text
 
 
+# What a web page, a chat or a word processor does to the characters of a config on its way into a paste; none of
+# these is a character any config grammar gives a meaning to, and each has an ASCII one the writer typed:
+# - a no-break space (U+00A0, U+202F, U+2007) or an ideographic space (U+3000) where a space was: HTML renders
+#   indentation and runs of spaces as `&nbsp;`, which a copy keeps;
+# - typographic quotes in pairs (“…”, ‘…’): "smart quotes" of macOS, Word and chat apps; a lone ’ is an apostrophe
+#   and stays;
+# - a full-width colon (U+FF1A) after a key at the start of a line: a Chinese input method's `：`;
+# - an em or en dash (U+2014, U+2013) opening a word before a flag's name: `--` autocorrected;
+# - zero-width spaces and joiners (U+200B-U+200D, U+2060, a U+FEFF not at the start): invisible, from web pages.
+_SPACES = {"\u00a0": " ", "\u202f": " ", "\u2007": " ", "\u3000": " "}
+_ZERO_WIDTH = re.compile("[\u200b\u200c\u200d\u2060\ufeff]")
+_SMART_DOUBLE = re.compile("\u201c([^\u201c\u201d\n]*)\u201d")
+_SMART_SINGLE = re.compile("(?<![\\w])\u2018([^\u2018\u2019\n]*)\u2019")
+_WIDE_COLON = re.compile("(?m)^([ \\t]*-?[ \\t]*[A-Za-z0-9_.\"'-]+)\uff1a")      # a key: ASCII, not a CJK line
+_DASHED_FLAG = re.compile("(?<![\\w-])[\u2014\u2013](?=[A-Za-z])")
+
+
+def mend_characters(text: str) -> tuple[str, tuple[str, ...]]:
+    """The text with those characters put back as typed, and what was mended (empty: nothing was)."""
+    kinds: list[str] = []
+    if any(c in text for c in _SPACES):
+        text = text.translate({ord(k): v for k, v in _SPACES.items()})
+        kinds.append("nbsp")
+    if _ZERO_WIDTH.search(text):
+        text = _ZERO_WIDTH.sub("", text)
+        kinds.append("zero_width")
+    mended = _SMART_SINGLE.sub("'\\1'", _SMART_DOUBLE.sub('"\\1"', text))
+    if mended != text:
+        text = mended
+        kinds.append("quotes")
+    mended = _WIDE_COLON.sub("\\1:", text)
+    if mended != text:
+        text = mended
+        kinds.append("colon")
+    mended = _DASHED_FLAG.sub("--", text)
+    if mended != text:
+        text = mended
+        kinds.append("dash")
+    return text, tuple(kinds)
+
+
+# A config carried as data of another format on its way into a paste: the text of a web page's HTML source (every
+# `"`, `<`, `>`, `&` written as an entity, html.escape's table), or the file as one JSON string (`"a: 1\\nb: 2"`,
+# its newlines `\\n` escapes: an API's or a notebook's JSON holding the file).
+_ENTITY = re.compile(r"&(?:quot|amp|lt|gt|apos|#39|#x27|#34);")
+
+
+def unwrap_encoded(text: str) -> tuple[str, str] | None:
+    """(the text decoded, how), or None when the text is not one of those encodings of a file."""
+    import html
+    import json
+
+    bare = text.strip()
+    if len(bare) > 2 and bare[0] == '"' and bare[-1] == '"' and "\n" not in bare and "\\n" in bare:
+        try:
+            inner = json.loads(bare)
+        except ValueError:
+            inner = None
+        if isinstance(inner, str) and "\n" in inner:
+            return inner, "json"
+    if _ENTITY.search(text) and not any(c in text for c in '"<>'):
+        return html.unescape(text), "html"
+    return None
+
+
 # A config pasted from an issue or a chat keeps its Markdown: a code fence (``` or ~~~, CommonMark §4.5) around
 # it, prose around the fence, or a `> ` blockquote (§5.1) on every line. No YAML, JSON or shell line is a bare
 # fence, so a file with one is read as its first fenced block.
@@ -219,7 +284,7 @@ def unwrap_code_span(text: str) -> str | None:
     """The command inside a Markdown inline code span that runs over several lines (CommonMark §6.1: a single
     backtick opens the span, the next single backtick closes it; the line ends inside it are the command's own),
     or None. A script pasted that way opens a line with the backtick and closes the span at the end of a later
-    line, with no backtick between. The lines around the span (prose) are emptied, and every line stays where the
+    line, with no backtick between (or never, when the paste was cut before it closed). The lines around the span (prose) are emptied, and every line stays where the
     file has it. Tried only after the file as written gave no training command: a shell's own backticks
     (command substitution) are not a paste."""
     lines = text.splitlines(keepends=True)
@@ -228,6 +293,11 @@ def unwrap_code_span(text: str) -> str | None:
         return None
     closed = next((j for j in range(opened, len(lines))
                    if lines[j].rstrip().endswith("`") and lines[j].count("`") == 1 + (j == opened)), None)
+    if closed is None and lines[opened].count("`") == 1 and not any("`" in ln for ln in lines[opened + 1:]):
+        # A paste cut before the span closed: the span runs to the end of the paste.
+        out = [_blank(ln) if i < opened else ln for i, ln in enumerate(lines)]
+        out[opened] = out[opened].replace("`", "", 1)
+        return "".join(out)
     if closed is None or closed == opened or any("`" in lines[k] for k in range(opened + 1, closed)):
         return None
     out = [_blank(ln) if not opened <= i <= closed else ln for i, ln in enumerate(lines)]
@@ -380,7 +450,7 @@ def _cut_line(text: str, line: int | None) -> int | None:
     last = max((i for i, ln in enumerate(lines) if ln.strip()), default=-1) + 1
     if line is None or line < last or last <= 1:
         return None
-    tail = lines[last - 1]
+    tail = lines[last - 1].rstrip()          # a CRLF file's `\r` too
     quoted = re.fullmatch(r"\s*[\w.-]+:\s*([\"'])(.*)", tail)
     if re.fullmatch(r"\s*[\w.-]+", tail) or (quoted is not None and quoted.group(1) not in quoted.group(2)):
         return last
@@ -469,18 +539,35 @@ def _scan_json(text: str) -> tuple[list[str], list[str], tuple[int, list[str]] |
     out: list[str] = []
     stack: list[str] = []
     cut: tuple[int, list[str]] | None = None
-    i, n, in_str = 0, len(text), False
+    i, n, in_str, quote = 0, len(text), False, '"'
     while i < n:
         c = text[i]
         if in_str:
-            out.append(c)
             if c == "\\" and i + 1 < n:
+                out.append(c)
                 out.append(text[i + 1])
                 i += 1
-            elif c == '"':
+            elif c == quote:
+                out.append('"')
                 in_str = False
+            elif c == '"':
+                out.append('\\"')                  # a " inside a Python '…' string
             elif c == "\n":                         # a string cut at the line's end: the paste broke there
                 break
+            else:
+                out.append(c)
+        elif c == "#" or text.startswith("//", i) or text.startswith("/*", i):
+            # A comment, as DeepSpeed reads its config (hjson: `#`, `//`, `/* */`; deepspeed/runtime/config.py
+            # hjson.load): blanked, its newlines kept.
+            if text.startswith("/*", i):
+                close = text.find("*/", i + 2)
+                end = n if close < 0 else close + 2
+            else:
+                close = text.find("\n", i)
+                end = n if close < 0 else close
+            out.extend(ch if ch == "\n" else " " for ch in text[i:end])
+            i = end
+            continue
         elif c.isalpha():
             j = i
             while j < n and (text[j].isalnum() or text[j] == "_"):
@@ -489,7 +576,8 @@ def _scan_json(text: str) -> tuple[list[str], list[str], tuple[int, list[str]] |
             i = j
             continue
         else:
-            in_str = c == '"'
+            in_str = c in "\"'"          # '…': a Python dict's string, as JSON's "…"
+            quote = c if in_str else quote
             if c in "{[":
                 stack.append("}" if c == "{" else "]")
             elif c in "}]":
@@ -498,7 +586,7 @@ def _scan_json(text: str) -> tuple[list[str], list[str], tuple[int, list[str]] |
                     stack.pop()
             elif c == ",":
                 cut = (len(out), list(stack))
-            out.append(c)
+            out.append('"' if in_str else c)
         i += 1
     return out, stack, cut, not in_str and not stack and i >= n
 

@@ -124,6 +124,7 @@ def _openrlhf(task: str, stage: str) -> Entry:
                  dotted_defaults=(("precision", "bf16"),), seq_flag="max_len", trainer_fields=("grad_ckpt",))
 
 
+_LLAMA_RECIPES = {"model_name": "model", "batch_size_training": "micro", "use_peft": "use_lora"}
 _AUTOTRAIN = {"model": "model", "train_batch_size": "micro", "use_peft": "use_lora", "lora_r": "rank",
               "lora_alpha": "alpha", "use_int4": "load4", "use_int8": "load8", "block_size": "seq",
               "target_modules": "targets"}
@@ -227,7 +228,7 @@ ENTRIES: tuple[Entry, ...] = (
           scripts=("finetune_hf.py", "finetune.py"), config_positional=True, model_positional=1,
           needs_flags=("config_file",)),       # typer arguments only: taken with its positional YAML
     Entry("litgpt_lora", "lit-gpt finetune/lora.py", scripts=("finetune/lora.py",), flags=_LITGPT,
-          needs_flags=("checkpoint_dir",),
+          needs_flags=("checkpoint_dir",), framework="litgpt",       # Lightning-AI/lit-gpt, renamed litgpt in 2024
           defaults=(("method", "lora"), ("lora_rank", 8), ("lora_alpha", 16), ("micro_batch", 4), ("total_batch", 128),
                     ("lightning_precision", ("bf16", "fp32"))),
           trainer_fields=()),     # no TrainingArguments flag: its batch and accumulation are the script's constants
@@ -274,10 +275,11 @@ ENTRIES: tuple[Entry, ...] = (
           modules=("trl.scripts.sft", "trl.scripts.dpo", "trl.scripts.kto", "trl.scripts.reward", "trl.scripts.grpo",
                    "trl.scripts.rloo", "trl.commands.cli"), config_flag="config",
           scripts=("examples/scripts/sft.py", "examples/scripts/dpo.py", "trl/scripts/*.py")),
-    # An examples/scripts/ file is TRL's when a flag only TrlParser's dataclasses define is there: ScriptArguments
-    # (trl/scripts/utils.py: dataset_name, dataset_config, dataset_streaming) or ModelConfig
+    # An examples/scripts/ file (or one in its subfolders: ppo/, openenv/) is TRL's when a flag only TrlParser's
+    # dataclasses define is there: ScriptArguments (trl/scripts/utils.py: dataset_name, dataset_config,
+    # dataset_streaming) or ModelConfig
     # (trl/trainer/model_config.py: use_peft, lora_task_type, use_rslora, use_bnb_nested_quant, model_revision).
-    Entry("trl_examples", msg("config.entry.trl"), trl=True, scripts=("examples/scripts/*.py",),
+    Entry("trl_examples", msg("config.entry.trl"), trl=True, scripts=("examples/scripts/**/*.py",),
           needs_flags=("dataset_name", "dataset_config", "dataset_streaming", "use_peft", "lora_task_type", "use_rslora",
                        "use_bnb_nested_quant", "model_revision"), config_flag="config"),
     Entry("alignment_handbook", "alignment-handbook run_*.py", trl=True,
@@ -320,6 +322,11 @@ ENTRIES: tuple[Entry, ...] = (
     Entry("mlx_lm", "mlx_lm.lora", reader="mlx_lm", framework="mlx-lm", config_flag="config",
           commands=(("mlx_lm.lora",), ("mlx_lm", "lora")), modules=("mlx_lm.lora",),
           scripts=("mlx_lm/lora.py", "llms/mlx_lm/lora.py")),
+    # mlx-examples lora/lora.py (ml-explore/mlx-examples, 2023-12 on), run from its folder as `python lora.py`:
+    # mlx_lm.lora began as this script and kept its argparse flags (--train, --model, --batch-size 4, --lora-layers
+    # 16, --iters); a common name, so the flag only these two define must be there.
+    Entry("mlx_examples_lora", "mlx-examples lora.py", reader="mlx_lm", framework="mlx-lm",
+          scripts=("lora/lora.py", "lora.py"), needs_flags=("lora-layers",)),
     Entry("axolotl", "axolotl train", reader="axolotl", commands=(("axolotl", "train"),),
           modules=("axolotl.cli.train",), config_positional=True),
     Entry("torchtune", "tune run", reader="torchtune", commands=(("tune", "run"),), config_flag="config",
@@ -333,6 +340,16 @@ ENTRIES: tuple[Entry, ...] = (
     # The litgpt CLI (Lightning-AI/litgpt litgpt/__main__.py): `finetune_full`, `finetune_lora` and bare `finetune`
     # (finetune_lora_fn), written `finetune full|lora` before 0.4; jsonargparse flags over setup() (the names of the
     # config-hub YAML, `--train.micro_batch_size` dotted), `--config` a YAML, the model the first positional word.
+    # llama-recipes (now llama-cookbook) finetuning.py: fire flags over train_config (meta-llama/llama-recipes
+    # src/llama_recipes/configs/training.py): batch_size_training 4 per GPU, gradient_accumulation_steps 1, use_peft
+    # False with peft_method lora, context_length 4096 only when batching_strategy packs; a common script name, so
+    # one of its own flags must be there.
+    Entry("llama_recipes", "llama-recipes finetuning.py", scripts=("finetuning.py", "llama_finetuning.py"),
+          modules=("llama_recipes.finetuning", "llama_cookbook.finetuning"), flags=_LLAMA_RECIPES,
+          needs_flags=("batch_size_training", "enable_fsdp", "peft_method", "batching_strategy",
+                       "dist_checkpoint_root_folder"),
+          defaults=(("method", "full"), ("micro_batch", 4), ("grad_accum", 1)),
+          trainer_fields=("gradient_accumulation_steps",)),
     Entry("litgpt_cli_full", "litgpt finetune_full", reader="litgpt", config_flag="config", model_positional=0,
           commands=(("litgpt", "finetune_full"), ("litgpt", "finetune", "full")), defaults=(("method", "full"),)),
     Entry("litgpt_cli_lora", "litgpt finetune_lora", reader="litgpt", config_flag="config", model_positional=0,

@@ -11,6 +11,7 @@ else CUDA_VISIBLE_DEVICES), `tune run` (--nproc_per_node), `python script.py` (o
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
@@ -253,7 +254,11 @@ def _target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | 
 
 
 def _script_matches(path: str, pattern: str) -> bool:
-    """`path` is the entry's script: the same path or its end; `dir/*.py` is any Python file in that folder."""
+    """`path` is the entry's script: the same path or its end; `dir/*.py` is any Python file in that folder,
+    `dir/**/*.py` any below it."""
+    if pattern.endswith("/**/*.py"):
+        folder = "/" + os.path.dirname(path) + "/"
+        return path.endswith(".py") and ("/" + pattern[:-8] + "/") in folder
     if pattern.endswith("/*.py"):
         folder = os.path.dirname(path)
         return path.endswith(".py") and (folder == pattern[:-5] or folder.endswith("/" + pattern[:-5]))
@@ -315,6 +320,14 @@ def _split_options(words: Sequence[Word], python: bool = False) -> tuple[list[Wo
     i = 0
     while i < len(words):
         w = words[i]
+        if not python and _options_variable(words, i):
+            # `torchrun $DISTRIBUTED_ARGS train.py`: an unquoted variable the script never sets, before the
+            # script, splits into the launcher's own options (torchrun, deepspeed and accelerate take the first
+            # word that is no option as the program: torch/distributed/run.py get_args_parser
+            # training_script); their values stay unknown.
+            opts.append(w)
+            i += 1
+            continue
         if not w.text.startswith("-") or w.text == "-":
             break
         opts.append(w)
@@ -338,6 +351,15 @@ def _split_options(words: Sequence[Word], python: bool = False) -> tuple[list[Wo
             continue
         i += 1
     return opts, list(words[i:])
+
+
+def _options_variable(words: Sequence[Word], i: int) -> bool:
+    """words[i] is an expansion only the run knows (`$ARGS`) and a program follows it (a `.py` path, `-m`)."""
+    w = words[i]
+    if w.known or not w.text.startswith("$") or i + 1 >= len(words):
+        return False
+    after = words[i + 1]
+    return after.known and (after.text == "-m" or after.text.endswith(".py"))
 
 
 def _skip_options(words: Sequence[Word]) -> list[Word]:
@@ -390,6 +412,11 @@ def _torchrun(opts: Sequence[Word], env: Mapping[str, Word], default: int = 1) -
     elif nodes_w is not None:
         return Launch("torchrun", None, nodes_w, "--nnodes",
                       note=msg("config.script.gpus_unknown", word=nodes_w.text, why=nodes_w.unknown))
+    hidden = next((o for o in opts if not o.known and o.text.startswith("$")), None)
+    if per is None and hidden is not None:
+        # the process count may be among the options only the run knows
+        return Launch("torchrun", None, hidden, "--nproc_per_node",
+                      note=msg("config.script.gpus_unknown", word=hidden.text, why=hidden.unknown))
     if per is None:
         return Launch("torchrun", default * nodes, None, None)
     if not per.known:
@@ -525,25 +552,40 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapp
 
 def read_script_setup(path: str, text: str, *, framework_version: str | None = None,
                       log_versions: Mapping[str, str] | None = None, model: str | None = None) -> TrainingSetup:
+    """A shell script's training run as a TrainingSetup (its flags, or the config file it trains with); a terminal
+    paste (its prompts blanked, or its flags without their command) is shown, not patched."""
+    setup, mend = _read_script_setup(path, text, framework_version=framework_version, log_versions=log_versions,
+                                     model=model)
+    if mend is not None:
+        how = "terminal" if mend.code == "config.script.prompt" else "flags"
+        setup = replace(setup, extras={**setup.extras, "markdown_paste": how})
+    return setup
+
+
+def _read_script_setup(path: str, text: str, *, framework_version: str | None = None,
+                       log_versions: Mapping[str, str] | None = None, model: str | None = None
+                       ) -> tuple[TrainingSetup, Msg | None]:
     """A shell script's training run as a TrainingSetup (its flags, or the config file it trains with).
 
     A model flag whose value is only known when the script runs (`--model_name_or_path $MODEL`, MODEL unset)
     takes `model` (the user's --model) when given, else stays as written: the report then says what the
     estimate needs instead of stopping."""
-    script, inv, rejoined, dialect = _find_invocation(path, text)
+    script, inv, rejoined, dialect, mend = _find_invocation(path, text)
     entry = inv.entry
     doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags)
     doc.inline.update(script.heredocs)
     for name, count, line in script.loops:
         doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
-    if rejoined is not None:
+    if rejoined is not None and rejoined[1]:
         doc.notes.append(msg("config.script.rejoined", where=f"{path}:{rejoined[1]}"))
+    if mend is not None:
+        doc.notes.append(mend)
     if dialect is not None:
         doc.notes.append(msg("config.script.windows", where=path, shell=dialect))
     if entry.reader == "verl":
         setup = _read_verl(path, inv, doc, positional, overrides, model, versions={
             "framework_version": framework_version, "log_versions": log_versions})
-        return _with_launch(setup, inv, path)
+        return _with_launch(setup, inv, path), mend
     try:
         config = _config_file(path, entry, doc, positional)
     except InputError:
@@ -552,7 +594,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
         config = None
         setup = _read_overrides_alone(path, inv, doc, overrides, versions={
             "framework_version": framework_version, "log_versions": log_versions})
-        return _with_launch(setup, inv, path)
+        return _with_launch(setup, inv, path), mend
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
     versions = {"framework_version": framework_version, "log_versions": log_versions}
@@ -566,7 +608,7 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
             word = positional[entry.model_positional]
             doc.data[model_key], doc.lines[model_key] = word.text, word.line
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
-    return _with_swift_env(_with_launch(setup, inv, path), inv, path)
+    return _with_swift_env(_with_launch(setup, inv, path), inv, path), mend
 
 
 def _read_overrides_alone(path: str, inv: Invocation, doc: Doc, overrides: dict[str, tuple[Word, Word]],
@@ -667,15 +709,18 @@ def _positional_model_key(entry: Entry) -> str | None:
     return getattr(registry.module(entry.reader), "MODEL_KEY", None)
 
 
-def _find_invocation(path: str, text: str) -> tuple[Script, Invocation, tuple[str, int] | None, str | None]:
+def _find_invocation(path: str, text: str
+                     ) -> tuple[Script, Invocation, tuple[str, int] | None, str | None, Msg | None]:
     """(the script, its training command, the rejoined text and its first line when the paste lost its line
-    continuations, the Windows shell it was read as); an InputError naming what was found instead when there
-    is no training command."""
+    continuations (line 0: its prompts were blanked), the Windows shell it was read as, the note that says how a
+    paste was mended: its prompts blanked, its command supplied); an InputError naming what was found instead
+    when there is no training command."""
     from oomdoctor.configs.shell import from_windows, windows_dialect
 
     script = read_script(text, path)
     inv = find_training(script)
     rejoined = None
+    mend = None
     dialect = windows_dialect(path, text)
     if dialect is not None:
         # A Windows shell's script (by its name, or by two lines or more that continue as only that shell does):
@@ -692,11 +737,28 @@ def _find_invocation(path: str, text: str) -> tuple[Script, Invocation, tuple[st
             if inv is not None:
                 script = read_script(rejoined[0], path)
     if inv is None:
+        unprompted = strip_prompts(rejoined[0] if rejoined is not None else text)
+        if unprompted is not None:
+            again = read_script(unprompted, path)
+            inv = find_training(again)
+            if inv is not None:
+                line = next(i for i, (a, b) in enumerate(zip(unprompted.split("\n"), text.split("\n")), 1) if a != b)
+                mend = msg("config.script.prompt", where=f"{path}:{line}")
+                script, rejoined = again, (unprompted, rejoined[1] if rejoined is not None else 0)
+    if inv is None:
+        headed = _headless(text)
+        if headed is not None:
+            again = read_script(headed[0], path)
+            inv = find_training(again)
+            if inv is not None:
+                script = again
+                mend = msg("config.script.headless", where=path, command=headed[1])
+    if inv is None:
         megatron = _megatron_command(script)
         if megatron is not None:
             raise InputError(msg("config.script.swift_megatron", command=megatron[0]), path, megatron[1])
         raise InputError(msg("config.script.no_command"), path)
-    return script, inv, rejoined, dialect
+    return script, inv, rejoined, dialect, mend
 
 
 def _read_with_config(path: str, config: str, script: Script, inv: Invocation, doc: Doc, positional: list[Word],
@@ -767,6 +829,59 @@ def _read_from_flags(path: str, inv: Invocation, doc: Doc, model: str | None, hi
     if unresolved is not None:
         setup = replace(setup, model="", model_unresolved=unresolved)
     return _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
+
+
+# The prompt a terminal prints before what was typed, pasted with the command: a bare `$ `, `% `, `❯ `, `➜ ` (sh, zsh,
+# starship, oh-my-zsh), bash's `user@host:~/dir$ ` (PS1 `\u@\h:\w\$`), zsh's `user@host dir % ` (PROMPT `%n@%m %1~ %#`),
+# either after conda's or a virtualenv's `(env) `, or PowerShell's `PS C:\dir> `. No command starts with such words.
+_SHELL_PROMPT = re.compile(r"(?:\([^()\s]+\)\s+)?(?:[\w.-]+@[\w.-]+(?::[^\s$%#>]*)?(?:\s+[\w~./-]+)?\s*[$%#>]"
+                           r"|[$%\u276f\u279c]|PS [^>\n]*>)[ \t]+(?=\S)")
+
+
+def strip_prompts(text: str) -> str | None:
+    """The text with the shell prompt before each typed command blanked (its columns kept), or None when no line
+    opens with one. Tried only when no training command is found as written."""
+    lines = text.split("\n")
+    found = typing = False
+    for i, line in enumerate(lines):
+        m = _SHELL_PROMPT.match(line.lstrip())
+        if m is not None:
+            indent = len(line) - len(line.lstrip())
+            lines[i] = " " * (indent + m.end()) + line.lstrip()[m.end():]
+            found = typing = True
+        elif typing and line.startswith("> "):
+            # bash's secondary prompt (PS2, `> ` by default) before each line of a command typed over several
+            lines[i] = "  " + line[2:]
+        typing = typing and lines[i].rstrip().endswith("\\")
+    return "\n".join(lines) if found else None
+
+
+_FLAG_NAME = re.compile(r"(?:^|\s)--([A-Za-z][\w.-]*)")
+
+
+def _headless(text: str) -> tuple[str, str] | None:
+    """A paste that starts at the flags, the command that took them left out (`  --pretrain … \\` and on): the
+    command of the one entry point some of these flags belong to alone (its `needs_flags`, the flags a common
+    script name is known by), the one whose own flag table knows the most of them, written before the first
+    flag (its line kept). (the text, the command), or None when the text opens with no flag or the flags do not
+    single out one entry point."""
+    lines = text.split("\n")
+    first = next((i for i, ln in enumerate(lines) if ln.strip() and not ln.lstrip().startswith("#")), None)
+    if first is None or not lines[first].lstrip().startswith("--"):
+        return None
+    names = set(_FLAG_NAME.findall(text))
+    scored = []
+    for entry in ENTRIES:
+        if not entry.needs_flags or not names & set(entry.needs_flags) or not (entry.modules or entry.scripts):
+            continue
+        scored.append((len(names & set(entry.flags or {})), entry))
+    scored.sort(key=lambda se: -se[0])
+    if not scored or (len(scored) > 1 and scored[0][0] == scored[1][0]):
+        return None
+    entry = scored[0][1]
+    head = f"python -m {entry.modules[0]}" if entry.modules else f"python {entry.scripts[0]}"
+    lines[first] = f"{head} {lines[first].lstrip()}"
+    return "\n".join(lines), head
 
 
 def _rejoin_flag_lines(text: str) -> tuple[str, int] | None:

@@ -543,6 +543,9 @@ def _calc(text: str) -> int:
 def read_script(text: str, path: str, outer: Mapping[str, Word] | None = None) -> Script:
     """The commands a script runs, in order, with their words expanded as far as can be known; `outer`: the
     variables of the shell that hands this text over (a `bash -c "…"` string it expanded)."""
+    # A script saved with Windows line endings (CRLF): bash would take each `\r` for part of the line's last word
+    # (and `\` + `\r` for no continuation); the file was evidently meant line by line, as Python and YAML read it.
+    text = text.replace("\r\n", "\n")
     variables: dict[str, _Val] = {k: _Val(w.text, w.unknown) for k, w in (outer or {}).items()}
     variables.update(_sbatch_env(text))
     exported: set[str] = set(variables)

@@ -446,6 +446,11 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         return doc.bool_(name)
     if kind in _WORD_TABLES:
         return _WORD_TABLES[kind].get((doc.str_(name) or "").lower())
+    if kind == "model" and name == "checkpoint_dir":
+        # lit-gpt's scripts/download.py (litgpt download today) writes a hub model to checkpoints/<repo_id>
+        path = (doc.str_(name) or "").rstrip("/")
+        head, _, rest = path.partition("checkpoints/")
+        return rest if not head and rest.count("/") == 1 else (path or None)
     if kind in ("model", "attn", "backend"):
         return doc.str_(name)
     if kind in ("recompute", "recompute_method"):

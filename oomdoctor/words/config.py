@@ -176,6 +176,22 @@ WORDS = {
     "config.script.rejoined": ("{where}: the lines that open with a flag have no `\\` before them (a paste that lost "
                                "its line continuations); read as one command, as the script was evidently meant",
                                "{where}：以参数开头的行前面没有续行符 `\\`（粘贴时丢了续行）；按脚本本意读作一条命令"),
+    "config.script.prompt": ("{where}: the shell prompt before the command (a terminal paste) is not part of it; "
+                             "read from the command on",
+                             "{where}：命令前的终端提示符（从终端粘贴而来）不属于命令；从命令本身读起"),
+    "config.paste_chars": ("{where}: {what} in the paste, read as the ASCII the file was typed in (a copy from a web "
+                           "page or an app); shown, not patched",
+                           "{where}：粘贴内容中有{what}，按文件原本输入的 ASCII 字符读取（从网页或应用复制而来）；只显示，不生成补丁"),
+    "config.paste_char.nbsp": ("no-break spaces", "不换行空格"),
+    "config.paste_char.zero_width": ("zero-width characters", "零宽字符"),
+    "config.paste_char.quotes": ("typographic quotes (“ ” ‘ ’)", "弯引号（“ ” ‘ ’）"),
+    "config.paste_char.colon": ("full-width colons after keys (：)", "键后的全角冒号（：）"),
+    "config.paste_char.dash": ("dashes (—) where `--` opens a flag", "参数开头的 `--` 被替换成破折号（—）"),
+    "config.paste_char.json": ("the file as one JSON string (its newlines `\\n` escapes)", "整个文件是一个 JSON 字符串（换行写成 `\\n`）"),
+    "config.paste_char.html": ("HTML entities (`&quot;`, `&gt;`, …)", "HTML 实体（`&quot;`、`&gt;` 等）"),
+    "config.script.headless": ("{where}: the paste starts at the flags, without the command that took them; read "
+                               "as `{command}`, the one entry point these flags belong to",
+                               "{where}：粘贴内容从参数开始，缺少接收这些参数的命令；按这些参数唯一所属的入口 `{command}` 读取"),
     "config.script.windows": ("{where}: a {shell} script: its line continuations and escapes read as that shell "
                               "writes them (PowerShell's backtick, cmd's caret; a backslash is a path's own)",
                               "{where}：这是 {shell} 脚本，续行符与转义符按该 shell 的写法读取（PowerShell 的反引号、cmd 的 ^；"
@@ -278,6 +294,8 @@ WORDS = {
     # whose default filled a value, and why (a `note` that is a key or an expression is shown as written)
     "config.default.of": ("default of {framework}", "{framework} 的默认值"),
     "config.default.of_note": ("default of {framework} ({note})", "{framework} 的默认值（{note}）"),
+    "config.default.mlx_dtype": ("the checkpoint's dtype: MLX has no autocast", "检查点自身的 dtype：MLX 没有自动混合精度"),
+    "config.default.mlx_device": ("one Apple silicon device", "一台 Apple 芯片设备"),
     "config.default.missing": ("no {key}", "未设置 {key}"),
     "config.default.builder": ("the builder's {key}", "构建器的 {key}"),
     "config.default.call_arg": ("{arg} by default", "默认 {arg}"),

@@ -1,0 +1,32 @@
+  --ref_num_nodes 1 \
+   --ref_num_gpus_per_node 1 \
+   --reward_num_nodes 1 \
+   --reward_num_gpus_per_node 2 \
+   --critic_num_nodes 1 \
+   --critic_num_gpus_per_node 2 \
+   --actor_num_nodes 1 \
+   --actor_num_gpus_per_node 4 \
+   --vllm_num_engines 1 \
+   --vllm_tensor_parallel_size 1 \
+   --colocate_critic_reward \
+   --ref_reward_offload \
+   --pretrain /share/checkpoints/models/deepseek \
+   --reward_pretrain /share/checkpoints/Meta-Llama-3-8B-Instruct \
+   --save_path /openrlhf/examples/checkpoint/llama3-8b-rlhf \
+   --micro_train_batch_size 4 \
+   --train_batch_size 16 \
+   --micro_rollout_batch_size 8 \
+   --rollout_batch_size 32 \
+   --max_samples 100000 \
+   --max_epochs 1 \
+   --prompt_max_len 1024 \
+   --generate_max_len 1024 \
+   --zero_stage 3 \
+   --bf16 \
+   --actor_learning_rate 5e-7 \
+   --critic_learning_rate 9e-6 \
+   --init_kl_coef 0.01 \
+   --prompt_data /share/dataset/MATH/train.jsonl \
+   --input_key problem \
+   --normalize_reward \
+   --gradient_checkpointing \

@@ -1,0 +1,22 @@
+CUDA_VISIBLE_DEVICES=0,1 \
+swift sft \
+    --model xxx/llm_models/Qwen2.5-Omni-7B \
+    --dataset  xxx/sft_train_sam500.jsonl \
+    --torch_dtype bfloat16 \
+    --num_train_epochs 1 \
+    --per_device_train_batch_size 1 \
+    --per_device_eval_batch_size 1 \
+    --learning_rate 1e-4 \
+    --target_modules all-linear \
+    --freeze_vit true \
+    --freeze_llm false \
+    --freeze_aligner true \
+    --gradient_accumulation_steps 16 \
+    --eval_steps 50 \
+    --save_steps 50 \
+    --save_total_limit 5 \
+    --logging_steps 5 \
+    --max_length 2048 \
+    --output_dir output \
+    --warmup_ratio 0.05 \
+    --dataloader_num_workers 2\

@@ -1,0 +1,21 @@
+ENGINE=${1:-vllm}
+python3 -m verl.trainer.main_ppo \
+    algorithm.adv_estimator=grpo \
+    ray_kwargs.ray_init.num_cpus=8 \
+    data.train_files=/public/home/dzhang/pyProject/zhzhang/verl/data/gmner_mner/train.parquet \
+    data.val_files=/public/home/dzhang/pyProject/zhzhang/verl/data/gmner_mner/val.parquet \
+    data.train_batch_size=1 \
+    data.max_prompt_length=1024 \
+    data.max_response_length=2048 \
+    data.filter_overlong_prompts=True \
+    data.truncation='right' \
+    actor_rollout_ref.model.path=/public/home/dzhang/pyProject/zhzhang/Qwen2.5-VL-3B-Instruct \
+    actor_rollout_ref.actor.optim.lr=3e-6 \
+    actor_rollout_ref.actor.strategy="fsdp" \
+    actor_rollout_ref.model.use_remove_padding=True \
+    actor_rollout_ref.actor.ppo_mini_batch_size=1 \
+    actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=1 \
+    actor_rollout_ref.model.lora_rank=8 \
+    actor_rollout_ref.model.lora_alpha=16 \
+    actor_rollout_ref.model.target_modules=all-linear \
+    actor_rollout_ref.model.exclude_modules='.*visual.*'
