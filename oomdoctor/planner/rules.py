@@ -22,7 +22,7 @@ APPLICABILITY = ("safe", "needs-consent")
 COST_KINDS = ("throughput", "quality", "none")
 COST_SIZES = ("small", "medium", "large")
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
-ROUNDINGS = ("floor", "ceil", "nearest", "pow2_floor", "pow2_ceil", "none")
+ROUNDINGS = ("floor", "ceil", "nearest", "pow2_floor", "pow2_ceil", "hundredths", "none")
 ACTIONS = ("set", "scale", "enable", "disable", "env", "note", "keep")
 # The values a numeric setup field can take in a real run. Rule actions are clamped into them (a
 # `scale` that would reach micro-batch 0, a `keep` that would need 10**9 accumulation steps), and a
