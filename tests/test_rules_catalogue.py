@@ -8,7 +8,7 @@ from helpers import read_yaml
 
 from oomdoctor.facts import COMPONENTS, CrashEvent, CrashReport, Estimate, Hardware, ModelShape, TrainingSetup
 from oomdoctor.planner import default_rules_dir, explain, fire, holds, list_rules, load_rules
-from oomdoctor.planner.registry import gather
+from oomdoctor.planner.registry import gather, value_of
 
 FIXTURES = read_yaml(Path(__file__).parent / "data" / "rules" / "fixtures.yaml")
 BOOK = load_rules()
@@ -94,7 +94,7 @@ def test_rule_fires_with_the_expected_change(rid):
     got = {c.field: c.after for c in firing.changes}
     assert got == case.get("expect", {})
     for change in firing.changes:
-        assert getattr(setup, change.field) == change.before
+        assert value_of(setup, change.field) == change.before
     assert dict(firing.env) == case.get("expect_env", {})
     if "expect_note" in case:
         assert any(case["expect_note"] in n.en for n in firing.notes)

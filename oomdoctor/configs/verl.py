@@ -56,6 +56,17 @@ SFT_KEYS = table(
     Key("grad_ckpt", "model.enable_gradient_checkpointing"),
     Key("n_gpus", "trainer.n_gpus_per_node", minimum=1),
 )
+# The Hydra key of each field the plan may change in a PPO/GRPO run (rollout.yaml, actor.yaml, critic.yaml @b178a3cd):
+# a verl script is not patched, so the plan shows `key=value` overrides under these names.
+OVERRIDE_KEYS = {
+    **{k.field: k.name for k in KEYS.values()},
+    "rollout_sleeps": "actor_rollout_ref.rollout.free_cache_engine",
+    "rollout_gpu_fraction": "actor_rollout_ref.rollout.gpu_memory_utilization",
+    "log_prob_micro_batch": "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu",
+    "critic_offload_params": "critic.model.fsdp_config.param_offload",
+    "critic_offload_optimizer": "critic.model.fsdp_config.optimizer_offload",
+    "response_length": "data.max_response_length",
+}
 # The entry points that read the SFT config (verl/trainer/fsdp_sft_trainer.py, verl/trainer/sft_trainer.py).
 SFT_MODULES = ("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer")
 _PPO_GROUPS = ("actor_rollout_ref",)
@@ -175,6 +186,7 @@ def _read_ppo(b: Builder, doc: Doc) -> None:
     prompt = doc.int_("data.max_prompt_length", minimum=1)
     answer = doc.int_("data.max_response_length", minimum=1)
     total = (prompt or 512) + (answer or 512)
+    b.extras["verl_prompt_length"] = prompt or 512     # the plan shows a length cut as data.max_response_length
     if prompt is not None or answer is not None:
         b.set("seq_len", total, doc.src("data.max_prompt_length" if prompt is not None else "data.max_response_length"))
     else:

@@ -77,6 +77,8 @@ EXTRA_FIELDS: Mapping[str, tuple[str, str]] = {
     "critic": (BOOL, "verl_critic"),
     "critic_offload_params": (BOOL, "verl_critic_offload_params"),      # critic.model.fsdp_config.param_offload
     "critic_offload_optimizer": (BOOL, "verl_critic_offload_optimizer"),
+    # data.max_response_length: the sample (seq_len) less the prompt (data.max_prompt_length, configs/verl.py)
+    "response_length": (INT, "verl_prompt_length"),
 }
 
 # Canonical TrainingSetup fields an action may change, with their kinds.
@@ -85,19 +87,24 @@ SETUP_FIELDS: Mapping[str, str] = {**_setup_fields(), **{n: k for n, (k, _) in E
 
 def value_of(setup: TrainingSetup, name: str) -> Any:
     """A setup field's value; a verl extras field as `Mechanisms` reads it, None when the setup is not verl's
-    (or, for a micro-batch, when the config leaves it to verl)."""
+    (or, for the log-prob micro-batch and the engine, when the config leaves them unsaid)."""
     if name not in EXTRA_FIELDS:
         return getattr(setup, name)
     if setup.framework != "verl":
         return None
+    if name == "response_length":
+        prompt = setup.extras.get("verl_prompt_length")
+        return setup.seq_len - prompt if isinstance(prompt, int) and setup.seq_len > prompt else None
     value = getattr(setup.mechanisms, name)
-    return None if name == "log_prob_micro_batch" and not value else value
+    return None if name in ("log_prob_micro_batch", "rollout_engine") and not value else value
 
 
 def with_values(setup: TrainingSetup, values: Mapping[str, Any]) -> TrainingSetup:
     """`setup` with fields changed; a verl extras field is written under its extras key."""
-    extra = {EXTRA_FIELDS[n][1]: v for n, v in values.items() if n in EXTRA_FIELDS}
+    extra = {EXTRA_FIELDS[n][1]: v for n, v in values.items() if n in EXTRA_FIELDS and n != "response_length"}
     plain = {n: v for n, v in values.items() if n not in EXTRA_FIELDS}
+    if "response_length" in values and isinstance(setup.extras.get("verl_prompt_length"), int):
+        plain["seq_len"] = setup.extras["verl_prompt_length"] + values["response_length"]
     if extra:
         plain["extras"] = {**setup.extras, **extra}
     return setup.with_changes(**plain) if plain else setup

@@ -108,6 +108,8 @@ class Rule:
     when: Condition | None = None
     repeat: int = 1                   # how many times it may fire in one plan (while it helps)
     check_saving: bool = True         # False: apply even when the estimate cannot see the saving
+    frameworks: tuple[str, ...] = ()  # only for setups of these frameworks (empty: every framework)
+    skip_frameworks: tuple[str, ...] = ()   # never for setups of these (their own keys do the job another way)
     skip_why: Text | None = None      # said when the condition is false
     references: tuple[str, ...] = ()
     file: str = ""
@@ -162,6 +164,13 @@ class RuleBook:
     @property
     def ids(self) -> tuple[str, ...]:
         return tuple(r.id for r in self.rules)
+
+    def for_framework(self, framework: str) -> RuleBook:
+        """The ladder of a setup of `framework`: a rung for other frameworks is not on it at all (not walked,
+        not listed as skipped)."""
+        rules = tuple(r for r in self.rules if (not r.frameworks or framework in r.frameworks)
+                      and framework not in r.skip_frameworks)
+        return self if len(rules) == len(self.rules) else RuleBook(rules, self.sources)
 
 
 def clamp_field(name: str, value: Any) -> Any:

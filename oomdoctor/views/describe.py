@@ -289,7 +289,42 @@ def setting_name(setup: TrainingSetup, change: Change) -> str:
     if len(edits) == 1 and edits[0].key_path and not edits[0].create and edits[0].value == change.after \
             and type(edits[0].value) is type(change.after):
         return ".".join(edits[0].key_path)
-    return change.field
+    return override_key(setup, change.field) or change.field
+
+
+def override_key(setup: TrainingSetup, field: str) -> str | None:
+    """The Hydra key a verl PPO/GRPO run sets `field` with (a verl script is not patched: the plan's values are
+    shown as `key=value` overrides); None for any other framework or a derived field (grad_accum)."""
+    if setup.framework != "verl":
+        return None
+    from oomdoctor.configs.verl import OVERRIDE_KEYS, SFT_KEYS
+
+    if setup.stage == "sft":
+        key = SFT_KEYS.get(field)
+        return key.name if key is not None else None
+    name = OVERRIDE_KEYS.get(field)
+    if name and "fsdp_config." in name and str(setup.extras.get("verl_strategy", "")) == "megatron":
+        # a megatron run offloads under actor.megatron / critic.megatron (_generated_ppo_megatron_trainer.yaml)
+        name = name.replace(".model.fsdp_config.", ".megatron.").replace(".fsdp_config.", ".megatron.")
+    return name
+
+
+def override_lines(before: TrainingSetup, after: TrainingSetup, fields: Sequence[str]) -> list[str]:
+    """`key=value` lines, one per changed field that has a verl key, to paste into the launch command."""
+    from oomdoctor.planner.registry import value_of
+
+    out: list[str] = []
+    for field in fields:
+        if field == "method" and after.method in ("lora", "qlora"):
+            field = "lora_rank"         # verl turns LoRA on with model.lora_rank > 0 (hf_model.yaml lora_rank: 0)
+        key, value = override_key(before, field), value_of(after, field)
+        if key is None or value == value_of(before, field):
+            continue
+        text = ("True" if value else "False") if isinstance(value, bool) else str(value)
+        line = f"{key}={text}"
+        if line not in out:
+            out.append(line)
+    return out
 
 
 # Packages a planned setting needs that a plain HF/LLaMA-Factory install lacks: without them the patched run

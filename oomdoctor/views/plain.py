@@ -31,6 +31,7 @@ from oomdoctor.views.describe import (
     event_line,
     event_numbers,
     install_commands,
+    override_lines,
     model_lines,
     model_warning_lines,
     read_as_line,
@@ -310,6 +311,14 @@ def _render_steps(report: Report, est: Estimate, console: AnyConsole, kit: Kit, 
     if installs:
         # without the package the patched run stops at its start: said where the plan is, not in a cost
         print_hanging(console, [(say("report.install", lang, cmds=" ; ".join(installs)), "bold")], 2)
+    fields = [c.field for step in plan.steps for c in step.changes]
+    overrides = override_lines(s, plan.steps[-1].setup, fields) if s is not None else []
+    if overrides:
+        # a verl script is not patched: the plan's values as Hydra overrides the user pastes into the command
+        print_hanging(console, [say("report.verl_overrides_accum" if "micro_batch" in fields else
+                                    "report.verl_overrides", lang)], 2)
+        for line in overrides:
+            console.print(kit.Text("    " + line, style="bold"))
     dropped = plan.rungs_in("dropped")
     if dropped:
         titles = say("common.list_sep", lang).join(say(r.steps[0].title, lang) for r in dropped if r.steps)
