@@ -320,6 +320,12 @@ def override_lines(before: TrainingSetup, after: TrainingSetup, fields: Sequence
         key, value = override_key(before, field), value_of(after, field)
         if key is None or value == value_of(before, field):
             continue
+        tokens = before.extras.get("max_token_len_per_gpu")
+        if field == "micro_batch" and isinstance(tokens, int) and before.stage != "sft" and before.micro_batch:
+            # use_dynamic_bsz: verl packs micro-batches by ppo_max_token_len_per_gpu and ignores the micro-batch
+            # in sequences (perf_tuning.rst, "Tuning for Dynamic Batch Size"); the same share of it, one sample at least
+            key = "actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
+            value = max(after.seq_len, tokens * after.micro_batch // before.micro_batch)
         text = ("True" if value else "False") if isinstance(value, bool) else str(value)
         line = f"{key}={text}"
         if line not in out:

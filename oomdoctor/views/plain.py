@@ -31,9 +31,9 @@ from oomdoctor.views.describe import (
     event_line,
     event_numbers,
     install_commands,
-    override_lines,
     model_lines,
     model_warning_lines,
+    override_lines,
     read_as_line,
     setup_line,
 )

@@ -1,0 +1,109 @@
+"""verl runs get a plan of verl's own memory knobs (rules/40-verl.yaml), shown as Hydra overrides."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import report_of, run_cli
+
+from oomdoctor.errors import InputError
+from oomdoctor.memory import estimate
+from oomdoctor.planner import load_rules
+from oomdoctor.planner.registry import value_of, with_values
+
+VERL = "tests/data/real-configs/verl"
+# Qwen2.5-VL-7B LoRA GRPO with free_cache_engine=False and a 0.6 vLLM share: over an A100-40GB
+OVER = (f"{VERL}/head_grpo_qwen2_5_vl_7b_lora.sh", "--gpu", "A100-40GB")
+FITS = (f"{VERL}/head_grpo_qwen2_5_3b_lora.sh", "--gpu", "H100")
+BOOK = load_rules()
+VERL_ONLY = {r.id for r in BOOK if r.frameworks == ("verl",)}
+NOT_FOR_VERL = {r.id for r in BOOK if "verl" in r.skip_frameworks}
+
+
+def test_a_verl_run_over_the_card_gets_a_plan_of_verl_knobs_that_fits_each_step_re_estimated():
+    report = report_of(OVER)
+    assert report.estimate is not None and not report.estimate.fits
+    plan = report.plan
+    assert plan.fits and plan.steps
+    assert "OOM026" in [s.rule for s in plan.steps]            # free_cache_engine on
+    assert not {s.rule for s in plan.steps} & NOT_FOR_VERL
+    for step in plan.steps:
+        again = estimate(step.setup, report.shape, report.hardware)
+        assert again.peak_gib == pytest.approx(step.estimate.peak_gib)
+    assert plan.steps[-1].estimate.fits
+
+
+def test_a_verl_run_that_fits_gets_no_steps():
+    report = report_of(FITS)
+    assert report.estimate is not None and report.estimate.fits
+    assert report.plan.steps == ()
+
+
+def test_the_generic_rungs_verl_has_no_key_for_are_not_on_its_ladder():
+    rungs = {r.rule for r in report_of(OVER).plan.rungs}
+    assert rungs and not rungs & NOT_FOR_VERL
+    assert VERL_ONLY <= rungs
+    assert {"OOM003", "OOM014", "OOM016", "OOM017"} <= NOT_FOR_VERL
+
+
+def test_a_non_verl_ladder_does_not_list_the_verl_rungs(demo):
+    report = demo[0]
+    assert report.plan.rungs and not {r.rule for r in report.plan.rungs} & VERL_ONLY
+
+
+def test_plain_output_shows_the_plan_as_hydra_overrides(capsys):
+    code, out, _ = run_cli(capsys, *OVER, "--plain")
+    assert code == 1
+    assert "actor_rollout_ref.rollout.free_cache_engine=True" in out.split()
+    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in out.split()
+    assert "ppo_mini_batch_size stays" in out
+
+
+def test_json_output_names_verl_keys(capsys):
+    code, out, _ = run_cli(capsys, *OVER, "--json")
+    assert code == 1
+    changes = [c for s in json.loads(out)["plan"]["steps"] for c in s["changes"]]
+    keys = {c["config_key"]: c["config_value"] for c in changes if c["config_key"]}
+    assert keys["actor_rollout_ref.rollout.free_cache_engine"] is True
+    assert keys["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"] == 8
+
+
+def test_dynamic_batch_size_cuts_the_token_budget_not_the_micro_batch(capsys):
+    # use_dynamic_bsz: verl packs by ppo_max_token_len_per_gpu (24000 here); micro-batch 16 -> 8 halves it
+    code, out, _ = run_cli(capsys, f"{VERL}/user_issue855_grpo_14b_dynamic_bsz_cut.sh", "--gpu", "A100-40GB",
+                           "--plain")
+    assert code == 1
+    assert "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=12000" in out.split()
+    assert "ppo_micro_batch_size_per_gpu=" not in out
+
+
+def test_freeing_the_cache_engine_lowers_the_estimate_it_models():
+    report = report_of(OVER)
+    awake, asleep = report.setup, with_values(report.setup, {"rollout_sleeps": True})
+    assert value_of(awake, "rollout_sleeps") is False and value_of(asleep, "rollout_sleeps") is True
+    before, after = (estimate(s, report.shape, report.hardware).peak_gib for s in (awake, asleep))
+    assert after < before
+
+
+def test_a_response_cut_keeps_the_prompt():
+    setup = report_of(OVER).setup
+    prompt = setup.extras["verl_prompt_length"]
+    cut = with_values(setup, {"response_length": 512})
+    assert cut.seq_len == prompt + 512 and value_of(cut, "response_length") == 512
+
+
+def test_verl_facts_are_absent_for_other_frameworks(demo):
+    report = demo[0]
+    assert value_of(report.setup, "rollout_sleeps") is None
+    assert value_of(report.setup, "response_length") is None
+
+
+def test_an_unknown_framework_in_a_rule_file_names_its_line(tmp_path: Path):
+    path = tmp_path / "r.yaml"
+    path.write_text("schema_version: 1\nrules:\n  - {id: OOM001, order: 5}\n  - id: X1\n    slug: x\n"
+                    "    title: {en: X, zh: 叉}\n    why: {en: X., zh: 叉。}\n    category: runtime\n"
+                    "    costs: []\n    applicability: safe\n    frameworks: [nemo]\n    actions: [{enable: grad_ckpt}]\n")
+    with pytest.raises(InputError) as err:
+        load_rules([str(path)])
+    assert "r.yaml:11" in str(err.value) and "frameworks" in str(err.value)
