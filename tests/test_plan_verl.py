@@ -107,3 +107,9 @@ def test_an_unknown_framework_in_a_rule_file_names_its_line(tmp_path: Path):
     with pytest.raises(InputError) as err:
         load_rules([str(path)])
     assert "r.yaml:11" in str(err.value) and "frameworks" in str(err.value)
+
+
+def test_more_gpus_for_verl_means_its_own_fsdp_not_zero3(capsys):
+    code, out, _ = run_cli(capsys, f"{VERL}/user_issue249_ppo_72b_model_var_cut.sh", "--gpu", "H100", "--plain")
+    assert code == 3
+    assert "verl's FSDP across" in " ".join(out.split()) and "ZeRO" not in out

@@ -181,6 +181,13 @@ WORDS = {
                                 "不改变实验本身，用 ZeRO-3 分摊到 {n} 张同样的卡上就能放下（每张卡 {peak:.1f} GiB）。"),
     "plan.advice.zero3_planned": ("With the planned steps, ZeRO-3 across {n} GPUs would fit ({peak:.1f} GiB per GPU).",
                                   "采用方案中的步骤后，用 ZeRO-3 分摊到 {n} 张卡上就能放下（每张卡 {peak:.1f} GiB）。"),
+    "plan.advice.verl_as_is": ("Without changing the experiment, verl's FSDP across {n} GPUs like this one would fit "
+                               "({peak:.1f} GiB per GPU; trainer.nnodes × trainer.n_gpus_per_node).",
+                               "不改变实验本身，用 verl 的 FSDP 分摊到 {n} 张同样的卡上就能放下（每张卡 {peak:.1f} GiB；"
+                               "trainer.nnodes × trainer.n_gpus_per_node）。"),
+    "plan.advice.verl_planned": ("With the planned steps, verl's FSDP across {n} GPUs would fit ({peak:.1f} GiB per "
+                                 "GPU).",
+                                 "采用方案中的步骤后，用 verl 的 FSDP 分摊到 {n} 张卡上就能放下（每张卡 {peak:.1f} GiB）。"),
     "plan.advice.card": ("One {card} ({gib:.0f} GiB) would fit the planned setup ({peak:.1f} GiB per GPU).",
                          "一张 {card}（{gib:.0f} GiB）就能放下方案后的设置（每张卡 {peak:.1f} GiB）。"),
     "plan.advice.card_size": ("A card with at least {gib} GiB would fit the planned setup.",
