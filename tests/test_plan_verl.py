@@ -113,3 +113,8 @@ def test_more_gpus_for_verl_means_its_own_fsdp_not_zero3(capsys):
     code, out, _ = run_cli(capsys, f"{VERL}/user_issue249_ppo_72b_model_var_cut.sh", "--gpu", "H100", "--plain")
     assert code == 3
     assert "verl's FSDP across" in " ".join(out.split()) and "ZeRO" not in out
+
+
+def test_explain_says_which_frameworks_a_rung_is_for(capsys):
+    assert "only for: verl" in run_cli(capsys, "--explain", "OOM026")[1]
+    assert "not for: verl" in run_cli(capsys, "--explain", "cut-cutoff-len")[1]

@@ -85,6 +85,10 @@ def explain(book: RuleBook | Rule, name: str | None = None, lang: str = "en") ->
     for cost in rule.costs:
         size = "" if cost.kind == "none" else f" ({say(f'plan.cost_size.{cost.size}', lang)})"
         lines.append(f"    - {say(f'plan.cost.{cost.kind}', lang)}{size}: {say(cost.text, lang)}")
+    if rule.frameworks:
+        lines.append(f"  {label('frameworks')}: {', '.join(rule.frameworks)}")
+    if rule.skip_frameworks:
+        lines.append(f"  {label('skip_frameworks')}: {', '.join(rule.skip_frameworks)}")
     lines.append(f"  {label('when')}: {condition_text(rule.when) if rule.when else label('always')}")
     if rule.skip_why:
         lines.append(f"  {label('skip_why')}: {say(rule.skip_why, lang)}")

@@ -215,6 +215,8 @@ WORDS = {
     "plan.rules.why": ("why", "原因"),
     "plan.rules.costs": ("costs", "代价"),
     "plan.rules.when": ("when", "触发条件"),
+    "plan.rules.frameworks": ("only for", "仅适用于"),
+    "plan.rules.skip_frameworks": ("not for", "不适用于"),
     "plan.rules.always": ("always", "总是"),
     "plan.rules.skip_why": ("when it does not apply", "不适用时"),
     "plan.rules.actions": ("actions", "操作"),
