@@ -2,17 +2,19 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from helpers import report_of, run_cli
+from helpers import options_of, report_of, run_cli
 
 from oomdoctor.errors import InputError
 from oomdoctor.memory import estimate
 from oomdoctor.planner import load_rules
 from oomdoctor.planner.registry import value_of, with_values
+from oomdoctor.session import open_session
 
-VERL = "tests/data/real-configs/verl"
+VERL = str(Path(__file__).parent / "data" / "real-configs" / "verl")
 # Qwen2.5-VL-7B LoRA GRPO with free_cache_engine=False and a 0.6 vLLM share: over an A100-40GB
 OVER = (f"{VERL}/head_grpo_qwen2_5_vl_7b_lora.sh", "--gpu", "A100-40GB")
 FITS = (f"{VERL}/head_grpo_qwen2_5_3b_lora.sh", "--gpu", "H100")
@@ -118,3 +120,15 @@ def test_more_gpus_for_verl_means_its_own_fsdp_not_zero3(capsys):
 def test_explain_says_which_frameworks_a_rung_is_for(capsys):
     assert "only for: verl" in run_cli(capsys, "--explain", "OOM026")[1]
     assert "not for: verl" in run_cli(capsys, "--explain", "cut-cutoff-len")[1]
+
+
+def test_a_rollout_share_that_leaves_no_headroom_is_lowered_until_the_rollout_fits(capsys):
+    # vLLM at gpu_memory_utilization 0.9 takes 90% of the card while it generates, over the 10% headroom
+    args = (f"{VERL}/head_grpo_qwen3_4b_npu_dynamic_bsz.sh", "--gpu", "H100")
+    report = open_session(replace(options_of(args), model="Qwen/Qwen3-4B"), "en").report
+    assert not report.estimate.fits and report.estimate.peak_moment == "rollout"
+    assert [s.rule for s in report.plan.steps] == ["OOM028"] and report.plan.fits
+    fraction = value_of(report.plan.steps[-1].setup, "rollout_gpu_fraction")
+    assert 0.3 <= fraction < 0.9
+    code, out, _ = run_cli(capsys, *args, "--model", "Qwen/Qwen3-4B", "--plain")
+    assert code == 1 and f"actor_rollout_ref.rollout.gpu_memory_utilization={fraction}" in out.split()
