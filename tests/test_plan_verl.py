@@ -132,3 +132,11 @@ def test_a_rollout_share_that_leaves_no_headroom_is_lowered_until_the_rollout_fi
     assert 0.3 <= fraction < 0.9
     code, out, _ = run_cli(capsys, *args, "--model", "Qwen/Qwen3-4B", "--plain")
     assert code == 1 and f"actor_rollout_ref.rollout.gpu_memory_utilization={fraction}" in out.split()
+
+
+def test_the_sft_trainer_gets_its_own_keys(capsys):
+    code, out, _ = run_cli(capsys, f"{VERL}/head_sft_qwen_05_peft.sh", "--gpu", "6GiB", "--plain")
+    assert code == 1
+    flat = " ".join(out.split())
+    assert "data.micro_batch_size_per_gpu=1" in out.split() and "(data.train_batch_size stays" in flat
+    assert "ppo_mini_batch_size" not in out
