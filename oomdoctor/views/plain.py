@@ -317,7 +317,7 @@ def _render_steps(report: Report, est: Estimate, console: AnyConsole, kit: Kit, 
         # a verl script is not patched: the plan's values as Hydra overrides the user pastes into the command
         # the batch an optimizer step takes stays: ppo_mini_batch_size (actor.yaml), the SFT trainer's
         # data.train_batch_size (sft_trainer.yaml); accumulation is what rises
-        batch = "data.train_batch_size" if s.stage == "sft" else "ppo_mini_batch_size"
+        batch = "data.train_batch_size" if s is not None and s.stage == "sft" else "ppo_mini_batch_size"
         print_hanging(console, [say("report.verl_overrides_accum", lang, batch=batch) if "micro_batch" in fields
                                 else say("report.verl_overrides", lang)], 2)
         for line in overrides:
