@@ -140,3 +140,30 @@ def test_the_sft_trainer_gets_its_own_keys(capsys):
     flat = " ".join(out.split())
     assert "data.micro_batch_size_per_gpu=1" in out.split() and "(data.train_batch_size stays" in flat
     assert "ppo_mini_batch_size" not in out
+
+
+YAML = str(Path(__file__).parent / "data" / "configs" / "verl_grpo_3b_lora.yaml")
+
+
+def test_a_verl_yaml_config_is_patched_on_verl_keys_not_shown_as_overrides(capsys):
+    code, out, _ = run_cli(capsys, YAML, "--gpu", "A100-40GB", "--plain")
+    assert code == 1
+    assert "+    ppo_micro_batch_size_per_gpu: 10" in out.splitlines()
+    assert "A verl script is not patched" not in out
+
+
+def test_the_patch_writer_sets_verl_knobs_and_inserts_the_absent_ones():
+    import yaml
+
+    from oomdoctor.configs import edits_for, load_config
+    from oomdoctor.facts import Change
+    from oomdoctor.patch.build import build_patch
+
+    setup = load_config(YAML)
+    changes = [Change("rollout_sleeps", True, False), Change("rollout_gpu_fraction", 0.6, 0.54),
+               Change("response_length", 1024, 512), Change("critic_offload_optimizer", False, True)]
+    new = yaml.safe_load(build_patch(edits_for(setup, changes)).files[0].new_text)
+    rollout = new["actor_rollout_ref"]["rollout"]
+    assert rollout["free_cache_engine"] is False and rollout["gpu_memory_utilization"] == 0.54
+    assert new["data"]["max_response_length"] == 512 and new["data"]["max_prompt_length"] == 512
+    assert new["critic"]["model"]["fsdp_config"]["optimizer_offload"] is True

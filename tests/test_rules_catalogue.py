@@ -26,7 +26,8 @@ def test_ids_and_slugs_are_unique_and_positions_follow_the_ladder():
 
 
 def test_the_users_five_rungs_come_first_in_the_users_order():
-    slugs = [r.slug for r in BOOK]
+    # on every ladder but verl's, whose own cheaper knobs (rules/40-verl.yaml) come first
+    slugs = [r.slug for r in BOOK.for_framework("llamafactory")]
     first_five = ["halve-micro-batch", "raise-grad-accum", "cut-cutoff-len", "switch-to-lora", "use-bf16"]
     assert slugs[:5] == first_five
 

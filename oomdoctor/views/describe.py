@@ -293,41 +293,34 @@ def setting_name(setup: TrainingSetup, change: Change) -> str:
 
 
 def override_key(setup: TrainingSetup, field: str) -> str | None:
-    """The Hydra key a verl PPO/GRPO run sets `field` with (a verl script is not patched: the plan's values are
-    shown as `key=value` overrides); None for any other framework or a derived field (grad_accum)."""
+    """The Hydra key a verl run sets `field` with (a verl script is not patched: the plan's values are shown as
+    `key=value` overrides); None for any other framework or a derived field (grad_accum)."""
     if setup.framework != "verl":
         return None
-    from oomdoctor.configs.verl import OVERRIDE_KEYS, SFT_KEYS
+    from oomdoctor.configs.verl import override_key as verl_key
 
-    if setup.stage == "sft":
-        key = SFT_KEYS.get(field)
-        return key.name if key is not None else None
-    name = OVERRIDE_KEYS.get(field)
-    if name and "fsdp_config." in name and str(setup.extras.get("verl_strategy", "")) == "megatron":
-        # a megatron run offloads under actor.megatron / critic.megatron (_generated_ppo_megatron_trainer.yaml)
-        name = name.replace(".model.fsdp_config.", ".megatron.").replace(".fsdp_config.", ".megatron.")
-    return name
+    key = verl_key(setup, field)
+    return key.name if key is not None else None
 
 
 def override_lines(before: TrainingSetup, after: TrainingSetup, fields: Sequence[str]) -> list[str]:
-    """`key=value` lines, one per changed field that has a verl key, to paste into the launch command."""
+    """`key=value` lines to paste into a verl launch command, one per changed field verl has a key for."""
+    if before.framework != "verl":
+        return []
+    from oomdoctor.configs.verl import override
     from oomdoctor.planner.registry import value_of
 
     out: list[str] = []
     for field in fields:
         if field == "method" and after.method in ("lora", "qlora"):
             field = "lora_rank"         # verl turns LoRA on with model.lora_rank > 0 (hf_model.yaml lora_rank: 0)
-        key, value = override_key(before, field), value_of(after, field)
-        if key is None or value == value_of(before, field):
+        was, now = value_of(before, field), value_of(after, field)
+        kv = override(before, Change(field, was, now)) if now != was else None
+        if kv is None:
             continue
-        tokens = before.extras.get("max_token_len_per_gpu")
-        if field == "micro_batch" and isinstance(tokens, int) and before.stage != "sft" and before.micro_batch:
-            # use_dynamic_bsz: verl packs micro-batches by ppo_max_token_len_per_gpu and ignores the micro-batch
-            # in sequences (perf_tuning.rst, "Tuning for Dynamic Batch Size"); the same share of it, one sample at least
-            key = "actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
-            value = max(after.seq_len, tokens * after.micro_batch // before.micro_batch)
+        key, value = kv
         text = ("True" if value else "False") if isinstance(value, bool) else str(value)
-        line = f"{key}={text}"
+        line = f"{key.name}={text}"
         if line not in out:
             out.append(line)
     return out

@@ -312,7 +312,8 @@ def _render_steps(report: Report, est: Estimate, console: AnyConsole, kit: Kit, 
         # without the package the patched run stops at its start: said where the plan is, not in a cost
         print_hanging(console, [(say("report.install", lang, cmds=" ; ".join(installs)), "bold")], 2)
     fields = [c.field for step in plan.steps for c in step.changes]
-    overrides = override_lines(s, plan.steps[-1].setup, fields) if s is not None else []
+    # a verl YAML config is patched (the diff below holds these keys); a script or a pasted command is not
+    overrides = override_lines(s, plan.steps[-1].setup, fields) if s is not None and not report.patch else []
     if overrides:
         # a verl script is not patched: the plan's values as Hydra overrides the user pastes into the command
         # the batch an optimizer step takes stays: ppo_mini_batch_size (actor.yaml), the SFT trainer's
