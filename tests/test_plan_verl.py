@@ -167,3 +167,11 @@ def test_the_patch_writer_sets_verl_knobs_and_inserts_the_absent_ones():
     assert rollout["free_cache_engine"] is False and rollout["gpu_memory_utilization"] == 0.54
     assert new["data"]["max_response_length"] == 512 and new["data"]["max_prompt_length"] == 512
     assert new["critic"]["model"]["fsdp_config"]["optimizer_offload"] is True
+
+
+def test_json_names_the_token_budget_of_a_dynamic_batch_run(capsys):
+    code, out, _ = run_cli(capsys, f"{VERL}/user_issue855_grpo_14b_dynamic_bsz_cut.sh", "--gpu", "A100-40GB", "--json")
+    assert code == 1
+    change = json.loads(out)["plan"]["steps"][0]["changes"][0]
+    assert change["key"] == "micro_batch" and change["to"] == 8
+    assert change["config_key"] == "actor_rollout_ref.actor.ppo_max_token_len_per_gpu" and change["config_value"] == 12000

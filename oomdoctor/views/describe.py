@@ -6,6 +6,7 @@ crash, memory and plan tables), so a fact is worded once whatever draws it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from oomdoctor.facts import (
     Change,
@@ -301,6 +302,16 @@ def override_key(setup: TrainingSetup, field: str) -> str | None:
 
     key = verl_key(setup, field)
     return key.name if key is not None else None
+
+
+def override_of(setup: TrainingSetup, change: Change) -> tuple[str, Any] | None:
+    """(Hydra key, value) that make `change` in a verl run; None for any other framework or a derived field."""
+    if setup.framework != "verl":
+        return None
+    from oomdoctor.configs.verl import override
+
+    kv = override(setup, change)
+    return (kv[0].name, kv[1]) if kv is not None else None
 
 
 def override_lines(before: TrainingSetup, after: TrainingSetup, fields: Sequence[str]) -> list[str]:
