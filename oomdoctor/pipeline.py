@@ -219,13 +219,14 @@ def resolve_shape(setup: TrainingSetup, crash: CrashReport | None) -> ModelShape
 def plan_edits(setup: TrainingSetup, steps: Sequence[Step]) -> tuple[KeyEdit, ...]:
     """Config edits that take `setup` to the state after `steps` (net changes only)."""
     from oomdoctor.configs import edits_for
+    from oomdoctor.planner.registry import value_of
 
     if not _patchable(setup):
         return ()
     final = steps[-1].setup if steps else setup
-    net = [Change(name, getattr(setup, name), getattr(final, name))
+    net = [Change(name, value_of(setup, name), value_of(final, name))
            for name in _changed_fields(steps)
-           if getattr(setup, name) != getattr(final, name)]
+           if value_of(setup, name) != value_of(final, name)]
     return tuple(edits_for(setup, net)) if net else ()
 
 

@@ -301,8 +301,12 @@ def test_json_sources_say_where_each_value_came_from_in_the_language_with_codes(
 def test_list_rules_and_explain_print_json_when_asked(capsys):
     code, out, _ = run(capsys, "--list-rules", "--json", "--lang", "zh")
     rules = json.loads(out)
-    assert code == 0 and rules[0]["id"] == "OOM001" and rules[0]["position"] == 1
-    assert rules[0]["title"] == "微批大小减半，梯度累积翻倍" and rules[0]["costs"][0]["kind"] == "throughput"
+    assert code == 0 and [r["position"] for r in rules] == list(range(1, len(rules) + 1))
+    # the first rung every framework's ladder shares (verl's own cheaper knobs, for verl only, come before it)
+    first = next(r for r in rules if not r["frameworks"])
+    assert rules[0]["frameworks"] == ["verl"] and not rules[0]["skip_frameworks"]
+    assert first["id"] == "OOM001" and first["title"] == "微批大小减半，梯度累积翻倍"
+    assert first["costs"][0]["kind"] == "throughput"
     code, out, _ = run(capsys, "--explain", "switch-to-lora", "--json")
     rule = json.loads(out)
     assert rule["id"] == "OOM004" and rule["applicability"] == "needs-consent" and rule["when"] is not None

@@ -23,6 +23,7 @@ reference model and the critic): `Mechanisms` types them and oomdoctor/memory/hy
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 from oomdoctor.configs._doc import Builder, Context, Doc
@@ -56,6 +57,30 @@ SFT_KEYS = table(
     Key("grad_ckpt", "model.enable_gradient_checkpointing"),
     Key("n_gpus", "trainer.n_gpus_per_node", minimum=1),
 )
+# verl's own knobs the plan sets (rules/40-verl.yaml), kept in `extras` by this reader and typed by `Mechanisms`
+# (rollout.yaml, critic.yaml, ppo_trainer.yaml @b178a3cd)
+KNOBS = table(
+    Key("rollout_sleeps", "actor_rollout_ref.rollout.free_cache_engine"),
+    Key("rollout_gpu_fraction", "actor_rollout_ref.rollout.gpu_memory_utilization"),
+    Key("log_prob_micro_batch", "actor_rollout_ref.rollout.log_prob_micro_batch_size_per_gpu", minimum=1),
+    Key("critic_offload_params", "critic.model.fsdp_config.param_offload"),
+    Key("critic_offload_optimizer", "critic.model.fsdp_config.optimizer_offload"),
+    Key("response_length", "data.max_response_length", minimum=1),
+)
+
+
+def override_key(setup: TrainingSetup, field: str) -> Key | None:
+    """The key that holds `field` in this run: the SFT trainer's, else the PPO trainer's table and the knobs; a
+    Megatron run offloads under actor.megatron / critic.megatron (_generated_ppo_megatron_trainer.yaml)."""
+    if setup.stage == "sft":
+        return SFT_KEYS.get(field)
+    key = KEYS.get(field) or KNOBS.get(field)
+    if key is not None and ".fsdp_config." in key.name and str(setup.extras.get("verl_strategy", "")) == "megatron":
+        key = replace(key, name=key.name.replace(".model.fsdp_config.", ".megatron.").replace(".fsdp_config.",
+                                                                                               ".megatron."))
+    return key
+
+
 # The entry points that read the SFT config (verl/trainer/fsdp_sft_trainer.py, verl/trainer/sft_trainer.py).
 SFT_MODULES = ("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer")
 _PPO_GROUPS = ("actor_rollout_ref",)
@@ -218,6 +243,7 @@ def _read_ppo(b: Builder, doc: Doc) -> None:
     prompt = doc.int_("data.max_prompt_length", minimum=1)
     answer = doc.int_("data.max_response_length", minimum=1)
     total = (prompt or 512) + (answer or 512)
+    b.extras["verl_prompt_length"] = prompt or 512     # the plan shows a length cut as data.max_response_length
     if prompt is not None or answer is not None:
         b.set("seq_len", total, doc.src("data.max_prompt_length" if prompt is not None else "data.max_response_length"))
     else:
@@ -375,14 +401,31 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     return b.build(doc, config_file=doc.path)
 
 
+def override(setup: TrainingSetup, c: Change) -> tuple[Key, Any] | None:
+    """The key and the value, typed as verl's config types it, that make change `c` in this run; None for a field
+    verl has no key for (grad_accum follows from ppo_mini_batch_size)."""
+    key = override_key(setup, c.field)
+    v = c.after
+    if key is None or v is None:
+        return None
+    tokens = setup.extras.get("max_token_len_per_gpu")
+    if c.field == "micro_batch" and setup.stage != "sft" and isinstance(tokens, int) and c.before:
+        # use_dynamic_bsz: micro-batches are packed up to ppo_max_token_len_per_gpu and the micro-batch in sequences
+        # is not used (docs/perf/perf_tuning.rst "Tuning for Dynamic Batch Size"): the same share of the token
+        # budget, one sample at least
+        name = f"{_A}.ppo_max_token_len_per_gpu"
+        return Key("micro_batch", name, minimum=1), max(setup.seq_len, tokens * int(v) // int(c.before))
+    if isinstance(v, bool) or c.field in ("grad_ckpt", "offload_params", "offload_optimizer"):
+        return key, bool(v)
+    if c.field == "rollout_gpu_fraction":
+        return key, float(v)
+    if isinstance(v, (int, float)):
+        return key, int(v)
+    return None
+
+
 def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
     """A verl run is patched as its `key=value` overrides: the plan's values, each on its key."""
-    keys = SFT_KEYS if out.setup.stage == "sft" else KEYS
-    key = keys.get(c.field)
-    if key is None:
-        return
-    v = c.after
-    if c.field in ("grad_ckpt", "offload_params", "offload_optimizer"):
-        out.put_key(key, bool(v))
-    elif isinstance(v, (int, float)) and not isinstance(v, bool):
-        out.put_key(key, int(v))
+    kv = override(out.setup, c)
+    if kv is not None:
+        out.put_key(*kv)

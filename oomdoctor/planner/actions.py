@@ -29,6 +29,8 @@ def _round(value: float, mode: str) -> float:
         return math.floor(value + 1e-9)
     if mode == "ceil":
         return math.ceil(value - 1e-9)
+    if mode == "hundredths":        # a fraction as configs write it (gpu_memory_utilization 0.63, not 0.6299999)
+        return math.floor(value * 100 + 1e-6) / 100
     if mode == "nearest":
         return math.floor(value + 0.5)
     if mode in ("pow2_floor", "pow2_ceil"):
@@ -69,7 +71,7 @@ def fire(rule: Rule, setup: TrainingSetup, facts: Mapping[str, Any], *,
     note_texts: list[Text] = []
 
     def get(name: str) -> Any:
-        return values[name] if name in values else getattr(setup, name)
+        return values[name] if name in values else registry.value_of(setup, name)
 
     def put(name: str, value: Any) -> None:
         if name not in touched:
@@ -96,9 +98,9 @@ def fire(rule: Rule, setup: TrainingSetup, facts: Mapping[str, Any], *,
             env[p["name"]] = p["value"]
         elif action.kind == "note":
             note_texts.append(p["text"])
-    new_setup = setup.with_changes(**values) if values else setup
-    changes = tuple(Change(n, getattr(setup, n), getattr(new_setup, n)) for n in touched
-                    if getattr(setup, n) != getattr(new_setup, n))
+    new_setup = registry.with_values(setup, values) if values else setup
+    changes = tuple(Change(n, registry.value_of(setup, n), registry.value_of(new_setup, n)) for n in touched
+                    if registry.value_of(setup, n) != registry.value_of(new_setup, n))
     notes: tuple[Text, ...] = ()
     if note_texts:
         after = registry.gather(new_setup, shape, hw, crash, est) if shape is not None and hw is not None else facts

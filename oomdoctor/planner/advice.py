@@ -28,6 +28,15 @@ def with_zero3(setup: TrainingSetup, n: int) -> TrainingSetup:
     return setup.with_changes(zero_stage=3, n_gpus=n, grad_accum=accum)
 
 
+def _spread(setup: TrainingSetup, n: int) -> TrainingSetup:
+    """The setup over `n` GPUs, sharded the way its framework shards: verl's FSDP workers already shard over every
+    GPU of the run (fsdp_workers.py), so a verl run only gets more GPUs (trainer.nnodes × n_gpus_per_node)."""
+    if setup.framework == "verl":
+        per_pass = setup.micro_batch * n
+        return setup.with_changes(n_gpus=n, grad_accum=max(1, int(round(setup.effective_batch / per_pass))))
+    return with_zero3(setup, n)
+
+
 def advise(planner: Planner, final_setup: TrainingSetup, final_est: Estimate, *, book: RuleBook | None = None,
            skip: Sequence[str] = (), accept: Sequence[str] = (), proposed: Sequence[Step] = ()) -> tuple[Msg, ...]:
     """What would fit when the plan does not: the user's yes to the proposed rungs, more GPUs with ZeRO-3,
@@ -54,18 +63,19 @@ def advise(planner: Planner, final_setup: TrainingSetup, final_est: Estimate, *,
         if setup.megatron:
             return None         # Megatron-Core shards by its own parallel sizes; DeepSpeed does not wrap it
         for n in ZERO3_GPU_COUNTS:
-            est = planner.estimate(with_zero3(setup, n), replace(hw, n_gpus=max(n, hw.n_gpus)))
+            est = planner.estimate(_spread(setup, n), replace(hw, n_gpus=max(n, hw.n_gpus)))
             if isinstance(est, Estimate) and est.fits:
                 return n, est.peak_gib
         return None
 
+    verl = "verl_" if planner.setup.framework == "verl" else "zero3_"
     original = gpus_needed(planner.setup)
     if original:
-        out.append(msg("plan.advice.zero3_as_is", n=original[0], peak=original[1]))
+        out.append(msg(f"plan.advice.{verl}as_is", n=original[0], peak=original[1]))
     if final_setup != planner.setup:
         planned = gpus_needed(final_setup)
         if planned and (not original or planned[0] < original[0]):
-            out.append(msg("plan.advice.zero3_planned", n=planned[0], peak=planned[1]))
+            out.append(msg(f"plan.advice.{verl}planned", n=planned[0], peak=planned[1]))
     need_gib = final_est.peak_gib / (1 - headroom) + hw.other_procs_gib
     fitting = []
     for bigger in _catalog_cards():

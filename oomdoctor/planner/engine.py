@@ -26,7 +26,7 @@ def make_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, crash: C
               estimator: Estimator | None = None, accept: Sequence[str] = ()) -> Plan:
     """Walk the ladder in book order until the estimate fits with headroom; `accept` names the rungs that
     change the experiment the user agreed to (ids, slugs, or `quality` for all of them)."""
-    book = load_default_book(rules)
+    book = load_default_book(rules).for_framework(setup.framework)
     planner = Planner(setup, shape, hw, crash, headroom, estimator)
     return ladder_plan(planner, book, skip, accept)
 
@@ -44,7 +44,7 @@ def least_cost_plan(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *, cr
     trial walks, a work bound rather than a clock; the ladder's own plan is always a candidate. The
     ladder stays the explanation: each rung's state and what it would save come from the ladder's walk.
     """
-    book = load_default_book(rules)
+    book = load_default_book(rules).for_framework(setup.framework)
     planner = Planner(setup, shape, hw, crash, headroom, estimator)
     ladder_walk = walk_ladder(planner, book, skip, accept)
     ladder = finish(planner, book, skip, accept, ladder_walk)

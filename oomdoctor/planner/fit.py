@@ -7,6 +7,7 @@ from typing import Any
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Change, Estimate, Step, Text, TrainingSetup, msg
 from oomdoctor.planner.actions import is_evidence_rule
+from oomdoctor.planner.registry import value_of, with_values
 from oomdoctor.planner.rules import RuleBook
 from oomdoctor.planner.walk import Planner, Walk
 
@@ -81,10 +82,10 @@ def _rewrite(planner: Planner, walk: Walk, book: RuleBook, name: str, value: int
         if touches and first:
             target = _with_value(cur_setup, name, value, effective)
             wanted.update({f: getattr(target, f) for f in coupled})
-        new_setup = cur_setup.with_changes(**wanted) if wanted else cur_setup
-        changes = tuple(Change(f, getattr(cur_setup, f), getattr(new_setup, f)) for f in
+        new_setup = with_values(cur_setup, wanted) if wanted else cur_setup
+        changes = tuple(Change(f, value_of(cur_setup, f), value_of(new_setup, f)) for f in
                         [c.field for c in step.changes] + sorted(coupled - {c.field for c in step.changes})
-                        if f in wanted and getattr(cur_setup, f) != getattr(new_setup, f))
+                        if f in wanted and value_of(cur_setup, f) != value_of(new_setup, f))
         if not changes and not step.env and not step.notes:
             continue            # a later cut of the same field: the first one now goes the whole way
         new_est = planner.estimate(new_setup) if changes else cur_est

@@ -41,7 +41,8 @@ FIELD_CHOICES: Mapping[str, tuple[str, ...]] = {
     "precision": get_args(_facts.Precision),
     "attention": ("eager", "sdpa", "fa2"),
     "stage": ("pt", "sft", "rm", "dpo", "kto", "ppo"),
-    "framework": ("llamafactory", "hf", "trl", "axolotl", "torchtune", "ms-swift", "openrlhf"),
+    "framework": ("llamafactory", "hf", "trl", "axolotl", "torchtune", "ms-swift", "openrlhf", "verl"),
+    "rollout_engine": ("vllm", "sglang", "hf"),
     "fsdp": ("full_shard", "shard_grad_op", "hybrid_shard"),
 }
 
@@ -66,8 +67,47 @@ def _setup_fields() -> dict[str, str]:
     return out
 
 
+# verl's hybrid-engine keys, which configs/verl.py keeps in `TrainingSetup.extras` and `Mechanisms` types:
+# field -> (kind, extras key). They are facts and action fields of a verl setup only (absent for any other).
+EXTRA_FIELDS: Mapping[str, tuple[str, str]] = {
+    "rollout_engine": (STR, "rollout_engine"),                          # rollout.name
+    "rollout_gpu_fraction": (FLOAT, "rollout_gpu_memory_utilization"),  # rollout.gpu_memory_utilization
+    "rollout_sleeps": (BOOL, "verl_free_cache_engine"),                 # rollout.free_cache_engine
+    "log_prob_micro_batch": (INT, "verl_log_prob_micro_batch"),         # rollout.log_prob_micro_batch_size_per_gpu
+    "critic": (BOOL, "verl_critic"),
+    "critic_offload_params": (BOOL, "verl_critic_offload_params"),      # critic.model.fsdp_config.param_offload
+    "critic_offload_optimizer": (BOOL, "verl_critic_offload_optimizer"),
+    # data.max_response_length: the sample (seq_len) less the prompt (data.max_prompt_length, configs/verl.py)
+    "response_length": (INT, "verl_prompt_length"),
+}
+
 # Canonical TrainingSetup fields an action may change, with their kinds.
-SETUP_FIELDS: Mapping[str, str] = _setup_fields()
+SETUP_FIELDS: Mapping[str, str] = {**_setup_fields(), **{n: k for n, (k, _) in EXTRA_FIELDS.items()}}
+
+
+def value_of(setup: TrainingSetup, name: str) -> Any:
+    """A setup field's value; a verl extras field as `Mechanisms` reads it, None when the setup is not verl's
+    (or, for the log-prob micro-batch and the engine, when the config leaves them unsaid)."""
+    if name not in EXTRA_FIELDS:
+        return getattr(setup, name)
+    if setup.framework != "verl":
+        return None
+    if name == "response_length":
+        prompt = setup.extras.get("verl_prompt_length")
+        return setup.seq_len - prompt if isinstance(prompt, int) and setup.seq_len > prompt else None
+    value = getattr(setup.mechanisms, name)
+    return None if name in ("log_prob_micro_batch", "rollout_engine") and not value else value
+
+
+def with_values(setup: TrainingSetup, values: Mapping[str, Any]) -> TrainingSetup:
+    """`setup` with fields changed; a verl extras field is written under its extras key."""
+    extra = {EXTRA_FIELDS[n][1]: v for n, v in values.items() if n in EXTRA_FIELDS and n != "response_length"}
+    plain = {n: v for n, v in values.items() if n not in EXTRA_FIELDS}
+    if "response_length" in values and isinstance(setup.extras.get("verl_prompt_length"), int):
+        plain["seq_len"] = setup.extras["verl_prompt_length"] + values["response_length"]
+    if extra:
+        plain["extras"] = {**setup.extras, **extra}
+    return setup.with_changes(**plain) if plain else setup
 
 
 def _build_registry() -> dict[str, FactSpec]:
@@ -170,7 +210,7 @@ def gather(setup: TrainingSetup, shape: ModelShape, hw: Hardware, crash: CrashRe
     """The facts of one moment of planning. Unknown values are left out (they are 'missing')."""
     facts: dict[str, Any] = {}
     for fname in SETUP_FIELDS:
-        value = getattr(setup, fname)
+        value = value_of(setup, fname)
         if value is not None:
             facts[f"setup.{fname}"] = value
     facts["setup.effective_batch"] = setup.effective_batch

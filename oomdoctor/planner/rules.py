@@ -22,7 +22,7 @@ APPLICABILITY = ("safe", "needs-consent")
 COST_KINDS = ("throughput", "quality", "none")
 COST_SIZES = ("small", "medium", "large")
 OPS = ("eq", "ne", "lt", "le", "gt", "ge", "in", "not_in", "exists", "missing")
-ROUNDINGS = ("floor", "ceil", "nearest", "pow2_floor", "pow2_ceil", "none")
+ROUNDINGS = ("floor", "ceil", "nearest", "pow2_floor", "pow2_ceil", "hundredths", "none")
 ACTIONS = ("set", "scale", "enable", "disable", "env", "note", "keep")
 # The values a numeric setup field can take in a real run. Rule actions are clamped into them (a
 # `scale` that would reach micro-batch 0, a `keep` that would need 10**9 accumulation steps), and a
@@ -108,6 +108,8 @@ class Rule:
     when: Condition | None = None
     repeat: int = 1                   # how many times it may fire in one plan (while it helps)
     check_saving: bool = True         # False: apply even when the estimate cannot see the saving
+    frameworks: tuple[str, ...] = ()  # only for setups of these frameworks (empty: every framework)
+    skip_frameworks: tuple[str, ...] = ()   # never for setups of these (their own keys do the job another way)
     skip_why: Text | None = None      # said when the condition is false
     references: tuple[str, ...] = ()
     file: str = ""
@@ -162,6 +164,13 @@ class RuleBook:
     @property
     def ids(self) -> tuple[str, ...]:
         return tuple(r.id for r in self.rules)
+
+    def for_framework(self, framework: str) -> RuleBook:
+        """The ladder of a setup of `framework`: a rung for other frameworks is not on it at all (not walked,
+        not listed as skipped)."""
+        rules = tuple(r for r in self.rules if (not r.frameworks or framework in r.frameworks)
+                      and framework not in r.skip_frameworks)
+        return self if len(rules) == len(self.rules) else RuleBook(rules, self.sources)
 
 
 def clamp_field(name: str, value: Any) -> Any:

@@ -85,6 +85,10 @@ def explain(book: RuleBook | Rule, name: str | None = None, lang: str = "en") ->
     for cost in rule.costs:
         size = "" if cost.kind == "none" else f" ({say(f'plan.cost_size.{cost.size}', lang)})"
         lines.append(f"    - {say(f'plan.cost.{cost.kind}', lang)}{size}: {say(cost.text, lang)}")
+    if rule.frameworks:
+        lines.append(f"  {label('frameworks')}: {', '.join(rule.frameworks)}")
+    if rule.skip_frameworks:
+        lines.append(f"  {label('skip_frameworks')}: {', '.join(rule.skip_frameworks)}")
     lines.append(f"  {label('when')}: {condition_text(rule.when) if rule.when else label('always')}")
     if rule.skip_why:
         lines.append(f"  {label('skip_why')}: {say(rule.skip_why, lang)}")
@@ -107,8 +111,10 @@ def list_rules(book: RuleBook, lang: str = "en") -> str:
     for rule in book:
         costs = ",".join(say(f"plan.cost.{k}", lang) for k in rule.cost_kinds)
         consent = " *" if rule.applicability == "needs-consent" else ""
+        scope = "".join(f"; {say(f'plan.rules.{k}', lang)} {', '.join(v)}"
+                        for k, v in (("frameworks", rule.frameworks), ("skip_frameworks", rule.skip_frameworks)) if v)
         lines.append(f"{rule.position:3d}. {rule.id:<7} {rule.slug:<{width}}  {say(rule.title, lang)}"
-                     f"  [{say(f'plan.category.{rule.category}', lang)}; {costs}]{consent}")
+                     f"  [{say(f'plan.category.{rule.category}', lang)}; {costs}{scope}]{consent}")
     lines.append(say("plan.rules.consent_mark", lang))
     return "\n".join(lines)
 
@@ -123,6 +129,7 @@ def rule_json(rule: Rule, lang: str = "en") -> dict[str, Any]:
         "skip_why": say(rule.skip_why, lang) if rule.skip_why else None,
         "actions": action_text(rule, lang), "repeat": rule.repeat, "check_saving": rule.check_saving,
         "references": list(rule.references), "file": rule.file, "line": rule.line,
+        "frameworks": list(rule.frameworks), "skip_frameworks": list(rule.skip_frameworks),
     }
 
 

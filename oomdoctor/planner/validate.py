@@ -11,10 +11,10 @@ import re
 from collections.abc import Sequence
 from dataclasses import field, replace
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any, NoReturn, get_args
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Msg, Text, msg
+from oomdoctor.facts import Framework, Msg, Text, msg
 from oomdoctor.planner.registry import BOOL, FACTS, FIELD_CHOICES, FLOAT, INT, LIST, SETUP_FIELDS, STR
 from oomdoctor.planner.rules import (
     ACTIONS,
@@ -59,7 +59,8 @@ MAX_RULES = 1000               # the default ladder has ~25; the least-cost sear
 MAX_FIRINGS = 2000
 FACTOR_MAX = 1e6               # a scale factor beyond this is a typo, and inf * anything breaks the walk
 _FULL_KEYS = {"id", "slug", "title", "why", "category", "costs", "applicability", "when", "actions",
-              "repeat", "order", "before", "after", "enabled", "check_saving", "skip_why", "references"}
+              "repeat", "order", "before", "after", "enabled", "check_saving", "skip_why", "references",
+              "frameworks", "skip_frameworks"}
 _REQUIRED_KEYS = ("id", "slug", "title", "why", "category", "costs", "applicability", "actions")
 _POSITION_KEYS = {"id", "order", "before", "after", "enabled"}
 _ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*$")
@@ -489,6 +490,15 @@ def _repeat(ctx: _Ctx, node: _Map) -> int:
     return _ranged(ctx, repeat, node.line_of("repeat"), "repeat", minimum=1, maximum=REPEAT_MAX, integer=True)
 
 
+def _frameworks(ctx: _Ctx, node: Any, key: str) -> tuple[str, ...]:
+    """`frameworks` / `skip_frameworks`: the frameworks a rule is for, or is not for (names of facts.Framework)."""
+    value = node.get(key, ())
+    allowed = get_args(Framework)
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) and v in allowed for v in value):
+        ctx.fail("rules.frameworks", node.line_of(key), key=key, allowed=", ".join(allowed), value=_shown(value))
+    return tuple(value)
+
+
 def _entry(ctx: _Ctx, node: Any, line: int) -> _Entry:
     node = _need_map(ctx, node, line, msg("rules.what.rule"))
     _check_keys(ctx, node, _FULL_KEYS, msg("rules.what.rule"))
@@ -516,8 +526,9 @@ def _entry(ctx: _Ctx, node: Any, line: int) -> _Entry:
     refs = node.get("references", ())
     if not isinstance(refs, (list, tuple)) or not all(isinstance(r, str) for r in refs):
         ctx.fail("rules.references", node.line_of("references"))
+    frameworks, skip_frameworks = _frameworks(ctx, node, "frameworks"), _frameworks(ctx, node, "skip_frameworks")
     entry.rule = Rule(
-        id=rid, slug=slug,
+        id=rid, slug=slug, frameworks=frameworks, skip_frameworks=skip_frameworks,
         title=_text(ctx, node["title"], node.line_of("title"), "title"),
         why=_text(ctx, node["why"], node.line_of("why"), "why"),
         category=node["category"],

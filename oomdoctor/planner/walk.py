@@ -103,7 +103,7 @@ class Planner:
     @staticmethod
     def _key(setup: TrainingSetup, hw: Hardware | None = None) -> tuple:
         # Rules only touch the scalar fields, so those (and the card) identify an estimate.
-        return (tuple(getattr(setup, f) for f in registry.SETUP_FIELDS), setup.lora_targets, hw)
+        return (tuple(registry.value_of(setup, f) for f in registry.SETUP_FIELDS), setup.lora_targets, hw)
 
     def estimate(self, setup: TrainingSetup, hw: Hardware | None = None) -> Estimate | InputError:
         key = self._key(setup, hw)

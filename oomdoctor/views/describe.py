@@ -6,6 +6,7 @@ crash, memory and plan tables), so a fact is worded once whatever draws it.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from oomdoctor.facts import (
     Change,
@@ -292,7 +293,51 @@ def setting_name(setup: TrainingSetup, change: Change) -> str:
     if len(edits) == 1 and edits[0].key_path and not edits[0].create and edits[0].value == change.after \
             and type(edits[0].value) is type(change.after):
         return ".".join(edits[0].key_path)
-    return change.field
+    return override_key(setup, change.field) or change.field
+
+
+def override_key(setup: TrainingSetup, field: str) -> str | None:
+    """The Hydra key a verl run sets `field` with (a verl script is not patched: the plan's values are shown as
+    `key=value` overrides); None for any other framework or a derived field (grad_accum)."""
+    if setup.framework != "verl":
+        return None
+    from oomdoctor.configs.verl import override_key as verl_key
+
+    key = verl_key(setup, field)
+    return key.name if key is not None else None
+
+
+def override_of(setup: TrainingSetup, change: Change) -> tuple[str, Any] | None:
+    """(Hydra key, value) that make `change` in a verl run; None for any other framework or a derived field."""
+    if setup.framework != "verl":
+        return None
+    from oomdoctor.configs.verl import override
+
+    kv = override(setup, change)
+    return (kv[0].name, kv[1]) if kv is not None else None
+
+
+def override_lines(before: TrainingSetup, after: TrainingSetup, fields: Sequence[str]) -> list[str]:
+    """`key=value` lines to paste into a verl launch command, one per changed field verl has a key for."""
+    if before.framework != "verl":
+        return []
+    from oomdoctor.configs.verl import override
+    from oomdoctor.planner.registry import value_of
+
+    out: list[str] = []
+    for field in fields:
+        if field == "method" and after.method in ("lora", "qlora"):
+            field = "lora_rank"         # verl turns LoRA on with model.lora_rank > 0 (hf_model.yaml lora_rank: 0)
+        was, now = value_of(before, field), value_of(after, field)
+        kv = override(before, Change(field, was, now)) if now != was else None
+        if kv is None:
+            continue
+        key, value = kv
+        text = ("True" if value else "False") if isinstance(value, bool) else str(value)
+        line = f"{key.name}={text}"
+        if line not in out:
+            out.append(line)
+    return out
 
 
 # Packages a planned setting needs that a plain HF/LLaMA-Factory install lacks: without them the patched run

@@ -184,14 +184,19 @@ def estimate_dict(e: Estimate, lang: str = "en") -> dict[str, Any]:
 def step_dict(step: Step, report: Report, lang: str = "en") -> dict[str, Any]:
     from oomdoctor.configs import edits_for
     from oomdoctor.facts import Change
+    from oomdoctor.views.describe import override_of
 
     changes = []
     for c in step.changes:
         base = report.setup
         edits = sorted(edits_for(base, [Change(c.field, c.before, c.after)]), key=lambda e: e.file) if base else []
+        # a verl script is not patched: its Hydra key and value are named, the user's to paste
+        shown = override_of(base, c) if base is not None and not edits else None
         changes.append({"file": edits[0].file if edits else None, "key": c.field, "from": c.before, "to": c.after,
-                        "config_key": ".".join(edits[0].key_path) or None if len(edits) == 1 else None,
-                        "config_value": edits[0].value if len(edits) == 1 and not edits[0].create else None})
+                        "config_key": ".".join(edits[0].key_path) or None if len(edits) == 1
+                        else (shown[0] if shown else None),
+                        "config_value": edits[0].value if len(edits) == 1 and not edits[0].create
+                        else (shown[1] if shown else None)})
     return {"rule": step.rule, "slug": step.slug, "title": show(step.title, lang),
             "peak_gib": _r(step.estimate.peak_gib),
             "allocated_gib": _r(step.estimate.allocated_gib), "saved_gib": _r(step.saved_gib),

@@ -93,6 +93,12 @@ WORDS = {
     "report.col.saves": ("saves", "节省"),
     "report.col.costs": ("costs", "代价"),
     "report.needs_consent": (" (changes the experiment: you agreed)", "（会改变实验：你已同意）"),
+    "report.verl_overrides": ("A verl script is not patched; add these overrides to its command:",
+                              "verl 脚本不会被修改；请把以下覆盖项加到启动命令中："),
+    "report.verl_overrides_accum": ("A verl script is not patched; add these overrides to its command ({batch} "
+                                    "stays, so each update accumulates more micro-batches):",
+                                    "verl 脚本不会被修改；请把以下覆盖项加到启动命令中（{batch} 不变，"
+                                    "因此每次更新累积的微批更多）："),
     "report.dropped": ("The plan fits without {n} step{n:plural::s} it took on the way, so {n:plural:it was:they were} "
                        "left out: {titles}.",
                        "方案在途中采用过的 {n} 步后来已不再需要，所以去掉了：{titles}。"),

@@ -94,6 +94,8 @@ WORDS = {
                             "applicability 必须是 safe 或 needs-consent；实际是 {value}"),
     "rules.actions_list": ("actions must be a non-empty list", "actions 必须是非空列表"),
     "rules.references": ("references must be a list of strings", "references 必须是字符串列表"),
+    "rules.frameworks": ("{key} must be a list of frameworks ({allowed}), not {value}",
+                         "{key} 必须是训练框架列表（{allowed}），而不是 {value}"),
     "rules.id_twice": ("rule id {id} appears twice in this file (first at line {line})",
                        "规则 id {id} 在此文件中出现了两次（第一次在第 {line} 行）"),
     # the ladder
