@@ -46,7 +46,23 @@ def test_the_generic_rungs_verl_has_no_key_for_are_not_on_its_ladder():
     rungs = {r.rule for r in report_of(OVER).plan.rungs}
     assert rungs and not rungs & NOT_FOR_VERL
     assert VERL_ONLY <= rungs
-    assert {"OOM003", "OOM014", "OOM016", "OOM017"} <= NOT_FOR_VERL
+    assert {"OOM014", "OOM016", "OOM017"} <= NOT_FOR_VERL
+
+
+def test_the_sequence_cut_reaches_verl_sft_but_not_its_ppo_trainers():
+    from test_rules_catalogue import FIXTURES, SHAPE, _world
+
+    from oomdoctor.configs import load_config
+    from oomdoctor.planner import holds
+    from oomdoctor.planner.registry import gather
+
+    rule = BOOK.get("OOM003")
+    _setup, hw, crash, est = _world(FIXTURES["OOM003"]["fires"])
+    sft = load_config(f"{VERL}/head_sft_qwen_05_peft.sh")
+    assert sft.framework == "verl" and sft.stage == "sft" and sft.seq_len > 512
+    # verl's SFT trainer takes data.max_length as the sample's whole length, as cutoff_len is elsewhere
+    assert holds(rule.when, gather(sft, SHAPE, hw, crash, est))
+    assert not holds(rule.when, gather(replace(sft, stage="ppo"), SHAPE, hw, crash, est))
 
 
 def test_a_non_verl_ladder_does_not_list_the_verl_rungs(demo):
@@ -119,7 +135,7 @@ def test_more_gpus_for_verl_means_its_own_fsdp_not_zero3(capsys):
 
 def test_explain_says_which_frameworks_a_rung_is_for(capsys):
     assert "only for: verl" in run_cli(capsys, "--explain", "OOM026")[1]
-    assert "not for: verl" in run_cli(capsys, "--explain", "cut-cutoff-len")[1]
+    assert "not for: verl" in run_cli(capsys, "--explain", "switch-to-qlora")[1]
 
 
 def test_a_rollout_share_that_leaves_no_headroom_is_lowered_until_the_rollout_fits(capsys):
