@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from helpers import write_exact
 
 from oomdoctor.configs import load_config
 from oomdoctor.configs.entrypoints import strip_prompts
@@ -101,7 +102,7 @@ def test_a_corpus_config_changed_as_a_paste_changes_it_gives_the_same_facts(tmp_
         target = copy / entry["file"]
         original = target.read_text(encoding="utf-8")
         changed = artefact(original, entry["file"])
-        target.write_text(changed, encoding="utf-8", newline="")
+        write_exact(target, changed)
         try:
             flags = entry.get("flags") or {}
             s = load_config(str(target), framework_version=flags.get("version"), model=flags.get("model"))
@@ -111,14 +112,12 @@ def test_a_corpus_config_changed_as_a_paste_changes_it_gives_the_same_facts(tmp_
         except InputError as err:
             wrong.append((entry["file"], str(err)))
         finally:
-            target.write_text(original, encoding="utf-8")
+            write_exact(target, original)
     assert not wrong, wrong
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8", newline="")
-    return str(path)
+    return str(write_exact(tmp_path / name, text))
 
 
 def test_a_mended_paste_says_what_it_mended_and_is_not_patched(tmp_path):
