@@ -147,10 +147,15 @@ def layer_activation_bytes(setup: TrainingSetup, shape: ModelShape, tokens: floa
     return tokens * (10 * h + (per_token - 10 * h) / tp)
 
 
+def rank_tokens(setup: TrainingSetup) -> float:
+    """The tokens of one micro-batch a rank holds: context parallelism splits each sequence over its ranks."""
+    return setup.micro_batch * setup.seq_len / max(1, setup.context_parallel)
+
+
 def activation_bytes(setup: TrainingSetup, shape: ModelShape) -> tuple[float, float]:
     """(the first stage's saved activations, and the last stage's) bytes."""
     tp, pp = max(1, setup.tensor_parallel), max(1, setup.pipeline_parallel)
-    tokens = setup.micro_batch * setup.seq_len / max(1, setup.context_parallel)
+    tokens = rank_tokens(setup)
     layers = math.ceil(shape.num_layers / pp)
     full = layer_activation_bytes(setup, shape, tokens)
     chunk_input = 2 * tokens * shape.hidden_size / (tp if setup.sequence_parallel else 1)
@@ -175,8 +180,7 @@ def activation_bytes(setup: TrainingSetup, shape: ModelShape) -> tuple[float, fl
 
 def logits_bytes(setup: TrainingSetup, shape: ModelShape) -> float:
     """The output layer's input (bf16) and 4 bytes a logit, split over TP (theoretical_memory_usage.py)."""
-    tokens = setup.micro_batch * setup.seq_len / max(1, setup.context_parallel)
-    return 4 * tokens * (shape.hidden_size + shape.vocab_size) / max(1, setup.tensor_parallel)
+    return 4 * rank_tokens(setup) * (shape.hidden_size + shape.vocab_size) / max(1, setup.tensor_parallel)
 
 
 def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: ParamCounts, headroom: float) -> Estimate:
@@ -204,7 +208,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: Para
                "weights_gib": comps["weights"], "activations_gib": comps["activations"],
                "cublas_workspace_gib": CUBLAS_WORKSPACE_GIB, "params_total": float(counts.total),
                "params_trainable": float(trainable_params(setup, shape)), "tokens_per_gpu":
-               setup.micro_batch * setup.seq_len / max(1, setup.context_parallel)}
+               rank_tokens(setup)}
     note = msg("memory.note.megatron", tp=max(1, setup.tensor_parallel), pp=max(1, setup.pipeline_parallel),
                ep=max(1, setup.expert_parallel), cp=max(1, setup.context_parallel), dp=setup.data_parallel,
                stage=msg(f"memory.megatron_stage.{stage}"),
