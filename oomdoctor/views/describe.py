@@ -321,7 +321,6 @@ def override_lines(before: TrainingSetup, after: TrainingSetup, fields: Sequence
     """`key=value` lines to paste into a verl launch command, one per changed field verl has a key for."""
     if before.framework != "verl":
         return []
-    from oomdoctor.configs.verl import override
     from oomdoctor.planner.registry import value_of
 
     out: list[str] = []
@@ -329,12 +328,12 @@ def override_lines(before: TrainingSetup, after: TrainingSetup, fields: Sequence
         if field == "method" and after.method in ("lora", "qlora"):
             field = "lora_rank"         # verl turns LoRA on with model.lora_rank > 0 (hf_model.yaml lora_rank: 0)
         was, now = value_of(before, field), value_of(after, field)
-        kv = override(before, Change(field, was, now)) if now != was else None
+        kv = override_of(before, Change(field, was, now)) if now != was else None
         if kv is None:
             continue
         key, value = kv
         text = ("True" if value else "False") if isinstance(value, bool) else str(value)
-        line = f"{key.name}={text}"
+        line = f"{key}={text}"
         if line not in out:
             out.append(line)
     return out
