@@ -16,10 +16,11 @@ WORDS = {
                              "应为训练参数的键值映射，实际是 {kind}"),
     "config.unknown_kind": (
         "not a training config oomdoctor knows: expected LLaMA-Factory (model_name_or_path + stage/finetuning_type), "
-        "HF/TRL TrainingArguments, axolotl (base_model), a torchtune recipe, an accelerate config, a DeepSpeed JSON "
-        "or a launch script",
+        "HF/TRL TrainingArguments, axolotl (base_model), a torchtune recipe, an accelerate config, a DeepSpeed JSON, "
+        "a verl or mlx-lm config, or a launch script",
         "不是 oomdoctor 认识的训练配置：应为 LLaMA-Factory（model_name_or_path + stage/finetuning_type）、"
-        "HF/TRL TrainingArguments、axolotl（base_model）、torchtune recipe、accelerate 配置、DeepSpeed JSON 或启动脚本"),
+        "HF/TRL TrainingArguments、axolotl（base_model）、torchtune recipe、accelerate 配置、DeepSpeed JSON、"
+        "verl 或 mlx-lm 配置，或启动脚本"),
     "config.python": ("a Python file: Python configs (xtuner, mmengine) and training scripts are not read; give the "
                       "YAML/JSON config or the shell script that launches the training",
                       "这是 Python 文件：不读取 Python 配置（xtuner、mmengine）和训练脚本；请给出 YAML/JSON 配置或启动训练的 "
