@@ -78,6 +78,33 @@ def test_plain_output_shows_the_plan_as_hydra_overrides(capsys):
     assert "ppo_mini_batch_size stays" in out
 
 
+def test_markdown_output_shows_the_same_overrides_in_a_shell_block(capsys):
+    code, out, _ = run_cli(capsys, *OVER, "--markdown")
+    assert code == 1
+    block = out.split("### Command overrides", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].split()
+    assert "actor_rollout_ref.rollout.free_cache_engine=True" in block
+    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in block
+
+
+def test_markdown_of_a_run_that_is_not_verl_has_no_override_block(demo):
+    from oomdoctor.views.markdown import render
+
+    assert "Command overrides" not in render(demo[0])
+
+
+async def test_the_apps_patch_tab_shows_the_overrides_a_verl_script_needs():
+    from oomdoctor.tui.app import OomDoctorApp
+
+    app = OomDoctorApp(open_session(options_of(OVER)))
+    async with app.run_test(size=(100, 40)) as pilot:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        await pilot.pause()
+        shown = str(app.query_one("#patch-env").render())
+    assert "actor_rollout_ref.rollout.free_cache_engine=True" in shown.split()
+    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in shown.split()
+
+
 def test_json_output_names_verl_keys(capsys):
     code, out, _ = run_cli(capsys, *OVER, "--json")
     assert code == 1

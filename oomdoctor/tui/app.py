@@ -43,6 +43,7 @@ from oomdoctor.views.describe import (
     install_commands,
     model_lines,
     model_warning_lines,
+    override_block,
     setup_rows,
 )
 from oomdoctor.words import gib, say, show
@@ -411,6 +412,14 @@ class OomDoctorApp(Localized, App[int]):
                 env_text.append(f"  {export_line(name, value)}\n")
             for note in sel.notes:
                 env_text.append(f"  • {say(note, self.lang)}\n")
+        if sel is not None:
+            # a verl script is not patched: the selection's values as Hydra overrides for its command
+            fields = [c.field for step in self.current_plan().steps for c in step.changes]
+            head, overrides = override_block(self.report.setup, sel.setup, fields, bool(sel.patch), self.lang)
+            if overrides:
+                env_text.append(head + "\n", style="bold")
+                for line in overrides:
+                    env_text.append(f"  {line}\n", style="bold")
         self.query_one("#patch-env", Static).update(env_text)
 
     def _why_no_estimate(self, key: str) -> str:

@@ -339,6 +339,26 @@ def override_lines(before: TrainingSetup, after: TrainingSetup, fields: Sequence
     return out
 
 
+def override_block(before: TrainingSetup | None, after: TrainingSetup | None, fields: Sequence[str], patched: bool,
+                   lang: str) -> tuple[str, list[str]]:
+    """The sentence and `key=value` lines a verl plan gives to paste into the launch command, the same in every
+    view; ("", []) when the run is not verl, its YAML config is patched (the diff holds the keys), or no changed
+    field has a verl key."""
+    if before is None or after is None or patched:
+        return "", []
+    lines = override_lines(before, after, fields)
+    if not lines:
+        return "", []
+    from oomdoctor.planner.registry import value_of
+
+    if value_of(before, "micro_batch") == value_of(after, "micro_batch"):
+        return say("report.verl_overrides", lang), lines
+    # the batch an optimizer step takes stays: ppo_mini_batch_size (actor.yaml), the SFT trainer's
+    # data.train_batch_size (sft_trainer.yaml); accumulation is what rises
+    batch = "data.train_batch_size" if before.stage == "sft" else "ppo_mini_batch_size"
+    return say("report.verl_overrides_accum", lang, batch=batch), lines
+
+
 # Packages a planned setting needs that a plain HF/LLaMA-Factory install lacks: without them the patched run
 # stops at start (LLaMA-Factory checks liger-kernel when enable_liger_kernel is on, the Trainer bitsandbytes
 # for 8-bit optimizers, accelerate DeepSpeed for a deepspeed config).

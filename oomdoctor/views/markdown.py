@@ -9,7 +9,15 @@ from __future__ import annotations
 import re
 
 from oomdoctor.facts import COMPONENTS, Report
-from oomdoctor.views.describe import change_words, component_name, event_line, event_numbers, fit_verdict, setup_line
+from oomdoctor.views.describe import (
+    change_words,
+    component_name,
+    event_line,
+    event_numbers,
+    fit_verdict,
+    override_block,
+    setup_line,
+)
 from oomdoctor.words import say
 
 
@@ -43,6 +51,32 @@ def _crash_lines(report: Report) -> str:
             out.append(f"{crash.file}:{e.phase_evidence.line}: {e.phase_evidence.text}")
         out.append(f"{crash.file}:{e.line}: {e.message}")
     return "\n".join(dict.fromkeys(out))
+
+
+def _plan_section(report: Report, lang: str) -> list[str]:
+    """The plan's steps as a table, then a verl run's overrides for its launch command (its script is not
+    patched)."""
+    lines: list[str] = []
+    plan = report.plan
+    if plan.steps:
+        rows = []
+        for i, step in enumerate(plan.steps, 1):
+            text = say(step.title, lang)
+            changes = change_words(step, lang)
+            rows.append([str(i), text + (f" ({changes})" if changes else ""), f"{step.estimate.peak_gib:.2f}",
+                         f"{step.saved_gib:.2f}",
+                         say("common.list_sep", lang).join(say(f"plan.cost.{c}", lang) for c in step.costs)
+                         or say("plan.cost.none", lang)])
+        lines += [f"### {say('markdown.plan', lang)}", ""]
+        lines += _table(["#", say("report.col.step", lang), say("report.col.peak", lang),
+                         say("markdown.saves_gib", lang), say("report.col.costs", lang)], rows, right=(0, 2, 3))
+        lines.append("")
+        fields = [c.field for step in plan.steps for c in step.changes]
+        head, overrides = override_block(report.setup, plan.steps[-1].setup, fields, bool(report.patch), lang)
+        if overrides:
+            lines += [f"### {say('markdown.overrides', lang)}", "", head, ""] + _fence("\n".join(overrides), "sh")
+            lines.append("")
+    return lines
 
 
 def render(report: Report, lang: str = "en", *, watch: dict | None = None) -> str:
@@ -86,21 +120,7 @@ def render(report: Report, lang: str = "en", *, watch: dict | None = None) -> st
         lines += [f"### {say('report.memory_title', lang)}", ""]
         lines += _table([say("report.col.component", lang), say("report.col.gib", lang)], rows, right=(1,))
         lines += ["", fit_verdict(est, lang), ""]
-    # ---- plan
-    plan = report.plan
-    if plan.steps:
-        rows = []
-        for i, step in enumerate(plan.steps, 1):
-            text = say(step.title, lang)
-            changes = change_words(step, lang)
-            rows.append([str(i), text + (f" ({changes})" if changes else ""), f"{step.estimate.peak_gib:.2f}",
-                         f"{step.saved_gib:.2f}",
-                         say("common.list_sep", lang).join(say(f"plan.cost.{c}", lang) for c in step.costs)
-                         or say("plan.cost.none", lang)])
-        lines += [f"### {say('markdown.plan', lang)}", ""]
-        lines += _table(["#", say("report.col.step", lang), say("report.col.peak", lang),
-                         say("markdown.saves_gib", lang), say("report.col.costs", lang)], rows, right=(0, 2, 3))
-        lines.append("")
+    lines += _plan_section(report, lang)
     if report.patch:
         lines += [f"### {say('markdown.patch', lang)}", ""] + _fence(report.patch, "diff") + [""]
     if report.env:

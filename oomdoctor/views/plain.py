@@ -33,7 +33,7 @@ from oomdoctor.views.describe import (
     install_commands,
     model_lines,
     model_warning_lines,
-    override_lines,
+    override_block,
     read_as_line,
     setup_line,
 )
@@ -313,14 +313,9 @@ def _render_steps(report: Report, est: Estimate, console: AnyConsole, kit: Kit, 
         print_hanging(console, [(say("report.install", lang, cmds=" ; ".join(installs)), "bold")], 2)
     fields = [c.field for step in plan.steps for c in step.changes]
     # a verl YAML config is patched (the diff below holds these keys); a script or a pasted command is not
-    overrides = override_lines(s, plan.steps[-1].setup, fields) if s is not None and not report.patch else []
+    head, overrides = override_block(s, plan.steps[-1].setup, fields, bool(report.patch), lang)
     if overrides:
-        # a verl script is not patched: the plan's values as Hydra overrides the user pastes into the command
-        # the batch an optimizer step takes stays: ppo_mini_batch_size (actor.yaml), the SFT trainer's
-        # data.train_batch_size (sft_trainer.yaml); accumulation is what rises
-        batch = "data.train_batch_size" if s is not None and s.stage == "sft" else "ppo_mini_batch_size"
-        print_hanging(console, [say("report.verl_overrides_accum", lang, batch=batch) if "micro_batch" in fields
-                                else say("report.verl_overrides", lang)], 2)
+        print_hanging(console, [head], 2)
         for line in overrides:
             console.print(kit.Text("    " + line, style="bold"))
     dropped = plan.rungs_in("dropped")

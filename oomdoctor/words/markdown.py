@@ -13,6 +13,7 @@ WORDS = {
     "markdown.plan": ("Plan", "方案"),
     "markdown.saves_gib": ("saves GiB", "节省 GiB"),
     "markdown.patch": ("Config patch", "配置补丁"),
+    "markdown.overrides": ("Command overrides", "命令行覆盖项"),
     "markdown.env": ("Environment variables", "环境变量"),
     "markdown.timeline": ("GPU memory timeline", "显存时间线"),
     "markdown.card": ("card", "显卡"),
