@@ -105,6 +105,15 @@ async def test_the_apps_patch_tab_shows_the_overrides_a_verl_script_needs():
     assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in shown.split()
 
 
+def test_the_guides_apply_page_gives_the_overrides_to_paste():
+    from oomdoctor.guide.answers import Answers
+    from oomdoctor.guide.pages import pages
+
+    code = next(p for p in pages(report_of(OVER), Answers(), "en") if p.key == "apply").code.split()
+    assert "actor_rollout_ref.rollout.free_cache_engine=True" in code
+    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in code
+
+
 def test_json_output_names_verl_keys(capsys):
     code, out, _ = run_cli(capsys, *OVER, "--json")
     assert code == 1

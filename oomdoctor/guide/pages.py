@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from oomdoctor.facts import COMPONENTS, GIB, Change, Estimate, Report, Skipped, Step, TrainingSetup
 from oomdoctor.guide.answers import Answers, is_answer_skip, method_name, questions, reproduce_flags
 from oomdoctor.shellsafe import export_line
-from oomdoctor.views.describe import install_commands, phase_words
+from oomdoctor.views.describe import install_commands, override_block, phase_words
 from oomdoctor.words import count_words, has, say
 
 if TYPE_CHECKING:
@@ -505,6 +505,12 @@ class _Writer:
             code += [self.command("--export plan.diff"), "git apply plan.diff"]
         else:
             paras.append(self.tr("ap_nofile"))
+            # a verl script is not patched: the plan's values as Hydra overrides for its launch command
+            fields = [c.field for step in r.plan.steps for c in step.changes]
+            head, overrides = override_block(start, final, fields, False, self.lang)
+            if overrides:
+                paras.append(head)
+                code += overrides
         if r.env:
             paras.append(self.tr("ap_env", names=", ".join(r.env)))
             code += [export_line(k, v) for k, v in r.env.items()]
