@@ -18,8 +18,10 @@ Megatron splits the model itself, so a rank holds a shard, not the model (NVIDIA
   holds PP micro-batches in flight under 1F1B (times 1 + (PP-1)/(PP v) interleaved, fewer when a step has fewer);
   full recompute keeps each recompute chunk's input (2sbh, over TP with sequence parallelism) and rebuilds one
   chunk at a time (megatron/core/transformer/transformer_block.py _checkpointed_forward);
-- logits: the output layer's input and 4 bytes a logit, split over TP (vocab-parallel cross entropy,
-  megatron/core/tensor_parallel/cross_entropy.py), on the last stage with one micro-batch in flight.
+- logits: the output layer's input and 6 bytes a logit, split over TP (vocab-parallel cross entropy,
+  megatron/core/tensor_parallel/cross_entropy.py), on the last stage with one micro-batch in flight: the
+  cross entropy's fp32 copy, kept as the softmax for backward, beside the bf16 logits the model still holds at the
+  loss, or beside the bf16 gradient made from it in backward.
 """
 from __future__ import annotations
 
@@ -178,9 +180,19 @@ def activation_bytes(setup: TrainingSetup, shape: ModelShape) -> tuple[float, fl
     return first, last
 
 
+# Bytes a logit at the loss: the vocab-parallel cross entropy upcasts the bf16 logits to an fp32 copy it keeps as the
+# softmax (megatron/core/tensor_parallel/cross_entropy.py:25 `vocab_parallel_logits.float()`, exp and div in place,
+# save_for_backward) while GPTModel._postprocess still holds the bf16 `logits` it passes in (gpt_model.py:807-839;
+# ms-swift's own swift/megatron/model/gpt_model.py:205-221 at ea766ff5b); the fused loss's backward casts the fp32
+# gradient, made in the softmax's place, to a new bf16 one (megatron/core/fusions/fused_cross_entropy.py:82)
+LOSS_BYTES_PER_LOGIT = 4 + 2
+
+
 def logits_bytes(setup: TrainingSetup, shape: ModelShape) -> float:
-    """The output layer's input (bf16) and 4 bytes a logit, split over TP (theoretical_memory_usage.py)."""
-    return 4 * rank_tokens(setup) * (shape.hidden_size + shape.vocab_size) / max(1, setup.tensor_parallel)
+    """The output layer's input (4 bytes a hidden value, as theoretical_memory_usage.py counts it) and the loss's
+    LOSS_BYTES_PER_LOGIT, split over TP."""
+    return rank_tokens(setup) * (4 * shape.hidden_size + LOSS_BYTES_PER_LOGIT * shape.vocab_size) \
+        / max(1, setup.tensor_parallel)
 
 
 def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: ParamCounts, headroom: float) -> Estimate:
