@@ -1,6 +1,6 @@
 """Proof 1: oomdoctor's estimate against published, measured peaks.
 
-    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|fresh-2026-12c|fresh-2026-12d|fresh-2026-12e|all]
+    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|fresh-2026-12c|fresh-2026-12d|fresh-2026-12e|fresh-2026-12f|all]
 
 Runs every case of tests/data/reference/measured_peaks.yaml with reliability high or medium and a measured
 figure (plus every `oom: true` case), converts it into a TrainingSetup + ModelShape with the small generic
@@ -357,6 +357,10 @@ def convert(case: dict, ref: dict):
     for key in ("modules_to_save", "quant_method", "expandable_segments", "quantize_moe_experts", "loss_scale"):
         if case.get(key):
             extras[key] = case[key]
+    if case.get("liger"):
+        # the script's Liger switch is the whole-model patch (HF Trainer / ms-swift use_liger_kernel, Liger's
+        # apply_liger_kernel_to_<model>() defaults): the key oomdoctor's readers keep for it
+        extras["use_liger_kernel"] = True
     celoss = re.search(r"celoss_parallel_size=(\d+)", str(case.get("quote") or "").lower())
     if celoss and int(celoss.group(1)) > 0 and int(case.get("seq_parallel") or 1) > 1:
         # ms-swift's sequence-parallel loss with CELOSS_PARALLEL_SIZE > 0 (swift/trainers/utils.py

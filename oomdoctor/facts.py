@@ -122,6 +122,11 @@ class Mechanisms:
     experts_quantized_on_load: bool = False   # axolotl quantize_moe_experts: 3-D experts dequantized on access
     loss_scale: str = ""                      # ms-swift --loss_scale (hermes, react, last_round+qwen, ...)
     keeps_outputs: bool = False               # the training loop holds the model's outputs through backward and step
+    # Liger-Kernel's RMSNorm and SwiGLU/GeGLU modules in place of the model's (its whole-model patch: HF Trainer and
+    # TRL use_liger_kernel, LLaMA-Factory enable_liger_kernel, ms-swift and OpenRLHF use_liger_kernel; axolotl's
+    # liger_rms_norm and liger_glu_activation one by one)
+    liger_norm: bool = False
+    liger_glu: bool = False
     # DeepSpeed ZeRO buckets (elements); None: DeepSpeed's default
     zero_live_parameters: float = 1e9         # stage3_max_live_parameters
     zero_prefetch_bucket: float | None = None  # stage3_prefetch_bucket_size
@@ -231,6 +236,7 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         experts_quantized_on_load=_flag_on(e.get("quantize_moe_experts", False)),
         loss_scale=str(e.get("loss_scale") or "").strip().lower(),
         keeps_outputs=_flag_on(e.get("keeps_model_outputs", False)),
+        liger_norm=_liger(e, "liger_rms_norm"), liger_glu=_liger(e, "liger_glu_activation"),
         zero_live_parameters=_float(e.get("stage3_max_live_parameters", 1e9) or 1e9, 1e9),
         zero_prefetch_bucket=_bucket(e, "stage3_prefetch_bucket_size"),
         zero_reduce_bucket=_bucket(e, "reduce_bucket_size"),
@@ -256,6 +262,13 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         critic=_flag_on(e.get("verl_critic", False)),
         critic_offload_params=_flag_on(e.get("verl_critic_offload_params", False)),
         critic_offload_optimizer=_flag_on(e.get("verl_critic_offload_optimizer", False)))
+
+
+def _liger(extras: Mapping[str, Any], own_key: str) -> bool:
+    """Whether Liger-Kernel replaces one kind of module: its whole-model patch (the frameworks' one switch, which
+    applies every default kernel: liger_kernel/transformers/monkey_patch.py apply_liger_kernel_to_llama(rope=True,
+    rms_norm=True, swiglu=True, ...)) or the framework's key for that kernel alone (axolotl's)."""
+    return any(_flag_on(extras.get(k, False)) for k in ("use_liger_kernel", "enable_liger_kernel", own_key))
 
 
 def _peft_type(value: Any) -> str:

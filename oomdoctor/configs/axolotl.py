@@ -337,6 +337,14 @@ def _fused_loss(b: Builder, doc: Doc) -> None:
         b.set("fused_ce", True, doc.src(key))
     elif doc.bool_("liger_fused_linear_cross_entropy"):
         b.set("fused_ce", True, doc.src("liger_fused_linear_cross_entropy"))
+    if any(_LIGER_PLUGIN in p for p in names):
+        # the Liger plugin's own switches for its norm and MLP-product kernels (axolotl integrations/liger
+        # args.py; liger_swiglu its older name of liger_glu_activation), which the memory model reads one by one
+        # (Mechanisms.liger_norm, liger_glu)
+        for key, kept in (("liger_rms_norm", "liger_rms_norm"), ("liger_glu_activation", "liger_glu_activation"),
+                          ("liger_swiglu", "liger_glu_activation")):
+            if doc.bool_(key):
+                b.extras[kept] = True
 
 
 def _fsdp(b: Builder, doc: Doc, fcfg: dict) -> None:

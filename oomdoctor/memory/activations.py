@@ -59,6 +59,16 @@ ATTN_SINKS = ("gpt_oss",)
 # so `attn_output.transpose(1, 2).contiguous()` before o_proj copies what the kernel also keeps
 ROPE_CAT = ("phi3", "gpt_neox", "glm", "glm4")
 _UP_IN = ("gate_proj", "up_proj")
+# model types whose modules Liger-Kernel's patch replaces (liger_kernel/transformers/monkey_patch.py
+# MODEL_TYPE_TO_APPLY_LIGER_FN, linkedin/Liger-Kernel ead96b61); for any other type transformers' Trainer warns and
+# the model keeps its own modules
+LIGER_MODEL_TYPES = frozenset((
+    "deepseek_v4", "exaone4", "falcon_h1", "gemma", "gemma2", "gemma3", "gemma3_text", "gemma4", "gemma4_text", "glm4",
+    "glm4v", "glm4v_moe", "gpt_oss", "granite", "hunyuan_v1_dense", "hunyuan_v1_moe", "internvl", "llama", "llama4",
+    "llama4_text", "llava", "ministral", "mistral", "mixtral", "mllama", "mllama_text_model", "nemotron", "olmo2",
+    "olmo3", "paligemma", "phi3", "pixtral", "qwen2", "qwen2_5_vl", "qwen2_5_vl_text", "qwen2_vl", "qwen2_vl_text",
+    "qwen3", "qwen3_5", "qwen3_5_moe", "qwen3_5_moe_text", "qwen3_5_text", "qwen3_moe", "qwen3_next", "qwen3_vl",
+    "qwen3_vl_moe", "qwen3_vl_moe_text", "qwen3_vl_text", "smollm3", "smolvlm"))
 
 
 @dataclass(frozen=True)
@@ -126,6 +136,8 @@ class _Layer:
     rope_cat: bool = False        # RoPE concatenates: the attention output is copied before o_proj
     qkv_fused: bool = False       # one qkv_proj (Phi-3) instead of q/k/v projections
     gate_up_fused: bool = False   # one gate_up_proj (Phi-3) instead of gate/up projections
+    liger_norm: bool = False      # Liger-Kernel's RMSNorm: keeps its input and the fp32 rstd (ops/rms_norm.py)
+    liger_glu: bool = False       # Liger-Kernel's SwiGLU/GeGLU product: keeps gate and up only (ops/swiglu.py)
 
 
 def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, trains_weights: bool) -> _Layer:
@@ -156,6 +168,7 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
     dense, moe = layer_linears(shape)
     roles = {m.role for m in (dense or moe)} if mt else set()
     with_mask = masked(setup)
+    liger = mt in LIGER_MODEL_TYPES
     # repeat_kv copies k and v to every head when the kernel cannot take GQA itself (eager, or SDPA with a mask:
     # transformers use_gqa_in_sdpa). One kv head expands to a stride-0 view instead: eager's matmul still copies
     # it, SDPA takes it as is unless an fp32 residual promoted k through RoPE's fp32 cos/sin and the kernel's
@@ -175,7 +188,8 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   prefix=setup.mechanisms.virtual_tokens if peft == "PREFIX_TUNING" else 0,
                   norms=4 if mt in SANDWICH_NORMS else 2, norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP,
                   attn_sinks=mt in ATTN_SINKS,
-                  qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles, rope_cat=mt in ROPE_CAT)
+                  qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles, rope_cat=mt in ROPE_CAT,
+                  liger_norm=liger and setup.mechanisms.liger_norm, liger_glu=liger and setup.mechanisms.liger_glu)
 
 
 def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *, trains_weights: bool,
@@ -301,6 +315,11 @@ def _save_norms(ly: _Layer, saved: dict) -> None:
         if ly.compiled:
             saved[f"{norm}:fp32"] = ly.r * ly.h + 4.0
             continue
+        if ly.liger_norm:
+            # LigerRMSNormFunction.forward `ctx.save_for_backward(X, W, RSTD)` (liger_kernel/ops/rms_norm.py): the
+            # input in its own dtype and one fp32 rstd per row; no fp32 copy, no normalised tensor
+            saved[f"{norm}:fp32"] = ly.r * ly.h + 4.0
+            continue
         saved[f"{norm}:fp32"] = 4 * ly.h + 4.0 / 1      # + (b, s, 1) fp32 rsqrt, 4 bytes per token
         if ly.trains_weights:
             saved[f"{norm}:normed"] = (4 if ly.norm_fp32_out else ly.r) * ly.h
@@ -353,7 +372,9 @@ def _save_mlp(shape: ModelShape, ly: _Layer, saved: dict) -> None:
         _save_linear(ly, saved, name, "norm2:out", ly.r, ly.h)
     if shape.gated_mlp:
         saved["mlp:gate"] = a * inter                # silu's input
-        if not ly.compiled:
+        if not ly.compiled and not ly.liger_glu:
+            # (LigerSiLUMulFunction / LigerGELUMulFunction save only a and b and recompute the activation in
+            # backward: liger_kernel/ops/swiglu.py `ctx.save_for_backward(a, b)`, ops/geglu.py likewise)
             saved["mlp:act"] = a * inter             # silu output, kept by the product (compiled: recomputed)
         saved["mlp:up"] = a * inter
     else:
@@ -497,8 +518,9 @@ def _first_unrecorded(ly: _Layer, saved: dict) -> float:
 
 def _norm_backward(ly: _Layer) -> float:
     """HF RMSNorm's backward is fp32 arithmetic: about four fp32 hidden-sized temporaries at once, and the
-    gradient in the residual dtype."""
-    return 16 * ly.h + ly.r * ly.h
+    gradient in the residual dtype. Liger's kernel writes the input gradient only (its weight gradient's fp32
+    partial sums are one row per SM, not per token: liger_kernel/ops/rms_norm.py rms_norm_backward)."""
+    return ly.r * ly.h if ly.liger_norm else 16 * ly.h + ly.r * ly.h
 
 
 def _backward_peak(ly: _Layer, saved: dict, per_layer: float) -> float:
@@ -514,6 +536,10 @@ def _backward_peak(ly: _Layer, saved: dict, per_layer: float) -> float:
                                                         "down_proj:lora_a_in", "down_proj:dropout_out"))
     # the product's gradient, then silu's and up's, once down_proj's saved input is freed
     mlp_extra = 3 * a * inter - down_in + (a * h if r != a else 0)
+    if ly.liger_glu:
+        # Liger's product backward writes the gate's and up's gradients into its saved a and b in place
+        # (liger_kernel/ops/swiglu.py swiglu_backward): only down_proj's input gradient comes on top
+        mlp_extra = a * inter + (a * h if r != a else 0)
     if "down_proj" in ly.targets:
         mlp_extra += (ly.adapter_bytes if not ly.autocast else a) * inter
     if ly.eager and ly.attn_sinks:

@@ -153,6 +153,12 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     moments = {name: _with_states(always, parts) for name, parts in steps.moments.items()}
     if sh.step_grads:
         moments["optimizer"]["optimizer"] = moments["optimizer"].get("optimizer", 0.0) + sh.step_grads
+    if sh.gather and _fsdp_reshards(setup):
+        # every FSDP unit, the root included, is resharded by its post-backward hook, so the optimizer step sees
+        # sharded parameters only (torch/distributed/fsdp/_runtime_utils.py _post_backward_reshard:
+        # `_should_free_in_backward` is true for FULL_SHARD and HYBRID_SHARD; FSDP2 FSDPParamGroup.post_backward
+        # reshards when reshard_after_backward, its default)
+        moments["optimizer"]["weights"] -= sh.gather
     if _persistent_grad_partition(setup, rg):
         for parts in moments.values():
             parts["gradients"] = max(parts.get("gradients", 0.0), sh.grads)
@@ -427,6 +433,12 @@ def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCou
         host = (weights + grads + states) * _local(hw, n)
         return Sharded(weights=resident, grads=0.0, states=0.0, temp=0.0, gather=gather, host=host, reduce=reduce)
     return Sharded(weights=weights + resident, grads=grads, states=states, temp=temp, gather=gather, reduce=reduce)
+
+
+def _fsdp_reshards(setup: TrainingSetup) -> bool:
+    """Whether FSDP shards the parameters themselves (FULL_SHARD, HYBRID_SHARD) over more than one GPU."""
+    fsdp = (setup.fsdp or "").lower()
+    return max(1, setup.n_gpus) > 1 and ("full" in fsdp or "hybrid" in fsdp)
 
 
 def _largest_trainable_unit(setup: TrainingSetup, counts: ParamCounts, T: int) -> float:
