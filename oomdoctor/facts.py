@@ -264,6 +264,13 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         critic_offload_optimizer=_flag_on(e.get("verl_critic_offload_optimizer", False)))
 
 
+# Frameworks whose fused-loss key (the one the plan sets for fused_ce) is Liger-Kernel's whole-model patch:
+# LLaMA-Factory enable_liger_kernel (model/model_utils/liger_kernel.py `apply_liger_kernel(**kwargs)` with Liger's
+# defaults: rope, rms_norm, swiglu and the fused linear cross entropy), the HF Trainer's use_liger_kernel (trainer.py _apply_liger_kernel_to_instance)
+# that TRL, ms-swift and OpenRLHF pass on; axolotl's fused loss is its own key beside liger_rms_norm/liger_glu_activation
+LIGER_WHOLE_MODEL = frozenset({"llamafactory", "hf", "trl", "ms-swift", "openrlhf"})
+
+
 def _liger(extras: Mapping[str, Any], own_key: str) -> bool:
     """Whether Liger-Kernel replaces one kind of module: its whole-model patch (the frameworks' one switch, which
     applies every default kernel: liger_kernel/transformers/monkey_patch.py apply_liger_kernel_to_llama(rope=True,
@@ -390,7 +397,12 @@ class TrainingSetup:
     def mechanisms(self) -> Mechanisms:
         """The framework mechanisms `extras` turns on, typed (see `mechanisms_of`); read once per setup (a setup
         is frozen, and every change makes a new one)."""
-        return mechanisms_of(self.extras, loss=self.loss_kernel)
+        extras = self.extras
+        if self.fused_ce and self.framework in LIGER_WHOLE_MODEL and not _liger(extras, ""):
+            # a plan step that turns the framework's one Liger switch on patches the whole model, as the switch
+            # read from a config does (the readers keep it in extras): norms and GLU too, not the loss alone
+            extras = {**extras, "use_liger_kernel": True}
+        return mechanisms_of(extras, loss=self.loss_kernel)
 
 
 # ---------------------------------------------------------------- model shape

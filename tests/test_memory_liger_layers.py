@@ -18,7 +18,8 @@ LIGER = {"use_liger_kernel": True}
 
 
 def full(**kw) -> TrainingSetup:
-    base = dict(framework="hf", method="full", load_dtype="bf16", precision="bf16", micro_batch=4, seq_len=1024,
+    # axolotl: its fused loss (fused_ce) is a key of its own, so the layers are Liger's only where extras say so
+    base = dict(framework="axolotl", method="full", load_dtype="bf16", precision="bf16", micro_batch=4, seq_len=1024,
                 grad_ckpt=True, attention="sdpa", packing=True, fused_ce=True)
     base.update(kw)
     return TrainingSetup(**base)
@@ -84,3 +85,16 @@ def test_one_switch_patches_every_module_in_trainer_and_llamafactory_configs(tmp
     trl.write_text(trl.read_text().replace("use_liger_kernel: true", "use_liger_kernel: false"))
     mech = load_config(str(trl)).mechanisms
     assert (mech.liger_norm, mech.liger_glu) == (False, False)
+
+
+def test_a_plan_step_that_turns_the_one_switch_on_patches_the_layers_too():
+    from oomdoctor.planner.registry import with_values
+
+    # the plan's fused-loss rung sets enable_liger_kernel / use_liger_kernel, the whole-model switch there
+    for framework in ("llamafactory", "hf", "trl", "ms-swift", "openrlhf"):
+        before = full(framework=framework, fused_ce=False)
+        after = with_values(before, {"fused_ce": True}).mechanisms
+        assert (before.mechanisms.liger_norm, after.liger_norm, after.liger_glu) == (False, True, True), framework
+    # axolotl's fused loss is its own key: the layers stay transformers' own
+    after = with_values(full(fused_ce=False), {"fused_ce": True}).mechanisms
+    assert (after.liger_norm, after.liger_glu) == (False, False)
