@@ -68,6 +68,11 @@ EXTRA_SHAPES = {
                                                                 num_heads=32, num_kv_heads=4, vocab_size=32000),
     # Llama-2-7b with the Chinese-LLaMA-2 tokenizer: embeddings resized to 55,296 rows (hfl/chinese-llama-2-7b
     # config.json vocab_size 55296; the other figures are Llama-2-7b's)
+    # OpenBuddy's Mistral-7B fine-tune extends the tokenizer: 36,608 embedding and output rows (config.json
+    # vocab_size 36608, as TheBloke/openbuddy-zephyr-7B-v14.1-GPTQ republishes it); the rest is Mistral-7B-v0.1's
+    "OpenBuddy/openbuddy-zephyr-7b-v14.1": dict(model_type="mistral", hidden_size=4096, intermediate_size=14336,
+                                                num_layers=32, num_heads=32, num_kv_heads=8, vocab_size=36608,
+                                                params_total=7_279_480_832),
     "hfl/chinese-llama-2-7b": dict(hidden_size=4096, intermediate_size=11008, num_layers=32, num_heads=32, num_kv_heads=32,
                                    vocab_size=55296, params_total=6_929_256_448),
     "Qwen/Qwen-1_8B": dict(model_type="qwen", hidden_size=2048, intermediate_size=5504, num_layers=24, num_heads=16,
