@@ -77,6 +77,8 @@ def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
     liger = found(doc, KEYS["fused_ce"])
     if liger:
         b.from_doc("fused_ce", doc, liger, doc.bool_(liger))
+        if doc.bool_(liger):
+            b.values["loss_kernel"] = "liger"     # fused in training only (memory/estimate.py _fused_in_eval)
     if doc.bool_("do_eval") is not None:
         b.set("do_eval", bool(doc.bool_("do_eval")), doc.src("do_eval"))
     skey = next((n for n in ("eval_strategy", "evaluation_strategy") if doc.has(n)), None)
@@ -391,6 +393,8 @@ def _conv_features(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, A
     for kind, field in _FLAG_FIELDS:
         if kind in signals:
             b.set(field, bool(signals[kind][0]), doc.src(signals[kind][1]))
+    if "liger" in signals and signals["liger"][0]:
+        b.values["loss_kernel"] = "liger"         # fused in training only (memory/estimate.py _fused_in_eval)
     if "backend" in signals and str(signals["backend"][0]).lower() == "unsloth":
         b.set("use_unsloth", True, doc.src(signals["backend"][1]))
     if "packing" in signals:
