@@ -369,6 +369,8 @@ def convert(case: dict, ref: dict):
         # compute-dtype logits are saved once and cross-entropy runs per chunk in that dtype, no fp32 copy;
         # with Liger on too, since the trainer takes the labels away under sequence parallelism
         extras["loss"] = "chunked"
+    if case.get("liger") and "loss" not in extras:
+        extras["loss"] = "liger"     # Liger's kernel, as the readers name it: fused in training only
     n = int(case.get("n_gpus") or 1)
     setup = TrainingSetup(
         framework=framework, framework_version=version, method=method, lora_rank=int(case.get("lora_rank") or 8), lora_targets=targets,
@@ -382,6 +384,10 @@ def convert(case: dict, ref: dict):
         # Cut Cross-Entropy: fused into the output projection, as oomdoctor's axolotl reader reads the plugin
         use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger") or case.get("cut_cross_entropy")), stage=str(case.get("stage") or "sft"),
         seq_parallel=int(case.get("seq_parallel") or 1), extras=extras)
+    if case.get("eval_batch"):
+        # a row whose run evaluates during training (its framework's default or its flags): the evaluation
+        # forward at per_device_eval_batch_size, on batches as long as training's
+        setup = replace(setup, do_eval=True, eval_batch=int(case["eval_batch"]))
     if case.get("megatron"):
         # a Megatron-Core run: its parallel sizes, distributed optimizer and recompute as the script states them
         # (TrainingSetup's Megatron fields, by name)
