@@ -33,7 +33,7 @@ def test_a_fused_loss_that_runs_in_evaluation_too_keeps_the_logits_out_of_it():
     assert liger.allocated_gib - fused.allocated_gib > 5.0
 
 
-def test_zero3_keeps_its_gradient_partition_through_an_evaluation():
+def test_zero3_keeps_its_gradient_partition_through_an_evaluation_and_zero2_does_not():
     # ZeRO-3 allocates its flat gradient partition at init and never frees it (stage3.py __init__): an
     # evaluation forward holds it beside the weights and the optimizer states
     ds = dict(method="full", zero_stage=3, n_gpus=4, deepspeed_file="zero3.json")
@@ -41,6 +41,9 @@ def test_zero3_keeps_its_gradient_partition_through_an_evaluation():
     grads = 8_190_735_360 * 2 / 4 / GIB
     assert evaluating.phase == "eval"
     assert abs(evaluating.components["gradients"] - grads) < 0.01
+    # ZeRO-2 releases its partition buffer after each reduction, and the step frees the gradients
+    zero2 = estimate(_liger_run(**{**ds, "zero_stage": 2}), QWEN3_8B, H100)
+    assert zero2.phase == "eval" and zero2.components["gradients"] == 0.0
 
 
 def test_readers_name_liger_so_the_estimate_can_tell_it_from_other_fused_losses(tmp_path):

@@ -162,7 +162,10 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         notes.append(msg("memory.note.zero3_quantized_load", gib=loaded / GIB))
     totals = {name: sum(parts.values()) for name, parts in moments.items()}
     peak_moment = max(totals, key=totals.get)  # type: ignore[arg-type]
-    resident_grads = sh.grads if _persistent_grad_partition(setup, rg) else 0.0
+    # an evaluation runs after an optimizer step: ZeRO-3's flat gradient partition, allocated once at init
+    # (deepspeed/runtime/zero/stage3.py:547 at v0.16.4), is still there; ZeRO-2's is released after each
+    # reduction (stage_1_and_2.py:802 _release_ipg_buffers) and its views freed by the step
+    resident_grads = sh.grads if _persistent_grad_partition(setup, rg) and setup.zero_stage >= 3 else 0.0
     eval_alloc, ev_act, ev_logits = _eval_pass(setup, shape, rg, always, resident_grads)
     phase = "eval" if setup.do_eval and eval_alloc > totals[peak_moment] else "train"
     if phase == "eval":
