@@ -68,6 +68,11 @@ EXTRA_SHAPES = {
                                                                 num_heads=32, num_kv_heads=4, vocab_size=32000),
     # Llama-2-7b with the Chinese-LLaMA-2 tokenizer: embeddings resized to 55,296 rows (hfl/chinese-llama-2-7b
     # config.json vocab_size 55296; the other figures are Llama-2-7b's)
+    # OpenBuddy's Mistral-7B fine-tune extends the tokenizer: 36,608 embedding and output rows (config.json
+    # vocab_size 36608, as TheBloke/openbuddy-zephyr-7B-v14.1-GPTQ republishes it); the rest is Mistral-7B-v0.1's
+    "OpenBuddy/openbuddy-zephyr-7b-v14.1": dict(model_type="mistral", hidden_size=4096, intermediate_size=14336,
+                                                num_layers=32, num_heads=32, num_kv_heads=8, vocab_size=36608,
+                                                params_total=7_279_480_832),
     "hfl/chinese-llama-2-7b": dict(hidden_size=4096, intermediate_size=11008, num_layers=32, num_heads=32, num_kv_heads=32,
                                    vocab_size=55296, params_total=6_929_256_448),
     "Qwen/Qwen-1_8B": dict(model_type="qwen", hidden_size=2048, intermediate_size=5504, num_layers=24, num_heads=16,
@@ -368,6 +373,8 @@ def convert(case: dict, ref: dict):
         # compute-dtype logits are saved once and cross-entropy runs per chunk in that dtype, no fp32 copy;
         # with Liger on too, since the trainer takes the labels away under sequence parallelism
         extras["loss"] = "chunked"
+    if case.get("liger") and "loss" not in extras:
+        extras["loss"] = "liger"     # Liger's kernel, as the readers name it: fused in training only
     n = int(case.get("n_gpus") or 1)
     setup = TrainingSetup(
         framework=framework, framework_version=version, method=method, lora_rank=int(case.get("lora_rank") or 8), lora_targets=targets,
@@ -381,6 +388,10 @@ def convert(case: dict, ref: dict):
         # Cut Cross-Entropy: fused into the output projection, as oomdoctor's axolotl reader reads the plugin
         use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger") or case.get("cut_cross_entropy")), stage=str(case.get("stage") or "sft"),
         seq_parallel=int(case.get("seq_parallel") or 1), extras=extras)
+    if case.get("eval_batch"):
+        # a row whose run evaluates during training (its framework's default or its flags): the evaluation
+        # forward at per_device_eval_batch_size, on batches as long as training's
+        setup = replace(setup, do_eval=True, eval_batch=int(case["eval_batch"]))
     if case.get("megatron"):
         # a Megatron-Core run: its parallel sizes, distributed optimizer and recompute as the script states them
         # (TrainingSetup's Megatron fields, by name)

@@ -39,6 +39,21 @@ def test_a_slightly_longer_batch_cannot_use_the_cached_blocks_and_keeps_them_res
     assert al.max_allocated == 400 * MIB and al.max_reserved > 790 * MIB       # segments never merge
 
 
+def test_a_run_reserves_more_the_more_of_its_batches_are_a_new_longest_one():
+    # the same five lengths: met longest first, later batches reuse its blocks; met in rising order, each new
+    # longest batch maps its loss tensors' segments beside the cached ones (docs/estimates.md section 27)
+    def batch(n, scale):
+        logits = int(300 * MIB * scale)          # a bf16 logits tensor, its fp32 copy and fp32 log-softmax
+        return [("alloc", f"l{n}", logits), ("alloc", f"u{n}", 2 * logits), ("alloc", f"s{n}", 2 * logits),
+                ("free", f"l{n}"), ("free", f"u{n}"), ("free", f"s{n}")]
+    scales = [0.96, 0.97, 0.98, 0.99, 1.0]
+    rising = replay([ev for n, sc in enumerate(scales) for ev in batch(n, sc)])
+    falling = replay([ev for n, sc in enumerate(reversed(scales)) for ev in batch(n, sc)])
+    assert rising.max_allocated == falling.max_allocated == 5 * 300 * MIB
+    assert falling.max_reserved == falling.max_allocated
+    assert rising.max_reserved > 2 * falling.max_reserved
+
+
 def test_releasing_whole_idle_segments_lets_the_longer_batch_fit_on_a_full_card():
     events = [("alloc", "x1", 396 * MIB), ("free", "x1"), ("alloc", "x2", 400 * MIB)]
     al = replay(events, capacity=500 * MIB)             # the OOM retry frees the idle 396 MiB segment

@@ -337,6 +337,7 @@ def _fused_loss(b: Builder, doc: Doc) -> None:
         b.set("fused_ce", True, doc.src(key))
     elif doc.bool_("liger_fused_linear_cross_entropy"):
         b.set("fused_ce", True, doc.src("liger_fused_linear_cross_entropy"))
+        b.values["loss_kernel"] = "liger"         # fused in training only (memory/estimate.py _fused_in_eval)
     if any(_LIGER_PLUGIN in p for p in names):
         # the Liger plugin's own switches for its norm and MLP-product kernels (axolotl integrations/liger
         # args.py; liger_swiglu its older name of liger_glu_activation), which the memory model reads one by one

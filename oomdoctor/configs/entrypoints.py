@@ -1063,7 +1063,7 @@ def _with_swift_env(setup: TrainingSetup, inv: Invocation, path: str) -> Trainin
         setup = replace(setup, extras={**setup.extras, "loss_scale": scale.text})
     # with sequence parallelism ms-swift takes the labels away from the model whether or not Liger is on
     # (swift/trainers/seq2seq_trainer.py compute_loss), so its own sequence-parallel loss runs
-    if setup.seq_parallel <= 1 or setup.loss_kernel:
+    if setup.seq_parallel <= 1 or setup.loss_kernel not in ("", "liger"):
         return setup
     celoss = _env_int(inv.command.env, "CELOSS_PARALLEL_SIZE")
     if celoss is None:

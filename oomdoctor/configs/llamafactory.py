@@ -252,6 +252,8 @@ def _read_switches(b: Builder, doc: Doc, stage: str) -> None:
     if liger is not None:
         # Liger's fused linear cross-entropy is patched in for pt/sft only (model_utils/liger_kernel.py).
         b.set("fused_ce", bool(liger) and stage in ("pt", "sft"), doc.src(k_liger))
+        if liger and stage in ("pt", "sft"):
+            b.values["loss_kernel"] = "liger"     # fused in training only (memory/estimate.py _fused_in_eval)
 
 
 def _edit_method(out: Out, v: Any, final: dict[str, Any]) -> None:

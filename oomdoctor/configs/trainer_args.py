@@ -81,6 +81,7 @@ def read_trainer_args(b: Builder, doc: Doc) -> dict[str, Any]:
             # the Trainer's use_liger_kernel patches the whole model (trainer.py _apply_liger_kernel_to_instance
             # with Liger's defaults): its norms and MLP products too, which the memory model reads (Mechanisms)
             b.extras["use_liger_kernel"] = True
+            b.values["loss_kernel"] = "liger"     # fused in training only (memory/estimate.py _fused_in_eval)
     if doc.bool_("do_eval") is not None:
         b.set("do_eval", bool(doc.bool_("do_eval")), doc.src("do_eval"))
     skey = next((n for n in ("eval_strategy", "evaluation_strategy") if doc.has(n)), None)
@@ -397,6 +398,7 @@ def _conv_features(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, A
             b.set(field, bool(signals[kind][0]), doc.src(signals[kind][1]))
     if "liger" in signals and signals["liger"][0]:
         b.extras["use_liger_kernel"] = True      # the whole-model patch, as in the YAML reader above
+        b.values["loss_kernel"] = "liger"         # fused in training only (memory/estimate.py _fused_in_eval)
     if "backend" in signals and str(signals["backend"][0]).lower() == "unsloth":
         b.set("use_unsloth", True, doc.src(signals["backend"][1]))
     if "packing" in signals:

@@ -168,11 +168,16 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         notes.append(msg("memory.note.zero3_quantized_load", gib=loaded / GIB))
     totals = {name: sum(parts.values()) for name, parts in moments.items()}
     peak_moment = max(totals, key=totals.get)  # type: ignore[arg-type]
-    eval_alloc, ev_act, ev_logits = _eval_pass(setup, shape, rg, always)
+    # an evaluation runs after an optimizer step: ZeRO-3's flat gradient partition, allocated once at init
+    # (deepspeed/runtime/zero/stage3.py:547 at v0.16.4), is still there; ZeRO-2's is released after each
+    # reduction (stage_1_and_2.py:802 _release_ipg_buffers) and its views freed by the step
+    resident_grads = sh.grads if _persistent_grad_partition(setup, rg) and setup.zero_stage >= 3 else 0.0
+    eval_alloc, ev_act, ev_logits = _eval_pass(setup, shape, rg, always, resident_grads)
     phase = "eval" if setup.do_eval and eval_alloc > totals[peak_moment] else "train"
     if phase == "eval":
         notes.append(msg("memory.note.eval_peak", batch=setup.eval_batch, seq=setup.seq_len))
-        comps = {"weights": always["weights"] / GIB, "gradients": 0.0, "optimizer": always["optimizer"] / GIB,
+        comps = {"weights": always["weights"] / GIB, "gradients": resident_grads / GIB,
+                 "optimizer": always["optimizer"] / GIB,
                  "activations": ev_act / GIB, "logits": ev_logits / GIB}
         allocated = eval_alloc / GIB
     else:
@@ -189,6 +194,10 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # into one range that later allocations split, as for the token-shaped blocks (no idle blocks there)
         for name in MOMENTS[:-1]:
             blocks[name] = blocks.get(name, 0.0) + sh.step_grads
+    if setup.do_eval and setup.fused_ce and not _fused_in_eval(setup):
+        # the evaluation loss upcasts the logits it materialises: one fp32 logits block churns, as in an unfused
+        # loss (transient_blocks), where training's fused loss churned only a chunk
+        blocks["eval"] = _tokens_per_gpu(setup, setup.eval_batch) * shape.vocab_size * 4
     res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
                    eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom)
     overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + res.idle
@@ -504,15 +513,27 @@ def _with_states(always: dict, parts: dict) -> dict:
     return merged
 
 
-def _eval_pass(setup: TrainingSetup, shape: ModelShape, rg: Regime, always: dict) -> tuple[float, float, float]:
-    """(allocated, activations, logits) of the evaluation forward (per_device_eval_batch_size), bytes."""
+def _eval_pass(setup: TrainingSetup, shape: ModelShape, rg: Regime, always: dict,
+               resident_grads: float = 0.0) -> tuple[float, float, float]:
+    """(allocated, activations, logits) of the evaluation forward (per_device_eval_batch_size), bytes;
+    `resident_grads`: a gradient buffer that lives from the first backward on, through every later forward."""
     if not setup.do_eval:
         return 0.0, 0.0, 0.0
     ev_tokens = _tokens_per_gpu(setup, setup.eval_batch)
     ev_act = _eval_activations(shape, rg, ev_tokens, setup.seq_len, setup.attention)
     ev_logits = ev_tokens * shape.vocab_size * (rg.compute_bytes + LOSS_FWD_FP32_BYTES) \
-        if not setup.fused_ce else ev_tokens * shape.hidden_size * 8
-    return always["weights"] + always["optimizer"] + ev_act + ev_logits, ev_act, ev_logits
+        if not _fused_in_eval(setup) else ev_tokens * shape.hidden_size * 8
+    return always["weights"] + always["optimizer"] + resident_grads + ev_act + ev_logits, ev_act, ev_logits
+
+
+def _fused_in_eval(setup: TrainingSetup) -> bool:
+    """Whether the evaluation forward keeps training's fused loss. Liger's patched forward fuses the output
+    projection into the loss only in training and materialises the logits in evaluation, where the model's
+    loss_function upcasts them (liger_kernel/transformers/model/qwen3.py:86 and llama.py:94 at v0.5.10,
+    `if self.training and labels is not None`; v0.6 skip_logits defaults to the same). Cut Cross-Entropy
+    fuses in evaluation too unless its patch is train_only (cut_cross_entropy/transformers/utils.py
+    PatchOptions.use_lce), and torchtune validates with its training loss."""
+    return setup.fused_ce and setup.mechanisms.loss != "liger"
 
 
 # ---------------------------------------------------------------- the allocator's reserve
@@ -525,7 +546,7 @@ def _reserve(setup: TrainingSetup, shape: ModelShape, hw: Hardware, loss_kind: s
     max_memory_reserved is the largest of the moments' allocated bytes plus their idle blocks."""
     reserved_at = [sum(parts.values()) + blocks.get(name, 0.0) for name, parts in moments.items()]
     if eval_alloc is not None:
-        reserved_at.append(eval_alloc + blocks.get("loss", 0.0))
+        reserved_at.append(eval_alloc + blocks.get("eval", blocks.get("loss", 0.0)))
     reserve = max(0.0, max(reserved_at) / GIB - allocated)
     varlen = varlen_all = 0.0
     if _varlen_segments(setup, loss_kind):
