@@ -103,6 +103,27 @@ class Reserve:
     reserved_seen: float  # what torch.cuda.max_memory_reserved reports
 
 
+def _megatron(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: ParamCounts,
+              crash: CrashReport | None, headroom: float) -> Estimate:
+    """A Megatron-Core run: the model sharded by Megatron itself, and verl's colocated rollout beside it."""
+    # Megatron-Core shards the model itself (tensor, pipeline, expert parallelism): memory/megatron.py
+    from oomdoctor.memory import megatron
+
+    est = megatron.estimate(setup, shape, hw, counts, headroom)
+    if hybrid.applies(setup):
+        # verl's megatron workers colocate the rollout engine as its FSDP workers do (megatron_workers.py
+        # ActorRolloutRefWorker): the engine, log-prob passes and critic beside the rank's Megatron shard; a
+        # no-grad forward's working set split over the tensor-parallel ranks
+        mrg, tp = regime_of(setup, shape), max(1, setup.tensor_parallel)
+        est = hybrid.colocated(
+            est, setup, shape, hw, weights=est.components["weights"] * GIB,
+            states=est.components["optimizer"] * GIB, gather=0.0, params_total=counts.total,
+            lm_head=counts.lm_head, compute_bytes=mrg.compute_bytes,
+            activations_of=lambda t: _eval_activations(shape, mrg, t, setup.seq_len, setup.attention) / tp,
+            context=CUDA_CONTEXT_GIB * GIB, cublas=CUBLAS_WORKSPACE_GIB * GIB)
+    return replace(est, notes=est.notes + reconcile(est, crash)) if crash is not None else est
+
+
 def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
              crash: CrashReport | None = None, headroom: float = 0.10) -> Estimate:
     """Per-GPU memory of one training step (see module doc)."""
@@ -115,22 +136,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     setup = _attention_as_run(setup, shape)
     counts = _count(shape)
     if setup.megatron:
-        # Megatron-Core shards the model itself (tensor, pipeline, expert parallelism): memory/megatron.py
-        from oomdoctor.memory import megatron
-
-        est = megatron.estimate(setup, shape, hw, counts, headroom)
-        if hybrid.applies(setup):
-            # verl's megatron workers colocate the rollout engine as its FSDP workers do (megatron_workers.py
-            # ActorRolloutRefWorker): the engine, log-prob passes and critic beside the rank's Megatron shard; a
-            # no-grad forward's working set split over the tensor-parallel ranks
-            mrg, tp = regime_of(setup, shape), max(1, setup.tensor_parallel)
-            est = hybrid.colocated(
-                est, setup, shape, hw, weights=est.components["weights"] * GIB,
-                states=est.components["optimizer"] * GIB, gather=0.0, params_total=counts.total,
-                lm_head=counts.lm_head, compute_bytes=mrg.compute_bytes,
-                activations_of=lambda t: _eval_activations(shape, mrg, t, setup.seq_len, setup.attention) / tp,
-                context=CUDA_CONTEXT_GIB * GIB, cublas=CUBLAS_WORKSPACE_GIB * GIB)
-        return replace(est, notes=est.notes + reconcile(est, crash)) if crash is not None else est
+        return _megatron(setup, shape, hw, counts, crash, headroom)
     rg = regime_of(setup, shape)
     T = trainable_params(setup, shape)
     quant = bool(setup.quant_bits) and setup.method in ("lora", "qlora")
@@ -194,10 +200,6 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # into one range that later allocations split, as for the token-shaped blocks (no idle blocks there)
         for name in MOMENTS[:-1]:
             blocks[name] = blocks.get(name, 0.0) + sh.step_grads
-    if setup.do_eval and setup.fused_ce and not _fused_in_eval(setup):
-        # the evaluation loss upcasts the logits it materialises: one fp32 logits block churns, as in an unfused
-        # loss (transient_blocks), where training's fused loss churned only a chunk
-        blocks["eval"] = _tokens_per_gpu(setup, setup.eval_batch) * shape.vocab_size * 4
     res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
                    eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom)
     overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + res.idle
