@@ -183,6 +183,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # into one range that later allocations split, as for the token-shaped blocks (no idle blocks there)
         for name in MOMENTS[:-1]:
             blocks[name] = blocks.get(name, 0.0) + sh.step_grads
+    blocks = _with_fsdp2_pool(blocks, moments, _fsdp2_all_gather_pool(setup, rg, counts, quant))
     res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
                    eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom)
     overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + res.idle
@@ -427,6 +428,31 @@ def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCou
         host = (weights + grads + states) * _local(hw, n)
         return Sharded(weights=resident, grads=0.0, states=0.0, temp=0.0, gather=gather, host=host, reduce=reduce)
     return Sharded(weights=weights + resident, grads=grads, states=states, temp=temp, gather=gather, reduce=reduce)
+
+
+def _fsdp2_all_gather_pool(setup: TrainingSetup, rg: Regime, counts: ParamCounts, quant: bool) -> float:
+    """Bytes FSDP2 keeps reserved in its all-gather copy-in stream's pool, beside what the compute stream holds.
+    fully_shard allocates each unit's all-gather output on that stream in forward and in backward's prefetch
+    (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_all_gather: `with
+    device_handle.stream(all_gather_copy_in_stream)`; _fsdp_param_group.py get_all_gather_streams), while the
+    unsharded parameters it copies out into are the compute stream's (foreach_all_gather_copy_out). In forward a
+    unit's output is freed only at the next unit's copy-out (`all_gather_state`, "defer free to allow for overlap"),
+    so two units' outputs are alive at once, the root's and the first layer's at the start. The caching allocator
+    never hands one stream's cached blocks to another (c10/cuda/CUDACachingAllocator.cpp get_free_block: the
+    pool's blocks are ordered by stream first and a block of another stream never matches), so those two blocks
+    stay reserved beside every moment's tensors until an OOM retry frees them. FSDP1 gathers into the unsharded
+    parameters themselves (the unit in use and the prefetched one, counted in `gather`)."""
+    fsdp = (setup.fsdp or "").lower()
+    if setup.mechanisms.fsdp_version != 2 or not ("full" in fsdp or "hybrid" in fsdp):
+        return 0.0
+    layer = counts.largest_layer * (rg.frozen_bytes if quant else rg.compute_bytes)
+    root = (counts.embeddings + counts.lm_head) * rg.compute_bytes if setup.framework != "litgpt" else 0.0
+    return float(max(layer, root) + layer)
+
+
+def _with_fsdp2_pool(blocks: dict, moments: dict, pool: float) -> dict:
+    """The moments' idle blocks with the all-gather stream's pool beside each."""
+    return {**blocks, **{name: blocks.get(name, 0.0) + pool for name in moments}} if pool else blocks
 
 
 def _largest_trainable_unit(setup: TrainingSetup, counts: ParamCounts, T: int) -> float:

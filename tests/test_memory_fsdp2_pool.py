@@ -1,0 +1,41 @@
+"""FSDP2's all-gather outputs live in their own stream's pool (docs/estimates.md section 29): torch's fully_shard
+allocates them on the all-gather copy-in stream, and the caching allocator never lends one stream's cached blocks
+to another, so two units' outputs stay reserved beside every moment's tensors. FSDP1 gathers into the unsharded
+parameters themselves, which the estimate already holds."""
+from __future__ import annotations
+
+from oomdoctor.facts import GIB, Hardware, TrainingSetup
+from oomdoctor.memory import estimate
+from oomdoctor.models import _from_catalog
+
+GPT_OSS = _from_catalog("openai/gpt-oss-20b")   # 24 layers of 32 experts; 201088 x 2880 embeddings and output
+HW = Hardware(gpu="grid", gpu_gib=1e6)
+
+
+def full_ft(version: int | None, **kw) -> TrainingSetup:
+    extras = {"fsdp_version": version} if version else {}
+    base = dict(framework="axolotl", precision="bf16", load_dtype="bf16", method="full", micro_batch=1,
+                seq_len=4096, packing=True, grad_ckpt=True, attention="flash_attention_2", fsdp="full_shard",
+                n_gpus=8, optimizer="adamw_torch_fused", extras=extras)
+    base.update(kw)
+    return TrainingSetup(**base)
+
+
+def test_fsdp2_reserves_two_all_gather_outputs_beside_the_compute_stream():
+    v1, v2 = estimate(full_ft(None), GPT_OSS, HW), estimate(full_ft(2), GPT_OSS, HW)
+    assert v2.allocated_gib == v1.allocated_gib          # what is live does not change, only what stays cached
+    from oomdoctor.memory.params import count_params
+    counts = count_params(GPT_OSS)
+    pool = (max(counts.largest_layer, counts.embeddings + counts.lm_head) + counts.largest_layer) * 2 / GIB
+    grown = v2.details["reserved_gib"] - v1.details["reserved_gib"]
+    assert pool > 3.0                                     # the root's outputs (2.2 GiB) and one layer's (1.5)
+    assert abs(grown - pool) <= v1.details["allocator_reserve_gib"] + 1e-9
+
+
+def test_fsdp2_pool_is_in_quantized_storage_for_qlora_and_absent_without_sharding():
+    qlora = dict(method="qlora", quant_bits=4, lora_rank=16, lora_targets=("all",))
+    with_pool = estimate(full_ft(2, **qlora), GPT_OSS, HW).details["reserved_gib"]
+    without = estimate(full_ft(1, **qlora), GPT_OSS, HW).details["reserved_gib"]
+    assert with_pool > without
+    ddp = estimate(full_ft(2, fsdp=None), GPT_OSS, HW).details["reserved_gib"]
+    assert ddp == estimate(full_ft(None, fsdp=None), GPT_OSS, HW).details["reserved_gib"]
