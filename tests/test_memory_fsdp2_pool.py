@@ -4,12 +4,15 @@ to another, so two units' outputs stay reserved beside every moment's tensors. F
 parameters themselves, which the estimate already holds."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from oomdoctor.facts import GIB, Hardware, TrainingSetup
 from oomdoctor.memory import estimate
 from oomdoctor.models import _from_catalog
 
 GPT_OSS = _from_catalog("openai/gpt-oss-20b")   # 24 layers of 32 experts; 201088 x 2880 embeddings and output
 HW = Hardware(gpu="grid", gpu_gib=1e6)
+REF = Path(__file__).parent / "data" / "reference"
 
 
 def full_ft(version: int | None, **kw) -> TrainingSetup:
@@ -39,3 +42,12 @@ def test_fsdp2_pool_is_in_quantized_storage_for_qlora_and_absent_without_shardin
     assert with_pool > without
     ddp = estimate(full_ft(2, fsdp=None), GPT_OSS, HW).details["reserved_gib"]
     assert ddp == estimate(full_ft(None, fsdp=None), GPT_OSS, HW).details["reserved_gib"]
+
+
+def test_readers_name_fsdp2_from_accelerate_and_from_axolotls_fsdp_config():
+    from oomdoctor.configs import load_config
+    accelerate = load_config(str(REF / "example-configs" / "trl_fsdp2.yaml"))   # fsdp_config.fsdp_version: 2
+    axolotl = load_config(str(REF / "axolotl-examples" / "glm47-flash" / "qlora_fsdp.yaml"))  # nested likewise
+    fsdp1 = load_config(str(REF / "axolotl-examples" / "llama-3" / "qlora-fsdp-70b.yaml"))
+    assert (accelerate.mechanisms.fsdp_version, axolotl.mechanisms.fsdp_version) == (2, 2)
+    assert fsdp1.mechanisms.fsdp_version == 1 and fsdp1.fsdp == "full_shard"
