@@ -431,23 +431,27 @@ def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCou
 
 
 def _fsdp2_all_gather_pool(setup: TrainingSetup, rg: Regime, counts: ParamCounts, quant: bool) -> float:
-    """Bytes FSDP2 keeps reserved in its all-gather copy-in stream's pool, beside what the compute stream holds.
+    """Bytes FSDP2's all-gather copy-in stream keeps reserved beyond what the moments count.
     fully_shard allocates each unit's all-gather output on that stream in forward and in backward's prefetch
     (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_all_gather: `with
-    device_handle.stream(all_gather_copy_in_stream)`; _fsdp_param_group.py get_all_gather_streams), while the
-    unsharded parameters it copies out into are the compute stream's (foreach_all_gather_copy_out). In forward a
-    unit's output is freed only at the next unit's copy-out (`all_gather_state`, "defer free to allow for overlap"),
-    so two units' outputs are alive at once, the root's and the first layer's at the start. The caching allocator
-    never hands one stream's cached blocks to another (c10/cuda/CUDACachingAllocator.cpp get_free_block: the
-    pool's blocks are ordered by stream first and a block of another stream never matches), so those two blocks
-    stay reserved beside every moment's tensors until an OOM retry frees them. FSDP1 gathers into the unsharded
-    parameters themselves (the unit in use and the prefetched one, counted in `gather`)."""
+    device_handle.stream(all_gather_copy_in_stream)`; _fsdp_param_group.py get_all_gather_streams) and copies it
+    out into unsharded parameters the compute stream allocates (foreach_all_gather_copy_out). In forward a unit's
+    output is freed only after the next unit's all-gather (wait_for_unshard: `all_gather_state`, "defer free"), so
+    the pool peaks at two outputs, the root's and the first layer's; in backward the prefetched unit's output
+    lives until its copy-out, and that one is the second of the two gathered units the moments count (`gather`).
+    The caching allocator never hands one stream's cached block to another stream's request
+    (c10/cuda/CUDACachingAllocator.cpp get_free_block: the pool's blocks are ordered by stream first), so the
+    rest of that peak, the larger of the root and a layer, stays reserved beside every moment until an OOM retry
+    frees it. With parameters offloaded, the unit's host shard is copied to the GPU on the same stream while the
+    output is built (_fsdp_param.py all_gather_inputs: `sharded_param_data.to(self.device)`), one more shard at
+    the peak. FSDP1 gathers into the unsharded flat parameters themselves, which `gather` holds."""
     fsdp = (setup.fsdp or "").lower()
     if setup.mechanisms.fsdp_version != 2 or not ("full" in fsdp or "hybrid" in fsdp):
         return 0.0
     layer = counts.largest_layer * (rg.frozen_bytes if quant else rg.compute_bytes)
     root = (counts.embeddings + counts.lm_head) * rg.compute_bytes if setup.framework != "litgpt" else 0.0
-    return float(max(layer, root) + layer)
+    host_copy = layer / max(1, setup.n_gpus) if setup.offload_params else 0.0
+    return float(max(layer, root) + host_copy)
 
 
 def _with_fsdp2_pool(blocks: dict, moments: dict, pool: float) -> dict:
