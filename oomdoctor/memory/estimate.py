@@ -183,7 +183,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # into one range that later allocations split, as for the token-shaped blocks (no idle blocks there)
         for name in MOMENTS[:-1]:
             blocks[name] = blocks.get(name, 0.0) + sh.step_grads
-    blocks = _with_fsdp2_pool(blocks, moments, _fsdp2_all_gather_pool(setup, rg, counts, quant))
+    blocks = _with_fsdp2_pool(blocks, moments, _fsdp2_stream_pools(setup, rg, counts, T, quant))
     res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
                    eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom)
     overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + res.idle
@@ -430,9 +430,9 @@ def _fsdp_shard(setup: TrainingSetup, hw: Hardware, rg: Regime, counts: ParamCou
     return Sharded(weights=weights + resident, grads=grads, states=states, temp=temp, gather=gather, reduce=reduce)
 
 
-def _fsdp2_all_gather_pool(setup: TrainingSetup, rg: Regime, counts: ParamCounts, quant: bool) -> float:
-    """Bytes FSDP2's all-gather copy-in stream keeps reserved beyond what the moments count.
-    fully_shard allocates each unit's all-gather output on that stream in forward and in backward's prefetch
+def _fsdp2_stream_pools(setup: TrainingSetup, rg: Regime, counts: ParamCounts, T: int, quant: bool) -> float:
+    """Bytes FSDP2's side streams keep reserved beyond what the moments count.
+    fully_shard allocates each unit's all-gather output on its all-gather copy-in stream in forward and in backward's prefetch
     (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_all_gather: `with
     device_handle.stream(all_gather_copy_in_stream)`; _fsdp_param_group.py get_all_gather_streams) and copies it
     out into unsharded parameters the compute stream allocates (foreach_all_gather_copy_out). In forward a unit's
@@ -450,12 +450,18 @@ def _fsdp2_all_gather_pool(setup: TrainingSetup, rg: Regime, counts: ParamCounts
         return 0.0
     layer = counts.largest_layer * (rg.frozen_bytes if quant else rg.compute_bytes)
     root = (counts.embeddings + counts.lm_head) * rg.compute_bytes if setup.framework != "litgpt" else 0.0
-    host_copy = layer / max(1, setup.n_gpus) if setup.offload_params else 0.0
-    return float(max(layer, root) + host_copy)
+    n = max(1, setup.n_gpus)
+    host_copy = layer / n if setup.offload_params else 0.0
+    # The reduce-scatter output is allocated on the reduce-scatter stream (_fsdp_collectives.py foreach_reduce:
+    # "the GPU sharded gradient is allocated in the RS stream"); offloaded, it is copied to the host and freed, so
+    # the largest unit's gradient shard stays in that stream's pool, idle (kept, it is the sharded gradient itself)
+    rs_block = _largest_trainable_unit(setup, counts, T) * min(rg.grad_bytes, rg.compute_bytes) / n \
+        if setup.offload_params else 0.0
+    return float(max(layer, root) + host_copy + rs_block)
 
 
 def _with_fsdp2_pool(blocks: dict, moments: dict, pool: float) -> dict:
-    """The moments' idle blocks with the all-gather stream's pool beside each."""
+    """The moments' idle blocks with FSDP2's side-stream pools beside each."""
     return {**blocks, **{name: blocks.get(name, 0.0) + pool for name in moments}} if pool else blocks
 
 
