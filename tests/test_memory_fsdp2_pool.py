@@ -70,3 +70,10 @@ def test_fsdp2_offload_adds_the_host_shard_and_the_reduce_scatter_output_on_thei
     rs_block = (counts.embeddings + counts.lm_head) * 2 / GIB / 2
     assert (on - off_v1) - plain == pytest.approx(counts_layer / 2 + rs_block, abs=0.05)
 
+
+
+def test_torchtune_distributed_recipes_are_fsdp2_from_0_3():
+    from oomdoctor.configs import load_config
+    path = str(Path(__file__).parent / "data" / "real-configs" / "torchtune" / "head_llama3_1_8B_full.yaml")
+    assert load_config(path).mechanisms.fsdp_version == 2          # fully_shard since 0.3.0
+    assert load_config(path, framework_version="0.2.1").mechanisms.fsdp_version == 1
