@@ -272,6 +272,8 @@ def convert(case: dict, ref: dict):
     fsdp = None
     if "fsdp" in sharding and "no_shard" not in sharding and "'ddp'" not in sharding:
         fsdp = "full_shard"
+        if "fsdp2" in sharding or "fsdp_version 2" in sharding:
+            extras["fsdp_version"] = 2     # the key axolotl's and accelerate's configs name torch's fully_shard by
     # the optimizer the row names; a parenthesis holds the curator's guess (tt-31: the README's "8-bit AdamW"
     # row names AdamW8bit, whose states torch's allocator counts, not the paged variant)
     opt_text = str(case.get("optimizer") or "adamw").lower()

@@ -120,6 +120,7 @@ class Mechanisms:
     expandable_segments: bool = False         # PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True
     empty_cache_steps: bool = False           # HF torch_empty_cache_steps
     experts_quantized_on_load: bool = False   # axolotl quantize_moe_experts: 3-D experts dequantized on access
+    fsdp_version: int = 1                     # axolotl/accelerate fsdp_version: 2 is torch's fully_shard (FSDP2)
     loss_scale: str = ""                      # ms-swift --loss_scale (hermes, react, last_round+qwen, ...)
     keeps_outputs: bool = False               # the training loop holds the model's outputs through backward and step
     # Liger-Kernel's RMSNorm and SwiGLU/GeGLU modules in place of the model's (its whole-model patch: HF Trainer and
@@ -234,6 +235,7 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         fixed_length=bool(e.get("fixed_length", False)), expandable_segments=bool(e.get("expandable_segments", False)),
         empty_cache_steps=bool(e.get("torch_empty_cache_steps")),
         experts_quantized_on_load=_flag_on(e.get("quantize_moe_experts", False)),
+        fsdp_version=_first(e, ("fsdp_version",), _whole) or 1,
         loss_scale=str(e.get("loss_scale") or "").strip().lower(),
         keeps_outputs=_flag_on(e.get("keeps_model_outputs", False)),
         liger_norm=_liger(e, "liger_rms_norm"), liger_glu=_liger(e, "liger_glu_activation"),

@@ -119,6 +119,9 @@ def _read_fsdp(b: Builder, doc: Doc) -> None:
     if ac is not None:
         b.set("grad_ckpt", ac, doc.src(fc + "fsdp_activation_checkpointing"))
     b.keep(doc, ("fsdp_config",))
+    version = doc.int_(fc + "fsdp_version", minimum=1)
+    if version is not None:
+        b.extras["fsdp_version"] = version   # 2: torch's fully_shard (the memory model's all-gather stream pool)
 
 
 def _read_deepspeed(b: Builder, doc: Doc, fields: dict[str, Any]) -> None:

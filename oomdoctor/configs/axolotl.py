@@ -364,6 +364,10 @@ def _fsdp(b: Builder, doc: Doc, fcfg: dict) -> None:
         mode = strategy.lower() if strategy.lower() in ("full_shard", "shard_grad_op", "hybrid_shard") else (
             "full_shard" if reshard not in (False, "false") else "shard_grad_op")
         b.set("fsdp", mode, doc.src("fsdp_config"))
+    if doc.get("fsdp_version") is None and fcfg.get("fsdp_version") is not None:
+        # axolotl takes fsdp_version at the top level or inside fsdp_config and copies the latter up
+        # (utils/schemas/validation.py:1114-1115 at 067b021c8); the memory model reads it from the extras
+        b.extras["fsdp_version"] = fcfg.get("fsdp_version")
     for key in ("fsdp_offload_params", "offload_params", "cpu_offload"):
         if key in fcfg and doc.bool_(f"fsdp_config.{key}") is not None:
             on = bool(doc.bool_(f"fsdp_config.{key}"))

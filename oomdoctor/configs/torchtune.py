@@ -215,6 +215,10 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         _read_trainer_workers(b, doc, at)
     else:
         _read_distribution(b, doc)
+    if b.values.get("fsdp") and not at_most(version, "0.2.1"):
+        # the distributed recipes shard with torch's fully_shard since 0.3.0 (recipes/full_finetune_distributed.py
+        # afd23fd0b, lora_finetune_distributed.py 6deeda92c); before, FullyShardedDataParallel (FSDP1)
+        b.extras["fsdp_version"] = 2
     if doc.get("run_val_every_n_steps") not in (None, ""):
         b.set("do_eval", True, doc.src("run_val_every_n_steps"))
         read_int(b, doc, KEYS["eval_batch"])

@@ -200,6 +200,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         # into one range that later allocations split, as for the token-shaped blocks (no idle blocks there)
         for name in MOMENTS[:-1]:
             blocks[name] = blocks.get(name, 0.0) + sh.step_grads
+    blocks = _with_fsdp2_pool(blocks, moments, _fsdp2_stream_pools(setup, rg, counts, T, quant))
     res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
                    eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom)
     overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + res.idle
@@ -450,6 +451,41 @@ def _fsdp_reshards(setup: TrainingSetup) -> bool:
     """Whether FSDP shards the parameters themselves (FULL_SHARD, HYBRID_SHARD) over more than one GPU."""
     fsdp = (setup.fsdp or "").lower()
     return max(1, setup.n_gpus) > 1 and ("full" in fsdp or "hybrid" in fsdp)
+
+
+def _fsdp2_stream_pools(setup: TrainingSetup, rg: Regime, counts: ParamCounts, T: int, quant: bool) -> float:
+    """Bytes FSDP2's side streams keep reserved beyond what the moments count.
+    fully_shard allocates each unit's all-gather output on its all-gather copy-in stream in forward and in backward's prefetch
+    (torch/distributed/fsdp/_fully_shard/_fsdp_collectives.py foreach_all_gather: `with
+    device_handle.stream(all_gather_copy_in_stream)`; _fsdp_param_group.py get_all_gather_streams) and copies it
+    out into unsharded parameters the compute stream allocates (foreach_all_gather_copy_out). In forward a unit's
+    output is freed only after the next unit's all-gather (wait_for_unshard: `all_gather_state`, "defer free"), so
+    the pool peaks at two outputs, the root's and the first layer's; in backward the prefetched unit's output
+    lives until its copy-out, and that one is the second of the two gathered units the moments count (`gather`).
+    The caching allocator never hands one stream's cached block to another stream's request
+    (c10/cuda/CUDACachingAllocator.cpp get_free_block: the pool's blocks are ordered by stream first), so the
+    rest of that peak, the larger of the root and a layer, stays reserved beside every moment until an OOM retry
+    frees it. With parameters offloaded, the unit's host shard is copied to the GPU on the same stream while the
+    output is built (_fsdp_param.py all_gather_inputs: `sharded_param_data.to(self.device)`), one more shard at
+    the peak. FSDP1 gathers into the unsharded flat parameters themselves, which `gather` holds."""
+    fsdp = (setup.fsdp or "").lower()
+    if setup.mechanisms.fsdp_version != 2 or not ("full" in fsdp or "hybrid" in fsdp):
+        return 0.0
+    layer = counts.largest_layer * (rg.frozen_bytes if quant else rg.compute_bytes)
+    root = (counts.embeddings + counts.lm_head) * rg.compute_bytes if setup.framework != "litgpt" else 0.0
+    n = max(1, setup.n_gpus)
+    host_copy = layer / n if setup.offload_params else 0.0
+    # The reduce-scatter output is allocated on the reduce-scatter stream (_fsdp_collectives.py foreach_reduce:
+    # "the GPU sharded gradient is allocated in the RS stream"); offloaded, it is copied to the host and freed, so
+    # the largest unit's gradient shard stays in that stream's pool, idle (kept, it is the sharded gradient itself)
+    rs_block = _largest_trainable_unit(setup, counts, T) * min(rg.grad_bytes, rg.compute_bytes) / n \
+        if setup.offload_params else 0.0
+    return float(max(layer, root) + host_copy + rs_block)
+
+
+def _with_fsdp2_pool(blocks: dict, moments: dict, pool: float) -> dict:
+    """The moments' idle blocks with FSDP2's side-stream pools beside each."""
+    return {**blocks, **{name: blocks.get(name, 0.0) + pool for name in moments}} if pool else blocks
 
 
 def _largest_trainable_unit(setup: TrainingSetup, counts: ParamCounts, T: int) -> float:
