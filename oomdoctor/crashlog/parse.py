@@ -81,6 +81,8 @@ SECONDARY_MARKERS = (
     b"esource Exhausted",
     # ... and audit15/SOURCES.md (MLX's refusal of a buffer over the device's limit)
     b"ttempting to allocate",
+    # ... and audit16/SOURCES.md (IOGPU's command-buffer error code quoted without MLX's line)
+    b"CallbackErrorOutOfMemory",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -880,6 +882,16 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         key = (h.parsed.kind, h.rank, h.message)
         if key in seen:
             continue                # the same rank's message printed again (elastic error summary)
+        prev = out[-1] if out else None
+        if prev is not None and prev.parsed.extra.get("unnamed") and prev.parsed.kind != h.parsed.kind \
+                and prev.rank == h.rank and h.line - prev.line <= 30 and not h.parsed.extra.get("likely"):
+            # the grammar's guess named no device (an issue's title, `# [Bug]: Out of Memory`); the same failure's
+            # report under it names the memory that ran out (`Out of Memory: Your device ran out of RAM.`)
+            out[-1] = h if phase(h) else _with_phase(h, prev)
+            seen.add(key)
+            if h.parsed.kind == "host_oom":
+                last_kill = h
+            continue
         if h.parsed.kind == "host_oom" and last_kill is not None and h.line - last_kill.line <= 60:
             at = next((i for i, x in enumerate(out) if x is last_kill), None)
             if at is not None and last_kill.parsed.fields == 0 and h.parsed.fields > 0 and not h.parsed.extra.get("likely"):
