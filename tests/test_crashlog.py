@@ -371,3 +371,30 @@ def test_prose_about_allocating_is_not_a_headless_oom(tmp_path, line):
     log = tmp_path / "run.log"
     log.write_text(line + "\n")
     assert parse_log(str(log)).events == ()
+
+
+_FAR_MESSAGE = ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB. GPU 0 has a total capacity of "
+                "23.64 GiB of which 3.06 MiB is free.\n")
+_FAR_PROSE = "".join(f"step {n} of my script, nothing printed here\n" for n in range(20))
+
+
+def test_a_traceback_pasted_far_from_its_message_still_gives_the_phase(tmp_path):
+    # the frames stand twenty lines under the message (past the lines read right after it), cut before their own
+    # message: the excerpt's only traceback is read, nearest run first, and its evidence is the frame
+    log = tmp_path / "far.log"
+    log.write_text(_FAR_MESSAGE + _FAR_PROSE + "Traceback (most recent call last):\n"
+                   '  File "/usr/lib/python3/dist-packages/accelerate/accelerator.py", line 1432, in prepare_model\n'
+                   "    model = model.to(self.device)\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev is not None and ev.kind == "cuda_oom"
+    assert ev.phase == "load" and ev.phase_evidence is not None and ev.phase_evidence.line == 24    # `.to(` under it
+
+
+def test_a_far_traceback_of_only_a_forward_pass_after_the_message_names_no_phase(tmp_path):
+    # forward's frames printed after a message may be another report's (as for the lines right after it)
+    log = tmp_path / "far_forward.log"
+    log.write_text(_FAR_MESSAGE + _FAR_PROSE + "Traceback (most recent call last):\n"
+                   '  File "/usr/lib/python3/dist-packages/torch/nn/modules/linear.py", line 125, in forward\n'
+                   "    return F.linear(input, self.weight, self.bias)\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev is not None and ev.kind == "cuda_oom" and ev.phase is None

@@ -1127,3 +1127,64 @@ def test_failure_words_of_the_fifteenth_audit(tmp_path, text, kind, tried_bytes)
 ])
 def test_look_alikes_of_the_fifteenth_audit(tmp_path, text):
     assert one(tmp_path, text).primary is None
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # the JVM's own heap (java.lang.OutOfMemoryError), Android's runtime stating the request (art/runtime/gc/heap.cc)
+    ('I get this error "java.lang.OutOfMemoryError: Failed to allocate a 260498336 byte allocation with 16765168 free '
+     'bytes and 241MB until OOM". Any advice?\n', "host_oom", 260498336),
+    ('Exception in thread "main" java.lang.OutOfMemoryError: Java heap space\n', "host_oom", None),
+    # numpy keeps the point of a three-digit size (`f'{n:#.3g}'`): 967. MiB
+    ('MemoryError: "Unable to allocate 967. MiB for an array with shape (2, 1025, 61804) and data type complex64"\n',
+     "host_oom", 967 << 20),
+    # a Python bytes object and a serialised message are built in the host's heap
+    ("RuntimeError: Could not allocate bytes object!\n", "host_oom", None),
+    ("tensorflow.python.framework.errors_impl.ResourceExhaustedError: Failed to allocate memory to serialize message of "
+     "type 'tensorflow.GraphDef' and size 6104292306\n", "host_oom", None),
+    # IOGPU's command-buffer error code quoted in a sentence names MLX's Metal failure by itself
+    ("LoRA training fails with a hard Metal-level OOM (`kIOGPUCommandBufferCallbackErrorOutOfMemory`) at 1024 tokens.\n",
+     "mlx_oom", None),
+    # strerror(ENOMEM) quoted in an issue's title
+    ("# 训练时内存会随着训练步数增多而增大，直到占满内存报错 Cannot allocate memory\n\nsome prose\n", "host_oom", None),
+])
+def test_host_and_metal_words_of_the_sixteenth_audit(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    assert (None if ev.tried_gib is None else round(ev.tried_gib * GIB)) == tried_bytes
+
+
+def test_a_title_that_names_no_device_takes_the_kind_of_the_report_under_it(tmp_path):
+    # the grammar's CUDA is a guess when the title's words name no memory; the app's report under it names RAM
+    report = one(tmp_path, "# [Bug]: Out of Memory\n\n**Interpreted Error:**\n"
+                           "Out of Memory: Your device ran out of RAM. This usually happens with very large files.\n")
+    assert [e.kind for e in report.events] == ["host_oom"]
+
+
+def test_strerror_in_a_title_that_asks_is_not_a_failure(tmp_path):
+    assert one(tmp_path, "# Why do I get Cannot allocate memory?\n\nsome prose\n").primary is None
+
+
+@pytest.mark.parametrize("text,phase,evidence_line", [
+    # a server's ready line: what fails after it fails while serving (uvicorn's `Uvicorn running on`, mistral.rs)
+    ("Loading model on Cuda(CudaDevice(DeviceId(1)))...\nModel loaded.\nServing on http://0.0.0.0:1234.\n"
+     "thread '<unnamed>' panicked at src/pipeline/mistral.rs:409:17:\n"
+     "Model failed with error `DriverError(CUDA_ERROR_OUT_OF_MEMORY, \"out of memory\")`. Please raise an issue.\n",
+     "generate", 3),
+    # a native stack under a title: the autograd kernel of an op (VariableType) runs in the forward pass ...
+    ("# what(): CUDA out of memory.\n\n#21   Object \"libtorch_cpu.so\", at 0x7f6b, in torch::autograd::VariableType::"
+     "(anonymous namespace)::addmm(c10::DispatchKeySet, at::Tensor const&)\n", "forward", 3),
+    # ... the engine's evaluate_function in the backward pass
+    ("# what(): CUDA out of memory.\n\n#9    Object \"libtorch_cpu.so\", at 0x7f6b, in torch::autograd::Engine::"
+     "evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&)\n", "backward", 3),
+    # ComfyUI's VAEDecode node decodes the sampled latents: the end of the generation
+    ("# VAEDecode Allocation on device\n\n"
+     '  File "F:\\ComfyUI\\execution.py", line 163, in process_inputs\n    results.append(getattr(obj, func)(**inputs))\n'
+     '  File "F:\\ComfyUI\\nodes.py", line 287, in decode\n    images = vae.decode(samples["samples"])\n', "generate", 5),
+    # a loss printed as a pair or under a longer key is a training log line; a command's argument is no save
+    ("# 报错 Cannot allocate memory\n\n++train_conf.save_checkpoint_interval=2000 \\\n"
+     "- train, rank: 0, epoch: 0/50, (loss_avg_rank: 0.332), [('loss', 0.332)]\n", "train", 4),
+])
+def test_phase_cues_of_the_sixteenth_audit(tmp_path, text, phase, evidence_line):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.phase == phase
+    assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line

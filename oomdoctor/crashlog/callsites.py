@@ -35,6 +35,13 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "SGLang", "func", "forward_thread_func_", "sglang/srt/managers/tp_worker_overlap_thread.py TpModelWorkerClient"),
     ("generate", "vLLM", "line", r"Engine loop is not running|EngineCore encountered an issue", "vllm engine-dead errors"),
     ("generate", "vLLM", "func", "output_handler", "vllm/v1/engine/async_llm.py AsyncLLM.output_handler (the server's loop over EngineCore outputs)"),
+    ("forward", "PyTorch", "line", r"\btorch::autograd::VariableType::",
+     "torch/csrc/autograd/generated/VariableType_*.cpp: the autograd kernel of each op records the graph as the op "
+     "runs, so a native stack frame in it (backward-cpp's `#N Object ..., in ...`, gdb's `#N ... in ...`) is a forward op"),
+    ("backward", "PyTorch", "line", r"\btorch::autograd::(?:Engine::(?:evaluate_function|thread_main|execute)|"
+                                    r"generated::\w+Backward\d*::apply)\b",
+     "torch/csrc/autograd/engine.cpp Engine::thread_main / evaluate_function and the generated backward nodes "
+     "(generated/Functions.cpp `XBackward0::apply`): a native frame in them is the backward pass"),
     ("generate", "vLLM", "line", r"AsyncLLM output_handler failed", "vllm/v1/engine/async_llm.py AsyncLLM.output_handler's error log"),
     ("generate", "TGI", "line", r"\bbatch\{batch_size=\d+\}:(?:prefill|decode)\b",
      "text-generation-inference router/src/infer: the batching task's `batch` tracing span and its `prefill` and "
@@ -47,6 +54,9 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
      "ComfyUI execution.py's error line and its error report's node type (app/logger, the frontend's dialog title): "
      "KSampler, KSamplerAdvanced, SamplerCustom and SamplerCustomAdvanced are its sampling nodes; VAEDecode and "
      "VAEDecodeTiled (nodes.py) turn the sampled latents into the image, the last step of the same generation"),
+    ("generate", "ComfyUI", "path", r"ComfyUI[/\\]nodes\.py\"?, line \d+, in decode\b",
+     "ComfyUI nodes.py: VAEDecode and VAEDecodeTiled run through `decode` (their FUNCTION), the VAE decode that turns "
+     "the sampled latents into the image, the last step of the same generation (as their error line above reads)"),
     ("generate", "SD.Next", "path", r"modules[/\\]processing_diffusers\.py",
      "vladmandic/sdnext modules/processing_diffusers.py (process_diffusers, process_base): its diffusers pipeline run "
      "for a txt2img or img2img request, as processing.py's process_images is for the A1111 web UI"),

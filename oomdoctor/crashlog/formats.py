@@ -396,6 +396,11 @@ F22 = lazy_re(r"No executable batch size found, reached zero|Execution did not e
 F_COMFY_OOM = lazy_re(r"This error means you ran out of memory on your GPU\b", needs=("ran out of memory on your GPU",))
 F25 = lazy_re(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)", needs=("Failed to clone() tensor with name ",))
 F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory", needs=("[METAL] Command buffer execution failed: Insufficient Memory",))
+# ... whose code, IOGPU's command-buffer callback error kIOGPUCommandBufferCallbackErrorOutOfMemory (MLX prints it in
+# that line's parentheses, mlx/backend/metal: "Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)"),
+# names the failure by itself wherever it is quoted: an error code is an error by its name, as the grammar reads the
+# UPPER_SNAKE enums of CUDA, Level Zero and Vulkan
+F26_CODE = lazy_re(r"\bkIOGPUCommandBufferCallbackErrorOutOfMemory\b", needs=("kIOGPUCommandBufferCallbackErrorOutOfMemory",))
 F28 = lazy_re(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\s{4,}Traceback|[ \t]*$|:?\s*$)", needs=("OutOfMemoryError",))
 # torch's exception class named with its module (`torch.cuda.OutOfMemoryError`, `torch.OutOfMemoryError`,
 # torch/cuda/memory.py and torch/__init__.py) is the allocator's own word even inside a sentence ("I always got
@@ -768,6 +773,10 @@ def _read_tf_and_serving(text: str) -> Parsed | None:
         return _count(Parsed("cuda_oom"))
     if F26.search(text):
         return _count(Parsed("mlx_oom"))
+    m = F26_CODE.search(text)
+    if m and not CODE_LINE.search(_TITLE.sub("", text)) and not text.rstrip().endswith(("?", "？")) and \
+            not _GRAMMAR_NEGATED.search(text[:m.start()]):
+        return _count(Parsed("mlx_oom"))
     return None
 
 
@@ -819,6 +828,9 @@ _TITLE_WORDS = lazy_re(r"\b(?P<backend>cuda|hip|npu|xpu|mps)(?: backend| error:?
                        r"(?:^|[\s:(`])(?:torch\.(?:cuda\.)?)?OutOfMemoryError\b", re.I)
 
 
+F_STRERROR_ENOMEM = lazy_re(r"\bCannot allocate memory\b", needs=("Cannot allocate memory",))
+
+
 def _read_titles_and_names(text: str) -> Parsed | None:
     if F_CU_RESULT.search(text):
         return _count(Parsed("cuda_oom"))
@@ -830,6 +842,12 @@ def _read_titles_and_names(text: str) -> Parsed | None:
         return None
     if F19_NAME.search(_TITLE.sub("", text)) and not text.rstrip().endswith(("?", "？")):
         return _count(Parsed("tf_oom"))
+    # strerror(ENOMEM) as glibc and musl spell it ("Cannot allocate memory", string/_strerror.c's errlist) quoted in a
+    # title: the host refused an allocation (the grammar leaves these words alone in a log line, where they may end the
+    # report of a call that is not an allocation; a title quotes the failure the thread is about)
+    if F_STRERROR_ENOMEM.search(text) and not text.rstrip().endswith(("?", "？")) and \
+            not _GRAMMAR_NEGATED.search(text[:F_STRERROR_ENOMEM.search(text).start()]):
+        return _count(Parsed("host_oom"))
     m = _TITLE_WORDS.search(text)
     if m is None:
         return None
@@ -885,17 +903,20 @@ _GRAMMAR_REPORTED = lazy_re(r"\b(?:got|get|gets|getting|received|receiving|encou
 # numpy's _ArrayMemoryError, "Unable to allocate 184. MiB for an array with shape (...) and data type float32"
 # (numpy/_core/_exceptions.py), is an ndarray's buffer: host memory, whatever framework wraps it (TensorFlow's
 # py_func: `Resource exhausted: MemoryError: ...`). Python's MemoryError alone is not: tinygrad raises it for a GPU.
+# So are a Python `bytes` object (torch.save's zip writer copying a storage: "Could not allocate bytes object!") and a
+# message serialised for writing (protobuf's SerializeToString under TensorFlow's "Failed to allocate memory to
+# serialize message of type ..."): both are built in the process's own heap.
 _GRAMMAR_HOST = lazy_re(r"\b(?:cannot|can ?not|can't|could not|couldn't|unable to) allocate memory\b|\bbad_alloc\b|"
-                        r"\b(?:host|system|cpu|ram)\b|\bfor an array with shape\b", re.I)
+                        r"\b(?:host|system|cpu|ram)\b|\bfor an array with shape\b|\bbytes object\b|\bto serialize\b", re.I)
 _GRAMMAR_BACKENDS = (("hip_oom", lazy_re(r"\b(?:hip|rocm|amdgpu)", re.I)), ("npu_oom", lazy_re(r"\b(?:npu|ascend)\b", re.I)),
                      ("xpu_oom", lazy_re(r"\b(?:xpu|level[ _]zero)\b", re.I)), ("mps_oom", lazy_re(r"\b(?:mps|metal)\b", re.I)),
                      ("hpu_oom", lazy_re(r"\b(?:hpu|habana|gaudi)\b", re.I)), ("xla_oom", lazy_re(r"\b(?:tpu|xla|hbm)\b", re.I)),
                      ("cuda_oom", lazy_re(r"\b(?:cuda|gpu|nvidia|vram|cublas|cudnn)", re.I)))
-# One size grammar after the request's words: a number, an optional space and a unit in any of its spellings and
-# cases. Binary whatever the label, as the allocators print them (c10's format_size and TF's HumanReadableNumBytes
+# One size grammar after the request's words: a number (numpy's `f'{n:#.3g}'` keeps the point of `967. MiB`,
+# numpy/_core/_exceptions.py _size_to_string), an optional space and a unit in any of its spellings and cases. Binary whatever the label, as the allocators print them (c10's format_size and TF's HumanReadableNumBytes
 # divide by 1024 and print KiB/MiB/GiB; torch's older messages and vLLM print "MB"/"GB" for the same figures).
 _GRAMMAR_SIZE = lazy_re(r"\b(?:allocat(?:e|ing|ion)(?: of)?|alloc|request(?:ed|ing)?(?: for)?|of size|sized?|needs?|needed|"
-                        r"tried to (?:re)?allocate)\s*:?\s*(?P<n>\d+(?:\.\d+)?)\s?(?P<u>[KMGTP]i?B|[KMGTP]|bytes?|B)\b", re.I)
+                        r"tried to (?:re)?allocate)\s*:?\s*(?P<n>\d+(?:\.\d*)?)\s?(?P<u>[KMGTP]i?B|[KMGTP]|bytes?|B)\b", re.I)
 _GRAMMAR_UNIT_BYTES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 
 
@@ -932,9 +953,12 @@ def _read_grammar(text: str) -> Parsed | None:
             not (failure.group("enum") or headed or _GRAMMAR_ERROR.search(rest)):
         return None
     kind = next((k for k, pat in _GRAMMAR_BACKENDS if pat.search(text)), None)
+    unnamed = kind is None and not _GRAMMAR_HOST.search(text)
     if kind is None:
-        kind = "host_oom" if _GRAMMAR_HOST.search(text) else "cuda_oom"
-    return _count(Parsed(kind, tried_gib=_grammar_size_gib(text), extra={"grammar": True}))
+        kind = "cuda_oom" if unnamed else "host_oom"
+    # `unnamed`: no word of the line names a device or the host (`# [Bug]: Out of Memory`); CUDA is a guess that the
+    # same failure's next line may correct (parse._merge)
+    return _count(Parsed(kind, tried_gib=_grammar_size_gib(text), extra={"grammar": True, **({"unnamed": True} if unnamed else {})}))
 
 
 _READERS = (_read_mps, _read_fraction_and_tgi, _read_ggml, _read_xpu, _read_stream_executor_nccl_oomd,
@@ -974,12 +998,24 @@ def parse_headless(text: str) -> Parsed | None:
     return parse_message(f"{backend} out of memory. {text[m.start():]}")
 
 
+# The JVM throws java.lang.OutOfMemoryError when its own heap (or a native buffer it manages) cannot grow (the Java
+# SE API's java.lang.OutOfMemoryError): host memory, whatever model the program runs. Android's runtime states the
+# request (art/runtime/gc/heap.cc ThrowOutOfMemoryError: "Failed to allocate a %zu byte allocation with %zu free bytes
+# and %s until OOM, ...").
+F_JVM_OOM = lazy_re(r"\bjava\.lang\.OutOfMemoryError\b", needs=("java.lang.OutOfMemoryError",))
+F_ART_REQUEST = lazy_re(r"Failed to allocate a (?P<n>\d+) byte allocation\b", needs=("byte allocation",))
+
+
 def parse_class_only(text: str) -> Parsed | None:
     """F28: only the exception class survived (message cut, garbled by two ranks, IPython header)."""
     if CODE_LINE.search(text):
         return None
     if "ray.exceptions.OutOfMemoryError" in text:
         return _count(Parsed("host_oom"))
+    if F_JVM_OOM.search(text):
+        m = F_ART_REQUEST.search(text)
+        n = m.group("n") if m else None
+        return _count(Parsed("host_oom", tried_gib=int(n) / GIB if n and len(n) <= _MAX_DIGITS else None))
     if F28.search(text) or F28_GARBLED.search(text):
         return _count(Parsed("cuda_oom"))
     return None

@@ -81,6 +81,8 @@ SECONDARY_MARKERS = (
     b"esource Exhausted",
     # ... and audit15/SOURCES.md (MLX's refusal of a buffer over the device's limit)
     b"ttempting to allocate",
+    # ... and audit16/SOURCES.md (IOGPU's command-buffer error code quoted without MLX's line)
+    b"CallbackErrorOutOfMemory",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -481,7 +483,48 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
         return "save", h.start, h.message, "message"
     if h.parsed.extra.get("likely"):
         return _kill_phase(src, h)
-    return _special_form_phase(src, h) or _traceback_phase(src, h) or _lexical(src, h)
+    return (_special_form_phase(src, h) or _traceback_phase(src, h) or _lexical(src, h)
+            or _excerpt_frames(src, h))
+
+
+def _frame_runs(lines, rank: int | None) -> list[list[tuple[int, str]]]:
+    """The runs of traceback lines (a frame header and the source and carets under it, as is_frame and
+    looks_like_code read them) among `lines`, in the order given; another rank's lines are skipped."""
+    runs: list[list[tuple[int, str]]] = []
+    cur: list[tuple[int, str]] = []
+    for s, _e, raw in lines:
+        cl = F.clean(raw)
+        if rank is not None and cl.rank is not None and cl.rank != rank:
+            continue
+        if is_frame(cl.text) or cur and looks_like_code(cl.text):
+            cur.append((s, cl.text))
+            continue
+        if cur:
+            runs.append(cur)
+            cur = []
+    if cur:
+        runs.append(cur)
+    return runs
+
+
+def _excerpt_frames(src: LogSource, h: _Hit) -> tuple | None:
+    """Last, when nothing near the message named the phase: every traceback of the excerpt, wherever a paste put it
+    (a sentence reporting the failure thirty lines above its traceback, a reply quoting the frames under prose, the
+    stack printed again after other output), the run of frames nearest to the message first and, at equal distance,
+    the one above it (CPython prints the stack before the message: traceback.py TracebackException.format). Each run
+    is read as frame_phase reads a traceback; forward's words after the message count only under an issue's title,
+    as _after_phase reads them (another report's frames may follow)."""
+    above = [run for run in _frame_runs(src.lines_before(h.start, TRACEBACK_LINES), h.rank)]
+    below = _frame_runs(src.lines_after(h.end, TRACEBACK_LINES), h.rank)
+    order = sorted([(d, 0, run[::-1]) for d, run in enumerate(above)] + [(d, 1, run) for d, run in enumerate(below)],
+                   key=lambda c: (c[0], c[1]))
+    titled = bool(_HEADING.search(h.message))
+    for _d, side, run in order:
+        found = frame_phase([t for _, t in run])
+        if found is None or found[0] == "forward" and side == 1 and not titled:
+            continue
+        return found[0], run[found[1]][0], run[found[1]][1], "frame"
+    return None
 
 
 def _lexical(src: LogSource, h: _Hit) -> tuple | None:
@@ -839,6 +882,16 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         key = (h.parsed.kind, h.rank, h.message)
         if key in seen:
             continue                # the same rank's message printed again (elastic error summary)
+        prev = out[-1] if out else None
+        if prev is not None and prev.parsed.extra.get("unnamed") and prev.parsed.kind != h.parsed.kind \
+                and prev.rank == h.rank and h.line - prev.line <= 30 and not h.parsed.extra.get("likely"):
+            # the grammar's guess named no device (an issue's title, `# [Bug]: Out of Memory`); the same failure's
+            # report under it names the memory that ran out (`Out of Memory: Your device ran out of RAM.`)
+            out[-1] = h if phase(h) else _with_phase(h, prev)
+            seen.add(key)
+            if h.parsed.kind == "host_oom":
+                last_kill = h
+            continue
         if h.parsed.kind == "host_oom" and last_kill is not None and h.line - last_kill.line <= 60:
             at = next((i for i, x in enumerate(out) if x is last_kill), None)
             if at is not None and last_kill.parsed.fields == 0 and h.parsed.fields > 0 and not h.parsed.extra.get("likely"):

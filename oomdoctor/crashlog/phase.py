@@ -336,10 +336,13 @@ _BAR_DESC = (
 _EVENTS: tuple[tuple[str, LazyPattern], ...] = (
     ("save", lazy_re(r"Saving model checkpoint to|Saving checkpoint|Saving the model|Saving model\b|Saving model to|"
                      r"Saving LoRA|Saving the (?:final )?(?:adapter|merged)|\[Torch\] Checkpoint \S+ is about to be saved|"
-                     r"save_checkpoint|Unsloth: Merging|Unsloth: Saving|Saving \S+ to disk|^Saving\b", re.I)),
+                     r"\bsave_checkpoint\b|Unsloth: Merging|Unsloth: Saving|Saving \S+ to disk|^Saving\b", re.I)),
     ("eval", lazy_re(r"\*{3,} Running Evaluation \*{3,}|Running Evaluation|Evaluating\b|\bEVALUATING\b|Running validation|"
                      r"Start(?:ing)? evaluation|Running prediction|\*{3,} Running Prediction", re.I)),
-    ("generate", lazy_re(r"Generating (?:responses|completions|rollouts|samples)|Start(?:ing)? generation|Rollout", re.I)),
+    # a server's line that it is up and taking requests (uvicorn/server.py `Uvicorn running on http://...`, its lifespan's
+    # `Application startup complete.`, mistral.rs's server `Serving on http://...`): what fails after it fails serving
+    ("generate", lazy_re(r"Generating (?:responses|completions|rollouts|samples)|Start(?:ing)? generation|Rollout|"
+                         r"\b(?:Serving|Listening) on https?://|Uvicorn running on https?://|Application startup complete", re.I)),
     ("zero_init", lazy_re(r"initializing optimizer states|Creating ZeRO Offload|DeepSpeedZeRoOffload initialize|"
                           r"Creating (?:fp16|bf16|torch\.\w+) ZeRO stage|Before creating fp(?:16|32) partitions|"
                           r"After creating fp(?:16|32) partitions|Stage 3 initialize beginning|Time to load (?:cpu|fused)_adam op|"
@@ -360,6 +363,9 @@ _EVENTS: tuple[tuple[str, LazyPattern], ...] = (
     ("train", lazy_re(r"\{'loss': |'train_loss'|\bIter \d+: (?:Train|Val) loss|Starting training|^Training(?:\.\.\.|…)?\s*$|"
                       r"\*{3,} Running training \*{3,}|\bglobal_step\b|^\s*Epoch[: ]+\[?\d+|\bstep \d+/\d+|"
                       r"\bEPOCH: \d+ ITER|\bstep=\d+, skipped=\d+|Starting trainer|\bloss['\"]?\s*[:=]?\s*-?\d|"
+                      # a loss keyed by a longer name or printed as a pair (FunASR's train log line
+                      # `(loss_avg_rank: 0.332), ... [('loss', 0.332)]`, funasr/train_utils/trainer.py log)
+                      r"\bloss\w*['\"]?\s*[:=,]\s*-?\d|"
                       # a logged metric keyed by a path, as TensorBoard-style loggers name losses: "train/loss/dyn 5.41"
                       r"\btrain/loss(?:/\w+)*\s*[:=]?\s*-?\d", re.I)),
 )
