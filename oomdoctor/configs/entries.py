@@ -296,13 +296,18 @@ ENTRIES: tuple[Entry, ...] = (
           # split as a total batch over the launcher's processes (which rounds down where b × world does not divide 16)
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
                     ("grad_ckpt", True), ("quant_bits", 4), ("total_batch", 16)),
-          seq_flag="max_length", precision_from_dtype=True),
+          seq_flag="max_length", precision_from_dtype=True,
+          # ms-swift's own argument names (swift/arguments: tuner_type, rlhf_type; 3.x train_type; 2.x sft_type)
+          own_flags=("rlhf_type", "train_type", "tuner_type", "sft_type", "tuner_backend")),
     # Megatron-SWIFT: MegatronArguments' defaults (swift/megatron/arguments/megatron_args.py at 3602360a:
     # tuner_type full, micro_batch_size 1, global_batch_size 16, recompute_granularity selective,
     # use_distributed_optimizer True; parallel sizes 1, sequence_parallel False), max_length as `swift sft`'s.
     Entry("swift_megatron", "megatron sft", flags=_SWIFT_MEGATRON, framework="ms-swift",
           commands=(("megatron", "sft"), ("megatron", "pt"), ("megatron", "rlhf"), ("swift", "megatron", "sft"),
                     ("swift", "megatron", "pt"), ("swift", "megatron", "rlhf")),
+          # the scripts `megatron` runs under torchrun (swift/cli/_megatron/main.py ROUTE_MAPPING)
+          scripts=("swift/cli/_megatron/sft.py", "swift/cli/_megatron/pt.py", "swift/cli/_megatron/rlhf.py"),
+          modules=("swift.cli._megatron.sft", "swift.cli._megatron.pt", "swift.cli._megatron.rlhf"),
           defaults=(("method", "full"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
                     ("total_batch", 16), ("megatron", True), ("distributed_optimizer", True),
                     ("recompute", "selective")),

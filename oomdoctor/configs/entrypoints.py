@@ -112,6 +112,10 @@ def _with_shell_strings(script: Script) -> list[Command]:
 def _invocation(cmd: Command) -> Invocation | None:
     env = dict(cmd.env)
     words = _unwrap_launchers(list(cmd.words), env)
+    if words and not words[0].known and _named_program(words[0].text):
+        # `"${conda_env}/bin/python3"`, `$VENV/bin/torchrun`: only the folder is the run's; bash runs the program
+        # its last path component names, which is written out (the word's literal tail).
+        words = [replace(words[0], text=_named_program(words[0].text) or "", unknown=None)] + words[1:]
     if not words or not words[0].known:
         return None
     if len(words[0].text) > 1 and words[0].text.startswith("!"):
@@ -119,6 +123,10 @@ def _invocation(cmd: Command) -> Invocation | None:
         words = [replace(words[0], text=words[0].text[1:])] + words[1:]
     head = os.path.basename(words[0].text)
     rest = words[1:]
+    if head.endswith(".py") and head != ".py":
+        # A Python script run as the command itself (`swift/cli/sft.py --model …`): bash executes it through its
+        # `#!` line (execve(2)), one process, as `python script.py` would.
+        return _target(cmd, words, _python(words[0], env))
     launched = _launched(cmd, head, words[0], rest, env)
     if launched is not None:
         return launched
@@ -138,6 +146,19 @@ def _invocation(cmd: Command) -> Invocation | None:
             args = tuple(w for w in rest if w.text != "--override")
             return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
     return None
+
+
+_PROGRAM_TAIL = re.compile(r"/([A-Za-z0-9_.+-]+)[\"']?$")
+
+
+def _named_program(text: str) -> str | None:
+    """The program a word whose folder is a variable names (`"${env}/bin/python3"` -> python3): its last path
+    component when that is written out and is a launcher or an interpreter oomdoctor knows."""
+    m = _PROGRAM_TAIL.search(text)
+    if m is None or "$" in m.group(1):
+        return None
+    name = m.group(1)
+    return name if name.startswith(_PYTHON) or name in ("torchrun", "deepspeed", "accelerate") else None
 
 
 # torchtune's CLI subcommands (torchtune/_cli/tune.py): a `tune <word>` that is none of them is the old recipe form.
@@ -730,12 +751,16 @@ def _find_invocation(path: str, text: str
         inv = find_training(script)
     else:
         dialect = None
-    if inv is None:
+    if inv is None or _flag_lines_after(text, inv):
+        # No training command, or one whose flags the paste put on the lines below it with no continuation (bash
+        # would run `--model …` as a command of its own, so no script has such a line): read as continued.
         rejoined = _rejoin_flag_lines(text)
         if rejoined is not None:
-            inv = find_training(read_script(rejoined[0], path))
-            if inv is not None:
-                script = read_script(rejoined[0], path)
+            again = find_training(read_script(rejoined[0], path))
+            if again is not None and (inv is None or len(again.args) > len(inv.args)):
+                inv, script = again, read_script(rejoined[0], path)
+            elif inv is not None:
+                rejoined = None
     if inv is None:
         unprompted = strip_prompts(rejoined[0] if rejoined is not None else text)
         if unprompted is not None:
@@ -746,7 +771,8 @@ def _find_invocation(path: str, text: str
                 mend = msg("config.script.prompt", where=f"{path}:{line}")
                 script, rejoined = again, (unprompted, rejoined[1] if rejoined is not None else 0)
     if inv is None:
-        headed = _headless(text)
+        # flags alone, one a line with their continuations lost too: the rejoined text is the one to head
+        headed = _headless(rejoined[0] if rejoined is not None else text)
         if headed is not None:
             again = read_script(headed[0], path)
             inv = find_training(again)
@@ -872,7 +898,8 @@ def _headless(text: str) -> tuple[str, str] | None:
     names = set(_FLAG_NAME.findall(text))
     scored = []
     for entry in ENTRIES:
-        if not entry.needs_flags or not names & set(entry.needs_flags) or not (entry.modules or entry.scripts):
+        own = set(entry.needs_flags) | set(entry.own_flags)
+        if not own or not names & own or not (entry.modules or entry.scripts):
             continue
         scored.append((len(names & set(entry.flags or {})), entry))
     scored.sort(key=lambda se: -se[0])
@@ -882,6 +909,14 @@ def _headless(text: str) -> tuple[str, str] | None:
     head = f"python -m {entry.modules[0]}" if entry.modules else f"python {entry.scripts[0]}"
     lines[first] = f"{head} {lines[first].lstrip()}"
     return "\n".join(lines), head
+
+
+def _flag_lines_after(text: str, inv: Invocation) -> bool:
+    """The line right after the training command's last word opens with a flag."""
+    last = max((w.line for w in inv.command.words if w.line), default=0)
+    lines = text.split("\n")
+    nxt = lines[last].lstrip() if 0 < last < len(lines) else ""
+    return nxt.startswith("--")
 
 
 def _rejoin_flag_lines(text: str) -> tuple[str, int] | None:
