@@ -49,3 +49,33 @@ def test_swift_flags_alone_one_a_line_in_a_backtick_span_are_swifts(tmp_path):
     s = load_config(_write(tmp_path, "p.md", "`\n--rlhf_type grpo \n--model org/m \n--train_type full \n"
                                              "--per_device_train_batch_size 2 \n--deepspeed zero3\n`\n"))
     assert (s.framework, s.model, s.method, s.micro_batch, s.zero_stage) == ("ms-swift", "org/m", "full", 2, 3)
+
+
+def test_the_hyperparameters_lit_gpt_printed_below_its_command_are_the_runs(tmp_path):
+    # lit-gpt finetune/lora.py prints its module constants (fabric.print(hparams)) before training: those ran,
+    # whatever the script's constants were in the release oomdoctor knows.
+    text = ("python finetune/lora.py --checkpoint_dir checkpoints/org/m --precision bf16-true\n"
+            "{'devices': 1, 'override_max_seq_length': 512, 'batch_size': 8, 'micro_batch_size': 2, 'lora_r': 4, "
+            "'lora_alpha': 16, 'learning_rate': 0.0002}\nGlobal seed set to 1337\n")
+    s = load_config(_write(tmp_path, "p.txt", text))
+    assert (s.model, s.lora_rank, s.seq_len, s.micro_batch, s.grad_accum) == ("org/m", 4, 512, 2, 4)
+    assert s.sources["micro_batch"].line == 2
+
+
+def test_a_printed_mapping_with_reprs_and_a_cut_reads_as_its_config(tmp_path):
+    # litgpt prints setup()'s arguments with pprint: PosixPath(...), dataclass reprs, object reprs; the paste cut.
+    text = ("{'checkpoint_dir': PosixPath('checkpoints/org/m'),\n 'data': JSON(json_path=PosixPath('d.json'),\n"
+            "              prompt_style=<litgpt.prompts.Llama3 object at 0x7f72>),\n 'devices': 1,\n 'lora_r': 8,\n"
+            " 'precision': 'bf16-true',\n 'train': TrainArgs(global_batch_size=8,\n                    micro_batch_size=1,\n"
+            "                    max_seq_length=2048,\n                    learning_rate=0.\n")
+    s = load_config(_write(tmp_path, "p.txt", text))
+    assert (s.framework, s.model, s.lora_rank, s.micro_batch, s.grad_accum, s.seq_len) == \
+        ("litgpt", "org/m", 8, 1, 8, 2048)
+
+
+def test_a_json_printed_under_a_title_and_cut_drops_only_its_cut_entry(tmp_path):
+    text = ('---------------train config---------------\n{\n    "model_name_or_path": "org/m",\n'
+            '    "stage": "sft",\n    "finetuning_type": "lora",\n    "cutoff_len": 8192,\n'
+            '    "per_device_train_batch_size": 1,\n    "gradient_accumulation_steps": 4,\n    "ddp_timeout": 1')
+    s = load_config(_write(tmp_path, "p.txt", text))
+    assert (s.framework, s.method, s.seq_len, s.grad_accum) == ("llamafactory", "lora", 8192, 4)

@@ -299,6 +299,17 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
                                      model=model)
         except InputError:
             pass
+        # A mapping the run printed of its own settings (litgpt's pprint of setup()'s arguments, a script's JSON
+        # dump of its arguments under a title), cut where the paste stopped: read as the file it stands for.
+        from oomdoctor.configs.printed import mapping_doc, printed_mapping
+
+        printed = printed_mapping(text)
+        if printed is not None:
+            name, reason = registry.detect(printed[0])
+            if name is not None:
+                setup = registry.read_doc(mapping_doc(path, text, *printed), name, reason,
+                                          framework_version=framework_version, log_versions=log_versions)
+                return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
         # A command a log printed as Python data: the argv list of DeepSpeed's launcher (launcher/launch.py
         # sigkill_handler logs `{cmd} exits with return code`), or the overrides of a failed Hydra job.
         from oomdoctor.configs.pyscript import command_in_strings, hydra_overrides

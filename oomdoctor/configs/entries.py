@@ -133,7 +133,11 @@ _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dt
 # precision, quantize, ...); batch_size 128, micro_batch_size 4, lora_r 8, lora_alpha 16 are module constants,
 # the precision defaults to bf16-mixed where the card has bf16 (lit_gpt/utils.py get_default_supported_precision)
 # and each sample is as long as the data's longest (no flag).
-_LITGPT = {"checkpoint_dir": "model", "precision": "lightning_precision", "quantize": "bits"}
+_LITGPT = {"checkpoint_dir": "model", "precision": "lightning_precision", "quantize": "bits",
+           # the module constants it prints (lit-gpt finetune/lora.py `hparams`, fabric.print(hparams)): the batch
+           # per device, its micro-batch, the length cap and the LoRA shape
+           "micro_batch_size": "micro", "batch_size": "total", "override_max_seq_length": "seq", "lora_r": "rank",
+           "lora_alpha": "alpha"}
 
 _FSDP_QLORA = {"model_name": "model", "context_length": "seq", "train_type": "train_type", "batch_size": "micro",
                "lora_rank": "rank", "lora_alpha": "alpha", "precision": "fsdp_qlora_precision",
@@ -228,7 +232,7 @@ ENTRIES: tuple[Entry, ...] = (
           scripts=("finetune_hf.py", "finetune.py"), config_positional=True, model_positional=1,
           needs_flags=("config_file",)),       # typer arguments only: taken with its positional YAML
     Entry("litgpt_lora", "lit-gpt finetune/lora.py", scripts=("finetune/lora.py",), flags=_LITGPT,
-          needs_flags=("checkpoint_dir",), framework="litgpt",       # Lightning-AI/lit-gpt, renamed litgpt in 2024
+          needs_flags=("checkpoint_dir",), framework="litgpt", prints_hparams=True,   # lit-gpt, renamed litgpt in 2024
           defaults=(("method", "lora"), ("lora_rank", 8), ("lora_alpha", 16), ("micro_batch", 4), ("total_batch", 128),
                     ("lightning_precision", ("bf16", "fp32"))),
           trainer_fields=()),     # no TrainingArguments flag: its batch and accumulation are the script's constants

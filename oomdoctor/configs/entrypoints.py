@@ -595,6 +595,8 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
     entry = inv.entry
     doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags)
     doc.inline.update(script.heredocs)
+    if entry.prints_hparams:
+        _printed_over(path, text, inv, entry, doc)
     for name, count, line in script.loops:
         doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
     if rejoined is not None and rejoined[1]:
@@ -630,6 +632,25 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
             doc.data[model_key], doc.lines[model_key] = word.text, word.line
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
     return _with_swift_env(_with_launch(setup, inv, path), inv, path), mend
+
+
+def _printed_over(path: str, text: str, inv: Invocation, entry: Entry, doc: Doc) -> None:
+    """The hyperparameters the script printed below its command in the paste, laid over its flags: the values the
+    run had (its own constants, edited or not), each at the line it was printed on."""
+    from oomdoctor.configs.printed import printed_mapping
+
+    last = max((w.line for w in inv.command.words if w.line), default=0)
+    printed = printed_mapping(text, last + 1)
+    table = entry.flags or {}
+    if printed is None or not any(k in table for k in printed[0]):
+        return
+    rows = text.split("\n")
+    for key, value in printed[0].items():
+        if key in table and isinstance(value, (int, float, str)) and not isinstance(value, bool):
+            doc.data[key] = str(value)
+            doc.lines[key] = next((n + 1 for n in range(printed[1] - 1, len(rows)) if f"'{key}'" in rows[n]),
+                                  printed[1])
+    doc.notes.append(msg("config.printed", where=f"{path}:{printed[1]}"))
 
 
 def _read_overrides_alone(path: str, inv: Invocation, doc: Doc, overrides: dict[str, tuple[Word, Word]],

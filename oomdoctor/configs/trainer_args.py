@@ -158,6 +158,8 @@ class Entry:
     trainer_fields: tuple[str, ...] | None = None   # TrainingArguments fields its own (argparse) parser takes
                                                 # under the same names (None: all, an HfArgumentParser)
     needs_flags: tuple[str, ...] = ()           # a common script name (train.py) is this one only with one of these
+    prints_hparams: bool = False                # it prints its hyperparameters as a dict before training: a paste
+                                                # that shows them has the run's own values (over its constants)
     own_flags: tuple[str, ...] = ()             # flags no other entry point takes: a paste of flags alone with one
                                                 # of them is this entry point's (its script named or not)
     framework: str | None = None                # the framework it is reported as (ms-swift, openrlhf); None: hf / trl

@@ -237,6 +237,11 @@ WORDS = {
                           "{where}：粘贴在函数调用中途结束；在此行之后补上未闭合的括号读取"),
     "config.python_literal": ("{where}: the config is the literal `{variable} = …` this Python file holds; read as that "
                               "file would be", "{where}：配置是该 Python 文件中的字面量 `{variable} = …`；按对应的配置文件读取"),
+    "config.printed": ("{where}: a mapping the run printed of its own settings (its values are the ones it ran with); "
+                       "read as the config it stands for",
+                       "{where}：运行时打印出的自身设置（即实际使用的取值）；按其对应的配置读取"),
+    "config.printed_cut": ("{where}: the printed settings are cut off; read up to the last complete entry",
+                           "{where}：打印出的设置被截断；只读到最后一个完整的条目"),
     "config.hydra_overrides": ("{where}: the overrides of a failed Hydra job, as it printed them; read as that app's "
                                "command line (its name is not in the line)",
                                "{where}：按失败的 Hydra 作业打印出的覆盖项读取，视为该应用的命令行（该行未给出应用名）"),
