@@ -79,3 +79,17 @@ def test_a_json_printed_under_a_title_and_cut_drops_only_its_cut_entry(tmp_path)
             '    "per_device_train_batch_size": 1,\n    "gradient_accumulation_steps": 4,\n    "ddp_timeout": 1')
     s = load_config(_write(tmp_path, "p.txt", text))
     assert (s.framework, s.method, s.seq_len, s.grad_accum) == ("llamafactory", "lora", 8192, 4)
+
+
+def test_the_config_torchtune_printed_as_it_started_is_read_with_its_command(tmp_path):
+    # log_config: "Running <RecipeClass> with resolved config:" then the YAML; here cut before `model:`, the
+    # command wrapped by an 86-column terminal, so the overrides and GPUs come from the joined command.
+    text = ("user@host:~/work$ tune run --nproc_per_node 4 lora_finetune_distributed --config my.yaml "
+            "gradient_accumulation_steps=2 enable_activation_checkpointing=True ba\n"
+            "tch_size=8\nRunning with torchrun...\n"
+            "INFO:torchtune.utils._logging:Running LoRAFinetuneRecipeDistributed with resolved config:\n\n"
+            "batch_size: 8\ncheckpointer:\n  _component_: torchtune.training.FullModelHFCheckpointer\n"
+            "  checkpoint_dir: /tmp/Llama-3.2-11B-Vision-Instruct/\n  checkpoint_files:\n  - m\n")
+    s = load_config(_write(tmp_path, "p.txt", text))
+    assert (s.framework, s.model, s.method, s.micro_batch, s.grad_accum, s.grad_ckpt, s.n_gpus) == \
+        ("torchtune", "meta-llama/Llama-3.2-11B-Vision-Instruct", "lora", 8, 2, True, 4)

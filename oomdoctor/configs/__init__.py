@@ -302,6 +302,13 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
         # A mapping the run printed of its own settings (litgpt's pprint of setup()'s arguments, a script's JSON
         # dump of its arguments under a title), cut where the paste stopped: read as the file it stands for.
         from oomdoctor.configs.printed import mapping_doc, printed_mapping
+        from oomdoctor.configs.torchtune import resolved_config
+
+        resolved = resolved_config(path, text)
+        if resolved is not None:
+            setup = registry.read_doc(resolved, "torchtune", msg("config.why.torchtune", keys="Running … with "
+                                      "resolved config"), framework_version=framework_version, log_versions=log_versions)
+            return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
 
         printed = printed_mapping(text)
         if printed is not None:

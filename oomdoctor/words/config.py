@@ -25,6 +25,9 @@ WORDS = {
                       "YAML/JSON config or the shell script that launches the training",
                       "这是 Python 文件：不读取 Python 配置（xtuner、mmengine）和训练脚本；请给出 YAML/JSON 配置或启动训练的 "
                       "shell 脚本"),
+    "config.torchtune_resolved": ("{where}: the config torchtune printed as it started {recipe} (every override "
+                                  "applied); read as the run's config",
+                                  "{where}：torchtune 启动 {recipe} 时打印的配置（已应用全部覆盖项）；按本次运行的配置读取"),
     "config.torchtune_header": ("{where}: the config's header runs it as `tune run {recipe}` on {n} GPUs; read "
                                 "that as the GPU count (--gpus changes it)",
                                 "{where}：配置文件开头的注释以 `tune run {recipe}` 在 {n} 张 GPU 上运行；按此读取 GPU 数"
