@@ -93,3 +93,14 @@ def test_the_config_torchtune_printed_as_it_started_is_read_with_its_command(tmp
     s = load_config(_write(tmp_path, "p.txt", text))
     assert (s.framework, s.model, s.method, s.micro_batch, s.grad_accum, s.grad_ckpt, s.n_gpus) == \
         ("torchtune", "meta-llama/Llama-3.2-11B-Vision-Instruct", "lora", 8, 2, True, 4)
+
+
+def test_an_autotrain_config_is_autotrains_not_axolotls(tmp_path):
+    # Both name a base_model; AutoTrain's file has task + params (autotrain/parser.py), quantized only with peft.
+    text = ("task: llm-sft\nbase_model: org/m\nproject_name: p\nparams:\n  block_size: 2048\n  batch_size: 1\n"
+            "  peft: true\n  quantization: int4\n  gradient_accumulation: 2\n  mixed_precision: fp16\n")
+    s = load_config(_write(tmp_path, "c.yml", text))
+    assert (s.framework, s.model, s.method, s.quant_bits, s.seq_len, s.grad_accum, s.precision) == \
+        ("trl", "org/m", "qlora", 4, 2048, 2, "fp16")
+    full = load_config(_write(tmp_path, "f.yml", "task: llm-dpo\nbase_model: org/m\nparams:\n  quantization: int4\n"))
+    assert (full.method, full.quant_bits, full.stage, full.micro_batch, full.grad_accum) == ("full", None, "dpo", 2, 4)
