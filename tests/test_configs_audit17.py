@@ -104,3 +104,11 @@ def test_an_autotrain_config_is_autotrains_not_axolotls(tmp_path):
         ("trl", "org/m", "qlora", 4, 2048, 2, "fp16")
     full = load_config(_write(tmp_path, "f.yml", "task: llm-dpo\nbase_model: org/m\nparams:\n  quantization: int4\n"))
     assert (full.method, full.quant_bits, full.stage, full.micro_batch, full.grad_accum) == ("full", None, "dpo", 2, 4)
+
+
+def test_a_yaml_diff_in_a_fenced_diff_block_reads_as_the_file_it_makes(tmp_path):
+    text = ("configs/train.yaml:8\n```diff\n@@ -0,0 +1,4 @@\n+model_name_or_path: org/m\n+gradient_checkpointing: true\n"
+            "+per_device_train_batch_size: 2\n+max_seq_length: 4096\n```\n")
+    s = load_config(_write(tmp_path, "p.md", text))
+    assert (s.model, s.grad_ckpt, s.micro_batch, s.seq_len) == ("org/m", True, 2, 4096)
+    assert "diff" in s.extras["markdown_paste"]

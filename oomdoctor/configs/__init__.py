@@ -207,6 +207,10 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         # fence), its first fenced block only if that fails.
         tries = [(unwrap_markdown(raw, fence=False)[0], "quote")] if wrapped == "quote+fence" else []
         tries.append((text, wrapped))
+        in_diff = unwrap_diff(text)
+        if in_diff is not None:
+            # a ```diff block of a review thread: what the file becomes, as for a diff pasted bare
+            tries.append((in_diff, f"{wrapped}, diff"))
         for i, (inner, how) in enumerate(tries):
             try:
                 setup = _load_text(path, inner, framework_version=framework_version, log_versions=log_versions,
