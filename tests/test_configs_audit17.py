@@ -112,3 +112,12 @@ def test_a_yaml_diff_in_a_fenced_diff_block_reads_as_the_file_it_makes(tmp_path)
     s = load_config(_write(tmp_path, "p.md", text))
     assert (s.model, s.grad_ckpt, s.micro_batch, s.seq_len) == ("org/m", True, 2, 4096)
     assert "diff" in s.extras["markdown_paste"]
+
+
+def test_the_deepspeed_json_pasted_below_its_command_is_the_file_it_names(tmp_path):
+    text = ("deepspeed --num_gpus 4 src/train_bash.py \\\n    --deepspeed ds_config.json \\\n    --stage sft \\\n"
+            "    --model_name_or_path org/m \\\n    --finetuning_type lora \\\n    --cutoff_len 4096 \\\n    --fp16\n\n"
+            "ds config:\n{\n  \"train_micro_batch_size_per_gpu\": \"auto\",\n  \"zero_optimization\": {\n"
+            "    \"stage\": 3,\n    \"allgather_partitions\": true,\n    \"allgather_bucket_size\": 5")
+    s = load_config(_write(tmp_path, "p.md", text))
+    assert (s.framework, s.n_gpus, s.zero_stage) == ("llamafactory", 4, 3)

@@ -597,6 +597,7 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
     doc.inline.update(script.heredocs)
     if entry.prints_hparams:
         _printed_over(path, text, inv, entry, doc)
+    _pasted_deepspeed(path, text, inv, doc)
     for name, count, line in script.loops:
         doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
     if rejoined is not None and rejoined[1]:
@@ -651,6 +652,27 @@ def _printed_over(path: str, text: str, inv: Invocation, entry: Entry, doc: Doc)
             doc.lines[key] = next((n + 1 for n in range(printed[1] - 1, len(rows)) if f"'{key}'" in rows[n]),
                                   printed[1])
     doc.notes.append(msg("config.printed", where=f"{path}:{printed[1]}"))
+
+
+def _pasted_deepspeed(path: str, text: str, inv: Invocation, doc: Doc) -> None:
+    """A paste that shows, below the command, the DeepSpeed JSON the command names (not here): that JSON is the
+    file, cut or not, as a script's own here-document would be."""
+    import json
+
+    from oomdoctor.configs.deepspeed import detect as deepspeed_json
+    from oomdoctor.configs.printed import printed_mapping
+
+    refs = [v for v in doc.data.values() if isinstance(v, str) and v.lower().endswith(".json") and v not in doc.inline
+            and not os.path.isfile(v)]
+    if not refs:
+        return
+    last = max((w.line for w in inv.command.words if w.line), default=0)
+    printed = printed_mapping(text, last + 1)
+    if printed is None or deepspeed_json(printed[0]) is None:
+        return
+    for ref in refs:
+        doc.inline[ref] = json.dumps(printed[0])
+        doc.notes.append(msg("config.ds_pasted", where=f"{path}:{printed[1]}", ref=ref))
 
 
 def _read_overrides_alone(path: str, inv: Invocation, doc: Doc, overrides: dict[str, tuple[Word, Word]],

@@ -128,6 +128,8 @@ WORDS = {
     # ---- DeepSpeed
     "config.ds_not_found": ("DeepSpeed config {ref} not found (looked beside {config} and in the current directory)",
                             "找不到 DeepSpeed 配置 {ref}（已在 {config} 同目录和当前目录查找）"),
+    "config.ds_pasted": ("{where}: {ref} is not here; the DeepSpeed JSON pasted below the command read as it",
+                         "{where}：{ref} 不在此处；按命令下方粘贴的 DeepSpeed JSON 读取"),
     "config.ds_shipped": ("{where}: {name} not found; used the framework's shipped {name}",
                           "{where}：找不到 {name}，按框架自带的 {name} 处理"),
     "config.json_mended": ("{where}: not JSON as pasted (Python's True/False/None, a trailing comma, members without "
