@@ -121,3 +121,14 @@ def test_the_deepspeed_json_pasted_below_its_command_is_the_file_it_names(tmp_pa
             "    \"stage\": 3,\n    \"allgather_partitions\": true,\n    \"allgather_bucket_size\": 5")
     s = load_config(_write(tmp_path, "p.md", text))
     assert (s.framework, s.n_gpus, s.zero_stage) == ("llamafactory", 4, 3)
+
+
+def test_the_config_deepspeed_printed_as_it_started_reads_as_its_json(tmp_path):
+    # DeepSpeedConfig.print: `  name ...... value` under the logger's prefix; zero_config a JSON dump, here cut
+    # inside a string where the paste stopped.
+    pre = "[2021-03-27 17:02:52,849] [INFO] [config.py:741:print]   "
+    text = (f"{pre}train_batch_size ............. 16\n{pre}train_micro_batch_size_per_gpu  4\n"
+            f"{pre}world_size ................... 2\n{pre}zero_config .................. {{\n"
+            '    "contiguous_gradients": true,\n    "cpu_offload": true,\n    "stage": 2,\n    "param_per')
+    s = load_config(_write(tmp_path, "p.txt", text))
+    assert (s.micro_batch, s.grad_accum, s.n_gpus, s.zero_stage, s.offload_optimizer) == (4, 2, 2, 2, True)

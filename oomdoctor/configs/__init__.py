@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Change, CrashReport, KeyEdit, TrainingSetup, msg
+from oomdoctor.facts import Change, CrashReport, KeyEdit, Source, TrainingSetup, msg
 
 __all__ = ["classify", "classify_bytes", "load_config", "edits_for", "key_for", "setup_from_log", "combine", "with_log_world_size",
            "detect_framework"]
@@ -305,7 +305,7 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
             pass
         # A mapping the run printed of its own settings (litgpt's pprint of setup()'s arguments, a script's JSON
         # dump of its arguments under a title), cut where the paste stopped: read as the file it stands for.
-        from oomdoctor.configs.printed import mapping_doc, printed_mapping
+        from oomdoctor.configs.printed import deepspeed_printed, mapping_doc, printed_mapping
         from oomdoctor.configs.torchtune import resolved_config
 
         resolved = resolved_config(path, text)
@@ -314,6 +314,17 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
                                       "resolved config"), framework_version=framework_version, log_versions=log_versions)
             return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
 
+        ds_print = deepspeed_printed(text)
+        if ds_print is not None:
+            ds, world, first, cut = ds_print
+            ddoc = mapping_doc(path, text, ds, first, cut)
+            setup = registry.read_doc(ddoc, "deepspeed", msg("config.why.deepspeed_printed"),
+                                      framework_version=framework_version, log_versions=log_versions)
+            if world is not None:
+                setup = replace(setup, n_gpus=world, sources={**setup.sources, "n_gpus": Source(
+                    file=path, key="world_size", line=next((n for n, row in enumerate(text.split("\n"), 1)
+                                                            if "world_size" in row), first))})
+            return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
         printed = printed_mapping(text)
         if printed is not None:
             name, reason = registry.detect(printed[0])

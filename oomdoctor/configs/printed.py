@@ -76,7 +76,7 @@ def _close(text: str) -> tuple[str | None, bool]:
             elif ch == quote:
                 quote = None
             elif ch == "\n":
-                return None, False          # a string a line ends inside is no printed literal
+                break                       # a printed string never holds a line end: the paste was cut inside it
             continue
         if ch in "'\"":
             quote = ch
@@ -125,3 +125,78 @@ def _value(node: ast.AST) -> Any:
             return _value(node.args[0])
         return None
     return None
+
+
+# DeepSpeed prints the config it runs with (deepspeed/runtime/config.py DeepSpeedConfig.print): one attribute a line,
+# `  {name} {dots} {value}` with the dots padding the name to 29 columns (none past that), under its logger's
+# `[timestamp] [INFO] [config.py:N:print]` prefix; `zero_config` a JSON dump over the lines below (2021) or a
+# pydantic repr of `name=value` words (later releases).
+_DS_LOGGER = re.compile(r"^.*\[config\.py:\d+:print\]")
+_DS_LINE = re.compile(r"^\s{1,4}([a-z_][a-z0-9_]*)\s+(?:\.+\s+)?(\S.*?)?\s*$")
+_DS_KEYS = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "world_size",
+            "zero_config", "zero_optimization_stage", "zero_enabled", "fp16_enabled", "bfloat16_enabled"}
+
+
+def deepspeed_printed(text: str) -> tuple[dict[str, Any], int | None, int, bool] | None:
+    """(the DeepSpeed config DeepSpeed printed, rebuilt as its JSON; the world size it printed; the first line;
+    whether the paste cut it), or None when the text holds no such print (three of its attributes at least)."""
+    rows = text.split("\n")
+    values: dict[str, Any] = {}
+    first = None
+    cut = False
+    i = 0
+    while i < len(rows):
+        row = rows[i]
+        logged = _DS_LOGGER.match(row)
+        m = _DS_LINE.match(row[logged.end():] if logged else "")
+        if m is None or m.group(1) not in _DS_KEYS:
+            i += 1
+            continue
+        name, raw = m.group(1), (m.group(2) or "").strip()
+        first = first or i + 1
+        if name == "zero_config" and raw.startswith("{"):
+            found = _literal("\n".join([raw] + rows[i + 1:]))
+            if found is not None and isinstance(found[0], dict):
+                values[name], cut = found[0], found[1]
+        elif name == "zero_config":
+            values[name] = {k: _scalar(v) for k, v in re.findall(r"(\w+)=(\S+)", raw)}
+        else:
+            values[name] = _scalar(raw)
+        i += 1
+    if first is None or len(values) < 3:
+        return None
+    ds: dict[str, Any] = {}
+    for key in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"):
+        if isinstance(values.get(key), int):
+            ds[key] = values[key]
+    zero = dict(values["zero_config"]) if isinstance(values.get("zero_config"), dict) else {}
+    if isinstance(values.get("zero_optimization_stage"), int):
+        zero.setdefault("stage", values["zero_optimization_stage"])
+    if zero:
+        ds["zero_optimization"] = zero
+    for key, section in (("fp16_enabled", "fp16"), ("bfloat16_enabled", "bf16")):
+        if isinstance(values.get(key), bool):
+            ds[section] = {"enabled": values[key]}
+    world = values.get("world_size")
+    world = world if isinstance(world, int) and world > 0 else None
+    micro, total = ds.get("train_micro_batch_size_per_gpu"), ds.get("train_batch_size")
+    if "gradient_accumulation_steps" not in ds and world and isinstance(micro, int) and isinstance(total, int) and \
+            micro > 0 and total % (micro * world) == 0:
+        # train_batch_size = micro-batch x accumulation x world size (runtime/config.py _configure_train_batch_size)
+        ds["gradient_accumulation_steps"] = total // (micro * world)
+    return ds, world, first, cut
+
+
+def _scalar(raw: str) -> Any:
+    low = raw.strip().lower()
+    if low in ("true", "false"):
+        return low == "true"
+    if low in ("none", "null", ""):
+        return None
+    try:
+        return int(raw)
+    except ValueError:
+        try:
+            return float(raw)
+        except ValueError:
+            return raw.strip()

@@ -229,6 +229,8 @@ WORDS = {
     "config.script.config_unknown": ("the config file {word} is only known when the script runs ({why}): give that "
                                      "file instead", "配置文件 {word} 要到脚本运行时才能确定（{why}）：请改为提供该文件"),
     # ---- why a file was read as a framework's
+    "config.why.deepspeed_printed": ("the config DeepSpeed printed as it started (config.py print)",
+                                     "DeepSpeed 启动时打印的配置（config.py print）"),
     "config.why.autotrain": ("AutoTrain's task and params ({keys})", "含 AutoTrain 的任务与参数（{keys}）"),
     "config.why.unsloth_studio": ("Unsloth Studio's groups ({keys})", "含 Unsloth Studio 的配置分组（{keys}）"),
     "config.unsloth_studio_model": ("{where}: no model key; {model} from the file's name, as Studio names its "
