@@ -132,3 +132,24 @@ def test_the_config_deepspeed_printed_as_it_started_reads_as_its_json(tmp_path):
             '    "contiguous_gradients": true,\n    "cpu_offload": true,\n    "stage": 2,\n    "param_per')
     s = load_config(_write(tmp_path, "p.txt", text))
     assert (s.micro_batch, s.grad_accum, s.n_gpus, s.zero_stage, s.offload_optimizer) == (4, 2, 2, 2, True)
+
+
+def test_megatron_lms_pretrain_gpt_reads_its_dashed_arguments_from_bash_arrays(tmp_path):
+    text = ("GPUS_PER_NODE=8\nDISTRIBUTED_ARGS=(\n    --nproc_per_node $GPUS_PER_NODE\n    --nnodes 1\n)\n"
+            "MODEL_ARGS=(\n    --num-layers 32\n    --seq-length 4096\n)\nTRAINING_ARGS=(\n    --micro-batch-size 1\n"
+            "    --global-batch-size 256\n    --bf16\n)\nPARALLEL_ARGS=(\n    --tensor-model-parallel-size 1\n"
+            "    --pipeline-model-parallel-size 4\n    --use-distributed-optimizer\n    --sequence-parallel\n)\n"
+            "torchrun ${DISTRIBUTED_ARGS[@]} pretrain_gpt.py ${MODEL_ARGS[@]} ${TRAINING_ARGS[@]} ${PARALLEL_ARGS[@]}\n")
+    s = load_config(_write(tmp_path, "run.sh", text))
+    assert (s.megatron, s.n_gpus, s.seq_len, s.pipeline_parallel, s.distributed_optimizer, s.precision) == \
+        (True, 8, 4096, 4, True, "bf16")
+    # 256 sequences over 8 / (1 x 4) = 2 data-parallel ranks at a micro-batch of 1
+    assert s.grad_accum == 128
+    # validate_args turns sequence parallelism off without tensor parallelism
+    assert s.sequence_parallel is False
+
+
+def test_a_dashed_flag_still_singles_out_the_entry_point_that_needs_it(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python lora.py --model org/m --train --batch-size 2 "
+                                               "--lora-layers 8\n"))
+    assert (s.framework, s.micro_batch) == ("mlx-lm", 2)

@@ -316,6 +316,16 @@ ENTRIES: tuple[Entry, ...] = (
                     ("total_batch", 16), ("megatron", True), ("distributed_optimizer", True),
                     ("recompute", "selective")),
           seq_flag="max_length", precision_from_dtype=True, trainer_fields=()),
+    # Megatron-LM's own pretraining scripts (NVIDIA/Megatron-LM pretrain_gpt.py, pretrain_mamba.py at d98e8a64): the
+    # same Megatron-Core arguments with dashes (megatron/training/arguments.py: --micro-batch-size, --global-batch-size,
+    # --tensor-/--pipeline-/--expert-model-parallel-size, --use-distributed-optimizer and --sequence-parallel off,
+    # no recompute, fp32 without --bf16/--fp16); the model is the shape its flags give, no hub name.
+    Entry("megatron_lm", "Megatron-LM pretrain_gpt.py", flags={**_SWIFT_MEGATRON, "seq_length": "seq"},
+          scripts=("pretrain_gpt.py", "pretrain_mamba.py", "pretrain_gpt_hybrid.py"),
+          needs_flags=("micro_batch_size", "tensor_model_parallel_size", "pipeline_model_parallel_size", "num_layers"),
+          # its validate_args turns --sequence-parallel off when the tensor-parallel size is 1
+          defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True)),
+          trainer_fields=("bf16", "fp16")),
     _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
     _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
     # verl (volcengine/verl): Hydra mains whose every option is a `key=value` override of verl's own config

@@ -262,13 +262,15 @@ def _target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | 
     if target.text == "-m" and len(rest) > 1:
         return _module_target(cmd, list(rest[1:]), launch)
     args = tuple(rest[1:])
-    flags = {w.text[2:].split("=")[0] for w in args if w.text.startswith("--")}
+    # flag names as flags_doc keys them: argparse takes `--micro-batch-size` for micro_batch_size
+    flags = {w.text[2:].split("=")[0].replace("-", "_") for w in args if w.text.startswith("--")}
     path = target.text.replace("\\", "/")
     configs = [w for w in _positional(args) if w.text.lower().endswith((".yaml", ".yml", ".json"))]
     for entry in ENTRIES:
         if any(_script_matches(path, s) for s in entry.scripts):
             # A common name (train.py) is this entry's only with its flags, or the config file it takes.
-            if entry.needs_flags and not flags & set(entry.needs_flags) and not (entry.config_positional and configs):
+            needs = {n.replace("-", "_") for n in entry.needs_flags}
+            if needs and not flags & needs and not (entry.config_positional and configs):
                 continue
             return Invocation(cmd, entry, target, args, launch)
     return Invocation(cmd, _by_overrides(args), target, args, launch)

@@ -306,6 +306,8 @@ WORDS = {
     "config.source.key": ("{where} ({key})", "{where}（{key}）"),
     "config.source.why": ("{where}: {why}", "{where}：{why}"),
     # whose default filled a value, and why (a `note` that is a key or an expression is shown as written)
+    "config.default.megatron_sp_without_tp": ("off: Megatron disables sequence parallelism without tensor "
+                                              "parallelism", "关闭：未开启张量并行时 Megatron 会关闭序列并行"),
     "config.default.of": ("default of {framework}", "{framework} 的默认值"),
     "config.default.of_note": ("default of {framework} ({note})", "{framework} 的默认值（{note}）"),
     "config.default.mlx_dtype": ("the checkpoint's dtype: MLX has no autocast", "检查点自身的 dtype：MLX 没有自动混合精度"),
