@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from oomdoctor.configs import load_config
+import pytest
+
+from oomdoctor.configs import classify, load_config
+from oomdoctor.errors import InputError
 
 
 def _write(tmp_path: Path, name: str, text: str) -> str:
@@ -153,3 +156,38 @@ def test_a_dashed_flag_still_singles_out_the_entry_point_that_needs_it(tmp_path)
     s = load_config(_write(tmp_path, "run.sh", "python lora.py --model org/m --train --batch-size 2 "
                                                "--lora-layers 8\n"))
     assert (s.framework, s.micro_batch) == ("mlx-lm", 2)
+
+
+XTUNER = ("# Model\npretrained_model_name_or_path = 'org/m'\n# Data\nmax_length = 2048\npack_to_max_length = True\n"
+          "sequence_parallel_size = 1\nbatch_size = 1  # per_device\naccumulative_counts = 16\n"
+          "accumulative_counts *= sequence_parallel_size\n"
+          "model = dict(\n    type=SupervisedFinetune,\n    llm=dict(\n        type=AutoModelForCausalLM.from_pretrained,\n"
+          "        pretrained_model_name_or_path=pretrained_model_name_or_path,\n"
+          "        quantization_config=dict(type=BitsAndBytesConfig, load_in_4bit=True)),\n"
+          "    lora=dict(type=LoraConfig, r=64, lora_alpha=16))\n"
+          "optim_wrapper = dict(type=AmpOptimWrapper, accumulative_counts=accumulative_counts, dtype='float16')\n")
+
+
+def test_an_xtuner_python_config_is_read_from_its_top_level_assignments(tmp_path):
+    s = load_config(_write(tmp_path, "qwen_qlora.py", "from mmengine.optim import AmpOptimWrapper\n" + XTUNER))
+    assert (s.model, s.method, s.quant_bits, s.lora_rank, s.lora_alpha, s.seq_len, s.packing, s.micro_batch,
+            s.grad_accum, s.precision, s.grad_ckpt) == ("org/m", "qlora", 4, 64, 16, 2048, True, 1, 16, "fp16", True)
+
+
+def test_an_xtuner_config_pasted_after_its_command_and_cut_takes_the_commands_gpus_and_zero(tmp_path):
+    text = ("OOM on 8 GPUs:\n\nNPROC_PER_NODE=8 xtuner train my_cfg --deepspeed deepspeed_zero3 > out 2>&1 &\n\n"
+            + XTUNER.split("model = dict(")[0] + "tokenizer = dict(\n    type=AutoTokenizer.from_pretrained,\n    pretrain")
+    s = load_config(_write(tmp_path, "p.md", text))
+    assert (s.model, s.seq_len, s.grad_accum, s.n_gpus, s.zero_stage) == ("org/m", 2048, 16, 8, 3)
+
+
+@pytest.mark.parametrize("name,text", [
+    ("job.toml", "[job]\ndump_folder = \"./outputs\"\n\n[training]\nlocal_batch_size = 16\nseq_len = 4096\n"),
+    ("config_registry.py", "from torchtitan.config import TrainingConfig\n\ndef llama3_debug():\n    return 1\n"),
+])
+def test_a_torchtitan_config_is_named_in_one_line(tmp_path, name, text):
+    path = _write(tmp_path, name, text)
+    with pytest.raises(InputError) as err:
+        load_config(path)
+    assert err.value.message.code == "config.torchtitan"
+    assert classify(path) == "config"

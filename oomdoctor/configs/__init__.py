@@ -88,6 +88,8 @@ def _classify_text(path: str, text: str, head: bytes) -> str:
 
         return "config" if find_training(read_script(text, path)) is not None else "log"
     truncated = len(head) >= _HEAD_BYTES
+    if _torchtitan(path, text) is not None:
+        return "config"         # named and refused by load_config, not read as a crash log
     if low.endswith(_CONFIG_EXT):
         if truncated:
             return "log" if any(m in head for m in _LOG_MARKERS) else "config"
@@ -268,6 +270,14 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file
 
+    titan = _torchtitan(path, text)
+    if titan is not None:
+        # torchtitan's job TOML (torchtitan/config/job_config.py sections) or its Python config registry: named in
+        # one line rather than read as a YAML that fails or a script it is not
+        raise InputError(msg("config.torchtitan", form=titan), path)
+    xtuner = _xtuner(path, text, framework_version=framework_version, log_versions=log_versions)
+    if xtuner is not None:
+        return xtuner
     if path.lower().endswith(_PYTHON_EXT):
         from oomdoctor.configs.pyscript import read_python
 
@@ -356,6 +366,39 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
     if name is None:
         raise registry.unknown_config(path)
     return registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions)
+
+
+_TITAN_TOML = re.compile(r"^\[(?:job|training|parallelism|activation_checkpoint|model|checkpoint)\]\s*$", re.M)
+_TITAN_IMPORT = re.compile(r"^\s*(?:from|import)\s+torchtitan\b", re.M)
+
+
+def _torchtitan(path: str, text: str) -> str | None:
+    """"TOML" or "Python" when the text is a torchtitan job config or config registry, else None."""
+    if len(_TITAN_TOML.findall(text)) >= 2 and re.search(r"^\s*(?:local_batch_size|seq_len)\s*=", text, re.M):
+        return "TOML"
+    if path.lower().endswith(_PYTHON_EXT) and _TITAN_IMPORT.search(text):
+        return "Python"
+    return None
+
+
+def _xtuner(path: str, text: str, *, framework_version: str | None, log_versions: Mapping[str, str] | None
+            ) -> TrainingSetup | None:
+    """An xtuner (mmengine) Python config, a file or the part of a paste from its first assignment on, with the
+    paste's `xtuner train` line laid over it; None when the text holds none."""
+    if not path.lower().endswith(_PYTHON_EXT) and "xtuner" not in text and "accumulative_counts" not in text:
+        return None
+    from oomdoctor.configs import registry
+    from oomdoctor.configs.xtuner import detect, launch_over, python_doc
+
+    doc = python_doc(path, text)
+    if doc is None:
+        return None
+    setup = registry.read_doc(doc, "xtuner", detect(doc.data), framework_version=framework_version,
+                              log_versions=log_versions)
+    setup = launch_over(setup, path, text)
+    if path.lower().endswith(_PYTHON_EXT):
+        return setup
+    return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
 
 
 # Argument names only ms-swift's own dataclasses have (swift/arguments: tuner_type, tuner_backend, rlhf_type; 2.x

@@ -59,6 +59,7 @@ FRAMEWORKS: Mapping[str, str] = {
     "chatglm": "oomdoctor.configs.chatglm",
     "firefly": "oomdoctor.configs.firefly",
     "llamafactory": "oomdoctor.configs.llamafactory",
+    "xtuner": "oomdoctor.configs.xtuner",            # its Python configs, read as their top-level names
     "hf": "oomdoctor.configs.hf",
 }
 

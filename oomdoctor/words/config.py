@@ -21,10 +21,12 @@ WORDS = {
         "不是 oomdoctor 认识的训练配置：应为 LLaMA-Factory（model_name_or_path + stage/finetuning_type）、"
         "HF/TRL TrainingArguments、axolotl（base_model）、torchtune recipe、accelerate 配置、DeepSpeed JSON、"
         "verl 或 mlx-lm 配置，或启动脚本"),
-    "config.python": ("a Python file: Python configs (xtuner, mmengine) and training scripts are not read; give the "
+    "config.python": ("a Python file: Python configs other than xtuner's and training scripts are not read; give the "
                       "YAML/JSON config or the shell script that launches the training",
-                      "这是 Python 文件：不读取 Python 配置（xtuner、mmengine）和训练脚本；请给出 YAML/JSON 配置或启动训练的 "
+                      "这是 Python 文件：除 xtuner 配置外，不读取 Python 配置和训练脚本；请给出 YAML/JSON 配置或启动训练的 "
                       "shell 脚本"),
+    "config.torchtitan": ("a torchtitan config ({form}): torchtitan runs are not read yet",
+                          "这是 torchtitan 配置（{form}）：暂不读取 torchtitan 的运行配置"),
     "config.torchtune_resolved": ("{where}: the config torchtune printed as it started {recipe} (every override "
                                   "applied); read as the run's config",
                                   "{where}：torchtune 启动 {recipe} 时打印的配置（已应用全部覆盖项）；按本次运行的配置读取"),
@@ -231,6 +233,10 @@ WORDS = {
     # ---- why a file was read as a framework's
     "config.why.deepspeed_printed": ("the config DeepSpeed printed as it started (config.py print)",
                                      "DeepSpeed 启动时打印的配置（config.py print）"),
+    "config.why.xtuner": ("xtuner's Python config ({keys})", "xtuner 的 Python 配置（{keys}）"),
+    "config.xtuner_python": ("{where}: an xtuner (mmengine) Python config, read from its top-level assignments "
+                             "without running it; shown, not patched",
+                             "{where}：xtuner（mmengine）Python 配置，按顶层赋值读取而不运行；只展示，不生成补丁"),
     "config.why.autotrain": ("AutoTrain's task and params ({keys})", "含 AutoTrain 的任务与参数（{keys}）"),
     "config.why.unsloth_studio": ("Unsloth Studio's groups ({keys})", "含 Unsloth Studio 的配置分组（{keys}）"),
     "config.unsloth_studio_model": ("{where}: no model key; {model} from the file's name, as Studio names its "
