@@ -191,3 +191,18 @@ def test_a_torchtitan_config_is_named_in_one_line(tmp_path, name, text):
         load_config(path)
     assert err.value.message.code == "config.torchtitan"
     assert classify(path) == "config"
+
+
+def test_an_unknown_script_named_for_lora_trains_lora_when_no_flag_says_a_method(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "deepspeed toolbench/train/train_long_seq_lora.py --model_name_or_path m "
+                                               "--per_device_train_batch_size 1 --model_max_length 8192\n"))
+    assert (s.method, s.seq_len) == ("lora", 8192)
+    assert any(w.code == "config.script.lora_by_name" for w in s.warnings)
+    plain = load_config(_write(tmp_path, "full.sh", "deepspeed train_long_seq.py --model_name_or_path m "
+                                                    "--per_device_train_batch_size 1\n"))
+    assert plain.method == "full"
+
+
+def test_use_flash_attn_in_a_trl_style_yaml_is_flash_attention_2(tmp_path):
+    s = load_config(_write(tmp_path, "c.yaml", "model_name_or_path: m\nuse_flash_attn: true\nmax_seq_length: 4096\n"))
+    assert s.attention == "fa2"

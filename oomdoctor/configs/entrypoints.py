@@ -899,7 +899,24 @@ def _read_from_flags(path: str, inv: Invocation, doc: Doc, model: str | None, hi
     setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
     if unresolved is not None:
         setup = replace(setup, model="", model_unresolved=unresolved)
+    if entry is GENERIC:
+        setup = _method_of_script_name(setup, inv, path)
     return _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
+
+
+def _method_of_script_name(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
+    """A script oomdoctor does not know whose own name says it trains LoRA adapters (FastChat's train_lora.py and
+    the scripts copied from it: train_long_seq_lora.py), and whose flags name no method: LoRA, said in a note."""
+    src = setup.sources.get("method")
+    if inv.target is None or not inv.target.known or (src is not None and src.file) or setup.method != "full":
+        return setup
+    words = re.split(r"[_.-]", os.path.basename(inv.target.text.replace("\\", "/")).lower().removesuffix(".py"))
+    if "lora" not in words:
+        return setup
+    where = Source(file=path, key=inv.target.text, line=inv.command.line)
+    note = msg("config.script.lora_by_name", where=f"{path}:{inv.command.line}", script=inv.target.text)
+    return replace(setup, method="lora", sources={**setup.sources, "method": where},
+                   warnings=(*setup.warnings, note))
 
 
 # The prompt a terminal prints before what was typed, pasted with the command: a bare `$ `, `% `, `❯ `, `➜ ` (sh, zsh,
