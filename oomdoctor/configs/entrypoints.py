@@ -582,6 +582,8 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     if mend is not None:
         how = "terminal" if mend.code == "config.script.prompt" else "flags"
         setup = replace(setup, extras={**setup.extras, "markdown_paste": how})
+    elif any(getattr(w, "code", "") == "config.ds_pasted" for w in setup.warnings):
+        setup = replace(setup, extras={**setup.extras, "markdown_paste": "pasted json"})    # a thread's paste
     return setup
 
 
@@ -796,14 +798,15 @@ def _find_invocation(path: str, text: str
         inv = find_training(script)
     else:
         dialect = None
-    if inv is None or _flag_lines_after(text, inv):
-        # No training command, or one whose flags the paste put on the lines below it with no continuation (bash
-        # would run `--model …` as a command of its own, so no script has such a line): read as continued.
+    if inv is None or (not inv.args and _flag_lines_after(text, inv)):
+        # No training command, or one with no flag of its own whose flags the paste put on the lines below it with
+        # no continuation (`megatron sft` alone, then `--model …`, which bash would run as a command): read as
+        # continued. A command that has its flags keeps them: a stray flag line below it is not joined to it.
         rejoined = _rejoin_flag_lines(text)
         if rejoined is not None:
-            again = find_training(read_script(rejoined[0], path))
-            if again is not None and (inv is None or len(again.args) > len(inv.args)):
-                inv, script = again, read_script(rejoined[0], path)
+            joined = find_training(read_script(rejoined[0], path))
+            if joined is not None and (inv is None or len(joined.args) > len(inv.args)):
+                inv, script = joined, read_script(rejoined[0], path)
             elif inv is not None:
                 rejoined = None
     if inv is None:

@@ -199,9 +199,9 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         _read_model_from_checkpoint(b, doc, at)
         b.set("method", method_of_recipe(run[1]), Source(file=doc.path, key="tune run", line=run[0]))
     else:
-        _read_model(b, doc, builder, at)
+        _read_model(b, doc, builder or "", at)
         b.extras["model_builder"] = builder
-        _read_method(b, doc, builder.rsplit(".", 1)[-1])
+        _read_method(b, doc, (builder or "").rsplit(".", 1)[-1])
     _read_batch_and_length(b, doc, version, keys)
     if section and not doc.has("dtype"):
         b.default("precision", "bf16", msg("config.default.tt_trainer_bf16"))
@@ -531,7 +531,7 @@ def resolved_config(path: str, text: str) -> Doc | None:
     data, lines = dict(read.data), dict(read.lines)
     recipe = _recipe_of_class(match.group(1))
     command = _printed_command(rows[:at])
-    header = [""] * at
+    header = [""] * (at + 1)
     notes = [msg("config.torchtune_resolved", where=f"{path}:{at + 1}", recipe=match.group(1))]
     if command is not None:
         line, gpus, overrides = command
@@ -563,7 +563,8 @@ def _printed_command(rows: list[str]) -> tuple[int, int | None, dict[str, Any]] 
             not _LOG_LINE.match(rows[k + 1]) and not rows[k + 1].startswith("Running"):
         k += 1
         joined += rows[k]
-    words = joined[re.search(r"\btune\s+run\b", joined).end():].split()
+    head = re.search(r"\btune\s+run\b", joined)
+    words = joined[head.end():].split() if head else []
     gpus = None
     overrides: dict[str, Any] = {}
     i = 0

@@ -134,9 +134,9 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     for field, keys, default in (("micro_batch", ("train_dataloader.batch_size", "batch_size"), 1),
                                  ("grad_accum", ("optim_wrapper.accumulative_counts", "accumulative_counts"), 1),
                                  ("seq_len", ("max_length",), 2048)):
-        key = next((k for k in keys if isinstance(doc.get(k), int) and not isinstance(doc.get(k), bool)), None)
-        if key is not None:
-            b.set(field, int(doc.get(key)), doc.src(key.split(".")[0]))
+        found = next((k for k in keys if isinstance(doc.get(k), int) and not isinstance(doc.get(k), bool)), None)
+        if found is not None:
+            b.set(field, int(doc.get(found)), doc.src(found.split(".")[0]))
         else:
             b.default(field, default, LABEL)
     packing = doc.get("pack_to_max_length")
