@@ -206,3 +206,43 @@ def test_an_unknown_script_named_for_lora_trains_lora_when_no_flag_says_a_method
 def test_use_flash_attn_in_a_trl_style_yaml_is_flash_attention_2(tmp_path):
     s = load_config(_write(tmp_path, "c.yaml", "model_name_or_path: m\nuse_flash_attn: true\nmax_seq_length: 4096\n"))
     assert s.attention == "fa2"
+
+
+PRINTABLE = ("lf/", "axolotl/", "hfargs/", "deepspeed/", "litgpt/")
+
+
+@pytest.mark.parametrize("form", ["json_titled", "python_repr"])
+def test_every_sampled_corpus_config_printed_by_its_run_gives_the_same_facts(tmp_path, form):
+    # The class, not the paste: a config as a run prints it (a JSON dump under a title, or Python's repr as pprint
+    # writes it) reads as the file itself, for every 4th plain YAML/JSON of these frameworks in the corpus.
+    import json
+    import pprint
+    import shutil
+
+    import test_real_configs as corpus
+    import yaml
+
+    copy = tmp_path / "real-configs"
+    shutil.copytree(corpus.CORPUS, copy)
+    chosen = [e for e in corpus.MANIFEST if e["file"].startswith(PRINTABLE) and e["file"].endswith((".yaml", ".json"))
+              and not e.get("with") and not e.get("flags") and not e.get("expect_refused")
+              and not corpus._read(e).extras.get("markdown_paste")][::4]
+    assert len(chosen) >= 25
+    wrong = []
+    for entry in chosen:
+        try:
+            data = yaml.safe_load((copy / entry["file"]).read_text(encoding="utf-8"))
+        except yaml.YAMLError:
+            continue                    # a JSON as a thread mended it (comments, single quotes): not a run's print
+        if not isinstance(data, dict):
+            continue
+        text = ("---------- train config ----------\n" + json.dumps(data, indent=4, default=str)
+                if form == "json_titled" else pprint.pformat(data, width=100))
+        target = copy / (entry["file"] + ".printed.txt")
+        target.write_text(text + "\n", encoding="utf-8")
+        s = load_config(str(target))
+        plain = corpus._read(entry)
+        diff = [f for f in entry["facts"] if f != "version" and getattr(s, f) != getattr(plain, f)]
+        if diff:
+            wrong.append((entry["file"], diff))
+    assert not wrong, wrong

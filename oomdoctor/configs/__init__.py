@@ -416,10 +416,16 @@ def _printed_forms(path: str, text: str, *, framework_version: str | None,
     # a mapping of settings (litgpt's pprint of setup()'s arguments, a script's JSON dump under a title), cut or not
     printed = printed_mapping(text)
     if printed is not None:
-        name, reason = registry.detect(printed[0])
-        if name is not None:
-            setup = registry.read_doc(mapping_doc(path, text, *printed), name, reason,
-                                      framework_version=framework_version, log_versions=log_versions)
+        name, reason = (None, None) if registry.is_llamafactory_v1(printed[0]) else registry.detect(printed[0])
+        if name is not None or registry.is_llamafactory_v1(printed[0]):
+            pdoc = mapping_doc(path, text, *printed)
+            if name is None:
+                from oomdoctor.configs.llamafactory_v1 import read as read_v1
+
+                setup = read_v1(pdoc, framework_version=framework_version, log_versions=log_versions)
+            else:
+                setup = registry.read_doc(pdoc, name, reason, framework_version=framework_version,
+                                          log_versions=log_versions)
             return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
     # A command a log printed as Python data: the argv list of DeepSpeed's launcher (launcher/launch.py
     # sigkill_handler logs `{cmd} exits with return code`), or the overrides of a failed Hydra job.
