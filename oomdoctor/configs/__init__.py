@@ -399,8 +399,8 @@ def _printed_forms(path: str, text: str, *, framework_version: str | None,
         return own
     resolved = resolved_config(path, text)
     if resolved is not None:
-        setup = registry.read_doc(resolved, "torchtune", msg("config.why.torchtune", keys="Running … with "
-                                  "resolved config"), framework_version=framework_version, log_versions=log_versions)
+        setup = registry.read_doc(resolved, "torchtune", msg("config.why.torchtune_resolved"),
+                                  framework_version=framework_version, log_versions=log_versions)
         return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
     ds_print = deepspeed_printed(text)
     if ds_print is not None:

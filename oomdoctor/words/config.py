@@ -233,6 +233,8 @@ WORDS = {
     "config.script.config_unknown": ("the config file {word} is only known when the script runs ({why}): give that "
                                      "file instead", "配置文件 {word} 要到脚本运行时才能确定（{why}）：请改为提供该文件"),
     # ---- why a file was read as a framework's
+    "config.why.torchtune_resolved": ("the config torchtune printed as it started (Running … with resolved config)",
+                                      "torchtune 启动时打印的配置（Running … with resolved config）"),
     "config.why.deepspeed_printed": ("the config DeepSpeed printed as it started (config.py print)",
                                      "DeepSpeed 启动时打印的配置（config.py print）"),
     "config.why.xtuner": ("xtuner's Python config ({keys})", "xtuner 的 Python 配置（{keys}）"),
