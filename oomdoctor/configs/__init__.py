@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Change, CrashReport, KeyEdit, TrainingSetup, msg
+from oomdoctor.facts import Change, CrashReport, KeyEdit, Source, TrainingSetup, msg
 
 __all__ = ["classify", "classify_bytes", "load_config", "edits_for", "key_for", "setup_from_log", "combine", "with_log_world_size",
            "detect_framework"]
@@ -88,6 +88,8 @@ def _classify_text(path: str, text: str, head: bytes) -> str:
 
         return "config" if find_training(read_script(text, path)) is not None else "log"
     truncated = len(head) >= _HEAD_BYTES
+    if _torchtitan(path, text) is not None:
+        return "config"         # named and refused by load_config, not read as a crash log
     if low.endswith(_CONFIG_EXT):
         if truncated:
             return "log" if any(m in head for m in _LOG_MARKERS) else "config"
@@ -207,6 +209,8 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         # fence), its first fenced block only if that fails.
         tries = [(unwrap_markdown(raw, fence=False)[0], "quote")] if wrapped == "quote+fence" else []
         tries.append((text, wrapped))
+        # a ```diff block of a review thread: what the file becomes, as for a diff pasted bare
+        tries += [(in_diff, f"{wrapped}, diff") for in_diff in (unwrap_diff(text),) if in_diff is not None]
         for i, (inner, how) in enumerate(tries):
             try:
                 setup = _load_text(path, inner, framework_version=framework_version, log_versions=log_versions,
@@ -265,9 +269,8 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
     from oomdoctor.configs._doc import parse_file
 
     if path.lower().endswith(_PYTHON_EXT):
-        from oomdoctor.configs.pyscript import read_python
-
-        return read_python(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
+        return _read_python_file(path, text, framework_version=framework_version, log_versions=log_versions,
+                                 model=model)
     if is_script(path, text):
         from oomdoctor.configs.entrypoints import read_script_setup
 
@@ -299,22 +302,10 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
                                      model=model)
         except InputError:
             pass
-        # A command a log printed as Python data: the argv list of DeepSpeed's launcher (launcher/launch.py
-        # sigkill_handler logs `{cmd} exits with return code`), or the overrides of a failed Hydra job.
-        from oomdoctor.configs.pyscript import command_in_strings, hydra_overrides
-
-        command = command_in_strings(text)
-        hydra = None if command is not None else hydra_overrides(text)
-        if command is not None or hydra is not None:
-            try:
-                setup = read_script_setup(path, command or hydra or "", framework_version=framework_version,
-                                          log_versions=log_versions, model=model)
-            except InputError:
-                pass
-            else:
-                note = msg("config.python_command", where=path) if command is not None else \
-                    msg("config.hydra_overrides", where=path)
-                return replace(setup, warnings=(*setup.warnings, note), extras={**setup.extras, "markdown_paste": "log"})
+        printed = _printed_forms(path, text, framework_version=framework_version, log_versions=log_versions,
+                                 model=model)
+        if printed is not None:
+            return printed
         raise
     if registry.is_llamafactory_v1(doc.data):
         from oomdoctor.configs.llamafactory_v1 import read as read_v1
@@ -323,6 +314,155 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
     if name is None:
         raise registry.unknown_config(path)
     return registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions)
+
+
+_TRAINING_CALL = re.compile(r"\b(?:get_peft_model|from_pretrained|TrainingArguments|SFTConfig|DPOConfig|GRPOConfig|"
+                            r"LoraConfig|SFTTrainer|Trainer)\s*\(")
+
+
+def _is_python(text: str) -> bool:
+    import ast
+
+    try:
+        ast.parse(text)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
+_TITAN_TOML = re.compile(r"^\[(?:job|training|parallelism|activation_checkpoint|model|checkpoint)\]\s*$", re.M)
+_TITAN_IMPORT = re.compile(r"^\s*(?:from|import)\s+torchtitan\b", re.M)
+
+
+def _torchtitan(path: str, text: str) -> str | None:
+    """"TOML" or "Python" when the text is a torchtitan job config or config registry, else None."""
+    if len(_TITAN_TOML.findall(text)) >= 2 and re.search(r"^\s*(?:local_batch_size|seq_len)\s*=", text, re.M):
+        return "TOML"
+    if path.lower().endswith(_PYTHON_EXT) and _TITAN_IMPORT.search(text):
+        return "Python"
+    return None
+
+
+def _read_python_file(path: str, text: str, *, framework_version: str | None,
+                      log_versions: Mapping[str, str] | None, model: str | None) -> TrainingSetup:
+    """A .py file: an xtuner config (a torchtitan one named), else a training script's calls (configs/pyscript.py)."""
+    from oomdoctor.configs.pyscript import read_python
+
+    own = _own_python_or_toml(path, text, framework_version=framework_version, log_versions=log_versions)
+    if own is not None:
+        return own
+    return read_python(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
+
+
+def _own_python_or_toml(path: str, text: str, *, framework_version: str | None,
+                        log_versions: Mapping[str, str] | None) -> TrainingSetup | None:
+    """An xtuner config (read), or a torchtitan one (named in one line: its job TOML, torchtitan/config/job_config.py
+    sections, or its Python config registry, rather than read as a YAML that fails or a script it is not)."""
+    titan = _torchtitan(path, text)
+    if titan is not None:
+        raise InputError(msg("config.torchtitan", form=titan), path)
+    return _xtuner(path, text, framework_version=framework_version, log_versions=log_versions)
+
+
+def _xtuner(path: str, text: str, *, framework_version: str | None, log_versions: Mapping[str, str] | None
+            ) -> TrainingSetup | None:
+    """An xtuner (mmengine) Python config, a file or the part of a paste from its first assignment on, with the
+    paste's `xtuner train` line laid over it; None when the text holds none."""
+    if not path.lower().endswith(_PYTHON_EXT) and "xtuner" not in text and "accumulative_counts" not in text:
+        return None
+    from oomdoctor.configs import registry
+    from oomdoctor.configs.xtuner import detect, launch_over, python_doc
+
+    doc = python_doc(path, text)
+    if doc is None:
+        return None
+    setup = registry.read_doc(doc, "xtuner", detect(doc.data), framework_version=framework_version,
+                              log_versions=log_versions)
+    setup = launch_over(setup, path, text)
+    if path.lower().endswith(_PYTHON_EXT) and _is_python(text):
+        return setup            # the file itself; anything else is a paste of it
+    return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
+
+
+def _printed_forms(path: str, text: str, *, framework_version: str | None,
+                   log_versions: Mapping[str, str] | None, model: str | None) -> TrainingSetup | None:
+    """A paste of a form no YAML reader takes: an xtuner or torchtitan config; what a run printed of its own
+    configuration (torchtune's resolved config, DeepSpeed's printed config, a mapping of settings, Python or JSON),
+    each read as the file it stands for; a launch command a log printed as Python data; else Python code a thread
+    pasted."""
+    from oomdoctor.configs import registry
+    from oomdoctor.configs.printed import deepspeed_printed, mapping_doc, printed_mapping
+    from oomdoctor.configs.torchtune import resolved_config
+
+    own = _own_python_or_toml(path, text, framework_version=framework_version, log_versions=log_versions)
+    if own is not None:
+        return own
+    resolved = resolved_config(path, text)
+    if resolved is not None:
+        setup = registry.read_doc(resolved, "torchtune", msg("config.why.torchtune_resolved"),
+                                  framework_version=framework_version, log_versions=log_versions)
+        return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
+    ds_print = deepspeed_printed(text)
+    if ds_print is not None:
+        ds, world, first, cut = ds_print
+        ddoc = mapping_doc(path, text, ds, first, cut)
+        setup = registry.read_doc(ddoc, "deepspeed", msg("config.why.deepspeed_printed"),
+                                  framework_version=framework_version, log_versions=log_versions)
+        if world is not None:
+            setup = replace(setup, n_gpus=world, sources={**setup.sources, "n_gpus": Source(
+                file=path, key="world_size", line=next((n for n, row in enumerate(text.split("\n"), 1)
+                                                        if "world_size" in row), first))})
+        return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
+    # a mapping of settings (litgpt's pprint of setup()'s arguments, a script's JSON dump under a title), cut or not
+    printed = printed_mapping(text)
+    if printed is not None:
+        name, reason = (None, None) if registry.is_llamafactory_v1(printed[0]) else registry.detect(printed[0])
+        if name is not None or registry.is_llamafactory_v1(printed[0]):
+            pdoc = mapping_doc(path, text, *printed)
+            if name is None:
+                from oomdoctor.configs.llamafactory_v1 import read as read_v1
+
+                setup = read_v1(pdoc, framework_version=framework_version, log_versions=log_versions)
+            else:
+                setup = registry.read_doc(pdoc, name, reason, framework_version=framework_version,
+                                          log_versions=log_versions)
+            return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
+    # A command a log printed as Python data: the argv list of DeepSpeed's launcher (launcher/launch.py
+    # sigkill_handler logs `{cmd} exits with return code`), or the overrides of a failed Hydra job.
+    from oomdoctor.configs.entrypoints import read_script_setup
+    from oomdoctor.configs.pyscript import command_in_strings, hydra_overrides
+
+    command = command_in_strings(text)
+    hydra = None if command is not None else hydra_overrides(text)
+    if command is not None or hydra is not None:
+        try:
+            setup = read_script_setup(path, command or hydra or "", framework_version=framework_version,
+                                      log_versions=log_versions, model=model)
+        except InputError:
+            pass
+        else:
+            note = msg("config.python_command", where=path) if command is not None else \
+                msg("config.hydra_overrides", where=path)
+            return replace(setup, warnings=(*setup.warnings, note), extras={**setup.extras, "markdown_paste": "log"})
+    return _python_paste(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
+
+
+def _python_paste(path: str, text: str, *, framework_version: str | None, log_versions: Mapping[str, str] | None,
+                  model: str | None) -> TrainingSetup | None:
+    """Python code pasted in a note (a fenced block of a thread): the calls a training script makes, read as a
+    script file would be (configs/pyscript.py), when the text is Python and calls what such a script calls."""
+    if _TRAINING_CALL.search(text) and _is_python(text):
+        from oomdoctor.configs.pyscript import read_python
+
+        try:
+            setup = read_python(path, text, framework_version=framework_version, log_versions=log_versions,
+                                model=model)
+        except InputError:
+            pass
+        else:
+            return replace(setup, extras={**setup.extras, "markdown_paste": setup.extras.get("markdown_paste")
+                                          or "python"})
+    return None
 
 
 # Argument names only ms-swift's own dataclasses have (swift/arguments: tuner_type, tuner_backend, rlhf_type; 2.x

@@ -133,7 +133,11 @@ _HF_EXAMPLES = {"block_size": "seq", "max_seq_length": "seq", "torch_dtype": "dt
 # precision, quantize, ...); batch_size 128, micro_batch_size 4, lora_r 8, lora_alpha 16 are module constants,
 # the precision defaults to bf16-mixed where the card has bf16 (lit_gpt/utils.py get_default_supported_precision)
 # and each sample is as long as the data's longest (no flag).
-_LITGPT = {"checkpoint_dir": "model", "precision": "lightning_precision", "quantize": "bits"}
+_LITGPT = {"checkpoint_dir": "model", "precision": "lightning_precision", "quantize": "bits",
+           # the module constants it prints (lit-gpt finetune/lora.py `hparams`, fabric.print(hparams)): the batch
+           # per device, its micro-batch, the length cap and the LoRA shape
+           "micro_batch_size": "micro", "batch_size": "total", "override_max_seq_length": "seq", "lora_r": "rank",
+           "lora_alpha": "alpha"}
 
 _FSDP_QLORA = {"model_name": "model", "context_length": "seq", "train_type": "train_type", "batch_size": "micro",
                "lora_rank": "rank", "lora_alpha": "alpha", "precision": "fsdp_qlora_precision",
@@ -228,7 +232,7 @@ ENTRIES: tuple[Entry, ...] = (
           scripts=("finetune_hf.py", "finetune.py"), config_positional=True, model_positional=1,
           needs_flags=("config_file",)),       # typer arguments only: taken with its positional YAML
     Entry("litgpt_lora", "lit-gpt finetune/lora.py", scripts=("finetune/lora.py",), flags=_LITGPT,
-          needs_flags=("checkpoint_dir",), framework="litgpt",       # Lightning-AI/lit-gpt, renamed litgpt in 2024
+          needs_flags=("checkpoint_dir",), framework="litgpt", prints_hparams=True,   # lit-gpt, renamed litgpt in 2024
           defaults=(("method", "lora"), ("lora_rank", 8), ("lora_alpha", 16), ("micro_batch", 4), ("total_batch", 128),
                     ("lightning_precision", ("bf16", "fp32"))),
           trainer_fields=()),     # no TrainingArguments flag: its batch and accumulation are the script's constants
@@ -296,17 +300,32 @@ ENTRIES: tuple[Entry, ...] = (
           # split as a total batch over the launcher's processes (which rounds down where b × world does not divide 16)
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
                     ("grad_ckpt", True), ("quant_bits", 4), ("total_batch", 16)),
-          seq_flag="max_length", precision_from_dtype=True),
+          seq_flag="max_length", precision_from_dtype=True,
+          # ms-swift's own argument names (swift/arguments: tuner_type, rlhf_type; 3.x train_type; 2.x sft_type)
+          own_flags=("rlhf_type", "train_type", "tuner_type", "sft_type", "tuner_backend")),
     # Megatron-SWIFT: MegatronArguments' defaults (swift/megatron/arguments/megatron_args.py at 3602360a:
     # tuner_type full, micro_batch_size 1, global_batch_size 16, recompute_granularity selective,
     # use_distributed_optimizer True; parallel sizes 1, sequence_parallel False), max_length as `swift sft`'s.
     Entry("swift_megatron", "megatron sft", flags=_SWIFT_MEGATRON, framework="ms-swift",
           commands=(("megatron", "sft"), ("megatron", "pt"), ("megatron", "rlhf"), ("swift", "megatron", "sft"),
                     ("swift", "megatron", "pt"), ("swift", "megatron", "rlhf")),
+          # the scripts `megatron` runs under torchrun (swift/cli/_megatron/main.py ROUTE_MAPPING)
+          scripts=("swift/cli/_megatron/sft.py", "swift/cli/_megatron/pt.py", "swift/cli/_megatron/rlhf.py"),
+          modules=("swift.cli._megatron.sft", "swift.cli._megatron.pt", "swift.cli._megatron.rlhf"),
           defaults=(("method", "full"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
                     ("total_batch", 16), ("megatron", True), ("distributed_optimizer", True),
                     ("recompute", "selective")),
           seq_flag="max_length", precision_from_dtype=True, trainer_fields=()),
+    # Megatron-LM's own pretraining scripts (NVIDIA/Megatron-LM pretrain_gpt.py, pretrain_mamba.py at d98e8a64): the
+    # same Megatron-Core arguments with dashes (megatron/training/arguments.py: --micro-batch-size, --global-batch-size,
+    # --tensor-/--pipeline-/--expert-model-parallel-size, --use-distributed-optimizer and --sequence-parallel off,
+    # no recompute, fp32 without --bf16/--fp16); the model is the shape its flags give, no hub name.
+    Entry("megatron_lm", "Megatron-LM pretrain_gpt.py", flags={**_SWIFT_MEGATRON, "seq_length": "seq"},
+          scripts=("pretrain_gpt.py", "pretrain_mamba.py", "pretrain_gpt_hybrid.py"),
+          needs_flags=("micro_batch_size", "tensor_model_parallel_size", "pipeline_model_parallel_size", "num_layers"),
+          # its validate_args turns --sequence-parallel off when the tensor-parallel size is 1
+          defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True)),
+          trainer_fields=("bf16", "fp16")),
     _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
     _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
     # verl (volcengine/verl): Hydra mains whose every option is a `key=value` override of verl's own config

@@ -112,6 +112,10 @@ def _with_shell_strings(script: Script) -> list[Command]:
 def _invocation(cmd: Command) -> Invocation | None:
     env = dict(cmd.env)
     words = _unwrap_launchers(list(cmd.words), env)
+    if words and not words[0].known and _named_program(words[0].text):
+        # `"${conda_env}/bin/python3"`, `$VENV/bin/torchrun`: only the folder is the run's; bash runs the program
+        # its last path component names, which is written out (the word's literal tail).
+        words = [replace(words[0], text=_named_program(words[0].text) or "", unknown=None)] + words[1:]
     if not words or not words[0].known:
         return None
     if len(words[0].text) > 1 and words[0].text.startswith("!"):
@@ -119,6 +123,10 @@ def _invocation(cmd: Command) -> Invocation | None:
         words = [replace(words[0], text=words[0].text[1:])] + words[1:]
     head = os.path.basename(words[0].text)
     rest = words[1:]
+    if head.endswith(".py") and head != ".py":
+        # A Python script run as the command itself (`swift/cli/sft.py --model …`): bash executes it through its
+        # `#!` line (execve(2)), one process, as `python script.py` would.
+        return _target(cmd, words, _python(words[0], env))
     launched = _launched(cmd, head, words[0], rest, env)
     if launched is not None:
         return launched
@@ -138,6 +146,19 @@ def _invocation(cmd: Command) -> Invocation | None:
             args = tuple(w for w in rest if w.text != "--override")
             return Invocation(cmd, entry, words[0], *_cli_launch(entry, words[0], args, env))
     return None
+
+
+_PROGRAM_TAIL = re.compile(r"/([A-Za-z0-9_.+-]+)[\"']?$")
+
+
+def _named_program(text: str) -> str | None:
+    """The program a word whose folder is a variable names (`"${env}/bin/python3"` -> python3): its last path
+    component when that is written out and is a launcher or an interpreter oomdoctor knows."""
+    m = _PROGRAM_TAIL.search(text)
+    if m is None or "$" in m.group(1):
+        return None
+    name = m.group(1)
+    return name if name.startswith(_PYTHON) or name in ("torchrun", "deepspeed", "accelerate") else None
 
 
 # torchtune's CLI subcommands (torchtune/_cli/tune.py): a `tune <word>` that is none of them is the old recipe form.
@@ -241,13 +262,15 @@ def _target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invocation | 
     if target.text == "-m" and len(rest) > 1:
         return _module_target(cmd, list(rest[1:]), launch)
     args = tuple(rest[1:])
-    flags = {w.text[2:].split("=")[0] for w in args if w.text.startswith("--")}
+    # flag names as flags_doc keys them: argparse takes `--micro-batch-size` for micro_batch_size
+    flags = {w.text[2:].split("=")[0].replace("-", "_") for w in args if w.text.startswith("--")}
     path = target.text.replace("\\", "/")
     configs = [w for w in _positional(args) if w.text.lower().endswith((".yaml", ".yml", ".json"))]
     for entry in ENTRIES:
         if any(_script_matches(path, s) for s in entry.scripts):
             # A common name (train.py) is this entry's only with its flags, or the config file it takes.
-            if entry.needs_flags and not flags & set(entry.needs_flags) and not (entry.config_positional and configs):
+            needs = {n.replace("-", "_") for n in entry.needs_flags}
+            if needs and not flags & needs and not (entry.config_positional and configs):
                 continue
             return Invocation(cmd, entry, target, args, launch)
     return Invocation(cmd, _by_overrides(args), target, args, launch)
@@ -559,6 +582,8 @@ def read_script_setup(path: str, text: str, *, framework_version: str | None = N
     if mend is not None:
         how = "terminal" if mend.code == "config.script.prompt" else "flags"
         setup = replace(setup, extras={**setup.extras, "markdown_paste": how})
+    elif any(getattr(w, "code", "") == "config.ds_pasted" for w in setup.warnings):
+        setup = replace(setup, extras={**setup.extras, "markdown_paste": "pasted json"})    # a thread's paste
     return setup
 
 
@@ -574,6 +599,9 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
     entry = inv.entry
     doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags)
     doc.inline.update(script.heredocs)
+    if entry.prints_hparams:
+        _printed_over(path, text, inv, entry, doc)
+    _pasted_deepspeed(path, text, inv, doc)
     for name, count, line in script.loops:
         doc.notes.append(msg("config.script.loop", where=f"{path}:{line}", name=name, count=count))
     if rejoined is not None and rejoined[1]:
@@ -609,6 +637,46 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
             doc.data[model_key], doc.lines[model_key] = word.text, word.line
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
     return _with_swift_env(_with_launch(setup, inv, path), inv, path), mend
+
+
+def _printed_over(path: str, text: str, inv: Invocation, entry: Entry, doc: Doc) -> None:
+    """The hyperparameters the script printed below its command in the paste, laid over its flags: the values the
+    run had (its own constants, edited or not), each at the line it was printed on."""
+    from oomdoctor.configs.printed import printed_mapping
+
+    last = max((w.line for w in inv.command.words if w.line), default=0)
+    printed = printed_mapping(text, last + 1)
+    table = entry.flags or {}
+    if printed is None or not any(k in table for k in printed[0]):
+        return
+    rows = text.split("\n")
+    for key, value in printed[0].items():
+        if key in table and isinstance(value, (int, float, str)) and not isinstance(value, bool):
+            doc.data[key] = str(value)
+            doc.lines[key] = next((n + 1 for n in range(printed[1] - 1, len(rows)) if f"'{key}'" in rows[n]),
+                                  printed[1])
+    doc.notes.append(msg("config.printed", where=f"{path}:{printed[1]}"))
+
+
+def _pasted_deepspeed(path: str, text: str, inv: Invocation, doc: Doc) -> None:
+    """A paste that shows, below the command, the DeepSpeed JSON the command names (not here): that JSON is the
+    file, cut or not, as a script's own here-document would be."""
+    import json
+
+    from oomdoctor.configs.deepspeed import detect as deepspeed_json
+    from oomdoctor.configs.printed import printed_mapping
+
+    refs = [v for v in doc.data.values() if isinstance(v, str) and v.lower().endswith(".json") and v not in doc.inline
+            and not os.path.isfile(v)]
+    if not refs:
+        return
+    last = max((w.line for w in inv.command.words if w.line), default=0)
+    printed = printed_mapping(text, last + 1)
+    if printed is None or deepspeed_json(printed[0]) is None:
+        return
+    for ref in refs:
+        doc.inline[ref] = json.dumps(printed[0])
+        doc.notes.append(msg("config.ds_pasted", where=f"{path}:{printed[1]}", ref=ref))
 
 
 def _read_overrides_alone(path: str, inv: Invocation, doc: Doc, overrides: dict[str, tuple[Word, Word]],
@@ -730,12 +798,17 @@ def _find_invocation(path: str, text: str
         inv = find_training(script)
     else:
         dialect = None
-    if inv is None:
+    if inv is None or (not inv.args and _flag_lines_after(text, inv)):
+        # No training command, or one with no flag of its own whose flags the paste put on the lines below it with
+        # no continuation (`megatron sft` alone, then `--model …`, which bash would run as a command): read as
+        # continued. A command that has its flags keeps them: a stray flag line below it is not joined to it.
         rejoined = _rejoin_flag_lines(text)
         if rejoined is not None:
-            inv = find_training(read_script(rejoined[0], path))
-            if inv is not None:
-                script = read_script(rejoined[0], path)
+            joined = find_training(read_script(rejoined[0], path))
+            if joined is not None and (inv is None or len(joined.args) > len(inv.args)):
+                inv, script = joined, read_script(rejoined[0], path)
+            elif inv is not None:
+                rejoined = None
     if inv is None:
         unprompted = strip_prompts(rejoined[0] if rejoined is not None else text)
         if unprompted is not None:
@@ -746,7 +819,8 @@ def _find_invocation(path: str, text: str
                 mend = msg("config.script.prompt", where=f"{path}:{line}")
                 script, rejoined = again, (unprompted, rejoined[1] if rejoined is not None else 0)
     if inv is None:
-        headed = _headless(text)
+        # flags alone, one a line with their continuations lost too: the rejoined text is the one to head
+        headed = _headless(rejoined[0] if rejoined is not None else text)
         if headed is not None:
             again = read_script(headed[0], path)
             inv = find_training(again)
@@ -828,7 +902,24 @@ def _read_from_flags(path: str, inv: Invocation, doc: Doc, model: str | None, hi
     setup = replace(setup, config_file=path, extras={**setup.extras, "entry": entry.name})
     if unresolved is not None:
         setup = replace(setup, model="", model_unresolved=unresolved)
+    if entry is GENERIC:
+        setup = _method_of_script_name(setup, inv, path)
     return _stage_of_command(_stage_of_script(setup, inv, path), inv, path)
+
+
+def _method_of_script_name(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
+    """A script oomdoctor does not know whose own name says it trains LoRA adapters (FastChat's train_lora.py and
+    the scripts copied from it: train_long_seq_lora.py), and whose flags name no method: LoRA, said in a note."""
+    src = setup.sources.get("method")
+    if inv.target is None or not inv.target.known or (src is not None and src.file) or setup.method != "full":
+        return setup
+    words = re.split(r"[_.-]", os.path.basename(inv.target.text.replace("\\", "/")).lower().removesuffix(".py"))
+    if "lora" not in words:
+        return setup
+    where = Source(file=path, key=inv.target.text, line=inv.command.line)
+    note = msg("config.script.lora_by_name", where=f"{path}:{inv.command.line}", script=inv.target.text)
+    return replace(setup, method="lora", sources={**setup.sources, "method": where},
+                   warnings=(*setup.warnings, note))
 
 
 # The prompt a terminal prints before what was typed, pasted with the command: a bare `$ `, `% `, `❯ `, `➜ ` (sh, zsh,
@@ -872,7 +963,8 @@ def _headless(text: str) -> tuple[str, str] | None:
     names = set(_FLAG_NAME.findall(text))
     scored = []
     for entry in ENTRIES:
-        if not entry.needs_flags or not names & set(entry.needs_flags) or not (entry.modules or entry.scripts):
+        own = set(entry.needs_flags) | set(entry.own_flags)
+        if not own or not names & own or not (entry.modules or entry.scripts):
             continue
         scored.append((len(names & set(entry.flags or {})), entry))
     scored.sort(key=lambda se: -se[0])
@@ -882,6 +974,14 @@ def _headless(text: str) -> tuple[str, str] | None:
     head = f"python -m {entry.modules[0]}" if entry.modules else f"python {entry.scripts[0]}"
     lines[first] = f"{head} {lines[first].lstrip()}"
     return "\n".join(lines), head
+
+
+def _flag_lines_after(text: str, inv: Invocation) -> bool:
+    """The line right after the training command's last word opens with a flag."""
+    last = max((w.line for w in inv.command.words if w.line), default=0)
+    lines = text.split("\n")
+    nxt = lines[last].lstrip() if 0 < last < len(lines) else ""
+    return nxt.startswith("--")
 
 
 def _rejoin_flag_lines(text: str) -> tuple[str, int] | None:

@@ -316,6 +316,13 @@ def _read_trl_model(b: Builder, doc: Doc) -> None:
     if akey and doc.str_(akey):
         word = (doc.str_(akey) or "").lower()
         b.set("attention", ATTN.get(word, "fa2" if "flash" in word else "sdpa"), doc.src(akey))
+    elif akey is None:
+        # The switch the projects built on TRL's scripts name it by (open-instruct, FastChat: use_flash_attn; peft's
+        # examples: use_flash_attention_2): the conventions' name for FlashAttention-2, said as assumed.
+        fkey = next((k for k in ("use_flash_attn", "use_flash_attention_2") if doc.bool_(k)), None)
+        if fkey is not None:
+            b.set("attention", "fa2", doc.src(fkey))
+            b.note(msg("config.flag_assumed", where=doc.where(fkey), flag=fkey, field=msg("config.kind.flash")))
 
 
 def _read_trl_peft(b: Builder, doc: Doc) -> None:

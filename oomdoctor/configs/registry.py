@@ -47,6 +47,7 @@ class FrameworkModule(Protocol):
 # training_args; Firefly's argument files before LLaMA-Factory
 # (they share lora_rank); HF/TRL last (any mapping with a model and TrainingArguments).
 FRAMEWORKS: Mapping[str, str] = {
+    "autotrain": "oomdoctor.configs.autotrain",      # before axolotl: both name a `base_model`
     "axolotl": "oomdoctor.configs.axolotl",
     "torchtune": "oomdoctor.configs.torchtune",
     "litgpt": "oomdoctor.configs.litgpt",
@@ -58,6 +59,7 @@ FRAMEWORKS: Mapping[str, str] = {
     "chatglm": "oomdoctor.configs.chatglm",
     "firefly": "oomdoctor.configs.firefly",
     "llamafactory": "oomdoctor.configs.llamafactory",
+    "xtuner": "oomdoctor.configs.xtuner",            # its Python configs, read as their top-level names
     "hf": "oomdoctor.configs.hf",
 }
 

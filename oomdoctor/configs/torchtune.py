@@ -184,16 +184,24 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     doc = _interpolate(doc)
     builder = doc.str_("model._component_")
-    if not builder:
+    run = _run_comment(doc.header)
+    cut = not builder and not doc.has("model") and run is not None and method_of_recipe(run[1]) is not None
+    if not builder and not cut:
         raise doc.fail("model._component_", msg("config.no_model", key="model._component_"))
     section = _section(doc)
     keys, at = _keys(section), f"{section}." if section else ""
     if section:
         b.extras["trainer_section"] = section
-    _read_model(b, doc, builder, at)
-    b.extras["model_builder"] = builder
     b.default("stage", "sft")
-    _read_method(b, doc, builder.rsplit(".", 1)[-1])
+    if cut and run is not None:
+        # A printed config cut before its `model:` section: the checkpoint it loads names the model, the recipe
+        # the method (lora_finetune_*, full_finetune_*), said in a note.
+        _read_model_from_checkpoint(b, doc, at)
+        b.set("method", method_of_recipe(run[1]), Source(file=doc.path, key="tune run", line=run[0]))
+    else:
+        _read_model(b, doc, builder or "", at)
+        b.extras["model_builder"] = builder
+        _read_method(b, doc, (builder or "").rsplit(".", 1)[-1])
     _read_batch_and_length(b, doc, version, keys)
     if section and not doc.has("dtype"):
         b.default("precision", "bf16", msg("config.default.tt_trainer_bf16"))
@@ -240,6 +248,23 @@ def _read_model(b: Builder, doc: Doc, builder: str, at: str = "") -> None:
         b.set("model", downloaded[1], Source(file=doc.path, key="tune download", line=downloaded[0]))
     else:
         b.set("model", model_from_builder(builder), doc.src("model._component_"))
+
+
+def _read_model_from_checkpoint(b: Builder, doc: Doc, at: str = "") -> None:
+    """The model a checkpointer's folder holds: its config.json when here, else the catalog's repository its name
+    is (the variant the folder names kept: /tmp/Llama-3.2-11B-Vision-Instruct), else the folder as written."""
+    from oomdoctor.models import _catalog_id
+
+    key = f"{at}checkpointer.checkpoint_dir"
+    ckpt_dir = doc.str_(key)
+    if not ckpt_dir:
+        raise doc.fail("model._component_", msg("config.no_model", key="model._component_"))
+    name = os.path.basename(os.path.normpath(ckpt_dir))
+    found = None if os.path.isfile(os.path.join(os.path.expanduser(ckpt_dir), "config.json")) else \
+        _catalog_id(name, loose=True)
+    if found and name.lower().startswith(found.split("/")[-1].lower()):
+        found = found.split("/")[0] + "/" + name
+    b.set("model", found if found and found.endswith("/" + name) else ckpt_dir, doc.src(key))
 
 
 def _read_method(b: Builder, doc: Doc, short: str) -> None:
@@ -463,3 +488,109 @@ def _tune_run(rest: str, number: int) -> tuple[int, str, int | None] | None:
     gpus = int(per) * (int(nodes) if nodes.isdigit() and int(nodes) > 0 else 1) if per.isdigit() and \
         0 < int(per) < 1 << 12 else None
     return number, os.path.basename(words[i]).removesuffix(".py"), gpus
+
+
+# ---------------------------------------------------------------- the config a run printed
+
+# torchtune logs the config it runs with before training (torchtune/config/_utils.py log_config: "Running {recipe}
+# with resolved config:\n\n{OmegaConf.to_yaml(cfg)}"): the recipe class, then the YAML with every override applied.
+_RESOLVED = re.compile(r"Running ([A-Za-z0-9_]+) with resolved config:\s*$")
+# a line of the log around it: `INFO:torchtune…:`, glog's `W1107 16:59:28`, `[rank0]:`, a timestamp
+_LOG_LINE = re.compile(r"^(?:[A-Z]+:[\w.]+:|\[?[WIEF]\d{4} \d|\[rank\d+\]|\d{4}-\d\d-\d\d[ T])")
+_TERMINAL_WIDTH = 80        # a terminal narrower than this wraps nothing a command line would hold
+
+
+def _recipe_of_class(name: str) -> str:
+    """FullFinetuneRecipeDistributed -> full_finetune_distributed, LoRAFinetuneRecipeSingleDevice ->
+    lora_finetune_single_device (the recipe classes of recipes/*.py)."""
+    words = re.findall(r"LoRA|DoRA|QAT|DPO|PPO|GRPO|KD|[A-Z][a-z0-9]*", name)
+    return "_".join(w.lower() for w in words if w != "Recipe")
+
+
+def resolved_config(path: str, text: str) -> Doc | None:
+    """The config a `tune run` printed as it started, cut where the paste stopped (its last whole line kept), with
+    the recipe its class names and the GPUs of the command above it as the header a shipped config has; the
+    command's `key=value` overrides stand for the keys the cut left out. None when the text holds no such print."""
+    from oomdoctor import lined
+    from oomdoctor.errors import InputError
+
+    rows = text.split("\n")
+    found = next(((i, m) for i, row in enumerate(rows) if (m := _RESOLVED.search(row))), None)
+    if found is None:
+        return None
+    at, match = found
+    end = next((j for j in range(at + 1, len(rows)) if _LOG_LINE.match(rows[j])), len(rows))
+    block = rows[at + 1:end]
+    read = None
+    for drop in range(min(len(block), 8)):
+        try:
+            read = lined.read_yaml("\n" * (at + 1) + "\n".join(block[:len(block) - drop]), path)
+        except InputError:
+            continue
+        if isinstance(read.data, dict) and read.data:
+            break
+        read = None
+    if read is None:
+        return None
+    data, lines = dict(read.data), dict(read.lines)
+    recipe = _recipe_of_class(match.group(1))
+    command = _printed_command(rows[:at])
+    header = [""] * (at + 1)
+    notes = [msg("config.torchtune_resolved", where=f"{path}:{at + 1}", recipe=match.group(1))]
+    if command is not None:
+        line, gpus, overrides = command
+        header[line - 1] = f"# tune run{f' --nproc_per_node {gpus}' if gpus else ''} {recipe} --config resolved"
+        for key, value in overrides.items():
+            node: Any = data
+            parts = key.split(".")
+            for part in parts[:-1]:
+                node = node.get(part) if isinstance(node, dict) else None
+            if isinstance(node, dict) and parts[-1] not in node:
+                node[parts[-1]] = value
+                lines[key] = line
+    else:
+        header[at] = f"# tune run {recipe} --config resolved"
+    return Doc(path, data, lines, "yaml", header=tuple(header), notes=notes)
+
+
+def _printed_command(rows: list[str]) -> tuple[int, int | None, dict[str, Any]] | None:
+    """(line, GPUs, overrides) of the last `tune run` before the printed config, its lines joined where a terminal
+    wrapped them (a line as wide as a terminal, the next going on with no blank first)."""
+    import yaml
+
+    start = next((i for i in range(len(rows) - 1, -1, -1) if re.search(r"\btune\s+run\b", rows[i])), None)
+    if start is None:
+        return None
+    joined = rows[start]
+    k = start
+    while len(rows[k]) >= _TERMINAL_WIDTH and k + 1 < len(rows) and rows[k + 1][:1].strip() and \
+            not _LOG_LINE.match(rows[k + 1]) and not rows[k + 1].startswith("Running"):
+        k += 1
+        joined += rows[k]
+    head = re.search(r"\btune\s+run\b", joined)
+    words = joined[head.end():].split() if head else []
+    gpus = None
+    overrides: dict[str, Any] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        name, eq, value = word.partition("=")
+        if word.startswith("--"):
+            if name.replace("-", "_") == "__nproc_per_node":
+                value = value if eq else (words[i + 1] if i + 1 < len(words) else "")
+                gpus = int(value) if value.isdigit() and 0 < int(value) < 1 << 12 else None
+            i += 1 if eq or name in ("--standalone",) else 2
+            continue
+        if eq and re.fullmatch(r"[A-Za-z_][\w.]*", name):
+            try:
+                overrides[name] = yaml.safe_load(value)
+            except yaml.YAMLError:
+                overrides[name] = value
+        i += 1
+    return start + 1, gpus, overrides
+
+
+def method_of_recipe(recipe: str) -> str | None:
+    """The method a recipe trains with when the config's model section is cut off: lora_* and full_* recipes."""
+    head = recipe.split("_", 1)[0]
+    return {"lora": "lora", "qlora": "qlora", "dora": "lora", "full": "full"}.get(head)

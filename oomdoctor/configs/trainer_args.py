@@ -13,7 +13,7 @@ from typing import Any
 
 from oomdoctor.configs._doc import Builder, Doc
 from oomdoctor.configs._keys import Key, found, prequantized, read_int, table
-from oomdoctor.facts import Msg, msg
+from oomdoctor.facts import Msg, Source, msg
 from oomdoctor.records import record
 
 HF_VERSION = "4.57"
@@ -163,6 +163,10 @@ class Entry:
     trainer_fields: tuple[str, ...] | None = None   # TrainingArguments fields its own (argparse) parser takes
                                                 # under the same names (None: all, an HfArgumentParser)
     needs_flags: tuple[str, ...] = ()           # a common script name (train.py) is this one only with one of these
+    prints_hparams: bool = False                # it prints its hyperparameters as a dict before training: a paste
+                                                # that shows them has the run's own values (over its constants)
+    own_flags: tuple[str, ...] = ()             # flags no other entry point takes: a paste of flags alone with one
+                                                # of them is this entry point's (its script named or not)
     framework: str | None = None                # the framework it is reported as (ms-swift, openrlhf); None: hf / trl
     dotted_defaults: tuple[tuple[str, Any], ...] = ()   # defaults of its dotted-option release (`--ds.zero_stage`)
 
@@ -379,6 +383,13 @@ def _conv_megatron(b: Builder, doc: Doc, signals: Signals, defaults: dict[str, A
             b.set(field_name, signals[kind][0], doc.src(signals[kind][1]))
         elif field_name in defaults:
             b.default(field_name, defaults[field_name], label)
+    if defaults.get("sp_needs_tp") and b.values.get("sequence_parallel") and b.values.get("tensor_parallel", 1) == 1:
+        # Megatron turns sequence parallelism off without tensor parallelism (megatron/training/arguments.py
+        # validate_args: "Disabling sequence parallelism because tensor model parallelism is disabled")
+        src = b.sources.get("sequence_parallel")
+        b.set("sequence_parallel", False, Source(file=src.file if src else None, key=src.key if src else None,
+                                                 line=src.line if src else None,
+                                                 default=msg("config.default.megatron_sp_without_tp")))
     recompute = b.values.get("recompute", "")
     if "recompute" in signals:
         b.set("grad_ckpt", bool(recompute), doc.src(signals["recompute"][1]))

@@ -21,10 +21,15 @@ WORDS = {
         "不是 oomdoctor 认识的训练配置：应为 LLaMA-Factory（model_name_or_path + stage/finetuning_type）、"
         "HF/TRL TrainingArguments、axolotl（base_model）、torchtune recipe、accelerate 配置、DeepSpeed JSON、"
         "verl 或 mlx-lm 配置，或启动脚本"),
-    "config.python": ("a Python file: Python configs (xtuner, mmengine) and training scripts are not read; give the "
+    "config.python": ("a Python file: Python configs other than xtuner's and training scripts are not read; give the "
                       "YAML/JSON config or the shell script that launches the training",
-                      "这是 Python 文件：不读取 Python 配置（xtuner、mmengine）和训练脚本；请给出 YAML/JSON 配置或启动训练的 "
+                      "这是 Python 文件：除 xtuner 配置外，不读取 Python 配置和训练脚本；请给出 YAML/JSON 配置或启动训练的 "
                       "shell 脚本"),
+    "config.torchtitan": ("a torchtitan config ({form}): torchtitan runs are not read yet",
+                          "这是 torchtitan 配置（{form}）：暂不读取 torchtitan 的运行配置"),
+    "config.torchtune_resolved": ("{where}: the config torchtune printed as it started {recipe} (every override "
+                                  "applied); read as the run's config",
+                                  "{where}：torchtune 启动 {recipe} 时打印的配置（已应用全部覆盖项）；按本次运行的配置读取"),
     "config.torchtune_header": ("{where}: the config's header runs it as `tune run {recipe}` on {n} GPUs; read "
                                 "that as the GPU count (--gpus changes it)",
                                 "{where}：配置文件开头的注释以 `tune run {recipe}` 在 {n} 张 GPU 上运行；按此读取 GPU 数"
@@ -125,6 +130,10 @@ WORDS = {
     # ---- DeepSpeed
     "config.ds_not_found": ("DeepSpeed config {ref} not found (looked beside {config} and in the current directory)",
                             "找不到 DeepSpeed 配置 {ref}（已在 {config} 同目录和当前目录查找）"),
+    "config.script.lora_by_name": ("{where}: {script} names no method among its flags; LoRA, as its name says",
+                                   "{where}：{script} 的参数未指明训练方式；按脚本名称视为 LoRA"),
+    "config.ds_pasted": ("{where}: {ref} is not here; the DeepSpeed JSON pasted below the command read as it",
+                         "{where}：{ref} 不在此处；按命令下方粘贴的 DeepSpeed JSON 读取"),
     "config.ds_shipped": ("{where}: {name} not found; used the framework's shipped {name}",
                           "{where}：找不到 {name}，按框架自带的 {name} 处理"),
     "config.json_mended": ("{where}: not JSON as pasted (Python's True/False/None, a trailing comma, members without "
@@ -224,6 +233,15 @@ WORDS = {
     "config.script.config_unknown": ("the config file {word} is only known when the script runs ({why}): give that "
                                      "file instead", "配置文件 {word} 要到脚本运行时才能确定（{why}）：请改为提供该文件"),
     # ---- why a file was read as a framework's
+    "config.why.torchtune_resolved": ("the config torchtune printed as it started (Running … with resolved config)",
+                                      "torchtune 启动时打印的配置（Running … with resolved config）"),
+    "config.why.deepspeed_printed": ("the config DeepSpeed printed as it started (config.py print)",
+                                     "DeepSpeed 启动时打印的配置（config.py print）"),
+    "config.why.xtuner": ("xtuner's Python config ({keys})", "xtuner 的 Python 配置（{keys}）"),
+    "config.xtuner_python": ("{where}: an xtuner (mmengine) Python config, read from its top-level assignments "
+                             "without running it; shown, not patched",
+                             "{where}：xtuner（mmengine）Python 配置，按顶层赋值读取而不运行；只展示，不生成补丁"),
+    "config.why.autotrain": ("AutoTrain's task and params ({keys})", "含 AutoTrain 的任务与参数（{keys}）"),
     "config.why.unsloth_studio": ("Unsloth Studio's groups ({keys})", "含 Unsloth Studio 的配置分组（{keys}）"),
     "config.unsloth_studio_model": ("{where}: no model key; {model} from the file's name, as Studio names its "
                                     "presets (org_model.yaml); give --model if it trains another",
@@ -237,6 +255,11 @@ WORDS = {
                           "{where}：粘贴在函数调用中途结束；在此行之后补上未闭合的括号读取"),
     "config.python_literal": ("{where}: the config is the literal `{variable} = …` this Python file holds; read as that "
                               "file would be", "{where}：配置是该 Python 文件中的字面量 `{variable} = …`；按对应的配置文件读取"),
+    "config.printed": ("{where}: a mapping the run printed of its own settings (its values are the ones it ran with); "
+                       "read as the config it stands for",
+                       "{where}：运行时打印出的自身设置（即实际使用的取值）；按其对应的配置读取"),
+    "config.printed_cut": ("{where}: the printed settings are cut off; read up to the last complete entry",
+                           "{where}：打印出的设置被截断；只读到最后一个完整的条目"),
     "config.hydra_overrides": ("{where}: the overrides of a failed Hydra job, as it printed them; read as that app's "
                                "command line (its name is not in the line)",
                                "{where}：按失败的 Hydra 作业打印出的覆盖项读取，视为该应用的命令行（该行未给出应用名）"),
@@ -293,6 +316,8 @@ WORDS = {
     "config.source.key": ("{where} ({key})", "{where}（{key}）"),
     "config.source.why": ("{where}: {why}", "{where}：{why}"),
     # whose default filled a value, and why (a `note` that is a key or an expression is shown as written)
+    "config.default.megatron_sp_without_tp": ("off: Megatron disables sequence parallelism without tensor "
+                                              "parallelism", "关闭：未开启张量并行时 Megatron 会关闭序列并行"),
     "config.default.of": ("default of {framework}", "{framework} 的默认值"),
     "config.default.of_note": ("default of {framework} ({note})", "{framework} 的默认值（{note}）"),
     "config.default.mlx_dtype": ("the checkpoint's dtype: MLX has no autocast", "检查点自身的 dtype：MLX 没有自动混合精度"),

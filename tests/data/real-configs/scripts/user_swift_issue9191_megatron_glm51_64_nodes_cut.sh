@@ -1,0 +1,36 @@
+"${conda_env}/bin/python3" -m torch.distributed.run \
+  --nproc_per_node=8 \
+  --nnodes=64 \
+  --node_rank="${RANK}" \
+  --rdzv_backend=c10d \
+  --rdzv_id=4571 \
+  --rdzv_endpoint="${master_address}:34571" \
+  /ms-swift/swift/cli/_megatron/sft.py \
+    --model /jpfs-5p/xxx/model-hubs/glm/glm-5.1 \
+    --dataset /jpfs-5p/xxx/glm_train_script/test_data \
+    --tensor_model_parallel_size 64 \
+    --expert_model_parallel_size 4 \
+    --pipeline_model_parallel_size 2 \
+    --moe_grouped_gemm true \
+    --moe_shared_expert_overlap true \
+    --moe_aux_loss_coeff 0.01 \
+    --num_train_epochs 3 \
+    --micro_batch_size 1 \
+    --global_batch_size 8 \
+    --packing true\
+    --recompute_granularity full \
+    --recompute_method uniform \
+    --recompute_num_layers 1 \
+    --finetune true \
+    --cross_entropy_loss_fusion true \
+    --lr 1e-5 \
+    --lr_warmup_iters 50 \
+    --min_lr 1e-6 \
+    --output_dir /jpfs-5p/xxx/train_output_models/ckpt/mcore/${EXP_NAME} \
+    --save_steps 100 \
+    --max_length 4096 \
+    --dataloader_num_workers 16 \
+    --dataset_num_proc 16 \
+    --loss_scale ignore_empty_think \
+    --sequence_parallel \
+    --context_parallel_siz
