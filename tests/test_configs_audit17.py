@@ -246,3 +246,17 @@ def test_every_sampled_corpus_config_printed_by_its_run_gives_the_same_facts(tmp
         if diff:
             wrong.append((entry["file"], diff))
     assert not wrong, wrong
+
+
+@pytest.mark.parametrize("name, tool", [("xtuner/head_qwen_7b_qlora_tiny_codes_e1.py", "xtuner 0.2.0"),
+                                        ("autotrain/head_llm_finetuning_qwen.yml", "AutoTrain Advanced 0.8.36")])
+def test_a_tool_read_over_another_frameworks_regime_does_not_lend_it_its_release(name, tool):
+    from oomdoctor.memory.regime import _transformers_version as transformers_version
+    from oomdoctor.views.describe import framework_name
+
+    s = load_config(str(Path(__file__).parent / "data" / "real-configs" / name))
+    # memory/regime.py reads an hf/trl setup's framework_version as the transformers or TRL release: the tool's
+    # own release (xtuner 0.2.0, AutoTrain 0.8.36) is not one, so the regime's release stays unstated
+    assert s.framework in ("hf", "trl") and s.framework_version == ""
+    assert transformers_version(s) != (0, 2, 0)
+    assert framework_name(s) == tool

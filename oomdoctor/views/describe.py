@@ -213,6 +213,14 @@ def setup_rows(setup: TrainingSetup, lang: str = "en") -> list[tuple[str, str]]:
     return [(say(f"report.row.{label}", lang), value) for label, value in rows]
 
 
+def framework_name(s: TrainingSetup) -> str:
+    """The framework and release a report names: a tool read over another framework's regime (xtuner over
+    transformers, AutoTrain over TRL) has no release of that framework, and names itself and its own release."""
+    if s.framework_version or not s.defaults_of:
+        return f"{s.framework} {s.framework_version}".strip()
+    return s.defaults_of
+
+
 def read_as_line(s: TrainingSetup, lang: str = "en") -> str:
     """Which framework the config was read as and why, and whose release's defaults filled the rest."""
     parts = []

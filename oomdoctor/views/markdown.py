@@ -15,6 +15,7 @@ from oomdoctor.views.describe import (
     event_line,
     event_numbers,
     fit_verdict,
+    framework_name,
     override_block,
     setup_line,
 )
@@ -91,7 +92,7 @@ def render(report: Report, lang: str = "en", *, watch: dict | None = None) -> st
         env_rows.append([say("report.label.gpu", lang), f"{hw.n_gpus} × {hw.gpu or say('common.unknown', lang)} ({hw.gpu_gib:.2f} GiB, {hw.source})"])
     if report.setup is not None:
         s = report.setup
-        env_rows.append([say("markdown.framework", lang), f"{s.framework} {s.framework_version}".strip()])
+        env_rows.append([say("markdown.framework", lang), framework_name(s)])
         env_rows.append([say("report.label.model", lang), s.model or (report.shape.name if report.shape else "")])
         env_rows.append([say("report.label.setup", lang), setup_line(s, lang)])
     if report.crash is not None and report.crash.versions:

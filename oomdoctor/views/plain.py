@@ -30,6 +30,7 @@ from oomdoctor.views.describe import (
     diagnosis_lines,
     event_line,
     event_numbers,
+    framework_name,
     install_commands,
     model_lines,
     model_warning_lines,
@@ -223,7 +224,7 @@ def _render_head(report: Report, console: AnyConsole, kit: Kit, lang: str) -> No
     s, crash, hw = report.setup, report.crash, report.hardware
     head = kit.Text(f"oomdoctor {__version__}", style="bold")
     if s is not None:
-        head.append(f" — {s.model} ({f'{s.framework} {s.framework_version}'.strip()})")
+        head.append(f" — {s.model} ({framework_name(s)})")
     console.print(head)
     if crash is not None:
         render_crash(crash, console, lang)
