@@ -8,7 +8,7 @@ import pytest
 from oomdoctor.configs import load_config
 from oomdoctor.facts import GIB, Hardware, ModelShape, TrainingSetup
 from oomdoctor.memory import estimate
-from oomdoctor.memory.estimate import CUDA_CONTEXT_GIB
+from oomdoctor.memory.runtime import CUDA_CONTEXT_GIB
 from oomdoctor.words import say
 
 A100 = Hardware(gpu="A100 80GB", gpu_gib=79.15, n_gpus=1)

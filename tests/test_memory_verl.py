@@ -12,7 +12,7 @@ import pytest
 from oomdoctor.configs import load_config
 from oomdoctor.facts import GIB, Hardware, ModelShape
 from oomdoctor.memory import estimate
-from oomdoctor.memory.estimate import CUDA_CONTEXT_GIB
+from oomdoctor.memory.runtime import CUDA_CONTEXT_GIB
 
 CORPUS = Path(__file__).parent / "data" / "real-configs"
 H100 = Hardware(gpu="H100 80GB", gpu_gib=79.11, n_gpus=8)

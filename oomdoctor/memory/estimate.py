@@ -26,13 +26,10 @@ from oomdoctor.memory.activations import (
 from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes, returned_logit_bytes
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
+from oomdoctor.memory.runtime import CUBLAS_WORKSPACE_GIB, CUDA_CONTEXT_GIB
 
 # ---------------------------------------------------------------- global constants (the only tuned numbers)
-# CUDA context + kernels loaded by torch/NCCL: 0.3-2 GiB on real cards (estimator-survey §0.9); 0.5 GiB is
-# typical for an A100/H100 process with cuBLAS and NCCL initialised. Not seen by torch's allocator.
-CUDA_CONTEXT_GIB = 0.5
-# cuBLAS workspace: torch allocates it through the caching allocator (":4096:8" = 8 x 4 MiB per handle/stream).
-CUBLAS_WORKSPACE_GIB = 32 / 1024
+# the CUDA context and the cuBLAS workspace: memory/runtime.py
 # Caching-allocator reserve (max_memory_reserved - max_memory_allocated), from the allocator's mechanics
 # (pytorch c10/core/AllocatorConfig.h, c10/core/CachingDeviceAllocator.h get_round_size/get_allocation_size,
 # c10/cuda/CUDACachingAllocator.cpp get_free_block/alloc_block/release_cached_blocks; replayed by

@@ -30,9 +30,8 @@ from dataclasses import dataclass
 
 from oomdoctor.facts import GIB, Estimate, Hardware, ModelShape, TrainingSetup, msg
 from oomdoctor.memory.params import ParamCounts, _moe_layers, layer_linears, trainable_params
+from oomdoctor.memory.runtime import CUBLAS_WORKSPACE_GIB, CUDA_CONTEXT_GIB
 
-CUDA_CONTEXT_GIB = 0.5
-CUBLAS_WORKSPACE_GIB = 32 / 1024
 MAIN_GRAD_BYTES = 4         # fp32 main gradient
 MAIN_STATE_BYTES = 12       # fp32 main weight + Adam exp_avg + exp_avg_sq
 
