@@ -124,12 +124,14 @@ def test_json_output_names_verl_keys(capsys):
 
 
 def test_dynamic_batch_size_cuts_the_token_budget_not_the_micro_batch(capsys):
-    # use_dynamic_bsz: verl packs by ppo_max_token_len_per_gpu (24000 here); micro-batch 16 -> 8 halves it
+    # use_dynamic_bsz: verl packs by ppo_max_token_len_per_gpu (24000 here), the tokens the update holds
+    # (dp_actor.py:551-553); micro-batch 16 -> 8 -> 4 quarters it
     code, out, _ = run_cli(capsys, f"{VERL}/user_issue855_grpo_14b_dynamic_bsz_cut.sh", "--gpu", "A100-40GB",
                            "--plain")
     assert code == 1
-    assert "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=12000" in out.split()
+    assert "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=6000" in out.split()
     assert "ppo_micro_batch_size_per_gpu=" not in out
+    assert "ppo_mini_batch_size stays" in out
 
 
 def test_freeing_the_cache_engine_lowers_the_estimate_it_models():
