@@ -1,5 +1,5 @@
 """verl's packed lengths: use_dynamic_bsz bounds a micro-batch by its token budget; use_remove_padding without one
-leaves the padded length as an upper bound ("may not fit", not OOM) (docs/estimates.md §31)."""
+leaves the padded length as an upper bound ("may not fit", not OOM); OOM032 packs by tokens (docs/estimates.md §31)."""
 from __future__ import annotations
 
 import json
@@ -9,6 +9,8 @@ import pytest
 from helpers import report_of, run_cli
 
 from oomdoctor.memory import estimate
+from oomdoctor.planner.registry import value_of, with_values
+from oomdoctor.views.describe import override_block
 
 # verl's published 14B LoRA fit line (examples/tuning/14b, SOURCES.tsv): 58 sequences per GPU ran on 2 x H100
 TUNING = Path(__file__).parent / "data" / "reference" / "verl-tuning" / "qwen2-14b_grpo-lora_2_h100_fsdp_vllm.sh"
@@ -84,3 +86,31 @@ def test_the_mean_length_the_note_names_is_where_the_estimate_fits():
     shorter = estimate(setup.with_changes(seq_len=tokens), report.shape, report.hardware)
     longer = estimate(setup.with_changes(seq_len=int(tokens * 1.2)), report.shape, report.hardware)
     assert shorter.fits and not longer.fits
+
+
+def test_token_packing_rung_fires_when_both_are_off_and_names_the_keys(tmp_path):
+    report = report_of(_script(tmp_path, padding=False))
+    assert not report.estimate.fits and report.estimate.length_bound_gib == 0.0
+    steps = report.plan.steps
+    assert steps and steps[0].rule == "OOM032" and report.plan.fits
+    after = steps[0].setup
+    assert value_of(after, "dynamic_bsz") is True and value_of(after, "remove_padding") is True
+    # the estimate re-run after the rung, its budget the most that fits in whole samples
+    again = estimate(after, report.shape, report.hardware)
+    assert again.peak_gib == pytest.approx(steps[0].estimate.peak_gib) and again.fits
+    budget = value_of(after, "token_budget")
+    assert budget % after.seq_len == 0 and budget >= 2 * after.seq_len
+    one_more = estimate(with_values(after, {"token_budget": budget + after.seq_len}), report.shape, report.hardware)
+    assert not one_more.fits
+    _, lines = override_block(report.setup, report.plan.final_setup(report.setup),
+                              [c.field for s in steps for c in s.changes], False, "en")
+    assert f"{ACTOR}.use_dynamic_bsz=True" in lines
+    assert "actor_rollout_ref.model.use_remove_padding=True" in lines
+    assert f"{ACTOR}.ppo_max_token_len_per_gpu={budget}" in lines
+
+
+def test_token_packing_rung_is_not_offered_when_the_budget_is_on(tmp_path):
+    report = report_of(_script(tmp_path, f"{ACTOR}.use_dynamic_bsz=True", f"{ACTOR}.ppo_max_token_len_per_gpu=98304"))
+    assert not report.estimate.fits
+    assert "OOM032" not in [s.rule for s in report.plan.steps]
+    assert "OOM032" in [s.rule for s in report.plan.skipped]
