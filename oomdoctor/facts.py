@@ -161,6 +161,16 @@ class Mechanisms:
     critic: bool = False                      # a critic model trained on the same GPUs (verl adv_estimator gae)
     critic_offload_params: bool = False       # critic.model.fsdp_config.param_offload
     critic_offload_optimizer: bool = False    # critic.model.fsdp_config.optimizer_offload
+    # verl's sequence packing (model.use_remove_padding, on by default) and token-budget micro-batches
+    # (actor.use_dynamic_bsz): the update's micro-batch holds up to token_budget tokens per GPU
+    remove_padding: bool = False              # model.use_remove_padding: only the real tokens reach the model
+    dynamic_bsz: bool = False                 # actor.use_dynamic_bsz
+    token_budget: int = 0                     # actor.ppo_max_token_len_per_gpu (with dynamic_bsz)
+    budget_micro_batch: int = 0               # the micro-batch the file states beside that budget
+    log_prob_token_budget: int = 0            # rollout.log_prob_max_token_len_per_gpu when its dynamic bsz is on
+    ref_log_prob_token_budget: int = 0        # ref.log_prob_max_token_len_per_gpu when its dynamic bsz is on
+    mini_batch_per_rank: int = 0              # sequences of one update's mini-batch on a data-parallel rank
+    batch_per_rank: int = 0                   # sequences of the log-prob passes' batch on a data-parallel rank
 
 
 def _flag_on(value: Any) -> bool:
@@ -263,7 +273,29 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         entropy_eager=_flag_on(e.get("verl_entropy_eager", False)),
         critic=_flag_on(e.get("verl_critic", False)),
         critic_offload_params=_flag_on(e.get("verl_critic_offload_params", False)),
-        critic_offload_optimizer=_flag_on(e.get("verl_critic_offload_optimizer", False)))
+        critic_offload_optimizer=_flag_on(e.get("verl_critic_offload_optimizer", False)),
+        remove_padding=_flag_on(e.get("use_remove_padding", False)),
+        dynamic_bsz=_flag_on(e.get("verl_dynamic_bsz", False)),
+        token_budget=_first(e, ("max_token_len_per_gpu",), _whole) or 0,
+        budget_micro_batch=_first(e, ("verl_budget_micro_batch",), _whole) or 0,
+        log_prob_token_budget=_log_prob_budget(e, "verl_log_prob"),
+        ref_log_prob_token_budget=_log_prob_budget(e, "verl_ref_log_prob"),
+        mini_batch_per_rank=_first(e, ("verl_mini_batch_per_rank",), _whole) or 0,
+        batch_per_rank=_first(e, ("verl_batch_per_rank",), _whole) or 0)
+
+
+# verl's log-prob passes follow the actor's dynamic batching unless told otherwise:
+# log_prob_use_dynamic_bsz ${actor.use_dynamic_bsz}, log_prob_max_token_len_per_gpu ${actor.ppo_max_token_len_per_gpu}
+# (verl/trainer/config/_generated_ppo_trainer.yaml:134-135, 220-221 @b178a3cd; actor default 16384, :54)
+VERL_TOKEN_BUDGET_DEFAULT = 16384
+
+
+def _log_prob_budget(e: Mapping[str, Any], prefix: str) -> int:
+    """Tokens per GPU of a verl log-prob micro-batch under dynamic batching; 0 when it splits by sequences."""
+    dynamic = e.get(f"{prefix}_dynamic_bsz", e.get("verl_dynamic_bsz", False))
+    if not _flag_on(dynamic):
+        return 0
+    return (_first(e, (f"{prefix}_max_token_len", "max_token_len_per_gpu"), _whole) or VERL_TOKEN_BUDGET_DEFAULT)
 
 
 # Frameworks whose fused-loss key (the one the plan sets for fused_ce) is Liger-Kernel's whole-model patch:
@@ -645,6 +677,9 @@ class Estimate:
     host_ram_gib: float = 0.0              # host memory the run needs (offload)
     moments: Mapping[str, float] = field(default_factory=dict)   # GiB allocated at each moment of the step (max = allocated_gib)
     peak_moment: str = ""                  # the moment that sets allocated_gib (a key of moments, or "eval")
+    # of peak_gib, the terms counted at a padded length when the run packs real lengths the config cannot know
+    # (verl use_remove_padding without a token budget): peak_gib is then an upper bound, not a figure
+    length_bound_gib: float = 0.0
 
     @property
     def fits(self) -> bool:

@@ -74,8 +74,10 @@ def test_plain_output_shows_the_plan_as_hydra_overrides(capsys):
     code, out, _ = run_cli(capsys, *OVER, "--plain")
     assert code == 1
     assert "actor_rollout_ref.rollout.free_cache_engine=True" in out.split()
-    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in out.split()
-    assert "ppo_mini_batch_size stays" in out
+    # OOM032: the update packed by a token budget (use_dynamic_bsz), the micro-batch in sequences left alone
+    assert "actor_rollout_ref.actor.use_dynamic_bsz=True" in out.split()
+    assert any(w.startswith("actor_rollout_ref.actor.ppo_max_token_len_per_gpu=") for w in out.split())
+    assert "ppo_micro_batch_size_per_gpu=" not in out
 
 
 def test_markdown_output_shows_the_same_overrides_in_a_shell_block(capsys):
@@ -83,7 +85,7 @@ def test_markdown_output_shows_the_same_overrides_in_a_shell_block(capsys):
     assert code == 1
     block = out.split("### Command overrides", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0].split()
     assert "actor_rollout_ref.rollout.free_cache_engine=True" in block
-    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in block
+    assert "actor_rollout_ref.actor.use_dynamic_bsz=True" in block
 
 
 def test_markdown_of_a_run_that_is_not_verl_has_no_override_block(demo):
@@ -102,7 +104,7 @@ async def test_the_apps_patch_tab_shows_the_overrides_a_verl_script_needs():
         await pilot.pause()
         shown = str(app.query_one("#patch-env").render())
     assert "actor_rollout_ref.rollout.free_cache_engine=True" in shown.split()
-    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in shown.split()
+    assert "actor_rollout_ref.actor.use_dynamic_bsz=True" in shown.split()
 
 
 def test_the_guides_apply_page_gives_the_overrides_to_paste():
@@ -111,7 +113,7 @@ def test_the_guides_apply_page_gives_the_overrides_to_paste():
 
     code = next(p for p in pages(report_of(OVER), Answers(), "en") if p.key == "apply").code.split()
     assert "actor_rollout_ref.rollout.free_cache_engine=True" in code
-    assert "actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu=8" in code
+    assert "actor_rollout_ref.actor.use_dynamic_bsz=True" in code
 
 
 def test_json_output_names_verl_keys(capsys):
@@ -120,16 +122,19 @@ def test_json_output_names_verl_keys(capsys):
     changes = [c for s in json.loads(out)["plan"]["steps"] for c in s["changes"]]
     keys = {c["config_key"]: c["config_value"] for c in changes if c["config_key"]}
     assert keys["actor_rollout_ref.rollout.free_cache_engine"] is True
-    assert keys["actor_rollout_ref.actor.ppo_micro_batch_size_per_gpu"] == 8
+    assert keys["actor_rollout_ref.actor.use_dynamic_bsz"] is True
+    assert keys["actor_rollout_ref.actor.ppo_max_token_len_per_gpu"] % report_of(OVER).setup.seq_len == 0
 
 
 def test_dynamic_batch_size_cuts_the_token_budget_not_the_micro_batch(capsys):
-    # use_dynamic_bsz: verl packs by ppo_max_token_len_per_gpu (24000 here); micro-batch 16 -> 8 halves it
+    # use_dynamic_bsz: verl packs by ppo_max_token_len_per_gpu (24000 here), the tokens the update holds
+    # (dp_actor.py:551-553); micro-batch 16 -> 8 -> 4 quarters it
     code, out, _ = run_cli(capsys, f"{VERL}/user_issue855_grpo_14b_dynamic_bsz_cut.sh", "--gpu", "A100-40GB",
                            "--plain")
     assert code == 1
-    assert "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=12000" in out.split()
+    assert "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=6000" in out.split()
     assert "ppo_micro_batch_size_per_gpu=" not in out
+    assert "ppo_mini_batch_size stays" in out
 
 
 def test_freeing_the_cache_engine_lowers_the_estimate_it_models():
@@ -200,7 +205,8 @@ YAML = str(Path(__file__).parent / "data" / "configs" / "verl_grpo_3b_lora.yaml"
 def test_a_verl_yaml_config_is_patched_on_verl_keys_not_shown_as_overrides(capsys):
     code, out, _ = run_cli(capsys, YAML, "--gpu", "A100-40GB", "--plain")
     assert code == 1
-    assert "+    ppo_micro_batch_size_per_gpu: 10" in out.splitlines()
+    assert "+    use_dynamic_bsz: true" in out.splitlines()
+    assert any(line.startswith("+    ppo_max_token_len_per_gpu: ") for line in out.splitlines())
     assert "A verl script is not patched" not in out
 
 

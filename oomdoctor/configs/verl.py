@@ -66,6 +66,9 @@ KNOBS = table(
     Key("critic_offload_params", "critic.model.fsdp_config.param_offload"),
     Key("critic_offload_optimizer", "critic.model.fsdp_config.optimizer_offload"),
     Key("response_length", "data.max_response_length", minimum=1),
+    Key("remove_padding", "actor_rollout_ref.model.use_remove_padding"),
+    Key("dynamic_bsz", f"{_A}.use_dynamic_bsz"),
+    Key("token_budget", f"{_A}.ppo_max_token_len_per_gpu", minimum=1),
 )
 
 
@@ -264,9 +267,17 @@ def _read_ppo(b: Builder, doc: Doc) -> None:
     if doc.bool_(f"{_A}.use_dynamic_bsz"):
         tokens = doc.int_(f"{_A}.ppo_max_token_len_per_gpu", minimum=1) or 16384
         b.extras["max_token_len_per_gpu"] = tokens
+        b.extras["verl_dynamic_bsz"] = True
+        if micro is not None:
+            b.extras["verl_budget_micro_batch"] = micro     # a micro-batch cut scales the budget (override below)
         b.note(msg("config.verl_dynamic_bsz", where=doc.where(f"{_A}.use_dynamic_bsz"), tokens=tokens))
     mini = doc.int_(f"{_A}.ppo_mini_batch_size", minimum=1)
     rollout_n = doc.int_("actor_rollout_ref.rollout.n", minimum=1) or 1
+    # the sequences a data-parallel rank holds: one update's mini-batch (ppo_mini_batch_size 256 x n over the dp
+    # ranks, fsdp_workers.py:241-252) and the log-prob passes' whole batch (data.train_batch_size 1024 x n,
+    # _generated_ppo_trainer.yaml), what a token budget packs into micro-batches (dp_actor.py:446-461, 551-553)
+    b.extras["verl_mini_batch_per_rank"] = max(1, (mini or 256) * rollout_n // dp)
+    b.extras["verl_batch_per_rank"] = max(1, (doc.int_("data.train_batch_size", minimum=1) or 1024) * rollout_n // dp)
     if micro:
         per_rank = (mini or 256) * rollout_n // dp
         accum = max(1, per_rank // micro)
@@ -288,6 +299,20 @@ def _read_ppo(b: Builder, doc: Doc) -> None:
         if value is not None:
             b.extras[name] = value
     _read_hybrid(b, doc, dp)
+    # the PPO trainer packs by default: model.use_remove_padding true (_generated_ppo_trainer.yaml:306)
+    b.extras["use_remove_padding"] = True
+
+
+def _read_log_prob_budgets(b: Builder, doc: Doc) -> None:
+    """The log-prob passes' own dynamic batching, else the actor's (_generated_ppo_trainer.yaml:134-135, 220-221:
+    log_prob_use_dynamic_bsz and log_prob_max_token_len_per_gpu interpolate the actor's; Mechanisms resolves it)."""
+    for group, name in (("rollout", "verl_log_prob"), ("ref", "verl_ref_log_prob")):
+        dynamic = doc.bool_(f"actor_rollout_ref.{group}.log_prob_use_dynamic_bsz")
+        if dynamic is not None:
+            b.extras[f"{name}_dynamic_bsz"] = dynamic
+        tokens = doc.int_(f"actor_rollout_ref.{group}.log_prob_max_token_len_per_gpu", minimum=1)
+        if tokens is not None:
+            b.extras[f"{name}_max_token_len"] = tokens
 
 
 def _read_hybrid(b: Builder, doc: Doc, dp: int) -> None:
@@ -309,6 +334,7 @@ def _read_hybrid(b: Builder, doc: Doc, dp: int) -> None:
             micro = max(1, old // dp)
         if micro is not None:
             b.extras[name] = micro
+    _read_log_prob_budgets(b, doc)
     if doc.bool_(f"{_M}.use_fused_kernels"):
         b.extras["verl_use_fused_kernels"] = True
     # dp_actor.py:570-573: the update computes the entropy when entropy_coeff != 0 (actor.yaml default 0)

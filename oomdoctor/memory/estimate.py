@@ -122,8 +122,9 @@ def _megatron(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: Par
 
 
 def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
-             crash: CrashReport | None = None, headroom: float = 0.10) -> Estimate:
+             crash: CrashReport | None = None, headroom: float = 0.10, _packed_probe: bool = False) -> Estimate:
     """Per-GPU memory of one training step (see module doc)."""
+    given_setup, given_shape = setup, shape
     if setup.method in ("lora", "qlora") and setup.mechanisms.peft_type in ("PROMPT_TUNING", "P_TUNING"):
         # peft/peft_model.py PeftModelForCausalLM.forward: the virtual tokens' embeddings go in front of the
         # inputs (`torch.cat((prompts, inputs_embeds), dim=1)`, -100 labels in front of the labels), so every
@@ -147,7 +148,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     notes += shard_notes + extra_notes
     gather = sh.gather + resident
     grad_shard = _grad_shard(setup)
-    tokens = _tokens_per_gpu(setup, setup.micro_batch)
+    tokens = _update_tokens(setup)
     always = {"weights": sh.weights + ref + gather, "optimizer": sh.states + ms.master - ms.paged}
     steps = _step_moments(setup, shape, rg, counts, T, tokens, setup.seq_len, sh.grads, sh.temp, grad_shard)
     # (not yet at "logits backward": no unit has run its backward before the output layer's)
@@ -218,6 +219,10 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             params_total=counts.total, lm_head=counts.lm_head, compute_bytes=rg.compute_bytes,
             activations_of=lambda t: _eval_activations(shape, rg, t, setup.seq_len, setup.attention),
             context=CUDA_CONTEXT_GIB * GIB, cublas=CUBLAS_WORKSPACE_GIB * GIB)
+        if not _packed_probe:
+            # over the card only at the padded bound: the mean packed length that would fit (memory/hybrid.py)
+            est = hybrid.packed_fit(est, given_setup, lambda s: estimate(s, given_shape, hw, headroom=headroom,
+                                                                         _packed_probe=True))
     if crash is not None:
         extra = reconcile(est, crash)
         if extra:
@@ -538,6 +543,13 @@ def _tokens_per_gpu(setup: TrainingSetup, batch: int) -> float:
     seq_mult = 2 if setup.stage in ("dpo", "kto", "orpo", "simpo") else 1
     sp = max(1, int(setup.seq_parallel or 1))
     return batch * seq_mult * setup.seq_len / sp
+
+
+def _update_tokens(setup: TrainingSetup) -> float:
+    """Tokens one GPU's training forward holds: the micro-batch's, or verl's token budget (use_dynamic_bsz with
+    use_remove_padding, memory/hybrid.py)."""
+    tokens = _tokens_per_gpu(setup, setup.micro_batch)
+    return hybrid.update_tokens(setup, tokens)[0] if hybrid.applies(setup) else tokens
 
 
 def _with_states(always: dict, parts: dict) -> dict:

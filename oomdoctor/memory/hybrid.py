@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Callable
 
-from oomdoctor.facts import GIB, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
+from oomdoctor.facts import GIB, VERL_TOKEN_BUDGET_DEFAULT, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
 
 # the engines that run in a process of their own (vllm_rollout/vllm_async_server.py, sglang_rollout/); the "hf"
 # rollout generates with the actor's own FSDP module (rollout/hf_rollout.py)
@@ -26,6 +26,60 @@ SEPARATE_ENGINES = ("vllm", "sglang")
 def applies(setup: TrainingSetup) -> bool:
     """A verl PPO-family run (main_ppo and the recipes over its config), not its SFT trainers."""
     return setup.framework == "verl" and setup.stage != "sft"
+
+
+def packed_tokens(setup: TrainingSetup, padded: float, budget: int, sequences: int) -> tuple[float, bool]:
+    """(tokens per GPU in one micro-batch, whether a token budget sets them). With use_dynamic_bsz the rank's
+    sequences are packed into micro-batches of at most max_token_len x sp real tokens (dp_actor.py:459-461,
+    551-553; utils/seqlen_balancing.py:387 rearrange_micro_batches) and split over the sp ranks; a budget above the
+    rank's whole batch leaves one micro-batch of it. The budget counts attention_mask tokens
+    (seqlen_balancing.py:380), so it bounds the tensors only when they are unpadded (use_remove_padding,
+    dp_actor.py:164-167 unpad_input); otherwise `padded`: the micro-batch's sequences at prompt + response."""
+    mech = setup.mechanisms
+    if not (budget and mech.remove_padding):
+        return padded, False
+    sp = max(1, int(setup.seq_parallel or 1))
+    whole = sequences * setup.seq_len / sp if sequences else float("inf")
+    return (float(budget), True) if budget < whole else (whole, False)
+
+
+def update_budget(setup: TrainingSetup) -> int:
+    """actor.ppo_max_token_len_per_gpu when use_dynamic_bsz is on (actor.yaml default 16384), else 0. A plan's
+    micro-batch cut is written as the same share of the budget (configs/verl.py override), one sample at least."""
+    mech = setup.mechanisms
+    if not mech.dynamic_bsz:
+        return 0
+    budget = mech.token_budget or VERL_TOKEN_BUDGET_DEFAULT
+    if mech.budget_micro_batch and setup.micro_batch != mech.budget_micro_batch:
+        budget = max(setup.seq_len, budget * setup.micro_batch // mech.budget_micro_batch)
+    return budget
+
+
+def update_tokens(setup: TrainingSetup, padded: float) -> tuple[float, bool]:
+    """The actor update's tokens per GPU in one micro-batch and whether the budget sets them (packed_tokens)."""
+    return packed_tokens(setup, padded, update_budget(setup), setup.mechanisms.mini_batch_per_rank)
+
+
+def packed_fit(est: Estimate, setup: TrainingSetup, estimate_at: Callable[[TrainingSetup], Estimate]) -> Estimate:
+    """A packed run over the card only at its padded bound (est.length_bound_gib): the longest mean sample length
+    at which the estimate fits, every token term at that length (the micro-batch packs micro x mean tokens,
+    dp_actor.py:164-167), found by bisection over the estimate itself; a note says it or that none fits."""
+    if not est.length_bound_gib or est.fits:
+        return est
+    lo, hi = 0, setup.seq_len               # lo fits (0: none found), hi does not
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if estimate_at(setup.with_changes(seq_len=mid)).fits:
+            lo = mid
+        else:
+            hi = mid
+    details = dict(est.details)
+    if lo:
+        details["verl_packed_fit_tokens"] = float(lo)
+        note = msg("memory.note.verl_packed_fit", gib=est.length_bound_gib, seq=setup.seq_len, tokens=lo)
+    else:
+        note = msg("memory.note.verl_packed_bound", gib=est.length_bound_gib, seq=setup.seq_len)
+    return replace(est, details=details, notes=est.notes + (note,))
 
 
 def engine_bytes(setup: TrainingSetup, hw: Hardware, trainer_bytes: float, context: float) -> float:
@@ -96,10 +150,14 @@ def colocated(est: Estimate, setup: TrainingSetup, shape: ModelShape, hw: Hardwa
     lp_base = weights + idle_s + critic_w_on + critic_s_on + gather
     V = shape.vocab_size
 
-    def log_prob_pass(micro: int, entropy: bool) -> tuple[float, float, float]:
-        if micro <= 0:
-            return 0.0, 0.0, 0.0
-        tokens = micro * setup.seq_len / sp
+    def log_prob_pass(micro: int, budget: int, entropy: bool) -> tuple[float, float, float, bool]:
+        if micro <= 0 and not budget:
+            return 0.0, 0.0, 0.0, False
+        # without a budget the pass splits its batch by log_prob_micro_batch_size_per_gpu sequences
+        # (dp_actor.py:462 data.split); with one its micro-batch size is not used
+        tokens, budgeted = packed_tokens(setup, micro * setup.seq_len / sp, budget, mech.batch_per_rank)
+        if tokens <= 0:
+            return 0.0, 0.0, 0.0, False
         act = activations_of(tokens)
         if mech.log_prob_fused:
             # fused kernels: log-probs and entropy from the hidden states in chunks (use_fused_kernels)
@@ -107,13 +165,14 @@ def colocated(est: Estimate, setup: TrainingSetup, shape: ModelShape, hw: Hardwa
         else:
             # eager entropy: the softmax and its product beside the logits; compiled, fused into reductions
             logits = tokens * V * compute_bytes * (3.0 if entropy and mech.entropy_eager else 1.0)
-        return lp_base + act + logits + cublas, act, logits
+        return lp_base + act + logits + cublas, act, logits, budgeted
 
     ref_entropy = False
-    passes = [log_prob_pass(mech.log_prob_micro_batch, True),
-              log_prob_pass(mech.ref_log_prob_micro_batch or mech.log_prob_micro_batch, ref_entropy)
-              if (mech.ref_model_offloaded or setup.method in ("lora", "qlora")) else (0.0, 0.0, 0.0)]
-    lp_alloc, lp_act, lp_logits = max(passes, key=lambda p: p[0])
+    passes = [log_prob_pass(mech.log_prob_micro_batch, mech.log_prob_token_budget, True),
+              log_prob_pass(mech.ref_log_prob_micro_batch or mech.log_prob_micro_batch,
+                            mech.ref_log_prob_token_budget, ref_entropy)
+              if (mech.ref_model_offloaded or setup.method in ("lora", "qlora")) else (0.0, 0.0, 0.0, False)]
+    lp_alloc, lp_act, lp_logits, lp_budgeted = max(passes, key=lambda p: p[0])
     lp_dev = lp_alloc + context + engine_idle if lp_alloc else 0.0
 
     # update: the actor's step as estimated, the critic's resident shards and the sleeping engine beside it
@@ -158,7 +217,17 @@ def colocated(est: Estimate, setup: TrainingSetup, shape: ModelShape, hw: Hardwa
         notes.append(msg("memory.note.verl_reference", gib=params_total * 2.0 / n / GIB))
     if winner != "update":
         notes.append(msg("memory.note.verl_peak", moment=msg("memory.moment." + winner.replace(" ", "_"))))
+    # use_remove_padding without a token budget: each micro-batch holds its sequences' real tokens, which the config
+    # cannot know; the token terms above count them at prompt + response, an upper bound (docs/estimates.md §31)
+    up_budgeted = update_tokens(setup, setup.micro_batch * setup.seq_len / sp)[1]
+    by_length = {"update": (est.components.get("activations", 0.0) + est.components.get("logits", 0.0)) * GIB
+                 if mech.remove_padding and not up_budgeted and est.phase == "train" else 0.0,
+                 "log prob": lp_act + lp_logits if mech.remove_padding and not lp_budgeted and lp_alloc else 0.0,
+                 "rollout": 0.0}
+    length = by_length[winner]
+    if length > 0:
+        details["verl_length_bound_gib"] = length / GIB
     allocated = max([est.allocated_gib + critic_on / GIB] + [moments[k] for k in ("log prob", "rollout") if k in moments])
     return replace(est, components=comps, allocated_gib=allocated,
                    peak_gib=candidates[winner] / GIB, moments=moments, peak_moment=peak_moment, details=details,
-                   notes=tuple(notes), host_ram_gib=est.host_ram_gib + host / GIB)
+                   notes=tuple(notes), host_ram_gib=est.host_ram_gib + host / GIB, length_bound_gib=length / GIB)

@@ -19,8 +19,21 @@ LENGTH_MULTIPLE = 256        # cutoff_len candidates: multiples of 256 (the ladd
 RANK_MULTIPLE = 8            # LoRA rank candidates: multiples of 8
 
 
+def _bounds(name: str, walk: TrainingSetup, start: TrainingSetup) -> tuple[Any, Any]:
+    """(the planned value, the configured one) of a field stretch may raise. verl's token budget, when the plan
+    turned use_dynamic_bsz on: up to the tokens per GPU the configured micro-batch held (memory/hybrid.py)."""
+    if name != "token_budget":
+        return getattr(walk, name), getattr(start, name)
+    if not walk.mechanisms.dynamic_bsz or start.mechanisms.dynamic_bsz:
+        return None, None
+    sp = max(1, int(start.seq_parallel or 1))
+    return value_of(walk, name), start.micro_batch * start.seq_len // sp
+
+
 def _candidates(field_name: str, start: TrainingSetup, low: int, high: int) -> list[int]:
     """Values strictly between the planned `low` and the configured `high`, ascending."""
+    if field_name == "token_budget":     # whole samples (verl asserts the budget holds the longest one)
+        return [v for v in range(low + 1, high) if v % max(1, start.seq_len) == 0]
     if field_name == "seq_len":
         return [v for v in range(low + 1, high) if v % LENGTH_MULTIPLE == 0]
     if field_name == "lora_rank":
@@ -33,6 +46,8 @@ def _with_value(setup: TrainingSetup, field_name: str, value: int, effective: in
     if field_name == "micro_batch":
         return setup.with_changes(micro_batch=value,
                                   grad_accum=max(1, int(round(effective / (value * max(1, setup.n_gpus))))))
+    if field_name == "token_budget":
+        return with_values(setup, {field_name: value})
     return setup.with_changes(**{field_name: value})
 
 
@@ -46,10 +61,10 @@ def stretch(planner: Planner, walk: Walk, book: RuleBook) -> Walk:
     by_id = {r.id: r for r in book}
     # a value an evidence rung set (the log, not the estimate, asked for it) is the rung's to keep
     held = {c.field for s in walk.steps if s.rule in by_id and is_evidence_rule(by_id[s.rule]) for c in s.changes}
-    for name in ("seq_len", "lora_rank", "micro_batch"):
+    for name in ("seq_len", "lora_rank", "micro_batch", "token_budget"):
         if name in held:
             continue
-        low, high = getattr(walk.setup, name), getattr(planner.setup, name)
+        low, high = _bounds(name, walk.setup, planner.setup)
         if not isinstance(low, int) or not isinstance(high, int) or low >= high:
             continue
         values = _candidates(name, walk.setup, low, high)
@@ -81,7 +96,7 @@ def _rewrite(planner: Planner, walk: Walk, book: RuleBook, name: str, value: int
         wanted = {c.field: c.after for c in step.changes if c.field not in coupled}
         if touches and first:
             target = _with_value(cur_setup, name, value, effective)
-            wanted.update({f: getattr(target, f) for f in coupled})
+            wanted.update({f: value_of(target, f) for f in coupled})
         new_setup = with_values(cur_setup, wanted) if wanted else cur_setup
         changes = tuple(Change(f, value_of(cur_setup, f), value_of(new_setup, f)) for f in
                         [c.field for c in step.changes] + sorted(coupled - {c.field for c in step.changes})
@@ -118,5 +133,7 @@ def _fit_texts(name: str, start: TrainingSetup, after: TrainingSetup) -> tuple[T
                      share=after.seq_len / max(1, start.seq_len)))
     if name == "lora_rank":
         return both("plan.fit.lora_rank", rank=after.lora_rank), None
+    if name == "token_budget":
+        return both("plan.fit.token_budget", tokens=value_of(after, name)), None
     return both("plan.fit.micro_batch", mb=after.micro_batch, accum=after.grad_accum,
                 eb=after.effective_batch), None

@@ -79,6 +79,9 @@ EXTRA_FIELDS: Mapping[str, tuple[str, str]] = {
     "critic_offload_optimizer": (BOOL, "verl_critic_offload_optimizer"),
     # data.max_response_length: the sample (seq_len) less the prompt (data.max_prompt_length, configs/verl.py)
     "response_length": (INT, "verl_prompt_length"),
+    "remove_padding": (BOOL, "use_remove_padding"),                     # model.use_remove_padding
+    "dynamic_bsz": (BOOL, "verl_dynamic_bsz"),                          # actor.use_dynamic_bsz
+    "token_budget": (INT, "max_token_len_per_gpu"),                     # actor.ppo_max_token_len_per_gpu
 }
 
 # Canonical TrainingSetup fields an action may change, with their kinds.
@@ -96,7 +99,7 @@ def value_of(setup: TrainingSetup, name: str) -> Any:
         prompt = setup.extras.get("verl_prompt_length")
         return setup.seq_len - prompt if isinstance(prompt, int) and setup.seq_len > prompt else None
     value = getattr(setup.mechanisms, name)
-    return None if name in ("log_prob_micro_batch", "rollout_engine") and not value else value
+    return None if name in ("log_prob_micro_batch", "rollout_engine", "token_budget") and not value else value
 
 
 def with_values(setup: TrainingSetup, values: Mapping[str, Any]) -> TrainingSetup:

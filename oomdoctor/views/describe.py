@@ -259,6 +259,8 @@ def fit_verdict(est: Estimate, lang: str = "en") -> str:
     limit = est.capacity_gib * (1.0 - est.headroom)
     if est.fits:
         return say("report.fits_spare", lang, spare=gib(limit - est.peak_gib))
+    if est.length_bound_gib > 0:        # counted at a padded length the run packs away: an upper bound
+        return say("report.over_by_at_most", lang, over=gib(est.peak_gib - limit))
     return say("report.over_by", lang, over=gib(est.peak_gib - limit))
 
 

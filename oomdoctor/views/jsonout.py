@@ -178,7 +178,10 @@ def estimate_dict(e: Estimate, lang: str = "en") -> dict[str, Any]:
             "components": {k: _r(e.components.get(k, 0.0)) for k in COMPONENTS},
             "details": {k: _r(v) for k, v in e.details.items()}, "notes": _texts(e.notes, lang),
             "notes_codes": _codes(e.notes),
-            "peak_moment": e.peak_moment, "moments": {k: _r(v) for k, v in e.moments.items()}}
+            "peak_moment": e.peak_moment, "moments": {k: _r(v) for k, v in e.moments.items()},
+            # an upper bound (verl's packed lengths): "may not fit" rather than "does not fit"
+            **({"length_bound_gib": _r(e.length_bound_gib), "verdict": "fits" if e.fits else "may_not_fit"}
+               if e.length_bound_gib > 0 else {})}
 
 
 def step_dict(step: Step, report: Report, lang: str = "en") -> dict[str, Any]:

@@ -146,6 +146,8 @@ def verdict(est: Estimate, kit: Kit | None = None, lang: str = "en"):
     numbers = dict(peak=est.peak_gib, cap=est.capacity_gib)
     if est.fits:
         return Text(say("report.fits", lang, free=est.headroom_gib, **numbers), style="bold green")
+    if est.length_bound_gib > 0:
+        return Text(say("report.may_not_fit", lang, bound=est.length_bound_gib, **numbers), style="bold yellow")
     if est.peak_gib <= est.capacity_gib:
         return Text(say("report.too_tight", lang, pct=100 * est.headroom, **numbers), style="bold yellow")
     return Text(say("report.no_fit", lang, **numbers), style="bold red")

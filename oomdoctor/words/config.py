@@ -275,8 +275,10 @@ WORDS = {
                              "{where}：strategy {strategy} 按 Megatron-Core 的张量、流水线和专家并行切分模型；"
                              "按 actor 的 megatron 配置组中的并行大小估算"),
     "config.verl_dynamic_bsz": ("{where}: use_dynamic_bsz packs each micro-batch up to {tokens} tokens per GPU; the "
-                                "micro-batch in sequences is what the file states",
-                                "{where}：use_dynamic_bsz 按每卡最多 {tokens} 个 token 组装微批次；按配置中写明的样本数估算"),
+                                "estimate counts that budget where use_remove_padding packs the sequences, else the "
+                                "micro-batch the file states",
+                                "{where}：use_dynamic_bsz 按每卡最多 {tokens} 个 token 组装微批次；use_remove_padding "
+                                "打包序列时按该预算估算，否则按配置中写明的样本数估算"),
     "config.why.mlx_lm": ("mlx-lm's LoRA config ({keys})", "含 mlx-lm LoRA 配置项（{keys}）"),
     "config.mlx_unified": ("{where}: mlx-lm trains on Apple silicon in unified memory shared with the system, with no "
                            "CUDA allocator: the estimate counts the tensors a step holds, not what Metal's working-set "

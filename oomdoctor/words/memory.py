@@ -96,6 +96,20 @@ WORDS = {
         "verl's reference model is CPU-offloaded by FSDP: {gib:.1f} GiB per GPU in host RAM, one unit at a time "
         "on the card.",
         "verl 的参考模型由 FSDP 卸载到 CPU：每卡 {gib:.1f} GiB 在主机内存中，每次只把一个单元放到显存。"),
+    "memory.note.verl_packed_fit": (
+        "use_remove_padding packs each micro-batch's real tokens, which the config cannot know: {gib:.1f} GiB of "
+        "the peak is counted at the full {seq} tokens a sample may have, so the peak is an upper bound. It fits if "
+        "the samples average at most about {tokens} of those {seq} tokens; use_dynamic_bsz with "
+        "ppo_max_token_len_per_gpu bounds them whatever the data.",
+        "use_remove_padding 只打包每个微批中的真实 token，而配置无法得知其长度：峰值中有 {gib:.1f} GiB 按每条样本最多 "
+        "{seq} 个 token 计算，因此峰值是上界。若样本平均不超过约 {tokens} 个 token（共 {seq}），就放得下；"
+        "开启 use_dynamic_bsz 并设置 ppo_max_token_len_per_gpu，可在任何数据下限定其大小。"),
+    "memory.note.verl_packed_bound": (
+        "use_remove_padding packs each micro-batch's real tokens, which the config cannot know: {gib:.1f} GiB of "
+        "the peak is counted at the full {seq} tokens a sample may have, so the peak is an upper bound; what else "
+        "the step holds does not fit even with shorter samples.",
+        "use_remove_padding 只打包每个微批中的真实 token，而配置无法得知其长度：峰值中有 {gib:.1f} GiB 按每条样本最多 "
+        "{seq} 个 token 计算，因此峰值是上界；但即使样本更短，这一步的其余部分也放不下。"),
     "memory.note.verl_peak": (
         "The {moment} phase, not the actor's update, sets the peak.",
         "峰值出现在{moment}阶段，而不是 actor 更新时。"),

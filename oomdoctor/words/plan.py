@@ -33,6 +33,11 @@ WORDS = {
     "plan.fact.setup.critic_offload_optimizer": ("the critic's optimizer offload", "critic 优化器卸载"),
     "plan.fact.setup.response_length": ("the response length (data.max_response_length)",
                                         "回复长度（data.max_response_length）"),
+    "plan.fact.setup.remove_padding": ("sequence packing (use_remove_padding)", "序列打包（use_remove_padding）"),
+    "plan.fact.setup.dynamic_bsz": ("token-budget micro-batches (use_dynamic_bsz)",
+                                    "按 token 预算划分微批（use_dynamic_bsz）"),
+    "plan.fact.setup.token_budget": ("the actor's tokens per micro-batch (ppo_max_token_len_per_gpu)",
+                                     "actor 每个微批的 token 数（ppo_max_token_len_per_gpu）"),
     "plan.fact.setup.attention": ("the attention kernel", "注意力实现"),
     "plan.fact.setup.fused_ce": ("fused cross-entropy", "融合交叉熵"),
     "plan.fact.setup.zero_stage": ("the ZeRO stage", "ZeRO 阶段"),
@@ -176,6 +181,10 @@ WORDS = {
                                "每个样本保留前 {tokens} 个 token，原配置允许 {before} 个（{share:.0%}）；请先确认数据的实际长度。"),
     "plan.fit.lora_rank": ("Lower the LoRA rank to {rank}, the highest that fits",
                            "将 LoRA 秩降到 {rank}，这是放得下的最高秩"),
+    "plan.fit.token_budget": ("Pack verl's update micro-batches by tokens, {tokens} per GPU, the most that fits "
+                              "(use_dynamic_bsz, ppo_max_token_len_per_gpu)",
+                              "按 token 数打包 verl 的更新微批，每张 GPU {tokens} 个（放得下的最大值；use_dynamic_bsz、"
+                              "ppo_max_token_len_per_gpu）"),
     "plan.fit.micro_batch": ("Lower the micro-batch to {mb}, the largest that fits, with gradient accumulation "
                              "{accum} (effective batch {eb} kept)",
                              "微批大小降到 {mb}（放得下的最大值），梯度累积设为 {accum}（有效批大小保持 {eb}）"),

@@ -75,6 +75,10 @@ WORDS = {
                          "太紧：{peak:.2f} / {cap:.2f} GiB，余量不足 {pct:.0f}%"),
     "report.no_fit": ("does not fit: {peak:.2f} GiB needed, {cap:.2f} GiB available",
                       "放不下：需要 {peak:.2f} GiB，可用 {cap:.2f} GiB"),
+    # the peak counted at a padded length the run packs away (verl use_remove_padding): an upper bound, not a verdict
+    "report.may_not_fit": ("may not fit: at most {peak:.2f} GiB needed, {cap:.2f} GiB available ({bound:.2f} GiB "
+                           "of it scales with the packed sample length)",
+                           "可能放不下：最多需要 {peak:.2f} GiB，可用 {cap:.2f} GiB（其中 {bound:.2f} GiB 随打包后的样本长度变化）"),
     "report.measured": ("measured by the run before the crash (step or line: GiB): {points}",
                         "崩溃前训练自己测得的读数（步数或行号：GiB）：{points}"),
     # ------------------------------------------------------------ the plan
@@ -166,6 +170,7 @@ WORDS = {
     # verdict words against the fit limit
     "report.fits_spare": ("fits, {spare} spare", "放得下，还余 {spare}"),
     "report.over_by": ("over by {over}", "超出 {over}"),
+    "report.over_by_at_most": ("may not fit: over by at most {over}", "可能放不下：最多超出 {over}"),
     # what a step costs, in a word or two
     "report.cost.throughput": ("slower", "变慢"),
     "report.cost.quality": ("quality", "影响效果"),
