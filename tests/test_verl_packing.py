@@ -114,3 +114,23 @@ def test_token_packing_rung_is_not_offered_when_the_budget_is_on(tmp_path):
     assert not report.estimate.fits
     assert "OOM032" not in [s.rule for s in report.plan.steps]
     assert "OOM032" in [s.rule for s in report.plan.skipped]
+
+
+def test_a_device_oom_of_the_same_run_is_a_plain_oom_not_a_doubt(tmp_path, capsys):
+    # the crash measured that the run does not fit at whatever lengths its samples had
+    log = tmp_path / "run.log"
+    log.write_text("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total "
+                   "capacity of 79.19 GiB of which 1.20 GiB is free. Of the allocated memory 70.12 GiB is allocated "
+                   "by PyTorch, and 1.30 GiB is reserved by PyTorch but unallocated.\n", encoding="utf-8")
+    code, out, _ = run_cli(capsys, str(log), str(TUNING), "--gpu", "H100", "--json")
+    est = json.loads(out)["estimate"]
+    assert code == 1 and est["fits"] is False and "verdict" not in est and "length_bound_gib" not in est
+    code, out, _ = run_cli(capsys, str(log), str(TUNING), "--gpu", "H100", "--plain")
+    assert "does not fit" in out.split("Plan")[0] and "may not fit" not in out.split("Plan")[0]
+
+
+def test_a_run_over_the_card_at_every_length_does_not_fit_with_no_doubt(capsys):
+    # on a 16 GiB card what does not scale with the samples (the 14B shard, the rollout engine) is over already
+    code, out, _ = run_cli(capsys, str(TUNING), "--gpu", "16GiB", "--json")
+    est = json.loads(out)["estimate"]
+    assert est["fits"] is False and "verdict" not in est and "verl_packed_fit_tokens" not in est["details"]

@@ -118,7 +118,7 @@ def _megatron(setup: TrainingSetup, shape: ModelShape, hw: Hardware, counts: Par
             lm_head=counts.lm_head, compute_bytes=mrg.compute_bytes,
             activations_of=lambda t: _eval_activations(shape, mrg, t, setup.seq_len, setup.attention) / tp,
             context=CUDA_CONTEXT_GIB * GIB, cublas=CUBLAS_WORKSPACE_GIB * GIB)
-    return replace(est, notes=est.notes + reconcile(est, crash)) if crash is not None else est
+    return _with_crash(est, crash)
 
 
 def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
@@ -223,10 +223,17 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             # over the card only at the padded bound: the mean packed length that would fit (memory/hybrid.py)
             est = hybrid.packed_fit(est, given_setup, lambda s: estimate(s, given_shape, hw, headroom=headroom,
                                                                          _packed_probe=True))
-    if crash is not None:
-        extra = reconcile(est, crash)
-        if extra:
-            est = replace(est, notes=est.notes + extra)
+    return _with_crash(est, crash)
+
+
+def _with_crash(est: Estimate, crash: CrashReport | None) -> Estimate:
+    """The estimate with what the crash's own numbers say against it (reconcile) in its notes."""
+    if crash is None:
+        return est
+    est = replace(est, notes=est.notes + reconcile(est, crash))
+    if est.length_bound_gib and crash.primary is not None and crash.primary.kind != "host_oom":
+        # the device ran out: the run measured that it does not fit, whatever its samples' real lengths
+        est = replace(est, length_bound_gib=0.0)
     return est
 
 

@@ -79,7 +79,8 @@ def packed_fit(est: Estimate, setup: TrainingSetup, estimate_at: Callable[[Train
         note = msg("memory.note.verl_packed_fit", gib=est.length_bound_gib, seq=setup.seq_len, tokens=lo)
     else:
         note = msg("memory.note.verl_packed_bound", gib=est.length_bound_gib, seq=setup.seq_len)
-    return replace(est, details=details, notes=est.notes + (note,))
+    # no length fits: what does not scale with the samples is over the card, so the verdict is not in doubt
+    return replace(est, details=details, notes=est.notes + (note,), length_bound_gib=est.length_bound_gib if lo else 0.0)
 
 
 def engine_bytes(setup: TrainingSetup, hw: Hardware, trainer_bytes: float, context: float) -> float:
