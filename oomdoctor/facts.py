@@ -309,6 +309,8 @@ def _liger(extras: Mapping[str, Any], own_key: str) -> bool:
     """Whether Liger-Kernel replaces one kind of module: its whole-model patch (the frameworks' one switch, which
     applies every default kernel: liger_kernel/transformers/monkey_patch.py apply_liger_kernel_to_llama(rope=True,
     rms_norm=True, swiglu=True, ...)) or the framework's key for that kernel alone (axolotl's)."""
+    if _flag_on(extras.get("liger_loss_only", False)):
+        return False        # the loss kernel alone (a trace that cannot run Liger's Triton layers: simulate/verify.py)
     return any(_flag_on(extras.get(k, False)) for k in ("use_liger_kernel", "enable_liger_kernel", own_key))
 
 

@@ -99,6 +99,9 @@ def verify(report: Report, *, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
                 fused, compared = FUSED_NOT_INSTALLED, _without_fused_loss(setup)
             else:
                 fused, kernel = FUSED_TRACED, f"liger-kernel {version}"
+                # the tracer runs Liger's fused loss (simulate/fused_loss.py), not its Triton RMSNorm and SwiGLU:
+                # the estimate compared keeps the model's own layers, as the trace does
+                compared = setup.with_changes(extras={**setup.extras, "liger_loss_only": True})
     if progress is not None:
         progress(msg("verify.progress.start", n=len(rules)))
     result = trace_step(setup, report.shape, progress=progress, time_limit_s=time_limit_s,

@@ -22,8 +22,10 @@ WORDS = {
                            "with the fused loss it asks for and any correction from the crash log)",
                            "方案对该配置给出的数字：已分配 {gib:.2f} GiB（按方案的口径：包括它要求的融合损失，以及按崩溃日志所做的校正）"),
     "verify.fused.traced": ("fused loss: {kernel} is installed; its fused linear cross-entropy was traced as its "
-                            "chunked algorithm (its Triton kernels cannot run on fake tensors)",
-                            "融合损失：已安装 {kernel}；按它的分块算法追踪了融合线性交叉熵（它的 Triton 内核无法在假张量上运行）"),
+                            "chunked algorithm (its Triton kernels cannot run on fake tensors); its RMSNorm and "
+                            "SwiGLU kernels were not, so the estimate compared keeps the model's own layers",
+                            "融合损失：已安装 {kernel}；按它的分块算法追踪了融合线性交叉熵（它的 Triton 内核无法在假张量上运行）；"
+                            "它的 RMSNorm 和 SwiGLU 内核未追踪，因此用于比较的估算保留模型自带的层"),
     "verify.fused.not_installed": ("fused loss NOT traced: the plan uses Liger's fused linear cross-entropy but "
                                    "liger-kernel is not installed here; the model's own loss was traced and compared "
                                    "with the estimate for that loss (pip install liger-kernel, which the run needs "
