@@ -1741,8 +1741,10 @@ def _siglip_params(v: Cfg) -> int:
     h = v.need("hidden_size")
     inter = v.need("intermediate_size")
     layers = v.need("num_hidden_layers", maximum=_MAX_LAYERS)
-    patch = v.need("patch_size")
-    image = v.need("image_size")
+    # SiglipVisionConfig's defaults stand in for a size the file leaves out (PaliGemma's vision_config, saved as
+    # its difference from them, has no image_size)
+    patch = v.get_int("patch_size", default=16)
+    image = v.get_int("image_size", default=224)
     channels = v.get_int("num_channels", default=3)
     patches = (image // patch) ** 2
     return channels * patch * patch * h + h + patches * h + layers * _vit_layer(h, inter) + 2 * h
@@ -2188,6 +2190,12 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
         tower = _siglip_params(v)
         # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
         b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
+    elif top_type == "paligemma" and vision.get("model_type") == "siglip_vision_model":
+        v = Cfg(vision, path, None, top, ("vision_config",))
+        # PaliGemmaMultiModalProjector (models/paligemma/modeling_paligemma.py): one biased Linear from the
+        # SigLIP tower's width to vision_config.projection_dim
+        out = v.get_int("projection_dim", default=2048)
+        b.extra += _siglip_params(v) + v.need("hidden_size") * out + out
     elif top_type in ("llava", "llava_next", "llava_next_video") and vision.get("model_type") == "clip_vision_model":
         v = Cfg(vision, path, None, top, ("vision_config",))
         vh = v.get_int("hidden_size", default=768)
@@ -2287,11 +2295,15 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
                 # transformers may still count the file; without that count it is refused all the same
                 one_head = dict(_widest(c.data), num_attention_heads=1, num_key_value_heads=1, head_dim=None)
                 # an encoder-decoder of a type without a reading (SpeechT5, ...) names its decoder's sizes as
-                # BART's config does (decoder_layers, decoder_attention_heads, decoder_ffn_dim; d_model)
+                # BART's config does (decoder_layers, decoder_attention_heads, decoder_ffn_dim; d_model); a
+                # fairseq-style text decoder as Kosmos-2's does (models/kosmos2/configuration_kosmos2.py
+                # Kosmos2TextConfig: layers, embed_dim, ffn_dim, attention_heads)
                 data = _widest(c.data)
-                for key, alias in (("num_hidden_layers", "decoder_layers"), ("hidden_size", "d_model"),
-                                   ("intermediate_size", "decoder_ffn_dim")):
-                    if key not in data and alias in data:
+                for key, aliases in (("num_hidden_layers", ("decoder_layers", "layers")),
+                                     ("hidden_size", ("d_model", "embed_dim")),
+                                     ("intermediate_size", ("decoder_ffn_dim", "ffn_dim"))):
+                    alias = next((a for a in aliases if isinstance(data.get(a), int)), None)
+                    if key not in data and alias is not None:
                         one_head[key] = data[alias]
                 b = _Build(Cfg(one_head, path, None, top), model_type or top_type, c.flag("tie_embedding", True))
                 try:
