@@ -154,6 +154,7 @@ class _Build:
         self.pure_ssm = False                   # every layer a state-space mixer (Mamba): no attention, no MLP
         self.assumed: list[Msg] = []            # what a reading from features alone assumed
         self.blocks: Any = None                 # features.Blocks: layers that are single blocks (Nemotron-H)
+        self.head_counted = False               # the builder counted the class's own head (_task_head skips)
 
 
 def _attn(b: _Build, *, prefix: str = "self_attn", names: tuple[str, str, str, str] = ("q_proj", "k_proj", "v_proj", "o_proj"),
@@ -1406,6 +1407,82 @@ def _mllama_text(b: _Build) -> None:
     b.extra += 8 * b.hidden + crossed * (2 * d + 2)
 
 
+# ---------------------------------------------------------------- bidirectional encoders
+# BERT's encoder as its descendants keep it: word, position and token-type embeddings with a LayerNorm, post-norm
+# layers of biased q/k/v/o and a two-matrix biased MLP with a LayerNorm after each block (models/bert/modeling_bert.py
+# BertEmbeddings, BertLayer); RoBERTa and XLM-R the same (models/roberta/modeling_roberta.py, models/xlm_roberta/);
+# ELECTRA's embeddings are embedding_size wide with a projection into the hidden size (models/electra/
+# modeling_electra.py ElectraModel.embeddings_project). The head is the class's own, read from architectures[0].
+_ENCODER_KIND = {"bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
+                 "electra": "electra"}
+
+
+def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
+    """The parameters of the class's pooler and head (its tied decoder weight is the word embedding)."""
+    h, c = b.hidden, b.c
+    labels = c.raw("id2label")
+    # PretrainedConfig: num_labels = len(id2label), else the class default of 2
+    n = len(labels) if isinstance(labels, dict) and labels else c.get_int("num_labels", default=2)
+    pooler = h * h + h                                   # BertPooler / RobertaPooler: a biased dense, tanh
+    transform = h * h + h + 2 * h                        # BertPredictionHeadTransform / RobertaLMHead: dense + LN
+    two_layer = h * h + h + h * n + n                    # RobertaClassificationHead / ElectraClassificationHead
+    if head.endswith(("ForMaskedLM", "ForCausalLM", "LMHeadModel")):
+        if kind == "electra":                            # ElectraGeneratorPredictions (h -> e, LN), lm head bias
+            return h * e + e + 2 * e + b.vocab
+        return transform + b.vocab                       # the decoder's bias; its weight is tied
+    if head.endswith("ForPreTraining"):
+        if kind == "electra":                            # ElectraDiscriminatorPredictions: dense, dense_prediction
+            return h * h + h + h + 1
+        return pooler + transform + b.vocab + 2 * h + 2  # BertPreTrainingHeads: MLM head and the NSP Linear(h, 2)
+    if head.endswith("ForSequenceClassification"):
+        return pooler + h * n + n if kind == "bert" else two_layer
+    if head.endswith("ForTokenClassification"):
+        return h * n + n                                 # add_pooling_layer=False
+    if head.endswith("ForQuestionAnswering"):
+        return 2 * h + 2                                 # qa_outputs: Linear(h, 2), no pooler
+    if head.endswith("ForMultipleChoice") and kind != "electra":
+        return pooler + h + 1
+    if head.endswith("Model"):
+        return 0 if kind == "electra" else pooler        # ElectraModel has no pooler
+    raise c.fail("architectures", msg("model.refuse.unreadable", why=msg("model.config.missing_key", keys=head),
+                                      model_type=b.model_type))
+
+
+def _bert_lineage(b: _Build) -> None:
+    c = b.c
+    kind = _ENCODER_KIND[b.model_type]
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_attention_heads")
+    if h % b.heads:
+        raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=h, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("intermediate_size")
+    if c.flag("add_cross_attention", False):
+        # a decoder half of an encoder-decoder (BertGenerationDecoder, bert2bert): a cross-attention block per layer
+        raise c.fail("add_cross_attention", msg("model.refuse.unreadable", why=msg(
+            "model.config.missing_key", keys="add_cross_attention"), model_type=b.model_type))
+    b.gated = False
+    b.tied = True                                        # the MLM decoder is tied to the word embeddings
+    b.dense = _attn(b, prefix="attention", names=("query", "key", "value", "output.dense"), qkv_bias=True,
+                    o_bias=True)
+    b.dense += [Linear("intermediate.dense", h, b.inter, True, role="up"),
+                Linear("output.dense", b.inter, h, True, role="down")]
+    b.layer_other = 4 * h                                # two LayerNorms with bias
+    b.final_norm = 0
+    # ElectraConfig's embedding_size defaults to 128 whatever the hidden size (models/electra/configuration_electra.py)
+    e = c.get_int("embedding_size", default=128) if kind == "electra" else h
+    positions = c.need("max_position_embeddings") * e
+    types = c.get_int("type_vocab_size", default=2) * e
+    project = e * h + h if e != h else 0
+    # the word embedding is counted as vocab x hidden by the layout; ELECTRA's is vocab x embedding_size
+    b.extra = b.vocab * (e - h) + positions + types + 2 * e + project
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Model"
+    b.extra += _encoder_head(b, kind, head, e)
+    b.head_counted = True
+
+
 def _t5_family(b: _Build) -> None:
     """T5, mT5 and UMT5 (models/t5/modeling_t5.py, models/umt5/modeling_umt5.py): bias-free q/k/v/o of
     num_heads x d_kv, a feed-forward of d_ff (wi_0/wi_1/wo when feed_forward_proj is "gated-...", else wi/wo),
@@ -1991,6 +2068,8 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
+    "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
+    "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
     "mt5": (_t5_family, True),
@@ -2141,6 +2220,8 @@ def _task_head(b: _Build, cfg: dict[str, Any], notes: list[Msg]) -> None:
     """The head the config's class puts on the decoder, where it is not the language-model head: a
     `*ForSequenceClassification` class has no lm_head but `score = nn.Linear(hidden, num_labels, bias=False)`
     (transformers modeling_layers.py GenericForSequenceClassification; reward models, classifiers)."""
+    if b.head_counted:
+        return
     arch = cfg.get("architectures")
     head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else ""
     if head.endswith("ForSequenceClassification"):

@@ -457,3 +457,29 @@ def test_mllama_counts_its_cross_attention_layers_and_tiled_vision_tower_as_the_
     conf = MllamaConfig(text_config=text, vision_config=vision)
     ours = count_params(shape_from_config(conf.to_dict(), "mllama", None)).total
     assert ours == _meta_count(lambda: MllamaForConditionalGeneration(conf))
+
+
+ENCODER = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96, vocab_size=101,
+               max_position_embeddings=40, type_vocab_size=2)
+THREE = {"id2label": {"0": "a", "1": "b", "2": "c"}}
+ENCODERS = {
+    "bert/BertModel": {}, "bert/BertForMaskedLM": {}, "bert/BertForPreTraining": {}, "bert/BertLMHeadModel": {},
+    "bert/BertForSequenceClassification": THREE, "bert/BertForTokenClassification": THREE,
+    "bert/BertForQuestionAnswering": {}, "bert/BertForMultipleChoice": {},
+    "roberta/RobertaModel": {}, "roberta/RobertaForMaskedLM": {}, "roberta/RobertaForSequenceClassification": THREE,
+    "xlm-roberta/XLMRobertaForTokenClassification": THREE, "camembert/CamembertForMaskedLM": {},
+    "electra/ElectraModel": {}, "electra/ElectraForPreTraining": {"embedding_size": 32},
+    "electra/ElectraForMaskedLM": {"embedding_size": 32}, "electra/ElectraForSequenceClassification": THREE,
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENCODERS))
+def test_bert_lineage_encoders_count_their_embeddings_layers_and_head_as_the_model_code_does(case):
+    import transformers
+    from transformers import AutoConfig
+
+    model_type, arch = case.split("/")
+    kw = dict(ENCODER, **ENCODERS[case])
+    conf = AutoConfig.for_model(model_type, **kw)
+    ours = count_params(shape_from_config(dict(kw, model_type=model_type, architectures=[arch]), case, None)).total
+    assert ours == _meta_count(lambda: getattr(transformers, arch)(conf))
