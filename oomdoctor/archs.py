@@ -1407,6 +1407,53 @@ def _mllama_text(b: _Build) -> None:
     b.extra += 8 * b.hidden + crossed * (2 * d + 2)
 
 
+def _t5gemma_layer(b: _Build, c: Cfg, *, cross: bool) -> tuple[list[Linear], int]:
+    """One T5Gemma layer (models/t5gemma/modeling_t5gemma.py T5GemmaEncoderLayer / T5GemmaDecoderLayer): Gemma 2's
+    self-attention and gated MLP with a pre and a post RMSNorm around each; the decoder's adds a cross-attention
+    block whose k/v read the encoder's width (cross_attention_hidden_size), with its own two norms."""
+    h = c.need("hidden_size")
+    heads = c.need("num_attention_heads")
+    kv = c.get_int("num_key_value_heads", default=heads)
+    d = c.get_int("head_dim", default=h // heads)
+    inter = c.need("intermediate_size")
+    bias = c.flag("attention_bias", False)
+    linears = [Linear("self_attn.q_proj", h, heads * d, bias, role="q"),
+               Linear("self_attn.k_proj", h, kv * d, bias, role="k"),
+               Linear("self_attn.v_proj", h, kv * d, bias, role="v"),
+               Linear("self_attn.o_proj", heads * d, h, bias, role="o")]
+    if cross:
+        enc = c.get_int("cross_attention_hidden_size", default=h)
+        linears += [Linear("cross_attn.q_proj", h, heads * d, bias, role="other"),
+                    Linear("cross_attn.k_proj", enc, kv * d, bias, role="other"),
+                    Linear("cross_attn.v_proj", enc, kv * d, bias, role="other"),
+                    Linear("cross_attn.o_proj", heads * d, h, bias, role="other")]
+    linears += _mlp(h, inter)
+    return linears, (6 if cross else 4) * h
+
+
+def _t5gemma(b: _Build) -> None:
+    """T5Gemma's decoder (its layers are the layers; the encoder is counted from `encoder` by _count_vision): its
+    own embedding, tied to the lm_head unless tie_word_embeddings is false, and a final RMSNorm."""
+    c = b.c
+    b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("num_attention_heads")
+    b.kv = c.get_int("num_key_value_heads", default=b.heads)
+    b.head_dim = c.get_int("head_dim", default=b.hidden // b.heads)
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("intermediate_size")
+    b.dense, b.layer_other = _t5gemma_layer(b, c, cross=True)
+    b.final_norm = b.hidden
+
+
+def _t5gemma_encoder_params(v: Cfg) -> int:
+    """T5GemmaEncoder: an embedding of its own, the encoder layers, a final RMSNorm."""
+    h = v.need("hidden_size")
+    layers = v.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    linears, other = _t5gemma_layer(_Build(v, "t5_gemma_module", True), v, cross=False)
+    return v.need("vocab_size") * h + layers * (sum(m.params for m in linears) + other) + h
+
+
 # ---------------------------------------------------------------- bidirectional encoders
 # BERT's encoder as its descendants keep it: word, position and token-type embeddings with a LayerNorm, post-norm
 # layers of biased q/k/v/o and a two-matrix biased MLP with a LayerNorm after each block (models/bert/modeling_bert.py
@@ -2068,6 +2115,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
+    "t5_gemma_module": (_t5gemma, True),
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True),
     "mllama_text_model": (_mllama_text, False),
@@ -2262,21 +2310,33 @@ def _count_shuffled_or_raw_patches(b: _Build, top_type: str, vision: dict[str, A
         b.extra += a.get_int("output_proj_dims", "audio_embed_dim", default=640) * b.hidden
 
 
-def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
-                  notes: list[Msg]) -> None:
-    """Add a multimodal config's vision tower (and its projector) to b.extra where oomdoctor can count its kind;
-    otherwise a warning that the count leaves it out."""
+def _count_siglip_or_encoder_half(b: _Build, top_type: str, vision: dict[str, Any], top: Cfg, path: str | None) -> bool:
+    """Gemma 3's and PaliGemma's SigLIP tower with its projector, or T5Gemma's encoder half; False for other kinds."""
     if top_type == "gemma3":
         v = Cfg(vision, path, None, top, ("vision_config",))
-        tower = _siglip_params(v)
         # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
-        b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
+        b.extra += _siglip_params(v) + v.need("hidden_size") * (b.hidden + 1)
     elif top_type == "paligemma" and vision.get("model_type") == "siglip_vision_model":
         v = Cfg(vision, path, None, top, ("vision_config",))
         # PaliGemmaMultiModalProjector (models/paligemma/modeling_paligemma.py): one biased Linear from the
         # SigLIP tower's width to vision_config.projection_dim
         out = v.get_int("projection_dim", default=2048)
         b.extra += _siglip_params(v) + v.need("hidden_size") * out + out
+    elif top_type == "t5gemma" and vision.get("model_type") == "t5_gemma_module":
+        # T5GemmaModel holds the encoder beside the decoder (models/t5gemma/modeling_t5gemma.py); _text_part took
+        # the `encoder` half for a tower
+        b.extra += _t5gemma_encoder_params(Cfg(vision, path, None, top, ("encoder",)))
+    else:
+        return False
+    return True
+
+
+def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
+                  notes: list[Msg]) -> None:
+    """Add a multimodal config's vision tower (and its projector) to b.extra where oomdoctor can count its kind;
+    otherwise a warning that the count leaves it out."""
+    if _count_siglip_or_encoder_half(b, top_type, vision, top, path):
+        pass
     elif top_type in ("llava", "llava_next", "llava_next_video") and vision.get("model_type") == "clip_vision_model":
         v = Cfg(vision, path, None, top, ("vision_config",))
         vh = v.get_int("hidden_size", default=768)

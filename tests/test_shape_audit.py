@@ -817,8 +817,8 @@ def test_audit_9_without_transformers_none_silently_wrong(no_transformers):
     # first sight (commit 0c70d11): mbart and blenderbot within (the BART lineage), 2 refused, 13 warned
     assert within == ["blenderbot-400m-distill", "distilroberta-base", "electra-small-discriminator",
                       "hunyuandit-text-encoder-bert", "mbart-large-50-mmt", "minimax-m1-beta-o1",
-                      "paligemma-3b-pt-224", "xlm-roberta-english-drill"]
-    # the encoders' reading of their own (BERT's lineage, with the class's head) is exact
+                      "paligemma-3b-pt-224", "t5gemma-crowecode", "xlm-roberta-english-drill"]
+    # readings of their own (BERT's lineage with the class's head, T5Gemma's two halves, PaliGemma's tower) are exact
     assert all(scored[n][2] == 0 and scored[n][1].shape_confidence == "derived"
                for n in within if n != "minimax-m1-beta-o1")
     refused = {n: s.message.code for n, (kind, s, _e) in scored.items() if kind == "refused"}

@@ -483,3 +483,25 @@ def test_bert_lineage_encoders_count_their_embeddings_layers_and_head_as_the_mod
     conf = AutoConfig.for_model(model_type, **kw)
     ours = count_params(shape_from_config(dict(kw, model_type=model_type, architectures=[arch]), case, None)).total
     assert ours == _meta_count(lambda: getattr(transformers, arch)(conf))
+
+
+T5GEMMA_HALF = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=24, vocab_size=101, model_type="t5_gemma_module")
+
+
+@pytest.mark.parametrize("case", ["tied", "untied/biased", "wider-encoder"])
+def test_t5gemma_counts_both_halves_as_the_model_code_does(case):
+    from transformers import T5GemmaConfig, T5GemmaForConditionalGeneration
+
+    enc, dec = dict(T5GEMMA_HALF), dict(T5GEMMA_HALF, num_hidden_layers=3)
+    top: dict = {}
+    if case == "untied/biased":
+        top["tie_word_embeddings"] = False
+        enc["attention_bias"] = dec["attention_bias"] = True
+    if case == "wider-encoder":
+        enc.update(hidden_size=96, intermediate_size=128)
+    dec["cross_attention_hidden_size"] = enc["hidden_size"]
+    cfg = dict(top, model_type="t5gemma", architectures=["T5GemmaForConditionalGeneration"], encoder=enc, decoder=dec)
+    ours = count_params(shape_from_config(cfg, case, None)).total
+    conf = T5GemmaConfig(encoder=dict(enc), decoder=dict(dec), **top)
+    assert ours == _meta_count(lambda: T5GemmaForConditionalGeneration(conf))
