@@ -1454,6 +1454,36 @@ def _t5gemma_encoder_params(v: Cfg) -> int:
     return v.need("vocab_size") * h + layers * (sum(m.params for m in linears) + other) + h
 
 
+def _xlnet(b: _Build) -> None:
+    """XLNet (models/xlnet/modeling_xlnet.py): XLNetRelativeAttention holds q, k, v, o and the relative-position
+    r as d_model x n_head x d_head tensors without bias, three per-head biases (r_r, r_s, r_w) and a two-row
+    seg_embed, then a LayerNorm; XLNetFeedForward a biased two-matrix MLP and a LayerNorm; XLNetModel a mask_emb
+    of d_model; XLNetLMHeadModel's lm_loss is tied to the word embedding, with a bias. Other heads: a guess."""
+    c = b.c
+    h = b.hidden = c.need("d_model", "hidden_size")
+    b.layers = c.need("n_layer", "num_hidden_layers", maximum=_MAX_LAYERS)
+    n = b.heads = b.kv = c.need("n_head", "num_attention_heads")
+    d = b.head_dim = c.get_int("d_head", default=h // n)
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("d_inner")
+    b.gated = False
+    b.tied = True
+    b.dense = [Linear("rel_attn.q", h, n * d, role="q"), Linear("rel_attn.k", h, n * d, role="k"),
+               Linear("rel_attn.v", h, n * d, role="v"), Linear("rel_attn.o", n * d, h, role="o"),
+               Linear("rel_attn.r", h, n * d, role="other")]
+    b.dense += [Linear("ff.layer_1", h, b.inter, True, role="up"), Linear("ff.layer_2", b.inter, h, True, role="down")]
+    b.layer_other = 5 * n * d + 4 * h                    # r_r/r_s/r_w biases, seg_embed (2 rows), two LayerNorms
+    b.final_norm = 0
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "XLNetModel"
+    if head not in ("XLNetModel", "XLNetLMHeadModel"):
+        # a head this reading does not know: counted without it, a guess that transformers' count replaces
+        b.guess = True
+        b.assumed = [msg("model.assume.head", cls=head)]
+    b.extra = h + (b.vocab if head == "XLNetLMHeadModel" else 0)     # mask_emb; lm_loss's bias
+    b.head_counted = True
+
+
 # ---------------------------------------------------------------- bidirectional encoders
 # BERT's encoder as its descendants keep it: word, position and token-type embeddings with a LayerNorm, post-norm
 # layers of biased q/k/v/o and a two-matrix biased MLP with a LayerNorm after each block (models/bert/modeling_bert.py
@@ -1491,8 +1521,10 @@ def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
         return pooler + h + 1
     if head.endswith("Model"):
         return 0 if kind == "electra" else pooler        # ElectraModel has no pooler
-    raise c.fail("architectures", msg("model.refuse.unreadable", why=msg("model.config.missing_key", keys=head),
-                                      model_type=b.model_type))
+    # a head this reading does not know: counted without it, a guess, so that transformers' count replaces it
+    b.guess = True
+    b.assumed = [msg("model.assume.head", cls=head)]
+    return 0
 
 
 def _bert_lineage(b: _Build) -> None:
@@ -1505,10 +1537,6 @@ def _bert_lineage(b: _Build) -> None:
         raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=h, heads=b.heads))
     b.vocab = c.need("vocab_size")
     b.inter = c.need("intermediate_size")
-    if c.flag("add_cross_attention", False):
-        # a decoder half of an encoder-decoder (BertGenerationDecoder, bert2bert): a cross-attention block per layer
-        raise c.fail("add_cross_attention", msg("model.refuse.unreadable", why=msg(
-            "model.config.missing_key", keys="add_cross_attention"), model_type=b.model_type))
     b.gated = False
     b.tied = True                                        # the MLM decoder is tied to the word embeddings
     b.dense = _attn(b, prefix="attention", names=("query", "key", "value", "output.dense"), qkv_bias=True,
@@ -1516,6 +1544,11 @@ def _bert_lineage(b: _Build) -> None:
     b.dense += [Linear("intermediate.dense", h, b.inter, True, role="up"),
                 Linear("output.dense", b.inter, h, True, role="down")]
     b.layer_other = 4 * h                                # two LayerNorms with bias
+    if c.flag("add_cross_attention", False):
+        # a decoder half (bert2bert): BertLayer adds a crossattention BertAttention, k/v over hidden_size, and its
+        # LayerNorm
+        b.dense += [Linear(f"crossattention.{n}", h, h, True, role="other") for n in ("query", "key", "value", "out")]
+        b.layer_other += 2 * h
     b.final_norm = 0
     # ElectraConfig's embedding_size defaults to 128 whatever the hidden size (models/electra/configuration_electra.py)
     e = c.get_int("embedding_size", default=128) if kind == "electra" else h
@@ -2115,7 +2148,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
-    "t5_gemma_module": (_t5gemma, True),
+    "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True),
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True),
     "mllama_text_model": (_mllama_text, False),
@@ -2455,9 +2488,9 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         unread = unread_keys(b) if guess else []
     else:
         builder, tie_default = family
-        guess = False
         b = _Build(c, model_type or top_type, tie_default)
         builder(b)
+        guess = b.guess                 # a reading that met a part it does not know (an encoder's head)
     if vision is not None:
         _count_vision(b, top_type, vision, cfg, top, path, notes)
     elif _count_image_processor(b, cfg, notes, top_type) or _count_timm_tower(b, cfg):

@@ -817,8 +817,9 @@ def test_audit_9_without_transformers_none_silently_wrong(no_transformers):
     # first sight (commit 0c70d11): mbart and blenderbot within (the BART lineage), 2 refused, 13 warned
     assert within == ["blenderbot-400m-distill", "distilroberta-base", "electra-small-discriminator",
                       "hunyuandit-text-encoder-bert", "mbart-large-50-mmt", "minimax-m1-beta-o1",
-                      "paligemma-3b-pt-224", "t5gemma-crowecode", "xlm-roberta-english-drill"]
-    # readings of their own (BERT's lineage with the class's head, T5Gemma's two halves, PaliGemma's tower) are exact
+                      "paligemma-3b-pt-224", "t5gemma-crowecode", "xlm-roberta-english-drill", "xlnet-base-cased"]
+    # readings of their own (BERT's lineage with the class's head, T5Gemma's two halves, PaliGemma's tower, XLNet's
+    # relative attention) are exact
     assert all(scored[n][2] == 0 and scored[n][1].shape_confidence == "derived"
                for n in within if n != "minimax-m1-beta-o1")
     refused = {n: s.message.code for n, (kind, s, _e) in scored.items() if kind == "refused"}
@@ -878,11 +879,33 @@ def test_kosmos_2_is_refused_without_transformers_and_counted_exactly_with_it(mo
     assert (shape.shape_confidence, count_params(shape).total, shape.num_layers) == ("exact", 1_664_485_376, 24)
 
 
-def test_an_encoder_head_or_cross_attention_the_reading_does_not_know_is_refused_with_one_line(no_transformers):
+def test_an_encoder_head_the_reading_does_not_know_is_a_guess_that_transformers_counts(tmp_path, monkeypatch,
+                                                                                        no_transformers):
+    from oomdoctor import metacount
+
+    bert = json.loads((CORPUS / "hunyuandit-text-encoder-bert" / "config.json").read_text())
+    xlnet = json.loads((CORPUS / "xlnet-base-cased" / "config.json").read_text())
+    path = tmp_path / "config.json"
+    for name, cfg in (("bert", dict(bert, architectures=["BertForSomethingNew"])),
+                      ("xlnet", dict(xlnet, architectures=["XLNetForQuestionAnswering"]))):
+        path.write_text(json.dumps(cfg))
+        shape = read_config_json(str(path), name)
+        # counted without the head and said so; where transformers is importable its count replaces the guess
+        codes = [n.code for n in shape_warnings(shape)]
+        assert shape.shape_confidence == "guessed" and codes[:2] == ["model.warn.guessed", "model.warn.how_exact"]
+        assert [a.code for a in shape.assumptions] == ["model.assume.head"]
+        with monkeypatch.context() as m:
+            m.setattr(metacount, "meta_count", lambda c, d=None, timeout=None: _FakeCount(123_456))
+            exact = read_config_json(str(path), name)
+        assert (exact.shape_confidence, count_params(exact).total) == ("exact", 123_456)
+
+
+def test_a_bert_layer_with_cross_attention_counts_its_crossattention_block(no_transformers):
     from oomdoctor.archs import shape_from_config
 
     cfg = json.loads((CORPUS / "hunyuandit-text-encoder-bert" / "config.json").read_text())
-    for changed in (dict(cfg, architectures=["BertForSomethingNew"]), dict(cfg, add_cross_attention=True)):
-        with pytest.raises(InputError) as err:
-            shape_from_config(changed, "bert", None)
-        assert err.value.message.code == "model.refuse.unreadable"
+    plain = count_params(shape_from_config(cfg, "b", None))
+    crossed = count_params(shape_from_config(dict(cfg, add_cross_attention=True), "c", None))
+    h, layers = cfg["hidden_size"], cfg["num_hidden_layers"]
+    # BertLayer.crossattention: biased query/key/value/output.dense of hidden_size and a LayerNorm
+    assert crossed.total - plain.total == layers * (4 * (h * h + h) + 2 * h)

@@ -505,3 +505,21 @@ def test_t5gemma_counts_both_halves_as_the_model_code_does(case):
     ours = count_params(shape_from_config(cfg, case, None)).total
     conf = T5GemmaConfig(encoder=dict(enc), decoder=dict(dec), **top)
     assert ours == _meta_count(lambda: T5GemmaForConditionalGeneration(conf))
+
+
+@pytest.mark.parametrize("arch", ["XLNetModel", "XLNetLMHeadModel"])
+def test_xlnet_counts_its_relative_attention_tensors_and_head_as_the_model_code_does(arch):
+    import transformers
+    from transformers import XLNetConfig
+
+    kw = dict(d_model=64, n_layer=2, n_head=4, d_head=16, d_inner=96, vocab_size=101)   # XLNetConfig: d_head = d_model // n_head
+    ours = count_params(shape_from_config(dict(kw, model_type="xlnet", architectures=[arch]), arch, None)).total
+    assert ours == _meta_count(lambda: getattr(transformers, arch)(XLNetConfig(**kw)))
+
+
+def test_a_bert_decoder_half_with_cross_attention_counts_as_the_model_code_does():
+    from transformers import BertConfig, BertLMHeadModel
+
+    kw = dict(ENCODER, is_decoder=True, add_cross_attention=True)
+    ours = count_params(shape_from_config(dict(kw, model_type="bert", architectures=["BertLMHeadModel"]), "d", None))
+    assert ours.total == _meta_count(lambda: BertLMHeadModel(BertConfig(**kw)))
