@@ -2343,6 +2343,40 @@ def _count_shuffled_or_raw_patches(b: _Build, top_type: str, vision: dict[str, A
         b.extra += a.get_int("output_proj_dims", "audio_embed_dim", default=640) * b.hidden
 
 
+def _count_qformer_tower(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg,
+                         path: str | None) -> bool:
+    """BLIP-2's EVA ViT and Q-Former (models/blip_2/modeling_blip_2.py): the ViT with a class token, a biased patch
+    Conv2d, learned positions, a fused qkv (its bias q, 0, v), a biased projection and fc1/fc2, two
+    LayerNorms a layer and a post LayerNorm; the Q-Former's LayerNorm, BERT-style layers whose self-attention,
+    feed-forward for the queries (intermediate_query/output_query) and, every cross_attention_frequency layers,
+    cross-attention over the ViT's width each end in a dense and a LayerNorm (a second feed-forward under
+    use_qformer_text_input); the query tokens; the biased language_projection. A size a sub-config leaves out is
+    its class's default (configuration_blip_2.py Blip2VisionConfig, Blip2QFormerConfig, Blip2Config)."""
+    if top_type != "blip-2" or not isinstance(cfg.get("qformer_config"), dict):
+        return False
+    v = Cfg(vision, path, None, top, ("vision_config",))
+    h, inter = v.get_int("hidden_size", default=1408), v.get_int("intermediate_size", default=6144)
+    layers = v.get_int("num_hidden_layers", default=39, maximum=_MAX_LAYERS)
+    patch, image = v.get_int("patch_size", default=14), v.get_int("image_size", default=224)
+    # Blip2Attention stores its q and v biases with a zero k bias between them as the one qkv.bias of 3h
+    qkv_bias = 3 * h if v.flag("qkv_bias", True) else 0
+    layer = 3 * h * h + qkv_bias + h * h + h + 2 * h * inter + inter + h + 4 * h
+    tower = h + 3 * patch * patch * h + h + ((image // patch) ** 2 + 1) * h + layers * layer + 2 * h
+    q = Cfg(cfg["qformer_config"], path, None, top, ("qformer_config",))
+    qh, qi = q.get_int("hidden_size", default=768), q.get_int("intermediate_size", default=3072)
+    enc = q.get_int("encoder_hidden_size", default=h)
+    freq = q.get_int("cross_attention_frequency", default=2)
+    dense, norm = qh * qh + qh, 2 * qh
+    feed = qh * qi + qi + qi * qh + qh + norm
+    per = 4 * dense + norm + feed * (2 if q.flag("use_qformer_text_input", False) else 1)
+    cross = dense + 2 * (enc * qh + qh) + dense + norm
+    n = q.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    qformer = norm + n * per + sum(1 for i in range(n) if i % freq == 0) * cross
+    queries = top.get_int("num_query_tokens", default=32) * qh
+    b.extra += tower + qformer + queries + qh * b.hidden + b.hidden
+    return True
+
+
 def _count_siglip_or_encoder_half(b: _Build, top_type: str, vision: dict[str, Any], top: Cfg, path: str | None) -> bool:
     """Gemma 3's and PaliGemma's SigLIP tower with its projector, or T5Gemma's encoder half; False for other kinds."""
     if top_type == "gemma3":
@@ -2368,7 +2402,8 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
                   notes: list[Msg]) -> None:
     """Add a multimodal config's vision tower (and its projector) to b.extra where oomdoctor can count its kind;
     otherwise a warning that the count leaves it out."""
-    if _count_siglip_or_encoder_half(b, top_type, vision, top, path):
+    if _count_siglip_or_encoder_half(b, top_type, vision, top, path) or \
+            _count_qformer_tower(b, top_type, vision, cfg, top, path):
         pass
     elif top_type in ("llava", "llava_next", "llava_next_video") and vision.get("model_type") == "clip_vision_model":
         v = Cfg(vision, path, None, top, ("vision_config",))

@@ -523,3 +523,27 @@ def test_a_bert_decoder_half_with_cross_attention_counts_as_the_model_code_does(
     kw = dict(ENCODER, is_decoder=True, add_cross_attention=True)
     ours = count_params(shape_from_config(dict(kw, model_type="bert", architectures=["BertLMHeadModel"]), "d", None))
     assert ours.total == _meta_count(lambda: BertLMHeadModel(BertConfig(**kw)))
+
+
+@pytest.mark.parametrize("case", ["t5", "opt/text-input/no-qkv-bias"])
+def test_blip_2_counts_its_vit_qformer_queries_and_projection_as_the_model_code_does(case):
+    from transformers import Blip2Config, Blip2ForConditionalGeneration
+
+    vision = dict(hidden_size=48, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, image_size=28,
+                  patch_size=14, model_type="blip_2_vision_model")
+    qformer = dict(hidden_size=32, intermediate_size=40, num_hidden_layers=3, num_attention_heads=4,
+                   cross_attention_frequency=2, encoder_hidden_size=48, model_type="blip_2_qformer")
+    if case.startswith("t5"):
+        text = dict(model_type="t5", d_model=32, d_kv=8, num_heads=4, d_ff=48, num_layers=2, num_decoder_layers=2,
+                    vocab_size=101)
+    else:
+        text = dict(model_type="opt", hidden_size=32, ffn_dim=48, num_hidden_layers=2, num_attention_heads=4,
+                    vocab_size=101, max_position_embeddings=40, word_embed_proj_dim=32)
+        vision["qkv_bias"] = False
+        qformer["use_qformer_text_input"] = True
+    cfg = dict(model_type="blip-2", architectures=["Blip2ForConditionalGeneration"], num_query_tokens=5,
+               vision_config=vision, qformer_config=qformer, text_config=text)
+    ours = count_params(shape_from_config(cfg, case, None)).total
+    conf = Blip2Config(vision_config=dict(vision), qformer_config=dict(qformer), text_config=dict(text),
+                       num_query_tokens=5)
+    assert ours == _meta_count(lambda: Blip2ForConditionalGeneration(conf))
