@@ -1484,6 +1484,36 @@ def _xlnet(b: _Build) -> None:
     b.head_counted = True
 
 
+def _blip_text(b: _Build) -> None:
+    """BLIP's text decoder (models/blip/modeling_blip_text.py BlipTextLMHeadModel): BERT's layers (biased q/k/v, a
+    dense and a LayerNorm after attention and after the MLP) with, under is_decoder (BlipTextConfig's default), a
+    cross-attention whose key/value read encoder_hidden_size; word and position embeddings with a LayerNorm, no
+    pooler, and the MLM head's transform and bias (its decoder weight tied to the word embedding)."""
+    c = b.c
+    h = b.hidden = c.get_int("hidden_size", default=768)
+    b.layers = c.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.get_int("num_attention_heads", default=8)
+    b.vocab = c.get_int("vocab_size", default=30524)
+    b.inter = c.get_int("intermediate_size", default=3072)
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, prefix="attention", names=("query", "key", "value", "output.dense"), qkv_bias=True,
+                    o_bias=True)
+    b.layer_other = 4 * h
+    if c.flag("is_decoder", True):
+        enc = c.get_int("encoder_hidden_size", default=768)
+        b.dense += [Linear("crossattention.query", h, h, True, role="other"),
+                    Linear("crossattention.key", enc, h, True, role="other"),
+                    Linear("crossattention.value", enc, h, True, role="other"),
+                    Linear("crossattention.output.dense", h, h, True, role="other")]
+        b.layer_other += 2 * h
+    b.dense += [Linear("intermediate.dense", h, b.inter, True, role="up"),
+                Linear("output.dense", b.inter, h, True, role="down")]
+    b.final_norm = 0
+    b.extra = c.get_int("max_position_embeddings", default=512) * h + 2 * h + (h * h + h + 2 * h) + b.vocab
+    b.head_counted = True
+
+
 # ---------------------------------------------------------------- bidirectional encoders
 # BERT's encoder as its descendants keep it: word, position and token-type embeddings with a LayerNorm, post-norm
 # layers of biased q/k/v/o and a two-matrix biased MLP with a LayerNorm after each block (models/bert/modeling_bert.py
@@ -2148,7 +2178,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
-    "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True),
+    "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True), "blip_text_model": (_blip_text, True),
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True),
     "mllama_text_model": (_mllama_text, False),
@@ -2343,6 +2373,19 @@ def _count_shuffled_or_raw_patches(b: _Build, top_type: str, vision: dict[str, A
         b.extra += a.get_int("output_proj_dims", "audio_embed_dim", default=640) * b.hidden
 
 
+def _blip_vit_params(v: Cfg, defaults: tuple[int, int, int, int, int], *, qkv_bias: bool) -> int:
+    """BLIP's and BLIP-2's vision transformer (models/blip/modeling_blip.py BlipVisionModel, models/blip_2/
+    modeling_blip_2.py Blip2VisionModel): a class token, a biased patch Conv2d, learned positions for the patches and
+    the class token, a fused qkv (bias 3h) and a biased projection, a biased fc1/fc2, two LayerNorms a layer, a post
+    LayerNorm. `defaults`: the config class's (hidden, intermediate, layers, patch, image) for a size left out."""
+    h = v.get_int("hidden_size", default=defaults[0])
+    inter = v.get_int("intermediate_size", default=defaults[1])
+    layers = v.get_int("num_hidden_layers", default=defaults[2], maximum=_MAX_LAYERS)
+    patch, image = v.get_int("patch_size", default=defaults[3]), v.get_int("image_size", default=defaults[4])
+    layer = 3 * h * h + (3 * h if qkv_bias else 0) + h * h + h + 2 * h * inter + inter + h + 4 * h
+    return h + 3 * patch * patch * h + h + ((image // patch) ** 2 + 1) * h + layers * layer + 2 * h
+
+
 def _count_qformer_tower(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg,
                          path: str | None) -> bool:
     """BLIP-2's EVA ViT and Q-Former (models/blip_2/modeling_blip_2.py): the ViT with a class token, a biased patch
@@ -2355,13 +2398,9 @@ def _count_qformer_tower(b: _Build, top_type: str, vision: dict[str, Any], cfg: 
     if top_type != "blip-2" or not isinstance(cfg.get("qformer_config"), dict):
         return False
     v = Cfg(vision, path, None, top, ("vision_config",))
-    h, inter = v.get_int("hidden_size", default=1408), v.get_int("intermediate_size", default=6144)
-    layers = v.get_int("num_hidden_layers", default=39, maximum=_MAX_LAYERS)
-    patch, image = v.get_int("patch_size", default=14), v.get_int("image_size", default=224)
+    h = v.get_int("hidden_size", default=1408)
     # Blip2Attention stores its q and v biases with a zero k bias between them as the one qkv.bias of 3h
-    qkv_bias = 3 * h if v.flag("qkv_bias", True) else 0
-    layer = 3 * h * h + qkv_bias + h * h + h + 2 * h * inter + inter + h + 4 * h
-    tower = h + 3 * patch * patch * h + h + ((image // patch) ** 2 + 1) * h + layers * layer + 2 * h
+    tower = _blip_vit_params(v, (1408, 6144, 39, 14, 224), qkv_bias=v.flag("qkv_bias", True))
     q = Cfg(cfg["qformer_config"], path, None, top, ("qformer_config",))
     qh, qi = q.get_int("hidden_size", default=768), q.get_int("intermediate_size", default=3072)
     enc = q.get_int("encoder_hidden_size", default=h)
@@ -2378,7 +2417,8 @@ def _count_qformer_tower(b: _Build, top_type: str, vision: dict[str, Any], cfg: 
 
 
 def _count_siglip_or_encoder_half(b: _Build, top_type: str, vision: dict[str, Any], top: Cfg, path: str | None) -> bool:
-    """Gemma 3's and PaliGemma's SigLIP tower with its projector, or T5Gemma's encoder half; False for other kinds."""
+    """Gemma 3's and PaliGemma's SigLIP tower with its projector, BLIP's ViT, or T5Gemma's encoder half; False for
+    other kinds."""
     if top_type == "gemma3":
         v = Cfg(vision, path, None, top, ("vision_config",))
         # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
@@ -2389,6 +2429,10 @@ def _count_siglip_or_encoder_half(b: _Build, top_type: str, vision: dict[str, An
         # SigLIP tower's width to vision_config.projection_dim
         out = v.get_int("projection_dim", default=2048)
         b.extra += _siglip_params(v) + v.need("hidden_size") * out + out
+    elif top_type == "blip" and vision.get("model_type", "blip_vision_model") == "blip_vision_model":
+        # BlipForConditionalGeneration: BlipVisionModel beside the text decoder (BlipVisionConfig's defaults)
+        b.extra += _blip_vit_params(Cfg(vision, path, None, top, ("vision_config",)), (768, 3072, 12, 16, 384),
+                                    qkv_bias=True)
     elif top_type == "t5gemma" and vision.get("model_type") == "t5_gemma_module":
         # T5GemmaModel holds the encoder beside the decoder (models/t5gemma/modeling_t5gemma.py); _text_part took
         # the `encoder` half for a tower

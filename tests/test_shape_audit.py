@@ -815,11 +815,12 @@ def test_audit_9_without_transformers_none_silently_wrong(no_transformers):
     scored = {e["dir"]: _score(e) for e in AUDIT_9}
     within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
     # first sight (commit 0c70d11): mbart and blenderbot within (the BART lineage), 2 refused, 13 warned
-    assert within == ["blenderbot-400m-distill", "blip2-flan-t5-xl", "distilroberta-base", "electra-small-discriminator",
+    assert within == ["blenderbot-400m-distill", "blip-image-captioning-base", "blip2-flan-t5-xl", "distilroberta-base",
+                      "electra-small-discriminator",
                       "hunyuandit-text-encoder-bert", "mbart-large-50-mmt", "minimax-m1-beta-o1",
                       "paligemma-3b-pt-224", "t5gemma-crowecode", "xlm-roberta-english-drill", "xlnet-base-cased"]
-    # readings of their own (BERT's lineage with the class's head, T5Gemma's two halves, PaliGemma's tower, BLIP-2's
-    # ViT and Q-Former, XLNet's relative attention) are exact
+    # readings of their own (BERT's lineage with the class's head, T5Gemma's two halves, PaliGemma's tower, BLIP's
+    # and BLIP-2's ViT, text decoder and Q-Former, XLNet's relative attention) are exact
     assert all(scored[n][2] == 0 and scored[n][1].shape_confidence == "derived"
                for n in within if n != "minimax-m1-beta-o1")
     refused = {n: s.message.code for n, (kind, s, _e) in scored.items() if kind == "refused"}

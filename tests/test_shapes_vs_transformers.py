@@ -547,3 +547,19 @@ def test_blip_2_counts_its_vit_qformer_queries_and_projection_as_the_model_code_
     conf = Blip2Config(vision_config=dict(vision), qformer_config=dict(qformer), text_config=dict(text),
                        num_query_tokens=5)
     assert ours == _meta_count(lambda: Blip2ForConditionalGeneration(conf))
+
+
+@pytest.mark.parametrize("case", ["same-width", "wider-tower"])
+def test_blip_counts_its_vit_and_text_decoder_as_the_model_code_does(case):
+    from transformers import BlipConfig, BlipForConditionalGeneration
+
+    vw = 48 if case == "same-width" else 64
+    vision = dict(hidden_size=vw, intermediate_size=80, num_hidden_layers=2, num_attention_heads=4, image_size=32,
+                  patch_size=16, model_type="blip_vision_model")
+    text = dict(hidden_size=48, intermediate_size=72, num_hidden_layers=2, num_attention_heads=4, vocab_size=101,
+                max_position_embeddings=40, encoder_hidden_size=vw, model_type="blip_text_model")
+    cfg = dict(model_type="blip", architectures=["BlipForConditionalGeneration"], vision_config=vision,
+               text_config=text)
+    ours = count_params(shape_from_config(cfg, case, None)).total
+    conf = BlipConfig(vision_config=dict(vision), text_config=dict(text))
+    assert ours == _meta_count(lambda: BlipForConditionalGeneration(conf))
