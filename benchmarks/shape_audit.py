@@ -1,5 +1,5 @@
-"""Score a model-shape audit (tests/data/corpus/MANIFEST.yaml `audit:` to `audit_8:`) with the code on the path:
-within 1% of the trusted count (transformers' own, or the checkpoint index's: audit_5, audit_8), refused with one line,
+"""Score a model-shape audit (tests/data/corpus/MANIFEST.yaml `audit:` to `audit_9:`) with the code on the path:
+within 1% of the trusted count (transformers' own, or the checkpoint index's: audit_5, audit_8, audit_9), refused with one line,
 counted behind the guessed-shape warning, or silently wrong. Run it on an older checkout to get that checkout's
 first-sight figure.
 

@@ -154,6 +154,7 @@ class _Build:
         self.pure_ssm = False                   # every layer a state-space mixer (Mamba): no attention, no MLP
         self.assumed: list[Msg] = []            # what a reading from features alone assumed
         self.blocks: Any = None                 # features.Blocks: layers that are single blocks (Nemotron-H)
+        self.head_counted = False               # the builder counted the class's own head (_task_head skips)
 
 
 def _attn(b: _Build, *, prefix: str = "self_attn", names: tuple[str, str, str, str] = ("q_proj", "k_proj", "v_proj", "o_proj"),
@@ -1406,6 +1407,192 @@ def _mllama_text(b: _Build) -> None:
     b.extra += 8 * b.hidden + crossed * (2 * d + 2)
 
 
+def _t5gemma_layer(b: _Build, c: Cfg, *, cross: bool) -> tuple[list[Linear], int]:
+    """One T5Gemma layer (models/t5gemma/modeling_t5gemma.py T5GemmaEncoderLayer / T5GemmaDecoderLayer): Gemma 2's
+    self-attention and gated MLP with a pre and a post RMSNorm around each; the decoder's adds a cross-attention
+    block whose k/v read the encoder's width (cross_attention_hidden_size), with its own two norms."""
+    h = c.need("hidden_size")
+    heads = c.need("num_attention_heads")
+    kv = c.get_int("num_key_value_heads", default=heads)
+    d = c.get_int("head_dim", default=h // heads)
+    inter = c.need("intermediate_size")
+    bias = c.flag("attention_bias", False)
+    linears = [Linear("self_attn.q_proj", h, heads * d, bias, role="q"),
+               Linear("self_attn.k_proj", h, kv * d, bias, role="k"),
+               Linear("self_attn.v_proj", h, kv * d, bias, role="v"),
+               Linear("self_attn.o_proj", heads * d, h, bias, role="o")]
+    if cross:
+        enc = c.get_int("cross_attention_hidden_size", default=h)
+        linears += [Linear("cross_attn.q_proj", h, heads * d, bias, role="other"),
+                    Linear("cross_attn.k_proj", enc, kv * d, bias, role="other"),
+                    Linear("cross_attn.v_proj", enc, kv * d, bias, role="other"),
+                    Linear("cross_attn.o_proj", heads * d, h, bias, role="other")]
+    linears += _mlp(h, inter)
+    return linears, (6 if cross else 4) * h
+
+
+def _t5gemma(b: _Build) -> None:
+    """T5Gemma's decoder (its layers are the layers; the encoder is counted from `encoder` by _count_vision): its
+    own embedding, tied to the lm_head unless tie_word_embeddings is false, and a final RMSNorm."""
+    c = b.c
+    b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("num_attention_heads")
+    b.kv = c.get_int("num_key_value_heads", default=b.heads)
+    b.head_dim = c.get_int("head_dim", default=b.hidden // b.heads)
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("intermediate_size")
+    b.dense, b.layer_other = _t5gemma_layer(b, c, cross=True)
+    b.final_norm = b.hidden
+
+
+def _t5gemma_encoder_params(v: Cfg) -> int:
+    """T5GemmaEncoder: an embedding of its own, the encoder layers, a final RMSNorm."""
+    h = v.need("hidden_size")
+    layers = v.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    linears, other = _t5gemma_layer(_Build(v, "t5_gemma_module", True), v, cross=False)
+    return v.need("vocab_size") * h + layers * (sum(m.params for m in linears) + other) + h
+
+
+def _xlnet(b: _Build) -> None:
+    """XLNet (models/xlnet/modeling_xlnet.py): XLNetRelativeAttention holds q, k, v, o and the relative-position
+    r as d_model x n_head x d_head tensors without bias, three per-head biases (r_r, r_s, r_w) and a two-row
+    seg_embed, then a LayerNorm; XLNetFeedForward a biased two-matrix MLP and a LayerNorm; XLNetModel a mask_emb
+    of d_model; XLNetLMHeadModel's lm_loss is tied to the word embedding, with a bias. Other heads: a guess."""
+    c = b.c
+    h = b.hidden = c.need("d_model", "hidden_size")
+    b.layers = c.need("n_layer", "num_hidden_layers", maximum=_MAX_LAYERS)
+    n = b.heads = b.kv = c.need("n_head", "num_attention_heads")
+    d = b.head_dim = c.get_int("d_head", default=h // n)
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("d_inner")
+    b.gated = False
+    b.tied = True
+    b.dense = [Linear("rel_attn.q", h, n * d, role="q"), Linear("rel_attn.k", h, n * d, role="k"),
+               Linear("rel_attn.v", h, n * d, role="v"), Linear("rel_attn.o", n * d, h, role="o"),
+               Linear("rel_attn.r", h, n * d, role="other")]
+    b.dense += [Linear("ff.layer_1", h, b.inter, True, role="up"), Linear("ff.layer_2", b.inter, h, True, role="down")]
+    b.layer_other = 5 * n * d + 4 * h                    # r_r/r_s/r_w biases, seg_embed (2 rows), two LayerNorms
+    b.final_norm = 0
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "XLNetModel"
+    if head not in ("XLNetModel", "XLNetLMHeadModel"):
+        # a head this reading does not know: counted without it, a guess that transformers' count replaces
+        b.guess = True
+        b.assumed = [msg("model.assume.head", cls=head)]
+    b.extra = h + (b.vocab if head == "XLNetLMHeadModel" else 0)     # mask_emb; lm_loss's bias
+    b.head_counted = True
+
+
+def _blip_text(b: _Build) -> None:
+    """BLIP's text decoder (models/blip/modeling_blip_text.py BlipTextLMHeadModel): BERT's layers (biased q/k/v, a
+    dense and a LayerNorm after attention and after the MLP) with, under is_decoder (BlipTextConfig's default), a
+    cross-attention whose key/value read encoder_hidden_size; word and position embeddings with a LayerNorm, no
+    pooler, and the MLM head's transform and bias (its decoder weight tied to the word embedding)."""
+    c = b.c
+    h = b.hidden = c.get_int("hidden_size", default=768)
+    b.layers = c.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.get_int("num_attention_heads", default=8)
+    b.vocab = c.get_int("vocab_size", default=30524)
+    b.inter = c.get_int("intermediate_size", default=3072)
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, prefix="attention", names=("query", "key", "value", "output.dense"), qkv_bias=True,
+                    o_bias=True)
+    b.layer_other = 4 * h
+    if c.flag("is_decoder", True):
+        enc = c.get_int("encoder_hidden_size", default=768)
+        b.dense += [Linear("crossattention.query", h, h, True, role="other"),
+                    Linear("crossattention.key", enc, h, True, role="other"),
+                    Linear("crossattention.value", enc, h, True, role="other"),
+                    Linear("crossattention.output.dense", h, h, True, role="other")]
+        b.layer_other += 2 * h
+    b.dense += [Linear("intermediate.dense", h, b.inter, True, role="up"),
+                Linear("output.dense", b.inter, h, True, role="down")]
+    b.final_norm = 0
+    b.extra = c.get_int("max_position_embeddings", default=512) * h + 2 * h + (h * h + h + 2 * h) + b.vocab
+    b.head_counted = True
+
+
+# ---------------------------------------------------------------- bidirectional encoders
+# BERT's encoder as its descendants keep it: word, position and token-type embeddings with a LayerNorm, post-norm
+# layers of biased q/k/v/o and a two-matrix biased MLP with a LayerNorm after each block (models/bert/modeling_bert.py
+# BertEmbeddings, BertLayer); RoBERTa and XLM-R the same (models/roberta/modeling_roberta.py, models/xlm_roberta/);
+# ELECTRA's embeddings are embedding_size wide with a projection into the hidden size (models/electra/
+# modeling_electra.py ElectraModel.embeddings_project). The head is the class's own, read from architectures[0].
+_ENCODER_KIND = {"bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
+                 "electra": "electra"}
+
+
+def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
+    """The parameters of the class's pooler and head (its tied decoder weight is the word embedding)."""
+    h, c = b.hidden, b.c
+    labels = c.raw("id2label")
+    # PretrainedConfig: num_labels = len(id2label), else the class default of 2
+    n = len(labels) if isinstance(labels, dict) and labels else c.get_int("num_labels", default=2)
+    pooler = h * h + h                                   # BertPooler / RobertaPooler: a biased dense, tanh
+    transform = h * h + h + 2 * h                        # BertPredictionHeadTransform / RobertaLMHead: dense + LN
+    two_layer = h * h + h + h * n + n                    # RobertaClassificationHead / ElectraClassificationHead
+    if head.endswith(("ForMaskedLM", "ForCausalLM", "LMHeadModel")):
+        if kind == "electra":                            # ElectraGeneratorPredictions (h -> e, LN), lm head bias
+            return h * e + e + 2 * e + b.vocab
+        return transform + b.vocab                       # the decoder's bias; its weight is tied
+    if head.endswith("ForPreTraining"):
+        if kind == "electra":                            # ElectraDiscriminatorPredictions: dense, dense_prediction
+            return h * h + h + h + 1
+        return pooler + transform + b.vocab + 2 * h + 2  # BertPreTrainingHeads: MLM head and the NSP Linear(h, 2)
+    if head.endswith("ForSequenceClassification"):
+        return pooler + h * n + n if kind == "bert" else two_layer
+    if head.endswith("ForTokenClassification"):
+        return h * n + n                                 # add_pooling_layer=False
+    if head.endswith("ForQuestionAnswering"):
+        return 2 * h + 2                                 # qa_outputs: Linear(h, 2), no pooler
+    if head.endswith("ForMultipleChoice") and kind != "electra":
+        return pooler + h + 1
+    if head.endswith("Model"):
+        return 0 if kind == "electra" else pooler        # ElectraModel has no pooler
+    # a head this reading does not know: counted without it, a guess, so that transformers' count replaces it
+    b.guess = True
+    b.assumed = [msg("model.assume.head", cls=head)]
+    return 0
+
+
+def _bert_lineage(b: _Build) -> None:
+    c = b.c
+    kind = _ENCODER_KIND[b.model_type]
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_attention_heads")
+    if h % b.heads:
+        raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=h, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("intermediate_size")
+    b.gated = False
+    b.tied = True                                        # the MLM decoder is tied to the word embeddings
+    b.dense = _attn(b, prefix="attention", names=("query", "key", "value", "output.dense"), qkv_bias=True,
+                    o_bias=True)
+    b.dense += [Linear("intermediate.dense", h, b.inter, True, role="up"),
+                Linear("output.dense", b.inter, h, True, role="down")]
+    b.layer_other = 4 * h                                # two LayerNorms with bias
+    if c.flag("add_cross_attention", False):
+        # a decoder half (bert2bert): BertLayer adds a crossattention BertAttention, k/v over hidden_size, and its
+        # LayerNorm
+        b.dense += [Linear(f"crossattention.{n}", h, h, True, role="other") for n in ("query", "key", "value", "out")]
+        b.layer_other += 2 * h
+    b.final_norm = 0
+    # ElectraConfig's embedding_size defaults to 128 whatever the hidden size (models/electra/configuration_electra.py)
+    e = c.get_int("embedding_size", default=128) if kind == "electra" else h
+    positions = c.need("max_position_embeddings") * e
+    types = c.get_int("type_vocab_size", default=2) * e
+    project = e * h + h if e != h else 0
+    # the word embedding is counted as vocab x hidden by the layout; ELECTRA's is vocab x embedding_size
+    b.extra = b.vocab * (e - h) + positions + types + 2 * e + project
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Model"
+    b.extra += _encoder_head(b, kind, head, e)
+    b.head_counted = True
+
+
 def _t5_family(b: _Build) -> None:
     """T5, mT5 and UMT5 (models/t5/modeling_t5.py, models/umt5/modeling_umt5.py): bias-free q/k/v/o of
     num_heads x d_kv, a feed-forward of d_ff (wi_0/wi_1/wo when feed_forward_proj is "gated-...", else wi/wo),
@@ -1741,8 +1928,10 @@ def _siglip_params(v: Cfg) -> int:
     h = v.need("hidden_size")
     inter = v.need("intermediate_size")
     layers = v.need("num_hidden_layers", maximum=_MAX_LAYERS)
-    patch = v.need("patch_size")
-    image = v.need("image_size")
+    # SiglipVisionConfig's defaults stand in for a size the file leaves out (PaliGemma's vision_config, saved as
+    # its difference from them, has no image_size)
+    patch = v.get_int("patch_size", default=16)
+    image = v.get_int("image_size", default=224)
     channels = v.get_int("num_channels", default=3)
     patches = (image // patch) ** 2
     return channels * patch * patch * h + h + patches * h + layers * _vit_layer(h, inter) + 2 * h
@@ -1989,6 +2178,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
+    "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True), "blip_text_model": (_blip_text, True),
+    "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
+    "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
     "mt5": (_t5_family, True),
@@ -2139,6 +2331,8 @@ def _task_head(b: _Build, cfg: dict[str, Any], notes: list[Msg]) -> None:
     """The head the config's class puts on the decoder, where it is not the language-model head: a
     `*ForSequenceClassification` class has no lm_head but `score = nn.Linear(hidden, num_labels, bias=False)`
     (transformers modeling_layers.py GenericForSequenceClassification; reward models, classifiers)."""
+    if b.head_counted:
+        return
     arch = cfg.get("architectures")
     head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else ""
     if head.endswith("ForSequenceClassification"):
@@ -2179,15 +2373,82 @@ def _count_shuffled_or_raw_patches(b: _Build, top_type: str, vision: dict[str, A
         b.extra += a.get_int("output_proj_dims", "audio_embed_dim", default=640) * b.hidden
 
 
+def _blip_vit_params(v: Cfg, defaults: tuple[int, int, int, int, int], *, qkv_bias: bool) -> int:
+    """BLIP's and BLIP-2's vision transformer (models/blip/modeling_blip.py BlipVisionModel, models/blip_2/
+    modeling_blip_2.py Blip2VisionModel): a class token, a biased patch Conv2d, learned positions for the patches and
+    the class token, a fused qkv (bias 3h) and a biased projection, a biased fc1/fc2, two LayerNorms a layer, a post
+    LayerNorm. `defaults`: the config class's (hidden, intermediate, layers, patch, image) for a size left out."""
+    h = v.get_int("hidden_size", default=defaults[0])
+    inter = v.get_int("intermediate_size", default=defaults[1])
+    layers = v.get_int("num_hidden_layers", default=defaults[2], maximum=_MAX_LAYERS)
+    patch, image = v.get_int("patch_size", default=defaults[3]), v.get_int("image_size", default=defaults[4])
+    layer = 3 * h * h + (3 * h if qkv_bias else 0) + h * h + h + 2 * h * inter + inter + h + 4 * h
+    return h + 3 * patch * patch * h + h + ((image // patch) ** 2 + 1) * h + layers * layer + 2 * h
+
+
+def _count_qformer_tower(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg,
+                         path: str | None) -> bool:
+    """BLIP-2's EVA ViT and Q-Former (models/blip_2/modeling_blip_2.py): the ViT with a class token, a biased patch
+    Conv2d, learned positions, a fused qkv (its bias q, 0, v), a biased projection and fc1/fc2, two
+    LayerNorms a layer and a post LayerNorm; the Q-Former's LayerNorm, BERT-style layers whose self-attention,
+    feed-forward for the queries (intermediate_query/output_query) and, every cross_attention_frequency layers,
+    cross-attention over the ViT's width each end in a dense and a LayerNorm (a second feed-forward under
+    use_qformer_text_input); the query tokens; the biased language_projection. A size a sub-config leaves out is
+    its class's default (configuration_blip_2.py Blip2VisionConfig, Blip2QFormerConfig, Blip2Config)."""
+    if top_type != "blip-2" or not isinstance(cfg.get("qformer_config"), dict):
+        return False
+    v = Cfg(vision, path, None, top, ("vision_config",))
+    h = v.get_int("hidden_size", default=1408)
+    # Blip2Attention stores its q and v biases with a zero k bias between them as the one qkv.bias of 3h
+    tower = _blip_vit_params(v, (1408, 6144, 39, 14, 224), qkv_bias=v.flag("qkv_bias", True))
+    q = Cfg(cfg["qformer_config"], path, None, top, ("qformer_config",))
+    qh, qi = q.get_int("hidden_size", default=768), q.get_int("intermediate_size", default=3072)
+    enc = q.get_int("encoder_hidden_size", default=h)
+    freq = q.get_int("cross_attention_frequency", default=2)
+    dense, norm = qh * qh + qh, 2 * qh
+    feed = qh * qi + qi + qi * qh + qh + norm
+    per = 4 * dense + norm + feed * (2 if q.flag("use_qformer_text_input", False) else 1)
+    cross = dense + 2 * (enc * qh + qh) + dense + norm
+    n = q.get_int("num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    qformer = norm + n * per + sum(1 for i in range(n) if i % freq == 0) * cross
+    queries = top.get_int("num_query_tokens", default=32) * qh
+    b.extra += tower + qformer + queries + qh * b.hidden + b.hidden
+    return True
+
+
+def _count_siglip_or_encoder_half(b: _Build, top_type: str, vision: dict[str, Any], top: Cfg, path: str | None) -> bool:
+    """Gemma 3's and PaliGemma's SigLIP tower with its projector, BLIP's ViT, or T5Gemma's encoder half; False for
+    other kinds."""
+    if top_type == "gemma3":
+        v = Cfg(vision, path, None, top, ("vision_config",))
+        # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
+        b.extra += _siglip_params(v) + v.need("hidden_size") * (b.hidden + 1)
+    elif top_type == "paligemma" and vision.get("model_type") == "siglip_vision_model":
+        v = Cfg(vision, path, None, top, ("vision_config",))
+        # PaliGemmaMultiModalProjector (models/paligemma/modeling_paligemma.py): one biased Linear from the
+        # SigLIP tower's width to vision_config.projection_dim
+        out = v.get_int("projection_dim", default=2048)
+        b.extra += _siglip_params(v) + v.need("hidden_size") * out + out
+    elif top_type == "blip" and vision.get("model_type", "blip_vision_model") == "blip_vision_model":
+        # BlipForConditionalGeneration: BlipVisionModel beside the text decoder (BlipVisionConfig's defaults)
+        b.extra += _blip_vit_params(Cfg(vision, path, None, top, ("vision_config",)), (768, 3072, 12, 16, 384),
+                                    qkv_bias=True)
+    elif top_type == "t5gemma" and vision.get("model_type") == "t5_gemma_module":
+        # T5GemmaModel holds the encoder beside the decoder (models/t5gemma/modeling_t5gemma.py); _text_part took
+        # the `encoder` half for a tower
+        b.extra += _t5gemma_encoder_params(Cfg(vision, path, None, top, ("encoder",)))
+    else:
+        return False
+    return True
+
+
 def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
                   notes: list[Msg]) -> None:
     """Add a multimodal config's vision tower (and its projector) to b.extra where oomdoctor can count its kind;
     otherwise a warning that the count leaves it out."""
-    if top_type == "gemma3":
-        v = Cfg(vision, path, None, top, ("vision_config",))
-        tower = _siglip_params(v)
-        # Gemma3MultiModalProjector: a vision->text projection weight and a soft-embedding RMSNorm
-        b.extra += tower + v.need("hidden_size") * (b.hidden + 1)
+    if _count_siglip_or_encoder_half(b, top_type, vision, top, path) or \
+            _count_qformer_tower(b, top_type, vision, cfg, top, path):
+        pass
     elif top_type in ("llava", "llava_next", "llava_next_video") and vision.get("model_type") == "clip_vision_model":
         v = Cfg(vision, path, None, top, ("vision_config",))
         vh = v.get_int("hidden_size", default=768)
@@ -2287,11 +2548,15 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
                 # transformers may still count the file; without that count it is refused all the same
                 one_head = dict(_widest(c.data), num_attention_heads=1, num_key_value_heads=1, head_dim=None)
                 # an encoder-decoder of a type without a reading (SpeechT5, ...) names its decoder's sizes as
-                # BART's config does (decoder_layers, decoder_attention_heads, decoder_ffn_dim; d_model)
+                # BART's config does (decoder_layers, decoder_attention_heads, decoder_ffn_dim; d_model); a
+                # fairseq-style text decoder as Kosmos-2's does (models/kosmos2/configuration_kosmos2.py
+                # Kosmos2TextConfig: layers, embed_dim, ffn_dim, attention_heads)
                 data = _widest(c.data)
-                for key, alias in (("num_hidden_layers", "decoder_layers"), ("hidden_size", "d_model"),
-                                   ("intermediate_size", "decoder_ffn_dim")):
-                    if key not in data and alias in data:
+                for key, aliases in (("num_hidden_layers", ("decoder_layers", "layers")),
+                                     ("hidden_size", ("d_model", "embed_dim")),
+                                     ("intermediate_size", ("decoder_ffn_dim", "ffn_dim"))):
+                    alias = next((a for a in aliases if isinstance(data.get(a), int)), None)
+                    if key not in data and alias is not None:
                         one_head[key] = data[alias]
                 b = _Build(Cfg(one_head, path, None, top), model_type or top_type, c.flag("tie_embedding", True))
                 try:
@@ -2302,9 +2567,9 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         unread = unread_keys(b) if guess else []
     else:
         builder, tie_default = family
-        guess = False
         b = _Build(c, model_type or top_type, tie_default)
         builder(b)
+        guess = b.guess                 # a reading that met a part it does not know (an encoder's head)
     if vision is not None:
         _count_vision(b, top_type, vision, cfg, top, path, notes)
     elif _count_image_processor(b, cfg, notes, top_type) or _count_timm_tower(b, cfg):

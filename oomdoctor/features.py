@@ -51,7 +51,7 @@ _QK_NORM_KEYS = ("use_qk_norm", "qk_norm", "qk_layernorm", "use_qk_layernorm")
 _ATTN_WORDS = ("attention", "attn", "full_attention", "sliding_attention", "global", "local")
 _SSM_WORDS = ("mamba", "ssm", "m")
 _LAYER_KIND_KEYS = ("layers_block_type", "layer_types", "block_types", "hybrid_override_pattern", "attn_layer_indices",
-                    "attention_layer_indices", "attn_layer_period")
+                    "attention_layer_indices", "attn_layer_period", "attn_type_list")
 # keys that never change the parameter count (training knobs, token ids, positions' scaling, norms' eps)
 NOT_STRUCTURAL = re.compile(
     r"(_token_id|_eps|epsilon|dropout|pdrop|initializer|init_|rope|rotary|_theta|max_position|sliding_window|"
@@ -157,6 +157,11 @@ def _kinds(b: Any) -> tuple[list[str] | None, str | None]:
                              "linear" if w == "linear_attention" else
                              "attention" if w in _ATTN_WORDS or "attention" in w else w)
             return kinds, key
+    coded = _ints(c.raw("attn_type_list"))
+    if coded is not None and len(coded) >= b.layers and set(coded) <= {0, 1}:
+        # MiniMax-Text-01's and MiniMax-M1's remote code (modeling_minimax_m1.py MiniMaxM1Model: `if
+        # self.attn_type_list[i] == 0:` a lightning-attention layer, else softmax attention) codes each layer 0 or 1
+        return ["lightning" if k == 0 else "attention" for k in coded[:b.layers]], "attn_type_list"
     pattern = c.raw("hybrid_override_pattern")
     if isinstance(pattern, str) and pattern:
         return None, "hybrid_override_pattern"

@@ -75,8 +75,14 @@ def test_audit_holds_20_configs_of_types_new_to_the_corpus():
         assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0 and e["first_sight"]
 
 
-@pytest.mark.parametrize("entry", AUDIT + AUDIT_2 + AUDIT_3 + AUDIT_4,
-                         ids=[e["dir"] for e in AUDIT + AUDIT_2 + AUDIT_3 + AUDIT_4])
+# the ninth: real published config.json files of types no section above holds, drawn by the rule at the top of its
+# section (stage 2: the encoder types stage 1 leaves out); first sight and after in AUDIT.md and docs/shapes.md
+AUDIT_9 = MANIFEST["audit_9"]
+_LEFT_OUT = ("model.warn.vision_not_counted", "model.warn.vision_tower_by_name")
+
+
+@pytest.mark.parametrize("entry", AUDIT + AUDIT_2 + AUDIT_3 + AUDIT_4 + AUDIT_9,
+                         ids=[e["dir"] for e in AUDIT + AUDIT_2 + AUDIT_3 + AUDIT_4 + AUDIT_9])
 def test_without_transformers_a_new_type_is_right_refused_or_loudly_guessed(entry, no_transformers):
     kind, got, error = _score(entry)
     if kind == "refused":
@@ -85,13 +91,16 @@ def test_without_transformers_a_new_type_is_right_refused_or_loudly_guessed(entr
     shape = got
     assert shape.shape_confidence in ("derived", "guessed")
     if shape.shape_confidence == "derived":         # a reading checked against the type's own code
-        assert abs(error) <= 0.005, f"{entry['dir']}: {error:+.3%}"
+        # unless it says which part it leaves out (a vision tower of a kind it cannot count)
+        if not {n.code for n in shape_warnings(shape)} & set(_LEFT_OUT):
+            assert abs(error) <= 0.005, f"{entry['dir']}: {error:+.3%}"
     if shape.shape_confidence == "guessed":
         codes = [n.code for n in shape_warnings(shape)]
         assert codes[:2] == ["model.warn.guessed", "model.warn.how_exact"], codes
         assert shape.assumptions
     if kind == "off":
-        assert shape.shape_confidence == "guessed", f"{entry['dir']}: {error:+.2%} without a warning"
+        left_out = {n.code for n in shape_warnings(shape)} & set(_LEFT_OUT)
+        assert shape.shape_confidence == "guessed" or left_out, f"{entry['dir']}: {error:+.2%} without a warning"
 
 
 def test_without_transformers_all_23_are_within_one_percent(no_transformers):
@@ -784,3 +793,120 @@ def test_an_encoder_decoder_without_a_reading_is_refused_unless_transformers_cou
     monkeypatch.setattr(metacount, "meta_count", lambda c, d=None, timeout=None: _FakeCount(144_431_684))
     shape = read_config_json(path, "speecht5")
     assert (shape.shape_confidence, count_params(shape).total, shape.num_layers) == ("exact", 144_431_684, 6)
+
+
+def test_audit_9_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+               for section, entries in MANIFEST.items() if section != "audit_9" for e in entries}
+    types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_9]
+    assert len(AUDIT_9) == 17 and len(set(types)) == 17 and not set(types) & earlier
+    assert [e["model_type"] for e in AUDIT_9] == types
+    # every file is at a named commit; every trusted count is the checkpoint's own index or transformers' build of
+    # the class the file names
+    assert all("@" in e["config_from"] for e in AUDIT_9)
+    assert all("index.json" in e["trusted_from"] or "transformers 5.24.0 on the meta device" in e["trusted_from"]
+               for e in AUDIT_9)
+    # stage 2 holds only the bidirectional encoders stage 1's rule leaves out
+    assert sorted(e["model_type"] for e in AUDIT_9 if e["drawn"] == "encoder") == [
+        "bert", "electra", "roberta", "xlm-roberta"]
+
+
+def test_audit_9_without_transformers_none_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_9}
+    within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
+    # first sight (commit 0c70d11): mbart and blenderbot within (the BART lineage), 2 refused, 13 warned
+    assert within == ["blenderbot-400m-distill", "blip-image-captioning-base", "blip2-flan-t5-xl", "distilroberta-base",
+                      "electra-small-discriminator",
+                      "hunyuandit-text-encoder-bert", "mbart-large-50-mmt", "minimax-m1-beta-o1",
+                      "paligemma-3b-pt-224", "t5gemma-crowecode", "xlm-roberta-english-drill", "xlnet-base-cased"]
+    # readings of their own (BERT's lineage with the class's head, T5Gemma's two halves, PaliGemma's tower, BLIP's
+    # and BLIP-2's ViT, text decoder and Q-Former, XLNet's relative attention) are exact
+    assert all(scored[n][2] == 0 and scored[n][1].shape_confidence == "derived"
+               for n in within if n != "minimax-m1-beta-o1")
+    refused = {n: s.message.code for n, (kind, s, _e) in scored.items() if kind == "refused"}
+    # Moondream 3's sizes sit under one `config` key of its remote code; Kosmos-2's text decoder names its sizes
+    # as fairseq does (layers, embed_dim): read by neither without transformers
+    assert refused == {"moondream3-preview": "model.refuse.unreadable", "kosmos-2-patch14-224": "model.refuse.unreadable"}
+    for name, (kind, shape, _error) in scored.items():
+        assert kind in ("within", "refused") or shape_warnings(shape), name
+
+
+def _minimax_cfg(**extra):
+    cfg = dict(model_type="minimax", hidden_size=256, intermediate_size=512, num_hidden_layers=4,
+               num_attention_heads=4, num_key_value_heads=2, head_dim=64, vocab_size=1000, num_local_experts=4,
+               num_experts_per_tok=2, block_size=256)
+    cfg.update(extra)
+    return cfg
+
+
+def test_minimax_attn_type_list_places_lightning_layers_as_layer_types_does(no_transformers):
+    from oomdoctor.archs import shape_from_config
+
+    # transformers' MiniMaxConfig spells the layers' kinds as layer_types; MiniMax-M1's remote code as
+    # attn_type_list, 0 for a lightning-attention layer and 1 for softmax attention
+    named = shape_from_config(_minimax_cfg(layer_types=["linear_attention", "full_attention"] * 2), "n", None)
+    coded = _minimax_cfg(model_type="minimax_m1", attn_type_list=[0, 1, 0, 1])
+    del coded["block_size"]                         # the remote config does not state it
+    shape = shape_from_config(coded, "c", None)
+    assert count_params(shape).total == count_params(named).total
+    assert count_params(shape).total != count_params(shape_from_config(
+        dict(coded, attn_type_list=[1, 1, 1, 1]), "a", None)).total
+    entry = next(e for e in AUDIT_9 if e["dir"] == "minimax-m1-beta-o1")
+    kind, shape, error = _score(entry)
+    # first sight: -2.13%, every layer read as softmax attention
+    assert kind == "within" and abs(error) < 1e-4 and shape.shape_confidence == "guessed"
+
+
+def test_paligemma_counts_its_siglip_tower_and_projector_exactly(no_transformers):
+    entry = next(e for e in AUDIT_9 if e["dir"] == "paligemma-3b-pt-224")
+    kind, shape, error = _score(entry)
+    # first sight: -14.19%, the tower left out behind model.warn.vision_not_counted; its vision_config has no
+    # image_size, SiglipVisionConfig's 224 stands in
+    assert (kind, shape.shape_confidence, error) == ("within", "derived", 0.0)
+    assert not shape_warnings(shape)
+
+
+def test_kosmos_2_is_refused_without_transformers_and_counted_exactly_with_it(monkeypatch, no_transformers):
+    from oomdoctor import metacount
+
+    path = str(CORPUS / "kosmos-2-patch14-224" / "config.json")
+    with pytest.raises(InputError) as err:
+        read_config_json(path, "kosmos-2")
+    assert err.value.message.code == "model.refuse.unreadable"
+    # its text decoder's fairseq names (layers, embed_dim, ffn_dim) stand in for the figures per layer, so that
+    # transformers may count it (first sight: refused before the count was tried)
+    monkeypatch.setattr(metacount, "meta_count", lambda c, d=None, timeout=None: _FakeCount(1_664_485_376))
+    shape = read_config_json(path, "kosmos-2")
+    assert (shape.shape_confidence, count_params(shape).total, shape.num_layers) == ("exact", 1_664_485_376, 24)
+
+
+def test_an_encoder_head_the_reading_does_not_know_is_a_guess_that_transformers_counts(tmp_path, monkeypatch,
+                                                                                        no_transformers):
+    from oomdoctor import metacount
+
+    bert = json.loads((CORPUS / "hunyuandit-text-encoder-bert" / "config.json").read_text())
+    xlnet = json.loads((CORPUS / "xlnet-base-cased" / "config.json").read_text())
+    path = tmp_path / "config.json"
+    for name, cfg in (("bert", dict(bert, architectures=["BertForSomethingNew"])),
+                      ("xlnet", dict(xlnet, architectures=["XLNetForQuestionAnswering"]))):
+        path.write_text(json.dumps(cfg))
+        shape = read_config_json(str(path), name)
+        # counted without the head and said so; where transformers is importable its count replaces the guess
+        codes = [n.code for n in shape_warnings(shape)]
+        assert shape.shape_confidence == "guessed" and codes[:2] == ["model.warn.guessed", "model.warn.how_exact"]
+        assert [a.code for a in shape.assumptions] == ["model.assume.head"]
+        with monkeypatch.context() as m:
+            m.setattr(metacount, "meta_count", lambda c, d=None, timeout=None: _FakeCount(123_456))
+            exact = read_config_json(str(path), name)
+        assert (exact.shape_confidence, count_params(exact).total) == ("exact", 123_456)
+
+
+def test_a_bert_layer_with_cross_attention_counts_its_crossattention_block(no_transformers):
+    from oomdoctor.archs import shape_from_config
+
+    cfg = json.loads((CORPUS / "hunyuandit-text-encoder-bert" / "config.json").read_text())
+    plain = count_params(shape_from_config(cfg, "b", None))
+    crossed = count_params(shape_from_config(dict(cfg, add_cross_attention=True), "c", None))
+    h, layers = cfg["hidden_size"], cfg["num_hidden_layers"]
+    # BertLayer.crossattention: biased query/key/value/output.dense of hidden_size and a LayerNorm
+    assert crossed.total - plain.total == layers * (4 * (h * h + h) + 2 * h)

@@ -457,3 +457,109 @@ def test_mllama_counts_its_cross_attention_layers_and_tiled_vision_tower_as_the_
     conf = MllamaConfig(text_config=text, vision_config=vision)
     ours = count_params(shape_from_config(conf.to_dict(), "mllama", None)).total
     assert ours == _meta_count(lambda: MllamaForConditionalGeneration(conf))
+
+
+ENCODER = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermediate_size=96, vocab_size=101,
+               max_position_embeddings=40, type_vocab_size=2)
+THREE = {"id2label": {"0": "a", "1": "b", "2": "c"}}
+ENCODERS = {
+    "bert/BertModel": {}, "bert/BertForMaskedLM": {}, "bert/BertForPreTraining": {}, "bert/BertLMHeadModel": {},
+    "bert/BertForSequenceClassification": THREE, "bert/BertForTokenClassification": THREE,
+    "bert/BertForQuestionAnswering": {}, "bert/BertForMultipleChoice": {},
+    "roberta/RobertaModel": {}, "roberta/RobertaForMaskedLM": {}, "roberta/RobertaForSequenceClassification": THREE,
+    "xlm-roberta/XLMRobertaForTokenClassification": THREE, "camembert/CamembertForMaskedLM": {},
+    "electra/ElectraModel": {}, "electra/ElectraForPreTraining": {"embedding_size": 32},
+    "electra/ElectraForMaskedLM": {"embedding_size": 32}, "electra/ElectraForSequenceClassification": THREE,
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENCODERS))
+def test_bert_lineage_encoders_count_their_embeddings_layers_and_head_as_the_model_code_does(case):
+    import transformers
+    from transformers import AutoConfig
+
+    model_type, arch = case.split("/")
+    kw = dict(ENCODER, **ENCODERS[case])
+    conf = AutoConfig.for_model(model_type, **kw)
+    ours = count_params(shape_from_config(dict(kw, model_type=model_type, architectures=[arch]), case, None)).total
+    assert ours == _meta_count(lambda: getattr(transformers, arch)(conf))
+
+
+T5GEMMA_HALF = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=24, vocab_size=101, model_type="t5_gemma_module")
+
+
+@pytest.mark.parametrize("case", ["tied", "untied/biased", "wider-encoder"])
+def test_t5gemma_counts_both_halves_as_the_model_code_does(case):
+    from transformers import T5GemmaConfig, T5GemmaForConditionalGeneration
+
+    enc, dec = dict(T5GEMMA_HALF), dict(T5GEMMA_HALF, num_hidden_layers=3)
+    top: dict = {}
+    if case == "untied/biased":
+        top["tie_word_embeddings"] = False
+        enc["attention_bias"] = dec["attention_bias"] = True
+    if case == "wider-encoder":
+        enc.update(hidden_size=96, intermediate_size=128)
+    dec["cross_attention_hidden_size"] = enc["hidden_size"]
+    cfg = dict(top, model_type="t5gemma", architectures=["T5GemmaForConditionalGeneration"], encoder=enc, decoder=dec)
+    ours = count_params(shape_from_config(cfg, case, None)).total
+    conf = T5GemmaConfig(encoder=dict(enc), decoder=dict(dec), **top)
+    assert ours == _meta_count(lambda: T5GemmaForConditionalGeneration(conf))
+
+
+@pytest.mark.parametrize("arch", ["XLNetModel", "XLNetLMHeadModel"])
+def test_xlnet_counts_its_relative_attention_tensors_and_head_as_the_model_code_does(arch):
+    import transformers
+    from transformers import XLNetConfig
+
+    kw = dict(d_model=64, n_layer=2, n_head=4, d_head=16, d_inner=96, vocab_size=101)   # XLNetConfig: d_head = d_model // n_head
+    ours = count_params(shape_from_config(dict(kw, model_type="xlnet", architectures=[arch]), arch, None)).total
+    assert ours == _meta_count(lambda: getattr(transformers, arch)(XLNetConfig(**kw)))
+
+
+def test_a_bert_decoder_half_with_cross_attention_counts_as_the_model_code_does():
+    from transformers import BertConfig, BertLMHeadModel
+
+    kw = dict(ENCODER, is_decoder=True, add_cross_attention=True)
+    ours = count_params(shape_from_config(dict(kw, model_type="bert", architectures=["BertLMHeadModel"]), "d", None))
+    assert ours.total == _meta_count(lambda: BertLMHeadModel(BertConfig(**kw)))
+
+
+@pytest.mark.parametrize("case", ["t5", "opt/text-input/no-qkv-bias"])
+def test_blip_2_counts_its_vit_qformer_queries_and_projection_as_the_model_code_does(case):
+    from transformers import Blip2Config, Blip2ForConditionalGeneration
+
+    vision = dict(hidden_size=48, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4, image_size=28,
+                  patch_size=14, model_type="blip_2_vision_model")
+    qformer = dict(hidden_size=32, intermediate_size=40, num_hidden_layers=3, num_attention_heads=4,
+                   cross_attention_frequency=2, encoder_hidden_size=48, model_type="blip_2_qformer")
+    if case.startswith("t5"):
+        text = dict(model_type="t5", d_model=32, d_kv=8, num_heads=4, d_ff=48, num_layers=2, num_decoder_layers=2,
+                    vocab_size=101)
+    else:
+        text = dict(model_type="opt", hidden_size=32, ffn_dim=48, num_hidden_layers=2, num_attention_heads=4,
+                    vocab_size=101, max_position_embeddings=40, word_embed_proj_dim=32)
+        vision["qkv_bias"] = False
+        qformer["use_qformer_text_input"] = True
+    cfg = dict(model_type="blip-2", architectures=["Blip2ForConditionalGeneration"], num_query_tokens=5,
+               vision_config=vision, qformer_config=qformer, text_config=text)
+    ours = count_params(shape_from_config(cfg, case, None)).total
+    conf = Blip2Config(vision_config=dict(vision), qformer_config=dict(qformer), text_config=dict(text),
+                       num_query_tokens=5)
+    assert ours == _meta_count(lambda: Blip2ForConditionalGeneration(conf))
+
+
+@pytest.mark.parametrize("case", ["same-width", "wider-tower"])
+def test_blip_counts_its_vit_and_text_decoder_as_the_model_code_does(case):
+    from transformers import BlipConfig, BlipForConditionalGeneration
+
+    vw = 48 if case == "same-width" else 64
+    vision = dict(hidden_size=vw, intermediate_size=80, num_hidden_layers=2, num_attention_heads=4, image_size=32,
+                  patch_size=16, model_type="blip_vision_model")
+    text = dict(hidden_size=48, intermediate_size=72, num_hidden_layers=2, num_attention_heads=4, vocab_size=101,
+                max_position_embeddings=40, encoder_hidden_size=vw, model_type="blip_text_model")
+    cfg = dict(model_type="blip", architectures=["BlipForConditionalGeneration"], vision_config=vision,
+               text_config=text)
+    ours = count_params(shape_from_config(cfg, case, None)).total
+    conf = BlipConfig(vision_config=dict(vision), text_config=dict(text))
+    assert ours == _meta_count(lambda: BlipForConditionalGeneration(conf))

@@ -112,6 +112,8 @@ WORDS = {
         "any other module its own code adds, is not counted; the total is low",
         "该 {model_type} 配置只给出视觉编码器的名字（{tower}）而未描述其结构：该编码器及其自带代码添加的其他模块均未计入，"
         "总数偏低"),
+    "model.assume.head": ("{cls}: a head this reading does not know, left out of the count",
+                          "{cls}：此读法不认识的输出头，未计入参数量"),
     "model.assume.kin": ("a {family} block, read by {family}'s own reading (the config carries its keys {keys})",
                          "{family} 结构，按 {family} 的专门读法计数（配置中含其特有的键 {keys}）"),
     "model.note.classification_head": (
