@@ -784,3 +784,24 @@ def test_an_encoder_decoder_without_a_reading_is_refused_unless_transformers_cou
     monkeypatch.setattr(metacount, "meta_count", lambda c, d=None, timeout=None: _FakeCount(144_431_684))
     shape = read_config_json(path, "speecht5")
     assert (shape.shape_confidence, count_params(shape).total, shape.num_layers) == ("exact", 144_431_684, 6)
+
+
+# the ninth, continued (audit_9b): the same draw as audit_9 carried on, remote-code families and encoders no section
+# holds (CodeT5+, InternVL 2, CodeShell, Ling, MinerU 2, DistilBERT, SigLIP, CLIP, wav2vec 2.0); first sight in AUDIT.md
+AUDIT_9B = MANIFEST["audit_9b"]
+
+
+def test_audit_9b_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+               for section, entries in MANIFEST.items() if section != "audit_9b" for e in entries}
+    types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_9B]
+    assert len(AUDIT_9B) == 10 and len(set(types)) == 10 and not set(types) & earlier
+    # every trusted count is the checkpoint's own index or a build of the class the file names (its own code for a
+    # remote-code type), on the meta device
+    assert all("index.json" in e["trusted_from"] or "transformers 5.24.0" in e["trusted_from"] for e in AUDIT_9B)
+
+
+def test_audit_9b_without_transformers_nothing_is_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_9B}
+    for name, (kind, shape, _error) in scored.items():
+        assert kind in ("within", "refused") or shape_warnings(shape), name
