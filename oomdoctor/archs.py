@@ -1756,6 +1756,28 @@ def _clip_vision_params(v: Cfg) -> int:
     return h + channels * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * _vit_layer(h, inter)
 
 
+def _intern_vit_params(v: Cfg, top: Cfg, text_hidden: int) -> int:
+    """InternVL's tower and projector (its remote modeling_intern_vit.py InternVisionModel, InternVisionConfig
+    defaults; modeling_internvl_chat.py mlp1): a class embedding, a biased patch Conv2d, learned positions for the
+    patches and the class token; layers of a fused qkv (biased by qkv_bias) and a biased proj, q/k RMSNorms under
+    qk_normalization, two norms (LayerNorm or RMSNorm by norm_type), two layer-scale vectors and a biased fc1/fc2;
+    no final norm. mlp1: a LayerNorm and two biased Linears from the pixel-shuffled features (hidden x
+    (1/downsample_ratio)^2) to the language model's width."""
+    h = v.get_int("hidden_size", default=3200)
+    inter = v.get_int("intermediate_size", default=12800)
+    layers = v.get_int("num_hidden_layers", default=48, maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=14)
+    image = v.get_int("image_size", default=224)
+    channels = v.get_int("num_channels", default=3)
+    norm = 2 * h if v.raw("norm_type", default="rms_norm") == "layer_norm" else h
+    layer = (3 * h * h + (3 * h if v.flag("qkv_bias", False) else 0) + h * h + h
+             + (2 * h if v.flag("qk_normalization", True) else 0) + 2 * norm + 2 * h
+             + h * inter + inter + inter * h + h)
+    tower = h + channels * patch * patch * h + h + ((image // patch) ** 2 + 1) * h + layers * layer
+    shuffled = h * round(1 / top.get_float("downsample_ratio", default=0.5, minimum=1e-3)) ** 2
+    return tower + 2 * shuffled + shuffled * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden
+
+
 def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     """Qwen2-VL's vision tower (Qwen2VisionTransformerPretrainedModel, Qwen2VLVisionConfig defaults): a
     bias-free Conv3d patch embedding, `depth` blocks of two LayerNorms, a biased fused qkv and proj and a
@@ -2075,12 +2097,18 @@ _NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
                          num_attention_heads=16, num_key_value_heads=4),
     "qwen3_5_moe_text": dict(vocab_size=248320, hidden_size=2048, num_hidden_layers=40, num_attention_heads=16,
                              num_key_value_heads=2),
+    # SiglipTextConfig's defaults (models/siglip/configuration_siglip.py); a saved SigLIP config states only the rest
+    "siglip_text_model": dict(vocab_size=32000, hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+                              num_attention_heads=12),
 }
 
 
 def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(the language model's config, the vision tower's config or None) of a possibly multimodal config."""
     text = cfg.get("text_config")
+    if text is None and isinstance(cfg.get("llm_config"), dict):
+        # InternVL's remote code names its language model's config llm_config (configuration_internvl_chat.py)
+        text = cfg["llm_config"]
     vision = cfg.get("vision_config") if isinstance(cfg.get("vision_config"), dict) else None
     if text is None and isinstance(cfg.get("encoder"), dict) and isinstance(cfg.get("decoder"), dict):
         # VisionEncoderDecoderConfig and its kin hold the two halves as sub-configs (models/vision_encoder_decoder/
@@ -2204,6 +2232,8 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
             stride = top.get_int("spatial_pool_stride", default=2)
             out = top.get_int("spatial_pool_out_channels", default=vh)
             b.extra += vh * out * stride * stride + out
+    elif top_type == "internvl_chat" and vision.get("model_type") == "intern_vit_6b":
+        b.extra += _intern_vit_params(Cfg(vision, path, None, top, ("vision_config",)), top, b.hidden)
     elif top_type == "mllama":
         b.extra += _mllama_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
     elif top_type == "vision-encoder-decoder" and vision.get("model_type") == "vit":
@@ -2288,10 +2318,12 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
                 one_head = dict(_widest(c.data), num_attention_heads=1, num_key_value_heads=1, head_dim=None)
                 # an encoder-decoder of a type without a reading (SpeechT5, ...) names its decoder's sizes as
                 # BART's config does (decoder_layers, decoder_attention_heads, decoder_ffn_dim; d_model)
+                # DistilBERT's (configuration_distilbert.py attribute_map: dim, n_layers; its FFN width hidden_dim)
                 data = _widest(c.data)
                 for key, alias in (("num_hidden_layers", "decoder_layers"), ("hidden_size", "d_model"),
-                                   ("intermediate_size", "decoder_ffn_dim")):
-                    if key not in data and alias in data:
+                                   ("intermediate_size", "decoder_ffn_dim"), ("hidden_size", "dim"),
+                                   ("num_hidden_layers", "n_layers"), ("intermediate_size", "hidden_dim")):
+                    if key not in one_head and alias in data:
                         one_head[key] = data[alias]
                 b = _Build(Cfg(one_head, path, None, top), model_type or top_type, c.flag("tie_embedding", True))
                 try:
