@@ -1907,6 +1907,36 @@ def _count_timm_tower(b: _Build, cfg: dict[str, Any]) -> bool:
     return True
 
 
+# SigLIP towers a LLaVA-style config names in mm_vision_tower: (hidden, intermediate, layers, patch, image) as the
+# checkpoints publish their vision_config (google/siglip-so400m-patch14-*/config.json)
+_NAMED_SIGLIP: dict[str, tuple[int, int, int, int, int]] = {
+    "google/siglip-so400m-patch14-384": (1152, 4304, 27, 14, 384),
+    "google/siglip-so400m-patch14-224": (1152, 4304, 27, 14, 224),
+}
+
+
+def _count_named_siglip_tower(b: _Build, cfg: dict[str, Any]) -> bool:
+    """A SigLIP tower named in mm_vision_tower with LLaVA's projector keys (LLaVA-NeXT's siglip_encoder.py
+    SigLipVisionTower, and MinerU 2's modeling_mineru2.py after it: a SiglipVisionModel less its last layer and its
+    head); the projector as LLaVA's builder.py build_vision_projector makes it from mm_projector_type (`linear`, or
+    `mlpNx_gelu`: mm_hidden_size -> hidden, then N-1 hidden x hidden, all biased), and llava_arch.py's image_newline
+    under an `unpad` mm_patch_merge_type. False when the name or the projector is not one of these."""
+    name = cfg.get("mm_vision_tower", cfg.get("vision_tower"))
+    dims = _NAMED_SIGLIP.get(name.strip().lower()) if isinstance(name, str) else None
+    kind = str(cfg.get("mm_projector_type", "linear"))
+    mlp = kind.startswith("mlp") and kind.endswith("x_gelu") and kind[3:-6].isdigit()
+    depth = 1 if kind == "linear" else (int(kind[3:-6]) if mlp else 0)
+    if dims is None or not depth or cfg.get("mm_hidden_size", dims[0]) != dims[0]:
+        return False
+    h, inter, layers, patch, image = dims
+    tower = 3 * patch * patch * h + h + (image // patch) ** 2 * h + (layers - 1) * _vit_layer(h, inter) + 2 * h
+    w = b.hidden
+    projector = h * w + w + (depth - 1) * (w * w + w)
+    newline = w if "unpad" in str(cfg.get("mm_patch_merge_type", "")) else 0
+    b.extra += tower + projector + newline
+    return True
+
+
 def _count_image_processor(b: _Build, cfg: dict[str, Any], notes: list[Msg], top_type: str) -> bool:
     """Phi-3-vision's image embedder, read from `img_processor` and `embd_layer` (its remote
     image_embedding_phi3_v.py Phi3ImageEmbedding): a CLIPVisionModel of the named checkpoint, two learnable
@@ -2339,7 +2369,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         builder(b)
     if vision is not None:
         _count_vision(b, top_type, vision, cfg, top, path, notes)
-    elif _count_image_processor(b, cfg, notes, top_type) or _count_timm_tower(b, cfg):
+    elif (_count_image_processor(b, cfg, notes, top_type) or _count_timm_tower(b, cfg)
+          or _count_named_siglip_tower(b, cfg)):
         pass
     else:
         named = _named_vision_tower(cfg)
