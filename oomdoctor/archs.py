@@ -1858,6 +1858,45 @@ def _gemma4_unified_vision_params(v: Cfg, text_hidden: int) -> int:
     return 2 * patch_dim + patch_dim * e + e + 2 * e + positions * 2 * e + 2 * e + out * text_hidden
 
 
+def _contrastive_text(b: _Build) -> None:
+    """CLIP's and SigLIP's text transformer (models/clip/modeling_clip.py CLIPTextTransformer, models/siglip/
+    modeling_siglip.py SiglipTextTransformer): a token and a learned position table, pre-norm layers of biased
+    q/k/v/out_proj and fc1/fc2 with two LayerNorms, a final LayerNorm; no language-model head (the token table is
+    counted once). SigLIP's adds a biased head to projection_size (its hidden size unless stated)."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    h = b.hidden
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"), qkv_bias=True, o_bias=True)
+    b.dense += _mlp(h, b.inter, names=("fc1", "fc2"), bias=True)
+    b.layer_other = 4 * h
+    b.final_norm = 2 * h
+    siglip = b.model_type.startswith("siglip")
+    b.extra = c.get_int("max_position_embeddings", default=64 if siglip else 77) * h
+    if siglip:
+        b.extra += h * c.get_int("projection_size", default=h) + c.get_int("projection_size", default=h)
+
+
+def _contrastive_towers(b: _Build, top_type: str, v: Cfg, top: Cfg) -> None:
+    """The vision half of CLIPModel and SiglipModel and what joins the two: CLIP's vision transformer, its
+    bias-free visual and text projections to projection_dim and logit_scale (modeling_clip.py CLIPModel); SigLIP's
+    vision transformer with its attention-pooling head (a probe, nn.MultiheadAttention's fused in_proj and out_proj,
+    a LayerNorm and a biased fc1/fc2 MLP, unless vision_use_head is false), logit_scale and logit_bias."""
+    vh = v.get_int("hidden_size", default=768)
+    if top_type == "clip":
+        proj = top.get_int("projection_dim", default=512)
+        b.extra += _clip_vision_params(v) + vh * proj + b.hidden * proj + 1
+        return
+    inter = v.get_int("intermediate_size", default=3072)
+    tower = _base_vision_dims(v, patch=16)
+    h, _inter, layers, patch, image, channels = tower
+    body = channels * patch * patch * h + h + (image // patch) ** 2 * h + layers * _vit_layer(h, inter) + 2 * h
+    head = (h + 3 * h * h + 3 * h + h * h + h + 2 * h + h * inter + inter + inter * h + h
+            if v.flag("vision_use_head", True) else 0)
+    b.extra += body + head + 2
+
+
 # the CLIP towers a config names by checkpoint instead of describing: (hidden, intermediate, layers, patch, image)
 # as those checkpoints publish their vision_config (openai/clip-vit-*/config.json)
 _NAMED_CLIP: dict[str, tuple[int, int, int, int, int]] = {
@@ -2041,6 +2080,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
+    "clip_text_model": (_contrastive_text, True), "siglip_text_model": (_contrastive_text, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
     "mt5": (_t5_family, True),
@@ -2127,7 +2167,10 @@ _NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
                          num_attention_heads=16, num_key_value_heads=4),
     "qwen3_5_moe_text": dict(vocab_size=248320, hidden_size=2048, num_hidden_layers=40, num_attention_heads=16,
                              num_key_value_heads=2),
-    # SiglipTextConfig's defaults (models/siglip/configuration_siglip.py); a saved SigLIP config states only the rest
+    # CLIPTextConfig's and SiglipTextConfig's defaults (models/clip/configuration_clip.py,
+    # models/siglip/configuration_siglip.py); a saved CLIPModel or SiglipModel config states only the rest
+    "clip_text_model": dict(vocab_size=49408, hidden_size=512, intermediate_size=2048, num_hidden_layers=12,
+                            num_attention_heads=8),
     "siglip_text_model": dict(vocab_size=32000, hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
                               num_attention_heads=12),
 }
@@ -2262,6 +2305,8 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
             stride = top.get_int("spatial_pool_stride", default=2)
             out = top.get_int("spatial_pool_out_channels", default=vh)
             b.extra += vh * out * stride * stride + out
+    elif top_type in ("clip", "siglip"):
+        _contrastive_towers(b, top_type, Cfg(vision, path, None, top, ("vision_config",)), top)
     elif top_type == "internvl_chat" and vision.get("model_type") == "intern_vit_6b":
         b.extra += _intern_vit_params(Cfg(vision, path, None, top, ("vision_config",)), top, b.hidden)
     elif top_type == "mllama":
