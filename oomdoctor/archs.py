@@ -1878,6 +1878,39 @@ def _contrastive_text(b: _Build) -> None:
         b.extra += h * c.get_int("projection_size", default=h) + c.get_int("projection_size", default=h)
 
 
+def _distilbert(b: _Build) -> None:
+    """DistilBERT (models/distilbert/modeling_distilbert.py): word and position tables with a LayerNorm, post-norm
+    blocks of biased q_lin/k_lin/v_lin/out_lin and lin1/lin2 with a LayerNorm after each (sa_layer_norm,
+    output_layer_norm); the head its class adds: MaskedLM's vocab_transform, vocab_layer_norm and the projector's
+    bias (its weight tied to the word table), SequenceClassification's and MultipleChoice's biased pre_classifier
+    and classifier (the classifier's weight is _task_head's score for the first), TokenClassification's classifier,
+    QuestionAnswering's two-wide qa_outputs."""
+    c = b.c
+    h = b.hidden = c.need("dim", "hidden_size")
+    b.layers = c.need("n_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("n_heads", "num_attention_heads")
+    b.vocab = c.need("vocab_size")
+    b.inter = c.get_int("hidden_dim", default=4 * h)
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, prefix="attention", names=("q_lin", "k_lin", "v_lin", "out_lin"), qkv_bias=True, o_bias=True)
+    b.dense += _mlp(h, b.inter, prefix="ffn", names=("lin1", "lin2"), bias=True)
+    b.layer_other = 4 * h
+    b.final_norm = 0
+    b.extra = c.get_int("max_position_embeddings", default=512) * h + 2 * h
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "DistilBertModel"
+    labels = c.raw("id2label")
+    n = len(labels) if isinstance(labels, dict) and labels else c.get_int("num_labels", default=2)
+    heads = {"DistilBertModel": 0, "DistilBertForMaskedLM": h * h + h + 2 * h + b.vocab,
+             "DistilBertForSequenceClassification": h * h + h + n, "DistilBertForMultipleChoice": h * h + h + h + 1,
+             "DistilBertForTokenClassification": h * n + n, "DistilBertForQuestionAnswering": 2 * h + 2}
+    if head not in heads:
+        raise c.fail("architectures", msg("model.refuse.unreadable", why=msg("model.config.missing_key", keys=head),
+                                          model_type=b.model_type))
+    b.extra += heads[head]
+
+
 def _contrastive_towers(b: _Build, top_type: str, v: Cfg, top: Cfg) -> None:
     """The vision half of CLIPModel and SiglipModel and what joins the two: CLIP's vision transformer, its
     bias-free visual and text projections to projection_dim and logit_scale (modeling_clip.py CLIPModel); SigLIP's
@@ -2080,7 +2113,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
-    "clip_text_model": (_contrastive_text, True), "siglip_text_model": (_contrastive_text, True),
+    "distilbert": (_distilbert, True), "clip_text_model": (_contrastive_text, True), "siglip_text_model": (_contrastive_text, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
     "mt5": (_t5_family, True),
