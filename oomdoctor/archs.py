@@ -1911,6 +1911,46 @@ def _distilbert(b: _Build) -> None:
     b.extra += heads[head]
 
 
+def _wav2vec2(b: _Build) -> None:
+    """wav2vec 2.0 (models/wav2vec2/modeling_wav2vec2.py): the convolutional feature encoder (conv_dim/conv_kernel
+    Conv1d layers, biased by conv_bias; a GroupNorm on the first under feat_extract_norm "group", a LayerNorm on
+    each under "layer"), the feature projection (a LayerNorm and a biased Linear into hidden_size), masked_spec_embed
+    when a time or feature mask is on, the weight-normed grouped positional Conv1d (weight_g, weight_v and a bias),
+    the encoder's LayerNorm and layers of biased q/k/v/out_proj and intermediate/output dense with two LayerNorms;
+    Wav2Vec2ForCTC's biased lm_head over vocab_size. An adapter or another head is refused."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    h = b.hidden
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, prefix="attention", names=("q_proj", "k_proj", "v_proj", "out_proj"), qkv_bias=True,
+                    o_bias=True)
+    b.dense += _mlp(h, b.inter, prefix="feed_forward", names=("intermediate_dense", "output_dense"), bias=True)
+    b.layer_other = 4 * h
+    b.final_norm = 2 * h
+    dims, kernels = c.raw("conv_dim", default=[512] * 7), c.raw("conv_kernel", default=[10, 3, 3, 3, 3, 2, 2])
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Wav2Vec2Model"
+    if (not isinstance(dims, list) or not isinstance(kernels, list) or len(dims) != len(kernels) or not dims
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in dims + kernels)
+            or c.flag("add_adapter", False) or head not in ("Wav2Vec2Model", "Wav2Vec2ForCTC")):
+        raise c.fail("architectures", msg("model.refuse.unreadable", why=msg("model.config.missing_key",
+                                                                             keys="conv_dim, conv_kernel"),
+                                          model_type=b.model_type))
+    bias = c.flag("conv_bias", False)
+    convs = sum(i * o * k + (o if bias else 0) for i, o, k in zip([1] + dims[:-1], dims, kernels))
+    norm = c.raw("feat_extract_norm", default="group")
+    convs += sum(2 * o for o in dims) if norm == "layer" else 2 * dims[0]
+    projection = 2 * dims[-1] + dims[-1] * h + h
+    masked = h if (c.get_float("mask_time_prob", 0.05) > 0 or c.get_float("mask_feature_prob", 0.0) > 0) else 0
+    k = c.get_int("num_conv_pos_embeddings", default=128)
+    groups = c.get_int("num_conv_pos_embedding_groups", default=16)
+    positional = k + h * (h // groups) * k + h
+    # no token table: the vocab_size x hidden table counted once (tied) stands for the CTC lm_head's weight, its
+    # bias added; Wav2Vec2Model has neither
+    b.extra = convs + projection + masked + positional + (b.vocab if head == "Wav2Vec2ForCTC" else -b.vocab * h)
+
+
 def _contrastive_towers(b: _Build, top_type: str, v: Cfg, top: Cfg) -> None:
     """The vision half of CLIPModel and SiglipModel and what joins the two: CLIP's vision transformer, its
     bias-free visual and text projections to projection_dim and logit_scale (modeling_clip.py CLIPModel); SigLIP's
@@ -2113,7 +2153,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
-    "distilbert": (_distilbert, True), "clip_text_model": (_contrastive_text, True), "siglip_text_model": (_contrastive_text, True),
+    "distilbert": (_distilbert, True), "wav2vec2": (_wav2vec2, True), "clip_text_model": (_contrastive_text, True), "siglip_text_model": (_contrastive_text, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
     "mt5": (_t5_family, True),

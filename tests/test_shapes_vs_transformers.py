@@ -473,11 +473,17 @@ ENCODERS = {
     "SiglipModel": ("SiglipConfig", dict(text_config=dict(SMALL_TEXT, projection_size=40), vision_config=SMALL_VISION)),
     "SiglipModel/no-head": ("SiglipConfig", dict(text_config=SMALL_TEXT,
                                                  vision_config=dict(SMALL_VISION, vision_use_head=False))),
+    "Wav2Vec2ForCTC": ("Wav2Vec2Config", dict(SMALL_TEXT, conv_dim=[32, 32], conv_kernel=[5, 3], conv_stride=[2, 2],
+                                              num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+                                              feat_extract_norm="layer", conv_bias=True, vocab_size=30)),
+    "Wav2Vec2Model": ("Wav2Vec2Config", dict(SMALL_TEXT, conv_dim=[32, 32], conv_kernel=[5, 3], conv_stride=[2, 2],
+                                             num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+                                             mask_time_prob=0.0)),
 }
 
 
 @pytest.mark.parametrize("case", sorted(ENCODERS))
-def test_distilbert_clip_and_siglip_count_as_the_model_code_does(case):
+def test_distilbert_clip_siglip_and_wav2vec2_count_as_the_model_code_does(case):
     import transformers
 
     cls_name = case.split("/")[0]
