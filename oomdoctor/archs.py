@@ -2353,6 +2353,17 @@ def _count_shuffled_or_raw_patches(b: _Build, top_type: str, vision: dict[str, A
         b.extra += a.get_int("output_proj_dims", "audio_embed_dim", default=640) * b.hidden
 
 
+def _count_joined_tower(b: _Build, top_type: str, v: Cfg, top: Cfg) -> bool:
+    """CLIPModel's and SiglipModel's vision half, InternVL's InternViT and projector; False for another kind."""
+    if top_type in ("clip", "siglip"):
+        _contrastive_towers(b, top_type, v, top)
+    elif top_type == "internvl_chat" and v.raw("model_type") == "intern_vit_6b":
+        b.extra += _intern_vit_params(v, top, b.hidden)
+    else:
+        return False
+    return True
+
+
 def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
                   notes: list[Msg]) -> None:
     """Add a multimodal config's vision tower (and its projector) to b.extra where oomdoctor can count its kind;
@@ -2378,10 +2389,8 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
             stride = top.get_int("spatial_pool_stride", default=2)
             out = top.get_int("spatial_pool_out_channels", default=vh)
             b.extra += vh * out * stride * stride + out
-    elif top_type in ("clip", "siglip"):
-        _contrastive_towers(b, top_type, Cfg(vision, path, None, top, ("vision_config",)), top)
-    elif top_type == "internvl_chat" and vision.get("model_type") == "intern_vit_6b":
-        b.extra += _intern_vit_params(Cfg(vision, path, None, top, ("vision_config",)), top, b.hidden)
+    elif _count_joined_tower(b, top_type, Cfg(vision, path, None, top, ("vision_config",)), top):
+        pass
     elif top_type == "mllama":
         b.extra += _mllama_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
     elif top_type == "vision-encoder-decoder" and vision.get("model_type") == "vit":
