@@ -2149,11 +2149,13 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "baichuan": (_baichuan, False),
     "internlm": (_internlm, False), "internlm2": (_internlm2, False),
     "gpt2": (_gpt2, True), "gpt_bigcode": (_gpt_bigcode, True),
+    # CodeT5+'s decoder is CodeGen's block (its encoder and cross-attention: _codet5p_encoder_params)
+    "codet5p_module": (_codegen, False), "distilbert": (_distilbert, True), "wav2vec2": (_wav2vec2, True),
+    "clip_text_model": (_contrastive_text, True), "siglip_text_model": (_contrastive_text, True),
     "gpt_neox": (_gpt_neox, False), "gptj": (_gptj, False),
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
     "t5": (_t5_family, True),
-    "codet5p_module": (_codegen, False), "distilbert": (_distilbert, True), "wav2vec2": (_wav2vec2, True), "clip_text_model": (_contrastive_text, True), "siglip_text_model": (_contrastive_text, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
     "mt5": (_t5_family, True),
@@ -2491,12 +2493,10 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
                 one_head = dict(_widest(c.data), num_attention_heads=1, num_key_value_heads=1, head_dim=None)
                 # an encoder-decoder of a type without a reading (SpeechT5, ...) names its decoder's sizes as
                 # BART's config does (decoder_layers, decoder_attention_heads, decoder_ffn_dim; d_model)
-                # DistilBERT's (configuration_distilbert.py attribute_map: dim, n_layers; its FFN width hidden_dim)
                 data = _widest(c.data)
                 for key, alias in (("num_hidden_layers", "decoder_layers"), ("hidden_size", "d_model"),
-                                   ("intermediate_size", "decoder_ffn_dim"), ("hidden_size", "dim"),
-                                   ("num_hidden_layers", "n_layers"), ("intermediate_size", "hidden_dim")):
-                    if key not in one_head and alias in data:
+                                   ("intermediate_size", "decoder_ffn_dim")):
+                    if key not in data and alias in data:
                         one_head[key] = data[alias]
                 b = _Build(Cfg(one_head, path, None, top), model_type or top_type, c.flag("tie_embedding", True))
                 try:
