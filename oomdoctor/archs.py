@@ -1970,6 +1970,33 @@ def _contrastive_towers(b: _Build, top_type: str, v: Cfg, top: Cfg) -> None:
     b.extra += body + head + 2
 
 
+def _codet5p_encoder_params(e: Cfg, decoder_hidden: int) -> int:
+    """CodeT5+'s encoder and what joins it to the decoder (its remote modeling_codet5p.py): CodeT5pModel, CodeGen's
+    blocks without an lm_head (a token table, bias-free qkv_proj and out_proj, a biased fc_in/fc_out, one LayerNorm
+    a block, ln_f); one cross-attention in the decoder's last block (CodeT5pAttention with is_cross_attention: a
+    bias-free two-wide qkv_proj, q_attn and out_proj in the decoder's width); enc_to_dec_proj when the widths differ."""
+    h = e.need("n_embd", "hidden_size")
+    layers = e.need("n_layer", "num_hidden_layers", maximum=_MAX_LAYERS)
+    inter = e.get_int("n_inner", default=4 * h)
+    encoder = e.need("vocab_size") * h + layers * (4 * h * h + 2 * h * inter + inter + h + 2 * h) + 2 * h
+    cross = 4 * decoder_hidden * decoder_hidden
+    return encoder + cross + (h * decoder_hidden + decoder_hidden if h != decoder_hidden else 0)
+
+
+def _count_joined_tower(b: _Build, top_type: str, v: Cfg, top: Cfg) -> bool:
+    """CLIPModel's and SiglipModel's vision half, InternVL's InternViT and projector, CodeT5+'s encoder; False for
+    another kind."""
+    if top_type == "codet5p" and v.raw("model_type") == "codet5p_module":
+        b.extra += _codet5p_encoder_params(v, b.hidden)
+    elif top_type in ("clip", "siglip"):
+        _contrastive_towers(b, top_type, v, top)
+    elif top_type == "internvl_chat" and v.raw("model_type") == "intern_vit_6b":
+        b.extra += _intern_vit_params(v, top, b.hidden)
+    else:
+        return False
+    return True
+
+
 # the CLIP towers a config names by checkpoint instead of describing: (hidden, intermediate, layers, patch, image)
 # as those checkpoints publish their vision_config (openai/clip-vit-*/config.json)
 _NAMED_CLIP: dict[str, tuple[int, int, int, int, int]] = {
@@ -2353,33 +2380,6 @@ def _count_shuffled_or_raw_patches(b: _Build, top_type: str, vision: dict[str, A
     if isinstance(audio, dict):
         a = Cfg(audio, path, None, top, ("audio_config",))
         b.extra += a.get_int("output_proj_dims", "audio_embed_dim", default=640) * b.hidden
-
-
-def _codet5p_encoder_params(e: Cfg, decoder_hidden: int) -> int:
-    """CodeT5+'s encoder and what joins it to the decoder (its remote modeling_codet5p.py): CodeT5pModel, CodeGen's
-    blocks without an lm_head (a token table, bias-free qkv_proj and out_proj, a biased fc_in/fc_out, one LayerNorm
-    a block, ln_f); one cross-attention in the decoder's last block (CodeT5pAttention with is_cross_attention: a
-    bias-free two-wide qkv_proj, q_attn and out_proj in the decoder's width); enc_to_dec_proj when the widths differ."""
-    h = e.need("n_embd", "hidden_size")
-    layers = e.need("n_layer", "num_hidden_layers", maximum=_MAX_LAYERS)
-    inter = e.get_int("n_inner", default=4 * h)
-    encoder = e.need("vocab_size") * h + layers * (4 * h * h + 2 * h * inter + inter + h + 2 * h) + 2 * h
-    cross = 4 * decoder_hidden * decoder_hidden
-    return encoder + cross + (h * decoder_hidden + decoder_hidden if h != decoder_hidden else 0)
-
-
-def _count_joined_tower(b: _Build, top_type: str, v: Cfg, top: Cfg) -> bool:
-    """CLIPModel's and SiglipModel's vision half, InternVL's InternViT and projector, CodeT5+'s encoder; False for
-    another kind."""
-    if top_type == "codet5p" and v.raw("model_type") == "codet5p_module":
-        b.extra += _codet5p_encoder_params(v, b.hidden)
-    elif top_type in ("clip", "siglip"):
-        _contrastive_towers(b, top_type, v, top)
-    elif top_type == "internvl_chat" and v.raw("model_type") == "intern_vit_6b":
-        b.extra += _intern_vit_params(v, top, b.hidden)
-    else:
-        return False
-    return True
 
 
 def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
