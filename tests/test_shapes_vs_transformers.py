@@ -462,7 +462,7 @@ def test_mllama_counts_its_cross_attention_layers_and_tiled_vision_tower_as_the_
 SMALL_TEXT = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, vocab_size=500)
 SMALL_VISION = dict(hidden_size=48, intermediate_size=80, num_hidden_layers=2, num_attention_heads=4, image_size=56,
                     patch_size=14)
-ENCODERS = {
+READINGS_9B = {
     "DistilBertModel": ("DistilBertConfig", dict(dim=64, hidden_dim=96, n_layers=2, n_heads=4, vocab_size=500,
                                                  sinusoidal_pos_embds=True)),
     "DistilBertForMaskedLM": ("DistilBertConfig", dict(dim=64, hidden_dim=96, n_layers=2, n_heads=4, vocab_size=500)),
@@ -482,12 +482,12 @@ ENCODERS = {
 }
 
 
-@pytest.mark.parametrize("case", sorted(ENCODERS))
+@pytest.mark.parametrize("case", sorted(READINGS_9B))
 def test_distilbert_clip_siglip_and_wav2vec2_count_as_the_model_code_does(case):
     import transformers
 
     cls_name = case.split("/")[0]
-    conf_name, kw = ENCODERS[case]
+    conf_name, kw = READINGS_9B[case]
     conf = getattr(transformers, conf_name)(**kw)
     # the config as transformers writes it, with the class it names
     cfg = dict(conf.to_dict(), architectures=[cls_name])
