@@ -1945,6 +1945,28 @@ def _clip_vision_params(v: Cfg) -> int:
     return h + channels * patch * patch * h + ((image // patch) ** 2 + 1) * h + 4 * h + layers * _vit_layer(h, inter)
 
 
+def _intern_vit_params(v: Cfg, top: Cfg, text_hidden: int) -> int:
+    """InternVL's tower and projector (its remote modeling_intern_vit.py InternVisionModel, InternVisionConfig
+    defaults; modeling_internvl_chat.py mlp1): a class embedding, a biased patch Conv2d, learned positions for the
+    patches and the class token; layers of a fused qkv (biased by qkv_bias) and a biased proj, q/k RMSNorms under
+    qk_normalization, two norms (LayerNorm or RMSNorm by norm_type), two layer-scale vectors and a biased fc1/fc2;
+    no final norm. mlp1: a LayerNorm and two biased Linears from the pixel-shuffled features (hidden x
+    (1/downsample_ratio)^2) to the language model's width."""
+    h = v.get_int("hidden_size", default=3200)
+    inter = v.get_int("intermediate_size", default=12800)
+    layers = v.get_int("num_hidden_layers", default=48, maximum=_MAX_LAYERS)
+    patch = v.get_int("patch_size", default=14)
+    image = v.get_int("image_size", default=224)
+    channels = v.get_int("num_channels", default=3)
+    norm = 2 * h if v.raw("norm_type", default="rms_norm") == "layer_norm" else h
+    layer = (3 * h * h + (3 * h if v.flag("qkv_bias", False) else 0) + h * h + h
+             + (2 * h if v.flag("qk_normalization", True) else 0) + 2 * norm + 2 * h
+             + h * inter + inter + inter * h + h)
+    tower = h + channels * patch * patch * h + h + ((image // patch) ** 2 + 1) * h + layers * layer
+    shuffled = h * round(1 / top.get_float("downsample_ratio", default=0.5, minimum=1e-3)) ** 2
+    return tower + 2 * shuffled + shuffled * text_hidden + text_hidden + text_hidden * text_hidden + text_hidden
+
+
 def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     """Qwen2-VL's vision tower (Qwen2VisionTransformerPretrainedModel, Qwen2VLVisionConfig defaults): a
     bias-free Conv3d patch embedding, `depth` blocks of two LayerNorms, a biased fused qkv and proj and a
@@ -2025,6 +2047,145 @@ def _gemma4_unified_vision_params(v: Cfg, text_hidden: int) -> int:
     return 2 * patch_dim + patch_dim * e + e + 2 * e + positions * 2 * e + 2 * e + out * text_hidden
 
 
+def _contrastive_text(b: _Build) -> None:
+    """CLIP's and SigLIP's text transformer (models/clip/modeling_clip.py CLIPTextTransformer, models/siglip/
+    modeling_siglip.py SiglipTextTransformer): a token and a learned position table, pre-norm layers of biased
+    q/k/v/out_proj and fc1/fc2 with two LayerNorms, a final LayerNorm; no language-model head (the token table is
+    counted once). SigLIP's adds a biased head to projection_size (its hidden size unless stated)."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    h = b.hidden
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, names=("q_proj", "k_proj", "v_proj", "out_proj"), qkv_bias=True, o_bias=True)
+    b.dense += _mlp(h, b.inter, names=("fc1", "fc2"), bias=True)
+    b.layer_other = 4 * h
+    b.final_norm = 2 * h
+    siglip = b.model_type.startswith("siglip")
+    b.extra = c.get_int("max_position_embeddings", default=64 if siglip else 77) * h
+    if siglip:
+        b.extra += h * c.get_int("projection_size", default=h) + c.get_int("projection_size", default=h)
+
+
+def _distilbert(b: _Build) -> None:
+    """DistilBERT (models/distilbert/modeling_distilbert.py): word and position tables with a LayerNorm, post-norm
+    blocks of biased q_lin/k_lin/v_lin/out_lin and lin1/lin2 with a LayerNorm after each (sa_layer_norm,
+    output_layer_norm); the head its class adds: MaskedLM's vocab_transform, vocab_layer_norm and the projector's
+    bias (its weight tied to the word table), SequenceClassification's and MultipleChoice's biased pre_classifier
+    and classifier (the classifier's weight is _task_head's score for the first), TokenClassification's classifier,
+    QuestionAnswering's two-wide qa_outputs."""
+    c = b.c
+    h = b.hidden = c.need("dim", "hidden_size")
+    b.layers = c.need("n_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("n_heads", "num_attention_heads")
+    b.vocab = c.need("vocab_size")
+    b.inter = c.get_int("hidden_dim", default=4 * h)
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, prefix="attention", names=("q_lin", "k_lin", "v_lin", "out_lin"), qkv_bias=True, o_bias=True)
+    b.dense += _mlp(h, b.inter, prefix="ffn", names=("lin1", "lin2"), bias=True)
+    b.layer_other = 4 * h
+    b.final_norm = 0
+    b.extra = c.get_int("max_position_embeddings", default=512) * h + 2 * h
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "DistilBertModel"
+    labels = c.raw("id2label")
+    n = len(labels) if isinstance(labels, dict) and labels else c.get_int("num_labels", default=2)
+    heads = {"DistilBertModel": 0, "DistilBertForMaskedLM": h * h + h + 2 * h + b.vocab,
+             "DistilBertForSequenceClassification": h * h + h + n, "DistilBertForMultipleChoice": h * h + h + h + 1,
+             "DistilBertForTokenClassification": h * n + n, "DistilBertForQuestionAnswering": 2 * h + 2}
+    if head not in heads:
+        raise c.fail("architectures", msg("model.refuse.unreadable", why=msg("model.config.missing_key", keys=head),
+                                          model_type=b.model_type))
+    b.extra += heads[head]
+
+
+def _wav2vec2(b: _Build) -> None:
+    """wav2vec 2.0 (models/wav2vec2/modeling_wav2vec2.py): the convolutional feature encoder (conv_dim/conv_kernel
+    Conv1d layers, biased by conv_bias; a GroupNorm on the first under feat_extract_norm "group", a LayerNorm on
+    each under "layer"), the feature projection (a LayerNorm and a biased Linear into hidden_size), masked_spec_embed
+    when a time or feature mask is on, the weight-normed grouped positional Conv1d (weight_g, weight_v and a bias),
+    the encoder's LayerNorm and layers of biased q/k/v/out_proj and intermediate/output dense with two LayerNorms;
+    Wav2Vec2ForCTC's biased lm_head over vocab_size. An adapter or another head is refused."""
+    c = b.c
+    _common(b, head_dim_key=False, gqa=False)
+    h = b.hidden
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, prefix="attention", names=("q_proj", "k_proj", "v_proj", "out_proj"), qkv_bias=True,
+                    o_bias=True)
+    b.dense += _mlp(h, b.inter, prefix="feed_forward", names=("intermediate_dense", "output_dense"), bias=True)
+    b.layer_other = 4 * h
+    b.final_norm = 2 * h
+    dims, kernels = c.raw("conv_dim", default=[512] * 7), c.raw("conv_kernel", default=[10, 3, 3, 3, 3, 2, 2])
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Wav2Vec2Model"
+    if (not isinstance(dims, list) or not isinstance(kernels, list) or len(dims) != len(kernels) or not dims
+            or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in dims + kernels)
+            or c.flag("add_adapter", False) or head not in ("Wav2Vec2Model", "Wav2Vec2ForCTC")):
+        raise c.fail("architectures", msg("model.refuse.unreadable", why=msg("model.config.missing_key",
+                                                                             keys="conv_dim, conv_kernel"),
+                                          model_type=b.model_type))
+    bias = c.flag("conv_bias", False)
+    convs = sum(i * o * k + (o if bias else 0) for i, o, k in zip([1] + dims[:-1], dims, kernels))
+    norm = c.raw("feat_extract_norm", default="group")
+    convs += sum(2 * o for o in dims) if norm == "layer" else 2 * dims[0]
+    projection = 2 * dims[-1] + dims[-1] * h + h
+    masked = h if (c.get_float("mask_time_prob", 0.05) > 0 or c.get_float("mask_feature_prob", 0.0) > 0) else 0
+    k = c.get_int("num_conv_pos_embeddings", default=128)
+    groups = c.get_int("num_conv_pos_embedding_groups", default=16)
+    positional = k + h * (h // groups) * k + h
+    # no token table: the vocab_size x hidden table counted once (tied) stands for the CTC lm_head's weight, its
+    # bias added; Wav2Vec2Model has neither
+    b.extra = convs + projection + masked + positional + (b.vocab if head == "Wav2Vec2ForCTC" else -b.vocab * h)
+
+
+def _contrastive_towers(b: _Build, top_type: str, v: Cfg, top: Cfg) -> None:
+    """The vision half of CLIPModel and SiglipModel and what joins the two: CLIP's vision transformer, its
+    bias-free visual and text projections to projection_dim and logit_scale (modeling_clip.py CLIPModel); SigLIP's
+    vision transformer with its attention-pooling head (a probe, nn.MultiheadAttention's fused in_proj and out_proj,
+    a LayerNorm and a biased fc1/fc2 MLP, unless vision_use_head is false), logit_scale and logit_bias."""
+    vh = v.get_int("hidden_size", default=768)
+    if top_type == "clip":
+        proj = top.get_int("projection_dim", default=512)
+        b.extra += _clip_vision_params(v) + vh * proj + b.hidden * proj + 1
+        return
+    inter = v.get_int("intermediate_size", default=3072)
+    tower = _base_vision_dims(v, patch=16)
+    h, _inter, layers, patch, image, channels = tower
+    body = channels * patch * patch * h + h + (image // patch) ** 2 * h + layers * _vit_layer(h, inter) + 2 * h
+    head = (h + 3 * h * h + 3 * h + h * h + h + 2 * h + h * inter + inter + inter * h + h
+            if v.flag("vision_use_head", True) else 0)
+    b.extra += body + head + 2
+
+
+def _codet5p_encoder_params(e: Cfg, decoder_hidden: int) -> int:
+    """CodeT5+'s encoder and what joins it to the decoder (its remote modeling_codet5p.py): CodeT5pModel, CodeGen's
+    blocks without an lm_head (a token table, bias-free qkv_proj and out_proj, a biased fc_in/fc_out, one LayerNorm
+    a block, ln_f); one cross-attention in the decoder's last block (CodeT5pAttention with is_cross_attention: a
+    bias-free two-wide qkv_proj, q_attn and out_proj in the decoder's width); enc_to_dec_proj when the widths differ."""
+    h = e.need("n_embd", "hidden_size")
+    layers = e.need("n_layer", "num_hidden_layers", maximum=_MAX_LAYERS)
+    inter = e.get_int("n_inner", default=4 * h)
+    encoder = e.need("vocab_size") * h + layers * (4 * h * h + 2 * h * inter + inter + h + 2 * h) + 2 * h
+    cross = 4 * decoder_hidden * decoder_hidden
+    return encoder + cross + (h * decoder_hidden + decoder_hidden if h != decoder_hidden else 0)
+
+
+def _count_joined_tower(b: _Build, top_type: str, v: Cfg, top: Cfg) -> bool:
+    """CLIPModel's and SiglipModel's vision half, InternVL's InternViT and projector, CodeT5+'s encoder; False for
+    another kind."""
+    if top_type == "codet5p" and v.raw("model_type") == "codet5p_module":
+        b.extra += _codet5p_encoder_params(v, b.hidden)
+    elif top_type in ("clip", "siglip"):
+        _contrastive_towers(b, top_type, v, top)
+    elif top_type == "internvl_chat" and v.raw("model_type") == "intern_vit_6b":
+        b.extra += _intern_vit_params(v, top, b.hidden)
+    else:
+        return False
+    return True
+
+
 # the CLIP towers a config names by checkpoint instead of describing: (hidden, intermediate, layers, patch, image)
 # as those checkpoints publish their vision_config (openai/clip-vit-*/config.json)
 _NAMED_CLIP: dict[str, tuple[int, int, int, int, int]] = {
@@ -2071,6 +2232,36 @@ def _count_timm_tower(b: _Build, cfg: dict[str, Any]) -> bool:
     w = b.hidden
     resampler = 2 * queries * w + e * w + (3 * w * w + 3 * w) + (w * w + w) + 3 * 2 * w + w * w
     b.extra += tower + resampler
+    return True
+
+
+# SigLIP towers a LLaVA-style config names in mm_vision_tower: (hidden, intermediate, layers, patch, image) as the
+# checkpoints publish their vision_config (google/siglip-so400m-patch14-*/config.json)
+_NAMED_SIGLIP: dict[str, tuple[int, int, int, int, int]] = {
+    "google/siglip-so400m-patch14-384": (1152, 4304, 27, 14, 384),
+    "google/siglip-so400m-patch14-224": (1152, 4304, 27, 14, 224),
+}
+
+
+def _count_named_siglip_tower(b: _Build, cfg: dict[str, Any]) -> bool:
+    """A SigLIP tower named in mm_vision_tower with LLaVA's projector keys (LLaVA-NeXT's siglip_encoder.py
+    SigLipVisionTower, and MinerU 2's modeling_mineru2.py after it: a SiglipVisionModel less its last layer and its
+    head); the projector as LLaVA's builder.py build_vision_projector makes it from mm_projector_type (`linear`, or
+    `mlpNx_gelu`: mm_hidden_size -> hidden, then N-1 hidden x hidden, all biased), and llava_arch.py's image_newline
+    under an `unpad` mm_patch_merge_type. False when the name or the projector is not one of these."""
+    name = cfg.get("mm_vision_tower", cfg.get("vision_tower"))
+    dims = _NAMED_SIGLIP.get(name.strip().lower()) if isinstance(name, str) else None
+    kind = str(cfg.get("mm_projector_type", "linear"))
+    mlp = kind.startswith("mlp") and kind.endswith("x_gelu") and kind[3:-6].isdigit()
+    depth = 1 if kind == "linear" else (int(kind[3:-6]) if mlp else 0)
+    if dims is None or not depth or cfg.get("mm_hidden_size", dims[0]) != dims[0]:
+        return False
+    h, inter, layers, patch, image = dims
+    tower = 3 * patch * patch * h + h + (image // patch) ** 2 * h + (layers - 1) * _vit_layer(h, inter) + 2 * h
+    w = b.hidden
+    projector = h * w + w + (depth - 1) * (w * w + w)
+    newline = w if "unpad" in str(cfg.get("mm_patch_merge_type", "")) else 0
+    b.extra += tower + projector + newline
     return True
 
 
@@ -2174,6 +2365,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "baichuan": (_baichuan, False),
     "internlm": (_internlm, False), "internlm2": (_internlm2, False),
     "gpt2": (_gpt2, True), "gpt_bigcode": (_gpt_bigcode, True),
+    # CodeT5+'s decoder is CodeGen's block (its encoder and cross-attention: _codet5p_encoder_params)
+    "codet5p_module": (_codegen, False), "distilbert": (_distilbert, True), "wav2vec2": (_wav2vec2, True),
+    "clip_text_model": (_contrastive_text, True), "siglip_text_model": (_contrastive_text, True),
     "gpt_neox": (_gpt_neox, False), "gptj": (_gptj, False),
     "gpt_neo": (_gpt_neo, True), "codegen": (_codegen, False), "openai-gpt": (_openai_gpt, True),
     **{t: (_bart_lineage, True) for t in _BART_LINEAGE},
@@ -2267,12 +2461,21 @@ _NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
                          num_attention_heads=16, num_key_value_heads=4),
     "qwen3_5_moe_text": dict(vocab_size=248320, hidden_size=2048, num_hidden_layers=40, num_attention_heads=16,
                              num_key_value_heads=2),
+    # CLIPTextConfig's and SiglipTextConfig's defaults (models/clip/configuration_clip.py,
+    # models/siglip/configuration_siglip.py); a saved CLIPModel or SiglipModel config states only the rest
+    "clip_text_model": dict(vocab_size=49408, hidden_size=512, intermediate_size=2048, num_hidden_layers=12,
+                            num_attention_heads=8),
+    "siglip_text_model": dict(vocab_size=32000, hidden_size=768, intermediate_size=3072, num_hidden_layers=12,
+                              num_attention_heads=12),
 }
 
 
 def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(the language model's config, the vision tower's config or None) of a possibly multimodal config."""
     text = cfg.get("text_config")
+    if text is None and isinstance(cfg.get("llm_config"), dict):
+        # InternVL's remote code names its language model's config llm_config (configuration_internvl_chat.py)
+        text = cfg["llm_config"]
     vision = cfg.get("vision_config") if isinstance(cfg.get("vision_config"), dict) else None
     if text is None and isinstance(cfg.get("encoder"), dict) and isinstance(cfg.get("decoder"), dict):
         # VisionEncoderDecoderConfig and its kin hold the two halves as sub-configs (models/vision_encoder_decoder/
@@ -2465,6 +2668,8 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
             stride = top.get_int("spatial_pool_stride", default=2)
             out = top.get_int("spatial_pool_out_channels", default=vh)
             b.extra += vh * out * stride * stride + out
+    elif _count_joined_tower(b, top_type, Cfg(vision, path, None, top, ("vision_config",)), top):
+        pass
     elif top_type == "mllama":
         b.extra += _mllama_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
     elif top_type == "vision-encoder-decoder" and vision.get("model_type") == "vit":
@@ -2572,7 +2777,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         guess = b.guess                 # a reading that met a part it does not know (an encoder's head)
     if vision is not None:
         _count_vision(b, top_type, vision, cfg, top, path, notes)
-    elif _count_image_processor(b, cfg, notes, top_type) or _count_timm_tower(b, cfg):
+    elif (_count_image_processor(b, cfg, notes, top_type) or _count_timm_tower(b, cfg)
+          or _count_named_siglip_tower(b, cfg)):
         pass
     else:
         named = _named_vision_tower(cfg)

@@ -338,9 +338,20 @@ def read_features(b: Any, kit: Kit) -> None:
     _common(b, head_dim_key=not mla, layers=len(b.blocks.mixers) if b.blocks is not None else None)
     if b.head_dim is None and c.has("kv_channels", "attention_head_dim"):
         b.head_dim = c.get_int("kv_channels", "attention_head_dim")
-    qkv_bias = c.flag("attention_bias", c.flag("qkv_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False)))))
+    if not c.has("num_key_value_heads") and c.has("num_query_groups") and c.flag("group_query_attention", True):
+        # Megatron-LM's name for the key/value heads (--num-query-groups), kept by the ports that follow it
+        # (CodeShell's modeling_codeshell.py: kv_heads = num_query_groups under group_query_attention)
+        b.kv = c.get_int("num_query_groups", maximum=b.heads)
+        if b.heads % b.kv:
+            raise c.fail("num_query_groups", msg("model.config.bad_kv_heads", kv=b.kv, heads=b.heads))
+    # GPT-2's own keys for the MLP (configuration_gpt2.py n_inner, activation_function): the blocks of its lineage
+    # (GPT-2, GPT-BigCode, GPT-J, CodeGen and the ports that keep these names) have an ungated c_fc/c_proj MLP and
+    # biased linears and LayerNorms throughout (modeling_gpt2.py GPT2MLP, GPT2Attention)
+    gpt2_keys = c.has("n_inner") and c.has("activation_function")
+    qkv_bias = c.flag("attention_bias", c.flag("qkv_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias",
+                                                                                                   gpt2_keys)))))
     o_bias = c.flag("attention_out_bias", qkv_bias if not c.has("qkv_bias") else c.flag("use_bias", c.flag("bias", False)))
-    mlp_bias = c.flag("mlp_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", False))))
+    mlp_bias = c.flag("mlp_bias", c.flag("use_bias", c.flag("bias", c.flag("enable_bias", gpt2_keys))))
     attn, mla_norms = kit.mla(b) if mla else (_attn(b, qkv_bias=qkv_bias, o_bias=o_bias), 0)
     if mla:
         assumed.append(msg("model.assume.mla", rank=c.get_int("kv_lora_rank")))
@@ -349,7 +360,7 @@ def read_features(b: Any, kit: Kit) -> None:
     width = c.get_int("ffn_dim", default=None)
     if width:
         b.inter = width
-    b.gated = not (act in PLAIN_ACTS or width is not None)
+    b.gated = not (act in PLAIN_ACTS or width is not None or gpt2_keys)
     names = ("gate_proj", "up_proj", "down_proj") if b.gated else ("up_proj", "down_proj")
     assumed.append(msg("model.assume.mlp_gated" if b.gated else "model.assume.mlp_plain", act=act))
     qk = any(c.flag(k, False) for k in _QK_NORM_KEYS)

@@ -831,6 +831,27 @@ def test_audit_9_without_transformers_none_silently_wrong(no_transformers):
         assert kind in ("within", "refused") or shape_warnings(shape), name
 
 
+# the ninth, continued (audit_9b): the same draw as audit_9 carried on, remote-code families and encoders no section
+# holds (CodeT5+, InternVL 2, CodeShell, Ling, MinerU 2, DistilBERT, SigLIP, CLIP, wav2vec 2.0); first sight in AUDIT.md
+AUDIT_9B = MANIFEST["audit_9b"]
+
+
+def test_audit_9b_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+               for section, entries in MANIFEST.items() if section != "audit_9b" for e in entries}
+    types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_9B]
+    assert len(AUDIT_9B) == 10 and len(set(types)) == 10 and not set(types) & earlier
+    # every trusted count is the checkpoint's own index or a build of the class the file names (its own code for a
+    # remote-code type), on the meta device
+    assert all("index.json" in e["trusted_from"] or "transformers 5.24.0" in e["trusted_from"] for e in AUDIT_9B)
+
+
+def test_audit_9b_without_transformers_nothing_is_silently_wrong(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_9B}
+    for name, (kind, shape, _error) in scored.items():
+        assert kind in ("within", "refused") or shape_warnings(shape), name
+
+
 def _minimax_cfg(**extra):
     cfg = dict(model_type="minimax", hidden_size=256, intermediate_size=512, num_hidden_layers=4,
                num_attention_heads=4, num_key_value_heads=2, head_dim=64, vocab_size=1000, num_local_experts=4,
@@ -910,3 +931,20 @@ def test_a_bert_layer_with_cross_attention_counts_its_crossattention_block(no_tr
     h, layers = cfg["hidden_size"], cfg["num_hidden_layers"]
     # BertLayer.crossattention: biased query/key/value/output.dense of hidden_size and a LayerNorm
     assert crossed.total - plain.total == layers * (4 * (h * h + h) + 2 * h)
+
+
+def test_audit_9b_without_transformers_every_file_within_one_percent(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_9B}
+    within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
+    # InternVL's llm_config with its InternViT tower and mlp1; CodeT5+'s encoder beside CodeGen's decoder; DistilBERT,
+    # CLIP, SigLIP, wav2vec 2.0 by readings of their own;
+    # CodeShell by GPT-2's MLP keys and num_query_groups, MinerU 2 with its named SigLIP tower, Ling: guesses
+    assert within == ["clip-vit-large-patch14", "codeshell-7b-chat-int4", "distilbert-hinglish-stress",
+                      "flux1-dev-clip-text-encoder", "instructcodet5p-16b", "internvl2-2b-uav", "ling-lite-chat",
+                      "mineru2-qwen-0.9b",
+                      "siglip-so400m-patch14-384", "wav2vec2-luxembourgish-ctc"]
+    exact = ("clip-vit-large-patch14", "distilbert-hinglish-stress", "flux1-dev-clip-text-encoder", "instructcodet5p-16b",
+             "internvl2-2b-uav", "siglip-so400m-patch14-384", "wav2vec2-luxembourgish-ctc")
+    assert all(scored[n][2] == 0 and scored[n][1].shape_confidence == "derived" for n in exact)
+    guesses = [n for n in within if n not in exact]
+    assert all(scored[n][1].shape_confidence == "guessed" and shape_warnings(scored[n][1]) for n in guesses)

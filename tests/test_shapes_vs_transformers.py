@@ -563,3 +563,48 @@ def test_blip_counts_its_vit_and_text_decoder_as_the_model_code_does(case):
     ours = count_params(shape_from_config(cfg, case, None)).total
     conf = BlipConfig(vision_config=dict(vision), text_config=dict(text))
     assert ours == _meta_count(lambda: BlipForConditionalGeneration(conf))
+
+
+SMALL_TEXT = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, vocab_size=500)
+SMALL_VISION = dict(hidden_size=48, intermediate_size=80, num_hidden_layers=2, num_attention_heads=4, image_size=56,
+                    patch_size=14)
+READINGS_9B = {
+    "DistilBertModel": ("DistilBertConfig", dict(dim=64, hidden_dim=96, n_layers=2, n_heads=4, vocab_size=500,
+                                                 sinusoidal_pos_embds=True)),
+    "DistilBertForMaskedLM": ("DistilBertConfig", dict(dim=64, hidden_dim=96, n_layers=2, n_heads=4, vocab_size=500)),
+    "DistilBertForSequenceClassification": ("DistilBertConfig", dict(dim=64, hidden_dim=96, n_layers=2, n_heads=4,
+                                                                     vocab_size=500, num_labels=3)),
+    "CLIPTextModel": ("CLIPTextConfig", SMALL_TEXT),
+    "CLIPModel": ("CLIPConfig", dict(text_config=SMALL_TEXT, vision_config=SMALL_VISION, projection_dim=40)),
+    "SiglipModel": ("SiglipConfig", dict(text_config=dict(SMALL_TEXT, projection_size=40), vision_config=SMALL_VISION)),
+    "SiglipModel/no-head": ("SiglipConfig", dict(text_config=SMALL_TEXT,
+                                                 vision_config=dict(SMALL_VISION, vision_use_head=False))),
+    "Wav2Vec2ForCTC": ("Wav2Vec2Config", dict(SMALL_TEXT, conv_dim=[32, 32], conv_kernel=[5, 3], conv_stride=[2, 2],
+                                              num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+                                              feat_extract_norm="layer", conv_bias=True, vocab_size=30)),
+    "Wav2Vec2Model": ("Wav2Vec2Config", dict(SMALL_TEXT, conv_dim=[32, 32], conv_kernel=[5, 3], conv_stride=[2, 2],
+                                             num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+                                             mask_time_prob=0.0)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(READINGS_9B))
+def test_distilbert_clip_siglip_and_wav2vec2_count_as_the_model_code_does(case):
+    import transformers
+
+    cls_name = case.split("/")[0]
+    conf_name, kw = READINGS_9B[case]
+    conf = getattr(transformers, conf_name)(**kw)
+    # the config as transformers writes it, with the class it names
+    cfg = dict(conf.to_dict(), architectures=[cls_name])
+    ours = count_params(shape_from_config(cfg, case, None)).total
+    assert ours == _meta_count(lambda: getattr(transformers, cls_name)(conf))
+
+
+def test_internvl_chat_counts_its_language_model_intern_vit_tower_and_projector():
+    # InternVL2-2B as published (remote code, no class in transformers): its own modeling_intern_vit.py and
+    # modeling_internvl_chat.py count 2,205,754,368 (MANIFEST.yaml audit_9b); the language model alone is InternLM2's
+    cfg = json.loads((CORPUS / "internvl2-2b-uav" / "config.json").read_text())
+    whole = count_params(shape_from_config(cfg, "internvl", None)).total
+    llm = count_params(shape_from_config(dict(cfg["llm_config"]), "internlm2", None)).total
+    assert whole == 2_205_754_368 and llm < whole
