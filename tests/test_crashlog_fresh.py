@@ -377,3 +377,17 @@ def test_the_sixteenth_audit_and_its_held_back_third_cite_no_thread_any_other_fi
     for case in cases:
         assert case["source"] not in cited, case["source"]
         assert (DATA / ("audit16b" if case in held else "audit16") / case["log"]).is_file(), case["log"]
+
+
+def test_the_seventeenth_audit_and_its_held_back_third_cite_no_thread_any_other_fixture_cites():
+    others = "".join((DATA / name / doc).read_text(encoding="utf-8") for name in SETS + ("real", "audit7")
+                     if name not in ("audit17", "audit17b") for doc in ("SOURCES.md", "expected.yaml"))
+    cited = set(re.findall(r"https://github\.com/[^\s|;)]+", others))
+    main, held = load("audit17"), load("audit17b")
+    cases = main + held
+    assert len(cases) >= 40 and len({c["source"] for c in cases}) == len(cases)
+    # the held-back third is fixed by the rule in audit17/SOURCES.md: SHA-256 of the source URL, 0 modulo 3
+    assert all((int(hashlib.sha256(c["source"].encode("utf-8")).hexdigest(), 16) % 3 == 0) == (c in held) for c in cases)
+    for case in cases:
+        assert case["source"] not in cited, case["source"]
+        assert (DATA / ("audit17b" if case in held else "audit17") / case["log"]).is_file(), case["log"]
