@@ -398,3 +398,35 @@ def test_a_far_traceback_of_only_a_forward_pass_after_the_message_names_no_phase
                    "    return F.linear(input, self.weight, self.bias)\n", encoding="utf-8")
     ev = parse_log(str(log)).primary
     assert ev is not None and ev.kind == "cuda_oom" and ev.phase is None
+
+
+def test_a_title_saying_when_the_failure_came_places_it_when_the_log_names_nothing(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("# CUDA out of memory when saving the merged model\n\nIt trained fine for three epochs.\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "cuda_oom" and ev.phase == "save"
+    assert ev.phase_evidence.source == "prose" and ev.phase_evidence.line == 1
+
+
+def test_the_reporters_words_never_override_a_frame(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("# Out of memory error during evaluation\n\nTraceback (most recent call last):\n"
+                   '  File "/opt/venv/lib/python3.11/site-packages/torch/optim/adamw.py", line 10, in step\n'
+                   "    exp_avg_sq.mul_(beta2)\n"
+                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.phase == "optimizer" and ev.phase_evidence.source == "frame"
+
+
+@pytest.mark.parametrize("sentence, phase", [
+    ("It fails while loading checkpoint shards with CUDA out of memory", "load"),
+    ("I get CUDA out of memory during the evaluation of the first epoch", "eval"),
+    ("RuntimeError: CUDA out of memory at the start of validation for my model", "eval"),
+    ("The run gets a CUDA out of memory error when generating long answers with beam search", "generate"),
+    ("CUDA out of memory after evaluation finished and the next epoch began", None),
+    ("CUDA out of memory while training the model with a batch size of eight", None),
+    ("CUDA out of memory when testing the tutorial on my laptop with a small GPU", None),
+])
+def test_the_prose_grammar_reads_when_while_during_and_not_after(sentence, phase):
+    from oomdoctor.crashlog.phase import prose_phase
+    assert prose_phase(sentence) == phase

@@ -716,3 +716,52 @@ def banner_phase(lines: list[str]) -> tuple[str, int] | None:
         phase = _BANNER_GERUNDS.get(m.group(1).lower()) if m and not _BANNER_DONE.search(text) else None
         return (phase, i) if phase else None
     return None
+
+
+# ------------------------------------------------------------------ the reporter's words, when nothing in the log does
+
+# A sentence that says when the failure came: a temporal conjunction or preposition (`when`, `while`, `during`, `upon`,
+# `at the start of`), at most three words, then the verb or noun of one phase (`when saving the model`, `during
+# evaluation`, `while loading checkpoint shards`). English grammar, not a tool's: read only after every reading of
+# the log named nothing. `after`/`before` place the failure next to a phase, not in it, and the words of a whole run
+# (`training`, `fine-tuning`, `step`) name no phase of it, so neither is read.
+_PROSE_WHEN = lazy_re(r"\b(?:when|while|during|upon|whilst|in the middle of|at the (?:start|beginning|end) of)\s+"
+                      r"((?:[\w'-]+[ \t]*){1,4})", needs=("when", "while", "during", "upon", "whilst",
+                                                                      "middle of", "start of", "beginning of", "end of"))
+_PROSE_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("backward", frozenset({"backward", "backprop", "backpropagation", "backpropagate"})),
+    ("optimizer", frozenset({"optimizer"})),
+    ("generate", frozenset({"generate", "generation", "inference", "infer", "sample", "sampling", "decode",
+                            "decoding", "rollout"})),
+    ("eval", frozenset({"eval", "evaluate", "evaluation", "validation", "validate", "predict", "prediction"})),
+    ("save", frozenset({"save", "saving", "export", "merge", "checkpointing"})),
+    ("data", frozenset({"dataloader", "tokenize", "tokenization", "preprocess", "preprocessing", "collate"})),
+    ("load", frozenset({"load", "loading", "from_pretrained"})),
+)
+
+
+def _prose_word(word: str) -> str | None:
+    """The phase of one English word, its inflections undone (`saving` -> save, `evaluating` -> evaluate)."""
+    w = word.lower()
+    forms = [w]
+    if w.endswith("ing") and len(w) > 5:
+        forms += [w[:-3], w[:-3] + "e"]
+    elif w.endswith("ed") and len(w) > 4:
+        forms += [w[:-2], w[:-1]]
+    elif w.endswith("s") and len(w) > 3:
+        forms += [w[:-1]]
+    for phase, vocab in _PROSE_CLASSES:
+        if any(f in vocab for f in forms):
+            return phase
+    return None
+
+
+def prose_phase(text: str) -> str | None:
+    """The phase a reporter's sentence or an issue's title places the failure in (`... when saving the model`), or
+    None; the first phrase that names one wins."""
+    for m in _PROSE_WHEN.finditer(text):
+        for word in m.group(1).split():
+            found = _prose_word(word.strip("'-"))
+            if found is not None:
+                return found
+    return None
