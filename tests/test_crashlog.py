@@ -430,3 +430,51 @@ def test_the_reporters_words_never_override_a_frame(tmp_path):
 def test_the_prose_grammar_reads_when_while_during_and_not_after(sentence, phase):
     from oomdoctor.crashlog.phase import prose_phase
     assert prose_phase(sentence) == phase
+
+
+@pytest.mark.parametrize("text, kind", [
+    ('{"error":"model requires more system memory (44.0 GiB) than is available (7.6 GiB)"}\n', "host_oom"),
+    ("# Killed!!\n\nThe process died after the first epoch.\n", "host_oom"),
+    ("# Allocation on device error\n\nIt happens in the VAE encode node.\n", "cuda_oom"),
+])
+def test_a_tools_words_retyped_or_refused_before_allocating_are_read(tmp_path, text, kind):
+    log = tmp_path / "x.log"
+    log.write_text(text, encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev is not None and ev.kind == kind
+
+
+def test_a_question_quoting_allocation_on_device_stays_a_question(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("# VAEDecode Allocation on device - error - can someone help ?\n", encoding="utf-8")
+    assert parse_log(str(log)).primary is None
+
+
+@pytest.mark.parametrize("node, phase", [("DiffusersGenerator", "generate"), ("CheckpointLoaderSimple", "load"),
+                                         ("SaveImage", "save"), ("CLIPTextEncode", None)])
+def test_comfyuis_failed_node_is_read_by_the_words_of_its_class(tmp_path, node, phase):
+    log = tmp_path / "x.log"
+    log.write_text(f"Error occurred when executing {node}:\n\nAllocation on device 0 would exceed allowed memory. "
+                   "(out of memory)\nCurrently allocated : 6.86 GiB\nRequested : 512.00 MiB\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "cuda_oom" and ev.phase == phase
+
+
+def test_a_batch_fetched_or_the_training_data_built_is_data_loading(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text('Traceback (most recent call last):\n  File "train.py", line 79, in train_process\n'
+                   "    batch_x, batch_y = get_next_batch(64, False)\n"
+                   '  File "train.py", line 115, in get_next_batch\n    batch_x = np.zeros([batch_size, 4096])\n'
+                   "MemoryError\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "host_oom" and ev.phase == "data" and "get_next_batch" in ev.phase_evidence.text
+
+
+def test_tgis_weight_download_before_the_shards_start_is_loading(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("# OutOfMemoryError for a 70b model\n\n```\n"
+                   "2023-11-30T14:51:44.035750Z  INFO download: text_generation_launcher: Starting download process.\n"
+                   "2023-11-30T14:51:48.239526Z  INFO download: text_generation_launcher: Successfully downloaded weights.\n"
+                   "```\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "cuda_oom" and ev.phase == "load"

@@ -84,6 +84,8 @@ SECONDARY_MARKERS = (
     b"ttempting to allocate",
     # ... and audit16/SOURCES.md (IOGPU's command-buffer error code quoted without MLX's line)
     b"CallbackErrorOutOfMemory",
+    # ... and audit17/SOURCES.md (ollama's refusal to start a model the host's free RAM cannot hold)
+    b"requires more system memory",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure

@@ -450,11 +450,24 @@ _TAXONOMY_LINES = tuple((phase, lazy_re(pat, needs=required_literals(pat)))
                         for phase, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line")
 
 
+# ComfyUI names the node that failed: execution.py's `Error occurred when executing <NodeClass>:` and its error report's
+# `Node Type: <NodeClass>` (app/logger). A node class is named for what it does (nodes.py: KSampler, VAEDecode,
+# CheckpointLoaderSimple, SaveImage; custom nodes the same way: DiffusersGenerator), so its words are read as a
+# frame's function is (lexical word classes); a step word (`model`, `train`) names no node's phase.
+_COMFY_NODE = lazy_re(r"Error occurred when executing (?P<a>\w+):|Node Type:\W*(?P<b>\w+)",
+                      needs=("Error occurred when executing", "Node Type:"))
+
+
 def taxonomy_line(text: str) -> str | None:
     """The phase a log line names by its call site (callsites.py's `line` rows), or None."""
     for phase, rx in _TAXONOMY_LINES:
         if rx.search(text):
             return phase
+    m = _COMFY_NODE.search(text)
+    if m:
+        found = _lex_phase_of(_lex_words(m.group("a") or m.group("b")))
+        if found is not None and found[0] in OUTER:
+            return found[0]
     return None
 
 
@@ -571,6 +584,10 @@ _LEX_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
 _LEX_COMPOUNDS: tuple[tuple[str, str], ...] = (
     ("data loader", "data"), ("data set", "data"), ("zero grad", "optimizer"), ("state dict", "save"),
     ("from pretrained", "load"), ("get item", "data"), ("next data", "data"),
+    # a batch fetched (`get_next_batch`, `next_batch`, `load_batch`) and the training set named as data (`trainData`,
+    # `train_dataset`): the input pipeline, not the step the words `train`/`load` would otherwise name
+    ("next batch", "data"), ("get batch", "data"), ("load batch", "data"), ("train data", "data"),
+    ("training data", "data"),
 )
 # Frames that name nothing of the run: wrappers, entry points, the interpreter's own (<module>, <lambda>).
 _LEX_SILENT = frozenset({"main", "run", "wrapper", "inner", "wrapped", "decorate", "context", "fn", "func", "module",
