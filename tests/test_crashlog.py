@@ -398,3 +398,83 @@ def test_a_far_traceback_of_only_a_forward_pass_after_the_message_names_no_phase
                    "    return F.linear(input, self.weight, self.bias)\n", encoding="utf-8")
     ev = parse_log(str(log)).primary
     assert ev is not None and ev.kind == "cuda_oom" and ev.phase is None
+
+
+def test_a_title_saying_when_the_failure_came_places_it_when_the_log_names_nothing(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("# CUDA out of memory when saving the merged model\n\nIt trained fine for three epochs.\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "cuda_oom" and ev.phase == "save"
+    assert ev.phase_evidence.source == "prose" and ev.phase_evidence.line == 1
+
+
+def test_the_reporters_words_never_override_a_frame(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("# Out of memory error during evaluation\n\nTraceback (most recent call last):\n"
+                   '  File "/opt/venv/lib/python3.11/site-packages/torch/optim/adamw.py", line 10, in step\n'
+                   "    exp_avg_sq.mul_(beta2)\n"
+                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB.\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.phase == "optimizer" and ev.phase_evidence.source == "frame"
+
+
+@pytest.mark.parametrize("sentence, phase", [
+    ("It fails while loading checkpoint shards with CUDA out of memory", "load"),
+    ("I get CUDA out of memory during the evaluation of the first epoch", "eval"),
+    ("RuntimeError: CUDA out of memory at the start of validation for my model", "eval"),
+    ("The run gets a CUDA out of memory error when generating long answers with beam search", "generate"),
+    ("CUDA out of memory after evaluation finished and the next epoch began", None),
+    ("CUDA out of memory while training the model with a batch size of eight", None),
+    ("CUDA out of memory when testing the tutorial on my laptop with a small GPU", None),
+])
+def test_the_prose_grammar_reads_when_while_during_and_not_after(sentence, phase):
+    from oomdoctor.crashlog.phase import prose_phase
+    assert prose_phase(sentence) == phase
+
+
+@pytest.mark.parametrize("text, kind", [
+    ('{"error":"model requires more system memory (44.0 GiB) than is available (7.6 GiB)"}\n', "host_oom"),
+    ("# Killed!!\n\nThe process died after the first epoch.\n", "host_oom"),
+    ("# Allocation on device error\n\nIt happens in the VAE encode node.\n", "cuda_oom"),
+])
+def test_a_tools_words_retyped_or_refused_before_allocating_are_read(tmp_path, text, kind):
+    log = tmp_path / "x.log"
+    log.write_text(text, encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev is not None and ev.kind == kind
+
+
+def test_a_question_quoting_allocation_on_device_stays_a_question(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("# VAEDecode Allocation on device - error - can someone help ?\n", encoding="utf-8")
+    assert parse_log(str(log)).primary is None
+
+
+@pytest.mark.parametrize("node, phase", [("DiffusersGenerator", "generate"), ("CheckpointLoaderSimple", "load"),
+                                         ("SaveImage", "save"), ("CLIPTextEncode", None)])
+def test_comfyuis_failed_node_is_read_by_the_words_of_its_class(tmp_path, node, phase):
+    log = tmp_path / "x.log"
+    log.write_text(f"Error occurred when executing {node}:\n\nAllocation on device 0 would exceed allowed memory. "
+                   "(out of memory)\nCurrently allocated : 6.86 GiB\nRequested : 512.00 MiB\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "cuda_oom" and ev.phase == phase
+
+
+def test_a_batch_fetched_or_the_training_data_built_is_data_loading(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text('Traceback (most recent call last):\n  File "train.py", line 79, in train_process\n'
+                   "    batch_x, batch_y = get_next_batch(64, False)\n"
+                   '  File "train.py", line 115, in get_next_batch\n    batch_x = np.zeros([batch_size, 4096])\n'
+                   "MemoryError\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "host_oom" and ev.phase == "data" and "get_next_batch" in ev.phase_evidence.text
+
+
+def test_tgis_weight_download_before_the_shards_start_is_loading(tmp_path):
+    log = tmp_path / "x.log"
+    log.write_text("# OutOfMemoryError for a 70b model\n\n```\n"
+                   "2023-11-30T14:51:44.035750Z  INFO download: text_generation_launcher: Starting download process.\n"
+                   "2023-11-30T14:51:48.239526Z  INFO download: text_generation_launcher: Successfully downloaded weights.\n"
+                   "```\n", encoding="utf-8")
+    ev = parse_log(str(log)).primary
+    assert ev.kind == "cuda_oom" and ev.phase == "load"

@@ -114,6 +114,10 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
                                   # print_info; llm_load_print_meta before it was renamed)
                                   r"print_info|llm_load_print_meta):",
      "llama.cpp src/llama-model.cpp, src/llama-context.cpp, ggml/src/ggml-alloc.c: function-prefixed reports"),
+    ("load", "TGI", "line", r"\bdownload: text_generation_launcher\b|Successfully downloaded weights\b|Starting (?:check and )?download process\b",
+     "text-generation-inference launcher/src/main.rs download_convert_model: the launcher fetches and converts the "
+     "weights in its `download` span before spawn_shards starts the shards that load them (`Shard ready` ends it): "
+     "the server's start-up"),
     ("load", "TGI", "line", r"Unable to warmup model|\bwarmup\{|\bWarmup\(|Not enough memory to handle \d+ prefill tokens",
      "text-generation-inference: server/.../flash_causal_lm.py FlashCausalLM.warmup, router's warmup span and "
      "'Unable to warmup model' (router/src/main.rs): the start-up's largest prefill"),

@@ -254,6 +254,9 @@ F_JVM = lazy_re(r"Native memory allocation \((?:mmap|malloc)\) failed to (?:map|
 # Rust's default allocation-error hook aborts with "memory allocation of {size} bytes failed" (library/std/src/alloc.rs
 # default_alloc_error_hook): host memory, with the request in bytes (tokenizers and other Rust extensions print it).
 F_RUST_ALLOC = lazy_re(r"\bmemory allocation of (?P<bytes>\d+) bytes failed", needs=("memory allocation of ",))
+# ollama refuses to start a model whose estimate does not fit the host's free RAM (llm/server.go, NewLlamaServer:
+# "model requires more system memory (%s) than is available (%s)"): host memory, before any allocation was tried.
+F_OLLAMA_RAM = lazy_re(r"\bmodel requires more system memory\b", needs=("requires more system memory",))
 # The HIP runtime's own failure report (ROCclr, AMD_LOG_LEVEL): hipamd/src/hip_memory.cpp logs "Allocation failed :
 # Device memory : required :%zu | free :%zu | total :%zu", device/rocm/rocmemory.cpp "Video memory allocation failed!".
 F_HIP_RT = lazy_re(r"Allocation failed : Device memory : required :(?P<bytes>\d+) \| free :(?P<free>\d+) \| total :(?P<total>\d+)|"
@@ -263,8 +266,10 @@ F_HIP_RT = lazy_re(r"Allocation failed : Device memory : required :(?P<bytes>\d+
 # environment." (its memory-application error's message): the NPU's device memory.
 # torch's cudaMallocAsync backend refuses with "Allocation on device <N> would exceed allowed memory. (out of memory)"
 # (c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync); ComfyUI's error report and the titles that quote it keep only
-# its first words (`Exception Message:** Allocation on device `, `KSampler Allocation on device`).
-F_ASYNC_ALLOC = lazy_re(r"\bAllocation on device\s*\d*\s*$", needs=("Allocation on device",))
+# its first words (`Exception Message:** Allocation on device `, `KSampler Allocation on device`), a title's retyping
+# with the reporter's word for what they saw after them (`# Allocation on device error`).
+F_ASYNC_ALLOC = lazy_re(r"\bAllocation on device\s*\d*\s*$|^#{1,6} .*\bAllocation on device\s*\d*\s+error\s*$",
+                        needs=("Allocation on device",))
 # torch-directml's allocator: "Could not allocate tensor with N bytes. There is not enough GPU video memory
 # available!" (DirectML's PyTorch backend, raised as a RuntimeError); a GPU whose maker the words do not name.
 F_DML = lazy_re(r"\bcould not allocate tensor with (?P<n>\S+) bytes\b", re.I)
@@ -287,7 +292,7 @@ F12 = lazy_re(r"sigkill_handler\].*?exits with return code = (?P<rc>-?\d+)|exits
 F12_KILLING = lazy_re(r"(?:sigkill_handler\]\s*|^)Killing subprocess (?P<pid>\d+)", needs=("Killing subprocess ",))
 # macOS's libc words the signal with its number, strsignal(SIGKILL) = "Killed: 9", and bash there prints a killed
 # job's status with it (Darwin Libc gen/strsignal.c appends ": <signo>" to sys_siglist's "Killed")
-F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|bash|sh): killed\b|(?:^|[\s`'\"]|: )Killed: 9\b", needs=("Killed", "Terminado (killed)", "sh: killed", "已杀死"))
+F13 = lazy_re(rf"(?:^|[\s\]|]){KILLED_WORDS}(?:[.!]*[ \t]*$|[ \t]{{2,}}\S)|\b(?:zsh|bash|sh): killed\b|(?:^|[\s`'\"]|: )Killed: 9\b", needs=("Killed", "Terminado (killed)", "sh: killed", "已杀死"))
 # The kernel's OOM killer (mm/oom_kill.c): "Out of memory: Killed process N (comm) total-vm:...kB, anon-rss:...kB"
 # since 4.19; before it, __oom_kill_process printed "Killed process N (comm) total-vm:..." under a separate
 # "Out of memory: Kill process N (comm) score S or sacrifice child" line, so there its memory figures mark it.
@@ -730,6 +735,8 @@ def _read_other_allocators(text: str) -> Parsed | None:
     m = F_RUST_ALLOC.search(text)
     if m:
         return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
+    if F_OLLAMA_RAM.search(text):
+        return _count(Parsed("host_oom"))
     m = F_HIP_RT.search(text)
     if m:
         return _count(Parsed("hip_oom", tried_gib=_per(m.group("bytes"), GIB), free_gib=_per(m.group("free"), GIB),

@@ -29,6 +29,7 @@ from oomdoctor.crashlog.phase import (
     line_phase,
     looks_like_code,
     message_phase,
+    prose_phase,
     taxonomy_line,
 )
 from oomdoctor.crashlog.scan import MarkerScan, coverage, merge_ranges, scan
@@ -83,6 +84,8 @@ SECONDARY_MARKERS = (
     b"ttempting to allocate",
     # ... and audit16/SOURCES.md (IOGPU's command-buffer error code quoted without MLX's line)
     b"CallbackErrorOutOfMemory",
+    # ... and audit17/SOURCES.md (ollama's refusal to start a model the host's free RAM cannot hold)
+    b"requires more system memory",
 )
 MARKERS = PRIMARY_MARKERS + SECONDARY_MARKERS
 # On logs too big for every marker to be searched everywhere, these two are: every memory-failure
@@ -484,7 +487,7 @@ def _phase(src: LogSource, h: _Hit) -> tuple | None:
     if h.parsed.extra.get("likely"):
         return _kill_phase(src, h)
     return (_special_form_phase(src, h) or _traceback_phase(src, h) or _lexical(src, h)
-            or _excerpt_frames(src, h))
+            or _excerpt_frames(src, h) or _prose(src, h))
 
 
 def _frame_runs(lines, rank: int | None) -> list[list[tuple[int, str]]]:
@@ -524,6 +527,43 @@ def _excerpt_frames(src: LogSource, h: _Hit) -> tuple | None:
         if found is None or found[0] == "forward" and side == 1 and not titled:
             continue
         return found[0], run[found[1]][0], run[found[1]][1], "frame"
+    return None
+
+
+PROSE_LINES = 12                   # lines read either side of a message for the reporter's words
+
+
+_LOG_MARKS = frozenset(":|[]{}=")
+
+
+def _is_sentence(text: str) -> bool:
+    """A reporter's sentence, as _SENTENCE reads one (eight or more words, none of a log line's marks), by counting:
+    any line near a message may be read here, and a long one must not cost the regex's backtracking."""
+    return len(text) <= 500 and not _LOG_MARKS.intersection(text) and len(text.split()) >= 8
+
+
+def _prose(src: LogSource, h: _Hit) -> tuple | None:
+    """Last of all, when nothing the tools printed named the phase: the reporter's own words, an issue's title quoting
+    the failure and the sentences around it (`CUDA out of memory when saving the model`), the nearest first and, at
+    equal distance, the one above. Only a title or a sentence counts (phase.prose_phase's grammar), not a log line."""
+    own = h.message
+    if _HEADING.search(own) or _is_sentence(own):
+        found = prose_phase(own)
+        if found:
+            return found, h.start, own.strip()[:200], "prose"
+    above = list(src.lines_before(h.start, PROSE_LINES))      # nearest first
+    below = list(src.lines_after(h.end, PROSE_LINES))
+    for d in range(max(len(above), len(below))):
+        for side in (above, below):
+            if d >= len(side):
+                continue
+            s, _e, raw = side[d]
+            text = F.clean(raw).text
+            if not (_HEADING.search(text) or _is_sentence(text)):
+                continue
+            found = prose_phase(text)
+            if found:
+                return found, s, text.strip()[:200], "prose"
     return None
 
 

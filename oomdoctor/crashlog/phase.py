@@ -450,11 +450,24 @@ _TAXONOMY_LINES = tuple((phase, lazy_re(pat, needs=required_literals(pat)))
                         for phase, _fw, kind, pat, _src in callsites.CALLSITES if kind == "line")
 
 
+# ComfyUI names the node that failed: execution.py's `Error occurred when executing <NodeClass>:` and its error report's
+# `Node Type: <NodeClass>` (app/logger). A node class is named for what it does (nodes.py: KSampler, VAEDecode,
+# CheckpointLoaderSimple, SaveImage; custom nodes the same way: DiffusersGenerator), so its words are read as a
+# frame's function is (lexical word classes); a step word (`model`, `train`) names no node's phase.
+_COMFY_NODE = lazy_re(r"Error occurred when executing (?P<a>\w+):|Node Type:\W*(?P<b>\w+)",
+                      needs=("Error occurred when executing", "Node Type:"))
+
+
 def taxonomy_line(text: str) -> str | None:
     """The phase a log line names by its call site (callsites.py's `line` rows), or None."""
     for phase, rx in _TAXONOMY_LINES:
         if rx.search(text):
             return phase
+    m = _COMFY_NODE.search(text)
+    if m:
+        found = _lex_phase_of(_lex_words(m.group("a") or m.group("b")))
+        if found is not None and found[0] in OUTER:
+            return found[0]
     return None
 
 
@@ -571,6 +584,10 @@ _LEX_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
 _LEX_COMPOUNDS: tuple[tuple[str, str], ...] = (
     ("data loader", "data"), ("data set", "data"), ("zero grad", "optimizer"), ("state dict", "save"),
     ("from pretrained", "load"), ("get item", "data"), ("next data", "data"),
+    # a batch fetched (`get_next_batch`, `next_batch`, `load_batch`) and the training set named as data (`trainData`,
+    # `train_dataset`): the input pipeline, not the step the words `train`/`load` would otherwise name
+    ("next batch", "data"), ("get batch", "data"), ("load batch", "data"), ("train data", "data"),
+    ("training data", "data"),
 )
 # Frames that name nothing of the run: wrappers, entry points, the interpreter's own (<module>, <lambda>).
 _LEX_SILENT = frozenset({"main", "run", "wrapper", "inner", "wrapped", "decorate", "context", "fn", "func", "module",
@@ -715,4 +732,53 @@ def banner_phase(lines: list[str]) -> tuple[str, int] | None:
         m = _BANNER_WORD.search(text)
         phase = _BANNER_GERUNDS.get(m.group(1).lower()) if m and not _BANNER_DONE.search(text) else None
         return (phase, i) if phase else None
+    return None
+
+
+# ------------------------------------------------------------------ the reporter's words, when nothing in the log does
+
+# A sentence that says when the failure came: a temporal conjunction or preposition (`when`, `while`, `during`, `upon`,
+# `at the start of`), at most three words, then the verb or noun of one phase (`when saving the model`, `during
+# evaluation`, `while loading checkpoint shards`). English grammar, not a tool's: read only after every reading of
+# the log named nothing. `after`/`before` place the failure next to a phase, not in it, and the words of a whole run
+# (`training`, `fine-tuning`, `step`) name no phase of it, so neither is read.
+_PROSE_WHEN = lazy_re(r"\b(?:when|while|during|upon|whilst|in the middle of|at the (?:start|beginning|end) of)\s+"
+                      r"((?:[\w'-]+[ \t]*){1,4})", needs=("when", "while", "during", "upon", "whilst",
+                                                                      "middle of", "start of", "beginning of", "end of"))
+_PROSE_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
+    ("backward", frozenset({"backward", "backprop", "backpropagation", "backpropagate"})),
+    ("optimizer", frozenset({"optimizer"})),
+    ("generate", frozenset({"generate", "generation", "inference", "infer", "sample", "sampling", "decode",
+                            "decoding", "rollout"})),
+    ("eval", frozenset({"eval", "evaluate", "evaluation", "validation", "validate", "predict", "prediction"})),
+    ("save", frozenset({"save", "saving", "export", "merge", "checkpointing"})),
+    ("data", frozenset({"dataloader", "tokenize", "tokenization", "preprocess", "preprocessing", "collate"})),
+    ("load", frozenset({"load", "loading", "from_pretrained"})),
+)
+
+
+def _prose_word(word: str) -> str | None:
+    """The phase of one English word, its inflections undone (`saving` -> save, `evaluating` -> evaluate)."""
+    w = word.lower()
+    forms = [w]
+    if w.endswith("ing") and len(w) > 5:
+        forms += [w[:-3], w[:-3] + "e"]
+    elif w.endswith("ed") and len(w) > 4:
+        forms += [w[:-2], w[:-1]]
+    elif w.endswith("s") and len(w) > 3:
+        forms += [w[:-1]]
+    for phase, vocab in _PROSE_CLASSES:
+        if any(f in vocab for f in forms):
+            return phase
+    return None
+
+
+def prose_phase(text: str) -> str | None:
+    """The phase a reporter's sentence or an issue's title places the failure in (`... when saving the model`), or
+    None; the first phrase that names one wins."""
+    for m in _PROSE_WHEN.finditer(text):
+        for word in m.group(1).split():
+            found = _prose_word(word.strip("'-"))
+            if found is not None:
+                return found
     return None
