@@ -22,8 +22,8 @@ drawn in four declared rounds aimed at phases other than the forward pass and sc
 for them; tests/data/logs/audit16/ 52 more and audit16b/ 28 held back the same way, drawn in four declared rounds and
 scored on main 0c70d11 and on the branch's step-1 code before any change for them; tests/data/logs/audit17/ 44 more and
 audit17b/ 20 held back the same way, drawn in two declared rounds and scored on main 0c70d11 and on the branch's step-1
-code (the reporter's words read last) before any change for them; tests/data/logs/audit18/ 26 more and audit18b/ 11 held back
-the same way, drawn by nine declared queries and scored once on main dd2db46. The rates asked: verdict 95%, phase 85% of the excerpts
+code (the reporter's words read last) before any change for them; tests/data/logs/audit18/ 33 more and audit18b/ 15 held back
+the same way, drawn in two declared rounds and scored once on main dd2db46. The rates asked: verdict 95%, phase 85% of the excerpts
 that carry a cue, "tried to allocate" 98% (to the byte). Run with -s to see the table.
 """
 from __future__ import annotations
@@ -192,11 +192,12 @@ FLOORS["audit16b"] = {"verdict": 0.89, "phase": 0.55, "tried": 0.98}
 # audit17b/ (20 held back by a hash of the source URL, first sight 85.0% / 25.0% / 100% on 0c70d11, 85.0% / 50.0% /
 # 100% on the step-1 code) is scored, never fixed against.
 FLOORS["audit17b"] = {"verdict": 0.85, "phase": 0.50, "tried": 0.98}
-# audit18/ (26, first sight 100% / no cue / 100% on main dd2db46) holds no phase cue: all three of the draw's fell to
-# the held-back third. audit18b/ (11 held back by a hash of the source URL, first sight 11/11, 0/3, 3/3, totals only)
-# is scored, never fixed against; its floors are its first-sight figures.
-FLOORS["audit18"] = {"verdict": 1.0, "phase": 0.85, "tried": 1.0}
-FLOORS["audit18b"] = {"verdict": 1.0, "phase": 0.0, "tried": 1.0}
+# audit18/ (33, first sight 93.9% / 0 of 1 / 100% on main dd2db46, nothing fixed for it; asked 95% / 85% / 98%): its
+# misses are a title quoting `"out of memory"` with no allocator named (and its generate phase), and Python's
+# `MemoryError` quoted in a sentence. audit18b/ (15 held back by a hash of the source URL, first sight 15/15, 2/5,
+# 3/3, totals only) is scored, never fixed against. The floors are the first-sight figures.
+FLOORS["audit18"] = {"verdict": 0.93, "phase": 0.0, "tried": 1.0}
+FLOORS["audit18b"] = {"verdict": 1.0, "phase": 0.40, "tried": 1.0}
 
 
 def test_fresh_excerpts_score_at_the_first_sight_rates(scored):
