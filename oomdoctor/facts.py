@@ -429,6 +429,11 @@ class TrainingSetup:
     def with_changes(self, **values: Any) -> TrainingSetup:
         return replace(self, **values)
 
+    def with_liger_loss_only(self) -> TrainingSetup:
+        """This setup with Liger's fused loss but not its layer kernels (RMSNorm, SwiGLU): what a trace that cannot
+        run Liger's Triton layers runs (simulate/verify.py)."""
+        return replace(self, extras={**self.extras, "liger_loss_only": True})
+
     @cached_property
     def mechanisms(self) -> Mechanisms:
         """The framework mechanisms `extras` turns on, typed (see `mechanisms_of`); read once per setup (a setup

@@ -101,7 +101,7 @@ def verify(report: Report, *, time_limit_s: float | None = DEFAULT_TIME_LIMIT_S,
                 fused, kernel = FUSED_TRACED, f"liger-kernel {version}"
                 # the tracer runs Liger's fused loss (simulate/fused_loss.py), not its Triton RMSNorm and SwiGLU:
                 # the estimate compared keeps the model's own layers, as the trace does
-                compared = setup.with_changes(extras={**setup.extras, "liger_loss_only": True})
+                compared = setup.with_liger_loss_only()
     if progress is not None:
         progress(msg("verify.progress.start", n=len(rules)))
     result = trace_step(setup, report.shape, progress=progress, time_limit_s=time_limit_s,
