@@ -361,7 +361,9 @@ def convert(case: dict, ref: dict):
     # (configs/entries.py _SWIFT: use_liger_kernel -> fused_ce, rlhf_type -> stage, sequence_parallel_size ->
     # seq_parallel; modules_to_save, quant_method and PYTORCH_CUDA_ALLOC_CONF kept as mechanisms; axolotl's
     # quantize_moe_experts, kept by configs/axolotl.py)
-    for key in ("modules_to_save", "quant_method", "expandable_segments", "quantize_moe_experts", "loss_scale"):
+    # torchtitan's activation_checkpoint selective_ac_option, as its TOML names it
+    for key in ("modules_to_save", "quant_method", "expandable_segments", "quantize_moe_experts", "loss_scale",
+                "selective_ac_option"):
         if case.get(key):
             extras[key] = case[key]
     if case.get("liger"):

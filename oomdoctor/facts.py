@@ -123,6 +123,9 @@ class Mechanisms:
     fsdp_version: int = 1                     # axolotl/accelerate fsdp_version: 2 is torch's fully_shard (FSDP2)
     loss_scale: str = ""                      # ms-swift --loss_scale (hermes, react, last_round+qwen, ...)
     keeps_outputs: bool = False               # the training loop holds the model's outputs through backward and step
+    # torch's selective activation checkpointing with torchtitan's op policy (activation_checkpoint mode "selective",
+    # selective_ac_option "op"): a checkpointed block also keeps every other matmul's output and the attention's
+    selective_ac_op: bool = False
     # Liger-Kernel's RMSNorm and SwiGLU/GeGLU modules in place of the model's (its whole-model patch: HF Trainer and
     # TRL use_liger_kernel, LLaMA-Factory enable_liger_kernel, ms-swift and OpenRLHF use_liger_kernel; axolotl's
     # liger_rms_norm and liger_glu_activation one by one)
@@ -248,6 +251,7 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         fsdp_version=_first(e, ("fsdp_version",), _whole) or 1,
         loss_scale=str(e.get("loss_scale") or "").strip().lower(),
         keeps_outputs=_flag_on(e.get("keeps_model_outputs", False)),
+        selective_ac_op=str(e.get("selective_ac_option") or "").strip().lower() == "op",
         liger_norm=_liger(e, "liger_rms_norm"), liger_glu=_liger(e, "liger_glu_activation"),
         zero_live_parameters=_float(e.get("stage3_max_live_parameters", 1e9) or 1e9, 1e9),
         zero_prefetch_bucket=_bucket(e, "stage3_prefetch_bucket_size"),

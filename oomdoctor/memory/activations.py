@@ -224,11 +224,37 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
     head = 4 * ly.h + 4 + (ly.r * ly.h if setup.method == "full" else 0)
     if setup.method == "full":
         head += ly.a * ly.h if ly.autocast and ly.r != ly.a else ly.r * ly.h
-    return LayerBytes(saved=per_layer, checkpoint_input=ly.r * ly.h, shared=2 * ly.r * ly.d,
+    kept_input: float = ly.r * ly.h
+    if setup.grad_ckpt and setup.mechanisms.selective_ac_op:
+        kept_input += _op_policy_saved(shape, ly, saved)
+    return LayerBytes(saved=per_layer, checkpoint_input=kept_input, shared=2 * ly.r * ly.d,
                       mask=1 * seq if ly.with_mask else 0, head_saved=head,
                       backward_extra=backward_peak - per_layer, head_backward=_norm_backward(ly),
                       first_unrecorded=_first_unrecorded(ly, saved), forward_flight=_forward_flight(ly),
                       hook_escape=_hook_escape(shape, ly) if quantized else 0.0)
+
+
+def _op_policy_saved(shape: ModelShape, ly: _Layer, saved: dict) -> float:
+    """Per-token bytes a block keeps beyond its input under torchtitan's selective op-level checkpointing: the
+    policy saves the outputs of the ops in its save list (SDPA's flash/efficient kernels among them) and, of the
+    matmuls, the 1st, 3rd, 5th... in forward order, counted afresh in each block
+    (torchtitan/parallelisms/parallelize_llama.py `_save_list`, `_custom_policy`: `meta[mm_count_key] += 1`, then
+    `not (func == aten.mm and meta[mm_count_key] % 2 == 0)` @9dec370). Dense layers whose weights train: an
+    adapter's matmuls would enter the count, and experts run grouped kernels outside it."""
+    if shape.num_experts or ly.targets:
+        return 0.0
+    widths = [ly.q_dim + 2 * ly.kv_dim] if ly.qkv_fused else [ly.q_dim, ly.kv_dim, ly.kv_dim]
+    widths.append(ly.h)                                   # o_proj
+    if shape.gated_mlp:
+        widths += [2 * ly.inter] if ly.gate_up_fused else [ly.inter, ly.inter]
+    else:
+        widths.append(ly.inter)
+    widths.append(ly.h)                                   # down_proj
+    kept = ly.a * sum(widths[0::2])
+    if not ly.eager:
+        # the fused attention kernel's output and log-sum-exp (eager attention's matmuls are batched, not in the list)
+        kept += saved.get("attn:out", 0.0) + saved.get("attn:lse", 0.0)
+    return kept
 
 
 def _save_linear(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width: int) -> None:
