@@ -244,12 +244,10 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         except InputError as err:
             # A diff pasted from a review thread: what the file becomes, its added and context lines; else a config
             # pasted inside an inline code span (a single backtick before its first line).
-            new_side = unwrap_diff(text)
-            how = "diff"
-            if new_side is None:
-                new_side, how = unwrap_code_span(text), "code span"
-            if new_side is None:
+            found = _bare_fallback(text, err)
+            if found is None:
                 raise
+            new_side, how = found
             try:
                 setup = _load_text(path, new_side, framework_version=framework_version, log_versions=log_versions,
                                    model=model)
@@ -261,6 +259,32 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         warnings = (*setup.warnings, msg("config.markdown_read", where=path, how=wrapped))
         setup = replace(setup, extras={**setup.extras, "markdown_paste": wrapped}, warnings=warnings)
     return setup
+
+
+def _bare_fallback(text: str, err: InputError) -> tuple[str, str] | None:
+    """What a bare paste that is no config as written holds: a diff's new side, a config in an inline code span,
+    a config with prose after it; (the text, how it was found) or None."""
+    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff
+
+    for inner, how in ((unwrap_diff(text), "diff"), (unwrap_code_span(text), "code span"),
+                       (_before_prose(text, err), "prose after it left out")):
+        if inner is not None:
+            return inner, how
+    return None
+
+
+def _before_prose(text: str, err: InputError) -> str | None:
+    """A config pasted bare with a paragraph of prose after it (an issue form's `### Reproduction` YAML, then
+    `### Expected behavior` and a sentence): the YAML parser stops in the prose, so the text up to the blank
+    line before the paragraph it stopped in is the config. None when the error is no syntax error or no blank
+    line comes before it."""
+    if not _syntax(err) or not err.line:
+        return None
+    lines = text.split("\n")
+    blank = max((i for i in range(min(err.line - 1, len(lines))) if not lines[i].strip()), default=0)
+    if not any(ln.strip() and not ln.lstrip().startswith("#") for ln in lines[:blank]):
+        return None
+    return "\n".join(lines[:blank])
 
 
 def _load_text(path: str, text: str, *, framework_version: str | None, log_versions: Mapping[str, str] | None,

@@ -6,6 +6,8 @@ trainer_args.CONVENTIONS, each guess said in a note. Defaults are those of each 
 dataclasses, read from its repository:
 - Qwen finetune.py (QwenLM/Qwen, Qwen2 examples/sft): model_max_length 8192, LoRA only with --use_lora,
   lora_r 64, lora_alpha 16, --q_lora a 4-bit (GPTQ / bnb) base;
+- MiniCPM-V finetune/finetune.py (OpenBMB/MiniCPM-V): Qwen's flag names, model_max_length 2048, lora_r 64,
+  lora_alpha 64, told apart by --llm_type / --max_slice_nums / --tune_vision / --tune_llm;
 - FastChat (lm-sys/FastChat fastchat/train): model_max_length 512; train_lora.py lora_r 8, lora_alpha 16,
   --q_lora bnb NF4, --flash_attn its own bool; train_mem.py patches in FlashAttention;
 - Chinese-LLaMA-Alpaca(-2) run_clm_*_with_peft.py: LoRA unless --full_finetuning, lora_rank 8,
@@ -159,6 +161,15 @@ ENTRIES: tuple[Entry, ...] = (
           version_hint=("0.7.1", "train_bash.py")),
     Entry("llamafactory_train", "LLaMA-Factory src/train.py", reader="llamafactory", scripts=("src/train.py", "train.py"),
           needs_flags=("stage", "finetuning_type", "template"), config_positional=True),
+    # MiniCPM-V finetune/finetune.py (OpenBMB/MiniCPM-V@0dbb566 finetune.py:41-67): the same flag names as Qwen's
+    # finetune.py, its own defaults: model_max_length 2048, LoRA only with --use_lora, lora_r 64, lora_alpha 64;
+    # --q_lora only prepares the model for k-bit training (no quantisation of its own), so it is not read as QLoRA.
+    # Told apart by the flags no other finetune.py takes.
+    Entry("minicpm_v", "MiniCPM-V finetune.py", scripts=("finetune.py",),
+          flags={k: v for k, v in _QWEN.items() if k != "q_lora"},
+          needs_flags=("llm_type", "max_slice_nums", "tune_vision", "tune_llm"),
+          defaults=(("method", "full"), ("seq_len", 2048), ("lora_rank", 64), ("lora_alpha", 64)),
+          seq_flag="model_max_length"),
     Entry("qwen", "Qwen finetune.py", scripts=("finetune.py",), flags=_QWEN,
           needs_flags=("use_lora", "q_lora", "model_max_length", "lazy_preprocess"),
           defaults=(("method", "full"), ("seq_len", 8192), ("lora_rank", 64), ("lora_alpha", 16), ("quant_bits", 4)),

@@ -1001,7 +1001,28 @@ def _rejoin_flag_lines(text: str) -> tuple[str, int] | None:
             continue
         lines[i - 1] = above if above.endswith("\\") else above + " \\"
         first = first or i
+        if not above.lstrip().startswith("-"):
+            _rejoin_env_lines(lines, i - 1, text)
     return ("\n".join(lines), first) if first else None
+
+
+_LONE_ASSIGNMENT = re.compile(r"^\s*([A-Za-z_]\w*)=\S*\s*$")
+
+
+def _rejoin_env_lines(lines: list[str], head: int, text: str) -> None:
+    """The `NAME=value` lines right above a command whose continuations the page dropped lost theirs too: with
+    them the assignments were the command's environment (bash: assignments before the command name are
+    exported to it, "Simple Command Expansion"), as launchers read NPROC_PER_NODE or CUDA_VISIBLE_DEVICES.
+    A name the paste expands (`$NAME`) was a shell variable meant for later words and keeps its own line."""
+    j = head - 1
+    while j >= 0:
+        m = _LONE_ASSIGNMENT.match(lines[j])
+        if m is None or lines[j].rstrip().endswith("\\"):
+            return
+        if re.search(r"\$\{?" + m.group(1) + r"\b", text):
+            return
+        lines[j] = lines[j].rstrip() + " \\"
+        j -= 1
 
 
 def _stage_of_command(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:

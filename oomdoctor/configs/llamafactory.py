@@ -131,6 +131,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
         b.from_doc(field, doc, flag, doc.bool_(flag))
     _read_sequence(b, doc, version, stage)
     _read_switches(b, doc, stage)
+    _read_megatron_bridge(b, doc)
 
     # ---- eval
     val_size = doc.float_("val_size", minimum=0)
@@ -232,6 +233,41 @@ def _read_sequence(b: Builder, doc: Doc, version: str, stage: str) -> None:
         b.set("packing", packing, doc.src(k_pack))
     else:
         b.default("packing", stage == "pt", msg("config.default.lf_packing"))
+
+
+# LLaMA-Factory's Megatron Bridge run (USE_MEGATRON_BRIDGE=1): these keys parse only into MegatronBridgeArguments
+# (src/llamafactory/hparams/megatron_bridge_args.py; hparams/parser.py _TRAIN_MBRIDGE_ARGS), so a config that
+# writes one of them trains a Megatron model. Key -> (setup field, its dataclass default).
+_MBRIDGE_KEYS = (("tensor_model_parallel_size", "tensor_parallel", 1), ("pipeline_model_parallel_size", "pipeline_parallel", 1),
+                 ("expert_model_parallel_size", "expert_parallel", 1), ("context_parallel_size", "context_parallel", 1),
+                 ("virtual_pipeline_model_parallel_size", "virtual_pipeline", None),
+                 ("sequence_parallel", "sequence_parallel", False), ("use_distributed_optimizer", "distributed_optimizer", True),
+                 ("recompute_granularity", "recompute", None), ("recompute_method", "recompute_method", None),
+                 ("recompute_num_layers", "recompute_layers", None))
+
+
+def _read_megatron_bridge(b: Builder, doc: Doc) -> None:
+    """A config with Megatron Bridge's own keys: Megatron's parallel sizes, distributed optimizer and recompute,
+    each from its key or MegatronBridgeArguments' default; checkpointing is Megatron's recompute (none: off)."""
+    if not any(doc.has(key) for key, _, _ in _MBRIDGE_KEYS):
+        return
+    b.set("megatron", True, doc.src(next(key for key, _, _ in _MBRIDGE_KEYS if doc.has(key))))
+    for key, field_name, default in _MBRIDGE_KEYS:
+        if isinstance(default, bool):
+            value: Any = doc.bool_(key)
+        elif field_name.startswith("recompute") and field_name != "recompute_layers":
+            value = doc.str_(key)
+        else:
+            value = doc.int_(key, minimum=1)
+        if value is not None:
+            b.set(field_name, value, doc.src(key))
+        elif default is not None:
+            b.default(field_name, default, key)
+    recompute = b.values.get("recompute")
+    if recompute:
+        b.set("grad_ckpt", True, doc.src("recompute_granularity"))
+    else:
+        b.default("grad_ckpt", False, "recompute_granularity")
 
 
 def _read_switches(b: Builder, doc: Doc, stage: str) -> None:
