@@ -721,6 +721,15 @@ class Builder:
         if message not in self.warnings:
             self.warnings.append(message)
 
+    @classmethod
+    def over(cls, framework: Framework, label: str, version: str, ctx: Context) -> Builder:
+        """A tool read over another framework's regime (xtuner over transformers, AutoTrain over TRL): the setup's
+        framework_version is that framework's release, which memory/regime.py reads, and the tool's own release
+        names only whose defaults filled the rest, so the regime's release stays unstated."""
+        b = cls(framework, "", f"{label} {version}")
+        b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
+        return b
+
     def build(self, *docs: Doc, **fixed: Any) -> TrainingSetup:
         values = {**self.values, **fixed}
         extras = dict(self.extras)

@@ -49,10 +49,7 @@ def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] |
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:
     version = ctx.framework_version or DEFAULT_VERSION
-    # the setup's framework_version is the TRL release whose regime applies (memory/regime.py reads it so);
-    # this tool's own release names only whose defaults filled the rest: the TRL release is not stated here
-    b = Builder(FRAMEWORK, "", f"{LABEL} {version}")
-    b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
+    b = Builder.over(FRAMEWORK, LABEL, version, ctx)
     if doc.str_("base_model"):
         b.set("model", doc.str_("base_model") or "", doc.src("base_model"))
     task = (doc.str_("task") or "llm").lower()

@@ -109,10 +109,7 @@ def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] |
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:
     version = ctx.framework_version or DEFAULT_VERSION
-    # the setup's framework_version is the transformers release whose regime applies (memory/regime.py reads it so);
-    # this tool's own release names only whose defaults filled the rest: the transformers release is not stated here
-    b = Builder(FRAMEWORK, "", f"{LABEL} {version}")
-    b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
+    b = Builder.over(FRAMEWORK, LABEL, version, ctx)
     model_key = next((k for k in ("model.llm.pretrained_model_name_or_path", "pretrained_model_name_or_path")
                       if isinstance(doc.get(k), str)), None)
     if model_key:
