@@ -79,7 +79,7 @@ def test_a_yaml_with_a_paragraph_of_prose_after_it_is_read_up_to_the_prose(tmp_p
                                              "finetuning_type: lora\ncutoff_len: 512\n\n### Expected behavior\n\n"
                                              "Please tell me how to set preprocessing_num_workers to 1, thanks\n"))
     assert (s.framework, s.model, s.seq_len) == ("llamafactory", "org/m", 512)
-    assert s.extras["markdown_paste"] == "prose after it left out"
+    assert s.extras["markdown_paste"] == "trailing prose"
 
 
 def test_a_yaml_broken_inside_its_first_paragraph_is_still_refused(tmp_path):

@@ -267,7 +267,7 @@ def _bare_fallback(text: str, err: InputError) -> tuple[str, str] | None:
     from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff
 
     for inner, how in ((unwrap_diff(text), "diff"), (unwrap_code_span(text), "code span"),
-                       (_before_prose(text, err), "prose after it left out")):
+                       (_before_prose(text, err), "trailing prose")):
         if inner is not None:
             return inner, how
     return None
