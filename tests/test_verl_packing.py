@@ -102,8 +102,7 @@ def test_token_packing_rung_fires_when_both_are_off_and_names_the_keys(tmp_path)
     assert budget % after.seq_len == 0 and budget >= 2 * after.seq_len
     one_more = estimate(with_values(after, {"token_budget": budget + after.seq_len}), report.shape, report.hardware)
     assert not one_more.fits
-    _, lines = override_block(report.setup, report.plan.final_setup(report.setup),
-                              [c.field for s in steps for c in s.changes], False, "en")
+    _, lines = override_block(report.setup, report.plan.final_setup(report.setup), report.plan, False, "en")
     assert f"{ACTOR}.use_dynamic_bsz=True" in lines
     assert "actor_rollout_ref.model.use_remove_padding=True" in lines
     assert f"{ACTOR}.ppo_max_token_len_per_gpu={budget}" in lines

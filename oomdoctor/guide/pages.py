@@ -506,8 +506,7 @@ class _Writer:
         else:
             paras.append(self.tr("ap_nofile"))
             # a verl script is not patched: the plan's values as Hydra overrides for its launch command
-            fields = [c.field for step in r.plan.steps for c in step.changes]
-            head, overrides = override_block(start, final, fields, False, self.lang)
+            head, overrides = override_block(start, final, r.plan, False, self.lang)
             if overrides:
                 paras.append(head)
                 code += overrides

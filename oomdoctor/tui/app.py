@@ -414,8 +414,8 @@ class OomDoctorApp(Localized, App[int]):
                 env_text.append(f"  • {say(note, self.lang)}\n")
         if sel is not None:
             # a verl script is not patched: the selection's values as Hydra overrides for its command
-            fields = [c.field for step in self.current_plan().steps for c in step.changes]
-            head, overrides = override_block(self.report.setup, sel.setup, fields, bool(sel.patch), self.lang)
+            head, overrides = override_block(self.report.setup, sel.setup, self.current_plan(), bool(sel.patch),
+                                             self.lang)
             if overrides:
                 env_text.append(head + "\n", style="bold")
                 for line in overrides:

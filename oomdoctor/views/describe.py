@@ -16,6 +16,7 @@ from oomdoctor.facts import (
     Hardware,
     ModelShape,
     Msg,
+    Plan,
     Step,
     TrainingSetup,
     msg,
@@ -349,14 +350,14 @@ def override_lines(before: TrainingSetup, after: TrainingSetup, fields: Sequence
     return out
 
 
-def override_block(before: TrainingSetup | None, after: TrainingSetup | None, fields: Sequence[str], patched: bool,
+def override_block(before: TrainingSetup | None, after: TrainingSetup | None, plan: Plan, patched: bool,
                    lang: str) -> tuple[str, list[str]]:
-    """The sentence and `key=value` lines a verl plan gives to paste into the launch command, the same in every
-    view; ("", []) when the run is not verl, its YAML config is patched (the diff holds the keys), or no changed
-    field has a verl key."""
+    """The sentence and `key=value` lines that take a verl run from `before` to `after` (the plan's final setup, or
+    the steps a user kept) to paste into the launch command, the same in every view; ("", []) when the run is not
+    verl, its YAML config is patched (the diff holds the keys), or no field the plan changes has a verl key."""
     if before is None or after is None or patched:
         return "", []
-    lines = override_lines(before, after, fields)
+    lines = override_lines(before, after, [c.field for step in plan.steps for c in step.changes])
     if not lines:
         return "", []
     from oomdoctor.planner.registry import value_of

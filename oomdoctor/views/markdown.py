@@ -72,8 +72,7 @@ def _plan_section(report: Report, lang: str) -> list[str]:
         lines += _table(["#", say("report.col.step", lang), say("report.col.peak", lang),
                          say("markdown.saves_gib", lang), say("report.col.costs", lang)], rows, right=(0, 2, 3))
         lines.append("")
-        fields = [c.field for step in plan.steps for c in step.changes]
-        head, overrides = override_block(report.setup, plan.steps[-1].setup, fields, bool(report.patch), lang)
+        head, overrides = override_block(report.setup, plan.steps[-1].setup, plan, bool(report.patch), lang)
         if overrides:
             lines += [f"### {say('markdown.overrides', lang)}", "", head, ""] + _fence("\n".join(overrides), "sh")
             lines.append("")

@@ -314,9 +314,8 @@ def _render_steps(report: Report, est: Estimate, console: AnyConsole, kit: Kit, 
     if installs:
         # without the package the patched run stops at its start: said where the plan is, not in a cost
         print_hanging(console, [(say("report.install", lang, cmds=" ; ".join(installs)), "bold")], 2)
-    fields = [c.field for step in plan.steps for c in step.changes]
     # a verl YAML config is patched (the diff below holds these keys); a script or a pasted command is not
-    head, overrides = override_block(s, plan.steps[-1].setup, fields, bool(report.patch), lang)
+    head, overrides = override_block(s, plan.steps[-1].setup, plan, bool(report.patch), lang)
     if overrides:
         print_hanging(console, [head], 2)
         for line in overrides:
