@@ -124,6 +124,8 @@ def test_a_device_oom_of_the_same_run_is_a_plain_oom_not_a_doubt(tmp_path, capsy
     code, out, _ = run_cli(capsys, str(log), str(TUNING), "--gpu", "H100", "--json")
     est = json.loads(out)["estimate"]
     assert code == 1 and est["fits"] is False and "verdict" not in est and "length_bound_gib" not in est
+    # and no "a mean length of N tokens would fit" beside it: the crash measured the run's real lengths
+    assert "verl_packed_fit_tokens" not in est["details"]
     code, out, _ = run_cli(capsys, str(log), str(TUNING), "--gpu", "H100", "--plain")
     assert "does not fit" in out.split("Plan")[0] and "may not fit" not in out.split("Plan")[0]
 

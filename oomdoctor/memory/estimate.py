@@ -219,8 +219,9 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             params_total=counts.total, lm_head=counts.lm_head, compute_bytes=rg.compute_bytes,
             activations_of=lambda t: _eval_activations(shape, rg, t, setup.seq_len, setup.attention),
             context=CUDA_CONTEXT_GIB * GIB, cublas=CUBLAS_WORKSPACE_GIB * GIB)
-        if not _packed_probe:
-            # over the card only at the padded bound: the mean packed length that would fit (memory/hybrid.py)
+        if not _packed_probe and not _device_ran_out(crash):
+            # over the card only at the padded bound: the mean packed length that would fit (memory/hybrid.py);
+            # not after a device OOM, which measured the run's real lengths (_with_crash)
             est = hybrid.packed_fit(est, given_setup, lambda s: estimate(s, given_shape, hw, headroom=headroom,
                                                                          _packed_probe=True))
     return _with_crash(est, crash)
@@ -231,10 +232,14 @@ def _with_crash(est: Estimate, crash: CrashReport | None) -> Estimate:
     if crash is None:
         return est
     est = replace(est, notes=est.notes + reconcile(est, crash))
-    if est.length_bound_gib and crash.primary is not None and crash.primary.kind != "host_oom":
+    if est.length_bound_gib and _device_ran_out(crash):
         # the device ran out: the run measured that it does not fit, whatever its samples' real lengths
         est = replace(est, length_bound_gib=0.0)
     return est
+
+
+def _device_ran_out(crash: CrashReport | None) -> bool:
+    return crash is not None and crash.primary is not None and crash.primary.kind != "host_oom"
 
 
 # ---------------------------------------------------------------- weights, gradients, optimizer (whole model)
