@@ -31,30 +31,52 @@ def sniff(head: bytes) -> str | None:
     if b"\0" not in sample:      # UTF-16/32 text of any script has NUL bytes; most logs have none
         return None
     # UTF-32: every code unit is at most 0x10FFFF, so its top byte is NUL and the next at most 0x10,
-    # whatever the script.
-    units = [sample[i:i + 4] for i in range(0, len(sample) - 3, 4)]
-    units = [u for u in units if u.strip(b"\0")]                # a NUL run (a crash-time flush) says nothing
-    for codec, top, next_ in (("utf-32-le", 3, 2), ("utf-32-be", 0, 1)):
-        fit = sum(1 for u in units if u[top] == 0 and u[next_] <= 0x10)
-        if len(units) >= _MIN_UNITS and fit >= _SHARE * len(units) and _reads_as_text(sample, codec, 4):
+    # whatever the script. Counted a byte column at a time (_columns): a Python step per unit cost 7 ms a sample.
+    b0, b1, b2, b3 = _columns(sample, 4)
+    empty = _nul_in_all(b0, b1, b2, b3)                          # a NUL run (a crash-time flush) says nothing
+    units = len(b0) - empty
+    for codec, top, next_ in (("utf-32-le", b3, b2), ("utf-32-be", b0, b1)):
+        fit = _nul_in_all(top, next_.translate(_AT_MOST_0X10)) - empty
+        if units >= _MIN_UNITS and fit >= _SHARE * units and _reads_as_text(sample, codec, 4):
             return codec
     # UTF-16: a character below U+0100 (ASCII: digits, spaces, line ends) has a NUL high byte; most
     # above it have none, but U+xx00 ones (box drawing's U+2500 "─", rich's frames) have a NUL low byte.
     # So most NUL bytes fall on the high side, on enough units that the text is not UTF-8 holding a stray
     # UTF-16 fragment; stray NULs in UTF-8 fall on either side alike.
-    units = [sample[i:i + 2] for i in range(0, len(sample) - 1, 2)]
-    units = [u for u in units if u.strip(b"\0")]
-    with_nul = [u for u in units if 0 in u]
-    for codec, high in (("utf-16-le", 1), ("utf-16-be", 0)):
-        fit = sum(1 for u in with_nul if u[high] == 0)
-        if (fit >= _MIN_UNITS and fit >= _SIDE_SHARE * len(with_nul) and fit >= _TEXT_SHARE * len(units)
+    even, odd = _columns(sample, 2)
+    empty = _nul_in_all(even, odd)
+    units = len(even) - empty
+    with_nul = even.count(0) + odd.count(0) - 2 * empty         # units with one NUL byte of two
+    for codec, high in (("utf-16-le", odd), ("utf-16-be", even)):
+        fit = high.count(0) - empty
+        if (fit >= _MIN_UNITS and fit >= _SIDE_SHARE * with_nul and fit >= _TEXT_SHARE * units
                 and _reads_as_text(sample, codec, 2)):
             return codec
     return _wide_by_text(sample)
 
 
+# byte -> 0 for a byte at most 0x10, 1 above: a UTF-32 unit's second byte that a code point allows reads as NUL
+_AT_MOST_0X10 = bytes(0 if b <= 0x10 else 1 for b in range(256))
+
+
+def _columns(sample: bytes, width: int) -> list[bytes]:
+    """Byte k of every whole code unit of `width` bytes, for each k."""
+    whole = len(sample) // width * width
+    return [sample[k:whole:width] for k in range(width)]
+
+
+def _nul_in_all(*columns: bytes) -> int:
+    """How many positions are NUL in every column (the columns' bitwise OR, done on big integers, is NUL there)."""
+    merged = 0
+    for column in columns:
+        merged |= int.from_bytes(column, "big")
+    return merged.to_bytes(len(columns[0]), "big").count(0)
+
+
 _ASCII_SHARE = 0.5          # of the characters a UTF-16/32 reading must give, for it to be the text's
 _CONTROL_SHARE = 0.1        # at most, of C0 controls (but tab and line ends) and undecodable units in a text
+_ASCII_CONTROLS = tuple(chr(c) for c in range(32) if chr(c) not in "\t\r\n") + ("\x7f",)
+_NOT_TEXT = _ASCII_CONTROLS[:-1] + ("\ufffd",)
 
 
 def _reads_as_text(sample: bytes, codec: str, width: int) -> bool:
@@ -63,7 +85,7 @@ def _reads_as_text(sample: bytes, codec: str, width: int) -> bool:
     text = sample[:len(sample) // width * width].decode(codec, errors="replace").strip("\0")
     if not text or not any(ch in text for ch in " \t\r\n"):
         return False
-    bad = sum(1 for ch in text if (ch < " " and ch not in "\t\r\n") or ch == "\ufffd")
+    bad = sum(text.count(ch) for ch in _NOT_TEXT)
     return bad <= _CONTROL_SHARE * len(text)
 
 
@@ -73,7 +95,7 @@ def _wide_by_text(sample: bytes) -> str | None:
     width or byte order gives NUL characters or CJK, not ASCII)."""
     for codec, width in (("utf-32-le", 4), ("utf-32-be", 4), ("utf-16-le", 2), ("utf-16-be", 2)):
         text = sample[:len(sample) // width * width].decode(codec, errors="replace")
-        ascii_text = sum(1 for ch in text if " " <= ch <= "~" or ch in "\t\r\n")
+        ascii_text = len(text.encode("ascii", "ignore")) - sum(text.count(ch) for ch in _ASCII_CONTROLS)
         if text and ascii_text >= _ASCII_SHARE * len(text) and "\0" not in text.strip("\0"):
             return codec
     return None
