@@ -2,9 +2,18 @@
 a viewer, a chat or an issue thread adds (and in combinations of them), written in each encoding a
 platform uses (UTF-8 with a BOM, UTF-16/32 with and without one, bare CR line ends), with its failure
 lines in bold and under a rank prefix, gives the same events, numbers, phases and line numbers (counted
-in the file as given) as the bare log."""
+in the file as given) as the bare log.
+
+The reader is three stages: decode the file (source.py), undo a paste's marks (paste.py), read the cleaned
+text (parse._parse), then number the events in the file given (parse._remap). The last reading is a pure
+function of the bytes it reads, and most marked copies clean back to the very bytes of the bare log; so each
+distinct cleaned text is read once per module (`_read_each_text_once`), while decoding, cleaning and
+renumbering, what the marks exercise, run for every copy. A mark left in the cleaned text changes its bytes,
+and that copy is read in full.
+"""
 from __future__ import annotations
 
+import hashlib
 import re
 from pathlib import Path
 
@@ -12,6 +21,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from oomdoctor.crashlog import parse as parse_module
 from oomdoctor.crashlog import parse_log
 from oomdoctor.crashlog.paste import _unwrap, normalise
 
@@ -121,8 +131,33 @@ def events(path: Path, shift: int | None = 0) -> list[tuple]:
             for e in report.events]
 
 
+@pytest.fixture(scope="module", autouse=True)
+def _read_each_text_once():
+    """parse._parse memoised on the bytes it reads (the module docstring says why this keeps every check)."""
+    read = parse_module._parse
+    done: dict[bytes, object] = {}
+
+    def read_once(src):
+        key = hashlib.sha256(bytes(src.mm)).digest()
+        if key not in done:
+            done[key] = read(src)
+        return done[key]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(parse_module, "_parse", read_once)
+        yield
+
+
+def test_the_memo_reads_a_changed_text_again(tmp_path):
+    # a mark the cleaner missed must reach the reader: two texts, two readings
+    a, b = tmp_path / "a.log", tmp_path / "b.log"
+    a.write_text("RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB\n", encoding="utf-8")
+    b.write_text("RuntimeError: CUDA out of memory. Tried to allocate 4.00 GiB\n", encoding="utf-8")
+    assert parse_log(str(a)).events[0].tried_gib == 2.0 and parse_log(str(b)).events[0].tried_gib == 4.0
+
+
 @pytest.fixture(scope="module")
-def bare() -> dict[Path, list[tuple]]:
+def bare(_read_each_text_once) -> dict[Path, list[tuple]]:
     return {p: events(p) for p in FIXTURES}
 
 
