@@ -71,7 +71,8 @@ def full(session: nox.Session) -> None:
     # one pip run: one resolution against the package index instead of two (the index is most of the wait)
     session.install(NO_COMPILE, TORCH, "-e", ".[simulate,test]")
     _compile(session)
-    session.run(*PYTEST, *XDIST, *session.posargs)
+    # the slowest tests in CI's output, to keep `.ci/run` under its ten minutes
+    session.run(*PYTEST, *XDIST, "--durations=25", *session.posargs)
 
 
 @nox.session
