@@ -280,6 +280,8 @@ def convert(case: dict, ref: dict):
     optimizer = "adamw_torch"
     if "8bit" in opt_text.replace("-", "").replace(" ", "") or "adamw8bit" in opt_text:
         optimizer = "paged_adamw_8bit" if "paged" in opt_text.split("(")[0] else "adamw_8bit"
+    elif "lora-fa" in opt_text.split("(")[0]:
+        optimizer = "lora-fa"      # PEFT's LoRA-FA (method comparison optimizer_type "lora-fa"): lora_A frozen
     elif "fused" in opt_text:
         optimizer = "adamw_torch_fused"
     elif "sgd" in opt_text:
