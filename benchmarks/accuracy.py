@@ -1,6 +1,6 @@
 """Proof 1: oomdoctor's estimate against published, measured peaks.
 
-    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|fresh-2026-12c|fresh-2026-12d|fresh-2026-12e|fresh-2026-12f|all]
+    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|...|fresh-2026-12h|all]
 
 Runs every case of tests/data/reference/measured_peaks.yaml with reliability high or medium and a measured
 figure (plus every `oom: true` case), converts it into a TrainingSetup + ModelShape with the small generic
