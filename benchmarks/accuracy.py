@@ -1,6 +1,6 @@
 """Proof 1: oomdoctor's estimate against published, measured peaks.
 
-    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|fresh-2026-12c|fresh-2026-12d|fresh-2026-12e|fresh-2026-12f|all]
+    python benchmarks/accuracy.py [--by-source] [--set original|peft-methods|fresh-2026-12|fresh-2026-12b|...|fresh-2026-12h|all]
 
 Runs every case of tests/data/reference/measured_peaks.yaml with reliability high or medium and a measured
 figure (plus every `oom: true` case), converts it into a TrainingSetup + ModelShape with the small generic
@@ -280,6 +280,8 @@ def convert(case: dict, ref: dict):
     optimizer = "adamw_torch"
     if "8bit" in opt_text.replace("-", "").replace(" ", "") or "adamw8bit" in opt_text:
         optimizer = "paged_adamw_8bit" if "paged" in opt_text.split("(")[0] else "adamw_8bit"
+    elif "lora-fa" in opt_text.split("(")[0]:
+        optimizer = "lora-fa"      # PEFT's LoRA-FA (method comparison optimizer_type "lora-fa"): lora_A frozen
     elif "fused" in opt_text:
         optimizer = "adamw_torch_fused"
     elif "sgd" in opt_text:

@@ -362,3 +362,29 @@ def test_megatron_swift_rows_are_flattened_micro_batches_of_their_datasets_sampl
     # with the loss's bf16 logits beside the fp32 copy (memory/megatron.py LOSS_BYTES_PER_LOGIT): 7.3% / 12.9%
     megatron = accuracy.run(verbose=False, subset="megatron")
     assert megatron["median"] <= 0.08 and megatron["p90"] <= 0.15
+
+
+@pytest.fixture(scope="module")
+def eighth_fresh():
+    accuracy = _accuracy()
+    return accuracy.run(verbose=False, subset="fresh-2026-12h")
+
+
+def test_eighth_fresh_sample_bounds(eighth_fresh):
+    # PEFT's result files, ms-swift's documentation and crash threads (docs/estimates.md section 33): 23 scored rows
+    # and 3 crashes, 5.3% median and 6.5% p90 at first sight; every crash predicted not to fit
+    assert len(eighth_fresh["rows"]) == 23 and not eighth_fresh["skipped"]
+    assert eighth_fresh["median"] <= 0.055
+    assert eighth_fresh["p90"] <= 0.07
+    assert len(eighth_fresh["oom"]) == 3 and all(flagged for *_, flagged in eighth_fresh["oom"])
+
+
+def test_lora_fa_rows_are_read_with_their_optimizer():
+    # PEFT's method comparison runs LoRA-FA as optimizer_type "lora-fa": lora_A frozen, its input not kept
+    accuracy = _accuracy()
+    ref = accuracy._reference_shapes()
+    fa, _, _ = accuracy.convert(_cases()["fh-13"], ref)
+    plain, _, _ = accuracy.convert(_cases()["fh-14"], ref)
+    assert fa.optimizer == "lora-fa" and plain.optimizer == "adamw_torch"
+    rows = {r[0]: r for r in accuracy.run(verbose=False, subset="fresh-2026-12h")["rows"]}
+    assert abs(rows["fh-13"][4]) <= 0.07

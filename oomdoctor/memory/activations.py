@@ -14,7 +14,8 @@ The tensors are those of a Llama-style HF decoder layer (transformers 4.46+/5.x,
   MLP (SwiGLU)      gate, silu(gate) and up are saved by silu/mul; down_proj saves act*up when it trains
   LoRA (PEFT)       x cast to the adapter dtype (peft lora/layer.py _cast_input_dtype), dropout, lora_A saves its
                     input (a compute-dtype copy under autocast), lora_B saves lora_A's output (rank wide);
-                    DoRA also keeps the base output and lora_B's output (out wide) for its magnitude's product
+                    DoRA also keeps the base output and lora_B's output (out wide) for its magnitude's product;
+                    LoRA-FA freezes lora_A, which then keeps no input (only lora_B's, rank wide)
   IA3, VeRA (PEFT)  IA3 keeps the input cast to its vector's dtype (feedforward modules) or the base output; VeRA
                     keeps its two products' inputs (rank and out wide), not x: its A and B are frozen buffers
   prompt learning   no module in the layers changes: prompt and p-tuning lengthen the sequence, prefix tuning
@@ -138,6 +139,7 @@ class _Layer:
     gate_up_fused: bool = False   # one gate_up_proj (Phi-3) instead of gate/up projections
     liger_norm: bool = False      # Liger-Kernel's RMSNorm: keeps its input and the fp32 rstd (ops/rms_norm.py)
     liger_glu: bool = False       # Liger-Kernel's SwiGLU/GeGLU product: keeps gate and up only (ops/swiglu.py)
+    a_frozen: bool = False        # LoRA-FA: lora_A takes no gradient, so it keeps no input
 
 
 def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, trains_weights: bool) -> _Layer:
@@ -189,7 +191,8 @@ def _layer_of(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, tra
                   norms=4 if mt in SANDWICH_NORMS else 2, norm_fp32_out=mt in GEMMA_NORM, attn_softcap=mt in ATTN_SOFTCAP,
                   attn_sinks=mt in ATTN_SINKS,
                   qkv_fused="qkv" in roles, gate_up_fused="gate_up" in roles, rope_cat=mt in ROPE_CAT,
-                  liger_norm=liger and setup.mechanisms.liger_norm, liger_glu=liger and setup.mechanisms.liger_glu)
+                  liger_norm=liger and setup.mechanisms.liger_norm, liger_glu=liger and setup.mechanisms.liger_glu,
+                  a_frozen=adapters and not peft and not setup.use_dora and lora_fa(setup))
 
 
 def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *, trains_weights: bool,
@@ -277,7 +280,9 @@ def _save_linear(ly: _Layer, saved: dict, name: str, x: str, x_bytes: int, width
         if ly.dropout:
             saved[f"{module}:dropout_mask"] = 1 * width   # CUDA native_dropout keeps a bool mask
             xa_name = f"{module}:dropout_out"
-        if ly.autocast and xa_bytes != a:
+        if ly.a_frozen:
+            pass       # a linear saves its input for its weight's gradient only: a frozen lora_A keeps none
+        elif ly.autocast and xa_bytes != a:
             saved[f"{module}:lora_a_in"] = a * width     # autocast casts lora_A's input and saves that copy
         else:
             saved[xa_name] = xa_bytes * width
@@ -476,13 +481,13 @@ def _save_bnb_inputs(shape: ModelShape, ly: _Layer, saved: dict, out_name: str) 
     """bitsandbytes' MatMul4Bit/MatMul8bitLt keep their input for backward although the quantized weight is
     frozen (bitsandbytes/autograd/_functions.py `ctx.tensors = (A, B)`); an adapter on the same input keeps
     the same tensor only when it sees x itself: dropout, or PEFT's cast to another adapter dtype, hand the
-    adapter a new tensor and the base layer's x is kept besides"""
+    adapter a new tensor and the base layer's x is kept besides (a frozen LoRA-FA lora_A keeps none)"""
     r, a, h = ly.r, ly.a, ly.h
     for names, x, x_bytes, width in ((_ATTN_IN, "norm1:out", r, h), (("o_proj",), out_name, a, ly.q_dim),
                                      (_UP_IN, "norm2:out", r, h), (("down_proj",), "mlp:act_up", a, ly.inter)):
         if ly.x_cast:
             saved[f"{names[0]}:bnb_in"] = a * width * _linears_in(shape, names)   # each one's `x.to(...)` copy
-        elif not any(n in ly.targets for n in names) or ly.dropout or ly.adapter_bytes != x_bytes:
+        elif not any(n in ly.targets for n in names) or ly.dropout or ly.adapter_bytes != x_bytes or ly.a_frozen:
             saved.setdefault(x, x_bytes * width)
 
 
@@ -593,6 +598,16 @@ def _forward_flight(ly: _Layer) -> float:
         # step of scale, mask, cat, subtract, softmax frees its input once the next exists)
         attn_flight += (2 * a if ly.attn_sinks else 4 + 2 * a) * ly.heads * ly.seq
     return max(mlp_flight, attn_flight)
+
+
+# PEFT's LoRA-FA optimizer (peft/optimizers/lorafa.py create_lorafa_optimizer: `param.requires_grad_(False)` for
+# every lora_A) trains lora_B only; PEFT's method comparison names it optimizer_type "lora-fa"
+LORA_FA = frozenset({"lora-fa", "lora_fa", "lorafa"})
+
+
+def lora_fa(setup: TrainingSetup) -> bool:
+    """Whether the run trains LoRA with PEFT's LoRA-FA optimizer (lora_A frozen)."""
+    return (setup.optimizer or "").strip().lower() in LORA_FA and setup.method in ("lora", "qlora")
 
 
 def hf_code(setup: TrainingSetup) -> bool:
