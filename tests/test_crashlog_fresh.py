@@ -201,10 +201,10 @@ FLOORS["audit17b"] = {"verdict": 0.85, "phase": 0.50, "tried": 0.98}
 FLOORS["audit18"] = {"verdict": 0.93, "phase": 0.0, "tried": 1.0}
 FLOORS["audit18b"] = {"verdict": 1.0, "phase": 0.40, "tried": 1.0}
 # audit20/ (30 from the pages and code corpora, first sight 96.7% / 4 of 4 / 75.0% on main 43208fb; asked 95% / 85% /
-# 98%): its misses are XLA's TPU `Allocation (size=N) would exceed memory`, a CANN driver's request (`bytesize=N`) and a
-# message elided between its class and its request (its SOURCES.md). audit20b/ (10 held back by a hash of the source
-# URL, first sight 8/10, 1/2, 2/4, totals only) is scored, never fixed against. The floors are the first-sight figures.
-FLOORS["audit20"] = {"verdict": 0.96, "phase": 1.0, "tried": 0.75}
+# 98%) meets the rates asked after the changes made for it (XLA's TPU `Allocation (size=N) would exceed memory`, CANN
+# devmm's `bytesize=N`, a request after a message elided between its class and its request: its SOURCES.md).
+# audit20b/ (10 held back by a hash of the source URL, first sight 8/10, 1/2, 2/4, totals only, the same after) is
+# scored, never fixed against.
 FLOORS["audit20b"] = {"verdict": 0.80, "phase": 0.50, "tried": 0.50}
 
 
