@@ -1188,3 +1188,29 @@ def test_phase_cues_of_the_sixteenth_audit(tmp_path, text, phase, evidence_line)
     ev = one(tmp_path, text).primary
     assert ev is not None and ev.phase == phase
     assert ev.phase_evidence is not None and ev.phase_evidence.line == evidence_line
+
+
+@pytest.mark.parametrize("text,kind,tried_bytes", [
+    # the TPU runtime refusing one buffer against a memory space's size, in bytes (openxla error_1001)
+    ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Allocation (size=8589934592) would exceed memory "
+     "(size=4294967296) :: #allocation3 [shape = 'f32[1024,2097152]{1,0}', space=hbm]\n", "xla_oom", 8 << 30),
+    # CANN's driver record of the failed request (devmm's bytesize)
+    ("[ERROR] DRV(901,python3):2024-01-02-03:04:05.000.001 [ascend][drv][devmm][devmm_alloc_managed 126]<errno:12, 6> "
+     "heap_alloc_managed out of memory, pp=0x1, bytesize=2147483648.\n", "npu_oom", 2 << 30),
+    # torch's class and its request on one line with the middle elided by a writer
+    ("  - Error: `torch.cuda.OutOfMemoryError ... Tried to allocate 12.50 GiB`\n", "cuda_oom", int(12.5 * (1 << 30))),
+])
+def test_requests_of_the_twentieth_audit_are_read_to_the_byte(tmp_path, text, kind, tried_bytes):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+    assert ev.tried_gib is not None and round(ev.tried_gib * GIB) == tried_bytes
+
+
+def test_torch_bracketed_statistics_on_rocm_give_the_cards_figures(tmp_path):
+    # torch 2.0's ROCm build prints the CUDA allocator's bracketed statistics with HIP as the backend
+    ev = one(tmp_path, "torch.cuda.OutOfMemoryError: HIP out of memory. Tried to allocate 20.00 MiB (GPU 1; 15.98 GiB "
+                       "total capacity; 6.51 GiB already allocated; 4.53 GiB free; 11.39 GiB reserved in total by "
+                       "PyTorch)\n").primary
+    assert ev is not None and ev.kind == "hip_oom" and ev.device == 1
+    assert (ev.capacity_gib, ev.allocated_gib, ev.free_gib) == (15.98, 6.51, 4.53)
+    assert round(ev.tried_gib * GIB) == 20 << 20

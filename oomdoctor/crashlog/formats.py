@@ -118,12 +118,14 @@ F01C = lazy_re(rf"Including non-PyTorch memory, this process has (?:\*\*)?(?P<se
 F01D = lazy_re(
     rf"Of the allocated memory (?P<alloc>{SIZE}) is allocated by PyTorch, (?:with (?P<priv>{SIZE}) allocated in private pools \(e\.g\., (?:CUDA|HIP) Graphs\), )?and (?P<unalloc>{SIZE}) is reserved by PyTorch but unallocated"
 , needs=("Of the allocated memory ",))
+# On ROCm the same allocator's message is hipified, "HIP out of memory. Tried to allocate 2.00 MiB (GPU 0; 512.00 MiB
+# total capacity; ...)" (torch 2.0's ROCm build: hipify rewrites CUDA to HIP in c10/cuda's strings).
 F02 = lazy_re(
-    rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
+    rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
 , needs=(" total capacity; ",))
 # ... its head when the rest was cut (a title's length, a paste): the capacity clause comes first after the device,
 # "(GPU 0; 10.92 GiB total capacity; ...", and a cut after "total" still names the card's size
-F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);"
+F02_HEAD = lazy_re(rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);"
                    rf"(?: (?P<total>{SIZE}) total\b)?", needs=("(GPU ", "(NPU ", "(XPU "))
 # torch's XPU allocator (c10/xpu/XPUCachingAllocator.cpp) and IPEX raise "XPU out of memory" like CUDA's, and a
 # report may keep only that first sentence.
@@ -277,6 +279,11 @@ F_DML = lazy_re(r"\bcould not allocate tensor with (?P<n>\S+) bytes\b", re.I)
 # by the class alone is the interpreter's own allocation on the host. Libraries that raise it for a device say why
 # (tinygrad's `MemoryError: Cannot allocate ...`), which the grammar below reads.
 F_PY_NOMEM = lazy_re(r"^\s*(?:builtins\.)?MemoryError\s*:?\s*$", needs=("MemoryError",))
+# ... and its driver's own record of the failed request, in bytes: devmm's "heap_alloc_managed out of memory, pp=%p,
+# bytesize=%llu" (CANN's DRV log line, as CANN's TF-migration troubleshooting page quotes a run's; the runtime's
+# `halMemAlloc failed: ... size=N` after it names no cause by itself, so it is left to that line).
+F_CANN_DRV = lazy_re(r"\bheap_alloc_managed out of memory, pp=0x[0-9a-fA-F]+, bytesize=(?P<bytes>\d+)",
+                     needs=("heap_alloc_managed out of memory",))
 F_CANN = lazy_re(r"Memory_Allocation_Failure\(EL0004\)|Failed to apply for memory\. Check the remaining storage space",
                  needs=("Memory_Allocation_Failure(EL0004)", "Failed to apply for memory"))
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
@@ -335,7 +342,10 @@ F16_GPU = lazy_re(r"RayTaskError\((?P<inner>\w*OutOfMemoryError)\)", needs=("Ray
 # (xla/stream_executor/stream_executor_memory_allocator.cc), raised as RESOURCE_EXHAUSTED through jaxlib.
 # The TPU runtime refusing a device buffer: "RESOURCE_EXHAUSTED: Error allocating device buffer: Attempting to
 # allocate 50.00M. That was not possible. There are 27.86M free.; (0x0x0_HBM0)" (libtpu, as jaxlib raises it).
-F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Ran out of memory in memory space \w+|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+)|Error allocating device buffer: Attempting to allocate \S+ That was not possible)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
+# The TPU runtime refusing one buffer against a memory space's size, both in bytes: "RESOURCE_EXHAUSTED: Allocation
+# (size=134217728) would exceed memory (size=67108864) :: #allocation25 [shape = ...]" (openxla.org/xla/errors/
+# error_1001 and the OOM debugging page quote it); the second size is the space's (HBM or vmem), not the card's.
+F17 = lazy_re(r"(?:RESOURCE_EXHAUSTED|Resource exhausted): (?:XLA:TPU compile permanent error\. )?(?:Allocation \(size=(?P<bytes5>\d+)\) would exceed memory \(size=\d+\)|Ran out of memory in memory space \w+|Attempting to reserve (?P<reserve>\S+) at the bottom of memory|Out of memory while trying to allocate (?P<bytes>\d+) bytes|Out of memory allocating (?P<bytes3>\d+) bytes|Failed to allocate request for \S+ \((?P<bytes4>\d+)B\) on device ordinal (?P<dev4>\d+)|Error allocating device buffer: Attempting to allocate \S+ That was not possible)", needs=("RESOURCE_EXHAUSTED: ", "Resource exhausted: "))
 # XLA's TPU words without the status prefix (an issue's title keeps them alone): "Ran out of memory in memory space
 # hbm", the compiler giving up before it starts ("Aborting compilation early because it's unlikely to have enough
 # memory. Requires 1.31T, has 14.71G available"), and the report that follows the first line ("Total hbm usage >=
@@ -411,6 +421,7 @@ F28 = lazy_re(r"(?:^|[\s:(])(?P<cls>(?:torch\.(?:cuda\.)?)?OutOfMemoryError)(?=\
 # torch/cuda/memory.py and torch/__init__.py) is the allocator's own word even inside a sentence ("I always got
 # torch.cuda.OutOfMemoryError."): the failure it raised, unless the sentence asks, advises or negates (the grammar's
 # look-alikes) or is code. Followed by a colon it is a message, by a bracket a call: the readers above have those.
+F_TRIED = lazy_re(rf"\bTried to allocate (?P<req>{SIZE})", needs=("Tried to allocate ",))
 F28_QUALIFIED = lazy_re(r"\btorch\.(?:cuda\.)?OutOfMemoryError\b(?!\s*[:(])", needs=("torch.",))
 # torch's allocator closes its message with its advice (c10/cuda/CUDACachingAllocator.cpp: "If reserved memory is >>
 # allocated memory try setting max_split_size_mb to avoid fragmentation."; since 2.1 "... try setting
@@ -683,7 +694,7 @@ def _read_xla_and_bfc(text: str) -> Parsed | None:
         return _count(Parsed("xla_oom", capacity_gib=size_gib(m.group("cap").replace("G", " GiB").replace("M", " MiB")) if m.group("cap")[-1] in "GM" else size_gib(m.group("cap"))))
     m = F17.search(text)
     if m:
-        b = m.group("bytes") or m.group("bytes3") or m.group("bytes4")
+        b = m.group("bytes") or m.group("bytes3") or m.group("bytes4") or m.group("bytes5")
         return _count(Parsed("xla_oom", tried_gib=_per(b, GIB), device=_dev(m.group("dev4"))))
     m = F18.search(text)
     if m:
@@ -741,6 +752,9 @@ def _read_other_allocators(text: str) -> Parsed | None:
     if m:
         return _count(Parsed("hip_oom", tried_gib=_per(m.group("bytes"), GIB), free_gib=_per(m.group("free"), GIB),
                              capacity_gib=_per(m.group("total"), GIB)))
+    m = F_CANN_DRV.search(text)
+    if m:
+        return _count(Parsed("npu_oom", tried_gib=_per(m.group("bytes"), GIB)))
     if F_CANN.search(text):
         return _count(Parsed("npu_oom"))
     if F_ASYNC_ALLOC.search(text):
@@ -844,7 +858,10 @@ def _read_titles_and_names(text: str) -> Parsed | None:
     q = F28_QUALIFIED.search(text)
     if q and not CODE_LINE.search(_TITLE.sub("", text)) and not _GRAMMAR_NOT.search(text) and \
             not _GRAMMAR_NEGATED.search(text[:q.start()]):
-        return _count(Parsed("cuda_oom"))
+        # torch's message states its request as "Tried to allocate <size>" (c10/cuda/CUDACachingAllocator.cpp): after
+        # the class on its line, those words are that message's, whatever a writer elided between them (`...`)
+        t = F_TRIED.search(text, q.end())
+        return _count(Parsed("cuda_oom", tried_gib=size_gib(t.group("req")) if t else None))
     if not _TITLE.search(text):
         return None
     if F19_NAME.search(_TITLE.sub("", text)) and not text.rstrip().endswith(("?", "？")):
