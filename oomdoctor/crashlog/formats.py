@@ -118,12 +118,15 @@ F01C = lazy_re(rf"Including non-PyTorch memory, this process has (?:\*\*)?(?P<se
 F01D = lazy_re(
     rf"Of the allocated memory (?P<alloc>{SIZE}) is allocated by PyTorch, (?:with (?P<priv>{SIZE}) allocated in private pools \(e\.g\., (?:CUDA|HIP) Graphs\), )?and (?P<unalloc>{SIZE}) is reserved by PyTorch but unallocated"
 , needs=("Of the allocated memory ",))
+# ROCm builds print the same sentence with "HIP" (c10/hip/HIPCachingAllocator.cpp is hipify's copy of
+# c10/cuda/CUDACachingAllocator.cpp, its "CUDA" words rewritten): "HIP out of memory. Tried to allocate 576.00 MiB (GPU 3;
+# 15.98 GiB total capacity; ...)" before torch 2.1's sentences.
 F02 = lazy_re(
-    rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
+    rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
 , needs=(" total capacity; ",))
 # ... its head when the rest was cut (a title's length, a paste): the capacity clause comes first after the device,
 # "(GPU 0; 10.92 GiB total capacity; ...", and a cut after "total" still names the card's size
-F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);"
+F02_HEAD = lazy_re(rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);"
                    rf"(?: (?P<total>{SIZE}) total\b)?", needs=("(GPU ", "(NPU ", "(XPU "))
 # torch's XPU allocator (c10/xpu/XPUCachingAllocator.cpp) and IPEX raise "XPU out of memory" like CUDA's, and a
 # report may keep only that first sentence.
@@ -268,8 +271,16 @@ F_HIP_RT = lazy_re(r"Allocation failed : Device memory : required :(?P<bytes>\d+
 # (c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync); ComfyUI's error report and the titles that quote it keep only
 # its first words (`Exception Message:** Allocation on device `, `KSampler Allocation on device`), a title's retyping
 # with the reporter's word for what they saw after them (`# Allocation on device error`).
-F_ASYNC_ALLOC = lazy_re(r"\bAllocation on device\s*\d*\s*$|^#{1,6} .*\bAllocation on device\s*\d*\s+error\s*$",
+# A title may close the words with its author's label for them, bare or bracketed (`# KSampler Allocation on device
+# (ERROR Message)`): words that name the report, not a sentence that goes on about a device.
+F_ASYNC_ALLOC = lazy_re(r"\bAllocation on device\s*\d*\s*$|"
+                        r"^#{1,6} .*\bAllocation on device\s*\d*(?:[\s\-:()\[\]]+(?i:error|exception|message))+[\s)\].!]*$",
                         needs=("Allocation on device",))
+# CuPy's memory pool raises its own OutOfMemoryError(MemoryError) for a failed device allocation with the words
+# "out of memory to allocate %d bytes (total %d bytes)" (cupy/cuda/memory.pyx, class OutOfMemoryError): CuPy's alone,
+# so they are the failure also where a framework prints the text without the class (Chainer's trainer: "Exception in
+# main training loop: " + str(e), chainer/training/trainer.py). The total is the pool's, not the card's.
+F_CUPY = lazy_re(r"\bout of memory to allocate (?P<bytes>\d+) bytes \(total \d+ bytes\)", needs=("out of memory to allocate ",))
 # torch-directml's allocator: "Could not allocate tensor with N bytes. There is not enough GPU video memory
 # available!" (DirectML's PyTorch backend, raised as a RuntimeError); a GPU whose maker the words do not name.
 F_DML = lazy_re(r"\bcould not allocate tensor with (?P<n>\S+) bytes\b", re.I)
@@ -398,7 +409,10 @@ F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilizat
 F22 = lazy_re(r"No executable batch size found, reached zero|Execution did not even succeed with \(.*?\) all equal to 1\b", needs=("Execution did not even succeed with (", "No executable batch size found, reached zero"))
 # ComfyUI's execution.py answers an allocator's OOM (comfy.model_management.OOM_EXCEPTION) with the tip "This error
 # means you ran out of memory on your GPU." under the node's error: the device's allocator failed.
-F_COMFY_OOM = lazy_re(r"This error means you ran out of memory on your GPU\b", needs=("ran out of memory on your GPU",))
+# Its executor also logs "Got an OOM, unloading all loaded models." under the same test, before it frees the models
+# (ComfyUI execution.py, execute: `if isinstance(ex, model_management.OOM_EXCEPTION)`).
+F_COMFY_OOM = lazy_re(r"This error means you ran out of memory on your GPU\b|\bGot an OOM, unloading all loaded models\b",
+                      needs=("ran out of memory on your GPU", "Got an OOM, unloading all loaded models"))
 F25 = lazy_re(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)", needs=("Failed to clone() tensor with name ",))
 F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory", needs=("[METAL] Command buffer execution failed: Insufficient Memory",))
 # ... whose code, IOGPU's command-buffer callback error kIOGPUCommandBufferCallbackErrorOutOfMemory (MLX prints it in
@@ -745,6 +759,9 @@ def _read_other_allocators(text: str) -> Parsed | None:
         return _count(Parsed("npu_oom"))
     if F_ASYNC_ALLOC.search(text):
         return _count(Parsed("cuda_oom"))
+    m = F_CUPY.search(text)
+    if m:
+        return _count(Parsed("cuda_oom", tried_gib=_per(m.group("bytes"), GIB)))
     m = F_DML.search(text)
     if m:
         return _count(Parsed("cuda_oom", tried_gib=_per(m.group("n") if m.group("n").isdigit() else None, GIB)))
@@ -777,7 +794,9 @@ def _read_tf_and_serving(text: str) -> Parsed | None:
     if F22.search(text):
         return _count(Parsed("batch_size_exhausted"))
     if F_COMFY_OOM.search(text):
-        return _count(Parsed("cuda_oom"))
+        # the app's words name no maker (its OOM_EXCEPTION is torch's, on CUDA and ROCm alike): CUDA is a guess that
+        # the allocator's own message of the same failure corrects (parse._merge)
+        return _count(Parsed("cuda_oom", extra={"unnamed": True}))
     if F26.search(text):
         return _count(Parsed("mlx_oom"))
     m = F26_CODE.search(text)

@@ -932,6 +932,13 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
             if h.parsed.kind == "host_oom":
                 last_kill = h
             continue
+        if prev is not None and h.parsed.extra.get("unnamed") and h.parsed.fields == 0 and prev.parsed.kind != h.parsed.kind \
+                and prev.rank == h.rank and h.line - prev.line <= 30 and not prev.parsed.extra.get("likely"):
+            # ... and the other way round: an app's report naming no device after the allocator's own message
+            # (ComfyUI's `Got an OOM, unloading all loaded models.` under torch's `HIP out of memory. ...`)
+            if phase(prev) is None and phase(h) is not None:
+                _with_phase(prev, h)
+            continue
         if h.parsed.kind == "host_oom" and last_kill is not None and h.line - last_kill.line <= 60:
             at = next((i for i, x in enumerate(out) if x is last_kill), None)
             if at is not None and last_kill.parsed.fields == 0 and h.parsed.fields > 0 and not h.parsed.extra.get("likely"):
