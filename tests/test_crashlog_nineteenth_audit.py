@@ -1,6 +1,5 @@
 """Forms the nineteenth first-sight audit found unread, each on a constructed line: a library's message without its
-class, an app's own words for a caught failure, torch's words in a title with its author's label after them, the
-legacy statistics of a ROCm build."""
+class, an app's own words for a caught failure, torch's words in a title with its author's label after them."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -23,21 +22,11 @@ def one(tmp_path: Path, text: str):
     ("cupy.cuda.memory.OutOfMemoryError: out of memory to allocate 512 bytes (total 2048 bytes)\n", "cuda_oom", 512),
     ("Exception in main training loop: out of memory to allocate 8388608 bytes (total 1073741824 bytes)\n"
      "Traceback (most recent call last):\n", "cuda_oom", 8388608),
-    # torch before 2.1 on ROCm: the bracketed statistics under HIP's name
-    ("RuntimeError: HIP out of memory. Tried to allocate 20.00 MiB (GPU 1; 7.98 GiB total capacity; 7.50 GiB already "
-     "allocated; 0 bytes free; 7.60 GiB reserved in total by PyTorch)\n", "hip_oom", 20 << 20),
 ])
 def test_words_of_the_nineteenth_audit_read_to_the_byte(tmp_path, text, kind, tried_bytes):
     ev = one(tmp_path, text).primary
     assert ev is not None and ev.kind == kind
     assert ev.tried_gib is not None and abs(ev.tried_gib * GIB - tried_bytes) <= 1
-
-
-def test_a_rocm_builds_legacy_statistics_give_the_card_and_the_device(tmp_path):
-    ev = one(tmp_path, "host-a: RuntimeError: HIP out of memory. Tried to allocate 576.00 MiB (GPU 3; 15.98 GiB total "
-                       "capacity; 15.83 GiB already allocated; 0 bytes free; 15.84 GiB reserved in total by PyTorch)\n").primary
-    assert ev is not None and (ev.kind, ev.device) == ("hip_oom", 3)
-    assert ev.capacity_gib == pytest.approx(15.98) and ev.allocated_gib == pytest.approx(15.83)
 
 
 def test_comfyuis_own_line_for_a_caught_oom_is_the_failure(tmp_path):

@@ -118,15 +118,12 @@ F01C = lazy_re(rf"Including non-PyTorch memory, this process has (?:\*\*)?(?P<se
 F01D = lazy_re(
     rf"Of the allocated memory (?P<alloc>{SIZE}) is allocated by PyTorch, (?:with (?P<priv>{SIZE}) allocated in private pools \(e\.g\., (?:CUDA|HIP) Graphs\), )?and (?P<unalloc>{SIZE}) is reserved by PyTorch but unallocated"
 , needs=("Of the allocated memory ",))
-# ROCm builds print the same sentence with "HIP" (c10/hip/HIPCachingAllocator.cpp is hipify's copy of
-# c10/cuda/CUDACachingAllocator.cpp, its "CUDA" words rewritten): "HIP out of memory. Tried to allocate 576.00 MiB (GPU 3;
-# 15.98 GiB total capacity; ...)" before torch 2.1's sentences.
 F02 = lazy_re(
-    rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
+    rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+); (?P<total>{SIZE}) total capacity; (?P<alloc>{SIZE}) already allocated;(?: (?P<active>{SIZE}) current active;)? (?P<free>{SIZE}) free;(?: (?P<allowed>{SIZE}) allowed;)?(?: (?P<reserved>{SIZE}) reserved in total by PyTorch| (?P<cached>{SIZE}) cached)"
 , needs=(" total capacity; ",))
 # ... its head when the rest was cut (a title's length, a paste): the capacity clause comes first after the device,
 # "(GPU 0; 10.92 GiB total capacity; ...", and a cut after "total" still names the card's size
-F02_HEAD = lazy_re(rf"(?P<backend>CUDA|HIP|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);"
+F02_HEAD = lazy_re(rf"(?P<backend>CUDA|NPU|XPU) out of memory\. Tried to allocate (?P<req>{SIZE}) \((?P<devtype>GPU|NPU|XPU) (?P<dev>\d+);"
                    rf"(?: (?P<total>{SIZE}) total\b)?", needs=("(GPU ", "(NPU ", "(XPU "))
 # torch's XPU allocator (c10/xpu/XPUCachingAllocator.cpp) and IPEX raise "XPU out of memory" like CUDA's, and a
 # report may keep only that first sentence.
