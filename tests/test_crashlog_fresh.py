@@ -200,10 +200,12 @@ FLOORS["audit17b"] = {"verdict": 0.85, "phase": 0.50, "tried": 0.98}
 # 3/3, totals only) is scored, never fixed against. The floors are the first-sight figures.
 FLOORS["audit18"] = {"verdict": 0.93, "phase": 0.0, "tried": 1.0}
 FLOORS["audit18b"] = {"verdict": 1.0, "phase": 0.40, "tried": 1.0}
-# audit19/ (47, first sight 89.4% / 4 of 6 / 4 of 5 on main 43208fb; asked 95% / 85% / 98%) and audit19b/ (15 held back
-# by a hash of the source URL, first sight 15/15, 1/1, no request size; totals only): the floors are the first-sight
-# figures (its SOURCES.md lists the misses).
-FLOORS["audit19"] = {"verdict": 0.89, "phase": 0.66, "tried": 0.80}
+# audit19/ (47, first sight 89.4% / 4 of 6 / 4 of 5 on main 43208fb; asked 95% / 85% / 98%) reads 95.7% / 5 of 6 /
+# 5 of 5 after the changes made for it. What it keeps (its SOURCES.md): two retypings no tool prints (`OutOfMemorvError`,
+# `CUDA_ERROR _OUT_OF_MEMORY`) and Chainer's forward pass under its optimizer's `update(lossfun)`, read as the step.
+# audit19b/ (15 held back by a hash of the source URL, first sight 15/15, 1/1, no request size; totals only, the same
+# after) is scored, never fixed against.
+FLOORS["audit19"] = {"verdict": 0.95, "phase": 0.83, "tried": 0.98}
 FLOORS["audit19b"] = {"verdict": 1.0, "phase": 1.0, "tried": 1.0}
 
 
