@@ -1,4 +1,4 @@
-"""Totals of the held-back crash-log samples (audit 11b-18b and 20b together), never their individual rows.
+"""Totals of the held-back crash-log samples (audit 11b-20b together), never their individual rows.
 
 The held-back thirds measure whether a change reaches excerpts nobody fixed for; reading their misses one by one would
 turn them into one more fixed-for sample, so this prints only the sums: verdict, phase where a cue exists, and the
@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-HELD = ("audit11b", "audit12b", "audit13b", "audit14b", "audit15b", "audit16b", "audit17b", "audit18b", "audit20b")
+HELD = ("audit11b", "audit12b", "audit13b", "audit14b", "audit15b", "audit16b", "audit17b", "audit18b", "audit19b",
+        "audit20b")
 
 
 def main() -> None:

@@ -8,7 +8,7 @@ import re
 from dataclasses import field
 
 from oomdoctor.facts import GIB
-from oomdoctor.lazyre import lazy_re
+from oomdoctor.lazyre import LazyPattern, lazy_re
 from oomdoctor.records import record
 
 SIZE = r"\d+(?:\.\d+)? ?(?:[KMGTPE]i?B|bytes|B)"
@@ -270,8 +270,16 @@ F_HIP_RT = lazy_re(r"Allocation failed : Device memory : required :(?P<bytes>\d+
 # (c10/cuda/CUDAMallocAsyncAllocator.cpp mallocAsync); ComfyUI's error report and the titles that quote it keep only
 # its first words (`Exception Message:** Allocation on device `, `KSampler Allocation on device`), a title's retyping
 # with the reporter's word for what they saw after them (`# Allocation on device error`).
-F_ASYNC_ALLOC = lazy_re(r"\bAllocation on device\s*\d*\s*$|^#{1,6} .*\bAllocation on device\s*\d*\s+error\s*$",
+# A title may close the words with its author's label for them, bare or bracketed (`# KSampler Allocation on device
+# (ERROR Message)`): words that name the report, not a sentence that goes on about a device.
+F_ASYNC_ALLOC = lazy_re(r"\bAllocation on device\s*\d*\s*$|"
+                        r"^#{1,6} .*\bAllocation on device\s*\d*(?:[\s\-:()\[\]]+(?i:error|exception|message))+[\s)\].!]*$",
                         needs=("Allocation on device",))
+# CuPy's memory pool raises its own OutOfMemoryError(MemoryError) for a failed device allocation with the words
+# "out of memory to allocate %d bytes (total %d bytes)" (cupy/cuda/memory.pyx, class OutOfMemoryError): CuPy's alone,
+# so they are the failure also where a framework prints the text without the class (Chainer's trainer: "Exception in
+# main training loop: " + str(e), chainer/training/trainer.py). The total is the pool's, not the card's.
+F_CUPY = lazy_re(r"\bout of memory to allocate (?P<bytes>\d+) bytes \(total \d+ bytes\)", needs=("out of memory to allocate ",))
 # torch-directml's allocator: "Could not allocate tensor with N bytes. There is not enough GPU video memory
 # available!" (DirectML's PyTorch backend, raised as a RuntimeError); a GPU whose maker the words do not name.
 F_DML = lazy_re(r"\bcould not allocate tensor with (?P<n>\S+) bytes\b", re.I)
@@ -408,7 +416,10 @@ F21C = lazy_re(r"Insufficient memory|insufficient GPU memory|gpu_memory_utilizat
 F22 = lazy_re(r"No executable batch size found, reached zero|Execution did not even succeed with \(.*?\) all equal to 1\b", needs=("Execution did not even succeed with (", "No executable batch size found, reached zero"))
 # ComfyUI's execution.py answers an allocator's OOM (comfy.model_management.OOM_EXCEPTION) with the tip "This error
 # means you ran out of memory on your GPU." under the node's error: the device's allocator failed.
-F_COMFY_OOM = lazy_re(r"This error means you ran out of memory on your GPU\b", needs=("ran out of memory on your GPU",))
+# Its executor also logs "Got an OOM, unloading all loaded models." under the same test, before it frees the models
+# (ComfyUI execution.py, execute: `if isinstance(ex, model_management.OOM_EXCEPTION)`).
+F_COMFY_OOM = lazy_re(r"This error means you ran out of memory on your GPU\b|\bGot an OOM, unloading all loaded models\b",
+                      needs=("ran out of memory on your GPU", "Got an OOM, unloading all loaded models"))
 F25 = lazy_re(r"Failed to clone\(\) tensor with name (?P<name>\S+?)(?: on rank (?P<rank>\d+))?\.(?:\s|$)", needs=("Failed to clone() tensor with name ",))
 F26 = lazy_re(r"\[METAL\] Command buffer execution failed: Insufficient Memory", needs=("[METAL] Command buffer execution failed: Insufficient Memory",))
 # ... whose code, IOGPU's command-buffer callback error kIOGPUCommandBufferCallbackErrorOutOfMemory (MLX prints it in
@@ -732,42 +743,38 @@ def _read_ray(text: str) -> Parsed | None:
 
 
 def _read_other_allocators(text: str) -> Parsed | None:
-    m = F09.search(text)
-    if m:
-        return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
-    if F09_GB.search(text):
-        return _count(Parsed("host_oom"))
-    m = F10.search(text)
-    if m:
-        return _count(Parsed("hpu_oom", tried_gib=_per(m.group("bytes"), GIB)))
-    m = F_JVM.search(text)
-    if m:
-        return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
-    m = F_RUST_ALLOC.search(text)
-    if m:
-        return _count(Parsed("host_oom", tried_gib=_per(m.group("bytes"), GIB)))
-    if F_OLLAMA_RAM.search(text):
-        return _count(Parsed("host_oom"))
+    found = _first_failure(text, _HOST_AND_HPU_WORDS)
+    if found:
+        return found
     m = F_HIP_RT.search(text)
     if m:
         return _count(Parsed("hip_oom", tried_gib=_per(m.group("bytes"), GIB), free_gib=_per(m.group("free"), GIB),
                              capacity_gib=_per(m.group("total"), GIB)))
-    m = F_CANN_DRV.search(text)
-    if m:
-        return _count(Parsed("npu_oom", tried_gib=_per(m.group("bytes"), GIB)))
-    if F_CANN.search(text):
-        return _count(Parsed("npu_oom"))
-    if F_ASYNC_ALLOC.search(text):
-        return _count(Parsed("cuda_oom"))
+    found = _first_failure(text, _NPU_AND_CUDA_POOL_WORDS)
+    if found:
+        return found
     m = F_DML.search(text)
     if m:
         return _count(Parsed("cuda_oom", tried_gib=_per(m.group("n") if m.group("n").isdigit() else None, GIB)))
     if F_PY_NOMEM.search(_TITLE.sub("", text)):
         return _count(Parsed("host_oom"))
-    if F06.search(text):
-        return _count(Parsed("cublas_alloc"))
-    if F07_ALLOC.search(text):
-        return _count(Parsed("cudnn_alloc"))
+    return _first_failure(text, _WORKSPACE_WORDS)
+
+
+# Allocators' words read by one pattern each, as (pattern, kind), tried in order: a pattern with a `bytes` group gives
+# the request. _read_other_allocators tries the groups in this order, the special forms between them.
+_HOST_AND_HPU_WORDS = ((F09, "host_oom"), (F09_GB, "host_oom"), (F10, "hpu_oom"), (F_JVM, "host_oom"),
+                       (F_RUST_ALLOC, "host_oom"), (F_OLLAMA_RAM, "host_oom"))
+_NPU_AND_CUDA_POOL_WORDS = ((F_CANN_DRV, "npu_oom"), (F_CANN, "npu_oom"), (F_ASYNC_ALLOC, "cuda_oom"),
+                            (F_CUPY, "cuda_oom"))
+_WORKSPACE_WORDS = ((F06, "cublas_alloc"), (F07_ALLOC, "cudnn_alloc"))
+
+
+def _first_failure(text: str, rows: tuple[tuple[LazyPattern, str], ...]) -> Parsed | None:
+    for pattern, kind in rows:
+        m = pattern.search(text)
+        if m:
+            return _count(Parsed(kind, tried_gib=_per(m.groupdict().get("bytes"), GIB)))
     return None
 
 
@@ -791,7 +798,9 @@ def _read_tf_and_serving(text: str) -> Parsed | None:
     if F22.search(text):
         return _count(Parsed("batch_size_exhausted"))
     if F_COMFY_OOM.search(text):
-        return _count(Parsed("cuda_oom"))
+        # the app's words name no maker (its OOM_EXCEPTION is torch's, on CUDA and ROCm alike): CUDA is a guess that
+        # the allocator's own message of the same failure corrects (parse._merge)
+        return _count(Parsed("cuda_oom", extra={"unnamed": True}))
     if F26.search(text):
         return _count(Parsed("mlx_oom"))
     m = F26_CODE.search(text)

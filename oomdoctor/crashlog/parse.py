@@ -922,14 +922,10 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
         key = (h.parsed.kind, h.rank, h.message)
         if key in seen:
             continue                # the same rank's message printed again (elastic error summary)
-        prev = out[-1] if out else None
-        if prev is not None and prev.parsed.extra.get("unnamed") and prev.parsed.kind != h.parsed.kind \
-                and prev.rank == h.rank and h.line - prev.line <= 30 and not h.parsed.extra.get("likely"):
-            # the grammar's guess named no device (an issue's title, `# [Bug]: Out of Memory`); the same failure's
-            # report under it names the memory that ran out (`Out of Memory: Your device ran out of RAM.`)
-            out[-1] = h if phase(h) else _with_phase(h, prev)
+        folded = _fold_unnamed(out, h, phase)
+        if folded:
             seen.add(key)
-            if h.parsed.kind == "host_oom":
+            if folded == "later" and h.parsed.kind == "host_oom":
                 last_kill = h
             continue
         if h.parsed.kind == "host_oom" and last_kill is not None and h.line - last_kill.line <= 60:
@@ -963,6 +959,27 @@ def _merge(hits: list[_Hit], phase) -> list[_Hit]:
             continue
         out.append(h)
     return out
+
+
+def _fold_unnamed(out: list[_Hit], h: _Hit, phase) -> str | None:
+    """Fold `h` into the failure just above it when one of the two names no device (one rank, within 30 lines,
+    different kinds, no launcher's kill): "later" when `h` names the memory of the unnamed guess above it, "earlier"
+    when `h` is an unnamed report of the failure above it; None when they are not one failure."""
+    prev = out[-1] if out else None
+    if prev is None or prev.parsed.kind == h.parsed.kind or prev.rank != h.rank or h.line - prev.line > 30:
+        return None
+    if prev.parsed.extra.get("unnamed") and not h.parsed.extra.get("likely"):
+        # the grammar's guess named no device (an issue's title, `# [Bug]: Out of Memory`); the same failure's
+        # report under it names the memory that ran out (`Out of Memory: Your device ran out of RAM.`)
+        out[-1] = h if phase(h) else _with_phase(h, prev)
+        return "later"
+    if h.parsed.extra.get("unnamed") and h.parsed.fields == 0 and not prev.parsed.extra.get("likely"):
+        # an app's report naming no device after the allocator's own message (ComfyUI's `Got an OOM, unloading all
+        # loaded models.` under torch's `HIP out of memory. ...`)
+        if phase(prev) is None and phase(h) is not None:
+            _with_phase(prev, h)
+        return "earlier"
+    return None
 
 
 def _with_phase(h: _Hit, donor: _Hit) -> _Hit:
