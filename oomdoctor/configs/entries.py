@@ -8,6 +8,8 @@ dataclasses, read from its repository:
   lora_r 64, lora_alpha 16, --q_lora a 4-bit (GPTQ / bnb) base;
 - MiniCPM-V finetune/finetune.py (OpenBMB/MiniCPM-V): Qwen's flag names, model_max_length 2048, lora_r 64,
   lora_alpha 64, told apart by --llm_type / --max_slice_nums / --tune_vision / --tune_llm;
+- InternLM-XComposer finetune.py (InternLM/InternLM-XComposer): --max_length 8192, LoRA only with --use_lora,
+  lora_r 64, lora_alpha 64, told apart by --hd_num / --fix_vit / --fix_sampler / --given_num;
 - FastChat (lm-sys/FastChat fastchat/train): model_max_length 512; train_lora.py lora_r 8, lora_alpha 16,
   --q_lora bnb NF4, --flash_attn its own bool; train_mem.py patches in FlashAttention;
 - Chinese-LLaMA-Alpaca(-2) run_clm_*_with_peft.py: LoRA unless --full_finetuning, lora_rank 8,
@@ -170,6 +172,16 @@ ENTRIES: tuple[Entry, ...] = (
           needs_flags=("llm_type", "max_slice_nums", "tune_vision", "tune_llm"),
           defaults=(("method", "full"), ("seq_len", 2048), ("lora_rank", 64), ("lora_alpha", 64)),
           seq_flag="model_max_length"),
+    # InternLM-XComposer finetune.py (InternLM/InternLM-XComposer@0f70c3e finetune/finetune.py:24-74, the same in
+    # InternLM-XComposer-2.5-Reward/training and InternLM-XComposer-2.0/finetune): --use_lora and LoraArguments
+    # lora_r 64, lora_alpha 64, the length --max_length (8192; 4096 in 2.0's copy). Told apart by the flags of its
+    # own DataArguments / TrainingArguments no other finetune.py takes.
+    Entry("internlm_xcomposer", "InternLM-XComposer finetune.py", scripts=("finetune.py",),
+          flags={"max_length": "seq", "use_lora": "use_lora", "lora_r": "rank", "lora_alpha": "alpha",
+                 "lora_target_modules": "targets"},
+          needs_flags=("hd_num", "fix_vit", "fix_sampler", "given_num"),
+          defaults=(("method", "full"), ("seq_len", 8192), ("lora_rank", 64), ("lora_alpha", 64)),
+          seq_flag="max_length"),
     Entry("qwen", "Qwen finetune.py", scripts=("finetune.py",), flags=_QWEN,
           needs_flags=("use_lora", "q_lora", "model_max_length", "lazy_preprocess"),
           defaults=(("method", "full"), ("seq_len", 8192), ("lora_rank", 64), ("lora_alpha", 16), ("quant_bits", 4)),

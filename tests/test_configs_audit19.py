@@ -1,0 +1,29 @@
+"""Readings the 2026-12u draw (docs/configs.md, twentieth round) needed, one test per class, each with its limit."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from oomdoctor.configs import load_config
+
+CORPUS = Path(__file__).parent / "data" / "real-configs"
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+# ---- InternLM-XComposer's finetune.py: its own LoraArguments defaults
+
+def test_internlm_xcomposer_finetune_py_keeps_its_own_lora_alpha(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "torchrun --nproc_per_node 2 finetune.py --model_name_or_path org/m "
+                                               "--use_lora True --lora_r 16 --hd_num 9 --fix_vit True "
+                                               "--per_device_train_batch_size 1\n"))
+    assert (s.method, s.lora_rank, s.lora_alpha, s.seq_len, s.n_gpus) == ("lora", 16, 64, 8192, 2)
+
+
+def test_a_finetune_py_without_xcomposers_flags_is_still_qwens(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python finetune.py --model_name_or_path org/m --use_lora True "
+                                               "--model_max_length 512\n"))
+    assert (s.lora_alpha, s.seq_len) == (16, 512)
