@@ -27,3 +27,25 @@ def test_a_finetune_py_without_xcomposers_flags_is_still_qwens(tmp_path):
     s = load_config(_write(tmp_path, "run.sh", "python finetune.py --model_name_or_path org/m --use_lora True "
                                                "--model_max_length 512\n"))
     assert (s.lora_alpha, s.seq_len) == (16, 512)
+
+
+# ---- DeepSpeed's printed config: its closing `json = {…}` is the user's own file
+
+_DS_PRINT = ("[2024-01-01 00:00:00,000] [INFO] [config.py:1005:print]   zero_enabled ................. True\n"
+             "[2024-01-01 00:00:00,000] [INFO] [config.py:1005:print]   zero_optimization_stage ...... 2\n"
+             "[2024-01-01 00:00:00,000] [INFO] [config.py:1005:print]   world_size ................... 4\n"
+             "[2024-01-01 00:00:00,000] [INFO] [config.py:991:print_user_config]   json = {\n"
+             '    "fp16":{\n        "enabled":true\n    },\n    "gradient_accumulation_steps":3,\n'
+             '    "train_micro_batch_size_per_gpu":2,\n    "zero_optimization":{\n        "stage":2\n    }\n}\n')
+
+
+def test_the_user_json_deepspeed_prints_last_is_read_as_the_config(tmp_path):
+    s = load_config(_write(tmp_path, "ds.txt", _DS_PRINT))
+    assert (s.zero_stage, s.precision, s.micro_batch, s.grad_accum, s.n_gpus) == (2, "fp16", 2, 3, 4)
+
+
+def test_a_print_without_its_json_keeps_the_attribute_lines(tmp_path):
+    text = _DS_PRINT.split("[2024-01-01 00:00:00,000] [INFO] [config.py:991")[0] + \
+        "[2024-01-01 00:00:00,000] [INFO] [config.py:1005:print]   train_micro_batch_size_per_gpu  5\n"
+    s = load_config(_write(tmp_path, "ds.txt", text))
+    assert (s.zero_stage, s.micro_batch) == (2, 5)
