@@ -49,3 +49,21 @@ def test_a_print_without_its_json_keeps_the_attribute_lines(tmp_path):
         "[2024-01-01 00:00:00,000] [INFO] [config.py:1005:print]   train_micro_batch_size_per_gpu  5\n"
     s = load_config(_write(tmp_path, "ds.txt", text))
     assert (s.zero_stage, s.micro_batch) == (2, 5)
+
+
+# ---- a trainer built on Megatron-LM's parser: Megatron-Core's dashed arguments, whatever the script's name
+
+def test_megatron_cores_dashed_arguments_make_any_script_a_megatron_run(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "torchrun --nproc_per_node 8 my_trainer/train.py --model-name foo-7b "
+                                               "--tensor-model-parallel-size 2 --pipeline-model-parallel-size 2 "
+                                               "--micro-batch-size 1 --global-batch-size 32 --seq-length 4096 --bf16 "
+                                               "--use-distributed-optimizer --load /ckpt/dir\n"))
+    assert (s.megatron, s.tensor_parallel, s.pipeline_parallel, s.grad_accum, s.seq_len, s.distributed_optimizer) == (
+        True, 2, 2, 16, 4096, True)
+    assert s.model == "foo-7b"          # the architecture the trainer names, over the checkpoint folder
+
+
+def test_underscored_batch_flags_of_an_unknown_script_are_not_megatrons(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python train.py --model_name_or_path org/m --micro_batch_size 2 "
+                                               "--global_batch_size 8\n"))
+    assert s.megatron is False

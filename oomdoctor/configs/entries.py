@@ -343,7 +343,10 @@ ENTRIES: tuple[Entry, ...] = (
     # same Megatron-Core arguments with dashes (megatron/training/arguments.py: --micro-batch-size, --global-batch-size,
     # --tensor-/--pipeline-/--expert-model-parallel-size, --use-distributed-optimizer and --sequence-parallel off,
     # no recompute, fp32 without --bf16/--fp16); the model is the shape its flags give, no hub name.
-    Entry("megatron_lm", "Megatron-LM pretrain_gpt.py", flags={**_SWIFT_MEGATRON, "seq_length": "seq"},
+    # A trainer that extends that parser may name the architecture itself: AIAK's --model-name (LLaVA-OneVision-2
+    # aiak_training_llm/train/arguments.py:94 at 2c3c25e, "the name of model to be trained"), the model over the
+    # checkpoint folder --load reads.
+    Entry("megatron_lm", "Megatron-LM pretrain_gpt.py", flags={**_SWIFT_MEGATRON, "seq_length": "seq", "model_name": "model"},
           scripts=("pretrain_gpt.py", "pretrain_mamba.py", "pretrain_gpt_hybrid.py"),
           needs_flags=("micro_batch_size", "tensor_model_parallel_size", "pipeline_model_parallel_size", "num_layers"),
           # its validate_args turns --sequence-parallel off when the tensor-parallel size is 1

@@ -315,11 +315,23 @@ def _module_target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invoca
     return Invocation(cmd, _by_overrides(args), rest[0], args, launch)
 
 
+# Megatron-Core's own argument names in the dashed spelling its parser declares (megatron/training/arguments.py
+# _add_training_args / _add_distributed_args at d98e8a64: `--micro-batch-size`, `--tensor-model-parallel-size`, ...).
+# Trainers built on Megatron-LM (LLaVA-OneVision's AIAK train.py, Pai-Megatron-Patch) parse their command line with
+# that parser, extended through initialize_megatron(extra_args_provider=...), so two of these mean its arguments.
+_MEGATRON_CORE_DASHED = ("--micro-batch-size", "--global-batch-size", "--tensor-model-parallel-size",
+                         "--pipeline-model-parallel-size", "--seq-length", "--use-distributed-optimizer",
+                         "--recompute-granularity", "--expert-model-parallel-size", "--context-parallel-size")
+
+
 def _by_overrides(args: Sequence[Word]) -> Entry:
     """A main of no known name whose `key=value` words set verl's config groups (a recipe's main_dapo.py, a fork's
-    copy of main_ppo.py: Hydra over verl's config) is verl's; any other is a script oomdoctor does not know."""
+    copy of main_ppo.py: Hydra over verl's config) is verl's; one given Megatron-Core's dashed arguments parses them
+    with Megatron-LM's parser; any other is a script oomdoctor does not know."""
     if any(w.text.lstrip("+").startswith(_VERL_GROUPS) and "=" in w.text for w in args):
         return next(e for e in ENTRIES if e.name == "verl_ppo")
+    if len({w.text.split("=")[0] for w in args} & set(_MEGATRON_CORE_DASHED)) >= 2:
+        return next(e for e in ENTRIES if e.name == "megatron_lm")
     return GENERIC
 
 
