@@ -67,3 +67,27 @@ def test_underscored_batch_flags_of_an_unknown_script_are_not_megatrons(tmp_path
     s = load_config(_write(tmp_path, "run.sh", "python train.py --model_name_or_path org/m --micro_batch_size 2 "
                                                "--global_batch_size 8\n"))
     assert s.megatron is False
+
+
+# ---- a command held in a string and run by a shell a job script hands it to
+
+_SBATCH = ('ARGS=(\n    --model_name_or_path org/m\n    --per_device_train_batch_size 4\n)\n'
+           'TRAIN="\ncd /work;\nexport PYTHONPATH=/work:${PYTHONPATH};\npython train.py ${ARGS[@]} --bf16"\n'
+           'sbatch <<EOF\n#!/bin/bash\nsrun --mpi=pmix bash -x -c "${TRAIN}"\nEOF\n')
+
+
+def test_a_here_document_sbatch_runs_is_read_as_the_script(tmp_path):
+    s = load_config(_write(tmp_path, "job.sh", _SBATCH))
+    assert (s.model, s.micro_batch, s.precision) == ("org/m", 4, "bf16")
+
+
+def test_an_array_in_a_quoted_assignment_is_its_elements_joined(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", 'ARGS=(--model_name_or_path org/m --per_device_train_batch_size 2)\n'
+                                               'CMD="python train.py ${ARGS[@]}"\nbash -c "$CMD"\n'))
+    assert (s.model, s.micro_batch) == ("org/m", 2)
+
+
+def test_a_here_document_written_to_a_file_is_not_run(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "cat > ds.json <<EOF\n{\"zero_optimization\": {\"stage\": 3}}\nEOF\n"
+                                               "python train.py --model_name_or_path org/m --deepspeed ds.json\n"))
+    assert (s.model, s.zero_stage) == ("org/m", 3)

@@ -89,9 +89,9 @@ def _with_shell_strings(script: Script) -> list[Command]:
     out: list[Command] = []
     for cmd in script.commands:
         words = list(cmd.words)
-        at = next((i for i, w in enumerate(words[:-1]) if os.path.basename(w.text) in _SHELLS and
-                   words[i + 1].text == "-c"), None)
-        inner = words[at + 2] if at is not None and at + 2 < len(words) else None
+        at = next((c for c in (_dash_c(words, i) for i, w in enumerate(words[:-1])
+                               if os.path.basename(w.text) in _SHELLS) if c is not None), None)
+        inner = words[at + 1] if at is not None and at + 1 < len(words) else None
         body: str | None = inner.text if inner is not None and inner.known else None
         outer: Mapping[str, Word] | None = None
         if inner is not None and not inner.known and len(inner.text) > 1 and inner.text[0] == inner.text[-1] == '"':
@@ -99,6 +99,11 @@ def _with_shell_strings(script: Script) -> list[Command]:
             # expands it as it hands it over, so its text is read with the script's variables, the unknown part
             # staying unknown where it stands
             body, outer = inner.text[1:-1], script.variables
+            ref = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", body)
+            if ref and ref.group(1) in script.partial:
+                # `bash -c "$CMD"` where CMD="…" holds a part only the run knows: the string is CMD's text as the
+                # outer shell expands it, read the same way (its other parts known, its commands bash -c's own)
+                body = script.partial[ref.group(1)]
         if inner is None or body is None:
             out.append(cmd)
             continue
@@ -107,6 +112,17 @@ def _with_shell_strings(script: Script) -> list[Command]:
             out.append(replace(sub, line=sub.line + shift, env={**cmd.env, **sub.env},
                                words=tuple(replace(w, line=w.line + shift) for w in sub.words)))
     return out
+
+
+def _dash_c(words: Sequence[Word], shell: int) -> int | None:
+    """The index of the `-c` a shell at `shell` is given after its other options (bash(1): `bash [options] -c
+    string`; `-o NAME` takes a word), or None."""
+    i = shell + 1
+    while i < len(words) and words[i].text[:1] in ("-", "+"):
+        if words[i].text == "-c":
+            return i
+        i += 2 if words[i].text in ("-o", "+o", "-O", "+O") else 1
+    return None
 
 
 def _invocation(cmd: Command) -> Invocation | None:
