@@ -91,3 +91,17 @@ def test_a_here_document_written_to_a_file_is_not_run(tmp_path):
     s = load_config(_write(tmp_path, "run.sh", "cat > ds.json <<EOF\n{\"zero_optimization\": {\"stage\": 3}}\nEOF\n"
                                                "python train.py --model_name_or_path org/m --deepspeed ds.json\n"))
     assert (s.model, s.zero_stage) == ("org/m", 3)
+
+
+# ---- TRL's own example scripts: an SFTConfig field no TrainingArguments has
+
+def test_an_examples_script_given_an_sftconfig_field_is_trls(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "accelerate launch examples/scripts/sft_new.py --model_name_or_path org/m "
+                                               "--dataset_text_field text --per_device_train_batch_size 2\n"))
+    assert (s.framework, s.micro_batch) == ("trl", 2)
+
+
+def test_an_examples_script_with_trainer_flags_only_stays_hf(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python examples/scripts/train.py --model_name_or_path org/m "
+                                               "--per_device_train_batch_size 2\n"))
+    assert s.framework == "hf"

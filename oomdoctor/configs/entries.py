@@ -305,10 +305,11 @@ ENTRIES: tuple[Entry, ...] = (
     # An examples/scripts/ file (or one in its subfolders: ppo/, openenv/) is TRL's when a flag only TrlParser's
     # dataclasses define is there: ScriptArguments (trl/scripts/utils.py: dataset_name, dataset_config,
     # dataset_streaming) or ModelConfig
-    # (trl/trainer/model_config.py: use_peft, lora_task_type, use_rslora, use_bnb_nested_quant, model_revision).
+    # (trl/trainer/model_config.py: use_peft, lora_task_type, use_rslora, use_bnb_nested_quant, model_revision), or
+    # a field of SFTConfig no TrainingArguments has (trl/trainer/sft_config.py dataset_text_field).
     Entry("trl_examples", msg("config.entry.trl"), trl=True, scripts=("examples/scripts/**/*.py",),
           needs_flags=("dataset_name", "dataset_config", "dataset_streaming", "use_peft", "lora_task_type", "use_rslora",
-                       "use_bnb_nested_quant", "model_revision"), config_flag="config"),
+                       "use_bnb_nested_quant", "model_revision", "dataset_text_field"), config_flag="config"),
     Entry("alignment_handbook", "alignment-handbook run_*.py", trl=True,
           scripts=("scripts/run_sft.py", "scripts/run_dpo.py", "scripts/run_orpo.py", "scripts/run_cpt.py", "run_sft.py",
                    "run_dpo.py"), config_positional=True),
