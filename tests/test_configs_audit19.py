@@ -3,7 +3,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from oomdoctor.configs import load_config
+from oomdoctor.errors import InputError
 
 CORPUS = Path(__file__).parent / "data" / "real-configs"
 
@@ -105,3 +108,17 @@ def test_an_examples_script_with_trainer_flags_only_stays_hf(tmp_path):
     s = load_config(_write(tmp_path, "run.sh", "python examples/scripts/train.py --model_name_or_path org/m "
                                                "--per_device_train_batch_size 2\n"))
     assert s.framework == "hf"
+
+
+# ---- a note of several fenced blocks: the block that holds the run, not only the first
+
+def test_a_later_fenced_block_holding_the_command_is_read(tmp_path):
+    s = load_config(_write(tmp_path, "note.md", "It works with this change:\n```bash\nactor.strategy=fsdp \\\n```\n\n"
+                                                "Command:\n```bash\ntorchrun --nproc_per_node 4 train.py "
+                                                "--model_name_or_path org/m --per_device_train_batch_size 3\n```\n"))
+    assert (s.model, s.micro_batch, s.n_gpus) == ("org/m", 3, 4)
+
+
+def test_a_note_whose_blocks_hold_no_config_is_still_refused(tmp_path):
+    with pytest.raises(InputError):
+        load_config(_write(tmp_path, "note.md", "```\nhello: [\n```\n\n```\nnot a command\n```\n"))

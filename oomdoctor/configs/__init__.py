@@ -211,6 +211,7 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         tries.append((text, wrapped))
         # a ```diff block of a review thread: what the file becomes, as for a diff pasted bare
         tries += [(in_diff, f"{wrapped}, diff") for in_diff in (unwrap_diff(text),) if in_diff is not None]
+        failed: InputError | None = None
         for i, (inner, how) in enumerate(tries):
             try:
                 setup = _load_text(path, inner, framework_version=framework_version, log_versions=log_versions,
@@ -221,7 +222,10 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
                 if i == len(tries) - 1:
                     # The file as written is no config; what the paste holds says why it is refused (a key its
                     # framework requires), unless that is no config either.
-                    raise (first if _syntax(err) else err) from None
+                    failed = first if _syntax(err) else err
+        if failed is not None:
+            setup = _from_later_blocks(path, raw, failed, framework_version=framework_version,
+                                       log_versions=log_versions, model=model)
     elif not wrapped and is_script(path, raw):
         try:
             setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
@@ -259,6 +263,24 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         warnings = (*setup.warnings, msg("config.markdown_read", where=path, how=wrapped))
         setup = replace(setup, extras={**setup.extras, "markdown_paste": wrapped}, warnings=warnings)
     return setup
+
+
+def _from_later_blocks(path: str, raw: str, failed: InputError, *, framework_version: str | None,
+                       log_versions: Mapping[str, str] | None, model: str | None) -> TrainingSetup:
+    """A note of several fenced blocks (a thread's reply: a snippet, then the command): each later block in turn,
+    each alone (every line kept where the file has it), when the first is no config and runs no training; the
+    first's refusal stands when none reads."""
+    from oomdoctor.configs._doc import unwrap_markdown
+
+    for k in range(1, 16):
+        later, how = unwrap_markdown(raw, block=k)
+        if how is None:
+            break
+        try:
+            return _load_text(path, later, framework_version=framework_version, log_versions=log_versions, model=model)
+        except InputError:
+            continue
+    raise failed from None
 
 
 def _bare_fallback(text: str, err: InputError) -> tuple[str, str] | None:

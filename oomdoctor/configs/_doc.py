@@ -252,11 +252,12 @@ def _blank(line: str) -> str:
     return line[len(line.rstrip("\r\n")):]         # the line's end only
 
 
-def unwrap_markdown(text: str, *, fence: bool = True) -> tuple[str, str | None]:
+def unwrap_markdown(text: str, *, fence: bool = True, block: int = 0) -> tuple[str, str | None]:
     """(the config inside a Markdown paste, how it was wrapped: "fence", "quote", "quote+fence" or None).
     Markdown lines are emptied, never removed, and a quote marker is cut from its line: every line stays
     where the file has it, so errors and provenance name the file's own lines (a paste is never patched).
-    `fence=False`: the quote markers only."""
+    `fence=False`: the quote markers only; `block`: which fenced block (0 the first), the text unchanged when the
+    paste has fewer."""
     lines = text.splitlines(keepends=True)
     how = []
     filled = [ln for ln in lines if ln.strip()]
@@ -268,13 +269,21 @@ def unwrap_markdown(text: str, *, fence: bool = True) -> tuple[str, str | None]:
         # lose their marker, and the fence inside says which of them are the config.
         lines = [_QUOTE.sub("", ln, count=1) if _QUOTE.match(ln) else ln for ln in lines]
         how.append("quote")
-    opened = next((i for i, ln in enumerate(lines) if _FENCE.match(ln.rstrip("\r\n"))), None) if fence else None
-    if opened is not None:
+    start = 0
+    for _ in range(block + 1):
+        opened = next((i for i in range(start, len(lines)) if _FENCE.match(lines[i].rstrip("\r\n"))), None) \
+            if fence else None
+        if opened is None:
+            break
         found = _FENCE.match(lines[opened].rstrip("\r\n"))
         mark = found.group(1) if found else "```"
         closed = next((j for j in range(opened + 1, len(lines))
                        if re.match(r"^[ \t]{0,3}" + re.escape(mark[0]) + "{%d,}[ \t]*$" % len(mark),
                                    lines[j].rstrip("\r\n"))), len(lines))
+        start = closed + 1
+    if block and opened is None:
+        return text, None
+    if opened is not None:
         lines = [_blank(ln) if not opened < i < closed else ln for i, ln in enumerate(lines)]
         how.append("fence")
     return ("".join(lines), "+".join(how)) if how else (text, None)
