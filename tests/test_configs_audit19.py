@@ -122,3 +122,17 @@ def test_a_later_fenced_block_holding_the_command_is_read(tmp_path):
 def test_a_note_whose_blocks_hold_no_config_is_still_refused(tmp_path):
     with pytest.raises(InputError):
         load_config(_write(tmp_path, "note.md", "```\nhello: [\n```\n\n```\nnot a command\n```\n"))
+
+
+# ---- a command, then the config it names pasted below it
+
+def test_the_config_pasted_below_the_command_that_names_it_is_that_file(tmp_path):
+    s = load_config(_write(tmp_path, "note.md", "### Reproduction\n\ntorchrun --nproc_per_node 2 src/train.py my_sft.yaml"
+                                                "\n\nmy_sft.yaml:\n### model\nmodel_name_or_path: org/m\nstage: sft\n"
+                                                "finetuning_type: lora\ncutoff_len: 1024\n"))
+    assert (s.framework, s.model, s.n_gpus, s.seq_len, s.method) == ("llamafactory", "org/m", 2, 1024, "lora")
+
+
+def test_a_command_naming_a_missing_config_with_nothing_below_is_refused(tmp_path):
+    with pytest.raises(InputError):
+        load_config(_write(tmp_path, "run.sh", "torchrun --nproc_per_node 2 src/train.py my_sft.yaml\n"))

@@ -642,20 +642,23 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
         setup = _read_verl(path, inv, doc, positional, overrides, model, versions={
             "framework_version": framework_version, "log_versions": log_versions})
         return _with_launch(setup, inv, path), mend
+    pasted: Doc | None = None
     try:
         config = _config_file(path, entry, doc, positional)
     except InputError:
-        if entry.reader != "torchtune" or not overrides:
+        pasted = _pasted_config(path, text, inv, entry, doc, positional)
+        if pasted is None and (entry.reader != "torchtune" or not overrides):
             raise
-        config = None
-        setup = _read_overrides_alone(path, inv, doc, overrides, versions={
-            "framework_version": framework_version, "log_versions": log_versions})
-        return _with_launch(setup, inv, path), mend
+        if pasted is None:
+            setup = _read_overrides_alone(path, inv, doc, overrides, versions={
+                "framework_version": framework_version, "log_versions": log_versions})
+            return _with_launch(setup, inv, path), mend
+        config = path
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
     versions = {"framework_version": framework_version, "log_versions": log_versions}
     if config is not None:
-        setup = _read_with_config(path, config, script, inv, doc, positional, overrides, hint, versions)
+        setup = _read_with_config(path, config, script, inv, doc, positional, overrides, hint, versions, pasted)
     else:
         model_key = _positional_model_key(entry)
         if model_key and model_key not in doc.data and entry.model_positional is not None and \
@@ -684,6 +687,32 @@ def _printed_over(path: str, text: str, inv: Invocation, entry: Entry, doc: Doc)
             doc.lines[key] = next((n + 1 for n in range(printed[1] - 1, len(rows)) if f"'{key}'" in rows[n]),
                                   printed[1])
     doc.notes.append(msg("config.printed", where=f"{path}:{printed[1]}"))
+
+
+def _pasted_config(path: str, text: str, inv: Invocation, entry: Entry, doc: Doc,
+                   positional: Sequence[Word]) -> Doc | None:
+    """A paste that shows, below the command, the YAML config the command names (not here), after a line that
+    names it (`llama3_lora_sft.yaml:`) or right below: that text is the file, cut or not, read where the paste has
+    it (the lines above blanked). None when the paste holds no mapping there."""
+    from oomdoctor.configs._doc import parse_text
+
+    ref = str(doc.data.get(entry.config_flag or "", "")) if entry.config_flag else \
+        next((w.text for w in positional if w.text.lower().endswith((".yaml", ".yml"))), "")
+    if not ref.lower().endswith((".yaml", ".yml")):
+        return None
+    rows = text.split("\n")
+    last = max((w.line for w in inv.command.words if w.line), default=0)
+    title = re.compile(r"^[\s>*`#]*" + re.escape(os.path.basename(ref)) + r"[`*]*\s*:?[`*]*\s*$")
+    start = next((n + 1 for n in range(last, len(rows)) if title.match(rows[n])), last)
+    body = "\n" * start + "\n".join(rows[start:])
+    try:
+        cdoc = parse_text(body, path)
+    except InputError:
+        return None
+    if not isinstance(cdoc.data, dict) or len(cdoc.data) < 3:
+        return None
+    cdoc.notes.append(msg("config.config_pasted", where=f"{path}:{start + 1}", ref=ref))
+    return cdoc
 
 
 def _pasted_deepspeed(path: str, text: str, inv: Invocation, doc: Doc) -> None:
@@ -865,13 +894,13 @@ def _find_invocation(path: str, text: str
 
 def _read_with_config(path: str, config: str, script: Script, inv: Invocation, doc: Doc, positional: list[Word],
                       overrides: dict[str, tuple[Word, Word]], hint: tuple[str, Msg] | None,
-                      versions: dict[str, Any]) -> TrainingSetup:
-    """The config file the command trains with, its flags laid over it."""
+                      versions: dict[str, Any], pasted: Doc | None = None) -> TrainingSetup:
+    """The config file the command trains with (or the paste's copy of it), its flags laid over it."""
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file
 
     entry = inv.entry
-    cdoc = parse_file(config)
+    cdoc = pasted if pasted is not None else parse_file(config)
     if registry.is_llamafactory_v1(cdoc.data):
         from oomdoctor.configs.llamafactory_v1 import read as read_v1
 
