@@ -136,3 +136,16 @@ def test_the_config_pasted_below_the_command_that_names_it_is_that_file(tmp_path
 def test_a_command_naming_a_missing_config_with_nothing_below_is_refused(tmp_path):
     with pytest.raises(InputError):
         load_config(_write(tmp_path, "run.sh", "torchrun --nproc_per_node 2 src/train.py my_sft.yaml\n"))
+
+
+# ---- optimum-habana's gaudi_spawn.py: a launcher of --world_size processes
+
+def test_gaudi_spawn_launches_world_size_processes(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python3 ../gaudi_spawn.py --world_size 4 --use_deepspeed run_clm.py "
+                                               "--model_name_or_path org/m --per_device_train_batch_size 2\n"))
+    assert (s.model, s.n_gpus, s.micro_batch) == ("org/m", 4, 2)
+
+
+def test_gaudi_spawn_without_world_size_is_one_process(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python gaudi_spawn.py --use_mpi run_clm.py --model_name_or_path org/m\n"))
+    assert s.n_gpus == 1

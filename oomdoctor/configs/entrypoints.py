@@ -228,8 +228,27 @@ def _launched(cmd: Command, head: str, first: Word, rest: list[Word], env: dict[
         launch = _python(first, env)
         if mod is not None and mod + 1 < len(opts):
             return _module_target(cmd, [opts[mod + 1]] + rest, launch)
+        if rest and os.path.basename(rest[0].text) == "gaudi_spawn.py":
+            return _gaudi_spawn(cmd, rest[1:])
         return _target(cmd, rest, launch)
     return None
+
+
+# optimum-habana's launcher (huggingface/optimum-habana examples/gaudi_spawn.py:42-74 at 1d8504c6c): its options, then
+# the training script and that script's arguments (argparse REMAINDER); it starts --world_size processes (default 1).
+_GAUDI_SPAWN_VALUED = ("--world_size", "--hostfile", "--master_port", "--main_process_ip")
+
+
+def _gaudi_spawn(cmd: Command, words: list[Word]) -> Invocation | None:
+    i = 0
+    while i < len(words) and words[i].text.startswith("--"):
+        i += 2 if words[i].text in _GAUDI_SPAWN_VALUED else 1
+    size = _opt(words[:i], "--world_size")
+    n = _int_word(size) if size is not None else 1
+    launch = Launch("gaudi_spawn.py", n, size, "--world_size" if size is not None else None,
+                    note=None if n is not None or size is None else
+                    msg("config.script.gpus_unknown", word=size.text, why=size.unknown or size.text))
+    return _target(cmd, words[i:], launch)
 
 
 def _python(head: Word, env: Mapping[str, Word]) -> Launch:
