@@ -149,3 +149,33 @@ def test_gaudi_spawn_launches_world_size_processes(tmp_path):
 def test_gaudi_spawn_without_world_size_is_one_process(tmp_path):
     s = load_config(_write(tmp_path, "run.sh", "python gaudi_spawn.py --use_mpi run_clm.py --model_name_or_path org/m\n"))
     assert s.n_gpus == 1
+
+
+# ---- a script's own argparse defaults: a constant as a default, an option named as a length
+
+_ARGPARSE_SCRIPT = '''import argparse
+from transformers import AutoModelForCausalLM, Trainer, TrainingArguments
+
+MODEL_ID = "org/m"
+
+parser = argparse.ArgumentParser()
+parser.add_argument("--model-name", type=str, default=MODEL_ID)
+parser.add_argument("--sequence-length", type=int, default=3072)
+args = parser.parse_args()
+model = AutoModelForCausalLM.from_pretrained(args.model_name)
+training_args = TrainingArguments(output_dir="out", per_device_train_batch_size=2, bf16=True{extra})
+Trainer(model=model, args=training_args).train()
+'''
+
+
+def test_an_argparse_default_naming_a_constant_and_a_length_option_are_read(tmp_path):
+    s = load_config(_write(tmp_path, "train.py", _ARGPARSE_SCRIPT.format(extra="")))
+    assert (s.model, s.seq_len, s.micro_batch, s.precision) == ("org/m", 3072, 2, "bf16")
+
+
+def test_a_length_the_script_passes_to_a_call_wins_over_its_option(tmp_path):
+    text = ('import argparse\nfrom trl import SFTConfig, SFTTrainer\n\nparser = argparse.ArgumentParser()\n'
+            'parser.add_argument("--sequence-length", type=int, default=3072)\nargs = parser.parse_args()\n'
+            'cfg = SFTConfig(output_dir="out", max_length=512)\nSFTTrainer(model="org/m", args=cfg).train()\n')
+    s = load_config(_write(tmp_path, "train.py", text))
+    assert s.seq_len == 512
