@@ -179,3 +179,17 @@ def test_a_length_the_script_passes_to_a_call_wins_over_its_option(tmp_path):
             'cfg = SFTConfig(output_dir="out", max_length=512)\nSFTTrainer(model="org/m", args=cfg).train()\n')
     s = load_config(_write(tmp_path, "train.py", text))
     assert s.seq_len == 512
+
+
+# ---- a command written in an inline code span inside prose
+
+def test_a_command_in_an_inline_span_inside_a_list_item_is_read(tmp_path):
+    s = load_config(_write(tmp_path, "note.md", "#### Test plan\n\n- Test running with the new flag: `torchrun "
+                                                "--nproc_per_node 2 train.py --model_name_or_path org/m "
+                                                "--per_device_train_batch_size 2` (passes)\n- Also `pytest tests`\n"))
+    assert (s.model, s.n_gpus, s.micro_batch) == ("org/m", 2, 2)
+
+
+def test_prose_with_short_inline_spans_only_is_still_refused(tmp_path):
+    with pytest.raises(InputError):
+        load_config(_write(tmp_path, "note.md", "I set `bf16` and `gradient_checkpointing` but: it fails\n"))

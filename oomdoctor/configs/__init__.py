@@ -248,14 +248,14 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         except InputError as err:
             # A diff pasted from a review thread: what the file becomes, its added and context lines; else a config
             # pasted inside an inline code span (a single backtick before its first line).
-            found = _bare_fallback(text, err)
-            if found is None:
-                raise
-            new_side, how = found
-            try:
-                setup = _load_text(path, new_side, framework_version=framework_version, log_versions=log_versions,
-                                   model=model)
-            except InputError:
+            for new_side, how in _bare_fallback(text, err):
+                try:
+                    setup = _load_text(path, new_side, framework_version=framework_version,
+                                       log_versions=log_versions, model=model)
+                    break
+                except InputError:
+                    continue
+            else:
                 raise err from None
             wrapped = f"{wrapped}, {how}" if wrapped else how
     if wrapped:
@@ -283,16 +283,15 @@ def _from_later_blocks(path: str, raw: str, failed: InputError, *, framework_ver
     raise failed from None
 
 
-def _bare_fallback(text: str, err: InputError) -> tuple[str, str] | None:
-    """What a bare paste that is no config as written holds: a diff's new side, a config in an inline code span,
-    a config with prose after it; (the text, how it was found) or None."""
-    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff
+def _bare_fallback(text: str, err: InputError) -> list[tuple[str, str]]:
+    """What a bare paste that is no config as written may hold, in the order tried: a diff's new side, a config in
+    an inline code span, a config with prose after it, commands in inline spans within prose; (the text, how it
+    was found) each."""
+    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff, unwrap_inline_spans
 
-    for inner, how in ((unwrap_diff(text), "diff"), (unwrap_code_span(text), "code span"),
-                       (_before_prose(text, err), "trailing prose")):
-        if inner is not None:
-            return inner, how
-    return None
+    found = ((unwrap_diff(text), "diff"), (unwrap_code_span(text), "code span"),
+             (_before_prose(text, err), "trailing prose"), (unwrap_inline_spans(text), "code span"))
+    return [(inner, how) for inner, how in found if inner is not None]
 
 
 def _before_prose(text: str, err: InputError) -> str | None:

@@ -316,6 +316,28 @@ def unwrap_code_span(text: str) -> str | None:
     return "".join(out)
 
 
+_INLINE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def unwrap_inline_spans(text: str) -> str | None:
+    """Commands written in inline code spans inside prose (a list item's "Test running with ...: `tune run …`";
+    CommonMark §6.1: a backtick string opens a span, the next equal backtick string closes it): each line keeps
+    the longest span it holds that reads as a command line (three words or more, one of them a flag or a
+    `key=value`), in the span's own words, every other line emptied and each line where the file has it; None when
+    no line holds such a span."""
+    out = []
+    found = False
+    for ln in text.splitlines(keepends=True):
+        spans = [m.group(1).strip() for m in _INLINE_SPAN.finditer(ln)]
+        spans = [sp for sp in spans if len(sp.split()) >= 3 and any(w.startswith("-") or "=" in w for w in sp.split())]
+        if spans:
+            found = True
+            out.append(max(spans, key=len) + ("\n" if ln.endswith("\n") else ""))
+        else:
+            out.append(_blank(ln))
+    return "".join(out) if found else None
+
+
 _DIFF_HEAD = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |@@ )")
 
 
