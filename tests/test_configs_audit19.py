@@ -193,3 +193,21 @@ def test_a_command_in_an_inline_span_inside_a_list_item_is_read(tmp_path):
 def test_prose_with_short_inline_spans_only_is_still_refused(tmp_path):
     with pytest.raises(InputError):
         load_config(_write(tmp_path, "note.md", "I set `bf16` and `gradient_checkpointing` but: it fails\n"))
+
+
+# ---- Megatron-Bridge's recipe runner, `uv run`, and a here-string that is no here-document
+
+def test_megatron_bridge_recipe_overrides_are_its_flags(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "uv run --with x python -m torch.distributed.run --nproc_per_node=4 "
+                                               "scripts/training/run_recipe.py --recipe foo_sft_config "
+                                               "checkpoint.pretrained_checkpoint=/ckpt/Foo-8B model.seq_length=2048 "
+                                               "train.global_batch_size=16 train.micro_batch_size=2 "
+                                               "model.tensor_model_parallel_size=2\n"))
+    assert (s.model, s.megatron, s.n_gpus, s.seq_len, s.micro_batch, s.tensor_parallel, s.grad_accum) == (
+        "/ckpt/Foo-8B", True, 4, 2048, 2, 2, 4)
+
+
+def test_a_here_string_does_not_swallow_the_script_below_it(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "IFS=',' read -r A B <<< \"1,2\"\n"
+                                               "torchrun --nproc_per_node 2 train.py --model_name_or_path org/m\n"))
+    assert (s.model, s.n_gpus) == ("org/m", 2)

@@ -77,6 +77,15 @@ _SWIFT_MEGATRON = {**{k: v for k, v in _SWIFT.items() if k not in ("batch_size",
                    "context_parallel_size": "cp", "sequence_parallel": "megatron_sp",
                    "use_distributed_optimizer": "dist_opt", "recompute_granularity": "recompute",
                    "recompute_method": "recompute_method", "recompute_num_layers": "recompute_layers"}
+_MEGATRON_BRIDGE = {"checkpoint.pretrained_checkpoint": "model", "model.seq_length": "seq", "dataset.seq_length": "seq",
+                    "seq_length": "seq", "train.micro_batch_size": "micro", "micro_batch_size": "micro",
+                    "train.global_batch_size": "total", "global_batch_size": "total",
+                    "model.tensor_model_parallel_size": "tp", "tensor_model_parallel_size": "tp",
+                    "model.pipeline_model_parallel_size": "pp", "pipeline_model_parallel_size": "pp",
+                    "model.context_parallel_size": "cp", "context_parallel_size": "cp",
+                    "model.expert_model_parallel_size": "ep", "expert_model_parallel_size": "ep",
+                    "model.sequence_parallel": "megatron_sp", "model.recompute_granularity": "recompute",
+                    "ddp.use_distributed_optimizer": "dist_opt"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
@@ -353,6 +362,13 @@ ENTRIES: tuple[Entry, ...] = (
           # its validate_args turns --sequence-parallel off when the tensor-parallel size is 1
           defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True)),
           trainer_fields=("bf16", "fp16")),
+    # NeMo Megatron-Bridge's recipe runner (NVIDIA-NeMo/Megatron-Bridge scripts/training/run_recipe.py at 067f987df):
+    # `--recipe NAME` and trailing `section.key=value` ConfigContainer overrides, its convenience flags the same
+    # fields (-mb train.micro_batch_size, -gb train.global_batch_size, -sl dataset.seq_length, -tp/-pp/-cp/-ep the
+    # model's parallel sizes); the model is Megatron-Core's, the recipe's own defaults for what is not given.
+    Entry("megatron_bridge", "Megatron-Bridge run_recipe.py", scripts=("scripts/training/run_recipe.py",),
+          overrides=True, flags=_MEGATRON_BRIDGE, trainer_fields=(),
+          defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True))),
     _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
     _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
     # verl (volcengine/verl): Hydra mains whose every option is a `key=value` override of verl's own config

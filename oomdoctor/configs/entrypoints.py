@@ -26,6 +26,9 @@ from oomdoctor.records import record
 
 _PYTHON = ("python", "python3", "python2", "pypy3")
 _WRAPPERS = ("nohup", "exec", "time", "stdbuf", "nice", "ionice", "command", "builtin", "xargs")
+# `uv run` options that take a value (uv's CLI reference, `uv run`)
+_UV_VALUED = frozenset({"--with", "--with-requirements", "--with-editable", "--python", "-p", "--project", "--directory",
+                        "--extra", "--group", "--env-file", "--package", "--index", "--index-url", "--only-group"})
 # Launcher options that take no value (everything else written `--opt value` takes the next word).
 _BOOL_OPTS = frozenset({"--standalone", "--no_python", "--no-python", "--run_path", "--run-path", "--multi_gpu",
                         "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--quiet", "-q", "--debug", "--cpu",
@@ -189,6 +192,11 @@ def _unwrap_launchers(words: list[Word], env: dict[str, Word]) -> list[Word]:
             words = words[1:]
             while words and words[0].text.startswith("-"):
                 words = words[1:]
+        elif head == "uv" and len(words) > 1 and words[1].text == "run":
+            # `uv run [OPTIONS] COMMAND`: uv runs the command in the project's environment (uv docs, `uv run`)
+            words = words[2:]
+            while words and words[0].text.startswith("-"):
+                words = words[2:] if words[0].text in _UV_VALUED and "=" not in words[0].text else words[1:]
         elif head == "env":
             words = words[1:]
             while words and ("=" in words[0].text and not words[0].text.startswith("-")):
@@ -685,6 +693,12 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
             # The model as the command's positional word (`litgpt finetune_lora microsoft/phi-2`).
             word = positional[entry.model_positional]
             doc.data[model_key], doc.lines[model_key] = word.text, word.line
+        if entry.overrides and entry.flags:
+            # `section.key=value` overrides its own flag table names (Megatron-Bridge's ConfigContainer fields):
+            # read as its flags, a trailing override over the convenience flag for the same field
+            for key, (word, value) in overrides.items():
+                if key in entry.flags:
+                    doc.data[key], doc.lines[key] = value.text, word.line
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
     return _with_swift_env(_with_launch(setup, inv, path), inv, path), mend
 

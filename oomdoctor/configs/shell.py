@@ -103,7 +103,11 @@ class _Lexer:
                 self.i = n if end < 0 else end
             elif c == "<" and _PLACEHOLDER.match(s, self.i):
                 self._word()
-            elif s.startswith("<<", self.i) and not s.startswith("<<<", self.i):
+            elif s.startswith("<<<", self.i):
+                # a here-string (bash(1), Here Strings: `cmd <<< word`): a redirection of one word, no body
+                self.toks.append(_Tok("redir", self.line, text="<<<"))
+                self.i += 3
+            elif s.startswith("<<", self.i):
                 self._heredoc_op()
             elif c in "<>" or (c.isdigit() and re.match(r"\d+[<>]", s[self.i:self.i + 3])):
                 m = re.match(r"\d*(>>|>&|<&|&>|>\||<>|>|<)-?", s[self.i:])
