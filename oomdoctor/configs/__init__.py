@@ -211,6 +211,7 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         tries.append((text, wrapped))
         # a ```diff block of a review thread: what the file becomes, as for a diff pasted bare
         tries += [(in_diff, f"{wrapped}, diff") for in_diff in (unwrap_diff(text),) if in_diff is not None]
+        failed: InputError | None = None
         for i, (inner, how) in enumerate(tries):
             try:
                 setup = _load_text(path, inner, framework_version=framework_version, log_versions=log_versions,
@@ -221,7 +222,10 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
                 if i == len(tries) - 1:
                     # The file as written is no config; what the paste holds says why it is refused (a key its
                     # framework requires), unless that is no config either.
-                    raise (first if _syntax(err) else err) from None
+                    failed = first if _syntax(err) else err
+        if failed is not None:
+            setup = _from_later_blocks(path, raw, failed, framework_version=framework_version,
+                                       log_versions=log_versions, model=model)
     elif not wrapped and is_script(path, raw):
         try:
             setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
@@ -244,14 +248,14 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         except InputError as err:
             # A diff pasted from a review thread: what the file becomes, its added and context lines; else a config
             # pasted inside an inline code span (a single backtick before its first line).
-            found = _bare_fallback(text, err)
-            if found is None:
-                raise
-            new_side, how = found
-            try:
-                setup = _load_text(path, new_side, framework_version=framework_version, log_versions=log_versions,
-                                   model=model)
-            except InputError:
+            for new_side, how in _bare_fallback(text, err):
+                try:
+                    setup = _load_text(path, new_side, framework_version=framework_version,
+                                       log_versions=log_versions, model=model)
+                    break
+                except InputError:
+                    continue
+            else:
                 raise err from None
             wrapped = f"{wrapped}, {how}" if wrapped else how
     if wrapped:
@@ -261,16 +265,33 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
     return setup
 
 
-def _bare_fallback(text: str, err: InputError) -> tuple[str, str] | None:
-    """What a bare paste that is no config as written holds: a diff's new side, a config in an inline code span,
-    a config with prose after it; (the text, how it was found) or None."""
-    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff
+def _from_later_blocks(path: str, raw: str, failed: InputError, *, framework_version: str | None,
+                       log_versions: Mapping[str, str] | None, model: str | None) -> TrainingSetup:
+    """A note of several fenced blocks (a thread's reply: a snippet, then the command): each later block in turn,
+    each alone (every line kept where the file has it), when the first is no config and runs no training; the
+    first's refusal stands when none reads."""
+    from oomdoctor.configs._doc import unwrap_markdown
 
-    for inner, how in ((unwrap_diff(text), "diff"), (unwrap_code_span(text), "code span"),
-                       (_before_prose(text, err), "trailing prose")):
-        if inner is not None:
-            return inner, how
-    return None
+    for k in range(1, 16):
+        later, how = unwrap_markdown(raw, block=k)
+        if how is None:
+            break
+        try:
+            return _load_text(path, later, framework_version=framework_version, log_versions=log_versions, model=model)
+        except InputError:
+            continue
+    raise failed from None
+
+
+def _bare_fallback(text: str, err: InputError) -> list[tuple[str, str]]:
+    """What a bare paste that is no config as written may hold, in the order tried: a diff's new side, a config in
+    an inline code span, a config with prose after it, commands in inline spans within prose; (the text, how it
+    was found) each."""
+    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff, unwrap_inline_spans
+
+    found = ((unwrap_diff(text), "diff"), (unwrap_code_span(text), "code span"),
+             (_before_prose(text, err), "trailing prose"), (unwrap_inline_spans(text), "code span"))
+    return [(inner, how) for inner, how in found if inner is not None]
 
 
 def _before_prose(text: str, err: InputError) -> str | None:

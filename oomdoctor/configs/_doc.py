@@ -252,11 +252,12 @@ def _blank(line: str) -> str:
     return line[len(line.rstrip("\r\n")):]         # the line's end only
 
 
-def unwrap_markdown(text: str, *, fence: bool = True) -> tuple[str, str | None]:
+def unwrap_markdown(text: str, *, fence: bool = True, block: int = 0) -> tuple[str, str | None]:
     """(the config inside a Markdown paste, how it was wrapped: "fence", "quote", "quote+fence" or None).
     Markdown lines are emptied, never removed, and a quote marker is cut from its line: every line stays
     where the file has it, so errors and provenance name the file's own lines (a paste is never patched).
-    `fence=False`: the quote markers only."""
+    `fence=False`: the quote markers only; `block`: which fenced block (0 the first), the text unchanged when the
+    paste has fewer."""
     lines = text.splitlines(keepends=True)
     how = []
     filled = [ln for ln in lines if ln.strip()]
@@ -268,13 +269,21 @@ def unwrap_markdown(text: str, *, fence: bool = True) -> tuple[str, str | None]:
         # lose their marker, and the fence inside says which of them are the config.
         lines = [_QUOTE.sub("", ln, count=1) if _QUOTE.match(ln) else ln for ln in lines]
         how.append("quote")
-    opened = next((i for i, ln in enumerate(lines) if _FENCE.match(ln.rstrip("\r\n"))), None) if fence else None
-    if opened is not None:
+    start = 0
+    for _ in range(block + 1):
+        opened = next((i for i in range(start, len(lines)) if _FENCE.match(lines[i].rstrip("\r\n"))), None) \
+            if fence else None
+        if opened is None:
+            break
         found = _FENCE.match(lines[opened].rstrip("\r\n"))
         mark = found.group(1) if found else "```"
         closed = next((j for j in range(opened + 1, len(lines))
                        if re.match(r"^[ \t]{0,3}" + re.escape(mark[0]) + "{%d,}[ \t]*$" % len(mark),
                                    lines[j].rstrip("\r\n"))), len(lines))
+        start = closed + 1
+    if block and opened is None:
+        return text, None
+    if opened is not None:
         lines = [_blank(ln) if not opened < i < closed else ln for i, ln in enumerate(lines)]
         how.append("fence")
     return ("".join(lines), "+".join(how)) if how else (text, None)
@@ -305,6 +314,28 @@ def unwrap_code_span(text: str) -> str | None:
     end = out[closed].rstrip("\r\n")
     out[closed] = end[:end.rindex("`")] + out[closed][len(end):]
     return "".join(out)
+
+
+_INLINE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+
+
+def unwrap_inline_spans(text: str) -> str | None:
+    """Commands written in inline code spans inside prose (a list item's "Test running with ...: `tune run …`";
+    CommonMark §6.1: a backtick string opens a span, the next equal backtick string closes it): each line keeps
+    the longest span it holds that reads as a command line (three words or more, one of them a flag or a
+    `key=value`), in the span's own words, every other line emptied and each line where the file has it; None when
+    no line holds such a span."""
+    out = []
+    found = False
+    for ln in text.splitlines(keepends=True):
+        spans = [m.group(1).strip() for m in _INLINE_SPAN.finditer(ln)]
+        spans = [sp for sp in spans if len(sp.split()) >= 3 and any(w.startswith("-") or "=" in w for w in sp.split())]
+        if spans:
+            found = True
+            out.append(max(spans, key=len) + ("\n" if ln.endswith("\n") else ""))
+        else:
+            out.append(_blank(ln))
+    return "".join(out) if found else None
 
 
 _DIFF_HEAD = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |@@ )")

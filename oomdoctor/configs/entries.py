@@ -8,6 +8,8 @@ dataclasses, read from its repository:
   lora_r 64, lora_alpha 16, --q_lora a 4-bit (GPTQ / bnb) base;
 - MiniCPM-V finetune/finetune.py (OpenBMB/MiniCPM-V): Qwen's flag names, model_max_length 2048, lora_r 64,
   lora_alpha 64, told apart by --llm_type / --max_slice_nums / --tune_vision / --tune_llm;
+- InternLM-XComposer finetune.py (InternLM/InternLM-XComposer): --max_length 8192, LoRA only with --use_lora,
+  lora_r 64, lora_alpha 64, told apart by --hd_num / --fix_vit / --fix_sampler / --given_num;
 - FastChat (lm-sys/FastChat fastchat/train): model_max_length 512; train_lora.py lora_r 8, lora_alpha 16,
   --q_lora bnb NF4, --flash_attn its own bool; train_mem.py patches in FlashAttention;
 - Chinese-LLaMA-Alpaca(-2) run_clm_*_with_peft.py: LoRA unless --full_finetuning, lora_rank 8,
@@ -75,6 +77,15 @@ _SWIFT_MEGATRON = {**{k: v for k, v in _SWIFT.items() if k not in ("batch_size",
                    "context_parallel_size": "cp", "sequence_parallel": "megatron_sp",
                    "use_distributed_optimizer": "dist_opt", "recompute_granularity": "recompute",
                    "recompute_method": "recompute_method", "recompute_num_layers": "recompute_layers"}
+_MEGATRON_BRIDGE = {"checkpoint.pretrained_checkpoint": "model", "model.seq_length": "seq", "dataset.seq_length": "seq",
+                    "seq_length": "seq", "train.micro_batch_size": "micro", "micro_batch_size": "micro",
+                    "train.global_batch_size": "total", "global_batch_size": "total",
+                    "model.tensor_model_parallel_size": "tp", "tensor_model_parallel_size": "tp",
+                    "model.pipeline_model_parallel_size": "pp", "pipeline_model_parallel_size": "pp",
+                    "model.context_parallel_size": "cp", "context_parallel_size": "cp",
+                    "model.expert_model_parallel_size": "ep", "expert_model_parallel_size": "ep",
+                    "model.sequence_parallel": "megatron_sp", "model.recompute_granularity": "recompute",
+                    "ddp.use_distributed_optimizer": "dist_opt"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
@@ -170,6 +181,16 @@ ENTRIES: tuple[Entry, ...] = (
           needs_flags=("llm_type", "max_slice_nums", "tune_vision", "tune_llm"),
           defaults=(("method", "full"), ("seq_len", 2048), ("lora_rank", 64), ("lora_alpha", 64)),
           seq_flag="model_max_length"),
+    # InternLM-XComposer finetune.py (InternLM/InternLM-XComposer@0f70c3e finetune/finetune.py:24-74, the same in
+    # InternLM-XComposer-2.5-Reward/training and InternLM-XComposer-2.0/finetune): --use_lora and LoraArguments
+    # lora_r 64, lora_alpha 64, the length --max_length (8192; 4096 in 2.0's copy). Told apart by the flags of its
+    # own DataArguments / TrainingArguments no other finetune.py takes.
+    Entry("internlm_xcomposer", "InternLM-XComposer finetune.py", scripts=("finetune.py",),
+          flags={"max_length": "seq", "use_lora": "use_lora", "lora_r": "rank", "lora_alpha": "alpha",
+                 "lora_target_modules": "targets"},
+          needs_flags=("hd_num", "fix_vit", "fix_sampler", "given_num"),
+          defaults=(("method", "full"), ("seq_len", 8192), ("lora_rank", 64), ("lora_alpha", 64)),
+          seq_flag="max_length"),
     Entry("qwen", "Qwen finetune.py", scripts=("finetune.py",), flags=_QWEN,
           needs_flags=("use_lora", "q_lora", "model_max_length", "lazy_preprocess"),
           defaults=(("method", "full"), ("seq_len", 8192), ("lora_rank", 64), ("lora_alpha", 16), ("quant_bits", 4)),
@@ -293,10 +314,11 @@ ENTRIES: tuple[Entry, ...] = (
     # An examples/scripts/ file (or one in its subfolders: ppo/, openenv/) is TRL's when a flag only TrlParser's
     # dataclasses define is there: ScriptArguments (trl/scripts/utils.py: dataset_name, dataset_config,
     # dataset_streaming) or ModelConfig
-    # (trl/trainer/model_config.py: use_peft, lora_task_type, use_rslora, use_bnb_nested_quant, model_revision).
+    # (trl/trainer/model_config.py: use_peft, lora_task_type, use_rslora, use_bnb_nested_quant, model_revision), or
+    # a field of SFTConfig no TrainingArguments has (trl/trainer/sft_config.py dataset_text_field).
     Entry("trl_examples", msg("config.entry.trl"), trl=True, scripts=("examples/scripts/**/*.py",),
           needs_flags=("dataset_name", "dataset_config", "dataset_streaming", "use_peft", "lora_task_type", "use_rslora",
-                       "use_bnb_nested_quant", "model_revision"), config_flag="config"),
+                       "use_bnb_nested_quant", "model_revision", "dataset_text_field"), config_flag="config"),
     Entry("alignment_handbook", "alignment-handbook run_*.py", trl=True,
           scripts=("scripts/run_sft.py", "scripts/run_dpo.py", "scripts/run_orpo.py", "scripts/run_cpt.py", "run_sft.py",
                    "run_dpo.py"), config_positional=True),
@@ -331,12 +353,22 @@ ENTRIES: tuple[Entry, ...] = (
     # same Megatron-Core arguments with dashes (megatron/training/arguments.py: --micro-batch-size, --global-batch-size,
     # --tensor-/--pipeline-/--expert-model-parallel-size, --use-distributed-optimizer and --sequence-parallel off,
     # no recompute, fp32 without --bf16/--fp16); the model is the shape its flags give, no hub name.
-    Entry("megatron_lm", "Megatron-LM pretrain_gpt.py", flags={**_SWIFT_MEGATRON, "seq_length": "seq"},
+    # A trainer that extends that parser may name the architecture itself: AIAK's --model-name (LLaVA-OneVision-2
+    # aiak_training_llm/train/arguments.py:94 at 2c3c25e, "the name of model to be trained"), the model over the
+    # checkpoint folder --load reads.
+    Entry("megatron_lm", "Megatron-LM pretrain_gpt.py", flags={**_SWIFT_MEGATRON, "seq_length": "seq", "model_name": "model"},
           scripts=("pretrain_gpt.py", "pretrain_mamba.py", "pretrain_gpt_hybrid.py"),
           needs_flags=("micro_batch_size", "tensor_model_parallel_size", "pipeline_model_parallel_size", "num_layers"),
           # its validate_args turns --sequence-parallel off when the tensor-parallel size is 1
           defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True)),
           trainer_fields=("bf16", "fp16")),
+    # NeMo Megatron-Bridge's recipe runner (NVIDIA-NeMo/Megatron-Bridge scripts/training/run_recipe.py at 067f987df):
+    # `--recipe NAME` and trailing `section.key=value` ConfigContainer overrides, its convenience flags the same
+    # fields (-mb train.micro_batch_size, -gb train.global_batch_size, -sl dataset.seq_length, -tp/-pp/-cp/-ep the
+    # model's parallel sizes); the model is Megatron-Core's, the recipe's own defaults for what is not given.
+    Entry("megatron_bridge", "Megatron-Bridge run_recipe.py", scripts=("scripts/training/run_recipe.py",),
+          overrides=True, flags=_MEGATRON_BRIDGE, trainer_fields=(),
+          defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True))),
     _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
     _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
     # verl (volcengine/verl): Hydra mains whose every option is a `key=value` override of verl's own config

@@ -26,6 +26,9 @@ from oomdoctor.records import record
 
 _PYTHON = ("python", "python3", "python2", "pypy3")
 _WRAPPERS = ("nohup", "exec", "time", "stdbuf", "nice", "ionice", "command", "builtin", "xargs")
+# `uv run` options that take a value (uv's CLI reference, `uv run`)
+_UV_VALUED = frozenset({"--with", "--with-requirements", "--with-editable", "--python", "-p", "--project", "--directory",
+                        "--extra", "--group", "--env-file", "--package", "--index", "--index-url", "--only-group"})
 # Launcher options that take no value (everything else written `--opt value` takes the next word).
 _BOOL_OPTS = frozenset({"--standalone", "--no_python", "--no-python", "--run_path", "--run-path", "--multi_gpu",
                         "--use_deepspeed", "--use_fsdp", "--use_megatron_lm", "--quiet", "-q", "--debug", "--cpu",
@@ -89,9 +92,9 @@ def _with_shell_strings(script: Script) -> list[Command]:
     out: list[Command] = []
     for cmd in script.commands:
         words = list(cmd.words)
-        at = next((i for i, w in enumerate(words[:-1]) if os.path.basename(w.text) in _SHELLS and
-                   words[i + 1].text == "-c"), None)
-        inner = words[at + 2] if at is not None and at + 2 < len(words) else None
+        at = next((c for c in (_dash_c(words, i) for i, w in enumerate(words[:-1])
+                               if os.path.basename(w.text) in _SHELLS) if c is not None), None)
+        inner = words[at + 1] if at is not None and at + 1 < len(words) else None
         body: str | None = inner.text if inner is not None and inner.known else None
         outer: Mapping[str, Word] | None = None
         if inner is not None and not inner.known and len(inner.text) > 1 and inner.text[0] == inner.text[-1] == '"':
@@ -99,6 +102,11 @@ def _with_shell_strings(script: Script) -> list[Command]:
             # expands it as it hands it over, so its text is read with the script's variables, the unknown part
             # staying unknown where it stands
             body, outer = inner.text[1:-1], script.variables
+            ref = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", body)
+            if ref and ref.group(1) in script.partial:
+                # `bash -c "$CMD"` where CMD="…" holds a part only the run knows: the string is CMD's text as the
+                # outer shell expands it, read the same way (its other parts known, its commands bash -c's own)
+                body = script.partial[ref.group(1)]
         if inner is None or body is None:
             out.append(cmd)
             continue
@@ -107,6 +115,17 @@ def _with_shell_strings(script: Script) -> list[Command]:
             out.append(replace(sub, line=sub.line + shift, env={**cmd.env, **sub.env},
                                words=tuple(replace(w, line=w.line + shift) for w in sub.words)))
     return out
+
+
+def _dash_c(words: Sequence[Word], shell: int) -> int | None:
+    """The index of the `-c` a shell at `shell` is given after its other options (bash(1): `bash [options] -c
+    string`; `-o NAME` takes a word), or None."""
+    i = shell + 1
+    while i < len(words) and words[i].text[:1] in ("-", "+"):
+        if words[i].text == "-c":
+            return i
+        i += 2 if words[i].text in ("-o", "+o", "-O", "+O") else 1
+    return None
 
 
 def _invocation(cmd: Command) -> Invocation | None:
@@ -173,6 +192,11 @@ def _unwrap_launchers(words: list[Word], env: dict[str, Word]) -> list[Word]:
             words = words[1:]
             while words and words[0].text.startswith("-"):
                 words = words[1:]
+        elif head == "uv" and len(words) > 1 and words[1].text == "run":
+            # `uv run [OPTIONS] COMMAND`: uv runs the command in the project's environment (uv docs, `uv run`)
+            words = words[2:]
+            while words and words[0].text.startswith("-"):
+                words = words[2:] if words[0].text in _UV_VALUED and "=" not in words[0].text else words[1:]
         elif head == "env":
             words = words[1:]
             while words and ("=" in words[0].text and not words[0].text.startswith("-")):
@@ -212,8 +236,27 @@ def _launched(cmd: Command, head: str, first: Word, rest: list[Word], env: dict[
         launch = _python(first, env)
         if mod is not None and mod + 1 < len(opts):
             return _module_target(cmd, [opts[mod + 1]] + rest, launch)
+        if rest and os.path.basename(rest[0].text) == "gaudi_spawn.py":
+            return _gaudi_spawn(cmd, rest[1:])
         return _target(cmd, rest, launch)
     return None
+
+
+# optimum-habana's launcher (huggingface/optimum-habana examples/gaudi_spawn.py:42-74 at 1d8504c6c): its options, then
+# the training script and that script's arguments (argparse REMAINDER); it starts --world_size processes (default 1).
+_GAUDI_SPAWN_VALUED = ("--world_size", "--hostfile", "--master_port", "--main_process_ip")
+
+
+def _gaudi_spawn(cmd: Command, words: list[Word]) -> Invocation | None:
+    i = 0
+    while i < len(words) and words[i].text.startswith("--"):
+        i += 2 if words[i].text in _GAUDI_SPAWN_VALUED else 1
+    size = _opt(words[:i], "--world_size")
+    n = _int_word(size) if size is not None else 1
+    launch = Launch("gaudi_spawn.py", n, size, "--world_size" if size is not None else None,
+                    note=None if n is not None or size is None else
+                    msg("config.script.gpus_unknown", word=size.text, why=size.unknown or size.text))
+    return _target(cmd, words[i:], launch)
 
 
 def _python(head: Word, env: Mapping[str, Word]) -> Launch:
@@ -315,11 +358,23 @@ def _module_target(cmd: Command, rest: Sequence[Word], launch: Launch) -> Invoca
     return Invocation(cmd, _by_overrides(args), rest[0], args, launch)
 
 
+# Megatron-Core's own argument names in the dashed spelling its parser declares (megatron/training/arguments.py
+# _add_training_args / _add_distributed_args at d98e8a64: `--micro-batch-size`, `--tensor-model-parallel-size`, ...).
+# Trainers built on Megatron-LM (LLaVA-OneVision's AIAK train.py, Pai-Megatron-Patch) parse their command line with
+# that parser, extended through initialize_megatron(extra_args_provider=...), so two of these mean its arguments.
+_MEGATRON_CORE_DASHED = ("--micro-batch-size", "--global-batch-size", "--tensor-model-parallel-size",
+                         "--pipeline-model-parallel-size", "--seq-length", "--use-distributed-optimizer",
+                         "--recompute-granularity", "--expert-model-parallel-size", "--context-parallel-size")
+
+
 def _by_overrides(args: Sequence[Word]) -> Entry:
     """A main of no known name whose `key=value` words set verl's config groups (a recipe's main_dapo.py, a fork's
-    copy of main_ppo.py: Hydra over verl's config) is verl's; any other is a script oomdoctor does not know."""
+    copy of main_ppo.py: Hydra over verl's config) is verl's; one given Megatron-Core's dashed arguments parses them
+    with Megatron-LM's parser; any other is a script oomdoctor does not know."""
     if any(w.text.lstrip("+").startswith(_VERL_GROUPS) and "=" in w.text for w in args):
         return next(e for e in ENTRIES if e.name == "verl_ppo")
+    if len({w.text.split("=")[0] for w in args} & set(_MEGATRON_CORE_DASHED)) >= 2:
+        return next(e for e in ENTRIES if e.name == "megatron_lm")
     return GENERIC
 
 
@@ -614,20 +669,23 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
         setup = _read_verl(path, inv, doc, positional, overrides, model, versions={
             "framework_version": framework_version, "log_versions": log_versions})
         return _with_launch(setup, inv, path), mend
+    pasted: Doc | None = None
     try:
         config = _config_file(path, entry, doc, positional)
     except InputError:
-        if entry.reader != "torchtune" or not overrides:
+        pasted = _pasted_config(path, text, inv, entry, doc, positional)
+        if pasted is None and (entry.reader != "torchtune" or not overrides):
             raise
-        config = None
-        setup = _read_overrides_alone(path, inv, doc, overrides, versions={
-            "framework_version": framework_version, "log_versions": log_versions})
-        return _with_launch(setup, inv, path), mend
+        if pasted is None:
+            setup = _read_overrides_alone(path, inv, doc, overrides, versions={
+                "framework_version": framework_version, "log_versions": log_versions})
+            return _with_launch(setup, inv, path), mend
+        config = path
     hint = (entry.version_hint[0], msg("config.version.entry", version=entry.version_hint[0],
                                        entry=entry.version_hint[1])) if entry.version_hint else None
     versions = {"framework_version": framework_version, "log_versions": log_versions}
     if config is not None:
-        setup = _read_with_config(path, config, script, inv, doc, positional, overrides, hint, versions)
+        setup = _read_with_config(path, config, script, inv, doc, positional, overrides, hint, versions, pasted)
     else:
         model_key = _positional_model_key(entry)
         if model_key and model_key not in doc.data and entry.model_positional is not None and \
@@ -635,6 +693,12 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
             # The model as the command's positional word (`litgpt finetune_lora microsoft/phi-2`).
             word = positional[entry.model_positional]
             doc.data[model_key], doc.lines[model_key] = word.text, word.line
+        if entry.overrides and entry.flags:
+            # `section.key=value` overrides its own flag table names (Megatron-Bridge's ConfigContainer fields):
+            # read as its flags, a trailing override over the convenience flag for the same field
+            for key, (word, value) in overrides.items():
+                if key in entry.flags:
+                    doc.data[key], doc.lines[key] = value.text, word.line
         setup = _read_from_flags(path, inv, doc, model, hint, versions)
     return _with_swift_env(_with_launch(setup, inv, path), inv, path), mend
 
@@ -656,6 +720,32 @@ def _printed_over(path: str, text: str, inv: Invocation, entry: Entry, doc: Doc)
             doc.lines[key] = next((n + 1 for n in range(printed[1] - 1, len(rows)) if f"'{key}'" in rows[n]),
                                   printed[1])
     doc.notes.append(msg("config.printed", where=f"{path}:{printed[1]}"))
+
+
+def _pasted_config(path: str, text: str, inv: Invocation, entry: Entry, doc: Doc,
+                   positional: Sequence[Word]) -> Doc | None:
+    """A paste that shows, below the command, the YAML config the command names (not here), after a line that
+    names it (`llama3_lora_sft.yaml:`) or right below: that text is the file, cut or not, read where the paste has
+    it (the lines above blanked). None when the paste holds no mapping there."""
+    from oomdoctor.configs._doc import parse_text
+
+    ref = str(doc.data.get(entry.config_flag or "", "")) if entry.config_flag else \
+        next((w.text for w in positional if w.text.lower().endswith((".yaml", ".yml"))), "")
+    if not ref.lower().endswith((".yaml", ".yml")):
+        return None
+    rows = text.split("\n")
+    last = max((w.line for w in inv.command.words if w.line), default=0)
+    title = re.compile(r"^[\s>*`#]*" + re.escape(os.path.basename(ref)) + r"[`*]*\s*:?[`*]*\s*$")
+    start = next((n + 1 for n in range(last, len(rows)) if title.match(rows[n])), last)
+    body = "\n" * start + "\n".join(rows[start:])
+    try:
+        cdoc = parse_text(body, path)
+    except InputError:
+        return None
+    if not isinstance(cdoc.data, dict) or len(cdoc.data) < 3:
+        return None
+    cdoc.notes.append(msg("config.config_pasted", where=f"{path}:{start + 1}", ref=ref))
+    return cdoc
 
 
 def _pasted_deepspeed(path: str, text: str, inv: Invocation, doc: Doc) -> None:
@@ -837,13 +927,13 @@ def _find_invocation(path: str, text: str
 
 def _read_with_config(path: str, config: str, script: Script, inv: Invocation, doc: Doc, positional: list[Word],
                       overrides: dict[str, tuple[Word, Word]], hint: tuple[str, Msg] | None,
-                      versions: dict[str, Any]) -> TrainingSetup:
-    """The config file the command trains with, its flags laid over it."""
+                      versions: dict[str, Any], pasted: Doc | None = None) -> TrainingSetup:
+    """The config file the command trains with (or the paste's copy of it), its flags laid over it."""
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file
 
     entry = inv.entry
-    cdoc = parse_file(config)
+    cdoc = pasted if pasted is not None else parse_file(config)
     if registry.is_llamafactory_v1(cdoc.data):
         from oomdoctor.configs.llamafactory_v1 import read as read_v1
 

@@ -130,11 +130,13 @@ def _value(node: ast.AST) -> Any:
 # DeepSpeed prints the config it runs with (deepspeed/runtime/config.py DeepSpeedConfig.print): one attribute a line,
 # `  {name} {dots} {value}` with the dots padding the name to 29 columns (none past that), under its logger's
 # `[timestamp] [INFO] [config.py:N:print]` prefix; `zero_config` a JSON dump over the lines below (2021) or a
-# pydantic repr of `name=value` words (later releases).
-_DS_LOGGER = re.compile(r"^.*\[config\.py:\d+:print\]")
-_DS_LINE = re.compile(r"^\s{1,4}([a-z_][a-z0-9_]*)\s+(?:\.+\s+)?(\S.*?)?\s*$")
+# pydantic repr of `name=value` words (later releases). The print ends with the user's own config as JSON
+# (DeepSpeedConfig.print_user_config: `  json = {json.dumps(self._param_dict, indent=4)}`, runtime/config.py:990 at
+# 38327e07f), which, where the paste holds it, is the file itself: it is read over the attribute lines.
+_DS_LOGGER = re.compile(r"^.*\[config\.py:\d+:print(?:_user_config)?\]")
+_DS_LINE = re.compile(r"^\s{1,4}([a-z_][a-z0-9_]*)\s+(?:\.+\s+|=\s+)?(\S.*?)?\s*$")
 _DS_KEYS = {"train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps", "world_size",
-            "zero_config", "zero_optimization_stage", "zero_enabled", "fp16_enabled", "bfloat16_enabled"}
+            "zero_config", "zero_optimization_stage", "zero_enabled", "fp16_enabled", "bfloat16_enabled", "json"}
 
 
 def deepspeed_printed(text: str) -> tuple[dict[str, Any], int | None, int, bool] | None:
@@ -154,7 +156,7 @@ def deepspeed_printed(text: str) -> tuple[dict[str, Any], int | None, int, bool]
             continue
         name, raw = m.group(1), (m.group(2) or "").strip()
         first = first or i + 1
-        if name == "zero_config" and raw.startswith("{"):
+        if name in ("zero_config", "json") and raw.startswith("{"):
             found = _literal("\n".join([raw] + rows[i + 1:]))
             if found is not None and isinstance(found[0], dict):
                 values[name], cut = found[0], found[1]
@@ -165,18 +167,19 @@ def deepspeed_printed(text: str) -> tuple[dict[str, Any], int | None, int, bool]
         i += 1
     if first is None or len(values) < 3:
         return None
-    ds: dict[str, Any] = {}
+    user = values.get("json")
+    ds: dict[str, Any] = dict(user) if isinstance(user, dict) else {}
     for key in ("train_batch_size", "train_micro_batch_size_per_gpu", "gradient_accumulation_steps"):
         if isinstance(values.get(key), int):
-            ds[key] = values[key]
+            ds.setdefault(key, values[key])
     zero = dict(values["zero_config"]) if isinstance(values.get("zero_config"), dict) else {}
     if isinstance(values.get("zero_optimization_stage"), int):
         zero.setdefault("stage", values["zero_optimization_stage"])
     if zero:
-        ds["zero_optimization"] = zero
+        ds.setdefault("zero_optimization", zero)
     for key, section in (("fp16_enabled", "fp16"), ("bfloat16_enabled", "bf16")):
         if isinstance(values.get(key), bool):
-            ds[section] = {"enabled": values[key]}
+            ds.setdefault(section, {"enabled": values[key]})
     world = values.get("world_size")
     world = world if isinstance(world, int) and world > 0 else None
     micro, total = ds.get("train_micro_batch_size_per_gpu"), ds.get("train_batch_size")

@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 from oomdoctor.configs._doc import Doc
+from oomdoctor.configs.trainer_args import CONVENTIONS
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Msg, Source, TrainingSetup, msg
 
@@ -407,7 +408,11 @@ class _Reader:
         self.current: tuple[str, ast.Call | None] = ("", None)     # the call being read, for provenance
         self.spelled: dict[str, str] = {}                           # data key -> how the script wrote it
         self.defaulted: dict[str, Msg] = {}                         # data key -> the call's default it took
-        self.arg_defaults = self._argparse_defaults()
+        # the file's constants and its argparse defaults refer to each other (`default=MODEL_ID`, `seq = args.len`):
+        # each read once more with what the other gave
+        self.arg_defaults = self._argparse_defaults({})
+        self.consts = self._constants()
+        self.arg_defaults = self._argparse_defaults(self.consts)
         self.consts = self._constants()
         self.kwdicts = self._kwdicts()
 
@@ -433,11 +438,11 @@ class _Reader:
                             seen.setdefault(name.id, []).append(self._literal(item, {}))
         return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not _MISSING}
 
-    def _argparse_defaults(self) -> dict[str, tuple[str, Any]]:
+    def _argparse_defaults(self, consts: dict[str, Any]) -> dict[str, tuple[str, Any, int]]:
         """dest -> (flag, default) of each `<parser>.add_argument("--flag", ..., default=<literal>)`: argparse names
         the attribute after the first long option, `-` read as `_`, unless `dest=` says (Python docs, argparse
         "dest"). A dest declared twice with different defaults is left out."""
-        seen: dict[str, list[tuple[str, Any]]] = {}
+        seen: dict[str, list[tuple[str, Any, int]]] = {}
         for node in ast.walk(self.tree):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr == "add_argument"):
@@ -448,9 +453,9 @@ class _Reader:
             dest = self._literal(kw["dest"], {}) if "dest" in kw else (long[2:].replace("-", "_") if long else None)
             if not isinstance(dest, str) or "default" not in kw:
                 continue
-            value = self._literal(kw["default"], {})
+            value = self._literal(kw["default"], consts)
             if value is not _MISSING:
-                seen.setdefault(dest, []).append((long or dest, value))
+                seen.setdefault(dest, []).append((long or dest, value, node.lineno))
         return {k: v[0] for k, v in seen.items() if all(x[1] == v[0][1] for x in v)}
 
     def _kwdicts(self) -> dict[str, dict[str, ast.expr]]:
@@ -558,7 +563,22 @@ class _Reader:
                 self._model(call, kw)
         if self.default_len is not None and "max_length" not in self.data:
             self.data["max_length"], self.lines["max_length"] = self.default_len
+        self._length_option()
         self._adapter_unseen()
+
+    def _length_option(self) -> None:
+        """No call the file makes says the length, but its own argparse declares an option named as one (the
+        conventions' sequence-length names, `--sequence-length`): its default is the length the run trains at when
+        run without it, read as that flag (said in a note, as every convention)."""
+        if any(CONVENTIONS.get(k) == "seq" for k in self.data):
+            return
+        found = next(((dest, d) for dest, d in self.arg_defaults.items()
+                      if CONVENTIONS.get(dest) == "seq" and isinstance(d[1], int) and not isinstance(d[1], bool)),
+                     None)
+        if found is not None:
+            dest, (flag, value, line) = found
+            self.data[dest], self.lines[dest], self.spelled[dest] = value, line, flag
+            self.defaulted[dest] = msg("config.default.argparse", flag=flag)
 
     def _adapter_unseen(self) -> None:
         """unsloth loaded a 4/8-bit base to train (not `full_finetuning`) and no get_peft_model call is in the file

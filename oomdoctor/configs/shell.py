@@ -10,6 +10,7 @@ Nothing is ever executed.
 """
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import field
@@ -57,6 +58,9 @@ class Script:
     variables: Mapping[str, Word] = field(default_factory=dict)     # every variable at the end
     heredocs: Mapping[str, str] = field(default_factory=dict)       # file written -> its text
     loops: tuple[tuple[str, int, int], ...] = ()                    # (variable, values, line) of multi-value loops
+    # a variable whose value has parts only the run knows: its text with the known parts expanded, the others as
+    # written (`CMD="python $DIR/train.py … $EXTRA"`), what a shell handed "$CMD" passes on
+    partial: Mapping[str, str] = field(default_factory=dict)
 
 
 # ---------------------------------------------------------------- lexing
@@ -99,7 +103,11 @@ class _Lexer:
                 self.i = n if end < 0 else end
             elif c == "<" and _PLACEHOLDER.match(s, self.i):
                 self._word()
-            elif s.startswith("<<", self.i) and not s.startswith("<<<", self.i):
+            elif s.startswith("<<<", self.i):
+                # a here-string (bash(1), Here Strings: `cmd <<< word`): a redirection of one word, no body
+                self.toks.append(_Tok("redir", self.line, text="<<<"))
+                self.i += 3
+            elif s.startswith("<<", self.i):
                 self._heredoc_op()
             elif c in "<>" or (c.isdigit() and re.match(r"\d+[<>]", s[self.i:self.i + 3])):
                 m = re.match(r"\d*(>>|>&|<&|&>|>\||<>|>|<)-?", s[self.i:])
@@ -389,7 +397,10 @@ class _Expander:
         pieces: list[tuple[str, str | None]] = []
         unknown = None
         for kind, payload, _quoted in parts:
-            val = self.part(kind, payload)
+            every = self._array_fields(kind, payload)
+            # "${NAME[@]}" where no word splitting follows (an assignment's value): the elements joined by spaces
+            # (bash(1), Arrays: "${name[@]}" expands each element to a separate word; joined, one word)
+            val = self.part(kind, payload) if every is None else _joined(every)
             if val.pieces:
                 pieces.extend(val.pieces)
             else:
@@ -555,7 +566,8 @@ def read_script(text: str, path: str, outer: Mapping[str, Word] | None = None) -
     loops: list[tuple[str, int, int]] = []
     _run(text, ex, variables, exported, commands, heredocs, loops, 0)
     env_end = {k: Word(v.text, 0, v.unknown) for k, v in variables.items()}
-    return Script(path, tuple(commands), env_end, heredocs, tuple(loops))
+    partial = {k: "".join(text for text, _ in v.pieces) for k, v in variables.items() if v.unknown and v.pieces}
+    return Script(path, tuple(commands), env_end, heredocs, tuple(loops), partial)
 
 
 # sbatch(1): `#SBATCH` lines before the first command are its options; -N/--nodes=<n> is the job's node count, which
@@ -630,7 +642,24 @@ def _run(text: str, ex: _Expander, variables: dict[str, _Val], exported: set[str
                 _run(sourced, ex, variables, exported, None, heredocs, loops, depth + 1)
             continue
         _written_heredocs(bodies, redirs, ex, heredocs)
+        if bodies and depth < 4 and _runs_stdin(words, redirs):
+            # `sbatch <<EOF … EOF`, `bash <<EOF`: the here-document is the script the command runs (sbatch(1): with
+            # no script file it reads the batch script from standard input; bash(1): with no file and no -c it
+            # reads commands from it), so its commands are this script's, at the lines they are written on
+            _run("\n" * words[0].line + bodies[0], ex, variables, exported, commands, heredocs, loops, depth + 1)
+            continue
         _statement(words, ex, variables, exported, commands if commands is not None else [], loops)
+
+
+_STDIN_RUNNERS = ("sbatch", "bash", "sh", "zsh", "dash")
+
+
+def _runs_stdin(words: list[_Tok], redirs: list[tuple[str, _Tok | None]]) -> bool:
+    """The command runs the script it reads from standard input: `sbatch` or a shell given options only (no file,
+    no -c string), its standard input not redirected from a file."""
+    if os.path.basename(_plain(words[0])) not in _STDIN_RUNNERS or any(op == "<" for op, _ in redirs):
+        return False
+    return all(_plain(w).startswith("-") and _plain(w) != "-c" for w in words[1:])
 
 
 def _branch(head: str, words: list[_Tok], ex: _Expander, branches: list[list[Any]]) -> list[_Tok]:
@@ -714,6 +743,15 @@ def _written_heredocs(bodies: list[str], redirs: list[tuple[str, _Tok | None]], 
                 name = ex.text(target.parts, target.raw)
                 if not name.unknown:
                     heredocs[name.text] = body
+
+
+def _joined(elements: tuple[_Val, ...]) -> _Val:
+    """An array's elements as one value, separated by spaces; partly unknown when one of them is."""
+    pieces = tuple(p for k, e in enumerate(elements)
+                   for p in (((" ", None),) if k else ()) + (e.pieces or ((e.text, e.unknown),)))
+    unknown = next((e.unknown for e in elements if e.unknown), None)
+    text = " ".join(e.text for e in elements)
+    return _Val(text, unknown, pieces if unknown else ())
 
 
 _ARRAY = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")

@@ -188,6 +188,7 @@ class Entry:
 # TrainingArguments names and these, each one read this way said in a note.
 CONVENTIONS = {
     "max_seq_length": "seq", "model_max_length": "seq", "max_length": "seq", "block_size": "seq",
+    "sequence_length": "seq",   # accelerate's examples (torch_native_parallelism/nd_parallel_trainer.py --sequence-length)
     "cutoff_len": "seq", "max_seq_len": "seq", "seq_length": "seq", "max_len": "seq",
     "lora_r": "rank", "lora_rank": "rank", "lora_dim": "rank", "lora_alpha": "alpha",
     "lora_target_modules": "targets", "use_lora": "use_lora", "use_peft": "use_lora", "q_lora": "q_lora",

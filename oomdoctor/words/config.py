@@ -132,6 +132,8 @@ WORDS = {
                             "找不到 DeepSpeed 配置 {ref}（已在 {config} 同目录和当前目录查找）"),
     "config.script.lora_by_name": ("{where}: {script} names no method among its flags; LoRA, as its name says",
                                    "{where}：{script} 的参数未指明训练方式；按脚本名称视为 LoRA"),
+    "config.config_pasted": ("{where}: {ref} is not here; the config pasted below the command read as it",
+                             "{where}：{ref} 不在此处；按命令下方粘贴的配置读取"),
     "config.ds_pasted": ("{where}: {ref} is not here; the DeepSpeed JSON pasted below the command read as it",
                          "{where}：{ref} 不在此处；按命令下方粘贴的 DeepSpeed JSON 读取"),
     "config.ds_shipped": ("{where}: {name} not found; used the framework's shipped {name}",
