@@ -388,3 +388,42 @@ def test_lora_fa_rows_are_read_with_their_optimizer():
     assert fa.optimizer == "lora-fa" and plain.optimizer == "adamw_torch"
     rows = {r[0]: r for r in accuracy.run(verbose=False, subset="fresh-2026-12h")["rows"]}
     assert abs(rows["fh-13"][4]) <= 0.07
+
+
+@pytest.fixture(scope="module")
+def ninth_fresh():
+    accuracy = _accuracy()
+    return accuracy.run(verbose=False, subset="fresh-2026-12i")
+
+
+def test_ninth_fresh_sample_bounds(ninth_fresh):
+    # peaks and crashes users posted in threads (docs/estimates.md section 35): 4 scored rows and 1 crash; 28.8%
+    # median and 118.9% p90 at first sight, 15.6% / 40.7% with fms-acceleration's rows read under their
+    # transformers pin; the crash predicted not to fit; the six rows whose setup the thread lacks are not scored
+    assert len(ninth_fresh["rows"]) == 4 and not ninth_fresh["skipped"]
+    assert ninth_fresh["median"] <= 0.16
+    assert ninth_fresh["p90"] <= 0.41
+    assert len(ninth_fresh["oom"]) == 1 and all(flagged for *_, flagged in ninth_fresh["oom"])
+    cases = _cases("fresh-2026-12i")
+    assert sorted(i for i, c in cases.items() if c["reliability"] == "low") == [
+        "fj-05", "fj-06", "fj-08", "fj-09", "fj-10", "fj-11"]
+
+
+def test_transformers_pin_decides_whether_bnb_saved_inputs_escape_checkpointing():
+    # fms-acceleration's plugins pin transformers<4.40 (plugins/framework/pyproject.toml at f1895b7), whose
+    # gradient_checkpointing_enable defaults to use_reentrant=True: the layer runs under no_grad in forward and
+    # bitsandbytes' ctx.tensors are not kept. An HF/TRL run that names no version is read as transformers 5
+    # (non-reentrant), where they escape the checkpoint's saved-tensor hooks in every layer.
+    from oomdoctor.memory import estimate
+
+    accuracy = _accuracy()
+    ref = accuracy._reference_shapes()
+    pinned = _cases("fresh-2026-12i")["fj-03"]
+    unpinned = {k: v for k, v in pinned.items() if k not in ("transformers_version", "transformers_source")}
+    acts = {}
+    for name, case in (("pinned", pinned), ("unpinned", unpinned)):
+        setup, shape, hw = accuracy.convert(case, ref)
+        acts[name] = estimate(setup, shape, hw).details["activations_gib"]
+    assert acts["pinned"] < 6.0 < 20.0 < acts["unpinned"]
+    rows = {r[0]: r for r in accuracy.run(verbose=False, subset="fresh-2026-12i")["rows"]}
+    assert abs(rows["fj-03"][4]) <= 0.15
