@@ -2327,6 +2327,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     # Qwen3-VL's language models are Qwen3's and Qwen3-MoE's decoders (models/qwen3_vl/modeling_qwen3_vl.py
     # Qwen3VLTextDecoderLayer: q/k RMSNorm, gated MLP; qwen3_vl_moe's Qwen3VLMoeTextSparseMoeBlock)
     "qwen3_vl_text": (_qwen3, False), "qwen3_vl_moe_text": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
+    # Qwen3-Omni's thinker is Qwen3-MoE's decoder (models/qwen3_omni_moe/modular_qwen3_omni_moe.py
+    # Qwen3OmniMoeThinkerTextDecoderLayer(Qwen3MoeDecoderLayer), its sparse block Qwen3MoeSparseMoeBlock's)
+    "qwen3_omni_moe_text": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
     "mixtral": (_mixtral, False), "phimoe": (_phimoe, False),
     "gemma": (lambda b: _gemma(b, norms=2, qk_norm=False), True),
     "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
@@ -2470,13 +2473,56 @@ _NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
 }
 
 
+def _is_sub_model(value: Any) -> bool:
+    """A nested config that describes a module of its own (it names its type or states a size)."""
+    return isinstance(value, dict) and any(k in value for k in (
+        "model_type", "hidden_size", "d_model", "num_hidden_layers", "encoder_layers", "depth"))
+
+
+def _left_out_parts(cfg: dict[str, Any], holder: dict[str, Any], read: str) -> list[str]:
+    """The sub-models beside the language model that this count leaves out: the holder's own (an omni thinker's
+    audio_config) and the top level's other `*_config` modules, the vision tower aside (counted, or warned apart)."""
+    parts = [f"{read}.audio_config"] if holder is not cfg and _is_sub_model(holder.get("audio_config")) else []
+    parts += [k for k, v in cfg.items() if k.endswith("_config") and k not in (read, "vision_config", "text_config")
+              and _is_sub_model(v)]
+    return parts
+
+
 def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(the language model's config, the vision tower's config or None) of a possibly multimodal config."""
+    text, vision, _, _ = _text_part_and_rest(cfg)
+    return text, vision
+
+
+def _text_part_and_rest(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, list[str],
+                                                      tuple[str, ...]]:
+    """_text_part, the sub-models beside the language model that a count of it leaves out (named where the
+    language model is one part of several: an omni model's thinker, a speech model's decoder), and the keys that
+    lead to the language model's config."""
     text = cfg.get("text_config")
+    holder = cfg
+    rest: list[str] = []
+    where: tuple[str, ...] = ("text_config",)
     if text is None and isinstance(cfg.get("llm_config"), dict):
         # InternVL's remote code names its language model's config llm_config (configuration_internvl_chat.py)
         text = cfg["llm_config"]
-    vision = cfg.get("vision_config") if isinstance(cfg.get("vision_config"), dict) else None
+    if text is None and isinstance(cfg.get("thinker_config"), dict) \
+            and isinstance(cfg["thinker_config"].get("text_config"), dict):
+        # Qwen2.5-Omni and Qwen3-Omni hold the language model in the thinker, beside its audio and vision towers;
+        # the talker and the waveform decoder are models of their own (models/qwen3_omni_moe/
+        # modeling_qwen3_omni_moe.py Qwen3OmniMoeForConditionalGeneration: thinker, talker, code2wav)
+        holder = cfg["thinker_config"]
+        text = holder["text_config"]
+        rest = _left_out_parts(cfg, holder, "thinker_config")
+        where = ("thinker_config", "text_config")
+    if text is None and _is_sub_model(cfg.get("decoder_config")) and "hidden_size" not in cfg:
+        # VibeVoice's language model is its decoder_config (its modeling_vibevoice.py VibeVoiceModel:
+        # language_model = AutoModel.from_config(config.decoder_config), lm_head over decoder_config.hidden_size),
+        # beside its acoustic and semantic tokenizers and diffusion head
+        text = cfg["decoder_config"]
+        rest = _left_out_parts(cfg, cfg, "decoder_config")
+        where = ("decoder_config",)
+    vision = holder.get("vision_config") if isinstance(holder.get("vision_config"), dict) else None
     if text is None and isinstance(cfg.get("encoder"), dict) and isinstance(cfg.get("decoder"), dict):
         # VisionEncoderDecoderConfig and its kin hold the two halves as sub-configs (models/vision_encoder_decoder/
         # configuration_vision_encoder_decoder.py): the decoder is the language model, the encoder its tower
@@ -2486,10 +2532,11 @@ def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | No
         for key, value in _NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {}).items():
             merged.setdefault(key, value)
         for key in ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"):
-            if key in cfg and key not in merged:
-                merged[key] = cfg[key]
-        return merged, vision
-    return cfg, vision
+            for level in (holder, cfg):
+                if key in level and key not in merged:
+                    merged[key] = level[key]
+        return merged, vision, rest, where
+    return cfg, vision, [], where
 
 
 # keys that only one family's block reads, so that a config carrying all of them is that family's block under
@@ -2709,8 +2756,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
     """The shape of the model a config.json describes (a multimodal config: its language model, plus the
     vision tower where its kind is known)."""
     top = Cfg(cfg, path, text)
-    text_cfg, vision = _text_part(cfg)
-    c = Cfg(text_cfg, path, None, top, ("text_config",)) if text_cfg is not cfg else top
+    text_cfg, vision, left_out, where = _text_part_and_rest(cfg)
+    c = Cfg(text_cfg, path, None, top, where) if text_cfg is not cfg else top
     model_type = str(text_cfg.get("model_type") or cfg.get("model_type") or "")
     top_type = str(cfg.get("model_type") or model_type)
     family = _FAMILIES.get(model_type) or _FAMILIES.get(top_type)
@@ -2784,6 +2831,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         named = _named_vision_tower(cfg)
         if named:
             notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type, tower=named))
+    if left_out:
+        notes.append(msg("model.warn.parts_not_counted", model_type=top_type, parts=", ".join(left_out)))
     _task_head(b, cfg, notes)
     dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")
                         .replace("torch.", ""), "fp32")
