@@ -1396,6 +1396,41 @@ def _trocr(b: _Build) -> None:
     b.extra = positions + (2 * d if c.flag("layernorm_embedding", True) else 0)
 
 
+def _moonshine(b: _Build) -> None:
+    """Moonshine (models/moonshine/modeling_moonshine.py): an encoder of three Conv1d (the first bias-free) and a
+    GroupNorm over the raw waveform, then encoder layers of bias-free-output attention (q/k/v biased by
+    attention_bias, o_proj never), a GELU fc1/fc2 MLP with biases and two bias-free LayerNorms; decoder layers add a
+    cross-attention and a third LayerNorm, their MLP gated (fc1 to 2 x intermediate_size); the head is the
+    embedding when tied (proj_out, tie_word_embeddings True by default)."""
+    c = b.c
+    d = b.hidden = c.need("hidden_size")
+    b.layers = c.need("decoder_num_hidden_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    enc_layers = c.need("encoder_num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("decoder_num_attention_heads", "num_attention_heads")
+    b.kv = c.get_int("decoder_num_key_value_heads", "num_key_value_heads", default=b.heads)
+    enc_heads = c.need("encoder_num_attention_heads")
+    enc_kv = c.get_int("encoder_num_key_value_heads", default=enc_heads)
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("intermediate_size")
+    bias = c.flag("attention_bias", False)
+    b.gated = True
+
+    def attn(prefix: str, heads: int, kv: int) -> list[Linear]:
+        hd = c.get_int("head_dim", default=d // heads)
+        return [Linear(f"{prefix}.q_proj", d, heads * hd, bias, role="q"),
+                Linear(f"{prefix}.k_proj", d, kv * hd, bias, role="k"),
+                Linear(f"{prefix}.v_proj", d, kv * hd, bias, role="v"),
+                Linear(f"{prefix}.o_proj", heads * hd, d, False, role="o")]
+
+    b.dense = attn("self_attn", b.heads, b.kv) + attn("encoder_attn", b.heads, b.kv)
+    b.dense += [Linear("mlp.fc1", d, 2 * b.inter, True, role="gate_up"), Linear("mlp.fc2", b.inter, d, True, role="down")]
+    b.layer_other = 3 * d                   # input, post-attention and final LayerNorm, weight only
+    b.final_norm = d
+    encoder_layer = sum(x.params for x in attn("self_attn", enc_heads, enc_kv)) + 2 * d * b.inter + b.inter + d + 2 * d
+    convs = d * 127 + (d * 2 * d * 7 + 2 * d) + (2 * d * d * 3 + d)      # conv1 (no bias), conv2, conv3
+    b.extra = enc_layers * encoder_layer + convs + 2 * d + d              # groupnorm, the encoder's layer_norm
+
+
 def _mllama_text(b: _Build) -> None:
     """Mllama's language model (models/mllama/modeling_mllama.py MllamaTextModel): Llama layers, of which those
     in `cross_attention_layers` attend to the image instead (the same q/k/v/o sizes, plus q_norm and k_norm over
@@ -2380,6 +2415,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
+    "moonshine": (_moonshine, True),
     "mt5": (_t5_family, True),
     "umt5": (_t5_family, True),
     "biogpt": (lambda b: _fairseq_decoder(b, width_keys=("intermediate_size",), learned_positions=True), True),

@@ -399,16 +399,24 @@ ENCODER_DECODERS = {
     "t5/gated": dict(T5_SMALL, feed_forward_proj="gated-gelu"),
     "mt5": T5_SMALL,
     "umt5": T5_SMALL,
+    # the encoder's heads and key/value heads apart from the decoder's (each attention sizes its own head_dim)
+    "moonshine": dict(hidden_size=32, intermediate_size=48, encoder_num_hidden_layers=2, decoder_num_hidden_layers=3,
+                      encoder_num_attention_heads=4, encoder_num_key_value_heads=2, decoder_num_attention_heads=2,
+                      decoder_num_key_value_heads=1, vocab_size=101, attention_bias=True),
+    "moonshine/untied": dict(hidden_size=32, intermediate_size=48, encoder_num_hidden_layers=1,
+                             decoder_num_hidden_layers=2, vocab_size=101, tie_word_embeddings=False),
 }
 
 
 @pytest.mark.parametrize("case", sorted(ENCODER_DECODERS))
 def test_encoder_decoders_count_both_halves_as_the_model_code_does(case):
-    from transformers import AutoConfig, AutoModelForSeq2SeqLM, WhisperForConditionalGeneration
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSpeechSeq2Seq
 
     model_type = case.split("/")[0]
     conf = AutoConfig.for_model(model_type, **ENCODER_DECODERS[case])
-    cls = WhisperForConditionalGeneration if model_type == "whisper" else AutoModelForSeq2SeqLM._model_mapping[type(conf)]
+    # Whisper and Moonshine read audio: the speech seq2seq mapping holds their classes
+    auto = AutoModelForSpeechSeq2Seq if model_type in ("whisper", "moonshine") else AutoModelForSeq2SeqLM
+    cls = auto._model_mapping[type(conf)]
     # the config as transformers writes it: every key stated, as a published config.json states them
     ours = count_params(shape_from_config(dict(conf.to_dict(), model_type=model_type), case, None)).total
     assert ours == _meta_count(lambda: cls(conf))
