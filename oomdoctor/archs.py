@@ -2772,7 +2772,9 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
     elif top_type == "gemma4" and not isinstance(cfg.get("audio_config"), dict):
         # an audio tower (Gemma 4 E2B/E4B) is not counted: such a config keeps the warning below
         b.extra += _gemma4_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
-    elif top_type in ("qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe"):
+    elif top_type in ("qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_omni_moe"):
+        # Qwen3-Omni's thinker tower is Qwen3-VL-MoE's (modular_qwen3_omni_moe.py Qwen3OmniMoeVisionEncoder(
+        # Qwen3VLMoeVisionModel)), DeepStack mergers included
         v = Cfg(vision, path, None, top, ("vision_config",))
         b.extra += _qwen3_5_vision_params(v)
         # Qwen3-VL's DeepStack: one more PatchMerger per `deepstack_visual_indexes` entry, its LayerNorm after
@@ -2785,6 +2787,75 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
             b.extra += len(stack) * _patch_merger(e, merge, out, 2 * e * merge * merge)
     else:
         notes.append(msg("model.warn.vision_not_counted", model_type=top_type))
+
+
+def _qwen3_omni_audio_params(a: Cfg) -> int:
+    """Qwen3-Omni's audio tower (models/qwen3_omni_moe/modular_qwen3_omni_moe.py Qwen3OmniMoeAudioEncoder, on
+    Qwen2.5-Omni's): three biased 3x3 stride-2 Conv2d of downsample_hidden_size channels over the mel bins, a
+    bias-free conv_out from the flattened frequency axis into d_model, encoder layers of biased q/k/v/out_proj and
+    fc1/fc2 with two LayerNorms, ln_post, then proj1 (d_model) and proj2 (output_dim), both biased; the positions
+    are sinusoids (a buffer)."""
+    d = a.get_int("d_model", default=1280)
+    layers = a.get_int("encoder_layers", default=32, maximum=_MAX_LAYERS)
+    ffn = a.get_int("encoder_ffn_dim", default=5120)
+    mels = a.get_int("num_mel_bins", default=128)
+    ds = a.get_int("downsample_hidden_size", default=480)
+    out = a.get_int("output_dim", default=3584)
+    freq = (((mels + 1) // 2 + 1) // 2 + 1) // 2
+    layer = 4 * (d * d + d) + (d * ffn + ffn) + (ffn * d + d) + 2 * 2 * d
+    convs = (9 * ds + ds) + 2 * (9 * ds * ds + ds)
+    return layers * layer + 2 * d + convs + ds * freq * d + (d * d + d) + (d * out + out)
+
+
+def _qwen3_omni_talker_params(cfg: dict[str, Any], path: str | None, top: Cfg) -> int | None:
+    """Qwen3-Omni's talker (modular_qwen3_omni_moe.py Qwen3OmniMoeTalkerForConditionalGeneration): a Qwen3-MoE
+    decoder whose sparse block is Qwen2-MoE's (a gated shared expert) over a codec vocabulary, an untied codec_head,
+    two ResizeMLPs from the thinker's width (biased fc1 to the talker's intermediate_size, fc2 to its hidden_size),
+    and a code predictor: a Qwen3 decoder with num_code_groups - 1 codec embeddings and as many heads. None where
+    the config does not state it (a talker built from defaults is not read)."""
+    talker = cfg.get("talker_config")
+    text = talker.get("text_config") if isinstance(talker, dict) else None
+    pred = talker.get("code_predictor_config") if isinstance(talker, dict) else None
+    if not (isinstance(talker, dict) and isinstance(text, dict) and isinstance(pred, dict)):
+        return None
+    t = Cfg(text, path, None, top, ("talker_config", "text_config"))
+    b = _Build(t, "qwen3_omni_moe_talker_text", False)
+    b.c = Cfg(dict(text, num_experts=t.raw("num_experts", "num_local_experts")), path, None, top, t.at)
+    _qwen_moe(b, qk_norm=True, shared=True)
+    h, v = b.hidden, b.vocab
+    moe_layers = b.moe_layers if b.moe_layers is not None else b.layers
+    other = b.layer_other or 0
+
+    def per(linears: list[Linear]) -> int:
+        return sum(x.params for x in linears)
+
+    decoder = moe_layers * (per(b.moe) + other) + (b.layers - moe_layers) * (per(b.dense) + other) + 2 * v * h + h
+    tk = Cfg(talker, path, None, top, ("talker_config",))
+    thinker = tk.get_int("thinker_hidden_size", default=2048)
+    resize = (thinker * b.inter + b.inter) + (b.inter * h + h)
+    p = Cfg(pred, path, None, top, ("talker_config", "code_predictor_config"))
+    q = _Build(p, "qwen3", False)
+    _qwen3(q)
+    groups = p.get_int("num_code_groups", default=tk.get_int("num_code_groups", default=32)) - 1
+    predictor = q.layers * (per(q.dense) + (q.layer_other or 0)) + q.hidden + 2 * groups * q.vocab * q.hidden
+    return decoder + 2 * resize + predictor
+
+
+def _count_omni_parts(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None, left_out: list[str]) -> list[str]:
+    """Qwen3-Omni's parts beside its thinker's language model that a reading counts (the audio tower; the talker,
+    built when enable_audio_output, Qwen3OmniMoeConfig's default True); the rest stay named."""
+    thinker = cfg["thinker_config"]
+    if isinstance(thinker.get("audio_config"), dict):
+        b.extra += _qwen3_omni_audio_params(Cfg(thinker["audio_config"], path, None, top,
+                                                ("thinker_config", "audio_config")))
+        left_out = [p for p in left_out if p != "thinker_config.audio_config"]
+    if not top.flag("enable_audio_output", True):
+        return [p for p in left_out if p not in ("talker_config", "code2wav_config")]
+    talker = _qwen3_omni_talker_params(cfg, path, top)
+    if talker is not None:
+        b.extra += talker
+        left_out = [p for p in left_out if p != "talker_config"]
+    return left_out
 
 
 def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text: str | None = None,
@@ -2867,6 +2938,8 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         named = _named_vision_tower(cfg)
         if named:
             notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type, tower=named))
+    if top_type == "qwen3_omni_moe" and where == ("thinker_config", "text_config"):
+        left_out = _count_omni_parts(b, cfg, top, path, left_out)
     if left_out:
         notes.append(msg("model.warn.parts_not_counted", model_type=top_type, parts=", ".join(left_out)))
     _task_head(b, cfg, notes)
