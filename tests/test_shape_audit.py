@@ -1017,3 +1017,18 @@ def test_a_checkpoint_index_counts_the_parts_a_reading_leaves_out(tmp_path, no_t
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps(index))
     shape = resolve_model(str(tmp_path))
     assert count_params(shape).total == total and not shape_warnings(shape)
+
+
+def test_parts_left_out_are_warned_in_every_surface(tmp_path, no_transformers, capsys):
+    from oomdoctor.cli import DEMO_DIR, main
+
+    shutil.copy(CORPUS / "vibevoice-1.5b" / "config.json", tmp_path / "config.json")
+    argv = [str(DEMO_DIR / "train.yaml"), "--model", str(tmp_path), "--gpu", "A100-80GB"]
+    main(argv + ["--plain"])
+    out = " ".join(capsys.readouterr().out.split())
+    assert "also describes acoustic_tokenizer_config, diffusion_head_config, semantic_tokenizer_config" in out
+    main(argv + ["--plain", "--lang", "zh"])
+    assert "还描述了" in capsys.readouterr().out
+    main(argv + ["--json"])
+    model = json.loads(capsys.readouterr().out)["model"]
+    assert [w["code"] for w in model["shape_warnings"]] == ["model.warn.parts_not_counted"]
