@@ -1396,6 +1396,41 @@ def _trocr(b: _Build) -> None:
     b.extra = positions + (2 * d if c.flag("layernorm_embedding", True) else 0)
 
 
+def _moonshine(b: _Build) -> None:
+    """Moonshine (models/moonshine/modeling_moonshine.py): an encoder of three Conv1d (the first bias-free) and a
+    GroupNorm over the raw waveform, then encoder layers of bias-free-output attention (q/k/v biased by
+    attention_bias, o_proj never), a GELU fc1/fc2 MLP with biases and two bias-free LayerNorms; decoder layers add a
+    cross-attention and a third LayerNorm, their MLP gated (fc1 to 2 x intermediate_size); the head is the
+    embedding when tied (proj_out, tie_word_embeddings True by default)."""
+    c = b.c
+    d = b.hidden = c.need("hidden_size")
+    b.layers = c.need("decoder_num_hidden_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    enc_layers = c.need("encoder_num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = c.need("decoder_num_attention_heads", "num_attention_heads")
+    b.kv = c.get_int("decoder_num_key_value_heads", "num_key_value_heads", default=b.heads)
+    enc_heads = c.need("encoder_num_attention_heads")
+    enc_kv = c.get_int("encoder_num_key_value_heads", default=enc_heads)
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("intermediate_size")
+    bias = c.flag("attention_bias", False)
+    b.gated = True
+
+    def attn(prefix: str, heads: int, kv: int) -> list[Linear]:
+        hd = c.get_int("head_dim", default=d // heads)
+        return [Linear(f"{prefix}.q_proj", d, heads * hd, bias, role="q"),
+                Linear(f"{prefix}.k_proj", d, kv * hd, bias, role="k"),
+                Linear(f"{prefix}.v_proj", d, kv * hd, bias, role="v"),
+                Linear(f"{prefix}.o_proj", heads * hd, d, False, role="o")]
+
+    b.dense = attn("self_attn", b.heads, b.kv) + attn("encoder_attn", b.heads, b.kv)
+    b.dense += [Linear("mlp.fc1", d, 2 * b.inter, True, role="gate_up"), Linear("mlp.fc2", b.inter, d, True, role="down")]
+    b.layer_other = 3 * d                   # input, post-attention and final LayerNorm, weight only
+    b.final_norm = d
+    encoder_layer = sum(x.params for x in attn("self_attn", enc_heads, enc_kv)) + 2 * d * b.inter + b.inter + d + 2 * d
+    convs = d * 127 + (d * 2 * d * 7 + 2 * d) + (2 * d * d * 3 + d)      # conv1 (no bias), conv2, conv3
+    b.extra = enc_layers * encoder_layer + convs + 2 * d + d              # groupnorm, the encoder's layer_norm
+
+
 def _mllama_text(b: _Build) -> None:
     """Mllama's language model (models/mllama/modeling_mllama.py MllamaTextModel): Llama layers, of which those
     in `cross_attention_layers` attend to the image instead (the same q/k/v/o sizes, plus q_norm and k_norm over
@@ -2327,6 +2362,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     # Qwen3-VL's language models are Qwen3's and Qwen3-MoE's decoders (models/qwen3_vl/modeling_qwen3_vl.py
     # Qwen3VLTextDecoderLayer: q/k RMSNorm, gated MLP; qwen3_vl_moe's Qwen3VLMoeTextSparseMoeBlock)
     "qwen3_vl_text": (_qwen3, False), "qwen3_vl_moe_text": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
+    # Qwen3-Omni's thinker is Qwen3-MoE's decoder (models/qwen3_omni_moe/modular_qwen3_omni_moe.py
+    # Qwen3OmniMoeThinkerTextDecoderLayer(Qwen3MoeDecoderLayer), its sparse block Qwen3MoeSparseMoeBlock's)
+    "qwen3_omni_moe_text": (lambda b: _qwen_moe(b, qk_norm=True, shared=False), False),
     "mixtral": (_mixtral, False), "phimoe": (_phimoe, False),
     "gemma": (lambda b: _gemma(b, norms=2, qk_norm=False), True),
     "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
@@ -2377,6 +2415,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
+    "moonshine": (_moonshine, True),
     "mt5": (_t5_family, True),
     "umt5": (_t5_family, True),
     "biogpt": (lambda b: _fairseq_decoder(b, width_keys=("intermediate_size",), learned_positions=True), True),
@@ -2470,13 +2509,56 @@ _NESTED_TEXT_DEFAULTS: dict[str, dict[str, int]] = {
 }
 
 
+def _is_sub_model(value: Any) -> bool:
+    """A nested config that describes a module of its own (it names its type or states a size)."""
+    return isinstance(value, dict) and any(k in value for k in (
+        "model_type", "hidden_size", "d_model", "num_hidden_layers", "encoder_layers", "depth"))
+
+
+def _left_out_parts(cfg: dict[str, Any], holder: dict[str, Any], read: str) -> list[str]:
+    """The sub-models beside the language model that this count leaves out: the holder's own (an omni thinker's
+    audio_config) and the top level's other `*_config` modules, the vision tower aside (counted, or warned apart)."""
+    parts = [f"{read}.audio_config"] if holder is not cfg and _is_sub_model(holder.get("audio_config")) else []
+    parts += [k for k, v in cfg.items() if k.endswith("_config") and k not in (read, "vision_config", "text_config")
+              and _is_sub_model(v)]
+    return parts
+
+
 def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None]:
     """(the language model's config, the vision tower's config or None) of a possibly multimodal config."""
+    text, vision, _, _ = _text_part_and_rest(cfg)
+    return text, vision
+
+
+def _text_part_and_rest(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | None, list[str],
+                                                      tuple[str, ...]]:
+    """_text_part, the sub-models beside the language model that a count of it leaves out (named where the
+    language model is one part of several: an omni model's thinker, a speech model's decoder), and the keys that
+    lead to the language model's config."""
     text = cfg.get("text_config")
+    holder = cfg
+    rest: list[str] = []
+    where: tuple[str, ...] = ("text_config",)
     if text is None and isinstance(cfg.get("llm_config"), dict):
         # InternVL's remote code names its language model's config llm_config (configuration_internvl_chat.py)
         text = cfg["llm_config"]
-    vision = cfg.get("vision_config") if isinstance(cfg.get("vision_config"), dict) else None
+    if text is None and isinstance(cfg.get("thinker_config"), dict) \
+            and isinstance(cfg["thinker_config"].get("text_config"), dict):
+        # Qwen2.5-Omni and Qwen3-Omni hold the language model in the thinker, beside its audio and vision towers;
+        # the talker and the waveform decoder are models of their own (models/qwen3_omni_moe/
+        # modeling_qwen3_omni_moe.py Qwen3OmniMoeForConditionalGeneration: thinker, talker, code2wav)
+        holder = cfg["thinker_config"]
+        text = holder["text_config"]
+        rest = _left_out_parts(cfg, holder, "thinker_config")
+        where = ("thinker_config", "text_config")
+    if text is None and _is_sub_model(cfg.get("decoder_config")) and "hidden_size" not in cfg:
+        # VibeVoice's language model is its decoder_config (its modeling_vibevoice.py VibeVoiceModel:
+        # language_model = AutoModel.from_config(config.decoder_config), lm_head over decoder_config.hidden_size),
+        # beside its acoustic and semantic tokenizers and diffusion head
+        text = cfg["decoder_config"]
+        rest = _left_out_parts(cfg, cfg, "decoder_config")
+        where = ("decoder_config",)
+    vision = holder.get("vision_config") if isinstance(holder.get("vision_config"), dict) else None
     if text is None and isinstance(cfg.get("encoder"), dict) and isinstance(cfg.get("decoder"), dict):
         # VisionEncoderDecoderConfig and its kin hold the two halves as sub-configs (models/vision_encoder_decoder/
         # configuration_vision_encoder_decoder.py): the decoder is the language model, the encoder its tower
@@ -2486,10 +2568,11 @@ def _text_part(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any] | No
         for key, value in _NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {}).items():
             merged.setdefault(key, value)
         for key in ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"):
-            if key in cfg and key not in merged:
-                merged[key] = cfg[key]
-        return merged, vision
-    return cfg, vision
+            for level in (holder, cfg):
+                if key in level and key not in merged:
+                    merged[key] = level[key]
+        return merged, vision, rest, where
+    return cfg, vision, [], where
 
 
 # keys that only one family's block reads, so that a config carrying all of them is that family's block under
@@ -2689,7 +2772,9 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
     elif top_type == "gemma4" and not isinstance(cfg.get("audio_config"), dict):
         # an audio tower (Gemma 4 E2B/E4B) is not counted: such a config keeps the warning below
         b.extra += _gemma4_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
-    elif top_type in ("qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe"):
+    elif top_type in ("qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_omni_moe"):
+        # Qwen3-Omni's thinker tower is Qwen3-VL-MoE's (modular_qwen3_omni_moe.py Qwen3OmniMoeVisionEncoder(
+        # Qwen3VLMoeVisionModel)), DeepStack mergers included
         v = Cfg(vision, path, None, top, ("vision_config",))
         b.extra += _qwen3_5_vision_params(v)
         # Qwen3-VL's DeepStack: one more PatchMerger per `deepstack_visual_indexes` entry, its LayerNorm after
@@ -2704,13 +2789,82 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
         notes.append(msg("model.warn.vision_not_counted", model_type=top_type))
 
 
+def _qwen3_omni_audio_params(a: Cfg) -> int:
+    """Qwen3-Omni's audio tower (models/qwen3_omni_moe/modular_qwen3_omni_moe.py Qwen3OmniMoeAudioEncoder, on
+    Qwen2.5-Omni's): three biased 3x3 stride-2 Conv2d of downsample_hidden_size channels over the mel bins, a
+    bias-free conv_out from the flattened frequency axis into d_model, encoder layers of biased q/k/v/out_proj and
+    fc1/fc2 with two LayerNorms, ln_post, then proj1 (d_model) and proj2 (output_dim), both biased; the positions
+    are sinusoids (a buffer)."""
+    d = a.get_int("d_model", default=1280)
+    layers = a.get_int("encoder_layers", default=32, maximum=_MAX_LAYERS)
+    ffn = a.get_int("encoder_ffn_dim", default=5120)
+    mels = a.get_int("num_mel_bins", default=128)
+    ds = a.get_int("downsample_hidden_size", default=480)
+    out = a.get_int("output_dim", default=3584)
+    freq = (((mels + 1) // 2 + 1) // 2 + 1) // 2
+    layer = 4 * (d * d + d) + (d * ffn + ffn) + (ffn * d + d) + 2 * 2 * d
+    convs = (9 * ds + ds) + 2 * (9 * ds * ds + ds)
+    return layers * layer + 2 * d + convs + ds * freq * d + (d * d + d) + (d * out + out)
+
+
+def _qwen3_omni_talker_params(cfg: dict[str, Any], path: str | None, top: Cfg) -> int | None:
+    """Qwen3-Omni's talker (modular_qwen3_omni_moe.py Qwen3OmniMoeTalkerForConditionalGeneration): a Qwen3-MoE
+    decoder whose sparse block is Qwen2-MoE's (a gated shared expert) over a codec vocabulary, an untied codec_head,
+    two ResizeMLPs from the thinker's width (biased fc1 to the talker's intermediate_size, fc2 to its hidden_size),
+    and a code predictor: a Qwen3 decoder with num_code_groups - 1 codec embeddings and as many heads. None where
+    the config does not state it (a talker built from defaults is not read)."""
+    talker = cfg.get("talker_config")
+    text = talker.get("text_config") if isinstance(talker, dict) else None
+    pred = talker.get("code_predictor_config") if isinstance(talker, dict) else None
+    if not (isinstance(talker, dict) and isinstance(text, dict) and isinstance(pred, dict)):
+        return None
+    t = Cfg(text, path, None, top, ("talker_config", "text_config"))
+    b = _Build(t, "qwen3_omni_moe_talker_text", False)
+    b.c = Cfg(dict(text, num_experts=t.raw("num_experts", "num_local_experts")), path, None, top, t.at)
+    _qwen_moe(b, qk_norm=True, shared=True)
+    h, v = b.hidden, b.vocab
+    moe_layers = b.moe_layers if b.moe_layers is not None else b.layers
+    other = b.layer_other or 0
+
+    def per(linears: list[Linear]) -> int:
+        return sum(x.params for x in linears)
+
+    decoder = moe_layers * (per(b.moe) + other) + (b.layers - moe_layers) * (per(b.dense) + other) + 2 * v * h + h
+    tk = Cfg(talker, path, None, top, ("talker_config",))
+    thinker = tk.get_int("thinker_hidden_size", default=2048)
+    resize = (thinker * b.inter + b.inter) + (b.inter * h + h)
+    p = Cfg(pred, path, None, top, ("talker_config", "code_predictor_config"))
+    q = _Build(p, "qwen3", False)
+    _qwen3(q)
+    groups = p.get_int("num_code_groups", default=tk.get_int("num_code_groups", default=32)) - 1
+    predictor = q.layers * (per(q.dense) + (q.layer_other or 0)) + q.hidden + 2 * groups * q.vocab * q.hidden
+    return decoder + 2 * resize + predictor
+
+
+def _count_omni_parts(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None, left_out: list[str]) -> list[str]:
+    """Qwen3-Omni's parts beside its thinker's language model that a reading counts (the audio tower; the talker,
+    built when enable_audio_output, Qwen3OmniMoeConfig's default True); the rest stay named."""
+    thinker = cfg["thinker_config"]
+    if isinstance(thinker.get("audio_config"), dict):
+        b.extra += _qwen3_omni_audio_params(Cfg(thinker["audio_config"], path, None, top,
+                                                ("thinker_config", "audio_config")))
+        left_out = [p for p in left_out if p != "thinker_config.audio_config"]
+    if not top.flag("enable_audio_output", True):
+        return [p for p in left_out if p not in ("talker_config", "code2wav_config")]
+    talker = _qwen3_omni_talker_params(cfg, path, top)
+    if talker is not None:
+        b.extra += talker
+        left_out = [p for p in left_out if p != "talker_config"]
+    return left_out
+
+
 def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text: str | None = None,
                       source_kind: str = "config.json", tolerate_unplaced: bool = False) -> ModelShape:
     """The shape of the model a config.json describes (a multimodal config: its language model, plus the
     vision tower where its kind is known)."""
     top = Cfg(cfg, path, text)
-    text_cfg, vision = _text_part(cfg)
-    c = Cfg(text_cfg, path, None, top, ("text_config",)) if text_cfg is not cfg else top
+    text_cfg, vision, left_out, where = _text_part_and_rest(cfg)
+    c = Cfg(text_cfg, path, None, top, where) if text_cfg is not cfg else top
     model_type = str(text_cfg.get("model_type") or cfg.get("model_type") or "")
     top_type = str(cfg.get("model_type") or model_type)
     family = _FAMILIES.get(model_type) or _FAMILIES.get(top_type)
@@ -2784,6 +2938,10 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         named = _named_vision_tower(cfg)
         if named:
             notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type, tower=named))
+    if top_type == "qwen3_omni_moe" and where == ("thinker_config", "text_config"):
+        left_out = _count_omni_parts(b, cfg, top, path, left_out)
+    if left_out:
+        notes.append(msg("model.warn.parts_not_counted", model_type=top_type, parts=", ".join(left_out)))
     _task_head(b, cfg, notes)
     dtype = _DTYPES.get(str(c.raw("torch_dtype", "dtype") or top.raw("torch_dtype", "dtype") or "float32")
                         .replace("torch.", ""), "fp32")

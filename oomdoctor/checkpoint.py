@@ -294,10 +294,16 @@ def _role_guess(name: str, by_name: dict[str, Linear]) -> str:
     return "other"
 
 
+# warnings of a config reading that leaves described parts out (a vision tower, an omni model's audio tower and
+# talker): a checkpoint stores those parts, so its count holds them
+_PARTS_IN_CHECKPOINT = ("model.warn.vision_not_counted", "model.warn.parts_not_counted")
+
+
 def apply(shape: ModelShape, inv: Inventory) -> ModelShape:
     """The config.json shape, corrected by what the checkpoint really stores."""
-    # the checkpoint stores the vision tower a multimodal config describes: its count includes it
-    notes = [n for n in shape.notes if n.code != "model.warn.vision_not_counted"] + inv.notes
+    # the checkpoint stores the vision tower a multimodal config describes, and every other part: its count
+    # includes them
+    notes = [n for n in shape.notes if n.code not in _PARTS_IN_CHECKPOINT] + inv.notes
     total = inv.total
     tied = shape.tie_word_embeddings
     if inv.head_params == 0 and inv.embed is not None:
@@ -441,6 +447,9 @@ def _from_index(shape: ModelShape, directory: str, index_name: str, weight_map: 
         if head and tied:
             params -= shape.vocab_size * shape.hidden_size
             notes.append(msg("model.note.tied_head_stored"))
+    if params:
+        # total_size is every stored tensor's bytes: the parts a reading leaves out are in it
+        notes = [n for n in notes if n.code not in _PARTS_IN_CHECKPOINT]
     path = os.path.join(directory, index_name)
     return replace(shape, tie_word_embeddings=tied, params_total=params or shape.params_total,
                    shape_confidence="exact" if params else shape.shape_confidence,

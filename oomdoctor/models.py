@@ -119,7 +119,7 @@ def _from_catalog(mid: str, asked: str | None = None) -> ModelShape:
     source = "catalog" if asked is None else f"catalog ({entry.id} for {asked})"
     notes = shape.notes
     if data.get("params_total"):                # the entry's count is the whole checkpoint's, vision tower included
-        notes = tuple(n for n in notes if n.code != "model.warn.vision_not_counted")
+        notes = tuple(n for n in notes if n.code not in _DESCRIBED_LEFT_OUT)
     if shape.shape_confidence == "guessed":       # the total is the entry's count; the layers are a guess
         notes = (msg("model.warn.catalog_structure", model_type=shape.model_type),) + notes
     return replace(shape, params_total=data.get("params_total"), source=source, source_kind="catalog",
@@ -187,8 +187,10 @@ def read_config_json(path: str, name: str, *, exact: bool = True) -> ModelShape:
 
 
 # warnings of a reading that counts the language model but leaves a part out (a vision tower of a kind it cannot
-# count, or one named instead of described)
-_LEFT_OUT = ("model.warn.vision_not_counted", "model.warn.vision_tower_by_name")
+# count, or one named instead of described; an omni model's audio tower and talker, a speech model's tokenizers)
+_LEFT_OUT = ("model.warn.vision_not_counted", "model.warn.vision_tower_by_name", "model.warn.parts_not_counted")
+# of those, the parts the config describes: a checkpoint, or a count of the whole, holds them
+_DESCRIBED_LEFT_OUT = ("model.warn.vision_not_counted", "model.warn.parts_not_counted")
 
 
 def _whole_class_count(shape: ModelShape, cfg: dict[str, Any], directory: str) -> ModelShape:
@@ -221,8 +223,8 @@ def _exact_or_warned(shape: ModelShape, cfg: dict[str, Any], directory: str | No
     count = metacount.meta_count(cfg, directory)
     if count.params:
         note = msg("model.note.meta_count", version=count.version, cls=count.cls)
-        # transformers builds the whole class, vision tower included
-        kept = tuple(n for n in shape.notes if n.code != "model.warn.vision_not_counted")
+        # transformers builds the whole class, vision tower and every other part included
+        kept = tuple(n for n in shape.notes if n.code not in _DESCRIBED_LEFT_OUT)
         return replace(shape, params_total=count.params, shape_confidence="exact", notes=(note,) + kept)
     why = _unplaced(shape)
     if why is not None:

@@ -399,16 +399,24 @@ ENCODER_DECODERS = {
     "t5/gated": dict(T5_SMALL, feed_forward_proj="gated-gelu"),
     "mt5": T5_SMALL,
     "umt5": T5_SMALL,
+    # the encoder's heads and key/value heads apart from the decoder's (each attention sizes its own head_dim)
+    "moonshine": dict(hidden_size=32, intermediate_size=48, encoder_num_hidden_layers=2, decoder_num_hidden_layers=3,
+                      encoder_num_attention_heads=4, encoder_num_key_value_heads=2, decoder_num_attention_heads=2,
+                      decoder_num_key_value_heads=1, vocab_size=101, attention_bias=True),
+    "moonshine/untied": dict(hidden_size=32, intermediate_size=48, encoder_num_hidden_layers=1,
+                             decoder_num_hidden_layers=2, vocab_size=101, tie_word_embeddings=False),
 }
 
 
 @pytest.mark.parametrize("case", sorted(ENCODER_DECODERS))
 def test_encoder_decoders_count_both_halves_as_the_model_code_does(case):
-    from transformers import AutoConfig, AutoModelForSeq2SeqLM, WhisperForConditionalGeneration
+    from transformers import AutoConfig, AutoModelForSeq2SeqLM, AutoModelForSpeechSeq2Seq
 
     model_type = case.split("/")[0]
     conf = AutoConfig.for_model(model_type, **ENCODER_DECODERS[case])
-    cls = WhisperForConditionalGeneration if model_type == "whisper" else AutoModelForSeq2SeqLM._model_mapping[type(conf)]
+    # Whisper and Moonshine read audio: the speech seq2seq mapping holds their classes
+    auto = AutoModelForSpeechSeq2Seq if model_type in ("whisper", "moonshine") else AutoModelForSeq2SeqLM
+    cls = auto._model_mapping[type(conf)]
     # the config as transformers writes it: every key stated, as a published config.json states them
     ours = count_params(shape_from_config(dict(conf.to_dict(), model_type=model_type), case, None)).total
     assert ours == _meta_count(lambda: cls(conf))
@@ -608,3 +616,39 @@ def test_internvl_chat_counts_its_language_model_intern_vit_tower_and_projector(
     whole = count_params(shape_from_config(cfg, "internvl", None)).total
     llm = count_params(shape_from_config(dict(cfg["llm_config"]), "internlm2", None)).total
     assert whole == 2_205_754_368 and llm < whole
+
+
+def test_qwen3_omni_counts_its_thinker_towers_and_talker_as_the_model_code_does():
+    # every part but the waveform decoder (code2wav: named in a warning, not read): the thinker's Qwen3-MoE decoder,
+    # its audio tower (Conv2d downsampler, conv_out, proj1/proj2) and DeepStack vision tower, the talker's MoE
+    # decoder with a gated shared expert, its two ResizeMLPs and its code predictor's embeddings and heads
+    from transformers import Qwen3OmniMoeConfig, Qwen3OmniMoeForConditionalGeneration
+
+    text = dict(hidden_size=64, intermediate_size=96, moe_intermediate_size=32, num_hidden_layers=2,
+                num_attention_heads=4, num_key_value_heads=2, head_dim=16, num_experts=4, num_experts_per_tok=2,
+                vocab_size=300)
+    audio = dict(d_model=32, encoder_layers=2, encoder_attention_heads=4, encoder_ffn_dim=48, num_mel_bins=20,
+                 downsample_hidden_size=8, output_dim=64)
+    vision = dict(depth=2, hidden_size=32, intermediate_size=48, num_heads=4, out_hidden_size=64,
+                  num_position_embeddings=16, deepstack_visual_indexes=[0])
+    talker_text = dict(hidden_size=48, intermediate_size=80, moe_intermediate_size=24, num_hidden_layers=2,
+                       num_attention_heads=4, num_key_value_heads=2, head_dim=12, num_experts=4, num_experts_per_tok=2,
+                       shared_expert_intermediate_size=40, vocab_size=120)
+    predictor = dict(hidden_size=48, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                     num_key_value_heads=2, head_dim=12, vocab_size=50, num_code_groups=4)
+    conf = Qwen3OmniMoeConfig(
+        thinker_config=dict(text_config=text, audio_config=audio, vision_config=vision),
+        talker_config=dict(thinker_hidden_size=64, text_config=talker_text, code_predictor_config=predictor,
+                           num_code_groups=4, spatial_merge_size=2))
+    whole = 0
+
+    def build():
+        nonlocal whole
+        model = Qwen3OmniMoeForConditionalGeneration(conf)
+        whole = sum(p.numel() for p in model.code2wav.parameters())
+        return model
+
+    total = _meta_count(build)
+    shape = shape_from_config(conf.to_dict(), "omni", None)
+    assert count_params(shape).total == total - whole
+    assert [dict(n.values)["parts"] for n in shape.notes if n.code == "model.warn.parts_not_counted"] == ["code2wav_config"]

@@ -107,6 +107,11 @@ WORDS = {
         "pass --model DIR with the checkpoint (*.safetensors or its index) to count all of it",
         "未计入该 {model_type} 模型的视觉编码器，只计算了语言模型部分，总数偏低：用 --model DIR 指定含检查点"
         "（*.safetensors 或其索引）的目录可计入全部参数"),
+    "model.warn.parts_not_counted": (
+        "this {model_type} config also describes {parts}, which this count leaves out (only its language model is "
+        "read): the total is low; pass --model DIR with the checkpoint (*.safetensors or its index) to count all of it",
+        "该 {model_type} 配置还描述了 {parts}，此计数未计入（只读取了语言模型部分），总数偏低：用 --model DIR 指定含检查点"
+        "（*.safetensors 或其索引）的目录可计入全部参数"),
     "model.warn.vision_tower_by_name": (
         "this {model_type} config names its vision encoder ({tower}) instead of describing it: that encoder, and "
         "any other module its own code adds, is not counted; the total is low",
