@@ -2100,6 +2100,50 @@ def _distilbert(b: _Build) -> None:
     b.extra += heads[head]
 
 
+def _esm(b: _Build) -> None:
+    """ESM-2 and ESM-1b (models/esm/modeling_esm.py): a word table (positions only when position_embedding_type is
+    "absolute", a LayerNorm on it only under emb_layer_norm_before), pre-norm layers of biased query/key/value and
+    output.dense with a LayerNorm before each block (EsmAttention.LayerNorm, EsmLayer.LayerNorm), a biased two-matrix
+    MLP (intermediate.dense, output.dense), emb_layer_norm_after closing the stack, and the contact head EsmModel
+    always holds (Linear(num_hidden_layers x num_attention_heads, 1)); the head its class adds: EsmLMHead's dense,
+    layer_norm and bias (its decoder tied to the word table), EsmClassificationHead's dense and out_proj, the token
+    classifier, EsmModel's pooler (add_pooling_layer defaults to True; the heads build EsmModel without it)."""
+    c = b.c
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_attention_heads")
+    if h % b.heads:
+        raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=h, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("intermediate_size")
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, prefix="attention", names=("self.query", "self.key", "self.value", "output.dense"),
+                    qkv_bias=True, o_bias=True)
+    b.dense += [Linear("intermediate.dense", h, b.inter, True, role="up"),
+                Linear("output.dense", b.inter, h, True, role="down")]
+    b.layer_other = 4 * h
+    b.final_norm = 2 * h                                 # emb_layer_norm_after
+    b.extra = b.layers * b.heads + 1                     # contact_head.regression
+    if str(c.raw("position_embedding_type") or "absolute") == "absolute":
+        b.extra += c.need("max_position_embeddings") * h
+    if c.flag("emb_layer_norm_before", False):
+        b.extra += 2 * h
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "EsmModel"
+    labels = c.raw("id2label")
+    n = len(labels) if isinstance(labels, dict) and labels else c.get_int("num_labels", default=2)
+    heads = {"EsmModel": h * h + h, "EsmForMaskedLM": h * h + h + 2 * h + b.vocab,
+             "EsmForSequenceClassification": h * h + h + h * n + n, "EsmForTokenClassification": h * n + n}
+    if head not in heads:
+        # a head this reading does not know (EsmForProteinFolding's trunk): a guess, so that transformers' count
+        # replaces it
+        b.guess = True
+        b.assumed = [msg("model.assume.head", cls=head)]
+    b.extra += heads.get(head, 0)
+    b.head_counted = True
+
+
 def _wav2vec2(b: _Build) -> None:
     """wav2vec 2.0 (models/wav2vec2/modeling_wav2vec2.py): the convolutional feature encoder (conv_dim/conv_kernel
     Conv1d layers, biased by conv_bias; a GroupNorm on the first under feat_extract_norm "group", a LayerNorm on
@@ -2374,7 +2418,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "t5": (_t5_family, True),
     "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True), "blip_text_model": (_blip_text, True),
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
-    "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True),
+    "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True), "esm": (_esm, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
     "mt5": (_t5_family, True),
