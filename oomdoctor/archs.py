@@ -1983,6 +1983,26 @@ def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     return channels * temporal * patch * patch * e + depth * _vit_layer(e, inter) + _patch_merger(e, merge, out, 2 * e)
 
 
+def _rice_vit_params(v: Cfg) -> int:
+    """LLaVA-OneVision-1.5's RICE-ViT tower (its remote modeling_llavaonevision1_5.py RiceTransformerPretrainedModel):
+    a bias-free Conv2d patch embedding, a class embedding and its half-head-width rotary position, a pre-LayerNorm,
+    `depth` RiceBlocks (two LayerNorms, a biased fused qkv and proj, a biased fc1/fc2 MLP of intermediate_size), and
+    RicePatchMerger (a LayerNorm, then two biased Linears from spatial_merge_size^2 x hidden_size into
+    text_hidden_size)."""
+    h = v.need("hidden_size", "embed_dim")
+    depth = v.need("depth", "num_hidden_layers", maximum=_MAX_LAYERS)
+    inter = v.need("intermediate_size")
+    heads = v.need("num_heads", "num_attention_heads")
+    channels = v.get_int("in_channels", default=3)
+    patch = v.get_int("patch_size", default=14)
+    merge = v.get_int("spatial_merge_size", default=2)
+    out = v.need("text_hidden_size")
+    context = h * merge * merge
+    block = 4 * h + (3 * h * h + 3 * h) + (h * h + h) + (h * inter + inter) + (inter * h + h)
+    merger = 2 * h + context * context + context + context * out + out
+    return channels * patch * patch * h + h + (h // heads) // 2 + 2 * h + depth * block + merger
+
+
 def _qwen3_5_vision_params(v: Cfg) -> int:
     """Qwen3.5's vision tower (Qwen3_5VisionModel, Qwen3_5VisionConfig defaults): a biased Conv3d patch
     embedding, learned positions (num_position_embeddings), `depth` blocks of two LayerNorms, a biased fused
@@ -2744,6 +2764,9 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
             merge = v.get_int("spatial_merge_size", default=2)
             out = v.get_int("out_hidden_size", default=3584)
             b.extra += len(stack) * _patch_merger(e, merge, out, 2 * e * merge * merge)
+    elif vision.get("model_type") == "rice_vit":
+        # the tower holds its own merger into the language model's width: no projector beside it
+        b.extra += _rice_vit_params(Cfg(vision, path, None, top, ("vision_config",)))
     else:
         notes.append(msg("model.warn.vision_not_counted", model_type=top_type))
 

@@ -981,8 +981,8 @@ def test_audit_10a_without_transformers_the_files_within_one_percent(no_transfor
     scored = {e["dir"]: _score(e) for e in AUDIT_10A}
     within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
     # first sight: llada alone (Llama-shaped, a guess); ESM by a reading of its own, Hunyuan-A13B's per-layer expert
-    # lists read as one value (first sight: refused)
-    assert within == ["esm2-t33-650m", "hunyuan-a13b", "llada-8b-instruct-hf"]
+    # lists read as one value (first sight: refused), LLaVA-OneVision-1.5 with its RICE-ViT tower (first sight: -3.95%)
+    assert within == ["esm2-t33-650m", "hunyuan-a13b", "llada-8b-instruct-hf", "llava-onevision-1.5-8b"]
     assert scored["esm2-t33-650m"][2] == 0 and scored["esm2-t33-650m"][1].shape_confidence == "derived"
     assert scored["hunyuan-a13b"][2] == 0 and scored["hunyuan-a13b"][1].shape_confidence == "guessed"
 
@@ -1003,3 +1003,17 @@ def test_per_layer_expert_sizes_that_differ_are_refused_not_guessed(no_transform
     h, inter, experts = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_experts"]
     moe_layer = experts * 3 * h * inter + h * experts + 3 * h * inter          # experts, router, shared MLP
     assert uniform - skipped == 2 * (moe_layer - 3 * h * inter)
+
+
+def test_a_rice_vit_tower_counts_as_its_own_code_builds_it(no_transformers):
+    from oomdoctor.archs import shape_from_config
+
+    cfg = json.loads((CORPUS / "llava-onevision-1.5-8b" / "config.json").read_text())
+    whole = count_params(shape_from_config(cfg, "ov", None)).total
+    text_only = count_params(shape_from_config({k: v for k, v in cfg.items() if k != "vision_config"}, "ov", None)).total
+    # its own modeling_llavaonevision1_5.py builds the RICE-ViT tower and merger at 336,479,264: the checkpoint's
+    # 8,527,214,624 less Qwen3-8B's decoder (8,190,735,360)
+    assert whole - text_only == 336_479_264
+    # a wider merge folds four times the patches into one token: the merger's first Linear grows with it
+    wider = dict(cfg, vision_config=dict(cfg["vision_config"], spatial_merge_size=4))
+    assert count_params(shape_from_config(wider, "ov", None)).total > whole
