@@ -2237,9 +2237,12 @@ def _codet5p_encoder_params(e: Cfg, decoder_hidden: int) -> int:
 
 
 def _count_joined_tower(b: _Build, top_type: str, v: Cfg, top: Cfg) -> bool:
-    """CLIPModel's and SiglipModel's vision half, InternVL's InternViT and projector, CodeT5+'s encoder; False for
-    another kind."""
-    if top_type == "codet5p" and v.raw("model_type") == "codet5p_module":
+    """CLIPModel's and SiglipModel's vision half, InternVL's InternViT and projector, CodeT5+'s encoder,
+    LLaVA-OneVision-1.5's RICE-ViT; False for another kind."""
+    if v.raw("model_type") == "rice_vit":
+        # the tower holds its own merger into the language model's width: no projector beside it
+        b.extra += _rice_vit_params(v)
+    elif top_type == "codet5p" and v.raw("model_type") == "codet5p_module":
         b.extra += _codet5p_encoder_params(v, b.hidden)
     elif top_type in ("clip", "siglip"):
         _contrastive_towers(b, top_type, v, top)
@@ -2764,9 +2767,6 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
             merge = v.get_int("spatial_merge_size", default=2)
             out = v.get_int("out_hidden_size", default=3584)
             b.extra += len(stack) * _patch_merger(e, merge, out, 2 * e * merge * merge)
-    elif vision.get("model_type") == "rice_vit":
-        # the tower holds its own merger into the language model's width: no projector beside it
-        b.extra += _rice_vit_params(Cfg(vision, path, None, top, ("vision_config",)))
     else:
         notes.append(msg("model.warn.vision_not_counted", model_type=top_type))
 
