@@ -2018,6 +2018,26 @@ def _qwen2_vl_vision_params(v: Cfg, text_hidden: int) -> int:
     return channels * temporal * patch * patch * e + depth * _vit_layer(e, inter) + _patch_merger(e, merge, out, 2 * e)
 
 
+def _rice_vit_params(v: Cfg) -> int:
+    """LLaVA-OneVision-1.5's RICE-ViT tower (its remote modeling_llavaonevision1_5.py RiceTransformerPretrainedModel):
+    a bias-free Conv2d patch embedding, a class embedding and its half-head-width rotary position, a pre-LayerNorm,
+    `depth` RiceBlocks (two LayerNorms, a biased fused qkv and proj, a biased fc1/fc2 MLP of intermediate_size), and
+    RicePatchMerger (a LayerNorm, then two biased Linears from spatial_merge_size^2 x hidden_size into
+    text_hidden_size)."""
+    h = v.need("hidden_size", "embed_dim")
+    depth = v.need("depth", "num_hidden_layers", maximum=_MAX_LAYERS)
+    inter = v.need("intermediate_size")
+    heads = v.need("num_heads", "num_attention_heads")
+    channels = v.get_int("in_channels", default=3)
+    patch = v.get_int("patch_size", default=14)
+    merge = v.get_int("spatial_merge_size", default=2)
+    out = v.need("text_hidden_size")
+    context = h * merge * merge
+    block = 4 * h + (3 * h * h + 3 * h) + (h * h + h) + (h * inter + inter) + (inter * h + h)
+    merger = 2 * h + context * context + context + context * out + out
+    return channels * patch * patch * h + h + (h // heads) // 2 + 2 * h + depth * block + merger
+
+
 def _qwen3_5_vision_params(v: Cfg) -> int:
     """Qwen3.5's vision tower (Qwen3_5VisionModel, Qwen3_5VisionConfig defaults): a biased Conv3d patch
     embedding, learned positions (num_position_embeddings), `depth` blocks of two LayerNorms, a biased fused
@@ -2135,6 +2155,50 @@ def _distilbert(b: _Build) -> None:
     b.extra += heads[head]
 
 
+def _esm(b: _Build) -> None:
+    """ESM-2 and ESM-1b (models/esm/modeling_esm.py): a word table (positions only when position_embedding_type is
+    "absolute", a LayerNorm on it only under emb_layer_norm_before), pre-norm layers of biased query/key/value and
+    output.dense with a LayerNorm before each block (EsmAttention.LayerNorm, EsmLayer.LayerNorm), a biased two-matrix
+    MLP (intermediate.dense, output.dense), emb_layer_norm_after closing the stack, and the contact head EsmModel
+    always holds (Linear(num_hidden_layers x num_attention_heads, 1)); the head its class adds: EsmLMHead's dense,
+    layer_norm and bias (its decoder tied to the word table), EsmClassificationHead's dense and out_proj, the token
+    classifier, EsmModel's pooler (add_pooling_layer defaults to True; the heads build EsmModel without it)."""
+    c = b.c
+    h = b.hidden = c.need("hidden_size")
+    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.need("num_attention_heads")
+    if h % b.heads:
+        raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=h, heads=b.heads))
+    b.vocab = c.need("vocab_size")
+    b.inter = c.need("intermediate_size")
+    b.gated = False
+    b.tied = True
+    b.dense = _attn(b, prefix="attention", names=("self.query", "self.key", "self.value", "output.dense"),
+                    qkv_bias=True, o_bias=True)
+    b.dense += [Linear("intermediate.dense", h, b.inter, True, role="up"),
+                Linear("output.dense", b.inter, h, True, role="down")]
+    b.layer_other = 4 * h
+    b.final_norm = 2 * h                                 # emb_layer_norm_after
+    b.extra = b.layers * b.heads + 1                     # contact_head.regression
+    if str(c.raw("position_embedding_type") or "absolute") == "absolute":
+        b.extra += c.need("max_position_embeddings") * h
+    if c.flag("emb_layer_norm_before", False):
+        b.extra += 2 * h
+    arch = c.raw("architectures")
+    head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "EsmModel"
+    labels = c.raw("id2label")
+    n = len(labels) if isinstance(labels, dict) and labels else c.get_int("num_labels", default=2)
+    heads = {"EsmModel": h * h + h, "EsmForMaskedLM": h * h + h + 2 * h + b.vocab,
+             "EsmForSequenceClassification": h * h + h + h * n + n, "EsmForTokenClassification": h * n + n}
+    if head not in heads:
+        # a head this reading does not know (EsmForProteinFolding's trunk): a guess, so that transformers' count
+        # replaces it
+        b.guess = True
+        b.assumed = [msg("model.assume.head", cls=head)]
+    b.extra += heads.get(head, 0)
+    b.head_counted = True
+
+
 def _wav2vec2(b: _Build) -> None:
     """wav2vec 2.0 (models/wav2vec2/modeling_wav2vec2.py): the convolutional feature encoder (conv_dim/conv_kernel
     Conv1d layers, biased by conv_bias; a GroupNorm on the first under feat_extract_norm "group", a LayerNorm on
@@ -2208,9 +2272,12 @@ def _codet5p_encoder_params(e: Cfg, decoder_hidden: int) -> int:
 
 
 def _count_joined_tower(b: _Build, top_type: str, v: Cfg, top: Cfg) -> bool:
-    """CLIPModel's and SiglipModel's vision half, InternVL's InternViT and projector, CodeT5+'s encoder; False for
-    another kind."""
-    if top_type == "codet5p" and v.raw("model_type") == "codet5p_module":
+    """CLIPModel's and SiglipModel's vision half, InternVL's InternViT and projector, CodeT5+'s encoder,
+    LLaVA-OneVision-1.5's RICE-ViT; False for another kind."""
+    if v.raw("model_type") == "rice_vit":
+        # the tower holds its own merger into the language model's width: no projector beside it
+        b.extra += _rice_vit_params(v)
+    elif top_type == "codet5p" and v.raw("model_type") == "codet5p_module":
         b.extra += _codet5p_encoder_params(v, b.hidden)
     elif top_type in ("clip", "siglip"):
         _contrastive_towers(b, top_type, v, top)
@@ -2412,7 +2479,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "t5": (_t5_family, True),
     "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True), "blip_text_model": (_blip_text, True),
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
-    "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True),
+    "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True), "esm": (_esm, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
     "moonshine": (_moonshine, True),

@@ -216,6 +216,10 @@ def _moe_ids(b: Any) -> tuple[list[int] | None, str]:
         if not isinstance(freq, int) or isinstance(freq, bool) or freq < 1:
             return None, "moe_layer_freq"
         return [i for i in range(n) if i >= first and i % freq == 0], "first_k_dense_replace"
+    if c.has("moe_layer_num_skipped"):
+        # Hunyuan's remote code: "First moe_layer_num_skipped layers do not use MoE" (configuration_hunyuan.py)
+        first = c.get_int("moe_layer_num_skipped", default=0, minimum=0) or 0
+        return [i for i in range(n) if i >= first], "moe_layer_num_skipped"
     if c.has("decoder_sparse_step", "mlp_only_layers"):       # Qwen-MoE
         step = c.get_int("decoder_sparse_step", default=1)
         only = set(_ints(c.raw("mlp_only_layers", default=[])) or [])
@@ -264,6 +268,21 @@ def _mamba_mixer(b: Any) -> tuple[list[Linear], int, str]:
     return mixer, other, "mamba1"
 
 
+def _expert_int(b: Any, keys: tuple[str, ...], default: int | None) -> int | None:
+    """An expert size the config may state once per layer (Hunyuan's remote code: moe_topk, moe_intermediate_size and
+    num_shared_expert are lists of num_hidden_layers entries, configuration_hunyuan.py; its HunYuanMoE reads entry 0
+    for every layer): one value when every entry agrees, a refusal when they differ."""
+    c = b.c
+    listed = _ints(c.raw(*keys))
+    if listed is None:
+        return c.get_int(*keys, default=default, minimum=0)
+    key = next(k for k in keys if c.has(k))
+    if not listed or len(set(listed)) != 1 or listed[0] < 0:
+        raise Unplaced(msg("model.refuse.experts", experts=c.get_int(*EXPERT_KEYS, default=0, minimum=0) or 0,
+                           key=key, model_type=b.model_type))
+    return listed[0]
+
+
 def _read_experts(b: Any, attn: list, names: tuple[str, ...], mlp_bias: bool, assumed: list[Msg], _mlp: Any) -> None:
     """The mixture-of-experts layers, when the config counts more than one expert: the router, the routed
     experts, the shared expert(s), and which layers they are."""
@@ -277,8 +296,8 @@ def _read_experts(b: Any, attn: list, names: tuple[str, ...], mlp_bias: bool, as
     if ids is None:
         raise Unplaced(msg("model.refuse.experts", experts=experts, key=key, model_type=b.model_type))
     b.experts = experts
-    b.experts_per_token = c.get_int(*TOPK_KEYS, default=min(2, experts))
-    b.moe_inter = c.get_int(*EXPERT_WIDTH_KEYS, default=b.inter)
+    b.experts_per_token = _expert_int(b, TOPK_KEYS, min(2, experts)) or min(2, experts)
+    b.moe_inter = _expert_int(b, EXPERT_WIDTH_KEYS, b.inter) or b.inter
     b.moe = attn + [Linear("mlp.gate", b.hidden, experts, role="router")]
     latent = c.get_int("moe_latent_size", default=None, minimum=1)
     if latent:
@@ -289,7 +308,7 @@ def _read_experts(b: Any, attn: list, names: tuple[str, ...], mlp_bias: bool, as
                   Linear("mlp.fc2_latent_proj", latent, b.hidden, bias=mlp_bias, role="other")]
     b.moe += _mlp(latent or b.hidden, b.moe_inter, prefix="mlp.experts.*", names=names, bias=mlp_bias,
                   copies=experts)
-    shared_n = c.get_int(*SHARED_COUNT_KEYS, default=0, minimum=0) or 0
+    shared_n = _expert_int(b, SHARED_COUNT_KEYS, 0) or 0
     shared_w = c.get_int(*SHARED_WIDTH_KEYS, default=None, minimum=0)     # 0: no shared expert
     if shared_w or shared_n:
         b.shared = 1

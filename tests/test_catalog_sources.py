@@ -21,7 +21,8 @@ from oomdoctor.models import CATALOG_PATH, read_config_json, resolve_model
 CATALOG = read_yaml(CATALOG_PATH)["models"]
 CORPUS = Path(__file__).parent / "data" / "corpus"
 _MANIFEST = read_yaml(CORPUS / "MANIFEST.yaml")
-MANIFEST = {e["dir"]: e for e in _MANIFEST["corpus"] + _MANIFEST["audit"]}
+# every section of MANIFEST.yaml names a corpus file with its source and trusted count
+MANIFEST = {e["dir"]: e for entries in _MANIFEST.values() for e in entries}
 
 UNCHECKED = "unchecked:"
 TRUSTED = [e for e in CATALOG if e.get("params_total") and "cannot_count" not in e

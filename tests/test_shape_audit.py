@@ -56,6 +56,12 @@ def counted_in_one_child():
         metacount.meta_count_many(configs + [_unknown_type_config()], timeout=600)
 
 
+def _file_type(entry) -> str:
+    """The model_type the file states at its top, else the one MANIFEST.yaml names for it (LLaVA-OneVision-1.5's
+    config states its type only in its configuration class)."""
+    return json.loads((CORPUS / entry["dir"] / "config.json").read_text()).get("model_type", entry.get("model_type"))
+
+
 def _score(entry):
     path = CORPUS / entry["dir"] / "config.json"
     try:
@@ -681,7 +687,7 @@ AUDIT_7 = MANIFEST["audit_7"]
 
 
 def test_audit_7_holds_real_published_configs_of_types_new_to_every_earlier_section():
-    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+    earlier = {_file_type(e)
                for section, entries in MANIFEST.items() if section != "audit_7" for e in entries}
     types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_7]
     assert len(AUDIT_7) == 13 and len(set(types)) == 13 and not set(types) & earlier
@@ -734,7 +740,7 @@ AUDIT_8 = MANIFEST["audit_8"]
 
 
 def test_audit_8_holds_real_published_configs_of_types_new_to_every_earlier_section():
-    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+    earlier = {_file_type(e)
                for section, entries in MANIFEST.items() if section != "audit_8" for e in entries}
     types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_8]
     assert len(AUDIT_8) == 13 and len(set(types)) == 13 and not set(types) & earlier
@@ -799,7 +805,7 @@ def test_an_encoder_decoder_without_a_reading_is_refused_unless_transformers_cou
 
 
 def test_audit_9_holds_real_published_configs_of_types_new_to_every_earlier_section():
-    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+    earlier = {_file_type(e)
                for section, entries in MANIFEST.items() if section != "audit_9" for e in entries}
     types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_9]
     assert len(AUDIT_9) == 17 and len(set(types)) == 17 and not set(types) & earlier
@@ -840,7 +846,7 @@ AUDIT_9B = MANIFEST["audit_9b"]
 
 
 def test_audit_9b_holds_real_published_configs_of_types_new_to_every_earlier_section():
-    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"]
+    earlier = {_file_type(e)
                for section, entries in MANIFEST.items() if section != "audit_9b" for e in entries}
     types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_9B]
     assert len(AUDIT_9B) == 10 and len(set(types)) == 10 and not set(types) & earlier
@@ -951,6 +957,69 @@ def test_audit_9b_without_transformers_every_file_within_one_percent(no_transfor
     assert all(scored[n][2] == 0 and scored[n][1].shape_confidence == "derived" for n in exact)
     guesses = [n for n in within if n not in exact]
     assert all(scored[n][1].shape_confidence == "guessed" and shape_warnings(scored[n][1]) for n in guesses)
+
+
+# the tenth, part one (audit_10a): real published config.json files of types a-l no section holds (part two, m-z, is
+# audit_10b); first sight in AUDIT.md and docs/shapes.md
+AUDIT_10A = MANIFEST["audit_10a"]
+
+
+def test_audit_10a_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {_file_type(e) for section, entries in MANIFEST.items() if section != "audit_10a" for e in entries}
+    types = [_file_type(e) for e in AUDIT_10A]
+    assert len(AUDIT_10A) >= 12 and len(set(types)) == len(AUDIT_10A) and not set(types) & earlier
+    assert all(t[0].lower() <= "l" for t in types)
+    # every trusted count is the checkpoint's own index or a build of the class the file names (its own code for a
+    # remote-code type) on the meta device
+    assert all("index.json" in e["trusted_from"] or "transformers 5.24.0" in e["trusted_from"] for e in AUDIT_10A)
+
+
+def test_audit_10a_without_transformers_nothing_is_silently_wrong(no_transformers):
+    for entry in AUDIT_10A:
+        kind, shape, _error = _score(entry)
+        assert kind in ("within", "refused") or shape_warnings(shape), entry["dir"]
+
+
+def test_audit_10a_without_transformers_the_files_within_one_percent(no_transformers):
+    scored = {e["dir"]: _score(e) for e in AUDIT_10A}
+    within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
+    # first sight: llada alone (Llama-shaped, a guess); ESM by a reading of its own, Hunyuan-A13B's per-layer expert
+    # lists read as one value (first sight: refused), LLaVA-OneVision-1.5 with its RICE-ViT tower (first sight: -3.95%)
+    assert within == ["esm2-t33-650m", "hunyuan-a13b", "llada-8b-instruct-hf", "llava-onevision-1.5-8b"]
+    assert scored["esm2-t33-650m"][2] == 0 and scored["esm2-t33-650m"][1].shape_confidence == "derived"
+    assert scored["hunyuan-a13b"][2] == 0 and scored["hunyuan-a13b"][1].shape_confidence == "guessed"
+
+
+def test_per_layer_expert_sizes_that_differ_are_refused_not_guessed(no_transformers):
+    from oomdoctor.archs import shape_from_config
+
+    cfg = json.loads((CORPUS / "hunyuan-a13b" / "config.json").read_text())
+    uniform = count_params(shape_from_config(cfg, "h", None)).total
+    scalar = dict(cfg, moe_intermediate_size=3072, moe_topk=8, num_shared_expert=1)
+    assert count_params(shape_from_config(scalar, "h", None)).total == uniform
+    widths = [3072] * 31 + [1536]
+    with pytest.raises(InputError) as err:
+        shape_from_config(dict(cfg, moe_intermediate_size=widths), "h", None)
+    assert err.value.message.code == "model.refuse.experts"
+    # the first moe_layer_num_skipped layers keep the dense MLP (configuration_hunyuan.py)
+    skipped = count_params(shape_from_config(dict(scalar, moe_layer_num_skipped=2), "h", None)).total
+    h, inter, experts = cfg["hidden_size"], cfg["intermediate_size"], cfg["num_experts"]
+    moe_layer = experts * 3 * h * inter + h * experts + 3 * h * inter          # experts, router, shared MLP
+    assert uniform - skipped == 2 * (moe_layer - 3 * h * inter)
+
+
+def test_a_rice_vit_tower_counts_as_its_own_code_builds_it(no_transformers):
+    from oomdoctor.archs import shape_from_config
+
+    cfg = json.loads((CORPUS / "llava-onevision-1.5-8b" / "config.json").read_text())
+    whole = count_params(shape_from_config(cfg, "ov", None)).total
+    text_only = count_params(shape_from_config({k: v for k, v in cfg.items() if k != "vision_config"}, "ov", None)).total
+    # its own modeling_llavaonevision1_5.py builds the RICE-ViT tower and merger at 336,479,264: the checkpoint's
+    # 8,527,214,624 less Qwen3-8B's decoder (8,190,735,360)
+    assert whole - text_only == 336_479_264
+    # a wider merge folds four times the patches into one token: the merger's first Linear grows with it
+    wider = dict(cfg, vision_config=dict(cfg["vision_config"], spatial_merge_size=4))
+    assert count_params(shape_from_config(wider, "ov", None)).total > whole
 
 
 def test_audit_10b_holds_real_published_configs_of_types_new_to_every_earlier_section():

@@ -618,6 +618,28 @@ def test_internvl_chat_counts_its_language_model_intern_vit_tower_and_projector(
     assert whole == 2_205_754_368 and llm < whole
 
 
+SMALL_ESM = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, num_attention_heads=4, vocab_size=33,
+                 max_position_embeddings=40, pad_token_id=1, mask_token_id=32)
+READINGS_10A = {
+    "EsmForMaskedLM": dict(SMALL_ESM, position_embedding_type="rotary"),
+    "EsmForMaskedLM/absolute": dict(SMALL_ESM, position_embedding_type="absolute", emb_layer_norm_before=True),
+    "EsmModel": dict(SMALL_ESM, position_embedding_type="rotary"),
+    "EsmForSequenceClassification": dict(SMALL_ESM, num_labels=3),
+    "EsmForTokenClassification": dict(SMALL_ESM, num_labels=3),
+}
+
+
+@pytest.mark.parametrize("case", sorted(READINGS_10A))
+def test_esm_counts_its_layers_contact_head_and_class_head_as_the_model_code_does(case):
+    import transformers
+
+    cls_name = case.split("/")[0]
+    conf = transformers.EsmConfig(**READINGS_10A[case])
+    cfg = dict(conf.to_dict(), architectures=[cls_name])
+    ours = count_params(shape_from_config(cfg, case, None)).total
+    assert ours == _meta_count(lambda: getattr(transformers, cls_name)(conf))
+
+
 def test_qwen3_omni_counts_its_thinker_towers_and_talker_as_the_model_code_does():
     # every part but the waveform decoder (code2wav: named in a warning, not read): the thinker's Qwen3-MoE decoder,
     # its audio tower (Conv2d downsampler, conv_out, proj1/proj2) and DeepStack vision tower, the talker's MoE
