@@ -175,3 +175,14 @@ def choose_version(framework: str, default: str, markers: Sequence[Marker], doc:
     if lower is not None and version_tuple(lower[0]) > version_tuple(default):
         return lower[0], msg("config.version.implied_new", version=lower[0], evidence=lower[1])
     return default, msg("config.version.default", version=default)
+
+
+VersionOf = Callable[..., "tuple[str, Msg]"]
+
+
+def version_chooser(framework: str, default: str, package: str, markers: Sequence[Marker] = ()) -> VersionOf:
+    """A reader module's `version(doc, flag, log, hint=None)`, which the registry calls with the flag and the version
+    the log's banner gave for `package`: choose_version over the module's markers."""
+    def version(doc: Any, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
+        return choose_version(framework, default, markers, doc, flag=flag, log=log, log_name=package, hint=hint)
+    return version

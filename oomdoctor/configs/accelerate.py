@@ -12,7 +12,7 @@ from typing import Any
 from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
-from oomdoctor.configs._keys import LAUNCHER, Key, choose_version, table
+from oomdoctor.configs._keys import LAUNCHER, Key, table, version_chooser
 from oomdoctor.facts import Change, Framework, Msg, Source, TrainingSetup, msg
 
 NAME = "accelerate"
@@ -65,8 +65,7 @@ def detect(data: dict) -> Msg | None:
     return None
 
 
-def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
-    return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+version = version_chooser(NAME, DEFAULT_VERSION, PACKAGE)
 
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:

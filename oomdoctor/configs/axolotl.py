@@ -17,7 +17,7 @@ from typing import Any
 from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
-from oomdoctor.configs._keys import Key, Marker, at_most, choose_version, has_key, read_int, table, value_is
+from oomdoctor.configs._keys import Key, Marker, at_most, has_key, read_int, table, value_is, version_chooser
 from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
 NAME = "axolotl"
@@ -67,8 +67,7 @@ def detect(data: dict) -> Msg | None:
     return None
 
 
-def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
-    return choose_version(NAME, DEFAULT_VERSION, MARKERS, doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+version = version_chooser(NAME, DEFAULT_VERSION, PACKAGE, MARKERS)
 
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:

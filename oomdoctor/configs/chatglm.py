@@ -19,7 +19,7 @@ from oomdoctor.configs import deepspeed as ds
 from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out, precision, zero
-from oomdoctor.configs._keys import Key, Marker, choose_version, has_key, read_int, read_peft_targets, table
+from oomdoctor.configs._keys import Key, Marker, has_key, read_int, read_peft_targets, table, version_chooser
 from oomdoctor.facts import Change, Framework, Msg, Source, TrainingSetup, msg
 
 NAME = "chatglm"
@@ -64,8 +64,7 @@ def detect(data: dict) -> Msg | None:
     return msg("config.why.chatglm", keys=tuple(keys + [ARGS]))
 
 
-def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
-    return choose_version(NAME, DEFAULT_VERSION, MARKERS, doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+version = version_chooser(NAME, DEFAULT_VERSION, PACKAGE, MARKERS)
 
 
 def _args_doc(doc: Doc) -> Doc:

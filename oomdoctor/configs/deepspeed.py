@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from oomdoctor.configs._doc import Builder, Doc, parse_file
-from oomdoctor.configs._keys import DEEPSPEED, Key, table
+from oomdoctor.configs._keys import DEEPSPEED, Key, table, version_chooser
 from oomdoctor.configs.trainer_args import HF_VERSION
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Framework, Source, TrainingSetup, msg
@@ -339,10 +339,7 @@ PACKAGE = "transformers"        # a DeepSpeed JSON alone is read with the HF Tra
 DEFAULT_VERSION = HF_VERSION
 
 
-def version(doc: Doc, flag: str | None, log: str | None, hint: Any = None) -> Any:
-    from oomdoctor.configs._keys import choose_version
-
-    return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+version = version_chooser(NAME, DEFAULT_VERSION, PACKAGE)
 
 
 def edit(out: Any, c: Any, final: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ from typing import Any
 from oomdoctor.configs import trainer_args as hf_args
 from oomdoctor.configs._doc import Context, Doc
 from oomdoctor.configs._edit import Out
-from oomdoctor.configs._keys import Key, table
+from oomdoctor.configs._keys import Key, table, version_chooser
 from oomdoctor.configs.entries import by_name
 from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
@@ -52,10 +52,7 @@ def detect(data: dict) -> Msg | None:
     return None
 
 
-def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
-    from oomdoctor.configs._keys import choose_version
-
-    return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+version = version_chooser(NAME, DEFAULT_VERSION, PACKAGE)
 
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:

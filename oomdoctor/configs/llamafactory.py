@@ -22,12 +22,12 @@ from oomdoctor.configs._keys import (
     Key,
     Marker,
     at_most,
-    choose_version,
     has_key,
     prequantized,
     read_int,
     table,
     value_is,
+    version_chooser,
 )
 from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
@@ -99,8 +99,7 @@ def detect(data: dict) -> Msg | None:
     return None
 
 
-def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
-    return choose_version(NAME, DEFAULT_VERSION, MARKERS, doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+version = version_chooser(NAME, DEFAULT_VERSION, PACKAGE, MARKERS)
 
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:

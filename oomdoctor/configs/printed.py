@@ -10,6 +10,7 @@ import re
 from typing import Any
 
 from oomdoctor.configs._doc import Doc
+from oomdoctor.configs._literal import REFUSED, Walk, literal
 from oomdoctor.facts import msg
 
 _OBJECT_REPR = re.compile(r"<[A-Za-z_][\w.]* object at 0x[0-9a-fA-F]+>")     # object.__repr__: no value to read
@@ -57,7 +58,7 @@ def _literal(text: str) -> tuple[Any, bool] | None:
     except (SyntaxError, ValueError):
         return None
     value = _value(tree.body)
-    return (value, cut) if value is not _BAD else None
+    return (value, cut) if value is not REFUSED else None
 
 
 def _close(text: str) -> tuple[str | None, bool]:
@@ -95,35 +96,18 @@ def _close(text: str) -> tuple[str | None, bool]:
     return text[:at] + "".join(reversed(open_)), True
 
 
-_BAD = object()
-
-
 def _value(node: ast.AST) -> Any:
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return _JSON_WORDS.get(node.id, True if node.id == "True" else False if node.id == "False" else None)
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant) \
-            and isinstance(node.operand.value, (int, float)):
-        return -node.operand.value
-    if isinstance(node, ast.Dict):
-        out: dict[Any, Any] = {}
-        for k, v in zip(node.keys, node.values):
-            key = _value(k) if k is not None else _BAD
-            if key is _BAD or isinstance(key, (dict, list)):
-                return _BAD
-            val = _value(v)
-            out[key] = None if val is _BAD else val
-        return out
-    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
-        return [_value(e) for e in node.elts]
-    if isinstance(node, ast.Call):
-        # A value's repr: `PosixPath('x')` is its one argument, `TrainArgs(a=1, …)` (a dataclass) its fields.
-        if node.keywords and not node.args:
-            return {kw.arg: _value(kw.value) for kw in node.keywords if kw.arg}
-        if len(node.args) == 1 and not node.keywords:
-            return _value(node.args[0])
-        return None
+    """A printed value (a JSON dump or a Python repr) as data: a word it does not know, or a call other than the
+    two below, reads as None."""
+    return literal(node, names=lambda name: _JSON_WORDS.get(name), call=_repr_call, lenient=True)
+
+
+def _repr_call(node: ast.Call, part: Walk) -> Any:
+    # A value's repr: `PosixPath('x')` is its one argument, `TrainArgs(a=1, …)` (a dataclass) its fields.
+    if node.keywords and not node.args:
+        return {kw.arg: part(kw.value) for kw in node.keywords if kw.arg}
+    if len(node.args) == 1 and not node.keywords:
+        return part(node.args[0])
     return None
 
 

@@ -28,6 +28,7 @@ from dataclasses import replace
 from typing import Any
 
 from oomdoctor.configs._doc import Doc
+from oomdoctor.configs._literal import ARITHMETIC, REFUSED, Walk, literal
 from oomdoctor.configs.trainer_args import CONVENTIONS
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Msg, Source, TrainingSetup, msg
@@ -43,9 +44,6 @@ _TRL_STAGES = {"SFT": "sft", "DPO": "dpo", "KTO": "kto", "ORPO": "orpo", "CPO": 
 _TRL_CONFIGS = {f"{k}Config": v for k, v in _TRL_STAGES.items()}
 _TRL_TRAINERS = {f"{k}Trainer": v for k, v in _TRL_STAGES.items()}
 _UNSLOTH = ("FastLanguageModel", "FastModel", "FastVisionModel")
-# Arithmetic on literals and names assigned one (`lora_alpha = lora_rank * 2`): Python's own operators.
-_ARITH = {ast.Add: lambda a, b: a + b, ast.Sub: lambda a, b: a - b, ast.Mult: lambda a, b: a * b,
-          ast.FloorDiv: lambda a, b: a // b, ast.Div: lambda a, b: a / b}
 _DTYPE_ATTRS = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32",
                 "float": "float32"}
 _MISSING = object()
@@ -286,10 +284,10 @@ def _mapping(node: ast.expr, prefix: str, lines: dict[str, int]) -> dict[str, An
         if inner is not None:
             out[key] = inner
         else:
-            try:
-                out[key] = ast.literal_eval(value)
-            except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            leaf = literal(value, tuples=True)
+            if leaf is REFUSED:
                 continue                                # a name or a call only the running code knows
+            out[key] = leaf
         lines[f"{prefix}{key}"] = value.lineno
     return out
 
@@ -481,23 +479,16 @@ class _Reader:
         return {k: v[0] for k, v in seen.items() if len(v) == 1 and v[0] is not None}
 
     def _literal(self, node: ast.expr, consts: dict[str, Any]) -> Any:
-        if isinstance(node, ast.Name) and node.id in consts:
-            return consts[node.id]
-        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) \
-                and node.attr in getattr(self, "arg_defaults", {}):
+        """A literal as `ast.literal_eval` reads it, with the file's constants, `args.flag` as the flag's default,
+        `torch.bfloat16` as its dtype and arithmetic on numbers; _MISSING when the running code decides it."""
+        value = literal(node, names=lambda name: consts.get(name, REFUSED), attribute=self._attribute,
+                        operators=ARITHMETIC, deep=False, tuples=True)
+        return _MISSING if value is REFUSED else value
+
+    def _attribute(self, node: ast.Attribute, part: Walk) -> Any:
+        if isinstance(node.value, ast.Name) and node.attr in getattr(self, "arg_defaults", {}):
             return self.arg_defaults[node.attr][1]          # args.model: the flag's default
-        if isinstance(node, ast.Attribute) and node.attr in _DTYPE_ATTRS:
-            return _DTYPE_ATTRS[node.attr]          # torch.bfloat16
-        if isinstance(node, ast.BinOp) and type(node.op) in _ARITH:
-            left, right = self._literal(node.left, consts), self._literal(node.right, consts)
-            numbers = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in (left, right))
-            if not numbers or (isinstance(node.op, (ast.FloorDiv, ast.Div)) and right == 0):
-                return _MISSING
-            return _ARITH[type(node.op)](left, right)
-        try:
-            return ast.literal_eval(node)
-        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
-            return _MISSING
+        return _DTYPE_ATTRS.get(node.attr, REFUSED)         # torch.bfloat16
 
     def value(self, node: ast.expr) -> Any:
         return self._literal(node, self.consts)

@@ -18,7 +18,7 @@ from typing import Any
 
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
-from oomdoctor.configs._keys import Key, choose_version, read_int, table
+from oomdoctor.configs._keys import Key, read_int, table, version_chooser
 from oomdoctor.facts import Change, Framework, Msg, TrainingSetup, msg
 
 NAME = "unsloth_studio"
@@ -51,8 +51,7 @@ def detect(data: dict) -> Msg | None:
     return None
 
 
-def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
-    return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+version = version_chooser(NAME, DEFAULT_VERSION, PACKAGE)
 
 
 def _model(doc: Doc) -> tuple[str, str | None] | None:

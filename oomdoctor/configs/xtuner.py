@@ -18,7 +18,8 @@ from typing import Any
 
 from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
-from oomdoctor.configs._keys import Key, choose_version, table
+from oomdoctor.configs._keys import Key, table, version_chooser
+from oomdoctor.configs._literal import Walk, literal
 from oomdoctor.facts import Change, Framework, Msg, Source, TrainingSetup, msg
 
 NAME = "xtuner"
@@ -74,24 +75,23 @@ def python_config(text: str) -> tuple[dict[str, Any], dict[str, int], int, bool]
 
 
 def _value(node: ast.AST, env: dict[str, Any]) -> Any:
-    if isinstance(node, ast.Constant):
-        return node.value
-    if isinstance(node, ast.Name):
-        return env.get(node.id, node.id)
-    if isinstance(node, ast.Attribute):
-        return f"{_value(node.value, env)}.{node.attr}"
-    if isinstance(node, (ast.List, ast.Tuple)):
-        return [_value(e, env) for e in node.elts]
-    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
-        left, right = _value(node.left, env), _value(node.right, env)
-        return left * right if isinstance(left, (int, float)) and isinstance(right, (int, float)) else None
-    if isinstance(node, ast.Call):
-        out = {kw.arg: _value(kw.value, env) for kw in node.keywords if kw.arg}
-        func = _value(node.func, env)
-        if func != "dict":
-            out.setdefault("type", func)
-        return out
-    return None
+    """A value of the config as mmengine reads it: a name is what the module assigned it (a name it did not, an
+    imported class, is its own name), `a.b` the dotted name, a call `dict(k=v)` or `Cls(k=v)` a mapping with the
+    class as its `type` (mmengine/config/config.py builds objects from `type=`); dict displays are not read."""
+    return literal(node, names=lambda name: env.get(name, name), attribute=_dotted, call=_typed,
+                   operators=(ast.Mult,), dicts=False, lenient=True)
+
+
+def _dotted(node: ast.Attribute, part: Walk) -> str:
+    return f"{part(node.value)}.{node.attr}"
+
+
+def _typed(node: ast.Call, part: Walk) -> dict[str, Any]:
+    out = {kw.arg: part(kw.value) for kw in node.keywords if kw.arg}
+    func = part(node.func)
+    if func != "dict":
+        out.setdefault("type", func)
+    return out
 
 
 def detect(data: dict) -> Msg | None:
@@ -103,8 +103,7 @@ def detect(data: dict) -> Msg | None:
     return None
 
 
-def version(doc: Doc, flag: str | None, log: str | None, hint: tuple[str, Msg] | None = None) -> tuple[str, Msg]:
-    return choose_version(NAME, DEFAULT_VERSION, (), doc, flag=flag, log=log, log_name=PACKAGE, hint=hint)
+version = version_chooser(NAME, DEFAULT_VERSION, PACKAGE)
 
 
 def read(doc: Doc, ctx: Context) -> TrainingSetup:
