@@ -620,7 +620,8 @@ def _reserve(setup: TrainingSetup, shape: ModelShape, hw: Hardware, loss_kind: s
     reserved_seen = allocated + CUBLAS_WORKSPACE_GIB + reserve + varlen_all
     # what loading left cached is still reserved when training starts (nothing empties the cache between them);
     # like the varying-length segments, an OOM retry releases it, so it stays off the fit line
-    reserved_seen = max(reserved_seen, loaded_reserved)
+    if loaded_reserved:
+        reserved_seen = max(reserved_seen, loaded_reserved)
     if hw.usable_gib:
         reserved_seen = min(reserved_seen, max(hw.usable_gib - CUDA_CONTEXT_GIB,
                                                allocated + CUBLAS_WORKSPACE_GIB + reserve + varlen))
