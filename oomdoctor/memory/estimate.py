@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory import hybrid
+from oomdoctor.memory import hybrid, initload
 from oomdoctor.memory.activations import (
     LayerBytes,
     bnb_quantized,
@@ -170,6 +170,12 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     if loaded:
         moments["load"] = {"weights": loaded}
         notes.append(msg("memory.note.zero3_quantized_load", gib=loaded / GIB))
+    init = initload.device_quantized_init(setup, shape)
+    if init is not None:
+        # the model built and quantized on the device passes through its quantizer's transients (memory/initload.py)
+        moments["load"] = {"weights": float(init.max_allocated)}
+        notes.append(msg("memory.note.device_quantized_init", gib=init.max_allocated / GIB,
+                         reserved=init.reserved / GIB))
     totals = {name: sum(parts.values()) for name, parts in moments.items()}
     peak_moment = max(totals, key=totals.get)  # type: ignore[arg-type]
     # an evaluation runs after an optimizer step: ZeRO-3's flat gradient partition, allocated once at init
@@ -200,7 +206,8 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
             blocks[name] = blocks.get(name, 0.0) + sh.step_grads
     blocks = _with_fsdp2_pool(blocks, moments, _fsdp2_stream_pools(setup, rg, counts, T, quant))
     res = _reserve(setup, shape, hw, steps.loss.regime, tokens, moments, blocks,
-                   eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom)
+                   eval_alloc if phase == "eval" else None, allocated, peak_tensors, headroom,
+                   init.reserved / GIB if init is not None else 0.0)
     overhead = CUDA_CONTEXT_GIB + CUBLAS_WORKSPACE_GIB + res.idle
     comps["overhead"] = overhead
     allocated += CUBLAS_WORKSPACE_GIB
@@ -598,7 +605,7 @@ def _fused_in_eval(setup: TrainingSetup) -> bool:
 # ---------------------------------------------------------------- the allocator's reserve
 def _reserve(setup: TrainingSetup, shape: ModelShape, hw: Hardware, loss_kind: str, tokens: float, moments: dict,
              blocks: dict, eval_alloc: float | None, allocated: float, peak_tensors: float,
-             headroom: float) -> Reserve:
+             headroom: float, loaded_reserved: float = 0.0) -> Reserve:
     """Weights and optimizer states are allocated once and stay; the cache fragments on the token-shaped tensors
     (activations, logits) a moment churns through; parameter-shaped ones (gradients, the optimizer's temporaries)
     come back in the same sizes every step and reuse their blocks, or split the larger freed ones.
@@ -616,6 +623,10 @@ def _reserve(setup: TrainingSetup, shape: ModelShape, hw: Hardware, loss_kind: s
     # what torch.cuda.max_memory_reserved reports: the idle segments stay cached until a cudaMalloc fails, so the
     # reserved figure grows up to the card's capacity, beyond the fit line above
     reserved_seen = allocated + CUBLAS_WORKSPACE_GIB + reserve + varlen_all
+    # what loading left cached is still reserved when training starts (nothing empties the cache between them);
+    # like the varying-length segments, an OOM retry releases it, so it stays off the fit line
+    if loaded_reserved:
+        reserved_seen = max(reserved_seen, loaded_reserved)
     if hw.usable_gib:
         reserved_seen = min(reserved_seen, max(hw.usable_gib - CUDA_CONTEXT_GIB,
                                                allocated + CUBLAS_WORKSPACE_GIB + reserve + varlen))

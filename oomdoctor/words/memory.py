@@ -75,6 +75,12 @@ WORDS = {
         "({gib:.1f} GiB) before ZeRO-3 partitions it, and the peak counters keep that moment.",
         "量化模型不在 DeepSpeed 的 zero.Init 下创建：每张 GPU 先加载完整的量化模型（{gib:.1f} GiB），"
         "之后 ZeRO-3 才将其切分，峰值计数会保留这一时刻。"),
+    "memory.note.device_quantized_init": (
+        "torchtune before 0.2 builds the model on the GPU and quantizes it to NF4 there with torchao 0.1, whose "
+        "quantizer holds 32 bytes an element twice over: loading peaks at {gib:.1f} GiB allocated and leaves "
+        "{reserved:.1f} GiB reserved, which training starts from (the cache is never emptied).",
+        "0.2 之前的 torchtune 在 GPU 上构建模型并用 torchao 0.1 就地量化为 NF4，其量化过程每个元素两次占用 32 字节："
+        "加载时分配峰值 {gib:.1f} GiB，留下 {reserved:.1f} GiB 已保留显存，训练从此开始（缓存从未清空）。"),
     "memory.note.ddp_full_copy": (
         "DDP keeps full weights, gradients and optimizer states on every GPU: more GPUs do not lower per-GPU "
         "memory.",
