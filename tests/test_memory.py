@@ -332,3 +332,16 @@ def test_bitsandbytes_block_statistics_stay_whole_on_every_rank_under_fsdp():
         return estimate(setup, LLAMA2_7B, hw).details["moment_forward_weights_gib"] * 2**30
 
     assert held("hf") - held("torchtune") == pytest.approx(quantized * (1 / 64 + 4 / (64 * 256)), rel=1e-6)
+
+
+@pytest.mark.parametrize("shard", [{"fsdp": "full_shard"}, {"zero_stage": 2}])
+def test_paged_states_are_sharded_as_the_states_they_are_part_of(shard):
+    # paged 8-bit AdamW under FSDP or ZeRO: each GPU holds its share of the paged buffers, not the whole model's;
+    # torch's allocator sees the states less that share (allocated), the card both (peak)
+    def run(n):
+        setup = TrainingSetup(framework="hf", method="full", optimizer="paged_adamw_8bit", n_gpus=n, **shard)
+        return estimate(setup, LLAMA2_7B, HW)
+    one, eight = run(1), run(8)
+    assert eight.details["paged_states_gib"] == pytest.approx(one.details["paged_states_gib"] / 8)
+    assert 0 < eight.allocated_gib < one.allocated_gib
+    assert eight.details["model_states_gib"] > 0

@@ -88,6 +88,7 @@ class Sharded:
     host: float = 0.0    # moved to host RAM by offloading
     reduce: float = 0.0  # backward only: one unit's unsharded gradients and its reduce-scatter input
     step_grads: float = 0.0  # optimizer step only: DeepSpeed's fp32 gradient partition on this GPU
+    paged: float = 0.0   # of `states`, paged to unified memory (ModelStates.paged), this GPU's share
 
 
 @dataclass(frozen=True)
@@ -144,12 +145,14 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     in_update = replace(setup, offload_params=False, offload_optimizer=False) if setup.mechanisms.phase_offload \
         else setup
     sh, shard_notes = _shard(in_update, shape, hw, rg, counts, ms, T, quant)
+    # the paged part of the states is sharded and offloaded as the states it is part of are
+    sh = replace(sh, paged=ms.paged * sh.states / ms.states if ms.states else 0.0)
     ref, resident, extra_notes = _extra_weights(setup, rg, counts.total, quant)
     notes += shard_notes + extra_notes
     gather = sh.gather + resident
     grad_shard = _grad_shard(setup)
     tokens = _update_tokens(setup)
-    always = {"weights": sh.weights + ref + gather, "optimizer": sh.states + ms.master - ms.paged}
+    always = {"weights": sh.weights + ref + gather, "optimizer": sh.states + ms.master - sh.paged}
     steps = _step_moments(setup, shape, rg, counts, T, tokens, setup.seq_len, sh.grads, sh.temp, grad_shard)
     # (not yet at "logits backward": no unit has run its backward before the output layer's)
     parts = steps.moments["layers backward"]
@@ -194,8 +197,8 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
         comps = {k: moments[peak_moment].get(k, 0.0) / GIB
                  for k in ("weights", "gradients", "optimizer", "activations", "logits")}
         allocated = totals[peak_moment] / GIB
-    comps["optimizer"] += ms.paged / GIB
-    peak_tensors = allocated + ms.paged / GIB
+    comps["optimizer"] += sh.paged / GIB
+    peak_tensors = allocated + sh.paged / GIB
     blocks = transient_blocks(setup, shape, rg, steps.loss, tokens, sh.temp, counts)
     if sh.step_grads and blocks:
         # the step's fp32 gradient partition comes back in the same size every step: its freed segment stays
@@ -213,7 +216,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
     allocated += CUBLAS_WORKSPACE_GIB
     details = _details(setup, rg, counts.total, T, ms, sh, gather, ref, moments, totals, steps, eval_alloc, res,
                        allocated, tokens)
-    notes += _closing_notes(setup, rg, sh.grads, sh.host, ms.paged)
+    notes += _closing_notes(setup, rg, sh.grads, sh.host, sh.paged)
     est = Estimate(components=comps, allocated_gib=allocated, peak_gib=peak_tensors + overhead,
                    capacity_gib=hw.usable_gib, headroom=headroom, phase=phase,
                    details=details, notes=tuple(notes), host_ram_gib=sh.host / GIB,
@@ -222,7 +225,7 @@ def estimate(setup: TrainingSetup, shape: ModelShape, hw: Hardware, *,
                    peak_moment="eval" if phase == "eval" else peak_moment)
     if hybrid.applies(setup):
         est = hybrid.colocated(
-            est, setup, shape, hw, weights=sh.weights, states=sh.states + ms.master - ms.paged, gather=sh.gather,
+            est, setup, shape, hw, weights=sh.weights, states=sh.states + ms.master - sh.paged, gather=sh.gather,
             params_total=counts.total, lm_head=counts.lm_head, compute_bytes=rg.compute_bytes,
             activations_of=lambda t: _eval_activations(shape, rg, t, setup.seq_len, setup.attention),
             context=CUDA_CONTEXT_GIB * GIB, cublas=CUBLAS_WORKSPACE_GIB * GIB)
@@ -673,11 +676,11 @@ def _details(setup: TrainingSetup, rg: Regime, P: int, T: int, ms: ModelStates, 
         "params_total": float(P), "params_trainable": float(T),
         "frozen_weights_gib": ms.frozen / GIB, "trainable_weights_gib": ms.trainable / GIB,
         "grads_full_gib": sh.grads / GIB, "optimizer_states_gib": sh.states / GIB,
-        "optimizer_step_temporaries_gib": sh.temp / GIB, "paged_states_gib": ms.paged / GIB,
+        "optimizer_step_temporaries_gib": sh.temp / GIB, "paged_states_gib": sh.paged / GIB,
         "gather_buffers_gib": gather / GIB,
         # weights, gradients and optimizer states per GPU: no step of this run can allocate less (stepping in
         # backward, each gradient is freed by its own step: only the largest one is ever whole)
-        "model_states_gib": (sh.weights + ref + sh.states + ms.master - ms.paged + sh.step_grads
+        "model_states_gib": (sh.weights + ref + sh.states + ms.master - sh.paged + sh.step_grads
                              + (min(sh.grads, steps.moments["optimizer"].get("gradients", 0.0))
                                 if optimizer_in_backward(setup) else sh.grads)) / GIB,
         "reference_model_gib": ref / GIB,
