@@ -102,6 +102,7 @@ class Case:
     files: tuple[str, ...] = ()
     first_sight: str | None = None        # PASS | FAIL: the result before anything was changed for this case
     first_detail: str = ""
+    known_gap: str = ""                   # why the case still fails (`known_gap:` in case.yaml); empty when it passes
 
 
 @dataclass
@@ -133,7 +134,8 @@ def load_case(folder: Path) -> Case:
         raise ValueError(f"{folder}/case.yaml: first_sight.result is {result!r}, not PASS or FAIL")
     return Case(id=folder.name, folder=folder, source=meta["source"], gpu=meta.get("gpu"), gpus=meta.get("gpus"),
                 fix=kinds, flags=tuple(str(f) for f in meta.get("flags") or ()), files=files,
-                first_sight=result, first_detail=str(first.get("detail") or ""))
+                first_sight=result, first_detail=str(first.get("detail") or ""),
+                known_gap=str(meta.get("known_gap") or ""))
 
 
 def load_panel(panel: Path = PANEL, only: Iterable[str] = ()) -> list[Case]:

@@ -4,6 +4,7 @@ When the config's own estimate is well below the crash, the finding says what el
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 from helpers import run_cli
@@ -196,6 +197,22 @@ def test_exit_code_is_never_fits_with_a_crash():
     assert exit_code(Report(estimate=fits)) == ExitCode.FITS
     assert exit_code(Report(estimate=fits, crash=_crash(allocated_gib=1.0))) == ExitCode.PLAN
 
+
+
+def test_a_request_larger_than_the_card_floors_the_phase_at_the_request_never_below_zero():
+    # "CUDA out of memory. Tried to allocate 182.28 GiB" on an 80 GB card (unslothai/unsloth#4175): the request
+    # alone exceeds the card, and an estimate with a large overhead must not turn the floor negative
+    est = Estimate(components={"activations": 500.0, "overhead": 300.0}, allocated_gib=500.0, peak_gib=800.0,
+                   capacity_gib=79.15, moments={"layers backward": 500.0}, peak_moment="layers backward")
+    fl = crashfloor.floor(est, _crash(tried_gib=182.28))
+    assert fl is not None and abs(fl.observed_gib - 182.28) < 1e-9
+    assert not re.search(r"-\d", say(fl.message, "en")), say(fl.message, "en")
+    # a small estimate still sees the request as the floor, far beyond the config
+    small = _est(18.0, cap=79.15)
+    fl_small = crashfloor.floor(small, _crash(tried_gib=182.28))
+    assert abs(fl_small.observed_gib - 182.28) < 1e-9
+    assert find(TrainingSetup(), small, fl_small, _crash(tried_gib=182.28), Hardware(gpu_gib=79.15)).cause \
+        == "beyond_config"
 
 
 def test_a_message_with_no_size_at_all_floors_the_card_and_says_the_size_is_unknown():

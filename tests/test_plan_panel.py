@@ -76,6 +76,13 @@ def test_the_panel_keeps_every_thread_it_has_taken_in():
     assert len({c.source for c in CASES}) == len(CASES)       # one case per thread
 
 
+def test_a_known_gap_is_recorded_only_on_a_case_that_fails():
+    # `known_gap` explains a failure; on a passing case it would be a stale note
+    for case in CASES:
+        if case.known_gap:
+            assert not _result(case).ok, case.id
+
+
 def test_every_case_records_its_first_sight():
     # the result of the code before anything was changed for the case, kept beside the after figure
     for case in CASES:
@@ -83,7 +90,14 @@ def test_every_case_records_its_first_sight():
         assert case.first_detail, case.id
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if "beyond_config" in c.fix], ids=lambda c: c.id)
+def _known_gaps(cases: list[panel.Case]) -> list:
+    """Cases with their `known_gap` as a strict expected failure: the reason is kept, and the test fails the day the
+    case starts passing, so the note cannot outlive the gap."""
+    return [pytest.param(c, id=c.id, marks=pytest.mark.xfail(strict=True, reason=c.known_gap)) if c.known_gap
+            else pytest.param(c, id=c.id) for c in cases]
+
+
+@pytest.mark.parametrize("case", _known_gaps([c for c in CASES if "beyond_config" in c.fix]))
 def test_a_thread_whose_cause_was_not_the_config_is_answered_with_the_floor_it_read(case):
     cause = _result(case).raw.get("cause") or {}
     assert cause.get("kind") == "beyond_config", case.id

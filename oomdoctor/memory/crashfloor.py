@@ -132,9 +132,13 @@ def _device_best(est: Estimate, crash: CrashReport) -> tuple[float, CrashEvent, 
         cap = ev.capacity_gib or est.capacity_gib
         if not cap:
             continue
-        in_use = cap - (ev.free_gib if ev.free_gib is not None else (ev.tried_gib or 0.0))
-        observed = in_use + (ev.tried_gib or 0.0) - max(0.0, est.peak_gib - est.allocated_gib)
-        return observed, ev, "device"
+        tried = ev.tried_gib or 0.0
+        # a request larger than the card fails with nothing held: the card need not have been full
+        in_use = max(0.0, cap - (ev.free_gib if ev.free_gib is not None else tried))
+        observed = in_use + tried - max(0.0, est.peak_gib - est.allocated_gib)
+        # the block asked for is allocated memory of that phase, so its size is a floor on the allocated scale
+        # whatever the estimate's overhead (CUDACachingAllocator.cpp malloc: one block of the rounded size)
+        return max(observed, tried), ev, "device"
     return None
 
 
