@@ -1101,3 +1101,65 @@ def test_parts_left_out_are_warned_in_every_surface(tmp_path, no_transformers, c
     main(argv + ["--json"])
     model = json.loads(capsys.readouterr().out)["model"]
     assert [w["code"] for w in model["shape_warnings"]] == ["model.warn.parts_not_counted"]
+
+
+# the tenth, part three (audit_10c): the same walk continued, any first letter; first sight in AUDIT.md and
+# docs/shapes.md
+AUDIT_10C = MANIFEST["audit_10c"]
+
+
+def test_audit_10c_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text()).get("model_type")
+               for section, entries in MANIFEST.items() if not section.startswith("audit_10") for e in entries}
+    parts = [e for section in ("audit_10a", "audit_10b", "audit_10c") for e in MANIFEST[section]]
+    types = [e["model_type"] for e in parts]
+    assert all(json.loads((CORPUS / e["dir"] / "config.json").read_text()).get("model_type", e["model_type"])
+               == e["model_type"] for e in parts)
+    # one first-sight audit of at least 20 files, one file per type, none of a type an earlier section holds
+    assert len(set(types)) == len(parts) >= 20 and not set(types) & earlier
+    for e in AUDIT_10C:
+        assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0
+        assert e["first_sight"] and e["first_sight_with_transformers"]
+
+
+def test_audit_10c_without_transformers_nothing_is_silently_wrong(no_transformers):
+    for e in AUDIT_10C:
+        kind, got, error = _score(e)
+        assert kind in ("within", "refused") or shape_warnings(got), f"{e['dir']}: {error:+.2%} without a warning"
+
+
+def _refusal(path: Path) -> InputError:
+    with pytest.raises(InputError) as caught:
+        read_config_json(str(path), "m")
+    return caught.value
+
+
+def test_a_refusal_without_transformers_says_to_run_where_it_knows_the_type(no_transformers):
+    # MobileViT states no hidden_size: no layer can be read, and nothing here can count it
+    err = _refusal(CORPUS / "deeplabv3-mobilevit-small" / "config.json")
+    assert err.message.code == "model.refuse.unreadable"
+    assert "run where transformers knows 'mobilevit'" in err.render("en")
+    assert "认识 'mobilevit' 的 transformers" in err.render("zh")
+
+
+def test_a_refusal_where_transformers_counts_the_type_says_so_instead(monkeypatch):
+    # where transformers is importable and counts the type, "run where transformers knows it" would be false: the
+    # count is tried before the refusal is shown, and the line says what it counted and what is still unread
+    from oomdoctor import metacount
+
+    monkeypatch.setattr(metacount, "meta_count", lambda cfg, directory=None, timeout=None: metacount.MetaCount(
+        6_357_170, version="5.24.0", cls="MobileViTForSemanticSegmentation"))
+    err = _refusal(CORPUS / "deeplabv3-mobilevit-small" / "config.json")
+    assert err.message.code == "model.refuse.known_unread" and err.exit_code == 2
+    en, zh = err.render("en"), err.render("zh")
+    assert "run where transformers" not in en and "MobileViTForSemanticSegmentation: 6,357,170 parameters" in en
+    assert "lacks hidden_size" in en and "6,357,170 个参数" in zh and "认识" not in zh
+
+
+def test_a_refusal_where_transformers_does_not_know_the_type_keeps_its_advice(monkeypatch):
+    from oomdoctor import metacount
+
+    monkeypatch.setattr(metacount, "meta_count", lambda cfg, directory=None, timeout=None: metacount.MetaCount(
+        None, version="5.24.0", unknown=True))
+    err = _refusal(CORPUS / "deeplabv3-mobilevit-small" / "config.json")
+    assert err.message.code == "model.refuse.unreadable" and "run where transformers knows" in err.render("en")
