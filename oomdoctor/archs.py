@@ -2625,6 +2625,14 @@ def _text_part_and_rest(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
         text = cfg["decoder_config"]
         rest = _left_out_parts(cfg, cfg, "decoder_config")
         where = ("decoder_config",)
+    if text is None and _is_sub_model(cfg.get("lm_config")) and _is_sub_model(cfg.get("whisper_config")):
+        # GLM-ASR's language model is its lm_config, built as Llama's (its modeling_glmasr.py
+        # GlmasrForConditionalGeneration(LlamaForCausalLM): super().__init__(config.lm_config)), beside a Whisper
+        # encoder and an adapter that _whisper_adapter_params counts
+        text = dict(cfg["lm_config"])
+        text.setdefault("model_type", "llama")      # its configuration_glmasr.py: LlamaConfig(**lm_config)
+        rest = _left_out_parts(cfg, cfg, "lm_config")
+        where = ("lm_config",)
     vision = holder.get("vision_config") if isinstance(holder.get("vision_config"), dict) else None
     if text is None and isinstance(cfg.get("encoder"), dict) and isinstance(cfg.get("decoder"), dict):
         # VisionEncoderDecoderConfig and its kin hold the two halves as sub-configs (models/vision_encoder_decoder/
@@ -2908,6 +2916,28 @@ def _qwen3_omni_talker_params(cfg: dict[str, Any], path: str | None, top: Cfg) -
     return decoder + 2 * resize + predictor
 
 
+def _whisper_adapter_params(top: Cfg, path: str | None, hidden: int) -> int | None:
+    """GLM-ASR's audio part (its modeling_glmasr.py AudioMLPAdapter, modeling_audio.py WhisperSpecialEncoder): a
+    Whisper encoder (models/whisper/modeling_whisper.py WhisperEncoder: conv1 over the mel bins and conv2, both kernel
+    3 and biased, learned positions of max_source_positions rows, layers of q/v/out_proj biased and k_proj not, fc1/
+    fc2 of encoder_ffn_dim, two LayerNorms; its rotary embedding holds no parameter) whose own final layer_norm is
+    replaced by nn.Identity, then a LayerNorm of its width and the adapter nn.Sequential(Linear(d_model x
+    merge_factor, 2 x hidden), act, Linear(2 x hidden, hidden)). None: an adapter_type other than the "mlp" that
+    code builds."""
+    if str(top.data.get("adapter_type", "mlp")) != "mlp":        # configuration_glmasr.py: adapter_type="mlp"
+        return None
+    w = Cfg(top.data["whisper_config"], path, None, top, ("whisper_config",))
+    d = w.need("d_model", "hidden_size")
+    ffn = w.need("encoder_ffn_dim")
+    layers = w.need("encoder_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    layer = 4 * d * d + 3 * d + (d * ffn + ffn) + (ffn * d + d) + 2 * 2 * d
+    convs = (w.need("num_mel_bins") * d * 3 + d) + (d * d * 3 + d)
+    encoder = convs + w.need("max_source_positions") * d + layers * layer
+    merged = d * top.get_int("merge_factor", default=4, minimum=1)    # configuration_glmasr.py: merge_factor=4
+    adapter = (merged * 2 * hidden + 2 * hidden) + (2 * hidden * hidden + hidden)
+    return encoder + 2 * d + adapter
+
+
 def _count_omni_parts(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None, left_out: list[str]) -> list[str]:
     """Qwen3-Omni's parts beside its thinker's language model that a reading counts (the audio tower; the talker,
     built when enable_audio_output, Qwen3OmniMoeConfig's default True); the rest stay named."""
@@ -2922,6 +2952,19 @@ def _count_omni_parts(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None
     if talker is not None:
         b.extra += talker
         left_out = [p for p in left_out if p != "talker_config"]
+    return left_out
+
+
+def _count_parts_beside(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None, left_out: list[str],
+                        top_type: str, where: tuple[str, ...]) -> list[str]:
+    """The parts beside the language model that a reading counts (added to b.extra); the rest stay named."""
+    if top_type == "qwen3_omni_moe" and where == ("thinker_config", "text_config"):
+        return _count_omni_parts(b, cfg, top, path, left_out)
+    if where == ("lm_config",):
+        audio = _whisper_adapter_params(top, path, b.hidden)
+        if audio is not None:
+            b.extra += audio
+            return [p for p in left_out if p != "whisper_config"]
     return left_out
 
 
@@ -3005,8 +3048,7 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         named = _named_vision_tower(cfg)
         if named:
             notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type, tower=named))
-    if top_type == "qwen3_omni_moe" and where == ("thinker_config", "text_config"):
-        left_out = _count_omni_parts(b, cfg, top, path, left_out)
+    left_out = _count_parts_beside(b, cfg, top, path, left_out, top_type, where)
     if left_out:
         notes.append(msg("model.warn.parts_not_counted", model_type=top_type, parts=", ".join(left_out)))
     _task_head(b, cfg, notes)

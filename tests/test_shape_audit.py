@@ -984,8 +984,10 @@ def test_audit_10a_without_transformers_the_files_within_one_percent(no_transfor
     scored = {e["dir"]: _score(e) for e in AUDIT_10A}
     within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
     # first sight: llada alone (Llama-shaped, a guess); ESM by a reading of its own, Hunyuan-A13B's per-layer expert
-    # lists read as one value (first sight: refused), LLaVA-OneVision-1.5 with its RICE-ViT tower (first sight: -3.95%)
-    assert within == ["esm2-t33-650m", "hunyuan-a13b", "llada-8b-instruct-hf", "llava-onevision-1.5-8b"]
+    # lists read as one value (first sight: refused), LLaVA-OneVision-1.5 with its RICE-ViT tower (first sight: -3.95%),
+    # GLM-ASR's lm_config, Whisper encoder and adapter (first sight: -34.9%)
+    assert within == ["esm2-t33-650m", "glm-asr-nano-2512", "hunyuan-a13b", "llada-8b-instruct-hf",
+                      "llava-onevision-1.5-8b"]
     assert scored["esm2-t33-650m"][2] == 0 and scored["esm2-t33-650m"][1].shape_confidence == "derived"
     assert scored["hunyuan-a13b"][2] == 0 and scored["hunyuan-a13b"][1].shape_confidence == "guessed"
 
@@ -1163,3 +1165,24 @@ def test_a_refusal_where_transformers_does_not_know_the_type_keeps_its_advice(mo
         None, version="5.24.0", unknown=True))
     err = _refusal(CORPUS / "deeplabv3-mobilevit-small" / "config.json")
     assert err.message.code == "model.refuse.unreadable" and "run where transformers knows" in err.render("en")
+
+
+def test_glm_asr_reads_its_lm_config_whisper_encoder_and_adapter(no_transformers):
+    # GLM-ASR's modeling_glmasr.py: LlamaForCausalLM over lm_config, a Whisper encoder whose final layer_norm is
+    # nn.Identity, a LayerNorm, then Linear(d_model x merge_factor -> 2h) and Linear(2h -> h); its own code built on
+    # the meta device gives 2,259,763,200
+    from oomdoctor.archs import shape_from_config
+
+    path = CORPUS / "glm-asr-nano-2512" / "config.json"
+    shape = read_config_json(str(path), "glm-asr")
+    assert shape.model_type == "llama" and shape.hidden_size == 2048 and not shape.tie_word_embeddings
+    assert shape.shape_confidence == "derived" and count_params(shape).total == 2_259_763_200
+    assert not shape_warnings(shape)
+    cfg = json.loads(path.read_text())
+    # a wider merge folds more frames into one token: only the adapter's first Linear grows (d_model 1280, 2h 4096)
+    wider = shape_from_config(dict(cfg, merge_factor=8), "g", None)
+    assert count_params(wider).total - 2_259_763_200 == 4 * 1280 * 4096
+    # an adapter kind that code does not build is named, not guessed
+    other = shape_from_config(dict(cfg, adapter_type="conv"), "g", None)
+    assert [dict(n.values)["parts"] for n in other.notes if n.code == "model.warn.parts_not_counted"] == \
+        ["whisper_config"]
