@@ -2418,6 +2418,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
     # Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's decoder (the vision tower is counted from vision_config)
     "qwen2_vl": (_qwen2, False), "qwen2_vl_text": (_qwen2, False),
+    # VideoLLaMA3's language model is Qwen2's decoder (its remote videollama3_qwen2 code:
+    # Videollama3Qwen2ForCausalLM(Qwen2ForCausalLM)); the encoder and projector: _videollama3_tower_params
+    "videollama3_qwen2": (_qwen2, False),
     "qwen2_5_vl": (_qwen2, False), "qwen2_5_vl_text": (_qwen2, False),
     "qwen2_moe": (lambda b: _qwen_moe(b, qk_norm=False, shared=True), False),
     # hybrids: Gated DeltaNet linear attention in most layers, gated full attention in the rest
@@ -2955,6 +2958,27 @@ def _count_omni_parts(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None
     return left_out
 
 
+def _videollama3_tower_params(top: Cfg, path: str | None, hidden: int) -> int | None:
+    """VideoLLaMA3's vision encoder and projector (its remote modeling_videollama3_encoder.py
+    Videollama3VisionEncoderModel: a biased patch Conv2d with no learned positions (rotary), layers of biased
+    q/k/v/out_proj and fc1/fc2 between two LayerNorms, a post_layernorm; build_vision_projector beside it (CogStream's
+    cogreasoner_chat.py): "linear" one Linear to hidden_size, "mlpNx_gelu" N biased Linears, the first from the
+    encoder's width). None: a projector kind that code does not build."""
+    kind = str(top.data.get("mm_projector_type", "linear"))
+    mlp = kind.startswith("mlp") and kind.endswith("x_gelu") and kind[3:-6].isdigit()
+    depth = 1 if kind == "linear" else (int(kind[3:-6]) if mlp else 0)
+    if not depth:
+        return None
+    v = Cfg(top.data["vision_encoder_config"], path, None, top, ("vision_encoder_config",))
+    d = v.need("hidden_size")
+    ffn = v.need("intermediate_size")
+    patch = v.get_int("patch_size", default=16)                 # configuration_videollama3_encoder.py defaults
+    layer = 4 * (d * d + d) + (d * ffn + ffn) + (ffn * d + d) + 2 * 2 * d
+    tower = v.get_int("num_channels", default=3) * patch * patch * d + d \
+        + v.need("num_hidden_layers", maximum=_MAX_LAYERS) * layer + 2 * d
+    return tower + (d * hidden + hidden) + (depth - 1) * (hidden * hidden + hidden)
+
+
 def _count_parts_beside(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None, left_out: list[str],
                         top_type: str, where: tuple[str, ...]) -> list[str]:
     """The parts beside the language model that a reading counts (added to b.extra); the rest stay named."""
@@ -2965,6 +2989,11 @@ def _count_parts_beside(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | No
         if audio is not None:
             b.extra += audio
             return [p for p in left_out if p != "whisper_config"]
+    if top_type == "videollama3_qwen2" and _is_sub_model(cfg.get("vision_encoder_config")):
+        tower = _videollama3_tower_params(top, path, b.hidden)
+        if tower is None:
+            return left_out + ["vision_encoder_config"]
+        b.extra += tower
     return left_out
 
 

@@ -1186,3 +1186,22 @@ def test_glm_asr_reads_its_lm_config_whisper_encoder_and_adapter(no_transformers
     other = shape_from_config(dict(cfg, adapter_type="conv"), "g", None)
     assert [dict(n.values)["parts"] for n in other.notes if n.code == "model.warn.parts_not_counted"] == \
         ["whisper_config"]
+
+
+def test_videollama3_reads_a_qwen2_decoder_its_vision_encoder_and_projector(no_transformers):
+    # VideoLLaMA3 (Videollama3Qwen2ForCausalLM(Qwen2ForCausalLM)): the checkpoint index beside this file holds
+    # 16,089,489,888 bytes of bfloat16, 8,044,744,944 parameters
+    from oomdoctor.archs import shape_from_config
+
+    path = CORPUS / "videollama3-cogstream-7b" / "config.json"
+    shape = read_config_json(str(path), "videollama3")
+    assert shape.shape_confidence == "derived" and shape.attention_bias      # Qwen2's biased q/k/v
+    assert count_params(shape).total == 8_044_744_944 and not shape_warnings(shape)
+    cfg = json.loads(path.read_text())
+    # "linear": one Linear from the encoder's width (1152) to the decoder's (3584) instead of mlp2x_gelu's two
+    linear = shape_from_config(dict(cfg, mm_projector_type="linear"), "v", None)
+    assert 8_044_744_944 - count_params(linear).total == 3584 * 3584 + 3584
+    # a projector kind its code does not build: the encoder is named, not guessed
+    odd = shape_from_config(dict(cfg, mm_projector_type="qformer"), "v", None)
+    assert [dict(n.values)["parts"] for n in odd.notes if n.code == "model.warn.parts_not_counted"] == \
+        ["vision_encoder_config"]
