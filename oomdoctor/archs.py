@@ -1555,8 +1555,28 @@ def _blip_text(b: _Build) -> None:
 # BertEmbeddings, BertLayer); RoBERTa and XLM-R the same (models/roberta/modeling_roberta.py, models/xlm_roberta/);
 # ELECTRA's embeddings are embedding_size wide with a projection into the hidden size (models/electra/
 # modeling_electra.py ElectraModel.embeddings_project). The head is the class's own, read from architectures[0].
+# LayoutLMv3 (models/layoutlmv3/modeling_layoutlmv3.py) is RoBERTa's encoder with 2-D positions, an image patch
+# embedding and relative-position bias tables beside it (_layoutlmv3_extra), and no pooler.
 _ENCODER_KIND = {"bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
-                 "electra": "electra"}
+                 "electra": "electra", "layoutlmv3": "layoutlmv3"}
+
+
+def _layoutlmv3_extra(c: Cfg, h: int, heads: int) -> int:
+    """LayoutLMv3TextEmbeddings' x/y (coordinate_size) and h/w (shape_size) tables of max_2d_position_embeddings
+    rows; with visual_embed, LayoutLMv3PatchEmbeddings' biased Conv2d, cls_token, pos_embed of (input_size /
+    patch_size)^2 + 1 rows, LayerNorm and norm; LayoutLMv3Encoder's bias-free rel_pos_bias (rel_pos_bins) and
+    rel_pos_x/y_bias (rel_2d_pos_bins) Linears to the heads (defaults: configuration_layoutlmv3.py)."""
+    rows = c.get_int("max_2d_position_embeddings", default=1024)
+    extra = 2 * rows * c.get_int("coordinate_size", default=128) + 2 * rows * c.get_int("shape_size", default=128)
+    if c.flag("visual_embed", True):
+        patch = c.get_int("patch_size", default=16)
+        side = c.get_int("input_size", default=224) // patch
+        extra += c.get_int("num_channels", default=3) * patch * patch * h + h + h + (side * side + 1) * h + 4 * h
+    if c.flag("has_relative_attention_bias", True):
+        extra += c.get_int("rel_pos_bins", default=32) * heads
+    if c.flag("has_spatial_attention_bias", True):
+        extra += 2 * c.get_int("rel_2d_pos_bins", default=64) * heads
+    return extra
 
 
 def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
@@ -1568,6 +1588,13 @@ def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
     pooler = h * h + h                                   # BertPooler / RobertaPooler: a biased dense, tanh
     transform = h * h + h + 2 * h                        # BertPredictionHeadTransform / RobertaLMHead: dense + LN
     two_layer = h * h + h + h * n + n                    # RobertaClassificationHead / ElectraClassificationHead
+    if kind == "layoutlmv3":                             # LayoutLMv3ClassificationHead(pool_feature=False); no pooler
+        if head.endswith("ForQuestionAnswering"):
+            return h * h + h + 2 * h + 2                 # qa_outputs: the head over two labels
+        if head.endswith("ForTokenClassification"):
+            return h * n + n if n < 10 else two_layer    # LayoutLMv3ForTokenClassification: num_labels < 10
+        if head.endswith("Model"):
+            return 0
     if head.endswith(("ForMaskedLM", "ForCausalLM", "LMHeadModel")):
         if kind == "electra":                            # ElectraGeneratorPredictions (h -> e, LN), lm head bias
             return h * e + e + 2 * e + b.vocab
@@ -1625,6 +1652,11 @@ def _bert_lineage(b: _Build) -> None:
     arch = c.raw("architectures")
     head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Model"
     b.extra += _encoder_head(b, kind, head, e)
+    if kind == "layoutlmv3":
+        b.extra += _layoutlmv3_extra(c, h, b.heads)
+        if not c.flag("text_embed", True):              # no text embeddings at all: not this layout's count
+            b.guess = True
+            b.assumed = [msg("model.assume.head", cls=head)]
     b.head_counted = True
 
 
@@ -2482,6 +2514,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "t5": (_t5_family, True),
     "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True), "blip_text_model": (_blip_text, True),
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
+    "layoutlmv3": (_bert_lineage, True),
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True), "esm": (_esm, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
