@@ -2676,7 +2676,11 @@ def _text_part_and_rest(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
         text, vision = cfg["decoder"], cfg["encoder"]
     if isinstance(text, dict) and any(k in text for k in ("hidden_size", "num_hidden_layers", "model_type")):
         merged = dict(text)
-        for key, value in _NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {}).items():
+        if "model_type" not in text and cfg.get("model_type") == "florence2":
+            # Florence-2's language model is BART's encoder-decoder (models/florence2/configuration_florence2.py:
+            # text_config a BartConfig; its remote configuration_florence2.py Florence2LanguageConfig, BART's keys)
+            merged["model_type"] = "bart"
+        for key, value in _NESTED_TEXT_DEFAULTS.get(str(merged.get("model_type")), {}).items():
             merged.setdefault(key, value)
         for key in ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"):
             for level in (holder, cfg):

@@ -1205,3 +1205,11 @@ def test_videollama3_reads_a_qwen2_decoder_its_vision_encoder_and_projector(no_t
     odd = shape_from_config(dict(cfg, mm_projector_type="qformer"), "v", None)
     assert [dict(n.values)["parts"] for n in odd.notes if n.code == "model.warn.parts_not_counted"] == \
         ["vision_encoder_config"]
+
+
+def test_florence2s_text_config_is_read_as_bart_and_its_tower_warned(no_transformers):
+    # Florence-2's language model is BART's (transformers 5.24's build of this file: language_model 140,206,848 of
+    # 231,414,016); the DaViT tower is not read, and the warning says so
+    shape = read_config_json(str(CORPUS / "florence-2-base" / "config.json"), "florence-2")
+    assert shape.model_type == "bart" and count_params(shape).total == 140_206_848
+    assert [n.code for n in shape_warnings(shape)] == ["model.warn.vision_not_counted"]
