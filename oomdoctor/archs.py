@@ -1555,8 +1555,28 @@ def _blip_text(b: _Build) -> None:
 # BertEmbeddings, BertLayer); RoBERTa and XLM-R the same (models/roberta/modeling_roberta.py, models/xlm_roberta/);
 # ELECTRA's embeddings are embedding_size wide with a projection into the hidden size (models/electra/
 # modeling_electra.py ElectraModel.embeddings_project). The head is the class's own, read from architectures[0].
+# LayoutLMv3 (models/layoutlmv3/modeling_layoutlmv3.py) is RoBERTa's encoder with 2-D positions, an image patch
+# embedding and relative-position bias tables beside it (_layoutlmv3_extra), and no pooler.
 _ENCODER_KIND = {"bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
-                 "electra": "electra"}
+                 "electra": "electra", "layoutlmv3": "layoutlmv3"}
+
+
+def _layoutlmv3_extra(c: Cfg, h: int, heads: int) -> int:
+    """LayoutLMv3TextEmbeddings' x/y (coordinate_size) and h/w (shape_size) tables of max_2d_position_embeddings
+    rows; with visual_embed, LayoutLMv3PatchEmbeddings' biased Conv2d, cls_token, pos_embed of (input_size /
+    patch_size)^2 + 1 rows, LayerNorm and norm; LayoutLMv3Encoder's bias-free rel_pos_bias (rel_pos_bins) and
+    rel_pos_x/y_bias (rel_2d_pos_bins) Linears to the heads (defaults: configuration_layoutlmv3.py)."""
+    rows = c.get_int("max_2d_position_embeddings", default=1024)
+    extra = 2 * rows * c.get_int("coordinate_size", default=128) + 2 * rows * c.get_int("shape_size", default=128)
+    if c.flag("visual_embed", True):
+        patch = c.get_int("patch_size", default=16)
+        side = c.get_int("input_size", default=224) // patch
+        extra += c.get_int("num_channels", default=3) * patch * patch * h + h + h + (side * side + 1) * h + 4 * h
+    if c.flag("has_relative_attention_bias", True):
+        extra += c.get_int("rel_pos_bins", default=32) * heads
+    if c.flag("has_spatial_attention_bias", True):
+        extra += 2 * c.get_int("rel_2d_pos_bins", default=64) * heads
+    return extra
 
 
 def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
@@ -1568,6 +1588,13 @@ def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
     pooler = h * h + h                                   # BertPooler / RobertaPooler: a biased dense, tanh
     transform = h * h + h + 2 * h                        # BertPredictionHeadTransform / RobertaLMHead: dense + LN
     two_layer = h * h + h + h * n + n                    # RobertaClassificationHead / ElectraClassificationHead
+    if kind == "layoutlmv3":                             # LayoutLMv3ClassificationHead(pool_feature=False); no pooler
+        if head.endswith("ForQuestionAnswering"):
+            return h * h + h + 2 * h + 2                 # qa_outputs: the head over two labels
+        if head.endswith("ForTokenClassification"):
+            return h * n + n if n < 10 else two_layer    # LayoutLMv3ForTokenClassification: num_labels < 10
+        if head.endswith("Model"):
+            return 0
     if head.endswith(("ForMaskedLM", "ForCausalLM", "LMHeadModel")):
         if kind == "electra":                            # ElectraGeneratorPredictions (h -> e, LN), lm head bias
             return h * e + e + 2 * e + b.vocab
@@ -1625,6 +1652,11 @@ def _bert_lineage(b: _Build) -> None:
     arch = c.raw("architectures")
     head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Model"
     b.extra += _encoder_head(b, kind, head, e)
+    if kind == "layoutlmv3":
+        b.extra += _layoutlmv3_extra(c, h, b.heads)
+        if not c.flag("text_embed", True):              # no text embeddings at all: not this layout's count
+            b.guess = True
+            b.assumed = [msg("model.assume.head", cls=head)]
     b.head_counted = True
 
 
@@ -2418,6 +2450,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "qwen2": (_qwen2, False), "qwen3": (_qwen3, False),
     # Qwen2-VL's and Qwen2.5-VL's language model is Qwen2's decoder (the vision tower is counted from vision_config)
     "qwen2_vl": (_qwen2, False), "qwen2_vl_text": (_qwen2, False),
+    # VideoLLaMA3's language model is Qwen2's decoder (its remote videollama3_qwen2 code:
+    # Videollama3Qwen2ForCausalLM(Qwen2ForCausalLM)); the encoder and projector: _videollama3_tower_params
+    "videollama3_qwen2": (_qwen2, False),
     "qwen2_5_vl": (_qwen2, False), "qwen2_5_vl_text": (_qwen2, False),
     "qwen2_moe": (lambda b: _qwen_moe(b, qk_norm=False, shared=True), False),
     # hybrids: Gated DeltaNet linear attention in most layers, gated full attention in the rest
@@ -2479,6 +2514,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "t5": (_t5_family, True),
     "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True), "blip_text_model": (_blip_text, True),
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
+    "layoutlmv3": (_bert_lineage, True),
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True), "esm": (_esm, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),
@@ -2625,6 +2661,14 @@ def _text_part_and_rest(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
         text = cfg["decoder_config"]
         rest = _left_out_parts(cfg, cfg, "decoder_config")
         where = ("decoder_config",)
+    if text is None and _is_sub_model(cfg.get("lm_config")) and _is_sub_model(cfg.get("whisper_config")):
+        # GLM-ASR's language model is its lm_config, built as Llama's (its modeling_glmasr.py
+        # GlmasrForConditionalGeneration(LlamaForCausalLM): super().__init__(config.lm_config)), beside a Whisper
+        # encoder and an adapter that _whisper_adapter_params counts
+        text = dict(cfg["lm_config"])
+        text.setdefault("model_type", "llama")      # its configuration_glmasr.py: LlamaConfig(**lm_config)
+        rest = _left_out_parts(cfg, cfg, "lm_config")
+        where = ("lm_config",)
     vision = holder.get("vision_config") if isinstance(holder.get("vision_config"), dict) else None
     if text is None and isinstance(cfg.get("encoder"), dict) and isinstance(cfg.get("decoder"), dict):
         # VisionEncoderDecoderConfig and its kin hold the two halves as sub-configs (models/vision_encoder_decoder/
@@ -2632,7 +2676,11 @@ def _text_part_and_rest(cfg: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
         text, vision = cfg["decoder"], cfg["encoder"]
     if isinstance(text, dict) and any(k in text for k in ("hidden_size", "num_hidden_layers", "model_type")):
         merged = dict(text)
-        for key, value in _NESTED_TEXT_DEFAULTS.get(str(text.get("model_type")), {}).items():
+        if "model_type" not in text and cfg.get("model_type") == "florence2":
+            # Florence-2's language model is BART's encoder-decoder (models/florence2/configuration_florence2.py:
+            # text_config a BartConfig; its remote configuration_florence2.py Florence2LanguageConfig, BART's keys)
+            merged["model_type"] = "bart"
+        for key, value in _NESTED_TEXT_DEFAULTS.get(str(merged.get("model_type")), {}).items():
             merged.setdefault(key, value)
         for key in ("torch_dtype", "dtype", "tie_word_embeddings", "quantization_config"):
             for level in (holder, cfg):
@@ -2908,6 +2956,28 @@ def _qwen3_omni_talker_params(cfg: dict[str, Any], path: str | None, top: Cfg) -
     return decoder + 2 * resize + predictor
 
 
+def _whisper_adapter_params(top: Cfg, path: str | None, hidden: int) -> int | None:
+    """GLM-ASR's audio part (its modeling_glmasr.py AudioMLPAdapter, modeling_audio.py WhisperSpecialEncoder): a
+    Whisper encoder (models/whisper/modeling_whisper.py WhisperEncoder: conv1 over the mel bins and conv2, both kernel
+    3 and biased, learned positions of max_source_positions rows, layers of q/v/out_proj biased and k_proj not, fc1/
+    fc2 of encoder_ffn_dim, two LayerNorms; its rotary embedding holds no parameter) whose own final layer_norm is
+    replaced by nn.Identity, then a LayerNorm of its width and the adapter nn.Sequential(Linear(d_model x
+    merge_factor, 2 x hidden), act, Linear(2 x hidden, hidden)). None: an adapter_type other than the "mlp" that
+    code builds."""
+    if str(top.data.get("adapter_type", "mlp")) != "mlp":        # configuration_glmasr.py: adapter_type="mlp"
+        return None
+    w = Cfg(top.data["whisper_config"], path, None, top, ("whisper_config",))
+    d = w.need("d_model", "hidden_size")
+    ffn = w.need("encoder_ffn_dim")
+    layers = w.need("encoder_layers", "num_hidden_layers", maximum=_MAX_LAYERS)
+    layer = 4 * d * d + 3 * d + (d * ffn + ffn) + (ffn * d + d) + 2 * 2 * d
+    convs = (w.need("num_mel_bins") * d * 3 + d) + (d * d * 3 + d)
+    encoder = convs + w.need("max_source_positions") * d + layers * layer
+    merged = d * top.get_int("merge_factor", default=4, minimum=1)    # configuration_glmasr.py: merge_factor=4
+    adapter = (merged * 2 * hidden + 2 * hidden) + (2 * hidden * hidden + hidden)
+    return encoder + 2 * d + adapter
+
+
 def _count_omni_parts(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None, left_out: list[str]) -> list[str]:
     """Qwen3-Omni's parts beside its thinker's language model that a reading counts (the audio tower; the talker,
     built when enable_audio_output, Qwen3OmniMoeConfig's default True); the rest stay named."""
@@ -2922,6 +2992,45 @@ def _count_omni_parts(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None
     if talker is not None:
         b.extra += talker
         left_out = [p for p in left_out if p != "talker_config"]
+    return left_out
+
+
+def _videollama3_tower_params(top: Cfg, path: str | None, hidden: int) -> int | None:
+    """VideoLLaMA3's vision encoder and projector (its remote modeling_videollama3_encoder.py
+    Videollama3VisionEncoderModel: a biased patch Conv2d with no learned positions (rotary), layers of biased
+    q/k/v/out_proj and fc1/fc2 between two LayerNorms, a post_layernorm; build_vision_projector beside it (CogStream's
+    cogreasoner_chat.py): "linear" one Linear to hidden_size, "mlpNx_gelu" N biased Linears, the first from the
+    encoder's width). None: a projector kind that code does not build."""
+    kind = str(top.data.get("mm_projector_type", "linear"))
+    mlp = kind.startswith("mlp") and kind.endswith("x_gelu") and kind[3:-6].isdigit()
+    depth = 1 if kind == "linear" else (int(kind[3:-6]) if mlp else 0)
+    if not depth:
+        return None
+    v = Cfg(top.data["vision_encoder_config"], path, None, top, ("vision_encoder_config",))
+    d = v.need("hidden_size")
+    ffn = v.need("intermediate_size")
+    patch = v.get_int("patch_size", default=16)                 # configuration_videollama3_encoder.py defaults
+    layer = 4 * (d * d + d) + (d * ffn + ffn) + (ffn * d + d) + 2 * 2 * d
+    tower = v.get_int("num_channels", default=3) * patch * patch * d + d \
+        + v.need("num_hidden_layers", maximum=_MAX_LAYERS) * layer + 2 * d
+    return tower + (d * hidden + hidden) + (depth - 1) * (hidden * hidden + hidden)
+
+
+def _count_parts_beside(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | None, left_out: list[str],
+                        top_type: str, where: tuple[str, ...]) -> list[str]:
+    """The parts beside the language model that a reading counts (added to b.extra); the rest stay named."""
+    if top_type == "qwen3_omni_moe" and where == ("thinker_config", "text_config"):
+        return _count_omni_parts(b, cfg, top, path, left_out)
+    if where == ("lm_config",):
+        audio = _whisper_adapter_params(top, path, b.hidden)
+        if audio is not None:
+            b.extra += audio
+            return [p for p in left_out if p != "whisper_config"]
+    if top_type == "videollama3_qwen2" and _is_sub_model(cfg.get("vision_encoder_config")):
+        tower = _videollama3_tower_params(top, path, b.hidden)
+        if tower is None:
+            return left_out + ["vision_encoder_config"]
+        b.extra += tower
     return left_out
 
 
@@ -3005,8 +3114,7 @@ def shape_from_config(cfg: dict[str, Any], name: str, path: str | None, *, text:
         named = _named_vision_tower(cfg)
         if named:
             notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type, tower=named))
-    if top_type == "qwen3_omni_moe" and where == ("thinker_config", "text_config"):
-        left_out = _count_omni_parts(b, cfg, top, path, left_out)
+    left_out = _count_parts_beside(b, cfg, top, path, left_out, top_type, where)
     if left_out:
         notes.append(msg("model.warn.parts_not_counted", model_type=top_type, parts=", ".join(left_out)))
     _task_head(b, cfg, notes)

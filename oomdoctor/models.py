@@ -178,12 +178,33 @@ def read_config_json(path: str, name: str, *, exact: bool = True) -> ModelShape:
     from oomdoctor.archs import shape_from_config
 
     cfg, text = _load_config(path)
-    shape = shape_from_config(cfg, name, path, text=text, tolerate_unplaced=True)
+    try:
+        shape = shape_from_config(cfg, name, path, text=text, tolerate_unplaced=True)
+    except InputError as err:
+        raise _refusal_as_true_here(err, cfg, os.path.dirname(path)) from None
     if shape.shape_confidence == "guessed":
         shape = _exact_or_warned(shape, cfg, os.path.dirname(path) if exact else None, try_meta=exact)
     elif exact and any(n.code in _LEFT_OUT for n in shape.notes):
         shape = _whole_class_count(shape, cfg, os.path.dirname(path))
     return shape
+
+
+def _refusal_as_true_here(err: InputError, cfg: dict[str, Any], directory: str) -> InputError:
+    """A refusal ends "or run where transformers knows X"; where transformers is importable and does count X, that
+    line would be false: it is tried first, and the refusal then says what transformers counted and that the
+    layer sizes the estimate needs are still unread (with or without a checkpoint: this refusal comes before it)."""
+    from oomdoctor import metacount
+
+    refusal = err.message
+    if not (isinstance(refusal, Msg) and refusal.code.startswith("model.refuse.")):
+        return err
+    count = metacount.meta_count(cfg, directory)
+    if not count.params:
+        return err              # transformers absent, or it does not know the type: the advice stands as written
+    values = refusal.values
+    return InputError(msg("model.refuse.known_unread", model_type=values.get("model_type", "?"), version=count.version,
+                          cls=count.cls, params=count.params,
+                          why=values.get("why") or msg("model.refuse.why_unplaced")), err.path, err.line)
 
 
 # warnings of a reading that counts the language model but leaves a part out (a vision tower of a kind it cannot

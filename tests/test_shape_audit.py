@@ -984,8 +984,10 @@ def test_audit_10a_without_transformers_the_files_within_one_percent(no_transfor
     scored = {e["dir"]: _score(e) for e in AUDIT_10A}
     within = sorted(n for n, (kind, _s, _e) in scored.items() if kind == "within")
     # first sight: llada alone (Llama-shaped, a guess); ESM by a reading of its own, Hunyuan-A13B's per-layer expert
-    # lists read as one value (first sight: refused), LLaVA-OneVision-1.5 with its RICE-ViT tower (first sight: -3.95%)
-    assert within == ["esm2-t33-650m", "hunyuan-a13b", "llada-8b-instruct-hf", "llava-onevision-1.5-8b"]
+    # lists read as one value (first sight: refused), LLaVA-OneVision-1.5 with its RICE-ViT tower (first sight: -3.95%),
+    # GLM-ASR's lm_config, Whisper encoder and adapter (first sight: -34.9%)
+    assert within == ["esm2-t33-650m", "glm-asr-nano-2512", "hunyuan-a13b", "llada-8b-instruct-hf",
+                      "llava-onevision-1.5-8b"]
     assert scored["esm2-t33-650m"][2] == 0 and scored["esm2-t33-650m"][1].shape_confidence == "derived"
     assert scored["hunyuan-a13b"][2] == 0 and scored["hunyuan-a13b"][1].shape_confidence == "guessed"
 
@@ -1101,3 +1103,113 @@ def test_parts_left_out_are_warned_in_every_surface(tmp_path, no_transformers, c
     main(argv + ["--json"])
     model = json.loads(capsys.readouterr().out)["model"]
     assert [w["code"] for w in model["shape_warnings"]] == ["model.warn.parts_not_counted"]
+
+
+# the tenth, part three (audit_10c): the same walk continued, any first letter; first sight in AUDIT.md and
+# docs/shapes.md
+AUDIT_10C = MANIFEST["audit_10c"]
+
+
+def test_audit_10c_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {json.loads((CORPUS / e["dir"] / "config.json").read_text()).get("model_type")
+               for section, entries in MANIFEST.items() if not section.startswith("audit_10") for e in entries}
+    parts = [e for section in ("audit_10a", "audit_10b", "audit_10c") for e in MANIFEST[section]]
+    types = [e["model_type"] for e in parts]
+    assert all(json.loads((CORPUS / e["dir"] / "config.json").read_text()).get("model_type", e["model_type"])
+               == e["model_type"] for e in parts)
+    # one first-sight audit of at least 20 files, one file per type, none of a type an earlier section holds
+    assert len(set(types)) == len(parts) >= 20 and not set(types) & earlier
+    for e in AUDIT_10C:
+        assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0
+        assert e["first_sight"] and e["first_sight_with_transformers"]
+
+
+def test_audit_10c_without_transformers_nothing_is_silently_wrong(no_transformers):
+    for e in AUDIT_10C:
+        kind, got, error = _score(e)
+        assert kind in ("within", "refused") or shape_warnings(got), f"{e['dir']}: {error:+.2%} without a warning"
+
+
+def _refusal(path: Path) -> InputError:
+    with pytest.raises(InputError) as caught:
+        read_config_json(str(path), "m")
+    return caught.value
+
+
+def test_a_refusal_without_transformers_says_to_run_where_it_knows_the_type(no_transformers):
+    # MobileViT states no hidden_size: no layer can be read, and nothing here can count it
+    err = _refusal(CORPUS / "deeplabv3-mobilevit-small" / "config.json")
+    assert err.message.code == "model.refuse.unreadable"
+    assert "run where transformers knows 'mobilevit'" in err.render("en")
+    assert "认识 'mobilevit' 的 transformers" in err.render("zh")
+
+
+def test_a_refusal_where_transformers_counts_the_type_says_so_instead(monkeypatch):
+    # where transformers is importable and counts the type, "run where transformers knows it" would be false: the
+    # count is tried before the refusal is shown, and the line says what it counted and what is still unread
+    from oomdoctor import metacount
+
+    monkeypatch.setattr(metacount, "meta_count", lambda cfg, directory=None, timeout=None: metacount.MetaCount(
+        6_357_170, version="5.24.0", cls="MobileViTForSemanticSegmentation"))
+    err = _refusal(CORPUS / "deeplabv3-mobilevit-small" / "config.json")
+    assert err.message.code == "model.refuse.known_unread" and err.exit_code == 2
+    en, zh = err.render("en"), err.render("zh")
+    assert "run where transformers" not in en and "MobileViTForSemanticSegmentation: 6,357,170 parameters" in en
+    assert "lacks hidden_size" in en and "6,357,170 个参数" in zh and "认识" not in zh
+
+
+def test_a_refusal_where_transformers_does_not_know_the_type_keeps_its_advice(monkeypatch):
+    from oomdoctor import metacount
+
+    monkeypatch.setattr(metacount, "meta_count", lambda cfg, directory=None, timeout=None: metacount.MetaCount(
+        None, version="5.24.0", unknown=True))
+    err = _refusal(CORPUS / "deeplabv3-mobilevit-small" / "config.json")
+    assert err.message.code == "model.refuse.unreadable" and "run where transformers knows" in err.render("en")
+
+
+def test_glm_asr_reads_its_lm_config_whisper_encoder_and_adapter(no_transformers):
+    # GLM-ASR's modeling_glmasr.py: LlamaForCausalLM over lm_config, a Whisper encoder whose final layer_norm is
+    # nn.Identity, a LayerNorm, then Linear(d_model x merge_factor -> 2h) and Linear(2h -> h); its own code built on
+    # the meta device gives 2,259,763,200
+    from oomdoctor.archs import shape_from_config
+
+    path = CORPUS / "glm-asr-nano-2512" / "config.json"
+    shape = read_config_json(str(path), "glm-asr")
+    assert shape.model_type == "llama" and shape.hidden_size == 2048 and not shape.tie_word_embeddings
+    assert shape.shape_confidence == "derived" and count_params(shape).total == 2_259_763_200
+    assert not shape_warnings(shape)
+    cfg = json.loads(path.read_text())
+    # a wider merge folds more frames into one token: only the adapter's first Linear grows (d_model 1280, 2h 4096)
+    wider = shape_from_config(dict(cfg, merge_factor=8), "g", None)
+    assert count_params(wider).total - 2_259_763_200 == 4 * 1280 * 4096
+    # an adapter kind that code does not build is named, not guessed
+    other = shape_from_config(dict(cfg, adapter_type="conv"), "g", None)
+    assert [dict(n.values)["parts"] for n in other.notes if n.code == "model.warn.parts_not_counted"] == \
+        ["whisper_config"]
+
+
+def test_videollama3_reads_a_qwen2_decoder_its_vision_encoder_and_projector(no_transformers):
+    # VideoLLaMA3 (Videollama3Qwen2ForCausalLM(Qwen2ForCausalLM)): the checkpoint index beside this file holds
+    # 16,089,489,888 bytes of bfloat16, 8,044,744,944 parameters
+    from oomdoctor.archs import shape_from_config
+
+    path = CORPUS / "videollama3-cogstream-7b" / "config.json"
+    shape = read_config_json(str(path), "videollama3")
+    assert shape.shape_confidence == "derived" and shape.attention_bias      # Qwen2's biased q/k/v
+    assert count_params(shape).total == 8_044_744_944 and not shape_warnings(shape)
+    cfg = json.loads(path.read_text())
+    # "linear": one Linear from the encoder's width (1152) to the decoder's (3584) instead of mlp2x_gelu's two
+    linear = shape_from_config(dict(cfg, mm_projector_type="linear"), "v", None)
+    assert 8_044_744_944 - count_params(linear).total == 3584 * 3584 + 3584
+    # a projector kind its code does not build: the encoder is named, not guessed
+    odd = shape_from_config(dict(cfg, mm_projector_type="qformer"), "v", None)
+    assert [dict(n.values)["parts"] for n in odd.notes if n.code == "model.warn.parts_not_counted"] == \
+        ["vision_encoder_config"]
+
+
+def test_florence2s_text_config_is_read_as_bart_and_its_tower_warned(no_transformers):
+    # Florence-2's language model is BART's (transformers 5.24's build of this file: language_model 140,206,848 of
+    # 231,414,016); the DaViT tower is not read, and the warning says so
+    shape = read_config_json(str(CORPUS / "florence-2-base" / "config.json"), "florence-2")
+    assert shape.model_type == "bart" and count_params(shape).total == 140_206_848
+    assert [n.code for n in shape_warnings(shape)] == ["model.warn.vision_not_counted"]

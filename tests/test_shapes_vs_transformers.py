@@ -674,3 +674,30 @@ def test_qwen3_omni_counts_its_thinker_towers_and_talker_as_the_model_code_does(
     shape = shape_from_config(conf.to_dict(), "omni", None)
     assert count_params(shape).total == total - whole
     assert [dict(n.values)["parts"] for n in shape.notes if n.code == "model.warn.parts_not_counted"] == ["code2wav_config"]
+
+
+# LayoutLMv3 (audit_10c): RoBERTa's encoder with 2-D position tables, a patch embedding and relative-position bias
+# tables, and the class's own heads (no pooler; token classification switches head at 10 labels)
+LAYOUTLMV3 = {
+    "LayoutLMv3Model/defaults": {},
+    "LayoutLMv3ForSequenceClassification/5 labels": dict(num_labels=5),
+    "LayoutLMv3ForTokenClassification/3 labels": dict(num_labels=3),
+    "LayoutLMv3ForTokenClassification/12 labels": dict(num_labels=12),
+    "LayoutLMv3ForQuestionAnswering/no visual": dict(visual_embed=False),
+    "LayoutLMv3ForSequenceClassification/no rel bias": dict(has_relative_attention_bias=False,
+                                                            has_spatial_attention_bias=False, input_size=448,
+                                                            coordinate_size=64, shape_size=32),
+}
+
+
+@pytest.mark.parametrize("case", sorted(LAYOUTLMV3))
+def test_layoutlmv3_counts_its_embeddings_tower_bias_tables_and_head_as_the_model_code_does(case):
+    import transformers
+
+    cls_name = case.split("/")[0]
+    conf = transformers.LayoutLMv3Config(hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                                         num_attention_heads=4, vocab_size=1000, **LAYOUTLMV3[case])
+    cfg = dict(conf.to_dict(), architectures=[cls_name])
+    shape = shape_from_config(cfg, case, None)
+    assert shape.shape_confidence == "derived"
+    assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))

@@ -99,6 +99,15 @@ WORDS = {
         "knows {model_type!r}",
         "config.json 的 per_layer_config 为部分层单独设定了 {keys}，oomdoctor 无法计数（model_type {model_type!r} "
         "没有专门读法）：请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+    # the refusals above, where transformers is importable and counts the type: the advice to run where it knows
+    # the type would be false there, so the line says what it counted and what is still unread
+    "model.refuse.known_unread": (
+        "transformers {version} counts this {model_type!r} model exactly ({cls}: {params:,} parameters), but the "
+        "memory estimate also needs its layer sizes, which oomdoctor cannot read from this config.json ({why}): "
+        "model_type {model_type!r} has no reading of its own yet",
+        "transformers {version} 可精确计数该 {model_type!r} 模型（{cls}：{params:,} 个参数），但内存估算还需要各层尺寸，"
+        "oomdoctor 无法从该 config.json 读出（{why}）：model_type {model_type!r} 尚无专门读法"),
+    "model.refuse.why_unplaced": ("which layers hold the parts it states", "无法判断其声明的部件位于哪些层"),
     "model.confidence.exact": ("exact", "精确"),
     "model.confidence.derived": ("derived from config.json", "由 config.json 推导"),
     "model.confidence.guessed": ("guessed", "推测"),
