@@ -190,9 +190,9 @@ def read_config_json(path: str, name: str, *, exact: bool = True) -> ModelShape:
 
 
 def _refusal_as_true_here(err: InputError, cfg: dict[str, Any], directory: str) -> InputError:
-    """A refusal ends "or run where transformers knows X"; where transformers is importable and does count X, that
-    line would be false: it is tried first, and the refusal then says what transformers counted and that the
-    layer sizes the estimate needs are still unread (with or without a checkpoint: this refusal comes before it)."""
+    """A refusal where transformers is importable and counts the type: the refusal then says what transformers
+    counted, and that the layer sizes the estimate needs are still unread (with or without a checkpoint: this
+    refusal comes before it), so the user is not sent to find what this machine already has."""
     from oomdoctor import metacount
 
     refusal = err.message
@@ -200,7 +200,7 @@ def _refusal_as_true_here(err: InputError, cfg: dict[str, Any], directory: str) 
         return err
     count = metacount.meta_count(cfg, directory)
     if not count.params:
-        return err              # transformers absent, or it does not know the type: the advice stands as written
+        return err              # transformers absent, or it does not know the type: the refusal stands as written
     values = refusal.values
     return InputError(msg("model.refuse.known_unread", model_type=values.get("model_type", "?"), version=count.version,
                           cls=count.cls, params=count.params,

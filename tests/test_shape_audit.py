@@ -1136,12 +1136,15 @@ def _refusal(path: Path) -> InputError:
     return caught.value
 
 
-def test_a_refusal_without_transformers_says_to_run_where_it_knows_the_type(no_transformers):
-    # MobileViT states no hidden_size: no layer can be read, and nothing here can count it
+def test_a_refusal_without_transformers_offers_only_what_would_work(no_transformers):
+    # MobileViT states no hidden_size: no layer can be read, and nothing here can count it. Neither a checkpoint
+    # (read after config.json) nor transformers' count (a total) gives the layer sizes: the line sends the user to
+    # neither, only to a model of the same layout
     err = _refusal(CORPUS / "deeplabv3-mobilevit-small" / "config.json")
     assert err.message.code == "model.refuse.unreadable"
-    assert "run where transformers knows 'mobilevit'" in err.render("en")
-    assert "认识 'mobilevit' 的 transformers" in err.render("zh")
+    en, zh = err.render("en"), err.render("zh")
+    assert "run where transformers" not in en and "--model DIR with the checkpoint" not in en
+    assert "pass --model with a model of the same layout" in en and "结构相同的模型" in zh and "\n" not in en
 
 
 def test_a_refusal_where_transformers_counts_the_type_says_so_instead(monkeypatch):
@@ -1155,6 +1158,7 @@ def test_a_refusal_where_transformers_counts_the_type_says_so_instead(monkeypatc
     assert err.message.code == "model.refuse.known_unread" and err.exit_code == 2
     en, zh = err.render("en"), err.render("zh")
     assert "run where transformers" not in en and "MobileViTForSemanticSegmentation: 6,357,170 parameters" in en
+    assert "same layout" in en
     assert "lacks hidden_size" in en and "6,357,170 个参数" in zh and "认识" not in zh
 
 
@@ -1164,7 +1168,7 @@ def test_a_refusal_where_transformers_does_not_know_the_type_keeps_its_advice(mo
     monkeypatch.setattr(metacount, "meta_count", lambda cfg, directory=None, timeout=None: metacount.MetaCount(
         None, version="5.24.0", unknown=True))
     err = _refusal(CORPUS / "deeplabv3-mobilevit-small" / "config.json")
-    assert err.message.code == "model.refuse.unreadable" and "run where transformers knows" in err.render("en")
+    assert err.message.code == "model.refuse.unreadable" and "same layout" in err.render("en")
 
 
 def test_glm_asr_reads_its_lm_config_whisper_encoder_and_adapter(no_transformers):

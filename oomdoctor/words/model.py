@@ -1,6 +1,14 @@
 """Words for model shapes: where a shape came from, what was assumed, and bad model files."""
 from __future__ import annotations
 
+# the end of every refusal of a config.json no reading places: no checkpoint and no transformers count gives the layer
+# sizes it lacks (models.py reads a checkpoint after config.json, and a meta-device count is a total), so the one way
+# to an estimate is a model of the same layout that oomdoctor reads
+_NO_READING_EN = ("oomdoctor takes the layer sizes the estimate needs from neither a checkpoint nor transformers' count; "
+                  "for a rough estimate pass --model with a model of the same layout that oomdoctor reads")
+_NO_READING_ZH = ("oomdoctor 无法从检查点或 transformers 的计数得到估算所需的各层尺寸；如需粗略估算，请用 --model 指定一个 "
+                  "oomdoctor 能读取、结构相同的模型")
+
 WORDS = {
     # where the shape came from
     "model.source.checkpoint": ("checkpoint {path}", "检查点 {path}"),
@@ -72,41 +80,38 @@ WORDS = {
     # a guess that cannot place what it sees refuses
     "model.refuse.experts": (
         "config.json states {experts} experts but oomdoctor cannot tell which layers hold them ({key}; model_type "
-        "{model_type!r} has no reading of its own): pass --model DIR with the checkpoint, or run where transformers "
-        "knows {model_type!r}",
+        "{model_type!r} has no reading of its own yet): " + _NO_READING_EN,
         "config.json 声明了 {experts} 个专家，但 oomdoctor 无法判断它们位于哪些层（{key}；model_type {model_type!r} "
-        "没有专门读法）：请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+        "尚无专门读法）：" + _NO_READING_ZH),
     "model.refuse.unreadable": (
-        "config.json of model_type {model_type!r} (no reading of its own) holds a value oomdoctor cannot read ({why}): "
-        "pass --model DIR with the checkpoint, or run where transformers knows {model_type!r}",
-        "model_type {model_type!r}（没有专门读法）的 config.json 含有 oomdoctor 无法读取的值（{why}）：请用 --model DIR "
-        "指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+        "config.json of model_type {model_type!r} (no reading of its own yet) holds a value oomdoctor cannot read "
+        "({why}): " + _NO_READING_EN,
+        "model_type {model_type!r}（尚无专门读法）的 config.json 含有 oomdoctor 无法读取的值（{why}）：" + _NO_READING_ZH),
     "model.refuse.ssm": (
         "config.json states state-space layers ({keys}) but oomdoctor cannot tell which layers they are (model_type "
-        "{model_type!r} has no reading of its own): pass --model DIR with the checkpoint, or run where transformers "
-        "knows {model_type!r}",
-        "config.json 声明了状态空间层（{keys}），但 oomdoctor 无法判断是哪些层（model_type {model_type!r} 没有专门读法）："
-        "请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+        "{model_type!r} has no reading of its own yet): " + _NO_READING_EN,
+        "config.json 声明了状态空间层（{keys}），但 oomdoctor 无法判断是哪些层（model_type {model_type!r} 尚无专门读法）："
+        + _NO_READING_ZH),
     "model.refuse.layer_kind": (
         "config.json's {key} names layers of kind {kinds} that oomdoctor cannot count (model_type {model_type!r} "
-        "has no reading of its own): pass --model DIR with the checkpoint, or run where transformers knows "
-        "{model_type!r}",
-        "config.json 的 {key} 含有 oomdoctor 无法计数的层类型 {kinds}（model_type {model_type!r} 没有专门读法）："
-        "请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+        "has no reading of its own yet): " + _NO_READING_EN,
+        "config.json 的 {key} 含有 oomdoctor 无法计数的层类型 {kinds}（model_type {model_type!r} 尚无专门读法）："
+        + _NO_READING_ZH),
     "model.refuse.per_layer": (
         "config.json's per_layer_config gives some layers their own {keys}, which oomdoctor cannot count (model_type "
-        "{model_type!r} has no reading of its own): pass --model DIR with the checkpoint, or run where transformers "
-        "knows {model_type!r}",
+        "{model_type!r} has no reading of its own yet): " + _NO_READING_EN,
         "config.json 的 per_layer_config 为部分层单独设定了 {keys}，oomdoctor 无法计数（model_type {model_type!r} "
-        "没有专门读法）：请用 --model DIR 指定含检查点的目录，或在认识 {model_type!r} 的 transformers 环境中运行"),
+        "尚无专门读法）：" + _NO_READING_ZH),
     # the refusals above, where transformers is importable and counts the type: the advice to run where it knows
     # the type would be false there, so the line says what it counted and what is still unread
     "model.refuse.known_unread": (
         "transformers {version} counts this {model_type!r} model exactly ({cls}: {params:,} parameters), but the "
-        "memory estimate also needs its layer sizes, which oomdoctor cannot read from this config.json ({why}): "
-        "model_type {model_type!r} has no reading of its own yet",
+        "memory estimate also needs its layer sizes, which oomdoctor cannot read from this config.json ({why}; "
+        "model_type {model_type!r} has no reading of its own yet): for a rough estimate pass --model with a model of "
+        "the same layout that oomdoctor reads",
         "transformers {version} 可精确计数该 {model_type!r} 模型（{cls}：{params:,} 个参数），但内存估算还需要各层尺寸，"
-        "oomdoctor 无法从该 config.json 读出（{why}）：model_type {model_type!r} 尚无专门读法"),
+        "oomdoctor 无法从该 config.json 读出（{why}；model_type {model_type!r} 尚无专门读法）：如需粗略估算，请用 --model "
+        "指定一个 oomdoctor 能读取、结构相同的模型"),
     "model.refuse.why_unplaced": ("which layers hold the parts it states", "无法判断其声明的部件位于哪些层"),
     "model.confidence.exact": ("exact", "精确"),
     "model.confidence.derived": ("derived from config.json", "由 config.json 推导"),
