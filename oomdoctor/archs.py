@@ -1619,9 +1619,11 @@ def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
     return 0
 
 
-def _bert_lineage(b: _Build) -> None:
+def _biased_encoder_layer(b: _Build, attention: tuple[str, str, str, str]) -> int:
+    """The layer BERT's lineage and ESM share: biased query/key/value/output under `attention.`, a biased two-matrix
+    MLP (intermediate.dense, output.dense), two biased LayerNorms, and a head tied to the word table; the hidden
+    size."""
     c = b.c
-    kind = _ENCODER_KIND[b.model_type]
     h = b.hidden = c.need("hidden_size")
     b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
     b.heads = b.kv = c.need("num_attention_heads")
@@ -1630,17 +1632,23 @@ def _bert_lineage(b: _Build) -> None:
     b.vocab = c.need("vocab_size")
     b.inter = c.need("intermediate_size")
     b.gated = False
-    b.tied = True                                        # the MLM decoder is tied to the word embeddings
-    b.dense = _attn(b, prefix="attention", names=("query", "key", "value", "output.dense"), qkv_bias=True,
-                    o_bias=True)
+    b.tied = True
+    b.dense = _attn(b, prefix="attention", names=attention, qkv_bias=True, o_bias=True)
     b.dense += [Linear("intermediate.dense", h, b.inter, True, role="up"),
                 Linear("output.dense", b.inter, h, True, role="down")]
-    b.layer_other = 4 * h                                # two LayerNorms with bias
+    b.layer_other = 4 * h
+    return h
+
+
+def _bert_lineage(b: _Build) -> None:
+    c = b.c
+    kind = _ENCODER_KIND[b.model_type]
+    h = _biased_encoder_layer(b, ("query", "key", "value", "output.dense"))    # the MLM decoder tied to the words
     if c.flag("add_cross_attention", False):
         # a decoder half (bert2bert): BertLayer adds a crossattention BertAttention, k/v over hidden_size, and its
         # LayerNorm
         b.dense += [Linear(f"crossattention.{n}", h, h, True, role="other") for n in ("query", "key", "value", "out")]
-        b.layer_other += 2 * h
+        b.layer_other = (b.layer_other or 0) + 2 * h
     b.final_norm = 0
     # ElectraConfig's embedding_size defaults to 128 whatever the hidden size (models/electra/configuration_electra.py)
     e = c.get_int("embedding_size", default=128) if kind == "electra" else h
@@ -2196,20 +2204,7 @@ def _esm(b: _Build) -> None:
     layer_norm and bias (its decoder tied to the word table), EsmClassificationHead's dense and out_proj, the token
     classifier, EsmModel's pooler (add_pooling_layer defaults to True; the heads build EsmModel without it)."""
     c = b.c
-    h = b.hidden = c.need("hidden_size")
-    b.layers = c.need("num_hidden_layers", maximum=_MAX_LAYERS)
-    b.heads = b.kv = c.need("num_attention_heads")
-    if h % b.heads:
-        raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=h, heads=b.heads))
-    b.vocab = c.need("vocab_size")
-    b.inter = c.need("intermediate_size")
-    b.gated = False
-    b.tied = True
-    b.dense = _attn(b, prefix="attention", names=("self.query", "self.key", "self.value", "output.dense"),
-                    qkv_bias=True, o_bias=True)
-    b.dense += [Linear("intermediate.dense", h, b.inter, True, role="up"),
-                Linear("output.dense", b.inter, h, True, role="down")]
-    b.layer_other = 4 * h
+    h = _biased_encoder_layer(b, ("self.query", "self.key", "self.value", "output.dense"))
     b.final_norm = 2 * h                                 # emb_layer_norm_after
     b.extra = b.layers * b.heads + 1                     # contact_head.regression
     if str(c.raw("position_embedding_type") or "absolute") == "absolute":
