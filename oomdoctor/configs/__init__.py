@@ -14,7 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from oomdoctor.errors import InputError
-from oomdoctor.facts import Change, CrashReport, KeyEdit, Source, TrainingSetup, msg
+from oomdoctor.facts import Change, CrashReport, KeyEdit, Msg, Source, TrainingSetup, msg
 
 __all__ = ["classify", "classify_bytes", "load_config", "edits_for", "key_for", "setup_from_log", "combine", "with_log_world_size",
            "detect_framework"]
@@ -426,7 +426,13 @@ def _xtuner(path: str, text: str, *, framework_version: str | None, log_versions
     setup = launch_over(setup, path, text)
     if path.lower().endswith(_PYTHON_EXT) and _is_python(text):
         return setup            # the file itself; anything else is a paste of it
-    return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
+    return _as_printed(setup)
+
+
+def _as_printed(setup: TrainingSetup, *notes: Msg) -> TrainingSetup:
+    """A setup read from a form a run or a thread printed rather than the file itself (markdown_paste "log"), with
+    any notes on how it was read."""
+    return replace(setup, warnings=(*setup.warnings, *notes), extras={**setup.extras, "markdown_paste": "log"})
 
 
 def _printed_forms(path: str, text: str, *, framework_version: str | None,
@@ -446,7 +452,7 @@ def _printed_forms(path: str, text: str, *, framework_version: str | None,
     if resolved is not None:
         setup = registry.read_doc(resolved, "torchtune", msg("config.why.torchtune_resolved"),
                                   framework_version=framework_version, log_versions=log_versions)
-        return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
+        return _as_printed(setup)
     ds_print = deepspeed_printed(text)
     if ds_print is not None:
         ds, world, first, cut = ds_print
@@ -457,7 +463,7 @@ def _printed_forms(path: str, text: str, *, framework_version: str | None,
             setup = replace(setup, n_gpus=world, sources={**setup.sources, "n_gpus": Source(
                 file=path, key="world_size", line=next((n for n, row in enumerate(text.split("\n"), 1)
                                                         if "world_size" in row), first))})
-        return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
+        return _as_printed(setup)
     # a mapping of settings (litgpt's pprint of setup()'s arguments, a script's JSON dump under a title), cut or not
     printed = printed_mapping(text)
     if printed is not None:
@@ -471,7 +477,7 @@ def _printed_forms(path: str, text: str, *, framework_version: str | None,
             else:
                 setup = registry.read_doc(pdoc, name, reason, framework_version=framework_version,
                                           log_versions=log_versions)
-            return replace(setup, extras={**setup.extras, "markdown_paste": "log"})
+            return _as_printed(setup)
     # A command a log printed as Python data: the argv list of DeepSpeed's launcher (launcher/launch.py
     # sigkill_handler logs `{cmd} exits with return code`), or the overrides of a failed Hydra job.
     from oomdoctor.configs.entrypoints import read_script_setup
@@ -488,7 +494,7 @@ def _printed_forms(path: str, text: str, *, framework_version: str | None,
         else:
             note = msg("config.python_command", where=path) if command is not None else \
                 msg("config.hydra_overrides", where=path)
-            return replace(setup, warnings=(*setup.warnings, note), extras={**setup.extras, "markdown_paste": "log"})
+            return _as_printed(setup, note)
     return _python_paste(path, text, framework_version=framework_version, log_versions=log_versions, model=model)
 
 
