@@ -15,6 +15,7 @@ from typing import Any
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Framework, Msg, Source, TrainingSetup, msg
+from oomdoctor.lazyre import lazy_re
 from oomdoctor.records import record
 from oomdoctor.values import BadValue, as_float, as_int
 
@@ -316,7 +317,8 @@ def unwrap_code_span(text: str) -> str | None:
     return "".join(out)
 
 
-_INLINE_SPAN = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+# compiled on first use: a demo's config holds no prose to search (tests/test_startup_paths.py counts what a run compiles)
+_INLINE_SPAN = lazy_re(r"(?<!`)`([^`\n]+)`(?!`)")
 
 
 def unwrap_inline_spans(text: str) -> str | None:
