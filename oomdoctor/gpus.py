@@ -11,6 +11,7 @@ from pathlib import Path
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import CrashReport, Hardware, msg
+from oomdoctor.lazyre import lazy_re
 from oomdoctor.records import record
 
 CATALOG_PATH = Path(__file__).with_name("data") / "gpus.yaml"
@@ -100,7 +101,7 @@ def _find_gpu(text: str) -> GpuSpec | None:
     return cands[0]
 
 
-_SIZE_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb|m)?\s*$", re.I)
+_SIZE_RE = lazy_re(r"^\s*(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb|m)?\s*$", re.I)
 
 
 def hardware_from_flag(text: str, n_gpus: int = 1) -> Hardware:

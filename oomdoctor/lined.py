@@ -14,6 +14,7 @@ from typing import Any
 from oomdoctor import bounded
 from oomdoctor.errors import InputError
 from oomdoctor.facts import msg
+from oomdoctor.lazyre import lazy_re
 from oomdoctor.records import record
 
 
@@ -99,7 +100,7 @@ def locate(text: str, path: str) -> Lined | None:
         return None
 
 
-_JSON_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
+_JSON_TOKENS = lazy_re(r'"(?:[^"\\]|\\.)*"|[\[\]{}]')
 
 
 def _check_json_depth(text: str, path: str) -> None:

@@ -4,10 +4,11 @@ it says, whatever a config, a log or a rule file put into the value (`$(touch /t
 """
 from __future__ import annotations
 
-import re
 import shlex
 
-_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+from oomdoctor.lazyre import lazy_re
+
+_ENV_NAME = lazy_re(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def quote(word: object) -> str:

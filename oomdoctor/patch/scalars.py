@@ -11,6 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..lazyre import lazy_re
+
 # Strings a YAML 1.1 or 1.2 reader resolves to bool/null; quoting them keeps them strings.
 _YAML_WORDS = frozenset(
     "y n yes no on off true false null ~ .inf -.inf +.inf .nan".split()
@@ -163,7 +165,7 @@ def json_value(value: Any, old_text: str | None = None) -> str:
     raise TypeError(f"cannot write a {type(value).__name__} as a JSON value: {value!r}")
 
 
-_FLOAT_TEXT = re.compile(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?")
+_FLOAT_TEXT = lazy_re(r"[-+]?(\d[\d_]*\.?\d*|\.\d+)([eE][-+]?\d+)?")
 
 
 def _bucket(value: Any) -> tuple[str, Any]:

@@ -13,9 +13,10 @@ from typing import Any
 from ..bounded import compose_yaml, walk, yaml_loader, yaml_nodes
 from ..errors import InputError
 from ..facts import msg
+from ..lazyre import lazy_re
 from .scalars import same_value, yaml_scalar
 
-_ALIAS_AFTER_KEY = re.compile(r"[ \t]*:[ \t]*(\*[^\s,\[\]{}]+)")
+_ALIAS_AFTER_KEY = lazy_re(r"[ \t]*:[ \t]*(\*[^\s,\[\]{}]+)")
 
 
 def _yaml() -> Any:

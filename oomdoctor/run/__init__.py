@@ -28,11 +28,12 @@ from typing import IO, Any
 
 from oomdoctor.errors import ExitCode, InputError
 from oomdoctor.facts import GIB, Msg, msg
+from oomdoctor.lazyre import lazy_re
 from oomdoctor.words import say
 
 DEFAULT_LOGS = "oomdoctor-runs"
 _STOP_SIGNALS = (1, 2, 15)      # SIGHUP, SIGINT, SIGTERM: how a run is stopped on purpose
-_NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
+_NAME_CHARS = lazy_re(r"[^A-Za-z0-9._-]+")
 
 
 def _err(text: str) -> None:
@@ -383,8 +384,8 @@ def _watch_lines(facts: dict | None, lang: str) -> list[str]:
     return lines
 
 
-_TORCH_PEAK = re.compile(rb"max[_ ]memory[_ ](?:reserved|allocated)[^0-9\n]{0,40}([0-9]+(?:\.[0-9]+)?)\s*(GiB|GB|MiB|MB)",
-                         re.I)
+# compiled on its first use, by re's own cache: only `oomdoctor run` reads a peak (the plain report never does)
+_TORCH_PEAK = rb"max[_ ]memory[_ ](?:reserved|allocated)[^0-9\n]{0,40}([0-9]+(?:\.[0-9]+)?)\s*(GiB|GB|MiB|MB)"
 
 
 def torch_reported_peak(log_path: str) -> float | None:
@@ -397,7 +398,7 @@ def torch_reported_peak(log_path: str) -> float | None:
     except OSError:
         return None
     best = None
-    for m in _TORCH_PEAK.finditer(tail):
+    for m in re.finditer(_TORCH_PEAK, tail, re.I):
         value = float(m.group(1)) / (1024 if m.group(2).upper() in (b"MIB", b"MB") else 1)
         best = value if best is None else max(best, value)
     return best

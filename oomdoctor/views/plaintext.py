@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import re
 
+from oomdoctor.lazyre import lazy_re
+
 # One-cell characters the reports use beyond printable ASCII (tests check rich measures each as 1).
 ONE_CELL = frozenset("§²·×–—‘’“”•…←→−≈≤≥±°µé≡─│┃║█░▒▓")
-_BOLD_LEAD = re.compile(r"\[bold\]([^\[\]]*)\[/\]")          # the one markup tag plain.py writes
+_BOLD_LEAD = lazy_re(r"\[bold\]([^\[\]]*)\[/\]")          # the one markup tag plain.py writes
 _EMOJI_CODE = re.compile(r":(\S*?)(?:(?:\-)(emoji|text))?:")  # rich's emoji-code pattern
 _WORD = re.compile(r"\s*\S+\s*")
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 
 import re
 
+from oomdoctor.lazyre import lazy_re
+
 _UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_JSON_UNSAFE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_JSON_UNSAFE = lazy_re("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 
 
 def _picture(match: re.Match[str]) -> str:
