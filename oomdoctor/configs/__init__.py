@@ -15,6 +15,7 @@ from typing import Any
 
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Change, CrashReport, KeyEdit, Msg, Source, TrainingSetup, msg
+from oomdoctor.lazyre import lazy_re
 
 __all__ = ["classify", "classify_bytes", "load_config", "edits_for", "key_for", "setup_from_log", "combine", "with_log_world_size",
            "detect_framework"]
@@ -153,7 +154,7 @@ def _runs_training(path: str, text: str) -> bool:
     return True
 
 
-_ASSIGNMENT = re.compile(r"^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
+_ASSIGNMENT = lazy_re(r"^(?:export\s+)?[A-Za-z_][A-Za-z0-9_]*=")
 
 
 def detect_framework(data: dict) -> str:
@@ -361,8 +362,8 @@ def _load_text(path: str, text: str, *, framework_version: str | None, log_versi
     return registry.read_doc(doc, name, reason, framework_version=framework_version, log_versions=log_versions)
 
 
-_TRAINING_CALL = re.compile(r"\b(?:get_peft_model|from_pretrained|TrainingArguments|SFTConfig|DPOConfig|GRPOConfig|"
-                            r"LoraConfig|SFTTrainer|Trainer)\s*\(")
+_TRAINING_CALL = lazy_re(r"\b(?:get_peft_model|from_pretrained|TrainingArguments|SFTConfig|DPOConfig|GRPOConfig|"
+                         r"LoraConfig|SFTTrainer|Trainer)\s*\(")
 
 
 def _is_python(text: str) -> bool:
@@ -376,7 +377,7 @@ def _is_python(text: str) -> bool:
 
 
 _TITAN_TOML = re.compile(r"^\[(?:job|training|parallelism|activation_checkpoint|model|checkpoint)\]\s*$", re.M)
-_TITAN_IMPORT = re.compile(r"^\s*(?:from|import)\s+torchtitan\b", re.M)
+_TITAN_IMPORT = lazy_re(r"^\s*(?:from|import)\s+torchtitan\b", re.M)
 
 
 def _torchtitan(path: str, text: str) -> str | None:

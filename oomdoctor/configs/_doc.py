@@ -340,7 +340,7 @@ def unwrap_inline_spans(text: str) -> str | None:
     return "".join(out) if found else None
 
 
-_DIFF_HEAD = re.compile(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |@@ )")
+_DIFF_HEAD = lazy_re(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |@@ )")
 
 
 def unwrap_diff(text: str) -> str | None:
@@ -491,12 +491,12 @@ def _cut_line(text: str, line: int | None) -> int | None:
 
 
 # The opening line of a Python triple-quoted string holding a pasted YAML (`'\'\'\'`, `config = """`, `yaml.safe_load(\'\'\'`).
-_TRIPLE = re.compile(r"\s*(?:[\w.]+\s*=\s*)?(?:[\w.]+\(\s*)?[rRbBuU]?('\'\'|\"\"\")\s*")
+_TRIPLE = lazy_re(r"\s*(?:[\w.]+\s*=\s*)?(?:[\w.]+\(\s*)?[rRbBuU]?('\'\'|\"\"\")\s*")
 
 
 # A shell prompt (`$`, `%`, `>`, `❯`, PowerShell's `PS …>`) and the command that printed the file, typed above it in
 # a paste (`$ cat ./config.yaml`): the file starts on the next line.
-_PROMPT = re.compile(r"\s*(?:[$%>\u276f]|PS [^>\n]*>)\s*(?:cat|type|bat|less|more|head|Get-Content|gc)\s+\S+\s*")
+_PROMPT = lazy_re(r"\s*(?:[$%>\u276f]|PS [^>\n]*>)\s*(?:cat|type|bat|less|more|head|Get-Content|gc)\s+\S+\s*")
 
 
 def _mend_yaml(text: str, path: str, err: InputError) -> tuple[Any, list[Msg]]:
@@ -645,7 +645,7 @@ def _unquote_typographic(node: Any) -> Any:
     return node
 
 
-_REDACTED = re.compile(r"(?m)^(\s*(?:-\s+)?[^\s#:][^:#]*:\s+)(\*{2,})\s*$")
+_REDACTED = lazy_re(r"(?m)^(\s*(?:-\s+)?[^\s#:][^:#]*:\s+)(\*{2,})\s*$")
 _TYPOGRAPHIC = str.maketrans({"\u201c": '"', "\u201d": '"', "\u201e": '"', "\u2018": "'", "\u2019": "'"})
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Callable
 
 from oomdoctor.facts import Msg, msg
+from oomdoctor.lazyre import lazy_re
 from oomdoctor.records import record
 
 # Where a key lives: the training config itself, the DeepSpeed JSON it names, or a launcher config.
@@ -118,7 +119,7 @@ class Marker:
 # trains adapters over a quantised base. The name is what a config shows of it.
 _PREQUANT = re.compile(r"(gptq|awq|aqlm|bnb-4bit|4bit|int4)", re.I)
 # The bits per weight a quantised checkpoint's name states (`…-AQLM-2Bit-1x16`, `…-GPTQ-Int8`, `…-3bit`); 4 otherwise.
-_NAME_BITS = re.compile(r"(?:(?<![0-9a-z])([2348])[-_ ]?bits?(?![a-z])|(?<![a-z])int([2348])(?![0-9]))", re.I)
+_NAME_BITS = lazy_re(r"(?:(?<![0-9a-z])([2348])[-_ ]?bits?(?![a-z])|(?<![a-z])int([2348])(?![0-9]))", re.I)
 
 
 def prequantized(model: str) -> tuple[int, str] | None:

@@ -19,6 +19,7 @@ from oomdoctor.configs._keys import DEEPSPEED, Key, table, version_chooser
 from oomdoctor.configs.trainer_args import HF_VERSION
 from oomdoctor.errors import InputError
 from oomdoctor.facts import Framework, Source, TrainingSetup, msg
+from oomdoctor.lazyre import lazy_re
 
 NAME = "deepspeed"
 FRAMEWORK: Framework = "hf"
@@ -55,7 +56,7 @@ _BUCKET_KEYS = ("reduce_bucket_size", "allgather_bucket_size", "stage3_prefetch_
                 "max_live_parameters", "stage3_max_reuse_distance", "max_reuse_distance", "sub_group_size",
                 "overlap_comm", "contiguous_gradients", "round_robin_gradients")
 # ds_zero2.json, zero3_offload.json, ds_z3_config.json, stage2.json; FastChat's deepspeed_config_s2.json / _s3.json
-_STAGE_IN_NAME = re.compile(r"(?:zero|z|stage|(?<![A-Za-z])s)[_-]?([0-3])(?![0-9])", re.I)
+_STAGE_IN_NAME = lazy_re(r"(?:zero|z|stage|(?<![A-Za-z])s)[_-]?([0-3])(?![0-9])", re.I)
 
 
 def read_ref(b: Builder, doc: Doc, key: str, hf: dict[str, Any], model: str, *,

@@ -19,6 +19,7 @@ from oomdoctor.configs._doc import Builder, Context, Doc
 from oomdoctor.configs._edit import Out
 from oomdoctor.configs._keys import Key, Marker, at_most, has_key, read_int, table, value_is, version_chooser
 from oomdoctor.facts import Change, Framework, Msg, Source, TrainingSetup, msg
+from oomdoctor.lazyre import lazy_re
 
 NAME = "torchtune"
 FRAMEWORK: Framework = "torchtune"
@@ -437,9 +438,9 @@ def edit(out: Out, c: Change, final: dict[str, Any]) -> None:
         out.put_key(keys["offload_params"], bool(v))
 
 
-_TUNE_RUN = re.compile(r"^\s*#\s*(?:\$\s*)?tune\s+run\s+(.*)$")
-_RECIPE_IN = re.compile(r"^\s*#.*\bin\s+([A-Za-z0-9_/]+)\.py\b")       # "# Config for … in lora_finetune_distributed.py"
-_NEEDS_GPUS = re.compile(r"^\s*#.*\bneeds\s+(\d{1,3})\s+GPUs\b")         # "# This config needs 8 GPUs to run"
+_TUNE_RUN = lazy_re(r"^\s*#\s*(?:\$\s*)?tune\s+run\s+(.*)$")
+_RECIPE_IN = lazy_re(r"^\s*#.*\bin\s+([A-Za-z0-9_/]+)\.py\b")       # "# Config for … in lora_finetune_distributed.py"
+_NEEDS_GPUS = lazy_re(r"^\s*#.*\bneeds\s+(\d{1,3})\s+GPUs\b")         # "# This config needs 8 GPUs to run"
 
 
 def _distributed(recipe: str) -> bool:
@@ -493,9 +494,9 @@ def _tune_run(rest: str, number: int) -> tuple[int, str, int | None] | None:
 
 # torchtune logs the config it runs with before training (torchtune/config/_utils.py log_config: "Running {recipe}
 # with resolved config:\n\n{OmegaConf.to_yaml(cfg)}"): the recipe class, then the YAML with every override applied.
-_RESOLVED = re.compile(r"Running ([A-Za-z0-9_]+) with resolved config:\s*$")
+_RESOLVED = lazy_re(r"Running ([A-Za-z0-9_]+) with resolved config:\s*$")
 # a line of the log around it: `INFO:torchtune…:`, glog's `W1107 16:59:28`, `[rank0]:`, a timestamp
-_LOG_LINE = re.compile(r"^(?:[A-Z]+:[\w.]+:|\[?[WIEF]\d{4} \d|\[rank\d+\]|\d{4}-\d\d-\d\d[ T])")
+_LOG_LINE = lazy_re(r"^(?:[A-Z]+:[\w.]+:|\[?[WIEF]\d{4} \d|\[rank\d+\]|\d{4}-\d\d-\d\d[ T])")
 _TERMINAL_WIDTH = 80        # a terminal narrower than this wraps nothing a command line would hold
 
 
