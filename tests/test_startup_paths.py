@@ -2,6 +2,7 @@
 wide-character patterns are not compiled, and the narrow stand-ins answer exactly as the patterns they replace."""
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -133,5 +134,34 @@ def test_a_plain_report_of_the_demo_compiles_few_patterns_and_imports_no_rich():
     exit_code, compiled, heavy = done.stderr.split(maxsplit=2)
     assert exit_code == "1" and heavy.strip() == "[]", done.stderr
     # 163 when written (324 before the frame table's rows, the call-site lines and the paste reader's patterns
-    # compiled only on a literal they need): a new eager pattern table shows here
-    assert int(compiled) <= 185, done.stderr
+    # compiled only on a literal they need): a new eager pattern table shows here. 185 of 185 on CPython 3.13 at
+    # fc699a1, 162 once the 23 module-level patterns the demo never calls compiled on first use (the test below
+    # names any such pattern by its file and line)
+    assert int(compiled) <= 175, done.stderr
+
+
+def test_every_pattern_a_module_compiles_at_import_on_the_plain_path_is_one_the_demo_uses():
+    # each module-level re.compile of oomdoctor's is made a LazyPattern (oomdoctor/lazyre.py) for this run: one the
+    # plain demo never calls is startup cost for nothing, and is named here, file and line, to be made lazy too
+    code = ("import json, os, re, sys\n"
+            "import oomdoctor\n"
+            "from oomdoctor.lazyre import LazyPattern\n"
+            "package = os.path.dirname(oomdoctor.__file__) + os.sep\n"
+            "compile, made = re.compile, []\n"
+            "def lazily(pattern, flags=0):\n"
+            "    caller = sys._getframe(1)\n"
+            "    where = caller.f_code.co_filename\n"
+            "    if caller.f_code.co_name != '<module>' or not where.startswith(package) or not isinstance(pattern, str):\n"
+            "        return compile(pattern, flags)\n"
+            "    made.append((os.path.relpath(where, package) + ':' + str(caller.f_lineno), LazyPattern(pattern, flags)))\n"
+            "    return made[-1][1]\n"
+            "re.compile = lazily\n"
+            "from oomdoctor import cli\n"
+            "code = cli.main(['--demo', '--plain', '--lang', 'en'])\n"
+            "unused = [where for where, lazy in made if '_compiled' not in vars(lazy)]\n"
+            "print(json.dumps([int(code), len(made), unused]), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    exit_code, made, unused = json.loads(done.stderr.strip().splitlines()[-1])
+    assert exit_code == 1 and "Plan" in done.stdout, done.stderr          # the demo's report, lazy patterns or not
+    assert made > 10                                                      # the stand-in saw the modules' patterns
+    assert unused == [], f"compiled at import but unused by `--demo --plain` (use oomdoctor.lazyre.lazy_re): {unused}"
