@@ -1,6 +1,7 @@
 """Shared test settings, and the fixtures of tests/helpers.py made visible to every test module."""
 import glob
 import os
+import signal
 import tempfile
 
 import pytest
@@ -19,6 +20,13 @@ except ImportError:                                 # Windows: each worker may c
 settings.register_profile("dev", deadline=None)
 settings.register_profile("ci", derandomize=True, deadline=None)
 settings.load_profile("ci" if os.environ.get("CI") else "dev")
+
+# A shell without job control starts a background command with SIGINT ignored (bash: "asynchronous commands ignore
+# SIGINT and SIGQUIT"), as `.ci/run` starts its light sessions, and exec keeps an ignored signal ignored in every child:
+# oomdoctor then leaves SIGINT alone on purpose (interrupts.install, run.runner: nohup's rule), and the tests that stop
+# `oomdoctor run` with SIGINT hung 60 s and failed. Each test process takes the disposition a foreground command has.
+if hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 # Counts transformers made on the meta device are kept in the user's cache directory (oomdoctor/metacount.py):
 # a test run keeps its own, so it neither reads a developer's cache nor leaves files in it. xdist's workers
