@@ -27,6 +27,12 @@ settings.load_profile("ci" if os.environ.get("CI") else "dev")
 # `oomdoctor run` with SIGINT hung 60 s and failed. Each test process takes the disposition a foreground command has.
 if hasattr(signal, "SIGINT") and signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
     signal.signal(signal.SIGINT, signal.default_int_handler)
+# Likewise nohup's SIGHUP (the SIGHUP cases of test_run, test_crashlog_inputs and test_write_safety failed under
+# `nohup pytest`): a handler that does nothing keeps this process alive through a hangup, as nohup meant, and exec
+# resets a handled signal to its default in every child the tests start (POSIX execve), where an ignored one stays
+# ignored.
+if hasattr(signal, "SIGHUP") and signal.getsignal(signal.SIGHUP) is signal.SIG_IGN:
+    signal.signal(signal.SIGHUP, lambda signum, frame: None)
 
 # Counts transformers made on the meta device are kept in the user's cache directory (oomdoctor/metacount.py):
 # a test run keeps its own, so it neither reads a developer's cache nor leaves files in it. xdist's workers
