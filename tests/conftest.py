@@ -42,10 +42,16 @@ os.environ["OOMDOCTOR_TEST_CACHE_HOME"] = os.environ["XDG_CACHE_HOME"] = CACHE_H
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 
+# Configs a test module counts through transformers besides the guessed ones: a module names them in a function
+# META_COUNT_CONFIGS() (called when the warm-up runs), gathered at collection, and the warm-up's batch counts them too.
+_COUNT_TOO: dict = {}
+
+
 @pytest.fixture(scope="session")
 def meta_counts_warm():
     """The session's count cache holds transformers' count of every config.json under tests/data that
-    oomdoctor's own reading can only guess (the ones models._exact_or_warned sends to transformers), made by
+    oomdoctor's own reading can only guess (the ones models._exact_or_warned sends to transformers), and the
+    configs the collected test modules name in META_COUNT_CONFIGS, made by
     one batch child (metacount.meta_count_many: one import of transformers, not one per test). Each test still
     goes through the product's own lookup, and every count still comes from transformers; a config the batch
     could not count is counted by the test's own child, as without the warm-up. Under xdist one worker
@@ -67,6 +73,8 @@ def meta_counts_warm():
             continue
         if shape.shape_confidence == "guessed":
             configs.append(cfg)
+    for module_configs in _COUNT_TOO.values():
+        configs.extend(module_configs())
     folder = os.path.join(CACHE_HOME, "oomdoctor-test-warm")
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "lock"), "a") as lock:
@@ -96,6 +104,9 @@ def pytest_collection_modifyitems(config, items):
     modules now go to either worker, at the price of torch, transformers and peft imported by both (~11 s of
     CPU). Likewise the tests of one module that use a module fixture of it join a group of their own."""
     for item in items:
+        count_too = getattr(getattr(item, "module", None), "META_COUNT_CONFIGS", None)
+        if callable(count_too):
+            _COUNT_TOO[item.module.__name__] = count_too
         if item.get_closest_marker("simulate"):
             item.add_marker(pytest.mark.xdist_group("simulate:" + item.nodeid.split("::", 1)[0]))
         elif not item.get_closest_marker("xdist_group") and _uses_module_fixture(item):

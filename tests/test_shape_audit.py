@@ -42,18 +42,19 @@ def _unknown_type_config() -> dict:
     return cfg
 
 
-@pytest.fixture(scope="module")
-def counted_in_one_child():
+def META_COUNT_CONFIGS() -> list[dict]:
     """The configs the transformers tests below count one at a time (rwkv's, a type transformers does not know,
-    the four whose class is not their decoder's), counted by one child (metacount.meta_count_many: one import of
-    transformers instead of one per test) into the session's cache, as conftest's meta_counts_warm does for the
-    guessed configs; each test still reads its count through metacount's own lookup, and a count the batch did
-    not settle is made by the test's own child."""
-    from oomdoctor import metacount
+    the four whose class is not their decoder's): conftest's meta_counts_warm counts them in the session's one batch
+    child with the guessed configs (one import of transformers for both, not one each)."""
+    configs = [json.loads((CORPUS / name / "config.json").read_text()) for name in ("rwkv-defaults", *DECODER_ALONE)]
+    return configs + [_unknown_type_config()]
 
-    if metacount.available():
-        configs = [json.loads((CORPUS / name / "config.json").read_text()) for name in ("rwkv-defaults", *DECODER_ALONE)]
-        metacount.meta_count_many(configs + [_unknown_type_config()], timeout=600)
+
+@pytest.fixture(scope="module")
+def counted_in_one_child(meta_counts_warm):
+    """META_COUNT_CONFIGS counted into the session's cache by the session's batch child (metacount.meta_count_many);
+    each test still reads its count through metacount's own lookup, and a count the batch did not settle is made by
+    the test's own child."""
 
 
 def _file_type(entry) -> str:
