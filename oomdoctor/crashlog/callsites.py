@@ -206,6 +206,22 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("loss", "torch", "path", r"torch[/\\]nn[/\\]modules[/\\]loss\.py",
      "torch/nn/modules/loss.py defines every loss module (CrossEntropyLoss, BCEWithLogitsLoss, MSELoss, ...): its "
      "frames, whatever their function is called (`forward`), compute a loss"),
+    # PaddlePaddle's executors log the op an exception came out of before rethrowing it: LOG(WARNING) << Type() << " raises
+    # an exception " << demangle(typeid(ex).name()) << ", " << ex.what() (paddle/fluid/framework/operator.cc
+    # OperatorBase::Run; new_executor/interpretercore.cc the same, `raises an EnforceNotMet exception` for its own
+    # checks). A gradient op's type is its forward op's with `_grad` appended (GradOpMaker, `lookup_table_grad`,
+    # `matmul_v2_grad_grad`), the optimizers' update ops carry the optimizer's name (`adam`, `sgd`, `momentum`: ops/
+    # optimizers/), and every other op is the model's forward computation (`lookup_table`, `matmul_v2`, `softmax`).
+    ("backward", "PaddlePaddle", "line", r"(?:\.cc:\d+\]\s+|^\s*)\w+_grad\w* raises an (?:EnforceNotMet |unknown )?exception\b",
+     "paddle/fluid/framework/operator.cc OperatorBase::Run: a `_grad` op is the backward pass"),
+    ("optimizer", "PaddlePaddle", "line",
+     r"(?:\.cc:\d+\]\s+|^\s*)(?:merged_|fused_)?(?:adam|adamw|adamax|sgd|momentum|lars_momentum|lamb|rmsprop|adagrad|adadelta|ftrl|"
+     r"dgc_momentum|dpsgd|decayed_adagrad|proximal_gd|proximal_adagrad) raises an (?:EnforceNotMet |unknown )?exception\b",
+     "paddle/fluid/operators/optimizers/ (and phi's kernels of the same names): the parameter update ops"),
+    ("forward", "PaddlePaddle", "line",
+     r"(?:\.cc:\d+\]\s+|^\s*)(?!\w*_grad\b)(?!(?:merged_|fused_)?(?:adam|adamw|adamax|sgd|momentum|lars_momentum|lamb|rmsprop|adagrad|"
+     r"adadelta|ftrl|dgc_momentum|dpsgd|decayed_adagrad|proximal_gd|proximal_adagrad) )\w+ raises an (?:EnforceNotMet |unknown )?exception\b",
+     "paddle/fluid/framework/operator.cc OperatorBase::Run: any other op is the model's forward computation"),
 )
 
 

@@ -292,6 +292,26 @@ F_PY_NOMEM = lazy_re(r"^\s*(?:builtins\.)?MemoryError\s*:?\s*$", needs=("MemoryE
 # `halMemAlloc failed: ... size=N` after it names no cause by itself, so it is left to that line).
 F_CANN_DRV = lazy_re(r"\bheap_alloc_managed out of memory, pp=0x[0-9a-fA-F]+, bytesize=(?P<bytes>\d+)",
                      needs=("heap_alloc_managed out of memory",))
+# PaddlePaddle's GPU allocators throw memory::allocation::BadAlloc (a std::bad_alloc) with the words "Out of memory
+# error on GPU %d. Cannot allocate %s memory on GPU %d, %s memory has been allocated and available memory is only %s."
+# (PaddlePaddle/Paddle paddle/fluid/memory/allocation/cuda_allocator.cc CUDAAllocator::AllocateImpl; the auto-growth,
+# async and virtual-memory allocators beside it print the same; detail/system_allocator.cc's older GPUAllocator drops
+# the "has been allocated" clause). string::HumanReadableSize writes each size as "%f" and a unit of B, kB, MB, GB, TB
+# after dividing by 1024 (paddle/fluid/string/printf.h), so "56.000000MB" is 56 MiB. The "allocated" figure is the
+# card's used memory (total - avail from cudaMemGetInfo), every process's, not this process's: it is not read.
+F_PADDLE = lazy_re(r"\bOut of memory error on GPU(?: ?(?P<dev>\d+))?\b(?:\.\s*Cannot allocate (?P<req>[\d.]+[kKMGTP]?B) memory on GPU ?\d+)?"
+                   r"(?:,\s*(?:[\d.]+[kKMGTP]?B memory has been allocated and\s*)?available memory is only\s*(?P<free>[\d.]+[kKMGTP]?B))?",
+                   needs=("Out of memory error on GPU",))
+_PADDLE_SIZE = lazy_re(r"(\d+(?:\.\d+)?)([kKMGTP]?)B")
+_PADDLE_UNIT = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+
+
+def _paddle_size_gib(text: str | None) -> float | None:
+    """Paddle's HumanReadableSize ("56.000000MB", "1.500000kB", "0.000000B") as GiB."""
+    m = _PADDLE_SIZE.fullmatch(text or "")
+    return float(m.group(1)) * _PADDLE_UNIT[m.group(2).upper() or "B"] / GIB if m else None
+
+
 F_CANN = lazy_re(r"Memory_Allocation_Failure\(EL0004\)|Failed to apply for memory\. Check the remaining storage space",
                  needs=("Memory_Allocation_Failure(EL0004)", "Failed to apply for memory"))
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
@@ -743,6 +763,10 @@ def _read_ray(text: str) -> Parsed | None:
 
 
 def _read_other_allocators(text: str) -> Parsed | None:
+    m = F_PADDLE.search(text)
+    if m:
+        return _count(Parsed("cuda_oom", tried_gib=_paddle_size_gib(m.group("req")), free_gib=_paddle_size_gib(m.group("free")),
+                             device=int(m.group("dev")) if m.group("dev") else None))
     found = _first_failure(text, _HOST_AND_HPU_WORDS)
     if found:
         return found
