@@ -905,6 +905,8 @@ def _read_titles_and_names(text: str) -> Parsed | None:
     if F_STRERROR_ENOMEM.search(text) and not text.rstrip().endswith(("?", "？")) and \
             not _GRAMMAR_NEGATED.search(text[:F_STRERROR_ENOMEM.search(text).start()]):
         return _count(Parsed("host_oom"))
+    if F_JVM_OOM.search(text):           # the JVM's class in a title is host memory, as in a log line
+        return _count(Parsed("host_oom"))
     m = _TITLE_WORDS.search(text)
     if m is None:
         return None
@@ -1059,7 +1061,14 @@ def parse_headless(text: str) -> Parsed | None:
 # SE API's java.lang.OutOfMemoryError): host memory, whatever model the program runs. Android's runtime states the
 # request (art/runtime/gc/heap.cc ThrowOutOfMemoryError: "Failed to allocate a %zu byte allocation with %zu free bytes
 # and %s until OOM, ...").
-F_JVM_OOM = lazy_re(r"\bjava\.lang\.OutOfMemoryError\b", needs=("java.lang.OutOfMemoryError",))
+# The class is the JVM's also where a writer names it by its language (`java OutOfMemoryError: heap space`) or where
+# HotSpot's own detail message follows it: the preallocated errors of src/hotspot/share/memory/universe.cpp ("Java heap
+# space", "Metaspace", "Compressed class space", "Requested array size exceeds VM limit", "GC overhead limit exceeded"),
+# java.nio.Bits' "Direct buffer memory", the thread start's "unable to create native thread" (JDK 8: "new native").
+F_JVM_OOM = lazy_re(r"\bjava(?:\.lang\.| )OutOfMemoryError\b|\bOutOfMemoryError: (?:Java heap space|Metaspace|"
+                    r"Compressed class space|Requested array size exceeds VM limit|GC overhead limit exceeded|"
+                    r"Direct buffer memory|unable to create (?:new )?native thread)",
+                    needs=("OutOfMemoryError",))
 F_ART_REQUEST = lazy_re(r"Failed to allocate a (?P<n>\d+) byte allocation\b", needs=("byte allocation",))
 
 
