@@ -521,7 +521,7 @@ def _excerpt_frames(src: LogSource, h: _Hit) -> tuple | None:
     below = _frame_runs(src.lines_after(h.end, TRACEBACK_LINES), h.rank)
     order = sorted([(d, 0, run[::-1]) for d, run in enumerate(above)] + [(d, 1, run) for d, run in enumerate(below)],
                    key=lambda c: (c[0], c[1]))
-    titled = bool(_HEADING.search(h.message))
+    titled = _stands_over(h.message)
     for _d, side, run in order:
         found = frame_phase([t for _, t in run])
         if found is None or found[0] == "forward" and side == 1 and not titled:
@@ -592,8 +592,8 @@ def _lexical(src: LogSource, h: _Hit) -> tuple | None:
     # a traceback's frames, not the user's code quoted after the message (a training loop's `loss.backward()`)
     found = lexical_phase([t for _, t in after]) if any(is_frame(t) for _, t in after) else None
     # forward's words after the message may be another report's frames (pytest's long form after its summary
-    # line), as _after_phase reads them; under an issue's title the traceback is the title's own
-    if found is not None and (found[0] != "forward" or _HEADING.search(h.message)):
+    # line), as _after_phase reads them; under an issue's title (or a sentence announcing it) the traceback is its own
+    if found is not None and (found[0] != "forward" or _stands_over(h.message)):
         return found[0], after[found[1]][0], after[found[1]][1], "frame"
     return None
 
@@ -715,6 +715,16 @@ def _frames_above(src: LogSource, h: _Hit) -> tuple[list[tuple[int, str]], tuple
 
 AFTER_LINES = 12                   # lines read after a message for the cue printed after it
 _HEADING = lazy_re(r"^#{1,6} ", needs=("# ",))
+# A reporter's sentence that quotes the failure and ends with a colon (`and now I get `CUDA out of memory` error:`, `I got
+# the CUDA error: out of memory right in the second epoch:`) announces what is pasted under it, as a title stands over
+# its thread: the traceback below is that failure's. Four words at least, so a log's own `... out of memory:` head of
+# a report is not one.
+_ANNOUNCES = lazy_re(r"^(?:\S+\s+){3,}\S*:[\s`*]*$")
+
+
+def _stands_over(message: str) -> bool:
+    """The message heads the paste under it: an issue's title, or a sentence that announces it with a colon."""
+    return bool(_HEADING.search(message) or _ANNOUNCES.search(message))
 
 
 def _after_phase(src: LogSource, h: _Hit, lines: int = AFTER_LINES, step_frames: bool = False) -> tuple | None:
