@@ -622,6 +622,10 @@ def _lex_words(name: str) -> list[str]:
 def _lex_phase_of(words: list[str]) -> tuple[str, str] | None:
     """(phase, word) of the first word of a name that belongs to a class, a compound starting there first
     (`load_state_dict` is loading, `get_state_dict` saving: the verb leads a Python name)."""
+    if words == ["wrap"]:
+        # a bare `wrap`/`_wrap` is a generic wrapper (torch/multiprocessing/spawn.py `_wrap` runs a spawned process's
+        # whole function, decorators' `def wrap(f)`); wrapping a model names its object (`auto_wrap`, `wrap_model`)
+        return None
     for i, word in enumerate(words):
         for compound, phase in _LEX_COMPOUNDS:
             parts = compound.split()
