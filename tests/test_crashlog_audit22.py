@@ -96,8 +96,8 @@ def test_a_bare_wrap_frame_names_no_loading(tmp_path):
     # torch/multiprocessing/spawn.py's `_wrap` runs a spawned process's whole function: no phase of its own
     form = [f"answer {i}" for i in range(30)]
     spawn = _tb(("/usr/lib/python3.8/site-packages/torch/multiprocessing/spawn.py", "_wrap", "fn(i, *args)"),
-                ("/work/train_net.py", "main", "return go(cfg)"))
+                ("/srv/job/train_net.py", "main", "return go(cfg)"))
     title = "# CUDA out of memory in the second run"
     assert _phase(tmp_path, [title, "", *form, *spawn]) is None
-    wrapped = _tb(("/work/train_net.py", "main", "return go(cfg)"), ("/work/setup.py", "wrap_model", "m = FSDP(m)"))
+    wrapped = _tb(("/srv/job/train_net.py", "main", "return go(cfg)"), ("/srv/job/setup.py", "wrap_model", "m = FSDP(m)"))
     assert _phase(tmp_path, [title, "", *form, *wrapped]) == "load"
