@@ -19,6 +19,8 @@ from oomdoctor.crashlog.paste import PASTE_MAX_BYTES, normalise
 from oomdoctor.crashlog.phase import (
     LEVEL_ONLY,
     LUA_FRAME,
+    OUTER,
+    STEP,
     TRACEBACK_HEAD,
     banner_phase,
     bar_after,
@@ -523,11 +525,21 @@ def _excerpt_frames(src: LogSource, h: _Hit) -> tuple | None:
                    key=lambda c: (c[0], c[1]))
     titled = _stands_over(h.message)
     for _d, side, run in order:
-        found = frame_phase([t for _, t in run])
+        found = _run_phase([t for _, t in run])
         if found is None or found[0] == "forward" and side == 1 and not titled:
             continue
         return found[0], run[found[1]][0], run[found[1]][1], "frame"
     return None
+
+
+def _run_phase(texts: list[str]) -> tuple[str, int] | None:
+    """(phase, index) of one run of traceback lines: its call sites (phase.frame_phase), else the words of its frames
+    (phase.lexical_phase), as the traceback right above a message is read (_traceback_phase, then _lexical)."""
+    found = frame_phase(texts)
+    if found is None:
+        lex = lexical_phase(texts)
+        found = (lex[0], lex[1]) if lex else None
+    return found
 
 
 PROSE_LINES = 12                   # lines read either side of a message for the reporter's words
@@ -647,8 +659,11 @@ def _traceback_phase(src: LogSource, h: _Hit) -> tuple | None:
     after = _after_phase(src, h)
     if found:
         phase, i = found
-        if after is not None and after[3] <= len(block) - i and not after[4]:
-            return after[:3] + ("progress",)    # the failure's own report after it is nearer than its caller's frame
+        # the failure's own report after it is nearer than its caller's frame; or it names the job the failed call
+        # ran in (the A1111 web UI's `*** Error completing request` of a txt2img job under a layer's forward frames):
+        # an outer phase encloses the step its frames show, as in one traceback (phase.frame_phase)
+        if after is not None and not after[4] and (after[3] <= len(block) - i or phase in STEP and after[0] in OUTER):
+            return after[:3] + ("progress",)
         return phase, block[i][0], block[i][1], "frame"
     if h.parsed.kind == "vllm_cache":
         # the engine sizes its cache while it starts; SGLang's request pool is filled batch by batch while it serves
