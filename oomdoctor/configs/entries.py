@@ -331,8 +331,10 @@ ENTRIES: tuple[Entry, ...] = (
           # gradient_accumulation_steps None = ceil(16 / per-device batch / world size): 16 sequences a step
           # (swift/trainers/arguments.py __post_init__; 2.x swift/llm/utils/argument.py the same with batch_size),
           # split as a total batch over the launcher's processes (which rounds down where b × world does not divide 16)
+          # per_device_eval_batch_size 1, not TrainingArguments' 8 (swift/trainers/arguments.py:130 at 3602360a5;
+          # 3.0 swift/llm/argument/train_args.py:32 at b40f31df7; 2.x eval_batch_size None = batch_size, default 1)
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
-                    ("grad_ckpt", True), ("quant_bits", 4), ("total_batch", 16)),
+                    ("grad_ckpt", True), ("quant_bits", 4), ("total_batch", 16), ("eval_batch", 1)),
           seq_flag="max_length", precision_from_dtype=True,
           # ms-swift's own argument names (swift/arguments: tuner_type, rlhf_type; 3.x train_type; 2.x sft_type)
           own_flags=("rlhf_type", "train_type", "tuner_type", "sft_type", "tuner_backend")),

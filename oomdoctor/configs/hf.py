@@ -179,7 +179,7 @@ def _entry_defaults(b: Builder, doc: Doc, entry: Any) -> None:
     for field_name, value in entry.defaults_for(doc.data):
         src = b.sources.get(field_name)
         if field_name in ("grad_ckpt", "attention", "precision", "stage", "fsdp", "offload_params", "offload_optimizer",
-                          "optimizer") and (src is None or src.file is None):
+                          "optimizer", "eval_batch") and (src is None or src.file is None):
             b.default(field_name, value, entry.label)
     src = b.sources.get("precision")
     if entry.precision_from_dtype and (src is None or src.file is None):
