@@ -235,6 +235,8 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     elif kind in ("PROMPT_TUNING", "PREFIX_TUNING", "P_TUNING"):
         warnings += (msg("config.ptuning_yaml", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
     extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name}
+    if reader.unsloth is not None and reader.unsloth_offload:
+        extras["use_gradient_checkpointing"] = "unsloth"     # the key Mechanisms.unsloth_offload reads
     return replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings, **fields)
 
 
@@ -402,6 +404,7 @@ class _Reader:
         self.trl = False
         self.stage: tuple[str, str, int] | None = None
         self.unsloth: tuple[str, int] | None = None
+        self.unsloth_offload = False    # use_gradient_checkpointing="unsloth": unsloth's offloaded checkpointing
         self.default_len: tuple[int, int] | None = None
         self.current: tuple[str, ast.Call | None] = ("", None)     # the call being read, for provenance
         self.spelled: dict[str, str] = {}                           # data key -> how the script wrote it
@@ -674,6 +677,7 @@ class _Reader:
                 # "unsloth" by default) and applies it to a full fine-tune
                 v = self.value(ckpt)
                 self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
+                self.unsloth_offload = isinstance(v, str) and v.lower() == "unsloth"
             return
         self.data["use_peft"] = "true"
         self.lines["use_peft"] = call.lineno
@@ -690,7 +694,9 @@ class _Reader:
         if ckpt is not None:
             v = self.value(ckpt)
             self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
+            self.unsloth_offload = isinstance(v, str) and v.lower() == "unsloth"
         elif "gradient_checkpointing" not in self.data:
+            self.unsloth_offload = True
             self.data["gradient_checkpointing"], self.lines["gradient_checkpointing"] = "true", call.lineno
             self._default_spelling("gradient_checkpointing", f"{owner}.{name}", 'use_gradient_checkpointing="unsloth"',
                                   force=True)
