@@ -234,10 +234,14 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
         warnings += (msg("config.peft_as_lora", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
     elif kind in ("PROMPT_TUNING", "PREFIX_TUNING", "P_TUNING"):
         warnings += (msg("config.ptuning_yaml", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
-    extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name}
-    if reader.unsloth is not None and reader.unsloth_offload:
-        extras["use_gradient_checkpointing"] = "unsloth"     # the key Mechanisms.unsloth_offload reads
+    extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name, **_unsloth_extras(reader)}
     return replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings, **fields)
+
+
+def _unsloth_extras(reader: Any) -> dict[str, Any]:
+    """unsloth's offloaded checkpointing, when the script asks for it (or takes get_peft_model's default), under
+    the key Mechanisms.unsloth_offload reads."""
+    return {"use_gradient_checkpointing": "unsloth"} if reader.unsloth is not None and reader.unsloth_offload else {}
 
 
 def config_literal(path: str, text: str) -> tuple[str, dict[str, Any], dict[str, int], str] | None:
