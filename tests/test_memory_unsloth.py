@@ -112,3 +112,22 @@ def test_tenth_fresh_sample_bounds():
     median, p90 = accuracy.summary(result["rows"])
     # untouched code (fc699a1) on the same rows: 142.3% median, 520.5% p90, every row over
     assert median < 0.10 and p90 < 0.35
+
+
+def test_the_crash_log_banner_gives_the_release_and_so_the_loss(tmp_path):
+    from oomdoctor.crashlog.parse import parse_log
+
+    log = tmp_path / "crash.log"
+    log.write_text("==((====))==  Unsloth 2024.8: Fast Llama patching. Transformers = 4.44.2.\n"
+                   "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.96 GiB. GPU 0 has a total "
+                   "capacity of 14.75 GiB of which 1.10 GiB is free.\n")
+    versions = parse_log(str(log)).versions
+    assert versions.get("unsloth") == "2024.8"
+    path = tmp_path / "train.py"
+    path.write_text('from unsloth import FastLanguageModel\n'
+                    'model, tok = FastLanguageModel.from_pretrained(model_name="unsloth/llama-3-8b-bnb-4bit")\n'
+                    'model = FastLanguageModel.get_peft_model(model, r=16)\n')
+    setup = load_config(str(path), log_versions=versions)
+    assert setup.mechanisms.unsloth_version == "2024.8"
+    assert loss_regime(setup, LLAMA3_8B) == "unsloth"
+    assert loss_regime(load_config(str(path)), LLAMA3_8B) == "unsloth_fused"     # no banner: today's release

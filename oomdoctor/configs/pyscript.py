@@ -234,14 +234,22 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
         warnings += (msg("config.peft_as_lora", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
     elif kind in ("PROMPT_TUNING", "PREFIX_TUNING", "P_TUNING"):
         warnings += (msg("config.ptuning_yaml", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
-    extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name, **_unsloth_extras(reader)}
+    extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name,
+              **_unsloth_extras(reader, log_versions)}
     return replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings, **fields)
 
 
-def _unsloth_extras(reader: Any) -> dict[str, Any]:
-    """unsloth's offloaded checkpointing, when the script asks for it (or takes get_peft_model's default), under
-    the key Mechanisms.unsloth_offload reads."""
-    return {"use_gradient_checkpointing": "unsloth"} if reader.unsloth is not None and reader.unsloth_offload else {}
+def _unsloth_extras(reader: Any, log_versions: Any) -> dict[str, Any]:
+    """unsloth's offloaded checkpointing, when the script asks for it (or takes get_peft_model's default), and its
+    release where the crash log's banner printed it ("Unsloth 2024.8: Fast Llama patching"), under the keys
+    Mechanisms.unsloth_offload and unsloth_version read (memory/loss.py unsloth_loss: the loss differs by release)."""
+    if reader.unsloth is None:
+        return {}
+    out: dict[str, Any] = {"use_gradient_checkpointing": "unsloth"} if reader.unsloth_offload else {}
+    logged = (log_versions or {}).get("unsloth")
+    if logged:
+        out["unsloth_version"] = str(logged)
+    return out
 
 
 def config_literal(path: str, text: str) -> tuple[str, dict[str, Any], dict[str, int], str] | None:
