@@ -131,3 +131,13 @@ def test_the_crash_log_banner_gives_the_release_and_so_the_loss(tmp_path):
     assert setup.mechanisms.unsloth_version == "2024.8"
     assert loss_regime(setup, LLAMA3_8B) == "unsloth"
     assert loss_regime(load_config(str(path)), LLAMA3_8B) == "unsloth_fused"     # no banner: today's release
+
+
+def test_unsloth_cli_is_an_unsloth_run_with_its_checkpointing(tmp_path):
+    for flags, offload in (("", True), (' --use_gradient_checkpointing "unsloth"', True),
+                           (" --use_gradient_checkpointing True", False)):
+        path = tmp_path / "run.sh"
+        path.write_text(f'python unsloth-cli.py --model_name "unsloth/llama-3-8b"{flags}\n')
+        setup = load_config(str(path))
+        assert setup.use_unsloth and setup.grad_ckpt
+        assert setup.mechanisms.unsloth_offload is offload
