@@ -141,3 +141,25 @@ def test_unsloth_cli_is_an_unsloth_run_with_its_checkpointing(tmp_path):
         setup = load_config(str(path))
         assert setup.use_unsloth and setup.grad_ckpt
         assert setup.mechanisms.unsloth_offload is offload
+
+
+def test_llamafactory_use_unsloth_and_use_unsloth_gc_offload_the_layer_inputs(tmp_path):
+    base = ("model_name_or_path: meta-llama/Meta-Llama-3-8B\nstage: sft\nfinetuning_type: lora\nlora_target: all\n"
+            "quantization_bit: 4\ncutoff_len: 2048\nper_device_train_batch_size: 2\nbf16: true\n")
+    for extra, unsloth, offload in (("", False, False), ("use_unsloth: true\n", True, True),
+                                    ("use_unsloth_gc: true\n", False, True)):
+        path = tmp_path / "train.yaml"
+        path.write_text(base + extra)
+        setup = load_config(str(path))
+        assert setup.use_unsloth is unsloth and setup.mechanisms.unsloth_offload is offload
+    # the offloaded inputs: the same run keeps two layers' inputs instead of every layer's
+    kept = estimate(load_config(str(_write(tmp_path, "a.yaml", base))), LLAMA3_8B, T4)
+    gc = estimate(load_config(str(_write(tmp_path, "b.yaml", base + "use_unsloth_gc: true\n"))), LLAMA3_8B, T4)
+    per_input = 2 * 2048 * LLAMA3_8B.hidden_size * 2 / 2 ** 30
+    assert kept.details["activations_gib"] - gc.details["activations_gib"] >= (LLAMA3_8B.num_layers - 2) * per_input - 0.01
+
+
+def _write(tmp_path, name: str, text: str):
+    path = tmp_path / name
+    path.write_text(text)
+    return path

@@ -917,9 +917,10 @@ def _stack_bytes(setup: TrainingSetup, shape: ModelShape, lb: LayerBytes, record
     """What the recorded layers keep for backward: everything they save, their inputs under checkpointing, or
     about two layers' worth under activation offloading."""
     ckpt = setup.grad_ckpt
-    if ckpt and setup.use_unsloth and setup.mechanisms.unsloth_offload:
+    if ckpt and setup.mechanisms.unsloth_offload:
         # unsloth's offloaded checkpointing (unsloth/models/_utils.py Unsloth_Offloaded_Gradient_Checkpointer
-        # @0927c343; unsloth_zoo gradient_checkpointing.py today): each layer's input is copied to the host
+        # @0927c343; unsloth_zoo gradient_checkpointing.py today; LLaMA-Factory's use_unsloth_gc copy,
+        # model_utils/checkpointing.py UnslothGradientCheckpointing): each layer's input is copied to the host
         # (`hidden_states.to("cpu", non_blocking = True)`) and the layer runs under no_grad; backward brings one
         # back and recomputes it, so about two layers' inputs are on the GPU at once and nothing escapes
         return 2 * lb.checkpoint_input * T_
