@@ -181,6 +181,13 @@ def _entry_defaults(b: Builder, doc: Doc, entry: Any) -> None:
         if field_name in ("grad_ckpt", "attention", "precision", "stage", "fsdp", "offload_params", "offload_optimizer",
                           "optimizer", "eval_batch") and (src is None or src.file is None):
             b.default(field_name, value, entry.label)
+    if entry.name == "unsloth_cli":
+        # unsloth-cli.py loads with FastLanguageModel and passes --use_gradient_checkpointing ("unsloth" by default)
+        # to get_peft_model (unslothai/unsloth@015bdef0 unsloth-cli.py): unsloth's own mechanisms (memory/loss.py
+        # unsloth_loss, estimate.py _stack_bytes)
+        b.default("use_unsloth", True, entry.label)
+        if str(doc.data.get("use_gradient_checkpointing", "unsloth")).strip().strip("'\"").lower() == "unsloth":
+            b.extras["use_gradient_checkpointing"] = "unsloth"
     src = b.sources.get("precision")
     if entry.precision_from_dtype and (src is None or src.file is None):
         dtype = b.values.get("load_dtype")

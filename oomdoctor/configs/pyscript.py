@@ -234,8 +234,22 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
         warnings += (msg("config.peft_as_lora", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
     elif kind in ("PROMPT_TUNING", "PREFIX_TUNING", "P_TUNING"):
         warnings += (msg("config.ptuning_yaml", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
-    extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name}
+    extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name,
+              **_unsloth_extras(reader, log_versions)}
     return replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings, **fields)
+
+
+def _unsloth_extras(reader: Any, log_versions: Any) -> dict[str, Any]:
+    """unsloth's offloaded checkpointing, when the script asks for it (or takes get_peft_model's default), and its
+    release where the crash log's banner printed it ("Unsloth 2024.8: Fast Llama patching"), under the keys
+    Mechanisms.unsloth_offload and unsloth_version read (memory/loss.py unsloth_loss: the loss differs by release)."""
+    if reader.unsloth is None:
+        return {}
+    out: dict[str, Any] = {"use_gradient_checkpointing": "unsloth"} if reader.unsloth_offload else {}
+    logged = (log_versions or {}).get("unsloth")
+    if logged:
+        out["unsloth_version"] = str(logged)
+    return out
 
 
 def config_literal(path: str, text: str) -> tuple[str, dict[str, Any], dict[str, int], str] | None:
@@ -402,6 +416,7 @@ class _Reader:
         self.trl = False
         self.stage: tuple[str, str, int] | None = None
         self.unsloth: tuple[str, int] | None = None
+        self.unsloth_offload = False    # use_gradient_checkpointing="unsloth": unsloth's offloaded checkpointing
         self.default_len: tuple[int, int] | None = None
         self.current: tuple[str, ast.Call | None] = ("", None)     # the call being read, for provenance
         self.spelled: dict[str, str] = {}                           # data key -> how the script wrote it
@@ -674,6 +689,7 @@ class _Reader:
                 # "unsloth" by default) and applies it to a full fine-tune
                 v = self.value(ckpt)
                 self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
+                self.unsloth_offload = isinstance(v, str) and v.lower() == "unsloth"
             return
         self.data["use_peft"] = "true"
         self.lines["use_peft"] = call.lineno
@@ -690,7 +706,9 @@ class _Reader:
         if ckpt is not None:
             v = self.value(ckpt)
             self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
+            self.unsloth_offload = isinstance(v, str) and v.lower() == "unsloth"
         elif "gradient_checkpointing" not in self.data:
+            self.unsloth_offload = True
             self.data["gradient_checkpointing"], self.lines["gradient_checkpointing"] = "true", call.lineno
             self._default_spelling("gradient_checkpointing", f"{owner}.{name}", 'use_gradient_checkpointing="unsloth"',
                                   force=True)
