@@ -92,6 +92,11 @@ def _with_shell_strings(script: Script) -> list[Command]:
     out: list[Command] = []
     for cmd in script.commands:
         words = list(cmd.words)
+        if words and words[0].text == "eval":
+            evaluated = _evaluated(script, cmd, words[1:])
+            if evaluated is not None:
+                out.extend(evaluated)
+                continue
         at = next((c for c in (_dash_c(words, i) for i, w in enumerate(words[:-1])
                                if os.path.basename(w.text) in _SHELLS) if c is not None), None)
         inner = words[at + 1] if at is not None and at + 1 < len(words) else None
@@ -111,10 +116,33 @@ def _with_shell_strings(script: Script) -> list[Command]:
             out.append(cmd)
             continue
         shift = inner.line - 1
+        # `srun [options] bash -c "…"`: srun runs the shell once a task, so the string's command runs under that
+        # srun (srun(1)); its words stay in front of the command they launch
+        shell = next(i for i, w in enumerate(words) if os.path.basename(w.text) in _SHELLS)
+        lead = tuple(words[:shell]) if words and os.path.basename(words[0].text) == "srun" else ()
         for sub in read_script(body, script.path, outer).commands:
             out.append(replace(sub, line=sub.line + shift, env={**cmd.env, **sub.env},
-                               words=tuple(replace(w, line=w.line + shift) for w in sub.words)))
+                               words=lead + tuple(replace(w, line=w.line + shift) for w in sub.words)))
     return out
+
+
+def _evaluated(script: Script, cmd: Command, args: list[Word]) -> list[Command] | None:
+    """`eval ARG …` (bash(1) SHELL BUILTIN COMMANDS: the arguments are joined with spaces and the result is read and
+    run as a command, in this shell): `CMD="deepspeed … train.py --x 1"; eval $CMD`. Arguments all known: their
+    text read as a script; with a part only the run knows, the words as the outer shell split them (the same
+    command when they hold no quotes or operators for the second reading to act on)."""
+    if args and args[0].text == "--":
+        args = args[1:]
+    if not args:
+        return None
+    if all(w.known for w in args):
+        body = " ".join(w.text for w in args)
+        return [replace(sub, line=cmd.line, env={**cmd.env, **sub.env},
+                        words=tuple(replace(w, line=cmd.line) for w in sub.words))
+                for sub in read_script(body, script.path, script.variables).commands]
+    if any(w.known and any(c in w.text for c in "'\"|;&<>") for w in args):
+        return None
+    return [replace(cmd, words=tuple(args))]
 
 
 def _dash_c(words: Sequence[Word], shell: int) -> int | None:
@@ -203,7 +231,12 @@ def _unwrap_launchers(words: list[Word], env: dict[str, Word]) -> list[Word]:
                 name, _, value = words[0].text.partition("=")
                 env[name] = Word(value, words[0].line, words[0].unknown)
                 words = words[1:]
-        elif head in ("srun", "mpirun", "sudo"):
+        elif head == "srun":
+            tasks = _srun_tasks(words[1:], env)
+            if tasks is not None:
+                env["SLURM_STEP_NUM_TASKS"] = tasks
+            words = _skip_options(words[1:])
+        elif head in ("mpirun", "sudo"):
             words = _skip_options(words[1:])
         elif head == "ray" and [w.text for w in words[1:3]] == ["job", "submit"] and \
                 any(w.text == "--" for w in words):
@@ -259,9 +292,29 @@ def _gaudi_spawn(cmd: Command, words: list[Word]) -> Invocation | None:
     return _target(cmd, words[i:], launch)
 
 
+def _srun_tasks(opts: Sequence[Word], env: Mapping[str, Word]) -> Word | None:
+    """How many tasks `srun` starts (srun(1)): its -n/--ntasks, else --ntasks-per-node times -N/--nodes, each
+    taken from the job's SLURM_NTASKS / SLURM_NTASKS_PER_NODE / SLURM_NNODES where srun is not given it. None when
+    nothing says (srun then starts one task per node)."""
+    opts = _split_options(opts)[0]
+    given = _opt(opts, "-n", "--ntasks") or env.get("SLURM_NTASKS")
+    if _int_word(given) is not None:
+        return given
+    per_node = _int_word(_opt(opts, "--ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE"))
+    if per_node is None:
+        return None
+    nodes = _int_word(_opt(opts, "-N", "--nodes") or env.get("SLURM_NNODES")) or 1
+    return Word(str(per_node * nodes), (_opt(opts, "--ntasks-per-node") or Word("", 0)).line)
+
+
 def _python(head: Word, env: Mapping[str, Word]) -> Launch:
     """One process. The HF Trainer in one process spreads a batch over every visible GPU
-    (DataParallel: each holds the whole model), so several visible GPUs count."""
+    (DataParallel: each holds the whole model), so several visible GPUs count. Under `srun`, one process a task:
+    srun starts the command once for each of its tasks (srun(1); Megatron's and Megatron-Bridge's scripts take
+    their rank and world size from SLURM_PROCID / SLURM_NTASKS)."""
+    tasks = _env_int(env, "SLURM_STEP_NUM_TASKS")
+    if tasks is not None and tasks[0] > 1:
+        return Launch("srun", tasks[0], tasks[1], "srun --ntasks")
     visible = _visible(env)
     if visible is not None and visible[0] > 1:
         return Launch("python", visible[0], visible[1], "CUDA_VISIBLE_DEVICES",
@@ -576,10 +629,11 @@ def _accelerate(opts: Sequence[Word], env: Mapping[str, Word]) -> Launch:
 
 # ---------------------------------------------------------------- reading the entry point's flags
 
-def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapping[str, str] | None = None
-              ) -> tuple[Doc, list[Word], dict[str, tuple[Word, Word]]]:
+def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapping[str, str] | None = None,
+              written: Mapping[str, str] | None = None) -> tuple[Doc, list[Word], dict[str, tuple[Word, Word]]]:
     """The `--key value` flags as a Doc (unknown values left out, each a note), the positional words,
-    and `key=value` words (overrides) by key."""
+    and `key=value` words (overrides) by key. `written`: the files the script writes itself by the text of their
+    names (`Script.heredocs`); a value only the run knows that names one of them is that file."""
     data: dict[str, Any] = {}
     lines: dict[str, int] = {}
     positional: list[Word] = []
@@ -589,12 +643,12 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapp
     while i < len(args):
         w = args[i]
         text = w.text
-        if text.startswith("--") and len(text) > 2 and w.known:
+        if text.startswith("--") and len(text) > 2 and (w.known or _flag_with_unknown_value(text)):
             key, eq, value = text[2:].partition("=")
             key = key.replace("-", "_") if "_" in key or "-" in key else key
             values: list[Word] = []
             if eq:
-                values = [Word(value, w.line)]
+                values = [Word(value, w.line, None if w.known or value in (written or {}) else w.unknown)]
             else:
                 j = i + 1
                 while j < len(args) and not args[j].text.startswith("--"):
@@ -605,6 +659,7 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapp
                     j += 1
                 i = j - 1
             lines[key] = w.line
+            values = [Word(v.text, v.line) if not v.known and v.text in (written or {}) else v for v in values]
             unknown = next((v for v in values if not v.known), None)
             if unknown is not None:
                 notes.append(msg("config.script.unresolved", where=f"{path}:{unknown.line}", flag=key,
@@ -626,6 +681,13 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapp
         i += 1
     doc = Doc(path, data, lines, "cli", tolerant=tolerant, notes=notes)
     return doc, positional, overrides
+
+
+def _flag_with_unknown_value(text: str) -> bool:
+    """`--key=VALUE` whose key is written out and only its value is the run's (`--deepspeed_config=$CFG`): a flag,
+    its value unknown, not a positional word."""
+    key, eq, _ = text[2:].partition("=")
+    return bool(eq) and bool(key) and "$" not in key and "`" not in key
 
 
 def read_script_setup(path: str, text: str, *, framework_version: str | None = None,
@@ -652,7 +714,8 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
     estimate needs instead of stopping."""
     script, inv, rejoined, dialect, mend = _find_invocation(path, text)
     entry = inv.entry
-    doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags)
+    doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags,
+                                           written=script.heredocs)
     doc.inline.update(script.heredocs)
     if entry.prints_hparams:
         _printed_over(path, text, inv, entry, doc)

@@ -111,6 +111,11 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     b = _builder(entry, trl, version)
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     model_key = next((k for k in ("model_name_or_path", "model", "model_id") if doc.get(k) is not None), None)
+    if trl and doc.str_("sft_model_path"):
+        # TRL's PPO scripts load the trained policy from PPOConfig's sft_model_path (RLOOConfig's up to 0.16 the
+        # same); model_name_or_path is only the tokenizer's (examples/scripts/ppo/ppo.py:88,96 at f2cd57710,
+        # trl/experimental/ppo/ppo_config.py:181)
+        model_key = "sft_model_path"
     model = doc.str_(model_key) if model_key else None
     if model and model_key:
         b.set("model", model, doc.src(model_key))
@@ -132,7 +137,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             b.default("method", "full")
     _read_stage(b, doc, trl)
     fields: dict[str, Any] = {"config_file": doc.path}
-    path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli" and not doc.tolerant)
+    path = ds.read_ref(b, doc, _deepspeed_key(doc), hf, model or "", strict=doc.kind != "cli" and not doc.tolerant)
     if path:
         fields["deepspeed_file"] = path
     n = doc.int_("nproc_per_node", minimum=1)
@@ -143,6 +148,16 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if entry is not None:
         _entry_defaults(b, doc, entry)
     return b.build(doc, **fields)
+
+
+def _deepspeed_key(doc: Doc) -> str:
+    """The flag that names the DeepSpeed JSON: TrainingArguments' `--deepspeed FILE`, or, on a script's command
+    line, DeepSpeed's own `--deepspeed_config FILE` (`--deepscale_config`, its old name) that
+    deepspeed.add_config_arguments() adds beside the bare `--deepspeed` switch (deepspeed/__init__.py,
+    _add_core_arguments)."""
+    if doc.kind != "cli" or (doc.get("deepspeed") is not None and str(doc.get("deepspeed")).lower() != "true"):
+        return "deepspeed"
+    return next((k for k in ("deepspeed_config", "deepscale_config") if doc.str_(k)), "deepspeed")
 
 
 def _builder(entry: Any, trl: bool, version: str) -> Builder:
@@ -161,6 +176,10 @@ def _read_stage(b: Builder, doc: Doc, trl: bool) -> None:
     grpo = trl and next((k for k in _GRPO_KEYS if doc.has(k)), None)
     if stage in ("sft", "dpo", "kto", "ppo", "rm", "pt"):
         b.set("stage", stage, doc.src("stage"))
+    elif trl and doc.str_("sft_model_path") and not doc.has("rloo_k"):
+        # PPOConfig's own field (a policy, a value model from reward_model_path, a frozen reference): PPO;
+        # the old RLOOConfig shares sft_model_path but is told apart by its rloo_k (TRL 0.11-0.16 rloo_config.py)
+        b.set("stage", "ppo", doc.src("sft_model_path"))
     elif grpo:
         _read_grpo(b, doc, grpo)
     elif trl and (doc.has("beta") or doc.has("max_prompt_length")):

@@ -1,0 +1,135 @@
+"""Readings the 2026-12v draw (docs/configs.md, twenty-first round) needed, one test per class, each with its limit."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from oomdoctor.configs import load_config
+
+
+def _write(tmp_path: Path, name: str, text: str) -> str:
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return str(path)
+
+
+# ---- `eval $CMD`: bash joins the words and runs them as a command
+
+def test_eval_of_a_command_variable_runs_that_command(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", 'CMD="deepspeed --num_gpus=4 train.py --model_name_or_path org/m '
+                                               '--per_device_train_batch_size 3"\neval $CMD\n'))
+    assert (s.model, s.micro_batch, s.n_gpus) == ("org/m", 3, 4)
+
+
+def test_eval_of_a_quoted_string_reads_the_string(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "eval \"torchrun --nproc_per_node 2 train.py --model_name_or_path "
+                                               "org/m --per_device_train_batch_size 5\"\n"))
+    assert (s.micro_batch, s.n_gpus) == (5, 2)
+
+
+# ---- a DeepSpeed JSON the script writes to a name only the run knows, read back by the same name
+
+_WRITTEN = '''MODE=$1
+CFG="$(pwd)/ds_${MODE}.json"
+cat > "$CFG" << EOF
+{"train_batch_size": 8, "gradient_accumulation_steps": 2,
+ "bf16": {"enabled": true},
+ "zero_optimization": {"stage": 3, "offload_optimizer": {"device": "cpu"}}}
+EOF
+deepspeed --num_gpus=2 finetune.py --deepspeed_config=$CFG --model_name org/m
+'''
+
+
+def test_a_json_written_under_an_unknown_name_is_read_through_the_flag_that_names_it(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", _WRITTEN))
+    assert (s.zero_stage, s.offload_optimizer, s.precision) == (3, True, "bf16")
+
+
+def test_a_flag_naming_another_unknown_file_stays_unknown(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", _WRITTEN.replace("--deepspeed_config=$CFG",
+                                                                 "--deepspeed_config=$(pwd)/other_$1.json")))
+    assert s.zero_stage == 0
+
+
+def test_deepspeeds_own_config_flag_names_the_json_on_a_script_command_line(tmp_path):
+    _write(tmp_path, "ds.json", '{"zero_optimization": {"stage": 2}, "train_micro_batch_size_per_gpu": 4}')
+    s = load_config(_write(tmp_path, "run.sh", "deepspeed train.py --deepspeed --deepspeed_config ds.json "
+                                               "--model_name_or_path org/m\n"))
+    assert s.zero_stage == 2
+
+
+# ---- basename / dirname of a known path are computed
+
+def test_basename_of_a_known_model_id_names_the_checkpoint_folder(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "HF=${HF:-org/Some-Model-7B}\nNAME=$(basename \"$HF\")\n"
+                                               "torchrun --nproc_per_node 1 train.py --model_name_or_path "
+                                               "/ckpt/${NAME} --per_device_train_batch_size 1\n"))
+    assert s.model == "/ckpt/Some-Model-7B"
+
+
+def test_basename_of_an_unknown_path_stays_unknown(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "NAME=$(basename \"$1\")\ntorchrun --nproc_per_node 1 train.py "
+                                               "--model_name_or_path /ckpt/${NAME} --per_device_train_batch_size 1\n"),
+                    model="org/given")
+    assert s.model == "org/given"
+
+
+# ---- srun under sbatch: one process a task
+
+_SLURM = '''#!/bin/bash
+#SBATCH --nodes=2
+#SBATCH --ntasks-per-node=4
+CMD="python scripts/training/run_recipe.py --recipe llama3_8b_peft_config model.tensor_model_parallel_size=2 \\
+    checkpoint.pretrained_checkpoint=/m/llama train.micro_batch_size=1 train.global_batch_size=16"
+srun --mpi=pmix bash -c "$CMD"
+'''
+
+
+def test_srun_starts_one_python_a_task_from_the_jobs_sbatch_options(tmp_path):
+    s = load_config(_write(tmp_path, "job.sh", _SLURM))
+    assert (s.n_gpus, s.grad_accum) == (8, 4)
+
+
+def test_srun_given_its_own_task_count_wins(tmp_path):
+    s = load_config(_write(tmp_path, "job.sh", _SLURM.replace("srun --mpi=pmix", "srun -n 2 --mpi=pmix")))
+    assert s.n_gpus == 2
+
+
+def test_torchrun_under_srun_still_counts_its_own_processes(tmp_path):
+    s = load_config(_write(tmp_path, "job.sh", "#SBATCH --ntasks-per-node=1\nsrun torchrun --nproc_per_node 4 "
+                                               "train.py --model_name_or_path org/m --per_device_train_batch_size 1\n"))
+    assert s.n_gpus == 4
+
+
+# ---- Megatron-Bridge: the mode a recipe's name encodes, and the bridge's LoRA
+
+def test_a_peft_recipe_trains_the_bridges_lora(tmp_path):
+    s = load_config(_write(tmp_path, "job.sh", _SLURM))
+    assert (s.method, s.lora_rank, s.lora_alpha, s.model) == ("lora", 32, 32, "/m/llama")
+
+
+def test_the_mode_flag_wins_over_the_recipe_name(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "torchrun --nproc_per_node 2 scripts/training/run_recipe.py --recipe "
+                                               "llama3_8b_peft_config --mode sft train.micro_batch_size=1\n"))
+    assert s.method == "full"
+
+
+def test_a_pretrain_recipe_trains_every_weight(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "torchrun --nproc_per_node 2 scripts/training/run_recipe.py --recipe "
+                                               "llama3_8b_pretrain_config train.micro_batch_size=1\n"))
+    assert s.method == "full"
+
+
+# ---- TRL's PPO scripts: the policy is sft_model_path
+
+def test_trls_ppo_script_trains_the_sft_model_path_policy(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python examples/scripts/ppo/ppo_tldr.py --dataset_name trl-lib/tldr "
+                                               "--model_name_or_path org/base --sft_model_path org/sft "
+                                               "--reward_model_path org/rm --per_device_train_batch_size 1\n"))
+    assert (s.model, s.stage) == ("org/sft", "ppo")
+
+
+def test_the_old_rloo_config_with_sft_model_path_is_not_ppo(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "python examples/scripts/rloo/rloo.py --dataset_name trl-lib/tldr "
+                                               "--sft_model_path org/sft --reward_model_path org/rm --rloo_k 2 "
+                                               "--per_device_train_batch_size 1\n"))
+    assert (s.model, s.stage) == ("org/sft", "sft")
