@@ -133,3 +133,70 @@ def test_the_old_rloo_config_with_sft_model_path_is_not_ppo(tmp_path):
                                                "--sft_model_path org/sft --reward_model_path org/rm --rloo_k 2 "
                                                "--per_device_train_batch_size 1\n"))
     assert (s.model, s.stage) == ("org/sft", "sft")
+
+
+# ---- an Accelerate loop of its own
+
+_LOOP = '''from accelerate import Accelerator, FullyShardedDataParallelPlugin
+from torch.utils.data import DataLoader
+from transformers import AutoConfig, AutoModelForCausalLM
+MODEL_ID = "org/m-8b"
+def main():
+    plugin = FullyShardedDataParallelPlugin(fsdp_version=2, cpu_offload=True)
+    accelerator = Accelerator(fsdp_plugin=plugin, gradient_accumulation_steps=4, mixed_precision="bf16")
+    model = AutoModelForCausalLM.from_config(AutoConfig.from_pretrained(MODEL_ID))
+    loader = DataLoader(data, batch_size=2)
+    model, loader = accelerator.prepare(model, loader)
+'''
+
+
+def test_an_accelerate_loop_is_read_from_its_accelerator_plugin_and_dataloader(tmp_path):
+    s = load_config(_write(tmp_path, "train.py", _LOOP))
+    assert (s.model, s.fsdp, s.offload_params, s.grad_accum, s.precision, s.micro_batch) == \
+        ("org/m-8b", "full_shard", True, 4, "bf16", 2)
+
+
+def test_a_dataloader_without_an_accelerator_is_not_the_batch(tmp_path):
+    text = ("from transformers import TrainingArguments\nfrom torch.utils.data import DataLoader\n"
+            "args = TrainingArguments(output_dir='o', per_device_train_batch_size=3)\n"
+            "m = AutoModelForCausalLM.from_pretrained('org/m')\nloader = DataLoader(d, batch_size=7)\n")
+    s = load_config(_write(tmp_path, "train.py", text))
+    assert s.micro_batch == 3
+
+
+# ---- EasyR1: verl's fork with its own schema
+
+_EASYR1_CFG = '''data:
+  max_prompt_length: 1024
+  max_response_length: 512
+worker:
+  actor:
+    global_batch_size: 64
+    micro_batch_size_per_device_for_update: 2
+    model:
+      model_path: org/base
+      enable_gradient_checkpointing: true
+      lora:
+        rank: 0
+    offload:
+      offload_params: false
+  rollout:
+    n: 4
+trainer:
+  n_gpus_per_node: 8
+  nnodes: 1
+'''
+
+
+def test_easyr1s_config_and_overrides_are_read_under_verls_names(tmp_path):
+    _write(tmp_path, "config.yaml", _EASYR1_CFG)
+    s = load_config(_write(tmp_path, "run.sh", "MODEL=org/tuned\npython3 -m verl.trainer.main config=config.yaml "
+                                               "worker.actor.model.model_path=${MODEL} trainer.n_gpus_per_node=4\n"))
+    assert (s.model, s.stage, s.method, s.seq_len, s.micro_batch, s.grad_accum, s.n_gpus, s.grad_ckpt) == \
+        ("org/tuned", "ppo", "full", 1536, 2, 32, 4, True)
+
+
+def test_easyr1s_positive_lora_rank_trains_lora(tmp_path):
+    _write(tmp_path, "config.yaml", _EASYR1_CFG.replace("rank: 0", "rank: 16\n        alpha: 32"))
+    s = load_config(_write(tmp_path, "run.sh", "python3 -m verl.trainer.main config=config.yaml\n"))
+    assert (s.method, s.lora_rank, s.lora_alpha) == ("lora", 16, 32)

@@ -377,6 +377,10 @@ ENTRIES: tuple[Entry, ...] = (
     # (verl/trainer/config/*.yaml), or of `--config-path DIR --config-name NAME`; configs/verl.py reads them.
     Entry("verl_ppo", "verl main_ppo", reader="verl", framework="verl", overrides=True,
           modules=("verl.trainer.main_ppo",), scripts=("verl/trainer/main_ppo.py",)),
+    # EasyR1 (hiyouga/EasyR1), verl's fork with its own schema: `python3 -m verl.trainer.main config=FILE k=v …`
+    # (verl/trainer/main.py); configs/easyr1.py renames its keys to verl's.
+    Entry("easyr1", "EasyR1 verl.trainer.main", reader="verl", framework="verl", overrides=True,
+          modules=("verl.trainer.main",), scripts=()),
     Entry("verl_sft", "verl fsdp_sft_trainer", reader="verl", framework="verl", overrides=True,
           modules=("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer"),
           scripts=("verl/trainer/fsdp_sft_trainer.py", "verl/trainer/sft_trainer.py")),

@@ -879,6 +879,8 @@ def _read_verl(path: str, inv: Invocation, doc: Doc, positional: list[Word], ove
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file
 
+    if inv.entry.name == "easyr1":
+        return _read_easyr1(path, inv, doc, overrides, model, versions)
     name = str(doc.data.get("config_name") or doc.data.get("cn") or "")
     folder = str(doc.data.get("config_path") or doc.data.get("cp") or "")
     base: Doc | None = None
@@ -920,6 +922,36 @@ def _read_verl(path: str, inv: Invocation, doc: Doc, positional: list[Word], ove
     if unresolved is not None and not setup.model:
         setup = replace(setup, model_unresolved=unresolved)
     return setup
+
+
+def _read_easyr1(path: str, inv: Invocation, doc: Doc, overrides: dict[str, tuple[Word, Word]], model: str | None,
+                 versions: dict[str, Any]) -> TrainingSetup:
+    """EasyR1's `verl.trainer.main config=FILE key=value …`: the YAML `config=` names (found beside the script or
+    above it), the overrides laid over it, both under verl's names (configs/easyr1.py), read by the verl reader."""
+    from oomdoctor.configs import easyr1, registry
+    from oomdoctor.configs._doc import overlay, parse_file
+
+    cdoc = Doc(path, {}, {}, "cli", tolerant=True, notes=list(doc.notes))
+    ref = overrides.get("config")
+    found = _near(path, ref[1].text) if ref is not None else None
+    if found is not None:
+        base = parse_file(found)
+        flat = easyr1.flatten(base.data)
+        values = easyr1.translated(flat)
+        lines = {easyr1.KEYS[k]: base.lines[k] for k in flat if k in easyr1.KEYS and k in base.lines}
+        cdoc = overlay(cdoc, values, lines, found)
+    elif ref is not None:
+        cdoc.notes.append(msg("config.verl_overrides_only", where=f"{path}:{inv.command.line}", config=ref[1].text))
+    given = {k: v.text for k, (_, v) in overrides.items()}
+    if model and easyr1.MODEL_KEY not in given:
+        given[easyr1.MODEL_KEY] = model
+    values = easyr1.translated(given)
+    lines = {easyr1.KEYS[k]: w.line for k, (w, _) in overrides.items() if k in easyr1.KEYS}
+    cdoc = overlay(cdoc, values, lines, path)
+    reason = msg("config.why.script", entry=inv.target.text if inv.target is not None else inv.entry.label,
+                 line=inv.command.line)
+    setup = registry.read_doc(cdoc, "verl", reason, **versions, entry=inv.entry)
+    return replace(setup, config_file=path, extras={**setup.extras, "entry": inv.entry.name, "hydra_overrides": True})
 
 
 def _positional_model_key(entry: Entry) -> str | None:
