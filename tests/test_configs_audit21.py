@@ -200,3 +200,39 @@ def test_easyr1s_positive_lora_rank_trains_lora(tmp_path):
     _write(tmp_path, "config.yaml", _EASYR1_CFG.replace("rank: 0", "rank: 16\n        alpha: 32"))
     s = load_config(_write(tmp_path, "run.sh", "python3 -m verl.trainer.main config=config.yaml\n"))
     assert (s.method, s.lora_rank, s.lora_alpha) == ("lora", 16, 32)
+
+
+# ---- a TRL config whose model its script takes elsewhere
+
+def test_a_trl_grpo_yaml_with_no_model_is_read_and_asks_for_the_model(tmp_path):
+    s = load_config(_write(tmp_path, "grpo.yaml", "per_device_train_batch_size: 8\ngradient_accumulation_steps: 8\n"
+                                                  "num_generations: 8\nuse_vllm: true\nuse_peft: true\nlora_r: 64\n"
+                                                  "lora_alpha: 64\nload_in_4bit: true\nbf16: true\n"))
+    assert (s.framework, s.method, s.quant_bits, s.lora_rank, s.micro_batch, s.model) == ("trl", "qlora", 4, 64, 8, "")
+    assert s.no_model is not None and s.no_model.code == "config.trl_no_model"
+
+
+def test_a_yaml_of_trainer_keys_alone_is_still_refused(tmp_path):
+    import pytest
+
+    from oomdoctor.errors import InputError
+
+    with pytest.raises(InputError):
+        load_config(_write(tmp_path, "args.yaml", "per_device_train_batch_size: 8\nuse_vllm: true\nbf16: true\n"))
+
+
+# ---- a command written inside a line of prose
+
+def test_a_command_quoted_inside_a_prose_line_is_read(tmp_path):
+    s = load_config(_write(tmp_path, "note.md", "> 4 GPUs, my settings: torchrun --nproc_per_node 2 -m pkg.train "
+                                                "--model_name_or_path org/m --per_device_train_batch_size 3 --fp16\n"))
+    assert (s.model, s.n_gpus, s.micro_batch, s.precision) == ("org/m", 2, 3, "fp16")
+
+
+def test_prose_naming_a_launcher_without_flags_is_no_command(tmp_path):
+    import pytest
+
+    from oomdoctor.errors import InputError
+
+    with pytest.raises(InputError):
+        load_config(_write(tmp_path, "note.md", "> I used torchrun on four GPUs and it ran out of memory.\n"))

@@ -70,6 +70,15 @@ ATTN = {"eager": "eager", "sdpa": "sdpa", "flash_attention_2": "fa2", "flash_att
 _HF_ATTN = {"eager": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2"}
 
 
+# Fields only TRL's own dataclasses define, no TrainingArguments and no other reader's: ModelConfig's
+# (trl/trainer/model_config.py: use_peft, lora_r, lora_task_type, use_rslora, use_bnb_nested_quant) and GRPOConfig's
+# (trl/trainer/grpo_config.py: num_generations, use_vllm, vllm_gpu_memory_utilization, max_completion_length,
+# reward_funcs) at f2cd57710.
+_TRL_OWN_KEYS = frozenset({"use_peft", "lora_r", "lora_task_type", "use_rslora", "use_bnb_nested_quant",
+                           "num_generations", "use_vllm", "vllm_gpu_memory_utilization", "max_completion_length",
+                           "reward_funcs"})
+
+
 def is_trl(doc: Doc) -> bool:
     return any(k in TRL_KEYS for k in doc.data)
 
@@ -80,6 +89,10 @@ def detect(data: dict) -> Msg | None:
             k in data for k in ("per_device_train_batch_size", "output_dir")):
         model_key = "model"
     if model_key is None:
+        own = [k for k in data if k in _TRL_OWN_KEYS]
+        if len(own) >= 2 and any(k in data for k in ("per_device_train_batch_size", "gradient_accumulation_steps")):
+            # the model left to the command line or the script's code: TRL's own dataclass fields say whose
+            return msg("config.why.trl", keys=tuple(own[:3]))
         return None
     trl = [k for k in data if k in TRL_KEYS][:2]
     if trl:
@@ -119,6 +132,10 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     model = doc.str_(model_key) if model_key else None
     if model and model_key:
         b.set("model", model, doc.src(model_key))
+    elif entry is None and trl and sum(k in _TRL_OWN_KEYS for k in doc.data) >= 2:
+        # a TRL config whose model its script takes elsewhere (the command line, its own code): read, the model
+        # asked for
+        b.values["no_model"] = msg("config.trl_no_model")
     elif entry is None:
         raise doc.fail(model_key or "", msg("config.no_model", key="model_name_or_path"))
     hf = hf_args.read_trainer_args(b, doc)
