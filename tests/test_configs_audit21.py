@@ -236,3 +236,33 @@ def test_prose_naming_a_launcher_without_flags_is_no_command(tmp_path):
 
     with pytest.raises(InputError):
         load_config(_write(tmp_path, "note.md", "> I used torchrun on four GPUs and it ran out of memory.\n"))
+
+
+# ---- a Python script's own usage line, and the accelerate configs TRL ships
+
+_USAGE = '''"""
+Train it.
+accelerate launch --config_file examples/accelerate_configs/deepspeed_zero3.yaml examples/scripts/sft_x.py
+"""
+from trl import SFTConfig, SFTTrainer
+args = SFTConfig(output_dir="o", per_device_train_batch_size=2, max_length=1024)
+trainer = SFTTrainer(model="org/m", args=args)
+'''
+
+
+def test_a_scripts_usage_line_launches_it_with_the_config_trl_ships_under_that_path(tmp_path):
+    s = load_config(_write(tmp_path, "sft_x.py", _USAGE))
+    assert (s.model, s.micro_batch, s.zero_stage, s.n_gpus) == ("org/m", 2, 3, 8)
+    assert any(getattr(w, "code", "") == "config.trl_accelerate_shipped" for w in s.warnings)
+
+
+def test_an_accelerate_config_of_another_folder_is_not_taken_for_trls(tmp_path):
+    s = load_config(_write(tmp_path, "sft_x.py", _USAGE.replace("examples/accelerate_configs/deepspeed_zero3.yaml",
+                                                                 "my_configs/multi_gpu.yaml")))
+    assert s.n_gpus == 1
+
+
+def test_a_usage_line_without_a_launcher_leaves_one_process(tmp_path):
+    s = load_config(_write(tmp_path, "sft_x.py", _USAGE.replace(
+        "accelerate launch --config_file examples/accelerate_configs/deepspeed_zero3.yaml", "python")))
+    assert (s.n_gpus, s.zero_stage) == (1, 0)

@@ -1317,6 +1317,36 @@ def _parents(base: str) -> list[str]:
     return out
 
 
+def with_usage_launch(setup: TrainingSetup, path: str, usage: str) -> TrainingSetup:
+    """A Python script's own usage line (its module docstring: TRL's examples/scripts/*.py `accelerate launch
+    --config_file … examples/scripts/x.py`): the first command there that runs a `.py` under accelerate launch,
+    torchrun or deepspeed is how the file is run, so its launcher's processes and accelerate config are laid over
+    what the file's calls said, where the file said no GPU count itself."""
+    if setup.sources.get("n_gpus") is not None and setup.sources["n_gpus"].file is not None:
+        return setup
+    try:
+        script = read_script(usage, path)
+    except InputError:
+        return setup
+    for cmd in script.commands:
+        env = dict(cmd.env)
+        words = _unwrap_launchers(list(cmd.words), env)
+        head = os.path.basename(words[0].text) if words else ""
+        if head == "accelerate" and len(words) > 1 and words[1].text == "launch":
+            opts, rest = _split_options(words[2:])
+            launch = _accelerate(opts, env)
+        elif head in ("torchrun", "deepspeed"):
+            opts, rest = _split_options(words[1:])
+            launch = _torchrun(opts, env) if head == "torchrun" else _deepspeed(opts, env)
+        else:
+            continue
+        if rest and rest[0].text.endswith(".py"):
+            from oomdoctor.configs.entries import GENERIC
+
+            return _with_launch(setup, Invocation(cmd, GENERIC, rest[0], tuple(rest[1:]), launch), path)
+    return setup
+
+
 def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
     """The launcher's GPU count (and an accelerate config it names) laid over what the files said."""
     launch = inv.launch
@@ -1403,13 +1433,42 @@ def _accelerate_setup(path: str, word: Word) -> TrainingSetup | None:
     return registry.read_doc(doc, name, why) if name == "accelerate" else None
 
 
+# The accelerate configs TRL ships in examples/accelerate_configs/ (huggingface/trl@f2cd57710): each launches 8
+# processes in bf16 (single_gpu.yaml one), with the ZeRO stage or FSDP its name says.
+_TRL_SHIPPED_ACCELERATE: dict[str, dict[str, Any]] = {
+    "deepspeed_zero1": {"zero_stage": 1}, "deepspeed_zero2": {"zero_stage": 2}, "deepspeed_zero3": {"zero_stage": 3},
+    "fsdp1": {"fsdp": "full_shard"}, "fsdp2": {"fsdp": "full_shard"}, "multi_gpu": {}, "single_gpu": {"n_gpus": 1},
+}
+
+
+def _trl_shipped_accelerate(setup: TrainingSetup, path: str, word: Word) -> TrainingSetup | None:
+    """`--config_file examples/accelerate_configs/deepspeed_zero3.yaml` run from a TRL checkout, the file not here:
+    the config TRL ships under that name, said in a note; None for any other path."""
+    from oomdoctor.configs._doc import Builder
+
+    folder, name = os.path.split(word.text.replace("\\", "/"))
+    stem = name[:-5] if name.endswith(".yaml") else name
+    if not folder.endswith("examples/accelerate_configs") or stem not in _TRL_SHIPPED_ACCELERATE:
+        return None
+    b = Builder("hf", setup.framework_version, "accelerate")
+    src = Source(file=path, key="--config_file", line=word.line)
+    for field_name, value in {"n_gpus": 8, "precision": "bf16", **_TRL_SHIPPED_ACCELERATE[stem]}.items():
+        b.set(field_name, value, src)
+    b.extras["launcher"] = "accelerate"
+    b.note(msg("config.trl_accelerate_shipped", where=src.describe(), name=word.text))
+    return b.build()
+
+
 def _accelerate_guess(setup: TrainingSetup, path: str, word: Word) -> TrainingSetup | None:
     """An accelerate config the command names that is not here (recipes/accelerate_configs/zero3.yaml of TRL,
-    alignment-handbook, open-r1): the ZeRO stage its name says, as a DeepSpeed JSON's name is read, said to be
-    a guess; None when the name says no stage."""
+    alignment-handbook, open-r1): one TRL ships by that path, else the ZeRO stage its name says, as a DeepSpeed
+    JSON's name is read, said to be a guess; None when the name says no stage."""
     from oomdoctor.configs._doc import Builder
     from oomdoctor.configs.deepspeed import _STAGE_IN_NAME, apply_guess
 
+    shipped = _trl_shipped_accelerate(setup, path, word)
+    if shipped is not None:
+        return shipped
     if _STAGE_IN_NAME.search(os.path.basename(word.text)) is None:
         return None
     b = Builder("hf", setup.framework_version, "accelerate")

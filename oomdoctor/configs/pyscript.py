@@ -242,7 +242,18 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
     elif kind in ("PROMPT_TUNING", "PREFIX_TUNING", "P_TUNING"):
         warnings += (msg("config.ptuning_yaml", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
     extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name}
-    return replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings, **fields)
+    return _usage_launched(replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings,
+                                   **fields), path, tree)
+
+
+def _usage_launched(setup: TrainingSetup, path: str, tree: ast.Module) -> TrainingSetup:
+    """The setup with the launcher the module docstring's usage line runs the file under (entrypoints)."""
+    usage = ast.get_docstring(tree)
+    if not usage:
+        return setup
+    from oomdoctor.configs.entrypoints import with_usage_launch
+
+    return with_usage_launch(setup, path, usage)
 
 
 def config_literal(path: str, text: str) -> tuple[str, dict[str, Any], dict[str, int], str] | None:
