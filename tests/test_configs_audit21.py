@@ -266,3 +266,9 @@ def test_a_usage_line_without_a_launcher_leaves_one_process(tmp_path):
     s = load_config(_write(tmp_path, "sft_x.py", _USAGE.replace(
         "accelerate launch --config_file examples/accelerate_configs/deepspeed_zero3.yaml", "python")))
     assert (s.n_gpus, s.zero_stage) == (1, 0)
+
+
+def test_a_scripts_per_device_batch_size_flag_is_the_micro_batch(tmp_path):
+    s = load_config(_write(tmp_path, "run.sh", "accelerate launch --num_processes 2 sft.py --model_name org/m "
+                                               "--per_device_batch_size 4 --max_length 512\n"))
+    assert (s.micro_batch, s.n_gpus) == (4, 2)

@@ -206,6 +206,9 @@ CONVENTIONS = {
     # examples/road_finetuning, lora_finetuning_transformer_engine); beside a --micro_batch_size it is the total
     # (Alpaca-LoRA's grammar, tloen/alpaca-lora finetune.py), see read_conventions.
     "micro_batch_size": "micro", "batch_size": "micro",
+    # TrainingArguments' per-process batch name less its "train_" (a script's own argparse flag it hands to
+    # per_device_train_batch_size: TRL issue 5138's sft.py --per_device_batch_size)
+    "per_device_batch_size": "micro",
 }
 MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_path", "pretrained_model_name_or_path",
                "model_id_or_path", "model_name", "base_model_name_or_path")     # the last: peft's examples' argparse
