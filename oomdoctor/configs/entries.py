@@ -85,7 +85,7 @@ _MEGATRON_BRIDGE = {"checkpoint.pretrained_checkpoint": "model", "model.seq_leng
                     "model.context_parallel_size": "cp", "context_parallel_size": "cp",
                     "model.expert_model_parallel_size": "ep", "expert_model_parallel_size": "ep",
                     "model.sequence_parallel": "megatron_sp", "model.recompute_granularity": "recompute",
-                    "ddp.use_distributed_optimizer": "dist_opt"}
+                    "ddp.use_distributed_optimizer": "dist_opt", "mode": "bridge_mode", "recipe": "bridge_mode"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
@@ -367,16 +367,22 @@ ENTRIES: tuple[Entry, ...] = (
     # NeMo Megatron-Bridge's recipe runner (NVIDIA-NeMo/Megatron-Bridge scripts/training/run_recipe.py at 067f987df):
     # `--recipe NAME` and trailing `section.key=value` ConfigContainer overrides, its convenience flags the same
     # fields (-mb train.micro_batch_size, -gb train.global_batch_size, -sl dataset.seq_length, -tp/-pp/-cp/-ep the
-    # model's parallel sizes); the model is Megatron-Core's, the recipe's own defaults for what is not given.
+    # model's parallel sizes); the model is Megatron-Core's, the recipe's own defaults for what is not given. A
+    # LoRA run's adapter is the bridge's LoRA (src/megatron/bridge/peft/lora.py:146-147: dim 32, alpha 32).
     Entry("megatron_bridge", "Megatron-Bridge run_recipe.py", scripts=("scripts/training/run_recipe.py",),
           overrides=True, flags=_MEGATRON_BRIDGE, trainer_fields=(),
-          defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True))),
+          defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True),
+                    ("lora_rank", 32), ("lora_alpha", 32))),
     _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
     _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
     # verl (volcengine/verl): Hydra mains whose every option is a `key=value` override of verl's own config
     # (verl/trainer/config/*.yaml), or of `--config-path DIR --config-name NAME`; configs/verl.py reads them.
     Entry("verl_ppo", "verl main_ppo", reader="verl", framework="verl", overrides=True,
           modules=("verl.trainer.main_ppo",), scripts=("verl/trainer/main_ppo.py",)),
+    # EasyR1 (hiyouga/EasyR1), verl's fork with its own schema: `python3 -m verl.trainer.main config=FILE k=v …`
+    # (verl/trainer/main.py); configs/easyr1.py renames its keys to verl's.
+    Entry("easyr1", "EasyR1 verl.trainer.main", reader="verl", framework="verl", overrides=True,
+          modules=("verl.trainer.main",), scripts=()),
     Entry("verl_sft", "verl fsdp_sft_trainer", reader="verl", framework="verl", overrides=True,
           modules=("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer"),
           scripts=("verl/trainer/fsdp_sft_trainer.py", "verl/trainer/sft_trainer.py")),
