@@ -334,6 +334,10 @@ def convert(case: dict, ref: dict):
         # the transformers release the row ran on, where the source pins it (axolotl requirements.txt at the
         # commit that wrote the figure): before 4.46 the causal-LM forward upcasts and shifts the logits itself
         extras["transformers_version"] = str(case["transformers_version"])
+    if case.get("bitsandbytes_version"):
+        # the bitsandbytes release the row ran on, where the source pins it (axolotl requirements.txt at the commit
+        # that wrote the figure): from 0.43.2 a 4-bit matmul keeps no input (memory/activations.py bnb_keeps_input)
+        extras["bitsandbytes_version"] = str(case["bitsandbytes_version"])
     if case.get("framework_version"):
         # the framework's release at the commit that wrote the figure, where the row states it (setup.py)
         version = str(case["framework_version"])

@@ -113,6 +113,7 @@ class Mechanisms:
     compiled: bool = False                    # torchtune compile
     loss: str = ""                            # the loss implementation named by the config (cce, chunked, ...)
     transformers_version: str = ""            # as the inputs state it
+    bitsandbytes_version: str = ""            # as the inputs state it (a pin of the framework that ran)
     swift_version: str = ""                   # ms-swift, as the inputs state it
     momentum: float = 0.0                     # SGD momentum
     ref_log_probs_precomputed: bool = False   # TRL precompute_ref_log_probs: no reference model during training
@@ -249,6 +250,7 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         activation_offload=_flag_on(e.get("activation_offloading", False)) or _flag_on(e.get("activation_offload", False)),
         optimizer_in_backward=_flag_on(e.get("optimizer_in_bwd", False)), compiled=_flag_on(e.get("compile", False)),
         loss=loss.lower(), transformers_version=str(e.get("transformers_version") or ""),
+        bitsandbytes_version=str(e.get("bitsandbytes_version") or ""),
         swift_version=str(e.get("swift_version") or ""), momentum=_float(e.get("momentum", 0) or 0, 0.0),
         ref_log_probs_precomputed=bool(e.get("precompute_ref_log_probs", False)),
         fixed_length=bool(e.get("fixed_length", False)), expandable_segments=bool(e.get("expandable_segments", False)),
