@@ -334,6 +334,10 @@ def convert(case: dict, ref: dict):
         # the transformers release the row ran on, where the source pins it (axolotl requirements.txt at the
         # commit that wrote the figure): before 4.46 the causal-LM forward upcasts and shifts the logits itself
         extras["transformers_version"] = str(case["transformers_version"])
+    if case.get("bitsandbytes_version"):
+        # the bitsandbytes release the row ran on, where the source pins it (axolotl requirements.txt at the commit
+        # that wrote the figure): from 0.43.2 a 4-bit matmul keeps no input (memory/activations.py bnb_keeps_input)
+        extras["bitsandbytes_version"] = str(case["bitsandbytes_version"])
     if case.get("framework_version"):
         # the framework's release at the commit that wrote the figure, where the row states it (setup.py)
         version = str(case["framework_version"])
@@ -379,6 +383,15 @@ def convert(case: dict, ref: dict):
         # compute-dtype logits are saved once and cross-entropy runs per chunk in that dtype, no fp32 copy;
         # with Liger on too, since the trainer takes the labels away under sequence parallelism
         extras["loss"] = "chunked"
+    unsloth = "unsloth" in fw_text.lower()
+    if unsloth:
+        # an unsloth run (FastLanguageModel): its release as the notebook's banner prints it, and its checkpointing
+        # as get_peft_model's use_gradient_checkpointing names it ("unsloth": offloaded), the keys the readers keep
+        m = re.search(r"unsloth (\d{4}\.\d+(?:\.\d+)?)", fw_text.lower())
+        if m:
+            extras["unsloth_version"] = m.group(1)
+        if case.get("use_gradient_checkpointing"):
+            extras["use_gradient_checkpointing"] = str(case["use_gradient_checkpointing"])
     if case.get("liger") and "loss" not in extras:
         extras["loss"] = "liger"     # Liger's kernel, as the readers name it: fused in training only
     n = int(case.get("n_gpus") or 1)
@@ -393,7 +406,7 @@ def convert(case: dict, ref: dict):
         fsdp=fsdp, n_gpus=n, packing=packed_text.startswith("true"), loss_kernel=extras.pop("loss", ""),
         # Cut Cross-Entropy: fused into the output projection, as oomdoctor's axolotl reader reads the plugin
         use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger") or case.get("cut_cross_entropy")), stage=str(case.get("stage") or "sft"),
-        seq_parallel=int(case.get("seq_parallel") or 1), extras=extras)
+        seq_parallel=int(case.get("seq_parallel") or 1), use_unsloth=unsloth, extras=extras)
     if case.get("eval_batch"):
         # a row whose run evaluates during training (its framework's default or its flags): the evaluation
         # forward at per_device_eval_batch_size, on batches as long as training's

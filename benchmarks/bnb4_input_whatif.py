@@ -7,7 +7,8 @@ hooks of non-reentrant checkpointing (`memory/activations.py` `_hook_escape`, `_
 MatMul4Bit up to bitsandbytes 0.43.1 (`ctx.tensors = (A, B)`). From 0.43.2 (9e753741, 2024-07-16, "fix QLoRA mem
 bug: delete useless buffered activation") MatMul4Bit keeps `(None, B)`; MatMul8bitLt still keeps A. This scores
 every calibration row with both terms dropped for 4-bit runs and prints the rows that move (docs/estimates.md
-section 18). Nothing in oomdoctor/ changes.
+section 18). Nothing in oomdoctor/ changes. Rows that state a bitsandbytes release of 0.43.2 or later already drop
+them (`activations.bnb_keeps_input`, section 36b), so they do not move here.
 """
 from __future__ import annotations
 

@@ -113,6 +113,7 @@ class Mechanisms:
     compiled: bool = False                    # torchtune compile
     loss: str = ""                            # the loss implementation named by the config (cce, chunked, ...)
     transformers_version: str = ""            # as the inputs state it
+    bitsandbytes_version: str = ""            # as the inputs state it (a pin of the framework that ran)
     swift_version: str = ""                   # ms-swift, as the inputs state it
     momentum: float = 0.0                     # SGD momentum
     ref_log_probs_precomputed: bool = False   # TRL precompute_ref_log_probs: no reference model during training
@@ -131,6 +132,12 @@ class Mechanisms:
     # liger_rms_norm and liger_glu_activation one by one)
     liger_norm: bool = False
     liger_glu: bool = False
+    # unsloth (setup.use_unsloth): its release where the inputs state it ("" : today's code), and its offloaded
+    # checkpointing, use_gradient_checkpointing="unsloth" (True is torch's reentrant checkpoint:
+    # unsloth/models/_utils.py prepare_model_for_kbit_training @0927c343), which LLaMA-Factory's use_unsloth_gc
+    # copies for any model (src/llamafactory/model/model_utils/checkpointing.py get_unsloth_gradient_checkpointing_func)
+    unsloth_version: str = ""
+    unsloth_offload: bool = False
     # DeepSpeed ZeRO buckets (elements); None: DeepSpeed's default
     zero_live_parameters: float = 1e9         # stage3_max_live_parameters
     zero_prefetch_bucket: float | None = None  # stage3_prefetch_bucket_size
@@ -243,6 +250,7 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         activation_offload=_flag_on(e.get("activation_offloading", False)) or _flag_on(e.get("activation_offload", False)),
         optimizer_in_backward=_flag_on(e.get("optimizer_in_bwd", False)), compiled=_flag_on(e.get("compile", False)),
         loss=loss.lower(), transformers_version=str(e.get("transformers_version") or ""),
+        bitsandbytes_version=str(e.get("bitsandbytes_version") or ""),
         swift_version=str(e.get("swift_version") or ""), momentum=_float(e.get("momentum", 0) or 0, 0.0),
         ref_log_probs_precomputed=bool(e.get("precompute_ref_log_probs", False)),
         fixed_length=bool(e.get("fixed_length", False)), expandable_segments=bool(e.get("expandable_segments", False)),
@@ -253,6 +261,9 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         keeps_outputs=_flag_on(e.get("keeps_model_outputs", False)),
         selective_ac_op=str(e.get("selective_ac_option") or "").strip().lower() == "op",
         liger_norm=_liger(e, "liger_rms_norm"), liger_glu=_liger(e, "liger_glu_activation"),
+        unsloth_version=str(e.get("unsloth_version") or ""),
+        unsloth_offload=(str(e.get("use_gradient_checkpointing") or "").strip().lower() == "unsloth"
+                         or _flag_on(e.get("use_unsloth_gc", False))),
         zero_live_parameters=_float(e.get("stage3_max_live_parameters", 1e9) or 1e9, 1e9),
         zero_prefetch_bucket=_bucket(e, "stage3_prefetch_bucket_size"),
         zero_reduce_bucket=_bucket(e, "reduce_bucket_size"),

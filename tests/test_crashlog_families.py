@@ -1214,3 +1214,63 @@ def test_torch_bracketed_statistics_on_rocm_give_the_cards_figures(tmp_path):
     assert ev is not None and ev.kind == "hip_oom" and ev.device == 1
     assert (ev.capacity_gib, ev.allocated_gib, ev.free_gib) == (15.98, 6.51, 4.53)
     assert round(ev.tried_gib * GIB) == 20 << 20
+
+
+@pytest.mark.parametrize("text,tried_bytes,free_bytes,device", [
+    # Paddle's allocator (cuda_allocator.cc), its sizes by HumanReadableSize: "%f" and a 1024-based unit
+    ("Out of memory error on GPU 1. Cannot allocate 56.000000MB memory on GPU 1, 7.782776GB memory has been allocated "
+     "and available memory is only 12.750000MB.\n", 56 << 20, int(12.75 * (1 << 20)), 1),
+    # system_allocator.cc's form without the "has been allocated" clause, after its op's glog line
+    ("W0223 18:59:36.058634 11348 operator.cc:179] lookup_table raises an exception paddle::memory::allocation::BadAlloc, \n\n"
+     "Out of memory error on GPU 0. Cannot allocate 1.500000kB memory on GPU 0, available memory is only 0.000000B.\n",
+     1536, 0, 0),
+    # a title keeping the head only
+    ("# Out of memory error on GPU 0. Cannot allocate 7.781267GB memory on GPU 0\n", round(7.781267 * (1 << 30)), None, 0),
+])
+def test_paddles_allocator_message_is_read_with_its_request(tmp_path, text, tried_bytes, free_bytes, device):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == "cuda_oom" and ev.device == device
+    assert round(ev.tried_gib * GIB) == tried_bytes
+    assert (None if ev.free_gib is None else round(ev.free_gib * GIB)) == free_bytes
+    # the "has been allocated" figure is every process's use of the card: never this process's allocation
+    assert ev.allocated_gib is None
+
+
+@pytest.mark.parametrize("op,phase", [("lookup_table", "forward"), ("matmul_v2_grad", "backward"), ("adam", "optimizer")])
+def test_the_paddle_op_that_raised_names_the_phase(tmp_path, op, phase):
+    ev = one(tmp_path, f"W0223 18:59:36.058634 11348 operator.cc:179] {op} raises an exception "
+                       "paddle::memory::allocation::BadAlloc, \n\nOut of memory error on GPU 0. Cannot allocate "
+                       "6.933594GB memory on GPU 0, available memory is only 726.750000MB.\n").primary
+    assert ev is not None and ev.phase == phase and ev.phase_evidence is not None
+
+
+@pytest.mark.parametrize("text,kind", [
+    ("# java OutOfMemoryError: heap space\n", "host_oom"),
+    ("Exception in thread \"main\" OutOfMemoryError: GC overhead limit exceeded\n", "host_oom"),
+    ("# torch.cuda.OutOfMemoryError: CUDA out of memory\n", "cuda_oom"),
+])
+def test_the_jvms_class_is_told_by_its_language_or_its_detail_message(tmp_path, text, kind):
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == kind
+
+
+def test_an_iso_date_and_time_on_every_line_is_a_collectors_stamp(tmp_path):
+    lines = ['  File "/w/zipvoice/models/modules/scaling.py", line 334, in softmax',
+             "    return SoftmaxFunction.apply(x, dim)",
+             '  File "/w/zipvoice/models/modules/scaling.py", line 308, in forward',
+             "    ans = x.softmax(dim=dim)",
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 16.72 GiB. GPU 0 has a total capacity of "
+             "79.18 GiB of which 12.89 GiB is free."]
+    ev = one(tmp_path, "".join(f"2025-10-27 18:45:39 {x}\n" for x in lines)).primary
+    assert ev is not None and ev.phase == "forward" and ev.phase_evidence is not None
+    assert ev.line == 5
+
+
+@pytest.mark.parametrize("intro,phase", [("and now I get `CUDA out of memory` error:", "forward"),
+                                         ("and now I get `CUDA out of memory` error.", None)])
+def test_a_sentence_ending_in_a_colon_announces_the_traceback_under_it(tmp_path, intro, phase):
+    text = (f"{intro}\n```\nTraceback (most recent call last):\n"
+            '  File "/w/train.py", line 9, in <module>\n    train_step(batch)\n'
+            '  File "/w/layers.py", line 943, in forward\n    out = self._forward_impl(x)\n```\n')
+    ev = one(tmp_path, text).primary
+    assert ev is not None and ev.kind == "cuda_oom" and ev.phase == phase

@@ -36,6 +36,21 @@ def test_bnb_inputs_stay_alive_under_non_reentrant_checkpointing():
     assert hooked.allocated_gib > reentrant.allocated_gib + 0.8 * kept
 
 
+def test_bitsandbytes_0_43_2_keeps_no_4bit_input():
+    # MatMul4Bit keeps `(None, B)` from 0.43.2 (bitsandbytes/autograd/_functions.py, 9e753741): nothing escapes the
+    # checkpoint's hooks, and nothing is kept beside an adapter that sees another tensor (dropout); MatMul8bitLt
+    # still keeps A, and a run that names no release keeps the conservative reading
+    def forward(bits: int, version: str, **kw) -> float:
+        extras = {**_ckpt(False), "bitsandbytes_version": version} if version else _ckpt(False)
+        return estimate(qlora(quant_bits=bits, extras=extras, **kw), LLAMA2_7B, A100).details["moment_forward_gib"]
+
+    reentrant = estimate(qlora(extras=_ckpt(True)), LLAMA2_7B, A100).details["moment_forward_gib"]
+    kept = 32 * 2048 * 2 * (4096 + 4096 + 4096 + 11008) / GIB
+    assert forward(4, "0.45.4") == pytest.approx(reentrant)
+    assert forward(4, "0.43.1") == pytest.approx(forward(4, "")) == pytest.approx(reentrant + kept, rel=0.01)
+    assert forward(8, "0.45.4") == pytest.approx(forward(8, ""))
+
+
 def test_unquantized_lora_and_other_kernels_keep_nothing_past_the_checkpoint():
     lora = dict(method="lora", quant_bits=None)
     assert estimate(qlora(extras=_ckpt(False), **lora), LLAMA2_7B, A100).details["moment_forward_gib"] == \

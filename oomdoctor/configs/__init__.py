@@ -195,7 +195,7 @@ def load_config(path: str, *, framework_version: str | None = None,
 
 def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_versions: Mapping[str, str] | None,
                     model: str | None) -> TrainingSetup:
-    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff, unwrap_markdown
+    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff, unwrap_markdown, unwrap_prose_command
 
     text, wrapped = unwrap_markdown(raw)
     if wrapped and not is_script(path, raw):
@@ -212,6 +212,8 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
         tries.append((text, wrapped))
         # a ```diff block of a review thread: what the file becomes, as for a diff pasted bare
         tries += [(in_diff, f"{wrapped}, diff") for in_diff in (unwrap_diff(text),) if in_diff is not None]
+        # a command quoted inside a line of prose (`> my settings: torchrun --nproc_per_node 1 …`)
+        tries += [(said, f"{wrapped}, prose") for said in (unwrap_prose_command(text),) if said is not None]
         failed: InputError | None = None
         for i, (inner, how) in enumerate(tries):
             try:
@@ -286,12 +288,13 @@ def _from_later_blocks(path: str, raw: str, failed: InputError, *, framework_ver
 
 def _bare_fallback(text: str, err: InputError) -> list[tuple[str, str]]:
     """What a bare paste that is no config as written may hold, in the order tried: a diff's new side, a config in
-    an inline code span, a config with prose after it, commands in inline spans within prose; (the text, how it
-    was found) each."""
-    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff, unwrap_inline_spans
+    an inline code span, a config with prose after it, commands in inline spans within prose, a command written
+    in a line of prose; (the text, how it was found) each."""
+    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff, unwrap_inline_spans, unwrap_prose_command
 
     found = ((unwrap_diff(text), "diff"), (unwrap_code_span(text), "code span"),
-             (_before_prose(text, err), "trailing prose"), (unwrap_inline_spans(text), "code span"))
+             (_before_prose(text, err), "trailing prose"), (unwrap_inline_spans(text), "code span"),
+             (unwrap_prose_command(text), "prose"))
     return [(inner, how) for inner, how in found if inner is not None]
 
 

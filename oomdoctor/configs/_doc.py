@@ -340,6 +340,30 @@ def unwrap_inline_spans(text: str) -> str | None:
     return "".join(out) if found else None
 
 
+# A launcher's name as a word inside a line of prose ("… 参数配置： torchrun --nproc_per_node 1 -m pkg …"), up to the
+# line's end; compiled on first use, as the spans above
+_PROSE_COMMAND = lazy_re(r"(?:^|[\s:：>(（])((?:torchrun|deepspeed|accelerate\s+launch|llamafactory-cli\s+train|"
+                         r"tune\s+run|python3?\s+(?:-m\s+\S+|\S+\.py))\s.*)$")
+
+
+def unwrap_prose_command(text: str) -> str | None:
+    """A launch command written inside a line of prose, not in a code block or span (a reply quoting "my settings:
+    torchrun --nproc_per_node 1 -m pkg.train --model_name_or_path …" in one line): from the launcher's name to the
+    line's end, when three words or more follow it and one is a flag; every other line emptied, each line where the
+    file has it. None when no line holds one. Tried after every other reading of a bare paste."""
+    out = []
+    found = False
+    for ln in text.splitlines(keepends=True):
+        m = _PROSE_COMMAND.search(ln.rstrip("\n"))
+        words = m.group(1).split() if m else []
+        if m and len(words) >= 4 and any(w.startswith("--") for w in words):
+            found = True
+            out.append(m.group(1) + ("\n" if ln.endswith("\n") else ""))
+        else:
+            out.append(_blank(ln))
+    return "".join(out) if found else None
+
+
 _DIFF_HEAD = lazy_re(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |@@ )")
 
 

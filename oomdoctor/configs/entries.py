@@ -85,7 +85,7 @@ _MEGATRON_BRIDGE = {"checkpoint.pretrained_checkpoint": "model", "model.seq_leng
                     "model.context_parallel_size": "cp", "context_parallel_size": "cp",
                     "model.expert_model_parallel_size": "ep", "expert_model_parallel_size": "ep",
                     "model.sequence_parallel": "megatron_sp", "model.recompute_granularity": "recompute",
-                    "ddp.use_distributed_optimizer": "dist_opt"}
+                    "ddp.use_distributed_optimizer": "dist_opt", "mode": "bridge_mode", "recipe": "bridge_mode"}
 _ALPACA_LORA = {"cutoff_len": "seq", "lora_r": "rank", "lora_alpha": "alpha", "lora_target_modules": "targets",
                 "micro_batch_size": "micro", "batch_size": "total"}
 _DSCHAT = {"max_seq_len": "seq", "lora_dim": "rank", "only_optimize_lora": "use_lora", "zero_stage": "zero",
@@ -331,8 +331,10 @@ ENTRIES: tuple[Entry, ...] = (
           # gradient_accumulation_steps None = ceil(16 / per-device batch / world size): 16 sequences a step
           # (swift/trainers/arguments.py __post_init__; 2.x swift/llm/utils/argument.py the same with batch_size),
           # split as a total batch over the launcher's processes (which rounds down where b × world does not divide 16)
+          # per_device_eval_batch_size 1, not TrainingArguments' 8 (swift/trainers/arguments.py:130 at 3602360a5;
+          # 3.0 swift/llm/argument/train_args.py:32 at b40f31df7; 2.x eval_batch_size None = batch_size, default 1)
           defaults=(("method", "lora"), ("seq_len", 2048), ("lora_rank", 8), ("lora_alpha", 32), ("micro_batch", 1),
-                    ("grad_ckpt", True), ("quant_bits", 4), ("total_batch", 16)),
+                    ("grad_ckpt", True), ("quant_bits", 4), ("total_batch", 16), ("eval_batch", 1)),
           seq_flag="max_length", precision_from_dtype=True,
           # ms-swift's own argument names (swift/arguments: tuner_type, rlhf_type; 3.x train_type; 2.x sft_type)
           own_flags=("rlhf_type", "train_type", "tuner_type", "sft_type", "tuner_backend")),
@@ -365,16 +367,22 @@ ENTRIES: tuple[Entry, ...] = (
     # NeMo Megatron-Bridge's recipe runner (NVIDIA-NeMo/Megatron-Bridge scripts/training/run_recipe.py at 067f987df):
     # `--recipe NAME` and trailing `section.key=value` ConfigContainer overrides, its convenience flags the same
     # fields (-mb train.micro_batch_size, -gb train.global_batch_size, -sl dataset.seq_length, -tp/-pp/-cp/-ep the
-    # model's parallel sizes); the model is Megatron-Core's, the recipe's own defaults for what is not given.
+    # model's parallel sizes); the model is Megatron-Core's, the recipe's own defaults for what is not given. A
+    # LoRA run's adapter is the bridge's LoRA (src/megatron/bridge/peft/lora.py:146-147: dim 32, alpha 32).
     Entry("megatron_bridge", "Megatron-Bridge run_recipe.py", scripts=("scripts/training/run_recipe.py",),
           overrides=True, flags=_MEGATRON_BRIDGE, trainer_fields=(),
-          defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True))),
+          defaults=(("method", "full"), ("micro_batch", 1), ("megatron", True), ("sp_needs_tp", True),
+                    ("lora_rank", 32), ("lora_alpha", 32))),
     _openrlhf("train_sft", "sft"), _openrlhf("train_dpo", "dpo"), _openrlhf("train_rm", "rm"),
     _openrlhf("train_kto", "kto"), _openrlhf("train_ppo", "ppo"), _openrlhf("train_ppo_ray", "ppo"),
     # verl (volcengine/verl): Hydra mains whose every option is a `key=value` override of verl's own config
     # (verl/trainer/config/*.yaml), or of `--config-path DIR --config-name NAME`; configs/verl.py reads them.
     Entry("verl_ppo", "verl main_ppo", reader="verl", framework="verl", overrides=True,
           modules=("verl.trainer.main_ppo",), scripts=("verl/trainer/main_ppo.py",)),
+    # EasyR1 (hiyouga/EasyR1), verl's fork with its own schema: `python3 -m verl.trainer.main config=FILE k=v …`
+    # (verl/trainer/main.py); configs/easyr1.py renames its keys to verl's.
+    Entry("easyr1", "EasyR1 verl.trainer.main", reader="verl", framework="verl", overrides=True,
+          modules=("verl.trainer.main",), scripts=()),
     Entry("verl_sft", "verl fsdp_sft_trainer", reader="verl", framework="verl", overrides=True,
           modules=("verl.trainer.fsdp_sft_trainer", "verl.trainer.sft_trainer"),
           scripts=("verl/trainer/fsdp_sft_trainer.py", "verl/trainer/sft_trainer.py")),

@@ -92,6 +92,11 @@ def _with_shell_strings(script: Script) -> list[Command]:
     out: list[Command] = []
     for cmd in script.commands:
         words = list(cmd.words)
+        if words and words[0].text == "eval":
+            evaluated = _evaluated(script, cmd, words[1:])
+            if evaluated is not None:
+                out.extend(evaluated)
+                continue
         at = next((c for c in (_dash_c(words, i) for i, w in enumerate(words[:-1])
                                if os.path.basename(w.text) in _SHELLS) if c is not None), None)
         inner = words[at + 1] if at is not None and at + 1 < len(words) else None
@@ -111,10 +116,33 @@ def _with_shell_strings(script: Script) -> list[Command]:
             out.append(cmd)
             continue
         shift = inner.line - 1
+        # `srun [options] bash -c "…"`: srun runs the shell once a task, so the string's command runs under that
+        # srun (srun(1)); its words stay in front of the command they launch
+        shell = next(i for i, w in enumerate(words) if os.path.basename(w.text) in _SHELLS)
+        lead = tuple(words[:shell]) if words and os.path.basename(words[0].text) == "srun" else ()
         for sub in read_script(body, script.path, outer).commands:
             out.append(replace(sub, line=sub.line + shift, env={**cmd.env, **sub.env},
-                               words=tuple(replace(w, line=w.line + shift) for w in sub.words)))
+                               words=lead + tuple(replace(w, line=w.line + shift) for w in sub.words)))
     return out
+
+
+def _evaluated(script: Script, cmd: Command, args: list[Word]) -> list[Command] | None:
+    """`eval ARG …` (bash(1) SHELL BUILTIN COMMANDS: the arguments are joined with spaces and the result is read and
+    run as a command, in this shell): `CMD="deepspeed … train.py --x 1"; eval $CMD`. Arguments all known: their
+    text read as a script; with a part only the run knows, the words as the outer shell split them (the same
+    command when they hold no quotes or operators for the second reading to act on)."""
+    if args and args[0].text == "--":
+        args = args[1:]
+    if not args:
+        return None
+    if all(w.known for w in args):
+        body = " ".join(w.text for w in args)
+        return [replace(sub, line=cmd.line, env={**cmd.env, **sub.env},
+                        words=tuple(replace(w, line=cmd.line) for w in sub.words))
+                for sub in read_script(body, script.path, script.variables).commands]
+    if any(w.known and any(c in w.text for c in "'\"|;&<>") for w in args):
+        return None
+    return [replace(cmd, words=tuple(args))]
 
 
 def _dash_c(words: Sequence[Word], shell: int) -> int | None:
@@ -203,7 +231,12 @@ def _unwrap_launchers(words: list[Word], env: dict[str, Word]) -> list[Word]:
                 name, _, value = words[0].text.partition("=")
                 env[name] = Word(value, words[0].line, words[0].unknown)
                 words = words[1:]
-        elif head in ("srun", "mpirun", "sudo"):
+        elif head == "srun":
+            tasks = _srun_tasks(words[1:], env)
+            if tasks is not None:
+                env["SLURM_STEP_NUM_TASKS"] = tasks
+            words = _skip_options(words[1:])
+        elif head in ("mpirun", "sudo"):
             words = _skip_options(words[1:])
         elif head == "ray" and [w.text for w in words[1:3]] == ["job", "submit"] and \
                 any(w.text == "--" for w in words):
@@ -259,9 +292,29 @@ def _gaudi_spawn(cmd: Command, words: list[Word]) -> Invocation | None:
     return _target(cmd, words[i:], launch)
 
 
+def _srun_tasks(opts: Sequence[Word], env: Mapping[str, Word]) -> Word | None:
+    """How many tasks `srun` starts (srun(1)): its -n/--ntasks, else --ntasks-per-node times -N/--nodes, each
+    taken from the job's SLURM_NTASKS / SLURM_NTASKS_PER_NODE / SLURM_NNODES where srun is not given it. None when
+    nothing says (srun then starts one task per node)."""
+    opts = _split_options(opts)[0]
+    given = _opt(opts, "-n", "--ntasks") or env.get("SLURM_NTASKS")
+    if _int_word(given) is not None:
+        return given
+    per_node = _int_word(_opt(opts, "--ntasks-per-node") or env.get("SLURM_NTASKS_PER_NODE"))
+    if per_node is None:
+        return None
+    nodes = _int_word(_opt(opts, "-N", "--nodes") or env.get("SLURM_NNODES")) or 1
+    return Word(str(per_node * nodes), (_opt(opts, "--ntasks-per-node") or Word("", 0)).line)
+
+
 def _python(head: Word, env: Mapping[str, Word]) -> Launch:
     """One process. The HF Trainer in one process spreads a batch over every visible GPU
-    (DataParallel: each holds the whole model), so several visible GPUs count."""
+    (DataParallel: each holds the whole model), so several visible GPUs count. Under `srun`, one process a task:
+    srun starts the command once for each of its tasks (srun(1); Megatron's and Megatron-Bridge's scripts take
+    their rank and world size from SLURM_PROCID / SLURM_NTASKS)."""
+    tasks = _env_int(env, "SLURM_STEP_NUM_TASKS")
+    if tasks is not None and tasks[0] > 1:
+        return Launch("srun", tasks[0], tasks[1], "srun --ntasks")
     visible = _visible(env)
     if visible is not None and visible[0] > 1:
         return Launch("python", visible[0], visible[1], "CUDA_VISIBLE_DEVICES",
@@ -576,10 +629,11 @@ def _accelerate(opts: Sequence[Word], env: Mapping[str, Word]) -> Launch:
 
 # ---------------------------------------------------------------- reading the entry point's flags
 
-def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapping[str, str] | None = None
-              ) -> tuple[Doc, list[Word], dict[str, tuple[Word, Word]]]:
+def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapping[str, str] | None = None,
+              written: Mapping[str, str] | None = None) -> tuple[Doc, list[Word], dict[str, tuple[Word, Word]]]:
     """The `--key value` flags as a Doc (unknown values left out, each a note), the positional words,
-    and `key=value` words (overrides) by key."""
+    and `key=value` words (overrides) by key. `written`: the files the script writes itself by the text of their
+    names (`Script.heredocs`); a value only the run knows that names one of them is that file."""
     data: dict[str, Any] = {}
     lines: dict[str, int] = {}
     positional: list[Word] = []
@@ -589,12 +643,12 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapp
     while i < len(args):
         w = args[i]
         text = w.text
-        if text.startswith("--") and len(text) > 2 and w.known:
+        if text.startswith("--") and len(text) > 2 and (w.known or _flag_with_unknown_value(text)):
             key, eq, value = text[2:].partition("=")
             key = key.replace("-", "_") if "_" in key or "-" in key else key
             values: list[Word] = []
             if eq:
-                values = [Word(value, w.line)]
+                values = [Word(value, w.line, None if w.known or value in (written or {}) else w.unknown)]
             else:
                 j = i + 1
                 while j < len(args) and not args[j].text.startswith("--"):
@@ -605,6 +659,7 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapp
                     j += 1
                 i = j - 1
             lines[key] = w.line
+            values = [Word(v.text, v.line) if not v.known and v.text in (written or {}) else v for v in values]
             unknown = next((v for v in values if not v.known), None)
             if unknown is not None:
                 notes.append(msg("config.script.unresolved", where=f"{path}:{unknown.line}", flag=key,
@@ -626,6 +681,13 @@ def flags_doc(path: str, args: Sequence[Word], tolerant: bool, entry_flags: Mapp
         i += 1
     doc = Doc(path, data, lines, "cli", tolerant=tolerant, notes=notes)
     return doc, positional, overrides
+
+
+def _flag_with_unknown_value(text: str) -> bool:
+    """`--key=VALUE` whose key is written out and only its value is the run's (`--deepspeed_config=$CFG`): a flag,
+    its value unknown, not a positional word."""
+    key, eq, _ = text[2:].partition("=")
+    return bool(eq) and bool(key) and "$" not in key and "`" not in key
 
 
 def read_script_setup(path: str, text: str, *, framework_version: str | None = None,
@@ -652,7 +714,8 @@ def _read_script_setup(path: str, text: str, *, framework_version: str | None = 
     estimate needs instead of stopping."""
     script, inv, rejoined, dialect, mend = _find_invocation(path, text)
     entry = inv.entry
-    doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags)
+    doc, positional, overrides = flags_doc(path, inv.args, tolerant=True, entry_flags=entry.flags,
+                                           written=script.heredocs)
     doc.inline.update(script.heredocs)
     if entry.prints_hparams:
         _printed_over(path, text, inv, entry, doc)
@@ -816,6 +879,8 @@ def _read_verl(path: str, inv: Invocation, doc: Doc, positional: list[Word], ove
     from oomdoctor.configs import registry
     from oomdoctor.configs._doc import parse_file
 
+    if inv.entry.name == "easyr1":
+        return _read_easyr1(path, inv, doc, overrides, model, versions)
     name = str(doc.data.get("config_name") or doc.data.get("cn") or "")
     folder = str(doc.data.get("config_path") or doc.data.get("cp") or "")
     base: Doc | None = None
@@ -857,6 +922,36 @@ def _read_verl(path: str, inv: Invocation, doc: Doc, positional: list[Word], ove
     if unresolved is not None and not setup.model:
         setup = replace(setup, model_unresolved=unresolved)
     return setup
+
+
+def _read_easyr1(path: str, inv: Invocation, doc: Doc, overrides: dict[str, tuple[Word, Word]], model: str | None,
+                 versions: dict[str, Any]) -> TrainingSetup:
+    """EasyR1's `verl.trainer.main config=FILE key=value …`: the YAML `config=` names (found beside the script or
+    above it), the overrides laid over it, both under verl's names (configs/easyr1.py), read by the verl reader."""
+    from oomdoctor.configs import easyr1, registry
+    from oomdoctor.configs._doc import overlay, parse_file
+
+    cdoc = Doc(path, {}, {}, "cli", tolerant=True, notes=list(doc.notes))
+    ref = overrides.get("config")
+    found = _near(path, ref[1].text) if ref is not None else None
+    if found is not None:
+        base = parse_file(found)
+        flat = easyr1.flatten(base.data)
+        values = easyr1.translated(flat)
+        lines = {easyr1.KEYS[k]: base.lines[k] for k in flat if k in easyr1.KEYS and k in base.lines}
+        cdoc = overlay(cdoc, values, lines, found)
+    elif ref is not None:
+        cdoc.notes.append(msg("config.verl_overrides_only", where=f"{path}:{inv.command.line}", config=ref[1].text))
+    given = {k: v.text for k, (_, v) in overrides.items()}
+    if model and easyr1.MODEL_KEY not in given:
+        given[easyr1.MODEL_KEY] = model
+    values = easyr1.translated(given)
+    lines = {easyr1.KEYS[k]: w.line for k, (w, _) in overrides.items() if k in easyr1.KEYS}
+    cdoc = overlay(cdoc, values, lines, path)
+    reason = msg("config.why.script", entry=inv.target.text if inv.target is not None else inv.entry.label,
+                 line=inv.command.line)
+    setup = registry.read_doc(cdoc, "verl", reason, **versions, entry=inv.entry)
+    return replace(setup, config_file=path, extras={**setup.extras, "entry": inv.entry.name, "hydra_overrides": True})
 
 
 def _positional_model_key(entry: Entry) -> str | None:
@@ -1222,6 +1317,36 @@ def _parents(base: str) -> list[str]:
     return out
 
 
+def with_usage_launch(setup: TrainingSetup, path: str, usage: str) -> TrainingSetup:
+    """A Python script's own usage line (its module docstring: TRL's examples/scripts/*.py `accelerate launch
+    --config_file … examples/scripts/x.py`): the first command there that runs a `.py` under accelerate launch,
+    torchrun or deepspeed is how the file is run, so its launcher's processes and accelerate config are laid over
+    what the file's calls said, where the file said no GPU count itself."""
+    if setup.sources.get("n_gpus") is not None and setup.sources["n_gpus"].file is not None:
+        return setup
+    try:
+        script = read_script(usage, path)
+    except InputError:
+        return setup
+    for cmd in script.commands:
+        env = dict(cmd.env)
+        words = _unwrap_launchers(list(cmd.words), env)
+        head = os.path.basename(words[0].text) if words else ""
+        if head == "accelerate" and len(words) > 1 and words[1].text == "launch":
+            opts, rest = _split_options(words[2:])
+            launch = _accelerate(opts, env)
+        elif head in ("torchrun", "deepspeed"):
+            opts, rest = _split_options(words[1:])
+            launch = _torchrun(opts, env) if head == "torchrun" else _deepspeed(opts, env)
+        else:
+            continue
+        if rest and rest[0].text.endswith(".py"):
+            from oomdoctor.configs.entries import GENERIC
+
+            return _with_launch(setup, Invocation(cmd, GENERIC, rest[0], tuple(rest[1:]), launch), path)
+    return setup
+
+
 def _with_launch(setup: TrainingSetup, inv: Invocation, path: str) -> TrainingSetup:
     """The launcher's GPU count (and an accelerate config it names) laid over what the files said."""
     launch = inv.launch
@@ -1308,13 +1433,42 @@ def _accelerate_setup(path: str, word: Word) -> TrainingSetup | None:
     return registry.read_doc(doc, name, why) if name == "accelerate" else None
 
 
+# The accelerate configs TRL ships in examples/accelerate_configs/ (huggingface/trl@f2cd57710): each launches 8
+# processes in bf16 (single_gpu.yaml one), with the ZeRO stage or FSDP its name says.
+_TRL_SHIPPED_ACCELERATE: dict[str, dict[str, Any]] = {
+    "deepspeed_zero1": {"zero_stage": 1}, "deepspeed_zero2": {"zero_stage": 2}, "deepspeed_zero3": {"zero_stage": 3},
+    "fsdp1": {"fsdp": "full_shard"}, "fsdp2": {"fsdp": "full_shard"}, "multi_gpu": {}, "single_gpu": {"n_gpus": 1},
+}
+
+
+def _trl_shipped_accelerate(setup: TrainingSetup, path: str, word: Word) -> TrainingSetup | None:
+    """`--config_file examples/accelerate_configs/deepspeed_zero3.yaml` run from a TRL checkout, the file not here:
+    the config TRL ships under that name, said in a note; None for any other path."""
+    from oomdoctor.configs._doc import Builder
+
+    folder, name = os.path.split(word.text.replace("\\", "/"))
+    stem = name[:-5] if name.endswith(".yaml") else name
+    if not folder.endswith("examples/accelerate_configs") or stem not in _TRL_SHIPPED_ACCELERATE:
+        return None
+    b = Builder("hf", setup.framework_version, "accelerate")
+    src = Source(file=path, key="--config_file", line=word.line)
+    for field_name, value in {"n_gpus": 8, "precision": "bf16", **_TRL_SHIPPED_ACCELERATE[stem]}.items():
+        b.set(field_name, value, src)
+    b.extras["launcher"] = "accelerate"
+    b.note(msg("config.trl_accelerate_shipped", where=src.describe(), name=word.text))
+    return b.build()
+
+
 def _accelerate_guess(setup: TrainingSetup, path: str, word: Word) -> TrainingSetup | None:
     """An accelerate config the command names that is not here (recipes/accelerate_configs/zero3.yaml of TRL,
-    alignment-handbook, open-r1): the ZeRO stage its name says, as a DeepSpeed JSON's name is read, said to be
-    a guess; None when the name says no stage."""
+    alignment-handbook, open-r1): one TRL ships by that path, else the ZeRO stage its name says, as a DeepSpeed
+    JSON's name is read, said to be a guess; None when the name says no stage."""
     from oomdoctor.configs._doc import Builder
     from oomdoctor.configs.deepspeed import _STAGE_IN_NAME, apply_guess
 
+    shipped = _trl_shipped_accelerate(setup, path, word)
+    if shipped is not None:
+        return shipped
     if _STAGE_IN_NAME.search(os.path.basename(word.text)) is None:
         return None
     b = Builder("hf", setup.framework_version, "accelerate")

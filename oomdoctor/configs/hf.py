@@ -70,6 +70,15 @@ ATTN = {"eager": "eager", "sdpa": "sdpa", "flash_attention_2": "fa2", "flash_att
 _HF_ATTN = {"eager": "eager", "sdpa": "sdpa", "fa2": "flash_attention_2"}
 
 
+# Fields only TRL's own dataclasses define, no TrainingArguments and no other reader's: ModelConfig's
+# (trl/trainer/model_config.py: use_peft, lora_r, lora_task_type, use_rslora, use_bnb_nested_quant) and GRPOConfig's
+# (trl/trainer/grpo_config.py: num_generations, use_vllm, vllm_gpu_memory_utilization, max_completion_length,
+# reward_funcs) at f2cd57710.
+_TRL_OWN_KEYS = frozenset({"use_peft", "lora_r", "lora_task_type", "use_rslora", "use_bnb_nested_quant",
+                           "num_generations", "use_vllm", "vllm_gpu_memory_utilization", "max_completion_length",
+                           "reward_funcs"})
+
+
 def is_trl(doc: Doc) -> bool:
     return any(k in TRL_KEYS for k in doc.data)
 
@@ -80,6 +89,10 @@ def detect(data: dict) -> Msg | None:
             k in data for k in ("per_device_train_batch_size", "output_dir")):
         model_key = "model"
     if model_key is None:
+        own = [k for k in data if k in _TRL_OWN_KEYS]
+        if len(own) >= 2 and any(k in data for k in ("per_device_train_batch_size", "gradient_accumulation_steps")):
+            # the model left to the command line or the script's code: TRL's own dataclass fields say whose
+            return msg("config.why.trl", keys=tuple(own[:3]))
         return None
     trl = [k for k in data if k in TRL_KEYS][:2]
     if trl:
@@ -111,9 +124,18 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     b = _builder(entry, trl, version)
     b.framework_reason, b.version_reason = ctx.reason, ctx.version_reason
     model_key = next((k for k in ("model_name_or_path", "model", "model_id") if doc.get(k) is not None), None)
+    if trl and doc.str_("sft_model_path"):
+        # TRL's PPO scripts load the trained policy from PPOConfig's sft_model_path (RLOOConfig's up to 0.16 the
+        # same); model_name_or_path is only the tokenizer's (examples/scripts/ppo/ppo.py:88,96 at f2cd57710,
+        # trl/experimental/ppo/ppo_config.py:181)
+        model_key = "sft_model_path"
     model = doc.str_(model_key) if model_key else None
     if model and model_key:
         b.set("model", model, doc.src(model_key))
+    elif entry is None and trl and sum(k in _TRL_OWN_KEYS for k in doc.data) >= 2:
+        # a TRL config whose model its script takes elsewhere (the command line, its own code): read, the model
+        # asked for
+        b.values["no_model"] = msg("config.trl_no_model")
     elif entry is None:
         raise doc.fail(model_key or "", msg("config.no_model", key="model_name_or_path"))
     hf = hf_args.read_trainer_args(b, doc)
@@ -132,7 +154,7 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
             b.default("method", "full")
     _read_stage(b, doc, trl)
     fields: dict[str, Any] = {"config_file": doc.path}
-    path = ds.read_ref(b, doc, "deepspeed", hf, model or "", strict=doc.kind != "cli" and not doc.tolerant)
+    path = ds.read_ref(b, doc, _deepspeed_key(doc), hf, model or "", strict=doc.kind != "cli" and not doc.tolerant)
     if path:
         fields["deepspeed_file"] = path
     n = doc.int_("nproc_per_node", minimum=1)
@@ -143,6 +165,16 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     if entry is not None:
         _entry_defaults(b, doc, entry)
     return b.build(doc, **fields)
+
+
+def _deepspeed_key(doc: Doc) -> str:
+    """The flag that names the DeepSpeed JSON: TrainingArguments' `--deepspeed FILE`, or, on a script's command
+    line, DeepSpeed's own `--deepspeed_config FILE` (`--deepscale_config`, its old name) that
+    deepspeed.add_config_arguments() adds beside the bare `--deepspeed` switch (deepspeed/__init__.py,
+    _add_core_arguments)."""
+    if doc.kind != "cli" or (doc.get("deepspeed") is not None and str(doc.get("deepspeed")).lower() != "true"):
+        return "deepspeed"
+    return next((k for k in ("deepspeed_config", "deepscale_config") if doc.str_(k)), "deepspeed")
 
 
 def _builder(entry: Any, trl: bool, version: str) -> Builder:
@@ -161,6 +193,10 @@ def _read_stage(b: Builder, doc: Doc, trl: bool) -> None:
     grpo = trl and next((k for k in _GRPO_KEYS if doc.has(k)), None)
     if stage in ("sft", "dpo", "kto", "ppo", "rm", "pt"):
         b.set("stage", stage, doc.src("stage"))
+    elif trl and doc.str_("sft_model_path") and not doc.has("rloo_k"):
+        # PPOConfig's own field (a policy, a value model from reward_model_path, a frozen reference): PPO;
+        # the old RLOOConfig shares sft_model_path but is told apart by its rloo_k (TRL 0.11-0.16 rloo_config.py)
+        b.set("stage", "ppo", doc.src("sft_model_path"))
     elif grpo:
         _read_grpo(b, doc, grpo)
     elif trl and (doc.has("beta") or doc.has("max_prompt_length")):
@@ -179,8 +215,15 @@ def _entry_defaults(b: Builder, doc: Doc, entry: Any) -> None:
     for field_name, value in entry.defaults_for(doc.data):
         src = b.sources.get(field_name)
         if field_name in ("grad_ckpt", "attention", "precision", "stage", "fsdp", "offload_params", "offload_optimizer",
-                          "optimizer") and (src is None or src.file is None):
+                          "optimizer", "eval_batch") and (src is None or src.file is None):
             b.default(field_name, value, entry.label)
+    if entry.name == "unsloth_cli":
+        # unsloth-cli.py loads with FastLanguageModel and passes --use_gradient_checkpointing ("unsloth" by default)
+        # to get_peft_model (unslothai/unsloth@015bdef0 unsloth-cli.py): unsloth's own mechanisms (memory/loss.py
+        # unsloth_loss, estimate.py _stack_bytes)
+        b.default("use_unsloth", True, entry.label)
+        if str(doc.data.get("use_gradient_checkpointing", "unsloth")).strip().strip("'\"").lower() == "unsloth":
+            b.extras["use_gradient_checkpointing"] = "unsloth"
     src = b.sources.get("precision")
     if entry.precision_from_dtype and (src is None or src.file is None):
         dtype = b.values.get("load_dtype")

@@ -128,6 +128,10 @@ def read(doc: Doc, ctx: Context) -> TrainingSetup:
     for flag, field in (("use_galore", "galore"), ("use_badam", "badam"), ("use_apollo", "apollo"),
                         ("use_unsloth", "use_unsloth")):
         b.from_doc(field, doc, flag, doc.bool_(flag))
+    if doc.bool_("use_unsloth"):
+        # get_unsloth_peft_model passes use_gradient_checkpointing="unsloth" (src/llamafactory/model/model_utils/
+        # unsloth.py): unsloth's offloaded checkpointing, the key Mechanisms.unsloth_offload reads
+        b.extras["use_gradient_checkpointing"] = "unsloth"
     _read_sequence(b, doc, version, stage)
     _read_switches(b, doc, stage)
     _read_megatron_bridge(b, doc)

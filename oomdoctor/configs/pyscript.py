@@ -12,7 +12,11 @@ What is read, by callee (the last name of the call, so `trl.SFTConfig(...)` and 
 - AutoModelFor*.from_pretrained(<id>, dtype / torch_dtype, attn_implementation) and a trainer's `model="<id>"`;
 - TRL's trainers (SFTTrainer, DPOTrainer, ...): TRL's defaults, and the stage the trainer trains;
 - unsloth's FastLanguageModel / FastModel .from_pretrained(model_name, max_seq_length, load_in_4bit) and
-  .get_peft_model(r, lora_alpha, target_modules, use_gradient_checkpointing, max_seq_length).
+  .get_peft_model(r, lora_alpha, target_modules, use_gradient_checkpointing, max_seq_length);
+- an Accelerate training loop of its own: Accelerator(gradient_accumulation_steps, mixed_precision),
+  FullyShardedDataParallelPlugin(sharding_strategy, cpu_offload), the DataLoader's batch_size (each process's
+  batch: accelerate data_loader.py prepare_data_loader, split_batches False) and a model built from
+  AutoConfig.from_pretrained(<id>).
 A value is a literal, a name assigned a literal once in the file, a dtype attribute (`torch.bfloat16`), or
 `args.<dest>` where the file's argparse declares `add_argument("--<flag>", default=<literal>)` (the value the run
 gets when the flag is not given); `**name` spreads a dict the file builds once (`dict(k=v)` or `{"k": v}`).
@@ -44,6 +48,9 @@ _TRL_STAGES = {"SFT": "sft", "DPO": "dpo", "KTO": "kto", "ORPO": "orpo", "CPO": 
 _TRL_CONFIGS = {f"{k}Config": v for k, v in _TRL_STAGES.items()}
 _TRL_TRAINERS = {f"{k}Trainer": v for k, v in _TRL_STAGES.items()}
 _UNSLOTH = ("FastLanguageModel", "FastModel", "FastVisionModel")
+# An Accelerate loop's own calls (accelerate/accelerator.py Accelerator, utils/dataclasses.py
+# FullyShardedDataParallelPlugin at 16cb6eb8); the FSDP plugin's sharding_strategy defaults to FULL_SHARD.
+_ACCELERATE = ("Accelerator", "FullyShardedDataParallelPlugin")
 _DTYPE_ATTRS = {"bfloat16": "bfloat16", "float16": "float16", "half": "float16", "float32": "float32",
                 "float": "float32"}
 _MISSING = object()
@@ -165,7 +172,7 @@ def _read_string_command(path: str, command: str, **versions: Any) -> TrainingSe
 
 def is_training_script(text: str) -> bool:
     """The file makes one of the calls this reader takes (a cheap test before parsing)."""
-    names = _TRAINER_ARGS + tuple(_TRL_CONFIGS) + tuple(_TRL_TRAINERS) + _UNSLOTH
+    names = _TRAINER_ARGS + tuple(_TRL_CONFIGS) + tuple(_TRL_TRAINERS) + _UNSLOTH + _ACCELERATE
     return any(f"{n}(" in text or f"{n}." in text for n in names)
 
 
@@ -234,8 +241,33 @@ def read_python(path: str, text: str, *, framework_version: str | None = None,
         warnings += (msg("config.peft_as_lora", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
     elif kind in ("PROMPT_TUNING", "PREFIX_TUNING", "P_TUNING"):
         warnings += (msg("config.ptuning_yaml", where=f"{path}:{reader.lines['peft_type']}", kind=kind),)
-    extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name}
-    return replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings, **fields)
+    extras = {**setup.extras, **peft, "python_script": True, "entry": entry.name,
+              **_unsloth_extras(reader, log_versions)}
+    return _usage_launched(replace(setup, config_file=path, sources=sources, extras=extras, warnings=warnings,
+                                   **fields), path, tree)
+
+
+def _usage_launched(setup: TrainingSetup, path: str, tree: ast.Module) -> TrainingSetup:
+    """The setup with the launcher the module docstring's usage line runs the file under (entrypoints)."""
+    usage = ast.get_docstring(tree)
+    if not usage:
+        return setup
+    from oomdoctor.configs.entrypoints import with_usage_launch
+
+    return with_usage_launch(setup, path, usage)
+
+
+def _unsloth_extras(reader: Any, log_versions: Any) -> dict[str, Any]:
+    """unsloth's offloaded checkpointing, when the script asks for it (or takes get_peft_model's default), and its
+    release where the crash log's banner printed it ("Unsloth 2024.8: Fast Llama patching"), under the keys
+    Mechanisms.unsloth_offload and unsloth_version read (memory/loss.py unsloth_loss: the loss differs by release)."""
+    if reader.unsloth is None:
+        return {}
+    out: dict[str, Any] = {"use_gradient_checkpointing": "unsloth"} if reader.unsloth_offload else {}
+    logged = (log_versions or {}).get("unsloth")
+    if logged:
+        out["unsloth_version"] = str(logged)
+    return out
 
 
 def config_literal(path: str, text: str) -> tuple[str, dict[str, Any], dict[str, int], str] | None:
@@ -400,8 +432,10 @@ class _Reader:
         self.notes: list[Any] = []
         self.found: list[str] = []
         self.trl = False
+        self.accelerate = False         # an Accelerator (or its FSDP plugin) is made: the DataLoader batch is read
         self.stage: tuple[str, str, int] | None = None
         self.unsloth: tuple[str, int] | None = None
+        self.unsloth_offload = False    # use_gradient_checkpointing="unsloth": unsloth's offloaded checkpointing
         self.default_len: tuple[int, int] | None = None
         self.current: tuple[str, ast.Call | None] = ("", None)     # the call being read, for provenance
         self.spelled: dict[str, str] = {}                           # data key -> how the script wrote it
@@ -552,6 +586,9 @@ class _Reader:
                 self._unsloth(owner, name, call, kw)
             elif name == "from_pretrained" and owner.startswith("AutoModelFor"):
                 self._model(call, kw)
+            elif name in _ACCELERATE or (name == "DataLoader" and self.accelerate) or \
+                    (name == "from_pretrained" and owner == "AutoConfig"):
+                self._accelerate(name, call, kw)
         if self.default_len is not None and "max_length" not in self.data:
             self.data["max_length"], self.lines["max_length"] = self.default_len
         self._length_option()
@@ -634,6 +671,36 @@ class _Reader:
             self.lines["peft_type"] = self.lines["use_peft"]
             self.spelled["peft_type"] = f"{name}()"
 
+    def _accelerate(self, name: str, call: ast.Call, kw: dict[str, ast.expr]) -> None:
+        """An Accelerate loop's setup in TrainingArguments' names: the accumulation and autocast the Accelerator
+        is given, FSDP from its plugin (`full_shard`, `offload` with cpu_offload), the per-process batch its
+        DataLoader draws, and the model whose config it builds from (`from_config(AutoConfig.from_pretrained(id))`:
+        the same architecture, randomly initialised)."""
+        if name == "from_pretrained":
+            node = call.args[0] if call.args else kw.get("pretrained_model_name_or_path")
+            if node is not None and isinstance(self.value(node), str):
+                self.put("model_name_or_path", node, keep=True)
+            return
+        if name == "DataLoader":
+            if "batch_size" in kw:
+                self.put("per_device_train_batch_size", kw["batch_size"], keep=True)
+            return
+        self.found.append(name)
+        self.accelerate = True
+        if name == "Accelerator":
+            if "gradient_accumulation_steps" in kw:
+                self.put("gradient_accumulation_steps", kw["gradient_accumulation_steps"])
+            mixed = self.value(kw["mixed_precision"]) if "mixed_precision" in kw else None
+            if mixed in ("bf16", "fp16"):
+                self.put(str(mixed), kw["mixed_precision"], True)
+            return
+        strategy = self.value(kw["sharding_strategy"]) if "sharding_strategy" in kw else "FULL_SHARD"
+        words = [str(strategy).lower() if isinstance(strategy, str) else "full_shard"]
+        offload = self.value(kw["cpu_offload"]) if "cpu_offload" in kw else False
+        if offload is True:
+            words.append("offload")
+        self.put("fsdp", call, " ".join(words))
+
     def _model(self, call: ast.Call, kw: dict[str, ast.expr]) -> None:
         node = call.args[0] if call.args else kw.get("pretrained_model_name_or_path")
         if node is not None and isinstance(self.value(node), str):
@@ -674,6 +741,7 @@ class _Reader:
                 # "unsloth" by default) and applies it to a full fine-tune
                 v = self.value(ckpt)
                 self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
+                self.unsloth_offload = isinstance(v, str) and v.lower() == "unsloth"
             return
         self.data["use_peft"] = "true"
         self.lines["use_peft"] = call.lineno
@@ -690,7 +758,9 @@ class _Reader:
         if ckpt is not None:
             v = self.value(ckpt)
             self.put("gradient_checkpointing", ckpt, bool(v) if v is not _MISSING else _MISSING)
+            self.unsloth_offload = isinstance(v, str) and v.lower() == "unsloth"
         elif "gradient_checkpointing" not in self.data:
+            self.unsloth_offload = True
             self.data["gradient_checkpointing"], self.lines["gradient_checkpointing"] = "true", call.lineno
             self._default_spelling("gradient_checkpointing", f"{owner}.{name}", 'use_gradient_checkpointing="unsloth"',
                                   force=True)

@@ -432,7 +432,29 @@ class _Expander:
             got = self.arith(" ".join(w.replace("\\*", "*") for w in words[1:]))
             if not got.unknown:
                 return got
+        if words and words[0] in ("basename", "dirname") and 2 <= len(words) <= 3:
+            part = self._path_part(words)
+            if part is not None:
+                return part
         return _Val("", f"$({text.strip()[:60]})")
+
+    def _path_part(self, words: list[str]) -> _Val | None:
+        """`$(basename "$HF_MODEL_ID")`, `$(dirname "$0")`: POSIX basename(1) / dirname(1) of a known path, which
+        only cut the string (trailing slashes dropped; basename's optional SUFFIX removed when it is not the whole
+        name; dirname "." for a name with no slash)."""
+        args = [self.text(_word_parts(w), w) for w in words[1:]]
+        if any(a.unknown for a in args) or (words[0] == "dirname" and len(args) != 1):
+            return None
+        path = args[0].text.rstrip("/") or ("/" if args[0].text.startswith("/") else "")
+        if words[0] == "basename":
+            name = path.rsplit("/", 1)[-1] if path != "/" else "/"
+            if len(args) == 2 and args[1].text and name != args[1].text and name.endswith(args[1].text):
+                name = name[: -len(args[1].text)]
+            return _Val(name)
+        if "/" not in path:
+            return _Val(".")
+        head = path.rsplit("/", 1)[0].rstrip("/")
+        return _Val(head or "/")
 
     def var(self, name: str) -> _Val:
         if name == "0":
@@ -571,13 +593,26 @@ def read_script(text: str, path: str, outer: Mapping[str, Word] | None = None) -
 
 
 # sbatch(1): `#SBATCH` lines before the first command are its options; -N/--nodes=<n> is the job's node count, which
-# the job's environment holds as SLURM_JOB_NUM_NODES and SLURM_NNODES (sbatch(1), OUTPUT ENVIRONMENT VARIABLES).
+# the job's environment holds as SLURM_JOB_NUM_NODES and SLURM_NNODES; -n/--ntasks and --ntasks-per-node are held as
+# SLURM_NTASKS and SLURM_NTASKS_PER_NODE (sbatch(1), OUTPUT ENVIRONMENT VARIABLES), which srun takes as its own -n
+# and --ntasks-per-node (srun(1), INPUT ENVIRONMENT VARIABLES).
 _SBATCH_NODES = re.compile(r"^#SBATCH[ \t]+(?:-N[ \t]*|--nodes[= \t]+)(\d+)\b", re.M)
+_SBATCH_TASKS = re.compile(r"^#SBATCH[ \t]+(?:-n[ \t]*|--ntasks[= \t]+)(\d+)\b", re.M)
+_SBATCH_TASKS_PER_NODE = re.compile(r"^#SBATCH[ \t]+--ntasks-per-node[= \t]+(\d+)\b", re.M)
 
 
 def _sbatch_env(text: str) -> dict[str, _Val]:
+    out: dict[str, _Val] = {}
     m = _SBATCH_NODES.search(text)
-    return {} if m is None else {name: _Val(m.group(1)) for name in ("SLURM_NNODES", "SLURM_JOB_NUM_NODES")}
+    if m is not None:
+        out.update({name: _Val(m.group(1)) for name in ("SLURM_NNODES", "SLURM_JOB_NUM_NODES")})
+    m = _SBATCH_TASKS.search(text)
+    if m is not None:
+        out["SLURM_NTASKS"] = _Val(m.group(1))
+    m = _SBATCH_TASKS_PER_NODE.search(text)
+    if m is not None:
+        out["SLURM_NTASKS_PER_NODE"] = _Val(m.group(1))
+    return out
 
 
 def _sourced(ex: _Expander, word: _Tok) -> str | None:
@@ -736,13 +771,23 @@ def _simple_command(toks: list[_Tok], i: int, ex: _Expander
 
 def _written_heredocs(bodies: list[str], redirs: list[tuple[str, _Tok | None]], ex: _Expander,
                       heredocs: dict[str, str]) -> None:
-    """`cat > x.yaml <<EOF … EOF`: the file a here-document is written to, by its name."""
+    """`cat > x.yaml <<EOF … EOF`: the file a here-document is written to, by its name. A name with a part only
+    the run knows (`cat > "$DS_CONFIG_JSON" <<EOF`, DS_CONFIG_JSON="${SCRIPT_DIR}/x_${MODE}.json" with MODE=$1) is
+    kept under the text the same expansion gives in a command's words, so the flag that names the file by the same
+    variables (`--deepspeed_config=$DS_CONFIG_JSON`) finds what the script wrote there: bash expands both alike
+    (bash(1) EXPANSION; a double-quoted word is one field, its content expanded)."""
     for body in bodies:
         for op, target in redirs:
             if ">" in op and target is not None:
                 name = ex.text(target.parts, target.raw)
                 if not name.unknown:
                     heredocs[name.text] = body
+                    continue
+                raw = target.raw[1:-1] if len(target.raw) > 1 and target.raw[0] == target.raw[-1] == '"' else \
+                    target.raw
+                fields = ex.fields(_word_parts(raw), raw) if raw else []
+                if len(fields) == 1 and fields[0].text:
+                    heredocs[fields[0].text] = body
 
 
 def _joined(elements: tuple[_Val, ...]) -> _Val:

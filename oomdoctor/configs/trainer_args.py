@@ -206,6 +206,9 @@ CONVENTIONS = {
     # examples/road_finetuning, lora_finetuning_transformer_engine); beside a --micro_batch_size it is the total
     # (Alpaca-LoRA's grammar, tloen/alpaca-lora finetune.py), see read_conventions.
     "micro_batch_size": "micro", "batch_size": "micro",
+    # TrainingArguments' per-process batch name less its "train_" (a script's own argparse flag it hands to
+    # per_device_train_batch_size: TRL issue 5138's sft.py --per_device_batch_size)
+    "per_device_batch_size": "micro",
 }
 MODEL_FLAGS = ("model_name_or_path", "model", "model_id", "base_model", "model_path", "pretrained_model_name_or_path",
                "model_id_or_path", "model_name", "base_model_name_or_path")     # the last: peft's examples' argparse
@@ -486,13 +489,37 @@ def _conv_value(doc: Doc, name: str, kind: str) -> Any:
         if word in _QUANTIZE_WORDS:
             return _QUANTIZE_WORDS[word]
         return doc.int_(name, minimum=1, maximum=64)
-    if kind == "train_type":
-        word = (doc.str_(name) or "").lower()
-        if word in _TRAIN_TYPES:
-            return _TRAIN_TYPES[word]
-        return doc._bad(name, msg("config.not_a_choice", key=name, value=word, choices=tuple(_TRAIN_TYPES)))
+    if kind in ("train_type", "bridge_mode"):
+        return _method_word(doc, name, kind)
     if kind == "targets":
         return _targets(doc.get(name))
+    return None
+
+
+def _method_word(doc: Doc, name: str, kind: str) -> str | None:
+    """The method a train-type word names (a choice of the script's own, refused when it is none), or the mode of a
+    Megatron-Bridge recipe run."""
+    word = (doc.str_(name) or "").lower()
+    if kind == "bridge_mode":
+        return _bridge_mode(name, word)
+    if word in _TRAIN_TYPES:
+        return _TRAIN_TYPES[word]
+    doc._bad(name, msg("config.not_a_choice", key=name, value=word, choices=tuple(_TRAIN_TYPES)))
+    return None
+
+
+def _bridge_mode(name: str, word: str) -> str | None:
+    """Megatron-Bridge run_recipe.py's training mode: its `--mode pretrain|sft|lora|dora`, else the one a recipe's
+    complete name encodes (scripts/training/recipe_metadata.py:214 infer_recipe_mode at 067f987df: `_pretrain_`,
+    `_sft_` / `_finetune_` train every weight; `_dora_`, `_peft_` / `_lora_` an adapter, LoRA by default, the
+    recipes' peft_scheme="lora")."""
+    if name == "mode":
+        return {"pretrain": "full", "sft": "full", "lora": "lora", "dora": "lora"}.get(word)
+    padded = f"_{word.strip('_')}_"
+    for marks, method in ((("_pretrain_",), "full"), (("_sft_", "_finetune_"), "full"),
+                          (("_dora_", "_peft_", "_lora_"), "lora")):
+        if any(m in padded for m in marks):
+            return method
     return None
 
 
@@ -558,6 +585,8 @@ def _said_method(b: Builder, doc: Doc, signals: dict[str, tuple[Any, str]]) -> t
         if word in _OWN_LAYOUT:
             b.note(msg("config.peft_as_lora", where=doc.where(flag), kind=word))
         return signals["train_type"][0], flag
+    if "bridge_mode" in signals:
+        return signals["bridge_mode"][0], signals["bridge_mode"][1]
     if "full" in signals and signals["full"][0]:
         return "full", signals["full"][1]
     if "prefix" in signals:

@@ -72,6 +72,24 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "text-generation-webui", "line", r"\bOutput generated in \d+(?:\.\d+)? seconds \(",
      "text-generation-webui modules/text_generation.py generate_reply_HF / generate_reply_custom log `Output generated "
      "in N seconds (...)` in their finally block, after a failed generation's exception too: a reply was being generated"),
+    ("generate", "stable-diffusion-webui", "line", r"^\*{3} Error completing request\b|^\*{3} Arguments: \('task\(",
+     "AUTOMATIC1111 stable-diffusion-webui modules/call_queue.py wrap_gradio_call: a failed UI job is reported as "
+     "`*** Error completing request` and `*** Arguments: (...)` (modules/errors.py report), the arguments led by the "
+     "job's id `task(...)` (modules/progress.py create_task_id) that txt2img and img2img take first: an image generation"),
+    ("generate", "InvokeAI", "line", r"^>> Could not generate image\.",
+     "InvokeAI 2.x ldm/generate.py Generate.prompt2image: its exception handler prints `>> Could not generate image.` "
+     "after the error of a failed generation"),
+    ("generate", "gradio", "line", r"\bRunning on (?:local|public) URL:\s+https?://",
+     "gradio/blocks.py Blocks.launch prints `Running on local URL:  http://...` (gradio/strings.py RUNNING_LOCALLY) "
+     "once the app serves: a failure after it comes from a request (as a server's ready line, phase.py _EVENTS)"),
+    ("generate", "ollama", "line", r"\bStarting llama main loop\b|\[GIN\][^\n]*\bPOST\s+\"?/api/(?:chat|generate)\b",
+     "ollama llm/dyn_ext_server.go (0.1.x) logs `Starting llama main loop` once the runner serves, and its gin router "
+     "logs each request (`[GIN] ... POST \"/api/chat\"`, server/routes.go ChatHandler, GenerateHandler): what fails "
+     "after them fails answering a request"),
+    ("eval", "mmcv / mmdet", "line", r"\[[>\s]*\] \d+/\d+, [\d.]+ task/s, elapsed: \d+s, ETA:",
+     "mmcv/utils/progressbar.py ProgressBar.update: `[>>>   ] n/N, x task/s, elapsed: Ns, ETA: Ms`, the bar of "
+     "mmdet/apis/test.py single_gpu_test and multi_gpu_test that mmdet's EvalHook runs after an epoch (mmdet/core/"
+     "evaluation/eval_hooks.py): the model is being evaluated"),
     ("generate", "stable-diffusion-webui", "func", "process_images",
      "AUTOMATIC1111 stable-diffusion-webui modules/processing.py: txt2img and img2img generate through it"),
     ("generate", "ComfyUI", "line", r"^\s*[A-Z][A-Za-z0-9]*Sampler(?:Advanced)?\s*$",
@@ -206,6 +224,22 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("loss", "torch", "path", r"torch[/\\]nn[/\\]modules[/\\]loss\.py",
      "torch/nn/modules/loss.py defines every loss module (CrossEntropyLoss, BCEWithLogitsLoss, MSELoss, ...): its "
      "frames, whatever their function is called (`forward`), compute a loss"),
+    # PaddlePaddle's executors log the op an exception came out of before rethrowing it: LOG(WARNING) << Type() << " raises
+    # an exception " << demangle(typeid(ex).name()) << ", " << ex.what() (paddle/fluid/framework/operator.cc
+    # OperatorBase::Run; new_executor/interpretercore.cc the same, `raises an EnforceNotMet exception` for its own
+    # checks). A gradient op's type is its forward op's with `_grad` appended (GradOpMaker, `lookup_table_grad`,
+    # `matmul_v2_grad_grad`), the optimizers' update ops carry the optimizer's name (`adam`, `sgd`, `momentum`: ops/
+    # optimizers/), and every other op is the model's forward computation (`lookup_table`, `matmul_v2`, `softmax`).
+    ("backward", "PaddlePaddle", "line", r"(?:\.cc:\d+\]\s+|^\s*)\w+_grad\w* raises an (?:EnforceNotMet |unknown )?exception\b",
+     "paddle/fluid/framework/operator.cc OperatorBase::Run: a `_grad` op is the backward pass"),
+    ("optimizer", "PaddlePaddle", "line",
+     r"(?:\.cc:\d+\]\s+|^\s*)(?:merged_|fused_)?(?:adam|adamw|adamax|sgd|momentum|lars_momentum|lamb|rmsprop|adagrad|adadelta|ftrl|"
+     r"dgc_momentum|dpsgd|decayed_adagrad|proximal_gd|proximal_adagrad) raises an (?:EnforceNotMet |unknown )?exception\b",
+     "paddle/fluid/operators/optimizers/ (and phi's kernels of the same names): the parameter update ops"),
+    ("forward", "PaddlePaddle", "line",
+     r"(?:\.cc:\d+\]\s+|^\s*)(?!\w*_grad\b)(?!(?:merged_|fused_)?(?:adam|adamw|adamax|sgd|momentum|lars_momentum|lamb|rmsprop|adagrad|"
+     r"adadelta|ftrl|dgc_momentum|dpsgd|decayed_adagrad|proximal_gd|proximal_adagrad) )\w+ raises an (?:EnforceNotMet |unknown )?exception\b",
+     "paddle/fluid/framework/operator.cc OperatorBase::Run: any other op is the model's forward computation"),
 )
 
 

@@ -292,6 +292,26 @@ F_PY_NOMEM = lazy_re(r"^\s*(?:builtins\.)?MemoryError\s*:?\s*$", needs=("MemoryE
 # `halMemAlloc failed: ... size=N` after it names no cause by itself, so it is left to that line).
 F_CANN_DRV = lazy_re(r"\bheap_alloc_managed out of memory, pp=0x[0-9a-fA-F]+, bytesize=(?P<bytes>\d+)",
                      needs=("heap_alloc_managed out of memory",))
+# PaddlePaddle's GPU allocators throw memory::allocation::BadAlloc (a std::bad_alloc) with the words "Out of memory
+# error on GPU %d. Cannot allocate %s memory on GPU %d, %s memory has been allocated and available memory is only %s."
+# (PaddlePaddle/Paddle paddle/fluid/memory/allocation/cuda_allocator.cc CUDAAllocator::AllocateImpl; the auto-growth,
+# async and virtual-memory allocators beside it print the same; detail/system_allocator.cc's older GPUAllocator drops
+# the "has been allocated" clause). string::HumanReadableSize writes each size as "%f" and a unit of B, kB, MB, GB, TB
+# after dividing by 1024 (paddle/fluid/string/printf.h), so "56.000000MB" is 56 MiB. The "allocated" figure is the
+# card's used memory (total - avail from cudaMemGetInfo), every process's, not this process's: it is not read.
+F_PADDLE = lazy_re(r"\bOut of memory error on GPU(?: ?(?P<dev>\d+))?\b(?:\.\s*Cannot allocate (?P<req>[\d.]+[kKMGTP]?B) memory on GPU ?\d+)?"
+                   r"(?:,\s*(?:[\d.]+[kKMGTP]?B memory has been allocated and\s*)?available memory is only\s*(?P<free>[\d.]+[kKMGTP]?B))?",
+                   needs=("Out of memory error on GPU",))
+_PADDLE_SIZE = lazy_re(r"(\d+(?:\.\d+)?)([kKMGTP]?)B")
+_PADDLE_UNIT = {"B": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
+
+
+def _paddle_size_gib(text: str | None) -> float | None:
+    """Paddle's HumanReadableSize ("56.000000MB", "1.500000kB", "0.000000B") as GiB."""
+    m = _PADDLE_SIZE.fullmatch(text or "")
+    return float(m.group(1)) * _PADDLE_UNIT[m.group(2).upper() or "B"] / GIB if m else None
+
+
 F_CANN = lazy_re(r"Memory_Allocation_Failure\(EL0004\)|Failed to apply for memory\. Check the remaining storage space",
                  needs=("Memory_Allocation_Failure(EL0004)", "Failed to apply for memory"))
 F10 = lazy_re(r"PT_DEVMEM Allocation failed for size::(?P<bytes>\d+) \((?P<mb>\d+)\)MB", needs=("PT_DEVMEM Allocation failed for size::",))
@@ -743,6 +763,10 @@ def _read_ray(text: str) -> Parsed | None:
 
 
 def _read_other_allocators(text: str) -> Parsed | None:
+    m = F_PADDLE.search(text)
+    if m:
+        return _count(Parsed("cuda_oom", tried_gib=_paddle_size_gib(m.group("req")), free_gib=_paddle_size_gib(m.group("free")),
+                             device=int(m.group("dev")) if m.group("dev") else None))
     found = _first_failure(text, _HOST_AND_HPU_WORDS)
     if found:
         return found
@@ -880,6 +904,8 @@ def _read_titles_and_names(text: str) -> Parsed | None:
     # report of a call that is not an allocation; a title quotes the failure the thread is about)
     if F_STRERROR_ENOMEM.search(text) and not text.rstrip().endswith(("?", "？")) and \
             not _GRAMMAR_NEGATED.search(text[:F_STRERROR_ENOMEM.search(text).start()]):
+        return _count(Parsed("host_oom"))
+    if F_JVM_OOM.search(text):           # the JVM's class in a title is host memory, as in a log line
         return _count(Parsed("host_oom"))
     m = _TITLE_WORDS.search(text)
     if m is None:
@@ -1035,7 +1061,14 @@ def parse_headless(text: str) -> Parsed | None:
 # SE API's java.lang.OutOfMemoryError): host memory, whatever model the program runs. Android's runtime states the
 # request (art/runtime/gc/heap.cc ThrowOutOfMemoryError: "Failed to allocate a %zu byte allocation with %zu free bytes
 # and %s until OOM, ...").
-F_JVM_OOM = lazy_re(r"\bjava\.lang\.OutOfMemoryError\b", needs=("java.lang.OutOfMemoryError",))
+# The class is the JVM's also where a writer names it by its language (`java OutOfMemoryError: heap space`) or where
+# HotSpot's own detail message follows it: the preallocated errors of src/hotspot/share/memory/universe.cpp ("Java heap
+# space", "Metaspace", "Compressed class space", "Requested array size exceeds VM limit", "GC overhead limit exceeded"),
+# java.nio.Bits' "Direct buffer memory", the thread start's "unable to create native thread" (JDK 8: "new native").
+F_JVM_OOM = lazy_re(r"\bjava(?:\.lang\.| )OutOfMemoryError\b|\bOutOfMemoryError: (?:Java heap space|Metaspace|"
+                    r"Compressed class space|Requested array size exceeds VM limit|GC overhead limit exceeded|"
+                    r"Direct buffer memory|unable to create (?:new )?native thread)",
+                    needs=("OutOfMemoryError",))
 F_ART_REQUEST = lazy_re(r"Failed to allocate a (?P<n>\d+) byte allocation\b", needs=("byte allocation",))
 
 

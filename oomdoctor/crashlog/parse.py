@@ -19,6 +19,8 @@ from oomdoctor.crashlog.paste import PASTE_MAX_BYTES, normalise
 from oomdoctor.crashlog.phase import (
     LEVEL_ONLY,
     LUA_FRAME,
+    OUTER,
+    STEP,
     TRACEBACK_HEAD,
     banner_phase,
     bar_after,
@@ -521,13 +523,23 @@ def _excerpt_frames(src: LogSource, h: _Hit) -> tuple | None:
     below = _frame_runs(src.lines_after(h.end, TRACEBACK_LINES), h.rank)
     order = sorted([(d, 0, run[::-1]) for d, run in enumerate(above)] + [(d, 1, run) for d, run in enumerate(below)],
                    key=lambda c: (c[0], c[1]))
-    titled = bool(_HEADING.search(h.message))
+    titled = _stands_over(h.message)
     for _d, side, run in order:
-        found = frame_phase([t for _, t in run])
+        found = _run_phase([t for _, t in run])
         if found is None or found[0] == "forward" and side == 1 and not titled:
             continue
         return found[0], run[found[1]][0], run[found[1]][1], "frame"
     return None
+
+
+def _run_phase(texts: list[str]) -> tuple[str, int] | None:
+    """(phase, index) of one run of traceback lines: its call sites (phase.frame_phase), else the words of its frames
+    (phase.lexical_phase), as the traceback right above a message is read (_traceback_phase, then _lexical)."""
+    found = frame_phase(texts)
+    if found is None:
+        lex = lexical_phase(texts)
+        found = (lex[0], lex[1]) if lex else None
+    return found
 
 
 PROSE_LINES = 12                   # lines read either side of a message for the reporter's words
@@ -592,8 +604,8 @@ def _lexical(src: LogSource, h: _Hit) -> tuple | None:
     # a traceback's frames, not the user's code quoted after the message (a training loop's `loss.backward()`)
     found = lexical_phase([t for _, t in after]) if any(is_frame(t) for _, t in after) else None
     # forward's words after the message may be another report's frames (pytest's long form after its summary
-    # line), as _after_phase reads them; under an issue's title the traceback is the title's own
-    if found is not None and (found[0] != "forward" or _HEADING.search(h.message)):
+    # line), as _after_phase reads them; under an issue's title (or a sentence announcing it) the traceback is its own
+    if found is not None and (found[0] != "forward" or _stands_over(h.message)):
         return found[0], after[found[1]][0], after[found[1]][1], "frame"
     return None
 
@@ -647,8 +659,11 @@ def _traceback_phase(src: LogSource, h: _Hit) -> tuple | None:
     after = _after_phase(src, h)
     if found:
         phase, i = found
-        if after is not None and after[3] <= len(block) - i and not after[4]:
-            return after[:3] + ("progress",)    # the failure's own report after it is nearer than its caller's frame
+        # the failure's own report after it is nearer than its caller's frame; or it names the job the failed call
+        # ran in (the A1111 web UI's `*** Error completing request` of a txt2img job under a layer's forward frames):
+        # an outer phase encloses the step its frames show, as in one traceback (phase.frame_phase)
+        if after is not None and not after[4] and (after[3] <= len(block) - i or phase in STEP and after[0] in OUTER):
+            return after[:3] + ("progress",)
         return phase, block[i][0], block[i][1], "frame"
     if h.parsed.kind == "vllm_cache":
         # the engine sizes its cache while it starts; SGLang's request pool is filled batch by batch while it serves
@@ -715,6 +730,16 @@ def _frames_above(src: LogSource, h: _Hit) -> tuple[list[tuple[int, str]], tuple
 
 AFTER_LINES = 12                   # lines read after a message for the cue printed after it
 _HEADING = lazy_re(r"^#{1,6} ", needs=("# ",))
+# A reporter's sentence that quotes the failure and ends with a colon (`and now I get `CUDA out of memory` error:`, `I got
+# the CUDA error: out of memory right in the second epoch:`) announces what is pasted under it, as a title stands over
+# its thread: the traceback below is that failure's. Four words at least, so a log's own `... out of memory:` head of
+# a report is not one.
+_ANNOUNCES = lazy_re(r"^(?:\S+\s+){3,}\S*:[\s`*]*$")
+
+
+def _stands_over(message: str) -> bool:
+    """The message heads the paste under it: an issue's title, or a sentence that announces it with a colon."""
+    return bool(_HEADING.search(message) or _ANNOUNCES.search(message))
 
 
 def _after_phase(src: LogSource, h: _Hit, lines: int = AFTER_LINES, step_frames: bool = False) -> tuple | None:

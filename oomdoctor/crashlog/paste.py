@@ -9,7 +9,7 @@ marks around the lines the program printed; none of them is part of the log:
 - a viewer's line-number gutter (`  12 text`, GitHub's `L12 text`): numbers that count up by one on most
   lines;
 - prefixes a collector puts on every line: a CI or journal timestamp (`[2025-12-13T19:54:35Z] `,
-  `Apr 16 21:08:50 host `, `2026-02-08T00:40:07+00:00 host `), llama-server's elapsed time and level
+  `Apr 16 21:08:50 host `, `2026-02-08T00:40:07+00:00 host `, `2025-10-27 18:45:39 `), llama-server's elapsed time and level
   (`1.06.520.077 E `), an app's local date and time (`[12.10.2020 14:30:26] `), and a host label repeated on
   most lines (pdsh/clush `gpu-q-13: `);
 - a terminal's hard wrap: lines cut at one fixed width, mid-word or mid-number, joined back.
@@ -45,6 +45,11 @@ _STAMPS = (
     # first and the year last, as .NET's DateTime.ToString() ("G" pattern) prints them per culture: `[12.10.2020
     # 14:30:26] `, `[10/12/2020 2:30:26 PM] `; the first stamped line may open an inline code span (`` ` ``)
     lazy_re(r"^`?\[\d{1,2}[./-]\d{1,2}[./-]\d{4},? \d{1,2}:\d\d:\d\d(?:[.,]\d+)?(?: ?[AP]M)?\] "),
+    # a collector's date and time in ISO order with a space for the T and no fraction, then one space before the
+    # program's own text, indent kept (moreutils' `ts "%Y-%m-%d %H:%M:%S"`, a job console's export: `2025-10-27
+    # 18:45:39   File "...", line 334, in softmax`); a logger's own record goes on with a separator (`... 07:48:43 -
+    # INFO -`, loguru's fraction and `|`) and stays for clean()
+    lazy_re(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d (?![-|:] )"),
 )
 # A host label: letters, digits, dots and dashes with at least one digit or dash (not a function name).
 _IPY_ARROW = lazy_re(r"^\s*-+>\s*(\d+)\s")

@@ -98,7 +98,7 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                       "deepspeed/__init__.py"),
     # (readObject: Lua Torch's torch.load deserialises through File:readObject, torch7 File.lua)
     "load": _cue(r"\b(?:from_pretrained|_load_pretrained_model|load_checkpoint_and_dispatch|_load_state_dict_into_meta_model|"
-                 r"set_module_tensor_to_device|load_state_dict|load_model|load_checkpoint|_load_checkpoint|"
+                 r"set_module_tensor_to_device|load_state_dict|_?load_model|load_checkpoint|_load_checkpoint|"
                  r"load_pretrained\w*|_apply|Params4bit|_quantize|init_device_mesh|determine_num_available_blocks|"
                  r"profile_run|_init_cache|initialize_cache|_initialize_kv_caches|load_weights|to_empty|"
                  r"_sync_module_states|_sync_params_and_buffers|_verify_param_shape_across_processes|"
@@ -342,7 +342,9 @@ _EVENTS: tuple[tuple[str, LazyPattern], ...] = (
     # a server's line that it is up and taking requests (uvicorn/server.py `Uvicorn running on http://...`, its lifespan's
     # `Application startup complete.`, mistral.rs's server `Serving on http://...`): what fails after it fails serving
     ("generate", lazy_re(r"Generating (?:responses|completions|rollouts|samples)|Start(?:ing)? generation|Rollout|"
-                         r"\b(?:Serving|Listening) on https?://|Uvicorn running on https?://|Application startup complete", re.I)),
+                         r"\b(?:Serving|Listening) on https?://|Uvicorn running on https?://|Application startup complete|"
+                         # a transcription's start or the line that reports it (see _MESSAGE_CUES: decoding)
+                         r"start(?:ing|ed)? (?:the )?transcri(?:be|bing|ption)\b|^Transcribing\b|\btranscribing\b", re.I)),
     ("zero_init", lazy_re(r"initializing optimizer states|Creating ZeRO Offload|DeepSpeedZeRoOffload initialize|"
                           r"Creating (?:fp16|bf16|torch\.\w+) ZeRO stage|Before creating fp(?:16|32) partitions|"
                           r"After creating fp(?:16|32) partitions|Stage 3 initialize beginning|Time to load (?:cpu|fused)_adam op|"
@@ -453,9 +455,14 @@ _TAXONOMY_LINES = tuple((phase, lazy_re(pat, needs=required_literals(pat)))
 # ComfyUI names the node that failed: execution.py's `Error occurred when executing <NodeClass>:` and its error report's
 # `Node Type: <NodeClass>` (app/logger). A node class is named for what it does (nodes.py: KSampler, VAEDecode,
 # CheckpointLoaderSimple, SaveImage; custom nodes the same way: DiffusersGenerator), so its words are read as a
-# frame's function is (lexical word classes); a step word (`model`, `train`) names no node's phase.
+# frame's function is (lexical word classes); a step word names no node's phase (`model` is in loaders', patchers' and
+# mergers' names), but a training node names its loop (ComfyUI-FluxTrainer's FluxTrainLoop, TrainLoop: nodes.py runs
+# the training steps), as a `train` frame does.
 _COMFY_NODE = lazy_re(r"Error occurred when executing (?P<a>\w+):|Node Type:\W*(?P<b>\w+)",
                       needs=("Error occurred when executing", "Node Type:"))
+
+
+_TRAIN_WORDS = frozenset({"train", "training"})
 
 
 def taxonomy_line(text: str) -> str | None:
@@ -466,7 +473,7 @@ def taxonomy_line(text: str) -> str | None:
     m = _COMFY_NODE.search(text)
     if m:
         found = _lex_phase_of(_lex_words(m.group("a") or m.group("b")))
-        if found is not None and found[0] in OUTER:
+        if found is not None and (found[0] in OUTER or found[1] in _TRAIN_WORDS):
             return found[0]
     return None
 
@@ -520,7 +527,11 @@ _MESSAGE_CUES: tuple[tuple[str, LazyPattern], ...] = (
     ("save", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during )?sav(?:e|ing)|while saving|during sav(?:e|ing)")),
     ("eval", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during )?(?:evaluat|validat)\w*|during (?:evaluation|validation)|"
                      r"while evaluating")),
-    ("generate", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during )?generat\w*|during generation|while generating")),
+    # speech-to-text is decoding too (whisper/transcribe.py transcribe -> decode_with_fallback -> model.decode;
+    # faster_whisper/transcribe.py WhisperModel.transcribe -> generate_segments -> model.generate): a transcription
+    # fails in generation, `Error processing or transcribing <file>: ...`, `error while transcribing: ...`
+    ("generate", lazy_re(r"(?:Error|error|Failed|failed) (?:\w+ or )?(?:while |when |during )?(?:generat|transcrib)\w*|"
+                         r"during (?:generation|transcription)|while (?:generating|transcribing)")),
     ("load", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during |to )?load\w*|while loading|during loading")),
 )
 
@@ -566,7 +577,8 @@ _LEX_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
     ("optimizer", frozenset({"step", "optimizer", "optimizers", "optim", "adam", "adamw", "sgd", "lamb", "lion",
                              "adafactor", "muon", "sophia"})),
     ("generate", frozenset({"generate", "generation", "generator", "sample", "sampling", "sampler", "decode", "decoding",
-                            "infer", "inference", "rollout", "txt2img", "img2img", "denoise"})),
+                            "infer", "inference", "rollout", "txt2img", "img2img", "denoise", "transcribe",
+                            "transcription"})),
     ("eval", frozenset({"eval", "evaluate", "evaluation", "evaluator", "validation", "validate", "val", "predict",
                         "prediction", "test", "benchmark"})),
     ("save", frozenset({"save", "saving", "saver", "export", "dump", "serialize", "persist", "merge", "unload"})),
@@ -610,6 +622,10 @@ def _lex_words(name: str) -> list[str]:
 def _lex_phase_of(words: list[str]) -> tuple[str, str] | None:
     """(phase, word) of the first word of a name that belongs to a class, a compound starting there first
     (`load_state_dict` is loading, `get_state_dict` saving: the verb leads a Python name)."""
+    if words == ["wrap"]:
+        # a bare `wrap`/`_wrap` is a generic wrapper (torch/multiprocessing/spawn.py `_wrap` runs a spawned process's
+        # whole function, decorators' `def wrap(f)`); wrapping a model names its object (`auto_wrap`, `wrap_model`)
+        return None
     for i, word in enumerate(words):
         for compound, phase in _LEX_COMPOUNDS:
             parts = compound.split()
@@ -711,7 +727,7 @@ _BANNER_GERUNDS: dict[str, str] = {
     **dict.fromkeys(("saving", "exporting", "merging", "converting", "writing", "serializing", "uploading",
                      "pushing", "checkpointing"), "save"),
     **dict.fromkeys(("evaluating", "validating", "testing", "predicting", "benchmarking"), "eval"),
-    **dict.fromkeys(("generating", "sampling", "decoding", "inferring", "rendering"), "generate"),
+    **dict.fromkeys(("generating", "sampling", "decoding", "inferring", "rendering", "transcribing"), "generate"),
     **dict.fromkeys(("training", "fitting", "finetuning", "tuning"), "train"),
     **dict.fromkeys(("tokenizing", "tokenising", "processing", "preprocessing", "collating", "packing", "mapping",
                      "filtering", "shuffling", "downloading"), "data"),
@@ -749,7 +765,7 @@ _PROSE_CLASSES: tuple[tuple[str, frozenset[str]], ...] = (
     ("backward", frozenset({"backward", "backprop", "backpropagation", "backpropagate"})),
     ("optimizer", frozenset({"optimizer"})),
     ("generate", frozenset({"generate", "generation", "inference", "infer", "sample", "sampling", "decode",
-                            "decoding", "rollout"})),
+                            "decoding", "rollout", "transcribe", "transcription"})),
     ("eval", frozenset({"eval", "evaluate", "evaluation", "validation", "validate", "predict", "prediction"})),
     ("save", frozenset({"save", "saving", "export", "merge", "checkpointing"})),
     ("data", frozenset({"dataloader", "tokenize", "tokenization", "preprocess", "preprocessing", "collate"})),

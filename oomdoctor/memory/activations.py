@@ -36,7 +36,7 @@ from oomdoctor.memory.params import (
     matched_linears,
     peft_expert_stacks,
 )
-from oomdoctor.memory.regime import Regime, _transformers_version
+from oomdoctor.memory.regime import Regime, _transformers_version, _version
 
 _ATTN_IN = ("q_proj", "k_proj", "v_proj")
 # Gemma's decoder layers (transformers modeling_gemma2.py Gemma2DecoderLayer, modeling_gemma3.py) run four
@@ -212,7 +212,7 @@ def layer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, seq: int, *
     if shape.num_experts and (shape.model_type or "").lower() in CLAMPED_GLU and hf_code(setup):
         i = shape.moe_intermediate_size or shape.intermediate_size
         saved["moe:clamped_glu"] = ly.a * 3 * i * max(1, shape.experts_per_token)
-    quantized = setup.method == "qlora" and bool(setup.quant_bits) and bnb_quantized(setup)
+    quantized = setup.method == "qlora" and bool(setup.quant_bits) and bnb_quantized(setup) and bnb_keeps_input(setup)
     if quantized:
         _save_bnb_inputs(shape, ly, saved, out_name)
     per_layer = sum(saved.values())
@@ -671,6 +671,22 @@ def expert_stack_copies(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> 
     sizes = [st.elements * w for st in stacks]
     worst = max(sum(sizes[:j + 1]) + sizes[j] for j in range(len(sizes)))
     return float(sum(sizes)), float(worst), float(max(sizes))
+
+
+# bitsandbytes 0.43.2 (9e753741, 2024-07-16, "fix QLoRA mem bug: delete useless buffered activation") made
+# MatMul4Bit.forward keep `ctx.tensors = (None, B)` where it kept `(A, B)` (bitsandbytes/autograd/_functions.py:516
+# before, :469 at 0.45.4); MatMul8bitLt still keeps A (`ctx.tensors = (CAt, subA, A)`, :389 at 0.45.4)
+BNB4_DROPS_INPUT = (0, 43, 2)
+
+
+def bnb_keeps_input(setup: TrainingSetup) -> bool:
+    """Whether bitsandbytes' matmul keeps its input on the autograd context: always for 8-bit; for 4-bit up to
+    0.43.1, and when the inputs name no bitsandbytes release (a config names none; the conservative reading,
+    since the framework's release a config is read at is itself a default)."""
+    if setup.quant_bits != 4:
+        return True
+    ver = _version(setup.mechanisms.bitsandbytes_version)
+    return not (ver and ver >= BNB4_DROPS_INPUT)
 
 
 def bnb_quantized(setup: TrainingSetup) -> bool:

@@ -23,7 +23,14 @@ from oomdoctor.memory.activations import (
     hf_code,
     layer_bytes,
 )
-from oomdoctor.memory.loss import _HF_TRAINER, LossBytes, fused_chunk_tokens, loss_bytes, returned_logit_bytes
+from oomdoctor.memory.loss import (
+    _HF_TRAINER,
+    LossBytes,
+    fused_chunk_tokens,
+    loss_bytes,
+    returned_logit_bytes,
+    unsloth_chunk_tokens,
+)
 from oomdoctor.memory.params import ParamCounts, _count, lora_params, modules_to_save_params, trainable_params
 from oomdoctor.memory.regime import Regime, _version, regime_of
 from oomdoctor.memory.runtime import CUBLAS_WORKSPACE_GIB, CUDA_CONTEXT_GIB
@@ -650,6 +657,9 @@ def _varlen_bytes(setup: TrainingSetup, shape: ModelShape, loss_kind: str) -> fl
         # the compute-dtype logits of a longer micro-batch (use_remove_padding: total_nnz varies), their gradient
         # in place or, with the entropy, beside its two saved tensors (loss.py "verl")
         return regime_of(setup, shape).compute_bytes * (4.0 if setup.mechanisms.update_entropy else 1.0)
+    if loss_kind == "unsloth":
+        # the compute-dtype logits of a longer batch, their gradient written into them (loss.py "unsloth")
+        return float(regime_of(setup, shape).compute_bytes)
     if loss_kind == "logps":
         # the three logits-sized tensors of the loss's backward, all in the compute dtype (loss.py "logps")
         return 3.0 * regime_of(setup, shape).compute_bytes
@@ -661,7 +671,7 @@ def _varlen_segments(setup: TrainingSetup, loss_kind: str) -> bool:
     torch_empty_cache_steps (HF TrainingArguments; PEFT's method-comparison loop likewise) releases the idle
     segments every few steps, so a longer batch rarely finds an earlier near-record's still cached."""
     mech = setup.mechanisms
-    return (not setup.packing and not mech.fixed_length and loss_kind not in ("fused", "cce", "chunked")
+    return (not setup.packing and not mech.fixed_length and loss_kind not in ("fused", "cce", "chunked", "unsloth_fused")
             and not mech.expandable_segments and not mech.empty_cache_steps)
 
 
@@ -907,6 +917,13 @@ def _stack_bytes(setup: TrainingSetup, shape: ModelShape, lb: LayerBytes, record
     """What the recorded layers keep for backward: everything they save, their inputs under checkpointing, or
     about two layers' worth under activation offloading."""
     ckpt = setup.grad_ckpt
+    if ckpt and setup.mechanisms.unsloth_offload:
+        # unsloth's offloaded checkpointing (unsloth/models/_utils.py Unsloth_Offloaded_Gradient_Checkpointer
+        # @0927c343; unsloth_zoo gradient_checkpointing.py today; LLaMA-Factory's use_unsloth_gc copy,
+        # model_utils/checkpointing.py UnslothGradientCheckpointing): each layer's input is copied to the host
+        # (`hidden_states.to("cpu", non_blocking = True)`) and the layer runs under no_grad; backward brings one
+        # back and recomputes it, so about two layers' inputs are on the GPU at once and nothing escapes
+        return 2 * lb.checkpoint_input * T_
     if activation_offload(setup):
         # activation offloading (torchtune training/_activation_offloading.py OffloadActivations, ported to TRL)
         # moves every tensor autograd saves to pinned host memory through saved_tensors_hooks, checkpointed
@@ -930,8 +947,8 @@ def _logits_parts(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb: Lo
                   T_: float) -> tuple[float, float, float]:
     """(at the loss, in the logits' backward, kept through backward by the training loop), bytes."""
     V = shape.vocab_size
-    if lossb.regime == "fused":
-        chunk = fused_chunk_tokens(T_, shape)
+    if lossb.regime in ("fused", "unsloth_fused"):
+        chunk = fused_chunk_tokens(T_, shape) if lossb.regime == "fused" else unsloth_chunk_tokens(shape, T_)
         logits_fwd = chunk * V * 8.0 + lossb.tokens_term * T_
         logits_bwd = logits_fwd
     else:
@@ -946,7 +963,7 @@ def _logits_parts(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb: Lo
     # reference model's forward over the same tokens keeps its own logits beside the policy's)
     kept_logits = 0.0
     keeps = setup.framework == "fsdp_qlora" or setup.mechanisms.keeps_outputs
-    if keeps and lossb.regime not in ("fused", "cce", "chunked"):
+    if keeps and lossb.regime not in ("fused", "cce", "chunked", "unsloth_fused"):
         kept_logits = (4.0 if lossb.regime == "legacy" else returned_logit_bytes(setup, shape, rg)) * T_ * V
         if _reference_forward(setup):
             kept_logits *= 2
@@ -1051,7 +1068,9 @@ def transient_blocks(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb:
         logit_block = fused_chunk_tokens(tokens, shape) * V * 4.0
     elif lossb.regime == "chunked":
         logit_block = tokens / 8 * V * 4.0
-    elif lossb.regime in ("plain", "logps", "verl") or (lossb.regime == "compute" and not rg.autocast):
+    elif lossb.regime == "unsloth_fused":
+        logit_block = unsloth_chunk_tokens(shape, tokens) * V * 4.0
+    elif lossb.regime in ("plain", "logps", "verl", "unsloth") or (lossb.regime == "compute" and not rg.autocast):
         logit_block = tokens * V * a
     else:
         logit_block = tokens * V * 4.0
@@ -1100,6 +1119,11 @@ def _reentrant(setup: TrainingSetup, shape: ModelShape | None = None) -> bool:
     mech = setup.mechanisms
     if mech.use_reentrant is not None:
         return mech.use_reentrant
+    if setup.use_unsloth:
+        # unsloth's decoder loop checkpoints with use_reentrant=True (unsloth/models/llama.py LlamaModel_fast_forward,
+        # `torch.utils.checkpoint.checkpoint(..., use_reentrant = True)` @0927c343 line 753), and its offloaded
+        # checkpointer runs the layer under no_grad, as the reentrant variant does
+        return True
     if setup.framework == "llamafactory":
         return mech.reentrant_default                         # LLaMA-Factory model_args.py use_reentrant_gc
     if setup.framework == "axolotl":

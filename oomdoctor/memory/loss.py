@@ -26,13 +26,20 @@ Who computes the cross-entropy, and in which dtype, depends on the model code an
                 backward written into the logits (inplace_backward) unless the entropy is computed too
   logps         ms-swift's DPO: no model loss; each token's log-probability by a log_softmax per sequence on the
                 logits as the model returns them (compute dtype when no autocast converts the outputs)
+  unsloth       unsloth's own causal-LM forward before its fused losses (unsloth/models/llama.py
+                CausalLM_fast_forward @0927c343): `self.lm_head(hidden_states)` in the compute dtype, then the Triton
+                fast_cross_entropy_loss (kernels/cross_entropy_loss.py), which keeps one fp32 log-sum-exp per row and
+                writes its backward into the logits (`tl.store(logits_ptr + col_offsets, dloss * y)`, line 219)
+  unsloth_fused unsloth's chunked fused loss (unsloth_zoo fused_losses/cross_entropy_loss.py UnslothFusedLoss):
+                the hidden states' gradient for every token (`grad_inputs = torch.empty_like(hidden_states)`) and, per
+                chunk, fp32 logits and their gradient under torch.func.grad_and_value
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from oomdoctor.facts import ModelShape, TrainingSetup
-from oomdoctor.memory.regime import Regime, _transformers_version, regime_of
+from oomdoctor.memory.regime import Regime, _transformers_version, _version, regime_of
 
 # model_type (config.json) -> the loss its own modelling code computes
 _REMOTE_LOSS = {"qwen": "compute", "baichuan": "compute", "internlm": "compute",
@@ -49,6 +56,14 @@ _HF_TRAINER = ("hf", "trl", "llamafactory", "axolotl", "swift", "ms-swift")
 _DPO_LOGPS = ("hf", "trl", "axolotl", "swift", "ms-swift")
 # torchtune splits the output projection into this many chunks (modules/transformer.py num_output_chunks)
 TORCHTUNE_CHUNKS = 8
+# model types unsloth trains through its own forward (unsloth/models/loader.py FastLanguageModel.from_pretrained
+# dispatches them to FastLlamaModel and its subclasses in llama.py, mistral.py, qwen2.py, qwen3.py, gemma.py,
+# gemma2.py, cohere.py, granite.py; Phi-3 is loaded as Llama or Mistral); the others run transformers' forward as
+# unsloth_zoo's compiler rewrites it
+_UNSLOTH_OWN_FORWARD = frozenset({"llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "cohere", "granite", "phi3"})
+# unsloth_zoo compiler.py cross_entropy_replacement_1 (@66c37637) calls unsloth_fused_ce_loss(target_gb = 1): each
+# chunk's fp32 logits are sized to 1 GiB (fused_losses/cross_entropy_loss.py get_chunk_size)
+_UNSLOTH_COMPILED_CHUNK_BYTES = 1024 ** 3
 
 
 @dataclass(frozen=True)
@@ -89,6 +104,8 @@ def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
         return "chunked"
     if (setup.fused_ce or loss in ("fused", "liger", "linear")) and not swift_own_loss(setup):
         return "fused"
+    if setup.use_unsloth and setup.stage in ("sft", "pt", ""):
+        return unsloth_loss(setup, shape)
     if setup.framework == "verl" and setup.stage != "sft":
         # use_fused_kernels: log-probs and entropy from the hidden states, chunk by chunk
         return "fused" if setup.mechanisms.log_prob_fused else "verl"
@@ -112,6 +129,36 @@ def loss_regime(setup: TrainingSetup, shape: ModelShape) -> str:
     if ver and ver < (4, 49):
         return "hf_shift"
     return "hf"
+
+
+def unsloth_loss(setup: TrainingSetup, shape: ModelShape) -> str:
+    """The loss unsloth's release computes (its release from the inputs; none stated: today's code).
+
+    Its own forward (llama.py CausalLM_fast_forward) ran fast_cross_entropy_loss on the compute-dtype logits until
+    "Cut Cross Entropy" (fa8e59eb, 2024-11-17) made it call Apple's fused_linear_cross_entropy for batches of more
+    than 1024 tokens (`if bsz*q_len <= 1024: RETURN_LOGITS = True`, llama.py @6366a476 line 1092; CCE when the
+    package imports), and "Nightly (#3148)" (806bee24, 2025-08-13) its own unsloth_fused_ce_loss; from 2025.12 the
+    short batches take the fused loss too (llama.py @ad5b2f66 line 1347). Other model types go through unsloth_zoo's
+    compiled forward, whose loss is unsloth_fused_ce_loss."""
+    ver = _version(setup.mechanisms.unsloth_version)
+    if (shape.model_type or "llama").lower() not in _UNSLOTH_OWN_FORWARD:
+        return "unsloth_fused"
+    if ver and ver < (2024, 11):
+        return "unsloth"
+    if ver and ver < (2025, 12) and setup.micro_batch * setup.seq_len <= 1024:
+        return "unsloth"
+    if ver and ver < (2025, 8):
+        return "cce"
+    return "unsloth_fused"
+
+
+def unsloth_chunk_tokens(shape: ModelShape, tokens: float) -> float:
+    """Tokens in one chunk of unsloth_fused_ce_loss: its own forward passes target_gb=None, half the GPU memory
+    free at the first call (cross_entropy_loss.py _get_chunk_multiplier), which the batches here fit in one chunk;
+    the compiled forward passes target_gb=1."""
+    if (shape.model_type or "llama").lower() in _UNSLOTH_OWN_FORWARD:
+        return tokens
+    return min(tokens, max(1.0, _UNSLOTH_COMPILED_CHUNK_BYTES / (4.0 * max(1, shape.vocab_size))))
 
 
 def loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossBytes:
@@ -186,12 +233,27 @@ def _loss_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> LossByte
         if mech.update_entropy:
             return LossBytes(regime, 3 * a, 4 * a, 0) if mech.entropy_eager else LossBytes(regime, a, 2 * a, 0)
         return LossBytes(regime, a, a, 0)
-    if regime == "cce":
-        return LossBytes(regime, 0, 0, 4 * h)
+    kernel = _kernel_loss_bytes(regime, a, h)
+    if kernel is not None:
+        return kernel
     # fused linear cross-entropy (Liger): per chunk of tokens fp32 logits and their gradient; the gradient of
     # the hidden states for all tokens (liger_kernel/ops/fused_linear_cross_entropy.py, chunk size
     # next_power_of_2(tokens / ceil(vocab / hidden)))
     return LossBytes(regime, 0, 0, 4 * h)
+
+
+def _kernel_loss_bytes(regime: str, a: int, h: int) -> LossBytes | None:
+    """The losses computed by one kernel of their own (Cut Cross-Entropy, unsloth's), or None."""
+    if regime == "cce":
+        return LossBytes(regime, 0, 0, 4 * h)
+    if regime == "unsloth":
+        # the compute-dtype logits, saved for the kernel's backward, which overwrites them with their gradient
+        return LossBytes(regime, a, a, 0)
+    if regime == "unsloth_fused":
+        # every token's hidden-state gradient in the hidden states' dtype; the chunks' logits are added by
+        # the estimate (unsloth_chunk_tokens)
+        return LossBytes(regime, 0, 0, a * h)
+    return None
 
 
 def returned_logit_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime) -> float:

@@ -74,6 +74,11 @@ def double_quant(setup: TrainingSetup) -> bool:
     stated = setup.mechanisms.double_quant
     if stated is not None:
         return stated
+    if setup.use_unsloth:
+        # unsloth's loader builds BitsAndBytesConfig(load_in_4bit=True, bnb_4bit_use_double_quant=True, nf4)
+        # (unsloth/models/llama.py FastLlamaModel.from_pretrained @0927c343 line 1378), and its pre-quantized
+        # `-bnb-4bit` checkpoints carry the same quantization_config
+        return True
     return _DOUBLE_QUANT_DEFAULT.get((setup.framework or "").lower(), False)
 
 

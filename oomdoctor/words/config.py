@@ -118,6 +118,14 @@ WORDS = {
     "config.peft_as_lora": ("{where}: peft_type {kind} is estimated as plain LoRA at the configured rank and targets: "
                             "its own layout is not modelled",
                             "{where}：peft_type {kind} 按所配秩与目标模块的普通 LoRA 估算，未对其自身结构建模"),
+    "config.trl_accelerate_shipped": ("{where}: {name} is not here; read as the accelerate config TRL ships under "
+                                      "that path (8 processes, bf16, the ZeRO stage or FSDP its name says)",
+                                      "{where}：{name} 不在此处；按 TRL 以该路径随附的 accelerate 配置读取"
+                                      "（8 个进程、bf16，ZeRO 阶段或 FSDP 如其名称所示）"),
+    "config.trl_no_model": ("this TRL config names no model (model_name_or_path): its script takes it from the "
+                            "command line or its own code; give --model NAME",
+                            "此 TRL 配置不含模型名（model_name_or_path）：其脚本从命令行或自身代码取得模型；"
+                            "请用 --model NAME 指定"),
     "config.chatglm_no_model": ("this YAML names no model: {script} takes it on its command line (its second argument, "
                                 "e.g. THUDM/chatglm3-6b); give --model NAME, or the script that runs it",
                                 "此 YAML 不含模型名：{script} 从命令行（第二个参数，如 THUDM/chatglm3-6b）读取模型；"

@@ -1,0 +1,16 @@
+python examples/scripts/bco.py \
+    --model_name_or_path Qwen/Qwen2.5-0.5B-Instruct \
+    --trust_remote_code \
+    --dataset_name trl-lib/ultrafeedback-gpt-3.5-turbo-helpfulness \
+    --per_device_train_batch_size 16 \
+    --per_device_eval_batch_size 32 \
+    --num_train_epochs 1 \
+    --gradient_accumulation_steps 1 \
+    --eval_steps 0.2 \
+    --save_strategy no \
+    --output_dir bco-aligned-model \
+    --logging_first_step \
+    --max_length 2048 \
+    --max_completion_length 1024 \
+    --no_remove_unused_columns \
+    --warmup_steps 0.1
