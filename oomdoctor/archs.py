@@ -1599,10 +1599,6 @@ def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
             return h * n + n if n < 10 else two_layer    # LayoutLMv3ForTokenClassification: num_labels < 10
         if head.endswith("Model"):
             return 0
-    if kind == "layoutlm":                               # LayoutLMModel(config) under every head: its pooler too
-        if head.endswith(("ForMaskedLM", "ForTokenClassification", "ForQuestionAnswering")):
-            return pooler + _encoder_head(b, "bert", head, e)
-        kind = "bert"
     if head.endswith(("ForMaskedLM", "ForCausalLM", "LMHeadModel")):
         if kind == "electra":                            # ElectraGeneratorPredictions (h -> e, LN), lm head bias
             return h * e + e + 2 * e + b.vocab
@@ -1667,9 +1663,12 @@ def _bert_lineage(b: _Build) -> None:
     b.extra = b.vocab * (e - h) + positions + types + 2 * e + project
     arch = c.raw("architectures")
     head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Model"
-    b.extra += _encoder_head(b, kind, head, e)
+    b.extra += _encoder_head(b, "bert" if kind == "layoutlm" else kind, head, e)
     if kind == "layoutlm":
         b.extra += 4 * c.get_int("max_2d_position_embeddings", default=1024) * h
+        # LayoutLMModel(config) under every head: the pooler BERT's masked-LM, token and QA heads leave out
+        if head.endswith(("ForMaskedLM", "ForTokenClassification", "ForQuestionAnswering")):
+            b.extra += h * h + h
     if b.model_type == "ernie" and c.flag("use_task_id", False):
         b.extra += c.get_int("task_type_vocab_size", default=3) * h
     if kind == "layoutlmv3":
@@ -1728,7 +1727,8 @@ def _deberta_v2(b: _Build) -> None:
     and output dense, a biased two-matrix MLP, two LayerNorms, and under relative_attention without share_att_key a
     biased pos_key_proj (c2p) and pos_query_proj (p2c); the encoder's rel_embeddings (2 x position_buckets rows, else
     2 x max_relative_positions, else 2 x max_position_embeddings), its LayerNorm under norm_rel_ebd layer_norm and the
-    ConvLayer under conv_kernel_size; the class's head (ContextPooler of pooler_hidden_size before a classifier)."""
+    ConvLayer under conv_kernel_size; the class's head (ContextPooler of pooler_hidden_size, then a classifier over
+    its output_dim, the hidden size)."""
     c = b.c
     h = _biased_encoder_layer(b, ("query_proj", "key_proj", "value_proj", "output.dense"))
     b.final_norm = 0
@@ -1754,9 +1754,11 @@ def _deberta_v2(b: _Build) -> None:
     head, n = _head_class(c), _num_labels(c)
     ph = c.get_int("pooler_hidden_size", default=h)
     width = e if c.flag("legacy", True) else h          # the legacy MLM head's transform is embedding_size wide
+    pooler = ph * ph + ph                               # ContextPooler: Linear(pooler_hidden_size, pooler_hidden_size)
+    # ...whose output_dim is hidden_size: the classifier reads that width
     heads = {"ForMaskedLM": h * width + width + 2 * width + b.vocab, "ForSequenceClassification":
-             h * ph + ph + ph * n + n, "ForTokenClassification": h * n + n, "ForQuestionAnswering": h * n + n,
-             "ForMultipleChoice": h * ph + ph + ph + 1, "Model": 0}
+             pooler + h * n + n, "ForTokenClassification": h * n + n, "ForQuestionAnswering": h * n + n,
+             "ForMultipleChoice": pooler + h + 1, "Model": 0}
     found = [v for k, v in heads.items() if head.endswith(k)]
     if found:
         extra += found[0]
