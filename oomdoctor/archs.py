@@ -1623,7 +1623,7 @@ def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
     return 0
 
 
-def _biased_encoder_layer(b: _Build, attention: tuple[str, str, str, str]) -> int:
+def _biased_encoder_layer(b: _Build, attention: tuple[str, str, str, str], vocab: bool = True) -> int:
     """The layer BERT's lineage and ESM share: biased query/key/value/output under `attention.`, a biased two-matrix
     MLP (intermediate.dense, output.dense), two biased LayerNorms, and a head tied to the word table; the hidden
     size."""
@@ -1633,7 +1633,7 @@ def _biased_encoder_layer(b: _Build, attention: tuple[str, str, str, str]) -> in
     b.heads = b.kv = c.need("num_attention_heads")
     if h % b.heads:
         raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=h, heads=b.heads))
-    b.vocab = c.need("vocab_size")
+    b.vocab = c.need("vocab_size") if vocab else 0       # CANINE reads characters by hashing: no vocabulary
     b.inter = c.need("intermediate_size")
     b.gated = False
     b.tied = True
@@ -1759,6 +1759,38 @@ def _deberta_v2(b: _Build) -> None:
     heads = {"ForMaskedLM": h * width + width + 2 * width + b.vocab, "ForSequenceClassification":
              pooler + h * n + n, "ForTokenClassification": h * n + n, "ForQuestionAnswering": h * n + n,
              "ForMultipleChoice": pooler + h + 1, "Model": 0}
+    found = [v for k, v in heads.items() if head.endswith(k)]
+    if found:
+        extra += found[0]
+    else:
+        b.guess = True
+        b.assumed = [msg("model.assume.head", cls=head)]
+    b.extra = extra
+    b.head_counted = True
+
+
+def _canine(b: _Build) -> None:
+    """CANINE (models/canine/modeling_canine.py): no vocabulary; num_hash_functions hash-bucket tables of
+    num_hash_buckets rows, hidden_size / num_hash_functions wide, char_position_embeddings of num_hash_buckets rows,
+    token types and a LayerNorm (CanineEmbeddings); BERT's layers in three encoders, the deep one of num_hidden_layers
+    over the downsampled molecules and two of one layer over the characters (initial_char_encoder,
+    final_char_encoder), all counted as layers, so that the activations are sized as if every layer saw the
+    characters (an upper bound); CharactersToMolecules (a biased Conv1d of downsampling_rate, a LayerNorm),
+    ConvProjection (a biased Conv1d from 2 x hidden of upsampling_kernel_size, a LayerNorm), and CanineModel's pooler
+    under every head class."""
+    c = b.c
+    h = _biased_encoder_layer(b, ("query", "key", "value", "output.dense"), vocab=False)
+    b.final_norm = 0
+    b.layers += 2
+    functions = c.get_int("num_hash_functions", default=8)
+    buckets = c.get_int("num_hash_buckets", default=16384)
+    extra = functions * buckets * (h // functions) + buckets * h + c.get_int("type_vocab_size", default=16) * h + 2 * h
+    extra += h * h * c.get_int("downsampling_rate", default=4) + h + 2 * h
+    extra += 2 * h * h * c.get_int("upsampling_kernel_size", default=4) + h + 2 * h
+    extra += h * h + h                                  # CaninePooler: CanineModel(config) under every head
+    head, n = _head_class(c), _num_labels(c)
+    heads = {"ForSequenceClassification": h * n + n, "ForTokenClassification": h * n + n,
+             "ForQuestionAnswering": h * n + n, "ForMultipleChoice": h + 1, "Model": 0}
     found = [v for k, v in heads.items() if head.endswith(k)]
     if found:
         extra += found[0]
@@ -2611,7 +2643,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True), "blip_text_model": (_blip_text, True),
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
     "layoutlmv3": (_bert_lineage, True), "layoutlm": (_bert_lineage, True), "ernie": (_bert_lineage, True),
-    "albert": (_albert, True), "deberta-v2": (_deberta_v2, True),
+    "albert": (_albert, True), "deberta-v2": (_deberta_v2, True), "canine": (_canine, True),
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True), "esm": (_esm, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),

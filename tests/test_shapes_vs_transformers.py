@@ -747,3 +747,24 @@ def test_albert_deberta_v2_layoutlm_and_ernie_count_as_the_model_code_does(case)
     shape = shape_from_config(cfg, case, None)
     assert shape.shape_confidence == "derived"
     assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
+
+
+CANINE = {
+    "CanineForTokenClassification/5 labels": dict(num_labels=5),
+    "CanineForSequenceClassification/4 hash functions": dict(num_hash_functions=4, num_hash_buckets=512),
+    "CanineForQuestionAnswering/wide kernels": dict(downsampling_rate=2, upsampling_kernel_size=3, type_vocab_size=4),
+    "CanineForMultipleChoice/defaults": {},
+    "CanineModel/defaults": {},
+}
+
+
+@pytest.mark.parametrize("case", sorted(CANINE))
+def test_canine_counts_its_hash_tables_three_encoders_and_convolutions_as_the_model_code_does(case):
+    import transformers
+
+    cls_name = case.split("/")[0]
+    conf = transformers.CanineConfig(**{**dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                                               num_attention_heads=4, num_hash_buckets=1024), **CANINE[case]})
+    shape = shape_from_config(dict(conf.to_dict(), architectures=[cls_name]), case, None)
+    assert shape.shape_confidence == "derived"
+    assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
