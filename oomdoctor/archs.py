@@ -1562,7 +1562,11 @@ def _blip_text(b: _Build) -> None:
 # ERNIE (models/ernie/modeling_ernie.py) is BERT's, heads included, with a task_type_embeddings table of
 # task_type_vocab_size rows under use_task_id (ErnieEmbeddings).
 _ENCODER_KIND = {"bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
-                 "electra": "electra", "layoutlmv3": "layoutlmv3", "layoutlm": "layoutlm", "ernie": "bert"}
+                 "electra": "electra", "layoutlmv3": "layoutlmv3", "layoutlm": "layoutlm", "ernie": "bert",
+                 "mpnet": "roberta"}
+# MPNet (models/mpnet/modeling_mpnet.py) keeps RoBERTa's heads (MPNetClassificationHead, no pooler under the
+# sequence, token and QA classes) and layers (attention.attn.q/k/v/o, biased), has no token-type table, and adds the
+# encoder's relative_attention_bias, an Embedding of relative_attention_num_buckets rows by the heads.
 
 
 def _layoutlmv3_extra(c: Cfg, h: int, heads: int) -> int:
@@ -1612,7 +1616,7 @@ def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
     if head.endswith("ForTokenClassification"):
         return h * n + n                                 # add_pooling_layer=False
     if head.endswith("ForQuestionAnswering"):
-        return 2 * h + 2                                 # qa_outputs: Linear(h, 2), no pooler
+        return h * n + n                                 # qa_outputs: Linear(h, num_labels), no pooler
     if head.endswith("ForMultipleChoice") and kind != "electra":
         return pooler + h + 1
     if head.endswith("Model"):
@@ -1647,7 +1651,9 @@ def _biased_encoder_layer(b: _Build, attention: tuple[str, str, str, str], vocab
 def _bert_lineage(b: _Build) -> None:
     c = b.c
     kind = _ENCODER_KIND[b.model_type]
-    h = _biased_encoder_layer(b, ("query", "key", "value", "output.dense"))    # the MLM decoder tied to the words
+    mpnet = b.model_type == "mpnet"
+    names = ("attn.q", "attn.k", "attn.v", "attn.o") if mpnet else ("query", "key", "value", "output.dense")
+    h = _biased_encoder_layer(b, names)                 # the MLM decoder tied to the words
     if c.flag("add_cross_attention", False):
         # a decoder half (bert2bert): BertLayer adds a crossattention BertAttention, k/v over hidden_size, and its
         # LayerNorm
@@ -1657,7 +1663,9 @@ def _bert_lineage(b: _Build) -> None:
     # ElectraConfig's embedding_size defaults to 128 whatever the hidden size (models/electra/configuration_electra.py)
     e = c.get_int("embedding_size", default=128) if kind == "electra" else h
     positions = c.need("max_position_embeddings") * e
-    types = c.get_int("type_vocab_size", default=2) * e
+    types = 0 if mpnet else c.get_int("type_vocab_size", default=2) * e
+    if mpnet:
+        types = c.get_int("relative_attention_num_buckets", default=32) * b.heads
     project = e * h + h if e != h else 0
     # the word embedding is counted as vocab x hidden by the layout; ELECTRA's is vocab x embedding_size
     b.extra = b.vocab * (e - h) + positions + types + 2 * e + project
@@ -2644,6 +2652,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
     "layoutlmv3": (_bert_lineage, True), "layoutlm": (_bert_lineage, True), "ernie": (_bert_lineage, True),
     "albert": (_albert, True), "deberta-v2": (_deberta_v2, True), "canine": (_canine, True),
+    "mpnet": (_bert_lineage, True),
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True), "esm": (_esm, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),

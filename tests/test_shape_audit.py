@@ -1240,11 +1240,11 @@ def test_audit_11_without_transformers_nothing_is_silently_wrong(no_transformers
         assert kind in ("within", "refused") or shape_warnings(got), f"{e['dir']}: {error:+.2%} without a warning"
 
 
-def test_audit_11_the_five_encoders_are_read_exactly_without_transformers(no_transformers):
-    # ALBERT, DeBERTa-v3, LayoutLM, ERNIE and CANINE: readings of their own, equal to transformers' build of each file
+def test_audit_11_the_six_encoders_are_read_exactly_without_transformers(no_transformers):
+    # ALBERT, DeBERTa-v3, LayoutLM, ERNIE, CANINE and MPNet: readings of their own, equal to transformers' build of each file
     exact = {e["dir"]: e["trusted_params"] for e in AUDIT_11
-             if e["model_type"] in ("albert", "deberta-v2", "layoutlm", "ernie", "canine")}
-    assert len(exact) == 5
+             if e["model_type"] in ("albert", "deberta-v2", "layoutlm", "ernie", "canine", "mpnet")}
+    assert len(exact) == 6
     for name, trusted in exact.items():
         shape = read_config_json(str(CORPUS / name / "config.json"), name)
         assert shape.shape_confidence == "derived" and not shape_warnings(shape)

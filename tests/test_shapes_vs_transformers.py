@@ -768,3 +768,18 @@ def test_canine_counts_its_hash_tables_three_encoders_and_convolutions_as_the_mo
     shape = shape_from_config(dict(conf.to_dict(), architectures=[cls_name]), case, None)
     assert shape.shape_confidence == "derived"
     assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
+
+
+MPNET = ["MPNetModel", "MPNetForMaskedLM", "MPNetForSequenceClassification", "MPNetForTokenClassification",
+         "MPNetForQuestionAnswering", "MPNetForMultipleChoice"]
+
+
+@pytest.mark.parametrize("cls_name", MPNET)
+def test_mpnet_counts_its_relative_bias_and_robertas_heads_as_the_model_code_does(cls_name):
+    import transformers
+
+    conf = transformers.MPNetConfig(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                                    vocab_size=1000, relative_attention_num_buckets=16, num_labels=3)
+    shape = shape_from_config(dict(conf.to_dict(), architectures=[cls_name]), cls_name, None)
+    assert shape.shape_confidence == "derived"
+    assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
