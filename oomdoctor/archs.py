@@ -1557,8 +1557,16 @@ def _blip_text(b: _Build) -> None:
 # modeling_electra.py ElectraModel.embeddings_project). The head is the class's own, read from architectures[0].
 # LayoutLMv3 (models/layoutlmv3/modeling_layoutlmv3.py) is RoBERTa's encoder with 2-D positions, an image patch
 # embedding and relative-position bias tables beside it (_layoutlmv3_extra), and no pooler.
+# LayoutLM (models/layoutlm/modeling_layoutlm.py) is BERT's encoder with x/y/h/w position tables of
+# max_2d_position_embeddings rows (LayoutLMEmbeddings), and every head class builds LayoutLMModel with its pooler;
+# ERNIE (models/ernie/modeling_ernie.py) is BERT's, heads included, with a task_type_embeddings table of
+# task_type_vocab_size rows under use_task_id (ErnieEmbeddings).
 _ENCODER_KIND = {"bert": "bert", "roberta": "roberta", "xlm-roberta": "roberta", "camembert": "roberta",
-                 "electra": "electra", "layoutlmv3": "layoutlmv3"}
+                 "electra": "electra", "layoutlmv3": "layoutlmv3", "layoutlm": "layoutlm", "ernie": "bert",
+                 "mpnet": "roberta"}
+# MPNet (models/mpnet/modeling_mpnet.py) keeps RoBERTa's heads (MPNetClassificationHead, no pooler under the
+# sequence, token and QA classes) and layers (attention.attn.q/k/v/o, biased), has no token-type table, and adds the
+# encoder's relative_attention_bias, an Embedding of relative_attention_num_buckets rows by the heads.
 
 
 def _layoutlmv3_extra(c: Cfg, h: int, heads: int) -> int:
@@ -1608,7 +1616,7 @@ def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
     if head.endswith("ForTokenClassification"):
         return h * n + n                                 # add_pooling_layer=False
     if head.endswith("ForQuestionAnswering"):
-        return 2 * h + 2                                 # qa_outputs: Linear(h, 2), no pooler
+        return h * n + n                                 # qa_outputs: Linear(h, num_labels), no pooler
     if head.endswith("ForMultipleChoice") and kind != "electra":
         return pooler + h + 1
     if head.endswith("Model"):
@@ -1619,7 +1627,7 @@ def _encoder_head(b: _Build, kind: str, head: str, e: int) -> int:
     return 0
 
 
-def _biased_encoder_layer(b: _Build, attention: tuple[str, str, str, str]) -> int:
+def _biased_encoder_layer(b: _Build, attention: tuple[str, str, str, str], vocab: bool = True) -> int:
     """The layer BERT's lineage and ESM share: biased query/key/value/output under `attention.`, a biased two-matrix
     MLP (intermediate.dense, output.dense), two biased LayerNorms, and a head tied to the word table; the hidden
     size."""
@@ -1629,7 +1637,7 @@ def _biased_encoder_layer(b: _Build, attention: tuple[str, str, str, str]) -> in
     b.heads = b.kv = c.need("num_attention_heads")
     if h % b.heads:
         raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=h, heads=b.heads))
-    b.vocab = c.need("vocab_size")
+    b.vocab = c.need("vocab_size") if vocab else 0       # CANINE reads characters by hashing: no vocabulary
     b.inter = c.need("intermediate_size")
     b.gated = False
     b.tied = True
@@ -1643,7 +1651,9 @@ def _biased_encoder_layer(b: _Build, attention: tuple[str, str, str, str]) -> in
 def _bert_lineage(b: _Build) -> None:
     c = b.c
     kind = _ENCODER_KIND[b.model_type]
-    h = _biased_encoder_layer(b, ("query", "key", "value", "output.dense"))    # the MLM decoder tied to the words
+    mpnet = b.model_type == "mpnet"
+    names = ("attn.q", "attn.k", "attn.v", "attn.o") if mpnet else ("query", "key", "value", "output.dense")
+    h = _biased_encoder_layer(b, names)                 # the MLM decoder tied to the words
     if c.flag("add_cross_attention", False):
         # a decoder half (bert2bert): BertLayer adds a crossattention BertAttention, k/v over hidden_size, and its
         # LayerNorm
@@ -1653,18 +1663,149 @@ def _bert_lineage(b: _Build) -> None:
     # ElectraConfig's embedding_size defaults to 128 whatever the hidden size (models/electra/configuration_electra.py)
     e = c.get_int("embedding_size", default=128) if kind == "electra" else h
     positions = c.need("max_position_embeddings") * e
-    types = c.get_int("type_vocab_size", default=2) * e
+    types = 0 if mpnet else c.get_int("type_vocab_size", default=2) * e
+    if mpnet:
+        types = c.get_int("relative_attention_num_buckets", default=32) * b.heads
     project = e * h + h if e != h else 0
     # the word embedding is counted as vocab x hidden by the layout; ELECTRA's is vocab x embedding_size
     b.extra = b.vocab * (e - h) + positions + types + 2 * e + project
     arch = c.raw("architectures")
     head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Model"
-    b.extra += _encoder_head(b, kind, head, e)
+    b.extra += _encoder_head(b, "bert" if kind == "layoutlm" else kind, head, e)
+    if kind == "layoutlm":
+        b.extra += 4 * c.get_int("max_2d_position_embeddings", default=1024) * h
+        # LayoutLMModel(config) under every head: the pooler BERT's masked-LM, token and QA heads leave out
+        if head.endswith(("ForMaskedLM", "ForTokenClassification", "ForQuestionAnswering")):
+            b.extra += h * h + h
+    if b.model_type == "ernie" and c.flag("use_task_id", False):
+        b.extra += c.get_int("task_type_vocab_size", default=3) * h
     if kind == "layoutlmv3":
         b.extra += _layoutlmv3_extra(c, h, b.heads)
         if not c.flag("text_embed", True):              # no text embeddings at all: not this layout's count
             b.guess = True
             b.assumed = [msg("model.assume.head", cls=head)]
+    b.head_counted = True
+
+
+def _num_labels(c: Cfg) -> int:
+    """PretrainedConfig: num_labels = len(id2label), else the class default of 2."""
+    labels = c.raw("id2label")
+    return len(labels) if isinstance(labels, dict) and labels else c.get_int("num_labels", default=2)
+
+
+def _head_class(c: Cfg) -> str:
+    arch = c.raw("architectures")
+    return arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Model"
+
+
+def _albert(b: _Build) -> None:
+    """ALBERT (models/albert/modeling_albert.py): embeddings embedding_size wide (word, position, token type, a
+    LayerNorm) projected into the hidden size (embedding_hidden_mapping_in); num_hidden_groups groups of
+    inner_group_num AlbertLayers (biased query/key/value/dense, a LayerNorm, biased ffn/ffn_output, a LayerNorm) whose
+    weights every pass of the num_hidden_layers shares (AlbertTransformer), so the activations see every pass and the
+    weights one copy a group layer; the head is the class's (AlbertMLMHead: dense to embedding_size, LayerNorm, the
+    decoder tied to the words with its bias; AlbertSOPHead; the pooler where AlbertModel keeps add_pooling_layer)."""
+    c = b.c
+    h = _biased_encoder_layer(b, ("query", "key", "value", "dense"))
+    b.final_norm = 0
+    e = c.get_int("embedding_size", default=128)
+    distinct = c.get_int("num_hidden_groups", default=1) * c.get_int("inner_group_num", default=1)
+    per_layer = sum(x.params for x in b.dense) + (b.layer_other or 0)
+    shared = (b.layers - distinct) * per_layer if distinct < b.layers else 0
+    b.extra = (b.vocab * (e - h) + c.need("max_position_embeddings") * e + c.get_int("type_vocab_size", default=2) * e
+               + 2 * e + e * h + h - shared)
+    head, n = _head_class(c), _num_labels(c)
+    pooler, mlm = h * h + h, h * e + e + 2 * e + b.vocab
+    heads = {"ForMaskedLM": mlm, "ForPreTraining": pooler + mlm + h * 2 + 2, "ForSequenceClassification":
+             pooler + h * n + n, "ForTokenClassification": h * n + n, "ForQuestionAnswering": 2 * h + 2,
+             "ForMultipleChoice": pooler + h + 1, "Model": pooler}
+    found = [v for k, v in heads.items() if head.endswith(k)]
+    if found:
+        b.extra += found[0]
+    else:                                               # a head this reading does not know: a guess
+        b.guess = True
+        b.assumed = [msg("model.assume.head", cls=head)]
+    b.head_counted = True
+
+
+def _deberta_v2(b: _Build) -> None:
+    """DeBERTa-v2 and -v3 (models/deberta_v2/modeling_deberta_v2.py): word embeddings embedding_size wide, absolute
+    positions only under position_biased_input (its default), token types when type_vocab_size > 0, a bias-free
+    embed_proj where embedding_size differs, a LayerNorm; post-norm layers of biased query_proj/key_proj/value_proj
+    and output dense, a biased two-matrix MLP, two LayerNorms, and under relative_attention without share_att_key a
+    biased pos_key_proj (c2p) and pos_query_proj (p2c); the encoder's rel_embeddings (2 x position_buckets rows, else
+    2 x max_relative_positions, else 2 x max_position_embeddings), its LayerNorm under norm_rel_ebd layer_norm and the
+    ConvLayer under conv_kernel_size; the class's head (ContextPooler of pooler_hidden_size, then a classifier over
+    its output_dim, the hidden size)."""
+    c = b.c
+    h = _biased_encoder_layer(b, ("query_proj", "key_proj", "value_proj", "output.dense"))
+    b.final_norm = 0
+    e = c.get_int("embedding_size", default=h)
+    relative = c.flag("relative_attention", False)
+    kinds = c.raw("pos_att_type") or []
+    if relative and not c.flag("share_att_key", False) and isinstance(kinds, list):
+        b.dense += [Linear(f"attention.self.{name}", h, h, True, role="other")
+                    for kind, name in (("c2p", "pos_key_proj"), ("p2c", "pos_query_proj")) if kind in kinds]
+    maxpos = c.get_int("max_position_embeddings", default=512)
+    extra = b.vocab * (e - h) + 2 * h + (e * h if e != h else 0)
+    extra += maxpos * e if c.flag("position_biased_input", True) else 0
+    extra += c.get_int("type_vocab_size", default=0, minimum=0) * e
+    if relative:
+        buckets = c.get_int("position_buckets", default=-1, minimum=-1)
+        rel = c.get_int("max_relative_positions", default=-1, minimum=-1)
+        extra += 2 * (buckets if buckets > 0 else rel if rel >= 1 else maxpos) * h
+    if "layer_norm" in [x.strip() for x in str(c.raw("norm_rel_ebd") or "none").lower().split("|")]:
+        extra += 2 * h
+    kernel = c.get_int("conv_kernel_size", default=0, minimum=0)
+    if kernel > 0:
+        extra += h * (h // c.get_int("conv_groups", default=1)) * kernel + h + 2 * h
+    head, n = _head_class(c), _num_labels(c)
+    ph = c.get_int("pooler_hidden_size", default=h)
+    width = e if c.flag("legacy", True) else h          # the legacy MLM head's transform is embedding_size wide
+    pooler = ph * ph + ph                               # ContextPooler: Linear(pooler_hidden_size, pooler_hidden_size)
+    # ...whose output_dim is hidden_size: the classifier reads that width
+    heads = {"ForMaskedLM": h * width + width + 2 * width + b.vocab, "ForSequenceClassification":
+             pooler + h * n + n, "ForTokenClassification": h * n + n, "ForQuestionAnswering": h * n + n,
+             "ForMultipleChoice": pooler + h + 1, "Model": 0}
+    found = [v for k, v in heads.items() if head.endswith(k)]
+    if found:
+        extra += found[0]
+    else:
+        b.guess = True
+        b.assumed = [msg("model.assume.head", cls=head)]
+    b.extra = extra
+    b.head_counted = True
+
+
+def _canine(b: _Build) -> None:
+    """CANINE (models/canine/modeling_canine.py): no vocabulary; num_hash_functions hash-bucket tables of
+    num_hash_buckets rows, hidden_size / num_hash_functions wide, char_position_embeddings of num_hash_buckets rows,
+    token types and a LayerNorm (CanineEmbeddings); BERT's layers in three encoders, the deep one of num_hidden_layers
+    over the downsampled molecules and two of one layer over the characters (initial_char_encoder,
+    final_char_encoder), all counted as layers, so that the activations are sized as if every layer saw the
+    characters (an upper bound); CharactersToMolecules (a biased Conv1d of downsampling_rate, a LayerNorm),
+    ConvProjection (a biased Conv1d from 2 x hidden of upsampling_kernel_size, a LayerNorm), and CanineModel's pooler
+    under every head class."""
+    c = b.c
+    h = _biased_encoder_layer(b, ("query", "key", "value", "output.dense"), vocab=False)
+    b.final_norm = 0
+    b.layers += 2
+    functions = c.get_int("num_hash_functions", default=8)
+    buckets = c.get_int("num_hash_buckets", default=16384)
+    extra = functions * buckets * (h // functions) + buckets * h + c.get_int("type_vocab_size", default=16) * h + 2 * h
+    extra += h * h * c.get_int("downsampling_rate", default=4) + h + 2 * h
+    extra += 2 * h * h * c.get_int("upsampling_kernel_size", default=4) + h + 2 * h
+    extra += h * h + h                                  # CaninePooler: CanineModel(config) under every head
+    head, n = _head_class(c), _num_labels(c)
+    heads = {"ForSequenceClassification": h * n + n, "ForTokenClassification": h * n + n,
+             "ForQuestionAnswering": h * n + n, "ForMultipleChoice": h + 1, "Model": 0}
+    found = [v for k, v in heads.items() if head.endswith(k)]
+    if found:
+        extra += found[0]
+    else:
+        b.guess = True
+        b.assumed = [msg("model.assume.head", cls=head)]
+    b.extra = extra
     b.head_counted = True
 
 
@@ -2509,7 +2650,9 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "t5": (_t5_family, True),
     "t5_gemma_module": (_t5gemma, True), "xlnet": (_xlnet, True), "blip_text_model": (_blip_text, True),
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
-    "layoutlmv3": (_bert_lineage, True),
+    "layoutlmv3": (_bert_lineage, True), "layoutlm": (_bert_lineage, True), "ernie": (_bert_lineage, True),
+    "albert": (_albert, True), "deberta-v2": (_deberta_v2, True), "canine": (_canine, True),
+    "mpnet": (_bert_lineage, True),
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True), "esm": (_esm, True),
     "mllama_text_model": (_mllama_text, False),
     "trocr": (_trocr, True),

@@ -1218,3 +1218,49 @@ def test_florence2s_text_config_is_read_as_bart_and_its_tower_warned(no_transfor
     shape = read_config_json(str(CORPUS / "florence-2-base" / "config.json"), "florence-2")
     assert shape.model_type == "bart" and count_params(shape).total == 140_206_848
     assert [n.code for n in shape_warnings(shape)] == ["model.warn.vision_not_counted"]
+
+
+# the eleventh (audit_11): real published config.json files of types no section holds, drawn by the staged rule at the
+# top of its MANIFEST section; first sight in AUDIT.md and docs/shapes.md
+AUDIT_11 = MANIFEST["audit_11"]
+
+
+def test_audit_11_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {_file_type(e) for section, entries in MANIFEST.items() if section != "audit_11" for e in entries}
+    types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_11]
+    assert types == [e["model_type"] for e in AUDIT_11]
+    assert len(set(types)) == len(AUDIT_11) and not set(types) & earlier
+    for e in AUDIT_11:
+        assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0
+        assert e["first_sight"] and e["first_sight_with_transformers"]
+
+
+def test_audit_11_without_transformers_nothing_is_silently_wrong(no_transformers):
+    for e in AUDIT_11:
+        kind, got, error = _score(e)
+        assert kind in ("within", "refused") or shape_warnings(got), f"{e['dir']}: {error:+.2%} without a warning"
+
+
+def test_audit_11_the_six_encoders_are_read_exactly_without_transformers(no_transformers):
+    # ALBERT, DeBERTa-v3, LayoutLM, ERNIE, CANINE and MPNet: readings of their own, equal to transformers' build of each file
+    exact = {e["dir"]: e["trusted_params"] for e in AUDIT_11
+             if e["model_type"] in ("albert", "deberta-v2", "layoutlm", "ernie", "canine", "mpnet")}
+    assert len(exact) == 6
+    for name, trusted in exact.items():
+        shape = read_config_json(str(CORPUS / name / "config.json"), name)
+        assert shape.shape_confidence == "derived" and not shape_warnings(shape)
+        assert count_params(shape).total == trusted, name
+
+
+def test_albert_counts_one_copy_of_each_shared_layer_but_every_pass_for_activations(no_transformers):
+    from oomdoctor.archs import shape_from_config
+
+    cfg = json.loads((CORPUS / "albert-instagram-sentiment" / "config.json").read_text())
+    one = shape_from_config(cfg, "a", None)
+    # twelve passes of one shared layer: as many layers for the activations, one layer's weights
+    assert one.num_layers == 12
+    deeper = shape_from_config(dict(cfg, num_hidden_layers=24), "a", None)
+    assert count_params(deeper).total == count_params(one).total
+    # two groups hold two layers' weights (AlbertTransformer: num_hidden_groups AlbertLayerGroups)
+    two = shape_from_config(dict(cfg, num_hidden_groups=2), "a", None)
+    assert count_params(two).total - count_params(one).total == 7_087_872

@@ -701,3 +701,85 @@ def test_layoutlmv3_counts_its_embeddings_tower_bias_tables_and_head_as_the_mode
     shape = shape_from_config(cfg, case, None)
     assert shape.shape_confidence == "derived"
     assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
+
+
+# Audit 11: ALBERT (shared layer groups), DeBERTa-v2/v3 (disentangled attention), LayoutLM (BERT with 2-D position
+# tables, a pooler under every head) and ERNIE (BERT with task-type embeddings), each head class they define
+ENCODERS_11 = {
+    "albert/AlbertForSequenceClassification/3 labels": ("AlbertConfig", dict(num_labels=3)),
+    "albert/AlbertForMaskedLM/2 groups of 2": ("AlbertConfig", dict(num_hidden_groups=2, inner_group_num=2,
+                                                                     num_hidden_layers=4, embedding_size=64)),
+    "albert/AlbertForPreTraining/defaults": ("AlbertConfig", {}),
+    "albert/AlbertForTokenClassification/wide embeddings": ("AlbertConfig", dict(embedding_size=128, num_labels=5)),
+    "albert/AlbertForQuestionAnswering/defaults": ("AlbertConfig", {}),
+    "albert/AlbertForMultipleChoice/defaults": ("AlbertConfig", {}),
+    "albert/AlbertModel/defaults": ("AlbertConfig", {}),
+    "deberta-v2/DebertaV2ForTokenClassification/v3 layout": ("DebertaV2Config", dict(
+        relative_attention=True, position_buckets=32, pos_att_type=["p2c", "c2p"], share_att_key=True,
+        position_biased_input=False, norm_rel_ebd="layer_norm", num_labels=7)),
+    "deberta-v2/DebertaV2ForMaskedLM/v2 layout": ("DebertaV2Config", dict(
+        relative_attention=True, pos_att_type=["p2c", "c2p"], share_att_key=False, position_biased_input=False,
+        conv_kernel_size=3, norm_rel_ebd="layer_norm", embedding_size=64, type_vocab_size=2)),
+    "deberta-v2/DebertaV2ForSequenceClassification/pooler width": ("DebertaV2Config", dict(
+        relative_attention=True, max_relative_positions=64, pos_att_type=["c2p"], pooler_hidden_size=96)),
+    "deberta-v2/DebertaV2ForMultipleChoice/defaults": ("DebertaV2Config", {}),
+    "deberta-v2/DebertaV2ForMaskedLM/not legacy": ("DebertaV2Config", dict(legacy=False, embedding_size=64)),
+    "layoutlm/LayoutLMForMaskedLM/defaults": ("LayoutLMConfig", {}),
+    "layoutlm/LayoutLMForTokenClassification/9 labels": ("LayoutLMConfig", dict(num_labels=9,
+                                                                                 max_2d_position_embeddings=512)),
+    "layoutlm/LayoutLMForSequenceClassification/defaults": ("LayoutLMConfig", {}),
+    "layoutlm/LayoutLMForQuestionAnswering/defaults": ("LayoutLMConfig", {}),
+    "ernie/ErnieForMaskedLM/task ids": ("ErnieConfig", dict(use_task_id=True, task_type_vocab_size=3)),
+    "ernie/ErnieForSequenceClassification/no task ids": ("ErnieConfig", dict(num_labels=4)),
+    "ernie/ErnieForPreTraining/task ids": ("ErnieConfig", dict(use_task_id=True)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(ENCODERS_11))
+def test_albert_deberta_v2_layoutlm_and_ernie_count_as_the_model_code_does(case):
+    import transformers
+
+    cls_name = case.split("/")[1]
+    config_class, extra = ENCODERS_11[case]
+    conf = getattr(transformers, config_class)(**{**dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                                                         num_attention_heads=4, vocab_size=1000), **extra})
+    cfg = dict(conf.to_dict(), architectures=[cls_name])
+    shape = shape_from_config(cfg, case, None)
+    assert shape.shape_confidence == "derived"
+    assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
+
+
+CANINE = {
+    "CanineForTokenClassification/5 labels": dict(num_labels=5),
+    "CanineForSequenceClassification/4 hash functions": dict(num_hash_functions=4, num_hash_buckets=512),
+    "CanineForQuestionAnswering/wide kernels": dict(downsampling_rate=2, upsampling_kernel_size=3, type_vocab_size=4),
+    "CanineForMultipleChoice/defaults": {},
+    "CanineModel/defaults": {},
+}
+
+
+@pytest.mark.parametrize("case", sorted(CANINE))
+def test_canine_counts_its_hash_tables_three_encoders_and_convolutions_as_the_model_code_does(case):
+    import transformers
+
+    cls_name = case.split("/")[0]
+    conf = transformers.CanineConfig(**{**dict(hidden_size=128, intermediate_size=256, num_hidden_layers=2,
+                                               num_attention_heads=4, num_hash_buckets=1024), **CANINE[case]})
+    shape = shape_from_config(dict(conf.to_dict(), architectures=[cls_name]), case, None)
+    assert shape.shape_confidence == "derived"
+    assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
+
+
+MPNET = ["MPNetModel", "MPNetForMaskedLM", "MPNetForSequenceClassification", "MPNetForTokenClassification",
+         "MPNetForQuestionAnswering", "MPNetForMultipleChoice"]
+
+
+@pytest.mark.parametrize("cls_name", MPNET)
+def test_mpnet_counts_its_relative_bias_and_robertas_heads_as_the_model_code_does(cls_name):
+    import transformers
+
+    conf = transformers.MPNetConfig(hidden_size=128, intermediate_size=256, num_hidden_layers=2, num_attention_heads=4,
+                                    vocab_size=1000, relative_attention_num_buckets=16, num_labels=3)
+    shape = shape_from_config(dict(conf.to_dict(), architectures=[cls_name]), cls_name, None)
+    assert shape.shape_confidence == "derived"
+    assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
