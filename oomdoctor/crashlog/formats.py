@@ -272,7 +272,10 @@ F_HIP_RT = lazy_re(r"Allocation failed : Device memory : required :(?P<bytes>\d+
 # with the reporter's word for what they saw after them (`# Allocation on device error`).
 # A title may close the words with its author's label for them, bare or bracketed (`# KSampler Allocation on device
 # (ERROR Message)`): words that name the report, not a sentence that goes on about a device.
-F_ASYNC_ALLOC = lazy_re(r"\bAllocation on device\s*\d*\s*$|"
+# Logged through rich's handler (ComfyUI's console), the line ends in the record's `file.py:N` column: rich's LogRender
+# appends the path and line number after the message when show_path is on (rich/_log_render.py, rich/logging.py
+# RichHandler), so that column is not words after the report.
+F_ASYNC_ALLOC = lazy_re(r"\bAllocation on device\s*\d*(?:\s{2,}[\w.-]+\.py:\d+)?\s*$|"
                         r"^#{1,6} .*\bAllocation on device\s*\d*(?:[\s\-:()\[\]]+(?i:error|exception|message))+[\s)\].!]*$",
                         needs=("Allocation on device",))
 # CuPy's memory pool raises its own OutOfMemoryError(MemoryError) for a failed device allocation with the words
