@@ -407,6 +407,11 @@ def convert(case: dict, ref: dict):
         # Cut Cross-Entropy: fused into the output projection, as oomdoctor's axolotl reader reads the plugin
         use_dora=bool(case.get("use_dora")), fused_ce=bool(case.get("liger") or case.get("cut_cross_entropy")), stage=str(case.get("stage") or "sft"),
         seq_parallel=int(case.get("seq_parallel") or 1), use_unsloth=unsloth, extras=extras)
+    for flag in ("badam", "galore", "apollo"):
+        if case.get(flag):
+            # the method switches LLaMA-Factory's reader keeps under these names (configs/llamafactory.py
+            # use_badam / use_galore / use_apollo): the TrainingSetup fields of the same name
+            setup = replace(setup, **{flag: True})
     if case.get("eval_batch"):
         # a row whose run evaluates during training (its framework's default or its flags): the evaluation
         # forward at per_device_eval_batch_size, on batches as long as training's

@@ -310,6 +310,14 @@ def _model_states(setup: TrainingSetup, shape: ModelShape, rg: Regime, counts: P
         train_w += extra * 2
         grads += extra * 2
     master = T * rg.master_bytes
+    if setup.badam and not adapters:
+        # BAdam's block switch (Ledzy/BAdam llama-alpaca/src/llmtuner/tuner/sft/block_optim.py:293-302, the
+        # same in src/badam/block_optim.py) sets requires_grad_(False) on every parameter outside the active
+        # block, so backward makes gradients for one block (one decoder layer) only, and clones that block
+        # alone to fp32 (param_hp) for Adam's update: one layer's gradients and one layer's fp32 copy
+        block = (counts.total - counts.embeddings - counts.lm_head) // max(1, shape.num_layers)
+        grads = min(grads, block * rg.grad_bytes)
+        master = block * 4
     states, paged, temp, notes = _optimizer_states(setup, shape, rg, lora_T, mts, mts_bytes)
     step_grads = 0.0
     if rg.deepspeed:
