@@ -1719,13 +1719,7 @@ def _albert(b: _Build) -> None:
     heads = {"ForMaskedLM": mlm, "ForPreTraining": pooler + mlm + h * 2 + 2, "ForSequenceClassification":
              pooler + h * n + n, "ForTokenClassification": h * n + n, "ForQuestionAnswering": 2 * h + 2,
              "ForMultipleChoice": pooler + h + 1, "Model": pooler}
-    found = [v for k, v in heads.items() if head.endswith(k)]
-    if found:
-        b.extra += found[0]
-    else:                                               # a head this reading does not know: a guess
-        b.guess = True
-        b.assumed = [msg("model.assume.head", cls=head)]
-    b.head_counted = True
+    _count_head(b, head, heads, b.extra)
 
 
 def _deberta_v2(b: _Build) -> None:
@@ -1767,10 +1761,16 @@ def _deberta_v2(b: _Build) -> None:
     heads = {"ForMaskedLM": h * width + width + 2 * width + b.vocab, "ForSequenceClassification":
              pooler + h * n + n, "ForTokenClassification": h * n + n, "ForQuestionAnswering": h * n + n,
              "ForMultipleChoice": pooler + h + 1, "Model": 0}
+    _count_head(b, head, heads, extra)
+
+
+def _count_head(b: _Build, head: str, heads: dict[str, int], extra: int) -> None:
+    """Sets the build's extra parameters to `extra` plus the head class's own (`heads`: class-name suffix -> its
+    parameters); a head class the reading does not know counts nothing and makes the count a guess."""
     found = [v for k, v in heads.items() if head.endswith(k)]
     if found:
         extra += found[0]
-    else:
+    else:                                               # a head this reading does not know: a guess
         b.guess = True
         b.assumed = [msg("model.assume.head", cls=head)]
     b.extra = extra
@@ -1799,14 +1799,7 @@ def _canine(b: _Build) -> None:
     head, n = _head_class(c), _num_labels(c)
     heads = {"ForSequenceClassification": h * n + n, "ForTokenClassification": h * n + n,
              "ForQuestionAnswering": h * n + n, "ForMultipleChoice": h + 1, "Model": 0}
-    found = [v for k, v in heads.items() if head.endswith(k)]
-    if found:
-        extra += found[0]
-    else:
-        b.guess = True
-        b.assumed = [msg("model.assume.head", cls=head)]
-    b.extra = extra
-    b.head_counted = True
+    _count_head(b, head, heads, extra)
 
 
 def _t5_family(b: _Build) -> None:

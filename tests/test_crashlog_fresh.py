@@ -484,6 +484,8 @@ def test_the_twentieth_audit_and_its_held_back_third_cite_no_source_any_other_fi
         key = case["source"].replace("/blob/HEAD/", "/")
         assert case["source"] not in others and key not in others, case["source"]
         assert (DATA / ("audit20b" if case in held else "audit20") / case["log"]).is_file(), case["log"]
+
+
 def test_the_nineteenth_audit_and_its_held_back_third_cite_no_thread_any_other_fixture_cites():
     others = "".join((DATA / name / doc).read_text(encoding="utf-8") for name in SETS + ("real", "audit7")
                      if name not in ("audit19", "audit19b") for doc in ("SOURCES.md", "expected.yaml"))
@@ -498,46 +500,33 @@ def test_the_nineteenth_audit_and_its_held_back_third_cite_no_thread_any_other_f
         assert (DATA / ("audit19b" if case in held else "audit19") / case["log"]).is_file(), case["log"]
 
 
-def test_the_twenty_first_audit_and_its_held_back_third_cite_no_thread_any_other_fixture_cites():
-    others = "".join((DATA / name / doc).read_text(encoding="utf-8") for name in SETS + ("real", "audit7")
-                     if name not in ("audit21", "audit21b") for doc in ("SOURCES.md", "expected.yaml"))
-    main, held = load("audit21"), load("audit21b")
+def _drawn_once(name: str, at_least: int) -> list[dict]:
+    """The cases of audit `name` and its held-back third, checked against the draw rules every audit from the
+    twenty-first states in its SOURCES.md: at least `at_least` excerpts, one per thread, the held-back third fixed by
+    SHA-256 of the source URL (0 modulo 3), and no thread any other fixture cites (`.../issues/5` must not match
+    `.../issues/50`)."""
+    others = "".join((DATA / other / doc).read_text(encoding="utf-8") for other in SETS + ("real", "audit7")
+                     if other not in (name, name + "b") for doc in ("SOURCES.md", "expected.yaml"))
+    main, held = load(name), load(name + "b")
     cases = main + held
-    assert len(cases) >= 66 and len({c["source"] for c in cases}) == len(cases)
-    # the held-back third is fixed by the rule in audit21/SOURCES.md: SHA-256 of the source URL, 0 modulo 3
+    assert len(cases) >= at_least and len({c["source"] for c in cases}) == len(cases)
     assert all((int(hashlib.sha256(c["source"].encode("utf-8")).hexdigest(), 16) % 3 == 0) == (c in held) for c in cases)
     for case in cases:
-        # a thread is cited once: `.../issues/5` must not match `.../issues/50`
         assert not re.search(re.escape(case["source"]) + r"(?![\w-])", others), case["source"]
-        assert (DATA / ("audit21b" if case in held else "audit21") / case["log"]).is_file(), case["log"]
+        assert (DATA / (name + "b" if case in held else name) / case["log"]).is_file(), case["log"]
+    return cases
+
+
+def test_the_twenty_first_audit_and_its_held_back_third_cite_no_thread_any_other_fixture_cites():
+    _drawn_once("audit21", 66)
+
 
 def test_the_twenty_second_audit_carries_a_cue_everywhere_and_cites_no_thread_any_other_fixture_cites():
-    others = "".join((DATA / name / doc).read_text(encoding="utf-8") for name in SETS + ("real", "audit7")
-                     if name not in ("audit22", "audit22b") for doc in ("SOURCES.md", "expected.yaml"))
-    cited = set(re.findall(r"https://github\.com/[^\s|;)'\"]+", others))
-    main, held = load("audit22"), load("audit22b")
-    cases = main + held
     # drawn for issue #26: every excerpt carries a phase cue, at least 50 of them
-    assert len(cases) >= 50 and all(c["cue"] and c["phase"] for c in cases)
-    assert len({c["source"] for c in cases}) == len(cases)
-    # the held-back third is fixed by the rule in audit22/SOURCES.md: SHA-256 of the source URL, 0 modulo 3
-    assert all((int(hashlib.sha256(c["source"].encode("utf-8")).hexdigest(), 16) % 3 == 0) == (c in held) for c in cases)
-    for case in cases:
-        assert case["source"] not in cited, case["source"]
-        assert (DATA / ("audit22b" if case in held else "audit22") / case["log"]).is_file(), case["log"]
+    assert all(c["cue"] and c["phase"] for c in _drawn_once("audit22", 50))
 
 
 def test_the_twenty_third_audit_and_its_held_back_third_cite_no_thread_any_other_fixture_cites():
-    others = "".join((DATA / name / doc).read_text(encoding="utf-8") for name in SETS + ("real", "audit7")
-                     if name not in ("audit23", "audit23b") for doc in ("SOURCES.md", "expected.yaml"))
-    main, held = load("audit23"), load("audit23b")
-    cases = main + held
-    assert len(cases) >= 30 and len({c["source"] for c in cases}) == len(cases)
-    # the held-back third is fixed by the rule in audit23/SOURCES.md: SHA-256 of the source URL, 0 modulo 3
-    assert all((int(hashlib.sha256(c["source"].encode("utf-8")).hexdigest(), 16) % 3 == 0) == (c in held) for c in cases)
-    for case in cases:
-        # a thread is cited once: `.../issues/5` must not match `.../issues/50`
-        assert not re.search(re.escape(case["source"]) + r"(?![\w-])", others), case["source"]
-        assert (DATA / ("audit23b" if case in held else "audit23") / case["log"]).is_file(), case["log"]
+    for case in _drawn_once("audit23", 30):
         # phase is labelled exactly where a cue is
         assert bool(case["cue"]) == (case["phase"] is not None), case["log"]
