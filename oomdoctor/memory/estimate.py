@@ -674,12 +674,15 @@ def _varlen_bytes(setup: TrainingSetup, shape: ModelShape, loss_kind: str) -> fl
     return float(VARLEN_CACHED_FP32_BYTES)
 
 
+# the losses that never hold the whole batch's logits: fused, Cut Cross-Entropy, torchtune's chunks, unsloth's fused
+_NO_WHOLE_LOGITS = ("fused", "cce", "chunked", "unsloth_fused")
+
 def _varlen_segments(setup: TrainingSetup, loss_kind: str) -> bool:
     """Whether earlier, longer batches' fp32 logits segments stay cached (see VARLEN_CACHED_FP32_BYTES).
     torch_empty_cache_steps (HF TrainingArguments; PEFT's method-comparison loop likewise) releases the idle
     segments every few steps, so a longer batch rarely finds an earlier near-record's still cached."""
     mech = setup.mechanisms
-    return (not setup.packing and not mech.fixed_length and loss_kind not in ("fused", "cce", "chunked", "unsloth_fused")
+    return (not setup.packing and not mech.fixed_length and loss_kind not in _NO_WHOLE_LOGITS
             and not mech.expandable_segments and not mech.empty_cache_steps)
 
 
@@ -971,7 +974,7 @@ def _logits_parts(setup: TrainingSetup, shape: ModelShape, rg: Regime, lossb: Lo
     # reference model's forward over the same tokens keeps its own logits beside the policy's)
     kept_logits = 0.0
     keeps = setup.framework == "fsdp_qlora" or setup.mechanisms.keeps_outputs
-    if keeps and lossb.regime not in ("fused", "cce", "chunked", "unsloth_fused"):
+    if keeps and lossb.regime not in _NO_WHOLE_LOGITS:
         kept_logits = (4.0 if lossb.regime == "legacy" else returned_logit_bytes(setup, shape, rg)) * T_ * V
         if _reference_forward(setup):
             kept_logits *= 2
