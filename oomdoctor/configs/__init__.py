@@ -245,6 +245,7 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
                 raise first from None
             wrapped = "code span"
     else:
+        text, wrapped = _unflattened(text, wrapped)
         try:
             setup = _load_text(path, text, framework_version=framework_version, log_versions=log_versions,
                                model=model)
@@ -268,6 +269,15 @@ def _load_unwrapped(path: str, raw: str, *, framework_version: str | None, log_v
     return setup
 
 
+def _unflattened(text: str, wrapped: str | None) -> tuple[str, str | None]:
+    """A bare paste whose command a page flattened onto one line: its `\\ --flag` breaks read as the newlines they
+    were (_doc.unwrap_flattened_command); the text as it is otherwise."""
+    from oomdoctor.configs._doc import unwrap_flattened_command
+
+    flat = None if wrapped else unwrap_flattened_command(text)
+    return (flat, "flattened command") if flat is not None else (text, wrapped)
+
+
 def _from_later_blocks(path: str, raw: str, failed: InputError, *, framework_version: str | None,
                        log_versions: Mapping[str, str] | None, model: str | None) -> TrainingSetup:
     """A note of several fenced blocks (a thread's reply: a snippet, then the command): each later block in turn,
@@ -289,12 +299,18 @@ def _from_later_blocks(path: str, raw: str, failed: InputError, *, framework_ver
 def _bare_fallback(text: str, err: InputError) -> list[tuple[str, str]]:
     """What a bare paste that is no config as written may hold, in the order tried: a diff's new side, a config in
     an inline code span, a config with prose after it, commands in inline spans within prose, a command written
-    in a line of prose; (the text, how it was found) each."""
-    from oomdoctor.configs._doc import unwrap_code_span, unwrap_diff, unwrap_inline_spans, unwrap_prose_command
+    in a line of prose, a YAML block with prose around it, Python code after prose (cut where it stops parsing);
+    (the text, how it was found) each."""
+    from oomdoctor.configs import _doc
+
+    unwrap_code_span, unwrap_diff, unwrap_inline_spans = _doc.unwrap_code_span, _doc.unwrap_diff, _doc.unwrap_inline_spans
+    unwrap_prose_command, unwrap_prose_yaml, unwrap_prose_python = (_doc.unwrap_prose_command, _doc.unwrap_prose_yaml,
+                                                                    _doc.unwrap_prose_python)
 
     found = ((unwrap_diff(text), "diff"), (unwrap_code_span(text), "code span"),
              (_before_prose(text, err), "trailing prose"), (unwrap_inline_spans(text), "code span"),
-             (unwrap_prose_command(text), "prose"))
+             (unwrap_prose_command(text), "prose"), (unwrap_prose_yaml(text), "prose"),
+             (unwrap_prose_python(text), "prose"))
     return [(inner, how) for inner, how in found if inner is not None]
 
 

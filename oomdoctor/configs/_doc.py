@@ -364,6 +364,95 @@ def unwrap_prose_command(text: str) -> str | None:
     return "".join(out) if found else None
 
 
+# A config block a web page renders between paragraphs of prose with its fence lost (a tutorial's "### model" YAML
+# under a line of prose, or under the fence's language left as a word: "yaml"): the longest run of YAML mapping
+# lines (`key: value`, `key:`, `# comment`, blank lines between them), three keys or more; compiled on first use.
+_YAML_LINE = lazy_re(r"^(?:[ \t]*#.*|[ \t]*[A-Za-z_][\w.-]*:(?:[ \t].*)?|[ \t]+-[ \t].*)$")
+_YAML_KEY = lazy_re(r"^[ \t]*[A-Za-z_][\w.-]*:")
+
+
+def unwrap_prose_yaml(text: str) -> str | None:
+    """The longest run of YAML mapping lines inside prose (a tutorial page's config with the fence lost), every
+    other line emptied, each line where the file has it; None when no run holds three keys or the text is
+    nothing but such a run (then it is no paste of this form). Tried after every other reading of a bare paste."""
+    lines = text.splitlines(keepends=True)
+    best: tuple[int, int, int] = (0, 0, 0)          # (keys, first, last+1)
+    i = 0
+    while i < len(lines):
+        if not _YAML_LINE.match(lines[i].rstrip("\r\n")) or not _YAML_KEY.match(lines[i]):
+            i += 1
+            continue
+        j, keys, end = i, 0, i
+        while j < len(lines):
+            ln = lines[j].rstrip("\r\n")
+            if not ln.strip():
+                j += 1
+                continue
+            if not _YAML_LINE.match(ln):
+                break
+            keys += bool(_YAML_KEY.match(ln))
+            j += 1
+            end = j
+        if keys > best[0]:
+            best = (keys, i, end)
+        i = max(j, i + 1)
+    keys, first, last = best
+    if keys < 3 or not any(ln.strip() for ln in lines[:first] + lines[last:]):
+        return None
+    return "".join(ln if first <= k < last else _blank(ln) for k, ln in enumerate(lines))
+
+
+# A shell command a web page flattened onto one line: the newlines of its continuations lost, their backslashes
+# kept before each flag (`swift sft \ --model X \ --train_type lora …`), and the prose after the block glued to
+# its last word (`--use_flash_attn true就能…`, no space between an ASCII word and CJK text). In bash a `\ ` so
+# placed would escape the space (bash(1) QUOTING), which no one writes between flags: each is read as the line
+# break it was, and the line ends where CJK prose starts. Compiled on first use.
+_FLAT_BREAK = lazy_re(r"[ \t]\\[ \t]+(?=--?[A-Za-z])")
+_GLUED_PROSE = lazy_re(r"(?<=[\x21-\x7e])[\u3000-\u9fff\uff00-\uffef]")
+
+
+def unwrap_flattened_command(text: str) -> str | None:
+    """Each line holding two or more ` \\ --flag` breaks, split back into its continuation lines and cut where CJK
+    prose is glued to it; every other line emptied. None when no line is so flattened."""
+    out = []
+    found = False
+    for ln in text.splitlines(keepends=True):
+        body = ln.rstrip("\r\n")
+        if len(_FLAT_BREAK.findall(body)) >= 2:
+            found = True
+            glued = _GLUED_PROSE.search(body)
+            body = body[:glued.start()] if glued else body
+            out.append(_FLAT_BREAK.sub(" \\\n", body).strip() + "\n")
+        else:
+            out.append(_blank(ln))
+    return "".join(out) if found else None
+
+
+# Python code a web page shows between paragraphs of prose with its fence lost, and cut where the page (or its
+# excerpt) ends: from its first import line to the last line up to which it is whole Python; compiled on first use.
+_PY_IMPORT = lazy_re(r"^(?:from[ \t]+[\w.]+[ \t]+import[ \t]|import[ \t]+[\w.]+)")
+
+
+def unwrap_prose_python(text: str, *, most: int = 400) -> str | None:
+    """The Python inside prose: the lines from the first import line on, up to the last line at which they parse
+    (a cut paste loses its unfinished call), prose lines before it emptied, each line where the file has it. None
+    when no import line has prose before it or no prefix parses. At most `most` cut points are tried."""
+    import ast
+
+    lines = text.splitlines(keepends=True)
+    start = next((i for i, ln in enumerate(lines) if _PY_IMPORT.match(ln)), None)
+    if start is None or not any(ln.strip() for ln in lines[:start]):
+        return None
+    for end in range(len(lines), max(start, len(lines) - most), -1):
+        code = "".join(lines[start:end])
+        try:
+            ast.parse(code)
+        except (SyntaxError, ValueError):
+            continue
+        return "".join(_blank(ln) for ln in lines[:start]) + code
+    return None
+
+
 _DIFF_HEAD = lazy_re(r"^(diff --git |index [0-9a-f]|--- |\+\+\+ |@@ )")
 
 

@@ -192,6 +192,7 @@ CONVENTIONS = {
     "cutoff_len": "seq", "max_seq_len": "seq", "seq_length": "seq", "max_len": "seq",
     "lora_r": "rank", "lora_rank": "rank", "lora_dim": "rank", "lora_alpha": "alpha",
     "lora_target_modules": "targets", "use_lora": "use_lora", "use_peft": "use_lora", "q_lora": "q_lora",
+    "lora": "use_lora",         # Tevatron's ModelArguments `lora: bool` ("do parameter-efficient fine-tuning with lora")
     "qlora": "q_lora", "full_finetune": "full", "full_finetuning": "full", "bits": "bits", "load_in_bits": "bits",
     "load_in_kbits": "bits", "quantization_bit": "bits", "quant_bits": "bits", "load_in_4bit": "load4",
     "load_in_8bit": "load8", "train_mode": "train_type", "train_type": "train_type", "sft_type": "train_type",
