@@ -13,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 HELD = ("audit11b", "audit12b", "audit13b", "audit14b", "audit15b", "audit16b", "audit17b", "audit18b", "audit19b",
-        "audit20b", "audit21b", "audit22b", "audit23b")
+        "audit20b", "audit21b", "audit22b", "audit23b", "audit25b")
 
 
 def main() -> None:

@@ -555,7 +555,12 @@ def _read_f01(text: str) -> Parsed | None:
         t = F01_TOTAL.search(text, m.end())
         if t:
             p.capacity_gib = size_gib(t.group("total"))
-    tail = text[m.start():]
+    _f01_tail(p, text[m.start():])
+    return _count(p)
+
+
+def _f01_tail(p: Parsed, tail: str) -> None:
+    """The sentences after the capacity: the allowed share, the processes' memory, PyTorch's allocated and reserved."""
     a = F01A.search(tail)
     if a:
         p.extra["allowed_gib"] = size_gib(a.group("allowed"))
@@ -566,7 +571,6 @@ def _read_f01(text: str) -> Parsed | None:
         p.reserved_unallocated_gib = size_gib(d.group("unalloc"))
         if p.allocated_gib is not None and p.reserved_unallocated_gib is not None:
             p.reserved_gib = p.allocated_gib + p.reserved_unallocated_gib
-    return _count(p)
 
 
 def _f01_processes(p: Parsed, tail: str) -> None:
@@ -1051,13 +1055,30 @@ _HEADLESS = lazy_re(r"\bTried to allocate [\d.]+ ?[KMGT]?i?B(?: \((?P<dev>GPU|NP
                     r"\.? ?(?:GPU|Device) ?\d* has a total capac)", needs=("Tried to allocate ",))
 
 
+# ... and one sentence deeper: torch >= 2.1's caching allocator writes its OOM report as "CUDA out of memory. Tried to
+# allocate X. GPU N has a total capacity of T of which F is free. [Process P has U memory in use. ...] Of the allocated
+# memory A is allocated by PyTorch, and R is reserved by PyTorch but unallocated." (c10/cuda/CUDACachingAllocator.cpp,
+# DeviceCachingAllocator::malloc's OutOfMemoryError text); the capacity-and-free sentence is written nowhere else, so
+# a paste that starts there ("error:GPU 0 has a total capacity of 23.64 GiB of which 1.61 GiB is free. ...") is that
+# report without its request. Its device names no maker (the HIP build prints the same sentence): CUDA, as above.
+_HEADLESS_BODY = lazy_re(rf"(?:GPU|Device) ?(?P<dev>\d*) has a total capac(?:i)?ty of (?P<total>{SIZE}) of which (?P<free>{SIZE}) is free\.",
+                         needs=("has a total capac",))
+
+
 def parse_headless(text: str) -> Parsed | None:
     """A torch OOM message whose first words are missing, read as the whole message would be."""
-    m = _HEADLESS.search(text)
-    if m is None or "out of memory" in text:
+    if "out of memory" in text:
         return None
-    backend = {"NPU": "NPU", "XPU": "XPU"}.get(m.group("dev") or "", "CUDA")
-    return parse_message(f"{backend} out of memory. {text[m.start():]}")
+    m = _HEADLESS.search(text)
+    if m is not None:
+        backend = {"NPU": "NPU", "XPU": "XPU"}.get(m.group("dev") or "", "CUDA")
+        return parse_message(f"{backend} out of memory. {text[m.start():]}")
+    b = _HEADLESS_BODY.search(text)
+    if b is None:
+        return None
+    p = Parsed("cuda_oom", capacity_gib=size_gib(b.group("total")), free_gib=size_gib(b.group("free")), device=_dev(b.group("dev")))
+    _f01_tail(p, text[b.start():])
+    return _count(p)
 
 
 # The JVM throws java.lang.OutOfMemoryError when its own heap (or a native buffer it manages) cannot grow (the Java

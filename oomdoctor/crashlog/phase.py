@@ -127,13 +127,15 @@ _FRAME_CUES: dict[str, LazyPattern] = {
                  "logits.float()", "logits = logits.float", "loss_utils.py", "cross_entropy", "criterion(", "loss_fn("),
     # the layers' ops as torch/nn/functional.py calls them (F.linear -> torch._C._nn.linear, F.layer_norm ->
     # torch.layer_norm, F.embedding -> torch.embedding): a frame or a statement of one runs a forward pass
-    # (Lua Torch's Module:forward runs updateOutput, THNN's kernels are <Module>_updateOutput: torch/nn Module.lua)
+    # (Lua Torch's Module:forward runs updateOutput, THNN's kernels are <Module>_updateOutput: torch/nn Module.lua).
+    # The word `model` is a frame's or a call's (`in model`, `model(x)`: Module.__call__ runs forward); before a dot
+    # it is the receiver of the method named after it (`model.save_weights(...)`, `model.eval()`): that name says.
     "forward": _cue(r"\b(?:\w*forward\w*|\w*updateOutput|_call_impl|_wrapped_call_impl|training_step|scaled_dot_product_attention|"
                     r"flash_attn_\w+|compute_loss|inner_training_loop|_inner_training_loop|_fast_inner_training_loop|train|"
                     r"train_step|_loss_step|linear|addmm|matmul|bmm|baddbmm|einsum|conv[123]d|softmax|silu|gelu|apply_rotary_pos_emb|"
                     r"layer_norm|group_norm|batch_norm|instance_norm|rms_norm|embedding|"
-                    r"_unsloth_training_step|fast_forward\w*|model)\b|torch\._C\._nn\.|activations\.py|modeling_\w+\.py|"
-                    r"\bmodel\(", "torch._C._nn.", "activations.py", "modeling_", "model("),
+                    r"_unsloth_training_step|fast_forward\w*)\b|torch\._C\._nn\.|activations\.py|modeling_\w+\.py|"
+                    r"\bmodel\b(?!\.)", "torch._C._nn.", "activations.py", "modeling_", "model"),
 }
 
 
