@@ -1,4 +1,4 @@
-"""Totals of the held-back crash-log samples (audit 11b-20b together), never their individual rows.
+"""Totals of the held-back crash-log samples (audit 11b-24b together), never their individual rows.
 
 The held-back thirds measure whether a change reaches excerpts nobody fixed for; reading their misses one by one would
 turn them into one more fixed-for sample, so this prints only the sums: verdict, phase where a cue exists, and the
@@ -13,7 +13,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
 HELD = ("audit11b", "audit12b", "audit13b", "audit14b", "audit15b", "audit16b", "audit17b", "audit18b", "audit19b",
-        "audit20b", "audit21b", "audit22b", "audit23b", "audit25b")
+        "audit20b", "audit21b", "audit22b", "audit23b", "audit24b", "audit25b")
 
 
 def main() -> None:

@@ -63,9 +63,26 @@ CALLSITES: tuple[tuple[str, str, str, str, str], ...] = (
     ("generate", "uvicorn", "func", "run_asgi",
      "uvicorn/protocols/http/h11_impl.py and httptools_impl.py RequestResponseCycle.run_asgi: the ASGI app called for "
      "one HTTP request, so a model server's failure under it happened while a request was being served"),
-    ("generate", "verl", "line", r"ray::WorkerDict\.\w*generate_sequences\(",
+    ("generate", "verl", "line", r"ray::WorkerDict\.\w*generate_sequences\b",
      "verl/single_controller/ray/base.py: a fused worker's method is named role_method (actor_rollout_generate_sequences), "
-     "ActorRolloutRefWorker.generate_sequences being the rollout"),
+     "ActorRolloutRefWorker.generate_sequences being the rollout. Ray names a worker's process `ray::<Actor>.<method>` "
+     "while the task runs (python/ray/_raylet.pyx execute_task, setproctitle), and its memory monitor's kill report "
+     "lists the top memory users by that command line (`PID  MEM(GB)  COMMAND`), so the name counts without the call's "
+     "parenthesis too"),
+    # verl's vLLM engine wrapper prints `before init cache memory allocated: ...GB, reserved: ...GB` in its
+    # _initialize_kv_caches, after the `# GPU blocks` count and right before worker.initialize_cache (verl
+    # third_party/vllm llm_engine_sp.py): the rollout engine is allocating its KV cache, a start-up step (load)
+    ("load", "verl", "line", r"\bbefore init cache memory allocated:",
+     "verl/third_party/vllm/*/llm_engine_sp.py LLMEngine._initialize_kv_caches (before worker.initialize_cache)"),
+    # ONNX Runtime's executor reports the node whose kernel failed: `Non-zero status code returned while running
+    # <OpType> node. Name:'...'` (onnxruntime/core/framework/sequential_executor.cc ExecuteKernel); the arena's
+    # `Failed to allocate memory for requested buffer of size N` (core/framework/bfc_arena.cc) is its status message.
+    # An op of the model's graph runs in its forward pass; ORT training's gradient graph names its ops `<Op>Grad`
+    # (orttraining/core/graph/gradient_builder.cc), which run in the backward pass
+    ("backward", "ONNX Runtime", "line", r"\bwhile running \w+Grad node\b",
+     "onnxruntime/core/framework/sequential_executor.cc ExecuteKernel; orttraining gradient_builder.cc `<Op>Grad` ops"),
+    ("forward", "ONNX Runtime", "line", r"\bNon-zero status code returned while running \w+ node\b",
+     "onnxruntime/core/framework/sequential_executor.cc ExecuteKernel: a graph node's kernel in an inference session"),
     ("generate", "vLLM", "line", r"\bAborted request(?:\(s\))? \S",
      "vllm/engine/async_llm_engine.py and vllm/v1/engine/async_llm.py log `Aborted request <id>` when a served "
      "request fails or is cancelled (vllm-omni's async_omni.py `Aborted request(s) [...]`): a request was being generated"),

@@ -944,7 +944,10 @@ _GRAMMAR_FAILURE = lazy_re(r"(?P<enum>\b[A-Z][A-Z0-9]*_(?:[A-Z0-9]+_)*ERR(?:OR)?
 _GRAMMAR_ERROR = lazy_re(r"\b[A-Z]\w*(?:Error|Exception)\b|\b(?:error|fatal|failed|failure|critical|panic|abort(?:ed)?)\s*[:\]|!]|"
                          r"\b[A-Z][A-Z0-9]*_(?:FATAL|ERROR|THROW|ABORT)\s*:|"
                          r"(?:报错|错误)\s*[:：]|"
-                         r"\bpanicked at\b|\[(?:E|F|ERR|ERROR|FATAL)\]|^\s*[EF]\d{4}\b|^\s*[EF] \S", re.I)
+                         r"\bpanicked at\b|\[(?:E|F|ERR|ERROR|FATAL)\]|^\s*[EF]\d{4}\b|^\s*[EF] \S|"
+                         # ONNX Runtime's log sink opens a line with `[<severity>:<category>:<logger id>, <file:line
+                         # function>]`, the severity one letter (core/common/logging/sinks/ostream_sink.cc, SeverityPrefix)
+                         r"\[[EF]:[\w.-]+:", re.I)
 # Look-alikes of that statement: a question, advice and settings (`PYTORCH_CUDA_ALLOC_CONF`, "to avoid OOM",
 # "reduce ... if OOM"), a negation ("no OOM", "without out of memory errors"), a warning, code that tests for it.
 _GRAMMAR_NOT = lazy_re(r"\?\s*$|\bALLOC_CONF\b|max_split_size_mb|expandable_segments|\b(?:avoid|avoids|prevent|prevents|"
@@ -986,9 +989,19 @@ _GRAMMAR_SIZE = lazy_re(r"\b(?:allocat(?:e|ing|ion)(?: of)?|alloc|request(?:ed|i
 _GRAMMAR_UNIT_BYTES = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40, "P": 1 << 50}
 
 
+# C and C++ allocators print a request as a bare size_t after its size word: ONNX Runtime's arena `Failed to allocate
+# memory for requested buffer of size N` (core/framework/bfc_arena.cc AllocateRawInternal), FlashInfer's workspace
+# `... for batch_prefill_tmp_v with size N and alignment 16 ... in AlignedAllocator` (include/flashinfer/allocator.h):
+# a whole number there, no unit after it, is bytes.
+_GRAMMAR_RAW_BYTES = lazy_re(r"\b(?:of|with) size:?\s*(?P<n>\d+)(?![\d.]|\s*(?:[KMGTP]i?B|[KMGTP]|bytes?|B)\b)", re.I)
+
+
 def _grammar_size_gib(text: str) -> float | None:
     m = _GRAMMAR_SIZE.search(text)
-    if m is None or len(m.group("n")) > _MAX_DIGITS:
+    if m is None:
+        raw = _GRAMMAR_RAW_BYTES.search(text)
+        return float(raw.group("n")) / GIB if raw and len(raw.group("n")) <= _MAX_DIGITS else None
+    if len(m.group("n")) > _MAX_DIGITS:
         return None
     unit = m.group("u").upper()
     scale = _GRAMMAR_UNIT_BYTES.get("" if unit in ("B", "BYTE", "BYTES") else unit[0])

@@ -527,8 +527,10 @@ def _desc_phase(desc: str) -> str | None:
 
 _MESSAGE_CUES: tuple[tuple[str, LazyPattern], ...] = (
     ("save", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during )?sav(?:e|ing)|while saving|during sav(?:e|ing)")),
+    # MLCommons AlgoPerf's submission runner logs a caught evaluation OOM as `error: GPU out of memory during eval during
+    # step N, error : ...` (algorithmic_efficiency submission_runner.py train_once, its eval branch's logging.warning)
     ("eval", lazy_re(r"(?:Error|error|Failed|failed) (?:while |when |during )?(?:evaluat|validat)\w*|during (?:evaluation|validation)|"
-                     r"while evaluating")),
+                     r"while evaluating|\bduring eval\b")),
     # speech-to-text is decoding too (whisper/transcribe.py transcribe -> decode_with_fallback -> model.decode;
     # faster_whisper/transcribe.py WhisperModel.transcribe -> generate_segments -> model.generate): a transcription
     # fails in generation, `Error processing or transcribing <file>: ...`, `error while transcribing: ...`
@@ -548,9 +550,25 @@ def bar_after(lines: list[str]) -> tuple[str, int] | None:
     for i, raw in enumerate(lines):
         parts = _bar_parts(raw.strip())
         if parts is not None:
-            named, finished, _counted = parts
+            named, finished, counted = parts
+            if named is None and counted and _BAR_POSTFIX_LOSS.search(_bar_postfix(raw)):
+                named = "train"
             return (named, i) if named and not finished else None
     return None
+
+
+# tqdm's right part is `| n/total [elapsed<remaining, rate{postfix}]`, the postfix being set_postfix's `, key=value`
+# pairs (tqdm/std.py format_meter, set_postfix): a loop that reports a loss there is a training loop, as a loss line is
+_BAR_POSTFIX_LOSS = lazy_re(r"(?:^|,)\s*(?:\w+_)?loss\w*=\s*-?\d", needs=("loss",))
+
+
+def _bar_postfix(text: str) -> str:
+    """The postfix inside the last progress bar's brackets (after its rate), or ''."""
+    bars = list(_BAR.finditer(text))
+    if not bars:
+        return ""
+    end = text.find("]", bars[-1].end())
+    return text[bars[-1].end():end if end >= 0 else len(text)]
 
 
 def message_phase(text: str) -> str | None:
