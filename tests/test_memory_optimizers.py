@@ -126,3 +126,11 @@ def test_galore_fresh_row_fl03_now_scores():
     rows = {row[0]: row for row in result["rows"]}
     # untouched code (86104048): skipped by the floor test, full-size 8-bit states counted (25.54 GiB > 21.23)
     assert "fl-03" in rows
+
+
+def test_the_note_names_the_optimizer_in_both_languages():
+    from oomdoctor.words import say
+    est = estimate(_full(galore=True), LLAMA2_7B, A100)
+    notes = [n for n in est.notes if n.code == "memory.note.low_memory_optimizer"]
+    assert len(notes) == 1
+    assert "GaLore" in say(notes[0], "en") and "GaLore" in say(notes[0], "zh")

@@ -1179,7 +1179,9 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
         states, temp = special
         if "paged" in opt:
             paged = states
-        return states, None, paged, temp
+        name = {"galore": "GaLore", "apollo": "APOLLO"}.get(optimizers.low_rank_kind(setup)) \
+            or {"adam_mini": "Adam-mini", "muon": "Muon"}[optimizers.extra_flag(setup)]
+        return states, msg("memory.note.low_memory_optimizer", name=name, gib=states / GIB), paged, temp
     if "8bit" in opt or "bnb" in opt:
         n_states = 1.0 if "lion" in opt else 2.0
         # bitsandbytes' block-wise 8-bit states: one uint8 code per element and an fp32 absmax per 256-element
