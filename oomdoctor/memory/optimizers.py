@@ -49,17 +49,14 @@ def low_rank_kind(setup: TrainingSetup) -> str:
     return ""
 
 
-def _extra_bool(setup: TrainingSetup, key: str) -> bool:
-    value = setup.extras.get(key)
-    return value is True or str(value).lower() in ("true", "1", "yes")
-
-
 def steps_in_backward(setup: TrainingSetup) -> bool:
     """Whether the optimizer steps each parameter in its gradient hook and frees the gradient there: GaLore's and
     APOLLO's layer-wise variants, transformers' `*_layerwise` names, LOMO and AdaLomo."""
     opt = (setup.optimizer or "").lower()
     kind = low_rank_kind(setup)
-    if kind and (_extra_bool(setup, f"{kind}_layerwise") or opt.endswith("layerwise")):
+    mech = setup.mechanisms
+    layerwise = mech.galore_layerwise if kind == "galore" else mech.apollo_layerwise
+    if kind and (layerwise or opt.endswith("layerwise")):
         return True
     return opt in ("lomo", "adalomo")
 
@@ -68,21 +65,16 @@ def extra_flag(setup: TrainingSetup) -> str:
     """'adam_mini' or 'muon' when LLaMA-Factory's switch of that name is on for a full run, else ''."""
     if setup.method != "full":
         return ""
-    for name in ("adam_mini", "muon"):
-        if _extra_bool(setup, f"use_{name}"):
-            return name
-    return ""
+    mech = setup.mechanisms
+    return "adam_mini" if mech.adam_mini else ("muon" if mech.muon else "")
 
 
 def _rank(setup: TrainingSetup, kind: str) -> int:
     """The projection rank the config states; else the default of the framework that reads it (LLaMA-Factory
     hparams/finetuning_args.py: galore_rank 16, apollo_rank 16; transformers' optim_args rank: 128)."""
-    value = setup.extras.get(f"{kind}_rank")
-    try:
-        if value is not None:
-            return max(1, int(value))
-    except (TypeError, ValueError):
-        pass
+    rank = setup.mechanisms.galore_rank if kind == "galore" else setup.mechanisms.apollo_rank
+    if rank:
+        return max(1, rank)
     return 16 if setup.framework == "llamafactory" else 128
 
 
