@@ -292,6 +292,12 @@ def convert(case: dict, ref: dict):
         extras["activation_offloading"] = True       # the key torchtune's and TRL's readers keep
     if "optimizer_in_bwd=true" in str(case.get("optimizer") or "").lower().replace(" ", ""):
         extras["optimizer_in_bwd"] = True
+    for kind in ("galore", "apollo"):
+        rank = re.search(r"rank (\d+)", opt_text)
+        if case.get(kind) and rank:
+            # the projection rank the row's command states (GaLore --rank, LLaMA-Factory galore_rank /
+            # apollo_rank): the key LLaMA-Factory's reader keeps it under
+            extras[f"{kind}_rank"] = int(rank.group(1))
     if framework == "litgpt" and quant:
         # lit-gpt finetune/lora.py --quantize bnb.nf4 | bnb.nf4-dq (double quantization): the resource table's
         # quantization column (the quote) names it, the precision and notes columns rarely do

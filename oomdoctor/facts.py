@@ -157,6 +157,14 @@ class Mechanisms:
     peft_type: str = ""
     virtual_tokens: int = 0
     ia3_feedforward: tuple[str, ...] = ()
+    # LLaMA-Factory's memory-efficient optimizer switches (hparams/finetuning_args.py): the projection ranks
+    # (None: the framework's default), the layer-wise variants, Adam-mini and Muon (memory/optimizers.py)
+    galore_rank: int | None = None
+    apollo_rank: int | None = None
+    galore_layerwise: bool = False
+    apollo_layerwise: bool = False
+    adam_mini: bool = False
+    muon: bool = False
     # verl's hybrid engine (configs/verl.py): the rollout engine colocated on every training GPU in its own process
     rollout_engine: str = ""                  # vllm | sglang ("" or hf: no separate engine on the card)
     rollout_gpu_fraction: float = 0.5         # rollout.gpu_memory_utilization
@@ -288,6 +296,10 @@ def mechanisms_of(extras: Mapping[str, Any], loss: str = "") -> Mechanisms:
         entropy_eager=_flag_on(e.get("verl_entropy_eager", False)),
         critic=_flag_on(e.get("verl_critic", False)),
         critic_offload_params=_flag_on(e.get("verl_critic_offload_params", False)),
+        galore_rank=_first(e, ("galore_rank",), _whole), apollo_rank=_first(e, ("apollo_rank",), _whole),
+        galore_layerwise=_flag_on(e.get("galore_layerwise", False)),
+        apollo_layerwise=_flag_on(e.get("apollo_layerwise", False)),
+        adam_mini=_flag_on(e.get("use_adam_mini", False)), muon=_flag_on(e.get("use_muon", False)),
         critic_offload_optimizer=_flag_on(e.get("verl_critic_offload_optimizer", False)),
         remove_padding=_flag_on(e.get("use_remove_padding", False)),
         dynamic_bsz=_flag_on(e.get("verl_dynamic_bsz", False)),

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 
 from oomdoctor.facts import GIB, CrashReport, Estimate, Hardware, ModelShape, Msg, TrainingSetup, msg
-from oomdoctor.memory import hybrid, initload
+from oomdoctor.memory import hybrid, initload, optimizers
 from oomdoctor.memory.activations import (
     LayerBytes,
     bnb_quantized,
@@ -1030,6 +1030,8 @@ def _optimizer_moment(setup: TrainingSetup, shape: ModelShape, counts: ParamCoun
         # the step of the largest parameter, inside backward: its gradient and its step temporaries
         largest = max(counts.embeddings, counts.lm_head, max((i * o for i, o in counts.linear_shapes.values()), default=0))
         share = largest / max(1.0, float(trainable_params(setup, shape)))
+        if optimizers.special_optimizer_bytes(setup, shape, counts, 1, 1) is not None:
+            share = 1.0          # these optimizers' temporaries are already one parameter's (memory/optimizers.py)
         moment = {"gradients": min(g.all, largest * g.per_param), "optimizer": temp * min(1.0, share)}
     else:
         moment = {"gradients": g.all, "optimizer": temp}
@@ -1112,8 +1114,9 @@ def activation_offload(setup: TrainingSetup) -> bool:
 
 
 def optimizer_in_backward(setup: TrainingSetup) -> bool:
-    """torchtune's optimizer_in_bwd: one optimizer per parameter, stepped from a post-accumulate-grad hook."""
-    return setup.mechanisms.optimizer_in_backward
+    """torchtune's optimizer_in_bwd: one optimizer per parameter, stepped from a post-accumulate-grad hook; the
+    same in GaLore's and APOLLO's layer-wise variants and LOMO's fused update (memory/optimizers.py)."""
+    return setup.mechanisms.optimizer_in_backward or optimizers.steps_in_backward(setup)
 
 
 def _modules_to_save(setup: TrainingSetup, shape: ModelShape, counts: ParamCounts) -> tuple[int, int]:
@@ -1170,6 +1173,15 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
     paged = 0.0
     temp = 0.0
     note = None
+    special = optimizers.special_optimizer_bytes(setup, shape, _count(shape), T, w)
+    if special is not None:
+        # GaLore, APOLLO, Adam-mini, Muon: the states and the step's transients their code keeps (memory/optimizers.py)
+        states, temp = special
+        if "paged" in opt:
+            paged = states
+        name = {"galore": "GaLore", "apollo": "APOLLO"}.get(optimizers.low_rank_kind(setup)) \
+            or {"adam_mini": "Adam-mini", "muon": "Muon"}[optimizers.extra_flag(setup)]
+        return states, msg("memory.note.low_memory_optimizer", name=name, gib=states / GIB), paged, temp
     if "8bit" in opt or "bnb" in opt:
         n_states = 1.0 if "lion" in opt else 2.0
         # bitsandbytes' block-wise 8-bit states: one uint8 code per element and an fp32 absmax per 256-element

@@ -166,6 +166,10 @@ WORDS = {
         "The optimizer steps inside backward (optimizer_in_bwd): each gradient is freed as soon as its parameter "
         "is updated, so the gradients never all exist at once.",
         "优化器在反向传播中逐个参数更新（optimizer_in_bwd）：每个梯度在参数更新后立即释放，所有梯度不会同时存在。"),
+    "memory.note.low_memory_optimizer": (
+        "{name} keeps {gib:.2f} GiB of optimizer states: low-rank or reduced moments for the decoder's linear "
+        "weights, AdamW's for the embeddings, output layer and norms.",
+        "{name} 的优化器状态共 {gib:.2f} GiB：解码层的线性权重只保留低秩或精简的动量，嵌入层、输出层和归一化层仍用 AdamW 的状态。"),
     "memory.note.activation_offload": (
         "Activation offloading moves saved activations to host RAM; about two layers' worth stay on the GPU.",
         "激活值卸载会把保存的激活值移到主机内存，只有大约两层的激活值留在 GPU 上。"),
