@@ -1764,6 +1764,62 @@ def _deberta_v2(b: _Build) -> None:
     _count_head(b, head, heads, extra)
 
 
+def _mobilebert(b: _Build) -> None:
+    """MobileBERT (models/mobilebert/modeling_mobilebert.py; defaults from configuration_mobilebert.py): word
+    embeddings embedding_size wide, concatenated with their two shifted copies under trigram_input and projected to
+    hidden_size (embedding_transformation, biased), position and token-type tables hidden_size wide, a norm. Each
+    layer works in true_hidden_size (intra_bottleneck_size under use_bottleneck, else hidden_size): biased
+    query/key over it, value over it under use_bottleneck_attention else over hidden_size, a biased output dense;
+    the bottleneck's input projection hidden -> intra_bottleneck_size (and a second, for key/query, under
+    key_query_shared_bottleneck), each with a norm; an intermediate/output pair and num_feedforward_networks - 1 more
+    FFNLayers of the same two matrices; OutputBottleneck (true -> hidden, a norm) under use_bottleneck. NoNorm and
+    LayerNorm both keep a weight and a bias. The pooler is a dense only under classifier_activation, and
+    MobileBertModel keeps it except under the masked-LM, token-classification and question-answering heads."""
+    c = b.c
+    h = b.hidden = c.get_int("hidden_size", default=512)
+    b.layers = c.get_int("num_hidden_layers", default=24, maximum=_MAX_LAYERS)
+    b.heads = b.kv = c.get_int("num_attention_heads", default=4)
+    b.vocab = c.get_int("vocab_size", default=30522)
+    i = b.inter = c.get_int("intermediate_size", default=512)
+    e = c.get_int("embedding_size", default=128)
+    ib = c.get_int("intra_bottleneck_size", default=128)
+    bottleneck = c.flag("use_bottleneck", True)
+    t = ib if bottleneck else h
+    if t % b.heads:
+        raise c.fail("num_attention_heads", msg("model.config.bad_heads", hidden=t, heads=b.heads))
+    b.head_dim = t // b.heads
+    b.gated, b.tied, b.final_norm = False, True, 0
+    value_in = t if c.flag("use_bottleneck_attention", False) else h
+    b.dense = [Linear("attention.self.query", t, t, True, role="q"), Linear("attention.self.key", t, t, True, role="k"),
+               Linear("attention.self.value", value_in, t, True, role="v"),
+               Linear("attention.output.dense", t, t, True, role="o"),
+               Linear("intermediate.dense", t, i, True, role="up"), Linear("output.dense", i, t, True, role="down")]
+    norms = 2 * t + 2 * t
+    if bottleneck:
+        b.dense += [Linear("output.bottleneck.dense", t, h, True, role="other"),
+                    Linear("bottleneck.input.dense", h, ib, True, role="other")]
+        norms += 2 * h + 2 * ib
+        if c.flag("key_query_shared_bottleneck", True):
+            b.dense.append(Linear("bottleneck.attention.dense", h, ib, True, role="other"))
+            norms += 2 * ib
+    for k in range(c.get_int("num_feedforward_networks", default=4, minimum=1) - 1):
+        b.dense += [Linear(f"ffn.{k}.intermediate.dense", t, i, True, role="up"),
+                    Linear(f"ffn.{k}.output.dense", i, t, True, role="down")]
+        norms += 2 * t
+    b.layer_other = norms
+    c.raw("normalization_type")                         # no_norm or layer_norm: a weight and a bias either way
+    width = e * (3 if c.flag("trigram_input", True) else 1)
+    extra = (b.vocab * (e - h) + c.get_int("max_position_embeddings", default=512) * h
+             + c.get_int("type_vocab_size", default=2) * h + width * h + h + 2 * h)
+    head, n = _head_class(c), _num_labels(c)
+    pooler = h * h + h if c.flag("classifier_activation", True) else 0
+    mlm = h * h + h + 2 * h + b.vocab * (h - e) + b.vocab   # transform, its LayerNorm, the extra dense, decoder bias
+    heads = {"ForMaskedLM": mlm, "ForPreTraining": pooler + mlm + 2 * h + 2, "ForNextSentencePrediction":
+             pooler + 2 * h + 2, "ForSequenceClassification": pooler + h * n + n, "ForTokenClassification": h * n + n,
+             "ForQuestionAnswering": h * n + n, "ForMultipleChoice": pooler + h + 1, "Model": pooler}
+    _count_head(b, head, heads, extra)
+
+
 def _count_head(b: _Build, head: str, heads: dict[str, int], extra: int) -> None:
     """Sets the build's extra parameters to `extra` plus the head class's own (`heads`: class-name suffix -> its
     parameters); a head class the reading does not know counts nothing and makes the count a guess."""
@@ -2645,6 +2701,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "bert": (_bert_lineage, True), "roberta": (_bert_lineage, True), "xlm-roberta": (_bert_lineage, True),
     "layoutlmv3": (_bert_lineage, True), "layoutlm": (_bert_lineage, True), "ernie": (_bert_lineage, True),
     "albert": (_albert, True), "deberta-v2": (_deberta_v2, True), "canine": (_canine, True),
+    "mobilebert": (_mobilebert, True),
     "mpnet": (_bert_lineage, True),
     "camembert": (_bert_lineage, True), "electra": (_bert_lineage, True), "esm": (_esm, True),
     "mllama_text_model": (_mllama_text, False),

@@ -1264,3 +1264,39 @@ def test_albert_counts_one_copy_of_each_shared_layer_but_every_pass_for_activati
     # two groups hold two layers' weights (AlbertTransformer: num_hidden_groups AlbertLayerGroups)
     two = shape_from_config(dict(cfg, num_hidden_groups=2), "a", None)
     assert count_params(two).total - count_params(one).total == 7_087_872
+
+
+# the twelfth (audit_12): real published config.json files of types no section holds, drawn by the staged rule at the
+# top of its MANIFEST section (transformers' known types less the held ones); first sight in AUDIT.md and
+# docs/shapes.md
+AUDIT_12 = MANIFEST["audit_12"]
+
+
+def test_audit_12_holds_real_published_configs_of_types_new_to_every_earlier_section():
+    earlier = {_file_type(e) for section, entries in MANIFEST.items() if section != "audit_12" for e in entries}
+    types = [json.loads((CORPUS / e["dir"] / "config.json").read_text())["model_type"] for e in AUDIT_12]
+    assert types == [e["model_type"] for e in AUDIT_12]
+    assert len(set(types)) == len(AUDIT_12) and not set(types) & earlier
+    for e in AUDIT_12:
+        assert e["config_from"] and e["trusted_from"] and e["trusted_params"] > 0
+        assert e["first_sight"] and e["first_sight_with_transformers"]
+
+
+def test_audit_12_without_transformers_nothing_is_silently_wrong(no_transformers):
+    for e in AUDIT_12:
+        kind, got, error = _score(e)
+        assert kind in ("within", "refused") or shape_warnings(got), f"{e['dir']}: {error:+.2%} without a warning"
+
+
+def test_audit_12_mobilebert_and_camembert_are_read_exactly_and_gemma3n_refused_in_one_line(no_transformers):
+    for e in AUDIT_12:
+        kind, got, _ = _score(e)
+        if e["model_type"] == "gemma3n":
+            # MatFormer's per-layer MLP widths, AltUp, LAuReL, per-layer embeddings and a timm MobileNetV5 tower:
+            # no reading; refused with one line naming the file
+            assert kind == "refused" and got.message.code == "model.refuse.unreadable"
+            assert "\n" not in str(got) and "gemma-3n-e2b-merged" in str(got)
+        else:
+            assert kind == "within", e["dir"]
+            assert got.shape_confidence == "derived" and not shape_warnings(got)
+            assert count_params(got).total == e["trusted_params"]

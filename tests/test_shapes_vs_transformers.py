@@ -783,3 +783,32 @@ def test_mpnet_counts_its_relative_bias_and_robertas_heads_as_the_model_code_doe
     shape = shape_from_config(dict(conf.to_dict(), architectures=[cls_name]), cls_name, None)
     assert shape.shape_confidence == "derived"
     assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
+
+
+# Audit 12: MobileBERT (models/mobilebert/modeling_mobilebert.py): trigram embeddings, bottlenecked layers of several
+# feed-forward networks, a pooler that is a dense only under classifier_activation, each head class it defines
+MOBILEBERT = {
+    "MobileBertForTokenClassification/defaults": {},
+    "MobileBertForSequenceClassification/3 labels": dict(num_labels=3),
+    "MobileBertForMaskedLM/defaults": {},
+    "MobileBertForPreTraining/defaults": {},
+    "MobileBertForNextSentencePrediction/no pooler dense": dict(classifier_activation=False),
+    "MobileBertForQuestionAnswering/one ffn": dict(num_feedforward_networks=1),
+    "MobileBertForMultipleChoice/bottleneck attention": dict(use_bottleneck_attention=True),
+    "MobileBertModel/no shared key-query bottleneck": dict(key_query_shared_bottleneck=False),
+    "MobileBertModel/no bottleneck, no trigram, layer norm": dict(use_bottleneck=False, trigram_input=False,
+                                                                  normalization_type="layer_norm"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MOBILEBERT))
+def test_mobilebert_counts_its_bottlenecks_ffn_stack_and_head_as_the_model_code_does(case):
+    import transformers
+
+    cls_name = case.split("/")[0]
+    conf = transformers.MobileBertConfig(**{**dict(hidden_size=128, intermediate_size=96, num_hidden_layers=2,
+                                                   num_attention_heads=4, vocab_size=1000, embedding_size=32,
+                                                   intra_bottleneck_size=64), **MOBILEBERT[case]})
+    shape = shape_from_config(dict(conf.to_dict(), architectures=[cls_name]), case, None)
+    assert shape.shape_confidence == "derived"
+    assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
