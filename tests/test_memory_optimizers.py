@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 import sys
 
-import torch
+import pytest
 
 from oomdoctor.configs import load_config
 from oomdoctor.facts import GIB, Hardware, ModelShape, TrainingSetup
@@ -60,6 +60,7 @@ def test_galore_rank_from_the_config_and_8bit_moments():
 def test_galore_fp32_projector_is_the_whole_svd_factor_cpu_check():
     # a CPU check of the rule: GaLore's get_orthogonal_matrix slices Vh / U without a copy for an fp32 weight,
     # so the projection matrix keeps the whole min x min factor's storage; a bf16 weight's is a rank x min copy
+    torch = pytest.importorskip("torch")  # the [simulate] extra; the fast suites run without it
     for m, n, rank in ((64, 24, 4), (24, 64, 4)):
         grad = torch.randn(m, n)
         U, _, Vh = torch.linalg.svd(grad, full_matrices=False)
