@@ -3135,12 +3135,28 @@ def _count_siglip_or_encoder_half(b: _Build, top_type: str, vision: dict[str, An
     return True
 
 
+def _count_gemma3n_embed_vision(b: _Build, top_type: str, vision: dict[str, Any], top: Cfg, path: str | None,
+                                notes: list[Msg]) -> bool:
+    """Gemma 3n: Gemma3nModel's vision_tower is AutoModel.from_config(vision_config), a TimmWrapperModel that timm
+    builds from the architecture name (mobilenetv5_300m_enc) the config names instead of describing: warned by
+    name (read_config_json's whole-class count replaces the total where timm is importable). Its embed_vision
+    (Gemma3nMultimodalEmbedder) is counted. False for any other type."""
+    if top_type != "gemma3n":
+        return False
+    v = Cfg(vision, path, None, top, ("vision_config",))
+    b.extra += _gemma3n_embedder_params(v, b.hidden, 128, 2048)
+    notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type,
+                     tower=f"timm {vision.get('architecture', 'mobilenetv5_300m_enc')}"))
+    return True
+
+
 def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
                   notes: list[Msg]) -> None:
     """Add a multimodal config's vision tower (and its projector) to b.extra where oomdoctor can count its kind;
     otherwise a warning that the count leaves it out."""
     if _count_siglip_or_encoder_half(b, top_type, vision, top, path) or \
-            _count_qformer_tower(b, top_type, vision, cfg, top, path):
+            _count_qformer_tower(b, top_type, vision, cfg, top, path) or \
+            _count_gemma3n_embed_vision(b, top_type, vision, top, path, notes):
         pass
     elif top_type in ("llava", "llava_next", "llava_next_video") and vision.get("model_type") == "clip_vision_model":
         v = Cfg(vision, path, None, top, ("vision_config",))
@@ -3179,14 +3195,6 @@ def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[st
     elif top_type == "gemma4" and not isinstance(cfg.get("audio_config"), dict):
         # an audio tower (Gemma 4 E2B/E4B) is not counted: such a config keeps the warning below
         b.extra += _gemma4_vision_params(Cfg(vision, path, None, top, ("vision_config",)), b.hidden)
-    elif top_type == "gemma3n":
-        # Gemma3nModel's vision_tower is AutoModel.from_config(vision_config): a TimmWrapperModel that timm builds
-        # from the architecture name (mobilenetv5_300m_enc), which the config does not describe; its
-        # embed_vision (Gemma3nMultimodalEmbedder) is counted
-        v = Cfg(vision, path, None, top, ("vision_config",))
-        b.extra += _gemma3n_embedder_params(v, b.hidden, 128, 2048)
-        notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type,
-                         tower=f"timm {vision.get('architecture', 'mobilenetv5_300m_enc')}"))
     elif top_type in ("qwen3_5", "qwen3_5_moe", "qwen3_vl", "qwen3_vl_moe", "qwen3_omni_moe"):
         # Qwen3-Omni's thinker tower is Qwen3-VL-MoE's (modular_qwen3_omni_moe.py Qwen3OmniMoeVisionEncoder(
         # Qwen3VLMoeVisionModel)), DeepStack mergers included
