@@ -356,6 +356,109 @@ def _gemma4_text(b: _Build, *, unified: bool = False) -> None:
         b.moe_layers = L
 
 
+def _gemma3n_text(b: _Build) -> None:
+    """Gemma 3n's language model (transformers models/gemma3n/modeling_gemma3n.py Gemma3nTextModel; defaults from
+    configuration_gemma3n.py Gemma3nTextConfig). `intermediate_size` is one width for every layer or a list of one
+    per layer (Gemma3nTextConfig.__post_init__; Gemma3nTextMLP reads `intermediate_size[layer_idx]`), the MLP
+    gated and bias-free. Gemma3nTextAttention: q/o always, q_norm over head_dim; k/v projections, k_norm and
+    v_norm (no weight, with_scale=False) only in layers that do not reuse keys and values, the last
+    `num_kv_shared_layers` (Gemma3nTextConfig.kv_sharing_modes: "reuse" from num_hidden_layers -
+    num_kv_shared_layers on). Gemma3nTextDecoderLayer: four RMSNorms; Gemma3nTextAltUp (correct_output_scale,
+    correction_coefs n x n, prediction_coefs n -> n*n, modality_router hidden -> n, router_norm; n =
+    altup_num_inputs); Gemma3nTextLaurelBlock (linear_left hidden -> laurel_rank, linear_right back, a norm);
+    per_layer_input_gate hidden -> hidden_size_per_layer_input, per_layer_projection back and a norm. The model:
+    embed_tokens, embed_tokens_per_layer (vocab_size_per_layer_input x layers * hidden_size_per_layer_input),
+    per_layer_model_projection hidden -> that width, per_layer_projection_norm, altup_projections and
+    altup_unembed_projections (n - 1 square matrices each), the final norm; lm_head tied by default.
+    Activation sparsity is a threshold on the activations, no parameter."""
+    c = b.c
+    b.head_dim = c.get_int("head_dim", default=256) or 256
+    b.hidden = c.get_int("hidden_size", default=2048)
+    b.layers = c.get_int("num_hidden_layers", default=35, maximum=_MAX_LAYERS)
+    b.heads = c.get_int("num_attention_heads", default=8)
+    b.kv = c.get_int("num_key_value_heads", default=2)
+    if b.kv > b.heads or b.heads % b.kv:
+        raise c.fail("num_key_value_heads", msg("model.config.bad_kv_heads", kv=b.kv, heads=b.heads))
+    b.vocab = c.get_int("vocab_size", default=262400)
+    h, L, d = b.hidden, b.layers, b.head_dim
+    raw = c.raw("intermediate_size", default=16384)
+    if isinstance(raw, list):
+        if len(raw) != L or not all(isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in raw):
+            raise c.fail("intermediate_size", msg("model.config.bad_layer_list", key="intermediate_size", layers=L))
+        widths = [int(w) for w in raw]
+    else:
+        widths = [c.get_int("intermediate_size", default=16384)] * L
+    b.inter = max(widths)
+    ab = c.flag("attention_bias", False)
+    n = c.get_int("altup_num_inputs", default=4)
+    rank = c.get_int("laurel_rank", default=64)
+    p = c.get_int("hidden_size_per_layer_input", default=256)
+    shared = min(c.get_int("num_kv_shared_layers", default=15, minimum=0) or 0, L)
+    b.dense = _attn(b, qkv_bias=ab, o_bias=ab) + _mlp(h, b.inter)
+    b.dense += [Linear("altup.correction_coefs", n, n, role="other"),
+                Linear("altup.prediction_coefs", n, n * n, role="other"),
+                Linear("altup.modality_router", h, n, role="other"),
+                Linear("laurel.linear_left", h, rank, role="other"),
+                Linear("laurel.linear_right", rank, h, role="other"),
+                Linear("per_layer_input_gate", h, p, role="other"),
+                Linear("per_layer_projection", p, h, role="other")]
+    # four layer norms, q_norm and k_norm, altup's correct_output_scale and router_norm, laurel's and the per-layer
+    # input's norms
+    b.layer_other = 4 * h + 2 * d + 2 * h + h + h
+    kv_params = 2 * (h * b.kv * d + (b.kv * d if ab else 0)) + d       # k_proj, v_proj, k_norm
+    for i, width in enumerate(widths):
+        b.extra += 3 * h * (width - b.inter) - (kv_params if i >= L - shared else 0)
+    vocab_per_layer = c.get_int("vocab_size_per_layer_input", default=262144)
+    b.extra += vocab_per_layer * L * p + h * L * p + p + 2 * (n - 1) * h * h
+
+
+def _gemma3n_audio_params(a: Cfg) -> int:
+    """Gemma 3n's audio tower (modeling_gemma3n.py Gemma3nAudioEncoder; defaults from Gemma3nAudioConfig):
+    Gemma3nAudioSubSampleConvProjection's two bias-free Conv2d (1 -> sscp_conv_channel_size[0] -> [1], kernels
+    sscp_conv_kernel_size), each with a CumulativeGroupNorm weight per channel, and input_proj_linear from the
+    flattened channels x frequency bins (input_feat_size padded by one bin each side, then (f - kw) // sw + 1 per
+    conv) into hidden_size; conf_num_hidden_layers Gemma3nAudioConformerBlock: two feed-forwards (two norms,
+    hidden -> 4 hidden -> hidden), attention (pre/post norms, relative position pos_proj, per_dim_scale over
+    head_dim, q/k/v, post), the light conv (a norm, linear_start hidden -> 2 hidden, a depthwise Conv1d of
+    conf_conv_kernel_size, conv_norm, linear_end) and a closing norm; all bias-free."""
+    hid = a.get_int("hidden_size", default=1536)
+    heads = a.get_int("conf_num_attention_heads", default=8)
+    layers = a.get_int("conf_num_hidden_layers", default=12, maximum=_MAX_LAYERS)
+    kernel = a.get_int("conf_conv_kernel_size", default=5)
+    f = a.get_int("input_feat_size", default=128)
+    channels = a.raw("sscp_conv_channel_size", default=[128, 32])
+    kernels = a.raw("sscp_conv_kernel_size", default=[[3, 3], [3, 3]])
+    strides = a.raw("sscp_conv_stride_size", default=[[2, 2], [2, 2]])
+
+    def pair(v: Any) -> bool:
+        return isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0
+                                                           for x in v)
+
+    if not (pair(channels) and isinstance(kernels, list) and len(kernels) == 2 and all(pair(k) for k in kernels)):
+        raise a.fail("sscp_conv_channel_size", msg("model.config.bad_layer_list", key="sscp_conv_*", layers=2))
+    if not (isinstance(strides, list) and len(strides) == 2 and all(pair(s) for s in strides)):
+        raise a.fail("sscp_conv_stride_size", msg("model.config.bad_layer_list", key="sscp_conv_stride_size", layers=2))
+    convs, cin = 0, 1
+    for (kh, kw), (_, sw), cout in zip(kernels, strides, channels):
+        convs += cin * cout * kh * kw + cout
+        f = (f + 2 - kw) // sw + 1
+        cin = cout
+    hd = hid // heads
+    inner = heads * hd
+    ffw = 2 * hid + 2 * 4 * hid * hid
+    attn = 2 * hid + hid * inner + hd + 3 * hid * inner + hid * hid
+    lconv = 2 * hid + 2 * hid * hid + hid * kernel + hid * hid
+    return convs + cin * f * hid + layers * (2 * ffw + attn + lconv + hid)
+
+
+def _gemma3n_embedder_params(m: Cfg, text_hidden: int, vocab: int, width: int) -> int:
+    """Gemma3nMultimodalEmbedder (modeling_gemma3n.py): an embedding of the tower's vocab_size x its hidden_size,
+    hard and soft embedding norms, embedding_projection into the text width; the post-projection norm has no
+    weight."""
+    w = m.get_int("hidden_size", default=width)
+    return m.get_int("vocab_size", default=vocab) * w + 2 * w + w * text_hidden
+
+
 def _cohere(b: _Build) -> None:
     """One LayerNorm (weight only) before parallel attention and MLP; optional per-head q/k LayerNorm."""
     c = b.c
@@ -2657,6 +2760,7 @@ _FAMILIES: dict[str, tuple[Callable[[_Build], None], bool]] = {
     "gemma2": (lambda b: _gemma(b, norms=4, qk_norm=False), True),
     "gemma3_text": (lambda b: _gemma(b, norms=4, qk_norm=True), True),
     "gemma3": (lambda b: _gemma(b, norms=4, qk_norm=True), True), "gemma4_text": (_gemma4_text, True),
+    "gemma3n_text": (_gemma3n_text, True), "gemma3n": (_gemma3n_text, True),
     # Gemma 4 unified's language model is Gemma 4's text decoder (models/gemma4_unified/modular_gemma4_unified.py:
     # Gemma4UnifiedTextConfig / Gemma4UnifiedTextDecoderLayer are Gemma 4's); only the vision input differs
     "gemma4_unified_text": (lambda b: _gemma4_text(b, unified=True), True),
@@ -3031,12 +3135,28 @@ def _count_siglip_or_encoder_half(b: _Build, top_type: str, vision: dict[str, An
     return True
 
 
+def _count_gemma3n_embed_vision(b: _Build, top_type: str, vision: dict[str, Any], top: Cfg, path: str | None,
+                                notes: list[Msg]) -> bool:
+    """Gemma 3n: Gemma3nModel's vision_tower is AutoModel.from_config(vision_config), a TimmWrapperModel that timm
+    builds from the architecture name (mobilenetv5_300m_enc) the config names instead of describing: warned by
+    name (read_config_json's whole-class count replaces the total where timm is importable). Its embed_vision
+    (Gemma3nMultimodalEmbedder) is counted. False for any other type."""
+    if top_type != "gemma3n":
+        return False
+    v = Cfg(vision, path, None, top, ("vision_config",))
+    b.extra += _gemma3n_embedder_params(v, b.hidden, 128, 2048)
+    notes.append(msg("model.warn.vision_tower_by_name", model_type=top_type,
+                     tower=f"timm {vision.get('architecture', 'mobilenetv5_300m_enc')}"))
+    return True
+
+
 def _count_vision(b: _Build, top_type: str, vision: dict[str, Any], cfg: dict[str, Any], top: Cfg, path: str | None,
                   notes: list[Msg]) -> None:
     """Add a multimodal config's vision tower (and its projector) to b.extra where oomdoctor can count its kind;
     otherwise a warning that the count leaves it out."""
     if _count_siglip_or_encoder_half(b, top_type, vision, top, path) or \
-            _count_qformer_tower(b, top_type, vision, cfg, top, path):
+            _count_qformer_tower(b, top_type, vision, cfg, top, path) or \
+            _count_gemma3n_embed_vision(b, top_type, vision, top, path, notes):
         pass
     elif top_type in ("llava", "llava_next", "llava_next_video") and vision.get("model_type") == "clip_vision_model":
         v = Cfg(vision, path, None, top, ("vision_config",))
@@ -3214,6 +3334,11 @@ def _count_parts_beside(b: _Build, cfg: dict[str, Any], top: Cfg, path: str | No
         if audio is not None:
             b.extra += audio
             return [p for p in left_out if p != "whisper_config"]
+    if top_type == "gemma3n" and _is_sub_model(cfg.get("audio_config")):
+        # Gemma3nModel: audio_tower (Gemma3nAudioEncoder) and embed_audio (Gemma3nMultimodalEmbedder)
+        a = Cfg(cfg["audio_config"], path, None, top, ("audio_config",))
+        b.extra += _gemma3n_audio_params(a) + _gemma3n_embedder_params(a, b.hidden, 128, 1536)
+        return [p for p in left_out if p != "audio_config"]
     if top_type == "videollama3_qwen2" and _is_sub_model(cfg.get("vision_encoder_config")):
         tower = _videollama3_tower_params(top, path, b.hidden)
         if tower is None:

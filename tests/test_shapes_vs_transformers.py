@@ -812,3 +812,52 @@ def test_mobilebert_counts_its_bottlenecks_ffn_stack_and_head_as_the_model_code_
     shape = shape_from_config(dict(conf.to_dict(), architectures=[cls_name]), case, None)
     assert shape.shape_confidence == "derived"
     assert count_params(shape).total == _meta_count(lambda: getattr(transformers, cls_name)(conf))
+
+
+# Gemma 3n (issue #30; models/gemma3n/modeling_gemma3n.py): MatFormer's per-layer MLP widths, AltUp's copies and
+# projections, LAuReL, per-layer input embeddings, the last layers reusing keys and values (no k/v projections)
+GEMMA3N_TEXT = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=4, num_attention_heads=4,
+                    num_key_value_heads=2, head_dim=16, vocab_size=300, vocab_size_per_layer_input=200,
+                    hidden_size_per_layer_input=8, laurel_rank=6, altup_num_inputs=3, num_kv_shared_layers=2,
+                    layer_types=["sliding_attention", "full_attention"] * 2)
+GEMMA3N = {
+    "one width": {},
+    "per-layer widths": dict(intermediate_size=[96, 128, 96, 160]),
+    "altup 4, wider laurel": dict(altup_num_inputs=4, laurel_rank=16),
+    "wider per-layer input": dict(hidden_size_per_layer_input=24, vocab_size_per_layer_input=50),
+    "no kv sharing, attention bias": dict(num_kv_shared_layers=0, attention_bias=True),
+    "one shared layer, untied": dict(num_kv_shared_layers=1, tie_word_embeddings=False),
+    "defaults": {},
+}
+
+
+@pytest.mark.parametrize("case", sorted(GEMMA3N))
+def test_gemma3n_text_counts_its_per_layer_widths_altup_laurel_and_kv_sharing_as_the_model_code_does(case):
+    from transformers import Gemma3nForCausalLM, Gemma3nTextConfig
+
+    conf = Gemma3nTextConfig() if case == "defaults" else Gemma3nTextConfig(**{**GEMMA3N_TEXT, **GEMMA3N[case]})
+    shape = shape_from_config(conf.to_dict(), case, None)
+    assert shape.shape_confidence == "derived" and not shape.notes
+    assert count_params(shape).total == _meta_count(lambda: Gemma3nForCausalLM(conf))
+
+
+@pytest.mark.parametrize("audio", [{}, dict(hidden_size=48, conf_num_attention_heads=4, conf_num_hidden_layers=2,
+                                            conf_conv_kernel_size=3, input_feat_size=40, vocab_size=20,
+                                            sscp_conv_channel_size=[8, 6], sscp_conv_kernel_size=[[3, 5], [3, 3]],
+                                            sscp_conv_stride_size=[[2, 3], [2, 2]])])
+def test_gemma3n_counts_its_audio_tower_and_embedders_as_the_model_code_does(audio):
+    # the whole class needs timm for its MobileNetV5 vision tower: every other part is built here and compared, the
+    # tower itself is named in a warning
+    from transformers import Gemma3nAudioConfig, Gemma3nConfig, Gemma3nForCausalLM, Gemma3nTextConfig
+    from transformers.models.gemma3n.modeling_gemma3n import Gemma3nAudioEncoder, Gemma3nMultimodalEmbedder
+
+    text = Gemma3nTextConfig(**GEMMA3N_TEXT)
+    conf = Gemma3nConfig(text_config=text.to_dict(), audio_config=audio)
+    parts = [lambda: Gemma3nForCausalLM(text), lambda: Gemma3nAudioEncoder(Gemma3nAudioConfig(**audio)),
+             lambda: Gemma3nMultimodalEmbedder(Gemma3nAudioConfig(**audio), text),
+             lambda: Gemma3nMultimodalEmbedder(conf.vision_config, text)]
+    shape = shape_from_config(dict(conf.to_dict(), architectures=["Gemma3nForConditionalGeneration"]), "g", None)
+    assert count_params(shape).total == sum(_meta_count(p) for p in parts)
+    warned = [n for n in shape.notes if n.code == "model.warn.vision_tower_by_name"]
+    assert len(warned) == 1 and "mobilenetv5_300m_enc" in dict(warned[0].values)["tower"]
+    assert not any(n.code == "model.warn.parts_not_counted" for n in shape.notes)

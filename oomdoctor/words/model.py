@@ -166,6 +166,8 @@ WORDS = {
     "model.config.missing_key": ("config.json lacks {keys}", "config.json 缺少 {keys}"),
     "model.config.bad_kv_heads": ("num_key_value_heads ({kv}) must divide num_attention_heads ({heads})",
                                   "num_key_value_heads（{kv}）必须整除 num_attention_heads（{heads}）"),
+    "model.config.bad_layer_list": ("{key} must be one positive integer or a list of one per layer ({layers})",
+                                    "{key} 必须是一个正整数，或每层一个正整数的列表（共 {layers} 个）"),
     "model.config.bad_layer_kinds": ("{key} must be a list of layer kinds (strings)", "{key} 必须是层类型（字符串）的列表"),
     "model.config.bad_heads": ("hidden_size ({hidden}) is not a multiple of num_attention_heads ({heads})",
                                "hidden_size（{hidden}）不是 num_attention_heads（{heads}）的整数倍"),
