@@ -27,6 +27,7 @@ import shutil
 import signal
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -401,12 +402,16 @@ class Outcome:
     max_rss_mib: float = 0.0
     unexpected_writes: list = field(default_factory=list)
     leftovers: list = field(default_factory=list)
+    # Threads the test process ran beside the one that forked: a child forked while another thread holds a lock
+    # inherits that lock held and can wait on it forever, a hang of the harness and not of the CLI, so a hang says them.
+    parent_threads: tuple = ()
 
     @property
     def problems(self) -> list[str]:
         found = []
         if self.hung:
-            found.append(f"hang: still running after {TIME_LIMIT_S:g} s")
+            others = f" (the parent ran {len(self.parent_threads)} other threads at fork: {', '.join(self.parent_threads)})"
+            found.append(f"hang: still running after {TIME_LIMIT_S:g} s" + (others if self.parent_threads else ""))
         elif self.code not in EXIT_CODES:
             found.append(f"exit {self.code}")
         text = self.err.decode("utf-8", "replace")
@@ -518,6 +523,7 @@ def run_case(case: Case, workdir: Path | None = None, *, debug: bool = False) ->
             os.chmod(sandbox / name, mode)
         (notes / "stdin").write_bytes(case.stdin or b"")
         before = _snapshot(sandbox)
+        threads = tuple(t.name for t in threading.enumerate() if t is not threading.current_thread())
         code, seconds, hung, rss = _forked(case.argv, sandbox, notes, spool, debug, case.stdout_closed,
                                            case.transformers, case.env)
         after = _snapshot(sandbox)
@@ -526,7 +532,7 @@ def run_case(case: Case, workdir: Path | None = None, *, debug: bool = False) ->
         leftovers = [p for p in after if _TEMP_NAME.match(os.path.basename(p))]
         leftovers += [f"$TMPDIR/{p}" for p in os.listdir(spool)]
         return Outcome(case, code, (notes / "out").read_bytes(), (notes / "err").read_bytes(), seconds, hung, rss,
-                       unexpected, leftovers)
+                       unexpected, leftovers, threads)
     finally:
         shutil.rmtree(base, ignore_errors=True)
 

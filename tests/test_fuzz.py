@@ -8,6 +8,7 @@ CI replays a fixed sequence (the "ci" profile in conftest.py derandomizes under 
 from __future__ import annotations
 
 import sys
+import threading
 
 import fuzzkit
 import pytest
@@ -86,7 +87,15 @@ def test_the_judge_catches_an_internal_error_a_hang_and_a_stray_write(tmp_path, 
     monkeypatch.setattr(cli, "_main", crash)
     assert "exit 4" in fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems
     monkeypatch.setattr(cli, "_main", lambda *args: __import__("time").sleep(30))
-    assert any(p.startswith("hang") for p in fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems)
+    # a hang names the threads the test process ran beside the fork (a lock one of them held is the child's forever)
+    release = threading.Event()
+    witness = threading.Thread(target=release.wait, name="fuzz-witness", daemon=True)
+    witness.start()
+    try:
+        hangs = [p for p in fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems if p.startswith("hang")]
+    finally:
+        release.set()
+    assert hangs and "fuzz-witness" in hangs[0]
     monkeypatch.setattr(cli, "_main", lambda *args: open("stray.txt", "w").write("x") and 0)
     assert any(p.startswith("unexpected writes") for p in fuzzkit.run_case(fuzzkit.Case({}, ["x"])).problems)
     # ... and no more: exit 5 (the model's shape not found, a report all the same) is an answer.
