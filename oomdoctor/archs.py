@@ -356,6 +356,12 @@ def _gemma4_text(b: _Build, *, unified: bool = False) -> None:
         b.moe_layers = L
 
 
+def _positive_ints(values: Any, length: int | None = None) -> bool:
+    """Whether a config value is a list of positive whole numbers (JSON's true/false are not), of `length` if given."""
+    return (isinstance(values, list) and (length is None or len(values) == length)
+            and all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in values))
+
+
 def _gemma3n_text(b: _Build) -> None:
     """Gemma 3n's language model (transformers models/gemma3n/modeling_gemma3n.py Gemma3nTextModel; defaults from
     configuration_gemma3n.py Gemma3nTextConfig). `intermediate_size` is one width for every layer or a list of one
@@ -383,7 +389,7 @@ def _gemma3n_text(b: _Build) -> None:
     h, L, d = b.hidden, b.layers, b.head_dim
     raw = c.raw("intermediate_size", default=16384)
     if isinstance(raw, list):
-        if len(raw) != L or not all(isinstance(w, int) and not isinstance(w, bool) and w > 0 for w in raw):
+        if not _positive_ints(raw, L):
             raise c.fail("intermediate_size", msg("model.config.bad_layer_list", key="intermediate_size", layers=L))
         widths = [int(w) for w in raw]
     else:
@@ -430,13 +436,10 @@ def _gemma3n_audio_params(a: Cfg) -> int:
     kernels = a.raw("sscp_conv_kernel_size", default=[[3, 3], [3, 3]])
     strides = a.raw("sscp_conv_stride_size", default=[[2, 2], [2, 2]])
 
-    def pair(v: Any) -> bool:
-        return isinstance(v, list) and len(v) == 2 and all(isinstance(x, int) and not isinstance(x, bool) and x > 0
-                                                           for x in v)
-
-    if not (pair(channels) and isinstance(kernels, list) and len(kernels) == 2 and all(pair(k) for k in kernels)):
+    if not (_positive_ints(channels, 2) and isinstance(kernels, list) and len(kernels) == 2
+            and all(_positive_ints(k, 2) for k in kernels)):
         raise a.fail("sscp_conv_channel_size", msg("model.config.bad_layer_list", key="sscp_conv_*", layers=2))
-    if not (isinstance(strides, list) and len(strides) == 2 and all(pair(s) for s in strides)):
+    if not (isinstance(strides, list) and len(strides) == 2 and all(_positive_ints(s, 2) for s in strides)):
         raise a.fail("sscp_conv_stride_size", msg("model.config.bad_layer_list", key="sscp_conv_stride_size", layers=2))
     convs, cin = 0, 1
     for (kh, kw), (_, sw), cout in zip(kernels, strides, channels):
@@ -2540,7 +2543,7 @@ def _wav2vec2(b: _Build) -> None:
     arch = c.raw("architectures")
     head = arch[0] if isinstance(arch, list) and arch and isinstance(arch[0], str) else "Wav2Vec2Model"
     if (not isinstance(dims, list) or not isinstance(kernels, list) or len(dims) != len(kernels) or not dims
-            or not all(isinstance(x, int) and not isinstance(x, bool) and x > 0 for x in dims + kernels)
+            or not _positive_ints(dims + kernels)
             or c.flag("add_adapter", False) or head not in ("Wav2Vec2Model", "Wav2Vec2ForCTC")):
         raise c.fail("architectures", msg("model.refuse.unreadable", why=msg("model.config.missing_key",
                                                                              keys="conv_dim, conv_kernel"),

@@ -303,14 +303,10 @@ def _bare_fallback(text: str, err: InputError) -> list[tuple[str, str]]:
     (the text, how it was found) each."""
     from oomdoctor.configs import _doc
 
-    unwrap_code_span, unwrap_diff, unwrap_inline_spans = _doc.unwrap_code_span, _doc.unwrap_diff, _doc.unwrap_inline_spans
-    unwrap_prose_command, unwrap_prose_yaml, unwrap_prose_python = (_doc.unwrap_prose_command, _doc.unwrap_prose_yaml,
-                                                                    _doc.unwrap_prose_python)
-
-    found = ((unwrap_diff(text), "diff"), (unwrap_code_span(text), "code span"),
-             (_before_prose(text, err), "trailing prose"), (unwrap_inline_spans(text), "code span"),
-             (unwrap_prose_command(text), "prose"), (unwrap_prose_yaml(text), "prose"),
-             (unwrap_prose_python(text), "prose"))
+    found = ((_doc.unwrap_diff(text), "diff"), (_doc.unwrap_code_span(text), "code span"),
+             (_before_prose(text, err), "trailing prose"), (_doc.unwrap_inline_spans(text), "code span"),
+             (_doc.unwrap_prose_command(text), "prose"), (_doc.unwrap_prose_yaml(text), "prose"),
+             (_doc.unwrap_prose_python(text), "prose"))
     return [(inner, how) for inner, how in found if inner is not None]
 
 

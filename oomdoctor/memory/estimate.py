@@ -1030,7 +1030,7 @@ def _optimizer_moment(setup: TrainingSetup, shape: ModelShape, counts: ParamCoun
         # the step of the largest parameter, inside backward: its gradient and its step temporaries
         largest = max(counts.embeddings, counts.lm_head, max((i * o for i, o in counts.linear_shapes.values()), default=0))
         share = largest / max(1.0, float(trainable_params(setup, shape)))
-        if optimizers.special_optimizer_bytes(setup, shape, counts, 1, 1) is not None:
+        if optimizers.special_kind(setup):
             share = 1.0          # these optimizers' temporaries are already one parameter's (memory/optimizers.py)
         moment = {"gradients": min(g.all, largest * g.per_param), "optimizer": temp * min(1.0, share)}
     else:
@@ -1179,8 +1179,7 @@ def _optimizer_bytes(setup: TrainingSetup, shape: ModelShape, rg: Regime, T: int
         states, temp = special
         if "paged" in opt:
             paged = states
-        name = {"galore": "GaLore", "apollo": "APOLLO"}.get(optimizers.low_rank_kind(setup)) \
-            or {"adam_mini": "Adam-mini", "muon": "Muon"}[optimizers.extra_flag(setup)]
+        name = optimizers.NAMES[optimizers.special_kind(setup)]
         return states, msg("memory.note.low_memory_optimizer", name=name, gib=states / GIB), paged, temp
     if "8bit" in opt or "bnb" in opt:
         n_states = 1.0 if "lion" in opt else 2.0

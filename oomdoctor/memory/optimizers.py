@@ -69,6 +69,15 @@ def extra_flag(setup: TrainingSetup) -> str:
     return "adam_mini" if mech.adam_mini else ("muon" if mech.muon else "")
 
 
+# the names the report gives them (memory.note.low_memory_optimizer)
+NAMES = {"galore": "GaLore", "apollo": "APOLLO", "adam_mini": "Adam-mini", "muon": "Muon"}
+
+
+def special_kind(setup: TrainingSetup) -> str:
+    """Which of GaLore, APOLLO, Adam-mini or Muon keeps this run's states (a key of NAMES), else ''."""
+    return low_rank_kind(setup) or extra_flag(setup)
+
+
 def _rank(setup: TrainingSetup, kind: str) -> int:
     """The projection rank the config states; else the default of the framework that reads it (LLaMA-Factory
     hparams/finetuning_args.py: galore_rank 16, apollo_rank 16; transformers' optim_args rank: 128)."""
